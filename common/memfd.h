@@ -1,0 +1,27 @@
+/* memfd.h: sealed memfds, the carrier of every large payload. */
+#ifndef AIRLOCK_MEMFD_H
+#define AIRLOCK_MEMFD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The seals every payload memfd must carry before its receiver trusts it. */
+#define MEMFD_PAYLOAD_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+
+/* Create a close-on-exec memfd holding len bytes of data, sealed. */
+int memfd_sealed_create(const char *name, const void *data, size_t len, int *ret_fd);
+
+/* Create an empty, unsealed, close-on-exec memfd that allows sealing. */
+int memfd_new(const char *name, int *ret_fd);
+
+/* Seal a memfd written by memfd_new(). */
+int memfd_seal(int fd);
+
+/*
+ * Check that fd is a memfd carrying MEMFD_PAYLOAD_SEALS and that its size is
+ * at most max. Returns 0 and the size, -EPERM when a seal is missing, -E2BIG
+ * when larger than max, or another -errno.
+ */
+int memfd_check_sealed(int fd, uint64_t max, uint64_t *ret_size);
+
+#endif

@@ -1,0 +1,254 @@
+/*
+ * proto.h: the Airlock wire protocol, declared in one place.
+ *
+ * docs/protocol.md is the contract; this header and proto.c are its only
+ * implementation, shared by airlockd and libairlock.
+ *
+ * Transport: an AF_UNIX SOCK_SEQPACKET socket. One packet carries exactly one
+ * msgpack map with string keys. Payloads larger than PROTO_INLINE_MAX travel
+ * as sealed memfds attached with SCM_RIGHTS and referenced from the map by
+ * index ("blob" below).
+ */
+#ifndef AIRLOCK_PROTO_H
+#define AIRLOCK_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_VERSION 1
+
+/* Size bounds. Every one of them is checked before anything is allocated. */
+#define PROTO_MSG_MAX (64 * 1024)        /* one packet, bytes */
+#define PROTO_INLINE_MAX (16 * 1024)     /* one inline bin, bytes */
+#define PROTO_FDS_MAX 64                 /* fds attached to one packet */
+#define PROTO_BLOB_MAX (256ULL << 20)    /* one memfd blob, bytes */
+#define PROTO_STR_MAX 4096               /* any string, bytes */
+#define PROTO_NAME_MAX 255               /* a file name (relative path), bytes */
+#define PROTO_RUNTIME_MAX 32             /* runtime name, bytes */
+#define PROTO_ARGV_MAX 256               /* argv entries */
+#define PROTO_ENV_MAX 128                /* env entries */
+#define PROTO_ENV_KEY_MAX 128            /* env key, bytes */
+#define PROTO_FILES_MAX 64               /* input files per run */
+#define PROTO_ARTIFACTS_MAX 1000         /* artifacts per result */
+#define PROTO_RUNTIMES_MAX 32            /* runtimes in an info reply */
+#define PROTO_MSG_PRINTABLE_MAX 1024     /* error message, bytes */
+
+/*
+ * Message types. Values are part of the wire format: never renumber; a retired
+ * value stays in this list marked "do not reuse".
+ */
+enum proto_type {
+	/* client -> daemon: {type, id, version:uint, client?:str} */
+	PROTO_HELLO = 1,
+	/* daemon -> client: {type, id, version:uint, daemon:str} */
+	PROTO_HELLO_OK = 2,
+	/* client -> daemon: {type, id} */
+	PROTO_PING = 3,
+	/* daemon -> client: {type, id} */
+	PROTO_PONG = 4,
+	/* client -> daemon: {type, id} */
+	PROTO_INFO = 5,
+	/* daemon -> client: {type, id, daemon:str, version:uint, uid:uint,
+	 *   runtimes:[str], defaults:limits, ceilings:limits} */
+	PROTO_INFO_OK = 6,
+	/* client -> daemon: {type, id, runtime:str, code?:blob, argv?:[str],
+	 *   env?:{str:str}, stdin?:blob, files?:[{name:str, data:blob}],
+	 *   limits?:limits} */
+	PROTO_RUN = 7,
+	/* daemon -> client: the run's result, see struct proto_result */
+	PROTO_RESULT = 8,
+	/* daemon -> client: {type, id, code:str, message:str} */
+	PROTO_ERROR = 9,
+};
+
+/* Stable error codes. The wire carries the name (error_code_name()). */
+enum proto_error {
+	PROTO_ERR_NONE = 0,
+	PROTO_ERR_BAD_REQUEST = 1,
+	PROTO_ERR_UNSUPPORTED_VERSION = 2,
+	PROTO_ERR_UNAUTHORIZED = 3,
+	PROTO_ERR_TOO_LARGE = 4,
+	PROTO_ERR_BUSY = 5,
+	PROTO_ERR_UNKNOWN_RUNTIME = 6,
+	PROTO_ERR_NOT_FOUND = 7,
+	PROTO_ERR_INTERNAL = 8,
+	PROTO_ERR_COUNT_
+};
+
+/* Run outcomes. The wire carries the name (proto_outcome_name()). */
+enum proto_outcome {
+	PROTO_OUTCOME_EXITED = 0,
+	PROTO_OUTCOME_SIGNALED = 1,
+	PROTO_OUTCOME_WALL_LIMIT = 2,
+	PROTO_OUTCOME_CPU_LIMIT = 3,
+	PROTO_OUTCOME_MEMORY_LIMIT = 4,
+	PROTO_OUTCOME_ERROR = 5,
+	PROTO_OUTCOME_COUNT_
+};
+
+/*
+ * Limits, all unsigned. In a request 0 means "the configured default"; the
+ * daemon refuses a value above its ceiling with bad_request naming it.
+ */
+enum proto_limit {
+	PROTO_LIMIT_WALL_MS = 0,
+	PROTO_LIMIT_CPU_MS,
+	PROTO_LIMIT_MEMORY_BYTES,
+	PROTO_LIMIT_PROCESSES,
+	PROTO_LIMIT_OPEN_FILES,
+	PROTO_LIMIT_FILE_SIZE_BYTES,
+	PROTO_LIMIT_OUTPUT_BYTES,
+	PROTO_LIMIT_WORKSPACE_BYTES,
+	PROTO_LIMIT_TMP_BYTES,
+	PROTO_LIMIT_ARTIFACTS,
+	PROTO_LIMIT_ARTIFACT_BYTES,
+	PROTO_LIMIT_COUNT_
+};
+
+struct proto_limits {
+	uint64_t v[PROTO_LIMIT_COUNT_];
+};
+
+/*
+ * A byte payload: inline (fd == -1, data points into the message) or a sealed
+ * memfd (fd >= 0, data is a read-only mapping of it). Decoding verifies the
+ * seals and the size; proto_msg_free() unmaps and closes.
+ */
+struct proto_blob {
+	const uint8_t *data;
+	size_t len;
+	int fd;
+	bool present;
+};
+
+/* Strings are NUL-terminated copies, valid until proto_msg_free(). */
+struct proto_env {
+	const char *key;
+	const char *value;
+};
+
+struct proto_file {
+	const char *name;
+	struct proto_blob data;
+};
+
+struct proto_artifact {
+	const char *name;
+	uint64_t size;     /* size of the file in the workspace */
+	bool truncated;    /* data holds fewer than size bytes */
+	struct proto_blob data;
+};
+
+struct proto_hello {
+	uint32_t version;
+	const char *peer; /* "client" or "daemon" field; may be NULL */
+};
+
+struct proto_info {
+	const char *daemon;
+	uint32_t version;
+	uint32_t uid;
+	const char *runtimes[PROTO_RUNTIMES_MAX];
+	size_t nruntimes;
+	struct proto_limits defaults;
+	struct proto_limits ceilings;
+};
+
+struct proto_run {
+	const char *runtime;
+	struct proto_blob code;
+	const char **argv;
+	size_t argc;
+	struct proto_env *env;
+	size_t nenv;
+	struct proto_blob stdin_data;
+	struct proto_file *files;
+	size_t nfiles;
+	struct proto_limits limits;
+};
+
+struct proto_stream_out {
+	struct proto_blob data; /* the first bytes, at most the output limit */
+	uint64_t total;         /* bytes the code wrote in all */
+	bool truncated;
+};
+
+struct proto_result {
+	enum proto_outcome outcome;
+	int32_t exit_code;   /* valid when outcome == EXITED */
+	int32_t signal;      /* valid when outcome == SIGNALED, else 0 */
+	uint64_t wall_ms;
+	uint64_t cpu_ms;
+	uint64_t memory_peak_bytes; /* 0 when not measurable */
+	uint64_t queued_ms;
+	struct proto_stream_out out[2]; /* 0 = stdout, 1 = stderr */
+	struct proto_artifact *artifacts;
+	size_t nartifacts;
+	const char *error; /* outcome == ERROR: what failed, naming the step */
+};
+
+struct proto_err {
+	enum proto_error code;
+	const char *message;
+};
+
+/* One decoded message. Free with proto_msg_free(). */
+struct proto_msg {
+	enum proto_type type;
+	uint32_t id;
+	union {
+		struct proto_hello hello;
+		struct proto_info info;
+		struct proto_run run;
+		struct proto_result result;
+		struct proto_err error;
+	} u;
+	void *priv_; /* decoder state: the msgpack zone, mappings, fds */
+};
+
+/*
+ * Decode one packet. fds are the descriptors that came with it; on success
+ * and on failure the decoder owns them (referenced ones move into the
+ * message, the rest are closed). On failure returns -EBADMSG or -E2BIG and
+ * writes a reply code and a human reason (into ret_why, at most why_len).
+ * ret_id gets the request id when it could be read, else 0.
+ */
+int proto_decode(const void *buf, size_t len, int *fds, size_t nfds, struct proto_msg *ret_msg,
+		 enum proto_error *ret_code, uint32_t *ret_id, char *ret_why, size_t why_len);
+void proto_msg_free(struct proto_msg *msg);
+
+/*
+ * An encoded packet: bytes plus the fds to attach. Blobs larger than
+ * PROTO_INLINE_MAX (or with fd >= 0) are attached as fds; the encoder dups
+ * caller fds, so the caller keeps ownership of what it passed in.
+ */
+struct proto_out {
+	char *buf;
+	size_t len;
+	int fds[PROTO_FDS_MAX];
+	size_t nfds;
+};
+void proto_out_free(struct proto_out *out);
+
+int proto_encode_hello(uint32_t id, enum proto_type type, const struct proto_hello *h,
+		       struct proto_out *ret);
+int proto_encode_simple(uint32_t id, enum proto_type type, struct proto_out *ret);
+int proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *ret);
+int proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret);
+int proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_out *ret);
+int proto_encode_error(uint32_t id, enum proto_error code, const char *message,
+		       struct proto_out *ret);
+
+const char *proto_type_name(enum proto_type type);
+const char *proto_error_name(enum proto_error code);
+int proto_error_from_name(const char *name, enum proto_error *ret);
+const char *proto_error_message(enum proto_error code); /* a default human message */
+const char *proto_outcome_name(enum proto_outcome outcome);
+int proto_outcome_from_name(const char *name, enum proto_outcome *ret);
+const char *proto_limit_name(enum proto_limit limit);
+
+/* Send and receive one packet with its fds (MSG_CMSG_CLOEXEC on receive). */
+int proto_send(int sock, const struct proto_out *out);
+
+#endif

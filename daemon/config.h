@@ -1,0 +1,93 @@
+/* config.h: airlockd's configuration, parsed with inih; defaults work with no file. */
+#ifndef AIRLOCKD_CONFIG_H
+#define AIRLOCKD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proto.h"
+
+#define CONFIG_DEFAULT_PATH "/etc/airlock/airlockd.conf"
+#define CONFIG_DEFAULT_SOCKET "/run/airlock/airlock.sock"
+#define CONFIG_LIST_MAX 64
+#define CONFIG_RUNTIMES_MAX 16
+#define CONFIG_RUNTIME_ARGV_MAX 16
+
+/*
+ * A runtime: argv template. The literal token "{code}" is replaced with the
+ * path of the code file; the request's argv is appended. The runtime named
+ * "exec" has no template: the request's argv is the whole command.
+ */
+struct config_runtime {
+	char name[PROTO_RUNTIME_MAX + 1];
+	char *argv[CONFIG_RUNTIME_ARGV_MAX + 1]; /* NULL-terminated, owned */
+	size_t argc;
+	char code_name[64]; /* file name of the code inside the sandbox, e.g. "main.py" */
+	bool is_exec;
+};
+
+struct config {
+	/* [daemon] */
+	char *socket_path;       /* socket = (default CONFIG_DEFAULT_SOCKET) */
+	uid_t socket_uid;        /* socket_user = (default root) */
+	gid_t socket_gid;        /* socket_group = (default airlock, else root) */
+	mode_t socket_mode;      /* socket_mode = octal (default 0660) */
+	char *service_user;      /* user = (default "airlock") */
+	uid_t service_uid;
+	gid_t service_gid;
+	uint32_t max_connections_per_uid; /* max_connections_per_uid = (default 16) */
+	uint32_t max_runs_per_uid;        /* max_runs_per_uid = (default 8) */
+	uint32_t max_runs;                /* max_runs = (default 2 * CPUs) */
+	uint64_t max_queued_bytes;        /* max_queued_bytes = per connection (default 8 MiB) */
+
+	/* [access]: root is always allowed. Empty lists and allow_all = false
+	 * mean only members of socket_group (and root). */
+	uid_t allow_uids[CONFIG_LIST_MAX]; /* allow_users = name[, name...] */
+	size_t nallow_uids;
+	gid_t allow_gids[CONFIG_LIST_MAX]; /* allow_groups = name[, name...] */
+	size_t nallow_gids;
+	bool allow_all;                    /* allow_all = false */
+
+	/* [sandbox] */
+	uid_t uid_base;    /* uid_base = (default 600000): per-run host uids */
+	uint32_t uid_count; /* uid_count = (default 2048): uids in the range, 2 per run */
+	char *hostname;     /* hostname = (default "airlock") */
+
+	/* [limits]: defaults and ceilings, e.g. wall_ms = 10000, wall_ms_max = 60000 */
+	struct proto_limits defaults;
+	struct proto_limits ceilings;
+
+	/* [runtime NAME]: argv = /usr/bin/python3 -I -S -B {code}; code_name = main.py */
+	struct config_runtime runtimes[CONFIG_RUNTIMES_MAX];
+	size_t nruntimes;
+};
+
+/*
+ * Fill cfg with the built-in defaults, then, if path is not NULL, read it.
+ * A file that does not exist is an error only when must_exist is true.
+ * Errors are written to err (at most errlen bytes) as "file:line: reason".
+ * The file is refused when it is writable by anyone but root (owner not root,
+ * or group/other write bit set). Returns 0 or -errno; on error cfg is freed.
+ */
+int config_load(struct config *cfg, const char *path, bool must_exist, char *err, size_t errlen);
+void config_free(struct config *cfg);
+
+/* Look a runtime up by name; NULL if unknown. */
+const struct config_runtime *config_runtime_find(const struct config *cfg, const char *name);
+
+/*
+ * Resolve the limits of one request: 0 takes the default; a value above the
+ * ceiling fails with -ERANGE and *ret_bad names the limit.
+ */
+int config_limits_resolve(const struct config *cfg, const struct proto_limits *asked,
+			  struct proto_limits *ret, enum proto_limit *ret_bad);
+
+/*
+ * Is this peer allowed to connect? root always is. gids holds the peer's
+ * primary and supplementary groups (SO_PEERCRED, SO_PEERGROUPS).
+ */
+bool config_peer_allowed(const struct config *cfg, uid_t uid, const gid_t *gids, size_t ngids);
+
+#endif
