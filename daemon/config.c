@@ -1,0 +1,1310 @@
+/* config.c: airlockd's configuration: built-in defaults, the file (inih), and its checks. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <ini.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define CONFIG_HOSTNAME_MAX 64
+#define CONFIG_SECTION_MAX 128
+
+enum config_section {
+	CONFIG_SEC_NONE = 0,
+	CONFIG_SEC_DAEMON,
+	CONFIG_SEC_ACCESS,
+	CONFIG_SEC_SANDBOX,
+	CONFIG_SEC_LIMITS,
+	CONFIG_SEC_RUNTIME,
+};
+
+/* Where a value came from: 0 for a built-in default, else its line in the file. */
+struct config_lines {
+	unsigned limit[PROTO_LIMIT_COUNT_][2]; /* [0] default, [1] ceiling */
+	unsigned uid_base;
+	unsigned uid_count;
+	unsigned user;
+	unsigned socket_group;
+};
+
+/* State of one read of a file: the reader and the handler share it. */
+struct config_parse {
+	struct config *cfg;
+	const char *path;
+	FILE *fp;
+	char *buf; /* getline() buffer */
+	size_t bufsize;
+	unsigned line;
+	int error; /* first error, 0 or -errno */
+	char *err;
+	size_t errlen;
+	char **seen; /* "section/key" of every key read, for duplicates */
+	size_t nseen;
+	enum config_section section;
+	struct config_runtime *rt; /* the [runtime NAME] being read */
+	unsigned rt_line;
+	bool rt_from_file[CONFIG_RUNTIMES_MAX];
+	struct config_lines lines;
+};
+
+/* The runtimes that exist without a file; "need" must exist for the runtime to be offered. */
+static const struct {
+	const char *name;
+	const char *argv;
+	const char *code_name;
+	const char *need;
+} config_builtin_runtimes[] = {
+	{"python", "/usr/bin/python3 -I -S -B {code}", "main.py", NULL},
+	{"python-site", "/usr/bin/python3 -I -B {code}", "main.py", NULL},
+	{"sh", "/bin/sh {code}", "main.sh", NULL},
+	{"bash", "/bin/bash {code}", "main.sh", NULL},
+	{"node", "/usr/bin/node {code}", "main.js", "/usr/bin/node"},
+};
+
+/* Built-in limit defaults and ceilings, indexed by enum proto_limit. */
+static const uint64_t config_limit_defaults[PROTO_LIMIT_COUNT_][2] = {
+	[PROTO_LIMIT_WALL_MS] = {10000, 300000},
+	[PROTO_LIMIT_CPU_MS] = {5000, 60000},
+	[PROTO_LIMIT_MEMORY_BYTES] = {256ULL << 20, 4ULL << 30},
+	[PROTO_LIMIT_PROCESSES] = {64, 1024},
+	[PROTO_LIMIT_OPEN_FILES] = {256, 4096},
+	[PROTO_LIMIT_FILE_SIZE_BYTES] = {64ULL << 20, 1ULL << 30},
+	[PROTO_LIMIT_OUTPUT_BYTES] = {1ULL << 20, 64ULL << 20},
+	[PROTO_LIMIT_WORKSPACE_BYTES] = {64ULL << 20, 1ULL << 30},
+	[PROTO_LIMIT_TMP_BYTES] = {64ULL << 20, 1ULL << 30},
+	[PROTO_LIMIT_ARTIFACTS] = {100, 1000},
+	[PROTO_LIMIT_ARTIFACT_BYTES] = {1ULL << 20, 64ULL << 20},
+};
+
+/* Write "path:line: reason" (or "path: reason" for line 0) into the error buffer. */
+static void __attribute__((format(printf, 5, 0)))
+config_verr(char *err, size_t errlen, const char *path, unsigned line, const char *fmt, va_list ap)
+{
+	int n = 0;
+
+	if (err == NULL || errlen == 0)
+		return;
+	if (path != NULL && line > 0)
+		n = snprintf(err, errlen, "%s:%u: ", path, line);
+	else if (path != NULL)
+		n = snprintf(err, errlen, "%s: ", path);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= errlen)
+		return;
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+}
+
+/* Record the first error of a parse, at a given line; returns the error. */
+static int __attribute__((format(printf, 4, 5)))
+config_fail_at(struct config_parse *p, int error, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->error != 0)
+		return p->error;
+	p->error = error;
+	va_start(ap, fmt);
+	config_verr(p->err, p->errlen, p->path, line, fmt, ap);
+	va_end(ap);
+	return error;
+}
+
+/* Split a value into whitespace-separated words; the result is owned by the caller. */
+static int
+config_split_words(const char *s, char **ret, size_t max, size_t *ret_n)
+{
+	char *words[CONFIG_RUNTIME_ARGV_MAX + 1];
+	size_t n = 0, i;
+	int r;
+
+	if (max > CONFIG_RUNTIME_ARGV_MAX)
+		max = CONFIG_RUNTIME_ARGV_MAX;
+	while (*s != '\0') {
+		const char *start;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == '\0')
+			break;
+		start = s;
+		while (*s != '\0' && *s != ' ' && *s != '\t')
+			s++;
+		if (n == max) {
+			r = -E2BIG;
+			goto fail;
+		}
+		words[n] = strndup(start, (size_t)(s - start));
+		if (words[n] == NULL) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		ret[i] = words[i];
+	ret[n] = NULL;
+	*ret_n = n;
+	return 0;
+fail:
+	for (i = 0; i < n; i++)
+		free(words[i]);
+	return r;
+}
+
+/* Free a runtime's argv and clear everything but its name. */
+static void
+config_runtime_clear(struct config_runtime *rt)
+{
+	size_t i;
+
+	for (i = 0; i < CONFIG_RUNTIME_ARGV_MAX + 1; i++) {
+		free(rt->argv[i]);
+		rt->argv[i] = NULL;
+	}
+	rt->argc = 0;
+	rt->code_name[0] = '\0';
+	rt->is_exec = false;
+}
+
+/* Parse a decimal unsigned integer: digits only, no sign, no space, no overflow. */
+static int
+config_parse_u64(const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -errno;
+	if (*end != '\0')
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Parse a byte count with an optional binary suffix K, M or G. */
+static int
+config_parse_size(const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -errno;
+	if (*end != '\0') {
+		switch (*end) {
+		case 'K':
+			shift = 10;
+			break;
+		case 'M':
+			shift = 20;
+			break;
+		case 'G':
+			shift = 30;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (end[1] != '\0')
+			return -EINVAL;
+	}
+	if (shift > 0 && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*ret = (uint64_t)v << shift;
+	return 0;
+}
+
+/* Parse an octal file mode up to 0777. */
+static int
+config_parse_mode(const char *s, mode_t *ret)
+{
+	unsigned long v;
+	char *end;
+
+	if (s[0] < '0' || s[0] > '7')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 8);
+	if (errno != 0)
+		return -errno;
+	if (*end != '\0')
+		return -EINVAL;
+	if (v > 0777)
+		return -ERANGE;
+	*ret = (mode_t)v;
+	return 0;
+}
+
+/* Parse a boolean: true/false, yes/no, on/off, 1/0. */
+static int
+config_parse_bool(const char *s, bool *ret)
+{
+	if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on") || !strcmp(s, "1")) {
+		*ret = true;
+		return 0;
+	}
+	if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off") || !strcmp(s, "0")) {
+		*ret = false;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Is s all decimal digits (a numeric uid or gid)? */
+static bool
+config_is_number(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* Parse a numeric id; (uid_t)-1 is "no id" for the kernel and is refused. */
+static int
+config_parse_id(const char *s, uint32_t *ret)
+{
+	uint64_t v;
+	int r;
+
+	r = config_parse_u64(s, &v);
+	if (r < 0)
+		return r;
+	if (v >= UINT32_MAX)
+		return -ERANGE;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+/* Resolve a user name or number to a uid; a name must exist. */
+static int
+config_resolve_user(const char *s, uid_t *ret)
+{
+	struct passwd *pw;
+	uint32_t id;
+	int r;
+
+	if (config_is_number(s)) {
+		r = config_parse_id(s, &id);
+		if (r < 0)
+			return r;
+		*ret = (uid_t)id;
+		return 0;
+	}
+	pw = getpwnam(s);
+	if (pw == NULL)
+		return -ENOENT;
+	*ret = pw->pw_uid;
+	return 0;
+}
+
+/* Resolve a group name or number to a gid; a name must exist. */
+static int
+config_resolve_group(const char *s, gid_t *ret)
+{
+	struct group *gr;
+	uint32_t id;
+	int r;
+
+	if (config_is_number(s)) {
+		r = config_parse_id(s, &id);
+		if (r < 0)
+			return r;
+		*ret = (gid_t)id;
+		return 0;
+	}
+	gr = getgrnam(s);
+	if (gr == NULL)
+		return -ENOENT;
+	*ret = gr->gr_gid;
+	return 0;
+}
+
+/* Set the service user from a name or number that must exist in the user database. */
+static int
+config_set_service_user(struct config *cfg, const char *s)
+{
+	struct passwd *pw;
+	uint32_t id;
+	char *name;
+	int r;
+
+	if (config_is_number(s)) {
+		r = config_parse_id(s, &id);
+		if (r < 0)
+			return r;
+		pw = getpwuid((uid_t)id);
+	} else {
+		pw = getpwnam(s);
+	}
+	if (pw == NULL)
+		return -ENOENT;
+	name = strdup(pw->pw_name);
+	if (name == NULL)
+		return -ENOMEM;
+	free(cfg->service_user);
+	cfg->service_user = name;
+	cfg->service_uid = pw->pw_uid;
+	cfg->service_gid = pw->pw_gid;
+	return 0;
+}
+
+/* Report a bad number for a key, naming what was expected. */
+static int
+config_bad_number(struct config_parse *p, int r, const char *name, const char *value,
+		  const char *expected)
+{
+	if (r == -ERANGE)
+		return config_fail_at(p, -EINVAL, p->line, "%s = %s: out of range", name, value);
+	return config_fail_at(p, -EINVAL, p->line, "%s = %s: expected %s", name, value, expected);
+}
+
+/* Parse a non-zero 32-bit count. */
+static int
+config_key_u32(struct config_parse *p, const char *name, const char *value, uint32_t *ret)
+{
+	uint64_t v;
+	int r;
+
+	r = config_parse_u64(value, &v);
+	if (r == 0 && v > UINT32_MAX)
+		r = -ERANGE;
+	if (r < 0)
+		return config_bad_number(p, r, name, value, "a decimal number");
+	if (v == 0)
+		return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+/* Parse a comma-separated list of users or groups into ids. */
+static int
+config_key_list(struct config_parse *p, const char *name, const char *value, bool groups,
+		uint32_t *ids, size_t *ret_n)
+{
+	char item[256];
+	size_t n = 0;
+	const char *s = value;
+	int r;
+
+	while (*s != '\0') {
+		const char *start, *end;
+		size_t len;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		start = s;
+		while (*s != '\0' && *s != ',')
+			s++;
+		end = s;
+		while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		len = (size_t)(end - start);
+		if (len == 0)
+			return config_fail_at(p, -EINVAL, p->line, "%s: empty name in the list",
+					      name);
+		if (len >= sizeof(item))
+			return config_fail_at(p, -EINVAL, p->line, "%s: name too long", name);
+		if (n == CONFIG_LIST_MAX)
+			return config_fail_at(p, -EINVAL, p->line, "%s: more than %d entries",
+					      name, CONFIG_LIST_MAX);
+		memcpy(item, start, len);
+		item[len] = '\0';
+		if (groups) {
+			gid_t gid;
+
+			r = config_resolve_group(item, &gid);
+			ids[n] = (uint32_t)gid;
+		} else {
+			uid_t uid;
+
+			r = config_resolve_user(item, &uid);
+			ids[n] = (uint32_t)uid;
+		}
+		if (r == -ENOENT)
+			return config_fail_at(p, -EINVAL, p->line, "%s: unknown %s '%s'", name,
+					      groups ? "group" : "user", item);
+		if (r < 0)
+			return config_fail_at(p, -EINVAL, p->line, "%s: bad %s '%s': %s", name,
+					      groups ? "group" : "user", item, strerror(-r));
+		n++;
+		if (*s == ',') {
+			s++;
+			if (*s == '\0')
+				return config_fail_at(p, -EINVAL, p->line,
+						      "%s: empty name in the list", name);
+		}
+	}
+	*ret_n = n;
+	return 0;
+}
+
+/* Is this a valid host name: 1 to 64 letters, digits, '-' and '.', not starting with '-'? */
+static bool
+config_hostname_valid(const char *s)
+{
+	size_t len = strlen(s), i;
+
+	if (len == 0 || len > CONFIG_HOSTNAME_MAX || s[0] == '-' || s[0] == '.')
+		return false;
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '.')
+			return false;
+	return true;
+}
+
+/* Replace a string option with a copy of value. */
+static int
+config_set_string(char **slot, const char *value)
+{
+	char *s = strdup(value);
+
+	if (s == NULL)
+		return -ENOMEM;
+	free(*slot);
+	*slot = s;
+	return 0;
+}
+
+/* Handle one key of [daemon]. */
+static int
+config_key_daemon(struct config_parse *p, const char *name, const char *value)
+{
+	struct config *cfg = p->cfg;
+	uint64_t v;
+	int r;
+
+	if (!strcmp(name, "socket")) {
+		if (value[0] != '/')
+			return config_fail_at(p, -EINVAL, p->line, "socket: not an absolute path");
+		if (strlen(value) >= sizeof(((struct sockaddr_un *)NULL)->sun_path))
+			return config_fail_at(p, -EINVAL, p->line,
+					      "socket: path longer than a socket address allows");
+		r = config_set_string(&cfg->socket_path, value);
+		if (r < 0)
+			return config_fail_at(p, r, p->line, "out of memory");
+	} else if (!strcmp(name, "socket_user")) {
+		r = config_resolve_user(value, &cfg->socket_uid);
+		if (r < 0)
+			return config_fail_at(p, -EINVAL, p->line, "socket_user: unknown user '%s'",
+					      value);
+	} else if (!strcmp(name, "socket_group")) {
+		r = config_resolve_group(value, &cfg->socket_gid);
+		if (r < 0)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "socket_group: unknown group '%s'", value);
+		p->lines.socket_group = p->line;
+	} else if (!strcmp(name, "socket_mode")) {
+		r = config_parse_mode(value, &cfg->socket_mode);
+		if (r < 0)
+			return config_bad_number(p, r, name, value, "an octal mode up to 0777");
+	} else if (!strcmp(name, "user")) {
+		r = config_set_service_user(cfg, value);
+		if (r == -ENOMEM)
+			return config_fail_at(p, r, p->line, "out of memory");
+		if (r < 0)
+			return config_fail_at(p, -EINVAL, p->line, "user: unknown user '%s'",
+					      value);
+		if (cfg->service_uid == 0)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "user: the service user must not be root");
+		p->lines.user = p->line;
+	} else if (!strcmp(name, "max_connections_per_uid")) {
+		return config_key_u32(p, name, value, &cfg->max_connections_per_uid);
+	} else if (!strcmp(name, "max_runs_per_uid")) {
+		return config_key_u32(p, name, value, &cfg->max_runs_per_uid);
+	} else if (!strcmp(name, "max_runs")) {
+		return config_key_u32(p, name, value, &cfg->max_runs);
+	} else if (!strcmp(name, "max_queued_bytes")) {
+		r = config_parse_size(value, &v);
+		if (r < 0)
+			return config_bad_number(p, r, name, value, "a size (K, M or G suffix)");
+		/* Less than one message could never be queued at all. */
+		if (v < PROTO_MSG_MAX)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "max_queued_bytes must be at least %d (one message)",
+					      PROTO_MSG_MAX);
+		cfg->max_queued_bytes = v;
+	} else {
+		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [daemon]", name);
+	}
+	return 0;
+}
+
+/* Handle one key of [access]. */
+static int
+config_key_access(struct config_parse *p, const char *name, const char *value)
+{
+	struct config *cfg = p->cfg;
+	uint32_t ids[CONFIG_LIST_MAX];
+	size_t n = 0, i;
+	int r;
+
+	if (!strcmp(name, "allow_users")) {
+		r = config_key_list(p, name, value, false, ids, &n);
+		if (r < 0)
+			return r;
+		for (i = 0; i < n; i++)
+			cfg->allow_uids[i] = (uid_t)ids[i];
+		cfg->nallow_uids = n;
+	} else if (!strcmp(name, "allow_groups")) {
+		r = config_key_list(p, name, value, true, ids, &n);
+		if (r < 0)
+			return r;
+		for (i = 0; i < n; i++)
+			cfg->allow_gids[i] = (gid_t)ids[i];
+		cfg->nallow_gids = n;
+	} else if (!strcmp(name, "allow_all")) {
+		r = config_parse_bool(value, &cfg->allow_all);
+		if (r < 0)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "allow_all = %s: expected true or false", value);
+	} else {
+		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [access]", name);
+	}
+	return 0;
+}
+
+/* Handle one key of [sandbox]. */
+static int
+config_key_sandbox(struct config_parse *p, const char *name, const char *value)
+{
+	struct config *cfg = p->cfg;
+	uint32_t id;
+	int r;
+
+	if (!strcmp(name, "uid_base")) {
+		r = config_parse_id(value, &id);
+		if (r < 0)
+			return config_bad_number(p, r, name, value, "a decimal uid");
+		if (id == 0)
+			return config_fail_at(p, -EINVAL, p->line, "uid_base must not be 0");
+		cfg->uid_base = (uid_t)id;
+		p->lines.uid_base = p->line;
+	} else if (!strcmp(name, "uid_count")) {
+		r = config_key_u32(p, name, value, &id);
+		if (r < 0)
+			return r;
+		if (id < 2 || id % 2 != 0)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "uid_count must be even and at least 2 (2 per run)");
+		cfg->uid_count = id;
+		p->lines.uid_count = p->line;
+	} else if (!strcmp(name, "hostname")) {
+		if (!config_hostname_valid(value))
+			return config_fail_at(p, -EINVAL, p->line,
+					      "hostname '%s': expected 1 to %d letters, digits, "
+					      "'-' or '.'",
+					      value, CONFIG_HOSTNAME_MAX);
+		r = config_set_string(&cfg->hostname, value);
+		if (r < 0)
+			return config_fail_at(p, r, p->line, "out of memory");
+	} else {
+		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [sandbox]", name);
+	}
+	return 0;
+}
+
+/* Is this limit a byte count (accepting K/M/G)? */
+static bool
+config_limit_is_size(enum proto_limit l)
+{
+	const char *name = proto_limit_name(l);
+	size_t len = strlen(name);
+
+	return len > 6 && !strcmp(name + len - 6, "_bytes");
+}
+
+/* The largest value the protocol can carry for a limit, or UINT64_MAX. */
+static uint64_t
+config_limit_bound(enum proto_limit l)
+{
+	switch (l) {
+	case PROTO_LIMIT_ARTIFACTS:
+		return PROTO_ARTIFACTS_MAX;
+	case PROTO_LIMIT_OUTPUT_BYTES:
+	case PROTO_LIMIT_ARTIFACT_BYTES:
+		return PROTO_BLOB_MAX;
+	default:
+		return UINT64_MAX;
+	}
+}
+
+/* Handle one key of [limits]: NAME sets the default, NAME_max the ceiling. */
+static int
+config_key_limits(struct config_parse *p, const char *name, const char *value)
+{
+	size_t len = strlen(name);
+	unsigned i;
+
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		const char *lname = proto_limit_name((enum proto_limit)i);
+		size_t llen = strlen(lname);
+		int which;
+		uint64_t v;
+		int r;
+
+		if (len == llen && !memcmp(name, lname, llen))
+			which = 0;
+		else if (len == llen + 4 && !memcmp(name, lname, llen) && !strcmp(name + llen, "_max"))
+			which = 1;
+		else
+			continue;
+		if (config_limit_is_size((enum proto_limit)i))
+			r = config_parse_size(value, &v);
+		else
+			r = config_parse_u64(value, &v);
+		if (r < 0)
+			return config_bad_number(p, r, name, value,
+						 config_limit_is_size((enum proto_limit)i)
+							 ? "a size (K, M or G suffix)"
+							 : "a decimal number");
+		if (v == 0)
+			return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
+		if (v > config_limit_bound((enum proto_limit)i))
+			return config_fail_at(p, -EINVAL, p->line,
+					      "%s = %s: above what the protocol carries (%llu)",
+					      name, value,
+					      (unsigned long long)config_limit_bound(
+						      (enum proto_limit)i));
+		if (which == 0)
+			p->cfg->defaults.v[i] = v;
+		else
+			p->cfg->ceilings.v[i] = v;
+		p->lines.limit[i][which] = p->line;
+		return 0;
+	}
+	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [limits]", name);
+}
+
+/* Is this a valid code file name: not empty, no '/', not "." or "..", printable? */
+static bool
+config_code_name_valid(const char *s)
+{
+	size_t len = strlen(s), i;
+
+	if (len == 0 || len >= sizeof(((struct config_runtime *)NULL)->code_name))
+		return false;
+	if (!strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (i = 0; i < len; i++)
+		if (s[i] == '/' || !isgraph((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* Handle one key of [runtime NAME]. */
+static int
+config_key_runtime(struct config_parse *p, const char *name, const char *value)
+{
+	struct config_runtime *rt = p->rt;
+	char *argv[CONFIG_RUNTIME_ARGV_MAX + 1];
+	size_t argc, i, ncode = 0;
+	int r;
+
+	if (!strcmp(name, "argv")) {
+		r = config_split_words(value, argv, CONFIG_RUNTIME_ARGV_MAX, &argc);
+		if (r == -E2BIG)
+			return config_fail_at(p, -EINVAL, p->line, "argv: more than %d words",
+					      CONFIG_RUNTIME_ARGV_MAX);
+		if (r < 0)
+			return config_fail_at(p, r, p->line, "out of memory");
+		for (i = 0; i < argc; i++)
+			if (!strcmp(argv[i], "{code}"))
+				ncode++;
+		if (argc == 0 || argv[0][0] != '/')
+			r = config_fail_at(p, -EINVAL, p->line,
+					   "argv: the first word must be an absolute path");
+		else if (ncode != 1)
+			r = config_fail_at(p, -EINVAL, p->line,
+					   "argv: must contain the word {code} exactly once");
+		if (r < 0) {
+			for (i = 0; i < argc; i++)
+				free(argv[i]);
+			return r;
+		}
+		for (i = 0; i < CONFIG_RUNTIME_ARGV_MAX + 1; i++) {
+			free(rt->argv[i]);
+			rt->argv[i] = argv[i];
+			if (argv[i] == NULL)
+				break;
+		}
+		rt->argc = argc;
+	} else if (!strcmp(name, "code_name")) {
+		if (!config_code_name_valid(value))
+			return config_fail_at(p, -EINVAL, p->line,
+					      "code_name '%s': expected a file name (no '/', at "
+					      "most %zu bytes)",
+					      value, sizeof(rt->code_name) - 1);
+		strcpy(rt->code_name, value);
+	} else {
+		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [runtime %s]", name,
+				      rt->name);
+	}
+	return 0;
+}
+
+/* Name of the current section for duplicate detection and messages. */
+static void
+config_section_id(const struct config_parse *p, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[CONFIG_SEC_NONE] = "",
+		[CONFIG_SEC_DAEMON] = "daemon",
+		[CONFIG_SEC_ACCESS] = "access",
+		[CONFIG_SEC_SANDBOX] = "sandbox",
+		[CONFIG_SEC_LIMITS] = "limits",
+		[CONFIG_SEC_RUNTIME] = "runtime",
+	};
+
+	if (p->section == CONFIG_SEC_RUNTIME && p->rt != NULL)
+		snprintf(buf, len, "runtime %s", p->rt->name);
+	else
+		snprintf(buf, len, "%s", names[p->section]);
+}
+
+/* Remember a key; fails when the same key was already set in the same section. */
+static int
+config_key_seen(struct config_parse *p, const char *name)
+{
+	char section[CONFIG_SECTION_MAX];
+	char **seen;
+	char *id;
+	size_t i;
+
+	config_section_id(p, section, sizeof(section));
+	if (asprintf(&id, "%s/%s", section, name) < 0)
+		return config_fail_at(p, -ENOMEM, p->line, "out of memory");
+	for (i = 0; i < p->nseen; i++)
+		if (!strcmp(p->seen[i], id)) {
+			free(id);
+			return config_fail_at(p, -EINVAL, p->line, "duplicate key '%s' in [%s]",
+					      name, section);
+		}
+	seen = realloc(p->seen, (p->nseen + 1) * sizeof(*seen));
+	if (seen == NULL) {
+		free(id);
+		return config_fail_at(p, -ENOMEM, p->line, "out of memory");
+	}
+	p->seen = seen;
+	p->seen[p->nseen++] = id;
+	return 0;
+}
+
+/* inih handler: one "name = value" of the current section. Returns nonzero on success. */
+static int
+config_ini_handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct config_parse *p = user;
+	int r;
+
+	(void)section; /* the reader tracked the section, see config_section_begin() */
+	if (p->error != 0)
+		return 0;
+	if (value == NULL || value[0] == '\0') {
+		config_fail_at(p, -EINVAL, p->line, "'%s' has an empty value", name);
+		return 0;
+	}
+	if (p->section != CONFIG_SEC_NONE && config_key_seen(p, name) < 0)
+		return 0;
+	switch (p->section) {
+	case CONFIG_SEC_DAEMON:
+		r = config_key_daemon(p, name, value);
+		break;
+	case CONFIG_SEC_ACCESS:
+		r = config_key_access(p, name, value);
+		break;
+	case CONFIG_SEC_SANDBOX:
+		r = config_key_sandbox(p, name, value);
+		break;
+	case CONFIG_SEC_LIMITS:
+		r = config_key_limits(p, name, value);
+		break;
+	case CONFIG_SEC_RUNTIME:
+		r = config_key_runtime(p, name, value);
+		break;
+	default:
+		r = config_fail_at(p, -EINVAL, p->line, "'%s' outside of any section", name);
+		break;
+	}
+	return r == 0;
+}
+
+/* A runtime section ends: it must have set both argv and code_name. */
+static int
+config_runtime_end(struct config_parse *p)
+{
+	struct config_runtime *rt = p->rt;
+
+	if (rt == NULL)
+		return 0;
+	p->rt = NULL;
+	if (rt->argc == 0)
+		return config_fail_at(p, -EINVAL, p->rt_line, "[runtime %s] has no argv",
+				      rt->name);
+	if (rt->code_name[0] == '\0')
+		return config_fail_at(p, -EINVAL, p->rt_line, "[runtime %s] has no code_name",
+				      rt->name);
+	return 0;
+}
+
+/* Is this a valid runtime name: lower-case letters, digits, '-' and '_'? */
+static bool
+config_runtime_name_valid(const char *s)
+{
+	size_t len = strlen(s), i;
+
+	if (len == 0 || len > PROTO_RUNTIME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) &&
+		    s[i] != '-' && s[i] != '_')
+			return false;
+	return true;
+}
+
+/* Start a [runtime NAME] section: a new runtime, or one replacing a built-in. */
+static int
+config_runtime_begin(struct config_parse *p, const char *name)
+{
+	struct config *cfg = p->cfg;
+	size_t i;
+
+	if (!config_runtime_name_valid(name))
+		return config_fail_at(p, -EINVAL, p->line,
+				      "bad runtime name '%s': expected 1 to %d of a-z, 0-9, '-', '_'",
+				      name, PROTO_RUNTIME_MAX);
+	if (!strcmp(name, "exec"))
+		return config_fail_at(p, -EINVAL, p->line,
+				      "[runtime exec] is built in and takes no template");
+	for (i = 0; i < cfg->nruntimes; i++)
+		if (!strcmp(cfg->runtimes[i].name, name))
+			break;
+	if (i < cfg->nruntimes && p->rt_from_file[i])
+		return config_fail_at(p, -EINVAL, p->line, "duplicate section [runtime %s]", name);
+	if (i == cfg->nruntimes) {
+		if (cfg->nruntimes == CONFIG_RUNTIMES_MAX)
+			return config_fail_at(p, -EINVAL, p->line, "more than %d runtimes",
+					      CONFIG_RUNTIMES_MAX);
+		memset(&cfg->runtimes[i], 0, sizeof(cfg->runtimes[i]));
+		strcpy(cfg->runtimes[i].name, name);
+		cfg->nruntimes++;
+	}
+	config_runtime_clear(&cfg->runtimes[i]);
+	p->rt_from_file[i] = true;
+	p->rt = &cfg->runtimes[i];
+	p->rt_line = p->line;
+	return 0;
+}
+
+/*
+ * A section header line, seen by the reader before inih parses it: inih only
+ * calls the handler for keys, so an unknown or empty section would otherwise
+ * pass unnoticed. A header without ']' is left to inih to report.
+ */
+static int
+config_section_begin(struct config_parse *p, const char *line)
+{
+	char name[CONFIG_SECTION_MAX];
+	const char *end = strchr(line, ']');
+	size_t len;
+	int r;
+
+	if (end == NULL)
+		return 0;
+	r = config_runtime_end(p);
+	if (r < 0)
+		return r;
+	len = (size_t)(end - line - 1);
+	if (len >= sizeof(name))
+		return config_fail_at(p, -EINVAL, p->line, "unknown section");
+	memcpy(name, line + 1, len);
+	name[len] = '\0';
+	if (!strcmp(name, "daemon")) {
+		p->section = CONFIG_SEC_DAEMON;
+	} else if (!strcmp(name, "access")) {
+		p->section = CONFIG_SEC_ACCESS;
+	} else if (!strcmp(name, "sandbox")) {
+		p->section = CONFIG_SEC_SANDBOX;
+	} else if (!strcmp(name, "limits")) {
+		p->section = CONFIG_SEC_LIMITS;
+	} else if (!strncmp(name, "runtime ", 8)) {
+		const char *rt = name + 8;
+
+		while (*rt == ' ' || *rt == '\t')
+			rt++;
+		p->section = CONFIG_SEC_RUNTIME;
+		return config_runtime_begin(p, rt);
+	} else {
+		return config_fail_at(p, -EINVAL, p->line, "unknown section [%s]", name);
+	}
+	return 0;
+}
+
+/*
+ * inih reader: one line of the file, counted, so that errors can name the
+ * line whatever INI_HANDLER_LINENO the library was built with. Leading blanks
+ * are dropped so that inih never takes an indented line for a continuation
+ * of the previous value. Returning NULL ends the parse.
+ */
+static char *
+config_ini_reader(char *str, int num, void *stream)
+{
+	struct config_parse *p = stream;
+	const char *s;
+	ssize_t n;
+	size_t len;
+
+	if (p->error != 0 || num < 2)
+		return NULL;
+	n = getline(&p->buf, &p->bufsize, p->fp);
+	if (n < 0) {
+		if (ferror(p->fp))
+			config_fail_at(p, -EIO, p->line + 1, "read error");
+		return NULL;
+	}
+	p->line++;
+	if (memchr(p->buf, '\0', (size_t)n) != NULL) {
+		config_fail_at(p, -EINVAL, p->line, "NUL byte in line");
+		return NULL;
+	}
+	s = p->buf;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	len = (size_t)n - (size_t)(s - p->buf);
+	/* inih reads into a fixed buffer of num bytes (INI_MAX_LINE); never split a line. */
+	if (len + 1 > (size_t)num) {
+		config_fail_at(p, -EINVAL, p->line, "line too long (at most %d bytes)", num - 2);
+		return NULL;
+	}
+	if (*s == '[' && config_section_begin(p, s) < 0)
+		return NULL;
+	memcpy(str, s, len + 1);
+	return str;
+}
+
+/*
+ * Open the file and refuse it when anyone but root could have written it:
+ * the file decides who may run code and with which limits. fstat() on the
+ * opened fd, so the checked file is the read one; O_NOFOLLOW so a link
+ * cannot point the daemon elsewhere; O_NONBLOCK so a FIFO cannot hang it.
+ */
+static int
+config_open(struct config_parse *p, bool must_exist, FILE **ret)
+{
+	struct stat st;
+	FILE *fp;
+	int fd, r;
+
+	fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ENOENT && !must_exist)
+			return 0;
+		if (r == -ELOOP)
+			return config_fail_at(p, r, 0, "is a symbolic link: refused");
+		return config_fail_at(p, r, 0, "cannot open: %s", strerror(-r));
+	}
+	if (fstat(fd, &st) < 0) {
+		r = config_fail_at(p, -errno, 0, "cannot stat: %s", strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = config_fail_at(p, -EINVAL, 0, "not a regular file: refused");
+		goto out;
+	}
+	if (st.st_uid != 0) {
+		r = config_fail_at(p, -EPERM, 0, "owned by uid %u, not root: refused",
+				   (unsigned)st.st_uid);
+		goto out;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		r = config_fail_at(p, -EPERM, 0,
+				   "writable by group or others (mode %04o): refused",
+				   (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
+	fp = fdopen(fd, "r");
+	if (fp == NULL) {
+		r = config_fail_at(p, -errno, 0, "fdopen: %s", strerror(errno));
+		goto out;
+	}
+	*ret = fp;
+	return 0;
+out:
+	close(fd);
+	return r;
+}
+
+/* Read the file into cfg; a missing file is fine unless must_exist. */
+static int
+config_read(struct config_parse *p, bool must_exist)
+{
+	FILE *fp = NULL;
+	int r;
+
+	r = config_open(p, must_exist, &fp);
+	if (r < 0 || fp == NULL)
+		goto out;
+	p->fp = fp;
+	r = ini_parse_stream(config_ini_reader, p, config_ini_handler, p);
+	if (p->error == 0) {
+		if (r > 0)
+			config_fail_at(p, -EINVAL, (unsigned)r, "syntax error");
+		else if (r == -2)
+			config_fail_at(p, -ENOMEM, 0, "out of memory");
+		else if (r < 0)
+			config_fail_at(p, -EIO, 0, "cannot read");
+		else
+			config_runtime_end(p);
+	}
+	r = p->error;
+out:
+	if (fp != NULL)
+		fclose(fp);
+	p->fp = NULL;
+	return r;
+}
+
+/* The later of two lines where a value was set (0 = built in). */
+static unsigned
+config_line_max(unsigned a, unsigned b)
+{
+	return a > b ? a : b;
+}
+
+/* Checks across keys, and the defaults that depend on the user database. */
+static int
+config_finish(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	struct group *gr;
+	unsigned i;
+	int r;
+
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		const char *name = proto_limit_name((enum proto_limit)i);
+
+		if (cfg->defaults.v[i] > cfg->ceilings.v[i])
+			return config_fail_at(p, -EINVAL,
+					      config_line_max(p->lines.limit[i][0],
+							      p->lines.limit[i][1]),
+					      "%s = %llu is above its ceiling %s_max = %llu", name,
+					      (unsigned long long)cfg->defaults.v[i], name,
+					      (unsigned long long)cfg->ceilings.v[i]);
+	}
+	if ((uint64_t)cfg->uid_base + cfg->uid_count > UINT32_MAX)
+		return config_fail_at(p, -EINVAL,
+				      config_line_max(p->lines.uid_base, p->lines.uid_count),
+				      "uid_base + uid_count overflows the uid space");
+	if (p->lines.socket_group == 0) {
+		gr = getgrnam("airlock");
+		cfg->socket_gid = gr != NULL ? gr->gr_gid : 0;
+	}
+	if (p->lines.user == 0) {
+		r = config_set_service_user(cfg, "airlock");
+		if (r < 0 && r != -ENOMEM)
+			r = config_set_service_user(cfg, "nobody");
+		if (r == -ENOMEM)
+			return config_fail_at(p, r, 0, "out of memory");
+		if (r < 0)
+			return config_fail_at(p, -ENOENT, 0,
+					      "neither user 'airlock' nor 'nobody' exists; set user =");
+	}
+	if (cfg->service_uid >= cfg->uid_base &&
+	    (uint64_t)cfg->service_uid < (uint64_t)cfg->uid_base + cfg->uid_count)
+		return config_fail_at(p, -EINVAL,
+				      config_line_max(p->lines.uid_base, p->lines.uid_count),
+				      "the service user's uid %u lies in the per-run uid range",
+				      (unsigned)cfg->service_uid);
+	return 0;
+}
+
+/* Fill cfg with the built-in defaults that need no user database. */
+static int
+config_defaults(struct config *cfg)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t i, n = 0;
+	int r;
+
+	cfg->socket_path = strdup(CONFIG_DEFAULT_SOCKET);
+	cfg->hostname = strdup("airlock");
+	if (cfg->socket_path == NULL || cfg->hostname == NULL)
+		return -ENOMEM;
+	cfg->socket_uid = 0;
+	cfg->socket_gid = 0;
+	cfg->socket_mode = 0660;
+	cfg->max_connections_per_uid = 16;
+	cfg->max_runs_per_uid = 8;
+	if (ncpu < 1)
+		ncpu = 1;
+	if (ncpu > 65536)
+		ncpu = 65536;
+	cfg->max_runs = (uint32_t)(2 * ncpu);
+	cfg->max_queued_bytes = 8ULL << 20;
+	cfg->allow_all = false;
+	cfg->uid_base = 600000;
+	cfg->uid_count = 2048;
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		cfg->defaults.v[i] = config_limit_defaults[i][0];
+		cfg->ceilings.v[i] = config_limit_defaults[i][1];
+	}
+	for (i = 0; i < sizeof(config_builtin_runtimes) / sizeof(config_builtin_runtimes[0]); i++) {
+		struct config_runtime *rt = &cfg->runtimes[n];
+
+		if (config_builtin_runtimes[i].need != NULL &&
+		    access(config_builtin_runtimes[i].need, X_OK) < 0)
+			continue;
+		strcpy(rt->name, config_builtin_runtimes[i].name);
+		strcpy(rt->code_name, config_builtin_runtimes[i].code_name);
+		r = config_split_words(config_builtin_runtimes[i].argv, rt->argv,
+				       CONFIG_RUNTIME_ARGV_MAX, &rt->argc);
+		if (r < 0)
+			return r;
+		n++;
+		cfg->nruntimes = n;
+	}
+	strcpy(cfg->runtimes[n].name, "exec");
+	cfg->runtimes[n].is_exec = true;
+	cfg->nruntimes = n + 1;
+	return 0;
+}
+
+int
+config_load(struct config *cfg, const char *path, bool must_exist, char *err, size_t errlen)
+{
+	struct config_parse p;
+	size_t i;
+	int r;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (cfg == NULL)
+		return -EINVAL;
+	memset(cfg, 0, sizeof(*cfg));
+	memset(&p, 0, sizeof(p));
+	p.cfg = cfg;
+	p.path = path;
+	p.err = err;
+	p.errlen = errlen;
+
+	r = config_defaults(cfg);
+	if (r < 0) {
+		config_fail_at(&p, r, 0, "out of memory");
+		goto out;
+	}
+	if (path != NULL) {
+		r = config_read(&p, must_exist);
+		if (r < 0)
+			goto out;
+	}
+	r = config_finish(&p);
+out:
+	for (i = 0; i < p.nseen; i++)
+		free(p.seen[i]);
+	free(p.seen);
+	free(p.buf);
+	if (r < 0)
+		config_free(cfg);
+	return r;
+}
+
+void
+config_free(struct config *cfg)
+{
+	size_t i;
+
+	if (cfg == NULL)
+		return;
+	free(cfg->socket_path);
+	free(cfg->service_user);
+	free(cfg->hostname);
+	for (i = 0; i < CONFIG_RUNTIMES_MAX; i++)
+		config_runtime_clear(&cfg->runtimes[i]);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+const struct config_runtime *
+config_runtime_find(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	if (cfg == NULL || name == NULL)
+		return NULL;
+	for (i = 0; i < cfg->nruntimes && i < CONFIG_RUNTIMES_MAX; i++)
+		if (!strcmp(cfg->runtimes[i].name, name))
+			return &cfg->runtimes[i];
+	return NULL;
+}
+
+int
+config_limits_resolve(const struct config *cfg, const struct proto_limits *asked,
+		      struct proto_limits *ret, enum proto_limit *ret_bad)
+{
+	struct proto_limits out;
+	unsigned i;
+
+	if (cfg == NULL || asked == NULL || ret == NULL)
+		return -EINVAL;
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		if (asked->v[i] == 0) {
+			out.v[i] = cfg->defaults.v[i];
+		} else if (asked->v[i] > cfg->ceilings.v[i]) {
+			if (ret_bad != NULL)
+				*ret_bad = (enum proto_limit)i;
+			return -ERANGE;
+		} else {
+			out.v[i] = asked->v[i];
+		}
+	}
+	*ret = out;
+	return 0;
+}
+
+bool
+config_peer_allowed(const struct config *cfg, uid_t uid, const gid_t *gids, size_t ngids)
+{
+	size_t i, j;
+
+	if (uid == 0)
+		return true;
+	if (cfg == NULL)
+		return false;
+	if (cfg->allow_all)
+		return true;
+	for (i = 0; i < cfg->nallow_uids && i < CONFIG_LIST_MAX; i++)
+		if (cfg->allow_uids[i] == uid)
+			return true;
+	if (gids == NULL)
+		return false;
+	for (j = 0; j < ngids; j++) {
+		if (gids[j] == cfg->socket_gid)
+			return true;
+		for (i = 0; i < cfg->nallow_gids && i < CONFIG_LIST_MAX; i++)
+			if (cfg->allow_gids[i] == gids[j])
+				return true;
+	}
+	return false;
+}
