@@ -1,0 +1,275 @@
+/* seccomp_policy.c: the sandbox's and the frontend's seccomp filters, compiled with libseccomp. */
+#include "seccomp_policy.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+
+/*
+ * Calls that fail with EPERM in both filters. See docs/security-seccomp.md for
+ * why each one is here. Names, not numbers: libseccomp resolves them for the
+ * architecture and knows the ones that do not exist there.
+ */
+static const char *const seccomp_policy_denied[] = {
+	/* namespaces and mounts: the sandbox's walls */
+	"unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree",
+	"move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+	/* kernel keyrings: not namespaced */
+	"add_key", "request_key", "keyctl",
+	/* large kernel attack surface */
+	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+	"io_uring_register",
+	/* other processes */
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+	/* the host itself */
+	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+	"swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "open_by_handle_at",
+	"name_to_handle_at", "syslog", "lookup_dcookie", "nfsservctl", "uselib", "vhangup",
+	/* the clock is not namespaced */
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+};
+
+/* Calls the frontend never makes: it neither runs programs nor changes its ids. */
+static const char *const seccomp_policy_frontend_denied[] = {
+	"execve", "execveat", "fork", "vfork", "clone", "clone3", "setuid", "setgid",
+	"setreuid", "setregid", "setresuid", "setresgid", "setgroups", "setfsuid", "setfsgid",
+};
+
+/* The namespace flags that clone() must not carry in the sandbox. */
+static const uint64_t seccomp_policy_clone_ns[] = {
+	CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+	CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET, CLONE_NEWTIME,
+};
+
+/* Add one rule by syscall name; -ENOSYS when libseccomp does not know the name. */
+static int
+seccomp_policy_add(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned nargs,
+		   const struct scmp_arg_cmp *args)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+
+	if (nr == __NR_SCMP_ERROR)
+		return -ENOSYS;
+	return seccomp_rule_add_array(ctx, action, nr, nargs, args);
+}
+
+/*
+ * personality(): allow only PER_LINUX (0) and the query 0xffffffff; other
+ * values turn off ASLR (ADDR_NO_RANDOMIZE) or change the ABI. libseccomp
+ * refuses two comparisons of one argument in a rule, and rules are ORed, so
+ * "neither 0 nor 0xffffffff" is written as a union of aligned blocks, each
+ * one MASKED_EQ on all 64 bits: [2^k, 2^(k+1)) for k < 31, then
+ * [0x80000000, 0xfffffffe] as blocks whose top bits are ones and then a zero,
+ * and everything above 0xffffffff. Upper garbage is denied although the
+ * kernel would truncate it: that fails safe.
+ */
+static int
+seccomp_policy_add_personality(scmp_filter_ctx ctx)
+{
+	struct scmp_arg_cmp arg;
+	unsigned k;
+	int r;
+
+	for (k = 0; k < 31; k++) {
+		arg = SCMP_A0(SCMP_CMP_MASKED_EQ, ~0ULL << k, 1ULL << k);
+		r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), "personality", 1, &arg);
+		if (r < 0)
+			return r;
+	}
+	for (k = 0; k < 31; k++) {
+		uint64_t value = (0xffffffffULL >> (k + 1)) << (k + 1);
+
+		arg = SCMP_A0(SCMP_CMP_MASKED_EQ, ~0ULL << k, value);
+		r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), "personality", 1, &arg);
+		if (r < 0)
+			return r;
+	}
+	arg = SCMP_A0(SCMP_CMP_GT, 0xffffffffULL);
+	return seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), "personality", 1, &arg);
+}
+
+/* Add every deny rule of the sandbox; frontend adds its own on top and skips clone's. */
+static int
+seccomp_policy_add_common(scmp_filter_ctx ctx, bool frontend)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(seccomp_policy_denied) / sizeof(seccomp_policy_denied[0]); i++) {
+		r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), seccomp_policy_denied[i], 0, NULL);
+		if (r < 0)
+			return r;
+	}
+
+	r = seccomp_policy_add_personality(ctx);
+	if (r < 0)
+		return r;
+
+	/*
+	 * ioctl(TIOCSTI) pushes bytes into a terminal's input, TIOCLINUX can do
+	 * the same on a virtual console. The kernel truncates the request to
+	 * 32 bits, so only the low 32 bits are compared: TIOCSTI | 1 << 32 is
+	 * TIOCSTI to the kernel.
+	 */
+	{
+		static const unsigned long reqs[] = {TIOCSTI, TIOCLINUX};
+
+		for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+			struct scmp_arg_cmp arg =
+				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, (uint64_t)reqs[i]);
+
+			r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &arg);
+			if (r < 0)
+				return r;
+		}
+	}
+
+	if (frontend)
+		return 0;
+
+	/*
+	 * clone() with any namespace flag: one rule per flag because a rule
+	 * ANDs its comparisons. clone3() passes its flags in memory that BPF
+	 * cannot read, so it reports ENOSYS and the C library falls back to
+	 * clone(), whose flags we can see.
+	 */
+	for (i = 0; i < sizeof(seccomp_policy_clone_ns) / sizeof(seccomp_policy_clone_ns[0]); i++) {
+		struct scmp_arg_cmp arg = SCMP_A0(SCMP_CMP_MASKED_EQ, seccomp_policy_clone_ns[i],
+						  seccomp_policy_clone_ns[i]);
+
+		r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), "clone", 1, &arg);
+		if (r < 0)
+			return r;
+	}
+	return seccomp_policy_add(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
+}
+
+/*
+ * Export a filter into a malloc'd program. libseccomp 2.5 only exports to an
+ * fd, so through a memfd that is read back.
+ */
+static int
+seccomp_policy_export(scmp_filter_ctx ctx, struct sock_fprog *ret)
+{
+	struct sock_filter *filter = NULL;
+	struct stat st;
+	size_t size, done = 0;
+	int fd, r;
+
+	fd = memfd_create("airlock-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = seccomp_export_bpf(ctx, fd);
+	if (r < 0)
+		goto out;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	size = (size_t)st.st_size;
+	if (size == 0 || size % sizeof(struct sock_filter) != 0 ||
+	    size / sizeof(struct sock_filter) > BPF_MAXINSNS) {
+		r = -E2BIG;
+		goto out;
+	}
+	filter = malloc(size);
+	if (filter == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while (done < size) {
+		ssize_t n = pread(fd, (char *)filter + done, size - done, (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		done += (size_t)n;
+	}
+	ret->len = (unsigned short)(size / sizeof(struct sock_filter));
+	ret->filter = filter;
+	filter = NULL;
+	r = 0;
+out:
+	free(filter);
+	close(fd);
+	return r;
+}
+
+/*
+ * Build a filter: allow by default, deny the listed calls with an errno. A
+ * call from another architecture (i386 via int 0x80, x32 numbers with bit
+ * 30 set) kills the process: our rules are written for native numbers only,
+ * and nothing legitimate in the sandbox or the frontend uses them.
+ */
+static int
+seccomp_policy_build(bool frontend, struct sock_fprog *ret)
+{
+	scmp_filter_ctx ctx;
+	size_t i;
+	int r;
+
+	if (ret == NULL)
+		return -EINVAL;
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (ctx == NULL)
+		return -ENOMEM;
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (r < 0)
+		goto out;
+	r = seccomp_policy_add_common(ctx, frontend);
+	if (r < 0)
+		goto out;
+	if (frontend)
+		for (i = 0; i < sizeof(seccomp_policy_frontend_denied) /
+					sizeof(seccomp_policy_frontend_denied[0]);
+		     i++) {
+			r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM),
+					       seccomp_policy_frontend_denied[i], 0, NULL);
+			if (r < 0)
+				goto out;
+		}
+	r = seccomp_policy_export(ctx, ret);
+out:
+	seccomp_release(ctx);
+	return r;
+}
+
+int
+seccomp_policy_sandbox(struct sock_fprog *ret)
+{
+	return seccomp_policy_build(false, ret);
+}
+
+int
+seccomp_policy_frontend(struct sock_fprog *ret)
+{
+	return seccomp_policy_build(true, ret);
+}
+
+void
+seccomp_policy_free(struct sock_fprog *prog)
+{
+	if (prog == NULL)
+		return;
+	free(prog->filter);
+	prog->filter = NULL;
+	prog->len = 0;
+}
