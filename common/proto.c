@@ -2,7 +2,18 @@
 #include "proto.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <msgpack.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fdpass.h"
+#include "memfd.h"
 
 static const char *const proto_type_names[] = {
 	[PROTO_HELLO] = "hello",   [PROTO_HELLO_OK] = "hello_ok", [PROTO_PING] = "ping",
@@ -122,3 +133,1502 @@ proto_limit_name(enum proto_limit limit)
 }
 
 /* CODEC: implemented below by the protocol module (encode/decode). */
+
+/* Nesting the pre-scan accepts; version 1 needs 5 levels. */
+#define PROTO_DEPTH_MAX 16
+#define PROTO_BLOB_MEMFD_NAME "airlock-blob"
+
+/* True when name is a valid environment variable name: [A-Za-z_][A-Za-z0-9_]*. */
+static bool
+proto_env_key_valid(const char *key, size_t len)
+{
+	size_t i;
+
+	if (len == 0)
+		return false;
+	for (i = 0; i < len; i++) {
+		char c = key[i];
+		bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+
+		if (!alpha && (i == 0 || c < '0' || c > '9'))
+			return false;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------- decode */
+
+struct proto_mapping {
+	void *addr;
+	size_t len;
+};
+
+/* What a decoded message owns: the zone, the fds that came with it, mappings. */
+struct proto_priv {
+	msgpack_zone *zone;
+	size_t nfds;
+	int fds[PROTO_FDS_MAX];
+	bool used[PROTO_FDS_MAX];
+	size_t nmaps;
+	struct proto_mapping maps[PROTO_FDS_MAX];
+};
+
+/* Decoder state: where the failure is reported and the field path so far. */
+struct proto_dec {
+	struct proto_priv *priv;
+	enum proto_error code;
+	char *why;
+	size_t why_len;
+	size_t pathlen;
+	char path[160];
+};
+
+enum dec_kind {
+	DEC_U32,
+	DEC_U64,
+	DEC_I32,
+	DEC_BOOL,
+	DEC_STR,
+	DEC_BLOB,
+	DEC_STRV,       /* [str] into a NULL-terminated zone array + count */
+	DEC_STRA,       /* [str] into a fixed array + count */
+	DEC_ENV,        /* {str:str} */
+	DEC_FILES,      /* [{name, data}] */
+	DEC_ARTIFACTS,  /* [{name, size, truncated, data}] */
+	DEC_LIMITS,     /* limits; unknown names ignored */
+	DEC_LIMITS_REQ, /* limits in a request; unknown names refused */
+	DEC_OUTCOME,
+	DEC_ERRCODE,
+};
+
+#define DF_REQUIRED 0x1u
+#define DF_NONEMPTY 0x2u
+
+/* One known key of a map: how to check it and where its value goes. */
+struct dec_field {
+	const char *name;
+	enum dec_kind kind;
+	unsigned flags;
+	size_t off;      /* value's offset in the target struct */
+	size_t cnt_off;  /* arrays: the count's offset */
+	size_t max;      /* strings: bytes; arrays and maps: entries */
+	size_t elem_max; /* string arrays: bytes per entry */
+};
+
+/* A memfd reference: {"fd": index, "size": bytes}. */
+struct dec_blobref {
+	uint32_t fd;
+	uint64_t size;
+};
+
+#define U(s, f) offsetof(struct s, f)
+
+static const struct dec_field dec_hello_fields[] = {
+	{"version", DEC_U32, DF_REQUIRED, U(proto_hello, version), 0, 0, 0},
+	{"client", DEC_STR, 0, U(proto_hello, peer), 0, PROTO_NAME_MAX, 0},
+};
+
+static const struct dec_field dec_hello_ok_fields[] = {
+	{"version", DEC_U32, DF_REQUIRED, U(proto_hello, version), 0, 0, 0},
+	{"daemon", DEC_STR, DF_REQUIRED, U(proto_hello, peer), 0, PROTO_NAME_MAX, 0},
+};
+
+static const struct dec_field dec_info_ok_fields[] = {
+	{"daemon", DEC_STR, DF_REQUIRED, U(proto_info, daemon), 0, PROTO_NAME_MAX, 0},
+	{"version", DEC_U32, DF_REQUIRED, U(proto_info, version), 0, 0, 0},
+	{"uid", DEC_U32, DF_REQUIRED, U(proto_info, uid), 0, 0, 0},
+	{"runtimes", DEC_STRA, DF_REQUIRED | DF_NONEMPTY, U(proto_info, runtimes),
+	 U(proto_info, nruntimes), PROTO_RUNTIMES_MAX, PROTO_RUNTIME_MAX},
+	{"defaults", DEC_LIMITS, DF_REQUIRED, U(proto_info, defaults), 0, 0, 0},
+	{"ceilings", DEC_LIMITS, DF_REQUIRED, U(proto_info, ceilings), 0, 0, 0},
+};
+
+static const struct dec_field dec_run_fields[] = {
+	{"runtime", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_run, runtime), 0,
+	 PROTO_RUNTIME_MAX, 0},
+	{"code", DEC_BLOB, 0, U(proto_run, code), 0, 0, 0},
+	{"argv", DEC_STRV, 0, U(proto_run, argv), U(proto_run, argc), PROTO_ARGV_MAX,
+	 PROTO_STR_MAX},
+	{"env", DEC_ENV, 0, U(proto_run, env), U(proto_run, nenv), PROTO_ENV_MAX, 0},
+	{"stdin", DEC_BLOB, 0, U(proto_run, stdin_data), 0, 0, 0},
+	{"files", DEC_FILES, 0, U(proto_run, files), U(proto_run, nfiles), PROTO_FILES_MAX, 0},
+	{"limits", DEC_LIMITS_REQ, 0, U(proto_run, limits), 0, 0, 0},
+};
+
+/* Indices into dec_result_fields used by the cross-field checks. */
+enum { DEC_RES_EXIT_CODE = 1, DEC_RES_SIGNAL = 2, DEC_RES_ERROR = 3 };
+
+static const struct dec_field dec_result_fields[] = {
+	{"outcome", DEC_OUTCOME, DF_REQUIRED, U(proto_result, outcome), 0, 0, 0},
+	[DEC_RES_EXIT_CODE] = {"exit_code", DEC_I32, 0, U(proto_result, exit_code), 0, 0, 0},
+	[DEC_RES_SIGNAL] = {"signal", DEC_I32, 0, U(proto_result, signal), 0, 0, 0},
+	[DEC_RES_ERROR] = {"error", DEC_STR, 0, U(proto_result, error), 0, PROTO_STR_MAX, 0},
+	{"wall_ms", DEC_U64, DF_REQUIRED, U(proto_result, wall_ms), 0, 0, 0},
+	{"cpu_ms", DEC_U64, DF_REQUIRED, U(proto_result, cpu_ms), 0, 0, 0},
+	{"memory_peak_bytes", DEC_U64, DF_REQUIRED, U(proto_result, memory_peak_bytes), 0, 0, 0},
+	{"queued_ms", DEC_U64, DF_REQUIRED, U(proto_result, queued_ms), 0, 0, 0},
+	{"stdout", DEC_BLOB, DF_REQUIRED, U(proto_result, out[0].data), 0, 0, 0},
+	{"stdout_bytes", DEC_U64, DF_REQUIRED, U(proto_result, out[0].total), 0, 0, 0},
+	{"stdout_truncated", DEC_BOOL, DF_REQUIRED, U(proto_result, out[0].truncated), 0, 0, 0},
+	{"stderr", DEC_BLOB, DF_REQUIRED, U(proto_result, out[1].data), 0, 0, 0},
+	{"stderr_bytes", DEC_U64, DF_REQUIRED, U(proto_result, out[1].total), 0, 0, 0},
+	{"stderr_truncated", DEC_BOOL, DF_REQUIRED, U(proto_result, out[1].truncated), 0, 0, 0},
+	{"artifacts", DEC_ARTIFACTS, DF_REQUIRED, U(proto_result, artifacts),
+	 U(proto_result, nartifacts), PROTO_ARTIFACTS_MAX, 0},
+};
+
+static const struct dec_field dec_error_fields[] = {
+	{"code", DEC_ERRCODE, DF_REQUIRED, U(proto_err, code), 0, 0, 0},
+	{"message", DEC_STR, DF_REQUIRED, U(proto_err, message), 0, PROTO_MSG_PRINTABLE_MAX, 0},
+};
+
+static const struct dec_field dec_file_fields[] = {
+	{"name", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_file, name), 0, PROTO_NAME_MAX, 0},
+	{"data", DEC_BLOB, DF_REQUIRED, U(proto_file, data), 0, 0, 0},
+};
+
+static const struct dec_field dec_artifact_fields[] = {
+	{"name", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_artifact, name), 0, PROTO_NAME_MAX,
+	 0},
+	{"size", DEC_U64, DF_REQUIRED, U(proto_artifact, size), 0, 0, 0},
+	{"truncated", DEC_BOOL, DF_REQUIRED, U(proto_artifact, truncated), 0, 0, 0},
+	{"data", DEC_BLOB, DF_REQUIRED, U(proto_artifact, data), 0, 0, 0},
+};
+
+static const struct dec_field dec_blobref_fields[] = {
+	{"fd", DEC_U32, DF_REQUIRED, U(dec_blobref, fd), 0, 0, 0},
+	{"size", DEC_U64, DF_REQUIRED, U(dec_blobref, size), 0, 0, 0},
+};
+
+#undef U
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The fields of each message type; a type without fields has an empty schema. */
+static const struct dec_schema {
+	const struct dec_field *fields;
+	size_t nfields;
+} dec_schemas[] = {
+	[PROTO_HELLO] = {dec_hello_fields, NELEM(dec_hello_fields)},
+	[PROTO_HELLO_OK] = {dec_hello_ok_fields, NELEM(dec_hello_ok_fields)},
+	[PROTO_PING] = {NULL, 0},
+	[PROTO_PONG] = {NULL, 0},
+	[PROTO_INFO] = {NULL, 0},
+	[PROTO_INFO_OK] = {dec_info_ok_fields, NELEM(dec_info_ok_fields)},
+	[PROTO_RUN] = {dec_run_fields, NELEM(dec_run_fields)},
+	[PROTO_RESULT] = {dec_result_fields, NELEM(dec_result_fields)},
+	[PROTO_ERROR] = {dec_error_fields, NELEM(dec_error_fields)},
+};
+
+static int dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f,
+		     void *base);
+
+/* Record the failure with the current path; returns the matching -errno. */
+__attribute__((format(printf, 3, 4))) static int
+dec_fail(struct proto_dec *d, enum proto_error code, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	d->code = code;
+	if (d->why != NULL && d->why_len > 0) {
+		n = snprintf(d->why, d->why_len, "%s: ", d->path);
+		if (n >= 0 && (size_t)n < d->why_len) {
+			va_start(ap, fmt);
+			vsnprintf(d->why + n, d->why_len - (size_t)n, fmt, ap);
+			va_end(ap);
+		}
+	}
+	if (code == PROTO_ERR_TOO_LARGE)
+		return -E2BIG;
+	if (code == PROTO_ERR_INTERNAL)
+		return -ENOMEM;
+	return -EBADMSG;
+}
+
+#define dec_bad(d, ...) dec_fail((d), PROTO_ERR_BAD_REQUEST, __VA_ARGS__)
+#define dec_big(d, ...) dec_fail((d), PROTO_ERR_TOO_LARGE, __VA_ARGS__)
+
+/* Append a segment to the field path; returns the length to restore. */
+__attribute__((format(printf, 2, 3))) static size_t
+dec_push(struct proto_dec *d, const char *fmt, ...)
+{
+	size_t old = d->pathlen;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(d->path + old, sizeof(d->path) - old, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		d->pathlen = old + (size_t)n < sizeof(d->path) ? old + (size_t)n
+							       : sizeof(d->path) - 1;
+	return old;
+}
+
+/* Cut the field path back to a length dec_push() returned. */
+static void
+dec_pop(struct proto_dec *d, size_t len)
+{
+	d->pathlen = len;
+	d->path[len] = '\0';
+}
+
+/* Allocate n zeroed bytes in the message's zone. */
+static void *
+dec_alloc(struct proto_dec *d, size_t n)
+{
+	void *p = msgpack_zone_malloc(d->priv->zone, n > 0 ? n : 1);
+
+	if (p != NULL)
+		memset(p, 0, n > 0 ? n : 1);
+	return p;
+}
+
+/* True when a msgpack string equals name. */
+static bool
+dec_str_eq(const msgpack_object_str *s, const char *name)
+{
+	return strlen(name) == s->size && memcmp(s->ptr, name, s->size) == 0;
+}
+
+/* Read one big-endian length of w bytes at *off. */
+static int
+dec_scan_len(struct proto_dec *d, const uint8_t *p, size_t len, size_t *off, unsigned w,
+	     uint64_t *ret)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	if (w > len - *off)
+		return dec_bad(d, "truncated packet");
+	for (i = 0; i < w; i++)
+		v = (v << 8) | p[(*off)++];
+	*ret = v;
+	return 0;
+}
+
+/*
+ * For header bytes 0xc4..0xdf: the width of the big-endian length that
+ * follows, the fixed bytes after it, and 1/2 when the length counts array
+ * elements/map pairs rather than bytes.
+ */
+static const struct {
+	uint8_t lw, extra, kids;
+} dec_scan_tab[0xe0 - 0xc4] = {
+	{1, 0, 0}, {2, 0, 0}, {4, 0, 0},                       /* bin 8/16/32 */
+	{1, 1, 0}, {2, 1, 0}, {4, 1, 0},                       /* ext 8/16/32 */
+	{0, 4, 0}, {0, 8, 0},                                  /* float 32/64 */
+	{0, 1, 0}, {0, 2, 0}, {0, 4, 0}, {0, 8, 0},            /* uint 8..64 */
+	{0, 1, 0}, {0, 2, 0}, {0, 4, 0}, {0, 8, 0},            /* int 8..64 */
+	{0, 2, 0}, {0, 3, 0}, {0, 5, 0}, {0, 9, 0}, {0, 17, 0}, /* fixext */
+	{1, 0, 0}, {2, 0, 0}, {4, 0, 0},                       /* str 8/16/32 */
+	{2, 0, 1}, {4, 0, 1}, {2, 0, 2}, {4, 0, 2},            /* array, map */
+};
+
+/*
+ * Walk the packet's msgpack structure without allocating anything. msgpack-c
+ * allocates an array or map from its declared count before reading a single
+ * element, so a 5-byte packet could ask it for gigabytes; here every count
+ * must fit in the bytes that are left (each object takes at least one byte),
+ * which bounds what msgpack-c allocates by the packet's length. Also refuses
+ * truncation, trailing bytes, the never-used byte 0xc1 and deep nesting.
+ */
+static int
+dec_prescan(struct proto_dec *d, const uint8_t *p, size_t len)
+{
+	uint64_t left[PROTO_DEPTH_MAX] = {1};
+	uint64_t pending = 1, n = 0, kids, skip;
+	size_t depth = 0, off = 0;
+	uint8_t c;
+	int r;
+
+	while (pending > 0) {
+		while (left[depth] == 0)
+			depth--;
+		if (off >= len)
+			return dec_bad(d, "truncated packet");
+		c = p[off++];
+		pending--;
+		left[depth]--;
+		kids = skip = 0;
+		if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3)
+			;
+		else if (c <= 0x8f)
+			kids = 2u * (c & 0x0fu);
+		else if (c <= 0x9f)
+			kids = c & 0x0fu;
+		else if (c <= 0xbf)
+			skip = c & 0x1fu;
+		else if (c == 0xc1)
+			return dec_bad(d, "invalid msgpack byte 0xc1");
+		else {
+			r = dec_scan_len(d, p, len, &off, dec_scan_tab[c - 0xc4].lw, &n);
+			if (r < 0)
+				return r;
+			if (dec_scan_tab[c - 0xc4].kids > 0)
+				kids = n * dec_scan_tab[c - 0xc4].kids;
+			else
+				skip = n + dec_scan_tab[c - 0xc4].extra;
+		}
+		if (skip > len - off)
+			return dec_bad(d, "truncated packet");
+		off += skip;
+		if (kids == 0)
+			continue;
+		if (kids > len - off || pending > len - off - kids)
+			return dec_bad(d, "truncated packet (count larger than the packet)");
+		if (depth + 1 >= PROTO_DEPTH_MAX)
+			return dec_bad(d, "nested too deeply");
+		left[++depth] = kids;
+		pending += kids;
+	}
+	if (off != len)
+		return dec_bad(d, "trailing bytes after the message");
+	return 0;
+}
+
+/* Check a map: bounded size, string keys only, no key twice. */
+static int
+dec_check_map(struct proto_dec *d, const msgpack_object *o, size_t max)
+{
+	const msgpack_object_kv *kv;
+	size_t i, j;
+
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return dec_bad(d, "not a map");
+	if (o->via.map.size > max)
+		return dec_big(d, "more than %zu entries", max);
+	kv = o->via.map.ptr;
+	for (i = 0; i < o->via.map.size; i++) {
+		if (kv[i].key.type != MSGPACK_OBJECT_STR)
+			return dec_bad(d, "key of entry %zu is not a string", i);
+		for (j = 0; j < i; j++)
+			if (kv[j].key.via.str.size == kv[i].key.via.str.size &&
+			    memcmp(kv[j].key.via.str.ptr, kv[i].key.via.str.ptr,
+				   kv[i].key.via.str.size) == 0)
+				return dec_bad(d, "duplicate key in entry %zu", i);
+	}
+	return 0;
+}
+
+/* Find a key in a map whose keys may not have been checked yet. */
+static const msgpack_object *
+dec_find(const msgpack_object *o, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < o->via.map.size; i++)
+		if (o->via.map.ptr[i].key.type == MSGPACK_OBJECT_STR &&
+		    dec_str_eq(&o->via.map.ptr[i].key.via.str, name))
+			return &o->via.map.ptr[i].val;
+	return NULL;
+}
+
+/* An unsigned integer no larger than max. */
+static int
+dec_uint(struct proto_dec *d, const msgpack_object *o, uint64_t max, uint64_t *ret)
+{
+	if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+		return dec_bad(d, "negative");
+	if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return dec_bad(d, "not an unsigned integer");
+	if (o->via.u64 > max)
+		return dec_bad(d, "out of range (max %llu)", (unsigned long long)max);
+	*ret = o->via.u64;
+	return 0;
+}
+
+/* A signed 32-bit integer. */
+static int
+dec_i32(struct proto_dec *d, const msgpack_object *o, int32_t *ret)
+{
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT32_MAX)
+		*ret = (int32_t)o->via.u64;
+	else if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER && o->via.i64 >= INT32_MIN)
+		*ret = (int32_t)o->via.i64;
+	else if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		 o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+		return dec_bad(d, "out of the 32-bit range");
+	else
+		return dec_bad(d, "not an integer");
+	return 0;
+}
+
+/* A string of at most max bytes without NUL, copied NUL-terminated into the zone. */
+static int
+dec_str(struct proto_dec *d, const msgpack_object *o, size_t max, bool nonempty,
+	const char **ret)
+{
+	char *s;
+
+	if (o->type != MSGPACK_OBJECT_STR)
+		return dec_bad(d, "not a string");
+	if (o->via.str.size > max)
+		return dec_big(d, "longer than %zu bytes", max);
+	if (nonempty && o->via.str.size == 0)
+		return dec_bad(d, "empty");
+	if (memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL)
+		return dec_bad(d, "contains a NUL byte");
+	s = dec_alloc(d, (size_t)o->via.str.size + 1);
+	if (s == NULL)
+		return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
+	memcpy(s, o->via.str.ptr, o->via.str.size);
+	*ret = s;
+	return 0;
+}
+
+/* A string name from a table; not found is bad_request. */
+static int
+dec_enum(struct proto_dec *d, const msgpack_object *o, int (*lookup)(const char *, void *),
+	 void *ret)
+{
+	const char *s;
+	int r;
+
+	r = dec_str(d, o, PROTO_NAME_MAX, true, &s);
+	if (r < 0)
+		return r;
+	if (lookup(s, ret) < 0)
+		return dec_bad(d, "unknown name");
+	return 0;
+}
+
+/* proto_outcome_from_name() with a generic signature for dec_enum(). */
+static int
+dec_outcome_lookup(const char *name, void *ret)
+{
+	return proto_outcome_from_name(name, ret);
+}
+
+/* proto_error_from_name() with a generic signature for dec_enum(). */
+static int
+dec_errcode_lookup(const char *name, void *ret)
+{
+	return proto_error_from_name(name, ret);
+}
+
+/*
+ * Attach memfd number idx to a blob. The seals are what make this safe
+ * against a sender that keeps its own copy of the fd: with F_SEAL_WRITE,
+ * F_SEAL_SHRINK and F_SEAL_GROW set (and F_SEAL_SEAL so they stay), the
+ * contents and size can no longer change, so the size checked here is the
+ * size mapped and reading the mapping can neither race nor SIGBUS.
+ */
+static int
+dec_blob_fd(struct proto_dec *d, const struct dec_blobref *ref, struct proto_blob *b)
+{
+	struct proto_priv *p = d->priv;
+	uint64_t size;
+	size_t old;
+	void *addr;
+	int r, fd;
+
+	old = dec_push(d, ".fd");
+	if (ref->fd >= p->nfds)
+		return dec_bad(d, "fd index %u out of range (%zu attached)", ref->fd, p->nfds);
+	if (p->used[ref->fd])
+		return dec_bad(d, "fd index %u referenced twice", ref->fd);
+	p->used[ref->fd] = true;
+	fd = p->fds[ref->fd];
+	r = memfd_check_sealed(fd, PROTO_BLOB_MAX, &size);
+	if (r == -E2BIG)
+		return dec_big(d, "memfd larger than %llu bytes", (unsigned long long)PROTO_BLOB_MAX);
+	if (r < 0)
+		return dec_bad(d, "not a sealed memfd (%s)", strerror(-r));
+	if (size != ref->size)
+		return dec_bad(d, "memfd holds %llu bytes, size says %llu",
+			       (unsigned long long)size, (unsigned long long)ref->size);
+	dec_pop(d, old);
+	b->data = (const uint8_t *)"";
+	if (size > 0) {
+		addr = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+		if (addr == MAP_FAILED)
+			return dec_fail(d, PROTO_ERR_INTERNAL, "cannot map memfd: %s",
+					strerror(errno));
+		p->maps[p->nmaps].addr = addr;
+		p->maps[p->nmaps++].len = (size_t)size;
+		b->data = addr;
+	}
+	b->len = (size_t)size;
+	b->fd = fd;
+	b->present = true;
+	return 0;
+}
+
+/* A blob: inline bin, or {fd, size} naming an attached sealed memfd. */
+static int
+dec_blob(struct proto_dec *d, const msgpack_object *o, struct proto_blob *b)
+{
+	struct dec_blobref ref = {0};
+	uint8_t *copy;
+	size_t i;
+	int r;
+
+	if (o->type == MSGPACK_OBJECT_BIN) {
+		if (o->via.bin.size > PROTO_INLINE_MAX)
+			return dec_big(d, "inline blob longer than %d bytes", PROTO_INLINE_MAX);
+		copy = dec_alloc(d, o->via.bin.size);
+		if (copy == NULL)
+			return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
+		if (o->via.bin.size > 0)
+			memcpy(copy, o->via.bin.ptr, o->via.bin.size);
+		*b = (struct proto_blob){.data = copy, .len = o->via.bin.size, .fd = -1,
+					 .present = true};
+		return 0;
+	}
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return dec_bad(d, "not a blob (bin or {fd, size})");
+	r = dec_check_map(d, o, PROTO_KEYS_MAX);
+	for (i = 0; r == 0 && i < NELEM(dec_blobref_fields); i++) {
+		const msgpack_object *v = dec_find(o, dec_blobref_fields[i].name);
+		size_t old = dec_push(d, ".%s", dec_blobref_fields[i].name);
+
+		if (v == NULL)
+			return dec_bad(d, "missing");
+		r = dec_value(d, v, &dec_blobref_fields[i], &ref);
+		if (r == 0)
+			dec_pop(d, old);
+	}
+	if (r < 0)
+		return r;
+	if (ref.size > PROTO_BLOB_MAX) {
+		dec_push(d, ".size");
+		return dec_big(d, "larger than %llu bytes", (unsigned long long)PROTO_BLOB_MAX);
+	}
+	return dec_blob_fd(d, &ref, b);
+}
+
+/* Decode a map against a field table into base; unknown keys are ignored. */
+static int
+dec_object(struct proto_dec *d, const msgpack_object *o, const struct dec_field *fields,
+	   size_t nfields, void *base, uint32_t *ret_seen)
+{
+	uint32_t seen = 0;
+	size_t i, k, old;
+	int r;
+
+	r = dec_check_map(d, o, PROTO_KEYS_MAX);
+	if (r < 0)
+		return r;
+	for (i = 0; i < o->via.map.size; i++) {
+		const msgpack_object_kv *kv = &o->via.map.ptr[i];
+
+		for (k = 0; k < nfields; k++)
+			if (dec_str_eq(&kv->key.via.str, fields[k].name))
+				break;
+		if (k == nfields)
+			continue; /* unknown key: forward compatibility */
+		old = dec_push(d, ".%s", fields[k].name);
+		r = dec_value(d, &kv->val, &fields[k], base);
+		if (r < 0)
+			return r;
+		dec_pop(d, old);
+		seen |= 1u << k;
+	}
+	for (k = 0; k < nfields; k++)
+		if ((fields[k].flags & DF_REQUIRED) != 0 && (seen & (1u << k)) == 0) {
+			dec_push(d, ".%s", fields[k].name);
+			return dec_bad(d, "missing");
+		}
+	if (ret_seen != NULL)
+		*ret_seen = seen;
+	return 0;
+}
+
+/* Check that an array holds at most max entries. */
+static int
+dec_check_array(struct proto_dec *d, const msgpack_object *o, size_t max)
+{
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return dec_bad(d, "not an array");
+	if (o->via.array.size > max)
+		return dec_big(d, "more than %zu entries", max);
+	return 0;
+}
+
+/* An array of strings into a NULL-terminated zone array. */
+static int
+dec_strv(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f,
+	 const char ***ret, size_t *ret_n)
+{
+	const char **v;
+	size_t i, old;
+	int r;
+
+	r = dec_check_array(d, o, f->max);
+	if (r < 0)
+		return r;
+	v = dec_alloc(d, ((size_t)o->via.array.size + 1) * sizeof(*v));
+	if (v == NULL)
+		return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
+	for (i = 0; i < o->via.array.size; i++) {
+		old = dec_push(d, "[%zu]", i);
+		r = dec_str(d, &o->via.array.ptr[i], f->elem_max, (f->flags & DF_NONEMPTY) != 0,
+			    &v[i]);
+		if (r < 0)
+			return r;
+		dec_pop(d, old);
+	}
+	*ret = v;
+	*ret_n = i;
+	return 0;
+}
+
+/* env: a map of variable names to values. */
+static int
+dec_env(struct proto_dec *d, const msgpack_object *o, struct proto_env **ret, size_t *ret_n)
+{
+	struct proto_env *v;
+	size_t i, old;
+	int r;
+
+	r = dec_check_map(d, o, PROTO_ENV_MAX);
+	if (r < 0)
+		return r;
+	v = dec_alloc(d, (size_t)o->via.map.size * sizeof(*v));
+	if (v == NULL)
+		return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
+	for (i = 0; i < o->via.map.size; i++) {
+		old = dec_push(d, "[%zu]", i);
+		r = dec_str(d, &o->via.map.ptr[i].key, PROTO_ENV_KEY_MAX, true, &v[i].key);
+		if (r < 0)
+			return r;
+		if (!proto_env_key_valid(v[i].key, strlen(v[i].key)))
+			return dec_bad(d, "not a valid variable name");
+		r = dec_str(d, &o->via.map.ptr[i].val, PROTO_STR_MAX, false, &v[i].value);
+		if (r < 0)
+			return r;
+		dec_pop(d, old);
+	}
+	*ret = v;
+	*ret_n = i;
+	return 0;
+}
+
+/* Check an artifact's or a stream's data against its total and flag. */
+static int
+dec_check_partial(struct proto_dec *d, const struct proto_blob *b, uint64_t total, bool truncated)
+{
+	if (b->len > total)
+		return dec_bad(d, "data longer than the size given");
+	if (truncated != (b->len < total))
+		return dec_bad(d, "truncated flag does not match the data");
+	return 0;
+}
+
+/* An array of maps (files or artifacts), each decoded by a field table. */
+static int
+dec_list(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void **ret,
+	 size_t *ret_n)
+{
+	bool art = f->kind == DEC_ARTIFACTS;
+	size_t sz = art ? sizeof(struct proto_artifact) : sizeof(struct proto_file);
+	size_t i, old;
+	uint8_t *v;
+	int r;
+
+	r = dec_check_array(d, o, f->max);
+	if (r < 0)
+		return r;
+	v = dec_alloc(d, (size_t)o->via.array.size * sz);
+	if (v == NULL)
+		return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
+	for (i = 0; i < o->via.array.size; i++) {
+		struct proto_artifact *a = (struct proto_artifact *)(v + i * sz);
+		struct proto_file *fl = (struct proto_file *)(v + i * sz);
+
+		old = dec_push(d, "[%zu]", i);
+		if (art) {
+			a->data.fd = -1;
+			r = dec_object(d, &o->via.array.ptr[i], dec_artifact_fields,
+				       NELEM(dec_artifact_fields), a, NULL);
+			if (r == 0)
+				r = dec_check_partial(d, &a->data, a->size, a->truncated);
+		} else {
+			fl->data.fd = -1;
+			r = dec_object(d, &o->via.array.ptr[i], dec_file_fields,
+				       NELEM(dec_file_fields), fl, NULL);
+		}
+		if (r < 0)
+			return r;
+		dec_pop(d, old);
+	}
+	*ret = v;
+	*ret_n = i;
+	return 0;
+}
+
+/* limits: a map of proto_limit_name() names to unsigned values. */
+static int
+dec_limits(struct proto_dec *d, const msgpack_object *o, bool strict, struct proto_limits *ret)
+{
+	size_t i, k, old;
+	int r;
+
+	r = dec_check_map(d, o, PROTO_KEYS_MAX);
+	if (r < 0)
+		return r;
+	for (i = 0; i < o->via.map.size; i++) {
+		for (k = 0; k < PROTO_LIMIT_COUNT_; k++)
+			if (dec_str_eq(&o->via.map.ptr[i].key.via.str, proto_limit_names[k]))
+				break;
+		if (k == PROTO_LIMIT_COUNT_ && strict)
+			return dec_bad(d, "entry %zu: unknown limit", i);
+		if (k == PROTO_LIMIT_COUNT_)
+			continue;
+		old = dec_push(d, ".%s", proto_limit_names[k]);
+		r = dec_uint(d, &o->via.map.ptr[i].val, UINT64_MAX, &ret->v[k]);
+		if (r < 0)
+			return r;
+		dec_pop(d, old);
+	}
+	return 0;
+}
+
+/* Decode one value of a known field into base + f->off. */
+static int
+dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *base)
+{
+	uint8_t *dst = (uint8_t *)base + f->off;
+	size_t *cnt = (size_t *)((uint8_t *)base + f->cnt_off);
+	const char **strv;
+	uint64_t u;
+	size_t n;
+	int r;
+
+	switch (f->kind) {
+	case DEC_U32:
+		r = dec_uint(d, o, UINT32_MAX, &u);
+		if (r == 0)
+			*(uint32_t *)dst = (uint32_t)u;
+		return r;
+	case DEC_U64:
+		return dec_uint(d, o, UINT64_MAX, (uint64_t *)dst);
+	case DEC_I32:
+		return dec_i32(d, o, (int32_t *)dst);
+	case DEC_BOOL:
+		if (o->type != MSGPACK_OBJECT_BOOLEAN)
+			return dec_bad(d, "not a boolean");
+		*(bool *)dst = o->via.boolean;
+		return 0;
+	case DEC_STR:
+		return dec_str(d, o, f->max, (f->flags & DF_NONEMPTY) != 0, (const char **)dst);
+	case DEC_BLOB:
+		return dec_blob(d, o, (struct proto_blob *)dst);
+	case DEC_STRV:
+		return dec_strv(d, o, f, (const char ***)dst, cnt);
+	case DEC_STRA:
+		r = dec_strv(d, o, f, &strv, &n);
+		if (r == 0) {
+			memcpy(dst, strv, n * sizeof(*strv));
+			*cnt = n;
+		}
+		return r;
+	case DEC_ENV:
+		return dec_env(d, o, (struct proto_env **)dst, cnt);
+	case DEC_FILES:
+	case DEC_ARTIFACTS:
+		return dec_list(d, o, f, (void **)dst, cnt);
+	case DEC_LIMITS:
+	case DEC_LIMITS_REQ:
+		return dec_limits(d, o, f->kind == DEC_LIMITS_REQ, (struct proto_limits *)dst);
+	case DEC_OUTCOME:
+		return dec_enum(d, o, dec_outcome_lookup, dst);
+	case DEC_ERRCODE:
+		return dec_enum(d, o, dec_errcode_lookup, dst);
+	}
+	return dec_fail(d, PROTO_ERR_INTERNAL, "unknown field kind");
+}
+
+/* Read type and id first, so that even a bad request can be answered by id. */
+static int
+dec_header(struct proto_dec *d, const msgpack_object *o, struct proto_msg *m, uint32_t *ret_id)
+{
+	const msgpack_object *t, *i;
+	uint64_t type, id;
+	int r;
+
+	i = dec_find(o, "id");
+	if (i != NULL && i->type == MSGPACK_OBJECT_POSITIVE_INTEGER && i->via.u64 > 0 &&
+	    i->via.u64 <= UINT32_MAX && ret_id != NULL)
+		*ret_id = (uint32_t)i->via.u64;
+	t = dec_find(o, "type");
+	dec_push(d, ".type");
+	if (t == NULL)
+		return dec_bad(d, "missing");
+	r = dec_uint(d, t, UINT32_MAX, &type);
+	if (r < 0)
+		return r;
+	if (type >= NELEM(dec_schemas) || proto_type_names[type] == NULL)
+		return dec_bad(d, "unknown message type %llu", (unsigned long long)type);
+	m->type = (enum proto_type)type;
+	dec_pop(d, 0);
+	dec_push(d, "%s.id", proto_type_name(m->type));
+	if (i == NULL)
+		return dec_bad(d, "missing");
+	r = dec_uint(d, i, UINT32_MAX, &id);
+	if (r < 0)
+		return r;
+	if (id == 0 && m->type != PROTO_ERROR)
+		return dec_bad(d, "0 is not a request id");
+	m->id = (uint32_t)id;
+	dec_pop(d, 0);
+	dec_push(d, "%s", proto_type_name(m->type));
+	return 0;
+}
+
+/* Give absent blobs fd -1 so that nobody mistakes them for fd 0. */
+static void
+dec_init_blobs(struct proto_msg *m)
+{
+	if (m->type == PROTO_RUN) {
+		m->u.run.code.fd = -1;
+		m->u.run.stdin_data.fd = -1;
+	} else if (m->type == PROTO_RESULT) {
+		m->u.result.out[0].data.fd = -1;
+		m->u.result.out[1].data.fd = -1;
+	}
+}
+
+/* Checks across fields of a result: which optional keys the outcome needs. */
+static int
+dec_result_check(struct proto_dec *d, const struct proto_result *res, uint32_t seen)
+{
+	static const struct {
+		unsigned field;
+		enum proto_outcome outcome;
+	} cond[] = {
+		{DEC_RES_EXIT_CODE, PROTO_OUTCOME_EXITED},
+		{DEC_RES_SIGNAL, PROTO_OUTCOME_SIGNALED},
+		{DEC_RES_ERROR, PROTO_OUTCOME_ERROR},
+	};
+	size_t i, old;
+	int r;
+
+	for (i = 0; i < NELEM(cond); i++) {
+		bool has = (seen & (1u << cond[i].field)) != 0;
+
+		if (has != (res->outcome == cond[i].outcome)) {
+			dec_push(d, ".%s", dec_result_fields[cond[i].field].name);
+			return dec_bad(d, has ? "not allowed with outcome %s"
+					      : "missing (required with outcome %s)",
+				       proto_outcome_name(res->outcome));
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		old = dec_push(d, i == 0 ? ".stdout" : ".stderr");
+		r = dec_check_partial(d, &res->out[i].data, res->out[i].total,
+				      res->out[i].truncated);
+		if (r < 0)
+			return r;
+		dec_pop(d, old);
+	}
+	return 0;
+}
+
+/* Decode the top-level map into m. */
+static int
+dec_message(struct proto_dec *d, const msgpack_object *o, struct proto_msg *m, uint32_t *ret_id)
+{
+	const struct dec_schema *s;
+	uint32_t seen = 0;
+	size_t i;
+	int r;
+
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return dec_bad(d, "not a map");
+	r = dec_header(d, o, m, ret_id);
+	if (r < 0)
+		return r;
+	dec_init_blobs(m);
+	s = &dec_schemas[m->type];
+	r = dec_object(d, o, s->fields, s->nfields, &m->u, &seen);
+	if (r < 0)
+		return r;
+	if (m->type == PROTO_RESULT) {
+		r = dec_result_check(d, &m->u.result, seen);
+		if (r < 0)
+			return r;
+	}
+	for (i = 0; i < d->priv->nfds; i++)
+		if (!d->priv->used[i])
+			return dec_bad(d, "attached fd %zu is not referenced", i);
+	return 0;
+}
+
+/* Unmap, close and free everything a decoded message owns. */
+static void
+proto_priv_free(struct proto_priv *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < p->nmaps; i++)
+		munmap(p->maps[i].addr, p->maps[i].len);
+	fdpass_close_all(p->fds, p->nfds);
+	if (p->zone != NULL)
+		msgpack_zone_free(p->zone);
+	free(p);
+}
+
+/* Take ownership of the packet's fds; the caller's copies become -1. */
+static int
+dec_take_fds(struct proto_dec *d, int *fds, size_t nfds)
+{
+	size_t i;
+
+	if (nfds > PROTO_FDS_MAX) {
+		fdpass_close_all(fds, nfds);
+		return dec_big(d, "more than %d fds attached", PROTO_FDS_MAX);
+	}
+	for (i = 0; i < nfds; i++) {
+		d->priv->fds[i] = fds[i];
+		fds[i] = -1;
+	}
+	d->priv->nfds = nfds;
+	return 0;
+}
+
+/* Check the bytes and unpack them into a zone the message will own. */
+static int
+dec_unpack(struct proto_dec *d, const void *buf, size_t len, msgpack_unpacked *upk)
+{
+	msgpack_unpack_return ur;
+	size_t off = 0;
+	int r;
+
+	if (len > PROTO_MSG_MAX)
+		return dec_big(d, "packet larger than %d bytes", PROTO_MSG_MAX);
+	if (buf == NULL || len == 0)
+		return dec_bad(d, "empty packet");
+	r = dec_prescan(d, buf, len);
+	if (r < 0)
+		return r;
+	ur = msgpack_unpack_next(upk, buf, len, &off);
+	if (ur == MSGPACK_UNPACK_NOMEM_ERROR)
+		return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
+	if (ur != MSGPACK_UNPACK_SUCCESS)
+		return dec_bad(d, "not valid msgpack");
+	if (off != len)
+		return dec_bad(d, "trailing bytes after the message");
+	d->priv->zone = msgpack_unpacked_release_zone(upk);
+	if (d->priv->zone == NULL)
+		d->priv->zone = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE);
+	if (d->priv->zone == NULL)
+		return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
+	return 0;
+}
+
+int
+proto_decode(const void *buf, size_t len, int *fds, size_t nfds, struct proto_msg *ret_msg,
+	     enum proto_error *ret_code, uint32_t *ret_id, char *ret_why, size_t why_len)
+{
+	struct proto_dec d = {.why = ret_why, .why_len = why_len};
+	struct proto_msg m;
+	msgpack_unpacked upk;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	msgpack_unpacked_init(&upk);
+	dec_push(&d, "message");
+	if (ret_id != NULL)
+		*ret_id = 0;
+	if (ret_why != NULL && why_len > 0)
+		ret_why[0] = '\0';
+	d.priv = calloc(1, sizeof(*d.priv));
+	if (d.priv == NULL || ret_msg == NULL) {
+		fdpass_close_all(fds, nfds);
+		r = dec_fail(&d, PROTO_ERR_INTERNAL, ret_msg == NULL ? "no message" : "out of memory");
+		if (ret_msg == NULL)
+			r = -EINVAL;
+		goto out;
+	}
+	r = dec_take_fds(&d, fds, nfds);
+	if (r < 0)
+		goto out;
+	r = dec_unpack(&d, buf, len, &upk);
+	if (r < 0)
+		goto out;
+	r = dec_message(&d, &upk.data, &m, ret_id);
+	if (r < 0)
+		goto out;
+	m.priv_ = d.priv;
+	d.priv = NULL;
+	*ret_msg = m;
+	d.code = PROTO_ERR_NONE;
+out:
+	proto_priv_free(d.priv);
+	msgpack_unpacked_destroy(&upk);
+	if (ret_code != NULL)
+		*ret_code = d.code;
+	return r;
+}
+
+void
+proto_msg_free(struct proto_msg *msg)
+{
+	if (msg == NULL)
+		return;
+	proto_priv_free(msg->priv_);
+	memset(msg, 0, sizeof(*msg));
+}
+
+/* ---------------------------------------------------------------- encode */
+
+/* Encoder state; the first failure sticks in err and later steps do nothing. */
+struct proto_enc {
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	int fds[PROTO_FDS_MAX];
+	size_t nfds;
+	int err;
+};
+
+/* Record the first failure. */
+static void
+enc_fail(struct proto_enc *e, int err)
+{
+	if (e->err == 0)
+		e->err = err;
+}
+
+/* msgpack write callback: the sbuffer, capped at PROTO_MSG_MAX. */
+static int
+enc_write(void *data, const char *buf, size_t len)
+{
+	struct proto_enc *e = data;
+
+	if (len == 0)
+		return 0;
+	if (len > PROTO_MSG_MAX - e->sb.size) {
+		enc_fail(e, -E2BIG);
+		return -1;
+	}
+	if (msgpack_sbuffer_write(&e->sb, buf, len) != 0) {
+		enc_fail(e, -ENOMEM);
+		return -1;
+	}
+	return 0;
+}
+
+/* Record a failed msgpack call (enc_write has usually named the reason). */
+static void
+enc_check(struct proto_enc *e, int r)
+{
+	if (r != 0)
+		enc_fail(e, -ENOMEM);
+}
+
+/* A string of at most max bytes. */
+static void
+enc_rawstr(struct proto_enc *e, const char *s, size_t max)
+{
+	size_t n;
+
+	if (e->err != 0)
+		return;
+	if (s == NULL) {
+		enc_fail(e, -EINVAL);
+		return;
+	}
+	n = strnlen(s, max + 1);
+	if (n > max) {
+		enc_fail(e, -E2BIG);
+		return;
+	}
+	enc_check(e, msgpack_pack_str(&e->pk, n));
+	if (e->err == 0 && n > 0)
+		enc_check(e, msgpack_pack_str_body(&e->pk, s, n));
+}
+
+/* A map header of n entries. */
+static void
+enc_map(struct proto_enc *e, size_t n)
+{
+	if (e->err == 0)
+		enc_check(e, msgpack_pack_map(&e->pk, n));
+}
+
+/* An array header of n entries. */
+static void
+enc_array(struct proto_enc *e, size_t n)
+{
+	if (e->err == 0)
+		enc_check(e, msgpack_pack_array(&e->pk, n));
+}
+
+/* key: unsigned value. */
+static void
+enc_kv_uint(struct proto_enc *e, const char *key, uint64_t v)
+{
+	enc_rawstr(e, key, PROTO_STR_MAX);
+	if (e->err == 0)
+		enc_check(e, msgpack_pack_uint64(&e->pk, v));
+}
+
+/* key: signed value. */
+static void
+enc_kv_int(struct proto_enc *e, const char *key, int64_t v)
+{
+	enc_rawstr(e, key, PROTO_STR_MAX);
+	if (e->err == 0)
+		enc_check(e, msgpack_pack_int64(&e->pk, v));
+}
+
+/* key: boolean. */
+static void
+enc_kv_bool(struct proto_enc *e, const char *key, bool v)
+{
+	enc_rawstr(e, key, PROTO_STR_MAX);
+	if (e->err == 0)
+		enc_check(e, v ? msgpack_pack_true(&e->pk) : msgpack_pack_false(&e->pk));
+}
+
+/* key: string of at most max bytes (nonempty when asked). */
+static void
+enc_kv_str(struct proto_enc *e, const char *key, const char *s, size_t max, bool nonempty)
+{
+	if (nonempty && s != NULL && s[0] == '\0')
+		enc_fail(e, -EINVAL);
+	enc_rawstr(e, key, PROTO_STR_MAX);
+	enc_rawstr(e, s, max);
+}
+
+/* Attach a blob as an fd: a dup of the caller's sealed memfd, or a new one. */
+static void
+enc_attach(struct proto_enc *e, const struct proto_blob *b)
+{
+	uint64_t size;
+	int r, fd;
+
+	if (b->len > PROTO_BLOB_MAX || e->nfds >= PROTO_FDS_MAX) {
+		enc_fail(e, -E2BIG);
+		return;
+	}
+	if (b->fd >= 0) {
+		r = memfd_check_sealed(b->fd, PROTO_BLOB_MAX, &size);
+		if (r == 0 && size != b->len)
+			r = -EINVAL;
+		if (r < 0) {
+			enc_fail(e, r == -EPERM ? -EINVAL : r);
+			return;
+		}
+		fd = fcntl(b->fd, F_DUPFD_CLOEXEC, 0);
+		r = fd < 0 ? -errno : 0;
+	} else if (b->data == NULL) {
+		r = -EINVAL;
+	} else {
+		r = memfd_sealed_create(PROTO_BLOB_MEMFD_NAME, b->data, b->len, &fd);
+	}
+	if (r < 0) {
+		enc_fail(e, r);
+		return;
+	}
+	e->fds[e->nfds] = fd;
+	enc_map(e, 2);
+	enc_kv_uint(e, "fd", e->nfds++);
+	enc_kv_uint(e, "size", b->len);
+}
+
+/* key: blob, inline when small and not already an fd. */
+static void
+enc_kv_blob(struct proto_enc *e, const char *key, const struct proto_blob *b)
+{
+	enc_rawstr(e, key, PROTO_STR_MAX);
+	if (e->err != 0)
+		return;
+	if (b->fd >= 0 || b->len > PROTO_INLINE_MAX) {
+		enc_attach(e, b);
+		return;
+	}
+	if (b->len > 0 && b->data == NULL) {
+		enc_fail(e, -EINVAL);
+		return;
+	}
+	enc_check(e, msgpack_pack_bin(&e->pk, b->len));
+	if (e->err == 0 && b->len > 0)
+		enc_check(e, msgpack_pack_bin_body(&e->pk, b->data, b->len));
+}
+
+/* key: every limit by name. */
+static void
+enc_kv_limits(struct proto_enc *e, const char *key, const struct proto_limits *l)
+{
+	size_t i;
+
+	enc_rawstr(e, key, PROTO_STR_MAX);
+	enc_map(e, PROTO_LIMIT_COUNT_);
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
+		enc_kv_uint(e, proto_limit_names[i], l->v[i]);
+}
+
+/* Start a message: the top map with nfields beyond type and id. */
+static void
+enc_begin(struct proto_enc *e, enum proto_type type, uint32_t id, size_t nfields)
+{
+	size_t i;
+
+	memset(e, 0, sizeof(*e));
+	for (i = 0; i < PROTO_FDS_MAX; i++)
+		e->fds[i] = -1;
+	msgpack_sbuffer_init(&e->sb);
+	msgpack_packer_init(&e->pk, e, enc_write);
+	if (id == 0 && type != PROTO_ERROR)
+		enc_fail(e, -EINVAL);
+	enc_map(e, nfields + 2);
+	enc_kv_uint(e, "type", (uint64_t)type);
+	enc_kv_uint(e, "id", id);
+}
+
+/* Finish a message: hand bytes and fds to *ret, or undo everything. */
+static int
+enc_finish(struct proto_enc *e, struct proto_out *ret)
+{
+	size_t i;
+
+	if (e->err != 0) {
+		fdpass_close_all(e->fds, e->nfds);
+		msgpack_sbuffer_destroy(&e->sb);
+		return e->err;
+	}
+	ret->len = e->sb.size;
+	ret->buf = msgpack_sbuffer_release(&e->sb);
+	for (i = 0; i < PROTO_FDS_MAX; i++)
+		ret->fds[i] = e->fds[i];
+	ret->nfds = e->nfds;
+	return 0;
+}
+
+int
+proto_encode_hello(uint32_t id, enum proto_type type, const struct proto_hello *h,
+		   struct proto_out *ret)
+{
+	struct proto_enc e;
+	bool ok = type == PROTO_HELLO_OK;
+
+	if (h == NULL || ret == NULL || (type != PROTO_HELLO && !ok))
+		return -EINVAL;
+	enc_begin(&e, type, id, ok || h->peer != NULL ? 2 : 1);
+	enc_kv_uint(&e, "version", h->version);
+	if (ok || h->peer != NULL)
+		enc_kv_str(&e, ok ? "daemon" : "client", h->peer, PROTO_NAME_MAX, false);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_simple(uint32_t id, enum proto_type type, struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	if (ret == NULL || (type != PROTO_PING && type != PROTO_PONG && type != PROTO_INFO))
+		return -EINVAL;
+	enc_begin(&e, type, id, 0);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *ret)
+{
+	struct proto_enc e;
+	size_t i;
+
+	if (info == NULL || ret == NULL)
+		return -EINVAL;
+	enc_begin(&e, PROTO_INFO_OK, id, 6);
+	if (info->nruntimes > PROTO_RUNTIMES_MAX)
+		enc_fail(&e, -E2BIG);
+	enc_kv_str(&e, "daemon", info->daemon, PROTO_NAME_MAX, false);
+	enc_kv_uint(&e, "version", info->version);
+	enc_kv_uint(&e, "uid", info->uid);
+	enc_rawstr(&e, "runtimes", PROTO_STR_MAX);
+	enc_array(&e, info->nruntimes);
+	for (i = 0; e.err == 0 && i < info->nruntimes; i++) {
+		if (info->runtimes[i] != NULL && info->runtimes[i][0] == '\0')
+			enc_fail(&e, -EINVAL);
+		enc_rawstr(&e, info->runtimes[i], PROTO_RUNTIME_MAX);
+	}
+	enc_kv_limits(&e, "defaults", &info->defaults);
+	enc_kv_limits(&e, "ceilings", &info->ceilings);
+	return enc_finish(&e, ret);
+}
+
+/* run.env: names checked like the decoder checks them. */
+static void
+enc_env(struct proto_enc *e, const struct proto_env *env, size_t n)
+{
+	size_t i, klen;
+
+	if (n > PROTO_ENV_MAX || (n > 0 && env == NULL))
+		enc_fail(e, n > PROTO_ENV_MAX ? -E2BIG : -EINVAL);
+	enc_rawstr(e, "env", PROTO_STR_MAX);
+	enc_map(e, n);
+	for (i = 0; e->err == 0 && i < n; i++) {
+		klen = env[i].key != NULL ? strlen(env[i].key) : 0;
+		if (klen > PROTO_ENV_KEY_MAX)
+			enc_fail(e, -E2BIG);
+		else if (!proto_env_key_valid(env[i].key, klen))
+			enc_fail(e, -EINVAL);
+		enc_rawstr(e, env[i].key, PROTO_ENV_KEY_MAX);
+		enc_rawstr(e, env[i].value, PROTO_STR_MAX);
+	}
+}
+
+/* run.files. */
+static void
+enc_files(struct proto_enc *e, const struct proto_file *files, size_t n)
+{
+	size_t i;
+
+	if (n > PROTO_FILES_MAX || (n > 0 && files == NULL))
+		enc_fail(e, n > PROTO_FILES_MAX ? -E2BIG : -EINVAL);
+	enc_rawstr(e, "files", PROTO_STR_MAX);
+	enc_array(e, n);
+	for (i = 0; e->err == 0 && i < n; i++) {
+		enc_map(e, 2);
+		enc_kv_str(e, "name", files[i].name, PROTO_NAME_MAX, true);
+		enc_kv_blob(e, "data", &files[i].data);
+	}
+}
+
+int
+proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret)
+{
+	struct proto_enc e;
+	size_t i;
+
+	if (run == NULL || ret == NULL)
+		return -EINVAL;
+	enc_begin(&e, PROTO_RUN, id,
+		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
+			  run->stdin_data.present + (run->nfiles > 0));
+	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
+	if (run->code.present)
+		enc_kv_blob(&e, "code", &run->code);
+	if (run->argc > 0) {
+		if (run->argc > PROTO_ARGV_MAX || run->argv == NULL)
+			enc_fail(&e, run->argv == NULL ? -EINVAL : -E2BIG);
+		enc_rawstr(&e, "argv", PROTO_STR_MAX);
+		enc_array(&e, run->argc);
+		for (i = 0; e.err == 0 && i < run->argc; i++)
+			enc_rawstr(&e, run->argv[i], PROTO_STR_MAX);
+	}
+	if (run->nenv > 0)
+		enc_env(&e, run->env, run->nenv);
+	if (run->stdin_data.present)
+		enc_kv_blob(&e, "stdin", &run->stdin_data);
+	if (run->nfiles > 0)
+		enc_files(&e, run->files, run->nfiles);
+	enc_kv_limits(&e, "limits", &run->limits);
+	return enc_finish(&e, ret);
+}
+
+/* A stream or artifact's data must agree with its total and flag. */
+static bool
+enc_partial_ok(const struct proto_blob *b, uint64_t total, bool truncated)
+{
+	return b->len <= total && truncated == (b->len < total);
+}
+
+/* result.artifacts. */
+static void
+enc_artifacts(struct proto_enc *e, const struct proto_artifact *a, size_t n)
+{
+	size_t i;
+
+	if (n > PROTO_ARTIFACTS_MAX || (n > 0 && a == NULL))
+		enc_fail(e, n > PROTO_ARTIFACTS_MAX ? -E2BIG : -EINVAL);
+	enc_rawstr(e, "artifacts", PROTO_STR_MAX);
+	enc_array(e, n);
+	for (i = 0; e->err == 0 && i < n; i++) {
+		if (!enc_partial_ok(&a[i].data, a[i].size, a[i].truncated))
+			enc_fail(e, -EINVAL);
+		enc_map(e, 4);
+		enc_kv_str(e, "name", a[i].name, PROTO_NAME_MAX, true);
+		enc_kv_uint(e, "size", a[i].size);
+		enc_kv_bool(e, "truncated", a[i].truncated);
+		enc_kv_blob(e, "data", &a[i].data);
+	}
+}
+
+int
+proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_out *ret)
+{
+	static const char *const keys[2][3] = {{"stdout", "stdout_bytes", "stdout_truncated"},
+					       {"stderr", "stderr_bytes", "stderr_truncated"}};
+	enum proto_outcome oc;
+	struct proto_enc e;
+	size_t i;
+
+	if (res == NULL || ret == NULL || (size_t)res->outcome >= PROTO_OUTCOME_COUNT_)
+		return -EINVAL;
+	oc = res->outcome;
+	enc_begin(&e, PROTO_RESULT, id,
+		  12 + (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
+			oc == PROTO_OUTCOME_ERROR));
+	enc_rawstr(&e, "outcome", PROTO_STR_MAX);
+	enc_rawstr(&e, proto_outcome_name(oc), PROTO_NAME_MAX);
+	if (oc == PROTO_OUTCOME_EXITED)
+		enc_kv_int(&e, "exit_code", res->exit_code);
+	if (oc == PROTO_OUTCOME_SIGNALED)
+		enc_kv_int(&e, "signal", res->signal);
+	if (oc == PROTO_OUTCOME_ERROR)
+		enc_kv_str(&e, "error", res->error, PROTO_STR_MAX, false);
+	enc_kv_uint(&e, "wall_ms", res->wall_ms);
+	enc_kv_uint(&e, "cpu_ms", res->cpu_ms);
+	enc_kv_uint(&e, "memory_peak_bytes", res->memory_peak_bytes);
+	enc_kv_uint(&e, "queued_ms", res->queued_ms);
+	for (i = 0; i < 2; i++) {
+		const struct proto_stream_out *s = &res->out[i];
+
+		if (!enc_partial_ok(&s->data, s->total, s->truncated))
+			enc_fail(&e, -EINVAL);
+		enc_kv_blob(&e, keys[i][0], &s->data);
+		enc_kv_uint(&e, keys[i][1], s->total);
+		enc_kv_bool(&e, keys[i][2], s->truncated);
+	}
+	enc_artifacts(&e, res->artifacts, res->nartifacts);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_error(uint32_t id, enum proto_error code, const char *message,
+		   struct proto_out *ret)
+{
+	char buf[PROTO_MSG_PRINTABLE_MAX + 1];
+	struct proto_enc e;
+
+	if (ret == NULL || code <= PROTO_ERR_NONE || code >= PROTO_ERR_COUNT_)
+		return -EINVAL;
+	/* An error path must not fail on a long message: cut it to the bound. */
+	snprintf(buf, sizeof(buf), "%s", message != NULL ? message : proto_error_message(code));
+	enc_begin(&e, PROTO_ERROR, id, 2);
+	enc_rawstr(&e, "code", PROTO_STR_MAX);
+	enc_rawstr(&e, proto_error_name(code), PROTO_NAME_MAX);
+	enc_kv_str(&e, "message", buf, PROTO_MSG_PRINTABLE_MAX, false);
+	return enc_finish(&e, ret);
+}
+
+void
+proto_out_free(struct proto_out *out)
+{
+	size_t i;
+
+	if (out == NULL)
+		return;
+	fdpass_close_all(out->fds, out->nfds < PROTO_FDS_MAX ? out->nfds : PROTO_FDS_MAX);
+	free(out->buf);
+	out->buf = NULL;
+	out->len = 0;
+	out->nfds = 0;
+	for (i = 0; i < PROTO_FDS_MAX; i++)
+		out->fds[i] = -1;
+}
+
+int
+proto_send(int sock, const struct proto_out *out)
+{
+	if (out == NULL || out->buf == NULL || out->len == 0 || out->nfds > PROTO_FDS_MAX)
+		return -EINVAL;
+	return fdpass_send(sock, out->buf, out->len, out->fds, out->nfds);
+}

@@ -33,6 +33,7 @@
 #define PROTO_ARTIFACTS_MAX 1000         /* artifacts per result */
 #define PROTO_RUNTIMES_MAX 32            /* runtimes in an info reply */
 #define PROTO_MSG_PRINTABLE_MAX 1024     /* error message, bytes */
+#define PROTO_KEYS_MAX 64                /* entries in any map but env */
 
 /*
  * Message types. Values are part of the wire format: never renumber; a retired
@@ -213,6 +214,11 @@ struct proto_msg {
  * message, the rest are closed). On failure returns -EBADMSG or -E2BIG and
  * writes a reply code and a human reason (into ret_why, at most why_len).
  * ret_id gets the request id when it could be read, else 0.
+ * -ENOMEM (code internal) is possible when memory or a mapping fails, and
+ * -EINVAL when ret_msg is NULL. ret_code, ret_id and ret_why may be NULL.
+ * On failure *ret_msg is not touched. An id of 0 is accepted only in an
+ * error message (a reply to a request whose id could not be read).
+ * Blob fds stay owned by the message: dup them to keep them longer.
  */
 int proto_decode(const void *buf, size_t len, int *fds, size_t nfds, struct proto_msg *ret_msg,
 		 enum proto_error *ret_code, uint32_t *ret_id, char *ret_why, size_t why_len);
