@@ -1,0 +1,351 @@
+/*
+ * airlock.h: the public API of libairlock, the client library of airlockd.
+ *
+ * libairlock sends code to airlockd, which runs it in a fresh, single-use
+ * sandbox and answers with what the code did (exit status, output, files it
+ * left behind). See docs/libairlock.md for an overview and airlock(1) for the
+ * command-line tool built on this library.
+ *
+ * Conventions of this API:
+ * - Every handle is opaque and created and destroyed by the library. Every
+ *   *_free() function accepts NULL.
+ * - Functions that can fail return 0 on success or a negative errno value.
+ *   Out parameters are named ret* and written only on success (the one
+ *   documented exception is airlock_conn_next_result()).
+ * - Bytes are passed as (const void *buf, size_t len) and copied by the
+ *   library; the caller's buffer need not outlive the call.
+ * - The library has no global state, never prints, never exits and never
+ *   raises signals (it sends with MSG_NOSIGNAL). Out of memory is -ENOMEM.
+ *
+ * Thread model: a struct airlock_conn and everything reached through it is
+ * not thread-safe: use one connection per thread, or serialize every call on
+ * one connection with your own lock. Different connections are independent
+ * and may be used from different threads at the same time. Run requests,
+ * results and info objects are plain data: they may be moved between threads
+ * and read from several threads at once, but not modified concurrently.
+ * Results and info objects do not depend on the connection that produced them
+ * and stay valid after it is freed.
+ *
+ * Every file descriptor the library creates is close-on-exec.
+ */
+#ifndef AIRLOCK_H
+#define AIRLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Default path of the daemon's socket; the environment variable
+ * AIRLOCK_SOCKET overrides it. */
+#define AIRLOCK_SOCKET_DEFAULT "/run/airlock/airlock.sock"
+
+/* How a run ended. Values are stable. */
+enum airlock_outcome {
+	AIRLOCK_OUTCOME_EXITED = 0,       /* the code exited; see exit_code */
+	AIRLOCK_OUTCOME_SIGNALED = 1,     /* killed by a signal; see signal */
+	AIRLOCK_OUTCOME_WALL_LIMIT = 2,   /* killed at the wall-clock limit */
+	AIRLOCK_OUTCOME_CPU_LIMIT = 3,    /* killed at the CPU-time limit */
+	AIRLOCK_OUTCOME_MEMORY_LIMIT = 4, /* killed at the memory limit */
+	AIRLOCK_OUTCOME_ERROR = 5,        /* the sandbox itself failed; see error */
+};
+
+/*
+ * Limits a run request may set and an info reply reports. Values are stable
+ * and numbered from 0 without gaps; airlock_limit_name() returns NULL past the
+ * last one this library knows, so callers can iterate. In a request 0 means
+ * "the daemon's configured default"; a value above the daemon's ceiling is
+ * refused (-EPROTO, code "bad_request").
+ */
+enum airlock_limit {
+	AIRLOCK_LIMIT_WALL_MS = 0,         /* wall-clock time, milliseconds */
+	AIRLOCK_LIMIT_CPU_MS = 1,          /* CPU time, milliseconds */
+	AIRLOCK_LIMIT_MEMORY_BYTES = 2,    /* memory, bytes */
+	AIRLOCK_LIMIT_PROCESSES = 3,       /* processes and threads */
+	AIRLOCK_LIMIT_OPEN_FILES = 4,      /* open file descriptors */
+	AIRLOCK_LIMIT_FILE_SIZE_BYTES = 5, /* largest file the code may write */
+	AIRLOCK_LIMIT_OUTPUT_BYTES = 6,    /* stdout and stderr kept, each */
+	AIRLOCK_LIMIT_WORKSPACE_BYTES = 7, /* size of the workspace tmpfs */
+	AIRLOCK_LIMIT_TMP_BYTES = 8,       /* size of the private /tmp */
+	AIRLOCK_LIMIT_ARTIFACTS = 9,       /* artifacts returned */
+	AIRLOCK_LIMIT_ARTIFACT_BYTES = 10, /* bytes kept per artifact */
+};
+
+struct airlock_conn;
+struct airlock_info;
+struct airlock_run_req;
+struct airlock_result;
+
+/* ---- Connections ---------------------------------------------------- */
+
+/*
+ * Connect to airlockd and perform the hello handshake (synchronously).
+ * path: the socket path; NULL means $AIRLOCK_SOCKET if set and non-empty,
+ * else AIRLOCK_SOCKET_DEFAULT.
+ *
+ * Returns 0 and *ret, or a negative errno: the one from socket(2)/connect(2)
+ * (-ENOENT no socket, -EACCES no permission, -ECONNREFUSED no daemon), -EINVAL
+ * for a path too long, -ECONNRESET when the daemon closed the connection,
+ * -EBADMSG for a reply that does not decode, -EPROTONOSUPPORT when the
+ * daemon speaks another protocol version, or a daemon error reply mapped as
+ * in airlock_conn_last_error(). When a daemon error reply made it fail, no
+ * connection exists to ask for the daemon's message; use
+ * airlock_connect_error() instead.
+ */
+int airlock_connect(const char *path, struct airlock_conn **ret);
+
+/*
+ * Like airlock_connect(), but on failure also copies the daemon's error code
+ * name and message (when the daemon sent an error reply) into code (code_len
+ * bytes) and message (message_len bytes), NUL-terminated and truncated if
+ * needed; both are set to "" when the failure was not a daemon reply. code
+ * and message may be NULL when their length is 0.
+ */
+int airlock_connect_error(const char *path, struct airlock_conn **ret, char *code,
+			  size_t code_len, char *message, size_t message_len);
+
+/* Close the connection and free it, with every queued result. NULL-safe.
+ * Runs still in flight are abandoned: the daemon ends them. */
+void airlock_conn_free(struct airlock_conn *conn);
+
+/*
+ * The connection's socket, to poll for POLLIN in an event loop; call
+ * airlock_conn_process() when it is readable. The socket is non-blocking;
+ * do not read from, write to or close it yourself. Returns -EINVAL for NULL.
+ */
+int airlock_conn_fd(const struct airlock_conn *conn);
+
+/*
+ * The last error reply the daemon sent on this connection. *ret_code gets
+ * its stable code name (e.g. "busy") and *ret_message its human message;
+ * both stay valid until the next call on conn. Either pointer may be NULL.
+ * Returns 0, or -ENOENT when the daemon has sent no error reply.
+ *
+ * Daemon error codes map to these return values of the call that got them:
+ *   unauthorized        -EACCES
+ *   busy                -EBUSY
+ *   not_found           -ENOENT
+ *   too_large           -E2BIG
+ *   unsupported_version -EPROTONOSUPPORT
+ *   anything else       -EPROTO  (bad_request, unknown_runtime, internal)
+ */
+int airlock_conn_last_error(const struct airlock_conn *conn, const char **ret_code,
+			    const char **ret_message);
+
+/*
+ * Send a ping and wait for the pong (blocking). Results of runs in flight
+ * that arrive meanwhile are queued. Returns 0 or a negative errno; after
+ * -ECONNRESET, -EBADMSG or a send error the connection is unusable and every
+ * later call returns the same error.
+ */
+int airlock_ping(struct airlock_conn *conn);
+
+/* ---- Daemon information --------------------------------------------- */
+
+/* Ask the daemon what it offers to this user (blocking, like airlock_ping). */
+int airlock_info(struct airlock_conn *conn, struct airlock_info **ret);
+
+/* Free an info object. NULL-safe. */
+void airlock_info_free(struct airlock_info *info);
+
+/* The daemon's version string, e.g. "0.1.0". Never NULL for a valid info. */
+const char *airlock_info_daemon_version(const struct airlock_info *info);
+
+/* The protocol version the daemon speaks. */
+uint32_t airlock_info_protocol_version(const struct airlock_info *info);
+
+/* The uid the daemon sees this connection as (from SO_PEERCRED). */
+uint32_t airlock_info_uid(const struct airlock_info *info);
+
+/* How many runtimes this user may use. */
+size_t airlock_info_runtime_count(const struct airlock_info *info);
+
+/* The name of runtime i (0-based), or NULL when i is out of range. */
+const char *airlock_info_runtime_name(const struct airlock_info *info, size_t i);
+
+/* The default of a limit (used when a request leaves it 0); 0 if unknown. */
+uint64_t airlock_info_limit_default(const struct airlock_info *info, enum airlock_limit limit);
+
+/* The ceiling of a limit (the largest value a request may ask); 0 if unknown. */
+uint64_t airlock_info_limit_ceiling(const struct airlock_info *info, enum airlock_limit limit);
+
+/* ---- Run requests --------------------------------------------------- */
+
+/*
+ * Create an empty run request: runtime "python", no code, no argv, no env,
+ * empty stdin, no files, every limit 0 (the daemon's default). A request may
+ * be submitted any number of times and changed between submissions.
+ */
+int airlock_run_req_new(struct airlock_run_req **ret);
+
+/* Free a run request. NULL-safe. */
+void airlock_run_req_free(struct airlock_run_req *req);
+
+/* Set the runtime by name ("python", "sh", "exec", ...; see airlock_info).
+ * -EINVAL for NULL, empty or longer than 32 bytes. */
+int airlock_run_req_set_runtime(struct airlock_run_req *req, const char *name);
+
+/* Set the code to run (for interpreted runtimes); replaces earlier code.
+ * -E2BIG above 256 MiB. buf may be NULL when len is 0. */
+int airlock_run_req_set_code(struct airlock_run_req *req, const void *buf, size_t len);
+
+/* Append one argument to argv (the full argv, argv[0] first, for "exec";
+ * extra arguments after the code for interpreted runtimes). -E2BIG past 256
+ * arguments or for an argument longer than 4096 bytes. */
+int airlock_run_req_add_arg(struct airlock_run_req *req, const char *arg);
+
+/* Set an environment variable of the run, replacing an earlier value of the
+ * same key. -EINVAL for an empty key or one containing '='; -E2BIG past 128
+ * variables, a key over 128 bytes or a value over 4096 bytes. */
+int airlock_run_req_set_env(struct airlock_run_req *req, const char *key, const char *value);
+
+/* Set what the code reads on stdin; replaces earlier stdin. -E2BIG above
+ * 256 MiB. buf may be NULL when len is 0. */
+int airlock_run_req_set_stdin(struct airlock_run_req *req, const void *buf, size_t len);
+
+/* Add an input file, placed at name relative to the workspace before the
+ * code starts. -EINVAL for an empty or absolute name or one over 255 bytes,
+ * -EEXIST for a name already added, -E2BIG past 64 files or above 256 MiB.
+ * (The daemon checks the name again, with link-refusing lookups.) */
+int airlock_run_req_add_file(struct airlock_run_req *req, const char *name, const void *buf,
+			     size_t len);
+
+/* Set one limit (0 = the daemon's default). -EINVAL for an unknown limit. */
+int airlock_run_req_set_limit(struct airlock_run_req *req, enum airlock_limit limit,
+			      uint64_t value);
+
+/* ---- Running -------------------------------------------------------- */
+
+/*
+ * Run a request and wait for its result (blocking). Other runs in flight on
+ * conn keep going; their results are queued for airlock_conn_next_result().
+ * A non-zero exit or a limit hit is a result (returns 0), not an error.
+ * Returns 0 and *ret, a daemon error reply mapped as in
+ * airlock_conn_last_error(), or another negative errno (connection errors as
+ * in airlock_ping()).
+ */
+int airlock_run(struct airlock_conn *conn, const struct airlock_run_req *req,
+		struct airlock_result **ret);
+
+/*
+ * Send a run request without waiting. *ret_id gets the request id that its
+ * result will carry (ids are never 0 and not reused on one connection).
+ * Large payloads travel as sealed memfds. May block only while the socket's
+ * send buffer is full (reading and queueing replies meanwhile).
+ */
+int airlock_run_submit(struct airlock_conn *conn, const struct airlock_run_req *req,
+		       uint32_t *ret_id);
+
+/*
+ * Read every reply available now without blocking and queue completed runs.
+ * Call when airlock_conn_fd() is readable. Returns 0 (also when nothing was
+ * there) or a connection error as in airlock_ping().
+ */
+int airlock_conn_process(struct airlock_conn *conn);
+
+/*
+ * Take the next completed run off the queue, in the order replies arrived.
+ * Returns 0 with *ret_id and *ret set; -EAGAIN when none is ready (call
+ * airlock_conn_process() when the fd is readable); or, when the daemon
+ * refused request *ret_id, the mapped error of airlock_conn_last_error(),
+ * which then describes that refusal. In that case, and only then, *ret_id is
+ * written although the call failed, so the caller learns which run failed;
+ * *ret is not written. Never reads from the socket.
+ */
+int airlock_conn_next_result(struct airlock_conn *conn, uint32_t *ret_id,
+			     struct airlock_result **ret);
+
+/* ---- Results -------------------------------------------------------- */
+
+/* Free a result. NULL-safe. */
+void airlock_result_free(struct airlock_result *res);
+
+/* How the run ended. */
+enum airlock_outcome airlock_result_outcome(const struct airlock_result *res);
+
+/* The exit code (outcome EXITED), else 0. */
+int airlock_result_exit_code(const struct airlock_result *res);
+
+/* The terminating signal (outcome SIGNALED), else 0. */
+int airlock_result_signal(const struct airlock_result *res);
+
+/* Wall-clock time of the run, milliseconds. */
+uint64_t airlock_result_wall_ms(const struct airlock_result *res);
+
+/* CPU time of the run (user + system), milliseconds. */
+uint64_t airlock_result_cpu_ms(const struct airlock_result *res);
+
+/* Peak memory of the run in bytes; 0 when not measurable. */
+uint64_t airlock_result_memory_peak_bytes(const struct airlock_result *res);
+
+/* Time the request waited in the daemon's queue, milliseconds. */
+uint64_t airlock_result_queued_ms(const struct airlock_result *res);
+
+/*
+ * The stdout the daemon kept (at most the output limit). *ret_data points
+ * into the result (never NULL; valid until airlock_result_free()), *ret_len
+ * is its length. The bytes are raw and may contain NULs. Returns 0 or
+ * -EINVAL.
+ */
+int airlock_result_stdout(const struct airlock_result *res, const void **ret_data,
+			  size_t *ret_len);
+
+/* The stderr the daemon kept, like airlock_result_stdout(). */
+int airlock_result_stderr(const struct airlock_result *res, const void **ret_data,
+			  size_t *ret_len);
+
+/* Bytes the code wrote to stdout in all (may exceed what was kept). */
+uint64_t airlock_result_stdout_total(const struct airlock_result *res);
+
+/* Bytes the code wrote to stderr in all. */
+uint64_t airlock_result_stderr_total(const struct airlock_result *res);
+
+/* Whether stdout was cut at the output limit. */
+bool airlock_result_stdout_truncated(const struct airlock_result *res);
+
+/* Whether stderr was cut at the output limit. */
+bool airlock_result_stderr_truncated(const struct airlock_result *res);
+
+/* What failed when the outcome is ERROR (naming the step), else NULL. */
+const char *airlock_result_error(const struct airlock_result *res);
+
+/* How many artifacts (files the code created or changed) came back. */
+size_t airlock_result_artifact_count(const struct airlock_result *res);
+
+/* The name of artifact i, a relative path inside the workspace, or NULL when
+ * i is out of range. The name comes from the sandbox: never trust it as a
+ * path (see airlock(1) --artifacts for a safe way to write artifacts). */
+const char *airlock_result_artifact_name(const struct airlock_result *res, size_t i);
+
+/* The size of artifact i in the workspace, 0 when out of range. */
+uint64_t airlock_result_artifact_size(const struct airlock_result *res, size_t i);
+
+/* Whether artifact i's data holds fewer bytes than its size. */
+bool airlock_result_artifact_truncated(const struct airlock_result *res, size_t i);
+
+/* The bytes kept of artifact i, like airlock_result_stdout(); -EINVAL when i
+ * is out of range. */
+int airlock_result_artifact_data(const struct airlock_result *res, size_t i,
+				 const void **ret_data, size_t *ret_len);
+
+/* ---- Names ---------------------------------------------------------- */
+
+/* The stable name of an outcome ("exited", "wall_limit", ...), or NULL for a
+ * value this library does not know. */
+const char *airlock_outcome_name(enum airlock_outcome outcome);
+
+/* The stable name of a limit ("wall_ms", "memory_bytes", ...), or NULL for a
+ * value this library does not know. */
+const char *airlock_limit_name(enum airlock_limit limit);
+
+/* Look a limit up by its name. Returns 0 and *ret, or -ENOENT. */
+int airlock_limit_from_name(const char *name, enum airlock_limit *ret);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

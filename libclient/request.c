@@ -1,0 +1,336 @@
+/* request.c: building run requests (airlock_run_req_*) and encoding them. */
+#include "airlock.h"
+#include "export.h"
+#include "request.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct request_bytes {
+	uint8_t *data;
+	size_t len;
+	bool present;
+};
+
+struct request_file {
+	char *name;
+	struct request_bytes data;
+};
+
+struct airlock_run_req {
+	char *runtime;
+	struct request_bytes code;
+	char **argv;
+	size_t argc;
+	char **env_keys;
+	char **env_values;
+	size_t nenv;
+	struct request_bytes stdin_data;
+	struct request_file *files;
+	size_t nfiles;
+	uint64_t limits[PROTO_LIMIT_COUNT_];
+};
+
+/* Free the bytes held by b and mark it absent. */
+static void
+request_bytes_clear(struct request_bytes *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = 0;
+	b->present = false;
+}
+
+/* Copy len bytes of buf into b, replacing what b held. */
+static int
+request_bytes_set(struct request_bytes *b, const void *buf, size_t len)
+{
+	uint8_t *copy = NULL;
+
+	if (buf == NULL && len > 0)
+		return -EINVAL;
+	if ((uint64_t)len > PROTO_BLOB_MAX)
+		return -E2BIG;
+	if (len > 0) {
+		copy = malloc(len);
+		if (copy == NULL)
+			return -ENOMEM;
+		memcpy(copy, buf, len);
+	}
+	request_bytes_clear(b);
+	b->data = copy;
+	b->len = len;
+	b->present = true;
+	return 0;
+}
+
+/* Point a protocol blob at b (inline; the codec moves it to a memfd if big). */
+static struct proto_blob
+request_bytes_blob(const struct request_bytes *b)
+{
+	static const uint8_t empty[1];
+	struct proto_blob blob = {.data = b->data != NULL ? b->data : empty,
+				  .len = b->len,
+				  .fd = -1,
+				  .present = b->present};
+
+	return blob;
+}
+
+/* Create an empty run request. */
+AIRLOCK_EXPORT int
+airlock_run_req_new(struct airlock_run_req **ret)
+{
+	struct airlock_run_req *req;
+
+	if (ret == NULL)
+		return -EINVAL;
+	req = calloc(1, sizeof(*req));
+	if (req == NULL)
+		return -ENOMEM;
+	req->runtime = strdup("python");
+	if (req->runtime == NULL) {
+		free(req);
+		return -ENOMEM;
+	}
+	*ret = req;
+	return 0;
+}
+
+/* Free a run request and everything it copied. */
+AIRLOCK_EXPORT void
+airlock_run_req_free(struct airlock_run_req *req)
+{
+	size_t i;
+
+	if (req == NULL)
+		return;
+	free(req->runtime);
+	request_bytes_clear(&req->code);
+	for (i = 0; i < req->argc; i++)
+		free(req->argv[i]);
+	free(req->argv);
+	for (i = 0; i < req->nenv; i++) {
+		free(req->env_keys[i]);
+		free(req->env_values[i]);
+	}
+	free(req->env_keys);
+	free(req->env_values);
+	request_bytes_clear(&req->stdin_data);
+	for (i = 0; i < req->nfiles; i++) {
+		free(req->files[i].name);
+		request_bytes_clear(&req->files[i].data);
+	}
+	free(req->files);
+	free(req);
+}
+
+/* Set the runtime name. */
+AIRLOCK_EXPORT int
+airlock_run_req_set_runtime(struct airlock_run_req *req, const char *name)
+{
+	char *copy;
+	size_t len;
+
+	if (req == NULL || name == NULL)
+		return -EINVAL;
+	len = strlen(name);
+	if (len == 0 || len > PROTO_RUNTIME_MAX)
+		return -EINVAL;
+	copy = strdup(name);
+	if (copy == NULL)
+		return -ENOMEM;
+	free(req->runtime);
+	req->runtime = copy;
+	return 0;
+}
+
+/* Set the code to run. */
+AIRLOCK_EXPORT int
+airlock_run_req_set_code(struct airlock_run_req *req, const void *buf, size_t len)
+{
+	if (req == NULL)
+		return -EINVAL;
+	return request_bytes_set(&req->code, buf, len);
+}
+
+/* Append one argument to argv. */
+AIRLOCK_EXPORT int
+airlock_run_req_add_arg(struct airlock_run_req *req, const char *arg)
+{
+	char **argv;
+	char *copy;
+
+	if (req == NULL || arg == NULL)
+		return -EINVAL;
+	if (req->argc >= PROTO_ARGV_MAX || strlen(arg) > PROTO_STR_MAX)
+		return -E2BIG;
+	argv = realloc(req->argv, (req->argc + 1) * sizeof(*argv));
+	if (argv == NULL)
+		return -ENOMEM;
+	req->argv = argv;
+	copy = strdup(arg);
+	if (copy == NULL)
+		return -ENOMEM;
+	req->argv[req->argc++] = copy;
+	return 0;
+}
+
+/* Set one environment variable, replacing an earlier value of the key. */
+AIRLOCK_EXPORT int
+airlock_run_req_set_env(struct airlock_run_req *req, const char *key, const char *value)
+{
+	char **keys, **values;
+	char *kcopy = NULL, *vcopy = NULL;
+	size_t i, klen;
+	int r;
+
+	if (req == NULL || key == NULL || value == NULL)
+		return -EINVAL;
+	klen = strlen(key);
+	if (klen == 0 || strchr(key, '=') != NULL)
+		return -EINVAL;
+	if (klen > PROTO_ENV_KEY_MAX || strlen(value) > PROTO_STR_MAX)
+		return -E2BIG;
+	vcopy = strdup(value);
+	if (vcopy == NULL)
+		return -ENOMEM;
+	for (i = 0; i < req->nenv; i++)
+		if (strcmp(req->env_keys[i], key) == 0) {
+			free(req->env_values[i]);
+			req->env_values[i] = vcopy;
+			return 0;
+		}
+	r = -E2BIG;
+	if (req->nenv >= PROTO_ENV_MAX)
+		goto out;
+	r = -ENOMEM;
+	kcopy = strdup(key);
+	if (kcopy == NULL)
+		goto out;
+	keys = realloc(req->env_keys, (req->nenv + 1) * sizeof(*keys));
+	if (keys == NULL)
+		goto out;
+	req->env_keys = keys;
+	values = realloc(req->env_values, (req->nenv + 1) * sizeof(*values));
+	if (values == NULL)
+		goto out;
+	req->env_values = values;
+	/* Ownership of both copies moves into the request here. */
+	req->env_keys[req->nenv] = kcopy;
+	req->env_values[req->nenv] = vcopy;
+	req->nenv++;
+	kcopy = vcopy = NULL;
+	r = 0;
+out:
+	free(kcopy);
+	free(vcopy);
+	return r;
+}
+
+/* Set what the code reads on stdin. */
+AIRLOCK_EXPORT int
+airlock_run_req_set_stdin(struct airlock_run_req *req, const void *buf, size_t len)
+{
+	if (req == NULL)
+		return -EINVAL;
+	return request_bytes_set(&req->stdin_data, buf, len);
+}
+
+/* Add one input file. */
+AIRLOCK_EXPORT int
+airlock_run_req_add_file(struct airlock_run_req *req, const char *name, const void *buf,
+			 size_t len)
+{
+	struct request_file *files;
+	struct request_file f = {0};
+	size_t i, nlen;
+	int r;
+
+	if (req == NULL || name == NULL || (buf == NULL && len > 0))
+		return -EINVAL;
+	nlen = strlen(name);
+	if (nlen == 0 || nlen > PROTO_NAME_MAX || name[0] == '/')
+		return -EINVAL;
+	for (i = 0; i < req->nfiles; i++)
+		if (strcmp(req->files[i].name, name) == 0)
+			return -EEXIST;
+	if (req->nfiles >= PROTO_FILES_MAX)
+		return -E2BIG;
+	r = request_bytes_set(&f.data, buf, len);
+	if (r < 0)
+		goto out;
+	r = -ENOMEM;
+	f.name = strdup(name);
+	if (f.name == NULL)
+		goto out;
+	files = realloc(req->files, (req->nfiles + 1) * sizeof(*files));
+	if (files == NULL)
+		goto out;
+	req->files = files;
+	/* Ownership of f moves into the request here. */
+	req->files[req->nfiles++] = f;
+	f = (struct request_file){0};
+	r = 0;
+out:
+	free(f.name);
+	request_bytes_clear(&f.data);
+	return r;
+}
+
+/* Set one limit. */
+AIRLOCK_EXPORT int
+airlock_run_req_set_limit(struct airlock_run_req *req, enum airlock_limit limit, uint64_t value)
+{
+	if (req == NULL || (unsigned)limit >= PROTO_LIMIT_COUNT_)
+		return -EINVAL;
+	req->limits[limit] = value;
+	return 0;
+}
+
+int
+request_encode(const struct airlock_run_req *req, uint32_t id, struct proto_out *ret)
+{
+	struct proto_run run = {0};
+	struct proto_env *env = NULL;
+	struct proto_file *files = NULL;
+	size_t i;
+	int r;
+
+	r = -ENOMEM;
+	if (req->nenv > 0) {
+		env = calloc(req->nenv, sizeof(*env));
+		if (env == NULL)
+			goto out;
+	}
+	if (req->nfiles > 0) {
+		files = calloc(req->nfiles, sizeof(*files));
+		if (files == NULL)
+			goto out;
+	}
+	run.runtime = req->runtime;
+	run.code = request_bytes_blob(&req->code);
+	run.argv = (const char **)req->argv;
+	run.argc = req->argc;
+	for (i = 0; i < req->nenv; i++) {
+		env[i].key = req->env_keys[i];
+		env[i].value = req->env_values[i];
+	}
+	run.env = env;
+	run.nenv = req->nenv;
+	run.stdin_data = request_bytes_blob(&req->stdin_data);
+	for (i = 0; i < req->nfiles; i++) {
+		files[i].name = req->files[i].name;
+		files[i].data = request_bytes_blob(&req->files[i].data);
+		files[i].data.present = true;
+	}
+	run.files = files;
+	run.nfiles = req->nfiles;
+	memcpy(run.limits.v, req->limits, sizeof(run.limits.v));
+	r = proto_encode_run(id, &run, ret);
+out:
+	free(env);
+	free(files);
+	return r;
+}

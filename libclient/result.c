@@ -1,0 +1,523 @@
+/* result.c: results and info objects (airlock_result_*, airlock_info_*) and names. */
+#include "airlock.h"
+#include "export.h"
+#include "result.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+_Static_assert(AIRLOCK_OUTCOME_EXITED == (int)PROTO_OUTCOME_EXITED &&
+		       AIRLOCK_OUTCOME_SIGNALED == (int)PROTO_OUTCOME_SIGNALED &&
+		       AIRLOCK_OUTCOME_WALL_LIMIT == (int)PROTO_OUTCOME_WALL_LIMIT &&
+		       AIRLOCK_OUTCOME_CPU_LIMIT == (int)PROTO_OUTCOME_CPU_LIMIT &&
+		       AIRLOCK_OUTCOME_MEMORY_LIMIT == (int)PROTO_OUTCOME_MEMORY_LIMIT &&
+		       AIRLOCK_OUTCOME_ERROR == (int)PROTO_OUTCOME_ERROR &&
+		       PROTO_OUTCOME_COUNT_ == 6,
+	       "public outcomes mirror the protocol's");
+_Static_assert(AIRLOCK_LIMIT_WALL_MS == (int)PROTO_LIMIT_WALL_MS &&
+		       AIRLOCK_LIMIT_CPU_MS == (int)PROTO_LIMIT_CPU_MS &&
+		       AIRLOCK_LIMIT_MEMORY_BYTES == (int)PROTO_LIMIT_MEMORY_BYTES &&
+		       AIRLOCK_LIMIT_PROCESSES == (int)PROTO_LIMIT_PROCESSES &&
+		       AIRLOCK_LIMIT_OPEN_FILES == (int)PROTO_LIMIT_OPEN_FILES &&
+		       AIRLOCK_LIMIT_FILE_SIZE_BYTES == (int)PROTO_LIMIT_FILE_SIZE_BYTES &&
+		       AIRLOCK_LIMIT_OUTPUT_BYTES == (int)PROTO_LIMIT_OUTPUT_BYTES &&
+		       AIRLOCK_LIMIT_WORKSPACE_BYTES == (int)PROTO_LIMIT_WORKSPACE_BYTES &&
+		       AIRLOCK_LIMIT_TMP_BYTES == (int)PROTO_LIMIT_TMP_BYTES &&
+		       AIRLOCK_LIMIT_ARTIFACTS == (int)PROTO_LIMIT_ARTIFACTS &&
+		       AIRLOCK_LIMIT_ARTIFACT_BYTES == (int)PROTO_LIMIT_ARTIFACT_BYTES &&
+		       PROTO_LIMIT_COUNT_ == 11,
+	       "public limits mirror the protocol's");
+
+/* Bytes owned by a result: a heap copy, or a read-only mapping of a memfd. */
+struct result_bytes {
+	void *data;
+	size_t len;
+	bool mapped;
+};
+
+struct result_stream {
+	struct result_bytes data;
+	uint64_t total;
+	bool truncated;
+};
+
+struct result_artifact {
+	char *name;
+	uint64_t size;
+	bool truncated;
+	struct result_bytes data;
+};
+
+struct airlock_result {
+	enum airlock_outcome outcome;
+	int exit_code;
+	int signal;
+	uint64_t wall_ms;
+	uint64_t cpu_ms;
+	uint64_t memory_peak_bytes;
+	uint64_t queued_ms;
+	struct result_stream out[2];
+	struct result_artifact *artifacts;
+	size_t nartifacts;
+	char *error;
+};
+
+struct airlock_info {
+	char *daemon;
+	uint32_t version;
+	uint32_t uid;
+	char **runtimes;
+	size_t nruntimes;
+	uint64_t defaults[PROTO_LIMIT_COUNT_];
+	uint64_t ceilings[PROTO_LIMIT_COUNT_];
+};
+
+/* What an empty payload points at, so data is never NULL. */
+static const char result_empty[1];
+
+/* Release what b holds. */
+static void
+result_bytes_clear(struct result_bytes *b)
+{
+	if (b->mapped)
+		munmap(b->data, b->len);
+	else
+		free(b->data);
+	b->data = NULL;
+	b->len = 0;
+	b->mapped = false;
+}
+
+/*
+ * Take a blob out of a decoded message so that it outlives the message. A
+ * memfd blob is mapped again from its fd (the kernel keeps the memfd alive
+ * through the mapping; its seals, checked by the decoder, keep the bytes from
+ * changing); an inline blob is copied.
+ */
+static int
+result_bytes_take(const struct proto_blob *blob, struct result_bytes *ret)
+{
+	void *p;
+
+	if (!blob->present || blob->len == 0) {
+		*ret = (struct result_bytes){0};
+		return 0;
+	}
+	if (blob->fd >= 0) {
+		p = mmap(NULL, blob->len, PROT_READ, MAP_SHARED, blob->fd, 0);
+		if (p != MAP_FAILED) {
+			*ret = (struct result_bytes){.data = p, .len = blob->len, .mapped = true};
+			return 0;
+		}
+		if (blob->data == NULL)
+			return -errno;
+		/* Fall back to a copy of the decoder's mapping. */
+	}
+	p = malloc(blob->len);
+	if (p == NULL)
+		return -ENOMEM;
+	memcpy(p, blob->data, blob->len);
+	*ret = (struct result_bytes){.data = p, .len = blob->len, .mapped = false};
+	return 0;
+}
+
+/* Duplicate a possibly NULL string; *ret is NULL for NULL. */
+static int
+result_strdup(const char *s, char **ret)
+{
+	char *copy = NULL;
+
+	if (s != NULL) {
+		copy = strdup(s);
+		if (copy == NULL)
+			return -ENOMEM;
+	}
+	*ret = copy;
+	return 0;
+}
+
+int
+result_from_proto(const struct proto_result *pr, struct airlock_result **ret)
+{
+	struct airlock_result *res;
+	size_t i;
+	int r;
+
+	res = calloc(1, sizeof(*res));
+	if (res == NULL)
+		return -ENOMEM;
+	res->outcome = (unsigned)pr->outcome < PROTO_OUTCOME_COUNT_
+			       ? (enum airlock_outcome)pr->outcome
+			       : AIRLOCK_OUTCOME_ERROR;
+	res->exit_code = res->outcome == AIRLOCK_OUTCOME_EXITED ? pr->exit_code : 0;
+	res->signal = res->outcome == AIRLOCK_OUTCOME_SIGNALED ? pr->signal : 0;
+	res->wall_ms = pr->wall_ms;
+	res->cpu_ms = pr->cpu_ms;
+	res->memory_peak_bytes = pr->memory_peak_bytes;
+	res->queued_ms = pr->queued_ms;
+	for (i = 0; i < 2; i++) {
+		r = result_bytes_take(&pr->out[i].data, &res->out[i].data);
+		if (r < 0)
+			goto out;
+		res->out[i].total = pr->out[i].total;
+		res->out[i].truncated = pr->out[i].truncated;
+	}
+	r = result_strdup(pr->error, &res->error);
+	if (r < 0)
+		goto out;
+	if (pr->nartifacts > 0) {
+		r = -ENOMEM;
+		res->artifacts = calloc(pr->nartifacts, sizeof(*res->artifacts));
+		if (res->artifacts == NULL)
+			goto out;
+	}
+	for (i = 0; i < pr->nartifacts; i++) {
+		struct result_artifact *a = &res->artifacts[i];
+
+		r = result_strdup(pr->artifacts[i].name != NULL ? pr->artifacts[i].name : "",
+				  &a->name);
+		if (r < 0)
+			goto out;
+		res->nartifacts++;
+		a->size = pr->artifacts[i].size;
+		a->truncated = pr->artifacts[i].truncated;
+		r = result_bytes_take(&pr->artifacts[i].data, &a->data);
+		if (r < 0)
+			goto out;
+	}
+	*ret = res;
+	res = NULL;
+	r = 0;
+out:
+	airlock_result_free(res);
+	return r;
+}
+
+/* Free a result. */
+AIRLOCK_EXPORT void
+airlock_result_free(struct airlock_result *res)
+{
+	size_t i;
+
+	if (res == NULL)
+		return;
+	for (i = 0; i < 2; i++)
+		result_bytes_clear(&res->out[i].data);
+	for (i = 0; i < res->nartifacts; i++) {
+		free(res->artifacts[i].name);
+		result_bytes_clear(&res->artifacts[i].data);
+	}
+	free(res->artifacts);
+	free(res->error);
+	free(res);
+}
+
+/* How the run ended. */
+AIRLOCK_EXPORT enum airlock_outcome
+airlock_result_outcome(const struct airlock_result *res)
+{
+	return res != NULL ? res->outcome : AIRLOCK_OUTCOME_ERROR;
+}
+
+/* The exit code. */
+AIRLOCK_EXPORT int
+airlock_result_exit_code(const struct airlock_result *res)
+{
+	return res != NULL ? res->exit_code : 0;
+}
+
+/* The terminating signal. */
+AIRLOCK_EXPORT int
+airlock_result_signal(const struct airlock_result *res)
+{
+	return res != NULL ? res->signal : 0;
+}
+
+/* Wall-clock milliseconds. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_wall_ms(const struct airlock_result *res)
+{
+	return res != NULL ? res->wall_ms : 0;
+}
+
+/* CPU milliseconds. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_cpu_ms(const struct airlock_result *res)
+{
+	return res != NULL ? res->cpu_ms : 0;
+}
+
+/* Peak memory, bytes. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_memory_peak_bytes(const struct airlock_result *res)
+{
+	return res != NULL ? res->memory_peak_bytes : 0;
+}
+
+/* Milliseconds spent queued. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_queued_ms(const struct airlock_result *res)
+{
+	return res != NULL ? res->queued_ms : 0;
+}
+
+/* Hand out the bytes of b, never a NULL pointer. */
+static int
+result_bytes_get(const struct result_bytes *b, const void **ret_data, size_t *ret_len)
+{
+	if (ret_data == NULL || ret_len == NULL)
+		return -EINVAL;
+	*ret_data = b->data != NULL ? b->data : result_empty;
+	*ret_len = b->len;
+	return 0;
+}
+
+/* The stdout kept. */
+AIRLOCK_EXPORT int
+airlock_result_stdout(const struct airlock_result *res, const void **ret_data, size_t *ret_len)
+{
+	if (res == NULL)
+		return -EINVAL;
+	return result_bytes_get(&res->out[0].data, ret_data, ret_len);
+}
+
+/* The stderr kept. */
+AIRLOCK_EXPORT int
+airlock_result_stderr(const struct airlock_result *res, const void **ret_data, size_t *ret_len)
+{
+	if (res == NULL)
+		return -EINVAL;
+	return result_bytes_get(&res->out[1].data, ret_data, ret_len);
+}
+
+/* Total stdout bytes written. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_stdout_total(const struct airlock_result *res)
+{
+	return res != NULL ? res->out[0].total : 0;
+}
+
+/* Total stderr bytes written. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_stderr_total(const struct airlock_result *res)
+{
+	return res != NULL ? res->out[1].total : 0;
+}
+
+/* Whether stdout was truncated. */
+AIRLOCK_EXPORT bool
+airlock_result_stdout_truncated(const struct airlock_result *res)
+{
+	return res != NULL && res->out[0].truncated;
+}
+
+/* Whether stderr was truncated. */
+AIRLOCK_EXPORT bool
+airlock_result_stderr_truncated(const struct airlock_result *res)
+{
+	return res != NULL && res->out[1].truncated;
+}
+
+/* What failed, for outcome ERROR. */
+AIRLOCK_EXPORT const char *
+airlock_result_error(const struct airlock_result *res)
+{
+	return res != NULL ? res->error : NULL;
+}
+
+/* Number of artifacts. */
+AIRLOCK_EXPORT size_t
+airlock_result_artifact_count(const struct airlock_result *res)
+{
+	return res != NULL ? res->nartifacts : 0;
+}
+
+/* Artifact i, or NULL. */
+static const struct result_artifact *
+result_artifact(const struct airlock_result *res, size_t i)
+{
+	if (res == NULL || i >= res->nartifacts)
+		return NULL;
+	return &res->artifacts[i];
+}
+
+/* Name of artifact i. */
+AIRLOCK_EXPORT const char *
+airlock_result_artifact_name(const struct airlock_result *res, size_t i)
+{
+	const struct result_artifact *a = result_artifact(res, i);
+
+	return a != NULL ? a->name : NULL;
+}
+
+/* Size of artifact i in the workspace. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_artifact_size(const struct airlock_result *res, size_t i)
+{
+	const struct result_artifact *a = result_artifact(res, i);
+
+	return a != NULL ? a->size : 0;
+}
+
+/* Whether artifact i was truncated. */
+AIRLOCK_EXPORT bool
+airlock_result_artifact_truncated(const struct airlock_result *res, size_t i)
+{
+	const struct result_artifact *a = result_artifact(res, i);
+
+	return a != NULL && a->truncated;
+}
+
+/* The bytes kept of artifact i. */
+AIRLOCK_EXPORT int
+airlock_result_artifact_data(const struct airlock_result *res, size_t i, const void **ret_data,
+			     size_t *ret_len)
+{
+	const struct result_artifact *a = result_artifact(res, i);
+
+	if (a == NULL)
+		return -EINVAL;
+	return result_bytes_get(&a->data, ret_data, ret_len);
+}
+
+int
+result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
+{
+	struct airlock_info *info;
+	size_t i;
+	int r = -ENOMEM;
+
+	info = calloc(1, sizeof(*info));
+	if (info == NULL)
+		return -ENOMEM;
+	info->daemon = strdup(pi->daemon != NULL ? pi->daemon : "");
+	if (info->daemon == NULL)
+		goto out;
+	info->version = pi->version;
+	info->uid = pi->uid;
+	if (pi->nruntimes > 0) {
+		info->runtimes = calloc(pi->nruntimes, sizeof(*info->runtimes));
+		if (info->runtimes == NULL)
+			goto out;
+	}
+	for (i = 0; i < pi->nruntimes && i < PROTO_RUNTIMES_MAX; i++) {
+		info->runtimes[i] = strdup(pi->runtimes[i] != NULL ? pi->runtimes[i] : "");
+		if (info->runtimes[i] == NULL)
+			goto out;
+		info->nruntimes++;
+	}
+	memcpy(info->defaults, pi->defaults.v, sizeof(info->defaults));
+	memcpy(info->ceilings, pi->ceilings.v, sizeof(info->ceilings));
+	*ret = info;
+	info = NULL;
+	r = 0;
+out:
+	airlock_info_free(info);
+	return r;
+}
+
+/* Free an info object. */
+AIRLOCK_EXPORT void
+airlock_info_free(struct airlock_info *info)
+{
+	size_t i;
+
+	if (info == NULL)
+		return;
+	for (i = 0; i < info->nruntimes; i++)
+		free(info->runtimes[i]);
+	free(info->runtimes);
+	free(info->daemon);
+	free(info);
+}
+
+/* The daemon's version string. */
+AIRLOCK_EXPORT const char *
+airlock_info_daemon_version(const struct airlock_info *info)
+{
+	return info != NULL ? info->daemon : NULL;
+}
+
+/* The daemon's protocol version. */
+AIRLOCK_EXPORT uint32_t
+airlock_info_protocol_version(const struct airlock_info *info)
+{
+	return info != NULL ? info->version : 0;
+}
+
+/* The uid the daemon sees. */
+AIRLOCK_EXPORT uint32_t
+airlock_info_uid(const struct airlock_info *info)
+{
+	return info != NULL ? info->uid : 0;
+}
+
+/* Number of runtimes. */
+AIRLOCK_EXPORT size_t
+airlock_info_runtime_count(const struct airlock_info *info)
+{
+	return info != NULL ? info->nruntimes : 0;
+}
+
+/* Name of runtime i. */
+AIRLOCK_EXPORT const char *
+airlock_info_runtime_name(const struct airlock_info *info, size_t i)
+{
+	if (info == NULL || i >= info->nruntimes)
+		return NULL;
+	return info->runtimes[i];
+}
+
+/* Default of a limit. */
+AIRLOCK_EXPORT uint64_t
+airlock_info_limit_default(const struct airlock_info *info, enum airlock_limit limit)
+{
+	if (info == NULL || (unsigned)limit >= PROTO_LIMIT_COUNT_)
+		return 0;
+	return info->defaults[limit];
+}
+
+/* Ceiling of a limit. */
+AIRLOCK_EXPORT uint64_t
+airlock_info_limit_ceiling(const struct airlock_info *info, enum airlock_limit limit)
+{
+	if (info == NULL || (unsigned)limit >= PROTO_LIMIT_COUNT_)
+		return 0;
+	return info->ceilings[limit];
+}
+
+/* Name of an outcome. */
+AIRLOCK_EXPORT const char *
+airlock_outcome_name(enum airlock_outcome outcome)
+{
+	if ((unsigned)outcome >= PROTO_OUTCOME_COUNT_)
+		return NULL;
+	return proto_outcome_name((enum proto_outcome)outcome);
+}
+
+/* Name of a limit. */
+AIRLOCK_EXPORT const char *
+airlock_limit_name(enum airlock_limit limit)
+{
+	if ((unsigned)limit >= PROTO_LIMIT_COUNT_)
+		return NULL;
+	return proto_limit_name((enum proto_limit)limit);
+}
+
+/* Look a limit up by name. */
+AIRLOCK_EXPORT int
+airlock_limit_from_name(const char *name, enum airlock_limit *ret)
+{
+	unsigned i;
+
+	if (name == NULL || ret == NULL)
+		return -EINVAL;
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
+		if (strcmp(proto_limit_name((enum proto_limit)i), name) == 0) {
+			*ret = (enum airlock_limit)i;
+			return 0;
+		}
+	return -ENOENT;
+}
