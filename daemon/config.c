@@ -921,7 +921,7 @@ config_runtime_begin(struct config_parse *p, const char *name)
 /*
  * A section header line, seen by the reader before inih parses it: inih only
  * calls the handler for keys, so an unknown or empty section would otherwise
- * pass unnoticed. A header without ']' is left to inih to report.
+ * pass unnoticed.
  */
 static int
 config_section_begin(struct config_parse *p, const char *line)
@@ -932,7 +932,7 @@ config_section_begin(struct config_parse *p, const char *line)
 	int r;
 
 	if (end == NULL)
-		return 0;
+		return config_fail_at(p, -EINVAL, p->line, "syntax error: no ']' in section header");
 	r = config_runtime_end(p);
 	if (r < 0)
 		return r;

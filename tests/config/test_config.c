@@ -1,0 +1,613 @@
+/* test_config.c: unit tests of daemon/config.c (defaults, every key, errors, file checks). */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/config.h"
+
+#define ERRLEN 512
+
+/* A private temporary directory per test, removed afterwards. */
+struct fixture {
+	char dir[64];
+	char path[128];
+	struct config cfg;
+	char err[ERRLEN];
+};
+
+/* Create the temporary directory of one test. */
+static int
+setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return -1;
+	strcpy(f->dir, "/tmp/airlock-test-config-XXXXXX");
+	if (mkdtemp(f->dir) == NULL) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof(f->path), "%s/airlockd.conf", f->dir);
+	*state = f;
+	return 0;
+}
+
+/* Free the config and remove the temporary directory. */
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+	char link[160];
+
+	config_free(&f->cfg);
+	unlink(f->path);
+	snprintf(link, sizeof(link), "%s/link.conf", f->dir);
+	unlink(link);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Write text to the fixture's file with a given mode (owner root: tests run as root). */
+static void
+write_file(struct fixture *f, const char *text, mode_t mode)
+{
+	FILE *fp;
+
+	unlink(f->path);
+	fp = fopen(f->path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fputs(text, fp) >= 0, 1);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(chmod(f->path, mode), 0);
+}
+
+/* Write text and load it; returns config_load()'s result. */
+static int
+load_text(struct fixture *f, const char *text)
+{
+	write_file(f, text, 0644);
+	return config_load(&f->cfg, f->path, true, f->err, sizeof(f->err));
+}
+
+/* Assert that the error starts with "path:line: " and contains what. */
+static void
+assert_error_at(struct fixture *f, unsigned line, const char *what)
+{
+	char prefix[200];
+
+	snprintf(prefix, sizeof(prefix), "%s:%u: ", f->path, line);
+	if (strncmp(f->err, prefix, strlen(prefix)) != 0 || strstr(f->err, what) == NULL)
+		fail_msg("error '%s' is not '%s...%s'", f->err, prefix, what);
+}
+
+/* Defaults with no file at all, and with a missing optional file. */
+static void
+test_defaults(void **state)
+{
+	struct fixture *f = *state;
+	const struct config_runtime *rt;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	assert_int_equal(config_load(&f->cfg, NULL, false, f->err, sizeof(f->err)), 0);
+	assert_string_equal(f->cfg.socket_path, "/run/airlock/airlock.sock");
+	assert_int_equal(f->cfg.socket_uid, 0);
+	assert_int_equal(f->cfg.socket_gid, getgrnam("airlock") ? getgrnam("airlock")->gr_gid : 0);
+	assert_int_equal(f->cfg.socket_mode, 0660);
+	if (getpwnam("airlock") != NULL)
+		assert_string_equal(f->cfg.service_user, "airlock");
+	else
+		assert_string_equal(f->cfg.service_user, "nobody");
+	assert_int_equal(f->cfg.service_uid, getpwnam(f->cfg.service_user)->pw_uid);
+	assert_int_equal(f->cfg.service_gid, getpwnam(f->cfg.service_user)->pw_gid);
+	assert_int_equal(f->cfg.max_connections_per_uid, 16);
+	assert_int_equal(f->cfg.max_runs_per_uid, 8);
+	assert_int_equal(f->cfg.max_runs, 2 * ncpu);
+	assert_int_equal(f->cfg.max_queued_bytes, 8 << 20);
+	assert_int_equal(f->cfg.nallow_uids, 0);
+	assert_int_equal(f->cfg.nallow_gids, 0);
+	assert_false(f->cfg.allow_all);
+	assert_int_equal(f->cfg.uid_base, 600000);
+	assert_int_equal(f->cfg.uid_count, 2048);
+	assert_string_equal(f->cfg.hostname, "airlock");
+
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_WALL_MS], 10000);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_WALL_MS], 300000);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_CPU_MS], 5000);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_CPU_MS], 60000);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_MEMORY_BYTES], 256ULL << 20);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 4ULL << 30);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_PROCESSES], 64);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_PROCESSES], 1024);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_OPEN_FILES], 256);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_OPEN_FILES], 4096);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_FILE_SIZE_BYTES], 64ULL << 20);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_FILE_SIZE_BYTES], 1ULL << 30);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_OUTPUT_BYTES], 1ULL << 20);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_OUTPUT_BYTES], 64ULL << 20);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_WORKSPACE_BYTES], 64ULL << 20);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_WORKSPACE_BYTES], 1ULL << 30);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_TMP_BYTES], 64ULL << 20);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_TMP_BYTES], 1ULL << 30);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_ARTIFACTS], 100);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_ARTIFACTS], 1000);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_ARTIFACT_BYTES], 1ULL << 20);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_ARTIFACT_BYTES], 64ULL << 20);
+
+	rt = config_runtime_find(&f->cfg, "python");
+	assert_non_null(rt);
+	assert_int_equal(rt->argc, 5);
+	assert_string_equal(rt->argv[0], "/usr/bin/python3");
+	assert_string_equal(rt->argv[1], "-I");
+	assert_string_equal(rt->argv[2], "-S");
+	assert_string_equal(rt->argv[3], "-B");
+	assert_string_equal(rt->argv[4], "{code}");
+	assert_null(rt->argv[5]);
+	assert_string_equal(rt->code_name, "main.py");
+	assert_false(rt->is_exec);
+	rt = config_runtime_find(&f->cfg, "python-site");
+	assert_non_null(rt);
+	assert_int_equal(rt->argc, 4);
+	assert_string_equal(rt->argv[1], "-I");
+	assert_string_equal(rt->argv[2], "-B");
+	rt = config_runtime_find(&f->cfg, "sh");
+	assert_non_null(rt);
+	assert_string_equal(rt->argv[0], "/bin/sh");
+	assert_string_equal(rt->code_name, "main.sh");
+	rt = config_runtime_find(&f->cfg, "bash");
+	assert_non_null(rt);
+	assert_string_equal(rt->argv[0], "/bin/bash");
+	rt = config_runtime_find(&f->cfg, "node");
+	if (access("/usr/bin/node", X_OK) == 0) {
+		assert_non_null(rt);
+		assert_string_equal(rt->argv[0], "/usr/bin/node");
+		assert_string_equal(rt->code_name, "main.js");
+	} else {
+		assert_null(rt);
+	}
+	rt = config_runtime_find(&f->cfg, "exec");
+	assert_non_null(rt);
+	assert_true(rt->is_exec);
+	assert_int_equal(rt->argc, 0);
+	assert_null(rt->argv[0]);
+	assert_null(config_runtime_find(&f->cfg, "ruby"));
+
+	/* A missing file is fine unless it must exist. */
+	config_free(&f->cfg);
+	assert_int_equal(config_load(&f->cfg, f->path, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->cfg.uid_base, 600000);
+	config_free(&f->cfg);
+	assert_int_equal(config_load(&f->cfg, f->path, true, f->err, sizeof(f->err)), -ENOENT);
+	assert_non_null(strstr(f->err, f->path));
+	assert_null(f->cfg.socket_path);
+}
+
+/* Every key of every section. */
+static void
+test_every_key(void **state)
+{
+	struct fixture *f = *state;
+	const struct config_runtime *rt;
+	static const char text[] =
+		"# a comment\n"
+		"[daemon]\n"
+		"socket = /run/test/a.sock\n"
+		"socket_user = daemon\n"
+		"socket_group = nogroup\n"
+		"socket_mode = 0600\n"
+		"user = nobody\n"
+		"max_connections_per_uid = 3\n"
+		"max_runs_per_uid = 2\n"
+		"max_runs = 5\n"
+		"max_queued_bytes = 2M\n"
+		"\n"
+		"[access]\n"
+		"allow_users = root, daemon,1234\n"
+		"allow_groups = nogroup,  77\n"
+		"allow_all = yes\n"
+		"[sandbox]\n"
+		"uid_base = 100000\n"
+		"uid_count = 64\n"
+		"hostname = box.example\n"
+		"[limits]\n"
+		"wall_ms = 2000\n"
+		"wall_ms_max = 3000\n"
+		"cpu_ms = 1000\n"
+		"cpu_ms_max = 1000\n"
+		"memory_bytes = 128M\n"
+		"memory_bytes_max = 8G\n"
+		"processes = 10\n"
+		"processes_max = 20\n"
+		"open_files = 30\n"
+		"open_files_max = 40\n"
+		"file_size_bytes = 1K\n"
+		"file_size_bytes_max = 2K\n"
+		"output_bytes = 4096\n"
+		"output_bytes_max = 8K\n"
+		"workspace_bytes = 1G\n"
+		"workspace_bytes_max = 2G\n"
+		"tmp_bytes = 3M\n"
+		"tmp_bytes_max = 4M\n"
+		"artifacts = 7\n"
+		"artifacts_max = 9\n"
+		"artifact_bytes = 5K\n"
+		"artifact_bytes_max = 6K\n"
+		"[runtime python]\n"
+		"argv = /opt/py/bin/python3   -I\t{code} --flag\n"
+		"code_name = prog.py\n"
+		"[runtime ruby]\n"
+		"  code_name = main.rb ; indented, with a comment\n"
+		"  argv = /usr/bin/ruby {code}\n";
+
+	assert_int_equal(load_text(f, text), 0);
+	assert_string_equal(f->err, "");
+	assert_string_equal(f->cfg.socket_path, "/run/test/a.sock");
+	assert_int_equal(f->cfg.socket_uid, 1);
+	assert_int_equal(f->cfg.socket_gid, 65534);
+	assert_int_equal(f->cfg.socket_mode, 0600);
+	assert_string_equal(f->cfg.service_user, "nobody");
+	assert_int_equal(f->cfg.service_uid, 65534);
+	assert_int_equal(f->cfg.service_gid, 65534);
+	assert_int_equal(f->cfg.max_connections_per_uid, 3);
+	assert_int_equal(f->cfg.max_runs_per_uid, 2);
+	assert_int_equal(f->cfg.max_runs, 5);
+	assert_int_equal(f->cfg.max_queued_bytes, 2 << 20);
+	assert_int_equal(f->cfg.nallow_uids, 3);
+	assert_int_equal(f->cfg.allow_uids[0], 0);
+	assert_int_equal(f->cfg.allow_uids[1], 1);
+	assert_int_equal(f->cfg.allow_uids[2], 1234);
+	assert_int_equal(f->cfg.nallow_gids, 2);
+	assert_int_equal(f->cfg.allow_gids[0], 65534);
+	assert_int_equal(f->cfg.allow_gids[1], 77);
+	assert_true(f->cfg.allow_all);
+	assert_int_equal(f->cfg.uid_base, 100000);
+	assert_int_equal(f->cfg.uid_count, 64);
+	assert_string_equal(f->cfg.hostname, "box.example");
+
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_WALL_MS], 2000);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_WALL_MS], 3000);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_CPU_MS], 1000);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_CPU_MS], 1000);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_MEMORY_BYTES], 128ULL << 20);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 8ULL << 30);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_PROCESSES], 10);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_PROCESSES], 20);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_OPEN_FILES], 30);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_OPEN_FILES], 40);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_FILE_SIZE_BYTES], 1024);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_FILE_SIZE_BYTES], 2048);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_OUTPUT_BYTES], 4096);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_OUTPUT_BYTES], 8192);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_WORKSPACE_BYTES], 1ULL << 30);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_WORKSPACE_BYTES], 2ULL << 30);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_TMP_BYTES], 3ULL << 20);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_TMP_BYTES], 4ULL << 20);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_ARTIFACTS], 7);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_ARTIFACTS], 9);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_ARTIFACT_BYTES], 5 << 10);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_ARTIFACT_BYTES], 6 << 10);
+
+	/* [runtime python] replaces the built-in entirely. */
+	rt = config_runtime_find(&f->cfg, "python");
+	assert_non_null(rt);
+	assert_int_equal(rt->argc, 4);
+	assert_string_equal(rt->argv[0], "/opt/py/bin/python3");
+	assert_string_equal(rt->argv[1], "-I");
+	assert_string_equal(rt->argv[2], "{code}");
+	assert_string_equal(rt->argv[3], "--flag");
+	assert_null(rt->argv[4]);
+	assert_string_equal(rt->code_name, "prog.py");
+	assert_false(rt->is_exec);
+	/* Indented lines are keys, not continuations; inline comments are dropped. */
+	rt = config_runtime_find(&f->cfg, "ruby");
+	assert_non_null(rt);
+	assert_int_equal(rt->argc, 2);
+	assert_string_equal(rt->argv[0], "/usr/bin/ruby");
+	assert_string_equal(rt->code_name, "main.rb");
+	assert_non_null(config_runtime_find(&f->cfg, "sh"));
+	assert_true(config_runtime_find(&f->cfg, "exec")->is_exec);
+}
+
+/* One bad file: its text, the line the error must name, a piece of the reason. */
+struct bad_case {
+	const char *text;
+	unsigned line;
+	const char *reason;
+};
+
+static const struct bad_case bad_cases[] = {
+	/* structure */
+	{"[daemon]\n\n[nope]\n", 3, "unknown section [nope]"},
+	{"[daemon]\nmax_runs = 4\n[runtimes python]\n", 3, "unknown section"},
+	{"max_runs = 4\n", 1, "outside of any section"},
+	{"[daemon]\nbogus = 1\n", 2, "unknown key 'bogus' in [daemon]"},
+	{"[access]\nallow = x\n", 2, "unknown key 'allow' in [access]"},
+	{"[sandbox]\nuid = 1\n", 2, "unknown key 'uid' in [sandbox]"},
+	{"[limits]\nwall = 1\n", 2, "unknown key 'wall' in [limits]"},
+	{"[limits]\nwall_ms_min = 1\n", 2, "unknown key 'wall_ms_min'"},
+	{"[daemon]\nmax_runs = 4\n\nmax_runs = 5\n", 4, "duplicate key 'max_runs' in [daemon]"},
+	{"[daemon]\nmax_runs = 4\n[access]\n[daemon]\nmax_runs = 5\n", 5, "duplicate key"},
+	{"[daemon]\nmax_runs\n", 2, "syntax error"},
+	{"[daemon\nmax_runs = 1\n", 1, "syntax error"},
+	{"[daemon]\nsocket =\n", 2, "empty value"},
+	/* numbers */
+	{"[daemon]\nmax_runs = abc\n", 2, "max_runs = abc: expected a decimal number"},
+	{"[daemon]\nmax_runs = -5\n", 2, "expected a decimal number"},
+	{"[daemon]\nmax_runs = +5\n", 2, "expected a decimal number"},
+	{"[daemon]\nmax_runs = 12x\n", 2, "expected a decimal number"},
+	{"[daemon]\nmax_runs = 4294967296\n", 2, "out of range"},
+	{"[daemon]\nmax_runs = 0\n", 2, "must not be 0"},
+	{"[daemon]\nmax_queued_bytes = 99999999999999999999\n", 2, "out of range"},
+	{"[daemon]\nmax_queued_bytes = 17179869184G\n", 2, "out of range"},
+	{"[daemon]\nmax_queued_bytes = 5X\n", 2, "expected a size"},
+	{"[daemon]\nmax_queued_bytes = 5KB\n", 2, "expected a size"},
+	{"[daemon]\nmax_queued_bytes = 1K\n", 2, "at least"},
+	{"[daemon]\nsocket_mode = 0999\n", 2, "expected an octal mode"},
+	{"[daemon]\nsocket_mode = 01777\n", 2, "out of range"},
+	{"[daemon]\nsocket = relative.sock\n", 2, "not an absolute path"},
+	{"[daemon]\nuser = no-such-user-xyz\n", 2, "unknown user 'no-such-user-xyz'"},
+	{"[daemon]\nuser = root\n", 2, "must not be root"},
+	{"[daemon]\nsocket_user = no-such-user-xyz\n", 2, "unknown user"},
+	{"[daemon]\nsocket_group = no-such-group-xyz\n", 2, "unknown group"},
+	{"[access]\nallow_users = root, no-such-user-xyz\n", 2, "unknown user 'no-such-user-xyz'"},
+	{"[access]\nallow_groups = no-such-group-xyz\n", 2, "unknown group 'no-such-group-xyz'"},
+	{"[access]\nallow_users = root,,daemon\n", 2, "empty name"},
+	{"[access]\nallow_users = root,\n", 2, "empty name"},
+	{"[access]\nallow_users = 4294967295\n", 2, "bad user"},
+	{"[access]\nallow_all = maybe\n", 2, "expected true or false"},
+	/* sandbox */
+	{"[sandbox]\nuid_base = 0\n", 2, "uid_base must not be 0"},
+	{"[sandbox]\nuid_count = 3\n", 2, "must be even"},
+	{"[sandbox]\nuid_count = 0\n", 2, "must not be 0"},
+	{"[sandbox]\nuid_base = 4294967000\nuid_count = 1000\n", 3, "overflows"},
+	{"[sandbox]\nuid_count = 1000\nuid_base = 4294967000\n", 3, "overflows"},
+	{"[sandbox]\nuid_base = 65500\nuid_count = 100\n", 3, "service user"},
+	{"[sandbox]\nhostname = -bad\n", 2, "hostname '-bad'"},
+	{"[sandbox]\nhostname = a_b\n", 2, "hostname"},
+	/* limits */
+	{"[limits]\nwall_ms = 0\n", 2, "wall_ms must not be 0"},
+	{"[limits]\nwall_ms_max = 0\n", 2, "wall_ms_max must not be 0"},
+	{"[limits]\nwall_ms = 400000\n", 2, "wall_ms = 400000 is above its ceiling wall_ms_max = 300000"},
+	{"[limits]\nmemory_bytes = 2G\n\nmemory_bytes_max = 1G\n", 4, "above its ceiling"},
+	{"[limits]\nmemory_bytes_max = 1G\nmemory_bytes = 2G\n", 3, "above its ceiling"},
+	{"[limits]\nwall_ms = 10K\n", 2, "expected a decimal number"},
+	{"[limits]\nartifacts_max = 1001\n", 2, "above what the protocol carries"},
+	{"[limits]\nprocesses = -1\n", 2, "expected a decimal number"},
+	/* runtimes */
+	{"[runtime ruby]\ncode_name = main.rb\n[daemon]\n", 1, "[runtime ruby] has no argv"},
+	{"[runtime ruby]\nargv = /usr/bin/ruby {code}\n", 1, "[runtime ruby] has no code_name"},
+	{"[runtime python]\ncode_name = x.py\n", 1, "[runtime python] has no argv"},
+	{"[runtime ruby]\nargv = ruby {code}\n", 2, "absolute path"},
+	{"[runtime ruby]\nargv = /usr/bin/ruby main.rb\n", 2, "{code} exactly once"},
+	{"[runtime ruby]\nargv = /usr/bin/ruby {code} {code}\n", 2, "{code} exactly once"},
+	{"[runtime ruby]\nargv = /a 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 {code}\n", 2,
+	 "more than 16 words"},
+	{"[runtime ruby]\ncode_name = ../x\n", 2, "code_name '../x'"},
+	{"[runtime ruby]\nfoo = 1\n", 2, "unknown key 'foo' in [runtime ruby]"},
+	{"[runtime exec]\n", 1, "built in"},
+	{"[runtime Ruby]\n", 1, "bad runtime name"},
+	{"[runtime ruby]\nargv = /r {code}\ncode_name = a\n[runtime ruby]\n", 4,
+	 "duplicate section"},
+	{"[runtime ruby]\nargv = /r {code}\nargv = /s {code}\n", 3, "duplicate key 'argv'"},
+};
+
+/* Every error class names the right file and line and leaves cfg freed. */
+static void
+test_errors(void **state)
+{
+	struct fixture *f = *state;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		memset(f->err, 0, sizeof(f->err));
+		if (load_text(f, bad_cases[i].text) != -EINVAL)
+			fail_msg("case %zu loaded or failed otherwise: '%s'", i, f->err);
+		assert_error_at(f, bad_cases[i].line, bad_cases[i].reason);
+		/* On error cfg is freed, and freeing it again is safe. */
+		assert_null(f->cfg.socket_path);
+		assert_int_equal(f->cfg.nruntimes, 0);
+		config_free(&f->cfg);
+	}
+}
+
+/* A line longer than inih's buffer is an error, not two lines. */
+static void
+test_long_line(void **state)
+{
+	struct fixture *f = *state;
+	char text[2048];
+
+	snprintf(text, sizeof(text), "[daemon]\nsocket = /%01000d\n", 0);
+	assert_int_equal(load_text(f, text), -EINVAL);
+	assert_error_at(f, 2, "line too long");
+}
+
+/* Many runtimes: the 17th is refused. */
+static void
+test_too_many_runtimes(void **state)
+{
+	struct fixture *f = *state;
+	char text[4096];
+	size_t len = 0, n = 0, i;
+	struct config probe;
+
+	assert_int_equal(config_load(&probe, NULL, false, NULL, 0), 0);
+	n = probe.nruntimes;
+	config_free(&probe);
+	for (i = 0; n + i <= CONFIG_RUNTIMES_MAX; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"[runtime r%zu]\nargv = /x {code}\ncode_name = m\n", i);
+	assert_int_equal(load_text(f, text), -EINVAL);
+	assert_error_at(f, (unsigned)(3 * (i - 1) + 1), "more than 16 runtimes");
+}
+
+/* The file is refused unless root owns it and only root can write it. */
+static void
+test_file_checks(void **state)
+{
+	struct fixture *f = *state;
+	struct passwd *nobody = getpwnam("nobody");
+	char link[160];
+
+	assert_non_null(nobody);
+	assert_int_equal(geteuid(), 0);
+
+	write_file(f, "[daemon]\nmax_runs = 3\n", 0644);
+	assert_int_equal(config_load(&f->cfg, f->path, true, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->cfg.max_runs, 3);
+	config_free(&f->cfg);
+
+	/* Read-only for everyone is fine too. */
+	assert_int_equal(chmod(f->path, 0400), 0);
+	assert_int_equal(config_load(&f->cfg, f->path, true, f->err, sizeof(f->err)), 0);
+	config_free(&f->cfg);
+
+	assert_int_equal(chmod(f->path, 0664), 0);
+	assert_int_equal(config_load(&f->cfg, f->path, true, f->err, sizeof(f->err)), -EPERM);
+	assert_non_null(strstr(f->err, f->path));
+	assert_non_null(strstr(f->err, "writable by group or others"));
+	assert_null(f->cfg.socket_path);
+
+	assert_int_equal(chmod(f->path, 0646), 0);
+	assert_int_equal(config_load(&f->cfg, f->path, true, f->err, sizeof(f->err)), -EPERM);
+	assert_non_null(strstr(f->err, "writable by group or others"));
+
+	assert_int_equal(chmod(f->path, 0644), 0);
+	assert_int_equal(chown(f->path, nobody->pw_uid, 0), 0);
+	assert_int_equal(config_load(&f->cfg, f->path, true, f->err, sizeof(f->err)), -EPERM);
+	assert_non_null(strstr(f->err, "not root"));
+	/* Even an optional file is refused: it exists. */
+	assert_int_equal(config_load(&f->cfg, f->path, false, f->err, sizeof(f->err)), -EPERM);
+	assert_int_equal(chown(f->path, 0, 0), 0);
+
+	/* A symbolic link is not followed, even to a good file. */
+	snprintf(link, sizeof(link), "%s/link.conf", f->dir);
+	assert_int_equal(symlink(f->path, link), 0);
+	assert_int_equal(config_load(&f->cfg, link, true, f->err, sizeof(f->err)), -ELOOP);
+	assert_non_null(strstr(f->err, "symbolic link"));
+
+	/* A directory is not a file. */
+	assert_int_equal(config_load(&f->cfg, f->dir, true, f->err, sizeof(f->err)), -EINVAL);
+	assert_non_null(strstr(f->err, "not a regular file"));
+}
+
+/* 0 takes the default, up to the ceiling is kept, above it is -ERANGE naming the limit. */
+static void
+test_limits_resolve(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_limits asked, got, sentinel;
+	enum proto_limit bad = PROTO_LIMIT_COUNT_;
+	unsigned i;
+
+	assert_int_equal(config_load(&f->cfg, NULL, false, f->err, sizeof(f->err)), 0);
+	memset(&asked, 0, sizeof(asked));
+	assert_int_equal(config_limits_resolve(&f->cfg, &asked, &got, &bad), 0);
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
+		assert_int_equal(got.v[i], f->cfg.defaults.v[i]);
+	assert_int_equal(bad, PROTO_LIMIT_COUNT_);
+
+	asked.v[PROTO_LIMIT_WALL_MS] = 1;
+	asked.v[PROTO_LIMIT_MEMORY_BYTES] = f->cfg.ceilings.v[PROTO_LIMIT_MEMORY_BYTES];
+	assert_int_equal(config_limits_resolve(&f->cfg, &asked, &got, &bad), 0);
+	assert_int_equal(got.v[PROTO_LIMIT_WALL_MS], 1);
+	assert_int_equal(got.v[PROTO_LIMIT_MEMORY_BYTES], 4ULL << 30);
+	assert_int_equal(got.v[PROTO_LIMIT_CPU_MS], 5000);
+
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		memset(&asked, 0, sizeof(asked));
+		asked.v[i] = f->cfg.ceilings.v[i] + 1;
+		memset(&got, 0xa5, sizeof(got));
+		sentinel = got;
+		bad = PROTO_LIMIT_COUNT_;
+		assert_int_equal(config_limits_resolve(&f->cfg, &asked, &got, &bad), -ERANGE);
+		assert_int_equal(bad, i);
+		/* ret is written only on success. */
+		assert_memory_equal(&got, &sentinel, sizeof(got));
+	}
+	asked.v[PROTO_LIMIT_ARTIFACTS] = UINT64_MAX;
+	assert_int_equal(config_limits_resolve(&f->cfg, &asked, &got, &bad), -ERANGE);
+	assert_int_equal(config_limits_resolve(&f->cfg, NULL, &got, &bad), -EINVAL);
+}
+
+/* Who may connect: root, allow_all, listed users, listed groups, the socket's group. */
+static void
+test_peer_allowed(void **state)
+{
+	struct fixture *f = *state;
+	gid_t g_none[] = {5000, 5001};
+	gid_t g_listed[] = {5000, 77};
+	gid_t g_socket[] = {65534};
+
+	assert_int_equal(load_text(f, "[daemon]\nsocket_group = nogroup\n"
+				      "[access]\nallow_users = 1234\nallow_groups = 77\n"),
+			 0);
+	assert_true(config_peer_allowed(&f->cfg, 0, NULL, 0));
+	assert_true(config_peer_allowed(&f->cfg, 1234, NULL, 0));
+	assert_false(config_peer_allowed(&f->cfg, 1235, NULL, 0));
+	assert_false(config_peer_allowed(&f->cfg, 1235, g_none, 2));
+	assert_true(config_peer_allowed(&f->cfg, 1235, g_listed, 2));
+	assert_false(config_peer_allowed(&f->cfg, 1235, g_listed, 1));
+	assert_true(config_peer_allowed(&f->cfg, 1235, g_socket, 1));
+	config_free(&f->cfg);
+
+	assert_int_equal(load_text(f, "[daemon]\nsocket_group = 4242\n[access]\nallow_all = true\n"), 0);
+	assert_true(config_peer_allowed(&f->cfg, 999, NULL, 0));
+	assert_true(config_peer_allowed(&f->cfg, 999, g_none, 2));
+	config_free(&f->cfg);
+
+	assert_int_equal(load_text(f, "[daemon]\nsocket_group = 4242\n"), 0);
+	assert_false(config_peer_allowed(&f->cfg, 999, g_socket, 1));
+	assert_false(config_peer_allowed(&f->cfg, 999, NULL, 0));
+	assert_true(config_peer_allowed(&f->cfg, 0, NULL, 0));
+}
+
+/* config_free accepts a zeroed struct, NULL, and a second call. */
+static void
+test_config_free(void **state)
+{
+	struct config zero;
+
+	(void)state;
+	memset(&zero, 0, sizeof(zero));
+	config_free(&zero);
+	config_free(NULL);
+	assert_int_equal(config_load(&zero, NULL, false, NULL, 0), 0);
+	config_free(&zero);
+	config_free(&zero);
+	assert_null(zero.socket_path);
+	assert_null(config_runtime_find(&zero, "python"));
+	assert_null(config_runtime_find(NULL, "python"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_too_many_runtimes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits_resolve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_allowed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config_free, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,486 @@
+/*
+ * test_seccomp.c: unit tests of daemon/seccomp_policy.c. Every case forks a
+ * child that loads the compiled filter and makes one call; the child's exit
+ * status carries the errno it saw (0 = the call succeeded), so the filter
+ * never touches the test runner itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/seccomp_policy.h"
+
+#define SUCCEEDED 0
+#define KILLED 1000
+
+/* One probe: makes a call and returns 0 on success or the errno it got. */
+typedef int (*probe_fn)(void);
+
+/* Return 0 if a raw syscall result is success, else errno. */
+static int
+probe_result(long r)
+{
+	return r < 0 ? errno : 0;
+}
+
+/*
+ * Run probe in a child under prog (NULL: no filter). Returns the probe's
+ * errno, SUCCEEDED, or KILLED + signal when the filter killed the child.
+ */
+static int
+run_probe(const struct sock_fprog *prog, probe_fn probe)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int r;
+
+		if (prog != NULL) {
+			if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+				_exit(250);
+			if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog) < 0)
+				_exit(251);
+		}
+		r = probe();
+		_exit(r > 249 ? 249 : r);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		return KILLED + WTERMSIG(status);
+	assert_true(WIFEXITED(status));
+	assert_true(WEXITSTATUS(status) < 250);
+	return WEXITSTATUS(status);
+}
+
+static int
+probe_getpid(void)
+{
+	return probe_result(syscall(SYS_getpid));
+}
+
+static int
+probe_unshare_user(void)
+{
+	return probe_result(unshare(CLONE_NEWUSER));
+}
+
+static int
+probe_unshare_ns(void)
+{
+	return probe_result(unshare(CLONE_NEWNS));
+}
+
+static int
+probe_setns(void)
+{
+	return probe_result(setns(-1, 0));
+}
+
+/* Without the filter, root gets ENOENT for the missing target. */
+static int
+probe_mount(void)
+{
+	return probe_result(mount("none", "/nonexistent-airlock-target", "tmpfs", 0, NULL));
+}
+
+static int
+probe_keyctl(void)
+{
+	/* KEYCTL_GET_KEYRING_ID of the session keyring, create = 0 */
+	return probe_result(syscall(SYS_keyctl, 0, -3, 0));
+}
+
+static int
+probe_add_key(void)
+{
+	return probe_result(syscall(SYS_add_key, "user", "airlock-test", "x", 1, -3));
+}
+
+static int
+probe_bpf(void)
+{
+	return probe_result(syscall(SYS_bpf, 0, NULL, 0));
+}
+
+static int
+probe_perf_event_open(void)
+{
+	return probe_result(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
+}
+
+static int
+probe_userfaultfd(void)
+{
+	return probe_result(syscall(SYS_userfaultfd, 0));
+}
+
+static int
+probe_io_uring_setup(void)
+{
+	return probe_result(syscall(SYS_io_uring_setup, 1, NULL));
+}
+
+static int
+probe_ptrace(void)
+{
+	return probe_result(syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0));
+}
+
+static int
+probe_personality_linux32(void)
+{
+	return probe_result(syscall(SYS_personality, 0x0008UL));
+}
+
+static int
+probe_personality_no_aslr(void)
+{
+	return probe_result(syscall(SYS_personality, (unsigned long)ADDR_NO_RANDOMIZE));
+}
+
+static int
+probe_personality_high(void)
+{
+	return probe_result(syscall(SYS_personality, 0xfffffffeUL));
+}
+
+static int
+probe_personality_upper(void)
+{
+	return probe_result(syscall(SYS_personality, 1UL << 32));
+}
+
+/* The query must work and report PER_LINUX. */
+static int
+probe_personality_query(void)
+{
+	long r = syscall(SYS_personality, 0xffffffffUL);
+
+	if (r < 0)
+		return errno;
+	return r == PER_LINUX ? 0 : 249;
+}
+
+static int
+probe_personality_linux(void)
+{
+	return probe_result(syscall(SYS_personality, 0UL));
+}
+
+/* clone with a namespace flag; a child that escapes the filter leaves at once. */
+static int
+probe_clone_newns(void)
+{
+	long r = syscall(SYS_clone, (unsigned long)(CLONE_NEWNS | SIGCHLD), 0, 0, 0, 0);
+
+	if (r == 0)
+		_exit(0);
+	if (r > 0)
+		waitpid((pid_t)r, NULL, 0);
+	return probe_result(r);
+}
+
+static int
+probe_clone_newnet(void)
+{
+	long r = syscall(SYS_clone, (unsigned long)(CLONE_NEWNET | SIGCHLD), 0, 0, 0, 0);
+
+	if (r == 0)
+		_exit(0);
+	if (r > 0)
+		waitpid((pid_t)r, NULL, 0);
+	return probe_result(r);
+}
+
+/* A plain fork (through the C library) must still work, and so must the child. */
+static int
+probe_fork(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0)
+		_exit(7);
+	if (waitpid(pid, &status, 0) != pid)
+		return errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 7 ? 0 : 249;
+}
+
+static int
+probe_clone3(void)
+{
+	struct clone_args args;
+	long r;
+
+	memset(&args, 0, sizeof(args));
+	args.exit_signal = SIGCHLD;
+	r = syscall(SYS_clone3, &args, sizeof(args));
+	if (r == 0)
+		_exit(0);
+	if (r > 0)
+		waitpid((pid_t)r, NULL, 0);
+	return probe_result(r);
+}
+
+/* stdin is /dev/null here (see main), so without the filter: ENOTTY. */
+static int
+probe_tiocsti(void)
+{
+	char c = 'x';
+
+	return probe_result(ioctl(0, TIOCSTI, &c));
+}
+
+/* The kernel truncates the request to 32 bits: upper bits must not bypass the rule. */
+static int
+probe_tiocsti_upper(void)
+{
+	char c = 'x';
+
+	return probe_result(syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &c));
+}
+
+static int
+probe_tioclinux(void)
+{
+	char c = 0;
+
+	return probe_result(ioctl(0, TIOCLINUX, &c));
+}
+
+/* An ordinary ioctl stays allowed. */
+static int
+probe_fionread(void)
+{
+	int n;
+
+	return probe_result(ioctl(0, FIONREAD, &n));
+}
+
+/* getpid through the x32 ABI (bit 30 set). */
+static int
+probe_x32_getpid(void)
+{
+	return probe_result(syscall(0x40000000L | SYS_getpid));
+}
+
+static int
+probe_execve(void)
+{
+	char *const argv[] = {"/bin/true", NULL};
+	char *const envp[] = {NULL};
+
+	return probe_result(execve("/bin/true", argv, envp));
+}
+
+static int
+probe_setuid(void)
+{
+	return probe_result(syscall(SYS_setuid, 0));
+}
+
+/* Allowed by the filter (the UTS namespace is the run's own): the kernel answers. */
+static int
+probe_sethostname(void)
+{
+	return probe_result(syscall(SYS_sethostname, NULL, 100000));
+}
+
+/* Compile one of the policies for a test. */
+static int
+setup_sandbox(void **state)
+{
+	struct sock_fprog *prog = calloc(1, sizeof(*prog));
+
+	if (prog == NULL || seccomp_policy_sandbox(prog) < 0)
+		return -1;
+	*state = prog;
+	return 0;
+}
+
+static int
+setup_frontend(void **state)
+{
+	struct sock_fprog *prog = calloc(1, sizeof(*prog));
+
+	if (prog == NULL || seccomp_policy_frontend(prog) < 0)
+		return -1;
+	*state = prog;
+	return 0;
+}
+
+static int
+teardown_prog(void **state)
+{
+	struct sock_fprog *prog = *state;
+
+	seccomp_policy_free(prog);
+	assert_null(prog->filter);
+	seccomp_policy_free(NULL);
+	free(prog);
+	return 0;
+}
+
+/*
+ * Without a filter, the probes give something other than what the filter
+ * must give: otherwise the filter tests below could not fail. (We are root.)
+ */
+static void
+test_probes_discriminate(void **state)
+{
+	(void)state;
+	assert_int_equal(run_probe(NULL, probe_getpid), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_mount), ENOENT);
+	assert_int_equal(run_probe(NULL, probe_unshare_ns), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_personality_linux32), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_clone_newns), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_ptrace), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_tiocsti), ENOTTY);
+	assert_int_equal(run_probe(NULL, probe_tiocsti_upper), ENOTTY);
+	assert_int_not_equal(run_probe(NULL, probe_bpf), EPERM);
+	assert_int_not_equal(run_probe(NULL, probe_io_uring_setup), EPERM);
+	assert_int_not_equal(run_probe(NULL, probe_keyctl), EPERM);
+	assert_int_not_equal(run_probe(NULL, probe_userfaultfd), EPERM);
+	assert_int_not_equal(run_probe(NULL, probe_perf_event_open), EPERM);
+	assert_int_equal(run_probe(NULL, probe_fork), SUCCEEDED);
+	assert_true(run_probe(NULL, probe_clone3) != ENOSYS);
+}
+
+/* The sandbox filter denies what it must with EPERM and leaves the rest working. */
+static void
+test_sandbox_denies(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+	assert_true(prog->len > 0);
+	assert_non_null(prog->filter);
+	assert_int_equal(run_probe(prog, probe_getpid), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_unshare_user), EPERM);
+	assert_int_equal(run_probe(prog, probe_unshare_ns), EPERM);
+	assert_int_equal(run_probe(prog, probe_setns), EPERM);
+	assert_int_equal(run_probe(prog, probe_mount), EPERM);
+	assert_int_equal(run_probe(prog, probe_keyctl), EPERM);
+	assert_int_equal(run_probe(prog, probe_add_key), EPERM);
+	assert_int_equal(run_probe(prog, probe_bpf), EPERM);
+	assert_int_equal(run_probe(prog, probe_perf_event_open), EPERM);
+	assert_int_equal(run_probe(prog, probe_userfaultfd), EPERM);
+	assert_int_equal(run_probe(prog, probe_io_uring_setup), EPERM);
+	assert_int_equal(run_probe(prog, probe_ptrace), EPERM);
+	assert_int_equal(run_probe(prog, probe_sethostname), run_probe(NULL, probe_sethostname));
+}
+
+/* personality: only PER_LINUX and the query. */
+static void
+test_sandbox_personality(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+	assert_int_equal(run_probe(prog, probe_personality_linux32), EPERM);
+	assert_int_equal(run_probe(prog, probe_personality_no_aslr), EPERM);
+	assert_int_equal(run_probe(prog, probe_personality_high), EPERM);
+	assert_int_equal(run_probe(prog, probe_personality_upper), EPERM);
+	assert_int_equal(run_probe(prog, probe_personality_query), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_personality_linux), SUCCEEDED);
+}
+
+/* clone: namespace flags denied, plain fork works, clone3 says ENOSYS. */
+static void
+test_sandbox_clone(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+	assert_int_equal(run_probe(prog, probe_clone_newns), EPERM);
+	assert_int_equal(run_probe(prog, probe_clone_newnet), EPERM);
+	assert_int_equal(run_probe(prog, probe_fork), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_clone3), ENOSYS);
+}
+
+/* ioctl: TIOCSTI and TIOCLINUX denied whatever the upper 32 bits; others allowed. */
+static void
+test_sandbox_ioctl(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+	assert_int_equal(run_probe(prog, probe_tiocsti), EPERM);
+	assert_int_equal(run_probe(prog, probe_tiocsti_upper), EPERM);
+	assert_int_equal(run_probe(prog, probe_tioclinux), EPERM);
+	assert_int_equal(run_probe(prog, probe_fionread), run_probe(NULL, probe_fionread));
+}
+
+/* An x32 system call never succeeds. */
+static void
+test_sandbox_x32(void **state)
+{
+	const struct sock_fprog *prog = *state;
+	int r = run_probe(prog, probe_x32_getpid);
+
+	assert_int_not_equal(r, SUCCEEDED);
+	/* With the filter it is the filter that answers, by killing. */
+	assert_int_equal(r, KILLED + SIGSYS);
+}
+
+/* The frontend filter: no exec, no fork, no id changes; the sandbox's denies too. */
+static void
+test_frontend(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+	assert_int_equal(run_probe(prog, probe_getpid), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_execve), EPERM);
+	assert_int_equal(run_probe(prog, probe_fork), EPERM);
+	assert_int_equal(run_probe(prog, probe_clone_newns), EPERM);
+	assert_int_equal(run_probe(prog, probe_clone3), EPERM);
+	assert_int_equal(run_probe(prog, probe_setuid), EPERM);
+	assert_int_equal(run_probe(prog, probe_mount), EPERM);
+	assert_int_equal(run_probe(prog, probe_ptrace), EPERM);
+	assert_int_equal(run_probe(prog, probe_tiocsti_upper), EPERM);
+	assert_int_equal(run_probe(prog, probe_personality_linux32), EPERM);
+	assert_int_equal(run_probe(prog, probe_personality_query), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_x32_getpid), KILLED + SIGSYS);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest sandbox[] = {
+		cmocka_unit_test(test_probes_discriminate),
+		cmocka_unit_test_setup_teardown(test_sandbox_denies, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_personality, setup_sandbox,
+						teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_clone, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_ioctl, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_x32, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_frontend, setup_frontend, teardown_prog),
+	};
+	int fd;
+
+	/* A known stdin that is not a terminal, so TIOCSTI without a filter is ENOTTY. */
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || dup2(fd, 0) < 0)
+		return 1;
+	close(fd);
+	return cmocka_run_group_tests(sandbox, NULL, NULL);
+}
