@@ -202,56 +202,55 @@ test_every_key(void **state)
 {
 	struct fixture *f = *state;
 	const struct config_runtime *rt;
-	static const char text[] =
-		"# a comment\n"
-		"[daemon]\n"
-		"socket = /run/test/a.sock\n"
-		"socket_user = daemon\n"
-		"socket_group = nogroup\n"
-		"socket_mode = 0600\n"
-		"user = nobody\n"
-		"max_connections_per_uid = 3\n"
-		"max_runs_per_uid = 2\n"
-		"max_runs = 5\n"
-		"max_queued_bytes = 2M\n"
-		"\n"
-		"[access]\n"
-		"allow_users = root, daemon,1234\n"
-		"allow_groups = nogroup,  77\n"
-		"allow_all = yes\n"
-		"[sandbox]\n"
-		"uid_base = 100000\n"
-		"uid_count = 64\n"
-		"hostname = box.example\n"
-		"[limits]\n"
-		"wall_ms = 2000\n"
-		"wall_ms_max = 3000\n"
-		"cpu_ms = 1000\n"
-		"cpu_ms_max = 1000\n"
-		"memory_bytes = 128M\n"
-		"memory_bytes_max = 8G\n"
-		"processes = 10\n"
-		"processes_max = 20\n"
-		"open_files = 30\n"
-		"open_files_max = 40\n"
-		"file_size_bytes = 1K\n"
-		"file_size_bytes_max = 2K\n"
-		"output_bytes = 4096\n"
-		"output_bytes_max = 8K\n"
-		"workspace_bytes = 1G\n"
-		"workspace_bytes_max = 2G\n"
-		"tmp_bytes = 3M\n"
-		"tmp_bytes_max = 4M\n"
-		"artifacts = 7\n"
-		"artifacts_max = 9\n"
-		"artifact_bytes = 5K\n"
-		"artifact_bytes_max = 6K\n"
-		"[runtime python]\n"
-		"argv = /opt/py/bin/python3   -I\t{code} --flag\n"
-		"code_name = prog.py\n"
-		"[runtime ruby]\n"
-		"  code_name = main.rb ; indented, with a comment\n"
-		"  argv = /usr/bin/ruby {code}\n";
+	static const char text[] = "# a comment\n"
+				   "[daemon]\n"
+				   "socket = /run/test/a.sock\n"
+				   "socket_user = daemon\n"
+				   "socket_group = nogroup\n"
+				   "socket_mode = 0600\n"
+				   "user = nobody\n"
+				   "max_connections_per_uid = 3\n"
+				   "max_runs_per_uid = 2\n"
+				   "max_runs = 5\n"
+				   "max_queued_bytes = 2M\n"
+				   "\n"
+				   "[access]\n"
+				   "allow_users = root, daemon,1234\n"
+				   "allow_groups = nogroup,  77\n"
+				   "allow_all = yes\n"
+				   "[sandbox]\n"
+				   "uid_base = 100000\n"
+				   "uid_count = 64\n"
+				   "hostname = box.example\n"
+				   "[limits]\n"
+				   "wall_ms = 2000\n"
+				   "wall_ms_max = 3000\n"
+				   "cpu_ms = 1000\n"
+				   "cpu_ms_max = 1000\n"
+				   "memory_bytes = 128M\n"
+				   "memory_bytes_max = 8G\n"
+				   "processes = 10\n"
+				   "processes_max = 20\n"
+				   "open_files = 30\n"
+				   "open_files_max = 40\n"
+				   "file_size_bytes = 1K\n"
+				   "file_size_bytes_max = 2K\n"
+				   "output_bytes = 4096\n"
+				   "output_bytes_max = 8K\n"
+				   "workspace_bytes = 1G\n"
+				   "workspace_bytes_max = 2G\n"
+				   "tmp_bytes = 3M\n"
+				   "tmp_bytes_max = 4M\n"
+				   "artifacts = 7\n"
+				   "artifacts_max = 9\n"
+				   "artifact_bytes = 5K\n"
+				   "artifact_bytes_max = 6K\n"
+				   "[runtime python]\n"
+				   "argv = /opt/py/bin/python3   -I\t{code} --flag\n"
+				   "code_name = prog.py\n"
+				   "[runtime ruby]\n"
+				   "  code_name = main.rb ; indented, with a comment\n"
+				   "  argv = /usr/bin/ruby {code}\n";
 
 	assert_int_equal(load_text(f, text), 0);
 	assert_string_equal(f->err, "");
@@ -330,79 +329,79 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	/* structure */
-	{"[daemon]\n\n[nope]\n", 3, "unknown section [nope]"},
-	{"[daemon]\nmax_runs = 4\n[runtimes python]\n", 3, "unknown section"},
-	{"max_runs = 4\n", 1, "outside of any section"},
-	{"[daemon]\nbogus = 1\n", 2, "unknown key 'bogus' in [daemon]"},
-	{"[access]\nallow = x\n", 2, "unknown key 'allow' in [access]"},
-	{"[sandbox]\nuid = 1\n", 2, "unknown key 'uid' in [sandbox]"},
-	{"[limits]\nwall = 1\n", 2, "unknown key 'wall' in [limits]"},
-	{"[limits]\nwall_ms_min = 1\n", 2, "unknown key 'wall_ms_min'"},
-	{"[daemon]\nmax_runs = 4\n\nmax_runs = 5\n", 4, "duplicate key 'max_runs' in [daemon]"},
-	{"[daemon]\nmax_runs = 4\n[access]\n[daemon]\nmax_runs = 5\n", 5, "duplicate key"},
-	{"[daemon]\nmax_runs\n", 2, "syntax error"},
-	{"[daemon\nmax_runs = 1\n", 1, "syntax error"},
-	{"[daemon]\nsocket =\n", 2, "empty value"},
-	/* numbers */
-	{"[daemon]\nmax_runs = abc\n", 2, "max_runs = abc: expected a decimal number"},
-	{"[daemon]\nmax_runs = -5\n", 2, "expected a decimal number"},
-	{"[daemon]\nmax_runs = +5\n", 2, "expected a decimal number"},
-	{"[daemon]\nmax_runs = 12x\n", 2, "expected a decimal number"},
-	{"[daemon]\nmax_runs = 4294967296\n", 2, "out of range"},
-	{"[daemon]\nmax_runs = 0\n", 2, "must not be 0"},
-	{"[daemon]\nmax_queued_bytes = 99999999999999999999\n", 2, "out of range"},
-	{"[daemon]\nmax_queued_bytes = 17179869184G\n", 2, "out of range"},
-	{"[daemon]\nmax_queued_bytes = 5X\n", 2, "expected a size"},
-	{"[daemon]\nmax_queued_bytes = 5KB\n", 2, "expected a size"},
-	{"[daemon]\nmax_queued_bytes = 1K\n", 2, "at least"},
-	{"[daemon]\nsocket_mode = 0999\n", 2, "expected an octal mode"},
-	{"[daemon]\nsocket_mode = 01777\n", 2, "out of range"},
-	{"[daemon]\nsocket = relative.sock\n", 2, "not an absolute path"},
-	{"[daemon]\nuser = no-such-user-xyz\n", 2, "unknown user 'no-such-user-xyz'"},
-	{"[daemon]\nuser = root\n", 2, "must not be root"},
-	{"[daemon]\nsocket_user = no-such-user-xyz\n", 2, "unknown user"},
-	{"[daemon]\nsocket_group = no-such-group-xyz\n", 2, "unknown group"},
-	{"[access]\nallow_users = root, no-such-user-xyz\n", 2, "unknown user 'no-such-user-xyz'"},
-	{"[access]\nallow_groups = no-such-group-xyz\n", 2, "unknown group 'no-such-group-xyz'"},
-	{"[access]\nallow_users = root,,daemon\n", 2, "empty name"},
-	{"[access]\nallow_users = root,\n", 2, "empty name"},
-	{"[access]\nallow_users = 4294967295\n", 2, "bad user"},
-	{"[access]\nallow_all = maybe\n", 2, "expected true or false"},
-	/* sandbox */
-	{"[sandbox]\nuid_base = 0\n", 2, "uid_base must not be 0"},
-	{"[sandbox]\nuid_count = 3\n", 2, "must be even"},
-	{"[sandbox]\nuid_count = 0\n", 2, "must not be 0"},
-	{"[sandbox]\nuid_base = 4294967000\nuid_count = 1000\n", 3, "overflows"},
-	{"[sandbox]\nuid_count = 1000\nuid_base = 4294967000\n", 3, "overflows"},
-	{"[sandbox]\nuid_base = 65500\nuid_count = 100\n", 3, "service user"},
-	{"[sandbox]\nhostname = -bad\n", 2, "hostname '-bad'"},
-	{"[sandbox]\nhostname = a_b\n", 2, "hostname"},
-	/* limits */
-	{"[limits]\nwall_ms = 0\n", 2, "wall_ms must not be 0"},
-	{"[limits]\nwall_ms_max = 0\n", 2, "wall_ms_max must not be 0"},
-	{"[limits]\nwall_ms = 400000\n", 2, "wall_ms = 400000 is above its ceiling wall_ms_max = 300000"},
-	{"[limits]\nmemory_bytes = 2G\n\nmemory_bytes_max = 1G\n", 4, "above its ceiling"},
-	{"[limits]\nmemory_bytes_max = 1G\nmemory_bytes = 2G\n", 3, "above its ceiling"},
-	{"[limits]\nwall_ms = 10K\n", 2, "expected a decimal number"},
-	{"[limits]\nartifacts_max = 1001\n", 2, "above what the protocol carries"},
-	{"[limits]\nprocesses = -1\n", 2, "expected a decimal number"},
-	/* runtimes */
-	{"[runtime ruby]\ncode_name = main.rb\n[daemon]\n", 1, "[runtime ruby] has no argv"},
-	{"[runtime ruby]\nargv = /usr/bin/ruby {code}\n", 1, "[runtime ruby] has no code_name"},
-	{"[runtime python]\ncode_name = x.py\n", 1, "[runtime python] has no argv"},
-	{"[runtime ruby]\nargv = ruby {code}\n", 2, "absolute path"},
-	{"[runtime ruby]\nargv = /usr/bin/ruby main.rb\n", 2, "{code} exactly once"},
-	{"[runtime ruby]\nargv = /usr/bin/ruby {code} {code}\n", 2, "{code} exactly once"},
-	{"[runtime ruby]\nargv = /a 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 {code}\n", 2,
-	 "more than 16 words"},
-	{"[runtime ruby]\ncode_name = ../x\n", 2, "code_name '../x'"},
-	{"[runtime ruby]\nfoo = 1\n", 2, "unknown key 'foo' in [runtime ruby]"},
-	{"[runtime exec]\n", 1, "built in"},
-	{"[runtime Ruby]\n", 1, "bad runtime name"},
-	{"[runtime ruby]\nargv = /r {code}\ncode_name = a\n[runtime ruby]\n", 4,
-	 "duplicate section"},
-	{"[runtime ruby]\nargv = /r {code}\nargv = /s {code}\n", 3, "duplicate key 'argv'"},
+    /* structure */
+    {"[daemon]\n\n[nope]\n", 3, "unknown section [nope]"},
+    {"[daemon]\nmax_runs = 4\n[runtimes python]\n", 3, "unknown section"},
+    {"max_runs = 4\n", 1, "outside of any section"},
+    {"[daemon]\nbogus = 1\n", 2, "unknown key 'bogus' in [daemon]"},
+    {"[access]\nallow = x\n", 2, "unknown key 'allow' in [access]"},
+    {"[sandbox]\nuid = 1\n", 2, "unknown key 'uid' in [sandbox]"},
+    {"[limits]\nwall = 1\n", 2, "unknown key 'wall' in [limits]"},
+    {"[limits]\nwall_ms_min = 1\n", 2, "unknown key 'wall_ms_min'"},
+    {"[daemon]\nmax_runs = 4\n\nmax_runs = 5\n", 4, "duplicate key 'max_runs' in [daemon]"},
+    {"[daemon]\nmax_runs = 4\n[access]\n[daemon]\nmax_runs = 5\n", 5, "duplicate key"},
+    {"[daemon]\nmax_runs\n", 2, "syntax error"},
+    {"[daemon\nmax_runs = 1\n", 1, "syntax error"},
+    {"[daemon]\nsocket =\n", 2, "empty value"},
+    /* numbers */
+    {"[daemon]\nmax_runs = abc\n", 2, "max_runs = abc: expected a decimal number"},
+    {"[daemon]\nmax_runs = -5\n", 2, "expected a decimal number"},
+    {"[daemon]\nmax_runs = +5\n", 2, "expected a decimal number"},
+    {"[daemon]\nmax_runs = 12x\n", 2, "expected a decimal number"},
+    {"[daemon]\nmax_runs = 4294967296\n", 2, "out of range"},
+    {"[daemon]\nmax_runs = 0\n", 2, "must not be 0"},
+    {"[daemon]\nmax_queued_bytes = 99999999999999999999\n", 2, "out of range"},
+    {"[daemon]\nmax_queued_bytes = 17179869184G\n", 2, "out of range"},
+    {"[daemon]\nmax_queued_bytes = 5X\n", 2, "expected a size"},
+    {"[daemon]\nmax_queued_bytes = 5KB\n", 2, "expected a size"},
+    {"[daemon]\nmax_queued_bytes = 1K\n", 2, "at least"},
+    {"[daemon]\nsocket_mode = 0999\n", 2, "expected an octal mode"},
+    {"[daemon]\nsocket_mode = 01777\n", 2, "out of range"},
+    {"[daemon]\nsocket = relative.sock\n", 2, "not an absolute path"},
+    {"[daemon]\nuser = no-such-user-xyz\n", 2, "unknown user 'no-such-user-xyz'"},
+    {"[daemon]\nuser = root\n", 2, "must not be root"},
+    {"[daemon]\nsocket_user = no-such-user-xyz\n", 2, "unknown user"},
+    {"[daemon]\nsocket_group = no-such-group-xyz\n", 2, "unknown group"},
+    {"[access]\nallow_users = root, no-such-user-xyz\n", 2, "unknown user 'no-such-user-xyz'"},
+    {"[access]\nallow_groups = no-such-group-xyz\n", 2, "unknown group 'no-such-group-xyz'"},
+    {"[access]\nallow_users = root,,daemon\n", 2, "empty name"},
+    {"[access]\nallow_users = root,\n", 2, "empty name"},
+    {"[access]\nallow_users = 4294967295\n", 2, "bad user"},
+    {"[access]\nallow_all = maybe\n", 2, "expected true or false"},
+    /* sandbox */
+    {"[sandbox]\nuid_base = 0\n", 2, "uid_base must not be 0"},
+    {"[sandbox]\nuid_count = 3\n", 2, "must be even"},
+    {"[sandbox]\nuid_count = 0\n", 2, "must not be 0"},
+    {"[sandbox]\nuid_base = 4294967000\nuid_count = 1000\n", 3, "overflows"},
+    {"[sandbox]\nuid_count = 1000\nuid_base = 4294967000\n", 3, "overflows"},
+    {"[sandbox]\nuid_base = 65500\nuid_count = 100\n", 3, "service user"},
+    {"[sandbox]\nhostname = -bad\n", 2, "hostname '-bad'"},
+    {"[sandbox]\nhostname = a_b\n", 2, "hostname"},
+    /* limits */
+    {"[limits]\nwall_ms = 0\n", 2, "wall_ms must not be 0"},
+    {"[limits]\nwall_ms_max = 0\n", 2, "wall_ms_max must not be 0"},
+    {"[limits]\nwall_ms = 400000\n", 2,
+     "wall_ms = 400000 is above its ceiling wall_ms_max = 300000"},
+    {"[limits]\nmemory_bytes = 2G\n\nmemory_bytes_max = 1G\n", 4, "above its ceiling"},
+    {"[limits]\nmemory_bytes_max = 1G\nmemory_bytes = 2G\n", 3, "above its ceiling"},
+    {"[limits]\nwall_ms = 10K\n", 2, "expected a decimal number"},
+    {"[limits]\nartifacts_max = 1001\n", 2, "above what the protocol carries"},
+    {"[limits]\nprocesses = -1\n", 2, "expected a decimal number"},
+    /* runtimes */
+    {"[runtime ruby]\ncode_name = main.rb\n[daemon]\n", 1, "[runtime ruby] has no argv"},
+    {"[runtime ruby]\nargv = /usr/bin/ruby {code}\n", 1, "[runtime ruby] has no code_name"},
+    {"[runtime python]\ncode_name = x.py\n", 1, "[runtime python] has no argv"},
+    {"[runtime ruby]\nargv = ruby {code}\n", 2, "absolute path"},
+    {"[runtime ruby]\nargv = /usr/bin/ruby main.rb\n", 2, "{code} exactly once"},
+    {"[runtime ruby]\nargv = /usr/bin/ruby {code} {code}\n", 2, "{code} exactly once"},
+    {"[runtime ruby]\nargv = /a 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 {code}\n", 2,
+     "more than 16 words"},
+    {"[runtime ruby]\ncode_name = ../x\n", 2, "code_name '../x'"},
+    {"[runtime ruby]\nfoo = 1\n", 2, "unknown key 'foo' in [runtime ruby]"},
+    {"[runtime exec]\n", 1, "built in"},
+    {"[runtime Ruby]\n", 1, "bad runtime name"},
+    {"[runtime ruby]\nargv = /r {code}\ncode_name = a\n[runtime ruby]\n", 4, "duplicate section"},
+    {"[runtime ruby]\nargv = /r {code}\nargv = /s {code}\n", 3, "duplicate key 'argv'"},
 };
 
 /* Every error class names the right file and line and leaves cfg freed. */
@@ -565,7 +564,8 @@ test_peer_allowed(void **state)
 	assert_true(config_peer_allowed(&f->cfg, 1235, g_socket, 1));
 	config_free(&f->cfg);
 
-	assert_int_equal(load_text(f, "[daemon]\nsocket_group = 4242\n[access]\nallow_all = true\n"), 0);
+	assert_int_equal(
+	    load_text(f, "[daemon]\nsocket_group = 4242\n[access]\nallow_all = true\n"), 0);
 	assert_true(config_peer_allowed(&f->cfg, 999, NULL, 0));
 	assert_true(config_peer_allowed(&f->cfg, 999, g_none, 2));
 	config_free(&f->cfg);
@@ -598,15 +598,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_too_many_runtimes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_limits_resolve, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_peer_allowed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_config_free, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_too_many_runtimes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_limits_resolve, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_peer_allowed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_config_free, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
