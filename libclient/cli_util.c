@@ -228,7 +228,7 @@ cli_artifact_write(int dirfd, const char *name, const void *data, size_t len)
 			goto out;
 		}
 		next = cli_openat2(cur >= 0 ? cur : dirfd, comp,
-				   O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+				   O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 		if (next < 0) {
 			r = next;
 			goto out;

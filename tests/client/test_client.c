@@ -1,0 +1,635 @@
+/*
+ * test_client.c: libairlock against a fake daemon in the same process.
+ *
+ * socket(2) and connect(2) are link seams (-Wl,--wrap=): the library gets one
+ * end of a SOCK_SEQPACKET socketpair, a thread on the other end plays the
+ * daemon with messages encoded by the real codec (common/proto.c).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "airlock.h"
+#include "fdpass.h"
+#include "proto.h"
+
+int __wrap_socket(int domain, int type, int protocol);
+int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len);
+
+/* The fake daemon's state; one per test. */
+struct fake {
+	int client_fd; /* handed out by the socket() seam */
+	int server_fd;
+	char connect_path[108];
+	void (*script)(struct fake *f);
+	pthread_t thread;
+	/* What the scripts saw, checked by the tests after the join. */
+	char runtime[64];
+	size_t code_len;
+	bool code_ok;
+	size_t argc;
+	char argv1[64];
+	char env_value[64];
+	size_t nfiles;
+	uint64_t wall_ms;
+	uint32_t run_ids[2];
+};
+
+static struct fake *fake_current;
+
+/* The socket() seam: hand out the client end of the fake's socketpair. */
+int
+__wrap_socket(int domain, int type, int protocol)
+{
+	int fd;
+
+	if (fake_current == NULL || domain != AF_UNIX || (type & SOCK_SEQPACKET) == 0 ||
+	    (type & SOCK_CLOEXEC) == 0)
+		return errno = EAFNOSUPPORT, -1;
+	fd = fake_current->client_fd;
+	fake_current->client_fd = -1;
+	return fd;
+}
+
+/* The connect() seam: remember the path, succeed. */
+int
+__wrap_connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
+
+	snprintf(fake_current->connect_path, sizeof(fake_current->connect_path), "%s",
+		 un->sun_path);
+	return 0;
+}
+
+/* Receive and decode one packet from the client (blocking). */
+static void
+fake_recv(struct fake *f, struct proto_msg *msg)
+{
+	static uint8_t buf[PROTO_MSG_MAX];
+	int fds[PROTO_FDS_MAX];
+	enum proto_error code;
+	size_t nfds = 0;
+	uint32_t id;
+	char why[256];
+	ssize_t n;
+
+	n = fdpass_recv(f->server_fd, buf, sizeof(buf), fds, PROTO_FDS_MAX, &nfds);
+	assert_true(n > 0);
+	assert_int_equal(proto_decode(buf, (size_t)n, fds, nfds, msg, &code, &id, why, sizeof(why)),
+			 0);
+}
+
+/* Send one encoded packet and free it. */
+static void
+fake_send(struct fake *f, struct proto_out *out)
+{
+	assert_int_equal(proto_send(f->server_fd, out), 0);
+	proto_out_free(out);
+}
+
+/* Expect a hello and answer it. */
+static void
+fake_hello(struct fake *f)
+{
+	struct proto_hello h = {.version = PROTO_VERSION, .peer = "fake/1"};
+	struct proto_msg msg;
+	struct proto_out out;
+
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_HELLO);
+	assert_int_equal(msg.u.hello.version, PROTO_VERSION);
+	assert_int_equal(proto_encode_hello(msg.id, PROTO_HELLO_OK, &h, &out), 0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+}
+
+/* Send a result for id: exit code exit_code, stdout text. */
+static void
+fake_result(struct fake *f, uint32_t id, int exit_code, const char *text)
+{
+	struct proto_result res = {.outcome = PROTO_OUTCOME_EXITED, .exit_code = exit_code};
+	struct proto_out out;
+
+	res.out[0].data = (struct proto_blob){
+		.data = (const uint8_t *)text, .len = strlen(text), .fd = -1, .present = true};
+	res.out[0].total = strlen(text);
+	res.out[1].data = (struct proto_blob){.data = (const uint8_t *)"", .fd = -1, .present = true};
+	assert_int_equal(proto_encode_result(id, &res, &out), 0);
+	fake_send(f, &out);
+}
+
+/* Receive a run request and return its id. */
+static uint32_t
+fake_recv_run(struct fake *f)
+{
+	struct proto_msg msg;
+	uint32_t id;
+
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_RUN);
+	id = msg.id;
+	proto_msg_free(&msg);
+	return id;
+}
+
+/* The fake's thread: run the test's script. */
+static void *
+fake_thread(void *arg)
+{
+	struct fake *f = arg;
+
+	f->script(f);
+	return NULL;
+}
+
+/* Start a fake daemon running script. */
+static struct fake *
+fake_start(void (*script)(struct fake *f))
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	int sv[2];
+
+	assert_non_null(f);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	f->client_fd = sv[0];
+	f->server_fd = sv[1];
+	f->script = script;
+	fake_current = f;
+	assert_int_equal(pthread_create(&f->thread, NULL, fake_thread, f), 0);
+	return f;
+}
+
+/* Wait for the script to finish. */
+static void
+fake_join(struct fake *f)
+{
+	assert_int_equal(pthread_join(f->thread, NULL), 0);
+}
+
+/* Free a joined fake. */
+static void
+fake_free(struct fake *f)
+{
+	close(f->server_fd);
+	if (f->client_fd >= 0)
+		close(f->client_fd);
+	fake_current = NULL;
+	free(f);
+}
+
+/* Wait for the script to finish and free the fake. */
+static void
+fake_stop(struct fake *f)
+{
+	fake_join(f);
+	fake_free(f);
+}
+
+/* Script: hello, ping, info. */
+static void
+script_ping_info(struct fake *f)
+{
+	struct proto_info info = {.daemon = "0.1.0-fake", .version = PROTO_VERSION, .uid = 4242};
+	struct proto_msg msg;
+	struct proto_out out;
+
+	fake_hello(f);
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_PING);
+	assert_int_equal(proto_encode_simple(msg.id, PROTO_PONG, &out), 0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_INFO);
+	info.runtimes[0] = "python";
+	info.runtimes[1] = "exec";
+	info.nruntimes = 2;
+	info.defaults.v[PROTO_LIMIT_WALL_MS] = 10000;
+	info.ceilings.v[PROTO_LIMIT_WALL_MS] = 60000;
+	info.ceilings.v[PROTO_LIMIT_ARTIFACT_BYTES] = 1 << 20;
+	assert_int_equal(proto_encode_info(msg.id, &info, &out), 0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+}
+
+/* connect resolves the path from the environment, pings, reads info. */
+static void
+test_ping_info(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_info *info = NULL;
+	struct fake *f = fake_start(script_ping_info);
+	enum airlock_limit wall;
+
+	setenv("AIRLOCK_SOCKET", "/tmp/fake-airlock.sock", 1);
+	assert_int_equal(airlock_connect(NULL, &conn), 0);
+	unsetenv("AIRLOCK_SOCKET");
+	assert_string_equal(f->connect_path, "/tmp/fake-airlock.sock");
+	assert_true(airlock_conn_fd(conn) >= 0);
+	assert_int_equal(airlock_conn_last_error(conn, NULL, NULL), -ENOENT);
+	assert_int_equal(airlock_ping(conn), 0);
+	assert_int_equal(airlock_info(conn, &info), 0);
+	assert_string_equal(airlock_info_daemon_version(info), "0.1.0-fake");
+	assert_int_equal(airlock_info_protocol_version(info), PROTO_VERSION);
+	assert_int_equal(airlock_info_uid(info), 4242);
+	assert_int_equal(airlock_info_runtime_count(info), 2);
+	assert_string_equal(airlock_info_runtime_name(info, 1), "exec");
+	assert_null(airlock_info_runtime_name(info, 2));
+	assert_int_equal(airlock_limit_from_name("wall_ms", &wall), 0);
+	assert_int_equal(wall, AIRLOCK_LIMIT_WALL_MS);
+	assert_int_equal(airlock_info_limit_default(info, wall), 10000);
+	assert_int_equal(airlock_info_limit_ceiling(info, wall), 60000);
+	assert_int_equal(airlock_info_limit_ceiling(info, AIRLOCK_LIMIT_ARTIFACT_BYTES), 1 << 20);
+	airlock_info_free(info);
+	airlock_conn_free(conn);
+	fake_stop(f);
+}
+
+/* Script: hello, one run checked field by field, a result with artifacts. */
+static void
+script_run(struct fake *f)
+{
+	static char big[PROTO_INLINE_MAX * 3];
+	struct proto_result res = {.outcome = PROTO_OUTCOME_EXITED, .exit_code = 3,
+				   .wall_ms = 12, .cpu_ms = 7, .memory_peak_bytes = 1 << 20,
+				   .queued_ms = 1};
+	struct proto_artifact arts[2];
+	struct proto_msg msg;
+	struct proto_out out;
+	size_t i;
+
+	fake_hello(f);
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_RUN);
+	snprintf(f->runtime, sizeof(f->runtime), "%s", msg.u.run.runtime);
+	f->code_len = msg.u.run.code.len;
+	f->code_ok = msg.u.run.code.fd >= 0; /* above PROTO_INLINE_MAX: a memfd */
+	for (i = 0; i < msg.u.run.code.len; i++)
+		if (msg.u.run.code.data[i] != (uint8_t)('a' + i % 26))
+			f->code_ok = false;
+	f->argc = msg.u.run.argc;
+	if (msg.u.run.argc > 1)
+		snprintf(f->argv1, sizeof(f->argv1), "%s", msg.u.run.argv[1]);
+	if (msg.u.run.nenv == 1 && strcmp(msg.u.run.env[0].key, "K") == 0)
+		snprintf(f->env_value, sizeof(f->env_value), "%s", msg.u.run.env[0].value);
+	f->nfiles = msg.u.run.nfiles;
+	f->wall_ms = msg.u.run.limits.v[PROTO_LIMIT_WALL_MS];
+
+	memset(big, 'x', sizeof(big));
+	res.out[0].data = (struct proto_blob){
+		.data = (const uint8_t *)"out\0put", .len = 7, .fd = -1, .present = true};
+	res.out[0].total = 7;
+	res.out[1].data = (struct proto_blob){
+		.data = (const uint8_t *)"err", .len = 3, .fd = -1, .present = true};
+	res.out[1].total = 100;
+	res.out[1].truncated = true;
+	arts[0] = (struct proto_artifact){
+		.name = "dir/small.txt",
+		.size = 5,
+		.data = {.data = (const uint8_t *)"small", .len = 5, .fd = -1, .present = true}};
+	arts[1] = (struct proto_artifact){
+		.name = "big.bin",
+		.size = sizeof(big) + 10,
+		.truncated = true,
+		.data = {.data = (const uint8_t *)big, .len = sizeof(big), .fd = -1, .present = true}};
+	res.artifacts = arts;
+	res.nartifacts = 2;
+	assert_int_equal(proto_encode_result(msg.id, &res, &out), 0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+}
+
+/* A blocking run carries every field there and the whole result back. */
+static void
+test_run_blocking(void **state)
+{
+	static char code[PROTO_INLINE_MAX * 2 + 7];
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct fake *f = fake_start(script_run);
+	const void *data;
+	size_t len, i;
+
+	for (i = 0; i < sizeof(code); i++)
+		code[i] = (char)('a' + i % 26);
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_runtime(req, "exec"), 0);
+	assert_int_equal(airlock_run_req_set_code(req, code, sizeof(code)), 0);
+	assert_int_equal(airlock_run_req_add_arg(req, "/bin/echo"), 0);
+	assert_int_equal(airlock_run_req_add_arg(req, "hi"), 0);
+	assert_int_equal(airlock_run_req_set_env(req, "K", "v1"), 0);
+	assert_int_equal(airlock_run_req_set_env(req, "K", "v2"), 0);
+	assert_int_equal(airlock_run_req_set_env(req, "A=B", "x"), -EINVAL);
+	assert_int_equal(airlock_run_req_add_file(req, "in.txt", "abc", 3), 0);
+	assert_int_equal(airlock_run_req_add_file(req, "in.txt", "abc", 3), -EEXIST);
+	assert_int_equal(airlock_run_req_add_file(req, "/etc/x", "abc", 3), -EINVAL);
+	assert_int_equal(airlock_run_req_set_limit(req, AIRLOCK_LIMIT_WALL_MS, 1500), 0);
+	assert_int_equal(airlock_run_req_set_limit(req, (enum airlock_limit)99, 1), -EINVAL);
+	assert_int_equal(airlock_run(conn, req, &res), 0);
+	/* The result outlives the connection. */
+	airlock_conn_free(conn);
+	fake_join(f);
+	assert_string_equal(f->runtime, "exec");
+	assert_int_equal(f->code_len, sizeof(code));
+	assert_true(f->code_ok);
+	assert_int_equal(f->argc, 2);
+	assert_string_equal(f->argv1, "hi");
+	assert_string_equal(f->env_value, "v2");
+	assert_int_equal(f->nfiles, 1);
+	assert_int_equal(f->wall_ms, 1500);
+	fake_free(f);
+
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	assert_string_equal(airlock_outcome_name(airlock_result_outcome(res)), "exited");
+	assert_int_equal(airlock_result_exit_code(res), 3);
+	assert_int_equal(airlock_result_signal(res), 0);
+	assert_int_equal(airlock_result_wall_ms(res), 12);
+	assert_int_equal(airlock_result_cpu_ms(res), 7);
+	assert_int_equal(airlock_result_memory_peak_bytes(res), 1 << 20);
+	assert_int_equal(airlock_result_queued_ms(res), 1);
+	assert_int_equal(airlock_result_stdout(res, &data, &len), 0);
+	assert_int_equal(len, 7);
+	assert_memory_equal(data, "out\0put", 7);
+	assert_false(airlock_result_stdout_truncated(res));
+	assert_int_equal(airlock_result_stderr(res, &data, &len), 0);
+	assert_int_equal(len, 3);
+	assert_true(airlock_result_stderr_truncated(res));
+	assert_int_equal(airlock_result_stderr_total(res), 100);
+	assert_null(airlock_result_error(res));
+	assert_int_equal(airlock_result_artifact_count(res), 2);
+	assert_string_equal(airlock_result_artifact_name(res, 0), "dir/small.txt");
+	assert_int_equal(airlock_result_artifact_data(res, 0, &data, &len), 0);
+	assert_memory_equal(data, "small", 5);
+	assert_string_equal(airlock_result_artifact_name(res, 1), "big.bin");
+	assert_true(airlock_result_artifact_truncated(res, 1));
+	assert_int_equal(airlock_result_artifact_size(res, 1), PROTO_INLINE_MAX * 3 + 10);
+	assert_int_equal(airlock_result_artifact_data(res, 1, &data, &len), 0);
+	assert_int_equal(len, PROTO_INLINE_MAX * 3);
+	assert_int_equal(((const char *)data)[len - 1], 'x');
+	assert_int_equal(airlock_result_artifact_data(res, 2, &data, &len), -EINVAL);
+	assert_null(airlock_result_artifact_name(res, 2));
+	airlock_result_free(res);
+	airlock_run_req_free(req);
+}
+
+/* Script: two runs in flight, answered in reverse order. */
+static void
+script_out_of_order(struct fake *f)
+{
+	fake_hello(f);
+	f->run_ids[0] = fake_recv_run(f);
+	f->run_ids[1] = fake_recv_run(f);
+	fake_result(f, f->run_ids[1], 2, "second");
+	fake_result(f, f->run_ids[0], 1, "first");
+}
+
+/* Two runs in flight on the non-blocking API come back matched by id. */
+static void
+test_two_in_flight(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res[2] = {NULL, NULL};
+	struct fake *f = fake_start(script_out_of_order);
+	uint32_t id_a, id_b, id, order[2];
+	size_t got = 0;
+	const void *data;
+	size_t len;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_code(req, "print(1)", 8), 0);
+	assert_int_equal(airlock_run_submit(conn, req, &id_a), 0);
+	assert_int_equal(airlock_run_submit(conn, req, &id_b), 0);
+	assert_int_not_equal(id_a, id_b);
+	assert_int_not_equal(id_a, 0);
+	while (got < 2) {
+		struct pollfd p = {.fd = airlock_conn_fd(conn), .events = POLLIN};
+		struct airlock_result *r = NULL;
+		int rc;
+
+		rc = airlock_conn_next_result(conn, &id, &r);
+		if (rc == -EAGAIN) {
+			assert_int_equal(poll(&p, 1, 5000), 1);
+			assert_int_equal(airlock_conn_process(conn), 0);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		order[got] = id;
+		res[id == id_a ? 0 : 1] = r;
+		got++;
+	}
+	{
+		struct airlock_result *none = NULL;
+
+		assert_int_equal(airlock_conn_next_result(conn, &id, &none), -EAGAIN);
+		assert_null(none);
+	}
+	/* B was answered first. */
+	assert_int_equal(order[0], id_b);
+	assert_int_equal(order[1], id_a);
+	assert_int_equal(airlock_result_exit_code(res[0]), 1);
+	assert_int_equal(airlock_result_stdout(res[0], &data, &len), 0);
+	assert_memory_equal(data, "first", 5);
+	assert_int_equal(airlock_result_exit_code(res[1]), 2);
+	assert_int_equal(airlock_result_stdout(res[1], &data, &len), 0);
+	assert_memory_equal(data, "second", 6);
+	assert_int_equal(f->run_ids[0], id_a);
+	airlock_result_free(res[0]);
+	airlock_result_free(res[1]);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+	fake_stop(f);
+}
+
+/* Script: a submitted run and a blocking one; the submitted one answers first. */
+static void
+script_blocking_with_other(struct fake *f)
+{
+	fake_hello(f);
+	f->run_ids[0] = fake_recv_run(f);
+	f->run_ids[1] = fake_recv_run(f);
+	fake_result(f, f->run_ids[0], 10, "queued");
+	fake_result(f, f->run_ids[1], 20, "waited");
+}
+
+/* A blocking run queues the result of another run that arrives meanwhile. */
+static void
+test_blocking_queues_others(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL, *other = NULL;
+	struct fake *f = fake_start(script_blocking_with_other);
+	uint32_t id_a, id = 0;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_submit(conn, req, &id_a), 0);
+	assert_int_equal(airlock_run(conn, req, &res), 0);
+	assert_int_equal(airlock_result_exit_code(res), 20);
+	assert_int_equal(airlock_conn_next_result(conn, &id, &other), 0);
+	assert_int_equal(id, id_a);
+	assert_int_equal(airlock_result_exit_code(other), 10);
+	assert_int_equal(airlock_conn_next_result(conn, &id, &other), -EAGAIN);
+	airlock_result_free(res);
+	airlock_result_free(other);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+	fake_stop(f);
+}
+
+/* Script: refuse the first run with busy, the second (submitted) with too_large. */
+static void
+script_errors(struct fake *f)
+{
+	struct proto_out out;
+	uint32_t id;
+
+	fake_hello(f);
+	id = fake_recv_run(f);
+	assert_int_equal(proto_encode_error(id, PROTO_ERR_BUSY, "too many runs", &out), 0);
+	fake_send(f, &out);
+	f->run_ids[0] = fake_recv_run(f);
+	assert_int_equal(proto_encode_error(f->run_ids[0], PROTO_ERR_TOO_LARGE, "code too big",
+					    &out),
+			 0);
+	fake_send(f, &out);
+	/* Then hang up: the client must see the connection end. */
+	shutdown(f->server_fd, SHUT_RDWR);
+}
+
+/* Daemon error replies map to errnos and keep their code and message. */
+static void
+test_error_reply(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct fake *f = fake_start(script_errors);
+	const char *code, *message;
+	uint32_t id_b, id = 0;
+	struct pollfd p;
+	int rc;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run(conn, req, &res), -EBUSY);
+	assert_null(res);
+	assert_int_equal(airlock_conn_last_error(conn, &code, &message), 0);
+	assert_string_equal(code, "busy");
+	assert_string_equal(message, "too many runs");
+
+	assert_int_equal(airlock_run_submit(conn, req, &id_b), 0);
+	p = (struct pollfd){.fd = airlock_conn_fd(conn), .events = POLLIN};
+	while ((rc = airlock_conn_next_result(conn, &id, &res)) == -EAGAIN) {
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		rc = airlock_conn_process(conn);
+		assert_true(rc == 0 || rc == -ECONNRESET);
+	}
+	assert_int_equal(rc, -E2BIG);
+	assert_int_equal(id, id_b);
+	assert_null(res);
+	assert_int_equal(airlock_conn_last_error(conn, &code, &message), 0);
+	assert_string_equal(code, "too_large");
+	assert_string_equal(message, "code too big");
+
+	fake_stop(f);
+	assert_int_equal(airlock_ping(conn), -ECONNRESET);
+	assert_int_equal(airlock_ping(conn), -ECONNRESET);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+}
+
+/* Script: refuse the hello. */
+static void
+script_unauthorized(struct fake *f)
+{
+	struct proto_msg msg;
+	struct proto_out out;
+
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_HELLO);
+	assert_int_equal(
+		proto_encode_error(msg.id, PROTO_ERR_UNAUTHORIZED, "uid 1234 not allowed", &out),
+		0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+}
+
+/* A refused hello fails connect with -EACCES and the daemon's reason. */
+static void
+test_connect_refused(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct fake *f = fake_start(script_unauthorized);
+	char code[32], message[64];
+
+	assert_int_equal(airlock_connect_error("/x", &conn, code, sizeof(code), message,
+					       sizeof(message)),
+			 -EACCES);
+	assert_null(conn);
+	assert_string_equal(code, "unauthorized");
+	assert_string_equal(message, "uid 1234 not allowed");
+	fake_stop(f);
+}
+
+/* Argument checks and NULL-safe frees. */
+static void
+test_arguments(void **state)
+{
+	struct airlock_run_req *req = NULL;
+	enum airlock_limit l;
+
+	airlock_conn_free(NULL);
+	airlock_result_free(NULL);
+	airlock_info_free(NULL);
+	airlock_run_req_free(NULL);
+	assert_int_equal(airlock_connect("/x", NULL), -EINVAL);
+	assert_int_equal(airlock_ping(NULL), -EINVAL);
+	assert_int_equal(airlock_conn_fd(NULL), -EINVAL);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_runtime(req, ""), -EINVAL);
+	assert_int_equal(airlock_run_req_set_runtime(req, "a-name-that-is-far-too-long-for-a-runtime"),
+			 -EINVAL);
+	assert_int_equal(airlock_run_req_set_code(req, NULL, 1), -EINVAL);
+	assert_int_equal(airlock_run_req_set_code(req, NULL, 0), 0);
+	assert_int_equal(airlock_run_req_set_env(req, "", "x"), -EINVAL);
+	airlock_run_req_free(req);
+	assert_string_equal(airlock_limit_name(AIRLOCK_LIMIT_ARTIFACT_BYTES), "artifact_bytes");
+	assert_null(airlock_limit_name((enum airlock_limit)11));
+	assert_int_equal(airlock_limit_from_name("nope", &l), -ENOENT);
+	assert_null(airlock_outcome_name((enum airlock_outcome)6));
+	assert_string_equal(airlock_outcome_name(AIRLOCK_OUTCOME_MEMORY_LIMIT), "memory_limit");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ping_info),
+		cmocka_unit_test(test_run_blocking),
+		cmocka_unit_test(test_two_in_flight),
+		cmocka_unit_test(test_blocking_queues_others),
+		cmocka_unit_test(test_error_reply),
+		cmocka_unit_test(test_connect_refused),
+		cmocka_unit_test(test_arguments),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
