@@ -11,7 +11,7 @@
  *   *_free() function accepts NULL.
  * - Functions that can fail return 0 on success or a negative errno value.
  *   Out parameters are named ret* and written only on success (the one
- *   documented exception is airlock_conn_next_result()).
+ *   documented exception is *ret_id of airlock_conn_next_result()).
  * - Bytes are passed as (const void *buf, size_t len) and copied by the
  *   library; the caller's buffer need not outlive the call.
  * - The library has no global state, never prints, never exits and never
@@ -45,12 +45,12 @@ extern "C" {
 
 /* How a run ended. Values are stable. */
 enum airlock_outcome {
-	AIRLOCK_OUTCOME_EXITED = 0,       /* the code exited; see exit_code */
-	AIRLOCK_OUTCOME_SIGNALED = 1,     /* killed by a signal; see signal */
-	AIRLOCK_OUTCOME_WALL_LIMIT = 2,   /* killed at the wall-clock limit */
-	AIRLOCK_OUTCOME_CPU_LIMIT = 3,    /* killed at the CPU-time limit */
+	AIRLOCK_OUTCOME_EXITED = 0,	  /* the code exited; see exit_code */
+	AIRLOCK_OUTCOME_SIGNALED = 1,	  /* killed by a signal; see signal */
+	AIRLOCK_OUTCOME_WALL_LIMIT = 2,	  /* killed at the wall-clock limit */
+	AIRLOCK_OUTCOME_CPU_LIMIT = 3,	  /* killed at the CPU-time limit */
 	AIRLOCK_OUTCOME_MEMORY_LIMIT = 4, /* killed at the memory limit */
-	AIRLOCK_OUTCOME_ERROR = 5,        /* the sandbox itself failed; see error */
+	AIRLOCK_OUTCOME_ERROR = 5,	  /* the sandbox itself failed; see error */
 };
 
 /*
@@ -61,16 +61,16 @@ enum airlock_outcome {
  * refused (-EPROTO, code "bad_request").
  */
 enum airlock_limit {
-	AIRLOCK_LIMIT_WALL_MS = 0,         /* wall-clock time, milliseconds */
-	AIRLOCK_LIMIT_CPU_MS = 1,          /* CPU time, milliseconds */
-	AIRLOCK_LIMIT_MEMORY_BYTES = 2,    /* memory, bytes */
-	AIRLOCK_LIMIT_PROCESSES = 3,       /* processes and threads */
-	AIRLOCK_LIMIT_OPEN_FILES = 4,      /* open file descriptors */
+	AIRLOCK_LIMIT_WALL_MS = 0,	   /* wall-clock time, milliseconds */
+	AIRLOCK_LIMIT_CPU_MS = 1,	   /* CPU time, milliseconds */
+	AIRLOCK_LIMIT_MEMORY_BYTES = 2,	   /* memory, bytes */
+	AIRLOCK_LIMIT_PROCESSES = 3,	   /* processes and threads */
+	AIRLOCK_LIMIT_OPEN_FILES = 4,	   /* open file descriptors */
 	AIRLOCK_LIMIT_FILE_SIZE_BYTES = 5, /* largest file the code may write */
-	AIRLOCK_LIMIT_OUTPUT_BYTES = 6,    /* stdout and stderr kept, each */
+	AIRLOCK_LIMIT_OUTPUT_BYTES = 6,	   /* stdout and stderr kept, each */
 	AIRLOCK_LIMIT_WORKSPACE_BYTES = 7, /* size of the workspace tmpfs */
-	AIRLOCK_LIMIT_TMP_BYTES = 8,       /* size of the private /tmp */
-	AIRLOCK_LIMIT_ARTIFACTS = 9,       /* artifacts returned */
+	AIRLOCK_LIMIT_TMP_BYTES = 8,	   /* size of the private /tmp */
+	AIRLOCK_LIMIT_ARTIFACTS = 9,	   /* artifacts returned */
 	AIRLOCK_LIMIT_ARTIFACT_BYTES = 10, /* bytes kept per artifact */
 };
 
@@ -87,13 +87,12 @@ struct airlock_result;
  * else AIRLOCK_SOCKET_DEFAULT.
  *
  * Returns 0 and *ret, or a negative errno: the one from socket(2)/connect(2)
- * (-ENOENT no socket, -EACCES no permission, -ECONNREFUSED no daemon), -EINVAL
- * for a path too long, -ECONNRESET when the daemon closed the connection,
- * -EBADMSG for a reply that does not decode, -EPROTONOSUPPORT when the
- * daemon speaks another protocol version, or a daemon error reply mapped as
- * in airlock_conn_last_error(). When a daemon error reply made it fail, no
- * connection exists to ask for the daemon's message; use
- * airlock_connect_error() instead.
+ * (-ENOENT no socket, -EACCES no permission, -ECONNREFUSED no daemon),
+ * -ENAMETOOLONG for a path too long for a Unix socket address,
+ * -ECONNRESET when the daemon closed the connection, -EBADMSG for a reply that does not decode,
+ * -EPROTONOSUPPORT when the daemon speaks another protocol version, or a daemon error reply mapped
+ * as in airlock_conn_last_error(). When a daemon error reply made it fail, no connection exists to
+ * ask for the daemon's message; use airlock_connect_error() instead.
  */
 int airlock_connect(const char *path, struct airlock_conn **ret);
 
@@ -104,8 +103,8 @@ int airlock_connect(const char *path, struct airlock_conn **ret);
  * needed; both are set to "" when the failure was not a daemon reply. code
  * and message may be NULL when their length is 0.
  */
-int airlock_connect_error(const char *path, struct airlock_conn **ret, char *code,
-			  size_t code_len, char *message, size_t message_len);
+int airlock_connect_error(const char *path, struct airlock_conn **ret, char *code, size_t code_len,
+			  char *message, size_t message_len);
 
 /* Close the connection and free it, with every queued result. NULL-safe.
  * Runs still in flight are abandoned: the daemon ends them. */
@@ -249,11 +248,13 @@ int airlock_conn_process(struct airlock_conn *conn);
 /*
  * Take the next completed run off the queue, in the order replies arrived.
  * Returns 0 with *ret_id and *ret set; -EAGAIN when none is ready (call
- * airlock_conn_process() when the fd is readable); or, when the daemon
- * refused request *ret_id, the mapped error of airlock_conn_last_error(),
- * which then describes that refusal. In that case, and only then, *ret_id is
- * written although the call failed, so the caller learns which run failed;
- * *ret is not written. Never reads from the socket.
+ * airlock_conn_process() when the fd is readable); once the connection is
+ * broken and the queue is empty, the connection error. When run *ret_id
+ * failed, returns its error: a daemon refusal mapped as in
+ * airlock_conn_last_error() (which then describes that refusal), or -ENOMEM
+ * when its result could not be stored. In that case, and only then, *ret_id
+ * is written although the call failed, so that the caller learns which run
+ * failed; *ret is not written. Never reads from the socket.
  */
 int airlock_conn_next_result(struct airlock_conn *conn, uint32_t *ret_id,
 			     struct airlock_result **ret);
@@ -290,12 +291,10 @@ uint64_t airlock_result_queued_ms(const struct airlock_result *res);
  * is its length. The bytes are raw and may contain NULs. Returns 0 or
  * -EINVAL.
  */
-int airlock_result_stdout(const struct airlock_result *res, const void **ret_data,
-			  size_t *ret_len);
+int airlock_result_stdout(const struct airlock_result *res, const void **ret_data, size_t *ret_len);
 
 /* The stderr the daemon kept, like airlock_result_stdout(). */
-int airlock_result_stderr(const struct airlock_result *res, const void **ret_data,
-			  size_t *ret_len);
+int airlock_result_stderr(const struct airlock_result *res, const void **ret_data, size_t *ret_len);
 
 /* Bytes the code wrote to stdout in all (may exceed what was kept). */
 uint64_t airlock_result_stdout_total(const struct airlock_result *res);
@@ -328,8 +327,8 @@ bool airlock_result_artifact_truncated(const struct airlock_result *res, size_t 
 
 /* The bytes kept of artifact i, like airlock_result_stdout(); -EINVAL when i
  * is out of range. */
-int airlock_result_artifact_data(const struct airlock_result *res, size_t i,
-				 const void **ret_data, size_t *ret_len);
+int airlock_result_artifact_data(const struct airlock_result *res, size_t i, const void **ret_data,
+				 size_t *ret_len);
 
 /* ---- Names ---------------------------------------------------------- */
 

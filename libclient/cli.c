@@ -18,9 +18,9 @@
 enum {
 	CLI_EXIT_OK = 0,
 	CLI_EXIT_USAGE = 2,
-	CLI_EXIT_NOINPUT = 66,     /* EX_NOINPUT: an input file could not be read */
+	CLI_EXIT_NOINPUT = 66,	   /* EX_NOINPUT: an input file could not be read */
 	CLI_EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: daemon unreachable or refused */
-	CLI_EXIT_SOFTWARE = 70,    /* EX_SOFTWARE: out of memory, internal failure */
+	CLI_EXIT_SOFTWARE = 70,	   /* EX_SOFTWARE: out of memory, internal failure */
 	CLI_EXIT_CANTCREAT = 73,   /* EX_CANTCREAT: an artifact could not be written */
 	CLI_EXIT_WALL = 120,
 	CLI_EXIT_CPU = 121,
@@ -38,9 +38,9 @@ struct cli {
 /* What `airlock run` collected from its command line. */
 struct cli_run {
 	const char *lang;
-	const char *code;       /* -c */
+	const char *code;	/* -c */
 	const char *stdin_path; /* --stdin */
-	const char *artifacts;  /* --artifacts */
+	const char *artifacts;	/* --artifacts */
 	struct airlock_run_req *req;
 };
 
@@ -225,8 +225,8 @@ cli_info_json(const struct airlock_info *info)
 	size_t i;
 	int l;
 
-	obj = json_pack("{s:s, s:I, s:I}", "daemon", airlock_info_daemon_version(info),
-			"protocol", (json_int_t)airlock_info_protocol_version(info), "uid",
+	obj = json_pack("{s:s, s:I, s:I}", "daemon", airlock_info_daemon_version(info), "protocol",
+			(json_int_t)airlock_info_protocol_version(info), "uid",
 			(json_int_t)airlock_info_uid(info));
 	rt = json_array();
 	lim = json_object();
@@ -328,7 +328,7 @@ cli_run_add_file(struct cli_run *run, const char *spec)
 	r = airlock_run_req_add_file(run->req, name, buf, len);
 	if (r < 0) {
 		fprintf(stderr, "airlock: --file %s: %s\n", spec,
-			r == -EINVAL	 ? "bad name (empty, absolute or too long)"
+			r == -EINVAL   ? "bad name (empty, absolute or too long)"
 			: r == -EEXIST ? "name given twice"
 				       : strerror(-r));
 		status = CLI_EXIT_USAGE;
@@ -526,9 +526,10 @@ cli_result_json(const struct airlock_result *res)
 	    cli_json_stream(obj, "stderr", err, elen) < 0)
 		goto fail;
 	for (i = 0; i < airlock_result_artifact_count(res); i++) {
-		json_t *a = json_pack("{s:s, s:I, s:b}", "name", airlock_result_artifact_name(res, i),
-				      "size", (json_int_t)airlock_result_artifact_size(res, i),
-				      "truncated", airlock_result_artifact_truncated(res, i));
+		json_t *a =
+		    json_pack("{s:s, s:I, s:b}", "name", airlock_result_artifact_name(res, i),
+			      "size", (json_int_t)airlock_result_artifact_size(res, i), "truncated",
+			      airlock_result_artifact_truncated(res, i));
 
 		if (json_array_append_new(arts, a) < 0)
 			goto fail;
@@ -577,8 +578,8 @@ cli_write_artifacts(const struct airlock_result *res, const char *dir)
 			continue;
 		}
 		if (airlock_result_artifact_truncated(res, i))
-			fprintf(stderr, "airlock: artifact %s: truncated to %zu of %" PRIu64
-					" bytes\n",
+			fprintf(stderr,
+				"airlock: artifact %s: truncated to %zu of %" PRIu64 " bytes\n",
 				name, len, airlock_result_artifact_size(res, i));
 	}
 	close(dfd);
@@ -618,7 +619,8 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 		break;
 	case AIRLOCK_OUTCOME_SIGNALED:
 		if (!cli->json)
-			fprintf(stderr, "airlock: killed by signal %d\n", airlock_result_signal(res));
+			fprintf(stderr, "airlock: killed by signal %d\n",
+				airlock_result_signal(res));
 		status = CLI_EXIT_SIGNAL_BASE + (airlock_result_signal(res) & 0x7f);
 		break;
 	case AIRLOCK_OUTCOME_WALL_LIMIT:
@@ -665,22 +667,22 @@ enum {
 };
 
 static const struct option cli_run_options[] = {
-	{"socket", required_argument, NULL, OPT_SOCKET},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"lang", required_argument, NULL, OPT_LANG},
-	{"arg", required_argument, NULL, OPT_ARG},
-	{"file", required_argument, NULL, OPT_FILE},
-	{"stdin", required_argument, NULL, OPT_STDIN},
-	{"env", required_argument, NULL, OPT_ENV},
-	{"wall", required_argument, NULL, OPT_WALL},
-	{"cpu", required_argument, NULL, OPT_CPU},
-	{"memory", required_argument, NULL, OPT_MEMORY},
-	{"processes", required_argument, NULL, OPT_PROCESSES},
-	{"output", required_argument, NULL, OPT_OUTPUT},
-	{"limit", required_argument, NULL, OPT_LIMIT},
-	{"artifacts", required_argument, NULL, OPT_ARTIFACTS},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+    {"socket", required_argument, NULL, OPT_SOCKET},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"lang", required_argument, NULL, OPT_LANG},
+    {"arg", required_argument, NULL, OPT_ARG},
+    {"file", required_argument, NULL, OPT_FILE},
+    {"stdin", required_argument, NULL, OPT_STDIN},
+    {"env", required_argument, NULL, OPT_ENV},
+    {"wall", required_argument, NULL, OPT_WALL},
+    {"cpu", required_argument, NULL, OPT_CPU},
+    {"memory", required_argument, NULL, OPT_MEMORY},
+    {"processes", required_argument, NULL, OPT_PROCESSES},
+    {"output", required_argument, NULL, OPT_OUTPUT},
+    {"limit", required_argument, NULL, OPT_LIMIT},
+    {"artifacts", required_argument, NULL, OPT_ARTIFACTS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 /* Handle one option of `airlock run`; returns 0 or an exit status. */
@@ -789,8 +791,9 @@ cli_run(struct cli *cli, int argc, char **argv)
 	for (; optind < argc; optind++) {
 		r = airlock_run_req_add_arg(run.req, argv[optind]);
 		if (r < 0) {
-			status = r == -ENOMEM ? cli_fail("argv", r)
-					      : cli_usage_error("run: too many or too long arguments");
+			status = r == -ENOMEM
+				     ? cli_fail("argv", r)
+				     : cli_usage_error("run: too many or too long arguments");
 			goto out;
 		}
 	}
@@ -821,10 +824,10 @@ out:
 }
 
 static const struct option cli_simple_options[] = {
-	{"socket", required_argument, NULL, OPT_SOCKET},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+    {"socket", required_argument, NULL, OPT_SOCKET},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 /* Parse the options of ping and info (--socket, --json after the subcommand). */

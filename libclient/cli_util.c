@@ -33,6 +33,7 @@ cli_parse_digits(const char **sp, uint64_t *ret)
 	return 0;
 }
 
+/* Parse a size with an optional binary suffix. */
 int
 cli_parse_size(const char *s, uint64_t *ret)
 {
@@ -83,6 +84,7 @@ cli_parse_size(const char *s, uint64_t *ret)
 	return 0;
 }
 
+/* Parse possibly fractional seconds into milliseconds. */
 int
 cli_parse_seconds(const char *s, uint64_t *ret_ms)
 {
@@ -122,6 +124,7 @@ cli_parse_seconds(const char *s, uint64_t *ret_ms)
 	return 0;
 }
 
+/* Parse a positive count. */
 int
 cli_parse_count(const char *s, uint64_t *ret)
 {
@@ -141,6 +144,7 @@ cli_parse_count(const char *s, uint64_t *ret)
 	return 0;
 }
 
+/* Refuse names that are absolute or have empty, "." or ".." components. */
 int
 cli_artifact_name_check(const char *name)
 {
@@ -168,9 +172,9 @@ static int
 cli_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode)
 {
 	struct open_how how = {
-		.flags = flags,
-		.mode = mode,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	    .flags = flags,
+	    .mode = mode,
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	long fd;
 
@@ -201,6 +205,7 @@ cli_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* Create one artifact file below dirfd without following any link. */
 int
 cli_artifact_write(int dirfd, const char *name, const void *data, size_t len)
 {
@@ -227,8 +232,8 @@ cli_artifact_write(int dirfd, const char *name, const void *data, size_t len)
 			r = -errno;
 			goto out;
 		}
-		next = cli_openat2(cur >= 0 ? cur : dirfd, comp,
-				   O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+		next =
+		    cli_openat2(cur >= 0 ? cur : dirfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 		if (next < 0) {
 			r = next;
 			goto out;
@@ -263,6 +268,7 @@ out:
 	return r;
 }
 
+/* Validate UTF-8 strictly. */
 bool
 cli_utf8_valid(const void *buf, size_t len)
 {
@@ -303,11 +309,12 @@ cli_utf8_valid(const void *buf, size_t len)
 	return true;
 }
 
+/* Encode as padded base64. */
 char *
 cli_base64(const void *buf, size_t len)
 {
 	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *s = buf;
 	char *out, *o;
 	size_t i;

@@ -36,12 +36,12 @@ struct conn_done {
 	struct conn_done *next;
 	uint32_t id;
 	enum conn_kind kind;
-	int err;                   /* 0, a mapped daemon error, or a local -errno */
-	enum proto_error code;     /* daemon error reply: its code */
-	char *message;             /* daemon error reply: its message */
+	int err;		    /* 0, a mapped daemon error, or a local -errno */
+	enum proto_error code;	    /* daemon error reply: its code */
+	char *message;		    /* daemon error reply: its message */
 	struct airlock_result *res; /* RUN */
 	struct airlock_info *info;  /* INFO */
-	uint32_t version;           /* HELLO */
+	uint32_t version;	    /* HELLO */
 };
 
 struct airlock_conn {
@@ -624,8 +624,7 @@ out:
 
 /* Send a run request without waiting. */
 AIRLOCK_EXPORT int
-airlock_run_submit(struct airlock_conn *conn, const struct airlock_run_req *req,
-		   uint32_t *ret_id)
+airlock_run_submit(struct airlock_conn *conn, const struct airlock_run_req *req, uint32_t *ret_id)
 {
 	struct proto_out out = {0};
 	uint32_t id;
@@ -692,8 +691,7 @@ airlock_conn_process(struct airlock_conn *conn)
 
 /* Take the next completed run. */
 AIRLOCK_EXPORT int
-airlock_conn_next_result(struct airlock_conn *conn, uint32_t *ret_id,
-			 struct airlock_result **ret)
+airlock_conn_next_result(struct airlock_conn *conn, uint32_t *ret_id, struct airlock_result **ret)
 {
 	struct conn_done *d;
 	int r;

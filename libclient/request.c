@@ -240,8 +240,7 @@ airlock_run_req_set_stdin(struct airlock_run_req *req, const void *buf, size_t l
 
 /* Add one input file. */
 AIRLOCK_EXPORT int
-airlock_run_req_add_file(struct airlock_run_req *req, const char *name, const void *buf,
-			 size_t len)
+airlock_run_req_add_file(struct airlock_run_req *req, const char *name, const void *buf, size_t len)
 {
 	struct request_file *files;
 	struct request_file f = {0};
@@ -289,6 +288,7 @@ airlock_run_req_set_limit(struct airlock_run_req *req, enum airlock_limit limit,
 	return 0;
 }
 
+/* Encode a run request for the wire. */
 int
 request_encode(const struct airlock_run_req *req, uint32_t id, struct proto_out *ret)
 {

@@ -234,10 +234,10 @@ test_utf8(void **state)
 	assert_true(cli_utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14));
 	assert_true(cli_utf8_valid("a\0b", 3));
 	assert_false(cli_utf8_valid("\xff", 1));
-	assert_false(cli_utf8_valid("\xc3", 1));         /* truncated */
-	assert_false(cli_utf8_valid("\xc0\xaf", 2));     /* overlong */
-	assert_false(cli_utf8_valid("\xe0\x80\xaf", 3)); /* overlong */
-	assert_false(cli_utf8_valid("\xed\xa0\x80", 3)); /* surrogate */
+	assert_false(cli_utf8_valid("\xc3", 1));	     /* truncated */
+	assert_false(cli_utf8_valid("\xc0\xaf", 2));	     /* overlong */
+	assert_false(cli_utf8_valid("\xe0\x80\xaf", 3));     /* overlong */
+	assert_false(cli_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
 	assert_false(cli_utf8_valid("\xf4\x90\x80\x80", 4)); /* above U+10FFFF */
 }
 
@@ -246,8 +246,8 @@ static void
 test_base64(void **state)
 {
 	static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
-	static const char *const out[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
-					  "Zm9vYmFy"};
+	static const char *const out[] = {"",	      "Zg==",	  "Zm8=",    "Zm9v",
+					  "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
 	size_t i;
 
 	for (i = 0; i < 7; i++) {
@@ -263,17 +263,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_size),
-		cmocka_unit_test(test_parse_seconds),
-		cmocka_unit_test(test_parse_count),
-		cmocka_unit_test(test_artifact_name_check),
-		cmocka_unit_test_setup_teardown(test_artifact_write, tmpdir_setup, tmpdir_teardown),
-		cmocka_unit_test_setup_teardown(test_artifact_write_refuses_names, tmpdir_setup,
-						tmpdir_teardown),
-		cmocka_unit_test_setup_teardown(test_artifact_write_refuses_symlinks, tmpdir_setup,
-						tmpdir_teardown),
-		cmocka_unit_test(test_utf8),
-		cmocka_unit_test(test_base64),
+	    cmocka_unit_test(test_parse_size),
+	    cmocka_unit_test(test_parse_seconds),
+	    cmocka_unit_test(test_parse_count),
+	    cmocka_unit_test(test_artifact_name_check),
+	    cmocka_unit_test_setup_teardown(test_artifact_write, tmpdir_setup, tmpdir_teardown),
+	    cmocka_unit_test_setup_teardown(test_artifact_write_refuses_names, tmpdir_setup,
+					    tmpdir_teardown),
+	    cmocka_unit_test_setup_teardown(test_artifact_write_refuses_symlinks, tmpdir_setup,
+					    tmpdir_teardown),
+	    cmocka_unit_test(test_utf8),
+	    cmocka_unit_test(test_base64),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
