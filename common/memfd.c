@@ -31,7 +31,7 @@ memfd_sealed_create(const char *name, const void *data, size_t len, int *ret_fd)
 {
 	const char *p = data;
 	size_t off = 0;
-	int fd, r;
+	int fd = -1, r;
 
 	r = memfd_new(name, &fd);
 	if (r < 0)

@@ -1054,16 +1054,12 @@ out:
 	return r;
 }
 
-/* Read the file into cfg; a missing file is fine unless must_exist. */
+/* Parse an opened stream into p->cfg. */
 static int
-config_read(struct config_parse *p, bool must_exist)
+config_parse_stream(struct config_parse *p, FILE *fp)
 {
-	FILE *fp = NULL;
 	int r;
 
-	r = config_open(p, must_exist, &fp);
-	if (r < 0 || fp == NULL)
-		goto out;
 	p->fp = fp;
 	r = ini_parse_stream(config_ini_reader, p, config_ini_handler, p);
 	if (p->error == 0) {
@@ -1076,11 +1072,22 @@ config_read(struct config_parse *p, bool must_exist)
 		else
 			config_runtime_end(p);
 	}
-	r = p->error;
-out:
-	if (fp != NULL)
-		fclose(fp);
 	p->fp = NULL;
+	return p->error;
+}
+
+/* Read the file into cfg; a missing file is fine unless must_exist. */
+static int
+config_read(struct config_parse *p, bool must_exist)
+{
+	FILE *fp = NULL;
+	int r;
+
+	r = config_open(p, must_exist, &fp);
+	if (r < 0 || fp == NULL)
+		return r;
+	r = config_parse_stream(p, fp);
+	fclose(fp);
 	return r;
 }
 
@@ -1189,8 +1196,13 @@ config_defaults(struct config *cfg)
 	return 0;
 }
 
-int
-config_load(struct config *cfg, const char *path, bool must_exist, char *err, size_t errlen)
+/*
+ * Defaults, then the file at path (checked) or the stream mem (unchecked),
+ * then the checks across keys. On error cfg is freed.
+ */
+static int
+config_load_from(struct config *cfg, const char *path, bool must_exist, FILE *mem, char *err,
+		 size_t errlen)
 {
 	struct config_parse p;
 	size_t i;
@@ -1212,11 +1224,12 @@ config_load(struct config *cfg, const char *path, bool must_exist, char *err, si
 		config_fail_at(&p, r, 0, "out of memory");
 		goto out;
 	}
-	if (path != NULL) {
+	if (mem != NULL)
+		r = config_parse_stream(&p, mem);
+	else if (path != NULL)
 		r = config_read(&p, must_exist);
-		if (r < 0)
-			goto out;
-	}
+	if (r < 0)
+		goto out;
 	r = config_finish(&p);
 out:
 	for (i = 0; i < p.nseen; i++)
@@ -1225,6 +1238,37 @@ out:
 	free(p.buf);
 	if (r < 0)
 		config_free(cfg);
+	return r;
+}
+
+int
+config_load(struct config *cfg, const char *path, bool must_exist, char *err, size_t errlen)
+{
+	return config_load_from(cfg, path, must_exist, NULL, err, errlen);
+}
+
+int
+config_load_buffer(struct config *cfg, const char *name, const void *buf, size_t len, char *err,
+		   size_t errlen)
+{
+	FILE *mem;
+	int r;
+
+	if (buf == NULL && len > 0)
+		return -EINVAL;
+	if (len == 0)
+		return config_load_from(cfg, NULL, false, NULL, err, errlen);
+	mem = fmemopen((void *)buf, len, "r");
+	if (mem == NULL) {
+		r = -errno;
+		if (err != NULL && errlen > 0)
+			snprintf(err, errlen, "%s: fmemopen: %s", name, strerror(-r));
+		if (cfg != NULL)
+			memset(cfg, 0, sizeof(*cfg));
+		return r;
+	}
+	r = config_load_from(cfg, name, false, mem, err, errlen);
+	fclose(mem);
 	return r;
 }
 

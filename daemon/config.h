@@ -72,6 +72,13 @@ struct config {
  * or group/other write bit set). Returns 0 or -errno; on error cfg is freed.
  */
 int config_load(struct config *cfg, const char *path, bool must_exist, char *err, size_t errlen);
+
+/*
+ * Like config_load() on a file named name holding len bytes of buf, without
+ * the ownership and permission checks: for tests and the fuzzer.
+ */
+int config_load_buffer(struct config *cfg, const char *name, const void *buf, size_t len,
+		       char *err, size_t errlen);
 void config_free(struct config *cfg);
 
 /* Look a runtime up by name; NULL if unknown. */

@@ -1,0 +1,176 @@
+/* cgroup.c: per-run memory cgroups on the cgroup v1 memory hierarchy. */
+#include "cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Write a short string to a control file. */
+static int
+cgroup_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	if (n < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/* Read a control file into buf. */
+static int
+cgroup_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Our own path in the v1 memory hierarchy, from /proc/self/cgroup. */
+static int
+cgroup_self_memory(char *ret, size_t len)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int r = -ENOENT;
+
+	if (f == NULL)
+		return -errno;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *ctl = strchr(line, ':'), *path;
+
+		if (ctl == NULL || (path = strchr(ctl + 1, ':')) == NULL)
+			continue;
+		*path++ = '\0';
+		path[strcspn(path, "\n")] = '\0';
+		if (strcmp(ctl + 1, "memory") == 0 || strstr(ctl + 1, ",memory") != NULL ||
+		    strncmp(ctl + 1, "memory,", 7) == 0) {
+			snprintf(ret, len, "%s", strcmp(path, "/") == 0 ? "" : path);
+			r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+int
+cgroup_init(struct cgroup *cg)
+{
+	char self[400], probe[600];
+	struct stat st;
+	int r;
+
+	memset(cg, 0, sizeof(*cg));
+	r = cgroup_self_memory(self, sizeof(self));
+	if (r < 0 || stat("/sys/fs/cgroup/memory", &st) < 0) {
+		snprintf(cg->why, sizeof(cg->why),
+			 "no cgroup v1 memory hierarchy%s; memory limit is RLIMIT_AS only",
+			 access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0
+				 ? " (cgroup v2 memory is not supported yet)"
+				 : "");
+		return 0;
+	}
+	if ((size_t)snprintf(cg->base, sizeof(cg->base), "/sys/fs/cgroup/memory%s/airlock", self) >=
+	    sizeof(cg->base))
+		return -ENAMETOOLONG;
+	if (mkdir(cg->base, 0700) < 0 && errno != EEXIST) {
+		snprintf(cg->why, sizeof(cg->why), "cannot create %s: %s; memory limit is RLIMIT_AS only",
+			 cg->base, strerror(errno));
+		return 0;
+	}
+	snprintf(probe, sizeof(probe), "%s/memory.limit_in_bytes", cg->base);
+	if (access(probe, W_OK) < 0) {
+		snprintf(cg->why, sizeof(cg->why), "%s not writable; memory limit is RLIMIT_AS only",
+			 probe);
+		return 0;
+	}
+	cg->enabled = true;
+	snprintf(cg->why, sizeof(cg->why), "cgroup v1 memory controller at %s", cg->base);
+	return 0;
+}
+
+int
+cgroup_run_create(const struct cgroup *cg, uint32_t slot, uint64_t memory_bytes)
+{
+	char path[600], val[32];
+	int r;
+
+	if (!cg->enabled)
+		return 0;
+	snprintf(path, sizeof(path), "%s/s%" PRIu32, cg->base, slot);
+	/* A cgroup left by a run whose finish failed is reused after a retry. */
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
+	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/memory.limit_in_bytes", cg->base, slot);
+	r = cgroup_write(path, val);
+	if (r < 0)
+		return r;
+	/* A reused cgroup starts its peak afresh. */
+	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/memory.max_usage_in_bytes", cg->base, slot);
+	(void)cgroup_write(path, "0");
+	/* No swap either, where swap accounting exists. */
+	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/memory.memsw.limit_in_bytes", cg->base, slot);
+	(void)cgroup_write(path, val);
+	return 0;
+}
+
+int
+cgroup_run_attach(const struct cgroup *cg, uint32_t slot, pid_t pid)
+{
+	char path[600], val[32];
+
+	if (!cg->enabled)
+		return 0;
+	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/cgroup.procs", cg->base, slot);
+	snprintf(val, sizeof(val), "%d", (int)pid);
+	return cgroup_write(path, val);
+}
+
+int
+cgroup_run_finish(const struct cgroup *cg, uint32_t slot, uint64_t *ret_peak, bool *ret_oom)
+{
+	char path[600], buf[1024];
+	uint64_t peak = 0;
+	bool oom = false;
+
+	if (!cg->enabled) {
+		*ret_peak = 0;
+		*ret_oom = false;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/memory.max_usage_in_bytes", cg->base, slot);
+	if (cgroup_read(path, buf, sizeof(buf)) == 0)
+		peak = strtoull(buf, NULL, 10);
+	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/memory.oom_control", cg->base, slot);
+	if (cgroup_read(path, buf, sizeof(buf)) == 0) {
+		const char *k = strstr(buf, "oom_kill ");
+
+		oom = k != NULL && strtoull(k + 9, NULL, 10) > 0;
+	}
+	snprintf(path, sizeof(path), "%s/s%" PRIu32, cg->base, slot);
+	if (rmdir(path) < 0)
+		return -errno;
+	*ret_peak = peak;
+	*ret_oom = oom;
+	return 0;
+}

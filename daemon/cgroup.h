@@ -1,0 +1,32 @@
+/*
+ * cgroup.h: the per-run memory cgroup, when the host has a memory controller
+ * we can use. Detected at start-up and said in the log; without one the
+ * memory limit falls back to RLIMIT_AS and memory_limit cannot be told
+ * from a crash (docs/security.md).
+ */
+#ifndef AIRLOCKD_CGROUP_H
+#define AIRLOCKD_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct cgroup {
+	bool enabled;
+	char base[512]; /* .../memory/<our cgroup>/airlock */
+	char why[160];  /* what was found, for the start-up log */
+};
+
+/* Detect the memory controller and make our subtree (as root). */
+int cgroup_init(struct cgroup *cg);
+
+/* Make the cgroup of one run with its memory limit. */
+int cgroup_run_create(const struct cgroup *cg, uint32_t slot, uint64_t memory_bytes);
+
+/* Move pid (not yet running code) into the run's cgroup. */
+int cgroup_run_attach(const struct cgroup *cg, uint32_t slot, pid_t pid);
+
+/* Read the peak and whether the oom killer fired, then remove the cgroup. */
+int cgroup_run_finish(const struct cgroup *cg, uint32_t slot, uint64_t *ret_peak, bool *ret_oom);
+
+#endif

@@ -1,0 +1,460 @@
+/*
+ * client.c: one client connection: peer credentials, the receive path
+ * (every packet through proto_decode() before any handler), the dispatch
+ * table, and a bounded send queue.
+ *
+ * Failure follows trust: a malformed packet from a client gets an error
+ * reply and the connection goes on; only a client that cannot be answered
+ * (send queue over its bound, a socket error) is dropped.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fdpass.h"
+#include "frontend.h"
+#include "log.h"
+
+#define CLIENT_HELLO_TIMEOUT_S 10
+#define CLIENT_GROUPS_MAX 64
+
+struct client_pkt {
+	TAILQ_ENTRY(client_pkt) entry;
+	struct proto_out out;
+};
+
+struct client {
+	TAILQ_ENTRY(client) entry;
+	struct daemon *d;
+	uint32_t id;
+	int fd;
+	struct event *read_ev, *write_ev, *hello_ev;
+	uid_t uid;
+	gid_t gids[CLIENT_GROUPS_MAX];
+	size_t ngids;
+	pid_t pid;
+	bool allowed;
+	bool hello_done;
+	bool closing; /* send what is queued, then close */
+	bool dead;    /* freed on the next loop turn; nothing more is done */
+	struct event *free_ev;
+	TAILQ_HEAD(, client_pkt) outq;
+	uint64_t queued_bytes;
+	uint32_t nruns;
+};
+
+/* Handler flags, in the table rather than in each handler. */
+#define H_BEFORE_HELLO 0x1 /* allowed as the first message */
+#define H_AFTER_HELLO 0x2  /* allowed once the handshake is done */
+
+struct client_handler {
+	enum proto_type type;
+	unsigned flags;
+	void (*fn)(struct client *c, const struct proto_msg *m);
+};
+
+static void client_free_cb(evutil_socket_t fd, short what, void *arg);
+static void client_on_hello(struct client *c, const struct proto_msg *m);
+static void client_on_ping(struct client *c, const struct proto_msg *m);
+static void client_on_info(struct client *c, const struct proto_msg *m);
+static void client_on_run(struct client *c, const struct proto_msg *m);
+
+static const struct client_handler client_handlers[] = {
+	{PROTO_HELLO, H_BEFORE_HELLO, client_on_hello},
+	{PROTO_PING, H_AFTER_HELLO, client_on_ping},
+	{PROTO_INFO, H_AFTER_HELLO, client_on_info},
+	{PROTO_RUN, H_AFTER_HELLO, client_on_run},
+};
+
+uid_t
+client_uid(const struct client *c)
+{
+	return c->uid;
+}
+
+pid_t
+client_pid(const struct client *c)
+{
+	return c->pid;
+}
+
+uint32_t
+client_nruns(const struct client *c)
+{
+	return c->nruns;
+}
+
+void
+client_run_added(struct client *c, struct run *r)
+{
+	(void)r;
+	c->nruns++;
+}
+
+void
+client_run_removed(struct client *c, struct run *r)
+{
+	(void)r;
+	if (c->nruns > 0)
+		c->nruns--;
+}
+
+/* Flush as much of the send queue as the socket takes. */
+static int
+client_flush(struct client *c)
+{
+	struct client_pkt *p;
+
+	while ((p = TAILQ_FIRST(&c->outq)) != NULL) {
+		int r = proto_send(c->fd, &p->out);
+
+		if (r == -EAGAIN || r == -EWOULDBLOCK || r == -ENOBUFS) {
+			event_add(c->write_ev, NULL);
+			return 0;
+		}
+		TAILQ_REMOVE(&c->outq, p, entry);
+		c->queued_bytes -= p->out.len;
+		proto_out_free(&p->out);
+		free(p);
+		if (r < 0)
+			return r;
+	}
+	if (c->closing)
+		client_kill(c);
+	return 0;
+}
+
+void
+client_send(struct client *c, struct proto_out *out)
+{
+	struct client_pkt *p;
+
+	if (c == NULL || c->dead) {
+		proto_out_free(out);
+		return;
+	}
+	/* Queued bytes per connection are bounded: a client that never reads
+	 * cannot make the daemon hold its results forever. */
+	if (c->queued_bytes + out->len > c->d->cfg->max_queued_bytes) {
+		log_warnx("client %" PRIu32 " uid %u: send queue over %" PRIu64 " bytes; dropping",
+			  c->id, (unsigned)c->uid, c->d->cfg->max_queued_bytes);
+		proto_out_free(out);
+		client_kill(c);
+		return;
+	}
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		fatalx("out of memory");
+	p->out = *out;
+	memset(out, 0, sizeof(*out));
+	TAILQ_INSERT_TAIL(&c->outq, p, entry);
+	c->queued_bytes += p->out.len;
+	if (TAILQ_FIRST(&c->outq) == p && client_flush(c) < 0) {
+		log_debug("client %" PRIu32 ": send failed; closing", c->id);
+		client_kill(c);
+	}
+}
+
+void
+client_send_error(struct client *c, uint32_t id, enum proto_error code, const char *fmt, ...)
+{
+	struct proto_out out;
+	char msg[PROTO_MSG_PRINTABLE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_debug("client %" PRIu32 " uid %u: request %" PRIu32 ": %s: %s", c->id, (unsigned)c->uid,
+		  id, proto_error_name(code), msg);
+	if (proto_encode_error(id, code, msg, &out) < 0)
+		fatalx("cannot encode an error reply");
+	client_send(c, &out);
+}
+
+static void
+client_on_hello(struct client *c, const struct proto_msg *m)
+{
+	struct proto_hello h = {.version = PROTO_VERSION, .peer = "airlockd " AIRLOCK_VERSION};
+	struct proto_out out;
+
+	if (!c->allowed) {
+		client_send_error(c, m->id, PROTO_ERR_UNAUTHORIZED,
+				  "uid %u is not allowed to use this daemon", (unsigned)c->uid);
+		c->closing = true;
+		client_flush(c);
+		return;
+	}
+	if (m->u.hello.version != PROTO_VERSION) {
+		client_send_error(c, m->id, PROTO_ERR_UNSUPPORTED_VERSION,
+				  "protocol version %" PRIu32 " is not supported; this daemon speaks %d",
+				  m->u.hello.version, PROTO_VERSION);
+		c->closing = true;
+		client_flush(c);
+		return;
+	}
+	c->hello_done = true;
+	if (c->hello_ev != NULL)
+		event_del(c->hello_ev);
+	if (proto_encode_hello(m->id, PROTO_HELLO_OK, &h, &out) < 0)
+		fatalx("cannot encode hello_ok");
+	client_send(c, &out);
+}
+
+static void
+client_on_ping(struct client *c, const struct proto_msg *m)
+{
+	struct proto_out out;
+
+	if (proto_encode_simple(m->id, PROTO_PONG, &out) < 0)
+		fatalx("cannot encode pong");
+	client_send(c, &out);
+}
+
+static void
+client_on_info(struct client *c, const struct proto_msg *m)
+{
+	const struct config *cfg = c->d->cfg;
+	struct proto_info info;
+	struct proto_out out;
+	size_t i;
+	int r;
+
+	memset(&info, 0, sizeof(info));
+	info.daemon = "airlockd " AIRLOCK_VERSION;
+	info.version = PROTO_VERSION;
+	info.uid = (uint32_t)c->uid;
+	for (i = 0; i < cfg->nruntimes && i < PROTO_RUNTIMES_MAX; i++)
+		info.runtimes[info.nruntimes++] = cfg->runtimes[i].name;
+	info.defaults = cfg->defaults;
+	info.ceilings = cfg->ceilings;
+	r = proto_encode_info(m->id, &info, &out);
+	if (r < 0) {
+		client_send_error(c, m->id, PROTO_ERR_INTERNAL, "cannot encode info: %s",
+				  strerror(-r));
+		return;
+	}
+	client_send(c, &out);
+}
+
+static void
+client_on_run(struct client *c, const struct proto_msg *m)
+{
+	run_start(c->d, c, m->id, &m->u.run);
+}
+
+/* Decode and dispatch one packet. */
+static void
+client_dispatch(struct client *c, const char *buf, size_t len, int *fds, size_t nfds)
+{
+	struct proto_msg m;
+	enum proto_error code = PROTO_ERR_BAD_REQUEST;
+	uint32_t id = 0;
+	char why[256] = "";
+	size_t i;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	r = proto_decode(buf, len, fds, nfds, &m, &code, &id, why, sizeof(why));
+	if (r < 0) {
+		client_send_error(c, id, code, "%s", why[0] ? why : strerror(-r));
+		if (!c->hello_done)
+			c->closing = true;
+		return;
+	}
+	for (i = 0; i < sizeof(client_handlers) / sizeof(client_handlers[0]); i++)
+		if (client_handlers[i].type == m.type)
+			break;
+	if (i == sizeof(client_handlers) / sizeof(client_handlers[0])) {
+		client_send_error(c, m.id, PROTO_ERR_BAD_REQUEST, "a client may not send %s",
+				  proto_type_name(m.type));
+	} else if (!c->hello_done && !(client_handlers[i].flags & H_BEFORE_HELLO)) {
+		client_send_error(c, m.id, PROTO_ERR_BAD_REQUEST,
+				  "the first message must be hello, not %s", proto_type_name(m.type));
+		c->closing = true;
+	} else if (c->hello_done && !(client_handlers[i].flags & H_AFTER_HELLO)) {
+		client_send_error(c, m.id, PROTO_ERR_BAD_REQUEST, "%s was already done",
+				  proto_type_name(m.type));
+	} else
+		client_handlers[i].fn(c, &m);
+	proto_msg_free(&m);
+}
+
+/* Readable: take every packet that is there (a bounded batch per turn). */
+static void
+client_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+	static char buf[PROTO_MSG_MAX + 1];
+	int budget;
+
+	(void)what;
+	for (budget = 32; budget > 0 && !c->closing && !c->dead; budget--) {
+		int fds[PROTO_FDS_MAX];
+		size_t nfds = 0;
+		ssize_t n = fdpass_recv(fd, buf, sizeof(buf), fds, PROTO_FDS_MAX, &nfds);
+
+		if (n == -EAGAIN || n == -EWOULDBLOCK)
+			return;
+		if (n == -EMSGSIZE) {
+			client_send_error(c, 0, PROTO_ERR_TOO_LARGE,
+					  "a packet may be at most %d bytes with %d fds",
+					  PROTO_MSG_MAX, PROTO_FDS_MAX);
+			continue;
+		}
+		if (n <= 0) {
+			log_debug("client %" PRIu32 ": %s", c->id,
+				  n == 0 ? "closed" : strerror((int)-n));
+			client_kill(c);
+			return;
+		}
+		client_dispatch(c, buf, (size_t)n, fds, nfds);
+	}
+	if (c->closing && !c->dead)
+		client_flush(c);
+}
+
+static void
+client_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (!c->dead && client_flush(c) < 0)
+		client_kill(c);
+}
+
+static void
+client_hello_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+
+	(void)fd;
+	(void)what;
+	log_debug("client %" PRIu32 ": no hello in %d s; closing", c->id, CLIENT_HELLO_TIMEOUT_S);
+	client_kill(c);
+}
+
+/* Read the peer's uid, pid and groups, once, at accept. */
+static int
+client_peercred(struct client *c)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+	gid_t groups[CLIENT_GROUPS_MAX];
+	socklen_t glen = sizeof(groups);
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
+		return -errno;
+	c->uid = uc.uid;
+	c->pid = uc.pid;
+	c->gids[0] = uc.gid;
+	c->ngids = 1;
+	/* Supplementary groups as they were at connect(), from the kernel. */
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0) {
+		size_t i, n = glen / sizeof(gid_t);
+
+		for (i = 0; i < n && c->ngids < CLIENT_GROUPS_MAX; i++)
+			c->gids[c->ngids++] = groups[i];
+	}
+	return 0;
+}
+
+void
+client_new(struct daemon *d, int fd)
+{
+	struct timeval tv = {CLIENT_HELLO_TIMEOUT_S, 0};
+	struct client *c, *it;
+	uint32_t same = 0;
+	int r;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		fatalx("out of memory");
+	c->d = d;
+	c->fd = fd;
+	c->id = ++d->next_client_id;
+	TAILQ_INIT(&c->outq);
+	r = client_peercred(c);
+	if (r < 0) {
+		log_warnx("client %" PRIu32 ": SO_PEERCRED: %s", c->id, strerror(-r));
+		close(fd);
+		free(c);
+		return;
+	}
+	c->allowed = config_peer_allowed(d->cfg, c->uid, c->gids, c->ngids);
+	TAILQ_FOREACH(it, &d->clients, entry)
+		if (it->uid == c->uid)
+			same++;
+	c->read_ev = event_new(d->base, fd, EV_READ | EV_PERSIST, client_read_cb, c);
+	c->write_ev = event_new(d->base, fd, EV_WRITE, client_write_cb, c);
+	c->hello_ev = evtimer_new(d->base, client_hello_timeout_cb, c);
+	c->free_ev = event_new(d->base, -1, 0, client_free_cb, c);
+	if (c->read_ev == NULL || c->write_ev == NULL || c->hello_ev == NULL || c->free_ev == NULL)
+		fatalx("out of memory");
+	TAILQ_INSERT_TAIL(&d->clients, c, entry);
+	log_debug("client %" PRIu32 ": uid %u pid %d connected%s", c->id, (unsigned)c->uid,
+		  (int)c->pid, c->allowed ? "" : " (not allowed)");
+	if (c->uid != 0 && same >= d->cfg->max_connections_per_uid) {
+		client_send_error(c, 0, PROTO_ERR_BUSY, "uid %u has %u connections, the limit",
+				  (unsigned)c->uid, d->cfg->max_connections_per_uid);
+		c->closing = true;
+		client_flush(c);
+		return;
+	}
+	event_add(c->read_ev, NULL);
+	event_add(c->hello_ev, &tv);
+}
+
+void
+client_kill(struct client *c)
+{
+	if (c == NULL || c->dead)
+		return;
+	c->dead = true;
+	event_del(c->read_ev);
+	event_del(c->write_ev);
+	event_del(c->hello_ev);
+	/* Every run of a client that left is killed (docs/security.md). */
+	run_orphan_client(c->d, c);
+	event_active(c->free_ev, 0, 0);
+}
+
+static void
+client_free_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	client_free(arg);
+}
+
+void
+client_free(struct client *c)
+{
+	struct client_pkt *p;
+
+	if (c == NULL)
+		return;
+	if (!c->dead)
+		run_orphan_client(c->d, c);
+	TAILQ_REMOVE(&c->d->clients, c, entry);
+	while ((p = TAILQ_FIRST(&c->outq)) != NULL) {
+		TAILQ_REMOVE(&c->outq, p, entry);
+		proto_out_free(&p->out);
+		free(p);
+	}
+	event_free(c->read_ev);
+	event_free(c->write_ev);
+	event_free(c->hello_ev);
+	event_free(c->free_ev);
+	close(c->fd);
+	free(c);
+}

@@ -1,0 +1,95 @@
+/*
+ * frontend.h: the unprivileged half of airlockd. It owns the libevent loop,
+ * every client connection, request decoding and policy, the runs in flight
+ * and result assembly. It holds no capability; see docs/architecture.md.
+ */
+#ifndef AIRLOCKD_FRONTEND_H
+#define AIRLOCKD_FRONTEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "proto.h"
+#include "spawn_msg.h"
+#include "uidpool.h"
+
+struct event_base;
+struct event;
+struct client;
+struct run;
+
+TAILQ_HEAD(client_list, client);
+TAILQ_HEAD(run_list, run);
+
+struct daemon {
+	struct event_base *base;
+	struct config *cfg;
+	int listen_fd;
+	struct event *listen_ev;
+	struct event *accept_retry_ev; /* back-off after EMFILE */
+	int reserve_fd;                /* an fd kept to shed a connection on EMFILE */
+	int spawner_fd;
+	struct event *spawner_ev;
+	struct event *sigterm_ev, *sigint_ev;
+	struct uidpool uids;
+	struct client_list clients;
+	struct run_list runs;
+	uint32_t next_run_id;
+	uint32_t next_client_id;
+	uint32_t nruns;
+	bool memory_cgroup;
+};
+
+/* ---- frontend.c: the process ---- */
+
+/* Run the frontend's event loop until SIGTERM/SIGINT or the spawner's end. */
+int frontend_main(struct daemon *d);
+
+/* Send one fixed request to the spawner. */
+int frontend_spawn(struct daemon *d, const struct spawn_req *req, int *fds);
+
+/* ---- listener.c: the listening socket ---- */
+
+/* Create the socket at path (unlink a stale one), owner, group, mode. As root. */
+int listener_create(const char *path, uid_t uid, gid_t gid, mode_t mode, int *ret_fd);
+/* Take the socket from systemd socket activation, if any (0 = none). */
+int listener_from_systemd(int *ret_fd);
+/* Start accepting on d->listen_fd. */
+int listener_start(struct daemon *d);
+
+/* ---- client.c: one connection ---- */
+
+/* Adopt an accepted connection. */
+void client_new(struct daemon *d, int fd);
+/* Close a connection: its runs are killed, the memory freed on the next turn. */
+void client_kill(struct client *c);
+void client_free(struct client *c);
+/* Queue or send one encoded packet; takes ownership of out's contents. */
+void client_send(struct client *c, struct proto_out *out);
+/* Send an error reply. */
+void client_send_error(struct client *c, uint32_t id, enum proto_error code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+uid_t client_uid(const struct client *c);
+pid_t client_pid(const struct client *c);
+uint32_t client_nruns(const struct client *c);
+void client_run_added(struct client *c, struct run *r);
+void client_run_removed(struct client *c, struct run *r);
+
+/* ---- run.c: one run in flight ---- */
+
+/*
+ * Validate a run request and start it. On a request error, replies with an
+ * error and returns; the client sees exactly one reply per request.
+ */
+void run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req);
+/* An event from the spawner about a run. */
+void run_spawner_event(struct daemon *d, const struct spawn_ev *ev);
+/* The client went away: kill its runs; each is freed once reaped. */
+void run_orphan_client(struct daemon *d, struct client *c);
+/* Count runs in flight for a uid. */
+uint32_t run_count_uid(const struct daemon *d, uid_t uid);
+
+#endif

@@ -1,0 +1,238 @@
+/*
+ * main.c: airlockd start-up. As root: read the config, take the socket,
+ * read the host layout, compile the seccomp filters, prepare the cgroup.
+ * Then split: the parent becomes the spawner (CAP_SETUID/CAP_SETGID only),
+ * the child the frontend (service user, no capabilities, seccomp).
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "config.h"
+#include "frontend.h"
+#include "log.h"
+#include "privdrop.h"
+#include "sandbox.h"
+#include "seccomp_policy.h"
+#include "spawner.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: airlockd [--foreground] [--debug] [--config FILE] [--socket PATH]\n"
+		   "                [--user NAME]\n");
+}
+
+/* Make the socket's directory if it is missing (root-owned, 0755). */
+static void
+main_socket_dir(const char *path)
+{
+	char dir[512];
+	char *slash;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		fatalx("socket path too long");
+	slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		fatal("mkdir %s", dir);
+}
+
+/* --user overrides the config's service user. */
+static void
+main_set_user(struct config *cfg, const char *name)
+{
+	struct passwd *pw = getpwnam(name);
+	char *p;
+
+	if (pw == NULL)
+		fatalx("--user %s: no such user", name);
+	if (pw->pw_uid == 0)
+		fatalx("--user %s: the frontend may not run as root", name);
+	p = strdup(name);
+	if (p == NULL)
+		fatalx("out of memory");
+	free(cfg->service_user);
+	cfg->service_user = p;
+	cfg->service_uid = pw->pw_uid;
+	cfg->service_gid = pw->pw_gid;
+}
+
+/* The child side of the split. Never returns. */
+__attribute__((noreturn)) static void
+main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct sock_fprog *filter,
+	      bool memory_cgroup)
+{
+	struct daemon d;
+	int r;
+
+	log_set_ident("airlockd[frontend]");
+	/* The spawner is our parent: if it dies, we go too. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fatal("prctl(PR_SET_PDEATHSIG)");
+	if (getppid() == 1)
+		fatalx("spawner died during start-up");
+	r = privdrop_frontend(cfg->service_uid, cfg->service_gid);
+	if (r < 0)
+		fatalx("cannot drop privileges to %s (uid %u): %s", cfg->service_user,
+		       (unsigned)cfg->service_uid, strerror(-r));
+	if (prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, filter, 0, 0) < 0)
+		fatal("cannot load the frontend's seccomp filter");
+	memset(&d, 0, sizeof(d));
+	d.cfg = cfg;
+	d.listen_fd = listen_fd;
+	d.spawner_fd = spawner_fd;
+	d.memory_cgroup = memory_cgroup;
+	d.reserve_fd = -1;
+	d.base = event_base_new();
+	if (d.base == NULL)
+		fatalx("event_base_new failed");
+	if (uidpool_init(&d.uids, cfg->uid_count / 2) < 0)
+		fatalx("out of memory");
+	r = frontend_main(&d);
+	if (r < 0)
+		fatalx("frontend: %s", strerror(-r));
+	_exit(0);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"foreground", no_argument, NULL, 'f'}, {"debug", no_argument, NULL, 'd'},
+		{"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
+		{"user", required_argument, NULL, 'u'},  {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},     {NULL, 0, NULL, 0}};
+	const char *config_path = NULL, *socket_path = NULL, *user = NULL;
+	bool debug = false, config_given = false;
+	struct config cfg;
+	struct spawner sp;
+	struct sock_fprog frontend_filter;
+	char err[512];
+	int c, r, listen_fd = -1, pair[2];
+	pid_t fe;
+
+	while ((c = getopt_long(argc, argv, "fdc:s:u:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			break; /* airlockd never forks into the background itself */
+		case 'd':
+			debug = true;
+			break;
+		case 'c':
+			config_path = optarg;
+			config_given = true;
+			break;
+		case 's':
+			socket_path = optarg;
+			break;
+		case 'u':
+			user = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("airlockd %s (protocol %d)\n", AIRLOCK_VERSION, PROTO_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	log_init("airlockd", debug ? LOG_LVL_DEBUG : LOG_LVL_INFO, getenv("JOURNAL_STREAM") != NULL);
+	if (geteuid() != 0)
+		fatalx("airlockd must be started as root (it drops privileges itself)");
+	memset(&cfg, 0, sizeof(cfg));
+	r = config_load(&cfg, config_given ? config_path : CONFIG_DEFAULT_PATH, config_given, err,
+			sizeof(err));
+	if (r < 0)
+		fatalx("%s", err);
+	if (socket_path != NULL) {
+		char *p = strdup(socket_path);
+
+		if (p == NULL)
+			fatalx("out of memory");
+		free(cfg.socket_path);
+		cfg.socket_path = p;
+	}
+	if (user != NULL)
+		main_set_user(&cfg, user);
+
+	r = listener_from_systemd(&listen_fd);
+	if (r < 0)
+		fatalx("socket activation: %s", strerror(-r));
+	if (r == 0) {
+		main_socket_dir(cfg.socket_path);
+		r = listener_create(cfg.socket_path, cfg.socket_uid, cfg.socket_gid,
+				    cfg.socket_mode, &listen_fd);
+		if (r < 0)
+			fatalx("cannot listen on %s: %s", cfg.socket_path, strerror(-r));
+	}
+
+	memset(&sp, 0, sizeof(sp));
+	if (sandbox_layout_init(&sp.layout) < 0)
+		fatalx("cannot read the host layout");
+	if ((r = cgroup_init(&sp.cg)) < 0)
+		fatalx("cgroup: %s", strerror(-r));
+	log_info("memory: %s", sp.cg.why);
+	sp.layout.memory_cgroup = sp.cg.enabled;
+	if ((r = seccomp_policy_sandbox(&sp.seccomp)) < 0)
+		fatalx("cannot compile the sandbox seccomp policy: %s", strerror(-r));
+	if ((r = seccomp_policy_frontend(&frontend_filter)) < 0)
+		fatalx("cannot compile the frontend seccomp policy: %s", strerror(-r));
+	sp.uid_base = cfg.uid_base;
+	sp.nslots = cfg.uid_count / 2;
+	sp.slots = calloc(sp.nslots, sizeof(*sp.slots));
+	if (sp.slots == NULL)
+		fatalx("out of memory");
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		fatal("socketpair");
+	fe = fork();
+	if (fe < 0)
+		fatal("fork");
+	if (fe == 0) {
+		close(pair[0]);
+		main_frontend(&cfg, listen_fd, pair[1], &frontend_filter, sp.cg.enabled);
+	}
+	close(pair[1]);
+	close(listen_fd);
+	seccomp_policy_free(&frontend_filter);
+	sp.sock = pair[0];
+	log_set_ident("airlockd[spawner]");
+	r = privdrop_spawner();
+	if (r < 0) {
+		kill(fe, SIGKILL);
+		fatalx("cannot drop the spawner's privileges: %s", strerror(-r));
+	}
+	r = spawner_serve(&sp);
+	if (r < 0)
+		log_warnx("spawner: %s", strerror(-r));
+	/* The frontend ended (or will, now that its channel is closed). */
+	close(sp.sock);
+	while (waitpid(fe, NULL, 0) < 0 && errno == EINTR)
+		;
+	seccomp_policy_free(&sp.seccomp);
+	free(sp.slots);
+	config_free(&cfg);
+	log_info("stopped");
+	return r < 0 ? 1 : 0;
+}

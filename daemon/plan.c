@@ -1,0 +1,233 @@
+/* plan.c: pack a run into a sealed memfd, and read it back without allocating. */
+#include "plan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memfd.h"
+
+/* A growing byte buffer for plan_build(). */
+struct plan_buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static int
+plan_buf_reserve(struct plan_buf *b, size_t more)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+	uint8_t *np;
+
+	if (more > PLAN_SIZE_MAX || b->len + more > PLAN_SIZE_MAX)
+		return -E2BIG;
+	while (cap < b->len + more)
+		cap *= 2;
+	if (cap == b->cap)
+		return 0;
+	np = realloc(b->p, cap);
+	if (np == NULL)
+		return -ENOMEM;
+	memset(np + b->cap, 0, cap - b->cap);
+	b->p = np;
+	b->cap = cap;
+	return 0;
+}
+
+/* Append bytes, returning their offset. */
+static int
+plan_buf_put(struct plan_buf *b, const void *data, size_t len, uint64_t *ret_off)
+{
+	int r = plan_buf_reserve(b, len + 1);
+
+	if (r < 0)
+		return r;
+	if (len > 0)
+		memcpy(b->p + b->len, data, len);
+	*ret_off = b->len;
+	b->len += len;
+	return 0;
+}
+
+/* Append a NUL-terminated string, returning its offset. */
+static int
+plan_buf_str(struct plan_buf *b, const char *s, uint32_t *ret_off)
+{
+	uint64_t off;
+	int r = plan_buf_put(b, s, strlen(s) + 1, &off);
+
+	if (r < 0)
+		return r;
+	if (off > UINT32_MAX)
+		return -E2BIG;
+	*ret_off = (uint32_t)off;
+	return 0;
+}
+
+int
+plan_build(const struct plan_input *in, int *ret_fd)
+{
+	struct plan_buf b = {0};
+	struct plan_hdr hdr = {0};
+	struct plan_file pf[PLAN_FILES_MAX];
+	size_t hdr_len, i;
+	uint32_t off;
+	int r;
+
+	if (in->argc == 0 || in->argc > PLAN_ARGV_MAX || in->envc > PLAN_ENV_MAX ||
+	    in->nfiles > PLAN_FILES_MAX)
+		return -EINVAL;
+	hdr_len = sizeof(hdr) + in->nfiles * sizeof(struct plan_file);
+	r = plan_buf_reserve(&b, hdr_len);
+	if (r < 0)
+		goto out;
+	b.len = hdr_len;
+	hdr.magic = PLAN_MAGIC;
+	hdr.argc = (uint32_t)in->argc;
+	hdr.envc = (uint32_t)in->envc;
+	hdr.nfiles = (uint32_t)in->nfiles;
+	hdr.argv_off = (uint32_t)b.len;
+	for (i = 0; i < in->argc; i++)
+		if ((r = plan_buf_str(&b, in->argv[i], &off)) < 0)
+			goto out;
+	hdr.env_off = (uint32_t)b.len;
+	for (i = 0; i < in->envc; i++)
+		if ((r = plan_buf_str(&b, in->envp[i], &off)) < 0)
+			goto out;
+	if ((r = plan_buf_str(&b, in->code_name ? in->code_name : "", &hdr.code_name_off)) < 0)
+		goto out;
+	if ((r = plan_buf_str(&b, in->hostname, &hdr.hostname_off)) < 0)
+		goto out;
+	if ((r = plan_buf_put(&b, in->code, in->code_len, &hdr.code_off)) < 0)
+		goto out;
+	hdr.code_len = in->code_len;
+	hdr.has_stdin = in->stdin_data != NULL;
+	if ((r = plan_buf_put(&b, in->stdin_data, in->stdin_len, &hdr.stdin_off)) < 0)
+		goto out;
+	hdr.stdin_len = in->stdin_len;
+	for (i = 0; i < in->nfiles; i++) {
+		memset(&pf[i], 0, sizeof(pf[i]));
+		if ((r = plan_buf_str(&b, in->file_names[i], &pf[i].name_off)) < 0)
+			goto out;
+		if ((r = plan_buf_put(&b, in->file_data[i], in->file_len[i], &pf[i].data_off)) < 0)
+			goto out;
+		pf[i].data_len = in->file_len[i];
+	}
+	memcpy(hdr.limits, in->limits->v, sizeof(hdr.limits));
+	memcpy(b.p, &hdr, sizeof(hdr));
+	if (in->nfiles > 0)
+		memcpy(b.p + sizeof(hdr), pf, in->nfiles * sizeof(struct plan_file));
+	r = memfd_sealed_create("airlock-plan", b.p, b.len, ret_fd);
+out:
+	free(b.p);
+	return r;
+}
+
+/* Is [off, off+len) inside size? */
+static int
+plan_range_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/* Walk n NUL-terminated strings from off; store pointers; return the end. */
+static int
+plan_strings(const char *base, uint64_t size, uint64_t off, uint32_t n, const char **out,
+	     size_t max)
+{
+	uint32_t i;
+
+	if (n > max)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		const char *s = base + off;
+		const char *nul;
+
+		if (off >= size)
+			return -EINVAL;
+		nul = memchr(s, '\0', size - off);
+		if (nul == NULL)
+			return -EINVAL;
+		out[i] = s;
+		off += (uint64_t)(nul - s) + 1;
+	}
+	out[n] = NULL;
+	return 0;
+}
+
+/* One NUL-terminated string at off. */
+static const char *
+plan_str_at(const char *base, uint64_t size, uint64_t off)
+{
+	if (off >= size || memchr(base + off, '\0', size - off) == NULL)
+		return NULL;
+	return base + off;
+}
+
+int
+plan_parse(const void *base, uint64_t size, struct plan_view *ret)
+{
+	const char *b = base;
+	const struct plan_hdr *h = base;
+	const struct plan_file *pf;
+	uint32_t i;
+
+	if (size < sizeof(*h) || h->magic != PLAN_MAGIC || h->nfiles > PLAN_FILES_MAX ||
+	    h->argc == 0)
+		return -EINVAL;
+	if (!plan_range_ok(sizeof(*h), (uint64_t)h->nfiles * sizeof(*pf), size))
+		return -EINVAL;
+	ret->hdr = h;
+	if (plan_strings(b, size, h->argv_off, h->argc, ret->argv, PLAN_ARGV_MAX) < 0 ||
+	    plan_strings(b, size, h->env_off, h->envc, ret->envp, PLAN_ENV_MAX) < 0)
+		return -EINVAL;
+	ret->code_name = plan_str_at(b, size, h->code_name_off);
+	ret->hostname = plan_str_at(b, size, h->hostname_off);
+	if (ret->code_name == NULL || ret->hostname == NULL)
+		return -EINVAL;
+	if (ret->code_name[0] != '\0' &&
+	    (strchr(ret->code_name, '/') != NULL || strcmp(ret->code_name, "..") == 0 ||
+	     strcmp(ret->code_name, ".") == 0))
+		return -EINVAL;
+	if (!plan_range_ok(h->code_off, h->code_len, size) ||
+	    !plan_range_ok(h->stdin_off, h->stdin_len, size))
+		return -EINVAL;
+	ret->code = (const uint8_t *)b + h->code_off;
+	ret->stdin_data = h->has_stdin ? (const uint8_t *)b + h->stdin_off : NULL;
+	pf = (const struct plan_file *)(b + sizeof(*h));
+	for (i = 0; i < h->nfiles; i++) {
+		const char *name = plan_str_at(b, size, pf[i].name_off);
+
+		if (name == NULL || plan_name_valid(name) < 0 ||
+		    !plan_range_ok(pf[i].data_off, pf[i].data_len, size))
+			return -EINVAL;
+		ret->files[i].name = name;
+		ret->files[i].data = (const uint8_t *)b + pf[i].data_off;
+		ret->files[i].len = pf[i].data_len;
+	}
+	ret->nfiles = h->nfiles;
+	return 0;
+}
+
+int
+plan_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = name;
+
+	if (len == 0 || len > PROTO_NAME_MAX || name[0] == '/' || name[len - 1] == '/')
+		return -EINVAL;
+	while (*p != '\0') {
+		const char *slash = strchr(p, '/');
+		size_t clen = slash ? (size_t)(slash - p) : strlen(p);
+
+		if (clen == 0 || (clen == 1 && p[0] == '.') ||
+		    (clen == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		p += clen;
+		if (*p == '/')
+			p++;
+	}
+	return 0;
+}

@@ -1,0 +1,102 @@
+/*
+ * plan.h: what one sandbox is to run, packed by the frontend into a sealed
+ * memfd and read, allocation-free, by the sandbox's supervisor.
+ *
+ * Layout: struct plan_hdr, then struct plan_file[nfiles], then a string and
+ * data area. Every offset is from the start of the plan and is checked by
+ * plan_parse() against the plan's size; every string ends with a NUL inside
+ * the plan. The frontend validated the request already; the parser checks
+ * again because the supervisor runs with capabilities (in its namespace).
+ */
+#ifndef AIRLOCKD_PLAN_H
+#define AIRLOCKD_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+#define PLAN_MAGIC 0x414c504cU /* "ALPL" */
+#define PLAN_ARGV_MAX (PROTO_ARGV_MAX + 24)
+#define PLAN_ENV_MAX (PROTO_ENV_MAX + 8)
+#define PLAN_FILES_MAX PROTO_FILES_MAX
+#define PLAN_SIZE_MAX (1ULL << 30)
+
+/* Paths inside the sandbox. */
+#define PLAN_WORKSPACE "/workspace"
+#define PLAN_CODE_DIR "/run/airlock"
+#define PLAN_SANDBOX_UID 1000
+#define PLAN_SANDBOX_GID 1000
+
+struct plan_hdr {
+	uint32_t magic;
+	uint32_t argc;
+	uint32_t envc;
+	uint32_t nfiles;
+	uint32_t argv_off; /* argc NUL-terminated strings, back to back */
+	uint32_t env_off;  /* envc "KEY=VALUE" strings, back to back */
+	uint32_t code_name_off; /* NUL-terminated file name in PLAN_CODE_DIR, "" = no code */
+	uint32_t hostname_off;
+	uint64_t code_off, code_len;
+	uint64_t stdin_off, stdin_len;
+	uint32_t has_stdin;
+	uint32_t reserved;
+	uint64_t limits[PROTO_LIMIT_COUNT_];
+};
+
+struct plan_file {
+	uint32_t name_off; /* NUL-terminated relative path, already validated */
+	uint32_t reserved;
+	uint64_t data_off, data_len;
+};
+
+/* The supervisor's view of a parsed plan: pointers into the mapping. */
+struct plan_view {
+	const struct plan_hdr *hdr;
+	const char *argv[PLAN_ARGV_MAX + 1];
+	const char *envp[PLAN_ENV_MAX + 1];
+	const char *code_name;
+	const char *hostname;
+	const uint8_t *code;
+	const uint8_t *stdin_data;
+	struct {
+		const char *name;
+		const uint8_t *data;
+		uint64_t len;
+	} files[PLAN_FILES_MAX];
+	uint32_t nfiles;
+};
+
+/* The input of plan_build(): everything resolved by the frontend. */
+struct plan_input {
+	const char *const *argv;
+	size_t argc;
+	const char *const *envp; /* "KEY=VALUE" */
+	size_t envc;
+	const char *code_name; /* NULL: no code file */
+	const void *code;
+	size_t code_len;
+	const void *stdin_data; /* NULL: /dev/null */
+	size_t stdin_len;
+	const char *const *file_names;
+	const void *const *file_data;
+	const size_t *file_len;
+	size_t nfiles;
+	const char *hostname;
+	const struct proto_limits *limits;
+};
+
+/* Pack in into a new sealed memfd. Returns 0 or -errno. */
+int plan_build(const struct plan_input *in, int *ret_fd);
+
+/*
+ * Check and index a plan mapped at base (size bytes). Allocation-free: safe
+ * between clone and exec. Returns 0 or -EINVAL.
+ */
+int plan_parse(const void *base, uint64_t size, struct plan_view *ret);
+
+/* Is name a safe relative path for the workspace (no "..", no "/" at either
+ * end, no empty component, no NUL, at most PROTO_NAME_MAX bytes)? */
+int plan_name_valid(const char *name);
+
+#endif

@@ -1,0 +1,799 @@
+/*
+ * run.c: one run in the frontend, from a validated request to its result.
+ *
+ * A run waits for four things, in any order: the spawner's word that the
+ * sandbox was reaped (only then is its uid slot free again), EOF on stdout
+ * and stderr, and the supervisor's last message on the lifeline. Then the
+ * result is assembled and sent, and the run is freed.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdpass.h"
+#include "frontend.h"
+#include "log.h"
+#include "memfd.h"
+#include "plan.h"
+#include "sandbox.h"
+
+/* The frontend's own wall backstop, beyond the supervisor's clock. */
+#define RUN_BACKSTOP_MS 3000
+#define RUN_READ_CHUNK 65536
+
+struct run_out {
+	struct run *r;
+	int fd;
+	struct event *ev;
+	uint8_t *buf;
+	size_t len;     /* kept */
+	uint64_t total; /* produced */
+	bool eof;
+};
+
+struct run_artifact {
+	char name[SUP_NAME_MAX + 1];
+	int fd;
+};
+
+struct run {
+	TAILQ_ENTRY(run) entry;
+	struct daemon *d;
+	struct client *c; /* NULL once the client left */
+	uint32_t run_id, req_id, slot;
+	uid_t uid;
+	pid_t client_pid;
+	char runtime[PROTO_RUNTIME_MAX + 1];
+	struct proto_limits lim;
+	struct timespec t_start;
+	int lifeline;
+	struct event *lifeline_ev;
+	struct event *backstop_ev;
+	struct run_out out[2];
+	struct run_artifact *arts; /* sorted by name, at most lim[ARTIFACTS] */
+	size_t narts;
+	bool sup_exit, setup_failed, backstop_fired;
+	struct sup_msg exit_msg;
+	int fail_step, fail_err;
+	bool spawn_started, spawn_failed, spawn_done, slot_held, finishing;
+	struct spawn_ev spawn_ev, done_ev;
+};
+
+static void run_maybe_finish(struct run *r);
+static void run_lifeline_cb(evutil_socket_t fd, short what, void *arg);
+
+uint32_t
+run_count_uid(const struct daemon *d, uid_t uid)
+{
+	const struct run *r;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(r, &d->runs, entry)
+		if (r->uid == uid && r->c != NULL)
+			n++;
+	return n;
+}
+
+/* ---- building the plan -------------------------------------------------- */
+
+/* Find an executable for a bare argv[0] the way a shell would, in /usr. */
+static int
+run_resolve_exec(const char *name, char *buf, size_t len)
+{
+	static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin",
+					   "/sbin"};
+	size_t i;
+
+	if (strchr(name, '/') != NULL)
+		return snprintf(buf, len, "%s", name) < (int)len ? 0 : -ENAMETOOLONG;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if ((size_t)snprintf(buf, len, "%s/%s", dirs[i], name) >= len)
+			return -ENAMETOOLONG;
+		if (access(buf, X_OK) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static const char *const run_base_env[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" PLAN_WORKSPACE, "LANG=C.UTF-8",
+	"TMPDIR=/tmp", "OPENBLAS_NUM_THREADS=1", "USER=sandbox",
+};
+#define RUN_BASE_ENV (sizeof(run_base_env) / sizeof(run_base_env[0]))
+
+/*
+ * Validate the request against the config and pack it into a plan memfd.
+ * On a request error, writes the reply code and message.
+ */
+static int
+run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_limits *lim,
+	      int *ret_fd, enum proto_error *ret_code, char *why, size_t whylen)
+{
+	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
+	const char *argv[PLAN_ARGV_MAX + 1];
+	const char *envp[PLAN_ENV_MAX];
+	char *envbuf[PROTO_ENV_MAX] = {0};
+	const char *fnames[PROTO_FILES_MAX];
+	const void *fdata[PROTO_FILES_MAX];
+	size_t flen[PROTO_FILES_MAX];
+	char code_path[128], exec_path[PROTO_STR_MAX + 16];
+	struct plan_input in;
+	uint64_t fbytes = 0;
+	size_t argc = 0, envc = 0, i, j;
+	int r = -EINVAL;
+
+	*ret_code = PROTO_ERR_BAD_REQUEST;
+	if (rt == NULL) {
+		*ret_code = PROTO_ERR_UNKNOWN_RUNTIME;
+		snprintf(why, whylen, "no runtime named \"%s\"", req->runtime);
+		return -ENOENT;
+	}
+	if (rt->is_exec) {
+		if (req->argc == 0) {
+			snprintf(why, whylen, "runtime exec needs argv");
+			return -EINVAL;
+		}
+		if (run_resolve_exec(req->argv[0], exec_path, sizeof(exec_path)) < 0) {
+			snprintf(why, whylen, "exec: %s: not found in /usr/local/bin, /usr/bin, /bin",
+				 req->argv[0]);
+			return -ENOENT;
+		}
+		argv[argc++] = exec_path;
+		for (i = 1; i < req->argc; i++)
+			argv[argc++] = req->argv[i];
+	} else {
+		if (!req->code.present) {
+			snprintf(why, whylen, "runtime %s needs code", rt->name);
+			return -EINVAL;
+		}
+		snprintf(code_path, sizeof(code_path), PLAN_CODE_DIR "/%s", rt->code_name);
+		for (i = 0; i < rt->argc; i++)
+			argv[argc++] = strcmp(rt->argv[i], "{code}") == 0 ? code_path : rt->argv[i];
+		for (i = 0; i < req->argc && argc < PLAN_ARGV_MAX; i++)
+			argv[argc++] = req->argv[i];
+	}
+	argv[argc] = NULL;
+
+	for (i = 0; i < RUN_BASE_ENV; i++)
+		envp[envc++] = run_base_env[i];
+	for (i = 0; i < req->nenv; i++) {
+		size_t kl = strlen(req->env[i].key);
+
+		if (asprintf(&envbuf[i], "%s=%s", req->env[i].key, req->env[i].value) < 0) {
+			envbuf[i] = NULL;
+			r = -ENOMEM;
+			*ret_code = PROTO_ERR_INTERNAL;
+			snprintf(why, whylen, "out of memory");
+			goto out;
+		}
+		/* The request's own value wins over a base one of the same name. */
+		for (j = 0; j < envc; j++)
+			if (strncmp(envp[j], envbuf[i], kl + 1) == 0)
+				break;
+		envp[j] = envbuf[i];
+		if (j == envc)
+			envc++;
+	}
+
+	for (i = 0; i < req->nfiles; i++) {
+		if (plan_name_valid(req->files[i].name) < 0) {
+			snprintf(why, whylen, "files[%zu]: \"%s\" is not a relative path inside the workspace",
+				 i, req->files[i].name);
+			goto out;
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(req->files[j].name, req->files[i].name) == 0) {
+				snprintf(why, whylen, "files[%zu]: \"%s\" given twice", i,
+					 req->files[i].name);
+				goto out;
+			}
+		fnames[i] = req->files[i].name;
+		fdata[i] = req->files[i].data.data;
+		flen[i] = req->files[i].data.len;
+		fbytes += flen[i];
+	}
+	if (fbytes > lim->v[PROTO_LIMIT_WORKSPACE_BYTES]) {
+		*ret_code = PROTO_ERR_TOO_LARGE;
+		snprintf(why, whylen, "input files hold %" PRIu64 " bytes; workspace_bytes is %" PRIu64,
+			 fbytes, lim->v[PROTO_LIMIT_WORKSPACE_BYTES]);
+		goto out;
+	}
+
+	memset(&in, 0, sizeof(in));
+	in.argv = argv;
+	in.argc = argc;
+	in.envp = envp;
+	in.envc = envc;
+	in.code_name = rt->is_exec ? NULL : rt->code_name;
+	in.code = req->code.data;
+	in.code_len = req->code.present ? req->code.len : 0;
+	in.stdin_data = req->stdin_data.present ? (req->stdin_data.data ? req->stdin_data.data : (const void *)"") : NULL;
+	in.stdin_len = req->stdin_data.present ? req->stdin_data.len : 0;
+	in.file_names = fnames;
+	in.file_data = fdata;
+	in.file_len = flen;
+	in.nfiles = req->nfiles;
+	in.hostname = d->cfg->hostname;
+	in.limits = lim;
+	r = plan_build(&in, ret_fd);
+	if (r < 0) {
+		*ret_code = PROTO_ERR_INTERNAL;
+		snprintf(why, whylen, "cannot build the plan: %s", strerror(-r));
+	}
+out:
+	for (i = 0; i < req->nenv; i++)
+		free(envbuf[i]);
+	return r;
+}
+
+/* ---- run lifecycle ---------------------------------------------------------- */
+
+static void
+run_close_out(struct run_out *o)
+{
+	if (o->ev != NULL) {
+		event_free(o->ev);
+		o->ev = NULL;
+	}
+	if (o->fd >= 0) {
+		close(o->fd);
+		o->fd = -1;
+	}
+	o->eof = true;
+}
+
+static void
+run_close_lifeline(struct run *r)
+{
+	if (r->lifeline_ev != NULL) {
+		event_free(r->lifeline_ev);
+		r->lifeline_ev = NULL;
+	}
+	if (r->lifeline >= 0) {
+		close(r->lifeline);
+		r->lifeline = -1;
+	}
+}
+
+static void
+run_free(struct run *r)
+{
+	size_t i;
+
+	if (r == NULL)
+		return;
+	TAILQ_REMOVE(&r->d->runs, r, entry);
+	r->d->nruns--;
+	if (r->c != NULL)
+		client_run_removed(r->c, r);
+	run_close_out(&r->out[0]);
+	run_close_out(&r->out[1]);
+	free(r->out[0].buf);
+	free(r->out[1].buf);
+	run_close_lifeline(r);
+	if (r->backstop_ev != NULL)
+		event_free(r->backstop_ev);
+	for (i = 0; i < r->narts; i++)
+		if (r->arts[i].fd >= 0)
+			close(r->arts[i].fd);
+	free(r->arts);
+	if (r->slot_held)
+		uidpool_put(&r->d->uids, r->slot);
+	free(r);
+}
+
+/* Output readable: keep the first bytes up to the limit, count the rest. */
+static void
+run_out_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_out *o = arg;
+	struct run *r = o->r;
+	uint64_t cap = r->lim.v[PROTO_LIMIT_OUTPUT_BYTES];
+	static uint8_t chunk[RUN_READ_CHUNK];
+	int budget;
+
+	(void)what;
+	for (budget = 16; budget > 0; budget--) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			run_close_out(o);
+			run_maybe_finish(r);
+			return;
+		}
+		o->total += (uint64_t)n;
+		if (o->len < cap) {
+			size_t take = (size_t)n;
+
+			if (take > cap - o->len)
+				take = (size_t)(cap - o->len);
+			if (o->buf == NULL) {
+				o->buf = malloc((size_t)cap);
+				if (o->buf == NULL)
+					fatalx("out of memory");
+			}
+			memcpy(o->buf + o->len, chunk, take);
+			o->len += take;
+		}
+	}
+}
+
+/* Keep a candidate artifact if it is among the first N by name. */
+static void
+run_add_artifact(struct run *r, const struct sup_msg *m, int fd)
+{
+	size_t max = (size_t)r->lim.v[PROTO_LIMIT_ARTIFACTS], pos;
+	struct stat st;
+	char name[SUP_NAME_MAX + 1];
+
+	/* The supervisor is inside the sandbox: check what it says. */
+	if (m->name_len == 0 || m->name_len > SUP_NAME_MAX || memchr(m->name, '\0', m->name_len)) {
+		close(fd);
+		return;
+	}
+	memcpy(name, m->name, m->name_len);
+	name[m->name_len] = '\0';
+	if (plan_name_valid(name) < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || max == 0) {
+		close(fd);
+		return;
+	}
+	if (r->arts == NULL) {
+		r->arts = calloc(max, sizeof(*r->arts));
+		if (r->arts == NULL)
+			fatalx("out of memory");
+	}
+	for (pos = r->narts; pos > 0 && strcmp(r->arts[pos - 1].name, name) > 0; pos--)
+		;
+	if (pos == max) {
+		close(fd);
+		return;
+	}
+	if (r->narts == max) {
+		close(r->arts[max - 1].fd);
+		r->narts--;
+	}
+	memmove(&r->arts[pos + 1], &r->arts[pos], (r->narts - pos) * sizeof(*r->arts));
+	memcpy(r->arts[pos].name, name, m->name_len + 1);
+	r->arts[pos].fd = fd;
+	r->narts++;
+}
+
+/* Read what the supervisor sent, at most budget messages; close the
+ * lifeline at its end. Returns true when it stopped on EAGAIN. */
+static bool
+run_lifeline_read(struct run *r, int budget)
+{
+	for (; budget > 0 && r->lifeline >= 0; budget--) {
+		struct sup_msg m;
+		int fds[2];
+		size_t nfds = 0;
+		ssize_t n = fdpass_recv(r->lifeline, &m, sizeof(m), fds, 1, &nfds);
+
+		if (n == -EAGAIN || n == -EINTR)
+			return true;
+		if (n <= 0 || (size_t)n != sizeof(m)) {
+			/* EOF, or something that is not one of ours: a
+			 * malformed message ends this run only. */
+			if (n > 0)
+				log_warnx("run %" PRIu32 ": malformed message from the sandbox",
+					  r->run_id);
+			fdpass_close_all(fds, nfds);
+			run_close_lifeline(r);
+			return false;
+		}
+		if (m.type == SUP_ARTIFACT && nfds == 1 && !r->sup_exit) {
+			run_add_artifact(r, &m, fds[0]);
+			continue;
+		}
+		fdpass_close_all(fds, nfds);
+		if (m.type == SUP_EXIT && !r->sup_exit) {
+			r->sup_exit = true;
+			r->exit_msg = m;
+		} else if (m.type == SUP_SETUP_FAILED && !r->sup_exit) {
+			r->setup_failed = true;
+			r->fail_step = m.step;
+			r->fail_err = m.err;
+		}
+	}
+	return false;
+}
+
+static void
+run_lifeline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *r = arg;
+
+	(void)fd;
+	(void)what;
+	(void)run_lifeline_read(r, 64);
+	if (r->lifeline < 0)
+		run_maybe_finish(r);
+}
+
+/* The frontend's own wall clock fired: the supervisor did not end the run. */
+static void
+run_backstop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *r = arg;
+
+	(void)fd;
+	(void)what;
+	log_warnx("run %" PRIu32 ": supervisor did not end the run in time; killing it", r->run_id);
+	r->backstop_fired = true;
+	run_close_lifeline(r);
+	run_close_out(&r->out[0]);
+	run_close_out(&r->out[1]);
+	run_maybe_finish(r);
+}
+
+static uint64_t
+run_ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)(now.tv_sec - t0->tv_sec) * 1000ULL +
+	       (uint64_t)((now.tv_nsec - t0->tv_nsec) / 1000000L);
+}
+
+/* Copy up to cap bytes of an artifact into a sealed memfd. */
+static int
+run_artifact_blob(int fd, uint64_t cap, struct proto_artifact *a, int *ret_memfd)
+{
+	struct stat st;
+	uint64_t want, done = 0;
+	off_t off = 0;
+	int mfd, r;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	want = (uint64_t)st.st_size < cap ? (uint64_t)st.st_size : cap;
+	r = memfd_new("airlock-artifact", &mfd);
+	if (r < 0)
+		return r;
+	while (done < want) {
+		ssize_t n = sendfile(mfd, fd, &off, (size_t)(want - done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (uint64_t)n;
+	}
+	r = memfd_seal(mfd);
+	if (r < 0) {
+		close(mfd);
+		return r;
+	}
+	a->size = (uint64_t)st.st_size;
+	a->truncated = done < (uint64_t)st.st_size;
+	a->data.fd = mfd;
+	a->data.len = done;
+	a->data.present = true;
+	*ret_memfd = mfd;
+	return 0;
+}
+
+/* Decide the outcome from everything that was heard. */
+static void
+run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
+{
+	bool oom = r->spawn_done && r->done_ev.oom;
+
+	if (r->spawn_failed) {
+		res->outcome = PROTO_OUTCOME_ERROR;
+		snprintf(err, errlen, "sandbox could not start: %s: %s", r->spawn_ev.step,
+			 strerror(-r->spawn_ev.err));
+	} else if (r->setup_failed) {
+		res->outcome = PROTO_OUTCOME_ERROR;
+		snprintf(err, errlen, "sandbox set-up failed at step %s: %s",
+			 sandbox_step_name(r->fail_step), strerror(r->fail_err));
+	} else if (r->sup_exit) {
+		int st = r->exit_msg.status;
+
+		res->wall_ms = r->exit_msg.wall_ns / 1000000ULL;
+		res->cpu_ms = r->exit_msg.cpu_ns / 1000000ULL;
+		if (r->exit_msg.reason == SUP_REASON_WALL)
+			res->outcome = PROTO_OUTCOME_WALL_LIMIT;
+		else if (r->exit_msg.reason == SUP_REASON_CPU)
+			res->outcome = PROTO_OUTCOME_CPU_LIMIT;
+		else if (oom)
+			res->outcome = PROTO_OUTCOME_MEMORY_LIMIT;
+		else if (WIFEXITED(st)) {
+			res->outcome = PROTO_OUTCOME_EXITED;
+			res->exit_code = WEXITSTATUS(st);
+		} else if (WIFSIGNALED(st)) {
+			res->outcome = PROTO_OUTCOME_SIGNALED;
+			res->signal = WTERMSIG(st);
+		} else {
+			res->outcome = PROTO_OUTCOME_ERROR;
+			snprintf(err, errlen, "unexpected wait status %#x", (unsigned)st);
+		}
+	} else if (r->backstop_fired) {
+		res->outcome = PROTO_OUTCOME_WALL_LIMIT;
+	} else if (oom) {
+		res->outcome = PROTO_OUTCOME_MEMORY_LIMIT;
+	} else {
+		res->outcome = PROTO_OUTCOME_ERROR;
+		snprintf(err, errlen, "the sandbox's supervisor ended without a report (status %#x)",
+			 (unsigned)r->done_ev.status);
+	}
+	if (res->wall_ms == 0)
+		res->wall_ms = run_ms_since(&r->t_start);
+}
+
+/* Everything is in: build the result, send it, log it, free the run. */
+static void
+run_finish(struct run *r)
+{
+	struct proto_result res;
+	struct proto_artifact *arts = NULL;
+	struct proto_out out;
+	char err[512] = "";
+	size_t i, k;
+	int rc;
+
+	memset(&res, 0, sizeof(res));
+	run_outcome(r, &res, err, sizeof(err));
+	res.memory_peak_bytes = r->spawn_done ? r->done_ev.memory_peak : 0;
+	res.error = err[0] ? err : NULL;
+	for (k = 0; k < 2; k++) {
+		res.out[k].data.data = r->out[k].buf ? r->out[k].buf : (const uint8_t *)"";
+		res.out[k].data.len = r->out[k].len;
+		res.out[k].data.fd = -1;
+		res.out[k].data.present = true;
+		res.out[k].total = r->out[k].total;
+		res.out[k].truncated = r->out[k].total > r->out[k].len;
+	}
+	if (r->narts > 0 && r->c != NULL) {
+		arts = calloc(r->narts, sizeof(*arts));
+		if (arts == NULL)
+			fatalx("out of memory");
+		for (i = 0; i < r->narts; i++) {
+			int mfd;
+
+			if (run_artifact_blob(r->arts[i].fd, r->lim.v[PROTO_LIMIT_ARTIFACT_BYTES],
+					      &arts[res.nartifacts], &mfd) < 0)
+				continue;
+			arts[res.nartifacts].name = r->arts[i].name;
+			res.nartifacts++;
+		}
+		res.artifacts = arts;
+	}
+	log_info("run %" PRIu32 " uid %u pid %d runtime %s: outcome %s exit %d signal %d wall_ms %"
+		 PRIu64 " cpu_ms %" PRIu64 " memory_peak %" PRIu64 " stdout %" PRIu64
+		 " stderr %" PRIu64 " artifacts %zu%s%s",
+		 r->run_id, (unsigned)r->uid, (int)r->client_pid, r->runtime,
+		 proto_outcome_name(res.outcome), res.exit_code, res.signal, res.wall_ms, res.cpu_ms,
+		 res.memory_peak_bytes, res.out[0].total, res.out[1].total, res.nartifacts,
+		 err[0] ? ": " : "", err);
+	if (r->c != NULL) {
+		rc = proto_encode_result(r->req_id, &res, &out);
+		if (rc < 0)
+			client_send_error(r->c, r->req_id, PROTO_ERR_INTERNAL,
+					  "cannot encode the result: %s", strerror(-rc));
+		else
+			client_send(r->c, &out);
+	}
+	for (i = 0; i < res.nartifacts; i++)
+		close(arts[i].data.fd);
+	free(arts);
+	run_free(r);
+}
+
+static void
+run_maybe_finish(struct run *r)
+{
+	bool reaped = r->spawn_done || (r->spawn_failed && r->spawn_ev.pid == 0);
+
+	if (r->finishing || !reaped || !r->out[0].eof || !r->out[1].eof)
+		return;
+	r->finishing = true;
+	/* Reaped: whatever the supervisor sent is queued; read all of it. */
+	if (r->lifeline >= 0 && run_lifeline_read(r, INT32_MAX))
+		run_close_lifeline(r);
+	run_finish(r);
+}
+
+void
+run_spawner_event(struct daemon *d, const struct spawn_ev *ev)
+{
+	struct run *r;
+
+	TAILQ_FOREACH(r, &d->runs, entry)
+		if (r->run_id == ev->run_id)
+			break;
+	if (r == NULL) {
+		log_warnx("spawner: event %u for unknown run %" PRIu32, ev->type, ev->run_id);
+		return;
+	}
+	switch (ev->type) {
+	case SPAWN_STARTED:
+		r->spawn_started = true;
+		return;
+	case SPAWN_FAILED:
+		r->spawn_failed = true;
+		r->spawn_ev = *ev;
+		/* No child to wait for: nothing will write or close the pipes. */
+		run_close_lifeline(r);
+		run_close_out(&r->out[0]);
+		run_close_out(&r->out[1]);
+		break;
+	case SPAWN_DONE:
+		r->spawn_done = true;
+		r->done_ev = *ev;
+		break;
+	default:
+		log_warnx("spawner: unknown event %u", ev->type);
+		return;
+	}
+	run_maybe_finish(r);
+}
+
+void
+run_orphan_client(struct daemon *d, struct client *c)
+{
+	struct run *r;
+
+	TAILQ_FOREACH(r, &d->runs, entry) {
+		if (r->c != c)
+			continue;
+		log_info("run %" PRIu32 " uid %u: client left; killing the run", r->run_id,
+			 (unsigned)r->uid);
+		client_run_removed(c, r);
+		r->c = NULL;
+		/* Closing the lifeline makes the supervisor exit, which ends
+		 * its pid namespace; the run is freed when it was reaped. */
+		run_close_lifeline(r);
+		run_close_out(&r->out[0]);
+		run_close_out(&r->out[1]);
+	}
+}
+
+/* Make a pipe whose read end is non-blocking in the frontend. */
+static int
+run_pipe(int p[2])
+{
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+void
+run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
+{
+	struct spawn_req sreq;
+	struct proto_limits lim;
+	enum proto_limit bad;
+	enum proto_error code;
+	struct timeval tv;
+	char why[512];
+	int plan_fd = -1, outp[2][2] = {{-1, -1}, {-1, -1}}, life[2] = {-1, -1};
+	int fds[SPAWN_REQ_NFDS];
+	struct run *r = NULL;
+	uint32_t slot;
+	int k, rc;
+
+	rc = config_limits_resolve(d->cfg, &req->limits, &lim, &bad);
+	if (rc < 0) {
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+				  "limits.%s = %" PRIu64 " is above the ceiling %" PRIu64,
+				  proto_limit_name(bad), req->limits.v[bad], d->cfg->ceilings.v[bad]);
+		return;
+	}
+	if (d->nruns >= d->cfg->max_runs) {
+		client_send_error(c, req_id, PROTO_ERR_BUSY, "%" PRIu32 " runs in flight, the limit",
+				  d->nruns);
+		return;
+	}
+	if (client_uid(c) != 0 && run_count_uid(d, client_uid(c)) >= d->cfg->max_runs_per_uid) {
+		client_send_error(c, req_id, PROTO_ERR_BUSY, "uid %u has %u runs in flight, the limit",
+				  (unsigned)client_uid(c), d->cfg->max_runs_per_uid);
+		return;
+	}
+	rc = run_make_plan(d, req, &lim, &plan_fd, &code, why, sizeof(why));
+	if (rc < 0) {
+		client_send_error(c, req_id, code, "%s", why);
+		return;
+	}
+	if (uidpool_get(&d->uids, &slot) < 0) {
+		close(plan_fd);
+		client_send_error(c, req_id, PROTO_ERR_BUSY, "no free sandbox uid");
+		return;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		fatalx("out of memory");
+	r->d = d;
+	r->c = c;
+	r->run_id = ++d->next_run_id;
+	r->req_id = req_id;
+	r->slot = slot;
+	r->slot_held = true;
+	r->uid = client_uid(c);
+	r->client_pid = client_pid(c);
+	r->lim = lim;
+	r->lifeline = -1;
+	snprintf(r->runtime, sizeof(r->runtime), "%s", req->runtime);
+	clock_gettime(CLOCK_MONOTONIC, &r->t_start);
+	for (k = 0; k < 2; k++) {
+		r->out[k].r = r;
+		r->out[k].fd = -1;
+	}
+	TAILQ_INSERT_TAIL(&d->runs, r, entry);
+	d->nruns++;
+	client_run_added(c, r);
+
+	if ((rc = run_pipe(outp[0])) < 0 || (rc = run_pipe(outp[1])) < 0 ||
+	    (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, life) < 0 && (rc = -errno)) ||
+	    fcntl(life[0], F_SETFL, O_NONBLOCK) < 0)
+		goto fail;
+	r->lifeline = life[0];
+	r->lifeline_ev = event_new(d->base, life[0], EV_READ | EV_PERSIST, run_lifeline_cb, r);
+	r->backstop_ev = evtimer_new(d->base, run_backstop_cb, r);
+	for (k = 0; k < 2; k++) {
+		r->out[k].fd = outp[k][0];
+		r->out[k].ev = event_new(d->base, outp[k][0], EV_READ | EV_PERSIST, run_out_cb,
+					 &r->out[k]);
+		outp[k][0] = -1;
+	}
+	if (r->lifeline_ev == NULL || r->backstop_ev == NULL || r->out[0].ev == NULL ||
+	    r->out[1].ev == NULL)
+		fatalx("out of memory");
+	event_add(r->lifeline_ev, NULL);
+	event_add(r->out[0].ev, NULL);
+	event_add(r->out[1].ev, NULL);
+	tv.tv_sec = (time_t)((lim.v[PROTO_LIMIT_WALL_MS] + RUN_BACKSTOP_MS) / 1000);
+	tv.tv_usec = (suseconds_t)(((lim.v[PROTO_LIMIT_WALL_MS] + RUN_BACKSTOP_MS) % 1000) * 1000);
+	event_add(r->backstop_ev, &tv);
+
+	memset(&sreq, 0, sizeof(sreq));
+	sreq.type = SPAWN_REQ;
+	sreq.run_id = r->run_id;
+	sreq.uid_slot = slot;
+	sreq.memory_bytes = lim.v[PROTO_LIMIT_MEMORY_BYTES];
+	sreq.processes = lim.v[PROTO_LIMIT_PROCESSES];
+	fds[0] = plan_fd;
+	fds[1] = life[1];
+	fds[2] = outp[0][1];
+	fds[3] = outp[1][1];
+	rc = frontend_spawn(d, &sreq, fds);
+	close(plan_fd);
+	close(life[1]);
+	close(outp[0][1]);
+	close(outp[1][1]);
+	if (rc < 0)
+		fatalx("cannot reach the spawner: %s", strerror(-rc));
+	log_debug("run %" PRIu32 " uid %u: started, runtime %s, slot %" PRIu32, r->run_id,
+		  (unsigned)r->uid, r->runtime, slot);
+	return;
+fail:
+	close(plan_fd);
+	for (k = 0; k < 2; k++) {
+		if (outp[k][0] >= 0)
+			close(outp[k][0]);
+		if (outp[k][1] >= 0)
+			close(outp[k][1]);
+	}
+	if (life[1] >= 0)
+		close(life[1]);
+	if (r->lifeline < 0 && life[0] >= 0)
+		close(life[0]);
+	client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot set up the run: %s", strerror(-rc));
+	run_free(r);
+}

@@ -1,0 +1,96 @@
+/*
+ * sandbox.h: the child side of one run, between clone and exec.
+ *
+ * sandbox_main() runs as pid 1 of fresh user, mount, pid, network, ipc and
+ * uts namespaces (the "supervisor"). It builds the filesystem, starts the
+ * code as an unprivileged uid, enforces the wall and cpu limits, reaps, and
+ * reports the code's status and its artifacts on the lifeline socket.
+ *
+ * Everything it needs is prepared before the clone (struct sandbox_ctx);
+ * it never allocates, never uses stdio or libevent, and reports a failed step
+ * as {step, errno}.
+ */
+#ifndef AIRLOCKD_SANDBOX_H
+#define AIRLOCKD_SANDBOX_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Set-up steps, in order. The values are reported to clients by name. */
+enum sandbox_step {
+	SANDBOX_STEP_NONE = 0,
+	SANDBOX_STEP_FDS,
+	SANDBOX_STEP_SYNC,
+	SANDBOX_STEP_PDEATHSIG,
+	SANDBOX_STEP_SETID,
+	SANDBOX_STEP_PLAN,
+	SANDBOX_STEP_MOUNT_PRIVATE,
+	SANDBOX_STEP_ROOT_TMPFS,
+	SANDBOX_STEP_MKDIR,
+	SANDBOX_STEP_BIND_RO,
+	SANDBOX_STEP_SYMLINK,
+	SANDBOX_STEP_ETC,
+	SANDBOX_STEP_WORKSPACE,
+	SANDBOX_STEP_TMP,
+	SANDBOX_STEP_PROC,
+	SANDBOX_STEP_DEV,
+	SANDBOX_STEP_CODE_FILE,
+	SANDBOX_STEP_INPUT_FILES,
+	SANDBOX_STEP_PIVOT_ROOT,
+	SANDBOX_STEP_UMOUNT_OLD,
+	SANDBOX_STEP_REMOUNT_RO,
+	SANDBOX_STEP_HOSTNAME,
+	SANDBOX_STEP_LOOPBACK,
+	SANDBOX_STEP_FORK,
+	SANDBOX_STEP_STDIO,
+	SANDBOX_STEP_CHDIR,
+	SANDBOX_STEP_RLIMIT,
+	SANDBOX_STEP_CAPBSET,
+	SANDBOX_STEP_SETGID,
+	SANDBOX_STEP_SETUID,
+	SANDBOX_STEP_CAPS,
+	SANDBOX_STEP_NO_NEW_PRIVS,
+	SANDBOX_STEP_SECCOMP,
+	SANDBOX_STEP_EXEC,
+	SANDBOX_STEP_COUNT_
+};
+
+const char *sandbox_step_name(int step);
+
+#define SANDBOX_TOPS_MAX 8
+
+/* The host's top-level layout, read once at start-up. */
+struct sandbox_layout {
+	struct {
+		char name[16];     /* "bin", "lib", ... */
+		char target[128];  /* symlink target, when is_link */
+		bool is_link;
+	} tops[SANDBOX_TOPS_MAX];
+	int ntops;
+	bool has_alternatives; /* /etc/alternatives */
+	bool has_ld_cache;     /* /etc/ld.so.cache */
+	bool has_ssl;          /* /etc/ssl */
+	int clk_tck;
+	int cap_last;
+	bool memory_cgroup;    /* the memory limit is enforced by a cgroup */
+};
+
+/* Read the host layout (as root, before dropping privileges). */
+int sandbox_layout_init(struct sandbox_layout *ret);
+
+/* Everything one clone needs, prepared by the spawner before it. */
+struct sandbox_ctx {
+	const struct sandbox_layout *layout;
+	const struct sock_fprog *seccomp;
+	int sync_fd;     /* read end: one byte once the uid/gid maps are written */
+	int plan_fd;     /* sealed memfd, see plan.h */
+	int lifeline_fd; /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
+	int out_fd;      /* stdout pipe, write end */
+	int err_fd;      /* stderr pipe, write end */
+};
+
+/* Become the supervisor. Never returns. */
+__attribute__((noreturn)) void sandbox_main(const struct sandbox_ctx *ctx);
+
+#endif

@@ -1,0 +1,280 @@
+/* spawner.c: clone sandboxes on the frontend's request; reap them. */
+#include "spawner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/sched.h>
+
+#include "fdpass.h"
+#include "log.h"
+#include "memfd.h"
+#include "plan.h"
+#include "spawn_msg.h"
+
+#define SPAWN_NS_FLAGS                                                                             \
+	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+
+/* Send one event to the frontend; losing it is fatal (the frontend is gone). */
+static void
+spawner_send(struct spawner *sp, const struct spawn_ev *ev)
+{
+	int r = fdpass_send(sp->sock, ev, sizeof(*ev), NULL, 0);
+
+	if (r < 0)
+		log_warnx("spawner: send to frontend: %s", strerror(-r));
+}
+
+/* Write one /proc/PID/ file. */
+static int
+spawner_write_proc(pid_t pid, const char *file, const char *val)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == strlen(val) ? 0 : -EIO;
+}
+
+/*
+ * Map root of the sandbox to the slot's first host uid and the code's uid
+ * 1000 to its second, so no two live runs share a host uid.
+ */
+static int
+spawner_write_maps(const struct spawner *sp, uint32_t slot, pid_t pid, const char **ret_step)
+{
+	char map[128];
+	unsigned long h = (unsigned long)sp->uid_base + 2UL * slot;
+	int r;
+
+	snprintf(map, sizeof(map), "0 %lu 1\n%d %lu 1\n", h, PLAN_SANDBOX_UID, h + 1);
+	*ret_step = "uid_map";
+	if ((r = spawner_write_proc(pid, "uid_map", map)) < 0)
+		return r;
+	*ret_step = "setgroups";
+	if ((r = spawner_write_proc(pid, "setgroups", "deny")) < 0)
+		return r;
+	*ret_step = "gid_map";
+	return spawner_write_proc(pid, "gid_map", map);
+}
+
+/* Handle one SPAWN_REQ. fds: plan, lifeline, stdout, stderr. */
+static void
+spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds)
+{
+	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
+	struct sandbox_ctx ctx;
+	const char *step = "request";
+	uint64_t plan_size;
+	int sync[2] = {-1, -1}, r;
+	long pid;
+
+	/* The frontend is less trusted than we are: check everything. */
+	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0) {
+		r = -EINVAL;
+		step = "uid_slot";
+		goto fail;
+	}
+	r = memfd_check_sealed(fds[0], PLAN_SIZE_MAX, &plan_size);
+	if (r < 0) {
+		step = "plan";
+		goto fail;
+	}
+	step = "cgroup";
+	r = cgroup_run_create(&sp->cg, req->uid_slot, req->memory_bytes);
+	if (r < 0)
+		goto fail;
+	step = "pipe";
+	if (pipe2(sync, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	ctx = (struct sandbox_ctx){.layout = &sp->layout,
+				   .seccomp = &sp->seccomp,
+				   .sync_fd = sync[0],
+				   .plan_fd = fds[0],
+				   .lifeline_fd = fds[1],
+				   .out_fd = fds[2],
+				   .err_fd = fds[3]};
+	step = "clone";
+	/* A raw clone with no new stack behaves like fork: the child runs on
+	 * its copy of this stack and never returns from sandbox_main(). */
+	pid = syscall(SYS_clone, SPAWN_NS_FLAGS | SIGCHLD, 0, NULL, NULL, 0);
+	if (pid < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (pid == 0) {
+		close(sync[1]);
+		sandbox_main(&ctx);
+	}
+	close(sync[0]);
+	sync[0] = -1;
+	sp->slots[req->uid_slot].pid = (pid_t)pid;
+	sp->slots[req->uid_slot].run_id = req->run_id;
+	r = spawner_write_maps(sp, req->uid_slot, (pid_t)pid, &step);
+	if (r == 0) {
+		step = "cgroup_attach";
+		r = cgroup_run_attach(&sp->cg, req->uid_slot, (pid_t)pid);
+	}
+	if (r < 0) {
+		/* The child sees EOF on sync and exits; SIGCHLD reaps it. */
+		kill((pid_t)pid, SIGKILL);
+		ev.pid = (int32_t)pid;
+		goto fail;
+	}
+	if (write(sync[1], "g", 1) != 1) {
+		r = -errno;
+		step = "sync";
+		kill((pid_t)pid, SIGKILL);
+		ev.pid = (int32_t)pid;
+		goto fail;
+	}
+	ev.type = SPAWN_STARTED;
+	ev.pid = (int32_t)pid;
+	spawner_send(sp, &ev);
+	goto out;
+fail:
+	ev.type = SPAWN_FAILED;
+	ev.err = r;
+	snprintf(ev.step, sizeof(ev.step), "%s", step);
+	log_warnx("spawner: run %" PRIu32 ": %s: %s", req->run_id, step, strerror(-r));
+	spawner_send(sp, &ev);
+	/* A slot with a killed child stays taken until SIGCHLD reaps it. */
+out:
+	if (sync[0] >= 0)
+		close(sync[0]);
+	if (sync[1] >= 0)
+		close(sync[1]);
+	fdpass_close_all(fds, SPAWN_REQ_NFDS);
+}
+
+/* Reap every exited sandbox and report it. */
+static void
+spawner_reap(struct spawner *sp)
+{
+	pid_t pid;
+	int status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
+		struct spawn_ev ev = {.type = SPAWN_DONE, .status = status, .pid = pid};
+		uint32_t i;
+		bool oom = false;
+		int r;
+
+		for (i = 0; i < sp->nslots; i++)
+			if (sp->slots[i].pid == pid)
+				break;
+		if (i == sp->nslots)
+			continue;
+		ev.run_id = sp->slots[i].run_id;
+		r = cgroup_run_finish(&sp->cg, i, &ev.memory_peak, &oom);
+		if (r < 0)
+			log_warnx("spawner: run %" PRIu32 ": cgroup: %s", ev.run_id, strerror(-r));
+		ev.oom = oom;
+		sp->slots[i].pid = 0;
+		spawner_send(sp, &ev);
+	}
+}
+
+/* Read and act on one packet from the frontend. Returns -EPIPE at EOF. */
+static int
+spawner_read(struct spawner *sp)
+{
+	struct spawn_req req;
+	int fds[SPAWN_REQ_NFDS + 1];
+	size_t nfds = 0;
+	ssize_t n;
+
+	n = fdpass_recv(sp->sock, &req, sizeof(req), fds, SPAWN_REQ_NFDS, &nfds);
+	if (n == 0)
+		return -EPIPE;
+	if (n < 0)
+		return n == -EAGAIN || n == -EINTR ? 0 : (int)n;
+	/* A malformed request means the frontend is not what it should be. */
+	if ((size_t)n != sizeof(req) || req.type != SPAWN_REQ || nfds != SPAWN_REQ_NFDS) {
+		fdpass_close_all(fds, nfds);
+		log_warnx("spawner: malformed request from frontend; stopping");
+		return -EPROTO;
+	}
+	spawner_spawn(sp, &req, fds);
+	return 0;
+}
+
+int
+spawner_serve(struct spawner *sp)
+{
+	sigset_t mask;
+	int sfd, r = 0;
+	uint32_t i;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return -errno;
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		return -errno;
+	for (;;) {
+		struct pollfd p[2] = {{.fd = sp->sock, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+					/* Stop: the frontend sees its channel end and
+					 * exits; we see EOF, kill every sandbox and go. */
+					log_info("signal %u: stopping", si.ssi_signo);
+					shutdown(sp->sock, SHUT_RDWR);
+				}
+			spawner_reap(sp);
+		}
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			r = spawner_read(sp);
+			if (r < 0)
+				break;
+		}
+	}
+	/* The frontend is gone: no sandbox may outlive it. */
+	for (i = 0; i < sp->nslots; i++)
+		if (sp->slots[i].pid > 0)
+			kill(sp->slots[i].pid, SIGKILL);
+	for (i = 0; i < sp->nslots; i++)
+		if (sp->slots[i].pid > 0) {
+			uint64_t peak;
+			bool oom;
+
+			waitpid(sp->slots[i].pid, NULL, __WALL);
+			(void)cgroup_run_finish(&sp->cg, i, &peak, &oom);
+			sp->slots[i].pid = 0;
+		}
+	close(sfd);
+	return r == -EPIPE ? 0 : r;
+}

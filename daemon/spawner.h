@@ -1,0 +1,38 @@
+/*
+ * spawner.h: the privileged half of airlockd. It keeps CAP_SETUID and
+ * CAP_SETGID and does one thing: on a fixed-size request from the frontend,
+ * clone a sandbox into fresh namespaces, write its uid/gid maps, put it in
+ * its memory cgroup, and tell the frontend when it was reaped.
+ */
+#ifndef AIRLOCKD_SPAWNER_H
+#define AIRLOCKD_SPAWNER_H
+
+#include <linux/filter.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "sandbox.h"
+
+struct spawner_slot {
+	pid_t pid; /* 0 = free */
+	uint32_t run_id;
+};
+
+struct spawner {
+	int sock;                 /* to the frontend */
+	uid_t uid_base;
+	uint32_t nslots;          /* uid_count / 2 */
+	struct spawner_slot *slots;
+	struct sandbox_layout layout;
+	struct sock_fprog seccomp;
+	struct cgroup cg;
+};
+
+/*
+ * Serve the frontend until it goes away; then kill every sandbox and return.
+ * Every sandbox has PR_SET_PDEATHSIG, so the spawner's own death ends them too.
+ */
+int spawner_serve(struct spawner *sp);
+
+#endif

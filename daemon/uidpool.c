@@ -1,0 +1,63 @@
+/* uidpool.c: a round-robin allocator of per-run uid slots. */
+#include "uidpool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int
+uidpool_init(struct uidpool *p, uint32_t nslots)
+{
+	if (nslots == 0)
+		return -EINVAL;
+	p->used = calloc(nslots, 1);
+	if (p->used == NULL)
+		return -ENOMEM;
+	p->nslots = nslots;
+	p->next = 0;
+	return 0;
+}
+
+void
+uidpool_free(struct uidpool *p)
+{
+	if (p == NULL)
+		return;
+	free(p->used);
+	p->used = NULL;
+	p->nslots = 0;
+}
+
+int
+uidpool_get(struct uidpool *p, uint32_t *ret_slot)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nslots; i++) {
+		uint32_t s = (p->next + i) % p->nslots;
+
+		if (!p->used[s]) {
+			p->used[s] = 1;
+			p->next = (s + 1) % p->nslots;
+			*ret_slot = s;
+			return 0;
+		}
+	}
+	return -EBUSY;
+}
+
+void
+uidpool_put(struct uidpool *p, uint32_t slot)
+{
+	if (slot < p->nslots)
+		p->used[slot] = 0;
+}
+
+uint32_t
+uidpool_in_use(const struct uidpool *p)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < p->nslots; i++)
+		n += p->used[i];
+	return n;
+}
