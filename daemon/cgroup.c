@@ -109,45 +109,45 @@ cgroup_init(struct cgroup *cg)
 }
 
 int
-cgroup_run_create(const struct cgroup *cg, uint32_t slot, uint64_t memory_bytes)
+cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
 {
 	char path[600], val[32];
 	int r;
 
 	if (!cg->enabled)
 		return 0;
-	snprintf(path, sizeof(path), "%s/s%" PRIu32, cg->base, slot);
+	snprintf(path, sizeof(path), "%s/u%" PRIu32, cg->base, uid);
 	/* A cgroup left by a run whose finish failed is reused after a retry. */
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
-	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/memory.limit_in_bytes", cg->base, slot);
+	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.limit_in_bytes", cg->base, uid);
 	r = cgroup_write(path, val);
 	if (r < 0)
 		return r;
 	/* A reused cgroup starts its peak afresh. */
-	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/memory.max_usage_in_bytes", cg->base, slot);
+	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.max_usage_in_bytes", cg->base, uid);
 	(void)cgroup_write(path, "0");
 	/* No swap either, where swap accounting exists. */
-	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/memory.memsw.limit_in_bytes", cg->base, slot);
+	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.memsw.limit_in_bytes", cg->base, uid);
 	(void)cgroup_write(path, val);
 	return 0;
 }
 
 int
-cgroup_run_attach(const struct cgroup *cg, uint32_t slot, pid_t pid)
+cgroup_run_attach(const struct cgroup *cg, uint32_t uid, pid_t pid)
 {
 	char path[600], val[32];
 
 	if (!cg->enabled)
 		return 0;
-	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/cgroup.procs", cg->base, slot);
+	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/cgroup.procs", cg->base, uid);
 	snprintf(val, sizeof(val), "%d", (int)pid);
 	return cgroup_write(path, val);
 }
 
 int
-cgroup_run_finish(const struct cgroup *cg, uint32_t slot, uint64_t *ret_peak, bool *ret_oom)
+cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, bool *ret_oom)
 {
 	char path[600], buf[1024];
 	uint64_t peak = 0;
@@ -158,16 +158,16 @@ cgroup_run_finish(const struct cgroup *cg, uint32_t slot, uint64_t *ret_peak, bo
 		*ret_oom = false;
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/memory.max_usage_in_bytes", cg->base, slot);
+	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.max_usage_in_bytes", cg->base, uid);
 	if (cgroup_read(path, buf, sizeof(buf)) == 0)
 		peak = strtoull(buf, NULL, 10);
-	snprintf(path, sizeof(path), "%s/s%" PRIu32 "/memory.oom_control", cg->base, slot);
+	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.oom_control", cg->base, uid);
 	if (cgroup_read(path, buf, sizeof(buf)) == 0) {
 		const char *k = strstr(buf, "oom_kill ");
 
 		oom = k != NULL && strtoull(k + 9, NULL, 10) > 0;
 	}
-	snprintf(path, sizeof(path), "%s/s%" PRIu32, cg->base, slot);
+	snprintf(path, sizeof(path), "%s/u%" PRIu32, cg->base, uid);
 	if (rmdir(path) < 0)
 		return -errno;
 	*ret_peak = peak;

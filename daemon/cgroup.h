@@ -20,13 +20,14 @@ struct cgroup {
 /* Detect the memory controller and make our subtree (as root). */
 int cgroup_init(struct cgroup *cg);
 
-/* Make the cgroup of one run with its memory limit. */
-int cgroup_run_create(const struct cgroup *cg, uint32_t slot, uint64_t memory_bytes);
+/* Make the cgroup of one run with its memory limit. A run's cgroup is named
+ * for its host uid, which no other live run (of any daemon) shares. */
+int cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes);
 
 /* Move pid (not yet running code) into the run's cgroup. */
-int cgroup_run_attach(const struct cgroup *cg, uint32_t slot, pid_t pid);
+int cgroup_run_attach(const struct cgroup *cg, uint32_t uid, pid_t pid);
 
 /* Read the peak and whether the oom killer fired, then remove the cgroup. */
-int cgroup_run_finish(const struct cgroup *cg, uint32_t slot, uint64_t *ret_peak, bool *ret_oom);
+int cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, bool *ret_oom);
 
 #endif

@@ -34,6 +34,13 @@ spawner_send(struct spawner *sp, const struct spawn_ev *ev)
 		log_warnx("spawner: send to frontend: %s", strerror(-r));
 }
 
+/* The first host uid of a slot; the cgroup is named for it. */
+static uint32_t
+spawner_uid(const struct spawner *sp, uint32_t slot)
+{
+	return (uint32_t)sp->uid_base + 2U * slot;
+}
+
 /* Write one /proc/PID/ file. */
 static int
 spawner_write_proc(pid_t pid, const char *file, const char *val)
@@ -98,7 +105,7 @@ spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds)
 		goto fail;
 	}
 	step = "cgroup";
-	r = cgroup_run_create(&sp->cg, req->uid_slot, req->memory_bytes);
+	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes);
 	if (r < 0)
 		goto fail;
 	step = "pipe";
@@ -132,7 +139,7 @@ spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds)
 	r = spawner_write_maps(sp, req->uid_slot, (pid_t)pid, &step);
 	if (r == 0) {
 		step = "cgroup_attach";
-		r = cgroup_run_attach(&sp->cg, req->uid_slot, (pid_t)pid);
+		r = cgroup_run_attach(&sp->cg, spawner_uid(sp, req->uid_slot), (pid_t)pid);
 	}
 	if (r < 0) {
 		/* The child sees EOF on sync and exits; SIGCHLD reaps it. */
@@ -185,7 +192,7 @@ spawner_reap(struct spawner *sp)
 		if (i == sp->nslots)
 			continue;
 		ev.run_id = sp->slots[i].run_id;
-		r = cgroup_run_finish(&sp->cg, i, &ev.memory_peak, &oom);
+		r = cgroup_run_finish(&sp->cg, spawner_uid(sp, i), &ev.memory_peak, &oom);
 		if (r < 0)
 			log_warnx("spawner: run %" PRIu32 ": cgroup: %s", ev.run_id, strerror(-r));
 		ev.oom = oom;
@@ -272,7 +279,7 @@ spawner_serve(struct spawner *sp)
 			bool oom;
 
 			waitpid(sp->slots[i].pid, NULL, __WALL);
-			(void)cgroup_run_finish(&sp->cg, i, &peak, &oom);
+			(void)cgroup_run_finish(&sp->cg, spawner_uid(sp, i), &peak, &oom);
 			sp->slots[i].pid = 0;
 		}
 	close(sfd);

@@ -1,0 +1,162 @@
+/* fixture.c: a real airlockd for each integration test. */
+#include "fixture.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int
+fixture_write(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	if (f == NULL)
+		return -errno;
+	fputs(text, f);
+	if (fclose(f) != 0)
+		return -errno;
+	return chmod(path, 0644) < 0 ? -errno : 0;
+}
+
+static int
+fixture_can_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return 0;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return r == 0;
+}
+
+int
+fixture_start(struct fixture *f, const char *config_text)
+{
+	const char *bin = getenv("AIRLOCKD");
+	int i, r;
+
+	memset(f, 0, sizeof(*f));
+	if (bin == NULL)
+		bin = "airlockd";
+	snprintf(f->dir, sizeof(f->dir), "/tmp/airlock-test-XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -errno;
+	chmod(f->dir, 0755);
+	snprintf(f->sock, sizeof(f->sock), "%s/airlock.sock", f->dir);
+	snprintf(f->config, sizeof(f->config), "%s/airlockd.conf", f->dir);
+	snprintf(f->log, sizeof(f->log), "%s/airlockd.log", f->dir);
+	r = fixture_write(f->config, config_text ? config_text : "");
+	if (r < 0)
+		return r;
+	f->pid = fork();
+	if (f->pid < 0)
+		return -errno;
+	if (f->pid == 0) {
+		int fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 2);
+			dup2(fd, 1);
+		}
+		execl(bin, "airlockd", "--foreground", "--debug", "--user", "nobody", "--socket",
+		      f->sock, "--config", f->config, (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 500; i++) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+
+		if (fixture_can_connect(f->sock))
+			return 0;
+		if (waitpid(f->pid, NULL, WNOHANG) == f->pid) {
+			f->pid = 0;
+			return -ECHILD;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+int
+fixture_alive(const struct fixture *f)
+{
+	return f->pid > 0 && kill(f->pid, 0) == 0 && waitpid(f->pid, NULL, WNOHANG) == 0;
+}
+
+int
+fixture_stop(struct fixture *f)
+{
+	char cmd[160];
+	int status = 0, i;
+
+	if (f->pid > 0) {
+		kill(f->pid, SIGTERM);
+		for (i = 0; i < 1000; i++) {
+			struct timespec ts = {0, 10 * 1000 * 1000};
+
+			if (waitpid(f->pid, &status, WNOHANG) == f->pid)
+				break;
+			nanosleep(&ts, NULL);
+		}
+		if (i == 1000) {
+			kill(f->pid, SIGKILL);
+			waitpid(f->pid, &status, 0);
+			status = -ETIMEDOUT;
+		}
+		f->pid = 0;
+	}
+	if (getenv("AIRLOCK_TEST_KEEP") == NULL && f->dir[0] == '/') {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+		if (system(cmd) != 0)
+			return -EIO;
+	}
+	if (status < 0)
+		return status;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int
+fixture_count_uid_procs(unsigned lo, unsigned hi)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], line[256];
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		f = fopen(path, "re");
+		if (f == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			unsigned uid;
+
+			if (sscanf(line, "Uid:\t%u", &uid) == 1) {
+				if (uid >= lo && uid <= hi)
+					n++;
+				break;
+			}
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}

@@ -1,0 +1,35 @@
+/*
+ * fixture.h: start a real airlockd on a private socket in a temporary
+ * directory, for integration tests. The binary comes from $AIRLOCKD (set by
+ * meson). Tests run as root; the frontend runs as nobody.
+ */
+#ifndef AIRLOCK_TEST_FIXTURE_H
+#define AIRLOCK_TEST_FIXTURE_H
+
+#include <sys/types.h>
+
+struct fixture {
+	char dir[64];    /* the temporary directory */
+	char sock[128];  /* dir/airlock.sock */
+	char config[128]; /* dir/airlockd.conf */
+	char log[128];   /* dir/airlockd.log: the daemon's stderr */
+	pid_t pid;
+};
+
+/*
+ * Write config_text (may be NULL) as the config file and start the daemon;
+ * return once the socket accepts connections. Returns 0 or -errno.
+ */
+int fixture_start(struct fixture *f, const char *config_text);
+
+/* SIGTERM the daemon, wait for it, remove the directory. Returns its exit
+ * status (0 when it stopped cleanly) or -errno. */
+int fixture_stop(struct fixture *f);
+
+/* Is the daemon process still alive? */
+int fixture_alive(const struct fixture *f);
+
+/* Count processes whose real uid is in [lo, hi] (leftover sandbox processes). */
+int fixture_count_uid_procs(unsigned lo, unsigned hi);
+
+#endif
