@@ -594,6 +594,32 @@ test_config_free(void **state)
 	assert_null(config_runtime_find(NULL, "python"));
 }
 
+/* A buffer parses like a file of that name, without the file checks. */
+static void
+test_load_buffer(void **state)
+{
+	struct fixture *f = *state;
+	static const char good[] = "[daemon]\nmax_runs = 7\n";
+	static const char bad[] = "[daemon]\n\nmax_runs = x\n";
+	static const char nul[] = "[daemon]\nmax_runs = 7\0\n";
+
+	assert_int_equal(
+	    config_load_buffer(&f->cfg, "mem.conf", good, strlen(good), f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->cfg.max_runs, 7);
+	config_free(&f->cfg);
+	assert_int_equal(
+	    config_load_buffer(&f->cfg, "mem.conf", bad, strlen(bad), f->err, sizeof(f->err)),
+	    -EINVAL);
+	assert_string_equal(f->err, "mem.conf:3: max_runs = x: expected a decimal number");
+	assert_int_equal(
+	    config_load_buffer(&f->cfg, "mem.conf", nul, sizeof(nul) - 1, f->err, sizeof(f->err)),
+	    -EINVAL);
+	assert_string_equal(f->err, "mem.conf:2: NUL byte in line");
+	assert_int_equal(config_load_buffer(&f->cfg, "mem.conf", NULL, 0, f->err, sizeof(f->err)),
+			 0);
+	assert_int_equal(f->cfg.uid_base, 600000);
+}
+
 int
 main(void)
 {
@@ -607,6 +633,7 @@ main(void)
 	    cmocka_unit_test_setup_teardown(test_limits_resolve, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_peer_allowed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_config_free, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_load_buffer, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
