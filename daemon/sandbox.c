@@ -505,13 +505,23 @@ sb_exec_code(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipe
 				    : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
-	if (dup2(in, 0) < 0 || dup2(ctx->out_fd, 1) < 0 || dup2(ctx->err_fd, 2) < 0)
-		sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
-	/* Keep only stdio and the exec pipe (close-on-exec). */
-	if (pipefd != 3) {
-		SB_CODE_CHECK(dup3(pipefd, 3, O_CLOEXEC), SANDBOX_STEP_STDIO);
+	/* The supervisor closed 0-2, so any of these may sit there: lift them
+	 * all above 2 first, then dup2 (which clears close-on-exec) into place. */
+	{
+		int hi[4] = {in, ctx->out_fd, ctx->err_fd, pipefd}, k;
+
+		for (k = 0; k < 4; k++) {
+			hi[k] = fcntl(hi[k], F_DUPFD_CLOEXEC, 10);
+			if (hi[k] < 0)
+				sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
+		}
+		pipefd = hi[3];
+		if (dup2(hi[0], 0) < 0 || dup2(hi[1], 1) < 0 || dup2(hi[2], 2) < 0 ||
+		    dup3(hi[3], 3, O_CLOEXEC) < 0)
+			sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
 		pipefd = 3;
 	}
+	/* Keep only stdio and the exec pipe (close-on-exec). */
 	SB_CODE_CHECK(syscall(SYS_close_range, 4, ~0U, 0), SANDBOX_STEP_STDIO);
 	SB_CODE_CHECK(setsid(), SANDBOX_STEP_STDIO);
 	SB_CODE_CHECK(chdir(PLAN_WORKSPACE), SANDBOX_STEP_CHDIR);

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Run the whole test suite (as root, on Debian 12): unit tests, integration
+# tests against a real daemon, then the same under ASan+UBSan. Ends with the
+# line "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "run as root: the tests start airlockd" >&2; exit 1; }
+sh scripts/deps.sh || exit 1
+passed=0
+failed=0
+# One build directory and suite; adds its counts to passed/failed.
+suite() {
+	dir=$1
+	shift
+	if [ ! -d "$dir" ]; then
+		meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; failed=$((failed + 1)); return; }
+	fi
+	if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
+		cat "$dir.build.log"
+		failed=$((failed + 1))
+		return
+	fi
+	meson test -C "$dir" --print-errorlogs --num-processes 2 || true
+	set -- $(python3 - "$dir/meson-logs/testlog.json" <<'PY'
+import json, sys
+p = f = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("result") in ("OK", "EXPECTEDFAIL"):
+        p += 1
+    else:
+        f += 1
+print(p, f)
+PY
+)
+	passed=$((passed + $1))
+	failed=$((failed + $2))
+}
+suite build
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
