@@ -1,0 +1,1379 @@
+/* test_proto.c: unit tests of the wire codec in common/proto.c. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <msgpack.h>
+
+#include "fdpass.h"
+#include "memfd.h"
+#include "proto.h"
+
+/* ------------------------------------------------------------ helpers */
+
+/* Count the open fds of this process. */
+static int
+count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; /* the directory's own fd */
+}
+
+/* Remember the fd count before each test. */
+static int
+fd_setup(void **state)
+{
+	*state = (void *)(intptr_t)count_fds();
+	return 0;
+}
+
+/* Fail the test when it leaked an fd. */
+static int
+fd_teardown(void **state)
+{
+	assert_int_equal(count_fds(), (int)(intptr_t)*state);
+	return 0;
+}
+
+/* A raw msgpack builder for hand-made (and malformed) packets. */
+struct mb {
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+};
+
+static void
+mb_init(struct mb *b)
+{
+	msgpack_sbuffer_init(&b->sb);
+	msgpack_packer_init(&b->pk, &b->sb, msgpack_sbuffer_write);
+}
+
+static void
+mb_free(struct mb *b)
+{
+	msgpack_sbuffer_destroy(&b->sb);
+}
+
+static void
+mb_str(struct mb *b, const char *s)
+{
+	size_t n = strlen(s);
+
+	assert_int_equal(msgpack_pack_str(&b->pk, n), 0);
+	assert_int_equal(msgpack_pack_str_body(&b->pk, s, n), 0);
+}
+
+/* A string of n copies of c. */
+static void
+mb_strn(struct mb *b, char c, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	assert_non_null(s);
+	memset(s, c, n);
+	s[n] = '\0';
+	mb_str(b, s);
+	free(s);
+}
+
+static void
+mb_uint(struct mb *b, uint64_t v)
+{
+	assert_int_equal(msgpack_pack_uint64(&b->pk, v), 0);
+}
+
+static void
+mb_int(struct mb *b, int64_t v)
+{
+	assert_int_equal(msgpack_pack_int64(&b->pk, v), 0);
+}
+
+static void
+mb_map(struct mb *b, size_t n)
+{
+	assert_int_equal(msgpack_pack_map(&b->pk, n), 0);
+}
+
+static void
+mb_array(struct mb *b, size_t n)
+{
+	assert_int_equal(msgpack_pack_array(&b->pk, n), 0);
+}
+
+static void
+mb_bin(struct mb *b, const void *p, size_t n)
+{
+	assert_int_equal(msgpack_pack_bin(&b->pk, n), 0);
+	if (n > 0)
+		assert_int_equal(msgpack_pack_bin_body(&b->pk, p, n), 0);
+}
+
+/* key: {"fd": idx, "size": size} */
+static void
+mb_fdref(struct mb *b, const char *key, uint64_t idx, uint64_t size)
+{
+	mb_str(b, key);
+	mb_map(b, 2);
+	mb_str(b, "fd");
+	mb_uint(b, idx);
+	mb_str(b, "size");
+	mb_uint(b, size);
+}
+
+/* The top map with type and id plus nfields more entries. */
+static void
+mb_head(struct mb *b, size_t nfields, uint64_t type, uint64_t id)
+{
+	mb_init(b);
+	mb_map(b, nfields + 2);
+	mb_str(b, "type");
+	mb_uint(b, type);
+	mb_str(b, "id");
+	mb_uint(b, id);
+}
+
+/* Decode and expect failure with this code, a reason containing why, and this id. */
+static void
+check_fail_fds(const void *buf, size_t len, int *fds, size_t nfds, enum proto_error want,
+	       const char *why_part, uint32_t want_id)
+{
+	struct proto_msg m;
+	enum proto_error code = PROTO_ERR_NONE;
+	uint32_t id = 12345;
+	char why[256] = "";
+	int r;
+
+	memset(&m, 0x5a, sizeof(m));
+	r = proto_decode(buf, len, fds, nfds, &m, &code, &id, why, sizeof(why));
+	if (why_part != NULL && strstr(why, why_part) == NULL)
+		fail_msg("why \"%s\" lacks \"%s\"", why, why_part);
+	assert_int_equal(r, want == PROTO_ERR_TOO_LARGE ? -E2BIG : -EBADMSG);
+	assert_int_equal(code, want);
+	assert_int_equal(id, want_id);
+	assert_true(why[0] != '\0');
+	/* The message is untouched on failure. */
+	assert_int_equal(((unsigned char *)&m)[0], 0x5a);
+}
+
+static void
+check_fail(struct mb *b, enum proto_error want, const char *why_part, uint32_t want_id)
+{
+	check_fail_fds(b->sb.data, b->sb.size, NULL, 0, want, why_part, want_id);
+	mb_free(b);
+}
+
+/* Decode an encoded packet (consuming its fds) and expect success. */
+static void
+decode_out(struct proto_out *o, struct proto_msg *m)
+{
+	enum proto_error code = PROTO_ERR_INTERNAL;
+	char why[256] = "";
+	uint32_t id = 0;
+	int r;
+
+	r = proto_decode(o->buf, o->len, o->fds, o->nfds, m, &code, &id, why, sizeof(why));
+	if (r != 0)
+		fail_msg("decode failed: %d %s", r, why);
+	assert_int_equal(code, PROTO_ERR_NONE);
+	assert_int_equal(id, m->id);
+	o->nfds = 0; /* the decoder owns them now */
+	proto_out_free(o);
+}
+
+/* Decode a hand-built packet and expect success. */
+static void
+decode_mb(struct mb *b, int *fds, size_t nfds, struct proto_msg *m)
+{
+	char why[256] = "";
+	int r;
+
+	r = proto_decode(b->sb.data, b->sb.size, fds, nfds, m, NULL, NULL, why, sizeof(why));
+	if (r != 0)
+		fail_msg("decode failed: %d %s", r, why);
+	mb_free(b);
+}
+
+static struct proto_blob
+inline_blob(const char *s)
+{
+	return (struct proto_blob){.data = (const uint8_t *)s, .len = strlen(s), .fd = -1,
+				   .present = true};
+}
+
+/* A buffer of n bytes with a recognisable pattern. */
+static uint8_t *
+pattern(size_t n, unsigned seed)
+{
+	uint8_t *p = malloc(n);
+	size_t i;
+
+	assert_non_null(p);
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 31 + seed);
+	return p;
+}
+
+/* An unsealed memfd holding n bytes. */
+static int
+unsealed_memfd(size_t n)
+{
+	uint8_t *p = pattern(n, 1);
+	int fd;
+
+	assert_int_equal(memfd_new("test", &fd), 0);
+	assert_int_equal(write(fd, p, n), (ssize_t)n);
+	free(p);
+	return fd;
+}
+
+/* ------------------------------------------------------ round trips */
+
+static void
+test_roundtrip_hello(void **state)
+{
+	struct proto_hello h = {.version = PROTO_VERSION, .peer = "agent/1.0"};
+	struct proto_out o;
+	struct proto_msg m;
+
+	assert_int_equal(proto_encode_hello(1, PROTO_HELLO, &h, &o), 0);
+	assert_int_equal(o.nfds, 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_HELLO);
+	assert_int_equal(m.id, 1);
+	assert_int_equal(m.u.hello.version, PROTO_VERSION);
+	assert_string_equal(m.u.hello.peer, "agent/1.0");
+	proto_msg_free(&m);
+
+	h.peer = NULL;
+	assert_int_equal(proto_encode_hello(2, PROTO_HELLO, &h, &o), 0);
+	decode_out(&o, &m);
+	assert_null(m.u.hello.peer);
+	proto_msg_free(&m);
+
+	h.peer = "airlockd 0.1.0";
+	h.version = 7;
+	assert_int_equal(proto_encode_hello(UINT32_MAX, PROTO_HELLO_OK, &h, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_HELLO_OK);
+	assert_int_equal(m.id, UINT32_MAX);
+	assert_int_equal(m.u.hello.version, 7);
+	assert_string_equal(m.u.hello.peer, "airlockd 0.1.0");
+	proto_msg_free(&m);
+
+	/* hello_ok needs the daemon name; other types are refused. */
+	h.peer = NULL;
+	assert_int_equal(proto_encode_hello(3, PROTO_HELLO_OK, &h, &o), -EINVAL);
+	assert_int_equal(proto_encode_hello(3, PROTO_PING, &h, &o), -EINVAL);
+}
+
+static void
+test_roundtrip_simple(void **state)
+{
+	static const enum proto_type types[] = {PROTO_PING, PROTO_PONG, PROTO_INFO};
+	struct proto_out o;
+	struct proto_msg m;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(proto_encode_simple((uint32_t)i + 10, types[i], &o), 0);
+		decode_out(&o, &m);
+		assert_int_equal(m.type, types[i]);
+		assert_int_equal(m.id, i + 10);
+		proto_msg_free(&m);
+	}
+	assert_int_equal(proto_encode_simple(1, PROTO_RUN, &o), -EINVAL);
+	assert_int_equal(proto_encode_simple(0, PROTO_PING, &o), -EINVAL);
+}
+
+static void
+test_roundtrip_info(void **state)
+{
+	struct proto_info in = {.daemon = "airlockd", .version = 1, .uid = 1000, .nruntimes = 3};
+	struct proto_out o;
+	struct proto_msg m;
+	size_t i;
+
+	in.runtimes[0] = "python";
+	in.runtimes[1] = "sh";
+	in.runtimes[2] = "exec";
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		in.defaults.v[i] = i + 1;
+		in.ceilings.v[i] = (uint64_t)1 << (i + 20);
+	}
+	in.ceilings.v[PROTO_LIMIT_MEMORY_BYTES] = UINT64_MAX;
+	assert_int_equal(proto_encode_info(5, &in, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_INFO_OK);
+	assert_string_equal(m.u.info.daemon, "airlockd");
+	assert_int_equal(m.u.info.uid, 1000);
+	assert_int_equal(m.u.info.version, 1);
+	assert_int_equal(m.u.info.nruntimes, 3);
+	assert_string_equal(m.u.info.runtimes[0], "python");
+	assert_string_equal(m.u.info.runtimes[2], "exec");
+	assert_memory_equal(&m.u.info.defaults, &in.defaults, sizeof(in.defaults));
+	assert_memory_equal(&m.u.info.ceilings, &in.ceilings, sizeof(in.ceilings));
+	proto_msg_free(&m);
+}
+
+static void
+test_roundtrip_run_inline(void **state)
+{
+	const char *argv[] = {"-c", "", "print(1)"};
+	struct proto_env env[] = {{"LANG", "C.UTF-8"}, {"_X1", ""}};
+	struct proto_file files[] = {{"a.txt", inline_blob("hello")},
+				     {"dir/b.bin", inline_blob("")}};
+	struct proto_run run = {.runtime = "python", .argv = argv, .argc = 3, .env = env,
+				.nenv = 2, .files = files, .nfiles = 2};
+	struct proto_out o;
+	struct proto_msg m;
+
+	run.code = inline_blob("import sys\n");
+	run.stdin_data = inline_blob("in");
+	run.limits.v[PROTO_LIMIT_WALL_MS] = 1500;
+	run.limits.v[PROTO_LIMIT_ARTIFACT_BYTES] = 1u << 20;
+	assert_int_equal(proto_encode_run(9, &run, &o), 0);
+	assert_int_equal(o.nfds, 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_RUN);
+	assert_string_equal(m.u.run.runtime, "python");
+	assert_true(m.u.run.code.present);
+	assert_int_equal(m.u.run.code.fd, -1);
+	assert_int_equal(m.u.run.code.len, 11);
+	assert_memory_equal(m.u.run.code.data, "import sys\n", 11);
+	assert_int_equal(m.u.run.argc, 3);
+	assert_string_equal(m.u.run.argv[0], "-c");
+	assert_string_equal(m.u.run.argv[1], "");
+	assert_string_equal(m.u.run.argv[2], "print(1)");
+	assert_null(m.u.run.argv[3]);
+	assert_int_equal(m.u.run.nenv, 2);
+	assert_string_equal(m.u.run.env[0].key, "LANG");
+	assert_string_equal(m.u.run.env[0].value, "C.UTF-8");
+	assert_string_equal(m.u.run.env[1].key, "_X1");
+	assert_string_equal(m.u.run.env[1].value, "");
+	assert_memory_equal(m.u.run.stdin_data.data, "in", 2);
+	assert_int_equal(m.u.run.nfiles, 2);
+	assert_string_equal(m.u.run.files[0].name, "a.txt");
+	assert_memory_equal(m.u.run.files[0].data.data, "hello", 5);
+	assert_string_equal(m.u.run.files[1].name, "dir/b.bin");
+	assert_int_equal(m.u.run.files[1].data.len, 0);
+	assert_true(m.u.run.files[1].data.present);
+	assert_memory_equal(&m.u.run.limits, &run.limits, sizeof(run.limits));
+	proto_msg_free(&m);
+	/* Freeing twice and freeing a zeroed message are harmless. */
+	proto_msg_free(&m);
+	memset(&m, 0, sizeof(m));
+	proto_msg_free(&m);
+	proto_msg_free(NULL);
+}
+
+static void
+test_roundtrip_run_minimal(void **state)
+{
+	struct proto_run run = {.runtime = "sh"};
+	struct proto_out o;
+	struct proto_msg m;
+
+	run.code.fd = -1;
+	run.stdin_data.fd = -1;
+	assert_int_equal(proto_encode_run(1, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_false(m.u.run.code.present);
+	assert_int_equal(m.u.run.code.fd, -1);
+	assert_false(m.u.run.stdin_data.present);
+	assert_int_equal(m.u.run.stdin_data.fd, -1);
+	assert_int_equal(m.u.run.argc, 0);
+	assert_int_equal(m.u.run.nenv, 0);
+	assert_int_equal(m.u.run.nfiles, 0);
+	proto_msg_free(&m);
+}
+
+static void
+test_roundtrip_run_memfd(void **state)
+{
+	size_t big = PROTO_INLINE_MAX + 1, small = 100;
+	uint8_t *code = pattern(big, 3), *in = pattern(small, 7);
+	struct proto_file files[1];
+	struct proto_run run = {.runtime = "python", .files = files, .nfiles = 1};
+	struct proto_out o;
+	struct proto_msg m;
+	int stdin_fd, seals;
+
+	/* code: large and inline in memory, so the encoder makes a memfd. */
+	run.code = (struct proto_blob){.data = code, .len = big, .fd = -1, .present = true};
+	/* stdin: the caller's own sealed memfd, which the encoder dups. */
+	assert_int_equal(memfd_sealed_create("in", in, small, &stdin_fd), 0);
+	run.stdin_data = (struct proto_blob){.len = small, .fd = stdin_fd, .present = true};
+	/* an empty caller memfd travels as an fd too */
+	assert_int_equal(memfd_sealed_create("empty", "", 0, &files[0].data.fd), 0);
+	files[0] = (struct proto_file){"empty", {.len = 0, .fd = files[0].data.fd,
+						 .present = true}};
+	assert_int_equal(proto_encode_run(77, &run, &o), 0);
+	assert_int_equal(o.nfds, 3);
+	assert_true(o.fds[0] != stdin_fd && o.fds[1] != stdin_fd);
+	seals = fcntl(o.fds[0], F_GET_SEALS);
+	assert_int_equal(seals & MEMFD_PAYLOAD_SEALS, MEMFD_PAYLOAD_SEALS);
+	assert_true(fcntl(o.fds[0], F_GETFD) & FD_CLOEXEC);
+	assert_true(fcntl(o.fds[1], F_GETFD) & FD_CLOEXEC);
+	/* The caller keeps its fds. */
+	assert_true(fcntl(stdin_fd, F_GETFD) >= 0);
+	decode_out(&o, &m);
+	assert_true(m.u.run.code.fd >= 0);
+	assert_int_equal(m.u.run.code.len, big);
+	assert_memory_equal(m.u.run.code.data, code, big);
+	assert_true(m.u.run.stdin_data.fd >= 0);
+	assert_int_equal(m.u.run.stdin_data.len, small);
+	assert_memory_equal(m.u.run.stdin_data.data, in, small);
+	assert_int_equal(m.u.run.files[0].data.len, 0);
+	assert_non_null(m.u.run.files[0].data.data);
+	assert_true(m.u.run.files[0].data.fd >= 0);
+	proto_msg_free(&m);
+	close(stdin_fd);
+	close(files[0].data.fd);
+	free(code);
+	free(in);
+}
+
+static void
+test_roundtrip_result(void **state)
+{
+	size_t big = 100000;
+	uint8_t *err = pattern(big, 9), *art = pattern(PROTO_INLINE_MAX * 2, 5);
+	struct proto_artifact arts[] = {
+		{"out.txt", 3, false, inline_blob("abc")},
+		{"big.bin", 1000000, true,
+		 {.data = art, .len = PROTO_INLINE_MAX * 2, .fd = -1, .present = true}},
+		{"empty", 0, false, inline_blob("")},
+	};
+	struct proto_result res = {.outcome = PROTO_OUTCOME_EXITED, .exit_code = -3,
+				   .wall_ms = 12, .cpu_ms = 7, .memory_peak_bytes = 1 << 20,
+				   .queued_ms = 1, .artifacts = arts, .nartifacts = 3};
+	struct proto_out o;
+	struct proto_msg m;
+
+	res.out[0] = (struct proto_stream_out){inline_blob("hi\n"), 3, false};
+	res.out[1] = (struct proto_stream_out){
+		{.data = err, .len = big, .fd = -1, .present = true}, big * 10, true};
+	assert_int_equal(proto_encode_result(4, &res, &o), 0);
+	assert_int_equal(o.nfds, 2);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_RESULT);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	assert_int_equal(m.u.result.exit_code, -3);
+	assert_int_equal(m.u.result.wall_ms, 12);
+	assert_int_equal(m.u.result.cpu_ms, 7);
+	assert_int_equal(m.u.result.memory_peak_bytes, 1 << 20);
+	assert_int_equal(m.u.result.queued_ms, 1);
+	assert_int_equal(m.u.result.out[0].data.fd, -1);
+	assert_memory_equal(m.u.result.out[0].data.data, "hi\n", 3);
+	assert_int_equal(m.u.result.out[0].total, 3);
+	assert_false(m.u.result.out[0].truncated);
+	assert_true(m.u.result.out[1].data.fd >= 0);
+	assert_int_equal(m.u.result.out[1].data.len, big);
+	assert_memory_equal(m.u.result.out[1].data.data, err, big);
+	assert_int_equal(m.u.result.out[1].total, big * 10);
+	assert_true(m.u.result.out[1].truncated);
+	assert_int_equal(m.u.result.nartifacts, 3);
+	assert_string_equal(m.u.result.artifacts[0].name, "out.txt");
+	assert_memory_equal(m.u.result.artifacts[0].data.data, "abc", 3);
+	assert_string_equal(m.u.result.artifacts[1].name, "big.bin");
+	assert_int_equal(m.u.result.artifacts[1].size, 1000000);
+	assert_true(m.u.result.artifacts[1].truncated);
+	assert_memory_equal(m.u.result.artifacts[1].data.data, art, PROTO_INLINE_MAX * 2);
+	assert_int_equal(m.u.result.artifacts[2].data.len, 0);
+	assert_null(m.u.result.error);
+	proto_msg_free(&m);
+
+	res.outcome = PROTO_OUTCOME_SIGNALED;
+	res.signal = 9;
+	res.nartifacts = 0;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_SIGNALED);
+	assert_int_equal(m.u.result.signal, 9);
+	assert_int_equal(m.u.result.exit_code, 0);
+	assert_int_equal(m.u.result.nartifacts, 0);
+	proto_msg_free(&m);
+
+	res.outcome = PROTO_OUTCOME_ERROR;
+	res.error = "mount: /usr: EPERM";
+	assert_int_equal(proto_encode_result(6, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_ERROR);
+	assert_string_equal(m.u.result.error, "mount: /usr: EPERM");
+	proto_msg_free(&m);
+
+	res.outcome = PROTO_OUTCOME_WALL_LIMIT;
+	assert_int_equal(proto_encode_result(7, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_WALL_LIMIT);
+	assert_null(m.u.result.error);
+	proto_msg_free(&m);
+
+	/* The encoder refuses data that contradicts its size and flag. */
+	res.out[0].truncated = true;
+	assert_int_equal(proto_encode_result(8, &res, &o), -EINVAL);
+	free(err);
+	free(art);
+}
+
+static void
+test_roundtrip_error(void **state)
+{
+	char longmsg[PROTO_MSG_PRINTABLE_MAX + 100];
+	struct proto_out o;
+	struct proto_msg m;
+	enum proto_error c;
+
+	assert_int_equal(proto_encode_error(3, PROTO_ERR_UNKNOWN_RUNTIME, "no such runtime: x", &o),
+			 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_ERROR);
+	assert_int_equal(m.u.error.code, PROTO_ERR_UNKNOWN_RUNTIME);
+	assert_string_equal(m.u.error.message, "no such runtime: x");
+	proto_msg_free(&m);
+
+	/* id 0: the reply to a request whose id could not be read. */
+	assert_int_equal(proto_encode_error(0, PROTO_ERR_BAD_REQUEST, NULL, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.id, 0);
+	assert_string_equal(m.u.error.message, proto_error_message(PROTO_ERR_BAD_REQUEST));
+	proto_msg_free(&m);
+
+	/* A long message is cut, not refused. */
+	memset(longmsg, 'x', sizeof(longmsg) - 1);
+	longmsg[sizeof(longmsg) - 1] = '\0';
+	assert_int_equal(proto_encode_error(1, PROTO_ERR_INTERNAL, longmsg, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(strlen(m.u.error.message), PROTO_MSG_PRINTABLE_MAX);
+	proto_msg_free(&m);
+
+	assert_int_equal(proto_encode_error(1, PROTO_ERR_NONE, "x", &o), -EINVAL);
+	assert_int_equal(proto_encode_error(1, PROTO_ERR_COUNT_, "x", &o), -EINVAL);
+	for (c = PROTO_ERR_BAD_REQUEST; c < PROTO_ERR_COUNT_; c++) {
+		enum proto_error back;
+
+		assert_int_equal(proto_error_from_name(proto_error_name(c), &back), 0);
+		assert_int_equal(back, c);
+	}
+}
+
+static void
+test_send_recv(void **state)
+{
+	uint8_t *code = pattern(PROTO_INLINE_MAX + 10, 2);
+	struct proto_run run = {.runtime = "python"};
+	int sv[2], fds[PROTO_FDS_MAX];
+	char buf[PROTO_MSG_MAX];
+	struct proto_out o;
+	struct proto_msg m;
+	size_t nfds = 0;
+	ssize_t n;
+
+	run.code = (struct proto_blob){.data = code, .len = PROTO_INLINE_MAX + 10, .fd = -1,
+				       .present = true};
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(proto_encode_run(21, &run, &o), 0);
+	assert_int_equal(proto_send(sv[0], &o), 0);
+	proto_out_free(&o);
+	n = fdpass_recv(sv[1], buf, sizeof(buf), fds, PROTO_FDS_MAX, &nfds);
+	assert_true(n > 0);
+	assert_int_equal(nfds, 1);
+	assert_int_equal(proto_decode(buf, (size_t)n, fds, nfds, &m, NULL, NULL, NULL, 0), 0);
+	assert_int_equal(m.id, 21);
+	assert_memory_equal(m.u.run.code.data, code, PROTO_INLINE_MAX + 10);
+	proto_msg_free(&m);
+	assert_int_equal(proto_send(sv[0], NULL), -EINVAL);
+	close(sv[0]);
+	close(sv[1]);
+	free(code);
+}
+
+/* ---------------------------------------------------------- encoders */
+
+static void
+test_encode_errors(void **state)
+{
+	static char longarg[PROTO_STR_MAX];
+	const char *argv[20];
+	struct proto_env badenv[] = {{"1A", "x"}};
+	struct proto_run run = {.runtime = "python", .argv = argv, .argc = 20};
+	struct proto_artifact arts[PROTO_FDS_MAX + 1];
+	struct proto_result res = {.outcome = PROTO_OUTCOME_EXITED, .artifacts = arts,
+				   .nartifacts = PROTO_FDS_MAX + 1};
+	uint8_t *big = pattern(PROTO_INLINE_MAX + 1, 0);
+	struct proto_out o;
+	size_t i;
+	int fd;
+
+	/* 20 strings of 4095 bytes: more than one packet. */
+	memset(longarg, 'a', sizeof(longarg) - 1);
+	for (i = 0; i < 20; i++)
+		argv[i] = longarg;
+	run.code.fd = run.stdin_data.fd = -1;
+	assert_int_equal(proto_encode_run(1, &run, &o), -E2BIG);
+	/* Too many entries, a bad variable name, no id, an over-long runtime. */
+	run.argc = PROTO_ARGV_MAX + 1;
+	assert_int_equal(proto_encode_run(1, &run, &o), -E2BIG);
+	run.argc = 0;
+	run.env = badenv;
+	run.nenv = 1;
+	assert_int_equal(proto_encode_run(1, &run, &o), -EINVAL);
+	run.nenv = 0;
+	assert_int_equal(proto_encode_run(0, &run, &o), -EINVAL);
+	run.runtime = "0123456789012345678901234567890123";
+	assert_int_equal(proto_encode_run(1, &run, &o), -E2BIG);
+	run.runtime = "";
+	assert_int_equal(proto_encode_run(1, &run, &o), -EINVAL);
+	run.runtime = "sh";
+	/* An unsealed caller fd, and a sealed one whose size is not len. */
+	fd = unsealed_memfd(10);
+	run.stdin_data = (struct proto_blob){.len = 10, .fd = fd, .present = true};
+	assert_int_equal(proto_encode_run(1, &run, &o), -EINVAL);
+	close(fd);
+	assert_int_equal(memfd_sealed_create("x", "abc", 3, &fd), 0);
+	run.stdin_data.fd = fd;
+	assert_int_equal(proto_encode_run(1, &run, &o), -EINVAL);
+	close(fd);
+	/* More memfd blobs than fds fit in a packet; none of them may leak. */
+	for (i = 0; i < PROTO_FDS_MAX + 1; i++)
+		arts[i] = (struct proto_artifact){
+			"f", PROTO_INLINE_MAX + 1, false,
+			{.data = big, .len = PROTO_INLINE_MAX + 1, .fd = -1, .present = true}};
+	res.out[0].data.fd = res.out[1].data.fd = -1;
+	assert_int_equal(proto_encode_result(1, &res, &o), -E2BIG);
+	res.nartifacts = PROTO_FDS_MAX;
+	assert_int_equal(proto_encode_result(1, &res, &o), 0);
+	assert_int_equal(o.nfds, PROTO_FDS_MAX);
+	proto_out_free(&o);
+	proto_out_free(&o);
+	proto_out_free(NULL);
+	free(big);
+}
+
+/* -------------------------------------------------- malformed input */
+
+static void
+test_bad_framing(void **state)
+{
+	struct proto_out o;
+	struct mb b;
+	static uint8_t huge[PROTO_MSG_MAX + 1];
+	/* array32 of 2^32-1 elements: must not make msgpack-c allocate 100 GB */
+	static const uint8_t bomb[] = {0x82, 0xa4, 't', 'y', 'p', 'e', 0x07, 0xa2, 'i', 'd',
+				       0xdd, 0xff, 0xff, 0xff, 0xff};
+	static const uint8_t c1[] = {0xc1};
+	uint8_t deep[40];
+	char *buf;
+
+	assert_int_equal(proto_encode_simple(5, PROTO_PING, &o), 0);
+	/* truncated */
+	check_fail_fds(o.buf, o.len - 1, NULL, 0, PROTO_ERR_BAD_REQUEST, "truncated", 0);
+	/* trailing bytes */
+	buf = malloc(o.len + 1);
+	assert_non_null(buf);
+	memcpy(buf, o.buf, o.len);
+	buf[o.len] = (char)0xc0;
+	check_fail_fds(buf, o.len + 1, NULL, 0, PROTO_ERR_BAD_REQUEST, "trailing", 0);
+	free(buf);
+	proto_out_free(&o);
+	/* empty and oversized packets */
+	check_fail_fds("", 0, NULL, 0, PROTO_ERR_BAD_REQUEST, "empty", 0);
+	memset(huge, 0xc0, sizeof(huge));
+	check_fail_fds(huge, sizeof(huge), NULL, 0, PROTO_ERR_TOO_LARGE, "larger", 0);
+	check_fail_fds(bomb, sizeof(bomb), NULL, 0, PROTO_ERR_BAD_REQUEST, "count larger", 0);
+	check_fail_fds(c1, sizeof(c1), NULL, 0, PROTO_ERR_BAD_REQUEST, "0xc1", 0);
+	/* 40 nested one-element arrays */
+	memset(deep, 0x91, sizeof(deep));
+	deep[sizeof(deep) - 1] = 0xc0;
+	check_fail_fds(deep, sizeof(deep), NULL, 0, PROTO_ERR_BAD_REQUEST, "deep", 0);
+	/* not a map */
+	mb_init(&b);
+	mb_array(&b, 2);
+	mb_uint(&b, 3);
+	mb_uint(&b, 1);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "message: not a map", 0);
+	mb_init(&b);
+	mb_str(&b, "ping");
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "not a map", 0);
+}
+
+static void
+test_bad_header(void **state)
+{
+	struct mb b;
+
+	/* non-string key; the id is still reported */
+	mb_head(&b, 1, PROTO_PING, 8);
+	mb_uint(&b, 1);
+	mb_uint(&b, 2);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "not a string", 8);
+	/* unknown types */
+	mb_head(&b, 0, 99, 8);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "unknown message type 99", 8);
+	mb_head(&b, 0, 0, 8);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "unknown message type", 8);
+	mb_head(&b, 0, (uint64_t)UINT32_MAX + PROTO_PING, 8);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "message.type", 8);
+	/* id 0, negative, too large, wrong type */
+	mb_head(&b, 0, PROTO_PING, 0);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "ping.id: 0", 0);
+	mb_head(&b, 0, PROTO_PING, (uint64_t)UINT32_MAX + 1);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "ping.id: out of range", 0);
+	mb_init(&b);
+	mb_map(&b, 2);
+	mb_str(&b, "type");
+	mb_uint(&b, PROTO_PING);
+	mb_str(&b, "id");
+	mb_int(&b, -1);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "ping.id: negative", 0);
+	mb_init(&b);
+	mb_map(&b, 2);
+	mb_str(&b, "type");
+	mb_str(&b, "ping");
+	mb_str(&b, "id");
+	mb_uint(&b, 4);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "message.type: not an unsigned integer", 4);
+	mb_init(&b);
+	mb_map(&b, 2);
+	mb_str(&b, "type");
+	mb_uint(&b, PROTO_PING);
+	mb_str(&b, "id");
+	mb_str(&b, "4");
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "ping.id: not an unsigned integer", 0);
+	/* missing type, missing id */
+	mb_init(&b);
+	mb_map(&b, 1);
+	mb_str(&b, "id");
+	mb_uint(&b, 4);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "message.type: missing", 4);
+	mb_init(&b);
+	mb_map(&b, 1);
+	mb_str(&b, "type");
+	mb_uint(&b, PROTO_PING);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "ping.id: missing", 0);
+	/* duplicate key */
+	mb_head(&b, 1, PROTO_PING, 6);
+	mb_str(&b, "id");
+	mb_uint(&b, 6);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "duplicate key", 6);
+	/* too many keys in a map */
+	{
+		char key[16];
+		size_t i;
+
+		mb_head(&b, PROTO_KEYS_MAX, PROTO_PING, 6);
+		for (i = 0; i < PROTO_KEYS_MAX; i++) {
+			snprintf(key, sizeof(key), "k%zu", i);
+			mb_str(&b, key);
+			mb_uint(&b, i);
+		}
+		check_fail(&b, PROTO_ERR_TOO_LARGE, "ping: more than 64 entries", 6);
+	}
+}
+
+static void
+test_unknown_keys_ignored(void **state)
+{
+	struct proto_msg m;
+	struct mb b;
+
+	mb_head(&b, 3, PROTO_RUN, 3);
+	mb_str(&b, "future_field");
+	mb_map(&b, 1);
+	mb_str(&b, "x");
+	mb_array(&b, 0);
+	mb_str(&b, "runtime");
+	mb_str(&b, "sh");
+	mb_str(&b, "also_new");
+	mb_int(&b, -5);
+	decode_mb(&b, NULL, 0, &m);
+	assert_string_equal(m.u.run.runtime, "sh");
+	proto_msg_free(&m);
+
+	/* info_ok from a newer daemon may carry limits we do not know. */
+	mb_head(&b, 6, PROTO_INFO_OK, 3);
+	mb_str(&b, "daemon");
+	mb_str(&b, "d");
+	mb_str(&b, "version");
+	mb_uint(&b, 1);
+	mb_str(&b, "uid");
+	mb_uint(&b, 0);
+	mb_str(&b, "runtimes");
+	mb_array(&b, 0);
+	mb_str(&b, "defaults");
+	mb_map(&b, 2);
+	mb_str(&b, "gpu_ms");
+	mb_uint(&b, 5);
+	mb_str(&b, "wall_ms");
+	mb_uint(&b, 6);
+	mb_str(&b, "ceilings");
+	mb_map(&b, 0);
+	decode_mb(&b, NULL, 0, &m);
+	assert_int_equal(m.u.info.defaults.v[PROTO_LIMIT_WALL_MS], 6);
+	assert_int_equal(m.u.info.nruntimes, 0);
+	proto_msg_free(&m);
+}
+
+/* A run message with runtime plus one field built by fn. */
+static void
+run_with(struct mb *b, uint32_t id, void (*fn)(struct mb *))
+{
+	mb_head(b, 2, PROTO_RUN, id);
+	mb_str(b, "runtime");
+	mb_str(b, "python");
+	fn(b);
+}
+
+static void
+f_argv_int(struct mb *b)
+{
+	mb_str(b, "argv");
+	mb_array(b, 4);
+	mb_str(b, "a");
+	mb_str(b, "b");
+	mb_str(b, "c");
+	mb_uint(b, 1);
+}
+
+static void
+f_argv_many(struct mb *b)
+{
+	size_t i;
+
+	mb_str(b, "argv");
+	mb_array(b, PROTO_ARGV_MAX + 1);
+	for (i = 0; i <= PROTO_ARGV_MAX; i++)
+		mb_str(b, "x");
+}
+
+static void
+f_argv_long(struct mb *b)
+{
+	mb_str(b, "argv");
+	mb_array(b, 1);
+	mb_strn(b, 'a', PROTO_STR_MAX + 1);
+}
+
+static void
+f_argv_nul(struct mb *b)
+{
+	mb_str(b, "argv");
+	mb_array(b, 1);
+	assert_int_equal(msgpack_pack_str(&b->pk, 3), 0);
+	assert_int_equal(msgpack_pack_str_body(&b->pk, "a\0b", 3), 0);
+}
+
+static void
+f_argv_map(struct mb *b)
+{
+	mb_str(b, "argv");
+	mb_map(b, 0);
+}
+
+static void
+f_env_badkey(struct mb *b)
+{
+	mb_str(b, "env");
+	mb_map(b, 1);
+	mb_str(b, "A-B");
+	mb_str(b, "x");
+}
+
+static void
+f_env_digitkey(struct mb *b)
+{
+	mb_str(b, "env");
+	mb_map(b, 1);
+	mb_str(b, "1A");
+	mb_str(b, "x");
+}
+
+static void
+f_env_dup(struct mb *b)
+{
+	mb_str(b, "env");
+	mb_map(b, 2);
+	mb_str(b, "A");
+	mb_str(b, "x");
+	mb_str(b, "A");
+	mb_str(b, "y");
+}
+
+static void
+f_env_many(struct mb *b)
+{
+	char key[16];
+	size_t i;
+
+	mb_str(b, "env");
+	mb_map(b, PROTO_ENV_MAX + 1);
+	for (i = 0; i <= PROTO_ENV_MAX; i++) {
+		snprintf(key, sizeof(key), "K%zu", i);
+		mb_str(b, key);
+		mb_str(b, "v");
+	}
+}
+
+static void
+f_env_longkey(struct mb *b)
+{
+	mb_str(b, "env");
+	mb_map(b, 1);
+	mb_strn(b, 'K', PROTO_ENV_KEY_MAX + 1);
+	mb_str(b, "v");
+}
+
+static void
+f_env_intval(struct mb *b)
+{
+	mb_str(b, "env");
+	mb_map(b, 1);
+	mb_str(b, "K");
+	mb_uint(b, 1);
+}
+
+static void
+f_files_many(struct mb *b)
+{
+	size_t i;
+
+	mb_str(b, "files");
+	mb_array(b, PROTO_FILES_MAX + 1);
+	for (i = 0; i <= PROTO_FILES_MAX; i++) {
+		mb_map(b, 2);
+		mb_str(b, "name");
+		mb_str(b, "f");
+		mb_str(b, "data");
+		mb_bin(b, "", 0);
+	}
+}
+
+static void
+f_file_noname(struct mb *b)
+{
+	mb_str(b, "files");
+	mb_array(b, 1);
+	mb_map(b, 1);
+	mb_str(b, "data");
+	mb_bin(b, "", 0);
+}
+
+static void
+f_file_longname(struct mb *b)
+{
+	mb_str(b, "files");
+	mb_array(b, 1);
+	mb_map(b, 2);
+	mb_str(b, "name");
+	mb_strn(b, 'n', PROTO_NAME_MAX + 1);
+	mb_str(b, "data");
+	mb_bin(b, "", 0);
+}
+
+static void
+f_file_strdata(struct mb *b)
+{
+	mb_str(b, "files");
+	mb_array(b, 1);
+	mb_map(b, 2);
+	mb_str(b, "name");
+	mb_str(b, "n");
+	mb_str(b, "data");
+	mb_str(b, "text, not bin");
+}
+
+static void
+f_code_biginline(struct mb *b)
+{
+	uint8_t *p = pattern(PROTO_INLINE_MAX + 1, 0);
+
+	mb_str(b, "code");
+	mb_bin(b, p, PROTO_INLINE_MAX + 1);
+	free(p);
+}
+
+static void
+f_limits_neg(struct mb *b)
+{
+	mb_str(b, "limits");
+	mb_map(b, 1);
+	mb_str(b, "cpu_ms");
+	mb_int(b, -5);
+}
+
+static void
+f_limits_unknown(struct mb *b)
+{
+	mb_str(b, "limits");
+	mb_map(b, 1);
+	mb_str(b, "gpu_ms");
+	mb_uint(b, 5);
+}
+
+static void
+f_limits_float(struct mb *b)
+{
+	mb_str(b, "limits");
+	mb_map(b, 1);
+	mb_str(b, "wall_ms");
+	assert_int_equal(msgpack_pack_double(&b->pk, 1.0), 0);
+}
+
+static void
+f_runtime_dup(struct mb *b)
+{
+	mb_str(b, "runtime");
+	mb_str(b, "sh");
+}
+
+static void
+test_bad_run_fields(void **state)
+{
+	static const struct {
+		void (*fn)(struct mb *);
+		enum proto_error code;
+		const char *why;
+	} cases[] = {
+		{f_argv_int, PROTO_ERR_BAD_REQUEST, "run.argv[3]: not a string"},
+		{f_argv_many, PROTO_ERR_TOO_LARGE, "run.argv: more than 256 entries"},
+		{f_argv_long, PROTO_ERR_TOO_LARGE, "run.argv[0]: longer than 4096 bytes"},
+		{f_argv_nul, PROTO_ERR_BAD_REQUEST, "run.argv[0]: contains a NUL"},
+		{f_argv_map, PROTO_ERR_BAD_REQUEST, "run.argv: not an array"},
+		{f_env_badkey, PROTO_ERR_BAD_REQUEST, "run.env[0]: not a valid variable name"},
+		{f_env_digitkey, PROTO_ERR_BAD_REQUEST, "run.env[0]: not a valid variable name"},
+		{f_env_dup, PROTO_ERR_BAD_REQUEST, "run.env: duplicate key"},
+		{f_env_many, PROTO_ERR_TOO_LARGE, "run.env: more than 128 entries"},
+		{f_env_longkey, PROTO_ERR_TOO_LARGE, "run.env[0]: longer than 128"},
+		{f_env_intval, PROTO_ERR_BAD_REQUEST, "run.env[0]: not a string"},
+		{f_files_many, PROTO_ERR_TOO_LARGE, "run.files: more than 64"},
+		{f_file_noname, PROTO_ERR_BAD_REQUEST, "run.files[0].name: missing"},
+		{f_file_longname, PROTO_ERR_TOO_LARGE, "run.files[0].name: longer than 255"},
+		{f_file_strdata, PROTO_ERR_BAD_REQUEST, "run.files[0].data: not a blob"},
+		{f_code_biginline, PROTO_ERR_TOO_LARGE, "run.code: inline blob longer"},
+		{f_limits_neg, PROTO_ERR_BAD_REQUEST, "run.limits.cpu_ms: negative"},
+		{f_limits_unknown, PROTO_ERR_BAD_REQUEST, "run.limits: entry 0: unknown limit"},
+		{f_limits_float, PROTO_ERR_BAD_REQUEST, "run.limits.wall_ms: not an unsigned"},
+		{f_runtime_dup, PROTO_ERR_BAD_REQUEST, "run: duplicate key"},
+	};
+	struct mb b;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		run_with(&b, (uint32_t)(100 + i), cases[i].fn);
+		check_fail(&b, cases[i].code, cases[i].why, (uint32_t)(100 + i));
+	}
+}
+
+static void
+test_bad_required_and_strings(void **state)
+{
+	struct mb b;
+
+	mb_head(&b, 0, PROTO_RUN, 2);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "run.runtime: missing", 2);
+	mb_head(&b, 0, PROTO_HELLO, 2);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "hello.version: missing", 2);
+	mb_head(&b, 1, PROTO_HELLO, 2);
+	mb_str(&b, "version");
+	mb_uint(&b, (uint64_t)UINT32_MAX + 1);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "hello.version: out of range", 2);
+	mb_head(&b, 1, PROTO_HELLO, 2);
+	mb_str(&b, "version");
+	mb_int(&b, -1);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "hello.version: negative", 2);
+	mb_head(&b, 1, PROTO_RUN, 2);
+	mb_str(&b, "runtime");
+	mb_uint(&b, 1);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "run.runtime: not a string", 2);
+	mb_head(&b, 1, PROTO_RUN, 2);
+	mb_str(&b, "runtime");
+	mb_strn(&b, 'p', PROTO_RUNTIME_MAX + 1);
+	check_fail(&b, PROTO_ERR_TOO_LARGE, "run.runtime: longer than 32", 2);
+	mb_head(&b, 1, PROTO_RUN, 2);
+	mb_str(&b, "runtime");
+	mb_str(&b, "");
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "run.runtime: empty", 2);
+	mb_head(&b, 2, PROTO_ERROR, 2);
+	mb_str(&b, "code");
+	mb_str(&b, "no_such_code");
+	mb_str(&b, "message");
+	mb_str(&b, "m");
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "error.code: unknown name", 2);
+	mb_head(&b, 2, PROTO_ERROR, 2);
+	mb_str(&b, "code");
+	mb_str(&b, "internal");
+	mb_str(&b, "message");
+	mb_strn(&b, 'm', PROTO_MSG_PRINTABLE_MAX + 1);
+	check_fail(&b, PROTO_ERR_TOO_LARGE, "error.message: longer", 2);
+	/* runtimes array over its bound */
+	{
+		size_t i;
+
+		mb_head(&b, 6, PROTO_INFO_OK, 2);
+		mb_str(&b, "daemon");
+		mb_str(&b, "d");
+		mb_str(&b, "version");
+		mb_uint(&b, 1);
+		mb_str(&b, "uid");
+		mb_uint(&b, 1);
+		mb_str(&b, "defaults");
+		mb_map(&b, 0);
+		mb_str(&b, "ceilings");
+		mb_map(&b, 0);
+		mb_str(&b, "runtimes");
+		mb_array(&b, PROTO_RUNTIMES_MAX + 1);
+		for (i = 0; i <= PROTO_RUNTIMES_MAX; i++)
+			mb_str(&b, "r");
+		check_fail(&b, PROTO_ERR_TOO_LARGE, "info_ok.runtimes: more than 32", 2);
+	}
+}
+
+/* A result with one field overridden: fields are written in this order. */
+static void
+result_head(struct mb *b, uint32_t id, const char *outcome, int extra, size_t more)
+{
+	mb_head(b, 12 + (extra != 0) + more, PROTO_RESULT, id);
+	mb_str(b, "outcome");
+	mb_str(b, outcome);
+	if (extra == 1) {
+		mb_str(b, "exit_code");
+		mb_int(b, 0);
+	} else if (extra == 2) {
+		mb_str(b, "signal");
+		mb_int(b, 9);
+	}
+	mb_str(b, "wall_ms");
+	mb_uint(b, 1);
+	mb_str(b, "cpu_ms");
+	mb_uint(b, 1);
+	mb_str(b, "memory_peak_bytes");
+	mb_uint(b, 0);
+	mb_str(b, "queued_ms");
+	mb_uint(b, 0);
+	mb_str(b, "stdout");
+	mb_bin(b, "ab", 2);
+	mb_str(b, "stdout_bytes");
+	mb_uint(b, 2);
+	mb_str(b, "stdout_truncated");
+	assert_int_equal(msgpack_pack_false(&b->pk), 0);
+	mb_str(b, "stderr");
+	mb_bin(b, "", 0);
+	mb_str(b, "stderr_bytes");
+	mb_uint(b, 0);
+	mb_str(b, "stderr_truncated");
+	assert_int_equal(msgpack_pack_false(&b->pk), 0);
+	mb_str(b, "artifacts");
+	mb_array(b, 0);
+}
+
+static void
+test_bad_result(void **state)
+{
+	struct proto_msg m;
+	struct mb b;
+
+	result_head(&b, 3, "exited", 1, 0);
+	decode_mb(&b, NULL, 0, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	proto_msg_free(&m);
+
+	result_head(&b, 3, "exited", 0, 0);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "result.exit_code: missing", 3);
+	result_head(&b, 3, "signaled", 1, 0);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "result.exit_code: not allowed", 3);
+	result_head(&b, 3, "exploded", 2, 0);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "result.outcome: unknown name", 3);
+	result_head(&b, 3, "error", 0, 0);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "result.error: missing", 3);
+	/* exit code beyond 32 bits */
+	result_head(&b, 3, "signaled", 2, 1);
+	mb_str(&b, "exit_code");
+	mb_uint(&b, (uint64_t)INT32_MAX + 1);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "result.exit_code: out of the 32-bit range", 3);
+	/* an artifact whose data disagrees with its flag */
+	mb_head(&b, 13, PROTO_RESULT, 3);
+	mb_str(&b, "outcome");
+	mb_str(&b, "signaled");
+	mb_str(&b, "signal");
+	mb_int(&b, 9);
+	mb_str(&b, "wall_ms");
+	mb_uint(&b, 1);
+	mb_str(&b, "cpu_ms");
+	mb_uint(&b, 1);
+	mb_str(&b, "memory_peak_bytes");
+	mb_uint(&b, 0);
+	mb_str(&b, "queued_ms");
+	mb_uint(&b, 0);
+	mb_str(&b, "stdout");
+	mb_bin(&b, "", 0);
+	mb_str(&b, "stdout_bytes");
+	mb_uint(&b, 0);
+	mb_str(&b, "stdout_truncated");
+	assert_int_equal(msgpack_pack_false(&b.pk), 0);
+	mb_str(&b, "stderr");
+	mb_bin(&b, "", 0);
+	mb_str(&b, "stderr_bytes");
+	mb_uint(&b, 0);
+	mb_str(&b, "stderr_truncated");
+	assert_int_equal(msgpack_pack_true(&b.pk), 0);
+	mb_str(&b, "artifacts");
+	mb_array(&b, 0);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "result.stderr: truncated flag", 3);
+}
+
+/* ----------------------------------------------------------- fds */
+
+/* A run carrying its code as fd index idx of size size. */
+static void
+run_fdref(struct mb *b, uint32_t id, uint64_t idx, uint64_t size)
+{
+	mb_head(b, 2, PROTO_RUN, id);
+	mb_str(b, "runtime");
+	mb_str(b, "python");
+	mb_fdref(b, "code", idx, size);
+}
+
+static void
+test_bad_fds(void **state)
+{
+	int fds[PROTO_FDS_MAX + 1], p[2];
+	struct proto_msg m;
+	struct mb b;
+	size_t i;
+
+	/* not a memfd */
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	close(p[1]);
+	fds[0] = p[0];
+	run_fdref(&b, 4, 0, 0);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_BAD_REQUEST,
+		       "run.code.fd: not a sealed memfd", 4);
+	assert_int_equal(fds[0], -1);
+	mb_free(&b);
+	/* a memfd without seals */
+	fds[0] = unsealed_memfd(10);
+	run_fdref(&b, 4, 0, 10);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_BAD_REQUEST, "not a sealed memfd",
+		       4);
+	mb_free(&b);
+	/* the wrong size */
+	assert_int_equal(memfd_sealed_create("t", "abc", 3, &fds[0]), 0);
+	run_fdref(&b, 4, 0, 4);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_BAD_REQUEST, "holds 3 bytes", 4);
+	mb_free(&b);
+	/* a size beyond the blob bound */
+	assert_int_equal(memfd_sealed_create("t", "abc", 3, &fds[0]), 0);
+	run_fdref(&b, 4, 0, PROTO_BLOB_MAX + 1);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_TOO_LARGE, "run.code.size", 4);
+	mb_free(&b);
+	/* an index out of range (one fd attached, index 1) */
+	assert_int_equal(memfd_sealed_create("t", "abc", 3, &fds[0]), 0);
+	run_fdref(&b, 4, 1, 3);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_BAD_REQUEST, "out of range", 4);
+	mb_free(&b);
+	/* and with no fds at all */
+	run_fdref(&b, 4, 0, 3);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "run.code.fd: fd index 0 out of range", 4);
+	/* an unreferenced fd */
+	assert_int_equal(memfd_sealed_create("t", "abc", 3, &fds[0]), 0);
+	assert_int_equal(memfd_sealed_create("t", "abc", 3, &fds[1]), 0);
+	run_fdref(&b, 4, 0, 3);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 2, PROTO_ERR_BAD_REQUEST,
+		       "attached fd 1 is not referenced", 4);
+	assert_int_equal(fds[0], -1);
+	assert_int_equal(fds[1], -1);
+	mb_free(&b);
+	/* an fd referenced twice */
+	assert_int_equal(memfd_sealed_create("t", "abc", 3, &fds[0]), 0);
+	mb_head(&b, 3, PROTO_RUN, 4);
+	mb_str(&b, "runtime");
+	mb_str(&b, "python");
+	mb_fdref(&b, "code", 0, 3);
+	mb_fdref(&b, "stdin", 0, 3);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_BAD_REQUEST,
+		       "run.stdin.fd: fd index 0 referenced twice", 4);
+	mb_free(&b);
+	/* fds attached to a message that fails for another reason are closed */
+	assert_int_equal(memfd_sealed_create("t", "abc", 3, &fds[0]), 0);
+	mb_head(&b, 0, 99, 4);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_BAD_REQUEST, "unknown", 4);
+	mb_free(&b);
+	/* more fds than a packet may carry */
+	for (i = 0; i < PROTO_FDS_MAX + 1; i++)
+		assert_int_equal(memfd_sealed_create("t", "", 0, &fds[i]), 0);
+	mb_head(&b, 0, PROTO_PING, 4);
+	check_fail_fds(b.sb.data, b.sb.size, fds, PROTO_FDS_MAX + 1, PROTO_ERR_TOO_LARGE,
+		       "fds", 0);
+	mb_free(&b);
+	/* the good case: one sealed memfd, referenced once */
+	assert_int_equal(memfd_sealed_create("t", "abc", 3, &fds[0]), 0);
+	run_fdref(&b, 4, 0, 3);
+	decode_mb(&b, fds, 1, &m);
+	assert_int_equal(fds[0], -1);
+	assert_int_equal(m.u.run.code.len, 3);
+	assert_memory_equal(m.u.run.code.data, "abc", 3);
+	proto_msg_free(&m);
+}
+
+static void
+test_names(void **state)
+{
+	enum proto_outcome oc;
+	size_t i;
+
+	assert_string_equal(proto_type_name(PROTO_RESULT), "result");
+	assert_string_equal(proto_type_name((enum proto_type)42), "unknown");
+	for (i = 0; i < PROTO_OUTCOME_COUNT_; i++) {
+		assert_int_equal(proto_outcome_from_name(proto_outcome_name(i), &oc), 0);
+		assert_int_equal(oc, i);
+	}
+	assert_int_equal(proto_outcome_from_name("nope", &oc), -ENOENT);
+	assert_string_equal(proto_limit_name(PROTO_LIMIT_TMP_BYTES), "tmp_bytes");
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, fd_setup, fd_teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_roundtrip_hello),
+		T(test_roundtrip_simple),
+		T(test_roundtrip_info),
+		T(test_roundtrip_run_inline),
+		T(test_roundtrip_run_minimal),
+		T(test_roundtrip_run_memfd),
+		T(test_roundtrip_result),
+		T(test_roundtrip_error),
+		T(test_send_recv),
+		T(test_encode_errors),
+		T(test_bad_framing),
+		T(test_bad_header),
+		T(test_unknown_keys_ignored),
+		T(test_bad_run_fields),
+		T(test_bad_required_and_strings),
+		T(test_bad_result),
+		T(test_bad_fds),
+		T(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
