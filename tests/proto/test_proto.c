@@ -1355,7 +1355,7 @@ test_names(void **state)
 	assert_string_equal(proto_type_name(PROTO_RESULT), "result");
 	assert_string_equal(proto_type_name((enum proto_type)42), "unknown");
 	for (i = 0; i < PROTO_OUTCOME_COUNT_; i++) {
-		assert_int_equal(proto_outcome_from_name(proto_outcome_name(i), &oc), 0);
+		assert_int_equal(proto_outcome_from_name(proto_outcome_name((enum proto_outcome)i), &oc), 0);
 		assert_int_equal(oc, i);
 	}
 	assert_int_equal(proto_outcome_from_name("nope", &oc), -ENOENT);
