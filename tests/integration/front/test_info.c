@@ -1,0 +1,201 @@
+/*
+ * test_info.c: ping and info against a real airlockd, through libairlock and
+ * through the airlock command.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "airlock.h"
+#include "fixture.h"
+#include "front_util.h"
+
+#define FRONT_INFO_CONFIG "[sandbox]\nuid_base = 700000\n"
+
+static int
+setup(void **state)
+{
+	static struct fixture f;
+
+	if (fixture_start(&f, FRONT_INFO_CONFIG) < 0)
+		return -1;
+	*state = &f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	return fixture_stop(*state) == 0 ? 0 : -1;
+}
+
+static const char *
+cli_path(void)
+{
+	const char *p = getenv("AIRLOCK_CLI");
+
+	return p != NULL ? p : "airlock";
+}
+
+/* Ping through the library; a second ping on the same connection works too. */
+static void
+test_lib_ping(void **state)
+{
+	struct fixture *f = *state;
+	struct airlock_conn *conn = NULL;
+
+	assert_int_equal(airlock_connect(f->sock, &conn), 0);
+	assert_non_null(conn);
+	assert_true(airlock_conn_fd(conn) >= 0);
+	assert_int_equal(airlock_ping(conn), 0);
+	assert_int_equal(airlock_ping(conn), 0);
+	/* No error reply was sent on a healthy connection. */
+	assert_int_equal(airlock_conn_last_error(conn, NULL, NULL), -ENOENT);
+	airlock_conn_free(conn);
+}
+
+/* Info through the library: protocol, runtimes, limits, our uid. */
+static void
+test_lib_info(void **state)
+{
+	struct fixture *f = *state;
+	struct airlock_conn *conn = NULL;
+	struct airlock_info *info = NULL;
+	bool python = false, sh = false, exec = false;
+	size_t i, n;
+	int k;
+
+	assert_int_equal(airlock_connect(f->sock, &conn), 0);
+	assert_int_equal(airlock_info(conn, &info), 0);
+	assert_non_null(info);
+	assert_int_equal(airlock_info_protocol_version(info), 1);
+	assert_non_null(strstr(airlock_info_daemon_version(info), "0.1.0"));
+	assert_int_equal(airlock_info_uid(info), 0);
+	n = airlock_info_runtime_count(info);
+	assert_true(n >= 3);
+	for (i = 0; i < n; i++) {
+		const char *name = airlock_info_runtime_name(info, i);
+
+		assert_non_null(name);
+		python |= strcmp(name, "python") == 0;
+		sh |= strcmp(name, "sh") == 0;
+		exec |= strcmp(name, "exec") == 0;
+	}
+	assert_null(airlock_info_runtime_name(info, n));
+	assert_true(python);
+	assert_true(sh);
+	assert_true(exec);
+	for (k = 0; airlock_limit_name((enum airlock_limit)k) != NULL; k++) {
+		uint64_t def = airlock_info_limit_default(info, (enum airlock_limit)k);
+		uint64_t ceil = airlock_info_limit_ceiling(info, (enum airlock_limit)k);
+
+		assert_true(def > 0);
+		assert_true(ceil > 0);
+		assert_true(def <= ceil);
+	}
+	assert_int_equal(k, 11);
+	/* Built-in defaults documented in airlockd.conf(5). */
+	assert_int_equal(airlock_info_limit_default(info, AIRLOCK_LIMIT_WALL_MS), 10000);
+	assert_int_equal(airlock_info_limit_ceiling(info, AIRLOCK_LIMIT_WALL_MS), 300000);
+	airlock_info_free(info);
+	/* The connection is still usable after info. */
+	assert_int_equal(airlock_ping(conn), 0);
+	airlock_conn_free(conn);
+}
+
+/* airlock --socket S ping exits 0 and says pong. */
+static void
+test_cli_ping(void **state)
+{
+	struct fixture *f = *state;
+	char out[4096], err[4096];
+	char *argv[] = {(char *)cli_path(), "--socket", f->sock, "ping", NULL};
+
+	assert_int_equal(front_run_cmd((uid_t)-1, 0, argv, out, sizeof(out), err, sizeof(err)), 0);
+	assert_non_null(strstr(out, "pong"));
+}
+
+/* The same command against a socket that does not exist fails. */
+static void
+test_cli_ping_no_daemon(void **state)
+{
+	struct fixture *f = *state;
+	char out[4096], err[4096], path[200];
+	char *argv[] = {(char *)cli_path(), "--socket", path, "ping", NULL};
+	int r;
+
+	snprintf(path, sizeof(path), "%s/no-such.sock", f->dir);
+	r = front_run_cmd((uid_t)-1, 0, argv, out, sizeof(out), err, sizeof(err));
+	assert_true(r > 0 && r < 125);
+	assert_null(strstr(out, "pong"));
+	assert_non_null(strstr(err, "no-such.sock"));
+}
+
+/* airlock --socket S info --json prints one JSON object describing the daemon. */
+static void
+test_cli_info_json(void **state)
+{
+	struct fixture *f = *state;
+	char out[16384], err[4096];
+	char *argv[] = {(char *)cli_path(), "--socket", f->sock, "info", "--json", NULL};
+	json_error_t jerr;
+	json_t *obj, *rts, *lim, *wall, *v;
+	bool python = false, sh = false, exec = false;
+	size_t i;
+	const char *key;
+
+	assert_int_equal(front_run_cmd((uid_t)-1, 0, argv, out, sizeof(out), err, sizeof(err)), 0);
+	obj = json_loads(out, 0, &jerr);
+	if (obj == NULL)
+		fail_msg("info --json is not JSON (%s): %s", jerr.text, out);
+	assert_true(json_is_object(obj));
+	assert_int_equal(json_integer_value(json_object_get(obj, "protocol")), 1);
+	assert_true(json_is_integer(json_object_get(obj, "uid")));
+	assert_int_equal(json_integer_value(json_object_get(obj, "uid")), 0);
+	rts = json_object_get(obj, "runtimes");
+	assert_true(json_is_array(rts));
+	json_array_foreach(rts, i, v) {
+		const char *s = json_string_value(v);
+
+		assert_non_null(s);
+		python |= strcmp(s, "python") == 0;
+		sh |= strcmp(s, "sh") == 0;
+		exec |= strcmp(s, "exec") == 0;
+	}
+	assert_true(python && sh && exec);
+	lim = json_object_get(obj, "limits");
+	assert_true(json_is_object(lim));
+	assert_int_equal(json_object_size(lim), 11);
+	json_object_foreach(lim, key, v) {
+		json_int_t def = json_integer_value(json_object_get(v, "default"));
+		json_int_t ceil = json_integer_value(json_object_get(v, "ceiling"));
+
+		assert_true(def > 0);
+		assert_true(def <= ceil);
+	}
+	wall = json_object_get(lim, "wall_ms");
+	assert_int_equal(json_integer_value(json_object_get(wall, "default")), 10000);
+	json_decref(obj);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_lib_ping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lib_info, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cli_ping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cli_ping_no_daemon, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cli_info_json, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
