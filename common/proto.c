@@ -1340,6 +1340,11 @@ enc_kv_blob(struct proto_enc *e, const char *key, const struct proto_blob *b)
 	enc_rawstr(e, key, PROTO_STR_MAX);
 	if (e->err != 0)
 		return;
+	/* A zeroed struct has fd 0: an absent blob is empty, whatever fd holds. */
+	if (!b->present) {
+		enc_check(e, msgpack_pack_bin(&e->pk, 0));
+		return;
+	}
 	if (b->fd >= 0 || b->len > PROTO_INLINE_MAX) {
 		enc_attach(e, b);
 		return;

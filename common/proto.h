@@ -114,7 +114,9 @@ struct proto_limits {
 /*
  * A byte payload: inline (fd == -1, data points into the message) or a sealed
  * memfd (fd >= 0, data is a read-only mapping of it). Decoding verifies the
- * seals and the size; proto_msg_free() unmaps and closes.
+ * seals and the size; proto_msg_free() unmaps and closes. Encoders send a
+ * blob whose present is false as empty (an optional one not at all), whatever
+ * fd holds, so a zeroed struct is safe to encode.
  */
 struct proto_blob {
 	const uint8_t *data;

@@ -547,6 +547,25 @@ test_roundtrip_result(void **state)
 }
 
 static void
+test_roundtrip_zeroed_result(void **state)
+{
+	struct proto_result res;
+	struct proto_out o;
+	struct proto_msg m;
+
+	/* Every blob fd is 0 here; absent blobs must not attach fd 0. */
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(proto_encode_result(2, &res, &o), 0);
+	assert_int_equal(o.nfds, 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	assert_int_equal(m.u.result.out[0].data.len, 0);
+	assert_int_equal(m.u.result.out[0].data.fd, -1);
+	assert_int_equal(m.u.result.out[1].data.fd, -1);
+	proto_msg_free(&m);
+}
+
+static void
 test_roundtrip_error(void **state)
 {
 	char longmsg[PROTO_MSG_PRINTABLE_MAX + 100];
@@ -1355,7 +1374,8 @@ test_names(void **state)
 	assert_string_equal(proto_type_name(PROTO_RESULT), "result");
 	assert_string_equal(proto_type_name((enum proto_type)42), "unknown");
 	for (i = 0; i < PROTO_OUTCOME_COUNT_; i++) {
-		assert_int_equal(proto_outcome_from_name(proto_outcome_name((enum proto_outcome)i), &oc), 0);
+		assert_int_equal(
+		    proto_outcome_from_name(proto_outcome_name((enum proto_outcome)i), &oc), 0);
 		assert_int_equal(oc, i);
 	}
 	assert_int_equal(proto_outcome_from_name("nope", &oc), -ENOENT);
@@ -1375,6 +1395,7 @@ main(void)
 	    T(test_roundtrip_run_minimal),
 	    T(test_roundtrip_run_memfd),
 	    T(test_roundtrip_result),
+	    T(test_roundtrip_zeroed_result),
 	    T(test_roundtrip_error),
 	    T(test_send_recv),
 	    T(test_encode_errors),
