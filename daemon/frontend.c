@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "fdpass.h"
@@ -86,7 +87,10 @@ frontend_main(struct daemon *d)
 		return -EIO;
 	log_info("ready: listening, %u runs at most, memory limit by %s", d->cfg->max_runs,
 		 d->memory_cgroup ? "cgroup" : "RLIMIT_AS");
+	/* NotifyAccess=all: the main pid is the spawner, readiness is ours. */
+	sd_notifyf(0, "READY=1\nSTATUS=listening; %u runs at most", d->cfg->max_runs);
 	event_base_dispatch(d->base);
+	sd_notify(0, "STOPPING=1");
 	/* Leaving closes the spawner channel: the spawner kills every sandbox. */
 	while (!TAILQ_EMPTY(&d->clients))
 		client_free(TAILQ_FIRST(&d->clients));
