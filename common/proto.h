@@ -30,7 +30,8 @@
 #define PROTO_ENV_MAX 128                /* env entries */
 #define PROTO_ENV_KEY_MAX 128            /* env key, bytes */
 #define PROTO_FILES_MAX 64               /* input files per run */
-#define PROTO_ARTIFACTS_MAX 1000         /* artifacts per result */
+#define PROTO_ARTIFACTS_MAX 60           /* artifacts per result: each may be a memfd, and a
+                                          * packet has 64 fds (two for stdout, stderr) */
 #define PROTO_RUNTIMES_MAX 32            /* runtimes in an info reply */
 #define PROTO_MSG_PRINTABLE_MAX 1024     /* error message, bytes */
 #define PROTO_KEYS_MAX 64                /* entries in any map but env */

@@ -41,6 +41,7 @@ struct client {
 	size_t ngids;
 	pid_t pid;
 	bool allowed;
+	bool over_limit; /* more connections than max_connections_per_uid */
 	bool hello_done;
 	bool closing; /* send what is queued, then close */
 	bool dead;    /* freed on the next loop turn; nothing more is done */
@@ -185,9 +186,18 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 	struct proto_hello h = {.version = PROTO_VERSION, .peer = "airlockd " AIRLOCK_VERSION};
 	struct proto_out out;
 
+	/* Refusals wait for the hello so the reply has an id to answer and
+	 * the client reads it (closing with its hello unread would reset it). */
 	if (!c->allowed) {
 		client_send_error(c, m->id, PROTO_ERR_UNAUTHORIZED,
 				  "uid %u is not allowed to use this daemon", (unsigned)c->uid);
+		c->closing = true;
+		client_flush(c);
+		return;
+	}
+	if (c->over_limit) {
+		client_send_error(c, m->id, PROTO_ERR_BUSY, "uid %u has %u connections, the limit",
+				  (unsigned)c->uid, c->d->cfg->max_connections_per_uid);
 		c->closing = true;
 		client_flush(c);
 		return;
@@ -403,13 +413,7 @@ client_new(struct daemon *d, int fd)
 	TAILQ_INSERT_TAIL(&d->clients, c, entry);
 	log_debug("client %" PRIu32 ": uid %u pid %d connected%s", c->id, (unsigned)c->uid,
 		  (int)c->pid, c->allowed ? "" : " (not allowed)");
-	if (c->uid != 0 && same >= d->cfg->max_connections_per_uid) {
-		client_send_error(c, 0, PROTO_ERR_BUSY, "uid %u has %u connections, the limit",
-				  (unsigned)c->uid, d->cfg->max_connections_per_uid);
-		c->closing = true;
-		client_flush(c);
-		return;
-	}
+	c->over_limit = c->uid != 0 && same >= d->cfg->max_connections_per_uid;
 	event_add(c->read_ev, NULL);
 	event_add(c->hello_ev, &tv);
 }

@@ -82,7 +82,7 @@ static const uint64_t config_limit_defaults[PROTO_LIMIT_COUNT_][2] = {
     [PROTO_LIMIT_OUTPUT_BYTES] = {1ULL << 20, 64ULL << 20},
     [PROTO_LIMIT_WORKSPACE_BYTES] = {64ULL << 20, 1ULL << 30},
     [PROTO_LIMIT_TMP_BYTES] = {64ULL << 20, 1ULL << 30},
-    [PROTO_LIMIT_ARTIFACTS] = {100, 1000},
+    [PROTO_LIMIT_ARTIFACTS] = {32, 60},
     [PROTO_LIMIT_ARTIFACT_BYTES] = {1ULL << 20, 64ULL << 20},
 };
 

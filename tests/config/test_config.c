@@ -143,8 +143,8 @@ test_defaults(void **state)
 	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_WORKSPACE_BYTES], 1ULL << 30);
 	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_TMP_BYTES], 64ULL << 20);
 	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_TMP_BYTES], 1ULL << 30);
-	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_ARTIFACTS], 100);
-	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_ARTIFACTS], 1000);
+	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_ARTIFACTS], 32);
+	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_ARTIFACTS], 60);
 	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_ARTIFACT_BYTES], 1ULL << 20);
 	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_ARTIFACT_BYTES], 64ULL << 20);
 

@@ -692,9 +692,9 @@ test_encode_errors(void **state)
 		    {.data = big, .len = PROTO_INLINE_MAX + 1, .fd = -1, .present = true}};
 	res.out[0].data.fd = res.out[1].data.fd = -1;
 	assert_int_equal(proto_encode_result(1, &res, &o), -E2BIG);
-	res.nartifacts = PROTO_FDS_MAX;
+	res.nartifacts = PROTO_ARTIFACTS_MAX;
 	assert_int_equal(proto_encode_result(1, &res, &o), 0);
-	assert_int_equal(o.nfds, PROTO_FDS_MAX);
+	assert_int_equal(o.nfds, PROTO_ARTIFACTS_MAX);
 	proto_out_free(&o);
 	proto_out_free(&o);
 	proto_out_free(NULL);
