@@ -27,7 +27,7 @@ log_set_ident(const char *ident)
 	log_ident = ident;
 }
 
-static void
+__attribute__((format(printf, 2, 0))) static void
 log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)
 {
 	char msg[2048];
