@@ -2,6 +2,7 @@
 #include "plan.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -122,6 +123,57 @@ plan_build(const struct plan_input *in, int *ret_fd)
 out:
 	free(b.p);
 	return r;
+}
+
+static const char *const plan_base_env[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" PLAN_WORKSPACE, "LANG=C.UTF-8",
+	"TMPDIR=/tmp", "OPENBLAS_NUM_THREADS=1", "USER=sandbox",
+};
+
+int
+plan_env_build(struct plan_env *ret, const struct proto_env *env, size_t nenv)
+{
+	size_t i, j, nbase = sizeof(plan_base_env) / sizeof(plan_base_env[0]);
+
+	memset(ret, 0, sizeof(*ret));
+	if (nenv > PROTO_ENV_MAX)
+		return -E2BIG;
+	for (i = 0; i < nbase; i++)
+		ret->envp[ret->envc++] = plan_base_env[i];
+	for (i = 0; i < nenv; i++) {
+		size_t kl = strlen(env[i].key);
+		char *kv;
+
+		if (kl == 0 || strchr(env[i].key, '=') != NULL) {
+			plan_env_free(ret);
+			return -EINVAL;
+		}
+		if (asprintf(&kv, "%s=%s", env[i].key, env[i].value) < 0) {
+			plan_env_free(ret);
+			return -ENOMEM;
+		}
+		ret->owned[ret->nowned++] = kv;
+		for (j = 0; j < ret->envc; j++)
+			if (strncmp(ret->envp[j], kv, kl + 1) == 0)
+				break;
+		ret->envp[j] = kv;
+		if (j == ret->envc)
+			ret->envc++;
+	}
+	ret->envp[ret->envc] = NULL;
+	return 0;
+}
+
+void
+plan_env_free(struct plan_env *env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; i < env->nowned; i++)
+		free(env->owned[i]);
+	memset(env, 0, sizeof(*env));
 }
 
 /* Is [off, off+len) inside size? */

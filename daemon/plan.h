@@ -86,6 +86,21 @@ struct plan_input {
 	const struct proto_limits *limits;
 };
 
+/*
+ * A run's environment, built from nothing: PATH, HOME, LANG, TMPDIR,
+ * OPENBLAS_NUM_THREADS and USER, then the request's own entries; a request
+ * key replaces a base one of the same name, a later request key an earlier.
+ */
+struct plan_env {
+	const char *envp[PLAN_ENV_MAX + 1]; /* NULL-terminated */
+	size_t envc;
+	char *owned[PROTO_ENV_MAX];
+	size_t nowned;
+};
+
+int plan_env_build(struct plan_env *ret, const struct proto_env *env, size_t nenv);
+void plan_env_free(struct plan_env *env);
+
 /* Pack in into a new sealed memfd. Returns 0 or -errno. */
 int plan_build(const struct plan_input *in, int *ret_fd);
 

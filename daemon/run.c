@@ -106,12 +106,6 @@ run_resolve_exec(const char *name, char *buf, size_t len)
 	return -ENOENT;
 }
 
-static const char *const run_base_env[] = {
-	"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" PLAN_WORKSPACE, "LANG=C.UTF-8",
-	"TMPDIR=/tmp", "OPENBLAS_NUM_THREADS=1", "USER=sandbox",
-};
-#define RUN_BASE_ENV (sizeof(run_base_env) / sizeof(run_base_env[0]))
-
 /*
  * Validate the request against the config and pack it into a plan memfd.
  * On a request error, writes the reply code and message.
@@ -122,15 +116,14 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 {
 	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
 	const char *argv[PLAN_ARGV_MAX + 1];
-	const char *envp[PLAN_ENV_MAX];
-	char *envbuf[PROTO_ENV_MAX] = {0};
+	struct plan_env env = {0};
 	const char *fnames[PROTO_FILES_MAX];
 	const void *fdata[PROTO_FILES_MAX];
 	size_t flen[PROTO_FILES_MAX];
 	char code_path[128], exec_path[PROTO_STR_MAX + 16];
 	struct plan_input in;
 	uint64_t fbytes = 0;
-	size_t argc = 0, envc = 0, i, j;
+	size_t argc = 0, i, j;
 	int r = -EINVAL;
 
 	*ret_code = PROTO_ERR_BAD_REQUEST;
@@ -165,25 +158,11 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 	}
 	argv[argc] = NULL;
 
-	for (i = 0; i < RUN_BASE_ENV; i++)
-		envp[envc++] = run_base_env[i];
-	for (i = 0; i < req->nenv; i++) {
-		size_t kl = strlen(req->env[i].key);
-
-		if (asprintf(&envbuf[i], "%s=%s", req->env[i].key, req->env[i].value) < 0) {
-			envbuf[i] = NULL;
-			r = -ENOMEM;
-			*ret_code = PROTO_ERR_INTERNAL;
-			snprintf(why, whylen, "out of memory");
-			goto out;
-		}
-		/* The request's own value wins over a base one of the same name. */
-		for (j = 0; j < envc; j++)
-			if (strncmp(envp[j], envbuf[i], kl + 1) == 0)
-				break;
-		envp[j] = envbuf[i];
-		if (j == envc)
-			envc++;
+	r = plan_env_build(&env, req->env, req->nenv);
+	if (r < 0) {
+		*ret_code = PROTO_ERR_INTERNAL;
+		snprintf(why, whylen, "cannot build the environment: %s", strerror(-r));
+		goto out;
 	}
 
 	for (i = 0; i < req->nfiles; i++) {
@@ -213,8 +192,8 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 	memset(&in, 0, sizeof(in));
 	in.argv = argv;
 	in.argc = argc;
-	in.envp = envp;
-	in.envc = envc;
+	in.envp = env.envp;
+	in.envc = env.envc;
 	in.code_name = rt->is_exec ? NULL : rt->code_name;
 	in.code = req->code.data;
 	in.code_len = req->code.present ? req->code.len : 0;
@@ -232,8 +211,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 		snprintf(why, whylen, "cannot build the plan: %s", strerror(-r));
 	}
 out:
-	for (i = 0; i < req->nenv; i++)
-		free(envbuf[i]);
+	plan_env_free(&env);
 	return r;
 }
 
