@@ -20,6 +20,7 @@
 #define SBX_UID_ARTIFACTS (800000U + 3 * 4096U)
 #define SBX_UID_CLI (800000U + 4 * 4096U)
 #define SBX_UID_CONCURRENCY (800000U + 5 * 4096U)
+#define SBX_UID_REQUESTS (800000U + 6 * 4096U)
 #define SBX_UID_COUNT 2048U /* the daemon's default uid_count */
 
 struct sbx {
