@@ -21,6 +21,7 @@
 #define SBX_UID_CLI (800000U + 4 * 4096U)
 #define SBX_UID_CONCURRENCY (800000U + 5 * 4096U)
 #define SBX_UID_REQUESTS (800000U + 6 * 4096U)
+#define SBX_UID_LIFECYCLE (800000U + 7 * 4096U)
 #define SBX_UID_COUNT 2048U /* the daemon's default uid_count */
 
 struct sbx {
