@@ -108,6 +108,21 @@ cgroup_init(struct cgroup *cg)
 	return 0;
 }
 
+void
+cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi)
+{
+	uint32_t uid;
+
+	if (!cg->enabled)
+		return;
+	for (uid = uid_lo; uid < uid_hi; uid += 2) {
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/u%" PRIu32, cg->base, uid);
+		(void)rmdir(path);
+	}
+}
+
 int
 cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
 {

@@ -20,6 +20,12 @@ struct cgroup {
 /* Detect the memory controller and make our subtree (as root). */
 int cgroup_init(struct cgroup *cg);
 
+/*
+ * Remove run cgroups left in our uid range by a daemon that was killed
+ * (a cgroup with tasks cannot be removed and is left alone).
+ */
+void cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi);
+
 /* Make the cgroup of one run with its memory limit. A run's cgroup is named
  * for its host uid, which no other live run (of any daemon) shares. */
 int cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes);

@@ -193,6 +193,7 @@ main(int argc, char **argv)
 	if ((r = cgroup_init(&sp.cg)) < 0)
 		fatalx("cgroup: %s", strerror(-r));
 	log_info("memory: %s", sp.cg.why);
+	cgroup_sweep(&sp.cg, cfg.uid_base, cfg.uid_base + cfg.uid_count);
 	sp.layout.memory_cgroup = sp.cg.enabled;
 	if ((r = seccomp_policy_sandbox(&sp.seccomp)) < 0)
 		fatalx("cannot compile the sandbox seccomp policy: %s", strerror(-r));
