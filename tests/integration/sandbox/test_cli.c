@@ -1,0 +1,342 @@
+/*
+ * test_cli.c: the airlock command ($AIRLOCK_CLI) against a real daemon:
+ * output passthrough, exit statuses as documented in airlock(1), --json and
+ * --artifacts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "sbx.h"
+
+static int
+setup(void **state)
+{
+	static struct sbx s;
+
+	if (sbx_start(&s, SBX_UID_CLI, NULL) < 0)
+		return -1;
+	*state = &s;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	return sbx_stop(*state) == 0 ? 0 : -1;
+}
+
+/* Read a whole file into a fresh string. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t len = 0;
+
+	assert_non_null(f);
+	{
+		char chunk[4096];
+		size_t n;
+
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+			buf = realloc(buf, len + n + 1);
+			assert_non_null(buf);
+			memcpy(buf + len, chunk, n);
+			len += n;
+		}
+	}
+	fclose(f);
+	if (buf == NULL)
+		buf = calloc(1, 1);
+	assert_non_null(buf);
+	buf[len] = '\0';
+	return buf;
+}
+
+struct cli_out {
+	int status; /* exit status, or 128 + signal */
+	char *out;
+	char *err;
+};
+
+/* Run $AIRLOCK_CLI --socket SOCK args... and collect its output. */
+static struct cli_out
+cli(struct sbx *s, const char *const *args)
+{
+	const char *bin = getenv("AIRLOCK_CLI");
+	char outp[160], errp[160];
+	const char *argv[64];
+	struct cli_out r;
+	int n = 0, st;
+	pid_t pid;
+
+	assert_non_null(bin);
+	snprintf(outp, sizeof(outp), "%s/cli.out", s->f.dir);
+	snprintf(errp, sizeof(errp), "%s/cli.err", s->f.dir);
+	argv[n++] = bin;
+	argv[n++] = "--socket";
+	argv[n++] = s->f.sock;
+	for (; *args != NULL; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int in = open("/dev/null", O_RDONLY);
+
+		if (o < 0 || e < 0 || in < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 || dup2(in, 0) < 0)
+			_exit(126);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r.out = slurp(outp);
+	r.err = slurp(errp);
+	return r;
+}
+
+static void
+cli_free(struct cli_out *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* Assert the status, printing the command's output when it differs. */
+static void
+assert_status(const struct cli_out *r, int want)
+{
+	if (r->status != want)
+		fprintf(stderr, "status %d, want %d\nstdout: %s\nstderr: %s\n", r->status, want,
+			r->out, r->err);
+	assert_int_equal(r->status, want);
+}
+
+static void
+test_print(void **state)
+{
+	const char *args[] = {"run", "-c", "print(1)", NULL};
+	struct cli_out r = cli(*state, args);
+
+	assert_status(&r, 0);
+	assert_string_equal(r.out, "1\n");
+	assert_string_equal(r.err, "");
+	cli_free(&r);
+}
+
+/* stdout and stderr each go to their own stream, byte for byte. */
+static void
+test_streams(void **state)
+{
+	const char *args[] = {"run", "--lang", "sh", "-c", "printf 'o\\0ut'; printf err >&2", NULL};
+	struct cli_out r = cli(*state, args);
+
+	assert_status(&r, 0);
+	/* The NUL is passed through; slurp stops the string at it. */
+	assert_string_equal(r.out, "o");
+	assert_string_equal(r.out + 2, "ut");
+	assert_string_equal(r.err, "err");
+	cli_free(&r);
+}
+
+static void
+test_exit_status_passthrough(void **state)
+{
+	const char *args[] = {"run", "-c", "import sys\nsys.exit(7)", NULL};
+	struct cli_out r = cli(*state, args);
+
+	assert_status(&r, 7);
+	cli_free(&r);
+}
+
+static void
+test_signal_status(void **state)
+{
+	const char *args[] = {"run", "--lang", "sh", "-c", "kill -SEGV $$", NULL};
+	struct cli_out r = cli(*state, args);
+
+	assert_status(&r, 128 + 11);
+	cli_free(&r);
+}
+
+static void
+test_exec(void **state)
+{
+	const char *args[] = {"run", "--lang", "exec", "--", "/bin/echo", "hi", NULL};
+	struct cli_out r = cli(*state, args);
+
+	assert_status(&r, 0);
+	assert_string_equal(r.out, "hi\n");
+	cli_free(&r);
+}
+
+static void
+test_wall_status(void **state)
+{
+	const char *args[] = {"run", "--wall", "1", "--lang", "sh", "-c", "sleep 10", NULL};
+	uint64_t t0 = sbx_now_ms();
+	struct cli_out r = cli(*state, args);
+
+	assert_status(&r, 120);
+	assert_true(sbx_now_ms() - t0 < 5000);
+	cli_free(&r);
+}
+
+static void
+test_cpu_status(void **state)
+{
+	const char *args[] = {"run", "--cpu", "0.5", "--wall", "20", "-c", "while True: pass",
+			      NULL};
+	struct cli_out r = cli(*state, args);
+
+	assert_status(&r, 121);
+	cli_free(&r);
+}
+
+static void
+test_memory_status(void **state)
+{
+	const char *args[] = {"run", "--memory", "64M", "-c",
+			      "b = bytearray(200 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1",
+			      NULL};
+	struct cli_out r = cli(*state, args);
+
+	assert_status(&r, 122);
+	cli_free(&r);
+}
+
+/* A limit above the ceiling: the daemon refuses, status 69, code printed. */
+static void
+test_above_ceiling_status(void **state)
+{
+	const char *args[] = {"run", "--wall", "100000", "-c", "print(1)", NULL};
+	struct cli_out r = cli(*state, args);
+
+	assert_status(&r, 69);
+	assert_string_equal(r.out, "");
+	assert_non_null(strstr(r.err, "bad_request"));
+	cli_free(&r);
+}
+
+static void
+test_json(void **state)
+{
+	const char *args[] = {"--json", "run", "--lang", "sh", "-c",
+			      "echo out; echo err >&2; echo data > f.txt; exit 3", NULL};
+	struct cli_out r = cli(*state, args);
+	json_error_t jerr;
+	json_t *obj = json_loads(r.out, 0, &jerr), *arts, *a;
+
+	assert_status(&r, 3);
+	if (obj == NULL)
+		fprintf(stderr, "not JSON (%s): %s\n", jerr.text, r.out);
+	assert_non_null(obj);
+	assert_string_equal(json_string_value(json_object_get(obj, "outcome")), "exited");
+	assert_int_equal(json_integer_value(json_object_get(obj, "exit_code")), 3);
+	assert_string_equal(json_string_value(json_object_get(obj, "stdout")), "out\n");
+	assert_string_equal(json_string_value(json_object_get(obj, "stderr")), "err\n");
+	assert_int_equal(json_integer_value(json_object_get(obj, "stdout_bytes")), 4);
+	assert_true(json_is_false(json_object_get(obj, "stdout_truncated")));
+	assert_true(json_is_null(json_object_get(obj, "error")));
+	arts = json_object_get(obj, "artifacts");
+	assert_true(json_is_array(arts));
+	assert_int_equal(json_array_size(arts), 1);
+	a = json_array_get(arts, 0);
+	assert_string_equal(json_string_value(json_object_get(a, "name")), "f.txt");
+	assert_int_equal(json_integer_value(json_object_get(a, "size")), 5);
+	assert_true(json_is_false(json_object_get(a, "truncated")));
+	json_decref(obj);
+	cli_free(&r);
+}
+
+static void
+test_json_wall_limit(void **state)
+{
+	const char *args[] = {"--json", "run", "--wall", "1", "--lang", "sh", "-c", "sleep 10",
+			      NULL};
+	struct cli_out r = cli(*state, args);
+	json_t *obj = json_loads(r.out, 0, NULL);
+
+	assert_status(&r, 120);
+	assert_non_null(obj);
+	assert_string_equal(json_string_value(json_object_get(obj, "outcome")), "wall_limit");
+	json_decref(obj);
+	cli_free(&r);
+}
+
+/* --artifacts DIR writes the files, subdirectories included; --file inputs
+ * reach the code and unchanged ones are not written back. */
+static void
+test_artifacts_dir(void **state)
+{
+	struct sbx *s = *state;
+	char dir[200], input[200], fileopt[260], path[260];
+	const char *args[] = {"run",	     "--lang", "sh",   "--artifacts", dir,
+			      "--file",	     fileopt,  "-c",   "cat in.txt > copy.txt\n"
+						       "mkdir -p s/t\n"
+						       "echo deep > s/t/d.txt\n",
+			      NULL};
+	struct cli_out r;
+	struct stat st;
+	char *text;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/arts", s->f.dir);
+	snprintf(input, sizeof(input), "%s/input", s->f.dir);
+	snprintf(fileopt, sizeof(fileopt), "in.txt=%s", input);
+	f = fopen(input, "we");
+	assert_non_null(f);
+	fputs("from the host\n", f);
+	fclose(f);
+	r = cli(s, args);
+	assert_status(&r, 0);
+	snprintf(path, sizeof(path), "%s/copy.txt", dir);
+	text = slurp(path);
+	assert_string_equal(text, "from the host\n");
+	free(text);
+	snprintf(path, sizeof(path), "%s/s/t/d.txt", dir);
+	text = slurp(path);
+	assert_string_equal(text, "deep\n");
+	free(text);
+	snprintf(path, sizeof(path), "%s/in.txt", dir);
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	cli_free(&r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_print),
+		cmocka_unit_test(test_streams),
+		cmocka_unit_test(test_exit_status_passthrough),
+		cmocka_unit_test(test_signal_status),
+		cmocka_unit_test(test_exec),
+		cmocka_unit_test(test_wall_status),
+		cmocka_unit_test(test_cpu_status),
+		cmocka_unit_test(test_memory_status),
+		cmocka_unit_test(test_above_ceiling_status),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json_wall_limit),
+		cmocka_unit_test(test_artifacts_dir),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
