@@ -414,6 +414,15 @@ client_new(struct daemon *d, int fd)
 	log_debug("client %" PRIu32 ": uid %u pid %d connected%s", c->id, (unsigned)c->uid,
 		  (int)c->pid, c->allowed ? "" : " (not allowed)");
 	c->over_limit = c->uid != 0 && same >= d->cfg->max_connections_per_uid;
+	/* Refused connections wait for their hello to hear why; past twice the
+	 * limit a uid gets no such courtesy, so it cannot pin frontend fds. */
+	if (c->over_limit && same >= 2 * d->cfg->max_connections_per_uid) {
+		log_debug("client %" PRIu32 ": uid %u far over its connection limit; closing", c->id,
+			  (unsigned)c->uid);
+		c->closing = true;
+		client_flush(c);
+		return;
+	}
 	event_add(c->read_ev, NULL);
 	event_add(c->hello_ev, &tv);
 }

@@ -165,6 +165,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 		goto out;
 	}
 
+	r = -EINVAL; /* every refusal below is the request's fault */
 	for (i = 0; i < req->nfiles; i++) {
 		if (plan_name_valid(req->files[i].name) < 0) {
 			snprintf(why, whylen, "files[%zu]: \"%s\" is not a relative path inside the workspace",
@@ -183,6 +184,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 		fbytes += flen[i];
 	}
 	if (fbytes > lim->v[PROTO_LIMIT_WORKSPACE_BYTES]) {
+		r = -E2BIG;
 		*ret_code = PROTO_ERR_TOO_LARGE;
 		snprintf(why, whylen, "input files hold %" PRIu64 " bytes; workspace_bytes is %" PRIu64,
 			 fbytes, lim->v[PROTO_LIMIT_WORKSPACE_BYTES]);
@@ -685,7 +687,7 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 		return;
 	}
 	rc = run_make_plan(d, req, &lim, &plan_fd, &code, why, sizeof(why));
-	if (rc < 0) {
+	if (rc < 0 || plan_fd < 0) {
 		client_send_error(c, req_id, code, "%s", why);
 		return;
 	}
