@@ -4,7 +4,7 @@
  * files the test makes.
  *
  * Link seam: rmdir() (-Wl,--wrap=rmdir). Every call must be expected by the
- * test (path checked, result queued); on success it removes the directory's
+ * test (path checked, result queued); with result 0 it removes the directory's
  * files first, as cgroupfs does with control files, then really removes it.
  */
 #include <errno.h>
@@ -66,7 +66,7 @@ __wrap_rmdir(const char *path)
 
 struct fixture {
 	struct cgroup cg;
-	char dir[256]; /* cg.base/UIDDIR */
+	char dir[600]; /* cg.base/UIDDIR */
 };
 
 /* Make a fake, enabled hierarchy in a fresh temporary directory. */
@@ -387,6 +387,81 @@ test_lifecycle(void **state)
 	assert_false(exists(f->dir));
 }
 
+/* ---- sweep ---- */
+
+/* Make the directory of run uid with a control file. */
+static void
+mk_uid_dir(struct fixture *f, uint32_t uid)
+{
+	char p[1024];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/u%u", f->cg.base, uid);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/u%u/memory.oom_control", f->cg.base, uid);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* Does the directory of run uid exist? */
+static bool
+uid_dir_exists(struct fixture *f, uint32_t uid)
+{
+	char p[1024];
+
+	snprintf(p, sizeof(p), "%s/u%u", f->cg.base, uid);
+	return exists(p);
+}
+
+/* Expect one rmdir of the directory of run uid with result err. */
+static void
+expect_rmdir_uid(struct fixture *f, uint32_t uid, int err)
+{
+	static char paths[8][1024];
+	static size_t n;
+	char *p = paths[n++ % 8];
+
+	snprintf(p, sizeof(paths[0]), "%s/u%u", f->cg.base, uid);
+	expect_string(__wrap_rmdir, path, p);
+	will_return(__wrap_rmdir, err);
+}
+
+/*
+ * Every run uid of the range (every second uid from uid_lo) is tried once, in
+ * order; absent and busy ones are skipped, the rest removed.
+ */
+static void
+test_sweep_range(void **state)
+{
+	struct fixture *f = *state;
+
+	mk_uid_dir(f, 100042);
+	mk_uid_dir(f, 100044);
+	mk_uid_dir(f, 100043); /* not a run uid of this range: never touched */
+	expect_rmdir_uid(f, 100040, 0); /* absent: ENOENT, ignored */
+	expect_rmdir_uid(f, 100042, EBUSY); /* tasks left in it */
+	expect_rmdir_uid(f, 100044, 0);
+	cgroup_sweep(&f->cg, 100040, 100046);
+	assert_true(uid_dir_exists(f, 100042));
+	assert_false(uid_dir_exists(f, 100044));
+	assert_true(uid_dir_exists(f, 100043));
+}
+
+/* An empty range, or no controller: no rmdir at all. */
+static void
+test_sweep_noop(void **state)
+{
+	struct fixture *f = *state;
+	struct cgroup cg = f->cg;
+
+	mk_uid_dir(f, 100040);
+	cgroup_sweep(&f->cg, 100040, 100040);
+	cg.enabled = false;
+	cgroup_sweep(&cg, 100040, 100046);
+	assert_true(uid_dir_exists(f, 100040));
+}
+
 /* ---- disabled ---- */
 
 /* Without a controller every call is a no-op: nothing made, rmdir never called. */
@@ -432,6 +507,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_finish_missing_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_rmdir_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep_range, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep_noop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disabled_noop, setup, teardown),
 	};
 

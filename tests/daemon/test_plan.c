@@ -453,9 +453,16 @@ test_parse_too_small(void **state)
 	struct fixture *f = *state;
 	static struct plan_view v;
 	struct gbuf g;
+	size_t i;
 
 	assert_int_equal(plan_parse(f->g.p, 0, &v), -EINVAL);
 	assert_int_equal(plan_parse(f->g.p, sizeof(struct plan_hdr) - 1, &v), -EINVAL);
+	/* A header cut short, right before the guard page: refused unread. */
+	for (i = 8; i < sizeof(struct plan_hdr); i += 8) {
+		gbuf_new(&g, f->bytes, i);
+		assert_int_equal(plan_parse(g.p, g.size, &v), -EINVAL);
+		gbuf_free(&g);
+	}
 	/* A whole header, but the strings it points at are cut off. */
 	gbuf_new(&g, f->bytes, sizeof(struct plan_hdr));
 	assert_int_equal(plan_parse(g.p, g.size, &v), -EINVAL);
@@ -497,6 +504,88 @@ test_parse_bad_header_fields(void **state)
 	assert_int_equal(gparse(f), -EINVAL);
 	ghdr(f)->nfiles = (uint32_t)f->in.nfiles;
 	assert_int_equal(gparse(f), 0);
+}
+
+/*
+ * A file table cut off by the end of the plan is refused before it is read:
+ * here the plan is the header and half of one entry, whose name is a valid
+ * string inside the header; reading the entry's data_off would fault.
+ */
+static void
+test_parse_file_table_cut_off(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b[sizeof(struct plan_hdr) + 8];
+	struct plan_hdr *h = (struct plan_hdr *)(void *)b;
+	struct plan_file pf;
+	static struct plan_view v;
+	struct gbuf g;
+
+	(void)f;
+	memset(b, 0, sizeof(b));
+	h->magic = PLAN_MAGIC;
+	h->argc = 1;
+	h->nfiles = 1;
+	/* argv[0], code name and hostname: "" at the (zero) limits. */
+	h->argv_off = h->code_name_off = h->hostname_off = offsetof(struct plan_hdr, limits);
+	memcpy(&h->reserved, "a", 2);
+	memset(&pf, 0, sizeof(pf));
+	pf.name_off = offsetof(struct plan_hdr, reserved);
+	memcpy(b + sizeof(*h), &pf, 8);
+	gbuf_new(&g, b, sizeof(b));
+	assert_int_equal(plan_parse(g.p, g.size, &v), -EINVAL);
+	/* The same plan without the file parses: only the cut-off table was wrong. */
+	((struct plan_hdr *)(void *)g.p)->nfiles = 0;
+	assert_int_equal(plan_parse(g.p, g.size, &v), 0);
+	assert_string_equal(v.argv[0], "");
+	gbuf_free(&g);
+}
+
+/*
+ * argc or envc above their maxima are refused even when the plan holds that
+ * many strings (the view has room for no more).
+ */
+static void
+test_parse_counts_over_max_with_strings(void **state)
+{
+	struct fixture *f = *state;
+	static char argbuf[PLAN_ARGV_MAX + 1][12];
+	static char envbuf[PLAN_ENV_MAX + 1][16];
+	static const char *argv[PLAN_ARGV_MAX + 1], *envp[PLAN_ENV_MAX + 1];
+	struct plan_view *v = calloc(1, sizeof(*v));
+	struct plan_hdr *h;
+	uint8_t *b;
+	size_t i, size;
+	int fd;
+
+	assert_non_null(v);
+	for (i = 0; i <= PLAN_ARGV_MAX; i++) {
+		snprintf(argbuf[i], sizeof(argbuf[i]), "a%zu", i);
+		argv[i] = argbuf[i];
+	}
+	for (i = 0; i <= PLAN_ENV_MAX; i++) {
+		snprintf(envbuf[i], sizeof(envbuf[i]), "K%zu=v", i);
+		envp[i] = envbuf[i];
+	}
+	f->in.argv = argv;
+	f->in.argc = PLAN_ARGV_MAX;
+	f->in.envp = envp;
+	f->in.envc = PLAN_ENV_MAX;
+	assert_int_equal(build_bytes(&f->in, &fd, &b, &size), 0);
+	h = (struct plan_hdr *)(void *)b;
+	assert_int_equal(plan_parse(b, size, v), 0);
+	/* One more argv string: the first env string follows the last argv one. */
+	h->argc = PLAN_ARGV_MAX + 1;
+	assert_int_equal(plan_parse(b, size, v), -EINVAL);
+	h->argc = PLAN_ARGV_MAX;
+	/* One more env string: the code name follows the last env one. */
+	h->envc = PLAN_ENV_MAX + 1;
+	assert_int_equal(plan_parse(b, size, v), -EINVAL);
+	h->envc = PLAN_ENV_MAX;
+	assert_int_equal(plan_parse(b, size, v), 0);
+	free(b);
+	close(fd);
+	free(v);
 }
 
 /* A string whose NUL would lie past the end of the plan. */
@@ -963,6 +1052,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_parse_reference_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_too_small, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_bad_header_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_file_table_cut_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_counts_over_max_with_strings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_unterminated_string, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_offsets_past_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_data_ranges, setup, teardown),
