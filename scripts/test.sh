@@ -37,5 +37,7 @@ PY
 	failed=$((failed + $2))
 }
 suite build
+# The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 suite build-asan -Dsanitize=address,undefined
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

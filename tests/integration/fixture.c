@@ -1,9 +1,11 @@
 /* fixture.c: a real airlockd for each integration test. */
 #include "fixture.h"
+#include "proto.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,18 +30,33 @@ fixture_write(const char *path, const char *text)
 	return chmod(path, 0644) < 0 ? -errno : 0;
 }
 
+/* Is the daemon serving: does a hello get an answer? (The socket accepts
+ * connections before the frontend exists, so a connect alone says little.) */
 static int
 fixture_can_connect(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), r;
+	struct proto_hello h = {.version = PROTO_VERSION, .peer = "fixture"};
+	struct proto_out out;
+	struct pollfd p;
+	char buf[256];
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), ok = 0;
 
 	if (fd < 0)
 		return 0;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto out;
+	if (proto_encode_hello(1, PROTO_HELLO, &h, &out) < 0)
+		goto out;
+	if (proto_send(fd, &out) == 0) {
+		p = (struct pollfd){.fd = fd, .events = POLLIN};
+		ok = poll(&p, 1, 100) == 1 && recv(fd, buf, sizeof(buf), 0) > 0;
+	}
+	proto_out_free(&out);
+out:
 	close(fd);
-	return r == 0;
+	return ok;
 }
 
 int
