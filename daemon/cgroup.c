@@ -132,17 +132,19 @@ cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
 	if (!cg->enabled)
 		return 0;
 	snprintf(path, sizeof(path), "%s/u%" PRIu32, cg->base, uid);
-	/* A cgroup left by a run whose finish failed is reused after a retry. */
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return -errno;
+	/* A cgroup left by a run whose finish failed is removed and made
+	 * afresh: its oom_kill count never resets and would blame this run. */
+	if (mkdir(path, 0700) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		if (rmdir(path) < 0 || mkdir(path, 0700) < 0)
+			return -errno;
+	}
 	snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
 	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.limit_in_bytes", cg->base, uid);
 	r = cgroup_write(path, val);
 	if (r < 0)
 		return r;
-	/* A reused cgroup starts its peak afresh. */
-	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.max_usage_in_bytes", cg->base, uid);
-	(void)cgroup_write(path, "0");
 	/* No swap either, where swap accounting exists. */
 	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.memsw.limit_in_bytes", cg->base, uid);
 	(void)cgroup_write(path, val);

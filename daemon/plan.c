@@ -217,8 +217,23 @@ plan_str_at(const char *base, uint64_t size, uint64_t off)
 	return base + off;
 }
 
+/* plan_parse() into a view that is written to *ret only on success. */
+static int
+plan_parse_view(const void *base, uint64_t size, struct plan_view *ret);
+
 int
 plan_parse(const void *base, uint64_t size, struct plan_view *ret)
+{
+	struct plan_view v;
+	int r = plan_parse_view(base, size, &v);
+
+	if (r == 0)
+		*ret = v;
+	return r;
+}
+
+static int
+plan_parse_view(const void *base, uint64_t size, struct plan_view *ret)
 {
 	const char *b = base;
 	const struct plan_hdr *h = base;

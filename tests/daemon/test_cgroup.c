@@ -3,9 +3,11 @@
  * hierarchy: cg->base is a temporary directory, control files are regular
  * files the test makes.
  *
- * Link seam: rmdir() (-Wl,--wrap=rmdir). Every call must be expected by the
+ * Link seams: rmdir() (-Wl,--wrap=rmdir). Every call must be expected by the
  * test (path checked, result queued); with result 0 it removes the directory's
  * files first, as cgroupfs does with control files, then really removes it.
+ * mkdir() (-Wl,--wrap=mkdir): when fake_cgroupfs is set, a new directory comes
+ * with its control files, as cgroupfs makes them (memsw unless no_memsw).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,38 @@
 
 int __real_rmdir(const char *path);
 int __wrap_rmdir(const char *path);
+int __real_mkdir(const char *path, mode_t mode);
+int __wrap_mkdir(const char *path, mode_t mode);
+
+static bool fake_cgroupfs, no_memsw;
+
+/* mkdir() as cgroupfs would do it: the directory brings its control files. */
+int
+__wrap_mkdir(const char *path, mode_t mode)
+{
+	static const char *const names[] = {"memory.limit_in_bytes", "memory.max_usage_in_bytes",
+					    "memory.memsw.limit_in_bytes", "memory.oom_control",
+					    "cgroup.procs"};
+	size_t i;
+
+	if (__real_mkdir(path, mode) < 0)
+		return -1;
+	for (i = 0; fake_cgroupfs && i < sizeof(names) / sizeof(names[0]); i++) {
+		char p[1024];
+		int fd;
+
+		if (no_memsw && strstr(names[i], "memsw") != NULL)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, names[i]);
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -1;
+		if (strcmp(names[i], "memory.oom_control") == 0)
+			(void)!write(fd, "oom_kill 0\n", 11);
+		close(fd);
+	}
+	return 0;
+}
 
 /* Remove every file in the directory path (one level). */
 static void
@@ -77,6 +111,8 @@ setup(void **state)
 
 	if (f == NULL)
 		return -1;
+	fake_cgroupfs = false;
+	no_memsw = false;
 	f->cg.enabled = true;
 	strcpy(f->cg.base, "/tmp/airlock-test-cgroup-XXXXXX");
 	if (mkdtemp(f->cg.base) == NULL) {
@@ -171,17 +207,16 @@ mk_controls(struct fixture *f)
 
 /* ---- create ---- */
 
-/* The memory limit goes to limit_in_bytes and memsw, the peak is reset. */
+/* The memory limit goes to limit_in_bytes and memsw of a new cgroup. */
 static void
 test_create_writes_limit(void **state)
 {
 	struct fixture *f = *state;
 
-	mk_controls(f);
+	fake_cgroupfs = true;
 	assert_int_equal(cgroup_run_create(&f->cg, UID, 268435456ULL), 0);
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "268435456");
 	assert_string_equal(rd_file(f, "memory.memsw.limit_in_bytes"), "268435456");
-	assert_string_equal(rd_file(f, "memory.max_usage_in_bytes"), "0");
 }
 
 /* The whole uint64 range is written in decimal. */
@@ -190,7 +225,7 @@ test_create_writes_max_limit(void **state)
 {
 	struct fixture *f = *state;
 
-	mk_controls(f);
+	fake_cgroupfs = true;
 	assert_int_equal(cgroup_run_create(&f->cg, UID, UINT64_MAX), 0);
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "18446744073709551615");
 }
@@ -201,12 +236,40 @@ test_create_without_memsw(void **state)
 {
 	struct fixture *f = *state;
 
-	mk_rundir(f);
-	mk_file(f, "memory.limit_in_bytes", "");
-	mk_file(f, "memory.max_usage_in_bytes", "");
+	fake_cgroupfs = true;
+	no_memsw = true;
 	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576), 0);
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "1048576");
 	assert_null(rd_file(f, "memory.memsw.limit_in_bytes"));
+}
+
+/* A cgroup left by an earlier run is removed and made afresh: its oom_kill
+ * count never resets and would blame the new run. */
+static void
+test_create_replaces_stale(void **state)
+{
+	struct fixture *f = *state;
+
+	mk_rundir(f);
+	mk_file(f, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+	fake_cgroupfs = true;
+	expect_string(__wrap_rmdir, path, f->dir);
+	will_return(__wrap_rmdir, 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576), 0);
+	assert_string_equal(rd_file(f, "memory.oom_control"), "oom_kill 0\n");
+	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "1048576");
+}
+
+/* A stale cgroup that cannot be removed (tasks in it) refuses the run. */
+static void
+test_create_stale_busy(void **state)
+{
+	struct fixture *f = *state;
+
+	mk_rundir(f);
+	expect_string(__wrap_rmdir, path, f->dir);
+	will_return(__wrap_rmdir, EBUSY);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576), -EBUSY);
 }
 
 /* The run's directory is made (0700) when absent; without a limit file create fails. */
@@ -375,13 +438,12 @@ test_lifecycle(void **state)
 	uint64_t peak = 0;
 	bool oom = true;
 
-	mk_controls(f);
-	mk_file(f, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+	fake_cgroupfs = true;
 	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536), 0);
 	assert_int_equal(cgroup_run_attach(&f->cg, UID, 31337), 0);
 	assert_string_equal(rd_file(f, "cgroup.procs"), "31337");
 	assert_int_equal(finish(f, 0, &peak, &oom), 0);
-	/* The peak was reset to "0" by create. */
+	/* A fresh cgroup: no peak, no oom kill. */
 	assert_int_equal(peak, 0);
 	assert_false(oom);
 	assert_false(exists(f->dir));
@@ -495,6 +557,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_create_writes_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_writes_max_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_without_memsw, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_replaces_stale, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_stale_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_makes_dir_fails_without_limit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_create_no_base, setup, teardown),
