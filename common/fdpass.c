@@ -51,7 +51,9 @@ fdpass_recv(int sock, void *buf, size_t cap, int *fds, size_t maxfds, size_t *re
 		struct cmsghdr align;
 	} cbuf;
 	struct iovec iov = {.iov_base = buf, .iov_len = cap};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.raw,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.raw,
 			    .msg_controllen = sizeof(cbuf.raw)};
 	struct cmsghdr *c;
 	size_t nfds = 0;

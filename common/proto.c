@@ -16,56 +16,56 @@
 #include "memfd.h"
 
 static const char *const proto_type_names[] = {
-    [PROTO_HELLO] = "hello", [PROTO_HELLO_OK] = "hello_ok", [PROTO_PING] = "ping",
-    [PROTO_PONG] = "pong",   [PROTO_INFO] = "info",	    [PROTO_INFO_OK] = "info_ok",
-    [PROTO_RUN] = "run",     [PROTO_RESULT] = "result",	    [PROTO_ERROR] = "error",
+	[PROTO_HELLO] = "hello", [PROTO_HELLO_OK] = "hello_ok", [PROTO_PING] = "ping",
+	[PROTO_PONG] = "pong",	 [PROTO_INFO] = "info",		[PROTO_INFO_OK] = "info_ok",
+	[PROTO_RUN] = "run",	 [PROTO_RESULT] = "result",	[PROTO_ERROR] = "error",
 };
 
 static const char *const proto_error_names[PROTO_ERR_COUNT_] = {
-    [PROTO_ERR_NONE] = "none",
-    [PROTO_ERR_BAD_REQUEST] = "bad_request",
-    [PROTO_ERR_UNSUPPORTED_VERSION] = "unsupported_version",
-    [PROTO_ERR_UNAUTHORIZED] = "unauthorized",
-    [PROTO_ERR_TOO_LARGE] = "too_large",
-    [PROTO_ERR_BUSY] = "busy",
-    [PROTO_ERR_UNKNOWN_RUNTIME] = "unknown_runtime",
-    [PROTO_ERR_NOT_FOUND] = "not_found",
-    [PROTO_ERR_INTERNAL] = "internal",
+	[PROTO_ERR_NONE] = "none",
+	[PROTO_ERR_BAD_REQUEST] = "bad_request",
+	[PROTO_ERR_UNSUPPORTED_VERSION] = "unsupported_version",
+	[PROTO_ERR_UNAUTHORIZED] = "unauthorized",
+	[PROTO_ERR_TOO_LARGE] = "too_large",
+	[PROTO_ERR_BUSY] = "busy",
+	[PROTO_ERR_UNKNOWN_RUNTIME] = "unknown_runtime",
+	[PROTO_ERR_NOT_FOUND] = "not_found",
+	[PROTO_ERR_INTERNAL] = "internal",
 };
 
 static const char *const proto_error_messages[PROTO_ERR_COUNT_] = {
-    [PROTO_ERR_NONE] = "no error",
-    [PROTO_ERR_BAD_REQUEST] = "the request is malformed or asks for something not allowed",
-    [PROTO_ERR_UNSUPPORTED_VERSION] = "the daemon does not speak this protocol version",
-    [PROTO_ERR_UNAUTHORIZED] = "this user may not use the daemon",
-    [PROTO_ERR_TOO_LARGE] = "the message or a field is larger than allowed",
-    [PROTO_ERR_BUSY] = "the daemon is at its limit; try again later",
-    [PROTO_ERR_UNKNOWN_RUNTIME] = "no such runtime",
-    [PROTO_ERR_NOT_FOUND] = "no such object",
-    [PROTO_ERR_INTERNAL] = "the daemon failed internally",
+	[PROTO_ERR_NONE] = "no error",
+	[PROTO_ERR_BAD_REQUEST] = "the request is malformed or asks for something not allowed",
+	[PROTO_ERR_UNSUPPORTED_VERSION] = "the daemon does not speak this protocol version",
+	[PROTO_ERR_UNAUTHORIZED] = "this user may not use the daemon",
+	[PROTO_ERR_TOO_LARGE] = "the message or a field is larger than allowed",
+	[PROTO_ERR_BUSY] = "the daemon is at its limit; try again later",
+	[PROTO_ERR_UNKNOWN_RUNTIME] = "no such runtime",
+	[PROTO_ERR_NOT_FOUND] = "no such object",
+	[PROTO_ERR_INTERNAL] = "the daemon failed internally",
 };
 
 static const char *const proto_outcome_names[PROTO_OUTCOME_COUNT_] = {
-    [PROTO_OUTCOME_EXITED] = "exited",
-    [PROTO_OUTCOME_SIGNALED] = "signaled",
-    [PROTO_OUTCOME_WALL_LIMIT] = "wall_limit",
-    [PROTO_OUTCOME_CPU_LIMIT] = "cpu_limit",
-    [PROTO_OUTCOME_MEMORY_LIMIT] = "memory_limit",
-    [PROTO_OUTCOME_ERROR] = "error",
+	[PROTO_OUTCOME_EXITED] = "exited",
+	[PROTO_OUTCOME_SIGNALED] = "signaled",
+	[PROTO_OUTCOME_WALL_LIMIT] = "wall_limit",
+	[PROTO_OUTCOME_CPU_LIMIT] = "cpu_limit",
+	[PROTO_OUTCOME_MEMORY_LIMIT] = "memory_limit",
+	[PROTO_OUTCOME_ERROR] = "error",
 };
 
 static const char *const proto_limit_names[PROTO_LIMIT_COUNT_] = {
-    [PROTO_LIMIT_WALL_MS] = "wall_ms",
-    [PROTO_LIMIT_CPU_MS] = "cpu_ms",
-    [PROTO_LIMIT_MEMORY_BYTES] = "memory_bytes",
-    [PROTO_LIMIT_PROCESSES] = "processes",
-    [PROTO_LIMIT_OPEN_FILES] = "open_files",
-    [PROTO_LIMIT_FILE_SIZE_BYTES] = "file_size_bytes",
-    [PROTO_LIMIT_OUTPUT_BYTES] = "output_bytes",
-    [PROTO_LIMIT_WORKSPACE_BYTES] = "workspace_bytes",
-    [PROTO_LIMIT_TMP_BYTES] = "tmp_bytes",
-    [PROTO_LIMIT_ARTIFACTS] = "artifacts",
-    [PROTO_LIMIT_ARTIFACT_BYTES] = "artifact_bytes",
+	[PROTO_LIMIT_WALL_MS] = "wall_ms",
+	[PROTO_LIMIT_CPU_MS] = "cpu_ms",
+	[PROTO_LIMIT_MEMORY_BYTES] = "memory_bytes",
+	[PROTO_LIMIT_PROCESSES] = "processes",
+	[PROTO_LIMIT_OPEN_FILES] = "open_files",
+	[PROTO_LIMIT_FILE_SIZE_BYTES] = "file_size_bytes",
+	[PROTO_LIMIT_OUTPUT_BYTES] = "output_bytes",
+	[PROTO_LIMIT_WORKSPACE_BYTES] = "workspace_bytes",
+	[PROTO_LIMIT_TMP_BYTES] = "tmp_bytes",
+	[PROTO_LIMIT_ARTIFACTS] = "artifacts",
+	[PROTO_LIMIT_ARTIFACT_BYTES] = "artifact_bytes",
 };
 
 const char *
@@ -227,77 +227,79 @@ struct dec_blobref {
 #define U(s, f) offsetof(struct s, f)
 
 static const struct dec_field dec_hello_fields[] = {
-    {"version", DEC_U32, DF_REQUIRED, U(proto_hello, version), 0, 0, 0},
-    {"client", DEC_STR, 0, U(proto_hello, peer), 0, PROTO_NAME_MAX, 0},
+	{"version", DEC_U32, DF_REQUIRED, U(proto_hello, version), 0, 0, 0},
+	{"client", DEC_STR, 0, U(proto_hello, peer), 0, PROTO_NAME_MAX, 0},
 };
 
 static const struct dec_field dec_hello_ok_fields[] = {
-    {"version", DEC_U32, DF_REQUIRED, U(proto_hello, version), 0, 0, 0},
-    {"daemon", DEC_STR, DF_REQUIRED, U(proto_hello, peer), 0, PROTO_NAME_MAX, 0},
+	{"version", DEC_U32, DF_REQUIRED, U(proto_hello, version), 0, 0, 0},
+	{"daemon", DEC_STR, DF_REQUIRED, U(proto_hello, peer), 0, PROTO_NAME_MAX, 0},
 };
 
 static const struct dec_field dec_info_ok_fields[] = {
-    {"daemon", DEC_STR, DF_REQUIRED, U(proto_info, daemon), 0, PROTO_NAME_MAX, 0},
-    {"version", DEC_U32, DF_REQUIRED, U(proto_info, version), 0, 0, 0},
-    {"uid", DEC_U32, DF_REQUIRED, U(proto_info, uid), 0, 0, 0},
-    {"runtimes", DEC_STRA, DF_REQUIRED | DF_NONEMPTY, U(proto_info, runtimes),
-     U(proto_info, nruntimes), PROTO_RUNTIMES_MAX, PROTO_RUNTIME_MAX},
-    {"defaults", DEC_LIMITS, DF_REQUIRED, U(proto_info, defaults), 0, 0, 0},
-    {"ceilings", DEC_LIMITS, DF_REQUIRED, U(proto_info, ceilings), 0, 0, 0},
+	{"daemon", DEC_STR, DF_REQUIRED, U(proto_info, daemon), 0, PROTO_NAME_MAX, 0},
+	{"version", DEC_U32, DF_REQUIRED, U(proto_info, version), 0, 0, 0},
+	{"uid", DEC_U32, DF_REQUIRED, U(proto_info, uid), 0, 0, 0},
+	{"runtimes", DEC_STRA, DF_REQUIRED | DF_NONEMPTY, U(proto_info, runtimes),
+	 U(proto_info, nruntimes), PROTO_RUNTIMES_MAX, PROTO_RUNTIME_MAX},
+	{"defaults", DEC_LIMITS, DF_REQUIRED, U(proto_info, defaults), 0, 0, 0},
+	{"ceilings", DEC_LIMITS, DF_REQUIRED, U(proto_info, ceilings), 0, 0, 0},
 };
 
 static const struct dec_field dec_run_fields[] = {
-    {"runtime", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_run, runtime), 0, PROTO_RUNTIME_MAX, 0},
-    {"code", DEC_BLOB, 0, U(proto_run, code), 0, 0, 0},
-    {"argv", DEC_STRV, 0, U(proto_run, argv), U(proto_run, argc), PROTO_ARGV_MAX, PROTO_STR_MAX},
-    {"env", DEC_ENV, 0, U(proto_run, env), U(proto_run, nenv), PROTO_ENV_MAX, 0},
-    {"stdin", DEC_BLOB, 0, U(proto_run, stdin_data), 0, 0, 0},
-    {"files", DEC_FILES, 0, U(proto_run, files), U(proto_run, nfiles), PROTO_FILES_MAX, 0},
-    {"limits", DEC_LIMITS_REQ, 0, U(proto_run, limits), 0, 0, 0},
+	{"runtime", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_run, runtime), 0, PROTO_RUNTIME_MAX,
+	 0},
+	{"code", DEC_BLOB, 0, U(proto_run, code), 0, 0, 0},
+	{"argv", DEC_STRV, 0, U(proto_run, argv), U(proto_run, argc), PROTO_ARGV_MAX,
+	 PROTO_STR_MAX},
+	{"env", DEC_ENV, 0, U(proto_run, env), U(proto_run, nenv), PROTO_ENV_MAX, 0},
+	{"stdin", DEC_BLOB, 0, U(proto_run, stdin_data), 0, 0, 0},
+	{"files", DEC_FILES, 0, U(proto_run, files), U(proto_run, nfiles), PROTO_FILES_MAX, 0},
+	{"limits", DEC_LIMITS_REQ, 0, U(proto_run, limits), 0, 0, 0},
 };
 
 /* Indices into dec_result_fields used by the cross-field checks. */
 enum { DEC_RES_EXIT_CODE = 1, DEC_RES_SIGNAL = 2, DEC_RES_ERROR = 3 };
 
 static const struct dec_field dec_result_fields[] = {
-    {"outcome", DEC_OUTCOME, DF_REQUIRED, U(proto_result, outcome), 0, 0, 0},
-    [DEC_RES_EXIT_CODE] = {"exit_code", DEC_I32, 0, U(proto_result, exit_code), 0, 0, 0},
-    [DEC_RES_SIGNAL] = {"signal", DEC_I32, 0, U(proto_result, signal), 0, 0, 0},
-    [DEC_RES_ERROR] = {"error", DEC_STR, 0, U(proto_result, error), 0, PROTO_STR_MAX, 0},
-    {"wall_ms", DEC_U64, DF_REQUIRED, U(proto_result, wall_ms), 0, 0, 0},
-    {"cpu_ms", DEC_U64, DF_REQUIRED, U(proto_result, cpu_ms), 0, 0, 0},
-    {"memory_peak_bytes", DEC_U64, DF_REQUIRED, U(proto_result, memory_peak_bytes), 0, 0, 0},
-    {"queued_ms", DEC_U64, DF_REQUIRED, U(proto_result, queued_ms), 0, 0, 0},
-    {"stdout", DEC_BLOB, DF_REQUIRED, U(proto_result, out[0].data), 0, 0, 0},
-    {"stdout_bytes", DEC_U64, DF_REQUIRED, U(proto_result, out[0].total), 0, 0, 0},
-    {"stdout_truncated", DEC_BOOL, DF_REQUIRED, U(proto_result, out[0].truncated), 0, 0, 0},
-    {"stderr", DEC_BLOB, DF_REQUIRED, U(proto_result, out[1].data), 0, 0, 0},
-    {"stderr_bytes", DEC_U64, DF_REQUIRED, U(proto_result, out[1].total), 0, 0, 0},
-    {"stderr_truncated", DEC_BOOL, DF_REQUIRED, U(proto_result, out[1].truncated), 0, 0, 0},
-    {"artifacts", DEC_ARTIFACTS, DF_REQUIRED, U(proto_result, artifacts),
-     U(proto_result, nartifacts), PROTO_ARTIFACTS_MAX, 0},
+	{"outcome", DEC_OUTCOME, DF_REQUIRED, U(proto_result, outcome), 0, 0, 0},
+	[DEC_RES_EXIT_CODE] = {"exit_code", DEC_I32, 0, U(proto_result, exit_code), 0, 0, 0},
+	[DEC_RES_SIGNAL] = {"signal", DEC_I32, 0, U(proto_result, signal), 0, 0, 0},
+	[DEC_RES_ERROR] = {"error", DEC_STR, 0, U(proto_result, error), 0, PROTO_STR_MAX, 0},
+	{"wall_ms", DEC_U64, DF_REQUIRED, U(proto_result, wall_ms), 0, 0, 0},
+	{"cpu_ms", DEC_U64, DF_REQUIRED, U(proto_result, cpu_ms), 0, 0, 0},
+	{"memory_peak_bytes", DEC_U64, DF_REQUIRED, U(proto_result, memory_peak_bytes), 0, 0, 0},
+	{"queued_ms", DEC_U64, DF_REQUIRED, U(proto_result, queued_ms), 0, 0, 0},
+	{"stdout", DEC_BLOB, DF_REQUIRED, U(proto_result, out[0].data), 0, 0, 0},
+	{"stdout_bytes", DEC_U64, DF_REQUIRED, U(proto_result, out[0].total), 0, 0, 0},
+	{"stdout_truncated", DEC_BOOL, DF_REQUIRED, U(proto_result, out[0].truncated), 0, 0, 0},
+	{"stderr", DEC_BLOB, DF_REQUIRED, U(proto_result, out[1].data), 0, 0, 0},
+	{"stderr_bytes", DEC_U64, DF_REQUIRED, U(proto_result, out[1].total), 0, 0, 0},
+	{"stderr_truncated", DEC_BOOL, DF_REQUIRED, U(proto_result, out[1].truncated), 0, 0, 0},
+	{"artifacts", DEC_ARTIFACTS, DF_REQUIRED, U(proto_result, artifacts),
+	 U(proto_result, nartifacts), PROTO_ARTIFACTS_MAX, 0},
 };
 
 static const struct dec_field dec_error_fields[] = {
-    {"code", DEC_ERRCODE, DF_REQUIRED, U(proto_err, code), 0, 0, 0},
-    {"message", DEC_STR, DF_REQUIRED, U(proto_err, message), 0, PROTO_MSG_PRINTABLE_MAX, 0},
+	{"code", DEC_ERRCODE, DF_REQUIRED, U(proto_err, code), 0, 0, 0},
+	{"message", DEC_STR, DF_REQUIRED, U(proto_err, message), 0, PROTO_MSG_PRINTABLE_MAX, 0},
 };
 
 static const struct dec_field dec_file_fields[] = {
-    {"name", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_file, name), 0, PROTO_NAME_MAX, 0},
-    {"data", DEC_BLOB, DF_REQUIRED, U(proto_file, data), 0, 0, 0},
+	{"name", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_file, name), 0, PROTO_NAME_MAX, 0},
+	{"data", DEC_BLOB, DF_REQUIRED, U(proto_file, data), 0, 0, 0},
 };
 
 static const struct dec_field dec_artifact_fields[] = {
-    {"name", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_artifact, name), 0, PROTO_NAME_MAX, 0},
-    {"size", DEC_U64, DF_REQUIRED, U(proto_artifact, size), 0, 0, 0},
-    {"truncated", DEC_BOOL, DF_REQUIRED, U(proto_artifact, truncated), 0, 0, 0},
-    {"data", DEC_BLOB, DF_REQUIRED, U(proto_artifact, data), 0, 0, 0},
+	{"name", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_artifact, name), 0, PROTO_NAME_MAX, 0},
+	{"size", DEC_U64, DF_REQUIRED, U(proto_artifact, size), 0, 0, 0},
+	{"truncated", DEC_BOOL, DF_REQUIRED, U(proto_artifact, truncated), 0, 0, 0},
+	{"data", DEC_BLOB, DF_REQUIRED, U(proto_artifact, data), 0, 0, 0},
 };
 
 static const struct dec_field dec_blobref_fields[] = {
-    {"fd", DEC_U32, DF_REQUIRED, U(dec_blobref, fd), 0, 0, 0},
-    {"size", DEC_U64, DF_REQUIRED, U(dec_blobref, size), 0, 0, 0},
+	{"fd", DEC_U32, DF_REQUIRED, U(dec_blobref, fd), 0, 0, 0},
+	{"size", DEC_U64, DF_REQUIRED, U(dec_blobref, size), 0, 0, 0},
 };
 
 #undef U
@@ -308,15 +310,15 @@ static const struct dec_schema {
 	const struct dec_field *fields;
 	size_t nfields;
 } dec_schemas[] = {
-    [PROTO_HELLO] = {dec_hello_fields, NELEM(dec_hello_fields)},
-    [PROTO_HELLO_OK] = {dec_hello_ok_fields, NELEM(dec_hello_ok_fields)},
-    [PROTO_PING] = {NULL, 0},
-    [PROTO_PONG] = {NULL, 0},
-    [PROTO_INFO] = {NULL, 0},
-    [PROTO_INFO_OK] = {dec_info_ok_fields, NELEM(dec_info_ok_fields)},
-    [PROTO_RUN] = {dec_run_fields, NELEM(dec_run_fields)},
-    [PROTO_RESULT] = {dec_result_fields, NELEM(dec_result_fields)},
-    [PROTO_ERROR] = {dec_error_fields, NELEM(dec_error_fields)},
+	[PROTO_HELLO] = {dec_hello_fields, NELEM(dec_hello_fields)},
+	[PROTO_HELLO_OK] = {dec_hello_ok_fields, NELEM(dec_hello_ok_fields)},
+	[PROTO_PING] = {NULL, 0},
+	[PROTO_PONG] = {NULL, 0},
+	[PROTO_INFO] = {NULL, 0},
+	[PROTO_INFO_OK] = {dec_info_ok_fields, NELEM(dec_info_ok_fields)},
+	[PROTO_RUN] = {dec_run_fields, NELEM(dec_run_fields)},
+	[PROTO_RESULT] = {dec_result_fields, NELEM(dec_result_fields)},
+	[PROTO_ERROR] = {dec_error_fields, NELEM(dec_error_fields)},
 };
 
 static int dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f,
@@ -361,7 +363,7 @@ dec_push(struct proto_dec *d, const char *fmt, ...)
 	va_end(ap);
 	if (n > 0)
 		d->pathlen =
-		    old + (size_t)n < sizeof(d->path) ? old + (size_t)n : sizeof(d->path) - 1;
+			old + (size_t)n < sizeof(d->path) ? old + (size_t)n : sizeof(d->path) - 1;
 	return old;
 }
 
@@ -415,14 +417,14 @@ dec_scan_len(struct proto_dec *d, const uint8_t *p, size_t len, size_t *off, uns
 static const struct {
 	uint8_t lw, extra, kids;
 } dec_scan_tab[0xe0 - 0xc4] = {
-    {1, 0, 0}, {2, 0, 0}, {4, 0, 0},			    /* bin 8/16/32 */
-    {1, 1, 0}, {2, 1, 0}, {4, 1, 0},			    /* ext 8/16/32 */
-    {0, 4, 0}, {0, 8, 0},				    /* float 32/64 */
-    {0, 1, 0}, {0, 2, 0}, {0, 4, 0}, {0, 8, 0},		    /* uint 8..64 */
-    {0, 1, 0}, {0, 2, 0}, {0, 4, 0}, {0, 8, 0},		    /* int 8..64 */
-    {0, 2, 0}, {0, 3, 0}, {0, 5, 0}, {0, 9, 0}, {0, 17, 0}, /* fixext */
-    {1, 0, 0}, {2, 0, 0}, {4, 0, 0},			    /* str 8/16/32 */
-    {2, 0, 1}, {4, 0, 1}, {2, 0, 2}, {4, 0, 2},		    /* array, map */
+	{1, 0, 0}, {2, 0, 0}, {4, 0, 0},			/* bin 8/16/32 */
+	{1, 1, 0}, {2, 1, 0}, {4, 1, 0},			/* ext 8/16/32 */
+	{0, 4, 0}, {0, 8, 0},					/* float 32/64 */
+	{0, 1, 0}, {0, 2, 0}, {0, 4, 0}, {0, 8, 0},		/* uint 8..64 */
+	{0, 1, 0}, {0, 2, 0}, {0, 4, 0}, {0, 8, 0},		/* int 8..64 */
+	{0, 2, 0}, {0, 3, 0}, {0, 5, 0}, {0, 9, 0}, {0, 17, 0}, /* fixext */
+	{1, 0, 0}, {2, 0, 0}, {4, 0, 0},			/* str 8/16/32 */
+	{2, 0, 1}, {4, 0, 1}, {2, 0, 2}, {4, 0, 2},		/* array, map */
 };
 
 /*
@@ -673,7 +675,7 @@ dec_blob(struct proto_dec *d, const msgpack_object *o, struct proto_blob *b)
 		if (o->via.bin.size > 0)
 			memcpy(copy, o->via.bin.ptr, o->via.bin.size);
 		*b = (struct proto_blob){
-		    .data = copy, .len = o->via.bin.size, .fd = -1, .present = true};
+			.data = copy, .len = o->via.bin.size, .fd = -1, .present = true};
 		return 0;
 	}
 	if (o->type != MSGPACK_OBJECT_MAP)
@@ -998,9 +1000,9 @@ dec_result_check(struct proto_dec *d, const struct proto_result *res, uint32_t s
 		unsigned field;
 		enum proto_outcome outcome;
 	} cond[] = {
-	    {DEC_RES_EXIT_CODE, PROTO_OUTCOME_EXITED},
-	    {DEC_RES_SIGNAL, PROTO_OUTCOME_SIGNALED},
-	    {DEC_RES_ERROR, PROTO_OUTCOME_ERROR},
+		{DEC_RES_EXIT_CODE, PROTO_OUTCOME_EXITED},
+		{DEC_RES_SIGNAL, PROTO_OUTCOME_SIGNALED},
+		{DEC_RES_ERROR, PROTO_OUTCOME_ERROR},
 	};
 	size_t i, old;
 	int r;
@@ -1508,7 +1510,7 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		return -EINVAL;
 	enc_begin(&e, PROTO_RUN, id,
 		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
-		      run->stdin_data.present + (run->nfiles > 0));
+			  run->stdin_data.present + (run->nfiles > 0));
 	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
 	if (run->code.present)
 		enc_kv_blob(&e, "code", &run->code);

@@ -19,22 +19,23 @@
 #define PROTO_VERSION 1
 
 /* Size bounds. Every one of them is checked before anything is allocated. */
-#define PROTO_MSG_MAX (64 * 1024)        /* one packet, bytes */
-#define PROTO_INLINE_MAX (16 * 1024)     /* one inline bin, bytes */
-#define PROTO_FDS_MAX 64                 /* fds attached to one packet */
-#define PROTO_BLOB_MAX (256ULL << 20)    /* one memfd blob, bytes */
-#define PROTO_STR_MAX 4096               /* any string, bytes */
-#define PROTO_NAME_MAX 255               /* a file name (relative path), bytes */
-#define PROTO_RUNTIME_MAX 32             /* runtime name, bytes */
-#define PROTO_ARGV_MAX 256               /* argv entries */
-#define PROTO_ENV_MAX 128                /* env entries */
-#define PROTO_ENV_KEY_MAX 128            /* env key, bytes */
-#define PROTO_FILES_MAX 64               /* input files per run */
-#define PROTO_ARTIFACTS_MAX 60           /* artifacts per result: each may be a memfd, and a
-                                          * packet has 64 fds (two for stdout, stderr) */
-#define PROTO_RUNTIMES_MAX 32            /* runtimes in an info reply */
-#define PROTO_MSG_PRINTABLE_MAX 1024     /* error message, bytes */
-#define PROTO_KEYS_MAX 64                /* entries in any map but env */
+#define PROTO_MSG_MAX (64 * 1024)     /* one packet, bytes */
+#define PROTO_INLINE_MAX (16 * 1024)  /* one inline bin, bytes */
+#define PROTO_FDS_MAX 64	      /* fds attached to one packet */
+#define PROTO_BLOB_MAX (256ULL << 20) /* one memfd blob, bytes */
+#define PROTO_STR_MAX 4096	      /* any string, bytes */
+#define PROTO_NAME_MAX 255	      /* a file name (relative path), bytes */
+#define PROTO_RUNTIME_MAX 32	      /* runtime name, bytes */
+#define PROTO_ARGV_MAX 256	      /* argv entries */
+#define PROTO_ENV_MAX 128	      /* env entries */
+#define PROTO_ENV_KEY_MAX 128	      /* env key, bytes */
+#define PROTO_FILES_MAX 64	      /* input files per run */
+#define PROTO_ARTIFACTS_MAX                                                                        \
+	60			     /* artifacts per result: each may be a memfd, and a           \
+				      * packet has 64 fds (two for stdout, stderr) */
+#define PROTO_RUNTIMES_MAX 32	     /* runtimes in an info reply */
+#define PROTO_MSG_PRINTABLE_MAX 1024 /* error message, bytes */
+#define PROTO_KEYS_MAX 64	     /* entries in any map but env */
 
 /*
  * Message types. Values are part of the wire format: never renumber; a retired
@@ -139,8 +140,8 @@ struct proto_file {
 
 struct proto_artifact {
 	const char *name;
-	uint64_t size;     /* size of the file in the workspace */
-	bool truncated;    /* data holds fewer than size bytes */
+	uint64_t size;	/* size of the file in the workspace */
+	bool truncated; /* data holds fewer than size bytes */
 	struct proto_blob data;
 };
 
@@ -174,14 +175,14 @@ struct proto_run {
 
 struct proto_stream_out {
 	struct proto_blob data; /* the first bytes, at most the output limit */
-	uint64_t total;         /* bytes the code wrote in all */
+	uint64_t total;		/* bytes the code wrote in all */
 	bool truncated;
 };
 
 struct proto_result {
 	enum proto_outcome outcome;
-	int32_t exit_code;   /* valid when outcome == EXITED */
-	int32_t signal;      /* valid when outcome == SIGNALED, else 0 */
+	int32_t exit_code; /* valid when outcome == EXITED */
+	int32_t signal;	   /* valid when outcome == SIGNALED, else 0 */
 	uint64_t wall_ms;
 	uint64_t cpu_ms;
 	uint64_t memory_peak_bytes; /* 0 when not measurable */

@@ -93,14 +93,15 @@ cgroup_init(struct cgroup *cg)
 	    sizeof(cg->base))
 		return -ENAMETOOLONG;
 	if (mkdir(cg->base, 0700) < 0 && errno != EEXIST) {
-		snprintf(cg->why, sizeof(cg->why), "cannot create %s: %s; memory limit is RLIMIT_AS only",
-			 cg->base, strerror(errno));
+		snprintf(cg->why, sizeof(cg->why),
+			 "cannot create %s: %s; memory limit is RLIMIT_AS only", cg->base,
+			 strerror(errno));
 		return 0;
 	}
 	snprintf(probe, sizeof(probe), "%s/memory.limit_in_bytes", cg->base);
 	if (access(probe, W_OK) < 0) {
-		snprintf(cg->why, sizeof(cg->why), "%s not writable; memory limit is RLIMIT_AS only",
-			 probe);
+		snprintf(cg->why, sizeof(cg->why),
+			 "%s not writable; memory limit is RLIMIT_AS only", probe);
 		return 0;
 	}
 	cg->enabled = true;

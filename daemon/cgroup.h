@@ -14,7 +14,7 @@
 struct cgroup {
 	bool enabled;
 	char base[512]; /* .../memory/<our cgroup>/airlock */
-	char why[160];  /* what was found, for the start-up log */
+	char why[160];	/* what was found, for the start-up log */
 };
 
 /* Detect the memory controller and make our subtree (as root). */

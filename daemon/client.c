@@ -204,7 +204,8 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 	}
 	if (m->u.hello.version != PROTO_VERSION) {
 		client_send_error(c, m->id, PROTO_ERR_UNSUPPORTED_VERSION,
-				  "protocol version %" PRIu32 " is not supported; this daemon speaks %d",
+				  "protocol version %" PRIu32
+				  " is not supported; this daemon speaks %d",
 				  m->u.hello.version, PROTO_VERSION);
 		c->closing = true;
 		client_flush(c);
@@ -287,7 +288,8 @@ client_dispatch(struct client *c, const char *buf, size_t len, int *fds, size_t 
 				  proto_type_name(m.type));
 	} else if (!c->hello_done && !(client_handlers[i].flags & H_BEFORE_HELLO)) {
 		client_send_error(c, m.id, PROTO_ERR_BAD_REQUEST,
-				  "the first message must be hello, not %s", proto_type_name(m.type));
+				  "the first message must be hello, not %s",
+				  proto_type_name(m.type));
 		c->closing = true;
 	} else if (c->hello_done && !(client_handlers[i].flags & H_AFTER_HELLO)) {
 		client_send_error(c, m.id, PROTO_ERR_BAD_REQUEST, "%s was already done",
@@ -402,8 +404,8 @@ client_new(struct daemon *d, int fd)
 	}
 	c->allowed = config_peer_allowed(d->cfg, c->uid, c->gids, c->ngids);
 	TAILQ_FOREACH(it, &d->clients, entry)
-		if (it->uid == c->uid)
-			same++;
+	if (it->uid == c->uid)
+		same++;
 	c->read_ev = event_new(d->base, fd, EV_READ | EV_PERSIST, client_read_cb, c);
 	c->write_ev = event_new(d->base, fd, EV_WRITE, client_write_cb, c);
 	c->hello_ev = evtimer_new(d->base, client_hello_timeout_cb, c);
@@ -417,8 +419,8 @@ client_new(struct daemon *d, int fd)
 	/* Refused connections wait for their hello to hear why; past twice the
 	 * limit a uid gets no such courtesy, so it cannot pin frontend fds. */
 	if (c->over_limit && same >= 2 * d->cfg->max_connections_per_uid) {
-		log_debug("client %" PRIu32 ": uid %u far over its connection limit; closing", c->id,
-			  (unsigned)c->uid);
+		log_debug("client %" PRIu32 ": uid %u far over its connection limit; closing",
+			  c->id, (unsigned)c->uid);
 		c->closing = true;
 		client_flush(c);
 		return;

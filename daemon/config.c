@@ -64,26 +64,26 @@ static const struct {
 	const char *code_name;
 	const char *need;
 } config_builtin_runtimes[] = {
-    {"python", "/usr/bin/python3 -I -S -B {code}", "main.py", NULL},
-    {"python-site", "/usr/bin/python3 -I -B {code}", "main.py", NULL},
-    {"sh", "/bin/sh {code}", "main.sh", NULL},
-    {"bash", "/bin/bash {code}", "main.sh", NULL},
-    {"node", "/usr/bin/node {code}", "main.js", "/usr/bin/node"},
+	{"python", "/usr/bin/python3 -I -S -B {code}", "main.py", NULL},
+	{"python-site", "/usr/bin/python3 -I -B {code}", "main.py", NULL},
+	{"sh", "/bin/sh {code}", "main.sh", NULL},
+	{"bash", "/bin/bash {code}", "main.sh", NULL},
+	{"node", "/usr/bin/node {code}", "main.js", "/usr/bin/node"},
 };
 
 /* Built-in limit defaults and ceilings, indexed by enum proto_limit. */
 static const uint64_t config_limit_defaults[PROTO_LIMIT_COUNT_][2] = {
-    [PROTO_LIMIT_WALL_MS] = {10000, 300000},
-    [PROTO_LIMIT_CPU_MS] = {5000, 60000},
-    [PROTO_LIMIT_MEMORY_BYTES] = {256ULL << 20, 4ULL << 30},
-    [PROTO_LIMIT_PROCESSES] = {64, 1024},
-    [PROTO_LIMIT_OPEN_FILES] = {256, 4096},
-    [PROTO_LIMIT_FILE_SIZE_BYTES] = {64ULL << 20, 1ULL << 30},
-    [PROTO_LIMIT_OUTPUT_BYTES] = {1ULL << 20, 64ULL << 20},
-    [PROTO_LIMIT_WORKSPACE_BYTES] = {64ULL << 20, 1ULL << 30},
-    [PROTO_LIMIT_TMP_BYTES] = {64ULL << 20, 1ULL << 30},
-    [PROTO_LIMIT_ARTIFACTS] = {32, 60},
-    [PROTO_LIMIT_ARTIFACT_BYTES] = {1ULL << 20, 64ULL << 20},
+	[PROTO_LIMIT_WALL_MS] = {10000, 300000},
+	[PROTO_LIMIT_CPU_MS] = {5000, 60000},
+	[PROTO_LIMIT_MEMORY_BYTES] = {256ULL << 20, 4ULL << 30},
+	[PROTO_LIMIT_PROCESSES] = {64, 1024},
+	[PROTO_LIMIT_OPEN_FILES] = {256, 4096},
+	[PROTO_LIMIT_FILE_SIZE_BYTES] = {64ULL << 20, 1ULL << 30},
+	[PROTO_LIMIT_OUTPUT_BYTES] = {1ULL << 20, 64ULL << 20},
+	[PROTO_LIMIT_WORKSPACE_BYTES] = {64ULL << 20, 1ULL << 30},
+	[PROTO_LIMIT_TMP_BYTES] = {64ULL << 20, 1ULL << 30},
+	[PROTO_LIMIT_ARTIFACTS] = {32, 60},
+	[PROTO_LIMIT_ARTIFACT_BYTES] = {1ULL << 20, 64ULL << 20},
 };
 
 /* Write "path:line: reason" (or "path: reason" for line 0) into the error buffer. */
@@ -679,15 +679,15 @@ config_key_limits(struct config_parse *p, const char *name, const char *value)
 		if (r < 0)
 			return config_bad_number(p, r, name, value,
 						 config_limit_is_size((enum proto_limit)i)
-						     ? "a size (K, M or G suffix)"
-						     : "a decimal number");
+							 ? "a size (K, M or G suffix)"
+							 : "a decimal number");
 		if (v == 0)
 			return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
 		if (v > config_limit_bound((enum proto_limit)i))
 			return config_fail_at(
-			    p, -EINVAL, p->line, "%s = %s: above what the protocol carries (%llu)",
-			    name, value,
-			    (unsigned long long)config_limit_bound((enum proto_limit)i));
+				p, -EINVAL, p->line,
+				"%s = %s: above what the protocol carries (%llu)", name, value,
+				(unsigned long long)config_limit_bound((enum proto_limit)i));
 		if (which == 0)
 			p->cfg->defaults.v[i] = v;
 		else
@@ -770,9 +770,9 @@ static void
 config_section_id(const struct config_parse *p, char *buf, size_t len)
 {
 	static const char *const names[] = {
-	    [CONFIG_SEC_NONE] = "",	    [CONFIG_SEC_DAEMON] = "daemon",
-	    [CONFIG_SEC_ACCESS] = "access", [CONFIG_SEC_SANDBOX] = "sandbox",
-	    [CONFIG_SEC_LIMITS] = "limits", [CONFIG_SEC_RUNTIME] = "runtime",
+		[CONFIG_SEC_NONE] = "",		[CONFIG_SEC_DAEMON] = "daemon",
+		[CONFIG_SEC_ACCESS] = "access", [CONFIG_SEC_SANDBOX] = "sandbox",
+		[CONFIG_SEC_LIMITS] = "limits", [CONFIG_SEC_RUNTIME] = "runtime",
 	};
 
 	if (p->section == CONFIG_SEC_RUNTIME && p->rt != NULL)
@@ -889,9 +889,9 @@ config_runtime_begin(struct config_parse *p, const char *name)
 
 	if (!config_runtime_name_valid(name))
 		return config_fail_at(
-		    p, -EINVAL, p->line,
-		    "bad runtime name '%s': expected 1 to %d of a-z, 0-9, '-', '_'", name,
-		    PROTO_RUNTIME_MAX);
+			p, -EINVAL, p->line,
+			"bad runtime name '%s': expected 1 to %d of a-z, 0-9, '-', '_'", name,
+			PROTO_RUNTIME_MAX);
 	if (!strcmp(name, "exec"))
 		return config_fail_at(p, -EINVAL, p->line,
 				      "[runtime exec] is built in and takes no template");
@@ -1112,10 +1112,11 @@ config_finish(struct config_parse *p)
 
 		if (cfg->defaults.v[i] > cfg->ceilings.v[i])
 			return config_fail_at(
-			    p, -EINVAL, config_line_max(p->lines.limit[i][0], p->lines.limit[i][1]),
-			    "%s = %llu is above its ceiling %s_max = %llu", name,
-			    (unsigned long long)cfg->defaults.v[i], name,
-			    (unsigned long long)cfg->ceilings.v[i]);
+				p, -EINVAL,
+				config_line_max(p->lines.limit[i][0], p->lines.limit[i][1]),
+				"%s = %llu is above its ceiling %s_max = %llu", name,
+				(unsigned long long)cfg->defaults.v[i], name,
+				(unsigned long long)cfg->ceilings.v[i]);
 	}
 	if ((uint64_t)cfg->uid_base + cfg->uid_count > UINT32_MAX)
 		return config_fail_at(p, -EINVAL,
@@ -1133,8 +1134,8 @@ config_finish(struct config_parse *p)
 			return config_fail_at(p, r, 0, "out of memory");
 		if (r < 0)
 			return config_fail_at(
-			    p, -ENOENT, 0,
-			    "neither user 'airlock' nor 'nobody' exists; set user =");
+				p, -ENOENT, 0,
+				"neither user 'airlock' nor 'nobody' exists; set user =");
 	}
 	if (cfg->service_uid >= cfg->uid_base &&
 	    (uint64_t)cfg->service_uid < (uint64_t)cfg->uid_base + cfg->uid_count)

@@ -30,17 +30,17 @@ struct config_runtime {
 
 struct config {
 	/* [daemon] */
-	char *socket_path;       /* socket = (default CONFIG_DEFAULT_SOCKET) */
-	uid_t socket_uid;        /* socket_user = (default root) */
-	gid_t socket_gid;        /* socket_group = (default airlock, else root) */
-	mode_t socket_mode;      /* socket_mode = octal (default 0660) */
-	char *service_user;      /* user = (default "airlock") */
+	char *socket_path;  /* socket = (default CONFIG_DEFAULT_SOCKET) */
+	uid_t socket_uid;   /* socket_user = (default root) */
+	gid_t socket_gid;   /* socket_group = (default airlock, else root) */
+	mode_t socket_mode; /* socket_mode = octal (default 0660) */
+	char *service_user; /* user = (default "airlock") */
 	uid_t service_uid;
 	gid_t service_gid;
 	uint32_t max_connections_per_uid; /* max_connections_per_uid = (default 16) */
-	uint32_t max_runs_per_uid;        /* max_runs_per_uid = (default 8) */
-	uint32_t max_runs;                /* max_runs = (default 2 * CPUs) */
-	uint64_t max_queued_bytes;        /* max_queued_bytes = per connection (default 8 MiB) */
+	uint32_t max_runs_per_uid;	  /* max_runs_per_uid = (default 8) */
+	uint32_t max_runs;		  /* max_runs = (default 2 * CPUs) */
+	uint64_t max_queued_bytes;	  /* max_queued_bytes = per connection (default 8 MiB) */
 
 	/* [access]: root is always allowed. Empty lists and allow_all = false
 	 * mean only members of socket_group (and root). */
@@ -48,12 +48,12 @@ struct config {
 	size_t nallow_uids;
 	gid_t allow_gids[CONFIG_LIST_MAX]; /* allow_groups = name[, name...] */
 	size_t nallow_gids;
-	bool allow_all;                    /* allow_all = false */
+	bool allow_all; /* allow_all = false */
 
 	/* [sandbox] */
-	uid_t uid_base;    /* uid_base = (default 600000): per-run host uids */
+	uid_t uid_base;	    /* uid_base = (default 600000): per-run host uids */
 	uint32_t uid_count; /* uid_count = (default 2048): uids in the range, 2 per run */
-	char *hostname;     /* hostname = (default "airlock") */
+	char *hostname;	    /* hostname = (default "airlock") */
 
 	/* [limits]: defaults and ceilings, e.g. wall_ms = 10000, wall_ms_max = 60000 */
 	struct proto_limits defaults;
@@ -77,8 +77,8 @@ int config_load(struct config *cfg, const char *path, bool must_exist, char *err
  * Like config_load() on a file named name holding len bytes of buf, without
  * the ownership and permission checks: for tests and the fuzzer.
  */
-int config_load_buffer(struct config *cfg, const char *name, const void *buf, size_t len,
-		       char *err, size_t errlen);
+int config_load_buffer(struct config *cfg, const char *name, const void *buf, size_t len, char *err,
+		       size_t errlen);
 void config_free(struct config *cfg);
 
 /* Look a runtime up by name; NULL if unknown. */

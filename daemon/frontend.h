@@ -30,7 +30,7 @@ struct daemon {
 	int listen_fd;
 	struct event *listen_ev;
 	struct event *accept_retry_ev; /* back-off after EMFILE */
-	int reserve_fd;                /* an fd kept to shed a connection on EMFILE */
+	int reserve_fd;		       /* an fd kept to shed a connection on EMFILE */
 	int spawner_fd;
 	struct event *spawner_ev;
 	struct event *sigterm_ev, *sigint_ev;

@@ -129,7 +129,8 @@ int
 listener_start(struct daemon *d)
 {
 	d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	d->listen_ev = event_new(d->base, d->listen_fd, EV_READ | EV_PERSIST, listener_accept_cb, d);
+	d->listen_ev =
+		event_new(d->base, d->listen_fd, EV_READ | EV_PERSIST, listener_accept_cb, d);
 	d->accept_retry_ev = evtimer_new(d->base, listener_retry_cb, d);
 	if (d->listen_ev == NULL || d->accept_retry_ev == NULL)
 		return -ENOMEM;

@@ -112,10 +112,10 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"foreground", no_argument, NULL, 'f'}, {"debug", no_argument, NULL, 'd'},
+		{"foreground", no_argument, NULL, 'f'},	  {"debug", no_argument, NULL, 'd'},
 		{"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
-		{"user", required_argument, NULL, 'u'},  {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},     {NULL, 0, NULL, 0}};
+		{"user", required_argument, NULL, 'u'},	  {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},	  {NULL, 0, NULL, 0}};
 	const char *config_path = NULL, *socket_path = NULL, *user = NULL;
 	bool debug = false, config_given = false;
 	struct config cfg;
@@ -157,7 +157,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	log_init("airlockd", debug ? LOG_LVL_DEBUG : LOG_LVL_INFO, getenv("JOURNAL_STREAM") != NULL);
+	log_init("airlockd", debug ? LOG_LVL_DEBUG : LOG_LVL_INFO,
+		 getenv("JOURNAL_STREAM") != NULL);
 	if (geteuid() != 0)
 		fatalx("airlockd must be started as root (it drops privileges itself)");
 	memset(&cfg, 0, sizeof(cfg));

@@ -126,8 +126,12 @@ out:
 }
 
 static const char *const plan_base_env[] = {
-	"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" PLAN_WORKSPACE, "LANG=C.UTF-8",
-	"TMPDIR=/tmp", "OPENBLAS_NUM_THREADS=1", "USER=sandbox",
+	"PATH=/usr/local/bin:/usr/bin:/bin",
+	"HOME=" PLAN_WORKSPACE,
+	"LANG=C.UTF-8",
+	"TMPDIR=/tmp",
+	"OPENBLAS_NUM_THREADS=1",
+	"USER=sandbox",
 };
 
 int
@@ -218,8 +222,7 @@ plan_str_at(const char *base, uint64_t size, uint64_t off)
 }
 
 /* plan_parse() into a view that is written to *ret only on success. */
-static int
-plan_parse_view(const void *base, uint64_t size, struct plan_view *ret);
+static int plan_parse_view(const void *base, uint64_t size, struct plan_view *ret);
 
 int
 plan_parse(const void *base, uint64_t size, struct plan_view *ret)

@@ -33,8 +33,8 @@ struct plan_hdr {
 	uint32_t argc;
 	uint32_t envc;
 	uint32_t nfiles;
-	uint32_t argv_off; /* argc NUL-terminated strings, back to back */
-	uint32_t env_off;  /* envc "KEY=VALUE" strings, back to back */
+	uint32_t argv_off;	/* argc NUL-terminated strings, back to back */
+	uint32_t env_off;	/* envc "KEY=VALUE" strings, back to back */
 	uint32_t code_name_off; /* NUL-terminated file name in PLAN_CODE_DIR, "" = no code */
 	uint32_t hostname_off;
 	uint64_t code_off, code_len;

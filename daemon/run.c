@@ -37,7 +37,7 @@ struct run_out {
 	int fd;
 	struct event *ev;
 	uint8_t *buf;
-	size_t len;     /* kept */
+	size_t len;	/* kept */
 	uint64_t total; /* produced */
 	bool eof;
 };
@@ -80,8 +80,8 @@ run_count_uid(const struct daemon *d, uid_t uid)
 	uint32_t n = 0;
 
 	TAILQ_FOREACH(r, &d->runs, entry)
-		if (r->uid == uid && r->c != NULL)
-			n++;
+	if (r->uid == uid && r->c != NULL)
+		n++;
 	return n;
 }
 
@@ -138,7 +138,8 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 			return -EINVAL;
 		}
 		if (run_resolve_exec(req->argv[0], exec_path, sizeof(exec_path)) < 0) {
-			snprintf(why, whylen, "exec: %s: not found in /usr/local/bin, /usr/bin, /bin",
+			snprintf(why, whylen,
+				 "exec: %s: not found in /usr/local/bin, /usr/bin, /bin",
 				 req->argv[0]);
 			return -ENOENT;
 		}
@@ -168,7 +169,8 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 	r = -EINVAL; /* every refusal below is the request's fault */
 	for (i = 0; i < req->nfiles; i++) {
 		if (plan_name_valid(req->files[i].name) < 0) {
-			snprintf(why, whylen, "files[%zu]: \"%s\" is not a relative path inside the workspace",
+			snprintf(why, whylen,
+				 "files[%zu]: \"%s\" is not a relative path inside the workspace",
 				 i, req->files[i].name);
 			goto out;
 		}
@@ -186,8 +188,9 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 	if (fbytes > lim->v[PROTO_LIMIT_WORKSPACE_BYTES]) {
 		r = -E2BIG;
 		*ret_code = PROTO_ERR_TOO_LARGE;
-		snprintf(why, whylen, "input files hold %" PRIu64 " bytes; workspace_bytes is %" PRIu64,
-			 fbytes, lim->v[PROTO_LIMIT_WORKSPACE_BYTES]);
+		snprintf(why, whylen,
+			 "input files hold %" PRIu64 " bytes; workspace_bytes is %" PRIu64, fbytes,
+			 lim->v[PROTO_LIMIT_WORKSPACE_BYTES]);
 		goto out;
 	}
 
@@ -199,7 +202,9 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 	in.code_name = rt->is_exec ? NULL : rt->code_name;
 	in.code = req->code.data;
 	in.code_len = req->code.present ? req->code.len : 0;
-	in.stdin_data = req->stdin_data.present ? (req->stdin_data.data ? req->stdin_data.data : (const void *)"") : NULL;
+	in.stdin_data = req->stdin_data.present
+				? (req->stdin_data.data ? req->stdin_data.data : (const void *)"")
+				: NULL;
 	in.stdin_len = req->stdin_data.present ? req->stdin_data.len : 0;
 	in.file_names = fnames;
 	in.file_data = fdata;
@@ -508,7 +513,8 @@ run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
 		res->outcome = PROTO_OUTCOME_MEMORY_LIMIT;
 	} else {
 		res->outcome = PROTO_OUTCOME_ERROR;
-		snprintf(err, errlen, "the sandbox's supervisor ended without a report (status %#x)",
+		snprintf(err, errlen,
+			 "the sandbox's supervisor ended without a report (status %#x)",
 			 (unsigned)r->done_ev.status);
 	}
 	if (res->wall_ms == 0)
@@ -553,13 +559,14 @@ run_finish(struct run *r)
 		}
 		res.artifacts = arts;
 	}
-	log_info("run %" PRIu32 " uid %u pid %d runtime %s: outcome %s exit %d signal %d wall_ms %"
-		 PRIu64 " cpu_ms %" PRIu64 " memory_peak %" PRIu64 " stdout %" PRIu64
-		 " stderr %" PRIu64 " artifacts %zu%s%s",
+	log_info("run %" PRIu32
+		 " uid %u pid %d runtime %s: outcome %s exit %d signal %d wall_ms %" PRIu64
+		 " cpu_ms %" PRIu64 " memory_peak %" PRIu64 " stdout %" PRIu64 " stderr %" PRIu64
+		 " artifacts %zu%s%s",
 		 r->run_id, (unsigned)r->uid, (int)r->client_pid, r->runtime,
-		 proto_outcome_name(res.outcome), res.exit_code, res.signal, res.wall_ms, res.cpu_ms,
-		 res.memory_peak_bytes, res.out[0].total, res.out[1].total, res.nartifacts,
-		 err[0] ? ": " : "", err);
+		 proto_outcome_name(res.outcome), res.exit_code, res.signal, res.wall_ms,
+		 res.cpu_ms, res.memory_peak_bytes, res.out[0].total, res.out[1].total,
+		 res.nartifacts, err[0] ? ": " : "", err);
 	if (r->c != NULL) {
 		rc = proto_encode_result(r->req_id, &res, &out);
 		if (rc < 0)
@@ -594,8 +601,8 @@ run_spawner_event(struct daemon *d, const struct spawn_ev *ev)
 	struct run *r;
 
 	TAILQ_FOREACH(r, &d->runs, entry)
-		if (r->run_id == ev->run_id)
-			break;
+	if (r->run_id == ev->run_id)
+		break;
 	if (r == NULL) {
 		log_warnx("spawner: event %u for unknown run %" PRIu32, ev->type, ev->run_id);
 		return;
@@ -628,7 +635,8 @@ run_orphan_client(struct daemon *d, struct client *c)
 {
 	struct run *r;
 
-	TAILQ_FOREACH(r, &d->runs, entry) {
+	TAILQ_FOREACH(r, &d->runs, entry)
+	{
 		if (r->c != c)
 			continue;
 		log_info("run %" PRIu32 " uid %u: client left; killing the run", r->run_id,
@@ -673,16 +681,18 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	if (rc < 0) {
 		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
 				  "limits.%s = %" PRIu64 " is above the ceiling %" PRIu64,
-				  proto_limit_name(bad), req->limits.v[bad], d->cfg->ceilings.v[bad]);
+				  proto_limit_name(bad), req->limits.v[bad],
+				  d->cfg->ceilings.v[bad]);
 		return;
 	}
 	if (d->nruns >= d->cfg->max_runs) {
-		client_send_error(c, req_id, PROTO_ERR_BUSY, "%" PRIu32 " runs in flight, the limit",
-				  d->nruns);
+		client_send_error(c, req_id, PROTO_ERR_BUSY,
+				  "%" PRIu32 " runs in flight, the limit", d->nruns);
 		return;
 	}
 	if (client_uid(c) != 0 && run_count_uid(d, client_uid(c)) >= d->cfg->max_runs_per_uid) {
-		client_send_error(c, req_id, PROTO_ERR_BUSY, "uid %u has %u runs in flight, the limit",
+		client_send_error(c, req_id, PROTO_ERR_BUSY,
+				  "uid %u has %u runs in flight, the limit",
 				  (unsigned)client_uid(c), d->cfg->max_runs_per_uid);
 		return;
 	}
@@ -774,6 +784,7 @@ fail:
 		close(life[1]);
 	if (r->lifeline < 0 && life[0] >= 0)
 		close(life[0]);
-	client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot set up the run: %s", strerror(-rc));
+	client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot set up the run: %s",
+			  strerror(-rc));
 	run_free(r);
 }

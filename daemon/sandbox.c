@@ -349,8 +349,9 @@ sb_filesystem(const struct sandbox_ctx *ctx, const struct plan_view *pv)
 	sb_tmpfs(SB_NEWROOT, "0755", 4ULL * 1024 * 1024 + pv->hdr->code_len + pv->hdr->stdin_len,
 		 4096, false, SANDBOX_STEP_ROOT_TMPFS);
 	{
-		static const char *const dirs[] = {"usr",  "etc", "proc",      "dev", "tmp",
-						   "run",  "run/airlock", "oldroot", "workspace"};
+		static const char *const dirs[] = {"usr",	  "etc",     "proc",
+						   "dev",	  "tmp",     "run",
+						   "run/airlock", "oldroot", "workspace"};
 		size_t k;
 
 		for (k = 0; k < sizeof(dirs) / sizeof(dirs[0]); k++) {
@@ -424,7 +425,8 @@ sb_filesystem(const struct sandbox_ctx *ctx, const struct plan_view *pv)
 	}
 	/* The code file lives outside the workspace so it is never an artifact. */
 	if (pv->code_name[0] != '\0') {
-		SB_PATH(path, SANDBOX_STEP_CODE_FILE, SB_NEWROOT PLAN_CODE_DIR "/%s", pv->code_name);
+		SB_PATH(path, SANDBOX_STEP_CODE_FILE, SB_NEWROOT PLAN_CODE_DIR "/%s",
+			pv->code_name);
 		sb_write_file(path, pv->code, pv->hdr->code_len, 0444, 0, SANDBOX_STEP_CODE_FILE);
 	}
 	if (pv->stdin_data != NULL)
@@ -441,7 +443,8 @@ sb_filesystem(const struct sandbox_ctx *ctx, const struct plan_view *pv)
 	SB_CHECK(rmdir("/oldroot"), SANDBOX_STEP_UMOUNT_OLD);
 	/* The root itself is read-only: the code writes only to /workspace
 	 * and /tmp, both size-limited. */
-	SB_CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL),
+	SB_CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		       NULL),
 		 SANDBOX_STEP_REMOUNT_RO);
 }
 
@@ -625,7 +628,8 @@ sb_cpu_ns(const struct sandbox_layout *l)
 
 	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
 		memset(&ru, 0, sizeof(ru));
-	ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ULL + (uint64_t)ru.ru_utime.tv_usec * 1000ULL +
+	ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ULL +
+	     (uint64_t)ru.ru_utime.tv_usec * 1000ULL +
 	     (uint64_t)ru.ru_stime.tv_sec * 1000000000ULL + (uint64_t)ru.ru_stime.tv_usec * 1000ULL;
 	dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
@@ -769,7 +773,8 @@ sb_walk(int dfd, char *rel, size_t rel_len, int depth, int *budget, const struct
 			memcpy(rel + rel_len + (rel_len ? 1 : 0), d->d_name, nl + 1);
 			if (S_ISDIR(st.st_mode))
 				sb_walk(fd, rel, nrel, depth + 1, budget, inputs, ninputs);
-			else if (S_ISREG(st.st_mode) && !sb_is_unchanged_input(&st, inputs, ninputs))
+			else if (S_ISREG(st.st_mode) &&
+				 !sb_is_unchanged_input(&st, inputs, ninputs))
 				sb_send_artifact(rel, nrel, fd, (uint64_t)st.st_size);
 			rel[rel_len] = '\0';
 			close(fd);

@@ -63,17 +63,17 @@ const char *sandbox_step_name(int step);
 /* The host's top-level layout, read once at start-up. */
 struct sandbox_layout {
 	struct {
-		char name[16];     /* "bin", "lib", ... */
-		char target[128];  /* symlink target, when is_link */
+		char name[16];	  /* "bin", "lib", ... */
+		char target[128]; /* symlink target, when is_link */
 		bool is_link;
 	} tops[SANDBOX_TOPS_MAX];
 	int ntops;
 	bool has_alternatives; /* /etc/alternatives */
 	bool has_ld_cache;     /* /etc/ld.so.cache */
-	bool has_ssl;          /* /etc/ssl */
+	bool has_ssl;	       /* /etc/ssl */
 	int clk_tck;
 	int cap_last;
-	bool memory_cgroup;    /* the memory limit is enforced by a cgroup */
+	bool memory_cgroup; /* the memory limit is enforced by a cgroup */
 };
 
 /* Read the host layout (as root, before dropping privileges). */
@@ -83,11 +83,11 @@ int sandbox_layout_init(struct sandbox_layout *ret);
 struct sandbox_ctx {
 	const struct sandbox_layout *layout;
 	const struct sock_fprog *seccomp;
-	int sync_fd;     /* read end: one byte once the uid/gid maps are written */
-	int plan_fd;     /* sealed memfd, see plan.h */
+	int sync_fd;	 /* read end: one byte once the uid/gid maps are written */
+	int plan_fd;	 /* sealed memfd, see plan.h */
 	int lifeline_fd; /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
-	int out_fd;      /* stdout pipe, write end */
-	int err_fd;      /* stderr pipe, write end */
+	int out_fd;	 /* stdout pipe, write end */
+	int err_fd;	 /* stderr pipe, write end */
 };
 
 /* Become the supervisor. Never returns. */

@@ -26,73 +26,74 @@
  * architecture and knows the ones that do not exist there.
  */
 static const char *const seccomp_policy_denied[] = {
-    /* namespaces and mounts: the sandbox's walls */
-    "unshare",
-    "setns",
-    "mount",
-    "umount2",
-    "pivot_root",
-    "chroot",
-    "open_tree",
-    "move_mount",
-    "fsopen",
-    "fsconfig",
-    "fsmount",
-    "fspick",
-    "mount_setattr",
-    /* kernel keyrings: not namespaced */
-    "add_key",
-    "request_key",
-    "keyctl",
-    /* large kernel attack surface */
-    "bpf",
-    "perf_event_open",
-    "userfaultfd",
-    "io_uring_setup",
-    "io_uring_enter",
-    "io_uring_register",
-    /* other processes */
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",
-    "pidfd_getfd",
-    "kcmp",
-    /* the host itself */
-    "kexec_load",
-    "kexec_file_load",
-    "init_module",
-    "finit_module",
-    "delete_module",
-    "reboot",
-    "swapon",
-    "swapoff",
-    "acct",
-    "quotactl",
-    "quotactl_fd",
-    "open_by_handle_at",
-    "name_to_handle_at",
-    "syslog",
-    "lookup_dcookie",
-    "nfsservctl",
-    "uselib",
-    "vhangup",
-    /* the clock is not namespaced */
-    "settimeofday",
-    "clock_settime",
-    "clock_adjtime",
-    "adjtimex",
+	/* namespaces and mounts: the sandbox's walls */
+	"unshare",
+	"setns",
+	"mount",
+	"umount2",
+	"pivot_root",
+	"chroot",
+	"open_tree",
+	"move_mount",
+	"fsopen",
+	"fsconfig",
+	"fsmount",
+	"fspick",
+	"mount_setattr",
+	/* kernel keyrings: not namespaced */
+	"add_key",
+	"request_key",
+	"keyctl",
+	/* large kernel attack surface */
+	"bpf",
+	"perf_event_open",
+	"userfaultfd",
+	"io_uring_setup",
+	"io_uring_enter",
+	"io_uring_register",
+	/* other processes */
+	"ptrace",
+	"process_vm_readv",
+	"process_vm_writev",
+	"pidfd_getfd",
+	"kcmp",
+	/* the host itself */
+	"kexec_load",
+	"kexec_file_load",
+	"init_module",
+	"finit_module",
+	"delete_module",
+	"reboot",
+	"swapon",
+	"swapoff",
+	"acct",
+	"quotactl",
+	"quotactl_fd",
+	"open_by_handle_at",
+	"name_to_handle_at",
+	"syslog",
+	"lookup_dcookie",
+	"nfsservctl",
+	"uselib",
+	"vhangup",
+	/* the clock is not namespaced */
+	"settimeofday",
+	"clock_settime",
+	"clock_adjtime",
+	"adjtimex",
 };
 
 /* Calls the frontend never makes: it neither runs programs nor changes its ids. */
 static const char *const seccomp_policy_frontend_denied[] = {
-    "execve",	"execveat", "fork",	 "vfork",     "clone",	   "clone3",   "setuid",   "setgid",
-    "setreuid", "setregid", "setresuid", "setresgid", "setgroups", "setfsuid", "setfsgid",
+	"execve",    "execveat",  "fork",      "vfork",	   "clone",
+	"clone3",    "setuid",	  "setgid",    "setreuid", "setregid",
+	"setresuid", "setresgid", "setgroups", "setfsuid", "setfsgid",
 };
 
 /* The namespace flags that clone() must not carry in the sandbox. */
 static const uint64_t seccomp_policy_clone_ns[] = {
-    CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-    CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET, CLONE_NEWTIME,
+	CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+	CLONE_NEWUSER, CLONE_NEWPID,	CLONE_NEWNET, CLONE_NEWTIME,
 };
 
 /* Add one rule by syscall name; -ENOSYS when libseccomp does not know the name. */
@@ -171,7 +172,7 @@ seccomp_policy_add_common(scmp_filter_ctx ctx, bool frontend)
 
 		for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
 			struct scmp_arg_cmp arg =
-			    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, (uint64_t)reqs[i]);
+				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, (uint64_t)reqs[i]);
 
 			r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &arg);
 			if (r < 0)
@@ -279,7 +280,7 @@ seccomp_policy_build(bool frontend, struct sock_fprog *ret)
 		goto out;
 	if (frontend)
 		for (i = 0; i < sizeof(seccomp_policy_frontend_denied) /
-				    sizeof(seccomp_policy_frontend_denied[0]);
+					sizeof(seccomp_policy_frontend_denied[0]);
 		     i++) {
 			r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM),
 					       seccomp_policy_frontend_denied[i], 0, NULL);

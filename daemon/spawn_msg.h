@@ -27,7 +27,7 @@ enum spawn_msg_type {
 struct spawn_req {
 	uint32_t type;
 	uint32_t run_id;
-	uint32_t uid_slot;  /* per-run uid pair: uid_base + 2 * slot, + 1 */
+	uint32_t uid_slot; /* per-run uid pair: uid_base + 2 * slot, + 1 */
 	uint32_t reserved;
 	uint64_t memory_bytes; /* cgroup memory limit, 0 = none */
 	uint64_t processes;    /* cgroup pids limit, 0 = none */
@@ -36,39 +36,39 @@ struct spawn_req {
 struct spawn_ev {
 	uint32_t type;
 	uint32_t run_id;
-	int32_t err;    /* SPAWN_FAILED: -errno of the step that failed */
-	int32_t pid;    /* host pid of the supervisor */
-	int32_t status; /* SPAWN_DONE: the supervisor's wait status */
-	uint32_t oom;   /* SPAWN_DONE: the memory limit was hit (cgroup) */
+	int32_t err;	      /* SPAWN_FAILED: -errno of the step that failed */
+	int32_t pid;	      /* host pid of the supervisor */
+	int32_t status;	      /* SPAWN_DONE: the supervisor's wait status */
+	uint32_t oom;	      /* SPAWN_DONE: the memory limit was hit (cgroup) */
 	uint64_t memory_peak; /* SPAWN_DONE: bytes, 0 = not measured */
-	char step[32];  /* SPAWN_FAILED: what failed */
+	char step[32];	      /* SPAWN_FAILED: what failed */
 };
 
 /* supervisor -> frontend, on the run's lifeline socket */
 enum sup_msg_type {
 	SUP_SETUP_FAILED = 1, /* set-up or exec failed: step and errno */
 	SUP_ARTIFACT = 2,     /* one candidate artifact, its fd attached */
-	SUP_EXIT = 3,         /* the code finished; always the last message */
+	SUP_EXIT = 3,	      /* the code finished; always the last message */
 };
 
 enum sup_reason {
-	SUP_REASON_EXITED = 0,  /* the code's main process ended by itself */
-	SUP_REASON_WALL = 1,    /* the supervisor's wall clock fired */
-	SUP_REASON_CPU = 2,     /* the run's total cpu time passed the limit */
+	SUP_REASON_EXITED = 0, /* the code's main process ended by itself */
+	SUP_REASON_WALL = 1,   /* the supervisor's wall clock fired */
+	SUP_REASON_CPU = 2,    /* the run's total cpu time passed the limit */
 };
 
 #define SUP_NAME_MAX 255
 
 struct sup_msg {
 	uint32_t type;
-	int32_t step;    /* SETUP_FAILED: enum sandbox_step */
-	int32_t err;     /* SETUP_FAILED: errno */
-	int32_t status;  /* EXIT: wait status of the code's main process */
+	int32_t step;	 /* SETUP_FAILED: enum sandbox_step */
+	int32_t err;	 /* SETUP_FAILED: errno */
+	int32_t status;	 /* EXIT: wait status of the code's main process */
 	uint32_t reason; /* EXIT: enum sup_reason */
 	uint32_t name_len;
-	uint64_t cpu_ns;  /* EXIT: cpu time of every process of the run */
-	uint64_t wall_ns; /* EXIT: from exec to the end */
-	uint64_t size;    /* ARTIFACT: file size */
+	uint64_t cpu_ns;	     /* EXIT: cpu time of every process of the run */
+	uint64_t wall_ns;	     /* EXIT: from exec to the end */
+	uint64_t size;		     /* ARTIFACT: file size */
 	char name[SUP_NAME_MAX + 1]; /* ARTIFACT: path relative to the workspace */
 };
 

@@ -243,7 +243,8 @@ spawner_serve(struct spawner *sp)
 	if (sfd < 0)
 		return -errno;
 	for (;;) {
-		struct pollfd p[2] = {{.fd = sp->sock, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+		struct pollfd p[2] = {{.fd = sp->sock, .events = POLLIN},
+				      {.fd = sfd, .events = POLLIN}};
 
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)

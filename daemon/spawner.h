@@ -20,9 +20,9 @@ struct spawner_slot {
 };
 
 struct spawner {
-	int sock;                 /* to the frontend */
+	int sock; /* to the frontend */
 	uid_t uid_base;
-	uint32_t nslots;          /* uid_count / 2 */
+	uint32_t nslots; /* uid_count / 2 */
 	struct spawner_slot *slots;
 	struct sandbox_layout layout;
 	struct sock_fprog seccomp;

@@ -527,9 +527,9 @@ cli_result_json(const struct airlock_result *res)
 		goto fail;
 	for (i = 0; i < airlock_result_artifact_count(res); i++) {
 		json_t *a =
-		    json_pack("{s:s, s:I, s:b}", "name", airlock_result_artifact_name(res, i),
-			      "size", (json_int_t)airlock_result_artifact_size(res, i), "truncated",
-			      airlock_result_artifact_truncated(res, i));
+			json_pack("{s:s, s:I, s:b}", "name", airlock_result_artifact_name(res, i),
+				  "size", (json_int_t)airlock_result_artifact_size(res, i),
+				  "truncated", airlock_result_artifact_truncated(res, i));
 
 		if (json_array_append_new(arts, a) < 0)
 			goto fail;
@@ -667,22 +667,22 @@ enum {
 };
 
 static const struct option cli_run_options[] = {
-    {"socket", required_argument, NULL, OPT_SOCKET},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"lang", required_argument, NULL, OPT_LANG},
-    {"arg", required_argument, NULL, OPT_ARG},
-    {"file", required_argument, NULL, OPT_FILE},
-    {"stdin", required_argument, NULL, OPT_STDIN},
-    {"env", required_argument, NULL, OPT_ENV},
-    {"wall", required_argument, NULL, OPT_WALL},
-    {"cpu", required_argument, NULL, OPT_CPU},
-    {"memory", required_argument, NULL, OPT_MEMORY},
-    {"processes", required_argument, NULL, OPT_PROCESSES},
-    {"output", required_argument, NULL, OPT_OUTPUT},
-    {"limit", required_argument, NULL, OPT_LIMIT},
-    {"artifacts", required_argument, NULL, OPT_ARTIFACTS},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+	{"socket", required_argument, NULL, OPT_SOCKET},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"lang", required_argument, NULL, OPT_LANG},
+	{"arg", required_argument, NULL, OPT_ARG},
+	{"file", required_argument, NULL, OPT_FILE},
+	{"stdin", required_argument, NULL, OPT_STDIN},
+	{"env", required_argument, NULL, OPT_ENV},
+	{"wall", required_argument, NULL, OPT_WALL},
+	{"cpu", required_argument, NULL, OPT_CPU},
+	{"memory", required_argument, NULL, OPT_MEMORY},
+	{"processes", required_argument, NULL, OPT_PROCESSES},
+	{"output", required_argument, NULL, OPT_OUTPUT},
+	{"limit", required_argument, NULL, OPT_LIMIT},
+	{"artifacts", required_argument, NULL, OPT_ARTIFACTS},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
 };
 
 /* Handle one option of `airlock run`; returns 0 or an exit status. */
@@ -792,8 +792,8 @@ cli_run(struct cli *cli, int argc, char **argv)
 		r = airlock_run_req_add_arg(run.req, argv[optind]);
 		if (r < 0) {
 			status = r == -ENOMEM
-				     ? cli_fail("argv", r)
-				     : cli_usage_error("run: too many or too long arguments");
+					 ? cli_fail("argv", r)
+					 : cli_usage_error("run: too many or too long arguments");
 			goto out;
 		}
 	}
@@ -824,10 +824,10 @@ out:
 }
 
 static const struct option cli_simple_options[] = {
-    {"socket", required_argument, NULL, OPT_SOCKET},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+	{"socket", required_argument, NULL, OPT_SOCKET},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
 };
 
 /* Parse the options of ping and info (--socket, --json after the subcommand). */

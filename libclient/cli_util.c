@@ -172,9 +172,9 @@ static int
 cli_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode)
 {
 	struct open_how how = {
-	    .flags = flags,
-	    .mode = mode,
-	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		.flags = flags,
+		.mode = mode,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	long fd;
 
@@ -232,8 +232,8 @@ cli_artifact_write(int dirfd, const char *name, const void *data, size_t len)
 			r = -errno;
 			goto out;
 		}
-		next =
-		    cli_openat2(cur >= 0 ? cur : dirfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+		next = cli_openat2(cur >= 0 ? cur : dirfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC,
+				   0);
 		if (next < 0) {
 			r = next;
 			goto out;
@@ -314,7 +314,7 @@ char *
 cli_base64(const void *buf, size_t len)
 {
 	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *s = buf;
 	char *out, *o;
 	size_t i;

@@ -9,24 +9,25 @@
 #include <sys/mman.h>
 
 _Static_assert(AIRLOCK_OUTCOME_EXITED == (int)PROTO_OUTCOME_EXITED &&
-		   AIRLOCK_OUTCOME_SIGNALED == (int)PROTO_OUTCOME_SIGNALED &&
-		   AIRLOCK_OUTCOME_WALL_LIMIT == (int)PROTO_OUTCOME_WALL_LIMIT &&
-		   AIRLOCK_OUTCOME_CPU_LIMIT == (int)PROTO_OUTCOME_CPU_LIMIT &&
-		   AIRLOCK_OUTCOME_MEMORY_LIMIT == (int)PROTO_OUTCOME_MEMORY_LIMIT &&
-		   AIRLOCK_OUTCOME_ERROR == (int)PROTO_OUTCOME_ERROR && PROTO_OUTCOME_COUNT_ == 6,
+		       AIRLOCK_OUTCOME_SIGNALED == (int)PROTO_OUTCOME_SIGNALED &&
+		       AIRLOCK_OUTCOME_WALL_LIMIT == (int)PROTO_OUTCOME_WALL_LIMIT &&
+		       AIRLOCK_OUTCOME_CPU_LIMIT == (int)PROTO_OUTCOME_CPU_LIMIT &&
+		       AIRLOCK_OUTCOME_MEMORY_LIMIT == (int)PROTO_OUTCOME_MEMORY_LIMIT &&
+		       AIRLOCK_OUTCOME_ERROR == (int)PROTO_OUTCOME_ERROR &&
+		       PROTO_OUTCOME_COUNT_ == 6,
 	       "public outcomes mirror the protocol's");
 _Static_assert(AIRLOCK_LIMIT_WALL_MS == (int)PROTO_LIMIT_WALL_MS &&
-		   AIRLOCK_LIMIT_CPU_MS == (int)PROTO_LIMIT_CPU_MS &&
-		   AIRLOCK_LIMIT_MEMORY_BYTES == (int)PROTO_LIMIT_MEMORY_BYTES &&
-		   AIRLOCK_LIMIT_PROCESSES == (int)PROTO_LIMIT_PROCESSES &&
-		   AIRLOCK_LIMIT_OPEN_FILES == (int)PROTO_LIMIT_OPEN_FILES &&
-		   AIRLOCK_LIMIT_FILE_SIZE_BYTES == (int)PROTO_LIMIT_FILE_SIZE_BYTES &&
-		   AIRLOCK_LIMIT_OUTPUT_BYTES == (int)PROTO_LIMIT_OUTPUT_BYTES &&
-		   AIRLOCK_LIMIT_WORKSPACE_BYTES == (int)PROTO_LIMIT_WORKSPACE_BYTES &&
-		   AIRLOCK_LIMIT_TMP_BYTES == (int)PROTO_LIMIT_TMP_BYTES &&
-		   AIRLOCK_LIMIT_ARTIFACTS == (int)PROTO_LIMIT_ARTIFACTS &&
-		   AIRLOCK_LIMIT_ARTIFACT_BYTES == (int)PROTO_LIMIT_ARTIFACT_BYTES &&
-		   PROTO_LIMIT_COUNT_ == 11,
+		       AIRLOCK_LIMIT_CPU_MS == (int)PROTO_LIMIT_CPU_MS &&
+		       AIRLOCK_LIMIT_MEMORY_BYTES == (int)PROTO_LIMIT_MEMORY_BYTES &&
+		       AIRLOCK_LIMIT_PROCESSES == (int)PROTO_LIMIT_PROCESSES &&
+		       AIRLOCK_LIMIT_OPEN_FILES == (int)PROTO_LIMIT_OPEN_FILES &&
+		       AIRLOCK_LIMIT_FILE_SIZE_BYTES == (int)PROTO_LIMIT_FILE_SIZE_BYTES &&
+		       AIRLOCK_LIMIT_OUTPUT_BYTES == (int)PROTO_LIMIT_OUTPUT_BYTES &&
+		       AIRLOCK_LIMIT_WORKSPACE_BYTES == (int)PROTO_LIMIT_WORKSPACE_BYTES &&
+		       AIRLOCK_LIMIT_TMP_BYTES == (int)PROTO_LIMIT_TMP_BYTES &&
+		       AIRLOCK_LIMIT_ARTIFACTS == (int)PROTO_LIMIT_ARTIFACTS &&
+		       AIRLOCK_LIMIT_ARTIFACT_BYTES == (int)PROTO_LIMIT_ARTIFACT_BYTES &&
+		       PROTO_LIMIT_COUNT_ == 11,
 	       "public limits mirror the protocol's");
 
 /* Bytes owned by a result: a heap copy, or a read-only mapping of a memfd. */
@@ -149,8 +150,8 @@ result_from_proto(const struct proto_result *pr, struct airlock_result **ret)
 	if (res == NULL)
 		return -ENOMEM;
 	res->outcome = (unsigned)pr->outcome < PROTO_OUTCOME_COUNT_
-			   ? (enum airlock_outcome)pr->outcome
-			   : AIRLOCK_OUTCOME_ERROR;
+			       ? (enum airlock_outcome)pr->outcome
+			       : AIRLOCK_OUTCOME_ERROR;
 	res->exit_code = res->outcome == AIRLOCK_OUTCOME_EXITED ? pr->exit_code : 0;
 	res->signal = res->outcome == AIRLOCK_OUTCOME_SIGNALED ? pr->signal : 0;
 	res->wall_ms = pr->wall_ms;

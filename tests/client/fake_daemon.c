@@ -77,19 +77,21 @@ fake_run(int fd, const struct proto_msg *msg)
 		return r < 0 ? r : fake_send(fd, &out);
 	} else if (strcmp(code, "artifacts") == 0) {
 		arts[0] = (struct proto_artifact){
-		    .name = "ok.txt", .size = 2, .data = fake_blob("ok", 2)};
-		arts[1] = (struct proto_artifact){
-		    .name = "sub/dir/x", .size = 9, .truncated = true, .data = fake_blob("x", 1)};
+			.name = "ok.txt", .size = 2, .data = fake_blob("ok", 2)};
+		arts[1] = (struct proto_artifact){.name = "sub/dir/x",
+						  .size = 9,
+						  .truncated = true,
+						  .data = fake_blob("x", 1)};
 		arts[2] = (struct proto_artifact){
-		    .name = "../evil", .size = 4, .data = fake_blob("evil", 4)};
+			.name = "../evil", .size = 4, .data = fake_blob("evil", 4)};
 		arts[3] = (struct proto_artifact){
-		    .name = "/tmp/airlock-fake-abs", .size = 4, .data = fake_blob("evil", 4)};
+			.name = "/tmp/airlock-fake-abs", .size = 4, .data = fake_blob("evil", 4)};
 		res.artifacts = arts;
 		res.nartifacts = 4;
 	} else if (strcmp(code, "echo") == 0) {
 		res.out[0].data = run->stdin_data.present
-				      ? fake_blob(run->stdin_data.data, run->stdin_data.len)
-				      : fake_blob("", 0);
+					  ? fake_blob(run->stdin_data.data, run->stdin_data.len)
+					  : fake_blob("", 0);
 		for (i = 0; i < run->argc; i++)
 			snprintf(err + strlen(err), sizeof(err) - strlen(err), "%s%s", i ? " " : "",
 				 run->argv[i]);

@@ -263,17 +263,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_size),
-	    cmocka_unit_test(test_parse_seconds),
-	    cmocka_unit_test(test_parse_count),
-	    cmocka_unit_test(test_artifact_name_check),
-	    cmocka_unit_test_setup_teardown(test_artifact_write, tmpdir_setup, tmpdir_teardown),
-	    cmocka_unit_test_setup_teardown(test_artifact_write_refuses_names, tmpdir_setup,
-					    tmpdir_teardown),
-	    cmocka_unit_test_setup_teardown(test_artifact_write_refuses_symlinks, tmpdir_setup,
-					    tmpdir_teardown),
-	    cmocka_unit_test(test_utf8),
-	    cmocka_unit_test(test_base64),
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_parse_seconds),
+		cmocka_unit_test(test_parse_count),
+		cmocka_unit_test(test_artifact_name_check),
+		cmocka_unit_test_setup_teardown(test_artifact_write, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_artifact_write_refuses_names, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_artifact_write_refuses_symlinks, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_base64),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

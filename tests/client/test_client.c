@@ -124,10 +124,10 @@ fake_result(struct fake *f, uint32_t id, int exit_code, const char *text)
 	struct proto_out out;
 
 	res.out[0].data = (struct proto_blob){
-	    .data = (const uint8_t *)text, .len = strlen(text), .fd = -1, .present = true};
+		.data = (const uint8_t *)text, .len = strlen(text), .fd = -1, .present = true};
 	res.out[0].total = strlen(text);
 	res.out[1].data =
-	    (struct proto_blob){.data = (const uint8_t *)"", .fd = -1, .present = true};
+		(struct proto_blob){.data = (const uint8_t *)"", .fd = -1, .present = true};
 	assert_int_equal(proto_encode_result(id, &res, &out), 0);
 	fake_send(f, &out);
 }
@@ -294,21 +294,23 @@ script_run(struct fake *f)
 
 	memset(big, 'x', sizeof(big));
 	res.out[0].data = (struct proto_blob){
-	    .data = (const uint8_t *)"out\0put", .len = 7, .fd = -1, .present = true};
+		.data = (const uint8_t *)"out\0put", .len = 7, .fd = -1, .present = true};
 	res.out[0].total = 7;
 	res.out[1].data = (struct proto_blob){
-	    .data = (const uint8_t *)"err", .len = 3, .fd = -1, .present = true};
+		.data = (const uint8_t *)"err", .len = 3, .fd = -1, .present = true};
 	res.out[1].total = 100;
 	res.out[1].truncated = true;
 	arts[0] = (struct proto_artifact){
-	    .name = "dir/small.txt",
-	    .size = 5,
-	    .data = {.data = (const uint8_t *)"small", .len = 5, .fd = -1, .present = true}};
-	arts[1] = (struct proto_artifact){
-	    .name = "big.bin",
-	    .size = sizeof(big) + 10,
-	    .truncated = true,
-	    .data = {.data = (const uint8_t *)big, .len = sizeof(big), .fd = -1, .present = true}};
+		.name = "dir/small.txt",
+		.size = 5,
+		.data = {.data = (const uint8_t *)"small", .len = 5, .fd = -1, .present = true}};
+	arts[1] = (struct proto_artifact){.name = "big.bin",
+					  .size = sizeof(big) + 10,
+					  .truncated = true,
+					  .data = {.data = (const uint8_t *)big,
+						   .len = sizeof(big),
+						   .fd = -1,
+						   .present = true}};
 	res.artifacts = arts;
 	res.nartifacts = 2;
 	assert_int_equal(proto_encode_result(msg.id, &res, &out), 0);
@@ -511,7 +513,7 @@ script_errors(struct fake *f)
 	fake_send(f, &out);
 	f->run_ids[0] = fake_recv_run(f);
 	assert_int_equal(
-	    proto_encode_error(f->run_ids[0], PROTO_ERR_TOO_LARGE, "code too big", &out), 0);
+		proto_encode_error(f->run_ids[0], PROTO_ERR_TOO_LARGE, "code too big", &out), 0);
 	fake_send(f, &out);
 	/* Then hang up: the client must see the connection end. */
 	shutdown(f->server_fd, SHUT_RDWR);
@@ -569,7 +571,8 @@ script_unauthorized(struct fake *f)
 	fake_recv(f, &msg);
 	assert_int_equal(msg.type, PROTO_HELLO);
 	assert_int_equal(
-	    proto_encode_error(msg.id, PROTO_ERR_UNAUTHORIZED, "uid 1234 not allowed", &out), 0);
+		proto_encode_error(msg.id, PROTO_ERR_UNAUTHORIZED, "uid 1234 not allowed", &out),
+		0);
 	proto_msg_free(&msg);
 	fake_send(f, &out);
 }
@@ -583,8 +586,8 @@ test_connect_refused(void **state)
 	char code[32], message[64];
 
 	assert_int_equal(
-	    airlock_connect_error("/x", &conn, code, sizeof(code), message, sizeof(message)),
-	    -EACCES);
+		airlock_connect_error("/x", &conn, code, sizeof(code), message, sizeof(message)),
+		-EACCES);
 	assert_null(conn);
 	assert_string_equal(code, "unauthorized");
 	assert_string_equal(message, "uid 1234 not allowed");
@@ -608,7 +611,8 @@ test_arguments(void **state)
 	assert_int_equal(airlock_run_req_new(&req), 0);
 	assert_int_equal(airlock_run_req_set_runtime(req, ""), -EINVAL);
 	assert_int_equal(
-	    airlock_run_req_set_runtime(req, "a-name-that-is-far-too-long-for-a-runtime"), -EINVAL);
+		airlock_run_req_set_runtime(req, "a-name-that-is-far-too-long-for-a-runtime"),
+		-EINVAL);
 	assert_int_equal(airlock_run_req_set_code(req, NULL, 1), -EINVAL);
 	assert_int_equal(airlock_run_req_set_code(req, NULL, 0), 0);
 	assert_int_equal(airlock_run_req_set_env(req, "", "x"), -EINVAL);
@@ -624,10 +628,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ping_info),	  cmocka_unit_test(test_run_blocking),
-	    cmocka_unit_test(test_two_in_flight), cmocka_unit_test(test_blocking_queues_others),
-	    cmocka_unit_test(test_error_reply),	  cmocka_unit_test(test_connect_refused),
-	    cmocka_unit_test(test_arguments),
+		cmocka_unit_test(test_ping_info),     cmocka_unit_test(test_run_blocking),
+		cmocka_unit_test(test_two_in_flight), cmocka_unit_test(test_blocking_queues_others),
+		cmocka_unit_test(test_error_reply),   cmocka_unit_test(test_connect_refused),
+		cmocka_unit_test(test_arguments),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -329,79 +329,80 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-    /* structure */
-    {"[daemon]\n\n[nope]\n", 3, "unknown section [nope]"},
-    {"[daemon]\nmax_runs = 4\n[runtimes python]\n", 3, "unknown section"},
-    {"max_runs = 4\n", 1, "outside of any section"},
-    {"[daemon]\nbogus = 1\n", 2, "unknown key 'bogus' in [daemon]"},
-    {"[access]\nallow = x\n", 2, "unknown key 'allow' in [access]"},
-    {"[sandbox]\nuid = 1\n", 2, "unknown key 'uid' in [sandbox]"},
-    {"[limits]\nwall = 1\n", 2, "unknown key 'wall' in [limits]"},
-    {"[limits]\nwall_ms_min = 1\n", 2, "unknown key 'wall_ms_min'"},
-    {"[daemon]\nmax_runs = 4\n\nmax_runs = 5\n", 4, "duplicate key 'max_runs' in [daemon]"},
-    {"[daemon]\nmax_runs = 4\n[access]\n[daemon]\nmax_runs = 5\n", 5, "duplicate key"},
-    {"[daemon]\nmax_runs\n", 2, "syntax error"},
-    {"[daemon\nmax_runs = 1\n", 1, "syntax error"},
-    {"[daemon]\nsocket =\n", 2, "empty value"},
-    /* numbers */
-    {"[daemon]\nmax_runs = abc\n", 2, "max_runs = abc: expected a decimal number"},
-    {"[daemon]\nmax_runs = -5\n", 2, "expected a decimal number"},
-    {"[daemon]\nmax_runs = +5\n", 2, "expected a decimal number"},
-    {"[daemon]\nmax_runs = 12x\n", 2, "expected a decimal number"},
-    {"[daemon]\nmax_runs = 4294967296\n", 2, "out of range"},
-    {"[daemon]\nmax_runs = 0\n", 2, "must not be 0"},
-    {"[daemon]\nmax_queued_bytes = 99999999999999999999\n", 2, "out of range"},
-    {"[daemon]\nmax_queued_bytes = 17179869184G\n", 2, "out of range"},
-    {"[daemon]\nmax_queued_bytes = 5X\n", 2, "expected a size"},
-    {"[daemon]\nmax_queued_bytes = 5KB\n", 2, "expected a size"},
-    {"[daemon]\nmax_queued_bytes = 1K\n", 2, "at least"},
-    {"[daemon]\nsocket_mode = 0999\n", 2, "expected an octal mode"},
-    {"[daemon]\nsocket_mode = 01777\n", 2, "out of range"},
-    {"[daemon]\nsocket = relative.sock\n", 2, "not an absolute path"},
-    {"[daemon]\nuser = no-such-user-xyz\n", 2, "unknown user 'no-such-user-xyz'"},
-    {"[daemon]\nuser = root\n", 2, "must not be root"},
-    {"[daemon]\nsocket_user = no-such-user-xyz\n", 2, "unknown user"},
-    {"[daemon]\nsocket_group = no-such-group-xyz\n", 2, "unknown group"},
-    {"[access]\nallow_users = root, no-such-user-xyz\n", 2, "unknown user 'no-such-user-xyz'"},
-    {"[access]\nallow_groups = no-such-group-xyz\n", 2, "unknown group 'no-such-group-xyz'"},
-    {"[access]\nallow_users = root,,daemon\n", 2, "empty name"},
-    {"[access]\nallow_users = root,\n", 2, "empty name"},
-    {"[access]\nallow_users = 4294967295\n", 2, "bad user"},
-    {"[access]\nallow_all = maybe\n", 2, "expected true or false"},
-    /* sandbox */
-    {"[sandbox]\nuid_base = 0\n", 2, "uid_base must not be 0"},
-    {"[sandbox]\nuid_count = 3\n", 2, "must be even"},
-    {"[sandbox]\nuid_count = 0\n", 2, "must not be 0"},
-    {"[sandbox]\nuid_base = 4294967000\nuid_count = 1000\n", 3, "overflows"},
-    {"[sandbox]\nuid_count = 1000\nuid_base = 4294967000\n", 3, "overflows"},
-    {"[sandbox]\nuid_base = 65500\nuid_count = 100\n", 3, "service user"},
-    {"[sandbox]\nhostname = -bad\n", 2, "hostname '-bad'"},
-    {"[sandbox]\nhostname = a_b\n", 2, "hostname"},
-    /* limits */
-    {"[limits]\nwall_ms = 0\n", 2, "wall_ms must not be 0"},
-    {"[limits]\nwall_ms_max = 0\n", 2, "wall_ms_max must not be 0"},
-    {"[limits]\nwall_ms = 400000\n", 2,
-     "wall_ms = 400000 is above its ceiling wall_ms_max = 300000"},
-    {"[limits]\nmemory_bytes = 2G\n\nmemory_bytes_max = 1G\n", 4, "above its ceiling"},
-    {"[limits]\nmemory_bytes_max = 1G\nmemory_bytes = 2G\n", 3, "above its ceiling"},
-    {"[limits]\nwall_ms = 10K\n", 2, "expected a decimal number"},
-    {"[limits]\nartifacts_max = 1001\n", 2, "above what the protocol carries"},
-    {"[limits]\nprocesses = -1\n", 2, "expected a decimal number"},
-    /* runtimes */
-    {"[runtime ruby]\ncode_name = main.rb\n[daemon]\n", 1, "[runtime ruby] has no argv"},
-    {"[runtime ruby]\nargv = /usr/bin/ruby {code}\n", 1, "[runtime ruby] has no code_name"},
-    {"[runtime python]\ncode_name = x.py\n", 1, "[runtime python] has no argv"},
-    {"[runtime ruby]\nargv = ruby {code}\n", 2, "absolute path"},
-    {"[runtime ruby]\nargv = /usr/bin/ruby main.rb\n", 2, "{code} exactly once"},
-    {"[runtime ruby]\nargv = /usr/bin/ruby {code} {code}\n", 2, "{code} exactly once"},
-    {"[runtime ruby]\nargv = /a 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 {code}\n", 2,
-     "more than 16 words"},
-    {"[runtime ruby]\ncode_name = ../x\n", 2, "code_name '../x'"},
-    {"[runtime ruby]\nfoo = 1\n", 2, "unknown key 'foo' in [runtime ruby]"},
-    {"[runtime exec]\n", 1, "built in"},
-    {"[runtime Ruby]\n", 1, "bad runtime name"},
-    {"[runtime ruby]\nargv = /r {code}\ncode_name = a\n[runtime ruby]\n", 4, "duplicate section"},
-    {"[runtime ruby]\nargv = /r {code}\nargv = /s {code}\n", 3, "duplicate key 'argv'"},
+	/* structure */
+	{"[daemon]\n\n[nope]\n", 3, "unknown section [nope]"},
+	{"[daemon]\nmax_runs = 4\n[runtimes python]\n", 3, "unknown section"},
+	{"max_runs = 4\n", 1, "outside of any section"},
+	{"[daemon]\nbogus = 1\n", 2, "unknown key 'bogus' in [daemon]"},
+	{"[access]\nallow = x\n", 2, "unknown key 'allow' in [access]"},
+	{"[sandbox]\nuid = 1\n", 2, "unknown key 'uid' in [sandbox]"},
+	{"[limits]\nwall = 1\n", 2, "unknown key 'wall' in [limits]"},
+	{"[limits]\nwall_ms_min = 1\n", 2, "unknown key 'wall_ms_min'"},
+	{"[daemon]\nmax_runs = 4\n\nmax_runs = 5\n", 4, "duplicate key 'max_runs' in [daemon]"},
+	{"[daemon]\nmax_runs = 4\n[access]\n[daemon]\nmax_runs = 5\n", 5, "duplicate key"},
+	{"[daemon]\nmax_runs\n", 2, "syntax error"},
+	{"[daemon\nmax_runs = 1\n", 1, "syntax error"},
+	{"[daemon]\nsocket =\n", 2, "empty value"},
+	/* numbers */
+	{"[daemon]\nmax_runs = abc\n", 2, "max_runs = abc: expected a decimal number"},
+	{"[daemon]\nmax_runs = -5\n", 2, "expected a decimal number"},
+	{"[daemon]\nmax_runs = +5\n", 2, "expected a decimal number"},
+	{"[daemon]\nmax_runs = 12x\n", 2, "expected a decimal number"},
+	{"[daemon]\nmax_runs = 4294967296\n", 2, "out of range"},
+	{"[daemon]\nmax_runs = 0\n", 2, "must not be 0"},
+	{"[daemon]\nmax_queued_bytes = 99999999999999999999\n", 2, "out of range"},
+	{"[daemon]\nmax_queued_bytes = 17179869184G\n", 2, "out of range"},
+	{"[daemon]\nmax_queued_bytes = 5X\n", 2, "expected a size"},
+	{"[daemon]\nmax_queued_bytes = 5KB\n", 2, "expected a size"},
+	{"[daemon]\nmax_queued_bytes = 1K\n", 2, "at least"},
+	{"[daemon]\nsocket_mode = 0999\n", 2, "expected an octal mode"},
+	{"[daemon]\nsocket_mode = 01777\n", 2, "out of range"},
+	{"[daemon]\nsocket = relative.sock\n", 2, "not an absolute path"},
+	{"[daemon]\nuser = no-such-user-xyz\n", 2, "unknown user 'no-such-user-xyz'"},
+	{"[daemon]\nuser = root\n", 2, "must not be root"},
+	{"[daemon]\nsocket_user = no-such-user-xyz\n", 2, "unknown user"},
+	{"[daemon]\nsocket_group = no-such-group-xyz\n", 2, "unknown group"},
+	{"[access]\nallow_users = root, no-such-user-xyz\n", 2, "unknown user 'no-such-user-xyz'"},
+	{"[access]\nallow_groups = no-such-group-xyz\n", 2, "unknown group 'no-such-group-xyz'"},
+	{"[access]\nallow_users = root,,daemon\n", 2, "empty name"},
+	{"[access]\nallow_users = root,\n", 2, "empty name"},
+	{"[access]\nallow_users = 4294967295\n", 2, "bad user"},
+	{"[access]\nallow_all = maybe\n", 2, "expected true or false"},
+	/* sandbox */
+	{"[sandbox]\nuid_base = 0\n", 2, "uid_base must not be 0"},
+	{"[sandbox]\nuid_count = 3\n", 2, "must be even"},
+	{"[sandbox]\nuid_count = 0\n", 2, "must not be 0"},
+	{"[sandbox]\nuid_base = 4294967000\nuid_count = 1000\n", 3, "overflows"},
+	{"[sandbox]\nuid_count = 1000\nuid_base = 4294967000\n", 3, "overflows"},
+	{"[sandbox]\nuid_base = 65500\nuid_count = 100\n", 3, "service user"},
+	{"[sandbox]\nhostname = -bad\n", 2, "hostname '-bad'"},
+	{"[sandbox]\nhostname = a_b\n", 2, "hostname"},
+	/* limits */
+	{"[limits]\nwall_ms = 0\n", 2, "wall_ms must not be 0"},
+	{"[limits]\nwall_ms_max = 0\n", 2, "wall_ms_max must not be 0"},
+	{"[limits]\nwall_ms = 400000\n", 2,
+	 "wall_ms = 400000 is above its ceiling wall_ms_max = 300000"},
+	{"[limits]\nmemory_bytes = 2G\n\nmemory_bytes_max = 1G\n", 4, "above its ceiling"},
+	{"[limits]\nmemory_bytes_max = 1G\nmemory_bytes = 2G\n", 3, "above its ceiling"},
+	{"[limits]\nwall_ms = 10K\n", 2, "expected a decimal number"},
+	{"[limits]\nartifacts_max = 1001\n", 2, "above what the protocol carries"},
+	{"[limits]\nprocesses = -1\n", 2, "expected a decimal number"},
+	/* runtimes */
+	{"[runtime ruby]\ncode_name = main.rb\n[daemon]\n", 1, "[runtime ruby] has no argv"},
+	{"[runtime ruby]\nargv = /usr/bin/ruby {code}\n", 1, "[runtime ruby] has no code_name"},
+	{"[runtime python]\ncode_name = x.py\n", 1, "[runtime python] has no argv"},
+	{"[runtime ruby]\nargv = ruby {code}\n", 2, "absolute path"},
+	{"[runtime ruby]\nargv = /usr/bin/ruby main.rb\n", 2, "{code} exactly once"},
+	{"[runtime ruby]\nargv = /usr/bin/ruby {code} {code}\n", 2, "{code} exactly once"},
+	{"[runtime ruby]\nargv = /a 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 {code}\n", 2,
+	 "more than 16 words"},
+	{"[runtime ruby]\ncode_name = ../x\n", 2, "code_name '../x'"},
+	{"[runtime ruby]\nfoo = 1\n", 2, "unknown key 'foo' in [runtime ruby]"},
+	{"[runtime exec]\n", 1, "built in"},
+	{"[runtime Ruby]\n", 1, "bad runtime name"},
+	{"[runtime ruby]\nargv = /r {code}\ncode_name = a\n[runtime ruby]\n", 4,
+	 "duplicate section"},
+	{"[runtime ruby]\nargv = /r {code}\nargv = /s {code}\n", 3, "duplicate key 'argv'"},
 };
 
 /* Every error class names the right file and line and leaves cfg freed. */
@@ -565,7 +566,7 @@ test_peer_allowed(void **state)
 	config_free(&f->cfg);
 
 	assert_int_equal(
-	    load_text(f, "[daemon]\nsocket_group = 4242\n[access]\nallow_all = true\n"), 0);
+		load_text(f, "[daemon]\nsocket_group = 4242\n[access]\nallow_all = true\n"), 0);
 	assert_true(config_peer_allowed(&f->cfg, 999, NULL, 0));
 	assert_true(config_peer_allowed(&f->cfg, 999, g_none, 2));
 	config_free(&f->cfg);
@@ -604,16 +605,17 @@ test_load_buffer(void **state)
 	static const char nul[] = "[daemon]\nmax_runs = 7\0\n";
 
 	assert_int_equal(
-	    config_load_buffer(&f->cfg, "mem.conf", good, strlen(good), f->err, sizeof(f->err)), 0);
+		config_load_buffer(&f->cfg, "mem.conf", good, strlen(good), f->err, sizeof(f->err)),
+		0);
 	assert_int_equal(f->cfg.max_runs, 7);
 	config_free(&f->cfg);
 	assert_int_equal(
-	    config_load_buffer(&f->cfg, "mem.conf", bad, strlen(bad), f->err, sizeof(f->err)),
-	    -EINVAL);
+		config_load_buffer(&f->cfg, "mem.conf", bad, strlen(bad), f->err, sizeof(f->err)),
+		-EINVAL);
 	assert_string_equal(f->err, "mem.conf:3: max_runs = x: expected a decimal number");
-	assert_int_equal(
-	    config_load_buffer(&f->cfg, "mem.conf", nul, sizeof(nul) - 1, f->err, sizeof(f->err)),
-	    -EINVAL);
+	assert_int_equal(config_load_buffer(&f->cfg, "mem.conf", nul, sizeof(nul) - 1, f->err,
+					    sizeof(f->err)),
+			 -EINVAL);
 	assert_string_equal(f->err, "mem.conf:2: NUL byte in line");
 	assert_int_equal(config_load_buffer(&f->cfg, "mem.conf", NULL, 0, f->err, sizeof(f->err)),
 			 0);
@@ -624,16 +626,16 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_too_many_runtimes, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_limits_resolve, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_peer_allowed, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_config_free, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_load_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_too_many_runtimes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits_resolve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_allowed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config_free, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_buffer, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,8 +70,11 @@ static void
 empty_dir(const char *path)
 {
 	static const char *const names[] = {
-		"memory.limit_in_bytes", "memory.max_usage_in_bytes", "memory.memsw.limit_in_bytes",
-		"memory.oom_control",    "cgroup.procs",
+		"memory.limit_in_bytes",
+		"memory.max_usage_in_bytes",
+		"memory.memsw.limit_in_bytes",
+		"memory.oom_control",
+		"cgroup.procs",
 	};
 	char p[1024];
 	size_t i;
@@ -500,8 +503,8 @@ test_sweep_range(void **state)
 
 	mk_uid_dir(f, 100042);
 	mk_uid_dir(f, 100044);
-	mk_uid_dir(f, 100043); /* not a run uid of this range: never touched */
-	expect_rmdir_uid(f, 100040, 0); /* absent: ENOENT, ignored */
+	mk_uid_dir(f, 100043);		    /* not a run uid of this range: never touched */
+	expect_rmdir_uid(f, 100040, 0);	    /* absent: ENOENT, ignored */
 	expect_rmdir_uid(f, 100042, EBUSY); /* tasks left in it */
 	expect_rmdir_uid(f, 100044, 0);
 	cgroup_sweep(&f->cg, 100040, 100046);

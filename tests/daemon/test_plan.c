@@ -62,8 +62,8 @@ gbuf_free(struct gbuf *g)
 }
 
 /* The reference plan: every field set, embedded NULs in the binary parts. */
-static const char *const fx_argv[] = {"/usr/bin/python3", "-u", "/run/airlock/main.py",
-				      "two words", ""};
+static const char *const fx_argv[] = {"/usr/bin/python3", "-u", "/run/airlock/main.py", "two words",
+				      ""};
 static const char *const fx_envp[] = {"PATH=/usr/bin", "HOME=/workspace", "EMPTY=", "EQ=a=b"};
 static const uint8_t fx_code[] = {'p', 'r', 'i', 'n', 't', '(', '1', ')', '\n', 0, 0xff, 'z'};
 static const uint8_t fx_stdin[] = {'l', 'i', 'n', 'e', '\n', 0, 0x80, 0x7f, 'x'};
@@ -221,8 +221,7 @@ str_in_buf(const char *s, const uint8_t *base, uint64_t size)
 {
 	const uint8_t *q = (const uint8_t *)s;
 
-	return q >= base && q < base + size &&
-	       memchr(q, '\0', (size_t)(base + size - q)) != NULL;
+	return q >= base && q < base + size && memchr(q, '\0', (size_t)(base + size - q)) != NULL;
 }
 
 /* Every pointer of a successfully parsed view lies inside the plan. */
@@ -376,7 +375,8 @@ static void
 test_round_trip_maxima(void **state)
 {
 	struct fixture *f = *state;
-	static char argbuf[PLAN_ARGV_MAX][12], envbuf[PLAN_ENV_MAX][16], namebuf[PLAN_FILES_MAX][16];
+	static char argbuf[PLAN_ARGV_MAX][12], envbuf[PLAN_ENV_MAX][16],
+		namebuf[PLAN_FILES_MAX][16];
 	static const char *argv[PLAN_ARGV_MAX], *envp[PLAN_ENV_MAX], *names[PLAN_FILES_MAX];
 	static const void *data[PLAN_FILES_MAX];
 	static size_t len[PLAN_FILES_MAX];
@@ -499,7 +499,8 @@ test_parse_bad_header_fields(void **state)
 	ghdr(f)->nfiles = UINT32_MAX;
 	assert_int_equal(gparse(f), -EINVAL);
 	/* Within the bound but the file table runs past the end of this plan. */
-	assert_true(sizeof(struct plan_hdr) + PLAN_FILES_MAX * sizeof(struct plan_file) > f->g.size);
+	assert_true(sizeof(struct plan_hdr) + PLAN_FILES_MAX * sizeof(struct plan_file) >
+		    f->g.size);
 	ghdr(f)->nfiles = PLAN_FILES_MAX;
 	assert_int_equal(gparse(f), -EINVAL);
 	ghdr(f)->nfiles = (uint32_t)f->in.nfiles;
@@ -662,7 +663,10 @@ test_parse_offsets_past_end(void **state)
 		memcpy(f->g.p, f->bytes, sizeof(struct plan_hdr));
 		gfiles(f)[2].name_off = offs[i];
 		assert_int_equal(gparse(f), -EINVAL);
-		gfiles(f)[2].name_off = ((const struct plan_file *)(const void *)(f->bytes + sizeof(struct plan_hdr)))[2].name_off;
+		gfiles(f)[2].name_off =
+			((const struct plan_file *)(const void *)(f->bytes +
+								  sizeof(struct plan_hdr)))[2]
+				.name_off;
 	}
 	assert_int_equal(gparse(f), 0);
 }
@@ -754,8 +758,8 @@ parse_with_file_name(struct fixture *f, const char *name)
 }
 
 static const char *const bad_names[] = {
-	"",      "..",     ".",     "../x",  "x/..",   "a/../b", "/abs", "/",
-	"a//b",  "a/./b",  "./a",   "a/.",   "a/",     "d/e/",   "//",
+	"",	"..",	 ".",	"../x", "x/..", "a/../b", "/abs", "/",
+	"a//b", "a/./b", "./a", "a/.",	"a/",	"d/e/",	  "//",
 };
 
 /* A file whose name is not a clean relative path is refused. */
@@ -881,8 +885,8 @@ test_parse_mutations(void **state)
 static void
 test_name_valid(void **state)
 {
-	static const char *const good[] = {"a", "a/b.txt", "d/e/f", ".hidden", "a..b", "...",
-					   "x/.y", "a b/c"};
+	static const char *const good[] = {"a",	   "a/b.txt", "d/e/f", ".hidden",
+					   "a..b", "...",     "x/.y",  "a b/c"};
 	char name[PROTO_NAME_MAX + 2];
 	size_t i;
 
@@ -956,7 +960,7 @@ test_env_request(void **state)
 {
 	static const struct proto_env req[] = {
 		{"FOO", "bar"}, {"PATH", "/opt/bin"}, {"PATHX", "px"}, {"PAT", "p"},
-		{"EMPTY", ""},  {"EQ", "a=b"},        {"FOO", "baz"},
+		{"EMPTY", ""},	{"EQ", "a=b"},	      {"FOO", "baz"},
 	};
 	struct plan_env env;
 	const char *got;
@@ -1045,7 +1049,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip_full, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_round_trip_stdin_absent_and_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_trip_stdin_absent_and_empty, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_minimal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_maxima, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_rejects_counts, setup, teardown),
@@ -1053,7 +1058,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_parse_too_small, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_bad_header_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_file_table_cut_off, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_parse_counts_over_max_with_strings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_counts_over_max_with_strings, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_parse_unterminated_string, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_offsets_past_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_data_ranges, setup, teardown),

@@ -9,10 +9,10 @@
 #include <sys/types.h>
 
 struct fixture {
-	char dir[64];    /* the temporary directory */
-	char sock[128];  /* dir/airlock.sock */
+	char dir[64];	  /* the temporary directory */
+	char sock[128];	  /* dir/airlock.sock */
 	char config[128]; /* dir/airlockd.conf */
-	char log[128];   /* dir/airlockd.log: the daemon's stderr */
+	char log[128];	  /* dir/airlockd.log: the daemon's stderr */
 	pid_t pid;
 };
 

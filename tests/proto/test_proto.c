@@ -215,7 +215,7 @@ static struct proto_blob
 inline_blob(const char *s)
 {
 	return (struct proto_blob){
-	    .data = (const uint8_t *)s, .len = strlen(s), .fd = -1, .present = true};
+		.data = (const uint8_t *)s, .len = strlen(s), .fd = -1, .present = true};
 }
 
 /* A buffer of n bytes with a recognisable pattern. */
@@ -429,7 +429,7 @@ test_roundtrip_run_memfd(void **state)
 	/* an empty caller memfd travels as an fd too */
 	assert_int_equal(memfd_sealed_create("empty", "", 0, &files[0].data.fd), 0);
 	files[0] =
-	    (struct proto_file){"empty", {.len = 0, .fd = files[0].data.fd, .present = true}};
+		(struct proto_file){"empty", {.len = 0, .fd = files[0].data.fd, .present = true}};
 	assert_int_equal(proto_encode_run(77, &run, &o), 0);
 	assert_int_equal(o.nfds, 3);
 	assert_true(o.fds[0] != stdin_fd && o.fds[1] != stdin_fd);
@@ -462,12 +462,12 @@ test_roundtrip_result(void **state)
 	size_t big = 100000;
 	uint8_t *err = pattern(big, 9), *art = pattern(PROTO_INLINE_MAX * 2, 5);
 	struct proto_artifact arts[] = {
-	    {"out.txt", 3, false, inline_blob("abc")},
-	    {"big.bin",
-	     1000000,
-	     true,
-	     {.data = art, .len = PROTO_INLINE_MAX * 2, .fd = -1, .present = true}},
-	    {"empty", 0, false, inline_blob("")},
+		{"out.txt", 3, false, inline_blob("abc")},
+		{"big.bin",
+		 1000000,
+		 true,
+		 {.data = art, .len = PROTO_INLINE_MAX * 2, .fd = -1, .present = true}},
+		{"empty", 0, false, inline_blob("")},
 	};
 	struct proto_result res = {.outcome = PROTO_OUTCOME_EXITED,
 				   .exit_code = -3,
@@ -482,7 +482,7 @@ test_roundtrip_result(void **state)
 
 	res.out[0] = (struct proto_stream_out){inline_blob("hi\n"), 3, false};
 	res.out[1] = (struct proto_stream_out){
-	    {.data = err, .len = big, .fd = -1, .present = true}, big * 10, true};
+		{.data = err, .len = big, .fd = -1, .present = true}, big * 10, true};
 	assert_int_equal(proto_encode_result(4, &res, &o), 0);
 	assert_int_equal(o.nfds, 2);
 	decode_out(&o, &m);
@@ -619,7 +619,7 @@ test_send_recv(void **state)
 	ssize_t n;
 
 	run.code = (struct proto_blob){
-	    .data = code, .len = PROTO_INLINE_MAX + 10, .fd = -1, .present = true};
+		.data = code, .len = PROTO_INLINE_MAX + 10, .fd = -1, .present = true};
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	assert_int_equal(proto_encode_run(21, &run, &o), 0);
 	assert_int_equal(proto_send(sv[0], &o), 0);
@@ -647,8 +647,9 @@ test_encode_errors(void **state)
 	struct proto_env badenv[] = {{"1A", "x"}};
 	struct proto_run run = {.runtime = "python", .argv = argv, .argc = 20};
 	struct proto_artifact arts[PROTO_FDS_MAX + 1];
-	struct proto_result res = {
-	    .outcome = PROTO_OUTCOME_EXITED, .artifacts = arts, .nartifacts = PROTO_FDS_MAX + 1};
+	struct proto_result res = {.outcome = PROTO_OUTCOME_EXITED,
+				   .artifacts = arts,
+				   .nartifacts = PROTO_FDS_MAX + 1};
 	uint8_t *big = pattern(PROTO_INLINE_MAX + 1, 0);
 	struct proto_out o;
 	size_t i;
@@ -686,10 +687,10 @@ test_encode_errors(void **state)
 	/* More memfd blobs than fds fit in a packet; none of them may leak. */
 	for (i = 0; i < PROTO_FDS_MAX + 1; i++)
 		arts[i] = (struct proto_artifact){
-		    "f",
-		    PROTO_INLINE_MAX + 1,
-		    false,
-		    {.data = big, .len = PROTO_INLINE_MAX + 1, .fd = -1, .present = true}};
+			"f",
+			PROTO_INLINE_MAX + 1,
+			false,
+			{.data = big, .len = PROTO_INLINE_MAX + 1, .fd = -1, .present = true}};
 	res.out[0].data.fd = res.out[1].data.fd = -1;
 	assert_int_equal(proto_encode_result(1, &res, &o), -E2BIG);
 	res.nartifacts = PROTO_ARTIFACTS_MAX;
@@ -1085,26 +1086,26 @@ test_bad_run_fields(void **state)
 		enum proto_error code;
 		const char *why;
 	} cases[] = {
-	    {f_argv_int, PROTO_ERR_BAD_REQUEST, "run.argv[3]: not a string"},
-	    {f_argv_many, PROTO_ERR_TOO_LARGE, "run.argv: more than 256 entries"},
-	    {f_argv_long, PROTO_ERR_TOO_LARGE, "run.argv[0]: longer than 4096 bytes"},
-	    {f_argv_nul, PROTO_ERR_BAD_REQUEST, "run.argv[0]: contains a NUL"},
-	    {f_argv_map, PROTO_ERR_BAD_REQUEST, "run.argv: not an array"},
-	    {f_env_badkey, PROTO_ERR_BAD_REQUEST, "run.env[0]: not a valid variable name"},
-	    {f_env_digitkey, PROTO_ERR_BAD_REQUEST, "run.env[0]: not a valid variable name"},
-	    {f_env_dup, PROTO_ERR_BAD_REQUEST, "run.env: duplicate key"},
-	    {f_env_many, PROTO_ERR_TOO_LARGE, "run.env: more than 128 entries"},
-	    {f_env_longkey, PROTO_ERR_TOO_LARGE, "run.env[0]: longer than 128"},
-	    {f_env_intval, PROTO_ERR_BAD_REQUEST, "run.env[0]: not a string"},
-	    {f_files_many, PROTO_ERR_TOO_LARGE, "run.files: more than 64"},
-	    {f_file_noname, PROTO_ERR_BAD_REQUEST, "run.files[0].name: missing"},
-	    {f_file_longname, PROTO_ERR_TOO_LARGE, "run.files[0].name: longer than 255"},
-	    {f_file_strdata, PROTO_ERR_BAD_REQUEST, "run.files[0].data: not a blob"},
-	    {f_code_biginline, PROTO_ERR_TOO_LARGE, "run.code: inline blob longer"},
-	    {f_limits_neg, PROTO_ERR_BAD_REQUEST, "run.limits.cpu_ms: negative"},
-	    {f_limits_unknown, PROTO_ERR_BAD_REQUEST, "run.limits: entry 0: unknown limit"},
-	    {f_limits_float, PROTO_ERR_BAD_REQUEST, "run.limits.wall_ms: not an unsigned"},
-	    {f_runtime_dup, PROTO_ERR_BAD_REQUEST, "run: duplicate key"},
+		{f_argv_int, PROTO_ERR_BAD_REQUEST, "run.argv[3]: not a string"},
+		{f_argv_many, PROTO_ERR_TOO_LARGE, "run.argv: more than 256 entries"},
+		{f_argv_long, PROTO_ERR_TOO_LARGE, "run.argv[0]: longer than 4096 bytes"},
+		{f_argv_nul, PROTO_ERR_BAD_REQUEST, "run.argv[0]: contains a NUL"},
+		{f_argv_map, PROTO_ERR_BAD_REQUEST, "run.argv: not an array"},
+		{f_env_badkey, PROTO_ERR_BAD_REQUEST, "run.env[0]: not a valid variable name"},
+		{f_env_digitkey, PROTO_ERR_BAD_REQUEST, "run.env[0]: not a valid variable name"},
+		{f_env_dup, PROTO_ERR_BAD_REQUEST, "run.env: duplicate key"},
+		{f_env_many, PROTO_ERR_TOO_LARGE, "run.env: more than 128 entries"},
+		{f_env_longkey, PROTO_ERR_TOO_LARGE, "run.env[0]: longer than 128"},
+		{f_env_intval, PROTO_ERR_BAD_REQUEST, "run.env[0]: not a string"},
+		{f_files_many, PROTO_ERR_TOO_LARGE, "run.files: more than 64"},
+		{f_file_noname, PROTO_ERR_BAD_REQUEST, "run.files[0].name: missing"},
+		{f_file_longname, PROTO_ERR_TOO_LARGE, "run.files[0].name: longer than 255"},
+		{f_file_strdata, PROTO_ERR_BAD_REQUEST, "run.files[0].data: not a blob"},
+		{f_code_biginline, PROTO_ERR_TOO_LARGE, "run.code: inline blob longer"},
+		{f_limits_neg, PROTO_ERR_BAD_REQUEST, "run.limits.cpu_ms: negative"},
+		{f_limits_unknown, PROTO_ERR_BAD_REQUEST, "run.limits: entry 0: unknown limit"},
+		{f_limits_float, PROTO_ERR_BAD_REQUEST, "run.limits.wall_ms: not an unsigned"},
+		{f_runtime_dup, PROTO_ERR_BAD_REQUEST, "run: duplicate key"},
 	};
 	struct mb b;
 	size_t i;
@@ -1375,7 +1376,7 @@ test_names(void **state)
 	assert_string_equal(proto_type_name((enum proto_type)42), "unknown");
 	for (i = 0; i < PROTO_OUTCOME_COUNT_; i++) {
 		assert_int_equal(
-		    proto_outcome_from_name(proto_outcome_name((enum proto_outcome)i), &oc), 0);
+			proto_outcome_from_name(proto_outcome_name((enum proto_outcome)i), &oc), 0);
 		assert_int_equal(oc, i);
 	}
 	assert_int_equal(proto_outcome_from_name("nope", &oc), -ENOENT);
@@ -1388,25 +1389,25 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    T(test_roundtrip_hello),
-	    T(test_roundtrip_simple),
-	    T(test_roundtrip_info),
-	    T(test_roundtrip_run_inline),
-	    T(test_roundtrip_run_minimal),
-	    T(test_roundtrip_run_memfd),
-	    T(test_roundtrip_result),
-	    T(test_roundtrip_zeroed_result),
-	    T(test_roundtrip_error),
-	    T(test_send_recv),
-	    T(test_encode_errors),
-	    T(test_bad_framing),
-	    T(test_bad_header),
-	    T(test_unknown_keys_ignored),
-	    T(test_bad_run_fields),
-	    T(test_bad_required_and_strings),
-	    T(test_bad_result),
-	    T(test_bad_fds),
-	    T(test_names),
+		T(test_roundtrip_hello),
+		T(test_roundtrip_simple),
+		T(test_roundtrip_info),
+		T(test_roundtrip_run_inline),
+		T(test_roundtrip_run_minimal),
+		T(test_roundtrip_run_memfd),
+		T(test_roundtrip_result),
+		T(test_roundtrip_zeroed_result),
+		T(test_roundtrip_error),
+		T(test_send_recv),
+		T(test_encode_errors),
+		T(test_bad_framing),
+		T(test_bad_header),
+		T(test_unknown_keys_ignored),
+		T(test_bad_run_fields),
+		T(test_bad_required_and_strings),
+		T(test_bad_result),
+		T(test_bad_fds),
+		T(test_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

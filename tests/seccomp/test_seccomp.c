@@ -466,13 +466,14 @@ int
 main(void)
 {
 	const struct CMUnitTest sandbox[] = {
-	    cmocka_unit_test(test_probes_discriminate),
-	    cmocka_unit_test_setup_teardown(test_sandbox_denies, setup_sandbox, teardown_prog),
-	    cmocka_unit_test_setup_teardown(test_sandbox_personality, setup_sandbox, teardown_prog),
-	    cmocka_unit_test_setup_teardown(test_sandbox_clone, setup_sandbox, teardown_prog),
-	    cmocka_unit_test_setup_teardown(test_sandbox_ioctl, setup_sandbox, teardown_prog),
-	    cmocka_unit_test_setup_teardown(test_sandbox_x32, setup_sandbox, teardown_prog),
-	    cmocka_unit_test_setup_teardown(test_frontend, setup_frontend, teardown_prog),
+		cmocka_unit_test(test_probes_discriminate),
+		cmocka_unit_test_setup_teardown(test_sandbox_denies, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_personality, setup_sandbox,
+						teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_clone, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_ioctl, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_x32, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_frontend, setup_frontend, teardown_prog),
 	};
 	int fd;
 

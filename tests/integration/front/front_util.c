@@ -144,7 +144,8 @@ front_run_cmd(uid_t uid, gid_t gid, char *const argv[], char *out, size_t outlen
 				continue;
 			}
 			if (cap > 0 && *used < cap - 1) {
-				size_t take = (size_t)n < cap - 1 - *used ? (size_t)n : cap - 1 - *used;
+				size_t take =
+					(size_t)n < cap - 1 - *used ? (size_t)n : cap - 1 - *used;
 
 				memcpy(dst + *used, tmp, take);
 				*used += take;

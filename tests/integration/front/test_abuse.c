@@ -88,8 +88,7 @@ expect_reply(int fd, uint32_t id, enum proto_type type)
 
 	assert_int_equal(front_recv(fd, ABUSE_WAIT_MS, &m), 0);
 	if (m.type != type)
-		fail_msg("expected %s, got %s (%s)", proto_type_name(type),
-			 proto_type_name(m.type),
+		fail_msg("expected %s, got %s (%s)", proto_type_name(type), proto_type_name(m.type),
 			 m.type == PROTO_ERROR ? m.u.error.message : "");
 	assert_int_equal(m.id, id);
 	proto_msg_free(&m);
@@ -250,8 +249,8 @@ send_run(int fd, uint32_t id, const char *runtime, const struct proto_limits *li
 
 	memset(&run, 0, sizeof(run));
 	run.runtime = runtime;
-	run.code = (struct proto_blob){.data = (const uint8_t *)"echo hi\n", .len = 8, .fd = -1,
-				       .present = true};
+	run.code = (struct proto_blob){
+		.data = (const uint8_t *)"echo hi\n", .len = 8, .fd = -1, .present = true};
 	if (lim != NULL)
 		run.limits = *lim;
 	assert_int_equal(proto_encode_run(id, &run, &out), 0);
@@ -320,8 +319,10 @@ test_unsealed_memfd(void **state)
 	assert_int_equal(write(unsealed, code, sizeof(code) - 1), (ssize_t)(sizeof(code) - 1));
 	memset(&run, 0, sizeof(run));
 	run.runtime = "sh";
-	run.code = (struct proto_blob){.data = (const uint8_t *)code, .len = sizeof(code) - 1,
-				       .fd = sealed, .present = true};
+	run.code = (struct proto_blob){.data = (const uint8_t *)code,
+				       .len = sizeof(code) - 1,
+				       .fd = sealed,
+				       .present = true};
 	assert_int_equal(proto_encode_run(31, &run, &out), 0);
 	assert_int_equal(out.nfds, 1);
 	close(out.fds[0]);

@@ -22,11 +22,11 @@
 
 /* Each group below runs its own daemon, each with its own uid range. */
 #define CONFIG_DENY "[daemon]\nsocket_mode = 0666\n[sandbox]\nuid_base = 704096\n"
-#define CONFIG_ALLOW                                                                              \
-	"[daemon]\nsocket_mode = 0666\n[access]\nallow_users = nobody\n"                          \
+#define CONFIG_ALLOW                                                                               \
+	"[daemon]\nsocket_mode = 0666\n[access]\nallow_users = nobody\n"                           \
 	"[sandbox]\nuid_base = 708192\n"
-#define CONFIG_LIMIT                                                                              \
-	"[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 2\n"                             \
+#define CONFIG_LIMIT                                                                               \
+	"[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 2\n"                              \
 	"[access]\nallow_users = nobody\n[sandbox]\nuid_base = 712288\n"
 
 /* What a child acting as nobody saw; sent back through a pipe. */
@@ -212,8 +212,8 @@ as_nobody_three(void *arg, void *buf)
 	}
 	if (fd >= 0)
 		close(fd);
-	o->ping_r = (c1 != NULL && c2 != NULL) ? (airlock_ping(c1) == 0 && airlock_ping(c2) == 0)
-					       : -1;
+	o->ping_r =
+		(c1 != NULL && c2 != NULL) ? (airlock_ping(c1) == 0 && airlock_ping(c2) == 0) : -1;
 	/* Free one; the daemon notices the close asynchronously, so retry. */
 	airlock_conn_free(c2);
 	for (i = 0; i < 200; i++) {

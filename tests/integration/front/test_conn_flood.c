@@ -26,10 +26,9 @@
 #include "fixture.h"
 #include "front_util.h"
 
-#define CONFIG_FLOOD                                                                              \
-	"[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 2\n"                             \
+#define CONFIG_FLOOD                                                                               \
+	"[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 2\n"                              \
 	"[access]\nallow_users = nobody\n[sandbox]\nuid_base = 728672\n"
-
 
 static void
 sleep_ms(long ms)

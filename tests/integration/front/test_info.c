@@ -162,7 +162,8 @@ test_cli_info_json(void **state)
 	assert_int_equal(json_integer_value(json_object_get(obj, "uid")), 0);
 	rts = json_object_get(obj, "runtimes");
 	assert_true(json_is_array(rts));
-	json_array_foreach(rts, i, v) {
+	json_array_foreach(rts, i, v)
+	{
 		const char *s = json_string_value(v);
 
 		assert_non_null(s);
@@ -174,7 +175,8 @@ test_cli_info_json(void **state)
 	lim = json_object_get(obj, "limits");
 	assert_true(json_is_object(lim));
 	assert_int_equal(json_object_size(lim), 11);
-	json_object_foreach(lim, key, v) {
+	json_object_foreach(lim, key, v)
+	{
 		json_int_t def = json_integer_value(json_object_get(v, "default"));
 		json_int_t ceil = json_integer_value(json_object_get(v, "ceiling"));
 

@@ -198,21 +198,22 @@ test_artifacts_count_cap(void **state)
 static void
 test_links_and_specials(void **state)
 {
-	struct airlock_run_req *req = sbx_req("python", "import os, errno, socket\n"
-							"open('real', 'w').write('real')\n"
-							"os.symlink('/etc/passwd', 'passwd')\n"
-							"os.symlink('/etc', 'etcdir')\n"
-							"os.symlink('real', 'alias')\n"
-							"os.symlink('/run/airlock/main.py', 'code')\n"
-							"os.mkfifo('fifo')\n"
-							"s = socket.socket(socket.AF_UNIX)\n"
-							"s.bind('sock')\n"
-							"for src in ['/etc/passwd', '/run/airlock/main.py']:\n"
-							"    try:\n"
-							"        os.link(src, 'hard')\n"
-							"        print('linked', src)\n"
-							"    except OSError as e:\n"
-							"        print(errno.errorcode[e.errno])\n");
+	struct airlock_run_req *req =
+		sbx_req("python", "import os, errno, socket\n"
+				  "open('real', 'w').write('real')\n"
+				  "os.symlink('/etc/passwd', 'passwd')\n"
+				  "os.symlink('/etc', 'etcdir')\n"
+				  "os.symlink('real', 'alias')\n"
+				  "os.symlink('/run/airlock/main.py', 'code')\n"
+				  "os.mkfifo('fifo')\n"
+				  "s = socket.socket(socket.AF_UNIX)\n"
+				  "s.bind('sock')\n"
+				  "for src in ['/etc/passwd', '/run/airlock/main.py']:\n"
+				  "    try:\n"
+				  "        os.link(src, 'hard')\n"
+				  "        print('linked', src)\n"
+				  "    except OSError as e:\n"
+				  "        print(errno.errorcode[e.errno])\n");
 	struct airlock_result *res;
 	uint64_t t0 = sbx_now_ms();
 	char *out;

@@ -141,7 +141,8 @@ static void
 test_sigsegv(void **state)
 {
 	struct airlock_result *res = sbx_run(
-		*state, sbx_req("python", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"));
+		*state,
+		sbx_req("python", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"));
 
 	if (airlock_result_outcome(res) != AIRLOCK_OUTCOME_SIGNALED)
 		sbx_dump(res);
@@ -208,11 +209,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hello_python), cmocka_unit_test(test_hello_sh),
-		cmocka_unit_test(test_hello_bash),   cmocka_unit_test(test_hello_exec),
+		cmocka_unit_test(test_hello_python),   cmocka_unit_test(test_hello_sh),
+		cmocka_unit_test(test_hello_bash),     cmocka_unit_test(test_hello_exec),
 		cmocka_unit_test(test_args_stdin_env), cmocka_unit_test(test_exit_code),
-		cmocka_unit_test(test_exit_code_sh), cmocka_unit_test(test_sigsegv),
-		cmocka_unit_test(test_real_segfault), cmocka_unit_test(test_exec_missing),
+		cmocka_unit_test(test_exit_code_sh),   cmocka_unit_test(test_sigsegv),
+		cmocka_unit_test(test_real_segfault),  cmocka_unit_test(test_exec_missing),
 		cmocka_unit_test(test_fresh_each_run),
 	};
 

@@ -212,7 +212,10 @@ test_cpu_status(void **state)
 static void
 test_memory_status(void **state)
 {
-	const char *args[] = {"run", "--memory", "64M", "-c",
+	const char *args[] = {"run",
+			      "--memory",
+			      "64M",
+			      "-c",
 			      "b = bytearray(200 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1",
 			      NULL};
 	struct cli_out r = cli(*state, args);
@@ -237,8 +240,9 @@ test_above_ceiling_status(void **state)
 static void
 test_json(void **state)
 {
-	const char *args[] = {"--json", "run", "--lang", "sh", "-c",
-			      "echo out; echo err >&2; echo data > f.txt; exit 3", NULL};
+	const char *args[] = {"--json", "run", "--lang",
+			      "sh",	"-c",  "echo out; echo err >&2; echo data > f.txt; exit 3",
+			      NULL};
 	struct cli_out r = cli(*state, args);
 	json_error_t jerr;
 	json_t *obj = json_loads(r.out, 0, &jerr), *arts, *a;
@@ -268,8 +272,8 @@ test_json(void **state)
 static void
 test_json_wall_limit(void **state)
 {
-	const char *args[] = {"--json", "run", "--wall", "1", "--lang", "sh", "-c", "sleep 10",
-			      NULL};
+	const char *args[] = {"--json", "run", "--wall",   "1", "--lang",
+			      "sh",	"-c",  "sleep 10", NULL};
 	struct cli_out r = cli(*state, args);
 	json_t *obj = json_loads(r.out, 0, NULL);
 
@@ -287,10 +291,17 @@ test_artifacts_dir(void **state)
 {
 	struct sbx *s = *state;
 	char dir[200], input[200], fileopt[260], path[260];
-	const char *args[] = {"run",	     "--lang", "sh",   "--artifacts", dir,
-			      "--file",	     fileopt,  "-c",   "cat in.txt > copy.txt\n"
-						       "mkdir -p s/t\n"
-						       "echo deep > s/t/d.txt\n",
+	const char *args[] = {"run",
+			      "--lang",
+			      "sh",
+			      "--artifacts",
+			      dir,
+			      "--file",
+			      fileopt,
+			      "-c",
+			      "cat in.txt > copy.txt\n"
+			      "mkdir -p s/t\n"
+			      "echo deep > s/t/d.txt\n",
 			      NULL};
 	struct cli_out r;
 	struct stat st;

@@ -129,16 +129,17 @@ test_identity(void **state)
 static void
 test_root_read_only(void **state)
 {
-	char *out = run_py(*state,
-			   "import errno\n"
-			   "def w(p):\n"
-			   "    try:\n"
-			   "        open(p, 'w').write('x')\n"
-			   "        return 'ok'\n"
-			   "    except OSError as e:\n"
-			   "        return errno.errorcode[e.errno]\n"
-			   "print(w('/x'), w('/etc/x'), w('/usr/x'), w('/workspace/x'), w('/tmp/x'))\n",
-			   NULL);
+	char *out =
+		run_py(*state,
+		       "import errno\n"
+		       "def w(p):\n"
+		       "    try:\n"
+		       "        open(p, 'w').write('x')\n"
+		       "        return 'ok'\n"
+		       "    except OSError as e:\n"
+		       "        return errno.errorcode[e.errno]\n"
+		       "print(w('/x'), w('/etc/x'), w('/usr/x'), w('/workspace/x'), w('/tmp/x'))\n",
+		       NULL);
 
 	assert_string_equal(out, "EROFS EROFS EROFS ok ok\n");
 	free(out);
@@ -297,10 +298,11 @@ test_no_host_abstract_socket(void **state)
 static void
 test_pid_namespace(void **state)
 {
-	char *out = run_py(*state,
-			   "import os\n"
-			   "print(os.getpid(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n",
-			   NULL);
+	char *out = run_py(
+		*state,
+		"import os\n"
+		"print(os.getpid(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n",
+		NULL);
 
 	assert_string_equal(out, "2 [1, 2]\n");
 	free(out);

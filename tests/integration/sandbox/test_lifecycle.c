@@ -68,17 +68,18 @@ static void
 test_daemonized_escapee(void **state)
 {
 	struct sbx *s = *state;
-	struct airlock_run_req *req = sbx_req("python", "import os, signal, time\n"
-							"if os.fork() == 0:\n"
-							"    os.setsid()\n"
-							"    if os.fork() == 0:\n"
-							"        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-							"        signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
-							"        os.close(1); os.close(2)\n"
-							"        time.sleep(1000)\n"
-							"    os._exit(0)\n"
-							"os.wait()\n"
-							"print('parent done')\n");
+	struct airlock_run_req *req =
+		sbx_req("python", "import os, signal, time\n"
+				  "if os.fork() == 0:\n"
+				  "    os.setsid()\n"
+				  "    if os.fork() == 0:\n"
+				  "        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+				  "        signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+				  "        os.close(1); os.close(2)\n"
+				  "        time.sleep(1000)\n"
+				  "    os._exit(0)\n"
+				  "os.wait()\n"
+				  "print('parent done')\n");
 	struct airlock_result *res;
 	uint64_t t0 = sbx_now_ms();
 	char *out;

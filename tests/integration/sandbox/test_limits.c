@@ -209,16 +209,17 @@ test_fork_bomb(void **state)
 static void
 test_file_size_limit(void **state)
 {
-	struct airlock_run_req *req = sbx_req("python", "import os, errno\n"
-							"fd = os.open('big', os.O_WRONLY | os.O_CREAT)\n"
-							"chunk = b'x' * 65536\n"
-							"try:\n"
-							"    for i in range(160):\n"
-							"        os.write(fd, chunk)\n"
-							"    print('wrote all')\n"
-							"except OSError as e:\n"
-							"    print(errno.errorcode[e.errno])\n"
-							"print(os.fstat(fd).st_size)\n");
+	struct airlock_run_req *req =
+		sbx_req("python", "import os, errno\n"
+				  "fd = os.open('big', os.O_WRONLY | os.O_CREAT)\n"
+				  "chunk = b'x' * 65536\n"
+				  "try:\n"
+				  "    for i in range(160):\n"
+				  "        os.write(fd, chunk)\n"
+				  "    print('wrote all')\n"
+				  "except OSError as e:\n"
+				  "    print(errno.errorcode[e.errno])\n"
+				  "print(os.fstat(fd).st_size)\n");
 	struct airlock_result *res;
 	char *out;
 	long i;
@@ -259,15 +260,16 @@ test_file_size_limit_signal(void **state)
 static void
 test_workspace_full(void **state)
 {
-	struct airlock_run_req *req = sbx_req("python", "import os, errno\n"
-							"fd = os.open('fill', os.O_WRONLY | os.O_CREAT)\n"
-							"chunk = b'x' * 65536\n"
-							"try:\n"
-							"    for i in range(64):\n"
-							"        os.write(fd, chunk)\n"
-							"    print('wrote all')\n"
-							"except OSError as e:\n"
-							"    print(errno.errorcode[e.errno])\n");
+	struct airlock_run_req *req =
+		sbx_req("python", "import os, errno\n"
+				  "fd = os.open('fill', os.O_WRONLY | os.O_CREAT)\n"
+				  "chunk = b'x' * 65536\n"
+				  "try:\n"
+				  "    for i in range(64):\n"
+				  "        os.write(fd, chunk)\n"
+				  "    print('wrote all')\n"
+				  "except OSError as e:\n"
+				  "    print(errno.errorcode[e.errno])\n");
 	struct airlock_result *res;
 	char *out;
 
@@ -284,15 +286,16 @@ test_workspace_full(void **state)
 static void
 test_tmp_full(void **state)
 {
-	struct airlock_run_req *req = sbx_req("python", "import os, errno\n"
-							"fd = os.open('/tmp/fill', os.O_WRONLY | os.O_CREAT)\n"
-							"chunk = b'x' * 65536\n"
-							"try:\n"
-							"    for i in range(64):\n"
-							"        os.write(fd, chunk)\n"
-							"    print('wrote all')\n"
-							"except OSError as e:\n"
-							"    print(errno.errorcode[e.errno])\n");
+	struct airlock_run_req *req =
+		sbx_req("python", "import os, errno\n"
+				  "fd = os.open('/tmp/fill', os.O_WRONLY | os.O_CREAT)\n"
+				  "chunk = b'x' * 65536\n"
+				  "try:\n"
+				  "    for i in range(64):\n"
+				  "        os.write(fd, chunk)\n"
+				  "    print('wrote all')\n"
+				  "except OSError as e:\n"
+				  "    print(errno.errorcode[e.errno])\n");
 	struct airlock_result *res;
 	char *out;
 
@@ -308,8 +311,8 @@ test_tmp_full(void **state)
 static void
 test_output_cap(void **state)
 {
-	struct airlock_run_req *req =
-		sbx_req("python", "import sys\nsys.stdout.write('y' * 5000000)\nsys.stderr.write('e')\n");
+	struct airlock_run_req *req = sbx_req(
+		"python", "import sys\nsys.stdout.write('y' * 5000000)\nsys.stderr.write('e')\n");
 	struct airlock_result *res;
 	const void *d;
 	size_t n, k;
@@ -333,7 +336,8 @@ test_output_cap(void **state)
 static void
 test_output_exact(void **state)
 {
-	struct airlock_run_req *req = sbx_req("python", "import sys\nsys.stdout.write('y' * 1000)\n");
+	struct airlock_run_req *req =
+		sbx_req("python", "import sys\nsys.stdout.write('y' * 1000)\n");
 	struct airlock_result *res;
 	const void *d;
 	size_t n;

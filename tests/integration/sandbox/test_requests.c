@@ -157,16 +157,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_input_dotdot),
-		T(test_input_inner_dotdot),
-		T(test_input_trailing_dotdot),
-		T(test_input_dot),
-		T(test_input_empty_component),
-		T(test_inputs_larger_than_workspace),
-		T(test_unknown_runtime),
-		T(test_exec_without_argv),
-		T(test_python_without_code),
-		T(test_wall_above_ceiling),
+		T(test_input_dotdot),	       T(test_input_inner_dotdot),
+		T(test_input_trailing_dotdot), T(test_input_dot),
+		T(test_input_empty_component), T(test_inputs_larger_than_workspace),
+		T(test_unknown_runtime),       T(test_exec_without_argv),
+		T(test_python_without_code),   T(test_wall_above_ceiling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
