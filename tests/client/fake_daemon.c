@@ -50,7 +50,8 @@ fake_run(int fd, const struct proto_msg *msg)
 	int r;
 
 	n = run->code.len < sizeof(code) - 1 ? run->code.len : sizeof(code) - 1;
-	memcpy(code, run->code.data, n);
+	if (n > 0)
+		memcpy(code, run->code.data, n);
 	code[n] = '\0';
 	if (strcmp(run->runtime, "exec") == 0)
 		snprintf(code, sizeof(code), "echo");
