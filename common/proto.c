@@ -16,9 +16,11 @@
 #include "memfd.h"
 
 static const char *const proto_type_names[] = {
-	[PROTO_HELLO] = "hello", [PROTO_HELLO_OK] = "hello_ok", [PROTO_PING] = "ping",
-	[PROTO_PONG] = "pong",	 [PROTO_INFO] = "info",		[PROTO_INFO_OK] = "info_ok",
-	[PROTO_RUN] = "run",	 [PROTO_RESULT] = "result",	[PROTO_ERROR] = "error",
+	[PROTO_HELLO] = "hello",   [PROTO_HELLO_OK] = "hello_ok",   [PROTO_PING] = "ping",
+	[PROTO_PONG] = "pong",	   [PROTO_INFO] = "info",	    [PROTO_INFO_OK] = "info_ok",
+	[PROTO_RUN] = "run",	   [PROTO_RESULT] = "result",	    [PROTO_ERROR] = "error",
+	[PROTO_CANCEL] = "cancel", [PROTO_CANCEL_OK] = "cancel_ok", [PROTO_PS] = "ps",
+	[PROTO_PS_OK] = "ps_ok",
 };
 
 static const char *const proto_error_names[PROTO_ERR_COUNT_] = {
@@ -52,6 +54,7 @@ static const char *const proto_outcome_names[PROTO_OUTCOME_COUNT_] = {
 	[PROTO_OUTCOME_CPU_LIMIT] = "cpu_limit",
 	[PROTO_OUTCOME_MEMORY_LIMIT] = "memory_limit",
 	[PROTO_OUTCOME_ERROR] = "error",
+	[PROTO_OUTCOME_CANCELLED] = "cancelled",
 };
 
 static const char *const proto_limit_names[PROTO_LIMIT_COUNT_] = {
@@ -198,6 +201,7 @@ enum dec_kind {
 	DEC_ENV,	/* {str:str} */
 	DEC_FILES,	/* [{name, data}] */
 	DEC_ARTIFACTS,	/* [{name, size, truncated, data}] */
+	DEC_PSRUNS,	/* [{run, uid, pid, runtime, state, elapsed_ms}] */
 	DEC_LIMITS,	/* limits; unknown names ignored */
 	DEC_LIMITS_REQ, /* limits in a request; unknown names refused */
 	DEC_OUTCOME,
@@ -297,6 +301,26 @@ static const struct dec_field dec_artifact_fields[] = {
 	{"data", DEC_BLOB, DF_REQUIRED, U(proto_artifact, data), 0, 0, 0},
 };
 
+static const struct dec_field dec_cancel_fields[] = {
+	{"request", DEC_U32, 0, U(proto_cancel, request), 0, 0, 0},
+	{"run", DEC_U32, 0, U(proto_cancel, run), 0, 0, 0},
+};
+
+static const struct dec_field dec_ps_ok_fields[] = {
+	{"runs", DEC_PSRUNS, DF_REQUIRED, U(proto_ps, runs), U(proto_ps, nruns), PROTO_PS_MAX, 0},
+};
+
+static const struct dec_field dec_ps_entry_fields[] = {
+	{"run", DEC_U32, DF_REQUIRED, U(proto_ps_entry, run), 0, 0, 0},
+	{"uid", DEC_U32, DF_REQUIRED, U(proto_ps_entry, uid), 0, 0, 0},
+	{"pid", DEC_I32, DF_REQUIRED, U(proto_ps_entry, pid), 0, 0, 0},
+	{"runtime", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_ps_entry, runtime), 0,
+	 PROTO_RUNTIME_MAX, 0},
+	{"state", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_ps_entry, state), 0, PROTO_NAME_MAX,
+	 0},
+	{"elapsed_ms", DEC_U64, DF_REQUIRED, U(proto_ps_entry, elapsed_ms), 0, 0, 0},
+};
+
 static const struct dec_field dec_blobref_fields[] = {
 	{"fd", DEC_U32, DF_REQUIRED, U(dec_blobref, fd), 0, 0, 0},
 	{"size", DEC_U64, DF_REQUIRED, U(dec_blobref, size), 0, 0, 0},
@@ -319,6 +343,10 @@ static const struct dec_schema {
 	[PROTO_RUN] = {dec_run_fields, NELEM(dec_run_fields)},
 	[PROTO_RESULT] = {dec_result_fields, NELEM(dec_result_fields)},
 	[PROTO_ERROR] = {dec_error_fields, NELEM(dec_error_fields)},
+	[PROTO_CANCEL] = {dec_cancel_fields, NELEM(dec_cancel_fields)},
+	[PROTO_CANCEL_OK] = {NULL, 0},
+	[PROTO_PS] = {NULL, 0},
+	[PROTO_PS_OK] = {dec_ps_ok_fields, NELEM(dec_ps_ok_fields)},
 };
 
 static int dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f,
@@ -823,8 +851,10 @@ static int
 dec_list(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void **ret,
 	 size_t *ret_n)
 {
-	bool art = f->kind == DEC_ARTIFACTS;
-	size_t sz = art ? sizeof(struct proto_artifact) : sizeof(struct proto_file);
+	bool art = f->kind == DEC_ARTIFACTS, ps = f->kind == DEC_PSRUNS;
+	size_t sz = art	 ? sizeof(struct proto_artifact)
+		    : ps ? sizeof(struct proto_ps_entry)
+			 : sizeof(struct proto_file);
 	size_t i, old;
 	uint8_t *v;
 	int r;
@@ -840,7 +870,10 @@ dec_list(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f
 		struct proto_file *fl = (struct proto_file *)(v + i * sz);
 
 		old = dec_push(d, "[%zu]", i);
-		if (art) {
+		if (ps) {
+			r = dec_object(d, &o->via.array.ptr[i], dec_ps_entry_fields,
+				       NELEM(dec_ps_entry_fields), v + i * sz, NULL);
+		} else if (art) {
 			a->data.fd = -1;
 			r = dec_object(d, &o->via.array.ptr[i], dec_artifact_fields,
 				       NELEM(dec_artifact_fields), a, NULL);
@@ -930,6 +963,7 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 		return dec_env(d, o, (struct proto_env **)dst, cnt);
 	case DEC_FILES:
 	case DEC_ARTIFACTS:
+	case DEC_PSRUNS:
 		return dec_list(d, o, f, (void **)dst, cnt);
 	case DEC_LIMITS:
 	case DEC_LIMITS_REQ:
@@ -1053,6 +1087,8 @@ dec_message(struct proto_dec *d, const msgpack_object *o, struct proto_msg *m, u
 		if (r < 0)
 			return r;
 	}
+	if (m->type == PROTO_CANCEL && (m->u.cancel.request == 0) == (m->u.cancel.run == 0))
+		return dec_bad(d, ": exactly one of request and run, non-zero, is required");
 	for (i = 0; i < d->priv->nfds; i++)
 		if (!d->priv->used[i])
 			return dec_bad(d, "attached fd %zu is not referenced", i);
@@ -1430,7 +1466,8 @@ proto_encode_simple(uint32_t id, enum proto_type type, struct proto_out *ret)
 {
 	struct proto_enc e;
 
-	if (ret == NULL || (type != PROTO_PING && type != PROTO_PONG && type != PROTO_INFO))
+	if (ret == NULL || (type != PROTO_PING && type != PROTO_PONG && type != PROTO_INFO &&
+			    type != PROTO_CANCEL_OK && type != PROTO_PS))
 		return -EINVAL;
 	enc_begin(&e, type, id, 0);
 	return enc_finish(&e, ret);
@@ -1597,6 +1634,48 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		enc_kv_bool(&e, keys[i][2], s->truncated);
 	}
 	enc_artifacts(&e, res->artifacts, res->nartifacts);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_cancel(uint32_t id, const struct proto_cancel *c, struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	if (c == NULL || ret == NULL || (c->request == 0) == (c->run == 0))
+		return -EINVAL;
+	enc_begin(&e, PROTO_CANCEL, id, 1);
+	if (c->request != 0)
+		enc_kv_uint(&e, "request", c->request);
+	else
+		enc_kv_uint(&e, "run", c->run);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_ps(uint32_t id, const struct proto_ps *ps, struct proto_out *ret)
+{
+	struct proto_enc e;
+	size_t i;
+
+	if (ps == NULL || ret == NULL || (ps->nruns > 0 && ps->runs == NULL))
+		return -EINVAL;
+	if (ps->nruns > PROTO_PS_MAX)
+		return -E2BIG;
+	enc_begin(&e, PROTO_PS_OK, id, 1);
+	enc_rawstr(&e, "runs", PROTO_STR_MAX);
+	enc_array(&e, ps->nruns);
+	for (i = 0; e.err == 0 && i < ps->nruns; i++) {
+		const struct proto_ps_entry *p = &ps->runs[i];
+
+		enc_map(&e, 6);
+		enc_kv_uint(&e, "run", p->run);
+		enc_kv_uint(&e, "uid", p->uid);
+		enc_kv_int(&e, "pid", p->pid);
+		enc_kv_str(&e, "runtime", p->runtime, PROTO_RUNTIME_MAX, true);
+		enc_kv_str(&e, "state", p->state, PROTO_NAME_MAX, true);
+		enc_kv_uint(&e, "elapsed_ms", p->elapsed_ms);
+	}
 	return enc_finish(&e, ret);
 }
 

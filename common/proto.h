@@ -63,6 +63,17 @@ enum proto_type {
 	PROTO_RESULT = 8,
 	/* daemon -> client: {type, id, code:str, message:str} */
 	PROTO_ERROR = 9,
+	/* client -> daemon: {type, id, request?:uint, run?:uint}: cancel one of
+	 *   the caller's runs, named by the id of a run request on this
+	 *   connection or by its daemon-wide run id (from ps); exactly one. */
+	PROTO_CANCEL = 10,
+	/* daemon -> client: {type, id} */
+	PROTO_CANCEL_OK = 11,
+	/* client -> daemon: {type, id} */
+	PROTO_PS = 12,
+	/* daemon -> client: {type, id, runs:[{run:uint, uid:uint, pid:int,
+	 *   runtime:str, state:str ("queued" | "running"), elapsed_ms:uint}]} */
+	PROTO_PS_OK = 13,
 };
 
 /* Stable error codes. The wire carries the name (error_code_name()). */
@@ -87,6 +98,7 @@ enum proto_outcome {
 	PROTO_OUTCOME_CPU_LIMIT = 3,
 	PROTO_OUTCOME_MEMORY_LIMIT = 4,
 	PROTO_OUTCOME_ERROR = 5,
+	PROTO_OUTCOME_CANCELLED = 6, /* cancelled by its owner or a stopping daemon */
 	PROTO_OUTCOME_COUNT_
 };
 
@@ -198,6 +210,27 @@ struct proto_err {
 	const char *message;
 };
 
+struct proto_cancel {
+	uint32_t request; /* 0 = not given */
+	uint32_t run;	  /* 0 = not given */
+};
+
+#define PROTO_PS_MAX 256 /* runs in a ps reply */
+
+struct proto_ps_entry {
+	uint32_t run;
+	uint32_t uid;
+	int32_t pid;
+	const char *runtime;
+	const char *state;
+	uint64_t elapsed_ms;
+};
+
+struct proto_ps {
+	struct proto_ps_entry *runs;
+	size_t nruns;
+};
+
 /* One decoded message. Free with proto_msg_free(). */
 struct proto_msg {
 	enum proto_type type;
@@ -208,6 +241,8 @@ struct proto_msg {
 		struct proto_run run;
 		struct proto_result result;
 		struct proto_err error;
+		struct proto_cancel cancel;
+		struct proto_ps ps;
 	} u;
 	void *priv_; /* decoder state: the msgpack zone, mappings, fds */
 };
@@ -247,6 +282,8 @@ int proto_encode_simple(uint32_t id, enum proto_type type, struct proto_out *ret
 int proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *ret);
 int proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret);
 int proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_out *ret);
+int proto_encode_cancel(uint32_t id, const struct proto_cancel *c, struct proto_out *ret);
+int proto_encode_ps(uint32_t id, const struct proto_ps *ps, struct proto_out *ret);
 int proto_encode_error(uint32_t id, enum proto_error code, const char *message,
 		       struct proto_out *ret);
 

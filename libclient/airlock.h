@@ -51,6 +51,7 @@ enum airlock_outcome {
 	AIRLOCK_OUTCOME_CPU_LIMIT = 3,	  /* killed at the CPU-time limit */
 	AIRLOCK_OUTCOME_MEMORY_LIMIT = 4, /* killed at the memory limit */
 	AIRLOCK_OUTCOME_ERROR = 5,	  /* the sandbox itself failed; see error */
+	AIRLOCK_OUTCOME_CANCELLED = 6,	  /* cancelled by its owner or a stopping daemon */
 };
 
 /*

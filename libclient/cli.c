@@ -26,6 +26,7 @@ enum {
 	CLI_EXIT_CPU = 121,
 	CLI_EXIT_MEMORY = 122,
 	CLI_EXIT_SANDBOX = 123,
+	CLI_EXIT_CANCELLED = 124,
 	CLI_EXIT_SIGNAL_BASE = 128,
 };
 
@@ -636,6 +637,10 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 	case AIRLOCK_OUTCOME_MEMORY_LIMIT:
 		fprintf(stderr, "airlock: killed at the memory limit\n");
 		status = CLI_EXIT_MEMORY;
+		break;
+	case AIRLOCK_OUTCOME_CANCELLED:
+		fprintf(stderr, "airlock: cancelled\n");
+		status = CLI_EXIT_CANCELLED;
 		break;
 	default:
 		fprintf(stderr, "airlock: the sandbox failed: %s\n",
