@@ -620,7 +620,8 @@ test_arguments(void **state)
 	assert_string_equal(airlock_limit_name(AIRLOCK_LIMIT_ARTIFACT_BYTES), "artifact_bytes");
 	assert_null(airlock_limit_name((enum airlock_limit)11));
 	assert_int_equal(airlock_limit_from_name("nope", &l), -ENOENT);
-	assert_null(airlock_outcome_name((enum airlock_outcome)6));
+	assert_string_equal(airlock_outcome_name(AIRLOCK_OUTCOME_CANCELLED), "cancelled");
+	assert_null(airlock_outcome_name((enum airlock_outcome)7));
 	assert_string_equal(airlock_outcome_name(AIRLOCK_OUTCOME_MEMORY_LIMIT), "memory_limit");
 }
 
