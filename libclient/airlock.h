@@ -23,8 +23,12 @@
  * and may be used from different threads at the same time. Run requests,
  * results and info objects are plain data: they may be moved between threads
  * and read from several threads at once, but not modified concurrently.
- * Results and info objects do not depend on the connection that produced them
- * and stay valid after it is freed.
+ * Results, info and ps objects do not depend on the connection that produced
+ * them and stay valid after it is freed. A run cannot be cancelled from
+ * another thread while a blocking airlock_run() waits on the same connection;
+ * to cancel, submit with airlock_run_submit(), call airlock_cancel(), then
+ * collect the result with airlock_conn_next_result() (or cancel by run id
+ * from another connection with airlock_cancel_run()).
  *
  * Every file descriptor the library creates is close-on-exec.
  */
@@ -77,6 +81,7 @@ enum airlock_limit {
 
 struct airlock_conn;
 struct airlock_info;
+struct airlock_ps;
 struct airlock_run_req;
 struct airlock_result;
 
@@ -343,6 +348,76 @@ const char *airlock_limit_name(enum airlock_limit limit);
 
 /* Look a limit up by its name. Returns 0 and *ret, or -ENOENT. */
 int airlock_limit_from_name(const char *name, enum airlock_limit *ret);
+
+/* ---- Cancelling and listing runs (since AIRLOCK_0.2) ------------------ */
+
+/*
+ * Cancel a run this connection submitted, named by the request id that
+ * airlock_run_submit() returned (blocking, like airlock_ping(): results of
+ * runs that arrive meanwhile, the cancelled run's own included, are queued).
+ * The daemon stops the run, queued or running; its result still arrives, with
+ * outcome AIRLOCK_OUTCOME_CANCELLED, and is taken with
+ * airlock_conn_next_result() as usual.
+ * Returns 0 when the daemon cancelled it; -ENOENT (daemon code "not_found")
+ * when no such run is in progress on this connection, for example because it
+ * has just finished (its result is then delivered as usual); -EINVAL for a
+ * NULL conn or an id of 0; else a daemon error reply mapped as in
+ * airlock_conn_last_error() or a connection error as in airlock_ping().
+ */
+int airlock_cancel(struct airlock_conn *conn, uint32_t request_id);
+
+/*
+ * Cancel one of the caller's runs by its daemon-wide run id, as
+ * airlock_ps_run_id() reports it: any run of this uid, submitted on any
+ * connection (blocking, like airlock_cancel()). The run's result goes to the
+ * connection that submitted it, with outcome AIRLOCK_OUTCOME_CANCELLED.
+ * Returns 0, -ENOENT when no such run of the caller is in progress, -EINVAL
+ * for a NULL conn or an id of 0, or another error as for airlock_cancel()
+ * (a run of another user is refused as the daemon decides: -ENOENT or
+ * -EACCES).
+ */
+int airlock_cancel_run(struct airlock_conn *conn, uint32_t run_id);
+
+/*
+ * List the caller's runs in progress and queued, on every connection
+ * (blocking, like airlock_ping(): results of runs that arrive meanwhile are
+ * queued). Which runs a user sees is the daemon's decision: its own, or every
+ * user's for an administrator such as root. Returns 0 and *ret (free it with
+ * airlock_ps_free(); an empty list has count 0), -EINVAL for NULL arguments,
+ * a daemon error reply mapped as in airlock_conn_last_error(), or a
+ * connection error as in airlock_ping().
+ */
+int airlock_ps(struct airlock_conn *conn, struct airlock_ps **ret);
+
+/* Free a list of runs. NULL-safe. */
+void airlock_ps_free(struct airlock_ps *ps);
+
+/* How many runs the list holds (0 for NULL), in the daemon's order. */
+size_t airlock_ps_count(const struct airlock_ps *ps);
+
+/* The daemon-wide run id of entry i (0-based), for airlock_cancel_run();
+ * 0 when i is out of range. */
+uint32_t airlock_ps_run_id(const struct airlock_ps *ps, size_t i);
+
+/* The uid that owns entry i; 0 when i is out of range. */
+uint32_t airlock_ps_uid(const struct airlock_ps *ps, size_t i);
+
+/* The process id the daemon reports for entry i (0 or negative when it has
+ * none); 0 when i is out of range. */
+int32_t airlock_ps_pid(const struct airlock_ps *ps, size_t i);
+
+/* The runtime name of entry i, or NULL when i is out of range. Valid until
+ * airlock_ps_free(). */
+const char *airlock_ps_runtime(const struct airlock_ps *ps, size_t i);
+
+/* The state of entry i: "queued" (waiting for a slot) or "running"; a newer
+ * daemon may report other states. NULL when i is out of range. Valid until
+ * airlock_ps_free(). */
+const char *airlock_ps_state(const struct airlock_ps *ps, size_t i);
+
+/* How long entry i has been in the daemon, milliseconds, as the daemon
+ * reports it; 0 when i is out of range. */
+uint64_t airlock_ps_elapsed_ms(const struct airlock_ps *ps, size_t i);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #include "export.h"
 #include "fdpass.h"
 #include "proto.h"
+#include "ps.h"
 #include "request.h"
 #include "result.h"
 
@@ -24,6 +25,8 @@ enum conn_kind {
 	CONN_KIND_PING,
 	CONN_KIND_INFO,
 	CONN_KIND_RUN,
+	CONN_KIND_CANCEL,
+	CONN_KIND_PS,
 };
 
 struct conn_pending {
@@ -41,6 +44,7 @@ struct conn_done {
 	char *message;		    /* daemon error reply: its message */
 	struct airlock_result *res; /* RUN */
 	struct airlock_info *info;  /* INFO */
+	struct airlock_ps *ps;	    /* PS */
 	uint32_t version;	    /* HELLO */
 };
 
@@ -87,6 +91,7 @@ conn_done_free(struct conn_done *d)
 		return;
 	airlock_result_free(d->res);
 	airlock_info_free(d->info);
+	airlock_ps_free(d->ps);
 	free(d->message);
 	free(d);
 }
@@ -176,6 +181,10 @@ conn_type_answers(enum proto_type type, enum conn_kind kind)
 		return type == PROTO_INFO_OK;
 	case CONN_KIND_RUN:
 		return type == PROTO_RESULT;
+	case CONN_KIND_CANCEL:
+		return type == PROTO_CANCEL_OK;
+	case CONN_KIND_PS:
+		return type == PROTO_PS_OK;
 	}
 	return false;
 }
@@ -229,6 +238,11 @@ conn_accept(struct airlock_conn *conn, const struct proto_msg *msg)
 		break;
 	case PROTO_RESULT:
 		r = result_from_proto(&msg->u.result, &d->res);
+		if (r < 0)
+			d->err = r;
+		break;
+	case PROTO_PS_OK:
+		r = ps_from_proto(&msg->u.ps, &d->ps);
 		if (r < 0)
 			d->err = r;
 		break;
@@ -708,6 +722,80 @@ airlock_conn_next_result(struct airlock_conn *conn, uint32_t *ret_id, struct air
 		*ret = d->res;
 		d->res = NULL;
 	}
+	conn_done_free(d);
+	return r;
+}
+
+/* Send a cancel naming a request or a run and wait for its answer. */
+static int
+conn_cancel(struct airlock_conn *conn, const struct proto_cancel *c)
+{
+	struct proto_out out = {0};
+	struct conn_done *d = NULL;
+	uint32_t id;
+	int r;
+
+	if (conn->broken)
+		return conn->broken;
+	id = conn_next_id(conn);
+	r = proto_encode_cancel(id, c, &out);
+	if (r < 0)
+		goto out;
+	r = conn_request(conn, id, CONN_KIND_CANCEL, &out);
+	if (r < 0)
+		goto out;
+	/* Results of runs (the cancelled one too) that arrive meanwhile are queued. */
+	r = conn_wait(conn, id, &d);
+	if (r < 0)
+		goto out;
+	r = conn_done_status(conn, d);
+out:
+	conn_done_free(d);
+	proto_out_free(&out);
+	return r;
+}
+
+/* Cancel a run this connection submitted, by its request id. */
+AIRLOCK_EXPORT int
+airlock_cancel(struct airlock_conn *conn, uint32_t request_id)
+{
+	struct proto_cancel c = {.request = request_id};
+
+	if (conn == NULL || request_id == 0)
+		return -EINVAL;
+	return conn_cancel(conn, &c);
+}
+
+/* Cancel one of the caller's runs by its daemon-wide run id. */
+AIRLOCK_EXPORT int
+airlock_cancel_run(struct airlock_conn *conn, uint32_t run_id)
+{
+	struct proto_cancel c = {.run = run_id};
+
+	if (conn == NULL || run_id == 0)
+		return -EINVAL;
+	return conn_cancel(conn, &c);
+}
+
+/* List the caller's runs in progress and queued. */
+AIRLOCK_EXPORT int
+airlock_ps(struct airlock_conn *conn, struct airlock_ps **ret)
+{
+	struct conn_done *d = NULL;
+	int r;
+
+	if (conn == NULL || ret == NULL)
+		return -EINVAL;
+	r = conn_simple_call(conn, PROTO_PS, CONN_KIND_PS, &d);
+	if (r < 0)
+		goto out;
+	r = conn_done_status(conn, d);
+	if (r < 0)
+		goto out;
+	/* Ownership of the list moves to the caller. */
+	*ret = d->ps;
+	d->ps = NULL;
+out:
 	conn_done_free(d);
 	return r;
 }
