@@ -45,6 +45,7 @@ struct fake {
 	size_t nfiles;
 	uint64_t wall_ms;
 	uint32_t run_ids[2];
+	struct proto_cancel cancels[2];
 };
 
 static struct fake *fake_current;
@@ -129,6 +130,95 @@ fake_result(struct fake *f, uint32_t id, int exit_code, const char *text)
 	res.out[1].data =
 		(struct proto_blob){.data = (const uint8_t *)"", .fd = -1, .present = true};
 	assert_int_equal(proto_encode_result(id, &res, &out), 0);
+	fake_send(f, &out);
+}
+
+/* Send a result for id with outcome cancelled. */
+static void
+fake_result_cancelled(struct fake *f, uint32_t id)
+{
+	struct proto_result res = {.outcome = PROTO_OUTCOME_CANCELLED, .wall_ms = 40};
+	struct proto_out out;
+
+	res.out[0].data =
+		(struct proto_blob){.data = (const uint8_t *)"", .fd = -1, .present = true};
+	res.out[1].data =
+		(struct proto_blob){.data = (const uint8_t *)"", .fd = -1, .present = true};
+	assert_int_equal(proto_encode_result(id, &res, &out), 0);
+	fake_send(f, &out);
+}
+
+/* Receive a cancel request, store what it named in slot i, return its id. */
+static uint32_t
+fake_recv_cancel(struct fake *f, size_t i)
+{
+	struct proto_msg msg;
+	uint32_t id;
+
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_CANCEL);
+	f->cancels[i] = msg.u.cancel;
+	id = msg.id;
+	proto_msg_free(&msg);
+	return id;
+}
+
+/* Answer request id with a message without fields of type. */
+static void
+fake_simple(struct fake *f, uint32_t id, enum proto_type type)
+{
+	struct proto_out out;
+
+	assert_int_equal(proto_encode_simple(id, type, &out), 0);
+	fake_send(f, &out);
+}
+
+/* Answer request id with an error reply. */
+static void
+fake_error(struct fake *f, uint32_t id, enum proto_error code, const char *message)
+{
+	struct proto_out out;
+
+	assert_int_equal(proto_encode_error(id, code, message, &out), 0);
+	fake_send(f, &out);
+}
+
+/* Receive a ps request and return its id. */
+static uint32_t
+fake_recv_ps(struct fake *f)
+{
+	struct proto_msg msg;
+	uint32_t id;
+
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_PS);
+	id = msg.id;
+	proto_msg_free(&msg);
+	return id;
+}
+
+/* Answer a ps request with two runs, or none. */
+static void
+fake_ps_ok(struct fake *f, uint32_t id, bool empty)
+{
+	struct proto_ps_entry runs[2] = {
+		{.run = 17,
+		 .uid = 1000,
+		 .pid = 4321,
+		 .runtime = "python",
+		 .state = "running",
+		 .elapsed_ms = 1500},
+		{.run = 18,
+		 .uid = 0,
+		 .pid = 0,
+		 .runtime = "sh",
+		 .state = "queued",
+		 .elapsed_ms = 7},
+	};
+	struct proto_ps ps = {.runs = empty ? NULL : runs, .nruns = empty ? 0 : 2};
+	struct proto_out out;
+
+	assert_int_equal(proto_encode_ps(id, &ps, &out), 0);
 	fake_send(f, &out);
 }
 
@@ -594,6 +684,252 @@ test_connect_refused(void **state)
 	fake_stop(f);
 }
 
+/* Script: a run, cancelled by its request id: the cancelled result comes
+ * before cancel_ok; a second cancel of the same request is not_found. */
+static void
+script_cancel_request(struct fake *f)
+{
+	uint32_t id;
+
+	fake_hello(f);
+	f->run_ids[0] = fake_recv_run(f);
+	id = fake_recv_cancel(f, 0);
+	fake_result_cancelled(f, f->run_ids[0]);
+	fake_simple(f, id, PROTO_CANCEL_OK);
+	id = fake_recv_cancel(f, 1);
+	fake_error(f, id, PROTO_ERR_NOT_FOUND, "no request 1 in progress");
+}
+
+/* Submit, cancel by request id, collect the cancelled result; not_found is -ENOENT. */
+static void
+test_cancel_request(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct fake *f = fake_start(script_cancel_request);
+	const char *code, *message;
+	uint32_t id_a, id = 0;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_submit(conn, req, &id_a), 0);
+	assert_int_equal(airlock_cancel(conn, id_a), 0);
+	/* The result arrived while cancel waited: it was queued, not lost. */
+	assert_int_equal(airlock_conn_next_result(conn, &id, &res), 0);
+	assert_int_equal(id, id_a);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_CANCELLED);
+	assert_string_equal(airlock_outcome_name(airlock_result_outcome(res)), "cancelled");
+	assert_int_equal(airlock_result_wall_ms(res), 40);
+	airlock_result_free(res);
+	res = NULL;
+	assert_int_equal(airlock_conn_next_result(conn, &id, &res), -EAGAIN);
+
+	assert_int_equal(airlock_cancel(conn, id_a), -ENOENT);
+	assert_int_equal(airlock_conn_last_error(conn, &code, &message), 0);
+	assert_string_equal(code, "not_found");
+	assert_string_equal(message, "no request 1 in progress");
+	/* A not_found reply leaves the connection usable and queues nothing. */
+	assert_int_equal(airlock_conn_next_result(conn, &id, &res), -EAGAIN);
+	fake_join(f);
+	assert_int_equal(f->cancels[0].request, id_a);
+	assert_int_equal(f->cancels[0].run, 0);
+	assert_int_equal(f->cancels[1].request, id_a);
+	fake_free(f);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+}
+
+/* Script: cancel by run id, ok then not_found; then a ping still works. */
+static void
+script_cancel_run(struct fake *f)
+{
+	struct proto_msg msg;
+	uint32_t id;
+
+	fake_hello(f);
+	id = fake_recv_cancel(f, 0);
+	fake_simple(f, id, PROTO_CANCEL_OK);
+	id = fake_recv_cancel(f, 1);
+	fake_error(f, id, PROTO_ERR_NOT_FOUND, "no run 78 of uid 1000");
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_PING);
+	fake_simple(f, msg.id, PROTO_PONG);
+	proto_msg_free(&msg);
+}
+
+/* Cancel by daemon-wide run id: the request names the run, not a request. */
+static void
+test_cancel_run(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct fake *f = fake_start(script_cancel_run);
+	const char *code;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_cancel_run(conn, 77), 0);
+	assert_int_equal(airlock_cancel_run(conn, 78), -ENOENT);
+	assert_int_equal(airlock_conn_last_error(conn, &code, NULL), 0);
+	assert_string_equal(code, "not_found");
+	assert_int_equal(airlock_ping(conn), 0);
+	fake_join(f);
+	assert_int_equal(f->cancels[0].run, 77);
+	assert_int_equal(f->cancels[0].request, 0);
+	assert_int_equal(f->cancels[1].run, 78);
+	assert_int_equal(f->cancels[1].request, 0);
+	fake_free(f);
+	airlock_conn_free(conn);
+}
+
+/* Script: ps answered with nothing, then with two runs. */
+static void
+script_ps(struct fake *f)
+{
+	fake_hello(f);
+	fake_ps_ok(f, fake_recv_ps(f), true);
+	fake_ps_ok(f, fake_recv_ps(f), false);
+}
+
+/* ps: an empty list, then every field of two entries; out of range is 0/NULL. */
+static void
+test_ps(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_ps *ps = NULL;
+	struct fake *f = fake_start(script_ps);
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_ps(conn, &ps), 0);
+	assert_non_null(ps);
+	assert_int_equal(airlock_ps_count(ps), 0);
+	assert_null(airlock_ps_runtime(ps, 0));
+	airlock_ps_free(ps);
+	ps = NULL;
+
+	assert_int_equal(airlock_ps(conn, &ps), 0);
+	/* The list outlives the connection. */
+	airlock_conn_free(conn);
+	fake_stop(f);
+	assert_int_equal(airlock_ps_count(ps), 2);
+	assert_int_equal(airlock_ps_run_id(ps, 0), 17);
+	assert_int_equal(airlock_ps_uid(ps, 0), 1000);
+	assert_int_equal(airlock_ps_pid(ps, 0), 4321);
+	assert_string_equal(airlock_ps_runtime(ps, 0), "python");
+	assert_string_equal(airlock_ps_state(ps, 0), "running");
+	assert_int_equal(airlock_ps_elapsed_ms(ps, 0), 1500);
+	assert_int_equal(airlock_ps_run_id(ps, 1), 18);
+	assert_int_equal(airlock_ps_uid(ps, 1), 0);
+	assert_int_equal(airlock_ps_pid(ps, 1), 0);
+	assert_string_equal(airlock_ps_runtime(ps, 1), "sh");
+	assert_string_equal(airlock_ps_state(ps, 1), "queued");
+	assert_int_equal(airlock_ps_elapsed_ms(ps, 1), 7);
+	assert_int_equal(airlock_ps_run_id(ps, 2), 0);
+	assert_int_equal(airlock_ps_uid(ps, 2), 0);
+	assert_int_equal(airlock_ps_pid(ps, 2), 0);
+	assert_null(airlock_ps_runtime(ps, 2));
+	assert_null(airlock_ps_state(ps, 2));
+	assert_int_equal(airlock_ps_elapsed_ms(ps, 2), 0);
+	airlock_ps_free(ps);
+}
+
+/* Script: a run in flight finishes while ps waits for its answer. */
+static void
+script_ps_with_result(struct fake *f)
+{
+	uint32_t id;
+
+	fake_hello(f);
+	f->run_ids[0] = fake_recv_run(f);
+	id = fake_recv_ps(f);
+	fake_result(f, f->run_ids[0], 5, "done");
+	fake_ps_ok(f, id, false);
+}
+
+/* A result that arrives while airlock_ps() waits is queued, not lost. */
+static void
+test_ps_queues_result(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct airlock_ps *ps = NULL;
+	struct fake *f = fake_start(script_ps_with_result);
+	uint32_t id_a, id = 0;
+	const void *data;
+	size_t len;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_submit(conn, req, &id_a), 0);
+	assert_int_equal(airlock_ps(conn, &ps), 0);
+	assert_int_equal(airlock_ps_count(ps), 2);
+	assert_int_equal(airlock_conn_next_result(conn, &id, &res), 0);
+	assert_int_equal(id, id_a);
+	assert_int_equal(airlock_result_exit_code(res), 5);
+	assert_int_equal(airlock_result_stdout(res, &data, &len), 0);
+	assert_int_equal(len, 4);
+	assert_memory_equal(data, "done", 4);
+	airlock_result_free(res);
+	res = NULL;
+	assert_int_equal(airlock_conn_next_result(conn, &id, &res), -EAGAIN);
+	airlock_ps_free(ps);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+	fake_stop(f);
+}
+
+/* Script: answer a ps with a pong. */
+static void
+script_ps_wrong_reply(struct fake *f)
+{
+	fake_hello(f);
+	fake_simple(f, fake_recv_ps(f), PROTO_PONG);
+}
+
+/* A reply of the wrong type to ps breaks the connection (-EBADMSG). */
+static void
+test_ps_wrong_reply(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_ps *ps = NULL;
+	struct fake *f = fake_start(script_ps_wrong_reply);
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_ps(conn, &ps), -EBADMSG);
+	assert_null(ps);
+	assert_int_equal(airlock_cancel_run(conn, 1), -EBADMSG);
+	airlock_conn_free(conn);
+	fake_stop(f);
+}
+
+/* Script: hello, then expect a ping (nothing else) and answer it. */
+static void
+script_ping_only(struct fake *f)
+{
+	struct proto_msg msg;
+
+	fake_hello(f);
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_PING);
+	fake_simple(f, msg.id, PROTO_PONG);
+	proto_msg_free(&msg);
+}
+
+/* Id 0 names no request and no run: refused locally, nothing is sent. */
+static void
+test_cancel_zero_id(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct fake *f = fake_start(script_ping_only);
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_cancel(conn, 0), -EINVAL);
+	assert_int_equal(airlock_cancel_run(conn, 0), -EINVAL);
+	assert_int_equal(airlock_ping(conn), 0);
+	airlock_conn_free(conn);
+	fake_stop(f);
+}
+
 /* Argument checks and NULL-safe frees. */
 static void
 test_arguments(void **state)
@@ -608,6 +944,12 @@ test_arguments(void **state)
 	assert_int_equal(airlock_connect("/x", NULL), -EINVAL);
 	assert_int_equal(airlock_ping(NULL), -EINVAL);
 	assert_int_equal(airlock_conn_fd(NULL), -EINVAL);
+	assert_int_equal(airlock_cancel(NULL, 1), -EINVAL);
+	assert_int_equal(airlock_cancel_run(NULL, 1), -EINVAL);
+	assert_int_equal(airlock_ps(NULL, NULL), -EINVAL);
+	airlock_ps_free(NULL);
+	assert_int_equal(airlock_ps_count(NULL), 0);
+	assert_null(airlock_ps_state(NULL, 0));
 	assert_int_equal(airlock_run_req_new(&req), 0);
 	assert_int_equal(airlock_run_req_set_runtime(req, ""), -EINVAL);
 	assert_int_equal(
@@ -629,10 +971,19 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ping_info),     cmocka_unit_test(test_run_blocking),
-		cmocka_unit_test(test_two_in_flight), cmocka_unit_test(test_blocking_queues_others),
-		cmocka_unit_test(test_error_reply),   cmocka_unit_test(test_connect_refused),
+		cmocka_unit_test(test_ping_info),
+		cmocka_unit_test(test_run_blocking),
+		cmocka_unit_test(test_two_in_flight),
+		cmocka_unit_test(test_blocking_queues_others),
+		cmocka_unit_test(test_error_reply),
+		cmocka_unit_test(test_connect_refused),
 		cmocka_unit_test(test_arguments),
+		cmocka_unit_test(test_cancel_request),
+		cmocka_unit_test(test_cancel_run),
+		cmocka_unit_test(test_ps),
+		cmocka_unit_test(test_ps_queues_result),
+		cmocka_unit_test(test_ps_wrong_reply),
+		cmocka_unit_test(test_cancel_zero_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
