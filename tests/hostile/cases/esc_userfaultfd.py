@@ -1,0 +1,29 @@
+# userfaultfd: EPERM.
+# expect: outcome=exited exit_code=0 stdout~=^BLOCKED stdout!~=LEAK
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+leaks = 0
+
+
+def sc(nr, *a):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(x) if isinstance(x, int) else x for x in a])
+    return r, ctypes.get_errno()
+
+
+def verdict(what, r, e, ok_errnos=(errno.EPERM,)):
+    """An attempt whose call failed with one of ok_errnos is BLOCKED."""
+    global leaks
+    if r == -1 and e in ok_errnos:
+        print("BLOCKED %s %s" % (what, errno.errorcode.get(e, e)))
+    else:
+        leaks += 1
+        print("LEAK %s r=%s errno=%s" % (what, r, e))
+
+verdict("userfaultfd", *sc(323, 0))
+verdict("userfaultfd user-only", *sc(323, 1))
+try:
+    fd = os.open("/dev/userfaultfd", os.O_RDWR)
+    verdict("/dev/userfaultfd", fd, 0)
+except OSError as e:
+    verdict("/dev/userfaultfd", -1, e.errno, (errno.ENOENT,))
+sys.exit(0)

@@ -1,0 +1,9 @@
+# Write 1 GiB to stdout: the run completes, kept output is capped and truncated, the total is counted.
+# expect: outcome=exited exit_code=0 stdout_truncated=true stdout_bytes=1073741824
+# check: len(out) <= 1048576
+# args: --wall 30
+# within: 30
+import os
+buf = b"A" * (1 << 20)
+for i in range(1024):
+    os.write(1, buf)

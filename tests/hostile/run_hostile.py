@@ -1,0 +1,465 @@
+#!/usr/bin/env python3
+"""run_hostile.py: run every hostile program in cases/ through a real airlockd
+with the real `airlock` command and check what each one says it expects.
+
+A case is cases/NAME.py (runtime python) or cases/NAME.sh (runtime sh). Its
+leading comment lines are its machine-checked expectation:
+
+  # expect: TOKEN...    each TOKEN is FIELD=VALUE, FIELD!=VALUE, FIELD~=REGEX,
+                        FIELD!~=REGEX, FIELD<=NUMBER or FIELD>=NUMBER over the
+                        `airlock --json run` object (REGEX has no spaces: \\s)
+  # check: EXPR         a Python expression over r (the JSON result), out
+                        (stdout), err (stderr), ctx (this runner's Ctx)
+  # args: ARGS          extra `airlock run` options (shell words)
+  # within: SECONDS     the run must answer within this many seconds (default 20)
+  # pair: ROLE ROLE     run two copies at once, with --env ROLE=each; the
+                        expectations hold for both results
+  # before: STATEMENT    Python run (with ctx) before the case is sent
+  # after: EXPR         a Python expression over ctx checked after the run
+
+Before a case is sent, @NAME@ in its text is replaced by ctx.subst[NAME]
+(host ports, socket paths, pids). After every case the runner checks the
+daemon answers `airlock ping`, both daemon processes are alive, no process of
+the daemon's uid range is left, no u<uid> memory cgroup of that range is
+left, the host's mount table, hostname and clock are unchanged, the host
+listeners received nothing, and the secret never appears in any output.
+"""
+import argparse
+import base64
+import json
+import os
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+UID_BASE = 900000 + 4096 * 0
+UID_COUNT = 256
+SECRET_VAR = "AIRLOCK_HOSTILE_SECRET"
+
+
+class Listener:
+    """Host-side bait: a TCP and a UDP socket on 127.0.0.1 and an abstract
+    unix socket; every contact is recorded (a sandbox must reach none)."""
+
+    def __init__(self, abstract_name):
+        self.hits = []
+        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.tcp.bind(("127.0.0.1", 0))
+        self.tcp.listen(16)
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.unix.bind("\0" + abstract_name)
+        self.unix.listen(16)
+        for s, kind in ((self.tcp, "tcp"), (self.udp, "udp"), (self.unix, "abstract")):
+            t = threading.Thread(target=self._serve, args=(s, kind), daemon=True)
+            t.start()
+
+    def _serve(self, s, kind):
+        while True:
+            try:
+                if kind == "udp":
+                    data, addr = s.recvfrom(65536)
+                    self.hits.append((kind, data[:64]))
+                else:
+                    c, _ = s.accept()
+                    self.hits.append((kind, b"connect"))
+                    c.close()
+            except OSError:
+                return
+
+
+class Ctx:
+    def __init__(self, args):
+        self.airlockd = args.airlockd
+        self.airlock = args.airlock
+        self.dir = tempfile.mkdtemp(prefix="airlock-hostile-")
+        os.chmod(self.dir, 0o755)
+        self.sock = os.path.join(self.dir, "airlock.sock")
+        self.config = os.path.join(self.dir, "airlockd.conf")
+        self.log = os.path.join(self.dir, "airlockd.log")
+        self.secret = "s3cr3t-" + secrets.token_hex(12)
+        self.abstract = "airlock-hostile-" + secrets.token_hex(4)
+        self.listener = Listener(self.abstract)
+        self.daemon = None
+        self.cgroup_base = None
+        self.frontend_pid = None
+        self.subst = {}
+
+    def env(self):
+        e = dict(os.environ)
+        e[SECRET_VAR] = self.secret
+        e.pop("AIRLOCK_SOCKET", None)
+        return e
+
+    def start(self):
+        with open(self.config, "w") as f:
+            f.write("# %s = %s\n" % (SECRET_VAR, self.secret))
+            f.write("[sandbox]\nuid_base = %d\nuid_count = %d\n" % (UID_BASE, UID_COUNT))
+            f.write("[daemon]\nmax_runs = 8\n")
+        os.chmod(self.config, 0o600)
+        logf = open(self.log, "wb")
+        self.daemon = subprocess.Popen(
+            [self.airlockd, "--foreground", "--debug", "--user", "nobody",
+             "--socket", self.sock, "--config", self.config],
+            stdout=logf, stderr=logf, env=self.env(), start_new_session=True)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if self.daemon.poll() is not None:
+                raise RuntimeError("airlockd exited: " + open(self.log).read())
+            if os.path.exists(self.sock) and self.ping():
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("airlockd did not answer within 10 s")
+        log = open(self.log).read()
+        m = re.search(r"memory: cgroup v1 memory controller at (\S+)", log)
+        self.cgroup_base = m.group(1) if m else None
+        kids = children(self.daemon.pid)
+        self.frontend_pid = kids[0] if kids else None
+        self.subst = {
+            "TCP_PORT": str(self.listener.tcp.getsockname()[1]),
+            "UDP_PORT": str(self.listener.udp.getsockname()[1]),
+            "ABSTRACT": self.abstract,
+            "SOCK": self.sock,
+            "CONFIG": self.config,
+            "TMPDIR": self.dir,
+            "DAEMON_PID": str(self.daemon.pid),
+            "FRONTEND_PID": str(self.frontend_pid or 0),
+            "SECRET_VAR": SECRET_VAR,
+            "RUNNER_PID": str(os.getpid()),
+            "ART": os.path.join(self.dir, "art"),
+        }
+
+    def stop(self):
+        if self.daemon and self.daemon.poll() is None:
+            self.daemon.send_signal(signal.SIGTERM)
+            try:
+                self.daemon.wait(10)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+
+    def ping(self):
+        try:
+            p = subprocess.run([self.airlock, "--socket", self.sock, "ping"],
+                               capture_output=True, timeout=5, env=self.env())
+            return p.returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
+
+def children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        fields = st[st.rfind(")") + 2:].split()
+        if int(fields[1]) == pid:
+            out.append(int(d))
+    return out
+
+
+def uid_procs(lo, hi):
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/status" % d) as f:
+                for line in f:
+                    if line.startswith("Uid:"):
+                        uid = int(line.split()[1])
+                        if lo <= uid <= hi:
+                            found.append((int(d), uid))
+                        break
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def host_mounts():
+    with open("/proc/self/mountinfo") as f:
+        return set(f.read().splitlines())
+
+
+def clock_offset():
+    return time.time() - time.monotonic()
+
+
+def parse_case(path):
+    meta = {"expect": [], "check": [], "args": [], "within": 20.0, "pair": None, "after": [], "before": []}
+    with open(path) as f:
+        text = f.read()
+    for line in text.splitlines():
+        if line.startswith("#!"):
+            continue
+        if not line.startswith("#"):
+            break
+        m = re.match(r"#\s*(expect|check|args|within|pair|after|before):\s*(.*)$", line)
+        if not m:
+            continue
+        key, val = m.group(1), m.group(2).strip()
+        if key == "expect":
+            meta["expect"] += val.split()
+        elif key in ("check", "after", "before"):
+            meta[key].append(val)
+        elif key == "args":
+            meta["args"] += shlex.split(val)
+        elif key == "within":
+            meta["within"] = float(val)
+        elif key == "pair":
+            meta["pair"] = val.split()
+    if not meta["expect"] and not meta["check"]:
+        raise ValueError("no '# expect:' or '# check:' header")
+    return text, meta
+
+
+def field(r, name):
+    v = r
+    for part in name.split("."):
+        if isinstance(v, list):
+            v = v[int(part)]
+        else:
+            v = v.get(part)
+    return v
+
+
+def as_text(v):
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if v is None:
+        return "null"
+    return str(v)
+
+
+def check_token(r, tok):
+    m = re.match(r"^([A-Za-z0-9_.]+)(!~=|~=|!=|<=|>=|=)(.*)$", tok)
+    if not m:
+        return "bad expectation token %r" % tok
+    name, op, want = m.groups()
+    have = field(r, name)
+    if op == "=" and as_text(have) != want:
+        return "%s is %r, expected %s" % (name, have, want)
+    if op == "!=" and as_text(have) == want:
+        return "%s is %r, expected anything else" % (name, have)
+    if op == "~=" and not re.search(want, as_text(have), re.M):
+        return "%s %r does not match /%s/" % (name, short(have), want)
+    if op == "!~=" and re.search(want, as_text(have), re.M):
+        return "%s %r matches /%s/" % (name, short(have), want)
+    if op in ("<=", ">="):
+        try:
+            h = float(have)
+        except (TypeError, ValueError):
+            return "%s is %r, not a number" % (name, have)
+        if (op == "<=" and h > float(want)) or (op == ">=" and h < float(want)):
+            return "%s is %s, expected %s %s" % (name, have, op, want)
+    return None
+
+
+def short(v, n=300):
+    s = as_text(v)
+    return s if len(s) <= n else s[:n] + "..."
+
+
+def subst(ctx, text):
+    for k, v in ctx.subst.items():
+        text = text.replace("@%s@" % k, v)
+    return text
+
+
+def run_one(ctx, path, text, meta, role=None):
+    """Send one run; return (result dict or None, why, elapsed)."""
+    text = subst(ctx, text)
+    lang = "python" if path.endswith(".py") else "sh"
+    fd, code = tempfile.mkstemp(prefix="case-", suffix=os.path.splitext(path)[1], dir=ctx.dir)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    cmd = [ctx.airlock, "--socket", ctx.sock, "--json", "run", "--lang", lang]
+    cmd += [subst(ctx, a) for a in meta["args"]]
+    if role:
+        cmd += ["--env", "ROLE=" + role]
+    cmd += [code]
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, timeout=meta["within"] + 10, env=ctx.env())
+    except subprocess.TimeoutExpired:
+        return None, "no answer within %.0f s" % (meta["within"] + 10), time.time() - t0
+    finally:
+        os.unlink(code)
+    elapsed = time.time() - t0
+    try:
+        r = json.loads(p.stdout)
+    except ValueError:
+        return None, "airlock exit %d, not JSON: %s %s" % (
+            p.returncode, short(p.stdout, 200), short(p.stderr, 300)), elapsed
+    for k in ("stdout", "stderr"):
+        if r.get(k) is None and r.get(k + "_base64"):
+            r[k] = base64.b64decode(r[k + "_base64"]).decode("utf-8", "replace")
+        if r.get(k) is None:
+            r[k] = ""
+    r["_rc"] = p.returncode
+    r["_elapsed"] = elapsed
+    return r, None, elapsed
+
+
+def check_result(ctx, r, meta):
+    why = []
+    for tok in meta["expect"]:
+        w = check_token(r, tok)
+        if w:
+            why.append(w)
+    for expr in meta["check"]:
+        try:
+            ok = eval(expr, {"re": re, "os": os}, {"r": r, "out": r["stdout"], "err": r["stderr"], "ctx": ctx})
+        except Exception as e:  # a broken predicate is a failure, not a pass
+            ok = False
+            expr += " (raised %r)" % e
+        if not ok:
+            why.append("check failed: %s" % expr)
+    if r["_elapsed"] > meta["within"]:
+        why.append("took %.1f s, more than %.1f s" % (r["_elapsed"], meta["within"]))
+    blob = r["stdout"] + r["stderr"] + json.dumps(r.get("artifacts"))
+    if ctx.secret in blob:
+        why.append("the host secret leaked into the output")
+    if why:
+        why.append("stdout=%r stderr=%r outcome=%s" % (short(r["stdout"], 200), short(r["stderr"], 200), r.get("outcome")))
+    return why
+
+
+def invariants(ctx, before):
+    """What must hold after every case."""
+    why = []
+    if ctx.daemon.poll() is not None:
+        why.append("airlockd exited with %s" % ctx.daemon.returncode)
+        return why
+    if ctx.frontend_pid and not os.path.exists("/proc/%d" % ctx.frontend_pid):
+        why.append("the frontend (pid %d) is gone" % ctx.frontend_pid)
+    if not ctx.ping():
+        why.append("airlock ping failed")
+    left = []
+    for _ in range(20):  # the result comes after the reap; allow a moment anyway
+        left = uid_procs(UID_BASE, UID_BASE + UID_COUNT - 1)
+        if not left:
+            break
+        time.sleep(0.1)
+    if left:
+        why.append("sandbox processes left: %s" % left[:8])
+    if ctx.cgroup_base and os.path.isdir(ctx.cgroup_base):
+        stale = [d for d in os.listdir(ctx.cgroup_base)
+                 if re.match(r"^u\d+$", d) and UID_BASE <= int(d[1:]) < UID_BASE + UID_COUNT]
+        if stale:
+            why.append("run cgroups left: %s" % stale)
+    now = host_mounts()
+    if now != before["mounts"]:
+        added = sorted(now - before["mounts"])
+        if added:
+            why.append("host mount table gained: %s" % added[:4])
+        before["mounts"] = now
+    if socket.gethostname() != before["hostname"]:
+        why.append("host hostname changed to %r" % socket.gethostname())
+    if abs(clock_offset() - before["clock"]) > 2.0:
+        why.append("host clock moved by %.1f s" % (clock_offset() - before["clock"]))
+    if len(ctx.listener.hits) != before["hits"]:
+        why.append("host listener was reached: %s" % ctx.listener.hits[before["hits"]:])
+        before["hits"] = len(ctx.listener.hits)
+    return why
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--airlockd", required=True)
+    ap.add_argument("--airlock", required=True)
+    ap.add_argument("--cases", default=os.path.join(HERE, "cases"))
+    ap.add_argument("only", nargs="*", help="case names to run (default: all)")
+    args = ap.parse_args()
+    ctx = Ctx(args)
+    os.environ[SECRET_VAR] = ctx.secret  # the client's environment holds it too
+    names = sorted(n for n in os.listdir(args.cases) if n.endswith((".py", ".sh")))
+    if args.only:
+        names = [n for n in names if os.path.splitext(n)[0] in args.only]
+    passed = failed = 0
+    t_start = time.time()
+    try:
+        ctx.start()
+        before = {"mounts": host_mounts(), "hostname": socket.gethostname(),
+                  "clock": clock_offset(), "hits": 0}
+        for n in names:
+            name = os.path.splitext(n)[0]
+            path = os.path.join(args.cases, n)
+            try:
+                text, meta = parse_case(path)
+            except (OSError, ValueError) as e:
+                print("FAIL %s: %s" % (name, e), flush=True)
+                failed += 1
+                continue
+            why = []
+            for stmt in meta["before"]:
+                exec(stmt, {"os": os}, {"ctx": ctx})
+            if meta["pair"]:
+                results = [None] * len(meta["pair"])
+
+                def go(i, role):
+                    results[i] = run_one(ctx, path, text, meta, role)
+
+                ts = [threading.Thread(target=go, args=(i, role)) for i, role in enumerate(meta["pair"])]
+                for t in ts:
+                    t.start()
+                for t in ts:
+                    t.join()
+            else:
+                results = [run_one(ctx, path, text, meta)]
+            for role_i, (r, err, _) in enumerate(results):
+                tag = ("[%s] " % meta["pair"][role_i]) if meta["pair"] else ""
+                if r is None:
+                    why.append(tag + err)
+                else:
+                    why += [tag + w for w in check_result(ctx, r, meta)]
+            for expr in meta["after"]:
+                try:
+                    ok = eval(expr, {"re": re, "os": os, "socket": socket}, {"ctx": ctx})
+                except Exception as e:
+                    ok = False
+                    expr += " (raised %r)" % e
+                if not ok:
+                    why.append("after-check failed: %s" % expr)
+            why += invariants(ctx, before)
+            if why:
+                failed += 1
+                print("FAIL %s: %s" % (name, "; ".join(why)), flush=True)
+                if ctx.daemon.poll() is not None:
+                    print("# airlockd died; restarting it for the remaining cases", flush=True)
+                    ctx.start()
+            else:
+                passed += 1
+                print("ok %s" % name, flush=True)
+    finally:
+        ctx.stop()
+        if os.environ.get("AIRLOCK_TEST_KEEP"):
+            print("# kept %s" % ctx.dir)
+        else:
+            shutil.rmtree(ctx.dir, ignore_errors=True)
+    print("# %.1f s" % (time.time() - t_start))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed or passed == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
