@@ -17,6 +17,7 @@
 /* Exit statuses of the command itself; see airlock(1). */
 enum {
 	CLI_EXIT_OK = 0,
+	CLI_EXIT_NOT_FOUND = 1, /* cancel: no such run of the caller in progress */
 	CLI_EXIT_USAGE = 2,
 	CLI_EXIT_NOINPUT = 66,	   /* EX_NOINPUT: an input file could not be read */
 	CLI_EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: daemon unreachable or refused */
@@ -51,6 +52,8 @@ cli_usage(FILE *f)
 {
 	fputs("usage: airlock [--socket PATH] [--json] ping\n"
 	      "       airlock [--socket PATH] [--json] info\n"
+	      "       airlock [--socket PATH] [--json] ps\n"
+	      "       airlock [--socket PATH] [--json] cancel ID\n"
 	      "       airlock [--socket PATH] [--json] run [--lang NAME] [-c CODE | FILE | -]\n"
 	      "               [--arg ARG]... [--file NAME=PATH]... [--stdin PATH]\n"
 	      "               [--env KEY=VALUE]... [--wall SECONDS] [--cpu SECONDS]\n"
@@ -297,6 +300,127 @@ cli_info(const struct cli *cli)
 	}
 out:
 	airlock_info_free(info);
+	airlock_conn_free(conn);
+	return status;
+}
+
+/* `airlock ps` as JSON: a list of objects, one per run. */
+static json_t *
+cli_ps_json(const struct airlock_ps *ps)
+{
+	json_t *list = json_array();
+	size_t i;
+
+	if (list == NULL)
+		return NULL;
+	for (i = 0; i < airlock_ps_count(ps); i++) {
+		json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I}", "id",
+				      (json_int_t)airlock_ps_run_id(ps, i), "runtime",
+				      airlock_ps_runtime(ps, i), "state", airlock_ps_state(ps, i),
+				      "elapsed_ms", (json_int_t)airlock_ps_elapsed_ms(ps, i), "pid",
+				      (json_int_t)airlock_ps_pid(ps, i), "uid",
+				      (json_int_t)airlock_ps_uid(ps, i));
+
+		if (json_array_append_new(list, o) < 0) {
+			json_decref(list);
+			return NULL;
+		}
+	}
+	return list;
+}
+
+/* `airlock ps`: the caller's runs in progress and queued, as a table. */
+static int
+cli_ps(const struct cli *cli)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_info *info = NULL;
+	struct airlock_ps *ps = NULL;
+	char elapsed[32], pid[16];
+	bool show_uid = false;
+	size_t i, n;
+	int r, status;
+
+	status = cli_connect(cli, &conn);
+	if (status != 0)
+		return status;
+	r = airlock_ps(conn, &ps);
+	if (r < 0) {
+		status = cli_daemon_error(conn, "ps", r);
+		goto out;
+	}
+	if (cli->json) {
+		status = cli_json_print(cli_ps_json(ps));
+		goto out;
+	}
+	n = airlock_ps_count(ps);
+	if (n > 0) {
+		/* The uid the daemon sees us as decides whether a run is someone else's. */
+		r = airlock_info(conn, &info);
+		if (r < 0) {
+			status = cli_daemon_error(conn, "ps: info", r);
+			goto out;
+		}
+		for (i = 0; i < n; i++)
+			if (airlock_ps_uid(ps, i) != airlock_info_uid(info))
+				show_uid = true;
+	}
+	if (show_uid)
+		printf("%-10s %-10s %-10s %-8s %9s %8s\n", "ID", "UID", "RUNTIME", "STATE",
+		       "ELAPSED", "PID");
+	else
+		printf("%-10s %-10s %-8s %9s %8s\n", "ID", "RUNTIME", "STATE", "ELAPSED", "PID");
+	for (i = 0; i < n; i++) {
+		cli_format_elapsed(airlock_ps_elapsed_ms(ps, i), elapsed, sizeof(elapsed));
+		if (airlock_ps_pid(ps, i) > 0)
+			snprintf(pid, sizeof(pid), "%" PRId32, airlock_ps_pid(ps, i));
+		else
+			snprintf(pid, sizeof(pid), "-");
+		printf("%-10" PRIu32 " ", airlock_ps_run_id(ps, i));
+		if (show_uid)
+			printf("%-10" PRIu32 " ", airlock_ps_uid(ps, i));
+		printf("%-10s %-8s %9s %8s\n", airlock_ps_runtime(ps, i), airlock_ps_state(ps, i),
+		       elapsed, pid);
+	}
+	if (fflush(stdout) == EOF)
+		status = cli_fail("write", -EIO);
+out:
+	airlock_info_free(info);
+	airlock_ps_free(ps);
+	airlock_conn_free(conn);
+	return status;
+}
+
+/* `airlock cancel ID`: cancel one of the caller's runs by its run id (from ps). */
+static int
+cli_cancel(const struct cli *cli, const char *arg)
+{
+	struct airlock_conn *conn = NULL;
+	uint64_t id;
+	int r, status;
+
+	if (cli_parse_count(arg, &id) < 0 || id > UINT32_MAX) {
+		fprintf(stderr, "airlock: cancel %s: not a run id (see airlock ps)\n", arg);
+		return CLI_EXIT_USAGE;
+	}
+	status = cli_connect(cli, &conn);
+	if (status != 0)
+		return status;
+	r = airlock_cancel_run(conn, (uint32_t)id);
+	if (r == -ENOENT) {
+		fprintf(stderr, "airlock: cancel %" PRIu64 ": no such run of yours in progress\n",
+			id);
+		status = CLI_EXIT_NOT_FOUND;
+		goto out;
+	}
+	if (r < 0) {
+		status = cli_daemon_error(conn, "cancel", r);
+		goto out;
+	}
+	if (cli->json)
+		status = cli_json_print(
+			json_pack("{s:I, s:b}", "id", (json_int_t)id, "cancelled", 1));
+out:
 	airlock_conn_free(conn);
 	return status;
 }
@@ -835,9 +959,13 @@ static const struct option cli_simple_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* Parse the options of ping and info (--socket, --json after the subcommand). */
+/*
+ * Parse the options of ping, info, ps and cancel (--socket, --json after the
+ * subcommand) and expect nargs operands; *ret_first gets the index of the
+ * first operand in argv (permuted by getopt).
+ */
 static int
-cli_simple_options_parse(struct cli *cli, int argc, char **argv)
+cli_simple_options_parse(struct cli *cli, int argc, char **argv, int nargs, int *ret_first)
 {
 	int c;
 
@@ -858,8 +986,11 @@ cli_simple_options_parse(struct cli *cli, int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind < argc)
+	if (argc - optind > nargs)
 		return cli_usage_error("unexpected argument");
+	if (argc - optind < nargs)
+		return cli_usage_error("missing argument");
+	*ret_first = optind;
 	return 0;
 }
 
@@ -869,7 +1000,7 @@ main(int argc, char **argv)
 {
 	struct cli cli = {0};
 	const char *cmd;
-	int c, status;
+	int c, first = 0, nargs, status;
 
 	while ((c = getopt_long(argc, argv, "+h", cli_simple_options, NULL)) != -1) {
 		switch (c) {
@@ -894,15 +1025,21 @@ main(int argc, char **argv)
 	argv += optind;
 	if (strcmp(cmd, "run") == 0)
 		return cli_run(&cli, argc, argv);
-	if (strcmp(cmd, "ping") != 0 && strcmp(cmd, "info") != 0) {
+	if (strcmp(cmd, "ping") != 0 && strcmp(cmd, "info") != 0 && strcmp(cmd, "ps") != 0 &&
+	    strcmp(cmd, "cancel") != 0) {
 		fprintf(stderr, "airlock: unknown command '%s'\n", cmd);
 		cli_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	status = cli_simple_options_parse(&cli, argc, argv);
+	nargs = strcmp(cmd, "cancel") == 0 ? 1 : 0;
+	status = cli_simple_options_parse(&cli, argc, argv, nargs, &first);
 	if (status != 0)
 		return status < 0 ? CLI_EXIT_OK : status;
 	if (strcmp(cmd, "ping") == 0)
 		return cli_ping(&cli);
+	if (strcmp(cmd, "ps") == 0)
+		return cli_ps(&cli);
+	if (strcmp(cmd, "cancel") == 0)
+		return cli_cancel(&cli, argv[first]);
 	return cli_info(&cli);
 }

@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -345,4 +347,19 @@ cli_base64(const void *buf, size_t len)
 	}
 	*o = '\0';
 	return out;
+}
+
+/* Format a duration for a table column. */
+char *
+cli_format_elapsed(uint64_t ms, char *buf, size_t len)
+{
+	uint64_t s = ms / 1000;
+
+	if (s < 60)
+		snprintf(buf, len, "%" PRIu64 ".%" PRIu64 "s", s, ms % 1000 / 100);
+	else if (s < 3600)
+		snprintf(buf, len, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%" PRIu64 "h%02" PRIu64 "m", s / 3600, s % 3600 / 60);
+	return buf;
 }

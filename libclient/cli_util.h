@@ -42,6 +42,13 @@ int cli_artifact_name_check(const char *name);
  */
 int cli_artifact_write(int dirfd, const char *name, const void *data, size_t len);
 
+/*
+ * Format a duration in milliseconds for `airlock ps` into buf (len bytes):
+ * "0.0s" to "59.9s" below a minute (tenths, rounded down), then "1m05s" up
+ * to an hour, then "2h03m". Returns buf.
+ */
+char *cli_format_elapsed(uint64_t ms, char *buf, size_t len);
+
 /* Whether len bytes at buf are valid UTF-8 (no overlongs, no surrogates). */
 bool cli_utf8_valid(const void *buf, size_t len);
 

@@ -2,13 +2,22 @@
  * fake_daemon.c: a stand-in for airlockd that answers from a script, so the
  * airlock command can be tested end to end without sandboxes.
  *
- * usage: fake-daemon SOCKET   (serves connections one at a time until killed)
+ * usage: fake-daemon SOCKET [PS_FILE]
+ *   (serves connections one at a time until killed)
  *
  * A run's code selects the answer: "exit:N", "signal:N", "wall", "cpu",
- * "memory", "error", "binary" (stdout not UTF-8), "artifacts", "busy" (an
- * error reply), "echo" (stdout = the run's stdin, stderr = argv joined).
+ * "memory", "error", "cancelled", "binary" (stdout not UTF-8), "artifacts",
+ * "busy" (an error reply), "echo" (stdout = the run's stdin, stderr = argv
+ * joined).
+ *
+ * ps answers with the runs listed in PS_FILE, read afresh for every request,
+ * one per line: "RUN UID PID RUNTIME STATE ELAPSED_MS" (no file or an empty
+ * one: no runs). cancel by run id answers cancel_ok for a run listed there
+ * and not_found for any other; cancel by request id is refused (bad_request):
+ * the airlock command only cancels by run id.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +77,8 @@ fake_run(int fd, const struct proto_msg *msg)
 		res.outcome = PROTO_OUTCOME_CPU_LIMIT;
 	else if (strcmp(code, "memory") == 0)
 		res.outcome = PROTO_OUTCOME_MEMORY_LIMIT;
+	else if (strcmp(code, "cancelled") == 0)
+		res.outcome = PROTO_OUTCOME_CANCELLED;
 	else if (strcmp(code, "error") == 0) {
 		res.outcome = PROTO_OUTCOME_ERROR;
 		res.error = "mount workspace: ENOSPC";
@@ -109,9 +120,78 @@ fake_run(int fd, const struct proto_msg *msg)
 	return r < 0 ? r : fake_send(fd, &out);
 }
 
+#define FAKE_PS_MAX 16
+
+/* The runs of PS_FILE (strings in names); returns how many. */
+static size_t
+fake_ps_load(const char *path, struct proto_ps_entry *runs, char (*names)[2][64])
+{
+	unsigned long long elapsed;
+	char line[256];
+	size_t n = 0;
+	FILE *f;
+
+	if (path == NULL || (f = fopen(path, "re")) == NULL)
+		return 0;
+	while (n < FAKE_PS_MAX && fgets(line, sizeof(line), f) != NULL) {
+		struct proto_ps_entry *e = &runs[n];
+
+		if (sscanf(line, "%" SCNu32 " %" SCNu32 " %" SCNd32 " %63s %63s %llu", &e->run,
+			   &e->uid, &e->pid, names[n][0], names[n][1], &elapsed) != 6)
+			continue;
+		e->runtime = names[n][0];
+		e->state = names[n][1];
+		e->elapsed_ms = elapsed;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Answer a ps request from PS_FILE. */
+static int
+fake_ps(int fd, const struct proto_msg *msg, const char *ps_file)
+{
+	struct proto_ps_entry runs[FAKE_PS_MAX];
+	char names[FAKE_PS_MAX][2][64];
+	struct proto_ps ps = {.runs = runs};
+	struct proto_out out;
+	int r;
+
+	ps.nruns = fake_ps_load(ps_file, runs, names);
+	r = proto_encode_ps(msg->id, &ps, &out);
+	return r < 0 ? r : fake_send(fd, &out);
+}
+
+/* Answer a cancel request: ok for a run listed in PS_FILE, else not_found. */
+static int
+fake_cancel(int fd, const struct proto_msg *msg, const char *ps_file)
+{
+	struct proto_ps_entry runs[FAKE_PS_MAX];
+	char names[FAKE_PS_MAX][2][64], why[64];
+	struct proto_out out;
+	size_t i, n;
+	int r;
+
+	if (msg->u.cancel.request != 0) {
+		r = proto_encode_error(msg->id, PROTO_ERR_BAD_REQUEST, "fake: cancel by request",
+				       &out);
+		return r < 0 ? r : fake_send(fd, &out);
+	}
+	n = fake_ps_load(ps_file, runs, names);
+	for (i = 0; i < n; i++)
+		if (runs[i].run == msg->u.cancel.run) {
+			r = proto_encode_simple(msg->id, PROTO_CANCEL_OK, &out);
+			return r < 0 ? r : fake_send(fd, &out);
+		}
+	snprintf(why, sizeof(why), "no run %" PRIu32 " of uid 1000", msg->u.cancel.run);
+	r = proto_encode_error(msg->id, PROTO_ERR_NOT_FOUND, why, &out);
+	return r < 0 ? r : fake_send(fd, &out);
+}
+
 /* Answer one request. */
 static int
-fake_answer(int fd, const struct proto_msg *msg)
+fake_answer(int fd, const struct proto_msg *msg, const char *ps_file)
 {
 	struct proto_hello h = {.version = PROTO_VERSION, .peer = "fake"};
 	struct proto_info info = {.daemon = "0.1.0-fake",
@@ -136,6 +216,10 @@ fake_answer(int fd, const struct proto_msg *msg)
 		break;
 	case PROTO_RUN:
 		return fake_run(fd, msg);
+	case PROTO_PS:
+		return fake_ps(fd, msg, ps_file);
+	case PROTO_CANCEL:
+		return fake_cancel(fd, msg, ps_file);
 	default:
 		r = proto_encode_error(msg->id, PROTO_ERR_BAD_REQUEST, "unexpected", &out);
 		break;
@@ -145,7 +229,7 @@ fake_answer(int fd, const struct proto_msg *msg)
 
 /* Serve one connection until the client hangs up. */
 static void
-fake_serve(int fd)
+fake_serve(int fd, const char *ps_file)
 {
 	static uint8_t buf[PROTO_MSG_MAX];
 	int fds[PROTO_FDS_MAX];
@@ -165,7 +249,7 @@ fake_serve(int fd)
 			fprintf(stderr, "fake-daemon: bad message: %s\n", why);
 			return;
 		}
-		if (fake_answer(fd, &msg) < 0) {
+		if (fake_answer(fd, &msg, ps_file) < 0) {
 			proto_msg_free(&msg);
 			return;
 		}
@@ -179,8 +263,8 @@ main(int argc, char **argv)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int lfd, fd;
 
-	if (argc != 2 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "usage: fake-daemon SOCKET\n");
+	if (argc < 2 || argc > 3 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "usage: fake-daemon SOCKET [PS_FILE]\n");
 		return 2;
 	}
 	memcpy(sa.sun_path, argv[1], strlen(argv[1]) + 1);
@@ -197,7 +281,7 @@ main(int argc, char **argv)
 			perror("fake-daemon: accept");
 			return 1;
 		}
-		fake_serve(fd);
+		fake_serve(fd, argc > 2 ? argv[2] : NULL);
 		close(fd);
 	}
 }

@@ -259,6 +259,22 @@ test_base64(void **state)
 	}
 }
 
+/* Durations for ps: tenths below a minute, then m:ss, then h:mm. */
+static void
+test_format_elapsed(void **state)
+{
+	char buf[32];
+
+	assert_string_equal(cli_format_elapsed(0, buf, sizeof(buf)), "0.0s");
+	assert_string_equal(cli_format_elapsed(1599, buf, sizeof(buf)), "1.5s");
+	assert_string_equal(cli_format_elapsed(59999, buf, sizeof(buf)), "59.9s");
+	assert_string_equal(cli_format_elapsed(65000, buf, sizeof(buf)), "1m05s");
+	assert_string_equal(cli_format_elapsed(3599999, buf, sizeof(buf)), "59m59s");
+	assert_string_equal(cli_format_elapsed(3600000, buf, sizeof(buf)), "1h00m");
+	assert_string_equal(cli_format_elapsed(7380000, buf, sizeof(buf)), "2h03m");
+	assert_string_equal(cli_format_elapsed(UINT64_MAX, buf, sizeof(buf)), "5124095576030h25m");
+}
+
 int
 main(void)
 {
@@ -274,6 +290,7 @@ main(void)
 						tmpdir_teardown),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_base64),
+		cmocka_unit_test(test_format_elapsed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
