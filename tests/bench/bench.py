@@ -1,0 +1,438 @@
+#!/usr/bin/env python3
+"""Airlock benchmark: starts its own airlockd and drives airlock-bench.
+
+  tests/bench/bench.py --airlockd BUILD/daemon/airlockd \\
+      --airlock BUILD/libclient/airlock \\
+      --lib-bench BUILD/tests/bench/airlock-bench [--quick] [--phases N]
+
+Runs as root. Measures, interleaved round-robin over the variants:
+latency (lib, cli, bare, ns, bwrap) of four payloads, throughput at 1/2/8/32
+clients (lib, bare, ns, bwrap), the daemon's RSS idle and per concurrent run,
+and what a network namespace costs. --phases N also straces the daemon
+during N runs of /bin/true and prints a per-phase breakdown (medians).
+Prints markdown tables; --smoke checks that every variant produced numbers.
+See docs/performance.md.
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+VARIANTS = ["lib", "cli", "bare", "ns", "bwrap"]
+TPUT_VARIANTS = ["lib", "bare", "ns", "bwrap"]
+PAYLOADS = ["true", "sh-c-true", "py-pass", "py-print"]
+PAYLOAD_LABEL = {"true": "exec /bin/true", "sh-c-true": "sh -c true",
+                 "py-pass": "python pass", "py-print": "python print(1)"}
+CLIENTS = [1, 2, 8, 32]
+CONFIG = ("[sandbox]\nuid_base = 1000000\n[daemon]\nmax_runs = 64\n"
+          "max_runs_per_uid = 64\nmax_connections_per_uid = 64\n")
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def find_bwrap(allow_install):
+    path = shutil.which("bwrap")
+    if path is None and allow_install and os.geteuid() == 0:
+        log("bench: bwrap missing, installing bubblewrap")
+        subprocess.run(["apt-get", "install", "-y", "-qq", "bubblewrap"],
+                       stdout=subprocess.DEVNULL, check=False)
+        path = shutil.which("bwrap")
+    return path
+
+
+class Daemon:
+    def __init__(self, airlockd, airlock):
+        self.dir = tempfile.mkdtemp(prefix="airlock-bench-")
+        os.chmod(self.dir, 0o755)
+        self.sock = os.path.join(self.dir, "airlock.sock")
+        self.conf = os.path.join(self.dir, "airlockd.conf")
+        with open(self.conf, "w") as f:
+            f.write(CONFIG)
+        os.chmod(self.conf, 0o644)
+        self.logf = open(os.path.join(self.dir, "airlockd.log"), "w")
+        self.proc = subprocess.Popen(
+            [airlockd, "--foreground", "--user", "nobody", "--socket", self.sock,
+             "--config", self.conf], stdout=self.logf, stderr=self.logf)
+        for _ in range(500):
+            if self.proc.poll() is not None:
+                raise SystemExit("bench: airlockd exited: see " + self.logf.name)
+            if os.path.exists(self.sock) and subprocess.run(
+                    [airlock, "--socket", self.sock, "ping"], stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL).returncode == 0:
+                return
+            time.sleep(0.02)
+        raise SystemExit("bench: airlockd did not answer")
+
+    def frontend_pid(self):
+        out = subprocess.run(["pgrep", "-P", str(self.proc.pid), "-u", "nobody"],
+                             capture_output=True, text=True).stdout.split()
+        return int(out[0]) if out else None
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.logf.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run_bench(args, *cmd):
+    full = [args.lib_bench, "--socket", args.daemon.sock, "--cli", args.airlock,
+            "--bwrap", args.bwrap] + [str(c) for c in cmd]
+    res = subprocess.run(full, capture_output=True, text=True)
+    if res.stderr:
+        log(res.stderr.rstrip())
+    return res.stdout
+
+
+def parse_kv(line):
+    return {k: v for k, v in re.findall(r"(\w+)=([^\s]+)", line)}
+
+
+def ratio(a, b):
+    return "%.2f" % (a / b) if a and b else "n/a"
+
+
+# ---- phase breakdown (strace of both daemon processes) ---------------------
+
+
+
+def trace_phases(args, nruns):
+    """strace -f both daemon processes during nruns of /bin/true (lib, one at a
+    time, 100 ms apart) and cut each run at syscalls that mark phase edges."""
+    if shutil.which("strace") is None:
+        return None
+    d = args.daemon
+    out = os.path.join(d.dir, "strace.txt")
+    st = subprocess.Popen(["strace", "-f", "-ttt", "-T", "-o", out, "-p", str(d.proc.pid),
+                           "-p", str(d.frontend_pid())],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)
+    run_bench(args, "--variants", "lib", "loop", "lib", 0, nruns, 100)
+    time.sleep(0.5)
+    st.send_signal(signal.SIGINT)
+    st.wait()
+    shutil.copy(out, "/tmp/airlock-bench-strace.txt")
+    return parse_strace(out, d.proc.pid, d.frontend_pid())
+
+
+def read_strace(path):
+    """(t, pid, call, dur) per syscall, <unfinished ...> and resumed merged."""
+    events, pending = [], {}
+    with open(path) as f:
+        for raw in f:
+            m = re.match(r"^(\d+)\s+(\d+\.\d+)\s+(.*)$", raw.rstrip())
+            if not m:
+                continue
+            pid, t, rest = int(m.group(1)), float(m.group(2)), m.group(3)
+            if rest.endswith("<unfinished ...>"):
+                pending[pid] = (t, rest[:-len("<unfinished ...>")])
+                continue
+            r = re.match(r"<\.\.\. \w+ resumed>(.*)$", rest)
+            if r and pid in pending:
+                t, head = pending.pop(pid)
+                rest = head + r.group(1)
+            d = re.search(r"<(\d+\.\d+)>$", rest)
+            events.append((t, pid, rest, float(d.group(1)) if d else 0.0))
+    events.sort(key=lambda e: e[0])
+    return events
+
+
+def parse_strace(path, spawner, frontend):
+    events = read_strace(path)
+    runs = [i for i, e in enumerate(events) if e[1] == spawner and
+            e[2].startswith("clone") and "CLONE_NEWUSER" in e[2]]
+    phases = {}
+
+    def add(name, v):
+        if v is not None and v >= 0:
+            phases.setdefault(name, []).append(v * 1e3)
+
+    for ri, ci in enumerate(runs):
+        tclone, _, ccall, cdur = events[ci]
+        m = re.search(r"= (\d+)", ccall)
+        if not m:
+            continue
+        sup = int(m.group(1))
+        lo = runs[ri - 1] + 1 if ri else 0
+        hi = runs[ri + 1] if ri + 1 < len(runs) else len(events)
+        ev = events[lo:hi]
+        F = [e for e in ev if e[1] == frontend]
+        S = [e for e in ev if e[1] == spawner]
+        f_send = [e for e in F if e[0] < tclone and e[2].startswith("sendmsg(5")]
+        if not f_send:
+            continue
+        f_req = [e for e in F if e[0] < f_send[-1][0] and e[2].startswith("recvmsg(") and
+                 "type\\7" in e[2]]
+        f_memfd = [e for e in F if e[0] < tclone and e[2].startswith("memfd_create(")]
+        s_recv = [e for e in S if e[0] < tclone and e[2].startswith("recvmsg(")]
+        supev = [e for e in ev if e[1] == sup]
+        sup_code = [e for e in supev if re.match(r"clone3?\(", e[2])]
+        if not (f_req and f_memfd and s_recv and sup_code):
+            continue
+        known = {spawner, frontend, sup}
+        code = next((e[1] for e in ev if e[0] > sup_code[0][0] and e[1] not in known), None)
+        codeev = [e for e in ev if e[1] == code]
+        cg = [e for i, e in enumerate(S) if e[0] > tclone and e[2].startswith("write(") and
+              i > 0 and "cgroup.procs" in S[i - 1][2]]
+        maps = [e for e in S if e[0] > tclone and "_map" in e[2]]
+        release = [e for e in S if e[0] > tclone and re.match(r'write\(\d+, "g"', e[2])]
+        mounts = [e for e in supev if re.match(r"(mount|pivot_root|umount2)\(", e[2])]
+        execve = [e for e in codeev if e[2].startswith("execve(")]
+        cexit = [e for e in codeev if e[2].startswith("exit_group(")]
+        walk = [e for e in supev if cexit and e[0] > cexit[0][0] and
+                e[2].startswith("openat(AT_FDCWD, \"/workspace\"")]
+        s_lifeline = [e for e in supev if e[2].startswith("sendto(")]
+        sexit = [e for e in supev if e[2].startswith("exit_group(")]
+        if not (mounts and execve and cexit and sexit and s_lifeline and release):
+            continue
+        s_done = [e for e in S if e[0] > sexit[0][0] and e[2].startswith("sendmsg(")]
+        f_reply = [e for e in F if e[0] > sexit[0][0] and e[2].startswith("sendmsg(") and
+                   "type\\10" in e[2]]
+        if not (s_done and f_reply):
+            continue
+        t_req = f_req[-1][0] + f_req[-1][3]
+        t_code_exec = execve[0][0] + execve[0][3]
+        add("01 request decode + checks (frontend)", f_memfd[-1][0] - t_req)
+        add("02 plan memfd + pipes + sendmsg (frontend)", f_send[-1][0] + f_send[-1][3] -
+            f_memfd[-1][0])
+        add("03 spawner: receive, seals, cgroup mkdir + limits", tclone - f_send[-1][0])
+        add("04 clone(NEWUSER|NS|PID|NET|IPC|UTS) syscall", cdur)
+        if maps:
+            add("05 uid/gid maps", maps[-1][0] - (tclone + cdur))
+        if cg:
+            add("06 cgroup attach: write to cgroup.procs", cg[0][3])
+        add("07 clone end to release of the child (maps + cgroup + sync)",
+            release[0][0] - (tclone + cdur))
+        add("08 supervisor: plan map to first mount", mounts[0][0] - release[0][0])
+        add("09 mounts, /etc, /dev, pivot_root, remount ro",
+            mounts[-1][0] + mounts[-1][3] - mounts[0][0])
+        add("10 lo up + clone of the code", sup_code[0][0] + sup_code[0][3] -
+            (mounts[-1][0] + mounts[-1][3]))
+        add("11 code: limits, caps, seccomp, execve", t_code_exec - codeev[0][0])
+        add("12 code runs /bin/true (execve end to exit_group)", cexit[0][0] - t_code_exec)
+        add("13 reap + kill + artifact walk + SUP_EXIT", s_lifeline[0][0] + s_lifeline[0][3] -
+            cexit[0][0])
+        if walk:
+            add("    of which artifact collection (workspace walk to SUP_EXIT)",
+                s_lifeline[0][0] + s_lifeline[0][3] - walk[0][0])
+        add("14 supervisor exit (exit_group to SPAWN_DONE sent; pid-ns teardown, reap, "
+            "cgroup rmdir)", s_done[0][0] + s_done[0][3] - sexit[0][0])
+        add("15 frontend: result built and sent", f_reply[-1][0] + f_reply[-1][3] -
+            (s_done[0][0] + s_done[0][3]))
+        add("total: request received to reply sent", f_reply[-1][0] + f_reply[-1][3] - t_req)
+    return {k: statistics.median(v) for k, v in phases.items()}, len(phases.get(
+        "total: request received to reply sent", []))
+
+
+# ---- main ------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--airlockd", required=True)
+    ap.add_argument("--airlock", required=True)
+    ap.add_argument("--lib-bench", required=True)
+    ap.add_argument("--bwrap", default=None)
+    ap.add_argument("--quick", action="store_true", help="finish in under a minute")
+    ap.add_argument("--smoke", action="store_true",
+                    help="exit 1 unless every variant produced numbers")
+    ap.add_argument("--iters", type=int, default=None, help="latency rounds")
+    ap.add_argument("--seconds", type=float, default=None, help="throughput time per point")
+    ap.add_argument("--phases", type=int, default=0, help="strace N runs for a breakdown")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("bench: must run as root")
+    args.bwrap = args.bwrap or find_bwrap(True)
+    if args.bwrap is None:
+        raise SystemExit("bench: no bwrap (apt-get install -y bubblewrap)")
+    iters = args.iters or (8 if args.quick else 200)
+    secs = args.seconds or (1.0 if args.quick else 5.0)
+    rounds = 1 if args.quick else 2
+    problems = []
+
+    cpu = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    print("# Airlock benchmark\n")
+    print("machine: nproc %d, kernel %s, cpu %s; %s\n" % (
+        os.cpu_count(), os.uname().release, cpu, "quick" if args.quick else "full"))
+
+    t_start = time.time()
+    args.daemon = Daemon(args.airlockd, args.airlock)
+    try:
+        mem = {}
+        mem_out = run_bench(args, "memory", args.daemon.proc.pid, 65534, 8, 32)
+        for line in mem_out.splitlines():
+            kv = parse_kv(line)
+            key = "idle" if " idle " in line else "after" if " after " in line else kv.get("runs")
+            mem[key] = kv
+
+        lat = {}
+        for line in run_bench(args, "latency", iters, 2 if not args.quick else 1).splitlines():
+            p = line.split()
+            if len(p) >= 3 and p[0] == "latency":
+                lat[(p[1], p[2])] = {k: float(v) for k, v in parse_kv(line).items()}
+
+        tput = {}
+        out = run_bench(args, "--variants", ",".join(TPUT_VARIANTS), "throughput", secs, rounds,
+                        *CLIENTS)
+        for line in out.splitlines():
+            p = line.split()
+            if len(p) >= 3 and p[0] == "throughput":
+                kv = parse_kv(line)
+                tput[(p[1], int(kv["clients"]))] = kv
+
+        netns = {}
+        for line in run_bench(args, "netns", 30 if args.quick else 200,
+                              1 if args.quick else 3).splitlines():
+            kv = parse_kv(line)
+            if "newnet" in kv:
+                netns[int(kv["newnet"])] = kv
+
+        phases = trace_phases(args, args.phases) if args.phases else None
+    finally:
+        args.daemon.stop()
+
+    # ---- report ----
+    print("## Latency (ms; one run at a time, round-robin over variants and payloads)\n")
+    print("| payload | variant | median | p90 | p99 | min | max | n | median / bare "
+          "| / ns | / bwrap |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for pl in PAYLOADS:
+        for v in VARIANTS:
+            s = lat.get((v, pl))
+            if not s or not s.get("n"):
+                problems.append("latency %s %s: no numbers" % (v, pl))
+                print("| %s | %s | - | - | - | - | - | 0 | | | |" % (PAYLOAD_LABEL[pl], v))
+                continue
+            med = s["median"]
+            base = {b: (lat.get((b, pl)) or {}).get("median") for b in ("bare", "ns", "bwrap")}
+            print("| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %s | %s | %s |" % (
+                PAYLOAD_LABEL[pl], v, med / 1e3, s["p90"] / 1e3, s["p99"] / 1e3,
+                s["min"] / 1e3, s["max"] / 1e3, s["n"], ratio(med, base["bare"]),
+                ratio(med, base["ns"]), ratio(med, base["bwrap"])))
+    print()
+    print("## Throughput (runs/s of exec /bin/true, %.1f s per point, %d round(s))\n" % (
+        secs, rounds))
+    print("| clients | " + " | ".join(TPUT_VARIANTS) + " | lib / bare | lib / ns | lib / bwrap |")
+    print("|---" * (len(TPUT_VARIANTS) + 4) + "|")
+    for c in CLIENTS:
+        rates = {}
+        for v in TPUT_VARIANTS:
+            kv = tput.get((v, c))
+            rates[v] = float(kv["rate"]) if kv else 0.0
+            if not rates[v]:
+                problems.append("throughput %s %d clients: no numbers" % (v, c))
+            if kv and int(kv.get("errors", 0)):
+                problems.append("throughput %s %d clients: %s errors" % (v, c, kv["errors"]))
+        print("| %d | %s | %s | %s | %s |" % (
+            c, " | ".join("%.0f" % rates[v] for v in TPUT_VARIANTS),
+            ratio(rates["lib"], rates["bare"]), ratio(rates["lib"], rates["ns"]),
+            ratio(rates["lib"], rates["bwrap"])))
+    print()
+    print("## Daemon memory (VmRSS, KiB)\n")
+    idle = mem.get("idle")
+    if not idle:
+        problems.append("memory: no numbers")
+    else:
+        fi, si = int(idle["frontend_kib"]), int(idle["spawner_kib"])
+        print("| state | frontend | spawner | total | per run (daemon) | sandboxes (sum) |")
+        print("|---|---|---|---|---|---|")
+        print("| idle (fresh) | %d | %d | %d | | |" % (fi, si, fi + si))
+        for n in ("8", "32"):
+            kv = mem.get(n)
+            if not kv:
+                problems.append("memory at %s runs: no numbers" % n)
+                continue
+            f, s = int(kv["frontend_kib"]), int(kv["spawner_kib"])
+            print("| %s runs of sleep 1 | %d | %d | %d | %.1f | %s |" % (
+                n, f, s, f + s, ((f + s) - (fi + si)) / int(n), kv["sandboxes_kib"]))
+        if mem.get("after"):
+            a = mem["after"]
+            print("| idle (after) | %s | %s | %d | | |" % (
+                a["frontend_kib"], a["spawner_kib"],
+                int(a["frontend_kib"]) + int(a["spawner_kib"])))
+    print()
+    print("## Network namespace (ns program, exec /bin/true)\n")
+    if 0 in netns and 1 in netns:
+        f = {k: [float(netns[w][k]) for w in (0, 1)] for k in
+             ("wall_us_per_run", "child_cpu_us_per_run", "kworker_cpu_us_per_run")}
+        print("| | wall µs/run | CPU of the run's processes µs/run "
+              "| kernel workers' CPU µs/run (deferred teardown) |")
+        print("|---|---|---|---|")
+        for w, name in ((0, "without CLONE_NEWNET"), (1, "with CLONE_NEWNET")):
+            print("| %s | %.0f | %.0f | %.0f |" % (name, f["wall_us_per_run"][w],
+                  f["child_cpu_us_per_run"][w], f["kworker_cpu_us_per_run"][w]))
+        print("| cost of the netns | %.0f | %.0f | %.0f |" % tuple(
+            f[k][1] - f[k][0] for k in ("wall_us_per_run", "child_cpu_us_per_run",
+                                        "kworker_cpu_us_per_run")))
+    else:
+        problems.append("netns: no numbers")
+    print()
+    if phases:
+        ph, nr = phases
+        print("## Phases of one run of exec /bin/true (ms, median of %d traced runs; "
+              "strace inflates every syscall)\n" % nr)
+        print("| phase | ms |")
+        print("|---|---|")
+        for k in ph:
+            print("| %s | %.3f |" % (k, ph[k]))
+        print()
+
+    def med(v, pl):
+        return (lat.get((v, pl)) or {}).get("median")
+
+    def rate(v, c):
+        kv = tput.get((v, c))
+        return float(kv["rate"]) if kv else None
+
+    print("## Targets\n")
+    print("| target | measured | met |")
+    print("|---|---|---|")
+    rows = []
+    if med("lib", "true") and med("ns", "true"):
+        r = med("lib", "true") / med("ns", "true")
+        rows.append(("lib /bin/true <= 1.2x ns program", "%.2fx" % r, r <= 1.2))
+    if med("lib", "true") and med("bwrap", "true"):
+        r = med("lib", "true") / med("bwrap", "true")
+        rows.append(("lib /bin/true <= 0.5x bwrap", "%.2fx" % r, r <= 0.5))
+    if med("lib", "py-print") and med("bare", "py-print"):
+        r = med("lib", "py-print") / med("bare", "py-print")
+        rows.append(("lib python print(1) <= 1.15x bare", "%.2fx" % r, r <= 1.15))
+    if rate("lib", 8) and rate("bwrap", 8):
+        r = rate("lib", 8) / rate("bwrap", 8)
+        rows.append(("throughput 8 clients >= 2x bwrap", "%.2fx" % r, r >= 2.0))
+    if idle:
+        mib = (int(idle["frontend_kib"]) + int(idle["spawner_kib"])) / 1024
+        rows.append(("daemon idle RSS < 8 MiB", "%.1f MiB" % mib, mib < 8))
+    for name, val, ok in rows:
+        print("| %s | %s | %s |" % (name, val, "yes" if ok else "NO"))
+    print()
+    print("(total time %.0f s)" % (time.time() - t_start))
+    sys.stdout.flush()
+    if problems:
+        for p in problems:
+            log("bench: " + p)
+        if args.smoke:
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

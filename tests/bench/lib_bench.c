@@ -1,0 +1,818 @@
+/*
+ * lib_bench.c: the measuring loops of the Airlock benchmark (tests/bench/).
+ *
+ * One executable, several subcommands; tests/bench/bench.py drives it:
+ *   latency    one run at a time, round-robin over variants and payloads
+ *   throughput C concurrent clients for a fixed time, round-robin over variants
+ *   memory     VmRSS of the daemon's two processes, idle and with N runs live
+ *   netns      the clone program with and without CLONE_NEWNET: wall and CPU
+ *
+ * Variants of one run:
+ *   lib    airlock_run() on one long-lived connection (libairlock)
+ *   cli    fork/exec of the airlock command
+ *   bare   fork + exec of the payload, output through a pipe
+ *   ns     clone into new user/mount/pid/ipc/uts/net namespaces, uid map, a
+ *          tmpfs root with /usr bound read-only, /proc, pivot_root, exec
+ *   bwrap  fork/exec of bubblewrap with the same namespaces
+ * Every variant reads the payload's stdout and stderr to EOF and waits for it.
+ */
+#include "airlock.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BENCH_NS_UID 2000000 /* host uid of root in the ns program's userns */
+
+enum bench_variant { V_LIB, V_CLI, V_BARE, V_NS, V_BWRAP, V_COUNT };
+static const char *const bench_variant_names[V_COUNT] = {"lib", "cli", "bare", "ns", "bwrap"};
+
+struct bench_payload {
+	const char *name;
+	const char *runtime; /* daemon runtime */
+	const char *code;    /* daemon code, or NULL */
+	const char *argv[8]; /* the command for every other variant (and exec) */
+};
+
+static const struct bench_payload bench_payloads[] = {
+	{"true", "exec", NULL, {"/bin/true", NULL}},
+	{"sh-c-true", "exec", NULL, {"/bin/sh", "-c", "true", NULL}},
+	{"py-pass", "python", "pass\n", {"/usr/bin/python3", "-I", "-S", "-B", "-c", "pass", NULL}},
+	{"py-print",
+	 "python",
+	 "print(1)\n",
+	 {"/usr/bin/python3", "-I", "-S", "-B", "-c", "print(1)", NULL}},
+};
+#define BENCH_NPAYLOADS (sizeof(bench_payloads) / sizeof(bench_payloads[0]))
+
+struct bench {
+	const char *socket;
+	const char *cli;
+	const char *bwrap;
+	struct airlock_conn *conn;
+	struct airlock_run_req *req[BENCH_NPAYLOADS];
+	bool newnet; /* ns variant: CLONE_NEWNET or not */
+};
+
+static uint64_t
+bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void
+bench_die(const char *what, int err)
+{
+	fprintf(stderr, "airlock-bench: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	exit(1);
+}
+
+/* Read fd to EOF, discarding. */
+static void
+bench_drain(int fd)
+{
+	char buf[4096];
+
+	while (read(fd, buf, sizeof(buf)) > 0 || errno == EINTR)
+		;
+	close(fd);
+}
+
+/* Wait for pid; 0 when it exited 0. */
+static int
+bench_wait(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+/* Write a whole string to a file. */
+static int
+bench_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+/* The ns program's child: build the root and exec. No allocation, no stdio. */
+static void __attribute__((noreturn)) bench_ns_child(int syncfd, int outfd, const char *const *argv)
+{
+	char c;
+
+	if (read(syncfd, &c, 1) != 1)
+		_exit(120);
+	close(syncfd);
+	/* Become the mapped root of the new user namespace (host uid BENCH_NS_UID). */
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		_exit(130);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		_exit(121);
+	if (mount("bench", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") < 0)
+		_exit(122);
+	if (mkdir("/tmp/usr", 0755) < 0 || mkdir("/tmp/proc", 0755) < 0 ||
+	    mkdir("/tmp/tmp", 01777) < 0)
+		_exit(123);
+	if (symlink("usr/bin", "/tmp/bin") < 0 || symlink("usr/lib", "/tmp/lib") < 0 ||
+	    symlink("usr/lib64", "/tmp/lib64") < 0)
+		_exit(124);
+	if (mount("/usr", "/tmp/usr", NULL, MS_BIND | MS_REC, NULL) < 0 ||
+	    mount(NULL, "/tmp/usr", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+		_exit(125);
+	if (mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		_exit(126);
+	if (chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		_exit(127);
+	if (dup2(outfd, 1) < 0 || dup2(outfd, 2) < 0)
+		_exit(128);
+	execv(argv[0], (char *const *)argv);
+	_exit(129);
+}
+
+/* Fork (or clone into new namespaces) and exec argv; drain its output. */
+static int
+bench_spawn(const char *const *argv, bool ns, bool newnet)
+{
+	int out[2], sync[2] = {-1, -1};
+	char path[64], map[64];
+	pid_t pid;
+	int r = 0;
+
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return -errno;
+	if (ns && pipe2(sync, O_CLOEXEC) < 0)
+		return -errno;
+	if (ns) {
+		unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
+				      CLONE_NEWUTS | (newnet ? CLONE_NEWNET : 0) | SIGCHLD;
+
+		pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+	} else {
+		pid = fork();
+	}
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(out[0]);
+		if (ns) {
+			close(sync[1]);
+			bench_ns_child(sync[0], out[1], argv);
+		}
+		dup2(out[1], 1);
+		dup2(out[1], 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(out[1]);
+	if (ns) {
+		close(sync[0]);
+		snprintf(map, sizeof(map), "0 %d 1\n", BENCH_NS_UID);
+		snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+		r = bench_write_file(path, map);
+		snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
+		if (r == 0)
+			r = bench_write_file(path, "deny");
+		snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+		if (r == 0)
+			r = bench_write_file(path, map);
+		if (r == 0 && write(sync[1], "x", 1) != 1)
+			r = -EIO;
+		close(sync[1]);
+	}
+	bench_drain(out[0]);
+	if (bench_wait(pid) < 0 && r == 0)
+		r = -EIO;
+	return r;
+}
+
+/* One run of payload p through variant v. */
+static int
+bench_one(struct bench *b, enum bench_variant v, size_t p)
+{
+	const struct bench_payload *pl = &bench_payloads[p];
+	const char *av[32];
+	size_t n = 0, i;
+	int r;
+
+	switch (v) {
+	case V_LIB: {
+		struct airlock_result *res;
+
+		r = airlock_run(b->conn, b->req[p], &res);
+		if (r < 0)
+			return r;
+		r = airlock_result_outcome(res) == AIRLOCK_OUTCOME_EXITED &&
+				    airlock_result_exit_code(res) == 0
+			    ? 0
+			    : -EIO;
+		if (r < 0 && airlock_result_error(res) != NULL)
+			fprintf(stderr, "run error: %s\n", airlock_result_error(res));
+		airlock_result_free(res);
+		return r;
+	}
+	case V_CLI:
+		av[n++] = b->cli;
+		av[n++] = "--socket";
+		av[n++] = b->socket;
+		av[n++] = "run";
+		av[n++] = "--lang";
+		av[n++] = pl->runtime;
+		if (pl->code != NULL) {
+			av[n++] = "-c";
+			av[n++] = pl->code;
+		} else {
+			av[n++] = "--";
+			for (i = 0; pl->argv[i] != NULL; i++)
+				av[n++] = pl->argv[i];
+		}
+		av[n] = NULL;
+		return bench_spawn(av, false, false);
+	case V_BARE:
+		return bench_spawn(pl->argv, false, false);
+	case V_NS:
+		return bench_spawn(pl->argv, true, b->newnet);
+	case V_BWRAP: {
+		static const char *const pre[] = {
+			"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+			"--unshare-uts",  "--ro-bind",	   "/usr",	    "/usr",
+			"--symlink",	  "usr/bin",	   "/bin",	    "--symlink",
+			"usr/lib",	  "/lib",	   "--symlink",	    "usr/lib64",
+			"/lib64",	  "--tmpfs",	   "/tmp",	    "--proc",
+			"/proc",	  "--dev",	   "/dev",	    "--"};
+
+		av[n++] = b->bwrap;
+		for (i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
+			av[n++] = pre[i];
+		for (i = 0; pl->argv[i] != NULL; i++)
+			av[n++] = pl->argv[i];
+		av[n] = NULL;
+		return bench_spawn(av, false, false);
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The run request of every payload. */
+static void
+bench_make_reqs(struct bench *b)
+{
+	size_t p, i;
+	int r;
+
+	for (p = 0; p < BENCH_NPAYLOADS; p++) {
+		const struct bench_payload *pl = &bench_payloads[p];
+
+		r = airlock_run_req_new(&b->req[p]);
+		if (r == 0)
+			r = airlock_run_req_set_runtime(b->req[p], pl->runtime);
+		if (r == 0 && pl->code != NULL)
+			r = airlock_run_req_set_code(b->req[p], pl->code, strlen(pl->code));
+		for (i = 0; r == 0 && pl->code == NULL && pl->argv[i] != NULL; i++)
+			r = airlock_run_req_add_arg(b->req[p], pl->argv[i]);
+		if (r < 0)
+			bench_die("run request", r);
+	}
+}
+
+static int
+bench_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static uint64_t
+bench_pct(const uint64_t *s, size_t n, double pct)
+{
+	size_t k = (size_t)(pct / 100.0 * (double)n + 0.999999);
+
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return s[k - 1];
+}
+
+/* Parse "lib,cli,..." into a mask. */
+static unsigned
+bench_parse_variants(const char *s)
+{
+	unsigned mask = 0;
+	char *dup = strdup(s), *save = NULL, *tok;
+	int v;
+
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (v = 0; v < V_COUNT; v++)
+			if (!strcmp(tok, bench_variant_names[v]))
+				mask |= 1u << v;
+	}
+	free(dup);
+	return mask;
+}
+
+/* latency: ITERS rounds; each round runs every (variant, payload) once, in an
+ * order rotated by the round. Prints one summary line per pair (µs). */
+static int
+bench_latency(struct bench *b, unsigned mask, int iters, int warmup)
+{
+	size_t npairs = V_COUNT * BENCH_NPAYLOADS, k, p;
+	uint64_t *samples = calloc(npairs * (size_t)iters, sizeof(uint64_t));
+	size_t nsamples[V_COUNT * BENCH_NPAYLOADS] = {0};
+	int it, failures = 0;
+
+	if (samples == NULL)
+		bench_die("calloc", ENOMEM);
+	size_t order[V_COUNT * BENCH_NPAYLOADS];
+	unsigned seed = 12345;
+
+	for (k = 0; k < npairs; k++)
+		order[k] = k;
+	for (it = -warmup; it < iters; it++) {
+		/* A new order each round, so no pair always follows the same one. */
+		for (k = npairs - 1; k > 0; k--) {
+			size_t j = (size_t)rand_r(&seed) % (k + 1), t = order[k];
+
+			order[k] = order[j];
+			order[j] = t;
+		}
+		for (k = 0; k < npairs; k++) {
+			size_t pair = order[k];
+			enum bench_variant v = (enum bench_variant)(pair / BENCH_NPAYLOADS);
+			uint64_t t0;
+			int r;
+
+			p = pair % BENCH_NPAYLOADS;
+			if (!(mask & (1u << v)))
+				continue;
+			t0 = bench_now_ns();
+			r = bench_one(b, v, p);
+			if (r < 0) {
+				if (failures++ < 5)
+					fprintf(stderr, "latency %s %s: %s\n",
+						bench_variant_names[v], bench_payloads[p].name,
+						strerror(-r));
+				continue;
+			}
+			if (it >= 0)
+				samples[pair * (size_t)iters + nsamples[pair]++] =
+					bench_now_ns() - t0;
+		}
+	}
+	for (k = 0; k < npairs; k++) {
+		uint64_t *s = samples + k * (size_t)iters;
+		size_t n = nsamples[k];
+
+		if (!(mask & (1u << (k / BENCH_NPAYLOADS))))
+			continue;
+		if (n == 0) {
+			printf("latency %s %s n=0\n", bench_variant_names[k / BENCH_NPAYLOADS],
+			       bench_payloads[k % BENCH_NPAYLOADS].name);
+			continue;
+		}
+		qsort(s, n, sizeof(*s), bench_cmp_u64);
+		printf("latency %s %s n=%zu median=%.1f p90=%.1f p99=%.1f min=%.1f max=%.1f\n",
+		       bench_variant_names[k / BENCH_NPAYLOADS],
+		       bench_payloads[k % BENCH_NPAYLOADS].name, n,
+		       (double)bench_pct(s, n, 50) / 1e3, (double)bench_pct(s, n, 90) / 1e3,
+		       (double)bench_pct(s, n, 99) / 1e3, (double)s[0] / 1e3,
+		       (double)s[n - 1] / 1e3);
+	}
+	free(samples);
+	fflush(stdout);
+	return failures;
+}
+
+/* One throughput slice: `clients` processes run payload 0 through v until
+ * `ns` nanoseconds have passed. Adds completed runs and elapsed time. */
+static void
+bench_slice(struct bench *b, enum bench_variant v, int clients, uint64_t dur_ns, uint64_t *runs,
+	    uint64_t *elapsed, uint64_t *errors)
+{
+	int go[2], res[2], i;
+	pid_t *pids = calloc((size_t)clients, sizeof(pid_t));
+	uint64_t t0, deadline;
+	char c;
+
+	if (pids == NULL || pipe2(go, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0)
+		bench_die("slice", errno);
+	for (i = 0; i < clients; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			bench_die("fork", errno);
+		if (pids[i] == 0) {
+			uint64_t cnt[2] = {0, 0}, end;
+			int r;
+
+			close(go[1]);
+			close(res[0]);
+			b->conn = NULL;
+			if (v == V_LIB) {
+				r = airlock_connect(b->socket, &b->conn);
+				if (r < 0)
+					bench_die("connect", r);
+			}
+			if (read(go[0], &end, sizeof(end)) != sizeof(end))
+				_exit(1);
+			while (bench_now_ns() < end) {
+				if (bench_one(b, v, 0) == 0)
+					cnt[0]++;
+				else
+					cnt[1]++;
+			}
+			if (write(res[1], cnt, sizeof(cnt)) != sizeof(cnt))
+				_exit(1);
+			airlock_conn_free(b->conn);
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	close(res[1]);
+	/* Let every client connect first. */
+	usleep(v == V_LIB ? 20000 + 2000 * (unsigned)clients : 5000);
+	t0 = bench_now_ns();
+	deadline = t0 + dur_ns;
+	for (i = 0; i < clients; i++)
+		if (write(go[1], &deadline, sizeof(deadline)) != sizeof(deadline))
+			bench_die("go", errno);
+	for (i = 0; i < clients; i++) {
+		uint64_t cnt[2];
+
+		if (read(res[0], cnt, sizeof(cnt)) == sizeof(cnt)) {
+			*runs += cnt[0];
+			*errors += cnt[1];
+		}
+	}
+	*elapsed += bench_now_ns() - t0;
+	for (i = 0; i < clients; i++)
+		bench_wait(pids[i]);
+	close(go[1]);
+	close(res[0]);
+	(void)c;
+	free(pids);
+}
+
+/* throughput: for each client count, ROUNDS rounds over the variants (order
+ * rotated), each variant getting SECONDS/ROUNDS per round. */
+static int
+bench_throughput(struct bench *b, unsigned mask, const int *clients, int nclients, double seconds,
+		 int rounds)
+{
+	int ci, rd, k;
+
+	for (ci = 0; ci < nclients; ci++) {
+		uint64_t runs[V_COUNT] = {0}, el[V_COUNT] = {0}, errs[V_COUNT] = {0};
+
+		for (rd = 0; rd < rounds; rd++)
+			for (k = 0; k < V_COUNT; k++) {
+				enum bench_variant v =
+					(enum bench_variant)((k + rd + ci) % V_COUNT);
+
+				if (mask & (1u << v))
+					bench_slice(b, v, clients[ci],
+						    (uint64_t)(seconds / rounds * 1e9), &runs[v],
+						    &el[v], &errs[v]);
+			}
+		for (k = 0; k < V_COUNT; k++)
+			if (mask & (1u << k))
+				printf("throughput %s clients=%d runs=%llu errors=%llu "
+				       "seconds=%.3f "
+				       "rate=%.1f\n",
+				       bench_variant_names[k], clients[ci],
+				       (unsigned long long)runs[k], (unsigned long long)errs[k],
+				       (double)el[k] / 1e9,
+				       el[k] ? (double)runs[k] / ((double)el[k] / 1e9) : 0.0);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/* VmRSS in KiB of a pid, or -1. */
+static long
+bench_rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* The frontend: the daemon's child whose real uid is `uid`. Also sums the RSS
+ * of its other children (the runs' supervisors) into *ret_sandbox_kib. */
+static pid_t
+bench_frontend(pid_t daemon, unsigned uid, long *ret_sandbox_kib)
+{
+	char path[300], line[256];
+	pid_t front = -1;
+	long sbx = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		int ppid = -1, pid = atoi(e->d_name);
+		unsigned ruid = 0;
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+		f = fopen(path, "re");
+		if (f == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			sscanf(line, "PPid: %d", &ppid);
+			sscanf(line, "Uid: %u", &ruid);
+		}
+		fclose(f);
+		if (ppid != daemon)
+			continue;
+		if (ruid == uid && front < 0) {
+			front = pid;
+		} else {
+			long k = bench_rss_kib(pid);
+
+			if (k > 0)
+				sbx += k;
+		}
+	}
+	closedir(d);
+	*ret_sandbox_kib = sbx;
+	return front;
+}
+
+/* memory: idle RSS, then RSS with N `sleep 1` runs live, for each N. */
+static int
+bench_memory(struct bench *b, pid_t daemon, unsigned uid, const int *counts, int ncounts)
+{
+	long sbx, fe, sp;
+	pid_t front = bench_frontend(daemon, uid, &sbx);
+	struct airlock_run_req *req;
+	int ci, i, r;
+
+	if (front < 0)
+		bench_die("no frontend found", ESRCH);
+	printf("memory idle frontend_kib=%ld spawner_kib=%ld\n", bench_rss_kib(front),
+	       bench_rss_kib(daemon));
+	if ((r = airlock_run_req_new(&req)) < 0 || (r = airlock_run_req_set_runtime(req, "exec")) ||
+	    (r = airlock_run_req_add_arg(req, "/bin/sleep")) ||
+	    (r = airlock_run_req_add_arg(req, "1")))
+		bench_die("sleep request", r);
+	for (ci = 0; ci < ncounts; ci++) {
+		int done = 0;
+		uint32_t id;
+
+		for (i = 0; i < counts[ci]; i++)
+			if ((r = airlock_run_submit(b->conn, req, &id)) < 0)
+				bench_die("submit", r);
+		usleep(600000);
+		fe = bench_rss_kib(front);
+		sp = bench_rss_kib(daemon);
+		bench_frontend(daemon, uid, &sbx);
+		printf("memory runs=%d frontend_kib=%ld spawner_kib=%ld sandboxes_kib=%ld\n",
+		       counts[ci], fe, sp, sbx);
+		fflush(stdout);
+		while (done < counts[ci]) {
+			struct airlock_result *res;
+			struct pollfd pfd = {.fd = airlock_conn_fd(b->conn), .events = POLLIN};
+
+			r = airlock_conn_next_result(b->conn, &id, &res);
+			if (r == 0) {
+				airlock_result_free(res);
+				done++;
+				continue;
+			}
+			if (r != -EAGAIN) {
+				done++;
+				continue;
+			}
+			poll(&pfd, 1, 5000);
+			if ((r = airlock_conn_process(b->conn)) < 0)
+				bench_die("process", r);
+		}
+	}
+	usleep(200000);
+	printf("memory after frontend_kib=%ld spawner_kib=%ld\n", bench_rss_kib(front),
+	       bench_rss_kib(daemon));
+	airlock_run_req_free(req);
+	return 0;
+}
+
+/* CPU time (ns) of every kernel worker thread: the network namespace's
+ * teardown (cleanup_net) runs there, after the namespace's last process died. */
+static uint64_t
+bench_kworker_ns(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	uint64_t sum = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], comm[64];
+		unsigned long long ns;
+		FILE *f;
+
+		if (atoi(e->d_name) <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "re");
+		if (f == NULL)
+			continue;
+		if (fgets(comm, sizeof(comm), f) == NULL || strncmp(comm, "kworker", 7) != 0) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%s/schedstat", e->d_name);
+		f = fopen(path, "re");
+		if (f == NULL)
+			continue;
+		if (fscanf(f, "%llu", &ns) == 1)
+			sum += ns;
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+/* CPU time (ns) of this process's reaped children. */
+static uint64_t
+bench_children_ns(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ULL +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ULL;
+}
+
+/* netns: the ns program running /bin/true with and without CLONE_NEWNET,
+ * alternating blocks; wall per run, the children's CPU per run and the kernel
+ * workers' CPU per run (the deferred namespace teardown, waited out after
+ * each block; other load on the machine adds noise to this one). */
+static int
+bench_netns(struct bench *b, int iters, int blocks)
+{
+	uint64_t wall[2] = {0, 0}, cpu[2] = {0, 0}, kw[2] = {0, 0}, n[2] = {0, 0};
+	int blk, i, w;
+
+	for (blk = 0; blk < blocks * 2; blk++) {
+		uint64_t t0, c0, k0;
+
+		w = blk % 2;
+		b->newnet = w == 1;
+		usleep(200000); /* let earlier teardown finish */
+		k0 = bench_kworker_ns();
+		c0 = bench_children_ns();
+		t0 = bench_now_ns();
+		for (i = 0; i < iters; i++)
+			if (bench_one(b, V_NS, 0) == 0)
+				n[w]++;
+		wall[w] += bench_now_ns() - t0;
+		cpu[w] += bench_children_ns() - c0;
+		usleep(200000); /* deferred cleanup_net() */
+		kw[w] += bench_kworker_ns() - k0;
+	}
+	for (w = 0; w < 2; w++)
+		printf("netns newnet=%d runs=%llu wall_us_per_run=%.1f child_cpu_us_per_run=%.1f "
+		       "kworker_cpu_us_per_run=%.1f\n",
+		       w, (unsigned long long)n[w], n[w] ? (double)wall[w] / 1e3 / (double)n[w] : 0,
+		       n[w] ? (double)cpu[w] / 1e3 / (double)n[w] : 0,
+		       n[w] ? (double)kw[w] / 1e3 / (double)n[w] : 0);
+	b->newnet = true;
+	return 0;
+}
+
+static void
+bench_usage(void)
+{
+	fprintf(stderr,
+		"usage: airlock-bench [--socket S] [--cli PATH] [--bwrap PATH] [--variants LIST]\n"
+		"         latency ITERS WARMUP\n"
+		"       | throughput SECONDS ROUNDS CLIENTS...\n"
+		"       | memory DAEMON_PID FRONTEND_UID COUNT...\n"
+		"       | netns ITERS BLOCKS\n"
+		"       | once VARIANT PAYLOAD_INDEX\n"
+		"       | loop VARIANT PAYLOAD_INDEX N PAUSE_MS\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct bench b = {.cli = "airlock", .bwrap = "/usr/bin/bwrap", .newnet = true};
+	unsigned mask = (1u << V_COUNT) - 1;
+	int i = 1, r, k;
+	const char *cmd;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+		if (!strcmp(argv[i], "--socket"))
+			b.socket = argv[i + 1];
+		else if (!strcmp(argv[i], "--cli"))
+			b.cli = argv[i + 1];
+		else if (!strcmp(argv[i], "--bwrap"))
+			b.bwrap = argv[i + 1];
+		else if (!strcmp(argv[i], "--variants"))
+			mask = bench_parse_variants(argv[i + 1]);
+		else
+			bench_usage();
+	}
+	if (i >= argc)
+		bench_usage();
+	cmd = argv[i++];
+	if (b.socket == NULL && (mask & (1u << V_LIB | 1u << V_CLI) || !strcmp(cmd, "memory")) &&
+	    strcmp(cmd, "netns") != 0 && strcmp(cmd, "once") != 0)
+		bench_usage();
+	if (b.socket != NULL && strcmp(cmd, "netns") != 0) {
+		bench_make_reqs(&b);
+		r = airlock_connect(b.socket, &b.conn);
+		if (r < 0)
+			bench_die("connect", r);
+	}
+	if (!strcmp(cmd, "latency") && argc - i == 2) {
+		r = bench_latency(&b, mask, atoi(argv[i]), atoi(argv[i + 1]));
+	} else if (!strcmp(cmd, "throughput") && argc - i >= 3) {
+		int cl[16], n = 0;
+
+		for (k = i + 2; k < argc && n < 16; k++)
+			cl[n++] = atoi(argv[k]);
+		r = bench_throughput(&b, mask, cl, n, atof(argv[i]), atoi(argv[i + 1]));
+	} else if (!strcmp(cmd, "memory") && argc - i >= 3) {
+		int cnt[16], n = 0;
+
+		for (k = i + 2; k < argc && n < 16; k++)
+			cnt[n++] = atoi(argv[k]);
+		r = bench_memory(&b, (pid_t)atoi(argv[i]), (unsigned)atoi(argv[i + 1]), cnt, n);
+	} else if (!strcmp(cmd, "netns") && argc - i == 2) {
+		r = bench_netns(&b, atoi(argv[i]), atoi(argv[i + 1]));
+	} else if (!strcmp(cmd, "loop") && argc - i == 4) {
+		/* loop VARIANT PAYLOAD N PAUSE_MS: N runs, a pause after each (for tracing). */
+		unsigned v = bench_parse_variants(argv[i]);
+		int n = atoi(argv[i + 2]), j;
+
+		for (k = 0; k < V_COUNT && !(v & (1u << k)); k++)
+			;
+		for (j = 0, r = 0; j < n && k < V_COUNT && r == 0; j++) {
+			r = bench_one(&b, (enum bench_variant)k, (size_t)atoi(argv[i + 1]));
+			usleep((unsigned)atoi(argv[i + 3]) * 1000u);
+		}
+	} else if (!strcmp(cmd, "once") && argc - i == 2) {
+		unsigned v = bench_parse_variants(argv[i]);
+
+		for (k = 0; k < V_COUNT && !(v & (1u << k)); k++)
+			;
+		r = k < V_COUNT ? bench_one(&b, (enum bench_variant)k, (size_t)atoi(argv[i + 1]))
+				: -EINVAL;
+		if (r < 0)
+			fprintf(stderr, "once: %s\n", strerror(-r));
+	} else {
+		bench_usage();
+	}
+	airlock_conn_free(b.conn);
+	for (k = 0; k < (int)BENCH_NPAYLOADS; k++)
+		airlock_run_req_free(b.req[k]);
+	return r == 0 ? 0 : 1;
+}
