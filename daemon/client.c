@@ -66,12 +66,16 @@ static void client_on_hello(struct client *c, const struct proto_msg *m);
 static void client_on_ping(struct client *c, const struct proto_msg *m);
 static void client_on_info(struct client *c, const struct proto_msg *m);
 static void client_on_run(struct client *c, const struct proto_msg *m);
+static void client_on_cancel(struct client *c, const struct proto_msg *m);
+static void client_on_ps(struct client *c, const struct proto_msg *m);
 
 static const struct client_handler client_handlers[] = {
 	{PROTO_HELLO, H_BEFORE_HELLO, client_on_hello},
 	{PROTO_PING, H_AFTER_HELLO, client_on_ping},
 	{PROTO_INFO, H_AFTER_HELLO, client_on_info},
 	{PROTO_RUN, H_AFTER_HELLO, client_on_run},
+	{PROTO_CANCEL, H_AFTER_HELLO, client_on_cancel},
+	{PROTO_PS, H_AFTER_HELLO, client_on_ps},
 };
 
 uid_t
@@ -261,6 +265,24 @@ client_on_run(struct client *c, const struct proto_msg *m)
 	run_start(c->d, c, m->id, &m->u.run);
 }
 
+static void
+client_on_cancel(struct client *c, const struct proto_msg *m)
+{
+	run_cancel_request(c->d, c, m->id, &m->u.cancel);
+}
+
+static void
+client_on_ps(struct client *c, const struct proto_msg *m)
+{
+	run_ps(c->d, c, m->id);
+}
+
+bool
+client_allowed(const struct client *c)
+{
+	return config_peer_allowed(c->d->cfg, c->uid, c->gids, c->ngids);
+}
+
 /* Decode and dispatch one packet. */
 static void
 client_dispatch(struct client *c, const char *buf, size_t len, int *fds, size_t nfds)
@@ -413,6 +435,7 @@ client_new(struct daemon *d, int fd)
 	if (c->read_ev == NULL || c->write_ev == NULL || c->hello_ev == NULL || c->free_ev == NULL)
 		fatalx("out of memory");
 	TAILQ_INSERT_TAIL(&d->clients, c, entry);
+	d->nclients++;
 	log_debug("client %" PRIu32 ": uid %u pid %d connected%s", c->id, (unsigned)c->uid,
 		  (int)c->pid, c->allowed ? "" : " (not allowed)");
 	c->over_limit = c->uid != 0 && same >= d->cfg->max_connections_per_uid;
@@ -427,6 +450,30 @@ client_new(struct daemon *d, int fd)
 	}
 	event_add(c->read_ev, NULL);
 	event_add(c->hello_ev, &tv);
+}
+
+void
+client_flush_all(struct daemon *d, int timeout_ms)
+{
+	struct client *c;
+	int waited = 0;
+
+	while (waited < timeout_ms) {
+		bool pending = false;
+
+		TAILQ_FOREACH(c, &d->clients, entry)
+		if (!c->dead && !TAILQ_EMPTY(&c->outq)) {
+			c->closing = false;
+			if (client_flush(c) < 0)
+				c->dead = true;
+			else if (!TAILQ_EMPTY(&c->outq))
+				pending = true;
+		}
+		if (!pending)
+			return;
+		usleep(10000);
+		waited += 10;
+	}
 }
 
 void
@@ -461,6 +508,7 @@ client_free(struct client *c)
 	if (!c->dead)
 		run_orphan_client(c->d, c);
 	TAILQ_REMOVE(&c->d->clients, c, entry);
+	c->d->nclients--;
 	while ((p = TAILQ_FIRST(&c->outq)) != NULL) {
 		TAILQ_REMOVE(&c->outq, p, entry);
 		proto_out_free(&p->out);

@@ -536,6 +536,12 @@ config_key_daemon(struct config_parse *p, const char *name, const char *value)
 		return config_key_u32(p, name, value, &cfg->max_runs_per_uid);
 	} else if (!strcmp(name, "max_runs")) {
 		return config_key_u32(p, name, value, &cfg->max_runs);
+	} else if (!strcmp(name, "max_queued")) {
+		return config_key_u32(p, name, value, &cfg->max_queued);
+	} else if (!strcmp(name, "max_queued_per_uid")) {
+		return config_key_u32(p, name, value, &cfg->max_queued_per_uid);
+	} else if (!strcmp(name, "stop_grace_ms")) {
+		return config_key_u32(p, name, value, &cfg->stop_grace_ms);
 	} else if (!strcmp(name, "max_queued_bytes")) {
 		r = config_parse_size(value, &v);
 		if (r < 0)
@@ -1169,6 +1175,9 @@ config_defaults(struct config *cfg)
 		ncpu = 65536;
 	cfg->max_runs = (uint32_t)(2 * ncpu);
 	cfg->max_queued_bytes = 8ULL << 20;
+	cfg->max_queued = 64;
+	cfg->max_queued_per_uid = 16;
+	cfg->stop_grace_ms = 10000;
 	cfg->allow_all = false;
 	cfg->uid_base = 600000;
 	cfg->uid_count = 2048;

@@ -40,6 +40,9 @@ struct config {
 	uint32_t max_connections_per_uid; /* max_connections_per_uid = (default 16) */
 	uint32_t max_runs_per_uid;	  /* max_runs_per_uid = (default 8) */
 	uint32_t max_runs;		  /* max_runs = (default 2 * CPUs) */
+	uint32_t max_queued;		  /* max_queued = runs waiting, all uids (default 64) */
+	uint32_t max_queued_per_uid;	  /* max_queued_per_uid = (default 16) */
+	uint32_t stop_grace_ms;		  /* stop_grace_ms = runs may finish (default 10000) */
 	uint64_t max_queued_bytes;	  /* max_queued_bytes = per connection (default 8 MiB) */
 
 	/* [access]: root is always allowed. Empty lists and allow_all = false

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -52,8 +53,140 @@ frontend_spawner_cb(evutil_socket_t fd, short what, void *arg)
 		if (n < 0 || (size_t)n != sizeof(ev))
 			fatalx("malformed message from the spawner");
 		ev.step[sizeof(ev.step) - 1] = '\0';
-		run_spawner_event(d, &ev);
+		if (ev.type == SPAWN_STOP)
+			frontend_stop(d);
+		else if (ev.type == SPAWN_RELOAD)
+			frontend_reload(d);
+		else
+			run_spawner_event(d, &ev);
 	}
+}
+
+void
+frontend_status(struct daemon *d)
+{
+	sd_notifyf(0, "STATUS=%s%u running, %u queued, %u clients", d->stopping ? "stopping: " : "",
+		   d->nrunning, d->sched.n, d->nclients);
+}
+
+void
+frontend_run_ended(struct daemon *d)
+{
+	if (d->stopping && d->nruns == 0) {
+		log_info("stopping: every run has ended");
+		event_base_loopbreak(d->base);
+	}
+}
+
+/* The grace period is over: what still runs is cancelled. */
+static void
+frontend_grace_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)fd;
+	(void)what;
+	log_info("stopping: grace period over; cancelling %u runs", d->nruns);
+	run_stop_all(d, true);
+}
+
+/* Nothing may keep the daemon from stopping: a last resort after the grace. */
+static void
+frontend_hard_stop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)fd;
+	(void)what;
+	log_warnx("stopping: %u runs did not end after cancel; leaving", d->nruns);
+	event_base_loopbreak(d->base);
+}
+
+/*
+ * Graceful stop: accept nothing more, answer queued runs (cancelled), let
+ * running ones finish within stop_grace_ms, then cancel them; leave once
+ * every run was answered.
+ */
+void
+frontend_stop(struct daemon *d)
+{
+	struct timeval grace, hard;
+
+	if (d->stopping)
+		return;
+	d->stopping = true;
+	sd_notify(0, "STOPPING=1");
+	event_del(d->listen_ev);
+	event_del(d->accept_retry_ev);
+	/* New clients hear a refusal at once instead of waiting in a backlog
+	 * nobody will read (under socket activation systemd keeps the socket). */
+	close(d->listen_fd);
+	d->listen_fd = -1;
+	log_info("stopping: %u running, %u queued; grace %u ms", d->nrunning, d->sched.n,
+		 d->cfg->stop_grace_ms);
+	run_stop_all(d, false);
+	if (d->nruns == 0) {
+		event_base_loopbreak(d->base);
+		return;
+	}
+	grace.tv_sec = d->cfg->stop_grace_ms / 1000;
+	grace.tv_usec = (suseconds_t)(d->cfg->stop_grace_ms % 1000) * 1000;
+	hard = grace;
+	hard.tv_sec += 5;
+	d->grace_ev = evtimer_new(d->base, frontend_grace_cb, d);
+	d->hard_stop_ev = evtimer_new(d->base, frontend_hard_stop_cb, d);
+	if (d->grace_ev == NULL || d->hard_stop_ev == NULL)
+		fatalx("out of memory");
+	event_add(d->grace_ev, &grace);
+	event_add(d->hard_stop_ev, &hard);
+	frontend_status(d);
+}
+
+/*
+ * Reload the config file. New limits, ceilings, access lists, runtimes and
+ * daemon limits apply to new runs; a run in flight keeps what it was given.
+ * What the process was built around (socket, users, uid range) stays.
+ * A bad file is refused and the old config stays in force.
+ */
+void
+frontend_reload(struct daemon *d)
+{
+	struct config *n, *o = d->cfg;
+	char err[512];
+	int r;
+
+	sd_notify(0, "RELOADING=1");
+	n = calloc(1, sizeof(*n));
+	if (n == NULL)
+		fatalx("out of memory");
+	r = config_load(n, d->config_given ? d->config_path : CONFIG_DEFAULT_PATH, d->config_given,
+			err, sizeof(err));
+	if (r < 0) {
+		log_warnx("reload refused, the old configuration stays: %s", err);
+		free(n);
+		sd_notify(0, "READY=1");
+		return;
+	}
+	/* Kept from the running config: fixed at start-up. */
+	free(n->socket_path);
+	n->socket_path = o->socket_path;
+	o->socket_path = NULL;
+	free(n->service_user);
+	n->service_user = o->service_user;
+	o->service_user = NULL;
+	n->socket_uid = o->socket_uid;
+	n->socket_gid = o->socket_gid;
+	n->socket_mode = o->socket_mode;
+	n->service_uid = o->service_uid;
+	n->service_gid = o->service_gid;
+	n->uid_base = o->uid_base;
+	n->uid_count = o->uid_count;
+	config_free(o);
+	free(o);
+	d->cfg = n;
+	log_info("reloaded: %u runs at most, %zu runtimes", n->max_runs, n->nruntimes);
+	sd_notify(0, "READY=1");
+	run_dispatch(d);
 }
 
 static void
@@ -62,8 +195,12 @@ frontend_signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct daemon *d = arg;
 
 	(void)what;
-	log_info("signal %d: stopping", (int)sig);
-	event_base_loopbreak(d->base);
+	if (sig == SIGHUP) {
+		frontend_reload(d);
+		return;
+	}
+	log_info("signal %d", (int)sig);
+	frontend_stop(d);
 }
 
 int
@@ -71,6 +208,7 @@ frontend_main(struct daemon *d)
 {
 	TAILQ_INIT(&d->clients);
 	TAILQ_INIT(&d->runs);
+	sched_init(&d->sched);
 	signal(SIGPIPE, SIG_IGN);
 	if (fcntl(d->spawner_fd, F_SETFL, O_NONBLOCK) < 0)
 		return -errno;
@@ -78,8 +216,11 @@ frontend_main(struct daemon *d)
 		event_new(d->base, d->spawner_fd, EV_READ | EV_PERSIST, frontend_spawner_cb, d);
 	d->sigterm_ev = evsignal_new(d->base, SIGTERM, frontend_signal_cb, d);
 	d->sigint_ev = evsignal_new(d->base, SIGINT, frontend_signal_cb, d);
-	if (d->spawner_ev == NULL || d->sigterm_ev == NULL || d->sigint_ev == NULL)
+	d->sighup_ev = evsignal_new(d->base, SIGHUP, frontend_signal_cb, d);
+	if (d->spawner_ev == NULL || d->sigterm_ev == NULL || d->sigint_ev == NULL ||
+	    d->sighup_ev == NULL)
 		return -ENOMEM;
+	event_add(d->sighup_ev, NULL);
 	event_add(d->spawner_ev, NULL);
 	event_add(d->sigterm_ev, NULL);
 	event_add(d->sigint_ev, NULL);
@@ -91,6 +232,8 @@ frontend_main(struct daemon *d)
 	sd_notifyf(0, "READY=1\nSTATUS=listening; %u runs at most", d->cfg->max_runs);
 	event_base_dispatch(d->base);
 	sd_notify(0, "STOPPING=1");
+	/* Every answer queued for a client gets its chance to leave. */
+	client_flush_all(d, 1000);
 	/* Leaving closes the spawner channel: the spawner kills every sandbox. */
 	while (!TAILQ_EMPTY(&d->clients))
 		client_free(TAILQ_FIRST(&d->clients));

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "proto.h"
 #include "spawn_msg.h"
+#include "sched.h"
 #include "uidpool.h"
 
 struct event_base;
@@ -33,14 +34,22 @@ struct daemon {
 	int reserve_fd;		       /* an fd kept to shed a connection on EMFILE */
 	int spawner_fd;
 	struct event *spawner_ev;
-	struct event *sigterm_ev, *sigint_ev;
+	struct event *sigterm_ev, *sigint_ev, *sighup_ev;
 	struct uidpool uids;
 	struct client_list clients;
 	struct run_list runs;
 	uint32_t next_run_id;
 	uint32_t next_client_id;
-	uint32_t nruns;
+	uint32_t nruns;	   /* runs known: queued, running, finishing */
+	uint32_t nrunning; /* runs holding a uid slot */
+	uint32_t nclients;
+	struct sched sched;
 	bool memory_cgroup;
+	bool journal; /* audit lines go to the journal (under systemd) */
+	bool stopping;
+	struct event *grace_ev, *hard_stop_ev;
+	const char *config_path; /* for reload */
+	bool config_given;
 };
 
 /* ---- frontend.c: the process ---- */
@@ -50,6 +59,14 @@ int frontend_main(struct daemon *d);
 
 /* Send one fixed request to the spawner. */
 int frontend_spawn(struct daemon *d, const struct spawn_req *req, int *fds);
+/* Tell systemd what we are doing (STATUS=), if it listens. */
+void frontend_status(struct daemon *d);
+/* A run ended: if stopping and nothing is left, leave the loop. */
+void frontend_run_ended(struct daemon *d);
+/* SIGTERM/SIGINT, or the spawner's word: the graceful stop. */
+void frontend_stop(struct daemon *d);
+/* SIGHUP, or the spawner's word: read the config file again. */
+void frontend_reload(struct daemon *d);
 
 /* ---- listener.c: the listening socket ---- */
 
@@ -64,6 +81,8 @@ int listener_start(struct daemon *d);
 
 /* Adopt an accepted connection. */
 void client_new(struct daemon *d, int fd);
+/* Before exit: try for up to timeout_ms to send what every client has queued. */
+void client_flush_all(struct daemon *d, int timeout_ms);
 /* Close a connection: its runs are killed, the memory freed on the next turn. */
 void client_kill(struct client *c);
 void client_free(struct client *c);
@@ -73,6 +92,8 @@ void client_send(struct client *c, struct proto_out *out);
 void client_send_error(struct client *c, uint32_t id, enum proto_error code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 uid_t client_uid(const struct client *c);
+/* Is the client allowed by the config in force now? */
+bool client_allowed(const struct client *c);
 pid_t client_pid(const struct client *c);
 uint32_t client_nruns(const struct client *c);
 void client_run_added(struct client *c, struct run *r);
@@ -91,5 +112,18 @@ void run_spawner_event(struct daemon *d, const struct spawn_ev *ev);
 void run_orphan_client(struct daemon *d, struct client *c);
 /* Count runs in flight for a uid. */
 uint32_t run_count_uid(const struct daemon *d, uid_t uid);
+/* Start queued runs while there are free slots. */
+void run_dispatch(struct daemon *d);
+/* cancel: one of the caller's runs, by request id or run id. */
+void run_cancel_request(struct daemon *d, struct client *c, uint32_t req_id,
+			const struct proto_cancel *what);
+/* ps: the caller's runs (root: all), queued and running. */
+void run_ps(struct daemon *d, struct client *c, uint32_t req_id);
+/* Cancel every queued run, and the running ones too when asked. */
+void run_stop_all(struct daemon *d, bool running_too);
+
+/* ---- audit.c: one structured line per finished run ---- */
+void audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *runtime,
+	       const struct proto_limits *asked, const struct proto_result *res, const char *err);
 
 #endif

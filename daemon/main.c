@@ -74,7 +74,7 @@ main_set_user(struct config *cfg, const char *name)
 /* The child side of the split. Never returns. */
 __attribute__((noreturn)) static void
 main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct sock_fprog *filter,
-	      bool memory_cgroup)
+	      bool memory_cgroup, const char *config_path, bool config_given)
 {
 	struct daemon d;
 	int r;
@@ -96,6 +96,9 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 	d.listen_fd = listen_fd;
 	d.spawner_fd = spawner_fd;
 	d.memory_cgroup = memory_cgroup;
+	d.config_path = config_path;
+	d.config_given = config_given;
+	d.journal = getenv("JOURNAL_STREAM") != NULL;
 	d.reserve_fd = -1;
 	d.base = event_base_new();
 	if (d.base == NULL)
@@ -118,7 +121,7 @@ main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},	  {NULL, 0, NULL, 0}};
 	const char *config_path = NULL, *socket_path = NULL, *user = NULL;
 	bool debug = false, config_given = false;
-	struct config cfg;
+	struct config cfg, *cfgp;
 	struct spawner sp;
 	struct sock_fprog frontend_filter;
 	char err[512];
@@ -208,16 +211,23 @@ main(int argc, char **argv)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		fatal("socketpair");
+	/* The frontend owns its config on the heap: a reload replaces it. */
+	cfgp = malloc(sizeof(*cfgp));
+	if (cfgp == NULL)
+		fatalx("out of memory");
+	*cfgp = cfg;
 	fe = fork();
 	if (fe < 0)
 		fatal("fork");
 	if (fe == 0) {
 		close(pair[0]);
-		main_frontend(&cfg, listen_fd, pair[1], &frontend_filter, sp.cg.enabled);
+		main_frontend(cfgp, listen_fd, pair[1], &frontend_filter, sp.cg.enabled,
+			      config_path, config_given);
 	}
 	close(pair[1]);
 	close(listen_fd);
 	seccomp_policy_free(&frontend_filter);
+	free(cfgp); /* the spawner's copy of the pointer block; cfg owns the strings */
 	sp.sock = pair[0];
 	log_set_ident("airlockd[spawner]");
 	r = privdrop_spawner();

@@ -27,6 +27,7 @@
 #include "memfd.h"
 #include "plan.h"
 #include "sandbox.h"
+#include "sched.h"
 
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
@@ -47,16 +48,27 @@ struct run_artifact {
 	int fd;
 };
 
+enum run_state {
+	RUN_QUEUED = 0,	 /* waiting in the scheduler; holds its plan */
+	RUN_RUNNING = 1, /* handed to the spawner */
+	RUN_DONE = 2,	 /* result being assembled */
+};
+
 struct run {
 	TAILQ_ENTRY(run) entry;
+	struct sched_item q; /* while queued */
 	struct daemon *d;
 	struct client *c; /* NULL once the client left */
 	uint32_t run_id, req_id, slot;
+	enum run_state state;
 	uid_t uid;
 	pid_t client_pid;
 	char runtime[PROTO_RUNTIME_MAX + 1];
-	struct proto_limits lim;
-	struct timespec t_start;
+	struct proto_limits lim, asked;
+	int plan_fd;		   /* until handed to the spawner */
+	struct timespec t_request; /* arrival */
+	struct timespec t_start;   /* handed to the spawner */
+	bool cancelled;
 	int lifeline;
 	struct event *lifeline_ev;
 	struct event *backstop_ev;
@@ -254,14 +266,22 @@ run_close_lifeline(struct run *r)
 static void
 run_free(struct run *r)
 {
+	struct daemon *d;
 	size_t i;
 
 	if (r == NULL)
 		return;
+	d = r->d;
+	if (r->state == RUN_QUEUED)
+		sched_remove(&r->d->sched, &r->q);
+	if (r->slot_held)
+		r->d->nrunning--;
 	TAILQ_REMOVE(&r->d->runs, r, entry);
 	r->d->nruns--;
 	if (r->c != NULL)
 		client_run_removed(r->c, r);
+	if (r->plan_fd >= 0)
+		close(r->plan_fd);
 	run_close_out(&r->out[0]);
 	run_close_out(&r->out[1]);
 	free(r->out[0].buf);
@@ -274,8 +294,18 @@ run_free(struct run *r)
 			close(r->arts[i].fd);
 	free(r->arts);
 	if (r->slot_held)
-		uidpool_put(&r->d->uids, r->slot);
+		uidpool_put(&d->uids, r->slot);
 	free(r);
+	frontend_run_ended(d);
+}
+
+/* Microseconds-free elapsed time between two instants, in ms. */
+static uint64_t
+run_ms_between(const struct timespec *a, const struct timespec *b)
+{
+	int64_t ms = (int64_t)(b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
+
+	return ms > 0 ? (uint64_t)ms : 0;
 }
 
 /* Output readable: keep the first bytes up to the limit, count the rest. */
@@ -486,6 +516,8 @@ run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
 		res->outcome = PROTO_OUTCOME_ERROR;
 		snprintf(err, errlen, "sandbox set-up failed at step %s: %s",
 			 sandbox_step_name(r->fail_step), strerror(r->fail_err));
+	} else if (r->cancelled && !r->sup_exit) {
+		res->outcome = PROTO_OUTCOME_CANCELLED;
 	} else if (r->sup_exit) {
 		int st = r->exit_msg.status;
 
@@ -517,7 +549,7 @@ run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
 			 "the sandbox's supervisor ended without a report (status %#x)",
 			 (unsigned)r->done_ev.status);
 	}
-	if (res->wall_ms == 0)
+	if (res->wall_ms == 0 && r->state != RUN_QUEUED)
 		res->wall_ms = run_ms_since(&r->t_start);
 }
 
@@ -525,6 +557,7 @@ run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
 static void
 run_finish(struct run *r)
 {
+	struct daemon *d = r->d;
 	struct proto_result res;
 	struct proto_artifact *arts = NULL;
 	struct proto_out out;
@@ -559,14 +592,11 @@ run_finish(struct run *r)
 		}
 		res.artifacts = arts;
 	}
-	log_info("run %" PRIu32
-		 " uid %u pid %d runtime %s: outcome %s exit %d signal %d wall_ms %" PRIu64
-		 " cpu_ms %" PRIu64 " memory_peak %" PRIu64 " stdout %" PRIu64 " stderr %" PRIu64
-		 " artifacts %zu%s%s",
-		 r->run_id, (unsigned)r->uid, (int)r->client_pid, r->runtime,
-		 proto_outcome_name(res.outcome), res.exit_code, res.signal, res.wall_ms,
-		 res.cpu_ms, res.memory_peak_bytes, res.out[0].total, res.out[1].total,
-		 res.nartifacts, err[0] ? ": " : "", err);
+	if (r->state != RUN_QUEUED)
+		res.queued_ms = run_ms_between(&r->t_request, &r->t_start);
+	else
+		res.queued_ms = run_ms_since(&r->t_request);
+	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, err);
 	if (r->c != NULL) {
 		rc = proto_encode_result(r->req_id, &res, &out);
 		if (rc < 0)
@@ -578,7 +608,9 @@ run_finish(struct run *r)
 	for (i = 0; i < res.nartifacts; i++)
 		close(arts[i].data.fd);
 	free(arts);
+	r->state = RUN_DONE;
 	run_free(r);
+	run_dispatch(d);
 }
 
 static void
@@ -633,12 +665,16 @@ run_spawner_event(struct daemon *d, const struct spawn_ev *ev)
 void
 run_orphan_client(struct daemon *d, struct client *c)
 {
-	struct run *r;
+	struct run *r, *next;
 
-	TAILQ_FOREACH(r, &d->runs, entry)
-	{
+	for (r = TAILQ_FIRST(&d->runs); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, entry);
 		if (r->c != c)
 			continue;
+		if (r->state == RUN_QUEUED) {
+			run_free(r); /* never started: nothing to kill or wait for */
+			continue;
+		}
 		log_info("run %" PRIu32 " uid %u: client left; killing the run", r->run_id,
 			 (unsigned)r->uid);
 		client_run_removed(c, r);
@@ -662,76 +698,31 @@ run_pipe(int p[2])
 	return 0;
 }
 
-void
-run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
+/*
+ * Hand a queued run to the spawner: its uid slot, output pipes and lifeline.
+ * Returns 0, or -EAGAIN when no uid slot is free (the run stays queued), or
+ * another -errno (the run has been answered with an error and freed).
+ */
+static int
+run_launch(struct run *r)
 {
-	struct spawn_req sreq;
-	struct proto_limits lim;
-	enum proto_limit bad;
-	enum proto_error code;
-	struct timeval tv;
-	char why[512];
-	int plan_fd = -1, outp[2][2] = {{-1, -1}, {-1, -1}}, life[2] = {-1, -1};
+	struct daemon *d = r->d;
+	int outp[2][2] = {{-1, -1}, {-1, -1}}, life[2] = {-1, -1};
 	int fds[SPAWN_REQ_NFDS];
-	struct run *r = NULL;
-	uint32_t slot;
+	struct spawn_req sreq;
+	struct timeval tv;
+	uint64_t backstop;
 	int k, rc;
 
-	rc = config_limits_resolve(d->cfg, &req->limits, &lim, &bad);
-	if (rc < 0) {
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-				  "limits.%s = %" PRIu64 " is above the ceiling %" PRIu64,
-				  proto_limit_name(bad), req->limits.v[bad],
-				  d->cfg->ceilings.v[bad]);
-		return;
-	}
-	if (d->nruns >= d->cfg->max_runs) {
-		client_send_error(c, req_id, PROTO_ERR_BUSY,
-				  "%" PRIu32 " runs in flight, the limit", d->nruns);
-		return;
-	}
-	if (client_uid(c) != 0 && run_count_uid(d, client_uid(c)) >= d->cfg->max_runs_per_uid) {
-		client_send_error(c, req_id, PROTO_ERR_BUSY,
-				  "uid %u has %u runs in flight, the limit",
-				  (unsigned)client_uid(c), d->cfg->max_runs_per_uid);
-		return;
-	}
-	rc = run_make_plan(d, req, &lim, &plan_fd, &code, why, sizeof(why));
-	if (rc < 0 || plan_fd < 0) {
-		client_send_error(c, req_id, code, "%s", why);
-		return;
-	}
-	if (uidpool_get(&d->uids, &slot) < 0) {
-		close(plan_fd);
-		client_send_error(c, req_id, PROTO_ERR_BUSY, "no free sandbox uid");
-		return;
-	}
-	r = calloc(1, sizeof(*r));
-	if (r == NULL)
-		fatalx("out of memory");
-	r->d = d;
-	r->c = c;
-	r->run_id = ++d->next_run_id;
-	r->req_id = req_id;
-	r->slot = slot;
+	if (uidpool_get(&d->uids, &r->slot) < 0)
+		return -EAGAIN;
 	r->slot_held = true;
-	r->uid = client_uid(c);
-	r->client_pid = client_pid(c);
-	r->lim = lim;
-	r->lifeline = -1;
-	snprintf(r->runtime, sizeof(r->runtime), "%s", req->runtime);
+	r->state = RUN_RUNNING;
+	d->nrunning++;
 	clock_gettime(CLOCK_MONOTONIC, &r->t_start);
-	for (k = 0; k < 2; k++) {
-		r->out[k].r = r;
-		r->out[k].fd = -1;
-	}
-	TAILQ_INSERT_TAIL(&d->runs, r, entry);
-	d->nruns++;
-	client_run_added(c, r);
-
 	if ((rc = run_pipe(outp[0])) < 0 || (rc = run_pipe(outp[1])) < 0 ||
 	    (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, life) < 0 && (rc = -errno)) ||
-	    fcntl(life[0], F_SETFL, O_NONBLOCK) < 0)
+	    (fcntl(life[0], F_SETFL, O_NONBLOCK) < 0 && (rc = -errno)))
 		goto fail;
 	r->lifeline = life[0];
 	r->lifeline_ev = event_new(d->base, life[0], EV_READ | EV_PERSIST, run_lifeline_cb, r);
@@ -748,32 +739,34 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	event_add(r->lifeline_ev, NULL);
 	event_add(r->out[0].ev, NULL);
 	event_add(r->out[1].ev, NULL);
-	tv.tv_sec = (time_t)((lim.v[PROTO_LIMIT_WALL_MS] + RUN_BACKSTOP_MS) / 1000);
-	tv.tv_usec = (suseconds_t)(((lim.v[PROTO_LIMIT_WALL_MS] + RUN_BACKSTOP_MS) % 1000) * 1000);
+	/* The wall limit counts from here: time in the queue is not the run's. */
+	backstop = r->lim.v[PROTO_LIMIT_WALL_MS] + RUN_BACKSTOP_MS;
+	tv.tv_sec = (time_t)(backstop / 1000);
+	tv.tv_usec = (suseconds_t)((backstop % 1000) * 1000);
 	event_add(r->backstop_ev, &tv);
 
 	memset(&sreq, 0, sizeof(sreq));
 	sreq.type = SPAWN_REQ;
 	sreq.run_id = r->run_id;
-	sreq.uid_slot = slot;
-	sreq.memory_bytes = lim.v[PROTO_LIMIT_MEMORY_BYTES];
-	sreq.processes = lim.v[PROTO_LIMIT_PROCESSES];
-	fds[0] = plan_fd;
+	sreq.uid_slot = r->slot;
+	sreq.memory_bytes = r->lim.v[PROTO_LIMIT_MEMORY_BYTES];
+	sreq.processes = r->lim.v[PROTO_LIMIT_PROCESSES];
+	fds[0] = r->plan_fd;
 	fds[1] = life[1];
 	fds[2] = outp[0][1];
 	fds[3] = outp[1][1];
 	rc = frontend_spawn(d, &sreq, fds);
-	close(plan_fd);
+	close(r->plan_fd);
+	r->plan_fd = -1;
 	close(life[1]);
 	close(outp[0][1]);
 	close(outp[1][1]);
 	if (rc < 0)
 		fatalx("cannot reach the spawner: %s", strerror(-rc));
 	log_debug("run %" PRIu32 " uid %u: started, runtime %s, slot %" PRIu32, r->run_id,
-		  (unsigned)r->uid, r->runtime, slot);
-	return;
+		  (unsigned)r->uid, r->runtime, r->slot);
+	return 0;
 fail:
-	close(plan_fd);
 	for (k = 0; k < 2; k++) {
 		if (outp[k][0] >= 0)
 			close(outp[k][0]);
@@ -784,7 +777,223 @@ fail:
 		close(life[1]);
 	if (r->lifeline < 0 && life[0] >= 0)
 		close(life[0]);
-	client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot set up the run: %s",
-			  strerror(-rc));
+	if (r->c != NULL)
+		client_send_error(r->c, r->req_id, PROTO_ERR_INTERNAL, "cannot set up the run: %s",
+				  strerror(-rc));
 	run_free(r);
+	return rc;
+}
+
+/* May a run of this uid start now? (Called by the scheduler.) */
+static bool
+run_can_start(void *ctx, uid_t uid)
+{
+	struct daemon *d = ctx;
+
+	return uid == 0 || run_count_uid(d, uid) < d->cfg->max_runs_per_uid;
+}
+
+void
+run_dispatch(struct daemon *d)
+{
+	while (d->nrunning < d->cfg->max_runs && !d->stopping) {
+		struct sched_item *it = sched_pop(&d->sched, run_can_start, d);
+		struct run *r;
+		int rc;
+
+		if (it == NULL)
+			break;
+		r = (struct run *)((char *)it - offsetof(struct run, q));
+		rc = run_launch(r);
+		if (rc == -EAGAIN) {
+			/* No uid slot: put it back at its uid's head next time. */
+			if (sched_push(&d->sched, &r->q, r->uid, UINT32_MAX, UINT32_MAX) < 0)
+				fatalx("out of memory");
+			break;
+		}
+	}
+	frontend_status(d);
+}
+
+void
+run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
+{
+	struct proto_limits lim;
+	enum proto_limit bad;
+	enum proto_error code;
+	char why[512];
+	int plan_fd = -1, rc;
+	struct run *r;
+
+	if (d->stopping) {
+		client_send_error(c, req_id, PROTO_ERR_BUSY, "the daemon is stopping");
+		return;
+	}
+	/* Access is checked again for every run: a reload may have narrowed it. */
+	if (!client_allowed(c)) {
+		client_send_error(c, req_id, PROTO_ERR_UNAUTHORIZED,
+				  "uid %u is no longer allowed to use this daemon",
+				  (unsigned)client_uid(c));
+		return;
+	}
+	rc = config_limits_resolve(d->cfg, &req->limits, &lim, &bad);
+	if (rc < 0) {
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+				  "limits.%s = %" PRIu64 " is above the ceiling %" PRIu64,
+				  proto_limit_name(bad), req->limits.v[bad],
+				  d->cfg->ceilings.v[bad]);
+		return;
+	}
+	rc = run_make_plan(d, req, &lim, &plan_fd, &code, why, sizeof(why));
+	if (rc < 0 || plan_fd < 0) {
+		client_send_error(c, req_id, code, "%s", why);
+		return;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		fatalx("out of memory");
+	r->d = d;
+	r->c = c;
+	r->req_id = req_id;
+	r->state = RUN_QUEUED;
+	r->uid = client_uid(c);
+	r->client_pid = client_pid(c);
+	r->lim = lim;
+	r->asked = req->limits;
+	r->plan_fd = plan_fd;
+	r->lifeline = -1;
+	r->out[0] = (struct run_out){.r = r, .fd = -1};
+	r->out[1] = (struct run_out){.r = r, .fd = -1};
+	snprintf(r->runtime, sizeof(r->runtime), "%s", req->runtime);
+	clock_gettime(CLOCK_MONOTONIC, &r->t_request);
+	/* Bounded: a full queue answers busy at once, and root's runs wait in
+	 * it like everybody's (root is only exempt from the per-uid limit). */
+	rc = sched_push(&d->sched, &r->q, r->uid, d->cfg->max_queued,
+			r->uid == 0 ? d->cfg->max_queued : d->cfg->max_queued_per_uid);
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			fatalx("out of memory");
+		close(plan_fd);
+		free(r);
+		client_send_error(c, req_id, PROTO_ERR_BUSY,
+				  "%" PRIu32 " runs running and %" PRIu32 " queued (%" PRIu32
+				  " of this uid): the queue is full",
+				  d->nrunning, d->sched.n,
+				  sched_count_uid(&d->sched, client_uid(c)));
+		return;
+	}
+	r->run_id = ++d->next_run_id;
+	if (r->run_id == 0)
+		r->run_id = ++d->next_run_id;
+	TAILQ_INSERT_TAIL(&d->runs, r, entry);
+	d->nruns++;
+	client_run_added(c, r);
+	run_dispatch(d);
+}
+
+/* Find a run by the caller's request id on its connection, or by run id. */
+static struct run *
+run_find(struct daemon *d, struct client *c, const struct proto_cancel *what)
+{
+	struct run *r;
+
+	TAILQ_FOREACH(r, &d->runs, entry)
+	{
+		if (r->state == RUN_DONE)
+			continue;
+		if (what->request != 0 && r->c == c && r->req_id == what->request)
+			return r;
+		/* Another uid's run is not found, the same as one that never
+		 * existed: no run ids leak across uids (root sees all). */
+		if (what->run != 0 && r->run_id == what->run &&
+		    (client_uid(c) == 0 || client_uid(c) == r->uid))
+			return r;
+	}
+	return NULL;
+}
+
+/* End a run early: a queued one at once, a running one when reaped. */
+static void
+run_cancel(struct run *r)
+{
+	if (r->cancelled || r->state == RUN_DONE)
+		return;
+	r->cancelled = true;
+	log_info("run %" PRIu32 " uid %u: cancelled", r->run_id, (unsigned)r->uid);
+	if (r->state == RUN_QUEUED) {
+		sched_remove(&r->d->sched, &r->q);
+		r->state = RUN_DONE;
+		r->out[0].eof = r->out[1].eof = true;
+		run_finish(r);
+		return;
+	}
+	/* The supervisor exits when its lifeline closes; the pid namespace
+	 * dies with it, and the result follows once it was reaped. */
+	run_close_lifeline(r);
+}
+
+void
+run_cancel_request(struct daemon *d, struct client *c, uint32_t req_id,
+		   const struct proto_cancel *what)
+{
+	struct run *r = run_find(d, c, what);
+	struct proto_out out;
+
+	if (r == NULL) {
+		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND,
+				  "no such run of uid %u: %s %" PRIu32, (unsigned)client_uid(c),
+				  what->request ? "request" : "run",
+				  what->request ? what->request : what->run);
+		return;
+	}
+	/* Answer first, so cancel_ok comes before the cancelled result. */
+	if (proto_encode_simple(req_id, PROTO_CANCEL_OK, &out) < 0)
+		fatalx("cannot encode cancel_ok");
+	client_send(c, &out);
+	run_cancel(r);
+}
+
+void
+run_ps(struct daemon *d, struct client *c, uint32_t req_id)
+{
+	struct proto_ps_entry e[PROTO_PS_MAX];
+	struct proto_ps ps = {.runs = e, .nruns = 0};
+	struct proto_out out;
+	struct run *r;
+	int rc;
+
+	TAILQ_FOREACH(r, &d->runs, entry)
+	{
+		if (r->state == RUN_DONE || (client_uid(c) != 0 && client_uid(c) != r->uid))
+			continue;
+		if (ps.nruns == PROTO_PS_MAX)
+			break;
+		e[ps.nruns++] = (struct proto_ps_entry){
+			.run = r->run_id,
+			.uid = (uint32_t)r->uid,
+			.pid = (int32_t)r->client_pid,
+			.runtime = r->runtime,
+			.state = r->state == RUN_QUEUED ? "queued" : "running",
+			.elapsed_ms = run_ms_since(&r->t_request),
+		};
+	}
+	rc = proto_encode_ps(req_id, &ps, &out);
+	if (rc < 0) {
+		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot encode ps: %s",
+				  strerror(-rc));
+		return;
+	}
+	client_send(c, &out);
+}
+
+void
+run_stop_all(struct daemon *d, bool running_too)
+{
+	struct run *r, *next;
+
+	for (r = TAILQ_FIRST(&d->runs); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, entry);
+		if (r->state == RUN_QUEUED || (running_too && r->state == RUN_RUNNING))
+			run_cancel(r);
+	}
 }

@@ -20,6 +20,10 @@ enum spawn_msg_type {
 	SPAWN_FAILED = 3,
 	/* spawner -> frontend: the supervisor was reaped; status, memory figures */
 	SPAWN_DONE = 4,
+	/* spawner -> frontend: SIGTERM/SIGINT came to the main pid: stop gracefully */
+	SPAWN_STOP = 5,
+	/* spawner -> frontend: SIGHUP came to the main pid: reload the config */
+	SPAWN_RELOAD = 6,
 };
 
 #define SPAWN_REQ_NFDS 4

@@ -230,6 +230,7 @@ spawner_serve(struct spawner *sp)
 {
 	sigset_t mask;
 	int sfd, r = 0;
+	bool stopping = false;
 	uint32_t i;
 
 	sigemptyset(&mask);
@@ -255,13 +256,25 @@ spawner_serve(struct spawner *sp)
 		if (p[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-					/* Stop: the frontend sees its channel end and
-					 * exits; we see EOF, kill every sandbox and go. */
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				struct spawn_ev ev = {.type = SPAWN_RELOAD};
+
+				if (si.ssi_signo == SIGHUP) {
+					spawner_send(sp, &ev);
+				} else if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) &&
+					   !stopping) {
+					/* The frontend stops gracefully and closes its
+					 * end; we then kill what is left and go. */
 					log_info("signal %u: stopping", si.ssi_signo);
+					stopping = true;
+					ev.type = SPAWN_STOP;
+					spawner_send(sp, &ev);
+				} else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+					/* A second one: no more grace. */
+					log_info("signal %u again: stopping now", si.ssi_signo);
 					shutdown(sp->sock, SHUT_RDWR);
 				}
+			}
 			spawner_reap(sp);
 		}
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {

@@ -1,0 +1,72 @@
+/*
+ * audit.c: one structured line per finished run: who (uid, client pid), what
+ * (runtime, limits asked), what came of it (outcome, exit, times, bytes).
+ * To the journal, with one field per item, when under systemd; to stderr as
+ * key=value pairs in the foreground.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <systemd/sd-journal.h>
+
+#include "frontend.h"
+#include "log.h"
+
+/* "wall_ms:1000,memory_bytes:67108864" of the limits the request named. */
+static void
+audit_limits(const struct proto_limits *asked, char *buf, size_t len)
+{
+	size_t off = 0, i;
+
+	buf[0] = '\0';
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		int n;
+
+		if (asked->v[i] == 0)
+			continue;
+		n = snprintf(buf + off, len - off, "%s%s:%" PRIu64, off ? "," : "",
+			     proto_limit_name((enum proto_limit)i), asked->v[i]);
+		if (n < 0 || (size_t)n >= len - off)
+			break;
+		off += (size_t)n;
+	}
+	if (off == 0)
+		snprintf(buf, len, "defaults");
+}
+
+void
+audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *runtime,
+	  const struct proto_limits *asked, const struct proto_result *res, const char *err)
+{
+	char limits[512], line[1024];
+	uint64_t abytes = 0;
+	size_t i;
+
+	audit_limits(asked, limits, sizeof(limits));
+	for (i = 0; i < res->nartifacts; i++)
+		abytes += res->artifacts[i].data.len;
+	snprintf(line, sizeof(line),
+		 "audit run=%" PRIu32 " uid=%u pid=%d runtime=%s limits=%s outcome=%s"
+		 " exit_code=%d signal=%d wall_ms=%" PRIu64 " cpu_ms=%" PRIu64 " queued_ms=%" PRIu64
+		 " memory_peak_bytes=%" PRIu64 " stdout_bytes=%" PRIu64 " stderr_bytes=%" PRIu64
+		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s",
+		 run_id, (unsigned)uid, (int)pid, runtime, limits, proto_outcome_name(res->outcome),
+		 res->exit_code, res->signal, res->wall_ms, res->cpu_ms, res->queued_ms,
+		 res->memory_peak_bytes, res->out[0].total, res->out[1].total, res->nartifacts,
+		 abytes, err && err[0] ? " error=\"" : "", err && err[0] ? err : "",
+		 err && err[0] ? "\"" : "");
+	if (!d->journal) {
+		log_info("%s", line);
+		return;
+	}
+	sd_journal_send("MESSAGE=%s", line, "PRIORITY=6", "SYSLOG_IDENTIFIER=airlockd",
+			"AIRLOCK_RUN=%" PRIu32, run_id, "AIRLOCK_UID=%u", (unsigned)uid,
+			"AIRLOCK_CLIENT_PID=%d", (int)pid, "AIRLOCK_RUNTIME=%s", runtime,
+			"AIRLOCK_LIMITS=%s", limits, "AIRLOCK_OUTCOME=%s",
+			proto_outcome_name(res->outcome), "AIRLOCK_EXIT_CODE=%d", res->exit_code,
+			"AIRLOCK_SIGNAL=%d", res->signal, "AIRLOCK_WALL_MS=%" PRIu64, res->wall_ms,
+			"AIRLOCK_CPU_MS=%" PRIu64, res->cpu_ms, "AIRLOCK_QUEUED_MS=%" PRIu64,
+			res->queued_ms, "AIRLOCK_STDOUT_BYTES=%" PRIu64, res->out[0].total,
+			"AIRLOCK_STDERR_BYTES=%" PRIu64, res->out[1].total,
+			"AIRLOCK_ARTIFACT_BYTES=%" PRIu64, abytes, NULL);
+}

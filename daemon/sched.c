@@ -1,0 +1,108 @@
+/* sched.c: per-uid FIFO queues served round-robin. */
+#include "sched.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+void
+sched_init(struct sched *s)
+{
+	TAILQ_INIT(&s->uids);
+	s->n = 0;
+	s->last_uid = 0;
+	s->served_any = false;
+}
+
+static struct sched_uid *
+sched_find(const struct sched *s, uid_t uid)
+{
+	struct sched_uid *u;
+
+	TAILQ_FOREACH(u, &s->uids, entry)
+	if (u->uid == uid)
+		return u;
+	return NULL;
+}
+
+uint32_t
+sched_count_uid(const struct sched *s, uid_t uid)
+{
+	const struct sched_uid *u = sched_find(s, uid);
+
+	return u != NULL ? u->n : 0;
+}
+
+int
+sched_push(struct sched *s, struct sched_item *it, uid_t uid, uint32_t max, uint32_t max_per_uid)
+{
+	struct sched_uid *u = sched_find(s, uid);
+
+	if (s->n >= max || (u != NULL && u->n >= max_per_uid))
+		return -EBUSY;
+	if (u == NULL) {
+		u = calloc(1, sizeof(*u));
+		if (u == NULL)
+			return -ENOMEM;
+		u->uid = uid;
+		TAILQ_INIT(&u->items);
+		/* New uids join at the end: they wait one round, no more. */
+		TAILQ_INSERT_TAIL(&s->uids, u, entry);
+	}
+	it->uid = uid;
+	it->owner = u;
+	TAILQ_INSERT_TAIL(&u->items, it, entry);
+	u->n++;
+	s->n++;
+	return 0;
+}
+
+void
+sched_remove(struct sched *s, struct sched_item *it)
+{
+	struct sched_uid *u = it->owner;
+
+	if (u == NULL)
+		return;
+	TAILQ_REMOVE(&u->items, it, entry);
+	it->owner = NULL;
+	u->n--;
+	s->n--;
+	if (u->n == 0) {
+		TAILQ_REMOVE(&s->uids, u, entry);
+		free(u);
+	}
+}
+
+struct sched_item *
+sched_pop(struct sched *s, bool (*can_start)(void *ctx, uid_t uid), void *ctx)
+{
+	struct sched_uid *start = NULL, *u;
+	struct sched_item *it;
+
+	if (TAILQ_EMPTY(&s->uids))
+		return NULL;
+	/* Start after the uid served last; if it is no longer queued, at
+	 * the first uid (the list keeps arrival order of uids). */
+	if (s->served_any) {
+		struct sched_uid *last = sched_find(s, s->last_uid);
+
+		if (last != NULL)
+			start = TAILQ_NEXT(last, entry);
+	}
+	if (start == NULL)
+		start = TAILQ_FIRST(&s->uids);
+	u = start;
+	do {
+		if (can_start(ctx, u->uid)) {
+			it = TAILQ_FIRST(&u->items);
+			s->last_uid = u->uid;
+			s->served_any = true;
+			sched_remove(s, it);
+			return it;
+		}
+		u = TAILQ_NEXT(u, entry);
+		if (u == NULL)
+			u = TAILQ_FIRST(&s->uids);
+	} while (u != start);
+	return NULL;
+}
