@@ -1,0 +1,39 @@
+"""airlock: run untrusted code in airlockd's single-use sandboxes.
+
+A Python binding of libairlock (loaded with ctypes; no dependency outside the
+standard library) and the run_python model tool. See docs/python.md.
+
+    from airlock import AirlockSandbox
+    result = AirlockSandbox().run_sync("print(6 * 7)")
+    result.stdout  # '42\\n'
+"""
+
+from ._lib import LibraryNotFoundError, load_library
+from ._sandbox import AirlockSandbox
+from ._tool import SandboxTool, sandbox_tool
+from ._types import (
+    SandboxArtifact,
+    SandboxError,
+    SandboxLimits,
+    SandboxMemoryError,
+    SandboxResult,
+    SandboxTimeoutError,
+    SandboxUnavailableError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AirlockSandbox",
+    "SandboxLimits",
+    "SandboxResult",
+    "SandboxArtifact",
+    "SandboxError",
+    "SandboxTimeoutError",
+    "SandboxMemoryError",
+    "SandboxUnavailableError",
+    "SandboxTool",
+    "sandbox_tool",
+    "load_library",
+    "LibraryNotFoundError",
+]

@@ -1,0 +1,172 @@
+"""Loading libairlock with ctypes and declaring the functions the binding calls.
+
+Only the standard library is used. The library is found, in this order: an
+explicit path given by the caller, the environment variable AIRLOCK_LIBRARY,
+the installed soname ``libairlock.so.0``, then whatever
+``ctypes.util.find_library("airlock")`` names.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import threading
+from typing import Dict, Optional, Union
+
+__all__ = ["load_library", "LibraryNotFoundError", "SONAME"]
+
+SONAME = "libairlock.so.0"
+
+# enum airlock_outcome (airlock.h); values are stable.
+OUTCOME_EXITED = 0
+OUTCOME_SIGNALED = 1
+OUTCOME_WALL_LIMIT = 2
+OUTCOME_CPU_LIMIT = 3
+OUTCOME_MEMORY_LIMIT = 4
+OUTCOME_ERROR = 5
+OUTCOME_CANCELLED = 6  # since libairlock 0.2
+
+# enum airlock_limit (airlock.h); values are stable.
+LIMIT_WALL_MS = 0
+LIMIT_CPU_MS = 1
+LIMIT_MEMORY_BYTES = 2
+LIMIT_PROCESSES = 3
+LIMIT_OPEN_FILES = 4
+LIMIT_FILE_SIZE_BYTES = 5
+LIMIT_OUTPUT_BYTES = 6
+LIMIT_WORKSPACE_BYTES = 7
+LIMIT_TMP_BYTES = 8
+LIMIT_ARTIFACTS = 9
+LIMIT_ARTIFACT_BYTES = 10
+
+# The errno values libairlock returns for a daemon error reply (airlock.h,
+# airlock_conn_last_error); anything else from a run is a connection error.
+DAEMON_ERRNOS = frozenset(
+    {errno.EACCES, errno.EBUSY, errno.ENOENT, errno.E2BIG, errno.EPROTONOSUPPORT, errno.EPROTO}
+)
+
+_p = ctypes.c_void_p
+_pp = ctypes.POINTER(ctypes.c_void_p)
+_int = ctypes.c_int
+_u64 = ctypes.c_uint64
+_size = ctypes.c_size_t
+_str = ctypes.c_char_p
+_bool = ctypes.c_bool
+
+# name: (restype, argtypes)
+_SIGNATURES = {
+    "airlock_connect_error": (_int, [_str, _pp, _str, _size, _str, _size]),
+    "airlock_conn_free": (None, [_p]),
+    "airlock_conn_fd": (_int, [_p]),
+    "airlock_conn_last_error": (_int, [_p, ctypes.POINTER(_str), ctypes.POINTER(_str)]),
+    "airlock_ping": (_int, [_p]),
+    "airlock_info": (_int, [_p, _pp]),
+    "airlock_info_free": (None, [_p]),
+    "airlock_info_daemon_version": (_str, [_p]),
+    "airlock_info_runtime_count": (_size, [_p]),
+    "airlock_info_runtime_name": (_str, [_p, _size]),
+    "airlock_info_limit_default": (_u64, [_p, _int]),
+    "airlock_info_limit_ceiling": (_u64, [_p, _int]),
+    "airlock_run_req_new": (_int, [_pp]),
+    "airlock_run_req_free": (None, [_p]),
+    "airlock_run_req_set_runtime": (_int, [_p, _str]),
+    "airlock_run_req_set_code": (_int, [_p, _str, _size]),
+    "airlock_run_req_add_arg": (_int, [_p, _str]),
+    "airlock_run_req_set_env": (_int, [_p, _str, _str]),
+    "airlock_run_req_set_stdin": (_int, [_p, _str, _size]),
+    "airlock_run_req_add_file": (_int, [_p, _str, _str, _size]),
+    "airlock_run_req_set_limit": (_int, [_p, _int, _u64]),
+    "airlock_run": (_int, [_p, _p, _pp]),
+    "airlock_run_submit": (_int, [_p, _p, ctypes.POINTER(ctypes.c_uint32)]),
+    "airlock_conn_process": (_int, [_p]),
+    "airlock_conn_next_result": (_int, [_p, ctypes.POINTER(ctypes.c_uint32), _pp]),
+    "airlock_result_free": (None, [_p]),
+    "airlock_result_outcome": (_int, [_p]),
+    "airlock_result_exit_code": (_int, [_p]),
+    "airlock_result_signal": (_int, [_p]),
+    "airlock_result_wall_ms": (_u64, [_p]),
+    "airlock_result_cpu_ms": (_u64, [_p]),
+    "airlock_result_memory_peak_bytes": (_u64, [_p]),
+    "airlock_result_queued_ms": (_u64, [_p]),
+    "airlock_result_stdout": (_int, [_p, _pp, ctypes.POINTER(_size)]),
+    "airlock_result_stderr": (_int, [_p, _pp, ctypes.POINTER(_size)]),
+    "airlock_result_stdout_truncated": (_bool, [_p]),
+    "airlock_result_stderr_truncated": (_bool, [_p]),
+    "airlock_result_error": (_str, [_p]),
+    "airlock_result_artifact_count": (_size, [_p]),
+    "airlock_result_artifact_name": (_str, [_p, _size]),
+    "airlock_result_artifact_size": (_u64, [_p, _size]),
+    "airlock_result_artifact_truncated": (_bool, [_p, _size]),
+    "airlock_result_artifact_data": (_int, [_p, _size, _pp, ctypes.POINTER(_size)]),
+    "airlock_outcome_name": (_str, [_int]),
+    "airlock_limit_name": (_str, [_int]),
+}
+
+# Since AIRLOCK_0.2; declared when the library has them.
+_OPTIONAL = {
+    "airlock_cancel": (_int, [_p, ctypes.c_uint32]),
+}
+
+_cache: Dict[str, ctypes.CDLL] = {}
+_cache_lock = threading.Lock()
+
+
+class LibraryNotFoundError(OSError):
+    """libairlock could not be loaded (neither the given path, AIRLOCK_LIBRARY nor the soname)."""
+
+
+def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
+    """Set restype and argtypes of every function the binding uses (fails on a missing symbol)."""
+    for name, (restype, argtypes) in _SIGNATURES.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+    for name, (restype, argtypes) in _OPTIONAL.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            continue
+        fn.restype = restype
+        fn.argtypes = argtypes
+    return lib
+
+
+def load_library(path: Union[str, "os.PathLike[str]", None] = None) -> ctypes.CDLL:
+    """Load libairlock and declare its functions; the same path loads once per process.
+
+    path: an explicit file to load; None means $AIRLOCK_LIBRARY if set and
+    non-empty, else the installed soname libairlock.so.0, else what
+    ctypes.util.find_library("airlock") finds.
+    """
+    candidates = []
+    if path is not None:
+        candidates.append(os.fspath(path))
+    else:
+        env = os.environ.get("AIRLOCK_LIBRARY")
+        if env:
+            candidates.append(env)
+        else:
+            candidates.append(SONAME)
+            found = ctypes.util.find_library("airlock")
+            if found and found != SONAME:
+                candidates.append(found)
+    errors = []
+    with _cache_lock:
+        for name in candidates:
+            lib = _cache.get(name)
+            if lib is not None:
+                return lib
+            try:
+                lib = _declare(ctypes.CDLL(name))
+            except (OSError, AttributeError) as e:
+                errors.append(f"{name}: {e}")
+                continue
+            _cache[name] = lib
+            return lib
+    raise LibraryNotFoundError(
+        errno.ENOENT,
+        "cannot load libairlock (" + "; ".join(errors) + "); install it or set AIRLOCK_LIBRARY",
+    )
+

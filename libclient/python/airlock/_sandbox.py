@@ -1,0 +1,692 @@
+"""AirlockSandbox: runs code in airlockd's single-use sandboxes through libairlock."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import errno as _errno
+import os
+import select
+import threading
+from collections.abc import Mapping as _MappingABC
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _lib
+from ._types import (
+    SandboxArtifact,
+    SandboxError,
+    SandboxLimits,
+    SandboxMemoryError,
+    SandboxResult,
+    SandboxTimeoutError,
+    SandboxUnavailableError,
+)
+
+__all__ = ["AirlockSandbox"]
+
+BytesLike = Union[bytes, bytearray, memoryview, str]
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _strerror(rc: int) -> str:
+    """The text of a negative errno."""
+    return os.strerror(-rc) if rc < 0 else "unknown error"
+
+
+def _to_bytes(what: str, value: object) -> bytes:
+    """bytes of a str (UTF-8) or bytes-like value; TypeError for anything else."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
+
+
+def _c_string(what: str, value: object) -> bytes:
+    """A str as NUL-free UTF-8 for a C string; TypeError/ValueError otherwise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    b = value.encode("utf-8")
+    if b"\0" in b:
+        raise ValueError(f"{what} must not contain a NUL character")
+    return b
+
+
+class _Request:
+    """A checked run request, converted to what libairlock takes; built before anything is sent."""
+
+    __slots__ = ("language", "code", "files", "env", "args", "stdin", "limits")
+
+    def __init__(
+        self,
+        code: object,
+        language: object,
+        limits: SandboxLimits,
+        files: object,
+        env: object,
+        args: object,
+        stdin: object,
+    ) -> None:
+        if not isinstance(code, (str, bytes, bytearray, memoryview)):
+            raise TypeError(f"code must be str or bytes, not {type(code).__name__}")
+        self.code = _to_bytes("code", code)
+        self.language = _c_string("language", language)
+        if not self.language or len(self.language) > 32:
+            raise ValueError("language must be a runtime name of 1 to 32 bytes")
+        if not isinstance(limits, SandboxLimits):
+            raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
+        self.limits = limits.daemon_limits()
+
+        self.files: List[Tuple[bytes, bytes]] = []
+        if files is not None:
+            if not isinstance(files, _MappingABC):
+                raise TypeError(f"files must be a mapping of name to bytes, not {type(files).__name__}")
+            for name, content in files.items():
+                bname = _c_string("a file name", name)
+                if not bname or bname.startswith(b"/") or len(bname) > 255:
+                    raise ValueError(f"file name {name!r} must be relative, non-empty, at most 255 bytes")
+                self.files.append((bname, _to_bytes(f"files[{name!r}]", content)))
+
+        self.env: List[Tuple[bytes, bytes]] = []
+        if env is not None:
+            if not isinstance(env, _MappingABC):
+                raise TypeError(f"env must be a mapping of str to str, not {type(env).__name__}")
+            for key, value in env.items():
+                bkey = _c_string("an env key", key)
+                if not bkey or b"=" in bkey:
+                    raise ValueError(f"env key {key!r} must be non-empty and contain no '='")
+                self.env.append((bkey, _c_string(f"env[{key!r}]", value)))
+
+        self.args: List[bytes] = []
+        if args is not None:
+            if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+                raise TypeError(f"args must be a sequence of str, not {type(args).__name__}")
+            self.args = [_c_string("an argument", a) for a in args]
+
+        self.stdin = b"" if stdin is None else _to_bytes("stdin", stdin)
+
+    def build(self, lib: ctypes.CDLL) -> ctypes.c_void_p:
+        """A struct airlock_run_req for this request; the caller frees it."""
+        req = ctypes.c_void_p()
+        rc = lib.airlock_run_req_new(ctypes.byref(req))
+        if rc < 0:
+            raise MemoryError("airlock_run_req_new: " + _strerror(rc))
+        try:
+            step = "set_runtime"
+            rc = lib.airlock_run_req_set_runtime(req, self.language)
+            if rc == 0:
+                step = "set_code"
+                rc = lib.airlock_run_req_set_code(req, self.code, len(self.code))
+            if rc == 0 and self.stdin:
+                step = "set_stdin"
+                rc = lib.airlock_run_req_set_stdin(req, self.stdin, len(self.stdin))
+            for arg in self.args:
+                if rc == 0:
+                    step = "add_arg"
+                    rc = lib.airlock_run_req_add_arg(req, arg)
+            for key, value in self.env:
+                if rc == 0:
+                    step = "set_env"
+                    rc = lib.airlock_run_req_set_env(req, key, value)
+            for name, content in self.files:
+                if rc == 0:
+                    step = "add_file " + name.decode("utf-8", "replace")
+                    rc = lib.airlock_run_req_add_file(req, name, content, len(content))
+            for limit, value in self.limits.items():
+                if rc == 0:
+                    step = "set_limit"
+                    rc = lib.airlock_run_req_set_limit(req, limit, value)
+            if rc == -_errno.ENOMEM:
+                raise MemoryError(f"airlock_run_req_{step}: out of memory")
+            if rc < 0:
+                # Bounds libairlock checks (counts, sizes, duplicate names).
+                raise ValueError(f"request refused by libairlock at {step}: {_strerror(rc)}")
+        except BaseException:
+            lib.airlock_run_req_free(req)
+            raise
+        return req
+
+
+def _bytes_at(getter: Any, res: ctypes.c_void_p, *extra: Any) -> bytes:
+    """Copy the bytes a libairlock result getter points at."""
+    data = ctypes.c_void_p()
+    size = ctypes.c_size_t()
+    rc = getter(res, *extra, ctypes.byref(data), ctypes.byref(size))
+    if rc < 0 or not size.value:
+        return b""
+    return ctypes.string_at(data.value, size.value)
+
+
+def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
+    """Turn a struct airlock_result into a SandboxResult, or raise for a limit or an error outcome.
+
+    Does not free res.
+    """
+    outcome = lib.airlock_result_outcome(res)
+    out = _bytes_at(lib.airlock_result_stdout, res)
+    err = _bytes_at(lib.airlock_result_stderr, res)
+    artifacts = []
+    for i in range(lib.airlock_result_artifact_count(res)):
+        name = lib.airlock_result_artifact_name(res, i) or b""
+        artifacts.append(
+            SandboxArtifact(
+                name=name.decode("utf-8", "replace"),
+                content=_bytes_at(lib.airlock_result_artifact_data, res, i),
+                truncated=bool(lib.airlock_result_artifact_truncated(res, i)),
+                size=int(lib.airlock_result_artifact_size(res, i)),
+            )
+        )
+    peak = int(lib.airlock_result_memory_peak_bytes(res))
+    name = lib.airlock_outcome_name(outcome)
+    result = SandboxResult(
+        stdout=out.decode("utf-8", "replace"),
+        stderr=err.decode("utf-8", "replace"),
+        exit_code=int(lib.airlock_result_exit_code(res)) if outcome == _lib.OUTCOME_EXITED else None,
+        signal=int(lib.airlock_result_signal(res)) if outcome == _lib.OUTCOME_SIGNALED else None,
+        duration=lib.airlock_result_wall_ms(res) / 1000.0,
+        cpu_time=lib.airlock_result_cpu_ms(res) / 1000.0,
+        stdout_truncated=bool(lib.airlock_result_stdout_truncated(res)),
+        stderr_truncated=bool(lib.airlock_result_stderr_truncated(res)),
+        artifacts=tuple(artifacts),
+        memory_peak_bytes=peak or None,
+        queued_seconds=lib.airlock_result_queued_ms(res) / 1000.0,
+        stdout_bytes=out,
+        stderr_bytes=err,
+        outcome=name.decode() if name else str(outcome),
+    )
+    if outcome in (_lib.OUTCOME_EXITED, _lib.OUTCOME_SIGNALED):
+        return result
+    if outcome == _lib.OUTCOME_WALL_LIMIT:
+        raise SandboxTimeoutError(
+            f"the run hit its wall-clock limit after {result.duration:.3f} s", limit="wall", result=result
+        )
+    if outcome == _lib.OUTCOME_CPU_LIMIT:
+        raise SandboxTimeoutError(
+            f"the run hit its CPU-time limit after {result.cpu_time:.3f} s of CPU", limit="cpu", result=result
+        )
+    if outcome == _lib.OUTCOME_MEMORY_LIMIT:
+        raise SandboxMemoryError("the run hit its memory limit", result=result)
+    if outcome == _lib.OUTCOME_CANCELLED:
+        raise SandboxError("the run was cancelled (by its owner or a stopping daemon)", result=result)
+    why = lib.airlock_result_error(res)
+    message = why.decode("utf-8", "replace") if why else f"outcome {result.outcome}"
+    raise SandboxError("the sandbox failed: " + message, result=result)
+
+
+class _Conn:
+    """One libairlock connection. Not thread-safe: each user holds it alone."""
+
+    def __init__(self, lib: ctypes.CDLL, socket: Optional[bytes]) -> None:
+        self.lib = lib
+        ptr = ctypes.c_void_p()
+        code = ctypes.create_string_buffer(64)
+        message = ctypes.create_string_buffer(512)
+        rc = lib.airlock_connect_error(socket, ctypes.byref(ptr), code, len(code), message, len(message))
+        if rc < 0:
+            where = socket.decode("utf-8", "replace") if socket else "the default socket"
+            if code.value:
+                raise SandboxUnavailableError(
+                    code.value.decode("utf-8", "replace"), message.value.decode("utf-8", "replace"), errno=rc
+                )
+            raise SandboxUnavailableError(
+                "unreachable", f"cannot connect to airlockd at {where}: {_strerror(rc)}", errno=rc
+            )
+        self.ptr: Optional[ctypes.c_void_p] = ptr
+
+    def fd(self) -> int:
+        """The connection's socket."""
+        return int(self.lib.airlock_conn_fd(self.ptr))
+
+    def error(self, rc: int) -> SandboxUnavailableError:
+        """The exception for a failed call that returned rc."""
+        if -rc in _lib.DAEMON_ERRNOS:
+            code_p = ctypes.c_char_p()
+            msg_p = ctypes.c_char_p()
+            if self.lib.airlock_conn_last_error(self.ptr, ctypes.byref(code_p), ctypes.byref(msg_p)) == 0:
+                return SandboxUnavailableError(
+                    (code_p.value or b"").decode("utf-8", "replace"),
+                    (msg_p.value or b"").decode("utf-8", "replace"),
+                    errno=rc,
+                )
+        return SandboxUnavailableError("unreachable", f"connection to airlockd lost: {_strerror(rc)}", errno=rc)
+
+    def alive(self) -> bool:
+        """Whether an idle connection is still usable (reads a pending hang-up without blocking)."""
+        if self.ptr is None:
+            return False
+        p = select.poll()
+        p.register(self.fd(), select.POLLIN)
+        if p.poll(0):
+            return self.lib.airlock_conn_process(self.ptr) == 0
+        return True
+
+    def close(self) -> None:
+        """Free the connection (runs in flight are abandoned; the daemon ends them)."""
+        ptr, self.ptr = self.ptr, None
+        if ptr is not None:
+            self.lib.airlock_conn_free(ptr)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class _Channel:
+    """The asynchronous connection of one sandbox on one event loop.
+
+    Only ever used from the loop's thread, so the connection is never shared
+    between threads. Results are matched to waiting futures by request id.
+    """
+
+    def __init__(self, sandbox: "AirlockSandbox", loop: asyncio.AbstractEventLoop) -> None:
+        self.sandbox = sandbox
+        self.loop = loop
+        self.conn: Optional[_Conn] = None
+        self.fd = -1
+        self.pending: Dict[int, asyncio.Future] = {}
+        self.connecting = asyncio.Lock()
+        self.finished = 0  # runs of ours that ended, for the busy retry
+        self.waiters: List[asyncio.Future] = []
+
+    async def ensure(self) -> _Conn:
+        """The open connection, connecting first (in a worker thread) when there is none."""
+        async with self.connecting:
+            if self.conn is None:
+                conn = await self.loop.run_in_executor(None, self.sandbox._connect)
+                self.conn = conn
+                self.fd = conn.fd()
+                self.loop.add_reader(self.fd, self.readable)
+            return self.conn
+
+    async def run(self, request: _Request) -> SandboxResult:
+        """Submit request and wait for its result without blocking the loop.
+
+        A "busy" refusal while runs of ours are in flight on this channel is
+        not final: the daemon refused because of our own runs, so the request
+        is sent again when one of them has finished (a refused run never
+        started, so sending it again cannot run the code twice).
+        """
+        while True:
+            conn = await self.ensure()
+            generation = self.finished
+            rid = self.submit(conn, request)
+            future = self.loop.create_future()
+            self.pending[rid] = future
+            # The submit may have read and queued replies while the send buffer was full.
+            self.drain()
+            try:
+                return await future
+            except SandboxUnavailableError as e:
+                if e.code != "busy" or not self.pending:
+                    raise
+            except asyncio.CancelledError:
+                self.cancel(rid)
+                raise
+            finally:
+                self.pending.pop(rid, None)
+            if self.finished == generation:
+                waiter = self.loop.create_future()
+                self.waiters.append(waiter)
+                await waiter
+
+    def submit(self, conn: _Conn, request: _Request) -> int:
+        """Send request on conn; its request id."""
+        lib = conn.lib
+        req = request.build(lib)
+        try:
+            rid = ctypes.c_uint32()
+            rc = lib.airlock_run_submit(conn.ptr, req, ctypes.byref(rid))
+        finally:
+            lib.airlock_run_req_free(req)
+        if rc < 0:
+            exc = conn.error(rc)
+            if exc.code == "unreachable":
+                self.broken(exc)
+            raise exc
+        return rid.value
+
+    def cancel(self, rid: int) -> None:
+        """Ask the daemon to stop run rid, whose awaiting task was cancelled.
+
+        airlock_cancel() is blocking (one round trip to the local daemon);
+        the cancelled result, when it comes, is freed by drain().
+        """
+        conn = self.conn
+        if conn is None or self.sandbox._closed or not hasattr(conn.lib, "airlock_cancel"):
+            return
+        rc = conn.lib.airlock_cancel(conn.ptr, rid)
+        # Replies read during the blocking call are queued but no longer make the fd readable.
+        self.drain()
+        if rc < 0 and -rc not in _lib.DAEMON_ERRNOS and self.conn is conn:
+            self.broken(conn.error(rc))
+
+    def wake(self) -> None:
+        """A run of ours finished: wake the runs waiting to resend after "busy"."""
+        self.finished += 1
+        waiters, self.waiters = self.waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def readable(self) -> None:
+        """The socket is readable: read every reply and hand out finished runs."""
+        conn = self.conn
+        if conn is None:
+            return
+        rc = conn.lib.airlock_conn_process(conn.ptr)
+        self.drain()
+        if rc < 0 and self.conn is conn:
+            self.broken(conn.error(rc))
+
+    def drain(self) -> None:
+        """Hand every queued result to its future."""
+        conn = self.conn
+        while conn is not None and self.conn is conn:
+            lib = conn.lib
+            rid = ctypes.c_uint32(0)
+            res = ctypes.c_void_p()
+            rc = lib.airlock_conn_next_result(conn.ptr, ctypes.byref(rid), ctypes.byref(res))
+            if rc == -_errno.EAGAIN:
+                return
+            if rc == 0:
+                self.wake()
+                future = self.pending.pop(rid.value, None)
+                try:
+                    if future is not None and not future.done():
+                        try:
+                            future.set_result(_convert(lib, res))
+                        except SandboxError as e:
+                            future.set_exception(e)
+                finally:
+                    lib.airlock_result_free(res)
+            elif rid.value != 0:
+                # One run was refused; the connection stays usable.
+                future = self.pending.pop(rid.value, None)
+                if future is not None and not future.done():
+                    if rc == -_errno.ENOMEM:
+                        future.set_exception(MemoryError("libairlock could not store the result"))
+                    else:
+                        future.set_exception(conn.error(rc))
+            else:
+                self.broken(conn.error(rc))
+                return
+
+    def broken(self, exc: SandboxError) -> None:
+        """The connection is unusable: fail every waiting run and forget it (the next run reconnects)."""
+        self.detach()
+        pending, self.pending = self.pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(exc)
+        self.wake()
+
+    def detach(self) -> None:
+        """Stop watching the socket and free the connection."""
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return
+        if not self.loop.is_closed():
+            self.loop.remove_reader(self.fd)
+        self.fd = -1
+        conn.close()
+
+    def close(self) -> None:
+        """Close the channel; runs still waiting fail with SandboxError."""
+        self.broken(SandboxError("the sandbox was closed"))
+
+
+class AirlockSandbox:
+    """Runs code in airlockd's sandboxes: each run gets a fresh, single-use sandbox.
+
+    socket: the daemon's socket path; None means $AIRLOCK_SOCKET if set, else
+        /run/airlock/airlock.sock.
+    limits: the SandboxLimits of every run that does not pass its own; None
+        means SandboxLimits() (10 s wall, 5 s CPU, 256 MiB).
+    library: the path of libairlock.so; None means $AIRLOCK_LIBRARY, else the
+        installed libairlock.so.0.
+
+    Connections are opened lazily on the first run. `await run()` shares one
+    connection per event loop, on which any number of runs proceed at once;
+    run_sync() takes a connection from a small pool, so threads never share
+    one. close() (or `with`/`async with`) frees them.
+    """
+
+    def __init__(
+        self,
+        socket: Optional[PathLike] = None,
+        limits: Optional[SandboxLimits] = None,
+        library: Optional[PathLike] = None,
+    ) -> None:
+        if limits is None:
+            limits = SandboxLimits()
+        if not isinstance(limits, SandboxLimits):
+            raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
+        if socket is not None:
+            socket = os.fspath(socket)
+            if not isinstance(socket, str):
+                raise TypeError("socket must be a str path")
+        self._lib = _lib.load_library(library)
+        self._socket = socket
+        self._socket_c = _c_string("socket", socket) if socket is not None else None
+        self.limits = limits
+        self._lock = threading.Lock()
+        self._channels: Dict[asyncio.AbstractEventLoop, _Channel] = {}
+        self._idle: List[_Conn] = []
+        self._closed = False
+
+    @property
+    def socket(self) -> Optional[str]:
+        """The socket path given, or None for the library's default."""
+        return self._socket
+
+    def _connect(self) -> _Conn:
+        """Open a new connection (blocking: the hello handshake)."""
+        if self._closed:
+            raise SandboxError("the sandbox is closed")
+        return _Conn(self._lib, self._socket_c)
+
+    def _request(
+        self,
+        code: object,
+        language: object,
+        limits: Optional[SandboxLimits],
+        files: object,
+        env: object,
+        args: object,
+        stdin: object,
+    ) -> _Request:
+        return _Request(code, language, self.limits if limits is None else limits, files, env, args, stdin)
+
+    def _channel(self, loop: asyncio.AbstractEventLoop) -> _Channel:
+        """This loop's channel, created on first use; channels of closed loops are dropped."""
+        with self._lock:
+            if self._closed:
+                raise SandboxError("the sandbox is closed")
+            for other in [l for l in self._channels if l.is_closed()]:
+                self._channels.pop(other).detach()
+            channel = self._channels.get(loop)
+            if channel is None:
+                channel = self._channels[loop] = _Channel(self, loop)
+            return channel
+
+    async def run(
+        self,
+        code: Union[str, bytes],
+        *,
+        language: str = "python",
+        limits: Optional[SandboxLimits] = None,
+        files: Optional[Mapping[str, BytesLike]] = None,
+        env: Optional[Mapping[str, str]] = None,
+        args: Optional[Sequence[str]] = None,
+        stdin: Optional[BytesLike] = None,
+    ) -> SandboxResult:
+        """Run code in a fresh sandbox and return what it did, without blocking the event loop.
+
+        code: the program (str is sent as UTF-8).
+        language: the daemon's runtime name ("python", "sh", "bash", "node",
+            "exec"; see the daemon's configuration).
+        limits: this run's SandboxLimits, replacing the sandbox's as a whole.
+        files: input files, name (relative to the workspace) -> bytes or str.
+        env: the run's environment variables (the sandbox inherits none of ours).
+        args: extra arguments after the code (the whole argv for "exec").
+        stdin: what the code reads on stdin.
+
+        Returns a SandboxResult (a non-zero exit is a result). Raises
+        SandboxTimeoutError / SandboxMemoryError when a limit killed the run,
+        SandboxUnavailableError when the daemon is unreachable or refuses,
+        SandboxError when the sandbox itself failed, TypeError/ValueError for
+        bad arguments (before anything is sent). Cancelling the await
+        abandons the result; the run itself still ends at its limits.
+        """
+        request = self._request(code, language, limits, files, env, args, stdin)
+        channel = self._channel(asyncio.get_running_loop())
+        return await channel.run(request)
+
+    def run_sync(
+        self,
+        code: Union[str, bytes],
+        *,
+        language: str = "python",
+        limits: Optional[SandboxLimits] = None,
+        files: Optional[Mapping[str, BytesLike]] = None,
+        env: Optional[Mapping[str, str]] = None,
+        args: Optional[Sequence[str]] = None,
+        stdin: Optional[BytesLike] = None,
+    ) -> SandboxResult:
+        """Like run(), but blocking; safe to call from several threads at once.
+
+        Each call holds a connection of its own for its duration (taken from a
+        pool of idle ones, or opened), so threads never share a connection.
+        """
+        request = self._request(code, language, limits, files, env, args, stdin)
+        conn = self._take_idle()
+        if conn is None:
+            conn = self._connect()
+        lib = self._lib
+        req = request.build(lib)
+        res = ctypes.c_void_p()
+        try:
+            rc = lib.airlock_run(conn.ptr, req, ctypes.byref(res))
+        finally:
+            lib.airlock_run_req_free(req)
+        if rc < 0:
+            exc = conn.error(rc)
+            if exc.code == "unreachable":
+                conn.close()
+            else:
+                self._give_back(conn)
+            raise exc
+        self._give_back(conn)
+        try:
+            return _convert(lib, res)
+        finally:
+            lib.airlock_result_free(res)
+
+    def ping(self) -> None:
+        """Check that the daemon answers (blocking); raises SandboxUnavailableError if not."""
+        conn = self._take_idle() or self._connect()
+        rc = self._lib.airlock_ping(conn.ptr)
+        if rc < 0:
+            exc = conn.error(rc)
+            conn.close()
+            raise exc
+        self._give_back(conn)
+
+    def info(self) -> Dict[str, Any]:
+        """What the daemon offers this user (blocking).
+
+        Returns {"daemon_version": str, "runtimes": [names], "limits":
+        {limit name: {"default": int, "ceiling": int}}} with the daemon's
+        limit names and units (wall_ms, cpu_ms, memory_bytes, ...).
+        """
+        conn = self._take_idle() or self._connect()
+        lib = self._lib
+        info = ctypes.c_void_p()
+        rc = lib.airlock_info(conn.ptr, ctypes.byref(info))
+        if rc < 0:
+            exc = conn.error(rc)
+            conn.close()
+            raise exc
+        self._give_back(conn)
+        try:
+            runtimes = []
+            for i in range(lib.airlock_info_runtime_count(info)):
+                name = lib.airlock_info_runtime_name(info, i)
+                if name is not None:
+                    runtimes.append(name.decode("utf-8", "replace"))
+            limits: Dict[str, Dict[str, int]] = {}
+            i = 0
+            while True:
+                limit_name = lib.airlock_limit_name(i)
+                if limit_name is None:
+                    break
+                limits[limit_name.decode()] = {
+                    "default": int(lib.airlock_info_limit_default(info, i)),
+                    "ceiling": int(lib.airlock_info_limit_ceiling(info, i)),
+                }
+                i += 1
+            version = lib.airlock_info_daemon_version(info) or b""
+            return {"daemon_version": version.decode("utf-8", "replace"), "runtimes": runtimes, "limits": limits}
+        finally:
+            lib.airlock_info_free(info)
+
+    def _take_idle(self) -> Optional[_Conn]:
+        """An idle pooled connection that is still alive, or None."""
+        while True:
+            with self._lock:
+                if self._closed:
+                    raise SandboxError("the sandbox is closed")
+                if not self._idle:
+                    return None
+                conn = self._idle.pop()
+            if conn.alive():
+                return conn
+            conn.close()
+
+    def _give_back(self, conn: _Conn) -> None:
+        """Return a connection to the pool (or free it when the sandbox is closed)."""
+        with self._lock:
+            if not self._closed and len(self._idle) < 8:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        """Free every connection; runs still awaited fail with SandboxError. Idempotent.
+
+        """
+        with self._lock:
+            self._closed = True
+            channels = list(self._channels.values())
+            self._channels.clear()
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+        try:
+            current: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        for channel in channels:
+            loop = channel.loop
+            if loop is current or loop.is_closed() or not loop.is_running():
+                channel.close()
+            else:
+                # The loop runs in another thread: close there, where the reader is.
+                loop.call_soon_threadsafe(channel.close)
+
+    def __enter__(self) -> "AirlockSandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "AirlockSandbox":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"AirlockSandbox(socket={self._socket!r}, limits={self.limits!r})"

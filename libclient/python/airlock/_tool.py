@@ -1,0 +1,172 @@
+"""sandbox_tool: the run_python tool an agent exposes to a model."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, Optional
+
+from ._types import (
+    SandboxLimits,
+    SandboxMemoryError,
+    SandboxResult,
+    SandboxTimeoutError,
+)
+
+__all__ = ["SandboxTool", "sandbox_tool", "TOOL_NAME", "TOOL_SCHEMA"]
+
+TOOL_NAME = "run_python"
+
+TOOL_SCHEMA: Dict[str, Any] = {
+    "type": "object",
+    "properties": {"code": {"type": "string"}},
+    "required": ["code"],
+}
+
+_LIMIT_WORDS = {"wall": "wall-clock time", "cpu": "CPU time", "memory": "memory"}
+
+
+def _describe_limits(limits: SandboxLimits) -> str:
+    """The limits a model should know about, in words."""
+    parts = []
+    if limits.wall_seconds is not None:
+        parts.append(f"{limits.wall_seconds:g} s wall-clock")
+    if limits.cpu_seconds is not None:
+        parts.append(f"{limits.cpu_seconds:g} s CPU")
+    if limits.memory_bytes is not None:
+        parts.append(f"{limits.memory_bytes // (1024 * 1024)} MiB memory")
+    return ", ".join(parts) if parts else "the daemon's defaults"
+
+
+class SandboxTool:
+    """A model tool that runs Python code in a fresh airlockd sandbox per call.
+
+    description: the tool's declaration for a model API (name, description,
+        JSON schema of its single "code" argument).
+    limits: the limits every call runs with (never looser than the sandbox's).
+    parallel_safe: True. Every call gets its own single-use sandbox and
+        workspace, so calls cannot see each other's files. A future
+        session-backed tool (one workspace across calls) will declare False.
+
+    Calling it (`await tool(code)` or `tool.call_sync(code)`) returns a
+    JSON-ready dict: {"ok": True, "exit_code", "stdout", "stderr",
+    "artifacts": [names]} for a run that finished (whatever its exit code),
+    or {"ok": False, "error": {"code": "sandbox_limit_exceeded", "limit":
+    "wall"|"cpu"|"memory", "message"}, "stdout", "stderr"} when a limit killed
+    it: a refusal, not an exception, because running the same code again
+    would hit the same ceiling. Other failures (daemon unreachable or
+    refusing, bad arguments) raise.
+    """
+
+    name = TOOL_NAME
+    parallel_safe = True
+
+    def __init__(self, sandbox: Any, limits: Optional[SandboxLimits] = None) -> None:
+        if not callable(getattr(sandbox, "run", None)):
+            raise TypeError("sandbox must have an async run(code, *, limits=...) method")
+        base = getattr(sandbox, "limits", None)
+        if limits is None:
+            limits = base if isinstance(base, SandboxLimits) else SandboxLimits()
+        elif not isinstance(limits, SandboxLimits):
+            raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
+        elif isinstance(base, SandboxLimits):
+            looser = limits.looser_fields(base)
+            if looser:
+                detail = ", ".join(f"{f}={getattr(limits, f)!r} > {getattr(base, f)!r}" for f in looser)
+                raise ValueError(f"the tool's limits must not be looser than the sandbox's: {detail}")
+            limits = limits.inherit(base)
+        self.sandbox = sandbox
+        self.limits = limits
+
+    @property
+    def description(self) -> Dict[str, Any]:
+        """The tool declaration: {"name", "description", "input_schema"} (also as "parameters")."""
+        text = (
+            "Run Python 3 code in a fresh, isolated sandbox and return its exit code, stdout "
+            "and stderr. Each call starts from nothing: no network, no state from earlier "
+            "calls, only the standard library. Print what you want to see. Files the code "
+            "writes in its working directory are returned by name as artifacts. "
+            f"Limits: {_describe_limits(self.limits)}; output beyond the limit is cut."
+        )
+        return {
+            "name": TOOL_NAME,
+            "description": text,
+            "input_schema": dict(TOOL_SCHEMA),
+            "parameters": dict(TOOL_SCHEMA),
+        }
+
+    @staticmethod
+    def _check(code: object) -> str:
+        if not isinstance(code, str):
+            raise TypeError(f"code must be a str, not {type(code).__name__}")
+        return code
+
+    @staticmethod
+    def _ok(result: SandboxResult) -> Dict[str, Any]:
+        out: Dict[str, Any] = {
+            "ok": True,
+            "exit_code": result.exit_code,
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+            "artifacts": [a.name for a in result.artifacts],
+        }
+        if result.signal is not None:
+            out["signal"] = result.signal
+        if result.stdout_truncated or result.stderr_truncated:
+            out["truncated"] = True
+        return out
+
+    def _refusal(self, limit: str, exc: Exception, result: Optional[SandboxResult]) -> Dict[str, Any]:
+        if limit == "wall":
+            bound = f" of {self.limits.wall_seconds:g} s" if self.limits.wall_seconds else ""
+        elif limit == "cpu":
+            bound = f" of {self.limits.cpu_seconds:g} s" if self.limits.cpu_seconds else ""
+        else:
+            bound = f" of {self.limits.memory_bytes} bytes" if self.limits.memory_bytes else ""
+        return {
+            "ok": False,
+            "error": {
+                "code": "sandbox_limit_exceeded",
+                "limit": limit,
+                "message": f"the code exceeded the sandbox's {_LIMIT_WORDS[limit]} limit{bound}; "
+                "running it again would hit the same limit",
+            },
+            "stdout": result.stdout if result else "",
+            "stderr": result.stderr if result else "",
+        }
+
+    async def __call__(self, code: str) -> Dict[str, Any]:
+        """Run code and return the tool result dict (see the class docstring)."""
+        code = self._check(code)
+        try:
+            result = await self.sandbox.run(code, limits=self.limits)
+        except SandboxTimeoutError as e:
+            return self._refusal(e.limit, e, e.result)
+        except SandboxMemoryError as e:
+            return self._refusal("memory", e, e.result)
+        return self._ok(result)
+
+    def call_sync(self, code: str) -> Dict[str, Any]:
+        """Like `await tool(code)`, blocking (uses the sandbox's run_sync when it has one)."""
+        code = self._check(code)
+        run_sync = getattr(self.sandbox, "run_sync", None)
+        if run_sync is None:
+            return asyncio.run(self(code))
+        try:
+            result = run_sync(code, limits=self.limits)
+        except SandboxTimeoutError as e:
+            return self._refusal(e.limit, e, e.result)
+        except SandboxMemoryError as e:
+            return self._refusal("memory", e, e.result)
+        return self._ok(result)
+
+    def __repr__(self) -> str:
+        return f"SandboxTool(name={TOOL_NAME!r}, limits={self.limits!r})"
+
+
+def sandbox_tool(sandbox: Any, limits: Optional[SandboxLimits] = None) -> SandboxTool:
+    """The run_python tool over sandbox, with its own limits (never looser than the sandbox's).
+
+    limits: None uses the sandbox's limits; a field left None takes the
+    sandbox's value; a field looser than the sandbox's raises ValueError.
+    """
+    return SandboxTool(sandbox, limits)

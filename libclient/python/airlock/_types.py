@@ -1,0 +1,283 @@
+"""Plain data of the binding: limits, results, artifacts, and the exceptions."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple, Union
+
+from . import _lib
+
+__all__ = [
+    "SandboxLimits",
+    "SandboxArtifact",
+    "SandboxResult",
+    "SandboxError",
+    "SandboxTimeoutError",
+    "SandboxMemoryError",
+    "SandboxUnavailableError",
+]
+
+Number = Union[int, float]
+
+# SandboxLimits field -> (daemon limit, unit multiplier to the daemon's unit)
+_LIMIT_FIELDS: Dict[str, Tuple[int, int]] = {
+    "wall_seconds": (_lib.LIMIT_WALL_MS, 1000),
+    "cpu_seconds": (_lib.LIMIT_CPU_MS, 1000),
+    "memory_bytes": (_lib.LIMIT_MEMORY_BYTES, 1),
+    "processes": (_lib.LIMIT_PROCESSES, 1),
+    "max_output_bytes": (_lib.LIMIT_OUTPUT_BYTES, 1),
+    "max_artifact_bytes": (_lib.LIMIT_ARTIFACT_BYTES, 1),
+    "max_artifacts": (_lib.LIMIT_ARTIFACTS, 1),
+}
+
+_UNSET = object()
+
+
+def _check_limit(name: str, value: object, integral: bool) -> Optional[Number]:
+    """Check one limit value: None, or a positive finite number (an int for counts and bytes)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float) if not integral else int):
+        kind = "an int" if integral else "a number"
+        raise TypeError(f"SandboxLimits.{name} must be {kind} or None, not {type(value).__name__}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"SandboxLimits.{name} must be positive, not {value!r}")
+    return value
+
+
+class SandboxLimits:
+    """Ceilings of one run; None leaves a limit at the daemon's configured default.
+
+    wall_seconds: wall-clock time; hitting it raises SandboxTimeoutError(limit="wall").
+    cpu_seconds: processor time of all processes and threads; hitting it raises
+        SandboxTimeoutError(limit="cpu").
+    memory_bytes: memory of the whole sandbox (a cgroup limit, not RLIMIT_AS);
+        hitting it raises SandboxMemoryError.
+    processes: processes and threads the code may have at once.
+    max_output_bytes: bytes of stdout and of stderr kept, each; longer output is
+        cut and the result's stdout_truncated/stderr_truncated says so.
+        max_output_chars is accepted as an alias (the daemon counts bytes; the
+        decoded text never has more characters than bytes).
+    max_artifact_bytes: bytes kept per artifact; a larger file comes back cut,
+        with truncated set.
+    max_artifacts: how many artifacts come back.
+
+    Every value must be positive: the daemon reads 0 as "its default", so 0
+    cannot mean "none". A value above the daemon's ceiling makes the run fail
+    with SandboxUnavailableError(code="bad_request").
+    """
+
+    __slots__ = tuple(_LIMIT_FIELDS)
+
+    wall_seconds: Optional[float]
+    cpu_seconds: Optional[float]
+    memory_bytes: Optional[int]
+    processes: Optional[int]
+    max_output_bytes: Optional[int]
+    max_artifact_bytes: Optional[int]
+    max_artifacts: Optional[int]
+
+    def __init__(
+        self,
+        wall_seconds: Optional[Number] = 10.0,
+        cpu_seconds: Optional[Number] = 5,
+        memory_bytes: Optional[int] = 256 * 1024 * 1024,
+        processes: Optional[int] = None,
+        max_output_bytes: Optional[int] = None,
+        max_artifact_bytes: Optional[int] = None,
+        max_artifacts: Optional[int] = None,
+        *,
+        max_output_chars: Optional[int] = _UNSET,  # type: ignore[assignment]
+    ) -> None:
+        if max_output_chars is not _UNSET:
+            if max_output_bytes is not None and max_output_bytes != max_output_chars:
+                raise ValueError("give max_output_bytes or its alias max_output_chars, not both")
+            max_output_bytes = max_output_chars
+        values = {
+            "wall_seconds": _check_limit("wall_seconds", wall_seconds, False),
+            "cpu_seconds": _check_limit("cpu_seconds", cpu_seconds, False),
+            "memory_bytes": _check_limit("memory_bytes", memory_bytes, True),
+            "processes": _check_limit("processes", processes, True),
+            "max_output_bytes": _check_limit("max_output_bytes", max_output_bytes, True),
+            "max_artifact_bytes": _check_limit("max_artifact_bytes", max_artifact_bytes, True),
+            "max_artifacts": _check_limit("max_artifacts", max_artifacts, True),
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("SandboxLimits is immutable; use replace()")
+
+    @property
+    def max_output_chars(self) -> Optional[int]:
+        """Alias of max_output_bytes (the name the agent kit's SandboxLimits uses)."""
+        return self.max_output_bytes
+
+    def replace(self, **changes: object) -> "SandboxLimits":
+        """A copy with some fields changed (like dataclasses.replace)."""
+        values: Dict[str, object] = {name: getattr(self, name) for name in _LIMIT_FIELDS}
+        if "max_output_chars" in changes:
+            values["max_output_bytes"] = changes.pop("max_output_chars")
+        for name in changes:
+            if name not in values:
+                raise TypeError(f"SandboxLimits has no field {name!r}")
+        values.update(changes)
+        return SandboxLimits(**values)  # type: ignore[arg-type]
+
+    def as_dict(self) -> Dict[str, Optional[Number]]:
+        """The fields as a dict."""
+        return {name: getattr(self, name) for name in _LIMIT_FIELDS}
+
+    def daemon_limits(self) -> Dict[int, int]:
+        """The limits as the daemon counts them (enum airlock_limit -> value); None fields left out.
+
+        Seconds become milliseconds rounded up, so a positive value never
+        becomes 0 (which the daemon would read as its default).
+        """
+        out: Dict[int, int] = {}
+        for name, (limit, scale) in _LIMIT_FIELDS.items():
+            value = getattr(self, name)
+            if value is not None:
+                out[limit] = max(1, int(math.ceil(value * scale)))
+        return out
+
+    def looser_fields(self, other: "SandboxLimits") -> List[str]:
+        """The fields where self allows more than other; None in self means "as other"."""
+        looser = []
+        for name in _LIMIT_FIELDS:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine is not None and theirs is not None and mine > theirs:
+                looser.append(name)
+        return looser
+
+    def inherit(self, other: "SandboxLimits") -> "SandboxLimits":
+        """A copy where each None field takes other's value."""
+        values = {name: getattr(self, name) for name in _LIMIT_FIELDS}
+        for name, value in values.items():
+            if value is None:
+                values[name] = getattr(other, name)
+        return SandboxLimits(**values)  # type: ignore[arg-type]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SandboxLimits):
+            return NotImplemented
+        return self.as_dict() == other.as_dict()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.as_dict().values()))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items())
+        return f"SandboxLimits({inner})"
+
+
+@dataclass(frozen=True)
+class SandboxArtifact:
+    """A file the code created or changed in its workspace.
+
+    name: its path relative to the workspace. It comes from the sandbox:
+        never use it as a host path without checking it.
+    content: the bytes kept (at most max_artifact_bytes).
+    truncated: whether content holds fewer bytes than the file had.
+    size: the file's size in the workspace (None when not known).
+    """
+
+    name: str
+    content: bytes
+    truncated: bool = False
+    size: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """What the code did. A non-zero exit or a signal is a result, not an error.
+
+    stdout, stderr: the output kept, decoded as UTF-8 with errors="replace";
+        stdout_bytes, stderr_bytes are the raw bytes.
+    exit_code: the exit status, or None when the code was killed by a signal.
+    signal: the signal that killed the code, or None.
+    duration: wall-clock time of the run, seconds.
+    cpu_time: processor time of the run (user + system), seconds.
+    stdout_truncated, stderr_truncated: whether output was cut at the limit.
+    artifacts: the files the code created or changed, in the daemon's order.
+        Input files the code did not change are not returned.
+    memory_peak_bytes: peak memory of the sandbox, None when not measured.
+    queued_seconds: how long the request waited in the daemon's queue.
+    outcome: the daemon's name for how the run ended ("exited", "signaled",
+        "wall_limit", "cpu_limit", "memory_limit"); the last two only appear
+        on the result carried by an exception.
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: Optional[int]
+    signal: Optional[int] = None
+    duration: float = 0.0
+    cpu_time: float = 0.0
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    artifacts: Tuple[SandboxArtifact, ...] = ()
+    memory_peak_bytes: Optional[int] = None
+    queued_seconds: float = 0.0
+    stdout_bytes: bytes = field(default=b"", repr=False)
+    stderr_bytes: bytes = field(default=b"", repr=False)
+    outcome: str = "exited"
+
+    @property
+    def ok(self) -> bool:
+        """True when the code exited with status 0."""
+        return self.exit_code == 0
+
+    def artifact(self, name: str) -> Optional[SandboxArtifact]:
+        """The artifact called name, or None."""
+        for a in self.artifacts:
+            if a.name == name:
+                return a
+        return None
+
+
+class SandboxError(Exception):
+    """Base of every error of the binding; raised as such when the sandbox itself failed.
+
+    message: what went wrong. result: the partial result when there is one.
+    """
+
+    def __init__(self, message: str, *, result: Optional[SandboxResult] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.result = result
+
+
+class SandboxTimeoutError(SandboxError):
+    """The run was killed at its wall-clock (limit == "wall") or CPU (limit == "cpu") limit.
+
+    result holds what the code printed before it was killed.
+    """
+
+    def __init__(self, message: str, *, limit: str, result: Optional[SandboxResult] = None) -> None:
+        super().__init__(message, result=result)
+        self.limit = limit
+
+
+class SandboxMemoryError(SandboxError):
+    """The run was killed at its memory limit (limit == "memory"); result holds the partial output."""
+
+    limit = "memory"
+
+
+class SandboxUnavailableError(SandboxError):
+    """The daemon could not be reached, or refused the request.
+
+    code: the daemon's stable error code ("unauthorized", "busy", "bad_request",
+        "unknown_runtime", "too_large", "internal", ...), or "unreachable" when
+        no daemon answered or the connection broke.
+    message: the daemon's message, or what failed locally.
+    errno: the negative errno libairlock returned (0 when not applicable).
+    """
+
+    def __init__(self, code: str, message: str, *, errno: int = 0) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.errno = errno
