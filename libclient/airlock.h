@@ -371,10 +371,10 @@ int airlock_cancel(struct airlock_conn *conn, uint32_t request_id);
  * airlock_ps_run_id() reports it: any run of this uid, submitted on any
  * connection (blocking, like airlock_cancel()). The run's result goes to the
  * connection that submitted it, with outcome AIRLOCK_OUTCOME_CANCELLED.
- * Returns 0, -ENOENT when no such run of the caller is in progress, -EINVAL
- * for a NULL conn or an id of 0, or another error as for airlock_cancel()
- * (a run of another user is refused as the daemon decides: -ENOENT or
- * -EACCES).
+ * Returns 0, -ENOENT when no such run of the caller is in progress (a run of
+ * another user is not_found too, exactly like one that never existed; root
+ * may cancel any run), -EINVAL for a NULL conn or an id of 0, or another
+ * error as for airlock_cancel().
  */
 int airlock_cancel_run(struct airlock_conn *conn, uint32_t run_id);
 
@@ -402,8 +402,8 @@ uint32_t airlock_ps_run_id(const struct airlock_ps *ps, size_t i);
 /* The uid that owns entry i; 0 when i is out of range. */
 uint32_t airlock_ps_uid(const struct airlock_ps *ps, size_t i);
 
-/* The process id the daemon reports for entry i (0 or negative when it has
- * none); 0 when i is out of range. */
+/* The pid of the client process that submitted entry i, as the daemon saw it
+ * (SO_PEERCRED); 0 when i is out of range. */
 int32_t airlock_ps_pid(const struct airlock_ps *ps, size_t i);
 
 /* The runtime name of entry i, or NULL when i is out of range. Valid until
@@ -415,8 +415,8 @@ const char *airlock_ps_runtime(const struct airlock_ps *ps, size_t i);
  * airlock_ps_free(). */
 const char *airlock_ps_state(const struct airlock_ps *ps, size_t i);
 
-/* How long entry i has been in the daemon, milliseconds, as the daemon
- * reports it; 0 when i is out of range. */
+/* Milliseconds since the daemon received entry i's request (queued time
+ * included); 0 when i is out of range. */
 uint64_t airlock_ps_elapsed_ms(const struct airlock_ps *ps, size_t i);
 
 #ifdef __cplusplus
