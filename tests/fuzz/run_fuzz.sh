@@ -1,0 +1,68 @@
+#!/bin/sh
+# run_fuzz.sh SRCDIR WORKDIR SECONDS: build every libFuzzer harness with clang
+# (-fsanitize=fuzzer,address,undefined) into WORKDIR, generate the seed corpus
+# with the real encoders (gen_seeds.c), replay every committed regression input
+# (tests/fuzz/regress/HARNESS/*), then fuzz each harness for SECONDS seconds.
+# Fails (never skips) when clang is missing or any harness crashes, leaks or
+# trips a sanitizer. `meson test` runs it briefly; `ninja fuzz` runs it long.
+set -eu
+src=$1 work=$2 secs=$3
+cc=${CLANG:-clang}
+if ! command -v "$cc" >/dev/null 2>&1; then
+	echo "FAIL: $cc not found: the fuzz harnesses need clang (scripts/deps.sh installs it)" >&2
+	exit 1
+fi
+mkdir -p "$work"
+flags="-std=c17 -D_GNU_SOURCE -DAIRLOCK_VERSION=\"fuzz\" -g -O1 -fno-omit-frame-pointer
+ -I$src -I$src/common -I$src/libclient -I$src/daemon
+ -fsanitize=address,undefined -fno-sanitize-recover=all"
+common="$src/common/log.c $src/common/fdpass.c $src/common/memfd.c $src/common/proto.c"
+libs="$(pkg-config --libs msgpack) $(pkg-config --libs inih)"
+
+build() { # name sources...
+	name=$1
+	shift
+	# shellcheck disable=SC2086
+	$cc $flags -fsanitize=fuzzer -o "$work/$name" "$@" $common $libs
+}
+build fuzz_proto "$src/tests/proto/fuzz_proto.c"
+build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c"
+build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/plan.c"
+# shellcheck disable=SC2086
+$cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/plan.c" $common $libs
+rm -rf "$work/seeds"
+"$work/gen_seeds" "$work/seeds"
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+for h in proto config plan; do
+	corpus="$work/corpus-$h"
+	mkdir -p "$corpus"
+	# Regressions first: each committed input runs once and must pass.
+	n=0
+	for f in "$src/tests/fuzz/regress/$h"/*; do
+		[ -f "$f" ] || continue
+		n=$((n + 1))
+		if ! "$work/fuzz_$h" "$f" >"$work/regress-$h.log" 2>&1; then
+			echo "FAIL fuzz_$h: regression input $f crashes:" >&2
+			tail -30 "$work/regress-$h.log" >&2
+			status=1
+		fi
+	done
+	echo "fuzz_$h: $n regression inputs replayed"
+	log="$work/fuzz-$h.log"
+	if "$work/fuzz_$h" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$work/crash-$h-" -print_final_stats=1 \
+		"$corpus" "$work/seeds/$h" >"$log" 2>&1; then
+		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+		cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+		echo "ok fuzz_$h: $runs execs in ${secs} s, $cov, corpus $(ls "$corpus" | wc -l)"
+	else
+		echo "FAIL fuzz_$h: see $log; crash input(s): $(ls "$work"/crash-$h-* 2>/dev/null)" >&2
+		grep -A 25 'ERROR\|runtime error' "$log" | head -40 >&2
+		echo "  (commit the input under tests/fuzz/regress/$h/ once understood)" >&2
+		status=1
+	fi
+done
+exit $status
