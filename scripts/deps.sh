@@ -3,7 +3,7 @@
 set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libevent-dev libmsgpack-dev libseccomp-dev
 libcap-ng-dev libcmocka-dev libjansson-dev libinih-dev libsystemd-dev python3 iproute2
-clang-format git groff-base bubblewrap
+clang-format clang git groff-base bubblewrap
 procps systemd"
 missing=""
 for p in $pkgs; do
