@@ -281,7 +281,7 @@ class SandboxTest(unittest.TestCase):
 
     def test_cancelled_run(self) -> None:
         async def main():
-            task = asyncio.create_task(self.sandbox.run("import time\ntime.sleep(2)"))
+            task = asyncio.create_task(self.sandbox.run("import time\ntime.sleep(30)"))
             await asyncio.sleep(0.2)
             task.cancel()
             with self.assertRaises(asyncio.CancelledError):
@@ -289,6 +289,31 @@ class SandboxTest(unittest.TestCase):
             return await self.sandbox.run("print('after')")
 
         self.assertEqual(self.run_async(main()).stdout, "after\n")
+        # The daemon stopped the cancelled run (30 s of sleep) rather than letting it run on.
+        self.assertEqual(self.runs_in_daemon(), 0)
+
+    def runs_in_daemon(self) -> int:
+        """Runs the daemon lists (airlock_ps), after they had up to 3 s to end."""
+        import ctypes
+
+        lib = self.sandbox._lib
+        lib.airlock_ps.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+        lib.airlock_ps_count.argtypes = [ctypes.c_void_p]
+        lib.airlock_ps_count.restype = ctypes.c_size_t
+        lib.airlock_ps_free.argtypes = [ctypes.c_void_p]
+        conn = self.sandbox._connect()
+        try:
+            for _ in range(300):
+                ps = ctypes.c_void_p()
+                self.assertEqual(lib.airlock_ps(conn.ptr, ctypes.byref(ps)), 0)
+                n = lib.airlock_ps_count(ps)
+                lib.airlock_ps_free(ps)
+                if n == 0:
+                    break
+                time.sleep(0.01)
+            return n
+        finally:
+            conn.close()
 
     def test_run_sync_threads(self) -> None:
         import concurrent.futures
@@ -460,6 +485,14 @@ class LibraryTest(unittest.TestCase):
         self.assertIsNotNone(lib.airlock_run_submit)
         with self.assertRaises(airlock.LibraryNotFoundError):
             airlock.load_library("/nonexistent/libairlock.so")
+
+    def test_soname_without_env(self) -> None:
+        env = dict(os.environ)
+        env.pop("AIRLOCK_LIBRARY")
+        env["LD_LIBRARY_PATH"] = os.path.dirname(os.environ["AIRLOCK_LIBRARY"])
+        code = "import airlock, sys; s = airlock.AirlockSandbox(sys.argv[1]); print(s.run_sync('print(5)').stdout, end='')"
+        out = subprocess.run([sys.executable, "-c", code, SOCKET], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual((out.returncode, out.stdout), (0, "5\n"), out.stderr)
 
 
 if __name__ == "__main__":
