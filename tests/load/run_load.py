@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""run_load.py: 2,000+ tiny runs from 32 concurrent clients as three uids
+(root, nobody, daemon) through the real `airlock` command against a real
+airlockd. Checks that every request got exactly its own correct answer (busy
+answers are counted and retried), that nothing leaked in the daemon (fds,
+memfds, processes, mounts, sandbox uids, run cgroups) and that the frontend's
+RSS after the load is within a small margin of its level after warm-up.
+
+Prints one line per check (`ok ...` / `FAIL ...`), the figures, and exits 1
+on any failure.
+"""
+import argparse
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+UID_BASE = 900000 + 4096 * 1
+UID_COUNT = 256
+CLIENTS = 32
+RUNS = 2000
+WARMUP = 200
+RSS_MARGIN_KB = 2048
+USERS = ["root", "nobody", "daemon"]
+
+
+def children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                st = open("/proc/%s/stat" % d).read()
+            except OSError:
+                continue
+            if int(st[st.rfind(")") + 2:].split()[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def fds(pid):
+    out = []
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            out.append(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+        except OSError:
+            pass
+    return out
+
+
+def status(pid, key):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return None
+
+
+def uid_procs():
+    n = 0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                for line in open("/proc/%s/status" % d):
+                    if line.startswith("Uid:"):
+                        n += UID_BASE <= int(line.split()[1]) < UID_BASE + UID_COUNT
+                        break
+            except OSError:
+                pass
+    return n
+
+
+class Daemon:
+    def __init__(self, airlockd):
+        self.dir = tempfile.mkdtemp(prefix="airlock-load-")
+        os.chmod(self.dir, 0o755)
+        self.sock = os.path.join(self.dir, "airlock.sock")
+        self.config = os.path.join(self.dir, "airlockd.conf")
+        self.log = os.path.join(self.dir, "airlockd.log")
+        with open(self.config, "w") as f:
+            f.write("[daemon]\nsocket_mode = 0666\nmax_runs = 64\nmax_runs_per_uid = 64\n"
+                    "max_connections_per_uid = 64\n"
+                    "[access]\nallow_users = nobody, daemon\n"
+                    "[sandbox]\nuid_base = %d\nuid_count = %d\n" % (UID_BASE, UID_COUNT))
+        os.chmod(self.config, 0o644)
+        self.proc = subprocess.Popen(
+            [airlockd, "--foreground", "--user", "nobody", "--socket", self.sock, "--config", self.config],
+            stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
+        self.cgroup = None
+        self.frontend = None
+
+    def wait_ready(self, airlock):
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("airlockd exited: " + open(self.log).read())
+            if os.path.exists(self.sock) and subprocess.run(
+                    [airlock, "--socket", self.sock, "ping"], capture_output=True, timeout=5).returncode == 0:
+                kids = children(self.proc.pid)
+                self.frontend = kids[0] if kids else None
+                m = re.search(r"cgroup v1 memory controller at (\S+)", open(self.log).read())
+                self.cgroup = m.group(1) if m else None
+                return
+            time.sleep(0.05)
+        raise RuntimeError("airlockd not ready")
+
+    def snapshot(self):
+        fe = fds(self.frontend)
+        sp = fds(self.proc.pid)
+        cg = []
+        if self.cgroup and os.path.isdir(self.cgroup):
+            cg = [d for d in os.listdir(self.cgroup)
+                  if re.match(r"^u\d+$", d) and UID_BASE <= int(d[1:]) < UID_BASE + UID_COUNT]
+        return {
+            "frontend_fds": len(fe),
+            "frontend_memfds": sum("memfd:" in f for f in fe),
+            "spawner_fds": len(sp),
+            "spawner_memfds": sum("memfd:" in f for f in sp),
+            "daemon_children": len(children(self.proc.pid)),
+            "sandbox_uid_procs": uid_procs(),
+            "run_cgroups": len(cg),
+            "host_mounts": len(open("/proc/self/mountinfo").read().splitlines()),
+            "spawner_mounts": len(open("/proc/%d/mountinfo" % self.proc.pid).read().splitlines()),
+            "frontend_threads": status(self.frontend, "Threads"),
+        }
+
+    def rss_kb(self):
+        return status(self.frontend, "VmRSS")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def drive(airlock, sock, n, tag, stats):
+    """n runs from CLIENTS threads; each request retried on busy until it has its answer."""
+    work = queue.Queue()
+    for i in range(n):
+        work.put(i)
+    lock = threading.Lock()
+
+    def client(k):
+        user = USERS[k % len(USERS)]
+        while True:
+            try:
+                i = work.get_nowait()
+            except queue.Empty:
+                return
+            token = "%s-%d-%s" % (tag, i, user)
+            for attempt in range(200):
+                try:
+                    p = subprocess.run(
+                        [airlock, "--socket", sock, "run", "--lang", "sh", "-c", "echo %s" % token],
+                        capture_output=True, timeout=30, user=user, env={"PATH": "/usr/bin:/bin"})
+                except subprocess.TimeoutExpired:
+                    with lock:
+                        stats["hangs"] += 1
+                    continue
+                if p.returncode == 69 and b"busy" in p.stderr:
+                    with lock:
+                        stats["busy"] += 1
+                    time.sleep(0.01 * (1 + attempt % 10))
+                    continue
+                with lock:
+                    if p.returncode == 0 and p.stdout == (token + "\n").encode():
+                        stats["ok"] += 1
+                        stats["per_user"][user] = stats["per_user"].get(user, 0) + 1
+                    else:
+                        stats["wrong"].append((token, p.returncode, p.stdout[:100], p.stderr[:200]))
+                break
+            else:
+                with lock:
+                    stats["gave_up"] += 1
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENTS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--airlockd", required=True)
+    ap.add_argument("--airlock", required=True)
+    ap.add_argument("--runs", type=int, default=RUNS)
+    args = ap.parse_args()
+    failures = []
+
+    def check(ok, what):
+        print(("ok " if ok else "FAIL ") + what, flush=True)
+        if not ok:
+            failures.append(what)
+
+    d = Daemon(args.airlockd)
+    try:
+        d.wait_ready(args.airlock)
+        warm = {"ok": 0, "busy": 0, "hangs": 0, "gave_up": 0, "wrong": [], "per_user": {}}
+        drive(args.airlock, d.sock, WARMUP, "warm", warm)
+        check(warm["ok"] == WARMUP, "warm-up: %d/%d runs answered correctly" % (warm["ok"], WARMUP))
+        time.sleep(0.5)
+        before = d.snapshot()
+        rss_before = d.rss_kb()
+        stats = {"ok": 0, "busy": 0, "hangs": 0, "gave_up": 0, "wrong": [], "per_user": {}}
+        t0 = time.time()
+        drive(args.airlock, d.sock, args.runs, "load", stats)
+        elapsed = time.time() - t0
+        time.sleep(0.5)
+        after = d.snapshot()
+        rss_after = d.rss_kb()
+        print("# %d runs, %d clients, users %s, %.1f s (%.0f runs/s), busy answers %d, hangs %d"
+              % (args.runs, CLIENTS, stats["per_user"], elapsed, args.runs / elapsed, stats["busy"], stats["hangs"]))
+        check(stats["ok"] == args.runs, "every request got its own correct answer (%d/%d)" % (stats["ok"], args.runs))
+        for w in stats["wrong"][:5]:
+            print("#   wrong answer: %r" % (w,))
+        check(stats["hangs"] == 0 and stats["gave_up"] == 0,
+              "no client hung or gave up (hangs %d, gave up %d)" % (stats["hangs"], stats["gave_up"]))
+        check(len(stats["per_user"]) == 3, "runs came from 3 uids: %s" % sorted(stats["per_user"]))
+        for k in before:
+            check(after[k] == before[k], "no leak: %s %s -> %s" % (k, before[k], after[k]))
+        check(rss_after <= rss_before + RSS_MARGIN_KB,
+              "frontend RSS %d KiB after warm-up -> %d KiB after the load (margin %d KiB)"
+              % (rss_before, rss_after, RSS_MARGIN_KB))
+        check(d.proc.poll() is None, "airlockd still running")
+    finally:
+        d.stop()
+        if os.environ.get("AIRLOCK_TEST_KEEP"):
+            print("# kept", d.dir)
+        else:
+            shutil.rmtree(d.dir, ignore_errors=True)
+    print("%d failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
