@@ -1,0 +1,756 @@
+/*
+ * test_service.c: airlockd as a shared service: the bounded queue and busy,
+ * round-robin between uids, queued_ms, cancel and ps (own runs only), the
+ * audit line, SIGHUP reload, the graceful stop, sd_notify, socket activation
+ * and the systemd units.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "front_util.h"
+#include "proto.h"
+
+#define CFG(extra) "[sandbox]\nuid_base = 760000\nuid_count = 64\n" extra
+#define UID_LO 760000
+#define UID_HI (760000 + 63)
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A raw connection that said hello. */
+static int
+conn(const struct fixture *f)
+{
+	struct proto_msg m;
+	int fd = front_raw_connect(f->sock);
+
+	assert_true(fd >= 0);
+	assert_int_equal(front_send_hello(fd, 1, PROTO_VERSION), 0);
+	assert_int_equal(front_recv(fd, 5000, &m), 0);
+	assert_int_equal(m.type, PROTO_HELLO_OK);
+	proto_msg_free(&m);
+	return fd;
+}
+
+/* Send a run of sh code with request id. */
+static void
+send_sh(int fd, uint32_t id, const char *code)
+{
+	struct proto_run run;
+	struct proto_out out;
+
+	memset(&run, 0, sizeof(run));
+	run.runtime = "sh";
+	run.code = (struct proto_blob){
+		.data = (const uint8_t *)code, .len = strlen(code), .fd = -1, .present = true};
+	run.stdin_data.fd = -1;
+	assert_int_equal(proto_encode_run(id, &run, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+}
+
+static void
+send_cancel(int fd, uint32_t id, uint32_t request, uint32_t run)
+{
+	struct proto_cancel c = {.request = request, .run = run};
+	struct proto_out out;
+
+	assert_int_equal(proto_encode_cancel(id, &c, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+}
+
+static void
+send_ps(int fd, uint32_t id)
+{
+	struct proto_out out;
+
+	assert_int_equal(proto_encode_simple(id, PROTO_PS, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+}
+
+/* Receive the next message, which must have this id. */
+static void
+recv_id(int fd, uint32_t id, struct proto_msg *m)
+{
+	assert_int_equal(front_recv(fd, 20000, m), 0);
+	if (m->id != id)
+		print_message("expected id %u, got %u (%s)\n", id, m->id, proto_type_name(m->type));
+	assert_int_equal(m->id, id);
+}
+
+static bool
+no_sandbox_left(int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (fixture_count_uid_procs(UID_LO, UID_HI) == 0)
+			return true;
+		sleep_ms(10);
+	}
+	return false;
+}
+
+/* Does the daemon's log contain s? */
+static bool
+log_has(const struct fixture *f, const char *s)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd = open(f->log, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, s) != NULL;
+}
+
+/*
+ * max_runs 2 and a queue of 3: of 7 requests 5 are accepted (2 run, 3
+ * wait) and 2 get busy at once; every accepted one gets exactly one result;
+ * queued ones report queued_ms, and their wall time does not include it.
+ */
+static void
+test_queue_and_busy(void **state)
+{
+	struct fixture f;
+	int fd, i, results = 0, busy = 0, queued = 0;
+	bool seen[8] = {false};
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[daemon]\nmax_runs = 2\nmax_queued = 3\n")), 0);
+	fd = conn(&f);
+	for (i = 1; i <= 7; i++)
+		send_sh(fd, (uint32_t)i, "sleep 0.4; echo done");
+	while (results + busy < 7) {
+		struct proto_msg m;
+
+		assert_int_equal(front_recv(fd, 20000, &m), 0);
+		assert_true(m.id >= 1 && m.id <= 7);
+		assert_false(seen[m.id]); /* exactly one answer per request */
+		seen[m.id] = true;
+		if (m.type == PROTO_ERROR) {
+			assert_int_equal(m.u.error.code, PROTO_ERR_BUSY);
+			assert_non_null(strstr(m.u.error.message, "queue is full"));
+			busy++;
+		} else {
+			assert_int_equal(m.type, PROTO_RESULT);
+			assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+			assert_true(m.u.result.wall_ms < 4000);
+			if (m.u.result.queued_ms >= 300)
+				queued++;
+			results++;
+		}
+		proto_msg_free(&m);
+	}
+	assert_int_equal(busy, 2);
+	assert_int_equal(results, 5);
+	assert_true(queued >= 3);
+	close(fd);
+	assert_true(no_sandbox_left(5000));
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+struct rr_out {
+	uint64_t done_ms[4];
+	int n;
+};
+
+static const char *rr_sock;
+static uint64_t rr_t0;
+
+/* As nobody: submit 2 runs at t0 + 150 ms, record when each result came. */
+static void
+rr_nobody(void *arg, void *buf)
+{
+	struct rr_out *o = buf;
+	struct proto_msg m;
+	int fd, i;
+
+	(void)arg;
+	memset(o, 0, sizeof(*o));
+	while (now_ms() < rr_t0 + 150)
+		sleep_ms(5);
+	fd = front_raw_connect(rr_sock);
+	if (fd < 0 || front_send_hello(fd, 1, PROTO_VERSION) < 0 || front_recv(fd, 5000, &m) < 0)
+		return;
+	proto_msg_free(&m);
+	for (i = 0; i < 2; i++) {
+		struct proto_run run;
+		struct proto_out out;
+		static const char code[] = "sleep 0.3";
+
+		memset(&run, 0, sizeof(run));
+		run.runtime = "sh";
+		run.code = (struct proto_blob){.data = (const uint8_t *)code,
+					       .len = sizeof(code) - 1,
+					       .fd = -1,
+					       .present = true};
+		run.stdin_data.fd = -1;
+		if (proto_encode_run((uint32_t)(10 + i), &run, &out) < 0 ||
+		    front_send_out(fd, &out) < 0)
+			return;
+	}
+	for (i = 0; i < 2; i++) {
+		if (front_recv(fd, 30000, &m) < 0)
+			return;
+		if (m.type == PROTO_RESULT)
+			o->done_ms[o->n++] = now_ms();
+		proto_msg_free(&m);
+	}
+	close(fd);
+}
+
+/*
+ * One slot; root queues 4 runs, then nobody queues 2. Round-robin between
+ * uids: nobody's runs do not wait for all of root's; both of them finish
+ * before root's last one.
+ */
+static void
+test_round_robin_between_uids(void **state)
+{
+	struct fixture f;
+	struct rr_out o;
+	uint64_t root_done[4];
+	pid_t child;
+	int fd, i, st;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[daemon]\nmax_runs = 1\nsocket_mode = 0666\n"
+					       "[access]\nallow_users = nobody\n")),
+			 0);
+	fd = conn(&f);
+	rr_sock = f.sock;
+	rr_t0 = now_ms();
+	for (i = 1; i <= 4; i++)
+		send_sh(fd, (uint32_t)i, "sleep 0.3");
+	/* nobody's client runs in a child and reports its finish times. */
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		int r = front_as_user(FRONT_NOBODY_UID, FRONT_NOBODY_GID, rr_nobody, NULL, &o,
+				      sizeof(o));
+		int p = open("/dev/null", O_WRONLY);
+
+		(void)p;
+		/* hand the result back through a file in the fixture dir */
+		{
+			char path[200];
+			FILE *fp;
+
+			snprintf(path, sizeof(path), "%s/rr.out", f.dir);
+			fp = fopen(path, "we");
+			if (fp != NULL) {
+				fwrite(&o, sizeof(o), 1, fp);
+				fclose(fp);
+			}
+		}
+		_exit(r == 0 ? 0 : 1);
+	}
+	for (i = 0; i < 4; i++) {
+		struct proto_msg m;
+
+		assert_int_equal(front_recv(fd, 30000, &m), 0);
+		assert_int_equal(m.type, PROTO_RESULT);
+		root_done[i] = now_ms();
+		proto_msg_free(&m);
+	}
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	{
+		char path[200];
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "%s/rr.out", f.dir);
+		fp = fopen(path, "re");
+		assert_non_null(fp);
+		assert_int_equal(fread(&o, sizeof(o), 1, fp), 1);
+		fclose(fp);
+	}
+	assert_int_equal(o.n, 2);
+	/* Strict FIFO would finish all four root runs first. */
+	assert_true(o.done_ms[0] < root_done[3]);
+	assert_true(o.done_ms[1] < root_done[3]);
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+/* nobody's view: ps and a cancel of root's run. */
+struct nobody_arg {
+	const char *sock;
+	uint32_t run;
+};
+
+struct nobody_out {
+	int ps_runs, cancel_code;
+};
+
+static void
+nobody_fn(void *varg, void *buf)
+{
+	struct nobody_arg *arg = varg;
+	struct nobody_out *o = buf;
+	struct proto_cancel c = {.run = arg->run};
+	struct proto_out out;
+	struct proto_msg m;
+	int fd;
+
+	o->ps_runs = -1;
+	o->cancel_code = -1;
+	fd = front_raw_connect(arg->sock);
+	if (fd < 0 || front_send_hello(fd, 1, PROTO_VERSION) < 0 || front_recv(fd, 5000, &m) < 0)
+		return;
+	proto_msg_free(&m);
+	if (proto_encode_simple(2, PROTO_PS, &out) < 0 || front_send_out(fd, &out) < 0 ||
+	    front_recv(fd, 5000, &m) < 0)
+		return;
+	if (m.type == PROTO_PS_OK)
+		o->ps_runs = (int)m.u.ps.nruns;
+	proto_msg_free(&m);
+	if (proto_encode_cancel(3, &c, &out) < 0 || front_send_out(fd, &out) < 0 ||
+	    front_recv(fd, 5000, &m) < 0)
+		return;
+	if (m.type == PROTO_ERROR)
+		o->cancel_code = (int)m.u.error.code;
+	proto_msg_free(&m);
+	close(fd);
+}
+
+/*
+ * cancel by request id: cancel_ok, then the run's result with outcome
+ * cancelled and the output it had made, quickly, and nothing left; cancel
+ * by run id (from ps) from another connection of the same uid; a run of
+ * root is not_found for nobody, and invisible in nobody's ps.
+ */
+static void
+test_cancel_and_ps(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	uint32_t run_id = 0;
+	uint64_t t;
+	int a, b;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[daemon]\nsocket_mode = 0666\n"
+					       "[access]\nallow_users = nobody\n")),
+			 0);
+	a = conn(&f);
+	send_sh(a, 5, "echo started; sleep 30");
+	/* Wait until it runs (its output is there), then cancel it. */
+	while (fixture_count_uid_procs(UID_LO, UID_HI) < 2)
+		sleep_ms(10);
+	sleep_ms(200);
+	t = now_ms();
+	send_cancel(a, 6, 5, 0);
+	recv_id(a, 6, &m);
+	assert_int_equal(m.type, PROTO_CANCEL_OK);
+	proto_msg_free(&m);
+	recv_id(a, 5, &m);
+	assert_int_equal(m.type, PROTO_RESULT);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_CANCELLED);
+	assert_int_equal(m.u.result.out[0].total, 8);
+	assert_memory_equal(m.u.result.out[0].data.data, "started\n", 8);
+	proto_msg_free(&m);
+	assert_true(now_ms() - t < 5000);
+	assert_true(no_sandbox_left(5000));
+	/* cancelling it again: it is gone */
+	send_cancel(a, 7, 5, 0);
+	recv_id(a, 7, &m);
+	assert_int_equal(m.type, PROTO_ERROR);
+	assert_int_equal(m.u.error.code, PROTO_ERR_NOT_FOUND);
+	proto_msg_free(&m);
+
+	/* ps on another connection finds the run; cancel it by run id there. */
+	send_sh(a, 8, "sleep 30");
+	b = conn(&f);
+	send_ps(b, 2);
+	recv_id(b, 2, &m);
+	assert_int_equal(m.type, PROTO_PS_OK);
+	assert_int_equal(m.u.ps.nruns, 1);
+	assert_string_equal(m.u.ps.runs[0].runtime, "sh");
+	assert_int_equal(m.u.ps.runs[0].uid, 0);
+	assert_int_equal(m.u.ps.runs[0].pid, (int32_t)getpid());
+	assert_true(strcmp(m.u.ps.runs[0].state, "running") == 0 ||
+		    strcmp(m.u.ps.runs[0].state, "queued") == 0);
+	run_id = m.u.ps.runs[0].run;
+	proto_msg_free(&m);
+
+	/* nobody sees nothing and cannot cancel it. */
+	{
+		struct nobody_out o;
+		struct nobody_arg arg = {f.sock, run_id};
+
+		assert_int_equal(front_as_user(FRONT_NOBODY_UID, FRONT_NOBODY_GID, nobody_fn, &arg,
+					       &o, sizeof(o)),
+				 0);
+		assert_int_equal(o.ps_runs, 0);
+		assert_int_equal(o.cancel_code, PROTO_ERR_NOT_FOUND);
+	}
+
+	send_cancel(b, 3, 0, run_id);
+	recv_id(b, 3, &m);
+	assert_int_equal(m.type, PROTO_CANCEL_OK);
+	proto_msg_free(&m);
+	recv_id(a, 8, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_CANCELLED);
+	proto_msg_free(&m);
+	/* A cancel names exactly one of request and run. */
+	{
+		static const uint8_t both[] = {0x84, 0xa4, 't',	 'y', 'p', 'e', 0x0a, 0xa2, 'i',
+					       'd',  0x09, 0xa7, 'r', 'e', 'q', 'u',  'e',  's',
+					       't',  0x01, 0xa3, 'r', 'u', 'n', 0x01};
+
+		assert_int_equal(send(b, both, sizeof(both), 0), (ssize_t)sizeof(both));
+		recv_id(b, 9, &m);
+		assert_int_equal(m.type, PROTO_ERROR);
+		assert_int_equal(m.u.error.code, PROTO_ERR_BAD_REQUEST);
+		proto_msg_free(&m);
+	}
+	for (i = 0; i < 2; i++)
+		close(i == 0 ? a : b);
+	assert_true(log_has(&f, "outcome=cancelled"));
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+/* The audit line names who, what and what came of it. */
+static void
+test_audit_line(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	char want[128];
+	int fd;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("")), 0);
+	fd = conn(&f);
+	send_sh(fd, 2, "exit 3");
+	recv_id(fd, 2, &m);
+	proto_msg_free(&m);
+	close(fd);
+	snprintf(want, sizeof(want),
+		 "uid=0 pid=%d runtime=sh limits=defaults outcome=exited exit_code=3",
+		 (int)getpid());
+	assert_true(log_has(&f, want));
+	assert_true(log_has(&f, " wall_ms="));
+	assert_true(log_has(&f, " queued_ms="));
+	assert_true(log_has(&f, " stdout_bytes=0 stderr_bytes=0 artifacts=0 artifact_bytes=0"));
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+/* Write the fixture's config file anew (root-owned, 0644). */
+static void
+rewrite_config(const struct fixture *f, const char *text)
+{
+	FILE *fp = fopen(f->config, "we");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	chmod(f->config, 0644);
+}
+
+/* The default wall_ms as info reports it. */
+static uint64_t
+info_wall_default(const struct fixture *f)
+{
+	struct proto_out out;
+	struct proto_msg m;
+	uint64_t v;
+	int fd = conn(f);
+
+	assert_int_equal(proto_encode_simple(2, PROTO_INFO, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+	recv_id(fd, 2, &m);
+	assert_int_equal(m.type, PROTO_INFO_OK);
+	v = m.u.info.defaults.v[PROTO_LIMIT_WALL_MS];
+	proto_msg_free(&m);
+	close(fd);
+	return v;
+}
+
+/*
+ * SIGHUP: new limits apply to new requests; a run in flight keeps its own;
+ * a bad file is refused with file:line and the old config stays.
+ */
+static void
+test_reload(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	char want[256];
+	int fd, i;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[limits]\nwall_ms = 5000\n")), 0);
+	assert_int_equal(info_wall_default(&f), 5000);
+	/* a run in flight under the old default (5 s) */
+	fd = conn(&f);
+	send_sh(fd, 2, "sleep 2; echo survived");
+	sleep_ms(300);
+	rewrite_config(&f, CFG("[limits]\nwall_ms = 1000\n"));
+	assert_int_equal(kill(f.pid, SIGHUP), 0);
+	for (i = 0; i < 200 && info_wall_default(&f) != 1000; i++)
+		sleep_ms(10);
+	assert_int_equal(info_wall_default(&f), 1000);
+	recv_id(fd, 2, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	proto_msg_free(&m);
+	/* a new run gets the new default */
+	send_sh(fd, 3, "sleep 5");
+	recv_id(fd, 3, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_WALL_LIMIT);
+	proto_msg_free(&m);
+	close(fd);
+	/* a bad file: refused, named by line; the old one stays */
+	rewrite_config(&f, CFG("[limits]\nwall_ms = 2000\nnonsense = 1\n"));
+	assert_int_equal(kill(f.pid, SIGHUP), 0);
+	snprintf(want, sizeof(want), "%s:6: unknown key 'nonsense'", f.config);
+	for (i = 0; i < 200 && !log_has(&f, want); i++)
+		sleep_ms(10);
+	assert_true(log_has(&f, want));
+	assert_int_equal(info_wall_default(&f), 1000);
+	/* a file writable by others is refused too */
+	rewrite_config(&f, CFG("[limits]\nwall_ms = 3000\n"));
+	chmod(f.config, 0666);
+	assert_int_equal(kill(f.pid, SIGHUP), 0);
+	sleep_ms(300);
+	assert_int_equal(info_wall_default(&f), 1000);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+/*
+ * SIGTERM: a running run finishes within the grace and gets its result; a
+ * queued run is answered cancelled; new connections are refused; exit 0.
+ */
+static void
+test_graceful_stop(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	int fd, st, i;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[daemon]\nmax_runs = 1\n")), 0);
+	fd = conn(&f);
+	send_sh(fd, 2, "sleep 0.8; echo finished");
+	send_sh(fd, 3, "echo never");
+	sleep_ms(300);
+	assert_int_equal(kill(f.pid, SIGTERM), 0);
+	recv_id(fd, 3, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_CANCELLED);
+	proto_msg_free(&m);
+	recv_id(fd, 2, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	assert_memory_equal(m.u.result.out[0].data.data, "finished\n", 9);
+	proto_msg_free(&m);
+	for (i = 0; i < 500 && waitpid(f.pid, &st, WNOHANG) == 0; i++)
+		sleep_ms(10);
+	assert_true(i < 500);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	f.pid = 0;
+	close(fd);
+	assert_true(no_sandbox_left(3000));
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+/* SIGTERM with a run longer than the grace: it is cancelled, exit 0. */
+static void
+test_stop_after_grace(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	uint64_t t;
+	int fd, st, i;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[daemon]\nstop_grace_ms = 300\n")), 0);
+	fd = conn(&f);
+	send_sh(fd, 2, "sleep 30");
+	while (fixture_count_uid_procs(UID_LO, UID_HI) < 2)
+		sleep_ms(10);
+	t = now_ms();
+	assert_int_equal(kill(f.pid, SIGTERM), 0);
+	recv_id(fd, 2, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_CANCELLED);
+	proto_msg_free(&m);
+	assert_true(now_ms() - t < 5000);
+	for (i = 0; i < 500 && waitpid(f.pid, &st, WNOHANG) == 0; i++)
+		sleep_ms(10);
+	assert_true(i < 500);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	f.pid = 0;
+	close(fd);
+	assert_true(no_sandbox_left(3000));
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+/* Run a command, return its exit status (stdout and stderr to the log). */
+static int
+sh(const char *cmd)
+{
+	int r = system(cmd);
+
+	return WIFEXITED(r) ? WEXITSTATUS(r) : 128;
+}
+
+/* The units pass systemd-analyze verify (ExecStart pointed at the build). */
+static void
+test_units_verify(void **state)
+{
+	const char *src = getenv("AIRLOCK_SYSTEMD_DIR"), *bin = getenv("AIRLOCKD");
+	char dir[] = "/tmp/airlock-units-XXXXXX", cmd[1024];
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(bin);
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "sed 's|@SBINDIR@/airlockd|%s|' %s/airlockd.service > %s/airlockd.service && "
+		 "cp %s/airlockd.socket %s/ && cd %s && "
+		 "systemd-analyze verify --man=no ./airlockd.service ./airlockd.socket",
+		 bin, src, dir, src, dir, dir);
+	assert_int_equal(sh(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	sh(cmd);
+}
+
+/*
+ * Socket activation: systemd-socket-activate holds the socket; the daemon
+ * starts on the first connection and answers it. sd_notify: READY=1 and
+ * STATUS= reach $NOTIFY_SOCKET, and STOPPING=1 at the end.
+ */
+static void
+test_socket_activation_and_notify(void **state)
+{
+	char dir[] = "/tmp/airlock-sa-XXXXXX", sock[128], nsock[128], conf[128], buf[4096];
+	char all[16384] = "";
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *bin = getenv("AIRLOCKD");
+	struct proto_msg m;
+	pid_t pid;
+	int nfd, fd, i, st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	chmod(dir, 0755);
+	snprintf(sock, sizeof(sock), "%s/a.sock", dir);
+	snprintf(nsock, sizeof(nsock), "%s/notify", dir);
+	snprintf(conf, sizeof(conf), "%s/c.conf", dir);
+	{
+		FILE *fp = fopen(conf, "we");
+
+		assert_non_null(fp);
+		fputs(CFG(""), fp);
+		fclose(fp);
+		chmod(conf, 0644);
+	}
+	nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(nfd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", nsock);
+	assert_int_equal(bind(nfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	chmod(nsock, 0666);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int lfd = open("/dev/null", O_WRONLY);
+
+		dup2(lfd, 1);
+		dup2(lfd, 2);
+		setenv("NOTIFY_SOCKET", nsock, 1);
+		execlp("systemd-socket-activate", "systemd-socket-activate", "--seqpacket", "-l",
+		       sock, "-E", "NOTIFY_SOCKET", bin, "--foreground", "--user", "nobody",
+		       "--config", conf, (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 500 && access(sock, F_OK) < 0; i++)
+		sleep_ms(10);
+	/* Nothing runs yet: no notification before the first connection. */
+	sleep_ms(200);
+	assert_int_equal(recv(nfd, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	fd = front_raw_connect(sock);
+	assert_true(fd >= 0);
+	assert_int_equal(front_send_hello(fd, 1, PROTO_VERSION), 0);
+	assert_int_equal(front_recv(fd, 10000, &m), 0);
+	assert_int_equal(m.type, PROTO_HELLO_OK);
+	proto_msg_free(&m);
+	assert_int_equal(front_send_ping(fd, 2), 0);
+	assert_int_equal(front_recv(fd, 5000, &m), 0);
+	assert_int_equal(m.type, PROTO_PONG);
+	proto_msg_free(&m);
+	close(fd);
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (;;) {
+		ssize_t n = recv(nfd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		strncat(all, buf, sizeof(all) - strlen(all) - 2);
+		strcat(all, "\n");
+	}
+	assert_non_null(strstr(all, "READY=1"));
+	assert_non_null(strstr(all, "STATUS="));
+	assert_non_null(strstr(all, "STOPPING=1"));
+	close(nfd);
+	snprintf(buf, sizeof(buf), "rm -rf %s", dir);
+	sh(buf);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_queue_and_busy),
+		cmocka_unit_test(test_round_robin_between_uids),
+		cmocka_unit_test(test_cancel_and_ps),
+		cmocka_unit_test(test_audit_line),
+		cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_graceful_stop),
+		cmocka_unit_test(test_stop_after_grace),
+		cmocka_unit_test(test_units_verify),
+		cmocka_unit_test(test_socket_activation_and_notify),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
