@@ -66,7 +66,7 @@ void
 frontend_status(struct daemon *d)
 {
 	sd_notifyf(0, "STATUS=%s%u running, %u queued, %u clients", d->stopping ? "stopping: " : "",
-		   d->nrunning, d->sched.n, d->nclients);
+		   d->nrunning, d->queue.n, d->nclients);
 }
 
 void
@@ -122,7 +122,7 @@ frontend_stop(struct daemon *d)
 	 * nobody will read (under socket activation systemd keeps the socket). */
 	close(d->listen_fd);
 	d->listen_fd = -1;
-	log_info("stopping: %u running, %u queued; grace %u ms", d->nrunning, d->sched.n,
+	log_info("stopping: %u running, %u queued; grace %u ms", d->nrunning, d->queue.n,
 		 d->cfg->stop_grace_ms);
 	run_stop_all(d, false);
 	if (d->nruns == 0) {
@@ -208,7 +208,7 @@ frontend_main(struct daemon *d)
 {
 	TAILQ_INIT(&d->clients);
 	TAILQ_INIT(&d->runs);
-	sched_init(&d->sched);
+	runqueue_init(&d->queue);
 	signal(SIGPIPE, SIG_IGN);
 	if (fcntl(d->spawner_fd, F_SETFL, O_NONBLOCK) < 0)
 		return -errno;

@@ -14,7 +14,7 @@
 #include "config.h"
 #include "proto.h"
 #include "spawn_msg.h"
-#include "sched.h"
+#include "runqueue.h"
 #include "uidpool.h"
 
 struct event_base;
@@ -43,7 +43,7 @@ struct daemon {
 	uint32_t nruns;	   /* runs known: queued, running, finishing */
 	uint32_t nrunning; /* runs holding a uid slot */
 	uint32_t nclients;
-	struct sched sched;
+	struct runqueue queue;
 	bool memory_cgroup;
 	bool journal; /* audit lines go to the journal (under systemd) */
 	bool stopping;

@@ -27,7 +27,7 @@
 #include "memfd.h"
 #include "plan.h"
 #include "sandbox.h"
-#include "sched.h"
+#include "runqueue.h"
 
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
@@ -56,7 +56,7 @@ enum run_state {
 
 struct run {
 	TAILQ_ENTRY(run) entry;
-	struct sched_item q; /* while queued */
+	struct runqueue_item q; /* while queued */
 	struct daemon *d;
 	struct client *c; /* NULL once the client left */
 	uint32_t run_id, req_id, slot;
@@ -273,7 +273,7 @@ run_free(struct run *r)
 		return;
 	d = r->d;
 	if (r->state == RUN_QUEUED)
-		sched_remove(&r->d->sched, &r->q);
+		runqueue_remove(&r->d->queue, &r->q);
 	if (r->slot_held)
 		r->d->nrunning--;
 	TAILQ_REMOVE(&r->d->runs, r, entry);
@@ -797,7 +797,7 @@ void
 run_dispatch(struct daemon *d)
 {
 	while (d->nrunning < d->cfg->max_runs && !d->stopping) {
-		struct sched_item *it = sched_pop(&d->sched, run_can_start, d);
+		struct runqueue_item *it = runqueue_pop(&d->queue, run_can_start, d);
 		struct run *r;
 		int rc;
 
@@ -807,7 +807,7 @@ run_dispatch(struct daemon *d)
 		rc = run_launch(r);
 		if (rc == -EAGAIN) {
 			/* No uid slot: put it back at its uid's head next time. */
-			if (sched_push(&d->sched, &r->q, r->uid, UINT32_MAX, UINT32_MAX) < 0)
+			if (runqueue_push(&d->queue, &r->q, r->uid, UINT32_MAX, UINT32_MAX) < 0)
 				fatalx("out of memory");
 			break;
 		}
@@ -868,8 +868,8 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	clock_gettime(CLOCK_MONOTONIC, &r->t_request);
 	/* Bounded: a full queue answers busy at once, and root's runs wait in
 	 * it like everybody's (root is only exempt from the per-uid limit). */
-	rc = sched_push(&d->sched, &r->q, r->uid, d->cfg->max_queued,
-			r->uid == 0 ? d->cfg->max_queued : d->cfg->max_queued_per_uid);
+	rc = runqueue_push(&d->queue, &r->q, r->uid, d->cfg->max_queued,
+			   r->uid == 0 ? d->cfg->max_queued : d->cfg->max_queued_per_uid);
 	if (rc < 0) {
 		if (rc == -ENOMEM)
 			fatalx("out of memory");
@@ -878,8 +878,8 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 		client_send_error(c, req_id, PROTO_ERR_BUSY,
 				  "%" PRIu32 " runs running and %" PRIu32 " queued (%" PRIu32
 				  " of this uid): the queue is full",
-				  d->nrunning, d->sched.n,
-				  sched_count_uid(&d->sched, client_uid(c)));
+				  d->nrunning, d->queue.n,
+				  runqueue_count_uid(&d->queue, client_uid(c)));
 		return;
 	}
 	r->run_id = ++d->next_run_id;
@@ -921,7 +921,7 @@ run_cancel(struct run *r)
 	r->cancelled = true;
 	log_info("run %" PRIu32 " uid %u: cancelled", r->run_id, (unsigned)r->uid);
 	if (r->state == RUN_QUEUED) {
-		sched_remove(&r->d->sched, &r->q);
+		runqueue_remove(&r->d->queue, &r->q);
 		r->state = RUN_DONE;
 		r->out[0].eof = r->out[1].eof = true;
 		run_finish(r);

@@ -1,11 +1,11 @@
-/* sched.c: per-uid FIFO queues served round-robin. */
-#include "sched.h"
+/* runqueue.c: per-uid FIFO queues served round-robin. */
+#include "runqueue.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
 void
-sched_init(struct sched *s)
+runqueue_init(struct runqueue *s)
 {
 	TAILQ_INIT(&s->uids);
 	s->n = 0;
@@ -13,10 +13,10 @@ sched_init(struct sched *s)
 	s->served_any = false;
 }
 
-static struct sched_uid *
-sched_find(const struct sched *s, uid_t uid)
+static struct runqueue_uid *
+runqueue_find(const struct runqueue *s, uid_t uid)
 {
-	struct sched_uid *u;
+	struct runqueue_uid *u;
 
 	TAILQ_FOREACH(u, &s->uids, entry)
 	if (u->uid == uid)
@@ -25,17 +25,18 @@ sched_find(const struct sched *s, uid_t uid)
 }
 
 uint32_t
-sched_count_uid(const struct sched *s, uid_t uid)
+runqueue_count_uid(const struct runqueue *s, uid_t uid)
 {
-	const struct sched_uid *u = sched_find(s, uid);
+	const struct runqueue_uid *u = runqueue_find(s, uid);
 
 	return u != NULL ? u->n : 0;
 }
 
 int
-sched_push(struct sched *s, struct sched_item *it, uid_t uid, uint32_t max, uint32_t max_per_uid)
+runqueue_push(struct runqueue *s, struct runqueue_item *it, uid_t uid, uint32_t max,
+	      uint32_t max_per_uid)
 {
-	struct sched_uid *u = sched_find(s, uid);
+	struct runqueue_uid *u = runqueue_find(s, uid);
 
 	if (s->n >= max || (u != NULL && u->n >= max_per_uid))
 		return -EBUSY;
@@ -57,9 +58,9 @@ sched_push(struct sched *s, struct sched_item *it, uid_t uid, uint32_t max, uint
 }
 
 void
-sched_remove(struct sched *s, struct sched_item *it)
+runqueue_remove(struct runqueue *s, struct runqueue_item *it)
 {
-	struct sched_uid *u = it->owner;
+	struct runqueue_uid *u = it->owner;
 
 	if (u == NULL)
 		return;
@@ -73,18 +74,18 @@ sched_remove(struct sched *s, struct sched_item *it)
 	}
 }
 
-struct sched_item *
-sched_pop(struct sched *s, bool (*can_start)(void *ctx, uid_t uid), void *ctx)
+struct runqueue_item *
+runqueue_pop(struct runqueue *s, bool (*can_start)(void *ctx, uid_t uid), void *ctx)
 {
-	struct sched_uid *start = NULL, *u;
-	struct sched_item *it;
+	struct runqueue_uid *start = NULL, *u;
+	struct runqueue_item *it;
 
 	if (TAILQ_EMPTY(&s->uids))
 		return NULL;
 	/* Start after the uid served last; if it is no longer queued, at
 	 * the first uid (the list keeps arrival order of uids). */
 	if (s->served_any) {
-		struct sched_uid *last = sched_find(s, s->last_uid);
+		struct runqueue_uid *last = runqueue_find(s, s->last_uid);
 
 		if (last != NULL)
 			start = TAILQ_NEXT(last, entry);
@@ -97,7 +98,7 @@ sched_pop(struct sched *s, bool (*can_start)(void *ctx, uid_t uid), void *ctx)
 			it = TAILQ_FIRST(&u->items);
 			s->last_uid = u->uid;
 			s->served_any = true;
-			sched_remove(s, it);
+			runqueue_remove(s, it);
 			return it;
 		}
 		u = TAILQ_NEXT(u, entry);

@@ -1,0 +1,63 @@
+/*
+ * runqueue.h: the queue of runs waiting for a slot. Arrival order within a uid,
+ * round-robin between uids, bounded in all and per uid. See
+ * docs/design-service.md.
+ */
+#ifndef AIRLOCKD_RUNQUEUE_H
+#define AIRLOCKD_RUNQUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+/* Embedded in whatever is queued. */
+struct runqueue_item {
+	TAILQ_ENTRY(runqueue_item) entry;
+	struct runqueue_uid *owner;
+	uid_t uid;
+};
+
+TAILQ_HEAD(runqueue_item_list, runqueue_item);
+
+/* The queue of one uid. */
+struct runqueue_uid {
+	TAILQ_ENTRY(runqueue_uid) entry;
+	uid_t uid;
+	uint32_t n;
+	struct runqueue_item_list items;
+};
+
+TAILQ_HEAD(runqueue_uid_list, runqueue_uid);
+
+struct runqueue {
+	struct runqueue_uid_list uids; /* uids with something queued */
+	uid_t last_uid;		       /* the uid served last, for round-robin */
+	bool served_any;
+	uint32_t n; /* items queued in all */
+};
+
+void runqueue_init(struct runqueue *s);
+
+/*
+ * Queue an item at the end of its uid's queue. -EBUSY when max items are
+ * queued in all or max_per_uid for this uid; -ENOMEM.
+ */
+int runqueue_push(struct runqueue *s, struct runqueue_item *it, uid_t uid, uint32_t max,
+		  uint32_t max_per_uid);
+
+/*
+ * Take the next item: the head of the first uid after the last one served
+ * (in queue order, wrapping) for which can_start(ctx, uid) says yes. NULL
+ * when nothing may start.
+ */
+struct runqueue_item *runqueue_pop(struct runqueue *s, bool (*can_start)(void *ctx, uid_t uid),
+				   void *ctx);
+
+/* Take a queued item out (cancel, client gone). */
+void runqueue_remove(struct runqueue *s, struct runqueue_item *it);
+
+/* Items queued for one uid. */
+uint32_t runqueue_count_uid(const struct runqueue *s, uid_t uid);
+
+#endif
