@@ -153,15 +153,23 @@ cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
 }
 
 int
-cgroup_run_attach(const struct cgroup *cg, uint32_t uid, pid_t pid)
+cgroup_run_open_self(const struct cgroup *cg, uint32_t uid, int *ret_fd)
 {
-	char path[600], val[32];
+	char path[600];
+	int fd;
 
-	if (!cg->enabled)
+	if (!cg->enabled) {
+		*ret_fd = -1;
 		return 0;
-	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/cgroup.procs", cg->base, uid);
-	snprintf(val, sizeof(val), "%d", (int)pid);
-	return cgroup_write(path, val);
+	}
+	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/tasks", cg->base, uid);
+	/* Opened here, as root: the kernel checks a migration against the
+	 * opener's credentials, so the sandbox needs no right of its own. */
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*ret_fd = fd;
+	return 0;
 }
 
 int

@@ -30,8 +30,11 @@ void cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi);
  * for its host uid, which no other live run (of any daemon) shares. */
 int cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes);
 
-/* Move pid (not yet running code) into the run's cgroup. */
-int cgroup_run_attach(const struct cgroup *cg, uint32_t uid, pid_t pid);
+/*
+ * Open the run's cgroup `tasks` file for the sandbox to move itself in by
+ * writing "0" (see sandbox.c). *ret_fd is -1 when no cgroup is used.
+ */
+int cgroup_run_open_self(const struct cgroup *cg, uint32_t uid, int *ret_fd);
 
 /* Read the peak and whether the oom killer fired, then remove the cgroup. */
 int cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, bool *ret_oom);

@@ -829,7 +829,8 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	struct stat st;
 	uint64_t start_ns, end_ns, deadline_ns, cpu_limit_ns, cpu_ns = 0;
 	uint32_t ninputs, reason = SUP_REASON_EXITED;
-	int keep[5] = {ctx->sync_fd, ctx->plan_fd, ctx->lifeline_fd, ctx->out_fd, ctx->err_fd};
+	int keep[6] = {ctx->sync_fd, ctx->plan_fd, ctx->lifeline_fd,
+		       ctx->out_fd,  ctx->err_fd,  ctx->cgroup_fd};
 	int exec_pipe[2], pidfd = -1, status = 0, budget = SB_WALK_ENTRIES;
 	bool code_done = false;
 	void *plan;
@@ -837,7 +838,20 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	long pid;
 
 	sb_lifeline = ctx->lifeline_fd;
-	sb_close_others(keep, 5);
+	sb_close_others(keep, 6);
+	/*
+	 * Into the run's memory cgroup before anything is charged. "0" in the
+	 * v1 `tasks` file moves the writing thread itself, which the kernel
+	 * does without the global threadgroup lock (and its RCU grace period,
+	 * about 13 ms here) that moving another process by pid costs. We are
+	 * single-threaded, so the thread is the whole process; every process
+	 * of the run is forked from us and inherits the cgroup.
+	 */
+	if (ctx->cgroup_fd >= 0) {
+		if (write(ctx->cgroup_fd, "0", 1) != 1)
+			sb_fail(SANDBOX_STEP_CGROUP, errno);
+		close(ctx->cgroup_fd);
+	}
 	/* Die with the spawner. Checked after the sync read below: if the
 	 * spawner died first, the pipe reads EOF. */
 	SB_CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), SANDBOX_STEP_PDEATHSIG);

@@ -21,6 +21,7 @@
 enum sandbox_step {
 	SANDBOX_STEP_NONE = 0,
 	SANDBOX_STEP_FDS,
+	SANDBOX_STEP_CGROUP,
 	SANDBOX_STEP_SYNC,
 	SANDBOX_STEP_PDEATHSIG,
 	SANDBOX_STEP_SETID,
@@ -88,6 +89,7 @@ struct sandbox_ctx {
 	int lifeline_fd; /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
 	int out_fd;	 /* stdout pipe, write end */
 	int err_fd;	 /* stderr pipe, write end */
+	int cgroup_fd;	 /* the run\'s cgroup `tasks` file, or -1 */
 };
 
 /* Become the supervisor. Never returns. */

@@ -90,7 +90,7 @@ spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds)
 	struct sandbox_ctx ctx;
 	const char *step = "request";
 	uint64_t plan_size;
-	int sync[2] = {-1, -1}, r;
+	int sync[2] = {-1, -1}, cgfd = -1, r;
 	long pid;
 
 	/* The frontend is less trusted than we are: check everything. */
@@ -108,6 +108,10 @@ spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds)
 	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes);
 	if (r < 0)
 		goto fail;
+	step = "cgroup_open";
+	r = cgroup_run_open_self(&sp->cg, spawner_uid(sp, req->uid_slot), &cgfd);
+	if (r < 0)
+		goto fail;
 	step = "pipe";
 	if (pipe2(sync, O_CLOEXEC) < 0) {
 		r = -errno;
@@ -119,7 +123,8 @@ spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds)
 				   .plan_fd = fds[0],
 				   .lifeline_fd = fds[1],
 				   .out_fd = fds[2],
-				   .err_fd = fds[3]};
+				   .err_fd = fds[3],
+				   .cgroup_fd = cgfd};
 	step = "clone";
 	/* A raw clone with no new stack behaves like fork: the child runs on
 	 * its copy of this stack and never returns from sandbox_main(). */
@@ -137,10 +142,6 @@ spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds)
 	sp->slots[req->uid_slot].pid = (pid_t)pid;
 	sp->slots[req->uid_slot].run_id = req->run_id;
 	r = spawner_write_maps(sp, req->uid_slot, (pid_t)pid, &step);
-	if (r == 0) {
-		step = "cgroup_attach";
-		r = cgroup_run_attach(&sp->cg, spawner_uid(sp, req->uid_slot), (pid_t)pid);
-	}
 	if (r < 0) {
 		/* The child sees EOF on sync and exits; SIGCHLD reaps it. */
 		kill((pid_t)pid, SIGKILL);
@@ -170,6 +171,8 @@ out:
 		close(sync[0]);
 	if (sync[1] >= 0)
 		close(sync[1]);
+	if (cgfd >= 0)
+		close(cgfd);
 	fdpass_close_all(fds, SPAWN_REQ_NFDS);
 }
 

@@ -41,9 +41,12 @@ static bool fake_cgroupfs, no_memsw;
 int
 __wrap_mkdir(const char *path, mode_t mode)
 {
-	static const char *const names[] = {"memory.limit_in_bytes", "memory.max_usage_in_bytes",
-					    "memory.memsw.limit_in_bytes", "memory.oom_control",
-					    "cgroup.procs"};
+	static const char *const names[] = {"memory.limit_in_bytes",
+					    "memory.max_usage_in_bytes",
+					    "memory.memsw.limit_in_bytes",
+					    "memory.oom_control",
+					    "cgroup.procs",
+					    "tasks"};
 	size_t i;
 
 	if (__real_mkdir(path, mode) < 0)
@@ -75,6 +78,7 @@ empty_dir(const char *path)
 		"memory.memsw.limit_in_bytes",
 		"memory.oom_control",
 		"cgroup.procs",
+		"tasks",
 	};
 	char p[1024];
 	size_t i;
@@ -197,17 +201,6 @@ exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
-/* The control files a v1 memory cgroup has, empty. */
-static void
-mk_controls(struct fixture *f)
-{
-	mk_rundir(f);
-	mk_file(f, "memory.limit_in_bytes", "");
-	mk_file(f, "memory.max_usage_in_bytes", "");
-	mk_file(f, "memory.memsw.limit_in_bytes", "");
-	mk_file(f, "cgroup.procs", "");
-}
-
 /* ---- create ---- */
 
 /* The memory limit goes to limit_in_bytes and memsw of a new cgroup. */
@@ -302,26 +295,35 @@ test_create_no_base(void **state)
 	assert_int_equal(cgroup_run_create(&cg, UID, 1048576), -ENOENT);
 }
 
-/* ---- attach ---- */
+/* ---- open_self ---- */
 
-/* The pid is written to the run's cgroup.procs. */
+/* The run's tasks file is opened for writing, close-on-exec; what the
+ * sandbox writes there ("0": itself) lands in it. */
 static void
-test_attach_writes_pid(void **state)
+test_open_self(void **state)
 {
 	struct fixture *f = *state;
+	int fd = -1;
 
-	mk_controls(f);
-	assert_int_equal(cgroup_run_attach(&f->cg, UID, 4242), 0);
-	assert_string_equal(rd_file(f, "cgroup.procs"), "4242");
+	fake_cgroupfs = true;
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536), 0);
+	assert_int_equal(cgroup_run_open_self(&f->cg, UID, &fd), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	assert_int_equal(write(fd, "0", 1), 1);
+	close(fd);
+	assert_string_equal(rd_file(f, "tasks"), "0");
 }
 
-/* Attaching to a run without a cgroup fails with the open error. */
+/* Without the run's cgroup the open error is returned; fd is not written. */
 static void
-test_attach_missing(void **state)
+test_open_self_missing(void **state)
 {
 	struct fixture *f = *state;
+	int fd = 12345;
 
-	assert_int_equal(cgroup_run_attach(&f->cg, UID, 4242), -ENOENT);
+	assert_int_equal(cgroup_run_open_self(&f->cg, UID, &fd), -ENOENT);
+	assert_int_equal(fd, 12345);
 	assert_false(exists(f->dir));
 }
 
@@ -433,7 +435,7 @@ test_finish_rmdir_fails(void **state)
 	assert_true(exists(f->dir));
 }
 
-/* create, attach, finish in sequence on one run. */
+/* create, open_self, finish in sequence on one run. */
 static void
 test_lifecycle(void **state)
 {
@@ -443,8 +445,12 @@ test_lifecycle(void **state)
 
 	fake_cgroupfs = true;
 	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536), 0);
-	assert_int_equal(cgroup_run_attach(&f->cg, UID, 31337), 0);
-	assert_string_equal(rd_file(f, "cgroup.procs"), "31337");
+	{
+		int fd = -1;
+
+		assert_int_equal(cgroup_run_open_self(&f->cg, UID, &fd), 0);
+		close(fd);
+	}
 	assert_int_equal(finish(f, 0, &peak, &oom), 0);
 	/* A fresh cgroup: no peak, no oom kill. */
 	assert_int_equal(peak, 0);
@@ -541,7 +547,12 @@ test_disabled_noop(void **state)
 	cg.enabled = false;
 	assert_int_equal(cgroup_run_create(&cg, UID, 1048576), 0);
 	assert_false(exists(f->dir));
-	assert_int_equal(cgroup_run_attach(&cg, UID, 4242), 0);
+	{
+		int fd = 7;
+
+		assert_int_equal(cgroup_run_open_self(&cg, UID, &fd), 0);
+		assert_int_equal(fd, -1);
+	}
 	assert_false(exists(f->dir));
 	/* Even with a run's directory present, finish leaves it alone. */
 	mk_rundir(f);
@@ -565,8 +576,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_create_makes_dir_fails_without_limit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_create_no_base, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_attach_writes_pid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_attach_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_self, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_self_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_oom_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_no_oom_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_oom_kill_count, setup, teardown),
