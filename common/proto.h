@@ -74,6 +74,37 @@ enum proto_type {
 	/* daemon -> client: {type, id, runs:[{run:uint, uid:uint, pid:int,
 	 *   runtime:str, state:str ("queued" | "running"), elapsed_ms:uint}]} */
 	PROTO_PS_OK = 13,
+	/* client -> daemon: {type, id, workspace_bytes?:uint, idle_timeout_ms?:uint,
+	 *   lifetime_ms?:uint, limits?:limits (defaults for the session's runs)} */
+	PROTO_SESSION_OPEN = 14,
+	/* daemon -> client: {type, id, session:str} (an unguessable id) */
+	PROTO_SESSION_OK = 15,
+	/* client -> daemon: {type, id, session:str} */
+	PROTO_SESSION_CLOSE = 16,
+	/* daemon -> client: {type, id}: a request without data succeeded */
+	PROTO_OK = 17,
+	/* client -> daemon: {type, id} */
+	PROTO_SESSION_LIST = 18,
+	/* daemon -> client: {type, id, sessions:[{session:str, age_ms:uint,
+	 *   idle_ms:uint, runs:uint, state:str ("idle" | "running")}]} */
+	PROTO_SESSION_LIST_OK = 19,
+	/* client -> daemon: {type, id, session:str, path:str, data:blob} */
+	PROTO_FILE_WRITE = 20,
+	/* client -> daemon: {type, id, session:str, path:str} */
+	PROTO_FILE_READ = 21,
+	/* daemon -> client: {type, id, data:blob, size:uint, truncated:bool} */
+	PROTO_FILE_DATA = 22,
+	/* client -> daemon: {type, id, session:str, path?:str ("" = the workspace)} */
+	PROTO_FILE_LIST = 23,
+	/* daemon -> client: {type, id, entries:[{name:str, kind:str ("file" | "dir"
+	 *   | "link" | "other"), size:uint, mtime_ms:uint}]} */
+	PROTO_FILE_LIST_OK = 24,
+	/* client -> daemon: {type, id, session:str, path:str} */
+	PROTO_FILE_DELETE = 25,
+	/* daemon -> client: {type, id (the run's request id), stream:str ("stdout"
+	 *   | "stderr"), data:bin (<= PROTO_INLINE_MAX)}: live output of a run that
+	 *   asked for stream; every event comes before the run's result */
+	PROTO_STREAM = 26,
 };
 
 /* Stable error codes. The wire carries the name (error_code_name()). */
@@ -183,6 +214,66 @@ struct proto_run {
 	struct proto_file *files;
 	size_t nfiles;
 	struct proto_limits limits;
+	const char *session; /* NULL: a one-shot run */
+	bool stream;	     /* send stdout/stderr as PROTO_STREAM events */
+};
+
+#define PROTO_SESSION_ID_LEN 32 /* hex characters */
+#define PROTO_SESSIONS_MAX 64	/* sessions in a list reply */
+#define PROTO_PATH_MAX 1024	/* a path in the workspace, bytes */
+#define PROTO_LIST_MAX 1000	/* entries in a file list reply */
+
+struct proto_session_open {
+	uint64_t workspace_bytes; /* 0 = default */
+	uint64_t idle_timeout_ms; /* 0 = default */
+	uint64_t lifetime_ms;	  /* 0 = default */
+	struct proto_limits limits;
+};
+
+struct proto_session_ref {
+	const char *session;
+};
+
+struct proto_session_entry {
+	const char *session;
+	uint64_t age_ms;
+	uint64_t idle_ms;
+	uint64_t runs;
+	const char *state;
+};
+
+struct proto_session_list {
+	struct proto_session_entry *sessions;
+	size_t nsessions;
+};
+
+struct proto_file_op {
+	const char *session;
+	const char *path;	/* "" allowed only for list */
+	struct proto_blob data; /* write only */
+};
+
+struct proto_file_data {
+	struct proto_blob data;
+	uint64_t size;
+	bool truncated;
+};
+
+struct proto_file_entry {
+	const char *name;
+	const char *kind;
+	uint64_t size;
+	uint64_t mtime_ms;
+};
+
+struct proto_file_list {
+	struct proto_file_entry *entries;
+	size_t nentries;
+};
+
+struct proto_stream {
+	const char *stream; /* "stdout" or "stderr" */
+	struct proto_blob data;
 };
 
 struct proto_stream_out {
@@ -243,6 +334,13 @@ struct proto_msg {
 		struct proto_err error;
 		struct proto_cancel cancel;
 		struct proto_ps ps;
+		struct proto_session_open session_open;
+		struct proto_session_ref session; /* session_ok, session_close */
+		struct proto_session_list session_list;
+		struct proto_file_op file; /* file_write/read/list/delete */
+		struct proto_file_data file_data;
+		struct proto_file_list file_list;
+		struct proto_stream stream;
 	} u;
 	void *priv_; /* decoder state: the msgpack zone, mappings, fds */
 };
@@ -284,6 +382,19 @@ int proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out 
 int proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_out *ret);
 int proto_encode_cancel(uint32_t id, const struct proto_cancel *c, struct proto_out *ret);
 int proto_encode_ps(uint32_t id, const struct proto_ps *ps, struct proto_out *ret);
+int proto_encode_session_open(uint32_t id, const struct proto_session_open *o,
+			      struct proto_out *ret);
+/* session_ok and session_close: {session} */
+int proto_encode_session(uint32_t id, enum proto_type type, const char *session,
+			 struct proto_out *ret);
+int proto_encode_session_list(uint32_t id, const struct proto_session_list *l,
+			      struct proto_out *ret);
+/* file_write (with data), file_read, file_list, file_delete */
+int proto_encode_file_op(uint32_t id, enum proto_type type, const struct proto_file_op *op,
+			 struct proto_out *ret);
+int proto_encode_file_data(uint32_t id, const struct proto_file_data *d, struct proto_out *ret);
+int proto_encode_file_list(uint32_t id, const struct proto_file_list *l, struct proto_out *ret);
+int proto_encode_stream(uint32_t id, const struct proto_stream *s, struct proto_out *ret);
 int proto_encode_error(uint32_t id, enum proto_error code, const char *message,
 		       struct proto_out *ret);
 
