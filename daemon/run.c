@@ -679,6 +679,7 @@ run_orphan_client(struct daemon *d, struct client *c)
 			 (unsigned)r->uid);
 		client_run_removed(c, r);
 		r->c = NULL;
+		r->cancelled = true; /* its owner is gone: that is a cancel */
 		/* Closing the lifeline makes the supervisor exit, which ends
 		 * its pid namespace; the run is freed when it was reaped. */
 		run_close_lifeline(r);
