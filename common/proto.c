@@ -21,7 +21,25 @@ static const char *const proto_type_names[] = {
 	[PROTO_RUN] = "run",	   [PROTO_RESULT] = "result",	    [PROTO_ERROR] = "error",
 	[PROTO_CANCEL] = "cancel", [PROTO_CANCEL_OK] = "cancel_ok", [PROTO_PS] = "ps",
 	[PROTO_PS_OK] = "ps_ok",
+	[PROTO_SESSION_OPEN] = "session_open",
+	[PROTO_SESSION_OK] = "session_ok",
+	[PROTO_SESSION_CLOSE] = "session_close",
+	[PROTO_OK] = "ok",
+	[PROTO_SESSION_LIST] = "session_list",
+	[PROTO_SESSION_LIST_OK] = "session_list_ok",
+	[PROTO_FILE_WRITE] = "file_write",
+	[PROTO_FILE_READ] = "file_read",
+	[PROTO_FILE_DATA] = "file_data",
+	[PROTO_FILE_LIST] = "file_list",
+	[PROTO_FILE_LIST_OK] = "file_list_ok",
+	[PROTO_FILE_DELETE] = "file_delete",
+	[PROTO_STREAM] = "stream",
 };
+
+/* The closed sets of names some string fields take (NULL-terminated). */
+static const char *const proto_file_kinds[] = {"file", "dir", "link", "other", NULL};
+static const char *const proto_session_states[] = {"idle", "running", NULL};
+static const char *const proto_stream_names[] = {"stdout", "stderr", NULL};
 
 static const char *const proto_error_names[PROTO_ERR_COUNT_] = {
 	[PROTO_ERR_NONE] = "none",
@@ -162,6 +180,32 @@ proto_env_key_valid(const char *key, size_t len)
 	return true;
 }
 
+/* True when s (len bytes) is a session id: exactly PROTO_SESSION_ID_LEN of [0-9a-f]. */
+static bool
+proto_session_id_valid(const char *s, size_t len)
+{
+	size_t i;
+
+	if (s == NULL || len != PROTO_SESSION_ID_LEN)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* The entry of a NULL-terminated name set equal to s, or NULL. */
+static const char *
+proto_name_in(const char *const *names, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s != NULL && names[i] != NULL; i++)
+		if (strcmp(names[i], s) == 0)
+			return names[i];
+	return NULL;
+}
+
 /* ---------------------------------------------------------------- decode */
 
 struct proto_mapping {
@@ -202,10 +246,17 @@ enum dec_kind {
 	DEC_FILES,	/* [{name, data}] */
 	DEC_ARTIFACTS,	/* [{name, size, truncated, data}] */
 	DEC_PSRUNS,	/* [{run, uid, pid, runtime, state, elapsed_ms}] */
+	DEC_SESSIONS,	/* [{session, age_ms, idle_ms, runs, state}] */
+	DEC_ENTRIES,	/* [{name, kind, size, mtime_ms}] */
 	DEC_LIMITS,	/* limits; unknown names ignored */
 	DEC_LIMITS_REQ, /* limits in a request; unknown names refused */
 	DEC_OUTCOME,
 	DEC_ERRCODE,
+	DEC_SESSION_ID, /* str: exactly PROTO_SESSION_ID_LEN of [0-9a-f] */
+	DEC_INLINE,	/* an inline bin only, never a memfd reference */
+	DEC_FILE_KIND,	/* str, one of proto_file_kinds */
+	DEC_SESSION_STATE, /* str, one of proto_session_states */
+	DEC_STREAM_NAME,   /* str, one of proto_stream_names */
 };
 
 #define DF_REQUIRED 0x1u
@@ -260,6 +311,8 @@ static const struct dec_field dec_run_fields[] = {
 	{"stdin", DEC_BLOB, 0, U(proto_run, stdin_data), 0, 0, 0},
 	{"files", DEC_FILES, 0, U(proto_run, files), U(proto_run, nfiles), PROTO_FILES_MAX, 0},
 	{"limits", DEC_LIMITS_REQ, 0, U(proto_run, limits), 0, 0, 0},
+	{"session", DEC_SESSION_ID, 0, U(proto_run, session), 0, 0, 0},
+	{"stream", DEC_BOOL, 0, U(proto_run, stream), 0, 0, 0},
 };
 
 /* Indices into dec_result_fields used by the cross-field checks. */
@@ -321,6 +374,73 @@ static const struct dec_field dec_ps_entry_fields[] = {
 	{"elapsed_ms", DEC_U64, DF_REQUIRED, U(proto_ps_entry, elapsed_ms), 0, 0, 0},
 };
 
+static const struct dec_field dec_session_open_fields[] = {
+	{"workspace_bytes", DEC_U64, 0, U(proto_session_open, workspace_bytes), 0, 0, 0},
+	{"idle_timeout_ms", DEC_U64, 0, U(proto_session_open, idle_timeout_ms), 0, 0, 0},
+	{"lifetime_ms", DEC_U64, 0, U(proto_session_open, lifetime_ms), 0, 0, 0},
+	{"limits", DEC_LIMITS_REQ, 0, U(proto_session_open, limits), 0, 0, 0},
+};
+
+/* session_ok, session_close */
+static const struct dec_field dec_session_ref_fields[] = {
+	{"session", DEC_SESSION_ID, DF_REQUIRED, U(proto_session_ref, session), 0, 0, 0},
+};
+
+static const struct dec_field dec_session_list_ok_fields[] = {
+	{"sessions", DEC_SESSIONS, DF_REQUIRED, U(proto_session_list, sessions),
+	 U(proto_session_list, nsessions), PROTO_SESSIONS_MAX, 0},
+};
+
+static const struct dec_field dec_session_entry_fields[] = {
+	{"session", DEC_SESSION_ID, DF_REQUIRED, U(proto_session_entry, session), 0, 0, 0},
+	{"age_ms", DEC_U64, DF_REQUIRED, U(proto_session_entry, age_ms), 0, 0, 0},
+	{"idle_ms", DEC_U64, DF_REQUIRED, U(proto_session_entry, idle_ms), 0, 0, 0},
+	{"runs", DEC_U64, DF_REQUIRED, U(proto_session_entry, runs), 0, 0, 0},
+	{"state", DEC_SESSION_STATE, DF_REQUIRED, U(proto_session_entry, state), 0, 0, 0},
+};
+
+static const struct dec_field dec_file_write_fields[] = {
+	{"session", DEC_SESSION_ID, DF_REQUIRED, U(proto_file_op, session), 0, 0, 0},
+	{"path", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_file_op, path), 0, PROTO_PATH_MAX, 0},
+	{"data", DEC_BLOB, DF_REQUIRED, U(proto_file_op, data), 0, 0, 0},
+};
+
+/* file_read, file_delete */
+static const struct dec_field dec_file_path_fields[] = {
+	{"session", DEC_SESSION_ID, DF_REQUIRED, U(proto_file_op, session), 0, 0, 0},
+	{"path", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_file_op, path), 0, PROTO_PATH_MAX, 0},
+};
+
+/* file_list: path optional and may be empty (the workspace itself) */
+static const struct dec_field dec_file_list_fields[] = {
+	{"session", DEC_SESSION_ID, DF_REQUIRED, U(proto_file_op, session), 0, 0, 0},
+	{"path", DEC_STR, 0, U(proto_file_op, path), 0, PROTO_PATH_MAX, 0},
+};
+
+static const struct dec_field dec_file_data_fields[] = {
+	{"data", DEC_BLOB, DF_REQUIRED, U(proto_file_data, data), 0, 0, 0},
+	{"size", DEC_U64, DF_REQUIRED, U(proto_file_data, size), 0, 0, 0},
+	{"truncated", DEC_BOOL, DF_REQUIRED, U(proto_file_data, truncated), 0, 0, 0},
+};
+
+static const struct dec_field dec_file_list_ok_fields[] = {
+	{"entries", DEC_ENTRIES, DF_REQUIRED, U(proto_file_list, entries),
+	 U(proto_file_list, nentries), PROTO_LIST_MAX, 0},
+};
+
+static const struct dec_field dec_file_entry_fields[] = {
+	{"name", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_file_entry, name), 0, PROTO_NAME_MAX,
+	 0},
+	{"kind", DEC_FILE_KIND, DF_REQUIRED, U(proto_file_entry, kind), 0, 0, 0},
+	{"size", DEC_U64, DF_REQUIRED, U(proto_file_entry, size), 0, 0, 0},
+	{"mtime_ms", DEC_U64, DF_REQUIRED, U(proto_file_entry, mtime_ms), 0, 0, 0},
+};
+
+static const struct dec_field dec_stream_fields[] = {
+	{"stream", DEC_STREAM_NAME, DF_REQUIRED, U(proto_stream, stream), 0, 0, 0},
+	{"data", DEC_INLINE, DF_REQUIRED | DF_NONEMPTY, U(proto_stream, data), 0, 0, 0},
+};
+
 static const struct dec_field dec_blobref_fields[] = {
 	{"fd", DEC_U32, DF_REQUIRED, U(dec_blobref, fd), 0, 0, 0},
 	{"size", DEC_U64, DF_REQUIRED, U(dec_blobref, size), 0, 0, 0},
@@ -347,6 +467,43 @@ static const struct dec_schema {
 	[PROTO_CANCEL_OK] = {NULL, 0},
 	[PROTO_PS] = {NULL, 0},
 	[PROTO_PS_OK] = {dec_ps_ok_fields, NELEM(dec_ps_ok_fields)},
+	[PROTO_SESSION_OPEN] = {dec_session_open_fields, NELEM(dec_session_open_fields)},
+	[PROTO_SESSION_OK] = {dec_session_ref_fields, NELEM(dec_session_ref_fields)},
+	[PROTO_SESSION_CLOSE] = {dec_session_ref_fields, NELEM(dec_session_ref_fields)},
+	[PROTO_OK] = {NULL, 0},
+	[PROTO_SESSION_LIST] = {NULL, 0},
+	[PROTO_SESSION_LIST_OK] = {dec_session_list_ok_fields, NELEM(dec_session_list_ok_fields)},
+	[PROTO_FILE_WRITE] = {dec_file_write_fields, NELEM(dec_file_write_fields)},
+	[PROTO_FILE_READ] = {dec_file_path_fields, NELEM(dec_file_path_fields)},
+	[PROTO_FILE_DATA] = {dec_file_data_fields, NELEM(dec_file_data_fields)},
+	[PROTO_FILE_LIST] = {dec_file_list_fields, NELEM(dec_file_list_fields)},
+	[PROTO_FILE_LIST_OK] = {dec_file_list_ok_fields, NELEM(dec_file_list_ok_fields)},
+	[PROTO_FILE_DELETE] = {dec_file_path_fields, NELEM(dec_file_path_fields)},
+	[PROTO_STREAM] = {dec_stream_fields, NELEM(dec_stream_fields)},
+};
+
+/* Every message type has a name and a schema, and nothing else does. */
+_Static_assert(NELEM(dec_schemas) == NELEM(proto_type_names), "a type lacks a schema or name");
+
+#define DEC_NO_BLOB SIZE_MAX
+
+/* The element of each array-of-maps kind: its size, its fields, its blob. */
+static const struct dec_elem {
+	size_t size;
+	const struct dec_field *fields;
+	size_t nfields;
+	size_t blob_off; /* a blob to give fd -1 before decoding, or DEC_NO_BLOB */
+} dec_elems[] = {
+	[DEC_FILES] = {sizeof(struct proto_file), dec_file_fields, NELEM(dec_file_fields),
+		       offsetof(struct proto_file, data)},
+	[DEC_ARTIFACTS] = {sizeof(struct proto_artifact), dec_artifact_fields,
+			   NELEM(dec_artifact_fields), offsetof(struct proto_artifact, data)},
+	[DEC_PSRUNS] = {sizeof(struct proto_ps_entry), dec_ps_entry_fields,
+			NELEM(dec_ps_entry_fields), DEC_NO_BLOB},
+	[DEC_SESSIONS] = {sizeof(struct proto_session_entry), dec_session_entry_fields,
+			  NELEM(dec_session_entry_fields), DEC_NO_BLOB},
+	[DEC_ENTRIES] = {sizeof(struct proto_file_entry), dec_file_entry_fields,
+			 NELEM(dec_file_entry_fields), DEC_NO_BLOB},
 };
 
 static int dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f,
@@ -636,6 +793,51 @@ dec_errcode_lookup(const char *name, void *ret)
 	return proto_error_from_name(name, ret);
 }
 
+/* Store the set's own copy of name (a const char *) into ret. */
+static int
+dec_name_lookup(const char *const *names, const char *name, void *ret)
+{
+	const char *n = proto_name_in(names, name);
+
+	if (n == NULL)
+		return -ENOENT;
+	*(const char **)ret = n;
+	return 0;
+}
+
+/* A file kind, for dec_enum(). */
+static int
+dec_file_kind_lookup(const char *name, void *ret)
+{
+	return dec_name_lookup(proto_file_kinds, name, ret);
+}
+
+/* A session state, for dec_enum(). */
+static int
+dec_session_state_lookup(const char *name, void *ret)
+{
+	return dec_name_lookup(proto_session_states, name, ret);
+}
+
+/* An output stream name, for dec_enum(). */
+static int
+dec_stream_name_lookup(const char *name, void *ret)
+{
+	return dec_name_lookup(proto_stream_names, name, ret);
+}
+
+/* A session id: any other string, of whatever length, is bad_request. */
+static int
+dec_session_id(struct proto_dec *d, const msgpack_object *o, const char **ret)
+{
+	if (o->type != MSGPACK_OBJECT_STR)
+		return dec_bad(d, "not a string");
+	if (!proto_session_id_valid(o->via.str.ptr, o->via.str.size))
+		return dec_bad(d, "not a session id (%d lowercase hex characters)",
+			       PROTO_SESSION_ID_LEN);
+	return dec_str(d, o, PROTO_SESSION_ID_LEN, true, ret);
+}
+
 /*
  * Attach memfd number idx to a blob. The seals are what make this safe
  * against a sender that keeps its own copy of the fd: with F_SEAL_WRITE,
@@ -846,15 +1048,12 @@ dec_check_partial(struct proto_dec *d, const struct proto_blob *b, uint64_t tota
 	return 0;
 }
 
-/* An array of maps (files or artifacts), each decoded by a field table. */
+/* An array of maps (files, artifacts, ps, sessions, entries), each decoded by dec_elems. */
 static int
 dec_list(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void **ret,
 	 size_t *ret_n)
 {
-	bool art = f->kind == DEC_ARTIFACTS, ps = f->kind == DEC_PSRUNS;
-	size_t sz = art	 ? sizeof(struct proto_artifact)
-		    : ps ? sizeof(struct proto_ps_entry)
-			 : sizeof(struct proto_file);
+	const struct dec_elem *el = &dec_elems[f->kind];
 	size_t i, old;
 	uint8_t *v;
 	int r;
@@ -862,27 +1061,20 @@ dec_list(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f
 	r = dec_check_array(d, o, f->max);
 	if (r < 0)
 		return r;
-	v = dec_alloc(d, (size_t)o->via.array.size * sz);
+	v = dec_alloc(d, (size_t)o->via.array.size * el->size);
 	if (v == NULL)
 		return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
 	for (i = 0; i < o->via.array.size; i++) {
-		struct proto_artifact *a = (struct proto_artifact *)(v + i * sz);
-		struct proto_file *fl = (struct proto_file *)(v + i * sz);
+		uint8_t *elem = v + i * el->size;
 
 		old = dec_push(d, "[%zu]", i);
-		if (ps) {
-			r = dec_object(d, &o->via.array.ptr[i], dec_ps_entry_fields,
-				       NELEM(dec_ps_entry_fields), v + i * sz, NULL);
-		} else if (art) {
-			a->data.fd = -1;
-			r = dec_object(d, &o->via.array.ptr[i], dec_artifact_fields,
-				       NELEM(dec_artifact_fields), a, NULL);
-			if (r == 0)
-				r = dec_check_partial(d, &a->data, a->size, a->truncated);
-		} else {
-			fl->data.fd = -1;
-			r = dec_object(d, &o->via.array.ptr[i], dec_file_fields,
-				       NELEM(dec_file_fields), fl, NULL);
+		if (el->blob_off != DEC_NO_BLOB)
+			((struct proto_blob *)(elem + el->blob_off))->fd = -1;
+		r = dec_object(d, &o->via.array.ptr[i], el->fields, el->nfields, elem, NULL);
+		if (r == 0 && f->kind == DEC_ARTIFACTS) {
+			const struct proto_artifact *a = (const struct proto_artifact *)elem;
+
+			r = dec_check_partial(d, &a->data, a->size, a->truncated);
 		}
 		if (r < 0)
 			return r;
@@ -964,6 +1156,8 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 	case DEC_FILES:
 	case DEC_ARTIFACTS:
 	case DEC_PSRUNS:
+	case DEC_SESSIONS:
+	case DEC_ENTRIES:
 		return dec_list(d, o, f, (void **)dst, cnt);
 	case DEC_LIMITS:
 	case DEC_LIMITS_REQ:
@@ -972,6 +1166,20 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 		return dec_enum(d, o, dec_outcome_lookup, dst);
 	case DEC_ERRCODE:
 		return dec_enum(d, o, dec_errcode_lookup, dst);
+	case DEC_SESSION_ID:
+		return dec_session_id(d, o, (const char **)dst);
+	case DEC_INLINE:
+		if (o->type != MSGPACK_OBJECT_BIN)
+			return dec_bad(d, "not an inline bin (never a memfd here)");
+		if ((f->flags & DF_NONEMPTY) != 0 && o->via.bin.size == 0)
+			return dec_bad(d, "empty");
+		return dec_blob(d, o, (struct proto_blob *)dst);
+	case DEC_FILE_KIND:
+		return dec_enum(d, o, dec_file_kind_lookup, dst);
+	case DEC_SESSION_STATE:
+		return dec_enum(d, o, dec_session_state_lookup, dst);
+	case DEC_STREAM_NAME:
+		return dec_enum(d, o, dec_stream_name_lookup, dst);
 	}
 	return dec_fail(d, PROTO_ERR_INTERNAL, "unknown field kind");
 }
@@ -1013,16 +1221,37 @@ dec_header(struct proto_dec *d, const msgpack_object *o, struct proto_msg *m, ui
 	return 0;
 }
 
-/* Give absent blobs fd -1 so that nobody mistakes them for fd 0. */
+/*
+ * Give absent blobs fd -1 so that nobody mistakes them for fd 0, and absent
+ * optional strings that have a meaning their value ("" for file_list's path).
+ */
 static void
 dec_init_blobs(struct proto_msg *m)
 {
-	if (m->type == PROTO_RUN) {
+	switch (m->type) {
+	case PROTO_RUN:
 		m->u.run.code.fd = -1;
 		m->u.run.stdin_data.fd = -1;
-	} else if (m->type == PROTO_RESULT) {
+		break;
+	case PROTO_RESULT:
 		m->u.result.out[0].data.fd = -1;
 		m->u.result.out[1].data.fd = -1;
+		break;
+	case PROTO_FILE_WRITE:
+	case PROTO_FILE_READ:
+	case PROTO_FILE_LIST:
+	case PROTO_FILE_DELETE:
+		m->u.file.data.fd = -1;
+		m->u.file.path = "";
+		break;
+	case PROTO_FILE_DATA:
+		m->u.file_data.data.fd = -1;
+		break;
+	case PROTO_STREAM:
+		m->u.stream.data.fd = -1;
+		break;
+	default:
+		break;
 	}
 }
 
@@ -1089,6 +1318,15 @@ dec_message(struct proto_dec *d, const msgpack_object *o, struct proto_msg *m, u
 	}
 	if (m->type == PROTO_CANCEL && (m->u.cancel.request == 0) == (m->u.cancel.run == 0))
 		return dec_bad(d, ": exactly one of request and run, non-zero, is required");
+	if (m->type == PROTO_FILE_DATA) {
+		size_t old = dec_push(d, ".data");
+
+		r = dec_check_partial(d, &m->u.file_data.data, m->u.file_data.size,
+				      m->u.file_data.truncated);
+		if (r < 0)
+			return r;
+		dec_pop(d, old);
+	}
 	for (i = 0; i < d->priv->nfds; i++)
 		if (!d->priv->used[i])
 			return dec_bad(d, "attached fd %zu is not referenced", i);
@@ -1335,6 +1573,25 @@ enc_kv_str(struct proto_enc *e, const char *key, const char *s, size_t max, bool
 	enc_rawstr(e, s, max);
 }
 
+/* key: a session id, checked like the decoder checks it. */
+static void
+enc_kv_session(struct proto_enc *e, const char *key, const char *session)
+{
+	if (session == NULL ||
+	    !proto_session_id_valid(session, strnlen(session, PROTO_SESSION_ID_LEN + 1)))
+		enc_fail(e, -EINVAL);
+	enc_kv_str(e, key, session, PROTO_SESSION_ID_LEN, true);
+}
+
+/* key: one of a closed set of names. */
+static void
+enc_kv_oneof(struct proto_enc *e, const char *key, const char *const *names, const char *s)
+{
+	if (proto_name_in(names, s) == NULL)
+		enc_fail(e, -EINVAL);
+	enc_kv_str(e, key, s, PROTO_NAME_MAX, true);
+}
+
 /* Attach a blob as an fd: a dup of the caller's sealed memfd, or a new one. */
 static void
 enc_attach(struct proto_enc *e, const struct proto_blob *b)
@@ -1467,7 +1724,8 @@ proto_encode_simple(uint32_t id, enum proto_type type, struct proto_out *ret)
 	struct proto_enc e;
 
 	if (ret == NULL || (type != PROTO_PING && type != PROTO_PONG && type != PROTO_INFO &&
-			    type != PROTO_CANCEL_OK && type != PROTO_PS))
+			    type != PROTO_CANCEL_OK && type != PROTO_PS && type != PROTO_OK &&
+			    type != PROTO_SESSION_LIST))
 		return -EINVAL;
 	enc_begin(&e, type, id, 0);
 	return enc_finish(&e, ret);
@@ -1547,7 +1805,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		return -EINVAL;
 	enc_begin(&e, PROTO_RUN, id,
 		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
-			  run->stdin_data.present + (run->nfiles > 0));
+			  run->stdin_data.present + (run->nfiles > 0) + (run->session != NULL) +
+			  run->stream);
 	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
 	if (run->code.present)
 		enc_kv_blob(&e, "code", &run->code);
@@ -1566,6 +1825,10 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 	if (run->nfiles > 0)
 		enc_files(&e, run->files, run->nfiles);
 	enc_kv_limits(&e, "limits", &run->limits);
+	if (run->session != NULL)
+		enc_kv_session(&e, "session", run->session);
+	if (run->stream)
+		enc_kv_bool(&e, "stream", true);
 	return enc_finish(&e, ret);
 }
 
@@ -1676,6 +1939,138 @@ proto_encode_ps(uint32_t id, const struct proto_ps *ps, struct proto_out *ret)
 		enc_kv_str(&e, "state", p->state, PROTO_NAME_MAX, true);
 		enc_kv_uint(&e, "elapsed_ms", p->elapsed_ms);
 	}
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	if (o == NULL || ret == NULL)
+		return -EINVAL;
+	enc_begin(&e, PROTO_SESSION_OPEN, id, 4);
+	enc_kv_uint(&e, "workspace_bytes", o->workspace_bytes);
+	enc_kv_uint(&e, "idle_timeout_ms", o->idle_timeout_ms);
+	enc_kv_uint(&e, "lifetime_ms", o->lifetime_ms);
+	enc_kv_limits(&e, "limits", &o->limits);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_session(uint32_t id, enum proto_type type, const char *session,
+		     struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	if (ret == NULL || (type != PROTO_SESSION_OK && type != PROTO_SESSION_CLOSE))
+		return -EINVAL;
+	enc_begin(&e, type, id, 1);
+	enc_kv_session(&e, "session", session);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_session_list(uint32_t id, const struct proto_session_list *l, struct proto_out *ret)
+{
+	struct proto_enc e;
+	size_t i;
+
+	if (l == NULL || ret == NULL || (l->nsessions > 0 && l->sessions == NULL))
+		return -EINVAL;
+	if (l->nsessions > PROTO_SESSIONS_MAX)
+		return -E2BIG;
+	enc_begin(&e, PROTO_SESSION_LIST_OK, id, 1);
+	enc_rawstr(&e, "sessions", PROTO_STR_MAX);
+	enc_array(&e, l->nsessions);
+	for (i = 0; e.err == 0 && i < l->nsessions; i++) {
+		const struct proto_session_entry *s = &l->sessions[i];
+
+		enc_map(&e, 5);
+		enc_kv_session(&e, "session", s->session);
+		enc_kv_uint(&e, "age_ms", s->age_ms);
+		enc_kv_uint(&e, "idle_ms", s->idle_ms);
+		enc_kv_uint(&e, "runs", s->runs);
+		enc_kv_oneof(&e, "state", proto_session_states, s->state);
+	}
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_file_op(uint32_t id, enum proto_type type, const struct proto_file_op *op,
+		     struct proto_out *ret)
+{
+	bool list = type == PROTO_FILE_LIST, wr = type == PROTO_FILE_WRITE;
+	struct proto_enc e;
+
+	if (op == NULL || ret == NULL ||
+	    (!list && !wr && type != PROTO_FILE_READ && type != PROTO_FILE_DELETE))
+		return -EINVAL;
+	/* file_list may leave the path out (NULL or ""): the workspace itself. */
+	enc_begin(&e, type, id, 1 + (!list || op->path != NULL) + wr);
+	enc_kv_session(&e, "session", op->session);
+	if (!list || op->path != NULL)
+		enc_kv_str(&e, "path", op->path, PROTO_PATH_MAX, !list);
+	if (wr)
+		enc_kv_blob(&e, "data", &op->data);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_file_data(uint32_t id, const struct proto_file_data *d, struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	if (d == NULL || ret == NULL)
+		return -EINVAL;
+	enc_begin(&e, PROTO_FILE_DATA, id, 3);
+	if (!enc_partial_ok(&d->data, d->size, d->truncated))
+		enc_fail(&e, -EINVAL);
+	enc_kv_blob(&e, "data", &d->data);
+	enc_kv_uint(&e, "size", d->size);
+	enc_kv_bool(&e, "truncated", d->truncated);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_file_list(uint32_t id, const struct proto_file_list *l, struct proto_out *ret)
+{
+	struct proto_enc e;
+	size_t i;
+
+	if (l == NULL || ret == NULL || (l->nentries > 0 && l->entries == NULL))
+		return -EINVAL;
+	if (l->nentries > PROTO_LIST_MAX)
+		return -E2BIG;
+	enc_begin(&e, PROTO_FILE_LIST_OK, id, 1);
+	enc_rawstr(&e, "entries", PROTO_STR_MAX);
+	enc_array(&e, l->nentries);
+	for (i = 0; e.err == 0 && i < l->nentries; i++) {
+		const struct proto_file_entry *f = &l->entries[i];
+
+		enc_map(&e, 4);
+		enc_kv_str(&e, "name", f->name, PROTO_NAME_MAX, true);
+		enc_kv_oneof(&e, "kind", proto_file_kinds, f->kind);
+		enc_kv_uint(&e, "size", f->size);
+		enc_kv_uint(&e, "mtime_ms", f->mtime_ms);
+	}
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_stream(uint32_t id, const struct proto_stream *s, struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	/* Inline only: a present blob with an fd is a memfd, which a stream never is. */
+	if (s == NULL || ret == NULL || !s->data.present || s->data.fd >= 0 ||
+	    s->data.len == 0 || s->data.data == NULL)
+		return -EINVAL;
+	if (s->data.len > PROTO_INLINE_MAX)
+		return -E2BIG;
+	enc_begin(&e, PROTO_STREAM, id, 2);
+	enc_kv_oneof(&e, "stream", proto_stream_names, s->stream);
+	enc_kv_blob(&e, "data", &s->data);
 	return enc_finish(&e, ret);
 }
 
