@@ -1366,6 +1366,1058 @@ test_bad_fds(void **state)
 	proto_msg_free(&m);
 }
 
+/* ------------------------------------------- sessions, files, stream */
+
+#define SID "0123456789abcdef0123456789abcdef"
+#define SID2 "ffffffffffffffffffffffffffffffff"
+
+static void
+test_roundtrip_simple_new(void **state)
+{
+	static const enum proto_type types[] = {PROTO_OK, PROTO_SESSION_LIST, PROTO_CANCEL_OK,
+						PROTO_PS};
+	struct proto_out o;
+	struct proto_msg m;
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		assert_int_equal(proto_encode_simple((uint32_t)i + 1, types[i], &o), 0);
+		decode_out(&o, &m);
+		assert_int_equal(m.type, types[i]);
+		proto_msg_free(&m);
+	}
+	assert_int_equal(proto_encode_simple(1, PROTO_SESSION_OK, &o), -EINVAL);
+	assert_int_equal(proto_encode_simple(1, PROTO_STREAM, &o), -EINVAL);
+}
+
+static void
+test_roundtrip_run_session(void **state)
+{
+	struct proto_run run = {.runtime = "sh", .session = SID, .stream = true};
+	struct proto_out o;
+	struct proto_msg m;
+
+	run.code.fd = run.stdin_data.fd = -1;
+	assert_int_equal(proto_encode_run(3, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.run.session, SID);
+	assert_true(m.u.run.stream);
+	proto_msg_free(&m);
+
+	/* Each alone. */
+	run.stream = false;
+	assert_int_equal(proto_encode_run(4, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.run.session, SID);
+	assert_false(m.u.run.stream);
+	proto_msg_free(&m);
+	run.session = NULL;
+	run.stream = true;
+	assert_int_equal(proto_encode_run(5, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_null(m.u.run.session);
+	assert_true(m.u.run.stream);
+	proto_msg_free(&m);
+
+	/* Without either: a one-shot run, not streamed. */
+	run.stream = false;
+	assert_int_equal(proto_encode_run(6, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_null(m.u.run.session);
+	assert_false(m.u.run.stream);
+	proto_msg_free(&m);
+
+	/* stream: false on the wire is the same as absent. */
+	{
+		struct mb b;
+
+		mb_head(&b, 2, PROTO_RUN, 7);
+		mb_str(&b, "runtime");
+		mb_str(&b, "sh");
+		mb_str(&b, "stream");
+		assert_int_equal(msgpack_pack_false(&b.pk), 0);
+		decode_mb(&b, NULL, 0, &m);
+		assert_false(m.u.run.stream);
+		assert_null(m.u.run.session);
+		proto_msg_free(&m);
+	}
+
+	/* The encoder checks the id like the decoder does. */
+	run.session = "0123456789ABCDEF0123456789ABCDEF";
+	assert_int_equal(proto_encode_run(8, &run, &o), -EINVAL);
+	run.session = SID "0";
+	assert_int_equal(proto_encode_run(8, &run, &o), -EINVAL);
+	run.session = "";
+	assert_int_equal(proto_encode_run(8, &run, &o), -EINVAL);
+}
+
+static void
+test_roundtrip_sessions(void **state)
+{
+	struct proto_session_open so = {
+		.workspace_bytes = 64 << 20, .idle_timeout_ms = 60000, .lifetime_ms = UINT64_MAX};
+	struct proto_session_entry ents[] = {{SID, 10, 5, 3, "idle"}, {SID2, 0, 0, 0, "running"}};
+	struct proto_session_list sl = {.sessions = ents, .nsessions = 2};
+	struct proto_out o;
+	struct proto_msg m;
+
+	so.limits.v[PROTO_LIMIT_WALL_MS] = 2000;
+	assert_int_equal(proto_encode_session_open(1, &so, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_SESSION_OPEN);
+	assert_int_equal(m.u.session_open.workspace_bytes, 64 << 20);
+	assert_int_equal(m.u.session_open.idle_timeout_ms, 60000);
+	assert_true(m.u.session_open.lifetime_ms == UINT64_MAX);
+	assert_memory_equal(&m.u.session_open.limits, &so.limits, sizeof(so.limits));
+	proto_msg_free(&m);
+
+	/* Every field of session_open is optional. */
+	{
+		struct mb b;
+
+		mb_head(&b, 0, PROTO_SESSION_OPEN, 2);
+		decode_mb(&b, NULL, 0, &m);
+		assert_int_equal(m.u.session_open.workspace_bytes, 0);
+		assert_int_equal(m.u.session_open.limits.v[PROTO_LIMIT_WALL_MS], 0);
+		proto_msg_free(&m);
+	}
+
+	assert_int_equal(proto_encode_session(2, PROTO_SESSION_OK, SID, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_SESSION_OK);
+	assert_string_equal(m.u.session.session, SID);
+	proto_msg_free(&m);
+	assert_int_equal(proto_encode_session(3, PROTO_SESSION_CLOSE, SID2, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_SESSION_CLOSE);
+	assert_string_equal(m.u.session.session, SID2);
+	proto_msg_free(&m);
+
+	assert_int_equal(proto_encode_session_list(4, &sl, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_SESSION_LIST_OK);
+	assert_int_equal(m.u.session_list.nsessions, 2);
+	assert_string_equal(m.u.session_list.sessions[0].session, SID);
+	assert_int_equal(m.u.session_list.sessions[0].age_ms, 10);
+	assert_int_equal(m.u.session_list.sessions[0].idle_ms, 5);
+	assert_int_equal(m.u.session_list.sessions[0].runs, 3);
+	assert_string_equal(m.u.session_list.sessions[0].state, "idle");
+	assert_string_equal(m.u.session_list.sessions[1].session, SID2);
+	assert_string_equal(m.u.session_list.sessions[1].state, "running");
+	proto_msg_free(&m);
+
+	sl.nsessions = 0;
+	sl.sessions = NULL;
+	assert_int_equal(proto_encode_session_list(5, &sl, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.session_list.nsessions, 0);
+	proto_msg_free(&m);
+
+	/* The most a reply may hold. */
+	{
+		struct proto_session_entry many[PROTO_SESSIONS_MAX + 1];
+		size_t i;
+
+		for (i = 0; i <= PROTO_SESSIONS_MAX; i++)
+			many[i] = (struct proto_session_entry){SID, i, i, i, "idle"};
+		sl.sessions = many;
+		sl.nsessions = PROTO_SESSIONS_MAX;
+		assert_int_equal(proto_encode_session_list(6, &sl, &o), 0);
+		decode_out(&o, &m);
+		assert_int_equal(m.u.session_list.nsessions, PROTO_SESSIONS_MAX);
+		assert_int_equal(m.u.session_list.sessions[PROTO_SESSIONS_MAX - 1].runs,
+				 PROTO_SESSIONS_MAX - 1);
+		proto_msg_free(&m);
+		sl.nsessions = PROTO_SESSIONS_MAX + 1;
+		assert_int_equal(proto_encode_session_list(6, &sl, &o), -E2BIG);
+	}
+}
+
+static void
+test_roundtrip_file_ops(void **state)
+{
+	static const enum proto_type types[] = {PROTO_FILE_WRITE, PROTO_FILE_READ,
+						PROTO_FILE_LIST, PROTO_FILE_DELETE};
+	uint8_t *big = pattern(PROTO_INLINE_MAX * 3, 4);
+	struct proto_file_op op = {.session = SID, .path = "src/a b/ü.py"};
+	char longpath[PROTO_PATH_MAX + 1];
+	struct proto_out o;
+	struct proto_msg m;
+	size_t i;
+
+	op.data = inline_blob("print(1)\n");
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		assert_int_equal(proto_encode_file_op((uint32_t)i + 1, types[i], &op, &o), 0);
+		assert_int_equal(o.nfds, 0);
+		decode_out(&o, &m);
+		assert_int_equal(m.type, types[i]);
+		assert_string_equal(m.u.file.session, SID);
+		assert_string_equal(m.u.file.path, "src/a b/ü.py");
+		if (types[i] == PROTO_FILE_WRITE) {
+			assert_true(m.u.file.data.present);
+			assert_int_equal(m.u.file.data.len, 9);
+			assert_memory_equal(m.u.file.data.data, "print(1)\n", 9);
+		} else {
+			/* Only write carries data. */
+			assert_false(m.u.file.data.present);
+			assert_int_equal(m.u.file.data.fd, -1);
+		}
+		proto_msg_free(&m);
+	}
+
+	/* A large write travels as a memfd; an empty one is an empty file. */
+	op.data = (struct proto_blob){
+		.data = big, .len = PROTO_INLINE_MAX * 3, .fd = -1, .present = true};
+	assert_int_equal(proto_encode_file_op(9, PROTO_FILE_WRITE, &op, &o), 0);
+	assert_int_equal(o.nfds, 1);
+	decode_out(&o, &m);
+	assert_true(m.u.file.data.fd >= 0);
+	assert_int_equal(m.u.file.data.len, PROTO_INLINE_MAX * 3);
+	assert_memory_equal(m.u.file.data.data, big, PROTO_INLINE_MAX * 3);
+	proto_msg_free(&m);
+	op.data = inline_blob("");
+	assert_int_equal(proto_encode_file_op(9, PROTO_FILE_WRITE, &op, &o), 0);
+	decode_out(&o, &m);
+	assert_true(m.u.file.data.present);
+	assert_int_equal(m.u.file.data.len, 0);
+	proto_msg_free(&m);
+
+	/* file_list without a path, or with "", is the workspace itself. */
+	op.path = NULL;
+	assert_int_equal(proto_encode_file_op(10, PROTO_FILE_LIST, &op, &o), 0);
+	decode_out(&o, &m);
+	assert_non_null(m.u.file.path);
+	assert_string_equal(m.u.file.path, "");
+	proto_msg_free(&m);
+	op.path = "";
+	assert_int_equal(proto_encode_file_op(11, PROTO_FILE_LIST, &op, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.file.path, "");
+	proto_msg_free(&m);
+
+	/* A path of exactly the bound. */
+	memset(longpath, 'p', PROTO_PATH_MAX);
+	longpath[PROTO_PATH_MAX] = '\0';
+	op.path = longpath;
+	assert_int_equal(proto_encode_file_op(12, PROTO_FILE_READ, &op, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(strlen(m.u.file.path), PROTO_PATH_MAX);
+	proto_msg_free(&m);
+	free(big);
+}
+
+static void
+test_roundtrip_file_data(void **state)
+{
+	uint8_t *big = pattern(PROTO_INLINE_MAX + 5, 8);
+	struct proto_file_data fd = {.data = inline_blob("abc"), .size = 3};
+	struct proto_out o;
+	struct proto_msg m;
+
+	assert_int_equal(proto_encode_file_data(1, &fd, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_FILE_DATA);
+	assert_int_equal(m.u.file_data.data.len, 3);
+	assert_memory_equal(m.u.file_data.data.data, "abc", 3);
+	assert_int_equal(m.u.file_data.size, 3);
+	assert_false(m.u.file_data.truncated);
+	proto_msg_free(&m);
+
+	fd.data = (struct proto_blob){
+		.data = big, .len = PROTO_INLINE_MAX + 5, .fd = -1, .present = true};
+	fd.size = 1ULL << 40;
+	fd.truncated = true;
+	assert_int_equal(proto_encode_file_data(2, &fd, &o), 0);
+	assert_int_equal(o.nfds, 1);
+	decode_out(&o, &m);
+	assert_true(m.u.file_data.data.fd >= 0);
+	assert_memory_equal(m.u.file_data.data.data, big, PROTO_INLINE_MAX + 5);
+	assert_true(m.u.file_data.size == 1ULL << 40);
+	assert_true(m.u.file_data.truncated);
+	proto_msg_free(&m);
+
+	/* An empty file; a zeroed struct is one. */
+	memset(&fd, 0, sizeof(fd));
+	assert_int_equal(proto_encode_file_data(3, &fd, &o), 0);
+	assert_int_equal(o.nfds, 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.file_data.data.len, 0);
+	assert_int_equal(m.u.file_data.data.fd, -1);
+	proto_msg_free(&m);
+
+	/* The encoder refuses data that contradicts size and flag. */
+	fd.data = inline_blob("abc");
+	fd.size = 2;
+	assert_int_equal(proto_encode_file_data(4, &fd, &o), -EINVAL);
+	fd.size = 4;
+	assert_int_equal(proto_encode_file_data(4, &fd, &o), -EINVAL);
+	fd.size = 3;
+	fd.truncated = true;
+	assert_int_equal(proto_encode_file_data(4, &fd, &o), -EINVAL);
+	free(big);
+}
+
+static void
+test_roundtrip_file_list(void **state)
+{
+	struct proto_file_entry *ents = calloc(PROTO_LIST_MAX + 1, sizeof(*ents));
+	static char names[PROTO_LIST_MAX + 1][8];
+	static const char *const kinds[] = {"file", "dir", "link", "other"};
+	struct proto_file_list fl = {.entries = ents, .nentries = 4};
+	struct proto_out o;
+	struct proto_msg m;
+	size_t i;
+
+	assert_non_null(ents);
+	for (i = 0; i <= PROTO_LIST_MAX; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%zu", i);
+		ents[i] = (struct proto_file_entry){names[i], kinds[i % 4], i * 10, 1700000000000 + i};
+	}
+	assert_int_equal(proto_encode_file_list(1, &fl, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_FILE_LIST_OK);
+	assert_int_equal(m.u.file_list.nentries, 4);
+	for (i = 0; i < 4; i++) {
+		assert_string_equal(m.u.file_list.entries[i].name, names[i]);
+		assert_string_equal(m.u.file_list.entries[i].kind, kinds[i]);
+		assert_int_equal(m.u.file_list.entries[i].size, i * 10);
+		assert_int_equal(m.u.file_list.entries[i].mtime_ms, 1700000000000 + i);
+	}
+	proto_msg_free(&m);
+
+	/* An empty directory. */
+	fl.nentries = 0;
+	assert_int_equal(proto_encode_file_list(2, &fl, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.file_list.nentries, 0);
+	proto_msg_free(&m);
+
+	/* The bound, with short names, fits in one packet; one more is refused. */
+	fl.nentries = PROTO_LIST_MAX;
+	assert_int_equal(proto_encode_file_list(3, &fl, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.file_list.nentries, PROTO_LIST_MAX);
+	assert_string_equal(m.u.file_list.entries[PROTO_LIST_MAX - 1].name, "f999");
+	proto_msg_free(&m);
+	fl.nentries = PROTO_LIST_MAX + 1;
+	assert_int_equal(proto_encode_file_list(3, &fl, &o), -E2BIG);
+	free(ents);
+}
+
+static void
+test_roundtrip_stream(void **state)
+{
+	uint8_t *max = pattern(PROTO_INLINE_MAX, 6);
+	struct proto_stream s = {.stream = "stdout", .data = inline_blob("line\n")};
+	struct proto_out o;
+	struct proto_msg m;
+
+	assert_int_equal(proto_encode_stream(7, &s, &o), 0);
+	assert_int_equal(o.nfds, 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_STREAM);
+	assert_int_equal(m.id, 7);
+	assert_string_equal(m.u.stream.stream, "stdout");
+	assert_int_equal(m.u.stream.data.fd, -1);
+	assert_int_equal(m.u.stream.data.len, 5);
+	assert_memory_equal(m.u.stream.data.data, "line\n", 5);
+	proto_msg_free(&m);
+
+	/* stderr, and exactly PROTO_INLINE_MAX bytes: still inline. */
+	s.stream = "stderr";
+	s.data = (struct proto_blob){.data = max, .len = PROTO_INLINE_MAX, .fd = -1, .present = true};
+	assert_int_equal(proto_encode_stream(8, &s, &o), 0);
+	assert_int_equal(o.nfds, 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.stream.stream, "stderr");
+	assert_int_equal(m.u.stream.data.len, PROTO_INLINE_MAX);
+	assert_memory_equal(m.u.stream.data.data, max, PROTO_INLINE_MAX);
+	proto_msg_free(&m);
+	free(max);
+}
+
+static void
+test_encode_errors_new(void **state)
+{
+	char longpath[PROTO_PATH_MAX + 2];
+	uint8_t *big = pattern(PROTO_INLINE_MAX + 1, 0);
+	struct proto_file_op op = {.session = SID, .path = "a"};
+	struct proto_session_entry se = {SID, 1, 1, 1, "zombie"};
+	struct proto_session_list sl = {.sessions = &se, .nsessions = 1};
+	struct proto_file_entry fe = {"x", "socket", 0, 0};
+	struct proto_file_list fl = {.entries = &fe, .nentries = 1};
+	struct proto_stream s = {.stream = "stdout"};
+	struct proto_out o;
+	int fd;
+
+	/* session_ok/session_close: type and id checked. */
+	assert_int_equal(proto_encode_session(1, PROTO_OK, SID, &o), -EINVAL);
+	assert_int_equal(proto_encode_session(1, PROTO_SESSION_OK, NULL, &o), -EINVAL);
+	assert_int_equal(proto_encode_session(1, PROTO_SESSION_OK, "abc", &o), -EINVAL);
+	assert_int_equal(proto_encode_session(1, PROTO_SESSION_OK, SID "a", &o), -EINVAL);
+	assert_int_equal(proto_encode_session(1, PROTO_SESSION_OK, "g123456789abcdef0123456789abcdef", &o),
+			 -EINVAL);
+	assert_int_equal(proto_encode_session(0, PROTO_SESSION_OK, SID, &o), -EINVAL);
+	assert_int_equal(proto_encode_session_open(1, NULL, &o), -EINVAL);
+	assert_int_equal(proto_encode_session_open(0, &(struct proto_session_open){0}, &o),
+			 -EINVAL);
+
+	/* session_list_ok: states from the set, ids checked, NULL array. */
+	assert_int_equal(proto_encode_session_list(1, &sl, &o), -EINVAL);
+	se.state = NULL;
+	assert_int_equal(proto_encode_session_list(1, &sl, &o), -EINVAL);
+	se.state = "idle";
+	se.session = "x";
+	assert_int_equal(proto_encode_session_list(1, &sl, &o), -EINVAL);
+	sl.sessions = NULL;
+	assert_int_equal(proto_encode_session_list(1, &sl, &o), -EINVAL);
+
+	/* file ops: type, id, path. */
+	assert_int_equal(proto_encode_file_op(1, PROTO_FILE_DATA, &op, &o), -EINVAL);
+	op.session = NULL;
+	assert_int_equal(proto_encode_file_op(1, PROTO_FILE_READ, &op, &o), -EINVAL);
+	op.session = SID;
+	op.path = "";
+	assert_int_equal(proto_encode_file_op(1, PROTO_FILE_READ, &op, &o), -EINVAL);
+	assert_int_equal(proto_encode_file_op(1, PROTO_FILE_DELETE, &op, &o), -EINVAL);
+	op.data = inline_blob("x");
+	assert_int_equal(proto_encode_file_op(1, PROTO_FILE_WRITE, &op, &o), -EINVAL);
+	op.path = NULL;
+	assert_int_equal(proto_encode_file_op(1, PROTO_FILE_WRITE, &op, &o), -EINVAL);
+	memset(longpath, 'p', sizeof(longpath) - 1);
+	longpath[sizeof(longpath) - 1] = '\0';
+	op.path = longpath;
+	assert_int_equal(proto_encode_file_op(1, PROTO_FILE_LIST, &op, &o), -E2BIG);
+	assert_int_equal(proto_encode_file_op(1, PROTO_FILE_WRITE, &op, &o), -E2BIG);
+	/* A write's unsealed memfd is refused and not leaked. */
+	op.path = "a";
+	fd = unsealed_memfd(4);
+	op.data = (struct proto_blob){.len = 4, .fd = fd, .present = true};
+	assert_int_equal(proto_encode_file_op(1, PROTO_FILE_WRITE, &op, &o), -EINVAL);
+	close(fd);
+
+	/* file_list_ok: kinds from the set, names non-empty. */
+	assert_int_equal(proto_encode_file_list(1, &fl, &o), -EINVAL);
+	fe.kind = "file";
+	fe.name = "";
+	assert_int_equal(proto_encode_file_list(1, &fl, &o), -EINVAL);
+	fe.name = NULL;
+	assert_int_equal(proto_encode_file_list(1, &fl, &o), -EINVAL);
+	fl.entries = NULL;
+	assert_int_equal(proto_encode_file_list(1, &fl, &o), -EINVAL);
+
+	/* stream: a name from the set, inline, non-empty, <= PROTO_INLINE_MAX. */
+	s.data = inline_blob("x");
+	s.stream = "stdin";
+	assert_int_equal(proto_encode_stream(1, &s, &o), -EINVAL);
+	s.stream = NULL;
+	assert_int_equal(proto_encode_stream(1, &s, &o), -EINVAL);
+	s.stream = "stdout";
+	s.data = inline_blob("");
+	assert_int_equal(proto_encode_stream(1, &s, &o), -EINVAL);
+	s.data.present = false;
+	assert_int_equal(proto_encode_stream(1, &s, &o), -EINVAL);
+	s.data = (struct proto_blob){
+		.data = big, .len = PROTO_INLINE_MAX + 1, .fd = -1, .present = true};
+	assert_int_equal(proto_encode_stream(1, &s, &o), -E2BIG);
+	assert_int_equal(memfd_sealed_create("s", "abc", 3, &fd), 0);
+	s.data = (struct proto_blob){.len = 3, .fd = fd, .present = true};
+	assert_int_equal(proto_encode_stream(1, &s, &o), -EINVAL);
+	close(fd);
+	free(big);
+}
+
+/* Hand-made malformed messages of the new types, each with its reply code and reason. */
+static void
+b_session_short(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_CLOSE, id);
+	mb_str(b, "session");
+	mb_strn(b, 'a', PROTO_SESSION_ID_LEN - 1);
+}
+
+static void
+b_session_long(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_OK, id);
+	mb_str(b, "session");
+	mb_strn(b, 'a', PROTO_SESSION_ID_LEN + 1);
+}
+
+static void
+b_session_huge(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_CLOSE, id);
+	mb_str(b, "session");
+	mb_strn(b, 'a', PROTO_STR_MAX + 1);
+}
+
+static void
+b_session_upper(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_CLOSE, id);
+	mb_str(b, "session");
+	mb_str(b, "0123456789ABCDEF0123456789abcdef");
+}
+
+static void
+b_session_nonhex(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_CLOSE, id);
+	mb_str(b, "session");
+	mb_str(b, "0123456789abcdeg0123456789abcdef");
+}
+
+static void
+b_session_nul(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_CLOSE, id);
+	mb_str(b, "session");
+	assert_int_equal(msgpack_pack_str(&b->pk, PROTO_SESSION_ID_LEN), 0);
+	assert_int_equal(msgpack_pack_str_body(&b->pk,
+					       "0123456789abcdef\0"
+					       "123456789abcdef",
+					       PROTO_SESSION_ID_LEN),
+			 0);
+}
+
+static void
+b_session_int(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_CLOSE, id);
+	mb_str(b, "session");
+	mb_uint(b, 5);
+}
+
+static void
+b_session_missing(struct mb *b, uint32_t id)
+{
+	mb_head(b, 0, PROTO_SESSION_CLOSE, id);
+}
+
+static void
+b_run_session(struct mb *b, uint32_t id)
+{
+	mb_head(b, 2, PROTO_RUN, id);
+	mb_str(b, "runtime");
+	mb_str(b, "sh");
+	mb_str(b, "session");
+	mb_str(b, SID "0");
+}
+
+static void
+b_run_stream(struct mb *b, uint32_t id)
+{
+	mb_head(b, 2, PROTO_RUN, id);
+	mb_str(b, "runtime");
+	mb_str(b, "sh");
+	mb_str(b, "stream");
+	mb_uint(b, 1);
+}
+
+static void
+b_open_limit(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_OPEN, id);
+	mb_str(b, "limits");
+	mb_map(b, 1);
+	mb_str(b, "gpu_ms");
+	mb_uint(b, 1);
+}
+
+static void
+b_open_neg(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_OPEN, id);
+	mb_str(b, "workspace_bytes");
+	mb_int(b, -1);
+}
+
+static void
+b_open_str(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_OPEN, id);
+	mb_str(b, "idle_timeout_ms");
+	mb_str(b, "60000");
+}
+
+/* A file operation: session plus an optional path of n bytes of c (n < 0: none). */
+static void
+file_op(struct mb *b, uint64_t type, uint32_t id, long n, size_t extra)
+{
+	mb_head(b, 1 + (n >= 0) + extra, type, id);
+	mb_str(b, "session");
+	mb_str(b, SID);
+	if (n >= 0) {
+		mb_str(b, "path");
+		mb_strn(b, 'p', (size_t)n);
+	}
+}
+
+static void
+b_read_nopath(struct mb *b, uint32_t id)
+{
+	file_op(b, PROTO_FILE_READ, id, -1, 0);
+}
+
+static void
+b_read_empty(struct mb *b, uint32_t id)
+{
+	file_op(b, PROTO_FILE_READ, id, 0, 0);
+}
+
+static void
+b_delete_nopath(struct mb *b, uint32_t id)
+{
+	file_op(b, PROTO_FILE_DELETE, id, -1, 0);
+}
+
+static void
+b_delete_empty(struct mb *b, uint32_t id)
+{
+	file_op(b, PROTO_FILE_DELETE, id, 0, 0);
+}
+
+static void
+b_delete_long(struct mb *b, uint32_t id)
+{
+	file_op(b, PROTO_FILE_DELETE, id, PROTO_PATH_MAX + 1, 0);
+}
+
+static void
+b_list_long(struct mb *b, uint32_t id)
+{
+	file_op(b, PROTO_FILE_LIST, id, PROTO_PATH_MAX + 1, 0);
+}
+
+static void
+b_list_nosession(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_FILE_LIST, id);
+	mb_str(b, "path");
+	mb_str(b, "x");
+}
+
+static void
+b_list_badsession(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_FILE_LIST, id);
+	mb_str(b, "session");
+	mb_str(b, "../../etc");
+}
+
+static void
+b_write_nodata(struct mb *b, uint32_t id)
+{
+	file_op(b, PROTO_FILE_WRITE, id, 3, 0);
+}
+
+static void
+b_write_nopath(struct mb *b, uint32_t id)
+{
+	file_op(b, PROTO_FILE_WRITE, id, -1, 1);
+	mb_str(b, "data");
+	mb_bin(b, "x", 1);
+}
+
+static void
+b_write_long(struct mb *b, uint32_t id)
+{
+	file_op(b, PROTO_FILE_WRITE, id, PROTO_PATH_MAX + 1, 1);
+	mb_str(b, "data");
+	mb_bin(b, "x", 1);
+}
+
+static void
+b_write_nul(struct mb *b, uint32_t id)
+{
+	mb_head(b, 3, PROTO_FILE_WRITE, id);
+	mb_str(b, "session");
+	mb_str(b, SID);
+	mb_str(b, "path");
+	assert_int_equal(msgpack_pack_str(&b->pk, 3), 0);
+	assert_int_equal(msgpack_pack_str_body(&b->pk, "a\0b", 3), 0);
+	mb_str(b, "data");
+	mb_bin(b, "x", 1);
+}
+
+static void
+b_write_strdata(struct mb *b, uint32_t id)
+{
+	file_op(b, PROTO_FILE_WRITE, id, 3, 1);
+	mb_str(b, "data");
+	mb_str(b, "text");
+}
+
+/* file_data with data of dlen bytes, size and truncated. */
+static void
+file_data(struct mb *b, uint32_t id, size_t dlen, uint64_t size, bool truncated)
+{
+	mb_head(b, 3, PROTO_FILE_DATA, id);
+	mb_str(b, "data");
+	mb_bin(b, "abcdef", dlen);
+	mb_str(b, "size");
+	mb_uint(b, size);
+	mb_str(b, "truncated");
+	assert_int_equal(truncated ? msgpack_pack_true(&b->pk) : msgpack_pack_false(&b->pk), 0);
+}
+
+static void
+b_data_longer(struct mb *b, uint32_t id)
+{
+	file_data(b, id, 3, 2, false);
+}
+
+static void
+b_data_short_untrunc(struct mb *b, uint32_t id)
+{
+	file_data(b, id, 2, 3, false);
+}
+
+static void
+b_data_full_trunc(struct mb *b, uint32_t id)
+{
+	file_data(b, id, 3, 3, true);
+}
+
+static void
+b_data_nosize(struct mb *b, uint32_t id)
+{
+	mb_head(b, 2, PROTO_FILE_DATA, id);
+	mb_str(b, "data");
+	mb_bin(b, "", 0);
+	mb_str(b, "truncated");
+	assert_int_equal(msgpack_pack_false(&b->pk), 0);
+}
+
+/* One file_list_ok entry with these name and kind. */
+static void
+file_entry(struct mb *b, const char *name, const char *kind)
+{
+	mb_map(b, 4);
+	mb_str(b, "name");
+	mb_str(b, name);
+	mb_str(b, "kind");
+	mb_str(b, kind);
+	mb_str(b, "size");
+	mb_uint(b, 1);
+	mb_str(b, "mtime_ms");
+	mb_uint(b, 1);
+}
+
+static void
+b_entry_kind(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_FILE_LIST_OK, id);
+	mb_str(b, "entries");
+	mb_array(b, 2);
+	file_entry(b, "a", "dir");
+	file_entry(b, "s", "socket");
+}
+
+static void
+b_entry_kind_case(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_FILE_LIST_OK, id);
+	mb_str(b, "entries");
+	mb_array(b, 1);
+	file_entry(b, "a", "FILE");
+}
+
+static void
+b_entry_noname(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_FILE_LIST_OK, id);
+	mb_str(b, "entries");
+	mb_array(b, 1);
+	file_entry(b, "", "file");
+}
+
+static void
+b_entry_longname(struct mb *b, uint32_t id)
+{
+	char name[PROTO_NAME_MAX + 2];
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	mb_head(b, 1, PROTO_FILE_LIST_OK, id);
+	mb_str(b, "entries");
+	mb_array(b, 1);
+	file_entry(b, name, "file");
+}
+
+static void
+b_entry_missing(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_FILE_LIST_OK, id);
+	mb_str(b, "entries");
+	mb_array(b, 1);
+	mb_map(b, 3);
+	mb_str(b, "name");
+	mb_str(b, "a");
+	mb_str(b, "kind");
+	mb_str(b, "file");
+	mb_str(b, "size");
+	mb_uint(b, 1);
+}
+
+static void
+b_entries_many(struct mb *b, uint32_t id)
+{
+	size_t i;
+
+	mb_head(b, 1, PROTO_FILE_LIST_OK, id);
+	mb_str(b, "entries");
+	mb_array(b, PROTO_LIST_MAX + 1);
+	for (i = 0; i <= PROTO_LIST_MAX; i++)
+		mb_map(b, 0);
+}
+
+static void
+b_entries_missing(struct mb *b, uint32_t id)
+{
+	mb_head(b, 0, PROTO_FILE_LIST_OK, id);
+}
+
+/* One session_list_ok entry. */
+static void
+session_entry(struct mb *b, const char *session, const char *state)
+{
+	mb_map(b, 5);
+	mb_str(b, "session");
+	mb_str(b, session);
+	mb_str(b, "age_ms");
+	mb_uint(b, 1);
+	mb_str(b, "idle_ms");
+	mb_uint(b, 1);
+	mb_str(b, "runs");
+	mb_uint(b, 1);
+	mb_str(b, "state");
+	mb_str(b, state);
+}
+
+static void
+b_sess_state(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_LIST_OK, id);
+	mb_str(b, "sessions");
+	mb_array(b, 1);
+	session_entry(b, SID, "zombie");
+}
+
+static void
+b_sess_id(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_LIST_OK, id);
+	mb_str(b, "sessions");
+	mb_array(b, 2);
+	session_entry(b, SID, "idle");
+	session_entry(b, "0123", "idle");
+}
+
+static void
+b_sess_many(struct mb *b, uint32_t id)
+{
+	size_t i;
+
+	mb_head(b, 1, PROTO_SESSION_LIST_OK, id);
+	mb_str(b, "sessions");
+	mb_array(b, PROTO_SESSIONS_MAX + 1);
+	for (i = 0; i <= PROTO_SESSIONS_MAX; i++)
+		session_entry(b, SID, "idle");
+}
+
+static void
+b_sess_noruns(struct mb *b, uint32_t id)
+{
+	mb_head(b, 1, PROTO_SESSION_LIST_OK, id);
+	mb_str(b, "sessions");
+	mb_array(b, 1);
+	mb_map(b, 4);
+	mb_str(b, "session");
+	mb_str(b, SID);
+	mb_str(b, "age_ms");
+	mb_uint(b, 1);
+	mb_str(b, "idle_ms");
+	mb_uint(b, 1);
+	mb_str(b, "state");
+	mb_str(b, "idle");
+}
+
+/* A stream event: name plus data written by the caller (ndata more fields). */
+static void
+stream_head(struct mb *b, uint32_t id, const char *name, size_t ndata)
+{
+	mb_head(b, 1 + ndata, PROTO_STREAM, id);
+	mb_str(b, "stream");
+	mb_str(b, name);
+}
+
+static void
+b_stream_empty(struct mb *b, uint32_t id)
+{
+	stream_head(b, id, "stdout", 1);
+	mb_str(b, "data");
+	mb_bin(b, "", 0);
+}
+
+static void
+b_stream_big(struct mb *b, uint32_t id)
+{
+	uint8_t *p = pattern(PROTO_INLINE_MAX + 1, 0);
+
+	stream_head(b, id, "stdout", 1);
+	mb_str(b, "data");
+	mb_bin(b, p, PROTO_INLINE_MAX + 1);
+	free(p);
+}
+
+static void
+b_stream_name(struct mb *b, uint32_t id)
+{
+	stream_head(b, id, "stdin", 1);
+	mb_str(b, "data");
+	mb_bin(b, "x", 1);
+}
+
+static void
+b_stream_nodata(struct mb *b, uint32_t id)
+{
+	stream_head(b, id, "stderr", 0);
+}
+
+static void
+b_stream_str(struct mb *b, uint32_t id)
+{
+	stream_head(b, id, "stderr", 1);
+	mb_str(b, "data");
+	mb_str(b, "text");
+}
+
+/* A memfd reference with no fd attached: refused as not inline before any fd check. */
+static void
+b_stream_fdref(struct mb *b, uint32_t id)
+{
+	stream_head(b, id, "stdout", 1);
+	mb_fdref(b, "data", 0, 3);
+}
+
+static void
+test_bad_new_messages(void **state)
+{
+	static const struct {
+		void (*fn)(struct mb *, uint32_t);
+		enum proto_error code;
+		const char *why;
+	} cases[] = {
+		{b_session_short, PROTO_ERR_BAD_REQUEST, "session_close.session: not a session id"},
+		{b_session_long, PROTO_ERR_BAD_REQUEST, "session_ok.session: not a session id"},
+		{b_session_huge, PROTO_ERR_BAD_REQUEST, "session_close.session: not a session id"},
+		{b_session_upper, PROTO_ERR_BAD_REQUEST, "session_close.session: not a session id"},
+		{b_session_nonhex, PROTO_ERR_BAD_REQUEST, "session_close.session: not a session id"},
+		{b_session_nul, PROTO_ERR_BAD_REQUEST, "session_close.session: not a session id"},
+		{b_session_int, PROTO_ERR_BAD_REQUEST, "session_close.session: not a string"},
+		{b_session_missing, PROTO_ERR_BAD_REQUEST, "session_close.session: missing"},
+		{b_run_session, PROTO_ERR_BAD_REQUEST, "run.session: not a session id"},
+		{b_run_stream, PROTO_ERR_BAD_REQUEST, "run.stream: not a boolean"},
+		{b_open_limit, PROTO_ERR_BAD_REQUEST, "session_open.limits: entry 0: unknown limit"},
+		{b_open_neg, PROTO_ERR_BAD_REQUEST, "session_open.workspace_bytes: negative"},
+		{b_open_str, PROTO_ERR_BAD_REQUEST, "session_open.idle_timeout_ms: not an unsigned"},
+		{b_read_nopath, PROTO_ERR_BAD_REQUEST, "file_read.path: missing"},
+		{b_read_empty, PROTO_ERR_BAD_REQUEST, "file_read.path: empty"},
+		{b_delete_nopath, PROTO_ERR_BAD_REQUEST, "file_delete.path: missing"},
+		{b_delete_empty, PROTO_ERR_BAD_REQUEST, "file_delete.path: empty"},
+		{b_delete_long, PROTO_ERR_TOO_LARGE, "file_delete.path: longer than 1024 bytes"},
+		{b_list_long, PROTO_ERR_TOO_LARGE, "file_list.path: longer than 1024 bytes"},
+		{b_list_nosession, PROTO_ERR_BAD_REQUEST, "file_list.session: missing"},
+		{b_list_badsession, PROTO_ERR_BAD_REQUEST, "file_list.session: not a session id"},
+		{b_write_nodata, PROTO_ERR_BAD_REQUEST, "file_write.data: missing"},
+		{b_write_nopath, PROTO_ERR_BAD_REQUEST, "file_write.path: missing"},
+		{b_write_long, PROTO_ERR_TOO_LARGE, "file_write.path: longer than 1024 bytes"},
+		{b_write_nul, PROTO_ERR_BAD_REQUEST, "file_write.path: contains a NUL"},
+		{b_write_strdata, PROTO_ERR_BAD_REQUEST, "file_write.data: not a blob"},
+		{b_data_longer, PROTO_ERR_BAD_REQUEST, "file_data.data: data longer than the size"},
+		{b_data_short_untrunc, PROTO_ERR_BAD_REQUEST, "file_data.data: truncated flag"},
+		{b_data_full_trunc, PROTO_ERR_BAD_REQUEST, "file_data.data: truncated flag"},
+		{b_data_nosize, PROTO_ERR_BAD_REQUEST, "file_data.size: missing"},
+		{b_entry_kind, PROTO_ERR_BAD_REQUEST, "file_list_ok.entries[1].kind: unknown name"},
+		{b_entry_kind_case, PROTO_ERR_BAD_REQUEST, "file_list_ok.entries[0].kind: unknown"},
+		{b_entry_noname, PROTO_ERR_BAD_REQUEST, "file_list_ok.entries[0].name: empty"},
+		{b_entry_longname, PROTO_ERR_TOO_LARGE, "file_list_ok.entries[0].name: longer"},
+		{b_entry_missing, PROTO_ERR_BAD_REQUEST, "file_list_ok.entries[0].mtime_ms: missing"},
+		{b_entries_many, PROTO_ERR_TOO_LARGE, "file_list_ok.entries: more than 1000 entries"},
+		{b_entries_missing, PROTO_ERR_BAD_REQUEST, "file_list_ok.entries: missing"},
+		{b_sess_state, PROTO_ERR_BAD_REQUEST, "session_list_ok.sessions[0].state: unknown"},
+		{b_sess_id, PROTO_ERR_BAD_REQUEST, "session_list_ok.sessions[1].session: not a sess"},
+		{b_sess_many, PROTO_ERR_TOO_LARGE, "session_list_ok.sessions: more than 64 entries"},
+		{b_sess_noruns, PROTO_ERR_BAD_REQUEST, "session_list_ok.sessions[0].runs: missing"},
+		{b_stream_empty, PROTO_ERR_BAD_REQUEST, "stream.data: empty"},
+		{b_stream_big, PROTO_ERR_TOO_LARGE, "stream.data: inline blob longer"},
+		{b_stream_name, PROTO_ERR_BAD_REQUEST, "stream.stream: unknown name"},
+		{b_stream_nodata, PROTO_ERR_BAD_REQUEST, "stream.data: missing"},
+		{b_stream_str, PROTO_ERR_BAD_REQUEST, "stream.data: not an inline bin"},
+		{b_stream_fdref, PROTO_ERR_BAD_REQUEST, "stream.data: not an inline bin"},
+	};
+	struct mb b;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cases[i].fn(&b, (uint32_t)(200 + i));
+		check_fail(&b, cases[i].code, cases[i].why, (uint32_t)(200 + i));
+	}
+}
+
+static void
+test_bad_new_fds(void **state)
+{
+	struct proto_msg m;
+	struct mb b;
+	int fds[1];
+
+	/* A stream's data as a real sealed memfd: refused, and the fd closed. */
+	assert_int_equal(memfd_sealed_create("s", "abc", 3, &fds[0]), 0);
+	stream_head(&b, 5, "stdout", 1);
+	mb_fdref(&b, "data", 0, 3);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_BAD_REQUEST,
+		       "stream.data: not an inline bin", 5);
+	assert_int_equal(fds[0], -1);
+	mb_free(&b);
+
+	/* file_write and file_data take memfds; a bad one is refused and closed. */
+	fds[0] = unsealed_memfd(3);
+	file_op(&b, PROTO_FILE_WRITE, 6, 1, 1);
+	mb_fdref(&b, "data", 0, 3);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_BAD_REQUEST,
+		       "file_write.data.fd: not a sealed memfd", 6);
+	mb_free(&b);
+	assert_int_equal(memfd_sealed_create("d", "abc", 3, &fds[0]), 0);
+	mb_head(&b, 3, PROTO_FILE_DATA, 7);
+	mb_fdref(&b, "data", 0, 3);
+	mb_str(&b, "size");
+	mb_uint(&b, 2);
+	mb_str(&b, "truncated");
+	assert_int_equal(msgpack_pack_false(&b.pk), 0);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_BAD_REQUEST,
+		       "file_data.data: data longer", 7);
+	mb_free(&b);
+	/* An fd attached to a message without blobs is unreferenced. */
+	assert_int_equal(memfd_sealed_create("d", "abc", 3, &fds[0]), 0);
+	file_op(&b, PROTO_FILE_READ, 8, 1, 0);
+	check_fail_fds(b.sb.data, b.sb.size, fds, 1, PROTO_ERR_BAD_REQUEST,
+		       "attached fd 0 is not referenced", 8);
+	mb_free(&b);
+
+	/* The good case: a write's sealed memfd, owned by the message. */
+	assert_int_equal(memfd_sealed_create("w", "abc", 3, &fds[0]), 0);
+	file_op(&b, PROTO_FILE_WRITE, 9, 1, 1);
+	mb_fdref(&b, "data", 0, 3);
+	decode_mb(&b, fds, 1, &m);
+	assert_int_equal(fds[0], -1);
+	assert_true(m.u.file.data.fd >= 0);
+	assert_memory_equal(m.u.file.data.data, "abc", 3);
+	proto_msg_free(&m);
+}
+
 static void
 test_names(void **state)
 {
@@ -1373,6 +2425,13 @@ test_names(void **state)
 	size_t i;
 
 	assert_string_equal(proto_type_name(PROTO_RESULT), "result");
+	assert_string_equal(proto_type_name(PROTO_SESSION_OPEN), "session_open");
+	assert_string_equal(proto_type_name(PROTO_OK), "ok");
+	assert_string_equal(proto_type_name(PROTO_FILE_LIST_OK), "file_list_ok");
+	assert_string_equal(proto_type_name(PROTO_STREAM), "stream");
+	for (i = PROTO_HELLO; i <= PROTO_STREAM; i++)
+		assert_string_not_equal(proto_type_name((enum proto_type)i), "unknown");
+	assert_string_equal(proto_type_name((enum proto_type)(PROTO_STREAM + 1)), "unknown");
 	assert_string_equal(proto_type_name((enum proto_type)42), "unknown");
 	for (i = 0; i < PROTO_OUTCOME_COUNT_; i++) {
 		assert_int_equal(
@@ -1407,6 +2466,16 @@ main(void)
 		T(test_bad_required_and_strings),
 		T(test_bad_result),
 		T(test_bad_fds),
+		T(test_roundtrip_simple_new),
+		T(test_roundtrip_run_session),
+		T(test_roundtrip_sessions),
+		T(test_roundtrip_file_ops),
+		T(test_roundtrip_file_data),
+		T(test_roundtrip_file_list),
+		T(test_roundtrip_stream),
+		T(test_encode_errors_new),
+		T(test_bad_new_messages),
+		T(test_bad_new_fds),
 		T(test_names),
 	};
 
