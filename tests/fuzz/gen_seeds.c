@@ -38,7 +38,8 @@ static void
 gen_msg(const char *name, int r, struct proto_out *out)
 {
 	if (r < 0 || out->nfds != 0) {
-		fprintf(stderr, "gen_seeds: encoding %s failed (%d, %zu fds)\n", name, r, out->nfds);
+		fprintf(stderr, "gen_seeds: encoding %s failed (%d, %zu fds)\n", name, r,
+			out->nfds);
 		exit(1);
 	}
 	gen_write("proto", name, out->buf, out->len);
@@ -60,8 +61,11 @@ gen_proto(void)
 		{"big.bin", 1000000, true, {data, 8, -1, true}},
 	};
 	struct proto_hello hello = {.version = PROTO_VERSION, .peer = "gen_seeds"};
-	struct proto_info info = {.daemon = "airlockd 0.1.0", .version = 1, .uid = 1000,
-				  .runtimes = {"python", "sh", "exec"}, .nruntimes = 3};
+	struct proto_info info = {.daemon = "airlockd 0.1.0",
+				  .version = 1,
+				  .uid = 1000,
+				  .runtimes = {"python", "sh", "exec"},
+				  .nruntimes = 3};
 	struct proto_run run = {.runtime = "python",
 				.code = {code, sizeof(code) - 1, -1, true},
 				.argv = argv,
@@ -72,18 +76,23 @@ gen_proto(void)
 				.files = files,
 				.nfiles = 2};
 	struct proto_run exec = {.runtime = "exec", .argv = argv, .argc = 2};
-	struct proto_result res = {.outcome = PROTO_OUTCOME_EXITED,
-				   .exit_code = 3,
-				   .wall_ms = 12,
-				   .cpu_ms = 5,
-				   .memory_peak_bytes = 1 << 20,
-				   .out = {{{data, 4, -1, true}, 4, false}, {{data, 2, -1, true}, 9, true}},
-				   .artifacts = arts,
-				   .nartifacts = 2};
+	struct proto_result res = {
+		.outcome = PROTO_OUTCOME_EXITED,
+		.exit_code = 3,
+		.wall_ms = 12,
+		.cpu_ms = 5,
+		.memory_peak_bytes = 1 << 20,
+		.out = {{{data, 4, -1, true}, 4, false}, {{data, 2, -1, true}, 9, true}},
+		.artifacts = arts,
+		.nartifacts = 2};
 	struct proto_result err = {.outcome = PROTO_OUTCOME_ERROR, .error = "mount: EPERM"};
 	struct proto_cancel cancel = {.request = 7};
-	struct proto_ps_entry ent[] = {{.run = 1, .uid = 0, .pid = 42, .runtime = "sh",
-					.state = "running", .elapsed_ms = 10}};
+	struct proto_ps_entry ent[] = {{.run = 1,
+					.uid = 0,
+					.pid = 42,
+					.runtime = "sh",
+					.state = "running",
+					.elapsed_ms = 10}};
 	struct proto_ps ps = {.runs = ent, .nruns = 1};
 	struct proto_out out;
 	size_t i;
@@ -136,8 +145,8 @@ gen_plans(void)
 	static const char *names[] = {"data.csv", "sub/dir/f"};
 	static const void *datas[] = {"a,b\n", "xyz"};
 	static const size_t lens[] = {4, 3};
-	struct proto_limits lim = {{1000, 500, 1 << 26, 64, 256, 1 << 20, 1 << 20, 1 << 24,
-				    1 << 24, 32, 1 << 20}};
+	struct proto_limits lim = {
+		{1000, 500, 1 << 26, 64, 256, 1 << 20, 1 << 20, 1 << 24, 1 << 24, 32, 1 << 20}};
 	struct plan_input full = {.argv = argv,
 				  .argc = 4,
 				  .envp = envp,
@@ -164,12 +173,13 @@ gen_configs(void)
 {
 	static const char *cfgs[][2] = {
 		{"empty", ""},
-		{"full", "[daemon]\nsocket = /run/airlock/airlock.sock\nsocket_mode = 0660\n"
-			 "max_runs = 8\nmax_runs_per_uid = 4\nmax_connections_per_uid = 16\n"
-			 "[access]\nallow_users = nobody, daemon\nallow_groups = airlock\n"
-			 "[sandbox]\nuid_base = 900000\nuid_count = 256\nhostname = sandbox\n"
-			 "[limits]\nwall_ms = 10000\nwall_ms_max = 300000\nmemory_bytes = 256M\n"
-			 "[runtime ruby]\nargv = /usr/bin/ruby {code} {args}\ncode_name = main.rb\n"},
+		{"full",
+		 "[daemon]\nsocket = /run/airlock/airlock.sock\nsocket_mode = 0660\n"
+		 "max_runs = 8\nmax_runs_per_uid = 4\nmax_connections_per_uid = 16\n"
+		 "[access]\nallow_users = nobody, daemon\nallow_groups = airlock\n"
+		 "[sandbox]\nuid_base = 900000\nuid_count = 256\nhostname = sandbox\n"
+		 "[limits]\nwall_ms = 10000\nwall_ms_max = 300000\nmemory_bytes = 256M\n"
+		 "[runtime ruby]\nargv = /usr/bin/ruby {code} {args}\ncode_name = main.rb\n"},
 		{"bad", "[nope]\nx\n=\n[runtime]\nargv=\n"},
 	};
 	size_t i;
