@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,4 +78,45 @@ memfd_check_sealed(int fd, uint64_t max, uint64_t *ret_size)
 		return -E2BIG;
 	*ret_size = (uint64_t)st.st_size;
 	return 0;
+}
+
+int
+memfd_sealed_copy(int fd, uint64_t max, int *ret_fd, uint64_t *ret_len, uint64_t *ret_size)
+{
+	struct stat st;
+	uint64_t want, done = 0;
+	off_t off = 0;
+	int mfd = -1, r;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	want = (uint64_t)st.st_size < max ? (uint64_t)st.st_size : max;
+	r = memfd_new("airlock-copy", &mfd);
+	if (r < 0)
+		return r;
+	while (done < want) {
+		ssize_t n = sendfile(mfd, fd, &off, (size_t)(want - done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto fail;
+		}
+		if (n == 0)
+			break; /* the file shrank under us: what we have is it */
+		done += (uint64_t)n;
+	}
+	r = memfd_seal(mfd);
+	if (r < 0)
+		goto fail;
+	*ret_fd = mfd;
+	*ret_len = done;
+	*ret_size = (uint64_t)st.st_size;
+	return 0;
+fail:
+	close(mfd);
+	return r;
 }

@@ -24,4 +24,10 @@ int memfd_seal(int fd);
  */
 int memfd_check_sealed(int fd, uint64_t max, uint64_t *ret_size);
 
+/*
+ * Copy at most max bytes of the file fd (from its start) into a new sealed
+ * memfd. *ret_len gets the bytes copied, *ret_size the file's size.
+ */
+int memfd_sealed_copy(int fd, uint64_t max, int *ret_fd, uint64_t *ret_len, uint64_t *ret_size);
+
 #endif

@@ -16,10 +16,18 @@
 #include "memfd.h"
 
 static const char *const proto_type_names[] = {
-	[PROTO_HELLO] = "hello",   [PROTO_HELLO_OK] = "hello_ok",   [PROTO_PING] = "ping",
-	[PROTO_PONG] = "pong",	   [PROTO_INFO] = "info",	    [PROTO_INFO_OK] = "info_ok",
-	[PROTO_RUN] = "run",	   [PROTO_RESULT] = "result",	    [PROTO_ERROR] = "error",
-	[PROTO_CANCEL] = "cancel", [PROTO_CANCEL_OK] = "cancel_ok", [PROTO_PS] = "ps",
+	[PROTO_HELLO] = "hello",
+	[PROTO_HELLO_OK] = "hello_ok",
+	[PROTO_PING] = "ping",
+	[PROTO_PONG] = "pong",
+	[PROTO_INFO] = "info",
+	[PROTO_INFO_OK] = "info_ok",
+	[PROTO_RUN] = "run",
+	[PROTO_RESULT] = "result",
+	[PROTO_ERROR] = "error",
+	[PROTO_CANCEL] = "cancel",
+	[PROTO_CANCEL_OK] = "cancel_ok",
+	[PROTO_PS] = "ps",
 	[PROTO_PS_OK] = "ps_ok",
 	[PROTO_SESSION_OPEN] = "session_open",
 	[PROTO_SESSION_OK] = "session_ok",
@@ -252,9 +260,9 @@ enum dec_kind {
 	DEC_LIMITS_REQ, /* limits in a request; unknown names refused */
 	DEC_OUTCOME,
 	DEC_ERRCODE,
-	DEC_SESSION_ID, /* str: exactly PROTO_SESSION_ID_LEN of [0-9a-f] */
-	DEC_INLINE,	/* an inline bin only, never a memfd reference */
-	DEC_FILE_KIND,	/* str, one of proto_file_kinds */
+	DEC_SESSION_ID,	   /* str: exactly PROTO_SESSION_ID_LEN of [0-9a-f] */
+	DEC_INLINE,	   /* an inline bin only, never a memfd reference */
+	DEC_FILE_KIND,	   /* str, one of proto_file_kinds */
 	DEC_SESSION_STATE, /* str, one of proto_session_states */
 	DEC_STREAM_NAME,   /* str, one of proto_stream_names */
 };
@@ -426,6 +434,7 @@ static const struct dec_field dec_file_data_fields[] = {
 static const struct dec_field dec_file_list_ok_fields[] = {
 	{"entries", DEC_ENTRIES, DF_REQUIRED, U(proto_file_list, entries),
 	 U(proto_file_list, nentries), PROTO_LIST_MAX, 0},
+	{"truncated", DEC_BOOL, DF_REQUIRED, U(proto_file_list, truncated), 0, 0, 0},
 };
 
 static const struct dec_field dec_file_entry_fields[] = {
@@ -1958,8 +1967,7 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 }
 
 int
-proto_encode_session(uint32_t id, enum proto_type type, const char *session,
-		     struct proto_out *ret)
+proto_encode_session(uint32_t id, enum proto_type type, const char *session, struct proto_out *ret)
 {
 	struct proto_enc e;
 
@@ -2042,7 +2050,8 @@ proto_encode_file_list(uint32_t id, const struct proto_file_list *l, struct prot
 		return -EINVAL;
 	if (l->nentries > PROTO_LIST_MAX)
 		return -E2BIG;
-	enc_begin(&e, PROTO_FILE_LIST_OK, id, 1);
+	enc_begin(&e, PROTO_FILE_LIST_OK, id, 2);
+	enc_kv_bool(&e, "truncated", l->truncated);
 	enc_rawstr(&e, "entries", PROTO_STR_MAX);
 	enc_array(&e, l->nentries);
 	for (i = 0; e.err == 0 && i < l->nentries; i++) {
@@ -2063,8 +2072,8 @@ proto_encode_stream(uint32_t id, const struct proto_stream *s, struct proto_out 
 	struct proto_enc e;
 
 	/* Inline only: a present blob with an fd is a memfd, which a stream never is. */
-	if (s == NULL || ret == NULL || !s->data.present || s->data.fd >= 0 ||
-	    s->data.len == 0 || s->data.data == NULL)
+	if (s == NULL || ret == NULL || !s->data.present || s->data.fd >= 0 || s->data.len == 0 ||
+	    s->data.data == NULL)
 		return -EINVAL;
 	if (s->data.len > PROTO_INLINE_MAX)
 		return -E2BIG;

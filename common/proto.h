@@ -97,7 +97,7 @@ enum proto_type {
 	/* client -> daemon: {type, id, session:str, path?:str ("" = the workspace)} */
 	PROTO_FILE_LIST = 23,
 	/* daemon -> client: {type, id, entries:[{name:str, kind:str ("file" | "dir"
-	 *   | "link" | "other"), size:uint, mtime_ms:uint}]} */
+	 *   | "link" | "other"), size:uint, mtime_ms:uint}], truncated:bool} */
 	PROTO_FILE_LIST_OK = 24,
 	/* client -> daemon: {type, id, session:str, path:str} */
 	PROTO_FILE_DELETE = 25,
@@ -269,6 +269,7 @@ struct proto_file_entry {
 struct proto_file_list {
 	struct proto_file_entry *entries;
 	size_t nentries;
+	bool truncated; /* the directory holds more than the entries given */
 };
 
 struct proto_stream {

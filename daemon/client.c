@@ -20,6 +20,7 @@
 
 #include "fdpass.h"
 #include "frontend.h"
+#include "session.h"
 #include "log.h"
 
 #define CLIENT_HELLO_TIMEOUT_S 10
@@ -68,6 +69,10 @@ static void client_on_info(struct client *c, const struct proto_msg *m);
 static void client_on_run(struct client *c, const struct proto_msg *m);
 static void client_on_cancel(struct client *c, const struct proto_msg *m);
 static void client_on_ps(struct client *c, const struct proto_msg *m);
+static void client_on_session_open(struct client *c, const struct proto_msg *m);
+static void client_on_session_close(struct client *c, const struct proto_msg *m);
+static void client_on_session_list(struct client *c, const struct proto_msg *m);
+static void client_on_file(struct client *c, const struct proto_msg *m);
 
 static const struct client_handler client_handlers[] = {
 	{PROTO_HELLO, H_BEFORE_HELLO, client_on_hello},
@@ -76,6 +81,13 @@ static const struct client_handler client_handlers[] = {
 	{PROTO_RUN, H_AFTER_HELLO, client_on_run},
 	{PROTO_CANCEL, H_AFTER_HELLO, client_on_cancel},
 	{PROTO_PS, H_AFTER_HELLO, client_on_ps},
+	{PROTO_SESSION_OPEN, H_AFTER_HELLO, client_on_session_open},
+	{PROTO_SESSION_CLOSE, H_AFTER_HELLO, client_on_session_close},
+	{PROTO_SESSION_LIST, H_AFTER_HELLO, client_on_session_list},
+	{PROTO_FILE_WRITE, H_AFTER_HELLO, client_on_file},
+	{PROTO_FILE_READ, H_AFTER_HELLO, client_on_file},
+	{PROTO_FILE_LIST, H_AFTER_HELLO, client_on_file},
+	{PROTO_FILE_DELETE, H_AFTER_HELLO, client_on_file},
 };
 
 uid_t
@@ -277,6 +289,36 @@ client_on_ps(struct client *c, const struct proto_msg *m)
 	run_ps(c->d, c, m->id);
 }
 
+static void
+client_on_session_open(struct client *c, const struct proto_msg *m)
+{
+	if (!client_allowed(c)) {
+		client_send_error(c, m->id, PROTO_ERR_UNAUTHORIZED,
+				  "uid %u is no longer allowed to use this daemon",
+				  (unsigned)c->uid);
+		return;
+	}
+	session_open(c->d, c, m->id, &m->u.session_open);
+}
+
+static void
+client_on_session_close(struct client *c, const struct proto_msg *m)
+{
+	session_close(c->d, c, m->id, m->u.session.session);
+}
+
+static void
+client_on_session_list(struct client *c, const struct proto_msg *m)
+{
+	session_list(c->d, c, m->id);
+}
+
+static void
+client_on_file(struct client *c, const struct proto_msg *m)
+{
+	session_file_op(c->d, c, m->id, m->type, &m->u.file);
+}
+
 bool
 client_allowed(const struct client *c)
 {
@@ -450,6 +492,8 @@ client_new(struct daemon *d, int fd)
 	}
 	event_add(c->read_ev, NULL);
 	event_add(c->hello_ev, &tv);
+	if (c->allowed)
+		session_client_new(d, c->uid);
 }
 
 void
@@ -487,6 +531,16 @@ client_kill(struct client *c)
 	event_del(c->hello_ev);
 	/* Every run of a client that left is killed (docs/security.md). */
 	run_orphan_client(c->d, c);
+	/* Its sessions live on, for a grace period if it was the uid's last. */
+	{
+		struct client *it;
+		bool last = true;
+
+		TAILQ_FOREACH(it, &c->d->clients, entry)
+		if (it != c && !it->dead && it->uid == c->uid && it->allowed)
+			last = false;
+		session_client_gone(c->d, c, last && c->allowed);
+	}
 	event_active(c->free_ev, 0, 0);
 }
 
@@ -505,8 +559,10 @@ client_free(struct client *c)
 
 	if (c == NULL)
 		return;
-	if (!c->dead)
+	if (!c->dead) {
 		run_orphan_client(c->d, c);
+		session_client_gone(c->d, c, false);
+	}
 	TAILQ_REMOVE(&c->d->clients, c, entry);
 	c->d->nclients--;
 	while ((p = TAILQ_FIRST(&c->outq)) != NULL) {

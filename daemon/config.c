@@ -26,6 +26,7 @@ enum config_section {
 	CONFIG_SEC_SANDBOX,
 	CONFIG_SEC_LIMITS,
 	CONFIG_SEC_RUNTIME,
+	CONFIG_SEC_SESSIONS,
 };
 
 /* Where a value came from: 0 for a built-in default, else its line in the file. */
@@ -632,6 +633,39 @@ config_key_sandbox(struct config_parse *p, const char *name, const char *value)
 	return 0;
 }
 
+/* Handle one key of [sessions]. */
+static int
+config_key_sessions(struct config_parse *p, const char *name, const char *value)
+{
+	struct config *cfg = p->cfg;
+	uint64_t v;
+	int r;
+
+	if (!strcmp(name, "max_per_uid"))
+		return config_key_u32(p, name, value, &cfg->sessions_per_uid);
+	if (!strcmp(name, "idle_timeout_ms"))
+		return config_key_u32(p, name, value, &cfg->session_idle_ms);
+	if (!strcmp(name, "idle_timeout_ms_max"))
+		return config_key_u32(p, name, value, &cfg->session_idle_ms_max);
+	if (!strcmp(name, "lifetime_ms"))
+		return config_key_u32(p, name, value, &cfg->session_lifetime_ms);
+	if (!strcmp(name, "lifetime_ms_max"))
+		return config_key_u32(p, name, value, &cfg->session_lifetime_ms_max);
+	if (!strcmp(name, "orphan_grace_ms"))
+		return config_key_u32(p, name, value, &cfg->session_orphan_grace_ms);
+	if (!strcmp(name, "file_max_bytes")) {
+		r = config_parse_size(value, &v);
+		if (r < 0)
+			return config_bad_number(p, r, name, value, "a size (K, M or G suffix)");
+		if (v == 0 || v > PROTO_BLOB_MAX)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "file_max_bytes must be between 1 and 256M");
+		cfg->session_file_max = v;
+		return 0;
+	}
+	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [sessions]", name);
+}
+
 /* Is this limit a byte count (accepting K/M/G)? */
 static bool
 config_limit_is_size(enum proto_limit l)
@@ -776,9 +810,13 @@ static void
 config_section_id(const struct config_parse *p, char *buf, size_t len)
 {
 	static const char *const names[] = {
-		[CONFIG_SEC_NONE] = "",		[CONFIG_SEC_DAEMON] = "daemon",
-		[CONFIG_SEC_ACCESS] = "access", [CONFIG_SEC_SANDBOX] = "sandbox",
-		[CONFIG_SEC_LIMITS] = "limits", [CONFIG_SEC_RUNTIME] = "runtime",
+		[CONFIG_SEC_NONE] = "",
+		[CONFIG_SEC_DAEMON] = "daemon",
+		[CONFIG_SEC_ACCESS] = "access",
+		[CONFIG_SEC_SANDBOX] = "sandbox",
+		[CONFIG_SEC_LIMITS] = "limits",
+		[CONFIG_SEC_RUNTIME] = "runtime",
+		[CONFIG_SEC_SESSIONS] = "sessions",
 	};
 
 	if (p->section == CONFIG_SEC_RUNTIME && p->rt != NULL)
@@ -846,6 +884,9 @@ config_ini_handler(void *user, const char *section, const char *name, const char
 		break;
 	case CONFIG_SEC_RUNTIME:
 		r = config_key_runtime(p, name, value);
+		break;
+	case CONFIG_SEC_SESSIONS:
+		r = config_key_sessions(p, name, value);
 		break;
 	default:
 		r = config_fail_at(p, -EINVAL, p->line, "'%s' outside of any section", name);
@@ -953,6 +994,8 @@ config_section_begin(struct config_parse *p, const char *line)
 		p->section = CONFIG_SEC_SANDBOX;
 	} else if (!strcmp(name, "limits")) {
 		p->section = CONFIG_SEC_LIMITS;
+	} else if (!strcmp(name, "sessions")) {
+		p->section = CONFIG_SEC_SESSIONS;
 	} else if (!strncmp(name, "runtime ", 8)) {
 		const char *rt = name + 8;
 
@@ -1178,6 +1221,13 @@ config_defaults(struct config *cfg)
 	cfg->max_queued = 64;
 	cfg->max_queued_per_uid = 16;
 	cfg->stop_grace_ms = 10000;
+	cfg->sessions_per_uid = 4;
+	cfg->session_idle_ms = 600000;
+	cfg->session_idle_ms_max = 3600000;
+	cfg->session_lifetime_ms = 3600000;
+	cfg->session_lifetime_ms_max = 86400000;
+	cfg->session_orphan_grace_ms = 60000;
+	cfg->session_file_max = 64ULL << 20;
 	cfg->allow_all = false;
 	cfg->uid_base = 600000;
 	cfg->uid_count = 2048;

@@ -58,6 +58,15 @@ struct config {
 	uint32_t uid_count; /* uid_count = (default 2048): uids in the range, 2 per run */
 	char *hostname;	    /* hostname = (default "airlock") */
 
+	/* [sessions] */
+	uint32_t sessions_per_uid;	  /* max_per_uid = (default 4) */
+	uint32_t session_idle_ms;	  /* idle_timeout_ms = (default 600000) */
+	uint32_t session_idle_ms_max;	  /* idle_timeout_ms_max = (default 3600000) */
+	uint32_t session_lifetime_ms;	  /* lifetime_ms = (default 3600000) */
+	uint32_t session_lifetime_ms_max; /* lifetime_ms_max = (default 86400000) */
+	uint32_t session_orphan_grace_ms; /* orphan_grace_ms = (default 60000) */
+	uint64_t session_file_max;	  /* file_max_bytes = read/write size (default 64M) */
+
 	/* [limits]: defaults and ceilings, e.g. wall_ms = 10000, wall_ms_max = 60000 */
 	struct proto_limits defaults;
 	struct proto_limits ceilings;

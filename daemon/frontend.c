@@ -11,14 +11,15 @@
 
 #include "fdpass.h"
 #include "frontend.h"
+#include "session.h"
 #include "log.h"
 
 int
-frontend_spawn(struct daemon *d, const struct spawn_req *req, int *fds)
+frontend_spawn_fds(struct daemon *d, const struct spawn_req *req, int *fds, size_t nfds)
 {
 	for (;;) {
 		struct pollfd p = {.fd = d->spawner_fd, .events = POLLOUT};
-		int r = fdpass_send(d->spawner_fd, req, sizeof(*req), fds, SPAWN_REQ_NFDS);
+		int r = fdpass_send(d->spawner_fd, req, sizeof(*req), fds, nfds);
 
 		if (r != -EAGAIN)
 			return r;
@@ -57,7 +58,7 @@ frontend_spawner_cb(evutil_socket_t fd, short what, void *arg)
 			frontend_stop(d);
 		else if (ev.type == SPAWN_RELOAD)
 			frontend_reload(d);
-		else
+		else if (!session_spawner_event(d, &ev))
 			run_spawner_event(d, &ev);
 	}
 }
@@ -65,14 +66,15 @@ frontend_spawner_cb(evutil_socket_t fd, short what, void *arg)
 void
 frontend_status(struct daemon *d)
 {
-	sd_notifyf(0, "STATUS=%s%u running, %u queued, %u clients", d->stopping ? "stopping: " : "",
-		   d->nrunning, d->queue.n, d->nclients);
+	sd_notifyf(0, "STATUS=%s%u running, %u queued, %u sessions, %u clients",
+		   d->stopping ? "stopping: " : "", d->nrunning, d->queue.n, d->nsessions,
+		   d->nclients);
 }
 
 void
 frontend_run_ended(struct daemon *d)
 {
-	if (d->stopping && d->nruns == 0) {
+	if (d->stopping && d->nruns == 0 && d->nsessions == 0) {
 		log_info("stopping: every run has ended");
 		event_base_loopbreak(d->base);
 	}
@@ -125,7 +127,8 @@ frontend_stop(struct daemon *d)
 	log_info("stopping: %u running, %u queued; grace %u ms", d->nrunning, d->queue.n,
 		 d->cfg->stop_grace_ms);
 	run_stop_all(d, false);
-	if (d->nruns == 0) {
+	session_stop_all(d);
+	if (d->nruns == 0 && d->nsessions == 0) {
 		event_base_loopbreak(d->base);
 		return;
 	}
@@ -208,6 +211,7 @@ frontend_main(struct daemon *d)
 {
 	TAILQ_INIT(&d->clients);
 	TAILQ_INIT(&d->runs);
+	TAILQ_INIT(&d->sessions);
 	runqueue_init(&d->queue);
 	signal(SIGPIPE, SIG_IGN);
 	if (fcntl(d->spawner_fd, F_SETFL, O_NONBLOCK) < 0)

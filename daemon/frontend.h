@@ -24,6 +24,7 @@ struct run;
 
 TAILQ_HEAD(client_list, client);
 TAILQ_HEAD(run_list, run);
+TAILQ_HEAD(session_list, session);
 
 struct daemon {
 	struct event_base *base;
@@ -43,6 +44,8 @@ struct daemon {
 	uint32_t nruns;	   /* runs known: queued, running, finishing */
 	uint32_t nrunning; /* runs holding a uid slot */
 	uint32_t nclients;
+	struct session_list sessions;
+	uint32_t nsessions;
 	struct runqueue queue;
 	bool memory_cgroup;
 	bool journal; /* audit lines go to the journal (under systemd) */
@@ -57,8 +60,8 @@ struct daemon {
 /* Run the frontend's event loop until SIGTERM/SIGINT or the spawner's end. */
 int frontend_main(struct daemon *d);
 
-/* Send one fixed request to the spawner. */
-int frontend_spawn(struct daemon *d, const struct spawn_req *req, int *fds);
+/* Send one fixed request to the spawner, with its fds. */
+int frontend_spawn_fds(struct daemon *d, const struct spawn_req *req, int *fds, size_t nfds);
 /* Tell systemd what we are doing (STATUS=), if it listens. */
 void frontend_status(struct daemon *d);
 /* A run ended: if stopping and nothing is left, leave the loop. */
@@ -121,6 +124,8 @@ void run_cancel_request(struct daemon *d, struct client *c, uint32_t req_id,
 void run_ps(struct daemon *d, struct client *c, uint32_t req_id);
 /* Cancel every queued run, and the running ones too when asked. */
 void run_stop_all(struct daemon *d, bool running_too);
+/* Cancel every run of a session that ends. */
+void run_cancel_session(struct daemon *d, struct session *s);
 
 /* ---- audit.c: one structured line per finished run ---- */
 void audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *runtime,

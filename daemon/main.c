@@ -206,7 +206,8 @@ main(int argc, char **argv)
 	sp.uid_base = cfg.uid_base;
 	sp.nslots = cfg.uid_count / 2;
 	sp.slots = calloc(sp.nslots, sizeof(*sp.slots));
-	if (sp.slots == NULL)
+	sp.keepers = calloc(sp.nslots, sizeof(*sp.keepers));
+	if (sp.slots == NULL || sp.keepers == NULL)
 		fatalx("out of memory");
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
@@ -244,6 +245,7 @@ main(int argc, char **argv)
 		;
 	seccomp_policy_free(&sp.seccomp);
 	free(sp.slots);
+	free(sp.keepers);
 	config_free(&cfg);
 	log_info("stopped");
 	return r < 0 ? 1 : 0;

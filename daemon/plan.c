@@ -116,6 +116,7 @@ plan_build(const struct plan_input *in, int *ret_fd)
 		pf[i].data_len = in->file_len[i];
 	}
 	memcpy(hdr.limits, in->limits->v, sizeof(hdr.limits));
+	hdr.flags = in->flags;
 	memcpy(b.p, &hdr, sizeof(hdr));
 	if (in->nfiles > 0)
 		memcpy(b.p + sizeof(hdr), pf, in->nfiles * sizeof(struct plan_file));

@@ -22,6 +22,9 @@
 #define PLAN_FILES_MAX PROTO_FILES_MAX
 #define PLAN_SIZE_MAX (1ULL << 30)
 
+/* plan_hdr.flags */
+#define PLAN_F_SESSION 0x1u /* the workspace is a session's: artifacts are what changed */
+
 /* Paths inside the sandbox. */
 #define PLAN_WORKSPACE "/workspace"
 #define PLAN_CODE_DIR "/run/airlock"
@@ -40,7 +43,7 @@ struct plan_hdr {
 	uint64_t code_off, code_len;
 	uint64_t stdin_off, stdin_len;
 	uint32_t has_stdin;
-	uint32_t reserved;
+	uint32_t flags; /* PLAN_F_* */
 	uint64_t limits[PROTO_LIMIT_COUNT_];
 };
 
@@ -84,6 +87,7 @@ struct plan_input {
 	size_t nfiles;
 	const char *hostname;
 	const struct proto_limits *limits;
+	uint32_t flags;
 };
 
 /*

@@ -28,6 +28,7 @@
 #include "plan.h"
 #include "sandbox.h"
 #include "runqueue.h"
+#include "session.h"
 
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
@@ -69,6 +70,12 @@ struct run {
 	struct timespec t_request; /* arrival */
 	struct timespec t_start;   /* handed to the spawner */
 	bool cancelled;
+	bool stream;		 /* send output as stream events */
+	struct session *session; /* NULL for a one-shot run */
+	char **in_names;	 /* a session run's input files, written by the keeper */
+	int *in_fds;		 /* their sealed memfds */
+	size_t nin;
+	char prep_error[PROTO_NAME_MAX + 64]; /* a session run failed before its sandbox */
 	int lifeline;
 	struct event *lifeline_ev;
 	struct event *backstop_ev;
@@ -83,6 +90,9 @@ struct run {
 };
 
 static void run_maybe_finish(struct run *r);
+static void run_finish(struct run *r);
+static void run_free_inputs(struct run *r);
+static void run_cancel(struct run *r);
 static void run_lifeline_cb(evutil_socket_t fd, short what, void *arg);
 
 uint32_t
@@ -123,8 +133,9 @@ run_resolve_exec(const char *name, char *buf, size_t len)
  * On a request error, writes the reply code and message.
  */
 static int
-run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_limits *lim,
-	      int *ret_fd, enum proto_error *ret_code, char *why, size_t whylen)
+run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
+	      const struct proto_limits *lim, int *ret_fd, enum proto_error *ret_code, char *why,
+	      size_t whylen)
 {
 	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
 	const char *argv[PLAN_ARGV_MAX + 1];
@@ -197,7 +208,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 		flen[i] = req->files[i].data.len;
 		fbytes += flen[i];
 	}
-	if (fbytes > lim->v[PROTO_LIMIT_WORKSPACE_BYTES]) {
+	if (!session && fbytes > lim->v[PROTO_LIMIT_WORKSPACE_BYTES]) {
 		r = -E2BIG;
 		*ret_code = PROTO_ERR_TOO_LARGE;
 		snprintf(why, whylen,
@@ -221,7 +232,9 @@ run_make_plan(struct daemon *d, const struct proto_run *req, const struct proto_
 	in.file_names = fnames;
 	in.file_data = fdata;
 	in.file_len = flen;
-	in.nfiles = req->nfiles;
+	/* A session run's files are written by the session's keeper instead. */
+	in.nfiles = session ? 0 : req->nfiles;
+	in.flags = session ? PLAN_F_SESSION : 0;
 	in.hostname = d->cfg->hostname;
 	in.limits = lim;
 	r = plan_build(&in, ret_fd);
@@ -276,6 +289,7 @@ run_free(struct run *r)
 		runqueue_remove(&r->d->queue, &r->q);
 	if (r->slot_held)
 		r->d->nrunning--;
+	run_free_inputs(r);
 	TAILQ_REMOVE(&r->d->runs, r, entry);
 	r->d->nruns--;
 	if (r->c != NULL)
@@ -293,8 +307,13 @@ run_free(struct run *r)
 		if (r->arts[i].fd >= 0)
 			close(r->arts[i].fd);
 	free(r->arts);
-	if (r->slot_held)
+	/* A session's slot is the session's: it gives it back itself. */
+	if (r->slot_held && r->session == NULL)
 		uidpool_put(&d->uids, r->slot);
+	if (r->session != NULL && r->state == RUN_QUEUED)
+		session_run_unqueued(r->session);
+	else if (r->session != NULL)
+		session_run_end(r->session, r);
 	free(r);
 	frontend_run_ended(d);
 }
@@ -306,6 +325,27 @@ run_ms_between(const struct timespec *a, const struct timespec *b)
 	int64_t ms = (int64_t)(b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
 
 	return ms > 0 ? (uint64_t)ms : 0;
+}
+
+/* Send output as it comes, in inline chunks; only what is kept is streamed. */
+static void
+run_stream(struct run *r, const char *name, const uint8_t *data, size_t len)
+{
+	while (len > 0) {
+		size_t n = len > PROTO_INLINE_MAX ? PROTO_INLINE_MAX : len;
+		struct proto_stream ev = {
+			.stream = name,
+			.data = {.data = data, .len = n, .fd = -1, .present = true}};
+		struct proto_out out;
+
+		if (proto_encode_stream(r->req_id, &ev, &out) < 0)
+			fatalx("cannot encode a stream event");
+		client_send(r->c, &out);
+		if (r->c == NULL)
+			return;
+		data += n;
+		len -= n;
+	}
 }
 
 /* Output readable: keep the first bytes up to the limit, count the rest. */
@@ -335,6 +375,8 @@ run_out_cb(evutil_socket_t fd, short what, void *arg)
 
 			if (take > cap - o->len)
 				take = (size_t)(cap - o->len);
+			if (r->stream && r->c != NULL)
+				run_stream(r, o == &r->out[0] ? "stdout" : "stderr", chunk, take);
 			if (o->buf == NULL) {
 				o->buf = malloc((size_t)cap);
 				if (o->buf == NULL)
@@ -508,7 +550,10 @@ run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
 {
 	bool oom = r->spawn_done && r->done_ev.oom;
 
-	if (r->spawn_failed) {
+	if (r->prep_error[0] != '\0') {
+		res->outcome = PROTO_OUTCOME_ERROR;
+		snprintf(err, errlen, "%s", r->prep_error);
+	} else if (r->spawn_failed) {
 		res->outcome = PROTO_OUTCOME_ERROR;
 		snprintf(err, errlen, "sandbox could not start: %s: %s", r->spawn_ev.step,
 			 strerror(-r->spawn_ev.err));
@@ -700,26 +745,21 @@ run_pipe(int p[2])
 }
 
 /*
- * Hand a queued run to the spawner: its uid slot, output pipes and lifeline.
- * Returns 0, or -EAGAIN when no uid slot is free (the run stays queued), or
- * another -errno (the run has been answered with an error and freed).
+ * The run's sandbox, now: output pipes, lifeline, backstop timer, and the
+ * spawner request (with the session's workspace mount when ws_fd >= 0, which
+ * this takes). On failure the run has been answered and freed.
  */
 static int
-run_launch(struct run *r)
+run_spawn(struct run *r, int ws_fd)
 {
 	struct daemon *d = r->d;
 	int outp[2][2] = {{-1, -1}, {-1, -1}}, life[2] = {-1, -1};
-	int fds[SPAWN_REQ_NFDS];
+	int fds[SPAWN_REQ_NFDS_MAX];
 	struct spawn_req sreq;
 	struct timeval tv;
 	uint64_t backstop;
 	int k, rc;
 
-	if (uidpool_get(&d->uids, &r->slot) < 0)
-		return -EAGAIN;
-	r->slot_held = true;
-	r->state = RUN_RUNNING;
-	d->nrunning++;
 	clock_gettime(CLOCK_MONOTONIC, &r->t_start);
 	if ((rc = run_pipe(outp[0])) < 0 || (rc = run_pipe(outp[1])) < 0 ||
 	    (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, life) < 0 && (rc = -errno)) ||
@@ -752,16 +792,20 @@ run_launch(struct run *r)
 	sreq.uid_slot = r->slot;
 	sreq.memory_bytes = r->lim.v[PROTO_LIMIT_MEMORY_BYTES];
 	sreq.processes = r->lim.v[PROTO_LIMIT_PROCESSES];
+	sreq.flags = ws_fd >= 0 ? SPAWN_F_WORKSPACE : 0;
 	fds[0] = r->plan_fd;
 	fds[1] = life[1];
 	fds[2] = outp[0][1];
 	fds[3] = outp[1][1];
-	rc = frontend_spawn(d, &sreq, fds);
+	fds[4] = ws_fd;
+	rc = frontend_spawn_fds(d, &sreq, fds, ws_fd >= 0 ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS);
 	close(r->plan_fd);
 	r->plan_fd = -1;
 	close(life[1]);
 	close(outp[0][1]);
 	close(outp[1][1]);
+	if (ws_fd >= 0)
+		close(ws_fd);
 	if (rc < 0)
 		fatalx("cannot reach the spawner: %s", strerror(-rc));
 	log_debug("run %" PRIu32 " uid %u: started, runtime %s, slot %" PRIu32, r->run_id,
@@ -778,6 +822,8 @@ fail:
 		close(life[1]);
 	if (r->lifeline < 0 && life[0] >= 0)
 		close(life[0]);
+	if (ws_fd >= 0)
+		close(ws_fd);
 	if (r->c != NULL)
 		client_send_error(r->c, r->req_id, PROTO_ERR_INTERNAL, "cannot set up the run: %s",
 				  strerror(-rc));
@@ -785,13 +831,73 @@ fail:
 	return rc;
 }
 
-/* May a run of this uid start now? (Called by the scheduler.) */
+/* A session run's inputs are written and its workspace mount is here (or not). */
+static void
+run_prepared(struct run *r, int ws_fd, int err, const char *what)
+{
+	if (r->cancelled || r->state != RUN_RUNNING) {
+		/* Cancelled (or its session ended) while the keeper worked. */
+		if (ws_fd >= 0)
+			close(ws_fd);
+		r->state = RUN_DONE;
+		r->out[0].eof = r->out[1].eof = true;
+		run_finish(r);
+		return;
+	}
+	if (err != 0) {
+		/* Answered like any run that failed before its code ran. */
+		snprintf(r->prep_error, sizeof(r->prep_error), "%s: %s", what, strerror(err));
+		if (err == ELOOP || err == EXDEV)
+			snprintf(r->prep_error, sizeof(r->prep_error),
+				 "input file %s: refused: the path leaves the workspace or goes "
+				 "through a link",
+				 what);
+		r->state = RUN_DONE;
+		r->out[0].eof = r->out[1].eof = true;
+		run_finish(r);
+		return;
+	}
+	(void)run_spawn(r, ws_fd);
+}
+
+/*
+ * Hand a queued run to the spawner: its uid slot (a session run uses its
+ * session's), then its sandbox. Returns 0, or -EAGAIN when no uid slot is
+ * free (the run stays queued).
+ */
+static int
+run_launch(struct run *r)
+{
+	struct daemon *d = r->d;
+
+	if (r->session != NULL) {
+		session_run_unqueued(r->session);
+		r->slot = session_run_begin(r->session, r);
+	} else if (uidpool_get(&d->uids, &r->slot) < 0) {
+		return -EAGAIN;
+	}
+	r->slot_held = true;
+	r->state = RUN_RUNNING;
+	d->nrunning++;
+	if (r->session != NULL) {
+		clock_gettime(CLOCK_MONOTONIC, &r->t_start);
+		session_run_prepare(r->session, r, (const char *const *)r->in_names, r->in_fds,
+				    r->nin, run_prepared);
+		return 0;
+	}
+	return run_spawn(r, -1);
+}
+
+/* May this run start now? Its uid under its limit, its session free. */
 static bool
-run_can_start(void *ctx, uid_t uid)
+run_can_start(void *ctx, const struct runqueue_item *it)
 {
 	struct daemon *d = ctx;
+	const struct run *r = (const struct run *)((const char *)it - offsetof(struct run, q));
 
-	return uid == 0 || run_count_uid(d, uid) < d->cfg->max_runs_per_uid;
+	if (r->session != NULL && !session_can_start(r->session))
+		return false;
+	return r->uid == 0 || run_count_uid(d, r->uid) < d->cfg->max_runs_per_uid;
 }
 
 void
@@ -816,10 +922,60 @@ run_dispatch(struct daemon *d)
 	frontend_status(d);
 }
 
+static void
+run_free_inputs(struct run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nin; i++) {
+		free(r->in_names[i]);
+		if (r->in_fds[i] >= 0)
+			close(r->in_fds[i]);
+	}
+	free(r->in_names);
+	free(r->in_fds);
+	r->in_names = NULL;
+	r->in_fds = NULL;
+	r->nin = 0;
+}
+
+/* Keep a session run's input files (names and sealed memfds) until it starts. */
+static int
+run_keep_inputs(struct run *r, const struct proto_run *req)
+{
+	size_t i;
+
+	if (req->nfiles == 0)
+		return 0;
+	r->in_names = calloc(req->nfiles, sizeof(*r->in_names));
+	r->in_fds = calloc(req->nfiles, sizeof(*r->in_fds));
+	if (r->in_names == NULL || r->in_fds == NULL)
+		return -ENOMEM;
+	for (i = 0; i < req->nfiles; i++)
+		r->in_fds[i] = -1;
+	r->nin = req->nfiles;
+	for (i = 0; i < req->nfiles; i++) {
+		const struct proto_blob *b = &req->files[i].data;
+
+		r->in_names[i] = strdup(req->files[i].name);
+		if (r->in_names[i] == NULL)
+			return -ENOMEM;
+		if (b->fd >= 0)
+			r->in_fds[i] = fcntl(b->fd, F_DUPFD_CLOEXEC, 0);
+		else if (memfd_sealed_create("airlock-input", b->data ? b->data : (const void *)"",
+					     b->len, &r->in_fds[i]) < 0)
+			r->in_fds[i] = -1;
+		if (r->in_fds[i] < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
 void
 run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
 {
-	struct proto_limits lim;
+	struct proto_limits lim, asked;
+	struct session *s = NULL;
 	enum proto_limit bad;
 	enum proto_error code;
 	char why[512];
@@ -837,15 +993,30 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 				  (unsigned)client_uid(c));
 		return;
 	}
-	rc = config_limits_resolve(d->cfg, &req->limits, &lim, &bad);
+	if (req->session != NULL) {
+		size_t k;
+
+		s = session_find(d, client_uid(c), req->session);
+		if (s == NULL || !session_can_queue(s)) {
+			client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
+			return;
+		}
+		/* The session's own defaults come before the daemon's. */
+		asked = req->limits;
+		for (k = 0; k < PROTO_LIMIT_COUNT_; k++)
+			if (asked.v[k] == 0)
+				asked.v[k] = session_run_defaults(s)->v[k];
+	} else {
+		asked = req->limits;
+	}
+	rc = config_limits_resolve(d->cfg, &asked, &lim, &bad);
 	if (rc < 0) {
 		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
 				  "limits.%s = %" PRIu64 " is above the ceiling %" PRIu64,
-				  proto_limit_name(bad), req->limits.v[bad],
-				  d->cfg->ceilings.v[bad]);
+				  proto_limit_name(bad), asked.v[bad], d->cfg->ceilings.v[bad]);
 		return;
 	}
-	rc = run_make_plan(d, req, &lim, &plan_fd, &code, why, sizeof(why));
+	rc = run_make_plan(d, req, s != NULL, &lim, &plan_fd, &code, why, sizeof(why));
 	if (rc < 0 || plan_fd < 0) {
 		client_send_error(c, req_id, code, "%s", why);
 		return;
@@ -862,6 +1033,14 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	r->lim = lim;
 	r->asked = req->limits;
 	r->plan_fd = plan_fd;
+	r->stream = req->stream;
+	if (s != NULL && run_keep_inputs(r, req) < 0) {
+		close(plan_fd);
+		run_free_inputs(r);
+		free(r);
+		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot keep the input files");
+		return;
+	}
 	r->lifeline = -1;
 	r->out[0] = (struct run_out){.r = r, .fd = -1};
 	r->out[1] = (struct run_out){.r = r, .fd = -1};
@@ -875,6 +1054,7 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 		if (rc == -ENOMEM)
 			fatalx("out of memory");
 		close(plan_fd);
+		run_free_inputs(r);
 		free(r);
 		client_send_error(c, req_id, PROTO_ERR_BUSY,
 				  "%" PRIu32 " runs running and %" PRIu32 " queued (%" PRIu32
@@ -889,7 +1069,23 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	TAILQ_INSERT_TAIL(&d->runs, r, entry);
 	d->nruns++;
 	client_run_added(c, r);
+	if (s != NULL) {
+		r->session = s;
+		session_run_queued(s);
+	}
 	run_dispatch(d);
+}
+
+void
+run_cancel_session(struct daemon *d, struct session *s)
+{
+	struct run *r, *next;
+
+	for (r = TAILQ_FIRST(&d->runs); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, entry);
+		if (r->session == s)
+			run_cancel(r);
+	}
 }
 
 /* Find a run by the caller's request id on its connection, or by run id. */

@@ -75,7 +75,8 @@ runqueue_remove(struct runqueue *s, struct runqueue_item *it)
 }
 
 struct runqueue_item *
-runqueue_pop(struct runqueue *s, bool (*can_start)(void *ctx, uid_t uid), void *ctx)
+runqueue_pop(struct runqueue *s, bool (*can_start)(void *ctx, const struct runqueue_item *it),
+	     void *ctx)
 {
 	struct runqueue_uid *start = NULL, *u;
 	struct runqueue_item *it;
@@ -94,8 +95,8 @@ runqueue_pop(struct runqueue *s, bool (*can_start)(void *ctx, uid_t uid), void *
 		start = TAILQ_FIRST(&s->uids);
 	u = start;
 	do {
-		if (can_start(ctx, u->uid)) {
-			it = TAILQ_FIRST(&u->items);
+		it = TAILQ_FIRST(&u->items);
+		if (can_start(ctx, it)) {
 			s->last_uid = u->uid;
 			s->served_any = true;
 			runqueue_remove(s, it);

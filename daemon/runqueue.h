@@ -48,10 +48,11 @@ int runqueue_push(struct runqueue *s, struct runqueue_item *it, uid_t uid, uint3
 
 /*
  * Take the next item: the head of the first uid after the last one served
- * (in queue order, wrapping) for which can_start(ctx, uid) says yes. NULL
+ * (in queue order, wrapping) whose head can_start(ctx, head) lets go. NULL
  * when nothing may start.
  */
-struct runqueue_item *runqueue_pop(struct runqueue *s, bool (*can_start)(void *ctx, uid_t uid),
+struct runqueue_item *runqueue_pop(struct runqueue *s,
+				   bool (*can_start)(void *ctx, const struct runqueue_item *it),
 				   void *ctx);
 
 /* Take a queued item out (cancel, client gone). */

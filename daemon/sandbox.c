@@ -396,8 +396,17 @@ sb_filesystem(const struct sandbox_ctx *ctx, const struct plan_view *pv)
 		SB_CHECK(mkdir(SB_NEWROOT "/etc/ssl", 0755), SANDBOX_STEP_ETC);
 		sb_bind_ro("/etc/ssl", SB_NEWROOT "/etc/ssl");
 	}
-	sb_tmpfs(SB_NEWROOT "/workspace", "0755", lim[PROTO_LIMIT_WORKSPACE_BYTES], 16384, true,
-		 SANDBOX_STEP_WORKSPACE);
+	if (ctx->workspace_fd >= 0) {
+		/* A session's workspace: the keeper's tmpfs, cloned detached
+		 * (open_tree) for this run and attached here. */
+		SB_CHECK(syscall(SYS_move_mount, ctx->workspace_fd, "", AT_FDCWD,
+				 SB_NEWROOT "/workspace", MOVE_MOUNT_F_EMPTY_PATH),
+			 SANDBOX_STEP_WORKSPACE);
+		close(ctx->workspace_fd);
+	} else {
+		sb_tmpfs(SB_NEWROOT "/workspace", "0755", lim[PROTO_LIMIT_WORKSPACE_BYTES], 16384,
+			 true, SANDBOX_STEP_WORKSPACE);
+	}
 	sb_tmpfs(SB_NEWROOT "/tmp", "1777", lim[PROTO_LIMIT_TMP_BYTES], 16384, false,
 		 SANDBOX_STEP_TMP);
 	SB_CHECK(mount("proc", SB_NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL),
@@ -706,6 +715,36 @@ sb_send_artifact(const char *rel, size_t rel_len, int fd, uint64_t size)
 	(void)fdpass_send(sb_lifeline, &m, sizeof(m), &fd, 1);
 }
 
+/*
+ * Note the time and wait until the coarse clock, which stamps file times,
+ * has passed it: a file changed after this has a newer ctime, one changed
+ * before has an older or equal one (whether stamped coarse or fine).
+ */
+static void
+sb_time_fence(struct timespec *ret)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, ret);
+	do {
+		struct timespec ts = {0, 200000};
+
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		if (now.tv_sec > ret->tv_sec ||
+		    (now.tv_sec == ret->tv_sec && now.tv_nsec > ret->tv_nsec))
+			return;
+		nanosleep(&ts, NULL);
+	} while (1);
+}
+
+/* Was the file changed after the fence? */
+static bool
+sb_changed_since(const struct stat *st, const struct timespec *fence)
+{
+	return st->st_ctim.tv_sec > fence->tv_sec ||
+	       (st->st_ctim.tv_sec == fence->tv_sec && st->st_ctim.tv_nsec > fence->tv_nsec);
+}
+
 /* The input files as written, to tell unchanged inputs from artifacts. */
 struct sb_input {
 	dev_t dev;
@@ -734,7 +773,7 @@ sb_is_unchanged_input(const struct stat *st, const struct sb_input *inputs, uint
  */
 static void
 sb_walk(int dfd, char *rel, size_t rel_len, int depth, int *budget, const struct sb_input *inputs,
-	uint32_t ninputs)
+	uint32_t ninputs, const struct timespec *fence)
 {
 	char buf[4096];
 
@@ -772,9 +811,10 @@ sb_walk(int dfd, char *rel, size_t rel_len, int depth, int *budget, const struct
 				rel[rel_len] = '/';
 			memcpy(rel + rel_len + (rel_len ? 1 : 0), d->d_name, nl + 1);
 			if (S_ISDIR(st.st_mode))
-				sb_walk(fd, rel, nrel, depth + 1, budget, inputs, ninputs);
+				sb_walk(fd, rel, nrel, depth + 1, budget, inputs, ninputs, fence);
 			else if (S_ISREG(st.st_mode) &&
-				 !sb_is_unchanged_input(&st, inputs, ninputs))
+				 !sb_is_unchanged_input(&st, inputs, ninputs) &&
+				 (fence == NULL || sb_changed_since(&st, fence)))
 				sb_send_artifact(rel, nrel, fd, (uint64_t)st.st_size);
 			rel[rel_len] = '\0';
 			close(fd);
@@ -828,9 +868,10 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	struct sup_msg m;
 	struct stat st;
 	uint64_t start_ns, end_ns, deadline_ns, cpu_limit_ns, cpu_ns = 0;
+	struct timespec fence = {0, 0};
 	uint32_t ninputs, reason = SUP_REASON_EXITED;
-	int keep[6] = {ctx->sync_fd, ctx->plan_fd, ctx->lifeline_fd,
-		       ctx->out_fd,  ctx->err_fd,  ctx->cgroup_fd};
+	int keep[7] = {ctx->sync_fd, ctx->plan_fd,   ctx->lifeline_fd, ctx->out_fd,
+		       ctx->err_fd,  ctx->cgroup_fd, ctx->workspace_fd};
 	int exec_pipe[2], pidfd = -1, status = 0, budget = SB_WALK_ENTRIES;
 	bool code_done = false;
 	void *plan;
@@ -838,7 +879,7 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	long pid;
 
 	sb_lifeline = ctx->lifeline_fd;
-	sb_close_others(keep, 6);
+	sb_close_others(keep, 7);
 	/*
 	 * Into the run's memory cgroup before anything is charged. "0" in the
 	 * v1 `tasks` file moves the writing thread itself, which the kernel
@@ -874,6 +915,10 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	SB_CHECK(sethostname(pv.hostname, strlen(pv.hostname)), SANDBOX_STEP_HOSTNAME);
 	sb_loopback();
 	ninputs = sb_record_inputs(&pv, inputs);
+	/* A session's workspace holds earlier runs' files: only what this run
+	 * creates or changes is its artifact. */
+	if (pv.hdr->flags & PLAN_F_SESSION)
+		sb_time_fence(&fence);
 
 	SB_CHECK(pipe2(exec_pipe, O_CLOEXEC), SANDBOX_STEP_FORK);
 	start_ns = sb_now_ns();
@@ -956,7 +1001,8 @@ sandbox_main(const struct sandbox_ctx *ctx)
 
 		rel[0] = '\0';
 		if (wfd >= 0) {
-			sb_walk(wfd, rel, 0, 0, &budget, inputs, ninputs);
+			sb_walk(wfd, rel, 0, 0, &budget, inputs, ninputs,
+				(pv.hdr->flags & PLAN_F_SESSION) ? &fence : NULL);
 			close(wfd);
 		}
 	}

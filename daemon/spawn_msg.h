@@ -24,15 +24,24 @@ enum spawn_msg_type {
 	SPAWN_STOP = 5,
 	/* spawner -> frontend: SIGHUP came to the main pid: reload the config */
 	SPAWN_RELOAD = 6,
+	/* frontend -> spawner: struct spawn_req + fd {keeper socket}: clone a
+	 * session's keeper (memory_bytes = its workspace size). Its events come
+	 * back as SPAWN_STARTED/FAILED/DONE with the session's key as run_id. */
+	SPAWN_KEEPER = 7,
 };
 
 #define SPAWN_REQ_NFDS 4
+#define SPAWN_REQ_NFDS_MAX 5 /* with SPAWN_F_WORKSPACE */
+#define SPAWN_KEEPER_NFDS 1
+
+/* spawn_req.flags */
+#define SPAWN_F_WORKSPACE 0x1u /* a fifth fd: the session's workspace mount */
 
 struct spawn_req {
 	uint32_t type;
 	uint32_t run_id;
 	uint32_t uid_slot; /* per-run uid pair: uid_base + 2 * slot, + 1 */
-	uint32_t reserved;
+	uint32_t flags;
 	uint64_t memory_bytes; /* cgroup memory limit, 0 = none */
 	uint64_t processes;    /* cgroup pids limit, 0 = none */
 };

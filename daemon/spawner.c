@@ -16,6 +16,7 @@
 #include <linux/sched.h>
 
 #include "fdpass.h"
+#include "keeper.h"
 #include "log.h"
 #include "memfd.h"
 #include "plan.h"
@@ -82,9 +83,9 @@ spawner_write_maps(const struct spawner *sp, uint32_t slot, pid_t pid, const cha
 	return spawner_write_proc(pid, "gid_map", map);
 }
 
-/* Handle one SPAWN_REQ. fds: plan, lifeline, stdout, stderr. */
+/* Handle one SPAWN_REQ. fds: plan, lifeline, stdout, stderr[, workspace]. */
 static void
-spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds)
+spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
 {
 	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
 	struct sandbox_ctx ctx;
@@ -124,7 +125,8 @@ spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds)
 				   .lifeline_fd = fds[1],
 				   .out_fd = fds[2],
 				   .err_fd = fds[3],
-				   .cgroup_fd = cgfd};
+				   .cgroup_fd = cgfd,
+				   .workspace_fd = nfds > SPAWN_REQ_NFDS ? fds[4] : -1};
 	step = "clone";
 	/* A raw clone with no new stack behaves like fork: the child runs on
 	 * its copy of this stack and never returns from sandbox_main(). */
@@ -173,7 +175,69 @@ out:
 		close(sync[1]);
 	if (cgfd >= 0)
 		close(cgfd);
-	fdpass_close_all(fds, SPAWN_REQ_NFDS);
+	fdpass_close_all(fds, nfds);
+}
+
+/* Handle one SPAWN_KEEPER: clone a session's keeper. fds: its socket. */
+static void
+spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
+{
+	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
+	struct keeper_ctx kctx;
+	const char *step = "uid_slot";
+	int sync[2] = {-1, -1}, r = -EINVAL;
+	long pid;
+
+	if (req->uid_slot >= sp->nslots || sp->keepers[req->uid_slot].pid != 0)
+		goto fail;
+	step = "pipe";
+	if (pipe2(sync, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	kctx = (struct keeper_ctx){
+		.sync_fd = sync[0], .sock = fds[0], .workspace_bytes = req->memory_bytes};
+	step = "clone";
+	/* Its own user namespace (for the session's uids) and mount namespace
+	 * (for the workspace tmpfs); nothing of the host is given to it. */
+	pid = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, 0, NULL, NULL, 0);
+	if (pid < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (pid == 0) {
+		close(sync[1]);
+		keeper_main(&kctx);
+	}
+	close(sync[0]);
+	sync[0] = -1;
+	sp->keepers[req->uid_slot].pid = (pid_t)pid;
+	sp->keepers[req->uid_slot].run_id = req->run_id;
+	r = spawner_write_maps(sp, req->uid_slot, (pid_t)pid, &step);
+	if (r == 0 && write(sync[1], "g", 1) != 1) {
+		r = -errno;
+		step = "sync";
+	}
+	if (r < 0) {
+		kill((pid_t)pid, SIGKILL);
+		ev.pid = (int32_t)pid;
+		goto fail;
+	}
+	ev.type = SPAWN_STARTED;
+	ev.pid = (int32_t)pid;
+	spawner_send(sp, &ev);
+	goto out;
+fail:
+	ev.err = r;
+	snprintf(ev.step, sizeof(ev.step), "keeper %s", step);
+	log_warnx("spawner: session %" PRIu32 ": keeper %s: %s", req->run_id, step, strerror(-r));
+	spawner_send(sp, &ev);
+out:
+	if (sync[0] >= 0)
+		close(sync[0]);
+	if (sync[1] >= 0)
+		close(sync[1]);
+	fdpass_close_all(fds, SPAWN_KEEPER_NFDS);
 }
 
 /* Reap every exited sandbox and report it. */
@@ -189,6 +253,16 @@ spawner_reap(struct spawner *sp)
 		bool oom = false;
 		int r;
 
+		for (i = 0; i < sp->nslots; i++)
+			if (sp->keepers[i].pid == pid)
+				break;
+		if (i < sp->nslots) {
+			/* A keeper: no cgroup, nothing to measure. */
+			ev.run_id = sp->keepers[i].run_id;
+			sp->keepers[i].pid = 0;
+			spawner_send(sp, &ev);
+			continue;
+		}
 		for (i = 0; i < sp->nslots; i++)
 			if (sp->slots[i].pid == pid)
 				break;
@@ -209,23 +283,31 @@ static int
 spawner_read(struct spawner *sp)
 {
 	struct spawn_req req;
-	int fds[SPAWN_REQ_NFDS + 1];
+	int fds[SPAWN_REQ_NFDS_MAX + 1];
 	size_t nfds = 0;
 	ssize_t n;
 
-	n = fdpass_recv(sp->sock, &req, sizeof(req), fds, SPAWN_REQ_NFDS, &nfds);
+	n = fdpass_recv(sp->sock, &req, sizeof(req), fds, SPAWN_REQ_NFDS_MAX, &nfds);
 	if (n == 0)
 		return -EPIPE;
 	if (n < 0)
 		return n == -EAGAIN || n == -EINTR ? 0 : (int)n;
 	/* A malformed request means the frontend is not what it should be. */
-	if ((size_t)n != sizeof(req) || req.type != SPAWN_REQ || nfds != SPAWN_REQ_NFDS) {
-		fdpass_close_all(fds, nfds);
-		log_warnx("spawner: malformed request from frontend; stopping");
-		return -EPROTO;
+	if ((size_t)n == sizeof(req) && req.type == SPAWN_REQ &&
+	    nfds == ((req.flags & SPAWN_F_WORKSPACE) ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS) &&
+	    (req.flags & ~SPAWN_F_WORKSPACE) == 0) {
+		spawner_spawn(sp, &req, fds, nfds);
+		return 0;
 	}
-	spawner_spawn(sp, &req, fds);
-	return 0;
+	if ((size_t)n == sizeof(req) && req.type == SPAWN_KEEPER && nfds == SPAWN_KEEPER_NFDS &&
+	    req.flags == 0) {
+		spawner_keeper(sp, &req, fds);
+		return 0;
+	}
+	/* A malformed request means the frontend is not what it should be. */
+	fdpass_close_all(fds, nfds);
+	log_warnx("spawner: malformed request from frontend; stopping");
+	return -EPROTO;
 }
 
 int
@@ -286,10 +368,16 @@ spawner_serve(struct spawner *sp)
 				break;
 		}
 	}
-	/* The frontend is gone: no sandbox may outlive it. */
-	for (i = 0; i < sp->nslots; i++)
+	/* The frontend is gone: no sandbox or keeper may outlive it. */
+	for (i = 0; i < sp->nslots; i++) {
 		if (sp->slots[i].pid > 0)
 			kill(sp->slots[i].pid, SIGKILL);
+		if (sp->keepers[i].pid > 0) {
+			kill(sp->keepers[i].pid, SIGKILL);
+			waitpid(sp->keepers[i].pid, NULL, __WALL);
+			sp->keepers[i].pid = 0;
+		}
+	}
 	for (i = 0; i < sp->nslots; i++)
 		if (sp->slots[i].pid > 0) {
 			uint64_t peak;

@@ -22,8 +22,9 @@ struct spawner_slot {
 struct spawner {
 	int sock; /* to the frontend */
 	uid_t uid_base;
-	uint32_t nslots; /* uid_count / 2 */
-	struct spawner_slot *slots;
+	uint32_t nslots;	      /* uid_count / 2 */
+	struct spawner_slot *slots;   /* the run sandbox of each uid slot */
+	struct spawner_slot *keepers; /* the session keeper of each uid slot */
 	struct sandbox_layout layout;
 	struct sock_fprog seccomp;
 	struct cgroup cg;

@@ -529,9 +529,9 @@ test_parse_file_table_cut_off(void **state)
 	h->nfiles = 1;
 	/* argv[0], code name and hostname: "" at the (zero) limits. */
 	h->argv_off = h->code_name_off = h->hostname_off = offsetof(struct plan_hdr, limits);
-	memcpy(&h->reserved, "a", 2);
+	memcpy(&h->flags, "a", 2);
 	memset(&pf, 0, sizeof(pf));
-	pf.name_off = offsetof(struct plan_hdr, reserved);
+	pf.name_off = offsetof(struct plan_hdr, flags);
 	memcpy(b + sizeof(*h), &pf, 8);
 	gbuf_new(&g, b, sizeof(b));
 	assert_int_equal(plan_parse(g.p, g.size, &v), -EINVAL);

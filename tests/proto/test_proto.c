@@ -1536,8 +1536,8 @@ test_roundtrip_sessions(void **state)
 static void
 test_roundtrip_file_ops(void **state)
 {
-	static const enum proto_type types[] = {PROTO_FILE_WRITE, PROTO_FILE_READ,
-						PROTO_FILE_LIST, PROTO_FILE_DELETE};
+	static const enum proto_type types[] = {PROTO_FILE_WRITE, PROTO_FILE_READ, PROTO_FILE_LIST,
+						PROTO_FILE_DELETE};
 	uint8_t *big = pattern(PROTO_INLINE_MAX * 3, 4);
 	struct proto_file_op op = {.session = SID, .path = "src/a b/ü.py"};
 	char longpath[PROTO_PATH_MAX + 1];
@@ -1671,7 +1671,8 @@ test_roundtrip_file_list(void **state)
 	assert_non_null(ents);
 	for (i = 0; i <= PROTO_LIST_MAX; i++) {
 		snprintf(names[i], sizeof(names[i]), "f%zu", i);
-		ents[i] = (struct proto_file_entry){names[i], kinds[i % 4], i * 10, 1700000000000 + i};
+		ents[i] = (struct proto_file_entry){names[i], kinds[i % 4], i * 10,
+						    1700000000000 + i};
 	}
 	assert_int_equal(proto_encode_file_list(1, &fl, &o), 0);
 	decode_out(&o, &m);
@@ -1725,7 +1726,8 @@ test_roundtrip_stream(void **state)
 
 	/* stderr, and exactly PROTO_INLINE_MAX bytes: still inline. */
 	s.stream = "stderr";
-	s.data = (struct proto_blob){.data = max, .len = PROTO_INLINE_MAX, .fd = -1, .present = true};
+	s.data = (struct proto_blob){
+		.data = max, .len = PROTO_INLINE_MAX, .fd = -1, .present = true};
 	assert_int_equal(proto_encode_stream(8, &s, &o), 0);
 	assert_int_equal(o.nfds, 0);
 	decode_out(&o, &m);
@@ -1755,8 +1757,9 @@ test_encode_errors_new(void **state)
 	assert_int_equal(proto_encode_session(1, PROTO_SESSION_OK, NULL, &o), -EINVAL);
 	assert_int_equal(proto_encode_session(1, PROTO_SESSION_OK, "abc", &o), -EINVAL);
 	assert_int_equal(proto_encode_session(1, PROTO_SESSION_OK, SID "a", &o), -EINVAL);
-	assert_int_equal(proto_encode_session(1, PROTO_SESSION_OK, "g123456789abcdef0123456789abcdef", &o),
-			 -EINVAL);
+	assert_int_equal(
+		proto_encode_session(1, PROTO_SESSION_OK, "g123456789abcdef0123456789abcdef", &o),
+		-EINVAL);
 	assert_int_equal(proto_encode_session(0, PROTO_SESSION_OK, SID, &o), -EINVAL);
 	assert_int_equal(proto_encode_session_open(1, NULL, &o), -EINVAL);
 	assert_int_equal(proto_encode_session_open(0, &(struct proto_session_open){0}, &o),
@@ -2314,15 +2317,18 @@ test_bad_new_messages(void **state)
 		{b_session_long, PROTO_ERR_BAD_REQUEST, "session_ok.session: not a session id"},
 		{b_session_huge, PROTO_ERR_BAD_REQUEST, "session_close.session: not a session id"},
 		{b_session_upper, PROTO_ERR_BAD_REQUEST, "session_close.session: not a session id"},
-		{b_session_nonhex, PROTO_ERR_BAD_REQUEST, "session_close.session: not a session id"},
+		{b_session_nonhex, PROTO_ERR_BAD_REQUEST,
+		 "session_close.session: not a session id"},
 		{b_session_nul, PROTO_ERR_BAD_REQUEST, "session_close.session: not a session id"},
 		{b_session_int, PROTO_ERR_BAD_REQUEST, "session_close.session: not a string"},
 		{b_session_missing, PROTO_ERR_BAD_REQUEST, "session_close.session: missing"},
 		{b_run_session, PROTO_ERR_BAD_REQUEST, "run.session: not a session id"},
 		{b_run_stream, PROTO_ERR_BAD_REQUEST, "run.stream: not a boolean"},
-		{b_open_limit, PROTO_ERR_BAD_REQUEST, "session_open.limits: entry 0: unknown limit"},
+		{b_open_limit, PROTO_ERR_BAD_REQUEST,
+		 "session_open.limits: entry 0: unknown limit"},
 		{b_open_neg, PROTO_ERR_BAD_REQUEST, "session_open.workspace_bytes: negative"},
-		{b_open_str, PROTO_ERR_BAD_REQUEST, "session_open.idle_timeout_ms: not an unsigned"},
+		{b_open_str, PROTO_ERR_BAD_REQUEST,
+		 "session_open.idle_timeout_ms: not an unsigned"},
 		{b_read_nopath, PROTO_ERR_BAD_REQUEST, "file_read.path: missing"},
 		{b_read_empty, PROTO_ERR_BAD_REQUEST, "file_read.path: empty"},
 		{b_delete_nopath, PROTO_ERR_BAD_REQUEST, "file_delete.path: missing"},
@@ -2344,12 +2350,16 @@ test_bad_new_messages(void **state)
 		{b_entry_kind_case, PROTO_ERR_BAD_REQUEST, "file_list_ok.entries[0].kind: unknown"},
 		{b_entry_noname, PROTO_ERR_BAD_REQUEST, "file_list_ok.entries[0].name: empty"},
 		{b_entry_longname, PROTO_ERR_TOO_LARGE, "file_list_ok.entries[0].name: longer"},
-		{b_entry_missing, PROTO_ERR_BAD_REQUEST, "file_list_ok.entries[0].mtime_ms: missing"},
-		{b_entries_many, PROTO_ERR_TOO_LARGE, "file_list_ok.entries: more than 1000 entries"},
+		{b_entry_missing, PROTO_ERR_BAD_REQUEST,
+		 "file_list_ok.entries[0].mtime_ms: missing"},
+		{b_entries_many, PROTO_ERR_TOO_LARGE,
+		 "file_list_ok.entries: more than 1000 entries"},
 		{b_entries_missing, PROTO_ERR_BAD_REQUEST, "file_list_ok.entries: missing"},
 		{b_sess_state, PROTO_ERR_BAD_REQUEST, "session_list_ok.sessions[0].state: unknown"},
-		{b_sess_id, PROTO_ERR_BAD_REQUEST, "session_list_ok.sessions[1].session: not a sess"},
-		{b_sess_many, PROTO_ERR_TOO_LARGE, "session_list_ok.sessions: more than 64 entries"},
+		{b_sess_id, PROTO_ERR_BAD_REQUEST,
+		 "session_list_ok.sessions[1].session: not a sess"},
+		{b_sess_many, PROTO_ERR_TOO_LARGE,
+		 "session_list_ok.sessions: more than 64 entries"},
 		{b_sess_noruns, PROTO_ERR_BAD_REQUEST, "session_list_ok.sessions[0].runs: missing"},
 		{b_stream_empty, PROTO_ERR_BAD_REQUEST, "stream.data: empty"},
 		{b_stream_big, PROTO_ERR_TOO_LARGE, "stream.data: inline blob longer"},

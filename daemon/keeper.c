@@ -1,0 +1,379 @@
+/*
+ * keeper.c: a session's keeper. See docs/design-sessions.md.
+ *
+ * It runs as root of its own user namespace (the session's host uid), owns
+ * the workspace tmpfs in its own mount namespace, and answers fixed requests
+ * (keep_msg.h) from the frontend one at a time. Every path is walked with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+ * relative to the workspace's root fd: "..", absolute paths, a link at any
+ * component and a link swapped in during the operation fail, with no string
+ * check involved. Like the supervisor it was cloned from the spawner: no
+ * allocation, no stdio.
+ */
+#include "keeper.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fdpass.h"
+#include "keep_msg.h"
+#include "plan.h"
+
+#define KEEP_MNT "/tmp"
+#define KEEP_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+/* openat2 with the keeper's resolve flags. */
+static int
+keep_open(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+			       .mode = (flags & O_CREAT) ? mode : 0,
+			       .resolve = KEEP_RESOLVE};
+	long fd;
+
+	do
+		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	while (fd < 0 && errno == EINTR);
+	return (int)fd;
+}
+
+/*
+ * Split path into its parent directory (opened, returned) and last
+ * component (copied to leaf). With mkdirs, missing directories are made on
+ * the way, one component at a time, each opened again through openat2 so
+ * a link put in its place is refused. Returns the parent fd or -errno.
+ */
+static int
+keep_parent(int root, const char *path, bool mkdirs, char *leaf, size_t leaflen)
+{
+	char comp[PROTO_NAME_MAX + 1];
+	const char *p = path;
+	int cur = -1;
+
+	if (path[0] == '\0')
+		return -EINVAL;
+	cur = fcntl(root, F_DUPFD_CLOEXEC, 0);
+	if (cur < 0)
+		return -errno;
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		int next;
+
+		if (n == 0 || n >= sizeof(comp)) {
+			close(cur);
+			return n == 0 ? -EINVAL : -ENAMETOOLONG;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		if (slash == NULL) {
+			if (n >= leaflen || strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
+				close(cur);
+				return -EINVAL;
+			}
+			memcpy(leaf, comp, n + 1);
+			return cur;
+		}
+		if (mkdirs && mkdirat(cur, comp, 0755) == 0)
+			(void)fchownat(cur, comp, PLAN_SANDBOX_UID, PLAN_SANDBOX_GID,
+				       AT_SYMLINK_NOFOLLOW);
+		next = keep_open(cur, comp, O_RDONLY | O_DIRECTORY, 0);
+		close(cur);
+		if (next < 0)
+			return -errno;
+		cur = next;
+		p = slash + 1;
+	}
+}
+
+/* Write the contents of memfd into path, making directories as needed. */
+static int
+keep_write(int root, const char *path, int memfd)
+{
+	char leaf[PROTO_NAME_MAX + 1];
+	struct stat st;
+	off_t off = 0;
+	int dir, fd, r = 0;
+
+	if (memfd < 0 || fstat(memfd, &st) < 0)
+		return EINVAL;
+	dir = keep_parent(root, path, true, leaf, sizeof(leaf));
+	if (dir < 0)
+		return -dir;
+	/* O_NOFOLLOW and RESOLVE_NO_SYMLINKS: a link in the leaf is refused,
+	 * never written through. O_NONBLOCK: a FIFO there cannot hang us. */
+	fd = keep_open(dir, leaf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0644);
+	close(dir);
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return EINVAL;
+	}
+	if (ftruncate(fd, 0) < 0 || fchown(fd, PLAN_SANDBOX_UID, PLAN_SANDBOX_GID) < 0) {
+		r = errno;
+		goto out;
+	}
+	if (fstat(memfd, &st) < 0) {
+		r = errno;
+		goto out;
+	}
+	while (off < st.st_size) {
+		ssize_t n = sendfile(fd, memfd, &off, (size_t)(st.st_size - off));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? errno : EIO;
+			break;
+		}
+	}
+out:
+	close(fd);
+	return r;
+}
+
+/* Open path for reading: a regular file only, never blocking on a FIFO. */
+static int
+keep_read(int root, const char *path, int *ret_fd, uint64_t *ret_size)
+{
+	struct stat st;
+	int fd;
+
+	if (path[0] == '\0')
+		return EINVAL;
+	fd = keep_open(root, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+	}
+	*ret_fd = fd;
+	*ret_size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* List a directory into a sealed memfd of struct keep_entry records. */
+static int
+keep_list(int root, const char *path, int *ret_fd, uint32_t *ret_count, uint64_t *ret_more)
+{
+	char buf[4096];
+	uint32_t count = 0;
+	int dir, mfd, r = 0;
+
+	dir = path[0] == '\0' ? fcntl(root, F_DUPFD_CLOEXEC, 0)
+			      : keep_open(root, path, O_RDONLY | O_DIRECTORY, 0);
+	if (dir < 0)
+		return errno;
+	mfd = memfd_create("airlock-list", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0) {
+		r = errno;
+		close(dir);
+		return r;
+	}
+	for (;;) {
+		long n = syscall(SYS_getdents64, dir, buf, sizeof(buf));
+		long off = 0;
+
+		if (n <= 0) {
+			if (n < 0)
+				r = errno;
+			break;
+		}
+		while (off < n && count < KEEP_LIST_MAX) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			struct keep_entry e;
+			struct stat st;
+			size_t nl = strlen(d->d_name);
+
+			off += d->d_reclen;
+			if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0 ||
+			    nl > PROTO_NAME_MAX)
+				continue;
+			if (fstatat(dir, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			memset(&e, 0, sizeof(e));
+			memcpy(e.name, d->d_name, nl + 1);
+			e.kind = S_ISREG(st.st_mode)   ? KEEP_KIND_FILE
+				 : S_ISDIR(st.st_mode) ? KEEP_KIND_DIR
+				 : S_ISLNK(st.st_mode) ? KEEP_KIND_LINK
+						       : KEEP_KIND_OTHER;
+			e.size = (uint64_t)st.st_size;
+			e.mtime_ms = (uint64_t)st.st_mtim.tv_sec * 1000ULL +
+				     (uint64_t)st.st_mtim.tv_nsec / 1000000ULL;
+			if (write(mfd, &e, sizeof(e)) != (ssize_t)sizeof(e)) {
+				r = errno ? errno : EIO;
+				break;
+			}
+			count++;
+		}
+		if (r != 0 || count >= KEEP_LIST_MAX)
+			break;
+	}
+	close(dir);
+	if (r == 0 &&
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0)
+		r = errno;
+	if (r != 0) {
+		close(mfd);
+		return r;
+	}
+	*ret_fd = mfd;
+	*ret_count = count;
+	*ret_more = count >= KEEP_LIST_MAX; /* there may be more than we said */
+	return 0;
+}
+
+/* Delete a file, a link (not what it points to) or an empty directory. */
+static int
+keep_delete(int root, const char *path)
+{
+	char leaf[PROTO_NAME_MAX + 1];
+	int dir, r = 0;
+
+	dir = keep_parent(root, path, false, leaf, sizeof(leaf));
+	if (dir < 0)
+		return -dir;
+	if (unlinkat(dir, leaf, 0) < 0) {
+		r = errno;
+		if ((r == EISDIR || r == EPERM) && unlinkat(dir, leaf, AT_REMOVEDIR) == 0)
+			r = 0;
+		else if (r == EISDIR || r == EPERM)
+			r = errno;
+	}
+	close(dir);
+	return r;
+}
+
+/* A detached copy of the workspace mount, for one run's /workspace. */
+static int
+keep_mount(int *ret_fd)
+{
+	long fd = syscall(SYS_open_tree, AT_FDCWD, KEEP_MNT, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	*ret_fd = (int)fd;
+	return 0;
+}
+
+/* Answer one request. */
+static void
+keep_serve(int sock, int root, const struct keep_req *req, int in_fd)
+{
+	struct keep_reply rep = {.op = KEEP_REPLY, .seq = req->seq};
+	int out_fd = -1;
+
+	switch (req->op) {
+	case KEEP_MOUNT:
+		rep.err = keep_mount(&out_fd);
+		break;
+	case KEEP_WRITE:
+		rep.err = keep_write(root, req->path, in_fd);
+		break;
+	case KEEP_READ:
+		rep.err = keep_read(root, req->path, &out_fd, &rep.size);
+		break;
+	case KEEP_LIST:
+		rep.err = keep_list(root, req->path, &out_fd, &rep.count, &rep.size);
+		break;
+	case KEEP_DELETE:
+		rep.err = keep_delete(root, req->path);
+		break;
+	default:
+		rep.err = EINVAL;
+		break;
+	}
+	(void)fdpass_send(sock, &rep, sizeof(rep), &out_fd, out_fd >= 0 ? 1 : 0);
+	if (out_fd >= 0)
+		close(out_fd);
+}
+
+/* Report the end of set-up (err = 0 for ready) and, on error, exit. */
+static void
+keep_ready(int sock, int err)
+{
+	struct keep_reply rep = {.op = KEEP_READY, .err = err};
+
+	(void)send(sock, &rep, sizeof(rep), MSG_NOSIGNAL);
+	if (err != 0)
+		_exit(1);
+}
+
+__attribute__((noreturn)) void
+keeper_main(const struct keeper_ctx *ctx)
+{
+	char opts[128], c;
+	int root, sock = ctx->sock, keep[2] = {ctx->sync_fd, ctx->sock}, i;
+
+	/* Close everything but the sync pipe and our socket. */
+	for (i = 0; i < 2; i++)
+		if (keep[i] < 3)
+			keep_ready(sock, EBADF);
+	{
+		int lo = keep[0] < keep[1] ? keep[0] : keep[1];
+		int hi = keep[0] < keep[1] ? keep[1] : keep[0];
+
+		if ((lo > 0 && syscall(SYS_close_range, 0, lo - 1, 0) < 0) ||
+		    (hi > lo + 1 && syscall(SYS_close_range, lo + 1, hi - 1, 0) < 0) ||
+		    syscall(SYS_close_range, hi + 1, ~0U, 0) < 0)
+			keep_ready(sock, errno);
+	}
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		keep_ready(sock, errno);
+	if (read(ctx->sync_fd, &c, 1) != 1)
+		keep_ready(sock, EPIPE);
+	close(ctx->sync_fd);
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		keep_ready(sock, errno);
+	/* The workspace: a tmpfs of the session's size in our private mount
+	 * tree, owned by the code's uid, nosuid and nodev. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		keep_ready(sock, errno);
+	{
+		int n = snprintf(opts, sizeof(opts),
+				 "mode=0755,uid=%d,gid=%d,size=%llu,nr_inodes=65536",
+				 PLAN_SANDBOX_UID, PLAN_SANDBOX_GID,
+				 (unsigned long long)ctx->workspace_bytes);
+
+		if (n < 0 || (size_t)n >= sizeof(opts))
+			keep_ready(sock, EINVAL);
+	}
+	if (mount("airlock-session", KEEP_MNT, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		keep_ready(sock, errno);
+	root = open(KEEP_MNT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		keep_ready(sock, errno);
+	if (chdir("/") < 0)
+		keep_ready(sock, errno);
+	keep_ready(sock, 0);
+	for (;;) {
+		struct keep_req req;
+		int fds[2];
+		size_t nfds = 0;
+		ssize_t n = fdpass_recv(sock, &req, sizeof(req), fds, 1, &nfds);
+
+		if (n == -EINTR)
+			continue;
+		/* EOF or anything not ours: the session is over. */
+		if (n != (ssize_t)sizeof(req))
+			_exit(0);
+		req.path[sizeof(req.path) - 1] = '\0';
+		keep_serve(sock, root, &req, nfds == 1 ? fds[0] : -1);
+		fdpass_close_all(fds, nfds);
+	}
+}

@@ -1,0 +1,912 @@
+/*
+ * session.c: sessions in the frontend (docs/design-sessions.md).
+ *
+ * A session owns a uid slot and a keeper process for its whole life. The
+ * keeper answers fixed requests in order; this file keeps the FIFO of what
+ * each answer is for (a client's file operation, a run's input file, a run's
+ * workspace mount) and turns keeper answers into client replies.
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdpass.h"
+#include "frontend.h"
+#include "keep_msg.h"
+#include "log.h"
+#include "memfd.h"
+
+enum kop_kind {
+	KOP_FILE,  /* a client's file operation: reply to (c, req_id) */
+	KOP_INPUT, /* a run's input file */
+	KOP_MOUNT, /* a run's workspace mount */
+};
+
+/* One request sent to the keeper, waiting for its answer. */
+struct kop {
+	TAILQ_ENTRY(kop) entry;
+	uint32_t seq;
+	enum keep_op op;
+	enum kop_kind kind;
+	struct client *c;
+	uint32_t req_id;
+	struct run *r;
+	void (*done)(struct run *r, int fd, int err, const char *what);
+	char what[PROTO_NAME_MAX + 1];
+};
+
+struct session {
+	TAILQ_ENTRY(session) entry;
+	struct daemon *d;
+	char id[PROTO_SESSION_ID_LEN + 1];
+	uint32_t key; /* the spawner knows the keeper by it */
+	uid_t uid;
+	uint32_t slot;
+	int keeper;
+	struct event *keeper_ev;
+	struct client *open_c; /* waiting for session_ok */
+	uint32_t open_req;
+	bool ready, ended, keeper_gone, freeing;
+	struct proto_limits run_defaults;
+	uint64_t workspace_bytes, idle_ms, lifetime_ms;
+	struct event *idle_ev, *life_ev, *orphan_ev, *free_ev;
+	struct timespec t_open, t_active;
+	uint64_t nruns;
+	uint32_t queued; /* its runs in the run queue */
+	struct run *active;
+	TAILQ_HEAD(, kop) ops;
+	uint32_t next_seq;
+};
+
+static void session_end(struct session *s, const char *why);
+
+static uint64_t
+session_ms_since(const struct timespec *t)
+{
+	struct timespec now;
+	int64_t ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+	return ms > 0 ? (uint64_t)ms : 0;
+}
+
+static void
+session_timer(struct event *ev, uint64_t ms)
+{
+	struct timeval tv = {.tv_sec = (time_t)(ms / 1000),
+			     .tv_usec = (suseconds_t)((ms % 1000) * 1000)};
+
+	event_add(ev, &tv);
+}
+
+/* Something happened: the idle clock starts again. */
+static void
+session_touch(struct session *s)
+{
+	clock_gettime(CLOCK_MONOTONIC, &s->t_active);
+	if (!s->ended)
+		session_timer(s->idle_ev, s->idle_ms);
+}
+
+struct session *
+session_find(struct daemon *d, uid_t uid, const char *id)
+{
+	struct session *s;
+
+	if (id == NULL)
+		return NULL;
+	/* Another uid's session is not found: exactly like one that never
+	 * existed, so ids leak nothing across uids. */
+	TAILQ_FOREACH(s, &d->sessions, entry)
+	if (!s->ended && s->uid == uid && strcmp(s->id, id) == 0)
+		return s;
+	return NULL;
+}
+
+static uint32_t
+session_count_uid(const struct daemon *d, uid_t uid)
+{
+	const struct session *s;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(s, &d->sessions, entry)
+	if (!s->ended && s->uid == uid)
+		n++;
+	return n;
+}
+
+/* ---- freeing ---------------------------------------------------------------- */
+
+static void
+session_free_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+	struct daemon *d = s->d;
+
+	(void)fd;
+	(void)what;
+	TAILQ_REMOVE(&d->sessions, s, entry);
+	d->nsessions--;
+	/* The uid slot is free only now: the keeper was reaped and no run of
+	 * the session is left in a sandbox. */
+	uidpool_put(&d->uids, s->slot);
+	event_free(s->idle_ev);
+	event_free(s->life_ev);
+	event_free(s->orphan_ev);
+	event_free(s->free_ev);
+	free(s);
+	frontend_status(d);
+	frontend_run_ended(d);
+	run_dispatch(d);
+}
+
+static void
+session_maybe_free(struct session *s)
+{
+	if (!s->ended || !s->keeper_gone || s->active != NULL || s->queued > 0 || s->freeing)
+		return;
+	s->freeing = true;
+	event_active(s->free_ev, 0, 0);
+}
+
+/* ---- replies ---------------------------------------------------------------- */
+
+/* A keeper errno as a client error. */
+static void
+session_reply_errno(struct client *c, uint32_t req_id, const char *path, int err)
+{
+	switch (err) {
+	case ENOENT:
+	case ENOTDIR:
+		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "%s: %s", path, strerror(err));
+		break;
+	case ELOOP:
+	case EXDEV:
+		client_send_error(
+			c, req_id, PROTO_ERR_BAD_REQUEST,
+			"%s: refused: the path leaves the workspace or goes through a link", path);
+		break;
+	case ENOSPC:
+	case EFBIG:
+	case EDQUOT:
+		client_send_error(c, req_id, PROTO_ERR_TOO_LARGE, "%s: %s", path, strerror(err));
+		break;
+	case EISDIR:
+	case EINVAL:
+	case ENOTEMPTY:
+	case EEXIST:
+	case ENAMETOOLONG:
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST, "%s: %s%s", path, strerror(err),
+				  err == EINVAL ? " (not a regular file, or not a valid path)"
+						: "");
+		break;
+	default:
+		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "%s: %s", path, strerror(err));
+		break;
+	}
+}
+
+static void
+session_reply_ok(struct client *c, uint32_t req_id)
+{
+	struct proto_out out;
+
+	if (proto_encode_simple(req_id, PROTO_OK, &out) < 0)
+		fatalx("cannot encode ok");
+	client_send(c, &out);
+}
+
+/* file_read: copy the opened file (at most file_max) into a sealed memfd. */
+static void
+session_reply_read(struct session *s, struct kop *k, int fd)
+{
+	struct proto_file_data fdata;
+	struct proto_out out;
+	uint64_t len, size;
+	int mfd, r;
+
+	r = memfd_sealed_copy(fd, s->d->cfg->session_file_max, &mfd, &len, &size);
+	if (r < 0) {
+		session_reply_errno(k->c, k->req_id, k->what, -r);
+		return;
+	}
+	memset(&fdata, 0, sizeof(fdata));
+	fdata.data = (struct proto_blob){.len = (size_t)len, .fd = mfd, .present = true};
+	fdata.size = size < len ? len : size;
+	fdata.truncated = len < fdata.size;
+	r = proto_encode_file_data(k->req_id, &fdata, &out);
+	close(mfd);
+	if (r < 0) {
+		client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL, "cannot encode: %s",
+				  strerror(-r));
+		return;
+	}
+	client_send(k->c, &out);
+}
+
+/* file_list: the keeper's records, checked, as many as fit in one packet. */
+static void
+session_reply_list(struct kop *k, int fd, uint32_t count, bool more)
+{
+	static const char *const kinds[] = {"file", "dir", "link", "other"};
+	struct proto_file_entry *ents = NULL;
+	struct proto_file_list l = {0};
+	struct proto_out out;
+	struct stat st;
+	const struct keep_entry *rec = NULL;
+	size_t i, n = 0;
+	int r;
+
+	/* The keeper lives next to hostile files: its records are checked. */
+	if (count > KEEP_LIST_MAX || fstat(fd, &st) < 0 ||
+	    (uint64_t)st.st_size != (uint64_t)count * sizeof(struct keep_entry)) {
+		client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL,
+				  "bad listing from the keeper");
+		return;
+	}
+	if (count > 0) {
+		rec = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (rec == MAP_FAILED) {
+			client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL, "mmap: %s",
+					  strerror(errno));
+			return;
+		}
+		ents = calloc(count, sizeof(*ents));
+		if (ents == NULL)
+			fatalx("out of memory");
+	}
+	for (i = 0; i < count; i++) {
+		const struct keep_entry *e = &rec[i];
+
+		if (memchr(e->name, '\0', sizeof(e->name)) == NULL || e->name[0] == '\0' ||
+		    e->kind > KEEP_KIND_OTHER)
+			continue;
+		ents[n++] = (struct proto_file_entry){.name = e->name,
+						      .kind = kinds[e->kind],
+						      .size = e->size,
+						      .mtime_ms = e->mtime_ms};
+	}
+	l.entries = ents;
+	l.nentries = n;
+	l.truncated = more;
+	/* Long names can make a full listing larger than a packet: send the
+	 * first entries that fit, and say so. */
+	while ((r = proto_encode_file_list(k->req_id, &l, &out)) == -E2BIG && l.nentries > 0) {
+		l.nentries = l.nentries * 3 / 4;
+		l.truncated = true;
+	}
+	if (r < 0)
+		client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL, "cannot encode: %s",
+				  strerror(-r));
+	else
+		client_send(k->c, &out);
+	free(ents);
+	if (rec != NULL)
+		munmap((void *)rec, (size_t)st.st_size);
+}
+
+/* The keeper answered the oldest request: finish it. fd may be -1. */
+static void
+session_answer(struct session *s, struct kop *k, const struct keep_reply *rep, int fd)
+{
+	switch (k->kind) {
+	case KOP_FILE:
+		if (k->c == NULL)
+			break; /* its client left */
+		if (rep->err != 0) {
+			session_reply_errno(k->c, k->req_id, k->what, rep->err);
+			break;
+		}
+		if (k->op == KEEP_READ && fd >= 0)
+			session_reply_read(s, k, fd);
+		else if (k->op == KEEP_LIST && fd >= 0)
+			session_reply_list(k, fd, rep->count, rep->size != 0);
+		else if (k->op == KEEP_READ || k->op == KEEP_LIST)
+			client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL,
+					  "the keeper sent no data");
+		else
+			session_reply_ok(k->c, k->req_id);
+		break;
+	case KOP_INPUT:
+		if (k->r != NULL && rep->err != 0) {
+			struct kop *o;
+
+			k->done(k->r, -1, rep->err, k->what);
+			/* The run has failed: its later requests answer nobody. */
+			TAILQ_FOREACH(o, &s->ops, entry)
+			if (o->r == k->r)
+				o->r = NULL;
+		}
+		break;
+	case KOP_MOUNT:
+		if (k->r == NULL)
+			break;
+		if (rep->err != 0 || fd < 0) {
+			k->done(k->r, -1, rep->err ? rep->err : EIO, "workspace mount");
+		} else {
+			k->done(k->r, fd, 0, NULL);
+			return; /* the run owns the fd now */
+		}
+		break;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Fail every request still waiting: the keeper is gone. */
+static void
+session_fail_ops(struct session *s)
+{
+	struct kop *k;
+
+	while ((k = TAILQ_FIRST(&s->ops)) != NULL) {
+		TAILQ_REMOVE(&s->ops, k, entry);
+		if (k->kind == KOP_FILE && k->c != NULL)
+			client_send_error(k->c, k->req_id, PROTO_ERR_NOT_FOUND, "session %s ended",
+					  s->id);
+		else if (k->kind != KOP_FILE && k->r != NULL)
+			k->done(k->r, -1, ESHUTDOWN, "session");
+		free(k);
+	}
+}
+
+/* Send one request to the keeper and remember what its answer is for. */
+static int
+session_send(struct session *s, struct kop *k, const char *path, int fd)
+{
+	struct keep_req req;
+	int r;
+
+	memset(&req, 0, sizeof(req));
+	req.op = k->op;
+	req.seq = k->seq = ++s->next_seq;
+	if (strlen(path) >= sizeof(req.path))
+		return -ENAMETOOLONG;
+	memcpy(req.path, path, strlen(path) + 1);
+	r = fdpass_send(s->keeper, &req, sizeof(req), &fd, fd >= 0 ? 1 : 0);
+	if (r < 0)
+		return r;
+	TAILQ_INSERT_TAIL(&s->ops, k, entry);
+	return 0;
+}
+
+/* The keeper's socket: ready, answers, or its end. */
+static void
+session_keeper_cb(evutil_socket_t sock, short what, void *arg)
+{
+	struct session *s = arg;
+	int budget;
+
+	(void)what;
+	for (budget = 64; budget > 0 && s->keeper >= 0; budget--) {
+		struct keep_reply rep;
+		int fds[2];
+		size_t nfds = 0;
+		ssize_t n = fdpass_recv((int)sock, &rep, sizeof(rep), fds, 1, &nfds);
+		struct kop *k;
+
+		if (n == -EAGAIN || n == -EINTR)
+			return;
+		if (n != (ssize_t)sizeof(rep)) {
+			fdpass_close_all(fds, nfds);
+			session_end(s, n == 0 ? "its keeper ended" : "bad message from its keeper");
+			return;
+		}
+		if (rep.op == KEEP_READY && !s->ready) {
+			fdpass_close_all(fds, nfds);
+			if (rep.err != 0) {
+				log_warnx("session %.8s: keeper set-up failed: %s", s->id,
+					  strerror(rep.err));
+				if (s->open_c != NULL)
+					client_send_error(
+						s->open_c, s->open_req, PROTO_ERR_INTERNAL,
+						"session set-up failed: %s", strerror(rep.err));
+				s->open_c = NULL;
+				session_end(s, "its keeper failed");
+				return;
+			}
+			s->ready = true;
+			if (s->open_c != NULL) {
+				struct proto_out out;
+
+				if (proto_encode_session(s->open_req, PROTO_SESSION_OK, s->id,
+							 &out) < 0)
+					fatalx("cannot encode session_ok");
+				client_send(s->open_c, &out);
+			}
+			s->open_c = NULL;
+			session_touch(s);
+			continue;
+		}
+		k = TAILQ_FIRST(&s->ops);
+		if (rep.op != KEEP_REPLY || k == NULL || rep.seq != k->seq) {
+			fdpass_close_all(fds, nfds);
+			session_end(s, "out-of-order answer from its keeper");
+			return;
+		}
+		TAILQ_REMOVE(&s->ops, k, entry);
+		session_answer(s, k, &rep, nfds == 1 ? fds[0] : -1);
+		free(k);
+		session_touch(s);
+	}
+}
+
+/* ---- ending ----------------------------------------------------------------- */
+
+static void
+session_close_keeper(struct session *s)
+{
+	if (s->keeper_ev != NULL) {
+		event_free(s->keeper_ev);
+		s->keeper_ev = NULL;
+	}
+	if (s->keeper >= 0) {
+		close(s->keeper);
+		s->keeper = -1;
+	}
+}
+
+/*
+ * End a session: its runs are cancelled, the keeper's socket closed (it
+ * exits, and its tmpfs goes with its mount namespace), waiting requests
+ * answered. The memory and the uid slot follow once the keeper was reaped.
+ */
+static void
+session_end(struct session *s, const char *why)
+{
+	if (s->ended)
+		return;
+	s->ended = true;
+	log_info("session %.8s uid %u: ended (%s) after %" PRIu64 " runs", s->id, (unsigned)s->uid,
+		 why, s->nruns);
+	event_del(s->idle_ev);
+	event_del(s->life_ev);
+	event_del(s->orphan_ev);
+	if (s->open_c != NULL)
+		client_send_error(s->open_c, s->open_req, PROTO_ERR_INTERNAL, "session %s", why);
+	s->open_c = NULL;
+	session_close_keeper(s);
+	session_fail_ops(s);
+	run_cancel_session(s->d, s);
+	session_maybe_free(s);
+}
+
+static void
+session_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	(void)fd;
+	(void)what;
+	if (s->active != NULL || s->queued > 0 || !TAILQ_EMPTY(&s->ops)) {
+		session_touch(s);
+		return;
+	}
+	session_end(s, "idle timeout");
+}
+
+static void
+session_life_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	session_end(arg, "lifetime over");
+}
+
+static void
+session_orphan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	session_end(arg, "its owner has been gone too long");
+}
+
+bool
+session_spawner_event(struct daemon *d, const struct spawn_ev *ev)
+{
+	struct session *s;
+
+	TAILQ_FOREACH(s, &d->sessions, entry)
+	if (s->key == ev->run_id)
+		break;
+	if (s == NULL)
+		return false;
+	switch (ev->type) {
+	case SPAWN_STARTED:
+		break;
+	case SPAWN_FAILED:
+		log_warnx("session %.8s: %s: %s", s->id, ev->step, strerror(-ev->err));
+		if (ev->pid == 0)
+			s->keeper_gone = true;
+		session_end(s, "its keeper could not start");
+		break;
+	case SPAWN_DONE:
+		s->keeper_gone = true;
+		session_end(s, "its keeper ended");
+		session_maybe_free(s);
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* ---- client requests ------------------------------------------------------------ */
+
+/* Session limits: 0 takes the default, above the maximum is refused. */
+static int
+session_pick(uint64_t asked, uint64_t def, uint64_t max, const char *name, char *why, size_t len,
+	     uint64_t *ret)
+{
+	if (asked > max) {
+		snprintf(why, len, "%s = %" PRIu64 " is above the ceiling %" PRIu64, name, asked,
+			 max);
+		return -ERANGE;
+	}
+	*ret = asked != 0 ? asked : def;
+	return 0;
+}
+
+void
+session_open(struct daemon *d, struct client *c, uint32_t req_id,
+	     const struct proto_session_open *o)
+{
+	const struct config *cfg = d->cfg;
+	struct spawn_req sreq;
+	struct session *s;
+	uint8_t rnd[PROTO_SESSION_ID_LEN / 2];
+	char why[256];
+	int pair[2], i, r;
+	size_t k;
+
+	if (d->stopping) {
+		client_send_error(c, req_id, PROTO_ERR_BUSY, "the daemon is stopping");
+		return;
+	}
+	if (session_count_uid(d, client_uid(c)) >= cfg->sessions_per_uid) {
+		client_send_error(c, req_id, PROTO_ERR_BUSY, "uid %u has %u sessions, the limit",
+				  (unsigned)client_uid(c), cfg->sessions_per_uid);
+		return;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		fatalx("out of memory");
+	if (session_pick(o->workspace_bytes, cfg->defaults.v[PROTO_LIMIT_WORKSPACE_BYTES],
+			 cfg->ceilings.v[PROTO_LIMIT_WORKSPACE_BYTES], "workspace_bytes", why,
+			 sizeof(why), &s->workspace_bytes) < 0 ||
+	    session_pick(o->idle_timeout_ms, cfg->session_idle_ms, cfg->session_idle_ms_max,
+			 "idle_timeout_ms", why, sizeof(why), &s->idle_ms) < 0 ||
+	    session_pick(o->lifetime_ms, cfg->session_lifetime_ms, cfg->session_lifetime_ms_max,
+			 "lifetime_ms", why, sizeof(why), &s->lifetime_ms) < 0) {
+		free(s);
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST, "%s", why);
+		return;
+	}
+	for (k = 0; k < PROTO_LIMIT_COUNT_; k++)
+		if (o->limits.v[k] > cfg->ceilings.v[k]) {
+			free(s);
+			client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+					  "limits.%s = %" PRIu64 " is above the ceiling %" PRIu64,
+					  proto_limit_name((enum proto_limit)k), o->limits.v[k],
+					  cfg->ceilings.v[k]);
+			return;
+		}
+	s->run_defaults = o->limits;
+	if (uidpool_get(&d->uids, &s->slot) < 0) {
+		free(s);
+		client_send_error(c, req_id, PROTO_ERR_BUSY, "no free sandbox uid");
+		return;
+	}
+	/* 128 bits from the kernel's CSPRNG: ids are capabilities of a kind,
+	 * though every lookup also checks the owner's uid. */
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		fatal("getrandom");
+	for (i = 0; i < (int)sizeof(rnd); i++)
+		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+	s->d = d;
+	s->uid = client_uid(c);
+	s->key = ++d->next_run_id;
+	s->open_c = c;
+	s->open_req = req_id;
+	s->keeper = -1;
+	TAILQ_INIT(&s->ops);
+	clock_gettime(CLOCK_MONOTONIC, &s->t_open);
+	s->t_active = s->t_open;
+	s->idle_ev = evtimer_new(d->base, session_idle_cb, s);
+	s->life_ev = evtimer_new(d->base, session_life_cb, s);
+	s->orphan_ev = evtimer_new(d->base, session_orphan_cb, s);
+	s->free_ev = event_new(d->base, -1, 0, session_free_cb, s);
+	if (s->idle_ev == NULL || s->life_ev == NULL || s->orphan_ev == NULL || s->free_ev == NULL)
+		fatalx("out of memory");
+	TAILQ_INSERT_TAIL(&d->sessions, s, entry);
+	d->nsessions++;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	s->keeper = pair[0];
+	if (fcntl(s->keeper, F_SETFL, O_NONBLOCK) < 0) {
+		r = -errno;
+		close(pair[1]);
+		goto fail;
+	}
+	s->keeper_ev = event_new(d->base, s->keeper, EV_READ | EV_PERSIST, session_keeper_cb, s);
+	if (s->keeper_ev == NULL)
+		fatalx("out of memory");
+	event_add(s->keeper_ev, NULL);
+	memset(&sreq, 0, sizeof(sreq));
+	sreq.type = SPAWN_KEEPER;
+	sreq.run_id = s->key;
+	sreq.uid_slot = s->slot;
+	sreq.memory_bytes = s->workspace_bytes;
+	r = frontend_spawn_fds(d, &sreq, &pair[1], SPAWN_KEEPER_NFDS);
+	close(pair[1]);
+	if (r < 0)
+		fatalx("cannot reach the spawner: %s", strerror(-r));
+	session_timer(s->life_ev, s->lifetime_ms);
+	log_info("session %.8s uid %u: opened, workspace %" PRIu64 " bytes, idle %" PRIu64
+		 " ms, lifetime %" PRIu64 " ms",
+		 s->id, (unsigned)s->uid, s->workspace_bytes, s->idle_ms, s->lifetime_ms);
+	return;
+fail:
+	s->keeper_gone = true;
+	client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot open a session: %s", strerror(-r));
+	s->open_c = NULL;
+	session_end(s, "set-up failed");
+}
+
+void
+session_close(struct daemon *d, struct client *c, uint32_t req_id, const char *id)
+{
+	struct session *s = session_find(d, client_uid(c), id);
+
+	if (s == NULL) {
+		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
+		return;
+	}
+	session_end(s, "closed by its owner");
+	session_reply_ok(c, req_id);
+}
+
+void
+session_list(struct daemon *d, struct client *c, uint32_t req_id)
+{
+	struct proto_session_entry e[PROTO_SESSIONS_MAX];
+	struct proto_session_list l = {.sessions = e, .nsessions = 0};
+	struct proto_out out;
+	struct session *s;
+	int r;
+
+	TAILQ_FOREACH(s, &d->sessions, entry)
+	{
+		if (s->ended || s->uid != client_uid(c) || !s->ready)
+			continue;
+		if (l.nsessions == PROTO_SESSIONS_MAX)
+			break;
+		e[l.nsessions++] = (struct proto_session_entry){
+			.session = s->id,
+			.age_ms = session_ms_since(&s->t_open),
+			.idle_ms = s->active != NULL ? 0 : session_ms_since(&s->t_active),
+			.runs = s->nruns,
+			.state = s->active != NULL ? "running" : "idle"};
+	}
+	r = proto_encode_session_list(req_id, &l, &out);
+	if (r < 0) {
+		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot encode: %s", strerror(-r));
+		return;
+	}
+	client_send(c, &out);
+}
+
+void
+session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum proto_type type,
+		const struct proto_file_op *op)
+{
+	struct session *s = session_find(d, client_uid(c), op->session);
+	struct kop *k;
+	int fd = -1, r;
+
+	if (s == NULL || !s->ready) {
+		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
+		return;
+	}
+	k = calloc(1, sizeof(*k));
+	if (k == NULL)
+		fatalx("out of memory");
+	k->kind = KOP_FILE;
+	k->c = c;
+	k->req_id = req_id;
+	snprintf(k->what, sizeof(k->what), "%s", op->path[0] ? op->path : ".");
+	switch (type) {
+	case PROTO_FILE_WRITE:
+		k->op = KEEP_WRITE;
+		if (op->data.len > d->cfg->session_file_max) {
+			client_send_error(c, req_id, PROTO_ERR_TOO_LARGE,
+					  "%s: %zu bytes; file_max_bytes is %" PRIu64, k->what,
+					  op->data.len, d->cfg->session_file_max);
+			free(k);
+			return;
+		}
+		/* The keeper reads the contents from a sealed memfd: the
+		 * client's own, or one made of the inline bytes. */
+		if (op->data.fd >= 0)
+			fd = fcntl(op->data.fd, F_DUPFD_CLOEXEC, 0);
+		else if (memfd_sealed_create("airlock-put",
+					     op->data.data ? (const void *)op->data.data : "",
+					     op->data.len, &fd) < 0)
+			fd = -1;
+		if (fd < 0) {
+			client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot pass the data");
+			free(k);
+			return;
+		}
+		break;
+	case PROTO_FILE_READ:
+		k->op = KEEP_READ;
+		break;
+	case PROTO_FILE_LIST:
+		k->op = KEEP_LIST;
+		break;
+	case PROTO_FILE_DELETE:
+		k->op = KEEP_DELETE;
+		break;
+	default:
+		free(k);
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST, "not a file operation");
+		return;
+	}
+	r = session_send(s, k, op->path, fd);
+	if (fd >= 0)
+		close(fd);
+	if (r < 0) {
+		client_send_error(c, req_id,
+				  r == -ENAMETOOLONG ? PROTO_ERR_TOO_LARGE : PROTO_ERR_INTERNAL,
+				  "%s: %s", k->what, strerror(-r));
+		free(k);
+		return;
+	}
+	session_touch(s);
+}
+
+/* ---- connections ------------------------------------------------------------------ */
+
+void
+session_client_new(struct daemon *d, uid_t uid)
+{
+	struct session *s;
+
+	TAILQ_FOREACH(s, &d->sessions, entry)
+	if (s->uid == uid)
+		event_del(s->orphan_ev);
+}
+
+void
+session_client_gone(struct daemon *d, struct client *c, bool last_of_uid)
+{
+	struct session *s;
+	struct kop *k;
+
+	TAILQ_FOREACH(s, &d->sessions, entry)
+	{
+		if (s->open_c == c)
+			s->open_c = NULL;
+		TAILQ_FOREACH(k, &s->ops, entry)
+		if (k->c == c)
+			k->c = NULL;
+		if (last_of_uid && s->uid == client_uid(c) && !s->ended)
+			session_timer(s->orphan_ev, d->cfg->session_orphan_grace_ms);
+	}
+}
+
+void
+session_stop_all(struct daemon *d)
+{
+	struct session *s, *next;
+
+	for (s = TAILQ_FIRST(&d->sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		session_end(s, "the daemon is stopping");
+	}
+}
+
+/* ---- runs ------------------------------------------------------------------------ */
+
+bool
+session_can_queue(const struct session *s)
+{
+	return s->ready && !s->ended;
+}
+
+bool
+session_can_start(const struct session *s)
+{
+	return s->ready && !s->ended && s->active == NULL;
+}
+
+const struct proto_limits *
+session_run_defaults(const struct session *s)
+{
+	return &s->run_defaults;
+}
+
+void
+session_run_queued(struct session *s)
+{
+	s->queued++;
+}
+
+void
+session_run_unqueued(struct session *s)
+{
+	if (s->queued > 0)
+		s->queued--;
+	session_maybe_free(s);
+}
+
+uint32_t
+session_run_begin(struct session *s, struct run *r)
+{
+	s->active = r;
+	s->nruns++;
+	session_touch(s);
+	return s->slot;
+}
+
+void
+session_run_prepare(struct session *s, struct run *r, const char *const *names, const int *fds,
+		    size_t nfiles, void (*done)(struct run *r, int fd, int err, const char *what))
+{
+	size_t i;
+	struct kop *k;
+	int rc;
+
+	if (s->ended || s->keeper < 0) {
+		done(r, -1, ESHUTDOWN, "session");
+		return;
+	}
+	/* Input files go through the keeper's link-refusing writes: in a
+	 * session the workspace holds whatever earlier runs left there. */
+	for (i = 0; i <= nfiles; i++) {
+		k = calloc(1, sizeof(*k));
+		if (k == NULL)
+			fatalx("out of memory");
+		k->kind = i < nfiles ? KOP_INPUT : KOP_MOUNT;
+		k->op = i < nfiles ? KEEP_WRITE : KEEP_MOUNT;
+		k->r = r;
+		k->done = done;
+		snprintf(k->what, sizeof(k->what), "%s", i < nfiles ? names[i] : "workspace");
+		rc = session_send(s, k, i < nfiles ? names[i] : "", i < nfiles ? fds[i] : -1);
+		if (rc < 0) {
+			struct kop *o;
+
+			free(k);
+			TAILQ_FOREACH(o, &s->ops, entry)
+			if (o->r == r)
+				o->r = NULL;
+			done(r, -1, -rc, "keeper");
+			return;
+		}
+	}
+}
+
+void
+session_run_end(struct session *s, struct run *r)
+{
+	if (s->active == r)
+		s->active = NULL;
+	session_touch(s);
+	session_maybe_free(s);
+}
