@@ -1,0 +1,601 @@
+/*
+ * test_sessions.c: sessions through the real daemon, on the raw protocol:
+ * state carried between runs, file operations, every traversal and link
+ * trick refused (including links planted by a run), ownership between uids,
+ * idle expiry, streaming order and cap, no leftovers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "front_util.h"
+#include "proto.h"
+
+#define CFG(extra) "[sandbox]\nuid_base = 780000\nuid_count = 64\n" extra
+#define UID_LO 780000
+#define UID_HI (780000 + 63)
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static uint32_t next_id = 100;
+
+/* A raw connection that said hello. */
+static int
+conn(const char *sock)
+{
+	struct proto_msg m;
+	int fd = front_raw_connect(sock);
+
+	assert_true(fd >= 0);
+	assert_int_equal(front_send_hello(fd, 1, PROTO_VERSION), 0);
+	assert_int_equal(front_recv(fd, 5000, &m), 0);
+	assert_int_equal(m.type, PROTO_HELLO_OK);
+	proto_msg_free(&m);
+	return fd;
+}
+
+/* Send an encoded message and receive the reply with its id. */
+static void
+call(int fd, struct proto_out *out, uint32_t id, struct proto_msg *m)
+{
+	assert_int_equal(front_send_out(fd, out), 0);
+	for (;;) {
+		assert_int_equal(front_recv(fd, 30000, m), 0);
+		if (m->id == id && m->type != PROTO_STREAM)
+			return;
+		proto_msg_free(m);
+	}
+}
+
+/* Open a session; returns its id in buf. */
+static void
+open_session(int fd, const struct proto_session_open *o, char *buf)
+{
+	struct proto_session_open dflt = {0};
+	struct proto_out out;
+	struct proto_msg m;
+	uint32_t id = next_id++;
+
+	assert_int_equal(proto_encode_session_open(id, o ? o : &dflt, &out), 0);
+	call(fd, &out, id, &m);
+	assert_int_equal(m.type, PROTO_SESSION_OK);
+	assert_int_equal(strlen(m.u.session.session), PROTO_SESSION_ID_LEN);
+	strcpy(buf, m.u.session.session);
+	proto_msg_free(&m);
+}
+
+/* A file operation; the reply is left in m (the caller frees it). */
+static void
+file_op(int fd, enum proto_type type, const char *sid, const char *path, const char *data,
+	struct proto_msg *m)
+{
+	struct proto_file_op op = {.session = sid, .path = path};
+	struct proto_out out;
+	uint32_t id = next_id++;
+
+	op.data.fd = -1;
+	if (data != NULL)
+		op.data = (struct proto_blob){.data = (const uint8_t *)data,
+					      .len = strlen(data),
+					      .fd = -1,
+					      .present = true};
+	assert_int_equal(proto_encode_file_op(id, type, &op, &out), 0);
+	call(fd, &out, id, m);
+}
+
+/* Expect an error of this code. */
+static void
+expect_error(struct proto_msg *m, enum proto_error code)
+{
+	if (m->type != PROTO_ERROR || m->u.error.code != code)
+		print_message("got %s %s\n", proto_type_name(m->type),
+			      m->type == PROTO_ERROR ? m->u.error.message : "");
+	assert_int_equal(m->type, PROTO_ERROR);
+	assert_int_equal(m->u.error.code, code);
+	proto_msg_free(m);
+}
+
+static void
+expect_ok(struct proto_msg *m)
+{
+	if (m->type == PROTO_ERROR)
+		print_message("error: %s\n", m->u.error.message);
+	assert_int_equal(m->type, PROTO_OK);
+	proto_msg_free(m);
+}
+
+/* Run sh code in a session (sid may be NULL); the result is left in m. */
+static void
+run_sh(int fd, const char *sid, const char *code, bool stream, const struct proto_file *files,
+       size_t nfiles, struct proto_msg *m)
+{
+	struct proto_run run;
+	struct proto_out out;
+	uint32_t id = next_id++;
+
+	memset(&run, 0, sizeof(run));
+	run.runtime = "sh";
+	run.code = (struct proto_blob){
+		.data = (const uint8_t *)code, .len = strlen(code), .fd = -1, .present = true};
+	run.stdin_data.fd = -1;
+	run.session = sid;
+	run.stream = stream;
+	run.files = (struct proto_file *)files;
+	run.nfiles = nfiles;
+	assert_int_equal(proto_encode_run(id, &run, &out), 0);
+	call(fd, &out, id, m);
+	if (m->type == PROTO_ERROR)
+		print_message("run error: %s\n", m->u.error.message);
+	assert_int_equal(m->type, PROTO_RESULT);
+}
+
+/* The stdout of a result as a string (static buffer). */
+static const char *
+out_str(const struct proto_msg *m)
+{
+	static char buf[4096];
+	size_t n = m->u.result.out[0].data.len < sizeof(buf) - 1 ? m->u.result.out[0].data.len
+								 : sizeof(buf) - 1;
+
+	memcpy(buf, m->u.result.out[0].data.data, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static bool
+has_artifact(const struct proto_msg *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->u.result.nartifacts; i++)
+		if (strcmp(m->u.result.artifacts[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+static bool
+no_process_left(int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (fixture_count_uid_procs(UID_LO, UID_HI) == 0)
+			return true;
+		sleep_ms(10);
+	}
+	return false;
+}
+
+/*
+ * Files written by one run are there for the next; a run's artifacts are
+ * what it created or changed, not what was there before; input files of a
+ * session run land in the workspace; session_list shows it; after close,
+ * nothing of it is left.
+ */
+static void
+test_state_between_runs(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	char sid[64];
+	struct proto_file in = {
+		.name = "in/data.txt",
+		.data = {.data = (const uint8_t *)"input\n", .len = 6, .fd = -1, .present = true}};
+	int fd;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("")), 0);
+	fd = conn(f.sock);
+	open_session(fd, NULL, sid);
+	run_sh(fd, sid, "echo one > a.txt; mkdir -p d; echo two > d/b.txt; echo made", false, NULL,
+	       0, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	assert_true(has_artifact(&m, "a.txt"));
+	assert_true(has_artifact(&m, "d/b.txt"));
+	proto_msg_free(&m);
+	/* The second run sees the first one's files and changes one of them. */
+	run_sh(fd, sid, "cat a.txt d/b.txt in/data.txt; echo three >> a.txt; touch c.txt", false,
+	       &in, 1, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	assert_string_equal(out_str(&m), "one\ntwo\ninput\n");
+	assert_true(has_artifact(&m, "a.txt"));
+	assert_true(has_artifact(&m, "c.txt"));
+	assert_false(has_artifact(&m, "d/b.txt"));     /* from before, unchanged */
+	assert_false(has_artifact(&m, "in/data.txt")); /* an input, unchanged */
+	proto_msg_free(&m);
+	/* session_list knows it */
+	{
+		struct proto_out out;
+		uint32_t id = next_id++;
+
+		assert_int_equal(proto_encode_simple(id, PROTO_SESSION_LIST, &out), 0);
+		call(fd, &out, id, &m);
+		assert_int_equal(m.type, PROTO_SESSION_LIST_OK);
+		assert_int_equal(m.u.session_list.nsessions, 1);
+		assert_string_equal(m.u.session_list.sessions[0].session, sid);
+		assert_int_equal(m.u.session_list.sessions[0].runs, 2);
+		proto_msg_free(&m);
+	}
+	/* close: nothing left, the id is gone */
+	{
+		struct proto_out out;
+		uint32_t id = next_id++;
+
+		assert_int_equal(proto_encode_session(id, PROTO_SESSION_CLOSE, sid, &out), 0);
+		call(fd, &out, id, &m);
+		expect_ok(&m);
+	}
+	assert_true(no_process_left(5000));
+	file_op(fd, PROTO_FILE_READ, sid, "a.txt", NULL, &m);
+	expect_error(&m, PROTO_ERR_NOT_FOUND);
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+/* write (with directories), read, list, delete. */
+static void
+test_file_operations(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	char sid[64];
+	size_t i;
+	bool seen = false;
+	int fd;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("")), 0);
+	fd = conn(f.sock);
+	open_session(fd, NULL, sid);
+	file_op(fd, PROTO_FILE_WRITE, sid, "x/y/z.txt", "hello world\n", &m);
+	expect_ok(&m);
+	file_op(fd, PROTO_FILE_READ, sid, "x/y/z.txt", NULL, &m);
+	assert_int_equal(m.type, PROTO_FILE_DATA);
+	assert_int_equal(m.u.file_data.size, 12);
+	assert_false(m.u.file_data.truncated);
+	assert_memory_equal(m.u.file_data.data.data, "hello world\n", 12);
+	proto_msg_free(&m);
+	file_op(fd, PROTO_FILE_LIST, sid, "x/y", NULL, &m);
+	assert_int_equal(m.type, PROTO_FILE_LIST_OK);
+	assert_int_equal(m.u.file_list.nentries, 1);
+	assert_string_equal(m.u.file_list.entries[0].name, "z.txt");
+	assert_string_equal(m.u.file_list.entries[0].kind, "file");
+	assert_int_equal(m.u.file_list.entries[0].size, 12);
+	assert_true(m.u.file_list.entries[0].mtime_ms > 1600000000000ULL);
+	proto_msg_free(&m);
+	file_op(fd, PROTO_FILE_LIST, sid, "", NULL, &m);
+	assert_int_equal(m.type, PROTO_FILE_LIST_OK);
+	for (i = 0; i < m.u.file_list.nentries; i++)
+		if (strcmp(m.u.file_list.entries[i].name, "x") == 0 &&
+		    strcmp(m.u.file_list.entries[i].kind, "dir") == 0)
+			seen = true;
+	assert_true(seen);
+	proto_msg_free(&m);
+	/* the code sees the file, owned by its own uid */
+	run_sh(fd, sid, "cat x/y/z.txt; stat -c %u x/y/z.txt", false, NULL, 0, &m);
+	assert_string_equal(out_str(&m), "hello world\n1000\n");
+	proto_msg_free(&m);
+	file_op(fd, PROTO_FILE_DELETE, sid, "x/y/z.txt", NULL, &m);
+	expect_ok(&m);
+	file_op(fd, PROTO_FILE_READ, sid, "x/y/z.txt", NULL, &m);
+	expect_error(&m, PROTO_ERR_NOT_FOUND);
+	file_op(fd, PROTO_FILE_DELETE, sid, "x/y", NULL, &m); /* now empty */
+	expect_ok(&m);
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+/*
+ * Traversal and links: "..", absolute paths, links planted by a run at any
+ * component, FIFOs: all refused, nothing written outside, the session still
+ * usable afterwards.
+ */
+static void
+test_traversal_and_links(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	char sid[64];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("")), 0);
+	fd = conn(f.sock);
+	open_session(fd, NULL, sid);
+	file_op(fd, PROTO_FILE_WRITE, sid, "../escape.txt", "x", &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	file_op(fd, PROTO_FILE_WRITE, sid, "/tmp/airlock-session-escape.txt", "x", &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	assert_int_equal(stat("/tmp/airlock-session-escape.txt", &st), -1);
+	file_op(fd, PROTO_FILE_WRITE, sid, "a/../../escape.txt", "x", &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	file_op(fd, PROTO_FILE_READ, sid, "../../../etc/passwd", NULL, &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	/* A run plants links and a FIFO; later file operations refuse them. */
+	run_sh(fd, sid,
+	       "ln -s /etc etcdir; ln -s /etc/passwd pw; ln -s . self; mkdir real; "
+	       "ln -s real alias; mkfifo ff; echo planted",
+	       false, NULL, 0, &m);
+	assert_string_equal(out_str(&m), "planted\n");
+	proto_msg_free(&m);
+	file_op(fd, PROTO_FILE_READ, sid, "pw", NULL, &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	file_op(fd, PROTO_FILE_READ, sid, "etcdir/passwd", NULL, &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	file_op(fd, PROTO_FILE_WRITE, sid, "etcdir/airlock-planted", "x", &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	assert_int_equal(stat("/etc/airlock-planted", &st), -1);
+	file_op(fd, PROTO_FILE_WRITE, sid, "pw", "overwrite through a link", &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	file_op(fd, PROTO_FILE_WRITE, sid, "alias/x", "x", &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	file_op(fd, PROTO_FILE_LIST, sid, "etcdir", NULL, &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	file_op(fd, PROTO_FILE_LIST, sid, "self", NULL, &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	/* a FIFO is refused without blocking */
+	file_op(fd, PROTO_FILE_READ, sid, "ff", NULL, &m);
+	expect_error(&m, PROTO_ERR_BAD_REQUEST);
+	/* listing shows the links as links, deleting removes the link only */
+	file_op(fd, PROTO_FILE_DELETE, sid, "pw", NULL, &m);
+	expect_ok(&m);
+	assert_int_equal(stat("/etc/passwd", &st), 0);
+	/* still usable */
+	file_op(fd, PROTO_FILE_WRITE, sid, "real/ok.txt", "fine", &m);
+	expect_ok(&m);
+	run_sh(fd, sid, "cat real/ok.txt", false, NULL, 0, &m);
+	assert_string_equal(out_str(&m), "fine");
+	proto_msg_free(&m);
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+struct other_out {
+	int write_code, read_code, close_code, run_code, list_n;
+};
+
+static const char *other_sock, *other_sid;
+
+/* As nobody: every operation on root's session is not_found. */
+static void
+other_fn(void *arg, void *buf)
+{
+	struct other_out *o = buf;
+	struct proto_msg m;
+	struct proto_out out;
+	struct proto_file_op op = {.session = other_sid, .path = "secret.txt"};
+	struct proto_run run;
+	int fd;
+
+	(void)arg;
+	memset(o, 0xff, sizeof(*o));
+	fd = front_raw_connect(other_sock);
+	if (fd < 0 || front_send_hello(fd, 1, PROTO_VERSION) < 0 || front_recv(fd, 5000, &m) < 0)
+		return;
+	proto_msg_free(&m);
+	op.data = (struct proto_blob){
+		.data = (const uint8_t *)"x", .len = 1, .fd = -1, .present = true};
+	if (proto_encode_file_op(2, PROTO_FILE_WRITE, &op, &out) == 0 &&
+	    front_send_out(fd, &out) == 0 && front_recv(fd, 5000, &m) == 0) {
+		o->write_code = m.type == PROTO_ERROR ? (int)m.u.error.code : 0;
+		proto_msg_free(&m);
+	}
+	op.data = (struct proto_blob){.fd = -1};
+	if (proto_encode_file_op(3, PROTO_FILE_READ, &op, &out) == 0 &&
+	    front_send_out(fd, &out) == 0 && front_recv(fd, 5000, &m) == 0) {
+		o->read_code = m.type == PROTO_ERROR ? (int)m.u.error.code : 0;
+		proto_msg_free(&m);
+	}
+	memset(&run, 0, sizeof(run));
+	run.runtime = "sh";
+	run.code = (struct proto_blob){
+		.data = (const uint8_t *)"cat secret.txt", .len = 14, .fd = -1, .present = true};
+	run.stdin_data.fd = -1;
+	run.session = other_sid;
+	if (proto_encode_run(4, &run, &out) == 0 && front_send_out(fd, &out) == 0 &&
+	    front_recv(fd, 5000, &m) == 0) {
+		o->run_code = m.type == PROTO_ERROR ? (int)m.u.error.code : 0;
+		proto_msg_free(&m);
+	}
+	if (proto_encode_session(5, PROTO_SESSION_CLOSE, other_sid, &out) == 0 &&
+	    front_send_out(fd, &out) == 0 && front_recv(fd, 5000, &m) == 0) {
+		o->close_code = m.type == PROTO_ERROR ? (int)m.u.error.code : 0;
+		proto_msg_free(&m);
+	}
+	if (proto_encode_simple(6, PROTO_SESSION_LIST, &out) == 0 &&
+	    front_send_out(fd, &out) == 0 && front_recv(fd, 5000, &m) == 0) {
+		o->list_n = m.type == PROTO_SESSION_LIST_OK ? (int)m.u.session_list.nsessions : -1;
+		proto_msg_free(&m);
+	}
+	close(fd);
+}
+
+/* Another uid gets not_found for everything, exactly as for no session. */
+static void
+test_ownership(void **state)
+{
+	struct fixture f;
+	struct other_out o;
+	struct proto_msg m;
+	char sid[64];
+	int fd;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[daemon]\nsocket_mode = 0666\n"
+					       "[access]\nallow_users = nobody\n")),
+			 0);
+	fd = conn(f.sock);
+	open_session(fd, NULL, sid);
+	file_op(fd, PROTO_FILE_WRITE, sid, "secret.txt", "root's", &m);
+	expect_ok(&m);
+	other_sock = f.sock;
+	other_sid = sid;
+	assert_int_equal(
+		front_as_user(FRONT_NOBODY_UID, FRONT_NOBODY_GID, other_fn, NULL, &o, sizeof(o)),
+		0);
+	assert_int_equal(o.write_code, PROTO_ERR_NOT_FOUND);
+	assert_int_equal(o.read_code, PROTO_ERR_NOT_FOUND);
+	assert_int_equal(o.run_code, PROTO_ERR_NOT_FOUND);
+	assert_int_equal(o.close_code, PROTO_ERR_NOT_FOUND);
+	assert_int_equal(o.list_n, 0);
+	/* untouched for its owner */
+	file_op(fd, PROTO_FILE_READ, sid, "secret.txt", NULL, &m);
+	assert_int_equal(m.type, PROTO_FILE_DATA);
+	assert_memory_equal(m.u.file_data.data.data, "root's", 6);
+	proto_msg_free(&m);
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+/* An idle session ends by itself; its keeper and uid are gone. */
+static void
+test_idle_expiry_and_limit(void **state)
+{
+	struct proto_session_open o = {.idle_timeout_ms = 400};
+	struct fixture f;
+	struct proto_msg m;
+	char sid[64], s2[64], s3[64];
+	int fd, i;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[sessions]\nmax_per_uid = 2\n")), 0);
+	fd = conn(f.sock);
+	open_session(fd, &o, sid);
+	open_session(fd, NULL, s2);
+	/* a third is over max_per_uid */
+	{
+		struct proto_session_open d = {0};
+		struct proto_out out;
+		uint32_t id = next_id++;
+
+		assert_int_equal(proto_encode_session_open(id, &d, &out), 0);
+		call(fd, &out, id, &m);
+		expect_error(&m, PROTO_ERR_BUSY);
+	}
+	assert_true(fixture_count_uid_procs(UID_LO, UID_HI) >= 2); /* two keepers */
+	sleep_ms(1200);
+	file_op(fd, PROTO_FILE_LIST, sid, "", NULL, &m);
+	expect_error(&m, PROTO_ERR_NOT_FOUND);
+	/* the other one is alive, and a new one may be opened */
+	file_op(fd, PROTO_FILE_LIST, s2, "", NULL, &m);
+	assert_int_equal(m.type, PROTO_FILE_LIST_OK);
+	proto_msg_free(&m);
+	open_session(fd, NULL, s3);
+	for (i = 0; i < 200 && fixture_count_uid_procs(UID_LO, UID_HI) != 2; i++)
+		sleep_ms(10);
+	assert_int_equal(fixture_count_uid_procs(UID_LO, UID_HI), 2);
+	close(fd);
+	/* the daemon's stop ends the rest: nothing left */
+	assert_int_equal(fixture_stop(&f), 0);
+	assert_true(no_process_left(3000));
+}
+
+/*
+ * stream: stdout and stderr chunks arrive as events, in order, before the
+ * result; only the bytes within output_bytes are streamed; a one-shot run
+ * streams too.
+ */
+static void
+test_streaming(void **state)
+{
+	struct fixture f;
+	struct proto_run run;
+	struct proto_out out;
+	struct proto_msg m;
+	char got_out[256] = "", got_err[256] = "";
+	size_t nevents = 0, streamed = 0;
+	bool result = false;
+	int fd;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("")), 0);
+	fd = conn(f.sock);
+	memset(&run, 0, sizeof(run));
+	run.runtime = "sh";
+	run.code = (struct proto_blob){
+		.data = (const uint8_t *)"echo one; sleep 0.3; echo err >&2; sleep 0.3; echo two",
+		.len = strlen("echo one; sleep 0.3; echo err >&2; sleep 0.3; echo two"),
+		.fd = -1,
+		.present = true};
+	run.stdin_data.fd = -1;
+	run.stream = true;
+	assert_int_equal(proto_encode_run(7, &run, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+	while (!result) {
+		assert_int_equal(front_recv(fd, 10000, &m), 0);
+		assert_int_equal(m.id, 7);
+		if (m.type == PROTO_STREAM) {
+			char *dst = strcmp(m.u.stream.stream, "stdout") == 0 ? got_out : got_err;
+
+			/* events come while it runs: the first before "two" exists */
+			strncat(dst, (const char *)m.u.stream.data.data, m.u.stream.data.len);
+			nevents++;
+		} else {
+			assert_int_equal(m.type, PROTO_RESULT);
+			assert_memory_equal(m.u.result.out[0].data.data, "one\ntwo\n", 8);
+			result = true;
+		}
+		proto_msg_free(&m);
+	}
+	assert_string_equal(got_out, "one\ntwo\n");
+	assert_string_equal(got_err, "err\n");
+	assert_true(nevents >= 3);
+	/* the cap holds for streams */
+	run.code = (struct proto_blob){.data = (const uint8_t *)"yes | head -c 100000",
+				       .len = strlen("yes | head -c 100000"),
+				       .fd = -1,
+				       .present = true};
+	run.limits.v[PROTO_LIMIT_OUTPUT_BYTES] = 1000;
+	assert_int_equal(proto_encode_run(8, &run, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+	for (result = false; !result;) {
+		assert_int_equal(front_recv(fd, 10000, &m), 0);
+		if (m.type == PROTO_STREAM) {
+			streamed += m.u.stream.data.len;
+		} else {
+			assert_int_equal(m.type, PROTO_RESULT);
+			assert_true(m.u.result.out[0].truncated);
+			assert_int_equal(m.u.result.out[0].total, 100000);
+			result = true;
+		}
+		proto_msg_free(&m);
+	}
+	assert_int_equal(streamed, 1000);
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_between_runs),
+		cmocka_unit_test(test_file_operations),
+		cmocka_unit_test(test_traversal_and_links),
+		cmocka_unit_test(test_ownership),
+		cmocka_unit_test(test_idle_expiry_and_limit),
+		cmocka_unit_test(test_streaming),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
