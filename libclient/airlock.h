@@ -419,6 +419,288 @@ const char *airlock_ps_state(const struct airlock_ps *ps, size_t i);
  * included); 0 when i is out of range. */
 uint64_t airlock_ps_elapsed_ms(const struct airlock_ps *ps, size_t i);
 
+/* ---- Sessions (since AIRLOCK_0.3) ------------------------------------ */
+
+/*
+ * A session is a workspace on the daemon that outlives each run: files put
+ * there (airlock_file_write()) and files its runs leave behind stay until the
+ * session ends. Every run is still a fresh sandbox; a run joins a session with
+ * airlock_run_req_set_session(), and runs of one session never run at once
+ * (they queue). A session ends on airlock_session_close(), after its idle
+ * timeout, after its lifetime, or when its owner has been disconnected longer
+ * than the daemon's grace period; after that its id is not_found (-ENOENT).
+ * Sessions belong to the uid that opened them: any other uid gets -ENOENT,
+ * exactly as for an id that never existed. Sessions are not tied to the
+ * connection that opened them: any connection of the same uid may use one.
+ */
+
+/* A session id: exactly 32 lowercase hex characters. A buffer for one, with
+ * its NUL, is AIRLOCK_SESSION_ID_LEN + 1 bytes. */
+#define AIRLOCK_SESSION_ID_LEN 32
+
+struct airlock_session_opts;
+struct airlock_session_list;
+
+/* Create session options: every value 0, meaning the daemon's default. */
+int airlock_session_opts_new(struct airlock_session_opts **ret);
+
+/* Free session options. NULL-safe. */
+void airlock_session_opts_free(struct airlock_session_opts *opts);
+
+/* Size of the session's workspace tmpfs in bytes (0 = the daemon's default).
+ * -EINVAL for NULL opts. */
+int airlock_session_opts_set_workspace_bytes(struct airlock_session_opts *opts, uint64_t bytes);
+
+/* End the session after this many milliseconds without a run or a file
+ * operation (0 = the daemon's default). -EINVAL for NULL opts. */
+int airlock_session_opts_set_idle_timeout_ms(struct airlock_session_opts *opts, uint64_t ms);
+
+/* End the session this many milliseconds after it was opened, whatever it is
+ * doing (0 = the daemon's default). -EINVAL for NULL opts. */
+int airlock_session_opts_set_lifetime_ms(struct airlock_session_opts *opts, uint64_t ms);
+
+/* Set a default limit for the session's runs (0 = the daemon's default); a
+ * run's own limits override it. -EINVAL for NULL opts or an unknown limit. */
+int airlock_session_opts_set_limit(struct airlock_session_opts *opts, enum airlock_limit limit,
+				   uint64_t value);
+
+/*
+ * Open a session (blocking, like airlock_ping(): results and stream events of
+ * runs in flight that arrive meanwhile are queued). opts may be NULL for the
+ * daemon's defaults. On success the new session's id, NUL-terminated, is
+ * written to ret_id, a caller buffer of at least AIRLOCK_SESSION_ID_LEN + 1
+ * bytes (like uuid_unparse(3): the id has a fixed length, so nothing needs
+ * freeing). Returns 0; -EINVAL for a NULL conn or ret_id; -EBUSY (code busy)
+ * at the daemon's limit of sessions for this uid; -EPROTO (bad_request, see
+ * airlock_conn_last_error()) for a value above the daemon's ceiling; or
+ * another daemon error or connection error as in airlock_ping().
+ */
+int airlock_session_open(struct airlock_conn *conn, const struct airlock_session_opts *opts,
+			 char *ret_id);
+
+/*
+ * Close a session: its run in progress, if any, is cancelled and its
+ * workspace is gone (blocking). Returns 0; -EINVAL for a NULL conn or an id
+ * that is not 32 lowercase hex characters (nothing is sent); -ENOENT (code
+ * not_found) when the caller has no such session (it ended, never existed or
+ * belongs to another user); or another error as for airlock_ping().
+ */
+int airlock_session_close(struct airlock_conn *conn, const char *id);
+
+/*
+ * List the caller's sessions (blocking). Returns 0 and *ret (free it with
+ * airlock_session_list_free(); no sessions is a list of count 0), -EINVAL
+ * for NULL arguments, or another error as for airlock_ping(). The list is
+ * plain data and outlives the connection.
+ */
+int airlock_session_list(struct airlock_conn *conn, struct airlock_session_list **ret);
+
+/* Free a list of sessions. NULL-safe. */
+void airlock_session_list_free(struct airlock_session_list *list);
+
+/* How many sessions the list holds (0 for NULL). */
+size_t airlock_session_list_count(const struct airlock_session_list *list);
+
+/* The id of session i (0-based), or NULL when i is out of range. Valid until
+ * airlock_session_list_free(). */
+const char *airlock_session_list_id(const struct airlock_session_list *list, size_t i);
+
+/* Milliseconds since session i was opened; 0 when i is out of range. */
+uint64_t airlock_session_list_age_ms(const struct airlock_session_list *list, size_t i);
+
+/* Milliseconds since session i's last run or file operation; 0 when i is out
+ * of range. */
+uint64_t airlock_session_list_idle_ms(const struct airlock_session_list *list, size_t i);
+
+/* How many runs session i has had so far; 0 when i is out of range. */
+uint64_t airlock_session_list_runs(const struct airlock_session_list *list, size_t i);
+
+/* The state of session i: "idle" or "running" (a run of it is queued or in
+ * progress); NULL when i is out of range. Valid until
+ * airlock_session_list_free(). */
+const char *airlock_session_list_state(const struct airlock_session_list *list, size_t i);
+
+/* ---- Files of a session (since AIRLOCK_0.3) ----------------------------- */
+
+/*
+ * Paths name a file relative to the session's workspace: non-empty (except
+ * for airlock_file_list()), at most 1024 bytes. The library checks only that;
+ * the daemon resolves every component with link-refusing lookups that stay
+ * beneath the workspace, so an absolute path, a ".." that leaves it or a
+ * symbolic link on the way is refused there (-EPROTO, code bad_request, with
+ * the reason in airlock_conn_last_error()), not followed.
+ *
+ * Every file operation is blocking, like airlock_ping(): results and stream
+ * events of runs in flight that arrive meanwhile are queued. Common errors:
+ * -EINVAL for a NULL argument, a malformed session id or an empty path;
+ * -ENAMETOOLONG for a path over 1024 bytes; -ENOENT (code not_found) for no
+ * such session of the caller or no such file; otherwise a daemon error or a
+ * connection error as in airlock_ping().
+ */
+
+/* What a directory entry is. Values are stable. */
+enum airlock_file_kind {
+	AIRLOCK_FILE_FILE = 0,	/* a regular file */
+	AIRLOCK_FILE_DIR = 1,	/* a directory */
+	AIRLOCK_FILE_LINK = 2,	/* a symbolic link (never followed) */
+	AIRLOCK_FILE_OTHER = 3, /* anything else: FIFO, socket, device */
+};
+
+struct airlock_file;
+struct airlock_file_list;
+
+/*
+ * Write len bytes of buf as the file path of session id, replacing it if it
+ * exists and making its parent directories as needed. The data is copied
+ * before the call returns; above 16 KiB it travels as a sealed memfd. buf may
+ * be NULL when len is 0 (an empty file). Returns 0, -E2BIG (code too_large)
+ * when the workspace is full or above 256 MiB, or an error as above.
+ */
+int airlock_file_write(struct airlock_conn *conn, const char *id, const char *path, const void *buf,
+		       size_t len);
+
+/*
+ * Read the regular file path of session id. Returns 0 and *ret (free it with
+ * airlock_file_free(); it outlives the connection): its first bytes, at most
+ * the daemon's limit, and its whole size. A directory, a link or a special
+ * file is refused (-EPROTO, code bad_request). Errors as above.
+ */
+int airlock_file_read(struct airlock_conn *conn, const char *id, const char *path,
+		      struct airlock_file **ret);
+
+/* Free a file read. NULL-safe. */
+void airlock_file_free(struct airlock_file *file);
+
+/* The bytes read: *ret_data points into file (never NULL; valid until
+ * airlock_file_free()), *ret_len is their count. Returns 0 or -EINVAL. */
+int airlock_file_data(const struct airlock_file *file, const void **ret_data, size_t *ret_len);
+
+/* The file's size in the workspace (>= the bytes read); 0 for NULL. */
+uint64_t airlock_file_size(const struct airlock_file *file);
+
+/* Whether the bytes read are fewer than the file's size (cut at the daemon's
+ * limit). */
+bool airlock_file_truncated(const struct airlock_file *file);
+
+/*
+ * List the directory dir of session id (NULL or "" for the workspace's root):
+ * at most 1000 entries, links not followed. Returns 0 and *ret (free it with
+ * airlock_file_list_free(); it outlives the connection), or an error as
+ * above.
+ */
+int airlock_file_list(struct airlock_conn *conn, const char *id, const char *dir,
+		      struct airlock_file_list **ret);
+
+/* Free a directory listing. NULL-safe. */
+void airlock_file_list_free(struct airlock_file_list *list);
+
+/* How many entries the listing holds (0 for NULL), in the daemon's order. */
+size_t airlock_file_list_count(const struct airlock_file_list *list);
+
+/* The name of entry i (one component, chosen by the code that ran in the
+ * session: never trust it as a path), or NULL when i is out of range. */
+const char *airlock_file_list_name(const struct airlock_file_list *list, size_t i);
+
+/* What entry i is; AIRLOCK_FILE_OTHER when i is out of range. */
+enum airlock_file_kind airlock_file_list_kind(const struct airlock_file_list *list, size_t i);
+
+/* The size of entry i in bytes (of a link: of the link itself); 0 when i is
+ * out of range. */
+uint64_t airlock_file_list_size(const struct airlock_file_list *list, size_t i);
+
+/* The modification time of entry i, milliseconds since the epoch; 0 when i is
+ * out of range. */
+uint64_t airlock_file_list_mtime_ms(const struct airlock_file_list *list, size_t i);
+
+/* Whether the directory holds more entries than the listing (more than 1000,
+ * or more than fit in one protocol packet). */
+bool airlock_file_list_truncated(const struct airlock_file_list *list);
+
+/* The stable name of a kind ("file", "dir", "link", "other"), or NULL for a
+ * value this library does not know. */
+const char *airlock_file_kind_name(enum airlock_file_kind kind);
+
+/*
+ * Delete path in session id: a file, a link (the link itself, not its target)
+ * or an empty directory. Returns 0 or an error as above (a non-empty
+ * directory is refused by the daemon).
+ */
+int airlock_file_delete(struct airlock_conn *conn, const char *id, const char *path);
+
+/* ---- Runs in a session, and streaming (since AIRLOCK_0.3) --------------- */
+
+/* Run in session id's workspace instead of a fresh one (id copied; NULL: a
+ * one-shot run again, the default). The run's artifacts are then the files
+ * it created or changed. -EINVAL for an id that is not 32 lowercase hex
+ * characters. The daemon answers -ENOENT (not_found) for no such session. */
+int airlock_run_req_set_session(struct airlock_run_req *req, const char *id);
+
+/*
+ * Ask for the run's output as it is written (default false): the daemon then
+ * sends stream events, each one chunk of stdout or stderr in order, all before
+ * the run's result. Only the bytes within the run's output limit are
+ * streamed, and the result still carries the same kept bytes as without
+ * streaming. Submitted with airlock_run_submit(), the events are taken with
+ * airlock_conn_next_event(); with the blocking airlock_run() they are
+ * discarded (use airlock_run_stream() to see them). -EINVAL for NULL req.
+ */
+int airlock_run_req_set_stream(struct airlock_run_req *req, bool stream);
+
+/* Which output a stream event carries. Values are stable. */
+enum airlock_stream {
+	AIRLOCK_STREAM_STDOUT = 1,
+	AIRLOCK_STREAM_STDERR = 2,
+};
+
+/* Called by airlock_run_stream() for every chunk of output, in order. buf
+ * (len >= 1 bytes, raw, may hold NULs) is valid only during the call. */
+typedef void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf,
+				  size_t len);
+
+/*
+ * Run a request with streaming (whatever airlock_run_req_set_stream() says)
+ * and wait for its result, calling cb(arg, ...) for every chunk of the run's
+ * output as it arrives, all before returning. cb must not call libairlock
+ * functions on conn. Results and events of other runs in flight that arrive
+ * meanwhile are queued, as for airlock_run(). Returns like airlock_run();
+ * -EINVAL for a NULL conn, req, cb or ret.
+ */
+int airlock_run_stream(struct airlock_conn *conn, const struct airlock_run_req *req,
+		       airlock_stream_fn cb, void *arg, struct airlock_result **ret);
+
+struct airlock_event;
+
+/*
+ * Take the next stream event off the connection's queue, in the order events
+ * arrived (every event of a run comes before its result: drain events until
+ * -EAGAIN before taking results to see them all). Returns 0 and *ret (free
+ * with airlock_event_free()); -EAGAIN when none is queued (call
+ * airlock_conn_process() when the fd is readable); -EINVAL for NULL
+ * arguments; once the connection is broken and no event is queued, the
+ * connection error. Never reads from the socket.
+ *
+ * Memory: events are queued only for runs submitted with streaming, and the
+ * daemon streams at most the run's output limit of each of stdout and stderr.
+ * When airlock_conn_next_result() hands out a run's result, that run's events
+ * still queued are discarded; so a caller that never takes events holds at
+ * most two output limits of data per run whose result it has not taken yet.
+ */
+int airlock_conn_next_event(struct airlock_conn *conn, struct airlock_event **ret);
+
+/* Free an event. NULL-safe. */
+void airlock_event_free(struct airlock_event *ev);
+
+/* The request id of the run the event belongs to (as airlock_run_submit()
+ * returned it); 0 for NULL. */
+uint32_t airlock_event_request_id(const struct airlock_event *ev);
+
+/* Which output the event carries; 0 for NULL. */
+enum airlock_stream airlock_event_stream(const struct airlock_event *ev);
+
+/* The event's bytes (1 to 16 KiB): *ret_data points into ev (valid until
+ * airlock_event_free()), *ret_len is their count. Returns 0 or -EINVAL. */
+int airlock_event_data(const struct airlock_event *ev, const void **ret_data, size_t *ret_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,11 +1,14 @@
 /* conn.c: connections to airlockd, request ids, blocking and non-blocking calls. */
 #include "airlock.h"
+#include "event.h"
 #include "export.h"
 #include "fdpass.h"
+#include "file.h"
 #include "proto.h"
 #include "ps.h"
 #include "request.h"
 #include "result.h"
+#include "session.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,11 +30,17 @@ enum conn_kind {
 	CONN_KIND_RUN,
 	CONN_KIND_CANCEL,
 	CONN_KIND_PS,
+	CONN_KIND_SESSION_OPEN,
+	CONN_KIND_OK, /* session_close, file_write, file_delete */
+	CONN_KIND_SESSION_LIST,
+	CONN_KIND_FILE_READ,
+	CONN_KIND_FILE_LIST,
 };
 
 struct conn_pending {
 	uint32_t id;
 	enum conn_kind kind;
+	bool stream; /* a run that asked for stream events */
 };
 
 /* One answered request, queued until its caller takes it. */
@@ -39,13 +48,17 @@ struct conn_done {
 	struct conn_done *next;
 	uint32_t id;
 	enum conn_kind kind;
-	int err;		    /* 0, a mapped daemon error, or a local -errno */
-	enum proto_error code;	    /* daemon error reply: its code */
-	char *message;		    /* daemon error reply: its message */
-	struct airlock_result *res; /* RUN */
-	struct airlock_info *info;  /* INFO */
-	struct airlock_ps *ps;	    /* PS */
-	uint32_t version;	    /* HELLO */
+	int err;				/* 0, a mapped daemon error, or a local -errno */
+	enum proto_error code;			/* daemon error reply: its code */
+	char *message;				/* daemon error reply: its message */
+	struct airlock_result *res;		/* RUN */
+	struct airlock_info *info;		/* INFO */
+	struct airlock_ps *ps;			/* PS */
+	uint32_t version;			/* HELLO */
+	char session[PROTO_SESSION_ID_LEN + 1]; /* SESSION_OPEN */
+	struct airlock_session_list *sessions;	/* SESSION_LIST */
+	struct airlock_file *file;		/* FILE_READ */
+	struct airlock_file_list *files;	/* FILE_LIST */
 };
 
 struct airlock_conn {
@@ -58,6 +71,8 @@ struct airlock_conn {
 	size_t pending_cap;
 	struct conn_done *done;
 	struct conn_done **done_tail;
+	struct airlock_event *events; /* stream events not taken yet, in arrival order */
+	struct airlock_event *events_tail;
 	bool has_error;
 	enum proto_error last_code;
 	char *last_message;
@@ -92,6 +107,9 @@ conn_done_free(struct conn_done *d)
 	airlock_result_free(d->res);
 	airlock_info_free(d->info);
 	airlock_ps_free(d->ps);
+	airlock_session_list_free(d->sessions);
+	airlock_file_free(d->file);
+	airlock_file_list_free(d->files);
 	free(d->message);
 	free(d);
 }
@@ -132,9 +150,9 @@ again:
 	return id;
 }
 
-/* Record that id waits for an answer of this kind. */
+/* Record that id waits for an answer of this kind (a run: with events or not). */
 static int
-conn_pending_add(struct airlock_conn *conn, uint32_t id, enum conn_kind kind)
+conn_pending_add(struct airlock_conn *conn, uint32_t id, enum conn_kind kind, bool stream)
 {
 	struct conn_pending *p;
 	size_t cap;
@@ -147,8 +165,21 @@ conn_pending_add(struct airlock_conn *conn, uint32_t id, enum conn_kind kind)
 		conn->pending = p;
 		conn->pending_cap = cap;
 	}
-	conn->pending[conn->npending++] = (struct conn_pending){.id = id, .kind = kind};
+	conn->pending[conn->npending++] =
+		(struct conn_pending){.id = id, .kind = kind, .stream = stream};
 	return 0;
+}
+
+/* The pending request id, or NULL. */
+static const struct conn_pending *
+conn_pending_find(const struct airlock_conn *conn, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < conn->npending; i++)
+		if (conn->pending[i].id == id)
+			return &conn->pending[i];
+	return NULL;
 }
 
 /* Forget a pending id; returns 0 and its kind, or -ENOENT. */
@@ -185,8 +216,75 @@ conn_type_answers(enum proto_type type, enum conn_kind kind)
 		return type == PROTO_CANCEL_OK;
 	case CONN_KIND_PS:
 		return type == PROTO_PS_OK;
+	case CONN_KIND_SESSION_OPEN:
+		return type == PROTO_SESSION_OK;
+	case CONN_KIND_OK:
+		return type == PROTO_OK;
+	case CONN_KIND_SESSION_LIST:
+		return type == PROTO_SESSION_LIST_OK;
+	case CONN_KIND_FILE_READ:
+		return type == PROTO_FILE_DATA;
+	case CONN_KIND_FILE_LIST:
+		return type == PROTO_FILE_LIST_OK;
 	}
 	return false;
+}
+
+/*
+ * Queue a stream event. It must belong to a run in flight that asked for
+ * events: anything else means we no longer agree with the daemon on the
+ * state of the connection. The queue's size is bounded by the daemon, which
+ * streams at most the output limit of each stream of a run (see
+ * airlock_conn_next_event() for when queued events are discarded).
+ */
+static int
+conn_accept_event(struct airlock_conn *conn, const struct proto_msg *msg)
+{
+	const struct conn_pending *p = conn_pending_find(conn, msg->id);
+	struct airlock_event *ev;
+
+	if (p == NULL || p->kind != CONN_KIND_RUN || !p->stream)
+		return conn_break(conn, -EBADMSG);
+	if (event_from_proto(msg->id, &msg->u.stream, &ev) < 0)
+		return conn_break(conn, -ENOMEM);
+	if (conn->events_tail != NULL)
+		event_set_next(conn->events_tail, ev);
+	else
+		conn->events = ev;
+	conn->events_tail = ev;
+	return 0;
+}
+
+/* Unlink and return the first queued event of request id (any request when id
+ * is 0), or NULL. */
+static struct airlock_event *
+conn_event_take(struct airlock_conn *conn, uint32_t id)
+{
+	struct airlock_event *ev, *prev = NULL;
+
+	for (ev = conn->events; ev != NULL; prev = ev, ev = event_next(ev)) {
+		if (id != 0 && airlock_event_request_id(ev) != id)
+			continue;
+		if (prev != NULL)
+			event_set_next(prev, event_next(ev));
+		else
+			conn->events = event_next(ev);
+		if (conn->events_tail == ev)
+			conn->events_tail = prev;
+		event_set_next(ev, NULL);
+		return ev;
+	}
+	return NULL;
+}
+
+/* Discard the queued events of request id. */
+static void
+conn_events_drop(struct airlock_conn *conn, uint32_t id)
+{
+	struct airlock_event *ev;
+
+	while ((ev = conn_event_take(conn, id)) != NULL)
+		airlock_event_free(ev);
 }
 
 /*
@@ -204,6 +302,8 @@ conn_accept(struct airlock_conn *conn, const struct proto_msg *msg)
 	char *message;
 	int r;
 
+	if (msg->type == PROTO_STREAM)
+		return conn_accept_event(conn, msg);
 	if (msg->type == PROTO_ERROR && conn_pending_take(conn, msg->id, &kind) < 0) {
 		message = strdup(msg->u.error.message != NULL ? msg->u.error.message : "");
 		if (message == NULL)
@@ -243,6 +343,25 @@ conn_accept(struct airlock_conn *conn, const struct proto_msg *msg)
 		break;
 	case PROTO_PS_OK:
 		r = ps_from_proto(&msg->u.ps, &d->ps);
+		if (r < 0)
+			d->err = r;
+		break;
+	case PROTO_SESSION_OK:
+		/* The decoder checked it: exactly PROTO_SESSION_ID_LEN hex characters. */
+		snprintf(d->session, sizeof(d->session), "%s", msg->u.session.session);
+		break;
+	case PROTO_SESSION_LIST_OK:
+		r = session_list_from_proto(&msg->u.session_list, &d->sessions);
+		if (r < 0)
+			d->err = r;
+		break;
+	case PROTO_FILE_DATA:
+		r = file_from_proto(&msg->u.file_data, &d->file);
+		if (r < 0)
+			d->err = r;
+		break;
+	case PROTO_FILE_LIST_OK:
+		r = file_list_from_proto(&msg->u.file_list, &d->files);
 		if (r < 0)
 			d->err = r;
 		break;
@@ -359,15 +478,30 @@ conn_done_take(struct airlock_conn *conn, uint32_t id)
 	return NULL;
 }
 
-/* Block until the answer to id is there; answers to other ids are queued. */
+/*
+ * Block until the answer to run id is there; answers and events of other ids
+ * are queued. The run's own events are handed to cb as they arrive, all
+ * before the answer is returned (the daemon sends them first), or discarded
+ * when cb is NULL: no caller could take them later.
+ */
 static int
-conn_wait(struct airlock_conn *conn, uint32_t id, struct conn_done **ret)
+conn_wait_run(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb, void *arg,
+	      struct conn_done **ret)
 {
+	struct airlock_event *ev;
 	struct conn_done *d;
 	short revents;
 	int r;
 
 	for (;;) {
+		while ((ev = conn_event_take(conn, id)) != NULL) {
+			const void *data;
+			size_t len;
+
+			if (cb != NULL && airlock_event_data(ev, &data, &len) == 0)
+				cb(arg, airlock_event_stream(ev), data, len);
+			airlock_event_free(ev);
+		}
 		d = conn_done_take(conn, id);
 		if (d != NULL) {
 			*ret = d;
@@ -385,6 +519,14 @@ conn_wait(struct airlock_conn *conn, uint32_t id, struct conn_done **ret)
 	}
 }
 
+/* Block until the answer to id (not a run) is there; answers and events of
+ * other ids are queued. */
+static int
+conn_wait(struct airlock_conn *conn, uint32_t id, struct conn_done **ret)
+{
+	return conn_wait_run(conn, id, NULL, NULL, ret);
+}
+
 /*
  * Turn a taken answer into the caller's return value: a daemon error reply
  * becomes the connection's last error (its message moves there).
@@ -399,15 +541,15 @@ conn_done_status(struct airlock_conn *conn, struct conn_done *d)
 	return d->err;
 }
 
-/* Encode with encode(), register id as pending of kind, send. */
+/* Register id as pending of kind (a run: with events or not), send out. */
 static int
-conn_request(struct airlock_conn *conn, uint32_t id, enum conn_kind kind,
+conn_request(struct airlock_conn *conn, uint32_t id, enum conn_kind kind, bool stream,
 	     const struct proto_out *out)
 {
 	enum conn_kind k;
 	int r;
 
-	r = conn_pending_add(conn, id, kind);
+	r = conn_pending_add(conn, id, kind, stream);
 	if (r < 0)
 		return r;
 	r = conn_send(conn, out);
@@ -431,7 +573,7 @@ conn_simple_call(struct airlock_conn *conn, enum proto_type type, enum conn_kind
 	r = proto_encode_simple(id, type, &out);
 	if (r < 0)
 		goto out;
-	r = conn_request(conn, id, kind, &out);
+	r = conn_request(conn, id, kind, false, &out);
 	if (r < 0)
 		goto out;
 	r = conn_wait(conn, id, ret);
@@ -517,7 +659,7 @@ airlock_connect_error(const char *path, struct airlock_conn **ret, char *code, s
 	r = proto_encode_hello(id, PROTO_HELLO, &hello, &out);
 	if (r < 0)
 		goto out;
-	r = conn_request(conn, id, CONN_KIND_HELLO, &out);
+	r = conn_request(conn, id, CONN_KIND_HELLO, false, &out);
 	if (r < 0)
 		goto out;
 	r = conn_wait(conn, id, &d);
@@ -564,6 +706,7 @@ airlock_conn_free(struct airlock_conn *conn)
 		conn->done = d->next;
 		conn_done_free(d);
 	}
+	conn_events_drop(conn, 0);
 	free(conn->pending);
 	free(conn->buf);
 	free(conn->last_message);
@@ -636,23 +779,22 @@ out:
 	return r;
 }
 
-/* Send a run request without waiting. */
-AIRLOCK_EXPORT int
-airlock_run_submit(struct airlock_conn *conn, const struct airlock_run_req *req, uint32_t *ret_id)
+/* Send a run request, with events or not, without waiting. */
+static int
+conn_run_submit(struct airlock_conn *conn, const struct airlock_run_req *req, bool stream,
+		uint32_t *ret_id)
 {
 	struct proto_out out = {0};
 	uint32_t id;
 	int r;
 
-	if (conn == NULL || req == NULL || ret_id == NULL)
-		return -EINVAL;
 	if (conn->broken)
 		return conn->broken;
 	id = conn_next_id(conn);
-	r = request_encode(req, id, &out);
+	r = request_encode(req, id, stream, &out);
 	if (r < 0)
 		goto out;
-	r = conn_request(conn, id, CONN_KIND_RUN, &out);
+	r = conn_request(conn, id, CONN_KIND_RUN, stream, &out);
 	if (r < 0)
 		goto out;
 	*ret_id = id;
@@ -661,21 +803,28 @@ out:
 	return r;
 }
 
-/* Run a request and wait for its result. */
+/* Send a run request without waiting. */
 AIRLOCK_EXPORT int
-airlock_run(struct airlock_conn *conn, const struct airlock_run_req *req,
-	    struct airlock_result **ret)
+airlock_run_submit(struct airlock_conn *conn, const struct airlock_run_req *req, uint32_t *ret_id)
+{
+	if (conn == NULL || req == NULL || ret_id == NULL)
+		return -EINVAL;
+	return conn_run_submit(conn, req, request_stream(req), ret_id);
+}
+
+/* Run a request, hand its events to cb (or drop them), wait for its result. */
+static int
+conn_run(struct airlock_conn *conn, const struct airlock_run_req *req, bool stream,
+	 airlock_stream_fn cb, void *arg, struct airlock_result **ret)
 {
 	struct conn_done *d = NULL;
 	uint32_t id;
 	int r;
 
-	if (conn == NULL || req == NULL || ret == NULL)
-		return -EINVAL;
-	r = airlock_run_submit(conn, req, &id);
+	r = conn_run_submit(conn, req, stream, &id);
 	if (r < 0)
 		goto out;
-	r = conn_wait(conn, id, &d);
+	r = conn_wait_run(conn, id, cb, arg, &d);
 	if (r < 0)
 		goto out;
 	r = conn_done_status(conn, d);
@@ -687,6 +836,26 @@ airlock_run(struct airlock_conn *conn, const struct airlock_run_req *req,
 out:
 	conn_done_free(d);
 	return r;
+}
+
+/* Run a request and wait for its result. */
+AIRLOCK_EXPORT int
+airlock_run(struct airlock_conn *conn, const struct airlock_run_req *req,
+	    struct airlock_result **ret)
+{
+	if (conn == NULL || req == NULL || ret == NULL)
+		return -EINVAL;
+	return conn_run(conn, req, request_stream(req), NULL, NULL, ret);
+}
+
+/* Run a request with streaming, calling cb for each chunk, and wait for its result. */
+AIRLOCK_EXPORT int
+airlock_run_stream(struct airlock_conn *conn, const struct airlock_run_req *req,
+		   airlock_stream_fn cb, void *arg, struct airlock_result **ret)
+{
+	if (conn == NULL || req == NULL || cb == NULL || ret == NULL)
+		return -EINVAL;
+	return conn_run(conn, req, true, cb, arg, ret);
 }
 
 /* Read what is available without blocking and queue completed runs. */
@@ -716,6 +885,8 @@ airlock_conn_next_result(struct airlock_conn *conn, uint32_t *ret_id, struct air
 	if (d == NULL)
 		return conn->broken ? conn->broken : -EAGAIN;
 	r = conn_done_status(conn, d);
+	/* Its events all came before it: those the caller did not take go now. */
+	conn_events_drop(conn, d->id);
 	/* The documented exception: the id is written on failure too. */
 	*ret_id = d->id;
 	if (r == 0) {
@@ -741,7 +912,7 @@ conn_cancel(struct airlock_conn *conn, const struct proto_cancel *c)
 	r = proto_encode_cancel(id, c, &out);
 	if (r < 0)
 		goto out;
-	r = conn_request(conn, id, CONN_KIND_CANCEL, &out);
+	r = conn_request(conn, id, CONN_KIND_CANCEL, false, &out);
 	if (r < 0)
 		goto out;
 	/* Results of runs (the cancelled one too) that arrive meanwhile are queued. */
@@ -798,4 +969,230 @@ airlock_ps(struct airlock_conn *conn, struct airlock_ps **ret)
 out:
 	conn_done_free(d);
 	return r;
+}
+
+/* Send out (encoded with request id) as a request of kind and wait for its
+ * answer; a daemon error reply becomes the return value. *ret is the answer
+ * on success (the caller frees it), NULL otherwise. */
+static int
+conn_call(struct airlock_conn *conn, uint32_t id, enum conn_kind kind, const struct proto_out *out,
+	  struct conn_done **ret)
+{
+	struct conn_done *d = NULL;
+	int r;
+
+	*ret = NULL;
+	r = conn_request(conn, id, kind, false, out);
+	if (r < 0)
+		return r;
+	r = conn_wait(conn, id, &d);
+	if (r < 0)
+		return r;
+	r = conn_done_status(conn, d);
+	if (r < 0) {
+		conn_done_free(d);
+		return r;
+	}
+	*ret = d;
+	return 0;
+}
+
+/* Open a session. */
+AIRLOCK_EXPORT int
+airlock_session_open(struct airlock_conn *conn, const struct airlock_session_opts *opts,
+		     char *ret_id)
+{
+	struct proto_session_open o;
+	struct proto_out out = {0};
+	struct conn_done *d = NULL;
+	uint32_t id;
+	int r;
+
+	if (conn == NULL || ret_id == NULL)
+		return -EINVAL;
+	if (conn->broken)
+		return conn->broken;
+	session_opts_to_proto(opts, &o);
+	id = conn_next_id(conn);
+	r = proto_encode_session_open(id, &o, &out);
+	if (r < 0)
+		goto out;
+	r = conn_call(conn, id, CONN_KIND_SESSION_OPEN, &out, &d);
+	if (r < 0)
+		goto out;
+	memcpy(ret_id, d->session, sizeof(d->session));
+out:
+	conn_done_free(d);
+	proto_out_free(&out);
+	return r;
+}
+
+/* Close a session. */
+AIRLOCK_EXPORT int
+airlock_session_close(struct airlock_conn *conn, const char *session)
+{
+	struct proto_out out = {0};
+	struct conn_done *d = NULL;
+	uint32_t id;
+	int r;
+
+	if (conn == NULL || !request_session_id_valid(session))
+		return -EINVAL;
+	if (conn->broken)
+		return conn->broken;
+	id = conn_next_id(conn);
+	r = proto_encode_session(id, PROTO_SESSION_CLOSE, session, &out);
+	if (r == 0)
+		r = conn_call(conn, id, CONN_KIND_OK, &out, &d);
+	conn_done_free(d);
+	proto_out_free(&out);
+	return r;
+}
+
+/* List the caller's sessions. */
+AIRLOCK_EXPORT int
+airlock_session_list(struct airlock_conn *conn, struct airlock_session_list **ret)
+{
+	struct conn_done *d = NULL;
+	int r;
+
+	if (conn == NULL || ret == NULL)
+		return -EINVAL;
+	r = conn_simple_call(conn, PROTO_SESSION_LIST, CONN_KIND_SESSION_LIST, &d);
+	if (r < 0)
+		goto out;
+	r = conn_done_status(conn, d);
+	if (r < 0)
+		goto out;
+	/* Ownership of the list moves to the caller. */
+	*ret = d->sessions;
+	d->sessions = NULL;
+out:
+	conn_done_free(d);
+	return r;
+}
+
+/*
+ * Send a file operation of type on path (data: file_write only) and wait for
+ * its answer of kind; *ret as for conn_call().
+ */
+static int
+conn_file_op(struct airlock_conn *conn, enum proto_type type, enum conn_kind kind,
+	     const char *session, const char *path, const void *buf, size_t len,
+	     struct conn_done **ret)
+{
+	static const uint8_t empty[1];
+	struct proto_file_op op = {.session = session, .path = path};
+	struct proto_out out = {0};
+	uint32_t id;
+	int r;
+
+	*ret = NULL;
+	if (!request_session_id_valid(session))
+		return -EINVAL;
+	r = file_path_check(path, type == PROTO_FILE_LIST);
+	if (r < 0)
+		return r;
+	if (type == PROTO_FILE_WRITE) {
+		if (buf == NULL && len > 0)
+			return -EINVAL;
+		if ((uint64_t)len > PROTO_BLOB_MAX)
+			return -E2BIG;
+		/* Inline here; the codec moves a large payload into a sealed memfd. */
+		op.data = (struct proto_blob){
+			.data = buf != NULL ? buf : empty, .len = len, .fd = -1, .present = true};
+	}
+	if (conn->broken)
+		return conn->broken;
+	id = conn_next_id(conn);
+	r = proto_encode_file_op(id, type, &op, &out);
+	if (r == 0)
+		r = conn_call(conn, id, kind, &out, ret);
+	proto_out_free(&out);
+	return r;
+}
+
+/* Write a file into a session. */
+AIRLOCK_EXPORT int
+airlock_file_write(struct airlock_conn *conn, const char *session, const char *path,
+		   const void *buf, size_t len)
+{
+	struct conn_done *d = NULL;
+	int r;
+
+	if (conn == NULL)
+		return -EINVAL;
+	r = conn_file_op(conn, PROTO_FILE_WRITE, CONN_KIND_OK, session, path, buf, len, &d);
+	conn_done_free(d);
+	return r;
+}
+
+/* Read a file of a session. */
+AIRLOCK_EXPORT int
+airlock_file_read(struct airlock_conn *conn, const char *session, const char *path,
+		  struct airlock_file **ret)
+{
+	struct conn_done *d = NULL;
+	int r;
+
+	if (conn == NULL || ret == NULL)
+		return -EINVAL;
+	r = conn_file_op(conn, PROTO_FILE_READ, CONN_KIND_FILE_READ, session, path, NULL, 0, &d);
+	if (r == 0) {
+		/* Ownership of the file moves to the caller. */
+		*ret = d->file;
+		d->file = NULL;
+	}
+	conn_done_free(d);
+	return r;
+}
+
+/* List a directory of a session. */
+AIRLOCK_EXPORT int
+airlock_file_list(struct airlock_conn *conn, const char *session, const char *dir,
+		  struct airlock_file_list **ret)
+{
+	struct conn_done *d = NULL;
+	int r;
+
+	if (conn == NULL || ret == NULL)
+		return -EINVAL;
+	r = conn_file_op(conn, PROTO_FILE_LIST, CONN_KIND_FILE_LIST, session,
+			 dir != NULL && dir[0] != '\0' ? dir : NULL, NULL, 0, &d);
+	if (r == 0) {
+		/* Ownership of the listing moves to the caller. */
+		*ret = d->files;
+		d->files = NULL;
+	}
+	conn_done_free(d);
+	return r;
+}
+
+/* Delete a file, link or empty directory of a session. */
+AIRLOCK_EXPORT int
+airlock_file_delete(struct airlock_conn *conn, const char *session, const char *path)
+{
+	struct conn_done *d = NULL;
+	int r;
+
+	if (conn == NULL)
+		return -EINVAL;
+	r = conn_file_op(conn, PROTO_FILE_DELETE, CONN_KIND_OK, session, path, NULL, 0, &d);
+	conn_done_free(d);
+	return r;
+}
+
+/* Take the next queued stream event. */
+AIRLOCK_EXPORT int
+airlock_conn_next_event(struct airlock_conn *conn, struct airlock_event **ret)
+{
+	struct airlock_event *ev;
+
+	if (conn == NULL || ret == NULL)
+		return -EINVAL;
+	ev = conn_event_take(conn, 0);
+	if (ev == NULL)
+		return conn->broken ? conn->broken : -EAGAIN;
+	*ret = ev;
+	return 0;
 }

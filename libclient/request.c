@@ -30,6 +30,8 @@ struct airlock_run_req {
 	struct request_file *files;
 	size_t nfiles;
 	uint64_t limits[PROTO_LIMIT_COUNT_];
+	char session[PROTO_SESSION_ID_LEN + 1]; /* "" = a one-shot run */
+	bool stream;
 };
 
 /* Free the bytes held by b and mark it absent. */
@@ -288,9 +290,53 @@ airlock_run_req_set_limit(struct airlock_run_req *req, enum airlock_limit limit,
 	return 0;
 }
 
+/* Whether s is a session id: exactly 32 lowercase hex characters. */
+bool
+request_session_id_valid(const char *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return false;
+	for (i = 0; i < PROTO_SESSION_ID_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return s[i] == '\0';
+}
+
+/* Run in a session's workspace, or (NULL) in a fresh one. */
+AIRLOCK_EXPORT int
+airlock_run_req_set_session(struct airlock_run_req *req, const char *id)
+{
+	if (req == NULL || (id != NULL && !request_session_id_valid(id)))
+		return -EINVAL;
+	if (id == NULL)
+		req->session[0] = '\0';
+	else
+		memcpy(req->session, id, sizeof(req->session));
+	return 0;
+}
+
+/* Ask for stream events or not. */
+AIRLOCK_EXPORT int
+airlock_run_req_set_stream(struct airlock_run_req *req, bool stream)
+{
+	if (req == NULL)
+		return -EINVAL;
+	req->stream = stream;
+	return 0;
+}
+
+/* Whether req asks for stream events. */
+bool
+request_stream(const struct airlock_run_req *req)
+{
+	return req->stream;
+}
+
 /* Encode a run request for the wire. */
 int
-request_encode(const struct airlock_run_req *req, uint32_t id, struct proto_out *ret)
+request_encode(const struct airlock_run_req *req, uint32_t id, bool stream, struct proto_out *ret)
 {
 	struct proto_run run = {0};
 	struct proto_env *env = NULL;
@@ -328,6 +374,8 @@ request_encode(const struct airlock_run_req *req, uint32_t id, struct proto_out 
 	run.files = files;
 	run.nfiles = req->nfiles;
 	memcpy(run.limits.v, req->limits, sizeof(run.limits.v));
+	run.session = req->session[0] != '\0' ? req->session : NULL;
+	run.stream = stream;
 	r = proto_encode_run(id, &run, ret);
 out:
 	free(env);

@@ -31,13 +31,6 @@ _Static_assert(AIRLOCK_LIMIT_WALL_MS == (int)PROTO_LIMIT_WALL_MS &&
 		       PROTO_LIMIT_COUNT_ == 11,
 	       "public limits mirror the protocol's");
 
-/* Bytes owned by a result: a heap copy, or a read-only mapping of a memfd. */
-struct result_bytes {
-	void *data;
-	size_t len;
-	bool mapped;
-};
-
 struct result_stream {
 	struct result_bytes data;
 	uint64_t total;
@@ -79,7 +72,7 @@ struct airlock_info {
 static const char result_empty[1];
 
 /* Release what b holds. */
-static void
+void
 result_bytes_clear(struct result_bytes *b)
 {
 	if (b->mapped)
@@ -97,7 +90,7 @@ result_bytes_clear(struct result_bytes *b)
  * through the mapping; its seals, checked by the decoder, keep the bytes from
  * changing); an inline blob is copied.
  */
-static int
+int
 result_bytes_take(const struct proto_blob *blob, struct result_bytes *ret)
 {
 	void *p;
@@ -266,7 +259,7 @@ airlock_result_queued_ms(const struct airlock_result *res)
 }
 
 /* Hand out the bytes of b, never a NULL pointer. */
-static int
+int
 result_bytes_get(const struct result_bytes *b, const void **ret_data, size_t *ret_len)
 {
 	if (ret_data == NULL || ret_len == NULL)

@@ -1,0 +1,17 @@
+/* event.h: stream events of runs (internal). */
+#ifndef AIRLOCK_EVENT_H
+#define AIRLOCK_EVENT_H
+
+#include "proto.h"
+
+struct airlock_event;
+
+/* Copy a decoded stream event of request id into a new airlock_event.
+ * Returns 0 or -ENOMEM. */
+int event_from_proto(uint32_t id, const struct proto_stream *ps, struct airlock_event **ret);
+
+/* The next event in a queue of events (internal link), and setting it. */
+struct airlock_event *event_next(const struct airlock_event *ev);
+void event_set_next(struct airlock_event *ev, struct airlock_event *next);
+
+#endif

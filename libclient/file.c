@@ -1,0 +1,234 @@
+/* file.c: a file read from a session (airlock_file_*) and directory listings
+ * (airlock_file_list_*). */
+#include "airlock.h"
+#include "export.h"
+#include "file.h"
+#include "result.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct airlock_file {
+	struct result_bytes data;
+	uint64_t size;
+	bool truncated;
+};
+
+struct file_entry {
+	char *name;
+	enum airlock_file_kind kind;
+	uint64_t size;
+	uint64_t mtime_ms;
+};
+
+struct airlock_file_list {
+	struct file_entry *entries;
+	size_t nentries;
+	bool truncated;
+};
+
+/* The wire names of the kinds, indexed by enum airlock_file_kind. */
+static const char *const file_kind_names[] = {
+	[AIRLOCK_FILE_FILE] = "file",
+	[AIRLOCK_FILE_DIR] = "dir",
+	[AIRLOCK_FILE_LINK] = "link",
+	[AIRLOCK_FILE_OTHER] = "other",
+};
+
+int
+file_path_check(const char *path, bool may_be_empty)
+{
+	size_t len;
+
+	if (path == NULL)
+		return may_be_empty ? 0 : -EINVAL;
+	len = strnlen(path, PROTO_PATH_MAX + 1);
+	if (len == 0 && !may_be_empty)
+		return -EINVAL;
+	if (len > PROTO_PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int
+file_from_proto(const struct proto_file_data *pd, struct airlock_file **ret)
+{
+	struct airlock_file *file;
+	int r;
+
+	file = calloc(1, sizeof(*file));
+	if (file == NULL)
+		return -ENOMEM;
+	r = result_bytes_take(&pd->data, &file->data);
+	if (r < 0) {
+		free(file);
+		return r;
+	}
+	file->size = pd->size;
+	file->truncated = pd->truncated;
+	*ret = file;
+	return 0;
+}
+
+/* Free a file read. */
+AIRLOCK_EXPORT void
+airlock_file_free(struct airlock_file *file)
+{
+	if (file == NULL)
+		return;
+	result_bytes_clear(&file->data);
+	free(file);
+}
+
+/* The bytes read. */
+AIRLOCK_EXPORT int
+airlock_file_data(const struct airlock_file *file, const void **ret_data, size_t *ret_len)
+{
+	if (file == NULL)
+		return -EINVAL;
+	return result_bytes_get(&file->data, ret_data, ret_len);
+}
+
+/* The file's whole size. */
+AIRLOCK_EXPORT uint64_t
+airlock_file_size(const struct airlock_file *file)
+{
+	return file != NULL ? file->size : 0;
+}
+
+/* Whether fewer bytes than the size came back. */
+AIRLOCK_EXPORT bool
+airlock_file_truncated(const struct airlock_file *file)
+{
+	return file != NULL && file->truncated;
+}
+
+/* Free a directory listing. */
+AIRLOCK_EXPORT void
+airlock_file_list_free(struct airlock_file_list *list)
+{
+	size_t i;
+
+	if (list == NULL)
+		return;
+	for (i = 0; i < list->nentries; i++)
+		free(list->entries[i].name);
+	free(list->entries);
+	free(list);
+}
+
+/* The kind named name; the decoder admits only the four names. */
+static enum airlock_file_kind
+file_kind_from_name(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(file_kind_names) / sizeof(file_kind_names[0]); i++)
+		if (name != NULL && strcmp(name, file_kind_names[i]) == 0)
+			return (enum airlock_file_kind)i;
+	return AIRLOCK_FILE_OTHER;
+}
+
+int
+file_list_from_proto(const struct proto_file_list *pl, struct airlock_file_list **ret)
+{
+	struct airlock_file_list *list;
+	size_t i;
+
+	list = calloc(1, sizeof(*list));
+	if (list == NULL)
+		return -ENOMEM;
+	list->truncated = pl->truncated;
+	if (pl->nentries > 0) {
+		list->entries = calloc(pl->nentries, sizeof(*list->entries));
+		if (list->entries == NULL)
+			goto fail;
+	}
+	/* nentries counts the entries whose names are owned, so a failure frees exactly those. */
+	for (i = 0; i < pl->nentries; i++) {
+		const struct proto_file_entry *p = &pl->entries[i];
+		struct file_entry *e = &list->entries[i];
+
+		e->kind = file_kind_from_name(p->kind);
+		e->size = p->size;
+		e->mtime_ms = p->mtime_ms;
+		e->name = strdup(p->name != NULL ? p->name : "");
+		list->nentries = i + 1;
+		if (e->name == NULL)
+			goto fail;
+	}
+	*ret = list;
+	return 0;
+fail:
+	airlock_file_list_free(list);
+	return -ENOMEM;
+}
+
+/* Look up entry i, or NULL. */
+static const struct file_entry *
+file_entry(const struct airlock_file_list *list, size_t i)
+{
+	if (list == NULL || i >= list->nentries)
+		return NULL;
+	return &list->entries[i];
+}
+
+/* How many entries the listing holds. */
+AIRLOCK_EXPORT size_t
+airlock_file_list_count(const struct airlock_file_list *list)
+{
+	return list != NULL ? list->nentries : 0;
+}
+
+/* The name of entry i. */
+AIRLOCK_EXPORT const char *
+airlock_file_list_name(const struct airlock_file_list *list, size_t i)
+{
+	const struct file_entry *e = file_entry(list, i);
+
+	return e != NULL ? e->name : NULL;
+}
+
+/* The kind of entry i. */
+AIRLOCK_EXPORT enum airlock_file_kind
+airlock_file_list_kind(const struct airlock_file_list *list, size_t i)
+{
+	const struct file_entry *e = file_entry(list, i);
+
+	return e != NULL ? e->kind : AIRLOCK_FILE_OTHER;
+}
+
+/* The size of entry i. */
+AIRLOCK_EXPORT uint64_t
+airlock_file_list_size(const struct airlock_file_list *list, size_t i)
+{
+	const struct file_entry *e = file_entry(list, i);
+
+	return e != NULL ? e->size : 0;
+}
+
+/* The modification time of entry i. */
+AIRLOCK_EXPORT uint64_t
+airlock_file_list_mtime_ms(const struct airlock_file_list *list, size_t i)
+{
+	const struct file_entry *e = file_entry(list, i);
+
+	return e != NULL ? e->mtime_ms : 0;
+}
+
+/* Whether the directory holds more than the listing. */
+AIRLOCK_EXPORT bool
+airlock_file_list_truncated(const struct airlock_file_list *list)
+{
+	return list != NULL && list->truncated;
+}
+
+/* The name of a kind. */
+AIRLOCK_EXPORT const char *
+airlock_file_kind_name(enum airlock_file_kind kind)
+{
+	if ((unsigned)kind >= sizeof(file_kind_names) / sizeof(file_kind_names[0]))
+		return NULL;
+	return file_kind_names[kind];
+}

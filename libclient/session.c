@@ -1,0 +1,210 @@
+/* session.c: session options and the sessions a session_list reply lists. */
+#include "airlock.h"
+#include "export.h"
+#include "session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct airlock_session_opts {
+	struct proto_session_open o;
+};
+
+struct session_entry {
+	char id[PROTO_SESSION_ID_LEN + 1];
+	uint64_t age_ms;
+	uint64_t idle_ms;
+	uint64_t runs;
+	char *state;
+};
+
+struct airlock_session_list {
+	struct session_entry *sessions;
+	size_t nsessions;
+};
+
+/* Create session options, every value the daemon's default. */
+AIRLOCK_EXPORT int
+airlock_session_opts_new(struct airlock_session_opts **ret)
+{
+	struct airlock_session_opts *opts;
+
+	if (ret == NULL)
+		return -EINVAL;
+	opts = calloc(1, sizeof(*opts));
+	if (opts == NULL)
+		return -ENOMEM;
+	*ret = opts;
+	return 0;
+}
+
+/* Free session options. */
+AIRLOCK_EXPORT void
+airlock_session_opts_free(struct airlock_session_opts *opts)
+{
+	free(opts);
+}
+
+/* Set the workspace size. */
+AIRLOCK_EXPORT int
+airlock_session_opts_set_workspace_bytes(struct airlock_session_opts *opts, uint64_t bytes)
+{
+	if (opts == NULL)
+		return -EINVAL;
+	opts->o.workspace_bytes = bytes;
+	return 0;
+}
+
+/* Set the idle timeout. */
+AIRLOCK_EXPORT int
+airlock_session_opts_set_idle_timeout_ms(struct airlock_session_opts *opts, uint64_t ms)
+{
+	if (opts == NULL)
+		return -EINVAL;
+	opts->o.idle_timeout_ms = ms;
+	return 0;
+}
+
+/* Set the lifetime. */
+AIRLOCK_EXPORT int
+airlock_session_opts_set_lifetime_ms(struct airlock_session_opts *opts, uint64_t ms)
+{
+	if (opts == NULL)
+		return -EINVAL;
+	opts->o.lifetime_ms = ms;
+	return 0;
+}
+
+/* Set a default limit of the session's runs. */
+AIRLOCK_EXPORT int
+airlock_session_opts_set_limit(struct airlock_session_opts *opts, enum airlock_limit limit,
+			       uint64_t value)
+{
+	if (opts == NULL || (unsigned)limit >= PROTO_LIMIT_COUNT_)
+		return -EINVAL;
+	opts->o.limits.v[limit] = value;
+	return 0;
+}
+
+void
+session_opts_to_proto(const struct airlock_session_opts *opts, struct proto_session_open *ret)
+{
+	if (opts == NULL)
+		*ret = (struct proto_session_open){0};
+	else
+		*ret = opts->o;
+}
+
+/* Free a list of sessions. */
+AIRLOCK_EXPORT void
+airlock_session_list_free(struct airlock_session_list *list)
+{
+	size_t i;
+
+	if (list == NULL)
+		return;
+	for (i = 0; i < list->nsessions; i++)
+		free(list->sessions[i].state);
+	free(list->sessions);
+	free(list);
+}
+
+int
+session_list_from_proto(const struct proto_session_list *pl, struct airlock_session_list **ret)
+{
+	struct airlock_session_list *list;
+	size_t i;
+
+	list = calloc(1, sizeof(*list));
+	if (list == NULL)
+		return -ENOMEM;
+	if (pl->nsessions > 0) {
+		list->sessions = calloc(pl->nsessions, sizeof(*list->sessions));
+		if (list->sessions == NULL)
+			goto fail;
+	}
+	/* nsessions counts the entries whose strings are owned, so a failure frees exactly those.
+	 */
+	for (i = 0; i < pl->nsessions; i++) {
+		const struct proto_session_entry *p = &pl->sessions[i];
+		struct session_entry *e = &list->sessions[i];
+
+		/* The decoder checked the id: exactly PROTO_SESSION_ID_LEN hex characters. */
+		snprintf(e->id, sizeof(e->id), "%s", p->session != NULL ? p->session : "");
+		e->age_ms = p->age_ms;
+		e->idle_ms = p->idle_ms;
+		e->runs = p->runs;
+		e->state = strdup(p->state != NULL ? p->state : "");
+		list->nsessions = i + 1;
+		if (e->state == NULL)
+			goto fail;
+	}
+	*ret = list;
+	return 0;
+fail:
+	airlock_session_list_free(list);
+	return -ENOMEM;
+}
+
+/* Look up entry i, or NULL. */
+static const struct session_entry *
+session_entry(const struct airlock_session_list *list, size_t i)
+{
+	if (list == NULL || i >= list->nsessions)
+		return NULL;
+	return &list->sessions[i];
+}
+
+/* How many sessions the list holds. */
+AIRLOCK_EXPORT size_t
+airlock_session_list_count(const struct airlock_session_list *list)
+{
+	return list != NULL ? list->nsessions : 0;
+}
+
+/* The id of session i. */
+AIRLOCK_EXPORT const char *
+airlock_session_list_id(const struct airlock_session_list *list, size_t i)
+{
+	const struct session_entry *e = session_entry(list, i);
+
+	return e != NULL ? e->id : NULL;
+}
+
+/* The age of session i. */
+AIRLOCK_EXPORT uint64_t
+airlock_session_list_age_ms(const struct airlock_session_list *list, size_t i)
+{
+	const struct session_entry *e = session_entry(list, i);
+
+	return e != NULL ? e->age_ms : 0;
+}
+
+/* How long session i has been idle. */
+AIRLOCK_EXPORT uint64_t
+airlock_session_list_idle_ms(const struct airlock_session_list *list, size_t i)
+{
+	const struct session_entry *e = session_entry(list, i);
+
+	return e != NULL ? e->idle_ms : 0;
+}
+
+/* How many runs session i has had. */
+AIRLOCK_EXPORT uint64_t
+airlock_session_list_runs(const struct airlock_session_list *list, size_t i)
+{
+	const struct session_entry *e = session_entry(list, i);
+
+	return e != NULL ? e->runs : 0;
+}
+
+/* The state of session i. */
+AIRLOCK_EXPORT const char *
+airlock_session_list_state(const struct airlock_session_list *list, size_t i)
+{
+	const struct session_entry *e = session_entry(list, i);
+
+	return e != NULL ? e->state : NULL;
+}
