@@ -7,9 +7,11 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,7 +19,7 @@
 /* Exit statuses of the command itself; see airlock(1). */
 enum {
 	CLI_EXIT_OK = 0,
-	CLI_EXIT_NOT_FOUND = 1, /* cancel: no such run of the caller in progress */
+	CLI_EXIT_NOT_FOUND = 1, /* cancel: no such run; session commands: no such session or file */
 	CLI_EXIT_USAGE = 2,
 	CLI_EXIT_NOINPUT = 66,	   /* EX_NOINPUT: an input file could not be read */
 	CLI_EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: daemon unreachable or refused */
@@ -28,6 +30,7 @@ enum {
 	CLI_EXIT_MEMORY = 122,
 	CLI_EXIT_SANDBOX = 123,
 	CLI_EXIT_CANCELLED = 124,
+	CLI_EXIT_NO_SESSION = 125, /* run --session: no such session of the caller */
 	CLI_EXIT_SIGNAL_BASE = 128,
 };
 
@@ -43,6 +46,7 @@ struct cli_run {
 	const char *code;	/* -c */
 	const char *stdin_path; /* --stdin */
 	const char *artifacts;	/* --artifacts */
+	bool stream;		/* --stream */
 	struct airlock_run_req *req;
 };
 
@@ -58,7 +62,17 @@ cli_usage(FILE *f)
 	      "               [--arg ARG]... [--file NAME=PATH]... [--stdin PATH]\n"
 	      "               [--env KEY=VALUE]... [--wall SECONDS] [--cpu SECONDS]\n"
 	      "               [--memory SIZE] [--processes N] [--output SIZE]\n"
-	      "               [--limit NAME=VALUE]... [--artifacts DIR] [-- ARG...]\n"
+	      "               [--limit NAME=VALUE]... [--artifacts DIR] [--session ID]\n"
+	      "               [--stream] [-- ARG...]\n"
+	      "       airlock [--socket PATH] [--json] session open [--workspace SIZE]\n"
+	      "               [--idle SECONDS] [--lifetime SECONDS] [--wall SECONDS]\n"
+	      "               [--cpu SECONDS] [--memory SIZE] [--limit NAME=VALUE]...\n"
+	      "       airlock [--socket PATH] session close ID\n"
+	      "       airlock [--socket PATH] [--json] session ls\n"
+	      "       airlock [--socket PATH] put SESSION LOCAL|- REMOTE\n"
+	      "       airlock [--socket PATH] get SESSION REMOTE LOCAL|-\n"
+	      "       airlock [--socket PATH] [--json] files SESSION [DIR]\n"
+	      "       airlock [--socket PATH] rm SESSION REMOTE\n"
 	      "See airlock(1).\n",
 	      f);
 }
@@ -711,7 +725,8 @@ cli_write_artifacts(const struct airlock_result *res, const char *dir)
 	return status;
 }
 
-/* Print the result (raw streams or JSON) and return the command's status. */
+/* Print the result (raw streams or JSON) and return the command's status.
+ * A streamed run's output was printed as it came: it is not printed again. */
 static int
 cli_run_report(const struct cli *cli, const struct cli_run *run, const struct airlock_result *res)
 {
@@ -724,11 +739,13 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 		if (status != 0)
 			return status;
 	} else {
-		airlock_result_stdout(res, &data, &len);
-		fwrite(data, 1, len, stdout);
-		fflush(stdout);
-		airlock_result_stderr(res, &data, &len);
-		fwrite(data, 1, len, stderr);
+		if (!run->stream) {
+			airlock_result_stdout(res, &data, &len);
+			fwrite(data, 1, len, stdout);
+			fflush(stdout);
+			airlock_result_stderr(res, &data, &len);
+			fwrite(data, 1, len, stderr);
+		}
 		if (airlock_result_stdout_truncated(res))
 			fprintf(stderr, "airlock: stdout truncated: %" PRIu64 " bytes written\n",
 				airlock_result_stdout_total(res));
@@ -793,6 +810,11 @@ enum {
 	OPT_OUTPUT,
 	OPT_LIMIT,
 	OPT_ARTIFACTS,
+	OPT_SESSION,
+	OPT_STREAM,
+	OPT_WORKSPACE,
+	OPT_IDLE,
+	OPT_LIFETIME,
 };
 
 static const struct option cli_run_options[] = {
@@ -810,6 +832,8 @@ static const struct option cli_run_options[] = {
 	{"output", required_argument, NULL, OPT_OUTPUT},
 	{"limit", required_argument, NULL, OPT_LIMIT},
 	{"artifacts", required_argument, NULL, OPT_ARTIFACTS},
+	{"session", required_argument, NULL, OPT_SESSION},
+	{"stream", no_argument, NULL, OPT_STREAM},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -862,6 +886,19 @@ cli_run_option(struct cli *cli, struct cli_run *run, int c, const char *arg)
 	case OPT_ARTIFACTS:
 		run->artifacts = arg;
 		return 0;
+	case OPT_SESSION:
+		r = airlock_run_req_set_session(run->req, arg);
+		if (r < 0) {
+			fprintf(stderr,
+				"airlock: --session %s: not a session id (see airlock session "
+				"ls)\n",
+				arg);
+			return CLI_EXIT_USAGE;
+		}
+		return 0;
+	case OPT_STREAM:
+		run->stream = true;
+		return 0;
 	case 'h':
 		cli_usage(stdout);
 		return -1;
@@ -869,6 +906,32 @@ cli_run_option(struct cli *cli, struct cli_run *run, int c, const char *arg)
 		cli_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
+}
+
+/* Write all of buf to fd; errors are left to the final status (like stdio's). */
+static void
+cli_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* `run --stream`: print a chunk of the run's output as it comes. */
+static void
+cli_stream_chunk(void *arg, enum airlock_stream stream, const void *buf, size_t len)
+{
+	(void)arg;
+	cli_write_all(stream == AIRLOCK_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, buf, len);
 }
 
 /* `airlock run`: build the request from argv, run it, report. */
@@ -907,6 +970,10 @@ cli_run(struct cli *cli, int argc, char **argv)
 		}
 		source = argv[optind++];
 	}
+	if (run.stream && cli->json) {
+		status = cli_usage_error("run: --stream and --json exclude each other");
+		goto out;
+	}
 	if (is_exec && run.code != NULL) {
 		status = cli_usage_error("run: --lang exec takes an argv after --, not -c");
 		goto out;
@@ -939,7 +1006,16 @@ cli_run(struct cli *cli, int argc, char **argv)
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		goto out;
-	r = airlock_run(conn, run.req, &res);
+	if (run.stream)
+		r = airlock_run_stream(conn, run.req, cli_stream_chunk, NULL, &res);
+	else
+		r = airlock_run(conn, run.req, &res);
+	if (r == -ENOENT) {
+		/* The only not_found a run gets: its session. */
+		cli_daemon_error(conn, "run --session", r);
+		status = CLI_EXIT_NO_SESSION;
+		goto out;
+	}
 	if (r < 0) {
 		status = cli_daemon_error(conn, "run", r);
 		goto out;
@@ -960,12 +1036,13 @@ static const struct option cli_simple_options[] = {
 };
 
 /*
- * Parse the options of ping, info, ps and cancel (--socket, --json after the
- * subcommand) and expect nargs operands; *ret_first gets the index of the
- * first operand in argv (permuted by getopt).
+ * Parse the options of the commands without options of their own (--socket,
+ * --json after the subcommand) and expect min_args to max_args operands;
+ * *ret_first gets the index of the first operand in argv (permuted by getopt).
  */
 static int
-cli_simple_options_parse(struct cli *cli, int argc, char **argv, int nargs, int *ret_first)
+cli_simple_options_parse(struct cli *cli, int argc, char **argv, int min_args, int max_args,
+			 int *ret_first)
 {
 	int c;
 
@@ -986,13 +1063,616 @@ cli_simple_options_parse(struct cli *cli, int argc, char **argv, int nargs, int 
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (argc - optind > nargs)
+	if (argc - optind > max_args)
 		return cli_usage_error("unexpected argument");
-	if (argc - optind < nargs)
+	if (argc - optind < min_args)
 		return cli_usage_error("missing argument");
 	*ret_first = optind;
 	return 0;
 }
+
+/* Report a failed session command: not_found gets its own status. */
+static int
+cli_session_error(struct airlock_conn *conn, const char *what, int err)
+{
+	const char *code, *message;
+
+	if (err != -ENOENT)
+		return cli_daemon_error(conn, what, err);
+	if (airlock_conn_last_error(conn, &code, &message) == 0)
+		fprintf(stderr, "airlock: %s: not found: %s\n", what, message);
+	else
+		fprintf(stderr, "airlock: %s: not found\n", what);
+	return CLI_EXIT_NOT_FOUND;
+}
+
+/* Check a SESSION operand; returns 0 or the usage status. */
+static int
+cli_check_session_id(const char *id)
+{
+	size_t i;
+
+	for (i = 0; id[i] != '\0'; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+			break;
+	if (i == AIRLOCK_SESSION_ID_LEN && id[i] == '\0')
+		return 0;
+	fprintf(stderr, "airlock: %s: not a session id (see airlock session ls)\n", id);
+	return CLI_EXIT_USAGE;
+}
+
+static const struct option cli_session_open_options[] = {
+	{"socket", required_argument, NULL, OPT_SOCKET},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"workspace", required_argument, NULL, OPT_WORKSPACE},
+	{"idle", required_argument, NULL, OPT_IDLE},
+	{"lifetime", required_argument, NULL, OPT_LIFETIME},
+	{"wall", required_argument, NULL, OPT_WALL},
+	{"cpu", required_argument, NULL, OPT_CPU},
+	{"memory", required_argument, NULL, OPT_MEMORY},
+	{"limit", required_argument, NULL, OPT_LIMIT},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* Parse the value of one option of `session open` into *ret (0 or the usage status). */
+static int
+cli_session_value(const char *opt, const char *s, bool seconds, uint64_t *ret)
+{
+	int r = seconds ? cli_parse_seconds(s, ret) : cli_parse_size(s, ret);
+
+	if (r < 0) {
+		fprintf(stderr, "airlock: %s %s: %s\n", opt, s,
+			r == -ERANGE ? "out of range (must be more than 0)" : "malformed value");
+		return CLI_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Apply one option of `session open` to opts; 0, -1 (help) or an exit status. */
+static int
+cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, int c, const char *arg)
+{
+	enum airlock_limit limit;
+	const char *eq, *opt;
+	char *name;
+	uint64_t v;
+	int r, status;
+
+	switch (c) {
+	case OPT_SOCKET:
+		cli->socket = arg;
+		return 0;
+	case OPT_JSON:
+		cli->json = true;
+		return 0;
+	case OPT_WORKSPACE:
+		status = cli_session_value("--workspace", arg, false, &v);
+		return status != 0 ? status : airlock_session_opts_set_workspace_bytes(opts, v);
+	case OPT_IDLE:
+		status = cli_session_value("--idle", arg, true, &v);
+		return status != 0 ? status : airlock_session_opts_set_idle_timeout_ms(opts, v);
+	case OPT_LIFETIME:
+		status = cli_session_value("--lifetime", arg, true, &v);
+		return status != 0 ? status : airlock_session_opts_set_lifetime_ms(opts, v);
+	case OPT_WALL:
+	case OPT_CPU:
+	case OPT_MEMORY:
+		limit = c == OPT_WALL  ? AIRLOCK_LIMIT_WALL_MS
+			: c == OPT_CPU ? AIRLOCK_LIMIT_CPU_MS
+				       : AIRLOCK_LIMIT_MEMORY_BYTES;
+		opt = c == OPT_WALL ? "--wall" : c == OPT_CPU ? "--cpu" : "--memory";
+		status = cli_session_value(opt, arg, c != OPT_MEMORY, &v);
+		return status != 0 ? status : airlock_session_opts_set_limit(opts, limit, v);
+	case OPT_LIMIT:
+		eq = strchr(arg, '=');
+		if (eq == NULL) {
+			fprintf(stderr, "airlock: --limit %s: expected NAME=VALUE\n", arg);
+			return CLI_EXIT_USAGE;
+		}
+		name = strndup(arg, (size_t)(eq - arg));
+		if (name == NULL)
+			return cli_fail("--limit", -ENOMEM);
+		r = airlock_limit_from_name(name, &limit);
+		free(name);
+		if (r < 0) {
+			fprintf(stderr, "airlock: --limit %s: no such limit (see airlock info)\n",
+				arg);
+			return CLI_EXIT_USAGE;
+		}
+		r = cli_parse_limit(limit, eq + 1, &v);
+		if (r < 0) {
+			fprintf(stderr, "airlock: --limit %s: %s\n", arg,
+				r == -ERANGE ? "out of range (must be more than 0)"
+					     : "malformed value");
+			return CLI_EXIT_USAGE;
+		}
+		return airlock_session_opts_set_limit(opts, limit, v);
+	case 'h':
+		cli_usage(stdout);
+		return -1;
+	default:
+		cli_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+}
+
+/* `airlock session open`: print the new session's id alone (scripts capture it). */
+static int
+cli_session_open(struct cli *cli, int argc, char **argv)
+{
+	char id[AIRLOCK_SESSION_ID_LEN + 1];
+	struct airlock_session_opts *opts = NULL;
+	struct airlock_conn *conn = NULL;
+	int c, r, status;
+
+	r = airlock_session_opts_new(&opts);
+	if (r < 0)
+		return cli_fail("session options", r);
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", cli_session_open_options, NULL)) != -1) {
+		status = cli_session_open_option(cli, opts, c, optarg);
+		if (status != 0) {
+			if (status < 0)
+				status = CLI_EXIT_OK;
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		status = cli_usage_error("session open: unexpected argument");
+		goto out;
+	}
+	status = cli_connect(cli, &conn);
+	if (status != 0)
+		goto out;
+	r = airlock_session_open(conn, opts, id);
+	if (r < 0) {
+		status = cli_daemon_error(conn, "session open", r);
+		goto out;
+	}
+	if (cli->json)
+		status = cli_json_print(json_pack("{s:s}", "id", id));
+	else if (printf("%s\n", id) < 0 || fflush(stdout) == EOF)
+		status = cli_fail("write", -EIO);
+out:
+	airlock_conn_free(conn);
+	airlock_session_opts_free(opts);
+	return status;
+}
+
+/* `airlock session close ID`. */
+static int
+cli_session_close(const struct cli *cli, int nargs, char **args)
+{
+	struct airlock_conn *conn = NULL;
+	int r, status;
+
+	(void)nargs;
+	status = cli_check_session_id(args[0]);
+	if (status != 0)
+		return status;
+	status = cli_connect(cli, &conn);
+	if (status != 0)
+		return status;
+	r = airlock_session_close(conn, args[0]);
+	if (r < 0)
+		status = cli_session_error(conn, "session close", r);
+	airlock_conn_free(conn);
+	return status;
+}
+
+/* `airlock session ls` as JSON: a list of objects, one per session. */
+static json_t *
+cli_session_ls_json(const struct airlock_session_list *list)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	if (arr == NULL)
+		return NULL;
+	for (i = 0; i < airlock_session_list_count(list); i++) {
+		json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:s}", "id",
+				      airlock_session_list_id(list, i), "age_ms",
+				      (json_int_t)airlock_session_list_age_ms(list, i), "idle_ms",
+				      (json_int_t)airlock_session_list_idle_ms(list, i), "runs",
+				      (json_int_t)airlock_session_list_runs(list, i), "state",
+				      airlock_session_list_state(list, i));
+
+		if (json_array_append_new(arr, o) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* `airlock session ls`: the caller's sessions, as a table. */
+static int
+cli_session_ls(const struct cli *cli, int nargs, char **args)
+{
+	struct airlock_session_list *list = NULL;
+	struct airlock_conn *conn = NULL;
+	char age[32], idle[32];
+	size_t i;
+	int r, status;
+
+	(void)nargs;
+	(void)args;
+	status = cli_connect(cli, &conn);
+	if (status != 0)
+		return status;
+	r = airlock_session_list(conn, &list);
+	if (r < 0) {
+		status = cli_daemon_error(conn, "session ls", r);
+		goto out;
+	}
+	if (cli->json) {
+		status = cli_json_print(cli_session_ls_json(list));
+		goto out;
+	}
+	printf("%-32s %9s %9s %6s %s\n", "ID", "AGE", "IDLE", "RUNS", "STATE");
+	for (i = 0; i < airlock_session_list_count(list); i++) {
+		cli_format_elapsed(airlock_session_list_age_ms(list, i), age, sizeof(age));
+		cli_format_elapsed(airlock_session_list_idle_ms(list, i), idle, sizeof(idle));
+		printf("%-32s %9s %9s %6" PRIu64 " %s\n", airlock_session_list_id(list, i), age,
+		       idle, airlock_session_list_runs(list, i),
+		       airlock_session_list_state(list, i));
+	}
+	if (fflush(stdout) == EOF)
+		status = cli_fail("write", -EIO);
+out:
+	airlock_session_list_free(list);
+	airlock_conn_free(conn);
+	return status;
+}
+
+/* `airlock session open|close|ls`. */
+static int
+cli_session(struct cli *cli, int argc, char **argv)
+{
+	int first = 0, status;
+
+	if (argc < 2)
+		return cli_usage_error("session: expected open, close or ls");
+	if (strcmp(argv[1], "open") == 0)
+		return cli_session_open(cli, argc - 1, argv + 1);
+	if (strcmp(argv[1], "close") == 0 || strcmp(argv[1], "ls") == 0) {
+		bool close = strcmp(argv[1], "close") == 0;
+
+		status = cli_simple_options_parse(cli, argc - 1, argv + 1, close ? 1 : 0,
+						  close ? 1 : 0, &first);
+		if (status != 0)
+			return status < 0 ? CLI_EXIT_OK : status;
+		return close ? cli_session_close(cli, 1, argv + 1 + first)
+			     : cli_session_ls(cli, 0, NULL);
+	}
+	fprintf(stderr, "airlock: session: unknown command '%s'\n", argv[1]);
+	cli_usage(stderr);
+	return CLI_EXIT_USAGE;
+}
+
+/* `airlock put SESSION LOCAL REMOTE`: LOCAL (- = stdin) into the session. */
+static int
+cli_put(const struct cli *cli, int nargs, char **args)
+{
+	struct airlock_conn *conn = NULL;
+	char *buf = NULL;
+	size_t len;
+	int r, status;
+
+	(void)nargs;
+	status = cli_check_session_id(args[0]);
+	if (status != 0)
+		return status;
+	r = cli_read_file(args[1], &buf, &len);
+	if (r < 0) {
+		fprintf(stderr, "airlock: put: read %s: %s\n",
+			strcmp(args[1], "-") == 0 ? "stdin" : args[1], strerror(-r));
+		return CLI_EXIT_NOINPUT;
+	}
+	status = cli_connect(cli, &conn);
+	if (status != 0)
+		goto out;
+	r = airlock_file_write(conn, args[0], args[2], buf, len);
+	if (r == -EINVAL || r == -ENAMETOOLONG) {
+		fprintf(stderr, "airlock: put: %s: bad remote path (empty or too long)\n", args[2]);
+		status = CLI_EXIT_USAGE;
+	} else if (r < 0)
+		status = cli_session_error(conn, "put", r);
+out:
+	airlock_conn_free(conn);
+	free(buf);
+	return status;
+}
+
+/*
+ * Write len bytes to path atomically: a new file next to it (O_CREAT | O_EXCL
+ * | O_NOFOLLOW, mode 0666 less the umask), filled and synced, then renamed
+ * over path. A reader never sees a partial file, and a symbolic link at path
+ * is replaced, not followed. Returns 0 or -errno.
+ */
+static int
+cli_write_atomic(const char *path, const void *data, size_t len)
+{
+	char *dcopy = NULL, *bcopy = NULL, tmp[300];
+	const char *dir, *base, *p = data;
+	int dfd = -1, fd = -1, r, i;
+	uint64_t rnd;
+
+	dcopy = strdup(path);
+	bcopy = strdup(path);
+	r = -ENOMEM;
+	if (dcopy == NULL || bcopy == NULL)
+		goto out;
+	dir = dirname(dcopy);
+	base = basename(bcopy);
+	r = -EISDIR;
+	if (base[0] == '\0' || strcmp(base, "/") == 0 || strcmp(base, ".") == 0 ||
+	    strcmp(base, "..") == 0 || path[strlen(path) - 1] == '/')
+		goto out;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (i = 0; fd < 0; i++) {
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = (uint64_t)getpid() * 1000003u + (uint64_t)i;
+		snprintf(tmp, sizeof(tmp), ".%.200s.%016" PRIx64 ".tmp", base, rnd);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd < 0 && (errno != EEXIST || i >= 16)) {
+			r = -errno;
+			goto out;
+		}
+	}
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto fail;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		fd = -1;
+		r = -errno;
+		goto fail;
+	}
+	fd = -1;
+	if (renameat(dfd, tmp, dfd, base) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = 0;
+	goto out;
+fail:
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	unlinkat(dfd, tmp, 0);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	free(dcopy);
+	free(bcopy);
+	return r;
+}
+
+/* `airlock get SESSION REMOTE LOCAL`: a file of the session into LOCAL (- = stdout). */
+static int
+cli_get(const struct cli *cli, int nargs, char **args)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_file *file = NULL;
+	const void *data;
+	size_t len;
+	int r, status;
+
+	(void)nargs;
+	status = cli_check_session_id(args[0]);
+	if (status != 0)
+		return status;
+	status = cli_connect(cli, &conn);
+	if (status != 0)
+		return status;
+	r = airlock_file_read(conn, args[0], args[1], &file);
+	if (r == -EINVAL || r == -ENAMETOOLONG) {
+		fprintf(stderr, "airlock: get: %s: bad remote path (empty or too long)\n", args[1]);
+		status = CLI_EXIT_USAGE;
+		goto out;
+	}
+	if (r < 0) {
+		status = cli_session_error(conn, "get", r);
+		goto out;
+	}
+	airlock_file_data(file, &data, &len);
+	if (strcmp(args[2], "-") == 0) {
+		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) == EOF)
+			status = cli_fail("get: write stdout", -EIO);
+	} else {
+		r = cli_write_atomic(args[2], data, len);
+		if (r < 0) {
+			fprintf(stderr, "airlock: get: write %s: %s\n", args[2], strerror(-r));
+			status = CLI_EXIT_CANTCREAT;
+			goto out;
+		}
+	}
+	if (airlock_file_truncated(file))
+		fprintf(stderr, "airlock: get: %s: truncated to %zu of %" PRIu64 " bytes\n",
+			args[1], len, airlock_file_size(file));
+out:
+	airlock_file_free(file);
+	airlock_conn_free(conn);
+	return status;
+}
+
+/* Print a name from the sandbox for a terminal: control bytes and backslash as \xHH. */
+static void
+cli_print_name(const char *name)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f || *p == '\\')
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+}
+
+/* `airlock files` as JSON: a list of {name (or name_base64), kind, size, mtime_ms}. */
+static json_t *
+cli_files_json(const struct airlock_file_list *list)
+{
+	json_t *arr = json_array(), *o;
+	size_t i;
+
+	if (arr == NULL)
+		return NULL;
+	for (i = 0; i < airlock_file_list_count(list); i++) {
+		const char *name = airlock_file_list_name(list, i);
+
+		o = json_pack("{s:s, s:I, s:I}", "kind",
+			      airlock_file_kind_name(airlock_file_list_kind(list, i)), "size",
+			      (json_int_t)airlock_file_list_size(list, i), "mtime_ms",
+			      (json_int_t)airlock_file_list_mtime_ms(list, i));
+		if (o == NULL || cli_json_stream(o, "name", name, strlen(name)) < 0 ||
+		    json_array_append_new(arr, o) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* `airlock files SESSION [DIR]`: one line per entry, KIND SIZE MTIME NAME. */
+static int
+cli_files(const struct cli *cli, int nargs, char **args)
+{
+	struct airlock_file_list *list = NULL;
+	struct airlock_conn *conn = NULL;
+	const char *dir = nargs > 1 ? args[1] : NULL;
+	char mtime[32];
+	struct tm tm;
+	time_t t;
+	size_t i;
+	int r, status;
+
+	status = cli_check_session_id(args[0]);
+	if (status != 0)
+		return status;
+	status = cli_connect(cli, &conn);
+	if (status != 0)
+		return status;
+	r = airlock_file_list(conn, args[0], dir, &list);
+	if (r == -ENAMETOOLONG) {
+		fprintf(stderr, "airlock: files: %s: path too long\n", dir);
+		status = CLI_EXIT_USAGE;
+		goto out;
+	}
+	if (r < 0) {
+		status = cli_session_error(conn, "files", r);
+		goto out;
+	}
+	if (cli->json) {
+		status = cli_json_print(cli_files_json(list));
+		goto out;
+	}
+	printf("%-5s %12s %-20s %s\n", "KIND", "SIZE", "MTIME", "NAME");
+	for (i = 0; i < airlock_file_list_count(list); i++) {
+		t = (time_t)(airlock_file_list_mtime_ms(list, i) / 1000);
+		if (gmtime_r(&t, &tm) == NULL ||
+		    strftime(mtime, sizeof(mtime), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+			snprintf(mtime, sizeof(mtime), "-");
+		printf("%-5s %12" PRIu64 " %-20s ",
+		       airlock_file_kind_name(airlock_file_list_kind(list, i)),
+		       airlock_file_list_size(list, i), mtime);
+		cli_print_name(airlock_file_list_name(list, i));
+		putchar('\n');
+	}
+	if (airlock_file_list_truncated(list))
+		fprintf(stderr, "airlock: files: listing truncated at %zu entries\n",
+			airlock_file_list_count(list));
+	if (fflush(stdout) == EOF)
+		status = cli_fail("write", -EIO);
+out:
+	airlock_file_list_free(list);
+	airlock_conn_free(conn);
+	return status;
+}
+
+/* `airlock rm SESSION REMOTE`: delete a file, link or empty directory. */
+static int
+cli_rm(const struct cli *cli, int nargs, char **args)
+{
+	struct airlock_conn *conn = NULL;
+	int r, status;
+
+	(void)nargs;
+	status = cli_check_session_id(args[0]);
+	if (status != 0)
+		return status;
+	status = cli_connect(cli, &conn);
+	if (status != 0)
+		return status;
+	r = airlock_file_delete(conn, args[0], args[1]);
+	if (r == -EINVAL || r == -ENAMETOOLONG) {
+		fprintf(stderr, "airlock: rm: %s: bad remote path (empty or too long)\n", args[1]);
+		status = CLI_EXIT_USAGE;
+	} else if (r < 0)
+		status = cli_session_error(conn, "rm", r);
+	airlock_conn_free(conn);
+	return status;
+}
+
+/* Adapters of the older commands to the table below. */
+static int
+cli_cmd_ping(const struct cli *cli, int nargs, char **args)
+{
+	(void)nargs;
+	(void)args;
+	return cli_ping(cli);
+}
+
+static int
+cli_cmd_info(const struct cli *cli, int nargs, char **args)
+{
+	(void)nargs;
+	(void)args;
+	return cli_info(cli);
+}
+
+static int
+cli_cmd_ps(const struct cli *cli, int nargs, char **args)
+{
+	(void)nargs;
+	(void)args;
+	return cli_ps(cli);
+}
+
+static int
+cli_cmd_cancel(const struct cli *cli, int nargs, char **args)
+{
+	(void)nargs;
+	return cli_cancel(cli, args[0]);
+}
+
+/* The commands without options of their own, and their operand counts. */
+static const struct cli_command {
+	const char *name;
+	int min_args;
+	int max_args;
+	int (*fn)(const struct cli *cli, int nargs, char **args);
+} cli_commands[] = {
+	{"ping", 0, 0, cli_cmd_ping},	  {"info", 0, 0, cli_cmd_info}, {"ps", 0, 0, cli_cmd_ps},
+	{"cancel", 1, 1, cli_cmd_cancel}, {"put", 3, 3, cli_put},	{"get", 3, 3, cli_get},
+	{"files", 1, 2, cli_files},	  {"rm", 2, 2, cli_rm},		{NULL, 0, 0, NULL},
+};
 
 /* Parse global options and dispatch the subcommand. */
 int
@@ -1025,21 +1705,20 @@ main(int argc, char **argv)
 	argv += optind;
 	if (strcmp(cmd, "run") == 0)
 		return cli_run(&cli, argc, argv);
-	if (strcmp(cmd, "ping") != 0 && strcmp(cmd, "info") != 0 && strcmp(cmd, "ps") != 0 &&
-	    strcmp(cmd, "cancel") != 0) {
+	if (strcmp(cmd, "session") == 0)
+		return cli_session(&cli, argc, argv);
+	for (c = 0; cli_commands[c].name != NULL; c++)
+		if (strcmp(cmd, cli_commands[c].name) == 0)
+			break;
+	if (cli_commands[c].name == NULL) {
 		fprintf(stderr, "airlock: unknown command '%s'\n", cmd);
 		cli_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	nargs = strcmp(cmd, "cancel") == 0 ? 1 : 0;
-	status = cli_simple_options_parse(&cli, argc, argv, nargs, &first);
+	status = cli_simple_options_parse(&cli, argc, argv, cli_commands[c].min_args,
+					  cli_commands[c].max_args, &first);
 	if (status != 0)
 		return status < 0 ? CLI_EXIT_OK : status;
-	if (strcmp(cmd, "ping") == 0)
-		return cli_ping(&cli);
-	if (strcmp(cmd, "ps") == 0)
-		return cli_ps(&cli);
-	if (strcmp(cmd, "cancel") == 0)
-		return cli_cancel(&cli, argv[first]);
-	return cli_info(&cli);
+	nargs = argc - first;
+	return cli_commands[c].fn(&cli, nargs, argv + first);
 }

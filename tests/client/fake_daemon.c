@@ -2,7 +2,7 @@
  * fake_daemon.c: a stand-in for airlockd that answers from a script, so the
  * airlock command can be tested end to end without sandboxes.
  *
- * usage: fake-daemon SOCKET [PS_FILE]
+ * usage: fake-daemon SOCKET [PS_FILE [LOG_FILE]]
  *   (serves connections one at a time until killed)
  *
  * A run's code selects the answer: "exit:N", "signal:N", "wall", "cpu",
@@ -15,9 +15,20 @@
  * one: no runs). cancel by run id answers cancel_ok for a run listed there
  * and not_found for any other; cancel by request id is refused (bad_request):
  * the airlock command only cancels by run id.
+ *
+ * Sessions: one session, FAKE_SESSION, exists once opened (session_open
+ * always answers it; its options are appended to LOG_FILE) until closed; any
+ * other id is not_found. Its files live in memory: write stores (path "full"
+ * is too_large, a path with ".." bad_request), read returns them (cut to
+ * FAKE_READ_MAX bytes, truncated), list shows them plus a directory "sub", a
+ * link "lnk" and a name with a newline, delete removes them. A run's code
+ * "stream" sends stream events "one\n" (stdout), "two\n" (stderr), "three\n"
+ * (stdout) when it asked for them, then a result with the same bytes; "echo"
+ * also reports the run's session.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +38,24 @@
 
 #include "fdpass.h"
 #include "proto.h"
+
+#define FAKE_SESSION "0123456789abcdef0123456789abcdef"
+#define FAKE_FILES_MAX 16
+#define FAKE_READ_MAX 100000
+
+/* The fake's session and its files. */
+struct fake_file {
+	char *path;
+	uint8_t *data;
+	size_t len;
+};
+
+static struct fake_state {
+	const char *log_file;
+	bool open;
+	uint64_t runs;
+	struct fake_file files[FAKE_FILES_MAX];
+} fake_state;
 
 /* Send one packet and free it; 0 or -errno. */
 static int
@@ -58,6 +87,12 @@ fake_run(int fd, const struct proto_msg *msg)
 	size_t i, n;
 	int r;
 
+	if (run->session != NULL && (!fake_state.open || strcmp(run->session, FAKE_SESSION) != 0)) {
+		r = proto_encode_error(msg->id, PROTO_ERR_NOT_FOUND, "no such session", &out);
+		return r < 0 ? r : fake_send(fd, &out);
+	}
+	if (run->session != NULL)
+		fake_state.runs++;
 	n = run->code.len < sizeof(code) - 1 ? run->code.len : sizeof(code) - 1;
 	if (n > 0)
 		memcpy(code, run->code.data, n);
@@ -100,6 +135,19 @@ fake_run(int fd, const struct proto_msg *msg)
 			.name = "/tmp/airlock-fake-abs", .size = 4, .data = fake_blob("evil", 4)};
 		res.artifacts = arts;
 		res.nartifacts = 4;
+	} else if (strcmp(code, "stream") == 0) {
+		static const char *const chunks[3] = {"one\n", "two\n", "three\n"};
+
+		for (i = 0; i < 3 && run->stream; i++) {
+			struct proto_stream ev = {.stream = i == 1 ? "stderr" : "stdout",
+						  .data = fake_blob(chunks[i], strlen(chunks[i]))};
+
+			r = proto_encode_stream(msg->id, &ev, &out);
+			if (r < 0 || (r = fake_send(fd, &out)) < 0)
+				return r;
+		}
+		res.out[0].data = fake_blob("one\nthree\n", 10);
+		res.out[1].data = fake_blob("two\n", 4);
 	} else if (strcmp(code, "echo") == 0) {
 		res.out[0].data = run->stdin_data.present
 					  ? fake_blob(run->stdin_data.data, run->stdin_data.len)
@@ -112,6 +160,9 @@ fake_run(int fd, const struct proto_msg *msg)
 				 run->env[i].key, run->env[i].value);
 		snprintf(err + strlen(err), sizeof(err) - strlen(err), " wall_ms=%llu files=%zu",
 			 (unsigned long long)run->limits.v[PROTO_LIMIT_WALL_MS], run->nfiles);
+		if (run->session != NULL)
+			snprintf(err + strlen(err), sizeof(err) - strlen(err), " session=%s",
+				 run->session);
 		res.out[1].data = fake_blob(err, strlen(err));
 	}
 	res.out[0].total = res.out[0].data.len;
@@ -189,6 +240,163 @@ fake_cancel(int fd, const struct proto_msg *msg, const char *ps_file)
 	return r < 0 ? r : fake_send(fd, &out);
 }
 
+/* Send an error reply. */
+static int
+fake_error(int fd, uint32_t id, enum proto_error code, const char *why)
+{
+	struct proto_out out;
+	int r = proto_encode_error(id, code, why, &out);
+
+	return r < 0 ? r : fake_send(fd, &out);
+}
+
+/* Send a reply without fields. */
+static int
+fake_simple(int fd, uint32_t id, enum proto_type type)
+{
+	struct proto_out out;
+	int r = proto_encode_simple(id, type, &out);
+
+	return r < 0 ? r : fake_send(fd, &out);
+}
+
+/* The stored file at path, or NULL. */
+static struct fake_file *
+fake_file_find(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < FAKE_FILES_MAX; i++)
+		if (fake_state.files[i].path != NULL && strcmp(fake_state.files[i].path, path) == 0)
+			return &fake_state.files[i];
+	return NULL;
+}
+
+/* Forget a stored file. */
+static void
+fake_file_drop(struct fake_file *f)
+{
+	free(f->path);
+	free(f->data);
+	*f = (struct fake_file){0};
+}
+
+/* Answer session_open: log the options, open FAKE_SESSION. */
+static int
+fake_session_open(int fd, const struct proto_msg *msg)
+{
+	const struct proto_session_open *o = &msg->u.session_open;
+	struct proto_out out;
+	FILE *log;
+	int r;
+
+	if (fake_state.log_file != NULL && (log = fopen(fake_state.log_file, "ae")) != NULL) {
+		fprintf(log,
+			"session_open workspace=%llu idle=%llu lifetime=%llu wall=%llu cpu=%llu "
+			"memory=%llu processes=%llu\n",
+			(unsigned long long)o->workspace_bytes,
+			(unsigned long long)o->idle_timeout_ms, (unsigned long long)o->lifetime_ms,
+			(unsigned long long)o->limits.v[PROTO_LIMIT_WALL_MS],
+			(unsigned long long)o->limits.v[PROTO_LIMIT_CPU_MS],
+			(unsigned long long)o->limits.v[PROTO_LIMIT_MEMORY_BYTES],
+			(unsigned long long)o->limits.v[PROTO_LIMIT_PROCESSES]);
+		fclose(log);
+	}
+	fake_state.open = true;
+	r = proto_encode_session(msg->id, PROTO_SESSION_OK, FAKE_SESSION, &out);
+	return r < 0 ? r : fake_send(fd, &out);
+}
+
+/* Answer session_list: FAKE_SESSION when open. */
+static int
+fake_session_list(int fd, const struct proto_msg *msg)
+{
+	struct proto_session_entry e = {.session = FAKE_SESSION,
+					.age_ms = 65000,
+					.idle_ms = 1500,
+					.runs = fake_state.runs,
+					.state = "idle"};
+	struct proto_session_list l = {.sessions = &e, .nsessions = fake_state.open ? 1 : 0};
+	struct proto_out out;
+	int r = proto_encode_session_list(msg->id, &l, &out);
+
+	return r < 0 ? r : fake_send(fd, &out);
+}
+
+/* Answer a file operation on the in-memory workspace. */
+static int
+fake_file_op(int fd, const struct proto_msg *msg)
+{
+	const struct proto_file_op *op = &msg->u.file;
+	struct proto_file_entry entries[FAKE_FILES_MAX + 3];
+	struct proto_file_list l = {.entries = entries};
+	struct proto_file_data d = {0};
+	struct proto_out out;
+	struct fake_file *f;
+	size_t i;
+	int r;
+
+	if (!fake_state.open || strcmp(op->session, FAKE_SESSION) != 0)
+		return fake_error(fd, msg->id, PROTO_ERR_NOT_FOUND, "no such session");
+	if (op->path != NULL && strstr(op->path, "..") != NULL)
+		return fake_error(fd, msg->id, PROTO_ERR_BAD_REQUEST, "path leaves the workspace");
+	f = op->path != NULL ? fake_file_find(op->path) : NULL;
+	switch (msg->type) {
+	case PROTO_FILE_WRITE:
+		if (strcmp(op->path, "full") == 0)
+			return fake_error(fd, msg->id, PROTO_ERR_TOO_LARGE,
+					  "full: No space left on device");
+		if (f == NULL)
+			for (i = 0; i < FAKE_FILES_MAX && f == NULL; i++)
+				if (fake_state.files[i].path == NULL)
+					f = &fake_state.files[i];
+		if (f == NULL)
+			return fake_error(fd, msg->id, PROTO_ERR_TOO_LARGE, "too many files");
+		fake_file_drop(f);
+		f->path = strdup(op->path);
+		f->data = malloc(op->data.len + 1);
+		if (f->path == NULL || f->data == NULL)
+			return -ENOMEM;
+		memcpy(f->data, op->data.data, op->data.len);
+		f->len = op->data.len;
+		return fake_simple(fd, msg->id, PROTO_OK);
+	case PROTO_FILE_READ:
+		if (f == NULL)
+			return fake_error(fd, msg->id, PROTO_ERR_NOT_FOUND,
+					  "No such file or directory");
+		d.size = f->len;
+		d.truncated = f->len > FAKE_READ_MAX;
+		d.data = fake_blob(f->data, d.truncated ? FAKE_READ_MAX : f->len);
+		r = proto_encode_file_data(msg->id, &d, &out);
+		return r < 0 ? r : fake_send(fd, &out);
+	case PROTO_FILE_DELETE:
+		if (f == NULL)
+			return fake_error(fd, msg->id, PROTO_ERR_NOT_FOUND,
+					  "No such file or directory");
+		fake_file_drop(f);
+		return fake_simple(fd, msg->id, PROTO_OK);
+	default: /* PROTO_FILE_LIST */
+		if (op->path != NULL && op->path[0] != '\0')
+			return fake_error(fd, msg->id, PROTO_ERR_NOT_FOUND,
+					  "No such file or directory");
+		for (i = 0; i < FAKE_FILES_MAX; i++)
+			if (fake_state.files[i].path != NULL)
+				entries[l.nentries++] =
+					(struct proto_file_entry){.name = fake_state.files[i].path,
+								  .kind = "file",
+								  .size = fake_state.files[i].len,
+								  .mtime_ms = 1700000000123ULL};
+		entries[l.nentries++] = (struct proto_file_entry){
+			.name = "sub", .kind = "dir", .size = 60, .mtime_ms = 1700000000000ULL};
+		entries[l.nentries++] = (struct proto_file_entry){
+			.name = "lnk", .kind = "link", .size = 4, .mtime_ms = 0};
+		entries[l.nentries++] = (struct proto_file_entry){
+			.name = "a\nb", .kind = "other", .size = 0, .mtime_ms = 0};
+		r = proto_encode_file_list(msg->id, &l, &out);
+		return r < 0 ? r : fake_send(fd, &out);
+	}
+}
+
 /* Answer one request. */
 static int
 fake_answer(int fd, const struct proto_msg *msg, const char *ps_file)
@@ -220,6 +428,20 @@ fake_answer(int fd, const struct proto_msg *msg, const char *ps_file)
 		return fake_ps(fd, msg, ps_file);
 	case PROTO_CANCEL:
 		return fake_cancel(fd, msg, ps_file);
+	case PROTO_SESSION_OPEN:
+		return fake_session_open(fd, msg);
+	case PROTO_SESSION_CLOSE:
+		if (!fake_state.open || strcmp(msg->u.session.session, FAKE_SESSION) != 0)
+			return fake_error(fd, msg->id, PROTO_ERR_NOT_FOUND, "no such session");
+		fake_state.open = false;
+		return fake_simple(fd, msg->id, PROTO_OK);
+	case PROTO_SESSION_LIST:
+		return fake_session_list(fd, msg);
+	case PROTO_FILE_WRITE:
+	case PROTO_FILE_READ:
+	case PROTO_FILE_LIST:
+	case PROTO_FILE_DELETE:
+		return fake_file_op(fd, msg);
 	default:
 		r = proto_encode_error(msg->id, PROTO_ERR_BAD_REQUEST, "unexpected", &out);
 		break;
@@ -263,10 +485,11 @@ main(int argc, char **argv)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int lfd, fd;
 
-	if (argc < 2 || argc > 3 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "usage: fake-daemon SOCKET [PS_FILE]\n");
+	if (argc < 2 || argc > 4 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "usage: fake-daemon SOCKET [PS_FILE [LOG_FILE]]\n");
 		return 2;
 	}
+	fake_state.log_file = argc > 3 ? argv[3] : NULL;
 	memcpy(sa.sun_path, argv[1], strlen(argv[1]) + 1);
 	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 8) < 0) {

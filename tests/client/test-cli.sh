@@ -8,7 +8,8 @@ tmp=$(mktemp -d)
 sock=$tmp/airlock.sock
 fails=0
 ps=$tmp/ps
-"$fake" "$sock" "$ps" &
+log=$tmp/log
+"$fake" "$sock" "$ps" "$log" &
 fpid=$!
 trap 'kill $fpid 2>/dev/null; rm -rf "$tmp" /tmp/airlock-fake-abs' EXIT
 i=0
@@ -171,6 +172,115 @@ expect cancel-too-big 2 -- "$airlock" cancel 4294967296
 expect cancel-missing 2 -- "$airlock" cancel
 expect cancel-two 2 -- "$airlock" cancel 17 19
 expect cancel-unreachable 69 -- "$airlock" --socket "$tmp/none" cancel 17
+
+# Sessions: open prints the id alone; its options reach the daemon.
+sid=0123456789abcdef0123456789abcdef
+expect session-open 0 -- "$airlock" session open --workspace 64M --idle 30 --lifetime 1.5 \
+	--wall 2 --cpu 0.5 --memory 128M --limit processes=7
+line session-open-id "$tmp/out" "$sid"
+[ "$(wc -l <"$tmp/out")" -eq 1 ] && [ ! -s "$tmp/err" ] && echo "ok session-open-alone" ||
+	{ echo "FAIL session-open-alone: more than the id" >&2; fails=$((fails + 1)); }
+line session-open-opts "$log" "session_open workspace=67108864 idle=30000 lifetime=1500 wall=2000 cpu=500 memory=134217728 processes=7"
+expect session-open-json 0 -- "$airlock" --json session open
+line session-open-json-out "$tmp/out" "\\{\"id\":\"$sid\"\\}"
+line session-open-defaults "$log" "session_open workspace=0 idle=0 lifetime=0 wall=0 cpu=0 memory=0 processes=0"
+expect session-open-bad 2 -- "$airlock" session open --idle soon
+has session-open-bad-reason "$tmp/err" "--idle soon"
+expect session-open-extra 2 -- "$airlock" session open extra
+expect session-bad-sub 2 -- "$airlock" session frob
+expect session-ls 0 -- "$airlock" session ls
+line session-ls-header "$tmp/out" "ID +AGE +IDLE +RUNS +STATE"
+line session-ls-row "$tmp/out" "$sid +1m05s +1\\.5s +0 +idle"
+expect session-ls-json 0 -- "$airlock" session ls --json
+line session-ls-json-out "$tmp/out" "\\[\\{\"id\":\"$sid\",\"age_ms\":65000,\"idle_ms\":1500,\"runs\":0,\"state\":\"idle\"\\}\\]"
+
+# put (a file and stdin), get (stdout and an atomic file), files, rm.
+printf 'file data' >"$tmp/local"
+expect put 0 -- "$airlock" put "$sid" "$tmp/local" f.txt
+[ -s "$tmp/out" ] && { echo "FAIL put-quiet" >&2; fails=$((fails + 1)); } || echo "ok put-quiet"
+printf 'from stdin' | "$airlock" put "$sid" - in.txt && echo "ok put-stdin" ||
+	{ echo "FAIL put-stdin" >&2; fails=$((fails + 1)); }
+head -c 200000 /dev/urandom >"$tmp/big"
+expect put-big 0 -- "$airlock" put "$sid" "$tmp/big" big
+expect put-full 69 -- "$airlock" put "$sid" "$tmp/local" full
+has put-full-reason "$tmp/err" "too_large: full: No space left on device"
+expect put-escape 69 -- "$airlock" put "$sid" "$tmp/local" ../x
+has put-escape-reason "$tmp/err" "bad_request: path leaves the workspace"
+expect put-missing-local 66 -- "$airlock" put "$sid" "$tmp/nothing" x
+expect put-empty-remote 2 -- "$airlock" put "$sid" "$tmp/local" ""
+expect put-bad-id 2 -- "$airlock" put nope "$tmp/local" x
+has put-bad-id-reason "$tmp/err" "nope: not a session id"
+expect get-stdout 0 -- "$airlock" get "$sid" in.txt -
+line get-stdout-data "$tmp/out" "from stdin"
+ln -s "$tmp/target" "$tmp/got"
+expect get-file 0 -- "$airlock" get "$sid" f.txt "$tmp/got"
+if [ ! -L "$tmp/got" ] && [ "$(cat "$tmp/got")" = "file data" ] && [ ! -e "$tmp/target" ]; then
+	echo "ok get-file-replaces-link"
+else
+	echo "FAIL get-file-replaces-link: the link was followed or the data is wrong" >&2
+	fails=$((fails + 1))
+fi
+if ls -A "$tmp" | grep -q '\.tmp$'; then
+	echo "FAIL get-no-temp: a temporary file was left" >&2; fails=$((fails + 1))
+else
+	echo "ok get-no-temp"
+fi
+expect get-truncated 0 -- "$airlock" get "$sid" big "$tmp/big.out"
+has get-truncated-warn "$tmp/err" "big: truncated to 100000 of 200000 bytes"
+if [ "$(wc -c <"$tmp/big.out")" -eq 100000 ] && head -c 100000 "$tmp/big" | cmp -s - "$tmp/big.out"; then
+	echo "ok get-truncated-data"
+else
+	echo "FAIL get-truncated-data" >&2; fails=$((fails + 1))
+fi
+expect get-missing 1 -- "$airlock" get "$sid" nothing "$tmp/nothing"
+has get-missing-reason "$tmp/err" "get: not found: No such file or directory"
+[ -e "$tmp/nothing" ] && { echo "FAIL get-missing-created" >&2; fails=$((fails + 1)); } || echo "ok get-missing-created"
+expect get-no-dir 73 -- "$airlock" get "$sid" f.txt "$tmp/no/such/dir"
+expect files 0 -- "$airlock" files "$sid"
+line files-header "$tmp/out" "KIND +SIZE +MTIME +NAME"
+line files-file "$tmp/out" "file +9 +2023-11-14T22:13:20Z +f.txt"
+line files-dir "$tmp/out" "dir +60 +2023-11-14T22:13:20Z +sub"
+line files-link "$tmp/out" "link +4 +1970-01-01T00:00:00Z +lnk"
+line files-escaped "$tmp/out" "other +0 +1970-01-01T00:00:00Z +a\\\\x0ab"
+expect files-json 0 -- "$airlock" files --json "$sid"
+has files-json-out "$tmp/out" '{"kind":"file","size":9,"mtime_ms":1700000000123,"name":"f.txt"}'
+has files-json-newline "$tmp/out" '"name":"a\nb"'
+expect files-subdir-missing 1 -- "$airlock" files "$sid" nodir
+expect files-extra 2 -- "$airlock" files "$sid" a b
+expect rm 0 -- "$airlock" rm "$sid" f.txt
+expect rm-again 1 -- "$airlock" rm "$sid" f.txt
+
+# run --session and --stream.
+expect run-session 0 -- "$airlock" run --session "$sid" --lang exec -- /bin/true
+has run-session-sent "$tmp/err" "session=$sid"
+expect run-session-bad 2 -- "$airlock" run --session 12 -c exit:0
+expect stream 0 -- "$airlock" run --stream -c stream
+if [ "$(cat "$tmp/out")" = "$(printf 'one\nthree')" ] && [ "$(cat "$tmp/err")" = "two" ]; then
+	echo "ok stream-once"
+else
+	echo "FAIL stream-once: output printed twice or lost:" >&2; cat "$tmp/out" "$tmp/err" >&2
+	fails=$((fails + 1))
+fi
+expect nostream 0 -- "$airlock" run -c stream
+line nostream-out "$tmp/out" "three"
+expect stream-exit 7 -- "$airlock" run --stream -c exit:7
+expect stream-json 2 -- "$airlock" run --stream --json -c exit:0
+
+# Closing ends it: every later use is not_found, a run 125.
+expect session-close 0 -- "$airlock" session close "$sid"
+expect session-close-again 1 -- "$airlock" session close "$sid"
+has session-close-again-reason "$tmp/err" "session close: not found: no such session"
+expect session-close-bad 2 -- "$airlock" session close xyz
+expect session-close-missing 2 -- "$airlock" session close
+expect put-closed 1 -- "$airlock" put "$sid" "$tmp/local" x
+expect get-closed 1 -- "$airlock" get "$sid" x -
+expect files-closed 1 -- "$airlock" files "$sid"
+expect run-closed 125 -- "$airlock" run --session "$sid" -c exit:0
+has run-closed-reason "$tmp/err" "not_found: no such session"
+expect session-ls-empty 0 -- "$airlock" session ls
+[ "$(wc -l <"$tmp/out")" -eq 1 ] && echo "ok session-ls-empty-lines" ||
+	{ echo "FAIL session-ls-empty-lines" >&2; fails=$((fails + 1)); }
+expect session-unreachable 69 -- "$airlock" --socket "$tmp/none" session ls
 
 [ "$fails" -eq 0 ] || { echo "$fails failures" >&2; exit 1; }
 echo "all passed"

@@ -46,7 +46,17 @@ struct fake {
 	uint64_t wall_ms;
 	uint32_t run_ids[2];
 	struct proto_cancel cancels[2];
+	struct proto_session_open opens[2];
+	bool run_stream[2];
+	char run_session[2][PROTO_SESSION_ID_LEN + 1];
+	char paths[8][64];
+	size_t npaths;
+	size_t write_len;
+	bool write_memfd;
+	bool write_ok;
 };
+
+#define TEST_SESSION "0123456789abcdef0123456789abcdef"
 
 static struct fake *fake_current;
 
@@ -967,6 +977,677 @@ test_arguments(void **state)
 	assert_string_equal(airlock_outcome_name(AIRLOCK_OUTCOME_MEMORY_LIMIT), "memory_limit");
 }
 
+/* Receive a message of type and return it (the caller frees it). */
+static void
+fake_expect(struct fake *f, enum proto_type type, struct proto_msg *msg)
+{
+	fake_recv(f, msg);
+	assert_int_equal(msg->type, type);
+}
+
+/* Send a stream event of request id. */
+static void
+fake_event(struct fake *f, uint32_t id, const char *stream, const char *text)
+{
+	struct proto_stream ev = {.stream = stream,
+				  .data = {.data = (const uint8_t *)text,
+					   .len = strlen(text),
+					   .fd = -1,
+					   .present = true}};
+	struct proto_out out;
+
+	assert_int_equal(proto_encode_stream(id, &ev, &out), 0);
+	fake_send(f, &out);
+}
+
+/* Receive a run, note its stream flag and session in slot i, return its id. */
+static uint32_t
+fake_recv_run_slot(struct fake *f, size_t i)
+{
+	struct proto_msg msg;
+	uint32_t id;
+
+	fake_expect(f, PROTO_RUN, &msg);
+	f->run_stream[i] = msg.u.run.stream;
+	snprintf(f->run_session[i], sizeof(f->run_session[i]), "%s",
+		 msg.u.run.session != NULL ? msg.u.run.session : "");
+	id = msg.id;
+	proto_msg_free(&msg);
+	return id;
+}
+
+/* Script: two session_opens, a list, a close, a close of an unknown session. */
+static void
+script_sessions(struct fake *f)
+{
+	struct proto_session_entry e[2] = {
+		{.session = TEST_SESSION,
+		 .age_ms = 65000,
+		 .idle_ms = 1500,
+		 .runs = 3,
+		 .state = "running"},
+		{.session = "ffffffffffffffffffffffffffffffff", .state = "idle"},
+	};
+	struct proto_session_list l = {.sessions = e, .nsessions = 2};
+	struct proto_msg msg;
+	struct proto_out out;
+	size_t i;
+
+	fake_hello(f);
+	for (i = 0; i < 2; i++) {
+		fake_expect(f, PROTO_SESSION_OPEN, &msg);
+		f->opens[i] = msg.u.session_open;
+		assert_int_equal(proto_encode_session(msg.id, PROTO_SESSION_OK, TEST_SESSION, &out),
+				 0);
+		proto_msg_free(&msg);
+		fake_send(f, &out);
+	}
+	fake_expect(f, PROTO_SESSION_LIST, &msg);
+	assert_int_equal(proto_encode_session_list(msg.id, &l, &out), 0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+	for (i = 0; i < 2; i++) {
+		fake_expect(f, PROTO_SESSION_CLOSE, &msg);
+		snprintf(f->paths[i], sizeof(f->paths[i]), "%s", msg.u.session.session);
+		if (i == 0)
+			fake_simple(f, msg.id, PROTO_OK);
+		else
+			fake_error(f, msg.id, PROTO_ERR_NOT_FOUND, "no such session");
+		proto_msg_free(&msg);
+	}
+	fake_expect(f, PROTO_PING, &msg);
+	fake_simple(f, msg.id, PROTO_PONG);
+	proto_msg_free(&msg);
+}
+
+/* Open with options and with defaults, list, close, close again (-ENOENT). */
+static void
+test_sessions(void **state)
+{
+	char id[AIRLOCK_SESSION_ID_LEN + 1], id2[AIRLOCK_SESSION_ID_LEN + 1];
+	struct airlock_session_opts *opts = NULL;
+	struct airlock_session_list *list = NULL;
+	struct airlock_conn *conn = NULL;
+	struct fake *f = fake_start(script_sessions);
+	const char *code, *message;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_session_opts_new(&opts), 0);
+	assert_int_equal(airlock_session_opts_set_workspace_bytes(opts, 1 << 20), 0);
+	assert_int_equal(airlock_session_opts_set_idle_timeout_ms(opts, 30000), 0);
+	assert_int_equal(airlock_session_opts_set_lifetime_ms(opts, 60000), 0);
+	assert_int_equal(airlock_session_opts_set_limit(opts, AIRLOCK_LIMIT_WALL_MS, 2000), 0);
+	assert_int_equal(airlock_session_opts_set_limit(opts, (enum airlock_limit)11, 1), -EINVAL);
+	assert_int_equal(airlock_session_open(conn, opts, id), 0);
+	assert_string_equal(id, TEST_SESSION);
+	assert_int_equal(airlock_session_open(conn, NULL, id2), 0);
+	assert_string_equal(id2, TEST_SESSION);
+
+	assert_int_equal(airlock_session_list(conn, &list), 0);
+	assert_int_equal(airlock_session_close(conn, id), 0);
+	assert_int_equal(airlock_session_close(conn, "ffffffffffffffffffffffffffffffff"), -ENOENT);
+	assert_int_equal(airlock_conn_last_error(conn, &code, &message), 0);
+	assert_string_equal(code, "not_found");
+	assert_string_equal(message, "no such session");
+	/* Malformed ids are refused before anything is sent. */
+	assert_int_equal(airlock_session_close(conn, "0123"), -EINVAL);
+	assert_int_equal(airlock_session_close(conn, "0123456789ABCDEF0123456789ABCDEF"), -EINVAL);
+	assert_int_equal(airlock_session_close(conn, TEST_SESSION "0"), -EINVAL);
+	assert_int_equal(airlock_session_close(conn, NULL), -EINVAL);
+	assert_int_equal(airlock_ping(conn), 0);
+	airlock_conn_free(conn);
+	fake_join(f);
+	assert_int_equal(f->opens[0].workspace_bytes, 1 << 20);
+	assert_int_equal(f->opens[0].idle_timeout_ms, 30000);
+	assert_int_equal(f->opens[0].lifetime_ms, 60000);
+	assert_int_equal(f->opens[0].limits.v[PROTO_LIMIT_WALL_MS], 2000);
+	assert_int_equal(f->opens[1].workspace_bytes, 0);
+	assert_int_equal(f->opens[1].idle_timeout_ms, 0);
+	assert_int_equal(f->opens[1].lifetime_ms, 0);
+	assert_int_equal(f->opens[1].limits.v[PROTO_LIMIT_WALL_MS], 0);
+	assert_string_equal(f->paths[0], TEST_SESSION);
+	fake_free(f);
+
+	/* The list outlives the connection. */
+	assert_int_equal(airlock_session_list_count(list), 2);
+	assert_string_equal(airlock_session_list_id(list, 0), TEST_SESSION);
+	assert_int_equal(airlock_session_list_age_ms(list, 0), 65000);
+	assert_int_equal(airlock_session_list_idle_ms(list, 0), 1500);
+	assert_int_equal(airlock_session_list_runs(list, 0), 3);
+	assert_string_equal(airlock_session_list_state(list, 0), "running");
+	assert_string_equal(airlock_session_list_state(list, 1), "idle");
+	assert_null(airlock_session_list_id(list, 2));
+	assert_null(airlock_session_list_state(list, 2));
+	assert_int_equal(airlock_session_list_runs(list, 2), 0);
+	airlock_session_list_free(list);
+	airlock_session_opts_free(opts);
+}
+
+/* Script: file operations, checked and answered one by one. */
+static void
+script_files(struct fake *f)
+{
+	static char big[PROTO_INLINE_MAX * 2];
+	struct proto_file_entry entries[4] = {
+		{.name = "a.txt", .kind = "file", .size = 5, .mtime_ms = 1700000000123ULL},
+		{.name = "sub", .kind = "dir", .size = 60, .mtime_ms = 1},
+		{.name = "lnk", .kind = "link", .size = 11, .mtime_ms = 2},
+		{.name = "fifo", .kind = "other", .size = 0, .mtime_ms = 3},
+	};
+	struct proto_file_list l = {.entries = entries, .nentries = 4, .truncated = true};
+	struct proto_file_data d = {.size = sizeof(big) + 7, .truncated = true};
+	struct proto_msg msg;
+	struct proto_out out;
+	size_t i;
+
+	fake_hello(f);
+	/* A large write comes as a sealed memfd. */
+	fake_expect(f, PROTO_FILE_WRITE, &msg);
+	snprintf(f->paths[f->npaths++], sizeof(f->paths[0]), "%s", msg.u.file.path);
+	f->write_len = msg.u.file.data.len;
+	f->write_memfd = msg.u.file.data.fd >= 0;
+	f->write_ok = true;
+	for (i = 0; i < msg.u.file.data.len; i++)
+		if (msg.u.file.data.data[i] != (uint8_t)('a' + i % 26))
+			f->write_ok = false;
+	fake_simple(f, msg.id, PROTO_OK);
+	proto_msg_free(&msg);
+	/* A full workspace. */
+	fake_expect(f, PROTO_FILE_WRITE, &msg);
+	snprintf(f->paths[f->npaths++], sizeof(f->paths[0]), "%s", msg.u.file.path);
+	fake_error(f, msg.id, PROTO_ERR_TOO_LARGE, "full: No space left on device");
+	proto_msg_free(&msg);
+	/* An empty file: no buffer. */
+	fake_expect(f, PROTO_FILE_WRITE, &msg);
+	assert_int_equal(msg.u.file.data.len, 0);
+	fake_simple(f, msg.id, PROTO_OK);
+	proto_msg_free(&msg);
+	/* A large read, cut. */
+	fake_expect(f, PROTO_FILE_READ, &msg);
+	snprintf(f->paths[f->npaths++], sizeof(f->paths[0]), "%s", msg.u.file.path);
+	memset(big, 'r', sizeof(big));
+	d.data = (struct proto_blob){
+		.data = (const uint8_t *)big, .len = sizeof(big), .fd = -1, .present = true};
+	assert_int_equal(proto_encode_file_data(msg.id, &d, &out), 0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+	/* A read through a link: bad_request. */
+	fake_expect(f, PROTO_FILE_READ, &msg);
+	fake_error(f, msg.id, PROTO_ERR_BAD_REQUEST, "lnk: refused: goes through a link");
+	proto_msg_free(&msg);
+	/* The root, then a subdirectory. */
+	fake_expect(f, PROTO_FILE_LIST, &msg);
+	snprintf(f->paths[f->npaths++], sizeof(f->paths[0]), "%s",
+		 msg.u.file.path != NULL ? msg.u.file.path : "");
+	assert_int_equal(proto_encode_file_list(msg.id, &l, &out), 0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+	fake_expect(f, PROTO_FILE_LIST, &msg);
+	snprintf(f->paths[f->npaths++], sizeof(f->paths[0]), "%s", msg.u.file.path);
+	l.nentries = 0;
+	l.truncated = false;
+	assert_int_equal(proto_encode_file_list(msg.id, &l, &out), 0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+	/* Delete: ok, then not_found. */
+	for (i = 0; i < 2; i++) {
+		fake_expect(f, PROTO_FILE_DELETE, &msg);
+		snprintf(f->paths[f->npaths++], sizeof(f->paths[0]), "%s", msg.u.file.path);
+		if (i == 0)
+			fake_simple(f, msg.id, PROTO_OK);
+		else
+			fake_error(f, msg.id, PROTO_ERR_NOT_FOUND,
+				   "a.txt: No such file or directory");
+		proto_msg_free(&msg);
+	}
+	fake_expect(f, PROTO_PING, &msg);
+	fake_simple(f, msg.id, PROTO_PONG);
+	proto_msg_free(&msg);
+}
+
+/* write (memfd, too_large, empty), read (memfd, cut), list, delete; local checks. */
+static void
+test_files(void **state)
+{
+	static char data[PROTO_INLINE_MAX * 2 + 3];
+	static char longpath[PROTO_PATH_MAX + 2];
+	struct airlock_file_list *list = NULL;
+	struct airlock_file *file = NULL;
+	struct airlock_conn *conn = NULL;
+	struct fake *f = fake_start(script_files);
+	const char *code, *message;
+	const void *p;
+	size_t len, i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (char)('a' + i % 26);
+	memset(longpath, 'p', sizeof(longpath) - 1);
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	/* Refused before anything is sent. */
+	assert_int_equal(airlock_file_write(conn, "nope", "a", "x", 1), -EINVAL);
+	assert_int_equal(airlock_file_write(conn, TEST_SESSION, "", "x", 1), -EINVAL);
+	assert_int_equal(airlock_file_write(conn, TEST_SESSION, NULL, "x", 1), -EINVAL);
+	assert_int_equal(airlock_file_write(conn, TEST_SESSION, "a", NULL, 1), -EINVAL);
+	assert_int_equal(airlock_file_write(conn, TEST_SESSION, longpath, "x", 1), -ENAMETOOLONG);
+	assert_int_equal(airlock_file_read(conn, TEST_SESSION, "", &file), -EINVAL);
+	assert_int_equal(airlock_file_list(conn, TEST_SESSION, longpath, &list), -ENAMETOOLONG);
+	assert_int_equal(airlock_file_delete(conn, TEST_SESSION, ""), -EINVAL);
+
+	assert_int_equal(airlock_file_write(conn, TEST_SESSION, "dir/big", data, sizeof(data)), 0);
+	assert_int_equal(airlock_file_write(conn, TEST_SESSION, "full", "x", 1), -E2BIG);
+	assert_int_equal(airlock_conn_last_error(conn, &code, NULL), 0);
+	assert_string_equal(code, "too_large");
+	assert_int_equal(airlock_file_write(conn, TEST_SESSION, "empty", NULL, 0), 0);
+	assert_int_equal(airlock_file_read(conn, TEST_SESSION, "dir/big", &file), 0);
+	assert_int_equal(airlock_file_read(conn, TEST_SESSION, "lnk", &file), -EPROTO);
+	assert_int_equal(airlock_conn_last_error(conn, &code, &message), 0);
+	assert_string_equal(code, "bad_request");
+	assert_string_equal(message, "lnk: refused: goes through a link");
+	assert_int_equal(airlock_file_list(conn, TEST_SESSION, NULL, &list), 0);
+	{
+		struct airlock_file_list *empty = NULL;
+
+		assert_int_equal(airlock_file_list(conn, TEST_SESSION, "sub", &empty), 0);
+		assert_int_equal(airlock_file_list_count(empty), 0);
+		assert_false(airlock_file_list_truncated(empty));
+		airlock_file_list_free(empty);
+	}
+	assert_int_equal(airlock_file_delete(conn, TEST_SESSION, "a.txt"), 0);
+	assert_int_equal(airlock_file_delete(conn, TEST_SESSION, "a.txt"), -ENOENT);
+	assert_int_equal(airlock_ping(conn), 0);
+	airlock_conn_free(conn);
+	fake_join(f);
+	assert_int_equal(f->npaths, 7);
+	assert_string_equal(f->paths[0], "dir/big");
+	assert_int_equal(f->write_len, sizeof(data));
+	assert_true(f->write_memfd);
+	assert_true(f->write_ok);
+	assert_string_equal(f->paths[1], "full");
+	assert_string_equal(f->paths[2], "dir/big");
+	assert_string_equal(f->paths[3], ""); /* the root: no path, or "" */
+	assert_string_equal(f->paths[4], "sub");
+	assert_string_equal(f->paths[5], "a.txt");
+	fake_free(f);
+
+	/* The file and the listing outlive the connection. */
+	assert_int_equal(airlock_file_data(file, &p, &len), 0);
+	assert_int_equal(len, PROTO_INLINE_MAX * 2);
+	assert_int_equal(((const char *)p)[0], 'r');
+	assert_int_equal(((const char *)p)[len - 1], 'r');
+	assert_int_equal(airlock_file_size(file), PROTO_INLINE_MAX * 2 + 7);
+	assert_true(airlock_file_truncated(file));
+	airlock_file_free(file);
+
+	assert_int_equal(airlock_file_list_count(list), 4);
+	assert_true(airlock_file_list_truncated(list));
+	assert_string_equal(airlock_file_list_name(list, 0), "a.txt");
+	assert_int_equal(airlock_file_list_kind(list, 0), AIRLOCK_FILE_FILE);
+	assert_int_equal(airlock_file_list_size(list, 0), 5);
+	assert_int_equal(airlock_file_list_mtime_ms(list, 0), 1700000000123ULL);
+	assert_int_equal(airlock_file_list_kind(list, 1), AIRLOCK_FILE_DIR);
+	assert_int_equal(airlock_file_list_kind(list, 2), AIRLOCK_FILE_LINK);
+	assert_int_equal(airlock_file_list_size(list, 2), 11);
+	assert_int_equal(airlock_file_list_kind(list, 3), AIRLOCK_FILE_OTHER);
+	assert_string_equal(airlock_file_list_name(list, 3), "fifo");
+	assert_null(airlock_file_list_name(list, 4));
+	assert_int_equal(airlock_file_list_kind(list, 4), AIRLOCK_FILE_OTHER);
+	assert_int_equal(airlock_file_list_mtime_ms(list, 4), 0);
+	airlock_file_list_free(list);
+}
+
+/* What a stream callback saw: the chunks joined, tagged by stream. */
+struct chunks {
+	char text[256];
+	size_t n;
+};
+
+/* A stream callback that records "1:bytes" or "2:bytes" per chunk. */
+static void
+record_chunk(void *arg, enum airlock_stream stream, const void *buf, size_t len)
+{
+	struct chunks *c = arg;
+	size_t used = strlen(c->text);
+
+	snprintf(c->text + used, sizeof(c->text) - used, "%d:%.*s|", (int)stream, (int)len,
+		 (const char *)buf);
+	c->n++;
+}
+
+/* Script: a streamed run in a session: three events, then its result. */
+static void
+script_run_stream(struct fake *f)
+{
+	uint32_t id;
+
+	fake_hello(f);
+	id = fake_recv_run_slot(f, 0);
+	fake_event(f, id, "stdout", "one");
+	fake_event(f, id, "stderr", "two");
+	fake_event(f, id, "stdout", "three");
+	fake_result(f, id, 0, "onethree");
+}
+
+/* airlock_run_stream: every event through the callback, in order, before the result. */
+static void
+test_run_stream(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct airlock_event *ev = NULL;
+	struct fake *f = fake_start(script_run_stream);
+	struct chunks c = {.n = 0};
+	const void *data;
+	size_t len;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_session(req, "not-an-id"), -EINVAL);
+	assert_int_equal(airlock_run_req_set_session(req, TEST_SESSION), 0);
+	assert_int_equal(airlock_run_stream(conn, req, NULL, &c, &res), -EINVAL);
+	assert_int_equal(airlock_run_stream(conn, req, record_chunk, &c, &res), 0);
+	/* All three came before the call returned, in the order sent. */
+	assert_int_equal(c.n, 3);
+	assert_string_equal(c.text, "1:one|2:two|1:three|");
+	assert_int_equal(airlock_result_stdout(res, &data, &len), 0);
+	assert_memory_equal(data, "onethree", 8);
+	/* None of them was also queued. */
+	assert_int_equal(airlock_conn_next_event(conn, &ev), -EAGAIN);
+	assert_null(ev);
+	fake_join(f);
+	assert_true(f->run_stream[0]); /* although the request did not set it */
+	assert_string_equal(f->run_session[0], TEST_SESSION);
+	fake_free(f);
+	airlock_result_free(res);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+}
+
+/* Script: A (submitted, streamed) and B (blocking, streamed) interleaved. */
+static void
+script_stream_interleaved(struct fake *f)
+{
+	uint32_t a, b;
+
+	fake_hello(f);
+	a = fake_recv_run_slot(f, 0);
+	b = fake_recv_run_slot(f, 1);
+	f->run_ids[0] = a;
+	f->run_ids[1] = b;
+	fake_event(f, a, "stdout", "a1");
+	fake_event(f, b, "stdout", "b1");
+	fake_event(f, a, "stderr", "a2");
+	fake_result(f, a, 1, "a");
+	fake_event(f, b, "stderr", "b2");
+	fake_result(f, b, 2, "b");
+}
+
+/* Events of another run that arrive during a blocking call are queued, in
+ * order, and each comes out before that run's result. */
+static void
+test_stream_queued_during_blocking(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL, *other = NULL;
+	struct airlock_event *ev = NULL;
+	struct fake *f = fake_start(script_stream_interleaved);
+	struct chunks c = {.n = 0};
+	const void *data;
+	size_t len;
+	uint32_t id_a, id = 0;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_stream(req, true), 0);
+	assert_int_equal(airlock_run_submit(conn, req, &id_a), 0);
+	assert_int_equal(airlock_run_stream(conn, req, record_chunk, &c, &res), 0);
+	assert_string_equal(c.text, "1:b1|2:b2|");
+	assert_int_equal(airlock_result_exit_code(res), 2);
+
+	assert_int_equal(airlock_conn_next_event(conn, &ev), 0);
+	assert_int_equal(airlock_event_request_id(ev), id_a);
+	assert_int_equal(airlock_event_stream(ev), AIRLOCK_STREAM_STDOUT);
+	assert_int_equal(airlock_event_data(ev, &data, &len), 0);
+	assert_int_equal(len, 2);
+	assert_memory_equal(data, "a1", 2);
+	airlock_event_free(ev);
+	assert_int_equal(airlock_conn_next_event(conn, &ev), 0);
+	assert_int_equal(airlock_event_request_id(ev), id_a);
+	assert_int_equal(airlock_event_stream(ev), AIRLOCK_STREAM_STDERR);
+	assert_int_equal(airlock_event_data(ev, &data, &len), 0);
+	assert_memory_equal(data, "a2", 2);
+	airlock_event_free(ev);
+	ev = NULL;
+	assert_int_equal(airlock_conn_next_event(conn, &ev), -EAGAIN);
+	assert_int_equal(airlock_conn_next_result(conn, &id, &other), 0);
+	assert_int_equal(id, id_a);
+	assert_int_equal(airlock_result_exit_code(other), 1);
+	fake_join(f);
+	assert_true(f->run_stream[0]);
+	assert_true(f->run_stream[1]);
+	assert_string_equal(f->run_session[0], "");
+	fake_free(f);
+	airlock_result_free(other);
+	airlock_result_free(res);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+}
+
+/* Script: a streamed run with two events; a second one whose events nobody
+ * takes; a blocking streamed run through airlock_run(). */
+static void
+script_stream_nonblocking(struct fake *f)
+{
+	uint32_t id;
+	size_t i;
+
+	fake_hello(f);
+	for (i = 0; i < 2; i++) {
+		id = fake_recv_run_slot(f, i);
+		f->run_ids[i] = id;
+		fake_event(f, id, "stdout", "x");
+		fake_event(f, id, "stdout", "y");
+		fake_result(f, id, (int)i, "xy");
+	}
+	id = fake_recv_run_slot(f, 0);
+	fake_event(f, id, "stdout", "dropped");
+	fake_result(f, id, 9, "dropped");
+}
+
+/* Wait for the fd and process until a result is ready. */
+static int
+wait_result(struct airlock_conn *conn, uint32_t *id, struct airlock_result **res)
+{
+	struct pollfd p = {.fd = airlock_conn_fd(conn), .events = POLLIN};
+	int rc;
+
+	while ((rc = airlock_conn_next_result(conn, id, res)) == -EAGAIN) {
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_int_equal(airlock_conn_process(conn), 0);
+	}
+	return rc;
+}
+
+/* The non-blocking interface: events before the result; events never taken
+ * go with their run's result; airlock_run() drops its own events. */
+static void
+test_stream_nonblocking(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct airlock_event *ev = NULL;
+	struct fake *f = fake_start(script_stream_nonblocking);
+	struct pollfd p;
+	const void *data;
+	size_t len;
+	uint32_t id_a, id_b, id = 0;
+	int got = 0;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_stream(req, true), 0);
+	assert_int_equal(airlock_run_submit(conn, req, &id_a), 0);
+	p = (struct pollfd){.fd = airlock_conn_fd(conn), .events = POLLIN};
+	/* Take events as they come until the result is there: both first. */
+	for (;;) {
+		while (airlock_conn_next_event(conn, &ev) == 0) {
+			assert_int_equal(airlock_event_request_id(ev), id_a);
+			assert_int_equal(airlock_event_data(ev, &data, &len), 0);
+			assert_int_equal(len, 1);
+			assert_int_equal(((const char *)data)[0], got == 0 ? 'x' : 'y');
+			airlock_event_free(ev);
+			got++;
+		}
+		if (airlock_conn_next_result(conn, &id, &res) == 0)
+			break;
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_int_equal(airlock_conn_process(conn), 0);
+	}
+	assert_int_equal(got, 2);
+	assert_int_equal(id, id_a);
+	airlock_result_free(res);
+	res = NULL;
+
+	/* Never take B's events: its result discards them. */
+	assert_int_equal(airlock_run_submit(conn, req, &id_b), 0);
+	assert_int_equal(wait_result(conn, &id, &res), 0);
+	assert_int_equal(id, id_b);
+	assert_int_equal(airlock_conn_next_event(conn, &ev), -EAGAIN);
+	airlock_result_free(res);
+	res = NULL;
+
+	/* A blocking airlock_run() of a streamed request drops its events. */
+	assert_int_equal(airlock_run(conn, req, &res), 0);
+	assert_int_equal(airlock_result_exit_code(res), 9);
+	assert_int_equal(airlock_conn_next_event(conn, &ev), -EAGAIN);
+	airlock_result_free(res);
+	fake_join(f);
+	assert_true(f->run_stream[0]);
+	assert_true(f->run_stream[1]);
+	fake_free(f);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+}
+
+/* Script: an event for a run that did not ask for events. */
+static void
+script_stream_unasked(struct fake *f)
+{
+	uint32_t id;
+
+	fake_hello(f);
+	id = fake_recv_run(f);
+	fake_event(f, id, "stdout", "unasked");
+	fake_result(f, id, 0, "");
+}
+
+/* An event nobody asked for (or for no run) breaks the connection. */
+static void
+test_stream_unasked(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct airlock_event *ev = NULL;
+	struct fake *f = fake_start(script_stream_unasked);
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run(conn, req, &res), -EBADMSG);
+	assert_null(res);
+	assert_int_equal(airlock_conn_next_event(conn, &ev), -EBADMSG);
+	fake_stop(f);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+}
+
+/* Script: a session run refused with not_found. */
+static void
+script_run_no_session(struct fake *f)
+{
+	uint32_t id;
+
+	fake_hello(f);
+	id = fake_recv_run_slot(f, 0);
+	fake_error(f, id, PROTO_ERR_NOT_FOUND, "no such session");
+}
+
+/* A run in a session that does not exist: -ENOENT, and a session id of NULL
+ * makes the request one-shot again. */
+static void
+test_run_no_session(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct fake *f = fake_start(script_run_no_session);
+	struct chunks c = {.n = 0};
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_session(req, TEST_SESSION), 0);
+	assert_int_equal(airlock_run_stream(conn, req, record_chunk, &c, &res), -ENOENT);
+	assert_null(res);
+	assert_int_equal(c.n, 0);
+	fake_join(f);
+	assert_string_equal(f->run_session[0], TEST_SESSION);
+	fake_free(f);
+	assert_int_equal(airlock_run_req_set_session(req, NULL), 0);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+}
+
+/* Argument checks of the 0.3 functions. */
+static void
+test_arguments_sessions(void **state)
+{
+	char id[AIRLOCK_SESSION_ID_LEN + 1];
+	struct airlock_session_list *sl = NULL;
+	struct airlock_file_list *fl = NULL;
+	struct airlock_file *file = NULL;
+	struct airlock_event *ev = NULL;
+	const void *data;
+	size_t len;
+
+	airlock_session_opts_free(NULL);
+	airlock_session_list_free(NULL);
+	airlock_file_free(NULL);
+	airlock_file_list_free(NULL);
+	airlock_event_free(NULL);
+	assert_int_equal(airlock_session_opts_new(NULL), -EINVAL);
+	assert_int_equal(airlock_session_opts_set_workspace_bytes(NULL, 1), -EINVAL);
+	assert_int_equal(airlock_session_opts_set_idle_timeout_ms(NULL, 1), -EINVAL);
+	assert_int_equal(airlock_session_opts_set_lifetime_ms(NULL, 1), -EINVAL);
+	assert_int_equal(airlock_session_opts_set_limit(NULL, AIRLOCK_LIMIT_WALL_MS, 1), -EINVAL);
+	assert_int_equal(airlock_session_open(NULL, NULL, id), -EINVAL);
+	assert_int_equal(airlock_session_close(NULL, TEST_SESSION), -EINVAL);
+	assert_int_equal(airlock_session_list(NULL, &sl), -EINVAL);
+	assert_int_equal(airlock_file_write(NULL, TEST_SESSION, "a", "x", 1), -EINVAL);
+	assert_int_equal(airlock_file_read(NULL, TEST_SESSION, "a", &file), -EINVAL);
+	assert_int_equal(airlock_file_list(NULL, TEST_SESSION, NULL, &fl), -EINVAL);
+	assert_int_equal(airlock_file_delete(NULL, TEST_SESSION, "a"), -EINVAL);
+	assert_int_equal(airlock_conn_next_event(NULL, &ev), -EINVAL);
+	assert_int_equal(airlock_run_req_set_session(NULL, NULL), -EINVAL);
+	assert_int_equal(airlock_run_req_set_stream(NULL, true), -EINVAL);
+	assert_int_equal(airlock_run_stream(NULL, NULL, record_chunk, NULL, NULL), -EINVAL);
+	assert_int_equal(airlock_session_list_count(NULL), 0);
+	assert_null(airlock_session_list_id(NULL, 0));
+	assert_int_equal(airlock_file_list_count(NULL), 0);
+	assert_false(airlock_file_list_truncated(NULL));
+	assert_int_equal(airlock_file_data(NULL, &data, &len), -EINVAL);
+	assert_int_equal(airlock_file_size(NULL), 0);
+	assert_false(airlock_file_truncated(NULL));
+	assert_int_equal(airlock_event_request_id(NULL), 0);
+	assert_int_equal(airlock_event_data(NULL, &data, &len), -EINVAL);
+	assert_string_equal(airlock_file_kind_name(AIRLOCK_FILE_FILE), "file");
+	assert_string_equal(airlock_file_kind_name(AIRLOCK_FILE_DIR), "dir");
+	assert_string_equal(airlock_file_kind_name(AIRLOCK_FILE_LINK), "link");
+	assert_string_equal(airlock_file_kind_name(AIRLOCK_FILE_OTHER), "other");
+	assert_null(airlock_file_kind_name((enum airlock_file_kind)4));
+}
+
 int
 main(void)
 {
@@ -984,6 +1665,14 @@ main(void)
 		cmocka_unit_test(test_ps_queues_result),
 		cmocka_unit_test(test_ps_wrong_reply),
 		cmocka_unit_test(test_cancel_zero_id),
+		cmocka_unit_test(test_sessions),
+		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_run_stream),
+		cmocka_unit_test(test_stream_queued_during_blocking),
+		cmocka_unit_test(test_stream_nonblocking),
+		cmocka_unit_test(test_stream_unasked),
+		cmocka_unit_test(test_run_no_session),
+		cmocka_unit_test(test_arguments_sessions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
