@@ -23,8 +23,9 @@
  * and may be used from different threads at the same time. Run requests,
  * results and info objects are plain data: they may be moved between threads
  * and read from several threads at once, but not modified concurrently.
- * Results, info and ps objects do not depend on the connection that produced
- * them and stay valid after it is freed. A run cannot be cancelled from
+ * Results, info, ps, session lists, files, file lists and events do not
+ * depend on the connection that produced them and stay valid after it is
+ * freed. A run cannot be cancelled from
  * another thread while a blocking airlock_run() waits on the same connection;
  * to cancel, submit with airlock_run_submit(), call airlock_cancel(), then
  * collect the result with airlock_conn_next_result() (or cancel by run id
