@@ -99,11 +99,17 @@ keep_parent(int root, const char *path, bool mkdirs, char *leaf, size_t leaflen)
 	}
 }
 
-/* Write the contents of memfd into path, making directories as needed. */
+/*
+ * Write the contents of memfd into path, making directories as needed. The
+ * data goes to a new temporary file first, renamed over the leaf at the end:
+ * a write that fails (a full workspace) leaves nothing half-written, and the
+ * rename replaces whatever is at the leaf (a link is replaced, not followed).
+ */
 static int
 keep_write(int root, const char *path, int memfd)
 {
-	char leaf[PROTO_NAME_MAX + 1];
+	static unsigned tmp_seq;
+	char leaf[PROTO_NAME_MAX + 1], tmp[64];
 	struct stat st;
 	off_t off = 0;
 	int dir, fd, r = 0;
@@ -113,21 +119,24 @@ keep_write(int root, const char *path, int memfd)
 	dir = keep_parent(root, path, true, leaf, sizeof(leaf));
 	if (dir < 0)
 		return -dir;
-	/* O_NOFOLLOW and RESOLVE_NO_SYMLINKS: a link in the leaf is refused,
-	 * never written through. O_NONBLOCK: a FIFO there cannot hang us. */
-	fd = keep_open(dir, leaf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0644);
-	close(dir);
-	if (fd < 0)
-		return errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return EINVAL;
-	}
-	if (ftruncate(fd, 0) < 0 || fchown(fd, PLAN_SANDBOX_UID, PLAN_SANDBOX_GID) < 0) {
-		r = errno;
-		goto out;
+	/* A link at the leaf is refused like one at any other component
+	 * (the rename below would replace it, never follow it, either way). */
+	if (fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+		close(dir);
+		return S_ISLNK(st.st_mode) ? ELOOP : S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
 	}
 	if (fstat(memfd, &st) < 0) {
+		close(dir);
+		return EINVAL;
+	}
+	snprintf(tmp, sizeof(tmp), ".airlock-put-%u", ++tmp_seq);
+	fd = keep_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		r = errno;
+		close(dir);
+		return r;
+	}
+	if (fchown(fd, PLAN_SANDBOX_UID, PLAN_SANDBOX_GID) < 0) {
 		r = errno;
 		goto out;
 	}
@@ -141,8 +150,13 @@ keep_write(int root, const char *path, int memfd)
 			break;
 		}
 	}
+	if (r == 0 && renameat(dir, tmp, dir, leaf) < 0)
+		r = errno;
 out:
+	if (r != 0)
+		(void)unlinkat(dir, tmp, 0);
 	close(fd);
+	close(dir);
 	return r;
 }
 
@@ -333,12 +347,13 @@ keeper_main(const struct keeper_ctx *ctx)
 		    syscall(SYS_close_range, hi + 1, ~0U, 0) < 0)
 			keep_ready(sock, errno);
 	}
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		keep_ready(sock, errno);
 	if (read(ctx->sync_fd, &c, 1) != 1)
 		keep_ready(sock, EPIPE);
 	close(ctx->sync_fd);
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		keep_ready(sock, errno);
+	/* After the uid change, which clears it; see sandbox_main(). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		keep_ready(sock, errno);
 	/* The workspace: a tmpfs of the session's size in our private mount
 	 * tree, owned by the code's uid, nosuid and nodev. */

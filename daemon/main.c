@@ -74,21 +74,22 @@ main_set_user(struct config *cfg, const char *name)
 /* The child side of the split. Never returns. */
 __attribute__((noreturn)) static void
 main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct sock_fprog *filter,
-	      bool memory_cgroup, const char *config_path, bool config_given)
+	      bool memory_cgroup, const char *config_path, bool config_given, pid_t spawner)
 {
 	struct daemon d;
 	int r;
 
 	log_set_ident("airlockd[frontend]");
-	/* The spawner is our parent: if it dies, we go too. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		fatal("prctl(PR_SET_PDEATHSIG)");
-	if (getppid() == 1)
-		fatalx("spawner died during start-up");
 	r = privdrop_frontend(cfg->service_uid, cfg->service_gid);
 	if (r < 0)
 		fatalx("cannot drop privileges to %s (uid %u): %s", cfg->service_user,
 		       (unsigned)cfg->service_uid, strerror(-r));
+	/* The spawner is our parent: if it dies, we go too. Set after the
+	 * drop, which would clear it; a spawner gone before is caught here. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fatal("prctl(PR_SET_PDEATHSIG)");
+	if (getppid() != spawner)
+		fatalx("spawner died during start-up");
 	if (prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, filter, 0, 0) < 0)
 		fatal("cannot load the frontend's seccomp filter");
 	memset(&d, 0, sizeof(d));
@@ -122,6 +123,8 @@ main(int argc, char **argv)
 	const char *config_path = NULL, *socket_path = NULL, *user = NULL;
 	bool debug = false, config_given = false;
 	struct config cfg, *cfgp;
+	sigset_t oldmask;
+	pid_t spawner_pid;
 	struct spawner sp;
 	struct sock_fprog frontend_filter;
 	char err[512];
@@ -212,18 +215,35 @@ main(int argc, char **argv)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		fatal("socketpair");
+	/* The spawner takes its signals from a signalfd: block them before
+	 * the split, so a SIGTERM that comes early is not lost or fatal. */
+	{
+		sigset_t mask;
+
+		sigemptyset(&mask);
+		sigaddset(&mask, SIGTERM);
+		sigaddset(&mask, SIGINT);
+		sigaddset(&mask, SIGHUP);
+		sigaddset(&mask, SIGCHLD);
+		if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0)
+			fatal("sigprocmask");
+	}
 	/* The frontend owns its config on the heap: a reload replaces it. */
 	cfgp = malloc(sizeof(*cfgp));
 	if (cfgp == NULL)
 		fatalx("out of memory");
 	*cfgp = cfg;
+	spawner_pid = getpid();
 	fe = fork();
 	if (fe < 0)
 		fatal("fork");
 	if (fe == 0) {
+		/* The frontend takes its signals through libevent. */
+		if (sigprocmask(SIG_SETMASK, &oldmask, NULL) < 0)
+			fatal("sigprocmask");
 		close(pair[0]);
 		main_frontend(cfgp, listen_fd, pair[1], &frontend_filter, sp.cg.enabled,
-			      config_path, config_given);
+			      config_path, config_given, spawner_pid);
 	}
 	close(pair[1]);
 	close(listen_fd);

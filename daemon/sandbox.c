@@ -893,15 +893,19 @@ sandbox_main(const struct sandbox_ctx *ctx)
 			sb_fail(SANDBOX_STEP_CGROUP, errno);
 		close(ctx->cgroup_fd);
 	}
-	/* Die with the spawner. Checked after the sync read below: if the
-	 * spawner died first, the pipe reads EOF. */
-	SB_CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), SANDBOX_STEP_PDEATHSIG);
 	if (read(ctx->sync_fd, &c, 1) != 1)
 		sb_fail(SANDBOX_STEP_SYNC, EPIPE);
 	close(ctx->sync_fd);
 	/* The maps are written: become root of the new user namespace. */
 	SB_CHECK(setresgid(0, 0, 0), SANDBOX_STEP_SETID);
 	SB_CHECK(setresuid(0, 0, 0), SANDBOX_STEP_SETID);
+	/*
+	 * Die with the spawner. Set only now: a change of uid clears the
+	 * parent-death signal. Should the spawner die before this line, the
+	 * frontend sees its channel close and exits, which closes our lifeline,
+	 * and we exit at the first poll: no sandbox outlives the daemon.
+	 */
+	SB_CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), SANDBOX_STEP_PDEATHSIG);
 
 	SB_CHECK(fstat(ctx->plan_fd, &st), SANDBOX_STEP_PLAN);
 	plan = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, ctx->plan_fd, 0);

@@ -170,7 +170,6 @@ session_reply_errno(struct client *c, uint32_t req_id, const char *path, int err
 {
 	switch (err) {
 	case ENOENT:
-	case ENOTDIR:
 		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "%s: %s", path, strerror(err));
 		break;
 	case ELOOP:
@@ -185,6 +184,7 @@ session_reply_errno(struct client *c, uint32_t req_id, const char *path, int err
 		client_send_error(c, req_id, PROTO_ERR_TOO_LARGE, "%s: %s", path, strerror(err));
 		break;
 	case EISDIR:
+	case ENOTDIR:
 	case EINVAL:
 	case ENOTEMPTY:
 	case EEXIST:
