@@ -1,6 +1,7 @@
 /* cli.c: the airlock command, a thin user of libairlock (airlock.h only). */
 #include "airlock.h"
 #include "cli_util.h"
+#include "mcp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1707,6 +1708,8 @@ main(int argc, char **argv)
 		return cli_run(&cli, argc, argv);
 	if (strcmp(cmd, "session") == 0)
 		return cli_session(&cli, argc, argv);
+	if (strcmp(cmd, "mcp") == 0)
+		return mcp_main(cli.socket, argc, argv);
 	for (c = 0; cli_commands[c].name != NULL; c++)
 		if (strcmp(cmd, cli_commands[c].name) == 0)
 			break;
