@@ -173,11 +173,78 @@ cgroup_run_open_self(const struct cgroup *cg, uint32_t uid, int *ret_fd)
 }
 
 int
+cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2])
+{
+	static const char *const files[2] = {"memory.max_usage_in_bytes", "memory.oom_control"};
+	int fds[2] = {-1, -1}, i;
+
+	if (!cg->enabled) {
+		ret_fds[0] = ret_fds[1] = -1;
+		return 0;
+	}
+	for (i = 0; i < 2; i++) {
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/u%" PRIu32 "/%s", cg->base, uid, files[i]);
+		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (fds[i] < 0) {
+			int r = -errno;
+
+			if (i == 1)
+				close(fds[0]);
+			return r;
+		}
+	}
+	ret_fds[0] = fds[0];
+	ret_fds[1] = fds[1];
+	return 0;
+}
+
+/* Read a control file through an open fd, from its start. */
+static int
+cgroup_pread(int fd, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Parse the peak and the oom kill count out of their files' text. */
+static void
+cgroup_parse_stats(const char *peak_txt, const char *oom_txt, uint64_t *ret_peak, bool *ret_oom)
+{
+	const char *k = oom_txt != NULL ? strstr(oom_txt, "oom_kill ") : NULL;
+
+	*ret_peak = peak_txt != NULL ? strtoull(peak_txt, NULL, 10) : 0;
+	*ret_oom = k != NULL && strtoull(k + 9, NULL, 10) > 0;
+}
+
+int
+cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom)
+{
+	char peak[64], oom[1024];
+
+	if (peak_fd < 0 || oom_fd < 0) {
+		*ret_peak = 0;
+		*ret_oom = false;
+		return 0;
+	}
+	if (cgroup_pread(peak_fd, peak, sizeof(peak)) < 0 ||
+	    cgroup_pread(oom_fd, oom, sizeof(oom)) < 0)
+		return -EIO;
+	cgroup_parse_stats(peak, oom, ret_peak, ret_oom);
+	return 0;
+}
+
+int
 cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, bool *ret_oom)
 {
-	char path[600], buf[1024];
+	char path[600], pbuf[64], obuf[1024];
 	uint64_t peak = 0;
-	bool oom = false;
+	bool oom = false, have_peak, have_oom;
 
 	if (!cg->enabled) {
 		*ret_peak = 0;
@@ -185,14 +252,10 @@ cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, boo
 		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.max_usage_in_bytes", cg->base, uid);
-	if (cgroup_read(path, buf, sizeof(buf)) == 0)
-		peak = strtoull(buf, NULL, 10);
+	have_peak = cgroup_read(path, pbuf, sizeof(pbuf)) == 0;
 	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.oom_control", cg->base, uid);
-	if (cgroup_read(path, buf, sizeof(buf)) == 0) {
-		const char *k = strstr(buf, "oom_kill ");
-
-		oom = k != NULL && strtoull(k + 9, NULL, 10) > 0;
-	}
+	have_oom = cgroup_read(path, obuf, sizeof(obuf)) == 0;
+	cgroup_parse_stats(have_peak ? pbuf : NULL, have_oom ? obuf : NULL, &peak, &oom);
 	snprintf(path, sizeof(path), "%s/u%" PRIu32, cg->base, uid);
 	if (rmdir(path) < 0)
 		return -errno;

@@ -36,6 +36,16 @@ int cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_byt
  */
 int cgroup_run_open_self(const struct cgroup *cg, uint32_t uid, int *ret_fd);
 
+/*
+ * Open the run's peak and oom files for reading, for the frontend: it may
+ * answer a run as soon as its processes are gone, before the sandbox is
+ * reaped (the cgroup directory is not searchable by the service user).
+ */
+int cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2]);
+
+/* Read the peak and whether the oom killer fired through those fds. */
+int cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom);
+
 /* Read the peak and whether the oom killer fired, then remove the cgroup. */
 int cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, bool *ret_oom);
 

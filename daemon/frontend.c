@@ -39,12 +39,16 @@ frontend_spawner_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	for (budget = 64; budget > 0; budget--) {
 		struct spawn_ev ev;
-		int fds[1];
+		int fds[2];
 		size_t nfds = 0;
-		ssize_t n = fdpass_recv(fd, &ev, sizeof(ev), fds, 1, &nfds);
+		ssize_t n = fdpass_recv(fd, &ev, sizeof(ev), fds, 2, &nfds);
 
 		if (n == -EAGAIN || n == -EINTR)
 			return;
+		/* Only SPAWN_STARTED of a run carries fds (its memory figures). */
+		if (n > 0 && (size_t)n == sizeof(ev) && ev.type == SPAWN_STARTED && nfds == 2 &&
+		    run_take_stats(d, ev.run_id, fds))
+			nfds = 0;
 		fdpass_close_all(fds, nfds);
 		if (n == 0) {
 			log_warnx("the spawner is gone; stopping");

@@ -109,6 +109,8 @@ void client_run_removed(struct client *c, struct run *r);
  * error and returns; the client sees exactly one reply per request.
  */
 void run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req);
+/* A run's memory figure fds (peak, oom) from the spawner; true if taken. */
+bool run_take_stats(struct daemon *d, uint32_t run_id, int fds[2]);
 /* An event from the spawner about a run. */
 void run_spawner_event(struct daemon *d, const struct spawn_ev *ev);
 /* The client went away: kill its runs; each is freed once reaped. */

@@ -29,6 +29,7 @@
 #include "sandbox.h"
 #include "runqueue.h"
 #include "session.h"
+#include "cgroup.h"
 
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
@@ -85,7 +86,10 @@ struct run {
 	bool sup_exit, setup_failed, backstop_fired;
 	struct sup_msg exit_msg;
 	int fail_step, fail_err;
-	bool spawn_started, spawn_failed, spawn_done, slot_held, finishing;
+	bool spawn_started, spawn_failed, spawn_done, slot_held, finishing, answered;
+	int stat_fd[2]; /* the run's cgroup peak and oom files, or -1 */
+	uint64_t mem_peak;
+	bool mem_oom;
 	struct spawn_ev spawn_ev, done_ev;
 };
 
@@ -290,6 +294,10 @@ run_free(struct run *r)
 	if (r->slot_held)
 		r->d->nrunning--;
 	run_free_inputs(r);
+	if (r->stat_fd[0] >= 0)
+		close(r->stat_fd[0]);
+	if (r->stat_fd[1] >= 0)
+		close(r->stat_fd[1]);
 	TAILQ_REMOVE(&r->d->runs, r, entry);
 	r->d->nruns--;
 	if (r->c != NULL)
@@ -476,8 +484,7 @@ run_lifeline_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	(void)run_lifeline_read(r, 64);
-	if (r->lifeline < 0)
-		run_maybe_finish(r);
+	run_maybe_finish(r);
 }
 
 /* The frontend's own wall clock fired: the supervisor did not end the run. */
@@ -548,7 +555,7 @@ run_artifact_blob(int fd, uint64_t cap, struct proto_artifact *a, int *ret_memfd
 static void
 run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
 {
-	bool oom = r->spawn_done && r->done_ev.oom;
+	bool oom = r->mem_oom;
 
 	if (r->prep_error[0] != '\0') {
 		res->outcome = PROTO_OUTCOME_ERROR;
@@ -598,11 +605,23 @@ run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
 		res->wall_ms = run_ms_since(&r->t_start);
 }
 
-/* Everything is in: build the result, send it, log it, free the run. */
+/* The run's memory figures: from the spawner's reap, or read ahead of it. */
 static void
-run_finish(struct run *r)
+run_memory(struct run *r)
 {
-	struct daemon *d = r->d;
+	if (r->spawn_done) {
+		r->mem_peak = r->done_ev.memory_peak;
+		r->mem_oom = r->done_ev.oom;
+	} else if (cgroup_read_stats(r->stat_fd[0], r->stat_fd[1], &r->mem_peak, &r->mem_oom) < 0) {
+		r->mem_peak = 0;
+		r->mem_oom = false;
+	}
+}
+
+/* Build the result, send it, log it. The run is not freed here. */
+static void
+run_answer(struct run *r)
+{
 	struct proto_result res;
 	struct proto_artifact *arts = NULL;
 	struct proto_out out;
@@ -611,8 +630,9 @@ run_finish(struct run *r)
 	int rc;
 
 	memset(&res, 0, sizeof(res));
+	run_memory(r);
 	run_outcome(r, &res, err, sizeof(err));
-	res.memory_peak_bytes = r->spawn_done ? r->done_ev.memory_peak : 0;
+	res.memory_peak_bytes = r->mem_peak;
 	res.error = err[0] ? err : NULL;
 	for (k = 0; k < 2; k++) {
 		res.out[k].data.data = r->out[k].buf ? r->out[k].buf : (const uint8_t *)"";
@@ -653,7 +673,23 @@ run_finish(struct run *r)
 	for (i = 0; i < res.nartifacts; i++)
 		close(arts[i].data.fd);
 	free(arts);
+	for (i = 0; i < r->narts; i++)
+		if (r->arts[i].fd >= 0) {
+			close(r->arts[i].fd);
+			r->arts[i].fd = -1;
+		}
+	r->answered = true;
 	r->state = RUN_DONE;
+}
+
+/* The run is over and reaped: answer it if not yet done, free it. */
+static void
+run_finish(struct run *r)
+{
+	struct daemon *d = r->d;
+
+	if (!r->answered)
+		run_answer(r);
 	run_free(r);
 	run_dispatch(d);
 }
@@ -663,13 +699,39 @@ run_maybe_finish(struct run *r)
 {
 	bool reaped = r->spawn_done || (r->spawn_failed && r->spawn_ev.pid == 0);
 
-	if (r->finishing || !reaped || !r->out[0].eof || !r->out[1].eof)
+	if (r->finishing || !r->out[0].eof || !r->out[1].eof)
 		return;
+	/*
+	 * The supervisor's last word came and every process of the run is gone
+	 * (it killed and reaped them before SUP_EXIT): answer now, without
+	 * waiting for the namespaces' teardown and the reap. The run, and its
+	 * uid slot, stay until the spawner reports the reap.
+	 */
+	if (!reaped) {
+		if (!r->answered && r->sup_exit && r->lifeline < 0 &&
+		    (r->stat_fd[0] >= 0 || !r->d->memory_cgroup))
+			run_answer(r);
+		return;
+	}
 	r->finishing = true;
 	/* Reaped: whatever the supervisor sent is queued; read all of it. */
 	if (r->lifeline >= 0 && run_lifeline_read(r, INT32_MAX))
 		run_close_lifeline(r);
 	run_finish(r);
+}
+
+bool
+run_take_stats(struct daemon *d, uint32_t run_id, int fds[2])
+{
+	struct run *r;
+
+	TAILQ_FOREACH(r, &d->runs, entry)
+	if (r->run_id == run_id && r->stat_fd[0] < 0) {
+		r->stat_fd[0] = fds[0];
+		r->stat_fd[1] = fds[1];
+		return true;
+	}
+	return false;
 }
 
 void
@@ -1033,6 +1095,7 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	r->lim = lim;
 	r->asked = req->limits;
 	r->plan_fd = plan_fd;
+	r->stat_fd[0] = r->stat_fd[1] = -1;
 	r->stream = req->stream;
 	if (s != NULL && run_keep_inputs(r, req) < 0) {
 		close(plan_fd);

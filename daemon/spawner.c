@@ -159,7 +159,18 @@ spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	}
 	ev.type = SPAWN_STARTED;
 	ev.pid = (int32_t)pid;
-	spawner_send(sp, &ev);
+	{
+		int sfds[2] = {-1, -1};
+
+		/* The run's memory figures, readable by the frontend the moment
+		 * the run's processes are gone. Without them it waits for DONE. */
+		if (cgroup_run_open_stats(&sp->cg, spawner_uid(sp, req->uid_slot), sfds) < 0)
+			sfds[0] = sfds[1] = -1;
+		r = fdpass_send(sp->sock, &ev, sizeof(ev), sfds, sfds[0] >= 0 ? 2 : 0);
+		if (r < 0)
+			log_warnx("spawner: send to frontend: %s", strerror(-r));
+		fdpass_close_all(sfds, 2);
+	}
 	goto out;
 fail:
 	ev.type = SPAWN_FAILED;
