@@ -1,0 +1,540 @@
+"""Tests of `airlock mcp` (libclient/mcp.c) against a real airlockd.
+
+Run by meson (suite "mcp") with AIRLOCK_CLI (the built airlock command) and
+AIRLOCKD (the built daemon) set. Starts one daemon as root on a private
+socket in a temporary directory (sandboxes as user nobody), and drives
+`airlock --socket S mcp` as a subprocess, the way an MCP client does:
+newline-delimited JSON-RPC 2.0 on its stdin and stdout. Every line the
+server writes on stdout is checked to be one JSON-RPC 2.0 message.
+Python 3 standard library only.
+"""
+
+import base64
+import json
+import os
+import queue
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import zlib
+
+UID_BASE = 1300000
+SESSION_RE = re.compile(r"\b[0-9a-f]{32}\b")
+
+_daemon = None
+_dir = None
+SOCKET = None
+CLI = None
+
+
+def _daemon_log() -> str:
+    try:
+        with open(os.path.join(_dir, "airlockd.log"), encoding="utf-8", errors="replace") as f:
+            return f.read()[-4000:]
+    except OSError:
+        return ""
+
+
+def setUpModule() -> None:
+    global _daemon, _dir, SOCKET, CLI
+    if os.geteuid() != 0:
+        raise unittest.SkipTest("airlockd must start as root")
+    CLI = os.environ.get("AIRLOCK_CLI") or shutil.which("airlock")
+    binary = os.environ.get("AIRLOCKD") or shutil.which("airlockd")
+    if not binary or not CLI:
+        raise unittest.SkipTest("no airlockd or airlock (set AIRLOCKD and AIRLOCK_CLI)")
+    _dir = tempfile.mkdtemp(prefix="airlock-mcp-")
+    os.chmod(_dir, 0o755)
+    SOCKET = os.path.join(_dir, "airlock.sock")
+    config = os.path.join(_dir, "airlockd.conf")
+    with open(config, "w") as f:
+        f.write(f"[sandbox]\nuid_base = {UID_BASE}\n")
+    log = open(os.path.join(_dir, "airlockd.log"), "wb")
+    _daemon = subprocess.Popen(
+        [binary, "--foreground", "--debug", "--user", "nobody", "--socket", SOCKET, "--config", config],
+        stdout=log,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+    )
+    log.close()
+    deadline = time.monotonic() + 10
+    while subprocess.run([CLI, "--socket", SOCKET, "ping"], capture_output=True).returncode != 0:
+        if _daemon.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("airlockd did not start:\n" + _daemon_log())
+        time.sleep(0.1)
+
+
+def tearDownModule() -> None:
+    if _daemon is not None:
+        _daemon.terminate()
+        try:
+            _daemon.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            _daemon.kill()
+            _daemon.wait()
+    if _dir is not None:
+        shutil.rmtree(_dir, ignore_errors=True)
+
+
+def tiny_png_code() -> str:
+    """Python source that writes a valid 2x2 red PNG to plot.png (zlib + struct only)."""
+    return (
+        "import struct, zlib\n"
+        "def chunk(kind, data):\n"
+        "    c = struct.pack('>I', len(data)) + kind + data\n"
+        "    return c + struct.pack('>I', zlib.crc32(kind + data) & 0xffffffff)\n"
+        "raw = b''.join(b'\\x00' + b'\\xff\\x00\\x00' * 2 for _ in range(2))\n"
+        "png = (b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 2, 2, 8, 2, 0, 0, 0))\n"
+        "       + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))\n"
+        "open('plot.png', 'wb').write(png)\n"
+        "print('wrote', len(png), 'bytes')\n"
+    )
+
+
+def png_is_valid(data: bytes) -> bool:
+    """Walk the PNG's chunks and check each CRC and the image data."""
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return False
+    off, idat, kinds = 8, b"", []
+    while off < len(data):
+        (n,) = struct.unpack(">I", data[off : off + 4])
+        kind, body = data[off + 4 : off + 8], data[off + 8 : off + 8 + n]
+        (crc,) = struct.unpack(">I", data[off + 8 + n : off + 12 + n])
+        if zlib.crc32(kind + body) & 0xFFFFFFFF != crc:
+            return False
+        kinds.append(kind)
+        if kind == b"IDAT":
+            idat += body
+        off += 12 + n
+    return kinds[0] == b"IHDR" and kinds[-1] == b"IEND" and len(zlib.decompress(idat)) == 2 * 7
+
+
+class Server:
+    """One `airlock mcp` process and a thread reading its stdout."""
+
+    def __init__(self, socket_path: str):
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [CLI, "--socket", socket_path, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+        )
+        self.lines = []  # every stdout line, raw
+        self.bad = []  # stdout lines that are not one JSON-RPC 2.0 message
+        self.messages = queue.Queue()
+        self.next_id = 100
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for raw in self.proc.stdout:
+            self.lines.append(raw)
+            try:
+                msg = json.loads(raw)
+                ok = (
+                    raw.endswith(b"\n")
+                    and isinstance(msg, dict)
+                    and msg.get("jsonrpc") == "2.0"
+                    and (("id" in msg and ("result" in msg) != ("error" in msg)) or "method" in msg)
+                )
+            except ValueError:
+                ok = False
+            if not ok:
+                self.bad.append(raw)
+                continue
+            self.messages.put(msg)
+        self.messages.put(None)
+
+    def send_raw(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, msg: dict) -> None:
+        self.send_raw(json.dumps(msg).encode() + b"\n")
+
+    def request(self, method: str, params=None, rid=None):
+        if rid is None:
+            rid = self.next_id
+            self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return rid
+
+    def notify(self, method: str, params=None) -> None:
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def wait(self, rid, timeout: float = 30, notes=None) -> dict:
+        """The response to rid; notifications seen meanwhile go to notes."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no response to {rid!r} within {timeout} s; stderr:\n{self.log()}")
+            try:
+                msg = self.messages.get(timeout=left)
+            except queue.Empty:
+                continue
+            if msg is None:
+                raise AssertionError(f"server closed stdout waiting for {rid!r}; stderr:\n{self.log()}")
+            if "method" in msg:
+                if notes is not None:
+                    notes.append(msg)
+                continue
+            if msg.get("id") == rid:
+                return msg
+            raise AssertionError(f"unexpected response {msg!r} while waiting for {rid!r}")
+
+    def call(self, rid, timeout: float = 30, notes=None) -> dict:
+        return self.wait(rid, timeout, notes)
+
+    def tool(self, name: str, arguments: dict, timeout: float = 60, meta=None) -> dict:
+        params = {"name": name, "arguments": arguments}
+        if meta is not None:
+            params["_meta"] = meta
+        rid = self.request("tools/call", params)
+        reply = self.wait(rid, timeout)
+        if "error" in reply:
+            raise AssertionError(f"{name}: JSON-RPC error {reply['error']!r}")
+        return reply["result"]
+
+    def initialize(self, version: str = "2025-06-18") -> dict:
+        rid = self.request(
+            "initialize",
+            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test_mcp", "version": "1"}},
+        )
+        reply = self.wait(rid)
+        self.notify("notifications/initialized")
+        return reply
+
+    def log(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")[-4000:]
+
+    def close(self) -> int:
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("airlock mcp did not exit when its stdin closed")
+        self.reader.join(timeout=10)
+        self.proc.stdout.close()
+        self.stderr.close()
+        return rc
+
+
+def text_of(result: dict) -> str:
+    return "\n".join(b["text"] for b in result["content"] if b["type"] == "text")
+
+
+class McpTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.server = Server(SOCKET)
+
+    def tearDown(self) -> None:
+        server, self.server = self.server, None
+        log = server.log()
+        rc = server.close()
+        self.assertEqual(server.bad, [], "stdout carried something that is not a JSON-RPC 2.0 line")
+        self.assertEqual(rc, 0, log)
+
+    def run_python(self, code: str, **kw) -> dict:
+        return self.server.tool("run_python", dict(code=code, **kw))
+
+    # ---- protocol ----
+
+    def test_initialize_and_versions(self) -> None:
+        reply = self.server.initialize("2025-06-18")["result"]
+        self.assertEqual(reply["protocolVersion"], "2025-06-18")
+        self.assertEqual(reply["capabilities"], {"tools": {}})
+        self.assertEqual(reply["serverInfo"]["name"], "airlock")
+        self.assertIsInstance(reply["serverInfo"]["version"], str)
+        # A second initialize is refused.
+        again = self.server.wait(self.server.request("initialize", {"protocolVersion": "2025-06-18"}))
+        self.assertEqual(again["error"]["code"], -32600)
+        for asked, got in (("2025-03-26", "2025-03-26"), ("2024-11-05", "2024-11-05"), ("1999-01-01", "2025-06-18")):
+            other = Server(SOCKET)
+            try:
+                self.assertEqual(other.initialize(asked)["result"]["protocolVersion"], got)
+            finally:
+                self.assertEqual(other.close(), 0)
+                self.assertEqual(other.bad, [])
+
+    def test_before_initialize(self) -> None:
+        reply = self.server.wait(self.server.request("tools/list"))
+        self.assertIn("error", reply)
+        self.assertIn("initialize", reply["error"]["message"])
+        reply = self.server.wait(self.server.request("tools/call", {"name": "run_python", "arguments": {"code": "1"}}))
+        self.assertIn("error", reply)
+        self.assertEqual(self.server.wait(self.server.request("ping"))["result"], {})
+
+    def test_errors(self) -> None:
+        self.server.initialize()
+        self.server.send_raw(b"{this is not json\n")
+        reply = self.server.wait(None)
+        self.assertEqual(reply["error"]["code"], -32700)
+        reply = self.server.wait(self.server.request("no/such/method"))
+        self.assertEqual(reply["error"]["code"], -32601)
+        # An unknown notification gets no answer: the ping's comes next.
+        self.server.notify("notifications/whatever")
+        self.assertEqual(self.server.wait(self.server.request("ping"))["result"], {})
+        bad = [
+            {"name": "run_python", "arguments": {}},
+            {"name": "run_python", "arguments": {"code": 5}},
+            {"name": "run_python", "arguments": {"code": "1", "timeout_seconds": -1}},
+            {"name": "run_python", "arguments": {"code": "1", "bogus": 1}},
+            {"name": "no_such_tool", "arguments": {}},
+            {"name": "read_file", "arguments": {"session": "nope", "path": "x"}},
+            {"arguments": {}},
+        ]
+        for params in bad:
+            reply = self.server.wait(self.server.request("tools/call", params))
+            self.assertEqual(reply.get("error", {}).get("code"), -32602, params)
+        # An id that is neither a string nor an integer is an invalid request.
+        self.server.send({"jsonrpc": "2.0", "id": [1], "method": "ping"})
+        self.assertEqual(self.server.wait(None)["error"]["code"], -32600)
+
+    def test_tools_list(self) -> None:
+        self.server.initialize()
+        tools = self.server.wait(self.server.request("tools/list"))["result"]["tools"]
+        names = {t["name"]: t for t in tools}
+        for name in ("run_python", "run_shell", "session_open", "session_close", "write_file", "read_file", "list_files"):
+            self.assertIn(name, names)
+            schema = names[name]["inputSchema"]
+            self.assertEqual(schema["type"], "object")
+            self.assertIn("properties", schema)
+            self.assertTrue(names[name]["description"])
+        self.assertEqual(names["run_python"]["inputSchema"]["required"], ["code"])
+        self.assertIn("timeout_seconds", names["run_python"]["inputSchema"]["properties"])
+        self.assertIn("session", names["run_shell"]["inputSchema"]["properties"])
+        self.assertEqual(set(names["write_file"]["inputSchema"]["required"]), {"session", "path", "content"})
+
+    # ---- runs ----
+
+    def test_run_python_output(self) -> None:
+        self.server.initialize()
+        result = self.run_python("import sys\nprint('hello', 6 * 7)\nprint('oops', file=sys.stderr)\n")
+        self.assertFalse(result["isError"])
+        text = text_of(result)
+        self.assertIn("exit code 0", text)
+        self.assertIn("hello 42", text)
+        self.assertIn("oops", text)
+        # A non-zero exit is a result, not an error.
+        result = self.run_python("raise SystemExit(3)")
+        self.assertFalse(result["isError"])
+        self.assertIn("exit code 3", text_of(result))
+        result = self.run_python("1/0")
+        self.assertFalse(result["isError"])
+        self.assertIn("ZeroDivisionError", text_of(result))
+        # Input files, and run_shell.
+        result = self.run_python("print(open('in.txt').read().upper())", files={"in.txt": "abc"})
+        self.assertIn("ABC", text_of(result))
+        result = self.server.tool("run_shell", {"command": "echo shell-$((2+3)); exit 4"})
+        self.assertFalse(result["isError"])
+        self.assertIn("shell-5", text_of(result))
+        self.assertIn("exit code 4", text_of(result))
+
+    def test_output_truncated(self) -> None:
+        self.server.initialize()
+        result = self.run_python("print('x' * 50000, end='')")
+        text = text_of(result)
+        self.assertIn("[... output truncated: 30000 bytes more ...]", text)
+        self.assertLess(len(text), 21000)
+        # Invalid UTF-8 does not break the JSON: it becomes U+FFFD.
+        result = self.run_python("import sys; sys.stdout.buffer.write(b'a\\xffb\\x00c')")
+        self.assertIn("a\ufffdb\ufffdc", text_of(result))
+
+    def test_wall_limit(self) -> None:
+        self.server.initialize()
+        t0 = time.monotonic()
+        result = self.run_python("import time\nprint('before', flush=True)\ntime.sleep(30)\n", timeout_seconds=1)
+        self.assertLess(time.monotonic() - t0, 15)
+        self.assertTrue(result["isError"])
+        text = text_of(result)
+        self.assertIn("wall-clock limit of 1 s exceeded", text)
+        self.assertIn("before", text)
+
+    def test_png_artifact(self) -> None:
+        self.server.initialize()
+        result = self.run_python(tiny_png_code() + "open('notes.txt', 'w').write('some notes')\n")
+        self.assertFalse(result["isError"], text_of(result))
+        images = [b for b in result["content"] if b["type"] == "image"]
+        self.assertEqual(len(images), 1, result["content"])
+        self.assertEqual(images[0]["mimeType"], "image/png")
+        self.assertTrue(png_is_valid(base64.b64decode(images[0]["data"], validate=True)))
+        resources = [b["resource"] for b in result["content"] if b["type"] == "resource"]
+        self.assertEqual(
+            [(r["uri"], r["mimeType"], r["text"]) for r in resources],
+            [("airlock://artifact/notes.txt", "text/plain", "some notes")],
+        )
+        self.assertIn("plot.png", text_of(result))
+        # Binary that is no image comes back as a blob resource.
+        result = self.run_python("open('data.bin', 'wb').write(bytes(range(256)))")
+        blobs = [b["resource"] for b in result["content"] if b["type"] == "resource"]
+        self.assertEqual(len(blobs), 1)
+        self.assertEqual(blobs[0]["mimeType"], "application/octet-stream")
+        self.assertEqual(base64.b64decode(blobs[0]["blob"]), bytes(range(256)))
+        # At most 4 images in one result; the rest are named by resource links.
+        result = self.run_python(tiny_png_code() + "import shutil\nfor i in range(6): shutil.copy('plot.png', f'p{i}.png')\n")
+        kinds = [b["type"] for b in result["content"]]
+        self.assertEqual(kinds.count("image"), 4)
+        self.assertEqual(kinds.count("resource_link"), 3)
+
+    def test_progress(self) -> None:
+        self.server.initialize()
+        notes = []
+        rid = self.server.request(
+            "tools/call",
+            {
+                "name": "run_python",
+                "arguments": {"code": "import time\nfor i in range(3):\n    print('tick', i, flush=True)\n    time.sleep(0.7)\n"},
+                "_meta": {"progressToken": "tok-1"},
+            },
+        )
+        reply = self.server.wait(rid, notes=notes)
+        self.assertFalse(reply["result"]["isError"])
+        progress = [n["params"] for n in notes if n["method"] == "notifications/progress"]
+        self.assertGreaterEqual(len(progress), 2, notes)
+        self.assertTrue(all(p["progressToken"] == "tok-1" for p in progress))
+        values = [p["progress"] for p in progress]
+        self.assertEqual(values, sorted(set(values)), "progress must increase")
+        self.assertTrue(any("tick" in p.get("message", "") for p in progress), progress)
+        # Without a token, no progress.
+        notes = []
+        rid = self.server.request("tools/call", {"name": "run_python", "arguments": {"code": "import time; time.sleep(1.2)"}})
+        self.server.wait(rid, notes=notes)
+        self.assertEqual(notes, [])
+
+    def test_cancel(self) -> None:
+        self.server.initialize()
+        notes = []
+        rid = self.server.request(
+            "tools/call",
+            {
+                "name": "run_python",
+                "arguments": {"code": "import time\nprint('started', flush=True)\ntime.sleep(60)\n", "timeout_seconds": 60},
+                "_meta": {"progressToken": 7},
+            },
+        )
+        # Wait until the code runs (its output comes back as progress).
+        deadline = time.monotonic() + 20
+        while not any("started" in n["params"].get("message", "") for n in notes):
+            self.assertLess(time.monotonic(), deadline, "the run did not start")
+            msg = self.server.messages.get(timeout=20)
+            self.assertIsNotNone(msg)
+            self.assertIn("method", msg, "a response came before the cancel")
+            notes.append(msg)
+        t0 = time.monotonic()
+        self.server.notify("notifications/cancelled", {"requestId": rid, "reason": "test"})
+        # The server still answers pings, and never answers the cancelled call.
+        pong = self.server.wait(self.server.request("ping"), timeout=10)
+        self.assertEqual(pong["result"], {})
+        nxt = self.server.request("tools/call", {"name": "run_python", "arguments": {"code": "print('after')"}})
+        reply = self.server.wait(nxt, timeout=30)  # raises on a response to rid
+        self.assertIn("after", text_of(reply["result"]))
+        self.assertLess(time.monotonic() - t0, 20, "the cancelled run was not stopped")
+        ps = subprocess.run([CLI, "--socket", SOCKET, "--json", "ps"], capture_output=True, text=True)
+        self.assertEqual(ps.returncode, 0, ps.stderr)
+        self.assertNotIn("running", ps.stdout)
+        time.sleep(0.5)
+        self.assertTrue(self.server.messages.empty(), "something came after the next call's answer")
+
+    def test_cancel_queued(self) -> None:
+        # A request cancelled while it waits behind a run is dropped unanswered.
+        self.server.initialize()
+        first = self.server.request("tools/call", {"name": "run_python", "arguments": {"code": "import time; time.sleep(1.5); print('one')"}})
+        second = self.server.request("tools/call", {"name": "run_python", "arguments": {"code": "print('two')"}})
+        self.server.notify("notifications/cancelled", {"requestId": second})
+        third = self.server.request("ping")
+        self.assertEqual(self.server.wait(third)["result"], {})
+        self.assertIn("one", text_of(self.server.wait(first)["result"]))
+        last = self.server.request("ping")
+        self.assertEqual(self.server.wait(last)["result"], {})  # raises if second was answered
+
+    # ---- sessions ----
+
+    def test_session_flow(self) -> None:
+        self.server.initialize()
+        opened = self.server.tool("session_open", {})
+        self.assertFalse(opened["isError"])
+        match = SESSION_RE.search(text_of(opened))
+        self.assertIsNotNone(match, text_of(opened))
+        sid = match.group(0)
+        wrote = self.server.tool("write_file", {"session": sid, "path": "data/in.txt", "content": "hello session"})
+        self.assertFalse(wrote["isError"], text_of(wrote))
+        ran = self.run_python(
+            "s = open('data/in.txt').read()\nprint(s.upper())\nopen('out.txt', 'w').write(s[::-1])\n",
+            session=sid,
+        )
+        self.assertFalse(ran["isError"], text_of(ran))
+        self.assertIn("HELLO SESSION", text_of(ran))
+        shell = self.server.tool("run_shell", {"command": "cat out.txt", "session": sid})
+        self.assertIn("noisses olleh", text_of(shell))
+        read = self.server.tool("read_file", {"session": sid, "path": "out.txt"})
+        self.assertFalse(read["isError"])
+        self.assertIn("noisses olleh", text_of(read))
+        listing = self.server.tool("list_files", {"session": sid})
+        self.assertFalse(listing["isError"])
+        self.assertIn("out.txt", text_of(listing))
+        self.assertRegex(text_of(listing), r"dir\s+\d+\s+data/")
+        sub = self.server.tool("list_files", {"session": sid, "path": "data"})
+        self.assertIn("in.txt", text_of(sub))
+        missing = self.server.tool("read_file", {"session": sid, "path": "nope.txt"})
+        self.assertTrue(missing["isError"])
+        escape = self.server.tool("read_file", {"session": sid, "path": "../../etc/passwd"})
+        self.assertTrue(escape["isError"])
+        closed = self.server.tool("session_close", {"session": sid})
+        self.assertFalse(closed["isError"], text_of(closed))
+        gone = self.server.tool("read_file", {"session": sid, "path": "out.txt"})
+        self.assertTrue(gone["isError"])
+        self.assertIn("no such", text_of(gone))
+        gone = self.run_python("print(1)", session=sid)
+        self.assertTrue(gone["isError"])
+        self.assertIn("no such session", text_of(gone))
+
+    # ---- the daemon away, and the end ----
+
+    def test_unreachable_daemon(self) -> None:
+        away = Server(os.path.join(_dir, "no-such.sock"))
+        try:
+            away.initialize()
+            t0 = time.monotonic()
+            rid = away.request("tools/call", {"name": "run_python", "arguments": {"code": "print(1)"}})
+            result = away.wait(rid, timeout=10)["result"]
+            self.assertLess(time.monotonic() - t0, 5)
+            self.assertTrue(result["isError"])
+            self.assertIn("cannot reach airlockd", text_of(result))
+            self.assertIn("no-such.sock", text_of(result))
+            result = away.wait(away.request("tools/call", {"name": "session_open", "arguments": {}}), timeout=10)["result"]
+            self.assertTrue(result["isError"])
+        finally:
+            self.assertEqual(away.close(), 0)
+        self.assertEqual(away.bad, [])
+
+    def test_eof_finishes_queued_work(self) -> None:
+        # Like `printf ... | airlock mcp`: stdin ends with a run queued; it is
+        # still answered, then the server exits 0.
+        self.server.initialize()
+        rid = self.server.request("tools/call", {"name": "run_python", "arguments": {"code": "print('last words')"}})
+        self.server.proc.stdin.close()
+        self.assertIn("last words", text_of(self.server.wait(rid)["result"]))
+        self.assertEqual(self.server.proc.wait(timeout=30), 0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
