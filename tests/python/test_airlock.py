@@ -23,10 +23,14 @@ import unittest
 import airlock
 from airlock import (
     AirlockSandbox,
+    FileInfo,
     SandboxError,
     SandboxLimits,
     SandboxMemoryError,
+    SandboxNotFoundError,
+    SandboxPathError,
     SandboxResult,
+    SandboxSessionClosedError,
     SandboxTimeoutError,
     SandboxUnavailableError,
     sandbox_tool,
@@ -61,7 +65,8 @@ def setUpModule() -> None:
     SOCKET = os.path.join(_dir, "airlock.sock")
     config = os.path.join(_dir, "airlockd.conf")
     with open(config, "w") as f:
-        f.write(f"[sandbox]\nuid_base = {UID_BASE}\n")
+        # Room for the sessions of a failing test that were not closed.
+        f.write(f"[sandbox]\nuid_base = {UID_BASE}\n[sessions]\nmax_per_uid = 16\n")
     log = open(os.path.join(_dir, "airlockd.log"), "wb")
     _daemon = subprocess.Popen(
         [binary, "--foreground", "--debug", "--user", "nobody", "--socket", SOCKET, "--config", config],
@@ -377,6 +382,368 @@ class SandboxTest(unittest.TestCase):
         self.assertEqual(self.sandbox._channels, {})
 
 
+def runs_in_daemon(sandbox) -> int:
+    """Runs the daemon lists (airlock_ps), after they had up to 3 s to end."""
+    import ctypes
+
+    lib = sandbox._lib
+    lib.airlock_ps.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.airlock_ps_count.argtypes = [ctypes.c_void_p]
+    lib.airlock_ps_count.restype = ctypes.c_size_t
+    lib.airlock_ps_free.argtypes = [ctypes.c_void_p]
+    conn = sandbox._connect()
+    try:
+        for _ in range(300):
+            ps = ctypes.c_void_p()
+            assert lib.airlock_ps(conn.ptr, ctypes.byref(ps)) == 0
+            n = lib.airlock_ps_count(ps)
+            lib.airlock_ps_free(ps)
+            if n == 0:
+                break
+            time.sleep(0.01)
+        return n
+    finally:
+        conn.close()
+
+
+class SessionTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.sandbox = AirlockSandbox(SOCKET)
+        self.addCleanup(self.sandbox.close)
+
+    def test_state_carried_between_runs(self) -> None:
+        async def main():
+            async with self.sandbox.session() as s:
+                self.assertRegex(s.id, r"\A[0-9a-f]{32}\Z")
+                first = await s.run("open('count.txt', 'w').write('1')\nimport os\nprint(os.getcwd())")
+                second = await s.run("n = int(open('count.txt').read())\nopen('count.txt', 'w').write(str(n + 1))\nprint(n + 1)")
+                third = await s.run("print(open('count.txt').read())")
+                listed = [i.id for i in self.sandbox.list_sessions()]
+            return s, first, second, third, listed
+
+        s, first, second, third, listed = asyncio.run(main())
+        self.assertEqual(first.exit_code, 0, first.stderr)
+        self.assertEqual([a.name for a in first.artifacts], ["count.txt"])
+        self.assertEqual(second.stdout, "2\n")
+        self.assertEqual([a.name for a in second.artifacts], ["count.txt"])  # what this run changed
+        self.assertEqual(third.stdout, "2\n")
+        self.assertEqual(third.artifacts, ())
+        self.assertIn(s.id, listed)
+        # Leaving `async with` closed it.
+        self.assertTrue(s.closed)
+        self.assertNotIn(s.id, [i.id for i in self.sandbox.list_sessions()])
+        with self.assertRaises(SandboxSessionClosedError):
+            asyncio.run(s.run("print(1)"))
+
+    def test_sync_session_and_file_operations(self) -> None:
+        blob = bytes(range(256)) * 300  # > 16 KiB: travels as a memfd
+        with self.sandbox.session_sync() as s:
+            s.write_file("in.txt", "héllo")
+            s.write_file("deep/er/blob.bin", blob)  # parents made
+            result = s.run(
+                "import os\nprint(open('in.txt').read().upper())\n"
+                "open('out.bin', 'wb').write(open('deep/er/blob.bin', 'rb').read()[::-1])\n"
+            )
+            self.assertEqual(result.stdout, "HÉLLO\n", result.stderr)
+            self.assertEqual([a.name for a in result.artifacts], ["out.bin"])  # inputs are not returned
+            data = s.read_file("out.bin")
+            self.assertEqual(data, blob[::-1])
+            self.assertIsInstance(data, bytes)
+            self.assertFalse(data.truncated)
+            self.assertEqual(data.size, len(blob))
+            self.assertEqual(s.read_file("in.txt"), "héllo".encode())
+
+            entries = {e.name: e for e in s.list_files()}
+            self.assertEqual(sorted(entries), ["deep", "in.txt", "out.bin"])
+            self.assertEqual(entries["deep"].kind, "dir")
+            self.assertEqual(entries["in.txt"], FileInfo("in.txt", "file", 6, entries["in.txt"].mtime))
+            self.assertEqual(sorted(e.name for e in s.list_files()), sorted(entries))  # a second listing
+            self.assertLess(abs(entries["out.bin"].mtime - time.time()), 60)
+            self.assertFalse(s.list_files().truncated)
+            self.assertEqual([e.name for e in s.list_files("deep/er")], ["blob.bin"])
+
+            with self.assertRaises(SandboxPathError):  # a non-empty directory
+                s.delete_file("deep/er")
+            s.delete_file("deep/er/blob.bin")
+            s.delete_file("deep/er")
+            s.delete_file("in.txt")
+            self.assertEqual(sorted(e.name for e in s.list_files()), ["deep", "out.bin"])
+            with self.assertRaises(SandboxNotFoundError) as cm:
+                s.read_file("in.txt")
+            self.assertIsInstance(cm.exception, FileNotFoundError)
+            self.assertIsInstance(cm.exception, SandboxError)
+            self.assertEqual(cm.exception.path, "in.txt")
+            with self.assertRaises(FileNotFoundError):
+                s.delete_file("in.txt")
+            with self.assertRaises(FileNotFoundError):
+                s.list_files("no/such/dir")
+            self.assertEqual(s.run("import os\nprint(os.path.exists('in.txt'))").stdout, "False\n")
+        self.assertTrue(s.closed)
+
+    def test_async_file_operations(self) -> None:
+        async def main():
+            async with self.sandbox.session() as s:
+                await s.write_file("a.txt", b"abc")
+                await s.write_file("empty", b"")
+                got = await s.read_file("a.txt"), await s.read_file("empty")
+                names = sorted(e.name for e in await s.list_files())
+                await s.delete_file("a.txt")
+                with self.assertRaises(SandboxNotFoundError):
+                    await s.read_file("a.txt")
+                return got, names
+
+        (a, empty), names = asyncio.run(main())
+        self.assertEqual((a, a.size, empty, empty.size), (b"abc", 3, b"", 0))
+        self.assertEqual(names, ["a.txt", "empty"])
+
+    def test_paths_refused(self) -> None:
+        with self.sandbox.session_sync() as s:
+            s.write_file("sub/f", b"")
+            for bad in ("../x", "sub/../../x", "/etc/passwd"):
+                with self.subTest(path=bad):
+                    with self.assertRaises(SandboxPathError) as cm:
+                        s.read_file(bad)
+                    self.assertEqual(cm.exception.path, bad)
+                    self.assertEqual(cm.exception.code, "bad_request")
+                    self.assertTrue(cm.exception.message)
+                    with self.assertRaises(SandboxPathError):
+                        s.write_file(bad, b"x")
+            # Links planted by the code are never followed.
+            result = s.run("ln -s /etc/passwd pw && ln -s / root && mkdir d && ln -s .. d/up", language="sh")
+            self.assertEqual(result.exit_code, 0, result.stderr)
+            kinds = {e.name: e.kind for e in s.list_files()}
+            self.assertEqual(kinds, {"pw": "link", "root": "link", "d": "dir", "sub": "dir"})
+            for bad in ("pw", "root/etc/passwd", "d/up/pw"):
+                with self.subTest(path=bad):
+                    with self.assertRaises(SandboxPathError) as cm:
+                        s.read_file(bad)
+                    self.assertEqual(cm.exception.path, bad)
+            with self.assertRaises(SandboxPathError):
+                s.write_file("pw", b"overwritten?")
+            with self.assertRaises(SandboxPathError):
+                s.list_files("root")
+            with self.assertRaises(SandboxPathError):  # a directory is not a file to read
+                s.read_file("d")
+            s.delete_file("pw")  # the link itself
+            self.assertNotIn("pw", [e.name for e in s.list_files()])
+            # Checked here (nothing sent): bounds libairlock would refuse.
+            with self.assertRaises(ValueError):
+                s.read_file("")
+            with self.assertRaises(ValueError):
+                s.read_file("a" * 1025)
+            with self.assertRaises(ValueError):
+                s.write_file("a\0b", b"")
+            with self.assertRaises(TypeError):
+                s.read_file(5)
+            with self.assertRaises(TypeError):
+                s.write_file("a", 5)
+
+    def test_other_session_and_unknown_ids(self) -> None:
+        a = self.sandbox.session_sync().open()
+        b = self.sandbox.session_sync().open()
+        self.assertNotEqual(a.id, b.id)
+        a.write_file("only-a", b"1")
+        # Another session's files are not there.
+        with self.assertRaises(SandboxNotFoundError):
+            b.read_file("only-a")
+        self.assertIn("FileNotFoundError", b.run("open('only-a')").stderr)
+        # Any object (or process) of the same user may use a session by its id.
+        again = self.sandbox.attach_session_sync(a.id)
+        self.assertEqual(again.read_file("only-a"), b"1")
+        self.assertEqual(asyncio.run(self.sandbox.attach_session(a.id).read_file("only-a")), b"1")
+        # An id that is not one of ours: the daemon answers as for one that ended.
+        stranger = self.sandbox.attach_session_sync("0" * 32)
+        with self.assertRaises(SandboxSessionClosedError) as cm:
+            stranger.read_file("only-a")
+        self.assertEqual(cm.exception.session_id, "0" * 32)
+        self.assertEqual(cm.exception.code, "not_found")
+        self.assertNotIsInstance(cm.exception, FileNotFoundError)
+        with self.assertRaises(SandboxSessionClosedError):
+            self.sandbox.attach_session_sync("f" * 32).run("print(1)")
+        with self.assertRaises(ValueError):
+            self.sandbox.attach_session("not-an-id")
+        a.close()
+        a.close()  # idempotent
+        with self.assertRaises(SandboxSessionClosedError):
+            a.read_file("only-a")  # known closed: nothing sent
+        with self.assertRaises(SandboxSessionClosedError):
+            again.read_file("only-a")  # closed elsewhere: the daemon says so
+        self.assertTrue(again.closed)
+        again.close()  # closing a session that already ended is not an error
+        b.close()
+
+    def test_idle_expiry(self) -> None:
+        s = self.sandbox.session_sync(idle_timeout=0.5).open()
+        s.write_file("f", b"x")
+        time.sleep(1.5)
+        with self.assertRaises(SandboxSessionClosedError):
+            s.read_file("f")
+        self.assertTrue(s.closed)
+        with self.assertRaises(SandboxSessionClosedError):
+            s.run("print(1)")
+        # A run (not a file operation) finding the session gone says the same.
+        with self.assertRaises(SandboxSessionClosedError):
+            asyncio.run(self.sandbox.attach_session(s.id).run("print(1)"))
+        self.assertNotIn(s.id, [i.id for i in self.sandbox.list_sessions()])
+
+    def test_lifetime_and_options(self) -> None:
+        s = self.sandbox.session_sync(lifetime=3, workspace_bytes=1 << 20, limits=SandboxLimits(wall_seconds=1))
+        with self.assertRaises(SandboxError):
+            s.read_file("x")  # not open yet
+        with s:
+            opened = time.monotonic()
+            self.assertEqual(s.limits.wall_seconds, 1)
+            with self.assertRaises(SandboxTimeoutError):
+                s.run("import time\ntime.sleep(30)")  # the session's limits apply
+            with self.assertRaises(SandboxUnavailableError) as cm:
+                s.write_file("big", b"x" * (2 << 20))  # larger than the workspace
+            self.assertEqual(cm.exception.code, "too_large")
+            self.assertEqual(len(s.list_files()), 0)
+            time.sleep(max(0, opened + 3.5 - time.monotonic()))
+            with self.assertRaises(SandboxSessionClosedError):  # its lifetime is over
+                s.list_files()
+        with self.assertRaises(SandboxUnavailableError) as cm:
+            self.sandbox.session_sync(idle_timeout=10**7).open()
+        self.assertEqual(cm.exception.code, "bad_request")
+        with self.assertRaises(ValueError):
+            self.sandbox.session(idle_timeout=0)
+        with self.assertRaises(TypeError):
+            self.sandbox.session(workspace_bytes=1.5)
+        with self.assertRaises(TypeError):
+            self.sandbox.session(limits={"wall_seconds": 1})
+
+    def test_sandbox_close_closes_its_sessions(self) -> None:
+        sandbox = AirlockSandbox(SOCKET)
+        s = sandbox.session_sync().open()
+        a = asyncio.run(sandbox.session().open())
+        self.assertEqual(len({s.id, a.id} & {i.id for i in self.sandbox.list_sessions()}), 2)
+        sandbox.close()
+        self.assertTrue(s.closed and a.closed)
+        self.assertEqual({s.id, a.id} & {i.id for i in self.sandbox.list_sessions()}, set())
+
+    def test_close_cancels_the_run(self) -> None:
+        async def main():
+            s = await self.sandbox.session()
+            task = asyncio.create_task(s.run("import time\ntime.sleep(30)"))
+            await asyncio.sleep(0.5)
+            await s.close()
+            with self.assertRaises(SandboxError):
+                await task
+
+        start = time.monotonic()
+        asyncio.run(main())
+        self.assertLess(time.monotonic() - start, 10)
+
+
+class StreamTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.sandbox = AirlockSandbox(SOCKET)
+        self.addCleanup(self.sandbox.close)
+
+    CODE = (
+        "import sys, time\n"
+        "print('a', flush=True)\ntime.sleep(0.3)\n"
+        "print('b', file=sys.stderr, flush=True)\ntime.sleep(0.3)\n"
+        "print('c', flush=True)\ntime.sleep(0.3)\n"
+    )
+
+    @staticmethod
+    def merged(chunks):
+        """Consecutive chunks of one stream joined (the daemon may split or join writes)."""
+        out = []
+        for stream, data in chunks:
+            if out and out[-1][0] == stream:
+                out[-1] = (stream, out[-1][1] + data)
+            else:
+                out.append((stream, data))
+        return out
+
+    def check(self, chunks, result, returned_at) -> None:
+        self.assertEqual(self.merged([(c[0], c[1]) for c in chunks]), [("stdout", b"a\n"), ("stderr", b"b\n"), ("stdout", b"c\n")])
+        self.assertEqual(b"".join(d for st, d, _ in chunks if st == "stdout"), result.stdout_bytes)
+        self.assertEqual(result.stderr, "b\n")
+        # Delivered as written, not all at the end.
+        self.assertLess(chunks[0][2], returned_at - 0.5)
+
+    def test_one_shot_async(self) -> None:
+        chunks = []
+
+        async def main():
+            result = await self.sandbox.run(self.CODE, on_output=lambda st, d: chunks.append((st, d, time.monotonic())))
+            return result, time.monotonic()
+
+        self.check(chunks, *asyncio.run(main()))
+
+    def test_async_callback_and_session(self) -> None:
+        chunks = []
+
+        async def on_output(stream, data):
+            await asyncio.sleep(0.01)
+            chunks.append((stream, data, time.monotonic()))
+
+        async def main():
+            async with self.sandbox.session() as s:
+                result = await s.run(self.CODE, on_output=on_output)
+                n = len(chunks)
+                return result, time.monotonic(), n
+
+        result, returned_at, n_before_return = asyncio.run(main())
+        self.assertEqual(n_before_return, len(chunks))  # every chunk before the result
+        self.check(chunks, result, returned_at)
+
+    def test_sync(self) -> None:
+        chunks = []
+        result = self.sandbox.run_sync(self.CODE, on_output=lambda st, d: chunks.append((st, d, time.monotonic())))
+        self.check(chunks, result, time.monotonic())
+        chunks.clear()
+        with self.sandbox.session_sync() as s:
+            result = s.run(self.CODE, on_output=lambda st, d: chunks.append((st, d, time.monotonic())))
+            self.check(chunks, result, time.monotonic())
+
+    def test_concurrent_streams_kept_apart(self) -> None:
+        async def main():
+            got = {i: [] for i in range(4)}
+            code = "import sys, time\nfor k in range(3):\n    print(sys.argv[1], k, flush=True)\n    time.sleep(0.1)"
+            results = await asyncio.gather(
+                *(self.sandbox.run(code, args=[str(i)], on_output=lambda st, d, i=i: got[i].append(d)) for i in range(4))
+            )
+            return got, results
+
+        got, results = asyncio.run(main())
+        for i, result in enumerate(results):
+            self.assertEqual(b"".join(got[i]), result.stdout_bytes)
+            self.assertEqual(result.stdout, "".join(f"{i} {k}\n" for k in range(3)))
+
+    def test_output_limit_applies_to_stream(self) -> None:
+        chunks = []
+        result = asyncio.run(
+            self.sandbox.run("print('y' * 100000)", limits=SandboxLimits(max_output_bytes=100), on_output=lambda st, d: chunks.append(d))
+        )
+        self.assertTrue(result.stdout_truncated)
+        self.assertEqual(b"".join(chunks), b"y" * 100)
+
+    def test_callback_error_cancels_the_run(self) -> None:
+        def on_output(stream, data):
+            raise KeyError("stop")
+
+        async def main():
+            await self.sandbox.run("import time\nprint('x', flush=True)\ntime.sleep(30)", on_output=on_output)
+
+        start = time.monotonic()
+        with self.assertRaises(KeyError):
+            asyncio.run(main())
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertEqual(runs_in_daemon(self.sandbox), 0)
+        # Blocking: raised once the run has ended.
+        with self.assertRaises(KeyError):
+            self.sandbox.run_sync("print('x')", on_output=on_output)
+        with self.assertRaises(TypeError):
+            self.sandbox.run_sync("print('x')", on_output=lambda st, d: asyncio.sleep(0))
+        with self.assertRaises(TypeError):
+            self.sandbox.run_sync("print('x')", on_output="print")
+        self.assertEqual(self.sandbox.run_sync("print('ok')").stdout, "ok\n")
+
+
 class LimitsTest(unittest.TestCase):
     def test_defaults_and_mapping(self) -> None:
         l = SandboxLimits()
@@ -445,6 +812,38 @@ class ToolTest(unittest.TestCase):
             sandbox_tool(tight, SandboxLimits(processes=5))
         tool = sandbox_tool(tight, SandboxLimits(wall_seconds=2))
         self.assertEqual(tool.limits.processes, 4)  # None inherits the sandbox's
+
+    def test_session_tool(self) -> None:
+        async def main():
+            async with self.sandbox.session() as s:
+                tool = sandbox_tool(self.sandbox, SandboxLimits(wall_seconds=5), session=s)
+                first = await tool("open('notes.txt', 'w').write('kept')")
+                second = await tool("print(open('notes.txt').read())")
+                return tool, first, second
+
+        tool, first, second = asyncio.run(main())
+        self.assertFalse(tool.parallel_safe)
+        self.assertTrue(sandbox_tool(self.sandbox).parallel_safe)
+        self.assertEqual(first["artifacts"], ["notes.txt"])
+        self.assertEqual(second["stdout"], "kept\n")
+        self.assertIn("share one working directory", tool.description["description"])
+        with self.sandbox.session_sync(limits=SandboxLimits(wall_seconds=1)) as s:
+            tool = sandbox_tool(self.sandbox, session=s)
+            self.assertFalse(tool.parallel_safe)
+            self.assertEqual(tool.limits.wall_seconds, 1)  # the session's limits are the base
+            with self.assertRaisesRegex(ValueError, "wall_seconds"):
+                sandbox_tool(self.sandbox, SandboxLimits(wall_seconds=2), session=s)
+            self.assertEqual(tool.call_sync("open('n', 'w').write('1')")["artifacts"], ["n"])
+            self.assertEqual(tool.call_sync("print(open('n').read())")["stdout"], "1\n")
+            self.assertEqual(tool.call_sync("import time\ntime.sleep(5)")["error"]["limit"], "wall")
+        with self.assertRaises(SandboxSessionClosedError):
+            tool.call_sync("print(1)")
+        other = AirlockSandbox(SOCKET)
+        self.addCleanup(other.close)
+        with self.assertRaises(ValueError):
+            sandbox_tool(other, session=s)
+        with self.assertRaises(TypeError):
+            sandbox_tool(self.sandbox, session="abc")
 
     def test_bad_code_type(self) -> None:
         tool = sandbox_tool(self.sandbox)

@@ -6,17 +6,27 @@ standard library) and the run_python model tool. See docs/python.md.
     from airlock import AirlockSandbox
     result = AirlockSandbox().run_sync("print(6 * 7)")
     result.stdout  # '42\\n'
+
+Sessions (a workspace that outlives each run) and streamed output need
+libairlock 0.3: `async with sandbox.session() as s: await s.run(...)`.
 """
 
 from ._lib import LibraryNotFoundError, load_library
 from ._sandbox import AirlockSandbox
+from ._session import AirlockSession, AirlockSessionSync, SessionInfo
 from ._tool import SandboxTool, sandbox_tool
 from ._types import (
+    FileContent,
+    FileInfo,
+    FileList,
     SandboxArtifact,
     SandboxError,
     SandboxLimits,
     SandboxMemoryError,
+    SandboxNotFoundError,
+    SandboxPathError,
     SandboxResult,
+    SandboxSessionClosedError,
     SandboxTimeoutError,
     SandboxUnavailableError,
 )
@@ -32,6 +42,15 @@ __all__ = [
     "SandboxTimeoutError",
     "SandboxMemoryError",
     "SandboxUnavailableError",
+    "SandboxPathError",
+    "SandboxNotFoundError",
+    "SandboxSessionClosedError",
+    "AirlockSession",
+    "AirlockSessionSync",
+    "SessionInfo",
+    "FileInfo",
+    "FileContent",
+    "FileList",
     "SandboxTool",
     "sandbox_tool",
     "load_library",

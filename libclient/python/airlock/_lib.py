@@ -15,7 +15,7 @@ import os
 import threading
 from typing import Dict, Optional, Union
 
-__all__ = ["load_library", "LibraryNotFoundError", "SONAME"]
+__all__ = ["load_library", "LibraryNotFoundError", "SONAME", "has_sessions"]
 
 SONAME = "libairlock.so.0"
 
@@ -40,6 +40,16 @@ LIMIT_WORKSPACE_BYTES = 7
 LIMIT_TMP_BYTES = 8
 LIMIT_ARTIFACTS = 9
 LIMIT_ARTIFACT_BYTES = 10
+
+# enum airlock_stream (airlock.h, since 0.3); values are stable.
+STREAM_STDOUT = 1
+STREAM_STDERR = 2
+
+# enum airlock_file_kind (airlock.h, since 0.3); values are stable.
+FILE_KINDS = {0: "file", 1: "dir", 2: "link", 3: "other"}
+
+# A session id: 32 lowercase hex characters (AIRLOCK_SESSION_ID_LEN).
+SESSION_ID_LEN = 32
 
 # The errno values libairlock returns for a daemon error reply (airlock.h,
 # airlock_conn_last_error); anything else from a run is a connection error.
@@ -104,10 +114,55 @@ _SIGNATURES = {
     "airlock_limit_name": (_str, [_int]),
 }
 
-# Since AIRLOCK_0.2; declared when the library has them.
+_u32 = ctypes.c_uint32
+
+# Since AIRLOCK_0.2 and AIRLOCK_0.3; declared when the library has them.
 _OPTIONAL = {
-    "airlock_cancel": (_int, [_p, ctypes.c_uint32]),
+    "airlock_cancel": (_int, [_p, _u32]),
+    # 0.3: sessions, file operations, streaming.
+    "airlock_session_opts_new": (_int, [_pp]),
+    "airlock_session_opts_free": (None, [_p]),
+    "airlock_session_opts_set_workspace_bytes": (_int, [_p, _u64]),
+    "airlock_session_opts_set_idle_timeout_ms": (_int, [_p, _u64]),
+    "airlock_session_opts_set_lifetime_ms": (_int, [_p, _u64]),
+    "airlock_session_opts_set_limit": (_int, [_p, _int, _u64]),
+    "airlock_session_open": (_int, [_p, _p, ctypes.c_char_p]),
+    "airlock_session_close": (_int, [_p, _str]),
+    "airlock_session_list": (_int, [_p, _pp]),
+    "airlock_session_list_free": (None, [_p]),
+    "airlock_session_list_count": (_size, [_p]),
+    "airlock_session_list_id": (_str, [_p, _size]),
+    "airlock_session_list_age_ms": (_u64, [_p, _size]),
+    "airlock_session_list_idle_ms": (_u64, [_p, _size]),
+    "airlock_session_list_runs": (_u64, [_p, _size]),
+    "airlock_session_list_state": (_str, [_p, _size]),
+    "airlock_file_write": (_int, [_p, _str, _str, _str, _size]),
+    "airlock_file_read": (_int, [_p, _str, _str, _pp]),
+    "airlock_file_free": (None, [_p]),
+    "airlock_file_data": (_int, [_p, _pp, ctypes.POINTER(_size)]),
+    "airlock_file_size": (_u64, [_p]),
+    "airlock_file_truncated": (_bool, [_p]),
+    "airlock_file_list": (_int, [_p, _str, _str, _pp]),
+    "airlock_file_list_free": (None, [_p]),
+    "airlock_file_list_count": (_size, [_p]),
+    "airlock_file_list_name": (_str, [_p, _size]),
+    "airlock_file_list_kind": (_int, [_p, _size]),
+    "airlock_file_list_size": (_u64, [_p, _size]),
+    "airlock_file_list_mtime_ms": (_u64, [_p, _size]),
+    "airlock_file_list_truncated": (_bool, [_p]),
+    "airlock_file_delete": (_int, [_p, _str, _str]),
+    "airlock_run_req_set_session": (_int, [_p, _str]),
+    "airlock_run_req_set_stream": (_int, [_p, _bool]),
+    "airlock_run_stream": (_int, [_p, _p, _p, _p, _pp]),
+    "airlock_conn_next_event": (_int, [_p, _pp]),
+    "airlock_event_free": (None, [_p]),
+    "airlock_event_request_id": (_u32, [_p]),
+    "airlock_event_stream": (_int, [_p]),
+    "airlock_event_data": (_int, [_p, _pp, ctypes.POINTER(_size)]),
 }
+
+# void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)
+STREAM_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)
 
 _cache: Dict[str, ctypes.CDLL] = {}
 _cache_lock = threading.Lock()
@@ -131,6 +186,11 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         fn.restype = restype
         fn.argtypes = argtypes
     return lib
+
+
+def has_sessions(lib: ctypes.CDLL) -> bool:
+    """Whether lib has the AIRLOCK_0.3 functions (sessions, file operations, streaming)."""
+    return hasattr(lib, "airlock_conn_next_event") and hasattr(lib, "airlock_session_open")
 
 
 def load_library(path: Union[str, "os.PathLike[str]", None] = None) -> ctypes.CDLL:

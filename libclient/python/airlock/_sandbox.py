@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import ctypes
 import errno as _errno
+import inspect
 import os
 import select
 import threading
+import weakref
 from collections.abc import Mapping as _MappingABC
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _lib
 from ._types import (
@@ -26,6 +29,23 @@ __all__ = ["AirlockSandbox"]
 
 BytesLike = Union[bytes, bytearray, memoryview, str]
 PathLike = Union[str, "os.PathLike[str]"]
+# on_output(stream, data): stream is "stdout" or "stderr"; may be a coroutine function.
+OutputCallback = Callable[[str, bytes], Union[None, Awaitable[None]]]
+
+
+def _stream_name(stream: int) -> str:
+    return "stderr" if stream == _lib.STREAM_STDERR else "stdout"
+
+
+def _check_on_output(on_output: object) -> None:
+    if on_output is not None and not callable(on_output):
+        raise TypeError(f"on_output must be callable or None, not {type(on_output).__name__}")
+
+
+def _require_sessions(lib: ctypes.CDLL, what: str) -> None:
+    """Raise when the loaded libairlock predates AIRLOCK_0.3."""
+    if not _lib.has_sessions(lib):
+        raise SandboxError(f"{what} needs libairlock 0.3 (AIRLOCK_0.3); the loaded library is older")
 
 
 def _strerror(rc: int) -> str:
@@ -55,7 +75,7 @@ def _c_string(what: str, value: object) -> bytes:
 class _Request:
     """A checked run request, converted to what libairlock takes; built before anything is sent."""
 
-    __slots__ = ("language", "code", "files", "env", "args", "stdin", "limits")
+    __slots__ = ("language", "code", "files", "env", "args", "stdin", "limits", "session", "stream")
 
     def __init__(
         self,
@@ -104,6 +124,8 @@ class _Request:
             self.args = [_c_string("an argument", a) for a in args]
 
         self.stdin = b"" if stdin is None else _to_bytes("stdin", stdin)
+        self.session: Optional[bytes] = None  # a session id to run in (set by the session)
+        self.stream = False  # whether to ask for stream events
 
     def build(self, lib: ctypes.CDLL) -> ctypes.c_void_p:
         """A struct airlock_run_req for this request; the caller frees it."""
@@ -136,6 +158,12 @@ class _Request:
                 if rc == 0:
                     step = "set_limit"
                     rc = lib.airlock_run_req_set_limit(req, limit, value)
+            if rc == 0 and self.session is not None:
+                step = "set_session"
+                rc = lib.airlock_run_req_set_session(req, self.session)
+            if rc == 0 and self.stream:
+                step = "set_stream"
+                rc = lib.airlock_run_req_set_stream(req, True)
             if rc == -_errno.ENOMEM:
                 raise MemoryError(f"airlock_run_req_{step}: out of memory")
             if rc < 0:
@@ -232,6 +260,7 @@ class _Conn:
                 "unreachable", f"cannot connect to airlockd at {where}: {_strerror(rc)}", errno=rc
             )
         self.ptr: Optional[ctypes.c_void_p] = ptr
+        self.has_events = _lib.has_sessions(lib)
 
     def fd(self) -> int:
         """The connection's socket."""
@@ -273,6 +302,21 @@ class _Conn:
             pass
 
 
+class _Sink:
+    """The chunks of one streamed run not yet given to its on_output, and who waits for them."""
+
+    __slots__ = ("chunks", "wakeup")
+
+    def __init__(self) -> None:
+        self.chunks: Deque[Tuple[str, bytes]] = collections.deque()
+        self.wakeup: Optional[asyncio.Future] = None
+
+    def push(self, stream: str, data: bytes) -> None:
+        self.chunks.append((stream, data))
+        if self.wakeup is not None and not self.wakeup.done():
+            self.wakeup.set_result(None)
+
+
 class _Channel:
     """The asynchronous connection of one sandbox on one event loop.
 
@@ -289,6 +333,7 @@ class _Channel:
         self.connecting = asyncio.Lock()
         self.finished = 0  # runs of ours that ended, for the busy retry
         self.waiters: List[asyncio.Future] = []
+        self.sinks: Dict[int, _Sink] = {}  # streamed runs: request id -> chunks not yet handed out
 
     async def ensure(self) -> _Conn:
         """The open connection, connecting first (in a worker thread) when there is none."""
@@ -300,13 +345,17 @@ class _Channel:
                 self.loop.add_reader(self.fd, self.readable)
             return self.conn
 
-    async def run(self, request: _Request) -> SandboxResult:
+    async def run(self, request: _Request, on_output: Optional[OutputCallback] = None) -> SandboxResult:
         """Submit request and wait for its result without blocking the loop.
 
         A "busy" refusal while runs of ours are in flight on this channel is
         not final: the daemon refused because of our own runs, so the request
         is sent again when one of them has finished (a refused run never
         started, so sending it again cannot run the code twice).
+
+        on_output: called in this task with each chunk of output, in order,
+        all before the result is returned (the request must ask for stream
+        events). If it raises, the run is cancelled and the exception propagates.
         """
         while True:
             conn = await self.ensure()
@@ -314,22 +363,52 @@ class _Channel:
             rid = self.submit(conn, request)
             future = self.loop.create_future()
             self.pending[rid] = future
+            sink = None
+            if on_output is not None:
+                sink = self.sinks[rid] = _Sink()
             # The submit may have read and queued replies while the send buffer was full.
             self.drain()
             try:
-                return await future
+                if sink is None:
+                    return await future
+                return await self.deliver(future, sink, on_output)
             except SandboxUnavailableError as e:
                 if e.code != "busy" or not self.pending:
                     raise
-            except asyncio.CancelledError:
-                self.cancel(rid)
+            except BaseException:
+                # Cancelled, or on_output raised: stop the run if its result has not
+                # come (drain() takes it out of pending then; the future itself is
+                # cancelled along with an await of it, so its state does not tell).
+                if rid in self.pending:
+                    self.cancel(rid)
                 raise
             finally:
                 self.pending.pop(rid, None)
+                self.sinks.pop(rid, None)
+                if future.done() and not future.cancelled():
+                    future.exception()  # retrieved: no "never retrieved" warning
             if self.finished == generation:
                 waiter = self.loop.create_future()
                 self.waiters.append(waiter)
                 await waiter
+
+    async def deliver(self, future: asyncio.Future, sink: "_Sink", on_output: OutputCallback) -> SandboxResult:
+        """Hand sink's chunks to on_output as they come, then return the run's result.
+
+        Every event of a run comes before its result, and drain() takes events
+        before results, so once the future is done its chunks are all in sink.
+        """
+        while True:
+            while sink.chunks:
+                stream, data = sink.chunks.popleft()
+                ret = on_output(stream, data)
+                if inspect.isawaitable(ret):
+                    await ret
+            if future.done():
+                return future.result()
+            sink.wakeup = self.loop.create_future()
+            await asyncio.wait((future, sink.wakeup), return_when=asyncio.FIRST_COMPLETED)
+            sink.wakeup = None
 
     def submit(self, conn: _Conn, request: _Request) -> int:
         """Send request on conn; its request id."""
@@ -381,8 +460,10 @@ class _Channel:
             self.broken(conn.error(rc))
 
     def drain(self) -> None:
-        """Hand every queued result to its future."""
+        """Hand every queued stream event to its sink, then every queued result to its future."""
         conn = self.conn
+        if conn is not None and conn.has_events:
+            self.drain_events(conn)
         while conn is not None and self.conn is conn:
             lib = conn.lib
             rid = ctypes.c_uint32(0)
@@ -412,6 +493,22 @@ class _Channel:
             else:
                 self.broken(conn.error(rc))
                 return
+
+    def drain_events(self, conn: _Conn) -> None:
+        """Take every queued stream event (before any result: taking a result drops its run's events)."""
+        lib = conn.lib
+        while True:
+            ev = ctypes.c_void_p()
+            rc = lib.airlock_conn_next_event(conn.ptr, ctypes.byref(ev))
+            if rc < 0:
+                return  # -EAGAIN, or a broken connection that the results loop reports
+            try:
+                sink = self.sinks.get(int(lib.airlock_event_request_id(ev)))
+                if sink is not None:
+                    stream = _stream_name(lib.airlock_event_stream(ev))
+                    sink.push(stream, _bytes_at(lib.airlock_event_data, ev))
+            finally:
+                lib.airlock_event_free(ev)
 
     def broken(self, exc: SandboxError) -> None:
         """The connection is unusable: fail every waiting run and forget it (the next run reconnects)."""
@@ -475,6 +572,7 @@ class AirlockSandbox:
         self._channels: Dict[asyncio.AbstractEventLoop, _Channel] = {}
         self._idle: List[_Conn] = []
         self._closed = False
+        self._sessions: "weakref.WeakSet[Any]" = weakref.WeakSet()  # sessions opened here, for close()
 
     @property
     def socket(self) -> Optional[str]:
@@ -521,6 +619,7 @@ class AirlockSandbox:
         env: Optional[Mapping[str, str]] = None,
         args: Optional[Sequence[str]] = None,
         stdin: Optional[BytesLike] = None,
+        on_output: Optional[OutputCallback] = None,
     ) -> SandboxResult:
         """Run code in a fresh sandbox and return what it did, without blocking the event loop.
 
@@ -532,6 +631,12 @@ class AirlockSandbox:
         env: the run's environment variables (the sandbox inherits none of ours).
         args: extra arguments after the code (the whole argv for "exec").
         stdin: what the code reads on stdin.
+        on_output: on_output(stream, data) with stream "stdout" or "stderr" and
+            data the bytes of one chunk, called for the output as the code
+            writes it, in order, all before run() returns (only the bytes
+            within the output limit are streamed; the result still holds
+            them). A coroutine function is awaited, chunk by chunk. If it
+            raises, the run is cancelled and the exception propagates.
 
         Returns a SandboxResult (a non-zero exit is a result). Raises
         SandboxTimeoutError / SandboxMemoryError when a limit killed the run,
@@ -541,8 +646,16 @@ class AirlockSandbox:
         abandons the result; the run itself still ends at its limits.
         """
         request = self._request(code, language, limits, files, env, args, stdin)
+        return await self._run_async(request, on_output)
+
+    async def _run_async(self, request: _Request, on_output: Optional[OutputCallback]) -> SandboxResult:
+        """Run a checked request on this loop's channel, streamed when on_output is given."""
+        _check_on_output(on_output)
+        if on_output is not None:
+            _require_sessions(self._lib, "on_output")
+            request.stream = True
         channel = self._channel(asyncio.get_running_loop())
-        return await channel.run(request)
+        return await channel.run(request, on_output)
 
     def run_sync(
         self,
@@ -554,23 +667,57 @@ class AirlockSandbox:
         env: Optional[Mapping[str, str]] = None,
         args: Optional[Sequence[str]] = None,
         stdin: Optional[BytesLike] = None,
+        on_output: Optional[Callable[[str, bytes], None]] = None,
     ) -> SandboxResult:
         """Like run(), but blocking; safe to call from several threads at once.
 
         Each call holds a connection of its own for its duration (taken from a
         pool of idle ones, or opened), so threads never share a connection.
+        on_output must be a plain function here; it is called on this thread
+        while the run goes on. If it raises, it is not called again and its
+        exception is raised once the run has ended (the run is not cancelled).
         """
         request = self._request(code, language, limits, files, env, args, stdin)
+        return self._run_blocking(request, on_output)
+
+    def _run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:
+        """Run a checked request on a pooled connection, streamed when on_output is given."""
+        _check_on_output(on_output)
+        if on_output is not None:
+            _require_sessions(self._lib, "on_output")
         conn = self._take_idle()
         if conn is None:
             conn = self._connect()
         lib = self._lib
         req = request.build(lib)
         res = ctypes.c_void_p()
+        failures: List[BaseException] = []
         try:
-            rc = lib.airlock_run(conn.ptr, req, ctypes.byref(res))
+            if on_output is None:
+                rc = lib.airlock_run(conn.ptr, req, ctypes.byref(res))
+            else:
+
+                def chunk(arg: object, stream: int, buf: int, length: int) -> None:
+                    # Runs inside libairlock: nothing may propagate out of here.
+                    if failures:
+                        return
+                    try:
+                        ret = on_output(_stream_name(stream), ctypes.string_at(buf, length))
+                        if inspect.isawaitable(ret):
+                            if inspect.iscoroutine(ret):
+                                ret.close()
+                            raise TypeError("on_output of a blocking run must not be a coroutine function")
+                    except BaseException as e:
+                        failures.append(e)
+
+                callback = _lib.STREAM_FN(chunk)
+                rc = lib.airlock_run_stream(conn.ptr, req, callback, None, ctypes.byref(res))
         finally:
             lib.airlock_run_req_free(req)
+        if rc >= 0 and failures:
+            lib.airlock_result_free(res)
+            self._give_back(conn)
+            raise failures[0]
         if rc < 0:
             exc = conn.error(rc)
             if exc.code == "unreachable":
@@ -632,6 +779,131 @@ class AirlockSandbox:
         finally:
             lib.airlock_info_free(info)
 
+    def _call(self, call: Callable[[_Conn], int]) -> None:
+        """call(conn) on a pooled connection (blocking); raise what a negative return means.
+
+        A daemon refusal raises SandboxUnavailableError with the daemon's code
+        (the connection goes back to the pool); a broken connection raises it
+        with code "unreachable" (the connection is freed).
+        """
+        conn = self._take_idle() or self._connect()
+        try:
+            rc = call(conn)
+        except BaseException:
+            conn.close()
+            raise
+        if rc == -_errno.ENOMEM:
+            self._give_back(conn)
+            raise MemoryError("libairlock: out of memory")
+        if rc < 0:
+            exc = conn.error(rc)
+            if exc.code == "unreachable":
+                conn.close()
+            else:
+                self._give_back(conn)
+            raise exc
+        self._give_back(conn)
+
+    def session(
+        self,
+        *,
+        workspace_bytes: Optional[int] = None,
+        idle_timeout: Optional[float] = None,
+        lifetime: Optional[float] = None,
+        limits: Optional[SandboxLimits] = None,
+    ) -> "AirlockSession":
+        """A session: one workspace on the daemon that outlives each run (for async code).
+
+        Nothing is sent yet: `async with sandbox.session() as s:` (or
+        `s = await sandbox.session()`) opens it. See AirlockSession.
+
+        workspace_bytes: size of the workspace (a tmpfs); idle_timeout: end the
+        session after this many seconds without a run or file operation;
+        lifetime: end it this many seconds after it opened, whatever it does.
+        None leaves each at the daemon's default (and a value above the
+        daemon's ceiling is refused with SandboxUnavailableError("bad_request")).
+        limits: the SandboxLimits of the session's runs that pass none (also
+        sent as the session's defaults); None means the sandbox's limits.
+        """
+        from ._session import AirlockSession
+
+        return AirlockSession(self._session_core(workspace_bytes, idle_timeout, lifetime, limits))
+
+    def session_sync(
+        self,
+        *,
+        workspace_bytes: Optional[int] = None,
+        idle_timeout: Optional[float] = None,
+        lifetime: Optional[float] = None,
+        limits: Optional[SandboxLimits] = None,
+    ) -> "AirlockSessionSync":
+        """Like session(), with blocking methods: `with sandbox.session_sync() as s:`. See AirlockSessionSync."""
+        from ._session import AirlockSessionSync
+
+        return AirlockSessionSync(self._session_core(workspace_bytes, idle_timeout, lifetime, limits))
+
+    def attach_session(self, session_id: str, *, limits: Optional[SandboxLimits] = None) -> "AirlockSession":
+        """An AirlockSession for a session already open (by another object, process or airlock(1)).
+
+        Nothing is checked or sent: if the id is not one of the caller's open
+        sessions, its first operation raises SandboxSessionClosedError.
+        sandbox.close() does not close it; leaving `async with` or close() does.
+        """
+        from ._session import AirlockSession, _SessionCore
+
+        _require_sessions(self._lib, "sessions")
+        return AirlockSession(_SessionCore.attached(self, session_id, limits))
+
+    def attach_session_sync(self, session_id: str, *, limits: Optional[SandboxLimits] = None) -> "AirlockSessionSync":
+        """Like attach_session(), with blocking methods."""
+        from ._session import AirlockSessionSync, _SessionCore
+
+        _require_sessions(self._lib, "sessions")
+        return AirlockSessionSync(_SessionCore.attached(self, session_id, limits))
+
+    def _session_core(self, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object) -> Any:
+        from ._session import _SessionCore
+
+        _require_sessions(self._lib, "sessions")
+        with self._lock:
+            if self._closed:
+                raise SandboxError("the sandbox is closed")
+        core = _SessionCore.new(self, workspace_bytes, idle_timeout, lifetime, limits)
+        with self._lock:
+            self._sessions.add(core)
+        return core
+
+    def list_sessions(self) -> List["SessionInfo"]:
+        """The caller's open sessions, on every connection and process (blocking)."""
+        from ._session import SessionInfo
+
+        _require_sessions(self._lib, "sessions")
+        lib = self._lib
+        out: List[SessionInfo] = []
+
+        def call(conn: _Conn) -> int:
+            lst = ctypes.c_void_p()
+            rc = lib.airlock_session_list(conn.ptr, ctypes.byref(lst))
+            if rc < 0:
+                return rc
+            try:
+                for i in range(lib.airlock_session_list_count(lst)):
+                    out.append(
+                        SessionInfo(
+                            id=(lib.airlock_session_list_id(lst, i) or b"").decode("ascii", "replace"),
+                            age=lib.airlock_session_list_age_ms(lst, i) / 1000.0,
+                            idle=lib.airlock_session_list_idle_ms(lst, i) / 1000.0,
+                            runs=int(lib.airlock_session_list_runs(lst, i)),
+                            state=(lib.airlock_session_list_state(lst, i) or b"").decode("ascii", "replace"),
+                        )
+                    )
+            finally:
+                lib.airlock_session_list_free(lst)
+            return 0
+
+        self._call(call)
+        return out
+
     def _take_idle(self) -> Optional[_Conn]:
         """An idle pooled connection that is still alive, or None."""
         while True:
@@ -654,11 +926,21 @@ class AirlockSandbox:
         conn.close()
 
     def close(self) -> None:
-        """Free every connection; runs still awaited fail with SandboxError. Idempotent.
+        """Close the sessions opened through this sandbox, free every connection. Idempotent.
 
+        Runs still awaited fail with SandboxError. Closing a session is one
+        blocking round trip to the daemon each.
         """
         with self._lock:
+            sessions = [s for s in self._sessions if s.is_open]
+        for session in sessions:
+            try:
+                session.close_blocking()
+            except Exception:
+                pass  # best effort: the daemon ends it after its idle timeout anyway
+        with self._lock:
             self._closed = True
+            self._sessions.clear()
             channels = list(self._channels.values())
             self._channels.clear()
             idle, self._idle = self._idle, []

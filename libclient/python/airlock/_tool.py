@@ -42,10 +42,16 @@ class SandboxTool:
 
     description: the tool's declaration for a model API (name, description,
         JSON schema of its single "code" argument).
-    limits: the limits every call runs with (never looser than the sandbox's).
-    parallel_safe: True. Every call gets its own single-use sandbox and
-        workspace, so calls cannot see each other's files. A future
-        session-backed tool (one workspace across calls) will declare False.
+    limits: the limits every call runs with (never looser than the sandbox's,
+        or the session's when it has limits of its own).
+    session: None, or the AirlockSession / AirlockSessionSync every call runs
+        in (so files one call writes are there for the next).
+    parallel_safe: True without a session: every call gets its own
+        single-use sandbox and workspace, so calls cannot see each other's
+        files. False with a session: the calls share its workspace, so two
+        calls in flight would read and write the same files, and the daemon
+        runs a session's runs one at a time anyway (the second would wait for
+        the first, its wall-clock time counting only once it starts).
 
     Calling it (`await tool(code)` or `tool.call_sync(code)`) returns a
     JSON-ready dict: {"ok": True, "exit_code", "stdout", "stderr",
@@ -60,10 +66,20 @@ class SandboxTool:
     name = TOOL_NAME
     parallel_safe = True
 
-    def __init__(self, sandbox: Any, limits: Optional[SandboxLimits] = None) -> None:
+    def __init__(self, sandbox: Any, limits: Optional[SandboxLimits] = None, session: Any = None) -> None:
         if not callable(getattr(sandbox, "run", None)):
             raise TypeError("sandbox must have an async run(code, *, limits=...) method")
         base = getattr(sandbox, "limits", None)
+        core = None
+        if session is not None:
+            from ._session import AirlockSession, AirlockSessionSync
+
+            if not isinstance(session, (AirlockSession, AirlockSessionSync)):
+                raise TypeError(f"session must be an AirlockSession or None, not {type(session).__name__}")
+            if session.sandbox is not sandbox:
+                raise ValueError("the session belongs to another sandbox")
+            core = session._core
+            base = core.run_limits
         if limits is None:
             limits = base if isinstance(base, SandboxLimits) else SandboxLimits()
         elif not isinstance(limits, SandboxLimits):
@@ -76,17 +92,32 @@ class SandboxTool:
             limits = limits.inherit(base)
         self.sandbox = sandbox
         self.limits = limits
+        self.session = session
+        self._core = core
+        # A session's calls share one workspace and run one at a time.
+        self.parallel_safe = session is None
 
     @property
     def description(self) -> Dict[str, Any]:
         """The tool declaration: {"name", "description", "input_schema"} (also as "parameters")."""
-        text = (
-            "Run Python 3 code in a fresh, isolated sandbox and return its exit code, stdout "
-            "and stderr. Each call starts from nothing: no network, no state from earlier "
-            "calls, only the standard library. Print what you want to see. Files the code "
-            "writes in its working directory are returned by name as artifacts. "
-            f"Limits: {_describe_limits(self.limits)}; output beyond the limit is cut."
-        )
+        if self._core is None:
+            text = (
+                "Run Python 3 code in a fresh, isolated sandbox and return its exit code, stdout "
+                "and stderr. Each call starts from nothing: no network, no state from earlier "
+                "calls, only the standard library. Print what you want to see. Files the code "
+                "writes in its working directory are returned by name as artifacts. "
+                f"Limits: {_describe_limits(self.limits)}; output beyond the limit is cut."
+            )
+        else:
+            text = (
+                "Run Python 3 code in an isolated sandbox and return its exit code, stdout and "
+                "stderr. Calls share one working directory: files written by earlier calls are "
+                "still there, but each call is a new Python process, so variables and imports "
+                "do not carry over (save what you need to a file). No network, only the "
+                "standard library. Print what you want to see. Files a call creates or changes "
+                "are returned by name as artifacts. "
+                f"Limits per call: {_describe_limits(self.limits)}; output beyond the limit is cut."
+            )
         return {
             "name": TOOL_NAME,
             "description": text,
@@ -138,7 +169,11 @@ class SandboxTool:
         """Run code and return the tool result dict (see the class docstring)."""
         code = self._check(code)
         try:
-            result = await self.sandbox.run(code, limits=self.limits)
+            if self._core is not None:
+                core = self._core
+                result = await core.run_async(core.request(code, "python", self.limits, None, None, None, None), None)
+            else:
+                result = await self.sandbox.run(code, limits=self.limits)
         except SandboxTimeoutError as e:
             return self._refusal(e.limit, e, e.result)
         except SandboxMemoryError as e:
@@ -152,7 +187,11 @@ class SandboxTool:
         if run_sync is None:
             return asyncio.run(self(code))
         try:
-            result = run_sync(code, limits=self.limits)
+            if self._core is not None:
+                core = self._core
+                result = core.run_blocking(core.request(code, "python", self.limits, None, None, None, None), None)
+            else:
+                result = run_sync(code, limits=self.limits)
         except SandboxTimeoutError as e:
             return self._refusal(e.limit, e, e.result)
         except SandboxMemoryError as e:
@@ -160,13 +199,18 @@ class SandboxTool:
         return self._ok(result)
 
     def __repr__(self) -> str:
-        return f"SandboxTool(name={TOOL_NAME!r}, limits={self.limits!r})"
+        where = f", session={self.session.id!r}" if self.session is not None else ""
+        return f"SandboxTool(name={TOOL_NAME!r}, limits={self.limits!r}{where})"
 
 
-def sandbox_tool(sandbox: Any, limits: Optional[SandboxLimits] = None) -> SandboxTool:
+def sandbox_tool(sandbox: Any, limits: Optional[SandboxLimits] = None, session: Any = None) -> SandboxTool:
     """The run_python tool over sandbox, with its own limits (never looser than the sandbox's).
 
     limits: None uses the sandbox's limits; a field left None takes the
     sandbox's value; a field looser than the sandbox's raises ValueError.
+    session: an AirlockSession (or AirlockSessionSync) of sandbox to run every
+    call in; its limits, when it has its own, take the sandbox's place above.
+    The tool then declares parallel_safe = False: its calls share the
+    session's workspace and the daemon runs them one at a time.
     """
-    return SandboxTool(sandbox, limits)
+    return SandboxTool(sandbox, limits, session)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno as _errno
 import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple, Union
@@ -16,6 +17,12 @@ __all__ = [
     "SandboxTimeoutError",
     "SandboxMemoryError",
     "SandboxUnavailableError",
+    "SandboxPathError",
+    "SandboxNotFoundError",
+    "SandboxSessionClosedError",
+    "FileInfo",
+    "FileContent",
+    "FileList",
 ]
 
 Number = Union[int, float]
@@ -281,3 +288,106 @@ class SandboxUnavailableError(SandboxError):
         self.code = code
         self.message = message
         self.errno = errno
+
+
+class SandboxPathError(SandboxError):
+    """The daemon refused a path of a session file operation (code "bad_request").
+
+    Raised for a path that leaves the workspace ("../x", an absolute path), that
+    goes through a symbolic link (the daemon never follows one, not even one the
+    code planted), or that names the wrong kind of thing (reading a directory,
+    deleting a non-empty one). path: the path as given; message: the daemon's
+    reason; code: "bad_request".
+    """
+
+    def __init__(self, path: str, message: str, *, code: str = "bad_request") -> None:
+        super().__init__(f"{path!r}: {message}")
+        self.message = message
+        self.path = path
+        self.code = code
+
+
+class SandboxNotFoundError(SandboxError, FileNotFoundError):
+    """No such file or directory in the session's workspace (code "not_found").
+
+    Also a FileNotFoundError (errno ENOENT, filename == path), so
+    `except FileNotFoundError` works as for a local file. path: the path as
+    given. A session that is no longer open raises SandboxSessionClosedError
+    instead, which is not a FileNotFoundError.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        SandboxError.__init__(self, f"{path!r}: {message}")
+        self.message = message
+        self.path = path
+        self.code = "not_found"
+        self.errno = _errno.ENOENT
+        self.strerror = message
+        self.filename = path
+
+    def __str__(self) -> str:
+        return f"{self.path!r}: {self.message}"
+
+
+class SandboxSessionClosedError(SandboxError):
+    """The session is not open: closed, expired, ended by the daemon, or not one of the caller's.
+
+    The daemon answers "not_found" alike for a session that ended (closed,
+    idle timeout, lifetime, owner gone, daemon restart), one that never
+    existed and one of another user (on purpose: ids of other users' sessions
+    must not be probeable), so the binding cannot tell these apart either.
+    session_id: the session's id; code: "not_found".
+    """
+
+    def __init__(self, session_id: Optional[str], message: str) -> None:
+        super().__init__(f"session {session_id}: {message}")
+        self.message = message
+        self.session_id = session_id
+        self.code = "not_found"
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One entry of a session directory listing (links are not followed).
+
+    name: one path component, chosen by the code that ran in the session:
+        never use it as a host path without checking it.
+    kind: "file", "dir", "link" or "other" (FIFO, socket, device).
+    size: bytes (of a link: of the link itself).
+    mtime: modification time, seconds since the epoch.
+    """
+
+    name: str
+    kind: str
+    size: int
+    mtime: float
+
+
+class FileContent(bytes):
+    """The bytes read_file() returns: bytes, plus what was cut.
+
+    truncated: whether the file holds more than these bytes (the daemon sends
+        at most its file_max_bytes, 64 MiB by default).
+    size: the file's whole size in the workspace.
+    """
+
+    truncated: bool
+    size: int
+
+    def __new__(cls, data: bytes, size: int, truncated: bool) -> "FileContent":
+        self = super().__new__(cls, data)
+        self.size = size
+        self.truncated = truncated
+        return self
+
+    def __repr__(self) -> str:
+        return f"FileContent({bytes(self)!r}, size={self.size}, truncated={self.truncated})"
+
+
+class FileList(List[FileInfo]):
+    """The list list_files() returns, plus truncated: whether the directory holds more entries.
+
+    The daemon lists at most 1000 entries of one directory.
+    """
+
+    truncated: bool = False

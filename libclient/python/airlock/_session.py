@@ -1,0 +1,508 @@
+"""Sessions: one workspace on the daemon that outlives each run (libairlock 0.3)."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import functools
+import math
+import os
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from . import _lib
+from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn, _Request, _to_bytes
+from ._types import (
+    FileContent,
+    FileInfo,
+    FileList,
+    SandboxError,
+    SandboxLimits,
+    SandboxNotFoundError,
+    SandboxPathError,
+    SandboxResult,
+    SandboxSessionClosedError,
+    SandboxUnavailableError,
+)
+
+__all__ = ["AirlockSession", "AirlockSessionSync", "SessionInfo"]
+
+_ID_RE = re.compile(r"[0-9a-f]{32}\Z")
+_PATH_MAX = 1024  # bytes of a path, as libairlock checks it
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One of the caller's open sessions, as AirlockSandbox.list_sessions() reports it.
+
+    id: the session id; age: seconds since it opened; idle: seconds since its
+    last run or file operation; runs: runs so far; state: "idle" or "running".
+    """
+
+    id: str
+    age: float
+    idle: float
+    runs: int
+    state: str
+
+
+def _path(path: object, *, allow_empty: bool = False) -> bytes:
+    """A session path as libairlock takes it; TypeError/ValueError for what it would refuse.
+
+    Only the bounds are checked here. Whether the path stays in the workspace
+    is the daemon's decision (it resolves every component without following
+    links), never a string check of ours.
+    """
+    if not isinstance(path, str):
+        try:
+            path = os.fspath(path)  # type: ignore[arg-type]
+        except TypeError:
+            raise TypeError(f"path must be a str, not {type(path).__name__}") from None
+        if not isinstance(path, str):
+            raise TypeError(f"path must be a str, not {type(path).__name__}")
+    b = path.encode("utf-8")
+    if b"\0" in b:
+        raise ValueError("path must not contain a NUL character")
+    if not b and not allow_empty:
+        raise ValueError("path must not be empty")
+    if len(b) > _PATH_MAX:
+        raise ValueError(f"path must be at most {_PATH_MAX} bytes, not {len(b)}")
+    return b
+
+
+def _seconds_to_ms(name: str, value: object) -> int:
+    """A positive duration in seconds as milliseconds (rounded up; 0 would mean "the default")."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds or None, not {type(value).__name__}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be positive, not {value!r}")
+    return max(1, int(math.ceil(value * 1000)))
+
+
+class _SessionCore:
+    """The state of one session, shared by its async and blocking faces; thread-safe.
+
+    Every daemon call is blocking on a connection of the sandbox's pool
+    (sessions are not tied to a connection); the async face runs them in the
+    loop's default executor, except runs, which go on the loop's channel so
+    that they can stream without a thread.
+    """
+
+    def __init__(self, sandbox: Any, session_id: Optional[str], limits: Optional[SandboxLimits], state: str) -> None:
+        self.sandbox = sandbox
+        self.id = session_id
+        self.limits = limits
+        self.state = state  # "new", "open" or "closed"
+        self.closed_reason = ""
+        self.options = (0, 0, 0)
+        self.lock = threading.Lock()
+
+    @classmethod
+    def new(cls, sandbox: Any, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object) -> "_SessionCore":
+        if workspace_bytes is not None:
+            if isinstance(workspace_bytes, bool) or not isinstance(workspace_bytes, int):
+                raise TypeError(f"workspace_bytes must be an int or None, not {type(workspace_bytes).__name__}")
+            if workspace_bytes <= 0:
+                raise ValueError(f"workspace_bytes must be positive, not {workspace_bytes!r}")
+        if limits is not None and not isinstance(limits, SandboxLimits):
+            raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
+        core = cls(sandbox, None, limits, "new")
+        core.options = (
+            workspace_bytes or 0,
+            _seconds_to_ms("idle_timeout", idle_timeout),
+            _seconds_to_ms("lifetime", lifetime),
+        )
+        return core
+
+    @classmethod
+    def attached(cls, sandbox: Any, session_id: object, limits: object) -> "_SessionCore":
+        if not isinstance(session_id, str):
+            raise TypeError(f"session_id must be a str, not {type(session_id).__name__}")
+        if not _ID_RE.match(session_id):
+            raise ValueError(f"a session id is 32 lowercase hex characters, not {session_id!r}")
+        if limits is not None and not isinstance(limits, SandboxLimits):
+            raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
+        return cls(sandbox, session_id, limits, "open")
+
+    @property
+    def is_open(self) -> bool:
+        return self.state == "open"
+
+    @property
+    def run_limits(self) -> SandboxLimits:
+        """The limits of a run that passes none: the session's, else the sandbox's."""
+        return self.limits if self.limits is not None else self.sandbox.limits
+
+    # ---- state ----------------------------------------------------------
+
+    def check_open(self) -> bytes:
+        """The id as bytes when the session is open; raise otherwise."""
+        state = self.state
+        if state == "new":
+            raise SandboxError("the session is not open yet: use `async with`/`with`, or open() it")
+        if state == "closed":
+            raise SandboxSessionClosedError(self.id, self.closed_reason)
+        assert self.id is not None
+        return self.id.encode("ascii")
+
+    def gone(self, message: str) -> SandboxSessionClosedError:
+        """The daemon no longer has the session: remember it, and the exception to raise."""
+        with self.lock:
+            if self.state != "closed":
+                self.state = "closed"
+                self.closed_reason = (
+                    "the session is not open: it was closed, it expired (idle timeout or lifetime), "
+                    f"the daemon ended it, or it is not one of yours (daemon: {message})"
+                )
+            return SandboxSessionClosedError(self.id, self.closed_reason)
+
+    def listed(self) -> bool:
+        """Whether the daemon still lists the session among the caller's (True when it cannot say)."""
+        try:
+            return any(info.id == self.id for info in self.sandbox.list_sessions())
+        except SandboxError:
+            return True
+
+    def file_error(self, exc: SandboxUnavailableError, path: str) -> SandboxError:
+        """The exception for a file operation's refusal."""
+        if exc.code == "bad_request":
+            return SandboxPathError(path, exc.message)
+        if exc.code == "not_found":
+            # The daemon says not_found both for no such file and for no such
+            # session; a listing tells them apart without reading its words.
+            if self.listed():
+                return SandboxNotFoundError(path, exc.message)
+            return self.gone(exc.message)
+        return exc
+
+    # ---- open and close -------------------------------------------------
+
+    def open_blocking(self) -> None:
+        with self.lock:
+            if self.state == "open":
+                return
+            if self.state == "closed":
+                raise SandboxSessionClosedError(self.id, self.closed_reason)
+            lib = self.sandbox._lib
+            workspace, idle_ms, lifetime_ms = self.options
+            limits = self.limits.daemon_limits() if self.limits is not None else {}
+            buf = ctypes.create_string_buffer(_lib.SESSION_ID_LEN + 1)
+
+            def call(conn: _Conn) -> int:
+                opts = ctypes.c_void_p()
+                rc = lib.airlock_session_opts_new(ctypes.byref(opts))
+                if rc < 0:
+                    return rc
+                try:
+                    if workspace:
+                        rc = rc or lib.airlock_session_opts_set_workspace_bytes(opts, workspace)
+                    if idle_ms:
+                        rc = rc or lib.airlock_session_opts_set_idle_timeout_ms(opts, idle_ms)
+                    if lifetime_ms:
+                        rc = rc or lib.airlock_session_opts_set_lifetime_ms(opts, lifetime_ms)
+                    for limit, value in limits.items():
+                        rc = rc or lib.airlock_session_opts_set_limit(opts, limit, value)
+                    if rc < 0:
+                        raise ValueError(f"session options refused by libairlock: {os.strerror(-rc)}")
+                    return lib.airlock_session_open(conn.ptr, opts, buf)
+                finally:
+                    lib.airlock_session_opts_free(opts)
+
+            self.sandbox._call(call)
+            self.id = buf.value.decode("ascii")
+            self.state = "open"
+
+    def close_blocking(self) -> None:
+        """Close the session (idempotent); one that already ended is not an error."""
+        with self.lock:
+            if self.state != "open":
+                if self.state == "new":
+                    self.state = "closed"
+                    self.closed_reason = "closed before it was opened"
+                return
+            lib = self.sandbox._lib
+            sid = self.id.encode("ascii") if self.id else b""
+            try:
+                self.sandbox._call(lambda conn: lib.airlock_session_close(conn.ptr, sid))
+            except SandboxUnavailableError as e:
+                if e.code != "not_found":
+                    raise
+            self.state = "closed"
+            self.closed_reason = "the session was closed"
+
+    # ---- runs -------------------------------------------------------------
+
+    def request(self, code: object, language: object, limits: object, files: object, env: object, args: object, stdin: object) -> _Request:
+        request = _Request(code, language, self.run_limits if limits is None else limits, files, env, args, stdin)
+        request.session = self.check_open()
+        return request
+
+    def run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:
+        try:
+            return self.sandbox._run_blocking(request, on_output)
+        except SandboxUnavailableError as e:
+            if e.code == "not_found":  # a run has no path: it is the session that is gone
+                raise self.gone(e.message) from None
+            raise
+
+    async def run_async(self, request: _Request, on_output: Optional[OutputCallback]) -> SandboxResult:
+        try:
+            return await self.sandbox._run_async(request, on_output)
+        except SandboxUnavailableError as e:
+            if e.code == "not_found":
+                raise self.gone(e.message) from None
+            raise
+
+    # ---- files ------------------------------------------------------------
+
+    def _file_call(self, path: str, call: Callable[[_Conn], int]) -> None:
+        try:
+            self.sandbox._call(call)
+        except SandboxUnavailableError as e:
+            raise self.file_error(e, path) from None
+
+    def write_blocking(self, path: PathLike, data: BytesLike) -> None:
+        bpath = _path(path)
+        blob = _to_bytes("data", data)
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        self._file_call(os.fsdecode(bpath), lambda conn: lib.airlock_file_write(conn.ptr, sid, bpath, blob, len(blob)))
+
+    def read_blocking(self, path: PathLike) -> FileContent:
+        bpath = _path(path)
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        out = []
+
+        def call(conn: _Conn) -> int:
+            f = ctypes.c_void_p()
+            rc = lib.airlock_file_read(conn.ptr, sid, bpath, ctypes.byref(f))
+            if rc < 0:
+                return rc
+            try:
+                data = ctypes.c_void_p()
+                size = ctypes.c_size_t()
+                lib.airlock_file_data(f, ctypes.byref(data), ctypes.byref(size))
+                blob = ctypes.string_at(data.value, size.value) if size.value else b""
+                out.append(FileContent(blob, int(lib.airlock_file_size(f)), bool(lib.airlock_file_truncated(f))))
+            finally:
+                lib.airlock_file_free(f)
+            return 0
+
+        self._file_call(bpath.decode("utf-8"), call)
+        return out[0]
+
+    def list_blocking(self, path: PathLike) -> FileList:
+        bpath = _path(path, allow_empty=True)
+        shown = bpath.decode("utf-8")
+        # The root as ".": the keeper of this daemon lists "" through a dup of
+        # its root fd, whose offset a listing leaves at the end, so a second
+        # listing of "" comes back empty (daemon/keeper.c keep_list).
+        bpath = bpath or b"."
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        out = FileList()
+
+        def call(conn: _Conn) -> int:
+            lst = ctypes.c_void_p()
+            rc = lib.airlock_file_list(conn.ptr, sid, bpath, ctypes.byref(lst))
+            if rc < 0:
+                return rc
+            try:
+                for i in range(lib.airlock_file_list_count(lst)):
+                    name = lib.airlock_file_list_name(lst, i) or b""
+                    out.append(
+                        FileInfo(
+                            name=name.decode("utf-8", "replace"),
+                            kind=_lib.FILE_KINDS.get(lib.airlock_file_list_kind(lst, i), "other"),
+                            size=int(lib.airlock_file_list_size(lst, i)),
+                            mtime=lib.airlock_file_list_mtime_ms(lst, i) / 1000.0,
+                        )
+                    )
+                out.truncated = bool(lib.airlock_file_list_truncated(lst))
+            finally:
+                lib.airlock_file_list_free(lst)
+            return 0
+
+        self._file_call(shown, call)
+        return out
+
+    def delete_blocking(self, path: PathLike) -> None:
+        bpath = _path(path)
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        self._file_call(bpath.decode("utf-8"), lambda conn: lib.airlock_file_delete(conn.ptr, sid, bpath))
+
+
+class AirlockSession:
+    """A session for async code: one workspace on the daemon that outlives each run.
+
+    Made by AirlockSandbox.session() (or attach_session()); opened by
+    `async with` or `await`. Every run is still a fresh sandbox (a new
+    process: no variables survive), but it works in the session's workspace,
+    so files written by one run or by write_file() are there for the next.
+    Runs of one session never run at once: the daemon queues them. The
+    session ends on close() (leaving `async with` closes it), after its idle
+    timeout, after its lifetime, or when the daemon stops; then every
+    operation raises SandboxSessionClosedError.
+
+    File operations take paths relative to the workspace. The daemon resolves
+    them without following any link and never outside the workspace: a path
+    it refuses raises SandboxPathError; a missing file SandboxNotFoundError.
+    File operations and open/close are blocking round trips run in the
+    loop's default executor; cancelling their await does not undo them.
+    """
+
+    def __init__(self, core: _SessionCore) -> None:
+        self._core = core
+
+    @property
+    def id(self) -> Optional[str]:
+        """The session id (32 lowercase hex characters), None before it is opened."""
+        return self._core.id
+
+    @property
+    def sandbox(self) -> Any:
+        return self._core.sandbox
+
+    @property
+    def limits(self) -> SandboxLimits:
+        """The limits of a run that passes none: the session's, else the sandbox's."""
+        return self._core.run_limits
+
+    @property
+    def closed(self) -> bool:
+        """Whether the session is known to have ended (closed here, or found gone)."""
+        return self._core.state == "closed"
+
+    async def _blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, *args))
+
+    async def open(self) -> "AirlockSession":
+        """Open the session on the daemon (a no-op when open); returns self."""
+        await self._blocking(self._core.open_blocking)
+        return self
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        return self.open().__await__()
+
+    async def __aenter__(self) -> "AirlockSession":
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """End the session: a run in progress is cancelled, the workspace is gone. Idempotent."""
+        await self._blocking(self._core.close_blocking)
+
+    async def run(
+        self,
+        code: Union[str, bytes],
+        *,
+        language: str = "python",
+        limits: Optional[SandboxLimits] = None,
+        files: Optional[Mapping[str, BytesLike]] = None,
+        env: Optional[Mapping[str, str]] = None,
+        args: Optional[Sequence[str]] = None,
+        stdin: Optional[BytesLike] = None,
+        on_output: Optional[OutputCallback] = None,
+    ) -> SandboxResult:
+        """Run code in a fresh sandbox working in the session's workspace.
+
+        As AirlockSandbox.run(); files are written into the workspace first,
+        and the artifacts are the files this run created or changed. limits
+        None means the session's limits (else the sandbox's). Raises
+        SandboxSessionClosedError when the session is not open.
+        """
+        request = self._core.request(code, language, limits, files, env, args, stdin)
+        return await self._core.run_async(request, on_output)
+
+    async def write_file(self, path: PathLike, data: BytesLike) -> None:
+        """Write data (bytes, or str as UTF-8) as the file path, replacing it; parents are made."""
+        await self._blocking(self._core.write_blocking, path, data)
+
+    async def read_file(self, path: PathLike) -> FileContent:
+        """The bytes of the regular file path: a FileContent (bytes with .truncated and .size)."""
+        return await self._blocking(self._core.read_blocking, path)
+
+    async def list_files(self, path: PathLike = "") -> FileList:
+        """The entries of directory path ("" for the workspace): a list of FileInfo with .truncated."""
+        return await self._blocking(self._core.list_blocking, path)
+
+    async def delete_file(self, path: PathLike) -> None:
+        """Delete a file, a link (not its target) or an empty directory."""
+        await self._blocking(self._core.delete_blocking, path)
+
+    def __repr__(self) -> str:
+        return f"AirlockSession(id={self.id!r}, state={self._core.state!r})"
+
+
+class AirlockSessionSync:
+    """A session with blocking methods: `with sandbox.session_sync() as s:`.
+
+    The same session as AirlockSession (see there), with the same methods
+    blocking instead of async. Safe to use from several threads.
+    """
+
+    def __init__(self, core: _SessionCore) -> None:
+        self._core = core
+
+    id = AirlockSession.id
+    sandbox = AirlockSession.sandbox
+    limits = AirlockSession.limits
+    closed = AirlockSession.closed
+
+    def open(self) -> "AirlockSessionSync":
+        """Open the session on the daemon (a no-op when open); returns self."""
+        self._core.open_blocking()
+        return self
+
+    def __enter__(self) -> "AirlockSessionSync":
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the session: a run in progress is cancelled, the workspace is gone. Idempotent."""
+        self._core.close_blocking()
+
+    def run(
+        self,
+        code: Union[str, bytes],
+        *,
+        language: str = "python",
+        limits: Optional[SandboxLimits] = None,
+        files: Optional[Mapping[str, BytesLike]] = None,
+        env: Optional[Mapping[str, str]] = None,
+        args: Optional[Sequence[str]] = None,
+        stdin: Optional[BytesLike] = None,
+        on_output: Optional[Callable[[str, bytes], None]] = None,
+    ) -> SandboxResult:
+        """As AirlockSession.run(), blocking (on_output: as AirlockSandbox.run_sync())."""
+        request = self._core.request(code, language, limits, files, env, args, stdin)
+        return self._core.run_blocking(request, on_output)
+
+    def write_file(self, path: PathLike, data: BytesLike) -> None:
+        """As AirlockSession.write_file(), blocking."""
+        self._core.write_blocking(path, data)
+
+    def read_file(self, path: PathLike) -> FileContent:
+        """As AirlockSession.read_file(), blocking."""
+        return self._core.read_blocking(path)
+
+    def list_files(self, path: PathLike = "") -> FileList:
+        """As AirlockSession.list_files(), blocking."""
+        return self._core.list_blocking(path)
+
+    def delete_file(self, path: PathLike) -> None:
+        """As AirlockSession.delete_file(), blocking."""
+        self._core.delete_blocking(path)
+
+    def __repr__(self) -> str:
+        return f"AirlockSessionSync(id={self.id!r}, state={self._core.state!r})"
