@@ -910,6 +910,8 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 		goto out;
 	}
 	m->run = &run;
+	/* What was read with the request (a ping, its own cancellation) counts too. */
+	mcp_urgent(m);
 	r = mcp_run_wait(m, &run, &res);
 	m->run = NULL;
 	if (run.token != NULL)
