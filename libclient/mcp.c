@@ -720,6 +720,16 @@ mcp_run_reply(struct mcp *m, json_t *id, const struct airlock_result *res, uint6
 	case AIRLOCK_OUTCOME_SIGNALED:
 		snprintf(status, sizeof(status), "killed by signal %d (%s)",
 			 airlock_result_signal(res), strsignal(airlock_result_signal(res)));
+		if (airlock_result_signal(res) == SIGKILL) {
+			/* Some kernels' OOM kills reach the daemon as a plain SIGKILL. */
+			mcp_limit_words(m, AIRLOCK_OUTCOME_MEMORY_LIMIT, 0, words, sizeof(words));
+			slen = strlen(status);
+			snprintf(
+				status + slen, sizeof(status) - slen,
+				"; airlockd reported no limit, but a SIGKILL the code did not send "
+				"itself usually means: %s",
+				words);
+		}
 		break;
 	case AIRLOCK_OUTCOME_WALL_LIMIT:
 	case AIRLOCK_OUTCOME_CPU_LIMIT:
