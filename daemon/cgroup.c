@@ -153,6 +153,27 @@ cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
 }
 
 int
+cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
+{
+	char mem[600], memsw[600], val[32];
+	int r;
+
+	if (!cg->enabled)
+		return 0;
+	snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
+	snprintf(mem, sizeof(mem), "%s/u%" PRIu32 "/memory.limit_in_bytes", cg->base, uid);
+	snprintf(memsw, sizeof(memsw), "%s/u%" PRIu32 "/memory.memsw.limit_in_bytes", cg->base,
+		 uid);
+	/* memsw may never be below memory: raise it first, lower it last. */
+	(void)cgroup_write(memsw, val);
+	r = cgroup_write(mem, val);
+	if (r < 0)
+		return r;
+	(void)cgroup_write(memsw, val);
+	return 0;
+}
+
+int
 cgroup_run_open_self(const struct cgroup *cg, uint32_t uid, int *ret_fd)
 {
 	char path[600];

@@ -30,6 +30,9 @@ void cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi);
  * for its host uid, which no other live run (of any daemon) shares. */
 int cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes);
 
+/* Set the memory limit of a run's existing cgroup (no swap beyond it). */
+int cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes);
+
 /*
  * Open the run's cgroup `tasks` file for the sandbox to move itself in by
  * writing "0" (see sandbox.c). *ret_fd is -1 when no cgroup is used.

@@ -537,6 +537,14 @@ config_key_daemon(struct config_parse *p, const char *name, const char *value)
 		return config_key_u32(p, name, value, &cfg->max_runs_per_uid);
 	} else if (!strcmp(name, "max_runs")) {
 		return config_key_u32(p, name, value, &cfg->max_runs);
+	} else if (!strcmp(name, "prepared_sandboxes")) {
+		/* 0 is allowed: every run then prepares its own sandbox. */
+		r = config_parse_u64(value, &v);
+		if (r == 0 && v > 64)
+			r = -ERANGE;
+		if (r < 0)
+			return config_bad_number(p, r, name, value, "a number from 0 to 64");
+		cfg->prepared_sandboxes = (uint32_t)v;
 	} else if (!strcmp(name, "max_queued")) {
 		return config_key_u32(p, name, value, &cfg->max_queued);
 	} else if (!strcmp(name, "max_queued_per_uid")) {
@@ -1219,6 +1227,7 @@ config_defaults(struct config *cfg)
 	cfg->max_runs = (uint32_t)(2 * ncpu);
 	cfg->max_queued_bytes = 8ULL << 20;
 	cfg->max_queued = 64;
+	cfg->prepared_sandboxes = 2;
 	cfg->max_queued_per_uid = 16;
 	cfg->stop_grace_ms = 10000;
 	cfg->sessions_per_uid = 4;

@@ -40,6 +40,7 @@ struct config {
 	uint32_t max_connections_per_uid; /* max_connections_per_uid = (default 16) */
 	uint32_t max_runs_per_uid;	  /* max_runs_per_uid = (default 8) */
 	uint32_t max_runs;		  /* max_runs = (default 2 * CPUs) */
+	uint32_t prepared_sandboxes;	  /* prepared_sandboxes = made ahead (default 2) */
 	uint32_t max_queued;		  /* max_queued = runs waiting, all uids (default 64) */
 	uint32_t max_queued_per_uid;	  /* max_queued_per_uid = (default 16) */
 	uint32_t stop_grace_ms;		  /* stop_grace_ms = runs may finish (default 10000) */

@@ -45,7 +45,11 @@ frontend_spawner_cb(evutil_socket_t fd, short what, void *arg)
 
 		if (n == -EAGAIN || n == -EINTR)
 			return;
-		/* Only SPAWN_STARTED of a run carries fds (its memory figures). */
+		/* Only SPAWN_STARTED of a sandbox carries fds (its memory figures). */
+		if (n > 0 && (size_t)n == sizeof(ev) && run_pool_event(d, &ev, fds, &nfds)) {
+			fdpass_close_all(fds, nfds);
+			continue;
+		}
 		if (n > 0 && (size_t)n == sizeof(ev) && ev.type == SPAWN_STARTED && nfds == 2 &&
 		    run_take_stats(d, ev.run_id, fds))
 			nfds = 0;
@@ -216,6 +220,7 @@ frontend_main(struct daemon *d)
 	TAILQ_INIT(&d->clients);
 	TAILQ_INIT(&d->runs);
 	TAILQ_INIT(&d->sessions);
+	TAILQ_INIT(&d->pool);
 	runqueue_init(&d->queue);
 	signal(SIGPIPE, SIG_IGN);
 	if (fcntl(d->spawner_fd, F_SETFL, O_NONBLOCK) < 0)
@@ -234,6 +239,7 @@ frontend_main(struct daemon *d)
 	event_add(d->sigint_ev, NULL);
 	if (listener_start(d) < 0)
 		return -EIO;
+	run_pool_fill(d);
 	log_info("ready: listening, %u runs at most, memory limit by %s", d->cfg->max_runs,
 		 d->memory_cgroup ? "cgroup" : "RLIMIT_AS");
 	/* NotifyAccess=all: the main pid is the spawner, readiness is ours. */

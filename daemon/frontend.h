@@ -26,6 +26,15 @@ TAILQ_HEAD(client_list, client);
 TAILQ_HEAD(run_list, run);
 TAILQ_HEAD(session_list, session);
 
+/* A sandbox prepared ahead, waiting for a run (run.c). */
+struct prep {
+	TAILQ_ENTRY(prep) entry;
+	uint32_t key, slot;
+	int stat_fd[2];
+	bool started;
+};
+TAILQ_HEAD(prep_list, prep);
+
 struct daemon {
 	struct event_base *base;
 	struct config *cfg;
@@ -46,6 +55,8 @@ struct daemon {
 	uint32_t nclients;
 	struct session_list sessions;
 	uint32_t nsessions;
+	struct prep_list pool; /* prepared sandboxes */
+	uint32_t npool;
 	struct runqueue queue;
 	bool memory_cgroup;
 	bool journal; /* audit lines go to the journal (under systemd) */
@@ -119,6 +130,11 @@ void run_orphan_client(struct daemon *d, struct client *c);
 uint32_t run_count_uid(const struct daemon *d, uid_t uid);
 /* Start queued runs while there are free slots. */
 void run_dispatch(struct daemon *d);
+/* Keep prepared_sandboxes sandboxes prepared ahead. */
+void run_pool_fill(struct daemon *d);
+/* A spawner event about a prepared sandbox; true if it was one (fds taken
+ * from *nfds when kept). */
+bool run_pool_event(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nfds);
 /* cancel: one of the caller's runs, by request id or run id. */
 void run_cancel_request(struct daemon *d, struct client *c, uint32_t req_id,
 			const struct proto_cancel *what);

@@ -189,8 +189,9 @@ keep_list(int root, const char *path, int *ret_fd, uint32_t *ret_count, uint64_t
 	uint32_t count = 0;
 	int dir, mfd, r = 0;
 
-	dir = path[0] == '\0' ? fcntl(root, F_DUPFD_CLOEXEC, 0)
-			      : keep_open(root, path, O_RDONLY | O_DIRECTORY, 0);
+	/* A fresh open, even of the root: a dup would share its directory
+	 * offset, and a second listing would start at the end. */
+	dir = keep_open(root, path[0] == '\0' ? "." : path, O_RDONLY | O_DIRECTORY, 0);
 	if (dir < 0)
 		return errno;
 	mfd = memfd_create("airlock-list", MFD_CLOEXEC | MFD_ALLOW_SEALING);

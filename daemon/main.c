@@ -125,6 +125,7 @@ main(int argc, char **argv)
 	struct config cfg, *cfgp;
 	sigset_t oldmask;
 	pid_t spawner_pid;
+	uint32_t i;
 	struct spawner sp;
 	struct sock_fprog frontend_filter;
 	char err[512];
@@ -212,6 +213,8 @@ main(int argc, char **argv)
 	sp.keepers = calloc(sp.nslots, sizeof(*sp.keepers));
 	if (sp.slots == NULL || sp.keepers == NULL)
 		fatalx("out of memory");
+	for (i = 0; i < sp.nslots; i++)
+		sp.slots[i].ctl = -1;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		fatal("socketpair");

@@ -87,7 +87,8 @@ struct run {
 	struct sup_msg exit_msg;
 	int fail_step, fail_err;
 	bool spawn_started, spawn_failed, spawn_done, slot_held, finishing, answered;
-	int stat_fd[2]; /* the run's cgroup peak and oom files, or -1 */
+	int stat_fd[2];	 /* the run's cgroup peak and oom files, or -1 */
+	uint32_t alt_id; /* the prepared sandbox's key, until its events are ours */
 	uint64_t mem_peak;
 	bool mem_oom;
 	struct spawn_ev spawn_ev, done_ev;
@@ -740,7 +741,7 @@ run_spawner_event(struct daemon *d, const struct spawn_ev *ev)
 	struct run *r;
 
 	TAILQ_FOREACH(r, &d->runs, entry)
-	if (r->run_id == ev->run_id)
+	if (r->run_id == ev->run_id || (r->alt_id != 0 && r->alt_id == ev->run_id))
 		break;
 	if (r == NULL) {
 		log_warnx("spawner: event %u for unknown run %" PRIu32, ev->type, ev->run_id);
@@ -751,8 +752,13 @@ run_spawner_event(struct daemon *d, const struct spawn_ev *ev)
 		r->spawn_started = true;
 		return;
 	case SPAWN_FAILED:
+		/* A prepare and its start may both fail: keep the first reason,
+		 * and wait for a reap if either had a child. */
+		if (!r->spawn_failed)
+			r->spawn_ev = *ev;
+		else if (ev->pid != 0)
+			r->spawn_ev.pid = ev->pid;
 		r->spawn_failed = true;
-		r->spawn_ev = *ev;
 		/* No child to wait for: nothing will write or close the pipes. */
 		run_close_lifeline(r);
 		run_close_out(&r->out[0]);
@@ -780,6 +786,11 @@ run_orphan_client(struct daemon *d, struct client *c)
 			continue;
 		if (r->state == RUN_QUEUED) {
 			run_free(r); /* never started: nothing to kill or wait for */
+			continue;
+		}
+		if (r->answered) {
+			client_run_removed(c, r);
+			r->c = NULL; /* answered, waiting for its reap only */
 			continue;
 		}
 		log_info("run %" PRIu32 " uid %u: client left; killing the run", r->run_id,
@@ -922,6 +933,84 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 	(void)run_spawn(r, ws_fd);
 }
 
+/* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key. */
+static void
+run_prepare(struct daemon *d, uint32_t key, uint32_t slot)
+{
+	struct spawn_req req;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.type = SPAWN_PREPARE;
+	req.run_id = key;
+	req.uid_slot = slot;
+	req.memory_bytes = d->cfg->defaults.v[PROTO_LIMIT_MEMORY_BYTES];
+	rc = frontend_spawn_fds(d, &req, NULL, 0);
+	if (rc < 0)
+		fatalx("cannot reach the spawner: %s", strerror(-rc));
+}
+
+void
+run_pool_fill(struct daemon *d)
+{
+	while (!d->stopping && d->npool < d->cfg->prepared_sandboxes) {
+		struct prep *p;
+		uint32_t slot;
+
+		if (uidpool_get(&d->uids, &slot) < 0)
+			return;
+		p = calloc(1, sizeof(*p));
+		if (p == NULL)
+			fatalx("out of memory");
+		p->slot = slot;
+		p->key = ++d->next_run_id;
+		p->stat_fd[0] = p->stat_fd[1] = -1;
+		TAILQ_INSERT_TAIL(&d->pool, p, entry);
+		d->npool++;
+		run_prepare(d, p->key, slot);
+	}
+}
+
+bool
+run_pool_event(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nfds)
+{
+	struct prep *p;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->key == ev->run_id)
+		break;
+	if (p == NULL)
+		return false;
+	switch (ev->type) {
+	case SPAWN_STARTED:
+		p->started = true;
+		if (*nfds == 2) {
+			p->stat_fd[0] = fds[0];
+			p->stat_fd[1] = fds[1];
+			*nfds = 0;
+		}
+		return true;
+	case SPAWN_FAILED:
+		if (ev->pid != 0)
+			return true; /* its reap follows */
+		break;
+	case SPAWN_DONE:
+		break;
+	default:
+		return true;
+	}
+	/* Gone before any run took it: its slot is free again. */
+	TAILQ_REMOVE(&d->pool, p, entry);
+	d->npool--;
+	if (p->stat_fd[0] >= 0)
+		close(p->stat_fd[0]);
+	if (p->stat_fd[1] >= 0)
+		close(p->stat_fd[1]);
+	uidpool_put(&d->uids, p->slot);
+	free(p);
+	return true;
+}
+
 /*
  * Hand a queued run to the spawner: its uid slot (a session run uses its
  * session's), then its sandbox. Returns 0, or -EAGAIN when no uid slot is
@@ -932,15 +1021,29 @@ run_launch(struct run *r)
 {
 	struct daemon *d = r->d;
 
+	struct prep *p = r->session == NULL ? TAILQ_FIRST(&d->pool) : NULL;
+
 	if (r->session != NULL) {
 		session_run_unqueued(r->session);
 		r->slot = session_run_begin(r->session, r);
+	} else if (p != NULL) {
+		/* A sandbox prepared ahead: most of the set-up is already done. */
+		TAILQ_REMOVE(&d->pool, p, entry);
+		d->npool--;
+		r->slot = p->slot;
+		r->alt_id = p->key;
+		r->stat_fd[0] = p->stat_fd[0];
+		r->stat_fd[1] = p->stat_fd[1];
+		free(p);
 	} else if (uidpool_get(&d->uids, &r->slot) < 0) {
 		return -EAGAIN;
 	}
 	r->slot_held = true;
 	r->state = RUN_RUNNING;
 	d->nrunning++;
+	if (p == NULL)
+		run_prepare(d, r->run_id, r->slot);
+	run_pool_fill(d);
 	if (r->session != NULL) {
 		clock_gettime(CLOCK_MONOTONIC, &r->t_start);
 		session_run_prepare(r->session, r, (const char *const *)r->in_names, r->in_fds,

@@ -145,6 +145,31 @@ sandbox_layout_init(struct sandbox_layout *ret)
 /* The lifeline, kept in a static so the fail path needs no arguments. This
  * is the cloned child's own copy of memory; nothing else writes it. */
 static int sb_lifeline = -1;
+static int sb_ctl = -1;
+
+/* The spawner's start message: the run's fds. Returns how many came. */
+static size_t
+sb_wait_start(int *fds, size_t max, uint32_t *ret_flags)
+{
+	struct sb_start st;
+	size_t nfds = 0;
+	ssize_t n;
+
+	do
+		n = fdpass_recv(sb_ctl, &st, sizeof(st), fds, max, &nfds);
+	while (n == -EINTR);
+	/* EOF or anything else: this sandbox will never run anything. */
+	if (n != (ssize_t)sizeof(st) || st.magic != SB_START_MAGIC ||
+	    nfds != ((st.flags & SPAWN_F_WORKSPACE) ? 5 : 4)) {
+		if (n > 0)
+			fdpass_close_all(fds, nfds);
+		_exit(0);
+	}
+	close(sb_ctl);
+	sb_ctl = -1;
+	*ret_flags = st.flags;
+	return nfds;
+}
 
 /* Report a failed step to the frontend and exit. */
 __attribute__((noreturn)) static void
@@ -152,6 +177,17 @@ sb_fail(int step, int err)
 {
 	struct sup_msg m;
 
+	/* Failed while prepared, before any request: wait for the run this
+	 * sandbox is given, and tell it why it cannot be run. */
+	if (sb_lifeline < 0 && sb_ctl >= 0) {
+		int fds[5];
+		uint32_t flags;
+		size_t n = sb_wait_start(fds, 5, &flags);
+
+		sb_lifeline = fds[1];
+		fds[1] = -1;
+		fdpass_close_all(fds, n);
+	}
 	memset(&m, 0, sizeof(m));
 	m.type = SUP_SETUP_FAILED;
 	m.step = step;
@@ -312,13 +348,12 @@ sb_input_files(const struct plan_view *pv)
 	uint32_t i;
 
 	for (i = 0; i < pv->nfiles; i++) {
-		char path[PROTO_NAME_MAX + sizeof(SB_NEWROOT PLAN_WORKSPACE) + 2];
+		char path[PROTO_NAME_MAX + sizeof(PLAN_WORKSPACE) + 2];
 		size_t base;
 		char *p;
 
-		SB_PATH(path, SANDBOX_STEP_INPUT_FILES, "%s%s/%s", SB_NEWROOT, PLAN_WORKSPACE,
-			pv->files[i].name);
-		base = strlen(SB_NEWROOT PLAN_WORKSPACE) + 1;
+		SB_PATH(path, SANDBOX_STEP_INPUT_FILES, "%s/%s", PLAN_WORKSPACE, pv->files[i].name);
+		base = strlen(PLAN_WORKSPACE) + 1;
 		/* The workspace is new and empty, and names were checked by
 		 * plan_parse (no "..", no empty component): plain paths are
 		 * safe here, no link can exist yet. */
@@ -335,19 +370,20 @@ sb_input_files(const struct plan_view *pv)
 	}
 }
 
-/* Build the new root under SB_NEWROOT and pivot into it. */
+/*
+ * Phase one, before any request is known: build the new root under
+ * SB_NEWROOT and pivot into it. The root stays writable until phase two.
+ */
 static void
-sb_filesystem(const struct sandbox_ctx *ctx, const struct plan_view *pv)
+sb_fs_base(const struct sandbox_ctx *ctx)
 {
 	const struct sandbox_layout *l = ctx->layout;
-	const uint64_t *lim = pv->hdr->limits;
 	char path[256];
 	int i;
 
 	/* Nothing we do may propagate back to the host. */
 	SB_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), SANDBOX_STEP_MOUNT_PRIVATE);
-	sb_tmpfs(SB_NEWROOT, "0755", 4ULL * 1024 * 1024 + pv->hdr->code_len + pv->hdr->stdin_len,
-		 4096, false, SANDBOX_STEP_ROOT_TMPFS);
+	sb_tmpfs(SB_NEWROOT, "0755", 4ULL * 1024 * 1024, 4096, false, SANDBOX_STEP_ROOT_TMPFS);
 	{
 		static const char *const dirs[] = {"usr",	  "etc",     "proc",
 						   "dev",	  "tmp",     "run",
@@ -382,8 +418,6 @@ sb_filesystem(const struct sandbox_ctx *ctx, const struct plan_view *pv)
 	sb_write_file(SB_NEWROOT "/etc/nsswitch.conf", sb_nsswitch, sizeof(sb_nsswitch) - 1, 0644,
 		      0, SANDBOX_STEP_ETC);
 	sb_write_file(SB_NEWROOT "/etc/resolv.conf", "", 0, 0644, 0, SANDBOX_STEP_ETC);
-	sb_write_file(SB_NEWROOT "/etc/hostname", pv->hostname, strlen(pv->hostname), 0644, 0,
-		      SANDBOX_STEP_ETC);
 	if (l->has_ld_cache) {
 		sb_touch(SB_NEWROOT "/etc/ld.so.cache", SANDBOX_STEP_ETC);
 		sb_bind_ro("/etc/ld.so.cache", SB_NEWROOT "/etc/ld.so.cache");
@@ -396,19 +430,6 @@ sb_filesystem(const struct sandbox_ctx *ctx, const struct plan_view *pv)
 		SB_CHECK(mkdir(SB_NEWROOT "/etc/ssl", 0755), SANDBOX_STEP_ETC);
 		sb_bind_ro("/etc/ssl", SB_NEWROOT "/etc/ssl");
 	}
-	if (ctx->workspace_fd >= 0) {
-		/* A session's workspace: the keeper's tmpfs, cloned detached
-		 * (open_tree) for this run and attached here. */
-		SB_CHECK(syscall(SYS_move_mount, ctx->workspace_fd, "", AT_FDCWD,
-				 SB_NEWROOT "/workspace", MOVE_MOUNT_F_EMPTY_PATH),
-			 SANDBOX_STEP_WORKSPACE);
-		close(ctx->workspace_fd);
-	} else {
-		sb_tmpfs(SB_NEWROOT "/workspace", "0755", lim[PROTO_LIMIT_WORKSPACE_BYTES], 16384,
-			 true, SANDBOX_STEP_WORKSPACE);
-	}
-	sb_tmpfs(SB_NEWROOT "/tmp", "1777", lim[PROTO_LIMIT_TMP_BYTES], 16384, false,
-		 SANDBOX_STEP_TMP);
 	SB_CHECK(mount("proc", SB_NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL),
 		 SANDBOX_STEP_PROC);
 	sb_tmpfs(SB_NEWROOT "/dev", "0755", 65536, 64, false, SANDBOX_STEP_DEV);
@@ -432,17 +453,6 @@ sb_filesystem(const struct sandbox_ctx *ctx, const struct plan_view *pv)
 		 * its size limit, private to this run. */
 		SB_CHECK(symlink("/tmp", SB_NEWROOT "/dev/shm"), SANDBOX_STEP_DEV);
 	}
-	/* The code file lives outside the workspace so it is never an artifact. */
-	if (pv->code_name[0] != '\0') {
-		SB_PATH(path, SANDBOX_STEP_CODE_FILE, SB_NEWROOT PLAN_CODE_DIR "/%s",
-			pv->code_name);
-		sb_write_file(path, pv->code, pv->hdr->code_len, 0444, 0, SANDBOX_STEP_CODE_FILE);
-	}
-	if (pv->stdin_data != NULL)
-		sb_write_file(SB_NEWROOT PLAN_CODE_DIR "/.stdin", pv->stdin_data,
-			      pv->hdr->stdin_len, 0444, 0, SANDBOX_STEP_CODE_FILE);
-	sb_input_files(pv);
-
 	/* pivot_root(".", ".") stacks the old root under the new one; detaching
 	 * it leaves no path back to the host's tree. */
 	SB_CHECK(chdir(SB_NEWROOT), SANDBOX_STEP_PIVOT_ROOT);
@@ -450,6 +460,48 @@ sb_filesystem(const struct sandbox_ctx *ctx, const struct plan_view *pv)
 	SB_CHECK(umount2(".", MNT_DETACH), SANDBOX_STEP_UMOUNT_OLD);
 	SB_CHECK(chdir("/"), SANDBOX_STEP_PIVOT_ROOT);
 	SB_CHECK(rmdir("/oldroot"), SANDBOX_STEP_UMOUNT_OLD);
+}
+
+/*
+ * Phase two, for one request, inside the new root: the sized /tmp, the
+ * workspace (fresh, or a session's attached), the code and stdin files, the
+ * input files; then the root and the code's directory become read-only.
+ */
+static void
+sb_fs_run(const struct plan_view *pv, int ws_fd)
+{
+	const uint64_t *lim = pv->hdr->limits;
+	char path[256];
+
+	sb_tmpfs("/tmp", "1777", lim[PROTO_LIMIT_TMP_BYTES], 16384, false, SANDBOX_STEP_TMP);
+	if (ws_fd >= 0) {
+		/* A session's workspace: the keeper's tmpfs, cloned detached
+		 * (open_tree) for this run and attached here. */
+		SB_CHECK(syscall(SYS_move_mount, ws_fd, "", AT_FDCWD, PLAN_WORKSPACE,
+				 MOVE_MOUNT_F_EMPTY_PATH),
+			 SANDBOX_STEP_WORKSPACE);
+		close(ws_fd);
+	} else {
+		sb_tmpfs(PLAN_WORKSPACE, "0755", lim[PROTO_LIMIT_WORKSPACE_BYTES], 16384, true,
+			 SANDBOX_STEP_WORKSPACE);
+	}
+	sb_write_file("/etc/hostname", pv->hostname, strlen(pv->hostname), 0644, 0,
+		      SANDBOX_STEP_ETC);
+	/* The code file lives outside the workspace so it is never an artifact,
+	 * on a tmpfs of its own size, read-only before the code starts. */
+	sb_tmpfs(PLAN_CODE_DIR, "0755", 65536 + pv->hdr->code_len + pv->hdr->stdin_len, 16, false,
+		 SANDBOX_STEP_CODE_FILE);
+	if (pv->code_name[0] != '\0') {
+		SB_PATH(path, SANDBOX_STEP_CODE_FILE, PLAN_CODE_DIR "/%s", pv->code_name);
+		sb_write_file(path, pv->code, pv->hdr->code_len, 0444, 0, SANDBOX_STEP_CODE_FILE);
+	}
+	if (pv->stdin_data != NULL)
+		sb_write_file(PLAN_CODE_DIR "/.stdin", pv->stdin_data, pv->hdr->stdin_len, 0444, 0,
+			      SANDBOX_STEP_CODE_FILE);
+	SB_CHECK(mount(NULL, PLAN_CODE_DIR, NULL,
+		       MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL),
+		 SANDBOX_STEP_REMOUNT_RO);
+	sb_input_files(pv);
 	/* The root itself is read-only: the code writes only to /workspace
 	 * and /tmp, both size-limited. */
 	SB_CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
@@ -870,16 +922,17 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	uint64_t start_ns, end_ns, deadline_ns, cpu_limit_ns, cpu_ns = 0;
 	struct timespec fence = {0, 0};
 	uint32_t ninputs, reason = SUP_REASON_EXITED;
-	int keep[7] = {ctx->sync_fd, ctx->plan_fd,   ctx->lifeline_fd, ctx->out_fd,
-		       ctx->err_fd,  ctx->cgroup_fd, ctx->workspace_fd};
-	int exec_pipe[2], pidfd = -1, status = 0, budget = SB_WALK_ENTRIES;
+	int keep[3] = {ctx->sync_fd, ctx->ctl_fd, ctx->cgroup_fd};
+	int exec_pipe[2], pidfd = -1, status = 0, budget = SB_WALK_ENTRIES, fds[5];
+	struct sandbox_ctx run = *ctx;
 	bool code_done = false;
+	uint32_t flags;
 	void *plan;
 	char c, rel[SUP_NAME_MAX + 2];
 	long pid;
 
-	sb_lifeline = ctx->lifeline_fd;
-	sb_close_others(keep, 7);
+	sb_ctl = ctx->ctl_fd;
+	sb_close_others(keep, 3);
 	/*
 	 * Into the run's memory cgroup before anything is charged. "0" in the
 	 * v1 `tasks` file moves the writing thread itself, which the kernel
@@ -907,17 +960,30 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	 */
 	SB_CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), SANDBOX_STEP_PDEATHSIG);
 
-	SB_CHECK(fstat(ctx->plan_fd, &st), SANDBOX_STEP_PLAN);
-	plan = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, ctx->plan_fd, 0);
+	/* Phase one: what does not depend on a request, done ahead. */
+	sb_fs_base(ctx);
+	sb_loopback();
+
+	/* The request: its plan, lifeline, output pipes and workspace. */
+	(void)sb_wait_start(fds, 5, &flags);
+	run.plan_fd = fds[0];
+	run.lifeline_fd = fds[1];
+	run.out_fd = fds[2];
+	run.err_fd = fds[3];
+	run.workspace_fd = (flags & SPAWN_F_WORKSPACE) ? fds[4] : -1;
+	sb_lifeline = run.lifeline_fd;
+
+	SB_CHECK(fstat(run.plan_fd, &st), SANDBOX_STEP_PLAN);
+	plan = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, run.plan_fd, 0);
 	if (plan == MAP_FAILED)
 		sb_fail(SANDBOX_STEP_PLAN, errno);
-	close(ctx->plan_fd);
+	close(run.plan_fd);
 	if (plan_parse(plan, (uint64_t)st.st_size, &pv) < 0)
 		sb_fail(SANDBOX_STEP_PLAN, EINVAL);
 
-	sb_filesystem(ctx, &pv);
+	/* Phase two. */
+	sb_fs_run(&pv, run.workspace_fd);
 	SB_CHECK(sethostname(pv.hostname, strlen(pv.hostname)), SANDBOX_STEP_HOSTNAME);
-	sb_loopback();
 	ninputs = sb_record_inputs(&pv, inputs);
 	/* A session's workspace holds earlier runs' files: only what this run
 	 * creates or changes is its artifact. */
@@ -931,12 +997,12 @@ sandbox_main(const struct sandbox_ctx *ctx)
 		sb_fail(SANDBOX_STEP_FORK, errno);
 	if (pid == 0) {
 		close(exec_pipe[0]);
-		sb_exec_code(ctx, &pv, exec_pipe[1]);
+		sb_exec_code(&run, &pv, exec_pipe[1]);
 	}
 	close(exec_pipe[1]);
 	/* Only the code holds the output pipes now: EOF means it is all gone. */
-	close(ctx->out_fd);
-	close(ctx->err_fd);
+	close(run.out_fd);
+	close(run.err_fd);
 	{
 		int32_t rep[2];
 		ssize_t n;

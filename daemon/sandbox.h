@@ -85,11 +85,12 @@ struct sandbox_ctx {
 	const struct sandbox_layout *layout;
 	const struct sock_fprog *seccomp;
 	int sync_fd;	  /* read end: one byte once the uid/gid maps are written */
+	int ctl_fd;	  /* from the spawner: struct sb_start and the run's fds */
 	int plan_fd;	  /* sealed memfd, see plan.h */
 	int lifeline_fd;  /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
 	int out_fd;	  /* stdout pipe, write end */
 	int err_fd;	  /* stderr pipe, write end */
-	int cgroup_fd;	  /* the run\'s cgroup `tasks` file, or -1 */
+	int cgroup_fd;	  /* the run's cgroup `tasks` file, or -1 */
 	int workspace_fd; /* a session's workspace mount (open_tree), or -1 */
 };
 

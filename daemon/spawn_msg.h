@@ -24,6 +24,13 @@ enum spawn_msg_type {
 	SPAWN_STOP = 5,
 	/* spawner -> frontend: SIGHUP came to the main pid: reload the config */
 	SPAWN_RELOAD = 6,
+	/* frontend -> spawner: struct spawn_req, no fd: clone a sandbox into the
+	 * uid slot and build everything that does not depend on a request;
+	 * it waits for a SPAWN_REQ naming its slot. Events come back with
+	 * run_id as the key: STARTED (with the memory figure fds), FAILED, DONE.
+	 * SPAWN_REQ then always names a prepared slot; the run's DONE and
+	 * FAILED events carry the SPAWN_REQ's run_id. */
+	SPAWN_PREPARE = 8,
 	/* frontend -> spawner: struct spawn_req + fd {keeper socket}: clone a
 	 * session's keeper (memory_bytes = its workspace size). Its events come
 	 * back as SPAWN_STARTED/FAILED/DONE with the session's key as run_id. */
@@ -55,6 +62,17 @@ struct spawn_ev {
 	uint32_t oom;	      /* SPAWN_DONE: the memory limit was hit (cgroup) */
 	uint64_t memory_peak; /* SPAWN_DONE: bytes, 0 = not measured */
 	char step[32];	      /* SPAWN_FAILED: what failed */
+};
+
+/*
+ * spawner -> a prepared supervisor, once, on its control socket: the run's
+ * fds {plan, lifeline, stdout, stderr[, workspace]} (docs/performance.md).
+ */
+#define SB_START_MAGIC 0x54525453U /* "STRT" */
+
+struct sb_start {
+	uint32_t magic;
+	uint32_t flags; /* SPAWN_F_WORKSPACE: a fifth fd */
 };
 
 /* supervisor -> frontend, on the run's lifeline socket */

@@ -83,26 +83,24 @@ spawner_write_maps(const struct spawner *sp, uint32_t slot, pid_t pid, const cha
 	return spawner_write_proc(pid, "gid_map", map);
 }
 
-/* Handle one SPAWN_REQ. fds: plan, lifeline, stdout, stderr[, workspace]. */
+/*
+ * Handle one SPAWN_PREPARE: clone a sandbox into fresh namespaces in the
+ * slot's uids and memory cgroup; it builds what does not depend on a request
+ * and waits on its control socket (docs/performance.md).
+ */
 static void
-spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
+spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 {
 	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
 	struct sandbox_ctx ctx;
 	const char *step = "request";
-	uint64_t plan_size;
-	int sync[2] = {-1, -1}, cgfd = -1, r;
+	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, cgfd = -1, r;
 	long pid;
 
 	/* The frontend is less trusted than we are: check everything. */
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0) {
 		r = -EINVAL;
 		step = "uid_slot";
-		goto fail;
-	}
-	r = memfd_check_sealed(fds[0], PLAN_SIZE_MAX, &plan_size);
-	if (r < 0) {
-		step = "plan";
 		goto fail;
 	}
 	step = "cgroup";
@@ -114,19 +112,21 @@ spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	if (r < 0)
 		goto fail;
 	step = "pipe";
-	if (pipe2(sync, O_CLOEXEC) < 0) {
+	if (pipe2(sync, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0) {
 		r = -errno;
 		goto fail;
 	}
 	ctx = (struct sandbox_ctx){.layout = &sp->layout,
 				   .seccomp = &sp->seccomp,
 				   .sync_fd = sync[0],
-				   .plan_fd = fds[0],
-				   .lifeline_fd = fds[1],
-				   .out_fd = fds[2],
-				   .err_fd = fds[3],
+				   .ctl_fd = ctl[1],
+				   .plan_fd = -1,
+				   .lifeline_fd = -1,
+				   .out_fd = -1,
+				   .err_fd = -1,
 				   .cgroup_fd = cgfd,
-				   .workspace_fd = nfds > SPAWN_REQ_NFDS ? fds[4] : -1};
+				   .workspace_fd = -1};
 	step = "clone";
 	/* A raw clone with no new stack behaves like fork: the child runs on
 	 * its copy of this stack and never returns from sandbox_main(). */
@@ -137,22 +137,24 @@ spawner_spawn(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	}
 	if (pid == 0) {
 		close(sync[1]);
+		close(ctl[0]);
 		sandbox_main(&ctx);
 	}
 	close(sync[0]);
 	sync[0] = -1;
+	close(ctl[1]);
+	ctl[1] = -1;
 	sp->slots[req->uid_slot].pid = (pid_t)pid;
 	sp->slots[req->uid_slot].run_id = req->run_id;
+	sp->slots[req->uid_slot].ctl = ctl[0];
+	ctl[0] = -1;
 	r = spawner_write_maps(sp, req->uid_slot, (pid_t)pid, &step);
-	if (r < 0) {
-		/* The child sees EOF on sync and exits; SIGCHLD reaps it. */
-		kill((pid_t)pid, SIGKILL);
-		ev.pid = (int32_t)pid;
-		goto fail;
-	}
-	if (write(sync[1], "g", 1) != 1) {
+	if (r == 0 && write(sync[1], "g", 1) != 1) {
 		r = -errno;
 		step = "sync";
+	}
+	if (r < 0) {
+		/* The child sees EOF on sync and exits; SIGCHLD reaps it. */
 		kill((pid_t)pid, SIGKILL);
 		ev.pid = (int32_t)pid;
 		goto fail;
@@ -176,7 +178,7 @@ fail:
 	ev.type = SPAWN_FAILED;
 	ev.err = r;
 	snprintf(ev.step, sizeof(ev.step), "%s", step);
-	log_warnx("spawner: run %" PRIu32 ": %s: %s", req->run_id, step, strerror(-r));
+	log_warnx("spawner: sandbox %" PRIu32 ": %s: %s", req->run_id, step, strerror(-r));
 	spawner_send(sp, &ev);
 	/* A slot with a killed child stays taken until SIGCHLD reaps it. */
 out:
@@ -184,8 +186,60 @@ out:
 		close(sync[0]);
 	if (sync[1] >= 0)
 		close(sync[1]);
+	if (ctl[0] >= 0)
+		close(ctl[0]);
+	if (ctl[1] >= 0)
+		close(ctl[1]);
 	if (cgfd >= 0)
 		close(cgfd);
+}
+
+/*
+ * Handle one SPAWN_REQ: hand a prepared sandbox its run. fds: plan,
+ * lifeline, stdout, stderr[, workspace]. The memory limit is the run's own.
+ */
+static void
+spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
+{
+	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
+	struct sb_start st = {.magic = SB_START_MAGIC, .flags = req->flags};
+	struct spawner_slot *slot;
+	const char *step = "uid_slot";
+	uint64_t plan_size;
+	int r = -EINVAL;
+
+	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].ctl < 0)
+		goto fail;
+	slot = &sp->slots[req->uid_slot];
+	/* From here the sandbox answers for this run: its reap is reported
+	 * under the run's id. */
+	slot->run_id = req->run_id;
+	ev.pid = slot->pid;
+	step = "plan";
+	r = memfd_check_sealed(fds[0], PLAN_SIZE_MAX, &plan_size);
+	if (r < 0)
+		goto kill;
+	step = "cgroup_limit";
+	r = cgroup_run_set_limit(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes);
+	if (r < 0)
+		goto kill;
+	step = "start";
+	r = fdpass_send(slot->ctl, &st, sizeof(st), fds, nfds);
+	if (r < 0)
+		goto kill;
+	close(slot->ctl);
+	slot->ctl = -1;
+	goto out;
+kill:
+	kill(slot->pid, SIGKILL);
+	close(slot->ctl);
+	slot->ctl = -1;
+fail:
+	ev.err = r;
+	snprintf(ev.step, sizeof(ev.step), "%s", step);
+	log_warnx("spawner: run %" PRIu32 ": %s: %s", req->run_id, step, strerror(-r));
+	spawner_send(sp, &ev);
+out:
 	fdpass_close_all(fds, nfds);
 }
 
@@ -280,6 +334,10 @@ spawner_reap(struct spawner *sp)
 		if (i == sp->nslots)
 			continue;
 		ev.run_id = sp->slots[i].run_id;
+		if (sp->slots[i].ctl >= 0) {
+			close(sp->slots[i].ctl);
+			sp->slots[i].ctl = -1;
+		}
 		r = cgroup_run_finish(&sp->cg, spawner_uid(sp, i), &ev.memory_peak, &oom);
 		if (r < 0)
 			log_warnx("spawner: run %" PRIu32 ": cgroup: %s", ev.run_id, strerror(-r));
@@ -307,7 +365,11 @@ spawner_read(struct spawner *sp)
 	if ((size_t)n == sizeof(req) && req.type == SPAWN_REQ &&
 	    nfds == ((req.flags & SPAWN_F_WORKSPACE) ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS) &&
 	    (req.flags & ~SPAWN_F_WORKSPACE) == 0) {
-		spawner_spawn(sp, &req, fds, nfds);
+		spawner_start(sp, &req, fds, nfds);
+		return 0;
+	}
+	if ((size_t)n == sizeof(req) && req.type == SPAWN_PREPARE && nfds == 0 && req.flags == 0) {
+		spawner_prepare(sp, &req);
 		return 0;
 	}
 	if ((size_t)n == sizeof(req) && req.type == SPAWN_KEEPER && nfds == SPAWN_KEEPER_NFDS &&

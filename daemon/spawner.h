@@ -17,6 +17,7 @@
 struct spawner_slot {
 	pid_t pid; /* 0 = free */
 	uint32_t run_id;
+	int ctl; /* a prepared sandbox's control socket, until its start; or -1 */
 };
 
 struct spawner {

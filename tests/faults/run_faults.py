@@ -114,7 +114,7 @@ class Daemon:
         self.sock = os.path.join(self.dir, "airlock.sock")
         self.config = os.path.join(self.dir, "airlockd.conf")
         with open(self.config, "w") as f:
-            f.write("[daemon]\nmax_runs = 16\nmax_runs_per_uid = 16\n"
+            f.write("[daemon]\nmax_runs = 16\nmax_runs_per_uid = 16\nprepared_sandboxes = 0\n"
                     "[sandbox]\nuid_base = %d\nuid_count = %d\n" % (UID_BASE, UID_COUNT))
         os.chmod(self.config, 0o644)
         self.proc = None

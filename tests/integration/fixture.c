@@ -63,6 +63,7 @@ int
 fixture_start(struct fixture *f, const char *config_text)
 {
 	const char *bin = getenv("AIRLOCKD");
+	static char text[8192];
 	int i, r;
 
 	memset(f, 0, sizeof(*f));
@@ -75,7 +76,17 @@ fixture_start(struct fixture *f, const char *config_text)
 	snprintf(f->sock, sizeof(f->sock), "%s/airlock.sock", f->dir);
 	snprintf(f->config, sizeof(f->config), "%s/airlockd.conf", f->dir);
 	snprintf(f->log, sizeof(f->log), "%s/airlockd.log", f->dir);
-	r = fixture_write(f->config, config_text ? config_text : "");
+	/*
+	 * Tests count the processes of their uid range to prove nothing is
+	 * left; sandboxes prepared ahead would be counted too. They are off
+	 * unless a test asks for them (daemon-service tests the pool).
+	 */
+	if (config_text == NULL || strstr(config_text, "prepared_sandboxes") == NULL) {
+		snprintf(text, sizeof(text), "%s\n[daemon]\nprepared_sandboxes = 0\n",
+			 config_text ? config_text : "");
+		config_text = text;
+	}
+	r = fixture_write(f->config, config_text);
 	if (r < 0)
 		return r;
 	f->pid = fork();

@@ -103,6 +103,7 @@ class Daemon:
         self.log = os.path.join(self.dir, "airlockd.log")
         with open(self.config, "w") as f:
             f.write("[daemon]\nsocket_mode = 0666\nmax_runs = 64\nmax_runs_per_uid = 64\n"
+                    "prepared_sandboxes = 0\n"
                     "max_connections_per_uid = 64\n"
                     "[access]\nallow_users = nobody, daemon\n"
                     "[sandbox]\nuid_base = %d\nuid_count = %d\n" % (UID_BASE, UID_COUNT))

@@ -737,6 +737,45 @@ test_socket_activation_and_notify(void **state)
 	sh(buf);
 }
 
+/*
+ * Sandboxes prepared ahead: the pool holds its size, each prepared sandbox
+ * serves exactly one run (the pool is refilled with new ones), runs through
+ * it are right, and nothing is left after the stop.
+ */
+static void
+test_prepared_pool(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	int fd, i, k;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[daemon]\nprepared_sandboxes = 3\n")), 0);
+	for (i = 0; i < 300 && fixture_count_uid_procs(UID_LO, UID_HI) != 3; i++)
+		sleep_ms(10);
+	assert_int_equal(fixture_count_uid_procs(UID_LO, UID_HI), 3);
+	fd = conn(&f);
+	for (k = 0; k < 6; k++) {
+		char want[32];
+
+		send_sh(fd, (uint32_t)(10 + k), "echo $(hostname) $(id -u); ls /workspace | wc -l");
+		recv_id(fd, (uint32_t)(10 + k), &m);
+		assert_int_equal(m.type, PROTO_RESULT);
+		assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+		snprintf(want, sizeof(want), "airlock 1000\n0\n");
+		assert_int_equal(m.u.result.out[0].data.len, strlen(want));
+		assert_memory_equal(m.u.result.out[0].data.data, want, strlen(want));
+		proto_msg_free(&m);
+	}
+	/* refilled to its size: the used ones are gone, new ones wait */
+	for (i = 0; i < 300 && fixture_count_uid_procs(UID_LO, UID_HI) != 3; i++)
+		sleep_ms(10);
+	assert_int_equal(fixture_count_uid_procs(UID_LO, UID_HI), 3);
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+	assert_true(no_sandbox_left(3000));
+}
+
 int
 main(void)
 {
@@ -750,6 +789,7 @@ main(void)
 		cmocka_unit_test(test_stop_after_grace),
 		cmocka_unit_test(test_units_verify),
 		cmocka_unit_test(test_socket_activation_and_notify),
+		cmocka_unit_test(test_prepared_pool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -290,6 +290,11 @@ test_file_operations(void **state)
 			seen = true;
 	assert_true(seen);
 	proto_msg_free(&m);
+	/* listing the root again gives the same (the keeper reopens it) */
+	file_op(fd, PROTO_FILE_LIST, sid, "", NULL, &m);
+	assert_int_equal(m.type, PROTO_FILE_LIST_OK);
+	assert_true(m.u.file_list.nentries >= 1);
+	proto_msg_free(&m);
 	/* the code sees the file, owned by its own uid */
 	run_sh(fd, sid, "cat x/y/z.txt; stat -c %u x/y/z.txt", false, NULL, 0, &m);
 	assert_string_equal(out_str(&m), "hello world\n1000\n");
