@@ -1022,6 +1022,7 @@ run_launch(struct run *r)
 	struct daemon *d = r->d;
 
 	struct prep *p = r->session == NULL ? TAILQ_FIRST(&d->pool) : NULL;
+	int rc;
 
 	if (r->session != NULL) {
 		session_run_unqueued(r->session);
@@ -1043,14 +1044,18 @@ run_launch(struct run *r)
 	d->nrunning++;
 	if (p == NULL)
 		run_prepare(d, r->run_id, r->slot);
-	run_pool_fill(d);
 	if (r->session != NULL) {
 		clock_gettime(CLOCK_MONOTONIC, &r->t_start);
 		session_run_prepare(r->session, r, (const char *const *)r->in_names, r->in_fds,
 				    r->nin, run_prepared);
+		run_pool_fill(d);
 		return 0;
 	}
-	return run_spawn(r, -1);
+	rc = run_spawn(r, -1);
+	/* Refill after this run's start is on its way: the spawner takes
+	 * requests in order, and a new sandbox must not go before it. */
+	run_pool_fill(d);
+	return rc;
 }
 
 /* May this run start now? Its uid under its limit, its session free. */
