@@ -32,6 +32,7 @@ struct prep {
 	uint32_t key, slot;
 	int stat_fd[2];
 	bool started;
+	bool dead; /* its prepare failed; gone at its reap */
 };
 TAILQ_HEAD(prep_list, prep);
 

@@ -87,8 +87,10 @@ struct run {
 	struct sup_msg exit_msg;
 	int fail_step, fail_err;
 	bool spawn_started, spawn_failed, spawn_done, slot_held, finishing, answered;
-	int stat_fd[2];	 /* the run's cgroup peak and oom files, or -1 */
-	uint32_t alt_id; /* the prepared sandbox's key, until its events are ours */
+	int stat_fd[2];	   /* the run's cgroup peak and oom files, or -1 */
+	uint32_t alt_id;   /* a pool sandbox's key, until its events are ours */
+	uint32_t prep_key; /* the key its sandbox was prepared under */
+	bool prepared;	   /* a sandbox was prepared (or asked for) for it */
 	uint64_t mem_peak;
 	bool mem_oom;
 	struct spawn_ev spawn_ev, done_ev;
@@ -98,6 +100,9 @@ static void run_maybe_finish(struct run *r);
 static void run_finish(struct run *r);
 static void run_free_inputs(struct run *r);
 static void run_cancel(struct run *r);
+static void run_answer(struct run *r);
+static void run_discard(struct run *r);
+static void run_prepare(struct daemon *d, uint32_t key, uint32_t slot);
 static void run_lifeline_cb(evutil_socket_t fd, short what, void *arg);
 
 uint32_t
@@ -727,7 +732,7 @@ run_take_stats(struct daemon *d, uint32_t run_id, int fds[2])
 	struct run *r;
 
 	TAILQ_FOREACH(r, &d->runs, entry)
-	if (r->run_id == run_id && r->stat_fd[0] < 0) {
+	if ((r->run_id == run_id || (r->alt_id != 0 && r->alt_id == run_id)) && r->stat_fd[0] < 0) {
 		r->stat_fd[0] = fds[0];
 		r->stat_fd[1] = fds[1];
 		return true;
@@ -864,8 +869,8 @@ run_spawn(struct run *r, int ws_fd)
 	sreq.run_id = r->run_id;
 	sreq.uid_slot = r->slot;
 	sreq.memory_bytes = r->lim.v[PROTO_LIMIT_MEMORY_BYTES];
-	sreq.processes = r->lim.v[PROTO_LIMIT_PROCESSES];
 	sreq.flags = ws_fd >= 0 ? SPAWN_F_WORKSPACE : 0;
+	sreq.prep_key = r->prep_key;
 	fds[0] = r->plan_fd;
 	fds[1] = life[1];
 	fds[2] = outp[0][1];
@@ -897,10 +902,17 @@ fail:
 		close(life[0]);
 	if (ws_fd >= 0)
 		close(ws_fd);
-	if (r->c != NULL)
-		client_send_error(r->c, r->req_id, PROTO_ERR_INTERNAL, "cannot set up the run: %s",
-				  strerror(-rc));
-	run_free(r);
+	/*
+	 * The prepared sandbox will get no run: the spawner ends it, and the
+	 * run (with its uid slot) stays until that sandbox is reaped. The
+	 * client is answered now.
+	 */
+	snprintf(r->prep_error, sizeof(r->prep_error), "cannot set up the run: %s", strerror(-rc));
+	run_close_lifeline(r);
+	run_close_out(&r->out[0]);
+	run_close_out(&r->out[1]);
+	run_discard(r);
+	run_answer(r);
 	return rc;
 }
 
@@ -917,7 +929,14 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 		run_finish(r);
 		return;
 	}
-	if (err != 0) {
+	if (err == 0) {
+		r->prep_key = r->run_id;
+		r->prepared = true;
+		run_prepare(r->d, r->run_id, r->slot);
+		(void)run_spawn(r, ws_fd);
+		return;
+	}
+	{
 		/* Answered like any run that failed before its code ran. */
 		snprintf(r->prep_error, sizeof(r->prep_error), "%s: %s", what, strerror(err));
 		if (err == ELOOP || err == EXDEV)
@@ -928,9 +947,24 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 		r->state = RUN_DONE;
 		r->out[0].eof = r->out[1].eof = true;
 		run_finish(r);
-		return;
 	}
-	(void)run_spawn(r, ws_fd);
+}
+
+/* The sandbox prepared for r will get no run: have the spawner end it. */
+static void
+run_discard(struct run *r)
+{
+	struct spawn_req req;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.type = SPAWN_DISCARD;
+	req.run_id = r->run_id;
+	req.uid_slot = r->slot;
+	req.prep_key = r->prep_key;
+	rc = frontend_spawn_fds(r->d, &req, NULL, 0);
+	if (rc < 0)
+		fatalx("cannot reach the spawner: %s", strerror(-rc));
 }
 
 /* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key. */
@@ -991,8 +1025,10 @@ run_pool_event(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nf
 		}
 		return true;
 	case SPAWN_FAILED:
-		if (ev->pid != 0)
-			return true; /* its reap follows */
+		if (ev->pid != 0) {
+			p->dead = true; /* never handed out; its reap follows */
+			return true;
+		}
 		break;
 	case SPAWN_DONE:
 		break;
@@ -1021,8 +1057,13 @@ run_launch(struct run *r)
 {
 	struct daemon *d = r->d;
 
-	struct prep *p = r->session == NULL ? TAILQ_FIRST(&d->pool) : NULL;
+	struct prep *p = NULL;
 	int rc;
+
+	if (r->session == NULL)
+		TAILQ_FOREACH(p, &d->pool, entry)
+	if (!p->dead)
+		break;
 
 	if (r->session != NULL) {
 		session_run_unqueued(r->session);
@@ -1033,6 +1074,8 @@ run_launch(struct run *r)
 		d->npool--;
 		r->slot = p->slot;
 		r->alt_id = p->key;
+		r->prep_key = p->key;
+		r->prepared = true;
 		r->stat_fd[0] = p->stat_fd[0];
 		r->stat_fd[1] = p->stat_fd[1];
 		free(p);
@@ -1042,8 +1085,13 @@ run_launch(struct run *r)
 	r->slot_held = true;
 	r->state = RUN_RUNNING;
 	d->nrunning++;
-	if (p == NULL)
+	/* A session run's sandbox is asked for once the keeper has done its
+	 * part (run_prepared): until then nothing of it is at the spawner. */
+	if (p == NULL && r->session == NULL) {
+		r->prep_key = r->run_id;
+		r->prepared = true;
 		run_prepare(d, r->run_id, r->slot);
+	}
 	if (r->session != NULL) {
 		clock_gettime(CLOCK_MONOTONIC, &r->t_start);
 		session_run_prepare(r->session, r, (const char *const *)r->in_names, r->in_fds,

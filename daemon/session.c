@@ -905,6 +905,12 @@ session_run_prepare(struct session *s, struct run *r, const char *const *names, 
 void
 session_run_end(struct session *s, struct run *r)
 {
+	struct kop *k;
+
+	/* Nothing the keeper still owes may reach a freed run. */
+	TAILQ_FOREACH(k, &s->ops, entry)
+	if (k->r == r)
+		k->r = NULL;
 	if (s->active == r)
 		s->active = NULL;
 	session_touch(s);

@@ -31,6 +31,11 @@ enum spawn_msg_type {
 	 * SPAWN_REQ then always names a prepared slot; the run's DONE and
 	 * FAILED events carry the SPAWN_REQ's run_id. */
 	SPAWN_PREPARE = 8,
+	/* frontend -> spawner: struct spawn_req, no fd: the prepared sandbox of
+	 * uid_slot (prepared under prep_key) will get no run: end it. Its reap
+	 * comes back as SPAWN_DONE under run_id (or SPAWN_FAILED with pid 0 if
+	 * there is no such sandbox). */
+	SPAWN_DISCARD = 9,
 	/* frontend -> spawner: struct spawn_req + fd {keeper socket}: clone a
 	 * session's keeper (memory_bytes = its workspace size). Its events come
 	 * back as SPAWN_STARTED/FAILED/DONE with the session's key as run_id. */
@@ -50,7 +55,9 @@ struct spawn_req {
 	uint32_t uid_slot; /* per-run uid pair: uid_base + 2 * slot, + 1 */
 	uint32_t flags;
 	uint64_t memory_bytes; /* cgroup memory limit, 0 = none */
-	uint64_t processes;    /* cgroup pids limit, 0 = none */
+	uint32_t prep_key;     /* SPAWN_REQ, SPAWN_DISCARD: the key the slot's sandbox
+				* was prepared under (its SPAWN_PREPARE run_id) */
+	uint32_t reserved;
 };
 
 struct spawn_ev {

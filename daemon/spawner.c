@@ -154,8 +154,11 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 		step = "sync";
 	}
 	if (r < 0) {
-		/* The child sees EOF on sync and exits; SIGCHLD reaps it. */
+		/* The child sees EOF on sync and exits; SIGCHLD reaps it. No
+		 * run may be handed to it: its control socket goes now. */
 		kill((pid_t)pid, SIGKILL);
+		close(sp->slots[req->uid_slot].ctl);
+		sp->slots[req->uid_slot].ctl = -1;
 		ev.pid = (int32_t)pid;
 		goto fail;
 	}
@@ -208,7 +211,9 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	uint64_t plan_size;
 	int r = -EINVAL;
 
-	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].ctl < 0)
+	/* The sandbox must be the one prepared for this run, still waiting. */
+	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].ctl < 0 ||
+	    sp->slots[req->uid_slot].run_id != req->prep_key)
 		goto fail;
 	slot = &sp->slots[req->uid_slot];
 	/* From here the sandbox answers for this run: its reap is reported
@@ -241,6 +246,29 @@ fail:
 	spawner_send(sp, &ev);
 out:
 	fdpass_close_all(fds, nfds);
+}
+
+/* Handle one SPAWN_DISCARD: end a prepared sandbox that will get no run. */
+static void
+spawner_discard(struct spawner *sp, const struct spawn_req *req)
+{
+	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id, .err = -ENOENT};
+	struct spawner_slot *slot;
+
+	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid == 0 ||
+	    sp->slots[req->uid_slot].run_id != req->prep_key) {
+		/* Nothing of that key is alive: the frontend may free the slot. */
+		snprintf(ev.step, sizeof(ev.step), "discard");
+		spawner_send(sp, &ev);
+		return;
+	}
+	slot = &sp->slots[req->uid_slot];
+	slot->run_id = req->run_id; /* its reap is reported to the run */
+	if (slot->ctl >= 0) {
+		close(slot->ctl);
+		slot->ctl = -1;
+	}
+	kill(slot->pid, SIGKILL);
 }
 
 /* Handle one SPAWN_KEEPER: clone a session's keeper. fds: its socket. */
@@ -370,6 +398,10 @@ spawner_read(struct spawner *sp)
 	}
 	if ((size_t)n == sizeof(req) && req.type == SPAWN_PREPARE && nfds == 0 && req.flags == 0) {
 		spawner_prepare(sp, &req);
+		return 0;
+	}
+	if ((size_t)n == sizeof(req) && req.type == SPAWN_DISCARD && nfds == 0 && req.flags == 0) {
+		spawner_discard(sp, &req);
 		return 0;
 	}
 	if ((size_t)n == sizeof(req) && req.type == SPAWN_KEEPER && nfds == SPAWN_KEEPER_NFDS &&

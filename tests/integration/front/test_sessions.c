@@ -590,6 +590,64 @@ test_streaming(void **state)
 	assert_int_equal(fixture_stop(&f), 0);
 }
 
+/*
+ * With sandboxes prepared ahead: a session run whose input file the keeper
+ * refuses (a planted link) is answered with an error and leaves no sandbox
+ * behind; the next runs work; after the close only the pool is left.
+ */
+static void
+test_refused_input_with_pool(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	char sid[64];
+	struct proto_file in = {
+		.name = "lnk/x",
+		.data = {.data = (const uint8_t *)"x", .len = 1, .fd = -1, .present = true}};
+	struct proto_file ok = {
+		.name = "fine.txt",
+		.data = {.data = (const uint8_t *)"ok", .len = 2, .fd = -1, .present = true}};
+	int fd, i, k;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[daemon]\nprepared_sandboxes = 2\n")), 0);
+	fd = conn(f.sock);
+	open_session(fd, NULL, sid);
+	run_sh(fd, sid, "ln -s /tmp lnk", false, NULL, 0, &m);
+	proto_msg_free(&m);
+	for (k = 0; k < 3; k++) {
+		run_sh(fd, sid, "echo never", false, &in, 1, &m);
+		assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_ERROR);
+		assert_non_null(strstr(m.u.result.error, "lnk/x"));
+		proto_msg_free(&m);
+	}
+	run_sh(fd, sid, "cat fine.txt", false, &ok, 1, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	assert_string_equal(out_str(&m), "ok");
+	proto_msg_free(&m);
+	/* one-shot runs through the pool still right */
+	for (k = 0; k < 3; k++) {
+		run_sh(fd, NULL, "echo $(id -u)", false, NULL, 0, &m);
+		assert_string_equal(out_str(&m), "1000\n");
+		proto_msg_free(&m);
+	}
+	{
+		struct proto_out out;
+		uint32_t id = next_id++;
+
+		assert_int_equal(proto_encode_session(id, PROTO_SESSION_CLOSE, sid, &out), 0);
+		call(fd, &out, id, &m);
+		expect_ok(&m);
+	}
+	/* only the two prepared sandboxes are left: no orphan, no keeper */
+	for (i = 0; i < 300 && fixture_count_uid_procs(UID_LO, UID_HI) != 2; i++)
+		sleep_ms(10);
+	assert_int_equal(fixture_count_uid_procs(UID_LO, UID_HI), 2);
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+	assert_true(no_process_left(3000));
+}
+
 int
 main(void)
 {
@@ -600,6 +658,7 @@ main(void)
 		cmocka_unit_test(test_ownership),
 		cmocka_unit_test(test_idle_expiry_and_limit),
 		cmocka_unit_test(test_streaming),
+		cmocka_unit_test(test_refused_input_with_pool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
