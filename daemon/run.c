@@ -714,7 +714,13 @@ run_maybe_finish(struct run *r)
 	 * uid slot, stay until the spawner reports the reap.
 	 */
 	if (!reaped) {
-		if (!r->answered && r->sup_exit && r->lifeline < 0 &&
+		/* Not after a SIGKILL: the oom killer signals its victim before
+		 * it counts the kill in the cgroup, so the count may still be 0
+		 * here; the reap comes after it for sure. */
+		bool killed =
+			WIFSIGNALED(r->exit_msg.status) && WTERMSIG(r->exit_msg.status) == SIGKILL;
+
+		if (!r->answered && r->sup_exit && r->lifeline < 0 && !killed &&
 		    (r->stat_fd[0] >= 0 || !r->d->memory_cgroup))
 			run_answer(r);
 		return;
