@@ -92,7 +92,7 @@ struct run {
 	uint32_t prep_key; /* the key its sandbox was prepared under */
 	bool prepared;	   /* a sandbox was prepared (or asked for) for it */
 	uint64_t mem_peak;
-	bool mem_oom;
+	bool mem_oom, mem_read;
 	struct spawn_ev spawn_ev, done_ev;
 };
 
@@ -611,6 +611,31 @@ run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
 		res->wall_ms = run_ms_since(&r->t_start);
 }
 
+/*
+ * Can the memory figures be read before the reap? Only through the fds the
+ * spawner gave, and only if they make sense (a run that ran has a peak):
+ * anything else waits for the reap, where the spawner reads them itself.
+ */
+static bool
+run_memory_early(struct run *r)
+{
+	uint64_t peak;
+	bool oom;
+
+	if (!r->d->memory_cgroup)
+		return true;
+	if (r->stat_fd[0] < 0 || cgroup_read_stats(r->stat_fd[0], r->stat_fd[1], &peak, &oom) < 0 ||
+	    peak == 0) {
+		log_debug("run %" PRIu32 ": memory figures not readable yet; answering at the reap",
+			  r->run_id);
+		return false;
+	}
+	r->mem_peak = peak;
+	r->mem_oom = oom;
+	r->mem_read = true;
+	return true;
+}
+
 /* The run's memory figures: from the spawner's reap, or read ahead of it. */
 static void
 run_memory(struct run *r)
@@ -618,7 +643,7 @@ run_memory(struct run *r)
 	if (r->spawn_done) {
 		r->mem_peak = r->done_ev.memory_peak;
 		r->mem_oom = r->done_ev.oom;
-	} else if (cgroup_read_stats(r->stat_fd[0], r->stat_fd[1], &r->mem_peak, &r->mem_oom) < 0) {
+	} else if (!r->mem_read) {
 		r->mem_peak = 0;
 		r->mem_oom = false;
 	}
@@ -721,7 +746,7 @@ run_maybe_finish(struct run *r)
 			WIFSIGNALED(r->exit_msg.status) && WTERMSIG(r->exit_msg.status) == SIGKILL;
 
 		if (!r->answered && r->sup_exit && r->lifeline < 0 && !killed &&
-		    (r->stat_fd[0] >= 0 || !r->d->memory_cgroup))
+		    run_memory_early(r))
 			run_answer(r);
 		return;
 	}
