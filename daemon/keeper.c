@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -108,7 +109,7 @@ keep_parent(int root, const char *path, bool mkdirs, char *leaf, size_t leaflen)
 static int
 keep_write(int root, const char *path, int memfd)
 {
-	static unsigned tmp_seq;
+	static uint64_t tmp_seq;
 	char leaf[PROTO_NAME_MAX + 1], tmp[64];
 	struct stat st;
 	off_t off = 0;
@@ -129,7 +130,15 @@ keep_write(int root, const char *path, int memfd)
 		close(dir);
 		return EINVAL;
 	}
-	snprintf(tmp, sizeof(tmp), ".airlock-put-%u", ++tmp_seq);
+	/* A name the session's code cannot guess, so it cannot plant one to
+	 * make the write fail (O_EXCL would refuse it). */
+	{
+		uint64_t rnd = 0;
+
+		if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			rnd = ++tmp_seq;
+		snprintf(tmp, sizeof(tmp), ".airlock-put-%016llx", (unsigned long long)rnd);
+	}
 	fd = keep_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
 	if (fd < 0) {
 		r = errno;
