@@ -45,9 +45,14 @@ keep_open(int dirfd, const char *path, int flags, mode_t mode)
 			       .resolve = KEEP_RESOLVE};
 	long fd;
 
+	int tries = 0;
+
+	/* EAGAIN: a ".." was resolved while some mount or rename happened on
+	 * the host (the kernel cannot then vouch for the result); the lookup
+	 * is to be retried. With sandboxes mounting all the time it happens. */
 	do
 		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	while (fd < 0 && errno == EINTR);
+	while (fd < 0 && (errno == EINTR || (errno == EAGAIN && ++tries < 64)));
 	return (int)fd;
 }
 
