@@ -88,8 +88,8 @@ struct run {
 	int fail_step, fail_err;
 	bool spawn_started, spawn_failed, spawn_done, slot_held, finishing, answered;
 	int stat_fd[2];	   /* the run's cgroup peak and oom files, or -1 */
-	uint32_t alt_id;   /* a pool sandbox's key, until its events are ours */
-	uint32_t prep_key; /* the key its sandbox was prepared under */
+	uint32_t prep_key; /* the key its sandbox was prepared under (a pool
+			    * sandbox's events come under it until its start) */
 	bool prepared;	   /* a sandbox was prepared (or asked for) for it */
 	uint64_t mem_peak;
 	bool mem_oom, mem_read;
@@ -763,7 +763,8 @@ run_take_stats(struct daemon *d, uint32_t run_id, int fds[2])
 	struct run *r;
 
 	TAILQ_FOREACH(r, &d->runs, entry)
-	if ((r->run_id == run_id || (r->alt_id != 0 && r->alt_id == run_id)) && r->stat_fd[0] < 0) {
+	if ((r->run_id == run_id || (r->prep_key != 0 && r->prep_key == run_id)) &&
+	    r->stat_fd[0] < 0) {
 		r->stat_fd[0] = fds[0];
 		r->stat_fd[1] = fds[1];
 		return true;
@@ -777,7 +778,7 @@ run_spawner_event(struct daemon *d, const struct spawn_ev *ev)
 	struct run *r;
 
 	TAILQ_FOREACH(r, &d->runs, entry)
-	if (r->run_id == ev->run_id || (r->alt_id != 0 && r->alt_id == ev->run_id))
+	if (r->run_id == ev->run_id || (r->prep_key != 0 && r->prep_key == ev->run_id))
 		break;
 	if (r == NULL) {
 		log_warnx("spawner: event %u for unknown run %" PRIu32, ev->type, ev->run_id);
@@ -1104,7 +1105,6 @@ run_launch(struct run *r)
 		TAILQ_REMOVE(&d->pool, p, entry);
 		d->npool--;
 		r->slot = p->slot;
-		r->alt_id = p->key;
 		r->prep_key = p->key;
 		r->prepared = true;
 		r->stat_fd[0] = p->stat_fd[0];

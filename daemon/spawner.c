@@ -84,6 +84,25 @@ spawner_write_maps(const struct spawner *sp, uint32_t slot, pid_t pid, const cha
 }
 
 /*
+ * Let a new child go: write its uid/gid maps, then one byte on its sync pipe
+ * (it waits for it before it becomes root of its namespace).
+ */
+static int
+spawner_release(const struct spawner *sp, uint32_t slot, pid_t pid, int sync_fd,
+		const char **ret_step)
+{
+	int r = spawner_write_maps(sp, slot, pid, ret_step);
+
+	if (r < 0)
+		return r;
+	if (write(sync_fd, "g", 1) != 1) {
+		*ret_step = "sync";
+		return -errno;
+	}
+	return 0;
+}
+
+/*
  * Handle one SPAWN_PREPARE: clone a sandbox into fresh namespaces in the
  * slot's uids and memory cgroup; it builds what does not depend on a request
  * and waits on its control socket (docs/performance.md).
@@ -148,11 +167,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 	sp->slots[req->uid_slot].run_id = req->run_id;
 	sp->slots[req->uid_slot].ctl = ctl[0];
 	ctl[0] = -1;
-	r = spawner_write_maps(sp, req->uid_slot, (pid_t)pid, &step);
-	if (r == 0 && write(sync[1], "g", 1) != 1) {
-		r = -errno;
-		step = "sync";
-	}
+	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], &step);
 	if (r < 0) {
 		/* The child sees EOF on sync and exits; SIGCHLD reaps it. No
 		 * run may be handed to it: its control socket goes now. */
@@ -306,11 +321,7 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
 	sync[0] = -1;
 	sp->keepers[req->uid_slot].pid = (pid_t)pid;
 	sp->keepers[req->uid_slot].run_id = req->run_id;
-	r = spawner_write_maps(sp, req->uid_slot, (pid_t)pid, &step);
-	if (r == 0 && write(sync[1], "g", 1) != 1) {
-		r = -errno;
-		step = "sync";
-	}
+	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], &step);
 	if (r < 0) {
 		kill((pid_t)pid, SIGKILL);
 		ev.pid = (int32_t)pid;
