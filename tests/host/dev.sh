@@ -1,0 +1,30 @@
+#!/bin/sh
+# dev.sh: a quick loop for developers: boot a stock Debian 12 VM (systemd,
+# cgroup v2, kernel 6.1) with a build tree of this machine installed (meson
+# install) and run SCRIPT in it as root; its output is printed. Binaries built
+# here run there because this machine's userspace is Debian 12.
+#
+#   sh tests/host/dev.sh BUILD_DIR SCRIPT
+#
+# The real host test (packages, both releases) is tests/host/run.sh.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/vm.sh"
+[ $# -eq 2 ] || die "usage: dev.sh BUILD_DIR SCRIPT"
+build=$(cd "$1" && pwd)
+script=$2
+[ "$(id -u)" = 0 ] || die "run as root"
+work="$build/host-dev"
+rm -rf "$work/root"
+mkdir -p "$work/root"
+tarball=$(cached_root bookworm vm "$build/host-cache" "$VM_PKGS")
+tar -C "$work/root" -xf "$tarball"
+meson install -C "$build" --destdir "$work/root" --no-rebuild --quiet >/dev/null
+in_root "$work/root" sh -c 'ldconfig && systemd-sysusers && systemd-tmpfiles --create >/dev/null 2>&1;
+	systemctl enable airlockd.socket >/dev/null 2>&1;
+	useradd -m -G airlock agent && useradd -m stranger'
+vm_prepare "$work/root" "$script"
+rc=0
+vm_boot "$work/root" "$work/disk.img" "$work/console.log" 900 || rc=$?
+tr -d '\r' <"$work/console.log" | grep -v -e '^\x1b' -e 'SeaBIOS' -e '^Booting from'
+exit $rc
