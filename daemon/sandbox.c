@@ -553,6 +553,29 @@ sb_setrlimit(int pipefd, int res, uint64_t v)
 }
 
 /*
+ * Start the code from a known signal state, not the one the daemon was given:
+ * a service manager ignores SIGPIPE (systemd's IgnoreSIGPIPE=yes), a shell's
+ * "&" ignores SIGINT and SIGQUIT, and the spawner blocks the signals it reads
+ * through its signalfd; execve() keeps ignored dispositions and the mask. No
+ * error is possible here but EINVAL for the signals no one may change
+ * (SIGKILL, SIGSTOP, the C library's own), which stay as they are.
+ */
+static void
+sb_reset_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int sig;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/*
  * The code's process: stdio, working directory, limits, then the privilege
  * drop in its one order, seccomp last, execve.
  */
@@ -589,6 +612,10 @@ sb_exec_code(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipe
 	SB_CODE_CHECK(syscall(SYS_close_range, 4, ~0U, 0), SANDBOX_STEP_STDIO);
 	SB_CODE_CHECK(setsid(), SANDBOX_STEP_STDIO);
 	SB_CODE_CHECK(chdir(PLAN_WORKSPACE), SANDBOX_STEP_CHDIR);
+	sb_reset_signals();
+	/* The mode of the files the code makes does not depend on the daemon's
+	 * umask either. */
+	umask(022);
 
 	/* The oom killer takes the code before its supervisor. */
 	{

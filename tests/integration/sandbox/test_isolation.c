@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,8 +34,14 @@ setup(void **state)
 	/* The fixture execs airlockd with our environment: the secret is in
 	 * the daemon's environment, and must not reach the code. */
 	setenv("AIRLOCK_SECRET", SECRET, 1);
+	/* Likewise a shell's "&" and a service manager leave signals ignored
+	 * in the daemon; the code must not start with them (nor with the
+	 * spawner's blocked mask). Restored once the daemon is started. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
 	if (sbx_start(&s, SBX_UID_ISOLATION, NULL) < 0)
 		return -1;
+	signal(SIGINT, SIG_DFL);
 	*state = &s;
 	return 0;
 }
@@ -106,6 +113,27 @@ test_proc_self_status(void **state)
 	assert_string_equal(v, "1");
 	assert_non_null(status_field(out, "Seccomp", v, sizeof(v)));
 	assert_string_equal(v, "2");
+	free(out);
+}
+
+/* The code starts with no signal blocked or ignored and umask 022, whatever
+ * the daemon inherited. */
+static void
+test_signal_state(void **state)
+{
+	struct airlock_run_req *req =
+		sbx_req("sh", "echo; grep -E '^Sig(Blk|Ign)' /proc/self/status; umask");
+	struct airlock_result *res = sbx_run(*state, req);
+	char *out, v[64];
+
+	sbx_assert_ok(res);
+	out = sbx_stdout(res);
+	airlock_result_free(res);
+	assert_non_null(status_field(out, "SigBlk", v, sizeof(v)));
+	assert_string_equal(v, "0000000000000000");
+	assert_non_null(status_field(out, "SigIgn", v, sizeof(v)));
+	assert_string_equal(v, "0000000000000000");
+	assert_non_null(strstr(out, "\n0022\n"));
 	free(out);
 }
 
@@ -314,6 +342,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_proc_self_status),
 		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_signal_state),
 		cmocka_unit_test(test_root_read_only),
 		cmocka_unit_test(test_only_loopback),
 		cmocka_unit_test(test_no_host_env),
