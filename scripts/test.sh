@@ -1,7 +1,8 @@
 #!/bin/sh
 # Run the whole test suite (as root, on Debian 12): unit tests, integration
-# tests against a real daemon, then the same under ASan+UBSan. Ends with the
-# line "N passed, N failed".
+# tests against a real daemon, then the same under ASan+UBSan, then the host
+# test (tests/host: the Debian packages installed and checked in a Debian 12
+# and a Debian 13 VM under systemd). Ends with the line "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "run as root: the tests start airlockd" >&2; exit 1; }
@@ -39,5 +40,15 @@ PY
 suite build
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 suite build-asan -Dsanitize=address,undefined
+# The host test: each acceptance check in each release counts.
+mkdir -p build
+sh tests/host/run.sh build/host | tee build/host.log
+set -- $(sed -n 's/^host: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' build/host.log)
+if [ $# -eq 2 ]; then
+	passed=$((passed + $1))
+	failed=$((failed + $2))
+else
+	failed=$((failed + 1))
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

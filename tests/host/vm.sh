@@ -26,7 +26,7 @@ cached_root() {
 		echo "host test: making the $rel $kind root (mmdebstrap)" >&2
 		variant=minbase
 		[ "$kind" = build ] && variant=buildd
-		mmdebstrap --quiet --variant="$variant" --include="$pkgs" "$rel" \
+		mmdebstrap --quiet --format=tar --variant="$variant" --include="$pkgs" "$rel" \
 			"$tar_path.tmp" http://deb.debian.org/debian >&2 ||
 			die "mmdebstrap of $rel $kind failed"
 		mv "$tar_path.tmp" "$tar_path"

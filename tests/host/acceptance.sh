@@ -1,0 +1,180 @@
+#!/bin/sh
+# acceptance.sh: runs as root inside the host-test VM, at boot, after
+# multi-user.target (tests/host/run.sh). Airlock is installed from its Debian
+# packages and airlockd.socket is enabled as the package left it; users
+# "agent" (group airlock) and "stranger" exist. Each check prints one line,
+# "ok - NAME" or "not ok - NAME: why", and the last line is
+# "acceptance: N passed, M failed". Nothing here is skipped: a check that
+# cannot run fails.
+set -u
+export LC_ALL=C.UTF-8
+passed=0
+failed=0
+tmp=$(mktemp -d)
+chmod 0755 "$tmp"
+
+ok() {
+	passed=$((passed + 1))
+	echo "ok - $1"
+}
+fail() {
+	failed=$((failed + 1))
+	echo "not ok - $1: $2"
+}
+# check NAME CMD...: CMD's exit status decides.
+check() {
+	name=$1
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$name"
+	else
+		fail "$name" "$(printf '%s' "$out" | tail -n 5 | tr '\n' '|')"
+	fi
+}
+# As the user agent (in group airlock), in a directory it may write.
+as_agent() {
+	(cd "$tmp" && runuser -u agent -- "$@")
+}
+# json_get FILE EXPR: a field of a JSON document (python3 is in the root).
+json_get() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$1" "$2"
+}
+# run_json NAME EXPECTED_OUTCOME [airlock run args...]: run as agent with
+# --json into $tmp/NAME.json; checks the outcome.
+run_json() {
+	name=$1 want=$2
+	shift 2
+	as_agent airlock run --json "$@" >"$tmp/$name.json" 2>"$tmp/$name.err"
+	got=$(json_get "$tmp/$name.json" 'd["outcome"]' 2>/dev/null || echo "no JSON")
+	if [ "$got" = "$want" ]; then
+		ok "$name"
+		return 0
+	fi
+	fail "$name" "outcome $got, want $want; $(head -c 300 "$tmp/$name.json" "$tmp/$name.err" | tr '\n' '|')"
+	return 1
+}
+# no_leftovers NAME: no process of the per-run uid range and no run cgroup.
+no_leftovers() {
+	procs=$(ps -e -o uid=,pid=,comm= | awk '$1 >= 600000 && $1 < 602048')
+	cgs=$(find /sys/fs/cgroup/system.slice/airlockd.service -mindepth 1 -type d 2>/dev/null |
+		grep -v -e '/daemon$' || true)
+	if [ -n "$procs" ]; then
+		fail "$1" "processes left: $(echo "$procs" | tr '\n' '|')"
+	elif [ -n "$cgs" ] && ! systemctl -q is-active airlockd.service; then
+		fail "$1" "cgroups left: $(echo "$cgs" | tr '\n' '|')"
+	else
+		ok "$1"
+	fi
+}
+
+echo "acceptance: $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r), $(systemctl --version | head -n 1)"
+echo "acceptance: cgroup $(stat -f -c %T /sys/fs/cgroup)"
+
+# --- the units, as the packages left them
+check "socket unit is enabled" systemctl -q is-enabled airlockd.socket
+check "socket unit is listening" sh -c 'systemctl -q is-active airlockd.socket && test -S /run/airlock/airlock.sock'
+check "socket is root:airlock 0660" sh -c '[ "$(stat -c %U:%G:%a /run/airlock/airlock.sock)" = root:airlock:660 ]'
+check "service not started before the first connection" sh -c '! systemctl -q is-active airlockd.service'
+uid=$(id -u airlock 2>/dev/null || echo none)
+check "service user outside the per-run range (uid $uid)" sh -c "[ '$uid' != none ] && { [ $uid -lt 600000 ] || [ $uid -ge 602048 ]; }"
+
+# --- first connection starts the service
+check "agent: airlock ping" as_agent airlock ping
+check "service started on first connection" systemctl -q is-active airlockd.service
+as_agent airlock info >"$tmp/info.txt" 2>&1
+echo "acceptance: airlock info: $(tr '\n' '|' <"$tmp/info.txt" | head -c 400)"
+check "airlock info names cgroup2 as the resource back end" grep -q cgroup2 "$tmp/info.txt"
+check "stranger (not in group airlock) is refused" sh -c \
+	"! runuser -u stranger -- airlock ping >$tmp/stranger.txt 2>&1 && grep -qi 'permission denied' $tmp/stranger.txt"
+
+# --- runtimes at the default limits
+check "python at the default limits" sh -c "[ \"\$(cd $tmp && runuser -u agent -- airlock run -c 'print(6*7)')\" = 42 ]"
+check "sh at the default limits" sh -c "[ \"\$(cd $tmp && runuser -u agent -- airlock run --lang sh -c 'echo \$((6*7))')\" = 42 ]"
+check "node at the default limits" sh -c "[ \"\$(cd $tmp && runuser -u agent -- airlock run --lang node -c 'console.log(6*7)')\" = 42 ]"
+check "the sandbox is not under systemd's filters (sethostname, openat2 work)" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run -c 'import socket; print(socket.gethostname())' >/dev/null"
+check "nothing of the daemon's signal state reaches the code" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run --lang sh -c 'grep -E \"^Sig(Blk|Ign)\" /proc/self/status' | grep -v -e 'SigBlk:.0000000000000000' -e 'SigIgn:.0000000000000000' | grep -c . | grep -qx 0"
+
+# --- limits
+run_json "wall limit: outcome wall_limit" wall_limit --wall 1 -c 'while True: pass' || true
+run_json "cpu limit: outcome cpu_limit" cpu_limit --cpu 1 --wall 20 -c 'while True: pass' || true
+if run_json "memory limit: 300 MiB in a 64 MiB run ends memory_limit" memory_limit --memory 64M \
+	-c 'b = bytearray(300 << 20)
+for i in range(0, len(b), 4096): b[i] = 1'; then
+	peak=$(json_get "$tmp/memory limit: 300 MiB in a 64 MiB run ends memory_limit.json" 'd["memory_peak_bytes"]')
+	check "memory limit: peak measured near 64 MiB ($peak bytes)" sh -c \
+		"[ $peak -ge $((48 << 20)) ] && [ $peak -le $((72 << 20)) ]"
+else
+	fail "memory limit: peak measured near 64 MiB" "no memory_limit outcome"
+fi
+run_json "memory below the limit: exited" exited --memory 128M -c 'b = bytearray(32 << 20); print(len(b))' || true
+as_agent airlock run --json --processes 16 --wall 10 --lang sh -c 'f() { f | f & }; f; sleep 3' \
+	>"$tmp/forkbomb.json" 2>&1
+fb=$(json_get "$tmp/forkbomb.json" 'd["outcome"]' 2>/dev/null || echo "no JSON")
+case $fb in
+process_limit) ok "fork bomb under --processes 16 ends process_limit" ;;
+*) fail "fork bomb under --processes 16 ends process_limit" "outcome $fb: $(head -c 300 "$tmp/forkbomb.json" | tr '\n' '|')" ;;
+esac
+check "the run after the fork bomb is fine" sh -c "[ \"\$(cd $tmp && runuser -u agent -- airlock run -c 'print(1)')\" = 1 ]"
+run_json "cpu time reported for a busy run" exited --cpu 10 --wall 20 -c '
+import time
+t = time.process_time()
+while time.process_time() - t < 1.5: pass' || true
+cpu=$(json_get "$tmp/cpu time reported for a busy run.json" 'd["cpu_ms"]' 2>/dev/null || echo 0)
+check "cpu time reported matches the work (${cpu} ms for 1.5 s)" sh -c "[ $cpu -ge 1400 ] && [ $cpu -le 2500 ]"
+run_json "non-zero exit is a result" exited -c 'import sys; sys.exit(3)' || true
+check "exit code passed through" sh -c "cd $tmp && runuser -u agent -- airlock run -c 'import sys; sys.exit(3)'; [ \$? = 3 ]"
+
+# --- sessions
+sid=$(as_agent airlock session open 2>"$tmp/session.err")
+check "session open" sh -c "echo '$sid' | grep -qE '^[0-9a-f]{32}$'"
+printf 'a,b\n1,2\n' >"$tmp/data.csv"
+chmod 0644 "$tmp/data.csv"
+check "session put" as_agent airlock put "$sid" "$tmp/data.csv" data.csv
+check "session run reads the file and writes one" sh -c "[ \"\$(cd $tmp && runuser -u agent -- airlock run --session $sid -c 'print(open(\"data.csv\").read().count(\",\")); open(\"out.txt\",\"w\").write(\"made\")')\" = 2 ]"
+check "session files lists both" sh -c "cd $tmp && runuser -u agent -- airlock files $sid | grep -q out.txt"
+check "session get" sh -c "[ \"\$(cd $tmp && runuser -u agent -- airlock get $sid out.txt -)\" = made ]"
+check "session close" as_agent airlock session close "$sid"
+check "closed session is gone" sh -c "! (cd $tmp && runuser -u agent -- airlock files $sid) >/dev/null 2>&1"
+
+# --- clients: the Python package, MCP
+cat >"$tmp/client.py" <<'PY'
+import airlock
+sb = airlock.AirlockSandbox()
+r = sb.run_sync("print(6 * 7)")
+assert r.stdout.strip() == "42", r
+print("python package ok")
+PY
+chmod 0644 "$tmp/client.py"
+check "Python package from /usr/bin/python3" sh -c "cd $tmp && runuser -u agent -- /usr/bin/python3 client.py | grep -q 'python package ok'"
+printf '%s\n' \
+	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"acceptance","version":"1"}}}' \
+	'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/list"}' >"$tmp/mcp.in"
+(cd "$tmp" && timeout 30 runuser -u agent -- airlock mcp <"$tmp/mcp.in" >"$tmp/mcp.out" 2>"$tmp/mcp.err")
+check "airlock mcp answers initialize" grep -q '"id":1,"result".*"serverInfo"' "$tmp/mcp.out"
+check "airlock mcp answers tools/list with run_python" grep -q '"id":2,"result".*"run_python"' "$tmp/mcp.out"
+
+# --- the service's life: reload, restart, stop
+check "audit lines in the journal" sh -c 'journalctl -u airlockd.service --no-pager -o cat | grep -q "^audit run="'
+check "reload (SIGHUP) keeps serving" sh -c "systemctl reload airlockd.service && sleep 1 && cd $tmp && runuser -u agent -- airlock run -c 'print(1)' | grep -qx 1"
+check "restart serves again" sh -c "systemctl restart airlockd.service && cd $tmp && runuser -u agent -- airlock run -c 'print(2)' | grep -qx 2"
+# A run in flight when the service stops is ended, with nothing left behind.
+(cd "$tmp" && runuser -u agent -- airlock run --wall 60 -c 'import time; time.sleep(60)' >/dev/null 2>&1 &)
+sleep 2
+check "stop with a run in flight" systemctl stop airlockd.service
+sleep 1
+no_leftovers "nothing left running after stop"
+check "socket still listening after stop" systemctl -q is-active airlockd.socket
+check "the next connection starts it again" sh -c "cd $tmp && runuser -u agent -- airlock run -c 'print(3)' | grep -qx 3"
+
+# --- hardening, as systemd sees it
+score=$(systemd-analyze security airlockd.service --no-pager 2>/dev/null | tail -n 1)
+echo "acceptance: systemd-analyze security: $score"
+check "systemd-analyze security gives a score" sh -c "echo '$score' | grep -q 'exposure level'"
+
+echo "--- journal of airlockd"
+journalctl -u airlockd.service -u airlockd.socket --no-pager -o short-monotonic | grep -v 'audit run=' | tail -n 40
+rm -rf "$tmp"
+echo "acceptance: $passed passed, $failed failed"
