@@ -13,7 +13,8 @@ n=0
 for page in "$dir"/*.[1-9]; do
 	[ -e "$page" ] || continue
 	n=$((n + 1))
-	out=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+	# -t: tbl, as man(1) runs it (the pages with tables say so on line 1).
+	out=$(groff -t -man -Tutf8 -ww -z "$page" 2>&1)
 	rc=$?
 	if [ "$rc" -ne 0 ] || [ -n "$out" ]; then
 		echo "FAIL $page (groff status $rc):" >&2
