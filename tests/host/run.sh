@@ -54,7 +54,9 @@ build_debs() {
 		echo "host $rel: the package build failed (log: $work/build.log)" >&2
 		return 1
 	}
-	cp "$work/build-root/src/"*.deb "$work/debs/"
+	for deb in "$work/build-root/src/"*.deb; do
+		case $deb in *-dbgsym_*) ;; *) cp "$deb" "$work/debs/" ;; esac
+	done
 	rm -rf "$work/build-root"
 	ls "$work/debs" >&2
 }
