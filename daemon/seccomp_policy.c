@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/netlink.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,6 +83,12 @@ static const char *const seccomp_policy_denied[] = {
 	"clock_settime",
 	"clock_adjtime",
 	"adjtimex",
+	/*
+	 * Per-process segment descriptors: only 16-bit and Wine-style code
+	 * uses them, and the LDT code has been a source of kernel bugs
+	 * (CVE-2015-5157, CVE-2017-17053) and of gadgets for exploits.
+	 */
+	"modify_ldt",
 };
 
 /* Calls the frontend never makes: it neither runs programs nor changes its ids. */
@@ -95,6 +103,19 @@ static const uint64_t seccomp_policy_clone_ns[] = {
 	CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
 	CLONE_NEWUSER, CLONE_NEWPID,	CLONE_NEWNET, CLONE_NEWTIME,
 };
+
+/*
+ * The socket families sandboxed code may create, sorted. Everything else
+ * fails with EAFNOSUPPORT, what a kernel without the family says, so programs
+ * that probe take their fallback. Why not the rest: the network namespace
+ * isolates only these families' addresses. AF_VSOCK is VM-wide (a run could
+ * bind a port of the whole VM or talk to the hypervisor), AF_PACKET and
+ * AF_XDP reach devices, AF_ALG the kernel's crypto code, and an unknown
+ * family makes the kernel load its module on demand (net-pf-N): DCCP, RDS,
+ * TIPC and others had unprivileged exploits that way.
+ * AF_NETLINK is here for NETLINK_ROUTE only (see below).
+ */
+static const uint64_t seccomp_policy_families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 
 /* Add one rule by syscall name; -ENOSYS when libseccomp does not know the name. */
 static int
@@ -141,6 +162,79 @@ seccomp_policy_add_personality(scmp_filter_ctx ctx)
 	}
 	arg = SCMP_A0(SCMP_CMP_GT, 0xffffffffULL);
 	return seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), "personality", 1, &arg);
+}
+
+/*
+ * Deny argument 0 of call (the family of socket() and socketpair()) for every
+ * value not in seccomp_policy_families, with EAFNOSUPPORT. Rules are ORed
+ * and take one comparison per argument, so the complement is written as
+ * aligned blocks [lo, lo + 2^k) below the largest allowed family (one
+ * MASKED_EQ each) and "GT largest" above it. All 64 bits are compared: the
+ * kernel truncates the family to an int, so a value with upper bits set is
+ * denied even when its low half is allowed; that fails safe.
+ */
+static int
+seccomp_policy_add_families(scmp_filter_ctx ctx, const char *call)
+{
+	const size_t n = sizeof(seccomp_policy_families) / sizeof(seccomp_policy_families[0]);
+	uint64_t lo = 0;
+	struct scmp_arg_cmp arg;
+	size_t i;
+	int r;
+
+	for (i = 0; i <= n; i++) {
+		uint64_t hi = i < n ? seccomp_policy_families[i] : lo; /* exclusive */
+
+		while (lo < hi) {
+			uint64_t size = 1;
+
+			while (lo % (size * 2) == 0 && lo + size * 2 <= hi)
+				size *= 2;
+			arg = SCMP_A0(SCMP_CMP_MASKED_EQ, ~(size - 1), lo);
+			r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), call, 1, &arg);
+			if (r < 0)
+				return r;
+			lo += size;
+		}
+		if (i < n)
+			lo = seccomp_policy_families[i] + 1;
+	}
+	arg = SCMP_A0(SCMP_CMP_GT, seccomp_policy_families[n - 1]);
+	return seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), call, 1, &arg);
+}
+
+/*
+ * socket() and socketpair() of the allowed families only. AF_NETLINK only
+ * with NETLINK_ROUTE: getifaddrs() and if_nameindex() need it (node's
+ * os.networkInterfaces(), Python's socket.if_nameindex(), `ip addr`, Go's
+ * net.Interfaces()), and in the run's own network namespace, without
+ * capabilities, it can only read that namespace's lo. Other netlink
+ * protocols reach host-wide or large kernel code (uevents, audit, generic
+ * netlink families, netfilter); they get EPROTONOSUPPORT, what the kernel
+ * says for a protocol it does not have. A protocol with upper bits set is
+ * denied although the kernel would truncate it (fails safe).
+ */
+static int
+seccomp_policy_add_sockets(scmp_filter_ctx ctx)
+{
+	static const char *const calls[] = {"socket", "socketpair"};
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		struct scmp_arg_cmp args[2] = {
+			SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+			SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE),
+		};
+
+		r = seccomp_policy_add_families(ctx, calls[i]);
+		if (r < 0)
+			return r;
+		r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), calls[i], 2, args);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 /* Add every deny rule of the sandbox; frontend adds its own on top and skips clone's. */
@@ -197,6 +291,9 @@ seccomp_policy_add_common(scmp_filter_ctx ctx, bool frontend)
 		if (r < 0)
 			return r;
 	}
+	r = seccomp_policy_add_sockets(ctx);
+	if (r < 0)
+		return r;
 	return seccomp_policy_add(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
 }
 

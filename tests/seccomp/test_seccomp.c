@@ -16,10 +16,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/netlink.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -309,6 +311,129 @@ probe_sethostname(void)
 	return probe_result(syscall(SYS_sethostname, NULL, 100000));
 }
 
+/*
+ * socket() through the raw call, closing what it got: 0 or the errno. The
+ * family is a long so that a test can set its upper bits.
+ */
+static int
+probe_socket_raw(long family, long type, long protocol)
+{
+	long fd = syscall(SYS_socket, family, type | SOCK_CLOEXEC, protocol);
+
+	if (fd < 0)
+		return errno;
+	close((int)fd);
+	return 0;
+}
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+
+static int
+probe_socket_vsock(void)
+{
+	return probe_socket_raw(AF_VSOCK, SOCK_STREAM, 0);
+}
+
+static int
+probe_socket_packet(void)
+{
+	return probe_socket_raw(AF_PACKET, SOCK_DGRAM, 0);
+}
+
+static int
+probe_socket_unix(void)
+{
+	return probe_socket_raw(AF_UNIX, SOCK_STREAM, 0);
+}
+
+static int
+probe_socket_inet(void)
+{
+	return probe_socket_raw(AF_INET, SOCK_STREAM, 0);
+}
+
+static int
+probe_socket_inet6(void)
+{
+	return probe_socket_raw(AF_INET6, SOCK_DGRAM, 0);
+}
+
+static int
+probe_socket_netlink_route(void)
+{
+	return probe_socket_raw(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+}
+
+/* Host-wide kernel events: not for a sandbox. */
+static int
+probe_socket_netlink_uevent(void)
+{
+	return probe_socket_raw(AF_NETLINK, SOCK_DGRAM, NETLINK_KOBJECT_UEVENT);
+}
+
+/* NETLINK_ROUTE with upper bits: the kernel would truncate it to 0. */
+static int
+probe_socket_netlink_upper(void)
+{
+	return probe_socket_raw(AF_NETLINK, SOCK_RAW, 1L << 32);
+}
+
+/* AF_INET with upper bits: the kernel truncates the family to an int. */
+static int
+probe_socket_inet_upper(void)
+{
+	return probe_socket_raw((1L << 32) | AF_INET, SOCK_STREAM, 0);
+}
+
+/* AF_VSOCK with upper bits set: must not come through as AF_VSOCK either. */
+static int
+probe_socket_vsock_upper(void)
+{
+	return probe_socket_raw((1L << 32) | AF_VSOCK, SOCK_STREAM, 0);
+}
+
+static int
+probe_socket_negative(void)
+{
+	return probe_socket_raw(-1L, SOCK_STREAM, 0);
+}
+
+/* socketpair() of a denied family, and the one everybody uses. */
+static int
+probe_socketpair_vsock(void)
+{
+	int sv[2];
+
+	if (syscall(SYS_socketpair, (long)AF_VSOCK, (long)SOCK_STREAM, 0L, sv) < 0)
+		return errno;
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
+}
+
+static int
+probe_socketpair_unix(void)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return errno;
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
+}
+
+/* modify_ldt(0 = read, ...): without the filter it answers (0 bytes here). */
+static int
+probe_modify_ldt(void)
+{
+	char buf[64];
+
+	return probe_result(syscall(SYS_modify_ldt, 0, buf, sizeof(buf)));
+}
+
 /* Compile one of the policies for a test. */
 static int
 setup_sandbox(void **state)
@@ -367,6 +492,11 @@ test_probes_discriminate(void **state)
 	assert_int_not_equal(run_probe(NULL, probe_perf_event_open), EPERM);
 	assert_int_equal(run_probe(NULL, probe_fork), SUCCEEDED);
 	assert_true(run_probe(NULL, probe_clone3) != ENOSYS);
+	assert_int_equal(run_probe(NULL, probe_modify_ldt), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_socket_packet), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_socket_inet_upper), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_socket_netlink_uevent), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_socket_netlink_upper), SUCCEEDED);
 }
 
 /* The sandbox filter denies what it must with EPERM and leaves the rest working. */
@@ -390,6 +520,79 @@ test_sandbox_denies(void **state)
 	assert_int_equal(run_probe(prog, probe_io_uring_setup), EPERM);
 	assert_int_equal(run_probe(prog, probe_ptrace), EPERM);
 	assert_int_equal(run_probe(prog, probe_sethostname), run_probe(NULL, probe_sethostname));
+}
+
+/*
+ * modify_ldt: denied. io_uring (all three calls) is in test_sandbox_denies
+ * and the hostile case esc_io_uring.
+ */
+static void
+test_sandbox_modify_ldt(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+	assert_int_equal(run_probe(prog, probe_modify_ldt), EPERM);
+}
+
+/* Which families exist on this kernel decides what an unfiltered probe says. */
+static int socket_family;
+
+static int
+probe_socket_family(void)
+{
+	int r = probe_socket_raw(socket_family, SOCK_STREAM, 0);
+
+	if (r == 0 || r == EAFNOSUPPORT)
+		return r;
+	/* The family exists but wants another type or protocol. */
+	r = probe_socket_raw(socket_family, SOCK_DGRAM, 0);
+	if (r == 0 || r == EAFNOSUPPORT)
+		return r;
+	return probe_socket_raw(socket_family, SOCK_RAW, 0);
+}
+
+/*
+ * socket(): the allow-list. Every family number up to well past AF_MAX gets
+ * EAFNOSUPPORT under the filter, except AF_UNIX, AF_INET, AF_INET6 and
+ * AF_NETLINK (with NETLINK_ROUTE only), which answer as without it.
+ */
+static void
+test_sandbox_socket_families(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+	for (socket_family = 0; socket_family < 64; socket_family++) {
+		int with = run_probe(prog, probe_socket_family);
+
+		if (socket_family == AF_UNIX || socket_family == AF_INET ||
+		    socket_family == AF_INET6 || socket_family == AF_NETLINK) {
+			assert_int_equal(with, run_probe(NULL, probe_socket_family));
+			assert_int_not_equal(with, EAFNOSUPPORT);
+		} else if (with != EAFNOSUPPORT) {
+			fail_msg("family %d: %d, expected EAFNOSUPPORT", socket_family, with);
+		}
+	}
+	assert_int_equal(run_probe(prog, probe_socket_vsock), EAFNOSUPPORT);
+	assert_int_equal(run_probe(prog, probe_socket_packet), EAFNOSUPPORT);
+	assert_int_equal(run_probe(prog, probe_socket_unix), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_socket_inet), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_socket_inet6), run_probe(NULL, probe_socket_inet6));
+	assert_int_equal(run_probe(prog, probe_socket_netlink_route), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_socket_netlink_uevent), EPROTONOSUPPORT);
+	assert_int_equal(run_probe(prog, probe_socket_netlink_upper), EPROTONOSUPPORT);
+	assert_int_equal(run_probe(prog, probe_socket_inet_upper), EAFNOSUPPORT);
+	assert_int_equal(run_probe(prog, probe_socket_vsock_upper), EAFNOSUPPORT);
+	assert_int_equal(run_probe(prog, probe_socket_negative), EAFNOSUPPORT);
+}
+
+/* socketpair(): the same list. */
+static void
+test_sandbox_socketpair(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+	assert_int_equal(run_probe(prog, probe_socketpair_unix), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_socketpair_vsock), EAFNOSUPPORT);
 }
 
 /* personality: only PER_LINUX and the query. */
@@ -473,6 +676,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sandbox_clone, setup_sandbox, teardown_prog),
 		cmocka_unit_test_setup_teardown(test_sandbox_ioctl, setup_sandbox, teardown_prog),
 		cmocka_unit_test_setup_teardown(test_sandbox_x32, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_modify_ldt, setup_sandbox,
+						teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_socket_families, setup_sandbox,
+						teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_socketpair, setup_sandbox,
+						teardown_prog),
 		cmocka_unit_test_setup_teardown(test_frontend, setup_frontend, teardown_prog),
 	};
 	int fd;
