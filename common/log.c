@@ -27,10 +27,45 @@ log_set_ident(const char *ident)
 	log_ident = ident;
 }
 
+size_t
+log_escape(char *dst, size_t dstlen, const char *src, const char *also)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t off = 0;
+
+	for (; *src != '\0'; src++) {
+		unsigned char c = (unsigned char)*src;
+
+		if (c < 0x20 || c == 0x7f || (also != NULL && strchr(also, c) != NULL)) {
+			if (off + 4 >= dstlen)
+				break;
+			dst[off++] = '\\';
+			dst[off++] = 'x';
+			dst[off++] = hex[c >> 4];
+			dst[off++] = hex[c & 0xf];
+		} else {
+			if (off + 1 >= dstlen)
+				break;
+			dst[off++] = (char)c;
+		}
+	}
+	dst[off] = '\0';
+	return off;
+}
+
+/*
+ * Format, escape and write one line with a single write, so that lines of
+ * the spawner and the frontend (which share stderr) do not interleave.
+ * Messages carry strings a client chose (file names, runtime names, peer
+ * names): a newline in one must not start a forged line of its own (with its
+ * own "<N>" priority under journald), and a terminal escape must not reach
+ * an administrator's terminal. So every control character is escaped.
+ */
 __attribute__((format(printf, 2, 0))) static void
 log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)
 {
-	char msg[2048];
+	char msg[2048], line[4 * sizeof(msg) + 256];
+	size_t off = 0;
 	int n;
 
 	if (lvl > log_max)
@@ -40,11 +75,16 @@ log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)
 		return;
 	/* sd-daemon(3) priority prefixes, so journald keeps the level. */
 	if (log_journal)
-		fprintf(stderr, "<%d>", (int)lvl);
-	if (err != 0)
-		fprintf(stderr, "%s: %s: %s\n", log_ident, msg, strerror(err));
-	else
-		fprintf(stderr, "%s: %s\n", log_ident, msg);
+		off += (size_t)snprintf(line, sizeof(line), "<%d>", (int)lvl);
+	off += log_escape(line + off, sizeof(line) - off, log_ident, NULL);
+	off += log_escape(line + off, sizeof(line) - off, ": ", NULL);
+	off += log_escape(line + off, sizeof(line) - off, msg, NULL);
+	if (err != 0) {
+		off += log_escape(line + off, sizeof(line) - off, ": ", NULL);
+		off += log_escape(line + off, sizeof(line) - off, strerror(err), NULL);
+	}
+	line[off++] = '\n'; /* room: log_escape leaves at least one byte */
+	fwrite(line, 1, off, stderr);
 }
 
 #define LOG_BODY(lvl, err)                                                                         \

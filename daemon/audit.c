@@ -38,10 +38,19 @@ void
 audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *runtime,
 	  const struct proto_limits *asked, const struct proto_result *res, const char *err)
 {
-	char limits[512], line[1024];
+	char limits[512], line[4096], qerr[4 * 512], qrt[4 * 64];
 	uint64_t abytes = 0;
 	size_t i;
 
+	/*
+	 * The error text can hold what a client chose (an input file's name):
+	 * escaped with its quote and backslash, so it can neither end the line
+	 * (a forged "audit ... uid=0" line after a newline) nor the quoted value
+	 * (a forged field after a quote). The runtime is a configured name, but
+	 * escaped anyway with the characters that would split a field.
+	 */
+	log_escape(qerr, sizeof(qerr), err != NULL ? err : "", "\"\\");
+	log_escape(qrt, sizeof(qrt), runtime, "\"\\= ");
 	audit_limits(asked, limits, sizeof(limits));
 	for (i = 0; i < res->nartifacts; i++)
 		abytes += res->artifacts[i].data.len;
@@ -50,18 +59,17 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 		 " exit_code=%d signal=%d wall_ms=%" PRIu64 " cpu_ms=%" PRIu64 " queued_ms=%" PRIu64
 		 " memory_peak_bytes=%" PRIu64 " stdout_bytes=%" PRIu64 " stderr_bytes=%" PRIu64
 		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s",
-		 run_id, (unsigned)uid, (int)pid, runtime, limits, proto_outcome_name(res->outcome),
+		 run_id, (unsigned)uid, (int)pid, qrt, limits, proto_outcome_name(res->outcome),
 		 res->exit_code, res->signal, res->wall_ms, res->cpu_ms, res->queued_ms,
 		 res->memory_peak_bytes, res->out[0].total, res->out[1].total, res->nartifacts,
-		 abytes, err && err[0] ? " error=\"" : "", err && err[0] ? err : "",
-		 err && err[0] ? "\"" : "");
+		 abytes, qerr[0] ? " error=\"" : "", qerr, qerr[0] ? "\"" : "");
 	if (!d->journal) {
 		log_info("%s", line);
 		return;
 	}
 	sd_journal_send("MESSAGE=%s", line, "PRIORITY=6", "SYSLOG_IDENTIFIER=airlockd",
 			"AIRLOCK_RUN=%" PRIu32, run_id, "AIRLOCK_UID=%u", (unsigned)uid,
-			"AIRLOCK_CLIENT_PID=%d", (int)pid, "AIRLOCK_RUNTIME=%s", runtime,
+			"AIRLOCK_CLIENT_PID=%d", (int)pid, "AIRLOCK_RUNTIME=%s", qrt,
 			"AIRLOCK_LIMITS=%s", limits, "AIRLOCK_OUTCOME=%s",
 			proto_outcome_name(res->outcome), "AIRLOCK_EXIT_CODE=%d", res->exit_code,
 			"AIRLOCK_SIGNAL=%d", res->signal, "AIRLOCK_WALL_MS=%" PRIu64, res->wall_ms,
