@@ -44,6 +44,24 @@
 extern "C" {
 #endif
 
+/*
+ * The version of libairlock this header belongs to, to test at compile time
+ * (#if LIBAIRLOCK_CHECK_VERSION(0, 4, 0)); airlock_library_version() says
+ * which library a program runs with. pkg-config --modversion libairlock
+ * prints the same version. Functions added in a release are named "Since
+ * 0.N" below and live in version node AIRLOCK_0.N of the library.
+ */
+#define LIBAIRLOCK_VERSION_MAJOR 0
+#define LIBAIRLOCK_VERSION_MINOR 4
+#define LIBAIRLOCK_VERSION_MICRO 0
+#define LIBAIRLOCK_VERSION "0.4.0"
+/* True when this header is version major.minor.micro or later. */
+#define LIBAIRLOCK_CHECK_VERSION(major, minor, micro)                                              \
+	(LIBAIRLOCK_VERSION_MAJOR > (major) ||                                                     \
+	 (LIBAIRLOCK_VERSION_MAJOR == (major) && LIBAIRLOCK_VERSION_MINOR > (minor)) ||            \
+	 (LIBAIRLOCK_VERSION_MAJOR == (major) && LIBAIRLOCK_VERSION_MINOR == (minor) &&            \
+	  LIBAIRLOCK_VERSION_MICRO >= (micro)))
+
 /* Default path of the daemon's socket; the environment variable
  * AIRLOCK_SOCKET overrides it. */
 #define AIRLOCK_SOCKET_DEFAULT "/run/airlock/airlock.sock"
@@ -701,6 +719,45 @@ enum airlock_stream airlock_event_stream(const struct airlock_event *ev);
 /* The event's bytes (1 to 16 KiB): *ret_data points into ev (valid until
  * airlock_event_free()), *ret_len is their count. Returns 0 or -EINVAL. */
 int airlock_event_data(const struct airlock_event *ev, const void **ret_data, size_t *ret_len);
+
+/* ---- Versions, timeouts and liveness (since AIRLOCK_0.4) --------------- */
+
+/* The version of the library the program runs with, e.g. "0.4.0" (the
+ * header's is LIBAIRLOCK_VERSION). Never NULL. Since 0.4. */
+const char *airlock_library_version(void);
+
+/*
+ * Like airlock_connect_error(), but the connect and the hello handshake give
+ * up after timeout_ms milliseconds (-ETIMEDOUT), and the connection starts
+ * with that timeout for its blocking calls (airlock_conn_set_timeout()).
+ * timeout_ms 0: no timeout, exactly airlock_connect_error(). Since 0.4.
+ */
+int airlock_connect_timeout(const char *path, uint64_t timeout_ms, struct airlock_conn **ret,
+			    char *code, size_t code_len, char *message, size_t message_len);
+
+/*
+ * Bound every later blocking call on conn (airlock_ping, airlock_info,
+ * airlock_run, airlock_run_stream, airlock_cancel, airlock_cancel_run,
+ * airlock_ps, the session and file calls, and the wait of a submit for room
+ * in the send buffer) to timeout_ms milliseconds each; 0 (the default)
+ * waits for ever. A call that times out returns -ETIMEDOUT and the
+ * connection stays usable: the answer that comes later is discarded, and a
+ * run whose blocking airlock_run() or airlock_run_stream() timed out is
+ * cancelled (its result is discarded too). A run limited by its own wall
+ * limit needs a timeout above that limit. Returns 0 or -EINVAL. Since 0.4.
+ */
+int airlock_conn_set_timeout(struct airlock_conn *conn, uint64_t timeout_ms);
+
+/*
+ * Whether conn can still be used, without blocking and without a round
+ * trip: reads what the socket has (queued as airlock_conn_process() does)
+ * and returns 0 when the connection is usable, or the error every later call
+ * would return: -ECONNRESET once the daemon has closed it (it stopped or
+ * restarted), -EBADMSG, or another error that broke it. -EINVAL for NULL.
+ * A daemon that hangs without closing is not detected: use a timeout and
+ * airlock_ping() for that. Since 0.4.
+ */
+int airlock_conn_check(struct airlock_conn *conn);
 
 #ifdef __cplusplus
 }

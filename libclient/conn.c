@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CONN_CLIENT_NAME "libairlock/" AIRLOCK_VERSION
@@ -40,7 +41,8 @@ enum conn_kind {
 struct conn_pending {
 	uint32_t id;
 	enum conn_kind kind;
-	bool stream; /* a run that asked for stream events */
+	bool stream;	/* a run that asked for stream events */
+	bool abandoned; /* its caller timed out: drop the answer and the events */
 };
 
 /* One answered request, queued until its caller takes it. */
@@ -63,7 +65,8 @@ struct conn_done {
 
 struct airlock_conn {
 	int fd;
-	int broken; /* 0, or the error every call returns from now on */
+	int broken;	     /* 0, or the error every call returns from now on */
+	uint64_t timeout_ms; /* of each blocking call; 0: none */
 	uint32_t next_id;
 	uint8_t *buf; /* PROTO_MSG_MAX bytes, one received packet */
 	struct conn_pending *pending;
@@ -245,6 +248,8 @@ conn_accept_event(struct airlock_conn *conn, const struct proto_msg *msg)
 
 	if (p == NULL || p->kind != CONN_KIND_RUN || !p->stream)
 		return conn_break(conn, -EBADMSG);
+	if (p->abandoned)
+		return 0;
 	if (event_from_proto(msg->id, &msg->u.stream, &ev) < 0)
 		return conn_break(conn, -ENOMEM);
 	if (conn->events_tail != NULL)
@@ -297,6 +302,8 @@ conn_events_drop(struct airlock_conn *conn, uint32_t id)
 static int
 conn_accept(struct airlock_conn *conn, const struct proto_msg *msg)
 {
+	const struct conn_pending *p = conn_pending_find(conn, msg->id);
+	bool abandoned = p != NULL && p->abandoned;
 	struct conn_done *d;
 	enum conn_kind kind;
 	char *message;
@@ -315,6 +322,8 @@ conn_accept(struct airlock_conn *conn, const struct proto_msg *msg)
 		return conn_break(conn, -EBADMSG);
 	if (!conn_type_answers(msg->type, kind))
 		return conn_break(conn, -EBADMSG);
+	if (abandoned)
+		return 0; /* its caller gave up waiting (airlock_conn_set_timeout) */
 	d = calloc(1, sizeof(*d));
 	if (d == NULL)
 		return conn_break(conn, -ENOMEM);
@@ -411,18 +420,46 @@ conn_recv_one(struct airlock_conn *conn)
 	return r;
 }
 
-/* Wait until the socket is readable (and, when out is set, writable). */
+/* Milliseconds of the monotonic clock. */
+static uint64_t
+conn_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The deadline of a blocking call starting now (monotonic ms), 0 for none. */
+static uint64_t
+conn_deadline(const struct airlock_conn *conn)
+{
+	return conn->timeout_ms != 0 ? conn_now_ms() + conn->timeout_ms : 0;
+}
+
+/*
+ * Wait until the socket is readable (and, when out is set, writable), or
+ * until deadline (monotonic ms, 0: none) has passed: -ETIMEDOUT.
+ */
 static int
-conn_poll(struct airlock_conn *conn, bool out, short *ret_revents)
+conn_poll(struct airlock_conn *conn, bool out, uint64_t deadline, short *ret_revents)
 {
 	struct pollfd p = {.fd = conn->fd, .events = POLLIN};
-	int n;
+	uint64_t now;
+	int n, timeout;
 
 	if (out)
 		p.events |= POLLOUT;
-	do
-		n = poll(&p, 1, -1);
-	while (n < 0 && errno == EINTR);
+	do {
+		timeout = -1;
+		if (deadline != 0) {
+			now = conn_now_ms();
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			timeout = deadline - now > 60000 ? 60000 : (int)(deadline - now);
+		}
+		n = poll(&p, 1, timeout);
+	} while ((n < 0 && errno == EINTR) || n == 0);
 	if (n < 0)
 		return -errno;
 	*ret_revents = p.revents;
@@ -436,6 +473,7 @@ conn_poll(struct airlock_conn *conn, bool out, short *ret_revents)
 static int
 conn_send(struct airlock_conn *conn, const struct proto_out *out)
 {
+	uint64_t deadline = conn_deadline(conn);
 	short revents;
 	int r;
 
@@ -449,7 +487,7 @@ conn_send(struct airlock_conn *conn, const struct proto_out *out)
 			return conn_break(conn, -ECONNRESET);
 		if (r != -EAGAIN && r != -EWOULDBLOCK)
 			return r;
-		r = conn_poll(conn, true, &revents);
+		r = conn_poll(conn, true, deadline, &revents);
 		if (r < 0)
 			return r;
 		if ((revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
@@ -479,15 +517,52 @@ conn_done_take(struct airlock_conn *conn, uint32_t id)
 }
 
 /*
+ * The caller of request id gave up waiting: its answer and events are
+ * dropped when they come, and a run is cancelled. The cancel is sent only if
+ * the socket takes it at once (its answer is dropped too): a daemon that does
+ * not read is the reason for the timeout, and the run's wall limit ends it.
+ */
+static void
+conn_abandon(struct airlock_conn *conn, uint32_t id)
+{
+	struct proto_cancel c = {.request = id};
+	struct proto_out out = {0};
+	struct conn_pending *p = NULL;
+	uint32_t cid;
+	size_t i;
+
+	for (i = 0; i < conn->npending; i++)
+		if (conn->pending[i].id == id)
+			p = &conn->pending[i];
+	if (p == NULL)
+		return;
+	p->abandoned = true;
+	conn_events_drop(conn, id);
+	if (p->kind != CONN_KIND_RUN || conn->broken)
+		return;
+	cid = conn_next_id(conn);
+	if (proto_encode_cancel(cid, &c, &out) == 0 &&
+	    conn_pending_add(conn, cid, CONN_KIND_CANCEL, false) == 0) {
+		if (proto_send(conn->fd, &out) == 0)
+			conn->pending[conn->npending - 1].abandoned = true;
+		else
+			conn->npending--;
+	}
+	proto_out_free(&out);
+}
+
+/*
  * Block until the answer to run id is there; answers and events of other ids
  * are queued. The run's own events are handed to cb as they arrive, all
  * before the answer is returned (the daemon sends them first), or discarded
- * when cb is NULL: no caller could take them later.
+ * when cb is NULL: no caller could take them later. After the connection's
+ * timeout, the request is abandoned and the result is -ETIMEDOUT.
  */
 static int
 conn_wait_run(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb, void *arg,
 	      struct conn_done **ret)
 {
+	uint64_t deadline = conn_deadline(conn);
 	struct airlock_event *ev;
 	struct conn_done *d;
 	short revents;
@@ -511,7 +586,9 @@ conn_wait_run(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb, void
 			return conn->broken;
 		r = conn_recv_one(conn);
 		if (r == -EAGAIN) {
-			r = conn_poll(conn, false, &revents);
+			r = conn_poll(conn, false, deadline, &revents);
+			if (r == -ETIMEDOUT)
+				conn_abandon(conn, id);
 			if (r < 0)
 				return r;
 		} else if (r < 0)
@@ -621,10 +698,11 @@ fail:
 	return r;
 }
 
-/* Connect, say hello, and on failure copy the daemon's reason out. */
-AIRLOCK_EXPORT int
-airlock_connect_error(const char *path, struct airlock_conn **ret, char *code, size_t code_len,
-		      char *message, size_t message_len)
+/* Connect, say hello within timeout_ms (0: no limit), and on failure copy
+ * the daemon's reason out. */
+static int
+conn_connect(const char *path, uint64_t timeout_ms, struct airlock_conn **ret, char *code,
+	     size_t code_len, char *message, size_t message_len)
 {
 	struct airlock_conn *conn = NULL;
 	struct proto_hello hello = {.version = PROTO_VERSION, .peer = CONN_CLIENT_NAME};
@@ -648,6 +726,7 @@ airlock_connect_error(const char *path, struct airlock_conn **ret, char *code, s
 		goto out;
 	conn->fd = -1;
 	conn->next_id = 1;
+	conn->timeout_ms = timeout_ms;
 	conn->done_tail = &conn->done;
 	conn->buf = malloc(PROTO_MSG_MAX);
 	if (conn->buf == NULL)
@@ -685,6 +764,22 @@ out:
 	return r;
 }
 
+/* Connect, say hello, and on failure copy the daemon's reason out. */
+AIRLOCK_EXPORT int
+airlock_connect_error(const char *path, struct airlock_conn **ret, char *code, size_t code_len,
+		      char *message, size_t message_len)
+{
+	return conn_connect(path, 0, ret, code, code_len, message, message_len);
+}
+
+/* Connect with a timeout for the handshake and for every blocking call. */
+AIRLOCK_EXPORT int
+airlock_connect_timeout(const char *path, uint64_t timeout_ms, struct airlock_conn **ret,
+			char *code, size_t code_len, char *message, size_t message_len)
+{
+	return conn_connect(path, timeout_ms, ret, code, code_len, message, message_len);
+}
+
 /* Connect and say hello. */
 AIRLOCK_EXPORT int
 airlock_connect(const char *path, struct airlock_conn **ret)
@@ -711,6 +806,37 @@ airlock_conn_free(struct airlock_conn *conn)
 	free(conn->buf);
 	free(conn->last_message);
 	free(conn);
+}
+
+/* The library's version. */
+AIRLOCK_EXPORT const char *
+airlock_library_version(void)
+{
+	return LIBAIRLOCK_VERSION;
+}
+
+/* Bound each later blocking call. */
+AIRLOCK_EXPORT int
+airlock_conn_set_timeout(struct airlock_conn *conn, uint64_t timeout_ms)
+{
+	if (conn == NULL)
+		return -EINVAL;
+	conn->timeout_ms = timeout_ms;
+	return 0;
+}
+
+/* Whether the connection is still usable, without blocking. */
+AIRLOCK_EXPORT int
+airlock_conn_check(struct airlock_conn *conn)
+{
+	int r;
+
+	if (conn == NULL)
+		return -EINVAL;
+	do
+		r = conn_recv_one(conn);
+	while (r == 0);
+	return conn->broken;
 }
 
 /* The pollable socket. */

@@ -1648,6 +1648,120 @@ test_arguments_sessions(void **state)
 	assert_null(airlock_file_kind_name((enum airlock_file_kind)4));
 }
 
+/* Script: hello; a ping left unanswered; a run left unanswered, then its
+ * cancel (unanswered too); a late pong and a late result, both to be
+ * dropped; then a ping answered; then the connection closed. */
+static void
+script_timeouts(struct fake *f)
+{
+	struct proto_msg msg;
+	struct proto_out out;
+	uint32_t ping_id, run_id, id;
+
+	fake_hello(f);
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_PING);
+	ping_id = msg.id;
+	proto_msg_free(&msg);
+	run_id = fake_recv_run(f);
+	id = fake_recv_cancel(f, 0);
+	assert_int_not_equal(id, 0);
+	/* Late answers: the library must drop them, not break the connection. */
+	assert_int_equal(proto_encode_simple(ping_id, PROTO_PONG, &out), 0);
+	fake_send(f, &out);
+	fake_result(f, run_id, 0, "late");
+	fake_simple(f, id, PROTO_CANCEL_OK);
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_PING);
+	assert_int_equal(proto_encode_simple(msg.id, PROTO_PONG, &out), 0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+	f->run_ids[0] = run_id;
+}
+
+/* A timeout ends a blocking call with -ETIMEDOUT and leaves the connection
+ * usable; the late answers are dropped; a timed-out run is cancelled;
+ * airlock_conn_check() sees the daemon hang up. */
+static void
+test_timeouts(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct fake *f = fake_start(script_timeouts);
+	uint32_t id;
+
+	assert_int_equal(airlock_connect_timeout("/x", 0, &conn, NULL, 0, NULL, 0), 0);
+	assert_int_equal(airlock_conn_set_timeout(NULL, 1), -EINVAL);
+	assert_int_equal(airlock_conn_set_timeout(conn, 100), 0);
+	assert_int_equal(airlock_ping(conn), -ETIMEDOUT);
+	assert_int_equal(airlock_conn_check(conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run(conn, req, &res), -ETIMEDOUT);
+	assert_null(res);
+	assert_int_equal(airlock_conn_set_timeout(conn, 0), 0);
+	/* The late pong, result and cancel_ok are dropped; this ping gets its own. */
+	assert_int_equal(airlock_ping(conn), 0);
+	assert_int_equal(airlock_conn_next_result(conn, &id, &res), -EAGAIN);
+	assert_int_equal(airlock_conn_check(conn), 0);
+	fake_join(f);
+	assert_int_equal(f->cancels[0].request, f->run_ids[0]);
+	close(f->server_fd);
+	f->server_fd = -1;
+	assert_int_equal(airlock_conn_check(conn), -ECONNRESET);
+	assert_int_equal(airlock_ping(conn), -ECONNRESET);
+	assert_int_equal(airlock_conn_check(NULL), -EINVAL);
+	fake_free(f);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+}
+
+/* Script: accept the connection, never answer the hello. */
+static void
+script_silent(struct fake *f)
+{
+	struct proto_msg msg;
+
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_HELLO);
+	proto_msg_free(&msg);
+}
+
+/* The handshake of airlock_connect_timeout() gives up. */
+static void
+test_connect_timeout(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct fake *f = fake_start(script_silent);
+	char code[32], message[64];
+
+	assert_int_equal(airlock_connect_timeout("/x", 100, &conn, code, sizeof(code), message,
+						 sizeof(message)),
+			 -ETIMEDOUT);
+	assert_null(conn);
+	assert_string_equal(code, "");
+	fake_stop(f);
+}
+
+/* The header's version macros, the library's version and the build's agree. */
+static void
+test_version(void **state)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "%d.%d.%d", LIBAIRLOCK_VERSION_MAJOR, LIBAIRLOCK_VERSION_MINOR,
+		 LIBAIRLOCK_VERSION_MICRO);
+	assert_string_equal(want, LIBAIRLOCK_VERSION);
+	assert_string_equal(airlock_library_version(), LIBAIRLOCK_VERSION);
+	assert_string_equal(airlock_library_version(), TEST_LIBAIRLOCK_VERSION);
+	assert_true(LIBAIRLOCK_CHECK_VERSION(0, 3, 0));
+	assert_true(LIBAIRLOCK_CHECK_VERSION(LIBAIRLOCK_VERSION_MAJOR, LIBAIRLOCK_VERSION_MINOR,
+					     LIBAIRLOCK_VERSION_MICRO));
+	assert_false(LIBAIRLOCK_CHECK_VERSION(LIBAIRLOCK_VERSION_MAJOR, LIBAIRLOCK_VERSION_MINOR,
+					      LIBAIRLOCK_VERSION_MICRO + 1));
+	assert_false(LIBAIRLOCK_CHECK_VERSION(LIBAIRLOCK_VERSION_MAJOR + 1, 0, 0));
+}
+
 int
 main(void)
 {
@@ -1673,6 +1787,9 @@ main(void)
 		cmocka_unit_test(test_stream_unasked),
 		cmocka_unit_test(test_run_no_session),
 		cmocka_unit_test(test_arguments_sessions),
+		cmocka_unit_test(test_timeouts),
+		cmocka_unit_test(test_connect_timeout),
+		cmocka_unit_test(test_version),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
