@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -64,6 +65,7 @@ fixture_start(struct fixture *f, const char *config_text)
 {
 	const char *bin = getenv("AIRLOCKD");
 	static char text[8192];
+	pid_t parent;
 	int i, r;
 
 	memset(f, 0, sizeof(*f));
@@ -89,11 +91,27 @@ fixture_start(struct fixture *f, const char *config_text)
 	r = fixture_write(f->config, config_text);
 	if (r < 0)
 		return r;
+	parent = getpid();
 	f->pid = fork();
 	if (f->pid < 0)
 		return -errno;
 	if (f->pid == 0) {
-		int fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int fd;
+
+		/*
+		 * The daemon dies with the test: a test killed by a timeout or
+		 * by hand must not leave an airlockd behind (issue 13, finding
+		 * 8). SIGKILL reaches the spawner, which is airlockd's main
+		 * process, through the exec (airlockd is not setuid and the
+		 * spawner keeps uid 0, so nothing clears it); its frontend,
+		 * keepers and sandboxes die with it by their own
+		 * PR_SET_PDEATHSIG. It fires when the thread that forked ends:
+		 * tests call this from their main thread. A test that died
+		 * before the prctl is seen by getppid().
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+			_exit(126);
+		fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 		if (fd >= 0) {
 			dup2(fd, 2);

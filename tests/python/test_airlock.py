@@ -9,6 +9,7 @@ block of docs/python.md against that daemon.
 
 import asyncio
 import contextlib
+import ctypes
 import io
 import os
 import re
@@ -35,6 +36,25 @@ from airlock import (
     SandboxUnavailableError,
     sandbox_tool,
 )
+
+
+# Every airlockd this runner starts dies with it (issue 13, finding 8: daemons
+# outlived killed test runs). PR_SET_PDEATHSIG is set between fork and exec
+# and fires when the thread that forked ends: the daemon is started from the
+# main thread. A runner gone before the prctl is caught by getppid(). libc
+# is loaded here, not in the child. SIGKILL reaches the spawner (airlockd's
+# main process); its frontend and sandboxes die with it by their own.
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_RUNNER_PID = os.getpid()
+
+
+def _die_with_runner():
+    pr_set_pdeathsig = 1
+    if _LIBC.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) != 0:
+        os._exit(126)
+    if os.getppid() != _RUNNER_PID:
+        os._exit(126)
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = os.path.join(HERE, "..", "..", "docs", "python.md")
@@ -73,6 +93,7 @@ def setUpModule() -> None:
         stdout=log,
         stderr=log,
         stdin=subprocess.DEVNULL,
+        preexec_fn=_die_with_runner,
     )
     log.close()
     probe = AirlockSandbox(SOCKET)

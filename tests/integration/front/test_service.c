@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -693,6 +694,10 @@ test_socket_activation_and_notify(void **state)
 	if (pid == 0) {
 		int lfd = open("/dev/null", O_WRONLY);
 
+		/* The daemon dies with the test (systemd-socket-activate execs
+		 * airlockd in this process); see fixture_start(). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+			_exit(126);
 		dup2(lfd, 1);
 		dup2(lfd, 2);
 		setenv("NOTIFY_SOCKET", nsock, 1);
