@@ -30,4 +30,12 @@ int memfd_check_sealed(int fd, uint64_t max, uint64_t *ret_size);
  */
 int memfd_sealed_copy(int fd, uint64_t max, int *ret_fd, uint64_t *ret_len, uint64_t *ret_size);
 
+/*
+ * The same, keeping holes as holes (SEEK_DATA/SEEK_HOLE), and copying at
+ * most max_data bytes of data: the copy then ends where that ran out
+ * (*ret_len < the file's size: truncated). Holes cost nothing.
+ */
+int memfd_sealed_copy_sparse(int fd, uint64_t max, uint64_t max_data, int *ret_fd,
+			     uint64_t *ret_len, uint64_t *ret_size);
+
 #endif

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,10 +27,20 @@
 
 #define CLIENT_HELLO_TIMEOUT_S 10
 #define CLIENT_GROUPS_MAX 64
+/*
+ * Fds a connection may have in flight: sent, not yet read by its client.
+ * One packet's worth. Fds in a socket's queue count against the sender's
+ * user (its kernel count of fds in flight, limited by RLIMIT_NOFILE), and
+ * no close on our side takes them back: only the client's read or close.
+ */
+#define CLIENT_UNREAD_FDS_MAX PROTO_FDS_MAX
+/* How often replies sent but not yet read are looked at. */
+#define CLIENT_TICK_MS 20
 
 struct client_pkt {
 	TAILQ_ENTRY(client_pkt) entry;
 	struct proto_out out;
+	uint64_t mem; /* bytes the memfds it carries hold */
 };
 
 struct client {
@@ -48,7 +60,14 @@ struct client {
 	bool dead;    /* freed on the next loop turn; nothing more is done */
 	struct event *free_ev;
 	TAILQ_HEAD(, client_pkt) outq;
-	uint64_t queued_bytes;
+	uint64_t queued_bytes; /* encoded bytes in outq */
+	uint32_t queued_fds;   /* fds in outq */
+	uint64_t queued_mem;   /* memfd bytes in outq */
+	/* Sent but perhaps not read yet (until its socket's queue is seen
+	 * empty): still charged to the uid's budget. */
+	uint32_t unread_fds;
+	uint64_t unread_bytes;
+	bool lingering; /* dropped, kept only until its unread fds are read */
 	uint32_t nruns;
 };
 
@@ -123,60 +142,208 @@ client_run_removed(struct client *c, struct run *r)
 		c->nruns--;
 }
 
-/* Flush as much of the send queue as the socket takes. */
+static void client_tick_arm(struct daemon *d);
+
+/*
+ * Has the client read everything sent to it? SIOCOUTQ on a Unix socket is
+ * what the peer has not read yet. If so, what was sent is no longer ours
+ * to count: it leaves the uid's budget. Returns true when nothing is unread.
+ */
+static bool
+client_refresh(struct client *c)
+{
+	int n = 0;
+
+	if (c->unread_fds == 0 && c->unread_bytes == 0)
+		return true;
+	if (ioctl(c->fd, SIOCOUTQ, &n) < 0 || n > 0)
+		return false;
+	budget_release(&c->d->budget, c->uid, c->unread_bytes, c->unread_fds);
+	c->unread_fds = 0;
+	c->unread_bytes = 0;
+	return true;
+}
+
+/* Take a packet off the queue; what it holds stays charged unless sent is
+ * false (then it is given back). */
+static void
+client_pkt_done(struct client *c, struct client_pkt *p, bool sent)
+{
+	TAILQ_REMOVE(&c->outq, p, entry);
+	c->queued_bytes -= p->out.len;
+	c->queued_fds -= (uint32_t)p->out.nfds;
+	c->queued_mem -= p->mem;
+	if (sent) {
+		c->unread_fds += (uint32_t)p->out.nfds;
+		c->unread_bytes += p->out.len + p->mem;
+	} else {
+		budget_release(&c->d->budget, c->uid, p->out.len + p->mem, (uint32_t)p->out.nfds);
+	}
+	proto_out_free(&p->out);
+	free(p);
+}
+
+/*
+ * Flush as much of the send queue as the socket takes. A packet with fds
+ * waits while the client has not read the fds sent before it (beyond one
+ * packet's worth): a client that does not read gets no more fds.
+ */
 static int
 client_flush(struct client *c)
 {
 	struct client_pkt *p;
 
 	while ((p = TAILQ_FIRST(&c->outq)) != NULL) {
-		int r = proto_send(c->fd, &p->out);
+		int r;
 
+		if (p->out.nfds > 0 && c->unread_fds + p->out.nfds > CLIENT_UNREAD_FDS_MAX &&
+		    !client_refresh(c)) {
+			client_tick_arm(c->d);
+			return 0;
+		}
+		r = proto_send(c->fd, &p->out);
 		if (r == -EAGAIN || r == -EWOULDBLOCK || r == -ENOBUFS) {
 			event_add(c->write_ev, NULL);
 			return 0;
 		}
-		TAILQ_REMOVE(&c->outq, p, entry);
-		c->queued_bytes -= p->out.len;
-		proto_out_free(&p->out);
-		free(p);
+		client_pkt_done(c, p, r == 0);
 		if (r < 0)
 			return r;
 	}
+	if (c->unread_fds > 0 || c->unread_bytes > 0)
+		client_tick_arm(c->d);
 	if (c->closing)
 		client_kill(c);
 	return 0;
 }
 
+/* Memory the memfds of a packet hold (allocated pages: holes are free). */
+static uint64_t
+client_out_mem(const struct proto_out *out)
+{
+	uint64_t mem = 0;
+	size_t i;
+
+	for (i = 0; i < out->nfds; i++)
+		mem += budget_fd_bytes(out->fds[i]);
+	return mem;
+}
+
 void
 client_send(struct client *c, struct proto_out *out)
 {
+	const struct config *cfg;
 	struct client_pkt *p;
+	uint32_t nfds;
+	uint64_t mem;
 
 	if (c == NULL || c->dead) {
 		proto_out_free(out);
 		return;
 	}
-	/* Queued bytes per connection are bounded: a client that never reads
-	 * cannot make the daemon hold its results forever. */
-	if (c->queued_bytes + out->len > c->d->cfg->max_queued_bytes) {
-		log_warnx("client %" PRIu32 " uid %u: send queue over %" PRIu64 " bytes; dropping",
-			  c->id, (unsigned)c->uid, c->d->cfg->max_queued_bytes);
-		proto_out_free(out);
-		client_kill(c);
-		return;
+	cfg = c->d->cfg;
+	nfds = (uint32_t)out->nfds;
+	mem = client_out_mem(out);
+	/*
+	 * Bounded per connection: encoded bytes and fds queued or unread. A
+	 * client that does not read is dropped; the daemon does not hold its
+	 * replies forever (their memfd bytes were bounded by the uid's byte
+	 * budget when they were made: run.c, session.c).
+	 */
+	if (c->queued_bytes + out->len > cfg->max_queued_bytes) {
+		log_warnx("client %" PRIu32 " uid %u: not reading: send queue over %" PRIu64
+			  " bytes; dropping",
+			  c->id, (unsigned)c->uid, cfg->max_queued_bytes);
+		goto drop;
+	}
+	if (nfds > 0 && c->queued_fds + c->unread_fds + nfds > cfg->max_queued_fds &&
+	    (!client_refresh(c) || c->queued_fds + nfds > cfg->max_queued_fds)) {
+		log_warnx("client %" PRIu32 " uid %u: not reading: %" PRIu32
+			  " fds in replies queued or unread, max_queued_fds is %" PRIu32
+			  "; dropping",
+			  c->id, (unsigned)c->uid, c->queued_fds + c->unread_fds,
+			  cfg->max_queued_fds);
+		goto drop;
+	}
+	/* Per uid (its other connections too) and in all: fds are charged
+	 * here, bytes always (they were checked where they were made). */
+	if (budget_charge(&c->d->budget, c->uid, out->len + mem, nfds, UINT64_MAX,
+			  cfg->max_fds_per_uid) < 0) {
+		log_warnx("client %" PRIu32 " uid %u: not reading: uid %u has %" PRIu32
+			  " fds in replies queued or unread (max_fds_per_uid %" PRIu32 "), %" PRIu32
+			  " in all (at most %" PRIu32 "); dropping",
+			  c->id, (unsigned)c->uid, (unsigned)c->uid,
+			  budget_fds(&c->d->budget, c->uid), cfg->max_fds_per_uid, c->d->budget.fds,
+			  c->d->budget.fds_max);
+		goto drop;
 	}
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		fatalx("out of memory");
 	p->out = *out;
+	p->mem = mem;
 	memset(out, 0, sizeof(*out));
 	TAILQ_INSERT_TAIL(&c->outq, p, entry);
 	c->queued_bytes += p->out.len;
+	c->queued_fds += nfds;
+	c->queued_mem += mem;
 	if (TAILQ_FIRST(&c->outq) == p && client_flush(c) < 0) {
 		log_debug("client %" PRIu32 ": send failed; closing", c->id);
 		client_kill(c);
 	}
+	return;
+drop:
+	proto_out_free(out);
+	client_kill(c);
+}
+
+/*
+ * Every CLIENT_TICK_MS while a reply was sent and not yet seen read: give
+ * back what clients have read, send what waited for that, and free the
+ * dropped connections whose fds were read at last.
+ */
+static void
+client_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct client *c, *next;
+	bool again = false;
+
+	(void)fd;
+	(void)what;
+	for (c = TAILQ_FIRST(&d->clients); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (!client_refresh(c)) {
+			again = true;
+			if (!c->lingering && !c->dead && !TAILQ_EMPTY(&c->outq) &&
+			    client_flush(c) < 0)
+				client_kill(c);
+			continue;
+		}
+		if (c->lingering) {
+			client_free(c);
+			continue;
+		}
+		if (!c->dead && !TAILQ_EMPTY(&c->outq) &&
+		    !event_pending(c->write_ev, EV_WRITE, NULL) && client_flush(c) < 0)
+			client_kill(c);
+	}
+	if (again)
+		client_tick_arm(d);
+}
+
+static void
+client_tick_arm(struct daemon *d)
+{
+	struct timeval tv = {0, CLIENT_TICK_MS * 1000};
+
+	if (d->client_tick_ev == NULL) {
+		d->client_tick_ev = evtimer_new(d->base, client_tick_cb, d);
+		if (d->client_tick_ev == NULL)
+			fatalx("out of memory");
+	}
+	if (!evtimer_pending(d->client_tick_ev, NULL))
+		evtimer_add(d->client_tick_ev, &tv);
 }
 
 void
@@ -547,9 +714,30 @@ client_kill(struct client *c)
 static void
 client_free_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct client *c = arg;
+	struct client_pkt *p;
+
 	(void)fd;
 	(void)what;
-	client_free(arg);
+	/*
+	 * Fds sent and not read stay in flight, charged to the service user,
+	 * when we close: only the client's read or close ends that. So a
+	 * dropped client's connection lingers, shut down both ways (it reads
+	 * what is there, then EOF), counted in its uid's connections and
+	 * budget, until the tick sees those fds read (issue 13, finding 1).
+	 */
+	if (c->unread_fds > 0 && !client_refresh(c) && !c->d->stopping) {
+		log_debug("client %" PRIu32 " uid %u: %" PRIu32
+			  " fds sent are not read yet; lingering",
+			  c->id, (unsigned)c->uid, c->unread_fds);
+		c->lingering = true;
+		(void)shutdown(c->fd, SHUT_RDWR);
+		while ((p = TAILQ_FIRST(&c->outq)) != NULL)
+			client_pkt_done(c, p, false);
+		client_tick_arm(c->d);
+		return;
+	}
+	client_free(c);
 }
 
 void
@@ -565,11 +753,9 @@ client_free(struct client *c)
 	}
 	TAILQ_REMOVE(&c->d->clients, c, entry);
 	c->d->nclients--;
-	while ((p = TAILQ_FIRST(&c->outq)) != NULL) {
-		TAILQ_REMOVE(&c->outq, p, entry);
-		proto_out_free(&p->out);
-		free(p);
-	}
+	while ((p = TAILQ_FIRST(&c->outq)) != NULL)
+		client_pkt_done(c, p, false);
+	budget_release(&c->d->budget, c->uid, c->unread_bytes, c->unread_fds);
 	event_free(c->read_ev);
 	event_free(c->write_ev);
 	event_free(c->hello_ev);

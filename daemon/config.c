@@ -36,6 +36,7 @@ struct config_lines {
 	unsigned uid_count;
 	unsigned user;
 	unsigned socket_group;
+	unsigned max_runs_per_uid;
 };
 
 /* State of one read of a file: the reader and the handler share it. */
@@ -534,6 +535,7 @@ config_key_daemon(struct config_parse *p, const char *name, const char *value)
 	} else if (!strcmp(name, "max_connections_per_uid")) {
 		return config_key_u32(p, name, value, &cfg->max_connections_per_uid);
 	} else if (!strcmp(name, "max_runs_per_uid")) {
+		p->lines.max_runs_per_uid = p->line;
 		return config_key_u32(p, name, value, &cfg->max_runs_per_uid);
 	} else if (!strcmp(name, "max_runs")) {
 		return config_key_u32(p, name, value, &cfg->max_runs);
@@ -561,6 +563,25 @@ config_key_daemon(struct config_parse *p, const char *name, const char *value)
 					      "max_queued_bytes must be at least %d (one message)",
 					      PROTO_MSG_MAX);
 		cfg->max_queued_bytes = v;
+	} else if (!strcmp(name, "max_queued_fds") || !strcmp(name, "max_fds_per_uid")) {
+		/* Less than one packet's fds could never be sent at all. */
+		r = config_parse_u64(value, &v);
+		if (r == 0 && (v < PROTO_FDS_MAX || v > 65536))
+			r = -ERANGE;
+		if (r < 0)
+			return config_bad_number(p, r, name, value, "a number from 64 to 65536");
+		if (!strcmp(name, "max_queued_fds"))
+			cfg->max_queued_fds = (uint32_t)v;
+		else
+			cfg->max_fds_per_uid = (uint32_t)v;
+	} else if (!strcmp(name, "max_bytes_per_uid")) {
+		r = config_parse_size(value, &v);
+		if (r < 0)
+			return config_bad_number(p, r, name, value, "a size (K, M or G suffix)");
+		if (v < (1ULL << 20))
+			return config_fail_at(p, -EINVAL, p->line,
+					      "max_bytes_per_uid must be at least 1M");
+		cfg->max_bytes_per_uid = v;
 	} else {
 		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [daemon]", name);
 	}
@@ -1179,6 +1200,12 @@ config_finish(struct config_parse *p)
 		return config_fail_at(p, -EINVAL,
 				      config_line_max(p->lines.uid_base, p->lines.uid_count),
 				      "uid_base + uid_count overflows the uid space");
+	/*
+	 * One uid may not hold every run slot by default (issue 13): half of
+	 * them, at least one. An administrator may still set more.
+	 */
+	if (p->lines.max_runs_per_uid == 0)
+		cfg->max_runs_per_uid = cfg->max_runs > 1 ? (cfg->max_runs + 1) / 2 : 1;
 	if (p->lines.socket_group == 0) {
 		gr = getgrnam("airlock");
 		cfg->socket_gid = gr != NULL ? gr->gr_gid : 0;
@@ -1219,13 +1246,16 @@ config_defaults(struct config *cfg)
 	cfg->socket_gid = 0;
 	cfg->socket_mode = 0660;
 	cfg->max_connections_per_uid = 16;
-	cfg->max_runs_per_uid = 8;
+	cfg->max_runs_per_uid = 8; /* replaced in config_finish() unless set */
 	if (ncpu < 1)
 		ncpu = 1;
 	if (ncpu > 65536)
 		ncpu = 65536;
 	cfg->max_runs = (uint32_t)(2 * ncpu);
 	cfg->max_queued_bytes = 8ULL << 20;
+	cfg->max_queued_fds = 128;
+	cfg->max_fds_per_uid = 256;
+	cfg->max_bytes_per_uid = 1ULL << 30;
 	cfg->max_queued = 64;
 	cfg->prepared_sandboxes = 2;
 	cfg->max_queued_per_uid = 16;

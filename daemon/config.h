@@ -38,13 +38,18 @@ struct config {
 	uid_t service_uid;
 	gid_t service_gid;
 	uint32_t max_connections_per_uid; /* max_connections_per_uid = (default 16) */
-	uint32_t max_runs_per_uid;	  /* max_runs_per_uid = (default 8) */
-	uint32_t max_runs;		  /* max_runs = (default 2 * CPUs) */
-	uint32_t prepared_sandboxes;	  /* prepared_sandboxes = made ahead (default 2) */
-	uint32_t max_queued;		  /* max_queued = runs waiting, all uids (default 64) */
-	uint32_t max_queued_per_uid;	  /* max_queued_per_uid = (default 16) */
-	uint32_t stop_grace_ms;		  /* stop_grace_ms = runs may finish (default 10000) */
-	uint64_t max_queued_bytes;	  /* max_queued_bytes = per connection (default 8 MiB) */
+	uint32_t max_runs_per_uid;   /* max_runs_per_uid = (default max_runs / 2, at least 1) */
+	uint32_t max_runs;	     /* max_runs = (default 2 * CPUs) */
+	uint32_t prepared_sandboxes; /* prepared_sandboxes = made ahead (default 2) */
+	uint32_t max_queued;	     /* max_queued = runs waiting, all uids (default 64) */
+	uint32_t max_queued_per_uid; /* max_queued_per_uid = (default 16) */
+	uint32_t stop_grace_ms;	     /* stop_grace_ms = runs may finish (default 10000) */
+	uint64_t max_queued_bytes;   /* max_queued_bytes = per connection (default 8 MiB) */
+	uint32_t max_queued_fds;     /* max_queued_fds = fds in replies queued or unread,
+				      * per connection (default 128) */
+	uint32_t max_fds_per_uid;    /* max_fds_per_uid = the same, one uid (default 256) */
+	uint64_t max_bytes_per_uid;  /* max_bytes_per_uid = plans, replies, memfds held
+				      * for one uid (default 1 GiB) */
 
 	/* [access]: root is always allowed. Empty lists and allow_all = false
 	 * mean only members of socket_group (and root). */

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -214,6 +215,27 @@ frontend_signal_cb(evutil_socket_t sig, short what, void *arg)
 	frontend_stop(d);
 }
 
+/*
+ * How many fds replies may hold in all, queued or unread: half of
+ * RLIMIT_NOFILE. That one number bounds both the fds the frontend may have
+ * open and the fds it may have in flight in sockets (the kernel's count of
+ * a user's in-flight fds, past which every fd pass fails with
+ * ETOOMANYREFS); the other half stays for clients, runs and the spawner.
+ */
+static uint32_t
+frontend_fds_max(void)
+{
+	struct rlimit rl;
+	rlim_t n = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur;
+	n /= 2;
+	if (n < PROTO_FDS_MAX)
+		n = PROTO_FDS_MAX;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 int
 frontend_main(struct daemon *d)
 {
@@ -222,6 +244,7 @@ frontend_main(struct daemon *d)
 	TAILQ_INIT(&d->sessions);
 	TAILQ_INIT(&d->pool);
 	runqueue_init(&d->queue);
+	budget_init(&d->budget, frontend_fds_max());
 	signal(SIGPIPE, SIG_IGN);
 	if (fcntl(d->spawner_fd, F_SETFL, O_NONBLOCK) < 0)
 		return -errno;

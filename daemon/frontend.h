@@ -11,6 +11,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include "budget.h"
 #include "config.h"
 #include "proto.h"
 #include "spawn_msg.h"
@@ -59,6 +60,8 @@ struct daemon {
 	struct prep_list pool; /* prepared sandboxes */
 	uint32_t npool;
 	struct runqueue queue;
+	struct budget budget;	      /* what is held for each uid (budget.h) */
+	struct event *client_tick_ev; /* watches replies sent but not yet read */
 	bool memory_cgroup;
 	bool journal; /* audit lines go to the journal (under systemd) */
 	bool stopping;
@@ -127,7 +130,7 @@ bool run_take_stats(struct daemon *d, uint32_t run_id, int fds[2]);
 void run_spawner_event(struct daemon *d, const struct spawn_ev *ev);
 /* The client went away: kill its runs; each is freed once reaped. */
 void run_orphan_client(struct daemon *d, struct client *c);
-/* Count runs in flight for a uid. */
+/* Count a uid's runs that hold a uid slot (running or being reaped). */
 uint32_t run_count_uid(const struct daemon *d, uid_t uid);
 /* Start queued runs while there are free slots. */
 void run_dispatch(struct daemon *d);

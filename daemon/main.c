@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -71,6 +72,24 @@ main_set_user(struct config *cfg, const char *name)
 	cfg->service_gid = pw->pw_gid;
 }
 
+/*
+ * The frontend's soft RLIMIT_NOFILE up to its hard limit. It bounds the fds
+ * it may hold open and, through the kernel's per-user count of fds in flight
+ * in sockets, the fds its replies may carry unread: systemd's default soft
+ * limit of 1024 was 19 unread replies away from a stop (issue 13).
+ */
+static void
+main_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warn("setrlimit(RLIMIT_NOFILE)");
+}
+
 /* The child side of the split. Never returns. */
 __attribute__((noreturn)) static void
 main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct sock_fprog *filter,
@@ -80,6 +99,7 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 	int r;
 
 	log_set_ident("airlockd[frontend]");
+	main_raise_nofile();
 	r = privdrop_frontend(cfg->service_uid, cfg->service_gid);
 	if (r < 0)
 		fatalx("cannot drop privileges to %s (uid %u): %s", cfg->service_user,
@@ -259,13 +279,31 @@ main(int argc, char **argv)
 		kill(fe, SIGKILL);
 		fatalx("cannot drop the spawner's privileges: %s", strerror(-r));
 	}
+	sp.frontend = fe;
 	r = spawner_serve(&sp);
 	if (r < 0)
 		log_warnx("spawner: %s", strerror(-r));
 	/* The frontend ended (or will, now that its channel is closed). */
 	close(sp.sock);
-	while (waitpid(fe, NULL, 0) < 0 && errno == EINTR)
-		;
+	if (!sp.frontend_reaped) {
+		while (waitpid(fe, &sp.frontend_status, 0) < 0 && errno == EINTR)
+			;
+		sp.frontend_reaped = true;
+	}
+	/*
+	 * A frontend that did not exit 0 (a fatal error, a signal) is the
+	 * service failing: say so with our status, so that systemd's
+	 * Restart=on-failure applies. It used to be 0 (issue 13, finding 1).
+	 */
+	if (!WIFEXITED(sp.frontend_status) || WEXITSTATUS(sp.frontend_status) != 0) {
+		if (WIFSIGNALED(sp.frontend_status))
+			log_warnx("the frontend was killed by signal %d",
+				  WTERMSIG(sp.frontend_status));
+		else
+			log_warnx("the frontend exited with status %d",
+				  WEXITSTATUS(sp.frontend_status));
+		r = -EPIPE;
+	}
 	seccomp_policy_free(&sp.seccomp);
 	free(sp.slots);
 	free(sp.keepers);

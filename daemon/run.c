@@ -14,13 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "fdpass.h"
 #include "frontend.h"
 #include "log.h"
@@ -68,6 +68,7 @@ struct run {
 	char runtime[PROTO_RUNTIME_MAX + 1];
 	struct proto_limits lim, asked;
 	int plan_fd;		   /* until handed to the spawner */
+	uint64_t plan_bytes;	   /* charged to the uid's byte budget until freed */
 	struct timespec t_request; /* arrival */
 	struct timespec t_start;   /* handed to the spawner */
 	bool cancelled;
@@ -111,8 +112,13 @@ run_count_uid(const struct daemon *d, uid_t uid)
 	const struct run *r;
 	uint32_t n = 0;
 
+	/*
+	 * Runs holding a uid slot, whatever their client: a queued run is not
+	 * running. Counting queued runs here stalled the queue for good once
+	 * a uid had max_runs_per_uid of them waiting (issue 13, finding 5).
+	 */
 	TAILQ_FOREACH(r, &d->runs, entry)
-	if (r->uid == uid && r->c != NULL)
+	if (r->uid == uid && r->slot_held)
 		n++;
 	return n;
 }
@@ -310,6 +316,7 @@ run_free(struct run *r)
 		client_run_removed(r->c, r);
 	if (r->plan_fd >= 0)
 		close(r->plan_fd);
+	budget_release(&d->budget, r->uid, r->plan_bytes, 0);
 	run_close_out(&r->out[0]);
 	run_close_out(&r->out[1]);
 	free(r->out[0].buf);
@@ -519,39 +526,23 @@ run_ms_since(const struct timespec *t0)
 	       (uint64_t)((now.tv_nsec - t0->tv_nsec) / 1000000L);
 }
 
-/* Copy up to cap bytes of an artifact into a sealed memfd. */
+/*
+ * Copy up to cap bytes of an artifact into a sealed memfd, holes as holes,
+ * at most max_data bytes of data (what is left of the uid's byte budget).
+ */
 static int
-run_artifact_blob(int fd, uint64_t cap, struct proto_artifact *a, int *ret_memfd)
+run_artifact_blob(int fd, uint64_t cap, uint64_t max_data, struct proto_artifact *a, int *ret_memfd)
 {
-	struct stat st;
-	uint64_t want, done = 0;
-	off_t off = 0;
+	uint64_t len, size;
 	int mfd, r;
 
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	want = (uint64_t)st.st_size < cap ? (uint64_t)st.st_size : cap;
-	r = memfd_new("airlock-artifact", &mfd);
+	r = memfd_sealed_copy_sparse(fd, cap, max_data, &mfd, &len, &size);
 	if (r < 0)
 		return r;
-	while (done < want) {
-		ssize_t n = sendfile(mfd, fd, &off, (size_t)(want - done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += (uint64_t)n;
-	}
-	r = memfd_seal(mfd);
-	if (r < 0) {
-		close(mfd);
-		return r;
-	}
-	a->size = (uint64_t)st.st_size;
-	a->truncated = done < (uint64_t)st.st_size;
+	a->size = size;
+	a->truncated = len < size;
 	a->data.fd = mfd;
-	a->data.len = done;
+	a->data.len = len;
 	a->data.present = true;
 	*ret_memfd = mfd;
 	return 0;
@@ -674,15 +665,28 @@ run_answer(struct run *r)
 		res.out[k].truncated = r->out[k].total > r->out[k].len;
 	}
 	if (r->narts > 0 && r->c != NULL) {
+		/*
+		 * The copies are held for the uid until its client read them:
+		 * they fit in what is left of its byte budget, less a packet
+		 * for the result itself. Past it an artifact is truncated (an
+		 * unread result must not pin memory no limit covers).
+		 */
+		uint64_t left =
+			budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
+
+		left = left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
 		arts = calloc(r->narts, sizeof(*arts));
 		if (arts == NULL)
 			fatalx("out of memory");
 		for (i = 0; i < r->narts; i++) {
+			uint64_t used;
 			int mfd;
 
 			if (run_artifact_blob(r->arts[i].fd, r->lim.v[PROTO_LIMIT_ARTIFACT_BYTES],
-					      &arts[res.nartifacts], &mfd) < 0)
+					      left, &arts[res.nartifacts], &mfd) < 0)
 				continue;
+			used = budget_fd_bytes(mfd);
+			left = used < left ? left - used : 0;
 			arts[res.nartifacts].name = r->arts[i].name;
 			res.nartifacts++;
 		}
@@ -916,8 +920,19 @@ run_spawn(struct run *r, int ws_fd)
 	close(outp[1][1]);
 	if (ws_fd >= 0)
 		close(ws_fd);
-	if (rc < 0)
-		fatalx("cannot reach the spawner: %s", strerror(-rc));
+	if (rc < 0) {
+		/*
+		 * This run fails alone: the spawner never saw it. Passing fds
+		 * can fail for reasons of the service user's, not the daemon's
+		 * (ETOOMANYREFS: its fds in flight are over its RLIMIT_NOFILE,
+		 * which other processes of that user share); this used to stop
+		 * the whole service (issue 13, finding 1).
+		 */
+		log_warnx("run %" PRIu32 " uid %u: cannot hand the run to the spawner: %s",
+			  r->run_id, (unsigned)r->uid, strerror(-rc));
+		life[1] = outp[0][1] = outp[1][1] = ws_fd = -1; /* closed above */
+		goto fail;
+	}
 	log_debug("run %" PRIu32 " uid %u: started, runtime %s, slot %" PRIu32, r->run_id,
 		  (unsigned)r->uid, r->runtime, r->slot);
 	return 0;
@@ -1220,6 +1235,42 @@ run_keep_inputs(struct run *r, const struct proto_run *req)
 	return 0;
 }
 
+/*
+ * Would this run's plan take the uid past its byte budget? The plan copies
+ * the code, stdin and input files: a 256 MiB memfd that is all hole costs
+ * its sender nothing and the daemon 256 MiB (twice while it is built), so
+ * the check comes first, by size (issue 13, finding 2). If so, answer.
+ */
+static bool
+run_over_budget(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
+{
+	uint64_t max = d->cfg->max_bytes_per_uid, want = PROTO_MSG_MAX, held;
+	size_t i;
+
+	want += req->code.present ? req->code.len : 0;
+	want += req->stdin_data.present ? req->stdin_data.len : 0;
+	if (req->session == NULL)
+		for (i = 0; i < req->nfiles; i++)
+			want += req->files[i].data.len;
+	if (want > max) {
+		client_send_error(c, req_id, PROTO_ERR_TOO_LARGE,
+				  "the run's code, stdin and files take %" PRIu64
+				  " bytes; max_bytes_per_uid is %" PRIu64,
+				  want, max);
+		return true;
+	}
+	held = budget_bytes(&d->budget, client_uid(c));
+	if (want > max - (held < max ? held : max)) {
+		client_send_error(c, req_id, PROTO_ERR_BUSY,
+				  "uid %u: the daemon holds %" PRIu64 " bytes for it (queued runs, "
+				  "unread replies); this run needs %" PRIu64
+				  " more; max_bytes_per_uid is %" PRIu64,
+				  (unsigned)client_uid(c), held, want, max);
+		return true;
+	}
+	return false;
+}
+
 void
 run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
 {
@@ -1265,6 +1316,8 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 				  proto_limit_name(bad), asked.v[bad], d->cfg->ceilings.v[bad]);
 		return;
 	}
+	if (run_over_budget(d, c, req_id, req))
+		return;
 	rc = run_make_plan(d, req, s != NULL, &lim, &plan_fd, &code, why, sizeof(why));
 	if (rc < 0 || plan_fd < 0) {
 		client_send_error(c, req_id, code, "%s", why);
@@ -1282,10 +1335,16 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	r->lim = lim;
 	r->asked = req->limits;
 	r->plan_fd = plan_fd;
+	/* The plan's pages are the daemon's (charged to its cgroup) for as
+	 * long as the run lives, queued or running: they count for the uid. */
+	r->plan_bytes = budget_fd_bytes(plan_fd);
+	if (budget_charge(&d->budget, r->uid, r->plan_bytes, 0, UINT64_MAX, UINT32_MAX) < 0)
+		fatalx("out of memory");
 	r->stat_fd[0] = r->stat_fd[1] = -1;
 	r->stream = req->stream;
 	if (s != NULL && run_keep_inputs(r, req) < 0) {
 		close(plan_fd);
+		budget_release(&d->budget, r->uid, r->plan_bytes, 0);
 		run_free_inputs(r);
 		free(r);
 		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot keep the input files");
@@ -1304,6 +1363,7 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 		if (rc == -ENOMEM)
 			fatalx("out of memory");
 		close(plan_fd);
+		budget_release(&d->budget, r->uid, r->plan_bytes, 0);
 		run_free_inputs(r);
 		free(r);
 		client_send_error(c, req_id, PROTO_ERR_BUSY,

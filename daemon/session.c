@@ -215,10 +215,29 @@ session_reply_read(struct session *s, struct kop *k, int fd)
 {
 	struct proto_file_data fdata;
 	struct proto_out out;
-	uint64_t len, size;
+	uint64_t len, size, left, want = budget_fd_bytes(fd);
 	int mfd, r;
 
-	r = memfd_sealed_copy(fd, s->d->cfg->session_file_max, &mfd, &len, &size);
+	/*
+	 * The copy is held for the uid until its client read the reply: a
+	 * client that sends file_read after file_read and never reads would
+	 * otherwise pin file_max_bytes per request (issue 13, finding 2).
+	 * Counted by what the copy will really hold (holes stay holes).
+	 */
+	left = budget_bytes_left(&s->d->budget, s->uid, s->d->cfg->max_bytes_per_uid);
+	if (want > s->d->cfg->session_file_max)
+		want = s->d->cfg->session_file_max;
+	if (want + PROTO_MSG_MAX > left) {
+		client_send_error(k->c, k->req_id, PROTO_ERR_BUSY,
+				  "%s: uid %u: the daemon holds %" PRIu64
+				  " bytes for it (unread replies, queued runs); max_bytes_per_uid "
+				  "is %" PRIu64,
+				  k->what, (unsigned)s->uid, budget_bytes(&s->d->budget, s->uid),
+				  s->d->cfg->max_bytes_per_uid);
+		return;
+	}
+	r = memfd_sealed_copy_sparse(fd, s->d->cfg->session_file_max, left - PROTO_MSG_MAX, &mfd,
+				     &len, &size);
 	if (r < 0) {
 		session_reply_errno(k->c, k->req_id, k->what, -r);
 		return;
@@ -654,8 +673,13 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	sreq.memory_bytes = s->workspace_bytes;
 	r = frontend_spawn_fds(d, &sreq, &pair[1], SPAWN_KEEPER_NFDS);
 	close(pair[1]);
-	if (r < 0)
-		fatalx("cannot reach the spawner: %s", strerror(-r));
+	/* This session fails alone (an fd pass can fail with ETOOMANYREFS):
+	 * the spawner never saw it, and its slot is free again. */
+	if (r < 0) {
+		log_warnx("session %.8s uid %u: cannot reach the spawner: %s", s->id,
+			  (unsigned)s->uid, strerror(-r));
+		goto fail;
+	}
 	session_timer(s->life_ev, s->lifetime_ms);
 	log_info("session %.8s uid %u: opened, workspace %" PRIu64 " bytes, idle %" PRIu64
 		 " ms, lifetime %" PRIu64 " ms",

@@ -357,6 +357,13 @@ spawner_reap(struct spawner *sp)
 		bool oom = false;
 		int r;
 
+		if (pid == sp->frontend) {
+			/* Kept for our own exit status (main.c). */
+			sp->frontend_status = status;
+			sp->frontend_reaped = true;
+			continue;
+		}
+
 		for (i = 0; i < sp->nslots; i++)
 			if (sp->keepers[i].pid == pid)
 				break;

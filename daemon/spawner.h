@@ -8,6 +8,7 @@
 #define AIRLOCKD_SPAWNER_H
 
 #include <linux/filter.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -29,6 +30,9 @@ struct spawner {
 	struct sandbox_layout layout;
 	struct sock_fprog seccomp;
 	struct cgroup cg;
+	pid_t frontend;	     /* our child too: its status is the service's */
+	int frontend_status; /* once frontend_reaped */
+	bool frontend_reaped;
 };
 
 /*

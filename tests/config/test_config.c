@@ -115,9 +115,14 @@ test_defaults(void **state)
 	assert_int_equal(f->cfg.service_uid, getpwnam(f->cfg.service_user)->pw_uid);
 	assert_int_equal(f->cfg.service_gid, getpwnam(f->cfg.service_user)->pw_gid);
 	assert_int_equal(f->cfg.max_connections_per_uid, 16);
-	assert_int_equal(f->cfg.max_runs_per_uid, 8);
+	/* One uid may not hold every slot by default (issue 13). */
 	assert_int_equal(f->cfg.max_runs, 2 * ncpu);
+	assert_int_equal(f->cfg.max_runs_per_uid, ncpu);
+	assert_true(f->cfg.max_runs_per_uid < f->cfg.max_runs);
 	assert_int_equal(f->cfg.max_queued_bytes, 8 << 20);
+	assert_int_equal(f->cfg.max_queued_fds, 128);
+	assert_int_equal(f->cfg.max_fds_per_uid, 256);
+	assert_int_equal(f->cfg.max_bytes_per_uid, 1ULL << 30);
 	assert_int_equal(f->cfg.nallow_uids, 0);
 	assert_int_equal(f->cfg.nallow_gids, 0);
 	assert_false(f->cfg.allow_all);
@@ -355,6 +360,9 @@ static const struct bad_case bad_cases[] = {
 	{"[daemon]\nmax_queued_bytes = 5X\n", 2, "expected a size"},
 	{"[daemon]\nmax_queued_bytes = 5KB\n", 2, "expected a size"},
 	{"[daemon]\nmax_queued_bytes = 1K\n", 2, "at least"},
+	{"[daemon]\nmax_queued_fds = 10\n", 2, "out of range"},
+	{"[daemon]\nmax_fds_per_uid = 100000\n", 2, "out of range"},
+	{"[daemon]\nmax_bytes_per_uid = 4K\n", 2, "at least 1M"},
 	{"[daemon]\nsocket_mode = 0999\n", 2, "expected an octal mode"},
 	{"[daemon]\nsocket_mode = 01777\n", 2, "out of range"},
 	{"[daemon]\nsocket = relative.sock\n", 2, "not an absolute path"},

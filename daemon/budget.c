@@ -1,0 +1,123 @@
+/* budget.c: per-uid accounting of what the frontend holds for each uid. */
+#include "budget.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+void
+budget_init(struct budget *b, uint32_t fds_max)
+{
+	TAILQ_INIT(&b->uids);
+	b->bytes = 0;
+	b->fds = 0;
+	b->fds_max = fds_max;
+}
+
+void
+budget_free(struct budget *b)
+{
+	struct budget_uid *u;
+
+	while ((u = TAILQ_FIRST(&b->uids)) != NULL) {
+		TAILQ_REMOVE(&b->uids, u, entry);
+		free(u);
+	}
+	b->bytes = 0;
+	b->fds = 0;
+}
+
+static struct budget_uid *
+budget_find(const struct budget *b, uid_t uid)
+{
+	struct budget_uid *u;
+
+	TAILQ_FOREACH(u, &b->uids, entry)
+	if (u->uid == uid)
+		return u;
+	return NULL;
+}
+
+int
+budget_charge(struct budget *b, uid_t uid, uint64_t bytes, uint32_t fds, uint64_t max_bytes,
+	      uint32_t max_fds)
+{
+	struct budget_uid *u = budget_find(b, uid);
+	uint64_t have_bytes = u != NULL ? u->bytes : 0;
+	uint32_t have_fds = u != NULL ? u->fds : 0;
+
+	if (bytes > max_bytes || have_bytes > max_bytes - bytes)
+		return -ENOSPC;
+	if (fds > max_fds || have_fds > max_fds - fds)
+		return -ENOSPC;
+	if (fds > b->fds_max || b->fds > b->fds_max - fds)
+		return -ENOSPC;
+	if (bytes == 0 && fds == 0)
+		return 0;
+	if (u == NULL) {
+		u = calloc(1, sizeof(*u));
+		if (u == NULL)
+			return -ENOMEM;
+		u->uid = uid;
+		TAILQ_INSERT_TAIL(&b->uids, u, entry);
+	}
+	u->bytes += bytes;
+	u->fds += fds;
+	b->bytes += bytes;
+	b->fds += fds;
+	return 0;
+}
+
+void
+budget_release(struct budget *b, uid_t uid, uint64_t bytes, uint32_t fds)
+{
+	struct budget_uid *u = budget_find(b, uid);
+
+	if (u == NULL)
+		return;
+	/* Never below zero, whatever a caller gets wrong. */
+	bytes = bytes < u->bytes ? bytes : u->bytes;
+	fds = fds < u->fds ? fds : u->fds;
+	u->bytes -= bytes;
+	u->fds -= fds;
+	b->bytes -= bytes;
+	b->fds -= fds;
+	if (u->bytes == 0 && u->fds == 0) {
+		TAILQ_REMOVE(&b->uids, u, entry);
+		free(u);
+	}
+}
+
+uint64_t
+budget_bytes_left(const struct budget *b, uid_t uid, uint64_t max_bytes)
+{
+	uint64_t have = budget_bytes(b, uid);
+
+	return have < max_bytes ? max_bytes - have : 0;
+}
+
+uint64_t
+budget_bytes(const struct budget *b, uid_t uid)
+{
+	const struct budget_uid *u = budget_find(b, uid);
+
+	return u != NULL ? u->bytes : 0;
+}
+
+uint32_t
+budget_fds(const struct budget *b, uid_t uid)
+{
+	const struct budget_uid *u = budget_find(b, uid);
+
+	return u != NULL ? u->fds : 0;
+}
+
+uint64_t
+budget_fd_bytes(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || st.st_blocks < 0)
+		return 0;
+	return (uint64_t)st.st_blocks * 512U;
+}

@@ -1,0 +1,54 @@
+/*
+ * budget.h: what the frontend holds on each uid's behalf, counted against
+ * that uid's budget: bytes (queued plans, replies queued or unread with the
+ * memfds they carry, artifact copies) and fds (in replies queued or sent
+ * but not yet read). See docs/security.md, "Bounds".
+ */
+#ifndef AIRLOCKD_BUDGET_H
+#define AIRLOCKD_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+struct budget_uid {
+	TAILQ_ENTRY(budget_uid) entry;
+	uid_t uid;
+	uint64_t bytes;
+	uint32_t fds;
+};
+
+TAILQ_HEAD(budget_uid_list, budget_uid);
+
+struct budget {
+	struct budget_uid_list uids; /* uids holding something */
+	uint64_t bytes;		     /* all uids */
+	uint32_t fds;		     /* all uids */
+	uint32_t fds_max;	     /* all uids: a share of RLIMIT_NOFILE */
+};
+
+void budget_init(struct budget *b, uint32_t fds_max);
+void budget_free(struct budget *b);
+
+/*
+ * Charge bytes and fds to uid if they fit under max_bytes and max_fds for
+ * that uid and fds_max in all. -ENOSPC (nothing charged) if not; -ENOMEM.
+ */
+int budget_charge(struct budget *b, uid_t uid, uint64_t bytes, uint32_t fds, uint64_t max_bytes,
+		  uint32_t max_fds);
+
+/* Give back what budget_charge() took (any split of it). */
+void budget_release(struct budget *b, uid_t uid, uint64_t bytes, uint32_t fds);
+
+/* Bytes uid may still be charged under max_bytes. */
+uint64_t budget_bytes_left(const struct budget *b, uid_t uid, uint64_t max_bytes);
+
+/* What uid holds now. */
+uint64_t budget_bytes(const struct budget *b, uid_t uid);
+uint32_t budget_fds(const struct budget *b, uid_t uid);
+
+/* Memory a file holds: its allocated blocks (a sparse file's holes are free). */
+uint64_t budget_fd_bytes(int fd);
+
+#endif
