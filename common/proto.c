@@ -81,6 +81,7 @@ static const char *const proto_outcome_names[PROTO_OUTCOME_COUNT_] = {
 	[PROTO_OUTCOME_MEMORY_LIMIT] = "memory_limit",
 	[PROTO_OUTCOME_ERROR] = "error",
 	[PROTO_OUTCOME_CANCELLED] = "cancelled",
+	[PROTO_OUTCOME_PROCESS_LIMIT] = "process_limit",
 };
 
 static const char *const proto_limit_names[PROTO_LIMIT_COUNT_] = {
@@ -133,6 +134,17 @@ proto_error_from_name(const char *name, enum proto_error *ret)
 			return 0;
 		}
 	return -ENOENT;
+}
+
+bool
+proto_hello_has_feature(const struct proto_hello *h, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < h->nfeatures && i < PROTO_FEATURES_MAX; i++)
+		if (h->features[i] != NULL && strcmp(h->features[i], name) == 0)
+			return true;
+	return false;
 }
 
 const char *
@@ -292,11 +304,15 @@ struct dec_blobref {
 static const struct dec_field dec_hello_fields[] = {
 	{"version", DEC_U32, DF_REQUIRED, U(proto_hello, version), 0, 0, 0},
 	{"client", DEC_STR, 0, U(proto_hello, peer), 0, PROTO_NAME_MAX, 0},
+	{"features", DEC_STRA, 0, U(proto_hello, features), U(proto_hello, nfeatures),
+	 PROTO_FEATURES_MAX, PROTO_FEATURE_NAME_MAX},
 };
 
 static const struct dec_field dec_hello_ok_fields[] = {
 	{"version", DEC_U32, DF_REQUIRED, U(proto_hello, version), 0, 0, 0},
 	{"daemon", DEC_STR, DF_REQUIRED, U(proto_hello, peer), 0, PROTO_NAME_MAX, 0},
+	{"features", DEC_STRA, 0, U(proto_hello, features), U(proto_hello, nfeatures),
+	 PROTO_FEATURES_MAX, PROTO_FEATURE_NAME_MAX},
 };
 
 static const struct dec_field dec_info_ok_fields[] = {
@@ -307,6 +323,8 @@ static const struct dec_field dec_info_ok_fields[] = {
 	 U(proto_info, nruntimes), PROTO_RUNTIMES_MAX, PROTO_RUNTIME_MAX},
 	{"defaults", DEC_LIMITS, DF_REQUIRED, U(proto_info, defaults), 0, 0, 0},
 	{"ceilings", DEC_LIMITS, DF_REQUIRED, U(proto_info, ceilings), 0, 0, 0},
+	{"resource_control", DEC_STR, DF_NONEMPTY, U(proto_info, resource_control), 0,
+	 PROTO_FEATURE_NAME_MAX, 0},
 };
 
 static const struct dec_field dec_run_fields[] = {
@@ -1720,10 +1738,20 @@ proto_encode_hello(uint32_t id, enum proto_type type, const struct proto_hello *
 
 	if (h == NULL || ret == NULL || (type != PROTO_HELLO && !ok))
 		return -EINVAL;
-	enc_begin(&e, type, id, ok || h->peer != NULL ? 2 : 1);
+	enc_begin(&e, type, id, (ok || h->peer != NULL ? 2 : 1) + (h->nfeatures > 0 ? 1 : 0));
 	enc_kv_uint(&e, "version", h->version);
 	if (ok || h->peer != NULL)
 		enc_kv_str(&e, ok ? "daemon" : "client", h->peer, PROTO_NAME_MAX, false);
+	if (h->nfeatures > 0) {
+		size_t i;
+
+		if (h->nfeatures > PROTO_FEATURES_MAX)
+			enc_fail(&e, -E2BIG);
+		enc_rawstr(&e, "features", PROTO_STR_MAX);
+		enc_array(&e, h->nfeatures);
+		for (i = 0; e.err == 0 && i < h->nfeatures; i++)
+			enc_rawstr(&e, h->features[i], PROTO_FEATURE_NAME_MAX);
+	}
 	return enc_finish(&e, ret);
 }
 
@@ -1748,7 +1776,7 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 
 	if (info == NULL || ret == NULL)
 		return -EINVAL;
-	enc_begin(&e, PROTO_INFO_OK, id, 6);
+	enc_begin(&e, PROTO_INFO_OK, id, info->resource_control != NULL ? 7 : 6);
 	if (info->nruntimes > PROTO_RUNTIMES_MAX)
 		enc_fail(&e, -E2BIG);
 	enc_kv_str(&e, "daemon", info->daemon, PROTO_NAME_MAX, false);
@@ -1763,6 +1791,9 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 	}
 	enc_kv_limits(&e, "defaults", &info->defaults);
 	enc_kv_limits(&e, "ceilings", &info->ceilings);
+	if (info->resource_control != NULL)
+		enc_kv_str(&e, "resource_control", info->resource_control, PROTO_FEATURE_NAME_MAX,
+			   true);
 	return enc_finish(&e, ret);
 }
 

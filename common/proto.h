@@ -130,6 +130,9 @@ enum proto_outcome {
 	PROTO_OUTCOME_MEMORY_LIMIT = 4,
 	PROTO_OUTCOME_ERROR = 5,
 	PROTO_OUTCOME_CANCELLED = 6, /* cancelled by its owner or a stopping daemon */
+	/* Stopped at the process limit (cgroup2 pids.max). Sent only to a
+	 * client whose hello named PROTO_FEATURE_PROCESS_LIMIT. */
+	PROTO_OUTCOME_PROCESS_LIMIT = 7,
 	PROTO_OUTCOME_COUNT_
 };
 
@@ -188,15 +191,32 @@ struct proto_artifact {
 	struct proto_blob data;
 };
 
+/*
+ * Additions within protocol version 1 that a peer must opt into, named in
+ * hello (what the client understands) and hello_ok (what the daemon has).
+ * Unknown names are ignored. docs/protocol.md, "Features".
+ */
+#define PROTO_FEATURES_MAX 16
+#define PROTO_FEATURE_NAME_MAX 32
+#define PROTO_FEATURE_PROCESS_LIMIT "process_limit" /* outcome process_limit */
+
 struct proto_hello {
 	uint32_t version;
 	const char *peer; /* "client" or "daemon" field; may be NULL */
+	const char *features[PROTO_FEATURES_MAX];
+	size_t nfeatures;
 };
+
+/* Does a decoded hello name this feature? */
+bool proto_hello_has_feature(const struct proto_hello *h, const char *name);
 
 struct proto_info {
 	const char *daemon;
 	uint32_t version;
 	uint32_t uid;
+	/* What enforces memory, processes and cpu: "cgroup2", "cgroup1" or
+	 * "rlimit" (optional on the wire; NULL when absent). */
+	const char *resource_control;
 	const char *runtimes[PROTO_RUNTIMES_MAX];
 	size_t nruntimes;
 	struct proto_limits defaults;

@@ -1,20 +1,73 @@
-/* cgroup.c: per-run memory cgroups on the cgroup v1 memory hierarchy. */
+/*
+ * cgroup.c: the resource-control seam (cgroup.h): per-run cgroups on the v2
+ * hierarchy, on the v1 memory hierarchy, or none (rlimits).
+ */
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* A keeper's memory.max above its workspace: the process and its page tables. */
+#define CGROUP_KEEPER_SLACK ((uint64_t)64 << 20)
+/* A keeper is one process. */
+#define CGROUP_KEEPER_PIDS "8"
+
+static const char *const cgroup_kind_names[] = {
+	[CGROUP_NONE] = "rlimit",
+	[CGROUP_V1] = "cgroup1",
+	[CGROUP_V2] = "cgroup2",
+	[CGROUP_AUTO] = "auto",
+};
+
+const char *
+cgroup_kind_name(enum cgroup_kind kind)
+{
+	if ((size_t)kind >= sizeof(cgroup_kind_names) / sizeof(cgroup_kind_names[0]))
+		return "?";
+	return cgroup_kind_names[kind];
+}
+
+int
+cgroup_kind_from_name(const char *name, enum cgroup_kind *ret)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cgroup_kind_names) / sizeof(cgroup_kind_names[0]); i++)
+		if (strcmp(name, cgroup_kind_names[i]) == 0) {
+			*ret = (enum cgroup_kind)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* snprintf into a path buffer; -ENAMETOOLONG when it does not fit. */
+__attribute__((format(printf, 3, 4))) static int
+cgroup_path(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
 
 /* Write a short string to a control file. */
 static int
 cgroup_write(const char *path, const char *val)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	ssize_t n;
 	int r = 0;
 
@@ -25,6 +78,16 @@ cgroup_write(const char *path, const char *val)
 		r = -errno;
 	close(fd);
 	return r;
+}
+
+/* Write val to dir/file. */
+static int
+cgroup_write_at(const char *dir, const char *file, const char *val)
+{
+	char path[700];
+	int r = cgroup_path(path, sizeof(path), "%s/%s", dir, file);
+
+	return r < 0 ? r : cgroup_write(path, val);
 }
 
 /* Read a control file into buf. */
@@ -44,12 +107,54 @@ cgroup_read(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-/* Our own path in the v1 memory hierarchy, from /proc/self/cgroup. */
+/* Read dir/file into buf. */
 static int
-cgroup_self_memory(char *ret, size_t len)
+cgroup_read_at(const char *dir, const char *file, char *buf, size_t len)
+{
+	char path[700];
+	int r = cgroup_path(path, sizeof(path), "%s/%s", dir, file);
+
+	return r < 0 ? r : cgroup_read(path, buf, len);
+}
+
+uint64_t
+cgroup_parse_key(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
+			return strtoull(p + klen + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return 0;
+}
+
+/* Does the space-separated list hold word? */
+static bool
+cgroup_has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word)) != NULL) {
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* Our path in the hierarchy whose controller list matches (v1: "memory",
+ * v2: the "0::" line), from a /proc/self/cgroup file. */
+static int
+cgroup_self_path(const char *self, bool v2, char *ret, size_t len)
 {
 	char line[1024];
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	FILE *f = fopen(self, "re");
 	int r = -ENOENT;
 
 	if (f == NULL)
@@ -60,11 +165,12 @@ cgroup_self_memory(char *ret, size_t len)
 		if (ctl == NULL || (path = strchr(ctl + 1, ':')) == NULL)
 			continue;
 		*path++ = '\0';
+		*ctl = '\0';
 		path[strcspn(path, "\n")] = '\0';
-		if (strcmp(ctl + 1, "memory") == 0 || strstr(ctl + 1, ",memory") != NULL ||
-		    strncmp(ctl + 1, "memory,", 7) == 0) {
-			snprintf(ret, len, "%s", strcmp(path, "/") == 0 ? "" : path);
-			r = 0;
+		if (v2 ? strcmp(line, "0") == 0 && ctl[1] == '\0'
+		       : cgroup_has_word(ctl + 1, "memory") || strstr(ctl + 1, ",memory") != NULL ||
+				    strncmp(ctl + 1, "memory,", 7) == 0) {
+			r = cgroup_path(ret, len, "%s", strcmp(path, "/") == 0 ? "" : path);
 			break;
 		}
 	}
@@ -72,40 +178,402 @@ cgroup_self_memory(char *ret, size_t len)
 	return r;
 }
 
-int
-cgroup_init(struct cgroup *cg)
+/* ---- v2 -------------------------------------------------------------------- */
+
+/*
+ * mkdir a cgroup with fsgid gid (0: ours). cgroupfs gives a new directory
+ * and its files the creator's fsuid and fsgid: the group is how a run's
+ * supervisor (host gid = the slot's first uid) gets the right to clone the
+ * code into its cgroup, and nothing else (cgroup.procs alone is made group
+ * writable; the limits stay root's, read-only to the group).
+ */
+static int
+cgroup2_mkdir(const char *path, uint32_t gid)
 {
-	char self[400], probe[600];
+	int prev = 0, r = 0;
+
+	if (gid != 0)
+		prev = setfsgid((gid_t)gid);
+	if (mkdir(path, 0755) < 0)
+		r = -errno;
+	if (gid != 0)
+		(void)setfsgid((gid_t)prev);
+	return r;
+}
+
+/* rmdir, retried for a moment while killed tasks finish exiting. */
+static int
+cgroup2_rmdir(const char *path, bool killed)
+{
+	int tries = killed ? 50 : 1;
+
+	while (tries-- > 0) {
+		struct timespec ts = {0, 2000000};
+
+		if (rmdir(path) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY || tries == 0)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	return -errno;
+}
+
+/*
+ * Remove a run's or keeper's cgroup: kill everything in it in one write
+ * (cgroup.kill, kernel 5.14+), then the leaves, then the node.
+ */
+static int
+cgroup2_remove(const char *dir)
+{
+	static const char *const leaves[] = {"code", "sup"};
+	bool killed = cgroup_write_at(dir, "cgroup.kill", "1") == 0;
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+		char path[700];
+
+		if ((r = cgroup_path(path, sizeof(path), "%s/%s", dir, leaves[i])) < 0)
+			return r;
+		if ((r = cgroup2_rmdir(path, killed)) < 0)
+			return r;
+	}
+	return cgroup2_rmdir(dir, killed);
+}
+
+/* The controllers we enable for children. */
+static const char *
+cgroup2_controllers(const struct cgroup *cg)
+{
+	return cg->cpu ? "+memory +pids +cpu" : "+memory +pids";
+}
+
+/* Does dir/cgroup.procs hold any process but us? */
+static bool
+cgroup2_others(const char *dir)
+{
+	char buf[4096], *p = buf;
+	long self = (long)getpid();
+
+	if (cgroup_read_at(dir, "cgroup.procs", buf, sizeof(buf)) < 0)
+		return true;
+	while (*p != '\0') {
+		char *end;
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (pid != self)
+			return true;
+		p = end + strspn(end, "\n");
+	}
+	return false;
+}
+
+/*
+ * Set the v2 back end up, or say in why why not. S is our own cgroup when
+ * we are alone in it (a systemd service with Delegate=yes, a scope of our
+ * own), or a new "airlockd" child when we are in the root cgroup.
+ */
+static int
+cgroup2_init(struct cgroup *cg, const char *self, char *why, size_t whylen)
+{
+	char own[400], svc[520], leaf[600], ctl[512], pid[32];
+	int r;
+
+	if (cgroup_read_at(cg->root, "cgroup.controllers", ctl, sizeof(ctl)) < 0) {
+		snprintf(why, whylen, "no cgroup v2 hierarchy at %s", cg->root);
+		return 0;
+	}
+	if (cgroup_self_path(self, true, own, sizeof(own)) < 0) {
+		snprintf(why, whylen, "not in the cgroup v2 hierarchy (%s)", self);
+		return 0;
+	}
+	if (own[0] == '\0') {
+		/* The root cgroup may hold processes and delegate: a child of ours. */
+		if ((r = cgroup_path(svc, sizeof(svc), "%s/airlockd", cg->root)) < 0)
+			return r;
+	} else {
+		if ((r = cgroup_path(svc, sizeof(svc), "%s%s", cg->root, own)) < 0)
+			return r;
+		if (cgroup_read_at(svc, "cgroup.controllers", ctl, sizeof(ctl)) < 0)
+			ctl[0] = '\0';
+		/* v2 forbids processes in a node that delegates: every process
+		 * here must be ours to move into the leaf. */
+		if (cgroup2_others(svc)) {
+			snprintf(why, whylen,
+				 "cgroup v2: %s holds other processes (not a cgroup of airlockd's "
+				 "own; start it as a service with Delegate=yes)",
+				 svc);
+			return 0;
+		}
+	}
+	if (!cgroup_has_word(ctl, "memory") || !cgroup_has_word(ctl, "pids")) {
+		snprintf(why, whylen,
+			 "cgroup v2: the memory and pids controllers are not delegated to %s "
+			 "(Delegate=yes)",
+			 svc);
+		return 0;
+	}
+	cg->cpu = cgroup_has_word(ctl, "cpu");
+	if (own[0] == '\0') {
+		if (mkdir(svc, 0755) < 0 && errno != EEXIST)
+			goto fail;
+		if ((r = cgroup_write_at(cg->root, "cgroup.subtree_control",
+					 cgroup2_controllers(cg))) < 0) {
+			errno = -r;
+			goto fail;
+		}
+	}
+	/* Into the leaf first: the node may enable controllers only when empty.
+	 * The caller forks the frontend after this: both halves are in it. */
+	if ((r = cgroup_path(leaf, sizeof(leaf), "%s/daemon", svc)) < 0)
+		return r;
+	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
+		goto fail;
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	if ((r = cgroup_write_at(leaf, "cgroup.procs", pid)) < 0) {
+		errno = -r;
+		goto fail;
+	}
+	if ((r = cgroup_write_at(svc, "cgroup.subtree_control", cgroup2_controllers(cg))) < 0 &&
+	    cg->cpu) {
+		/* The cpu controller refuses while a realtime task is below:
+		 * memory and pids are what matter most. */
+		cg->cpu = false;
+		r = cgroup_write_at(svc, "cgroup.subtree_control", cgroup2_controllers(cg));
+	}
+	if (r < 0) {
+		errno = -r;
+		goto fail;
+	}
+	if ((r = cgroup_path(cg->base, sizeof(cg->base), "%s/runs", svc)) < 0)
+		return r;
+	if (mkdir(cg->base, 0755) < 0 && errno != EEXIST)
+		goto fail;
+	if ((r = cgroup_write_at(cg->base, "cgroup.subtree_control", cgroup2_controllers(cg))) <
+	    0) {
+		errno = -r;
+		goto fail;
+	}
+	cg->kind = CGROUP_V2;
+	snprintf(cg->why, sizeof(cg->why),
+		 "cgroup2 at %s: memory, processes%s per run (daemon in daemon/, runs in runs/)",
+		 svc, cg->cpu ? ", cpu" : " (no cpu controller: cpu.max unused)");
+	return 0;
+fail:
+	snprintf(why, whylen, "cgroup v2 at %s: %s", svc, strerror(errno));
+	cg->base[0] = '\0';
+	cg->cpu = false;
+	return 0;
+}
+
+/* Make a keeper's or run's node afresh: one left by a run whose finish
+ * failed is removed first (its oom count never resets and would blame the
+ * new run). */
+static int
+cgroup2_mknode(const char *path, uint32_t gid)
+{
+	int r = cgroup2_mkdir(path, gid);
+
+	if (r == -EEXIST) {
+		if ((r = cgroup2_remove(path)) < 0)
+			return r;
+		r = cgroup2_mkdir(path, gid);
+	}
+	return r;
+}
+
+/* Make the run's node and its two leaves, with the memory limit. */
+static int
+cgroup2_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
+{
+	char node[600], code[640], val[32];
+	int r;
+
+	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0 ||
+	    (r = cgroup_path(code, sizeof(code), "%s/code", node)) < 0)
+		return r;
+	if ((r = cgroup2_mknode(node, uid)) < 0)
+		return r;
+	if ((r = cgroup_write_at(node, "cgroup.subtree_control", cgroup2_controllers(cg))) < 0)
+		goto fail;
+	{
+		char sup[640];
+
+		if ((r = cgroup_path(sup, sizeof(sup), "%s/sup", node)) < 0 ||
+		    (r = cgroup2_mkdir(sup, 0)) < 0)
+			goto fail;
+	}
+	if ((r = cgroup2_mkdir(code, uid)) < 0)
+		goto fail;
+	/*
+	 * The supervisor clones the code into code/ with its own credentials:
+	 * the kernel wants write access to code/cgroup.procs and to that of
+	 * the common ancestor (the node). Group-writable, group = the run's
+	 * host gid; the code itself runs as another uid and gid and never
+	 * sees cgroupfs (no /sys in the sandbox).
+	 */
+	{
+		char p[700];
+
+		if ((r = cgroup_path(p, sizeof(p), "%s/cgroup.procs", node)) < 0)
+			goto fail;
+		if (chmod(p, 0664) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		if ((r = cgroup_path(p, sizeof(p), "%s/cgroup.procs", code)) < 0)
+			goto fail;
+		if (chmod(p, 0664) < 0) {
+			r = -errno;
+			goto fail;
+		}
+	}
+	/* One oom kill takes the whole code cgroup: no run goes on with a
+	 * part of its processes gone. The supervisor is outside it. */
+	if ((r = cgroup_write_at(code, "memory.oom.group", "1")) < 0)
+		goto fail;
+	/* No swap: the limit is memory, not memory plus swap. Absent without
+	 * swap accounting, where there is nothing to limit. */
+	if ((r = cgroup_write_at(code, "memory.swap.max", "0")) < 0 && r != -ENOENT)
+		goto fail;
+	if (memory_bytes != 0)
+		snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
+	else
+		snprintf(val, sizeof(val), "max");
+	if ((r = cgroup_write_at(code, "memory.max", val)) < 0)
+		goto fail;
+	return 0;
+fail:
+	(void)cgroup2_remove(node);
+	return r;
+}
+
+/* Set the code cgroup's limits. */
+static int
+cgroup2_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes,
+		      uint32_t processes, uint32_t cpu_percent)
+{
+	char code[640], val[48];
+	int r;
+
+	if ((r = cgroup_path(code, sizeof(code), "%s/u%" PRIu32 "/code", cg->base, uid)) < 0)
+		return r;
+	if (memory_bytes != 0)
+		snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
+	else
+		snprintf(val, sizeof(val), "max");
+	if ((r = cgroup_write_at(code, "memory.max", val)) < 0)
+		return r;
+	/* Above the kernel's PID_MAX_LIMIT (4M) pids.max takes only "max". */
+	if (processes != 0 && processes <= 4194304)
+		snprintf(val, sizeof(val), "%" PRIu32, processes);
+	else
+		snprintf(val, sizeof(val), "max");
+	if ((r = cgroup_write_at(code, "pids.max", val)) < 0)
+		return r;
+	if (cg->cpu) {
+		/* A share of one CPU per 100 ms period; the kernel's floor is 1 ms. */
+		if (cpu_percent != 0)
+			snprintf(val, sizeof(val), "%" PRIu64 " 100000",
+				 (uint64_t)cpu_percent * 1000);
+		else
+			snprintf(val, sizeof(val), "max 100000");
+		if ((r = cgroup_write_at(code, "cpu.max", val)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* open(dir/file) with flags, into *fd. */
+static int
+cgroup_open_at(const char *dir, const char *file, int flags, int *fd)
+{
+	char path[700];
+	int r = cgroup_path(path, sizeof(path), "%s%s%s", dir, file[0] ? "/" : "", file);
+
+	if (r < 0)
+		return r;
+	*fd = open(path, flags | O_CLOEXEC);
+	return *fd < 0 ? -errno : 0;
+}
+
+/* ---- v1 -------------------------------------------------------------------- */
+
+/* Set the v1 memory back end up, or say in why why not. */
+static int
+cgroup1_init(struct cgroup *cg, const char *self, char *why, size_t whylen)
+{
+	char own[400], probe[600], mem[300];
 	struct stat st;
 	int r;
 
-	memset(cg, 0, sizeof(*cg));
-	r = cgroup_self_memory(self, sizeof(self));
-	if (r < 0 || stat("/sys/fs/cgroup/memory", &st) < 0) {
-		snprintf(cg->why, sizeof(cg->why),
-			 "no cgroup v1 memory hierarchy%s; memory limit is RLIMIT_AS only",
-			 access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0
-				 ? " (cgroup v2 memory is not supported yet)"
-				 : "");
+	if ((r = cgroup_path(mem, sizeof(mem), "%s/memory", cg->root)) < 0)
+		return r;
+	if (cgroup_self_path(self, false, own, sizeof(own)) < 0 || stat(mem, &st) < 0) {
+		snprintf(why, whylen, "no cgroup v1 memory hierarchy");
 		return 0;
 	}
-	if ((size_t)snprintf(cg->base, sizeof(cg->base), "/sys/fs/cgroup/memory%s/airlock", self) >=
-	    sizeof(cg->base))
-		return -ENAMETOOLONG;
+	if ((r = cgroup_path(cg->base, sizeof(cg->base), "%s%s/airlock", mem, own)) < 0)
+		return r;
 	if (mkdir(cg->base, 0700) < 0 && errno != EEXIST) {
-		snprintf(cg->why, sizeof(cg->why),
-			 "cannot create %s: %s; memory limit is RLIMIT_AS only", cg->base,
-			 strerror(errno));
+		snprintf(why, whylen, "cannot create %s: %s", cg->base, strerror(errno));
+		cg->base[0] = '\0';
 		return 0;
 	}
-	snprintf(probe, sizeof(probe), "%s/memory.limit_in_bytes", cg->base);
+	if ((r = cgroup_path(probe, sizeof(probe), "%s/memory.limit_in_bytes", cg->base)) < 0)
+		return r;
 	if (access(probe, W_OK) < 0) {
-		snprintf(cg->why, sizeof(cg->why),
-			 "%s not writable; memory limit is RLIMIT_AS only", probe);
+		snprintf(why, whylen, "%s not writable", probe);
+		cg->base[0] = '\0';
 		return 0;
 	}
-	cg->enabled = true;
-	snprintf(cg->why, sizeof(cg->why), "cgroup v1 memory controller at %s", cg->base);
+	cg->kind = CGROUP_V1;
+	snprintf(cg->why, sizeof(cg->why),
+		 "cgroup1 memory controller at %s (processes by RLIMIT_NPROC, cpu by polling)",
+		 cg->base);
+	return 0;
+}
+
+int
+cgroup_init(struct cgroup *cg, const char *root, const char *self, enum cgroup_kind want)
+{
+	char why2[300] = "not tried", why1[300] = "not tried";
+	int r;
+
+	memset(cg, 0, sizeof(*cg));
+	cg->into = true;
+	if ((r = cgroup_path(cg->root, sizeof(cg->root), "%s", root)) < 0)
+		return r;
+	if (want == CGROUP_AUTO || want == CGROUP_V2) {
+		if ((r = cgroup2_init(cg, self, why2, sizeof(why2))) < 0)
+			return r;
+		if (cg->kind == CGROUP_V2)
+			return 0;
+	}
+	if (want == CGROUP_AUTO || want == CGROUP_V1) {
+		if ((r = cgroup1_init(cg, self, why1, sizeof(why1))) < 0)
+			return r;
+		if (cg->kind == CGROUP_V1) {
+			if (want == CGROUP_AUTO) {
+				size_t n = strlen(cg->why);
+
+				snprintf(cg->why + n, sizeof(cg->why) - n, "; not cgroup2: %s",
+					 why2);
+			}
+			return 0;
+		}
+	}
+	if (want == CGROUP_NONE)
+		snprintf(cg->why, sizeof(cg->why), "rlimit (as configured)");
+	else
+		snprintf(cg->why, sizeof(cg->why),
+			 "rlimit: falling back to RLIMIT_AS for memory, RLIMIT_NPROC for "
+			 "processes, /proc polling for cpu (weaker: docs/security.md); "
+			 "cgroup2: %s; cgroup1: %s",
+			 why2, why1);
 	return 0;
 }
 
@@ -114,7 +582,26 @@ cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi)
 {
 	uint32_t uid;
 
-	if (!cg->enabled)
+	if (cg->kind == CGROUP_V2) {
+		DIR *dir = opendir(cg->base);
+		struct dirent *de;
+
+		if (dir == NULL)
+			return;
+		while ((de = readdir(dir)) != NULL) {
+			char path[800];
+
+			if ((de->d_name[0] != 'u' && de->d_name[0] != 'k') || de->d_name[1] < '0' ||
+			    de->d_name[1] > '9')
+				continue;
+			if (cgroup_path(path, sizeof(path), "%s/%s", cg->base, de->d_name) < 0)
+				continue;
+			(void)cgroup2_remove(path);
+		}
+		closedir(dir);
+		return;
+	}
+	if (cg->kind != CGROUP_V1)
 		return;
 	for (uid = uid_lo; uid < uid_hi; uid += 2) {
 		char path[600];
@@ -130,7 +617,9 @@ cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
 	char path[600], val[32];
 	int r;
 
-	if (!cg->enabled)
+	if (cg->kind == CGROUP_V2)
+		return cgroup2_run_create(cg, uid, memory_bytes);
+	if (cg->kind != CGROUP_V1)
 		return 0;
 	snprintf(path, sizeof(path), "%s/u%" PRIu32, cg->base, uid);
 	/* A cgroup left by a run whose finish failed is removed and made
@@ -153,12 +642,15 @@ cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
 }
 
 int
-cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
+cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes,
+		     uint32_t processes, uint32_t cpu_percent)
 {
 	char mem[600], memsw[600], val[32];
 	int r;
 
-	if (!cg->enabled)
+	if (cg->kind == CGROUP_V2)
+		return cgroup2_run_set_limit(cg, uid, memory_bytes, processes, cpu_percent);
+	if (cg->kind != CGROUP_V1)
 		return 0;
 	snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
 	snprintf(mem, sizeof(mem), "%s/u%" PRIu32 "/memory.limit_in_bytes", cg->base, uid);
@@ -173,44 +665,86 @@ cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_byte
 	return 0;
 }
 
-int
-cgroup_run_open_self(const struct cgroup *cg, uint32_t uid, int *ret_fd)
+void
+cgroup_run_fds_close(struct cgroup_run_fds *fds)
 {
-	char path[600];
-	int fd;
+	int *all[] = {&fds->into, &fds->self, &fds->code, &fds->cpu_stat, &fds->pids_events};
+	size_t i;
 
-	if (!cg->enabled) {
-		*ret_fd = -1;
+	if (fds == NULL)
+		return;
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (*all[i] >= 0)
+			close(*all[i]);
+		*all[i] = -1;
+	}
+}
+
+int
+cgroup_run_open(const struct cgroup *cg, uint32_t uid, struct cgroup_run_fds *ret)
+{
+	struct cgroup_run_fds fds = {-1, -1, -1, -1, -1};
+	char node[600];
+	int r = 0;
+
+	if (cg->kind == CGROUP_NONE) {
+		*ret = fds;
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/tasks", cg->base, uid);
-	/* Opened here, as root: the kernel checks a migration against the
-	 * opener's credentials, so the sandbox needs no right of its own. */
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	*ret_fd = fd;
+	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
+		return r;
+	/*
+	 * Opened here, as root: the kernel checks a migration through a
+	 * cgroup.procs or tasks fd against the opener's credentials, so the
+	 * sandbox needs no right of its own for it.
+	 */
+	if (cg->kind == CGROUP_V1) {
+		r = cgroup_open_at(node, "tasks", O_WRONLY, &fds.self);
+	} else if ((r = cgroup_open_at(node, "sup", O_RDONLY | O_DIRECTORY, &fds.into)) == 0 &&
+		   (r = cgroup_open_at(node, "sup/cgroup.procs", O_WRONLY, &fds.self)) == 0 &&
+		   (r = cgroup_open_at(node, "code", O_RDONLY | O_DIRECTORY, &fds.code)) == 0 &&
+		   (r = cgroup_open_at(node, "code/cpu.stat", O_RDONLY, &fds.cpu_stat)) == 0) {
+		r = cgroup_open_at(node, "code/pids.events", O_RDONLY, &fds.pids_events);
+	}
+	if (r < 0) {
+		cgroup_run_fds_close(&fds);
+		return r;
+	}
+	*ret = fds;
 	return 0;
+}
+
+/* The peak and oom files of a run, relative to its node. */
+static void
+cgroup_stat_files(const struct cgroup *cg, const char **peak, const char **oom)
+{
+	if (cg->kind == CGROUP_V2) {
+		/* memory.peak: kernel 5.19+; before it, no peak (0). */
+		*peak = "code/memory.peak";
+		*oom = "code/memory.events";
+	} else {
+		*peak = "memory.max_usage_in_bytes";
+		*oom = "memory.oom_control";
+	}
 }
 
 int
 cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2])
 {
-	static const char *const files[2] = {"memory.max_usage_in_bytes", "memory.oom_control"};
-	int fds[2] = {-1, -1}, i;
+	const char *files[2];
+	char node[600];
+	int fds[2] = {-1, -1}, i, r;
 
-	if (!cg->enabled) {
+	if (cg->kind == CGROUP_NONE) {
 		ret_fds[0] = ret_fds[1] = -1;
 		return 0;
 	}
+	cgroup_stat_files(cg, &files[0], &files[1]);
+	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
+		return r;
 	for (i = 0; i < 2; i++) {
-		char path[600];
-
-		snprintf(path, sizeof(path), "%s/u%" PRIu32 "/%s", cg->base, uid, files[i]);
-		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
-		if (fds[i] < 0) {
-			int r = -errno;
-
+		r = cgroup_open_at(node, files[i], O_RDONLY, &fds[i]);
+		if (r < 0) {
 			if (i == 1)
 				close(fds[0]);
 			return r;
@@ -233,14 +767,17 @@ cgroup_pread(int fd, char *buf, size_t len)
 	return 0;
 }
 
-/* Parse the peak and the oom kill count out of their files' text. */
+/*
+ * Parse the peak and the oom kill count out of their files' text. v1
+ * memory.oom_control and v2 memory.events both have "oom_kill N"; v2 also
+ * "oom_group_kill N" (memory.oom.group).
+ */
 static void
 cgroup_parse_stats(const char *peak_txt, const char *oom_txt, uint64_t *ret_peak, bool *ret_oom)
 {
-	const char *k = oom_txt != NULL ? strstr(oom_txt, "oom_kill ") : NULL;
-
 	*ret_peak = peak_txt != NULL ? strtoull(peak_txt, NULL, 10) : 0;
-	*ret_oom = k != NULL && strtoull(k + 9, NULL, 10) > 0;
+	*ret_oom = oom_txt != NULL && (cgroup_parse_key(oom_txt, "oom_kill") > 0 ||
+				       cgroup_parse_key(oom_txt, "oom_group_kill") > 0);
 }
 
 int
@@ -263,24 +800,87 @@ cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom)
 int
 cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, bool *ret_oom)
 {
-	char path[600], pbuf[64], obuf[1024];
+	char node[600], pbuf[64], obuf[1024];
+	const char *files[2];
 	uint64_t peak = 0;
 	bool oom = false, have_peak, have_oom;
+	int r;
 
-	if (!cg->enabled) {
+	if (cg->kind == CGROUP_NONE) {
 		*ret_peak = 0;
 		*ret_oom = false;
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.max_usage_in_bytes", cg->base, uid);
-	have_peak = cgroup_read(path, pbuf, sizeof(pbuf)) == 0;
-	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.oom_control", cg->base, uid);
-	have_oom = cgroup_read(path, obuf, sizeof(obuf)) == 0;
+	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
+		return r;
+	cgroup_stat_files(cg, &files[0], &files[1]);
+	have_peak = cgroup_read_at(node, files[0], pbuf, sizeof(pbuf)) == 0;
+	have_oom = cgroup_read_at(node, files[1], obuf, sizeof(obuf)) == 0;
 	cgroup_parse_stats(have_peak ? pbuf : NULL, have_oom ? obuf : NULL, &peak, &oom);
-	snprintf(path, sizeof(path), "%s/u%" PRIu32, cg->base, uid);
-	if (rmdir(path) < 0)
+	if (cg->kind == CGROUP_V2) {
+		if ((r = cgroup2_remove(node)) < 0)
+			return r;
+	} else if (rmdir(node) < 0) {
 		return -errno;
+	}
 	*ret_peak = peak;
 	*ret_oom = oom;
 	return 0;
+}
+
+int
+cgroup_keeper_create(const struct cgroup *cg, uint32_t uid, uint64_t workspace_bytes)
+{
+	char node[600], val[32];
+	int r;
+
+	if (cg->kind != CGROUP_V2)
+		return 0;
+	if ((r = cgroup_path(node, sizeof(node), "%s/k%" PRIu32, cg->base, uid)) < 0)
+		return r;
+	if ((r = cgroup2_mknode(node, 0)) < 0)
+		return r;
+	/* The workspace tmpfs is capped by its size; this caps the rest. */
+	snprintf(val, sizeof(val), "%" PRIu64,
+		 workspace_bytes > UINT64_MAX - CGROUP_KEEPER_SLACK
+			 ? UINT64_MAX
+			 : (uint64_t)(workspace_bytes + CGROUP_KEEPER_SLACK));
+	if ((r = cgroup_write_at(node, "memory.max", val)) < 0 ||
+	    ((r = cgroup_write_at(node, "memory.swap.max", "0")) < 0 && r != -ENOENT) ||
+	    (r = cgroup_write_at(node, "pids.max", CGROUP_KEEPER_PIDS)) < 0) {
+		(void)cgroup2_remove(node);
+		return r;
+	}
+	return 0;
+}
+
+int
+cgroup_keeper_open(const struct cgroup *cg, uint32_t uid, int *ret_fd)
+{
+	char node[600];
+	int fd, r;
+
+	if (cg->kind != CGROUP_V2) {
+		*ret_fd = -1;
+		return 0;
+	}
+	if ((r = cgroup_path(node, sizeof(node), "%s/k%" PRIu32, cg->base, uid)) < 0)
+		return r;
+	if ((r = cgroup_open_at(node, "", O_RDONLY | O_DIRECTORY, &fd)) < 0)
+		return r;
+	*ret_fd = fd;
+	return 0;
+}
+
+int
+cgroup_keeper_finish(const struct cgroup *cg, uint32_t uid)
+{
+	char node[600];
+	int r;
+
+	if (cg->kind != CGROUP_V2)
+		return 0;
+	if ((r = cgroup_path(node, sizeof(node), "%s/k%" PRIu32, cg->base, uid)) < 0)
+		return r;
+	return cgroup2_remove(node);
 }

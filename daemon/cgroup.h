@@ -1,8 +1,29 @@
 /*
- * cgroup.h: the per-run memory cgroup, when the host has a memory controller
- * we can use. Detected at start-up and said in the log; without one the
- * memory limit falls back to RLIMIT_AS and memory_limit cannot be told
- * from a crash (docs/security.md).
+ * cgroup.h: the seam between the daemon and the kernel's resource control.
+ *
+ * One interface, three back ends, chosen once at start-up and named in the
+ * log and in `airlock info`:
+ *
+ *   cgroup2  memory, processes and cpu of the whole run, by the kernel: one
+ *            cgroup per run (memory.max, memory.swap.max, memory.oom.group,
+ *            pids.max, cpu.stat, optionally cpu.max) and per session keeper,
+ *            under a delegated subtree; the daemon itself lives in a leaf.
+ *   cgroup1  memory only, on the v1 memory hierarchy (processes by
+ *            RLIMIT_NPROC, cpu by polling /proc).
+ *   rlimit   nothing but rlimits: memory is RLIMIT_AS, which counts address
+ *            space, not memory (docs/security.md says what that costs).
+ *
+ * Every path is built from cg->root, so the unit tests run the back ends
+ * against a fake hierarchy in a temporary directory.
+ *
+ * v2 layout (S: the service's cgroup, e.g. system.slice/airlockd.service):
+ *
+ *   S/daemon          the spawner and the frontend (v2: no process in an inner node)
+ *   S/runs            base: +memory +pids [+cpu] for its children
+ *   S/runs/u<uid>     one run (uid: the slot's first host uid); +memory +pids [+cpu]
+ *   S/runs/u<uid>/sup the run's supervisor, outside the code's limits
+ *   S/runs/u<uid>/code the code: every limit, oom.group, the figures
+ *   S/runs/k<uid>     a session keeper
  */
 #ifndef AIRLOCKD_CGROUP_H
 #define AIRLOCKD_CGROUP_H
@@ -11,33 +32,78 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct cgroup {
-	bool enabled;
-	char base[512]; /* .../memory/<our cgroup>/airlock */
-	char why[160];	/* what was found, for the start-up log */
+enum cgroup_kind {
+	CGROUP_NONE = 0, /* "rlimit" */
+	CGROUP_V1 = 1,	 /* "cgroup1" */
+	CGROUP_V2 = 2,	 /* "cgroup2" */
+	CGROUP_AUTO = 3, /* cgroup_init(): v2, else v1, else rlimits */
 };
 
-/* Detect the memory controller and make our subtree (as root). */
-int cgroup_init(struct cgroup *cg);
+#define CGROUP_ROOT "/sys/fs/cgroup"
+#define CGROUP_SELF "/proc/self/cgroup"
+
+struct cgroup {
+	enum cgroup_kind kind;
+	bool cpu;	/* v2: the cpu controller is ours (cpu.max) */
+	bool into;	/* v2: try clone3(CLONE_INTO_CGROUP); cleared when the kernel lacks it */
+	char root[256]; /* where the hierarchies are mounted: CGROUP_ROOT */
+	char base[512]; /* v1: .../memory/<ours>/airlock; v2: S/runs */
+	char why[400];	/* what was found, for the start-up log */
+};
+
+/* The stable name of a kind: "cgroup2", "cgroup1", "rlimit" (or "auto"). */
+const char *cgroup_kind_name(enum cgroup_kind kind);
+/* Parse such a name; -EINVAL if it is none. */
+int cgroup_kind_from_name(const char *name, enum cgroup_kind *ret);
 
 /*
- * Remove run cgroups left in our uid range by a daemon that was killed
- * (a cgroup with tasks cannot be removed and is left alone).
+ * Detect what the host offers (root: the hierarchies' mount point, self: a
+ * file like /proc/self/cgroup) and prepare our subtree, as root, before the
+ * split: on v2 this moves the calling process into S/daemon, so the spawner
+ * and the frontend forked from it are in the leaf. want limits the choice.
+ * A back end that cannot be used is not an error: cg->kind says what is used
+ * and cg->why says why, in one line. Returns -errno only when a path is too
+ * long.
+ */
+int cgroup_init(struct cgroup *cg, const char *root, const char *self, enum cgroup_kind want);
+
+/*
+ * Remove what an earlier instance left (a daemon that was killed): v1 the
+ * run cgroups of the uid range; v2 everything under S/runs (ours alone),
+ * after killing what is still in it.
  */
 void cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi);
 
-/* Make the cgroup of one run with its memory limit. A run's cgroup is named
- * for its host uid, which no other live run (of any daemon) shares. */
+/*
+ * Make the cgroup of one run with its memory limit. A run's cgroup is named
+ * for its host uid, which no other live run (of any daemon) shares. v2: the
+ * run's node, its supervisor's and code's leaves; the code's cgroup.procs
+ * (and the node's, their common ancestor) writable by the group `uid` (the
+ * supervisor's host gid), so the supervisor can clone the code into it.
+ */
 int cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes);
 
-/* Set the memory limit of a run's existing cgroup (no swap beyond it). */
-int cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes);
-
 /*
- * Open the run's cgroup `tasks` file for the sandbox to move itself in by
- * writing "0" (see sandbox.c). *ret_fd is -1 when no cgroup is used.
+ * Set a run's limits on its existing cgroup: memory (no swap beyond it);
+ * v2 also the process limit (0: none) and cpu.max as a percentage of one
+ * CPU (0: none; only when cg->cpu).
  */
-int cgroup_run_open_self(const struct cgroup *cg, uint32_t uid, int *ret_fd);
+int cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes,
+			 uint32_t processes, uint32_t cpu_percent);
+
+/* The fds a run's sandbox needs, opened by the spawner as root. -1: none. */
+struct cgroup_run_fds {
+	int into;	 /* v2: the supervisor's cgroup directory, for CLONE_INTO_CGROUP */
+	int self;	 /* v1 `tasks`, v2 sup/cgroup.procs: the child writes "0" there */
+	int code;	 /* v2: the code's cgroup directory, for the supervisor's clone */
+	int cpu_stat;	 /* v2: code/cpu.stat (usage_usec) */
+	int pids_events; /* v2: code/pids.events (max: a fork was refused) */
+};
+
+/* Open them; every fd is -1 on a back end without it. */
+int cgroup_run_open(const struct cgroup *cg, uint32_t uid, struct cgroup_run_fds *ret);
+/* Close what is open and set every fd to -1. NULL-safe. */
+void cgroup_run_fds_close(struct cgroup_run_fds *fds);
 
 /*
  * Open the run's peak and oom files for reading, for the frontend: it may
@@ -49,7 +115,23 @@ int cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2])
 /* Read the peak and whether the oom killer fired through those fds. */
 int cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom);
 
-/* Read the peak and whether the oom killer fired, then remove the cgroup. */
+/*
+ * Read the peak and whether the oom killer fired, then remove the cgroup
+ * (v2: after killing whatever is left in it with cgroup.kill).
+ */
 int cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, bool *ret_oom);
+
+/*
+ * A session keeper's cgroup (v2 only; elsewhere these do nothing and *ret_fd
+ * is -1): memory.max the workspace plus KEEPER_SLACK, no swap, a few pids.
+ * open gives its directory, for CLONE_INTO_CGROUP; finish kills and removes.
+ */
+int cgroup_keeper_create(const struct cgroup *cg, uint32_t uid, uint64_t workspace_bytes);
+int cgroup_keeper_open(const struct cgroup *cg, uint32_t uid, int *ret_fd);
+int cgroup_keeper_finish(const struct cgroup *cg, uint32_t uid);
+
+/* Parse "key N" out of a flat-keyed control file's text (memory.events,
+ * pids.events, cpu.stat); 0 when the key is absent. */
+uint64_t cgroup_parse_key(const char *text, const char *key);
 
 #endif

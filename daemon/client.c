@@ -56,8 +56,9 @@ struct client {
 	bool allowed;
 	bool over_limit; /* more connections than max_connections_per_uid */
 	bool hello_done;
-	bool closing; /* send what is queued, then close */
-	bool dead;    /* freed on the next loop turn; nothing more is done */
+	bool process_limit; /* the client's hello named the outcome process_limit */
+	bool closing;	    /* send what is queued, then close */
+	bool dead;	    /* freed on the next loop turn; nothing more is done */
 	struct event *free_ev;
 	TAILQ_HEAD(, client_pkt) outq;
 	uint64_t queued_bytes; /* encoded bytes in outq */
@@ -108,6 +109,12 @@ static const struct client_handler client_handlers[] = {
 	{PROTO_FILE_LIST, H_AFTER_HELLO, client_on_file},
 	{PROTO_FILE_DELETE, H_AFTER_HELLO, client_on_file},
 };
+
+bool
+client_knows_process_limit(const struct client *c)
+{
+	return c->process_limit;
+}
 
 uid_t
 client_uid(const struct client *c)
@@ -366,7 +373,10 @@ client_send_error(struct client *c, uint32_t id, enum proto_error code, const ch
 static void
 client_on_hello(struct client *c, const struct proto_msg *m)
 {
-	struct proto_hello h = {.version = PROTO_VERSION, .peer = "airlockd " AIRLOCK_VERSION};
+	struct proto_hello h = {.version = PROTO_VERSION,
+				.peer = "airlockd " AIRLOCK_VERSION,
+				.features = {PROTO_FEATURE_PROCESS_LIMIT},
+				.nfeatures = 1};
 	struct proto_out out;
 
 	/* Refusals wait for the hello so the reply has an id to answer and
@@ -395,6 +405,8 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 		return;
 	}
 	c->hello_done = true;
+	/* An older client's decoder refuses an outcome it does not know. */
+	c->process_limit = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_PROCESS_LIMIT);
 	if (c->hello_ev != NULL)
 		event_del(c->hello_ev);
 	if (proto_encode_hello(m->id, PROTO_HELLO_OK, &h, &out) < 0)
@@ -429,6 +441,7 @@ client_on_info(struct client *c, const struct proto_msg *m)
 		info.runtimes[info.nruntimes++] = cfg->runtimes[i].name;
 	info.defaults = cfg->defaults;
 	info.ceilings = cfg->ceilings;
+	info.resource_control = cgroup_kind_name(c->d->resource_control);
 	r = proto_encode_info(m->id, &info, &out);
 	if (r < 0) {
 		client_send_error(c, m->id, PROTO_ERR_INTERNAL, "cannot encode info: %s",

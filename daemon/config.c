@@ -1,5 +1,6 @@
 /* config.c: airlockd's configuration: built-in defaults, the file (inih), and its checks. */
 #include "config.h"
+#include "cgroup.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -627,6 +628,7 @@ static int
 config_key_sandbox(struct config_parse *p, const char *name, const char *value)
 {
 	struct config *cfg = p->cfg;
+	uint64_t v;
 	uint32_t id;
 	int r;
 
@@ -656,6 +658,32 @@ config_key_sandbox(struct config_parse *p, const char *name, const char *value)
 		r = config_set_string(&cfg->hostname, value);
 		if (r < 0)
 			return config_fail_at(p, r, p->line, "out of memory");
+	} else if (!strcmp(name, "resource_control")) {
+		static const char *const kinds[] = {
+			[CGROUP_NONE] = "rlimit",
+			[CGROUP_V1] = "cgroup1",
+			[CGROUP_V2] = "cgroup2",
+			[CGROUP_AUTO] = "auto",
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			if (!strcmp(value, kinds[k]))
+				break;
+		if (k == sizeof(kinds) / sizeof(kinds[0]))
+			return config_fail_at(p, -EINVAL, p->line,
+					      "resource_control = %s: expected auto, cgroup2, "
+					      "cgroup1 or rlimit",
+					      value);
+		cfg->resource_control = (uint32_t)k;
+	} else if (!strcmp(name, "cpu_max_percent")) {
+		/* 0: no cap; else a share of one CPU, up to 4096 CPUs' worth. */
+		r = config_parse_u64(value, &v);
+		if (r == 0 && v > 409600)
+			r = -ERANGE;
+		if (r < 0)
+			return config_bad_number(p, r, name, value, "a number from 0 to 409600");
+		cfg->cpu_max_percent = (uint32_t)v;
 	} else {
 		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [sandbox]", name);
 	}
@@ -1258,6 +1286,8 @@ config_defaults(struct config *cfg)
 	cfg->max_bytes_per_uid = 1ULL << 30;
 	cfg->max_queued = 64;
 	cfg->prepared_sandboxes = 2;
+	cfg->resource_control = CGROUP_AUTO;
+	cfg->cpu_max_percent = 0;
 	cfg->max_queued_per_uid = 16;
 	cfg->stop_grace_ms = 10000;
 	cfg->sessions_per_uid = 4;

@@ -60,9 +60,13 @@ struct config {
 	bool allow_all; /* allow_all = false */
 
 	/* [sandbox] */
-	uid_t uid_base;	    /* uid_base = (default 600000): per-run host uids */
-	uint32_t uid_count; /* uid_count = (default 2048): uids in the range, 2 per run */
-	char *hostname;	    /* hostname = (default "airlock") */
+	uid_t uid_base;		   /* uid_base = (default 600000): per-run host uids */
+	uint32_t uid_count;	   /* uid_count = (default 2048): uids in the range, 2 per run */
+	char *hostname;		   /* hostname = (default "airlock") */
+	uint32_t resource_control; /* resource_control = auto|cgroup2|cgroup1|rlimit
+				    * (enum cgroup_kind; default auto; at start-up only) */
+	uint32_t cpu_max_percent;  /* cpu_max_percent = per-run cpu.max, % of one CPU
+				    * (cgroup2; default 0: no cap) */
 
 	/* [sessions] */
 	uint32_t sessions_per_uid;	  /* max_per_uid = (default 4) */

@@ -263,8 +263,8 @@ frontend_main(struct daemon *d)
 	if (listener_start(d) < 0)
 		return -EIO;
 	run_pool_fill(d);
-	log_info("ready: listening, %u runs at most, memory limit by %s", d->cfg->max_runs,
-		 d->memory_cgroup ? "cgroup" : "RLIMIT_AS");
+	log_info("ready: listening, %u runs at most, limits by %s", d->cfg->max_runs,
+		 cgroup_kind_name(d->resource_control));
 	/* NotifyAccess=all: the main pid is the spawner, readiness is ours. */
 	sd_notifyf(0, "READY=1\nSTATUS=listening; %u runs at most", d->cfg->max_runs);
 	event_base_dispatch(d->base);

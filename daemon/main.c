@@ -93,7 +93,8 @@ main_raise_nofile(void)
 /* The child side of the split. Never returns. */
 __attribute__((noreturn)) static void
 main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct sock_fprog *filter,
-	      bool memory_cgroup, const char *config_path, bool config_given, pid_t spawner)
+	      enum cgroup_kind resource_control, const char *config_path, bool config_given,
+	      pid_t spawner)
 {
 	struct daemon d;
 	int r;
@@ -116,7 +117,7 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 	d.cfg = cfg;
 	d.listen_fd = listen_fd;
 	d.spawner_fd = spawner_fd;
-	d.memory_cgroup = memory_cgroup;
+	d.resource_control = resource_control;
 	d.config_path = config_path;
 	d.config_given = config_given;
 	d.journal = getenv("JOURNAL_STREAM") != NULL;
@@ -218,11 +219,19 @@ main(int argc, char **argv)
 	memset(&sp, 0, sizeof(sp));
 	if (sandbox_layout_init(&sp.layout) < 0)
 		fatalx("cannot read the host layout");
-	if ((r = cgroup_init(&sp.cg)) < 0)
+	/*
+	 * Before the split and before any privilege is dropped: on cgroup v2
+	 * this moves us into our subtree's leaf, so the spawner and the
+	 * frontend forked below are both in it (the frontend, as the service
+	 * user, could not write cgroup.procs itself).
+	 */
+	if ((r = cgroup_init(&sp.cg, CGROUP_ROOT, CGROUP_SELF,
+			     (enum cgroup_kind)cfg.resource_control)) < 0)
 		fatalx("cgroup: %s", strerror(-r));
-	log_info("memory: %s", sp.cg.why);
+	log_info("resource control: %s", sp.cg.why);
 	cgroup_sweep(&sp.cg, cfg.uid_base, cfg.uid_base + cfg.uid_count);
-	sp.layout.memory_cgroup = sp.cg.enabled;
+	sp.layout.memory_cgroup = sp.cg.kind != CGROUP_NONE;
+	sp.layout.cgroup2 = sp.cg.kind == CGROUP_V2;
 	if ((r = seccomp_policy_sandbox(&sp.seccomp)) < 0)
 		fatalx("cannot compile the sandbox seccomp policy: %s", strerror(-r));
 	if ((r = seccomp_policy_frontend(&frontend_filter)) < 0)
@@ -265,8 +274,8 @@ main(int argc, char **argv)
 		if (sigprocmask(SIG_SETMASK, &oldmask, NULL) < 0)
 			fatal("sigprocmask");
 		close(pair[0]);
-		main_frontend(cfgp, listen_fd, pair[1], &frontend_filter, sp.cg.enabled,
-			      config_path, config_given, spawner_pid);
+		main_frontend(cfgp, listen_fd, pair[1], &frontend_filter, sp.cg.kind, config_path,
+			      config_given, spawner_pid);
 	}
 	close(pair[1]);
 	close(listen_fd);

@@ -548,6 +548,24 @@ run_artifact_blob(int fd, uint64_t cap, uint64_t max_data, struct proto_artifact
 	return 0;
 }
 
+/* The outcome a wait status says by itself: exited or signaled. */
+static void
+run_outcome_status(int st, struct proto_result *res, char *err, size_t errlen)
+{
+	res->exit_code = 0;
+	res->signal = 0;
+	if (WIFEXITED(st)) {
+		res->outcome = PROTO_OUTCOME_EXITED;
+		res->exit_code = WEXITSTATUS(st);
+	} else if (WIFSIGNALED(st)) {
+		res->outcome = PROTO_OUTCOME_SIGNALED;
+		res->signal = WTERMSIG(st);
+	} else {
+		res->outcome = PROTO_OUTCOME_ERROR;
+		snprintf(err, errlen, "unexpected wait status %#x", (unsigned)st);
+	}
+}
+
 /* Decide the outcome from everything that was heard. */
 static void
 run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
@@ -578,16 +596,10 @@ run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
 			res->outcome = PROTO_OUTCOME_CPU_LIMIT;
 		else if (oom)
 			res->outcome = PROTO_OUTCOME_MEMORY_LIMIT;
-		else if (WIFEXITED(st)) {
-			res->outcome = PROTO_OUTCOME_EXITED;
-			res->exit_code = WEXITSTATUS(st);
-		} else if (WIFSIGNALED(st)) {
-			res->outcome = PROTO_OUTCOME_SIGNALED;
-			res->signal = WTERMSIG(st);
-		} else {
-			res->outcome = PROTO_OUTCOME_ERROR;
-			snprintf(err, errlen, "unexpected wait status %#x", (unsigned)st);
-		}
+		else if (r->exit_msg.reason == SUP_REASON_PROCS)
+			res->outcome = PROTO_OUTCOME_PROCESS_LIMIT;
+		else
+			run_outcome_status(st, res, err, errlen);
 	} else if (r->backstop_fired) {
 		res->outcome = PROTO_OUTCOME_WALL_LIMIT;
 	} else if (oom) {
@@ -613,7 +625,7 @@ run_memory_early(struct run *r)
 	uint64_t peak;
 	bool oom;
 
-	if (!r->d->memory_cgroup)
+	if (r->d->resource_control == CGROUP_NONE)
 		return true;
 	if (r->stat_fd[0] < 0 || cgroup_read_stats(r->stat_fd[0], r->stat_fd[1], &peak, &oom) < 0 ||
 	    peak == 0) {
@@ -697,6 +709,11 @@ run_answer(struct run *r)
 	else
 		res.queued_ms = run_ms_since(&r->t_request);
 	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, err);
+	/* A client that did not name process_limit in its hello would refuse
+	 * it: it gets what the code's status says (the supervisor's SIGKILL). */
+	if (res.outcome == PROTO_OUTCOME_PROCESS_LIMIT && r->c != NULL &&
+	    !client_knows_process_limit(r->c))
+		run_outcome_status(r->exit_msg.status, &res, err, sizeof(err));
 	if (r->c != NULL) {
 		rc = proto_encode_result(r->req_id, &res, &out);
 		if (rc < 0)
@@ -905,6 +922,10 @@ run_spawn(struct run *r, int ws_fd)
 	sreq.run_id = r->run_id;
 	sreq.uid_slot = r->slot;
 	sreq.memory_bytes = r->lim.v[PROTO_LIMIT_MEMORY_BYTES];
+	sreq.processes = r->lim.v[PROTO_LIMIT_PROCESSES] > UINT32_MAX
+				 ? UINT32_MAX
+				 : (uint32_t)r->lim.v[PROTO_LIMIT_PROCESSES];
+	sreq.cpu_percent = r->d->cfg->cpu_max_percent;
 	sreq.flags = ws_fd >= 0 ? SPAWN_F_WORKSPACE : 0;
 	sreq.prep_key = r->prep_key;
 	fds[0] = r->plan_fd;

@@ -75,6 +75,8 @@ struct sandbox_layout {
 	int clk_tck;
 	int cap_last;
 	bool memory_cgroup; /* the memory limit is enforced by a cgroup */
+	bool cgroup2;	    /* processes and cpu too, by the run's v2 cgroup */
+	int ncpus;	    /* online CPUs: how fast a run can spend cpu time */
 };
 
 /* Read the host layout (as root, before dropping privileges). */
@@ -84,14 +86,17 @@ int sandbox_layout_init(struct sandbox_layout *ret);
 struct sandbox_ctx {
 	const struct sandbox_layout *layout;
 	const struct sock_fprog *seccomp;
-	int sync_fd;	  /* read end: one byte once the uid/gid maps are written */
-	int ctl_fd;	  /* from the spawner: struct sb_start and the run's fds */
-	int plan_fd;	  /* sealed memfd, see plan.h */
-	int lifeline_fd;  /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
-	int out_fd;	  /* stdout pipe, write end */
-	int err_fd;	  /* stderr pipe, write end */
-	int cgroup_fd;	  /* the run's cgroup `tasks` file, or -1 */
-	int workspace_fd; /* a session's workspace mount (open_tree), or -1 */
+	int sync_fd;	    /* read end: one byte once the uid/gid maps are written */
+	int ctl_fd;	    /* from the spawner: struct sb_start and the run's fds */
+	int plan_fd;	    /* sealed memfd, see plan.h */
+	int lifeline_fd;    /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
+	int out_fd;	    /* stdout pipe, write end */
+	int err_fd;	    /* stderr pipe, write end */
+	int cgroup_fd;	    /* write "0" to move in: v1 `tasks`, v2 sup/cgroup.procs; or -1 */
+	int code_cgroup_fd; /* v2: the code's cgroup directory (clone3 into it), or -1 */
+	int cpu_stat_fd;    /* v2: the code's cpu.stat, or -1 (then /proc is polled) */
+	int pids_events_fd; /* v2: the code's pids.events, or -1 */
+	int workspace_fd;   /* a session's workspace mount (open_tree), or -1 */
 };
 
 /* Become the supervisor. Never returns. */

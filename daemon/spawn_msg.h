@@ -57,7 +57,9 @@ struct spawn_req {
 	uint64_t memory_bytes; /* cgroup memory limit, 0 = none */
 	uint32_t prep_key;     /* SPAWN_REQ, SPAWN_DISCARD: the key the slot's sandbox
 				* was prepared under (its SPAWN_PREPARE run_id) */
-	uint32_t reserved;
+	uint32_t processes;    /* SPAWN_REQ: the run's process limit (cgroup2 pids.max) */
+	uint32_t cpu_percent;  /* SPAWN_REQ: cgroup2 cpu.max, % of one CPU; 0 = none */
+	uint32_t reserved;     /* 0 */
 };
 
 struct spawn_ev {
@@ -93,6 +95,7 @@ enum sup_reason {
 	SUP_REASON_EXITED = 0, /* the code's main process ended by itself */
 	SUP_REASON_WALL = 1,   /* the supervisor's wall clock fired */
 	SUP_REASON_CPU = 2,    /* the run's total cpu time passed the limit */
+	SUP_REASON_PROCS = 3,  /* cgroup2: a fork or thread was refused at pids.max */
 };
 
 #define SUP_NAME_MAX 255

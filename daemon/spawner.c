@@ -42,6 +42,43 @@ spawner_uid(const struct spawner *sp, uint32_t slot)
 	return (uint32_t)sp->uid_base + 2U * slot;
 }
 
+/*
+ * Clone a child (flags: namespaces) born in the cgroup whose directory is
+ * cgfd, when there is one and the kernel can: clone3(CLONE_INTO_CGROUP),
+ * Linux 5.7+. Born there, the child needs no migration, which would take
+ * the global cgroup_threadgroup_rwsem and wait for an RCU grace period on
+ * the run's path. No new stack: the child runs on its copy of ours, like
+ * fork. *ret_into (in parent and child) says whether it went in; a kernel
+ * without it (ENOSYS, E2BIG, EINVAL) is remembered and the child moves
+ * itself instead.
+ */
+static long
+spawner_clone(struct spawner *sp, uint64_t flags, int cgfd, bool *ret_into)
+{
+	*ret_into = false;
+	if (cgfd >= 0 && sp->cg.into) {
+		struct clone_args ca;
+		long pid;
+
+		memset(&ca, 0, sizeof(ca));
+		ca.flags = flags | CLONE_INTO_CGROUP;
+		ca.exit_signal = SIGCHLD;
+		ca.cgroup = (uint64_t)cgfd;
+		pid = syscall(SYS_clone3, &ca, sizeof(ca));
+		if (pid >= 0) {
+			*ret_into = true;
+			return pid;
+		}
+		if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
+			return -1;
+		log_warnx("spawner: clone3(CLONE_INTO_CGROUP): %s; sandboxes move themselves "
+			  "into their cgroup from now on",
+			  strerror(errno));
+		sp->cg.into = false;
+	}
+	return syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0, NULL, NULL, 0);
+}
+
 /* Write one /proc/PID/ file. */
 static int
 spawner_write_proc(pid_t pid, const char *file, const char *val)
@@ -112,8 +149,10 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 {
 	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
 	struct sandbox_ctx ctx;
+	struct cgroup_run_fds cgfds = {-1, -1, -1, -1, -1};
 	const char *step = "request";
-	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, cgfd = -1, r;
+	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, r;
+	bool into;
 	long pid;
 
 	/* The frontend is less trusted than we are: check everything. */
@@ -127,7 +166,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 	if (r < 0)
 		goto fail;
 	step = "cgroup_open";
-	r = cgroup_run_open_self(&sp->cg, spawner_uid(sp, req->uid_slot), &cgfd);
+	r = cgroup_run_open(&sp->cg, spawner_uid(sp, req->uid_slot), &cgfds);
 	if (r < 0)
 		goto fail;
 	step = "pipe";
@@ -144,12 +183,15 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 				   .lifeline_fd = -1,
 				   .out_fd = -1,
 				   .err_fd = -1,
-				   .cgroup_fd = cgfd,
+				   .cgroup_fd = cgfds.self,
+				   .code_cgroup_fd = cgfds.code,
+				   .cpu_stat_fd = cgfds.cpu_stat,
+				   .pids_events_fd = cgfds.pids_events,
 				   .workspace_fd = -1};
 	step = "clone";
-	/* A raw clone with no new stack behaves like fork: the child runs on
-	 * its copy of this stack and never returns from sandbox_main(). */
-	pid = syscall(SYS_clone, SPAWN_NS_FLAGS | SIGCHLD, 0, NULL, NULL, 0);
+	/* The child runs on its copy of this stack and never returns from
+	 * sandbox_main(). */
+	pid = spawner_clone(sp, SPAWN_NS_FLAGS, cgfds.into, &into);
 	if (pid < 0) {
 		r = -errno;
 		goto fail;
@@ -157,6 +199,9 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 	if (pid == 0) {
 		close(sync[1]);
 		close(ctl[0]);
+		/* Born in its cgroup: nothing to move. */
+		if (into)
+			ctx.cgroup_fd = -1;
 		sandbox_main(&ctx);
 	}
 	close(sync[0]);
@@ -208,8 +253,7 @@ out:
 		close(ctl[0]);
 	if (ctl[1] >= 0)
 		close(ctl[1]);
-	if (cgfd >= 0)
-		close(cgfd);
+	cgroup_run_fds_close(&cgfds);
 }
 
 /*
@@ -240,7 +284,8 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	if (r < 0)
 		goto kill;
 	step = "cgroup_limit";
-	r = cgroup_run_set_limit(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes);
+	r = cgroup_run_set_limit(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes,
+				 req->processes, req->cpu_percent);
 	if (r < 0)
 		goto kill;
 	step = "start";
@@ -293,10 +338,19 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
 	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
 	struct keeper_ctx kctx;
 	const char *step = "uid_slot";
-	int sync[2] = {-1, -1}, r = -EINVAL;
+	int sync[2] = {-1, -1}, cgfd = -1, r = -EINVAL;
+	bool into, cg_made = false;
 	long pid;
 
 	if (req->uid_slot >= sp->nslots || sp->keepers[req->uid_slot].pid != 0)
+		goto fail;
+	step = "cgroup";
+	r = cgroup_keeper_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes);
+	if (r < 0)
+		goto fail;
+	cg_made = true;
+	r = cgroup_keeper_open(&sp->cg, spawner_uid(sp, req->uid_slot), &cgfd);
+	if (r < 0)
 		goto fail;
 	step = "pipe";
 	if (pipe2(sync, O_CLOEXEC) < 0) {
@@ -308,7 +362,7 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
 	step = "clone";
 	/* Its own user namespace (for the session's uids) and mount namespace
 	 * (for the workspace tmpfs); nothing of the host is given to it. */
-	pid = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, 0, NULL, NULL, 0);
+	pid = spawner_clone(sp, CLONE_NEWUSER | CLONE_NEWNS, cgfd, &into);
 	if (pid < 0) {
 		r = -errno;
 		goto fail;
@@ -319,6 +373,19 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
 	}
 	close(sync[0]);
 	sync[0] = -1;
+	cg_made = false; /* the keeper's reap removes it */
+	if (!into && cgfd >= 0) {
+		/* An older kernel: moved by pid, off any run's path. */
+		char val[16];
+		int pfd = openat(cgfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+
+		snprintf(val, sizeof(val), "%ld", pid);
+		if (pfd < 0 || write(pfd, val, strlen(val)) < 0)
+			log_warnx("spawner: session %" PRIu32 ": keeper cgroup: %s", req->run_id,
+				  strerror(errno));
+		if (pfd >= 0)
+			close(pfd);
+	}
 	sp->keepers[req->uid_slot].pid = (pid_t)pid;
 	sp->keepers[req->uid_slot].run_id = req->run_id;
 	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], &step);
@@ -336,7 +403,11 @@ fail:
 	snprintf(ev.step, sizeof(ev.step), "keeper %s", step);
 	log_warnx("spawner: session %" PRIu32 ": keeper %s: %s", req->run_id, step, strerror(-r));
 	spawner_send(sp, &ev);
+	if (cg_made)
+		(void)cgroup_keeper_finish(&sp->cg, spawner_uid(sp, req->uid_slot));
 out:
+	if (cgfd >= 0)
+		close(cgfd);
 	if (sync[0] >= 0)
 		close(sync[0]);
 	if (sync[1] >= 0)
@@ -368,9 +439,13 @@ spawner_reap(struct spawner *sp)
 			if (sp->keepers[i].pid == pid)
 				break;
 		if (i < sp->nslots) {
-			/* A keeper: no cgroup, nothing to measure. */
+			/* A keeper: nothing to measure; its cgroup goes. */
 			ev.run_id = sp->keepers[i].run_id;
 			sp->keepers[i].pid = 0;
+			r = cgroup_keeper_finish(&sp->cg, spawner_uid(sp, i));
+			if (r < 0)
+				log_warnx("spawner: session %" PRIu32 ": keeper cgroup: %s",
+					  ev.run_id, strerror(-r));
 			spawner_send(sp, &ev);
 			continue;
 		}
@@ -407,6 +482,9 @@ spawner_read(struct spawner *sp)
 		return -EPIPE;
 	if (n < 0)
 		return n == -EAGAIN || n == -EINTR ? 0 : (int)n;
+	/* cpu.max takes any quota; bound it to something a host could have. */
+	if ((size_t)n == sizeof(req) && (req.reserved != 0 || req.cpu_percent > 100U * 4096U))
+		n = -1;
 	/* A malformed request means the frontend is not what it should be. */
 	if ((size_t)n == sizeof(req) && req.type == SPAWN_REQ &&
 	    nfds == ((req.flags & SPAWN_F_WORKSPACE) ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS) &&
@@ -499,6 +577,7 @@ spawner_serve(struct spawner *sp)
 			kill(sp->keepers[i].pid, SIGKILL);
 			waitpid(sp->keepers[i].pid, NULL, __WALL);
 			sp->keepers[i].pid = 0;
+			(void)cgroup_keeper_finish(&sp->cg, spawner_uid(sp, i));
 		}
 	}
 	for (i = 0; i < sp->nslots; i++)

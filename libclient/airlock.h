@@ -75,6 +75,9 @@ enum airlock_outcome {
 	AIRLOCK_OUTCOME_MEMORY_LIMIT = 4, /* killed at the memory limit */
 	AIRLOCK_OUTCOME_ERROR = 5,	  /* the sandbox itself failed; see error */
 	AIRLOCK_OUTCOME_CANCELLED = 6,	  /* cancelled by its owner or a stopping daemon */
+	/* stopped at the process limit (a fork or thread was refused; daemons
+	 * with cgroup2 only, see airlock_info_resource_control). Since 0.4. */
+	AIRLOCK_OUTCOME_PROCESS_LIMIT = 7,
 };
 
 /*
@@ -195,6 +198,14 @@ uint64_t airlock_info_limit_default(const struct airlock_info *info, enum airloc
 
 /* The ceiling of a limit (the largest value a request may ask); 0 if unknown. */
 uint64_t airlock_info_limit_ceiling(const struct airlock_info *info, enum airlock_limit limit);
+
+/*
+ * What enforces the memory, process and cpu limits on the daemon's host:
+ * "cgroup2" (the kernel, for the whole run), "cgroup1" (memory only),
+ * "rlimit" (per-process rlimits: memory is address space), or NULL when the
+ * daemon does not say (an older one). Since 0.4.
+ */
+const char *airlock_info_resource_control(const struct airlock_info *info);
 
 /* ---- Run requests --------------------------------------------------- */
 

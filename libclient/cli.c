@@ -26,6 +26,7 @@ enum {
 	CLI_EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: daemon unreachable or refused */
 	CLI_EXIT_SOFTWARE = 70,	   /* EX_SOFTWARE: out of memory, internal failure */
 	CLI_EXIT_CANTCREAT = 73,   /* EX_CANTCREAT: an artifact could not be written */
+	CLI_EXIT_PROCESSES = 119,  /* outcome process_limit */
 	CLI_EXIT_WALL = 120,
 	CLI_EXIT_CPU = 121,
 	CLI_EXIT_MEMORY = 122,
@@ -263,6 +264,10 @@ cli_info_json(const struct airlock_info *info)
 		if (json_object_set_new(lim, airlock_limit_name(k), v) < 0)
 			goto fail;
 	}
+	if (airlock_info_resource_control(info) != NULL &&
+	    json_object_set_new(obj, "resource_control",
+				json_string(airlock_info_resource_control(info))) < 0)
+		goto fail;
 	if (json_object_set_new(obj, "runtimes", rt) < 0) {
 		rt = NULL;
 		goto fail;
@@ -306,6 +311,9 @@ cli_info(const struct cli *cli)
 	       airlock_info_uid(info));
 	for (i = 0; i < airlock_info_runtime_count(info); i++)
 		printf(" %s", airlock_info_runtime_name(info, i));
+	printf("\nresource control: %s", airlock_info_resource_control(info) != NULL
+						 ? airlock_info_resource_control(info)
+						 : "unknown");
 	printf("\n%-18s %20s %20s\n", "limit", "default", "ceiling");
 	for (l = 0; airlock_limit_name((enum airlock_limit)l) != NULL; l++) {
 		enum airlock_limit k = (enum airlock_limit)l;
@@ -779,6 +787,10 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 	case AIRLOCK_OUTCOME_MEMORY_LIMIT:
 		fprintf(stderr, "airlock: killed at the memory limit\n");
 		status = CLI_EXIT_MEMORY;
+		break;
+	case AIRLOCK_OUTCOME_PROCESS_LIMIT:
+		fprintf(stderr, "airlock: stopped at the process limit (a fork was refused)\n");
+		status = CLI_EXIT_PROCESSES;
 		break;
 	case AIRLOCK_OUTCOME_CANCELLED:
 		fprintf(stderr, "airlock: cancelled\n");

@@ -705,7 +705,11 @@ conn_connect(const char *path, uint64_t timeout_ms, struct airlock_conn **ret, c
 	     size_t code_len, char *message, size_t message_len)
 {
 	struct airlock_conn *conn = NULL;
-	struct proto_hello hello = {.version = PROTO_VERSION, .peer = CONN_CLIENT_NAME};
+	/* Every outcome this library decodes, including the opt-in ones. */
+	struct proto_hello hello = {.version = PROTO_VERSION,
+				    .peer = CONN_CLIENT_NAME,
+				    .features = {PROTO_FEATURE_PROCESS_LIMIT},
+				    .nfeatures = 1};
 	struct proto_out out = {0};
 	struct conn_done *d = NULL;
 	uint32_t id;

@@ -15,7 +15,8 @@ _Static_assert(AIRLOCK_OUTCOME_EXITED == (int)PROTO_OUTCOME_EXITED &&
 		       AIRLOCK_OUTCOME_MEMORY_LIMIT == (int)PROTO_OUTCOME_MEMORY_LIMIT &&
 		       AIRLOCK_OUTCOME_ERROR == (int)PROTO_OUTCOME_ERROR &&
 		       AIRLOCK_OUTCOME_CANCELLED == (int)PROTO_OUTCOME_CANCELLED &&
-		       PROTO_OUTCOME_COUNT_ == 7,
+		       AIRLOCK_OUTCOME_PROCESS_LIMIT == (int)PROTO_OUTCOME_PROCESS_LIMIT &&
+		       PROTO_OUTCOME_COUNT_ == 8,
 	       "public outcomes mirror the protocol's");
 _Static_assert(AIRLOCK_LIMIT_WALL_MS == (int)PROTO_LIMIT_WALL_MS &&
 		       AIRLOCK_LIMIT_CPU_MS == (int)PROTO_LIMIT_CPU_MS &&
@@ -66,6 +67,7 @@ struct airlock_info {
 	size_t nruntimes;
 	uint64_t defaults[PROTO_LIMIT_COUNT_];
 	uint64_t ceilings[PROTO_LIMIT_COUNT_];
+	char *resource_control; /* NULL: not said */
 };
 
 /* What an empty payload points at, so data is never NULL. */
@@ -406,6 +408,11 @@ result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
 	}
 	memcpy(info->defaults, pi->defaults.v, sizeof(info->defaults));
 	memcpy(info->ceilings, pi->ceilings.v, sizeof(info->ceilings));
+	if (pi->resource_control != NULL) {
+		info->resource_control = strdup(pi->resource_control);
+		if (info->resource_control == NULL)
+			goto out;
+	}
 	*ret = info;
 	info = NULL;
 	r = 0;
@@ -426,7 +433,15 @@ airlock_info_free(struct airlock_info *info)
 		free(info->runtimes[i]);
 	free(info->runtimes);
 	free(info->daemon);
+	free(info->resource_control);
 	free(info);
+}
+
+/* What enforces the limits, or NULL. */
+AIRLOCK_EXPORT const char *
+airlock_info_resource_control(const struct airlock_info *info)
+{
+	return info != NULL ? info->resource_control : NULL;
 }
 
 /* The daemon's version string. */

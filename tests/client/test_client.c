@@ -973,7 +973,8 @@ test_arguments(void **state)
 	assert_null(airlock_limit_name((enum airlock_limit)11));
 	assert_int_equal(airlock_limit_from_name("nope", &l), -ENOENT);
 	assert_string_equal(airlock_outcome_name(AIRLOCK_OUTCOME_CANCELLED), "cancelled");
-	assert_null(airlock_outcome_name((enum airlock_outcome)7));
+	assert_string_equal(airlock_outcome_name(AIRLOCK_OUTCOME_PROCESS_LIMIT), "process_limit");
+	assert_null(airlock_outcome_name((enum airlock_outcome)8));
 	assert_string_equal(airlock_outcome_name(AIRLOCK_OUTCOME_MEMORY_LIMIT), "memory_limit");
 }
 

@@ -9,6 +9,7 @@
  * mkdir() (-Wl,--wrap=mkdir): when fake_cgroupfs is set, a new directory comes
  * with its control files, as cgroupfs makes them (memsw unless no_memsw).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -35,66 +36,118 @@ int __wrap_rmdir(const char *path);
 int __real_mkdir(const char *path, mode_t mode);
 int __wrap_mkdir(const char *path, mode_t mode);
 
-static bool fake_cgroupfs, no_memsw;
+static bool fake_cgroupfs, no_memsw, fake_v2, rmdir_auto;
+static char killed[64]; /* cgroup.kill of the last directory removed (rmdir_auto) */
+
+/* The control files of a new v1 and of a new v2 cgroup, with their content. */
+static const char *const v1_files[][2] = {
+	{"memory.limit_in_bytes", ""},
+	{"memory.max_usage_in_bytes", ""},
+	{"memory.memsw.limit_in_bytes", ""},
+	{"memory.oom_control", "oom_kill 0\n"},
+	{"cgroup.procs", ""},
+	{"tasks", ""},
+};
+static const char *const v2_files[][2] = {
+	{"cgroup.procs", ""},
+	{"cgroup.controllers", "cpu memory pids\n"},
+	{"cgroup.subtree_control", ""},
+	{"cgroup.kill", ""},
+	{"memory.max", "max\n"},
+	{"memory.swap.max", "max\n"},
+	{"memory.oom.group", "0\n"},
+	{"memory.peak", "0\n"},
+	{"memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"},
+	{"pids.max", "max\n"},
+	{"pids.events", "max 0\n"},
+	{"cpu.max", "max 100000\n"},
+	{"cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n"},
+};
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* mkdir() as cgroupfs would do it: the directory brings its control files. */
 int
 __wrap_mkdir(const char *path, mode_t mode)
 {
-	static const char *const names[] = {"memory.limit_in_bytes",
-					    "memory.max_usage_in_bytes",
-					    "memory.memsw.limit_in_bytes",
-					    "memory.oom_control",
-					    "cgroup.procs",
-					    "tasks"};
-	size_t i;
+	size_t i, n = fake_v2 ? NELEM(v2_files) : NELEM(v1_files);
 
 	if (__real_mkdir(path, mode) < 0)
 		return -1;
-	for (i = 0; fake_cgroupfs && i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; fake_cgroupfs && i < n; i++) {
+		const char *name = fake_v2 ? v2_files[i][0] : v1_files[i][0];
+		const char *content = fake_v2 ? v2_files[i][1] : v1_files[i][1];
 		char p[1024];
 		int fd;
 
-		if (no_memsw && strstr(names[i], "memsw") != NULL)
+		if (no_memsw && strstr(name, "memsw") != NULL)
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", path, names[i]);
-		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		snprintf(p, sizeof(p), "%s/%s", path, name);
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0)
 			return -1;
-		if (strcmp(names[i], "memory.oom_control") == 0)
-			(void)!write(fd, "oom_kill 0\n", 11);
+		(void)!write(fd, content, strlen(content));
 		close(fd);
 	}
 	return 0;
 }
 
-/* Remove every file in the directory path (one level). */
+/* Remove every control file in the directory path (one level). */
 static void
 empty_dir(const char *path)
 {
-	static const char *const names[] = {
-		"memory.limit_in_bytes",
-		"memory.max_usage_in_bytes",
-		"memory.memsw.limit_in_bytes",
-		"memory.oom_control",
-		"cgroup.procs",
-		"tasks",
-	};
 	char p[1024];
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", path, names[i]);
+	for (i = 0; i < NELEM(v1_files); i++) {
+		snprintf(p, sizeof(p), "%s/%s", path, v1_files[i][0]);
+		(void)unlink(p);
+	}
+	for (i = 0; i < NELEM(v2_files); i++) {
+		snprintf(p, sizeof(p), "%s/%s", path, v2_files[i][0]);
 		(void)unlink(p);
 	}
 }
 
-/* rmdir() as cgroupfs would do it, or the queued errno. */
+/* rmdir() as cgroupfs would do it, or the queued errno. With rmdir_auto
+ * nothing is expected: cgroupfs behaviour only (a child cgroup: busy). */
 int
 __wrap_rmdir(const char *path)
 {
 	int err;
 
+	if (rmdir_auto) {
+		char p[1024];
+		int fd;
+		ssize_t n;
+
+		snprintf(p, sizeof(p), "%s/cgroup.kill", path);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		killed[0] = '\0';
+		if (fd >= 0) {
+			n = read(fd, killed, sizeof(killed) - 1);
+			killed[n > 0 ? n : 0] = '\0';
+			close(fd);
+		}
+		{
+			/* A directory with a subdirectory is busy, as in cgroupfs. */
+			DIR *d = opendir(path);
+			struct dirent *de;
+			bool sub = false;
+
+			while (d != NULL && (de = readdir(d)) != NULL)
+				if (de->d_type == DT_DIR && strcmp(de->d_name, ".") != 0 &&
+				    strcmp(de->d_name, "..") != 0)
+					sub = true;
+			if (d != NULL)
+				closedir(d);
+			if (sub) {
+				errno = EBUSY;
+				return -1;
+			}
+		}
+		empty_dir(path);
+		return __real_rmdir(path);
+	}
 	check_expected_ptr(path);
 	err = mock_type(int);
 	if (err != 0) {
@@ -103,6 +156,23 @@ __wrap_rmdir(const char *path)
 	}
 	empty_dir(path);
 	return __real_rmdir(path);
+}
+
+/* cgroup_run_open(), for the v1 tests: the `tasks` fd alone. */
+static int
+open_self(const struct cgroup *cg, uint32_t uid, int *ret_fd)
+{
+	struct cgroup_run_fds fds;
+	int r = cgroup_run_open(cg, uid, &fds);
+
+	if (r == 0) {
+		assert_int_equal(fds.into, -1);
+		assert_int_equal(fds.code, -1);
+		assert_int_equal(fds.cpu_stat, -1);
+		assert_int_equal(fds.pids_events, -1);
+		*ret_fd = fds.self;
+	}
+	return r;
 }
 
 struct fixture {
@@ -120,7 +190,9 @@ setup(void **state)
 		return -1;
 	fake_cgroupfs = false;
 	no_memsw = false;
-	f->cg.enabled = true;
+	fake_v2 = false;
+	rmdir_auto = false;
+	f->cg.kind = CGROUP_V1;
 	strcpy(f->cg.base, "/tmp/airlock-test-cgroup-XXXXXX");
 	if (mkdtemp(f->cg.base) == NULL) {
 		free(f);
@@ -307,7 +379,7 @@ test_open_self(void **state)
 
 	fake_cgroupfs = true;
 	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536), 0);
-	assert_int_equal(cgroup_run_open_self(&f->cg, UID, &fd), 0);
+	assert_int_equal(open_self(&f->cg, UID, &fd), 0);
 	assert_true(fd >= 0);
 	assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
 	assert_int_equal(write(fd, "0", 1), 1);
@@ -322,7 +394,7 @@ test_open_self_missing(void **state)
 	struct fixture *f = *state;
 	int fd = 12345;
 
-	assert_int_equal(cgroup_run_open_self(&f->cg, UID, &fd), -ENOENT);
+	assert_int_equal(open_self(&f->cg, UID, &fd), -ENOENT);
 	assert_int_equal(fd, 12345);
 	assert_false(exists(f->dir));
 }
@@ -448,7 +520,7 @@ test_lifecycle(void **state)
 	{
 		int fd = -1;
 
-		assert_int_equal(cgroup_run_open_self(&f->cg, UID, &fd), 0);
+		assert_int_equal(open_self(&f->cg, UID, &fd), 0);
 		close(fd);
 	}
 	assert_int_equal(finish(f, 0, &peak, &oom), 0);
@@ -528,7 +600,7 @@ test_sweep_noop(void **state)
 
 	mk_uid_dir(f, 100040);
 	cgroup_sweep(&f->cg, 100040, 100040);
-	cg.enabled = false;
+	cg.kind = CGROUP_NONE;
 	cgroup_sweep(&cg, 100040, 100046);
 	assert_true(uid_dir_exists(f, 100040));
 }
@@ -544,13 +616,13 @@ test_disabled_noop(void **state)
 	uint64_t peak = 77;
 	bool oom = true;
 
-	cg.enabled = false;
+	cg.kind = CGROUP_NONE;
 	assert_int_equal(cgroup_run_create(&cg, UID, 1048576), 0);
 	assert_false(exists(f->dir));
 	{
 		int fd = 7;
 
-		assert_int_equal(cgroup_run_open_self(&cg, UID, &fd), 0);
+		assert_int_equal(open_self(&cg, UID, &fd), 0);
 		assert_int_equal(fd, -1);
 	}
 	assert_false(exists(f->dir));
@@ -562,6 +634,494 @@ test_disabled_noop(void **state)
 	assert_int_equal(peak, 0);
 	assert_false(oom);
 	assert_true(exists(f->dir));
+}
+
+/* ---- cgroup v2 ---- */
+
+#define V2UID 600000U
+#define SVC "system.slice/airlockd.service"
+
+struct v2fix {
+	char root[256]; /* the fake /sys/fs/cgroup */
+	char self[300]; /* the fake /proc/self/cgroup */
+	char svc[600];	/* root/SVC */
+	char node[800]; /* svc/runs/u600000 */
+	struct cgroup cg;
+};
+
+/* Write content to a new or existing file. */
+static void
+put(const char *path, const char *content)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
+}
+
+/* The content of dir/name, or NULL. */
+static char *
+get(const char *dir, const char *name)
+{
+	static char buf[512];
+	char p[1200];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* A fake v2 host: the root's controllers, a service cgroup that holds only
+ * us (as systemd makes it with Delegate=yes), /proc/self/cgroup naming it. */
+static int
+v2_setup(void **state)
+{
+	struct v2fix *f = calloc(1, sizeof(*f));
+	char p[1200];
+
+	if (f == NULL)
+		return -1;
+	fake_cgroupfs = true;
+	fake_v2 = true;
+	no_memsw = false;
+	rmdir_auto = true;
+	strcpy(f->root, "/tmp/airlock-test-cgroup2-XXXXXX");
+	if (mkdtemp(f->root) == NULL)
+		return -1;
+	snprintf(f->self, sizeof(f->self), "%s/self-cgroup", f->root);
+	snprintf(p, sizeof(p), "%s/sys", f->root);
+	if (__real_mkdir(p, 0755) < 0)
+		return -1;
+	snprintf(f->root + strlen(f->root), sizeof(f->root) - strlen(f->root), "/sys");
+	put(f->self, "0::/" SVC "\n");
+	snprintf(p, sizeof(p), "%s/cgroup.controllers", f->root);
+	put(p, "cpuset cpu io memory hugetlb pids rdma misc\n");
+	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", f->root);
+	put(p, "");
+	snprintf(p, sizeof(p), "%s/system.slice", f->root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(f->svc, sizeof(f->svc), "%s/" SVC, f->root);
+	assert_int_equal(mkdir(f->svc, 0755), 0);
+	snprintf(p, sizeof(p), "%s/cgroup.procs", f->svc);
+	{
+		char pid[32];
+
+		snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+		put(p, pid);
+	}
+	snprintf(f->node, sizeof(f->node), "%s/runs/u%u", f->svc, V2UID);
+	*state = f;
+	return 0;
+}
+
+static int
+v2_teardown(void **state)
+{
+	struct v2fix *f = *state;
+
+	*strrchr(f->root, '/') = '\0';
+	nftw(f->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+/* Init as the service: cgroup2, we move into daemon/, the controllers are
+ * enabled in the service's and in runs/'s subtree_control. */
+static void
+v2_init(struct v2fix *f)
+{
+	assert_int_equal(cgroup_init(&f->cg, f->root, f->self, CGROUP_AUTO), 0);
+	assert_int_equal(f->cg.kind, CGROUP_V2);
+}
+
+static void
+test_v2_init_service(void **state)
+{
+	struct v2fix *f = *state;
+	char pid[32], runs[700], leaf[700];
+
+	v2_init(f);
+	snprintf(runs, sizeof(runs), "%s/runs", f->svc);
+	snprintf(leaf, sizeof(leaf), "%s/daemon", f->svc);
+	assert_string_equal(f->cg.base, runs);
+	assert_true(f->cg.cpu);
+	assert_true(f->cg.into);
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	assert_string_equal(get(leaf, "cgroup.procs"), pid);
+	assert_string_equal(get(f->svc, "cgroup.subtree_control"), "+memory +pids +cpu");
+	assert_string_equal(get(runs, "cgroup.subtree_control"), "+memory +pids +cpu");
+	assert_non_null(strstr(f->cg.why, "cgroup2"));
+	assert_string_equal(cgroup_kind_name(f->cg.kind), "cgroup2");
+}
+
+/* Our cgroup holds a shell too (started by hand): one clear reason, and
+ * the fallback (no v1 here either) is rlimit. Nothing was moved. */
+static void
+test_v2_init_not_alone(void **state)
+{
+	struct v2fix *f = *state;
+	char p[700];
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", f->svc);
+	put(p, "1\n");
+	assert_int_equal(cgroup_init(&f->cg, f->root, f->self, CGROUP_AUTO), 0);
+	assert_int_equal(f->cg.kind, CGROUP_NONE);
+	assert_string_equal(cgroup_kind_name(f->cg.kind), "rlimit");
+	assert_non_null(strstr(f->cg.why, "holds other processes"));
+	assert_non_null(strstr(f->cg.why, "RLIMIT_AS"));
+	snprintf(p, sizeof(p), "%s/daemon", f->svc);
+	assert_false(exists(p));
+}
+
+/* No delegation (the controllers are not offered to our cgroup): rlimit. */
+static void
+test_v2_init_not_delegated(void **state)
+{
+	struct v2fix *f = *state;
+	char p[700];
+
+	snprintf(p, sizeof(p), "%s/cgroup.controllers", f->svc);
+	put(p, "cpu\n");
+	assert_int_equal(cgroup_init(&f->cg, f->root, f->self, CGROUP_AUTO), 0);
+	assert_int_equal(f->cg.kind, CGROUP_NONE);
+	assert_non_null(strstr(f->cg.why, "not delegated"));
+}
+
+/* In the root cgroup (a container, say): a child "airlockd" of our own. */
+static void
+test_v2_init_root(void **state)
+{
+	struct v2fix *f = *state;
+	char runs[700];
+
+	put(f->self, "0::/\n");
+	v2_init(f);
+	snprintf(runs, sizeof(runs), "%s/airlockd/runs", f->root);
+	assert_string_equal(f->cg.base, runs);
+	assert_string_equal(get(f->root, "cgroup.subtree_control"), "+memory +pids +cpu");
+}
+
+/* A configured choice: v1 only (no v1 here), or rlimits. */
+static void
+test_v2_init_want(void **state)
+{
+	struct v2fix *f = *state;
+
+	assert_int_equal(cgroup_init(&f->cg, f->root, f->self, CGROUP_V1), 0);
+	assert_int_equal(f->cg.kind, CGROUP_NONE);
+	assert_int_equal(cgroup_init(&f->cg, f->root, f->self, CGROUP_NONE), 0);
+	assert_int_equal(f->cg.kind, CGROUP_NONE);
+	assert_non_null(strstr(f->cg.why, "as configured"));
+}
+
+/* A run's cgroup: node, sup/ and code/; the limits on code/; the two
+ * cgroup.procs the supervisor clones through writable by its group. */
+static void
+test_v2_run_create(void **state)
+{
+	struct v2fix *f = *state;
+	char code[900], sup[900], p[1000];
+	struct stat st;
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 268435456ULL), 0);
+	snprintf(code, sizeof(code), "%s/code", f->node);
+	snprintf(sup, sizeof(sup), "%s/sup", f->node);
+	assert_string_equal(get(f->node, "cgroup.subtree_control"), "+memory +pids +cpu");
+	assert_string_equal(get(code, "memory.max"), "268435456");
+	assert_string_equal(get(code, "memory.swap.max"), "0");
+	assert_string_equal(get(code, "memory.oom.group"), "1");
+	assert_true(exists(sup));
+	snprintf(p, sizeof(p), "%s/cgroup.procs", f->node);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0664);
+	snprintf(p, sizeof(p), "%s/cgroup.procs", code);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0664);
+	snprintf(p, sizeof(p), "%s/cgroup.procs", sup);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	if (geteuid() == 0) {
+		/* Made with fsgid = the run's gid: node and code are its group's. */
+		assert_int_equal(stat(f->node, &st), 0);
+		assert_int_equal(st.st_gid, V2UID);
+		assert_int_equal(stat(code, &st), 0);
+		assert_int_equal(st.st_gid, V2UID);
+		assert_int_equal(stat(sup, &st), 0);
+		assert_int_equal(st.st_gid, getegid());
+	}
+}
+
+/* No memory limit asked: "max". */
+static void
+test_v2_run_create_unlimited(void **state)
+{
+	struct v2fix *f = *state;
+	char code[900];
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 0), 0);
+	snprintf(code, sizeof(code), "%s/code", f->node);
+	assert_string_equal(get(code, "memory.max"), "max");
+}
+
+/* A run's limits: memory, pids, cpu.max as a share of a 100 ms period. */
+static void
+test_v2_set_limit(void **state)
+{
+	struct v2fix *f = *state;
+	char code[900];
+
+	v2_init(f);
+	snprintf(code, sizeof(code), "%s/code", f->node);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, 64 << 20, 16, 50), 0);
+	assert_string_equal(get(code, "memory.max"), "67108864");
+	assert_string_equal(get(code, "pids.max"), "16");
+	assert_string_equal(get(code, "cpu.max"), "50000 100000");
+	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, 0, 0, 0), 0);
+	assert_string_equal(get(code, "memory.max"), "max");
+	assert_string_equal(get(code, "pids.max"), "max");
+	assert_string_equal(get(code, "cpu.max"), "max 100000");
+	/* Above PID_MAX_LIMIT the kernel takes only "max". */
+	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, 1, UINT32_MAX, 250), 0);
+	assert_string_equal(get(code, "pids.max"), "max");
+	assert_string_equal(get(code, "cpu.max"), "250000 100000");
+	/* Without the cpu controller cpu.max is left alone. */
+	f->cg.cpu = false;
+	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, 1, 1, 10), 0);
+	assert_string_equal(get(code, "cpu.max"), "250000 100000");
+}
+
+/* The sandbox's fds: two directories, the self-move file of sup/, the
+ * code's cpu.stat and pids.events; all close-on-exec. */
+static void
+test_v2_run_open(void **state)
+{
+	struct v2fix *f = *state;
+	struct cgroup_run_fds fds;
+	char sup[900];
+	struct stat st;
+	int *all[5], i;
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_int_equal(cgroup_run_open(&f->cg, V2UID, &fds), 0);
+	all[0] = &fds.into, all[1] = &fds.self, all[2] = &fds.code, all[3] = &fds.cpu_stat;
+	all[4] = &fds.pids_events;
+	for (i = 0; i < 5; i++) {
+		assert_true(*all[i] >= 0);
+		assert_int_equal(fcntl(*all[i], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	}
+	assert_int_equal(fstat(fds.into, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(fstat(fds.code, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(write(fds.self, "0", 1), 1);
+	snprintf(sup, sizeof(sup), "%s/sup", f->node);
+	assert_string_equal(get(sup, "cgroup.procs"), "0");
+	{
+		char buf[128];
+		ssize_t n = pread(fds.pids_events, buf, sizeof(buf) - 1, 0);
+
+		assert_true(n > 0);
+		buf[n] = '\0';
+		assert_int_equal(cgroup_parse_key(buf, "max"), 0);
+	}
+	cgroup_run_fds_close(&fds);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(*all[i], -1);
+	cgroup_run_fds_close(NULL);
+}
+
+/* Opening the fds of a run that has no cgroup fails; nothing leaks. */
+static void
+test_v2_run_open_missing(void **state)
+{
+	struct v2fix *f = *state;
+	struct cgroup_run_fds fds = {7, 7, 7, 7, 7};
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_open(&f->cg, V2UID, &fds), -ENOENT);
+	assert_int_equal(fds.into, 7);
+}
+
+/* The frontend's early figures: memory.peak and memory.events of code/;
+ * an oom group kill counts as the memory limit. */
+static void
+test_v2_stats(void **state)
+{
+	struct v2fix *f = *state;
+	char p[1000];
+	uint64_t peak = 0;
+	bool oom = true;
+	int fds[2];
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_int_equal(cgroup_run_open_stats(&f->cg, V2UID, fds), 0);
+	assert_int_equal(cgroup_read_stats(fds[0], fds[1], &peak, &oom), 0);
+	assert_int_equal(peak, 0);
+	assert_false(oom);
+	snprintf(p, sizeof(p), "%s/code/memory.peak", f->node);
+	put(p, "67104768\n");
+	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
+	put(p, "low 0\nhigh 0\nmax 91\noom 1\noom_kill 0\noom_group_kill 1\n");
+	assert_int_equal(cgroup_read_stats(fds[0], fds[1], &peak, &oom), 0);
+	assert_int_equal(peak, 67104768);
+	assert_true(oom);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* finish: the figures, then cgroup.kill on the node and every directory gone. */
+static void
+test_v2_finish(void **state)
+{
+	struct v2fix *f = *state;
+	char p[1000];
+	uint64_t peak = 0;
+	bool oom = false;
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	snprintf(p, sizeof(p), "%s/code/memory.peak", f->node);
+	put(p, "4096\n");
+	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
+	put(p, "oom 2\noom_kill 2\noom_group_kill 0\n");
+	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &peak, &oom), 0);
+	assert_int_equal(peak, 4096);
+	assert_true(oom);
+	assert_string_equal(killed, "1");
+	assert_false(exists(f->node));
+}
+
+/* A node that cannot go (a cgroup made below it): -EBUSY, figures untouched. */
+static void
+test_v2_finish_busy(void **state)
+{
+	struct v2fix *f = *state;
+	char p[1000];
+	uint64_t peak = 77;
+	bool oom = true;
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	snprintf(p, sizeof(p), "%s/code/x", f->node);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &peak, &oom), -EBUSY);
+	assert_int_equal(peak, 77);
+	assert_true(oom);
+}
+
+/* A node left by an earlier run is removed and made afresh. */
+static void
+test_v2_create_replaces_stale(void **state)
+{
+	struct v2fix *f = *state;
+	char p[1000];
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
+	put(p, "oom_kill 3\n");
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 2 << 20), 0);
+	snprintf(p, sizeof(p), "%s/code", f->node);
+	assert_int_equal(cgroup_parse_key(get(p, "memory.events"), "oom_kill"), 0);
+	assert_string_equal(get(p, "memory.max"), "2097152");
+}
+
+/* A keeper: its own leaf, memory.max its workspace plus slack, few pids. */
+static void
+test_v2_keeper(void **state)
+{
+	struct v2fix *f = *state;
+	char k[900];
+	struct stat st;
+	int fd = -1;
+
+	v2_init(f);
+	snprintf(k, sizeof(k), "%s/runs/k%u", f->svc, V2UID);
+	assert_int_equal(cgroup_keeper_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_string_equal(get(k, "memory.max"), "68157440");
+	assert_string_equal(get(k, "memory.swap.max"), "0");
+	assert_string_equal(get(k, "pids.max"), "8");
+	assert_int_equal(cgroup_keeper_open(&f->cg, V2UID, &fd), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	close(fd);
+	assert_int_equal(cgroup_keeper_finish(&f->cg, V2UID), 0);
+	assert_string_equal(killed, "1");
+	assert_false(exists(k));
+}
+
+/* Keepers elsewhere: nothing, no fd. */
+static void
+test_keeper_v1_noop(void **state)
+{
+	struct fixture *f = *state;
+	int fd = 7;
+
+	assert_int_equal(cgroup_keeper_create(&f->cg, UID, 1 << 20), 0);
+	assert_int_equal(cgroup_keeper_open(&f->cg, UID, &fd), 0);
+	assert_int_equal(fd, -1);
+	assert_int_equal(cgroup_keeper_finish(&f->cg, UID), 0);
+	assert_false(exists(f->dir));
+}
+
+/* A restarted daemon removes every run and keeper cgroup under runs/, and
+ * nothing else. */
+static void
+test_v2_sweep(void **state)
+{
+	struct v2fix *f = *state;
+	char other[900], k[900];
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_int_equal(cgroup_keeper_create(&f->cg, V2UID + 2, 1 << 20), 0);
+	snprintf(other, sizeof(other), "%s/runs/notours", f->svc);
+	assert_int_equal(mkdir(other, 0755), 0);
+	cgroup_sweep(&f->cg, 0, 0);
+	snprintf(k, sizeof(k), "%s/runs/k%u", f->svc, V2UID + 2);
+	assert_false(exists(f->node));
+	assert_false(exists(k));
+	assert_true(exists(other));
+}
+
+/* "key N" lines: whole keys at the start of a line only. */
+static void
+test_parse_key(void **state)
+{
+	(void)state;
+	assert_int_equal(cgroup_parse_key("usage_usec 1234\nuser_usec 5\n", "usage_usec"), 1234);
+	assert_int_equal(cgroup_parse_key("usage_usec 1234\nuser_usec 5\n", "user_usec"), 5);
+	assert_int_equal(cgroup_parse_key("max.imposed 3\nmax 2\n", "max"), 2);
+	assert_int_equal(cgroup_parse_key("oom_group_kill 4\n", "oom_kill"), 0);
+	assert_int_equal(cgroup_parse_key("", "max"), 0);
+}
+
+/* Kind names round-trip; an unknown one is refused. */
+static void
+test_kind_names(void **state)
+{
+	enum cgroup_kind k;
+
+	(void)state;
+	assert_int_equal(cgroup_kind_from_name("cgroup2", &k), 0);
+	assert_int_equal(k, CGROUP_V2);
+	assert_int_equal(cgroup_kind_from_name("rlimit", &k), 0);
+	assert_int_equal(k, CGROUP_NONE);
+	assert_int_equal(cgroup_kind_from_name("cgroup3", &k), -EINVAL);
+	assert_string_equal(cgroup_kind_name(CGROUP_V1), "cgroup1");
 }
 
 int
@@ -588,6 +1148,27 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sweep_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_noop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disabled_noop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keeper_v1_noop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v2_init_service, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_init_not_alone, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_init_not_delegated, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_init_root, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_init_want, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_run_create, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_run_create_unlimited, v2_setup,
+						v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_set_limit, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_run_open, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_run_open_missing, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_stats, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_finish, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_finish_busy, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_create_replaces_stale, v2_setup,
+						v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_keeper, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_sweep, v2_setup, v2_teardown),
+		cmocka_unit_test(test_parse_key),
+		cmocka_unit_test(test_kind_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,7 @@ OUTCOME_CPU_LIMIT = 3
 OUTCOME_MEMORY_LIMIT = 4
 OUTCOME_ERROR = 5
 OUTCOME_CANCELLED = 6  # since libairlock 0.2
+OUTCOME_PROCESS_LIMIT = 7  # since libairlock 0.4 (daemons with cgroup2)
 
 # enum airlock_limit (airlock.h); values are stable.
 LIMIT_WALL_MS = 0
@@ -159,6 +160,8 @@ _OPTIONAL = {
     "airlock_event_request_id": (_u32, [_p]),
     "airlock_event_stream": (_int, [_p]),
     "airlock_event_data": (_int, [_p, _pp, ctypes.POINTER(_size)]),
+    # 0.4
+    "airlock_info_resource_control": (_str, [_p]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

@@ -20,6 +20,7 @@ from ._types import (
     SandboxError,
     SandboxLimits,
     SandboxMemoryError,
+    SandboxProcessLimitError,
     SandboxResult,
     SandboxTimeoutError,
     SandboxUnavailableError,
@@ -234,6 +235,8 @@ def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
         )
     if outcome == _lib.OUTCOME_MEMORY_LIMIT:
         raise SandboxMemoryError("the run hit its memory limit", result=result)
+    if outcome == _lib.OUTCOME_PROCESS_LIMIT:
+        raise SandboxProcessLimitError("the run hit its process limit (a fork was refused)", result=result)
     if outcome == _lib.OUTCOME_CANCELLED:
         raise SandboxError("the run was cancelled (by its owner or a stopping daemon)", result=result)
     why = lib.airlock_result_error(res)
@@ -745,8 +748,10 @@ class AirlockSandbox:
         """What the daemon offers this user (blocking).
 
         Returns {"daemon_version": str, "runtimes": [names], "limits":
-        {limit name: {"default": int, "ceiling": int}}} with the daemon's
-        limit names and units (wall_ms, cpu_ms, memory_bytes, ...).
+        {limit name: {"default": int, "ceiling": int}}, "resource_control":
+        str or None} with the daemon's limit names and units (wall_ms, cpu_ms,
+        memory_bytes, ...); resource_control is what enforces memory,
+        processes and cpu: "cgroup2", "cgroup1" or "rlimit" (None: not said).
         """
         conn = self._take_idle() or self._connect()
         lib = self._lib
@@ -775,7 +780,16 @@ class AirlockSandbox:
                 }
                 i += 1
             version = lib.airlock_info_daemon_version(info) or b""
-            return {"daemon_version": version.decode("utf-8", "replace"), "runtimes": runtimes, "limits": limits}
+            rc_name = None
+            if hasattr(lib, "airlock_info_resource_control"):
+                raw = lib.airlock_info_resource_control(info)
+                rc_name = raw.decode("utf-8", "replace") if raw else None
+            return {
+                "daemon_version": version.decode("utf-8", "replace"),
+                "runtimes": runtimes,
+                "limits": limits,
+                "resource_control": rc_name,
+            }
         finally:
             lib.airlock_info_free(info)
 

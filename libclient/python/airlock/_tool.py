@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional
 from ._types import (
     SandboxLimits,
     SandboxMemoryError,
+    SandboxProcessLimitError,
     SandboxResult,
     SandboxTimeoutError,
 )
@@ -22,7 +23,7 @@ TOOL_SCHEMA: Dict[str, Any] = {
     "required": ["code"],
 }
 
-_LIMIT_WORDS = {"wall": "wall-clock time", "cpu": "CPU time", "memory": "memory"}
+_LIMIT_WORDS = {"wall": "wall-clock time", "cpu": "CPU time", "memory": "memory", "processes": "process"}
 
 
 def _describe_limits(limits: SandboxLimits) -> str:
@@ -151,6 +152,8 @@ class SandboxTool:
             bound = f" of {self.limits.wall_seconds:g} s" if self.limits.wall_seconds else ""
         elif limit == "cpu":
             bound = f" of {self.limits.cpu_seconds:g} s" if self.limits.cpu_seconds else ""
+        elif limit == "processes":
+            bound = f" of {self.limits.processes}" if getattr(self.limits, "processes", None) else ""
         else:
             bound = f" of {self.limits.memory_bytes} bytes" if self.limits.memory_bytes else ""
         return {
@@ -178,6 +181,8 @@ class SandboxTool:
             return self._refusal(e.limit, e, e.result)
         except SandboxMemoryError as e:
             return self._refusal("memory", e, e.result)
+        except SandboxProcessLimitError as e:
+            return self._refusal("processes", e, e.result)
         return self._ok(result)
 
     def call_sync(self, code: str) -> Dict[str, Any]:
@@ -196,6 +201,8 @@ class SandboxTool:
             return self._refusal(e.limit, e, e.result)
         except SandboxMemoryError as e:
             return self._refusal("memory", e, e.result)
+        except SandboxProcessLimitError as e:
+            return self._refusal("processes", e, e.result)
         return self._ok(result)
 
     def __repr__(self) -> str:

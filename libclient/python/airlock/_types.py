@@ -16,6 +16,7 @@ __all__ = [
     "SandboxError",
     "SandboxTimeoutError",
     "SandboxMemoryError",
+    "SandboxProcessLimitError",
     "SandboxUnavailableError",
     "SandboxPathError",
     "SandboxNotFoundError",
@@ -212,8 +213,8 @@ class SandboxResult:
     memory_peak_bytes: peak memory of the sandbox, None when not measured.
     queued_seconds: how long the request waited in the daemon's queue.
     outcome: the daemon's name for how the run ended ("exited", "signaled",
-        "wall_limit", "cpu_limit", "memory_limit"); the last two only appear
-        on the result carried by an exception.
+        "wall_limit", "cpu_limit", "memory_limit", "process_limit"); the
+        limits only appear on the result carried by an exception.
     """
 
     stdout: str
@@ -271,6 +272,15 @@ class SandboxMemoryError(SandboxError):
     """The run was killed at its memory limit (limit == "memory"); result holds the partial output."""
 
     limit = "memory"
+
+
+class SandboxProcessLimitError(SandboxError):
+    """The run was stopped at its process limit (limit == "processes"): a fork or
+    thread was refused. Only daemons whose limits are enforced by cgroup2 say so;
+    elsewhere a refused fork is the code's own error. result holds the partial output.
+    """
+
+    limit = "processes"
 
 
 class SandboxUnavailableError(SandboxError):
