@@ -44,6 +44,9 @@
 #define SB_WALK_DEPTH 16
 #define SB_WALK_ENTRIES 20000
 #define SB_TICK_MS 50
+/* With cpu.stat, the supervisor sleeps until the earliest moment the run
+ * could reach its cpu limit, and at most this long. */
+#define SB_CG_TICK_MAX_MS 1000
 
 static const char *const sandbox_step_names[SANDBOX_STEP_COUNT_] = {
 	[SANDBOX_STEP_NONE] = "none",
@@ -122,6 +125,9 @@ sandbox_layout_init(struct sandbox_layout *ret)
 	l.has_ld_cache = stat("/etc/ld.so.cache", &st) == 0 && S_ISREG(st.st_mode);
 	l.has_ssl = stat("/etc/ssl", &st) == 0 && S_ISDIR(st.st_mode);
 	l.clk_tck = (int)sysconf(_SC_CLK_TCK);
+	l.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (l.ncpus < 1)
+		l.ncpus = 1;
 	if (l.clk_tck <= 0)
 		l.clk_tck = 100;
 	l.cap_last = CAP_LAST_CAP;
@@ -580,13 +586,27 @@ sb_reset_signals(void)
  * drop in its one order, seccomp last, execve.
  */
 __attribute__((noreturn)) static void
-sb_exec_code(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd)
+sb_exec_code(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd, bool move)
 {
 	const uint64_t *lim = pv->hdr->limits;
 	struct __user_cap_header_struct caph = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct capd[2];
 	uint64_t cpu_s;
 	int in, c;
+
+	/* A kernel without CLONE_INTO_CGROUP: into the code's cgroup now,
+	 * before anything is charged (opened by us: our group may write it). */
+	if (move) {
+		int fd = openat(ctx->code_cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write(fd, "0", 1) != 1)
+			sb_code_fail(pipefd, SANDBOX_STEP_CGROUP, errno);
+		close(fd);
+	}
+	/* The code's own cgroup namespace: /proc/self/cgroup says "/", not
+	 * the host's path to it. */
+	if (ctx->layout->memory_cgroup)
+		SB_CODE_CHECK(unshare(CLONE_NEWCGROUP), SANDBOX_STEP_CGROUP);
 
 	in = pv->stdin_data != NULL ? open(PLAN_CODE_DIR "/.stdin", O_RDONLY | O_CLOEXEC)
 				    : open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -626,10 +646,19 @@ sb_exec_code(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipe
 			close(fd);
 		}
 	}
-	/* RLIMIT_NPROC counts per uid; the uid is this run's alone. RLIMIT_CPU
-	 * is a per-process backstop behind the supervisor's whole-run count. */
+	/*
+	 * RLIMIT_NPROC counts per uid; the uid is this run's alone. With a v2
+	 * cgroup, pids.max is the limit (every process of the run, whatever
+	 * its uid, and a refused fork is counted in pids.events); the rlimit,
+	 * checked first by the kernel, is then one above it, a backstop that
+	 * never fires first. RLIMIT_CPU is a per-process backstop behind the
+	 * supervisor's whole-run count.
+	 */
 	cpu_s = (lim[PROTO_LIMIT_CPU_MS] + 999) / 1000 + 1;
-	sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES]);
+	if (ctx->layout->cgroup2 && lim[PROTO_LIMIT_PROCESSES] < UINT64_MAX)
+		sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES] + 1);
+	else
+		sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES]);
 	sb_setrlimit(pipefd, RLIMIT_NOFILE, lim[PROTO_LIMIT_OPEN_FILES]);
 	sb_setrlimit(pipefd, RLIMIT_FSIZE, lim[PROTO_LIMIT_FILE_SIZE_BYTES]);
 	sb_setrlimit(pipefd, RLIMIT_CORE, 0);
@@ -818,6 +847,66 @@ sb_cpu_ns(const struct sandbox_layout *l)
 	return ns + ticks * (1000000000ULL / (uint64_t)l->clk_tck);
 }
 
+/* The number after "key " at the start of a line of a control file read
+ * through fd (cpu.stat, pids.events); 0 if absent or unreadable. */
+static uint64_t
+sb_cgroup_key(int fd, const char *key)
+{
+	char buf[1024];
+	size_t klen = strlen(key);
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	const char *p, *end;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	end = buf + n;
+	for (p = buf; p < end; p++) {
+		if ((p == buf || p[-1] == '\n') && strncmp(p, key, klen) == 0 && p[klen] == ' ') {
+			p += klen;
+			return sb_parse_u64(&p, end);
+		}
+	}
+	return 0;
+}
+
+/* CPU time of the whole run: the code's cgroup's usage_usec where there is
+ * one (exact, every process, no polling of /proc), else from /proc. */
+static uint64_t
+sb_run_cpu_ns(const struct sandbox_ctx *ctx)
+{
+	if (ctx->cpu_stat_fd >= 0)
+		return sb_cgroup_key(ctx->cpu_stat_fd, "usage_usec") * 1000ULL;
+	return sb_cpu_ns(ctx->layout);
+}
+
+/*
+ * Clone the code's process: born in the code's cgroup where there is one
+ * (clone3 CLONE_INTO_CGROUP, with our own credentials: the spawner made the
+ * cgroup.procs files it needs writable by our group), else a plain clone;
+ * then *ret_move tells the child to move itself. No new stack: like fork.
+ */
+static long
+sb_clone_code(const struct sandbox_ctx *ctx, int *pidfd, bool *ret_move)
+{
+	*ret_move = false;
+	if (ctx->code_cgroup_fd >= 0) {
+		struct clone_args ca;
+		long pid;
+
+		memset(&ca, 0, sizeof(ca));
+		ca.flags = CLONE_PIDFD | CLONE_INTO_CGROUP;
+		ca.pidfd = (uint64_t)(uintptr_t)pidfd;
+		ca.exit_signal = SIGCHLD;
+		ca.cgroup = (uint64_t)ctx->code_cgroup_fd;
+		pid = syscall(SYS_clone3, &ca, sizeof(ca));
+		if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
+			return pid;
+		*ret_move = true;
+	}
+	return syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, pidfd, 0, 0);
+}
+
 /* Reap every child that has exited; note the code's status. */
 static void
 sb_reap(pid_t code_pid, int *status, bool *code_done)
@@ -1001,24 +1090,28 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	uint64_t start_ns, end_ns, deadline_ns, cpu_limit_ns, cpu_ns = 0;
 	struct timespec fence = {0, 0};
 	uint32_t ninputs, reason = SUP_REASON_EXITED;
-	int keep[3] = {ctx->sync_fd, ctx->ctl_fd, ctx->cgroup_fd};
+	int keep[6] = {ctx->sync_fd,	    ctx->ctl_fd,      ctx->cgroup_fd,
+		       ctx->code_cgroup_fd, ctx->cpu_stat_fd, ctx->pids_events_fd};
+	uint64_t pids_max0 = 0;
 	int exec_pipe[2], pidfd = -1, status = 0, budget = SB_WALK_ENTRIES, fds[5];
 	struct sandbox_ctx run = *ctx;
-	bool code_done = false;
+	bool code_done = false, move;
 	uint32_t flags;
 	void *plan;
 	char c, rel[SUP_NAME_MAX + 2];
 	long pid;
 
 	sb_ctl = ctx->ctl_fd;
-	sb_close_others(keep, 3);
+	sb_close_others(keep, 6);
 	/*
 	 * Into the run's memory cgroup before anything is charged. "0" in the
 	 * v1 `tasks` file moves the writing thread itself, which the kernel
 	 * does without the global threadgroup lock (and its RCU grace period,
 	 * about 13 ms here) that moving another process by pid costs. We are
 	 * single-threaded, so the thread is the whole process; every process
-	 * of the run is forked from us and inherits the cgroup.
+	 * of the run is forked from us and inherits the cgroup. (v2: only when
+	 * the kernel could not clone us into sup/ at birth; the code gets its
+	 * own cgroup, code/, below.)
 	 */
 	if (ctx->cgroup_fd >= 0) {
 		if (write(ctx->cgroup_fd, "0", 1) != 1)
@@ -1072,12 +1165,15 @@ sandbox_main(const struct sandbox_ctx *ctx)
 
 	SB_CHECK(pipe2(exec_pipe, O_CLOEXEC), SANDBOX_STEP_FORK);
 	start_ns = sb_now_ns();
-	pid = syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+	/* kernfs signals a change of pids.events to a poller that has read it. */
+	if (ctx->pids_events_fd >= 0)
+		pids_max0 = sb_cgroup_key(ctx->pids_events_fd, "max");
+	pid = sb_clone_code(&run, &pidfd, &move);
 	if (pid < 0)
 		sb_fail(SANDBOX_STEP_FORK, errno);
 	if (pid == 0) {
 		close(exec_pipe[0]);
-		sb_exec_code(&run, &pv, exec_pipe[1]);
+		sb_exec_code(&run, &pv, exec_pipe[1], move);
 	}
 	close(exec_pipe[1]);
 	/* Only the code holds the output pipes now: EOF means it is all gone. */
@@ -1100,8 +1196,9 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	deadline_ns = start_ns + pv.hdr->limits[PROTO_LIMIT_WALL_MS] * 1000000ULL;
 	cpu_limit_ns = pv.hdr->limits[PROTO_LIMIT_CPU_MS] * 1000000ULL;
 	while (!code_done) {
-		struct pollfd p[2] = {{.fd = sb_lifeline, .events = POLLIN},
-				      {.fd = pidfd, .events = POLLIN}};
+		struct pollfd p[3] = {{.fd = sb_lifeline, .events = POLLIN},
+				      {.fd = pidfd, .events = POLLIN},
+				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
 		uint64_t now = sb_now_ns();
 		int timeout;
 
@@ -1109,10 +1206,21 @@ sandbox_main(const struct sandbox_ctx *ctx)
 			reason = SUP_REASON_WALL;
 			break;
 		}
-		timeout = (int)((deadline_ns - now) / 1000000ULL) + 1;
-		if (timeout > SB_TICK_MS)
-			timeout = SB_TICK_MS;
-		if (poll(p, 2, timeout) < 0 && errno != EINTR)
+		{
+			uint64_t t = SB_TICK_MS, left = (deadline_ns - now) / 1000000ULL + 1;
+
+			/* With cpu.stat, no tick: the run cannot spend the cpu
+			 * time it has left faster than on every CPU at once. */
+			if (ctx->cpu_stat_fd >= 0) {
+				t = (cpu_limit_ns - cpu_ns) / (uint64_t)ctx->layout->ncpus /
+					    1000000ULL +
+				    1;
+				if (t > SB_CG_TICK_MAX_MS)
+					t = SB_CG_TICK_MAX_MS;
+			}
+			timeout = (int)(left < t ? left : t);
+		}
+		if (poll(p, 3, timeout) < 0 && errno != EINTR)
 			break;
 		/* Anything on the lifeline (EOF, or the frontend gone) ends the run. */
 		if (p[0].revents != 0)
@@ -1120,7 +1228,16 @@ sandbox_main(const struct sandbox_ctx *ctx)
 		sb_reap((pid_t)pid, &status, &code_done);
 		if (code_done)
 			break;
-		cpu_ns = sb_cpu_ns(ctx->layout);
+		/*
+		 * A fork or thread refused at pids.max ends the run, as an
+		 * oom kill does: a fork bomb is stopped at once, and the
+		 * outcome says why (not a wall limit much later).
+		 */
+		if (p[2].revents != 0 && sb_cgroup_key(ctx->pids_events_fd, "max") > pids_max0) {
+			reason = SUP_REASON_PROCS;
+			break;
+		}
+		cpu_ns = sb_run_cpu_ns(ctx);
 		if (cpu_ns >= cpu_limit_ns) {
 			reason = SUP_REASON_CPU;
 			break;
@@ -1141,7 +1258,12 @@ sandbox_main(const struct sandbox_ctx *ctx)
 			status = st2;
 	}
 	if (cpu_ns < cpu_limit_ns || code_done)
-		cpu_ns = sb_cpu_ns(ctx->layout);
+		cpu_ns = sb_run_cpu_ns(ctx);
+	/* The code ended by itself, but not well, after a refused fork. */
+	if (reason == SUP_REASON_EXITED && ctx->pids_events_fd >= 0 &&
+	    !(WIFEXITED(status) && WEXITSTATUS(status) == 0) &&
+	    sb_cgroup_key(ctx->pids_events_fd, "max") > pids_max0)
+		reason = SUP_REASON_PROCS;
 	if (reason == SUP_REASON_EXITED && cpu_ns >= cpu_limit_ns && WIFSIGNALED(status) &&
 	    (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL))
 		reason = SUP_REASON_CPU;
