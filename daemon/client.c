@@ -110,6 +110,12 @@ static const struct client_handler client_handlers[] = {
 	{PROTO_FILE_DELETE, H_AFTER_HELLO, client_on_file},
 };
 
+bool
+client_knows_process_limit(const struct client *c)
+{
+	return c->process_limit;
+}
+
 uid_t
 client_uid(const struct client *c)
 {
@@ -129,12 +135,6 @@ client_nruns(const struct client *c)
 }
 
 void
-bool
-client_knows_process_limit(const struct client *c)
-{
-	return c->process_limit;
-}
-
 client_run_added(struct client *c, struct run *r)
 {
 	(void)r;
@@ -405,6 +405,8 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 		return;
 	}
 	c->hello_done = true;
+	/* An older client's decoder refuses an outcome it does not know. */
+	c->process_limit = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_PROCESS_LIMIT);
 	if (c->hello_ev != NULL)
 		event_del(c->hello_ev);
 	if (proto_encode_hello(m->id, PROTO_HELLO_OK, &h, &out) < 0)
@@ -439,6 +441,7 @@ client_on_info(struct client *c, const struct proto_msg *m)
 		info.runtimes[info.nruntimes++] = cfg->runtimes[i].name;
 	info.defaults = cfg->defaults;
 	info.ceilings = cfg->ceilings;
+	info.resource_control = cgroup_kind_name(c->d->resource_control);
 	r = proto_encode_info(m->id, &info, &out);
 	if (r < 0) {
 		client_send_error(c, m->id, PROTO_ERR_INTERNAL, "cannot encode info: %s",
@@ -571,8 +574,6 @@ client_read_cb(evutil_socket_t fd, short what, void *arg)
 		client_dispatch(c, buf, (size_t)n, fds, nfds);
 	}
 	if (c->closing && !c->dead)
-	/* An older client's decoder refuses an outcome it does not know. */
-	c->process_limit = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_PROCESS_LIMIT);
 		client_flush(c);
 }
 
@@ -607,7 +608,6 @@ client_peercred(struct client *c)
 	gid_t groups[CLIENT_GROUPS_MAX];
 	socklen_t glen = sizeof(groups);
 
-	info.resource_control = cgroup_kind_name(c->d->resource_control);
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
 		return -errno;
 	c->uid = uc.uid;

@@ -628,6 +628,7 @@ static int
 config_key_sandbox(struct config_parse *p, const char *name, const char *value)
 {
 	struct config *cfg = p->cfg;
+	uint64_t v;
 	uint32_t id;
 	int r;
 
@@ -649,7 +650,6 @@ config_key_sandbox(struct config_parse *p, const char *name, const char *value)
 		cfg->uid_count = id;
 		p->lines.uid_count = p->line;
 	} else if (!strcmp(name, "hostname")) {
-	uint64_t v;
 		if (!config_hostname_valid(value))
 			return config_fail_at(p, -EINVAL, p->line,
 					      "hostname '%s': expected 1 to %d letters, digits, "
@@ -658,27 +658,6 @@ config_key_sandbox(struct config_parse *p, const char *name, const char *value)
 		r = config_set_string(&cfg->hostname, value);
 		if (r < 0)
 			return config_fail_at(p, r, p->line, "out of memory");
-	} else {
-		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [sandbox]", name);
-	}
-	return 0;
-}
-
-/* Handle one key of [sessions]. */
-static int
-config_key_sessions(struct config_parse *p, const char *name, const char *value)
-{
-	struct config *cfg = p->cfg;
-	uint64_t v;
-	int r;
-
-	if (!strcmp(name, "max_per_uid"))
-		return config_key_u32(p, name, value, &cfg->sessions_per_uid);
-	if (!strcmp(name, "idle_timeout_ms"))
-		return config_key_u32(p, name, value, &cfg->session_idle_ms);
-	if (!strcmp(name, "idle_timeout_ms_max"))
-		return config_key_u32(p, name, value, &cfg->session_idle_ms_max);
-	if (!strcmp(name, "lifetime_ms"))
 	} else if (!strcmp(name, "resource_control")) {
 		static const char *const kinds[] = {
 			[CGROUP_NONE] = "rlimit",
@@ -705,6 +684,27 @@ config_key_sessions(struct config_parse *p, const char *name, const char *value)
 		if (r < 0)
 			return config_bad_number(p, r, name, value, "a number from 0 to 409600");
 		cfg->cpu_max_percent = (uint32_t)v;
+	} else {
+		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [sandbox]", name);
+	}
+	return 0;
+}
+
+/* Handle one key of [sessions]. */
+static int
+config_key_sessions(struct config_parse *p, const char *name, const char *value)
+{
+	struct config *cfg = p->cfg;
+	uint64_t v;
+	int r;
+
+	if (!strcmp(name, "max_per_uid"))
+		return config_key_u32(p, name, value, &cfg->sessions_per_uid);
+	if (!strcmp(name, "idle_timeout_ms"))
+		return config_key_u32(p, name, value, &cfg->session_idle_ms);
+	if (!strcmp(name, "idle_timeout_ms_max"))
+		return config_key_u32(p, name, value, &cfg->session_idle_ms_max);
+	if (!strcmp(name, "lifetime_ms"))
 		return config_key_u32(p, name, value, &cfg->session_lifetime_ms);
 	if (!strcmp(name, "lifetime_ms_max"))
 		return config_key_u32(p, name, value, &cfg->session_lifetime_ms_max);
@@ -1286,6 +1286,8 @@ config_defaults(struct config *cfg)
 	cfg->max_bytes_per_uid = 1ULL << 30;
 	cfg->max_queued = 64;
 	cfg->prepared_sandboxes = 2;
+	cfg->resource_control = CGROUP_AUTO;
+	cfg->cpu_max_percent = 0;
 	cfg->max_queued_per_uid = 16;
 	cfg->stop_grace_ms = 10000;
 	cfg->sessions_per_uid = 4;
@@ -1316,8 +1318,6 @@ config_defaults(struct config *cfg)
 			return r;
 		n++;
 		cfg->nruntimes = n;
-	cfg->resource_control = CGROUP_AUTO;
-	cfg->cpu_max_percent = 0;
 	}
 	strcpy(cfg->runtimes[n].name, "exec");
 	cfg->runtimes[n].is_exec = true;

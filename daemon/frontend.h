@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "budget.h"
+#include "cgroup.h"
 #include "config.h"
 #include "proto.h"
 #include "spawn_msg.h"
@@ -60,10 +61,10 @@ struct daemon {
 	struct prep_list pool; /* prepared sandboxes */
 	uint32_t npool;
 	struct runqueue queue;
-	struct budget budget;	      /* what is held for each uid (budget.h) */
-	struct event *client_tick_ev; /* watches replies sent but not yet read */
-	bool memory_cgroup;
-	bool journal; /* audit lines go to the journal (under systemd) */
+	struct budget budget;		   /* what is held for each uid (budget.h) */
+	struct event *client_tick_ev;	   /* watches replies sent but not yet read */
+	enum cgroup_kind resource_control; /* what enforces memory, processes, cpu */
+	bool journal;			   /* audit lines go to the journal (under systemd) */
 	bool stopping;
 	struct event *grace_ev, *hard_stop_ev;
 	const char *config_path; /* for reload */
@@ -110,6 +111,8 @@ void client_send(struct client *c, struct proto_out *out);
 void client_send_error(struct client *c, uint32_t id, enum proto_error code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 uid_t client_uid(const struct client *c);
+/* Did the client's hello name the outcome process_limit? */
+bool client_knows_process_limit(const struct client *c);
 /* Is the client allowed by the config in force now? */
 bool client_allowed(const struct client *c);
 pid_t client_pid(const struct client *c);

@@ -709,16 +709,16 @@ run_answer(struct run *r)
 	else
 		res.queued_ms = run_ms_since(&r->t_request);
 	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, err);
-	if (r->c != NULL) {
-		rc = proto_encode_result(r->req_id, &res, &out);
-		if (rc < 0)
-			client_send_error(r->c, r->req_id, PROTO_ERR_INTERNAL,
-					  "cannot encode the result: %s", strerror(-rc));
 	/* A client that did not name process_limit in its hello would refuse
 	 * it: it gets what the code's status says (the supervisor's SIGKILL). */
 	if (res.outcome == PROTO_OUTCOME_PROCESS_LIMIT && r->c != NULL &&
 	    !client_knows_process_limit(r->c))
 		run_outcome_status(r->exit_msg.status, &res, err, sizeof(err));
+	if (r->c != NULL) {
+		rc = proto_encode_result(r->req_id, &res, &out);
+		if (rc < 0)
+			client_send_error(r->c, r->req_id, PROTO_ERR_INTERNAL,
+					  "cannot encode the result: %s", strerror(-rc));
 		else
 			client_send(r->c, &out);
 	}
@@ -922,15 +922,15 @@ run_spawn(struct run *r, int ws_fd)
 	sreq.run_id = r->run_id;
 	sreq.uid_slot = r->slot;
 	sreq.memory_bytes = r->lim.v[PROTO_LIMIT_MEMORY_BYTES];
+	sreq.processes = r->lim.v[PROTO_LIMIT_PROCESSES] > UINT32_MAX
+				 ? UINT32_MAX
+				 : (uint32_t)r->lim.v[PROTO_LIMIT_PROCESSES];
+	sreq.cpu_percent = r->d->cfg->cpu_max_percent;
 	sreq.flags = ws_fd >= 0 ? SPAWN_F_WORKSPACE : 0;
 	sreq.prep_key = r->prep_key;
 	fds[0] = r->plan_fd;
 	fds[1] = life[1];
 	fds[2] = outp[0][1];
-	sreq.processes = r->lim.v[PROTO_LIMIT_PROCESSES] > UINT32_MAX
-				 ? UINT32_MAX
-				 : (uint32_t)r->lim.v[PROTO_LIMIT_PROCESSES];
-	sreq.cpu_percent = r->d->cfg->cpu_max_percent;
 	fds[3] = outp[1][1];
 	fds[4] = ws_fd;
 	rc = frontend_spawn_fds(d, &sreq, fds, ws_fd >= 0 ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS);

@@ -442,6 +442,10 @@ spawner_reap(struct spawner *sp)
 			/* A keeper: nothing to measure; its cgroup goes. */
 			ev.run_id = sp->keepers[i].run_id;
 			sp->keepers[i].pid = 0;
+			r = cgroup_keeper_finish(&sp->cg, spawner_uid(sp, i));
+			if (r < 0)
+				log_warnx("spawner: session %" PRIu32 ": keeper cgroup: %s",
+					  ev.run_id, strerror(-r));
 			spawner_send(sp, &ev);
 			continue;
 		}
@@ -449,10 +453,6 @@ spawner_reap(struct spawner *sp)
 			if (sp->slots[i].pid == pid)
 				break;
 		if (i == sp->nslots)
-			r = cgroup_keeper_finish(&sp->cg, spawner_uid(sp, i));
-			if (r < 0)
-				log_warnx("spawner: session %" PRIu32 ": keeper cgroup: %s",
-					  ev.run_id, strerror(-r));
 			continue;
 		ev.run_id = sp->slots[i].run_id;
 		if (sp->slots[i].ctl >= 0) {
@@ -482,6 +482,9 @@ spawner_read(struct spawner *sp)
 		return -EPIPE;
 	if (n < 0)
 		return n == -EAGAIN || n == -EINTR ? 0 : (int)n;
+	/* cpu.max takes any quota; bound it to something a host could have. */
+	if ((size_t)n == sizeof(req) && (req.reserved != 0 || req.cpu_percent > 100U * 4096U))
+		n = -1;
 	/* A malformed request means the frontend is not what it should be. */
 	if ((size_t)n == sizeof(req) && req.type == SPAWN_REQ &&
 	    nfds == ((req.flags & SPAWN_F_WORKSPACE) ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS) &&
@@ -489,9 +492,6 @@ spawner_read(struct spawner *sp)
 		spawner_start(sp, &req, fds, nfds);
 		return 0;
 	}
-	/* cpu.max takes any quota; bound it to something a host could have. */
-	if ((size_t)n == sizeof(req) && (req.reserved != 0 || req.cpu_percent > 100U * 4096U))
-		n = -1;
 	if ((size_t)n == sizeof(req) && req.type == SPAWN_PREPARE && nfds == 0 && req.flags == 0) {
 		spawner_prepare(sp, &req);
 		return 0;
@@ -577,6 +577,7 @@ spawner_serve(struct spawner *sp)
 			kill(sp->keepers[i].pid, SIGKILL);
 			waitpid(sp->keepers[i].pid, NULL, __WALL);
 			sp->keepers[i].pid = 0;
+			(void)cgroup_keeper_finish(&sp->cg, spawner_uid(sp, i));
 		}
 	}
 	for (i = 0; i < sp->nslots; i++)
@@ -584,7 +585,6 @@ spawner_serve(struct spawner *sp)
 			uint64_t peak;
 			bool oom;
 
-			(void)cgroup_keeper_finish(&sp->cg, spawner_uid(sp, i));
 			waitpid(sp->slots[i].pid, NULL, __WALL);
 			(void)cgroup_run_finish(&sp->cg, spawner_uid(sp, i), &peak, &oom);
 			sp->slots[i].pid = 0;

@@ -146,8 +146,11 @@ class Ctx:
         else:
             raise RuntimeError("airlockd did not answer within 10 s")
         log = open(self.log).read()
-        m = re.search(r"memory: cgroup v1 memory controller at (\S+)", log)
+        m = re.search(r"resource control: cgroup1 memory controller at (\S+)", log)
         self.cgroup_base = m.group(1) if m else None
+        m = re.search(r"resource control: cgroup2 at ([^:\s]+):", log)
+        if m:
+            self.cgroup_base = os.path.join(m.group(1), "runs")
         kids = children(self.daemon.pid)
         self.frontend_pid = kids[0] if kids else None
         MINE.update([self.daemon.pid] + kids)
