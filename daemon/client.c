@@ -236,6 +236,22 @@ client_out_mem(const struct proto_out *out)
 	return mem;
 }
 
+/*
+ * A client dropped for not reading hears why when it reads at last: one
+ * busy error (id 0, no fds), past the queue, if the socket takes it now.
+ */
+static void
+client_farewell(struct client *c)
+{
+	struct proto_out out;
+
+	if (proto_encode_error(0, PROTO_ERR_BUSY,
+			       "connection dropped: the client did not read its replies", &out) < 0)
+		return;
+	(void)proto_send(c->fd, &out);
+	proto_out_free(&out);
+}
+
 void
 client_send(struct client *c, struct proto_out *out)
 {
@@ -301,6 +317,7 @@ client_send(struct client *c, struct proto_out *out)
 	return;
 drop:
 	proto_out_free(out);
+	client_farewell(c);
 	client_kill(c);
 }
 
