@@ -219,6 +219,13 @@ main(int argc, char **argv)
 	memset(&sp, 0, sizeof(sp));
 	if (sandbox_layout_init(&sp.layout) < 0)
 		fatalx("cannot read the host layout");
+	if (sp.layout.landlock_abi > 0)
+		log_info("landlock: ABI %d (%s)", sp.layout.landlock_abi,
+			 sp.layout.landlock_abi >= 6 ? "files, signals, abstract sockets"
+						     : "files");
+	else
+		log_info("landlock: not available in this kernel; the code is held by its "
+			 "mount namespace and seccomp alone");
 	/*
 	 * Before the split and before any privilege is dropped: on cgroup v2
 	 * this moves us into our subtree's leaf, so the spawner and the

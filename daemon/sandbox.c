@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "fdpass.h"
+#include "landlock.h"
 #include "plan.h"
 #include "spawn_msg.h"
 
@@ -83,6 +84,7 @@ static const char *const sandbox_step_names[SANDBOX_STEP_COUNT_] = {
 	[SANDBOX_STEP_NO_NEW_PRIVS] = "no_new_privs",
 	[SANDBOX_STEP_SECCOMP] = "seccomp",
 	[SANDBOX_STEP_EXEC] = "exec",
+	[SANDBOX_STEP_LANDLOCK] = "landlock",
 };
 
 const char *
@@ -125,6 +127,7 @@ sandbox_layout_init(struct sandbox_layout *ret)
 	l.has_ld_cache = stat("/etc/ld.so.cache", &st) == 0 && S_ISREG(st.st_mode);
 	l.has_ssl = stat("/etc/ssl", &st) == 0 && S_ISDIR(st.st_mode);
 	l.clk_tck = (int)sysconf(_SC_CLK_TCK);
+	l.landlock_abi = landlock_abi();
 	l.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (l.ncpus < 1)
 		l.ncpus = 1;
@@ -591,6 +594,7 @@ sb_exec_code(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipe
 	const uint64_t *lim = pv->hdr->limits;
 	struct __user_cap_header_struct caph = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct capd[2];
+	struct landlock_rules ll;
 	uint64_t cpu_s;
 	int in, c;
 
@@ -633,6 +637,19 @@ sb_exec_code(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipe
 	SB_CODE_CHECK(setsid(), SANDBOX_STEP_STDIO);
 	SB_CODE_CHECK(chdir(PLAN_WORKSPACE), SANDBOX_STEP_CHDIR);
 	sb_reset_signals();
+	/* Landlock, a second statement of the mount set-up (landlock.h): read
+	 * and execute anywhere in the sandbox's root, write only beneath the
+	 * workspace and /tmp; device and proc files may be written, not made.
+	 * Built here, while the paths are ours to open; enforced after
+	 * no_new_privs, which it needs. */
+	{
+		static const char *const rw[] = {PLAN_WORKSPACE, "/tmp", NULL};
+		static const char *const wo[] = {"/dev", "/proc", NULL};
+		int r = landlock_prepare(ctx->layout->landlock_abi, "/", rw, wo, &ll);
+
+		if (r < 0)
+			sb_code_fail(pipefd, SANDBOX_STEP_LANDLOCK, -r);
+	}
 	/* The mode of the files the code makes does not depend on the daemon's
 	 * umask either. */
 	umask(022);
@@ -683,6 +700,12 @@ sb_exec_code(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipe
 	SB_CODE_CHECK(syscall(SYS_capset, &caph, capd), SANDBOX_STEP_CAPS);
 	SB_CODE_CHECK(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), SANDBOX_STEP_CAPS);
 	SB_CODE_CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), SANDBOX_STEP_NO_NEW_PRIVS);
+	{
+		int r = landlock_enforce(&ll);
+
+		if (r < 0)
+			sb_code_fail(pipefd, SANDBOX_STEP_LANDLOCK, -r);
+	}
 	/* Seccomp last: nothing after it but execve. */
 	SB_CODE_CHECK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctx->seccomp, 0, 0),
 		      SANDBOX_STEP_SECCOMP);

@@ -54,6 +54,7 @@ enum sandbox_step {
 	SANDBOX_STEP_NO_NEW_PRIVS,
 	SANDBOX_STEP_SECCOMP,
 	SANDBOX_STEP_EXEC,
+	SANDBOX_STEP_LANDLOCK,
 	SANDBOX_STEP_COUNT_
 };
 
@@ -77,6 +78,7 @@ struct sandbox_layout {
 	bool memory_cgroup; /* the memory limit is enforced by a cgroup */
 	bool cgroup2;	    /* processes and cpu too, by the run's v2 cgroup */
 	int ncpus;	    /* online CPUs: how fast a run can spend cpu time */
+	int landlock_abi;   /* the kernel's Landlock ABI, 0 without (landlock.h) */
 };
 
 /* Read the host layout (as root, before dropping privileges). */
