@@ -48,12 +48,13 @@ mcp_utf8_seq(const unsigned char *s, size_t n)
 }
 
 void
-mcp_budget_init(struct mcp_budget *b, bool links)
+mcp_budget_init(struct mcp_budget *b, size_t bytes, bool links, const char *base)
 {
 	b->images = MCP_IMAGES_MAX;
-	b->resource_bytes = MCP_RESOURCES_TOTAL;
+	b->resource_bytes = bytes;
 	b->blocks = MCP_ARTIFACT_BLOCKS_MAX;
 	b->links = links;
+	b->base = base;
 }
 
 char *
@@ -106,23 +107,59 @@ mcp_block_text(const char *text)
 	return mcp_check(json_pack("{s:s, s:s}", "type", "text", "text", text));
 }
 
+char *
+mcp_text_cut(const void *buf, size_t len, uint64_t total, size_t max, bool *ret_cut)
+{
+	const unsigned char *s = buf;
+	char *head = NULL, *tail = NULL, *all = NULL;
+	size_t used, start, tail_used;
+
+	if (total < len)
+		total = len;
+	if (ret_cut != NULL)
+		*ret_cut = false;
+	head = mcp_text_clean(buf, len, max, &used);
+	if (head == NULL || used == total)
+		return head;
+	if (ret_cut != NULL)
+		*ret_cut = true;
+	if (total > len || max < 200) {
+		/* The sandbox did not keep the end: only the head is there. */
+		if (asprintf(&all, "%s\n[... output truncated: %llu bytes more ...]", head,
+			     (unsigned long long)(total - used)) < 0)
+			all = NULL;
+		free(head);
+		return all;
+	}
+	/* Two fifths for the head, the rest for the tail, which starts on a
+	 * character boundary. */
+	free(head);
+	head = mcp_text_clean(buf, len, max * 2 / 5, &used);
+	start = len - (max - max * 2 / 5);
+	if (start < used)
+		start = used;
+	for (int k = 0; k < 3 && start < len && (s[start] & 0xc0) == 0x80; k++)
+		start++;
+	tail = mcp_text_clean(s + start, len - start, max - max * 2 / 5, &tail_used);
+	if (head != NULL && tail != NULL &&
+	    asprintf(&all, "%s\n[... %llu bytes cut ...]\n%s", head,
+		     (unsigned long long)(total - used - tail_used), tail) < 0)
+		all = NULL;
+	free(head);
+	free(tail);
+	return all;
+}
+
 json_t *
 mcp_block_output(const char *label, const void *buf, size_t len, uint64_t total, size_t max)
 {
 	char *text, *all;
-	size_t used;
 	json_t *block;
 
-	text = mcp_text_clean(buf, len, max, &used);
+	text = mcp_text_cut(buf, len, total, max, NULL);
 	if (text == NULL)
 		mcp_check(NULL);
-	if (total < len)
-		total = len;
-	if (used < total) {
-		if (asprintf(&all, "%s:\n%s\n[... output truncated: %llu bytes more ...]", label,
-			     text, (unsigned long long)(total - used)) < 0)
-			all = NULL;
-	} else if (asprintf(&all, "%s:\n%s", label, text) < 0)
+	if (asprintf(&all, "%s:\n%s", label, text) < 0)
 		all = NULL;
 	free(text);
 	if (all == NULL)
@@ -130,6 +167,13 @@ mcp_block_output(const char *label, const void *buf, size_t len, uint64_t total,
 	block = mcp_block_text(all);
 	free(all);
 	return block;
+}
+
+bool
+mcp_image_for_model(const char *mime)
+{
+	return mime != NULL && (strcmp(mime, "image/png") == 0 || strcmp(mime, "image/jpeg") == 0 ||
+				strcmp(mime, "image/gif") == 0 || strcmp(mime, "image/webp") == 0);
 }
 
 /* Whether name ends in suffix, ignoring case. */
@@ -177,18 +221,18 @@ mcp_image_type(const char *name, const void *buf, size_t len)
 }
 
 char *
-mcp_artifact_uri(const char *name)
+mcp_artifact_uri(const char *base, const char *name)
 {
-	static const char prefix[] = "airlock://artifact/";
+	const char *prefix = base != NULL ? base : "airlock://artifact/";
 	static const char hex[] = "0123456789ABCDEF";
 	size_t n = strlen(name), o;
 	char *uri;
 
-	uri = malloc(sizeof(prefix) + n * 3);
+	uri = malloc(strlen(prefix) + 1 + n * 3);
 	if (uri == NULL)
 		return NULL;
-	memcpy(uri, prefix, sizeof(prefix) - 1);
-	o = sizeof(prefix) - 1;
+	memcpy(uri, prefix, strlen(prefix));
+	o = strlen(prefix);
 	for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++) {
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p) != NULL) {
@@ -203,6 +247,45 @@ mcp_artifact_uri(const char *name)
 	return uri;
 }
 
+/* The value of a hex digit, or -1. */
+static int
+mcp_hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+char *
+mcp_uri_decode(const char *s, size_t len)
+{
+	char *out = malloc(len + 1);
+	size_t i, o = 0;
+
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		if (s[i] != '%') {
+			out[o++] = s[i];
+			continue;
+		}
+		if (i + 2 >= len + 0 || mcp_hex(s[i + 1]) < 0 || mcp_hex(s[i + 2]) < 0 ||
+		    (s[i + 1] == '0' && s[i + 2] == '0')) {
+			free(out);
+			errno = EINVAL;
+			return NULL;
+		}
+		out[o++] = (char)(mcp_hex(s[i + 1]) * 16 + mcp_hex(s[i + 2]));
+		i += 2;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* Whether buf is text: valid UTF-8 without NULs. */
 static bool
 mcp_is_text(const void *buf, size_t len)
@@ -210,8 +293,9 @@ mcp_is_text(const void *buf, size_t len)
 	return memchr(buf, '\0', len) == NULL && cli_utf8_valid(buf, len);
 }
 
-/* The block that names a file without its contents: a resource link, or for
- * a client older than 2025-06-18 (which has none) a text note. */
+/* The block that names a file without its contents: a resource link when
+ * resources/read can serve it and the client knows links (2025-06-18), else
+ * a text note that says why it is not there and how to get it. */
 static json_t *
 mcp_block_link(const struct mcp_budget *b, const char *name, const char *uri, const char *mime,
 	       uint64_t size, const char *why)
@@ -219,12 +303,17 @@ mcp_block_link(const struct mcp_budget *b, const char *name, const char *uri, co
 	char *text;
 	json_t *block;
 
-	if (b->links)
+	if (b->links && b->base != NULL)
 		return mcp_check(json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "type",
 					   "resource_link", "uri", uri, "name", name, "mimeType",
 					   mime, "size", (json_int_t)size, "description", why));
-	if (asprintf(&text, "file %s (%s, %llu bytes) not included: %s", name, mime,
-		     (unsigned long long)size, why) < 0)
+	if (asprintf(&text, "file %s (%s, %llu bytes) not included: %s%s", name, mime,
+		     (unsigned long long)size, why,
+		     b->base != NULL
+			     ? "; it is in the session: read_file reads it"
+			     : "; the workspace of a one-shot run is gone: run the code in a "
+			       "session (session_open) to keep its files and read them with "
+			       "read_file") < 0)
 		mcp_check(NULL);
 	block = mcp_block_text(text);
 	free(text);
@@ -235,16 +324,18 @@ int
 mcp_content_file(json_t *content, struct mcp_budget *b, const char *name, const void *buf,
 		 size_t len, uint64_t size, bool truncated)
 {
-	const char *image = mcp_image_type(name, buf, len);
+	const char *type = mcp_image_type(name, buf, len);
+	/* SVG and the like are text to a model: an embedded resource. */
+	const char *image = mcp_image_for_model(type) ? type : NULL;
 	bool text = image == NULL && mcp_is_text(buf, len);
-	const char *mime = image != NULL ? image : text ? "text/plain" : "application/octet-stream";
+	const char *mime = type != NULL ? type : text ? "text/plain" : "application/octet-stream";
 	char *clean = NULL, *uri = NULL, *data = NULL;
 	json_t *block = NULL;
 	int r = -ENOMEM;
 
 	/* A name is chosen by the code that ran: keep it valid UTF-8. */
 	clean = mcp_text_clean(name, strlen(name), 4096 * 3, NULL);
-	uri = mcp_artifact_uri(name);
+	uri = mcp_artifact_uri(b->base, name);
 	if (clean == NULL || uri == NULL)
 		goto out;
 	if (size < len)
@@ -263,7 +354,7 @@ mcp_content_file(json_t *content, struct mcp_budget *b, const char *name, const 
 	} else if (image != NULL && len <= MCP_IMAGE_MAX && !truncated) {
 		block = mcp_block_link(b, clean, uri, mime, size,
 				       "more images than one result carries");
-	} else if (text && b->resource_bytes > 0) {
+	} else if (text && (b->resource_bytes >= 512 || b->resource_bytes >= len)) {
 		/* Text is cut rather than left out: its head is what a model can use. */
 		size_t max =
 			b->resource_bytes < MCP_RESOURCE_MAX ? b->resource_bytes : MCP_RESOURCE_MAX;
@@ -272,6 +363,7 @@ mcp_content_file(json_t *content, struct mcp_budget *b, const char *name, const 
 
 		if (part == NULL)
 			goto out;
+		b->resource_bytes -= strlen(part); /* at most max */
 		if (used < size) {
 			if (asprintf(&all, "%s\n[... file truncated: %llu bytes more ...]", part,
 				     (unsigned long long)(size - used)) < 0)
@@ -281,23 +373,23 @@ mcp_content_file(json_t *content, struct mcp_budget *b, const char *name, const 
 				goto out;
 			part = all;
 		}
-		b->resource_bytes -= used;
 		block = mcp_check(json_pack("{s:s, s:{s:s, s:s, s:s}}", "type", "resource",
 					    "resource", "uri", uri, "mimeType", mime, "text",
 					    part));
 		free(part);
 	} else if (!text && image == NULL && !truncated && len <= MCP_RESOURCE_MAX &&
-		   len <= b->resource_bytes) {
+		   (len + 2) / 3 * 4 <= b->resource_bytes) {
 		data = cli_base64(buf, len);
 		if (data == NULL)
 			goto out;
-		b->resource_bytes -= len;
+		b->resource_bytes -= (len + 2) / 3 * 4;
 		block = mcp_check(json_pack("{s:s, s:{s:s, s:s, s:s}}", "type", "resource",
 					    "resource", "uri", uri, "mimeType", mime, "blob",
 					    data));
 	} else {
 		block = mcp_block_link(b, clean, uri, mime, size,
-				       "too large to include in the result");
+				       "it does not fit in what is left of this result's output "
+				       "budget");
 	}
 	if (json_array_append_new(content, block) < 0) {
 		block = NULL;

@@ -4,7 +4,7 @@
 set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libevent-dev libmsgpack-dev libseccomp-dev
 libcap-ng-dev libcmocka-dev libjansson-dev libinih-dev libsystemd-dev python3 iproute2
-clang-format clang git groff-base bubblewrap
+clang-format clang git groff-base bubblewrap python3-setuptools python3-wheel python3-venv
 procps systemd
 mmdebstrap qemu-system-x86 e2fsprogs debian-archive-keyring"
 missing=""
@@ -18,4 +18,19 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# The official MCP TypeScript SDK client, pinned, for tests/mcp/test_mcp_sdk.js
+# (node and npm come from the machine, not from this list).
+mcp_sdk=@modelcontextprotocol/sdk@1.32.2
+node_modules=${AIRLOCK_NODE_MODULES:-/usr/local/lib/airlock-tests/node_modules}
+if [ ! -f "$node_modules/@modelcontextprotocol/sdk/package.json" ] ||
+	! grep -q '"version": "1.32.2"' "$node_modules/@modelcontextprotocol/sdk/package.json"; then
+	if command -v npm >/dev/null; then
+		echo "installing: $mcp_sdk into $node_modules"
+		npm install --prefix "$(dirname "$node_modules")" --no-audit --no-fund --save-exact \
+			"$mcp_sdk" >/dev/null
+	else
+		echo "npm not found: tests/mcp's SDK test will fail (install node and npm)" >&2
+	fi
 fi

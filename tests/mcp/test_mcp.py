@@ -283,13 +283,18 @@ class McpTest(unittest.TestCase):
     def test_initialize_and_versions(self) -> None:
         reply = self.server.initialize("2025-06-18")["result"]
         self.assertEqual(reply["protocolVersion"], "2025-06-18")
-        self.assertEqual(reply["capabilities"], {"tools": {}})
+        self.assertEqual(reply["capabilities"], {"tools": {"listChanged": False}, "resources": {}})
         self.assertEqual(reply["serverInfo"]["name"], "airlock")
         self.assertIsInstance(reply["serverInfo"]["version"], str)
         # A second initialize is refused.
         again = self.server.wait(self.server.request("initialize", {"protocolVersion": "2025-06-18"}))
         self.assertEqual(again["error"]["code"], -32600)
-        for asked, got in (("2025-03-26", "2025-03-26"), ("2024-11-05", "2024-11-05"), ("1999-01-01", "2025-06-18")):
+        for asked, got in (
+            ("2025-11-25", "2025-11-25"),
+            ("2025-03-26", "2025-03-26"),
+            ("2024-11-05", "2024-11-05"),
+            ("1999-01-01", "2025-11-25"),
+        ):
             other = Server(SOCKET)
             try:
                 self.assertEqual(other.initialize(asked)["result"]["protocolVersion"], got)
@@ -330,6 +335,27 @@ class McpTest(unittest.TestCase):
         # An id that is neither a string nor an integer is an invalid request.
         self.server.send({"jsonrpc": "2.0", "id": [1], "method": "ping"})
         self.assertEqual(self.server.wait(None)["error"]["code"], -32600)
+        # A line too long to parse is answered with its id, found at either end.
+        big = "x" * (65 << 20)
+        self.server.send_raw(('{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"run_python","arguments":{"code":"' + big + '"}}}\n').encode())
+        self.assertEqual(self.server.wait(77, timeout=60)["error"]["code"], -32600)
+        self.server.send_raw(('{"method":"tools/call","params":{"name":"run_python","arguments":{"code":"' + big + '"}},"jsonrpc":"2.0","id":"sdk-9"}\n').encode())
+        self.assertEqual(self.server.wait("sdk-9", timeout=60)["error"]["code"], -32600)
+        self.assertEqual(self.server.wait(self.server.request("ping"))["result"], {})
+
+    def test_tool_errors_since_2025_11_25(self) -> None:
+        # Bad arguments are a tool error the model can act on, not -32602.
+        self.server.initialize("2025-11-25")
+        for params in (
+            {"name": "run_python", "arguments": {}},
+            {"name": "run_python", "arguments": {"code": "1", "cpu_seconds": "x"}},
+            {"name": "read_file", "arguments": {"session": "nope", "path": "x"}},
+        ):
+            reply = self.server.wait(self.server.request("tools/call", params))
+            self.assertTrue(reply["result"]["isError"], reply)
+            self.assertIn("argument", text_of(reply["result"]))
+        reply = self.server.wait(self.server.request("tools/call", {"name": "no_such_tool", "arguments": {}}))
+        self.assertEqual(reply["error"]["code"], -32602)
 
     def test_tools_list(self) -> None:
         self.server.initialize()
@@ -373,10 +399,12 @@ class McpTest(unittest.TestCase):
 
     def test_output_truncated(self) -> None:
         self.server.initialize()
-        result = self.run_python("print('x' * 50000, end='')")
+        result = self.run_python("print('a' * 50000 + 'b' * 50000 + 'THE END', end='')")
         text = text_of(result)
-        self.assertIn("[... output truncated: 30000 bytes more ...]", text)
-        self.assertLess(len(text), 21000)
+        # The head and the tail, the middle cut, within the output budget.
+        self.assertRegex(text, r"\[\.\.\. \d+ bytes cut \.\.\.\]")
+        self.assertTrue(text.endswith("THE END"))
+        self.assertLess(len(json.dumps(result["content"])), 41000)
         # Invalid UTF-8 does not break the JSON: it becomes U+FFFD.
         result = self.run_python("import sys; sys.stdout.buffer.write(b'a\\xffb\\x00c')")
         self.assertIn("a\ufffdb\ufffdc", text_of(result))
@@ -411,11 +439,13 @@ class McpTest(unittest.TestCase):
         self.assertEqual(len(blobs), 1)
         self.assertEqual(blobs[0]["mimeType"], "application/octet-stream")
         self.assertEqual(base64.b64decode(blobs[0]["blob"]), bytes(range(256)))
-        # At most 4 images in one result; the rest are named by resource links.
+        # At most 4 images in one result; the rest are named in notes (a
+        # one-shot run's files are gone: no link to them).
         result = self.run_python(tiny_png_code() + "import shutil\nfor i in range(6): shutil.copy('plot.png', f'p{i}.png')\n")
         kinds = [b["type"] for b in result["content"]]
         self.assertEqual(kinds.count("image"), 4)
-        self.assertEqual(kinds.count("resource_link"), 3)
+        self.assertEqual(kinds.count("resource_link"), 0)
+        self.assertEqual(sum("not included" in b.get("text", "") for b in result["content"]), 3)
 
     def test_progress(self) -> None:
         self.server.initialize()

@@ -55,6 +55,40 @@ test_output_marker(void **state)
 	json_decref(b);
 }
 
+/* All the output kept but too long: its head and its tail, the middle cut
+ * and counted; a cut never splits a character. */
+static void
+test_output_head_and_tail(void **state)
+{
+	char buf[3000], *t;
+	bool cut = false;
+
+	(void)state;
+	memset(buf, 'h', 1000);
+	memset(buf + 1000, 'm', 1000);
+	memset(buf + 2000, 't', 1000);
+	buf[2999] = '!';
+	t = mcp_text_cut(buf, sizeof(buf), sizeof(buf), 1000, &cut);
+	assert_true(cut);
+	assert_int_equal(strspn(t, "h"), 400);
+	assert_non_null(strstr(t, "\n[... 2000 bytes cut ...]\n"));
+	assert_int_equal(t[strlen(t) - 1], '!');
+	assert_int_equal(strlen(strstr(t, "cut ...]\n") + 9), 600);
+	free(t);
+	/* The tail starts on a character boundary: "é" is two bytes. */
+	for (int i = 0; i < 1500; i++)
+		memcpy(buf + 2 * i, "\xc3\xa9", 2);
+	t = mcp_text_cut(buf, 3000, 3000, 301, &cut);
+	assert_true(cut);
+	assert_null(strstr(t, "\xef\xbf\xbd")); /* no U+FFFD from a split character */
+	free(t);
+	/* Fits: untouched. */
+	t = mcp_text_cut("abc", 3, 3, 10, &cut);
+	assert_false(cut);
+	assert_string_equal(t, "abc");
+	free(t);
+}
+
 static void
 test_image_types(void **state)
 {
@@ -66,6 +100,11 @@ test_image_types(void **state)
 			    "image/svg+xml");
 	assert_null(mcp_image_type("a.png", "not a png", 9)); /* magic, not the name */
 	assert_null(mcp_image_type("b.svg", "\xff\xfe", 2));  /* SVG must be text */
+	/* Model APIs take these four as images, not SVG. */
+	assert_true(mcp_image_for_model("image/png"));
+	assert_true(mcp_image_for_model("image/webp"));
+	assert_false(mcp_image_for_model("image/svg+xml"));
+	assert_false(mcp_image_for_model(NULL));
 }
 
 static void
@@ -74,9 +113,18 @@ test_uri_escapes(void **state)
 	char *uri;
 
 	(void)state;
-	uri = mcp_artifact_uri("out dir/a#b?.txt");
+	uri = mcp_artifact_uri(NULL, "out dir/a#b?.txt");
 	assert_string_equal(uri, "airlock://artifact/out%20dir/a%23b%3F.txt");
 	free(uri);
+	uri = mcp_artifact_uri("airlock://session/0123/", "a b");
+	assert_string_equal(uri, "airlock://session/0123/a%20b");
+	free(uri);
+	uri = mcp_uri_decode("out%20dir/a%23b%3f.txt", 22);
+	assert_string_equal(uri, "out dir/a#b?.txt");
+	free(uri);
+	assert_null(mcp_uri_decode("a%00b", 5)); /* no NUL */
+	assert_null(mcp_uri_decode("a%2", 3));
+	assert_null(mcp_uri_decode("a%zz", 4));
 }
 
 static void
@@ -88,7 +136,7 @@ test_file_blocks_and_budget(void **state)
 	int i;
 
 	(void)state;
-	mcp_budget_init(&b, true);
+	mcp_budget_init(&b, 256 * 1024, true, "airlock://session/s/");
 	for (i = 0; i < MCP_IMAGES_MAX + 1; i++)
 		assert_int_equal(mcp_content_file(content, &b, "p.png", png, sizeof(png) - 1,
 						  sizeof(png) - 1, false),
@@ -130,7 +178,43 @@ test_file_blocks_and_budget(void **state)
 	blk = json_array_get(content, json_array_size(content) - 1);
 	assert_string_equal(json_string_value(json_object_get(blk, "type")), "text");
 	assert_non_null(strstr(json_string_value(json_object_get(blk, "text")), "not included"));
+	/* A one-shot run (no base): never a link, a note saying why. */
+	b.links = true;
+	b.base = NULL;
+	assert_int_equal(mcp_content_file(content, &b, "f.bin", big, MCP_RESOURCE_MAX + 10,
+					  MCP_RESOURCE_MAX + 10, false),
+			 0);
+	blk = json_array_get(content, json_array_size(content) - 1);
+	assert_string_equal(json_string_value(json_object_get(blk, "type")), "text");
+	assert_non_null(strstr(json_string_value(json_object_get(blk, "text")), "session"));
 	free(big);
+	json_decref(content);
+}
+
+/* SVG is an embedded text resource, never image content; the budget runs
+ * out: the file is named, not embedded. */
+static void
+test_svg_and_budget(void **state)
+{
+	struct mcp_budget b;
+	json_t *content = json_array(), *blk;
+	char text[2000];
+
+	(void)state;
+	mcp_budget_init(&b, 1500, true, NULL);
+	assert_int_equal(mcp_content_file(content, &b, "plot.svg", "<svg></svg>", 11, 11, false),
+			 0);
+	blk = json_array_get(content, 0);
+	assert_string_equal(json_string_value(json_object_get(blk, "type")), "resource");
+	blk = json_object_get(blk, "resource");
+	assert_string_equal(json_string_value(json_object_get(blk, "mimeType")), "image/svg+xml");
+	assert_string_equal(json_string_value(json_object_get(blk, "text")), "<svg></svg>");
+	memset(text, 'x', sizeof(text));
+	assert_int_equal(mcp_content_file(content, &b, "a.txt", text, 1000, 1000, false), 0);
+	assert_int_equal(mcp_content_file(content, &b, "b.txt", text, 2000, 2000, false), 0);
+	blk = json_array_get(content, 2);
+	assert_string_equal(json_string_value(json_object_get(blk, "type")), "text");
+	assert_non_null(strstr(json_string_value(json_object_get(blk, "text")), "budget"));
 	json_decref(content);
 }
 
@@ -143,6 +227,8 @@ main(void)
 		cmocka_unit_test(test_image_types),
 		cmocka_unit_test(test_uri_escapes),
 		cmocka_unit_test(test_file_blocks_and_budget),
+		cmocka_unit_test(test_output_head_and_tail),
+		cmocka_unit_test(test_svg_and_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,251 @@
+// test_mcp_sdk.js: `airlock mcp` driven by the official MCP TypeScript SDK
+// client (@modelcontextprotocol/sdk, pinned in scripts/deps.sh), against a
+// real airlockd started as root on a private socket.
+//
+// What real clients need (issue 16): five parallel calls finish in about the
+// time of one; a 90 s run completes for a client that sends a progressToken
+// and resets its timeout on progress; a client that closes during a run
+// leaves no session behind; links in results can be read (resources/read) or
+// are not given; the output budget holds; tool errors, titles, annotations,
+// output schemas (the SDK validates structuredContent against them).
+//
+// Run by meson (suite "mcp") with AIRLOCK_CLI, AIRLOCKD and NODE_PATH set.
+// Exit 77 (skipped) when not root.
+'use strict';
+
+const assert = require('node:assert/strict');
+const { spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+let Client, StdioClientTransport;
+try {
+	({ Client } = require('@modelcontextprotocol/sdk/client/index.js'));
+	({ StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js'));
+} catch (e) {
+	console.error('the MCP SDK is not installed (run scripts/deps.sh): ' + e.message);
+	process.exit(1);
+}
+
+const UID_BASE = 1340000;
+const CLI = process.env.AIRLOCK_CLI;
+const AIRLOCKD = process.env.AIRLOCKD;
+const t0 = Date.now();
+const since = (t) => ((Date.now() - t) / 1000).toFixed(2);
+const log = (...a) => console.log(`[${since(t0)} s]`, ...a);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+if (process.geteuid() !== 0) {
+	console.log('skipped: airlockd must start as root');
+	process.exit(77);
+}
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-mcp-sdk-'));
+fs.chmodSync(dir, 0o755);
+const socket = path.join(dir, 'airlock.sock');
+fs.writeFileSync(path.join(dir, 'airlockd.conf'),
+	`[daemon]\nmax_runs = 8\n[sandbox]\nuid_base = ${UID_BASE}\nuid_count = 512\n`);
+const daemonLog = fs.openSync(path.join(dir, 'airlockd.log'), 'w');
+const daemon = spawn(AIRLOCKD, ['--foreground', '--user', 'nobody', '--socket', socket,
+	'--config', path.join(dir, 'airlockd.conf')], { stdio: ['ignore', daemonLog, daemonLog] });
+
+function cli(...args) {
+	return spawnSync(CLI, ['--socket', socket, ...args], { encoding: 'utf8' });
+}
+
+function text(result) {
+	return result.content.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+}
+
+const clients = [];
+
+async function connect(name) {
+	const stderr = [];
+	const transport = new StdioClientTransport({ command: CLI, args: ['--socket', socket, 'mcp'],
+		stderr: 'pipe' });
+	transport.stderr.on('data', (d) => stderr.push(d.toString()));
+	const client = new Client({ name, version: '1' });
+	await client.connect(transport);
+	client.stderrText = () => stderr.join('');
+	client.pid = transport.pid;
+	clients.push(client);
+	return client;
+}
+
+async function main() {
+	const deadline = Date.now() + 10000;
+	while (cli('ping').status !== 0) {
+		assert.ok(Date.now() < deadline, 'airlockd did not start');
+		await sleep(100);
+	}
+	const client = await connect('sdk-test');
+	assert.equal(client.getServerVersion().name, 'airlock');
+	assert.ok(client.getServerCapabilities().resources, 'resources capability');
+
+	// The 90 s run starts first and goes on while everything else is tested.
+	const progress = [];
+	const tLong = Date.now();
+	const long = client.callTool({ name: 'run_python', arguments: {
+		code: 'import time\nprint("started", flush=True)\ntime.sleep(90)\nprint("done after 90 s")',
+		timeout_seconds: 100 } }, undefined,
+	{ onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true, timeout: 60000,
+		maxTotalTimeout: 200000 }).then((r) => ({ r, secs: since(tLong) }));
+
+	// tools/list: titles, annotations, output schemas, what Python offers.
+	const { tools } = await client.listTools();
+	const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+	for (const n of ['run_python', 'run_shell', 'session_open', 'session_close', 'write_file',
+		'read_file', 'list_files']) {
+		assert.ok(byName[n], n);
+		assert.ok(byName[n].title, `${n} has a title`);
+		assert.equal(byName[n].annotations.openWorldHint, false);
+	}
+	assert.equal(byName.read_file.annotations.readOnlyHint, true);
+	assert.equal(byName.session_close.annotations.destructiveHint, true);
+	assert.ok(byName.run_python.outputSchema, 'run_python has an outputSchema');
+	assert.match(byName.run_python.description, /Environment: Python 3\.\d+/);
+	assert.match(byName.run_python.description, /no pip install/);
+	assert.ok(byName.run_python.inputSchema.properties.cpu_seconds);
+	log('tools/list ok');
+
+	// Five parallel 2 s calls finish in about the time of one; ping and
+	// tools/list are answered meanwhile.
+	const tPar = Date.now();
+	const five = [0, 1, 2, 3, 4].map((i) => client.callTool({ name: 'run_python', arguments: {
+		code: `import time\ntime.sleep(2)\nprint("call ${i}")` } })
+		.then((r) => ({ r, secs: since(tPar) })));
+	const tPing = Date.now();
+	await client.ping();
+	await client.listTools();
+	const pingSecs = since(tPing);
+	const done = await Promise.all(five);
+	done.forEach(({ r }, i) => {
+		assert.equal(r.isError, false, text(r));
+		assert.match(text(r), new RegExp(`call ${i}`));
+		assert.equal(r.structuredContent.outcome, 'exited');
+		assert.equal(r.structuredContent.exit_code, 0);
+	});
+	const times = done.map((d) => d.secs);
+	log(`five parallel 2 s calls answered at ${times.join(', ')} s; ping + tools/list meanwhile in ${pingSecs} s`);
+	assert.ok(Math.max(...times) < 4, `parallel calls took ${times}`);
+	assert.ok(pingSecs < 1.5, `ping waited ${pingSecs} s behind the runs`);
+
+	// Bad arguments: a tool error the model can read (2025-11-25), not -32602.
+	let r = await client.callTool({ name: 'run_python', arguments: { code: 5 } });
+	assert.equal(r.isError, true);
+	assert.match(text(r), /argument 'code' must be a string/);
+
+	// CPU limit: raised with cpu_seconds, and by timeout_seconds alone.
+	r = await client.callTool({ name: 'run_python', arguments: { code: 'while True: pass',
+		timeout_seconds: 5, cpu_seconds: 1 } });
+	assert.equal(r.isError, true);
+	assert.match(text(r), /CPU-time limit of 1 s exceeded/);
+	r = await client.callTool({ name: 'run_python', arguments: {
+		code: 'import time\nwhile time.process_time() < 6: pass\nprint("6 s of CPU")',
+		timeout_seconds: 20 } });
+	assert.equal(r.isError, false, text(r));
+	assert.match(text(r), /6 s of CPU/);
+	log('limits ok');
+
+	// The output budget: 300 KB of output come back as head and tail within it.
+	r = await client.callTool({ name: 'run_python', arguments: {
+		code: 'print("first line")\nprint("x" * 300000)\nprint("last line")' } });
+	const size = JSON.stringify(r.content).length;
+	assert.ok(size < 41000, `result of ${size} bytes`);
+	assert.match(text(r), /first line/);
+	assert.match(text(r), /last line/);
+	assert.match(text(r), /\[\.\.\. \d+ bytes cut \.\.\.\]/);
+	assert.equal(r.structuredContent.output_cut, true);
+	log(`output budget ok (${size} bytes of content for 300 KB of output)`);
+
+	// SVG is no image content (model APIs refuse it): an embedded resource.
+	r = await client.callTool({ name: 'run_python', arguments: {
+		code: 'open("plot.svg", "w").write("<svg xmlns=\'http://www.w3.org/2000/svg\'></svg>")' } });
+	assert.equal(r.content.filter((b) => b.type === 'image').length, 0);
+	const svg = r.content.find((b) => b.type === 'resource');
+	assert.equal(svg.resource.mimeType, 'image/svg+xml');
+
+	// Big text is embedded cut, within the budget.
+	r = await client.callTool({ name: 'run_python', arguments: {
+		code: 'open("big.txt", "w").write("y" * 200000)' } });
+	const bigText = r.content.find((b) => b.type === 'resource');
+	assert.match(bigText.resource.text, /\[\.\.\. file truncated: \d+ bytes more \.\.\.\]/);
+	assert.ok(JSON.stringify(r.content).length < 41000);
+	// Links: a one-shot run's big binary file is not linked (it is gone); a
+	// session's is, and resources/read serves it.
+	const big = 'open("big.bin", "wb").write(bytes(200000))';
+	r = await client.callTool({ name: 'run_python', arguments: { code: big } });
+	assert.equal(r.content.filter((b) => b.type === 'resource_link').length, 0);
+	assert.match(text(r), /not included/);
+	r = await client.callTool({ name: 'session_open', arguments: {} });
+	const sid = r.structuredContent.session;
+	assert.match(sid, /^[0-9a-f]{32}$/);
+	r = await client.callTool({ name: 'run_python', arguments: { code: big, session: sid } });
+	const link = r.content.find((b) => b.type === 'resource_link');
+	assert.ok(link, JSON.stringify(r.content).slice(0, 2000));
+	assert.equal(link.uri, `airlock://session/${sid}/big.bin`);
+	const read = await client.readResource({ uri: link.uri });
+	assert.equal(Buffer.from(read.contents[0].blob, 'base64').length, 200000);
+	await assert.rejects(client.readResource({ uri: `airlock://session/${sid}/nope.txt` }),
+		/not found/);
+	const templates = await client.listResourceTemplates();
+	assert.equal(templates.resourceTemplates[0].uriTemplate, 'airlock://session/{session}/{+path}');
+	r = await client.callTool({ name: 'list_files', arguments: { session: sid } });
+	assert.deepEqual(r.structuredContent.entries.map((e) => e.name), ['big.bin']);
+	log('resources ok');
+
+	// A client that closes during a run leaves no session: the SDK's close()
+	// ends stdin, then sends SIGTERM after 2 s.
+	const other = await connect('sdk-close');
+	r = await other.callTool({ name: 'session_open', arguments: {} });
+	const closing = r.structuredContent.session;
+	other.callTool({ name: 'run_shell', arguments: { command: 'sleep 60', session: closing,
+		timeout_seconds: 70 } }).catch(() => {});
+	other.callTool({ name: 'run_shell', arguments: { command: 'sleep 60', timeout_seconds: 70 } })
+		.catch(() => {});
+	await sleep(1000);
+	let ls = JSON.parse(cli('--json', 'session', 'ls').stdout);
+	assert.ok(ls.some((s) => s.id === closing), 'the session is open during the run');
+	const tClose = Date.now();
+	await other.close();
+	const closeSecs = since(tClose);
+	ls = JSON.parse(cli('--json', 'session', 'ls').stdout);
+	assert.ok(!ls.some((s) => s.id === closing), `session ${closing} left open: ${JSON.stringify(ls)}`);
+	assert.match(other.stderrText(), /closed session/);
+	log(`close during a run: server gone in ${closeSecs} s, its session closed`);
+	await sleep(500);
+	const ps = JSON.parse(cli('--json', 'ps').stdout);
+	assert.equal(ps.filter((p) => p.runtime === 'sh').length, 0, JSON.stringify(ps));
+
+	// The 90 s run.
+	const { r: lr, secs } = await long;
+	assert.equal(lr.isError, false, text(lr));
+	assert.match(text(lr), /done after 90 s/);
+	assert.ok(progress.length >= 60, `${progress.length} progress notifications`);
+	assert.ok(progress.some((p) => /started/.test(p.message || '')));
+	log(`90 s run answered after ${secs} s with ${progress.length} progress notifications`);
+
+	await client.close();
+}
+
+main().then(() => {
+	log('ok');
+}, (e) => {
+	console.error(e);
+	process.exitCode = 1;
+}).finally(async () => {
+	await Promise.all(clients.map((c) => c.close().catch(() => {})));
+	daemon.kill('SIGTERM');
+	const timer = setTimeout(() => daemon.kill('SIGKILL'), 10000);
+	daemon.on('exit', () => {
+		clearTimeout(timer);
+		if (process.exitCode) {
+			try {
+				console.error(fs.readFileSync(path.join(dir, 'airlockd.log'), 'utf8').slice(-3000));
+			} catch (e) { /* nothing */ }
+		}
+		fs.rmSync(dir, { recursive: true, force: true });
+		process.exit();
+	});
+});
