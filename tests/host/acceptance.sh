@@ -113,7 +113,7 @@ else
 fi
 run_json "memory below the limit: exited" exited --memory 128M -c 'b = bytearray(32 << 20); print(len(b))' || true
 as_agent airlock run --json --processes 16 --wall 10 --lang sh -c 'f() { f | f & }; f; sleep 3' \
-	>"$tmp/forkbomb.json" 2>&1
+	>"$tmp/forkbomb.json" 2>"$tmp/forkbomb.err"
 fb=$(json_get "$tmp/forkbomb.json" 'd["outcome"]' 2>/dev/null || echo "no JSON")
 case $fb in
 process_limit) ok "fork bomb under --processes 16 ends process_limit" ;;
