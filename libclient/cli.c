@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,42 +50,149 @@ struct cli_run {
 	const char *stdin_path; /* --stdin */
 	const char *artifacts;	/* --artifacts */
 	bool stream;		/* --stream */
+	bool force;		/* --force: artifacts replace existing files */
 	struct airlock_run_req *req;
 };
+
+/* The synopsis of each command, for the usage and `airlock CMD --help`. */
+static const struct cli_synopsis {
+	const char *cmd;
+	const char *text;
+} cli_synopses[] = {
+	{"ping", "airlock [--socket PATH] [--json] ping\n"},
+	{"info", "airlock [--socket PATH] [--json] info\n"},
+	{"ps", "airlock [--socket PATH] [--json] ps\n"},
+	{"cancel", "airlock [--socket PATH] [--json] cancel ID\n"},
+	{"run", "airlock [--socket PATH] [--json] run [OPTION]... (-c CODE | FILE | -) [ARG]...\n"
+		"       airlock [--socket PATH] [--json] run --lang exec [OPTION]... [--] PROGRAM "
+		"[ARG]...\n"},
+	{"session", "airlock [--socket PATH] [--json] session open [--workspace SIZE]\n"
+		    "               [--idle SECONDS] [--lifetime SECONDS] [--wall SECONDS]\n"
+		    "               [--cpu SECONDS] [--memory SIZE] [--limit NAME=VALUE]...\n"
+		    "       airlock [--socket PATH] [--json] session close ID\n"
+		    "       airlock [--socket PATH] [--json] session ls\n"},
+	{"put", "airlock [--socket PATH] [--json] put SESSION LOCAL|- REMOTE\n"},
+	{"get", "airlock [--socket PATH] [--json] get SESSION REMOTE LOCAL|-\n"},
+	{"files", "airlock [--socket PATH] [--json] files SESSION [DIR]\n"},
+	{"rm", "airlock [--socket PATH] [--json] rm SESSION REMOTE\n"},
+	{"mcp", "airlock [--socket PATH] mcp [--parallel N] [--output-budget BYTES]\n"},
+	{NULL, NULL},
+};
+
+/* The options of `airlock run`, for `airlock run --help`. */
+static const char cli_run_help[] =
+	"Run code in a fresh sandbox. Options come before the code source: everything\n"
+	"after FILE (or after -c CODE's value and the operands that follow) goes to the code.\n"
+	"  -c CODE              the code as text (FILE: a file; -: standard input)\n"
+	"  --lang NAME          runtime: python (default), sh, bash, node, exec, ...\n"
+	"  --arg ARG            append an argument (repeatable)\n"
+	"  --file NAME=PATH     put a local file into the workspace (repeatable)\n"
+	"  --stdin PATH         the code's standard input (- for ours)\n"
+	"  --env KEY=VALUE      an environment variable of the run (repeatable)\n"
+	"  --wall SECONDS       wall-clock limit      --cpu SECONDS   CPU-time limit\n"
+	"  --memory SIZE        memory limit          --processes N   processes and threads\n"
+	"  --output SIZE        stdout and stderr kept, each\n"
+	"  --limit NAME=VALUE   any limit by its name (airlock info lists them)\n"
+	"  --session ID         run in a session's workspace\n"
+	"  --stream             print the output as it comes (with --json: JSON lines)\n"
+	"  --artifacts DIR      write the files the code left below DIR\n"
+	"  --force              with --artifacts: replace files that exist in DIR\n";
+
+/* Print the usage of cmd (NULL: of every command) to f. */
+static void
+cli_usage_cmd(FILE *f, const char *cmd)
+{
+	const struct cli_synopsis *s;
+	bool first = true;
+
+	for (s = cli_synopses; s->cmd != NULL; s++) {
+		if (cmd != NULL && strcmp(cmd, s->cmd) != 0)
+			continue;
+		fprintf(f, "%s%s", first ? "usage: " : "       ", s->text);
+		first = false;
+	}
+	if (cmd != NULL && strcmp(cmd, "run") == 0)
+		fputs(cli_run_help, f);
+	if (cmd == NULL)
+		fputs("       airlock --version | --help\n", f);
+	fputs("See airlock(1).\n", f);
+}
 
 /* Print the usage text to f. */
 static void
 cli_usage(FILE *f)
 {
-	fputs("usage: airlock [--socket PATH] [--json] ping\n"
-	      "       airlock [--socket PATH] [--json] info\n"
-	      "       airlock [--socket PATH] [--json] ps\n"
-	      "       airlock [--socket PATH] [--json] cancel ID\n"
-	      "       airlock [--socket PATH] [--json] run [--lang NAME] [-c CODE | FILE | -]\n"
-	      "               [--arg ARG]... [--file NAME=PATH]... [--stdin PATH]\n"
-	      "               [--env KEY=VALUE]... [--wall SECONDS] [--cpu SECONDS]\n"
-	      "               [--memory SIZE] [--processes N] [--output SIZE]\n"
-	      "               [--limit NAME=VALUE]... [--artifacts DIR] [--session ID]\n"
-	      "               [--stream] [-- ARG...]\n"
-	      "       airlock [--socket PATH] [--json] session open [--workspace SIZE]\n"
-	      "               [--idle SECONDS] [--lifetime SECONDS] [--wall SECONDS]\n"
-	      "               [--cpu SECONDS] [--memory SIZE] [--limit NAME=VALUE]...\n"
-	      "       airlock [--socket PATH] session close ID\n"
-	      "       airlock [--socket PATH] [--json] session ls\n"
-	      "       airlock [--socket PATH] put SESSION LOCAL|- REMOTE\n"
-	      "       airlock [--socket PATH] get SESSION REMOTE LOCAL|-\n"
-	      "       airlock [--socket PATH] [--json] files SESSION [DIR]\n"
-	      "       airlock [--socket PATH] rm SESSION REMOTE\n"
-	      "See airlock(1).\n",
-	      f);
+	cli_usage_cmd(f, NULL);
+}
+
+/*
+ * The command's one output setting, like a log setting: with --json, errors
+ * are one JSON object on stdout ({"error": {"code", "message", "status"}})
+ * instead of a line on stderr, so that a program reading stdout sees them.
+ */
+static bool cli_json_errors;
+
+/* Report an error (code: a stable name, such as the daemon's) and return status. */
+static int __attribute__((format(printf, 3, 4)))
+cli_err(int status, const char *code, const char *fmt, ...)
+{
+	char *message = NULL;
+	va_list ap;
+	json_t *obj;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&message, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		fputs("airlock: out of memory\n", stderr);
+		return status;
+	}
+	obj = cli_json_errors ? json_pack("{s:{s:s, s:s, s:i}}", "error", "code", code, "message",
+					  message, "status", status)
+			      : NULL;
+	if (obj != NULL) {
+		json_dumpf(obj, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
+		fputc('\n', stdout);
+		fflush(stdout);
+		json_decref(obj);
+	} else
+		fprintf(stderr, "airlock: %s\n", message);
+	free(message);
+	return status;
+}
+
+/* The message of an error reported with cli_errorf() under --json, not
+ * printed yet: main() prints it as JSON with the command's status. */
+static char cli_pending_error[1024];
+
+/* Report an error whose status the caller returns: a line on stderr, or
+ * with --json kept for main() to print as JSON. */
+static void __attribute__((format(printf, 1, 2))) cli_errorf(const char *fmt, ...)
+{
+	char message[sizeof(cli_pending_error)];
+	size_t n;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	n = strlen(message);
+	if (n > 0 && message[n - 1] == '\n')
+		message[--n] = '\0';
+	if (!cli_json_errors)
+		fprintf(stderr, "airlock: %s\n", message);
+	else if (cli_pending_error[0] == '\0')
+		memcpy(cli_pending_error, message, n + 1);
 }
 
 /* Report a usage error and return the usage status. */
 static int
 cli_usage_error(const char *what)
 {
-	fprintf(stderr, "airlock: %s\n", what);
-	cli_usage(stderr);
+	cli_err(CLI_EXIT_USAGE, "usage", "%s", what);
+	if (!cli_json_errors)
+		cli_usage(stderr);
 	return CLI_EXIT_USAGE;
 }
 
@@ -92,8 +200,7 @@ cli_usage_error(const char *what)
 static int
 cli_fail(const char *what, int err)
 {
-	fprintf(stderr, "airlock: %s: %s\n", what, strerror(-err));
-	return CLI_EXIT_SOFTWARE;
+	return cli_err(CLI_EXIT_SOFTWARE, "internal", "%s: %s", what, strerror(-err));
 }
 
 /* Report a failure that the daemon caused or that reaching it caused. */
@@ -104,10 +211,9 @@ cli_daemon_error(struct airlock_conn *conn, const char *what, int err)
 
 	if (conn != NULL && airlock_conn_last_error(conn, &code, &message) == 0 &&
 	    err != -ECONNRESET && err != -EBADMSG)
-		fprintf(stderr, "airlock: %s: daemon refused: %s: %s\n", what, code, message);
-	else
-		fprintf(stderr, "airlock: %s: %s\n", what, strerror(-err));
-	return CLI_EXIT_UNAVAILABLE;
+		return cli_err(CLI_EXIT_UNAVAILABLE, code, "%s: daemon refused: %s: %s", what, code,
+			       message);
+	return cli_err(CLI_EXIT_UNAVAILABLE, "unreachable", "%s: %s", what, strerror(-err));
 }
 
 /* Connect, reporting failure with the daemon's reason when it gave one. */
@@ -126,11 +232,10 @@ cli_connect(const struct cli *cli, struct airlock_conn **ret)
 	if (path == NULL || path[0] == '\0')
 		path = AIRLOCK_SOCKET_DEFAULT;
 	if (code[0] != '\0')
-		fprintf(stderr, "airlock: connect to %s: daemon refused: %s: %s\n", path, code,
-			message);
-	else
-		fprintf(stderr, "airlock: connect to %s: %s\n", path, strerror(-r));
-	return CLI_EXIT_UNAVAILABLE;
+		return cli_err(CLI_EXIT_UNAVAILABLE, code, "connect to %s: daemon refused: %s: %s",
+			       path, code, message);
+	return cli_err(CLI_EXIT_UNAVAILABLE, "unreachable", "connect to %s: %s", path,
+		       strerror(-r));
 }
 
 /* Read all of path ("-" is stdin) into a new buffer. */
@@ -423,7 +528,7 @@ cli_cancel(const struct cli *cli, const char *arg)
 	int r, status;
 
 	if (cli_parse_count(arg, &id) < 0 || id > UINT32_MAX) {
-		fprintf(stderr, "airlock: cancel %s: not a run id (see airlock ps)\n", arg);
+		cli_errorf("cancel %s: not a run id (see airlock ps)\n", arg);
 		return CLI_EXIT_USAGE;
 	}
 	status = cli_connect(cli, &conn);
@@ -431,8 +536,7 @@ cli_cancel(const struct cli *cli, const char *arg)
 		return status;
 	r = airlock_cancel_run(conn, (uint32_t)id);
 	if (r == -ENOENT) {
-		fprintf(stderr, "airlock: cancel %" PRIu64 ": no such run of yours in progress\n",
-			id);
+		cli_errorf("cancel %" PRIu64 ": no such run of yours in progress\n", id);
 		status = CLI_EXIT_NOT_FOUND;
 		goto out;
 	}
@@ -469,16 +573,16 @@ cli_run_add_file(struct cli_run *run, const char *spec)
 		return cli_fail("--file", -ENOMEM);
 	r = cli_read_file(path, &buf, &len);
 	if (r < 0) {
-		fprintf(stderr, "airlock: --file %s: read %s: %s\n", spec, path, strerror(-r));
+		cli_errorf("--file %s: read %s: %s\n", spec, path, strerror(-r));
 		status = CLI_EXIT_NOINPUT;
 		goto out;
 	}
 	r = airlock_run_req_add_file(run->req, name, buf, len);
 	if (r < 0) {
-		fprintf(stderr, "airlock: --file %s: %s\n", spec,
-			r == -EINVAL   ? "bad name (empty, absolute or too long)"
-			: r == -EEXIST ? "name given twice"
-				       : strerror(-r));
+		cli_errorf("--file %s: %s\n", spec,
+			   r == -EINVAL	  ? "bad name (empty, absolute or too long)"
+			   : r == -EEXIST ? "name given twice"
+					  : strerror(-r));
 		status = CLI_EXIT_USAGE;
 		goto out;
 	}
@@ -498,7 +602,7 @@ cli_run_add_env(struct cli_run *run, const char *spec)
 	int r;
 
 	if (eq == NULL || eq == spec) {
-		fprintf(stderr, "airlock: --env %s: expected KEY=VALUE\n", spec);
+		cli_errorf("--env %s: expected KEY=VALUE\n", spec);
 		return CLI_EXIT_USAGE;
 	}
 	key = strndup(spec, (size_t)(eq - spec));
@@ -507,7 +611,7 @@ cli_run_add_env(struct cli_run *run, const char *spec)
 	r = airlock_run_req_set_env(run->req, key, eq + 1);
 	free(key);
 	if (r < 0) {
-		fprintf(stderr, "airlock: --env %s: %s\n", spec, strerror(-r));
+		cli_errorf("--env %s: %s\n", spec, strerror(-r));
 		return r == -ENOMEM ? CLI_EXIT_SOFTWARE : CLI_EXIT_USAGE;
 	}
 	return 0;
@@ -539,8 +643,8 @@ cli_run_set_limit(struct cli_run *run, const char *opt, enum airlock_limit limit
 
 	r = cli_parse_limit(limit, s, &v);
 	if (r < 0) {
-		fprintf(stderr, "airlock: %s %s: %s\n", opt, s,
-			r == -ERANGE ? "out of range (must be more than 0)" : "malformed value");
+		cli_errorf("%s %s: %s\n", opt, s,
+			   r == -ERANGE ? "out of range (must be more than 0)" : "malformed value");
 		return CLI_EXIT_USAGE;
 	}
 	r = airlock_run_req_set_limit(run->req, limit, v);
@@ -559,7 +663,7 @@ cli_run_limit_spec(struct cli_run *run, const char *spec)
 	int r;
 
 	if (eq == NULL) {
-		fprintf(stderr, "airlock: --limit %s: expected NAME=VALUE\n", spec);
+		cli_errorf("--limit %s: expected NAME=VALUE\n", spec);
 		return CLI_EXIT_USAGE;
 	}
 	name = strndup(spec, (size_t)(eq - spec));
@@ -568,7 +672,7 @@ cli_run_limit_spec(struct cli_run *run, const char *spec)
 	r = airlock_limit_from_name(name, &limit);
 	free(name);
 	if (r < 0) {
-		fprintf(stderr, "airlock: --limit %s: no such limit (see airlock info)\n", spec);
+		cli_errorf("--limit %s: no such limit (see airlock info)\n", spec);
 		return CLI_EXIT_USAGE;
 	}
 	return cli_run_set_limit(run, "--limit", limit, eq + 1);
@@ -587,15 +691,15 @@ cli_run_set_code(struct cli_run *run, const char *source)
 	else {
 		r = cli_read_file(source, &buf, &len);
 		if (r < 0) {
-			fprintf(stderr, "airlock: read code from %s: %s\n",
-				strcmp(source, "-") == 0 ? "stdin" : source, strerror(-r));
+			cli_errorf("read code from %s: %s\n",
+				   strcmp(source, "-") == 0 ? "stdin" : source, strerror(-r));
 			return CLI_EXIT_NOINPUT;
 		}
 		r = airlock_run_req_set_code(run->req, buf, len);
 		free(buf);
 	}
 	if (r < 0) {
-		fprintf(stderr, "airlock: code: %s\n", strerror(-r));
+		cli_errorf("code: %s\n", strerror(-r));
 		return r == -ENOMEM ? CLI_EXIT_SOFTWARE : CLI_EXIT_USAGE;
 	}
 	return 0;
@@ -611,13 +715,13 @@ cli_run_set_stdin(struct cli_run *run)
 
 	r = cli_read_file(run->stdin_path, &buf, &len);
 	if (r < 0) {
-		fprintf(stderr, "airlock: --stdin %s: %s\n", run->stdin_path, strerror(-r));
+		cli_errorf("--stdin %s: %s\n", run->stdin_path, strerror(-r));
 		return CLI_EXIT_NOINPUT;
 	}
 	r = airlock_run_req_set_stdin(run->req, buf, len);
 	free(buf);
 	if (r < 0) {
-		fprintf(stderr, "airlock: --stdin %s: %s\n", run->stdin_path, strerror(-r));
+		cli_errorf("--stdin %s: %s\n", run->stdin_path, strerror(-r));
 		return r == -ENOMEM ? CLI_EXIT_SOFTWARE : CLI_EXIT_USAGE;
 	}
 	return 0;
@@ -693,9 +797,10 @@ fail:
 	return NULL;
 }
 
-/* Write every artifact below dir; returns 0 or CLI_EXIT_CANTCREAT. */
+/* Write every artifact below dir (replacing files with force); returns 0
+ * or CLI_EXIT_CANTCREAT. */
 static int
-cli_write_artifacts(const struct airlock_result *res, const char *dir)
+cli_write_artifacts(const struct airlock_result *res, const char *dir, bool force)
 {
 	const void *data;
 	size_t len, i;
@@ -715,13 +820,14 @@ cli_write_artifacts(const struct airlock_result *res, const char *dir)
 
 		if (airlock_result_artifact_data(res, i, &data, &len) < 0)
 			continue;
-		r = cli_artifact_write(dfd, name, data, len);
+		r = cli_artifact_write(dfd, name, data, len, force);
 		if (r < 0) {
 			fprintf(stderr, "airlock: artifact %s: not written below %s: %s\n", name,
 				dir,
-				r == -EINVAL  ? "unsafe name"
-				: r == -ELOOP ? "a symlink is in the way"
-					      : strerror(-r));
+				r == -EINVAL   ? "unsafe name"
+				: r == -ELOOP  ? "a symlink is in the way"
+				: r == -EEXIST ? "a file is there (--force replaces it)"
+					       : strerror(-r));
 			status = CLI_EXIT_CANTCREAT;
 			continue;
 		}
@@ -744,7 +850,12 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 	int status, astatus = 0;
 
 	if (cli->json) {
-		status = cli_json_print(cli_result_json(res));
+		json_t *obj = cli_result_json(res);
+
+		/* After JSON lines of output, the result is the last line. */
+		if (obj != NULL && run->stream)
+			json_object_set_new(obj, "event", json_string("result"));
+		status = cli_json_print(obj);
 		if (status != 0)
 			return status;
 	} else {
@@ -763,7 +874,7 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 				airlock_result_stderr_total(res));
 	}
 	if (run->artifacts != NULL)
-		astatus = cli_write_artifacts(res, run->artifacts);
+		astatus = cli_write_artifacts(res, run->artifacts, run->force);
 	switch (airlock_result_outcome(res)) {
 	case AIRLOCK_OUTCOME_EXITED:
 		status = airlock_result_exit_code(res) & 0xff;
@@ -828,6 +939,8 @@ enum {
 	OPT_WORKSPACE,
 	OPT_IDLE,
 	OPT_LIFETIME,
+	OPT_FORCE,
+	OPT_VERSION,
 };
 
 static const struct option cli_run_options[] = {
@@ -847,6 +960,7 @@ static const struct option cli_run_options[] = {
 	{"artifacts", required_argument, NULL, OPT_ARTIFACTS},
 	{"session", required_argument, NULL, OPT_SESSION},
 	{"stream", no_argument, NULL, OPT_STREAM},
+	{"force", no_argument, NULL, OPT_FORCE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -862,7 +976,7 @@ cli_run_option(struct cli *cli, struct cli_run *run, int c, const char *arg)
 		cli->socket = arg;
 		return 0;
 	case OPT_JSON:
-		cli->json = true;
+		cli->json = cli_json_errors = true;
 		return 0;
 	case OPT_LANG:
 		run->lang = arg;
@@ -873,7 +987,7 @@ cli_run_option(struct cli *cli, struct cli_run *run, int c, const char *arg)
 	case OPT_ARG:
 		r = airlock_run_req_add_arg(run->req, arg);
 		if (r < 0) {
-			fprintf(stderr, "airlock: --arg: %s\n", strerror(-r));
+			cli_errorf("--arg: %s\n", strerror(-r));
 			return r == -ENOMEM ? CLI_EXIT_SOFTWARE : CLI_EXIT_USAGE;
 		}
 		return 0;
@@ -912,12 +1026,16 @@ cli_run_option(struct cli *cli, struct cli_run *run, int c, const char *arg)
 	case OPT_STREAM:
 		run->stream = true;
 		return 0;
+	case OPT_FORCE:
+		run->force = true;
+		return 0;
 	case 'h':
-		cli_usage(stdout);
+		cli_usage_cmd(stdout, "run");
 		return -1;
 	default:
-		cli_usage(stderr);
-		return CLI_EXIT_USAGE;
+		if (!cli_json_errors)
+			cli_usage_cmd(stderr, "run");
+		return cli_err(CLI_EXIT_USAGE, "usage", "run: bad option (see airlock run --help)");
 	}
 }
 
@@ -947,6 +1065,25 @@ cli_stream_chunk(void *arg, enum airlock_stream stream, const void *buf, size_t 
 	cli_write_all(stream == AIRLOCK_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, buf, len);
 }
 
+/* `run --stream --json`: one JSON line per chunk, {"event": "output",
+ * "stream", "data"} ("data_base64" when the bytes are not UTF-8). */
+static void
+cli_stream_json_chunk(void *arg, enum airlock_stream stream, const void *buf, size_t len)
+{
+	json_t *obj = json_pack("{s:s, s:s}", "event", "output", "stream",
+				stream == AIRLOCK_STREAM_STDERR ? "stderr" : "stdout");
+
+	(void)arg;
+	if (obj == NULL || cli_json_stream(obj, "data", buf, len) < 0) {
+		json_decref(obj);
+		return;
+	}
+	json_dumpf(obj, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
+	fputc('\n', stdout);
+	fflush(stdout);
+	json_decref(obj);
+}
+
 /* `airlock run`: build the request from argv, run it, report. */
 static int
 cli_run(struct cli *cli, int argc, char **argv)
@@ -961,8 +1098,11 @@ cli_run(struct cli *cli, int argc, char **argv)
 	r = airlock_run_req_new(&run.req);
 	if (r < 0)
 		return cli_fail("run request", r);
+	/* "+": options end at the first operand (FILE, -, or the program of
+	 * exec), as with docker run, bwrap and systemd-run: what follows is the
+	 * code's. */
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "c:h", cli_run_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:h", cli_run_options, NULL)) != -1) {
 		status = cli_run_option(cli, &run, c, optarg);
 		if (status != 0) {
 			if (status < 0)
@@ -982,9 +1122,13 @@ cli_run(struct cli *cli, int argc, char **argv)
 			goto out;
 		}
 		source = argv[optind++];
+		/* A "--" right after FILE separated the code's arguments before
+		 * options ended at FILE: still taken as that separator. */
+		if (optind < argc && strcmp(argv[optind], "--") == 0)
+			optind++;
 	}
-	if (run.stream && cli->json) {
-		status = cli_usage_error("run: --stream and --json exclude each other");
+	if (run.force && run.artifacts == NULL) {
+		status = cli_usage_error("run: --force needs --artifacts DIR");
 		goto out;
 	}
 	if (is_exec && run.code != NULL) {
@@ -1020,7 +1164,9 @@ cli_run(struct cli *cli, int argc, char **argv)
 	if (status != 0)
 		goto out;
 	if (run.stream)
-		r = airlock_run_stream(conn, run.req, cli_stream_chunk, NULL, &res);
+		r = airlock_run_stream(conn, run.req,
+				       cli->json ? cli_stream_json_chunk : cli_stream_chunk, NULL,
+				       &res);
 	else
 		r = airlock_run(conn, run.req, &res);
 	if (r == -ENOENT) {
@@ -1066,14 +1212,18 @@ cli_simple_options_parse(struct cli *cli, int argc, char **argv, int min_args, i
 			cli->socket = optarg;
 			break;
 		case OPT_JSON:
-			cli->json = true;
+			cli->json = cli_json_errors = true;
 			break;
 		case 'h':
-			cli_usage(stdout);
+			cli_usage_cmd(stdout,
+				      strcmp(argv[0], "close") == 0 || strcmp(argv[0], "ls") == 0
+					      ? "session"
+					      : argv[0]);
 			return -1;
 		default:
-			cli_usage(stderr);
-			return CLI_EXIT_USAGE;
+			if (!cli_json_errors)
+				cli_usage_cmd(stderr, argv[0]);
+			return cli_err(CLI_EXIT_USAGE, "usage", "%s: bad option", argv[0]);
 		}
 	}
 	if (argc - optind > max_args)
@@ -1093,10 +1243,8 @@ cli_session_error(struct airlock_conn *conn, const char *what, int err)
 	if (err != -ENOENT)
 		return cli_daemon_error(conn, what, err);
 	if (airlock_conn_last_error(conn, &code, &message) == 0)
-		fprintf(stderr, "airlock: %s: not found: %s\n", what, message);
-	else
-		fprintf(stderr, "airlock: %s: not found\n", what);
-	return CLI_EXIT_NOT_FOUND;
+		return cli_err(CLI_EXIT_NOT_FOUND, "not_found", "%s: not found: %s", what, message);
+	return cli_err(CLI_EXIT_NOT_FOUND, "not_found", "%s: not found", what);
 }
 
 /* Check a SESSION operand; returns 0 or the usage status. */
@@ -1110,7 +1258,7 @@ cli_check_session_id(const char *id)
 			break;
 	if (i == AIRLOCK_SESSION_ID_LEN && id[i] == '\0')
 		return 0;
-	fprintf(stderr, "airlock: %s: not a session id (see airlock session ls)\n", id);
+	cli_errorf("%s: not a session id (see airlock session ls)\n", id);
 	return CLI_EXIT_USAGE;
 }
 
@@ -1135,8 +1283,8 @@ cli_session_value(const char *opt, const char *s, bool seconds, uint64_t *ret)
 	int r = seconds ? cli_parse_seconds(s, ret) : cli_parse_size(s, ret);
 
 	if (r < 0) {
-		fprintf(stderr, "airlock: %s %s: %s\n", opt, s,
-			r == -ERANGE ? "out of range (must be more than 0)" : "malformed value");
+		cli_errorf("%s %s: %s\n", opt, s,
+			   r == -ERANGE ? "out of range (must be more than 0)" : "malformed value");
 		return CLI_EXIT_USAGE;
 	}
 	return 0;
@@ -1157,7 +1305,7 @@ cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, int 
 		cli->socket = arg;
 		return 0;
 	case OPT_JSON:
-		cli->json = true;
+		cli->json = cli_json_errors = true;
 		return 0;
 	case OPT_WORKSPACE:
 		status = cli_session_value("--workspace", arg, false, &v);
@@ -1180,7 +1328,7 @@ cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, int 
 	case OPT_LIMIT:
 		eq = strchr(arg, '=');
 		if (eq == NULL) {
-			fprintf(stderr, "airlock: --limit %s: expected NAME=VALUE\n", arg);
+			cli_errorf("--limit %s: expected NAME=VALUE\n", arg);
 			return CLI_EXIT_USAGE;
 		}
 		name = strndup(arg, (size_t)(eq - arg));
@@ -1189,24 +1337,24 @@ cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, int 
 		r = airlock_limit_from_name(name, &limit);
 		free(name);
 		if (r < 0) {
-			fprintf(stderr, "airlock: --limit %s: no such limit (see airlock info)\n",
-				arg);
+			cli_errorf("--limit %s: no such limit (see airlock info)\n", arg);
 			return CLI_EXIT_USAGE;
 		}
 		r = cli_parse_limit(limit, eq + 1, &v);
 		if (r < 0) {
-			fprintf(stderr, "airlock: --limit %s: %s\n", arg,
-				r == -ERANGE ? "out of range (must be more than 0)"
-					     : "malformed value");
+			cli_errorf("--limit %s: %s\n", arg,
+				   r == -ERANGE ? "out of range (must be more than 0)"
+						: "malformed value");
 			return CLI_EXIT_USAGE;
 		}
 		return airlock_session_opts_set_limit(opts, limit, v);
 	case 'h':
-		cli_usage(stdout);
+		cli_usage_cmd(stdout, "session");
 		return -1;
 	default:
-		cli_usage(stderr);
-		return CLI_EXIT_USAGE;
+		if (!cli_json_errors)
+			cli_usage_cmd(stderr, "session");
+		return cli_err(CLI_EXIT_USAGE, "usage", "session open: bad option");
 	}
 }
 
@@ -1345,6 +1493,10 @@ cli_session(struct cli *cli, int argc, char **argv)
 {
 	int first = 0, status;
 
+	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		cli_usage_cmd(stdout, "session");
+		return CLI_EXIT_OK;
+	}
 	if (argc < 2)
 		return cli_usage_error("session: expected open, close or ls");
 	if (strcmp(argv[1], "open") == 0)
@@ -1359,9 +1511,7 @@ cli_session(struct cli *cli, int argc, char **argv)
 		return close ? cli_session_close(cli, 1, argv + 1 + first)
 			     : cli_session_ls(cli, 0, NULL);
 	}
-	fprintf(stderr, "airlock: session: unknown command '%s'\n", argv[1]);
-	cli_usage(stderr);
-	return CLI_EXIT_USAGE;
+	return cli_usage_error("session: expected open, close or ls");
 }
 
 /* `airlock put SESSION LOCAL REMOTE`: LOCAL (- = stdin) into the session. */
@@ -1379,8 +1529,8 @@ cli_put(const struct cli *cli, int nargs, char **args)
 		return status;
 	r = cli_read_file(args[1], &buf, &len);
 	if (r < 0) {
-		fprintf(stderr, "airlock: put: read %s: %s\n",
-			strcmp(args[1], "-") == 0 ? "stdin" : args[1], strerror(-r));
+		cli_errorf("put: read %s: %s\n", strcmp(args[1], "-") == 0 ? "stdin" : args[1],
+			   strerror(-r));
 		return CLI_EXIT_NOINPUT;
 	}
 	status = cli_connect(cli, &conn);
@@ -1388,7 +1538,7 @@ cli_put(const struct cli *cli, int nargs, char **args)
 		goto out;
 	r = airlock_file_write(conn, args[0], args[2], buf, len);
 	if (r == -EINVAL || r == -ENAMETOOLONG) {
-		fprintf(stderr, "airlock: put: %s: bad remote path (empty or too long)\n", args[2]);
+		cli_errorf("put: %s: bad remote path (empty or too long)\n", args[2]);
 		status = CLI_EXIT_USAGE;
 	} else if (r < 0)
 		status = cli_session_error(conn, "put", r);
@@ -1496,7 +1646,7 @@ cli_get(const struct cli *cli, int nargs, char **args)
 		return status;
 	r = airlock_file_read(conn, args[0], args[1], &file);
 	if (r == -EINVAL || r == -ENAMETOOLONG) {
-		fprintf(stderr, "airlock: get: %s: bad remote path (empty or too long)\n", args[1]);
+		cli_errorf("get: %s: bad remote path (empty or too long)\n", args[1]);
 		status = CLI_EXIT_USAGE;
 		goto out;
 	}
@@ -1511,7 +1661,7 @@ cli_get(const struct cli *cli, int nargs, char **args)
 	} else {
 		r = cli_write_atomic(args[2], data, len);
 		if (r < 0) {
-			fprintf(stderr, "airlock: get: write %s: %s\n", args[2], strerror(-r));
+			cli_errorf("get: write %s: %s\n", args[2], strerror(-r));
 			status = CLI_EXIT_CANTCREAT;
 			goto out;
 		}
@@ -1584,7 +1734,7 @@ cli_files(const struct cli *cli, int nargs, char **args)
 		return status;
 	r = airlock_file_list(conn, args[0], dir, &list);
 	if (r == -ENAMETOOLONG) {
-		fprintf(stderr, "airlock: files: %s: path too long\n", dir);
+		cli_errorf("files: %s: path too long\n", dir);
 		status = CLI_EXIT_USAGE;
 		goto out;
 	}
@@ -1635,7 +1785,7 @@ cli_rm(const struct cli *cli, int nargs, char **args)
 		return status;
 	r = airlock_file_delete(conn, args[0], args[1]);
 	if (r == -EINVAL || r == -ENAMETOOLONG) {
-		fprintf(stderr, "airlock: rm: %s: bad remote path (empty or too long)\n", args[1]);
+		cli_errorf("rm: %s: bad remote path (empty or too long)\n", args[1]);
 		status = CLI_EXIT_USAGE;
 	} else if (r < 0)
 		status = cli_session_error(conn, "rm", r);
@@ -1687,22 +1837,62 @@ static const struct cli_command {
 	{"files", 1, 2, cli_files},	  {"rm", 2, 2, cli_rm},		{NULL, 0, 0, NULL},
 };
 
-/* Parse global options and dispatch the subcommand. */
+/* The global options: those of every command, and --version. */
+static const struct option cli_global_options[] = {
+	{"socket", required_argument, NULL, OPT_SOCKET},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+static int cli_main(int argc, char **argv);
+
+/* Run the command; under --json, an error it reported is printed as JSON. */
 int
 main(int argc, char **argv)
+{
+	static const char *const codes[][2] = {
+		{"1", "not_found"},    {"2", "usage"},	   {"66", "noinput"},
+		{"69", "unavailable"}, {"70", "internal"}, {"73", "cantcreat"},
+	};
+	const char *code = "error";
+	char num[16];
+	int status = cli_main(argc, argv);
+	size_t i;
+
+	if (cli_pending_error[0] != '\0') {
+		snprintf(num, sizeof(num), "%d", status);
+		for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+			if (strcmp(codes[i][0], num) == 0)
+				code = codes[i][1];
+		cli_json_errors = true;
+		cli_err(status, code, "%s", cli_pending_error);
+	}
+	return status;
+}
+
+/* Parse global options and dispatch the subcommand. */
+static int
+cli_main(int argc, char **argv)
 {
 	struct cli cli = {0};
 	const char *cmd;
 	int c, first = 0, nargs, status;
 
-	while ((c = getopt_long(argc, argv, "+h", cli_simple_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+h", cli_global_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_SOCKET:
 			cli.socket = optarg;
 			break;
 		case OPT_JSON:
-			cli.json = true;
+			cli.json = cli_json_errors = true;
 			break;
+		case OPT_VERSION:
+			/* The command's release and the library it runs with. */
+			printf("airlock %s (libairlock %s)\n", AIRLOCK_VERSION,
+			       airlock_library_version());
+			return CLI_EXIT_OK;
 		case 'h':
 			cli_usage(stdout);
 			return CLI_EXIT_OK;
@@ -1725,11 +1915,8 @@ main(int argc, char **argv)
 	for (c = 0; cli_commands[c].name != NULL; c++)
 		if (strcmp(cmd, cli_commands[c].name) == 0)
 			break;
-	if (cli_commands[c].name == NULL) {
-		fprintf(stderr, "airlock: unknown command '%s'\n", cmd);
-		cli_usage(stderr);
-		return CLI_EXIT_USAGE;
-	}
+	if (cli_commands[c].name == NULL)
+		return cli_usage_error("unknown command");
 	status = cli_simple_options_parse(&cli, argc, argv, cli_commands[c].min_args,
 					  cli_commands[c].max_args, &first);
 	if (status != 0)

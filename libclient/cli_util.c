@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -209,10 +210,11 @@ cli_write_all(int fd, const void *buf, size_t len)
 
 /* Create one artifact file below dirfd without following any link. */
 int
-cli_artifact_write(int dirfd, const char *name, const void *data, size_t len)
+cli_artifact_write(int dirfd, const char *name, const void *data, size_t len, bool replace)
 {
-	char *path = NULL, *comp, *slash;
+	char *path = NULL, *comp, *slash, tmp[32] = "";
 	int cur = -1, next, fd = -1, r;
+	uint64_t rnd = 0;
 
 	r = cli_artifact_name_check(name);
 	if (r < 0)
@@ -245,10 +247,20 @@ cli_artifact_write(int dirfd, const char *name, const void *data, size_t len)
 		cur = next;
 		comp = slash + 1;
 	}
-	fd = cli_openat2(cur >= 0 ? cur : dirfd, comp,
+	if (replace) {
+		/* A new file under an unguessable name, renamed over the old one:
+		 * rename replaces a link itself, never what it points to. */
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+			r = -EIO;
+			goto out;
+		}
+		snprintf(tmp, sizeof(tmp), ".airlock-%016llx", (unsigned long long)rnd);
+	}
+	fd = cli_openat2(cur >= 0 ? cur : dirfd, replace ? tmp : comp,
 			 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		r = fd;
+		tmp[0] = '\0';
 		goto out;
 	}
 	r = cli_write_all(fd, data, len);
@@ -260,10 +272,17 @@ cli_artifact_write(int dirfd, const char *name, const void *data, size_t len)
 		goto out;
 	}
 	fd = -1;
+	if (replace && renameat(cur >= 0 ? cur : dirfd, tmp, cur >= 0 ? cur : dirfd, comp) < 0) {
+		r = -errno;
+		goto out;
+	}
+	tmp[0] = '\0';
 	r = 0;
 out:
 	if (fd >= 0)
 		close(fd);
+	if (tmp[0] != '\0')
+		unlinkat(cur >= 0 ? cur : dirfd, tmp, 0);
 	if (cur >= 0)
 		close(cur);
 	free(path);

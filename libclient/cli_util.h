@@ -38,9 +38,12 @@ int cli_artifact_name_check(const char *name);
  * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, and the file is created with
  * O_CREAT | O_EXCL | O_NOFOLLOW (mode 0644): a symlink anywhere on the way
  * (-ELOOP), an existing file (-EEXIST) or a non-directory parent (-ENOTDIR)
- * is refused, never followed or overwritten. Returns 0 or -errno.
+ * is refused, never followed or overwritten. With replace (`--force`), the
+ * file is created under a temporary name next to it and renamed over an
+ * existing file (a link there is replaced, not followed; a directory there
+ * is -EISDIR). Returns 0 or -errno.
  */
-int cli_artifact_write(int dirfd, const char *name, const void *data, size_t len);
+int cli_artifact_write(int dirfd, const char *name, const void *data, size_t len, bool replace);
 
 /*
  * Format a duration in milliseconds for `airlock ps` into buf (len bytes):

@@ -264,7 +264,56 @@ fi
 expect nostream 0 -- "$airlock" run -c stream
 line nostream-out "$tmp/out" "three"
 expect stream-exit 7 -- "$airlock" run --stream -c exit:7
-expect stream-json 2 -- "$airlock" run --stream --json -c exit:0
+# --stream --json: JSON lines, the output as it comes, then the result.
+expect stream-json 0 -- "$airlock" run --stream --json -c stream
+if python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert [(l["event"], l.get("stream"), l.get("data")) for l in lines[:3]] == [
+    ("output", "stdout", "one\n"), ("output", "stderr", "two\n"), ("output", "stdout", "three\n")], lines
+assert lines[3]["event"] == "result" and lines[3]["outcome"] == "exited" and len(lines) == 4, lines
+' "$tmp/out"; then
+	echo "ok stream-json-lines"
+else
+	echo "FAIL stream-json-lines" >&2; cat "$tmp/out" >&2; fails=$((fails + 1))
+fi
+
+# Issue 16: options end at the program (docker, bwrap, systemd-run).
+printf 'print(1)\n' >"$tmp/prog.py"
+expect opts-end 0 -- "$airlock" run --lang exec /bin/prog --wall 1 x
+has opts-end-argv "$tmp/err" "/bin/prog --wall 1 x wall_ms=0"
+expect opts-end-file 0 -- "$airlock" run --lang exec -- /bin/prog -c y
+has opts-end-file-argv "$tmp/err" "/bin/prog -c y wall_ms=0"
+# Per-command help, --version, mcp in the usage.
+expect help-run 0 -- "$airlock" run --help
+has help-run-out "$tmp/out" "--force"
+lacks help-run-only "$tmp/out" "session close"
+expect help-session 0 -- "$airlock" session --help
+has help-session-out "$tmp/out" "session open"
+expect help-session-open 0 -- "$airlock" session open --help
+expect help-files 0 -- "$airlock" files --help
+has help-files-out "$tmp/out" "files SESSION [DIR]"
+expect help-global 0 -- "$airlock" --help
+has help-global-mcp "$tmp/out" " mcp "
+expect version 0 -- "$airlock" --version
+has version-out "$tmp/out" "(libairlock 0.4"
+# --json errors are JSON on stdout.
+expect json-error 69 -- "$airlock" --json --socket "$tmp/none" ping
+has json-error-out "$tmp/out" '{"error":{"code":"unreachable","message":"connect to '
+expect json-error-refused 69 -- "$airlock" run --json -c busy
+has json-error-refused-out "$tmp/out" '"code":"busy"'
+expect json-error-usage 2 -- "$airlock" run --json --memory 12Q -c exit:0
+has json-error-usage-out "$tmp/out" '"status":2'
+# --force: artifacts replace files in an existing directory.
+mkdir -p "$tmp/arts2"
+echo old >"$tmp/arts2/ok.txt"
+expect artifacts-exists 73 -- "$airlock" run -c artifacts --artifacts "$tmp/arts2"
+has artifacts-exists-why "$tmp/err" "artifact ok.txt: not written below $tmp/arts2: a file is there (--force replaces it)"
+has artifacts-exists-kept "$tmp/arts2/ok.txt" "old"
+expect artifacts-force 73 -- "$airlock" run -c artifacts --artifacts "$tmp/arts2" --force
+has artifacts-force-ok "$tmp/arts2/ok.txt" "ok"
+lacks artifacts-force-evil "$tmp/err" "artifact ok.txt"
+expect force-alone 2 -- "$airlock" run --force -c exit:0
 
 # Closing ends it: every later use is not_found, a run 125.
 expect session-close 0 -- "$airlock" session close "$sid"

@@ -170,18 +170,33 @@ test_artifact_write(void **state)
 	struct tmpdir *t = *state;
 	char buf[16];
 
-	assert_int_equal(cli_artifact_write(t->fd, "top.txt", "hello", 5), 0);
+	assert_int_equal(cli_artifact_write(t->fd, "top.txt", "hello", 5, false), 0);
 	assert_int_equal(read_below(t, "top.txt", buf, sizeof(buf)), 5);
 	assert_memory_equal(buf, "hello", 5);
-	assert_int_equal(cli_artifact_write(t->fd, "d1/d2/deep.bin", "\0\1", 2), 0);
+	assert_int_equal(cli_artifact_write(t->fd, "d1/d2/deep.bin", "\0\1", 2, false), 0);
 	assert_int_equal(read_below(t, "d1/d2/deep.bin", buf, sizeof(buf)), 2);
-	assert_int_equal(cli_artifact_write(t->fd, "d1/other", "", 0), 0);
+	assert_int_equal(cli_artifact_write(t->fd, "d1/other", "", 0, false), 0);
 	assert_int_equal(read_below(t, "d1/other", buf, sizeof(buf)), 0);
-	assert_int_equal(cli_artifact_write(t->fd, "top.txt", "again", 5), -EEXIST);
-	assert_int_equal(read_below(t, "top.txt", buf, sizeof(buf)), 5);
-	assert_memory_equal(buf, "hello", 5);
+	assert_int_equal(cli_artifact_write(t->fd, "top.txt", "again", 5, false), -EEXIST);
+	/* --force: replaced, atomically, a link in its place replaced, not followed. */
+	assert_int_equal(cli_artifact_write(t->fd, "top.txt", "again", 5, true), 0);
+	assert_int_equal(symlinkat("/etc/passwd", t->fd, "link.txt"), 0);
+	assert_int_equal(cli_artifact_write(t->fd, "link.txt", "mine", 4, true), 0);
+	{
+		struct stat st;
+		char got[8] = "";
+		int fd;
+
+		assert_int_equal(fstatat(t->fd, "link.txt", &st, AT_SYMLINK_NOFOLLOW), 0);
+		assert_true(S_ISREG(st.st_mode));
+		fd = openat(t->fd, "top.txt", O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, got, sizeof(got)), 5);
+		assert_string_equal(got, "again");
+		close(fd);
+	}
 	/* A file where a directory is needed. */
-	assert_int_equal(cli_artifact_write(t->fd, "top.txt/x", "y", 1), -ENOTDIR);
+	assert_int_equal(cli_artifact_write(t->fd, "top.txt/x", "y", 1, false), -ENOTDIR);
 }
 
 /* Unsafe names are refused and nothing is created outside the directory. */
@@ -191,9 +206,10 @@ test_artifact_write_refuses_names(void **state)
 	struct tmpdir *t = *state;
 	char outside[128];
 
-	assert_int_equal(cli_artifact_write(t->fd, "../x", "bad", 3), -EINVAL);
-	assert_int_equal(cli_artifact_write(t->fd, "/tmp/airlock-cli-abs", "bad", 3), -EINVAL);
-	assert_int_equal(cli_artifact_write(t->fd, "a/../../b", "bad", 3), -EINVAL);
+	assert_int_equal(cli_artifact_write(t->fd, "../x", "bad", 3, false), -EINVAL);
+	assert_int_equal(cli_artifact_write(t->fd, "/tmp/airlock-cli-abs", "bad", 3, false),
+			 -EINVAL);
+	assert_int_equal(cli_artifact_write(t->fd, "a/../../b", "bad", 3, false), -EINVAL);
 	assert_int_equal(access("/tmp/airlock-cli-abs", F_OK), -1);
 	snprintf(outside, sizeof(outside), "%s/../x", t->path);
 	assert_int_equal(access(outside, F_OK), -1);
@@ -212,15 +228,15 @@ test_artifact_write_refuses_symlinks(void **state)
 	assert_int_equal(mkdir(target, 0755), 0);
 	snprintf(link, sizeof(link), "%s/link", t->path);
 	assert_int_equal(symlink(target, link), 0);
-	assert_int_equal(cli_artifact_write(t->fd, "link/evil", "bad", 3), -ELOOP);
+	assert_int_equal(cli_artifact_write(t->fd, "link/evil", "bad", 3, false), -ELOOP);
 	snprintf(victim, sizeof(victim), "%s/evil", target);
 	assert_int_equal(access(victim, F_OK), -1);
 	/* Also below a real directory, and as the last component. */
 	assert_int_equal(mkdirat(t->fd, "real", 0755), 0);
 	assert_int_equal(symlinkat(target, t->fd, "real/link"), 0);
-	assert_int_equal(cli_artifact_write(t->fd, "real/link/evil", "bad", 3), -ELOOP);
+	assert_int_equal(cli_artifact_write(t->fd, "real/link/evil", "bad", 3, false), -ELOOP);
 	assert_int_equal(symlinkat(victim, t->fd, "file-link"), 0);
-	assert_int_not_equal(cli_artifact_write(t->fd, "file-link", "bad", 3), 0);
+	assert_int_not_equal(cli_artifact_write(t->fd, "file-link", "bad", 3, false), 0);
 	assert_int_equal(access(victim, F_OK), -1);
 	rmdir(target);
 }
