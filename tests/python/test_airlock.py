@@ -87,7 +87,13 @@ def setUpModule() -> None:
     with open(config, "w") as f:
         # Room for the sessions of a failing test that were not closed.
         f.write(f"[sandbox]\nuid_base = {UID_BASE}\n[sessions]\nmax_per_uid = 16\n")
-    log = open(os.path.join(_dir, "airlockd.log"), "wb")
+    _start_daemon(binary, config)
+
+
+def _start_daemon(binary: str, config: str) -> None:
+    """Start airlockd on SOCKET and wait until it answers."""
+    global _daemon
+    log = open(os.path.join(_dir, "airlockd.log"), "ab")
     _daemon = subprocess.Popen(
         [binary, "--foreground", "--debug", "--user", "nobody", "--socket", SOCKET, "--config", config],
         stdout=log,
@@ -767,16 +773,71 @@ class StreamTest(unittest.TestCase):
 
 class LimitsTest(unittest.TestCase):
     def test_defaults_and_mapping(self) -> None:
+        # Unset limits are the daemon's defaults: nothing is sent for them.
         l = SandboxLimits()
-        self.assertEqual((l.wall_seconds, l.cpu_seconds, l.memory_bytes), (10.0, 5, 256 * 2**20))
+        self.assertEqual((l.wall_seconds, l.cpu_seconds, l.memory_bytes), (None, None, None))
         self.assertIsNone(l.processes)
-        self.assertEqual(l.daemon_limits(), {0: 10000, 1: 5000, 2: 256 * 2**20})
+        self.assertEqual(l.daemon_limits(), {})
         l = SandboxLimits(wall_seconds=0.0001, processes=3, max_output_bytes=7, max_artifact_bytes=8, max_artifacts=9)
-        self.assertEqual(l.daemon_limits(), {0: 1, 1: 5000, 2: 256 * 2**20, 3: 3, 6: 7, 10: 8, 9: 9})
+        self.assertEqual(l.daemon_limits(), {0: 1, 3: 3, 6: 7, 10: 8, 9: 9})
+        # Every daemon limit can be set.
+        l = SandboxLimits(open_files=20, file_size_bytes=1 << 20, workspace_bytes=8 << 20, tmp_bytes=4 << 20)
+        self.assertEqual(l.daemon_limits(), {4: 20, 5: 1 << 20, 7: 8 << 20, 8: 4 << 20})
         self.assertEqual(SandboxLimits(wall_seconds=None, cpu_seconds=None, memory_bytes=None).daemon_limits(), {})
         self.assertEqual(l.replace(processes=4).processes, 4)
         with self.assertRaises(AttributeError):
             l.processes = 5
+
+
+class DaemonDefaultsTest(unittest.TestCase):
+    """Issue 16: limits left unset are the daemon's, every limit is settable,
+    many input files, consistent exceptions, async reconnect."""
+
+    def setUp(self) -> None:
+        self.sandbox = AirlockSandbox(SOCKET)
+        self.addCleanup(self.sandbox.close)
+
+    def test_unset_limits_are_the_daemons(self) -> None:
+        info = self.sandbox.info()
+        code = "import resource; print(resource.getrlimit(resource.RLIMIT_NOFILE)[0], resource.getrlimit(resource.RLIMIT_FSIZE)[0])"
+        out = self.sandbox.run_sync(code).stdout.split()
+        self.assertEqual(int(out[0]), info["limits"]["open_files"]["default"])
+        out = self.sandbox.run_sync(code, limits=SandboxLimits(open_files=17, file_size_bytes=1 << 20)).stdout.split()
+        self.assertEqual(out, ["17", str(1 << 20)])
+        # A wall limit below the daemon's default, and the workspace size.
+        r = self.sandbox.run_sync(
+            "import os; s = os.statvfs('.'); print(s.f_blocks * s.f_frsize)",
+            limits=SandboxLimits(workspace_bytes=4 << 20, tmp_bytes=2 << 20),
+        )
+        self.assertEqual(int(r.stdout), 4 << 20)
+
+    def test_many_input_files(self) -> None:
+        files = {f"in/f{i:03}.txt": str(i) for i in range(150)}
+        code = "import os\nprint(sum(int(open('in/' + n).read()) for n in os.listdir('in')))\nopen('out.txt', 'w').write('x')"
+        r = self.sandbox.run_sync(code, files=files)
+        self.assertEqual(r.stdout, f"{sum(range(150))}\n")
+        self.assertEqual([a.name for a in r.artifacts], ["out.txt"])
+        r = asyncio.run(self.sandbox.run(code, files=files))
+        self.assertEqual(r.stdout, f"{sum(range(150))}\n")
+        self.assertEqual([a.name for a in r.artifacts], ["out.txt"])
+        self.assertEqual(self.sandbox.list_sessions(), [])  # the temporary sessions are closed
+
+    def test_bad_file_names_are_value_errors(self) -> None:
+        for bad in ("../x", "a/../../x", "/etc/x", "a//b", "./x", ""):
+            with self.assertRaises(ValueError, msg=bad):
+                self.sandbox.run_sync("1", files={bad: "x"})
+
+    def test_async_reconnect_after_restart(self) -> None:
+        loop = asyncio.new_event_loop()
+        self.addCleanup(loop.close)
+        self.assertEqual(loop.run_until_complete(self.sandbox.run("print(1)")).stdout, "1\n")
+        # The daemon restarts while the loop is idle: the loop has not seen the hang-up.
+        binary = os.environ.get("AIRLOCKD") or shutil.which("airlockd")
+        _daemon.send_signal(signal.SIGTERM)
+        _daemon.wait(10)
+        _start_daemon(binary, os.path.join(_dir, "airlockd.conf"))
+        self.assertEqual(loop.run_until_complete(self.sandbox.run("print(2)")).stdout, "2\n")
+        self.assertEqual(self.sandbox.run_sync("print(3)").stdout, "3\n")
 
 
 class ToolTest(unittest.TestCase):

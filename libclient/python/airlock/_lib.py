@@ -42,6 +42,10 @@ LIMIT_TMP_BYTES = 8
 LIMIT_ARTIFACTS = 9
 LIMIT_ARTIFACT_BYTES = 10
 
+# Input files one run request carries (the protocol's bound); more go
+# through a temporary session.
+FILES_MAX = 64
+
 # enum airlock_stream (airlock.h, since 0.3); values are stable.
 STREAM_STDOUT = 1
 STREAM_STDERR = 2
@@ -162,6 +166,8 @@ _OPTIONAL = {
     "airlock_event_data": (_int, [_p, _pp, ctypes.POINTER(_size)]),
     # 0.4
     "airlock_info_resource_control": (_str, [_p]),
+    "airlock_conn_check": (_int, [_p]),
+    "airlock_library_version": (_str, []),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

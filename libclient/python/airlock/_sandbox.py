@@ -104,8 +104,19 @@ class _Request:
                 raise TypeError(f"files must be a mapping of name to bytes, not {type(files).__name__}")
             for name, content in files.items():
                 bname = _c_string("a file name", name)
-                if not bname or bname.startswith(b"/") or len(bname) > 255:
-                    raise ValueError(f"file name {name!r} must be relative, non-empty, at most 255 bytes")
+                parts = bname.split(b"/")
+                if (
+                    not bname
+                    or bname.startswith(b"/")
+                    or len(bname) > 255
+                    or any(part in (b"", b".", b"..") for part in parts)
+                ):
+                    # The daemon would refuse these too; refused here alike,
+                    # whatever the reason, before anything is sent.
+                    raise ValueError(
+                        f"file name {name!r} must be a relative path of at most 255 bytes "
+                        "without empty, '.' or '..' components"
+                    )
                 self.files.append((bname, _to_bytes(f"files[{name!r}]", content)))
 
         self.env: List[Tuple[bytes, bytes]] = []
@@ -286,6 +297,8 @@ class _Conn:
         """Whether an idle connection is still usable (reads a pending hang-up without blocking)."""
         if self.ptr is None:
             return False
+        if hasattr(self.lib, "airlock_conn_check"):  # libairlock 0.4
+            return self.lib.airlock_conn_check(self.ptr) == 0
         p = select.poll()
         p.register(self.fd(), select.POLLIN)
         if p.poll(0):
@@ -339,8 +352,14 @@ class _Channel:
         self.sinks: Dict[int, _Sink] = {}  # streamed runs: request id -> chunks not yet handed out
 
     async def ensure(self) -> _Conn:
-        """The open connection, connecting first (in a worker thread) when there is none."""
+        """The open connection, connecting first (in a worker thread) when there is none.
+
+        An idle connection the daemon has closed (it restarted) is dropped
+        and replaced, even before the loop has seen the hang-up.
+        """
         async with self.connecting:
+            if self.conn is not None and not self.conn.alive():
+                self.broken(SandboxUnavailableError("unreachable", "connection to airlockd lost"))
             if self.conn is None:
                 conn = await self.loop.run_in_executor(None, self.sandbox._connect)
                 self.conn = conn
@@ -360,10 +379,20 @@ class _Channel:
         all before the result is returned (the request must ask for stream
         events). If it raises, the run is cancelled and the exception propagates.
         """
+        resent = False
         while True:
             conn = await self.ensure()
             generation = self.finished
-            rid = self.submit(conn, request)
+            try:
+                rid = self.submit(conn, request)
+            except SandboxUnavailableError as e:
+                # The connection broke under the submit (the daemon restarted
+                # since the check): the run was not sent, so sending it once
+                # on a new connection cannot run the code twice.
+                if e.code != "unreachable" or resent:
+                    raise
+                resent = True
+                continue
             future = self.loop.create_future()
             self.pending[rid] = future
             sink = None
@@ -543,7 +572,7 @@ class AirlockSandbox:
     socket: the daemon's socket path; None means $AIRLOCK_SOCKET if set, else
         /run/airlock/airlock.sock.
     limits: the SandboxLimits of every run that does not pass its own; None
-        means SandboxLimits() (10 s wall, 5 s CPU, 256 MiB).
+        means SandboxLimits(): every limit is the daemon's default.
     library: the path of libairlock.so; None means $AIRLOCK_LIBRARY, else the
         installed libairlock.so.0.
 
@@ -657,8 +686,22 @@ class AirlockSandbox:
         if on_output is not None:
             _require_sessions(self._lib, "on_output")
             request.stream = True
+        if len(request.files) > _lib.FILES_MAX and request.session is None:
+            return await self._run_many_files(request, on_output)
         channel = self._channel(asyncio.get_running_loop())
         return await channel.run(request, on_output)
+
+    async def _run_many_files(self, request: _Request, on_output: Optional[OutputCallback]) -> SandboxResult:
+        """A run with more input files than one request carries: the files are
+        written into a temporary session, the run runs there, the session is
+        closed. The artifacts are the same: files the run created or changed."""
+        _require_sessions(self._lib, "more than 64 files")
+        async with self.session(workspace_bytes=request.limits.get(_lib.LIMIT_WORKSPACE_BYTES)) as s:
+            for name, content in request.files:
+                await s.write_file(name.decode("utf-8", "surrogateescape"), content)
+            request.files = []
+            request.session = s.id.encode()
+            return await self._run_async(request, on_output)
 
     def run_sync(
         self,
@@ -688,6 +731,14 @@ class AirlockSandbox:
         _check_on_output(on_output)
         if on_output is not None:
             _require_sessions(self._lib, "on_output")
+        if len(request.files) > _lib.FILES_MAX and request.session is None:
+            _require_sessions(self._lib, "more than 64 files")
+            with self.session_sync(workspace_bytes=request.limits.get(_lib.LIMIT_WORKSPACE_BYTES)) as s:
+                for name, content in request.files:
+                    s.write_file(name.decode("utf-8", "surrogateescape"), content)
+                request.files = []
+                request.session = s.id.encode()
+                return self._run_blocking(request, on_output)
         conn = self._take_idle()
         if conn is None:
             conn = self._connect()

@@ -37,6 +37,10 @@ _LIMIT_FIELDS: Dict[str, Tuple[int, int]] = {
     "max_output_bytes": (_lib.LIMIT_OUTPUT_BYTES, 1),
     "max_artifact_bytes": (_lib.LIMIT_ARTIFACT_BYTES, 1),
     "max_artifacts": (_lib.LIMIT_ARTIFACTS, 1),
+    "open_files": (_lib.LIMIT_OPEN_FILES, 1),
+    "file_size_bytes": (_lib.LIMIT_FILE_SIZE_BYTES, 1),
+    "workspace_bytes": (_lib.LIMIT_WORKSPACE_BYTES, 1),
+    "tmp_bytes": (_lib.LIMIT_TMP_BYTES, 1),
 }
 
 _UNSET = object()
@@ -70,6 +74,13 @@ class SandboxLimits:
     max_artifact_bytes: bytes kept per artifact; a larger file comes back cut,
         with truncated set.
     max_artifacts: how many artifacts come back.
+    open_files: file descriptors the code may have open at once.
+    file_size_bytes: the largest file the code may write.
+    workspace_bytes: the size of the workspace (the working directory).
+    tmp_bytes: the size of the private /tmp.
+
+    SandboxLimits() sets nothing: every limit is the daemon's default, as its
+    administrator configured it (`sandbox.info()["limits"]` shows them).
 
     Every value must be positive: the daemon reads 0 as "its default", so 0
     cannot mean "none". A value above the daemon's ceiling makes the run fail
@@ -85,17 +96,25 @@ class SandboxLimits:
     max_output_bytes: Optional[int]
     max_artifact_bytes: Optional[int]
     max_artifacts: Optional[int]
+    open_files: Optional[int]
+    file_size_bytes: Optional[int]
+    workspace_bytes: Optional[int]
+    tmp_bytes: Optional[int]
 
     def __init__(
         self,
-        wall_seconds: Optional[Number] = 10.0,
-        cpu_seconds: Optional[Number] = 5,
-        memory_bytes: Optional[int] = 256 * 1024 * 1024,
+        wall_seconds: Optional[Number] = None,
+        cpu_seconds: Optional[Number] = None,
+        memory_bytes: Optional[int] = None,
         processes: Optional[int] = None,
         max_output_bytes: Optional[int] = None,
         max_artifact_bytes: Optional[int] = None,
         max_artifacts: Optional[int] = None,
         *,
+        open_files: Optional[int] = None,
+        file_size_bytes: Optional[int] = None,
+        workspace_bytes: Optional[int] = None,
+        tmp_bytes: Optional[int] = None,
         max_output_chars: Optional[int] = _UNSET,  # type: ignore[assignment]
     ) -> None:
         if max_output_chars is not _UNSET:
@@ -110,6 +129,10 @@ class SandboxLimits:
             "max_output_bytes": _check_limit("max_output_bytes", max_output_bytes, True),
             "max_artifact_bytes": _check_limit("max_artifact_bytes", max_artifact_bytes, True),
             "max_artifacts": _check_limit("max_artifacts", max_artifacts, True),
+            "open_files": _check_limit("open_files", open_files, True),
+            "file_size_bytes": _check_limit("file_size_bytes", file_size_bytes, True),
+            "workspace_bytes": _check_limit("workspace_bytes", workspace_bytes, True),
+            "tmp_bytes": _check_limit("tmp_bytes", tmp_bytes, True),
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
