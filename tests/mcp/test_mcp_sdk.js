@@ -47,8 +47,13 @@ const socket = path.join(dir, 'airlock.sock');
 fs.writeFileSync(path.join(dir, 'airlockd.conf'),
 	`[daemon]\nmax_runs = 8\n[sandbox]\nuid_base = ${UID_BASE}\nuid_count = 512\n`);
 const daemonLog = fs.openSync(path.join(dir, 'airlockd.log'), 'w');
-const daemon = spawn(AIRLOCKD, ['--foreground', '--user', 'nobody', '--socket', socket,
-	'--config', path.join(dir, 'airlockd.conf')], { stdio: ['ignore', daemonLog, daemonLog] });
+// The daemon dies with this test, even when it is killed (issue 13, finding
+// 8): setpriv sets PR_SET_PDEATHSIG and execs airlockd in the same process
+// (node cannot run code between fork and exec). It fires when the thread
+// that forked ends: libuv spawns from the main thread.
+const daemon = spawn('setpriv', ['--pdeathsig', 'KILL', AIRLOCKD, '--foreground', '--user',
+	'nobody', '--socket', socket, '--config', path.join(dir, 'airlockd.conf')],
+	{ stdio: ['ignore', daemonLog, daemonLog] });
 
 function cli(...args) {
 	return spawnSync(CLI, ['--socket', socket, ...args], { encoding: 'utf8' });
