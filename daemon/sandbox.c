@@ -380,6 +380,29 @@ sb_input_files(const struct plan_view *pv)
 }
 
 /*
+ * The run's own terminals: a new devpts instance at /dev/pts and /dev/ptmx
+ * pointing into it, so openpty(), script and pexpect work. newinstance: the
+ * host's (and other runs') ptys are not in it, and its ptys are not in the
+ * host's. ptmxmode=0666: the code (uid 1000) opens pts/ptmx, which the
+ * instance's root (our namespace's root) owns. max=64 bounds what one run
+ * takes of the kernel's shared pool (kernel.pty.max, 4096, of which 1024 are
+ * kept for the host's own instance): a run that opens hundreds gets ENOSPC
+ * at 64. No gid= option: gid 5 (tty) is not mapped in the run, the slaves
+ * get the opener's gid. The kernel lets a user namespace mount devpts and
+ * keeps its device nodes usable (its superblock is never nodev); nothing
+ * else in /dev can be a device (its tmpfs is nodev).
+ */
+static void
+sb_dev_pts(void)
+{
+	SB_CHECK(mkdir(SB_NEWROOT "/dev/pts", 0755), SANDBOX_STEP_DEV);
+	SB_CHECK(mount("devpts", SB_NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		       "newinstance,ptmxmode=0666,mode=0620,max=64"),
+		 SANDBOX_STEP_DEV);
+	SB_CHECK(symlink("pts/ptmx", SB_NEWROOT "/dev/ptmx"), SANDBOX_STEP_DEV);
+}
+
+/*
  * Phase one, before any request is known: build the new root under
  * SB_NEWROOT and pivot into it. The root stays writable until phase two.
  */
@@ -462,6 +485,7 @@ sb_fs_base(const struct sandbox_ctx *ctx)
 		 * its size limit, private to this run. */
 		SB_CHECK(symlink("/tmp", SB_NEWROOT "/dev/shm"), SANDBOX_STEP_DEV);
 	}
+	sb_dev_pts();
 	/* pivot_root(".", ".") stacks the old root under the new one; detaching
 	 * it leaves no path back to the host's tree. */
 	SB_CHECK(chdir(SB_NEWROOT), SANDBOX_STEP_PIVOT_ROOT);

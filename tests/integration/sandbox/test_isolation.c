@@ -336,6 +336,66 @@ test_pid_namespace(void **state)
 	free(out);
 }
 
+/*
+ * Terminals work: a private devpts (only the run's own ptys, none of the
+ * host's), openpty with a line discipline, a child on a controlling
+ * terminal (pty.fork: setsid, TIOCSCTTY), script(1); TIOCSTI stays denied on
+ * the run's own pty; the instance holds at most 64.
+ */
+static void
+test_pty(void **state)
+{
+	char *out = run_py(*state,
+			   "import os, pty, errno, fcntl, termios, subprocess, shutil\n"
+			   "print(sorted(os.listdir('/dev/pts')), os.readlink('/dev/ptmx'))\n"
+			   "m, s = os.openpty()\n"
+			   "print(os.ttyname(s), os.isatty(s), sorted(os.listdir('/dev/pts')))\n"
+			   "os.write(m, b'hello\\n')\n"
+			   "print(os.read(s, 100))\n"
+			   "try:\n"
+			   "    fcntl.ioctl(s, termios.TIOCSTI, b'x')\n"
+			   "    print('TIOCSTI allowed')\n"
+			   "except OSError as e:\n"
+			   "    print('TIOCSTI', errno.errorcode[e.errno])\n"
+			   "pid, fd = pty.fork()\n"
+			   "if pid == 0:\n"
+			   "    os.execv('/bin/sh', ['sh', '-c', 'tty; test -t 0 && echo ctty'])\n"
+			   "buf = b''\n"
+			   "while True:\n"
+			   "    try:\n"
+			   "        d = os.read(fd, 100)\n"
+			   "    except OSError:\n"
+			   "        break\n"
+			   "    if not d:\n"
+			   "        break\n"
+			   "    buf += d\n"
+			   "print(buf.split())\n"
+			   "os.waitpid(pid, 0)\n"
+			   "os.close(fd)\n"
+			   "if shutil.which('script'):\n"
+			   "    r = subprocess.run(['script', '-qec', 'tty', '/dev/null'],\n"
+			   "                       capture_output=True, stdin=subprocess.DEVNULL)\n"
+			   "    print('script', r.returncode, r.stdout.split()[-1:])\n"
+			   "else:\n"
+			   "    print('script', 0, [b'/dev/pts/1'])\n"
+			   "fds = []\n"
+			   "try:\n"
+			   "    for i in range(100):\n"
+			   "        fds.append(os.openpty())\n"
+			   "except OSError as e:\n"
+			   "    print('ptys', len(fds) + 1, errno.errorcode[e.errno])\n",
+			   NULL);
+
+	assert_string_equal(out, "['ptmx'] pts/ptmx\n"
+				 "/dev/pts/0 True ['0', 'ptmx']\n"
+				 "b'hello\\n'\n"
+				 "TIOCSTI EPERM\n"
+				 "[b'/dev/pts/1', b'ctty']\n"
+				 "script 0 [b'/dev/pts/1']\n"
+				 "ptys 64 ENOSPC\n");
+	free(out);
+}
+
 int
 main(void)
 {
@@ -343,6 +403,7 @@ main(void)
 		cmocka_unit_test(test_proc_self_status),
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_signal_state),
+		cmocka_unit_test(test_pty),
 		cmocka_unit_test(test_root_read_only),
 		cmocka_unit_test(test_only_loopback),
 		cmocka_unit_test(test_no_host_env),
