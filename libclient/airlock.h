@@ -738,8 +738,9 @@ int airlock_event_data(const struct airlock_event *ev, const void **ret_data, si
 const char *airlock_library_version(void);
 
 /*
- * Like airlock_connect_error(), but the connect and the hello handshake give
- * up after timeout_ms milliseconds (-ETIMEDOUT), and the connection starts
+ * Like airlock_connect_error(), but the hello handshake gives up after
+ * timeout_ms milliseconds (-ETIMEDOUT; connect(2) itself is not bounded: it
+ * waits only while the daemon's listen backlog is full), and the connection starts
  * with that timeout for its blocking calls (airlock_conn_set_timeout()).
  * timeout_ms 0: no timeout, exactly airlock_connect_error(). Since 0.4.
  */
