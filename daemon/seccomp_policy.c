@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <linux/netlink.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -117,6 +118,17 @@ static const uint64_t seccomp_policy_clone_ns[] = {
  */
 static const uint64_t seccomp_policy_families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 
+/*
+ * The protocols of AF_INET and AF_INET6 sockets the code may name, sorted:
+ * the default for the type (0), ICMP and ICMPv6 (unprivileged ping sockets),
+ * TCP and UDP. Any other makes the kernel load the protocol's module on
+ * demand (net-pf-N-proto-M: SCTP, DCCP, L2TP had unprivileged exploits that
+ * way) or reach code no run needs; it gets EPROTONOSUPPORT, what a kernel
+ * without it says (MPTCP users fall back to TCP on it).
+ */
+static const uint64_t seccomp_policy_inet_protocols[] = {0, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP,
+							 IPPROTO_ICMPV6};
+
 /* Add one rule by syscall name; -ENOSYS when libseccomp does not know the name. */
 static int
 seccomp_policy_add(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned nargs,
@@ -165,42 +177,54 @@ seccomp_policy_add_personality(scmp_filter_ctx ctx)
 }
 
 /*
- * Deny argument 0 of call (the family of socket() and socketpair()) for every
- * value not in seccomp_policy_families, with EAFNOSUPPORT. Rules are ORed
- * and take one comparison per argument, so the complement is written as
- * aligned blocks [lo, lo + 2^k) below the largest allowed family (one
- * MASKED_EQ each) and "GT largest" above it. All 64 bits are compared: the
- * kernel truncates the family to an int, so a value with upper bits set is
- * denied even when its low half is allowed; that fails safe.
+ * Deny `call` with err when argument `idx` is outside the sorted list
+ * allowed[n] (and, with `also`, only when that comparison holds too). Rules
+ * are ORed and libseccomp takes one comparison per argument in a rule, so
+ * the gaps between allowed values are covered by aligned power-of-two blocks
+ * (a masked compare each) and the rest by one "greater than the last".
  */
 static int
-seccomp_policy_add_families(scmp_filter_ctx ctx, const char *call)
+seccomp_policy_deny_outside(scmp_filter_ctx ctx, int err, const char *call, unsigned idx,
+			    const uint64_t *allowed, size_t n, const struct scmp_arg_cmp *also)
 {
-	const size_t n = sizeof(seccomp_policy_families) / sizeof(seccomp_policy_families[0]);
+	struct scmp_arg_cmp args[2];
 	uint64_t lo = 0;
-	struct scmp_arg_cmp arg;
 	size_t i;
 	int r;
 
+	if (also != NULL)
+		args[1] = *also;
 	for (i = 0; i <= n; i++) {
-		uint64_t hi = i < n ? seccomp_policy_families[i] : lo; /* exclusive */
+		uint64_t hi = i < n ? allowed[i] : lo; /* exclusive */
 
 		while (lo < hi) {
 			uint64_t size = 1;
 
 			while (lo % (size * 2) == 0 && lo + size * 2 <= hi)
 				size *= 2;
-			arg = SCMP_A0(SCMP_CMP_MASKED_EQ, ~(size - 1), lo);
-			r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), call, 1, &arg);
+			args[0] = (struct scmp_arg_cmp){.arg = idx,
+							.op = SCMP_CMP_MASKED_EQ,
+							.datum_a = ~(size - 1),
+							.datum_b = lo};
+			r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(err), call, also ? 2 : 1, args);
 			if (r < 0)
 				return r;
 			lo += size;
 		}
 		if (i < n)
-			lo = seccomp_policy_families[i] + 1;
+			lo = allowed[i] + 1;
 	}
-	arg = SCMP_A0(SCMP_CMP_GT, seccomp_policy_families[n - 1]);
-	return seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), call, 1, &arg);
+	args[0] = (struct scmp_arg_cmp){.arg = idx, .op = SCMP_CMP_GT, .datum_a = allowed[n - 1]};
+	return seccomp_policy_add(ctx, SCMP_ACT_ERRNO(err), call, also ? 2 : 1, args);
+}
+
+/* socket() and socketpair() of a family not in seccomp_policy_families. */
+static int
+seccomp_policy_add_families(scmp_filter_ctx ctx, const char *call)
+{
+	return seccomp_policy_deny_outside(
+		ctx, EAFNOSUPPORT, call, 0, seccomp_policy_families,
+		sizeof(seccomp_policy_families) / sizeof(seccomp_policy_families[0]), NULL);
 }
 
 /*
@@ -218,7 +242,8 @@ static int
 seccomp_policy_add_sockets(scmp_filter_ctx ctx)
 {
 	static const char *const calls[] = {"socket", "socketpair"};
-	size_t i;
+	static const uint64_t inet[2] = {AF_INET, AF_INET6};
+	size_t i, f;
 	int r;
 
 	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
@@ -233,6 +258,17 @@ seccomp_policy_add_sockets(scmp_filter_ctx ctx)
 		r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), calls[i], 2, args);
 		if (r < 0)
 			return r;
+		for (f = 0; f < 2; f++) {
+			struct scmp_arg_cmp fam = SCMP_A0(SCMP_CMP_EQ, inet[f]);
+
+			r = seccomp_policy_deny_outside(
+				ctx, EPROTONOSUPPORT, calls[i], 2, seccomp_policy_inet_protocols,
+				sizeof(seccomp_policy_inet_protocols) /
+					sizeof(seccomp_policy_inet_protocols[0]),
+				&fam);
+			if (r < 0)
+				return r;
+		}
 	}
 	return 0;
 }

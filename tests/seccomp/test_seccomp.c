@@ -9,9 +9,11 @@
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -585,6 +587,57 @@ test_sandbox_socket_families(void **state)
 	assert_int_equal(run_probe(prog, probe_socket_negative), EAFNOSUPPORT);
 }
 
+/* The protocol an inet probe names; the family and type it tries. */
+static int socket_protocol;
+static int socket_inet_family;
+
+/* The protocol with whichever type the kernel takes for it. */
+static int
+probe_socket_protocol(void)
+{
+	static const int types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW};
+	int r = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		r = probe_socket_raw(socket_inet_family, types[i], socket_protocol);
+		if (r != EPROTONOSUPPORT && r != ESOCKTNOSUPPORT && r != EPROTOTYPE)
+			return r;
+	}
+	return r;
+}
+
+/*
+ * AF_INET and AF_INET6 sockets: only the protocols TCP, UDP, ICMP(v6) and
+ * the type's default may be named; SCTP (132), DCCP (33), UDP-Lite (136),
+ * MPTCP (262) and everything else get EPROTONOSUPPORT (no module loaded on
+ * demand), while the allowed ones answer as they would without the filter.
+ */
+static void
+test_sandbox_inet_protocols(void **state)
+{
+	const struct sock_fprog *prog = *state;
+	static const int fams[2] = {AF_INET, AF_INET6};
+	size_t f;
+
+	for (f = 0; f < 2; f++) {
+		socket_inet_family = fams[f];
+		for (socket_protocol = 0; socket_protocol <= 300; socket_protocol++) {
+			int with = run_probe(prog, probe_socket_protocol);
+			bool allowed = socket_protocol == 0 || socket_protocol == IPPROTO_ICMP ||
+				       socket_protocol == IPPROTO_TCP ||
+				       socket_protocol == IPPROTO_UDP ||
+				       socket_protocol == IPPROTO_ICMPV6;
+
+			if (allowed)
+				assert_int_equal(with, run_probe(NULL, probe_socket_protocol));
+			else if (with != EPROTONOSUPPORT)
+				fail_msg("family %d protocol %d: %d, expected EPROTONOSUPPORT",
+					 socket_inet_family, socket_protocol, with);
+		}
+	}
+}
+
 /* socketpair(): the same list. */
 static void
 test_sandbox_socketpair(void **state)
@@ -677,6 +730,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sandbox_ioctl, setup_sandbox, teardown_prog),
 		cmocka_unit_test_setup_teardown(test_sandbox_x32, setup_sandbox, teardown_prog),
 		cmocka_unit_test_setup_teardown(test_sandbox_modify_ldt, setup_sandbox,
+						teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_inet_protocols, setup_sandbox,
 						teardown_prog),
 		cmocka_unit_test_setup_teardown(test_sandbox_socket_families, setup_sandbox,
 						teardown_prog),
