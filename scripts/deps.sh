@@ -20,8 +20,17 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
-# The official MCP TypeScript SDK client, pinned, for tests/mcp/test_mcp_sdk.js
-# (node and npm come from the machine, not from this list).
+# node (the sandbox's node runtime, the MCP SDK test) and npm: Debian's, on a
+# machine that has neither (a machine with another node, such as NodeSource's,
+# keeps it: Debian's npm package would conflict with it).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	echo "installing: nodejs npm"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+
+# The official MCP TypeScript SDK client, pinned, for tests/mcp/test_mcp_sdk.js.
 mcp_sdk=@modelcontextprotocol/sdk@1.32.2
 node_modules=${AIRLOCK_NODE_MODULES:-/usr/local/lib/airlock-tests/node_modules}
 if [ ! -f "$node_modules/@modelcontextprotocol/sdk/package.json" ] ||
@@ -31,6 +40,6 @@ if [ ! -f "$node_modules/@modelcontextprotocol/sdk/package.json" ] ||
 		npm install --prefix "$(dirname "$node_modules")" --no-audit --no-fund --save-exact \
 			"$mcp_sdk" >/dev/null
 	else
-		echo "npm not found: tests/mcp's SDK test will fail (install node and npm)" >&2
+		echo "npm not found: tests/mcp's SDK test will fail" >&2
 	fi
 fi
