@@ -756,21 +756,29 @@ cli_result_json(const struct airlock_result *res)
 	size_t olen, elen, i;
 	json_t *obj, *arts;
 	const char *error = airlock_result_error(res);
+	enum airlock_outcome outcome = airlock_result_outcome(res);
 
 	airlock_result_stdout(res, &out, &olen);
 	airlock_result_stderr(res, &err, &elen);
-	obj = json_pack("{s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:b, s:o}", "outcome",
-			airlock_outcome_name(airlock_result_outcome(res)), "exit_code",
-			airlock_result_exit_code(res), "signal", airlock_result_signal(res),
-			"wall_ms", (json_int_t)airlock_result_wall_ms(res), "cpu_ms",
-			(json_int_t)airlock_result_cpu_ms(res), "memory_peak_bytes",
-			(json_int_t)airlock_result_memory_peak_bytes(res), "queued_ms",
-			(json_int_t)airlock_result_queued_ms(res), "stdout_bytes",
-			(json_int_t)airlock_result_stdout_total(res), "stdout_truncated",
-			airlock_result_stdout_truncated(res), "stderr_bytes",
-			(json_int_t)airlock_result_stderr_total(res), "stderr_truncated",
-			airlock_result_stderr_truncated(res), "error",
-			error != NULL ? json_string(error) : json_null());
+	/* exit_code is null unless the code exited, signal unless a signal
+	 * ended it: a killed run has no exit code (0 would read as success). */
+	obj = json_pack(
+		"{s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:b, s:o}", "outcome",
+		airlock_outcome_name(outcome), "exit_code",
+		outcome == AIRLOCK_OUTCOME_EXITED ? json_integer(airlock_result_exit_code(res))
+						  : json_null(),
+		"signal",
+		outcome == AIRLOCK_OUTCOME_SIGNALED ? json_integer(airlock_result_signal(res))
+						    : json_null(),
+		"wall_ms", (json_int_t)airlock_result_wall_ms(res), "cpu_ms",
+		(json_int_t)airlock_result_cpu_ms(res), "memory_peak_bytes",
+		(json_int_t)airlock_result_memory_peak_bytes(res), "queued_ms",
+		(json_int_t)airlock_result_queued_ms(res), "stdout_bytes",
+		(json_int_t)airlock_result_stdout_total(res), "stdout_truncated",
+		airlock_result_stdout_truncated(res), "stderr_bytes",
+		(json_int_t)airlock_result_stderr_total(res), "stderr_truncated",
+		airlock_result_stderr_truncated(res), "error",
+		error != NULL ? json_string(error) : json_null());
 	arts = json_array();
 	if (obj == NULL || arts == NULL)
 		goto fail;

@@ -418,6 +418,9 @@ class McpTest(unittest.TestCase):
         text = text_of(result)
         self.assertIn("wall-clock limit of 1 s exceeded", text)
         self.assertIn("before", text)
+        # A killed run has no exit code.
+        self.assertEqual(result["structuredContent"]["outcome"], "wall_limit")
+        self.assertIsNone(result["structuredContent"]["exit_code"])
 
     def test_png_artifact(self) -> None:
         self.server.initialize()

@@ -223,6 +223,7 @@ class SandboxTest(unittest.TestCase):
         self.assertIsNotNone(cm.exception.result)
         self.assertEqual(cm.exception.result.stdout, "before\n")
         self.assertEqual(cm.exception.result.outcome, "wall_limit")
+        self.assertIsNone(cm.exception.result.exit_code)
         self.assertLess(cm.exception.result.duration, 10)
 
     def test_cpu_limit(self) -> None:

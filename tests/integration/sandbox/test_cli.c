@@ -253,6 +253,7 @@ test_json(void **state)
 	assert_non_null(obj);
 	assert_string_equal(json_string_value(json_object_get(obj, "outcome")), "exited");
 	assert_int_equal(json_integer_value(json_object_get(obj, "exit_code")), 3);
+	assert_true(json_is_null(json_object_get(obj, "signal")));
 	assert_string_equal(json_string_value(json_object_get(obj, "stdout")), "out\n");
 	assert_string_equal(json_string_value(json_object_get(obj, "stderr")), "err\n");
 	assert_int_equal(json_integer_value(json_object_get(obj, "stdout_bytes")), 4);
@@ -280,6 +281,9 @@ test_json_wall_limit(void **state)
 	assert_status(&r, 120);
 	assert_non_null(obj);
 	assert_string_equal(json_string_value(json_object_get(obj, "outcome")), "wall_limit");
+	/* A killed run has no exit code and no signal of its own. */
+	assert_true(json_is_null(json_object_get(obj, "exit_code")));
+	assert_true(json_is_null(json_object_get(obj, "signal")));
 	json_decref(obj);
 	cli_free(&r);
 }
