@@ -361,6 +361,8 @@ static const struct dec_field dec_result_fields[] = {
 	{"stderr_truncated", DEC_BOOL, DF_REQUIRED, U(proto_result, out[1].truncated), 0, 0, 0},
 	{"artifacts", DEC_ARTIFACTS, DF_REQUIRED, U(proto_result, artifacts),
 	 U(proto_result, nartifacts), PROTO_ARTIFACTS_MAX, 0},
+	{"artifacts_omitted", DEC_U64, 0, U(proto_result, artifacts_omitted), 0, 0, 0},
+	{"artifacts_omitted_bytes", DEC_U64, 0, U(proto_result, artifacts_omitted_bytes), 0, 0, 0},
 };
 
 static const struct dec_field dec_error_fields[] = {
@@ -1913,7 +1915,7 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		return -EINVAL;
 	oc = res->outcome;
 	enc_begin(&e, PROTO_RESULT, id,
-		  12 + (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
+		  14 + (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
 			oc == PROTO_OUTCOME_ERROR));
 	enc_rawstr(&e, "outcome", PROTO_STR_MAX);
 	enc_rawstr(&e, proto_outcome_name(oc), PROTO_NAME_MAX);
@@ -1937,6 +1939,8 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		enc_kv_bool(&e, keys[i][2], s->truncated);
 	}
 	enc_artifacts(&e, res->artifacts, res->nartifacts);
+	enc_kv_uint(&e, "artifacts_omitted", res->artifacts_omitted);
+	enc_kv_uint(&e, "artifacts_omitted_bytes", res->artifacts_omitted_bytes);
 	return enc_finish(&e, ret);
 }
 

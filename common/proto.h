@@ -315,6 +315,11 @@ struct proto_result {
 	struct proto_artifact *artifacts;
 	size_t nartifacts;
 	const char *error; /* outcome == ERROR: what failed, naming the step */
+	/* Files the code created or changed that are not in artifacts (past the
+	 * artifacts limit, or not copyable), and the sum of their sizes.
+	 * Optional on the wire (a daemon before 0.5 does not send them): 0. */
+	uint64_t artifacts_omitted;
+	uint64_t artifacts_omitted_bytes;
 };
 
 struct proto_err {

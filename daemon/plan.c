@@ -128,7 +128,15 @@ out:
 
 static const char *const plan_base_env[] = {
 	"PATH=/usr/local/bin:/usr/bin:/bin",
-	"HOME=" PLAN_WORKSPACE,
+	/* Home, caches and configuration outside the workspace: what tools
+	 * keep there (pip, matplotlib's font cache, .config) must not take the
+	 * artifact slots. The request's env may name others. */
+	"HOME=" PLAN_HOME,
+	"XDG_CACHE_HOME=" PLAN_HOME "/.cache",
+	"XDG_CONFIG_HOME=" PLAN_HOME "/.config",
+	"XDG_DATA_HOME=" PLAN_HOME "/.local/share",
+	"XDG_STATE_HOME=" PLAN_HOME "/.local/state",
+	"MPLCONFIGDIR=" PLAN_HOME "/.config/matplotlib",
 	"LANG=C.UTF-8",
 	"TMPDIR=/tmp",
 	"OPENBLAS_NUM_THREADS=1",

@@ -18,7 +18,7 @@
 
 #define PLAN_MAGIC 0x414c504cU /* "ALPL" */
 #define PLAN_ARGV_MAX (PROTO_ARGV_MAX + 24)
-#define PLAN_ENV_MAX (PROTO_ENV_MAX + 8)
+#define PLAN_ENV_MAX (PROTO_ENV_MAX + 16) /* the base environment, then the request's */
 #define PLAN_FILES_MAX PROTO_FILES_MAX
 #define PLAN_SIZE_MAX (1ULL << 30)
 
@@ -28,6 +28,9 @@
 /* Paths inside the sandbox. */
 #define PLAN_WORKSPACE "/workspace"
 #define PLAN_CODE_DIR "/run/airlock"
+/* The code's home, on the run's /tmp: caches and configuration that tools
+ * write there are never artifacts (docs/security.md). */
+#define PLAN_HOME "/tmp/home"
 #define PLAN_SANDBOX_UID 1000
 #define PLAN_SANDBOX_GID 1000
 

@@ -48,6 +48,9 @@ struct run_out {
 struct run_artifact {
 	char name[SUP_NAME_MAX + 1];
 	int fd;
+	uint64_t size;
+	struct timespec mtime;
+	bool hidden; /* a component of its path starts with '.' */
 };
 
 enum run_state {
@@ -82,8 +85,9 @@ struct run {
 	struct event *lifeline_ev;
 	struct event *backstop_ev;
 	struct run_out out[2];
-	struct run_artifact *arts; /* sorted by name, at most lim[ARTIFACTS] */
+	struct run_artifact *arts; /* best first (run_artifact_before), at most lim[ARTIFACTS] */
 	size_t narts;
+	uint64_t arts_omitted, arts_omitted_bytes; /* candidates left out, their sizes */
 	bool sup_exit, setup_failed, backstop_fired;
 	struct sup_msg exit_msg;
 	int fail_step, fail_err;
@@ -409,44 +413,105 @@ run_out_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* Keep a candidate artifact if it is among the first N by name. */
+/* Does a component of the path start with '.' (a dot-file, or in a
+ * dot-directory such as .cache)? */
+static bool
+run_name_hidden(const char *name)
+{
+	const char *p;
+
+	if (name[0] == '.')
+		return true;
+	for (p = name; (p = strchr(p, '/')) != NULL; p++)
+		if (p[1] == '.')
+			return true;
+	return false;
+}
+
+/*
+ * The order in which candidates get the artifacts limit's slots: files
+ * outside dot-directories and not dot-files first (caches and tool state are
+ * what code writes without meaning to return), then the most recently
+ * modified first (what the code wrote last is what it was making), then by
+ * name. docs/protocol.md states this rule.
+ */
+static bool
+run_artifact_before(const struct run_artifact *a, const struct run_artifact *b)
+{
+	if (a->hidden != b->hidden)
+		return !a->hidden;
+	if (a->mtime.tv_sec != b->mtime.tv_sec)
+		return a->mtime.tv_sec > b->mtime.tv_sec;
+	if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+		return a->mtime.tv_nsec > b->mtime.tv_nsec;
+	return strcmp(a->name, b->name) < 0;
+}
+
+/* One left out: counted, with its size, for the result. */
+static void
+run_omit_artifact(struct run *r, uint64_t size)
+{
+	r->arts_omitted++;
+	r->arts_omitted_bytes += size;
+}
+
+/* Keep a candidate artifact if it is among the first N by
+ * run_artifact_before; count what is left out. */
 static void
 run_add_artifact(struct run *r, const struct sup_msg *m, int fd)
 {
 	size_t max = (size_t)r->lim.v[PROTO_LIMIT_ARTIFACTS], pos;
+	struct run_artifact a;
 	struct stat st;
-	char name[SUP_NAME_MAX + 1];
 
 	/* The supervisor is inside the sandbox: check what it says. */
 	if (m->name_len == 0 || m->name_len > SUP_NAME_MAX || memchr(m->name, '\0', m->name_len)) {
 		close(fd);
 		return;
 	}
-	memcpy(name, m->name, m->name_len);
-	name[m->name_len] = '\0';
-	if (plan_name_valid(name) < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || max == 0) {
+	memset(&a, 0, sizeof(a));
+	memcpy(a.name, m->name, m->name_len);
+	a.name[m->name_len] = '\0';
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return;
 	}
+	if (plan_name_valid(a.name) < 0 || max == 0) {
+		run_omit_artifact(r, (uint64_t)st.st_size);
+		close(fd);
+		return;
+	}
+	a.fd = fd;
+	a.size = (uint64_t)st.st_size;
+	a.mtime = st.st_mtim;
+	a.hidden = run_name_hidden(a.name);
 	if (r->arts == NULL) {
 		r->arts = calloc(max, sizeof(*r->arts));
 		if (r->arts == NULL)
 			fatalx("out of memory");
 	}
-	for (pos = r->narts; pos > 0 && strcmp(r->arts[pos - 1].name, name) > 0; pos--)
+	for (pos = r->narts; pos > 0 && run_artifact_before(&a, &r->arts[pos - 1]); pos--)
 		;
 	if (pos == max) {
+		run_omit_artifact(r, a.size);
 		close(fd);
 		return;
 	}
 	if (r->narts == max) {
+		run_omit_artifact(r, r->arts[max - 1].size);
 		close(r->arts[max - 1].fd);
 		r->narts--;
 	}
 	memmove(&r->arts[pos + 1], &r->arts[pos], (r->narts - pos) * sizeof(*r->arts));
-	memcpy(r->arts[pos].name, name, m->name_len + 1);
-	r->arts[pos].fd = fd;
+	r->arts[pos] = a;
 	r->narts++;
+}
+
+static int
+run_artifact_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct run_artifact *)a)->name,
+		      ((const struct run_artifact *)b)->name);
 }
 
 /* Read what the supervisor sent, at most budget messages; close the
@@ -690,13 +755,17 @@ run_answer(struct run *r)
 		arts = calloc(r->narts, sizeof(*arts));
 		if (arts == NULL)
 			fatalx("out of memory");
+		/* Chosen best first; the result lists them by name. */
+		qsort(r->arts, r->narts, sizeof(*r->arts), run_artifact_name_cmp);
 		for (i = 0; i < r->narts; i++) {
 			uint64_t used;
 			int mfd;
 
 			if (run_artifact_blob(r->arts[i].fd, r->lim.v[PROTO_LIMIT_ARTIFACT_BYTES],
-					      left, &arts[res.nartifacts], &mfd) < 0)
+					      left, &arts[res.nartifacts], &mfd) < 0) {
+				run_omit_artifact(r, r->arts[i].size);
 				continue;
+			}
 			used = budget_fd_bytes(mfd);
 			left = used < left ? left - used : 0;
 			arts[res.nartifacts].name = r->arts[i].name;
@@ -704,6 +773,8 @@ run_answer(struct run *r)
 		}
 		res.artifacts = arts;
 	}
+	res.artifacts_omitted = r->arts_omitted;
+	res.artifacts_omitted_bytes = r->arts_omitted_bytes;
 	if (r->state != RUN_QUEUED)
 		res.queued_ms = run_ms_between(&r->t_request, &r->t_start);
 	else

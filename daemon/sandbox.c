@@ -328,7 +328,7 @@ sb_utoa(uint64_t v, char *end)
 /* ---- filesystem ---------------------------------------------------------- */
 
 static const char sb_passwd[] = "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-				"sandbox:x:1000:1000:sandbox:" PLAN_WORKSPACE ":/bin/sh\n"
+				"sandbox:x:1000:1000:sandbox:" PLAN_HOME ":/bin/sh\n"
 				"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
 static const char sb_group[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
 static const char sb_hosts[] = "127.0.0.1\tlocalhost\n::1\tlocalhost\n";
@@ -496,6 +496,18 @@ sb_fs_base(const struct sandbox_ctx *ctx)
 }
 
 /*
+ * The code's home (PLAN_HOME) on the run's fresh /tmp, owned by the code:
+ * HOME and the XDG directories point there, so caches are never artifacts,
+ * and it shares /tmp's size limit.
+ */
+static void
+sb_home(void)
+{
+	SB_CHECK(mkdir(PLAN_HOME, 0700), SANDBOX_STEP_TMP);
+	SB_CHECK(chown(PLAN_HOME, PLAN_SANDBOX_UID, PLAN_SANDBOX_GID), SANDBOX_STEP_TMP);
+}
+
+/*
  * Phase two, for one request, inside the new root: the sized /tmp, the
  * workspace (fresh, or a session's attached), the code and stdin files, the
  * input files; then the root and the code's directory become read-only.
@@ -507,6 +519,7 @@ sb_fs_run(const struct plan_view *pv, int ws_fd)
 	char path[256];
 
 	sb_tmpfs("/tmp", "1777", lim[PROTO_LIMIT_TMP_BYTES], 16384, false, SANDBOX_STEP_TMP);
+	sb_home();
 	if (ws_fd >= 0) {
 		/* A session's workspace: the keeper's tmpfs, cloned detached
 		 * (open_tree) for this run and attached here. */

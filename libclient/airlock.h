@@ -366,6 +366,16 @@ bool airlock_result_artifact_truncated(const struct airlock_result *res, size_t 
 int airlock_result_artifact_data(const struct airlock_result *res, size_t i, const void **ret_data,
 				 size_t *ret_len);
 
+/* How many files the code created or changed are not among the artifacts:
+ * past the artifacts limit (the daemon keeps, by a rule docs/protocol.md
+ * states, files outside dot-directories first, then the most recently
+ * modified), or not copyable. 0 also from a daemon that does not report it
+ * (before 0.5). Since AIRLOCK_0.5. */
+uint64_t airlock_result_artifacts_omitted(const struct airlock_result *res);
+
+/* The total size, in the workspace, of the files left out. Since AIRLOCK_0.5. */
+uint64_t airlock_result_artifacts_omitted_bytes(const struct airlock_result *res);
+
 /* ---- Names ---------------------------------------------------------- */
 
 /* The stable name of an outcome ("exited", "wall_limit", ...), or NULL for a

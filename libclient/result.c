@@ -56,6 +56,8 @@ struct airlock_result {
 	struct result_stream out[2];
 	struct result_artifact *artifacts;
 	size_t nartifacts;
+	uint64_t artifacts_omitted;
+	uint64_t artifacts_omitted_bytes;
 	char *error;
 };
 
@@ -154,6 +156,8 @@ result_from_proto(const struct proto_result *pr, struct airlock_result **ret)
 	res->cpu_ms = pr->cpu_ms;
 	res->memory_peak_bytes = pr->memory_peak_bytes;
 	res->queued_ms = pr->queued_ms;
+	res->artifacts_omitted = pr->artifacts_omitted;
+	res->artifacts_omitted_bytes = pr->artifacts_omitted_bytes;
 	for (i = 0; i < 2; i++) {
 		r = result_bytes_take(&pr->out[i].data, &res->out[i].data);
 		if (r < 0)
@@ -329,6 +333,19 @@ AIRLOCK_EXPORT size_t
 airlock_result_artifact_count(const struct airlock_result *res)
 {
 	return res != NULL ? res->nartifacts : 0;
+}
+
+/* Files left out of the artifacts, and their total size. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_artifacts_omitted(const struct airlock_result *res)
+{
+	return res != NULL ? res->artifacts_omitted : 0;
+}
+
+AIRLOCK_EXPORT uint64_t
+airlock_result_artifacts_omitted_bytes(const struct airlock_result *res)
+{
+	return res != NULL ? res->artifacts_omitted_bytes : 0;
 }
 
 /* Artifact i, or NULL. */

@@ -942,10 +942,16 @@ test_env_base(void **state)
 	(void)state;
 	assert_int_equal(setenv("AIRLOCK_LEAK", "1", 1), 0);
 	assert_int_equal(plan_env_build(&env, NULL, 0), 0);
-	assert_int_equal(env.envc, 6);
+	assert_int_equal(env.envc, 11);
 	assert_null(env.envp[env.envc]);
 	assert_env(&env, "PATH", "/usr/local/bin:/usr/bin:/bin");
-	assert_env(&env, "HOME", "/workspace");
+	/* Home and caches are outside the workspace: never artifacts. */
+	assert_env(&env, "HOME", "/tmp/home");
+	assert_env(&env, "XDG_CACHE_HOME", "/tmp/home/.cache");
+	assert_env(&env, "XDG_CONFIG_HOME", "/tmp/home/.config");
+	assert_env(&env, "XDG_DATA_HOME", "/tmp/home/.local/share");
+	assert_env(&env, "XDG_STATE_HOME", "/tmp/home/.local/state");
+	assert_env(&env, "MPLCONFIGDIR", "/tmp/home/.config/matplotlib");
 	assert_env(&env, "LANG", "C.UTF-8");
 	assert_env(&env, "TMPDIR", "/tmp");
 	assert_env(&env, "OPENBLAS_NUM_THREADS", "1");
@@ -970,7 +976,7 @@ test_env_request(void **state)
 	assert_int_equal(setenv("AIRLOCK_LEAK", "1", 1), 0);
 	assert_int_equal(plan_env_build(&env, req, sizeof(req) / sizeof(req[0])), 0);
 	/* 6 base + FOO, PATHX, PAT, EMPTY, EQ (PATH and the second FOO replace). */
-	assert_int_equal(env.envc, 11);
+	assert_int_equal(env.envc, 16);
 	assert_null(env.envp[env.envc]);
 	assert_env(&env, "PATH", "/opt/bin");
 	assert_env(&env, "FOO", "baz");
@@ -978,7 +984,7 @@ test_env_request(void **state)
 	assert_env(&env, "PAT", "p");
 	assert_env(&env, "EMPTY", "");
 	assert_env(&env, "EQ", "a=b");
-	assert_env(&env, "HOME", "/workspace");
+	assert_env(&env, "HOME", "/tmp/home");
 	assert_env(&env, "TMPDIR", "/tmp");
 	assert_env(&env, "OPENBLAS_NUM_THREADS", "1");
 	assert_int_equal(env_count(&env, "AIRLOCK_LEAK", &got), 0);
@@ -999,7 +1005,7 @@ test_env_request_overrides_home(void **state)
 
 	(void)state;
 	assert_int_equal(plan_env_build(&env, req, 1), 0);
-	assert_int_equal(env.envc, 6);
+	assert_int_equal(env.envc, 11);
 	assert_env(&env, "HOME", "/elsewhere");
 	plan_env_free(&env);
 }

@@ -476,7 +476,9 @@ test_roundtrip_result(void **state)
 				   .memory_peak_bytes = 1 << 20,
 				   .queued_ms = 1,
 				   .artifacts = arts,
-				   .nartifacts = 3};
+				   .nartifacts = 3,
+				   .artifacts_omitted = 7,
+				   .artifacts_omitted_bytes = 70};
 	struct proto_out o;
 	struct proto_msg m;
 
@@ -493,6 +495,8 @@ test_roundtrip_result(void **state)
 	assert_int_equal(m.u.result.cpu_ms, 7);
 	assert_int_equal(m.u.result.memory_peak_bytes, 1 << 20);
 	assert_int_equal(m.u.result.queued_ms, 1);
+	assert_int_equal(m.u.result.artifacts_omitted, 7);
+	assert_int_equal(m.u.result.artifacts_omitted_bytes, 70);
 	assert_int_equal(m.u.result.out[0].data.fd, -1);
 	assert_memory_equal(m.u.result.out[0].data.data, "hi\n", 3);
 	assert_int_equal(m.u.result.out[0].total, 3);

@@ -166,13 +166,22 @@ test_artifact_bytes_cap(void **state)
 	airlock_result_free(res);
 }
 
-/* artifacts = 3 returns the first three by name, whatever the order the
- * files were made or are listed in. */
+/*
+ * artifacts = 3 keeps three by the documented rule (docs/protocol.md): files
+ * outside dot-directories before dot-files and caches, then the most
+ * recently modified, then by name; the result lists them by name and says
+ * how many were left out and their total size.
+ */
 static void
 test_artifacts_count_cap(void **state)
 {
-	struct airlock_run_req *req = sbx_req("sh", "for f in e a d b c; do echo $f > $f; done\n"
-						    "mkdir 0dir; echo z > 0dir/z\n");
+	struct airlock_run_req *req =
+		sbx_req("sh", "for f in e a d b c; do echo $f > $f; done\n"
+			      "mkdir 0dir; echo z > 0dir/z\n"
+			      "mkdir -p .cache/x; echo cache > .cache/x/c; echo h > .hidden\n"
+			      "touch -d @1000 a; touch -d @2000 b; touch -d @3000 c\n"
+			      "touch -d @4000 d; touch -d @5000 e; touch -d @1500 0dir/z\n"
+			      "touch -d @9000 .hidden .cache/x/c\n");
 	struct airlock_result *res;
 
 	sbx_limit(req, AIRLOCK_LIMIT_ARTIFACTS, 3);
@@ -181,11 +190,58 @@ test_artifacts_count_cap(void **state)
 	if (airlock_result_artifact_count(res) != 3)
 		sbx_dump(res);
 	assert_int_equal(airlock_result_artifact_count(res), 3);
-	assert_string_equal(airlock_result_artifact_name(res, 0), "0dir/z");
-	assert_string_equal(airlock_result_artifact_name(res, 1), "a");
-	assert_string_equal(airlock_result_artifact_name(res, 2), "b");
-	assert_artifact(res, "a", "a\n");
-	assert_artifact(res, "b", "b\n");
+	assert_string_equal(airlock_result_artifact_name(res, 0), "c");
+	assert_string_equal(airlock_result_artifact_name(res, 1), "d");
+	assert_string_equal(airlock_result_artifact_name(res, 2), "e");
+	assert_artifact(res, "e", "e\n");
+	/* a, b, 0dir/z, .hidden, .cache/x/c: 2 + 2 + 2 + 2 + 6 bytes. */
+	assert_int_equal(airlock_result_artifacts_omitted(res), 5);
+	assert_int_equal(airlock_result_artifacts_omitted_bytes(res), 14);
+	airlock_result_free(res);
+}
+
+/* Thousands of files: the limit's worth come back, the rest are counted;
+ * none left out when all fit. */
+static void
+test_many_files_counted(void **state)
+{
+	struct airlock_run_req *req =
+		sbx_req("python", "for i in range(3000):\n"
+				  "    open('f%04d' % i, 'w').write('x' * 10)\n");
+	struct airlock_result *res;
+
+	sbx_limit(req, AIRLOCK_LIMIT_ARTIFACTS, 20);
+	res = sbx_run(*state, req);
+	sbx_assert_ok(res);
+	assert_int_equal(airlock_result_artifact_count(res), 20);
+	assert_int_equal(airlock_result_artifacts_omitted(res), 2980);
+	assert_int_equal(airlock_result_artifacts_omitted_bytes(res), 29800);
+	airlock_result_free(res);
+	res = sbx_run(*state, sbx_req("sh", "echo 1 > one\n"));
+	sbx_assert_ok(res);
+	assert_int_equal(airlock_result_artifact_count(res), 1);
+	assert_int_equal(airlock_result_artifacts_omitted(res), 0);
+	assert_int_equal(airlock_result_artifacts_omitted_bytes(res), 0);
+	airlock_result_free(res);
+}
+
+/* Caches and configuration go to HOME, outside the workspace: never
+ * artifacts. */
+static void
+test_home_not_artifact(void **state)
+{
+	struct airlock_result *res = sbx_run(
+		*state, sbx_req("sh", "mkdir -p ~/.cache $XDG_CACHE_HOME $XDG_CONFIG_HOME\n"
+				      "echo c > $XDG_CACHE_HOME/c; echo k > $XDG_CONFIG_HOME/k\n"
+				      "echo h > ~/h; echo out > out.txt; echo $HOME\n"));
+	char *out = sbx_stdout(res);
+
+	sbx_assert_ok(res);
+	assert_string_equal(out, "/tmp/home\n");
+	assert_int_equal(airlock_result_artifact_count(res), 1);
+	assert_artifact(res, "out.txt", "out\n");
+	assert_int_equal(airlock_result_artifacts_omitted(res), 0);
+	free(out);
 	airlock_result_free(res);
 }
 
@@ -304,6 +360,8 @@ main(void)
 		cmocka_unit_test(test_unreadable_file),
 		cmocka_unit_test(test_artifact_bytes_cap),
 		cmocka_unit_test(test_artifacts_count_cap),
+		cmocka_unit_test(test_many_files_counted),
+		cmocka_unit_test(test_home_not_artifact),
 		cmocka_unit_test(test_links_and_specials),
 		cmocka_unit_test(test_dotted_names_returned),
 		cmocka_unit_test(test_code_file_not_artifact),
