@@ -8,11 +8,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/sched.h>
 
 #include "fdpass.h"
@@ -77,6 +80,93 @@ spawner_clone(struct spawner *sp, uint64_t flags, int cgfd, bool *ret_into)
 		sp->cg.into = false;
 	}
 	return syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0, NULL, NULL, 0);
+}
+
+/*
+ * Act as the owner of the next user namespace: the slot's first host uid
+ * (issue 13, finding 4). The kernel charges a process's per-user counts
+ * (inotify instances and watches, POSIX message queue bytes, pending
+ * signals, fanotify groups, user namespaces) at every level of the user
+ * namespace tree: in the run's own namespace and, above it, to the
+ * namespace's owner in the host's. Created by root, every run's counts were
+ * root's: one run took all 128 inotify instances of host root. Owned by
+ * the slot's uid, each run has the host's per-user limits to itself, and
+ * host root and other runs are untouched.
+ *
+ * Only the effective uid changes (setresuid(-1, uid, -1)): the real and
+ * saved uids stay 0, so the permitted set (CAP_SETUID, CAP_SETGID) is kept
+ * and spawner_owner_end() can come back; the effective set, which the
+ * kernel clears on the change, is raised again from it. Writing the maps of
+ * a namespace we own needs CAP_SYS_ADMIN in it (which its owner has) and
+ * CAP_SETUID/CAP_SETGID in its parent, both judged on the opener's
+ * credentials: the maps are written in this state too, the way shadow's
+ * newuidmap does it. The filesystem uid stays 0 for the permission checks
+ * of cgroupfs (CLONE_INTO_CGROUP) and of the child's /proc files (the
+ * spawner is not dumpable, so they are root's). No other process can use
+ * the window: signals and ptrace need a match with the real or saved uid
+ * (0), and the spawner is single-threaded.
+ */
+static int
+spawner_owner_begin(struct spawner *sp, uint32_t uid)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+
+	/* A change of euid clears our parent-death signal (a test harness
+	 * sets one): kept here, set again by spawner_owner_end(). */
+	sp->pdeathsig = 0;
+	(void)prctl(PR_GET_PDEATHSIG, &sp->pdeathsig, 0, 0, 0);
+	sp->ppid = getppid();
+	if (setresuid((uid_t)-1, (uid_t)uid, (uid_t)-1) < 0)
+		return -errno;
+	(void)setfsuid(0);
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	d[0].effective = d[0].permitted;
+	d[1].effective = d[1].permitted;
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	if (geteuid() != (uid_t)uid || setfsuid((uid_t)-1) != 0)
+		return -EPERM;
+	return 0;
+}
+
+/*
+ * Back to euid 0 (allowed: the real uid is 0); the kernel copies the
+ * permitted set into the effective set. Not coming back is fatal: the
+ * spawner would go on with the wrong credentials.
+ */
+static void
+spawner_owner_end(struct spawner *sp)
+{
+	if (setresuid((uid_t)-1, 0, (uid_t)-1) < 0 || geteuid() != 0 || setfsuid((uid_t)-1) != 0)
+		fatal("spawner: cannot return to euid 0");
+	if (sp->pdeathsig > 0) {
+		(void)prctl(PR_SET_PDEATHSIG, sp->pdeathsig, 0, 0, 0);
+		/* The parent died while it was cleared: the signal it missed. */
+		if (getppid() != sp->ppid)
+			(void)kill(getpid(), sp->pdeathsig);
+	}
+}
+
+/*
+ * SIGKILL a sandbox's supervisor or a keeper of slot. Once it is root of its
+ * user namespace its uids are the slot's, and that namespace is no longer
+ * ours (spawner_owner_begin), so euid 0 without CAP_KILL may not signal it.
+ * With the slot's uid as our effective uid we may: the kernel lets a sender
+ * signal a process whose real or saved uid is its effective uid.
+ */
+static void
+spawner_kill(struct spawner *sp, uint32_t slot, pid_t pid)
+{
+	int r = spawner_owner_begin(sp, spawner_uid(sp, slot));
+
+	if (r == 0 && kill(pid, SIGKILL) < 0)
+		r = -errno;
+	spawner_owner_end(sp);
+	if (r < 0 && r != -ESRCH)
+		log_warnx("spawner: kill %d (uid slot %" PRIu32 "): %s", (int)pid, slot,
+			  strerror(-r));
 }
 
 /* Write one /proc/PID/ file. */
@@ -188,12 +278,21 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 				   .cpu_stat_fd = cgfds.cpu_stat,
 				   .pids_events_fd = cgfds.pids_events,
 				   .workspace_fd = -1};
+	/* The run's user namespace is owned by its slot's uid, not root:
+	 * from the clone to the maps (spawner_owner_begin). */
+	step = "owner";
+	r = spawner_owner_begin(sp, spawner_uid(sp, req->uid_slot));
+	if (r < 0) {
+		spawner_owner_end(sp);
+		goto fail;
+	}
 	step = "clone";
 	/* The child runs on its copy of this stack and never returns from
 	 * sandbox_main(). */
 	pid = spawner_clone(sp, SPAWN_NS_FLAGS, cgfds.into, &into);
 	if (pid < 0) {
 		r = -errno;
+		spawner_owner_end(sp);
 		goto fail;
 	}
 	if (pid == 0) {
@@ -213,10 +312,11 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 	sp->slots[req->uid_slot].ctl = ctl[0];
 	ctl[0] = -1;
 	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], &step);
+	spawner_owner_end(sp);
 	if (r < 0) {
 		/* The child sees EOF on sync and exits; SIGCHLD reaps it. No
 		 * run may be handed to it: its control socket goes now. */
-		kill((pid_t)pid, SIGKILL);
+		spawner_kill(sp, req->uid_slot, (pid_t)pid);
 		close(sp->slots[req->uid_slot].ctl);
 		sp->slots[req->uid_slot].ctl = -1;
 		ev.pid = (int32_t)pid;
@@ -296,7 +396,7 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	slot->ctl = -1;
 	goto out;
 kill:
-	kill(slot->pid, SIGKILL);
+	spawner_kill(sp, req->uid_slot, slot->pid);
 	close(slot->ctl);
 	slot->ctl = -1;
 fail:
@@ -328,7 +428,7 @@ spawner_discard(struct spawner *sp, const struct spawn_req *req)
 		close(slot->ctl);
 		slot->ctl = -1;
 	}
-	kill(slot->pid, SIGKILL);
+	spawner_kill(sp, req->uid_slot, slot->pid);
 }
 
 /* Handle one SPAWN_KEEPER: clone a session's keeper. fds: its socket. */
@@ -359,12 +459,20 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
 	}
 	kctx = (struct keeper_ctx){
 		.sync_fd = sync[0], .sock = fds[0], .workspace_bytes = req->memory_bytes};
+	/* Owned by the slot's uid, like a run's (spawner_owner_begin). */
+	step = "owner";
+	r = spawner_owner_begin(sp, spawner_uid(sp, req->uid_slot));
+	if (r < 0) {
+		spawner_owner_end(sp);
+		goto fail;
+	}
 	step = "clone";
 	/* Its own user namespace (for the session's uids) and mount namespace
 	 * (for the workspace tmpfs); nothing of the host is given to it. */
 	pid = spawner_clone(sp, CLONE_NEWUSER | CLONE_NEWNS, cgfd, &into);
 	if (pid < 0) {
 		r = -errno;
+		spawner_owner_end(sp);
 		goto fail;
 	}
 	if (pid == 0) {
@@ -374,7 +482,14 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
 	close(sync[0]);
 	sync[0] = -1;
 	cg_made = false; /* the keeper's reap removes it */
-	if (!into && cgfd >= 0) {
+	sp->keepers[req->uid_slot].pid = (pid_t)pid;
+	sp->keepers[req->uid_slot].run_id = req->run_id;
+	/* The maps as the namespace's owner; then root again, which cgroup
+	 * v1 wants of whoever moves another uid's process. The keeper waits
+	 * for its sync byte meanwhile. */
+	r = spawner_write_maps(sp, req->uid_slot, (pid_t)pid, &step);
+	spawner_owner_end(sp);
+	if (r == 0 && !into && cgfd >= 0) {
 		/* An older kernel: moved by pid, off any run's path. */
 		char val[16];
 		int pfd = openat(cgfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
@@ -386,11 +501,12 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
 		if (pfd >= 0)
 			close(pfd);
 	}
-	sp->keepers[req->uid_slot].pid = (pid_t)pid;
-	sp->keepers[req->uid_slot].run_id = req->run_id;
-	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], &step);
+	if (r == 0 && write(sync[1], "g", 1) != 1) {
+		step = "sync";
+		r = -errno;
+	}
 	if (r < 0) {
-		kill((pid_t)pid, SIGKILL);
+		spawner_kill(sp, req->uid_slot, (pid_t)pid);
 		ev.pid = (int32_t)pid;
 		goto fail;
 	}
@@ -572,9 +688,9 @@ spawner_serve(struct spawner *sp)
 	/* The frontend is gone: no sandbox or keeper may outlive it. */
 	for (i = 0; i < sp->nslots; i++) {
 		if (sp->slots[i].pid > 0)
-			kill(sp->slots[i].pid, SIGKILL);
+			spawner_kill(sp, i, sp->slots[i].pid);
 		if (sp->keepers[i].pid > 0) {
-			kill(sp->keepers[i].pid, SIGKILL);
+			spawner_kill(sp, i, sp->keepers[i].pid);
 			waitpid(sp->keepers[i].pid, NULL, __WALL);
 			sp->keepers[i].pid = 0;
 			(void)cgroup_keeper_finish(&sp->cg, spawner_uid(sp, i));
