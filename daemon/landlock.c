@@ -60,6 +60,14 @@ landlock_abi(void)
 	return v > 0 ? (int)v : 0;
 }
 
+int
+landlock_usable_abi(int abi)
+{
+	/* ABI 1 refuses every rename or link into another directory (EXDEV):
+	 * git, pip and os.rename() would break on Ubuntu 22.04's 5.15. */
+	return abi >= 2 ? abi : 0;
+}
+
 /* Every filesystem right ABI abi knows. */
 static uint64_t
 ll_fs_rights(int abi)
@@ -122,11 +130,11 @@ landlock_prepare(int abi, const char *root, const char *const *writable,
 	if (fd < 0)
 		return -errno;
 	r = ll_allow(fd, root, read);
-	for (i = 0; r == 0 && writable != NULL && writable[i] != NULL && i < LANDLOCK_RW_MAX; i++)
+	for (i = 0; r == 0 && writable != NULL && i < LANDLOCK_RW_MAX && writable[i] != NULL; i++)
 		r = ll_allow(fd, writable[i], attr.handled_access_fs);
 	/* Device and proc files are written (/dev/null, /proc/self/...), never
 	 * created; ioctls on devices (ABI 5) are those of a terminal or null. */
-	for (i = 0; r == 0 && write_only != NULL && write_only[i] != NULL && i < LANDLOCK_RW_MAX;
+	for (i = 0; r == 0 && write_only != NULL && i < LANDLOCK_RW_MAX && write_only[i] != NULL;
 	     i++)
 		r = ll_allow(fd, write_only[i],
 			     read | LL_FS_WRITE_FILE | (abi >= 3 ? LL_FS_TRUNCATE : 0) |

@@ -24,6 +24,13 @@
  */
 int landlock_abi(void);
 
+/*
+ * The ABI the sandbox uses given the kernel's: 0 (none) below ABI 2, whose
+ * rules refuse renames and links between directories, which ordinary
+ * programs do in their workspace.
+ */
+int landlock_usable_abi(int abi);
+
 /* What landlock_prepare() builds: a ruleset fd and what it handles. */
 struct landlock_rules {
 	int fd;	     /* the ruleset, close-on-exec; -1 when Landlock is off */

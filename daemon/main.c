@@ -22,6 +22,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "frontend.h"
+#include "landlock.h"
 #include "log.h"
 #include "privdrop.h"
 #include "sandbox.h"
@@ -223,6 +224,10 @@ main(int argc, char **argv)
 		log_info("landlock: ABI %d (%s)", sp.layout.landlock_abi,
 			 sp.layout.landlock_abi >= 6 ? "files, signals, abstract sockets"
 						     : "files");
+	else if (landlock_abi() == 1)
+		log_info("landlock: ABI 1 only, whose rules refuse renames between "
+			 "directories: not used; the code is held by its mount namespace and "
+			 "seccomp alone");
 	else
 		log_info("landlock: not available in this kernel; the code is held by its "
 			 "mount namespace and seccomp alone");

@@ -127,7 +127,7 @@ sandbox_layout_init(struct sandbox_layout *ret)
 	l.has_ld_cache = stat("/etc/ld.so.cache", &st) == 0 && S_ISREG(st.st_mode);
 	l.has_ssl = stat("/etc/ssl", &st) == 0 && S_ISDIR(st.st_mode);
 	l.clk_tck = (int)sysconf(_SC_CLK_TCK);
-	l.landlock_abi = landlock_abi();
+	l.landlock_abi = landlock_usable_abi(landlock_abi());
 	l.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (l.ncpus < 1)
 		l.ncpus = 1;
