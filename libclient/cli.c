@@ -748,6 +748,56 @@ cli_json_stream(json_t *obj, const char *name, const void *data, size_t len)
 	return r;
 }
 
+/*
+ * Put a file name into obj as "name": as it is when it is UTF-8; else
+ * escaped (each byte of an invalid sequence as \xHH, and \ as \\) with the
+ * exact bytes beside it in "name_base64". JSON strings must be UTF-8, and a
+ * file name on Linux is any bytes but NUL and '/'.
+ */
+static int
+cli_json_name(json_t *obj, const char *name)
+{
+	size_t len = strlen(name), i = 0, o = 0;
+	char *esc, *b64;
+	int r;
+
+	if (cli_utf8_valid(name, len))
+		return json_object_set_new(obj, "name", json_stringn(name, len));
+	esc = malloc(len * 4 + 1);
+	b64 = cli_base64(name, len);
+	if (esc == NULL || b64 == NULL) {
+		free(esc);
+		free(b64);
+		return -1;
+	}
+	while (i < len) {
+		size_t k;
+
+		for (k = 1; k <= 4 && i + k <= len; k++)
+			if (cli_utf8_valid(name + i, k))
+				break;
+		if (k <= 4 && i + k <= len && name[i] != '\\') {
+			memcpy(esc + o, name + i, k);
+			o += k;
+			i += k;
+		} else if (name[i] == '\\') {
+			memcpy(esc + o, "\\\\", 2);
+			o += 2;
+			i++;
+		} else {
+			o += (size_t)sprintf(esc + o, "\\x%02x", (unsigned char)name[i]);
+			i++;
+		}
+	}
+	esc[o] = '\0';
+	r = json_object_set_new(obj, "name", json_stringn(esc, o));
+	if (r == 0)
+		r = json_object_set_new(obj, "name_base64", json_string(b64));
+	free(esc);
+	free(b64);
+	return r;
+}
+
 /* The result as one JSON object. */
 static json_t *
 cli_result_json(const struct airlock_result *res)
@@ -786,19 +836,32 @@ cli_result_json(const struct airlock_result *res)
 	    cli_json_stream(obj, "stderr", err, elen) < 0)
 		goto fail;
 	for (i = 0; i < airlock_result_artifact_count(res); i++) {
-		json_t *a =
-			json_pack("{s:s, s:I, s:b}", "name", airlock_result_artifact_name(res, i),
-				  "size", (json_int_t)airlock_result_artifact_size(res, i),
-				  "truncated", airlock_result_artifact_truncated(res, i));
+		json_t *a = json_pack("{s:I, s:b}", "size",
+				      (json_int_t)airlock_result_artifact_size(res, i), "truncated",
+				      airlock_result_artifact_truncated(res, i));
 
-		if (json_array_append_new(arts, a) < 0)
+		if (a == NULL || cli_json_name(a, airlock_result_artifact_name(res, i)) < 0 ||
+		    json_array_append_new(arts, a) < 0) {
+			json_decref(a);
 			goto fail;
+		}
 	}
 	if (json_object_set_new(obj, "artifacts", arts) < 0) {
 		arts = NULL;
 		goto fail;
 	}
+	/* What the artifacts limit left out: how many files, and their size. */
+	if (json_object_set_new(obj, "artifacts_omitted",
+				json_integer((json_int_t)airlock_result_artifacts_omitted(res))) <
+		    0 ||
+	    json_object_set_new(
+		    obj, "artifacts_omitted_bytes",
+		    json_integer((json_int_t)airlock_result_artifacts_omitted_bytes(res))) < 0)
+		goto fail_obj;
 	return obj;
+fail_obj:
+	json_decref(obj);
+	return NULL;
 fail:
 	json_decref(obj);
 	json_decref(arts);
@@ -880,6 +943,12 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 		if (airlock_result_stderr_truncated(res))
 			fprintf(stderr, "airlock: stderr truncated: %" PRIu64 " bytes written\n",
 				airlock_result_stderr_total(res));
+		if (airlock_result_artifacts_omitted(res) > 0)
+			fprintf(stderr,
+				"airlock: %" PRIu64 " more files (%" PRIu64
+				" bytes) left out of the artifacts: past the artifacts limit\n",
+				airlock_result_artifacts_omitted(res),
+				airlock_result_artifacts_omitted_bytes(res));
 	}
 	if (run->artifacts != NULL)
 		astatus = cli_write_artifacts(res, run->artifacts, run->force);
@@ -1712,8 +1781,7 @@ cli_files_json(const struct airlock_file_list *list)
 			      airlock_file_kind_name(airlock_file_list_kind(list, i)), "size",
 			      (json_int_t)airlock_file_list_size(list, i), "mtime_ms",
 			      (json_int_t)airlock_file_list_mtime_ms(list, i));
-		if (o == NULL || cli_json_stream(o, "name", name, strlen(name)) < 0 ||
-		    json_array_append_new(arr, o) < 0) {
+		if (o == NULL || cli_json_name(o, name) < 0 || json_array_append_new(arr, o) < 0) {
 			json_decref(arr);
 			return NULL;
 		}

@@ -335,11 +335,80 @@ test_artifacts_dir(void **state)
 	cli_free(&r);
 }
 
+/*
+ * A file name that is not UTF-8 survives --json (an escaped name beside the
+ * exact bytes in name_base64) and --artifacts (the real name); files past
+ * the artifacts limit are counted in JSON and in a note on stderr.
+ */
+static void
+test_non_utf8_and_omitted(void **state)
+{
+	struct sbx *s = *state;
+	char dir[200], path[260];
+	const char *jargs[] = {"--json",
+			       "run",
+			       "--lang",
+			       "sh",
+			       "--limit",
+			       "artifacts=2",
+			       "--artifacts",
+			       dir,
+			       "-c",
+			       "printf raw > \"$(printf 'a\\377b\\\\')\"\n"
+			       "for i in 1 2 3 4; do echo $i > old$i; touch -d @1000 old$i; done\n",
+			       NULL};
+	const char *args[] = {"run",
+			      "--lang",
+			      "sh",
+			      "--limit",
+			      "artifacts=1",
+			      "-c",
+			      "echo 1 > x; echo 22 > y; touch -d @1000 x",
+			      NULL};
+	struct cli_out r;
+	json_t *obj, *arts, *a;
+	char *text;
+
+	snprintf(dir, sizeof(dir), "%s/raw", s->f.dir);
+	r = cli(s, jargs);
+	assert_status(&r, 0);
+	obj = json_loads(r.out, 0, NULL);
+	if (obj == NULL)
+		fprintf(stderr, "not JSON: %s\n%s\n", r.out, r.err);
+	assert_non_null(obj);
+	arts = json_object_get(obj, "artifacts");
+	assert_int_equal(json_array_size(arts), 2);
+	a = json_array_get(arts, 0);
+	assert_string_equal(json_string_value(json_object_get(a, "name")), "a\\xffb\\\\");
+	/* base64 of "a\xffb\\" */
+	assert_string_equal(json_string_value(json_object_get(a, "name_base64")), "Yf9iXA==");
+	a = json_array_get(arts, 1);
+	assert_string_equal(json_string_value(json_object_get(a, "name")), "old1");
+	assert_null(json_object_get(a, "name_base64"));
+	assert_int_equal(json_integer_value(json_object_get(obj, "artifacts_omitted")), 3);
+	assert_int_equal(json_integer_value(json_object_get(obj, "artifacts_omitted_bytes")), 6);
+	json_decref(obj);
+	cli_free(&r);
+	snprintf(path, sizeof(path),
+		 "%s/a\xff"
+		 "b\\",
+		 dir);
+	text = slurp(path);
+	assert_string_equal(text, "raw");
+	free(text);
+
+	r = cli(s, args);
+	assert_status(&r, 0);
+	assert_non_null(strstr(r.err, "1 more files (2 bytes) left out of the artifacts"));
+	cli_free(&r);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_print),
+		cmocka_unit_test(test_non_utf8_and_omitted),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_exit_status_passthrough),
 		cmocka_unit_test(test_signal_status),
