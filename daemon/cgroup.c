@@ -589,10 +589,17 @@ cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi)
 		if (dir == NULL)
 			return;
 		while ((de = readdir(dir)) != NULL) {
-			char path[800];
+			char path[800], *end;
+			unsigned long long u;
 
 			if ((de->d_name[0] != 'u' && de->d_name[0] != 'k') || de->d_name[1] < '0' ||
 			    de->d_name[1] > '9')
+				continue;
+			/* Only our own range: another daemon's runs may share the
+			 * parent (two started by hand in one cgroup). */
+			errno = 0;
+			u = strtoull(de->d_name + 1, &end, 10);
+			if (errno != 0 || *end != '\0' || u < uid_lo || u >= uid_hi)
 				continue;
 			if (cgroup_path(path, sizeof(path), "%s/%s", cg->base, de->d_name) < 0)
 				continue;
@@ -817,15 +824,13 @@ cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, boo
 	have_peak = cgroup_read_at(node, files[0], pbuf, sizeof(pbuf)) == 0;
 	have_oom = cgroup_read_at(node, files[1], obuf, sizeof(obuf)) == 0;
 	cgroup_parse_stats(have_peak ? pbuf : NULL, have_oom ? obuf : NULL, &peak, &oom);
-	if (cg->kind == CGROUP_V2) {
-		if ((r = cgroup2_remove(node)) < 0)
-			return r;
-	} else if (rmdir(node) < 0) {
-		return -errno;
-	}
+	/* The figures are the run's whether or not its cgroup goes: a removal
+	 * that fails is reported, never at the price of its outcome. */
 	*ret_peak = peak;
 	*ret_oom = oom;
-	return 0;
+	if (cg->kind == CGROUP_V2)
+		return cgroup2_remove(node);
+	return rmdir(node) < 0 ? -errno : 0;
 }
 
 int

@@ -117,7 +117,8 @@ int cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom
 
 /*
  * Read the peak and whether the oom killer fired, then remove the cgroup
- * (v2: after killing whatever is left in it with cgroup.kill).
+ * (v2: after killing whatever is left in it with cgroup.kill). The figures
+ * are set even when the removal fails (-errno then).
  */
 int cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, bool *ret_oom);
 

@@ -743,6 +743,12 @@ config_limit_bound(enum proto_limit l)
 	case PROTO_LIMIT_OUTPUT_BYTES:
 	case PROTO_LIMIT_ARTIFACT_BYTES:
 		return PROTO_BLOB_MAX;
+	case PROTO_LIMIT_WALL_MS:
+	case PROTO_LIMIT_CPU_MS:
+		/* The supervisor counts in nanoseconds: 10^12 ms (31 years) times
+		 * 10^6 stays below 2^64; an "unlimited" 2^64-1 would wrap to a
+		 * limit of almost nothing. */
+		return 1000000000000ULL;
 	default:
 		return UINT64_MAX;
 	}

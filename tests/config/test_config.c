@@ -394,6 +394,8 @@ static const struct bad_case bad_cases[] = {
 	{"[limits]\nmemory_bytes_max = 1G\nmemory_bytes = 2G\n", 3, "above its ceiling"},
 	{"[limits]\nwall_ms = 10K\n", 2, "expected a decimal number"},
 	{"[limits]\nartifacts_max = 1001\n", 2, "above what the protocol carries"},
+	{"[limits]\ncpu_ms_max = 18446744073709551615\n", 2, "above what the protocol carries"},
+	{"[limits]\nwall_ms_max = 1000000000001\n", 2, "(1000000000000)"},
 	{"[limits]\nprocesses = -1\n", 2, "expected a decimal number"},
 	/* runtimes */
 	{"[runtime ruby]\ncode_name = main.rb\n[daemon]\n", 1, "[runtime ruby] has no argv"},

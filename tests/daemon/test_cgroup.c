@@ -490,7 +490,8 @@ test_finish_missing_files(void **state)
 	assert_false(exists(f->dir));
 }
 
-/* rmdir failing (a task still in the cgroup): -errno, out-parameters untouched. */
+/* rmdir failing (a task still in the cgroup): -errno, and the run's figures
+ * all the same. */
 static void
 test_finish_rmdir_fails(void **state)
 {
@@ -502,8 +503,8 @@ test_finish_rmdir_fails(void **state)
 	mk_file(f, "memory.max_usage_in_bytes", "999\n");
 	mk_file(f, "memory.oom_control", "oom_kill 1\n");
 	assert_int_equal(finish(f, EBUSY, &peak, &oom), -EBUSY);
-	assert_int_equal(peak, 77);
-	assert_false(oom);
+	assert_int_equal(peak, 999);
+	assert_true(oom);
 	assert_true(exists(f->dir));
 }
 
@@ -1004,21 +1005,26 @@ test_v2_finish(void **state)
 	assert_false(exists(f->node));
 }
 
-/* A node that cannot go (a cgroup made below it): -EBUSY, figures untouched. */
+/* A node that cannot go (a cgroup made below it): -EBUSY, and the run's
+ * figures all the same (an oom kill must not become "signaled" for it). */
 static void
 test_v2_finish_busy(void **state)
 {
 	struct v2fix *f = *state;
 	char p[1000];
 	uint64_t peak = 77;
-	bool oom = true;
+	bool oom = false;
 
 	v2_init(f);
 	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	snprintf(p, sizeof(p), "%s/code/memory.peak", f->node);
+	put(p, "8192\n");
+	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
+	put(p, "oom 1\noom_kill 1\noom_group_kill 0\n");
 	snprintf(p, sizeof(p), "%s/code/x", f->node);
 	assert_int_equal(mkdir(p, 0755), 0);
 	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &peak, &oom), -EBUSY);
-	assert_int_equal(peak, 77);
+	assert_int_equal(peak, 8192);
 	assert_true(oom);
 }
 
@@ -1077,24 +1083,27 @@ test_keeper_v1_noop(void **state)
 	assert_false(exists(f->dir));
 }
 
-/* A restarted daemon removes every run and keeper cgroup under runs/, and
- * nothing else. */
+/* A restarted daemon removes the run and keeper cgroups of its own uid range
+ * under runs/, and nothing else (not another daemon's range). */
 static void
 test_v2_sweep(void **state)
 {
 	struct v2fix *f = *state;
-	char other[900], k[900];
+	char other[900], k[900], foreign[900];
 
 	v2_init(f);
 	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
 	assert_int_equal(cgroup_keeper_create(&f->cg, V2UID + 2, 1 << 20), 0);
 	snprintf(other, sizeof(other), "%s/runs/notours", f->svc);
 	assert_int_equal(mkdir(other, 0755), 0);
-	cgroup_sweep(&f->cg, 0, 0);
+	snprintf(foreign, sizeof(foreign), "%s/runs/u%u", f->svc, V2UID + 1000);
+	assert_int_equal(mkdir(foreign, 0755), 0);
+	cgroup_sweep(&f->cg, V2UID, V2UID + 4);
 	snprintf(k, sizeof(k), "%s/runs/k%u", f->svc, V2UID + 2);
 	assert_false(exists(f->node));
 	assert_false(exists(k));
 	assert_true(exists(other));
+	assert_true(exists(foreign));
 }
 
 /* "key N" lines: whole keys at the start of a line only. */
