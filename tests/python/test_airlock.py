@@ -173,6 +173,27 @@ class SandboxTest(unittest.TestCase):
         self.assertEqual(result.stdout_bytes, b"a\xffb\x00")
         self.assertEqual(result.stdout, "a\ufffdb\x00")
 
+    def test_non_utf8_names_and_omitted(self) -> None:
+        code = (
+            "import os\n"
+            "open(b'a\\xffb', 'w').write('raw')\n"
+            "for i in range(5):\n"
+            "    open('old%d' % i, 'w').write('12')\n"
+            "    os.utime('old%d' % i, (1000, 1000))\n"
+            "os.makedirs('.cache', exist_ok=True)\n"
+            "open('.cache/c', 'w').write('cache')\n"
+        )
+        result = self.sandbox.run_sync(code, limits=SandboxLimits(max_artifacts=2))
+        self.assertEqual(result.exit_code, 0, result.stderr)
+        names = [a.name_bytes for a in result.artifacts]
+        self.assertEqual(names, [b"a\xffb", b"old0"])
+        self.assertEqual(result.artifacts[0].name, os.fsdecode(b"a\xffb"))
+        self.assertEqual(result.artifacts[0].content, b"raw")
+        # old1..old4 and .cache/c: 4 * 2 + 5 bytes.
+        self.assertEqual(result.artifacts_omitted, 5)
+        self.assertEqual(result.artifacts_omitted_bytes, 13)
+        self.assertEqual(self.sandbox.run_sync("open('x', 'w').write('1')").artifacts_omitted, 0)
+
     def test_files_in_artifacts_out(self) -> None:
         blob = bytes(range(256)) * 300  # > 16 KiB: travels as a memfd
         code = (

@@ -168,6 +168,9 @@ _OPTIONAL = {
     "airlock_info_resource_control": (_str, [_p]),
     "airlock_conn_check": (_int, [_p]),
     "airlock_library_version": (_str, []),
+    # 0.5
+    "airlock_result_artifacts_omitted": (_u64, [_p]),
+    "airlock_result_artifacts_omitted_bytes": (_u64, [_p]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

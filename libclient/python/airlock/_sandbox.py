@@ -210,13 +210,19 @@ def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
         name = lib.airlock_result_artifact_name(res, i) or b""
         artifacts.append(
             SandboxArtifact(
-                name=name.decode("utf-8", "replace"),
+                # os.fsdecode: a name that is not UTF-8 keeps its bytes as
+                # surrogates (os.fsencode gives them back), as os.listdir does.
+                name=os.fsdecode(name),
                 content=_bytes_at(lib.airlock_result_artifact_data, res, i),
                 truncated=bool(lib.airlock_result_artifact_truncated(res, i)),
                 size=int(lib.airlock_result_artifact_size(res, i)),
             )
         )
     peak = int(lib.airlock_result_memory_peak_bytes(res))
+    omitted = omitted_bytes = 0
+    if hasattr(lib, "airlock_result_artifacts_omitted"):  # libairlock 0.5
+        omitted = int(lib.airlock_result_artifacts_omitted(res))
+        omitted_bytes = int(lib.airlock_result_artifacts_omitted_bytes(res))
     name = lib.airlock_outcome_name(outcome)
     result = SandboxResult(
         stdout=out.decode("utf-8", "replace"),
@@ -228,6 +234,8 @@ def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
         stdout_truncated=bool(lib.airlock_result_stdout_truncated(res)),
         stderr_truncated=bool(lib.airlock_result_stderr_truncated(res)),
         artifacts=tuple(artifacts),
+        artifacts_omitted=omitted,
+        artifacts_omitted_bytes=omitted_bytes,
         memory_peak_bytes=peak or None,
         queued_seconds=lib.airlock_result_queued_ms(res) / 1000.0,
         stdout_bytes=out,

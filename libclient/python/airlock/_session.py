@@ -317,7 +317,7 @@ class _SessionCore:
                     name = lib.airlock_file_list_name(lst, i) or b""
                     out.append(
                         FileInfo(
-                            name=name.decode("utf-8", "replace"),
+                            name=os.fsdecode(name),
                             kind=_lib.FILE_KINDS.get(lib.airlock_file_list_kind(lst, i), "other"),
                             size=int(lib.airlock_file_list_size(lst, i)),
                             mtime=lib.airlock_file_list_mtime_ms(lst, i) / 1000.0,

@@ -145,6 +145,9 @@ class SandboxTool:
             out["signal"] = result.signal
         if result.stdout_truncated or result.stderr_truncated:
             out["truncated"] = True
+        if result.artifacts_omitted:
+            out["artifacts_omitted"] = result.artifacts_omitted
+            out["artifacts_omitted_bytes"] = result.artifacts_omitted_bytes
         return out
 
     def _refusal(self, limit: str, exc: Exception, result: Optional[SandboxResult]) -> Dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno as _errno
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple, Union
 
@@ -207,7 +208,10 @@ class SandboxLimits:
 class SandboxArtifact:
     """A file the code created or changed in its workspace.
 
-    name: its path relative to the workspace. It comes from the sandbox:
+    name: its path relative to the workspace, decoded with os.fsdecode: a
+        name that is not UTF-8 keeps its bytes as surrogate escapes, so
+        os.fsencode(name) (or name_bytes) is the exact name, and open() or
+        os.listdir() on the host agree with it. It comes from the sandbox:
         never use it as a host path without checking it.
     content: the bytes kept (at most max_artifact_bytes).
     truncated: whether content holds fewer bytes than the file had.
@@ -218,6 +222,11 @@ class SandboxArtifact:
     content: bytes
     truncated: bool = False
     size: Optional[int] = None
+
+    @property
+    def name_bytes(self) -> bytes:
+        """The name's exact bytes (os.fsencode of name)."""
+        return os.fsencode(self.name)
 
 
 @dataclass(frozen=True)
@@ -233,6 +242,10 @@ class SandboxResult:
     stdout_truncated, stderr_truncated: whether output was cut at the limit.
     artifacts: the files the code created or changed, in the daemon's order.
         Input files the code did not change are not returned.
+    artifacts_omitted, artifacts_omitted_bytes: how many files the code
+        created or changed were left out (past max_artifacts; the daemon
+        keeps files outside dot-directories first, then the newest), and
+        their total size. 0 with a daemon or libairlock before 0.5.
     memory_peak_bytes: peak memory of the sandbox, None when not measured.
     queued_seconds: how long the request waited in the daemon's queue.
     outcome: the daemon's name for how the run ended ("exited", "signaled",
@@ -250,6 +263,8 @@ class SandboxResult:
     stderr_truncated: bool = False
     artifacts: Tuple[SandboxArtifact, ...] = ()
     memory_peak_bytes: Optional[int] = None
+    artifacts_omitted: int = 0
+    artifacts_omitted_bytes: int = 0
     queued_seconds: float = 0.0
     stdout_bytes: bytes = field(default=b"", repr=False)
     stderr_bytes: bytes = field(default=b"", repr=False)
