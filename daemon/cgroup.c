@@ -675,11 +675,16 @@ cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_byte
 void
 cgroup_run_fds_close(struct cgroup_run_fds *fds)
 {
-	int *all[] = {&fds->into, &fds->self, &fds->code, &fds->cpu_stat, &fds->pids_events};
+	int *all[5];
 	size_t i;
 
 	if (fds == NULL)
 		return;
+	all[0] = &fds->into;
+	all[1] = &fds->self;
+	all[2] = &fds->code;
+	all[3] = &fds->cpu_stat;
+	all[4] = &fds->pids_events;
 	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if (*all[i] >= 0)
 			close(*all[i]);
