@@ -1,6 +1,6 @@
-# 100k tiny files in the workspace: the inode cap stops creation, the run completes quickly, artifacts are capped (32 by default).
+# 100k tiny files in the workspace: the inode cap stops creation, the run completes quickly, artifacts are capped (32 by default) and the rest are counted, not dropped silently.
 # expect: outcome=exited exit_code=0
-# check: len(r["artifacts"]) == 32 and r["artifacts"][0]["name"] == "f000000"
+# check: len(r["artifacts"]) == 32 and r["artifacts_omitted"] + 32 == int(r["stdout"].split()[2]) and r["artifacts_omitted_bytes"] == r["artifacts_omitted"]
 # within: 20
 import os
 n = 0
