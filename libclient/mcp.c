@@ -942,7 +942,7 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 
 		if (name == NULL)
 			continue;
-		clean = mcp_oom(mcp_text_clean(name, strlen(name), 4096 * 3, NULL));
+		clean = mcp_oom(mcp_name_clean(name));
 		json_array_append_new(
 			files,
 			mcp_oom(json_pack("{s:s, s:I}", "name", clean, "size",
@@ -950,7 +950,7 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 		free(clean);
 	}
 	return mcp_oom(json_pack(
-		"{s:s, s:o, s:o, s:f, s:f, s:s, s:s, s:I, s:I, s:b, s:o, s:o}", "outcome",
+		"{s:s, s:o, s:o, s:f, s:f, s:s, s:s, s:I, s:I, s:b, s:o, s:I, s:I, s:o}", "outcome",
 		airlock_outcome_name(outcome) != NULL ? airlock_outcome_name(outcome) : "unknown",
 		"exit_code",
 		outcome == AIRLOCK_OUTCOME_EXITED ? json_integer(airlock_result_exit_code(res))
@@ -962,6 +962,8 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 		(double)airlock_result_cpu_ms(res) / 1000.0, "stdout", out, "stderr", err,
 		"stdout_bytes", (json_int_t)airlock_result_stdout_total(res), "stderr_bytes",
 		(json_int_t)airlock_result_stderr_total(res), "output_cut", cut, "files", files,
+		"files_omitted", (json_int_t)airlock_result_artifacts_omitted(res),
+		"files_omitted_bytes", (json_int_t)airlock_result_artifacts_omitted_bytes(res),
 		"session", call->session[0] != '\0' ? json_string(call->session) : json_null()));
 }
 
@@ -1053,7 +1055,7 @@ mcp_run_reply(struct mcp *m, const struct mcp_call *call, const struct airlock_r
 
 			if (name == NULL)
 				continue;
-			clean = mcp_oom(mcp_text_clean(name, strlen(name), 1024, NULL));
+			clean = mcp_oom(mcp_name_clean(name));
 			if (asprintf(&next, "%s%s%s (%" PRIu64 " bytes)", names, i > 0 ? ", " : "",
 				     clean, airlock_result_artifact_size(res, i)) < 0)
 				mcp_oom(NULL);
@@ -1076,6 +1078,20 @@ mcp_run_reply(struct mcp *m, const struct mcp_call *call, const struct airlock_r
 		free(names);
 	} else
 		all = mcp_oom(strdup(status));
+	/* Files past the artifacts limit are never dropped silently. */
+	if (airlock_result_artifacts_omitted(res) > 0) {
+		char *next;
+
+		if (asprintf(&next,
+			     "%s\n%" PRIu64 " more files (%" PRIu64
+			     " bytes) were left out: past the artifacts limit (files outside "
+			     "dot-directories and the newest are kept)",
+			     all, airlock_result_artifacts_omitted(res),
+			     airlock_result_artifacts_omitted_bytes(res)) < 0)
+			mcp_oom(NULL);
+		free(all);
+		all = next;
+	}
 
 	/* The budget: the status first, then the output, then the files. */
 	room = m->budget > strlen(all) + 200 ? m->budget - strlen(all) - 200 : 0;
@@ -1691,7 +1707,7 @@ mcp_tool_list_files(struct mcp *m, json_t *id, json_t *args, json_t *token)
 	for (i = 0; i < n; i++) {
 		enum airlock_file_kind kind = airlock_file_list_kind(list, i);
 		const char *name = airlock_file_list_name(list, i);
-		char *clean = mcp_oom(mcp_text_clean(name, strlen(name), 1024, NULL));
+		char *clean = mcp_oom(mcp_name_clean(name));
 
 		/* The text and the structured list share the budget, half each. */
 		if (strlen(text) + strlen(clean) + 32 > m->budget / 2) {
@@ -1934,6 +1950,8 @@ mcp_probe(struct mcp *m)
 	"\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"            \
 	"\"name\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"}},"                         \
 	"\"required\":[\"name\",\"size\"]}},"                                                      \
+	"\"files_omitted\":{\"type\":\"integer\",\"description\":\"files left out: past the "      \
+	"artifacts limit\"},\"files_omitted_bytes\":{\"type\":\"integer\"},"                       \
 	"\"session\":{\"type\":[\"string\",\"null\"]}},"                                           \
 	"\"required\":[\"outcome\",\"exit_code\",\"wall_seconds\",\"cpu_seconds\",\"stdout\","     \
 	"\"stderr\",\"files\"]}"

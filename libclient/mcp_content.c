@@ -90,6 +90,40 @@ mcp_text_clean(const void *buf, size_t len, size_t max, size_t *ret_used)
 	return out;
 }
 
+char *
+mcp_name_clean(const char *name)
+{
+	const unsigned char *s = (const unsigned char *)name;
+	size_t len = strlen(name), i = 0, o = 0, n;
+	bool valid = true;
+	char *out;
+
+	for (i = 0; i < len && valid; i += n)
+		if ((n = mcp_utf8_seq(s + i, len - i)) == 0)
+			valid = false;
+	if (valid)
+		return strdup(name);
+	out = malloc(len * 4 + 1);
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i < len; i += n) {
+		n = mcp_utf8_seq(s + i, len - i);
+		if (n == 0 || s[i] == '\\') {
+			if (s[i] == '\\') {
+				memcpy(out + o, "\\\\", 2);
+				o += 2;
+			} else
+				o += (size_t)snprintf(out + o, 5, "\\x%02x", s[i]);
+			n = 1;
+			continue;
+		}
+		memcpy(out + o, s + i, n);
+		o += n;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* jansson returns NULL only when out of memory for these: the command exits. */
 static json_t *
 mcp_check(json_t *v)
@@ -334,7 +368,7 @@ mcp_content_file(json_t *content, struct mcp_budget *b, const char *name, const 
 	int r = -ENOMEM;
 
 	/* A name is chosen by the code that ran: keep it valid UTF-8. */
-	clean = mcp_text_clean(name, strlen(name), 4096 * 3, NULL);
+	clean = mcp_name_clean(name);
 	uri = mcp_artifact_uri(b->base, name);
 	if (clean == NULL || uri == NULL)
 		goto out;

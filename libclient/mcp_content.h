@@ -46,6 +46,14 @@ void mcp_budget_init(struct mcp_budget *b, size_t bytes, bool links, const char 
  */
 char *mcp_text_clean(const void *buf, size_t len, size_t max, size_t *ret_used);
 
+/*
+ * A file name as UTF-8 text, a new string (malloc): as it is when it is
+ * UTF-8; else each byte of an invalid sequence as \xHH and each backslash
+ * doubled, so that no two names read alike (the resource URI keeps the
+ * exact bytes, percent-encoded). NULL only when out of memory.
+ */
+char *mcp_name_clean(const char *name);
+
 /* A text block {"type":"text","text":...} of a NUL-terminated UTF-8 string. */
 json_t *mcp_block_text(const char *text);
 

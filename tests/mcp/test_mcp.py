@@ -422,6 +422,28 @@ class McpTest(unittest.TestCase):
         self.assertEqual(result["structuredContent"]["outcome"], "wall_limit")
         self.assertIsNone(result["structuredContent"]["exit_code"])
 
+    def test_non_utf8_name_and_omitted_files(self) -> None:
+        self.server.initialize()
+        code = (
+            "import os\n"
+            "open(b'a\\xffb', 'w').write('raw')\n"
+            "for i in range(200):\n"
+            "    open('f%03d' % i, 'w').write('x')\n"
+            "    os.utime('f%03d' % i, (1000, 1000))\n"
+        )
+        result = self.run_python(code)
+        self.assertFalse(result["isError"], text_of(result))
+        text = text_of(result)
+        # Escaped in the text and the structured list, newest kept first.
+        self.assertIn("a\\xffb (3 bytes)", text)
+        names = [f["name"] for f in result["structuredContent"]["files"]]
+        self.assertIn("a\\xffb", names)
+        omitted = result["structuredContent"]["files_omitted"]
+        self.assertEqual(omitted, 201 - len(names))
+        self.assertGreater(omitted, 0)
+        self.assertEqual(result["structuredContent"]["files_omitted_bytes"], omitted)
+        self.assertIn(f"{omitted} more files ({omitted} bytes) were left out", text)
+
     def test_png_artifact(self) -> None:
         self.server.initialize()
         result = self.run_python(tiny_png_code() + "open('notes.txt', 'w').write('some notes')\n")

@@ -39,6 +39,23 @@ test_text_clean_replaces_and_cuts(void **state)
 	free(s);
 }
 
+/* A name that is not UTF-8 is escaped (\xHH, backslash doubled); a UTF-8
+ * name is as it is. */
+static void
+test_name_clean(void **state)
+{
+	char *s;
+
+	(void)state;
+	s = mcp_name_clean("plot \xc3\xa9\\.png");
+	assert_string_equal(s, "plot \xc3\xa9\\.png");
+	free(s);
+	s = mcp_name_clean("a\xff"
+			   "b\\c\xc3\xa9");
+	assert_string_equal(s, "a\\xffb\\\\c\xc3\xa9");
+	free(s);
+}
+
 static void
 test_output_marker(void **state)
 {
@@ -224,6 +241,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_clean_replaces_and_cuts),
 		cmocka_unit_test(test_output_marker),
+		cmocka_unit_test(test_name_clean),
 		cmocka_unit_test(test_image_types),
 		cmocka_unit_test(test_uri_escapes),
 		cmocka_unit_test(test_file_blocks_and_budget),
