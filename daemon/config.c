@@ -1,5 +1,6 @@
 /* config.c: airlockd's configuration: built-in defaults, the file (inih), and its checks. */
 #include "config.h"
+
 #include "cgroup.h"
 
 #include <ctype.h>
@@ -16,6 +17,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "memfd.h"
 
 #define CONFIG_HOSTNAME_MAX 64
 #define CONFIG_SECTION_MAX 128
@@ -1404,6 +1407,64 @@ config_load_buffer(struct config *cfg, const char *name, const void *buf, size_t
 	}
 	r = config_load_from(cfg, name, false, mem, err, errlen);
 	fclose(mem);
+	return r;
+}
+
+int
+config_read_sealed(const char *path, bool must_exist, int *ret_fd, char *err, size_t errlen)
+{
+	struct config_parse p;
+	char buf[16384];
+	uint64_t total = 0;
+	FILE *fp = NULL;
+	size_t n;
+	int fd = -1, r;
+
+	memset(&p, 0, sizeof(p));
+	p.path = path;
+	p.err = err;
+	p.errlen = errlen;
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	r = config_open(&p, must_exist, &fp);
+	if (r < 0)
+		return r;
+	if (fp == NULL) {
+		*ret_fd = -1;
+		return 0;
+	}
+	r = memfd_new("airlockd.conf", &fd);
+	if (r < 0) {
+		config_fail_at(&p, r, 0, "memfd: %s", strerror(-r));
+		goto out;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0) {
+		total += n;
+		if (total > CONFIG_FILE_MAX) {
+			r = config_fail_at(&p, -EFBIG, 0, "larger than %u bytes: refused",
+					   (unsigned)CONFIG_FILE_MAX);
+			goto out;
+		}
+		if (write(fd, buf, n) != (ssize_t)n) {
+			r = config_fail_at(&p, -EIO, 0, "memfd: %s", strerror(errno));
+			goto out;
+		}
+	}
+	if (ferror(fp)) {
+		r = config_fail_at(&p, -EIO, 0, "read error");
+		goto out;
+	}
+	r = memfd_seal(fd);
+	if (r < 0) {
+		config_fail_at(&p, r, 0, "memfd: %s", strerror(-r));
+		goto out;
+	}
+	*ret_fd = fd;
+	fd = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	fclose(fp);
 	return r;
 }
 

@@ -6,11 +6,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "fdpass.h"
+#include "memfd.h"
 #include "frontend.h"
 #include "session.h"
 #include "log.h"
@@ -46,6 +48,11 @@ frontend_spawner_cb(evutil_socket_t fd, short what, void *arg)
 
 		if (n == -EAGAIN || n == -EINTR)
 			return;
+		/* The config file's bytes, read by the spawner (spawn_msg.h). */
+		if (n > 0 && (size_t)n == sizeof(ev) && ev.type == SPAWN_RELOAD && nfds <= 1) {
+			frontend_reload(d, &ev, nfds == 1 ? fds[0] : -1);
+			continue;
+		}
 		/* Only SPAWN_STARTED of a sandbox carries fds (its memory figures). */
 		if (n > 0 && (size_t)n == sizeof(ev) && run_pool_event(d, &ev, fds, &nfds)) {
 			fdpass_close_all(fds, nfds);
@@ -65,8 +72,6 @@ frontend_spawner_cb(evutil_socket_t fd, short what, void *arg)
 		ev.step[sizeof(ev.step) - 1] = '\0';
 		if (ev.type == SPAWN_STOP)
 			frontend_stop(d);
-		else if (ev.type == SPAWN_RELOAD)
-			frontend_reload(d);
 		else if (!session_spawner_event(d, &ev))
 			run_spawner_event(d, &ev);
 	}
@@ -155,29 +160,56 @@ frontend_stop(struct daemon *d)
 }
 
 /*
- * Reload the config file. New limits, ceilings, access lists, runtimes and
+ * Reload the config file, whose bytes the spawner read (ev, fd: spawn_msg.h;
+ * docs/design-service.md). New limits, ceilings, access lists, runtimes and
  * daemon limits apply to new runs; a run in flight keeps what it was given.
  * What the process was built around (socket, users, uid range) stays.
- * A bad file is refused and the old config stays in force.
+ * A bad file is refused and the old config stays in force. Takes fd.
  */
 void
-frontend_reload(struct daemon *d)
+frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 {
+	const char *path = d->config_given ? d->config_path : CONFIG_DEFAULT_PATH;
 	struct config *n, *o = d->cfg;
+	uint64_t size = 0;
+	void *map = NULL;
 	char err[512];
 	int r;
 
 	sd_notify(0, "RELOADING=1");
+	if (ev->err != 0) {
+		/* The spawner logged the reason (file, owner, mode). */
+		log_warnx("reload refused, the old configuration stays: %s: %s", path,
+			  strerror(-ev->err));
+		goto out;
+	}
+	/* The spawner is more trusted than we are, but what we parse is what
+	 * we checked: sealed, bounded. */
+	if (fd >= 0) {
+		r = memfd_check_sealed(fd, CONFIG_FILE_MAX, &size);
+		if (r < 0) {
+			log_warnx("reload refused, the old configuration stays: %s: the "
+				  "spawner's copy: %s",
+				  path, strerror(-r));
+			goto out;
+		}
+		if (size > 0) {
+			map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+			if (map == MAP_FAILED) {
+				map = NULL;
+				log_warn("reload refused, the old configuration stays: mmap");
+				goto out;
+			}
+		}
+	}
 	n = calloc(1, sizeof(*n));
 	if (n == NULL)
 		fatalx("out of memory");
-	r = config_load(n, d->config_given ? d->config_path : CONFIG_DEFAULT_PATH, d->config_given,
-			err, sizeof(err));
+	r = config_load_buffer(n, path, map, (size_t)size, err, sizeof(err));
 	if (r < 0) {
 		log_warnx("reload refused, the old configuration stays: %s", err);
 		free(n);
-		sd_notify(0, "READY=1");
-		return;
+		goto out;
 	}
 	/* Kept from the running config: fixed at start-up. */
 	free(n->socket_path);
@@ -197,8 +229,13 @@ frontend_reload(struct daemon *d)
 	free(o);
 	d->cfg = n;
 	log_info("reloaded: %u runs at most, %zu runtimes", n->max_runs, n->nruntimes);
-	sd_notify(0, "READY=1");
 	run_dispatch(d);
+out:
+	if (map != NULL)
+		munmap(map, (size_t)size);
+	if (fd >= 0)
+		close(fd);
+	sd_notify(0, "READY=1");
 }
 
 static void
@@ -208,7 +245,13 @@ frontend_signal_cb(evutil_socket_t sig, short what, void *arg)
 
 	(void)what;
 	if (sig == SIGHUP) {
-		frontend_reload(d);
+		/* We may not be able to read the file: the spawner reads it and
+		 * answers with SPAWN_RELOAD. */
+		struct spawn_req req = {.type = SPAWN_RELOAD};
+		int r = frontend_spawn_fds(d, &req, NULL, 0);
+
+		if (r < 0)
+			log_warnx("reload: cannot reach the spawner: %s", strerror(-r));
 		return;
 	}
 	log_info("signal %d", (int)sig);

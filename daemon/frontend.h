@@ -84,8 +84,8 @@ void frontend_status(struct daemon *d);
 void frontend_run_ended(struct daemon *d);
 /* SIGTERM/SIGINT, or the spawner's word: the graceful stop. */
 void frontend_stop(struct daemon *d);
-/* SIGHUP, or the spawner's word: read the config file again. */
-void frontend_reload(struct daemon *d);
+/* The spawner's SPAWN_RELOAD: parse the config file's bytes it read (fd, taken). */
+void frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd);
 
 /* ---- listener.c: the listening socket ---- */
 

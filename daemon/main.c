@@ -248,6 +248,8 @@ main(int argc, char **argv)
 		fatalx("cannot compile the sandbox seccomp policy: %s", strerror(-r));
 	if ((r = seccomp_policy_frontend(&frontend_filter)) < 0)
 		fatalx("cannot compile the frontend seccomp policy: %s", strerror(-r));
+	sp.config_path = config_given ? config_path : CONFIG_DEFAULT_PATH;
+	sp.config_given = config_given;
 	sp.uid_base = cfg.uid_base;
 	sp.nslots = cfg.uid_count / 2;
 	sp.slots = calloc(sp.nslots, sizeof(*sp.slots));

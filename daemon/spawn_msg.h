@@ -22,7 +22,15 @@ enum spawn_msg_type {
 	SPAWN_DONE = 4,
 	/* spawner -> frontend: SIGTERM/SIGINT came to the main pid: stop gracefully */
 	SPAWN_STOP = 5,
-	/* spawner -> frontend: SIGHUP came to the main pid: reload the config */
+	/* spawner -> frontend: SIGHUP came to the main pid (or the frontend
+	 * asked): reload the config. The spawner read the file (the frontend
+	 * may not be able to: a 0600 root file) with start-up's checks and
+	 * attaches its bytes as one sealed memfd, which the frontend parses.
+	 * No fd and err 0: there is no file (not given, default path absent):
+	 * the built-in defaults. err < 0: refused; the spawner logged why.
+	 * frontend -> spawner: struct spawn_req, no fd: SIGHUP came to the
+	 * frontend; read the file and answer as above
+	 * (docs/design-service.md, "Who reads the file"). */
 	SPAWN_RELOAD = 6,
 	/* frontend -> spawner: struct spawn_req, no fd: clone a sandbox into the
 	 * uid slot and build everything that does not depend on a request;

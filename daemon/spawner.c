@@ -18,6 +18,7 @@
 #include <linux/capability.h>
 #include <linux/sched.h>
 
+#include "config.h"
 #include "fdpass.h"
 #include "keeper.h"
 #include "log.h"
@@ -531,6 +532,33 @@ out:
 	fdpass_close_all(fds, SPAWN_KEEPER_NFDS);
 }
 
+/*
+ * SIGHUP, or the frontend asked: read the config file and send its bytes
+ * (docs/design-service.md, "Who reads the file"). We read it because we
+ * can: a 0600 root file is ours, not the service user's. We parse nothing;
+ * the checks are start-up's (a regular file owned by root, writable by no
+ * one else, not a link), and the size is bounded.
+ */
+static void
+spawner_reload(struct spawner *sp)
+{
+	struct spawn_ev ev = {.type = SPAWN_RELOAD};
+	char err[512];
+	int fd = -1, r;
+
+	r = config_read_sealed(sp->config_path, sp->config_given, &fd, err, sizeof(err));
+	if (r < 0) {
+		log_warnx("reload refused, the old configuration stays: %s", err);
+		ev.err = r;
+		fd = -1;
+	}
+	r = fdpass_send(sp->sock, &ev, sizeof(ev), &fd, fd >= 0 ? 1 : 0);
+	if (r < 0)
+		log_warnx("spawner: send to frontend: %s", strerror(-r));
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Reap every exited sandbox and report it. */
 static void
 spawner_reap(struct spawner *sp)
@@ -616,6 +644,10 @@ spawner_read(struct spawner *sp)
 		spawner_discard(sp, &req);
 		return 0;
 	}
+	if ((size_t)n == sizeof(req) && req.type == SPAWN_RELOAD && nfds == 0 && req.flags == 0) {
+		spawner_reload(sp);
+		return 0;
+	}
 	if ((size_t)n == sizeof(req) && req.type == SPAWN_KEEPER && nfds == SPAWN_KEEPER_NFDS &&
 	    req.flags == 0) {
 		spawner_keeper(sp, &req, fds);
@@ -659,10 +691,10 @@ spawner_serve(struct spawner *sp)
 			struct signalfd_siginfo si;
 
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				struct spawn_ev ev = {.type = SPAWN_RELOAD};
+				struct spawn_ev ev = {.type = SPAWN_STOP};
 
 				if (si.ssi_signo == SIGHUP) {
-					spawner_send(sp, &ev);
+					spawner_reload(sp);
 				} else if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) &&
 					   !stopping) {
 					/* The frontend stops gracefully and closes its

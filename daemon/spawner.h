@@ -33,6 +33,8 @@ struct spawner {
 	pid_t frontend;	     /* our child too: its status is the service's */
 	int frontend_status; /* once frontend_reaped */
 	bool frontend_reaped;
+	const char *config_path; /* read again on SIGHUP (spawner_reload) */
+	bool config_given;	 /* --config: the file must exist */
 	int pdeathsig; /* kept across spawner_owner_begin/end (a change of euid clears it) */
 	pid_t ppid;
 };

@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "airlock.h"
 #include "fixture.h"
 #include "front_util.h"
 #include "proto.h"
@@ -558,6 +559,83 @@ test_reload(void **state)
 	assert_int_equal(fixture_stop(&f), 0);
 }
 
+/* As nobody: connect; buf gets the result (0 or -errno). */
+static void
+as_nobody_connect(void *arg, void *buf)
+{
+	const struct fixture *f = arg;
+	struct airlock_conn *c = NULL;
+	char code[64], msg[256];
+	int r = airlock_connect_error(f->sock, &c, code, sizeof(code), msg, sizeof(msg));
+
+	if (r == 0)
+		r = airlock_ping(c);
+	airlock_conn_free(c);
+	memcpy(buf, &r, sizeof(r));
+}
+
+static int
+nobody_connect(const struct fixture *f)
+{
+	int r = 1;
+
+	assert_int_equal(front_as_user(FRONT_NOBODY_UID, FRONT_NOBODY_GID, as_nobody_connect,
+				       (void *)f, &r, sizeof(r)),
+			 0);
+	return r;
+}
+
+/*
+ * Reload with the config 0600 root, as an administrator keeps a file that
+ * says who may run code (issue 13, finding 7): the revocation of a user
+ * applies (failed before: the unprivileged frontend could not open the file,
+ * refused the reload, and the revoked user went on running code); a bad file
+ * is still refused with file:line; SIGHUP to the frontend works the same.
+ */
+static void
+test_reload_root_only(void **state)
+{
+	struct fixture f;
+	char want[256];
+	pid_t fe;
+	int i;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[daemon]\nsocket_mode = 0666\n"
+					       "[access]\nallow_users = nobody\n"
+					       "[limits]\nwall_ms = 5000\n")),
+			 0);
+	assert_int_equal(chmod(f.config, 0600), 0);
+	assert_int_equal(nobody_connect(&f), 0);
+	/* nobody is revoked, and the default changes */
+	rewrite_config(&f, CFG("[daemon]\nsocket_mode = 0666\n[limits]\nwall_ms = 1000\n"));
+	assert_int_equal(chmod(f.config, 0600), 0);
+	assert_int_equal(kill(f.pid, SIGHUP), 0);
+	for (i = 0; i < 200 && info_wall_default(&f) != 1000; i++)
+		sleep_ms(10);
+	assert_int_equal(info_wall_default(&f), 1000);
+	assert_int_equal(nobody_connect(&f), -EACCES);
+	/* a bad 0600 file: refused, named by line; the old config stays */
+	rewrite_config(&f, CFG("[limits]\nwall_ms = 2000\nnonsense = 1\n"));
+	assert_int_equal(chmod(f.config, 0600), 0);
+	assert_int_equal(kill(f.pid, SIGHUP), 0);
+	snprintf(want, sizeof(want), "%s:6: unknown key 'nonsense'", f.config);
+	for (i = 0; i < 200 && !log_has(&f, want); i++)
+		sleep_ms(10);
+	assert_true(log_has(&f, want));
+	assert_int_equal(info_wall_default(&f), 1000);
+	/* SIGHUP to the frontend reads the file through the spawner too */
+	rewrite_config(&f, CFG("[limits]\nwall_ms = 3000\n"));
+	assert_int_equal(chmod(f.config, 0600), 0);
+	fe = front_first_child(f.pid);
+	assert_true(fe > 0);
+	assert_int_equal(kill(fe, SIGHUP), 0);
+	for (i = 0; i < 200 && info_wall_default(&f) != 3000; i++)
+		sleep_ms(10);
+	assert_int_equal(info_wall_default(&f), 3000);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
 /*
  * SIGTERM: a running run finishes within the grace and gets its result; a
  * queued run is answered cancelled; new connections are refused; exit 0.
@@ -790,6 +868,7 @@ main(void)
 		cmocka_unit_test(test_cancel_and_ps),
 		cmocka_unit_test(test_audit_line),
 		cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_reload_root_only),
 		cmocka_unit_test(test_graceful_stop),
 		cmocka_unit_test(test_stop_after_grace),
 		cmocka_unit_test(test_units_verify),
