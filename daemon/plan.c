@@ -137,6 +137,8 @@ static const char *const plan_base_env[] = {
 	"XDG_DATA_HOME=" PLAN_HOME "/.local/share",
 	"XDG_STATE_HOME=" PLAN_HOME "/.local/state",
 	"MPLCONFIGDIR=" PLAN_HOME "/.config/matplotlib",
+	/* No display in a sandbox: matplotlib draws to files (PNG, SVG). */
+	"MPLBACKEND=Agg",
 	"LANG=C.UTF-8",
 	"TMPDIR=/tmp",
 	"OPENBLAS_NUM_THREADS=1",

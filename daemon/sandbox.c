@@ -126,6 +126,8 @@ sandbox_layout_init(struct sandbox_layout *ret)
 	l.has_alternatives = stat("/etc/alternatives", &st) == 0 && S_ISDIR(st.st_mode);
 	l.has_ld_cache = stat("/etc/ld.so.cache", &st) == 0 && S_ISREG(st.st_mode);
 	l.has_ssl = stat("/etc/ssl", &st) == 0 && S_ISDIR(st.st_mode);
+	l.has_mplrc = stat("/etc/matplotlibrc", &st) == 0 && S_ISREG(st.st_mode);
+	l.has_fonts = stat("/etc/fonts", &st) == 0 && S_ISDIR(st.st_mode);
 	l.clk_tck = (int)sysconf(_SC_CLK_TCK);
 	l.landlock_abi = landlock_usable_abi(landlock_abi());
 	l.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -403,6 +405,26 @@ sb_dev_pts(void)
 }
 
 /*
+ * The host's configuration the data-science stack reads, read-only:
+ * /etc/matplotlibrc (Debian's matplotlib finds its defaults only there:
+ * "Could not find matplotlibrc file" without it) and /etc/fonts
+ * (fontconfig's configuration; the fonts themselves are in /usr). Both are
+ * shipped, non-secret package configuration, like /etc/ssl.
+ */
+static void
+sb_etc_data(const struct sandbox_layout *l)
+{
+	if (l->has_mplrc) {
+		sb_touch(SB_NEWROOT "/etc/matplotlibrc", SANDBOX_STEP_ETC);
+		sb_bind_ro("/etc/matplotlibrc", SB_NEWROOT "/etc/matplotlibrc");
+	}
+	if (l->has_fonts) {
+		SB_CHECK(mkdir(SB_NEWROOT "/etc/fonts", 0755), SANDBOX_STEP_ETC);
+		sb_bind_ro("/etc/fonts", SB_NEWROOT "/etc/fonts");
+	}
+}
+
+/*
  * Phase one, before any request is known: build the new root under
  * SB_NEWROOT and pivot into it. The root stays writable until phase two.
  */
@@ -462,6 +484,7 @@ sb_fs_base(const struct sandbox_ctx *ctx)
 		SB_CHECK(mkdir(SB_NEWROOT "/etc/ssl", 0755), SANDBOX_STEP_ETC);
 		sb_bind_ro("/etc/ssl", SB_NEWROOT "/etc/ssl");
 	}
+	sb_etc_data(l);
 	SB_CHECK(mount("proc", SB_NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL),
 		 SANDBOX_STEP_PROC);
 	sb_tmpfs(SB_NEWROOT "/dev", "0755", 65536, 64, false, SANDBOX_STEP_DEV);

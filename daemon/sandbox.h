@@ -73,6 +73,8 @@ struct sandbox_layout {
 	bool has_alternatives; /* /etc/alternatives */
 	bool has_ld_cache;     /* /etc/ld.so.cache */
 	bool has_ssl;	       /* /etc/ssl */
+	bool has_mplrc;	       /* /etc/matplotlibrc */
+	bool has_fonts;	       /* /etc/fonts */
 	int clk_tck;
 	int cap_last;
 	bool memory_cgroup; /* the memory limit is enforced by a cgroup */

@@ -942,7 +942,7 @@ test_env_base(void **state)
 	(void)state;
 	assert_int_equal(setenv("AIRLOCK_LEAK", "1", 1), 0);
 	assert_int_equal(plan_env_build(&env, NULL, 0), 0);
-	assert_int_equal(env.envc, 11);
+	assert_int_equal(env.envc, 12);
 	assert_null(env.envp[env.envc]);
 	assert_env(&env, "PATH", "/usr/local/bin:/usr/bin:/bin");
 	/* Home and caches are outside the workspace: never artifacts. */
@@ -952,6 +952,7 @@ test_env_base(void **state)
 	assert_env(&env, "XDG_DATA_HOME", "/tmp/home/.local/share");
 	assert_env(&env, "XDG_STATE_HOME", "/tmp/home/.local/state");
 	assert_env(&env, "MPLCONFIGDIR", "/tmp/home/.config/matplotlib");
+	assert_env(&env, "MPLBACKEND", "Agg");
 	assert_env(&env, "LANG", "C.UTF-8");
 	assert_env(&env, "TMPDIR", "/tmp");
 	assert_env(&env, "OPENBLAS_NUM_THREADS", "1");
@@ -976,7 +977,7 @@ test_env_request(void **state)
 	assert_int_equal(setenv("AIRLOCK_LEAK", "1", 1), 0);
 	assert_int_equal(plan_env_build(&env, req, sizeof(req) / sizeof(req[0])), 0);
 	/* 6 base + FOO, PATHX, PAT, EMPTY, EQ (PATH and the second FOO replace). */
-	assert_int_equal(env.envc, 16);
+	assert_int_equal(env.envc, 17);
 	assert_null(env.envp[env.envc]);
 	assert_env(&env, "PATH", "/opt/bin");
 	assert_env(&env, "FOO", "baz");
@@ -1005,7 +1006,7 @@ test_env_request_overrides_home(void **state)
 
 	(void)state;
 	assert_int_equal(plan_env_build(&env, req, 1), 0);
-	assert_int_equal(env.envc, 11);
+	assert_int_equal(env.envc, 12);
 	assert_env(&env, "HOME", "/elsewhere");
 	plan_env_free(&env);
 }
