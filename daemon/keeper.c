@@ -292,7 +292,7 @@ keep_delete(int root, const char *path)
 static int
 keep_mount(int *ret_fd)
 {
-	long fd = syscall(SYS_open_tree, AT_FDCWD, KEEP_MNT, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	long fd = syscall(SYS_open_tree, AT_FDCWD, "/", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 
 	if (fd < 0)
 		return errno;
@@ -385,10 +385,19 @@ keeper_main(const struct keeper_ctx *ctx)
 	}
 	if (mount("airlock-session", KEEP_MNT, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		keep_ready(sock, errno);
-	root = open(KEEP_MNT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
+	/*
+	 * The workspace becomes our root and the host's tree is detached
+	 * (issue 13, finding 7): a keeper lives as long as its session (up to
+	 * a day) and its copy of the host's mounts kept every one of them
+	 * alive, and busy for an administrator's umount, that long. It needs
+	 * no path outside its workspace: requests come on its socket, files
+	 * are resolved beneath the root fd, mounts cloned from "/".
+	 */
+	if (chdir(KEEP_MNT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
 		keep_ready(sock, errno);
-	if (chdir("/") < 0)
+	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
 		keep_ready(sock, errno);
 	keep_ready(sock, 0);
 	for (;;) {

@@ -469,8 +469,11 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
 	}
 	step = "clone";
 	/* Its own user namespace (for the session's uids) and mount namespace
-	 * (for the workspace tmpfs); nothing of the host is given to it. */
-	pid = spawner_clone(sp, CLONE_NEWUSER | CLONE_NEWNS, cgfd, &into);
+	 * (for the workspace tmpfs); nothing of the host is given to it. Its
+	 * own network namespace too: it needs none, and in the host's it
+	 * could reach every host socket (issue 13, finding 7). Made once per
+	 * session, off any run's path. */
+	pid = spawner_clone(sp, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET, cgfd, &into);
 	if (pid < 0) {
 		r = -errno;
 		spawner_owner_end(sp);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -242,12 +243,92 @@ test_inotify_not_roots(void **state)
 	assert_int_equal(fixture_stop(&f), 0);
 }
 
+/* The one process of the range, or -1. */
+static pid_t
+only_proc(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = -1;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+		long ruid;
+
+		if (pid <= 0)
+			continue;
+		ruid = proc_ruid(pid);
+		if (ruid >= UID_LO && ruid <= UID_HI) {
+			found = pid;
+			n++;
+		}
+	}
+	closedir(d);
+	return n == 1 ? found : -1;
+}
+
+/*
+ * A session's keeper (issue 13, finding 7): not in the host's network
+ * namespace, and holding no host mount, only its workspace (failed before:
+ * the host's network namespace and a copy of every host mount).
+ */
+static void
+test_keeper_isolated(void **state)
+{
+	struct fixture f;
+	struct proto_session_open o = {0};
+	struct proto_out out;
+	struct proto_msg m;
+	struct stat self_net, keeper_net;
+	char path[64], buf[8192];
+	pid_t keeper = -1;
+	ssize_t n;
+	int fd, mfd, i, lines = 0;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG), 0);
+	fd = conn(&f);
+	assert_int_equal(proto_encode_session_open(2, &o, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+	recv_id(fd, 2, &m);
+	assert_int_equal(m.type, PROTO_SESSION_OK);
+	proto_msg_free(&m);
+	for (i = 0; i < 100 && keeper < 0; i++) {
+		keeper = only_proc();
+		if (keeper < 0)
+			sleep_ms(20);
+	}
+	assert_true(keeper > 0);
+	assert_int_equal(stat("/proc/self/ns/net", &self_net), 0);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)keeper);
+	assert_int_equal(stat(path, &keeper_net), 0);
+	assert_true(self_net.st_ino != keeper_net.st_ino);
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)keeper);
+	mfd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(mfd >= 0);
+	n = read(mfd, buf, sizeof(buf) - 1);
+	close(mfd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	for (i = 0; i < n; i++)
+		lines += buf[i] == '\n';
+	if (lines != 1 || strstr(buf, " tmpfs airlock-session ") == NULL)
+		print_message("keeper mounts:\n%s", buf);
+	assert_int_equal(lines, 1);
+	assert_non_null(strstr(buf, " tmpfs airlock-session "));
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inotify_not_roots),
 		cmocka_unit_test(test_userns_owner),
+		cmocka_unit_test(test_keeper_isolated),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
