@@ -96,8 +96,9 @@ struct mcp_call {
 /* The server's state, from mcp_main() down. */
 struct mcp {
 	const char *socket;
-	unsigned parallel; /* --parallel */
-	size_t budget;	   /* --output-budget */
+	unsigned parallel;	    /* --parallel */
+	size_t budget;		    /* --output-budget */
+	const char *python_runtime; /* --python-runtime: run_python's default */
 	struct airlock_conn *conn;
 	struct airlock_info *info; /* of conn, for defaults and ceilings; may be NULL */
 	bool initialized;
@@ -1378,14 +1379,17 @@ static void
 mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char *tool,
 	     const char *runtime, const char *key)
 {
-	const char *const allowed[] = {
-		key, "files", "timeout_seconds", "cpu_seconds", "memory_mb", "session", NULL};
+	const char *allowed[] = {key,	      "files",	 "timeout_seconds", "cpu_seconds",
+				 "memory_mb", "session", "runtime",	    NULL};
 	struct mcp_call *call = NULL;
 	const char *code, *session, *name;
 	uint64_t wall_ms, cpu_ms, memory_mb, ceiling;
 	json_t *files, *v;
 	int r;
 
+	/* Only run_python chooses a runtime (mcp_tool_run_python read it). */
+	if (strcmp(tool, "run_python") != 0)
+		allowed[6] = NULL;
 	if (mcp_args_known(m, id, tool, args, allowed) < 0 ||
 	    mcp_arg_string(m, id, tool, args, key, true, &code) < 0 ||
 	    mcp_arg_session(m, id, tool, args, false, &session) < 0 ||
@@ -1471,10 +1475,39 @@ fail:
 
 /* ---- Tools ----------------------------------------------------------- */
 
+/* A Python runtime's name: "python" or "python-..." (python-site: the
+ * system's site-packages); run_python never runs another language. */
+static bool
+mcp_python_runtime_valid(const char *name)
+{
+	size_t i, len = strlen(name);
+
+	if (len > 32 || strncmp(name, "python", 6) != 0 || (len > 6 && name[6] != '-'))
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+		      name[i] == '-' || name[i] == '_'))
+			return false;
+	return true;
+}
+
 static void
 mcp_tool_run_python(struct mcp *m, json_t *id, json_t *args, json_t *token)
 {
-	mcp_tool_run(m, id, args, token, "run_python", "python", "code");
+	const char *runtime = m->python_runtime;
+
+	if (mcp_arg_string(m, id, "run_python", args, "runtime", false, &runtime) < 0)
+		return;
+	if (runtime == NULL)
+		runtime = m->python_runtime;
+	if (!mcp_python_runtime_valid(runtime)) {
+		mcp_bad_args(m, id,
+			     "run_python: runtime '%s' is not a Python runtime (python, "
+			     "python-site, ...)",
+			     runtime);
+		return;
+	}
+	mcp_tool_run(m, id, args, token, "run_python", runtime, "code");
 }
 
 static void
@@ -1978,7 +2011,10 @@ static const struct mcp_tool {
 	 "runs (variables do not).",
 	 "{\"type\":\"object\",\"properties\":{"
 	 "\"code\":{\"type\":\"string\",\"description\":\"Python 3 source to run as a "
-	 "script\"}," MCP_RUN_FILES MCP_RUN_LIMITS
+	 "script\"},\"runtime\":{\"type\":\"string\",\"description\":\"python: the standard "
+	 "library only; python-site: also the system's packages (numpy, pandas, matplotlib, "
+	 "scipy where installed; matplotlib draws with Agg, save figures as PNG). Default: the "
+	 "server's --python-runtime, else python\"}," MCP_RUN_FILES MCP_RUN_LIMITS
 	 "},\"required\":[\"code\"],\"additionalProperties\":false}",
 	 MCP_RUN_OUTPUT, false, false, false, mcp_tool_run_python},
 	{"run_shell", "Run a shell script in a sandbox",
@@ -2304,10 +2340,13 @@ mcp_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: airlock [--socket PATH] mcp [--parallel N] [--output-budget BYTES]\n"
+		"                                   [--python-runtime NAME]\n"
 		"Serves the Model Context Protocol on stdin and stdout: tools that run code\n"
 		"in airlockd's sandboxes. See airlock(1) and docs/mcp.md.\n"
 		"  --parallel N           runs in flight at once (default %d)\n"
-		"  --output-budget BYTES  text in one tool result (default %d)\n",
+		"  --output-budget BYTES  text in one tool result (default %d)\n"
+		"  --python-runtime NAME  run_python's runtime when a call names none\n"
+		"                         (default python; python-site: system packages)\n",
 		MCP_PARALLEL_DEFAULT, MCP_BUDGET_DEFAULT);
 }
 
@@ -2329,6 +2368,10 @@ mcp_options(struct mcp *m, int argc, char **argv, int *status)
 		if (strcmp(a, "--parallel") == 0 && v != NULL && cli_parse_count(v, &n) == 0 &&
 		    n <= MCP_PARALLEL_MAX) {
 			m->parallel = (unsigned)n;
+			i++;
+		} else if (strcmp(a, "--python-runtime") == 0 && v != NULL &&
+			   mcp_python_runtime_valid(v)) {
+			m->python_runtime = v;
 			i++;
 		} else if (strcmp(a, "--output-budget") == 0 && v != NULL &&
 			   cli_parse_size(v, &n) == 0 && n >= MCP_BUDGET_MIN &&
@@ -2353,6 +2396,7 @@ mcp_main(const char *socket_path, int argc, char **argv)
 			.version = mcp_versions[0],
 			.parallel = MCP_PARALLEL_DEFAULT,
 			.budget = MCP_BUDGET_DEFAULT,
+			.python_runtime = "python",
 			.sigfd = -1};
 	struct mcp_line *line;
 	struct mcp_call *call;

@@ -139,10 +139,10 @@ def png_is_valid(data: bytes) -> bool:
 class Server:
     """One `airlock mcp` process and a thread reading its stdout."""
 
-    def __init__(self, socket_path: str):
+    def __init__(self, socket_path: str, options=()):
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [CLI, "--socket", socket_path, "mcp"],
+            [CLI, "--socket", socket_path, "mcp", *options],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -421,6 +421,33 @@ class McpTest(unittest.TestCase):
         # A killed run has no exit code.
         self.assertEqual(result["structuredContent"]["outcome"], "wall_limit")
         self.assertIsNone(result["structuredContent"]["exit_code"])
+
+    def test_python_runtime(self) -> None:
+        # run_python's runtime: the argument, else --python-runtime, else python.
+        self.server.initialize("2025-11-25")
+        code = "import sys\nprint(sys.flags.no_site)\n"
+        self.assertIn("1", text_of(self.run_python(code)).split("stdout:")[-1])
+        result = self.run_python(code, runtime="python-site")
+        self.assertFalse(result["isError"], text_of(result))
+        self.assertIn("0", text_of(result).split("stdout:")[-1])
+        result = self.run_python(code, runtime="sh")
+        self.assertTrue(result["isError"])
+        self.assertIn("not a Python runtime", text_of(result))
+        other = Server(SOCKET, ["--python-runtime", "python-site"])
+        try:
+            other.initialize()
+            result = other.tool("run_python", {"code": code})
+            self.assertIn("0", text_of(result).split("stdout:")[-1])
+            if subprocess.run(["/usr/bin/python3", "-c", "import numpy, matplotlib"]).returncode == 0:
+                result = other.tool("run_python", {"code": (
+                    "import numpy as np, matplotlib.pyplot as plt\n"
+                    "plt.plot(np.arange(5)); plt.savefig('p.png')\n")})
+                self.assertFalse(result["isError"], text_of(result))
+                images = [b for b in result["content"] if b["type"] == "image"]
+                self.assertEqual(len(images), 1, text_of(result))
+        finally:
+            log = other.log()
+            self.assertEqual(other.close(), 0, log)
 
     def test_non_utf8_name_and_omitted_files(self) -> None:
         self.server.initialize()

@@ -173,6 +173,19 @@ class SandboxTest(unittest.TestCase):
         self.assertEqual(result.stdout_bytes, b"a\xffb\x00")
         self.assertEqual(result.stdout, "a\ufffdb\x00")
 
+    def test_tool_runtime(self) -> None:
+        code = "import sys\nprint(sys.flags.no_site)"
+        tool = sandbox_tool(self.sandbox)
+        self.assertEqual(tool.call_sync(code)["stdout"], "1\n")
+        self.assertEqual(tool.call_sync(code, runtime="python-site")["stdout"], "0\n")
+        site = sandbox_tool(self.sandbox, runtime="python-site")
+        self.assertEqual(site.call_sync(code)["stdout"], "0\n")
+        self.assertEqual(self.run_async(site(code, runtime="python"))["stdout"], "1\n")
+        with self.assertRaises(ValueError):
+            sandbox_tool(self.sandbox, runtime="sh")
+        with self.assertRaises(ValueError):
+            tool.call_sync(code, runtime="sh")
+
     def test_non_utf8_names_and_omitted(self) -> None:
         code = (
             "import os\n"

@@ -67,7 +67,10 @@ class SandboxTool:
     name = TOOL_NAME
     parallel_safe = True
 
-    def __init__(self, sandbox: Any, limits: Optional[SandboxLimits] = None, session: Any = None) -> None:
+    def __init__(
+        self, sandbox: Any, limits: Optional[SandboxLimits] = None, session: Any = None, runtime: str = "python"
+    ) -> None:
+        self.runtime = self._runtime(runtime)
         if not callable(getattr(sandbox, "run", None)):
             raise TypeError("sandbox must have an async run(code, *, limits=...) method")
         base = getattr(sandbox, "limits", None)
@@ -127,6 +130,14 @@ class SandboxTool:
         }
 
     @staticmethod
+    def _runtime(runtime: object) -> str:
+        # A Python runtime only: "python" (standard library) or "python-..."
+        # ("python-site": the system's packages, numpy, pandas, matplotlib).
+        if not isinstance(runtime, str) or not (runtime == "python" or runtime.startswith("python-")):
+            raise ValueError(f"runtime must be a Python runtime (python, python-site, ...), not {runtime!r}")
+        return runtime
+
+    @staticmethod
     def _check(code: object) -> str:
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, not {type(code).__name__}")
@@ -171,15 +182,18 @@ class SandboxTool:
             "stderr": result.stderr if result else "",
         }
 
-    async def __call__(self, code: str) -> Dict[str, Any]:
-        """Run code and return the tool result dict (see the class docstring)."""
+    async def __call__(self, code: str, runtime: Optional[str] = None) -> Dict[str, Any]:
+        """Run code (in runtime, default the tool's) and return the tool result dict (see the class docstring)."""
         code = self._check(code)
+        rt = self.runtime if runtime is None else self._runtime(runtime)
         try:
             if self._core is not None:
                 core = self._core
-                result = await core.run_async(core.request(code, "python", self.limits, None, None, None, None), None)
-            else:
+                result = await core.run_async(core.request(code, rt, self.limits, None, None, None, None), None)
+            elif rt == "python":
                 result = await self.sandbox.run(code, limits=self.limits)
+            else:
+                result = await self.sandbox.run(code, language=rt, limits=self.limits)
         except SandboxTimeoutError as e:
             return self._refusal(e.limit, e, e.result)
         except SandboxMemoryError as e:
@@ -188,18 +202,21 @@ class SandboxTool:
             return self._refusal("processes", e, e.result)
         return self._ok(result)
 
-    def call_sync(self, code: str) -> Dict[str, Any]:
+    def call_sync(self, code: str, runtime: Optional[str] = None) -> Dict[str, Any]:
         """Like `await tool(code)`, blocking (uses the sandbox's run_sync when it has one)."""
         code = self._check(code)
+        rt = self.runtime if runtime is None else self._runtime(runtime)
         run_sync = getattr(self.sandbox, "run_sync", None)
         if run_sync is None:
-            return asyncio.run(self(code))
+            return asyncio.run(self(code, rt))
         try:
             if self._core is not None:
                 core = self._core
-                result = core.run_blocking(core.request(code, "python", self.limits, None, None, None, None), None)
-            else:
+                result = core.run_blocking(core.request(code, rt, self.limits, None, None, None, None), None)
+            elif rt == "python":
                 result = run_sync(code, limits=self.limits)
+            else:
+                result = run_sync(code, language=rt, limits=self.limits)
         except SandboxTimeoutError as e:
             return self._refusal(e.limit, e, e.result)
         except SandboxMemoryError as e:
@@ -213,7 +230,9 @@ class SandboxTool:
         return f"SandboxTool(name={TOOL_NAME!r}, limits={self.limits!r}{where})"
 
 
-def sandbox_tool(sandbox: Any, limits: Optional[SandboxLimits] = None, session: Any = None) -> SandboxTool:
+def sandbox_tool(
+    sandbox: Any, limits: Optional[SandboxLimits] = None, session: Any = None, runtime: str = "python"
+) -> SandboxTool:
     """The run_python tool over sandbox, with its own limits (never looser than the sandbox's).
 
     limits: None uses the sandbox's limits; a field left None takes the
@@ -222,5 +241,9 @@ def sandbox_tool(sandbox: Any, limits: Optional[SandboxLimits] = None, session: 
     call in; its limits, when it has its own, take the sandbox's place above.
     The tool then declares parallel_safe = False: its calls share the
     session's workspace and the daemon runs them one at a time.
+    runtime: the Python runtime every call uses unless it names one
+    (`tool(code, runtime=...)`): "python" (the standard library only) or
+    "python-site" (the system's packages: numpy, pandas, matplotlib, scipy
+    where installed); anything not "python" or "python-..." is a ValueError.
     """
-    return SandboxTool(sandbox, limits, session)
+    return SandboxTool(sandbox, limits, session, runtime)
