@@ -99,6 +99,18 @@ check "the sandbox is not under systemd's filters (sethostname, openat2 work)" s
 check "nothing of the daemon's signal state reaches the code" sh -c \
 	"cd $tmp && runuser -u agent -- airlock run --lang sh -c 'grep -E \"^Sig(Blk|Ign)\" /proc/self/status' | grep -v -e 'SigBlk:.0000000000000000' -e 'SigIgn:.0000000000000000' | grep -c . | grep -qx 0"
 
+cat >"$tmp/pty.py" <<'PY'
+import os, pty
+m, s = pty.openpty()
+os.write(s, b"hi\n")
+assert os.read(m, 16).startswith(b"hi")
+assert os.ttyname(s).startswith("/dev/pts/")
+print(" ".join(sorted(os.listdir("/dev/pts"))))
+PY
+chmod 0644 "$tmp/pty.py"
+check "a pseudo-terminal of the run's own (openpty; no host pty visible)" sh -c \
+	"[ \"\$(cd $tmp && runuser -u agent -- airlock run pty.py)\" = '0 ptmx' ]"
+
 # --- limits
 run_json "wall limit: outcome wall_limit" wall_limit --wall 1 -c 'while True: pass' || true
 run_json "cpu limit: outcome cpu_limit" cpu_limit --cpu 1 --wall 20 -c 'while True: pass' || true
