@@ -52,9 +52,9 @@ extern "C" {
  * 0.N" below and live in version node AIRLOCK_0.N of the library.
  */
 #define LIBAIRLOCK_VERSION_MAJOR 0
-#define LIBAIRLOCK_VERSION_MINOR 4
+#define LIBAIRLOCK_VERSION_MINOR 5
 #define LIBAIRLOCK_VERSION_MICRO 0
-#define LIBAIRLOCK_VERSION "0.4.0"
+#define LIBAIRLOCK_VERSION "0.5.0"
 /* True when this header is version major.minor.micro or later. */
 #define LIBAIRLOCK_CHECK_VERSION(major, minor, micro)                                              \
 	(LIBAIRLOCK_VERSION_MAJOR > (major) ||                                                     \
@@ -743,7 +743,7 @@ int airlock_event_data(const struct airlock_event *ev, const void **ret_data, si
 
 /* ---- Versions, timeouts and liveness (since AIRLOCK_0.4) --------------- */
 
-/* The version of the library the program runs with, e.g. "0.4.0" (the
+/* The version of the library the program runs with, e.g. "0.5.0" (the
  * header's is LIBAIRLOCK_VERSION). Never NULL. Since 0.4. */
 const char *airlock_library_version(void);
 
