@@ -243,7 +243,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 	struct cgroup_run_fds cgfds = {-1, -1, -1, -1, -1};
 	const char *step = "request";
 	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, r;
-	bool into;
+	bool into, cg_made = false;
 	long pid;
 
 	/* The frontend is less trusted than we are: check everything. */
@@ -256,6 +256,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes);
 	if (r < 0)
 		goto fail;
+	cg_made = true;
 	step = "cgroup_open";
 	r = cgroup_run_open(&sp->cg, spawner_uid(sp, req->uid_slot), &cgfds);
 	if (r < 0)
@@ -344,7 +345,14 @@ fail:
 	snprintf(ev.step, sizeof(ev.step), "%s", step);
 	log_warnx("spawner: sandbox %" PRIu32 ": %s: %s", req->run_id, step, strerror(-r));
 	spawner_send(sp, &ev);
-	/* A slot with a killed child stays taken until SIGCHLD reaps it. */
+	/* A slot with a killed child stays taken until SIGCHLD reaps it, and
+	 * its reap removes the cgroup; with no child, nothing else would. */
+	if (cg_made && ev.pid == 0) {
+		uint64_t peak;
+		bool oom;
+
+		(void)cgroup_run_finish(&sp->cg, spawner_uid(sp, req->uid_slot), &peak, &oom);
+	}
 out:
 	if (sync[0] >= 0)
 		close(sync[0]);
@@ -494,14 +502,16 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
 	r = spawner_write_maps(sp, req->uid_slot, (pid_t)pid, &step);
 	spawner_owner_end(sp);
 	if (r == 0 && !into && cgfd >= 0) {
-		/* An older kernel: moved by pid, off any run's path. */
+		/* An older kernel: moved by pid, off any run's path. A keeper
+		 * that cannot be moved would hold its session's workspace with
+		 * no memory.max or pids.max: it fails, as a run would. */
 		char val[16];
 		int pfd = openat(cgfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
 
 		snprintf(val, sizeof(val), "%ld", pid);
+		step = "cgroup_move";
 		if (pfd < 0 || write(pfd, val, strlen(val)) < 0)
-			log_warnx("spawner: session %" PRIu32 ": keeper cgroup: %s", req->run_id,
-				  strerror(errno));
+			r = -errno;
 		if (pfd >= 0)
 			close(pfd);
 	}
