@@ -111,6 +111,9 @@ chmod 0644 "$tmp/pty.py"
 check "a pseudo-terminal of the run's own (openpty; no host pty visible)" sh -c \
 	"[ \"\$(cd $tmp && runuser -u agent -- airlock run pty.py)\" = '0 ptmx' ]"
 
+check "script(1) gives a command a terminal" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run --lang sh -c 'script -qec tty /dev/null' | grep -q '^/dev/pts/'"
+
 # --- limits
 run_json "wall limit: outcome wall_limit" wall_limit --wall 1 -c 'while True: pass' || true
 run_json "cpu limit: outcome cpu_limit" cpu_limit --cpu 1 --wall 20 -c 'while True: pass' || true
