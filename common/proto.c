@@ -263,6 +263,7 @@ enum dec_kind {
 	DEC_STRV,	/* [str] into a NULL-terminated zone array + count */
 	DEC_STRA,	/* [str] into a fixed array + count */
 	DEC_ENV,	/* {str:str} */
+	DEC_RTPKGS,	/* {str:[str]}: info_ok.runtime_packages */
 	DEC_FILES,	/* [{name, data}] */
 	DEC_ARTIFACTS,	/* [{name, size, truncated, data}] */
 	DEC_PSRUNS,	/* [{run, uid, pid, runtime, state, elapsed_ms}] */
@@ -325,6 +326,8 @@ static const struct dec_field dec_info_ok_fields[] = {
 	{"ceilings", DEC_LIMITS, DF_REQUIRED, U(proto_info, ceilings), 0, 0, 0},
 	{"resource_control", DEC_STR, DF_NONEMPTY, U(proto_info, resource_control), 0,
 	 PROTO_FEATURE_NAME_MAX, 0},
+	{"runtime_packages", DEC_RTPKGS, 0, U(proto_info, runtime_packages),
+	 U(proto_info, nruntime_packages), PROTO_RUNTIMES_MAX, PROTO_PACKAGE_NAME_MAX},
 };
 
 static const struct dec_field dec_run_fields[] = {
@@ -1066,6 +1069,36 @@ dec_env(struct proto_dec *d, const msgpack_object *o, struct proto_env **ret, si
 	return 0;
 }
 
+/* runtime_packages: a map of runtime names to arrays of package names. */
+static int
+dec_rtpkgs(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f,
+	   struct proto_runtime_packages *v, size_t *ret_n)
+{
+	const struct dec_field pf = {"packages", DEC_STRV,	     DF_NONEMPTY, 0,
+				     0,		 PROTO_PACKAGES_MAX, f->elem_max};
+	const char **strv;
+	size_t i, n, old;
+	int r;
+
+	r = dec_check_map(d, o, f->max);
+	if (r < 0)
+		return r;
+	for (i = 0; i < o->via.map.size; i++) {
+		old = dec_push(d, "[%zu]", i);
+		r = dec_str(d, &o->via.map.ptr[i].key, PROTO_RUNTIME_MAX, true, &v[i].runtime);
+		if (r < 0)
+			return r;
+		r = dec_strv(d, &o->via.map.ptr[i].val, &pf, &strv, &n);
+		if (r < 0)
+			return r;
+		memcpy(v[i].packages, strv, n * sizeof(*strv));
+		v[i].npackages = n;
+		dec_pop(d, old);
+	}
+	*ret_n = i;
+	return 0;
+}
+
 /* Check an artifact's or a stream's data against its total and flag. */
 static int
 dec_check_partial(struct proto_dec *d, const struct proto_blob *b, uint64_t total, bool truncated)
@@ -1182,6 +1215,8 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 		return r;
 	case DEC_ENV:
 		return dec_env(d, o, (struct proto_env **)dst, cnt);
+	case DEC_RTPKGS:
+		return dec_rtpkgs(d, o, f, (struct proto_runtime_packages *)dst, cnt);
 	case DEC_FILES:
 	case DEC_ARTIFACTS:
 	case DEC_PSRUNS:
@@ -1774,12 +1809,13 @@ int
 proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *ret)
 {
 	struct proto_enc e;
-	size_t i;
+	size_t i, k;
 
 	if (info == NULL || ret == NULL)
 		return -EINVAL;
-	enc_begin(&e, PROTO_INFO_OK, id, info->resource_control != NULL ? 7 : 6);
-	if (info->nruntimes > PROTO_RUNTIMES_MAX)
+	enc_begin(&e, PROTO_INFO_OK, id,
+		  6 + (info->resource_control != NULL) + (info->nruntime_packages > 0));
+	if (info->nruntimes > PROTO_RUNTIMES_MAX || info->nruntime_packages > PROTO_RUNTIMES_MAX)
 		enc_fail(&e, -E2BIG);
 	enc_kv_str(&e, "daemon", info->daemon, PROTO_NAME_MAX, false);
 	enc_kv_uint(&e, "version", info->version);
@@ -1796,6 +1832,24 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 	if (info->resource_control != NULL)
 		enc_kv_str(&e, "resource_control", info->resource_control, PROTO_FEATURE_NAME_MAX,
 			   true);
+	if (info->nruntime_packages > 0) {
+		enc_rawstr(&e, "runtime_packages", PROTO_STR_MAX);
+		enc_map(&e, info->nruntime_packages);
+	}
+	for (i = 0; e.err == 0 && i < info->nruntime_packages; i++) {
+		const struct proto_runtime_packages *p = &info->runtime_packages[i];
+
+		if (p->runtime == NULL || p->runtime[0] == '\0' ||
+		    p->npackages > PROTO_PACKAGES_MAX)
+			enc_fail(&e, -EINVAL);
+		enc_rawstr(&e, p->runtime, PROTO_RUNTIME_MAX);
+		enc_array(&e, p->npackages);
+		for (k = 0; e.err == 0 && k < p->npackages; k++) {
+			if (p->packages[k] != NULL && p->packages[k][0] == '\0')
+				enc_fail(&e, -EINVAL);
+			enc_rawstr(&e, p->packages[k], PROTO_PACKAGE_NAME_MAX);
+		}
+	}
 	return enc_finish(&e, ret);
 }
 

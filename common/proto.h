@@ -34,6 +34,8 @@
 	60			     /* artifacts per result: each may be a memfd, and a           \
 				      * packet has 64 fds (two for stdout, stderr) */
 #define PROTO_RUNTIMES_MAX 32	     /* runtimes in an info reply */
+#define PROTO_PACKAGES_MAX 16	     /* packages per runtime in info_ok.runtime_packages */
+#define PROTO_PACKAGE_NAME_MAX 64    /* a package name there, bytes */
 #define PROTO_MSG_PRINTABLE_MAX 1024 /* error message, bytes */
 #define PROTO_KEYS_MAX 64	     /* entries in any map but env */
 
@@ -210,6 +212,13 @@ struct proto_hello {
 /* Does a decoded hello name this feature? */
 bool proto_hello_has_feature(const struct proto_hello *h, const char *name);
 
+/* info_ok.runtime_packages: which of the data-science packages a runtime sees. */
+struct proto_runtime_packages {
+	const char *runtime;
+	const char *packages[PROTO_PACKAGES_MAX];
+	size_t npackages;
+};
+
 struct proto_info {
 	const char *daemon;
 	uint32_t version;
@@ -221,6 +230,10 @@ struct proto_info {
 	size_t nruntimes;
 	struct proto_limits defaults;
 	struct proto_limits ceilings;
+	/* Optional: one entry per runtime whose packages were looked for (an
+	 * entry may list none); absent on the wire when there is none. */
+	struct proto_runtime_packages runtime_packages[PROTO_RUNTIMES_MAX];
+	size_t nruntime_packages;
 };
 
 struct proto_run {

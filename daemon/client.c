@@ -22,6 +22,7 @@
 
 #include "fdpass.h"
 #include "frontend.h"
+#include "pypkgs.h"
 #include "session.h"
 #include "log.h"
 
@@ -459,6 +460,14 @@ client_on_info(struct client *c, const struct proto_msg *m)
 	info.defaults = cfg->defaults;
 	info.ceilings = cfg->ceilings;
 	info.resource_control = cgroup_kind_name(c->d->resource_control);
+	for (i = 0; i < cfg->nruntimes && i < PROTO_RUNTIMES_MAX; i++) {
+		struct proto_runtime_packages *p = &info.runtime_packages[info.nruntime_packages];
+
+		if (pypkgs_scan(&cfg->runtimes[i], p->packages, &p->npackages)) {
+			p->runtime = cfg->runtimes[i].name;
+			info.nruntime_packages++;
+		}
+	}
 	r = proto_encode_info(m->id, &info, &out);
 	if (r < 0) {
 		client_send_error(c, m->id, PROTO_ERR_INTERNAL, "cannot encode info: %s",

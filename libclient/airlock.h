@@ -207,6 +207,16 @@ uint64_t airlock_info_limit_ceiling(const struct airlock_info *info, enum airloc
  */
 const char *airlock_info_resource_control(const struct airlock_info *info);
 
+/*
+ * Which of the data-science packages numpy, pandas, matplotlib and scipy
+ * runtime i (as in airlock_info_runtime_name) can import, comma-separated in
+ * that order, e.g. "numpy,pandas,matplotlib"; "" when it can import none of
+ * them; NULL when the daemon did not say (a runtime it does not look at, such
+ * as sh or exec, an older daemon) or i is out of range. The string belongs to
+ * info. Since 0.5.
+ */
+const char *airlock_info_runtime_packages(const struct airlock_info *info, size_t i);
+
 /* ---- Run requests --------------------------------------------------- */
 
 /*

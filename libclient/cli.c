@@ -342,6 +342,51 @@ out:
 	return status;
 }
 
+/* Does the daemon say which packages any runtime sees? */
+static bool
+cli_info_has_packages(const struct airlock_info *info)
+{
+	size_t i;
+
+	for (i = 0; i < airlock_info_runtime_count(info); i++)
+		if (airlock_info_runtime_packages(info, i) != NULL)
+			return true;
+	return false;
+}
+
+/* "runtime_packages": {"python-site": ["numpy", ...], "python": []}, if said. */
+static int
+cli_info_packages_json(const struct airlock_info *info, json_t *obj)
+{
+	json_t *map, *list;
+	const char *p, *comma;
+	size_t i;
+
+	if (!cli_info_has_packages(info))
+		return 0;
+	map = json_object();
+	if (map == NULL || json_object_set_new(obj, "runtime_packages", map) < 0)
+		return -ENOMEM;
+	for (i = 0; i < airlock_info_runtime_count(info); i++) {
+		p = airlock_info_runtime_packages(info, i);
+		if (p == NULL)
+			continue;
+		list = json_array();
+		if (list == NULL ||
+		    json_object_set_new(map, airlock_info_runtime_name(info, i), list) < 0)
+			return -ENOMEM;
+		while (*p != '\0') {
+			comma = strchr(p, ',');
+			if (comma == NULL)
+				comma = p + strlen(p);
+			if (json_array_append_new(list, json_stringn(p, (size_t)(comma - p))) < 0)
+				return -ENOMEM;
+			p = *comma == ',' ? comma + 1 : comma;
+		}
+	}
+	return 0;
+}
+
 /* `airlock info` as JSON. */
 static json_t *
 cli_info_json(const struct airlock_info *info)
@@ -372,6 +417,8 @@ cli_info_json(const struct airlock_info *info)
 	if (airlock_info_resource_control(info) != NULL &&
 	    json_object_set_new(obj, "resource_control",
 				json_string(airlock_info_resource_control(info))) < 0)
+		goto fail;
+	if (cli_info_packages_json(info, obj) < 0)
 		goto fail;
 	if (json_object_set_new(obj, "runtimes", rt) < 0) {
 		rt = NULL;
@@ -419,6 +466,23 @@ cli_info(const struct cli *cli)
 	printf("\nresource control: %s", airlock_info_resource_control(info) != NULL
 						 ? airlock_info_resource_control(info)
 						 : "unknown");
+	if (cli_info_has_packages(info)) {
+		printf("\npackages (numpy, pandas, matplotlib, scipy):");
+		for (i = 0; i < airlock_info_runtime_count(info); i++) {
+			const char *p = airlock_info_runtime_packages(info, i);
+			size_t n;
+
+			if (p == NULL)
+				continue;
+			printf("\n  %s:", airlock_info_runtime_name(info, i));
+			if (*p == '\0')
+				printf(" none");
+			for (; *p != '\0'; p += n + (p[n] == ',')) {
+				n = strcspn(p, ",");
+				printf(" %.*s", (int)n, p);
+			}
+		}
+	}
 	printf("\n%-18s %20s %20s\n", "limit", "default", "ceiling");
 	for (l = 0; airlock_limit_name((enum airlock_limit)l) != NULL; l++) {
 		enum airlock_limit k = (enum airlock_limit)l;

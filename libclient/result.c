@@ -70,6 +70,7 @@ struct airlock_info {
 	uint64_t defaults[PROTO_LIMIT_COUNT_];
 	uint64_t ceilings[PROTO_LIMIT_COUNT_];
 	char *resource_control; /* NULL: not said */
+	char **packages;	/* per runtime: "numpy,pandas", or NULL: not said */
 };
 
 /* What an empty payload points at, so data is never NULL. */
@@ -430,6 +431,35 @@ result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
 		if (info->resource_control == NULL)
 			goto out;
 	}
+	if (info->nruntimes > 0) {
+		info->packages = calloc(info->nruntimes, sizeof(*info->packages));
+		if (info->packages == NULL)
+			goto out;
+	}
+	for (i = 0; i < pi->nruntime_packages && i < PROTO_RUNTIMES_MAX; i++) {
+		const struct proto_runtime_packages *p = &pi->runtime_packages[i];
+		size_t j, k, len = 1;
+		char *s;
+
+		/* Only for a runtime the reply lists; the first entry wins. */
+		for (j = 0; j < info->nruntimes; j++)
+			if (strcmp(info->runtimes[j], p->runtime) == 0)
+				break;
+		if (j == info->nruntimes || info->packages[j] != NULL)
+			continue;
+		for (k = 0; k < p->npackages; k++)
+			len += strlen(p->packages[k]) + 1;
+		s = malloc(len);
+		if (s == NULL)
+			goto out;
+		s[0] = '\0';
+		for (k = 0; k < p->npackages; k++) {
+			if (k > 0)
+				strcat(s, ",");
+			strcat(s, p->packages[k]);
+		}
+		info->packages[j] = s;
+	}
 	*ret = info;
 	info = NULL;
 	r = 0;
@@ -446,9 +476,13 @@ airlock_info_free(struct airlock_info *info)
 
 	if (info == NULL)
 		return;
-	for (i = 0; i < info->nruntimes; i++)
+	for (i = 0; i < info->nruntimes; i++) {
 		free(info->runtimes[i]);
+		if (info->packages != NULL)
+			free(info->packages[i]);
+	}
 	free(info->runtimes);
+	free(info->packages);
 	free(info->daemon);
 	free(info->resource_control);
 	free(info);
@@ -459,6 +493,15 @@ AIRLOCK_EXPORT const char *
 airlock_info_resource_control(const struct airlock_info *info)
 {
 	return info != NULL ? info->resource_control : NULL;
+}
+
+/* Which data-science packages runtime i sees, comma-separated, or NULL. */
+AIRLOCK_EXPORT const char *
+airlock_info_runtime_packages(const struct airlock_info *info, size_t i)
+{
+	if (info == NULL || info->packages == NULL || i >= info->nruntimes)
+		return NULL;
+	return info->packages[i];
 }
 
 /* The daemon's version string. */

@@ -330,7 +330,33 @@ test_roundtrip_info(void **state)
 	assert_string_equal(m.u.info.runtimes[2], "exec");
 	assert_memory_equal(&m.u.info.defaults, &in.defaults, sizeof(in.defaults));
 	assert_memory_equal(&m.u.info.ceilings, &in.ceilings, sizeof(in.ceilings));
+	/* runtime_packages is absent when there is none. */
+	assert_int_equal(m.u.info.nruntime_packages, 0);
 	proto_msg_free(&m);
+
+	/* ... and a map of runtime to package names when there is. */
+	in.nruntime_packages = 2;
+	in.runtime_packages[0].runtime = "python";
+	in.runtime_packages[1].runtime = "python-site";
+	in.runtime_packages[1].packages[0] = "numpy";
+	in.runtime_packages[1].packages[1] = "scipy";
+	in.runtime_packages[1].npackages = 2;
+	assert_int_equal(proto_encode_info(6, &in, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.info.nruntime_packages, 2);
+	assert_string_equal(m.u.info.runtime_packages[0].runtime, "python");
+	assert_int_equal(m.u.info.runtime_packages[0].npackages, 0);
+	assert_string_equal(m.u.info.runtime_packages[1].runtime, "python-site");
+	assert_int_equal(m.u.info.runtime_packages[1].npackages, 2);
+	assert_string_equal(m.u.info.runtime_packages[1].packages[0], "numpy");
+	assert_string_equal(m.u.info.runtime_packages[1].packages[1], "scipy");
+	proto_msg_free(&m);
+	/* An empty package name, or too many, is refused by the encoder. */
+	in.runtime_packages[1].packages[1] = "";
+	assert_int_equal(proto_encode_info(7, &in, &o), -EINVAL);
+	in.runtime_packages[1].packages[1] = "scipy";
+	in.runtime_packages[1].npackages = PROTO_PACKAGES_MAX + 1;
+	assert_int_equal(proto_encode_info(7, &in, &o), -EINVAL);
 }
 
 static void
@@ -1181,6 +1207,52 @@ test_bad_required_and_strings(void **state)
 		for (i = 0; i <= PROTO_RUNTIMES_MAX; i++)
 			mb_str(&b, "r");
 		check_fail(&b, PROTO_ERR_TOO_LARGE, "info_ok.runtimes: more than 32", 2);
+	}
+	/* runtime_packages: a map of runtime to an array of non-empty names. */
+	{
+		static const char *const why[] = {
+			"info_ok.runtime_packages: not a map",
+			"info_ok.runtime_packages[0]: not an array",
+			"info_ok.runtime_packages[0][0]: empty",
+			"info_ok.runtime_packages[0]: more than 16",
+		};
+		size_t i, k;
+
+		for (k = 0; k < 4; k++) {
+			mb_head(&b, 7, PROTO_INFO_OK, 2);
+			mb_str(&b, "daemon");
+			mb_str(&b, "d");
+			mb_str(&b, "version");
+			mb_uint(&b, 1);
+			mb_str(&b, "uid");
+			mb_uint(&b, 1);
+			mb_str(&b, "runtimes");
+			mb_array(&b, 1);
+			mb_str(&b, "python-site");
+			mb_str(&b, "defaults");
+			mb_map(&b, 0);
+			mb_str(&b, "ceilings");
+			mb_map(&b, 0);
+			mb_str(&b, "runtime_packages");
+			if (k == 0) {
+				mb_array(&b, 0);
+			} else {
+				mb_map(&b, 1);
+				mb_str(&b, "python-site");
+				if (k == 1) {
+					mb_str(&b, "numpy");
+				} else if (k == 2) {
+					mb_array(&b, 1);
+					mb_str(&b, "");
+				} else {
+					mb_array(&b, PROTO_PACKAGES_MAX + 1);
+					for (i = 0; i <= PROTO_PACKAGES_MAX; i++)
+						mb_str(&b, "p");
+				}
+			}
+			check_fail(&b, k == 3 ? PROTO_ERR_TOO_LARGE : PROTO_ERR_BAD_REQUEST, why[k],
+				   2);
+		}
 	}
 }
 

@@ -402,6 +402,10 @@ class SandboxTest(unittest.TestCase):
         info = self.sandbox.info()
         self.assertIn("python", info["runtimes"])
         self.assertEqual(info["limits"]["wall_ms"]["ceiling"], 300000)
+        # python-site sees the host's python3-numpy; python (-I -S) sees none.
+        self.assertIn("numpy", info["runtime_packages"]["python-site"])
+        self.assertEqual(info["runtime_packages"]["python"], [])
+        self.assertNotIn("sh", info["runtime_packages"])
 
     def test_argument_types(self) -> None:
         s = self.sandbox

@@ -171,6 +171,7 @@ _OPTIONAL = {
     # 0.5
     "airlock_result_artifacts_omitted": (_u64, [_p]),
     "airlock_result_artifacts_omitted_bytes": (_u64, [_p]),
+    "airlock_info_runtime_packages": (_str, [_p, _size]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

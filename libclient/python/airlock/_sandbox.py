@@ -811,6 +811,11 @@ class AirlockSandbox:
         str or None} with the daemon's limit names and units (wall_ms, cpu_ms,
         memory_bytes, ...); resource_control is what enforces memory,
         processes and cpu: "cgroup2", "cgroup1" or "rlimit" (None: not said).
+        "runtime_packages" maps each runtime the daemon looked at (those named
+        python...) to the data-science packages it can import, of numpy,
+        pandas, matplotlib and scipy, e.g. {"python": [], "python-site":
+        ["numpy", "pandas", "matplotlib", "scipy"]}; {} from an older daemon
+        or library.
         """
         conn = self._take_idle() or self._connect()
         lib = self._lib
@@ -843,11 +848,19 @@ class AirlockSandbox:
             if hasattr(lib, "airlock_info_resource_control"):
                 raw = lib.airlock_info_resource_control(info)
                 rc_name = raw.decode("utf-8", "replace") if raw else None
+            packages: Dict[str, List[str]] = {}
+            if hasattr(lib, "airlock_info_runtime_packages"):
+                for i, name in enumerate(runtimes):
+                    raw = lib.airlock_info_runtime_packages(info, i)
+                    if raw is not None:
+                        text = raw.decode("utf-8", "replace")
+                        packages[name] = text.split(",") if text else []
             return {
                 "daemon_version": version.decode("utf-8", "replace"),
                 "runtimes": runtimes,
                 "limits": limits,
                 "resource_control": rc_name,
+                "runtime_packages": packages,
             }
         finally:
             lib.airlock_info_free(info)

@@ -69,7 +69,7 @@ test_lib_info(void **state)
 	struct fixture *f = *state;
 	struct airlock_conn *conn = NULL;
 	struct airlock_info *info = NULL;
-	bool python = false, sh = false, exec = false;
+	bool python = false, sh = false, exec = false, site = false;
 	size_t i, n;
 	int k;
 
@@ -90,6 +90,26 @@ test_lib_info(void **state)
 		exec |= strcmp(name, "exec") == 0;
 	}
 	assert_null(airlock_info_runtime_name(info, n));
+	/* python-site sees the host's python3-numpy; python (-I -S) sees none;
+	 * sh and exec are not looked at. */
+	for (i = 0; i < n; i++) {
+		const char *name = airlock_info_runtime_name(info, i);
+		const char *pkgs = airlock_info_runtime_packages(info, i);
+
+		if (strcmp(name, "python-site") == 0) {
+			assert_non_null(pkgs);
+			assert_non_null(strstr(pkgs, "numpy"));
+			site = true;
+		} else if (strcmp(name, "python") == 0) {
+			assert_non_null(pkgs);
+			assert_string_equal(pkgs, "");
+		} else if (strcmp(name, "sh") == 0 || strcmp(name, "exec") == 0) {
+			assert_null(pkgs);
+		}
+	}
+	assert_true(site);
+	assert_null(airlock_info_runtime_packages(info, n));
+	assert_null(airlock_info_runtime_packages(NULL, 0));
 	assert_true(python);
 	assert_true(sh);
 	assert_true(exec);
@@ -185,7 +205,35 @@ test_cli_info_json(void **state)
 	}
 	wall = json_object_get(lim, "wall_ms");
 	assert_int_equal(json_integer_value(json_object_get(wall, "default")), 10000);
+	/* runtime_packages: python-site lists numpy, python lists nothing. */
+	v = json_object_get(obj, "runtime_packages");
+	assert_true(json_is_object(v));
+	assert_true(json_is_array(json_object_get(v, "python")));
+	assert_int_equal(json_array_size(json_object_get(v, "python")), 0);
+	assert_null(json_object_get(v, "sh"));
+	rts = json_object_get(v, "python-site");
+	assert_true(json_is_array(rts));
+	json_array_foreach(rts, i, wall)
+	{
+		if (strcmp(json_string_value(wall), "numpy") == 0)
+			break;
+	}
+	assert_true(i < json_array_size(rts));
 	json_decref(obj);
+}
+
+/* airlock info names the packages of each python runtime, one line each. */
+static void
+test_cli_info_text(void **state)
+{
+	struct fixture *f = *state;
+	char out[16384], err[4096];
+	char *argv[] = {(char *)cli_path(), "--socket", f->sock, "info", NULL};
+
+	assert_int_equal(front_run_cmd((uid_t)-1, 0, argv, out, sizeof(out), err, sizeof(err)), 0);
+	assert_non_null(strstr(out, "\npackages (numpy, pandas, matplotlib, scipy):\n"));
+	assert_non_null(strstr(out, "\n  python: none\n"));
+	assert_non_null(strstr(out, "\n  python-site: numpy"));
 }
 
 int
@@ -197,6 +245,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cli_ping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_ping_no_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_info_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cli_info_text, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
