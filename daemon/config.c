@@ -662,23 +662,14 @@ config_key_sandbox(struct config_parse *p, const char *name, const char *value)
 		if (r < 0)
 			return config_fail_at(p, r, p->line, "out of memory");
 	} else if (!strcmp(name, "resource_control")) {
-		static const char *const kinds[] = {
-			[CGROUP_NONE] = "rlimit",
-			[CGROUP_V1] = "cgroup1",
-			[CGROUP_V2] = "cgroup2",
-			[CGROUP_AUTO] = "auto",
-		};
-		size_t k;
+		enum cgroup_kind kind;
 
-		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-			if (!strcmp(value, kinds[k]))
-				break;
-		if (k == sizeof(kinds) / sizeof(kinds[0]))
+		if (cgroup_kind_from_name(value, &kind) < 0)
 			return config_fail_at(p, -EINVAL, p->line,
 					      "resource_control = %s: expected auto, cgroup2, "
 					      "cgroup1 or rlimit",
 					      value);
-		cfg->resource_control = (uint32_t)k;
+		cfg->resource_control = (uint32_t)kind;
 	} else if (!strcmp(name, "cpu_max_percent")) {
 		/* 0: no cap; else a share of one CPU, up to 4096 CPUs' worth. */
 		r = config_parse_u64(value, &v);

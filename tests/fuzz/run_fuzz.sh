@@ -26,7 +26,7 @@ build() { # name sources...
 	$cc $flags -fsanitize=fuzzer -o "$work/$name" "$@" $common $libs
 }
 build fuzz_proto "$src/tests/proto/fuzz_proto.c"
-build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c"
+build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c" "$src/daemon/cgroup.c"
 build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/plan.c"
 # shellcheck disable=SC2086
 $cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/plan.c" $common $libs
