@@ -14,7 +14,6 @@ Prints markdown tables; --smoke checks that every variant produced numbers.
 See docs/performance.md.
 """
 import argparse
-import ctypes
 import os
 import re
 import shutil
@@ -27,22 +26,8 @@ import tempfile
 import time
 
 
-# Every airlockd this runner starts dies with it (issue 13, finding 8: daemons
-# outlived killed test runs). PR_SET_PDEATHSIG is set between fork and exec
-# and fires when the thread that forked ends: the daemon is started from the
-# main thread. A runner gone before the prctl is caught by getppid(). libc
-# is loaded here, not in the child. SIGKILL reaches the spawner (airlockd's
-# main process); its frontend and sandboxes die with it by their own.
-_LIBC = ctypes.CDLL(None, use_errno=True)
-_RUNNER_PID = os.getpid()
-
-
-def _die_with_runner():
-    pr_set_pdeathsig = 1
-    if _LIBC.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) != 0:
-        os._exit(126)
-    if os.getppid() != _RUNNER_PID:
-        os._exit(126)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from airlock_testlib import die_with_runner  # noqa: E402
 
 
 VARIANTS = ["lib", "cli", "bare", "ns", "bwrap"]
@@ -82,7 +67,7 @@ class Daemon:
         self.proc = subprocess.Popen(
             [airlockd, "--foreground", "--user", "nobody", "--socket", self.sock,
              "--config", self.conf], stdout=self.logf, stderr=self.logf,
-            preexec_fn=_die_with_runner)
+            preexec_fn=die_with_runner)
         for _ in range(500):
             if self.proc.poll() is not None:
                 raise SystemExit("bench: airlockd exited: see " + self.logf.name)
