@@ -33,7 +33,6 @@ struct prep {
 	TAILQ_ENTRY(prep) entry;
 	uint32_t key, slot;
 	int stat_fd[2];
-	bool started;
 	bool dead; /* its prepare failed; gone at its reap */
 };
 TAILQ_HEAD(prep_list, prep);

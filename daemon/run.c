@@ -91,11 +91,10 @@ struct run {
 	bool sup_exit, setup_failed, backstop_fired;
 	struct sup_msg exit_msg;
 	int fail_step, fail_err;
-	bool spawn_started, spawn_failed, spawn_done, slot_held, finishing, answered;
+	bool spawn_failed, spawn_done, slot_held, finishing, answered;
 	int stat_fd[2];	   /* the run's cgroup peak and oom files, or -1 */
 	uint32_t prep_key; /* the key its sandbox was prepared under (a pool
 			    * sandbox's events come under it until its start) */
-	bool prepared;	   /* a sandbox was prepared (or asked for) for it */
 	uint64_t mem_peak;
 	bool mem_oom, mem_read;
 	struct spawn_ev spawn_ev, done_ev;
@@ -878,7 +877,6 @@ run_spawner_event(struct daemon *d, const struct spawn_ev *ev)
 	}
 	switch (ev->type) {
 	case SPAWN_STARTED:
-		r->spawn_started = true;
 		return;
 	case SPAWN_FAILED:
 		/* A prepare and its start may both fail: keep the first reason,
@@ -1070,7 +1068,6 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 	}
 	if (err == 0) {
 		r->prep_key = r->run_id;
-		r->prepared = true;
 		run_prepare(r->d, r->run_id, r->slot);
 		(void)run_spawn(r, ws_fd);
 		return;
@@ -1156,7 +1153,6 @@ run_pool_event(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nf
 		return false;
 	switch (ev->type) {
 	case SPAWN_STARTED:
-		p->started = true;
 		if (*nfds == 2) {
 			p->stat_fd[0] = fds[0];
 			p->stat_fd[1] = fds[1];
@@ -1213,7 +1209,6 @@ run_launch(struct run *r)
 		d->npool--;
 		r->slot = p->slot;
 		r->prep_key = p->key;
-		r->prepared = true;
 		r->stat_fd[0] = p->stat_fd[0];
 		r->stat_fd[1] = p->stat_fd[1];
 		free(p);
@@ -1227,7 +1222,6 @@ run_launch(struct run *r)
 	 * part (run_prepared): until then nothing of it is at the spawner. */
 	if (p == NULL && r->session == NULL) {
 		r->prep_key = r->run_id;
-		r->prepared = true;
 		run_prepare(d, r->run_id, r->slot);
 	}
 	if (r->session != NULL) {
