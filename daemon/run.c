@@ -10,13 +10,11 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +26,7 @@
 #include "plan.h"
 #include "sandbox.h"
 #include "runqueue.h"
+#include "run_outcome.h"
 #include "session.h"
 #include "cgroup.h"
 
@@ -74,13 +73,12 @@ struct run {
 	uint64_t plan_bytes;	   /* charged to the uid's byte budget until freed */
 	struct timespec t_request; /* arrival */
 	struct timespec t_start;   /* handed to the spawner */
-	bool cancelled;
-	bool stream;		 /* send output as stream events */
-	struct session *session; /* NULL for a one-shot run */
-	char **in_names;	 /* a session run's input files, written by the keeper */
-	int *in_fds;		 /* their sealed memfds */
+	struct run_facts f;	   /* what was heard: decides the outcome (run_outcome.h) */
+	bool stream;		   /* send output as stream events */
+	struct session *session;   /* NULL for a one-shot run */
+	char **in_names;	   /* a session run's input files, written by the keeper */
+	int *in_fds;		   /* their sealed memfds */
 	size_t nin;
-	char prep_error[PROTO_NAME_MAX + 64]; /* a session run failed before its sandbox */
 	int lifeline;
 	struct event *lifeline_ev;
 	struct event *backstop_ev;
@@ -88,16 +86,10 @@ struct run {
 	struct run_artifact *arts; /* best first (run_artifact_before), at most lim[ARTIFACTS] */
 	size_t narts;
 	uint64_t arts_omitted, arts_omitted_bytes; /* candidates left out, their sizes */
-	bool sup_exit, setup_failed, backstop_fired;
-	struct sup_msg exit_msg;
-	int fail_step, fail_err;
-	bool spawn_failed, spawn_done, slot_held, finishing, answered;
+	bool slot_held, finishing, answered;
 	int stat_fd[2];	   /* the run's cgroup peak and oom files, or -1 */
 	uint32_t prep_key; /* the key its sandbox was prepared under (a pool
 			    * sandbox's events come under it until its start) */
-	uint64_t mem_peak;
-	bool mem_oom, mem_read;
-	struct spawn_ev spawn_ev, done_ev;
 };
 
 static void run_maybe_finish(struct run *r);
@@ -536,18 +528,18 @@ run_lifeline_read(struct run *r, int budget)
 			run_close_lifeline(r);
 			return false;
 		}
-		if (m.type == SUP_ARTIFACT && nfds == 1 && !r->sup_exit) {
+		if (m.type == SUP_ARTIFACT && nfds == 1 && !r->f.sup_exit) {
 			run_add_artifact(r, &m, fds[0]);
 			continue;
 		}
 		fdpass_close_all(fds, nfds);
-		if (m.type == SUP_EXIT && !r->sup_exit) {
-			r->sup_exit = true;
-			r->exit_msg = m;
-		} else if (m.type == SUP_SETUP_FAILED && !r->sup_exit) {
-			r->setup_failed = true;
-			r->fail_step = m.step;
-			r->fail_err = m.err;
+		if (m.type == SUP_EXIT && !r->f.sup_exit) {
+			r->f.sup_exit = true;
+			r->f.exit_msg = m;
+		} else if (m.type == SUP_SETUP_FAILED && !r->f.sup_exit) {
+			r->f.setup_failed = true;
+			r->f.fail_step = m.step;
+			r->f.fail_err = m.err;
 		}
 	}
 	return false;
@@ -573,7 +565,7 @@ run_backstop_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	log_warnx("run %" PRIu32 ": supervisor did not end the run in time; killing it", r->run_id);
-	r->backstop_fired = true;
+	r->f.backstop_fired = true;
 	run_close_lifeline(r);
 	run_close_out(&r->out[0]);
 	run_close_out(&r->out[1]);
@@ -612,108 +604,31 @@ run_artifact_blob(int fd, uint64_t cap, uint64_t max_data, struct proto_artifact
 	return 0;
 }
 
-/* The outcome a wait status says by itself: exited or signaled. */
-static void
-run_outcome_status(int st, struct proto_result *res, char *err, size_t errlen)
-{
-	res->exit_code = 0;
-	res->signal = 0;
-	if (WIFEXITED(st)) {
-		res->outcome = PROTO_OUTCOME_EXITED;
-		res->exit_code = WEXITSTATUS(st);
-	} else if (WIFSIGNALED(st)) {
-		res->outcome = PROTO_OUTCOME_SIGNALED;
-		res->signal = WTERMSIG(st);
-	} else {
-		res->outcome = PROTO_OUTCOME_ERROR;
-		snprintf(err, errlen, "unexpected wait status %#x", (unsigned)st);
-	}
-}
-
-/* Decide the outcome from everything that was heard. */
-static void
-run_outcome(struct run *r, struct proto_result *res, char *err, size_t errlen)
-{
-	bool oom = r->mem_oom;
-
-	if (r->prep_error[0] != '\0') {
-		res->outcome = PROTO_OUTCOME_ERROR;
-		snprintf(err, errlen, "%s", r->prep_error);
-	} else if (r->spawn_failed) {
-		res->outcome = PROTO_OUTCOME_ERROR;
-		snprintf(err, errlen, "sandbox could not start: %s: %s", r->spawn_ev.step,
-			 strerror(-r->spawn_ev.err));
-	} else if (r->setup_failed) {
-		res->outcome = PROTO_OUTCOME_ERROR;
-		snprintf(err, errlen, "sandbox set-up failed at step %s: %s",
-			 sandbox_step_name(r->fail_step), strerror(r->fail_err));
-	} else if (r->cancelled && !r->sup_exit) {
-		res->outcome = PROTO_OUTCOME_CANCELLED;
-	} else if (r->sup_exit) {
-		int st = r->exit_msg.status;
-
-		res->wall_ms = r->exit_msg.wall_ns / 1000000ULL;
-		res->cpu_ms = r->exit_msg.cpu_ns / 1000000ULL;
-		if (r->exit_msg.reason == SUP_REASON_WALL)
-			res->outcome = PROTO_OUTCOME_WALL_LIMIT;
-		else if (r->exit_msg.reason == SUP_REASON_CPU)
-			res->outcome = PROTO_OUTCOME_CPU_LIMIT;
-		else if (oom)
-			res->outcome = PROTO_OUTCOME_MEMORY_LIMIT;
-		else if (r->exit_msg.reason == SUP_REASON_PROCS)
-			res->outcome = PROTO_OUTCOME_PROCESS_LIMIT;
-		else
-			run_outcome_status(st, res, err, errlen);
-	} else if (r->backstop_fired) {
-		res->outcome = PROTO_OUTCOME_WALL_LIMIT;
-	} else if (oom) {
-		res->outcome = PROTO_OUTCOME_MEMORY_LIMIT;
-	} else {
-		res->outcome = PROTO_OUTCOME_ERROR;
-		snprintf(err, errlen,
-			 "the sandbox's supervisor ended without a report (status %#x)",
-			 (unsigned)r->done_ev.status);
-	}
-	if (res->wall_ms == 0 && r->state != RUN_QUEUED)
-		res->wall_ms = run_ms_since(&r->t_start);
-}
-
 /*
  * Can the memory figures be read before the reap? Only through the fds the
- * spawner gave, and only if they make sense (a run that ran has a peak):
+ * spawner gave, and only if they make sense (run_outcome_memory_usable):
  * anything else waits for the reap, where the spawner reads them itself.
  */
 static bool
 run_memory_early(struct run *r)
 {
-	uint64_t peak;
-	bool oom;
+	uint64_t peak = 0;
+	bool oom = false;
+	int rc = -EBADF;
 
 	if (r->d->resource_control == CGROUP_NONE)
 		return true;
-	if (r->stat_fd[0] < 0 || cgroup_read_stats(r->stat_fd[0], r->stat_fd[1], &peak, &oom) < 0 ||
-	    peak == 0) {
+	if (r->stat_fd[0] >= 0)
+		rc = cgroup_read_stats(r->stat_fd[0], r->stat_fd[1], &peak, &oom);
+	if (!run_outcome_memory_usable(rc, peak)) {
 		log_debug("run %" PRIu32 ": memory figures not readable yet; answering at the reap",
 			  r->run_id);
 		return false;
 	}
-	r->mem_peak = peak;
-	r->mem_oom = oom;
-	r->mem_read = true;
+	r->f.mem_peak = peak;
+	r->f.mem_oom = oom;
+	r->f.mem_read = true;
 	return true;
-}
-
-/* The run's memory figures: from the spawner's reap, or read ahead of it. */
-static void
-run_memory(struct run *r)
-{
-	if (r->spawn_done) {
-		r->mem_peak = r->done_ev.memory_peak;
-		r->mem_oom = r->done_ev.oom;
-	} else if (!r->mem_read) {
-		r->mem_peak = 0;
-		r->mem_oom = false;
-	}
 }
 
 /* Build the result, send it, log it. The run is not freed here. */
@@ -728,9 +643,9 @@ run_answer(struct run *r)
 	int rc;
 
 	memset(&res, 0, sizeof(res));
-	run_memory(r);
-	run_outcome(r, &res, err, sizeof(err));
-	res.memory_peak_bytes = r->mem_peak;
+	run_outcome_decide(&r->f, &res, err, sizeof(err));
+	if (res.wall_ms == 0 && r->state != RUN_QUEUED)
+		res.wall_ms = run_ms_since(&r->t_start);
 	res.error = err[0] ? err : NULL;
 	for (k = 0; k < 2; k++) {
 		res.out[k].data.data = r->out[k].buf ? r->out[k].buf : (const uint8_t *)"";
@@ -781,9 +696,9 @@ run_answer(struct run *r)
 	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, err);
 	/* A client that did not name process_limit in its hello would refuse
 	 * it: it gets what the code's status says (the supervisor's SIGKILL). */
-	if (res.outcome == PROTO_OUTCOME_PROCESS_LIMIT && r->c != NULL &&
-	    !client_knows_process_limit(r->c))
-		run_outcome_status(r->exit_msg.status, &res, err, sizeof(err));
+	if (r->c != NULL)
+		run_outcome_for_client(&r->f, client_knows_process_limit(r->c), &res, err,
+				       sizeof(err));
 	if (r->c != NULL) {
 		rc = proto_encode_result(r->req_id, &res, &out);
 		if (rc < 0)
@@ -819,24 +734,17 @@ run_finish(struct run *r)
 static void
 run_maybe_finish(struct run *r)
 {
-	bool reaped = r->spawn_done || (r->spawn_failed && r->spawn_ev.pid == 0);
+	bool outs_eof = r->out[0].eof && r->out[1].eof;
 
-	if (r->finishing || !r->out[0].eof || !r->out[1].eof)
+	if (r->finishing || !outs_eof)
 		return;
 	/*
-	 * The supervisor's last word came and every process of the run is gone
-	 * (it killed and reaped them before SUP_EXIT): answer now, without
-	 * waiting for the namespaces' teardown and the reap. The run, and its
-	 * uid slot, stay until the spawner reports the reap.
+	 * Answered early (run_outcome_may_answer_early), the run and its uid
+	 * slot stay until the spawner reports the reap.
 	 */
-	if (!reaped) {
-		/* Not after a SIGKILL: the oom killer signals its victim before
-		 * it counts the kill in the cgroup, so the count may still be 0
-		 * here; the reap comes after it for sure. */
-		bool killed =
-			WIFSIGNALED(r->exit_msg.status) && WTERMSIG(r->exit_msg.status) == SIGKILL;
-
-		if (!r->answered && r->sup_exit && r->lifeline < 0 && !killed &&
+	if (!run_outcome_reaped(&r->f)) {
+		if (!r->answered &&
+		    run_outcome_may_answer_early(&r->f, outs_eof, r->lifeline >= 0) &&
 		    run_memory_early(r))
 			run_answer(r);
 		return;
@@ -881,19 +789,19 @@ run_spawner_event(struct daemon *d, const struct spawn_ev *ev)
 	case SPAWN_FAILED:
 		/* A prepare and its start may both fail: keep the first reason,
 		 * and wait for a reap if either had a child. */
-		if (!r->spawn_failed)
-			r->spawn_ev = *ev;
+		if (!r->f.spawn_failed)
+			r->f.spawn_ev = *ev;
 		else if (ev->pid != 0)
-			r->spawn_ev.pid = ev->pid;
-		r->spawn_failed = true;
+			r->f.spawn_ev.pid = ev->pid;
+		r->f.spawn_failed = true;
 		/* No child to wait for: nothing will write or close the pipes. */
 		run_close_lifeline(r);
 		run_close_out(&r->out[0]);
 		run_close_out(&r->out[1]);
 		break;
 	case SPAWN_DONE:
-		r->spawn_done = true;
-		r->done_ev = *ev;
+		r->f.spawn_done = true;
+		r->f.done_ev = *ev;
 		break;
 	default:
 		log_warnx("spawner: unknown event %u", ev->type);
@@ -924,7 +832,7 @@ run_orphan_client(struct daemon *d, struct client *c)
 			 (unsigned)r->uid);
 		client_run_removed(c, r);
 		r->c = NULL;
-		r->cancelled = true; /* its owner is gone: that is a cancel */
+		r->f.cancelled = true; /* its owner is gone: that is a cancel */
 		/* Closing the lifeline makes the supervisor exit, which ends
 		 * its pid namespace; the run is freed when it was reaped. */
 		run_close_lifeline(r);
@@ -1044,7 +952,8 @@ fail:
 	 * run (with its uid slot) stays until that sandbox is reaped. The
 	 * client is answered now.
 	 */
-	snprintf(r->prep_error, sizeof(r->prep_error), "cannot set up the run: %s", strerror(-rc));
+	snprintf(r->f.prep_error, sizeof(r->f.prep_error), "cannot set up the run: %s",
+		 strerror(-rc));
 	run_close_lifeline(r);
 	run_close_out(&r->out[0]);
 	run_close_out(&r->out[1]);
@@ -1057,7 +966,7 @@ fail:
 static void
 run_prepared(struct run *r, int ws_fd, int err, const char *what)
 {
-	if (r->cancelled || r->state != RUN_RUNNING) {
+	if (r->f.cancelled || r->state != RUN_RUNNING) {
 		/* Cancelled (or its session ended) while the keeper worked. */
 		if (ws_fd >= 0)
 			close(ws_fd);
@@ -1074,9 +983,9 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 	}
 	{
 		/* Answered like any run that failed before its code ran. */
-		snprintf(r->prep_error, sizeof(r->prep_error), "%s: %s", what, strerror(err));
+		snprintf(r->f.prep_error, sizeof(r->f.prep_error), "%s: %s", what, strerror(err));
 		if (err == ELOOP || err == EXDEV)
-			snprintf(r->prep_error, sizeof(r->prep_error),
+			snprintf(r->f.prep_error, sizeof(r->f.prep_error),
 				 "input file %s: refused: the path leaves the workspace or goes "
 				 "through a link",
 				 what);
@@ -1509,9 +1418,9 @@ run_find(struct daemon *d, struct client *c, const struct proto_cancel *what)
 static void
 run_cancel(struct run *r)
 {
-	if (r->cancelled || r->state == RUN_DONE)
+	if (r->f.cancelled || r->state == RUN_DONE)
 		return;
-	r->cancelled = true;
+	r->f.cancelled = true;
 	log_info("run %" PRIu32 " uid %u: cancelled", r->run_id, (unsigned)r->uid);
 	if (r->state == RUN_QUEUED) {
 		runqueue_remove(&r->d->queue, &r->q);
