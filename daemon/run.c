@@ -1172,8 +1172,8 @@ run_dispatch(struct daemon *d)
 		r = (struct run *)((char *)it - offsetof(struct run, q));
 		rc = run_launch(r);
 		if (rc == -EAGAIN) {
-			/* No uid slot: put it back at its uid's head next time. */
-			if (runqueue_push(&d->queue, &r->q, r->uid, UINT32_MAX, UINT32_MAX) < 0)
+			/* No uid slot: put it back at its uid's head, its turn kept. */
+			if (runqueue_push_head(&d->queue, &r->q, r->uid) < 0)
 				fatalx("out of memory");
 			break;
 		}

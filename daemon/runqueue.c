@@ -32,6 +32,35 @@ runqueue_count_uid(const struct runqueue *s, uid_t uid)
 	return u != NULL ? u->n : 0;
 }
 
+/* Queue it in its uid's queue (made if need be), at the head or the tail;
+ * a new uid's queue goes at the same end of the list of uids. */
+static int
+runqueue_insert(struct runqueue *s, struct runqueue_item *it, uid_t uid, bool head)
+{
+	struct runqueue_uid *u = runqueue_find(s, uid);
+
+	if (u == NULL) {
+		u = calloc(1, sizeof(*u));
+		if (u == NULL)
+			return -ENOMEM;
+		u->uid = uid;
+		TAILQ_INIT(&u->items);
+		if (head)
+			TAILQ_INSERT_HEAD(&s->uids, u, entry);
+		else
+			TAILQ_INSERT_TAIL(&s->uids, u, entry);
+	}
+	it->uid = uid;
+	it->owner = u;
+	if (head)
+		TAILQ_INSERT_HEAD(&u->items, it, entry);
+	else
+		TAILQ_INSERT_TAIL(&u->items, it, entry);
+	u->n++;
+	s->n++;
+	return 0;
+}
+
 int
 runqueue_push(struct runqueue *s, struct runqueue_item *it, uid_t uid, uint32_t max,
 	      uint32_t max_per_uid)
@@ -40,20 +69,23 @@ runqueue_push(struct runqueue *s, struct runqueue_item *it, uid_t uid, uint32_t 
 
 	if (s->n >= max || (u != NULL && u->n >= max_per_uid))
 		return -EBUSY;
-	if (u == NULL) {
-		u = calloc(1, sizeof(*u));
-		if (u == NULL)
-			return -ENOMEM;
-		u->uid = uid;
-		TAILQ_INIT(&u->items);
-		/* New uids join at the end: they wait one round, no more. */
-		TAILQ_INSERT_TAIL(&s->uids, u, entry);
-	}
-	it->uid = uid;
-	it->owner = u;
-	TAILQ_INSERT_TAIL(&u->items, it, entry);
-	u->n++;
-	s->n++;
+	/* New uids join at the end: they wait one round, no more. */
+	return runqueue_insert(s, it, uid, false);
+}
+
+int
+runqueue_push_head(struct runqueue *s, struct runqueue_item *it, uid_t uid)
+{
+	struct runqueue_uid *prev;
+	int r = runqueue_insert(s, it, uid, true);
+
+	if (r < 0)
+		return r;
+	/* The turn its pop took was not used: its uid is served next. */
+	prev = TAILQ_PREV(it->owner, runqueue_uid_list, entry);
+	s->served_any = prev != NULL;
+	if (prev != NULL)
+		s->last_uid = prev->uid;
 	return 0;
 }
 

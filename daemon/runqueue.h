@@ -47,6 +47,13 @@ int runqueue_push(struct runqueue *s, struct runqueue_item *it, uid_t uid, uint3
 		  uint32_t max_per_uid);
 
 /*
+ * Put back an item that runqueue_pop() gave but that could not start: at
+ * the head of its uid's queue, its uid served next. No bound applies (it
+ * was queued before). -ENOMEM.
+ */
+int runqueue_push_head(struct runqueue *s, struct runqueue_item *it, uid_t uid);
+
+/*
  * Take the next item: the head of the first uid after the last one served
  * (in queue order, wrapping) whose head can_start(ctx, head) lets go. NULL
  * when nothing may start.
