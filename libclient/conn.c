@@ -23,24 +23,10 @@
 
 #define CONN_CLIENT_NAME "libairlock/" AIRLOCK_VERSION
 
-/* What a request id is waiting for. */
-enum conn_kind {
-	CONN_KIND_HELLO,
-	CONN_KIND_PING,
-	CONN_KIND_INFO,
-	CONN_KIND_RUN,
-	CONN_KIND_CANCEL,
-	CONN_KIND_PS,
-	CONN_KIND_SESSION_OPEN,
-	CONN_KIND_OK, /* session_close, file_write, file_delete */
-	CONN_KIND_SESSION_LIST,
-	CONN_KIND_FILE_READ,
-	CONN_KIND_FILE_LIST,
-};
-
+/* A request waiting for its answer, under the type of the request it sent. */
 struct conn_pending {
 	uint32_t id;
-	enum conn_kind kind;
+	enum proto_type type;
 	bool stream;	/* a run that asked for stream events */
 	bool abandoned; /* its caller timed out: drop the answer and the events */
 };
@@ -49,18 +35,38 @@ struct conn_pending {
 struct conn_done {
 	struct conn_done *next;
 	uint32_t id;
-	enum conn_kind kind;
-	int err;				/* 0, a mapped daemon error, or a local -errno */
-	enum proto_error code;			/* daemon error reply: its code */
-	char *message;				/* daemon error reply: its message */
-	struct airlock_result *res;		/* RUN */
-	struct airlock_info *info;		/* INFO */
-	struct airlock_ps *ps;			/* PS */
-	uint32_t version;			/* HELLO */
-	char session[PROTO_SESSION_ID_LEN + 1]; /* SESSION_OPEN */
-	struct airlock_session_list *sessions;	/* SESSION_LIST */
-	struct airlock_file *file;		/* FILE_READ */
-	struct airlock_file_list *files;	/* FILE_LIST */
+	enum proto_type type;  /* of the request */
+	int err;	       /* 0, a mapped daemon error, or a local -errno */
+	enum proto_error code; /* daemon error reply: its code */
+	char *message;	       /* daemon error reply: its message */
+	/* The payload of a successful answer: only the member of the request's
+	 * type is ever set (none: all NULL); any reads it as the void * that
+	 * conn_done_finish() hands over. */
+	union {
+		void *any;
+		struct airlock_result *res;	       /* RUN */
+		struct airlock_info *info;	       /* INFO */
+		struct airlock_ps *ps;		       /* PS */
+		char *session;			       /* SESSION_OPEN: PROTO_SESSION_ID_LEN hex */
+		struct airlock_session_list *sessions; /* SESSION_LIST */
+		struct airlock_file *file;	       /* FILE_READ */
+		struct airlock_file_list *files;       /* FILE_LIST */
+	} p;
+};
+
+/* One request to send: its type, the fields of its message (the member of u
+ * its type names; none for ping, info, ps and session_list). */
+struct conn_req {
+	enum proto_type type;
+	bool stream; /* RUN: ask for stream events */
+	union {
+		const struct proto_hello *hello;	       /* HELLO */
+		const struct airlock_run_req *run;	       /* RUN */
+		const struct proto_cancel *cancel;	       /* CANCEL */
+		const struct proto_session_open *session_open; /* SESSION_OPEN */
+		const char *session;			       /* SESSION_CLOSE */
+		const struct proto_file_op *file_op;	       /* FILE_* */
+	} u;
 };
 
 struct airlock_conn {
@@ -107,12 +113,13 @@ conn_done_free(struct conn_done *d)
 {
 	if (d == NULL)
 		return;
-	airlock_result_free(d->res);
-	airlock_info_free(d->info);
-	airlock_ps_free(d->ps);
-	airlock_session_list_free(d->sessions);
-	airlock_file_free(d->file);
-	airlock_file_list_free(d->files);
+	airlock_result_free(d->type == PROTO_RUN ? d->p.res : NULL);
+	airlock_info_free(d->type == PROTO_INFO ? d->p.info : NULL);
+	airlock_ps_free(d->type == PROTO_PS ? d->p.ps : NULL);
+	free(d->type == PROTO_SESSION_OPEN ? d->p.session : NULL);
+	airlock_session_list_free(d->type == PROTO_SESSION_LIST ? d->p.sessions : NULL);
+	airlock_file_free(d->type == PROTO_FILE_READ ? d->p.file : NULL);
+	airlock_file_list_free(d->type == PROTO_FILE_LIST ? d->p.files : NULL);
 	free(d->message);
 	free(d);
 }
@@ -153,9 +160,10 @@ again:
 	return id;
 }
 
-/* Record that id waits for an answer of this kind (a run: with events or not). */
+/* Record that id waits for the answer to a request of type (a run: with
+ * events or not). */
 static int
-conn_pending_add(struct airlock_conn *conn, uint32_t id, enum conn_kind kind, bool stream)
+conn_pending_add(struct airlock_conn *conn, uint32_t id, enum proto_type type, bool stream)
 {
 	struct conn_pending *p;
 	size_t cap;
@@ -169,7 +177,7 @@ conn_pending_add(struct airlock_conn *conn, uint32_t id, enum conn_kind kind, bo
 		conn->pending_cap = cap;
 	}
 	conn->pending[conn->npending++] =
-		(struct conn_pending){.id = id, .kind = kind, .stream = stream};
+		(struct conn_pending){.id = id, .type = type, .stream = stream};
 	return 0;
 }
 
@@ -185,52 +193,55 @@ conn_pending_find(const struct airlock_conn *conn, uint32_t id)
 	return NULL;
 }
 
-/* Forget a pending id; returns 0 and its kind, or -ENOENT. */
+/* Forget a pending id; returns 0 and its request's type, or -ENOENT. */
 static int
-conn_pending_take(struct airlock_conn *conn, uint32_t id, enum conn_kind *ret_kind)
+conn_pending_take(struct airlock_conn *conn, uint32_t id, enum proto_type *ret_type)
 {
 	size_t i;
 
 	for (i = 0; i < conn->npending; i++)
 		if (conn->pending[i].id == id) {
-			*ret_kind = conn->pending[i].kind;
+			*ret_type = conn->pending[i].type;
 			conn->pending[i] = conn->pending[--conn->npending];
 			return 0;
 		}
 	return -ENOENT;
 }
 
-/* Whether a reply of this type may answer a request of this kind. */
+/* Whether a reply of type may answer a request of type req. */
 static bool
-conn_type_answers(enum proto_type type, enum conn_kind kind)
+conn_type_answers(enum proto_type type, enum proto_type req)
 {
 	if (type == PROTO_ERROR)
 		return true;
-	switch (kind) {
-	case CONN_KIND_HELLO:
+	switch (req) {
+	case PROTO_HELLO:
 		return type == PROTO_HELLO_OK;
-	case CONN_KIND_PING:
+	case PROTO_PING:
 		return type == PROTO_PONG;
-	case CONN_KIND_INFO:
+	case PROTO_INFO:
 		return type == PROTO_INFO_OK;
-	case CONN_KIND_RUN:
+	case PROTO_RUN:
 		return type == PROTO_RESULT;
-	case CONN_KIND_CANCEL:
+	case PROTO_CANCEL:
 		return type == PROTO_CANCEL_OK;
-	case CONN_KIND_PS:
+	case PROTO_PS:
 		return type == PROTO_PS_OK;
-	case CONN_KIND_SESSION_OPEN:
+	case PROTO_SESSION_OPEN:
 		return type == PROTO_SESSION_OK;
-	case CONN_KIND_OK:
+	case PROTO_SESSION_CLOSE:
+	case PROTO_FILE_WRITE:
+	case PROTO_FILE_DELETE:
 		return type == PROTO_OK;
-	case CONN_KIND_SESSION_LIST:
+	case PROTO_SESSION_LIST:
 		return type == PROTO_SESSION_LIST_OK;
-	case CONN_KIND_FILE_READ:
+	case PROTO_FILE_READ:
 		return type == PROTO_FILE_DATA;
-	case CONN_KIND_FILE_LIST:
+	case PROTO_FILE_LIST:
 		return type == PROTO_FILE_LIST_OK;
+	default:
+		return false;
 	}
-	return false;
 }
 
 /*
@@ -246,7 +257,7 @@ conn_accept_event(struct airlock_conn *conn, const struct proto_msg *msg)
 	const struct conn_pending *p = conn_pending_find(conn, msg->id);
 	struct airlock_event *ev;
 
-	if (p == NULL || p->kind != CONN_KIND_RUN || !p->stream)
+	if (p == NULL || p->type != PROTO_RUN || !p->stream)
 		return conn_break(conn, -EBADMSG);
 	if (p->abandoned)
 		return 0;
@@ -305,22 +316,22 @@ conn_accept(struct airlock_conn *conn, const struct proto_msg *msg)
 	const struct conn_pending *p = conn_pending_find(conn, msg->id);
 	bool abandoned = p != NULL && p->abandoned;
 	struct conn_done *d;
-	enum conn_kind kind;
+	enum proto_type req;
 	char *message;
-	int r;
+	int r = 0;
 
 	if (msg->type == PROTO_STREAM)
 		return conn_accept_event(conn, msg);
-	if (msg->type == PROTO_ERROR && conn_pending_take(conn, msg->id, &kind) < 0) {
+	if (msg->type == PROTO_ERROR && conn_pending_take(conn, msg->id, &req) < 0) {
 		message = strdup(msg->u.error.message != NULL ? msg->u.error.message : "");
 		if (message == NULL)
 			return conn_break(conn, -ENOMEM);
 		conn_set_error(conn, msg->u.error.code, message);
 		return conn_break(conn, conn_errno(msg->u.error.code));
 	}
-	if (msg->type != PROTO_ERROR && conn_pending_take(conn, msg->id, &kind) < 0)
+	if (msg->type != PROTO_ERROR && conn_pending_take(conn, msg->id, &req) < 0)
 		return conn_break(conn, -EBADMSG);
-	if (!conn_type_answers(msg->type, kind))
+	if (!conn_type_answers(msg->type, req))
 		return conn_break(conn, -EBADMSG);
 	if (abandoned)
 		return 0; /* its caller gave up waiting (airlock_conn_set_timeout) */
@@ -328,55 +339,47 @@ conn_accept(struct airlock_conn *conn, const struct proto_msg *msg)
 	if (d == NULL)
 		return conn_break(conn, -ENOMEM);
 	d->id = msg->id;
-	d->kind = kind;
+	d->type = req;
 	switch (msg->type) {
 	case PROTO_ERROR:
 		d->code = msg->u.error.code;
-		d->err = conn_errno(msg->u.error.code);
+		r = conn_errno(msg->u.error.code);
 		d->message = strdup(msg->u.error.message != NULL ? msg->u.error.message : "");
 		if (d->message == NULL)
-			d->err = -ENOMEM;
+			r = -ENOMEM;
 		break;
 	case PROTO_HELLO_OK:
-		d->version = msg->u.hello.version;
+		if (msg->u.hello.version != PROTO_VERSION)
+			r = -EPROTONOSUPPORT;
 		break;
 	case PROTO_INFO_OK:
-		r = result_info_from_proto(&msg->u.info, &d->info);
-		if (r < 0)
-			d->err = r;
+		r = result_info_from_proto(&msg->u.info, &d->p.info);
 		break;
 	case PROTO_RESULT:
-		r = result_from_proto(&msg->u.result, &d->res);
-		if (r < 0)
-			d->err = r;
+		r = result_from_proto(&msg->u.result, &d->p.res);
 		break;
 	case PROTO_PS_OK:
-		r = ps_from_proto(&msg->u.ps, &d->ps);
-		if (r < 0)
-			d->err = r;
+		r = ps_from_proto(&msg->u.ps, &d->p.ps);
 		break;
 	case PROTO_SESSION_OK:
 		/* The decoder checked it: exactly PROTO_SESSION_ID_LEN hex characters. */
-		snprintf(d->session, sizeof(d->session), "%s", msg->u.session.session);
+		d->p.session = strdup(msg->u.session.session);
+		if (d->p.session == NULL)
+			r = -ENOMEM;
 		break;
 	case PROTO_SESSION_LIST_OK:
-		r = session_list_from_proto(&msg->u.session_list, &d->sessions);
-		if (r < 0)
-			d->err = r;
+		r = session_list_from_proto(&msg->u.session_list, &d->p.sessions);
 		break;
 	case PROTO_FILE_DATA:
-		r = file_from_proto(&msg->u.file_data, &d->file);
-		if (r < 0)
-			d->err = r;
+		r = file_from_proto(&msg->u.file_data, &d->p.file);
 		break;
 	case PROTO_FILE_LIST_OK:
-		r = file_list_from_proto(&msg->u.file_list, &d->files);
-		if (r < 0)
-			d->err = r;
+		r = file_list_from_proto(&msg->u.file_list, &d->p.files);
 		break;
 	default:
 		break;
 	}
+	d->err = r < 0 ? r : 0;
 	*conn->done_tail = d;
 	conn->done_tail = &d->next;
 	return 0;
@@ -505,7 +508,7 @@ conn_done_take(struct airlock_conn *conn, uint32_t id)
 	struct conn_done **pp, *d;
 
 	for (pp = &conn->done; (d = *pp) != NULL; pp = &d->next) {
-		if (id != 0 ? d->id != id : d->kind != CONN_KIND_RUN)
+		if (id != 0 ? d->id != id : d->type != PROTO_RUN)
 			continue;
 		*pp = d->next;
 		if (conn->done_tail == &d->next)
@@ -514,6 +517,31 @@ conn_done_take(struct airlock_conn *conn, uint32_t id)
 		return d;
 	}
 	return NULL;
+}
+
+/* Encode req as request id. */
+static int
+conn_encode(uint32_t id, const struct conn_req *req, struct proto_out *ret)
+{
+	switch (req->type) {
+	case PROTO_HELLO:
+		return proto_encode_hello(id, PROTO_HELLO, req->u.hello, ret);
+	case PROTO_RUN:
+		return request_encode(req->u.run, id, req->stream, ret);
+	case PROTO_CANCEL:
+		return proto_encode_cancel(id, req->u.cancel, ret);
+	case PROTO_SESSION_OPEN:
+		return proto_encode_session_open(id, req->u.session_open, ret);
+	case PROTO_SESSION_CLOSE:
+		return proto_encode_session(id, req->type, req->u.session, ret);
+	case PROTO_FILE_WRITE:
+	case PROTO_FILE_READ:
+	case PROTO_FILE_LIST:
+	case PROTO_FILE_DELETE:
+		return proto_encode_file_op(id, req->type, req->u.file_op, ret);
+	default:
+		return proto_encode_simple(id, req->type, ret);
+	}
 }
 
 /*
@@ -526,6 +554,7 @@ static void
 conn_abandon(struct airlock_conn *conn, uint32_t id)
 {
 	struct proto_cancel c = {.request = id};
+	struct conn_req req = {.type = PROTO_CANCEL, .u.cancel = &c};
 	struct proto_out out = {0};
 	struct conn_pending *p = NULL;
 	uint32_t cid;
@@ -538,11 +567,11 @@ conn_abandon(struct airlock_conn *conn, uint32_t id)
 		return;
 	p->abandoned = true;
 	conn_events_drop(conn, id);
-	if (p->kind != CONN_KIND_RUN || conn->broken)
+	if (p->type != PROTO_RUN || conn->broken)
 		return;
 	cid = conn_next_id(conn);
-	if (proto_encode_cancel(cid, &c, &out) == 0 &&
-	    conn_pending_add(conn, cid, CONN_KIND_CANCEL, false) == 0) {
+	if (conn_encode(cid, &req, &out) == 0 &&
+	    conn_pending_add(conn, cid, PROTO_CANCEL, false) == 0) {
 		if (proto_send(conn->fd, &out) == 0)
 			conn->pending[conn->npending - 1].abandoned = true;
 		else
@@ -552,15 +581,15 @@ conn_abandon(struct airlock_conn *conn, uint32_t id)
 }
 
 /*
- * Block until the answer to run id is there; answers and events of other ids
- * are queued. The run's own events are handed to cb as they arrive, all
+ * Block until the answer to id is there; answers and events of other ids
+ * are queued. A run's own events are handed to cb as they arrive, all
  * before the answer is returned (the daemon sends them first), or discarded
  * when cb is NULL: no caller could take them later. After the connection's
  * timeout, the request is abandoned and the result is -ETIMEDOUT.
  */
 static int
-conn_wait_run(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb, void *arg,
-	      struct conn_done **ret)
+conn_wait(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb, void *arg,
+	  struct conn_done **ret)
 {
 	uint64_t deadline = conn_deadline(conn);
 	struct airlock_event *ev;
@@ -596,67 +625,93 @@ conn_wait_run(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb, void
 	}
 }
 
-/* Block until the answer to id (not a run) is there; answers and events of
- * other ids are queued. */
-static int
-conn_wait(struct airlock_conn *conn, uint32_t id, struct conn_done **ret)
-{
-	return conn_wait_run(conn, id, NULL, NULL, ret);
-}
-
 /*
- * Turn a taken answer into the caller's return value: a daemon error reply
- * becomes the connection's last error (its message moves there).
+ * Send req under a new request id without waiting for its answer. The id is
+ * pending before the send, so that an answer read while the send waits for
+ * room is recognised; a failed send forgets it.
  */
 static int
-conn_done_status(struct airlock_conn *conn, struct conn_done *d)
-{
-	if (d->err != 0 && d->message != NULL) {
-		conn_set_error(conn, d->code, d->message);
-		d->message = NULL;
-	}
-	return d->err;
-}
-
-/* Register id as pending of kind (a run: with events or not), send out. */
-static int
-conn_request(struct airlock_conn *conn, uint32_t id, enum conn_kind kind, bool stream,
-	     const struct proto_out *out)
-{
-	enum conn_kind k;
-	int r;
-
-	r = conn_pending_add(conn, id, kind, stream);
-	if (r < 0)
-		return r;
-	r = conn_send(conn, out);
-	if (r < 0)
-		conn_pending_take(conn, id, &k);
-	return r;
-}
-
-/* Send a message without payload of type and wait for its answer. */
-static int
-conn_simple_call(struct airlock_conn *conn, enum proto_type type, enum conn_kind kind,
-		 struct conn_done **ret)
+conn_submit(struct airlock_conn *conn, const struct conn_req *req, uint32_t *ret_id)
 {
 	struct proto_out out = {0};
+	enum proto_type type;
 	uint32_t id;
 	int r;
 
 	if (conn->broken)
 		return conn->broken;
 	id = conn_next_id(conn);
-	r = proto_encode_simple(id, type, &out);
+	r = conn_encode(id, req, &out);
 	if (r < 0)
 		goto out;
-	r = conn_request(conn, id, kind, false, &out);
+	r = conn_pending_add(conn, id, req->type, req->stream);
 	if (r < 0)
 		goto out;
-	r = conn_wait(conn, id, ret);
+	r = conn_send(conn, &out);
+	if (r < 0) {
+		conn_pending_take(conn, id, &type);
+		goto out;
+	}
+	*ret_id = id;
 out:
 	proto_out_free(&out);
 	return r;
+}
+
+/*
+ * Finish with an answer taken off the queue, and free it: a daemon error
+ * reply becomes the return value and the connection's last error (its
+ * message moves there); on success *ret_payload, when not NULL, takes the
+ * answer's payload (a result, info, list, file or session id), which the
+ * caller owns from here.
+ */
+static int
+conn_done_finish(struct airlock_conn *conn, struct conn_done *d, void **ret_payload)
+{
+	int r = d->err;
+
+	if (r < 0 && d->message != NULL) {
+		conn_set_error(conn, d->code, d->message);
+		d->message = NULL;
+	}
+	if (r == 0 && ret_payload != NULL) {
+		*ret_payload = d->p.any;
+		d->p.any = NULL;
+	}
+	conn_done_free(d);
+	return r;
+}
+
+/*
+ * The one blocking call, under every blocking entry point: send req, wait
+ * for its answer (a run's events go to cb, or are dropped when cb is NULL),
+ * then conn_done_finish(). Answers and events of other requests that arrive
+ * meanwhile are queued for their callers.
+ */
+static int
+conn_call(struct airlock_conn *conn, const struct conn_req *req, airlock_stream_fn cb, void *arg,
+	  void **ret_payload)
+{
+	struct conn_done *d;
+	uint32_t id;
+	int r;
+
+	r = conn_submit(conn, req, &id);
+	if (r < 0)
+		return r;
+	r = conn_wait(conn, id, cb, arg, &d);
+	if (r < 0)
+		return r;
+	return conn_done_finish(conn, d, ret_payload);
+}
+
+/* conn_call() of a request without fields, handing over its payload. */
+static int
+conn_call_simple(struct airlock_conn *conn, enum proto_type type, void **ret_payload)
+{
+	const struct conn_req req = {.type = type};
+
+	return conn_call(conn, &req, NULL, NULL, ret_payload);
 }
 
 /* Copy src into dst (len bytes), NUL-terminated, when dst has room. */
@@ -710,9 +765,7 @@ conn_connect(const char *path, uint64_t timeout_ms, struct airlock_conn **ret, c
 				    .peer = CONN_CLIENT_NAME,
 				    .features = {PROTO_FEATURE_PROCESS_LIMIT},
 				    .nfeatures = 1};
-	struct proto_out out = {0};
-	struct conn_done *d = NULL;
-	uint32_t id;
+	struct conn_req req = {.type = PROTO_HELLO, .u.hello = &hello};
 	int r;
 
 	conn_copy_str(code, code_len, "");
@@ -738,32 +791,17 @@ conn_connect(const char *path, uint64_t timeout_ms, struct airlock_conn **ret, c
 	r = conn_open_socket(path, &conn->fd);
 	if (r < 0)
 		goto out;
-	id = conn_next_id(conn);
-	r = proto_encode_hello(id, PROTO_HELLO, &hello, &out);
+	/* A hello answered with another version fails with -EPROTONOSUPPORT. */
+	r = conn_call(conn, &req, NULL, NULL, NULL);
 	if (r < 0)
-		goto out;
-	r = conn_request(conn, id, CONN_KIND_HELLO, false, &out);
-	if (r < 0)
-		goto out;
-	r = conn_wait(conn, id, &d);
-	if (r < 0)
-		goto out;
-	r = conn_done_status(conn, d);
-	if (r < 0)
-		goto out;
-	r = -EPROTONOSUPPORT;
-	if (d->version != PROTO_VERSION)
 		goto out;
 	*ret = conn;
 	conn = NULL;
-	r = 0;
 out:
 	if (r < 0 && conn != NULL && conn->has_error) {
 		conn_copy_str(code, code_len, proto_error_name(conn->last_code));
 		conn_copy_str(message, message_len, conn->last_message);
 	}
-	conn_done_free(d);
-	proto_out_free(&out);
 	airlock_conn_free(conn);
 	return r;
 }
@@ -872,64 +910,23 @@ airlock_conn_last_error(const struct airlock_conn *conn, const char **ret_code,
 AIRLOCK_EXPORT int
 airlock_ping(struct airlock_conn *conn)
 {
-	struct conn_done *d = NULL;
-	int r;
-
 	if (conn == NULL)
 		return -EINVAL;
-	r = conn_simple_call(conn, PROTO_PING, CONN_KIND_PING, &d);
-	if (r < 0)
-		goto out;
-	r = conn_done_status(conn, d);
-out:
-	conn_done_free(d);
-	return r;
+	return conn_call_simple(conn, PROTO_PING, NULL);
 }
 
 /* Ask the daemon what it offers. */
 AIRLOCK_EXPORT int
 airlock_info(struct airlock_conn *conn, struct airlock_info **ret)
 {
-	struct conn_done *d = NULL;
+	void *info;
 	int r;
 
 	if (conn == NULL || ret == NULL)
 		return -EINVAL;
-	r = conn_simple_call(conn, PROTO_INFO, CONN_KIND_INFO, &d);
-	if (r < 0)
-		goto out;
-	r = conn_done_status(conn, d);
-	if (r < 0)
-		goto out;
-	/* Ownership of the info moves to the caller. */
-	*ret = d->info;
-	d->info = NULL;
-out:
-	conn_done_free(d);
-	return r;
-}
-
-/* Send a run request, with events or not, without waiting. */
-static int
-conn_run_submit(struct airlock_conn *conn, const struct airlock_run_req *req, bool stream,
-		uint32_t *ret_id)
-{
-	struct proto_out out = {0};
-	uint32_t id;
-	int r;
-
-	if (conn->broken)
-		return conn->broken;
-	id = conn_next_id(conn);
-	r = request_encode(req, id, stream, &out);
-	if (r < 0)
-		goto out;
-	r = conn_request(conn, id, CONN_KIND_RUN, stream, &out);
-	if (r < 0)
-		goto out;
-	*ret_id = id;
-out:
-	proto_out_free(&out);
+	r = conn_call_simple(conn, PROTO_INFO, &info);
+	if (r == 0)
+		*ret = info;
 	return r;
 }
 
@@ -937,34 +934,27 @@ out:
 AIRLOCK_EXPORT int
 airlock_run_submit(struct airlock_conn *conn, const struct airlock_run_req *req, uint32_t *ret_id)
 {
+	struct conn_req run = {.type = PROTO_RUN, .u.run = req};
+
 	if (conn == NULL || req == NULL || ret_id == NULL)
 		return -EINVAL;
-	return conn_run_submit(conn, req, request_stream(req), ret_id);
+	run.stream = request_stream(req);
+	return conn_submit(conn, &run, ret_id);
 }
 
-/* Run a request, hand its events to cb (or drop them), wait for its result. */
+/* Run a request, with events or not, hand its events to cb (or drop them),
+ * and wait for its result. */
 static int
 conn_run(struct airlock_conn *conn, const struct airlock_run_req *req, bool stream,
 	 airlock_stream_fn cb, void *arg, struct airlock_result **ret)
 {
-	struct conn_done *d = NULL;
-	uint32_t id;
+	const struct conn_req run = {.type = PROTO_RUN, .stream = stream, .u.run = req};
+	void *res;
 	int r;
 
-	r = conn_run_submit(conn, req, stream, &id);
-	if (r < 0)
-		goto out;
-	r = conn_wait_run(conn, id, cb, arg, &d);
-	if (r < 0)
-		goto out;
-	r = conn_done_status(conn, d);
-	if (r < 0)
-		goto out;
-	/* Ownership of the result moves to the caller. */
-	*ret = d->res;
-	d->res = NULL;
-out:
-	conn_done_free(d);
+	r = conn_call(conn, &run, cb, arg, &res);
+	if (r == 0)
+		*ret = res;
 	return r;
 }
 
@@ -1007,6 +997,7 @@ AIRLOCK_EXPORT int
 airlock_conn_next_result(struct airlock_conn *conn, uint32_t *ret_id, struct airlock_result **ret)
 {
 	struct conn_done *d;
+	void *res;
 	int r;
 
 	if (conn == NULL || ret_id == NULL || ret == NULL)
@@ -1014,46 +1005,24 @@ airlock_conn_next_result(struct airlock_conn *conn, uint32_t *ret_id, struct air
 	d = conn_done_take(conn, 0);
 	if (d == NULL)
 		return conn->broken ? conn->broken : -EAGAIN;
-	r = conn_done_status(conn, d);
 	/* Its events all came before it: those the caller did not take go now. */
 	conn_events_drop(conn, d->id);
 	/* The documented exception: the id is written on failure too. */
 	*ret_id = d->id;
-	if (r == 0) {
-		*ret = d->res;
-		d->res = NULL;
-	}
-	conn_done_free(d);
+	r = conn_done_finish(conn, d, &res);
+	if (r == 0)
+		*ret = res;
 	return r;
 }
 
-/* Send a cancel naming a request or a run and wait for its answer. */
+/* Send a cancel naming a request or a run and wait for its answer. Results
+ * of runs (the cancelled one too) that arrive meanwhile are queued. */
 static int
 conn_cancel(struct airlock_conn *conn, const struct proto_cancel *c)
 {
-	struct proto_out out = {0};
-	struct conn_done *d = NULL;
-	uint32_t id;
-	int r;
+	const struct conn_req req = {.type = PROTO_CANCEL, .u.cancel = c};
 
-	if (conn->broken)
-		return conn->broken;
-	id = conn_next_id(conn);
-	r = proto_encode_cancel(id, c, &out);
-	if (r < 0)
-		goto out;
-	r = conn_request(conn, id, CONN_KIND_CANCEL, false, &out);
-	if (r < 0)
-		goto out;
-	/* Results of runs (the cancelled one too) that arrive meanwhile are queued. */
-	r = conn_wait(conn, id, &d);
-	if (r < 0)
-		goto out;
-	r = conn_done_status(conn, d);
-out:
-	conn_done_free(d);
-	proto_out_free(&out);
-	return r;
+	return conn_call(conn, &req, NULL, NULL, NULL);
 }
 
 /* Cancel a run this connection submitted, by its request id. */
@@ -1082,49 +1051,15 @@ airlock_cancel_run(struct airlock_conn *conn, uint32_t run_id)
 AIRLOCK_EXPORT int
 airlock_ps(struct airlock_conn *conn, struct airlock_ps **ret)
 {
-	struct conn_done *d = NULL;
+	void *ps;
 	int r;
 
 	if (conn == NULL || ret == NULL)
 		return -EINVAL;
-	r = conn_simple_call(conn, PROTO_PS, CONN_KIND_PS, &d);
-	if (r < 0)
-		goto out;
-	r = conn_done_status(conn, d);
-	if (r < 0)
-		goto out;
-	/* Ownership of the list moves to the caller. */
-	*ret = d->ps;
-	d->ps = NULL;
-out:
-	conn_done_free(d);
+	r = conn_call_simple(conn, PROTO_PS, &ps);
+	if (r == 0)
+		*ret = ps;
 	return r;
-}
-
-/* Send out (encoded with request id) as a request of kind and wait for its
- * answer; a daemon error reply becomes the return value. *ret is the answer
- * on success (the caller frees it), NULL otherwise. */
-static int
-conn_call(struct airlock_conn *conn, uint32_t id, enum conn_kind kind, const struct proto_out *out,
-	  struct conn_done **ret)
-{
-	struct conn_done *d = NULL;
-	int r;
-
-	*ret = NULL;
-	r = conn_request(conn, id, kind, false, out);
-	if (r < 0)
-		return r;
-	r = conn_wait(conn, id, &d);
-	if (r < 0)
-		return r;
-	r = conn_done_status(conn, d);
-	if (r < 0) {
-		conn_done_free(d);
-		return r;
-	}
-	*ret = d;
-	return 0;
 }
 
 /* Open a session. */
@@ -1133,27 +1068,19 @@ airlock_session_open(struct airlock_conn *conn, const struct airlock_session_opt
 		     char *ret_id)
 {
 	struct proto_session_open o;
-	struct proto_out out = {0};
-	struct conn_done *d = NULL;
-	uint32_t id;
+	const struct conn_req req = {.type = PROTO_SESSION_OPEN, .u.session_open = &o};
+	void *session;
 	int r;
 
 	if (conn == NULL || ret_id == NULL)
 		return -EINVAL;
-	if (conn->broken)
-		return conn->broken;
 	session_opts_to_proto(opts, &o);
-	id = conn_next_id(conn);
-	r = proto_encode_session_open(id, &o, &out);
-	if (r < 0)
-		goto out;
-	r = conn_call(conn, id, CONN_KIND_SESSION_OPEN, &out, &d);
-	if (r < 0)
-		goto out;
-	memcpy(ret_id, d->session, sizeof(d->session));
-out:
-	conn_done_free(d);
-	proto_out_free(&out);
+	r = conn_call(conn, &req, NULL, NULL, &session);
+	if (r == 0) {
+		/* The decoder checked it: exactly PROTO_SESSION_ID_LEN hex characters. */
+		memcpy(ret_id, session, PROTO_SESSION_ID_LEN + 1);
+		free(session);
+	}
 	return r;
 }
 
@@ -1161,63 +1088,41 @@ out:
 AIRLOCK_EXPORT int
 airlock_session_close(struct airlock_conn *conn, const char *session)
 {
-	struct proto_out out = {0};
-	struct conn_done *d = NULL;
-	uint32_t id;
-	int r;
+	const struct conn_req req = {.type = PROTO_SESSION_CLOSE, .u.session = session};
 
 	if (conn == NULL || !request_session_id_valid(session))
 		return -EINVAL;
-	if (conn->broken)
-		return conn->broken;
-	id = conn_next_id(conn);
-	r = proto_encode_session(id, PROTO_SESSION_CLOSE, session, &out);
-	if (r == 0)
-		r = conn_call(conn, id, CONN_KIND_OK, &out, &d);
-	conn_done_free(d);
-	proto_out_free(&out);
-	return r;
+	return conn_call(conn, &req, NULL, NULL, NULL);
 }
 
 /* List the caller's sessions. */
 AIRLOCK_EXPORT int
 airlock_session_list(struct airlock_conn *conn, struct airlock_session_list **ret)
 {
-	struct conn_done *d = NULL;
+	void *sessions;
 	int r;
 
 	if (conn == NULL || ret == NULL)
 		return -EINVAL;
-	r = conn_simple_call(conn, PROTO_SESSION_LIST, CONN_KIND_SESSION_LIST, &d);
-	if (r < 0)
-		goto out;
-	r = conn_done_status(conn, d);
-	if (r < 0)
-		goto out;
-	/* Ownership of the list moves to the caller. */
-	*ret = d->sessions;
-	d->sessions = NULL;
-out:
-	conn_done_free(d);
+	r = conn_call_simple(conn, PROTO_SESSION_LIST, &sessions);
+	if (r == 0)
+		*ret = sessions;
 	return r;
 }
 
 /*
  * Send a file operation of type on path (data: file_write only) and wait for
- * its answer of kind; *ret as for conn_call().
+ * its answer; *ret_payload as for conn_call().
  */
 static int
-conn_file_op(struct airlock_conn *conn, enum proto_type type, enum conn_kind kind,
-	     const char *session, const char *path, const void *buf, size_t len,
-	     struct conn_done **ret)
+conn_file_op(struct airlock_conn *conn, enum proto_type type, const char *session, const char *path,
+	     const void *buf, size_t len, void **ret_payload)
 {
 	static const uint8_t empty[1];
 	struct proto_file_op op = {.session = session, .path = path};
-	struct proto_out out = {0};
-	uint32_t id;
+	const struct conn_req req = {.type = type, .u.file_op = &op};
 	int r;
 
-	*ret = NULL;
 	if (!request_session_id_valid(session))
 		return -EINVAL;
 	r = file_path_check(path, type == PROTO_FILE_LIST);
@@ -1232,14 +1137,7 @@ conn_file_op(struct airlock_conn *conn, enum proto_type type, enum conn_kind kin
 		op.data = (struct proto_blob){
 			.data = buf != NULL ? buf : empty, .len = len, .fd = -1, .present = true};
 	}
-	if (conn->broken)
-		return conn->broken;
-	id = conn_next_id(conn);
-	r = proto_encode_file_op(id, type, &op, &out);
-	if (r == 0)
-		r = conn_call(conn, id, kind, &out, ret);
-	proto_out_free(&out);
-	return r;
+	return conn_call(conn, &req, NULL, NULL, ret_payload);
 }
 
 /* Write a file into a session. */
@@ -1247,14 +1145,9 @@ AIRLOCK_EXPORT int
 airlock_file_write(struct airlock_conn *conn, const char *session, const char *path,
 		   const void *buf, size_t len)
 {
-	struct conn_done *d = NULL;
-	int r;
-
 	if (conn == NULL)
 		return -EINVAL;
-	r = conn_file_op(conn, PROTO_FILE_WRITE, CONN_KIND_OK, session, path, buf, len, &d);
-	conn_done_free(d);
-	return r;
+	return conn_file_op(conn, PROTO_FILE_WRITE, session, path, buf, len, NULL);
 }
 
 /* Read a file of a session. */
@@ -1262,18 +1155,14 @@ AIRLOCK_EXPORT int
 airlock_file_read(struct airlock_conn *conn, const char *session, const char *path,
 		  struct airlock_file **ret)
 {
-	struct conn_done *d = NULL;
+	void *file;
 	int r;
 
 	if (conn == NULL || ret == NULL)
 		return -EINVAL;
-	r = conn_file_op(conn, PROTO_FILE_READ, CONN_KIND_FILE_READ, session, path, NULL, 0, &d);
-	if (r == 0) {
-		/* Ownership of the file moves to the caller. */
-		*ret = d->file;
-		d->file = NULL;
-	}
-	conn_done_free(d);
+	r = conn_file_op(conn, PROTO_FILE_READ, session, path, NULL, 0, &file);
+	if (r == 0)
+		*ret = file;
 	return r;
 }
 
@@ -1282,19 +1171,15 @@ AIRLOCK_EXPORT int
 airlock_file_list(struct airlock_conn *conn, const char *session, const char *dir,
 		  struct airlock_file_list **ret)
 {
-	struct conn_done *d = NULL;
+	void *files;
 	int r;
 
 	if (conn == NULL || ret == NULL)
 		return -EINVAL;
-	r = conn_file_op(conn, PROTO_FILE_LIST, CONN_KIND_FILE_LIST, session,
-			 dir != NULL && dir[0] != '\0' ? dir : NULL, NULL, 0, &d);
-	if (r == 0) {
-		/* Ownership of the listing moves to the caller. */
-		*ret = d->files;
-		d->files = NULL;
-	}
-	conn_done_free(d);
+	r = conn_file_op(conn, PROTO_FILE_LIST, session, dir != NULL && dir[0] != '\0' ? dir : NULL,
+			 NULL, 0, &files);
+	if (r == 0)
+		*ret = files;
 	return r;
 }
 
@@ -1302,14 +1187,9 @@ airlock_file_list(struct airlock_conn *conn, const char *session, const char *di
 AIRLOCK_EXPORT int
 airlock_file_delete(struct airlock_conn *conn, const char *session, const char *path)
 {
-	struct conn_done *d = NULL;
-	int r;
-
 	if (conn == NULL)
 		return -EINVAL;
-	r = conn_file_op(conn, PROTO_FILE_DELETE, CONN_KIND_OK, session, path, NULL, 0, &d);
-	conn_done_free(d);
-	return r;
+	return conn_file_op(conn, PROTO_FILE_DELETE, session, path, NULL, 0, NULL);
 }
 
 /* Take the next queued stream event. */

@@ -694,6 +694,39 @@ test_connect_refused(void **state)
 	fake_stop(f);
 }
 
+/* Script: answer the hello with a protocol version the library does not speak. */
+static void
+script_other_version(struct fake *f)
+{
+	struct proto_hello h = {.version = PROTO_VERSION + 1, .peer = "fake/2"};
+	struct proto_msg msg;
+	struct proto_out out;
+
+	fake_recv(f, &msg);
+	assert_int_equal(msg.type, PROTO_HELLO);
+	assert_int_equal(proto_encode_hello(msg.id, PROTO_HELLO_OK, &h, &out), 0);
+	proto_msg_free(&msg);
+	fake_send(f, &out);
+}
+
+/* A hello_ok of another version fails connect with -EPROTONOSUPPORT; it is
+ * no daemon error reply, so there is no code or message to copy out. */
+static void
+test_connect_other_version(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct fake *f = fake_start(script_other_version);
+	char code[32] = "x", message[64] = "x";
+
+	assert_int_equal(
+		airlock_connect_error("/x", &conn, code, sizeof(code), message, sizeof(message)),
+		-EPROTONOSUPPORT);
+	assert_null(conn);
+	assert_string_equal(code, "");
+	assert_string_equal(message, "");
+	fake_stop(f);
+}
+
 /* Script: a run, cancelled by its request id: the cancelled result comes
  * before cancel_ok; a second cancel of the same request is not_found. */
 static void
@@ -1773,6 +1806,7 @@ main(void)
 		cmocka_unit_test(test_blocking_queues_others),
 		cmocka_unit_test(test_error_reply),
 		cmocka_unit_test(test_connect_refused),
+		cmocka_unit_test(test_connect_other_version),
 		cmocka_unit_test(test_arguments),
 		cmocka_unit_test(test_cancel_request),
 		cmocka_unit_test(test_cancel_run),
