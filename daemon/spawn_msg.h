@@ -53,6 +53,8 @@ enum spawn_msg_type {
 #define SPAWN_REQ_NFDS 4
 #define SPAWN_REQ_NFDS_MAX 5 /* with SPAWN_F_WORKSPACE */
 #define SPAWN_KEEPER_NFDS 1
+/* spawn_req.cpu_percent: cpu.max takes any quota; 4096 CPUs at the most */
+#define SPAWN_CPU_PERCENT_MAX (100U * 4096U)
 
 /* spawn_req.flags */
 #define SPAWN_F_WORKSPACE 0x1u /* a fifth fd: the session's workspace mount */

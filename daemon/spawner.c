@@ -236,7 +236,7 @@ spawner_release(const struct spawner *sp, uint32_t slot, pid_t pid, int sync_fd,
  * and waits on its control socket (docs/performance.md).
  */
 static void
-spawner_prepare(struct spawner *sp, const struct spawn_req *req)
+spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
 {
 	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
 	struct sandbox_ctx ctx;
@@ -246,6 +246,8 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req)
 	bool into, cg_made = false;
 	long pid;
 
+	(void)fds; /* none: spawner_cmds */
+	(void)nfds;
 	/* The frontend is less trusted than we are: check everything. */
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0) {
 		r = -EINVAL;
@@ -419,11 +421,13 @@ out:
 
 /* Handle one SPAWN_DISCARD: end a prepared sandbox that will get no run. */
 static void
-spawner_discard(struct spawner *sp, const struct spawn_req *req)
+spawner_discard(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
 {
 	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id, .err = -ENOENT};
 	struct spawner_slot *slot;
 
+	(void)fds; /* none: spawner_cmds */
+	(void)nfds;
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid == 0 ||
 	    sp->slots[req->uid_slot].run_id != req->prep_key) {
 		/* Nothing of that key is alive: the frontend may free the slot. */
@@ -442,7 +446,7 @@ spawner_discard(struct spawner *sp, const struct spawn_req *req)
 
 /* Handle one SPAWN_KEEPER: clone a session's keeper. fds: its socket. */
 static void
-spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds)
+spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
 {
 	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
 	struct keeper_ctx kctx;
@@ -542,7 +546,7 @@ out:
 		close(sync[0]);
 	if (sync[1] >= 0)
 		close(sync[1]);
-	fdpass_close_all(fds, SPAWN_KEEPER_NFDS);
+	fdpass_close_all(fds, nfds);
 }
 
 /*
@@ -625,12 +629,68 @@ spawner_reap(struct spawner *sp)
 	}
 }
 
+/* Handle one SPAWN_RELOAD from the frontend: as SIGHUP (spawner_reload). */
+static void
+spawner_reload_req(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
+{
+	(void)req;
+	(void)fds; /* none: spawner_cmds */
+	(void)nfds;
+	spawner_reload(sp);
+}
+
+/*
+ * The requests the frontend may send, after OpenSSH's mon_table: the fds
+ * each brings (nfds, or nfds_ws with SPAWN_F_WORKSPACE) and the flags it may
+ * carry. spawner_check_req() holds every request to its row before any
+ * handler runs; the handlers check only the state of the slot they name.
+ */
+struct spawner_cmd {
+	uint32_t type;
+	size_t nfds;
+	size_t nfds_ws;
+	uint32_t flags;
+	void (*handler)(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds);
+};
+
+static const struct spawner_cmd spawner_cmds[] = {
+	{SPAWN_REQ, SPAWN_REQ_NFDS, SPAWN_REQ_NFDS_MAX, SPAWN_F_WORKSPACE, spawner_start},
+	{SPAWN_PREPARE, 0, 0, 0, spawner_prepare},
+	{SPAWN_DISCARD, 0, 0, 0, spawner_discard},
+	{SPAWN_RELOAD, 0, 0, 0, spawner_reload_req},
+	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, SPAWN_KEEPER_NFDS, 0, spawner_keeper},
+};
+
+int
+spawner_check_req(const struct spawn_req *req, size_t len, size_t nfds,
+		  const struct spawner_cmd **ret_cmd)
+{
+	const struct spawner_cmd *cmd = NULL;
+	size_t i;
+
+	if (len != sizeof(*req) || req->reserved != 0)
+		return -EPROTO;
+	/* cpu.max takes any quota; bound it to something a host could have. */
+	if (req->cpu_percent > SPAWN_CPU_PERCENT_MAX)
+		return -EPROTO;
+	for (i = 0; i < sizeof(spawner_cmds) / sizeof(spawner_cmds[0]); i++)
+		if (spawner_cmds[i].type == req->type)
+			cmd = &spawner_cmds[i];
+	if (cmd == NULL || (req->flags & ~cmd->flags) != 0)
+		return -EPROTO;
+	if (nfds != ((req->flags & SPAWN_F_WORKSPACE) ? cmd->nfds_ws : cmd->nfds))
+		return -EPROTO;
+	*ret_cmd = cmd;
+	return 0;
+}
+
 /* Read and act on one packet from the frontend. Returns -EPIPE at EOF. */
 static int
 spawner_read(struct spawner *sp)
 {
+	const struct spawner_cmd *cmd;
 	struct spawn_req req;
-	int fds[SPAWN_REQ_NFDS_MAX + 1];
+	int fds[SPAWN_REQ_NFDS_MAX];
 	size_t nfds = 0;
 	ssize_t n;
 
@@ -639,37 +699,14 @@ spawner_read(struct spawner *sp)
 		return -EPIPE;
 	if (n < 0)
 		return n == -EAGAIN || n == -EINTR ? 0 : (int)n;
-	/* cpu.max takes any quota; bound it to something a host could have. */
-	if ((size_t)n == sizeof(req) && (req.reserved != 0 || req.cpu_percent > 100U * 4096U))
-		n = -1;
-	/* A malformed request means the frontend is not what it should be. */
-	if ((size_t)n == sizeof(req) && req.type == SPAWN_REQ &&
-	    nfds == ((req.flags & SPAWN_F_WORKSPACE) ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS) &&
-	    (req.flags & ~SPAWN_F_WORKSPACE) == 0) {
-		spawner_start(sp, &req, fds, nfds);
-		return 0;
+	if (spawner_check_req(&req, (size_t)n, nfds, &cmd) < 0) {
+		/* A malformed request means the frontend is not what it should be. */
+		fdpass_close_all(fds, nfds);
+		log_warnx("spawner: malformed request from frontend; stopping");
+		return -EPROTO;
 	}
-	if ((size_t)n == sizeof(req) && req.type == SPAWN_PREPARE && nfds == 0 && req.flags == 0) {
-		spawner_prepare(sp, &req);
-		return 0;
-	}
-	if ((size_t)n == sizeof(req) && req.type == SPAWN_DISCARD && nfds == 0 && req.flags == 0) {
-		spawner_discard(sp, &req);
-		return 0;
-	}
-	if ((size_t)n == sizeof(req) && req.type == SPAWN_RELOAD && nfds == 0 && req.flags == 0) {
-		spawner_reload(sp);
-		return 0;
-	}
-	if ((size_t)n == sizeof(req) && req.type == SPAWN_KEEPER && nfds == SPAWN_KEEPER_NFDS &&
-	    req.flags == 0) {
-		spawner_keeper(sp, &req, fds);
-		return 0;
-	}
-	/* A malformed request means the frontend is not what it should be. */
-	fdpass_close_all(fds, nfds);
-	log_warnx("spawner: malformed request from frontend; stopping");
-	return -EPROTO;
+	cmd->handler(sp, &req, fds, nfds);
+	return 0;
 }
 
 int

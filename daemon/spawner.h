@@ -39,6 +39,19 @@ struct spawner {
 	pid_t ppid;
 };
 
+struct spawn_req;
+struct spawner_cmd;
+
+/*
+ * Hold one request of len bytes that came with nfds fds to its row of the
+ * spawner's table: exactly the struct's size, reserved 0, cpu_percent within
+ * SPAWN_CPU_PERCENT_MAX, a known type, only the flags that type may carry,
+ * exactly the fds it brings. Returns 0 and the row, or -EPROTO (the caller
+ * closes the fds and stops: the frontend is not what it should be).
+ */
+int spawner_check_req(const struct spawn_req *req, size_t len, size_t nfds,
+		      const struct spawner_cmd **ret_cmd);
+
 /*
  * Serve the frontend until it goes away; then kill every sandbox and return.
  * Every sandbox has PR_SET_PDEATHSIG, so the spawner's own death ends them too.

@@ -1,0 +1,298 @@
+/*
+ * test_spawner.c: unit tests of the spawner's request checks (daemon/spawner.c):
+ * spawner_check_req() against every row of its table, and spawner_serve()
+ * on a socketpair: a good request reaches its handler, a malformed one stops
+ * the spawner with EPROTO and closes the fds it came with.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fdpass.h"
+#include "spawn_msg.h"
+#include "spawner.h"
+
+/* A well-formed request of type with flags. */
+static struct spawn_req
+req_of(uint32_t type, uint32_t flags)
+{
+	struct spawn_req r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.flags = flags;
+	r.run_id = 7;
+	return r;
+}
+
+/* Whether the check takes req of len bytes with nfds fds; ret_cmd is
+ * written exactly when it does. */
+static bool
+check(const struct spawn_req *req, size_t len, size_t nfds)
+{
+	static const char sentinel;
+	const struct spawner_cmd *const untouched = (const void *)&sentinel;
+	const struct spawner_cmd *cmd = untouched;
+	int r = spawner_check_req(req, len, nfds, &cmd);
+
+	if (r == 0) {
+		assert_ptr_not_equal(cmd, untouched);
+		assert_non_null(cmd);
+		return true;
+	}
+	assert_int_equal(r, -EPROTO);
+	assert_ptr_equal(cmd, untouched);
+	return false;
+}
+
+/* Every row with exactly its fds, and with one fd fewer or more. */
+static void
+test_every_row_exact_fds(void **state)
+{
+	static const struct {
+		uint32_t type, flags;
+		size_t nfds;
+	} rows[] = {
+		{.type = SPAWN_REQ, .flags = 0, .nfds = SPAWN_REQ_NFDS},
+		{.type = SPAWN_REQ, .flags = SPAWN_F_WORKSPACE, .nfds = SPAWN_REQ_NFDS_MAX},
+		{.type = SPAWN_PREPARE, .flags = 0, .nfds = 0},
+		{.type = SPAWN_DISCARD, .flags = 0, .nfds = 0},
+		{.type = SPAWN_RELOAD, .flags = 0, .nfds = 0},
+		{.type = SPAWN_KEEPER, .flags = 0, .nfds = SPAWN_KEEPER_NFDS},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct spawn_req r = req_of(rows[i].type, rows[i].flags);
+
+		assert_true(check(&r, sizeof(r), rows[i].nfds));
+		assert_false(check(&r, sizeof(r), rows[i].nfds + 1));
+		if (rows[i].nfds > 0)
+			assert_false(check(&r, sizeof(r), rows[i].nfds - 1));
+	}
+	assert_int_equal(SPAWN_REQ_NFDS, 4);
+	assert_int_equal(SPAWN_REQ_NFDS_MAX, 5);
+	assert_int_equal(SPAWN_KEEPER_NFDS, 1);
+}
+
+/* The workspace flag is what makes the fifth fd: five without it, four
+ * with it, are refused. */
+static void
+test_workspace_fd_count(void **state)
+{
+	struct spawn_req plain = req_of(SPAWN_REQ, 0);
+	struct spawn_req ws = req_of(SPAWN_REQ, SPAWN_F_WORKSPACE);
+
+	(void)state;
+	assert_false(check(&plain, sizeof(plain), SPAWN_REQ_NFDS_MAX));
+	assert_false(check(&ws, sizeof(ws), SPAWN_REQ_NFDS));
+	assert_false(check(&ws, sizeof(ws), 0));
+}
+
+/* A flag a type may not carry, or no flag of ours at all. */
+static void
+test_stray_flags(void **state)
+{
+	static const uint32_t types[] = {SPAWN_PREPARE, SPAWN_DISCARD, SPAWN_RELOAD, SPAWN_KEEPER};
+	struct spawn_req r;
+	size_t i;
+	unsigned bit;
+
+	(void)state;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		size_t nfds = types[i] == SPAWN_KEEPER ? SPAWN_KEEPER_NFDS : 0;
+
+		r = req_of(types[i], SPAWN_F_WORKSPACE);
+		assert_false(check(&r, sizeof(r), nfds));
+		assert_false(check(&r, sizeof(r), nfds + 1));
+	}
+	for (bit = 1; bit < 32; bit++) {
+		r = req_of(SPAWN_REQ, 1U << bit);
+		assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS));
+		assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_MAX));
+		r.flags |= SPAWN_F_WORKSPACE;
+		assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_MAX));
+	}
+}
+
+/* Types not in the table: events (spawner -> frontend), retired, unknown. */
+static void
+test_unknown_types(void **state)
+{
+	static const uint32_t types[] = {0,  SPAWN_STARTED, SPAWN_FAILED, SPAWN_DONE, SPAWN_STOP,
+					 10, 0x100,	    UINT32_MAX};
+	size_t i, nfds;
+
+	(void)state;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		for (nfds = 0; nfds <= SPAWN_REQ_NFDS_MAX; nfds++) {
+			struct spawn_req r = req_of(types[i], 0);
+
+			assert_false(check(&r, sizeof(r), nfds));
+		}
+}
+
+/* reserved must be 0 and the size exact, whatever the type. */
+static void
+test_reserved_and_size(void **state)
+{
+	struct spawn_req r = req_of(SPAWN_PREPARE, 0);
+
+	(void)state;
+	assert_true(check(&r, sizeof(r), 0));
+	assert_false(check(&r, sizeof(r) - 1, 0));
+	assert_false(check(&r, sizeof(r) + 1, 0));
+	assert_false(check(&r, 0, 0));
+	r.reserved = 1;
+	assert_false(check(&r, sizeof(r), 0));
+	r.reserved = 0x80000000U;
+	assert_false(check(&r, sizeof(r), 0));
+}
+
+/* cpu_percent up to 4096 CPUs' worth, on every type. */
+static void
+test_cpu_bound(void **state)
+{
+	struct spawn_req r = req_of(SPAWN_REQ, 0);
+	struct spawn_req p = req_of(SPAWN_PREPARE, 0);
+
+	(void)state;
+	assert_int_equal(SPAWN_CPU_PERCENT_MAX, 409600);
+	r.cpu_percent = SPAWN_CPU_PERCENT_MAX;
+	assert_true(check(&r, sizeof(r), SPAWN_REQ_NFDS));
+	r.cpu_percent = SPAWN_CPU_PERCENT_MAX + 1;
+	assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS));
+	r.cpu_percent = UINT32_MAX;
+	assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS));
+	p.cpu_percent = SPAWN_CPU_PERCENT_MAX + 1;
+	assert_false(check(&p, sizeof(p), 0));
+}
+
+/*
+ * spawner_serve() on a socketpair, the packets queued before it runs and
+ * our end shut for writing (its EOF ends the loop). Returns what it did.
+ */
+static int
+serve(int peer, int sock)
+{
+	struct spawner sp;
+	sigset_t mask;
+	int r;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.sock = sock;
+	sp.uid_base = 100000;
+	sp.nslots = 0;
+	sp.frontend = -1;
+	sp.config_path = "/nonexistent/airlock-test/airlockd.conf";
+	sp.config_given = false;
+	assert_int_equal(shutdown(peer, SHUT_WR), 0);
+	r = spawner_serve(&sp);
+	/* spawner_serve() blocks the signals it reads; give them back. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_UNBLOCK, &mask, NULL);
+	return r;
+}
+
+/* A good request reaches its handler: SPAWN_RELOAD with no config file
+ * answers SPAWN_RELOAD, err 0, no fd; then EOF ends the spawner cleanly. */
+static void
+test_serve_dispatches(void **state)
+{
+	struct spawn_req r = req_of(SPAWN_RELOAD, 0);
+	struct spawn_ev ev;
+	int sv[2], fds[2];
+	size_t nfds = 9;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(send(sv[0], &r, sizeof(r), 0), (ssize_t)sizeof(r));
+	assert_int_equal(serve(sv[0], sv[1]), 0);
+	assert_int_equal(fdpass_recv(sv[0], &ev, sizeof(ev), fds, 2, &nfds), (ssize_t)sizeof(ev));
+	assert_int_equal(ev.type, SPAWN_RELOAD);
+	assert_int_equal(ev.err, 0);
+	assert_int_equal(nfds, 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* A malformed request with fds: EPROTO, the fds closed, nothing answered,
+ * and nothing after it read. */
+static void
+test_serve_malformed_closes_fds(void **state)
+{
+	struct spawn_req bad = req_of(SPAWN_KEEPER, 0);
+	struct spawn_req reload = req_of(SPAWN_RELOAD, 0);
+	struct spawn_ev ev;
+	int sv[2], p[2];
+	char c;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	/* A keeper request with two fds where it brings one. */
+	{
+		int two[2] = {p[1], p[1]};
+
+		assert_int_equal(fdpass_send(sv[0], &bad, sizeof(bad), two, 2), 0);
+	}
+	close(p[1]);
+	assert_int_equal(send(sv[0], &reload, sizeof(reload), 0), (ssize_t)sizeof(reload));
+	assert_int_equal(serve(sv[0], sv[1]), -EPROTO);
+	/* Both copies of the write end were closed by the spawner: EOF. */
+	assert_int_equal(read(p[0], &c, 1), 0);
+	/* The reload after it was never served. */
+	assert_int_equal(recv(sv[0], &ev, sizeof(ev), MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+	close(p[0]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* A request of the wrong size stops the spawner too. */
+static void
+test_serve_short_packet(void **state)
+{
+	struct spawn_req r = req_of(SPAWN_RELOAD, 0);
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(send(sv[0], &r, sizeof(r) - 4, 0), (ssize_t)sizeof(r) - 4);
+	assert_int_equal(serve(sv[0], sv[1]), -EPROTO);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_row_exact_fds),
+		cmocka_unit_test(test_workspace_fd_count),
+		cmocka_unit_test(test_stray_flags),
+		cmocka_unit_test(test_unknown_types),
+		cmocka_unit_test(test_reserved_and_size),
+		cmocka_unit_test(test_cpu_bound),
+		cmocka_unit_test(test_serve_dispatches),
+		cmocka_unit_test(test_serve_malformed_closes_fds),
+		cmocka_unit_test(test_serve_short_packet),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
