@@ -12,7 +12,7 @@
 #include "proto.h"
 
 enum keep_op {
-	KEEP_READY = 1,	 /* keeper -> frontend, once: err = 0 or the set-up errno */
+	KEEP_READY = 1,	 /* keeper -> frontend, once: err = 0 or the set-up's -errno */
 	KEEP_MOUNT = 2,	 /* reply fd: a detached clone of the workspace (open_tree) */
 	KEEP_WRITE = 3,	 /* request fd: a sealed memfd with the contents */
 	KEEP_READ = 4,	 /* reply fd: the regular file, opened read-only */
@@ -39,7 +39,7 @@ struct keep_req {
 struct keep_reply {
 	uint32_t op;	/* KEEP_REPLY or KEEP_READY */
 	uint32_t seq;	/* the request's */
-	int32_t err;	/* 0 or a positive errno */
+	int32_t err;	/* 0 or -errno */
 	uint32_t count; /* KEEP_LIST: entries */
 	uint64_t size;	/* KEEP_READ: the file's size; KEEP_LIST: 1 if there were more */
 };

@@ -121,19 +121,19 @@ keep_write(int root, const char *path, int memfd)
 	int dir, fd, r = 0;
 
 	if (memfd < 0 || fstat(memfd, &st) < 0)
-		return EINVAL;
+		return -EINVAL;
 	dir = keep_parent(root, path, true, leaf, sizeof(leaf));
 	if (dir < 0)
-		return -dir;
+		return dir;
 	/* A link at the leaf is refused like one at any other component
 	 * (the rename below would replace it, never follow it, either way). */
 	if (fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
 		close(dir);
-		return S_ISLNK(st.st_mode) ? ELOOP : S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		return S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
 	if (fstat(memfd, &st) < 0) {
 		close(dir);
-		return EINVAL;
+		return -EINVAL;
 	}
 	/* A name the session's code cannot guess, so it cannot plant one to
 	 * make the write fail (O_EXCL would refuse it). */
@@ -146,12 +146,12 @@ keep_write(int root, const char *path, int memfd)
 	}
 	fd = keep_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
 	if (fd < 0) {
-		r = errno;
+		r = -errno;
 		close(dir);
 		return r;
 	}
 	if (fchown(fd, PLAN_SANDBOX_UID, PLAN_SANDBOX_GID) < 0) {
-		r = errno;
+		r = -errno;
 		goto out;
 	}
 	while (off < st.st_size) {
@@ -160,12 +160,12 @@ keep_write(int root, const char *path, int memfd)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			r = n < 0 ? errno : EIO;
+			r = n < 0 ? -errno : -EIO;
 			break;
 		}
 	}
 	if (r == 0 && renameat(dir, tmp, dir, leaf) < 0)
-		r = errno;
+		r = -errno;
 out:
 	if (r != 0)
 		(void)unlinkat(dir, tmp, 0);
@@ -182,13 +182,13 @@ keep_read(int root, const char *path, int *ret_fd, uint64_t *ret_size)
 	int fd;
 
 	if (path[0] == '\0')
-		return EINVAL;
+		return -EINVAL;
 	fd = keep_open(root, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
 	if (fd < 0)
-		return errno;
+		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
 	*ret_fd = fd;
 	*ret_size = (uint64_t)st.st_size;
@@ -207,10 +207,10 @@ keep_list(int root, const char *path, int *ret_fd, uint32_t *ret_count, uint64_t
 	 * offset, and a second listing would start at the end. */
 	dir = keep_open(root, path[0] == '\0' ? "." : path, O_RDONLY | O_DIRECTORY, 0);
 	if (dir < 0)
-		return errno;
+		return -errno;
 	mfd = memfd_create("airlock-list", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0) {
-		r = errno;
+		r = -errno;
 		close(dir);
 		return r;
 	}
@@ -220,7 +220,7 @@ keep_list(int root, const char *path, int *ret_fd, uint32_t *ret_count, uint64_t
 
 		if (n <= 0) {
 			if (n < 0)
-				r = errno;
+				r = -errno;
 			break;
 		}
 		while (off < n && count < KEEP_LIST_MAX) {
@@ -245,7 +245,7 @@ keep_list(int root, const char *path, int *ret_fd, uint32_t *ret_count, uint64_t
 			e.mtime_ms = (uint64_t)st.st_mtim.tv_sec * 1000ULL +
 				     (uint64_t)st.st_mtim.tv_nsec / 1000000ULL;
 			if (write(mfd, &e, sizeof(e)) != (ssize_t)sizeof(e)) {
-				r = errno ? errno : EIO;
+				r = errno ? -errno : -EIO;
 				break;
 			}
 			count++;
@@ -256,7 +256,7 @@ keep_list(int root, const char *path, int *ret_fd, uint32_t *ret_count, uint64_t
 	close(dir);
 	if (r == 0 &&
 	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0)
-		r = errno;
+		r = -errno;
 	if (r != 0) {
 		close(mfd);
 		return r;
@@ -276,13 +276,13 @@ keep_delete(int root, const char *path)
 
 	dir = keep_parent(root, path, false, leaf, sizeof(leaf));
 	if (dir < 0)
-		return -dir;
+		return dir;
 	if (unlinkat(dir, leaf, 0) < 0) {
-		r = errno;
-		if ((r == EISDIR || r == EPERM) && unlinkat(dir, leaf, AT_REMOVEDIR) == 0)
+		r = -errno;
+		if ((r == -EISDIR || r == -EPERM) && unlinkat(dir, leaf, AT_REMOVEDIR) == 0)
 			r = 0;
-		else if (r == EISDIR || r == EPERM)
-			r = errno;
+		else if (r == -EISDIR || r == -EPERM)
+			r = -errno;
 	}
 	close(dir);
 	return r;
@@ -295,7 +295,7 @@ keep_mount(int *ret_fd)
 	long fd = syscall(SYS_open_tree, AT_FDCWD, "/", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 
 	if (fd < 0)
-		return errno;
+		return -errno;
 	*ret_fd = (int)fd;
 	return 0;
 }
@@ -324,7 +324,7 @@ keep_serve(int sock, int root, const struct keep_req *req, int in_fd)
 		rep.err = keep_delete(root, req->path);
 		break;
 	default:
-		rep.err = EINVAL;
+		rep.err = -EINVAL;
 		break;
 	}
 	(void)fdpass_send(sock, &rep, sizeof(rep), &out_fd, out_fd >= 0 ? 1 : 0);
@@ -332,7 +332,7 @@ keep_serve(int sock, int root, const struct keep_req *req, int in_fd)
 		close(out_fd);
 }
 
-/* Report the end of set-up (err = 0 for ready) and, on error, exit. */
+/* Report the end of set-up (err = 0 for ready, or -errno) and, on error, exit. */
 static void
 keep_ready(int sock, int err)
 {
@@ -352,7 +352,7 @@ keeper_main(const struct keeper_ctx *ctx)
 	/* Close everything but the sync pipe and our socket. */
 	for (i = 0; i < 2; i++)
 		if (keep[i] < 3)
-			keep_ready(sock, EBADF);
+			keep_ready(sock, -EBADF);
 	{
 		int lo = keep[0] < keep[1] ? keep[0] : keep[1];
 		int hi = keep[0] < keep[1] ? keep[1] : keep[0];
@@ -360,20 +360,20 @@ keeper_main(const struct keeper_ctx *ctx)
 		if ((lo > 0 && syscall(SYS_close_range, 0, lo - 1, 0) < 0) ||
 		    (hi > lo + 1 && syscall(SYS_close_range, lo + 1, hi - 1, 0) < 0) ||
 		    syscall(SYS_close_range, hi + 1, ~0U, 0) < 0)
-			keep_ready(sock, errno);
+			keep_ready(sock, -errno);
 	}
 	if (read(ctx->sync_fd, &c, 1) != 1)
-		keep_ready(sock, EPIPE);
+		keep_ready(sock, -EPIPE);
 	close(ctx->sync_fd);
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
-		keep_ready(sock, errno);
+		keep_ready(sock, -errno);
 	/* After the uid change, which clears it; see sandbox_main(). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		keep_ready(sock, errno);
+		keep_ready(sock, -errno);
 	/* The workspace: a tmpfs of the session's size in our private mount
 	 * tree, owned by the code's uid, nosuid and nodev. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		keep_ready(sock, errno);
+		keep_ready(sock, -errno);
 	{
 		int n = snprintf(opts, sizeof(opts),
 				 "mode=0755,uid=%d,gid=%d,size=%llu,nr_inodes=65536",
@@ -381,10 +381,10 @@ keeper_main(const struct keeper_ctx *ctx)
 				 (unsigned long long)ctx->workspace_bytes);
 
 		if (n < 0 || (size_t)n >= sizeof(opts))
-			keep_ready(sock, EINVAL);
+			keep_ready(sock, -EINVAL);
 	}
 	if (mount("airlock-session", KEEP_MNT, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-		keep_ready(sock, errno);
+		keep_ready(sock, -errno);
 	/*
 	 * The workspace becomes our root and the host's tree is detached
 	 * (issue 13, finding 7): a keeper lives as long as its session (up to
@@ -395,10 +395,10 @@ keeper_main(const struct keeper_ctx *ctx)
 	 */
 	if (chdir(KEEP_MNT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
 	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
-		keep_ready(sock, errno);
+		keep_ready(sock, -errno);
 	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
-		keep_ready(sock, errno);
+		keep_ready(sock, -errno);
 	keep_ready(sock, 0);
 	for (;;) {
 		struct keep_req req;

@@ -983,8 +983,8 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 	}
 	{
 		/* Answered like any run that failed before its code ran. */
-		snprintf(r->f.prep_error, sizeof(r->f.prep_error), "%s: %s", what, strerror(err));
-		if (err == ELOOP || err == EXDEV)
+		snprintf(r->f.prep_error, sizeof(r->f.prep_error), "%s: %s", what, strerror(-err));
+		if (err == -ELOOP || err == -EXDEV)
 			snprintf(r->f.prep_error, sizeof(r->f.prep_error),
 				 "input file %s: refused: the path leaves the workspace or goes "
 				 "through a link",

@@ -52,7 +52,7 @@ run_outcome_decide(const struct run_facts *f, struct proto_result *res, char *er
 	} else if (f->setup_failed) {
 		res->outcome = PROTO_OUTCOME_ERROR;
 		snprintf(err, errlen, "sandbox set-up failed at step %s: %s",
-			 sandbox_step_name(f->fail_step), strerror(f->fail_err));
+			 sandbox_step_name(f->fail_step), strerror(-f->fail_err));
 	} else if (f->cancelled && !f->sup_exit) {
 		res->outcome = PROTO_OUTCOME_CANCELLED;
 	} else if (f->sup_exit) {

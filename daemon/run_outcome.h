@@ -21,7 +21,7 @@ struct run_facts {
 	struct spawn_ev spawn_ev;
 	bool spawn_done; /* SPAWN_DONE (the reap), in done_ev */
 	struct spawn_ev done_ev;
-	bool setup_failed; /* SUP_SETUP_FAILED */
+	bool setup_failed; /* SUP_SETUP_FAILED; fail_err is -errno */
 	int fail_step, fail_err;
 	bool sup_exit; /* SUP_EXIT, in exit_msg */
 	struct sup_msg exit_msg;

@@ -182,7 +182,12 @@ sb_wait_start(int *fds, size_t max, uint32_t *ret_flags)
 	return nfds;
 }
 
-/* Report a failed step to the frontend and exit. */
+/*
+ * Report a failed step to the frontend and exit. err is a positive errno,
+ * as inside the sandbox (errno itself, and the code child's {step, errno}
+ * pipe); the lifeline's sup_msg carries -errno, like every fixed struct
+ * between the daemon's processes.
+ */
 __attribute__((noreturn)) static void
 sb_fail(int step, int err)
 {
@@ -202,7 +207,7 @@ sb_fail(int step, int err)
 	memset(&m, 0, sizeof(m));
 	m.type = SUP_SETUP_FAILED;
 	m.step = step;
-	m.err = err;
+	m.err = -err;
 	if (sb_lifeline >= 0)
 		(void)send(sb_lifeline, &m, sizeof(m), MSG_NOSIGNAL);
 	_exit(127);

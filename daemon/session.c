@@ -164,10 +164,12 @@ session_maybe_free(struct session *s)
 
 /* ---- replies ---------------------------------------------------------------- */
 
-/* A keeper errno as a client error. */
+/* A keeper's -errno as a client error. */
 static void
-session_reply_errno(struct client *c, uint32_t req_id, const char *path, int err)
+session_reply_errno(struct client *c, uint32_t req_id, const char *path, int neg_err)
 {
+	int err = -neg_err;
+
 	switch (err) {
 	case ENOENT:
 		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "%s: %s", path, strerror(err));
@@ -239,7 +241,7 @@ session_reply_read(struct session *s, struct kop *k, int fd)
 	r = memfd_sealed_copy_sparse(fd, s->d->cfg->session_file_max, left - PROTO_MSG_MAX, &mfd,
 				     &len, &size);
 	if (r < 0) {
-		session_reply_errno(k->c, k->req_id, k->what, -r);
+		session_reply_errno(k->c, k->req_id, k->what, r);
 		return;
 	}
 	memset(&fdata, 0, sizeof(fdata));
@@ -354,7 +356,7 @@ session_answer(struct session *s, struct kop *k, const struct keep_reply *rep, i
 		if (k->r == NULL)
 			break;
 		if (rep->err != 0 || fd < 0) {
-			k->done(k->r, -1, rep->err ? rep->err : EIO, "workspace mount");
+			k->done(k->r, -1, rep->err ? rep->err : -EIO, "workspace mount");
 		} else {
 			k->done(k->r, fd, 0, NULL);
 			return; /* the run owns the fd now */
@@ -377,7 +379,7 @@ session_fail_ops(struct session *s)
 			client_send_error(k->c, k->req_id, PROTO_ERR_NOT_FOUND, "session %s ended",
 					  s->id);
 		else if (k->kind != KOP_FILE && k->r != NULL)
-			k->done(k->r, -1, ESHUTDOWN, "session");
+			k->done(k->r, -1, -ESHUTDOWN, "session");
 		free(k);
 	}
 }
@@ -428,11 +430,11 @@ session_keeper_cb(evutil_socket_t sock, short what, void *arg)
 			fdpass_close_all(fds, nfds);
 			if (rep.err != 0) {
 				log_warnx("session %.8s: keeper set-up failed: %s", s->id,
-					  strerror(rep.err));
+					  strerror(-rep.err));
 				if (s->open_c != NULL)
 					client_send_error(
 						s->open_c, s->open_req, PROTO_ERR_INTERNAL,
-						"session set-up failed: %s", strerror(rep.err));
+						"session set-up failed: %s", strerror(-rep.err));
 				s->open_c = NULL;
 				session_end(s, "its keeper failed");
 				return;
@@ -898,7 +900,7 @@ session_run_prepare(struct session *s, struct run *r, const char *const *names, 
 	int rc;
 
 	if (s->ended || s->keeper < 0) {
-		done(r, -1, ESHUTDOWN, "session");
+		done(r, -1, -ESHUTDOWN, "session");
 		return;
 	}
 	/* Input files go through the keeper's link-refusing writes: in a
@@ -920,7 +922,7 @@ session_run_prepare(struct session *s, struct run *r, const char *const *names, 
 			TAILQ_FOREACH(o, &s->ops, entry)
 			if (o->r == r)
 				o->r = NULL;
-			done(r, -1, -rc, "keeper");
+			done(r, -1, rc, "keeper");
 			return;
 		}
 	}

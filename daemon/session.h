@@ -54,8 +54,8 @@ void session_run_unqueued(struct session *s);
 /*
  * A run starts: it takes the session's uid slot. Its input files are written
  * by the keeper, then the keeper clones the workspace mount; done(r, fd, err)
- * is called with the mount fd (owned by the callee) or a positive errno and
- * the name of what failed.
+ * is called with the mount fd (owned by the callee) or -errno and the name
+ * of what failed.
  */
 uint32_t session_run_begin(struct session *s, struct run *r);
 void session_run_prepare(struct session *s, struct run *r, const char *const *names, const int *fds,

@@ -6,6 +6,7 @@
  * struct's size (anything else is a protocol violation). fds cross with
  * SCM_RIGHTS. Nothing here is parsed with a general-purpose decoder: the
  * privileged spawner reads fixed-size structs and checks every field.
+ * Every err field, here and in keep_msg.h, is 0 or -errno.
  */
 #ifndef AIRLOCKD_SPAWN_MSG_H
 #define AIRLOCKD_SPAWN_MSG_H
@@ -96,7 +97,7 @@ struct sb_start {
 
 /* supervisor -> frontend, on the run's lifeline socket */
 enum sup_msg_type {
-	SUP_SETUP_FAILED = 1, /* set-up or exec failed: step and errno */
+	SUP_SETUP_FAILED = 1, /* set-up or exec failed: step and -errno */
 	SUP_ARTIFACT = 2,     /* one candidate artifact, its fd attached */
 	SUP_EXIT = 3,	      /* the code finished; always the last message */
 };
@@ -113,7 +114,7 @@ enum sup_reason {
 struct sup_msg {
 	uint32_t type;
 	int32_t step;	 /* SETUP_FAILED: enum sandbox_step */
-	int32_t err;	 /* SETUP_FAILED: errno */
+	int32_t err;	 /* SETUP_FAILED: -errno */
 	int32_t status;	 /* EXIT: wait status of the code's main process */
 	uint32_t reason; /* EXIT: enum sup_reason */
 	uint32_t name_len;

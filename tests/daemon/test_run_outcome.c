@@ -61,7 +61,7 @@ static const struct outcome_row outcome_rows[] = {
 	{"the set-up in the sandbox failed",
 	 {.setup_failed = true,
 	  .fail_step = SANDBOX_STEP_SETID,
-	  .fail_err = EPERM,
+	  .fail_err = -EPERM,
 	  .cancelled = true},
 	 PROTO_OUTCOME_ERROR,
 	 0,

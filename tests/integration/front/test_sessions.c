@@ -619,6 +619,8 @@ test_refused_input_with_pool(void **state)
 		run_sh(fd, sid, "echo never", false, &in, 1, &m);
 		assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_ERROR);
 		assert_non_null(strstr(m.u.result.error, "lnk/x"));
+		/* the keeper's -ELOOP, told as such */
+		assert_non_null(strstr(m.u.result.error, "leaves the workspace"));
 		proto_msg_free(&m);
 	}
 	run_sh(fd, sid, "cat fine.txt", false, &ok, 1, &m);

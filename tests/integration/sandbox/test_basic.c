@@ -166,7 +166,8 @@ test_real_segfault(void **state)
 	airlock_result_free(res);
 }
 
-/* exec of a missing program is reported as a sandbox error naming exec. */
+/* exec of a missing program is reported as a sandbox error naming exec and
+ * its errno (the code child's {step, errno}, then the lifeline's -errno). */
 static void
 test_exec_missing(void **state)
 {
@@ -179,7 +180,8 @@ test_exec_missing(void **state)
 		sbx_dump(res);
 	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_ERROR);
 	assert_non_null(airlock_result_error(res));
-	assert_non_null(strstr(airlock_result_error(res), "exec"));
+	assert_non_null(
+		strstr(airlock_result_error(res), "at step exec: No such file or directory"));
 	airlock_result_free(res);
 }
 
