@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mount.h>
-#include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,79 +30,10 @@
 
 #include "fdpass.h"
 #include "keep_msg.h"
+#include "keeper_path.h"
 #include "plan.h"
 
 #define KEEP_MNT "/tmp"
-#define KEEP_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
-
-/* openat2 with the keeper's resolve flags. */
-static int
-keep_open(int dirfd, const char *path, int flags, mode_t mode)
-{
-	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-			       .mode = (flags & O_CREAT) ? mode : 0,
-			       .resolve = KEEP_RESOLVE};
-	long fd;
-
-	int tries = 0;
-
-	/* EAGAIN: a ".." was resolved while some mount or rename happened on
-	 * the host (the kernel cannot then vouch for the result); the lookup
-	 * is to be retried. With sandboxes mounting all the time it happens. */
-	do
-		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	while (fd < 0 && (errno == EINTR || (errno == EAGAIN && ++tries < 64)));
-	return (int)fd;
-}
-
-/*
- * Split path into its parent directory (opened, returned) and last
- * component (copied to leaf). With mkdirs, missing directories are made on
- * the way, one component at a time, each opened again through openat2 so
- * a link put in its place is refused. Returns the parent fd or -errno.
- */
-static int
-keep_parent(int root, const char *path, bool mkdirs, char *leaf, size_t leaflen)
-{
-	char comp[PROTO_NAME_MAX + 1];
-	const char *p = path;
-	int cur = -1;
-
-	if (path[0] == '\0')
-		return -EINVAL;
-	cur = fcntl(root, F_DUPFD_CLOEXEC, 0);
-	if (cur < 0)
-		return -errno;
-	for (;;) {
-		const char *slash = strchr(p, '/');
-		size_t n = slash ? (size_t)(slash - p) : strlen(p);
-		int next;
-
-		if (n == 0 || n >= sizeof(comp)) {
-			close(cur);
-			return n == 0 ? -EINVAL : -ENAMETOOLONG;
-		}
-		memcpy(comp, p, n);
-		comp[n] = '\0';
-		if (slash == NULL) {
-			if (n >= leaflen || strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
-				close(cur);
-				return -EINVAL;
-			}
-			memcpy(leaf, comp, n + 1);
-			return cur;
-		}
-		if (mkdirs && mkdirat(cur, comp, 0755) == 0)
-			(void)fchownat(cur, comp, PLAN_SANDBOX_UID, PLAN_SANDBOX_GID,
-				       AT_SYMLINK_NOFOLLOW);
-		next = keep_open(cur, comp, O_RDONLY | O_DIRECTORY, 0);
-		close(cur);
-		if (next < 0)
-			return -errno;
-		cur = next;
-		p = slash + 1;
-	}
-}
 
 /*
  * Write the contents of memfd into path, making directories as needed. The
@@ -122,7 +52,7 @@ keep_write(int root, const char *path, int memfd)
 
 	if (memfd < 0 || fstat(memfd, &st) < 0)
 		return -EINVAL;
-	dir = keep_parent(root, path, true, leaf, sizeof(leaf));
+	dir = keeper_path_parent(root, path, true, leaf, sizeof(leaf));
 	if (dir < 0)
 		return dir;
 	/* A link at the leaf is refused like one at any other component
@@ -144,7 +74,7 @@ keep_write(int root, const char *path, int memfd)
 			rnd = ++tmp_seq;
 		snprintf(tmp, sizeof(tmp), ".airlock-put-%016llx", (unsigned long long)rnd);
 	}
-	fd = keep_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+	fd = keeper_path_open(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
 	if (fd < 0) {
 		r = -errno;
 		close(dir);
@@ -183,7 +113,7 @@ keep_read(int root, const char *path, int *ret_fd, uint64_t *ret_size)
 
 	if (path[0] == '\0')
 		return -EINVAL;
-	fd = keep_open(root, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
+	fd = keeper_path_open(root, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -205,7 +135,7 @@ keep_list(int root, const char *path, int *ret_fd, uint32_t *ret_count, uint64_t
 
 	/* A fresh open, even of the root: a dup would share its directory
 	 * offset, and a second listing would start at the end. */
-	dir = keep_open(root, path[0] == '\0' ? "." : path, O_RDONLY | O_DIRECTORY, 0);
+	dir = keeper_path_open(root, path[0] == '\0' ? "." : path, O_RDONLY | O_DIRECTORY, 0);
 	if (dir < 0)
 		return -errno;
 	mfd = memfd_create("airlock-list", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -274,7 +204,7 @@ keep_delete(int root, const char *path)
 	char leaf[PROTO_NAME_MAX + 1];
 	int dir, r = 0;
 
-	dir = keep_parent(root, path, false, leaf, sizeof(leaf));
+	dir = keeper_path_parent(root, path, false, leaf, sizeof(leaf));
 	if (dir < 0)
 		return dir;
 	if (unlinkat(dir, leaf, 0) < 0) {
