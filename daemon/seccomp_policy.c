@@ -24,9 +24,10 @@
 #endif
 
 /*
- * Calls that fail with EPERM in both filters. See docs/security-seccomp.md for
- * why each one is here. Names, not numbers: libseccomp resolves them for the
- * architecture and knows the ones that do not exist there.
+ * Calls that fail with EPERM in both filters. docs/security.md, section
+ * "Seccomp policy" ("Denied in the sandbox"), says why each one is here.
+ * Names, not numbers: libseccomp resolves them for the architecture and
+ * knows the ones that do not exist there.
  */
 static const char *const seccomp_policy_denied[] = {
 	/* namespaces and mounts: the sandbox's walls */
