@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "closefds.h"
 #include "fdpass.h"
 #include "keep_msg.h"
 #include "keeper_path.h"
@@ -277,21 +278,15 @@ __attribute__((noreturn)) void
 keeper_main(const struct keeper_ctx *ctx)
 {
 	char opts[128], c;
-	int root, sock = ctx->sock, keep[2] = {ctx->sync_fd, ctx->sock}, i;
+	int root, sock = ctx->sock, keep[2] = {ctx->sync_fd, ctx->sock}, i, r;
 
 	/* Close everything but the sync pipe and our socket. */
 	for (i = 0; i < 2; i++)
 		if (keep[i] < 3)
 			keep_ready(sock, -EBADF);
-	{
-		int lo = keep[0] < keep[1] ? keep[0] : keep[1];
-		int hi = keep[0] < keep[1] ? keep[1] : keep[0];
-
-		if ((lo > 0 && syscall(SYS_close_range, 0, lo - 1, 0) < 0) ||
-		    (hi > lo + 1 && syscall(SYS_close_range, lo + 1, hi - 1, 0) < 0) ||
-		    syscall(SYS_close_range, hi + 1, ~0U, 0) < 0)
-			keep_ready(sock, -errno);
-	}
+	r = closefds_except(keep, 2);
+	if (r < 0)
+		keep_ready(sock, r);
 	if (read(ctx->sync_fd, &c, 1) != 1)
 		keep_ready(sock, -EPIPE);
 	close(ctx->sync_fd);

@@ -1,6 +1,8 @@
 /*
- * sandbox.c: the supervisor (pid 1 of a run's namespaces) and the code's
- * last steps before execve.
+ * sandbox.c: the supervisor, pid 1 of a run's namespaces: its start-up, the
+ * run's fds, supervision of the code, the artifacts, the failure report. The
+ * filesystem is sandbox_fs.c, the code's process sandbox_code.c
+ * (sandbox_child.h).
  *
  * This is the most dangerous code in the project. Rules, all on purpose:
  * no malloc, no stdio, no libevent (the process was cloned from the spawner
@@ -8,92 +10,40 @@
  * {step, errno} and exits; the code's process drops everything in the order
  * groups, gid, uid, capabilities, no_new_privs, seccomp, execve.
  */
-#include "sandbox.h"
+#include "sandbox_child.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/sched.h>
-#include <linux/seccomp.h>
 #include <net/if.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "closefds.h"
 #include "fdpass.h"
 #include "landlock.h"
-#include "plan.h"
 #include "spawn_msg.h"
 
-#define SB_NEWROOT "/tmp"
 #define SB_WALK_DEPTH 16
 #define SB_WALK_ENTRIES 20000
 #define SB_TICK_MS 50
 /* With cpu.stat, the supervisor sleeps until the earliest moment the run
  * could reach its cpu limit, and at most this long. */
 #define SB_CG_TICK_MAX_MS 1000
-
-static const char *const sandbox_step_names[SANDBOX_STEP_COUNT_] = {
-	[SANDBOX_STEP_NONE] = "none",
-	[SANDBOX_STEP_FDS] = "fds",
-	[SANDBOX_STEP_SYNC] = "sync",
-	[SANDBOX_STEP_PDEATHSIG] = "pdeathsig",
-	[SANDBOX_STEP_SETID] = "setid",
-	[SANDBOX_STEP_PLAN] = "plan",
-	[SANDBOX_STEP_MOUNT_PRIVATE] = "mount_private",
-	[SANDBOX_STEP_ROOT_TMPFS] = "root_tmpfs",
-	[SANDBOX_STEP_MKDIR] = "mkdir",
-	[SANDBOX_STEP_BIND_RO] = "bind_ro",
-	[SANDBOX_STEP_SYMLINK] = "symlink",
-	[SANDBOX_STEP_ETC] = "etc",
-	[SANDBOX_STEP_WORKSPACE] = "workspace",
-	[SANDBOX_STEP_TMP] = "tmp",
-	[SANDBOX_STEP_PROC] = "proc",
-	[SANDBOX_STEP_DEV] = "dev",
-	[SANDBOX_STEP_CODE_FILE] = "code_file",
-	[SANDBOX_STEP_INPUT_FILES] = "input_files",
-	[SANDBOX_STEP_PIVOT_ROOT] = "pivot_root",
-	[SANDBOX_STEP_UMOUNT_OLD] = "umount_old",
-	[SANDBOX_STEP_REMOUNT_RO] = "remount_ro",
-	[SANDBOX_STEP_HOSTNAME] = "hostname",
-	[SANDBOX_STEP_LOOPBACK] = "loopback",
-	[SANDBOX_STEP_FORK] = "fork",
-	[SANDBOX_STEP_STDIO] = "stdio",
-	[SANDBOX_STEP_CHDIR] = "chdir",
-	[SANDBOX_STEP_RLIMIT] = "rlimit",
-	[SANDBOX_STEP_CAPBSET] = "capbset",
-	[SANDBOX_STEP_SETGID] = "setgid",
-	[SANDBOX_STEP_SETUID] = "setuid",
-	[SANDBOX_STEP_CAPS] = "caps",
-	[SANDBOX_STEP_NO_NEW_PRIVS] = "no_new_privs",
-	[SANDBOX_STEP_SECCOMP] = "seccomp",
-	[SANDBOX_STEP_EXEC] = "exec",
-	[SANDBOX_STEP_LANDLOCK] = "landlock",
-};
-
-const char *
-sandbox_step_name(int step)
-{
-	if (step < 0 || step >= SANDBOX_STEP_COUNT_ || sandbox_step_names[step] == NULL)
-		return "unknown";
-	return sandbox_step_names[step];
-}
 
 int
 sandbox_layout_init(struct sandbox_layout *ret)
@@ -171,7 +121,7 @@ sb_wait_start(int *fds, size_t max, uint32_t *ret_flags)
 	while (n == -EINTR);
 	/* EOF or anything else: this sandbox will never run anything. */
 	if (n != (ssize_t)sizeof(st) || st.magic != SB_START_MAGIC ||
-	    nfds != ((st.flags & SPAWN_F_WORKSPACE) ? 5 : 4)) {
+	    nfds != ((st.flags & SPAWN_F_WORKSPACE) ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS)) {
 		if (n > 0)
 			fdpass_close_all(fds, nfds);
 		_exit(0);
@@ -183,22 +133,21 @@ sb_wait_start(int *fds, size_t max, uint32_t *ret_flags)
 }
 
 /*
- * Report a failed step to the frontend and exit. err is a positive errno,
- * as inside the sandbox (errno itself, and the code child's {step, errno}
- * pipe); the lifeline's sup_msg carries -errno, like every fixed struct
- * between the daemon's processes.
+ * err is a positive errno, as inside the sandbox (errno itself, and the code
+ * child's {step, errno} pipe); the lifeline's sup_msg carries -errno, like
+ * every fixed struct between the daemon's processes.
  */
-__attribute__((noreturn)) static void
-sb_fail(int step, int err)
+__attribute__((noreturn)) void
+sandbox_fail(int step, int err)
 {
 	struct sup_msg m;
 
 	/* Failed while prepared, before any request: wait for the run this
 	 * sandbox is given, and tell it why it cannot be run. */
 	if (sb_lifeline < 0 && sb_ctl >= 0) {
-		int fds[5];
+		int fds[SPAWN_REQ_NFDS_MAX];
 		uint32_t flags;
-		size_t n = sb_wait_start(fds, 5, &flags);
+		size_t n = sb_wait_start(fds, SPAWN_REQ_NFDS_MAX, &flags);
 
 		sb_lifeline = fds[1];
 		fds[1] = -1;
@@ -213,376 +162,6 @@ sb_fail(int step, int err)
 	_exit(127);
 }
 
-#define SB_CHECK(expr, step)                                                                       \
-	do {                                                                                       \
-		if ((expr) < 0)                                                                    \
-			sb_fail(step, errno);                                                      \
-	} while (0)
-
-/* snprintf into a fixed buffer, failing the step on truncation. */
-#define SB_PATH(buf, step, ...)                                                                    \
-	do {                                                                                       \
-		int n_ = snprintf(buf, sizeof(buf), __VA_ARGS__);                                  \
-		if (n_ < 0 || (size_t)n_ >= sizeof(buf))                                           \
-			sb_fail(step, ENAMETOOLONG);                                               \
-	} while (0)
-
-/* Write all of len bytes. */
-static int
-sb_write_all(int fd, const void *data, uint64_t len)
-{
-	const char *p = data;
-
-	while (len > 0) {
-		size_t chunk = len > (1U << 30) ? (1U << 30) : (size_t)len;
-		ssize_t n = write(fd, p, chunk);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
-
-/* Create path with data, mode and owner. */
-static void
-sb_write_file(const char *path, const void *data, uint64_t len, mode_t mode, uid_t uid, int step)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-
-	if (fd < 0)
-		sb_fail(step, errno);
-	if (sb_write_all(fd, data, len) < 0 || fchown(fd, uid, uid) < 0 || fchmod(fd, mode) < 0)
-		sb_fail(step, errno);
-	close(fd);
-}
-
-/* Keep only the listed fds open (at most 8); everything else is closed. */
-static void
-sb_close_others(const int *keep, int nkeep)
-{
-	int sorted[8];
-	int i, j, lo = 0;
-
-	if (nkeep > 8)
-		sb_fail(SANDBOX_STEP_FDS, EINVAL);
-	for (i = 0; i < nkeep; i++)
-		sorted[i] = keep[i];
-	for (i = 1; i < nkeep; i++)
-		for (j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-			int t = sorted[j];
-			sorted[j] = sorted[j - 1];
-			sorted[j - 1] = t;
-		}
-	for (i = 0; i < nkeep; i++) {
-		if (sorted[i] < 0)
-			continue;
-		if (sorted[i] > lo)
-			SB_CHECK(syscall(SYS_close_range, lo, sorted[i] - 1, 0), SANDBOX_STEP_FDS);
-		lo = sorted[i] + 1;
-	}
-	SB_CHECK(syscall(SYS_close_range, lo, ~0U, 0), SANDBOX_STEP_FDS);
-}
-
-/* Bind src onto dst read-only, keeping the flags the kernel locked. */
-static void
-sb_bind_ro(const char *src, const char *dst)
-{
-	struct statvfs sv;
-	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV;
-
-	SB_CHECK(mount(src, dst, NULL, MS_BIND | MS_REC, NULL), SANDBOX_STEP_BIND_RO);
-	/* A remount inside a user namespace must keep every flag the outer
-	 * mount has (the kernel locks them); read them back and keep them. */
-	SB_CHECK(statvfs(dst, &sv), SANDBOX_STEP_BIND_RO);
-	if (sv.f_flag & ST_NOEXEC)
-		flags |= MS_NOEXEC;
-	if (sv.f_flag & ST_NOATIME)
-		flags |= MS_NOATIME;
-	if (sv.f_flag & ST_NODIRATIME)
-		flags |= MS_NODIRATIME;
-	if (sv.f_flag & ST_RELATIME)
-		flags |= MS_RELATIME;
-	SB_CHECK(mount(NULL, dst, NULL, flags, NULL), SANDBOX_STEP_BIND_RO);
-}
-
-/* Make an empty file to bind over. */
-static void
-sb_touch(const char *path, int step)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
-
-	if (fd < 0)
-		sb_fail(step, errno);
-	close(fd);
-}
-
-/* Decimal formatting without stdio. */
-static char *
-sb_utoa(uint64_t v, char *end)
-{
-	*--end = '\0';
-	do {
-		*--end = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	return end;
-}
-
-/* ---- filesystem ---------------------------------------------------------- */
-
-static const char sb_passwd[] = "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-				"sandbox:x:1000:1000:sandbox:" PLAN_HOME ":/bin/sh\n"
-				"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
-static const char sb_group[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
-static const char sb_hosts[] = "127.0.0.1\tlocalhost\n::1\tlocalhost\n";
-static const char sb_nsswitch[] = "passwd: files\ngroup: files\nhosts: files\n";
-
-/* Mount a tmpfs with "mode=...,size=N[,nr_inodes=M][,uid=..,gid=..]". */
-static void
-sb_tmpfs(const char *dst, const char *mode, uint64_t size, uint64_t inodes, bool owned, int step)
-{
-	char opts[160], nb[24], ib[24];
-	const char *ns = sb_utoa(size, nb + sizeof(nb));
-
-	if (inodes > 0)
-		SB_PATH(opts, step, "mode=%s,size=%s,nr_inodes=%s%s", mode, ns,
-			sb_utoa(inodes, ib + sizeof(ib)), owned ? ",uid=1000,gid=1000" : "");
-	else
-		SB_PATH(opts, step, "mode=%s,size=%s%s", mode, ns,
-			owned ? ",uid=1000,gid=1000" : "");
-	SB_CHECK(mount("airlock", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts), step);
-}
-
-/* Write the input files into the workspace, making parent directories. */
-static void
-sb_input_files(const struct plan_view *pv)
-{
-	uint32_t i;
-
-	for (i = 0; i < pv->nfiles; i++) {
-		char path[PROTO_NAME_MAX + sizeof(PLAN_WORKSPACE) + 2];
-		size_t base;
-		char *p;
-
-		SB_PATH(path, SANDBOX_STEP_INPUT_FILES, "%s/%s", PLAN_WORKSPACE, pv->files[i].name);
-		base = strlen(PLAN_WORKSPACE) + 1;
-		/* The workspace is new and empty, and names were checked by
-		 * plan_parse (no "..", no empty component): plain paths are
-		 * safe here, no link can exist yet. */
-		for (p = path + base; (p = strchr(p, '/')) != NULL; p++) {
-			*p = '\0';
-			if (mkdir(path, 0755) < 0 && errno != EEXIST)
-				sb_fail(SANDBOX_STEP_INPUT_FILES, errno);
-			if (chown(path, PLAN_SANDBOX_UID, PLAN_SANDBOX_GID) < 0)
-				sb_fail(SANDBOX_STEP_INPUT_FILES, errno);
-			*p = '/';
-		}
-		sb_write_file(path, pv->files[i].data, pv->files[i].len, 0644, PLAN_SANDBOX_UID,
-			      SANDBOX_STEP_INPUT_FILES);
-	}
-}
-
-/*
- * The run's own terminals: a new devpts instance at /dev/pts and /dev/ptmx
- * pointing into it, so openpty(), script and pexpect work. newinstance: the
- * host's (and other runs') ptys are not in it, and its ptys are not in the
- * host's. ptmxmode=0666: the code (uid 1000) opens pts/ptmx, which the
- * instance's root (our namespace's root) owns. max=64 bounds what one run
- * takes of the kernel's shared pool (kernel.pty.max, 4096, of which 1024 are
- * kept for the host's own instance): a run that opens hundreds gets ENOSPC
- * at 64. No gid= option: gid 5 (tty) is not mapped in the run, the slaves
- * get the opener's gid. The kernel lets a user namespace mount devpts and
- * keeps its device nodes usable (its superblock is never nodev); nothing
- * else in /dev can be a device (its tmpfs is nodev).
- */
-static void
-sb_dev_pts(void)
-{
-	SB_CHECK(mkdir(SB_NEWROOT "/dev/pts", 0755), SANDBOX_STEP_DEV);
-	SB_CHECK(mount("devpts", SB_NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		       "newinstance,ptmxmode=0666,mode=0620,max=64"),
-		 SANDBOX_STEP_DEV);
-	SB_CHECK(symlink("pts/ptmx", SB_NEWROOT "/dev/ptmx"), SANDBOX_STEP_DEV);
-}
-
-/*
- * The host's configuration the data-science stack reads, read-only:
- * /etc/matplotlibrc (Debian's matplotlib finds its defaults only there:
- * "Could not find matplotlibrc file" without it) and /etc/fonts
- * (fontconfig's configuration; the fonts themselves are in /usr). Both are
- * shipped, non-secret package configuration, like /etc/ssl.
- */
-static void
-sb_etc_data(const struct sandbox_layout *l)
-{
-	if (l->has_mplrc) {
-		sb_touch(SB_NEWROOT "/etc/matplotlibrc", SANDBOX_STEP_ETC);
-		sb_bind_ro("/etc/matplotlibrc", SB_NEWROOT "/etc/matplotlibrc");
-	}
-	if (l->has_fonts) {
-		SB_CHECK(mkdir(SB_NEWROOT "/etc/fonts", 0755), SANDBOX_STEP_ETC);
-		sb_bind_ro("/etc/fonts", SB_NEWROOT "/etc/fonts");
-	}
-}
-
-/*
- * Phase one, before any request is known: build the new root under
- * SB_NEWROOT and pivot into it. The root stays writable until phase two.
- */
-static void
-sb_fs_base(const struct sandbox_ctx *ctx)
-{
-	const struct sandbox_layout *l = ctx->layout;
-	char path[256];
-	int i;
-
-	/* Nothing we do may propagate back to the host. */
-	SB_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), SANDBOX_STEP_MOUNT_PRIVATE);
-	sb_tmpfs(SB_NEWROOT, "0755", 4ULL * 1024 * 1024, 4096, false, SANDBOX_STEP_ROOT_TMPFS);
-	{
-		static const char *const dirs[] = {"usr",	  "etc",     "proc",
-						   "dev",	  "tmp",     "run",
-						   "run/airlock", "oldroot", "workspace"};
-		size_t k;
-
-		for (k = 0; k < sizeof(dirs) / sizeof(dirs[0]); k++) {
-			SB_PATH(path, SANDBOX_STEP_MKDIR, SB_NEWROOT "/%s", dirs[k]);
-			SB_CHECK(mkdir(path, 0755), SANDBOX_STEP_MKDIR);
-		}
-	}
-	sb_bind_ro("/usr", SB_NEWROOT "/usr");
-	for (i = 0; i < l->ntops; i++) {
-		SB_PATH(path, SANDBOX_STEP_SYMLINK, SB_NEWROOT "/%s", l->tops[i].name);
-		if (l->tops[i].is_link) {
-			SB_CHECK(symlink(l->tops[i].target, path), SANDBOX_STEP_SYMLINK);
-		} else {
-			char src[32];
-
-			SB_PATH(src, SANDBOX_STEP_BIND_RO, "/%s", l->tops[i].name);
-			SB_CHECK(mkdir(path, 0755), SANDBOX_STEP_MKDIR);
-			sb_bind_ro(src, path);
-		}
-	}
-	/* A generated /etc: no host account, host name or resolver leaks in. */
-	sb_write_file(SB_NEWROOT "/etc/passwd", sb_passwd, sizeof(sb_passwd) - 1, 0644, 0,
-		      SANDBOX_STEP_ETC);
-	sb_write_file(SB_NEWROOT "/etc/group", sb_group, sizeof(sb_group) - 1, 0644, 0,
-		      SANDBOX_STEP_ETC);
-	sb_write_file(SB_NEWROOT "/etc/hosts", sb_hosts, sizeof(sb_hosts) - 1, 0644, 0,
-		      SANDBOX_STEP_ETC);
-	sb_write_file(SB_NEWROOT "/etc/nsswitch.conf", sb_nsswitch, sizeof(sb_nsswitch) - 1, 0644,
-		      0, SANDBOX_STEP_ETC);
-	sb_write_file(SB_NEWROOT "/etc/resolv.conf", "", 0, 0644, 0, SANDBOX_STEP_ETC);
-	if (l->has_ld_cache) {
-		sb_touch(SB_NEWROOT "/etc/ld.so.cache", SANDBOX_STEP_ETC);
-		sb_bind_ro("/etc/ld.so.cache", SB_NEWROOT "/etc/ld.so.cache");
-	}
-	if (l->has_alternatives) {
-		SB_CHECK(mkdir(SB_NEWROOT "/etc/alternatives", 0755), SANDBOX_STEP_ETC);
-		sb_bind_ro("/etc/alternatives", SB_NEWROOT "/etc/alternatives");
-	}
-	if (l->has_ssl) {
-		SB_CHECK(mkdir(SB_NEWROOT "/etc/ssl", 0755), SANDBOX_STEP_ETC);
-		sb_bind_ro("/etc/ssl", SB_NEWROOT "/etc/ssl");
-	}
-	sb_etc_data(l);
-	SB_CHECK(mount("proc", SB_NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL),
-		 SANDBOX_STEP_PROC);
-	sb_tmpfs(SB_NEWROOT "/dev", "0755", 65536, 64, false, SANDBOX_STEP_DEV);
-	{
-		static const char *const devs[] = {"null", "zero", "full", "random", "urandom"};
-		size_t k;
-
-		for (k = 0; k < sizeof(devs) / sizeof(devs[0]); k++) {
-			char src[32];
-
-			SB_PATH(src, SANDBOX_STEP_DEV, "/dev/%s", devs[k]);
-			SB_PATH(path, SANDBOX_STEP_DEV, SB_NEWROOT "/dev/%s", devs[k]);
-			sb_touch(path, SANDBOX_STEP_DEV);
-			SB_CHECK(mount(src, path, NULL, MS_BIND, NULL), SANDBOX_STEP_DEV);
-		}
-		SB_CHECK(symlink("/proc/self/fd", SB_NEWROOT "/dev/fd"), SANDBOX_STEP_DEV);
-		SB_CHECK(symlink("/proc/self/fd/0", SB_NEWROOT "/dev/stdin"), SANDBOX_STEP_DEV);
-		SB_CHECK(symlink("/proc/self/fd/1", SB_NEWROOT "/dev/stdout"), SANDBOX_STEP_DEV);
-		SB_CHECK(symlink("/proc/self/fd/2", SB_NEWROOT "/dev/stderr"), SANDBOX_STEP_DEV);
-		/* POSIX shared memory and semaphores land in the run's /tmp, under
-		 * its size limit, private to this run. */
-		SB_CHECK(symlink("/tmp", SB_NEWROOT "/dev/shm"), SANDBOX_STEP_DEV);
-	}
-	sb_dev_pts();
-	/* pivot_root(".", ".") stacks the old root under the new one; detaching
-	 * it leaves no path back to the host's tree. */
-	SB_CHECK(chdir(SB_NEWROOT), SANDBOX_STEP_PIVOT_ROOT);
-	SB_CHECK(syscall(SYS_pivot_root, ".", "."), SANDBOX_STEP_PIVOT_ROOT);
-	SB_CHECK(umount2(".", MNT_DETACH), SANDBOX_STEP_UMOUNT_OLD);
-	SB_CHECK(chdir("/"), SANDBOX_STEP_PIVOT_ROOT);
-	SB_CHECK(rmdir("/oldroot"), SANDBOX_STEP_UMOUNT_OLD);
-}
-
-/*
- * The code's home (PLAN_HOME) on the run's fresh /tmp, owned by the code:
- * HOME and the XDG directories point there, so caches are never artifacts,
- * and it shares /tmp's size limit.
- */
-static void
-sb_home(void)
-{
-	SB_CHECK(mkdir(PLAN_HOME, 0700), SANDBOX_STEP_TMP);
-	SB_CHECK(chown(PLAN_HOME, PLAN_SANDBOX_UID, PLAN_SANDBOX_GID), SANDBOX_STEP_TMP);
-}
-
-/*
- * Phase two, for one request, inside the new root: the sized /tmp, the
- * workspace (fresh, or a session's attached), the code and stdin files, the
- * input files; then the root and the code's directory become read-only.
- */
-static void
-sb_fs_run(const struct plan_view *pv, int ws_fd)
-{
-	const uint64_t *lim = pv->hdr->limits;
-	char path[256];
-
-	sb_tmpfs("/tmp", "1777", lim[PROTO_LIMIT_TMP_BYTES], 16384, false, SANDBOX_STEP_TMP);
-	sb_home();
-	if (ws_fd >= 0) {
-		/* A session's workspace: the keeper's tmpfs, cloned detached
-		 * (open_tree) for this run and attached here. */
-		SB_CHECK(syscall(SYS_move_mount, ws_fd, "", AT_FDCWD, PLAN_WORKSPACE,
-				 MOVE_MOUNT_F_EMPTY_PATH),
-			 SANDBOX_STEP_WORKSPACE);
-		close(ws_fd);
-	} else {
-		sb_tmpfs(PLAN_WORKSPACE, "0755", lim[PROTO_LIMIT_WORKSPACE_BYTES], 16384, true,
-			 SANDBOX_STEP_WORKSPACE);
-	}
-	sb_write_file("/etc/hostname", pv->hostname, strlen(pv->hostname), 0644, 0,
-		      SANDBOX_STEP_ETC);
-	/* The code file lives outside the workspace so it is never an artifact,
-	 * on a tmpfs of its own size, read-only before the code starts. */
-	sb_tmpfs(PLAN_CODE_DIR, "0755", 65536 + pv->hdr->code_len + pv->hdr->stdin_len, 16, false,
-		 SANDBOX_STEP_CODE_FILE);
-	if (pv->code_name[0] != '\0') {
-		SB_PATH(path, SANDBOX_STEP_CODE_FILE, PLAN_CODE_DIR "/%s", pv->code_name);
-		sb_write_file(path, pv->code, pv->hdr->code_len, 0444, 0, SANDBOX_STEP_CODE_FILE);
-	}
-	if (pv->stdin_data != NULL)
-		sb_write_file(PLAN_CODE_DIR "/.stdin", pv->stdin_data, pv->hdr->stdin_len, 0444, 0,
-			      SANDBOX_STEP_CODE_FILE);
-	SB_CHECK(mount(NULL, PLAN_CODE_DIR, NULL,
-		       MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL),
-		 SANDBOX_STEP_REMOUNT_RO);
-	sb_input_files(pv);
-	/* The root itself is read-only: the code writes only to /workspace
-	 * and /tmp, both size-limited. */
-	SB_CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
-		       NULL),
-		 SANDBOX_STEP_REMOUNT_RO);
-}
-
 /* Bring up the loopback interface of the new network namespace. */
 static void
 sb_loopback(void)
@@ -591,191 +170,13 @@ sb_loopback(void)
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	if (s < 0)
-		sb_fail(SANDBOX_STEP_LOOPBACK, errno);
+		sandbox_fail(SANDBOX_STEP_LOOPBACK, errno);
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, "lo", 3);
 	SB_CHECK(ioctl(s, SIOCGIFFLAGS, &ifr), SANDBOX_STEP_LOOPBACK);
 	ifr.ifr_flags |= IFF_UP;
 	SB_CHECK(ioctl(s, SIOCSIFFLAGS, &ifr), SANDBOX_STEP_LOOPBACK);
 	close(s);
-}
-
-/* ---- the code's process ---------------------------------------------------- */
-
-/* Report {step, errno} on the exec pipe and exit: runs in the code's child. */
-__attribute__((noreturn)) static void
-sb_code_fail(int pipefd, int step, int err)
-{
-	int32_t rep[2] = {step, err};
-
-	(void)write(pipefd, rep, sizeof(rep));
-	_exit(127);
-}
-
-#define SB_CODE_CHECK(expr, step)                                                                  \
-	do {                                                                                       \
-		if ((expr) < 0)                                                                    \
-			sb_code_fail(pipefd, step, errno);                                         \
-	} while (0)
-
-static void
-sb_setrlimit(int pipefd, int res, uint64_t v)
-{
-	struct rlimit rl = {.rlim_cur = v, .rlim_max = v};
-
-	SB_CODE_CHECK(setrlimit(res, &rl), SANDBOX_STEP_RLIMIT);
-}
-
-/*
- * Start the code from a known signal state, not the one the daemon was given:
- * a service manager ignores SIGPIPE (systemd's IgnoreSIGPIPE=yes), a shell's
- * "&" ignores SIGINT and SIGQUIT, and the spawner blocks the signals it reads
- * through its signalfd; execve() keeps ignored dispositions and the mask. No
- * error is possible here but EINVAL for the signals no one may change
- * (SIGKILL, SIGSTOP, the C library's own), which stay as they are.
- */
-static void
-sb_reset_signals(void)
-{
-	struct sigaction sa;
-	sigset_t none;
-	int sig;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-/*
- * The code's process: stdio, working directory, limits, then the privilege
- * drop in its one order, seccomp last, execve.
- */
-__attribute__((noreturn)) static void
-sb_exec_code(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd, bool move)
-{
-	const uint64_t *lim = pv->hdr->limits;
-	struct __user_cap_header_struct caph = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct capd[2];
-	struct landlock_rules ll;
-	uint64_t cpu_s;
-	int in, c;
-
-	/* A kernel without CLONE_INTO_CGROUP: into the code's cgroup now,
-	 * before anything is charged (opened by us: our group may write it). */
-	if (move) {
-		int fd = openat(ctx->code_cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-
-		if (fd < 0 || write(fd, "0", 1) != 1)
-			sb_code_fail(pipefd, SANDBOX_STEP_CGROUP, errno);
-		close(fd);
-	}
-	/* The code's own cgroup namespace: /proc/self/cgroup says "/", not
-	 * the host's path to it. */
-	if (ctx->layout->memory_cgroup)
-		SB_CODE_CHECK(unshare(CLONE_NEWCGROUP), SANDBOX_STEP_CGROUP);
-
-	in = pv->stdin_data != NULL ? open(PLAN_CODE_DIR "/.stdin", O_RDONLY | O_CLOEXEC)
-				    : open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
-	/* The supervisor closed 0-2, so any of these may sit there: lift them
-	 * all above 2 first, then dup2 (which clears close-on-exec) into place. */
-	{
-		int hi[4] = {in, ctx->out_fd, ctx->err_fd, pipefd}, k;
-
-		for (k = 0; k < 4; k++) {
-			hi[k] = fcntl(hi[k], F_DUPFD_CLOEXEC, 10);
-			if (hi[k] < 0)
-				sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
-		}
-		pipefd = hi[3];
-		if (dup2(hi[0], 0) < 0 || dup2(hi[1], 1) < 0 || dup2(hi[2], 2) < 0 ||
-		    dup3(hi[3], 3, O_CLOEXEC) < 0)
-			sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
-		pipefd = 3;
-	}
-	/* Keep only stdio and the exec pipe (close-on-exec). */
-	SB_CODE_CHECK(syscall(SYS_close_range, 4, ~0U, 0), SANDBOX_STEP_STDIO);
-	SB_CODE_CHECK(setsid(), SANDBOX_STEP_STDIO);
-	SB_CODE_CHECK(chdir(PLAN_WORKSPACE), SANDBOX_STEP_CHDIR);
-	sb_reset_signals();
-	/* Landlock, a second statement of the mount set-up (landlock.h): read
-	 * and execute anywhere in the sandbox's root, write only beneath the
-	 * workspace and /tmp; device and proc files may be written, not made.
-	 * Built here, while the paths are ours to open; enforced after
-	 * no_new_privs, which it needs. */
-	{
-		static const char *const rw[] = {PLAN_WORKSPACE, "/tmp", NULL};
-		static const char *const wo[] = {"/dev", "/proc", NULL};
-		int r = landlock_prepare(ctx->layout->landlock_abi, "/", rw, wo, &ll);
-
-		if (r < 0)
-			sb_code_fail(pipefd, SANDBOX_STEP_LANDLOCK, -r);
-	}
-	/* The mode of the files the code makes does not depend on the daemon's
-	 * umask either. */
-	umask(022);
-
-	/* The oom killer takes the code before its supervisor. */
-	{
-		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-
-		if (fd >= 0) {
-			(void)write(fd, "1000", 4);
-			close(fd);
-		}
-	}
-	/*
-	 * RLIMIT_NPROC counts per uid; the uid is this run's alone. With a v2
-	 * cgroup, pids.max is the limit (every process of the run, whatever
-	 * its uid, and a refused fork is counted in pids.events); the rlimit,
-	 * checked first by the kernel, is then one above it, a backstop that
-	 * never fires first. RLIMIT_CPU is a per-process backstop behind the
-	 * supervisor's whole-run count.
-	 */
-	cpu_s = (lim[PROTO_LIMIT_CPU_MS] + 999) / 1000 + 1;
-	if (ctx->layout->cgroup2 && lim[PROTO_LIMIT_PROCESSES] < UINT64_MAX)
-		sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES] + 1);
-	else
-		sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES]);
-	sb_setrlimit(pipefd, RLIMIT_NOFILE, lim[PROTO_LIMIT_OPEN_FILES]);
-	sb_setrlimit(pipefd, RLIMIT_FSIZE, lim[PROTO_LIMIT_FILE_SIZE_BYTES]);
-	sb_setrlimit(pipefd, RLIMIT_CORE, 0);
-	{
-		struct rlimit rl = {.rlim_cur = cpu_s, .rlim_max = cpu_s + 1};
-
-		SB_CODE_CHECK(setrlimit(RLIMIT_CPU, &rl), SANDBOX_STEP_RLIMIT);
-	}
-	/* Without a memory cgroup the address-space limit is all there is. */
-	if (!ctx->layout->memory_cgroup)
-		sb_setrlimit(pipefd, RLIMIT_AS, lim[PROTO_LIMIT_MEMORY_BYTES]);
-
-	for (c = 0; c <= ctx->layout->cap_last; c++)
-		SB_CODE_CHECK(prctl(PR_CAPBSET_DROP, c, 0, 0, 0), SANDBOX_STEP_CAPBSET);
-	SB_CODE_CHECK(setresgid(PLAN_SANDBOX_GID, PLAN_SANDBOX_GID, PLAN_SANDBOX_GID),
-		      SANDBOX_STEP_SETGID);
-	SB_CODE_CHECK(setresuid(PLAN_SANDBOX_UID, PLAN_SANDBOX_UID, PLAN_SANDBOX_UID),
-		      SANDBOX_STEP_SETUID);
-	/* setresuid() to a non-zero uid cleared effective and permitted; the
-	 * inheritable and ambient sets are cleared explicitly. */
-	memset(capd, 0, sizeof(capd));
-	SB_CODE_CHECK(syscall(SYS_capset, &caph, capd), SANDBOX_STEP_CAPS);
-	SB_CODE_CHECK(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), SANDBOX_STEP_CAPS);
-	SB_CODE_CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), SANDBOX_STEP_NO_NEW_PRIVS);
-	{
-		int r = landlock_enforce(&ll);
-
-		if (r < 0)
-			sb_code_fail(pipefd, SANDBOX_STEP_LANDLOCK, -r);
-	}
-	/* Seccomp last: nothing after it but execve. */
-	SB_CODE_CHECK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctx->seccomp, 0, 0),
-		      SANDBOX_STEP_SECCOMP);
-	execve(pv->argv[0], (char *const *)pv->argv, (char *const *)pv->envp);
-	sb_code_fail(pipefd, SANDBOX_STEP_EXEC, errno);
 }
 
 /* ---- supervision ---------------------------------------------------------- */
@@ -842,16 +243,16 @@ sb_scrub_cmdline(void)
 
 	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		sb_fail(SANDBOX_STEP_PROC, errno);
+		sandbox_fail(SANDBOX_STEP_PROC, errno);
 	len = read(fd, st, sizeof(st) - 1);
 	close(fd);
 	if (len <= 0)
-		sb_fail(SANDBOX_STEP_PROC, len < 0 ? errno : EIO);
+		sandbox_fail(SANDBOX_STEP_PROC, len < 0 ? errno : EIO);
 	st[len] = '\0';
 	end = st + len;
 	p = strrchr(st, ')');
 	if (p == NULL)
-		sb_fail(SANDBOX_STEP_PROC, EIO);
+		sandbox_fail(SANDBOX_STEP_PROC, EIO);
 	p++;
 	/* after ")": state is field 3; arg_start is field 48 */
 	sb_skip_fields(&p, end, 45);
@@ -860,7 +261,7 @@ sb_scrub_cmdline(void)
 	env_start = sb_parse_u64(&p, end);
 	env_end = sb_parse_u64(&p, end);
 	if (arg_start == 0 || arg_end <= arg_start || env_end < env_start)
-		sb_fail(SANDBOX_STEP_PROC, EIO);
+		sandbox_fail(SANDBOX_STEP_PROC, EIO);
 	memset((void *)(uintptr_t)env_start, 0, (size_t)(env_end - env_start));
 	memset((void *)(uintptr_t)arg_start, 0, (size_t)(arg_end - arg_start));
 	memcpy((void *)(uintptr_t)arg_start, title,
@@ -968,33 +369,6 @@ sb_run_cpu_ns(const struct sandbox_ctx *ctx)
 	return sb_cpu_ns(ctx->layout);
 }
 
-/*
- * Clone the code's process: born in the code's cgroup where there is one
- * (clone3 CLONE_INTO_CGROUP, with our own credentials: the spawner made the
- * cgroup.procs files it needs writable by our group), else a plain clone;
- * then *ret_move tells the child to move itself. No new stack: like fork.
- */
-static long
-sb_clone_code(const struct sandbox_ctx *ctx, int *pidfd, bool *ret_move)
-{
-	*ret_move = false;
-	if (ctx->code_cgroup_fd >= 0) {
-		struct clone_args ca;
-		long pid;
-
-		memset(&ca, 0, sizeof(ca));
-		ca.flags = CLONE_PIDFD | CLONE_INTO_CGROUP;
-		ca.pidfd = (uint64_t)(uintptr_t)pidfd;
-		ca.exit_signal = SIGCHLD;
-		ca.cgroup = (uint64_t)ctx->code_cgroup_fd;
-		pid = syscall(SYS_clone3, &ca, sizeof(ca));
-		if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
-			return pid;
-		*ret_move = true;
-	}
-	return syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, pidfd, 0, 0);
-}
-
 /* Reap every child that has exited; note the code's status. */
 static void
 sb_reap(pid_t code_pid, int *status, bool *code_done)
@@ -1023,26 +397,32 @@ sb_send_artifact(const char *rel, size_t rel_len, int fd, uint64_t size)
 	(void)fdpass_send(sb_lifeline, &m, sizeof(m), &fd, 1);
 }
 
-/*
- * Note the time and wait until the coarse clock, which stamps file times,
- * has passed it: a file changed after this has a newer ctime, one changed
- * before has an older or equal one (whether stamped coarse or fine).
- */
+/* Wait until the coarse clock, which stamps file times, has passed t. */
 static void
-sb_time_fence(struct timespec *ret)
+sb_wait_coarse_past(const struct timespec *t)
 {
 	struct timespec now;
 
-	clock_gettime(CLOCK_REALTIME, ret);
 	do {
 		struct timespec ts = {0, 200000};
 
 		clock_gettime(CLOCK_REALTIME_COARSE, &now);
-		if (now.tv_sec > ret->tv_sec ||
-		    (now.tv_sec == ret->tv_sec && now.tv_nsec > ret->tv_nsec))
+		if (now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec > t->tv_nsec))
 			return;
 		nanosleep(&ts, NULL);
 	} while (1);
+}
+
+/*
+ * Note the time and wait until the coarse clock has passed it: a file
+ * changed after this has a newer ctime, one changed before has an older or
+ * equal one (whether stamped coarse or fine).
+ */
+static void
+sb_time_fence(struct timespec *ret)
+{
+	clock_gettime(CLOCK_REALTIME, ret);
+	sb_wait_coarse_past(ret);
 }
 
 /* Was the file changed after the fence? */
@@ -1134,7 +514,7 @@ sb_walk(int dfd, char *rel, size_t rel_len, int depth, int *budget, const struct
 static uint32_t
 sb_record_inputs(const struct plan_view *pv, struct sb_input *inputs)
 {
-	struct timespec newest = {0, 0}, now;
+	struct timespec newest = {0, 0};
 	uint32_t i, n = 0;
 
 	for (i = 0; i < pv->nfiles; i++) {
@@ -1156,41 +536,43 @@ sb_record_inputs(const struct plan_view *pv, struct sb_input *inputs)
 	/* File times come from the coarse clock: wait for it to pass the
 	 * inputs' ctime so a write by the code cannot carry the same stamp. */
 	if (n > 0)
-		do {
-			struct timespec ts = {0, 200000};
-
-			clock_gettime(CLOCK_REALTIME_COARSE, &now);
-			if (now.tv_sec > newest.tv_sec ||
-			    (now.tv_sec == newest.tv_sec && now.tv_nsec > newest.tv_nsec))
-				break;
-			nanosleep(&ts, NULL);
-		} while (1);
+		sb_wait_coarse_past(&newest);
 	return n;
 }
 
-__attribute__((noreturn)) void
-sandbox_main(const struct sandbox_ctx *ctx)
+/* One run as its supervisor sees it, from its start message to SUP_EXIT. */
+struct sb_run {
+	struct sandbox_ctx ctx; /* the spawner's, with the run's fds */
+	struct plan_view *pv;	/* the parsed plan */
+	long pid;		/* the code's main process */
+	int pidfd;		/* its pidfd */
+	int status;		/* its wait status */
+	bool code_done;		/* it was reaped */
+	uint32_t reason;	/* enum sup_reason */
+	uint64_t start_ns;	/* just before its clone */
+	uint64_t end_ns;	/* when the run ended */
+	uint64_t cpu_ns;	/* of the whole run, as last read */
+	uint64_t cpu_limit_ns;	/* the plan's */
+	uint64_t pids_max0;	/* pids.events "max" before the run */
+};
+
+/*
+ * From the clone to root of the run's namespaces: every fd the spawner does
+ * not mean us to have closed, into the run's cgroup, the maps awaited,
+ * uid 0, the parent-death signal, the command line scrubbed.
+ */
+static void
+sb_start_up(const struct sandbox_ctx *ctx)
 {
-	static struct plan_view pv; /* the child's own copy; see sb_lifeline */
-	struct sb_input inputs[PLAN_FILES_MAX];
-	struct sup_msg m;
-	struct stat st;
-	uint64_t start_ns, end_ns, deadline_ns, cpu_limit_ns, cpu_ns = 0;
-	struct timespec fence = {0, 0};
-	uint32_t ninputs, reason = SUP_REASON_EXITED;
 	int keep[6] = {ctx->sync_fd,	    ctx->ctl_fd,      ctx->cgroup_fd,
 		       ctx->code_cgroup_fd, ctx->cpu_stat_fd, ctx->pids_events_fd};
-	uint64_t pids_max0 = 0;
-	int exec_pipe[2], pidfd = -1, status = 0, budget = SB_WALK_ENTRIES, fds[5];
-	struct sandbox_ctx run = *ctx;
-	bool code_done = false, move;
-	uint32_t flags;
-	void *plan;
-	char c, rel[SUP_NAME_MAX + 2];
-	long pid;
+	char c;
+	int r;
 
 	sb_ctl = ctx->ctl_fd;
-	sb_close_others(keep, 6);
+	r = closefds_except(keep, 6);
+	if (r < 0)
+		sandbox_fail(SANDBOX_STEP_FDS, -r);
 	/*
 	 * Into the run's memory cgroup before anything is charged. "0" in the
 	 * v1 `tasks` file moves the writing thread itself, which the kernel
@@ -1203,11 +585,11 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	 */
 	if (ctx->cgroup_fd >= 0) {
 		if (write(ctx->cgroup_fd, "0", 1) != 1)
-			sb_fail(SANDBOX_STEP_CGROUP, errno);
+			sandbox_fail(SANDBOX_STEP_CGROUP, errno);
 		close(ctx->cgroup_fd);
 	}
 	if (read(ctx->sync_fd, &c, 1) != 1)
-		sb_fail(SANDBOX_STEP_SYNC, EPIPE);
+		sandbox_fail(SANDBOX_STEP_SYNC, EPIPE);
 	close(ctx->sync_fd);
 	/* The maps are written: become root of the new user namespace. */
 	SB_CHECK(setresgid(0, 0, 0), SANDBOX_STEP_SETID);
@@ -1220,53 +602,59 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	 */
 	SB_CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), SANDBOX_STEP_PDEATHSIG);
 	sb_scrub_cmdline();
+}
 
-	/* Phase one: what does not depend on a request, done ahead. */
-	sb_fs_base(ctx);
-	sb_loopback();
+/* The request: its plan (mapped and parsed into pv), lifeline, output pipes
+ * and workspace, into run. */
+static void
+sb_take_run(struct sandbox_ctx *run, struct plan_view *pv)
+{
+	int fds[SPAWN_REQ_NFDS_MAX];
+	uint32_t flags;
+	struct stat st;
+	void *plan;
 
-	/* The request: its plan, lifeline, output pipes and workspace. */
-	(void)sb_wait_start(fds, 5, &flags);
-	run.plan_fd = fds[0];
-	run.lifeline_fd = fds[1];
-	run.out_fd = fds[2];
-	run.err_fd = fds[3];
-	run.workspace_fd = (flags & SPAWN_F_WORKSPACE) ? fds[4] : -1;
-	sb_lifeline = run.lifeline_fd;
+	(void)sb_wait_start(fds, SPAWN_REQ_NFDS_MAX, &flags);
+	run->plan_fd = fds[0];
+	run->lifeline_fd = fds[1];
+	run->out_fd = fds[2];
+	run->err_fd = fds[3];
+	run->workspace_fd = (flags & SPAWN_F_WORKSPACE) ? fds[4] : -1;
+	sb_lifeline = run->lifeline_fd;
 
-	SB_CHECK(fstat(run.plan_fd, &st), SANDBOX_STEP_PLAN);
-	plan = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, run.plan_fd, 0);
+	SB_CHECK(fstat(run->plan_fd, &st), SANDBOX_STEP_PLAN);
+	plan = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, run->plan_fd, 0);
 	if (plan == MAP_FAILED)
-		sb_fail(SANDBOX_STEP_PLAN, errno);
-	close(run.plan_fd);
-	if (plan_parse(plan, (uint64_t)st.st_size, &pv) < 0)
-		sb_fail(SANDBOX_STEP_PLAN, EINVAL);
+		sandbox_fail(SANDBOX_STEP_PLAN, errno);
+	close(run->plan_fd);
+	if (plan_parse(plan, (uint64_t)st.st_size, pv) < 0)
+		sandbox_fail(SANDBOX_STEP_PLAN, EINVAL);
+}
 
-	/* Phase two. */
-	sb_fs_run(&pv, run.workspace_fd);
-	SB_CHECK(sethostname(pv.hostname, strlen(pv.hostname)), SANDBOX_STEP_HOSTNAME);
-	ninputs = sb_record_inputs(&pv, inputs);
-	/* A session's workspace holds earlier runs' files: only what this run
-	 * creates or changes is its artifact. */
-	if (pv.hdr->flags & PLAN_F_SESSION)
-		sb_time_fence(&fence);
+/* Clone the code and wait for its exec: EOF on the exec pipe, or its
+ * {step, errno}, which fails the run. */
+static void
+sb_start_code(struct sb_run *r)
+{
+	int exec_pipe[2];
+	bool move;
 
 	SB_CHECK(pipe2(exec_pipe, O_CLOEXEC), SANDBOX_STEP_FORK);
-	start_ns = sb_now_ns();
+	r->start_ns = sb_now_ns();
 	/* kernfs signals a change of pids.events to a poller that has read it. */
-	if (ctx->pids_events_fd >= 0)
-		pids_max0 = sb_cgroup_key(ctx->pids_events_fd, "max");
-	pid = sb_clone_code(&run, &pidfd, &move);
-	if (pid < 0)
-		sb_fail(SANDBOX_STEP_FORK, errno);
-	if (pid == 0) {
+	if (r->ctx.pids_events_fd >= 0)
+		r->pids_max0 = sb_cgroup_key(r->ctx.pids_events_fd, "max");
+	r->pid = sandbox_code_clone(&r->ctx, &r->pidfd, &move);
+	if (r->pid < 0)
+		sandbox_fail(SANDBOX_STEP_FORK, errno);
+	if (r->pid == 0) {
 		close(exec_pipe[0]);
-		sb_exec_code(&run, &pv, exec_pipe[1], move);
+		sandbox_code_exec(&r->ctx, r->pv, exec_pipe[1], move);
 	}
 	close(exec_pipe[1]);
 	/* Only the code holds the output pipes now: EOF means it is all gone. */
-	close(run.out_fd);
-	close(run.err_fd);
+	close(r->ctx.out_fd);
+	close(r->ctx.err_fd);
 	{
 		int32_t rep[2];
 		ssize_t n;
@@ -1276,22 +664,33 @@ sandbox_main(const struct sandbox_ctx *ctx)
 		while (n < 0 && errno == EINTR);
 		if (n == (ssize_t)sizeof(rep)) {
 			kill(-1, SIGKILL);
-			sb_fail(rep[0], rep[1]);
+			sandbox_fail(rep[0], rep[1]);
 		}
 		close(exec_pipe[0]);
 	}
+}
 
-	deadline_ns = start_ns + pv.hdr->limits[PROTO_LIMIT_WALL_MS] * 1000000ULL;
-	cpu_limit_ns = pv.hdr->limits[PROTO_LIMIT_CPU_MS] * 1000000ULL;
-	while (!code_done) {
+/*
+ * Until the code's main process ends or a limit is reached: the lifeline
+ * (anything on it ends the run at once), the code's pidfd, pids.events, and
+ * a timer for the wall and cpu limits.
+ */
+static void
+sb_supervise(struct sb_run *r)
+{
+	const struct sandbox_ctx *ctx = &r->ctx;
+	uint64_t deadline_ns = r->start_ns + r->pv->hdr->limits[PROTO_LIMIT_WALL_MS] * 1000000ULL;
+
+	r->cpu_limit_ns = r->pv->hdr->limits[PROTO_LIMIT_CPU_MS] * 1000000ULL;
+	while (!r->code_done) {
 		struct pollfd p[3] = {{.fd = sb_lifeline, .events = POLLIN},
-				      {.fd = pidfd, .events = POLLIN},
+				      {.fd = r->pidfd, .events = POLLIN},
 				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
 		uint64_t now = sb_now_ns();
 		int timeout;
 
 		if (now >= deadline_ns) {
-			reason = SUP_REASON_WALL;
+			r->reason = SUP_REASON_WALL;
 			break;
 		}
 		{
@@ -1300,7 +699,7 @@ sandbox_main(const struct sandbox_ctx *ctx)
 			/* With cpu.stat, no tick: the run cannot spend the cpu
 			 * time it has left faster than on every CPU at once. */
 			if (ctx->cpu_stat_fd >= 0) {
-				t = (cpu_limit_ns - cpu_ns) / (uint64_t)ctx->layout->ncpus /
+				t = (r->cpu_limit_ns - r->cpu_ns) / (uint64_t)ctx->layout->ncpus /
 					    1000000ULL +
 				    1;
 				if (t > SB_CG_TICK_MAX_MS)
@@ -1313,26 +712,35 @@ sandbox_main(const struct sandbox_ctx *ctx)
 		/* Anything on the lifeline (EOF, or the frontend gone) ends the run. */
 		if (p[0].revents != 0)
 			_exit(0);
-		sb_reap((pid_t)pid, &status, &code_done);
-		if (code_done)
+		sb_reap((pid_t)r->pid, &r->status, &r->code_done);
+		if (r->code_done)
 			break;
 		/*
 		 * A fork or thread refused at pids.max ends the run, as an
 		 * oom kill does: a fork bomb is stopped at once, and the
 		 * outcome says why (not a wall limit much later).
 		 */
-		if (p[2].revents != 0 && sb_cgroup_key(ctx->pids_events_fd, "max") > pids_max0) {
-			reason = SUP_REASON_PROCS;
+		if (p[2].revents != 0 && sb_cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
+			r->reason = SUP_REASON_PROCS;
 			break;
 		}
-		cpu_ns = sb_run_cpu_ns(ctx);
-		if (cpu_ns >= cpu_limit_ns) {
-			reason = SUP_REASON_CPU;
+		r->cpu_ns = sb_run_cpu_ns(ctx);
+		if (r->cpu_ns >= r->cpu_limit_ns) {
+			r->reason = SUP_REASON_CPU;
 			break;
 		}
 	}
-	/* The run ends with its main process: nothing else may outlive it. */
-	end_ns = sb_now_ns();
+}
+
+/* The run ends with its main process: nothing else may outlive it. Kill and
+ * reap everything, then settle the cpu time and the reason. */
+static void
+sb_end(struct sb_run *r)
+{
+	const struct sandbox_ctx *ctx = &r->ctx;
+	int st = r->status;
+
+	r->end_ns = sb_now_ns();
 	kill(-1, SIGKILL);
 	for (;;) {
 		int st2;
@@ -1342,36 +750,83 @@ sandbox_main(const struct sandbox_ctx *ctx)
 			continue;
 		if (p < 0)
 			break;
-		if (p == (pid_t)pid && !code_done)
-			status = st2;
+		if (p == (pid_t)r->pid && !r->code_done)
+			st = st2;
 	}
-	if (cpu_ns < cpu_limit_ns || code_done)
-		cpu_ns = sb_run_cpu_ns(ctx);
+	r->status = st;
+	if (r->cpu_ns < r->cpu_limit_ns || r->code_done)
+		r->cpu_ns = sb_run_cpu_ns(ctx);
 	/* The code ended by itself, but not well, after a refused fork. */
-	if (reason == SUP_REASON_EXITED && ctx->pids_events_fd >= 0 &&
-	    !(WIFEXITED(status) && WEXITSTATUS(status) == 0) &&
-	    sb_cgroup_key(ctx->pids_events_fd, "max") > pids_max0)
-		reason = SUP_REASON_PROCS;
-	if (reason == SUP_REASON_EXITED && cpu_ns >= cpu_limit_ns && WIFSIGNALED(status) &&
-	    (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL))
-		reason = SUP_REASON_CPU;
+	if (r->reason == SUP_REASON_EXITED && ctx->pids_events_fd >= 0 &&
+	    !(WIFEXITED(st) && WEXITSTATUS(st) == 0) &&
+	    sb_cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0)
+		r->reason = SUP_REASON_PROCS;
+	if (r->reason == SUP_REASON_EXITED && r->cpu_ns >= r->cpu_limit_ns && WIFSIGNALED(st) &&
+	    (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL))
+		r->reason = SUP_REASON_CPU;
+}
 
-	{
-		int wfd = open(PLAN_WORKSPACE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+/* Send the artifacts (fence: a session's, only what changed after it) and
+ * the final SUP_EXIT. */
+static void
+sb_report(const struct sb_run *r, const struct sb_input *inputs, uint32_t ninputs,
+	  const struct timespec *fence)
+{
+	char rel[SUP_NAME_MAX + 2];
+	int budget = SB_WALK_ENTRIES;
+	int wfd = open(PLAN_WORKSPACE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct sup_msg m;
 
-		rel[0] = '\0';
-		if (wfd >= 0) {
-			sb_walk(wfd, rel, 0, 0, &budget, inputs, ninputs,
-				(pv.hdr->flags & PLAN_F_SESSION) ? &fence : NULL);
-			close(wfd);
-		}
+	rel[0] = '\0';
+	if (wfd >= 0) {
+		sb_walk(wfd, rel, 0, 0, &budget, inputs, ninputs, fence);
+		close(wfd);
 	}
 	memset(&m, 0, sizeof(m));
 	m.type = SUP_EXIT;
-	m.status = status;
-	m.reason = reason;
-	m.cpu_ns = cpu_ns;
-	m.wall_ns = end_ns - start_ns;
+	m.status = r->status;
+	m.reason = r->reason;
+	m.cpu_ns = r->cpu_ns;
+	m.wall_ns = r->end_ns - r->start_ns;
 	(void)send(sb_lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+__attribute__((noreturn)) void
+sandbox_main(const struct sandbox_ctx *ctx)
+{
+	static struct plan_view pv; /* the child's own copy; see sb_lifeline */
+	struct sb_input inputs[PLAN_FILES_MAX];
+	struct timespec fence = {0, 0};
+	struct sb_run r;
+	uint32_t ninputs;
+	bool session;
+
+	sb_start_up(ctx);
+
+	/* Phase one: what does not depend on a request, done ahead. */
+	sandbox_fs_base(ctx->layout);
+	sb_loopback();
+
+	memset(&r, 0, sizeof(r));
+	r.ctx = *ctx;
+	r.pv = &pv;
+	r.pidfd = -1;
+	r.reason = SUP_REASON_EXITED;
+	sb_take_run(&r.ctx, &pv);
+
+	/* Phase two. */
+	sandbox_fs_run(&pv, r.ctx.workspace_fd);
+	SB_CHECK(sethostname(pv.hostname, strlen(pv.hostname)), SANDBOX_STEP_HOSTNAME);
+	ninputs = sb_record_inputs(&pv, inputs);
+	/* A session's workspace holds earlier runs' files: only what this run
+	 * creates or changes is its artifact. */
+	session = (pv.hdr->flags & PLAN_F_SESSION) != 0;
+	if (session)
+		sb_time_fence(&fence);
+
+	sb_start_code(&r);
+	sb_supervise(&r);
+	sb_end(&r);
+	sb_report(&r, inputs, ninputs, session ? &fence : NULL);
 	_exit(0);
 }

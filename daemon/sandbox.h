@@ -8,7 +8,7 @@
  *
  * Everything it needs is prepared before the clone (struct sandbox_ctx);
  * it never allocates, never uses stdio or libevent, and reports a failed step
- * as {step, errno}.
+ * as {step, -errno} (struct sup_msg). Its files: sandbox_child.h.
  */
 #ifndef AIRLOCKD_SANDBOX_H
 #define AIRLOCKD_SANDBOX_H
@@ -81,6 +81,45 @@ struct sandbox_layout {
 	bool cgroup2;	    /* processes and cpu too, by the run's v2 cgroup */
 	int ncpus;	    /* online CPUs: how fast a run can spend cpu time */
 	int landlock_abi;   /* the kernel's Landlock ABI, 0 without (landlock.h) */
+};
+
+/*
+ * One set-up step of a sandbox's root (bubblewrap's SetupOp): the root is a
+ * list of these, run in order by one loop between clone and exec
+ * (sandbox_fs.c); more binds are more entries. Paths in dst are beneath the
+ * new root, without a leading '/'.
+ */
+enum sandbox_fs_kind {
+	SANDBOX_FS_MKDIR = 1, /* an empty directory dst */
+	SANDBOX_FS_TOUCH,     /* an empty file dst, to bind a file over */
+	SANDBOX_FS_BIND_RO,   /* the host's src at dst (made before), read-only */
+	SANDBOX_FS_BIND_DEV,  /* the host's device node src at dst (touched before) */
+	SANDBOX_FS_SYMLINK,   /* a link dst -> src */
+	SANDBOX_FS_FILE,      /* a file dst holding the string src, 0644, root's */
+	SANDBOX_FS_TMPFS,     /* a tmpfs at dst: mode src, size bytes, inodes */
+	SANDBOX_FS_PROC,      /* the run's proc at dst */
+	SANDBOX_FS_DEVPTS,    /* a new devpts instance at dst */
+	SANDBOX_FS_TOPS,      /* the host's /bin, /lib...: links copied, directories bound */
+};
+
+/* Which host file an op needs (read once into struct sandbox_layout); without
+ * it the op is skipped. */
+enum sandbox_fs_when {
+	SANDBOX_FS_ALWAYS = 0,
+	SANDBOX_FS_IF_LD_CACHE,
+	SANDBOX_FS_IF_ALTERNATIVES,
+	SANDBOX_FS_IF_SSL,
+	SANDBOX_FS_IF_MPLRC,
+	SANDBOX_FS_IF_FONTS,
+};
+
+struct sandbox_fs_op {
+	enum sandbox_fs_kind kind;
+	enum sandbox_step step; /* reported when the op fails */
+	enum sandbox_fs_when when;
+	const char *dst;
+	const char *src;
+	uint64_t size, inodes; /* SANDBOX_FS_TMPFS */
 };
 
 /* Read the host layout (as root, before dropping privileges). */

@@ -1,0 +1,78 @@
+/*
+ * sandbox_child.h: what the supervisor's files share, between clone and exec
+ * (no allocation, no stdio, no libevent in any of them).
+ *
+ *   sandbox.c       the supervisor: start-up, the run's fds, supervision,
+ *                   artifacts, the failure report
+ *   sandbox_fs.c    the filesystem: the root as a list of set-up ops run by
+ *                   one loop (phase one), the run's own mounts (phase two)
+ *   sandbox_code.c  the code's process: clone, its last steps, execve
+ *   sandbox_step.c  the steps' names
+ */
+#ifndef AIRLOCKD_SANDBOX_CHILD_H
+#define AIRLOCKD_SANDBOX_CHILD_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "plan.h"
+#include "sandbox.h"
+
+/*
+ * Report a failed step (err: a positive errno, as errno itself) on the
+ * lifeline and exit. A sandbox that fails while prepared first waits for the
+ * run it is given, so that run can be told why.
+ */
+__attribute__((noreturn)) void sandbox_fail(int step, int err);
+
+#define SB_CHECK(expr, step)                                                                       \
+	do {                                                                                       \
+		if ((expr) < 0)                                                                    \
+			sandbox_fail(step, errno);                                                 \
+	} while (0)
+
+/* snprintf into a fixed buffer, failing the step on truncation. */
+#define SB_PATH(buf, step, ...)                                                                    \
+	do {                                                                                       \
+		int n_ = snprintf(buf, sizeof(buf), __VA_ARGS__);                                  \
+		if (n_ < 0 || (size_t)n_ >= sizeof(buf))                                           \
+			sandbox_fail(step, ENAMETOOLONG);                                          \
+	} while (0)
+
+/* Where the new root is built before pivot_root (sandbox_fs_base). */
+#define SB_NEWROOT "/tmp"
+
+/*
+ * Run nops set-up ops in order (one loop, bubblewrap's SetupOp shape), each
+ * beneath SB_NEWROOT; an op whose host file the layout lacks is skipped.
+ */
+void sandbox_fs_apply(const struct sandbox_layout *l, const struct sandbox_fs_op *ops, size_t nops);
+
+/*
+ * Phase one, before any request is known: build the new root from the
+ * root's ops and pivot into it. The root stays writable until phase two.
+ */
+void sandbox_fs_base(const struct sandbox_layout *l);
+
+/*
+ * Phase two, for one request, inside the new root: the sized /tmp, the
+ * workspace (fresh, or a session's attached at ws_fd), the code and stdin
+ * files, the input files; then the root and the code's directory become
+ * read-only.
+ */
+void sandbox_fs_run(const struct plan_view *pv, int ws_fd);
+
+/*
+ * Clone the code's process (*pidfd: its pidfd), into the code's cgroup
+ * where there is one; *ret_move: the child must move itself. Like fork.
+ */
+long sandbox_code_clone(const struct sandbox_ctx *ctx, int *pidfd, bool *ret_move);
+
+/* In the code's process: its last steps, then execve. Failures go to
+ * pipefd as {step, errno}. */
+__attribute__((noreturn)) void sandbox_code_exec(const struct sandbox_ctx *ctx,
+						 const struct plan_view *pv, int pipefd, bool move);
+
+#endif

@@ -1,0 +1,228 @@
+/*
+ * sandbox_code.c: the code's process, cloned by the supervisor: its last
+ * steps before execve, in their one order (stdio, working directory, limits,
+ * groups, gid, uid, capabilities, no_new_privs, Landlock, seccomp last).
+ * Between clone and exec: no allocation, no stdio; a failure is reported as
+ * {step, errno} on the exec pipe, whose EOF means the exec worked.
+ */
+#include "sandbox_child.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "landlock.h"
+
+/*
+ * Clone the code's process: born in the code's cgroup where there is one
+ * (clone3 CLONE_INTO_CGROUP, with our own credentials: the spawner made the
+ * cgroup.procs files it needs writable by our group), else a plain clone;
+ * then *ret_move tells the child to move itself. No new stack: like fork.
+ */
+long
+sandbox_code_clone(const struct sandbox_ctx *ctx, int *pidfd, bool *ret_move)
+{
+	*ret_move = false;
+	if (ctx->code_cgroup_fd >= 0) {
+		struct clone_args ca;
+		long pid;
+
+		memset(&ca, 0, sizeof(ca));
+		ca.flags = CLONE_PIDFD | CLONE_INTO_CGROUP;
+		ca.pidfd = (uint64_t)(uintptr_t)pidfd;
+		ca.exit_signal = SIGCHLD;
+		ca.cgroup = (uint64_t)ctx->code_cgroup_fd;
+		pid = syscall(SYS_clone3, &ca, sizeof(ca));
+		if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
+			return pid;
+		*ret_move = true;
+	}
+	return syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, 0, pidfd, 0, 0);
+}
+
+/* Report {step, errno} on the exec pipe and exit: runs in the code's child.
+ * A positive errno: this pipe is internal to the sandbox (the supervisor
+ * sends it on as -errno, sandbox_fail). */
+__attribute__((noreturn)) static void
+sb_code_fail(int pipefd, int step, int err)
+{
+	int32_t rep[2] = {step, err};
+
+	(void)write(pipefd, rep, sizeof(rep));
+	_exit(127);
+}
+
+#define SB_CODE_CHECK(expr, step)                                                                  \
+	do {                                                                                       \
+		if ((expr) < 0)                                                                    \
+			sb_code_fail(pipefd, step, errno);                                         \
+	} while (0)
+
+static void
+sb_setrlimit(int pipefd, int res, uint64_t v)
+{
+	struct rlimit rl = {.rlim_cur = v, .rlim_max = v};
+
+	SB_CODE_CHECK(setrlimit(res, &rl), SANDBOX_STEP_RLIMIT);
+}
+
+/*
+ * Start the code from a known signal state, not the one the daemon was given:
+ * a service manager ignores SIGPIPE (systemd's IgnoreSIGPIPE=yes), a shell's
+ * "&" ignores SIGINT and SIGQUIT, and the spawner blocks the signals it reads
+ * through its signalfd; execve() keeps ignored dispositions and the mask. No
+ * error is possible here but EINVAL for the signals no one may change
+ * (SIGKILL, SIGSTOP, the C library's own), which stay as they are.
+ */
+static void
+sb_reset_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int sig;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/*
+ * The code's process: stdio, working directory, limits, then the privilege
+ * drop in its one order, seccomp last, execve.
+ */
+__attribute__((noreturn)) void
+sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd, bool move)
+{
+	const uint64_t *lim = pv->hdr->limits;
+	struct __user_cap_header_struct caph = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct capd[2];
+	struct landlock_rules ll;
+	uint64_t cpu_s;
+	int in, c;
+
+	/* A kernel without CLONE_INTO_CGROUP: into the code's cgroup now,
+	 * before anything is charged (opened by us: our group may write it). */
+	if (move) {
+		int fd = openat(ctx->code_cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write(fd, "0", 1) != 1)
+			sb_code_fail(pipefd, SANDBOX_STEP_CGROUP, errno);
+		close(fd);
+	}
+	/* The code's own cgroup namespace: /proc/self/cgroup says "/", not
+	 * the host's path to it. */
+	if (ctx->layout->memory_cgroup)
+		SB_CODE_CHECK(unshare(CLONE_NEWCGROUP), SANDBOX_STEP_CGROUP);
+
+	in = pv->stdin_data != NULL ? open(PLAN_CODE_DIR "/.stdin", O_RDONLY | O_CLOEXEC)
+				    : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
+	/* The supervisor closed 0-2, so any of these may sit there: lift them
+	 * all above 2 first, then dup2 (which clears close-on-exec) into place. */
+	{
+		int hi[4] = {in, ctx->out_fd, ctx->err_fd, pipefd}, k;
+
+		for (k = 0; k < 4; k++) {
+			hi[k] = fcntl(hi[k], F_DUPFD_CLOEXEC, 10);
+			if (hi[k] < 0)
+				sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
+		}
+		pipefd = hi[3];
+		if (dup2(hi[0], 0) < 0 || dup2(hi[1], 1) < 0 || dup2(hi[2], 2) < 0 ||
+		    dup3(hi[3], 3, O_CLOEXEC) < 0)
+			sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
+		pipefd = 3;
+	}
+	/* Keep only stdio and the exec pipe (close-on-exec). */
+	SB_CODE_CHECK(syscall(SYS_close_range, 4, ~0U, 0), SANDBOX_STEP_STDIO);
+	SB_CODE_CHECK(setsid(), SANDBOX_STEP_STDIO);
+	SB_CODE_CHECK(chdir(PLAN_WORKSPACE), SANDBOX_STEP_CHDIR);
+	sb_reset_signals();
+	/* Landlock, a second statement of the mount set-up (landlock.h): read
+	 * and execute anywhere in the sandbox's root, write only beneath the
+	 * workspace and /tmp; device and proc files may be written, not made.
+	 * Built here, while the paths are ours to open; enforced after
+	 * no_new_privs, which it needs. */
+	{
+		static const char *const rw[] = {PLAN_WORKSPACE, "/tmp", NULL};
+		static const char *const wo[] = {"/dev", "/proc", NULL};
+		int r = landlock_prepare(ctx->layout->landlock_abi, "/", rw, wo, &ll);
+
+		if (r < 0)
+			sb_code_fail(pipefd, SANDBOX_STEP_LANDLOCK, -r);
+	}
+	/* The mode of the files the code makes does not depend on the daemon's
+	 * umask either. */
+	umask(022);
+
+	/* The oom killer takes the code before its supervisor. */
+	{
+		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			(void)write(fd, "1000", 4);
+			close(fd);
+		}
+	}
+	/*
+	 * RLIMIT_NPROC counts per uid; the uid is this run's alone. With a v2
+	 * cgroup, pids.max is the limit (every process of the run, whatever
+	 * its uid, and a refused fork is counted in pids.events); the rlimit,
+	 * checked first by the kernel, is then one above it, a backstop that
+	 * never fires first. RLIMIT_CPU is a per-process backstop behind the
+	 * supervisor's whole-run count.
+	 */
+	cpu_s = (lim[PROTO_LIMIT_CPU_MS] + 999) / 1000 + 1;
+	if (ctx->layout->cgroup2 && lim[PROTO_LIMIT_PROCESSES] < UINT64_MAX)
+		sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES] + 1);
+	else
+		sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES]);
+	sb_setrlimit(pipefd, RLIMIT_NOFILE, lim[PROTO_LIMIT_OPEN_FILES]);
+	sb_setrlimit(pipefd, RLIMIT_FSIZE, lim[PROTO_LIMIT_FILE_SIZE_BYTES]);
+	sb_setrlimit(pipefd, RLIMIT_CORE, 0);
+	{
+		struct rlimit rl = {.rlim_cur = cpu_s, .rlim_max = cpu_s + 1};
+
+		SB_CODE_CHECK(setrlimit(RLIMIT_CPU, &rl), SANDBOX_STEP_RLIMIT);
+	}
+	/* Without a memory cgroup the address-space limit is all there is. */
+	if (!ctx->layout->memory_cgroup)
+		sb_setrlimit(pipefd, RLIMIT_AS, lim[PROTO_LIMIT_MEMORY_BYTES]);
+
+	for (c = 0; c <= ctx->layout->cap_last; c++)
+		SB_CODE_CHECK(prctl(PR_CAPBSET_DROP, c, 0, 0, 0), SANDBOX_STEP_CAPBSET);
+	SB_CODE_CHECK(setresgid(PLAN_SANDBOX_GID, PLAN_SANDBOX_GID, PLAN_SANDBOX_GID),
+		      SANDBOX_STEP_SETGID);
+	SB_CODE_CHECK(setresuid(PLAN_SANDBOX_UID, PLAN_SANDBOX_UID, PLAN_SANDBOX_UID),
+		      SANDBOX_STEP_SETUID);
+	/* setresuid() to a non-zero uid cleared effective and permitted; the
+	 * inheritable and ambient sets are cleared explicitly. */
+	memset(capd, 0, sizeof(capd));
+	SB_CODE_CHECK(syscall(SYS_capset, &caph, capd), SANDBOX_STEP_CAPS);
+	SB_CODE_CHECK(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), SANDBOX_STEP_CAPS);
+	SB_CODE_CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), SANDBOX_STEP_NO_NEW_PRIVS);
+	{
+		int r = landlock_enforce(&ll);
+
+		if (r < 0)
+			sb_code_fail(pipefd, SANDBOX_STEP_LANDLOCK, -r);
+	}
+	/* Seccomp last: nothing after it but execve. */
+	SB_CODE_CHECK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctx->seccomp, 0, 0),
+		      SANDBOX_STEP_SECCOMP);
+	execve(pv->argv[0], (char *const *)pv->argv, (char *const *)pv->envp);
+	sb_code_fail(pipefd, SANDBOX_STEP_EXEC, errno);
+}

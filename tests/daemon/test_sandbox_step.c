@@ -1,0 +1,69 @@
+/*
+ * test_sandbox_step.c: unit tests of daemon/sandbox_step.c: every set-up step
+ * of the supervisor has a name, no two share one, and a value no step has
+ * reads "unknown" (a missing entry did: the cgroup step was "unknown").
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sandbox.h"
+
+/* Every step from NONE to the last has its own name. */
+static void
+test_every_step_named(void **state)
+{
+	int i, j;
+
+	(void)state;
+	for (i = 0; i < SANDBOX_STEP_COUNT_; i++) {
+		const char *n = sandbox_step_name(i);
+
+		assert_non_null(n);
+		assert_true(n[0] != '\0');
+		if (strcmp(n, "unknown") == 0)
+			fail_msg("step %d has no name", i);
+		for (j = 0; j < i; j++)
+			if (strcmp(n, sandbox_step_name(j)) == 0)
+				fail_msg("steps %d and %d are both \"%s\"", j, i, n);
+	}
+}
+
+/* The names clients see for a few steps, and the ones a test matches. */
+static void
+test_names(void **state)
+{
+	(void)state;
+	assert_string_equal(sandbox_step_name(SANDBOX_STEP_NONE), "none");
+	assert_string_equal(sandbox_step_name(SANDBOX_STEP_CGROUP), "cgroup");
+	assert_string_equal(sandbox_step_name(SANDBOX_STEP_EXEC), "exec");
+	assert_string_equal(sandbox_step_name(SANDBOX_STEP_LANDLOCK), "landlock");
+	assert_string_equal(sandbox_step_name(SANDBOX_STEP_INPUT_FILES), "input_files");
+}
+
+/* Out of range, either side. */
+static void
+test_unknown(void **state)
+{
+	(void)state;
+	assert_string_equal(sandbox_step_name(-1), "unknown");
+	assert_string_equal(sandbox_step_name(SANDBOX_STEP_COUNT_), "unknown");
+	assert_string_equal(sandbox_step_name(INT32_MAX), "unknown");
+	assert_string_equal(sandbox_step_name(INT32_MIN), "unknown");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_step_named),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_unknown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
