@@ -292,7 +292,7 @@ keeper_main(const struct keeper_ctx *ctx)
 	close(ctx->sync_fd);
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		keep_ready(sock, -errno);
-	/* After the uid change, which clears it; see sandbox_main(). */
+	/* After the uid change, which clears it; see sb_start_up() in sandbox.c. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		keep_ready(sock, -errno);
 	/* The workspace: a tmpfs of the session's size in our private mount

@@ -179,6 +179,71 @@ test_cpu_bound(void **state)
 	assert_false(check(&p, sizeof(p), 0));
 }
 
+/* What the table in docs/architecture.md says of a request of the right
+ * size, reserved 0 and cpu_percent in bounds. */
+static bool
+oracle(uint32_t type, uint32_t flags, size_t nfds)
+{
+	switch (type) {
+	case SPAWN_REQ:
+		return (flags == 0 && nfds == 4) || (flags == SPAWN_F_WORKSPACE && nfds == 5);
+	case SPAWN_PREPARE:
+	case SPAWN_DISCARD:
+	case SPAWN_RELOAD:
+		return flags == 0 && nfds == 0;
+	case SPAWN_KEEPER:
+		return flags == 0 && nfds == 1;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Every combination of type (0-15), flags (none, the workspace, a stray bit,
+ * both, the top bit), fd count (0-5), reserved (0, 1), cpu_percent (0, the
+ * bound, one past it) and length (one short, exact, one long) against the
+ * oracle.
+ */
+static void
+test_every_combination(void **state)
+{
+	static const uint32_t flagsets[] = {0, SPAWN_F_WORKSPACE, 0x2, SPAWN_F_WORKSPACE | 0x2,
+					    0x80000000U};
+	static const uint32_t cpus[] = {0, SPAWN_CPU_PERCENT_MAX, SPAWN_CPU_PERCENT_MAX + 1};
+	const size_t nflags = sizeof(flagsets) / sizeof(flagsets[0]);
+	const size_t ncpus = sizeof(cpus) / sizeof(cpus[0]);
+	const size_t total = 16 * nflags * (SPAWN_REQ_NFDS_MAX + 1) * 2 * ncpus * 3;
+	size_t i, accepted = 0;
+
+	(void)state;
+	for (i = 0; i < total; i++) {
+		size_t k = i, nfds;
+		struct spawn_req r;
+		int dlen;
+		bool want;
+
+		r = req_of((uint32_t)(k % 16), 0);
+		k /= 16;
+		r.flags = flagsets[k % nflags];
+		k /= nflags;
+		nfds = k % (SPAWN_REQ_NFDS_MAX + 1);
+		k /= SPAWN_REQ_NFDS_MAX + 1;
+		r.reserved = (uint32_t)(k % 2);
+		k /= 2;
+		r.cpu_percent = cpus[k % ncpus];
+		k /= ncpus;
+		dlen = (int)(k % 3) - 1;
+		want = dlen == 0 && r.reserved == 0 && r.cpu_percent <= SPAWN_CPU_PERCENT_MAX &&
+		       oracle(r.type, r.flags, nfds);
+		if (check(&r, (size_t)((int)sizeof(r) + dlen), nfds) != want)
+			fail_msg("type %u flags %#x nfds %zu reserved %u cpu %u len %+d", r.type,
+				 r.flags, nfds, r.reserved, r.cpu_percent, dlen);
+		accepted += want;
+	}
+	/* six rows (two of SPAWN_REQ), each with cpu 0 and at the bound */
+	assert_int_equal(accepted, 12);
+}
+
 /*
  * spawner_serve() on a socketpair, the packets queued before it runs and
  * our end shut for writing (its EOF ends the loop). Returns what it did.
@@ -289,6 +354,7 @@ main(void)
 		cmocka_unit_test(test_unknown_types),
 		cmocka_unit_test(test_reserved_and_size),
 		cmocka_unit_test(test_cpu_bound),
+		cmocka_unit_test(test_every_combination),
 		cmocka_unit_test(test_serve_dispatches),
 		cmocka_unit_test(test_serve_malformed_closes_fds),
 		cmocka_unit_test(test_serve_short_packet),
