@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fdpass.h"
@@ -215,6 +216,58 @@ front_send_ping(int fd, uint32_t id)
 }
 
 int
+front_hello(const char *path)
+{
+	struct proto_msg m;
+	int fd, r;
+
+	fd = front_raw_connect(path);
+	if (fd < 0)
+		return fd;
+	r = front_send_hello(fd, 1, PROTO_VERSION);
+	if (r == 0)
+		r = front_recv(fd, 10000, &m);
+	if (r == 0) {
+		if (m.type != PROTO_HELLO_OK)
+			r = -EPROTO;
+		proto_msg_free(&m);
+	}
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+void
+front_run_init(struct proto_run *ret, const char *runtime, const char *code)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->runtime = runtime;
+	ret->code = (struct proto_blob){
+		.data = (const uint8_t *)code, .len = strlen(code), .fd = -1, .present = true};
+	ret->stdin_data.fd = -1;
+}
+
+int
+front_file_op(int fd, uint32_t id, enum proto_type type, const char *sid, const char *path,
+	      const char *data, struct proto_msg *ret_msg)
+{
+	struct proto_file_op op = {.session = sid, .path = path};
+	struct proto_out out;
+	int r;
+
+	op.data.fd = -1;
+	if (data != NULL)
+		op.data = (struct proto_blob){.data = (const uint8_t *)data,
+					      .len = strlen(data),
+					      .fd = -1,
+					      .present = true};
+	r = proto_encode_file_op(id, type, &op, &out);
+	return r < 0 ? r : front_call(fd, &out, id, ret_msg);
+}
+
+int
 front_recv(int fd, int timeout_ms, struct proto_msg *ret_msg)
 {
 	static char buf[PROTO_MSG_MAX + 1];
@@ -239,6 +292,32 @@ front_recv(int fd, int timeout_ms, struct proto_msg *ret_msg)
 }
 
 int
+front_recv_reply(int fd, uint32_t id, int timeout_ms, struct proto_msg *ret_msg)
+{
+	struct proto_msg m;
+	int r;
+
+	for (;;) {
+		r = front_recv(fd, timeout_ms, &m);
+		if (r < 0)
+			return r;
+		if (m.id == id && m.type != PROTO_STREAM) {
+			*ret_msg = m;
+			return 0;
+		}
+		proto_msg_free(&m);
+	}
+}
+
+int
+front_call(int fd, struct proto_out *out, uint32_t id, struct proto_msg *ret_msg)
+{
+	int r = front_send_out(fd, out);
+
+	return r < 0 ? r : front_recv_reply(fd, id, FRONT_REPLY_MS, ret_msg);
+}
+
+int
 front_wait_eof(int fd, int timeout_ms)
 {
 	for (;;) {
@@ -252,6 +331,14 @@ front_wait_eof(int fd, int timeout_ms)
 		if (r == 0)
 			proto_msg_free(&m);
 	}
+}
+
+void
+front_sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
 }
 
 int

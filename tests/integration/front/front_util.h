@@ -14,6 +14,9 @@
 #define FRONT_NOBODY_UID 65534
 #define FRONT_NOBODY_GID 65534
 
+/* How long front_call() waits for each packet of a reply (a run included). */
+#define FRONT_REPLY_MS 30000
+
 /*
  * Fork; in the child drop to uid/gid (no supplementary groups), call
  * fn(arg, buf) and send buf (len bytes) back. Returns 0 with buf filled, or
@@ -42,6 +45,19 @@ int front_send_hello(int fd, uint32_t id, uint32_t version);
 /* Send a ping with id. */
 int front_send_ping(int fd, uint32_t id);
 
+/* Connect to path and complete a hello. Returns the fd, or -errno (-EPROTO
+ * when the answer is not hello_ok). */
+int front_hello(const char *path);
+
+/* A run request of runtime with code and nothing else set (callers add the
+ * rest); it borrows both strings. */
+void front_run_init(struct proto_run *ret, const char *runtime, const char *code);
+
+/* Send a file operation of type on path in session sid (data: the bytes of
+ * a file_write, else NULL) with id and receive its reply as front_call(). */
+int front_file_op(int fd, uint32_t id, enum proto_type type, const char *sid, const char *path,
+		  const char *data, struct proto_msg *ret_msg);
+
 /*
  * Receive and decode one packet, waiting up to timeout_ms. Returns 0 with
  * *ret_msg (free with proto_msg_free()), -ECONNRESET on EOF, -ETIMEDOUT, or
@@ -49,8 +65,22 @@ int front_send_ping(int fd, uint32_t id);
  */
 int front_recv(int fd, int timeout_ms, struct proto_msg *ret_msg);
 
+/*
+ * Receive until the reply to id comes (stream events and other ids are
+ * dropped), waiting up to timeout_ms for each packet. 0 with *ret_msg, or
+ * -errno as front_recv().
+ */
+int front_recv_reply(int fd, uint32_t id, int timeout_ms, struct proto_msg *ret_msg);
+
+/* Send out (encoded with id; freed) and receive its reply as
+ * front_recv_reply(), within FRONT_REPLY_MS a packet. */
+int front_call(int fd, struct proto_out *out, uint32_t id, struct proto_msg *ret_msg);
+
 /* Wait up to timeout_ms for EOF on fd, discarding packets. 0 at EOF. */
 int front_wait_eof(int fd, int timeout_ms);
+
+/* Sleep for ms milliseconds. */
+void front_sleep_ms(long ms);
 
 /* Number of open fds of process pid, or -errno. */
 int front_count_fds(pid_t pid);

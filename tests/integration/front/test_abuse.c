@@ -106,11 +106,9 @@ expect_usable(int fd, uint32_t id)
 static int
 raw_hello(struct abuse *a)
 {
-	int fd = front_raw_connect(a->f.sock);
+	int fd = front_hello(a->f.sock);
 
 	assert_true(fd >= 0);
-	assert_int_equal(front_send_hello(fd, 1, PROTO_VERSION), 0);
-	expect_reply(fd, 1, PROTO_HELLO_OK);
 	return fd;
 }
 
@@ -247,10 +245,7 @@ send_run(int fd, uint32_t id, const char *runtime, const struct proto_limits *li
 	struct proto_run run;
 	struct proto_out out;
 
-	memset(&run, 0, sizeof(run));
-	run.runtime = runtime;
-	run.code = (struct proto_blob){
-		.data = (const uint8_t *)"echo hi\n", .len = 8, .fd = -1, .present = true};
+	front_run_init(&run, runtime, "echo hi\n");
 	if (lim != NULL)
 		run.limits = *lim;
 	assert_int_equal(proto_encode_run(id, &run, &out), 0);

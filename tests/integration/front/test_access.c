@@ -171,14 +171,6 @@ test_listed_user_allowed(void **state)
 	assert_non_null(strstr(out, "pong"));
 }
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 /*
  * As nobody with max_connections_per_uid = 2: two connections are served;
  * a third is refused with "busy" (through the library, and on a raw socket:
@@ -221,7 +213,7 @@ as_nobody_three(void *arg, void *buf)
 						      sizeof(o->extra_code[2]), NULL, 0);
 		if (o->extra_r[2] == 0)
 			break;
-		sleep_ms(10);
+		front_sleep_ms(10);
 	}
 	o->info_r = c4 != NULL ? airlock_ping(c4) : -1;
 	airlock_conn_free(c4);

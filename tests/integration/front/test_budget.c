@@ -56,14 +56,6 @@
 
 #define WAIT_MS 10000
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 static int
 drop_to_nobody(void)
 {
@@ -99,33 +91,13 @@ attacker_stop(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-/* A raw connection past its hello, or -1. */
-static int
-raw_hello(const char *sock)
-{
-	struct proto_msg m;
-	int fd = front_raw_connect(sock);
-
-	if (fd < 0 || front_send_hello(fd, 1, PROTO_VERSION) < 0 || front_recv(fd, WAIT_MS, &m) < 0)
-		return -1;
-	if (m.type != PROTO_HELLO_OK) {
-		proto_msg_free(&m);
-		return -1;
-	}
-	proto_msg_free(&m);
-	return fd;
-}
-
 static int
 send_run(int fd, uint32_t id, const char *code, const struct proto_limits *lim)
 {
 	struct proto_run run;
 	struct proto_out out;
 
-	memset(&run, 0, sizeof(run));
-	run.runtime = "sh";
-	run.code = (struct proto_blob){
-		.data = (const uint8_t *)code, .len = strlen(code), .fd = -1, .present = true};
+	front_run_init(&run, "sh", code);
 	if (lim != NULL)
 		run.limits = *lim;
 	if (proto_encode_run(id, &run, &out) < 0)
@@ -157,7 +129,7 @@ attack_unread_artifacts(void *arg)
 	const char *sock = arg;
 	struct proto_limits lim;
 	uint32_t i;
-	int fd = raw_hello(sock);
+	int fd = front_hello(sock);
 
 	if (fd < 0)
 		_exit(5);
@@ -269,7 +241,7 @@ unread_fds_child(void)
 	att = attacker_start(attack_unread_artifacts, f.sock);
 	/* 24 runs of a few ms each at 4 at a time: done (or dropped) in ~2 s. */
 	for (i = 0; i < 40 && fixture_alive(&f); i++)
-		sleep_ms(100);
+		front_sleep_ms(100);
 	CHILD_CHECK(fixture_alive(&f));
 	CHILD_CHECK(victim_run_ok(&f) == 0);
 	CHILD_CHECK(victim_run_ok(&f) == 0);
@@ -315,7 +287,7 @@ test_frontend_death_exits_nonzero(void **state)
 	for (i = 0; i < 500; i++) {
 		if (waitpid(f.pid, &status, WNOHANG) == f.pid)
 			break;
-		sleep_ms(10);
+		front_sleep_ms(10);
 	}
 	assert_true(i < 500);
 	f.pid = 0;
@@ -353,7 +325,7 @@ attack_unread_reads(void *arg)
 	struct proto_msg m;
 	char session[128];
 	uint8_t *data;
-	int fd = raw_hello(a->sock), mfd, i, n;
+	int fd = front_hello(a->sock), mfd, i, n;
 	size_t len = 8 << 20;
 
 	if (fd < 0)
@@ -383,7 +355,7 @@ attack_unread_reads(void *arg)
 		if (proto_encode_file_op((uint32_t)(10 + i), PROTO_FILE_READ, &op, &out) < 0 ||
 		    front_send_out(fd, &out) < 0)
 			_exit(9);
-	sleep_ms(2000);
+	front_sleep_ms(2000);
 	for (n = 0; n < 30; n++) {
 		if (front_recv(fd, 2000, &m) < 0)
 			break;
@@ -452,13 +424,13 @@ attack_sparse_plans(void *arg)
 	struct proto_run run;
 	struct proto_out out;
 	struct proto_msg m;
-	int fd = raw_hello(a->sock), i, code;
+	int fd = front_hello(a->sock), i, code;
 
 	if (fd < 0)
 		_exit(5);
 	if (send_run(fd, 2, "sleep 3\n", NULL) < 0)
 		_exit(6);
-	sleep_ms(300);
+	front_sleep_ms(300);
 	code = sparse_memfd("exit 0\n", 32ULL << 20);
 	if (code < 0)
 		_exit(7);
@@ -530,7 +502,7 @@ test_sparse_artifacts_stay_sparse(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG_SPARSE), 0);
-	fd = raw_hello(f.sock);
+	fd = front_hello(f.sock);
 	assert_true(fd >= 0);
 	memset(&lim, 0, sizeof(lim));
 	lim.v[PROTO_LIMIT_ARTIFACT_BYTES] = 64ULL << 20;
@@ -579,7 +551,7 @@ attack_pipelined(void *arg)
 	const struct plan_attack *a = arg;
 	struct queue_seen seen = {0};
 	struct proto_msg m;
-	int fd = raw_hello(a->sock), i;
+	int fd = front_hello(a->sock), i;
 
 	if (fd < 0)
 		_exit(5);

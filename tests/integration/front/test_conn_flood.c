@@ -30,14 +30,6 @@
 	"[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 2\n"                              \
 	"[access]\nallow_users = nobody\n[sandbox]\nuid_base = 728672\n"
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 /* The frontend's fd count once it held still for 200 ms (the fixture's
  * probe connection may still be on its way out). */
 static int
@@ -50,7 +42,7 @@ settled_fds(pid_t fe)
 
 		same = n == last ? same + 1 : 0;
 		last = n;
-		sleep_ms(20);
+		front_sleep_ms(20);
 	}
 	return last;
 }
@@ -83,7 +75,7 @@ as_nobody_flood(void *arg, void *buf)
 			o->extra++;
 	}
 	/* Give the daemon time to accept (and, it should, drop) them all. */
-	sleep_ms(1000);
+	front_sleep_ms(1000);
 	o->counted = 1;
 	for (i = 0; i < 20; i++)
 		if (fds[i] >= 0)
@@ -127,7 +119,7 @@ test_over_limit_connections_not_kept(void **state)
 
 		if (n > peak)
 			peak = n;
-		sleep_ms(20);
+		front_sleep_ms(20);
 	}
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_true(fixture_alive(&f));

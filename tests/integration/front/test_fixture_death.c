@@ -38,14 +38,6 @@ struct started {
 	char dir[64];
 };
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 /* Is pid gone (or a zombie nobody reaped yet: it runs nothing)? */
 static bool
 gone(pid_t pid)
@@ -103,7 +95,7 @@ child_main(int wfd)
 		/* Wait until the run's code is there. */
 		for (i = 0; s.rc == 0 && i < 500 && fixture_count_uid_procs(UID_LO, UID_HI) < 2;
 		     i++)
-			sleep_ms(10);
+			front_sleep_ms(10);
 	}
 	if (write(wfd, &s, sizeof(s)) != (ssize_t)sizeof(s))
 		_exit(1);
@@ -145,7 +137,7 @@ test_daemon_dies_with_test(void **state)
 		runs_gone = fixture_count_uid_procs(UID_LO, UID_HI) == 0;
 		if (daemon_gone && frontend_gone && runs_gone)
 			break;
-		sleep_ms(10);
+		front_sleep_ms(10);
 	}
 	/* A daemon that outlived its test must not outlive this one too. */
 	if (!daemon_gone)

@@ -26,14 +26,6 @@
 #define CONFIG_STOP "[sandbox]\nuid_base = 720480\n"
 #define CONFIG_INFLIGHT "[sandbox]\nuid_base = 724576\n"
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 /* The frontend's fd count once it held still for 200 ms (the fixture's
  * probe connection may still be on its way out). */
 static int
@@ -46,7 +38,7 @@ settled_fds(pid_t fe)
 
 		same = n == last ? same + 1 : 0;
 		last = n;
-		sleep_ms(20);
+		front_sleep_ms(20);
 	}
 	return last;
 }
@@ -61,7 +53,7 @@ wait_fds(pid_t fe, int want)
 		n = front_count_fds(fe);
 		if (n <= want)
 			return n;
-		sleep_ms(10);
+		front_sleep_ms(10);
 	}
 	return n;
 }

@@ -28,52 +28,14 @@
 
 static uint32_t next_id = 100;
 
-/* A raw connection that said hello. */
-static int
-conn(const char *sock)
-{
-	struct proto_msg m;
-	int fd = front_raw_connect(sock);
-
-	assert_true(fd >= 0);
-	assert_int_equal(front_send_hello(fd, 1, PROTO_VERSION), 0);
-	assert_int_equal(front_recv(fd, 5000, &m), 0);
-	assert_int_equal(m.type, PROTO_HELLO_OK);
-	proto_msg_free(&m);
-	return fd;
-}
-
-/* Send an encoded message and receive the reply with its id (m: caller frees). */
-static void
-call(int fd, struct proto_out *out, uint32_t id, struct proto_msg *m)
-{
-	assert_int_equal(front_send_out(fd, out), 0);
-	for (;;) {
-		assert_int_equal(front_recv(fd, 30000, m), 0);
-		if (m->id == id && m->type != PROTO_STREAM)
-			return;
-		proto_msg_free(m);
-	}
-}
-
 /* A file operation on the session; returns the reply's type. */
 static enum proto_type
 file_op(int fd, enum proto_type type, const char *sid, const char *path, const char *data)
 {
-	struct proto_file_op op = {.session = sid, .path = path};
-	struct proto_out out;
 	struct proto_msg m;
-	uint32_t id = next_id++;
 	enum proto_type t;
 
-	op.data.fd = -1;
-	if (data != NULL)
-		op.data = (struct proto_blob){.data = (const uint8_t *)data,
-					      .len = strlen(data),
-					      .fd = -1,
-					      .present = true};
-	assert_int_equal(proto_encode_file_op(id, type, &op, &out), 0);
-	call(fd, &out, id, &m);
+	assert_int_equal(front_file_op(fd, next_id++, type, sid, path, data, &m), 0);
 	t = m.type;
 	proto_msg_free(&m);
 	return t;
@@ -152,10 +114,11 @@ test_forged_lines(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG), 0);
-	fd = conn(f.sock);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	id = next_id++;
 	assert_int_equal(proto_encode_session_open(id, &o, &out), 0);
-	call(fd, &out, id, &m);
+	assert_int_equal(front_call(fd, &out, id, &m), 0);
 	assert_int_equal(m.type, PROTO_SESSION_OK);
 	snprintf(sid, sizeof(sid), "%s", m.u.session.session);
 	proto_msg_free(&m);
@@ -170,17 +133,13 @@ test_forged_lines(void **state)
 	in = (struct proto_file){
 		.name = path,
 		.data = {.data = (const uint8_t *)"y", .len = 1, .fd = -1, .present = true}};
-	memset(&run, 0, sizeof(run));
-	run.runtime = "sh";
-	run.code = (struct proto_blob){
-		.data = (const uint8_t *)"true", .len = 4, .fd = -1, .present = true};
-	run.stdin_data.fd = -1;
+	front_run_init(&run, "sh", "true");
 	run.session = sid;
 	run.files = &in;
 	run.nfiles = 1;
 	id = next_id++;
 	assert_int_equal(proto_encode_run(id, &run, &out), 0);
-	call(fd, &out, id, &m);
+	assert_int_equal(front_call(fd, &out, id, &m), 0);
 	assert_int_equal(m.type, PROTO_RESULT);
 	assert_non_null(m.u.result.error);
 	proto_msg_free(&m);

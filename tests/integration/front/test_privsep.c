@@ -27,14 +27,6 @@
 #define UID_BASE 740000
 #define CONFIG "[sandbox]\nuid_base = 740000\nuid_count = 64\n"
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 /* Read a "Key:\tvalue" line of /proc/PID/status into buf. */
 static int
 status_field(pid_t pid, const char *key, char *buf, size_t len)
@@ -79,7 +71,7 @@ start_sleeper(struct fixture *f)
 	assert_int_equal(airlock_run_submit(conn, req, &id), 0);
 	airlock_run_req_free(req);
 	for (i = 0; i < 500 && fixture_count_uid_procs(UID_BASE, UID_BASE + 63) < 3; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	/* supervisor + two sleeps */
 	assert_true(fixture_count_uid_procs(UID_BASE, UID_BASE + 63) >= 3);
 	return conn;
@@ -104,7 +96,7 @@ gone(pid_t pid, int ms)
 			if (status_field(pid, "State", st, sizeof(st)) == 0 && st[0] == 'Z')
 				return true;
 		}
-		sleep_ms(10);
+		front_sleep_ms(10);
 	}
 	return false;
 }
@@ -117,7 +109,7 @@ no_sandbox_left(int ms)
 	for (i = 0; i < ms / 10; i++) {
 		if (fixture_count_uid_procs(UID_BASE, UID_BASE + 63) == 0)
 			return true;
-		sleep_ms(10);
+		front_sleep_ms(10);
 	}
 	return false;
 }
@@ -180,7 +172,7 @@ test_frontend_dies(void **state)
 		int i;
 
 		for (i = 0; i < 500 && waitpid(spawner, &status, WNOHANG) == 0; i++)
-			sleep_ms(10);
+			front_sleep_ms(10);
 		assert_true(i < 500);
 	}
 	assert_true(WIFEXITED(status));

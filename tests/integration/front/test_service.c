@@ -35,14 +35,6 @@
 #define UID_LO 760000
 #define UID_HI (760000 + 63)
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 static uint64_t
 now_ms(void)
 {
@@ -52,21 +44,6 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* A raw connection that said hello. */
-static int
-conn(const struct fixture *f)
-{
-	struct proto_msg m;
-	int fd = front_raw_connect(f->sock);
-
-	assert_true(fd >= 0);
-	assert_int_equal(front_send_hello(fd, 1, PROTO_VERSION), 0);
-	assert_int_equal(front_recv(fd, 5000, &m), 0);
-	assert_int_equal(m.type, PROTO_HELLO_OK);
-	proto_msg_free(&m);
-	return fd;
-}
-
 /* Send a run of sh code with request id. */
 static void
 send_sh(int fd, uint32_t id, const char *code)
@@ -74,11 +51,7 @@ send_sh(int fd, uint32_t id, const char *code)
 	struct proto_run run;
 	struct proto_out out;
 
-	memset(&run, 0, sizeof(run));
-	run.runtime = "sh";
-	run.code = (struct proto_blob){
-		.data = (const uint8_t *)code, .len = strlen(code), .fd = -1, .present = true};
-	run.stdin_data.fd = -1;
+	front_run_init(&run, "sh", code);
 	assert_int_equal(proto_encode_run(id, &run, &out), 0);
 	assert_int_equal(front_send_out(fd, &out), 0);
 }
@@ -120,7 +93,7 @@ no_sandbox_left(int ms)
 	for (i = 0; i < ms / 10; i++) {
 		if (fixture_count_uid_procs(UID_LO, UID_HI) == 0)
 			return true;
-		sleep_ms(10);
+		front_sleep_ms(10);
 	}
 	return false;
 }
@@ -157,7 +130,8 @@ test_queue_and_busy(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("[daemon]\nmax_runs = 2\nmax_queued = 3\n")), 0);
-	fd = conn(&f);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	for (i = 1; i <= 7; i++)
 		send_sh(fd, (uint32_t)i, "sleep 0.4; echo done");
 	while (results + busy < 7) {
@@ -208,7 +182,7 @@ rr_nobody(void *arg, void *buf)
 	(void)arg;
 	memset(o, 0, sizeof(*o));
 	while (now_ms() < rr_t0 + 150)
-		sleep_ms(5);
+		front_sleep_ms(5);
 	fd = front_raw_connect(rr_sock);
 	if (fd < 0 || front_send_hello(fd, 1, PROTO_VERSION) < 0 || front_recv(fd, 5000, &m) < 0)
 		return;
@@ -257,7 +231,8 @@ test_round_robin_between_uids(void **state)
 	assert_int_equal(fixture_start(&f, CFG("[daemon]\nmax_runs = 1\nsocket_mode = 0666\n"
 					       "[access]\nallow_users = nobody\n")),
 			 0);
-	fd = conn(&f);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	rr_sock = f.sock;
 	rr_t0 = now_ms();
 	for (i = 1; i <= 4; i++)
@@ -374,12 +349,13 @@ test_cancel_and_ps(void **state)
 	assert_int_equal(fixture_start(&f, CFG("[daemon]\nsocket_mode = 0666\n"
 					       "[access]\nallow_users = nobody\n")),
 			 0);
-	a = conn(&f);
+	a = front_hello(f.sock);
+	assert_true(a >= 0);
 	send_sh(a, 5, "echo started; sleep 30");
 	/* Wait until it runs (its output is there), then cancel it. */
 	while (fixture_count_uid_procs(UID_LO, UID_HI) < 2)
-		sleep_ms(10);
-	sleep_ms(200);
+		front_sleep_ms(10);
+	front_sleep_ms(200);
 	t = now_ms();
 	send_cancel(a, 6, 5, 0);
 	recv_id(a, 6, &m);
@@ -402,7 +378,8 @@ test_cancel_and_ps(void **state)
 
 	/* ps on another connection finds the run; cancel it by run id there. */
 	send_sh(a, 8, "sleep 30");
-	b = conn(&f);
+	b = front_hello(f.sock);
+	assert_true(b >= 0);
 	send_ps(b, 2);
 	recv_id(b, 2, &m);
 	assert_int_equal(m.type, PROTO_PS_OK);
@@ -463,7 +440,8 @@ test_audit_line(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("")), 0);
-	fd = conn(&f);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	send_sh(fd, 2, "exit 3");
 	recv_id(fd, 2, &m);
 	proto_msg_free(&m);
@@ -497,8 +475,9 @@ info_wall_default(const struct fixture *f)
 	struct proto_out out;
 	struct proto_msg m;
 	uint64_t v;
-	int fd = conn(f);
+	int fd = front_hello(f->sock);
 
+	assert_true(fd >= 0);
 	assert_int_equal(proto_encode_simple(2, PROTO_INFO, &out), 0);
 	assert_int_equal(front_send_out(fd, &out), 0);
 	recv_id(fd, 2, &m);
@@ -525,13 +504,14 @@ test_reload(void **state)
 	assert_int_equal(fixture_start(&f, CFG("[limits]\nwall_ms = 5000\n")), 0);
 	assert_int_equal(info_wall_default(&f), 5000);
 	/* a run in flight under the old default (5 s) */
-	fd = conn(&f);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	send_sh(fd, 2, "sleep 2; echo survived");
-	sleep_ms(300);
+	front_sleep_ms(300);
 	rewrite_config(&f, CFG("[limits]\nwall_ms = 1000\n"));
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
 	for (i = 0; i < 200 && info_wall_default(&f) != 1000; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_int_equal(info_wall_default(&f), 1000);
 	recv_id(fd, 2, &m);
 	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
@@ -547,14 +527,14 @@ test_reload(void **state)
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
 	snprintf(want, sizeof(want), "%s:6: unknown key 'nonsense'", f.config);
 	for (i = 0; i < 200 && !log_has(&f, want); i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_true(log_has(&f, want));
 	assert_int_equal(info_wall_default(&f), 1000);
 	/* a file writable by others is refused too */
 	rewrite_config(&f, CFG("[limits]\nwall_ms = 3000\n"));
 	chmod(f.config, 0666);
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
-	sleep_ms(300);
+	front_sleep_ms(300);
 	assert_int_equal(info_wall_default(&f), 1000);
 	assert_int_equal(fixture_stop(&f), 0);
 }
@@ -612,7 +592,7 @@ test_reload_root_only(void **state)
 	assert_int_equal(chmod(f.config, 0600), 0);
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
 	for (i = 0; i < 200 && info_wall_default(&f) != 1000; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_int_equal(info_wall_default(&f), 1000);
 	assert_int_equal(nobody_connect(&f), -EACCES);
 	/* a bad 0600 file: refused, named by line; the old config stays */
@@ -621,7 +601,7 @@ test_reload_root_only(void **state)
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
 	snprintf(want, sizeof(want), "%s:6: unknown key 'nonsense'", f.config);
 	for (i = 0; i < 200 && !log_has(&f, want); i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_true(log_has(&f, want));
 	assert_int_equal(info_wall_default(&f), 1000);
 	/* SIGHUP to the frontend reads the file through the spawner too */
@@ -631,7 +611,7 @@ test_reload_root_only(void **state)
 	assert_true(fe > 0);
 	assert_int_equal(kill(fe, SIGHUP), 0);
 	for (i = 0; i < 200 && info_wall_default(&f) != 3000; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_int_equal(info_wall_default(&f), 3000);
 	assert_int_equal(fixture_stop(&f), 0);
 }
@@ -649,10 +629,11 @@ test_graceful_stop(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("[daemon]\nmax_runs = 1\n")), 0);
-	fd = conn(&f);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	send_sh(fd, 2, "sleep 0.8; echo finished");
 	send_sh(fd, 3, "echo never");
-	sleep_ms(300);
+	front_sleep_ms(300);
 	assert_int_equal(kill(f.pid, SIGTERM), 0);
 	recv_id(fd, 3, &m);
 	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_CANCELLED);
@@ -662,7 +643,7 @@ test_graceful_stop(void **state)
 	assert_memory_equal(m.u.result.out[0].data.data, "finished\n", 9);
 	proto_msg_free(&m);
 	for (i = 0; i < 500 && waitpid(f.pid, &st, WNOHANG) == 0; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_true(i < 500);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	f.pid = 0;
@@ -682,10 +663,11 @@ test_stop_after_grace(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("[daemon]\nstop_grace_ms = 300\n")), 0);
-	fd = conn(&f);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	send_sh(fd, 2, "sleep 30");
 	while (fixture_count_uid_procs(UID_LO, UID_HI) < 2)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	t = now_ms();
 	assert_int_equal(kill(f.pid, SIGTERM), 0);
 	recv_id(fd, 2, &m);
@@ -693,7 +675,7 @@ test_stop_after_grace(void **state)
 	proto_msg_free(&m);
 	assert_true(now_ms() - t < 5000);
 	for (i = 0; i < 500 && waitpid(f.pid, &st, WNOHANG) == 0; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_true(i < 500);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	f.pid = 0;
@@ -785,9 +767,9 @@ test_socket_activation_and_notify(void **state)
 		_exit(127);
 	}
 	for (i = 0; i < 500 && access(sock, F_OK) < 0; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	/* Nothing runs yet: no notification before the first connection. */
-	sleep_ms(200);
+	front_sleep_ms(200);
 	assert_int_equal(recv(nfd, buf, sizeof(buf), MSG_DONTWAIT), -1);
 	fd = front_raw_connect(sock);
 	assert_true(fd >= 0);
@@ -835,9 +817,10 @@ test_prepared_pool(void **state)
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("[daemon]\nprepared_sandboxes = 3\n")), 0);
 	for (i = 0; i < 300 && fixture_count_uid_procs(UID_LO, UID_HI) != 3; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_int_equal(fixture_count_uid_procs(UID_LO, UID_HI), 3);
-	fd = conn(&f);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	for (k = 0; k < 6; k++) {
 		char want[32];
 
@@ -852,7 +835,7 @@ test_prepared_pool(void **state)
 	}
 	/* refilled to its size: the used ones are gone, new ones wait */
 	for (i = 0; i < 300 && fixture_count_uid_procs(UID_LO, UID_HI) != 3; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_int_equal(fixture_count_uid_procs(UID_LO, UID_HI), 3);
 	close(fd);
 	assert_int_equal(fixture_stop(&f), 0);

@@ -28,43 +28,7 @@
 #define UID_LO 780000
 #define UID_HI (780000 + 63)
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 static uint32_t next_id = 100;
-
-/* A raw connection that said hello. */
-static int
-conn(const char *sock)
-{
-	struct proto_msg m;
-	int fd = front_raw_connect(sock);
-
-	assert_true(fd >= 0);
-	assert_int_equal(front_send_hello(fd, 1, PROTO_VERSION), 0);
-	assert_int_equal(front_recv(fd, 5000, &m), 0);
-	assert_int_equal(m.type, PROTO_HELLO_OK);
-	proto_msg_free(&m);
-	return fd;
-}
-
-/* Send an encoded message and receive the reply with its id. */
-static void
-call(int fd, struct proto_out *out, uint32_t id, struct proto_msg *m)
-{
-	assert_int_equal(front_send_out(fd, out), 0);
-	for (;;) {
-		assert_int_equal(front_recv(fd, 30000, m), 0);
-		if (m->id == id && m->type != PROTO_STREAM)
-			return;
-		proto_msg_free(m);
-	}
-}
 
 /* Open a session; returns its id in buf. */
 static void
@@ -76,7 +40,7 @@ open_session(int fd, const struct proto_session_open *o, char *buf)
 	uint32_t id = next_id++;
 
 	assert_int_equal(proto_encode_session_open(id, o ? o : &dflt, &out), 0);
-	call(fd, &out, id, &m);
+	assert_int_equal(front_call(fd, &out, id, &m), 0);
 	assert_int_equal(m.type, PROTO_SESSION_OK);
 	assert_int_equal(strlen(m.u.session.session), PROTO_SESSION_ID_LEN);
 	strcpy(buf, m.u.session.session);
@@ -88,18 +52,7 @@ static void
 file_op(int fd, enum proto_type type, const char *sid, const char *path, const char *data,
 	struct proto_msg *m)
 {
-	struct proto_file_op op = {.session = sid, .path = path};
-	struct proto_out out;
-	uint32_t id = next_id++;
-
-	op.data.fd = -1;
-	if (data != NULL)
-		op.data = (struct proto_blob){.data = (const uint8_t *)data,
-					      .len = strlen(data),
-					      .fd = -1,
-					      .present = true};
-	assert_int_equal(proto_encode_file_op(id, type, &op, &out), 0);
-	call(fd, &out, id, m);
+	assert_int_equal(front_file_op(fd, next_id++, type, sid, path, data, m), 0);
 }
 
 /* Expect an error of this code. */
@@ -132,17 +85,13 @@ run_sh(int fd, const char *sid, const char *code, bool stream, const struct prot
 	struct proto_out out;
 	uint32_t id = next_id++;
 
-	memset(&run, 0, sizeof(run));
-	run.runtime = "sh";
-	run.code = (struct proto_blob){
-		.data = (const uint8_t *)code, .len = strlen(code), .fd = -1, .present = true};
-	run.stdin_data.fd = -1;
+	front_run_init(&run, "sh", code);
 	run.session = sid;
 	run.stream = stream;
 	run.files = (struct proto_file *)files;
 	run.nfiles = nfiles;
 	assert_int_equal(proto_encode_run(id, &run, &out), 0);
-	call(fd, &out, id, m);
+	assert_int_equal(front_call(fd, &out, id, m), 0);
 	if (m->type == PROTO_ERROR)
 		print_message("run error: %s\n", m->u.error.message);
 	assert_int_equal(m->type, PROTO_RESULT);
@@ -180,7 +129,7 @@ no_process_left(int ms)
 	for (i = 0; i < ms / 10; i++) {
 		if (fixture_count_uid_procs(UID_LO, UID_HI) == 0)
 			return true;
-		sleep_ms(10);
+		front_sleep_ms(10);
 	}
 	return false;
 }
@@ -204,7 +153,8 @@ test_state_between_runs(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("")), 0);
-	fd = conn(f.sock);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	open_session(fd, NULL, sid);
 	run_sh(fd, sid, "echo one > a.txt; mkdir -p d; echo two > d/b.txt; echo made", false, NULL,
 	       0, &m);
@@ -228,7 +178,7 @@ test_state_between_runs(void **state)
 		uint32_t id = next_id++;
 
 		assert_int_equal(proto_encode_simple(id, PROTO_SESSION_LIST, &out), 0);
-		call(fd, &out, id, &m);
+		assert_int_equal(front_call(fd, &out, id, &m), 0);
 		assert_int_equal(m.type, PROTO_SESSION_LIST_OK);
 		assert_int_equal(m.u.session_list.nsessions, 1);
 		assert_string_equal(m.u.session_list.sessions[0].session, sid);
@@ -241,7 +191,7 @@ test_state_between_runs(void **state)
 		uint32_t id = next_id++;
 
 		assert_int_equal(proto_encode_session(id, PROTO_SESSION_CLOSE, sid, &out), 0);
-		call(fd, &out, id, &m);
+		assert_int_equal(front_call(fd, &out, id, &m), 0);
 		expect_ok(&m);
 	}
 	assert_true(no_process_left(5000));
@@ -264,7 +214,8 @@ test_file_operations(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("")), 0);
-	fd = conn(f.sock);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	open_session(fd, NULL, sid);
 	file_op(fd, PROTO_FILE_WRITE, sid, "x/y/z.txt", "hello world\n", &m);
 	expect_ok(&m);
@@ -325,7 +276,8 @@ test_traversal_and_links(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("")), 0);
-	fd = conn(f.sock);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	open_session(fd, NULL, sid);
 	file_op(fd, PROTO_FILE_WRITE, sid, "../escape.txt", "x", &m);
 	expect_error(&m, PROTO_ERR_BAD_REQUEST);
@@ -449,7 +401,8 @@ test_ownership(void **state)
 	assert_int_equal(fixture_start(&f, CFG("[daemon]\nsocket_mode = 0666\n"
 					       "[access]\nallow_users = nobody\n")),
 			 0);
-	fd = conn(f.sock);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	open_session(fd, NULL, sid);
 	file_op(fd, PROTO_FILE_WRITE, sid, "secret.txt", "root's", &m);
 	expect_ok(&m);
@@ -484,7 +437,8 @@ test_idle_expiry_and_limit(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("[sessions]\nmax_per_uid = 2\n")), 0);
-	fd = conn(f.sock);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	open_session(fd, &o, sid);
 	open_session(fd, NULL, s2);
 	/* a third is over max_per_uid */
@@ -494,11 +448,11 @@ test_idle_expiry_and_limit(void **state)
 		uint32_t id = next_id++;
 
 		assert_int_equal(proto_encode_session_open(id, &d, &out), 0);
-		call(fd, &out, id, &m);
+		assert_int_equal(front_call(fd, &out, id, &m), 0);
 		expect_error(&m, PROTO_ERR_BUSY);
 	}
 	assert_true(fixture_count_uid_procs(UID_LO, UID_HI) >= 2); /* two keepers */
-	sleep_ms(1200);
+	front_sleep_ms(1200);
 	file_op(fd, PROTO_FILE_LIST, sid, "", NULL, &m);
 	expect_error(&m, PROTO_ERR_NOT_FOUND);
 	/* the other one is alive, and a new one may be opened */
@@ -507,7 +461,7 @@ test_idle_expiry_and_limit(void **state)
 	proto_msg_free(&m);
 	open_session(fd, NULL, s3);
 	for (i = 0; i < 200 && fixture_count_uid_procs(UID_LO, UID_HI) != 2; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_int_equal(fixture_count_uid_procs(UID_LO, UID_HI), 2);
 	close(fd);
 	/* the daemon's stop ends the rest: nothing left */
@@ -534,7 +488,8 @@ test_streaming(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("")), 0);
-	fd = conn(f.sock);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	memset(&run, 0, sizeof(run));
 	run.runtime = "sh";
 	run.code = (struct proto_blob){
@@ -611,7 +566,8 @@ test_refused_input_with_pool(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("[daemon]\nprepared_sandboxes = 2\n")), 0);
-	fd = conn(f.sock);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	open_session(fd, NULL, sid);
 	run_sh(fd, sid, "ln -s /tmp lnk", false, NULL, 0, &m);
 	proto_msg_free(&m);
@@ -638,12 +594,12 @@ test_refused_input_with_pool(void **state)
 		uint32_t id = next_id++;
 
 		assert_int_equal(proto_encode_session(id, PROTO_SESSION_CLOSE, sid, &out), 0);
-		call(fd, &out, id, &m);
+		assert_int_equal(front_call(fd, &out, id, &m), 0);
 		expect_ok(&m);
 	}
 	/* only the two prepared sandboxes are left: no orphan, no keeper */
 	for (i = 0; i < 300 && fixture_count_uid_procs(UID_LO, UID_HI) != 2; i++)
-		sleep_ms(10);
+		front_sleep_ms(10);
 	assert_int_equal(fixture_count_uid_procs(UID_LO, UID_HI), 2);
 	close(fd);
 	assert_int_equal(fixture_stop(&f), 0);

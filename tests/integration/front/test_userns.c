@@ -33,29 +33,6 @@
 #define UID_HI (790000 + 63)
 #define CFG "[sandbox]\nuid_base = 790000\nuid_count = 64\n"
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
-/* A raw connection that said hello. */
-static int
-conn(const struct fixture *f)
-{
-	struct proto_msg m;
-	int fd = front_raw_connect(f->sock);
-
-	assert_true(fd >= 0);
-	assert_int_equal(front_send_hello(fd, 1, PROTO_VERSION), 0);
-	assert_int_equal(front_recv(fd, 5000, &m), 0);
-	assert_int_equal(m.type, PROTO_HELLO_OK);
-	proto_msg_free(&m);
-	return fd;
-}
-
 /* Send a run of runtime rt with code, in session sid (NULL: none). */
 static void
 send_run(int fd, uint32_t id, const char *rt, const char *code, const char *sid)
@@ -63,12 +40,8 @@ send_run(int fd, uint32_t id, const char *rt, const char *code, const char *sid)
 	struct proto_run run;
 	struct proto_out out;
 
-	memset(&run, 0, sizeof(run));
-	run.runtime = rt;
+	front_run_init(&run, rt, code);
 	run.session = sid;
-	run.code = (struct proto_blob){
-		.data = (const uint8_t *)code, .len = strlen(code), .fd = -1, .present = true};
-	run.stdin_data.fd = -1;
 	assert_int_equal(proto_encode_run(id, &run, &out), 0);
 	assert_int_equal(front_send_out(fd, &out), 0);
 }
@@ -77,12 +50,7 @@ send_run(int fd, uint32_t id, const char *rt, const char *code, const char *sid)
 static void
 recv_id(int fd, uint32_t id, struct proto_msg *m)
 {
-	for (;;) {
-		assert_int_equal(front_recv(fd, 30000, m), 0);
-		if (m->id == id && m->type != PROTO_STREAM)
-			return;
-		proto_msg_free(m);
-	}
+	assert_int_equal(front_recv_reply(fd, id, FRONT_REPLY_MS, m), 0);
 }
 
 /* The real uid of pid, or -1. */
@@ -164,7 +132,8 @@ test_userns_owner(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG), 0);
-	fd = conn(&f);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	assert_int_equal(proto_encode_session_open(2, &o, &out), 0);
 	assert_int_equal(front_send_out(fd, &out), 0);
 	recv_id(fd, 2, &m);
@@ -175,7 +144,7 @@ test_userns_owner(void **state)
 	send_run(fd, 4, "sh", "sleep 1.5", sid);
 	/* keeper, two supervisors, two codes */
 	for (i = 0; i < 100 && n < 5; i++) {
-		sleep_ms(20);
+		front_sleep_ms(20);
 		n = fixture_count_uid_procs(UID_LO, UID_HI);
 	}
 	assert_true(n >= 5);
@@ -211,7 +180,8 @@ test_inotify_not_roots(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG), 0);
-	fd = conn(&f);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	send_run(fd, 2, "python", code, NULL);
 	/* While the run holds what it took (about 2 s), root asks for one. */
 	for (i = 0; i < 120; i++) {
@@ -224,7 +194,7 @@ test_inotify_not_roots(void **state)
 		} else {
 			close(in);
 		}
-		sleep_ms(20);
+		front_sleep_ms(20);
 	}
 	recv_id(fd, 2, &m);
 	if (m.u.result.outcome != PROTO_OUTCOME_EXITED)
@@ -289,7 +259,8 @@ test_keeper_isolated(void **state)
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG), 0);
-	fd = conn(&f);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
 	assert_int_equal(proto_encode_session_open(2, &o, &out), 0);
 	assert_int_equal(front_send_out(fd, &out), 0);
 	recv_id(fd, 2, &m);
@@ -298,7 +269,7 @@ test_keeper_isolated(void **state)
 	for (i = 0; i < 100 && keeper < 0; i++) {
 		keeper = only_proc();
 		if (keeper < 0)
-			sleep_ms(20);
+			front_sleep_ms(20);
 	}
 	assert_true(keeper > 0);
 	assert_int_equal(stat("/proc/self/ns/net", &self_net), 0);
