@@ -34,6 +34,7 @@ struct fake {
 	int server_fd;
 	char connect_path[108];
 	void (*script)(struct fake *f);
+	const void *row; /* the table row a table-driven test runs */
 	pthread_t thread;
 	/* What the scripts saw, checked by the tests after the join. */
 	char runtime[64];
@@ -1597,6 +1598,186 @@ test_stream_unasked(void **state)
 	airlock_conn_free(conn);
 }
 
+/*
+ * How the library dispatches what it receives, by the flags of the request
+ * waiting for it (conn.c: conn_accept(), conn_type_answers(),
+ * conn_accept_event()): a reply must answer a pending request with the type
+ * that request expects, and a stream event must belong to a run that asked
+ * for events. Anything else breaks the connection with -EBADMSG: the two
+ * sides no longer agree on its state. One row a case; the rows that pass
+ * show that the others fail for the reason they name.
+ */
+struct dispatch_row {
+	const char *what;
+	enum proto_type req;   /* PROTO_PING, PROTO_CANCEL, PROTO_SESSION_CLOSE or PROTO_RUN */
+	bool stream;	       /* a run that asks for events */
+	enum proto_type first; /* sent first: PROTO_STREAM or a reply without fields */
+	uint32_t id_offset;    /* the first message's id: the request's plus this */
+	int want;	       /* what the call returns */
+	int want_after;	       /* airlock_conn_check() after it */
+};
+
+static const struct dispatch_row dispatch_rows[] = {
+	{"pong answers ping", PROTO_PING, false, PROTO_PONG, 0, 0, 0},
+	{"ok answers session_close", PROTO_SESSION_CLOSE, false, PROTO_OK, 0, 0, 0},
+	{"cancel_ok answers cancel", PROTO_CANCEL, false, PROTO_CANCEL_OK, 0, 0, 0},
+	{"ok does not answer ping", PROTO_PING, false, PROTO_OK, 0, -EBADMSG, -EBADMSG},
+	{"cancel_ok does not answer ping", PROTO_PING, false, PROTO_CANCEL_OK, 0, -EBADMSG,
+	 -EBADMSG},
+	{"pong does not answer session_close", PROTO_SESSION_CLOSE, false, PROTO_PONG, 0, -EBADMSG,
+	 -EBADMSG},
+	{"ok does not answer cancel", PROTO_CANCEL, false, PROTO_OK, 0, -EBADMSG, -EBADMSG},
+	{"pong does not answer a run", PROTO_RUN, false, PROTO_PONG, 0, -EBADMSG, -EBADMSG},
+	{"a pong to no request", PROTO_PING, false, PROTO_PONG, 1, -EBADMSG, -EBADMSG},
+	{"an event of a run that asked", PROTO_RUN, true, PROTO_STREAM, 0, 0, 0},
+	{"an event of a run that did not ask", PROTO_RUN, false, PROTO_STREAM, 0, -EBADMSG,
+	 -EBADMSG},
+	{"an event of a ping", PROTO_PING, false, PROTO_STREAM, 0, -EBADMSG, -EBADMSG},
+	{"an event of no request", PROTO_RUN, true, PROTO_STREAM, 1, -EBADMSG, -EBADMSG},
+};
+
+/* Script: receive the row's request, send the row's first message, then the
+ * right answer (which a broken connection never reads). */
+static void
+script_dispatch(struct fake *f)
+{
+	const struct dispatch_row *row = f->row;
+	struct proto_msg msg;
+	struct proto_out out;
+	uint32_t id;
+
+	fake_hello(f);
+	fake_expect(f, row->req, &msg);
+	id = msg.id;
+	proto_msg_free(&msg);
+	if (row->first == PROTO_STREAM)
+		fake_event(f, id + row->id_offset, "stdout", "out");
+	else {
+		assert_int_equal(proto_encode_simple(id + row->id_offset, row->first, &out), 0);
+		fake_send(f, &out);
+	}
+	if (row->req == PROTO_RUN)
+		fake_result(f, id, 0, "out");
+	else if (row->first == PROTO_STREAM)
+		fake_simple(f, id, row->req == PROTO_PING ? PROTO_PONG : PROTO_OK);
+}
+
+/* Make the row's request; returns what the call returned. */
+static int
+dispatch_call(struct airlock_conn *conn, const struct dispatch_row *row, struct chunks *c)
+{
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	int r;
+
+	switch (row->req) {
+	case PROTO_PING:
+		return airlock_ping(conn);
+	case PROTO_SESSION_CLOSE:
+		return airlock_session_close(conn, TEST_SESSION);
+	case PROTO_CANCEL:
+		return airlock_cancel(conn, 42);
+	default:
+		break;
+	}
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	r = row->stream ? airlock_run_stream(conn, req, record_chunk, c, &res)
+			: airlock_run(conn, req, &res);
+	assert_true(r == 0 ? res != NULL : res == NULL);
+	airlock_result_free(res);
+	airlock_run_req_free(req);
+	return r;
+}
+
+/* Every row of dispatch_rows. */
+static void
+test_dispatch_flags(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(dispatch_rows) / sizeof(dispatch_rows[0]); i++) {
+		const struct dispatch_row *row = &dispatch_rows[i];
+		struct airlock_conn *conn = NULL;
+		struct airlock_event *ev = NULL;
+		struct chunks c = {.n = 0};
+		struct fake *f = fake_start(script_dispatch);
+		int r;
+
+		f->row = row;
+		print_message("%s\n", row->what);
+		assert_int_equal(airlock_connect("/x", &conn), 0);
+		r = dispatch_call(conn, row, &c);
+		if (r != row->want)
+			fail_msg("%s: %d, want %d", row->what, r, row->want);
+		/* An event reached the callback only where it belonged. */
+		assert_int_equal(c.n, row->first == PROTO_STREAM && row->want == 0 ? 1 : 0);
+		fake_join(f);
+		assert_int_equal(airlock_conn_check(conn), row->want_after);
+		assert_int_equal(airlock_conn_next_event(conn, &ev),
+				 row->want_after ? row->want_after : -EAGAIN);
+		fake_free(f);
+		airlock_conn_free(conn);
+	}
+}
+
+/* Script: a streamed run the client gives up on: after its cancel, an event
+ * and the result of that run, an event of a second streamed run, the
+ * cancel's answer, then the second run's result. */
+static void
+script_abandoned_stream(struct fake *f)
+{
+	uint32_t first, second, cancel;
+
+	fake_hello(f);
+	first = fake_recv_run_slot(f, 0);
+	cancel = fake_recv_cancel(f, 0);
+	second = fake_recv_run_slot(f, 1);
+	fake_event(f, first, "stdout", "late");
+	fake_result(f, first, 0, "late");
+	fake_event(f, second, "stdout", "mine");
+	fake_simple(f, cancel, PROTO_CANCEL_OK);
+	fake_result(f, second, 0, "mine");
+	f->run_ids[0] = first;
+}
+
+/* An abandoned request keeps its place among the pending ones, flagged: its
+ * events and answer are dropped when they come, not taken for a protocol
+ * error, and another run's events still reach their callback. */
+static void
+test_abandoned_stream(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct airlock_result *late = NULL;
+	struct airlock_event *ev = NULL;
+	struct fake *f = fake_start(script_abandoned_stream);
+	struct chunks c = {.n = 0};
+	uint32_t id;
+
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_conn_set_timeout(conn, 100), 0);
+	assert_int_equal(airlock_run_stream(conn, req, record_chunk, &c, &res), -ETIMEDOUT);
+	assert_null(res);
+	assert_int_equal(airlock_conn_set_timeout(conn, 0), 0);
+	assert_int_equal(airlock_run_stream(conn, req, record_chunk, &c, &res), 0);
+	assert_non_null(res);
+	assert_string_equal(c.text, "1:mine|");
+	assert_int_equal(airlock_conn_next_event(conn, &ev), -EAGAIN);
+	/* The abandoned run's result was dropped, not queued. */
+	assert_int_equal(airlock_conn_next_result(conn, &id, &late), -EAGAIN);
+	assert_null(late);
+	fake_join(f);
+	assert_int_equal(f->cancels[0].request, f->run_ids[0]);
+	assert_true(f->run_stream[0] && f->run_stream[1]);
+	assert_int_equal(airlock_conn_check(conn), 0);
+	airlock_result_free(res);
+	fake_free(f);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+}
+
 /* Script: a session run refused with not_found. */
 static void
 script_run_no_session(struct fake *f)
@@ -1820,6 +2001,8 @@ main(void)
 		cmocka_unit_test(test_stream_queued_during_blocking),
 		cmocka_unit_test(test_stream_nonblocking),
 		cmocka_unit_test(test_stream_unasked),
+		cmocka_unit_test(test_dispatch_flags),
+		cmocka_unit_test(test_abandoned_stream),
 		cmocka_unit_test(test_run_no_session),
 		cmocka_unit_test(test_arguments_sessions),
 		cmocka_unit_test(test_timeouts),
