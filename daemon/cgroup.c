@@ -385,9 +385,10 @@ cgroup2_mknode(const char *path, uint32_t gid)
 	return r;
 }
 
-/* Make the run's node and its two leaves, with the memory limit. */
+/* Make the run's node and its two leaves, with the memory limit; keep: a
+ * whole one left by the session's earlier runs is reused as it is. */
 static int
-cgroup2_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
+cgroup2_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, bool keep)
 {
 	char node[600], code[640], val[32];
 	int r;
@@ -395,6 +396,8 @@ cgroup2_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
 	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0 ||
 	    (r = cgroup_path(code, sizeof(code), "%s/code", node)) < 0)
 		return r;
+	if (keep && access(code, F_OK) == 0)
+		return 0;
 	if ((r = cgroup2_mknode(node, uid)) < 0)
 		return r;
 	if ((r = cgroup_write_at(node, "cgroup.subtree_control", cgroup2_controllers(cg))) < 0)
@@ -451,7 +454,7 @@ fail:
 	return r;
 }
 
-/* Set the code cgroup's limits. */
+/* Set the code cgroup's limits (memory_bytes: with the baseline's usage). */
 static int
 cgroup2_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes,
 		      uint32_t processes, uint32_t cpu_percent)
@@ -618,58 +621,135 @@ cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi)
 	}
 }
 
-int
-cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes)
+/* The files of a run's figures, relative to its node: memory in use, the
+ * peak, the oom counts. */
+struct cgroup_files {
+	const char *usage, *peak, *oom;
+};
+
+static struct cgroup_files
+cgroup_files(const struct cgroup *cg)
 {
-	char path[600], val[32];
+	if (cg->kind == CGROUP_V2)
+		/* memory.peak: kernel 5.19+; before it, no peak (0). */
+		return (struct cgroup_files){"code/memory.current", "code/memory.peak",
+					     "code/memory.events"};
+	return (struct cgroup_files){"memory.usage_in_bytes", "memory.max_usage_in_bytes",
+				     "memory.oom_control"};
+}
+
+/*
+ * The oom kills counted in a memory.events (v2) or memory.oom_control (v1)
+ * text: both have "oom_kill N"; v2 also "oom_group_kill N" (memory.oom.group).
+ */
+static uint64_t
+cgroup_oom_count(const char *text)
+{
+	return cgroup_parse_key(text, "oom_kill") + cgroup_parse_key(text, "oom_group_kill");
+}
+
+/* Read a kept or fresh run cgroup's baseline (node: its directory). */
+static int
+cgroup_base_read(const struct cgroup *cg, const char *node, bool keep, struct cgroup_run_base *ret)
+{
+	struct cgroup_files files = cgroup_files(cg);
+	char buf[1024];
 	int r;
 
-	if (cg->kind == CGROUP_V2)
-		return cgroup2_run_create(cg, uid, memory_bytes);
-	if (cg->kind != CGROUP_V1)
-		return 0;
-	snprintf(path, sizeof(path), "%s/u%" PRIu32, cg->base, uid);
-	/* A cgroup left by a run whose finish failed is removed and made
-	 * afresh: its oom_kill count never resets and would blame this run. */
-	if (mkdir(path, 0700) < 0) {
-		if (errno != EEXIST)
-			return -errno;
-		if (rmdir(path) < 0 || mkdir(path, 0700) < 0)
-			return -errno;
-	}
-	snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
-	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.limit_in_bytes", cg->base, uid);
-	r = cgroup_write(path, val);
-	if (r < 0)
+	ret->kept = keep;
+	ret->usage = ret->ooms = 0;
+	if ((r = cgroup_read_at(node, files.usage, buf, sizeof(buf))) < 0)
 		return r;
-	/* No swap either, where swap accounting exists. */
-	snprintf(path, sizeof(path), "%s/u%" PRIu32 "/memory.memsw.limit_in_bytes", cg->base, uid);
-	(void)cgroup_write(path, val);
+	ret->usage = strtoull(buf, NULL, 10);
+	if ((r = cgroup_read_at(node, files.oom, buf, sizeof(buf))) < 0)
+		return r;
+	ret->ooms = cgroup_oom_count(buf);
+	return 0;
+}
+
+/* memory_bytes on top of what is charged before the run (0 stays "none"). */
+static uint64_t
+cgroup_run_memory(const struct cgroup_run_base *base, uint64_t memory_bytes)
+{
+	if (base == NULL || memory_bytes == 0)
+		return memory_bytes;
+	return memory_bytes > UINT64_MAX - base->usage ? UINT64_MAX : memory_bytes + base->usage;
+}
+
+/*
+ * v1: the memory limit of the cgroup node, and no swap beyond it where swap
+ * accounting exists. memsw may never be below memory: raised first, lowered
+ * last (a kept cgroup's limits go up and down from run to run).
+ */
+static int
+cgroup1_set_memory(const char *node, uint64_t memory_bytes)
+{
+	char val[32];
+	int r;
+
+	snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
+	(void)cgroup_write_at(node, "memory.memsw.limit_in_bytes", val);
+	if ((r = cgroup_write_at(node, "memory.limit_in_bytes", val)) < 0)
+		return r;
+	(void)cgroup_write_at(node, "memory.memsw.limit_in_bytes", val);
 	return 0;
 }
 
 int
-cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes,
-		     uint32_t processes, uint32_t cpu_percent)
+cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, bool keep,
+		  struct cgroup_run_base *ret_base)
 {
-	char mem[600], memsw[600], val[32];
+	struct cgroup_run_base base = {.kept = keep};
+	char path[600];
 	int r;
 
+	if (cg->kind == CGROUP_NONE)
+		goto out;
+	if ((r = cgroup_path(path, sizeof(path), "%s/u%" PRIu32, cg->base, uid)) < 0)
+		return r;
+	if (cg->kind == CGROUP_V2) {
+		if ((r = cgroup2_run_create(cg, uid, memory_bytes, keep)) < 0)
+			return r;
+	} else if (mkdir(path, 0700) < 0) {
+		/* A cgroup left by a run whose finish failed is removed and
+		 * made afresh, unless it is the session's own, kept. */
+		if (errno != EEXIST)
+			return -errno;
+		if (!keep && (rmdir(path) < 0 || mkdir(path, 0700) < 0))
+			return -errno;
+	}
+	/* Taken now, before the sandbox is cloned into it: nothing of this
+	 * run is charged or counted yet. */
+	if ((r = cgroup_base_read(cg, path, keep, &base)) < 0)
+		goto fail;
+	if (cg->kind == CGROUP_V1 &&
+	    (r = cgroup1_set_memory(path, cgroup_run_memory(&base, memory_bytes))) < 0)
+		goto fail;
+out:
+	if (ret_base != NULL)
+		*ret_base = base;
+	return 0;
+fail:
+	if (!keep)
+		(void)(cg->kind == CGROUP_V2 ? cgroup2_remove(path) : rmdir(path));
+	return r;
+}
+
+int
+cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, const struct cgroup_run_base *base,
+		     uint64_t memory_bytes, uint32_t processes, uint32_t cpu_percent)
+{
+	char node[600];
+	int r;
+
+	memory_bytes = cgroup_run_memory(base, memory_bytes);
 	if (cg->kind == CGROUP_V2)
 		return cgroup2_run_set_limit(cg, uid, memory_bytes, processes, cpu_percent);
 	if (cg->kind != CGROUP_V1)
 		return 0;
-	snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
-	snprintf(mem, sizeof(mem), "%s/u%" PRIu32 "/memory.limit_in_bytes", cg->base, uid);
-	snprintf(memsw, sizeof(memsw), "%s/u%" PRIu32 "/memory.memsw.limit_in_bytes", cg->base,
-		 uid);
-	/* memsw may never be below memory: raise it first, lower it last. */
-	(void)cgroup_write(memsw, val);
-	r = cgroup_write(mem, val);
-	if (r < 0)
+	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
 		return r;
-	(void)cgroup_write(memsw, val);
-	return 0;
+	return cgroup1_set_memory(node, memory_bytes);
 }
 
 void
@@ -726,20 +806,6 @@ cgroup_run_open(const struct cgroup *cg, uint32_t uid, struct cgroup_run_fds *re
 	return 0;
 }
 
-/* The peak and oom files of a run, relative to its node. */
-static void
-cgroup_stat_files(const struct cgroup *cg, const char **peak, const char **oom)
-{
-	if (cg->kind == CGROUP_V2) {
-		/* memory.peak: kernel 5.19+; before it, no peak (0). */
-		*peak = "code/memory.peak";
-		*oom = "code/memory.events";
-	} else {
-		*peak = "memory.max_usage_in_bytes";
-		*oom = "memory.oom_control";
-	}
-}
-
 int
 cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2])
 {
@@ -751,7 +817,8 @@ cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2])
 		ret_fds[0] = ret_fds[1] = -1;
 		return 0;
 	}
-	cgroup_stat_files(cg, &files[0], &files[1]);
+	files[0] = cgroup_files(cg).peak;
+	files[1] = cgroup_files(cg).oom;
 	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
 		return r;
 	for (i = 0; i < 2; i++) {
@@ -779,17 +846,14 @@ cgroup_pread(int fd, char *buf, size_t len)
 	return 0;
 }
 
-/*
- * Parse the peak and the oom kill count out of their files' text. v1
- * memory.oom_control and v2 memory.events both have "oom_kill N"; v2 also
- * "oom_group_kill N" (memory.oom.group).
- */
+/* Parse the peak and whether the oom killer fired since base out of their
+ * files' text (NULL: not read). */
 static void
-cgroup_parse_stats(const char *peak_txt, const char *oom_txt, uint64_t *ret_peak, bool *ret_oom)
+cgroup_parse_stats(const char *peak_txt, const char *oom_txt, const struct cgroup_run_base *base,
+		   uint64_t *ret_peak, bool *ret_oom)
 {
 	*ret_peak = peak_txt != NULL ? strtoull(peak_txt, NULL, 10) : 0;
-	*ret_oom = oom_txt != NULL && (cgroup_parse_key(oom_txt, "oom_kill") > 0 ||
-				       cgroup_parse_key(oom_txt, "oom_group_kill") > 0);
+	*ret_oom = oom_txt != NULL && cgroup_oom_count(oom_txt) > (base != NULL ? base->ooms : 0);
 }
 
 int
@@ -805,15 +869,16 @@ cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom)
 	if (cgroup_pread(peak_fd, peak, sizeof(peak)) < 0 ||
 	    cgroup_pread(oom_fd, oom, sizeof(oom)) < 0)
 		return -EIO;
-	cgroup_parse_stats(peak, oom, ret_peak, ret_oom);
+	cgroup_parse_stats(peak, oom, NULL, ret_peak, ret_oom);
 	return 0;
 }
 
 int
-cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, bool *ret_oom)
+cgroup_run_finish(const struct cgroup *cg, uint32_t uid, const struct cgroup_run_base *base,
+		  bool keep, uint64_t *ret_peak, bool *ret_oom)
 {
+	struct cgroup_files files = cgroup_files(cg);
 	char node[600], pbuf[64], obuf[1024];
-	const char *files[2];
 	uint64_t peak = 0;
 	bool oom = false, have_peak, have_oom;
 	int r;
@@ -825,17 +890,42 @@ cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, boo
 	}
 	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
 		return r;
-	cgroup_stat_files(cg, &files[0], &files[1]);
-	have_peak = cgroup_read_at(node, files[0], pbuf, sizeof(pbuf)) == 0;
-	have_oom = cgroup_read_at(node, files[1], obuf, sizeof(obuf)) == 0;
-	cgroup_parse_stats(have_peak ? pbuf : NULL, have_oom ? obuf : NULL, &peak, &oom);
+	have_peak = cgroup_read_at(node, files.peak, pbuf, sizeof(pbuf)) == 0;
+	have_oom = cgroup_read_at(node, files.oom, obuf, sizeof(obuf)) == 0;
+	cgroup_parse_stats(have_peak && (base == NULL || !base->kept) ? pbuf : NULL,
+			   have_oom ? obuf : NULL, base, &peak, &oom);
 	/* The figures are the run's whether or not its cgroup goes: a removal
 	 * that fails is reported, never at the price of its outcome. */
 	*ret_peak = peak;
 	*ret_oom = oom;
+	/* Kept, the session's next run comes into it. Nothing of this run is
+	 * left there: its supervisor was the init of the run's pid namespace,
+	 * and the kernel ends every process of a namespace before its init
+	 * can be reaped. No cgroup.kill: on Debian 12's 6.1 the sandboxes
+	 * cloned into the cgroup after one were killed too (seen in the VM,
+	 * tests/host/acceptance.sh). */
+	if (keep)
+		return 0;
 	if (cg->kind == CGROUP_V2)
 		return cgroup2_remove(node);
 	return rmdir(node) < 0 ? -errno : 0;
+}
+
+int
+cgroup_run_remove(const struct cgroup *cg, uint32_t uid)
+{
+	char node[600];
+	int r;
+
+	if (cg->kind == CGROUP_NONE)
+		return 0;
+	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
+		return r;
+	if (access(node, F_OK) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (cg->kind == CGROUP_V2)
+		return cgroup2_remove(node);
+	return rmdir(node) < 0 && errno != ENOENT ? -errno : 0;
 }
 
 int

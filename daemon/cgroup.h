@@ -24,6 +24,9 @@
  *   S/runs/u<uid>/sup the run's supervisor, outside the code's limits
  *   S/runs/u<uid>/code the code: every limit, oom.group, the figures
  *   S/runs/k<uid>     a session keeper
+ *
+ * A one-shot run's u<uid> is made for it and removed at its reap; a
+ * session's is kept across its runs, removed when its keeper is reaped.
  */
 #ifndef AIRLOCKD_CGROUP_H
 #define AIRLOCKD_CGROUP_H
@@ -75,21 +78,41 @@ int cgroup_init(struct cgroup *cg, const char *root, const char *self, enum cgro
 void cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi);
 
 /*
+ * A session's runs share one run cgroup, kept from the session's first run
+ * to its end (issue 13, finding 6): the workspace pages a run writes stay
+ * charged to the memory cgroup it ran in, and a cgroup removed while pages
+ * are charged to it lives on, dying, until they are freed (with the
+ * session's tmpfs). A kept cgroup's counters run on across runs; each run's
+ * figures are measured from a baseline taken before its sandbox is made.
+ * A fresh cgroup's baseline is all zero.
+ */
+struct cgroup_run_base {
+	bool kept;	/* made or reused for a session: outlives the run */
+	uint64_t usage; /* bytes charged to the code's cgroup before the run */
+	uint64_t ooms;	/* oom kills it had counted before the run */
+};
+
+/*
  * Make the cgroup of one run with its memory limit. A run's cgroup is named
  * for its host uid, which no other live run (of any daemon) shares. v2: the
  * run's node, its supervisor's and code's leaves; the code's cgroup.procs
  * (and the node's, their common ancestor) writable by the group `uid` (the
  * supervisor's host gid), so the supervisor can clone the code into it.
+ * keep: a session's run; a cgroup its earlier runs left is reused, not made
+ * afresh. *ret_base (may be NULL) gets the baseline.
  */
-int cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes);
+int cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, bool keep,
+		      struct cgroup_run_base *ret_base);
 
 /*
- * Set a run's limits on its existing cgroup: memory (no swap beyond it);
- * v2 also the process limit (0: none) and cpu.max as a percentage of one
- * CPU (0: none; only when cg->cpu).
+ * Set a run's limits on its existing cgroup: memory (no swap beyond it),
+ * on top of base->usage (base may be NULL: none), so that the pages a
+ * session's earlier runs left take nothing from this run's limit, as when
+ * they stayed in their own cgroups; v2 also the process limit (0: none) and
+ * cpu.max as a percentage of one CPU (0: none; only when cg->cpu).
  */
-int cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes,
-			 uint32_t processes, uint32_t cpu_percent);
+int cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, const struct cgroup_run_base *base,
+			 uint64_t memory_bytes, uint32_t processes, uint32_t cpu_percent);
 
 /* The fds a run's sandbox needs, opened by the spawner as root. -1: none. */
 struct cgroup_run_fds {
@@ -109,6 +132,7 @@ void cgroup_run_fds_close(struct cgroup_run_fds *fds);
  * Open the run's peak and oom files for reading, for the frontend: it may
  * answer a run as soon as its processes are gone, before the sandbox is
  * reaped (the cgroup directory is not searchable by the service user).
+ * Not for a kept cgroup: its files count more than the run.
  */
 int cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2]);
 
@@ -116,11 +140,20 @@ int cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2])
 int cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom);
 
 /*
- * Read the peak and whether the oom killer fired, then remove the cgroup
- * (v2: after killing whatever is left in it with cgroup.kill). The figures
- * are set even when the removal fails (-errno then).
+ * Read the peak and whether the oom killer fired since base (NULL: since
+ * the cgroup was made), then remove the cgroup (v2: after killing whatever
+ * is left in it with cgroup.kill), or, keep, leave it for the session's
+ * next run (no cgroup.kill then: on 6.1 the next sandboxes cloned into a
+ * cgroup that had one were killed too). The peak of a kept cgroup is not this run's (kernels before
+ * 6.12 cannot reset memory.peak): 0, not measured. The figures are set even
+ * when the removal fails (-errno then).
  */
-int cgroup_run_finish(const struct cgroup *cg, uint32_t uid, uint64_t *ret_peak, bool *ret_oom);
+int cgroup_run_finish(const struct cgroup *cg, uint32_t uid, const struct cgroup_run_base *base,
+		      bool keep, uint64_t *ret_peak, bool *ret_oom);
+
+/* Remove a kept run cgroup once its session is over (no sandbox in it);
+ * 0 when there is none. */
+int cgroup_run_remove(const struct cgroup *cg, uint32_t uid);
 
 /*
  * A session keeper's cgroup (v2 only; elsewhere these do nothing and *ret_fd

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "closefds.h"
 #include "fdpass.h"
 #include "landlock.h"
@@ -342,30 +343,28 @@ static uint64_t
 sb_cgroup_key(int fd, const char *key)
 {
 	char buf[1024];
-	size_t klen = strlen(key);
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	const char *p, *end;
 
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	end = buf + n;
-	for (p = buf; p < end; p++) {
-		if ((p == buf || p[-1] == '\n') && strncmp(p, key, klen) == 0 && p[klen] == ' ') {
-			p += klen;
-			return sb_parse_u64(&p, end);
-		}
-	}
-	return 0;
+	return cgroup_parse_key(buf, key);
 }
 
-/* CPU time of the whole run: the code's cgroup's usage_usec where there is
- * one (exact, every process, no polling of /proc), else from /proc. */
+/*
+ * CPU time of the whole run: the code's cgroup's usage_usec where there is
+ * one (exact, every process, no polling of /proc), less base_ns, what it
+ * held before the run (a session's runs share their cgroup: cgroup.h);
+ * else from /proc.
+ */
 static uint64_t
-sb_run_cpu_ns(const struct sandbox_ctx *ctx)
+sb_run_cpu_ns(const struct sandbox_ctx *ctx, uint64_t base_ns)
 {
-	if (ctx->cpu_stat_fd >= 0)
-		return sb_cgroup_key(ctx->cpu_stat_fd, "usage_usec") * 1000ULL;
+	if (ctx->cpu_stat_fd >= 0) {
+		uint64_t ns = sb_cgroup_key(ctx->cpu_stat_fd, "usage_usec") * 1000ULL;
+
+		return ns > base_ns ? ns - base_ns : 0;
+	}
 	return sb_cpu_ns(ctx->layout);
 }
 
@@ -552,6 +551,7 @@ struct sb_run {
 	uint64_t start_ns;	/* just before its clone */
 	uint64_t end_ns;	/* when the run ended */
 	uint64_t cpu_ns;	/* of the whole run, as last read */
+	uint64_t cpu_base_ns;	/* cpu.stat usage before the run (a session's cgroup) */
 	uint64_t cpu_limit_ns;	/* the plan's */
 	uint64_t pids_max0;	/* pids.events "max" before the run */
 };
@@ -644,6 +644,9 @@ sb_start_code(struct sb_run *r)
 	/* kernfs signals a change of pids.events to a poller that has read it. */
 	if (r->ctx.pids_events_fd >= 0)
 		r->pids_max0 = sb_cgroup_key(r->ctx.pids_events_fd, "max");
+	/* A session's runs share their cgroup: its usage so far is not ours. */
+	if (r->ctx.cpu_stat_fd >= 0)
+		r->cpu_base_ns = sb_cgroup_key(r->ctx.cpu_stat_fd, "usage_usec") * 1000ULL;
 	r->pid = sandbox_code_clone(&r->ctx, &r->pidfd, &move);
 	if (r->pid < 0)
 		sandbox_fail(SANDBOX_STEP_FORK, errno);
@@ -724,7 +727,7 @@ sb_supervise(struct sb_run *r)
 			r->reason = SUP_REASON_PROCS;
 			break;
 		}
-		r->cpu_ns = sb_run_cpu_ns(ctx);
+		r->cpu_ns = sb_run_cpu_ns(ctx, r->cpu_base_ns);
 		if (r->cpu_ns >= r->cpu_limit_ns) {
 			r->reason = SUP_REASON_CPU;
 			break;
@@ -755,7 +758,7 @@ sb_end(struct sb_run *r)
 	}
 	r->status = st;
 	if (r->cpu_ns < r->cpu_limit_ns || r->code_done)
-		r->cpu_ns = sb_run_cpu_ns(ctx);
+		r->cpu_ns = sb_run_cpu_ns(ctx, r->cpu_base_ns);
 	/* The code ended by itself, but not well, after a refused fork. */
 	if (r->reason == SUP_REASON_EXITED && ctx->pids_events_fd >= 0 &&
 	    !(WIFEXITED(st) && WEXITSTATUS(st) == 0) &&

@@ -47,6 +47,42 @@ spawner_uid(const struct spawner *sp, uint32_t slot)
 }
 
 /*
+ * Is the slot a live session's? Its runs then share one cgroup, kept until
+ * the keeper is reaped (cgroup.h, struct cgroup_run_base): a removed cgroup
+ * that still has the workspace's pages charged would live on, dying, for
+ * as long as the session (issue 13, finding 6).
+ */
+static bool
+spawner_session_slot(const struct spawner *sp, uint32_t slot)
+{
+	return sp->keepers[slot].pid != 0;
+}
+
+/* Finish the cgroup of the slot's run; kept while the slot's session lives. */
+static int
+spawner_run_cgroup_finish(struct spawner *sp, uint32_t slot, uint64_t *ret_peak, bool *ret_oom)
+{
+	return cgroup_run_finish(&sp->cg, spawner_uid(sp, slot), &sp->slots[slot].cg_base,
+				 spawner_session_slot(sp, slot), ret_peak, ret_oom);
+}
+
+/* A keeper was reaped: its cgroup goes, and its session's run cgroup when
+ * no run is in it (else that run's reap removes it). */
+static int
+spawner_keeper_cgroup_finish(struct spawner *sp, uint32_t slot)
+{
+	int r = cgroup_keeper_finish(&sp->cg, spawner_uid(sp, slot));
+
+	if (sp->slots[slot].pid == 0) {
+		int r2 = cgroup_run_remove(&sp->cg, spawner_uid(sp, slot));
+
+		if (r == 0)
+			r = r2;
+	}
+	return r;
+}
+
+/*
  * Clone a child (flags: namespaces) born in the cgroup whose directory is
  * cgfd, when there is one and the kernel can: clone3(CLONE_INTO_CGROUP),
  * Linux 5.7+. Born there, the child needs no migration, which would take
@@ -255,7 +291,9 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 		goto fail;
 	}
 	step = "cgroup";
-	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes);
+	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes,
+			      spawner_session_slot(sp, req->uid_slot),
+			      &sp->slots[req->uid_slot].cg_base);
 	if (r < 0)
 		goto fail;
 	cg_made = true;
@@ -332,8 +370,11 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 		int sfds[2] = {-1, -1};
 
 		/* The run's memory figures, readable by the frontend the moment
-		 * the run's processes are gone. Without them it waits for DONE. */
-		if (cgroup_run_open_stats(&sp->cg, spawner_uid(sp, req->uid_slot), sfds) < 0)
+		 * the run's processes are gone. Without them it waits for DONE,
+		 * as a session's run does: its kept cgroup's files count more
+		 * than the run, which only the reap sets apart. */
+		if (sp->slots[req->uid_slot].cg_base.kept ||
+		    cgroup_run_open_stats(&sp->cg, spawner_uid(sp, req->uid_slot), sfds) < 0)
 			sfds[0] = sfds[1] = -1;
 		r = fdpass_send(sp->sock, &ev, sizeof(ev), sfds, sfds[0] >= 0 ? 2 : 0);
 		if (r < 0)
@@ -353,7 +394,7 @@ fail:
 		uint64_t peak;
 		bool oom;
 
-		(void)cgroup_run_finish(&sp->cg, spawner_uid(sp, req->uid_slot), &peak, &oom);
+		(void)spawner_run_cgroup_finish(sp, req->uid_slot, &peak, &oom);
 	}
 out:
 	if (sync[0] >= 0)
@@ -395,8 +436,8 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	if (r < 0)
 		goto kill;
 	step = "cgroup_limit";
-	r = cgroup_run_set_limit(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes,
-				 req->processes, req->cpu_percent);
+	r = cgroup_run_set_limit(&sp->cg, spawner_uid(sp, req->uid_slot), &slot->cg_base,
+				 req->memory_bytes, req->processes, req->cpu_percent);
 	if (r < 0)
 		goto kill;
 	step = "start";
@@ -603,7 +644,7 @@ spawner_reap(struct spawner *sp)
 			/* A keeper: nothing to measure; its cgroup goes. */
 			ev.run_id = sp->keepers[i].run_id;
 			sp->keepers[i].pid = 0;
-			r = cgroup_keeper_finish(&sp->cg, spawner_uid(sp, i));
+			r = spawner_keeper_cgroup_finish(sp, i);
 			if (r < 0)
 				log_warnx("spawner: session %" PRIu32 ": keeper cgroup: %s",
 					  ev.run_id, strerror(-r));
@@ -620,7 +661,7 @@ spawner_reap(struct spawner *sp)
 			close(sp->slots[i].ctl);
 			sp->slots[i].ctl = -1;
 		}
-		r = cgroup_run_finish(&sp->cg, spawner_uid(sp, i), &ev.memory_peak, &oom);
+		r = spawner_run_cgroup_finish(sp, i, &ev.memory_peak, &oom);
 		if (r < 0)
 			log_warnx("spawner: run %" PRIu32 ": cgroup: %s", ev.run_id, strerror(-r));
 		ev.oom = oom;
@@ -775,7 +816,7 @@ spawner_serve(struct spawner *sp)
 			spawner_kill(sp, i, sp->keepers[i].pid);
 			waitpid(sp->keepers[i].pid, NULL, __WALL);
 			sp->keepers[i].pid = 0;
-			(void)cgroup_keeper_finish(&sp->cg, spawner_uid(sp, i));
+			(void)spawner_keeper_cgroup_finish(sp, i);
 		}
 	}
 	for (i = 0; i < sp->nslots; i++)
@@ -784,7 +825,7 @@ spawner_serve(struct spawner *sp)
 			bool oom;
 
 			waitpid(sp->slots[i].pid, NULL, __WALL);
-			(void)cgroup_run_finish(&sp->cg, spawner_uid(sp, i), &peak, &oom);
+			(void)spawner_run_cgroup_finish(sp, i, &peak, &oom);
 			sp->slots[i].pid = 0;
 		}
 	close(sfd);

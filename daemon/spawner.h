@@ -19,6 +19,7 @@ struct spawner_slot {
 	pid_t pid; /* 0 = free */
 	uint32_t run_id;
 	int ctl; /* a prepared sandbox's control socket, until its start; or -1 */
+	struct cgroup_run_base cg_base; /* a run's: its cgroup before the run */
 };
 
 struct spawner {

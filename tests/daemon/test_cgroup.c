@@ -42,6 +42,7 @@ static char killed[64]; /* cgroup.kill of the last directory removed (rmdir_auto
 /* The control files of a new v1 and of a new v2 cgroup, with their content. */
 static const char *const v1_files[][2] = {
 	{"memory.limit_in_bytes", ""},
+	{"memory.usage_in_bytes", "0\n"},
 	{"memory.max_usage_in_bytes", ""},
 	{"memory.memsw.limit_in_bytes", ""},
 	{"memory.oom_control", "oom_kill 0\n"},
@@ -56,6 +57,7 @@ static const char *const v2_files[][2] = {
 	{"memory.max", "max\n"},
 	{"memory.swap.max", "max\n"},
 	{"memory.oom.group", "0\n"},
+	{"memory.current", "0\n"},
 	{"memory.peak", "0\n"},
 	{"memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"},
 	{"pids.max", "max\n"},
@@ -273,6 +275,42 @@ exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+/* A session's next run: its kept cgroup reused, with the baseline of what
+ * is in it (usage, ooms); its limit of 1 MiB set on top of the usage. */
+static void
+kept_next_run(const struct cgroup *cg, uint32_t uid, uint64_t usage, uint64_t ooms,
+	      struct cgroup_run_base *ret_base)
+{
+	assert_int_equal(cgroup_run_create(cg, uid, 1 << 20, true, ret_base), 0);
+	assert_true(ret_base->kept);
+	assert_int_equal(ret_base->usage, usage);
+	assert_int_equal(ret_base->ooms, ooms);
+	assert_int_equal(cgroup_run_set_limit(cg, uid, ret_base, 1 << 20, 0, 0), 0);
+}
+
+/* A session's last run ends with no oom kill of its own and no peak; then
+ * the session ends: its run cgroup (dir) goes, and a second removal finds
+ * nothing to do. */
+static void
+kept_last_run(const struct cgroup *cg, uint32_t uid, const struct cgroup_run_base *base,
+	      const char *dir)
+{
+	uint64_t peak = 1;
+	bool oom = true;
+
+	assert_int_equal(cgroup_run_finish(cg, uid, base, true, &peak, &oom), 0);
+	assert_int_equal(peak, 0);
+	assert_false(oom);
+	assert_true(exists(dir));
+	if (cg->kind == CGROUP_V1) {
+		expect_string(__wrap_rmdir, path, dir);
+		will_return(__wrap_rmdir, 0);
+	}
+	assert_int_equal(cgroup_run_remove(cg, uid), 0);
+	assert_false(exists(dir));
+	assert_int_equal(cgroup_run_remove(cg, uid), 0);
+}
+
 /* ---- create ---- */
 
 /* The memory limit goes to limit_in_bytes and memsw of a new cgroup. */
@@ -281,10 +319,14 @@ test_create_writes_limit(void **state)
 {
 	struct fixture *f = *state;
 
+	struct stat st;
+
 	fake_cgroupfs = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 268435456ULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 268435456ULL, false, NULL), 0);
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "268435456");
 	assert_string_equal(rd_file(f, "memory.memsw.limit_in_bytes"), "268435456");
+	assert_int_equal(stat(f->dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
 }
 
 /* The whole uint64 range is written in decimal. */
@@ -294,7 +336,7 @@ test_create_writes_max_limit(void **state)
 	struct fixture *f = *state;
 
 	fake_cgroupfs = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, UINT64_MAX), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, UINT64_MAX, false, NULL), 0);
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "18446744073709551615");
 }
 
@@ -306,7 +348,7 @@ test_create_without_memsw(void **state)
 
 	fake_cgroupfs = true;
 	no_memsw = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, NULL), 0);
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "1048576");
 	assert_null(rd_file(f, "memory.memsw.limit_in_bytes"));
 }
@@ -323,7 +365,7 @@ test_create_replaces_stale(void **state)
 	fake_cgroupfs = true;
 	expect_string(__wrap_rmdir, path, f->dir);
 	will_return(__wrap_rmdir, 0);
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, NULL), 0);
 	assert_string_equal(rd_file(f, "memory.oom_control"), "oom_kill 0\n");
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "1048576");
 }
@@ -337,23 +379,52 @@ test_create_stale_busy(void **state)
 	mk_rundir(f);
 	expect_string(__wrap_rmdir, path, f->dir);
 	will_return(__wrap_rmdir, EBUSY);
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576), -EBUSY);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, NULL), -EBUSY);
 }
 
-/* The run's directory is made (0700) when absent; without a limit file create fails. */
+/* A directory made without a cgroup's files (not a memory cgroup): create
+ * fails, and takes the directory away again. */
 static void
 test_create_makes_dir_fails_without_limit(void **state)
 {
 	struct fixture *f = *state;
-	struct stat st;
 
 	assert_false(exists(f->dir));
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576), -ENOENT);
-	assert_int_equal(stat(f->dir, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(st.st_mode & 07777, 0700);
-	/* Nothing was created with the directory: a real cgroup brings its files. */
-	assert_null(rd_file(f, "memory.limit_in_bytes"));
+	expect_string(__wrap_rmdir, path, f->dir);
+	will_return(__wrap_rmdir, 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, NULL), -ENOENT);
+	assert_false(exists(f->dir));
+}
+
+/* v1, a session's cgroup: reused, the limit on top of its usage (memsw
+ * too), oom kills counted from the baseline, no peak; removed at the end. */
+static void
+test_create_kept(void **state)
+{
+	struct fixture *f = *state;
+	struct cgroup_run_base base;
+	char p[700];
+	uint64_t peak = 1;
+	bool oom = true;
+
+	fake_cgroupfs = true;
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, true, &base), 0);
+	assert_true(base.kept);
+	assert_int_equal(cgroup_run_finish(&f->cg, UID, &base, true, &peak, &oom), 0);
+	assert_int_equal(peak, 0);
+	assert_false(oom);
+	assert_true(exists(f->dir));
+	/* What the first run left: files, one oom kill. */
+	snprintf(p, sizeof(p), "%s/memory.usage_in_bytes", f->dir);
+	assert_int_equal(unlink(p), 0);
+	mk_file(f, "memory.usage_in_bytes", "4096\n");
+	snprintf(p, sizeof(p), "%s/memory.oom_control", f->dir);
+	assert_int_equal(unlink(p), 0);
+	mk_file(f, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+	kept_next_run(&f->cg, UID, 4096, 1, &base);
+	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "1052672");
+	assert_string_equal(rd_file(f, "memory.memsw.limit_in_bytes"), "1052672");
+	kept_last_run(&f->cg, UID, &base, f->dir);
 }
 
 /* No hierarchy at base: the mkdir error is returned. */
@@ -364,7 +435,7 @@ test_create_no_base(void **state)
 	struct cgroup cg = f->cg;
 
 	snprintf(cg.base, sizeof(cg.base), "%s/missing", f->cg.base);
-	assert_int_equal(cgroup_run_create(&cg, UID, 1048576), -ENOENT);
+	assert_int_equal(cgroup_run_create(&cg, UID, 1048576, false, NULL), -ENOENT);
 }
 
 /* ---- open_self ---- */
@@ -378,7 +449,7 @@ test_open_self(void **state)
 	int fd = -1;
 
 	fake_cgroupfs = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536, false, NULL), 0);
 	assert_int_equal(open_self(&f->cg, UID, &fd), 0);
 	assert_true(fd >= 0);
 	assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
@@ -407,7 +478,7 @@ finish(struct fixture *f, int err, uint64_t *peak, bool *oom)
 {
 	expect_string(__wrap_rmdir, path, f->dir);
 	will_return(__wrap_rmdir, err);
-	return cgroup_run_finish(&f->cg, UID, peak, oom);
+	return cgroup_run_finish(&f->cg, UID, NULL, false, peak, oom);
 }
 
 /* Peak and an oom kill are read back, and the cgroup is removed. */
@@ -517,7 +588,7 @@ test_lifecycle(void **state)
 	bool oom = true;
 
 	fake_cgroupfs = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536, false, NULL), 0);
 	{
 		int fd = -1;
 
@@ -618,7 +689,7 @@ test_disabled_noop(void **state)
 	bool oom = true;
 
 	cg.kind = CGROUP_NONE;
-	assert_int_equal(cgroup_run_create(&cg, UID, 1048576), 0);
+	assert_int_equal(cgroup_run_create(&cg, UID, 1048576, false, NULL), 0);
 	assert_false(exists(f->dir));
 	{
 		int fd = 7;
@@ -631,7 +702,7 @@ test_disabled_noop(void **state)
 	mk_rundir(f);
 	mk_file(f, "memory.max_usage_in_bytes", "999\n");
 	mk_file(f, "memory.oom_control", "oom_kill 1\n");
-	assert_int_equal(cgroup_run_finish(&cg, UID, &peak, &oom), 0);
+	assert_int_equal(cgroup_run_finish(&cg, UID, NULL, false, &peak, &oom), 0);
 	assert_int_equal(peak, 0);
 	assert_false(oom);
 	assert_true(exists(f->dir));
@@ -833,7 +904,7 @@ test_v2_run_create(void **state)
 	struct stat st;
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 268435456ULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 268435456ULL, false, NULL), 0);
 	snprintf(code, sizeof(code), "%s/code", f->node);
 	snprintf(sup, sizeof(sup), "%s/sup", f->node);
 	assert_string_equal(get(f->node, "cgroup.subtree_control"), "+memory +pids +cpu");
@@ -869,7 +940,7 @@ test_v2_run_create_unlimited(void **state)
 	char code[900];
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 0), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 0, false, NULL), 0);
 	snprintf(code, sizeof(code), "%s/code", f->node);
 	assert_string_equal(get(code, "memory.max"), "max");
 }
@@ -883,22 +954,22 @@ test_v2_set_limit(void **state)
 
 	v2_init(f);
 	snprintf(code, sizeof(code), "%s/code", f->node);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
-	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, 64 << 20, 16, 50), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
+	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, NULL, 64 << 20, 16, 50), 0);
 	assert_string_equal(get(code, "memory.max"), "67108864");
 	assert_string_equal(get(code, "pids.max"), "16");
 	assert_string_equal(get(code, "cpu.max"), "50000 100000");
-	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, 0, 0, 0), 0);
+	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, NULL, 0, 0, 0), 0);
 	assert_string_equal(get(code, "memory.max"), "max");
 	assert_string_equal(get(code, "pids.max"), "max");
 	assert_string_equal(get(code, "cpu.max"), "max 100000");
 	/* Above PID_MAX_LIMIT the kernel takes only "max". */
-	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, 1, UINT32_MAX, 250), 0);
+	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, NULL, 1, UINT32_MAX, 250), 0);
 	assert_string_equal(get(code, "pids.max"), "max");
 	assert_string_equal(get(code, "cpu.max"), "250000 100000");
 	/* Without the cpu controller cpu.max is left alone. */
 	f->cg.cpu = false;
-	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, 1, 1, 10), 0);
+	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, NULL, 1, 1, 10), 0);
 	assert_string_equal(get(code, "cpu.max"), "250000 100000");
 }
 
@@ -914,7 +985,7 @@ test_v2_run_open(void **state)
 	int *all[5], i;
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
 	assert_int_equal(cgroup_run_open(&f->cg, V2UID, &fds), 0);
 	all[0] = &fds.into, all[1] = &fds.self, all[2] = &fds.code, all[3] = &fds.cpu_stat;
 	all[4] = &fds.pids_events;
@@ -967,7 +1038,7 @@ test_v2_stats(void **state)
 	int fds[2];
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
 	assert_int_equal(cgroup_run_open_stats(&f->cg, V2UID, fds), 0);
 	assert_int_equal(cgroup_read_stats(fds[0], fds[1], &peak, &oom), 0);
 	assert_int_equal(peak, 0);
@@ -993,12 +1064,12 @@ test_v2_finish(void **state)
 	bool oom = false;
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
 	snprintf(p, sizeof(p), "%s/code/memory.peak", f->node);
 	put(p, "4096\n");
 	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
 	put(p, "oom 2\noom_kill 2\noom_group_kill 0\n");
-	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &peak, &oom), 0);
+	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, NULL, false, &peak, &oom), 0);
 	assert_int_equal(peak, 4096);
 	assert_true(oom);
 	assert_string_equal(killed, "1");
@@ -1016,14 +1087,14 @@ test_v2_finish_busy(void **state)
 	bool oom = false;
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
 	snprintf(p, sizeof(p), "%s/code/memory.peak", f->node);
 	put(p, "8192\n");
 	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
 	put(p, "oom 1\noom_kill 1\noom_group_kill 0\n");
 	snprintf(p, sizeof(p), "%s/code/x", f->node);
 	assert_int_equal(mkdir(p, 0755), 0);
-	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &peak, &oom), -EBUSY);
+	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, NULL, false, &peak, &oom), -EBUSY);
 	assert_int_equal(peak, 8192);
 	assert_true(oom);
 }
@@ -1036,13 +1107,79 @@ test_v2_create_replaces_stale(void **state)
 	char p[1000];
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
 	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
 	put(p, "oom_kill 3\n");
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 2 << 20), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 2 << 20, false, NULL), 0);
 	snprintf(p, sizeof(p), "%s/code", f->node);
 	assert_int_equal(cgroup_parse_key(get(p, "memory.events"), "oom_kill"), 0);
 	assert_string_equal(get(p, "memory.max"), "2097152");
+}
+
+/*
+ * A session's runs share their cgroup (issue 13, finding 6): kept, it is
+ * reused as it is; each run's limit is on top of what is charged to it
+ * before the run, its oom verdict counts kills since then, its peak is not
+ * measured; removed when the session ends.
+ */
+static void
+test_v2_kept(void **state)
+{
+	struct v2fix *f = *state;
+	struct cgroup_run_base base;
+	char code[1000], p[1000];
+	uint64_t peak = 1;
+	bool oom = true;
+
+	v2_init(f);
+	snprintf(code, sizeof(code), "%s/code", f->node);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, &base), 0);
+	assert_true(base.kept);
+	assert_int_equal(base.usage, 0);
+	assert_int_equal(base.ooms, 0);
+	/* The first run wrote files and was oom-killed once. */
+	snprintf(p, sizeof(p), "%s/memory.peak", code);
+	put(p, "9000000\n");
+	snprintf(p, sizeof(p), "%s/memory.events", code);
+	put(p, "oom 1\noom_kill 1\noom_group_kill 1\n");
+	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &base, true, &peak, &oom), 0);
+	assert_int_equal(peak, 0);
+	assert_true(oom);
+	assert_true(exists(code));
+	/* No cgroup.kill on a kept cgroup (6.1 killed the next sandboxes). */
+	assert_string_equal(get(f->node, "cgroup.kill"), "");
+	/* The next run: the same cgroup, a baseline of what is in it. */
+	snprintf(p, sizeof(p), "%s/memory.current", code);
+	put(p, "65536\n");
+	kept_next_run(&f->cg, V2UID, 65536, 2, &base);
+	assert_string_equal(get(code, "memory.max"), "1114112");
+	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, &base, 0, 0, 0), 0);
+	assert_string_equal(get(code, "memory.max"), "max");
+	/* The first run's kills are not this one's. */
+	kept_last_run(&f->cg, V2UID, &base, f->node);
+}
+
+/* The session ended while its run was alive: that run's reap removes the
+ * cgroup, with the figures measured from its baseline. */
+static void
+test_v2_kept_finish_removes(void **state)
+{
+	struct v2fix *f = *state;
+	struct cgroup_run_base base;
+	char p[1000];
+	uint64_t peak = 1;
+	bool oom = true;
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, &base), 0);
+	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
+	put(p, "oom_kill 4\n");
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, &base), 0);
+	assert_int_equal(base.ooms, 4);
+	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &base, false, &peak, &oom), 0);
+	assert_int_equal(peak, 0);
+	assert_false(oom);
+	assert_false(exists(f->node));
 }
 
 /* A keeper: its own leaf, memory.max its workspace plus slack, few pids. */
@@ -1092,7 +1229,7 @@ test_v2_sweep(void **state)
 	char other[900], k[900], foreign[900];
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
 	assert_int_equal(cgroup_keeper_create(&f->cg, V2UID + 2, 1 << 20), 0);
 	snprintf(other, sizeof(other), "%s/runs/notours", f->svc);
 	assert_int_equal(mkdir(other, 0755), 0);
@@ -1145,6 +1282,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_create_makes_dir_fails_without_limit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_create_no_base, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_self, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_self_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_oom_kill, setup, teardown),
@@ -1174,6 +1312,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_v2_finish_busy, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_create_replaces_stale, v2_setup,
 						v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_kept, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_kept_finish_removes, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_keeper, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_sweep, v2_setup, v2_teardown),
 		cmocka_unit_test(test_parse_key),

@@ -168,6 +168,33 @@ check "session put" as_agent airlock put "$sid" "$tmp/data.csv" data.csv
 check "session run reads the file and writes one" sh -c "[ \"\$(cd $tmp && runuser -u agent -- airlock run --session $sid -c 'print(open(\"data.csv\").read().count(\",\")); open(\"out.txt\",\"w\").write(\"made\")')\" = 2 ]"
 check "session files lists both" sh -c "cd $tmp && runuser -u agent -- airlock files $sid | grep -q out.txt"
 check "session get" sh -c "[ \"\$(cd $tmp && runuser -u agent -- airlock get $sid out.txt -)\" = made ]"
+# Issue 13, finding 6: a session's runs share one cgroup; with one per run,
+# each run that wrote the workspace left a dying memory cgroup (its pages
+# stay charged to it) for the session's life. Its figures stay per run.
+dying() { sed -n 's/^nr_dying_descendants //p' "$runs_cg/cgroup.stat" 2>/dev/null; }
+d0=$(dying)
+i=0
+while [ $i -lt 20 ] && as_agent airlock run --session "$sid" --lang sh -c "head -c 65536 /dev/zero >w$i" >/dev/null 2>&1; do
+	i=$((i + 1))
+done
+d1=$(dying)
+check "20 session runs writing the workspace leave no dying memory cgroups (nr_dying_descendants ${d0:-?} then ${d1:-?}, $i runs)" \
+	sh -c "[ $i = 20 ] && [ -n '$d0' ] && [ -n '$d1' ] && [ \$(($d1 - $d0)) -le 1 ]"
+run_json "session run: 300 MiB in a 64 MiB run ends memory_limit" memory_limit --session "$sid" --memory 64M \
+	-c 'b = bytearray(300 << 20)
+for i in range(0, len(b), 4096): b[i] = 1' || true
+run_json "session run after it: 32 MiB in 64 MiB exits (not blamed)" exited --session "$sid" --memory 64M \
+	-c 'b = bytearray(32 << 20)
+for i in range(0, len(b), 4096): b[i] = 1' || true
+run_json "session run: a 1 s cpu spin exits" exited --session "$sid" --cpu 10 --wall 30 -c '
+import time
+t = time.process_time()
+while time.process_time() - t < 1: pass' || true
+run_json "session run: true exits" exited --session "$sid" --lang sh -c true || true
+c1=$(json_get "$tmp/session run: a 1 s cpu spin exits.json" 'd["cpu_ms"]' 2>/dev/null || echo x)
+c2=$(json_get "$tmp/session run: true exits.json" 'd["cpu_ms"]' 2>/dev/null || echo x)
+check "session runs' cpu_ms are their own (1 s spin ${c1} ms, then true ${c2} ms)" sh -c \
+	"[ $c1 -ge 900 ] && [ $c1 -le 2500 ] && [ $c2 -lt 300 ]"
 check "session close" as_agent airlock session close "$sid"
 check "closed session is gone" sh -c "! (cd $tmp && runuser -u agent -- airlock files $sid) >/dev/null 2>&1"
 
