@@ -18,16 +18,14 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import die_with_runner  # noqa: E402
+from airlock_testlib import Daemon  # noqa: E402
 
 
 VARIANTS = ["lib", "cli", "bare", "ns", "bwrap"]
@@ -36,8 +34,7 @@ PAYLOADS = ["true", "sh-c-true", "py-pass", "py-print"]
 PAYLOAD_LABEL = {"true": "exec /bin/true", "sh-c-true": "sh -c true",
                  "py-pass": "python pass", "py-print": "python print(1)"}
 CLIENTS = [1, 2, 8, 32]
-CONFIG = ("[sandbox]\nuid_base = 1000000\n[daemon]\nmax_runs = 64\n"
-          "max_runs_per_uid = 64\nmax_connections_per_uid = 64\n")
+CONFIG = "[daemon]\nmax_runs = 64\nmax_runs_per_uid = 64\nmax_connections_per_uid = 64\n"
 
 
 def log(msg):
@@ -52,46 +49,6 @@ def find_bwrap(allow_install):
                        stdout=subprocess.DEVNULL, check=False)
         path = shutil.which("bwrap")
     return path
-
-
-class Daemon:
-    def __init__(self, airlockd, airlock):
-        self.dir = tempfile.mkdtemp(prefix="airlock-bench-")
-        os.chmod(self.dir, 0o755)
-        self.sock = os.path.join(self.dir, "airlock.sock")
-        self.conf = os.path.join(self.dir, "airlockd.conf")
-        with open(self.conf, "w") as f:
-            f.write(CONFIG)
-        os.chmod(self.conf, 0o644)
-        self.logf = open(os.path.join(self.dir, "airlockd.log"), "w")
-        self.proc = subprocess.Popen(
-            [airlockd, "--foreground", "--user", "nobody", "--socket", self.sock,
-             "--config", self.conf], stdout=self.logf, stderr=self.logf,
-            preexec_fn=die_with_runner)
-        for _ in range(500):
-            if self.proc.poll() is not None:
-                raise SystemExit("bench: airlockd exited: see " + self.logf.name)
-            if os.path.exists(self.sock) and subprocess.run(
-                    [airlock, "--socket", self.sock, "ping"], stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL).returncode == 0:
-                return
-            time.sleep(0.02)
-        raise SystemExit("bench: airlockd did not answer")
-
-    def frontend_pid(self):
-        out = subprocess.run(["pgrep", "-P", str(self.proc.pid), "-u", "nobody"],
-                             capture_output=True, text=True).stdout.split()
-        return int(out[0]) if out else None
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.logf.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def run_bench(args, *cmd):
@@ -123,7 +80,7 @@ def trace_phases(args, nruns):
     d = args.daemon
     out = os.path.join(d.dir, "strace.txt")
     st = subprocess.Popen(["strace", "-f", "-ttt", "-T", "-o", out, "-p", str(d.proc.pid),
-                           "-p", str(d.frontend_pid())],
+                           "-p", str(d.frontend)],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.0)
     run_bench(args, "--variants", "lib", "loop", "lib", 0, nruns, 100)
@@ -131,7 +88,7 @@ def trace_phases(args, nruns):
     st.send_signal(signal.SIGINT)
     st.wait()
     shutil.copy(out, "/tmp/airlock-bench-strace.txt")
-    return parse_strace(out, d.proc.pid, d.frontend_pid())
+    return parse_strace(out, d.proc.pid, d.frontend)
 
 
 def read_strace(path):
@@ -280,7 +237,12 @@ def main():
         os.cpu_count(), os.uname().release, cpu, "quick" if args.quick else "full"))
 
     t_start = time.time()
-    args.daemon = Daemon(args.airlockd, args.airlock)
+    args.daemon = Daemon(args.airlockd, CONFIG, prefix="airlock-bench-")
+    try:
+        args.daemon.start()
+    except RuntimeError as e:
+        args.daemon.remove()
+        raise SystemExit("bench: %s" % e)
     try:
         mem = {}
         mem_out = run_bench(args, "memory", args.daemon.proc.pid, 65534, 8, 32)
@@ -313,7 +275,7 @@ def main():
 
         phases = trace_phases(args, args.phases) if args.phases else None
     finally:
-        args.daemon.stop()
+        args.daemon.remove()
 
     # ---- report ----
     print("## Latency (ms; one run at a time, round-robin over variants and payloads)\n")

@@ -19,14 +19,15 @@ Exit status: 0 all well, 1 a difference, 77 (skip) without the test suite.
 import argparse
 import base64
 import concurrent.futures
-import ctypes
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from airlock_testlib import Daemon  # noqa: E402
 
 # Most modules take a few seconds on the development machine (2 CPUs; host
 # plus sandbox, 4 at a time: about two minutes in all). test_signal (50 s)
@@ -65,59 +66,17 @@ LIMITS = ["--wall", "240", "--cpu", "120", "--memory", "1G",
           "--limit", "workspace_bytes=512M", "--limit", "open_files=1024",
           "--limit", "output_bytes=4M"]
 
-_LIBC = ctypes.CDLL(None, use_errno=True)
-_RUNNER_PID = os.getpid()
-UID_BASE = 900000 + 4096 * 31
-UID_COUNT = 256
 
+class CompatDaemon(Daemon):
+    """The daemon, at max_runs, and the airlock command that drives it."""
 
-def _die_with_runner():
-    if _LIBC.prctl(1, int(signal.SIGKILL), 0, 0, 0) != 0 or os.getppid() != _RUNNER_PID:
-        os._exit(126)
-
-
-class Daemon:
-    def __init__(self, airlockd, airlock):
-        self.airlockd = airlockd
+    def __init__(self, airlockd, airlock, max_runs):
+        super().__init__(
+            airlockd,
+            "[daemon]\nmax_runs = %d\nmax_runs_per_uid = %d\n"
+            "[limits]\ncpu_ms_max = 300000\nprocesses_max = 1024\n" % (max_runs, max_runs),
+            prefix="airlock-compat-")
         self.airlock = airlock
-        self.dir = tempfile.mkdtemp(prefix="airlock-compat-")
-        os.chmod(self.dir, 0o755)
-        self.sock = os.path.join(self.dir, "airlock.sock")
-        self.config = os.path.join(self.dir, "airlockd.conf")
-        self.log = os.path.join(self.dir, "airlockd.log")
-        self.proc = None
-
-    def start(self, max_runs):
-        with open(self.config, "w") as f:
-            f.write("[sandbox]\nuid_base = %d\nuid_count = %d\n" % (UID_BASE, UID_COUNT))
-            f.write("[daemon]\nmax_runs = %d\nmax_runs_per_uid = %d\n" % (max_runs, max_runs))
-            f.write("[limits]\ncpu_ms_max = 300000\nprocesses_max = 1024\n")
-        os.chmod(self.config, 0o600)
-        logf = open(self.log, "wb")
-        env = dict(os.environ)
-        env.pop("AIRLOCK_SOCKET", None)
-        self.proc = subprocess.Popen(
-            [self.airlockd, "--foreground", "--user", "nobody", "--socket", self.sock,
-             "--config", self.config],
-            stdout=logf, stderr=logf, env=env, start_new_session=True,
-            preexec_fn=_die_with_runner)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("airlockd exited: " + open(self.log).read())
-            if os.path.exists(self.sock) and self.cli(["ping"]).returncode == 0:
-                return
-            time.sleep(0.05)
-        raise RuntimeError("airlockd did not answer within 10 s")
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
     def cli(self, args, timeout=60):
         return subprocess.run([self.airlock, "--socket", self.sock] + args,
@@ -222,8 +181,8 @@ def main():
     have_suite = subprocess.run([args.python, "-c", "import test.libregrtest"],
                                 capture_output=True).returncode == 0
 
-    d = Daemon(args.airlockd, args.airlock)
-    d.start(max_runs=max(2, args.jobs))
+    d = CompatDaemon(args.airlockd, args.airlock, max(2, args.jobs))
+    d.start()
     failed = []
     try:
         if not smoke(d, args.python):

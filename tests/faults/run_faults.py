@@ -17,81 +17,17 @@ any failure.
 """
 import argparse
 import os
-import re
 import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import die_with_runner  # noqa: E402
-
-
-UID_BASE = 900000 + 4096 * 32  # k large: small k are common in other tests
-UID_COUNT = 256
-MINE = set()  # pids of our own daemon(s)
-
-
-def foreign(pid, mine):
-    """Is pid below an airlockd other than ours (another test's daemon that
-    happens to use an overlapping uid range)? A process of ours that escaped
-    would be reparented away from every airlockd, so it still counts."""
-    seen, other = 0, False
-    while pid > 1 and seen < 64:
-        seen += 1
-        try:
-            st = open("/proc/%d/stat" % pid).read()
-        except OSError:
-            return other
-        if pid in mine:
-            return False
-        other = other or st[st.find("(") + 1:st.rfind(")")] == "airlockd"
-        pid = int(st[st.rfind(")") + 2:].split()[1])
-    return other
-
-
-def children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                st = open("/proc/%s/stat" % d).read()
-            except OSError:
-                continue
-            if int(st[st.rfind(")") + 2:].split()[1]) == pid:
-                out.append(int(d))
-    return out
-
-
-def uid_procs():
-    found = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                for line in open("/proc/%s/status" % d):
-                    if line.startswith("Uid:"):
-                        if (UID_BASE <= int(line.split()[1]) < UID_BASE + UID_COUNT
-                                and not foreign(int(d), MINE)):
-                            found.append(int(d))
-                        break
-            except OSError:
-                pass
-    return found
-
-
-def wait_for(pred, timeout, step=0.05):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
+from airlock_testlib import Daemon, wait_for  # noqa: E402
 
 
 # A minimal msgpack encoder for the few messages sent here by hand.
@@ -111,63 +47,20 @@ def mp_msg(**kv):
     return out
 
 
-class Daemon:
+class FaultsDaemon(Daemon):
+    """The daemon (a log for each start) and the airlock command."""
+
     def __init__(self, args):
-        self.airlockd, self.airlock = args.airlockd, args.airlock
-        self.dir = tempfile.mkdtemp(prefix="airlock-faults-")
-        os.chmod(self.dir, 0o755)
-        self.sock = os.path.join(self.dir, "airlock.sock")
-        self.config = os.path.join(self.dir, "airlockd.conf")
-        with open(self.config, "w") as f:
-            f.write("[daemon]\nmax_runs = 16\nmax_runs_per_uid = 16\nprepared_sandboxes = 0\n"
-                    "[sandbox]\nuid_base = %d\nuid_count = %d\n" % (UID_BASE, UID_COUNT))
-        os.chmod(self.config, 0o644)
-        self.proc = None
-        self.nstart = 0
+        super().__init__(args.airlockd,
+                         "[daemon]\nmax_runs = 16\nmax_runs_per_uid = 16\nprepared_sandboxes = 0\n",
+                         prefix="airlock-faults-", debug=True)
+        self.airlock = args.airlock
 
     def start(self):
-        self.nstart += 1
-        self.log = os.path.join(self.dir, "airlockd-%d.log" % self.nstart)
-        t0 = time.time()
-        self.proc = subprocess.Popen(
-            [self.airlockd, "--foreground", "--debug", "--user", "nobody", "--socket", self.sock,
-             "--config", self.config],
-            stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=die_with_runner)
-        if not wait_for(lambda: self.proc.poll() is not None or self.ping(), 10):
-            raise RuntimeError("airlockd did not answer within 10 s")
-        if self.proc.poll() is not None:
-            raise RuntimeError("airlockd exited: " + open(self.log).read()[-2000:])
-        self.ready_s = time.time() - t0
-        m = re.search(r"cgroup v1 memory controller at (\S+)", open(self.log).read())
-        self.cgroup = m.group(1) if m else None
-        self.frontend = wait_for(lambda: children(self.proc.pid), 2)[0]
-        MINE.update([self.proc.pid, self.frontend])
-
-    def ping(self):
-        try:
-            return subprocess.run([self.airlock, "--socket", self.sock, "ping"],
-                                  capture_output=True, timeout=5).returncode == 0
-        except subprocess.TimeoutExpired:
-            return False
+        return super().start(log="airlockd-%d.log" % (self.nstart + 1))
 
     def run_cmd(self, *code, wall="60"):
         return [self.airlock, "--socket", self.sock, "--json", "run", "--wall", wall, "--lang", "sh", "-c"] + list(code)
-
-    def cgroups(self):
-        if not self.cgroup or not os.path.isdir(self.cgroup):
-            return []
-        return [d for d in os.listdir(self.cgroup)
-                if re.match(r"^u\d+$", d) and UID_BASE <= int(d[1:]) < UID_BASE + UID_COUNT]
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
     def connect(self):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -195,15 +88,15 @@ def quick_runs(d, n=10):
 def t_vanished_client(d):
     why = []
     p = subprocess.Popen(d.run_cmd("sleep 60"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if not wait_for(uid_procs, 5):
+    if not wait_for(d.sandbox_procs, 5):
         why.append("the run never started")
     p.kill()
     p.wait()
-    left = not wait_for(lambda: not uid_procs(), 5)
+    left = not wait_for(lambda: not d.sandbox_procs(), 5)
     if left:
-        why.append("sandbox processes still there 5 s after the client died: %s" % uid_procs())
-    if not wait_for(lambda: not d.cgroups(), 3):
-        why.append("run cgroups left: %s" % d.cgroups())
+        why.append("sandbox processes still there 5 s after the client died: %s" % d.sandbox_procs())
+    if not wait_for(lambda: not d.run_cgroups(), 3):
+        why.append("run cgroups left: %s" % d.run_cgroups())
     return why
 
 
@@ -265,9 +158,9 @@ def t_kill(d, which):
     why = []
     clients = [subprocess.Popen(d.run_cmd("sleep 60"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                for _ in range(6)]
-    if not wait_for(lambda: len(uid_procs()) >= 6, 10):
-        why.append("the runs never all started (%d sandbox processes)" % len(uid_procs()))
-    old_cgroups = d.cgroups()
+    if not wait_for(lambda: len(d.sandbox_procs()) >= 6, 10):
+        why.append("the runs never all started (%d sandbox processes)" % len(d.sandbox_procs()))
+    old_cgroups = d.run_cgroups()
     victim = d.proc.pid if which == "spawner" else d.frontend
     spawner = d.proc.pid
     os.kill(victim, signal.SIGKILL)
@@ -283,8 +176,8 @@ def t_kill(d, which):
             answers.append("hang")
     if "hang" in answers or 0 in answers:
         why.append("client answers after the kill: %s (want an error or EOF within 10 s each)" % answers)
-    if not wait_for(lambda: not uid_procs(), 5):
-        why.append("sandbox processes survived the %s's death: %s" % (which, uid_procs()))
+    if not wait_for(lambda: not d.sandbox_procs(), 5):
+        why.append("sandbox processes survived the %s's death: %s" % (which, d.sandbox_procs()))
     if which == "frontend":
         try:
             d.proc.wait(5)
@@ -303,9 +196,11 @@ def t_kill(d, which):
     p = subprocess.run(d.run_cmd("echo again", wall="5"), capture_output=True, timeout=20)
     if p.returncode != 0 or b'"stdout":"again\\n"' not in p.stdout:
         why.append("the restarted daemon's first run failed: %d %r %r" % (p.returncode, p.stdout[:200], p.stderr[:200]))
-    left = d.cgroups()
-    if left:
-        why.append("run cgroups of the old runs left after restart: %s (were %s)" % (left, old_cgroups))
+    # A run's cgroup goes once its supervisor is reaped, which may be just
+    # after its result is sent: a moment for that, as in t_vanished_client.
+    if not wait_for(lambda: not d.run_cgroups(), 3):
+        why.append("run cgroups left 3 s after the restarted daemon's run: %s (the old runs': %s)"
+                   % (d.run_cgroups(), old_cgroups))
     print("#   kill_%s: client exit codes %s, restart answered in %.2f s" % (which, answers, d.ready_s))
     return why
 
@@ -316,7 +211,7 @@ def main():
     ap.add_argument("--airlock", required=True)
     ap.add_argument("only", nargs="*")
     args = ap.parse_args()
-    d = Daemon(args)
+    d = FaultsDaemon(args)
     tests = [("vanished_client", t_vanished_client), ("unread_replies", t_unread_replies),
              ("slow_reader", t_slow_reader), ("kill_spawner", lambda d: t_kill(d, "spawner")),
              ("kill_frontend", lambda d: t_kill(d, "frontend"))]
@@ -342,7 +237,7 @@ def main():
                 print("ok %s" % name, flush=True)
     finally:
         d.stop()
-        for pid in uid_procs():  # never leave a sandbox behind, whatever failed
+        for pid, _ in d.sandbox_procs():  # never leave a sandbox behind, whatever failed
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

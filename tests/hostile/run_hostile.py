@@ -32,7 +32,6 @@ import re
 import secrets
 import shlex
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -42,13 +41,10 @@ import time
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import die_with_runner  # noqa: E402
+from airlock_testlib import Daemon  # noqa: E402
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-UID_BASE = 900000 + 4096 * 30  # k large: small k are common in other tests
-UID_COUNT = 256
-MINE = set()  # pids of our own daemon(s)
 SECRET_VAR = "AIRLOCK_HOSTILE_SECRET"
 
 
@@ -85,60 +81,36 @@ class Listener:
                 return
 
 
-class Ctx:
+class Ctx(Daemon):
+    """The daemon (its environment and config hold the host secret), the
+    host-side bait, and the substitutions the cases' text may use."""
+
     def __init__(self, args):
-        self.airlockd = args.airlockd
-        self.airlock = args.airlock
-        self.dir = tempfile.mkdtemp(prefix="airlock-hostile-")
-        os.chmod(self.dir, 0o755)
-        self.sock = os.path.join(self.dir, "airlock.sock")
-        self.config = os.path.join(self.dir, "airlockd.conf")
-        self.log = os.path.join(self.dir, "airlockd.log")
         self.secret = "s3cr3t-" + secrets.token_hex(12)
+        env = dict(os.environ)
+        env[SECRET_VAR] = self.secret
+        env.pop("AIRLOCK_SOCKET", None)
+        # Sandboxes prepared ahead would count as leftovers in the checks.
+        super().__init__(args.airlockd,
+                         "# %s = %s\n[daemon]\nmax_runs = 8\nprepared_sandboxes = 0\n"
+                         % (SECRET_VAR, self.secret),
+                         prefix="airlock-hostile-", debug=True, env=env)
+        self.airlock = args.airlock
         self.abstract = "airlock-hostile-" + secrets.token_hex(4)
         self.listener = Listener(self.abstract)
-        self.daemon = None
-        self.cgroup_base = None
-        self.frontend_pid = None
         self.subst = {}
 
-    def env(self):
-        e = dict(os.environ)
-        e[SECRET_VAR] = self.secret
-        e.pop("AIRLOCK_SOCKET", None)
-        return e
+    @property
+    def daemon(self):
+        """The daemon's process (the cases' checks name it so)."""
+        return self.proc
 
-    def start(self):
-        with open(self.config, "w") as f:
-            f.write("# %s = %s\n" % (SECRET_VAR, self.secret))
-            f.write("[sandbox]\nuid_base = %d\nuid_count = %d\n" % (UID_BASE, UID_COUNT))
-            # Sandboxes prepared ahead would count as leftovers in the checks.
-            f.write("[daemon]\nmax_runs = 8\nprepared_sandboxes = 0\n")
-        os.chmod(self.config, 0o600)
-        logf = open(self.log, "wb")
-        self.daemon = subprocess.Popen(
-            [self.airlockd, "--foreground", "--debug", "--user", "nobody",
-             "--socket", self.sock, "--config", self.config],
-            stdout=logf, stderr=logf, env=self.env(), start_new_session=True,
-            preexec_fn=die_with_runner)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            if self.daemon.poll() is not None:
-                raise RuntimeError("airlockd exited: " + open(self.log).read())
-            if os.path.exists(self.sock) and self.ping():
-                break
-            time.sleep(0.05)
-        else:
-            raise RuntimeError("airlockd did not answer within 10 s")
-        log = open(self.log).read()
-        m = re.search(r"resource control: cgroup1 memory controller at (\S+)", log)
-        self.cgroup_base = m.group(1) if m else None
-        m = re.search(r"resource control: cgroup2 at ([^:\s]+):", log)
-        if m:
-            self.cgroup_base = os.path.join(m.group(1), "runs")
-        kids = children(self.daemon.pid)
-        self.frontend_pid = kids[0] if kids else None
-        MINE.update([self.daemon.pid] + kids)
+    @property
+    def frontend_pid(self):
+        return self.frontend
+
+    def start(self, timeout=10, log=None):
+        super().start(timeout, log)
         self.subst = {
             "TCP_PORT": str(self.listener.tcp.getsockname()[1]),
             "UDP_PORT": str(self.listener.udp.getsockname()[1]),
@@ -146,81 +118,22 @@ class Ctx:
             "SOCK": self.sock,
             "CONFIG": self.config,
             "TMPDIR": self.dir,
-            "DAEMON_PID": str(self.daemon.pid),
-            "FRONTEND_PID": str(self.frontend_pid or 0),
+            "DAEMON_PID": str(self.proc.pid),
+            "FRONTEND_PID": str(self.frontend or 0),
             "SECRET_VAR": SECRET_VAR,
             "RUNNER_PID": str(os.getpid()),
             "ART": os.path.join(self.dir, "art"),
         }
+        return self
 
-    def stop(self):
-        if self.daemon and self.daemon.poll() is None:
-            self.daemon.send_signal(signal.SIGTERM)
-            try:
-                self.daemon.wait(10)
-            except subprocess.TimeoutExpired:
-                self.daemon.kill()
-                self.daemon.wait()
-
-    def ping(self):
+    def airlock_ping(self):
+        """Whether `airlock ping` succeeds."""
         try:
             p = subprocess.run([self.airlock, "--socket", self.sock, "ping"],
-                               capture_output=True, timeout=5, env=self.env())
+                               capture_output=True, timeout=5, env=self.env)
             return p.returncode == 0
         except subprocess.TimeoutExpired:
             return False
-
-
-def foreign(pid, mine):
-    """Is pid below an airlockd other than ours (another test's daemon that
-    happens to use an overlapping uid range)? A process of ours that escaped
-    would be reparented away from every airlockd, so it still counts."""
-    seen, other = 0, False
-    while pid > 1 and seen < 64:
-        seen += 1
-        try:
-            st = open("/proc/%d/stat" % pid).read()
-        except OSError:
-            return other
-        if pid in mine:
-            return False
-        other = other or st[st.find("(") + 1:st.rfind(")")] == "airlockd"
-        pid = int(st[st.rfind(")") + 2:].split()[1])
-    return other
-
-
-def children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                st = f.read()
-        except OSError:
-            continue
-        fields = st[st.rfind(")") + 2:].split()
-        if int(fields[1]) == pid:
-            out.append(int(d))
-    return out
-
-
-def uid_procs(lo, hi):
-    found = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/status" % d) as f:
-                for line in f:
-                    if line.startswith("Uid:"):
-                        uid = int(line.split()[1])
-                        if lo <= uid <= hi and not foreign(int(d), MINE):
-                            found.append((int(d), uid))
-                        break
-        except (OSError, ValueError):
-            continue
-    return found
 
 
 def host_mounts():
@@ -329,7 +242,7 @@ def run_one(ctx, path, text, meta, role=None):
     cmd += [code]
     t0 = time.time()
     try:
-        p = subprocess.run(cmd, capture_output=True, timeout=meta["within"] + 10, env=ctx.env())
+        p = subprocess.run(cmd, capture_output=True, timeout=meta["within"] + 10, env=ctx.env)
     except subprocess.TimeoutExpired:
         return None, "no answer within %.0f s" % (meta["within"] + 10), time.time() - t0
     finally:
@@ -382,21 +295,19 @@ def invariants(ctx, before):
         return why
     if ctx.frontend_pid and not os.path.exists("/proc/%d" % ctx.frontend_pid):
         why.append("the frontend (pid %d) is gone" % ctx.frontend_pid)
-    if not ctx.ping():
+    if not ctx.airlock_ping():
         why.append("airlock ping failed")
     left = []
     for _ in range(20):  # the result comes after the reap; allow a moment anyway
-        left = uid_procs(UID_BASE, UID_BASE + UID_COUNT - 1)
+        left = ctx.sandbox_procs()
         if not left:
             break
         time.sleep(0.1)
     if left:
         why.append("sandbox processes left: %s" % left[:8])
-    if ctx.cgroup_base and os.path.isdir(ctx.cgroup_base):
-        stale = [d for d in os.listdir(ctx.cgroup_base)
-                 if re.match(r"^u\d+$", d) and UID_BASE <= int(d[1:]) < UID_BASE + UID_COUNT]
-        if stale:
-            why.append("run cgroups left: %s" % stale)
+    stale = ctx.run_cgroups()
+    if stale:
+        why.append("run cgroups left: %s" % stale)
     now = host_mounts()
     if now != before["mounts"]:
         added = sorted(now - before["mounts"])

@@ -173,6 +173,42 @@ fixture_stop(struct fixture *f)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* A decimal number below 2^32 from the environment variable name. */
+static int
+fixture_env_uint(const char *name, unsigned *ret)
+{
+	const char *v = getenv(name);
+	unsigned long n;
+	char *end;
+
+	if (v == NULL || v[0] < '0' || v[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno != 0 || *end != '\0' || n > 0xffffffffUL)
+		return -EINVAL;
+	*ret = (unsigned)n;
+	return 0;
+}
+
+int
+fixture_uid_range(unsigned *ret_base, unsigned *ret_count)
+{
+	unsigned base, count;
+
+	if (getenv("AIRLOCK_TEST_UID_BASE") == NULL) {
+		*ret_base = FIXTURE_UID_BASE_BY_HAND;
+		*ret_count = FIXTURE_UID_COUNT_BY_HAND;
+		return 0;
+	}
+	if (fixture_env_uint("AIRLOCK_TEST_UID_BASE", &base) < 0 ||
+	    fixture_env_uint("AIRLOCK_TEST_UID_COUNT", &count) < 0 || count == 0)
+		return -EINVAL;
+	*ret_base = base;
+	*ret_count = count;
+	return 0;
+}
+
 int
 fixture_count_uid_procs(unsigned lo, unsigned hi)
 {

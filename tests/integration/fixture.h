@@ -29,6 +29,19 @@ int fixture_stop(struct fixture *f);
 /* Is the daemon process still alive? */
 int fixture_alive(const struct fixture *f);
 
+/*
+ * The host uid range of this test's daemons, handed out by meson
+ * (AIRLOCK_TEST_UID_BASE and AIRLOCK_TEST_UID_COUNT, from the table in
+ * tests/meson.build) so that tests running at once never share a uid;
+ * outside meson FIXTURE_UID_BASE_BY_HAND. Returns 0, or -EINVAL when the
+ * environment holds something else than two numbers.
+ */
+int fixture_uid_range(unsigned *ret_base, unsigned *ret_count);
+
+/* The range of a test started by hand (tests/lib/airlock_testlib.py too). */
+#define FIXTURE_UID_BASE_BY_HAND 2000000U
+#define FIXTURE_UID_COUNT_BY_HAND 2048U
+
 /* Count processes whose real uid is in [lo, hi] (leftover sandbox processes). */
 int fixture_count_uid_procs(unsigned lo, unsigned hi);
 

@@ -12,59 +12,22 @@ on any failure.
 import argparse
 import os
 import queue
-import re
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import die_with_runner  # noqa: E402
+from airlock_testlib import Daemon, children  # noqa: E402
 
 
-UID_BASE = 900000 + 4096 * 31  # k large: small k are common in other tests
-UID_COUNT = 256
-MINE = set()  # pids of our own daemon(s)
 CLIENTS = 32
 RUNS = 2000
 WARMUP = 200
 RSS_MARGIN_KB = 2048
 USERS = ["root", "nobody", "daemon"]
-
-
-def foreign(pid, mine):
-    """Is pid below an airlockd other than ours (another test's daemon that
-    happens to use an overlapping uid range)? A process of ours that escaped
-    would be reparented away from every airlockd, so it still counts."""
-    seen, other = 0, False
-    while pid > 1 and seen < 64:
-        seen += 1
-        try:
-            st = open("/proc/%d/stat" % pid).read()
-        except OSError:
-            return other
-        if pid in mine:
-            return False
-        other = other or st[st.find("(") + 1:st.rfind(")")] == "airlockd"
-        pid = int(st[st.rfind(")") + 2:].split()[1])
-    return other
-
-
-def children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                st = open("/proc/%s/stat" % d).read()
-            except OSError:
-                continue
-            if int(st[st.rfind(")") + 2:].split()[1]) == pid:
-                out.append(int(d))
-    return out
 
 
 def fds(pid):
@@ -84,73 +47,28 @@ def status(pid, key):
     return None
 
 
-def uid_procs():
-    n = 0
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                for line in open("/proc/%s/status" % d):
-                    if line.startswith("Uid:"):
-                        n += (UID_BASE <= int(line.split()[1]) < UID_BASE + UID_COUNT
-                              and not foreign(int(d), MINE))
-                        break
-            except OSError:
-                pass
-    return n
+class LoadDaemon(Daemon):
+    """The daemon, open to the three users, with room for every client."""
 
-
-class Daemon:
     def __init__(self, airlockd):
-        self.dir = tempfile.mkdtemp(prefix="airlock-load-")
-        os.chmod(self.dir, 0o755)
-        self.sock = os.path.join(self.dir, "airlock.sock")
-        self.config = os.path.join(self.dir, "airlockd.conf")
-        self.log = os.path.join(self.dir, "airlockd.log")
-        with open(self.config, "w") as f:
-            f.write("[daemon]\nsocket_mode = 0666\nmax_runs = 64\nmax_runs_per_uid = 64\n"
-                    "prepared_sandboxes = 0\n"
-                    "max_connections_per_uid = 64\n"
-                    "[access]\nallow_users = nobody, daemon\n"
-                    "[sandbox]\nuid_base = %d\nuid_count = %d\n" % (UID_BASE, UID_COUNT))
-        os.chmod(self.config, 0o644)
-        self.proc = subprocess.Popen(
-            [airlockd, "--foreground", "--user", "nobody", "--socket", self.sock, "--config", self.config],
-            stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=die_with_runner)
-        self.cgroup = None
-        self.frontend = None
-
-    def wait_ready(self, airlock):
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("airlockd exited: " + open(self.log).read())
-            if os.path.exists(self.sock) and subprocess.run(
-                    [airlock, "--socket", self.sock, "ping"], capture_output=True, timeout=5).returncode == 0:
-                kids = children(self.proc.pid)
-                self.frontend = kids[0] if kids else None
-                MINE.update([self.proc.pid] + kids)
-                m = re.search(r"cgroup v1 memory controller at (\S+)", open(self.log).read())
-                self.cgroup = m.group(1) if m else None
-                return
-            time.sleep(0.05)
-        raise RuntimeError("airlockd not ready")
+        super().__init__(airlockd,
+                         "[daemon]\nsocket_mode = 0666\nmax_runs = 64\nmax_runs_per_uid = 64\n"
+                         "prepared_sandboxes = 0\n"
+                         "max_connections_per_uid = 64\n"
+                         "[access]\nallow_users = nobody, daemon\n",
+                         prefix="airlock-load-")
 
     def snapshot(self):
         fe = fds(self.frontend)
         sp = fds(self.proc.pid)
-        cg = []
-        if self.cgroup and os.path.isdir(self.cgroup):
-            cg = [d for d in os.listdir(self.cgroup)
-                  if re.match(r"^u\d+$", d) and UID_BASE <= int(d[1:]) < UID_BASE + UID_COUNT]
         return {
             "frontend_fds": len(fe),
             "frontend_memfds": sum("memfd:" in f for f in fe),
             "spawner_fds": len(sp),
             "spawner_memfds": sum("memfd:" in f for f in sp),
             "daemon_children": len(children(self.proc.pid)),
-            "sandbox_uid_procs": uid_procs(),
-            "run_cgroups": len(cg),
+            "sandbox_uid_procs": len(self.sandbox_procs()),
+            "run_cgroups": len(self.run_cgroups()),
             "host_mounts": len(open("/proc/self/mountinfo").read().splitlines()),
             "spawner_mounts": len(open("/proc/%d/mountinfo" % self.proc.pid).read().splitlines()),
             "frontend_threads": status(self.frontend, "Threads"),
@@ -158,15 +76,6 @@ class Daemon:
 
     def rss_kb(self):
         return status(self.frontend, "VmRSS")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 def drive(airlock, sock, n, tag, stats):
@@ -230,9 +139,9 @@ def main():
         if not ok:
             failures.append(what)
 
-    d = Daemon(args.airlockd)
+    d = LoadDaemon(args.airlockd)
     try:
-        d.wait_ready(args.airlock)
+        d.start()
         warm = {"ok": 0, "busy": 0, "hangs": 0, "gave_up": 0, "wrong": [], "per_user": {}}
         drive(args.airlock, d.sock, WARMUP, "warm", warm)
         check(warm["ok"] == WARMUP, "warm-up: %d/%d runs answered correctly" % (warm["ok"], WARMUP))

@@ -26,66 +26,32 @@ import zlib
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import die_with_runner  # noqa: E402
+from airlock_testlib import Daemon  # noqa: E402
 
 
-UID_BASE = 1300000
 SESSION_RE = re.compile(r"\b[0-9a-f]{32}\b")
 
 _daemon = None
-_dir = None
 SOCKET = None
 CLI = None
 
 
-def _daemon_log() -> str:
-    try:
-        with open(os.path.join(_dir, "airlockd.log"), encoding="utf-8", errors="replace") as f:
-            return f.read()[-4000:]
-    except OSError:
-        return ""
-
-
 def setUpModule() -> None:
-    global _daemon, _dir, SOCKET, CLI
+    global _daemon, SOCKET, CLI
     if os.geteuid() != 0:
         raise unittest.SkipTest("airlockd must start as root")
     CLI = os.environ.get("AIRLOCK_CLI") or shutil.which("airlock")
     binary = os.environ.get("AIRLOCKD") or shutil.which("airlockd")
     if not binary or not CLI:
         raise unittest.SkipTest("no airlockd or airlock (set AIRLOCKD and AIRLOCK_CLI)")
-    _dir = tempfile.mkdtemp(prefix="airlock-mcp-")
-    os.chmod(_dir, 0o755)
-    SOCKET = os.path.join(_dir, "airlock.sock")
-    config = os.path.join(_dir, "airlockd.conf")
-    with open(config, "w") as f:
-        f.write(f"[sandbox]\nuid_base = {UID_BASE}\n")
-    log = open(os.path.join(_dir, "airlockd.log"), "wb")
-    _daemon = subprocess.Popen(
-        [binary, "--foreground", "--debug", "--user", "nobody", "--socket", SOCKET, "--config", config],
-        stdout=log,
-        stderr=log,
-        stdin=subprocess.DEVNULL,
-        preexec_fn=die_with_runner,
-    )
-    log.close()
-    deadline = time.monotonic() + 10
-    while subprocess.run([CLI, "--socket", SOCKET, "ping"], capture_output=True).returncode != 0:
-        if _daemon.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError("airlockd did not start:\n" + _daemon_log())
-        time.sleep(0.1)
+    _daemon = Daemon(binary, prefix="airlock-mcp-", debug=True)
+    SOCKET = _daemon.sock
+    _daemon.start()
 
 
 def tearDownModule() -> None:
     if _daemon is not None:
-        _daemon.terminate()
-        try:
-            _daemon.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            _daemon.kill()
-            _daemon.wait()
-    if _dir is not None:
-        shutil.rmtree(_dir, ignore_errors=True)
+        _daemon.remove()
 
 
 def tiny_png_code() -> str:
@@ -599,7 +565,7 @@ class McpTest(unittest.TestCase):
     # ---- the daemon away, and the end ----
 
     def test_unreachable_daemon(self) -> None:
-        away = Server(os.path.join(_dir, "no-such.sock"))
+        away = Server(os.path.join(_daemon.dir, "no-such.sock"))
         try:
             away.initialize()
             t0 = time.monotonic()

@@ -28,7 +28,10 @@ try {
 	process.exit(1);
 }
 
-const UID_BASE = 1340000;
+// The host uid range meson hands this test (tests/meson.build); the one a
+// run by hand uses otherwise (tests/lib/airlock_testlib.py).
+const UID_BASE = Number(process.env.AIRLOCK_TEST_UID_BASE || 2000000);
+const UID_COUNT = Number(process.env.AIRLOCK_TEST_UID_COUNT || 2048);
 const CLI = process.env.AIRLOCK_CLI;
 const AIRLOCKD = process.env.AIRLOCKD;
 const t0 = Date.now();
@@ -45,7 +48,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-mcp-sdk-'));
 fs.chmodSync(dir, 0o755);
 const socket = path.join(dir, 'airlock.sock');
 fs.writeFileSync(path.join(dir, 'airlockd.conf'),
-	`[daemon]\nmax_runs = 8\n[sandbox]\nuid_base = ${UID_BASE}\nuid_count = 512\n`);
+	`[daemon]\nmax_runs = 8\n[sandbox]\nuid_base = ${UID_BASE}\nuid_count = ${UID_COUNT}\n`);
 const daemonLog = fs.openSync(path.join(dir, 'airlockd.log'), 'w');
 // The daemon dies with this test, even when it is killed (issue 13, finding
 // 8): setpriv sets PR_SET_PDEATHSIG and execs airlockd in the same process

@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
@@ -39,81 +38,38 @@ from airlock import (
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import die_with_runner  # noqa: E402
+from airlock_testlib import Daemon  # noqa: E402
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = os.path.join(HERE, "..", "..", "docs", "python.md")
-UID_BASE = 1100000
 
 _daemon = None
-_dir = None
 SOCKET = None
 
 
-def _daemon_log() -> str:
-    try:
-        with open(os.path.join(_dir, "airlockd.log"), encoding="utf-8", errors="replace") as f:
-            return f.read()[-4000:]
-    except OSError:
-        return ""
-
-
 def setUpModule() -> None:
-    global _daemon, _dir, SOCKET
+    global _daemon, SOCKET
     if os.geteuid() != 0:
         raise unittest.SkipTest("airlockd must start as root")
     binary = os.environ.get("AIRLOCKD") or shutil.which("airlockd")
     if not binary:
         raise unittest.SkipTest("no airlockd (set AIRLOCKD)")
-    _dir = tempfile.mkdtemp(prefix="airlock-py-")
-    os.chmod(_dir, 0o755)
-    SOCKET = os.path.join(_dir, "airlock.sock")
-    config = os.path.join(_dir, "airlockd.conf")
-    with open(config, "w") as f:
-        # Room for the sessions of a failing test that were not closed.
-        f.write(f"[sandbox]\nuid_base = {UID_BASE}\n[sessions]\nmax_per_uid = 16\n")
-    _start_daemon(binary, config)
-
-
-def _start_daemon(binary: str, config: str) -> None:
-    """Start airlockd on SOCKET and wait until it answers."""
-    global _daemon
-    log = open(os.path.join(_dir, "airlockd.log"), "ab")
-    _daemon = subprocess.Popen(
-        [binary, "--foreground", "--debug", "--user", "nobody", "--socket", SOCKET, "--config", config],
-        stdout=log,
-        stderr=log,
-        stdin=subprocess.DEVNULL,
-        preexec_fn=die_with_runner,
-    )
-    log.close()
-    probe = AirlockSandbox(SOCKET)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            probe.ping()
-            break
-        except SandboxUnavailableError:
-            if _daemon.poll() is not None or time.monotonic() > deadline:
-                tearDownModule()
-                raise RuntimeError("airlockd did not answer:\n" + _daemon_log())
-            time.sleep(0.02)
-    probe.close()
+    # Room for the sessions of a failing test that were not closed.
+    _daemon = Daemon(binary, "[sessions]\nmax_per_uid = 16\n", prefix="airlock-py-", debug=True)
+    SOCKET = _daemon.sock
+    _daemon.start()
 
 
 def tearDownModule() -> None:
     global _daemon
-    if _daemon is not None:
-        _daemon.send_signal(signal.SIGTERM)
-        try:
-            _daemon.wait(10)
-        except subprocess.TimeoutExpired:
-            _daemon.kill()
-            _daemon.wait()
-        _daemon = None
-    if _dir and not os.environ.get("AIRLOCK_TEST_KEEP"):
-        shutil.rmtree(_dir, ignore_errors=True)
+    if _daemon is None:
+        return
+    if os.environ.get("AIRLOCK_TEST_KEEP"):
+        _daemon.stop()
+    else:
+        _daemon.remove()
+    _daemon = None
 
 
 class SandboxTest(unittest.TestCase):
@@ -261,7 +217,7 @@ class SandboxTest(unittest.TestCase):
         self.assertIsInstance(cm.exception, SandboxError)
 
     def test_unreachable(self) -> None:
-        sandbox = AirlockSandbox(os.path.join(_dir, "no-such.sock"))
+        sandbox = AirlockSandbox(os.path.join(_daemon.dir, "no-such.sock"))
         with self.assertRaises(SandboxUnavailableError) as cm:
             sandbox.run_sync("print(1)")
         self.assertEqual(cm.exception.code, "unreachable")
@@ -857,10 +813,8 @@ class DaemonDefaultsTest(unittest.TestCase):
         self.addCleanup(loop.close)
         self.assertEqual(loop.run_until_complete(self.sandbox.run("print(1)")).stdout, "1\n")
         # The daemon restarts while the loop is idle: the loop has not seen the hang-up.
-        binary = os.environ.get("AIRLOCKD") or shutil.which("airlockd")
-        _daemon.send_signal(signal.SIGTERM)
-        _daemon.wait(10)
-        _start_daemon(binary, os.path.join(_dir, "airlockd.conf"))
+        _daemon.stop()
+        _daemon.start()
         self.assertEqual(loop.run_until_complete(self.sandbox.run("print(2)")).stdout, "2\n")
         self.assertEqual(self.sandbox.run_sync("print(3)").stdout, "3\n")
 

@@ -27,15 +27,19 @@ sbx_print_log(const struct sbx *s)
 }
 
 int
-sbx_start(struct sbx *s, unsigned uid_base, const char *extra_config)
+sbx_start(struct sbx *s, const char *extra_config)
 {
 	char config[1024];
 	int r;
 
 	memset(s, 0, sizeof(*s));
-	s->uid_base = uid_base;
-	snprintf(config, sizeof(config), "[sandbox]\nuid_base = %u\n%s", uid_base,
-		 extra_config ? extra_config : "");
+	r = fixture_uid_range(&s->uid_base, &s->uid_count);
+	if (r < 0) {
+		fprintf(stderr, "fixture_uid_range: %s\n", strerror(-r));
+		return r;
+	}
+	snprintf(config, sizeof(config), "[sandbox]\nuid_base = %u\nuid_count = %u\n%s",
+		 s->uid_base, s->uid_count, extra_config ? extra_config : "");
 	r = fixture_start(&s->f, config);
 	if (r < 0) {
 		fprintf(stderr, "fixture_start: %s\n", strerror(-r));
@@ -209,7 +213,7 @@ sbx_leftover(const struct sbx *s, int timeout_ms)
 	for (;;) {
 		struct timespec ts = {0, 20 * 1000 * 1000};
 
-		n = fixture_count_uid_procs(s->uid_base, s->uid_base + SBX_UID_COUNT);
+		n = fixture_count_uid_procs(s->uid_base, s->uid_base + s->uid_count - 1);
 		if (n == 0 || sbx_now_ms() >= end)
 			return n;
 		nanosleep(&ts, NULL);

@@ -12,27 +12,16 @@
 #include "airlock.h"
 #include "fixture.h"
 
-/* Every executable gets its own uid_base (800000 + 4096 * k) so daemons of
- * executables meson runs in parallel never share host uids. */
-#define SBX_UID_BASIC 800000U
-#define SBX_UID_LIMITS (800000U + 1 * 4096U)
-#define SBX_UID_ISOLATION (800000U + 2 * 4096U)
-#define SBX_UID_ARTIFACTS (800000U + 3 * 4096U)
-#define SBX_UID_CLI (800000U + 4 * 4096U)
-#define SBX_UID_CONCURRENCY (800000U + 5 * 4096U)
-#define SBX_UID_REQUESTS (800000U + 6 * 4096U)
-#define SBX_UID_LIFECYCLE (800000U + 7 * 4096U)
-#define SBX_UID_COUNT 2048U /* the daemon's default uid_count */
-
 struct sbx {
 	struct fixture f;
 	struct airlock_conn *conn;
-	unsigned uid_base;
+	unsigned uid_base; /* the range meson handed the test (fixture_uid_range()) */
+	unsigned uid_count;
 };
 
-/* Start a daemon with "[sandbox] uid_base = uid_base" plus extra_config
- * (may be NULL) and connect to it. Returns 0 or -errno. */
-int sbx_start(struct sbx *s, unsigned uid_base, const char *extra_config);
+/* Start a daemon on the test's uid range (fixture_uid_range()) with
+ * extra_config (may be NULL) and connect to it. Returns 0 or -errno. */
+int sbx_start(struct sbx *s, const char *extra_config);
 
 /* Disconnect, stop the daemon, print its log when it did not stop cleanly. */
 int sbx_stop(struct sbx *s);

@@ -25,8 +25,7 @@ setup(void **state)
 {
 	static struct sbx s;
 
-	if (sbx_start(&s, SBX_UID_CONCURRENCY, "[daemon]\nmax_runs = 32\nmax_runs_per_uid = 32\n") <
-	    0)
+	if (sbx_start(&s, "[daemon]\nmax_runs = 32\nmax_runs_per_uid = 32\n") < 0)
 		return -1;
 	*state = &s;
 	return 0;
@@ -79,7 +78,7 @@ test_twenty_concurrent_runs(void **state)
 		}
 		n = poll(p, NCONN, 200);
 		assert_true(n >= 0);
-		n = fixture_count_uid_procs(s->uid_base, s->uid_base + SBX_UID_COUNT);
+		n = fixture_count_uid_procs(s->uid_base, s->uid_base + s->uid_count - 1);
 		if (n > max_seen)
 			max_seen = n;
 		for (c = 0; c < NCONN; c++) {

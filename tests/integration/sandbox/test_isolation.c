@@ -39,7 +39,7 @@ setup(void **state)
 	 * spawner's blocked mask). Restored once the daemon is started. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	if (sbx_start(&s, SBX_UID_ISOLATION, NULL) < 0)
+	if (sbx_start(&s, NULL) < 0)
 		return -1;
 	signal(SIGINT, SIG_DFL);
 	*state = &s;

@@ -22,7 +22,7 @@ setup(void **state)
 {
 	static struct sbx s;
 
-	if (sbx_start(&s, SBX_UID_LIFECYCLE, NULL) < 0)
+	if (sbx_start(&s, NULL) < 0)
 		return -1;
 	*state = &s;
 	return 0;
@@ -37,7 +37,7 @@ teardown(void **state)
 static int
 count_procs(const struct sbx *s)
 {
-	return fixture_count_uid_procs(s->uid_base, s->uid_base + SBX_UID_COUNT);
+	return fixture_count_uid_procs(s->uid_base, s->uid_base + s->uid_count - 1);
 }
 
 /* A background sleep outlives neither the run nor its result: the run ends

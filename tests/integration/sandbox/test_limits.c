@@ -23,7 +23,7 @@ setup(void **state)
 {
 	static struct sbx s;
 
-	if (sbx_start(&s, SBX_UID_LIMITS, NULL) < 0)
+	if (sbx_start(&s, NULL) < 0)
 		return -1;
 	*state = &s;
 	return 0;
