@@ -14,6 +14,7 @@
 
 #include "fdpass.h"
 #include "memfd.h"
+#include "rules.h"
 
 static const char *const proto_type_names[] = {
 	[PROTO_HELLO] = "hello",
@@ -181,38 +182,6 @@ proto_limit_name(enum proto_limit limit)
 /* Nesting the pre-scan accepts; version 1 needs 5 levels. */
 #define PROTO_DEPTH_MAX 16
 #define PROTO_BLOB_MEMFD_NAME "airlock-blob"
-
-/* True when name is a valid environment variable name: [A-Za-z_][A-Za-z0-9_]*. */
-static bool
-proto_env_key_valid(const char *key, size_t len)
-{
-	size_t i;
-
-	if (len == 0)
-		return false;
-	for (i = 0; i < len; i++) {
-		char c = key[i];
-		bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-
-		if (!alpha && (i == 0 || c < '0' || c > '9'))
-			return false;
-	}
-	return true;
-}
-
-/* True when s (len bytes) is a session id: exactly PROTO_SESSION_ID_LEN of [0-9a-f]. */
-static bool
-proto_session_id_valid(const char *s, size_t len)
-{
-	size_t i;
-
-	if (s == NULL || len != PROTO_SESSION_ID_LEN)
-		return false;
-	for (i = 0; i < len; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
 
 /* The entry of a NULL-terminated name set equal to s, or NULL. */
 static const char *
@@ -864,7 +833,7 @@ dec_session_id(struct proto_dec *d, const msgpack_object *o, const char **ret)
 {
 	if (o->type != MSGPACK_OBJECT_STR)
 		return dec_bad(d, "not a string");
-	if (!proto_session_id_valid(o->via.str.ptr, o->via.str.size))
+	if (!rules_session_id_valid(o->via.str.ptr, o->via.str.size))
 		return dec_bad(d, "not a session id (%d lowercase hex characters)",
 			       PROTO_SESSION_ID_LEN);
 	return dec_str(d, o, PROTO_SESSION_ID_LEN, true, ret);
@@ -1057,7 +1026,7 @@ dec_env(struct proto_dec *d, const msgpack_object *o, struct proto_env **ret, si
 		r = dec_str(d, &o->via.map.ptr[i].key, PROTO_ENV_KEY_MAX, true, &v[i].key);
 		if (r < 0)
 			return r;
-		if (!proto_env_key_valid(v[i].key, strlen(v[i].key)))
+		if (rules_env_name_check(v[i].key, strlen(v[i].key)) < 0)
 			return dec_bad(d, "not a valid variable name");
 		r = dec_str(d, &o->via.map.ptr[i].val, PROTO_STR_MAX, false, &v[i].value);
 		if (r < 0)
@@ -1641,8 +1610,7 @@ enc_kv_str(struct proto_enc *e, const char *key, const char *s, size_t max, bool
 static void
 enc_kv_session(struct proto_enc *e, const char *key, const char *session)
 {
-	if (session == NULL ||
-	    !proto_session_id_valid(session, strnlen(session, PROTO_SESSION_ID_LEN + 1)))
+	if (!rules_session_id_str_valid(session))
 		enc_fail(e, -EINVAL);
 	enc_kv_str(e, key, session, PROTO_SESSION_ID_LEN, true);
 }
@@ -1858,6 +1826,7 @@ static void
 enc_env(struct proto_enc *e, const struct proto_env *env, size_t n)
 {
 	size_t i, klen;
+	int r;
 
 	if (n > PROTO_ENV_MAX || (n > 0 && env == NULL))
 		enc_fail(e, n > PROTO_ENV_MAX ? -E2BIG : -EINVAL);
@@ -1865,10 +1834,9 @@ enc_env(struct proto_enc *e, const struct proto_env *env, size_t n)
 	enc_map(e, n);
 	for (i = 0; e->err == 0 && i < n; i++) {
 		klen = env[i].key != NULL ? strlen(env[i].key) : 0;
-		if (klen > PROTO_ENV_KEY_MAX)
-			enc_fail(e, -E2BIG);
-		else if (!proto_env_key_valid(env[i].key, klen))
-			enc_fail(e, -EINVAL);
+		r = rules_env_name_check(env[i].key, klen);
+		if (r < 0)
+			enc_fail(e, r);
 		enc_rawstr(e, env[i].key, PROTO_ENV_KEY_MAX);
 		enc_rawstr(e, env[i].value, PROTO_STR_MAX);
 	}

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "memfd.h"
+#include "rules.h"
 
 #define CONFIG_HOSTNAME_MAX 64
 #define CONFIG_SECTION_MAX 128
@@ -799,16 +800,8 @@ config_key_limits(struct config_parse *p, const char *name, const char *value)
 static bool
 config_code_name_valid(const char *s)
 {
-	size_t len = strlen(s), i;
-
-	if (len == 0 || len >= sizeof(((struct config_runtime *)NULL)->code_name))
-		return false;
-	if (!strcmp(s, ".") || !strcmp(s, ".."))
-		return false;
-	for (i = 0; i < len; i++)
-		if (s[i] == '/' || !isgraph((unsigned char)s[i]))
-			return false;
-	return true;
+	return strlen(s) < sizeof(((struct config_runtime *)NULL)->code_name) &&
+	       rules_code_name_valid(s);
 }
 
 /* Handle one key of [runtime NAME]. */
@@ -969,21 +962,6 @@ config_runtime_end(struct config_parse *p)
 	return 0;
 }
 
-/* Is this a valid runtime name: lower-case letters, digits, '-' and '_'? */
-static bool
-config_runtime_name_valid(const char *s)
-{
-	size_t len = strlen(s), i;
-
-	if (len == 0 || len > PROTO_RUNTIME_MAX)
-		return false;
-	for (i = 0; i < len; i++)
-		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-' &&
-		    s[i] != '_')
-			return false;
-	return true;
-}
-
 /* Start a [runtime NAME] section: a new runtime, or one replacing a built-in. */
 static int
 config_runtime_begin(struct config_parse *p, const char *name)
@@ -991,7 +969,7 @@ config_runtime_begin(struct config_parse *p, const char *name)
 	struct config *cfg = p->cfg;
 	size_t i;
 
-	if (!config_runtime_name_valid(name))
+	if (!rules_runtime_name_valid(name))
 		return config_fail_at(
 			p, -EINVAL, p->line,
 			"bad runtime name '%s': expected 1 to %d of a-z, 0-9, '-', '_'", name,
@@ -1496,17 +1474,10 @@ config_limits_resolve(const struct config *cfg, const struct proto_limits *asked
 
 	if (cfg == NULL || asked == NULL || ret == NULL)
 		return -EINVAL;
-	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
-		if (asked->v[i] == 0) {
-			out.v[i] = cfg->defaults.v[i];
-		} else if (asked->v[i] > cfg->ceilings.v[i]) {
-			if (ret_bad != NULL)
-				*ret_bad = (enum proto_limit)i;
-			return -ERANGE;
-		} else {
-			out.v[i] = asked->v[i];
-		}
-	}
+	if (!rules_limits_within(asked, &cfg->ceilings, ret_bad))
+		return -ERANGE;
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
+		out.v[i] = asked->v[i] != 0 ? asked->v[i] : cfg->defaults.v[i];
 	*ret = out;
 	return 0;
 }

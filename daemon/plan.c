@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "memfd.h"
+#include "rules.h"
 
 /* A growing byte buffer for plan_build(). */
 struct plan_buf {
@@ -267,9 +268,7 @@ plan_parse_view(const void *base, uint64_t size, struct plan_view *ret)
 	ret->hostname = plan_str_at(b, size, h->hostname_off);
 	if (ret->code_name == NULL || ret->hostname == NULL)
 		return -EINVAL;
-	if (ret->code_name[0] != '\0' &&
-	    (strchr(ret->code_name, '/') != NULL || strcmp(ret->code_name, "..") == 0 ||
-	     strcmp(ret->code_name, ".") == 0))
+	if (ret->code_name[0] != '\0' && !rules_code_name_valid(ret->code_name))
 		return -EINVAL;
 	if (!plan_range_ok(h->code_off, h->code_len, size) ||
 	    !plan_range_ok(h->stdin_off, h->stdin_len, size))
@@ -294,21 +293,5 @@ plan_parse_view(const void *base, uint64_t size, struct plan_view *ret)
 int
 plan_name_valid(const char *name)
 {
-	size_t len = strlen(name);
-	const char *p = name;
-
-	if (len == 0 || len > PROTO_NAME_MAX || name[0] == '/' || name[len - 1] == '/')
-		return -EINVAL;
-	while (*p != '\0') {
-		const char *slash = strchr(p, '/');
-		size_t clen = slash ? (size_t)(slash - p) : strlen(p);
-
-		if (clen == 0 || (clen == 1 && p[0] == '.') ||
-		    (clen == 2 && p[0] == '.' && p[1] == '.'))
-			return -EINVAL;
-		p += clen;
-		if (*p == '/')
-			p++;
-	}
-	return 0;
+	return rules_workspace_name_check(name);
 }

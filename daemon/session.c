@@ -27,6 +27,7 @@
 #include "keep_msg.h"
 #include "log.h"
 #include "memfd.h"
+#include "rules.h"
 
 enum kop_kind {
 	KOP_FILE,  /* a client's file operation: reply to (c, req_id) */
@@ -589,9 +590,9 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	struct spawn_req sreq;
 	struct session *s;
 	uint8_t rnd[PROTO_SESSION_ID_LEN / 2];
+	enum proto_limit bad;
 	char why[256];
 	int pair[2], i, r;
-	size_t k;
 
 	if (d->stopping) {
 		client_send_error(c, req_id, PROTO_ERR_BUSY, "the daemon is stopping");
@@ -616,15 +617,13 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST, "%s", why);
 		return;
 	}
-	for (k = 0; k < PROTO_LIMIT_COUNT_; k++)
-		if (o->limits.v[k] > cfg->ceilings.v[k]) {
-			free(s);
-			client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-					  "limits.%s = %" PRIu64 " is above the ceiling %" PRIu64,
-					  proto_limit_name((enum proto_limit)k), o->limits.v[k],
-					  cfg->ceilings.v[k]);
-			return;
-		}
+	if (!rules_limits_within(&o->limits, &cfg->ceilings, &bad)) {
+		free(s);
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+				  "limits.%s = %" PRIu64 " is above the ceiling %" PRIu64,
+				  proto_limit_name(bad), o->limits.v[bad], cfg->ceilings.v[bad]);
+		return;
+	}
 	s->run_defaults = o->limits;
 	if (uidpool_get(&d->uids, &s->slot) < 0) {
 		free(s);

@@ -243,8 +243,9 @@ int airlock_run_req_set_code(struct airlock_run_req *req, const void *buf, size_
 int airlock_run_req_add_arg(struct airlock_run_req *req, const char *arg);
 
 /* Set an environment variable of the run, replacing an earlier value of the
- * same key. -EINVAL for an empty key or one containing '='; -E2BIG past 128
- * variables, a key over 128 bytes or a value over 4096 bytes. */
+ * same key. -EINVAL for a key that is not a variable name as the daemon
+ * takes it ([A-Za-z_][A-Za-z0-9_]*); -E2BIG past 128 variables, a key over
+ * 128 bytes or a value over 4096 bytes. */
 int airlock_run_req_set_env(struct airlock_run_req *req, const char *key, const char *value);
 
 /* Set what the code reads on stdin; replaces earlier stdin. -E2BIG above
@@ -252,7 +253,8 @@ int airlock_run_req_set_env(struct airlock_run_req *req, const char *key, const 
 int airlock_run_req_set_stdin(struct airlock_run_req *req, const void *buf, size_t len);
 
 /* Add an input file, placed at name relative to the workspace before the
- * code starts. -EINVAL for an empty or absolute name or one over 255 bytes,
+ * code starts. -EINVAL for an empty or absolute name, one over 255 bytes or
+ * one with an empty, "." or ".." component (the daemon's rule),
  * -EEXIST for a name already added, -E2BIG past 64 files or above 256 MiB.
  * (The daemon checks the name again, with link-refusing lookups.) */
 int airlock_run_req_add_file(struct airlock_run_req *req, const char *name, const void *buf,

@@ -2,6 +2,7 @@
 #include "airlock.h"
 #include "cli_util.h"
 #include "mcp.h"
+#include "rules.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1392,12 +1393,7 @@ cli_session_error(struct airlock_conn *conn, const char *what, int err)
 static int
 cli_check_session_id(const char *id)
 {
-	size_t i;
-
-	for (i = 0; id[i] != '\0'; i++)
-		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
-			break;
-	if (i == AIRLOCK_SESSION_ID_LEN && id[i] == '\0')
+	if (rules_session_id_str_valid(id))
 		return 0;
 	cli_errorf("%s: not a session id (see airlock session ls)\n", id);
 	return CLI_EXIT_USAGE;

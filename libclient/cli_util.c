@@ -1,5 +1,6 @@
 /* cli_util.c: parsing and safe artifact writing for the airlock command. */
 #include "cli_util.h"
+#include "rules.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +13,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#define CLI_NAME_MAX 4095
 
 /* Parse leading decimal digits of *sp into *ret, advancing *sp. */
 static int
@@ -147,29 +146,6 @@ cli_parse_count(const char *s, uint64_t *ret)
 	return 0;
 }
 
-/* Refuse names that are absolute or have empty, "." or ".." components. */
-int
-cli_artifact_name_check(const char *name)
-{
-	const char *p, *slash;
-	size_t len;
-
-	if (name == NULL || name[0] == '\0' || name[0] == '/')
-		return -EINVAL;
-	if (strlen(name) > CLI_NAME_MAX)
-		return -EINVAL;
-	for (p = name;; p = slash + 1) {
-		slash = strchr(p, '/');
-		len = slash != NULL ? (size_t)(slash - p) : strlen(p);
-		if (len == 0)
-			return -EINVAL;
-		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-			return -EINVAL;
-		if (slash == NULL)
-			return 0;
-	}
-}
-
 /* openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS (glibc has no wrapper). */
 static int
 cli_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode)
@@ -216,7 +192,7 @@ cli_artifact_write(int dirfd, const char *name, const void *data, size_t len, bo
 	int cur = -1, next, fd = -1, r;
 	uint64_t rnd = 0;
 
-	r = cli_artifact_name_check(name);
+	r = rules_workspace_name_check(name);
 	if (r < 0)
 		return r;
 	r = -ENOMEM;

@@ -25,18 +25,12 @@ int cli_parse_seconds(const char *s, uint64_t *ret_ms);
 int cli_parse_count(const char *s, uint64_t *ret);
 
 /*
- * Check that an artifact name is a relative path that stays inside its
- * directory by construction: not absolute, no empty, "." or ".." component,
- * no NUL, at most 4095 bytes. Returns 0 or -EINVAL.
- */
-int cli_artifact_name_check(const char *name);
-
-/*
  * Write len bytes of data as a new file name below the directory dirfd,
  * creating missing parent directories (0755). The name is checked with
- * cli_artifact_name_check(), then every component is resolved with openat2
- * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, and the file is created with
- * O_CREAT | O_EXCL | O_NOFOLLOW (mode 0644): a symlink anywhere on the way
+ * rules_workspace_name_check() (the rule the daemon names
+ * artifacts by: it stays inside its directory by construction), then every component is resolved
+ * with openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, and the file is created with O_CREAT | O_EXCL
+ * | O_NOFOLLOW (mode 0644): a symlink anywhere on the way
  * (-ELOOP), an existing file (-EEXIST) or a non-directory parent (-ENOTDIR)
  * is refused, never followed or overwritten. With replace (`--force`), the
  * file is created under a temporary name next to it and renamed over an

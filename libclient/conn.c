@@ -8,6 +8,7 @@
 #include "ps.h"
 #include "request.h"
 #include "result.h"
+#include "rules.h"
 #include "session.h"
 
 #include <errno.h>
@@ -1090,7 +1091,7 @@ airlock_session_close(struct airlock_conn *conn, const char *session)
 {
 	const struct conn_req req = {.type = PROTO_SESSION_CLOSE, .u.session = session};
 
-	if (conn == NULL || !request_session_id_valid(session))
+	if (conn == NULL || !rules_session_id_str_valid(session))
 		return -EINVAL;
 	return conn_call(conn, &req, NULL, NULL, NULL);
 }
@@ -1123,7 +1124,7 @@ conn_file_op(struct airlock_conn *conn, enum proto_type type, const char *sessio
 	const struct conn_req req = {.type = type, .u.file_op = &op};
 	int r;
 
-	if (!request_session_id_valid(session))
+	if (!rules_session_id_str_valid(session))
 		return -EINVAL;
 	r = file_path_check(path, type == PROTO_FILE_LIST);
 	if (r < 0)

@@ -18,6 +18,7 @@
 #include "airlock.h"
 #include "cli_util.h"
 #include "mcp_content.h"
+#include "rules.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -688,14 +689,10 @@ mcp_arg_session(struct mcp *m, json_t *id, const char *tool, json_t *args, bool 
 		const char **ret)
 {
 	const char *s;
-	size_t i;
 
 	if (mcp_arg_string(m, id, tool, args, "session", required, &s) < 0)
 		return -1;
-	for (i = 0; s != NULL && s[i] != '\0'; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			break;
-	if (s != NULL && (i != AIRLOCK_SESSION_ID_LEN || s[i] != '\0')) {
+	if (s != NULL && !rules_session_id_str_valid(s)) {
 		mcp_bad_args(m, id,
 			     "%s: argument 'session' must be a session id as session_open "
 			     "returned it (32 lowercase hex characters)",
@@ -1480,15 +1477,8 @@ fail:
 static bool
 mcp_python_runtime_valid(const char *name)
 {
-	size_t i, len = strlen(name);
-
-	if (len > 32 || strncmp(name, "python", 6) != 0 || (len > 6 && name[6] != '-'))
-		return false;
-	for (i = 0; i < len; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
-		      name[i] == '-' || name[i] == '_'))
-			return false;
-	return true;
+	return rules_runtime_name_valid(name) && strncmp(name, "python", 6) == 0 &&
+	       (name[6] == '\0' || name[6] == '-');
 }
 
 static void
@@ -1789,7 +1779,7 @@ mcp_resources_read(struct mcp *m, json_t *id, json_t *params)
 	char sid[AIRLOCK_SESSION_ID_LEN + 1], why[512], *path = NULL, *data64 = NULL;
 	const char *type;
 	const void *data;
-	size_t len, i;
+	size_t len;
 	int r;
 
 	if (uri == NULL) {
@@ -1808,12 +1798,9 @@ mcp_resources_read(struct mcp *m, json_t *id, json_t *params)
 	}
 	memcpy(sid, uri + sizeof(prefix) - 1, AIRLOCK_SESSION_ID_LEN);
 	sid[AIRLOCK_SESSION_ID_LEN] = '\0';
-	for (i = 0; i < AIRLOCK_SESSION_ID_LEN; i++)
-		if (!((sid[i] >= '0' && sid[i] <= '9') || (sid[i] >= 'a' && sid[i] <= 'f')))
-			break;
 	path = mcp_uri_decode(uri + sizeof(prefix) + AIRLOCK_SESSION_ID_LEN,
 			      strlen(uri + sizeof(prefix) + AIRLOCK_SESSION_ID_LEN));
-	if (i < AIRLOCK_SESSION_ID_LEN || path == NULL) {
+	if (!rules_session_id_str_valid(sid) || path == NULL) {
 		mcp_error(m, id, MCP_ERR_PARAMS, "resources/read: malformed uri '%s'", uri);
 		goto out;
 	}

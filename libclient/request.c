@@ -2,6 +2,7 @@
 #include "airlock.h"
 #include "export.h"
 #include "request.h"
+#include "rules.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -185,15 +186,16 @@ airlock_run_req_set_env(struct airlock_run_req *req, const char *key, const char
 {
 	char **keys, **values;
 	char *kcopy = NULL, *vcopy = NULL;
-	size_t i, klen;
+	size_t i;
 	int r;
 
 	if (req == NULL || key == NULL || value == NULL)
 		return -EINVAL;
-	klen = strlen(key);
-	if (klen == 0 || strchr(key, '=') != NULL)
-		return -EINVAL;
-	if (klen > PROTO_ENV_KEY_MAX || strlen(value) > PROTO_STR_MAX)
+	/* The daemon's rule, so that the encoder never meets a name it refuses. */
+	r = rules_env_name_check(key, strlen(key));
+	if (r < 0)
+		return r;
+	if (strlen(value) > PROTO_STR_MAX)
 		return -E2BIG;
 	vcopy = strdup(value);
 	if (vcopy == NULL)
@@ -246,13 +248,12 @@ airlock_run_req_add_file(struct airlock_run_req *req, const char *name, const vo
 {
 	struct request_file *files;
 	struct request_file f = {0};
-	size_t i, nlen;
+	size_t i;
 	int r;
 
 	if (req == NULL || name == NULL || (buf == NULL && len > 0))
 		return -EINVAL;
-	nlen = strlen(name);
-	if (nlen == 0 || nlen > PROTO_NAME_MAX || name[0] == '/')
+	if (rules_workspace_name_check(name) < 0)
 		return -EINVAL;
 	for (i = 0; i < req->nfiles; i++)
 		if (strcmp(req->files[i].name, name) == 0)
@@ -290,25 +291,11 @@ airlock_run_req_set_limit(struct airlock_run_req *req, enum airlock_limit limit,
 	return 0;
 }
 
-/* Whether s is a session id: exactly 32 lowercase hex characters. */
-bool
-request_session_id_valid(const char *s)
-{
-	size_t i;
-
-	if (s == NULL)
-		return false;
-	for (i = 0; i < PROTO_SESSION_ID_LEN; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return s[i] == '\0';
-}
-
 /* Run in a session's workspace, or (NULL) in a fresh one. */
 AIRLOCK_EXPORT int
 airlock_run_req_set_session(struct airlock_run_req *req, const char *id)
 {
-	if (req == NULL || (id != NULL && !request_session_id_valid(id)))
+	if (req == NULL || (id != NULL && !rules_session_id_str_valid(id)))
 		return -EINVAL;
 	if (id == NULL)
 		req->session[0] = '\0';

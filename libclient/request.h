@@ -19,7 +19,4 @@ int request_encode(const struct airlock_run_req *req, uint32_t id, bool stream,
 /* Whether req asked for stream events (airlock_run_req_set_stream()). */
 bool request_stream(const struct airlock_run_req *req);
 
-/* Whether s is a session id: exactly 32 lowercase hex characters. */
-bool request_session_id_valid(const char *s);
-
 #endif

@@ -24,6 +24,9 @@
 #include "airlock.h"
 #include "fdpass.h"
 #include "proto.h"
+#include "request.h"
+
+#include <msgpack.h>
 
 int __wrap_socket(int domain, int type, int protocol);
 int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len);
@@ -1977,11 +1980,86 @@ test_version(void **state)
 	assert_false(LIBAIRLOCK_CHECK_VERSION(LIBAIRLOCK_VERSION_MAJOR + 1, 0, 0));
 }
 
+/* The daemon's decoder accepts a run whose env holds this one name. */
+static bool
+daemon_takes_env_name(const char *name)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	struct proto_msg m;
+	enum proto_error code;
+	uint32_t id;
+	char why[256];
+	int r;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 4);
+	msgpack_pack_str_with_body(&pk, "type", 4);
+	msgpack_pack_uint32(&pk, PROTO_RUN);
+	msgpack_pack_str_with_body(&pk, "id", 2);
+	msgpack_pack_uint32(&pk, 1);
+	msgpack_pack_str_with_body(&pk, "runtime", 7);
+	msgpack_pack_str_with_body(&pk, "sh", 2);
+	msgpack_pack_str_with_body(&pk, "env", 3);
+	msgpack_pack_map(&pk, 1);
+	msgpack_pack_str_with_body(&pk, name, strlen(name));
+	msgpack_pack_str_with_body(&pk, "v", 1);
+	r = proto_decode(sb.data, sb.size, NULL, 0, &m, &code, &id, why, sizeof(why));
+	msgpack_sbuffer_destroy(&sb);
+	if (r == 0)
+		proto_msg_free(&m);
+	return r == 0;
+}
+
+/*
+ * Issue 15: the library took an env name ("1X") that the encoder then
+ * refused. The library, the encoder and the daemon's decoder must agree on
+ * every name: what the library takes is sent and decoded, what it refuses
+ * the daemon would refuse too.
+ */
+static void
+test_env_names_agree(void **state)
+{
+	static const char *const names[] = {"A",   "_x",  "X1",	      "1X",   "9",  "A=B",
+					    "A-B", "A B", "\xc3\xa9", "PATH", "a.b"};
+	struct airlock_run_req *req;
+	struct proto_out out;
+	char longname[PROTO_ENV_KEY_MAX + 2];
+	size_t i;
+	int lib;
+
+	(void)state;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(airlock_run_req_new(&req), 0);
+		assert_int_equal(airlock_run_req_set_runtime(req, "sh"), 0);
+		lib = airlock_run_req_set_env(req, names[i], "v");
+		assert_true(lib == 0 || lib == -EINVAL);
+		assert_int_equal(lib == 0, daemon_takes_env_name(names[i]));
+		/* What the library took, its encoder sends. */
+		if (lib == 0) {
+			assert_int_equal(request_encode(req, 1, false, &out), 0);
+			proto_out_free(&out);
+		}
+		airlock_run_req_free(req);
+	}
+	memset(longname, 'A', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_env(req, longname, "v"), -E2BIG);
+	assert_false(daemon_takes_env_name(longname));
+	longname[PROTO_ENV_KEY_MAX] = '\0';
+	assert_int_equal(airlock_run_req_set_env(req, longname, "v"), 0);
+	assert_true(daemon_takes_env_name(longname));
+	airlock_run_req_free(req);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ping_info),
+		cmocka_unit_test(test_env_names_agree),
 		cmocka_unit_test(test_run_blocking),
 		cmocka_unit_test(test_two_in_flight),
 		cmocka_unit_test(test_blocking_queues_others),

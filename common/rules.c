@@ -1,0 +1,111 @@
+/* rules.c: the rules a request must meet (rules.h). */
+#include "rules.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* The length of s when it is 1 to max bytes; 0 when NULL, empty or longer. */
+static size_t
+rules_len(const char *s, size_t max)
+{
+	size_t len = s != NULL ? strnlen(s, max + 1) : 0;
+
+	return len <= max ? len : 0;
+}
+
+int
+rules_env_name_check(const char *s, size_t len)
+{
+	size_t i;
+
+	if (s == NULL || len == 0)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+		bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+
+		if (!alpha && (i == 0 || c < '0' || c > '9'))
+			return -EINVAL;
+	}
+	return len > PROTO_ENV_KEY_MAX ? -E2BIG : 0;
+}
+
+bool
+rules_session_id_valid(const char *s, size_t len)
+{
+	size_t i;
+
+	if (s == NULL || len != PROTO_SESSION_ID_LEN)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+bool
+rules_session_id_str_valid(const char *s)
+{
+	return s != NULL && rules_session_id_valid(s, strnlen(s, PROTO_SESSION_ID_LEN + 1));
+}
+
+int
+rules_workspace_name_check(const char *s)
+{
+	const char *p, *slash;
+	size_t len;
+
+	if (rules_len(s, PROTO_NAME_MAX) == 0)
+		return -EINVAL;
+	for (p = s;; p = slash + 1) {
+		slash = strchr(p, '/');
+		len = slash != NULL ? (size_t)(slash - p) : strlen(p);
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		if (slash == NULL)
+			return 0;
+	}
+}
+
+bool
+rules_runtime_name_valid(const char *s)
+{
+	size_t i, len = rules_len(s, PROTO_RUNTIME_MAX);
+
+	if (len == 0)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+		      s[i] == '_'))
+			return false;
+	return true;
+}
+
+bool
+rules_code_name_valid(const char *s)
+{
+	size_t i, len = rules_len(s, PROTO_NAME_MAX);
+
+	if (len == 0 || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (i = 0; i < len; i++)
+		if (s[i] == '/' || s[i] <= ' ' || s[i] > '~')
+			return false;
+	return true;
+}
+
+bool
+rules_limits_within(const struct proto_limits *asked, const struct proto_limits *ceilings,
+		    enum proto_limit *ret_bad)
+{
+	size_t i;
+
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
+		if (asked->v[i] > ceilings->v[i]) {
+			if (ret_bad != NULL)
+				*ret_bad = (enum proto_limit)i;
+			return false;
+		}
+	return true;
+}

@@ -1,0 +1,44 @@
+/* rules.h: the rules a request must meet, one function per rule.
+ *
+ * Every layer that checks a rule calls the function here (the library
+ * before it sends, the encoder, the decoder, the command and the MCP server
+ * on their operands, the daemon on the plan and the config), so that no
+ * layer accepts what another refuses. Pure functions: no allocation, no
+ * I/O, no locale; safe in the supervisor before it execs the code. */
+#ifndef AIRLOCK_RULES_H
+#define AIRLOCK_RULES_H
+
+#include "proto.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* An environment variable name (len bytes): [A-Za-z_][A-Za-z0-9_]*, at most
+ * PROTO_ENV_KEY_MAX bytes. Returns 0, -EINVAL (empty or a bad character)
+ * or -E2BIG (too long). */
+int rules_env_name_check(const char *s, size_t len);
+
+/* A session id (len bytes): exactly PROTO_SESSION_ID_LEN of [0-9a-f]. */
+bool rules_session_id_valid(const char *s, size_t len);
+
+/* The same for a NUL-terminated string (NULL is not an id). */
+bool rules_session_id_str_valid(const char *s);
+
+/* A path in the workspace as an input file or an artifact is named: 1 to
+ * PROTO_NAME_MAX bytes, relative, no empty, "." or ".." component (so no
+ * leading, trailing or doubled '/'). Returns 0 or -EINVAL. */
+int rules_workspace_name_check(const char *s);
+
+/* A runtime's name: 1 to PROTO_RUNTIME_MAX of [a-z0-9_-]. */
+bool rules_runtime_name_valid(const char *s);
+
+/* A code file's name (one component, what a runtime calls its code): 1 to
+ * PROTO_NAME_MAX printable ASCII bytes without '/' or blanks, not "." or "..". */
+bool rules_code_name_valid(const char *s);
+
+/* Whether every limit asked is at most its ceiling (0, "the default",
+ * always is). If not, *ret_bad names the first one above. */
+bool rules_limits_within(const struct proto_limits *asked, const struct proto_limits *ceilings,
+			 enum proto_limit *ret_bad);
+
+#endif
