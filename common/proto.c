@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fdpass.h"
+#include "limit.h"
 #include "memfd.h"
 #include "rules.h"
 
@@ -83,20 +84,6 @@ static const char *const proto_outcome_names[PROTO_OUTCOME_COUNT_] = {
 	[PROTO_OUTCOME_ERROR] = "error",
 	[PROTO_OUTCOME_CANCELLED] = "cancelled",
 	[PROTO_OUTCOME_PROCESS_LIMIT] = "process_limit",
-};
-
-static const char *const proto_limit_names[PROTO_LIMIT_COUNT_] = {
-	[PROTO_LIMIT_WALL_MS] = "wall_ms",
-	[PROTO_LIMIT_CPU_MS] = "cpu_ms",
-	[PROTO_LIMIT_MEMORY_BYTES] = "memory_bytes",
-	[PROTO_LIMIT_PROCESSES] = "processes",
-	[PROTO_LIMIT_OPEN_FILES] = "open_files",
-	[PROTO_LIMIT_FILE_SIZE_BYTES] = "file_size_bytes",
-	[PROTO_LIMIT_OUTPUT_BYTES] = "output_bytes",
-	[PROTO_LIMIT_WORKSPACE_BYTES] = "workspace_bytes",
-	[PROTO_LIMIT_TMP_BYTES] = "tmp_bytes",
-	[PROTO_LIMIT_ARTIFACTS] = "artifacts",
-	[PROTO_LIMIT_ARTIFACT_BYTES] = "artifact_bytes",
 };
 
 const char *
@@ -174,7 +161,7 @@ proto_limit_name(enum proto_limit limit)
 {
 	if ((size_t)limit >= PROTO_LIMIT_COUNT_)
 		return "unknown";
-	return proto_limit_names[limit];
+	return limit_table[limit].name;
 }
 
 /* CODEC: implemented below by the protocol module (encode/decode). */
@@ -1120,21 +1107,22 @@ dec_list(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f
 static int
 dec_limits(struct proto_dec *d, const msgpack_object *o, bool strict, struct proto_limits *ret)
 {
-	size_t i, k, old;
+	size_t i, old;
 	int r;
 
 	r = dec_check_map(d, o, PROTO_KEYS_MAX);
 	if (r < 0)
 		return r;
 	for (i = 0; i < o->via.map.size; i++) {
-		for (k = 0; k < PROTO_LIMIT_COUNT_; k++)
-			if (dec_str_eq(&o->via.map.ptr[i].key.via.str, proto_limit_names[k]))
-				break;
-		if (k == PROTO_LIMIT_COUNT_ && strict)
-			return dec_bad(d, "entry %zu: unknown limit", i);
-		if (k == PROTO_LIMIT_COUNT_)
+		const msgpack_object_str *key = &o->via.map.ptr[i].key.via.str;
+		enum proto_limit k;
+
+		if (limit_from_name(key->ptr, key->size, &k) < 0) {
+			if (strict)
+				return dec_bad(d, "entry %zu: unknown limit", i);
 			continue;
-		old = dec_push(d, ".%s", proto_limit_names[k]);
+		}
+		old = dec_push(d, ".%s", limit_table[k].name);
 		r = dec_uint(d, &o->via.map.ptr[i].val, UINT64_MAX, &ret->v[k]);
 		if (r < 0)
 			return r;
@@ -1694,7 +1682,7 @@ enc_kv_limits(struct proto_enc *e, const char *key, const struct proto_limits *l
 	enc_rawstr(e, key, PROTO_STR_MAX);
 	enc_map(e, PROTO_LIMIT_COUNT_);
 	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
-		enc_kv_uint(e, proto_limit_names[i], l->v[i]);
+		enc_kv_uint(e, limit_table[i].name, l->v[i]);
 }
 
 /* Start a message: the top map with nfields beyond type and id. */

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "limit.h"
 #include "memfd.h"
 #include "rules.h"
 
@@ -76,21 +77,6 @@ static const struct {
 	{"sh", "/bin/sh {code}", "main.sh", NULL},
 	{"bash", "/bin/bash {code}", "main.sh", NULL},
 	{"node", "/usr/bin/node {code}", "main.js", "/usr/bin/node"},
-};
-
-/* Built-in limit defaults and ceilings, indexed by enum proto_limit. */
-static const uint64_t config_limit_defaults[PROTO_LIMIT_COUNT_][2] = {
-	[PROTO_LIMIT_WALL_MS] = {10000, 300000},
-	[PROTO_LIMIT_CPU_MS] = {5000, 60000},
-	[PROTO_LIMIT_MEMORY_BYTES] = {256ULL << 20, 4ULL << 30},
-	[PROTO_LIMIT_PROCESSES] = {64, 1024},
-	[PROTO_LIMIT_OPEN_FILES] = {256, 4096},
-	[PROTO_LIMIT_FILE_SIZE_BYTES] = {64ULL << 20, 1ULL << 30},
-	[PROTO_LIMIT_OUTPUT_BYTES] = {1ULL << 20, 64ULL << 20},
-	[PROTO_LIMIT_WORKSPACE_BYTES] = {64ULL << 20, 1ULL << 30},
-	[PROTO_LIMIT_TMP_BYTES] = {64ULL << 20, 1ULL << 30},
-	[PROTO_LIMIT_ARTIFACTS] = {32, 60},
-	[PROTO_LIMIT_ARTIFACT_BYTES] = {1ULL << 20, 64ULL << 20},
 };
 
 /* Write "path:line: reason" (or "path: reason" for line 0) into the error buffer. */
@@ -718,82 +704,44 @@ config_key_sessions(struct config_parse *p, const char *name, const char *value)
 	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [sessions]", name);
 }
 
-/* Is this limit a byte count (accepting K/M/G)? */
-static bool
-config_limit_is_size(enum proto_limit l)
-{
-	const char *name = proto_limit_name(l);
-	size_t len = strlen(name);
-
-	return len > 6 && !strcmp(name + len - 6, "_bytes");
-}
-
-/* The largest value the protocol can carry for a limit, or UINT64_MAX. */
-static uint64_t
-config_limit_bound(enum proto_limit l)
-{
-	switch (l) {
-	case PROTO_LIMIT_ARTIFACTS:
-		return PROTO_ARTIFACTS_MAX;
-	case PROTO_LIMIT_OUTPUT_BYTES:
-	case PROTO_LIMIT_ARTIFACT_BYTES:
-		return PROTO_BLOB_MAX;
-	case PROTO_LIMIT_WALL_MS:
-	case PROTO_LIMIT_CPU_MS:
-		/* The supervisor counts in nanoseconds: 10^12 ms (31 years) times
-		 * 10^6 stays below 2^64; an "unlimited" 2^64-1 would wrap to a
-		 * limit of almost nothing. */
-		return 1000000000000ULL;
-	default:
-		return UINT64_MAX;
-	}
-}
-
 /* Handle one key of [limits]: NAME sets the default, NAME_max the ceiling. */
 static int
 config_key_limits(struct config_parse *p, const char *name, const char *value)
 {
 	size_t len = strlen(name);
-	unsigned i;
+	const struct limit_row *row;
+	enum proto_limit l;
+	bool is_max = false;
+	uint64_t v;
+	int r;
 
-	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
-		const char *lname = proto_limit_name((enum proto_limit)i);
-		size_t llen = strlen(lname);
-		int which;
-		uint64_t v;
-		int r;
-
-		if (len == llen && !memcmp(name, lname, llen))
-			which = 0;
-		else if (len == llen + 4 && !memcmp(name, lname, llen) &&
-			 !strcmp(name + llen, "_max"))
-			which = 1;
-		else
-			continue;
-		if (config_limit_is_size((enum proto_limit)i))
-			r = config_parse_size(value, &v);
-		else
-			r = config_parse_u64(value, &v);
-		if (r < 0)
-			return config_bad_number(p, r, name, value,
-						 config_limit_is_size((enum proto_limit)i)
-							 ? "a size (K, M or G suffix)"
-							 : "a decimal number");
-		if (v == 0)
-			return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
-		if (v > config_limit_bound((enum proto_limit)i))
-			return config_fail_at(
-				p, -EINVAL, p->line,
-				"%s = %s: above what the protocol carries (%llu)", name, value,
-				(unsigned long long)config_limit_bound((enum proto_limit)i));
-		if (which == 0)
-			p->cfg->defaults.v[i] = v;
-		else
-			p->cfg->ceilings.v[i] = v;
-		p->lines.limit[i][which] = p->line;
-		return 0;
+	if (limit_from_name(name, len, &l) < 0) {
+		is_max = len > 4 && !strcmp(name + len - 4, "_max");
+		if (!is_max || limit_from_name(name, len - 4, &l) < 0)
+			return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [limits]",
+					      name);
 	}
-	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [limits]", name);
+	row = &limit_table[l];
+	if (row->kind == LIMIT_KIND_BYTES)
+		r = config_parse_size(value, &v);
+	else
+		r = config_parse_u64(value, &v);
+	if (r < 0)
+		return config_bad_number(p, r, name, value,
+					 row->kind == LIMIT_KIND_BYTES ? "a size (K, M or G suffix)"
+								       : "a decimal number");
+	if (v == 0)
+		return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
+	if (v > row->bound)
+		return config_fail_at(p, -EINVAL, p->line,
+				      "%s = %s: above what the protocol carries (%llu)", name,
+				      value, (unsigned long long)row->bound);
+	if (is_max)
+		p->cfg->ceilings.v[l] = v;
+	else
+		p->cfg->defaults.v[l] = v;
+	p->lines.limit[l][is_max] = p->line;
+	return 0;
 }
 
 /* Is this a valid code file name: not empty, no '/', not "." or "..", printable? */
@@ -1279,8 +1227,8 @@ config_defaults(struct config *cfg)
 	cfg->uid_base = 600000;
 	cfg->uid_count = 2048;
 	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
-		cfg->defaults.v[i] = config_limit_defaults[i][0];
-		cfg->ceilings.v[i] = config_limit_defaults[i][1];
+		cfg->defaults.v[i] = limit_table[i].def;
+		cfg->ceilings.v[i] = limit_table[i].ceiling;
 	}
 	for (i = 0; i < sizeof(config_builtin_runtimes) / sizeof(config_builtin_runtimes[0]); i++) {
 		struct config_runtime *rt = &cfg->runtimes[n];

@@ -1,6 +1,7 @@
 /* cli.c: the airlock command, a thin user of libairlock (airlock.h only). */
 #include "airlock.h"
 #include "cli_util.h"
+#include "limit.h"
 #include "mcp.h"
 #include "rules.h"
 
@@ -44,6 +45,32 @@ struct cli {
 	bool json;
 };
 
+/* The values getopt_long returns for long options. */
+enum {
+	OPT_SOCKET = 256,
+	OPT_JSON,
+	OPT_LANG,
+	OPT_ARG,
+	OPT_FILE,
+	OPT_STDIN,
+	OPT_ENV,
+	OPT_LIMIT,
+	OPT_ARTIFACTS,
+	OPT_SESSION,
+	OPT_STREAM,
+	OPT_WORKSPACE,
+	OPT_IDLE,
+	OPT_LIFETIME,
+	OPT_FORCE,
+	OPT_VERSION,
+	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
+};
+
+/* Limits given on the command line (0: not given), applied once all are read. */
+struct cli_limits {
+	uint64_t v[PROTO_LIMIT_COUNT_];
+};
+
 /* What `airlock run` collected from its command line. */
 struct cli_run {
 	const char *lang;
@@ -52,6 +79,7 @@ struct cli_run {
 	const char *artifacts;	/* --artifacts */
 	bool stream;		/* --stream */
 	bool force;		/* --force: artifacts replace existing files */
+	struct cli_limits lim;	/* --wall, ..., --limit */
 	struct airlock_run_req *req;
 };
 
@@ -68,8 +96,7 @@ static const struct cli_synopsis {
 		"       airlock [--socket PATH] [--json] run --lang exec [OPTION]... [--] PROGRAM "
 		"[ARG]...\n"},
 	{"session", "airlock [--socket PATH] [--json] session open [--workspace SIZE]\n"
-		    "               [--idle SECONDS] [--lifetime SECONDS] [--wall SECONDS]\n"
-		    "               [--cpu SECONDS] [--memory SIZE] [--limit NAME=VALUE]...\n"
+		    "               [--idle SECONDS] [--lifetime SECONDS] [LIMIT OPTION]...\n"
 		    "       airlock [--socket PATH] [--json] session close ID\n"
 		    "       airlock [--socket PATH] [--json] session ls\n"},
 	{"put", "airlock [--socket PATH] [--json] put SESSION LOCAL|- REMOTE\n"},
@@ -90,14 +117,28 @@ static const char cli_run_help[] =
 	"  --file NAME=PATH     put a local file into the workspace (repeatable)\n"
 	"  --stdin PATH         the code's standard input (- for ours)\n"
 	"  --env KEY=VALUE      an environment variable of the run (repeatable)\n"
-	"  --wall SECONDS       wall-clock limit      --cpu SECONDS   CPU-time limit\n"
-	"  --memory SIZE        memory limit          --processes N   processes and threads\n"
-	"  --output SIZE        stdout and stderr kept, each\n"
-	"  --limit NAME=VALUE   any limit by its name (airlock info lists them)\n"
 	"  --session ID         run in a session's workspace\n"
 	"  --stream             print the output as it comes (with --json: JSON lines)\n"
 	"  --artifacts DIR      write the files the code left below DIR\n"
 	"  --force              with --artifacts: replace files that exist in DIR\n";
+
+/* The limit options (from the table of limits) and --limit, for help. */
+static void
+cli_usage_limits(FILE *f)
+{
+	char opt[64];
+	size_t l;
+
+	fputs("Limits (times in seconds, sizes with K, M or G; default: the daemon's):\n", f);
+	for (l = 0; l < PROTO_LIMIT_COUNT_; l++) {
+		if (limit_table[l].option == NULL)
+			continue;
+		snprintf(opt, sizeof(opt), "--%s %s", limit_table[l].option,
+			 limit_kind_metavar(limit_table[l].kind));
+		fprintf(f, "  %-20s %s\n", opt, limit_table[l].doc);
+	}
+	fputs("  --limit NAME=VALUE   any limit by its name (airlock info lists them)\n", f);
+}
 
 /* Print the usage of cmd (NULL: of every command) to f. */
 static void
@@ -114,6 +155,8 @@ cli_usage_cmd(FILE *f, const char *cmd)
 	}
 	if (cmd != NULL && strcmp(cmd, "run") == 0)
 		fputs(cli_run_help, f);
+	if (cmd != NULL && (strcmp(cmd, "run") == 0 || strcmp(cmd, "session") == 0))
+		cli_usage_limits(f);
 	if (cmd == NULL)
 		fputs("       airlock --version | --help\n", f);
 	fputs("See airlock(1).\n", f);
@@ -682,65 +725,85 @@ cli_run_add_env(struct cli_run *run, const char *spec)
 	return 0;
 }
 
-/* Parse the value of a limit given by name (times in seconds, sizes with suffixes). */
+/*
+ * Parse the value of option opt (given as arg) as a number of this kind:
+ * seconds (sent as milliseconds), a size with suffixes, or a count. Returns
+ * 0 or the usage status, with a message.
+ */
 static int
-cli_parse_limit(enum airlock_limit limit, const char *s, uint64_t *ret)
+cli_value(const char *opt, const char *arg, const char *value, enum limit_kind kind, uint64_t *ret)
 {
-	switch (limit) {
-	case AIRLOCK_LIMIT_WALL_MS:
-	case AIRLOCK_LIMIT_CPU_MS:
-		return cli_parse_seconds(s, ret);
-	case AIRLOCK_LIMIT_PROCESSES:
-	case AIRLOCK_LIMIT_OPEN_FILES:
-	case AIRLOCK_LIMIT_ARTIFACTS:
-		return cli_parse_count(s, ret);
-	default:
-		return cli_parse_size(s, ret);
-	}
-}
-
-/* Set one limit from an option's value; opt names the option in messages. */
-static int
-cli_run_set_limit(struct cli_run *run, const char *opt, enum airlock_limit limit, const char *s)
-{
-	uint64_t v;
 	int r;
 
-	r = cli_parse_limit(limit, s, &v);
+	switch (kind) {
+	case LIMIT_KIND_MS:
+		r = cli_parse_seconds(value, ret);
+		break;
+	case LIMIT_KIND_COUNT:
+		r = cli_parse_count(value, ret);
+		break;
+	default:
+		r = cli_parse_size(value, ret);
+		break;
+	}
 	if (r < 0) {
-		cli_errorf("%s %s: %s\n", opt, s,
+		cli_errorf("%s %s: %s\n", opt, arg,
 			   r == -ERANGE ? "out of range (must be more than 0)" : "malformed value");
 		return CLI_EXIT_USAGE;
 	}
-	r = airlock_run_req_set_limit(run->req, limit, v);
-	if (r < 0)
-		return cli_fail(opt, r);
 	return 0;
 }
 
-/* Set --limit NAME=VALUE. */
+/*
+ * A limit's own option (c: OPT_LIMIT_FIRST + the limit) or --limit NAME=VALUE:
+ * the value parsed as the table of limits says (times in seconds, sizes
+ * with suffixes, counts) into lim. Returns 0 or the usage status.
+ */
 static int
-cli_run_limit_spec(struct cli_run *run, const char *spec)
+cli_limit_option(struct cli_limits *lim, int c, const char *arg)
 {
-	const char *eq = strchr(spec, '=');
-	enum airlock_limit limit;
-	char *name;
-	int r;
+	const char *value = arg, *eq;
+	enum proto_limit l;
+	char opt[40] = "--limit";
 
-	if (eq == NULL) {
-		cli_errorf("--limit %s: expected NAME=VALUE\n", spec);
-		return CLI_EXIT_USAGE;
+	if (c == OPT_LIMIT) {
+		eq = strchr(arg, '=');
+		if (eq == NULL) {
+			cli_errorf("--limit %s: expected NAME=VALUE\n", arg);
+			return CLI_EXIT_USAGE;
+		}
+		if (limit_from_name(arg, (size_t)(eq - arg), &l) < 0) {
+			cli_errorf("--limit %s: no such limit (see airlock info)\n", arg);
+			return CLI_EXIT_USAGE;
+		}
+		value = eq + 1;
+	} else {
+		l = (enum proto_limit)(c - OPT_LIMIT_FIRST);
+		snprintf(opt, sizeof(opt), "--%s", limit_table[l].option);
 	}
-	name = strndup(spec, (size_t)(eq - spec));
-	if (name == NULL)
-		return cli_fail("--limit", -ENOMEM);
-	r = airlock_limit_from_name(name, &limit);
-	free(name);
-	if (r < 0) {
-		cli_errorf("--limit %s: no such limit (see airlock info)\n", spec);
-		return CLI_EXIT_USAGE;
+	return cli_value(opt, arg, value, limit_table[l].kind, &lim->v[l]);
+}
+
+/*
+ * The getopt_long table of a command that takes limits: its own options
+ * (own, NULL-terminated), then each limit's own option from the table of
+ * limits, then the terminator.
+ */
+static void
+cli_options_with_limits(const struct option *own, struct option *ret, size_t n)
+{
+	size_t i = 0, l;
+
+	for (; own[i].name != NULL; i++) {
+		if (i + PROTO_LIMIT_COUNT_ + 1 >= n)
+			abort(); /* the caller's array is too small: a bug here */
+		ret[i] = own[i];
 	}
-	return cli_run_set_limit(run, "--limit", limit, eq + 1);
+	for (l = 0; l < PROTO_LIMIT_COUNT_; l++)
+		if (limit_table[l].option != NULL)
+			ret[i++] = (struct option){limit_table[l].option, required_argument, NULL,
+						   OPT_LIMIT_FIRST + (int)l};
+	ret[i] = (struct option){NULL, 0, NULL, 0};
 }
 
 /* Set the code of the run from -c, a file or stdin. */
@@ -1060,31 +1123,6 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 	return status;
 }
 
-/* The long options of every subcommand that are also global. */
-enum {
-	OPT_SOCKET = 256,
-	OPT_JSON,
-	OPT_LANG,
-	OPT_ARG,
-	OPT_FILE,
-	OPT_STDIN,
-	OPT_ENV,
-	OPT_WALL,
-	OPT_CPU,
-	OPT_MEMORY,
-	OPT_PROCESSES,
-	OPT_OUTPUT,
-	OPT_LIMIT,
-	OPT_ARTIFACTS,
-	OPT_SESSION,
-	OPT_STREAM,
-	OPT_WORKSPACE,
-	OPT_IDLE,
-	OPT_LIFETIME,
-	OPT_FORCE,
-	OPT_VERSION,
-};
-
 static const struct option cli_run_options[] = {
 	{"socket", required_argument, NULL, OPT_SOCKET},
 	{"json", no_argument, NULL, OPT_JSON},
@@ -1093,11 +1131,6 @@ static const struct option cli_run_options[] = {
 	{"file", required_argument, NULL, OPT_FILE},
 	{"stdin", required_argument, NULL, OPT_STDIN},
 	{"env", required_argument, NULL, OPT_ENV},
-	{"wall", required_argument, NULL, OPT_WALL},
-	{"cpu", required_argument, NULL, OPT_CPU},
-	{"memory", required_argument, NULL, OPT_MEMORY},
-	{"processes", required_argument, NULL, OPT_PROCESSES},
-	{"output", required_argument, NULL, OPT_OUTPUT},
 	{"limit", required_argument, NULL, OPT_LIMIT},
 	{"artifacts", required_argument, NULL, OPT_ARTIFACTS},
 	{"session", required_argument, NULL, OPT_SESSION},
@@ -1140,18 +1173,8 @@ cli_run_option(struct cli *cli, struct cli_run *run, int c, const char *arg)
 		return 0;
 	case OPT_ENV:
 		return cli_run_add_env(run, arg);
-	case OPT_WALL:
-		return cli_run_set_limit(run, "--wall", AIRLOCK_LIMIT_WALL_MS, arg);
-	case OPT_CPU:
-		return cli_run_set_limit(run, "--cpu", AIRLOCK_LIMIT_CPU_MS, arg);
-	case OPT_MEMORY:
-		return cli_run_set_limit(run, "--memory", AIRLOCK_LIMIT_MEMORY_BYTES, arg);
-	case OPT_PROCESSES:
-		return cli_run_set_limit(run, "--processes", AIRLOCK_LIMIT_PROCESSES, arg);
-	case OPT_OUTPUT:
-		return cli_run_set_limit(run, "--output", AIRLOCK_LIMIT_OUTPUT_BYTES, arg);
 	case OPT_LIMIT:
-		return cli_run_limit_spec(run, arg);
+		return cli_limit_option(&run->lim, c, arg);
 	case OPT_ARTIFACTS:
 		run->artifacts = arg;
 		return 0;
@@ -1175,6 +1198,8 @@ cli_run_option(struct cli *cli, struct cli_run *run, int c, const char *arg)
 		cli_usage_cmd(stdout, "run");
 		return -1;
 	default:
+		if (c >= OPT_LIMIT_FIRST && c < OPT_LIMIT_FIRST + (int)PROTO_LIMIT_COUNT_)
+			return cli_limit_option(&run->lim, c, arg);
 		if (!cli_json_errors)
 			cli_usage_cmd(stderr, "run");
 		return cli_err(CLI_EXIT_USAGE, "usage", "run: bad option (see airlock run --help)");
@@ -1230,11 +1255,14 @@ cli_stream_json_chunk(void *arg, enum airlock_stream stream, const void *buf, si
 static int
 cli_run(struct cli *cli, int argc, char **argv)
 {
+	struct option
+		options[sizeof(cli_run_options) / sizeof(cli_run_options[0]) + PROTO_LIMIT_COUNT_];
 	struct cli_run run = {.lang = "python"};
 	struct airlock_conn *conn = NULL;
 	struct airlock_result *res = NULL;
 	const char *source = NULL;
 	bool is_exec;
+	size_t l;
 	int c, r, status;
 
 	r = airlock_run_req_new(&run.req);
@@ -1243,12 +1271,22 @@ cli_run(struct cli *cli, int argc, char **argv)
 	/* "+": options end at the first operand (FILE, -, or the program of
 	 * exec), as with docker run, bwrap and systemd-run: what follows is the
 	 * code's. */
+	cli_options_with_limits(cli_run_options, options, sizeof(options) / sizeof(options[0]));
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+c:h", cli_run_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:h", options, NULL)) != -1) {
 		status = cli_run_option(cli, &run, c, optarg);
 		if (status != 0) {
 			if (status < 0)
 				status = CLI_EXIT_OK;
+			goto out;
+		}
+	}
+	for (l = 0; l < PROTO_LIMIT_COUNT_; l++) {
+		r = run.lim.v[l] != 0 ? airlock_run_req_set_limit(run.req, (enum airlock_limit)l,
+								  run.lim.v[l])
+				      : 0;
+		if (r < 0) {
+			status = cli_fail("limit", r);
 			goto out;
 		}
 	}
@@ -1405,37 +1443,18 @@ static const struct option cli_session_open_options[] = {
 	{"workspace", required_argument, NULL, OPT_WORKSPACE},
 	{"idle", required_argument, NULL, OPT_IDLE},
 	{"lifetime", required_argument, NULL, OPT_LIFETIME},
-	{"wall", required_argument, NULL, OPT_WALL},
-	{"cpu", required_argument, NULL, OPT_CPU},
-	{"memory", required_argument, NULL, OPT_MEMORY},
 	{"limit", required_argument, NULL, OPT_LIMIT},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
 
-/* Parse the value of one option of `session open` into *ret (0 or the usage status). */
-static int
-cli_session_value(const char *opt, const char *s, bool seconds, uint64_t *ret)
-{
-	int r = seconds ? cli_parse_seconds(s, ret) : cli_parse_size(s, ret);
-
-	if (r < 0) {
-		cli_errorf("%s %s: %s\n", opt, s,
-			   r == -ERANGE ? "out of range (must be more than 0)" : "malformed value");
-		return CLI_EXIT_USAGE;
-	}
-	return 0;
-}
-
 /* Apply one option of `session open` to opts; 0, -1 (help) or an exit status. */
 static int
-cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, int c, const char *arg)
+cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, struct cli_limits *lim,
+			int c, const char *arg)
 {
-	enum airlock_limit limit;
-	const char *eq, *opt;
-	char *name;
 	uint64_t v;
-	int r, status;
+	int status;
 
 	switch (c) {
 	case OPT_SOCKET:
@@ -1445,50 +1464,22 @@ cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, int 
 		cli->json = cli_json_errors = true;
 		return 0;
 	case OPT_WORKSPACE:
-		status = cli_session_value("--workspace", arg, false, &v);
+		status = cli_value("--workspace", arg, arg, LIMIT_KIND_BYTES, &v);
 		return status != 0 ? status : airlock_session_opts_set_workspace_bytes(opts, v);
 	case OPT_IDLE:
-		status = cli_session_value("--idle", arg, true, &v);
+		status = cli_value("--idle", arg, arg, LIMIT_KIND_MS, &v);
 		return status != 0 ? status : airlock_session_opts_set_idle_timeout_ms(opts, v);
 	case OPT_LIFETIME:
-		status = cli_session_value("--lifetime", arg, true, &v);
+		status = cli_value("--lifetime", arg, arg, LIMIT_KIND_MS, &v);
 		return status != 0 ? status : airlock_session_opts_set_lifetime_ms(opts, v);
-	case OPT_WALL:
-	case OPT_CPU:
-	case OPT_MEMORY:
-		limit = c == OPT_WALL  ? AIRLOCK_LIMIT_WALL_MS
-			: c == OPT_CPU ? AIRLOCK_LIMIT_CPU_MS
-				       : AIRLOCK_LIMIT_MEMORY_BYTES;
-		opt = c == OPT_WALL ? "--wall" : c == OPT_CPU ? "--cpu" : "--memory";
-		status = cli_session_value(opt, arg, c != OPT_MEMORY, &v);
-		return status != 0 ? status : airlock_session_opts_set_limit(opts, limit, v);
 	case OPT_LIMIT:
-		eq = strchr(arg, '=');
-		if (eq == NULL) {
-			cli_errorf("--limit %s: expected NAME=VALUE\n", arg);
-			return CLI_EXIT_USAGE;
-		}
-		name = strndup(arg, (size_t)(eq - arg));
-		if (name == NULL)
-			return cli_fail("--limit", -ENOMEM);
-		r = airlock_limit_from_name(name, &limit);
-		free(name);
-		if (r < 0) {
-			cli_errorf("--limit %s: no such limit (see airlock info)\n", arg);
-			return CLI_EXIT_USAGE;
-		}
-		r = cli_parse_limit(limit, eq + 1, &v);
-		if (r < 0) {
-			cli_errorf("--limit %s: %s\n", arg,
-				   r == -ERANGE ? "out of range (must be more than 0)"
-						: "malformed value");
-			return CLI_EXIT_USAGE;
-		}
-		return airlock_session_opts_set_limit(opts, limit, v);
+		return cli_limit_option(lim, c, arg);
 	case 'h':
 		cli_usage_cmd(stdout, "session");
 		return -1;
 	default:
+		if (c >= OPT_LIMIT_FIRST && c < OPT_LIMIT_FIRST + (int)PROTO_LIMIT_COUNT_)
+			return cli_limit_option(lim, c, arg);
 		if (!cli_json_errors)
 			cli_usage_cmd(stderr, "session");
 		return cli_err(CLI_EXIT_USAGE, "usage", "session open: bad option");
@@ -1499,20 +1490,36 @@ cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, int 
 static int
 cli_session_open(struct cli *cli, int argc, char **argv)
 {
+	struct option
+		options[sizeof(cli_session_open_options) / sizeof(cli_session_open_options[0]) +
+			PROTO_LIMIT_COUNT_];
 	char id[AIRLOCK_SESSION_ID_LEN + 1];
 	struct airlock_session_opts *opts = NULL;
 	struct airlock_conn *conn = NULL;
+	struct cli_limits lim = {0};
+	size_t l;
 	int c, r, status;
 
 	r = airlock_session_opts_new(&opts);
 	if (r < 0)
 		return cli_fail("session options", r);
+	cli_options_with_limits(cli_session_open_options, options,
+				sizeof(options) / sizeof(options[0]));
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", cli_session_open_options, NULL)) != -1) {
-		status = cli_session_open_option(cli, opts, c, optarg);
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		status = cli_session_open_option(cli, opts, &lim, c, optarg);
 		if (status != 0) {
 			if (status < 0)
 				status = CLI_EXIT_OK;
+			goto out;
+		}
+	}
+	for (l = 0; l < PROTO_LIMIT_COUNT_; l++) {
+		r = lim.v[l] != 0
+			    ? airlock_session_opts_set_limit(opts, (enum airlock_limit)l, lim.v[l])
+			    : 0;
+		if (r < 0) {
+			status = cli_fail("limit", r);
 			goto out;
 		}
 	}

@@ -1,6 +1,7 @@
 /* result.c: results and info objects (airlock_result_*, airlock_info_*) and names. */
 #include "airlock.h"
 #include "export.h"
+#include "limit.h"
 #include "result.h"
 
 #include <errno.h>
@@ -581,14 +582,12 @@ airlock_limit_name(enum airlock_limit limit)
 AIRLOCK_EXPORT int
 airlock_limit_from_name(const char *name, enum airlock_limit *ret)
 {
-	unsigned i;
+	enum proto_limit l;
 
 	if (name == NULL || ret == NULL)
 		return -EINVAL;
-	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
-		if (strcmp(proto_limit_name((enum proto_limit)i), name) == 0) {
-			*ret = (enum airlock_limit)i;
-			return 0;
-		}
-	return -ENOENT;
+	if (limit_from_name(name, strlen(name), &l) < 0)
+		return -ENOENT;
+	*ret = (enum airlock_limit)l;
+	return 0;
 }

@@ -17,7 +17,7 @@ flags="-std=c17 -D_GNU_SOURCE -DAIRLOCK_VERSION=\"fuzz\" -g -O1 -fno-omit-frame-
  -I$src -I$src/common -I$src/libclient -I$src/daemon
  -fsanitize=address,undefined -fno-sanitize-recover=all"
 common="$src/common/log.c $src/common/fdpass.c $src/common/memfd.c $src/common/proto.c
- $src/common/rules.c"
+ $src/common/rules.c $src/common/limit.c"
 libs="$(pkg-config --libs msgpack) $(pkg-config --libs inih)"
 
 build() { # name sources...
