@@ -66,6 +66,68 @@ enum {
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 
+/* Which commands take an option (struct cli_option.in). */
+enum {
+	CLI_IN_TOP = 1 << 0,	      /* before the command: airlock [--socket PATH] CMD */
+	CLI_IN_RUN = 1 << 1,	      /* airlock run */
+	CLI_IN_SESSION_OPEN = 1 << 2, /* airlock session open */
+	CLI_IN_SIMPLE = 1 << 3,	      /* the commands without options of their own */
+	CLI_IN_EVERY = CLI_IN_TOP | CLI_IN_RUN | CLI_IN_SESSION_OPEN | CLI_IN_SIMPLE,
+	/* These also take each limit's own option (the table of limits). */
+	CLI_IN_LIMITS = CLI_IN_RUN | CLI_IN_SESSION_OPEN,
+};
+
+/* Every long option of the command, once, with the commands that take it. */
+static const struct cli_option {
+	struct option opt;
+	unsigned in;
+} cli_options[] = {
+	{{"socket", required_argument, NULL, OPT_SOCKET}, CLI_IN_EVERY},
+	{{"json", no_argument, NULL, OPT_JSON}, CLI_IN_EVERY},
+	{{"help", no_argument, NULL, 'h'}, CLI_IN_EVERY},
+	{{"version", no_argument, NULL, OPT_VERSION}, CLI_IN_TOP},
+	{{"lang", required_argument, NULL, OPT_LANG}, CLI_IN_RUN},
+	{{"arg", required_argument, NULL, OPT_ARG}, CLI_IN_RUN},
+	{{"file", required_argument, NULL, OPT_FILE}, CLI_IN_RUN},
+	{{"stdin", required_argument, NULL, OPT_STDIN}, CLI_IN_RUN},
+	{{"env", required_argument, NULL, OPT_ENV}, CLI_IN_RUN},
+	{{"artifacts", required_argument, NULL, OPT_ARTIFACTS}, CLI_IN_RUN},
+	{{"session", required_argument, NULL, OPT_SESSION}, CLI_IN_RUN},
+	{{"stream", no_argument, NULL, OPT_STREAM}, CLI_IN_RUN},
+	{{"force", no_argument, NULL, OPT_FORCE}, CLI_IN_RUN},
+	{{"workspace", required_argument, NULL, OPT_WORKSPACE}, CLI_IN_SESSION_OPEN},
+	{{"idle", required_argument, NULL, OPT_IDLE}, CLI_IN_SESSION_OPEN},
+	{{"lifetime", required_argument, NULL, OPT_LIFETIME}, CLI_IN_SESSION_OPEN},
+	{{"limit", required_argument, NULL, OPT_LIMIT}, CLI_IN_LIMITS},
+};
+
+#define CLI_NOPTIONS (sizeof(cli_options) / sizeof(cli_options[0]))
+
+/* How one command reads its options. */
+struct cli_parse {
+	unsigned in;	       /* CLI_IN_* */
+	const char *shortopts; /* for getopt_long */
+	const char *usage;     /* the command whose usage --help prints (NULL: all) */
+	const char *what;      /* the command, in messages */
+	/* Its own options (not --socket, --json, --help or a limit): 0 or an
+	 * exit status. NULL for a command without any. */
+	int (*own)(void *ctx, int c, const char *arg);
+	void *ctx;
+};
+
+/* A command (or a subcommand of session): by name, what runs it. */
+struct cli_command {
+	const char *name;
+	/* A command that reads its own options (argv[0]: its name) ... */
+	int (*main)(struct cli *cli, int argc, char **argv);
+	/* ... or one that takes only --socket and --json, then min_args to
+	 * max_args operands. */
+	int (*fn)(const struct cli *cli, int nargs, char **args);
+	int min_args;
+	int max_args;
+	bool session_first; /* its first operand is a SESSION id, checked first */
+};
+
 /* Limits given on the command line (0: not given), applied once all are read. */
 struct cli_limits {
 	uint64_t v[PROTO_LIMIT_COUNT_];
@@ -784,26 +846,75 @@ cli_limit_option(struct cli_limits *lim, int c, const char *arg)
 	return cli_value(opt, arg, value, limit_table[l].kind, &lim->v[l]);
 }
 
-/*
- * The getopt_long table of a command that takes limits: its own options
- * (own, NULL-terminated), then each limit's own option from the table of
- * limits, then the terminator.
- */
+/* The getopt_long table of the commands in `in` (ret: CLI_NOPTIONS +
+ * PROTO_LIMIT_COUNT_ + 1 entries): their options, each limit's own option
+ * where they take limits, the terminator. */
 static void
-cli_options_with_limits(const struct option *own, struct option *ret, size_t n)
+cli_options_for(unsigned in, struct option *ret)
 {
-	size_t i = 0, l;
+	size_t i, l, n = 0;
 
-	for (; own[i].name != NULL; i++) {
-		if (i + PROTO_LIMIT_COUNT_ + 1 >= n)
-			abort(); /* the caller's array is too small: a bug here */
-		ret[i] = own[i];
-	}
-	for (l = 0; l < PROTO_LIMIT_COUNT_; l++)
+	for (i = 0; i < CLI_NOPTIONS; i++)
+		if ((cli_options[i].in & in) != 0)
+			ret[n++] = cli_options[i].opt;
+	for (l = 0; (in & CLI_IN_LIMITS) != 0 && l < PROTO_LIMIT_COUNT_; l++)
 		if (limit_table[l].option != NULL)
-			ret[i++] = (struct option){limit_table[l].option, required_argument, NULL,
+			ret[n++] = (struct option){limit_table[l].option, required_argument, NULL,
 						   OPT_LIMIT_FIRST + (int)l};
-	ret[i] = (struct option){NULL, 0, NULL, 0};
+	ret[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* An option the command does not take: the usage (unless --json) and the usage status. */
+static int
+cli_bad_option(const struct cli_parse *p)
+{
+	if (!cli_json_errors)
+		cli_usage_cmd(stderr, p->usage);
+	if (p->usage == NULL)
+		return cli_err(CLI_EXIT_USAGE, "usage", "bad option (see airlock --help)");
+	return cli_err(CLI_EXIT_USAGE, "usage", "%s: bad option (see airlock %s --help)", p->what,
+		       p->usage);
+}
+
+/*
+ * Read the options of one command (argv[0] is its name) as p says: --socket
+ * and --json into cli, limits into lim, --help prints the usage, the rest
+ * goes to p->own. Returns 0 (optind: the first operand), -1 after --help,
+ * or an exit status.
+ */
+static int
+cli_parse_options(struct cli *cli, const struct cli_parse *p, struct cli_limits *lim, int argc,
+		  char **argv)
+{
+	struct option options[CLI_NOPTIONS + PROTO_LIMIT_COUNT_ + 1];
+	int c, status;
+
+	cli_options_for(p->in, options);
+	optind = 0;
+	while ((c = getopt_long(argc, argv, p->shortopts, options, NULL)) != -1) {
+		if (c == OPT_SOCKET) {
+			cli->socket = optarg;
+			continue;
+		}
+		if (c == OPT_JSON) {
+			cli->json = cli_json_errors = true;
+			continue;
+		}
+		if (c == 'h') {
+			cli_usage_cmd(stdout, p->usage);
+			return -1;
+		}
+		if (c == OPT_LIMIT ||
+		    (c >= OPT_LIMIT_FIRST && c < OPT_LIMIT_FIRST + (int)PROTO_LIMIT_COUNT_))
+			status = cli_limit_option(lim, c, optarg);
+		else if (c != '?' && p->own != NULL)
+			status = p->own(p->ctx, c, optarg);
+		else
+			status = cli_bad_option(p);
+		if (status != 0)
+			return status;
+	}
+	return 0;
 }
 
 /* Set the code of the run from -c, a file or stdin. */
@@ -1123,36 +1234,14 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 	return status;
 }
 
-static const struct option cli_run_options[] = {
-	{"socket", required_argument, NULL, OPT_SOCKET},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"lang", required_argument, NULL, OPT_LANG},
-	{"arg", required_argument, NULL, OPT_ARG},
-	{"file", required_argument, NULL, OPT_FILE},
-	{"stdin", required_argument, NULL, OPT_STDIN},
-	{"env", required_argument, NULL, OPT_ENV},
-	{"limit", required_argument, NULL, OPT_LIMIT},
-	{"artifacts", required_argument, NULL, OPT_ARTIFACTS},
-	{"session", required_argument, NULL, OPT_SESSION},
-	{"stream", no_argument, NULL, OPT_STREAM},
-	{"force", no_argument, NULL, OPT_FORCE},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
-};
-
-/* Handle one option of `airlock run`; returns 0 or an exit status. */
+/* Handle one option of `airlock run` of its own; returns 0 or an exit status. */
 static int
-cli_run_option(struct cli *cli, struct cli_run *run, int c, const char *arg)
+cli_run_option(void *ctx, int c, const char *arg)
 {
+	struct cli_run *run = ctx;
 	int r;
 
 	switch (c) {
-	case OPT_SOCKET:
-		cli->socket = arg;
-		return 0;
-	case OPT_JSON:
-		cli->json = cli_json_errors = true;
-		return 0;
 	case OPT_LANG:
 		run->lang = arg;
 		return 0;
@@ -1173,8 +1262,6 @@ cli_run_option(struct cli *cli, struct cli_run *run, int c, const char *arg)
 		return 0;
 	case OPT_ENV:
 		return cli_run_add_env(run, arg);
-	case OPT_LIMIT:
-		return cli_limit_option(&run->lim, c, arg);
 	case OPT_ARTIFACTS:
 		run->artifacts = arg;
 		return 0;
@@ -1194,15 +1281,8 @@ cli_run_option(struct cli *cli, struct cli_run *run, int c, const char *arg)
 	case OPT_FORCE:
 		run->force = true;
 		return 0;
-	case 'h':
-		cli_usage_cmd(stdout, "run");
-		return -1;
-	default:
-		if (c >= OPT_LIMIT_FIRST && c < OPT_LIMIT_FIRST + (int)PROTO_LIMIT_COUNT_)
-			return cli_limit_option(&run->lim, c, arg);
-		if (!cli_json_errors)
-			cli_usage_cmd(stderr, "run");
-		return cli_err(CLI_EXIT_USAGE, "usage", "run: bad option (see airlock run --help)");
+	default: /* not an option of run's in cli_options */
+		return cli_err(CLI_EXIT_SOFTWARE, "internal", "run: option %d not handled", c);
 	}
 }
 
@@ -1255,31 +1335,26 @@ cli_stream_json_chunk(void *arg, enum airlock_stream stream, const void *buf, si
 static int
 cli_run(struct cli *cli, int argc, char **argv)
 {
-	struct option
-		options[sizeof(cli_run_options) / sizeof(cli_run_options[0]) + PROTO_LIMIT_COUNT_];
 	struct cli_run run = {.lang = "python"};
 	struct airlock_conn *conn = NULL;
 	struct airlock_result *res = NULL;
+	/* "+": options end at the first operand (FILE, -, or the program of
+	 * exec), as with docker run, bwrap and systemd-run: what follows is the
+	 * code's. */
+	const struct cli_parse parse = {CLI_IN_RUN, "+c:h", "run", "run", cli_run_option, &run};
 	const char *source = NULL;
 	bool is_exec;
 	size_t l;
-	int c, r, status;
+	int r, status;
 
 	r = airlock_run_req_new(&run.req);
 	if (r < 0)
 		return cli_fail("run request", r);
-	/* "+": options end at the first operand (FILE, -, or the program of
-	 * exec), as with docker run, bwrap and systemd-run: what follows is the
-	 * code's. */
-	cli_options_with_limits(cli_run_options, options, sizeof(options) / sizeof(options[0]));
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+c:h", options, NULL)) != -1) {
-		status = cli_run_option(cli, &run, c, optarg);
-		if (status != 0) {
-			if (status < 0)
-				status = CLI_EXIT_OK;
-			goto out;
-		}
+	status = cli_parse_options(cli, &parse, &run.lim, argc, argv);
+	if (status != 0) {
+		if (status < 0)
+			status = CLI_EXIT_OK;
+		goto out;
 	}
 	for (l = 0; l < PROTO_LIMIT_COUNT_; l++) {
 		r = run.lim.v[l] != 0 ? airlock_run_req_set_limit(run.req, (enum airlock_limit)l,
@@ -1367,53 +1442,6 @@ out:
 	return status;
 }
 
-static const struct option cli_simple_options[] = {
-	{"socket", required_argument, NULL, OPT_SOCKET},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
-};
-
-/*
- * Parse the options of the commands without options of their own (--socket,
- * --json after the subcommand) and expect min_args to max_args operands;
- * *ret_first gets the index of the first operand in argv (permuted by getopt).
- */
-static int
-cli_simple_options_parse(struct cli *cli, int argc, char **argv, int min_args, int max_args,
-			 int *ret_first)
-{
-	int c;
-
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", cli_simple_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_SOCKET:
-			cli->socket = optarg;
-			break;
-		case OPT_JSON:
-			cli->json = cli_json_errors = true;
-			break;
-		case 'h':
-			cli_usage_cmd(stdout,
-				      strcmp(argv[0], "close") == 0 || strcmp(argv[0], "ls") == 0
-					      ? "session"
-					      : argv[0]);
-			return -1;
-		default:
-			if (!cli_json_errors)
-				cli_usage_cmd(stderr, argv[0]);
-			return cli_err(CLI_EXIT_USAGE, "usage", "%s: bad option", argv[0]);
-		}
-	}
-	if (argc - optind > max_args)
-		return cli_usage_error("unexpected argument");
-	if (argc - optind < min_args)
-		return cli_usage_error("missing argument");
-	*ret_first = optind;
-	return 0;
-}
-
 /* Report a failed session command: not_found gets its own status. */
 static int
 cli_session_error(struct airlock_conn *conn, const char *what, int err)
@@ -1437,32 +1465,15 @@ cli_check_session_id(const char *id)
 	return CLI_EXIT_USAGE;
 }
 
-static const struct option cli_session_open_options[] = {
-	{"socket", required_argument, NULL, OPT_SOCKET},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"workspace", required_argument, NULL, OPT_WORKSPACE},
-	{"idle", required_argument, NULL, OPT_IDLE},
-	{"lifetime", required_argument, NULL, OPT_LIFETIME},
-	{"limit", required_argument, NULL, OPT_LIMIT},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
-};
-
-/* Apply one option of `session open` to opts; 0, -1 (help) or an exit status. */
+/* Apply one option of `session open` of its own to opts; 0 or an exit status. */
 static int
-cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, struct cli_limits *lim,
-			int c, const char *arg)
+cli_session_open_option(void *ctx, int c, const char *arg)
 {
+	struct airlock_session_opts *opts = ctx;
 	uint64_t v;
 	int status;
 
 	switch (c) {
-	case OPT_SOCKET:
-		cli->socket = arg;
-		return 0;
-	case OPT_JSON:
-		cli->json = cli_json_errors = true;
-		return 0;
 	case OPT_WORKSPACE:
 		status = cli_value("--workspace", arg, arg, LIMIT_KIND_BYTES, &v);
 		return status != 0 ? status : airlock_session_opts_set_workspace_bytes(opts, v);
@@ -1472,17 +1483,9 @@ cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, stru
 	case OPT_LIFETIME:
 		status = cli_value("--lifetime", arg, arg, LIMIT_KIND_MS, &v);
 		return status != 0 ? status : airlock_session_opts_set_lifetime_ms(opts, v);
-	case OPT_LIMIT:
-		return cli_limit_option(lim, c, arg);
-	case 'h':
-		cli_usage_cmd(stdout, "session");
-		return -1;
-	default:
-		if (c >= OPT_LIMIT_FIRST && c < OPT_LIMIT_FIRST + (int)PROTO_LIMIT_COUNT_)
-			return cli_limit_option(lim, c, arg);
-		if (!cli_json_errors)
-			cli_usage_cmd(stderr, "session");
-		return cli_err(CLI_EXIT_USAGE, "usage", "session open: bad option");
+	default: /* not an option of session open's in cli_options */
+		return cli_err(CLI_EXIT_SOFTWARE, "internal", "session open: option %d not handled",
+			       c);
 	}
 }
 
@@ -1490,29 +1493,24 @@ cli_session_open_option(struct cli *cli, struct airlock_session_opts *opts, stru
 static int
 cli_session_open(struct cli *cli, int argc, char **argv)
 {
-	struct option
-		options[sizeof(cli_session_open_options) / sizeof(cli_session_open_options[0]) +
-			PROTO_LIMIT_COUNT_];
 	char id[AIRLOCK_SESSION_ID_LEN + 1];
 	struct airlock_session_opts *opts = NULL;
 	struct airlock_conn *conn = NULL;
 	struct cli_limits lim = {0};
+	struct cli_parse parse = {CLI_IN_SESSION_OPEN,	   "h", "session", "session open",
+				  cli_session_open_option, NULL};
 	size_t l;
-	int c, r, status;
+	int r, status;
 
 	r = airlock_session_opts_new(&opts);
 	if (r < 0)
 		return cli_fail("session options", r);
-	cli_options_with_limits(cli_session_open_options, options,
-				sizeof(options) / sizeof(options[0]));
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		status = cli_session_open_option(cli, opts, &lim, c, optarg);
-		if (status != 0) {
-			if (status < 0)
-				status = CLI_EXIT_OK;
-			goto out;
-		}
+	parse.ctx = opts;
+	status = cli_parse_options(cli, &parse, &lim, argc, argv);
+	if (status != 0) {
+		if (status < 0)
+			status = CLI_EXIT_OK;
+		goto out;
 	}
 	for (l = 0; l < PROTO_LIMIT_COUNT_; l++) {
 		r = lim.v[l] != 0
@@ -1553,9 +1551,6 @@ cli_session_close(const struct cli *cli, int nargs, char **args)
 	int r, status;
 
 	(void)nargs;
-	status = cli_check_session_id(args[0]);
-	if (status != 0)
-		return status;
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		return status;
@@ -1631,31 +1626,26 @@ out:
 	return status;
 }
 
+static int cli_dispatch(struct cli *cli, const struct cli_command *table, const char *usage,
+			const char *unknown, int argc, char **argv);
+
 /* `airlock session open|close|ls`. */
 static int
 cli_session(struct cli *cli, int argc, char **argv)
 {
-	int first = 0, status;
+	static const struct cli_command session_commands[] = {
+		{"open", cli_session_open, NULL, 0, 0, false},
+		{"close", NULL, cli_session_close, 1, 1, true},
+		{"ls", NULL, cli_session_ls, 0, 0, false},
+		{NULL, NULL, NULL, 0, 0, false},
+	};
 
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		cli_usage_cmd(stdout, "session");
 		return CLI_EXIT_OK;
 	}
-	if (argc < 2)
-		return cli_usage_error("session: expected open, close or ls");
-	if (strcmp(argv[1], "open") == 0)
-		return cli_session_open(cli, argc - 1, argv + 1);
-	if (strcmp(argv[1], "close") == 0 || strcmp(argv[1], "ls") == 0) {
-		bool close = strcmp(argv[1], "close") == 0;
-
-		status = cli_simple_options_parse(cli, argc - 1, argv + 1, close ? 1 : 0,
-						  close ? 1 : 0, &first);
-		if (status != 0)
-			return status < 0 ? CLI_EXIT_OK : status;
-		return close ? cli_session_close(cli, 1, argv + 1 + first)
-			     : cli_session_ls(cli, 0, NULL);
-	}
-	return cli_usage_error("session: expected open, close or ls");
+	return cli_dispatch(cli, session_commands, "session", "session: expected open, close or ls",
+			    argc - 1, argv + 1);
 }
 
 /* `airlock put SESSION LOCAL REMOTE`: LOCAL (- = stdin) into the session. */
@@ -1668,9 +1658,6 @@ cli_put(const struct cli *cli, int nargs, char **args)
 	int r, status;
 
 	(void)nargs;
-	status = cli_check_session_id(args[0]);
-	if (status != 0)
-		return status;
 	r = cli_read_file(args[1], &buf, &len);
 	if (r < 0) {
 		cli_errorf("put: read %s: %s\n", strcmp(args[1], "-") == 0 ? "stdin" : args[1],
@@ -1782,9 +1769,6 @@ cli_get(const struct cli *cli, int nargs, char **args)
 	int r, status;
 
 	(void)nargs;
-	status = cli_check_session_id(args[0]);
-	if (status != 0)
-		return status;
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		return status;
@@ -1869,9 +1853,6 @@ cli_files(const struct cli *cli, int nargs, char **args)
 	size_t i;
 	int r, status;
 
-	status = cli_check_session_id(args[0]);
-	if (status != 0)
-		return status;
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		return status;
@@ -1920,9 +1901,6 @@ cli_rm(const struct cli *cli, int nargs, char **args)
 	int r, status;
 
 	(void)nargs;
-	status = cli_check_session_id(args[0]);
-	if (status != 0)
-		return status;
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		return status;
@@ -1968,26 +1946,82 @@ cli_cmd_cancel(const struct cli *cli, int nargs, char **args)
 	return cli_cancel(cli, args[0]);
 }
 
-/* The commands without options of their own, and their operand counts. */
-static const struct cli_command {
-	const char *name;
-	int min_args;
-	int max_args;
-	int (*fn)(const struct cli *cli, int nargs, char **args);
-} cli_commands[] = {
-	{"ping", 0, 0, cli_cmd_ping},	  {"info", 0, 0, cli_cmd_info}, {"ps", 0, 0, cli_cmd_ps},
-	{"cancel", 1, 1, cli_cmd_cancel}, {"put", 3, 3, cli_put},	{"get", 3, 3, cli_get},
-	{"files", 1, 2, cli_files},	  {"rm", 2, 2, cli_rm},		{NULL, 0, 0, NULL},
+/* `airlock mcp`: the MCP server (libclient/mcp.c) reads its own options. */
+static int
+cli_mcp(struct cli *cli, int argc, char **argv)
+{
+	return mcp_main(cli->socket, argc, argv);
+}
+
+/* The commands. */
+static const struct cli_command cli_commands[] = {
+	{"run", cli_run, NULL, 0, 0, false},
+	{"session", cli_session, NULL, 0, 0, false},
+	{"mcp", cli_mcp, NULL, 0, 0, false},
+	{"ping", NULL, cli_cmd_ping, 0, 0, false},
+	{"info", NULL, cli_cmd_info, 0, 0, false},
+	{"ps", NULL, cli_cmd_ps, 0, 0, false},
+	{"cancel", NULL, cli_cmd_cancel, 1, 1, false},
+	{"put", NULL, cli_put, 3, 3, true},
+	{"get", NULL, cli_get, 3, 3, true},
+	{"files", NULL, cli_files, 1, 2, true},
+	{"rm", NULL, cli_rm, 2, 2, true},
+	{NULL, NULL, NULL, 0, 0, false},
 };
 
-/* The global options: those of every command, and --version. */
-static const struct option cli_global_options[] = {
-	{"socket", required_argument, NULL, OPT_SOCKET},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{NULL, 0, NULL, 0},
-};
+/*
+ * Run the command argv[0] of table. One that takes only --socket and --json
+ * has them read here and its operands counted; usage names the command
+ * whose usage its --help prints (NULL: its own name).
+ */
+static int
+cli_dispatch(struct cli *cli, const struct cli_command *table, const char *usage,
+	     const char *unknown, int argc, char **argv)
+{
+	struct cli_parse parse = {CLI_IN_SIMPLE, "h", usage, NULL, NULL, NULL};
+	struct cli_limits lim = {0};
+	const struct cli_command *cmd;
+	int status;
+
+	if (argc < 1)
+		return cli_usage_error(unknown);
+	for (cmd = table; cmd->name != NULL; cmd++)
+		if (strcmp(argv[0], cmd->name) == 0)
+			break;
+	if (cmd->name == NULL)
+		return cli_usage_error(unknown);
+	if (cmd->main != NULL)
+		return cmd->main(cli, argc, argv);
+	parse.what = cmd->name;
+	if (parse.usage == NULL)
+		parse.usage = cmd->name;
+	status = cli_parse_options(cli, &parse, &lim, argc, argv);
+	if (status != 0)
+		return status < 0 ? CLI_EXIT_OK : status;
+	if (argc - optind > cmd->max_args)
+		return cli_usage_error("unexpected argument");
+	if (argc - optind < cmd->min_args)
+		return cli_usage_error("missing argument");
+	if (cmd->session_first) {
+		status = cli_check_session_id(argv[optind]);
+		if (status != 0)
+			return status;
+	}
+	return cmd->fn(cli, argc - optind, argv + optind);
+}
+
+/* --version, the one option of the command line before the command. */
+static int
+cli_top_option(void *ctx, int c, const char *arg)
+{
+	(void)ctx;
+	(void)arg;
+	if (c != OPT_VERSION)
+		return cli_err(CLI_EXIT_SOFTWARE, "internal", "option %d not handled", c);
+	/* The command's release and the library it runs with. */
+	printf("airlock %s (libairlock %s)\n", AIRLOCK_VERSION, airlock_library_version());
+	return -1;
+}
 
 static int cli_main(int argc, char **argv);
 
@@ -2015,55 +2049,20 @@ main(int argc, char **argv)
 	return status;
 }
 
-/* Parse global options and dispatch the subcommand. */
+/* Parse the options before the command and run it. */
 static int
 cli_main(int argc, char **argv)
 {
+	const struct cli_parse parse = {CLI_IN_TOP, "+h", NULL, "airlock", cli_top_option, NULL};
+	struct cli_limits lim = {0};
 	struct cli cli = {0};
-	const char *cmd;
-	int c, first = 0, nargs, status;
+	int status;
 
-	while ((c = getopt_long(argc, argv, "+h", cli_global_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_SOCKET:
-			cli.socket = optarg;
-			break;
-		case OPT_JSON:
-			cli.json = cli_json_errors = true;
-			break;
-		case OPT_VERSION:
-			/* The command's release and the library it runs with. */
-			printf("airlock %s (libairlock %s)\n", AIRLOCK_VERSION,
-			       airlock_library_version());
-			return CLI_EXIT_OK;
-		case 'h':
-			cli_usage(stdout);
-			return CLI_EXIT_OK;
-		default:
-			cli_usage(stderr);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error("no command given");
-	cmd = argv[optind];
-	argc -= optind;
-	argv += optind;
-	if (strcmp(cmd, "run") == 0)
-		return cli_run(&cli, argc, argv);
-	if (strcmp(cmd, "session") == 0)
-		return cli_session(&cli, argc, argv);
-	if (strcmp(cmd, "mcp") == 0)
-		return mcp_main(cli.socket, argc, argv);
-	for (c = 0; cli_commands[c].name != NULL; c++)
-		if (strcmp(cmd, cli_commands[c].name) == 0)
-			break;
-	if (cli_commands[c].name == NULL)
-		return cli_usage_error("unknown command");
-	status = cli_simple_options_parse(&cli, argc, argv, cli_commands[c].min_args,
-					  cli_commands[c].max_args, &first);
+	status = cli_parse_options(&cli, &parse, &lim, argc, argv);
 	if (status != 0)
 		return status < 0 ? CLI_EXIT_OK : status;
-	nargs = argc - first;
-	return cli_commands[c].fn(&cli, nargs, argv + first);
+	if (optind >= argc)
+		return cli_usage_error("no command given");
+	return cli_dispatch(&cli, cli_commands, NULL, "unknown command", argc - optind,
+			    argv + optind);
 }

@@ -184,6 +184,12 @@ line session-open-opts "$log" "session_open workspace=67108864 idle=30000 lifeti
 expect session-open-json 0 -- "$airlock" --json session open
 line session-open-json-out "$tmp/out" "\\{\"id\":\"$sid\"\\}"
 line session-open-defaults "$log" "session_open workspace=0 idle=0 lifetime=0 wall=0 cpu=0 memory=0 processes=0"
+# Every limit option of run is one of session open too (the table of limits).
+expect session-open-processes 0 -- "$airlock" session open --processes 9 --output 1K
+line session-open-processes-opts "$log" "session_open workspace=0 idle=0 lifetime=0 wall=0 cpu=0 memory=0 processes=9"
+# --limit NAME=VALUE parses by the limit's kind: a count takes no fraction.
+expect limit-count-kind 2 -- "$airlock" run --limit artifacts=1.5 -c exit:0
+has limit-count-kind-reason "$tmp/err" "--limit artifacts=1.5: malformed value"
 expect session-open-bad 2 -- "$airlock" session open --idle soon
 has session-open-bad-reason "$tmp/err" "--idle soon"
 expect session-open-extra 2 -- "$airlock" session open extra
@@ -210,6 +216,13 @@ expect put-missing-local 66 -- "$airlock" put "$sid" "$tmp/nothing" x
 expect put-empty-remote 2 -- "$airlock" put "$sid" "$tmp/local" ""
 expect put-bad-id 2 -- "$airlock" put nope "$tmp/local" x
 has put-bad-id-reason "$tmp/err" "nope: not a session id"
+# Every command whose first operand is a SESSION checks it (the command table).
+for cmd in "get nope x -" "files nope" "rm nope x" "session close nope"; do
+	what=$(echo "$cmd" | cut -d' ' -f1-2 | tr ' ' -)
+	# shellcheck disable=SC2086
+	expect "$what-bad-id" 2 -- "$airlock" $cmd
+	has "$what-bad-id-reason" "$tmp/err" "nope: not a session id"
+done
 expect get-stdout 0 -- "$airlock" get "$sid" in.txt -
 line get-stdout-data "$tmp/out" "from stdin"
 ln -s "$tmp/target" "$tmp/got"
