@@ -234,6 +234,8 @@ enum dec_kind {
 	DEC_FILE_KIND,	   /* str, one of proto_file_kinds */
 	DEC_SESSION_STATE, /* str, one of proto_session_states */
 	DEC_STREAM_NAME,   /* str, one of proto_stream_names */
+	DEC_PROFILE,	   /* str: a profile name (rules_profile_name_check) */
+	DEC_PROFILES,	   /* [{name, default, limits, ceilings}]: info_ok.profiles */
 };
 
 #define DF_REQUIRED 0x1u
@@ -284,6 +286,15 @@ static const struct dec_field dec_info_ok_fields[] = {
 	 PROTO_FEATURE_NAME_MAX, 0},
 	{"runtime_packages", DEC_RTPKGS, 0, U(proto_info, runtime_packages),
 	 U(proto_info, nruntime_packages), PROTO_RUNTIMES_MAX, PROTO_PACKAGE_NAME_MAX},
+	{"profiles", DEC_PROFILES, 0, U(proto_info, profiles), U(proto_info, nprofiles),
+	 PROTO_PROFILES_MAX, 0},
+};
+
+static const struct dec_field dec_profile_fields[] = {
+	{"name", DEC_PROFILE, DF_REQUIRED, U(proto_profile, name), 0, 0, 0},
+	{"default", DEC_BOOL, DF_REQUIRED, U(proto_profile, is_default), 0, 0, 0},
+	{"limits", DEC_LIMITS, DF_REQUIRED, U(proto_profile, limits), 0, 0, 0},
+	{"ceilings", DEC_LIMITS, DF_REQUIRED, U(proto_profile, ceilings), 0, 0, 0},
 };
 
 static const struct dec_field dec_run_fields[] = {
@@ -298,6 +309,7 @@ static const struct dec_field dec_run_fields[] = {
 	{"limits", DEC_LIMITS_REQ, 0, U(proto_run, limits), 0, 0, 0},
 	{"session", DEC_SESSION_ID, 0, U(proto_run, session), 0, 0, 0},
 	{"stream", DEC_BOOL, 0, U(proto_run, stream), 0, 0, 0},
+	{"profile", DEC_PROFILE, 0, U(proto_run, profile), 0, 0, 0},
 };
 
 /* Indices into dec_result_fields used by the cross-field checks. */
@@ -366,6 +378,7 @@ static const struct dec_field dec_session_open_fields[] = {
 	{"idle_timeout_ms", DEC_U64, 0, U(proto_session_open, idle_timeout_ms), 0, 0, 0},
 	{"lifetime_ms", DEC_U64, 0, U(proto_session_open, lifetime_ms), 0, 0, 0},
 	{"limits", DEC_LIMITS_REQ, 0, U(proto_session_open, limits), 0, 0, 0},
+	{"profile", DEC_PROFILE, 0, U(proto_session_open, profile), 0, 0, 0},
 };
 
 /* session_ok, session_close */
@@ -492,6 +505,8 @@ static const struct dec_elem {
 			  NELEM(dec_session_entry_fields), DEC_NO_BLOB},
 	[DEC_ENTRIES] = {sizeof(struct proto_file_entry), dec_file_entry_fields,
 			 NELEM(dec_file_entry_fields), DEC_NO_BLOB},
+	[DEC_PROFILES] = {sizeof(struct proto_profile), dec_profile_fields,
+			  NELEM(dec_profile_fields), DEC_NO_BLOB},
 };
 
 static int dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f,
@@ -824,6 +839,18 @@ dec_session_id(struct proto_dec *d, const msgpack_object *o, const char **ret)
 		return dec_bad(d, "not a session id (%d lowercase hex characters)",
 			       PROTO_SESSION_ID_LEN);
 	return dec_str(d, o, PROTO_SESSION_ID_LEN, true, ret);
+}
+
+/* A profile name: 1 to PROTO_PROFILE_MAX of [a-z0-9_-], else bad_request. */
+static int
+dec_profile(struct proto_dec *d, const msgpack_object *o, const char **ret)
+{
+	if (o->type != MSGPACK_OBJECT_STR)
+		return dec_bad(d, "not a string");
+	if (!rules_profile_name_check(o->via.str.ptr, o->via.str.size))
+		return dec_bad(d, "not a profile name (1 to %d of a-z, 0-9, '-', '_')",
+			       PROTO_PROFILE_MAX);
+	return dec_str(d, o, PROTO_PROFILE_MAX, true, ret);
 }
 
 /*
@@ -1179,6 +1206,7 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 	case DEC_PSRUNS:
 	case DEC_SESSIONS:
 	case DEC_ENTRIES:
+	case DEC_PROFILES:
 		return dec_list(d, o, f, (void **)dst, cnt);
 	case DEC_LIMITS:
 	case DEC_LIMITS_REQ:
@@ -1189,6 +1217,8 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 		return dec_enum(d, o, dec_errcode_lookup, dst);
 	case DEC_SESSION_ID:
 		return dec_session_id(d, o, (const char **)dst);
+	case DEC_PROFILE:
+		return dec_profile(d, o, (const char **)dst);
 	case DEC_INLINE:
 		if (o->type != MSGPACK_OBJECT_BIN)
 			return dec_bad(d, "not an inline bin (never a memfd here)");
@@ -1603,6 +1633,15 @@ enc_kv_session(struct proto_enc *e, const char *key, const char *session)
 	enc_kv_str(e, key, session, PROTO_SESSION_ID_LEN, true);
 }
 
+/* key: a profile name, checked like the decoder checks it. */
+static void
+enc_kv_profile(struct proto_enc *e, const char *key, const char *name)
+{
+	if (!rules_profile_name_valid(name))
+		enc_fail(e, -EINVAL);
+	enc_kv_str(e, key, name, PROTO_PROFILE_MAX, true);
+}
+
 /* key: one of a closed set of names. */
 static void
 enc_kv_oneof(struct proto_enc *e, const char *key, const char *const *names, const char *s)
@@ -1770,9 +1809,13 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 	if (info == NULL || ret == NULL)
 		return -EINVAL;
 	enc_begin(&e, PROTO_INFO_OK, id,
-		  6 + (info->resource_control != NULL) + (info->nruntime_packages > 0));
-	if (info->nruntimes > PROTO_RUNTIMES_MAX || info->nruntime_packages > PROTO_RUNTIMES_MAX)
+		  6 + (info->resource_control != NULL) + (info->nruntime_packages > 0) +
+			  (info->nprofiles > 0));
+	if (info->nruntimes > PROTO_RUNTIMES_MAX || info->nruntime_packages > PROTO_RUNTIMES_MAX ||
+	    info->nprofiles > PROTO_PROFILES_MAX)
 		enc_fail(&e, -E2BIG);
+	if (info->nprofiles > 0 && info->profiles == NULL)
+		enc_fail(&e, -EINVAL);
 	enc_kv_str(&e, "daemon", info->daemon, PROTO_NAME_MAX, false);
 	enc_kv_uint(&e, "version", info->version);
 	enc_kv_uint(&e, "uid", info->uid);
@@ -1805,6 +1848,19 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 				enc_fail(&e, -EINVAL);
 			enc_rawstr(&e, p->packages[k], PROTO_PACKAGE_NAME_MAX);
 		}
+	}
+	if (info->nprofiles > 0) {
+		enc_rawstr(&e, "profiles", PROTO_STR_MAX);
+		enc_array(&e, info->nprofiles);
+	}
+	for (i = 0; e.err == 0 && i < info->nprofiles; i++) {
+		const struct proto_profile *p = &info->profiles[i];
+
+		enc_map(&e, 4);
+		enc_kv_profile(&e, "name", p->name);
+		enc_kv_bool(&e, "default", p->is_default);
+		enc_kv_limits(&e, "limits", &p->limits);
+		enc_kv_limits(&e, "ceilings", &p->ceilings);
 	}
 	return enc_finish(&e, ret);
 }
@@ -1858,7 +1914,7 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 	enc_begin(&e, PROTO_RUN, id,
 		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
 			  run->stdin_data.present + (run->nfiles > 0) + (run->session != NULL) +
-			  run->stream);
+			  run->stream + (run->profile != NULL));
 	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
 	if (run->code.present)
 		enc_kv_blob(&e, "code", &run->code);
@@ -1881,6 +1937,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		enc_kv_session(&e, "session", run->session);
 	if (run->stream)
 		enc_kv_bool(&e, "stream", true);
+	if (run->profile != NULL)
+		enc_kv_profile(&e, "profile", run->profile);
 	return enc_finish(&e, ret);
 }
 
@@ -2003,11 +2061,13 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 
 	if (o == NULL || ret == NULL)
 		return -EINVAL;
-	enc_begin(&e, PROTO_SESSION_OPEN, id, 4);
+	enc_begin(&e, PROTO_SESSION_OPEN, id, 4 + (o->profile != NULL));
 	enc_kv_uint(&e, "workspace_bytes", o->workspace_bytes);
 	enc_kv_uint(&e, "idle_timeout_ms", o->idle_timeout_ms);
 	enc_kv_uint(&e, "lifetime_ms", o->lifetime_ms);
 	enc_kv_limits(&e, "limits", &o->limits);
+	if (o->profile != NULL)
+		enc_kv_profile(&e, "profile", o->profile);
 	return enc_finish(&e, ret);
 }
 

@@ -26,6 +26,8 @@
 #define PROTO_STR_MAX 4096	      /* any string, bytes */
 #define PROTO_NAME_MAX 255	      /* a file name (relative path), bytes */
 #define PROTO_RUNTIME_MAX 32	      /* runtime name, bytes */
+#define PROTO_PROFILE_MAX 32	      /* profile name, bytes */
+#define PROTO_PROFILES_MAX 32	      /* profiles in an info reply */
 #define PROTO_ARGV_MAX 256	      /* argv entries */
 #define PROTO_ENV_MAX 128	      /* env entries */
 #define PROTO_ENV_KEY_MAX 128	      /* env key, bytes */
@@ -55,11 +57,12 @@ enum proto_type {
 	/* client -> daemon: {type, id} */
 	PROTO_INFO = 5,
 	/* daemon -> client: {type, id, daemon:str, version:uint, uid:uint,
-	 *   runtimes:[str], defaults:limits, ceilings:limits} */
+	 *   runtimes:[str], defaults:limits, ceilings:limits,
+	 *   profiles?:[{name:str, default:bool, limits:limits, ceilings:limits}]} */
 	PROTO_INFO_OK = 6,
 	/* client -> daemon: {type, id, runtime:str, code?:blob, argv?:[str],
 	 *   env?:{str:str}, stdin?:blob, files?:[{name:str, data:blob}],
-	 *   limits?:limits} */
+	 *   limits?:limits, profile?:str} */
 	PROTO_RUN = 7,
 	/* daemon -> client: the run's result, see struct proto_result */
 	PROTO_RESULT = 8,
@@ -77,7 +80,8 @@ enum proto_type {
 	 *   runtime:str, state:str ("queued" | "running"), elapsed_ms:uint}]} */
 	PROTO_PS_OK = 13,
 	/* client -> daemon: {type, id, workspace_bytes?:uint, idle_timeout_ms?:uint,
-	 *   lifetime_ms?:uint, limits?:limits (defaults for the session's runs)} */
+	 *   lifetime_ms?:uint, limits?:limits (defaults for the session's runs),
+	 *   profile?:str (fixed for the session's runs)} */
 	PROTO_SESSION_OPEN = 14,
 	/* daemon -> client: {type, id, session:str} (an unguessable id) */
 	PROTO_SESSION_OK = 15,
@@ -219,6 +223,15 @@ struct proto_runtime_packages {
 	size_t npackages;
 };
 
+/* info_ok.profiles: one profile the caller may use. limits are its defaults,
+ * ceilings what a request may ask at most (equal for a [profile] section). */
+struct proto_profile {
+	const char *name;
+	bool is_default; /* "default" on the wire: what a request naming none gets */
+	struct proto_limits limits;
+	struct proto_limits ceilings;
+};
+
 struct proto_info {
 	const char *daemon;
 	uint32_t version;
@@ -234,6 +247,10 @@ struct proto_info {
 	 * entry may list none); absent on the wire when there is none. */
 	struct proto_runtime_packages runtime_packages[PROTO_RUNTIMES_MAX];
 	size_t nruntime_packages;
+	/* Optional: the profiles the caller may use (absent: none listed, a
+	 * daemon before profiles). */
+	struct proto_profile *profiles;
+	size_t nprofiles;
 };
 
 struct proto_run {
@@ -249,6 +266,7 @@ struct proto_run {
 	struct proto_limits limits;
 	const char *session; /* NULL: a one-shot run */
 	bool stream;	     /* send stdout/stderr as PROTO_STREAM events */
+	const char *profile; /* NULL: the caller's default (a session's: its own) */
 };
 
 #define PROTO_SESSION_ID_LEN 32 /* hex characters */
@@ -261,6 +279,7 @@ struct proto_session_open {
 	uint64_t idle_timeout_ms; /* 0 = default */
 	uint64_t lifetime_ms;	  /* 0 = default */
 	struct proto_limits limits;
+	const char *profile; /* NULL: the caller's default */
 };
 
 struct proto_session_ref {

@@ -68,18 +68,37 @@ rules_workspace_name_check(const char *s)
 	}
 }
 
-bool
-rules_runtime_name_valid(const char *s)
+/* 1 to max of [a-z0-9_-] (len bytes; s need not be NUL-terminated at len). */
+static bool
+rules_lower_name_valid(const char *s, size_t len, size_t max)
 {
-	size_t i, len = rules_len(s, PROTO_RUNTIME_MAX);
+	size_t i;
 
-	if (len == 0)
+	if (s == NULL || len == 0 || len > max)
 		return false;
 	for (i = 0; i < len; i++)
 		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
 		      s[i] == '_'))
 			return false;
 	return true;
+}
+
+bool
+rules_runtime_name_valid(const char *s)
+{
+	return rules_lower_name_valid(s, rules_len(s, PROTO_RUNTIME_MAX), PROTO_RUNTIME_MAX);
+}
+
+bool
+rules_profile_name_check(const char *s, size_t len)
+{
+	return rules_lower_name_valid(s, len, PROTO_PROFILE_MAX);
+}
+
+bool
+rules_profile_name_valid(const char *s)
+{
+	return rules_lower_name_valid(s, rules_len(s, PROTO_PROFILE_MAX), PROTO_PROFILE_MAX);
 }
 
 bool

@@ -32,6 +32,11 @@ int rules_workspace_name_check(const char *s);
 /* A runtime's name: 1 to PROTO_RUNTIME_MAX of [a-z0-9_-]. */
 bool rules_runtime_name_valid(const char *s);
 
+/* A profile's name: 1 to PROTO_PROFILE_MAX of [a-z0-9_-]; _check takes a
+ * counted string (len bytes, as the decoder has it). */
+bool rules_profile_name_valid(const char *s);
+bool rules_profile_name_check(const char *s, size_t len);
+
 /* A code file's name (one component, what a runtime calls its code): 1 to
  * PROTO_NAME_MAX printable ASCII bytes without '/' or blanks, not "." or "..". */
 bool rules_code_name_valid(const char *s);

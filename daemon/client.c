@@ -446,6 +446,7 @@ static void
 client_on_info(struct client *c, const struct proto_msg *m)
 {
 	const struct config *cfg = c->d->cfg;
+	struct proto_profile profiles[PROTO_PROFILES_MAX];
 	struct proto_info info;
 	struct proto_out out;
 	size_t i;
@@ -467,6 +468,19 @@ client_on_info(struct client *c, const struct proto_msg *m)
 			p->runtime = cfg->runtimes[i].name;
 			info.nruntime_packages++;
 		}
+	}
+	info.profiles = profiles;
+	for (i = 0; i < cfg->nprofiles && i < PROTO_PROFILES_MAX; i++) {
+		const struct config_profile *prof = &cfg->profiles[i];
+		struct proto_profile *e = &profiles[info.nprofiles];
+
+		if (!client_may_use_profile(c, prof))
+			continue;
+		e->name = prof->name;
+		e->is_default = !strcmp(prof->name, cfg->default_profile);
+		e->limits = prof->defaults;
+		e->ceilings = prof->ceilings;
+		info.nprofiles++;
 	}
 	r = proto_encode_info(m->id, &info, &out);
 	if (r < 0) {
@@ -529,6 +543,45 @@ bool
 client_allowed(const struct client *c)
 {
 	return config_peer_allowed(c->d->cfg, c->uid, c->gids, c->ngids);
+}
+
+bool
+client_may_use_profile(const struct client *c, const struct config_profile *prof)
+{
+	return config_profile_allowed(prof, c->uid, c->gids, c->ngids);
+}
+
+int
+client_resolve_limits(struct client *c, uint32_t req_id, const char *profile,
+		      const struct proto_limits *asked, struct proto_limits *ret,
+		      const struct config_profile **ret_prof)
+{
+	const struct config *cfg = c->d->cfg;
+	const struct config_profile *prof;
+	enum proto_limit bad;
+
+	prof = profile != NULL ? config_profile_find(cfg, profile) : config_profile_default(cfg);
+	if (prof == NULL) {
+		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "profile '%s' does not exist",
+				  profile);
+		return -ENOENT;
+	}
+	if (!client_may_use_profile(c, prof)) {
+		client_send_error(c, req_id, PROTO_ERR_UNAUTHORIZED,
+				  "profile '%s' is not available to uid %u", prof->name,
+				  (unsigned)c->uid);
+		return -EPERM;
+	}
+	if (config_limits_resolve(prof, asked, ret, &bad) < 0) {
+		client_send_error(
+			c, req_id, PROTO_ERR_BAD_REQUEST,
+			"limits.%s = %" PRIu64 " is above the ceiling %" PRIu64 " of profile '%s'",
+			proto_limit_name(bad), asked->v[bad], prof->ceilings.v[bad], prof->name);
+		return -ERANGE;
+	}
+	if (ret_prof != NULL)
+		*ret_prof = prof;
+	return 0;
 }
 
 /* Decode and dispatch one packet. */

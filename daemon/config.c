@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "limit.h"
+#include "log.h"
 #include "memfd.h"
 #include "rules.h"
 
@@ -33,6 +34,7 @@ enum config_section {
 	CONFIG_SEC_LIMITS,
 	CONFIG_SEC_RUNTIME,
 	CONFIG_SEC_SESSIONS,
+	CONFIG_SEC_PROFILE,
 };
 
 /* Where a value came from: 0 for a built-in default, else its line in the file. */
@@ -43,6 +45,8 @@ struct config_lines {
 	unsigned user;
 	unsigned socket_group;
 	unsigned max_runs_per_uid;
+	unsigned default_profile;
+	unsigned profile_limit[CONFIG_PROFILES_MAX][PROTO_LIMIT_COUNT_]; /* 0: not set */
 };
 
 /* State of one read of a file: the reader and the handler share it. */
@@ -62,7 +66,25 @@ struct config_parse {
 	struct config_runtime *rt; /* the [runtime NAME] being read */
 	unsigned rt_line;
 	bool rt_from_file[CONFIG_RUNTIMES_MAX];
+	struct config_profile *prof; /* the [profile NAME] being read */
+	bool prof_from_file[CONFIG_PROFILES_MAX];
 	struct config_lines lines;
+};
+
+/*
+ * The built-in profiles (issue 17's numbers). A limit not named here is the
+ * [limits] default. cpu_ms is the wall time, at most the built-in cpu
+ * ceiling, so that the defaults need no clamping. Each is clamped to the
+ * [limits] ceilings at load, with a log line; a [profile NAME] section of the
+ * same name replaces it whole.
+ */
+static const struct {
+	const char *name;
+	uint64_t wall_ms, cpu_ms, memory_bytes, processes;
+} config_builtin_profiles[] = {
+	{"minimal", 30000, 30000, 128ULL << 20, 16},
+	{"standard", 60000, 60000, 512ULL << 20, 64},
+	{"generous", 300000, 60000, 2ULL << 30, 256},
 };
 
 /* The runtimes that exist without a file; "need" must exist for the runtime to be offered. */
@@ -607,6 +629,15 @@ config_key_access(struct config_parse *p, const char *name, const char *value)
 		if (r < 0)
 			return config_fail_at(p, -EINVAL, p->line,
 					      "allow_all = %s: expected true or false", value);
+	} else if (!strcmp(name, "default_profile")) {
+		/* Whether it exists is checked at the end: [profile] may follow. */
+		if (!rules_profile_name_valid(value))
+			return config_fail_at(p, -EINVAL, p->line,
+					      "default_profile = %s: expected 1 to %d of a-z, 0-9, "
+					      "'-', '_'",
+					      value, PROTO_PROFILE_MAX);
+		strcpy(cfg->default_profile, value);
+		p->lines.default_profile = p->line;
 	} else {
 		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [access]", name);
 	}
@@ -704,24 +735,15 @@ config_key_sessions(struct config_parse *p, const char *name, const char *value)
 	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [sessions]", name);
 }
 
-/* Handle one key of [limits]: NAME sets the default, NAME_max the ceiling. */
+/* Parse the value of limit l (named name in the file) by its kind and bound. */
 static int
-config_key_limits(struct config_parse *p, const char *name, const char *value)
+config_limit_value(struct config_parse *p, enum proto_limit l, const char *name, const char *value,
+		   uint64_t *ret)
 {
-	size_t len = strlen(name);
-	const struct limit_row *row;
-	enum proto_limit l;
-	bool is_max = false;
+	const struct limit_row *row = &limit_table[l];
 	uint64_t v;
 	int r;
 
-	if (limit_from_name(name, len, &l) < 0) {
-		is_max = len > 4 && !strcmp(name + len - 4, "_max");
-		if (!is_max || limit_from_name(name, len - 4, &l) < 0)
-			return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [limits]",
-					      name);
-	}
-	row = &limit_table[l];
 	if (row->kind == LIMIT_KIND_BYTES)
 		r = config_parse_size(value, &v);
 	else
@@ -736,11 +758,80 @@ config_key_limits(struct config_parse *p, const char *name, const char *value)
 		return config_fail_at(p, -EINVAL, p->line,
 				      "%s = %s: above what the protocol carries (%llu)", name,
 				      value, (unsigned long long)row->bound);
+	*ret = v;
+	return 0;
+}
+
+/* Handle one key of [limits]: NAME sets the default, NAME_max the ceiling. */
+static int
+config_key_limits(struct config_parse *p, const char *name, const char *value)
+{
+	size_t len = strlen(name);
+	enum proto_limit l;
+	bool is_max = false;
+	uint64_t v;
+	int r;
+
+	if (limit_from_name(name, len, &l) < 0) {
+		is_max = len > 4 && !strcmp(name + len - 4, "_max");
+		if (!is_max || limit_from_name(name, len - 4, &l) < 0)
+			return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [limits]",
+					      name);
+	}
+	r = config_limit_value(p, l, name, value, &v);
+	if (r < 0)
+		return r;
 	if (is_max)
 		p->cfg->ceilings.v[l] = v;
 	else
 		p->cfg->defaults.v[l] = v;
 	p->lines.limit[l][is_max] = p->line;
+	return 0;
+}
+
+/*
+ * Handle one key of [profile NAME]: a [limits] name sets the profile's value
+ * (its default and its ceiling), allow_users/allow_groups who may use it.
+ */
+static int
+config_key_profile(struct config_parse *p, const char *name, const char *value)
+{
+	struct config_profile *prof = p->prof;
+	size_t idx = (size_t)(prof - p->cfg->profiles);
+	uint32_t ids[CONFIG_LIST_MAX];
+	enum proto_limit l;
+	size_t n = 0, i;
+	uint64_t v;
+	int r;
+
+	if (!strcmp(name, "allow_users") || !strcmp(name, "allow_groups")) {
+		bool groups = name[6] == 'g';
+
+		r = config_key_list(p, name, value, groups, ids, &n);
+		if (r < 0)
+			return r;
+		for (i = 0; i < n; i++) {
+			if (groups)
+				prof->allow_gids[i] = (gid_t)ids[i];
+			else
+				prof->allow_uids[i] = (uid_t)ids[i];
+		}
+		if (groups)
+			prof->nallow_gids = n;
+		else
+			prof->nallow_uids = n;
+		return 0;
+	}
+	if (limit_from_name(name, strlen(name), &l) < 0)
+		return config_fail_at(p, -EINVAL, p->line,
+				      "unknown key '%s' in [profile %s] (a profile's limit is its "
+				      "default and its ceiling: no _max)",
+				      name, prof->name);
+	r = config_limit_value(p, l, name, value, &v);
+	if (r < 0)
+		return r;
+	prof->defaults.v[l] = v;
+	p->lines.profile_limit[idx][l] = p->line;
 	return 0;
 }
 
@@ -815,10 +906,13 @@ config_section_id(const struct config_parse *p, char *buf, size_t len)
 		[CONFIG_SEC_LIMITS] = "limits",
 		[CONFIG_SEC_RUNTIME] = "runtime",
 		[CONFIG_SEC_SESSIONS] = "sessions",
+		[CONFIG_SEC_PROFILE] = "profile",
 	};
 
 	if (p->section == CONFIG_SEC_RUNTIME && p->rt != NULL)
 		snprintf(buf, len, "runtime %s", p->rt->name);
+	else if (p->section == CONFIG_SEC_PROFILE && p->prof != NULL)
+		snprintf(buf, len, "profile %s", p->prof->name);
 	else
 		snprintf(buf, len, "%s", names[p->section]);
 }
@@ -886,6 +980,9 @@ config_ini_handler(void *user, const char *section, const char *name, const char
 	case CONFIG_SEC_SESSIONS:
 		r = config_key_sessions(p, name, value);
 		break;
+	case CONFIG_SEC_PROFILE:
+		r = config_key_profile(p, name, value);
+		break;
 	default:
 		r = config_fail_at(p, -EINVAL, p->line, "'%s' outside of any section", name);
 		break;
@@ -907,6 +1004,45 @@ config_runtime_end(struct config_parse *p)
 	if (rt->code_name[0] == '\0')
 		return config_fail_at(p, -EINVAL, p->rt_line, "[runtime %s] has no code_name",
 				      rt->name);
+	return 0;
+}
+
+/*
+ * Start a [profile NAME] section: a new profile, or one replacing a built-in
+ * whole (what the section does not set is the [limits] default, as for a new
+ * one). One slot stays free for the implicit "default".
+ */
+static int
+config_profile_begin(struct config_parse *p, const char *name)
+{
+	struct config *cfg = p->cfg;
+	size_t i;
+
+	if (!rules_profile_name_valid(name))
+		return config_fail_at(
+			p, -EINVAL, p->line,
+			"bad profile name '%s': expected 1 to %d of a-z, 0-9, '-', '_'", name,
+			PROTO_PROFILE_MAX);
+	if (!strcmp(name, CONFIG_PROFILE_IMPLICIT))
+		return config_fail_at(p, -EINVAL, p->line,
+				      "[profile %s] is the implicit profile: set [limits] instead",
+				      name);
+	for (i = 0; i < cfg->nprofiles; i++)
+		if (!strcmp(cfg->profiles[i].name, name))
+			break;
+	if (i < cfg->nprofiles && p->prof_from_file[i])
+		return config_fail_at(p, -EINVAL, p->line, "duplicate section [profile %s]", name);
+	if (i == cfg->nprofiles) {
+		if (cfg->nprofiles == CONFIG_PROFILES_MAX - 1)
+			return config_fail_at(p, -EINVAL, p->line, "more than %d profiles",
+					      CONFIG_PROFILES_MAX - 1);
+		cfg->nprofiles++;
+	}
+	memset(&cfg->profiles[i], 0, sizeof(cfg->profiles[i]));
+	strcpy(cfg->profiles[i].name, name);
+	memset(p->lines.profile_limit[i], 0, sizeof(p->lines.profile_limit[i]));
+	p->prof_from_file[i] = true;
+	p->prof = &cfg->profiles[i];
 	return 0;
 }
 
@@ -964,6 +1100,7 @@ config_section_begin(struct config_parse *p, const char *line)
 	r = config_runtime_end(p);
 	if (r < 0)
 		return r;
+	p->prof = NULL;
 	len = (size_t)(end - line - 1);
 	if (len >= sizeof(name))
 		return config_fail_at(p, -EINVAL, p->line, "unknown section");
@@ -986,6 +1123,13 @@ config_section_begin(struct config_parse *p, const char *line)
 			rt++;
 		p->section = CONFIG_SEC_RUNTIME;
 		return config_runtime_begin(p, rt);
+	} else if (!strncmp(name, "profile ", 8)) {
+		const char *pr = name + 8;
+
+		while (*pr == ' ' || *pr == '\t')
+			pr++;
+		p->section = CONFIG_SEC_PROFILE;
+		return config_profile_begin(p, pr);
 	} else {
 		return config_fail_at(p, -EINVAL, p->line, "unknown section [%s]", name);
 	}
@@ -1130,6 +1274,69 @@ config_line_max(unsigned a, unsigned b)
 	return a > b ? a : b;
 }
 
+/*
+ * The profiles once every section is read: a value set in a [profile]
+ * section above its [limits] ceiling is an error at its line; a built-in
+ * value above it is clamped (logged); a value not set is the [limits]
+ * default. Then the implicit profile, unless default_profile names another,
+ * which must exist and be open to everyone who may connect.
+ */
+static int
+config_profiles_finish(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	struct config_profile *prof;
+	const struct config_profile *def;
+	size_t i, l;
+
+	for (i = 0; i < cfg->nprofiles; i++) {
+		prof = &cfg->profiles[i];
+		for (l = 0; l < PROTO_LIMIT_COUNT_; l++) {
+			const char *name = proto_limit_name((enum proto_limit)l);
+			uint64_t *v = &prof->defaults.v[l];
+
+			if (*v == 0) {
+				*v = cfg->defaults.v[l];
+			} else if (*v > cfg->ceilings.v[l] && p->prof_from_file[i]) {
+				return config_fail_at(
+					p, -EINVAL, p->lines.profile_limit[i][l],
+					"[profile %s] %s = %llu is above its ceiling %s_max = %llu",
+					prof->name, name, (unsigned long long)*v, name,
+					(unsigned long long)cfg->ceilings.v[l]);
+			} else if (*v > cfg->ceilings.v[l]) {
+				log_warnx("built-in profile %s: %s %llu lowered to the ceiling "
+					  "%s_max = %llu",
+					  prof->name, name, (unsigned long long)*v, name,
+					  (unsigned long long)cfg->ceilings.v[l]);
+				*v = cfg->ceilings.v[l];
+			}
+		}
+		prof->ceilings = prof->defaults;
+	}
+	if (cfg->default_profile[0] == '\0') {
+		/* config_profile_begin() kept this slot free. */
+		prof = &cfg->profiles[cfg->nprofiles++];
+		memset(prof, 0, sizeof(*prof));
+		strcpy(prof->name, CONFIG_PROFILE_IMPLICIT);
+		prof->defaults = cfg->defaults;
+		prof->ceilings = cfg->ceilings;
+		strcpy(cfg->default_profile, CONFIG_PROFILE_IMPLICIT);
+		return 0;
+	}
+	def = config_profile_find(cfg, cfg->default_profile);
+	if (def == NULL)
+		return config_fail_at(p, -EINVAL, p->lines.default_profile,
+				      "default_profile = %s: no such profile",
+				      cfg->default_profile);
+	/* A request naming no profile must get one: the default has no list. */
+	if (def->nallow_uids > 0 || def->nallow_gids > 0)
+		return config_fail_at(p, -EINVAL, p->lines.default_profile,
+				      "default_profile = %s: the default profile must be open to "
+				      "everyone (it has allow_users or allow_groups)",
+				      cfg->default_profile);
+	return 0;
+}
+
 /* Checks across keys, and the defaults that depend on the user database. */
 static int
 config_finish(struct config_parse *p)
@@ -1150,6 +1357,9 @@ config_finish(struct config_parse *p)
 				(unsigned long long)cfg->defaults.v[i], name,
 				(unsigned long long)cfg->ceilings.v[i]);
 	}
+	r = config_profiles_finish(p);
+	if (r < 0)
+		return r;
 	if ((uint64_t)cfg->uid_base + cfg->uid_count > UINT32_MAX)
 		return config_fail_at(p, -EINVAL,
 				      config_line_max(p->lines.uid_base, p->lines.uid_count),
@@ -1244,6 +1454,17 @@ config_defaults(struct config *cfg)
 			return r;
 		n++;
 		cfg->nruntimes = n;
+	}
+	for (i = 0; i < sizeof(config_builtin_profiles) / sizeof(config_builtin_profiles[0]); i++) {
+		struct config_profile *prof = &cfg->profiles[i];
+
+		strcpy(prof->name, config_builtin_profiles[i].name);
+		prof->defaults.v[PROTO_LIMIT_WALL_MS] = config_builtin_profiles[i].wall_ms;
+		prof->defaults.v[PROTO_LIMIT_CPU_MS] = config_builtin_profiles[i].cpu_ms;
+		prof->defaults.v[PROTO_LIMIT_MEMORY_BYTES] =
+			config_builtin_profiles[i].memory_bytes;
+		prof->defaults.v[PROTO_LIMIT_PROCESSES] = config_builtin_profiles[i].processes;
+		cfg->nprofiles = i + 1;
 	}
 	strcpy(cfg->runtimes[n].name, "exec");
 	cfg->runtimes[n].is_exec = true;
@@ -1413,19 +1634,63 @@ config_runtime_find(const struct config *cfg, const char *name)
 	return NULL;
 }
 
+const struct config_profile *
+config_profile_find(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	if (cfg == NULL || name == NULL)
+		return NULL;
+	for (i = 0; i < cfg->nprofiles && i < CONFIG_PROFILES_MAX; i++)
+		if (!strcmp(cfg->profiles[i].name, name))
+			return &cfg->profiles[i];
+	return NULL;
+}
+
+const struct config_profile *
+config_profile_default(const struct config *cfg)
+{
+	const struct config_profile *prof = config_profile_find(cfg, cfg->default_profile);
+
+	/* config_profiles_finish() made sure it exists. */
+	if (prof == NULL)
+		fatalx("config: default profile '%s' missing", cfg->default_profile);
+	return prof;
+}
+
+bool
+config_profile_allowed(const struct config_profile *prof, uid_t uid, const gid_t *gids,
+		       size_t ngids)
+{
+	size_t i, j;
+
+	if (prof == NULL)
+		return false;
+	if (uid == 0 || (prof->nallow_uids == 0 && prof->nallow_gids == 0))
+		return true;
+	for (i = 0; i < prof->nallow_uids && i < CONFIG_LIST_MAX; i++)
+		if (prof->allow_uids[i] == uid)
+			return true;
+	for (j = 0; gids != NULL && j < ngids; j++)
+		for (i = 0; i < prof->nallow_gids && i < CONFIG_LIST_MAX; i++)
+			if (prof->allow_gids[i] == gids[j])
+				return true;
+	return false;
+}
+
 int
-config_limits_resolve(const struct config *cfg, const struct proto_limits *asked,
+config_limits_resolve(const struct config_profile *prof, const struct proto_limits *asked,
 		      struct proto_limits *ret, enum proto_limit *ret_bad)
 {
 	struct proto_limits out;
 	unsigned i;
 
-	if (cfg == NULL || asked == NULL || ret == NULL)
+	if (prof == NULL || asked == NULL || ret == NULL)
 		return -EINVAL;
-	if (!rules_limits_within(asked, &cfg->ceilings, ret_bad))
+	if (!rules_limits_within(asked, &prof->ceilings, ret_bad))
 		return -ERANGE;
 	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
-		out.v[i] = asked->v[i] != 0 ? asked->v[i] : cfg->defaults.v[i];
+		out.v[i] = asked->v[i] != 0 ? asked->v[i] : prof->defaults.v[i];
 	*ret = out;
 	return 0;
 }

@@ -15,6 +15,10 @@
 #define CONFIG_FILE_MAX (1U << 20) /* bytes of the file a reload reads */
 #define CONFIG_RUNTIMES_MAX 16
 #define CONFIG_RUNTIME_ARGV_MAX 16
+#define CONFIG_PROFILES_MAX PROTO_PROFILES_MAX
+/* The profile a request gets when [access] names no default_profile: the
+ * [limits] defaults, a request may ask up to the [limits] ceilings. */
+#define CONFIG_PROFILE_IMPLICIT "default"
 
 /*
  * A runtime: argv template. The literal token "{code}" is replaced with the
@@ -27,6 +31,23 @@ struct config_runtime {
 	size_t argc;
 	char code_name[64]; /* file name of the code inside the sandbox, e.g. "main.py" */
 	bool is_exec;
+};
+
+/*
+ * A profile: [profile NAME], or one of the built-ins (minimal, standard,
+ * generous), or the implicit "default" of [limits]. defaults are what a
+ * request asking nothing gets, ceilings the most it may ask; for a [profile]
+ * section both are its values (a request may only tighten). Who may use it:
+ * everyone who may connect when both lists are empty.
+ */
+struct config_profile {
+	char name[PROTO_PROFILE_MAX + 1];
+	struct proto_limits defaults;
+	struct proto_limits ceilings;
+	uid_t allow_uids[CONFIG_LIST_MAX]; /* allow_users = name[, name...] */
+	size_t nallow_uids;
+	gid_t allow_gids[CONFIG_LIST_MAX]; /* allow_groups = name[, name...] */
+	size_t nallow_gids;
 };
 
 struct config {
@@ -59,6 +80,9 @@ struct config {
 	gid_t allow_gids[CONFIG_LIST_MAX]; /* allow_groups = name[, name...] */
 	size_t nallow_gids;
 	bool allow_all; /* allow_all = false */
+	/* default_profile = NAME: what a request naming no profile gets
+	 * (default: the implicit profile "default" of [limits]) */
+	char default_profile[PROTO_PROFILE_MAX + 1];
 
 	/* [sandbox] */
 	uid_t uid_base;		   /* uid_base = (default 600000): per-run host uids */
@@ -85,6 +109,12 @@ struct config {
 	/* [runtime NAME]: argv = /usr/bin/python3 -I -S -B {code}; code_name = main.py */
 	struct config_runtime runtimes[CONFIG_RUNTIMES_MAX];
 	size_t nruntimes;
+
+	/* [profile NAME]: limits (value = default = ceiling), allow_users,
+	 * allow_groups; the built-ins first, the implicit "default" among them
+	 * unless default_profile names another. */
+	struct config_profile profiles[CONFIG_PROFILES_MAX];
+	size_t nprofiles;
 };
 
 /*
@@ -115,11 +145,22 @@ void config_free(struct config *cfg);
 /* Look a runtime up by name; NULL if unknown. */
 const struct config_runtime *config_runtime_find(const struct config *cfg, const char *name);
 
+/* Look a profile up by name; NULL if unknown. */
+const struct config_profile *config_profile_find(const struct config *cfg, const char *name);
+
+/* The profile of a request naming none (cfg->default_profile). Never NULL. */
+const struct config_profile *config_profile_default(const struct config *cfg);
+
+/* May this peer (uid, its groups) use the profile? root always may. */
+bool config_profile_allowed(const struct config_profile *prof, uid_t uid, const gid_t *gids,
+			    size_t ngids);
+
 /*
- * Resolve the limits of one request: 0 takes the default; a value above the
- * ceiling fails with -ERANGE and *ret_bad names the limit.
+ * Resolve the limits of one request within a profile: 0 takes the profile's
+ * default; a value above its ceiling fails with -ERANGE and *ret_bad names
+ * the limit. A pure function of its arguments.
  */
-int config_limits_resolve(const struct config *cfg, const struct proto_limits *asked,
+int config_limits_resolve(const struct config_profile *prof, const struct proto_limits *asked,
 			  struct proto_limits *ret, enum proto_limit *ret_bad);
 
 /*

@@ -161,7 +161,7 @@ frontend_stop(struct daemon *d)
 
 /*
  * Reload the config file, whose bytes the spawner read (ev, fd: spawn_msg.h;
- * docs/design-service.md). New limits, ceilings, access lists, runtimes and
+ * docs/design-service.md). New limits, ceilings, access lists, profiles, runtimes and
  * daemon limits apply to new runs; a run in flight keeps what it was given.
  * What the process was built around (socket, users, uid range) stays.
  * A bad file is refused and the old config stays in force. Takes fd.

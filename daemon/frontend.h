@@ -114,6 +114,17 @@ uid_t client_uid(const struct client *c);
 bool client_knows_process_limit(const struct client *c);
 /* Is the client allowed by the config in force now? */
 bool client_allowed(const struct client *c);
+/* May the client use this profile (its allow_users, allow_groups)? */
+bool client_may_use_profile(const struct client *c, const struct config_profile *prof);
+/*
+ * Resolve the limits a request asks within its profile (NULL: the default
+ * profile): 0 or -errno, and then an error reply has been sent: not_found
+ * (no such profile), unauthorized (not the client's), bad_request (a limit
+ * above the profile's ceiling, named with the profile).
+ */
+int client_resolve_limits(struct client *c, uint32_t req_id, const char *profile,
+			  const struct proto_limits *asked, struct proto_limits *ret,
+			  const struct config_profile **ret_prof);
 pid_t client_pid(const struct client *c);
 uint32_t client_nruns(const struct client *c);
 void client_run_added(struct client *c, struct run *r);

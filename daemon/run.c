@@ -1270,8 +1270,8 @@ void
 run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
 {
 	struct proto_limits lim, asked;
+	const char *profile = req->profile;
 	struct session *s = NULL;
-	enum proto_limit bad;
 	enum proto_error code;
 	char why[512];
 	int plan_fd = -1, rc;
@@ -1296,7 +1296,15 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 			client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
 			return;
 		}
-		/* The session's own defaults come before the daemon's. */
+		/* A session's runs use the profile it was opened with. */
+		profile = session_profile(s);
+		if (req->profile != NULL && strcmp(req->profile, profile) != 0) {
+			client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+					  "profile '%s': the session's runs use its profile '%s'",
+					  req->profile, profile);
+			return;
+		}
+		/* The session's own defaults come before the profile's. */
 		asked = req->limits;
 		for (k = 0; k < PROTO_LIMIT_COUNT_; k++)
 			if (asked.v[k] == 0)
@@ -1304,13 +1312,8 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	} else {
 		asked = req->limits;
 	}
-	rc = config_limits_resolve(d->cfg, &asked, &lim, &bad);
-	if (rc < 0) {
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-				  "limits.%s = %" PRIu64 " is above the ceiling %" PRIu64,
-				  proto_limit_name(bad), asked.v[bad], d->cfg->ceilings.v[bad]);
+	if (client_resolve_limits(c, req_id, profile, &asked, &lim, NULL) < 0)
 		return;
-	}
 	if (run_over_budget(d, c, req_id, req))
 		return;
 	rc = run_make_plan(d, req, s != NULL, &lim, &plan_fd, &code, why, sizeof(why));

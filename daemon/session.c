@@ -61,6 +61,7 @@ struct session {
 	uint32_t open_req;
 	bool ready, ended, keeper_gone, freeing;
 	struct proto_limits run_defaults;
+	char profile[PROTO_PROFILE_MAX + 1]; /* fixed at open for all its runs */
 	uint64_t workspace_bytes, idle_ms, lifetime_ms;
 	struct event *idle_ev, *life_ev, *orphan_ev, *free_ev;
 	struct timespec t_open, t_active;
@@ -587,10 +588,11 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	     const struct proto_session_open *o)
 {
 	const struct config *cfg = d->cfg;
+	const struct config_profile *prof;
+	struct proto_limits resolved;
 	struct spawn_req sreq;
 	struct session *s;
 	uint8_t rnd[PROTO_SESSION_ID_LEN / 2];
-	enum proto_limit bad;
 	char why[256];
 	int pair[2], i, r;
 
@@ -603,11 +605,14 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 				  (unsigned)client_uid(c), cfg->sessions_per_uid);
 		return;
 	}
+	/* The limits the runs will ask by default, within the session's profile. */
+	if (client_resolve_limits(c, req_id, o->profile, &o->limits, &resolved, &prof) < 0)
+		return;
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		fatalx("out of memory");
-	if (session_pick(o->workspace_bytes, cfg->defaults.v[PROTO_LIMIT_WORKSPACE_BYTES],
-			 cfg->ceilings.v[PROTO_LIMIT_WORKSPACE_BYTES], "workspace_bytes", why,
+	if (session_pick(o->workspace_bytes, prof->defaults.v[PROTO_LIMIT_WORKSPACE_BYTES],
+			 prof->ceilings.v[PROTO_LIMIT_WORKSPACE_BYTES], "workspace_bytes", why,
 			 sizeof(why), &s->workspace_bytes) < 0 ||
 	    session_pick(o->idle_timeout_ms, cfg->session_idle_ms, cfg->session_idle_ms_max,
 			 "idle_timeout_ms", why, sizeof(why), &s->idle_ms) < 0 ||
@@ -617,13 +622,7 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST, "%s", why);
 		return;
 	}
-	if (!rules_limits_within(&o->limits, &cfg->ceilings, &bad)) {
-		free(s);
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-				  "limits.%s = %" PRIu64 " is above the ceiling %" PRIu64,
-				  proto_limit_name(bad), o->limits.v[bad], cfg->ceilings.v[bad]);
-		return;
-	}
+	strcpy(s->profile, prof->name);
 	s->run_defaults = o->limits;
 	if (uidpool_get(&d->uids, &s->slot) < 0) {
 		free(s);
@@ -865,6 +864,12 @@ const struct proto_limits *
 session_run_defaults(const struct session *s)
 {
 	return &s->run_defaults;
+}
+
+const char *
+session_profile(const struct session *s)
+{
+	return s->profile;
 }
 
 void

@@ -47,6 +47,8 @@ bool session_can_queue(const struct session *s);
 bool session_can_start(const struct session *s);
 /* The per-run limits a session gives its runs (0 = the daemon's default). */
 const struct proto_limits *session_run_defaults(const struct session *s);
+/* The profile the session was opened with: every run of it uses it. */
+const char *session_profile(const struct session *s);
 /* A run of the session is queued, or leaves the queue unstarted. */
 void session_run_queued(struct session *s);
 void session_run_unqueued(struct session *s);

@@ -52,9 +52,9 @@ extern "C" {
  * 0.N" below and live in version node AIRLOCK_0.N of the library.
  */
 #define LIBAIRLOCK_VERSION_MAJOR 0
-#define LIBAIRLOCK_VERSION_MINOR 5
+#define LIBAIRLOCK_VERSION_MINOR 6
 #define LIBAIRLOCK_VERSION_MICRO 0
-#define LIBAIRLOCK_VERSION "0.5.0"
+#define LIBAIRLOCK_VERSION "0.6.0"
 /* True when this header is version major.minor.micro or later. */
 #define LIBAIRLOCK_CHECK_VERSION(major, minor, micro)                                              \
 	(LIBAIRLOCK_VERSION_MAJOR > (major) ||                                                     \
@@ -755,7 +755,7 @@ int airlock_event_data(const struct airlock_event *ev, const void **ret_data, si
 
 /* ---- Versions, timeouts and liveness (since AIRLOCK_0.4) --------------- */
 
-/* The version of the library the program runs with, e.g. "0.5.0" (the
+/* The version of the library the program runs with, e.g. "0.6.0" (the
  * header's is LIBAIRLOCK_VERSION). Never NULL. Since 0.4. */
 const char *airlock_library_version(void);
 
@@ -792,6 +792,51 @@ int airlock_conn_set_timeout(struct airlock_conn *conn, uint64_t timeout_ms);
  * airlock_ping() for that. Since 0.4.
  */
 int airlock_conn_check(struct airlock_conn *conn);
+
+/* ---- Profiles (since AIRLOCK_0.6) --------------------------------------- */
+
+/*
+ * Profiles are named sets of limits the daemon's administrator defines
+ * (airlockd.conf(5), [profile NAME]; minimal, standard and generous are
+ * built in). A request names one, or gets the daemon's default profile; a
+ * profile's value of a limit is the request's default and its ceiling: a
+ * request may ask less, never more.
+ */
+
+/* Name the run's profile (copied; NULL: the daemon's default profile, the
+ * default). -EINVAL for NULL req or a name that is not 1 to 32 of a-z, 0-9,
+ * '-', '_'. The daemon answers -ENOENT (not_found) for a profile that does
+ * not exist, -EACCES (unauthorized) for one the caller may not use, -EPROTO
+ * (bad_request) for a limit above the profile's. In a session the run uses
+ * the session's profile: naming another is bad_request. Since 0.6. */
+int airlock_run_req_set_profile(struct airlock_run_req *req, const char *name);
+
+/* Name the session's profile (copied; NULL: the daemon's default), fixed for
+ * all its runs. -EINVAL and the daemon's answers as for
+ * airlock_run_req_set_profile(). Since 0.6. */
+int airlock_session_opts_set_profile(struct airlock_session_opts *opts, const char *name);
+
+/* How many profiles the caller may use (those info lists); 0 from a daemon
+ * before 0.6. Since 0.6. */
+size_t airlock_info_profile_count(const struct airlock_info *info);
+
+/* The name of profile i, or NULL when i is out of range. It belongs to info.
+ * Since 0.6. */
+const char *airlock_info_profile_name(const struct airlock_info *info, size_t i);
+
+/* Whether profile i is the one a request naming no profile gets. Since 0.6. */
+bool airlock_info_profile_is_default(const struct airlock_info *info, size_t i);
+
+/* Profile i's default of a limit (what a request leaving it 0 gets); 0 when
+ * i or limit is out of range. Since 0.6. */
+uint64_t airlock_info_profile_limit(const struct airlock_info *info, size_t i,
+				    enum airlock_limit limit);
+
+/* Profile i's ceiling of a limit (the most a request may ask): the same as
+ * its default for a [profile] section, the [limits] ceiling for the implicit
+ * profile "default". 0 when out of range. Since 0.6. */
+uint64_t airlock_info_profile_ceiling(const struct airlock_info *info, size_t i,
+				      enum airlock_limit limit);
 
 #ifdef __cplusplus
 }

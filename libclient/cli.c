@@ -63,6 +63,7 @@ enum {
 	OPT_LIFETIME,
 	OPT_FORCE,
 	OPT_VERSION,
+	OPT_PROFILE,
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 
@@ -99,6 +100,7 @@ static const struct cli_option {
 	{{"idle", required_argument, NULL, OPT_IDLE}, CLI_IN_SESSION_OPEN},
 	{{"lifetime", required_argument, NULL, OPT_LIFETIME}, CLI_IN_SESSION_OPEN},
 	{{"limit", required_argument, NULL, OPT_LIMIT}, CLI_IN_LIMITS},
+	{{"profile", required_argument, NULL, OPT_PROFILE}, CLI_IN_LIMITS},
 };
 
 #define CLI_NOPTIONS (sizeof(cli_options) / sizeof(cli_options[0]))
@@ -141,6 +143,7 @@ struct cli_run {
 	const char *artifacts;	/* --artifacts */
 	bool stream;		/* --stream */
 	bool force;		/* --force: artifacts replace existing files */
+	bool in_session;	/* --session */
 	struct cli_limits lim;	/* --wall, ..., --limit */
 	struct airlock_run_req *req;
 };
@@ -158,7 +161,8 @@ static const struct cli_synopsis {
 		"       airlock [--socket PATH] [--json] run --lang exec [OPTION]... [--] PROGRAM "
 		"[ARG]...\n"},
 	{"session", "airlock [--socket PATH] [--json] session open [--workspace SIZE]\n"
-		    "               [--idle SECONDS] [--lifetime SECONDS] [LIMIT OPTION]...\n"
+		    "               [--idle SECONDS] [--lifetime SECONDS] [--profile NAME]\n"
+		    "               [LIMIT OPTION]...\n"
 		    "       airlock [--socket PATH] [--json] session close ID\n"
 		    "       airlock [--socket PATH] [--json] session ls\n"},
 	{"put", "airlock [--socket PATH] [--json] put SESSION LOCAL|- REMOTE\n"},
@@ -200,6 +204,9 @@ cli_usage_limits(FILE *f)
 		fprintf(f, "  %-20s %s\n", opt, limit_table[l].doc);
 	}
 	fputs("  --limit NAME=VALUE   any limit by its name (airlock info lists them)\n", f);
+	fputs("  --profile NAME       the daemon's profile of limits (airlock info lists\n"
+	      "                       them); limits may only go below its values\n",
+	      f);
 }
 
 /* Print the usage of cmd (NULL: of every command) to f. */
@@ -493,6 +500,64 @@ cli_info_packages_json(const struct airlock_info *info, json_t *obj)
 	return 0;
 }
 
+/* "profiles": [{"name", "default": bool, "limits": {NAME: {default, ceiling}}}], if said. */
+static int
+cli_info_profiles_json(const struct airlock_info *info, json_t *obj)
+{
+	json_t *list, *p, *lim;
+	size_t i;
+	int l;
+
+	if (airlock_info_profile_count(info) == 0)
+		return 0;
+	list = json_array();
+	if (list == NULL || json_object_set_new(obj, "profiles", list) < 0)
+		return -ENOMEM;
+	for (i = 0; i < airlock_info_profile_count(info); i++) {
+		lim = json_object();
+		p = json_pack("{s:s, s:b, s:o}", "name", airlock_info_profile_name(info, i),
+			      "default", (int)airlock_info_profile_is_default(info, i), "limits",
+			      lim);
+		if (p == NULL || json_array_append_new(list, p) < 0)
+			return -ENOMEM;
+		for (l = 0; airlock_limit_name((enum airlock_limit)l) != NULL; l++) {
+			enum airlock_limit k = (enum airlock_limit)l;
+			json_t *v = json_pack("{s:I, s:I}", "default",
+					      (json_int_t)airlock_info_profile_limit(info, i, k),
+					      "ceiling",
+					      (json_int_t)airlock_info_profile_ceiling(info, i, k));
+
+			if (json_object_set_new(lim, airlock_limit_name(k), v) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* `airlock info` as text: the profiles, their main limits (--json has them all). */
+static void
+cli_info_profiles_text(const struct airlock_info *info)
+{
+	static const enum airlock_limit shown[] = {AIRLOCK_LIMIT_WALL_MS, AIRLOCK_LIMIT_CPU_MS,
+						   AIRLOCK_LIMIT_MEMORY_BYTES,
+						   AIRLOCK_LIMIT_PROCESSES};
+	size_t i, k;
+
+	if (airlock_info_profile_count(info) == 0)
+		return;
+	printf("%-20s", "profile (* default)");
+	for (k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
+		printf(" %14s", airlock_limit_name(shown[k]));
+	printf("\n");
+	for (i = 0; i < airlock_info_profile_count(info); i++) {
+		printf("%c %-18s", airlock_info_profile_is_default(info, i) ? '*' : ' ',
+		       airlock_info_profile_name(info, i));
+		for (k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
+			printf(" %14" PRIu64, airlock_info_profile_limit(info, i, shown[k]));
+		printf("\n");
+	}
+}
+
 /* `airlock info` as JSON. */
 static json_t *
 cli_info_json(const struct airlock_info *info)
@@ -524,7 +589,7 @@ cli_info_json(const struct airlock_info *info)
 	    json_object_set_new(obj, "resource_control",
 				json_string(airlock_info_resource_control(info))) < 0)
 		goto fail;
-	if (cli_info_packages_json(info, obj) < 0)
+	if (cli_info_packages_json(info, obj) < 0 || cli_info_profiles_json(info, obj) < 0)
 		goto fail;
 	if (json_object_set_new(obj, "runtimes", rt) < 0) {
 		rt = NULL;
@@ -596,6 +661,7 @@ cli_info(const struct cli *cli)
 		printf("%-18s %20" PRIu64 " %20" PRIu64 "\n", airlock_limit_name(k),
 		       airlock_info_limit_default(info, k), airlock_info_limit_ceiling(info, k));
 	}
+	cli_info_profiles_text(info);
 out:
 	airlock_info_free(info);
 	airlock_conn_free(conn);
@@ -1234,6 +1300,33 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 	return status;
 }
 
+/* --profile NAME: checked here as the daemon would (set is the request's setter). */
+static int
+cli_profile_option(const char *arg, int (*set)(void *, const char *), void *obj)
+{
+	int r = set(obj, arg);
+
+	if (r == -EINVAL)
+		return cli_err(CLI_EXIT_USAGE, "usage",
+			       "--profile %s: not a profile name (1 to 32 of a-z, 0-9, '-', '_'; "
+			       "see airlock info)",
+			       arg);
+	return r < 0 ? cli_fail("--profile", r) : 0;
+}
+
+/* Adapters of the two setters to cli_profile_option(). */
+static int
+cli_run_req_profile(void *req, const char *name)
+{
+	return airlock_run_req_set_profile(req, name);
+}
+
+static int
+cli_session_opts_profile(void *opts, const char *name)
+{
+	return airlock_session_opts_set_profile(opts, name);
+}
+
 /* Handle one option of `airlock run` of its own; returns 0 or an exit status. */
 static int
 cli_run_option(void *ctx, int c, const char *arg)
@@ -1274,6 +1367,7 @@ cli_run_option(void *ctx, int c, const char *arg)
 				arg);
 			return CLI_EXIT_USAGE;
 		}
+		run->in_session = true;
 		return 0;
 	case OPT_STREAM:
 		run->stream = true;
@@ -1281,6 +1375,8 @@ cli_run_option(void *ctx, int c, const char *arg)
 	case OPT_FORCE:
 		run->force = true;
 		return 0;
+	case OPT_PROFILE:
+		return cli_profile_option(arg, cli_run_req_profile, run->req);
 	default: /* not an option of run's in cli_options */
 		return cli_err(CLI_EXIT_SOFTWARE, "internal", "run: option %d not handled", c);
 	}
@@ -1424,8 +1520,8 @@ cli_run(struct cli *cli, int argc, char **argv)
 				       &res);
 	else
 		r = airlock_run(conn, run.req, &res);
-	if (r == -ENOENT) {
-		/* The only not_found a run gets: its session. */
+	if (r == -ENOENT && run.in_session) {
+		/* not_found with --session: the session (or the profile, said in the message). */
 		cli_daemon_error(conn, "run --session", r);
 		status = CLI_EXIT_NO_SESSION;
 		goto out;
@@ -1483,6 +1579,8 @@ cli_session_open_option(void *ctx, int c, const char *arg)
 	case OPT_LIFETIME:
 		status = cli_value("--lifetime", arg, arg, LIMIT_KIND_MS, &v);
 		return status != 0 ? status : airlock_session_opts_set_lifetime_ms(opts, v);
+	case OPT_PROFILE:
+		return cli_profile_option(arg, cli_session_opts_profile, opts);
 	default: /* not an option of session open's in cli_options */
 		return cli_err(CLI_EXIT_SOFTWARE, "internal", "session open: option %d not handled",
 			       c);

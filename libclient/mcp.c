@@ -1368,6 +1368,23 @@ mcp_cancelled(struct mcp *m, json_t *params)
 	}
 }
 
+/* The CPU limit's default (or ceiling) of the run: its profile's when info
+ * lists it, else the daemon's. */
+static uint64_t
+mcp_cpu_limit(const struct mcp *m, const char *profile, bool ceiling)
+{
+	size_t i;
+
+	for (i = 0; profile != NULL && i < airlock_info_profile_count(m->info); i++)
+		if (strcmp(airlock_info_profile_name(m->info, i), profile) == 0)
+			return ceiling ? airlock_info_profile_ceiling(m->info, i,
+								      AIRLOCK_LIMIT_CPU_MS)
+				       : airlock_info_profile_limit(m->info, i,
+								    AIRLOCK_LIMIT_CPU_MS);
+	return ceiling ? airlock_info_limit_ceiling(m->info, AIRLOCK_LIMIT_CPU_MS)
+		       : airlock_info_limit_default(m->info, AIRLOCK_LIMIT_CPU_MS);
+}
+
 /*
  * run_python and run_shell: check the arguments, build the request and queue
  * the call; mcp_start() sends it and mcp_collect() answers it.
@@ -1376,20 +1393,22 @@ static void
 mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char *tool,
 	     const char *runtime, const char *key)
 {
-	const char *allowed[] = {key,	      "files",	 "timeout_seconds", "cpu_seconds",
-				 "memory_mb", "session", "runtime",	    NULL};
+	const char *allowed[] = {key,		"files",     "timeout_seconds",
+				 "cpu_seconds", "memory_mb", "session",
+				 "profile",	"runtime",   NULL};
 	struct mcp_call *call = NULL;
-	const char *code, *session, *name;
+	const char *code, *session, *profile, *name;
 	uint64_t wall_ms, cpu_ms, memory_mb, ceiling;
 	json_t *files, *v;
 	int r;
 
 	/* Only run_python chooses a runtime (mcp_tool_run_python read it). */
 	if (strcmp(tool, "run_python") != 0)
-		allowed[6] = NULL;
+		allowed[7] = NULL;
 	if (mcp_args_known(m, id, tool, args, allowed) < 0 ||
 	    mcp_arg_string(m, id, tool, args, key, true, &code) < 0 ||
 	    mcp_arg_session(m, id, tool, args, false, &session) < 0 ||
+	    mcp_arg_string(m, id, tool, args, "profile", false, &profile) < 0 ||
 	    mcp_arg_number(m, id, tool, args, "timeout_seconds", MCP_TIMEOUT_MAX, 1000.0, "seconds",
 			   &wall_ms) < 0 ||
 	    mcp_arg_number(m, id, tool, args, "cpu_seconds", MCP_TIMEOUT_MAX, 1000.0, "seconds",
@@ -1397,6 +1416,13 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 	    mcp_arg_number(m, id, tool, args, "memory_mb", 1024.0 * 1024.0, 1.0, "MiB",
 			   &memory_mb) < 0)
 		return;
+	if (profile != NULL && !rules_profile_name_valid(profile)) {
+		mcp_bad_args(m, id,
+			     "%s: argument 'profile' must be a profile name (1 to 32 of a-z, 0-9, "
+			     "'-', '_'; the schema lists them)",
+			     tool);
+		return;
+	}
 	files = json_object_get(args, "files");
 	if (files != NULL && !json_is_object(files)) {
 		mcp_bad_args(m, id,
@@ -1417,10 +1443,11 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 	call->cpu_ms = cpu_ms;
 	call->memory_bytes = memory_mb * 1024 * 1024;
 	/* A longer timeout says the code is expected to work longer: let it use
-	 * the CPU for as long (within the daemon's ceiling) unless told. */
+	 * the CPU for as long (within the daemon's, or the profile's, ceiling)
+	 * unless told. */
 	if (cpu_ms == 0 && wall_ms != 0 && m->info != NULL &&
-	    wall_ms > airlock_info_limit_default(m->info, AIRLOCK_LIMIT_CPU_MS)) {
-		ceiling = airlock_info_limit_ceiling(m->info, AIRLOCK_LIMIT_CPU_MS);
+	    wall_ms > mcp_cpu_limit(m, profile, false)) {
+		ceiling = mcp_cpu_limit(m, profile, true);
 		call->cpu_ms = ceiling != 0 && wall_ms > ceiling ? ceiling : wall_ms;
 	}
 	r = airlock_run_req_new(&call->req);
@@ -1435,6 +1462,8 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 	if (r == 0 && call->memory_bytes != 0)
 		r = airlock_run_req_set_limit(call->req, AIRLOCK_LIMIT_MEMORY_BYTES,
 					      call->memory_bytes);
+	if (r == 0 && profile != NULL)
+		r = airlock_run_req_set_profile(call->req, profile);
 	if (r == 0 && session != NULL) {
 		r = airlock_run_req_set_session(call->req, session);
 		snprintf(call->session, sizeof(call->session), "%s", session);
@@ -2089,6 +2118,38 @@ mcp_tool_description(const struct mcp *m, const struct mcp_tool *t)
 	return text;
 }
 
+/*
+ * A run tool's input schema gains "profile", an enum of the profiles the
+ * daemon's info lists for this user (none listed: no such argument offered).
+ */
+static void
+mcp_schema_profiles(const struct mcp *m, const struct mcp_tool *t, json_t *schema)
+{
+	json_t *names, *prop;
+	size_t i, n = m->info != NULL ? airlock_info_profile_count(m->info) : 0;
+	const char *def = NULL;
+	char *text;
+
+	if (n == 0 || (strcmp(t->name, "run_python") != 0 && strcmp(t->name, "run_shell") != 0))
+		return;
+	names = mcp_oom(json_array());
+	for (i = 0; i < n; i++) {
+		json_array_append_new(names,
+				      mcp_oom(json_string(airlock_info_profile_name(m->info, i))));
+		if (airlock_info_profile_is_default(m->info, i))
+			def = airlock_info_profile_name(m->info, i);
+	}
+	if (asprintf(&text,
+		     "The daemon's named set of limits for the run (default: %s). Its limits "
+		     "are the defaults and the most the other arguments may ask.",
+		     def != NULL ? def : "the daemon's") < 0)
+		mcp_oom(NULL);
+	prop = mcp_oom(
+		json_pack("{s:s, s:o, s:s}", "type", "string", "enum", names, "description", text));
+	free(text);
+	json_object_set_new(json_object_get(schema, "properties"), "profile", prop);
+}
+
 /* Parse one of the schemas above (a bug if it does not parse). */
 static json_t *
 mcp_schema(const char *tool, const char *text)
@@ -2112,12 +2173,16 @@ mcp_tools_list(struct mcp *m, json_t *id, json_t *params)
 	for (i = 0; mcp_tools[i].name != NULL; i++) {
 		const struct mcp_tool *t = &mcp_tools[i];
 		char *description = mcp_tool_description(m, t);
-		json_t *tool = mcp_oom(json_pack(
-			"{s:s, s:s, s:s, s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name", t->name,
-			"title", t->title, "description", description, "inputSchema",
-			mcp_schema(t->name, t->input), "annotations", "title", t->title,
-			"readOnlyHint", t->read_only, "destructiveHint", t->destructive,
-			"idempotentHint", t->idempotent, "openWorldHint", false));
+		json_t *input = mcp_schema(t->name, t->input);
+		json_t *tool;
+
+		mcp_schema_profiles(m, t, input);
+		tool = mcp_oom(json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:b, s:b, s:b, s:b}}",
+					 "name", t->name, "title", t->title, "description",
+					 description, "inputSchema", input, "annotations", "title",
+					 t->title, "readOnlyHint", t->read_only, "destructiveHint",
+					 t->destructive, "idempotentHint", t->idempotent,
+					 "openWorldHint", false));
 
 		if (t->output != NULL && mcp_since(m, "2025-06-18"))
 			json_object_set_new(tool, "outputSchema", mcp_schema(t->name, t->output));

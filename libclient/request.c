@@ -32,6 +32,7 @@ struct airlock_run_req {
 	size_t nfiles;
 	uint64_t limits[PROTO_LIMIT_COUNT_];
 	char session[PROTO_SESSION_ID_LEN + 1]; /* "" = a one-shot run */
+	char profile[PROTO_PROFILE_MAX + 1];	/* "" = the daemon's default */
 	bool stream;
 };
 
@@ -304,6 +305,19 @@ airlock_run_req_set_session(struct airlock_run_req *req, const char *id)
 	return 0;
 }
 
+/* Name the profile the run uses, or NULL for the daemon's default. */
+AIRLOCK_EXPORT int
+airlock_run_req_set_profile(struct airlock_run_req *req, const char *name)
+{
+	if (req == NULL || (name != NULL && !rules_profile_name_valid(name)))
+		return -EINVAL;
+	if (name == NULL)
+		req->profile[0] = '\0';
+	else
+		strcpy(req->profile, name);
+	return 0;
+}
+
 /* Ask for stream events or not. */
 AIRLOCK_EXPORT int
 airlock_run_req_set_stream(struct airlock_run_req *req, bool stream)
@@ -362,6 +376,7 @@ request_encode(const struct airlock_run_req *req, uint32_t id, bool stream, stru
 	run.nfiles = req->nfiles;
 	memcpy(run.limits.v, req->limits, sizeof(run.limits.v));
 	run.session = req->session[0] != '\0' ? req->session : NULL;
+	run.profile = req->profile[0] != '\0' ? req->profile : NULL;
 	run.stream = stream;
 	r = proto_encode_run(id, &run, ret);
 out:

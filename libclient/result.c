@@ -62,6 +62,14 @@ struct airlock_result {
 	char *error;
 };
 
+/* One profile the caller may use, from info_ok.profiles. */
+struct info_profile {
+	char name[PROTO_PROFILE_MAX + 1];
+	bool is_default;
+	uint64_t limits[PROTO_LIMIT_COUNT_];
+	uint64_t ceilings[PROTO_LIMIT_COUNT_];
+};
+
 struct airlock_info {
 	char *daemon;
 	uint32_t version;
@@ -72,6 +80,8 @@ struct airlock_info {
 	uint64_t ceilings[PROTO_LIMIT_COUNT_];
 	char *resource_control; /* NULL: not said */
 	char **packages;	/* per runtime: "numpy,pandas", or NULL: not said */
+	struct info_profile *profiles;
+	size_t nprofiles;
 };
 
 /* What an empty payload points at, so data is never NULL. */
@@ -461,6 +471,21 @@ result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
 		}
 		info->packages[j] = s;
 	}
+	if (pi->nprofiles > 0) {
+		info->profiles = calloc(pi->nprofiles, sizeof(*info->profiles));
+		if (info->profiles == NULL)
+			goto out;
+	}
+	for (i = 0; i < pi->nprofiles && i < PROTO_PROFILES_MAX; i++) {
+		struct info_profile *p = &info->profiles[i];
+
+		/* The decoder checked the name: 1 to PROTO_PROFILE_MAX bytes. */
+		strcpy(p->name, pi->profiles[i].name);
+		p->is_default = pi->profiles[i].is_default;
+		memcpy(p->limits, pi->profiles[i].limits.v, sizeof(p->limits));
+		memcpy(p->ceilings, pi->profiles[i].ceilings.v, sizeof(p->ceilings));
+		info->nprofiles++;
+	}
 	*ret = info;
 	info = NULL;
 	r = 0;
@@ -486,7 +511,57 @@ airlock_info_free(struct airlock_info *info)
 	free(info->packages);
 	free(info->daemon);
 	free(info->resource_control);
+	free(info->profiles);
 	free(info);
+}
+
+/* How many profiles the caller may use (0 from a daemon before profiles). */
+AIRLOCK_EXPORT size_t
+airlock_info_profile_count(const struct airlock_info *info)
+{
+	return info != NULL ? info->nprofiles : 0;
+}
+
+/* Profile i's name, or NULL. */
+AIRLOCK_EXPORT const char *
+airlock_info_profile_name(const struct airlock_info *info, size_t i)
+{
+	if (info == NULL || i >= info->nprofiles)
+		return NULL;
+	return info->profiles[i].name;
+}
+
+/* Whether profile i is what a request naming none gets. */
+AIRLOCK_EXPORT bool
+airlock_info_profile_is_default(const struct airlock_info *info, size_t i)
+{
+	if (info == NULL || i >= info->nprofiles)
+		return false;
+	return info->profiles[i].is_default;
+}
+
+/* Profile i's default (or ceiling) of a limit, or 0 out of range. */
+static uint64_t
+info_profile_value(const struct airlock_info *info, size_t i, enum airlock_limit limit,
+		   bool ceiling)
+{
+	if (info == NULL || i >= info->nprofiles || (unsigned)limit >= PROTO_LIMIT_COUNT_)
+		return 0;
+	return ceiling ? info->profiles[i].ceilings[limit] : info->profiles[i].limits[limit];
+}
+
+/* Profile i's default for a limit, or 0. */
+AIRLOCK_EXPORT uint64_t
+airlock_info_profile_limit(const struct airlock_info *info, size_t i, enum airlock_limit limit)
+{
+	return info_profile_value(info, i, limit, false);
+}
+
+/* Profile i's ceiling for a limit, or 0. */
+AIRLOCK_EXPORT uint64_t
+airlock_info_profile_ceiling(const struct airlock_info *info, size_t i, enum airlock_limit limit)
+{
+	return info_profile_value(info, i, limit, true);
 }
 
 /* What enforces the limits, or NULL. */

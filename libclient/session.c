@@ -1,6 +1,7 @@
 /* session.c: session options and the sessions a session_list reply lists. */
 #include "airlock.h"
 #include "export.h"
+#include "rules.h"
 #include "session.h"
 
 #include <errno.h>
@@ -9,7 +10,8 @@
 #include <string.h>
 
 struct airlock_session_opts {
-	struct proto_session_open o;
+	struct proto_session_open o; /* o.profile points at profile or is NULL */
+	char profile[PROTO_PROFILE_MAX + 1];
 };
 
 struct session_entry {
@@ -54,6 +56,21 @@ airlock_session_opts_set_workspace_bytes(struct airlock_session_opts *opts, uint
 	if (opts == NULL)
 		return -EINVAL;
 	opts->o.workspace_bytes = bytes;
+	return 0;
+}
+
+/* Name the session's profile, or NULL for the daemon's default. */
+AIRLOCK_EXPORT int
+airlock_session_opts_set_profile(struct airlock_session_opts *opts, const char *name)
+{
+	if (opts == NULL || (name != NULL && !rules_profile_name_valid(name)))
+		return -EINVAL;
+	if (name == NULL) {
+		opts->o.profile = NULL;
+		return 0;
+	}
+	strcpy(opts->profile, name);
+	opts->o.profile = opts->profile;
 	return 0;
 }
 

@@ -413,6 +413,27 @@ static const struct bad_case bad_cases[] = {
 	{"[runtime ruby]\nargv = /r {code}\ncode_name = a\n[runtime ruby]\n", 4,
 	 "duplicate section"},
 	{"[runtime ruby]\nargv = /r {code}\nargv = /s {code}\n", 3, "duplicate key 'argv'"},
+	/* profiles */
+	{"[profile Big]\n", 1, "bad profile name 'Big'"},
+	{"[profile default]\nwall_ms = 1000\n", 1, "implicit profile"},
+	{"[profile big]\nwall_ms_max = 1000\n", 2, "unknown key 'wall_ms_max' in [profile big]"},
+	{"[profile big]\nnetwork = none\n", 2, "unknown key 'network' in [profile big]"},
+	{"[profile big]\nwall_ms = 0\n", 2, "wall_ms must not be 0"},
+	{"[profile big]\nmemory_bytes = lots\n", 2, "expected a size"},
+	{"[profile big]\nwall_ms = 1000\n[profile big]\n", 3, "duplicate section [profile big]"},
+	{"[profile big]\nwall_ms = 1000\nwall_ms = 2000\n", 3,
+	 "duplicate key 'wall_ms' in [profile big]"},
+	{"[profile big]\n\nwall_ms = 400000\n", 3,
+	 "[profile big] wall_ms = 400000 is above its ceiling wall_ms_max = 300000"},
+	{"[profile big]\nmemory_bytes = 2G\n[limits]\nmemory_bytes_max = 1G\n", 2,
+	 "[profile big] memory_bytes = 2147483648 is above its ceiling"},
+	{"[profile minimal]\nallow_users = no-such-user-xyz\n", 2, "unknown user"},
+	{"[profile minimal]\nallow_groups = root,\n", 2, "empty name"},
+	{"[access]\ndefault_profile = Big\n", 2, "default_profile = Big: expected"},
+	{"[access]\ndefault_profile = nope\n", 2, "default_profile = nope: no such profile"},
+	{"[access]\ndefault_profile = default\n", 2, "no such profile"},
+	{"[access]\ndefault_profile = minimal\n[profile minimal]\nallow_users = root\n", 2,
+	 "must be open to everyone"},
 };
 
 /* Every error class names the right file and line and leaves cfg freed. */
@@ -526,14 +547,16 @@ test_limits_resolve(void **state)
 
 	assert_int_equal(config_load(&f->cfg, NULL, false, f->err, sizeof(f->err)), 0);
 	memset(&asked, 0, sizeof(asked));
-	assert_int_equal(config_limits_resolve(&f->cfg, &asked, &got, &bad), 0);
+	assert_int_equal(config_limits_resolve(config_profile_default(&f->cfg), &asked, &got, &bad),
+			 0);
 	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
 		assert_int_equal(got.v[i], f->cfg.defaults.v[i]);
 	assert_int_equal(bad, PROTO_LIMIT_COUNT_);
 
 	asked.v[PROTO_LIMIT_WALL_MS] = 1;
 	asked.v[PROTO_LIMIT_MEMORY_BYTES] = f->cfg.ceilings.v[PROTO_LIMIT_MEMORY_BYTES];
-	assert_int_equal(config_limits_resolve(&f->cfg, &asked, &got, &bad), 0);
+	assert_int_equal(config_limits_resolve(config_profile_default(&f->cfg), &asked, &got, &bad),
+			 0);
 	assert_int_equal(got.v[PROTO_LIMIT_WALL_MS], 1);
 	assert_int_equal(got.v[PROTO_LIMIT_MEMORY_BYTES], 4ULL << 30);
 	assert_int_equal(got.v[PROTO_LIMIT_CPU_MS], 5000);
@@ -544,14 +567,125 @@ test_limits_resolve(void **state)
 		memset(&got, 0xa5, sizeof(got));
 		sentinel = got;
 		bad = PROTO_LIMIT_COUNT_;
-		assert_int_equal(config_limits_resolve(&f->cfg, &asked, &got, &bad), -ERANGE);
+		assert_int_equal(
+			config_limits_resolve(config_profile_default(&f->cfg), &asked, &got, &bad),
+			-ERANGE);
 		assert_int_equal(bad, i);
 		/* ret is written only on success. */
 		assert_memory_equal(&got, &sentinel, sizeof(got));
 	}
 	asked.v[PROTO_LIMIT_ARTIFACTS] = UINT64_MAX;
-	assert_int_equal(config_limits_resolve(&f->cfg, &asked, &got, &bad), -ERANGE);
-	assert_int_equal(config_limits_resolve(&f->cfg, NULL, &got, &bad), -EINVAL);
+	assert_int_equal(config_limits_resolve(config_profile_default(&f->cfg), &asked, &got, &bad),
+			 -ERANGE);
+	assert_int_equal(config_limits_resolve(config_profile_default(&f->cfg), NULL, &got, &bad),
+			 -EINVAL);
+}
+
+/* The built-in profiles, one replaced, one new, the default profile, who may use each. */
+static void
+test_profiles(void **state)
+{
+	struct fixture *f = *state;
+	const struct config_profile *p;
+	struct proto_limits asked, got;
+	enum proto_limit bad;
+	gid_t g[1] = {4242};
+
+	/* No file: the built-ins and the implicit default of [limits]. */
+	assert_int_equal(config_load(&f->cfg, NULL, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->cfg.nprofiles, 4);
+	p = config_profile_find(&f->cfg, "minimal");
+	assert_non_null(p);
+	assert_int_equal(p->defaults.v[PROTO_LIMIT_MEMORY_BYTES], 128ULL << 20);
+	assert_int_equal(p->defaults.v[PROTO_LIMIT_WALL_MS], 30000);
+	assert_int_equal(p->defaults.v[PROTO_LIMIT_CPU_MS], 30000);
+	assert_int_equal(p->defaults.v[PROTO_LIMIT_PROCESSES], 16);
+	/* Not named by the built-in: the [limits] default; value = ceiling. */
+	assert_int_equal(p->defaults.v[PROTO_LIMIT_OPEN_FILES], 256);
+	assert_memory_equal(&p->defaults, &p->ceilings, sizeof(p->defaults));
+	p = config_profile_find(&f->cfg, "standard");
+	assert_non_null(p);
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 512ULL << 20);
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_WALL_MS], 60000);
+	p = config_profile_find(&f->cfg, "generous");
+	assert_non_null(p);
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 2ULL << 30);
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_WALL_MS], 300000);
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_PROCESSES], 256);
+	p = config_profile_default(&f->cfg);
+	assert_string_equal(p->name, "default");
+	assert_memory_equal(&p->defaults, &f->cfg.defaults, sizeof(p->defaults));
+	assert_memory_equal(&p->ceilings, &f->cfg.ceilings, sizeof(p->ceilings));
+	assert_null(config_profile_find(&f->cfg, "nope"));
+	assert_null(config_profile_find(&f->cfg, NULL));
+	config_free(&f->cfg);
+
+	/* minimal tightened only: a request may go below, never above. */
+	p = NULL;
+	memset(&asked, 0, sizeof(asked));
+	assert_int_equal(load_text(f, "[access]\ndefault_profile = minimal\n"), 0);
+	p = config_profile_default(&f->cfg);
+	assert_string_equal(p->name, "minimal");
+	assert_null(config_profile_find(&f->cfg, "default"));
+	assert_int_equal(f->cfg.nprofiles, 3);
+	assert_int_equal(config_limits_resolve(p, &asked, &got, &bad), 0);
+	assert_int_equal(got.v[PROTO_LIMIT_MEMORY_BYTES], 128ULL << 20);
+	asked.v[PROTO_LIMIT_MEMORY_BYTES] = 64ULL << 20;
+	assert_int_equal(config_limits_resolve(p, &asked, &got, &bad), 0);
+	assert_int_equal(got.v[PROTO_LIMIT_MEMORY_BYTES], 64ULL << 20);
+	asked.v[PROTO_LIMIT_MEMORY_BYTES] = (128ULL << 20) + 1;
+	assert_int_equal(config_limits_resolve(p, &asked, &got, &bad), -ERANGE);
+	assert_int_equal(bad, PROTO_LIMIT_MEMORY_BYTES);
+	config_free(&f->cfg);
+
+	/* A section replaces a built-in whole; a new one; built-ins clamped to [limits]. */
+	assert_int_equal(load_text(f, "[profile standard]\nwall_ms = 2000\nallow_users = 0, 1\n"
+				      "[profile data-1]\nmemory_bytes = 1G\ncpu_ms = 7000\n"
+				      "allow_groups = 4242\n"
+				      "[limits]\nmemory_bytes_max = 1G\nwall_ms_max = 100000\n"),
+			 0);
+	p = config_profile_find(&f->cfg, "standard");
+	assert_non_null(p);
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_WALL_MS], 2000);
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 256ULL << 20); /* [limits] */
+	assert_true(config_profile_allowed(p, 1, NULL, 0));
+	assert_true(config_profile_allowed(p, 0, NULL, 0));
+	assert_false(config_profile_allowed(p, 1000, g, 1));
+	p = config_profile_find(&f->cfg, "data-1");
+	assert_non_null(p);
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 1ULL << 30);
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_CPU_MS], 7000);
+	assert_false(config_profile_allowed(p, 1000, NULL, 0));
+	assert_true(config_profile_allowed(p, 1000, g, 1));
+	p = config_profile_find(&f->cfg, "generous");
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 1ULL << 30); /* clamped */
+	assert_int_equal(p->ceilings.v[PROTO_LIMIT_WALL_MS], 100000);	       /* clamped */
+	assert_true(config_profile_allowed(p, 1000, NULL, 0));
+	assert_int_equal(f->cfg.nprofiles, 5);
+	assert_false(config_profile_allowed(NULL, 0, NULL, 0));
+}
+
+/* Many profiles: the 32nd from the file is refused (one slot is the implicit one's). */
+static void
+test_too_many_profiles(void **state)
+{
+	struct fixture *f = *state;
+	char text[4096];
+	size_t len = 0, prev = 0, i;
+
+	for (i = 0; 3 + i < CONFIG_PROFILES_MAX; i++) {
+		prev = len;
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"[profile p%zu]\nwall_ms = 1000\n", i);
+	}
+	assert_int_equal(load_text(f, text), -EINVAL);
+	assert_error_at(f, (unsigned)(2 * (i - 1) + 1), "more than 31 profiles");
+	config_free(&f->cfg);
+	/* One fewer loads, with the implicit default in the last slot. */
+	text[prev] = '\0';
+	assert_int_equal(load_text(f, text), 0);
+	assert_int_equal(f->cfg.nprofiles, CONFIG_PROFILES_MAX);
+	assert_string_equal(config_profile_default(&f->cfg)->name, "default");
 }
 
 /* Who may connect: root, allow_all, listed users, listed groups, the socket's group. */
@@ -644,6 +778,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_resolve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_allowed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profiles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_too_many_profiles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_buffer, setup, teardown),
 	};

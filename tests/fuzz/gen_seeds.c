@@ -60,12 +60,17 @@ gen_proto(void)
 		{"out.txt", 3, false, {data, 3, -1, true}},
 		{"big.bin", 1000000, true, {data, 8, -1, true}},
 	};
+	struct proto_profile profiles[] = {{.name = "default", .is_default = true},
+					   {.name = "minimal"}};
+	struct proto_session_open sopen = {.workspace_bytes = 1 << 20, .profile = "standard"};
 	struct proto_hello hello = {.version = PROTO_VERSION, .peer = "gen_seeds"};
 	struct proto_info info = {.daemon = "airlockd 0.1.0",
 				  .version = 1,
 				  .uid = 1000,
 				  .runtimes = {"python", "sh", "exec"},
-				  .nruntimes = 3};
+				  .nruntimes = 3,
+				  .profiles = profiles,
+				  .nprofiles = 2};
 	struct proto_run run = {.runtime = "python",
 				.code = {code, sizeof(code) - 1, -1, true},
 				.argv = argv,
@@ -75,7 +80,7 @@ gen_proto(void)
 				.stdin_data = {data, 4, -1, true},
 				.files = files,
 				.nfiles = 2};
-	struct proto_run exec = {.runtime = "exec", .argv = argv, .argc = 2};
+	struct proto_run exec = {.runtime = "exec", .argv = argv, .argc = 2, .profile = "minimal"};
 	struct proto_result res = {
 		.outcome = PROTO_OUTCOME_EXITED,
 		.exit_code = 3,
@@ -101,6 +106,9 @@ gen_proto(void)
 		info.defaults.v[i] = 1000 + i;
 		info.ceilings.v[i] = 100000 + i;
 		run.limits.v[i] = i % 3 ? 0 : 500 + i;
+		profiles[0].limits.v[i] = profiles[1].limits.v[i] = 1000 + i;
+		profiles[0].ceilings.v[i] = 100000 + i;
+		profiles[1].ceilings.v[i] = 1000 + i;
 	}
 	gen_msg("hello", proto_encode_hello(1, PROTO_HELLO, &hello, &out), &out);
 	gen_msg("hello_ok", proto_encode_hello(1, PROTO_HELLO_OK, &hello, &out), &out);
@@ -116,6 +124,7 @@ gen_proto(void)
 	gen_msg("cancel", proto_encode_cancel(6, &cancel, &out), &out);
 	gen_msg("ps", proto_encode_simple(7, PROTO_PS, &out), &out);
 	gen_msg("ps_ok", proto_encode_ps(7, &ps, &out), &out);
+	gen_msg("session_open", proto_encode_session_open(8, &sopen, &out), &out);
 }
 
 static void
@@ -181,6 +190,13 @@ gen_configs(void)
 		 "[limits]\nwall_ms = 10000\nwall_ms_max = 300000\nmemory_bytes = 256M\n"
 		 "[runtime ruby]\nargv = /usr/bin/ruby {code} {args}\ncode_name = main.rb\n"},
 		{"bad", "[nope]\nx\n=\n[runtime]\nargv=\n"},
+		{"profiles", "[access]\ndefault_profile = small\n"
+			     "[profile small]\nwall_ms = 2000\nmemory_bytes = 64M\nprocesses = 8\n"
+			     "[profile standard]\nmemory_bytes = 1G\nallow_users = nobody\n"
+			     "allow_groups = airlock, 100\n"
+			     "[limits]\nmemory_bytes_max = 1G\n"},
+		{"profile_bad", "[profile Big]\n[profile x]\nwall_ms_max = 1\n[access]\n"
+				"default_profile = nope\n"},
 	};
 	size_t i;
 

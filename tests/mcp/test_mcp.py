@@ -323,6 +323,37 @@ class McpTest(unittest.TestCase):
         self.assertIn("session", names["run_shell"]["inputSchema"]["properties"])
         self.assertEqual(set(names["write_file"]["inputSchema"]["required"]), {"session", "path", "content"})
 
+    def test_profiles(self) -> None:
+        # The schema's enum is the caller's profiles from the daemon's info.
+        self.server.initialize()
+        tools = self.server.wait(self.server.request("tools/list"))["result"]["tools"]
+        names = {t["name"]: t for t in tools}
+        for name in ("run_python", "run_shell"):
+            prop = names[name]["inputSchema"]["properties"]["profile"]
+            self.assertEqual(prop["type"], "string")
+            self.assertEqual(set(prop["enum"]), {"minimal", "standard", "generous", "default"})
+            self.assertIn("default: default", prop["description"])
+        self.assertNotIn("profile", names["session_open"]["inputSchema"]["properties"])
+        # minimal's 128 MiB ends a run allocating 200 MiB; generous lets it finish.
+        code = "x = bytearray(200 * 2**20)\nx[::4096] = b'1' * len(x[::4096])\nprint('survived')"
+        result = self.run_python(code, profile="minimal")
+        self.assertTrue(result["isError"])
+        self.assertEqual(result["structuredContent"]["outcome"], "memory_limit")
+        result = self.run_python(code, profile="generous", timeout_seconds=20)
+        self.assertFalse(result["isError"], text_of(result))
+        self.assertIn("survived", text_of(result))
+        # Unknown, badly named, and loosened: errors naming them.
+        result = self.run_python("print(1)", profile="nope")
+        self.assertTrue(result["isError"])
+        self.assertIn("profile 'nope' does not exist", text_of(result))
+        result = self.run_python("print(1)", profile="minimal", memory_mb=1024)
+        self.assertTrue(result["isError"])
+        self.assertIn("profile 'minimal'", text_of(result))
+        rid = self.server.request("tools/call", {"name": "run_python", "arguments": {"code": "1", "profile": "Bad"}})
+        reply = self.server.wait(rid)
+        text = json.dumps(reply)
+        self.assertIn("argument 'profile' must be a profile name", text)
+
     # ---- runs ----
 
     def test_run_python_output(self) -> None:

@@ -359,6 +359,112 @@ test_roundtrip_info(void **state)
 	assert_int_equal(proto_encode_info(7, &in, &o), -EINVAL);
 }
 
+/* profile in run and session_open, profiles in info_ok: round trip and every bound. */
+static void
+test_profiles(void **state)
+{
+	struct proto_profile profs[2] = {{.name = "default", .is_default = true},
+					 {.name = "data-1_x"}};
+	struct proto_info in = {.daemon = "airlockd", .version = 1, .uid = 7, .nruntimes = 1};
+	struct proto_run run = {.runtime = "sh", .profile = "minimal"};
+	struct proto_session_open so = {.profile = "generous"};
+	struct proto_out o;
+	struct proto_msg m;
+	struct mb b;
+	size_t i;
+
+	in.runtimes[0] = "sh";
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		profs[0].limits.v[i] = i + 1;
+		profs[0].ceilings.v[i] = i + 100;
+		profs[1].limits.v[i] = profs[1].ceilings.v[i] = i + 7;
+	}
+	in.profiles = profs;
+	in.nprofiles = 2;
+	assert_int_equal(proto_encode_info(5, &in, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.info.nprofiles, 2);
+	assert_string_equal(m.u.info.profiles[0].name, "default");
+	assert_true(m.u.info.profiles[0].is_default);
+	assert_memory_equal(&m.u.info.profiles[0].limits, &profs[0].limits,
+			    sizeof(profs[0].limits));
+	assert_memory_equal(&m.u.info.profiles[0].ceilings, &profs[0].ceilings,
+			    sizeof(profs[0].ceilings));
+	assert_string_equal(m.u.info.profiles[1].name, "data-1_x");
+	assert_false(m.u.info.profiles[1].is_default);
+	assert_memory_equal(&m.u.info.profiles[1].ceilings, &profs[1].ceilings,
+			    sizeof(profs[1].ceilings));
+	proto_msg_free(&m);
+	/* The encoder refuses a bad name, too many, and a count without entries. */
+	profs[1].name = "Data";
+	assert_int_equal(proto_encode_info(5, &in, &o), -EINVAL);
+	profs[1].name = "";
+	assert_int_equal(proto_encode_info(5, &in, &o), -EINVAL);
+	profs[1].name = "data";
+	in.nprofiles = PROTO_PROFILES_MAX + 1;
+	assert_int_equal(proto_encode_info(5, &in, &o), -E2BIG);
+	in.nprofiles = 1;
+	in.profiles = NULL;
+	assert_int_equal(proto_encode_info(5, &in, &o), -EINVAL);
+	/* No profiles: the key is absent (a daemon before profiles). */
+	in.nprofiles = 0;
+	assert_int_equal(proto_encode_info(5, &in, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.info.nprofiles, 0);
+	proto_msg_free(&m);
+
+	assert_int_equal(proto_encode_run(6, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.run.profile, "minimal");
+	proto_msg_free(&m);
+	run.profile = NULL;
+	assert_int_equal(proto_encode_run(6, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_null(m.u.run.profile);
+	proto_msg_free(&m);
+	run.profile = "a/b";
+	assert_int_equal(proto_encode_run(6, &run, &o), -EINVAL);
+	run.profile = "abcdefghijklmnopqrstuvwxyz0123456"; /* 33 bytes */
+	assert_int_equal(proto_encode_run(6, &run, &o), -EINVAL);
+	assert_int_equal(proto_encode_session_open(7, &so, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.session_open.profile, "generous");
+	proto_msg_free(&m);
+	so.profile = "";
+	assert_int_equal(proto_encode_session_open(7, &so, &o), -EINVAL);
+
+	/* The decoder: a name of bad characters, too long, empty, not a string. */
+	mb_head(&b, 2, PROTO_RUN, 11);
+	mb_str(&b, "runtime");
+	mb_str(&b, "sh");
+	mb_str(&b, "profile");
+	mb_str(&b, "Minimal");
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "run.profile: not a profile name", 11);
+	mb_head(&b, 2, PROTO_RUN, 12);
+	mb_str(&b, "runtime");
+	mb_str(&b, "sh");
+	mb_str(&b, "profile");
+	mb_strn(&b, 'a', PROTO_PROFILE_MAX + 1);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "run.profile", 12);
+	mb_head(&b, 1, PROTO_SESSION_OPEN, 13);
+	mb_str(&b, "profile");
+	mb_str(&b, "");
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "session_open.profile", 13);
+	mb_head(&b, 1, PROTO_SESSION_OPEN, 14);
+	mb_str(&b, "profile");
+	mb_uint(&b, 1);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "not a string", 14);
+	/* A profile name of exactly PROTO_PROFILE_MAX bytes is fine. */
+	mb_head(&b, 2, PROTO_RUN, 15);
+	mb_str(&b, "runtime");
+	mb_str(&b, "sh");
+	mb_str(&b, "profile");
+	mb_strn(&b, 'z', PROTO_PROFILE_MAX);
+	decode_mb(&b, NULL, 0, &m);
+	assert_int_equal(strlen(m.u.run.profile), PROTO_PROFILE_MAX);
+	proto_msg_free(&m);
+}
+
 static void
 test_roundtrip_run_inline(void **state)
 {
@@ -2537,6 +2643,7 @@ main(void)
 		T(test_roundtrip_hello),
 		T(test_roundtrip_simple),
 		T(test_roundtrip_info),
+		T(test_profiles),
 		T(test_roundtrip_run_inline),
 		T(test_roundtrip_run_minimal),
 		T(test_roundtrip_run_memfd),

@@ -770,6 +770,70 @@ class LimitsTest(unittest.TestCase):
             l.processes = 5
 
 
+class ProfileTest(unittest.TestCase):
+    """Issue 17, step 1: the daemon's profiles (built in: minimal, standard, generous)."""
+
+    def setUp(self) -> None:
+        self.sandbox = AirlockSandbox(SOCKET)
+        self.addCleanup(self.sandbox.close)
+
+    def test_limits_objects(self) -> None:
+        self.assertEqual(SandboxLimits.minimal().profile, "minimal")
+        self.assertEqual(SandboxLimits.standard(), SandboxLimits(profile="standard"))
+        self.assertEqual(SandboxLimits.generous().daemon_limits(), {})
+        self.assertNotEqual(SandboxLimits.minimal(), SandboxLimits())
+        self.assertEqual(SandboxLimits(wall_seconds=2).inherit(SandboxLimits.minimal()).profile, "minimal")
+        self.assertEqual(SandboxLimits.minimal().replace(memory_bytes=5).as_dict()["profile"], "minimal")
+        self.assertEqual(SandboxLimits.minimal().looser_fields(SandboxLimits.standard()), ["profile"])
+        for bad in ("Minimal", "", "a" * 33, "a/b"):
+            with self.assertRaises(ValueError):
+                SandboxLimits(profile=bad)
+        with self.assertRaises(TypeError):
+            SandboxLimits(profile=1)
+        self.assertEqual(AirlockSandbox(SOCKET, profile="generous").limits.profile, "generous")
+
+    def test_minimal_memory_limit_applies(self) -> None:
+        code = "x = bytearray(200 * 2**20)\nx[::4096] = b'1' * len(x[::4096])\nprint('survived')"
+        with self.assertRaises(SandboxMemoryError):
+            self.sandbox.run_sync(code, limits=SandboxLimits.minimal())
+        with self.assertRaises(SandboxMemoryError):
+            asyncio.run(AirlockSandbox(SOCKET, profile="minimal").run(code))
+        self.assertEqual(self.sandbox.run_sync(code, limits=SandboxLimits.generous()).stdout, "survived\n")
+
+    def test_refusals(self) -> None:
+        with self.assertRaises(SandboxUnavailableError) as cm:
+            self.sandbox.run_sync("print(1)", limits=SandboxLimits(profile="nope"))
+        self.assertEqual(cm.exception.code, "not_found")
+        self.assertIn("profile 'nope' does not exist", cm.exception.message)
+        with self.assertRaises(SandboxUnavailableError) as cm:
+            self.sandbox.run_sync("print(1)", limits=SandboxLimits(memory_bytes=1 << 30, profile="minimal"))
+        self.assertEqual(cm.exception.code, "bad_request")
+        self.assertIn("profile 'minimal'", cm.exception.message)
+        self.assertEqual(self.sandbox.run_sync("print(2)", limits=SandboxLimits.minimal()).stdout, "2\n")
+
+    def test_session_takes_the_profile(self) -> None:
+        with self.sandbox.session_sync(limits=SandboxLimits.minimal()) as s:
+            with self.assertRaises(SandboxMemoryError):
+                s.run("x = bytearray(200 * 2**20)\nx[::4096] = b'1' * len(x[::4096])")
+            with self.assertRaises(SandboxUnavailableError) as cm:
+                s.run("print(1)", limits=SandboxLimits.generous())
+            self.assertEqual(cm.exception.code, "bad_request")
+
+    def test_many_files_keep_the_profile(self) -> None:
+        files = {f"f{i:03}.txt": "x" for i in range(70)}
+        r = self.sandbox.run_sync("import os; print(len(os.listdir('.')))", files=files, limits=SandboxLimits.minimal())
+        self.assertEqual(r.stdout, "70\n")
+
+    def test_info_profiles(self) -> None:
+        profiles = self.sandbox.info()["profiles"]
+        self.assertEqual(set(profiles), {"minimal", "standard", "generous", "default"})
+        self.assertTrue(profiles["default"]["default"])
+        self.assertFalse(profiles["minimal"]["default"])
+        self.assertEqual(profiles["minimal"]["limits"]["memory_bytes"], {"default": 128 << 20, "ceiling": 128 << 20})
+        self.assertEqual(profiles["generous"]["limits"]["wall_ms"]["ceiling"], 300000)
+        self.assertEqual(profiles["standard"]["limits"]["memory_bytes"]["default"], 512 << 20)
+
+
 class DaemonDefaultsTest(unittest.TestCase):
     """Issue 16: limits left unset are the daemon's, every limit is settable,
     many input files, consistent exceptions, async reconnect."""

@@ -114,6 +114,14 @@ test_predicates(void **state)
 		{rules_runtime_name_valid, "a b", false},
 		{rules_runtime_name_valid, "a/b", false},
 		{rules_runtime_name_valid, "a.b", false},
+		{rules_profile_name_valid, "minimal", true},
+		{rules_profile_name_valid, "data-1_x", true},
+		{rules_profile_name_valid, "Minimal", false},
+		{rules_profile_name_valid, "", false},
+		{rules_profile_name_valid, NULL, false},
+		{rules_profile_name_valid, "a b", false},
+		{rules_profile_name_valid, "a/b", false},
+		{rules_profile_name_valid, "a\xc3\xa9", false},
 		{rules_code_name_valid, "main.py", true},
 		{rules_code_name_valid, "..x", true},
 		{rules_code_name_valid, "", false},
@@ -135,9 +143,18 @@ test_predicates(void **state)
 		if (rows[i].rule == rules_session_id_str_valid && rows[i].s != NULL)
 			assert_int_equal(rules_session_id_valid(rows[i].s, strlen(rows[i].s)),
 					 rows[i].want);
+		if (rows[i].rule == rules_profile_name_valid && rows[i].s != NULL)
+			assert_int_equal(rules_profile_name_check(rows[i].s, strlen(rows[i].s)),
+					 rows[i].want);
 	}
 	assert_true(rules_runtime_name_valid(rep('a', PROTO_RUNTIME_MAX)));
 	assert_false(rules_runtime_name_valid(rep('a', PROTO_RUNTIME_MAX + 1)));
+	assert_true(rules_profile_name_valid(rep('a', PROTO_PROFILE_MAX)));
+	assert_false(rules_profile_name_valid(rep('a', PROTO_PROFILE_MAX + 1)));
+	/* Counted: the first bytes of a longer buffer; NUL is not a name byte. */
+	assert_true(rules_profile_name_check("minimalXX", 7));
+	assert_false(rules_profile_name_check("min\0mal", 7));
+	assert_false(rules_profile_name_check(NULL, 3));
 	assert_true(rules_code_name_valid(rep('a', PROTO_NAME_MAX)));
 	assert_false(rules_code_name_valid(rep('a', PROTO_NAME_MAX + 1)));
 	/* Counted: the first 32 bytes of a longer buffer are an id. */

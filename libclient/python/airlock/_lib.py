@@ -172,6 +172,14 @@ _OPTIONAL = {
     "airlock_result_artifacts_omitted": (_u64, [_p]),
     "airlock_result_artifacts_omitted_bytes": (_u64, [_p]),
     "airlock_info_runtime_packages": (_str, [_p, _size]),
+    # 0.6: profiles
+    "airlock_run_req_set_profile": (_int, [_p, _str]),
+    "airlock_session_opts_set_profile": (_int, [_p, _str]),
+    "airlock_info_profile_count": (_size, [_p]),
+    "airlock_info_profile_name": (_str, [_p, _size]),
+    "airlock_info_profile_is_default": (_bool, [_p, _size]),
+    "airlock_info_profile_limit": (_u64, [_p, _size, _int]),
+    "airlock_info_profile_ceiling": (_u64, [_p, _size, _int]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

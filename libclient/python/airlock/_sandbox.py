@@ -76,7 +76,7 @@ def _c_string(what: str, value: object) -> bytes:
 class _Request:
     """A checked run request, converted to what libairlock takes; built before anything is sent."""
 
-    __slots__ = ("language", "code", "files", "env", "args", "stdin", "limits", "session", "stream")
+    __slots__ = ("language", "code", "files", "env", "args", "stdin", "limits", "profile", "session", "stream")
 
     def __init__(
         self,
@@ -97,6 +97,7 @@ class _Request:
         if not isinstance(limits, SandboxLimits):
             raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
         self.limits = limits.daemon_limits()
+        self.profile = limits.profile.encode("ascii") if limits.profile is not None else None
 
         self.files: List[Tuple[bytes, bytes]] = []
         if files is not None:
@@ -139,6 +140,10 @@ class _Request:
         self.session: Optional[bytes] = None  # a session id to run in (set by the session)
         self.stream = False  # whether to ask for stream events
 
+    def session_limits(self) -> SandboxLimits:
+        """The limits of a temporary session for this run: its profile (a session's runs use its own)."""
+        return SandboxLimits(profile=self.profile.decode("ascii") if self.profile is not None else None)
+
     def build(self, lib: ctypes.CDLL) -> ctypes.c_void_p:
         """A struct airlock_run_req for this request; the caller frees it."""
         req = ctypes.c_void_p()
@@ -170,6 +175,11 @@ class _Request:
                 if rc == 0:
                     step = "set_limit"
                     rc = lib.airlock_run_req_set_limit(req, limit, value)
+            if rc == 0 and self.profile is not None:
+                step = "set_profile"
+                if not hasattr(lib, "airlock_run_req_set_profile"):
+                    raise SandboxError("profiles need libairlock 0.6 or later")
+                rc = lib.airlock_run_req_set_profile(req, self.profile)
             if rc == 0 and self.session is not None:
                 step = "set_session"
                 rc = lib.airlock_run_req_set_session(req, self.session)
@@ -583,6 +593,9 @@ class AirlockSandbox:
         means SandboxLimits(): every limit is the daemon's default.
     library: the path of libairlock.so; None means $AIRLOCK_LIBRARY, else the
         installed libairlock.so.0.
+    profile: the daemon profile of every run (sets limits.profile; see
+        SandboxLimits); None keeps limits' own (by default the daemon's
+        default profile).
 
     Connections are opened lazily on the first run. `await run()` shares one
     connection per event loop, on which any number of runs proceed at once;
@@ -595,11 +608,15 @@ class AirlockSandbox:
         socket: Optional[PathLike] = None,
         limits: Optional[SandboxLimits] = None,
         library: Optional[PathLike] = None,
+        *,
+        profile: Optional[str] = None,
     ) -> None:
         if limits is None:
             limits = SandboxLimits()
         if not isinstance(limits, SandboxLimits):
             raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
+        if profile is not None:
+            limits = limits.replace(profile=profile)
         if socket is not None:
             socket = os.fspath(socket)
             if not isinstance(socket, str):
@@ -704,7 +721,9 @@ class AirlockSandbox:
         written into a temporary session, the run runs there, the session is
         closed. The artifacts are the same: files the run created or changed."""
         _require_sessions(self._lib, "more than 64 files")
-        async with self.session(workspace_bytes=request.limits.get(_lib.LIMIT_WORKSPACE_BYTES)) as s:
+        async with self.session(
+            workspace_bytes=request.limits.get(_lib.LIMIT_WORKSPACE_BYTES), limits=request.session_limits()
+        ) as s:
             for name, content in request.files:
                 await s.write_file(name.decode("utf-8", "surrogateescape"), content)
             request.files = []
@@ -741,7 +760,9 @@ class AirlockSandbox:
             _require_sessions(self._lib, "on_output")
         if len(request.files) > _lib.FILES_MAX and request.session is None:
             _require_sessions(self._lib, "more than 64 files")
-            with self.session_sync(workspace_bytes=request.limits.get(_lib.LIMIT_WORKSPACE_BYTES)) as s:
+            with self.session_sync(
+                workspace_bytes=request.limits.get(_lib.LIMIT_WORKSPACE_BYTES), limits=request.session_limits()
+            ) as s:
                 for name, content in request.files:
                     s.write_file(name.decode("utf-8", "surrogateescape"), content)
                 request.files = []
@@ -815,7 +836,9 @@ class AirlockSandbox:
         python...) to the data-science packages it can import, of numpy,
         pandas, matplotlib and scipy, e.g. {"python": [], "python-site":
         ["numpy", "pandas", "matplotlib", "scipy"]}; {} from an older daemon
-        or library.
+        or library. "profiles" maps each profile the caller may use to
+        {"default": bool (what a run naming none gets), "limits": {limit name:
+        {"default": int, "ceiling": int}}}; {} from an older daemon or library.
         """
         conn = self._take_idle() or self._connect()
         lib = self._lib
@@ -861,9 +884,34 @@ class AirlockSandbox:
                 "limits": limits,
                 "resource_control": rc_name,
                 "runtime_packages": packages,
+                "profiles": self._info_profiles(info),
             }
         finally:
             lib.airlock_info_free(info)
+
+    def _info_profiles(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
+        """info()["profiles"]: name -> {"default": bool, "limits": {limit: {"default", "ceiling"}}}."""
+        lib = self._lib
+        out: Dict[str, Dict[str, Any]] = {}
+        if not hasattr(lib, "airlock_info_profile_count"):
+            return out
+        for i in range(lib.airlock_info_profile_count(info)):
+            raw = lib.airlock_info_profile_name(info, i)
+            if raw is None:
+                continue
+            limits: Dict[str, Dict[str, int]] = {}
+            k = 0
+            while lib.airlock_limit_name(k) is not None:
+                limits[lib.airlock_limit_name(k).decode()] = {
+                    "default": int(lib.airlock_info_profile_limit(info, i, k)),
+                    "ceiling": int(lib.airlock_info_profile_ceiling(info, i, k)),
+                }
+                k += 1
+            out[raw.decode("ascii", "replace")] = {
+                "default": bool(lib.airlock_info_profile_is_default(info, i)),
+                "limits": limits,
+            }
+        return out
 
     def _call(self, call: Callable[[_Conn], int]) -> None:
         """call(conn) on a pooled connection (blocking); raise what a negative return means.

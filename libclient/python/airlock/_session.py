@@ -190,6 +190,9 @@ class _SessionCore:
             lib = self.sandbox._lib
             workspace, idle_ms, lifetime_ms = self.options
             limits = self.limits.daemon_limits() if self.limits is not None else {}
+            # The session's profile (its limits', else the sandbox's), fixed at open.
+            run_limits = self.run_limits
+            profile = run_limits.profile.encode("ascii") if run_limits.profile is not None else None
             buf = ctypes.create_string_buffer(_lib.SESSION_ID_LEN + 1)
 
             def call(conn: _Conn) -> int:
@@ -206,6 +209,10 @@ class _SessionCore:
                         rc = rc or lib.airlock_session_opts_set_lifetime_ms(opts, lifetime_ms)
                     for limit, value in limits.items():
                         rc = rc or lib.airlock_session_opts_set_limit(opts, limit, value)
+                    if profile is not None:
+                        if not hasattr(lib, "airlock_session_opts_set_profile"):
+                            raise SandboxError("profiles need libairlock 0.6 or later")
+                        rc = rc or lib.airlock_session_opts_set_profile(opts, profile)
                     if rc < 0:
                         raise ValueError(f"session options refused by libairlock: {os.strerror(-rc)}")
                     return lib.airlock_session_open(conn.ptr, opts, buf)

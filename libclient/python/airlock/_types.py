@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno as _errno
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple, Union
 
@@ -46,6 +47,20 @@ _LIMIT_FIELDS: Dict[str, Tuple[int, int]] = {
 
 _UNSET = object()
 
+# A profile's name, as the daemon checks it (docs/protocol.md).
+_PROFILE_RE = re.compile(r"[a-z0-9_-]{1,32}\Z")
+
+
+def _check_profile(value: object) -> Optional[str]:
+    """None, or a profile name: 1 to 32 of a-z, 0-9, '-', '_'."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"SandboxLimits.profile must be a str or None, not {type(value).__name__}")
+    if not _PROFILE_RE.match(value):
+        raise ValueError(f"SandboxLimits.profile {value!r} must be 1 to 32 of a-z, 0-9, '-', '_'")
+    return value
+
 
 def _check_limit(name: str, value: object, integral: bool) -> Optional[Number]:
     """Check one limit value: None, or a positive finite number (an int for counts and bytes)."""
@@ -80,15 +95,25 @@ class SandboxLimits:
     workspace_bytes: the size of the workspace (the working directory).
     tmp_bytes: the size of the private /tmp.
 
+    profile: the name of one of the daemon's profiles (its administrator's
+        named sets of limits; `sandbox.info()["profiles"]` lists the caller's).
+        A profile's value of a limit is the run's default and its ceiling: the
+        fields above may only ask less. None: the daemon's default profile.
+        SandboxLimits.minimal(), .standard() and .generous() name the built-in
+        profiles (minimal 128 MiB / 30 s, standard 512 MiB / 60 s, generous
+        2 GiB / 300 s, as configured by the daemon's administrator).
+
     SandboxLimits() sets nothing: every limit is the daemon's default, as its
     administrator configured it (`sandbox.info()["limits"]` shows them).
 
     Every value must be positive: the daemon reads 0 as "its default", so 0
-    cannot mean "none". A value above the daemon's ceiling makes the run fail
-    with SandboxUnavailableError(code="bad_request").
+    cannot mean "none". A value above the daemon's ceiling (or the profile's)
+    makes the run fail with SandboxUnavailableError(code="bad_request"); a
+    profile that does not exist with code "not_found", one the caller may not
+    use "unauthorized".
     """
 
-    __slots__ = tuple(_LIMIT_FIELDS)
+    __slots__ = tuple(_LIMIT_FIELDS) + ("profile",)
 
     wall_seconds: Optional[float]
     cpu_seconds: Optional[float]
@@ -101,6 +126,7 @@ class SandboxLimits:
     file_size_bytes: Optional[int]
     workspace_bytes: Optional[int]
     tmp_bytes: Optional[int]
+    profile: Optional[str]
 
     def __init__(
         self,
@@ -117,6 +143,7 @@ class SandboxLimits:
         workspace_bytes: Optional[int] = None,
         tmp_bytes: Optional[int] = None,
         max_output_chars: Optional[int] = _UNSET,  # type: ignore[assignment]
+        profile: Optional[str] = None,
     ) -> None:
         if max_output_chars is not _UNSET:
             if max_output_bytes is not None and max_output_bytes != max_output_chars:
@@ -137,6 +164,22 @@ class SandboxLimits:
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
+        object.__setattr__(self, "profile", _check_profile(profile))
+
+    @classmethod
+    def minimal(cls) -> "SandboxLimits":
+        """The daemon's built-in profile "minimal" (128 MiB, 30 s unless its administrator changed it)."""
+        return cls(profile="minimal")
+
+    @classmethod
+    def standard(cls) -> "SandboxLimits":
+        """The daemon's built-in profile "standard" (512 MiB, 60 s unless changed)."""
+        return cls(profile="standard")
+
+    @classmethod
+    def generous(cls) -> "SandboxLimits":
+        """The daemon's built-in profile "generous" (2 GiB, 300 s unless changed; no network)."""
+        return cls(profile="generous")
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("SandboxLimits is immutable; use replace()")
@@ -149,6 +192,7 @@ class SandboxLimits:
     def replace(self, **changes: object) -> "SandboxLimits":
         """A copy with some fields changed (like dataclasses.replace)."""
         values: Dict[str, object] = {name: getattr(self, name) for name in _LIMIT_FIELDS}
+        values["profile"] = self.profile
         if "max_output_chars" in changes:
             values["max_output_bytes"] = changes.pop("max_output_chars")
         for name in changes:
@@ -157,9 +201,11 @@ class SandboxLimits:
         values.update(changes)
         return SandboxLimits(**values)  # type: ignore[arg-type]
 
-    def as_dict(self) -> Dict[str, Optional[Number]]:
-        """The fields as a dict."""
-        return {name: getattr(self, name) for name in _LIMIT_FIELDS}
+    def as_dict(self) -> Dict[str, Optional[Union[Number, str]]]:
+        """The fields as a dict (the limits, then "profile")."""
+        out: Dict[str, Optional[Union[Number, str]]] = {name: getattr(self, name) for name in _LIMIT_FIELDS}
+        out["profile"] = self.profile
+        return out
 
     def daemon_limits(self) -> Dict[int, int]:
         """The limits as the daemon counts them (enum airlock_limit -> value); None fields left out.
@@ -181,11 +227,15 @@ class SandboxLimits:
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine is not None and theirs is not None and mine > theirs:
                 looser.append(name)
+        # Another profile is not comparable: it may allow more.
+        if self.profile is not None and other.profile is not None and self.profile != other.profile:
+            looser.append("profile")
         return looser
 
     def inherit(self, other: "SandboxLimits") -> "SandboxLimits":
         """A copy where each None field takes other's value."""
-        values = {name: getattr(self, name) for name in _LIMIT_FIELDS}
+        values: Dict[str, object] = {name: getattr(self, name) for name in _LIMIT_FIELDS}
+        values["profile"] = self.profile
         for name, value in values.items():
             if value is None:
                 values[name] = getattr(other, name)

@@ -237,6 +237,81 @@ test_above_ceiling_status(void **state)
 	cli_free(&r);
 }
 
+/* --profile: the profile's limit applies (minimal's 128 MiB: status 122);
+ * an unknown one is the daemon's not_found (69); a bad name is a usage
+ * error (2) before anything is sent; info lists the profiles. */
+static void
+test_profile(void **state)
+{
+	const char *alloc[] = {"run",
+			       "--profile",
+			       "minimal",
+			       "-c",
+			       "x = bytearray(200 * 2**20)\nx[::4096] = b'1' * len(x[::4096])\n"
+			       "print('survived')",
+			       NULL};
+	const char *unknown[] = {"run", "--profile", "nope", "-c", "print(1)", NULL};
+	const char *bad[] = {"run", "--profile", "Bad", "-c", "print(1)", NULL};
+	const char *loose[] = {"run", "--profile", "minimal",  "--memory",
+			       "1G",  "-c",	   "print(1)", NULL};
+	const char *sess[] = {"session", "open", "--profile", "nope", NULL};
+	const char *info[] = {"info", NULL};
+	const char *jinfo[] = {"--json", "info", NULL};
+	struct cli_out r = cli(*state, alloc);
+	json_t *obj, *profiles, *p;
+	size_t i;
+	bool seen = false;
+
+	assert_status(&r, 122);
+	assert_null(strstr(r.out, "survived"));
+	cli_free(&r);
+	r = cli(*state, unknown);
+	assert_status(&r, 69);
+	assert_non_null(strstr(r.err, "not_found: profile 'nope' does not exist"));
+	cli_free(&r);
+	r = cli(*state, bad);
+	assert_status(&r, 2);
+	assert_non_null(strstr(r.err, "--profile Bad: not a profile name"));
+	cli_free(&r);
+	r = cli(*state, loose);
+	assert_status(&r, 69);
+	assert_non_null(strstr(r.err, "of profile 'minimal'"));
+	cli_free(&r);
+	r = cli(*state, sess);
+	assert_status(&r, 69);
+	assert_non_null(strstr(r.err, "profile 'nope' does not exist"));
+	cli_free(&r);
+	r = cli(*state, info);
+	assert_status(&r, 0);
+	assert_non_null(strstr(r.out, "profile (* default)"));
+	assert_non_null(strstr(r.out, "\n* default "));
+	assert_non_null(strstr(r.out, "\n  minimal "));
+	assert_non_null(strstr(r.out, "134217728"));
+	cli_free(&r);
+	r = cli(*state, jinfo);
+	assert_status(&r, 0);
+	obj = json_loads(r.out, 0, NULL);
+	assert_non_null(obj);
+	profiles = json_object_get(obj, "profiles");
+	assert_true(json_is_array(profiles));
+	assert_int_equal(json_array_size(profiles), 4);
+	json_array_foreach(profiles, i, p)
+	{
+		if (strcmp(json_string_value(json_object_get(p, "name")), "generous") != 0)
+			continue;
+		seen = true;
+		assert_true(json_is_false(json_object_get(p, "default")));
+		assert_int_equal(
+			json_integer_value(json_object_get(
+				json_object_get(json_object_get(p, "limits"), "memory_bytes"),
+				"ceiling")),
+			2LL << 30);
+	}
+	assert_true(seen);
+	json_decref(obj);
+	cli_free(&r);
+}
+
 static void
 test_json(void **state)
 {
@@ -417,6 +492,7 @@ main(void)
 		cmocka_unit_test(test_cpu_status),
 		cmocka_unit_test(test_memory_status),
 		cmocka_unit_test(test_above_ceiling_status),
+		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_json_wall_limit),
 		cmocka_unit_test(test_artifacts_dir),

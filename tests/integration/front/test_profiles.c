@@ -1,0 +1,477 @@
+/*
+ * test_profiles.c: profiles end to end through the real daemon and library
+ * (issue 17, step 1 of docs/design-profiles.md): a profile's limit applies
+ * (minimal's 128 MiB ends a run allocating 200 MiB with memory_limit), a
+ * request may tighten but not loosen it, a profile that does not exist or
+ * that the caller may not use is refused, info lists only the caller's,
+ * default_profile, sessions keep their profile, and SIGHUP applies new ones.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "airlock.h"
+#include "fixture.h"
+#include "front_util.h"
+
+#define MiB (1024ULL * 1024ULL)
+
+/* nobody may connect; "tiny" is only for uid 1 (daemon) and root. */
+#define CFG_BASE                                                                                   \
+	"[daemon]\nsocket_mode = 0666\n"                                                           \
+	"[sandbox]\nuid_base = 1500000\nuid_count = 64\n"                                          \
+	"[profile tiny]\nwall_ms = 3000\nmemory_bytes = 96M\nallow_users = 1\n"
+#define CFG CFG_BASE "[access]\nallow_users = nobody\n"
+
+static int
+setup(void **state)
+{
+	static struct fixture f;
+
+	if (fixture_start(&f, CFG) < 0)
+		return -1;
+	*state = &f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	return fixture_stop(*state) == 0 ? 0 : -1;
+}
+
+static struct airlock_conn *
+conn_to(const struct fixture *f)
+{
+	struct airlock_conn *c = NULL;
+
+	assert_int_equal(airlock_connect(f->sock, &c), 0);
+	return c;
+}
+
+/* A python request with code and a profile (NULL: none named). */
+static struct airlock_run_req *
+py_req(const char *code, const char *profile)
+{
+	struct airlock_run_req *req = NULL;
+
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_runtime(req, "python"), 0);
+	assert_int_equal(airlock_run_req_set_code(req, code, strlen(code)), 0);
+	assert_int_equal(airlock_run_req_set_profile(req, profile), 0);
+	return req;
+}
+
+/* Run req; the daemon's error code and message into code/msg on refusal. */
+static int
+run_req(struct airlock_conn *c, struct airlock_run_req *req, struct airlock_result **ret,
+	char *code, char *msg)
+{
+	const char *ec, *em;
+	int r;
+
+	*ret = NULL;
+	r = airlock_run(c, req, ret);
+	code[0] = msg[0] = '\0';
+	if (r < 0 && airlock_conn_last_error(c, &ec, &em) == 0) {
+		snprintf(code, 64, "%s", ec);
+		snprintf(msg, 512, "%s", em);
+	}
+	airlock_run_req_free(req);
+	return r;
+}
+
+#define ALLOC_200M                                                                                 \
+	"b = bytearray(200 * 1024 * 1024)\n"                                                       \
+	"for i in range(0, len(b), 4096):\n"                                                       \
+	"    b[i] = 1\n"                                                                           \
+	"print('survived')\n"
+
+/* minimal's memory limit (128 MiB) ends a run allocating 200 MiB; the
+ * implicit default profile (256 MiB default, 4 GiB ceiling) and generous
+ * (2 GiB) let the same code run. */
+static void
+test_profile_limit_applies(void **state)
+{
+	struct airlock_conn *c = conn_to(*state);
+	struct airlock_result *res;
+	char code[64], msg[512];
+	const void *out;
+	size_t len;
+
+	assert_int_equal(run_req(c, py_req(ALLOC_200M, "minimal"), &res, code, msg), 0);
+	if (airlock_result_outcome(res) != AIRLOCK_OUTCOME_MEMORY_LIMIT)
+		fail_msg("minimal: outcome %s", airlock_outcome_name(airlock_result_outcome(res)));
+	assert_int_equal(airlock_result_stdout(res, &out, &len), 0);
+	assert_int_equal(len, 0);
+	airlock_result_free(res);
+
+	assert_int_equal(run_req(c, py_req(ALLOC_200M, "generous"), &res, code, msg), 0);
+	if (airlock_result_outcome(res) != AIRLOCK_OUTCOME_EXITED)
+		fail_msg("generous: outcome %s, error %s",
+			 airlock_outcome_name(airlock_result_outcome(res)),
+			 airlock_result_error(res) != NULL ? airlock_result_error(res) : "");
+	assert_int_equal(airlock_result_stdout(res, &out, &len), 0);
+	assert_int_equal(len, 9);
+	assert_memory_equal(out, "survived\n", 9);
+	airlock_result_free(res);
+	airlock_conn_free(c);
+}
+
+/* A request may tighten a profile's limit; one above it is bad_request naming
+ * the limit and the profile, whatever the [limits] ceiling allows. */
+static void
+test_tighten_not_loosen(void **state)
+{
+	struct airlock_conn *c = conn_to(*state);
+	struct airlock_run_req *req;
+	struct airlock_result *res;
+	char code[64], msg[512];
+
+	/* 64 MiB within minimal's 128: the 200 MiB program hits it. */
+	req = py_req(ALLOC_200M, "minimal");
+	assert_int_equal(airlock_run_req_set_limit(req, AIRLOCK_LIMIT_MEMORY_BYTES, 64 * MiB), 0);
+	assert_int_equal(run_req(c, req, &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_MEMORY_LIMIT);
+	assert_true(airlock_result_memory_peak_bytes(res) <= 64 * MiB);
+	airlock_result_free(res);
+
+	/* 1 GiB: within the [limits] ceiling (4 GiB), above minimal's. */
+	req = py_req("print(1)\n", "minimal");
+	assert_int_equal(airlock_run_req_set_limit(req, AIRLOCK_LIMIT_MEMORY_BYTES, 1024 * MiB), 0);
+	assert_int_equal(run_req(c, req, &res, code, msg), -EPROTO);
+	assert_null(res);
+	assert_string_equal(code, "bad_request");
+	assert_string_equal(msg, "limits.memory_bytes = 1073741824 is above the ceiling "
+				 "134217728 of profile 'minimal'");
+	/* The same without a profile (the implicit default) is fine. */
+	req = py_req("print(1)\n", NULL);
+	assert_int_equal(airlock_run_req_set_limit(req, AIRLOCK_LIMIT_MEMORY_BYTES, 1024 * MiB), 0);
+	assert_int_equal(run_req(c, req, &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	airlock_result_free(res);
+	/* wall above standard's 60 s */
+	req = py_req("print(1)\n", "standard");
+	assert_int_equal(airlock_run_req_set_limit(req, AIRLOCK_LIMIT_WALL_MS, 60001), 0);
+	assert_int_equal(run_req(c, req, &res, code, msg), -EPROTO);
+	assert_non_null(strstr(msg, "limits.wall_ms = 60001"));
+	assert_non_null(strstr(msg, "profile 'standard'"));
+	airlock_conn_free(c);
+}
+
+/* A profile that does not exist: not_found naming it. The library refuses a
+ * name that is not one before sending. */
+static void
+test_unknown_profile(void **state)
+{
+	struct airlock_conn *c = conn_to(*state);
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res;
+	char code[64], msg[512];
+
+	assert_int_equal(run_req(c, py_req("print(1)\n", "huge"), &res, code, msg), -ENOENT);
+	assert_string_equal(code, "not_found");
+	assert_string_equal(msg, "profile 'huge' does not exist");
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_profile(req, "Huge"), -EINVAL);
+	assert_int_equal(airlock_run_req_set_profile(req, ""), -EINVAL);
+	assert_int_equal(airlock_run_req_set_profile(NULL, "minimal"), -EINVAL);
+	airlock_run_req_free(req);
+	/* The connection goes on. */
+	assert_int_equal(airlock_ping(c), 0);
+	airlock_conn_free(c);
+}
+
+/* What nobody sees and gets: "tiny" is not nobody's. */
+struct as_nobody {
+	int run_r, open_r, info_r, minimal_r;
+	char code[64], msg[512];
+	char open_code[64];
+	size_t nprofiles;
+	bool has_tiny, has_minimal, default_is_default;
+	uint64_t minimal_mem;
+};
+
+static void
+as_nobody(void *arg, void *buf)
+{
+	const struct fixture *f = arg;
+	struct as_nobody *o = buf;
+	struct airlock_session_opts *opts = NULL;
+	struct airlock_conn *c = NULL;
+	struct airlock_result *res = NULL;
+	struct airlock_info *info = NULL;
+	char id[AIRLOCK_SESSION_ID_LEN + 1];
+	const char *ec, *em;
+	size_t i;
+
+	if (airlock_connect(f->sock, &c) < 0)
+		_exit(5);
+	o->run_r = run_req(c, py_req("print(1)\n", "tiny"), &res, o->code, o->msg);
+	airlock_result_free(res);
+	o->minimal_r =
+		run_req(c, py_req("print(1)\n", "minimal"), &res, o->open_code, o->msg + 256);
+	airlock_result_free(res);
+	airlock_session_opts_new(&opts);
+	airlock_session_opts_set_profile(opts, "tiny");
+	o->open_r = airlock_session_open(c, opts, id);
+	if (o->open_r < 0 && airlock_conn_last_error(c, &ec, &em) == 0)
+		snprintf(o->open_code, sizeof(o->open_code), "%s", ec);
+	airlock_session_opts_free(opts);
+	o->info_r = airlock_info(c, &info);
+	o->nprofiles = airlock_info_profile_count(info);
+	for (i = 0; i < o->nprofiles; i++) {
+		const char *name = airlock_info_profile_name(info, i);
+
+		if (strcmp(name, "tiny") == 0)
+			o->has_tiny = true;
+		if (strcmp(name, "minimal") == 0) {
+			o->has_minimal = true;
+			o->minimal_mem =
+				airlock_info_profile_limit(info, i, AIRLOCK_LIMIT_MEMORY_BYTES);
+		}
+		if (strcmp(name, "default") == 0)
+			o->default_is_default = airlock_info_profile_is_default(info, i);
+	}
+	airlock_info_free(info);
+	airlock_conn_free(c);
+}
+
+/* A user not allowed a profile: unauthorized naming it and the uid, for a run
+ * and a session; info does not list it; the open ones work. */
+static void
+test_forbidden_profile(void **state)
+{
+	struct fixture *f = *state;
+	struct as_nobody o;
+
+	assert_int_equal(
+		front_as_user(FRONT_NOBODY_UID, FRONT_NOBODY_GID, as_nobody, f, &o, sizeof(o)), 0);
+	assert_int_equal(o.run_r, -EACCES);
+	assert_string_equal(o.code, "unauthorized");
+	assert_string_equal(o.msg, "profile 'tiny' is not available to uid 65534");
+	assert_int_equal(o.minimal_r, 0);
+	assert_int_equal(o.open_r, -EACCES);
+	assert_string_equal(o.open_code, "unauthorized");
+	assert_int_equal(o.info_r, 0);
+	assert_false(o.has_tiny);
+	assert_true(o.has_minimal);
+	assert_true(o.default_is_default);
+	assert_int_equal(o.minimal_mem, 128 * MiB);
+	/* minimal, standard, generous, default */
+	assert_int_equal(o.nprofiles, 4);
+}
+
+/* root sees every profile, with its limits; the implicit default is the
+ * default, its ceilings the [limits] ones. */
+static void
+test_info_lists_profiles(void **state)
+{
+	struct airlock_conn *c = conn_to(*state);
+	struct airlock_info *info = NULL;
+	size_t i, n, seen = 0;
+
+	assert_int_equal(airlock_info(c, &info), 0);
+	n = airlock_info_profile_count(info);
+	assert_int_equal(n, 5);
+	for (i = 0; i < n; i++) {
+		const char *name = airlock_info_profile_name(info, i);
+		uint64_t mem = airlock_info_profile_limit(info, i, AIRLOCK_LIMIT_MEMORY_BYTES);
+		uint64_t memc = airlock_info_profile_ceiling(info, i, AIRLOCK_LIMIT_MEMORY_BYTES);
+
+		if (strcmp(name, "tiny") == 0) {
+			assert_int_equal(mem, 96 * MiB);
+			assert_int_equal(memc, 96 * MiB);
+			assert_int_equal(airlock_info_profile_limit(info, i, AIRLOCK_LIMIT_WALL_MS),
+					 3000);
+			assert_false(airlock_info_profile_is_default(info, i));
+			seen |= 1;
+		} else if (strcmp(name, "generous") == 0) {
+			assert_int_equal(mem, 2048 * MiB);
+			assert_int_equal(
+				airlock_info_profile_ceiling(info, i, AIRLOCK_LIMIT_WALL_MS),
+				300000);
+			seen |= 2;
+		} else if (strcmp(name, "standard") == 0) {
+			assert_int_equal(mem, 512 * MiB);
+			seen |= 4;
+		} else if (strcmp(name, "default") == 0) {
+			assert_true(airlock_info_profile_is_default(info, i));
+			assert_int_equal(
+				mem, airlock_info_limit_default(info, AIRLOCK_LIMIT_MEMORY_BYTES));
+			assert_int_equal(
+				memc, airlock_info_limit_ceiling(info, AIRLOCK_LIMIT_MEMORY_BYTES));
+			seen |= 8;
+		}
+	}
+	assert_int_equal(seen, 15);
+	assert_null(airlock_info_profile_name(info, n));
+	assert_int_equal(airlock_info_profile_limit(info, n, AIRLOCK_LIMIT_WALL_MS), 0);
+	assert_int_equal(airlock_info_profile_count(NULL), 0);
+	airlock_info_free(info);
+	airlock_conn_free(c);
+}
+
+/* A session takes its profile at open: its runs get the profile's limits and
+ * may not name another; a session asking above the profile is refused. */
+static void
+test_session_profile(void **state)
+{
+	struct airlock_conn *c = conn_to(*state);
+	struct airlock_session_opts *opts = NULL;
+	struct airlock_run_req *req;
+	struct airlock_result *res;
+	char id[AIRLOCK_SESSION_ID_LEN + 1], code[64], msg[512];
+	const char *ec, *em;
+
+	assert_int_equal(airlock_session_opts_new(&opts), 0);
+	assert_int_equal(airlock_session_opts_set_profile(opts, "Bad"), -EINVAL);
+	assert_int_equal(airlock_session_opts_set_profile(opts, "minimal"), 0);
+	assert_int_equal(airlock_session_opts_set_limit(opts, AIRLOCK_LIMIT_WALL_MS, 31000), 0);
+	assert_int_equal(airlock_session_open(c, opts, id), -EPROTO);
+	assert_int_equal(airlock_conn_last_error(c, &ec, &em), 0);
+	assert_non_null(strstr(em, "of profile 'minimal'"));
+	assert_int_equal(airlock_session_opts_set_limit(opts, AIRLOCK_LIMIT_WALL_MS, 0), 0);
+	assert_int_equal(airlock_session_open(c, opts, id), 0);
+	airlock_session_opts_free(opts);
+
+	req = py_req(ALLOC_200M, NULL);
+	assert_int_equal(airlock_run_req_set_session(req, id), 0);
+	assert_int_equal(run_req(c, req, &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_MEMORY_LIMIT);
+	airlock_result_free(res);
+	req = py_req("print(1)\n", "generous");
+	assert_int_equal(airlock_run_req_set_session(req, id), 0);
+	assert_int_equal(run_req(c, req, &res, code, msg), -EPROTO);
+	assert_string_equal(msg,
+			    "profile 'generous': the session's runs use its profile 'minimal'");
+	req = py_req("print(1)\n", "minimal");
+	assert_int_equal(airlock_run_req_set_session(req, id), 0);
+	assert_int_equal(run_req(c, req, &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	airlock_result_free(res);
+	assert_int_equal(airlock_session_close(c, id), 0);
+	airlock_conn_free(c);
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static void
+rewrite_config(const struct fixture *f, const char *text)
+{
+	FILE *fp = fopen(f->config, "we");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	chmod(f->config, 0644);
+}
+
+static bool
+log_has(const struct fixture *f, const char *s)
+{
+	static char buf[262144];
+	ssize_t n;
+	int fd = open(f->log, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, s) != NULL;
+}
+
+/* Does a new connection's info list the profile, and is it the default? */
+static int
+info_profile(const struct fixture *f, const char *name)
+{
+	struct airlock_conn *c = conn_to(f);
+	struct airlock_info *info = NULL;
+	int found = 0;
+	size_t i;
+
+	assert_int_equal(airlock_info(c, &info), 0);
+	for (i = 0; i < airlock_info_profile_count(info); i++)
+		if (strcmp(airlock_info_profile_name(info, i), name) == 0)
+			found = airlock_info_profile_is_default(info, i) ? 2 : 1;
+	airlock_info_free(info);
+	airlock_conn_free(c);
+	return found;
+}
+
+/* SIGHUP: a new profile and default_profile apply; a broken profile section
+ * is refused with file:line and the profiles stay. Runs last (it changes
+ * the daemon's config). */
+static void
+test_reload(void **state)
+{
+	struct fixture *f = *state;
+	struct airlock_conn *c;
+	struct airlock_result *res;
+	char code[64], msg[512], want[256];
+	int i;
+
+	rewrite_config(f, CFG "default_profile = minimal\n[profile extra]\nwall_ms = 2000\n");
+	assert_int_equal(kill(f->pid, SIGHUP), 0);
+	for (i = 0; i < 300 && info_profile(f, "extra") == 0; i++)
+		sleep_ms(10);
+	assert_int_equal(info_profile(f, "extra"), 1);
+	assert_int_equal(info_profile(f, "minimal"), 2);
+	assert_int_equal(info_profile(f, "default"), 0);
+	/* No profile named: minimal now, so 200 MiB is too much. */
+	c = conn_to(f);
+	assert_int_equal(run_req(c, py_req(ALLOC_200M, NULL), &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_MEMORY_LIMIT);
+	airlock_result_free(res);
+	assert_int_equal(run_req(c, py_req("print(1)\n", "default"), &res, code, msg), -ENOENT);
+	airlock_conn_free(c);
+
+	/* Line 9: the extra section's wall_ms_max. */
+	rewrite_config(f, CFG "[profile extra]\nwall_ms_max = 2000\n");
+	assert_int_equal(kill(f->pid, SIGHUP), 0);
+	snprintf(want, sizeof(want), "%s:9: unknown key 'wall_ms_max' in [profile extra]",
+		 f->config);
+	for (i = 0; i < 300 && !log_has(f, want); i++)
+		sleep_ms(10);
+	assert_true(log_has(f, want));
+	assert_int_equal(info_profile(f, "minimal"), 2);
+	assert_int_equal(info_profile(f, "extra"), 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profile_limit_applies),
+		cmocka_unit_test(test_tighten_not_loosen),
+		cmocka_unit_test(test_unknown_profile),
+		cmocka_unit_test(test_forbidden_profile),
+		cmocka_unit_test(test_info_lists_profiles),
+		cmocka_unit_test(test_session_profile),
+		cmocka_unit_test(test_reload),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
