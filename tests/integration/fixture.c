@@ -135,6 +135,38 @@ fixture_start(struct fixture *f, const char *config_text)
 	return -ETIMEDOUT;
 }
 
+bool
+fixture_log_has(const struct fixture *f, const char *s)
+{
+	static char buf[1 << 20];
+	FILE *fp = fopen(f->log, "re");
+	size_t n;
+
+	if (fp == NULL)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	return strstr(buf, s) != NULL;
+}
+
+int
+fixture_write_config(const struct fixture *f, const char *text)
+{
+	FILE *fp = fopen(f->config, "we");
+	int r = 0;
+
+	if (fp == NULL)
+		return -errno;
+	if (fputs(text, fp) == EOF)
+		r = -EIO;
+	if (fclose(fp) == EOF && r == 0)
+		r = -EIO;
+	if (r == 0 && chmod(f->config, 0644) < 0)
+		r = -errno;
+	return r;
+}
+
 int
 fixture_alive(const struct fixture *f)
 {

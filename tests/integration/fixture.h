@@ -6,6 +6,7 @@
 #ifndef AIRLOCK_TEST_FIXTURE_H
 #define AIRLOCK_TEST_FIXTURE_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct fixture {
@@ -25,6 +26,13 @@ int fixture_start(struct fixture *f, const char *config_text);
 /* SIGTERM the daemon, wait for it, remove the directory. Returns its exit
  * status (0 when it stopped cleanly) or -errno. */
 int fixture_stop(struct fixture *f);
+
+/* Does the daemon's log (its stderr, the first MiB) contain s? */
+bool fixture_log_has(const struct fixture *f, const char *s);
+
+/* Replace the config file with text (mode 0644, root's), e.g. before a
+ * SIGHUP. Returns 0 or -errno. */
+int fixture_write_config(const struct fixture *f, const char *text);
 
 /* Is the daemon process still alive? */
 int fixture_alive(const struct fixture *f);

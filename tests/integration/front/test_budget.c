@@ -166,22 +166,6 @@ victim_run(const struct fixture *f)
 	airlock_conn_free(c);
 }
 
-/* Does the daemon's log hold this string? */
-static bool
-log_has(const struct fixture *f, const char *what)
-{
-	static char buf[1 << 20];
-	FILE *fp = fopen(f->log, "re");
-	size_t n;
-
-	if (fp == NULL)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	return strstr(buf, what) != NULL;
-}
-
 /* In a child process: a failed check ends it with status 1. */
 #define CHILD_CHECK(cond)                                                                          \
 	do {                                                                                       \
@@ -246,8 +230,8 @@ unread_fds_child(void)
 	CHILD_CHECK(victim_run_ok(&f) == 0);
 	CHILD_CHECK(victim_run_ok(&f) == 0);
 	CHILD_CHECK(fixture_alive(&f));
-	CHILD_CHECK(!log_has(&f, "cannot reach the spawner"));
-	CHILD_CHECK(log_has(&f, "not reading"));
+	CHILD_CHECK(!fixture_log_has(&f, "cannot reach the spawner"));
+	CHILD_CHECK(fixture_log_has(&f, "not reading"));
 	attacker_stop(att);
 	CHILD_CHECK(victim_run_ok(&f) == 0);
 	CHILD_CHECK(fixture_stop(&f) == 0);

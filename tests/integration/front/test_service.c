@@ -98,24 +98,6 @@ no_sandbox_left(int ms)
 	return false;
 }
 
-/* Does the daemon's log contain s? */
-static bool
-log_has(const struct fixture *f, const char *s)
-{
-	char buf[65536];
-	ssize_t n;
-	int fd = open(f->log, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, s) != NULL;
-}
-
 /*
  * max_runs 2 and a queue of 3: of 7 requests 5 are accepted (2 run, 3
  * wait) and 2 get busy at once; every accepted one gets exactly one result;
@@ -425,7 +407,7 @@ test_cancel_and_ps(void **state)
 	}
 	for (i = 0; i < 2; i++)
 		close(i == 0 ? a : b);
-	assert_true(log_has(&f, "outcome=cancelled"));
+	assert_true(fixture_log_has(&f, "outcome=cancelled"));
 	assert_int_equal(fixture_stop(&f), 0);
 }
 
@@ -449,23 +431,12 @@ test_audit_line(void **state)
 	snprintf(want, sizeof(want),
 		 "uid=0 pid=%d runtime=sh limits=defaults outcome=exited exit_code=3",
 		 (int)getpid());
-	assert_true(log_has(&f, want));
-	assert_true(log_has(&f, " wall_ms="));
-	assert_true(log_has(&f, " queued_ms="));
-	assert_true(log_has(&f, " stdout_bytes=0 stderr_bytes=0 artifacts=0 artifact_bytes=0"));
+	assert_true(fixture_log_has(&f, want));
+	assert_true(fixture_log_has(&f, " wall_ms="));
+	assert_true(fixture_log_has(&f, " queued_ms="));
+	assert_true(
+		fixture_log_has(&f, " stdout_bytes=0 stderr_bytes=0 artifacts=0 artifact_bytes=0"));
 	assert_int_equal(fixture_stop(&f), 0);
-}
-
-/* Write the fixture's config file anew (root-owned, 0644). */
-static void
-rewrite_config(const struct fixture *f, const char *text)
-{
-	FILE *fp = fopen(f->config, "we");
-
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-	chmod(f->config, 0644);
 }
 
 /* The default wall_ms as info reports it. */
@@ -508,7 +479,7 @@ test_reload(void **state)
 	assert_true(fd >= 0);
 	send_sh(fd, 2, "sleep 2; echo survived");
 	front_sleep_ms(300);
-	rewrite_config(&f, CFG("[limits]\nwall_ms = 1000\n"));
+	assert_int_equal(fixture_write_config(&f, CFG("[limits]\nwall_ms = 1000\n")), 0);
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
 	for (i = 0; i < 200 && info_wall_default(&f) != 1000; i++)
 		front_sleep_ms(10);
@@ -523,15 +494,16 @@ test_reload(void **state)
 	proto_msg_free(&m);
 	close(fd);
 	/* a bad file: refused, named by line; the old one stays */
-	rewrite_config(&f, CFG("[limits]\nwall_ms = 2000\nnonsense = 1\n"));
+	assert_int_equal(fixture_write_config(&f, CFG("[limits]\nwall_ms = 2000\nnonsense = 1\n")),
+			 0);
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
 	snprintf(want, sizeof(want), "%s:6: unknown key 'nonsense'", f.config);
-	for (i = 0; i < 200 && !log_has(&f, want); i++)
+	for (i = 0; i < 200 && !fixture_log_has(&f, want); i++)
 		front_sleep_ms(10);
-	assert_true(log_has(&f, want));
+	assert_true(fixture_log_has(&f, want));
 	assert_int_equal(info_wall_default(&f), 1000);
 	/* a file writable by others is refused too */
-	rewrite_config(&f, CFG("[limits]\nwall_ms = 3000\n"));
+	assert_int_equal(fixture_write_config(&f, CFG("[limits]\nwall_ms = 3000\n")), 0);
 	chmod(f.config, 0666);
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
 	front_sleep_ms(300);
@@ -588,7 +560,10 @@ test_reload_root_only(void **state)
 	assert_int_equal(chmod(f.config, 0600), 0);
 	assert_int_equal(nobody_connect(&f), 0);
 	/* nobody is revoked, and the default changes */
-	rewrite_config(&f, CFG("[daemon]\nsocket_mode = 0666\n[limits]\nwall_ms = 1000\n"));
+	assert_int_equal(
+		fixture_write_config(
+			&f, CFG("[daemon]\nsocket_mode = 0666\n[limits]\nwall_ms = 1000\n")),
+		0);
 	assert_int_equal(chmod(f.config, 0600), 0);
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
 	for (i = 0; i < 200 && info_wall_default(&f) != 1000; i++)
@@ -596,16 +571,17 @@ test_reload_root_only(void **state)
 	assert_int_equal(info_wall_default(&f), 1000);
 	assert_int_equal(nobody_connect(&f), -EACCES);
 	/* a bad 0600 file: refused, named by line; the old config stays */
-	rewrite_config(&f, CFG("[limits]\nwall_ms = 2000\nnonsense = 1\n"));
+	assert_int_equal(fixture_write_config(&f, CFG("[limits]\nwall_ms = 2000\nnonsense = 1\n")),
+			 0);
 	assert_int_equal(chmod(f.config, 0600), 0);
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
 	snprintf(want, sizeof(want), "%s:6: unknown key 'nonsense'", f.config);
-	for (i = 0; i < 200 && !log_has(&f, want); i++)
+	for (i = 0; i < 200 && !fixture_log_has(&f, want); i++)
 		front_sleep_ms(10);
-	assert_true(log_has(&f, want));
+	assert_true(fixture_log_has(&f, want));
 	assert_int_equal(info_wall_default(&f), 1000);
 	/* SIGHUP to the frontend reads the file through the spawner too */
-	rewrite_config(&f, CFG("[limits]\nwall_ms = 3000\n"));
+	assert_int_equal(fixture_write_config(&f, CFG("[limits]\nwall_ms = 3000\n")), 0);
 	assert_int_equal(chmod(f.config, 0600), 0);
 	fe = front_first_child(f.pid);
 	assert_true(fe > 0);
