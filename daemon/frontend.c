@@ -32,6 +32,65 @@ frontend_spawn_fds(struct daemon *d, const struct spawn_req *req, int *fds, size
 	}
 }
 
+/* SPAWN_STOP: SIGTERM/SIGINT came to the main pid. */
+static void
+frontend_spawner_stop(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nfds)
+{
+	(void)ev;
+	(void)fds;
+	(void)nfds;
+	frontend_stop(d);
+}
+
+/* SPAWN_RELOAD: the config file's bytes, read by the spawner (spawn_msg.h). */
+static void
+frontend_spawner_reload(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nfds)
+{
+	if (*nfds > 1)
+		return; /* closed by the caller */
+	frontend_reload(d, ev, *nfds == 1 ? fds[0] : -1);
+	*nfds = 0;
+}
+
+/*
+ * STARTED, FAILED, DONE: about a sandbox or keeper, under the key it was
+ * asked for by (spawnref.h); the registry names its one owner.
+ */
+static void
+frontend_spawner_keyed(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nfds)
+{
+	struct spawnref *ref = spawnref_find(&d->refs, ev->run_id);
+
+	if (ref == NULL) {
+		log_warnx("spawner: event %u for unknown key %" PRIu32, ev->type, ev->run_id);
+		return;
+	}
+	switch (ref->kind) {
+	case SPAWNREF_POOL:
+		run_pool_event(d, ref->owner, ev, fds, nfds);
+		break;
+	case SPAWNREF_RUN:
+		run_spawner_event(ref->owner, ev, fds, nfds);
+		break;
+	case SPAWNREF_KEEPER:
+		session_spawner_event(ref->owner, ev);
+		break;
+	}
+}
+
+/* Who handles each event from the spawner, and how many fds it may carry. */
+static const struct {
+	uint32_t type;
+	size_t nfds_max;
+	void (*fn)(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nfds);
+} frontend_spawner_events[] = {
+	{SPAWN_STARTED, 2, frontend_spawner_keyed}, /* a sandbox's memory figure fds */
+	{SPAWN_FAILED, 0, frontend_spawner_keyed},
+	{SPAWN_DONE, 0, frontend_spawner_keyed},
+	{SPAWN_STOP, 0, frontend_spawner_stop},
+	{SPAWN_RELOAD, 1, frontend_spawner_reload}, /* a sealed memfd of the file */
+};
+
 /* Events from the spawner; its end is the frontend's end. */
 static void
 frontend_spawner_cb(evutil_socket_t fd, short what, void *arg)
@@ -43,37 +102,30 @@ frontend_spawner_cb(evutil_socket_t fd, short what, void *arg)
 	for (budget = 64; budget > 0; budget--) {
 		struct spawn_ev ev;
 		int fds[2];
-		size_t nfds = 0;
+		size_t nfds = 0, i;
 		ssize_t n = fdpass_recv(fd, &ev, sizeof(ev), fds, 2, &nfds);
 
 		if (n == -EAGAIN || n == -EINTR)
 			return;
-		/* The config file's bytes, read by the spawner (spawn_msg.h). */
-		if (n > 0 && (size_t)n == sizeof(ev) && ev.type == SPAWN_RELOAD && nfds <= 1) {
-			frontend_reload(d, &ev, nfds == 1 ? fds[0] : -1);
-			continue;
-		}
-		/* Only SPAWN_STARTED of a sandbox carries fds (its memory figures). */
-		if (n > 0 && (size_t)n == sizeof(ev) && run_pool_event(d, &ev, fds, &nfds)) {
-			fdpass_close_all(fds, nfds);
-			continue;
-		}
-		if (n > 0 && (size_t)n == sizeof(ev) && ev.type == SPAWN_STARTED && nfds == 2 &&
-		    run_take_stats(d, ev.run_id, fds))
-			nfds = 0;
-		fdpass_close_all(fds, nfds);
 		if (n == 0) {
+			fdpass_close_all(fds, nfds);
 			log_warnx("the spawner is gone; stopping");
 			event_base_loopbreak(d->base);
 			return;
 		}
-		if (n < 0 || (size_t)n != sizeof(ev))
+		for (i = 0;
+		     i < sizeof(frontend_spawner_events) / sizeof(frontend_spawner_events[0]); i++)
+			if (n > 0 && frontend_spawner_events[i].type == ev.type)
+				break;
+		/* Our own, more trusted peer: anything unexpected is a broken
+		 * invariant, not an attack to survive. */
+		if (n < 0 || (size_t)n != sizeof(ev) ||
+		    i == sizeof(frontend_spawner_events) / sizeof(frontend_spawner_events[0]) ||
+		    nfds > frontend_spawner_events[i].nfds_max)
 			fatalx("malformed message from the spawner");
 		ev.step[sizeof(ev.step) - 1] = '\0';
-		if (ev.type == SPAWN_STOP)
-			frontend_stop(d);
-		else if (!session_spawner_event(d, &ev))
-			run_spawner_event(d, &ev);
+		frontend_spawner_events[i].fn(d, &ev, fds, &nfds);
+		fdpass_close_all(fds, nfds);
 	}
 }
 
@@ -286,6 +338,7 @@ frontend_main(struct daemon *d)
 	TAILQ_INIT(&d->runs);
 	TAILQ_INIT(&d->sessions);
 	TAILQ_INIT(&d->pool);
+	spawnrefs_init(&d->refs);
 	runqueue_init(&d->queue);
 	budget_init(&d->budget, frontend_fds_max());
 	signal(SIGPIPE, SIG_IGN);

@@ -17,6 +17,7 @@
 #include "proto.h"
 #include "spawn_msg.h"
 #include "runqueue.h"
+#include "spawnref.h"
 #include "uidpool.h"
 
 struct event_base;
@@ -31,7 +32,8 @@ TAILQ_HEAD(session_list, session);
 /* A sandbox prepared ahead, waiting for a run (run.c). */
 struct prep {
 	TAILQ_ENTRY(prep) entry;
-	uint32_t key, slot;
+	uint32_t key; /* its spawn key (spawnref.h), handed to the run that takes it */
+	uint32_t slot;
 	int stat_fd[2];
 	bool dead; /* its prepare failed; gone at its reap */
 };
@@ -51,6 +53,7 @@ struct daemon {
 	struct client_list clients;
 	struct run_list runs;
 	uint32_t next_run_id;
+	struct spawnrefs refs; /* what is at the spawner, by key: its owner */
 	uint32_t next_client_id;
 	uint32_t nruns;	   /* runs known: queued, running, finishing */
 	uint32_t nrunning; /* runs holding a uid slot */
@@ -137,10 +140,9 @@ void client_run_removed(struct client *c, struct run *r);
  * error and returns; the client sees exactly one reply per request.
  */
 void run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req);
-/* A run's memory figure fds (peak, oom) from the spawner; true if taken. */
-bool run_take_stats(struct daemon *d, uint32_t run_id, int fds[2]);
-/* An event from the spawner about a run. */
-void run_spawner_event(struct daemon *d, const struct spawn_ev *ev);
+/* An event from the spawner about a run's sandbox (STARTED carries its
+ * memory figure fds: taken from *nfds when kept). */
+void run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nfds);
 /* The client went away: kill its runs; each is freed once reaped. */
 void run_orphan_client(struct daemon *d, struct client *c);
 /* Count a uid's runs that hold a uid slot (running or being reaped). */
@@ -149,9 +151,10 @@ uint32_t run_count_uid(const struct daemon *d, uid_t uid);
 void run_dispatch(struct daemon *d);
 /* Keep prepared_sandboxes sandboxes prepared ahead. */
 void run_pool_fill(struct daemon *d);
-/* A spawner event about a prepared sandbox; true if it was one (fds taken
- * from *nfds when kept). */
-bool run_pool_event(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nfds);
+/* A spawner event about a prepared sandbox no run took yet (fds taken from
+ * *nfds when kept). */
+void run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int *fds,
+		    size_t *nfds);
 /* cancel: one of the caller's runs, by request id or run id. */
 void run_cancel_request(struct daemon *d, struct client *c, uint32_t req_id,
 			const struct proto_cancel *what);

@@ -88,8 +88,7 @@ struct run {
 	uint64_t arts_omitted, arts_omitted_bytes; /* candidates left out, their sizes */
 	bool slot_held, finishing, answered;
 	int stat_fd[2];	   /* the run's cgroup peak and oom files, or -1 */
-	uint32_t prep_key; /* the key its sandbox was prepared under (a pool
-			    * sandbox's events come under it until its start) */
+	uint32_t prep_key; /* its sandbox's spawn key (spawnref.h), or 0 */
 };
 
 static void run_maybe_finish(struct run *r);
@@ -317,6 +316,8 @@ run_free(struct run *r)
 	free(r->out[0].buf);
 	free(r->out[1].buf);
 	run_close_lifeline(r);
+	/* Freed only once its sandbox was reaped (or never was): the key is done. */
+	spawnref_del(&d->refs, r->prep_key);
 	if (r->backstop_ev != NULL)
 		event_free(r->backstop_ev);
 	for (i = 0; i < r->narts; i++)
@@ -756,35 +757,17 @@ run_maybe_finish(struct run *r)
 	run_finish(r);
 }
 
-bool
-run_take_stats(struct daemon *d, uint32_t run_id, int fds[2])
-{
-	struct run *r;
-
-	TAILQ_FOREACH(r, &d->runs, entry)
-	if ((r->run_id == run_id || (r->prep_key != 0 && r->prep_key == run_id)) &&
-	    r->stat_fd[0] < 0) {
-		r->stat_fd[0] = fds[0];
-		r->stat_fd[1] = fds[1];
-		return true;
-	}
-	return false;
-}
-
 void
-run_spawner_event(struct daemon *d, const struct spawn_ev *ev)
+run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nfds)
 {
-	struct run *r;
-
-	TAILQ_FOREACH(r, &d->runs, entry)
-	if (r->run_id == ev->run_id || (r->prep_key != 0 && r->prep_key == ev->run_id))
-		break;
-	if (r == NULL) {
-		log_warnx("spawner: event %u for unknown run %" PRIu32, ev->type, ev->run_id);
-		return;
-	}
 	switch (ev->type) {
 	case SPAWN_STARTED:
+		/* Its memory figures, unless a pool sandbox brought them. */
+		if (*nfds == 2 && r->stat_fd[0] < 0) {
+			r->stat_fd[0] = fds[0];
+			r->stat_fd[1] = fds[1];
+			*nfds = 0;
+		}
 		return;
 	case SPAWN_FAILED:
 		/* A prepare and its start may both fail: keep the first reason,
@@ -976,8 +959,9 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 		return;
 	}
 	if (err == 0) {
-		r->prep_key = r->run_id;
-		run_prepare(r->d, r->run_id, r->slot);
+		if (spawnref_add(&r->d->refs, SPAWNREF_RUN, r, &r->prep_key) < 0)
+			fatalx("out of memory");
+		run_prepare(r->d, r->prep_key, r->slot);
 		(void)run_spawn(r, ws_fd);
 		return;
 	}
@@ -1042,7 +1026,8 @@ run_pool_fill(struct daemon *d)
 		if (p == NULL)
 			fatalx("out of memory");
 		p->slot = slot;
-		p->key = ++d->next_run_id;
+		if (spawnref_add(&d->refs, SPAWNREF_POOL, p, &p->key) < 0)
+			fatalx("out of memory");
 		p->stat_fd[0] = p->stat_fd[1] = -1;
 		TAILQ_INSERT_TAIL(&d->pool, p, entry);
 		d->npool++;
@@ -1050,16 +1035,9 @@ run_pool_fill(struct daemon *d)
 	}
 }
 
-bool
-run_pool_event(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nfds)
+void
+run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int *fds, size_t *nfds)
 {
-	struct prep *p;
-
-	TAILQ_FOREACH(p, &d->pool, entry)
-	if (p->key == ev->run_id)
-		break;
-	if (p == NULL)
-		return false;
 	switch (ev->type) {
 	case SPAWN_STARTED:
 		if (*nfds == 2) {
@@ -1067,17 +1045,17 @@ run_pool_event(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nf
 			p->stat_fd[1] = fds[1];
 			*nfds = 0;
 		}
-		return true;
+		return;
 	case SPAWN_FAILED:
 		if (ev->pid != 0) {
 			p->dead = true; /* never handed out; its reap follows */
-			return true;
+			return;
 		}
 		break;
 	case SPAWN_DONE:
 		break;
 	default:
-		return true;
+		return;
 	}
 	/* Gone before any run took it: its slot is free again. */
 	TAILQ_REMOVE(&d->pool, p, entry);
@@ -1087,8 +1065,8 @@ run_pool_event(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nf
 	if (p->stat_fd[1] >= 0)
 		close(p->stat_fd[1]);
 	uidpool_put(&d->uids, p->slot);
+	spawnref_del(&d->refs, p->key);
 	free(p);
-	return true;
 }
 
 /*
@@ -1117,7 +1095,10 @@ run_launch(struct run *r)
 		TAILQ_REMOVE(&d->pool, p, entry);
 		d->npool--;
 		r->slot = p->slot;
+		/* The key stays: the sandbox's events now go to the run. */
 		r->prep_key = p->key;
+		if (spawnref_hand(&d->refs, p->key, SPAWNREF_RUN, r) < 0)
+			fatalx("pool sandbox %" PRIu32 " not registered", p->key);
 		r->stat_fd[0] = p->stat_fd[0];
 		r->stat_fd[1] = p->stat_fd[1];
 		free(p);
@@ -1130,8 +1111,9 @@ run_launch(struct run *r)
 	/* A session run's sandbox is asked for once the keeper has done its
 	 * part (run_prepared): until then nothing of it is at the spawner. */
 	if (p == NULL && r->session == NULL) {
-		r->prep_key = r->run_id;
-		run_prepare(d, r->run_id, r->slot);
+		if (spawnref_add(&d->refs, SPAWNREF_RUN, r, &r->prep_key) < 0)
+			fatalx("out of memory");
+		run_prepare(d, r->prep_key, r->slot);
 	}
 	if (r->session != NULL) {
 		clock_gettime(CLOCK_MONOTONIC, &r->t_start);

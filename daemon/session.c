@@ -145,6 +145,7 @@ session_free_cb(evutil_socket_t fd, short what, void *arg)
 	/* The uid slot is free only now: the keeper was reaped and no run of
 	 * the session is left in a sandbox. */
 	uidpool_put(&d->uids, s->slot);
+	spawnref_del(&d->refs, s->key);
 	event_free(s->idle_ev);
 	event_free(s->life_ev);
 	event_free(s->orphan_ev);
@@ -537,16 +538,9 @@ session_orphan_cb(evutil_socket_t fd, short what, void *arg)
 	session_end(arg, "its owner has been gone too long");
 }
 
-bool
-session_spawner_event(struct daemon *d, const struct spawn_ev *ev)
+void
+session_spawner_event(struct session *s, const struct spawn_ev *ev)
 {
-	struct session *s;
-
-	TAILQ_FOREACH(s, &d->sessions, entry)
-	if (s->key == ev->run_id)
-		break;
-	if (s == NULL)
-		return false;
 	switch (ev->type) {
 	case SPAWN_STARTED:
 		break;
@@ -564,7 +558,6 @@ session_spawner_event(struct daemon *d, const struct spawn_ev *ev)
 	default:
 		break;
 	}
-	return true;
 }
 
 /* ---- client requests ------------------------------------------------------------ */
@@ -637,7 +630,8 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
 	s->d = d;
 	s->uid = client_uid(c);
-	s->key = ++d->next_run_id;
+	if (spawnref_add(&d->refs, SPAWNREF_KEEPER, s, &s->key) < 0)
+		fatalx("out of memory");
 	s->open_c = c;
 	s->open_req = req_id;
 	s->keeper = -1;

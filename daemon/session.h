@@ -29,8 +29,8 @@ void session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum p
 /* The caller's session of this id, or NULL (another uid's is NULL too). */
 struct session *session_find(struct daemon *d, uid_t uid, const char *id);
 
-/* A spawner event about a keeper. Returns false if no session has this key. */
-bool session_spawner_event(struct daemon *d, const struct spawn_ev *ev);
+/* A spawner event about the session's keeper (frontend.c finds the session by key). */
+void session_spawner_event(struct session *s, const struct spawn_ev *ev);
 
 /* Connections of a uid come and go: the orphan grace starts and stops. */
 void session_client_new(struct daemon *d, uid_t uid);

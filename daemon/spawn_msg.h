@@ -35,14 +35,14 @@ enum spawn_msg_type {
 	SPAWN_RELOAD = 6,
 	/* frontend -> spawner: struct spawn_req, no fd: clone a sandbox into the
 	 * uid slot and build everything that does not depend on a request;
-	 * it waits for a SPAWN_REQ naming its slot. Events come back with
-	 * run_id as the key: STARTED (with the memory figure fds), FAILED, DONE.
-	 * SPAWN_REQ then always names a prepared slot; the run's DONE and
-	 * FAILED events carry the SPAWN_REQ's run_id. */
+	 * it waits for a SPAWN_REQ naming its slot. Every event of that
+	 * sandbox comes back with this run_id (its key: daemon/spawnref.h):
+	 * STARTED (with the memory figure fds), FAILED, DONE, also after the
+	 * SPAWN_REQ, whose run_id is for logs only. */
 	SPAWN_PREPARE = 8,
 	/* frontend -> spawner: struct spawn_req, no fd: the prepared sandbox of
 	 * uid_slot (prepared under prep_key) will get no run: end it. Its reap
-	 * comes back as SPAWN_DONE under run_id (or SPAWN_FAILED with pid 0 if
+	 * comes back as SPAWN_DONE under prep_key (or SPAWN_FAILED with pid 0 if
 	 * there is no such sandbox). */
 	SPAWN_DISCARD = 9,
 	/* frontend -> spawner: struct spawn_req + fd {keeper socket}: clone a

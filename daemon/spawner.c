@@ -415,7 +415,8 @@ out:
 static void
 spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
 {
-	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
+	/* Every event of a sandbox is under the key it was prepared by. */
+	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->prep_key};
 	struct sb_start st = {.magic = SB_START_MAGIC, .flags = req->flags};
 	struct spawner_slot *slot;
 	const char *step = "uid_slot";
@@ -427,9 +428,6 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	    sp->slots[req->uid_slot].run_id != req->prep_key)
 		goto fail;
 	slot = &sp->slots[req->uid_slot];
-	/* From here the sandbox answers for this run: its reap is reported
-	 * under the run's id. */
-	slot->run_id = req->run_id;
 	ev.pid = slot->pid;
 	step = "plan";
 	r = memfd_check_sealed(fds[0], PLAN_SIZE_MAX, &plan_size);
@@ -464,7 +462,7 @@ out:
 static void
 spawner_discard(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
 {
-	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id, .err = -ENOENT};
+	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->prep_key, .err = -ENOENT};
 	struct spawner_slot *slot;
 
 	(void)fds; /* none: spawner_cmds */
@@ -477,7 +475,6 @@ spawner_discard(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 		return;
 	}
 	slot = &sp->slots[req->uid_slot];
-	slot->run_id = req->run_id; /* its reap is reported to the run */
 	if (slot->ctl >= 0) {
 		close(slot->ctl);
 		slot->ctl = -1;
