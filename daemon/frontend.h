@@ -29,13 +29,20 @@ TAILQ_HEAD(client_list, client);
 TAILQ_HEAD(run_list, run);
 TAILQ_HEAD(session_list, session);
 
-/* A sandbox prepared ahead, waiting for a run (run.c). */
+enum prep_state {
+	PREP_ASKED = 0, /* SPAWN_PREPARE sent */
+	PREP_READY = 1, /* its STARTED came */
+	PREP_DEAD = 2,	/* it failed; gone at its reap, never handed out */
+};
+
+/* A sandbox prepared ahead, waiting for a run (run.c). Handed to a run,
+ * it is freed and its key goes to the run (spawnref.h). */
 struct prep {
 	TAILQ_ENTRY(prep) entry;
 	uint32_t key; /* its spawn key (spawnref.h), handed to the run that takes it */
 	uint32_t slot;
 	int stat_fd[2];
-	bool dead; /* its prepare failed; gone at its reap */
+	enum prep_state state;
 };
 TAILQ_HEAD(prep_list, prep);
 
@@ -55,8 +62,9 @@ struct daemon {
 	uint32_t next_run_id;
 	struct spawnrefs refs; /* what is at the spawner, by key: its owner */
 	uint32_t next_client_id;
-	uint32_t nruns;	   /* runs known: queued, running, finishing */
-	uint32_t nrunning; /* runs holding a uid slot */
+	uint32_t nruns;		   /* runs known: queued, running, finishing */
+	uint32_t nrunning;	   /* runs holding a uid slot */
+	struct event *dispatch_ev; /* run_dispatch on the next turn (run.c) */
 	uint32_t nclients;
 	struct session_list sessions;
 	uint32_t nsessions;

@@ -27,6 +27,7 @@
 #include "sandbox.h"
 #include "runqueue.h"
 #include "run_outcome.h"
+#include "run_state.h"
 #include "session.h"
 #include "cgroup.h"
 
@@ -52,19 +53,13 @@ struct run_artifact {
 	bool hidden; /* a component of its path starts with '.' */
 };
 
-enum run_state {
-	RUN_QUEUED = 0,	 /* waiting in the scheduler; holds its plan */
-	RUN_RUNNING = 1, /* handed to the spawner */
-	RUN_DONE = 2,	 /* result being assembled */
-};
-
 struct run {
 	TAILQ_ENTRY(run) entry;
 	struct runqueue_item q; /* while queued */
 	struct daemon *d;
 	struct client *c; /* NULL once the client left */
 	uint32_t run_id, req_id, slot;
-	enum run_state state;
+	enum run_state state; /* changed by run_transition() only */
 	uid_t uid;
 	pid_t client_pid;
 	char runtime[PROTO_RUNTIME_MAX + 1];
@@ -86,13 +81,12 @@ struct run {
 	struct run_artifact *arts; /* best first (run_artifact_before), at most lim[ARTIFACTS] */
 	size_t narts;
 	uint64_t arts_omitted, arts_omitted_bytes; /* candidates left out, their sizes */
-	bool slot_held, finishing, answered;
-	int stat_fd[2];	   /* the run's cgroup peak and oom files, or -1 */
-	uint32_t prep_key; /* its sandbox's spawn key (spawnref.h), or 0 */
+	int stat_fd[2];				   /* the run's cgroup peak and oom files, or -1 */
+	uint32_t prep_key;			   /* its sandbox's spawn key (spawnref.h), or 0 */
 };
 
 static void run_maybe_finish(struct run *r);
-static void run_finish(struct run *r);
+static void run_transition(struct run *r, enum run_event ev);
 static void run_free_inputs(struct run *r);
 static void run_cancel(struct run *r);
 static void run_answer(struct run *r);
@@ -112,7 +106,7 @@ run_count_uid(const struct daemon *d, uid_t uid)
 	 * a uid had max_runs_per_uid of them waiting (issue 13, finding 5).
 	 */
 	TAILQ_FOREACH(r, &d->runs, entry)
-	if (r->uid == uid && r->slot_held)
+	if (r->uid == uid && r->state != RUN_QUEUED)
 		n++;
 	return n;
 }
@@ -286,18 +280,18 @@ run_close_lifeline(struct run *r)
 	}
 }
 
+/* Free a run that ended in state from: a queued one leaves the queue, a
+ * launched one gives back its uid slot (a session's stays the session's). */
 static void
-run_free(struct run *r)
+run_free(struct run *r, enum run_state from)
 {
-	struct daemon *d;
+	struct daemon *d = r->d;
+	bool slot_held = from != RUN_QUEUED;
 	size_t i;
 
-	if (r == NULL)
-		return;
-	d = r->d;
-	if (r->state == RUN_QUEUED)
+	if (from == RUN_QUEUED)
 		runqueue_remove(&r->d->queue, &r->q);
-	if (r->slot_held)
+	if (slot_held)
 		r->d->nrunning--;
 	run_free_inputs(r);
 	if (r->stat_fd[0] >= 0)
@@ -325,9 +319,9 @@ run_free(struct run *r)
 			close(r->arts[i].fd);
 	free(r->arts);
 	/* A session's slot is the session's: it gives it back itself. */
-	if (r->slot_held && r->session == NULL)
+	if (slot_held && r->session == NULL)
 		uidpool_put(&d->uids, r->slot);
-	if (r->session != NULL && r->state == RUN_QUEUED)
+	if (r->session != NULL && from == RUN_QUEUED)
 		session_run_unqueued(r->session);
 	else if (r->session != NULL)
 		session_run_end(r->session, r);
@@ -645,7 +639,8 @@ run_answer(struct run *r)
 
 	memset(&res, 0, sizeof(res));
 	run_outcome_decide(&r->f, &res, err, sizeof(err));
-	if (res.wall_ms == 0 && r->state != RUN_QUEUED)
+	/* t_start is set once the run leaves the queue. */
+	if (res.wall_ms == 0 && r->t_start.tv_sec != 0)
 		res.wall_ms = run_ms_since(&r->t_start);
 	res.error = err[0] ? err : NULL;
 	for (k = 0; k < 2; k++) {
@@ -690,7 +685,7 @@ run_answer(struct run *r)
 	}
 	res.artifacts_omitted = r->arts_omitted;
 	res.artifacts_omitted_bytes = r->arts_omitted_bytes;
-	if (r->state != RUN_QUEUED)
+	if (r->t_start.tv_sec != 0)
 		res.queued_ms = run_ms_between(&r->t_request, &r->t_start);
 	else
 		res.queued_ms = run_ms_since(&r->t_request);
@@ -716,20 +711,54 @@ run_answer(struct run *r)
 			close(r->arts[i].fd);
 			r->arts[i].fd = -1;
 		}
-	r->answered = true;
-	r->state = RUN_DONE;
 }
 
-/* The run is over and reaped: answer it if not yet done, free it. */
+/* Start queued runs on the next turn of the loop, not from inside a run's end. */
 static void
-run_finish(struct run *r)
+run_dispatch_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	run_dispatch(arg);
+}
+
+/*
+ * The one place a run changes state: run_state_next() says where ev leads
+ * (an event that cannot happen in the state is a broken invariant), then the
+ * new state's entry action runs. Entering REAPED frees the run: the caller
+ * must not touch it afterwards. The queue moves on from the event loop,
+ * never from here: the caller may be walking d->runs, or be run_dispatch.
+ */
+static void
+run_transition(struct run *r, enum run_event ev)
 {
 	struct daemon *d = r->d;
+	enum run_state from = r->state, to = run_state_next(from, ev);
 
-	if (!r->answered)
+	if (to == RUN_STATE_INVALID)
+		fatalx("run %" PRIu32 ": event %s in state %s", r->run_id, run_event_name(ev),
+		       run_state_name(from));
+	log_debug("run %" PRIu32 ": %s -> %s (%s)", r->run_id, run_state_name(from),
+		  run_state_name(to), run_event_name(ev));
+	r->state = to;
+	switch (to) {
+	case RUN_EXITED:
 		run_answer(r);
-	run_free(r);
-	run_dispatch(d);
+		break;
+	case RUN_REAPED:
+		if (from < RUN_EXITED)
+			run_answer(r);
+		run_free(r, from);
+		if (d->dispatch_ev == NULL) {
+			d->dispatch_ev = event_new(d->base, -1, 0, run_dispatch_cb, d);
+			if (d->dispatch_ev == NULL)
+				fatalx("out of memory");
+		}
+		event_active(d->dispatch_ev, 0, 0);
+		break;
+	default:
+		break;
+	}
 }
 
 static void
@@ -737,24 +766,23 @@ run_maybe_finish(struct run *r)
 {
 	bool outs_eof = r->out[0].eof && r->out[1].eof;
 
-	if (r->finishing || !outs_eof)
+	if (!outs_eof || r->state >= RUN_REAPED)
 		return;
 	/*
 	 * Answered early (run_outcome_may_answer_early), the run and its uid
 	 * slot stay until the spawner reports the reap.
 	 */
 	if (!run_outcome_reaped(&r->f)) {
-		if (!r->answered &&
+		if (r->state < RUN_EXITED &&
 		    run_outcome_may_answer_early(&r->f, outs_eof, r->lifeline >= 0) &&
 		    run_memory_early(r))
-			run_answer(r);
+			run_transition(r, RUN_EV_ANSWER);
 		return;
 	}
-	r->finishing = true;
 	/* Reaped: whatever the supervisor sent is queued; read all of it. */
 	if (r->lifeline >= 0 && run_lifeline_read(r, INT32_MAX))
 		run_close_lifeline(r);
-	run_finish(r);
+	run_transition(r, RUN_EV_REAP);
 }
 
 void
@@ -768,6 +796,9 @@ run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nf
 			r->stat_fd[1] = fds[1];
 			*nfds = 0;
 		}
+		/* (A sandbox asked for a run that failed to hand it over: EXITED.) */
+		if (r->state == RUN_STARTING)
+			run_transition(r, RUN_EV_STARTED);
 		return;
 	case SPAWN_FAILED:
 		/* A prepare and its start may both fail: keep the first reason,
@@ -803,10 +834,14 @@ run_orphan_client(struct daemon *d, struct client *c)
 		if (r->c != c)
 			continue;
 		if (r->state == RUN_QUEUED) {
-			run_free(r); /* never started: nothing to kill or wait for */
+			/* Never started: nothing to kill or wait for. */
+			client_run_removed(c, r);
+			r->c = NULL;
+			r->f.cancelled = true;
+			run_transition(r, RUN_EV_DROP);
 			continue;
 		}
-		if (r->answered) {
+		if (r->state >= RUN_EXITED) {
 			client_run_removed(c, r);
 			r->c = NULL; /* answered, waiting for its reap only */
 			continue;
@@ -838,7 +873,8 @@ run_pipe(int p[2])
 /*
  * The run's sandbox, now: output pipes, lifeline, backstop timer, and the
  * spawner request (with the session's workspace mount when ws_fd >= 0, which
- * this takes). On failure the run has been answered and freed.
+ * this takes). On failure the run has been answered and waits in EXITED
+ * for the reap of the sandbox asked for it.
  */
 static int
 run_spawn(struct run *r, int ws_fd)
@@ -941,7 +977,7 @@ fail:
 	run_close_out(&r->out[0]);
 	run_close_out(&r->out[1]);
 	run_discard(r);
-	run_answer(r);
+	run_transition(r, RUN_EV_ANSWER);
 	return rc;
 }
 
@@ -949,19 +985,18 @@ fail:
 static void
 run_prepared(struct run *r, int ws_fd, int err, const char *what)
 {
-	if (r->f.cancelled || r->state != RUN_RUNNING) {
+	if (r->f.cancelled || r->state != RUN_PREPARING) {
 		/* Cancelled (or its session ended) while the keeper worked. */
 		if (ws_fd >= 0)
 			close(ws_fd);
-		r->state = RUN_DONE;
-		r->out[0].eof = r->out[1].eof = true;
-		run_finish(r);
+		run_transition(r, RUN_EV_DROP);
 		return;
 	}
 	if (err == 0) {
 		if (spawnref_add(&r->d->refs, SPAWNREF_RUN, r, &r->prep_key) < 0)
 			fatalx("out of memory");
 		run_prepare(r->d, r->prep_key, r->slot);
+		run_transition(r, RUN_EV_PREPARED);
 		(void)run_spawn(r, ws_fd);
 		return;
 	}
@@ -973,9 +1008,7 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 				 "input file %s: refused: the path leaves the workspace or goes "
 				 "through a link",
 				 what);
-		r->state = RUN_DONE;
-		r->out[0].eof = r->out[1].eof = true;
-		run_finish(r);
+		run_transition(r, RUN_EV_DROP);
 	}
 }
 
@@ -1045,10 +1078,12 @@ run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int 
 			p->stat_fd[1] = fds[1];
 			*nfds = 0;
 		}
+		if (p->state == PREP_ASKED)
+			p->state = PREP_READY;
 		return;
 	case SPAWN_FAILED:
 		if (ev->pid != 0) {
-			p->dead = true; /* never handed out; its reap follows */
+			p->state = PREP_DEAD; /* never handed out; its reap follows */
 			return;
 		}
 		break;
@@ -1078,50 +1113,51 @@ static int
 run_launch(struct run *r)
 {
 	struct daemon *d = r->d;
-
 	struct prep *p = NULL;
+	bool ready = false;
 	int rc;
 
-	if (r->session == NULL)
-		TAILQ_FOREACH(p, &d->pool, entry)
-	if (!p->dead)
-		break;
-
 	if (r->session != NULL) {
+		/* A session run's sandbox is asked for once the keeper has done
+		 * its part (run_prepared): until then nothing of it is at the
+		 * spawner. */
 		session_run_unqueued(r->session);
 		r->slot = session_run_begin(r->session, r);
-	} else if (p != NULL) {
-		/* A sandbox prepared ahead: most of the set-up is already done. */
-		TAILQ_REMOVE(&d->pool, p, entry);
-		d->npool--;
-		r->slot = p->slot;
-		/* The key stays: the sandbox's events now go to the run. */
-		r->prep_key = p->key;
-		if (spawnref_hand(&d->refs, p->key, SPAWNREF_RUN, r) < 0)
-			fatalx("pool sandbox %" PRIu32 " not registered", p->key);
-		r->stat_fd[0] = p->stat_fd[0];
-		r->stat_fd[1] = p->stat_fd[1];
-		free(p);
-	} else if (uidpool_get(&d->uids, &r->slot) < 0) {
-		return -EAGAIN;
-	}
-	r->slot_held = true;
-	r->state = RUN_RUNNING;
-	d->nrunning++;
-	/* A session run's sandbox is asked for once the keeper has done its
-	 * part (run_prepared): until then nothing of it is at the spawner. */
-	if (p == NULL && r->session == NULL) {
-		if (spawnref_add(&d->refs, SPAWNREF_RUN, r, &r->prep_key) < 0)
-			fatalx("out of memory");
-		run_prepare(d, r->prep_key, r->slot);
-	}
-	if (r->session != NULL) {
+		d->nrunning++;
 		clock_gettime(CLOCK_MONOTONIC, &r->t_start);
+		run_transition(r, RUN_EV_LAUNCH_SESSION);
 		session_run_prepare(r->session, r, (const char *const *)r->in_names, r->in_fds,
 				    r->nin, run_prepared);
 		run_pool_fill(d);
 		return 0;
 	}
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->state != PREP_DEAD)
+		break;
+	if (p != NULL) {
+		/* A sandbox prepared ahead: most of the set-up is already done.
+		 * The key stays: the sandbox's events now go to the run. */
+		TAILQ_REMOVE(&d->pool, p, entry);
+		d->npool--;
+		r->slot = p->slot;
+		r->prep_key = p->key;
+		if (spawnref_hand(&d->refs, p->key, SPAWNREF_RUN, r) < 0)
+			fatalx("pool sandbox %" PRIu32 " not registered", p->key);
+		r->stat_fd[0] = p->stat_fd[0];
+		r->stat_fd[1] = p->stat_fd[1];
+		ready = p->state == PREP_READY;
+		free(p);
+	} else if (uidpool_get(&d->uids, &r->slot) == 0) {
+		if (spawnref_add(&d->refs, SPAWNREF_RUN, r, &r->prep_key) < 0)
+			fatalx("out of memory");
+		run_prepare(d, r->prep_key, r->slot);
+	} else {
+		return -EAGAIN;
+	}
+	d->nrunning++;
+	run_transition(r, RUN_EV_LAUNCH);
+	if (ready)
+		run_transition(r, RUN_EV_STARTED);
 	rc = run_spawn(r, -1);
 	/* Refill after this run's start is on its way: the spawner takes
 	 * requests in order, and a new sandbox must not go before it. */
@@ -1386,7 +1422,7 @@ run_find(struct daemon *d, struct client *c, const struct proto_cancel *what)
 
 	TAILQ_FOREACH(r, &d->runs, entry)
 	{
-		if (r->state == RUN_DONE)
+		if (r->state >= RUN_EXITED)
 			continue;
 		if (what->request != 0 && r->c == c && r->req_id == what->request)
 			return r;
@@ -1403,15 +1439,12 @@ run_find(struct daemon *d, struct client *c, const struct proto_cancel *what)
 static void
 run_cancel(struct run *r)
 {
-	if (r->f.cancelled || r->state == RUN_DONE)
+	if (r->f.cancelled || r->state >= RUN_EXITED)
 		return;
 	r->f.cancelled = true;
 	log_info("run %" PRIu32 " uid %u: cancelled", r->run_id, (unsigned)r->uid);
 	if (r->state == RUN_QUEUED) {
-		runqueue_remove(&r->d->queue, &r->q);
-		r->state = RUN_DONE;
-		r->out[0].eof = r->out[1].eof = true;
-		run_finish(r);
+		run_transition(r, RUN_EV_DROP);
 		return;
 	}
 	/* The supervisor exits when its lifeline closes; the pid namespace
@@ -1451,7 +1484,7 @@ run_ps(struct daemon *d, struct client *c, uint32_t req_id)
 
 	TAILQ_FOREACH(r, &d->runs, entry)
 	{
-		if (r->state == RUN_DONE || (client_uid(c) != 0 && client_uid(c) != r->uid))
+		if (r->state >= RUN_EXITED || (client_uid(c) != 0 && client_uid(c) != r->uid))
 			continue;
 		if (ps.nruns == PROTO_PS_MAX)
 			break;
@@ -1480,7 +1513,7 @@ run_stop_all(struct daemon *d, bool running_too)
 
 	for (r = TAILQ_FIRST(&d->runs); r != NULL; r = next) {
 		next = TAILQ_NEXT(r, entry);
-		if (r->state == RUN_QUEUED || (running_too && r->state == RUN_RUNNING))
+		if (r->state == RUN_QUEUED || (running_too && r->state < RUN_EXITED))
 			run_cancel(r);
 	}
 }
