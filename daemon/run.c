@@ -1,5 +1,8 @@
 /*
- * run.c: one run in the frontend, from a validated request to its result.
+ * run.c: one run in the frontend, from a validated request to its reap:
+ * the plan, the queue, the launch, the state machine (run_transition), the
+ * spawner's events, cancel and ps. Output and the result are run_io.c's,
+ * the prepared sandboxes run_pool.c's (run.h).
  *
  * A run waits for four things, in any order: the spawner's word that the
  * sandbox was reaped (only then is its uid slot free again), EOF on stdout
@@ -13,86 +16,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "budget.h"
-#include "fdpass.h"
 #include "frontend.h"
 #include "log.h"
 #include "memfd.h"
 #include "plan.h"
-#include "sandbox.h"
 #include "runqueue.h"
-#include "run_outcome.h"
-#include "run_state.h"
+#include "run.h"
 #include "session.h"
-#include "cgroup.h"
 
-/* The frontend's own wall backstop, beyond the supervisor's clock. */
-#define RUN_BACKSTOP_MS 3000
-#define RUN_READ_CHUNK 65536
-
-struct run_out {
-	struct run *r;
-	int fd;
-	struct event *ev;
-	uint8_t *buf;
-	size_t len;	/* kept */
-	uint64_t total; /* produced */
-	bool eof;
-};
-
-struct run_artifact {
-	char name[SUP_NAME_MAX + 1];
-	int fd;
-	uint64_t size;
-	struct timespec mtime;
-	bool hidden; /* a component of its path starts with '.' */
-};
-
-struct run {
-	TAILQ_ENTRY(run) entry;
-	struct runqueue_item q; /* while queued */
-	struct daemon *d;
-	struct client *c; /* NULL once the client left */
-	uint32_t run_id, req_id, slot;
-	enum run_state state; /* changed by run_transition() only */
-	uid_t uid;
-	pid_t client_pid;
-	char runtime[PROTO_RUNTIME_MAX + 1];
-	struct proto_limits lim, asked;
-	int plan_fd;		   /* until handed to the spawner */
-	uint64_t plan_bytes;	   /* charged to the uid's byte budget until freed */
-	struct timespec t_request; /* arrival */
-	struct timespec t_start;   /* handed to the spawner */
-	struct run_facts f;	   /* what was heard: decides the outcome (run_outcome.h) */
-	bool stream;		   /* send output as stream events */
-	struct session *session;   /* NULL for a one-shot run */
-	char **in_names;	   /* a session run's input files, written by the keeper */
-	int *in_fds;		   /* their sealed memfds */
-	size_t nin;
-	int lifeline;
-	struct event *lifeline_ev;
-	struct event *backstop_ev;
-	struct run_out out[2];
-	struct run_artifact *arts; /* best first (run_artifact_before), at most lim[ARTIFACTS] */
-	size_t narts;
-	uint64_t arts_omitted, arts_omitted_bytes; /* candidates left out, their sizes */
-	int stat_fd[2];				   /* the run's cgroup peak and oom files, or -1 */
-	uint32_t prep_key;			   /* its sandbox's spawn key (spawnref.h), or 0 */
-};
-
-static void run_maybe_finish(struct run *r);
-static void run_transition(struct run *r, enum run_event ev);
 static void run_free_inputs(struct run *r);
 static void run_cancel(struct run *r);
-static void run_answer(struct run *r);
-static void run_discard(struct run *r);
-static void run_prepare(struct daemon *d, uint32_t key, uint32_t slot);
-static void run_lifeline_cb(evutil_socket_t fd, short what, void *arg);
 
 uint32_t
 run_count_uid(const struct daemon *d, uid_t uid)
@@ -253,33 +190,6 @@ out:
 
 /* ---- run lifecycle ---------------------------------------------------------- */
 
-static void
-run_close_out(struct run_out *o)
-{
-	if (o->ev != NULL) {
-		event_free(o->ev);
-		o->ev = NULL;
-	}
-	if (o->fd >= 0) {
-		close(o->fd);
-		o->fd = -1;
-	}
-	o->eof = true;
-}
-
-static void
-run_close_lifeline(struct run *r)
-{
-	if (r->lifeline_ev != NULL) {
-		event_free(r->lifeline_ev);
-		r->lifeline_ev = NULL;
-	}
-	if (r->lifeline >= 0) {
-		close(r->lifeline);
-		r->lifeline = -1;
-	}
-}
-
 /* Free a run that ended in state from: a queued one leaves the queue, a
  * launched one gives back its uid slot (a session's stays the session's). */
 static void
@@ -287,7 +197,6 @@ run_free(struct run *r, enum run_state from)
 {
 	struct daemon *d = r->d;
 	bool slot_held = from != RUN_QUEUED;
-	size_t i;
 
 	if (from == RUN_QUEUED)
 		runqueue_remove(&r->d->queue, &r->q);
@@ -305,19 +214,9 @@ run_free(struct run *r, enum run_state from)
 	if (r->plan_fd >= 0)
 		close(r->plan_fd);
 	budget_release(&d->budget, r->uid, r->plan_bytes, 0);
-	run_close_out(&r->out[0]);
-	run_close_out(&r->out[1]);
-	free(r->out[0].buf);
-	free(r->out[1].buf);
-	run_close_lifeline(r);
+	run_io_free(r);
 	/* Freed only once its sandbox was reaped (or never was): the key is done. */
 	spawnref_del(&d->refs, r->prep_key);
-	if (r->backstop_ev != NULL)
-		event_free(r->backstop_ev);
-	for (i = 0; i < r->narts; i++)
-		if (r->arts[i].fd >= 0)
-			close(r->arts[i].fd);
-	free(r->arts);
 	/* A session's slot is the session's: it gives it back itself. */
 	if (slot_held && r->session == NULL)
 		uidpool_put(&d->uids, r->slot);
@@ -327,390 +226,6 @@ run_free(struct run *r, enum run_state from)
 		session_run_end(r->session, r);
 	free(r);
 	frontend_run_ended(d);
-}
-
-/* Microseconds-free elapsed time between two instants, in ms. */
-static uint64_t
-run_ms_between(const struct timespec *a, const struct timespec *b)
-{
-	int64_t ms = (int64_t)(b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
-
-	return ms > 0 ? (uint64_t)ms : 0;
-}
-
-/* Send output as it comes, in inline chunks; only what is kept is streamed. */
-static void
-run_stream(struct run *r, const char *name, const uint8_t *data, size_t len)
-{
-	while (len > 0) {
-		size_t n = len > PROTO_INLINE_MAX ? PROTO_INLINE_MAX : len;
-		struct proto_stream ev = {
-			.stream = name,
-			.data = {.data = data, .len = n, .fd = -1, .present = true}};
-		struct proto_out out;
-
-		if (proto_encode_stream(r->req_id, &ev, &out) < 0)
-			fatalx("cannot encode a stream event");
-		client_send(r->c, &out);
-		if (r->c == NULL)
-			return;
-		data += n;
-		len -= n;
-	}
-}
-
-/* Output readable: keep the first bytes up to the limit, count the rest. */
-static void
-run_out_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct run_out *o = arg;
-	struct run *r = o->r;
-	uint64_t cap = r->lim.v[PROTO_LIMIT_OUTPUT_BYTES];
-	static uint8_t chunk[RUN_READ_CHUNK];
-	int budget;
-
-	(void)what;
-	for (budget = 16; budget > 0; budget--) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (n <= 0) {
-			run_close_out(o);
-			run_maybe_finish(r);
-			return;
-		}
-		o->total += (uint64_t)n;
-		if (o->len < cap) {
-			size_t take = (size_t)n;
-
-			if (take > cap - o->len)
-				take = (size_t)(cap - o->len);
-			if (r->stream && r->c != NULL)
-				run_stream(r, o == &r->out[0] ? "stdout" : "stderr", chunk, take);
-			if (o->buf == NULL) {
-				o->buf = malloc((size_t)cap);
-				if (o->buf == NULL)
-					fatalx("out of memory");
-			}
-			memcpy(o->buf + o->len, chunk, take);
-			o->len += take;
-		}
-	}
-}
-
-/* Does a component of the path start with '.' (a dot-file, or in a
- * dot-directory such as .cache)? */
-static bool
-run_name_hidden(const char *name)
-{
-	const char *p;
-
-	if (name[0] == '.')
-		return true;
-	for (p = name; (p = strchr(p, '/')) != NULL; p++)
-		if (p[1] == '.')
-			return true;
-	return false;
-}
-
-/*
- * The order in which candidates get the artifacts limit's slots: files
- * outside dot-directories and not dot-files first (caches and tool state are
- * what code writes without meaning to return), then the most recently
- * modified first (what the code wrote last is what it was making), then by
- * name. docs/protocol.md states this rule.
- */
-static bool
-run_artifact_before(const struct run_artifact *a, const struct run_artifact *b)
-{
-	if (a->hidden != b->hidden)
-		return !a->hidden;
-	if (a->mtime.tv_sec != b->mtime.tv_sec)
-		return a->mtime.tv_sec > b->mtime.tv_sec;
-	if (a->mtime.tv_nsec != b->mtime.tv_nsec)
-		return a->mtime.tv_nsec > b->mtime.tv_nsec;
-	return strcmp(a->name, b->name) < 0;
-}
-
-/* One left out: counted, with its size, for the result. */
-static void
-run_omit_artifact(struct run *r, uint64_t size)
-{
-	r->arts_omitted++;
-	r->arts_omitted_bytes += size;
-}
-
-/* Keep a candidate artifact if it is among the first N by
- * run_artifact_before; count what is left out. */
-static void
-run_add_artifact(struct run *r, const struct sup_msg *m, int fd)
-{
-	size_t max = (size_t)r->lim.v[PROTO_LIMIT_ARTIFACTS], pos;
-	struct run_artifact a;
-	struct stat st;
-
-	/* The supervisor is inside the sandbox: check what it says. */
-	if (m->name_len == 0 || m->name_len > SUP_NAME_MAX || memchr(m->name, '\0', m->name_len)) {
-		close(fd);
-		return;
-	}
-	memset(&a, 0, sizeof(a));
-	memcpy(a.name, m->name, m->name_len);
-	a.name[m->name_len] = '\0';
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return;
-	}
-	if (plan_name_valid(a.name) < 0 || max == 0) {
-		run_omit_artifact(r, (uint64_t)st.st_size);
-		close(fd);
-		return;
-	}
-	a.fd = fd;
-	a.size = (uint64_t)st.st_size;
-	a.mtime = st.st_mtim;
-	a.hidden = run_name_hidden(a.name);
-	if (r->arts == NULL) {
-		r->arts = calloc(max, sizeof(*r->arts));
-		if (r->arts == NULL)
-			fatalx("out of memory");
-	}
-	for (pos = r->narts; pos > 0 && run_artifact_before(&a, &r->arts[pos - 1]); pos--)
-		;
-	if (pos == max) {
-		run_omit_artifact(r, a.size);
-		close(fd);
-		return;
-	}
-	if (r->narts == max) {
-		run_omit_artifact(r, r->arts[max - 1].size);
-		close(r->arts[max - 1].fd);
-		r->narts--;
-	}
-	memmove(&r->arts[pos + 1], &r->arts[pos], (r->narts - pos) * sizeof(*r->arts));
-	r->arts[pos] = a;
-	r->narts++;
-}
-
-static int
-run_artifact_name_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct run_artifact *)a)->name,
-		      ((const struct run_artifact *)b)->name);
-}
-
-/* Read what the supervisor sent, at most budget messages; close the
- * lifeline at its end. Returns true when it stopped on EAGAIN. */
-static bool
-run_lifeline_read(struct run *r, int budget)
-{
-	for (; budget > 0 && r->lifeline >= 0; budget--) {
-		struct sup_msg m;
-		int fds[2];
-		size_t nfds = 0;
-		ssize_t n = fdpass_recv(r->lifeline, &m, sizeof(m), fds, 1, &nfds);
-
-		if (n == -EAGAIN || n == -EINTR)
-			return true;
-		if (n <= 0 || (size_t)n != sizeof(m)) {
-			/* EOF, or something that is not one of ours: a
-			 * malformed message ends this run only. */
-			if (n > 0)
-				log_warnx("run %" PRIu32 ": malformed message from the sandbox",
-					  r->run_id);
-			fdpass_close_all(fds, nfds);
-			run_close_lifeline(r);
-			return false;
-		}
-		if (m.type == SUP_ARTIFACT && nfds == 1 && !r->f.sup_exit) {
-			run_add_artifact(r, &m, fds[0]);
-			continue;
-		}
-		fdpass_close_all(fds, nfds);
-		if (m.type == SUP_EXIT && !r->f.sup_exit) {
-			r->f.sup_exit = true;
-			r->f.exit_msg = m;
-		} else if (m.type == SUP_SETUP_FAILED && !r->f.sup_exit) {
-			r->f.setup_failed = true;
-			r->f.fail_step = m.step;
-			r->f.fail_err = m.err;
-		}
-	}
-	return false;
-}
-
-static void
-run_lifeline_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct run *r = arg;
-
-	(void)fd;
-	(void)what;
-	(void)run_lifeline_read(r, 64);
-	run_maybe_finish(r);
-}
-
-/* The frontend's own wall clock fired: the supervisor did not end the run. */
-static void
-run_backstop_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct run *r = arg;
-
-	(void)fd;
-	(void)what;
-	log_warnx("run %" PRIu32 ": supervisor did not end the run in time; killing it", r->run_id);
-	r->f.backstop_fired = true;
-	run_close_lifeline(r);
-	run_close_out(&r->out[0]);
-	run_close_out(&r->out[1]);
-	run_maybe_finish(r);
-}
-
-static uint64_t
-run_ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)(now.tv_sec - t0->tv_sec) * 1000ULL +
-	       (uint64_t)((now.tv_nsec - t0->tv_nsec) / 1000000L);
-}
-
-/*
- * Copy up to cap bytes of an artifact into a sealed memfd, holes as holes,
- * at most max_data bytes of data (what is left of the uid's byte budget).
- */
-static int
-run_artifact_blob(int fd, uint64_t cap, uint64_t max_data, struct proto_artifact *a, int *ret_memfd)
-{
-	uint64_t len, size;
-	int mfd, r;
-
-	r = memfd_sealed_copy_sparse(fd, cap, max_data, &mfd, &len, &size);
-	if (r < 0)
-		return r;
-	a->size = size;
-	a->truncated = len < size;
-	a->data.fd = mfd;
-	a->data.len = len;
-	a->data.present = true;
-	*ret_memfd = mfd;
-	return 0;
-}
-
-/*
- * Can the memory figures be read before the reap? Only through the fds the
- * spawner gave, and only if they make sense (run_outcome_memory_usable):
- * anything else waits for the reap, where the spawner reads them itself.
- */
-static bool
-run_memory_early(struct run *r)
-{
-	uint64_t peak = 0;
-	bool oom = false;
-	int rc = -EBADF;
-
-	if (r->d->resource_control == CGROUP_NONE)
-		return true;
-	if (r->stat_fd[0] >= 0)
-		rc = cgroup_read_stats(r->stat_fd[0], r->stat_fd[1], &peak, &oom);
-	if (!run_outcome_memory_usable(rc, peak)) {
-		log_debug("run %" PRIu32 ": memory figures not readable yet; answering at the reap",
-			  r->run_id);
-		return false;
-	}
-	r->f.mem_peak = peak;
-	r->f.mem_oom = oom;
-	r->f.mem_read = true;
-	return true;
-}
-
-/* Build the result, send it, log it. The run is not freed here. */
-static void
-run_answer(struct run *r)
-{
-	struct proto_result res;
-	struct proto_artifact *arts = NULL;
-	struct proto_out out;
-	char err[512] = "";
-	size_t i, k;
-	int rc;
-
-	memset(&res, 0, sizeof(res));
-	run_outcome_decide(&r->f, &res, err, sizeof(err));
-	/* t_start is set once the run leaves the queue. */
-	if (res.wall_ms == 0 && r->t_start.tv_sec != 0)
-		res.wall_ms = run_ms_since(&r->t_start);
-	res.error = err[0] ? err : NULL;
-	for (k = 0; k < 2; k++) {
-		res.out[k].data.data = r->out[k].buf ? r->out[k].buf : (const uint8_t *)"";
-		res.out[k].data.len = r->out[k].len;
-		res.out[k].data.fd = -1;
-		res.out[k].data.present = true;
-		res.out[k].total = r->out[k].total;
-		res.out[k].truncated = r->out[k].total > r->out[k].len;
-	}
-	if (r->narts > 0 && r->c != NULL) {
-		/*
-		 * The copies are held for the uid until its client read them:
-		 * they fit in what is left of its byte budget, less a packet
-		 * for the result itself. Past it an artifact is truncated (an
-		 * unread result must not pin memory no limit covers).
-		 */
-		uint64_t left =
-			budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
-
-		left = left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
-		arts = calloc(r->narts, sizeof(*arts));
-		if (arts == NULL)
-			fatalx("out of memory");
-		/* Chosen best first; the result lists them by name. */
-		qsort(r->arts, r->narts, sizeof(*r->arts), run_artifact_name_cmp);
-		for (i = 0; i < r->narts; i++) {
-			uint64_t used;
-			int mfd;
-
-			if (run_artifact_blob(r->arts[i].fd, r->lim.v[PROTO_LIMIT_ARTIFACT_BYTES],
-					      left, &arts[res.nartifacts], &mfd) < 0) {
-				run_omit_artifact(r, r->arts[i].size);
-				continue;
-			}
-			used = budget_fd_bytes(mfd);
-			left = used < left ? left - used : 0;
-			arts[res.nartifacts].name = r->arts[i].name;
-			res.nartifacts++;
-		}
-		res.artifacts = arts;
-	}
-	res.artifacts_omitted = r->arts_omitted;
-	res.artifacts_omitted_bytes = r->arts_omitted_bytes;
-	if (r->t_start.tv_sec != 0)
-		res.queued_ms = run_ms_between(&r->t_request, &r->t_start);
-	else
-		res.queued_ms = run_ms_since(&r->t_request);
-	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, err);
-	/* A client that did not name process_limit in its hello would refuse
-	 * it: it gets what the code's status says (the supervisor's SIGKILL). */
-	if (r->c != NULL)
-		run_outcome_for_client(&r->f, client_knows_process_limit(r->c), &res, err,
-				       sizeof(err));
-	if (r->c != NULL) {
-		rc = proto_encode_result(r->req_id, &res, &out);
-		if (rc < 0)
-			client_send_error(r->c, r->req_id, PROTO_ERR_INTERNAL,
-					  "cannot encode the result: %s", strerror(-rc));
-		else
-			client_send(r->c, &out);
-	}
-	for (i = 0; i < res.nartifacts; i++)
-		close(arts[i].data.fd);
-	free(arts);
-	for (i = 0; i < r->narts; i++)
-		if (r->arts[i].fd >= 0) {
-			close(r->arts[i].fd);
-			r->arts[i].fd = -1;
-		}
 }
 
 /* Start queued runs on the next turn of the loop, not from inside a run's end. */
@@ -729,7 +244,7 @@ run_dispatch_cb(evutil_socket_t fd, short what, void *arg)
  * must not touch it afterwards. The queue moves on from the event loop,
  * never from here: the caller may be walking d->runs, or be run_dispatch.
  */
-static void
+void
 run_transition(struct run *r, enum run_event ev)
 {
 	struct daemon *d = r->d;
@@ -743,11 +258,11 @@ run_transition(struct run *r, enum run_event ev)
 	r->state = to;
 	switch (to) {
 	case RUN_EXITED:
-		run_answer(r);
+		run_io_answer(r);
 		break;
 	case RUN_REAPED:
 		if (from < RUN_EXITED)
-			run_answer(r);
+			run_io_answer(r);
 		run_free(r, from);
 		if (d->dispatch_ev == NULL) {
 			d->dispatch_ev = event_new(d->base, -1, 0, run_dispatch_cb, d);
@@ -761,7 +276,7 @@ run_transition(struct run *r, enum run_event ev)
 	}
 }
 
-static void
+void
 run_maybe_finish(struct run *r)
 {
 	bool outs_eof = r->out[0].eof && r->out[1].eof;
@@ -775,13 +290,13 @@ run_maybe_finish(struct run *r)
 	if (!run_outcome_reaped(&r->f)) {
 		if (r->state < RUN_EXITED &&
 		    run_outcome_may_answer_early(&r->f, outs_eof, r->lifeline >= 0) &&
-		    run_memory_early(r))
+		    run_io_memory_early(r))
 			run_transition(r, RUN_EV_ANSWER);
 		return;
 	}
 	/* Reaped: whatever the supervisor sent is queued; read all of it. */
-	if (r->lifeline >= 0 && run_lifeline_read(r, INT32_MAX))
-		run_close_lifeline(r);
+	if (r->lifeline >= 0 && run_io_lifeline_read(r, INT32_MAX))
+		run_io_close_lifeline(r);
 	run_transition(r, RUN_EV_REAP);
 }
 
@@ -809,9 +324,7 @@ run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nf
 			r->f.spawn_ev.pid = ev->pid;
 		r->f.spawn_failed = true;
 		/* No child to wait for: nothing will write or close the pipes. */
-		run_close_lifeline(r);
-		run_close_out(&r->out[0]);
-		run_close_out(&r->out[1]);
+		run_io_close(r);
 		break;
 	case SPAWN_DONE:
 		r->f.spawn_done = true;
@@ -853,21 +366,8 @@ run_orphan_client(struct daemon *d, struct client *c)
 		r->f.cancelled = true; /* its owner is gone: that is a cancel */
 		/* Closing the lifeline makes the supervisor exit, which ends
 		 * its pid namespace; the run is freed when it was reaped. */
-		run_close_lifeline(r);
-		run_close_out(&r->out[0]);
-		run_close_out(&r->out[1]);
+		run_io_close(r);
 	}
-}
-
-/* Make a pipe whose read end is non-blocking in the frontend. */
-static int
-run_pipe(int p[2])
-{
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
 }
 
 /*
@@ -880,39 +380,17 @@ static int
 run_spawn(struct run *r, int ws_fd)
 {
 	struct daemon *d = r->d;
-	int outp[2][2] = {{-1, -1}, {-1, -1}}, life[2] = {-1, -1};
-	int fds[SPAWN_REQ_NFDS_MAX];
+	int fds[SPAWN_REQ_NFDS_MAX], child[3], k;
 	struct spawn_req sreq;
-	struct timeval tv;
-	uint64_t backstop;
-	int k, rc;
+	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &r->t_start);
-	if ((rc = run_pipe(outp[0])) < 0 || (rc = run_pipe(outp[1])) < 0 ||
-	    (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, life) < 0 && (rc = -errno)) ||
-	    (fcntl(life[0], F_SETFL, O_NONBLOCK) < 0 && (rc = -errno)))
+	rc = run_io_open(r, child);
+	if (rc < 0) {
+		if (ws_fd >= 0)
+			close(ws_fd);
 		goto fail;
-	r->lifeline = life[0];
-	r->lifeline_ev = event_new(d->base, life[0], EV_READ | EV_PERSIST, run_lifeline_cb, r);
-	r->backstop_ev = evtimer_new(d->base, run_backstop_cb, r);
-	for (k = 0; k < 2; k++) {
-		r->out[k].fd = outp[k][0];
-		r->out[k].ev = event_new(d->base, outp[k][0], EV_READ | EV_PERSIST, run_out_cb,
-					 &r->out[k]);
-		outp[k][0] = -1;
 	}
-	if (r->lifeline_ev == NULL || r->backstop_ev == NULL || r->out[0].ev == NULL ||
-	    r->out[1].ev == NULL)
-		fatalx("out of memory");
-	event_add(r->lifeline_ev, NULL);
-	event_add(r->out[0].ev, NULL);
-	event_add(r->out[1].ev, NULL);
-	/* The wall limit counts from here: time in the queue is not the run's. */
-	backstop = r->lim.v[PROTO_LIMIT_WALL_MS] + RUN_BACKSTOP_MS;
-	tv.tv_sec = (time_t)(backstop / 1000);
-	tv.tv_usec = (suseconds_t)((backstop % 1000) * 1000);
-	event_add(r->backstop_ev, &tv);
-
 	memset(&sreq, 0, sizeof(sreq));
 	sreq.type = SPAWN_REQ;
 	sreq.run_id = r->run_id;
@@ -925,16 +403,15 @@ run_spawn(struct run *r, int ws_fd)
 	sreq.flags = ws_fd >= 0 ? SPAWN_F_WORKSPACE : 0;
 	sreq.prep_key = r->prep_key;
 	fds[0] = r->plan_fd;
-	fds[1] = life[1];
-	fds[2] = outp[0][1];
-	fds[3] = outp[1][1];
+	fds[1] = child[0];
+	fds[2] = child[1];
+	fds[3] = child[2];
 	fds[4] = ws_fd;
 	rc = frontend_spawn_fds(d, &sreq, fds, ws_fd >= 0 ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS);
 	close(r->plan_fd);
 	r->plan_fd = -1;
-	close(life[1]);
-	close(outp[0][1]);
-	close(outp[1][1]);
+	for (k = 0; k < 3; k++)
+		close(child[k]);
 	if (ws_fd >= 0)
 		close(ws_fd);
 	if (rc < 0) {
@@ -947,25 +424,12 @@ run_spawn(struct run *r, int ws_fd)
 		 */
 		log_warnx("run %" PRIu32 " uid %u: cannot hand the run to the spawner: %s",
 			  r->run_id, (unsigned)r->uid, strerror(-rc));
-		life[1] = outp[0][1] = outp[1][1] = ws_fd = -1; /* closed above */
 		goto fail;
 	}
 	log_debug("run %" PRIu32 " uid %u: started, runtime %s, slot %" PRIu32, r->run_id,
 		  (unsigned)r->uid, r->runtime, r->slot);
 	return 0;
 fail:
-	for (k = 0; k < 2; k++) {
-		if (outp[k][0] >= 0)
-			close(outp[k][0]);
-		if (outp[k][1] >= 0)
-			close(outp[k][1]);
-	}
-	if (life[1] >= 0)
-		close(life[1]);
-	if (r->lifeline < 0 && life[0] >= 0)
-		close(life[0]);
-	if (ws_fd >= 0)
-		close(ws_fd);
 	/*
 	 * The prepared sandbox will get no run: the spawner ends it, and the
 	 * run (with its uid slot) stays until that sandbox is reaped. The
@@ -973,10 +437,8 @@ fail:
 	 */
 	snprintf(r->f.prep_error, sizeof(r->f.prep_error), "cannot set up the run: %s",
 		 strerror(-rc));
-	run_close_lifeline(r);
-	run_close_out(&r->out[0]);
-	run_close_out(&r->out[1]);
-	run_discard(r);
+	run_io_close(r);
+	run_pool_discard(r);
 	run_transition(r, RUN_EV_ANSWER);
 	return rc;
 }
@@ -995,7 +457,7 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 	if (err == 0) {
 		if (spawnref_add(&r->d->refs, SPAWNREF_RUN, r, &r->prep_key) < 0)
 			fatalx("out of memory");
-		run_prepare(r->d, r->prep_key, r->slot);
+		run_pool_prepare(r->d, r->prep_key, r->slot);
 		run_transition(r, RUN_EV_PREPARED);
 		(void)run_spawn(r, ws_fd);
 		return;
@@ -1012,98 +474,6 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 	}
 }
 
-/* The sandbox prepared for r will get no run: have the spawner end it. */
-static void
-run_discard(struct run *r)
-{
-	struct spawn_req req;
-	int rc;
-
-	memset(&req, 0, sizeof(req));
-	req.type = SPAWN_DISCARD;
-	req.run_id = r->run_id;
-	req.uid_slot = r->slot;
-	req.prep_key = r->prep_key;
-	rc = frontend_spawn_fds(r->d, &req, NULL, 0);
-	if (rc < 0)
-		fatalx("cannot reach the spawner: %s", strerror(-rc));
-}
-
-/* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key. */
-static void
-run_prepare(struct daemon *d, uint32_t key, uint32_t slot)
-{
-	struct spawn_req req;
-	int rc;
-
-	memset(&req, 0, sizeof(req));
-	req.type = SPAWN_PREPARE;
-	req.run_id = key;
-	req.uid_slot = slot;
-	req.memory_bytes = d->cfg->defaults.v[PROTO_LIMIT_MEMORY_BYTES];
-	rc = frontend_spawn_fds(d, &req, NULL, 0);
-	if (rc < 0)
-		fatalx("cannot reach the spawner: %s", strerror(-rc));
-}
-
-void
-run_pool_fill(struct daemon *d)
-{
-	while (!d->stopping && d->npool < d->cfg->prepared_sandboxes) {
-		struct prep *p;
-		uint32_t slot;
-
-		if (uidpool_get(&d->uids, &slot) < 0)
-			return;
-		p = calloc(1, sizeof(*p));
-		if (p == NULL)
-			fatalx("out of memory");
-		p->slot = slot;
-		if (spawnref_add(&d->refs, SPAWNREF_POOL, p, &p->key) < 0)
-			fatalx("out of memory");
-		p->stat_fd[0] = p->stat_fd[1] = -1;
-		TAILQ_INSERT_TAIL(&d->pool, p, entry);
-		d->npool++;
-		run_prepare(d, p->key, slot);
-	}
-}
-
-void
-run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int *fds, size_t *nfds)
-{
-	switch (ev->type) {
-	case SPAWN_STARTED:
-		if (*nfds == 2) {
-			p->stat_fd[0] = fds[0];
-			p->stat_fd[1] = fds[1];
-			*nfds = 0;
-		}
-		if (p->state == PREP_ASKED)
-			p->state = PREP_READY;
-		return;
-	case SPAWN_FAILED:
-		if (ev->pid != 0) {
-			p->state = PREP_DEAD; /* never handed out; its reap follows */
-			return;
-		}
-		break;
-	case SPAWN_DONE:
-		break;
-	default:
-		return;
-	}
-	/* Gone before any run took it: its slot is free again. */
-	TAILQ_REMOVE(&d->pool, p, entry);
-	d->npool--;
-	if (p->stat_fd[0] >= 0)
-		close(p->stat_fd[0]);
-	if (p->stat_fd[1] >= 0)
-		close(p->stat_fd[1]);
-	uidpool_put(&d->uids, p->slot);
-	spawnref_del(&d->refs, p->key);
-	free(p);
-}
-
 /*
  * Hand a queued run to the spawner: its uid slot (a session run uses its
  * session's), then its sandbox. Returns 0, or -EAGAIN when no uid slot is
@@ -1113,7 +483,6 @@ static int
 run_launch(struct run *r)
 {
 	struct daemon *d = r->d;
-	struct prep *p = NULL;
 	bool ready = false;
 	int rc;
 
@@ -1131,26 +500,12 @@ run_launch(struct run *r)
 		run_pool_fill(d);
 		return 0;
 	}
-	TAILQ_FOREACH(p, &d->pool, entry)
-	if (p->state != PREP_DEAD)
-		break;
-	if (p != NULL) {
-		/* A sandbox prepared ahead: most of the set-up is already done.
-		 * The key stays: the sandbox's events now go to the run. */
-		TAILQ_REMOVE(&d->pool, p, entry);
-		d->npool--;
-		r->slot = p->slot;
-		r->prep_key = p->key;
-		if (spawnref_hand(&d->refs, p->key, SPAWNREF_RUN, r) < 0)
-			fatalx("pool sandbox %" PRIu32 " not registered", p->key);
-		r->stat_fd[0] = p->stat_fd[0];
-		r->stat_fd[1] = p->stat_fd[1];
-		ready = p->state == PREP_READY;
-		free(p);
+	if (run_pool_take(d, r, &ready) == 0) {
+		/* A sandbox prepared ahead: most of the set-up is already done. */
 	} else if (uidpool_get(&d->uids, &r->slot) == 0) {
 		if (spawnref_add(&d->refs, SPAWNREF_RUN, r, &r->prep_key) < 0)
 			fatalx("out of memory");
-		run_prepare(d, r->prep_key, r->slot);
+		run_pool_prepare(d, r->prep_key, r->slot);
 	} else {
 		return -EAGAIN;
 	}
@@ -1449,7 +804,7 @@ run_cancel(struct run *r)
 	}
 	/* The supervisor exits when its lifeline closes; the pid namespace
 	 * dies with it, and the result follows once it was reaped. */
-	run_close_lifeline(r);
+	run_io_close_lifeline(r);
 }
 
 void
@@ -1494,7 +849,7 @@ run_ps(struct daemon *d, struct client *c, uint32_t req_id)
 			.pid = (int32_t)r->client_pid,
 			.runtime = r->runtime,
 			.state = r->state == RUN_QUEUED ? "queued" : "running",
-			.elapsed_ms = run_ms_since(&r->t_request),
+			.elapsed_ms = run_io_ms_since(&r->t_request),
 		};
 	}
 	rc = proto_encode_ps(req_id, &ps, &out);

@@ -1,0 +1,118 @@
+/*
+ * run.h: what run.c, run_io.c and run_pool.c share about a run; the rest of
+ * the frontend sees runs only through frontend.h.
+ *
+ * run.c: the run itself: request, queue, launch, its state machine
+ *   (run_state.h; run_transition() makes every change), cancel, ps.
+ * run_io.c: its output, lifeline, artifacts, backstop, and the result.
+ * run_pool.c: the sandboxes prepared ahead, and asking the spawner for one.
+ */
+#ifndef AIRLOCKD_RUN_H
+#define AIRLOCKD_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <time.h>
+
+#include "frontend.h"
+#include "run_outcome.h"
+#include "run_state.h"
+#include "spawn_msg.h"
+
+struct event;
+
+/* One output pipe of a run (run_io.c). */
+struct run_out {
+	struct run *r;
+	int fd;
+	struct event *ev;
+	uint8_t *buf;
+	size_t len;	/* kept */
+	uint64_t total; /* produced */
+	bool eof;
+};
+
+/* A candidate artifact the supervisor sent (run_io.c). */
+struct run_artifact {
+	char name[SUP_NAME_MAX + 1];
+	int fd;
+	uint64_t size;
+	struct timespec mtime;
+	bool hidden; /* a component of its path starts with '.' */
+};
+
+/* One run in the frontend (run.c), from its request to its reap. */
+struct run {
+	TAILQ_ENTRY(run) entry;
+	struct runqueue_item q; /* while queued */
+	struct daemon *d;
+	struct client *c; /* NULL once the client left */
+	uint32_t run_id, req_id, slot;
+	enum run_state state; /* changed by run_transition() only */
+	uid_t uid;
+	pid_t client_pid;
+	char runtime[PROTO_RUNTIME_MAX + 1];
+	struct proto_limits lim, asked;
+	int plan_fd;		   /* until handed to the spawner */
+	uint64_t plan_bytes;	   /* charged to the uid's byte budget until freed */
+	struct timespec t_request; /* arrival */
+	struct timespec t_start;   /* handed to the spawner */
+	struct run_facts f;	   /* what was heard: decides the outcome (run_outcome.h) */
+	bool stream;		   /* send output as stream events */
+	struct session *session;   /* NULL for a one-shot run */
+	char **in_names;	   /* a session run's input files, written by the keeper */
+	int *in_fds;		   /* their sealed memfds */
+	size_t nin;
+	int lifeline;
+	struct event *lifeline_ev;
+	struct event *backstop_ev;
+	struct run_out out[2];
+	struct run_artifact *arts; /* best first (run_io_artifact_before), at most lim[ARTIFACTS] */
+	size_t narts;
+	uint64_t arts_omitted, arts_omitted_bytes; /* candidates left out, their sizes */
+	int stat_fd[2];				   /* the run's cgroup peak and oom files, or -1 */
+	uint32_t prep_key;			   /* its sandbox's spawn key (spawnref.h), or 0 */
+};
+
+/* ---- run.c ---- */
+
+/* Output or the lifeline closed, or the spawner spoke: answer or end the run
+ * if it is time (run_outcome.h says when). */
+void run_maybe_finish(struct run *r);
+/* Change a run's state (run_state.h) and do the new state's entry action;
+ * entering REAPED frees it. */
+void run_transition(struct run *r, enum run_event ev);
+
+/* ---- run_io.c ---- */
+
+/* Open the run's output pipes, lifeline and backstop timer, watched from
+ * here; ret_child gets the sandbox's ends (lifeline, stdout, stderr). 0 or
+ * -errno, with nothing left open. */
+int run_io_open(struct run *r, int ret_child[3]);
+/* Close the lifeline (the supervisor exits when it closes). */
+void run_io_close_lifeline(struct run *r);
+/* Close the lifeline and both outputs: nothing more will be read. */
+void run_io_close(struct run *r);
+/* Read at most budget messages from the supervisor; true if it stopped on EAGAIN. */
+bool run_io_lifeline_read(struct run *r, int budget);
+/* Read the memory figures ahead of the reap; false if not usable yet. */
+bool run_io_memory_early(struct run *r);
+/* Build the result, send it (if the client is there), audit it. */
+void run_io_answer(struct run *r);
+/* Free what run_io holds: buffers, events, artifacts. */
+void run_io_free(struct run *r);
+/* Milliseconds since t0 (CLOCK_MONOTONIC). */
+uint64_t run_io_ms_since(const struct timespec *t0);
+
+/* ---- run_pool.c ---- */
+
+/* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key. */
+void run_pool_prepare(struct daemon *d, uint32_t key, uint32_t slot);
+/* The sandbox prepared for r will get no run: have the spawner end it. */
+void run_pool_discard(struct run *r);
+/* Give r a sandbox prepared ahead, if one is alive: its slot, key, memory
+ * figure fds. Returns 0 (*ret_ready: its STARTED came) or -ENOENT. */
+int run_pool_take(struct daemon *d, struct run *r, bool *ret_ready);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * run_pool.c: sandboxes prepared ahead of their runs (prepared_sandboxes),
+ * each under its own spawn key (spawnref.h): asked for (PREP_ASKED), ready
+ * once its STARTED came (PREP_READY), or dead (failed; gone at its reap).
+ * A run takes a live one with its key and slot; one gone before any run
+ * took it gives its slot back.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "run.h"
+
+/* The sandbox prepared for r will get no run: have the spawner end it. */
+void
+run_pool_discard(struct run *r)
+{
+	struct spawn_req req;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.type = SPAWN_DISCARD;
+	req.run_id = r->run_id;
+	req.uid_slot = r->slot;
+	req.prep_key = r->prep_key;
+	rc = frontend_spawn_fds(r->d, &req, NULL, 0);
+	if (rc < 0)
+		fatalx("cannot reach the spawner: %s", strerror(-rc));
+}
+
+/* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key. */
+void
+run_pool_prepare(struct daemon *d, uint32_t key, uint32_t slot)
+{
+	struct spawn_req req;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.type = SPAWN_PREPARE;
+	req.run_id = key;
+	req.uid_slot = slot;
+	req.memory_bytes = d->cfg->defaults.v[PROTO_LIMIT_MEMORY_BYTES];
+	rc = frontend_spawn_fds(d, &req, NULL, 0);
+	if (rc < 0)
+		fatalx("cannot reach the spawner: %s", strerror(-rc));
+}
+
+void
+run_pool_fill(struct daemon *d)
+{
+	while (!d->stopping && d->npool < d->cfg->prepared_sandboxes) {
+		struct prep *p;
+		uint32_t slot;
+
+		if (uidpool_get(&d->uids, &slot) < 0)
+			return;
+		p = calloc(1, sizeof(*p));
+		if (p == NULL)
+			fatalx("out of memory");
+		p->slot = slot;
+		if (spawnref_add(&d->refs, SPAWNREF_POOL, p, &p->key) < 0)
+			fatalx("out of memory");
+		p->stat_fd[0] = p->stat_fd[1] = -1;
+		TAILQ_INSERT_TAIL(&d->pool, p, entry);
+		d->npool++;
+		run_pool_prepare(d, p->key, slot);
+	}
+}
+
+void
+run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int *fds, size_t *nfds)
+{
+	switch (ev->type) {
+	case SPAWN_STARTED:
+		if (*nfds == 2) {
+			p->stat_fd[0] = fds[0];
+			p->stat_fd[1] = fds[1];
+			*nfds = 0;
+		}
+		if (p->state == PREP_ASKED)
+			p->state = PREP_READY;
+		return;
+	case SPAWN_FAILED:
+		if (ev->pid != 0) {
+			p->state = PREP_DEAD; /* never handed out; its reap follows */
+			return;
+		}
+		break;
+	case SPAWN_DONE:
+		break;
+	default:
+		return;
+	}
+	/* Gone before any run took it: its slot is free again. */
+	TAILQ_REMOVE(&d->pool, p, entry);
+	d->npool--;
+	if (p->stat_fd[0] >= 0)
+		close(p->stat_fd[0]);
+	if (p->stat_fd[1] >= 0)
+		close(p->stat_fd[1]);
+	uidpool_put(&d->uids, p->slot);
+	spawnref_del(&d->refs, p->key);
+	free(p);
+}
+
+int
+run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
+{
+	struct prep *p;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->state != PREP_DEAD)
+		break;
+	if (p == NULL)
+		return -ENOENT;
+	/* The key stays: the sandbox's events now go to the run. */
+	TAILQ_REMOVE(&d->pool, p, entry);
+	d->npool--;
+	r->slot = p->slot;
+	r->prep_key = p->key;
+	if (spawnref_hand(&d->refs, p->key, SPAWNREF_RUN, r) < 0)
+		fatalx("pool sandbox %" PRIu32 " not registered", p->key);
+	r->stat_fd[0] = p->stat_fd[0];
+	r->stat_fd[1] = p->stat_fd[1];
+	*ret_ready = p->state == PREP_READY;
+	free(p);
+	return 0;
+}
