@@ -594,7 +594,8 @@ test_reload_root_only(void **state)
 
 /*
  * SIGTERM: a running run finishes within the grace and gets its result; a
- * queued run is answered cancelled; new connections are refused; exit 0.
+ * queued run is answered cancelled (no wall time, its time in the queue);
+ * new connections are refused; exit 0.
  */
 static void
 test_graceful_stop(void **state)
@@ -613,6 +614,8 @@ test_graceful_stop(void **state)
 	assert_int_equal(kill(f.pid, SIGTERM), 0);
 	recv_id(fd, 3, &m);
 	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_CANCELLED);
+	assert_int_equal(m.u.result.wall_ms, 0);
+	assert_true(m.u.result.queued_ms >= 250 && m.u.result.queued_ms < 60000);
 	proto_msg_free(&m);
 	recv_id(fd, 2, &m);
 	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
