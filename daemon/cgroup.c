@@ -624,7 +624,7 @@ cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi)
 /* The files of a run's figures, relative to its node: memory in use, the
  * peak, the oom counts. */
 struct cgroup_files {
-	const char *usage, *peak, *oom;
+	const char *stat, *shmem, *peak, *oom;
 };
 
 static struct cgroup_files
@@ -632,9 +632,9 @@ cgroup_files(const struct cgroup *cg)
 {
 	if (cg->kind == CGROUP_V2)
 		/* memory.peak: kernel 5.19+; before it, no peak (0). */
-		return (struct cgroup_files){"code/memory.current", "code/memory.peak",
+		return (struct cgroup_files){"code/memory.stat", "shmem", "code/memory.peak",
 					     "code/memory.events"};
-	return (struct cgroup_files){"memory.usage_in_bytes", "memory.max_usage_in_bytes",
+	return (struct cgroup_files){"memory.stat", "total_shmem", "memory.max_usage_in_bytes",
 				     "memory.oom_control"};
 }
 
@@ -648,26 +648,39 @@ cgroup_oom_count(const char *text)
 	return cgroup_parse_key(text, "oom_kill") + cgroup_parse_key(text, "oom_group_kill");
 }
 
-/* Read a kept or fresh run cgroup's baseline (node: its directory). */
+/*
+ * Read a kept or fresh run cgroup's baseline (node: its directory). The
+ * memory is the cgroup's shmem, at most ws_bytes (the session's workspace
+ * size), not all it holds: what earlier runs may leave that this run
+ * cannot reclaim is the workspace's tmpfs pages (no swap). Everything else
+ * they leave is reclaimable (file cache of what they read, from /usr say)
+ * and this run's allocations push it out; counted, it raised each next
+ * run's limit by what the last one read, without bound (review of
+ * 0f20866). A run so gets at most its limit plus the workspace's size.
+ */
 static int
-cgroup_base_read(const struct cgroup *cg, const char *node, bool keep, struct cgroup_run_base *ret)
+cgroup_base_read(const struct cgroup *cg, const char *node, bool keep, uint64_t ws_bytes,
+		 struct cgroup_run_base *ret)
 {
 	struct cgroup_files files = cgroup_files(cg);
-	char buf[1024];
+	char buf[8192];
 	int r;
 
 	ret->kept = keep;
 	ret->usage = ret->ooms = 0;
-	if ((r = cgroup_read_at(node, files.usage, buf, sizeof(buf))) < 0)
+	if ((r = cgroup_read_at(node, files.stat, buf, sizeof(buf))) < 0)
 		return r;
-	ret->usage = strtoull(buf, NULL, 10);
+	ret->usage = cgroup_parse_key(buf, files.shmem);
+	if (ret->usage > ws_bytes)
+		ret->usage = ws_bytes;
 	if ((r = cgroup_read_at(node, files.oom, buf, sizeof(buf))) < 0)
 		return r;
 	ret->ooms = cgroup_oom_count(buf);
 	return 0;
 }
 
-/* memory_bytes on top of what is charged before the run (0 stays "none"). */
+/* memory_bytes on top of the workspace pages charged before the run (0
+ * stays "none"). */
 static uint64_t
 cgroup_run_memory(const struct cgroup_run_base *base, uint64_t memory_bytes)
 {
@@ -697,7 +710,7 @@ cgroup1_set_memory(const char *node, uint64_t memory_bytes)
 
 int
 cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, bool keep,
-		  struct cgroup_run_base *ret_base)
+		  uint64_t ws_bytes, struct cgroup_run_base *ret_base)
 {
 	struct cgroup_run_base base = {.kept = keep};
 	char path[600];
@@ -720,7 +733,7 @@ cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, 
 	}
 	/* Taken now, before the sandbox is cloned into it: nothing of this
 	 * run is charged or counted yet. */
-	if ((r = cgroup_base_read(cg, path, keep, &base)) < 0)
+	if ((r = cgroup_base_read(cg, path, keep, keep ? ws_bytes : 0, &base)) < 0)
 		goto fail;
 	if (cg->kind == CGROUP_V1 &&
 	    (r = cgroup1_set_memory(path, cgroup_run_memory(&base, memory_bytes))) < 0)

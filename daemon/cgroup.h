@@ -88,7 +88,8 @@ void cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi);
  */
 struct cgroup_run_base {
 	bool kept;	/* made or reused for a session: outlives the run */
-	uint64_t usage; /* bytes charged to the code's cgroup before the run */
+	uint64_t usage; /* the workspace's bytes charged to the code's cgroup
+			 * before the run: its shmem, at most the workspace size */
 	uint64_t ooms;	/* oom kills it had counted before the run */
 };
 
@@ -99,16 +100,18 @@ struct cgroup_run_base {
  * (and the node's, their common ancestor) writable by the group `uid` (the
  * supervisor's host gid), so the supervisor can clone the code into it.
  * keep: a session's run; a cgroup its earlier runs left is reused, not made
- * afresh. *ret_base (may be NULL) gets the baseline.
+ * afresh; ws_bytes is its workspace's size, the most its baseline counts.
+ * *ret_base (may be NULL) gets the baseline.
  */
 int cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, bool keep,
-		      struct cgroup_run_base *ret_base);
+		      uint64_t ws_bytes, struct cgroup_run_base *ret_base);
 
 /*
  * Set a run's limits on its existing cgroup: memory (no swap beyond it),
- * on top of base->usage (base may be NULL: none), so that the pages a
- * session's earlier runs left take nothing from this run's limit, as when
- * they stayed in their own cgroups; v2 also the process limit (0: none) and
+ * on top of base->usage (base may be NULL: none), so that the workspace
+ * pages a session's earlier runs left take nothing from this run's limit,
+ * as when they stayed in their own cgroups (their file cache is not added:
+ * reclaimable, it would raise the limit run after run); v2 also the process limit (0: none) and
  * cpu.max as a percentage of one CPU (0: none; only when cg->cpu).
  */
 int cgroup_run_set_limit(const struct cgroup *cg, uint32_t uid, const struct cgroup_run_base *base,

@@ -293,6 +293,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 	step = "cgroup";
 	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes,
 			      spawner_session_slot(sp, req->uid_slot),
+			      sp->keepers[req->uid_slot].ws_bytes,
 			      &sp->slots[req->uid_slot].cg_base);
 	if (r < 0)
 		goto fail;
@@ -538,6 +539,7 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds, size_t
 	cg_made = false; /* the keeper's reap removes it */
 	sp->keepers[req->uid_slot].pid = (pid_t)pid;
 	sp->keepers[req->uid_slot].run_id = req->run_id;
+	sp->keepers[req->uid_slot].ws_bytes = req->memory_bytes;
 	/* The maps as the namespace's owner; then root again, which cgroup
 	 * v1 wants of whoever moves another uid's process. The keeper waits
 	 * for its sync byte meanwhile. */

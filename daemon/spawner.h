@@ -20,6 +20,7 @@ struct spawner_slot {
 	uint32_t run_id;
 	int ctl; /* a prepared sandbox's control socket, until its start; or -1 */
 	struct cgroup_run_base cg_base; /* a run's: its cgroup before the run */
+	uint64_t ws_bytes;		/* a keeper's: its session's workspace size */
 };
 
 struct spawner {

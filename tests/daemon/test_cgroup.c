@@ -43,6 +43,7 @@ static char killed[64]; /* cgroup.kill of the last directory removed (rmdir_auto
 static const char *const v1_files[][2] = {
 	{"memory.limit_in_bytes", ""},
 	{"memory.usage_in_bytes", "0\n"},
+	{"memory.stat", "cache 0\nshmem 0\ntotal_cache 0\ntotal_shmem 0\n"},
 	{"memory.max_usage_in_bytes", ""},
 	{"memory.memsw.limit_in_bytes", ""},
 	{"memory.oom_control", "oom_kill 0\n"},
@@ -58,6 +59,7 @@ static const char *const v2_files[][2] = {
 	{"memory.swap.max", "max\n"},
 	{"memory.oom.group", "0\n"},
 	{"memory.current", "0\n"},
+	{"memory.stat", "anon 0\nfile 0\nshmem 0\n"},
 	{"memory.peak", "0\n"},
 	{"memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"},
 	{"pids.max", "max\n"},
@@ -281,7 +283,7 @@ static void
 kept_next_run(const struct cgroup *cg, uint32_t uid, uint64_t usage, uint64_t ooms,
 	      struct cgroup_run_base *ret_base)
 {
-	assert_int_equal(cgroup_run_create(cg, uid, 1 << 20, true, ret_base), 0);
+	assert_int_equal(cgroup_run_create(cg, uid, 1 << 20, true, 1 << 20, ret_base), 0);
 	assert_true(ret_base->kept);
 	assert_int_equal(ret_base->usage, usage);
 	assert_int_equal(ret_base->ooms, ooms);
@@ -322,7 +324,7 @@ test_create_writes_limit(void **state)
 	struct stat st;
 
 	fake_cgroupfs = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 268435456ULL, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 268435456ULL, false, 0, NULL), 0);
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "268435456");
 	assert_string_equal(rd_file(f, "memory.memsw.limit_in_bytes"), "268435456");
 	assert_int_equal(stat(f->dir, &st), 0);
@@ -336,7 +338,7 @@ test_create_writes_max_limit(void **state)
 	struct fixture *f = *state;
 
 	fake_cgroupfs = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, UINT64_MAX, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, UINT64_MAX, false, 0, NULL), 0);
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "18446744073709551615");
 }
 
@@ -348,7 +350,7 @@ test_create_without_memsw(void **state)
 
 	fake_cgroupfs = true;
 	no_memsw = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, 0, NULL), 0);
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "1048576");
 	assert_null(rd_file(f, "memory.memsw.limit_in_bytes"));
 }
@@ -365,7 +367,7 @@ test_create_replaces_stale(void **state)
 	fake_cgroupfs = true;
 	expect_string(__wrap_rmdir, path, f->dir);
 	will_return(__wrap_rmdir, 0);
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, 0, NULL), 0);
 	assert_string_equal(rd_file(f, "memory.oom_control"), "oom_kill 0\n");
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "1048576");
 }
@@ -379,7 +381,7 @@ test_create_stale_busy(void **state)
 	mk_rundir(f);
 	expect_string(__wrap_rmdir, path, f->dir);
 	will_return(__wrap_rmdir, EBUSY);
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, NULL), -EBUSY);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, 0, NULL), -EBUSY);
 }
 
 /* A directory made without a cgroup's files (not a memory cgroup): create
@@ -392,7 +394,7 @@ test_create_makes_dir_fails_without_limit(void **state)
 	assert_false(exists(f->dir));
 	expect_string(__wrap_rmdir, path, f->dir);
 	will_return(__wrap_rmdir, 0);
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, NULL), -ENOENT);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, 0, NULL), -ENOENT);
 	assert_false(exists(f->dir));
 }
 
@@ -408,16 +410,23 @@ test_create_kept(void **state)
 	bool oom = true;
 
 	fake_cgroupfs = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, true, &base), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, true, 1 << 20, &base), 0);
 	assert_true(base.kept);
 	assert_int_equal(cgroup_run_finish(&f->cg, UID, &base, true, &peak, &oom), 0);
 	assert_int_equal(peak, 0);
 	assert_false(oom);
 	assert_true(exists(f->dir));
-	/* What the first run left: files, one oom kill. */
+	/* What the first run left: workspace files (shmem), the cache of
+	 * files it read (not counted: reclaimable), one oom kill. */
 	snprintf(p, sizeof(p), "%s/memory.usage_in_bytes", f->dir);
 	assert_int_equal(unlink(p), 0);
-	mk_file(f, "memory.usage_in_bytes", "4096\n");
+	mk_file(f, "memory.usage_in_bytes", "60000000\n");
+	snprintf(p, sizeof(p), "%s/memory.stat", f->dir);
+	assert_int_equal(unlink(p), 0);
+	mk_file(f, "memory.stat",
+		"cache 59995904\nrss 0\nshmem 4096\nmapped_file 0\n"
+		"hierarchical_memory_limit 1052672\ntotal_cache 59995904\ntotal_rss 0\n"
+		"total_shmem 4096\n");
 	snprintf(p, sizeof(p), "%s/memory.oom_control", f->dir);
 	assert_int_equal(unlink(p), 0);
 	mk_file(f, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
@@ -425,6 +434,37 @@ test_create_kept(void **state)
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "1052672");
 	assert_string_equal(rd_file(f, "memory.memsw.limit_in_bytes"), "1052672");
 	kept_last_run(&f->cg, UID, &base, f->dir);
+}
+
+/* A session's baseline is its cgroup's shmem, at most the workspace size:
+ * a run never gets more than its limit plus the workspace; no memory.stat
+ * (or no shmem line): none. */
+static void
+test_create_kept_cap(void **state)
+{
+	struct fixture *f = *state;
+	struct cgroup_run_base base;
+	char p[700];
+
+	fake_cgroupfs = true;
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, true, 1 << 20, &base), 0);
+	snprintf(p, sizeof(p), "%s/memory.stat", f->dir);
+	assert_int_equal(unlink(p), 0);
+	mk_file(f, "memory.stat", "shmem 8388608\ntotal_shmem 8388608\n");
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, true, 1 << 20, &base), 0);
+	assert_int_equal(base.usage, 1 << 20);
+	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "2097152");
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, true, 16 << 20, &base), 0);
+	assert_int_equal(base.usage, 8 << 20);
+	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "9437184");
+	/* Only the hierarchical total_shmem is read, at the start of a line. */
+	assert_int_equal(unlink(p), 0);
+	mk_file(f, "memory.stat", "shmem 8388608\nx_total_shmem 4096\n");
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, true, 16 << 20, &base), 0);
+	assert_int_equal(base.usage, 0);
+	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "1048576");
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, true, 16 << 20, &base), -ENOENT);
 }
 
 /* No hierarchy at base: the mkdir error is returned. */
@@ -435,7 +475,7 @@ test_create_no_base(void **state)
 	struct cgroup cg = f->cg;
 
 	snprintf(cg.base, sizeof(cg.base), "%s/missing", f->cg.base);
-	assert_int_equal(cgroup_run_create(&cg, UID, 1048576, false, NULL), -ENOENT);
+	assert_int_equal(cgroup_run_create(&cg, UID, 1048576, false, 0, NULL), -ENOENT);
 }
 
 /* ---- open_self ---- */
@@ -449,7 +489,7 @@ test_open_self(void **state)
 	int fd = -1;
 
 	fake_cgroupfs = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536, false, 0, NULL), 0);
 	assert_int_equal(open_self(&f->cg, UID, &fd), 0);
 	assert_true(fd >= 0);
 	assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
@@ -588,7 +628,7 @@ test_lifecycle(void **state)
 	bool oom = true;
 
 	fake_cgroupfs = true;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536, false, 0, NULL), 0);
 	{
 		int fd = -1;
 
@@ -689,7 +729,7 @@ test_disabled_noop(void **state)
 	bool oom = true;
 
 	cg.kind = CGROUP_NONE;
-	assert_int_equal(cgroup_run_create(&cg, UID, 1048576, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&cg, UID, 1048576, false, 0, NULL), 0);
 	assert_false(exists(f->dir));
 	{
 		int fd = 7;
@@ -904,7 +944,7 @@ test_v2_run_create(void **state)
 	struct stat st;
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 268435456ULL, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 268435456ULL, false, 0, NULL), 0);
 	snprintf(code, sizeof(code), "%s/code", f->node);
 	snprintf(sup, sizeof(sup), "%s/sup", f->node);
 	assert_string_equal(get(f->node, "cgroup.subtree_control"), "+memory +pids +cpu");
@@ -940,7 +980,7 @@ test_v2_run_create_unlimited(void **state)
 	char code[900];
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 0, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 0, false, 0, NULL), 0);
 	snprintf(code, sizeof(code), "%s/code", f->node);
 	assert_string_equal(get(code, "memory.max"), "max");
 }
@@ -954,7 +994,7 @@ test_v2_set_limit(void **state)
 
 	v2_init(f);
 	snprintf(code, sizeof(code), "%s/code", f->node);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, 0, NULL), 0);
 	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, NULL, 64 << 20, 16, 50), 0);
 	assert_string_equal(get(code, "memory.max"), "67108864");
 	assert_string_equal(get(code, "pids.max"), "16");
@@ -985,7 +1025,7 @@ test_v2_run_open(void **state)
 	int *all[5], i;
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, 0, NULL), 0);
 	assert_int_equal(cgroup_run_open(&f->cg, V2UID, &fds), 0);
 	all[0] = &fds.into, all[1] = &fds.self, all[2] = &fds.code, all[3] = &fds.cpu_stat;
 	all[4] = &fds.pids_events;
@@ -1038,7 +1078,7 @@ test_v2_stats(void **state)
 	int fds[2];
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, 0, NULL), 0);
 	assert_int_equal(cgroup_run_open_stats(&f->cg, V2UID, fds), 0);
 	assert_int_equal(cgroup_read_stats(fds[0], fds[1], &peak, &oom), 0);
 	assert_int_equal(peak, 0);
@@ -1064,7 +1104,7 @@ test_v2_finish(void **state)
 	bool oom = false;
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, 0, NULL), 0);
 	snprintf(p, sizeof(p), "%s/code/memory.peak", f->node);
 	put(p, "4096\n");
 	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
@@ -1087,7 +1127,7 @@ test_v2_finish_busy(void **state)
 	bool oom = false;
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, 0, NULL), 0);
 	snprintf(p, sizeof(p), "%s/code/memory.peak", f->node);
 	put(p, "8192\n");
 	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
@@ -1107,10 +1147,10 @@ test_v2_create_replaces_stale(void **state)
 	char p[1000];
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, 0, NULL), 0);
 	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
 	put(p, "oom_kill 3\n");
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 2 << 20, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 2 << 20, false, 0, NULL), 0);
 	snprintf(p, sizeof(p), "%s/code", f->node);
 	assert_int_equal(cgroup_parse_key(get(p, "memory.events"), "oom_kill"), 0);
 	assert_string_equal(get(p, "memory.max"), "2097152");
@@ -1133,7 +1173,7 @@ test_v2_kept(void **state)
 
 	v2_init(f);
 	snprintf(code, sizeof(code), "%s/code", f->node);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, &base), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, 1 << 20, &base), 0);
 	assert_true(base.kept);
 	assert_int_equal(base.usage, 0);
 	assert_int_equal(base.ooms, 0);
@@ -1150,7 +1190,9 @@ test_v2_kept(void **state)
 	assert_string_equal(get(f->node, "cgroup.kill"), "");
 	/* The next run: the same cgroup, a baseline of what is in it. */
 	snprintf(p, sizeof(p), "%s/memory.current", code);
-	put(p, "65536\n");
+	put(p, "90000000\n");
+	snprintf(p, sizeof(p), "%s/memory.stat", code);
+	put(p, "anon 0\nfile 89934464\nkernel 0\nshmem 65536\nfile_mapped 0\n");
 	kept_next_run(&f->cg, V2UID, 65536, 2, &base);
 	assert_string_equal(get(code, "memory.max"), "1114112");
 	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, &base, 0, 0, 0), 0);
@@ -1171,10 +1213,10 @@ test_v2_kept_finish_removes(void **state)
 	bool oom = true;
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, &base), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, 1 << 20, &base), 0);
 	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
 	put(p, "oom_kill 4\n");
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, &base), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, 1 << 20, &base), 0);
 	assert_int_equal(base.ooms, 4);
 	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &base, false, &peak, &oom), 0);
 	assert_int_equal(peak, 0);
@@ -1229,7 +1271,7 @@ test_v2_sweep(void **state)
 	char other[900], k[900], foreign[900];
 
 	v2_init(f);
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, NULL), 0);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, 0, NULL), 0);
 	assert_int_equal(cgroup_keeper_create(&f->cg, V2UID + 2, 1 << 20), 0);
 	snprintf(other, sizeof(other), "%s/runs/notours", f->svc);
 	assert_int_equal(mkdir(other, 0755), 0);
@@ -1283,6 +1325,7 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_create_no_base, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_kept_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_self, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_self_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_oom_kill, setup, teardown),

@@ -4,8 +4,10 @@
  * trick refused (including links planted by a run), ownership between uids,
  * idle expiry, streaming order and cap, no leftovers.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -627,29 +629,52 @@ test_refused_input_with_pool(void **state)
  * cgroups of the host (/proc/cgroups), dying ones included (other processes'
  * live ones too: callers compare with a margin). -1 on rlimit.
  */
-static long
-memcg_count(const struct fixture *f)
+/*
+ * The daemon's run cgroups' directory (cgroup2 runs/, cgroup1 the memory
+ * controller's airlock/), from its log: 2 cgroup2, 1 cgroup1, 0 neither.
+ */
+static int
+runs_cgroup(const struct fixture *f, char *buf, size_t len)
 {
-	char log[16384], path[600], line[256];
+	char log[16384];
 	const char *p;
-	long n = -1;
-	FILE *fp;
-	size_t len;
+	ssize_t n;
 	int lfd = open(f->log, O_RDONLY | O_CLOEXEC);
 
 	assert_true(lfd >= 0);
-	len = (size_t)read(lfd, log, sizeof(log) - 1);
+	n = read(lfd, log, sizeof(log) - 1);
 	close(lfd);
-	log[len] = '\0';
+	assert_true(n >= 0);
+	log[n] = '\0';
 	if ((p = strstr(log, "resource control: cgroup2 at ")) != NULL) {
 		p += strlen("resource control: cgroup2 at ");
-		snprintf(path, sizeof(path), "%.*s/runs/cgroup.stat", (int)strcspn(p, ":"), p);
+		snprintf(buf, len, "%.*s/runs", (int)strcspn(p, ":"), p);
+		return 2;
+	}
+	if ((p = strstr(log, "resource control: cgroup1 memory controller at ")) != NULL) {
+		p += strlen("resource control: cgroup1 memory controller at ");
+		snprintf(buf, len, "%.*s", (int)strcspn(p, " "), p);
+		return 1;
+	}
+	return 0;
+}
+
+static long
+memcg_count(const struct fixture *f)
+{
+	char path[600], line[256];
+	long n = -1;
+	FILE *fp;
+	int v = runs_cgroup(f, path, sizeof(path) - 16);
+
+	if (v == 2) {
+		strcat(path, "/cgroup.stat");
 		fp = fopen(path, "re");
 		assert_non_null(fp);
 		while (fgets(line, sizeof(line), fp) != NULL)
 			if (sscanf(line, "nr_dying_descendants %ld", &n) == 1)
 				break;
-	} else if (strstr(log, "resource control: cgroup1") != NULL) {
+	} else if (v == 1) {
 		fp = fopen("/proc/cgroups", "re");
 		assert_non_null(fp);
 		while (fgets(line, sizeof(line), fp) != NULL)
@@ -661,6 +686,186 @@ memcg_count(const struct fixture *f)
 	fclose(fp);
 	assert_true(n >= 0);
 	return n;
+}
+
+/* A cgroup file's number (0: not there). */
+static uint64_t
+cg_value(const char *path)
+{
+	unsigned long long v = 0;
+	FILE *fp = fopen(path, "re");
+
+	if (fp == NULL)
+		return 0;
+	if (fscanf(fp, "%llu", &v) != 1)
+		v = 0;
+	fclose(fp);
+	return v;
+}
+
+/* Read key's value from a cgroup's flat-keyed file (0: not there). */
+static uint64_t
+cg_key(const char *path, const char *key)
+{
+	char line[256], name[64];
+	unsigned long long v;
+	uint64_t ret = 0;
+	FILE *fp = fopen(path, "re");
+
+	if (fp == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "%63s %llu", name, &v) == 2 && strcmp(name, key) == 0) {
+			ret = v;
+			break;
+		}
+	fclose(fp);
+	return ret;
+}
+
+/*
+ * The most memory other than shmem (file cache, mostly) charged to one of
+ * the daemon's run cgroups: cgroup2 u<uid>/code, cgroup1 u<uid>; usage less
+ * shmem (cgroup2 memory.current and "shmem", cgroup1 memory.usage_in_bytes
+ * and "total_shmem" of memory.stat). With one session and its runs done,
+ * that is what the session's runs left (prepared sandboxes hold a little).
+ */
+static uint64_t
+run_cgroup_cache(const struct fixture *f, uint64_t *ret_shmem)
+{
+	char base[600], dir[900], path[1000];
+	struct dirent *de;
+	uint64_t best = 0, usage, shmem;
+	int v = runs_cgroup(f, base, sizeof(base));
+	DIR *d = opendir(base);
+
+	assert_true(v > 0);
+	assert_non_null(d);
+	*ret_shmem = 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != 'u')
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s%s", base, de->d_name, v == 2 ? "/code" : "");
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 v == 2 ? "memory.current" : "memory.usage_in_bytes");
+		usage = cg_value(path);
+		snprintf(path, sizeof(path), "%s/memory.stat", dir);
+		shmem = cg_key(path, v == 2 ? "shmem" : "total_shmem");
+		if (usage > shmem && usage - shmem > best) {
+			best = usage - shmem;
+			*ret_shmem = shmem;
+		}
+	}
+	closedir(d);
+	return best;
+}
+
+/*
+ * A session's runs cannot raise their own memory limit with file cache
+ * (review of 0f20866). Pages of files a run reads stay charged to the
+ * session's kept cgroup after it, reclaimable; when the next run's limit was
+ * its own on top of all the cgroup held, a run that read as much as its
+ * limit raised the next one's by that much, run after run, and the next
+ * really got it (its allocations push the cache out). Only the workspace's
+ * tmpfs pages (shmem, at most the workspace's size) are added now: after
+ * three runs that fill the cache, a run allocating twice its limit ends
+ * memory_limit; and a run below its limit is fine next to 48 MiB of
+ * workspace files, which take nothing from it.
+ */
+/* Files under /usr for the cache runs: regular, 1 MiB or more, names that
+ * need no quoting in Python; as a Python list's items, at most 256 MiB. */
+static char cache_files[16384];
+static uint64_t cache_bytes;
+
+static int
+cache_file_add(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	size_t len = strlen(cache_files);
+
+	(void)ftw;
+	if (type != FTW_F || !S_ISREG(st->st_mode) || !(st->st_mode & S_IROTH) ||
+	    st->st_size < (1 << 20) || strpbrk(path, "'\\\n") != NULL ||
+	    len + strlen(path) + 4 >= sizeof(cache_files))
+		return 0;
+	snprintf(cache_files + len, sizeof(cache_files) - len, "'%s',", path);
+	cache_bytes += (uint64_t)st->st_size;
+	return cache_bytes >= 256 << 20;
+}
+
+static void
+test_cache_raises_no_limit(void **state)
+{
+	/* Read the files, each dropped from the page cache first (not if
+	 * something maps it), so that reading it charges this run's cgroup. */
+	static const char cache_code[] = "import os\n"
+					 "buf = bytearray(1 << 20)\n"
+					 "for p in [%s]:\n"
+					 "    fd = os.open(p, os.O_RDONLY)\n"
+					 "    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)\n"
+					 "    while os.readv(fd, [buf]) > 0: pass\n"
+					 "    os.close(fd)\n";
+	static char cache[sizeof(cache_code) + sizeof(cache_files)];
+	struct proto_limits lim;
+	struct fixture f;
+	struct proto_msg m;
+	char sid[64], code[160], base[600];
+	uint64_t cached, shmem;
+	int fd, i;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("")), 0);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
+	if (runs_cgroup(&f, base, sizeof(base)) == 0) {
+		print_message("resource control rlimit: no memory cgroup\n");
+		close(fd);
+		assert_int_equal(fixture_stop(&f), 0);
+		skip();
+	}
+	cache_files[0] = '\0';
+	cache_bytes = 0;
+	assert_int_equal(nftw("/usr/lib", cache_file_add, 16, FTW_PHYS) < 0, 0);
+	print_message("cache runs read %" PRIu64 " MiB under /usr/lib\n", cache_bytes >> 20);
+	assert_true(cache_bytes >= 192 << 20);
+	snprintf(cache, sizeof(cache), cache_code, cache_files);
+	open_session(fd, NULL, sid);
+	memset(&lim, 0, sizeof(lim));
+	lim.v[PROTO_LIMIT_MEMORY_BYTES] = 64 << 20;
+	lim.v[PROTO_LIMIT_WALL_MS] = 25000;
+	run_code(fd, sid, "sh", "head -c 50331648 /dev/zero > big", false, NULL, 0, &lim, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	proto_msg_free(&m);
+	for (i = 0; i < 3; i++) {
+		run_code(fd, sid, "python", cache, false, NULL, 0, &lim, &m);
+		if (m.u.result.outcome != PROTO_OUTCOME_EXITED)
+			print_message("cache run: outcome %s\n",
+				      proto_outcome_name(m.u.result.outcome));
+		assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+		proto_msg_free(&m);
+		/* The attack's premise: the cache is charged to the session's
+		 * cgroup (half its limit at least), besides the workspace. */
+		cached = run_cgroup_cache(&f, &shmem);
+		print_message("after cache run %d: %" PRIu64 " MiB not shmem, %" PRIu64
+			      " MiB shmem\n",
+			      i + 1, cached >> 20, shmem >> 20);
+		assert_true(cached >= 32 << 20);
+		assert_true(shmem >= 48 << 20);
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(code, sizeof(code),
+			 "b = bytearray(%d << 20)\n"
+			 "for i in range(0, len(b), 4096): b[i] = 1\n"
+			 "print('fine')\n",
+			 i == 0 ? 128 : 40);
+		run_code(fd, sid, "python", code, false, NULL, 0, &lim, &m);
+		print_message("%d MiB: outcome %s\n", i == 0 ? 128 : 40,
+			      proto_outcome_name(m.u.result.outcome));
+		assert_int_equal(m.u.result.outcome,
+				 i == 0 ? PROTO_OUTCOME_MEMORY_LIMIT : PROTO_OUTCOME_EXITED);
+		proto_msg_free(&m);
+	}
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
 }
 
 /*
@@ -753,6 +958,7 @@ main(void)
 		cmocka_unit_test(test_streaming),
 		cmocka_unit_test(test_refused_input_with_pool),
 		cmocka_unit_test(test_no_dying_cgroups),
+		cmocka_unit_test(test_cache_raises_no_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
