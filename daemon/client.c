@@ -60,6 +60,7 @@ struct client {
 	bool process_limit; /* the client's hello named the outcome process_limit */
 	bool closing;	    /* send what is queued, then close */
 	bool dead;	    /* freed on the next loop turn; nothing more is done */
+	bool orphaned;	    /* its runs were killed, its sessions told */
 	struct event *free_ev;
 	TAILQ_HEAD(, client_pkt) outq;
 	uint64_t queued_bytes; /* encoded bytes in outq */
@@ -779,6 +780,13 @@ client_flush_all(struct daemon *d, int timeout_ms)
 	}
 }
 
+/*
+ * Marks a client dead; its runs are killed and its sessions told on the next
+ * loop turn (client_free_cb), never here: client_kill is called from inside
+ * client_send, which is called while the run module walks its list of runs
+ * (cancelling a session's runs, stopping), and freeing the client's runs then
+ * would free the walker's next run under it (a use-after-free found by review).
+ */
 void
 client_kill(struct client *c)
 {
@@ -788,19 +796,26 @@ client_kill(struct client *c)
 	event_del(c->read_ev);
 	event_del(c->write_ev);
 	event_del(c->hello_ev);
-	/* Every run of a client that left is killed (docs/security.md). */
-	run_orphan_client(c->d, c);
-	/* Its sessions live on, for a grace period if it was the uid's last. */
-	{
-		struct client *it;
-		bool last = true;
-
-		TAILQ_FOREACH(it, &c->d->clients, entry)
-		if (it != c && !it->dead && it->uid == c->uid && it->allowed)
-			last = false;
-		session_client_gone(c->d, c, last && c->allowed);
-	}
 	event_active(c->free_ev, 0, 0);
+}
+
+/* Kills the runs of a client that left (docs/security.md) and tells its
+ * sessions, once. They live on, for a grace period if a killed client was its
+ * uid's last connection. */
+static void
+client_orphan(struct client *c)
+{
+	struct client *it;
+	bool last = c->dead && c->allowed;
+
+	if (c->orphaned)
+		return;
+	c->orphaned = true;
+	run_orphan_client(c->d, c);
+	TAILQ_FOREACH(it, &c->d->clients, entry)
+	if (it != c && !it->dead && it->uid == c->uid && it->allowed)
+		last = false;
+	session_client_gone(c->d, c, last);
 }
 
 static void
@@ -811,6 +826,7 @@ client_free_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	client_orphan(c);
 	/*
 	 * Fds sent and not read stay in flight, charged to the service user,
 	 * when we close: only the client's read or close ends that. So a
@@ -839,10 +855,7 @@ client_free(struct client *c)
 
 	if (c == NULL)
 		return;
-	if (!c->dead) {
-		run_orphan_client(c->d, c);
-		session_client_gone(c->d, c, false);
-	}
+	client_orphan(c);
 	TAILQ_REMOVE(&c->d->clients, c, entry);
 	c->d->nclients--;
 	while ((p = TAILQ_FIRST(&c->outq)) != NULL)

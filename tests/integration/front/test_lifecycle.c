@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,8 @@
 
 #define CONFIG_STOP "[sandbox]\nuid_base = 720480\n"
 #define CONFIG_INFLIGHT "[sandbox]\nuid_base = 724576\n"
+#define CONFIG_ORPHAN "[sandbox]\nuid_base = 732768\nuid_count = 64\n" \
+	"[daemon]\nprepared_sandboxes = 0\n"
 
 /* The frontend's fd count once it held still for 200 ms (the fixture's
  * probe connection may still be on its way out). */
@@ -198,12 +201,71 @@ test_three_runs_in_flight(void **state)
 	assert_int_equal(fixture_stop(&f), 0);
 }
 
+/* A session run of sleep 20 (the session's runs go one at a time). */
+static struct airlock_run_req *
+session_sleep(const char *sid)
+{
+	struct airlock_run_req *req;
+
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_runtime(req, "exec"), 0);
+	assert_int_equal(airlock_run_req_add_arg(req, "sleep"), 0);
+	assert_int_equal(airlock_run_req_add_arg(req, "20"), 0);
+	assert_int_equal(airlock_run_req_set_session(req, sid), 0);
+	return req;
+}
+
+/*
+ * A client whose replies cannot be sent is killed while the daemon walks a
+ * session's runs to cancel them: one run running, two queued behind it, the
+ * client's socket shut for reading (its next send fails), then the session
+ * closed. Killing the client must not free the runs under that walk (it did:
+ * the frontend died of a double free and the daemon stopped). The daemon
+ * keeps serving, and stops at once: the closed session's queued runs were
+ * counted out of it, so it was freed and its uid slot returned (they were
+ * not: the stop waited out its grace for a session that never went).
+ */
+static void
+test_client_killed_while_its_runs_are_cancelled(void **state)
+{
+	struct fixture f;
+	struct airlock_conn *conn = NULL, *again = NULL;
+	struct airlock_run_req *req[3];
+	char sid[AIRLOCK_SESSION_ID_LEN + 1];
+	uint32_t id;
+	int i, r;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CONFIG_ORPHAN), 0);
+	assert_int_equal(airlock_connect(f.sock, &conn), 0);
+	assert_int_equal(airlock_session_open(conn, NULL, sid), 0);
+	for (i = 0; i < 3; i++) {
+		req[i] = session_sleep(sid);
+		assert_int_equal(airlock_run_submit(conn, req[i], &id), 0);
+	}
+	front_sleep_ms(1000); /* the first runs; the other two wait behind it */
+	assert_int_equal(shutdown(airlock_conn_fd(conn), SHUT_RD), 0);
+	airlock_conn_set_timeout(conn, 3000);
+	r = airlock_session_close(conn, sid);
+	print_message("session_close on a connection shut for reading: %d\n", r);
+	front_sleep_ms(500);
+	/* The daemon still serves. */
+	assert_int_equal(airlock_connect(f.sock, &again), 0);
+	assert_int_equal(airlock_ping(again), 0);
+	for (i = 0; i < 3; i++)
+		airlock_run_req_free(req[i]);
+	airlock_conn_free(again);
+	airlock_conn_free(conn);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_fd_leak_and_clean_stop),
 		cmocka_unit_test(test_three_runs_in_flight),
+		cmocka_unit_test(test_client_killed_while_its_runs_are_cancelled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
