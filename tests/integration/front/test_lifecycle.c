@@ -26,7 +26,8 @@
 
 #define CONFIG_STOP "[sandbox]\nuid_base = 720480\n"
 #define CONFIG_INFLIGHT "[sandbox]\nuid_base = 724576\n"
-#define CONFIG_ORPHAN "[sandbox]\nuid_base = 732768\nuid_count = 64\n" \
+#define CONFIG_ORPHAN                                                                              \
+	"[sandbox]\nuid_base = 732768\nuid_count = 64\n"                                           \
 	"[daemon]\nprepared_sandboxes = 0\n"
 
 /* The frontend's fd count once it held still for 200 ms (the fixture's
