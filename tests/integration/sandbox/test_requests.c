@@ -2,14 +2,6 @@
  * test_requests.c: requests the daemon must refuse with an error reply,
  * leaving itself and the connection working. Each test gets a fresh daemon,
  * so that one which brings the daemon down fails alone.
- *
- * KNOWN DAEMON BUG (working tree of daemon/run.c, the plan_env_build()
- * refactor of run_make_plan()): after plan_env_build() succeeds r is 0, so
- * the later refusals (bad input name, name given twice, inputs larger than
- * workspace_bytes) "goto out" returning 0 with no plan fd; run_start() then
- * calls frontend_spawn() with fd -1 and fatalx()es: "cannot reach the
- * spawner: Bad file descriptor", and the whole daemon exits. The input-name
- * and too-large tests below fail (ECONNRESET) until that is fixed.
  */
 #include <errno.h>
 #include <setjmp.h>
