@@ -279,7 +279,7 @@ plan_parse_view(const void *base, uint64_t size, struct plan_view *ret)
 	for (i = 0; i < h->nfiles; i++) {
 		const char *name = plan_str_at(b, size, pf[i].name_off);
 
-		if (name == NULL || plan_name_valid(name) < 0 ||
+		if (name == NULL || rules_workspace_name_check(name) < 0 ||
 		    !plan_range_ok(pf[i].data_off, pf[i].data_len, size))
 			return -EINVAL;
 		ret->files[i].name = name;
@@ -288,10 +288,4 @@ plan_parse_view(const void *base, uint64_t size, struct plan_view *ret)
 	}
 	ret->nfiles = h->nfiles;
 	return 0;
-}
-
-int
-plan_name_valid(const char *name)
-{
-	return rules_workspace_name_check(name);
 }

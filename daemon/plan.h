@@ -117,9 +117,4 @@ int plan_build(const struct plan_input *in, int *ret_fd);
  */
 int plan_parse(const void *base, uint64_t size, struct plan_view *ret);
 
-/* Is name a safe relative path for the workspace: the request rule
- * rules_workspace_name_check(), which the library and the command apply too.
- * Returns 0 or -EINVAL. */
-int plan_name_valid(const char *name);
-
 #endif

@@ -26,6 +26,7 @@
 #include "plan.h"
 #include "runqueue.h"
 #include "run.h"
+#include "rules.h"
 #include "session.h"
 
 static void run_free_inputs(struct run *r);
@@ -132,7 +133,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 
 	r = -EINVAL; /* every refusal below is the request's fault */
 	for (i = 0; i < req->nfiles; i++) {
-		if (plan_name_valid(req->files[i].name) < 0) {
+		if (rules_workspace_name_check(req->files[i].name) < 0) {
 			snprintf(why, whylen,
 				 "files[%zu]: \"%s\" is not a relative path inside the workspace",
 				 i, req->files[i].name);

@@ -23,6 +23,7 @@
 #include "memfd.h"
 #include "plan.h"
 #include "run.h"
+#include "rules.h"
 
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
@@ -189,7 +190,7 @@ run_io_add_artifact(struct run *r, const struct sup_msg *m, int fd)
 		close(fd);
 		return;
 	}
-	if (plan_name_valid(a.name) < 0 || max == 0) {
+	if (rules_workspace_name_check(a.name) < 0 || max == 0) {
 		run_io_omit_artifact(r, (uint64_t)st.st_size);
 		close(fd);
 		return;

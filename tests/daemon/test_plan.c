@@ -1,7 +1,7 @@
 /*
  * test_plan.c: unit tests of daemon/plan.c: plan_build/plan_parse round trips,
- * plan_parse against malformed and mutated plans, plan_name_valid,
- * plan_env_build.
+ * plan_parse against malformed and mutated plans, plan_env_build. (The
+ * workspace name rule the plan applies is tested in tests/rules.)
  *
  * Plans under test are copied to the very end of a mapping followed by a
  * PROT_NONE page, so a parser read one byte past the plan faults here even
@@ -25,6 +25,7 @@
 
 #include "memfd.h"
 #include "plan.h"
+#include "rules.h"
 
 /* A plan copied so that its last byte is the last readable byte. */
 struct gbuf {
@@ -252,7 +253,7 @@ assert_view_inside(const struct plan_view *v, const uint8_t *base, uint64_t size
 	assert_true(v->nfiles <= PLAN_FILES_MAX);
 	for (i = 0; i < v->nfiles; i++) {
 		assert_true(str_in_buf(v->files[i].name, base, size));
-		assert_int_equal(plan_name_valid(v->files[i].name), 0);
+		assert_int_equal(rules_workspace_name_check(v->files[i].name), 0);
 		assert_true(in_buf(v->files[i].data, v->files[i].len, base, size));
 	}
 }
@@ -879,34 +880,6 @@ test_parse_mutations(void **state)
 	free(v);
 }
 
-/* ---- plan_name_valid ---- */
-
-/* Plain relative paths pass; anything that climbs, roots or hides a component fails. */
-static void
-test_name_valid(void **state)
-{
-	static const char *const good[] = {"a",	   "a/b.txt", "d/e/f", ".hidden",
-					   "a..b", "...",     "x/.y",  "a b/c"};
-	char name[PROTO_NAME_MAX + 2];
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		assert_int_equal(plan_name_valid(good[i]), 0);
-	for (i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
-		print_message("name \"%s\"\n", bad_names[i]);
-		assert_int_equal(plan_name_valid(bad_names[i]), -EINVAL);
-	}
-	/* PROTO_NAME_MAX bytes pass, one more fails. */
-	memset(name, 'n', PROTO_NAME_MAX);
-	name[PROTO_NAME_MAX] = '\0';
-	assert_int_equal(plan_name_valid(name), 0);
-	memset(name, 'n', PROTO_NAME_MAX + 1);
-	name[PROTO_NAME_MAX + 1] = '\0';
-	assert_int_equal(strlen(name), 256);
-	assert_int_equal(plan_name_valid(name), -EINVAL);
-}
-
 /* ---- plan_env_build ---- */
 
 /* How many entries of env start with "key="; the last one in *ret_val. */
@@ -1074,7 +1047,6 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_parse_bad_file_names_built, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_bad_code_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_mutations, setup, teardown),
-		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_env_base),
 		cmocka_unit_test(test_env_request),
 		cmocka_unit_test(test_env_request_overrides_home),
