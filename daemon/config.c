@@ -192,19 +192,34 @@ config_runtime_clear(struct config_runtime *rt)
 	rt->is_exec = false;
 }
 
+/* Read the unsigned number in base that s starts with (a digit first, no
+ * sign or blank); *ret_end points past it. */
+static int
+config_parse_leading(const char *s, int base, unsigned long long *ret, char **ret_end)
+{
+	unsigned long long v;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, ret_end, base);
+	if (errno != 0)
+		return -errno;
+	*ret = v;
+	return 0;
+}
+
 /* Parse a decimal unsigned integer: digits only, no sign, no space, no overflow. */
 static int
 config_parse_u64(const char *s, uint64_t *ret)
 {
 	unsigned long long v;
 	char *end;
+	int r;
 
-	if (!isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0)
-		return -errno;
+	r = config_parse_leading(s, 10, &v, &end);
+	if (r < 0)
+		return r;
 	if (*end != '\0')
 		return -EINVAL;
 	*ret = v;
@@ -218,13 +233,11 @@ config_parse_size(const char *s, uint64_t *ret)
 	unsigned long long v;
 	unsigned shift = 0;
 	char *end;
+	int r;
 
-	if (!isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0)
-		return -errno;
+	r = config_parse_leading(s, 10, &v, &end);
+	if (r < 0)
+		return r;
 	if (*end != '\0') {
 		switch (*end) {
 		case 'K':
@@ -252,15 +265,13 @@ config_parse_size(const char *s, uint64_t *ret)
 static int
 config_parse_mode(const char *s, mode_t *ret)
 {
-	unsigned long v;
+	unsigned long long v;
 	char *end;
+	int r;
 
-	if (s[0] < '0' || s[0] > '7')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 8);
-	if (errno != 0)
-		return -errno;
+	r = config_parse_leading(s, 8, &v, &end);
+	if (r < 0)
+		return r;
 	if (*end != '\0')
 		return -EINVAL;
 	if (v > 0777)
@@ -312,47 +323,26 @@ config_parse_id(const char *s, uint32_t *ret)
 	return 0;
 }
 
-/* Resolve a user name or number to a uid; a name must exist. */
+/* Resolve a user (group: a group) name or number to its id; a name must exist. */
 static int
-config_resolve_user(const char *s, uid_t *ret)
+config_resolve_id(const char *s, bool group, uint32_t *ret)
 {
 	struct passwd *pw;
-	uint32_t id;
-	int r;
-
-	if (config_is_number(s)) {
-		r = config_parse_id(s, &id);
-		if (r < 0)
-			return r;
-		*ret = (uid_t)id;
-		return 0;
-	}
-	pw = getpwnam(s);
-	if (pw == NULL)
-		return -ENOENT;
-	*ret = pw->pw_uid;
-	return 0;
-}
-
-/* Resolve a group name or number to a gid; a name must exist. */
-static int
-config_resolve_group(const char *s, gid_t *ret)
-{
 	struct group *gr;
-	uint32_t id;
-	int r;
 
-	if (config_is_number(s)) {
-		r = config_parse_id(s, &id);
-		if (r < 0)
-			return r;
-		*ret = (gid_t)id;
-		return 0;
+	if (config_is_number(s))
+		return config_parse_id(s, ret);
+	if (group) {
+		gr = getgrnam(s);
+		if (gr == NULL)
+			return -ENOENT;
+		*ret = (uint32_t)gr->gr_gid;
+	} else {
+		pw = getpwnam(s);
+		if (pw == NULL)
+			return -ENOENT;
+		*ret = (uint32_t)pw->pw_uid;
 	}
-	gr = getgrnam(s);
-	if (gr == NULL)
-		return -ENOENT;
-	*ret = gr->gr_gid;
 	return 0;
 }
 
@@ -446,17 +436,7 @@ config_key_list(struct config_parse *p, const char *name, const char *value, boo
 					      CONFIG_LIST_MAX);
 		memcpy(item, start, len);
 		item[len] = '\0';
-		if (groups) {
-			gid_t gid;
-
-			r = config_resolve_group(item, &gid);
-			ids[n] = (uint32_t)gid;
-		} else {
-			uid_t uid;
-
-			r = config_resolve_user(item, &uid);
-			ids[n] = (uint32_t)uid;
-		}
+		r = config_resolve_id(item, groups, &ids[n]);
 		if (r == -ENOENT)
 			return config_fail_at(p, -EINVAL, p->line, "%s: unknown %s '%s'", name,
 					      groups ? "group" : "user", item);
@@ -508,6 +488,7 @@ config_key_daemon(struct config_parse *p, const char *name, const char *value)
 {
 	struct config *cfg = p->cfg;
 	uint64_t v;
+	uint32_t id;
 	int r;
 
 	if (!strcmp(name, "socket")) {
@@ -520,15 +501,17 @@ config_key_daemon(struct config_parse *p, const char *name, const char *value)
 		if (r < 0)
 			return config_fail_at(p, r, p->line, "out of memory");
 	} else if (!strcmp(name, "socket_user")) {
-		r = config_resolve_user(value, &cfg->socket_uid);
+		r = config_resolve_id(value, false, &id);
 		if (r < 0)
 			return config_fail_at(p, -EINVAL, p->line, "socket_user: unknown user '%s'",
 					      value);
+		cfg->socket_uid = (uid_t)id;
 	} else if (!strcmp(name, "socket_group")) {
-		r = config_resolve_group(value, &cfg->socket_gid);
+		r = config_resolve_id(value, true, &id);
 		if (r < 0)
 			return config_fail_at(p, -EINVAL, p->line,
 					      "socket_group: unknown group '%s'", value);
+		cfg->socket_gid = (gid_t)id;
 		p->lines.socket_group = p->line;
 	} else if (!strcmp(name, "socket_mode")) {
 		r = config_parse_mode(value, &cfg->socket_mode);
