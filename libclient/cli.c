@@ -1382,30 +1382,14 @@ cli_run_option(void *ctx, int c, const char *arg)
 	}
 }
 
-/* Write all of buf to fd; errors are left to the final status (like stdio's). */
-static void
-cli_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
 /* `run --stream`: print a chunk of the run's output as it comes. */
 static void
 cli_stream_chunk(void *arg, enum airlock_stream stream, const void *buf, size_t len)
 {
 	(void)arg;
-	cli_write_all(stream == AIRLOCK_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, buf, len);
+	/* Errors are left to the final status (like stdio's). */
+	(void)cli_write_all(stream == AIRLOCK_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, buf,
+			    len);
 }
 
 /* `run --stream --json`: one JSON line per chunk, {"event": "output",

@@ -165,8 +165,8 @@ cli_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode)
 	return (int)fd;
 }
 
-/* Write all of buf to fd. */
-static int
+/* Write all of buf to fd, again after EINTR. */
+int
 cli_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -176,8 +176,8 @@ cli_write_all(int fd, const void *buf, size_t len)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return -errno;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
 		p += n;
 		len -= (size_t)n;
 	}
