@@ -187,6 +187,35 @@ spawner_owner_end(struct spawner *sp)
 }
 
 /*
+ * Clone (spawner_clone) as the owner of the new user namespace, slot's uid
+ * (spawner_owner_begin). In the parent the caller ends the ownership once
+ * the maps are written; on failure it has ended here, *ret_step names the
+ * step ("owner", "clone") and -errno comes back. The child gets 0.
+ */
+static long
+spawner_clone_owned(struct spawner *sp, uint32_t slot, uint64_t flags, int cgfd, bool *ret_into,
+		    const char **ret_step)
+{
+	long pid;
+	int r;
+
+	*ret_step = "owner";
+	r = spawner_owner_begin(sp, spawner_uid(sp, slot));
+	if (r < 0) {
+		spawner_owner_end(sp);
+		return r;
+	}
+	*ret_step = "clone";
+	pid = spawner_clone(sp, flags, cgfd, ret_into);
+	if (pid < 0) {
+		r = -errno;
+		spawner_owner_end(sp);
+		return r;
+	}
+	return pid;
+}
+
+/*
  * SIGKILL a sandbox's supervisor or a keeper of slot. Once it is root of its
  * user namespace its uids are the slot's, and that namespace is no longer
  * ours (spawner_owner_begin), so euid 0 without CAP_KILL may not signal it.
@@ -322,20 +351,11 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 				   .pids_events_fd = cgfds.pids_events,
 				   .workspace_fd = -1};
 	/* The run's user namespace is owned by its slot's uid, not root:
-	 * from the clone to the maps (spawner_owner_begin). */
-	step = "owner";
-	r = spawner_owner_begin(sp, spawner_uid(sp, req->uid_slot));
-	if (r < 0) {
-		spawner_owner_end(sp);
-		goto fail;
-	}
-	step = "clone";
-	/* The child runs on its copy of this stack and never returns from
-	 * sandbox_main(). */
-	pid = spawner_clone(sp, SPAWN_NS_FLAGS, cgfds.into, &into);
+	 * from the clone to the maps. The child runs on its copy of this stack
+	 * and never returns from sandbox_main(). */
+	pid = spawner_clone_owned(sp, req->uid_slot, SPAWN_NS_FLAGS, cgfds.into, &into, &step);
 	if (pid < 0) {
-		r = -errno;
-		spawner_owner_end(sp);
+		r = (int)pid;
 		goto fail;
 	}
 	if (pid == 0) {
@@ -511,23 +531,15 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds, size_t
 	}
 	kctx = (struct keeper_ctx){
 		.sync_fd = sync[0], .sock = fds[0], .workspace_bytes = req->memory_bytes};
-	/* Owned by the slot's uid, like a run's (spawner_owner_begin). */
-	step = "owner";
-	r = spawner_owner_begin(sp, spawner_uid(sp, req->uid_slot));
-	if (r < 0) {
-		spawner_owner_end(sp);
-		goto fail;
-	}
-	step = "clone";
-	/* Its own user namespace (for the session's uids) and mount namespace
-	 * (for the workspace tmpfs); nothing of the host is given to it. Its
-	 * own network namespace too: it needs none, and in the host's it
-	 * could reach every host socket (issue 13, finding 7). Made once per
-	 * session, off any run's path. */
-	pid = spawner_clone(sp, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET, cgfd, &into);
+	/* Owned by the slot's uid, like a run's. Its own user namespace (for
+	 * the session's uids) and mount namespace (for the workspace tmpfs);
+	 * nothing of the host is given to it. Its own network namespace too:
+	 * it needs none, and in the host's it could reach every host socket
+	 * (issue 13, finding 7). Made once per session, off any run's path. */
+	pid = spawner_clone_owned(sp, req->uid_slot, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET,
+				  cgfd, &into, &step);
 	if (pid < 0) {
-		r = -errno;
-		spawner_owner_end(sp);
+		r = (int)pid;
 		goto fail;
 	}
 	if (pid == 0) {
