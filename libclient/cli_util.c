@@ -35,11 +35,16 @@ cli_parse_digits(const char **sp, uint64_t *ret)
 	return 0;
 }
 
-/* Parse a size with an optional binary suffix. */
-int
-cli_parse_size(const char *s, uint64_t *ret)
+/*
+ * Parse a positive decimal number; with suffix, a binary suffix K, M, G or T
+ * (either case, then optionally "i" and "B") may follow, and a lone "B".
+ */
+static int
+cli_parse_scaled(const char *s, bool suffix, uint64_t *ret)
 {
+	static const char units[] = "kmgt";
 	uint64_t v, mult = 1;
+	const char *u;
 	int r;
 
 	if (s == NULL)
@@ -47,34 +52,17 @@ cli_parse_size(const char *s, uint64_t *ret)
 	r = cli_parse_digits(&s, &v);
 	if (r < 0)
 		return r;
-	switch (*s) {
-	case 'k':
-	case 'K':
-		mult = 1ULL << 10;
-		break;
-	case 'm':
-	case 'M':
-		mult = 1ULL << 20;
-		break;
-	case 'g':
-	case 'G':
-		mult = 1ULL << 30;
-		break;
-	case 't':
-	case 'T':
-		mult = 1ULL << 40;
-		break;
-	default:
-		break;
-	}
-	if (mult != 1) {
-		s++;
-		if (*s == 'i')
+	if (suffix) {
+		u = *s != '\0' ? strchr(units, *s | 0x20) : NULL;
+		if (u != NULL) {
+			mult = 1ULL << (10 * (u - units + 1));
 			s++;
+			if (*s == 'i')
+				s++;
+		}
 		if (*s == 'B' || *s == 'b')
 			s++;
-	} else if (*s == 'B' || *s == 'b')
-		s++;
+	}
 	if (*s != '\0')
 		return -EINVAL;
 	if (v > UINT64_MAX / mult)
@@ -84,6 +72,12 @@ cli_parse_size(const char *s, uint64_t *ret)
 		return -ERANGE;
 	*ret = v;
 	return 0;
+}
+
+int
+cli_parse_size(const char *s, uint64_t *ret)
+{
+	return cli_parse_scaled(s, true, ret);
 }
 
 /* Parse possibly fractional seconds into milliseconds. */
@@ -126,24 +120,10 @@ cli_parse_seconds(const char *s, uint64_t *ret_ms)
 	return 0;
 }
 
-/* Parse a positive count. */
 int
 cli_parse_count(const char *s, uint64_t *ret)
 {
-	uint64_t v;
-	int r;
-
-	if (s == NULL)
-		return -EINVAL;
-	r = cli_parse_digits(&s, &v);
-	if (r < 0)
-		return r;
-	if (*s != '\0')
-		return -EINVAL;
-	if (v == 0)
-		return -ERANGE;
-	*ret = v;
-	return 0;
+	return cli_parse_scaled(s, false, ret);
 }
 
 /* openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS (glibc has no wrapper). */
