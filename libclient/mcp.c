@@ -190,19 +190,29 @@ mcp_reply(struct mcp *m, json_t *id, json_t *result)
 	mcp_send(m, json_pack("{s:O, s:o}", "id", id, "result", mcp_oom(result)));
 }
 
+/* A new string formatted from fmt and ap (vasprintf); exits when out of memory. */
+static char *mcp_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+static char *
+mcp_vformat(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		mcp_oom(NULL);
+	return s;
+}
+
 /* Answer request id (NULL: null) with a JSON-RPC error. */
 static void __attribute__((format(printf, 4, 5)))
 mcp_error(struct mcp *m, json_t *id, int code, const char *fmt, ...)
 {
 	char *message;
 	va_list ap;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&message, fmt, ap);
+	message = mcp_vformat(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		mcp_oom(NULL);
 	mcp_send(m, json_pack("{s:O?, s:{s:i, s:s}}", "id", id, "error", "code", code, "message",
 			      message));
 	free(message);
@@ -236,13 +246,10 @@ mcp_tool_fail(struct mcp *m, json_t *id, const char *fmt, ...)
 {
 	char *text;
 	va_list ap;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&text, fmt, ap);
+	text = mcp_vformat(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		mcp_oom(NULL);
 	mcp_tool_reply(m, id, mcp_oom(json_pack("[o]", mcp_block_text(text))), true);
 	free(text);
 }
@@ -257,13 +264,10 @@ mcp_bad_args(struct mcp *m, json_t *id, const char *fmt, ...)
 {
 	char *text;
 	va_list ap;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&text, fmt, ap);
+	text = mcp_vformat(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		mcp_oom(NULL);
 	if (mcp_since(m, "2025-11-25"))
 		mcp_tool_fail(m, id, "%s", text);
 	else
