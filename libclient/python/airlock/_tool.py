@@ -6,6 +6,7 @@ import asyncio
 from typing import Any, Dict, Optional
 
 from ._types import (
+    SandboxError,
     SandboxLimits,
     SandboxMemoryError,
     SandboxProcessLimitError,
@@ -16,6 +17,9 @@ from ._types import (
 __all__ = ["SandboxTool", "sandbox_tool", "TOOL_NAME", "TOOL_SCHEMA"]
 
 TOOL_NAME = "run_python"
+
+# The errors of a run that a limit stopped: the tool answers them, with the limit named.
+_LIMIT_ERRORS = (SandboxTimeoutError, SandboxMemoryError, SandboxProcessLimitError)
 
 TOOL_SCHEMA: Dict[str, Any] = {
     "type": "object",
@@ -161,6 +165,16 @@ class SandboxTool:
             out["artifacts_omitted_bytes"] = result.artifacts_omitted_bytes
         return out
 
+    def _limit_refusal(self, exc: SandboxError) -> Dict[str, Any]:
+        """The answer to a run that a limit stopped (one of _LIMIT_ERRORS)."""
+        if isinstance(exc, SandboxTimeoutError):
+            limit = exc.limit
+        elif isinstance(exc, SandboxMemoryError):
+            limit = "memory"
+        else:
+            limit = "processes"
+        return self._refusal(limit, exc, exc.result)
+
     def _refusal(self, limit: str, exc: Exception, result: Optional[SandboxResult]) -> Dict[str, Any]:
         if limit == "wall":
             bound = f" of {self.limits.wall_seconds:g} s" if self.limits.wall_seconds else ""
@@ -194,12 +208,8 @@ class SandboxTool:
                 result = await self.sandbox.run(code, limits=self.limits)
             else:
                 result = await self.sandbox.run(code, language=rt, limits=self.limits)
-        except SandboxTimeoutError as e:
-            return self._refusal(e.limit, e, e.result)
-        except SandboxMemoryError as e:
-            return self._refusal("memory", e, e.result)
-        except SandboxProcessLimitError as e:
-            return self._refusal("processes", e, e.result)
+        except _LIMIT_ERRORS as e:
+            return self._limit_refusal(e)
         return self._ok(result)
 
     def call_sync(self, code: str, runtime: Optional[str] = None) -> Dict[str, Any]:
@@ -217,12 +227,8 @@ class SandboxTool:
                 result = run_sync(code, limits=self.limits)
             else:
                 result = run_sync(code, language=rt, limits=self.limits)
-        except SandboxTimeoutError as e:
-            return self._refusal(e.limit, e, e.result)
-        except SandboxMemoryError as e:
-            return self._refusal("memory", e, e.result)
-        except SandboxProcessLimitError as e:
-            return self._refusal("processes", e, e.result)
+        except _LIMIT_ERRORS as e:
+            return self._limit_refusal(e)
         return self._ok(result)
 
     def __repr__(self) -> str:
