@@ -35,6 +35,7 @@ enum config_section {
 	CONFIG_SEC_RUNTIME,
 	CONFIG_SEC_SESSIONS,
 	CONFIG_SEC_PROFILE,
+	CONFIG_SEC_EGRESS,
 };
 
 /* Where a value came from: 0 for a built-in default, else its line in the file. */
@@ -47,6 +48,8 @@ struct config_lines {
 	unsigned max_runs_per_uid;
 	unsigned default_profile;
 	unsigned profile_limit[CONFIG_PROFILES_MAX][PROTO_LIMIT_COUNT_]; /* 0: not set */
+	unsigned profile_network[CONFIG_PROFILES_MAX];			 /* network = */
+	unsigned profile_hosts[CONFIG_PROFILES_MAX]; /* allow_hosts = or allow_private_hosts = */
 };
 
 /* State of one read of a file: the reader and the handler share it. */
@@ -772,6 +775,179 @@ config_key_limits(struct config_parse *p, const char *name, const char *value)
 	return 0;
 }
 
+/* The profile's egress policy, made on its first egress key. */
+static struct egress_policy *
+config_profile_egress(struct config_profile *prof)
+{
+	if (prof->egress == NULL) {
+		prof->egress = calloc(1, sizeof(*prof->egress));
+		if (prof->egress == NULL)
+			return NULL;
+		prof->egress->bytes = EGRESS_BYTES_DEFAULT;
+		prof->egress->connections = EGRESS_CONNECTIONS_DEFAULT;
+	}
+	return prof->egress;
+}
+
+/*
+ * The egress keys of [profile NAME]: network = none|proxy, allow_hosts and
+ * allow_private_hosts (docs/design-egress.md, section 2), network_bytes,
+ * network_connections. Whether they fit together is checked at the end
+ * (config_egress_finish()).
+ */
+static int
+config_key_profile_egress(struct config_parse *p, const char *name, const char *value)
+{
+	struct config_profile *prof = p->prof;
+	size_t idx = (size_t)(prof - p->cfg->profiles);
+	struct egress_policy *pol;
+	char why[256];
+	uint64_t v;
+	int r;
+
+	if (!strcmp(name, "network")) {
+		if (strcmp(value, "none") && strcmp(value, "proxy"))
+			return config_fail_at(p, -EINVAL, p->line,
+					      "network = %s: expected none or proxy", value);
+		p->lines.profile_network[idx] = p->line;
+		if (!strcmp(value, "none"))
+			return 0;
+	}
+	pol = config_profile_egress(prof);
+	if (pol == NULL)
+		return config_fail_at(p, -ENOMEM, p->line, "out of memory");
+	if (!strcmp(name, "network")) {
+		prof->network_proxy = true;
+		return 0;
+	}
+	if (!strcmp(name, "allow_hosts") || !strcmp(name, "allow_private_hosts")) {
+		r = egress_list_parse(value, name[6] == 'p', pol, why, sizeof(why));
+		if (r < 0)
+			return config_fail_at(p, -EINVAL, p->line, "%s: %s", name, why);
+		if (p->lines.profile_hosts[idx] == 0)
+			p->lines.profile_hosts[idx] = p->line;
+		return 0;
+	}
+	if (!strcmp(name, "network_bytes")) {
+		r = config_parse_size(value, &v);
+		if (r < 0 || v == 0)
+			return config_bad_number(p, r < 0 ? r : -ERANGE, name, value,
+						 "a size above 0 (K, M or G suffix)");
+		pol->bytes = v;
+		return 0;
+	}
+	if (!strcmp(name, "network_connections")) {
+		r = config_parse_u64(value, &v);
+		if (r < 0 || v == 0 || v > UINT32_MAX)
+			return config_bad_number(p, r < 0 ? r : -ERANGE, name, value,
+						 "a number of 1 or more");
+		pol->connections = (uint32_t)v;
+		return 0;
+	}
+	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [profile %s]", name,
+			      prof->name);
+}
+
+/*
+ * resolver = IP[:port][, ...]: the name servers the egress proxy asks
+ * (a v6 address in brackets when it has a port). Numeric only: the
+ * resolver itself is never looked up.
+ */
+static int
+config_egress_resolvers(struct config_parse *p, const char *value)
+{
+	struct config *cfg = p->cfg;
+	const char *s = value;
+	size_t n = 0;
+
+	while (*s != '\0') {
+		struct sockaddr_storage ss;
+		const char *e;
+		char one[64];
+
+		while (*s == ',' || *s == ' ' || *s == '\t')
+			s++;
+		if (*s == '\0')
+			break;
+		for (e = s; *e != '\0' && *e != ',' && *e != ' ' && *e != '\t'; e++)
+			;
+		if ((size_t)(e - s) >= sizeof(one) || n == CONFIG_RESOLVERS_MAX)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "resolver: at most %d addresses of IP[:port]",
+					      CONFIG_RESOLVERS_MAX);
+		memcpy(one, s, (size_t)(e - s));
+		one[e - s] = '\0';
+		if (egress_resolver_parse(one, &ss) < 0)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "resolver: '%s' is not IP[:port] ([IPv6]:port)", one);
+		strcpy(cfg->egress_resolvers[n++], one);
+		s = e;
+	}
+	if (n == 0)
+		return config_fail_at(p, -EINVAL, p->line, "resolver: no address");
+	cfg->negress_resolvers = n;
+	return 0;
+}
+
+/* Handle one key of [egress]. */
+static int
+config_key_egress(struct config_parse *p, const char *name, const char *value)
+{
+	struct config *cfg = p->cfg;
+	uint32_t v;
+	int r;
+
+	if (!strcmp(name, "resolver"))
+		return config_egress_resolvers(p, value);
+	if (!strcmp(name, "port")) {
+		r = config_key_u32(p, name, value, &v);
+		if (r < 0)
+			return r;
+		if (v == 0 || v > 65535)
+			return config_fail_at(p, -EINVAL, p->line, "port = %s: 1 to 65535", value);
+		cfg->egress_port = (uint16_t)v;
+		return 0;
+	}
+	if (!strcmp(name, "connect_timeout_ms") || !strcmp(name, "idle_timeout_ms")) {
+		r = config_key_u32(p, name, value, &v);
+		if (r < 0)
+			return r;
+		if (v == 0)
+			return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
+		*(name[0] == 'c' ? &cfg->egress_connect_ms : &cfg->egress_idle_ms) = v;
+		return 0;
+	}
+	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [egress]", name);
+}
+
+/*
+ * The egress keys once every section is read: network = proxy needs
+ * allow_hosts; allow-list keys need network = proxy (a list that does
+ * nothing is a mistake the administrator should hear of).
+ */
+static int
+config_egress_finish(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	size_t i;
+
+	for (i = 0; i < cfg->nprofiles; i++) {
+		struct config_profile *prof = &cfg->profiles[i];
+
+		if (prof->network_proxy && prof->egress->nentries == 0)
+			return config_fail_at(p, -EINVAL, p->lines.profile_network[i],
+					      "[profile %s] network = proxy needs allow_hosts",
+					      prof->name);
+		if (!prof->network_proxy && prof->egress != NULL)
+			return config_fail_at(
+				p, -EINVAL,
+				p->lines.profile_hosts[i] ? p->lines.profile_hosts[i]
+							  : p->lines.profile_network[i],
+				"[profile %s] has egress keys but not network = proxy", prof->name);
+	}
+	return 0;
+}
+
 /*
  * Handle one key of [profile NAME]: a [limits] name sets the profile's value
  * (its default and its ceiling), allow_users/allow_groups who may use it.
@@ -805,6 +981,9 @@ config_key_profile(struct config_parse *p, const char *name, const char *value)
 			prof->nallow_uids = n;
 		return 0;
 	}
+	if (!strcmp(name, "network") || !strncmp(name, "allow_", 6) ||
+	    !strncmp(name, "network_", 8))
+		return config_key_profile_egress(p, name, value);
 	if (limit_from_name(name, strlen(name), &l) < 0)
 		return config_fail_at(p, -EINVAL, p->line,
 				      "unknown key '%s' in [profile %s] (a profile's limit is its "
@@ -890,6 +1069,7 @@ config_section_id(const struct config_parse *p, char *buf, size_t len)
 		[CONFIG_SEC_RUNTIME] = "runtime",
 		[CONFIG_SEC_SESSIONS] = "sessions",
 		[CONFIG_SEC_PROFILE] = "profile",
+		[CONFIG_SEC_EGRESS] = "egress",
 	};
 
 	if (p->section == CONFIG_SEC_RUNTIME && p->rt != NULL)
@@ -965,6 +1145,9 @@ config_ini_handler(void *user, const char *section, const char *name, const char
 		break;
 	case CONFIG_SEC_PROFILE:
 		r = config_key_profile(p, name, value);
+		break;
+	case CONFIG_SEC_EGRESS:
+		r = config_key_egress(p, name, value);
 		break;
 	default:
 		r = config_fail_at(p, -EINVAL, p->line, "'%s' outside of any section", name);
@@ -1099,6 +1282,8 @@ config_section_begin(struct config_parse *p, const char *line)
 		p->section = CONFIG_SEC_LIMITS;
 	} else if (!strcmp(name, "sessions")) {
 		p->section = CONFIG_SEC_SESSIONS;
+	} else if (!strcmp(name, "egress")) {
+		p->section = CONFIG_SEC_EGRESS;
 	} else if (!strncmp(name, "runtime ", 8)) {
 		const char *rt = name + 8;
 
@@ -1343,6 +1528,9 @@ config_finish(struct config_parse *p)
 	r = config_profiles_finish(p);
 	if (r < 0)
 		return r;
+	r = config_egress_finish(p);
+	if (r < 0)
+		return r;
 	if ((uint64_t)cfg->uid_base + cfg->uid_count > UINT32_MAX)
 		return config_fail_at(p, -EINVAL,
 				      config_line_max(p->lines.uid_base, p->lines.uid_count),
@@ -1416,6 +1604,9 @@ config_defaults(struct config *cfg)
 	cfg->session_lifetime_ms_max = 86400000;
 	cfg->session_orphan_grace_ms = 60000;
 	cfg->session_file_max = 64ULL << 20;
+	cfg->egress_port = EGRESS_DEFAULT_PORT;
+	cfg->egress_connect_ms = 10000;
+	cfg->egress_idle_ms = 120000;
 	cfg->allow_all = false;
 	cfg->uid_base = 600000;
 	cfg->uid_count = 2048;
@@ -1601,6 +1792,8 @@ config_free(struct config *cfg)
 	free(cfg->hostname);
 	for (i = 0; i < CONFIG_RUNTIMES_MAX; i++)
 		config_runtime_clear(&cfg->runtimes[i]);
+	for (i = 0; i < CONFIG_PROFILES_MAX; i++)
+		free(cfg->profiles[i].egress);
 	memset(cfg, 0, sizeof(*cfg));
 }
 

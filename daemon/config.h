@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "egress_rules.h"
 #include "proto.h"
 
 #define CONFIG_DEFAULT_PATH "/etc/airlock/airlockd.conf"
@@ -16,6 +17,7 @@
 #define CONFIG_RUNTIMES_MAX 16
 #define CONFIG_RUNTIME_ARGV_MAX 16
 #define CONFIG_PROFILES_MAX PROTO_PROFILES_MAX
+#define CONFIG_RESOLVERS_MAX 3 /* [egress] resolver = entries */
 /* The profile a request gets when [access] names no default_profile: the
  * [limits] defaults, a request may ask up to the [limits] ceilings. */
 #define CONFIG_PROFILE_IMPLICIT "default"
@@ -48,6 +50,12 @@ struct config_profile {
 	size_t nallow_uids;
 	gid_t allow_gids[CONFIG_LIST_MAX]; /* allow_groups = name[, name...] */
 	size_t nallow_gids;
+	/* network = none (default) | proxy: egress through the daemon's proxy
+	 * to allow_hosts only (docs/design-egress.md); egress is NULL unless
+	 * proxy, owned (allow_hosts, allow_private_hosts, network_bytes,
+	 * network_connections). */
+	bool network_proxy;
+	struct egress_policy *egress;
 };
 
 struct config {
@@ -101,6 +109,14 @@ struct config {
 	uint32_t session_lifetime_ms_max; /* lifetime_ms_max = (default 86400000) */
 	uint32_t session_orphan_grace_ms; /* orphan_grace_ms = (default 60000) */
 	uint64_t session_file_max;	  /* file_max_bytes = read/write size (default 64M) */
+
+	/* [egress]: the proxy of network = proxy profiles */
+	char egress_resolvers[CONFIG_RESOLVERS_MAX][64]; /* resolver = IP[:port], ...
+							  * (default: /etc/resolv.conf) */
+	size_t negress_resolvers;
+	uint16_t egress_port;	    /* port = (default 3128): inside each run's namespace */
+	uint32_t egress_connect_ms; /* connect_timeout_ms = (default 10000) */
+	uint32_t egress_idle_ms;    /* idle_timeout_ms = (default 120000) */
 
 	/* [limits]: defaults and ceilings, e.g. wall_ms = 10000, wall_ms_max = 60000 */
 	struct proto_limits defaults;

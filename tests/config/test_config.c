@@ -417,7 +417,39 @@ static const struct bad_case bad_cases[] = {
 	{"[profile Big]\n", 1, "bad profile name 'Big'"},
 	{"[profile default]\nwall_ms = 1000\n", 1, "implicit profile"},
 	{"[profile big]\nwall_ms_max = 1000\n", 2, "unknown key 'wall_ms_max' in [profile big]"},
-	{"[profile big]\nnetwork = none\n", 2, "unknown key 'network' in [profile big]"},
+	{"[profile big]\nnetwork = open\n", 2, "network = open: expected none or proxy"},
+	{"[profile big]\nnetwork_speed = 1\n", 2, "unknown key 'network_speed' in [profile big]"},
+	/* egress (docs/design-egress.md) */
+	{"[profile big]\nnetwork = proxy\n", 2, "[profile big] network = proxy needs allow_hosts"},
+	{"[profile big]\n\nallow_hosts = a.test:80\n", 3,
+	 "[profile big] has egress keys but not network = proxy"},
+	{"[profile big]\nnetwork = none\nnetwork_bytes = 1M\n", 2,
+	 "[profile big] has egress keys but not network = proxy"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = a.test\n", 3, "'a.test': no port"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = a.test:0\n", 3, "bad port"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = a.test:65536\n", 3, "bad port"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = 443, a.test:80\n", 3,
+	 "port 443 before any host"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = a.test:80,80\n", 3, "port 80 twice"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = a_b.test:80\n", 3, "not a host name"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = -a.test:80\n", 3, "not a host name"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = a.test.:80\n", 3, "not a host name"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = *.test:80\n", 3, "a wildcard is"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = a.*.test:80\n", 3, "not a host name"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = 2130706433:80\n", 3,
+	 "write an IPv4 address as 127.0.0.1"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = [::1:80\n", 3, "no port"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = [zz::1]:80\n", 3, "not a host name"},
+	{"[profile big]\nnetwork = proxy\nallow_hosts = ,\n", 3, "allow_hosts: no entry"},
+	{"[profile big]\nnetwork = proxy\nnetwork_bytes = 0\n", 3, "network_bytes = 0"},
+	{"[profile big]\nnetwork = proxy\nnetwork_connections = x\n", 3,
+	 "network_connections = x: expected"},
+	{"[egress]\nresolver = dns.test\n", 2, "resolver: 'dns.test' is not IP[:port]"},
+	{"[egress]\nresolver = 1.2.3.4:0\n", 2, "resolver: '1.2.3.4:0' is not IP[:port]"},
+	{"[egress]\nresolver = 1.1.1.1 2.2.2.2 3.3.3.3 4.4.4.4\n", 2, "at most 3"},
+	{"[egress]\nport = 70000\n", 2, "port = 70000: 1 to 65535"},
+	{"[egress]\nidle_timeout_ms = 0\n", 2, "idle_timeout_ms"},
+	{"[egress]\nuser = x\n", 2, "unknown key 'user' in [egress]"},
 	{"[profile big]\nwall_ms = 0\n", 2, "wall_ms must not be 0"},
 	{"[profile big]\nmemory_bytes = lots\n", 2, "expected a size"},
 	{"[profile big]\nwall_ms = 1000\n[profile big]\n", 3, "duplicate section [profile big]"},
@@ -665,6 +697,56 @@ test_profiles(void **state)
 	assert_false(config_profile_allowed(NULL, 0, NULL, 0));
 }
 
+/* network = proxy: the allow-list as parsed, its limits, [egress]; the default has none. */
+static void
+test_profile_egress(void **state)
+{
+	struct fixture *f = *state;
+	const struct config_profile *p;
+	const struct egress_policy *pol;
+	char buf[300];
+
+	assert_int_equal(
+		load_text(f, "[egress]\nresolver = 198.51.100.53, [2001:db8::1]:5353\nport = 8080\n"
+			     "[profile pip]\nnetwork = proxy\n"
+			     "allow_hosts = pypi.org:443, *.Example.COM:80,443 198.51.100.1:8443\n"
+			     "allow_private_hosts = [fd00::1]:443\n"
+			     "network_bytes = 2M\nnetwork_connections = 9\n"
+			     "[profile off]\nnetwork = none\n"),
+		0);
+	assert_int_equal(f->cfg.negress_resolvers, 2);
+	assert_string_equal(f->cfg.egress_resolvers[1], "[2001:db8::1]:5353");
+	assert_int_equal(f->cfg.egress_port, 8080);
+	p = config_profile_find(&f->cfg, "pip");
+	assert_non_null(p);
+	assert_true(p->network_proxy);
+	pol = p->egress;
+	assert_non_null(pol);
+	assert_int_equal(pol->nentries, 4);
+	assert_int_equal(pol->bytes, 2ULL << 20);
+	assert_int_equal(pol->connections, 9);
+	egress_entry_format(&pol->entries[1], buf, sizeof(buf));
+	assert_string_equal(buf, "*.example.com:80,443");
+	assert_int_equal(pol->entries[2].kind, EGRESS_ADDR4);
+	assert_false(pol->entries[2].allow_private);
+	assert_int_equal(pol->entries[3].kind, EGRESS_ADDR6);
+	assert_true(pol->entries[3].allow_private);
+	p = config_profile_find(&f->cfg, "off");
+	assert_false(p->network_proxy);
+	assert_null(p->egress);
+	assert_false(config_profile_default(&f->cfg)->network_proxy);
+	config_free(&f->cfg);
+
+	/* Defaults: no resolver named (/etc/resolv.conf), port 3128, the limits' defaults. */
+	assert_int_equal(load_text(f, "[profile w]\nnetwork = proxy\nallow_hosts = a.test:80\n"),
+			 0);
+	assert_int_equal(f->cfg.negress_resolvers, 0);
+	assert_int_equal(f->cfg.egress_port, 3128);
+	pol = config_profile_find(&f->cfg, "w")->egress;
+	assert_int_equal(pol->bytes, EGRESS_BYTES_DEFAULT);
+	assert_int_equal(pol->connections, EGRESS_CONNECTIONS_DEFAULT);
+}
+
 /* Many profiles: the 32nd from the file is refused (one slot is the implicit one's). */
 static void
 test_too_many_profiles(void **state)
@@ -779,6 +861,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_limits_resolve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_allowed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profiles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profile_egress, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_many_profiles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_buffer, setup, teardown),

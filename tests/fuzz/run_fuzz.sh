@@ -27,17 +27,25 @@ build() { # name sources...
 	$cc $flags -fsanitize=fuzzer -o "$work/$name" "$@" $common $libs
 }
 build fuzz_proto "$src/tests/proto/fuzz_proto.c"
-build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c" "$src/daemon/cgroup.c"
+build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c" "$src/daemon/cgroup.c" \
+	"$src/daemon/egress_rules.c"
 build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/plan.c"
+build fuzz_egress "$src/tests/fuzz/fuzz_egress.c" "$src/daemon/egress_rules.c"
 # shellcheck disable=SC2086
 $cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/plan.c" $common $libs
 rm -rf "$work/seeds"
 "$work/gen_seeds" "$work/seeds"
+# The egress head parser's seeds: the heads curl and urllib send.
+mkdir -p "$work/seeds/egress"
+printf 'CONNECT data.test:443 HTTP/1.1\r\nHost: data.test:443\r\nUser-Agent: curl/8\r\n\r\n' \
+	>"$work/seeds/egress/connect"
+printf 'GET http://data.test/x?y HTTP/1.1\r\nHost: data.test\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\nbody' \
+	>"$work/seeds/egress/get"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
-for h in proto config plan; do
+for h in proto config plan egress; do
 	corpus="$work/corpus-$h"
 	mkdir -p "$corpus"
 	# Regressions first: each committed input runs once and must pass.
