@@ -9,6 +9,7 @@
 #include <string.h>
 #include <systemd/sd-journal.h>
 
+#include "egress.h"
 #include "frontend.h"
 #include "log.h"
 
@@ -34,11 +35,57 @@ audit_limits(const struct proto_limits *asked, char *buf, size_t len)
 		snprintf(buf, len, "defaults");
 }
 
+/*
+ * The proxy's figures of a network = proxy run: " net_up=... net_down=...
+ * net_conns=... net_refused=... net_contacted="a:443,..." net_refusals=
+ * "b:443/not_listed,..."" ("" for a run without). Destinations are the
+ * code's choice: escaped like the error text.
+ */
+static void
+audit_net(const struct egress_stats *net, char *buf, size_t len)
+{
+	char list[2048], q[4 * 2048];
+	size_t off = 0, i;
+	int n;
+
+	buf[0] = '\0';
+	if (net == NULL)
+		return;
+	list[0] = '\0';
+	for (i = 0; i < net->ncontacted; i++) {
+		n = snprintf(list + off, sizeof(list) - off, "%s%s", i ? "," : "",
+			     net->contacted[i]);
+		if (n < 0 || (size_t)n >= sizeof(list) - off)
+			break;
+		off += (size_t)n;
+	}
+	log_escape(q, sizeof(q), list, "\"\\");
+	n = snprintf(buf, len,
+		     " net_up=%" PRIu64 " net_down=%" PRIu64 " net_conns=%" PRIu32
+		     " net_refused=%" PRIu32 " net_contacted=\"%s\"",
+		     net->bytes_up, net->bytes_down, net->connections, net->refused, q);
+	if (n < 0 || (size_t)n >= len)
+		return;
+	off = 0;
+	list[0] = '\0';
+	for (i = 0; i < net->nrefusals; i++) {
+		int m = snprintf(list + off, sizeof(list) - off, "%s%s/%s", i ? "," : "",
+				 net->refusals[i].host, net->refusals[i].reason);
+
+		if (m < 0 || (size_t)m >= sizeof(list) - off)
+			break;
+		off += (size_t)m;
+	}
+	log_escape(q, sizeof(q), list, "\"\\");
+	snprintf(buf + n, len - (size_t)n, " net_refusals=\"%s\"", q);
+}
+
 void
 audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *runtime,
-	  const struct proto_limits *asked, const struct proto_result *res, const char *err)
+	  const struct proto_limits *asked, const struct proto_result *res,
+	  const struct egress_stats *net, const char *err)
 {
-	char limits[512], line[4096], qerr[4 * 512], qrt[4 * 64];
+	char limits[512], line[4096 + 8192], qerr[4 * 512], qrt[4 * 64], qnet[8192];
 	uint64_t abytes = 0;
 	size_t i;
 
@@ -52,17 +99,18 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 	log_escape(qerr, sizeof(qerr), err != NULL ? err : "", "\"\\");
 	log_escape(qrt, sizeof(qrt), runtime, "\"\\= ");
 	audit_limits(asked, limits, sizeof(limits));
+	audit_net(net, qnet, sizeof(qnet));
 	for (i = 0; i < res->nartifacts; i++)
 		abytes += res->artifacts[i].data.len;
 	snprintf(line, sizeof(line),
 		 "audit run=%" PRIu32 " uid=%u pid=%d runtime=%s limits=%s outcome=%s"
 		 " exit_code=%d signal=%d wall_ms=%" PRIu64 " cpu_ms=%" PRIu64 " queued_ms=%" PRIu64
 		 " memory_peak_bytes=%" PRIu64 " stdout_bytes=%" PRIu64 " stderr_bytes=%" PRIu64
-		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s",
+		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s%s",
 		 run_id, (unsigned)uid, (int)pid, qrt, limits, proto_outcome_name(res->outcome),
 		 res->exit_code, res->signal, res->wall_ms, res->cpu_ms, res->queued_ms,
 		 res->memory_peak_bytes, res->out[0].total, res->out[1].total, res->nartifacts,
-		 abytes, qerr[0] ? " error=\"" : "", qerr, qerr[0] ? "\"" : "");
+		 abytes, qnet, qerr[0] ? " error=\"" : "", qerr, qerr[0] ? "\"" : "");
 	if (!d->journal) {
 		log_info("%s", line);
 		return;
@@ -76,5 +124,5 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 			"AIRLOCK_CPU_MS=%" PRIu64, res->cpu_ms, "AIRLOCK_QUEUED_MS=%" PRIu64,
 			res->queued_ms, "AIRLOCK_STDOUT_BYTES=%" PRIu64, res->out[0].total,
 			"AIRLOCK_STDERR_BYTES=%" PRIu64, res->out[1].total,
-			"AIRLOCK_ARTIFACT_BYTES=%" PRIu64, abytes, NULL);
+			"AIRLOCK_ARTIFACT_BYTES=%" PRIu64, abytes, "AIRLOCK_NET=%s", qnet, NULL);
 }

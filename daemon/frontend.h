@@ -46,6 +46,8 @@ struct prep {
 };
 TAILQ_HEAD(prep_list, prep);
 
+struct egress_stats;
+
 struct daemon {
 	struct event_base *base;
 	struct config *cfg;
@@ -77,6 +79,7 @@ struct daemon {
 	bool journal;			   /* audit lines go to the journal (under systemd) */
 	bool stopping;
 	struct event *grace_ev, *hard_stop_ev;
+	struct egress *egress;	 /* the proxy of network = proxy runs, made at the first */
 	const char *config_path; /* for reload */
 	bool config_given;
 };
@@ -175,6 +178,7 @@ void run_cancel_session(struct daemon *d, struct session *s);
 
 /* ---- audit.c: one structured line per finished run ---- */
 void audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *runtime,
-	       const struct proto_limits *asked, const struct proto_result *res, const char *err);
+	       const struct proto_limits *asked, const struct proto_result *res,
+	       const struct egress_stats *net, const char *err);
 
 #endif

@@ -118,6 +118,7 @@ plan_build(const struct plan_input *in, int *ret_fd)
 	}
 	memcpy(hdr.limits, in->limits->v, sizeof(hdr.limits));
 	hdr.flags = in->flags;
+	hdr.egress_port = (in->flags & PLAN_F_EGRESS) ? in->egress_port : 0;
 	memcpy(b.p, &hdr, sizeof(hdr));
 	if (in->nfiles > 0)
 		memcpy(b.p + sizeof(hdr), pf, in->nfiles * sizeof(struct plan_file));
@@ -177,6 +178,38 @@ plan_env_build(struct plan_env *ret, const struct proto_env *env, size_t nenv)
 			ret->envc++;
 	}
 	ret->envp[ret->envc] = NULL;
+	return 0;
+}
+
+int
+plan_env_proxy(struct plan_env *env, uint16_t port)
+{
+	static const char *const names[PLAN_PROXY_ENV_MAX] = {
+		"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
+		"http_proxy", "https_proxy", "all_proxy", "no_proxy",
+	};
+	size_t i, j;
+
+	for (i = 0; i < PLAN_PROXY_ENV_MAX; i++) {
+		size_t kl = strlen(names[i]);
+		char *kv;
+		int n;
+
+		for (j = 0; j < env->envc; j++)
+			if (strncmp(env->envp[j], names[i], kl) == 0 && env->envp[j][kl] == '=')
+				break;
+		if (j < env->envc)
+			continue; /* the request's */
+		if (i % 4 == 3)
+			n = asprintf(&kv, "%s=localhost,127.0.0.1,::1", names[i]);
+		else
+			n = asprintf(&kv, "%s=http://127.0.0.1:%u", names[i], port);
+		if (n < 0)
+			return -ENOMEM;
+		env->owned[env->nowned++] = kv;
+		env->envp[env->envc++] = kv;
+	}
+	env->envp[env->envc] = NULL;
 	return 0;
 }
 
@@ -263,6 +296,9 @@ plan_parse_view(const void *base, uint64_t size, struct plan_view *ret)
 	ret->hdr = h;
 	if (plan_strings(b, size, h->argv_off, h->argc, ret->argv, PLAN_ARGV_MAX) < 0 ||
 	    plan_strings(b, size, h->env_off, h->envc, ret->envp, PLAN_ENV_MAX) < 0)
+		return -EINVAL;
+	if (((h->flags & PLAN_F_EGRESS) != 0) != (h->egress_port != 0) || h->egress_port > 65535 ||
+	    h->reserved != 0)
 		return -EINVAL;
 	ret->code_name = plan_str_at(b, size, h->code_name_off);
 	ret->hostname = plan_str_at(b, size, h->hostname_off);

@@ -18,12 +18,16 @@
 
 #define PLAN_MAGIC 0x414c504cU /* "ALPL" */
 #define PLAN_ARGV_MAX (PROTO_ARGV_MAX + 24)
-#define PLAN_ENV_MAX (PROTO_ENV_MAX + 16) /* the base environment, then the request's */
+#define PLAN_PROXY_ENV_MAX 8 /* plan_env_proxy()'s variables */
+/* The base environment, the request's, the proxy's. */
+#define PLAN_ENV_MAX (PROTO_ENV_MAX + 16 + PLAN_PROXY_ENV_MAX)
 #define PLAN_FILES_MAX PROTO_FILES_MAX
 #define PLAN_SIZE_MAX (1ULL << 30)
 
 /* plan_hdr.flags */
 #define PLAN_F_SESSION 0x1u /* the workspace is a session's: artifacts are what changed */
+/* network = proxy: listen at 127.0.0.1:egress_port (sandbox_egress.c) */
+#define PLAN_F_EGRESS 0x80u
 
 /* Paths inside the sandbox. */
 #define PLAN_WORKSPACE "/workspace"
@@ -48,6 +52,8 @@ struct plan_hdr {
 	uint32_t has_stdin;
 	uint32_t flags; /* PLAN_F_* */
 	uint64_t limits[PROTO_LIMIT_COUNT_];
+	uint32_t egress_port; /* PLAN_F_EGRESS: 1 to 65535, else 0 */
+	uint32_t reserved;
 };
 
 struct plan_file {
@@ -91,6 +97,7 @@ struct plan_input {
 	const char *hostname;
 	const struct proto_limits *limits;
 	uint32_t flags;
+	uint16_t egress_port; /* with PLAN_F_EGRESS */
 };
 
 /*
@@ -101,11 +108,19 @@ struct plan_input {
 struct plan_env {
 	const char *envp[PLAN_ENV_MAX + 1]; /* NULL-terminated */
 	size_t envc;
-	char *owned[PROTO_ENV_MAX];
+	char *owned[PROTO_ENV_MAX + PLAN_PROXY_ENV_MAX];
 	size_t nowned;
 };
 
 int plan_env_build(struct plan_env *ret, const struct proto_env *env, size_t nenv);
+
+/*
+ * Add the proxy variables of a network = proxy run (HTTP_PROXY, HTTPS_PROXY,
+ * ALL_PROXY = http://127.0.0.1:port, NO_PROXY = localhost,127.0.0.1,::1, and
+ * each in lower case) to an environment built by plan_env_build(): a name
+ * the request set keeps the request's value. Returns 0 or -ENOMEM.
+ */
+int plan_env_proxy(struct plan_env *env, uint16_t port);
 void plan_env_free(struct plan_env *env);
 
 /* Pack in into a new sealed memfd. Returns 0 or -errno. */

@@ -76,8 +76,8 @@ run_resolve_exec(const char *name, char *buf, size_t len)
  */
 static int
 run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
-	      const struct proto_limits *lim, int *ret_fd, enum proto_error *ret_code, char *why,
-	      size_t whylen)
+	      const struct config_profile *prof, const struct proto_limits *lim, int *ret_fd,
+	      enum proto_error *ret_code, char *why, size_t whylen)
 {
 	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
 	const char *argv[PLAN_ARGV_MAX + 1];
@@ -131,6 +131,9 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 		goto out;
 	}
 
+	if (prof->network_proxy && plan_env_proxy(&env, d->cfg->egress_port) < 0)
+		fatalx("out of memory");
+
 	r = -EINVAL; /* every refusal below is the request's fault */
 	for (i = 0; i < req->nfiles; i++) {
 		if (rules_workspace_name_check(req->files[i].name) < 0) {
@@ -177,6 +180,10 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 	/* A session run's files are written by the session's keeper instead. */
 	in.nfiles = session ? 0 : req->nfiles;
 	in.flags = session ? PLAN_F_SESSION : 0;
+	if (prof->network_proxy) {
+		in.flags |= PLAN_F_EGRESS;
+		in.egress_port = d->cfg->egress_port;
+	}
 	in.hostname = d->cfg->hostname;
 	in.limits = lim;
 	r = plan_build(&in, ret_fd);
@@ -645,6 +652,7 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 {
 	struct proto_limits lim, asked;
 	const char *profile = req->profile;
+	const struct config_profile *prof;
 	struct session *s = NULL;
 	enum proto_error code;
 	char why[512];
@@ -686,11 +694,11 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	} else {
 		asked = req->limits;
 	}
-	if (client_resolve_limits(c, req_id, profile, &asked, &lim, NULL) < 0)
+	if (client_resolve_limits(c, req_id, profile, &asked, &lim, &prof) < 0)
 		return;
 	if (run_over_budget(d, c, req_id, req))
 		return;
-	rc = run_make_plan(d, req, s != NULL, &lim, &plan_fd, &code, why, sizeof(why));
+	rc = run_make_plan(d, req, s != NULL, prof, &lim, &plan_fd, &code, why, sizeof(why));
 	if (rc < 0 || plan_fd < 0) {
 		client_send_error(c, req_id, code, "%s", why);
 		return;
@@ -744,6 +752,13 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 				  d->nrunning, d->queue.n,
 				  runqueue_count_uid(&d->queue, client_uid(c)));
 		return;
+	}
+	if (prof->network_proxy) {
+		/* Copied: a reload may free the profile while the run lives. */
+		r->egress_pol = malloc(sizeof(*r->egress_pol));
+		if (r->egress_pol == NULL)
+			fatalx("out of memory");
+		*r->egress_pol = *prof->egress;
 	}
 	r->run_id = ++d->next_run_id;
 	if (r->run_id == 0)

@@ -21,6 +21,8 @@
 #include "spawn_msg.h"
 
 struct event;
+struct egress_policy;
+struct egress_run;
 
 /* One output pipe of a run (run_io.c). */
 struct run_out {
@@ -73,6 +75,8 @@ struct run {
 	uint64_t arts_omitted, arts_omitted_bytes; /* candidates left out, their sizes */
 	int stat_fd[2];				   /* the run's cgroup peak and oom files, or -1 */
 	uint32_t prep_key;			   /* its sandbox's spawn key (spawnref.h), or 0 */
+	struct egress_policy *egress_pol; /* network = proxy: its profile's, copied; else NULL */
+	struct egress_run *egress;	  /* served by the proxy since SUP_EGRESS, or NULL */
 };
 
 /* ---- run.c ---- */

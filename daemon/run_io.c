@@ -18,6 +18,7 @@
 
 #include "budget.h"
 #include "cgroup.h"
+#include "egress.h"
 #include "fdpass.h"
 #include "log.h"
 #include "memfd.h"
@@ -228,6 +229,35 @@ run_io_artifact_name_cmp(const void *a, const void *b)
 		      ((const struct run_artifact *)b)->name);
 }
 
+/*
+ * The supervisor's listener of a network = proxy run: served by the proxy
+ * from now. A sandbox that sends one for a run without network = proxy, or
+ * twice, is not what it should be: the run ends.
+ */
+static void
+run_io_egress_open(struct run *r, int fd)
+{
+	int rc;
+
+	if (r->egress_pol == NULL || r->egress != NULL) {
+		log_warnx("run %" PRIu32 ": unexpected egress listener from the sandbox",
+			  r->run_id);
+		close(fd);
+		run_io_close_lifeline(r);
+		return;
+	}
+	if (r->d->egress == NULL) {
+		rc = egress_new(r->d->base, r->d->cfg, &r->d->egress);
+		if (rc < 0)
+			fatalx("cannot start the egress proxy: %s", strerror(-rc));
+	}
+	rc = egress_run_open(r->d->egress, r->run_id, r->egress_pol, fd, &r->egress);
+	if (rc < 0) {
+		log_warnx("run %" PRIu32 ": cannot serve its egress: %s", r->run_id, strerror(-rc));
+		run_io_close_lifeline(r);
+	}
+}
+
 /* Read what the supervisor sent, at most budget messages; close the
  * lifeline at its end. Returns true when it stopped on EAGAIN. */
 bool
@@ -253,6 +283,10 @@ run_io_lifeline_read(struct run *r, int budget)
 		}
 		if (m.type == SUP_ARTIFACT && nfds == 1 && !r->f.sup_exit) {
 			run_io_add_artifact(r, &m, fds[0]);
+			continue;
+		}
+		if (m.type == SUP_EGRESS && nfds == 1 && !r->f.sup_exit) {
+			run_io_egress_open(r, fds[0]);
 			continue;
 		}
 		fdpass_close_all(fds, nfds);
@@ -359,6 +393,7 @@ run_io_answer(struct run *r)
 {
 	struct proto_result res;
 	struct proto_artifact *arts = NULL;
+	struct egress_stats *net = NULL;
 	struct proto_out out;
 	char err[512] = "";
 	size_t i, k;
@@ -417,7 +452,15 @@ run_io_answer(struct run *r)
 		res.queued_ms = run_io_ms_between(&r->t_request, &r->t_start);
 	else
 		res.queued_ms = run_io_ms_since(&r->t_request);
-	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, err);
+	/* The code is gone (or its answer is being given): its connections close now. */
+	if (r->egress != NULL) {
+		net = malloc(sizeof(*net));
+		if (net == NULL)
+			fatalx("out of memory");
+		egress_run_close(r->egress, net);
+		r->egress = NULL;
+	}
+	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, net, err);
 	/* A client that did not name process_limit in its hello would refuse
 	 * it: it gets what the code's status says (the supervisor's SIGKILL). */
 	if (r->c != NULL)
@@ -434,6 +477,7 @@ run_io_answer(struct run *r)
 	for (i = 0; i < res.nartifacts; i++)
 		close(arts[i].data.fd);
 	free(arts);
+	free(net);
 	for (i = 0; i < r->narts; i++)
 		if (r->arts[i].fd >= 0) {
 			close(r->arts[i].fd);
@@ -523,4 +567,8 @@ run_io_free(struct run *r)
 		if (r->arts[i].fd >= 0)
 			close(r->arts[i].fd);
 	free(r->arts);
+	egress_run_close(r->egress, NULL);
+	r->egress = NULL;
+	free(r->egress_pol);
+	r->egress_pol = NULL;
 }

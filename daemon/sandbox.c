@@ -37,6 +37,7 @@
 #include "closefds.h"
 #include "fdpass.h"
 #include "landlock.h"
+#include "sandbox_egress.h"
 #include "spawn_msg.h"
 
 #define SB_WALK_DEPTH 16
@@ -820,6 +821,8 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	/* Phase two. */
 	sandbox_fs_run(&pv, r.ctx.workspace_fd);
 	SB_CHECK(sethostname(pv.hostname, strlen(pv.hostname)), SANDBOX_STEP_HOSTNAME);
+	if (pv.hdr->flags & PLAN_F_EGRESS)
+		sandbox_egress_listen(sb_lifeline, (uint16_t)pv.hdr->egress_port);
 	ninputs = sb_record_inputs(&pv, inputs);
 	/* A session's workspace holds earlier runs' files: only what this run
 	 * creates or changes is its artifact. */

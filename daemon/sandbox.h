@@ -55,6 +55,7 @@ enum sandbox_step {
 	SANDBOX_STEP_SECCOMP,
 	SANDBOX_STEP_EXEC,
 	SANDBOX_STEP_LANDLOCK,
+	SANDBOX_STEP_EGRESS, /* the proxy's listener of a network = proxy run */
 	SANDBOX_STEP_COUNT_
 };
 

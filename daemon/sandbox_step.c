@@ -44,6 +44,7 @@ static const char *const sandbox_step_names[SANDBOX_STEP_COUNT_] = {
 	[SANDBOX_STEP_SECCOMP] = "seccomp",
 	[SANDBOX_STEP_EXEC] = "exec",
 	[SANDBOX_STEP_LANDLOCK] = "landlock",
+	[SANDBOX_STEP_EGRESS] = "egress",
 };
 
 /* The name of a step; "unknown" for a value no step has. */

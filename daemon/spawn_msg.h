@@ -100,6 +100,9 @@ enum sup_msg_type {
 	SUP_SETUP_FAILED = 1, /* set-up or exec failed: step and -errno */
 	SUP_ARTIFACT = 2,     /* one candidate artifact, its fd attached */
 	SUP_EXIT = 3,	      /* the code finished; always the last message */
+	/* network = proxy: the listening socket at 127.0.0.1:port in the run's
+	 * network namespace, attached; before the code starts (sandbox_egress.c) */
+	SUP_EGRESS = 8,
 };
 
 enum sup_reason {

@@ -970,6 +970,51 @@ test_env_request(void **state)
 	unsetenv("AIRLOCK_LEAK");
 }
 
+/* network = proxy: the proxy variables, each once; a name the request set keeps its value. */
+static void
+test_env_proxy(void **state)
+{
+	static const struct proto_env req[] = {{"no_proxy", "mine"}, {"HTTP_PROXY", "x"}};
+	struct plan_env env;
+
+	(void)state;
+	assert_int_equal(plan_env_build(&env, req, 2), 0);
+	assert_int_equal(plan_env_proxy(&env, 8080), 0);
+	assert_int_equal(env.envc, 12 + 2 + 6);
+	assert_null(env.envp[env.envc]);
+	assert_env(&env, "HTTP_PROXY", "x");
+	assert_env(&env, "no_proxy", "mine");
+	assert_env(&env, "http_proxy", "http://127.0.0.1:8080");
+	assert_env(&env, "HTTPS_PROXY", "http://127.0.0.1:8080");
+	assert_env(&env, "https_proxy", "http://127.0.0.1:8080");
+	assert_env(&env, "ALL_PROXY", "http://127.0.0.1:8080");
+	assert_env(&env, "all_proxy", "http://127.0.0.1:8080");
+	assert_env(&env, "NO_PROXY", "localhost,127.0.0.1,::1");
+	plan_env_free(&env);
+}
+
+/* PLAN_F_EGRESS and egress_port go together, the port within 16 bits, reserved 0. */
+static void
+test_parse_egress(void **state)
+{
+	struct fixture *f = *state;
+
+	ghdr(f)->flags |= PLAN_F_EGRESS;
+	assert_int_equal(gparse(f), -EINVAL);
+	ghdr(f)->egress_port = 3128;
+	assert_int_equal(gparse(f), 0);
+	ghdr(f)->egress_port = 65536;
+	assert_int_equal(gparse(f), -EINVAL);
+	ghdr(f)->flags &= ~PLAN_F_EGRESS;
+	ghdr(f)->egress_port = 3128;
+	assert_int_equal(gparse(f), -EINVAL);
+	ghdr(f)->egress_port = 0;
+	ghdr(f)->reserved = 1;
+	assert_int_equal(gparse(f), -EINVAL);
+	ghdr(f)->reserved = 0;
+	assert_int_equal(gparse(f), 0);
+}
+
 /* A request may override HOME too, still only once. */
 static void
 test_env_request_overrides_home(void **state)
@@ -1037,6 +1082,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_parse_reference_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_too_small, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_bad_header_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_egress, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_file_table_cut_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_counts_over_max_with_strings, setup,
 						teardown),
@@ -1049,6 +1095,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_parse_mutations, setup, teardown),
 		cmocka_unit_test(test_env_base),
 		cmocka_unit_test(test_env_request),
+		cmocka_unit_test(test_env_proxy),
 		cmocka_unit_test(test_env_request_overrides_home),
 		cmocka_unit_test(test_env_bad_keys),
 		cmocka_unit_test(test_env_free_null),

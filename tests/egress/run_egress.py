@@ -1,0 +1,471 @@
+#!/usr/bin/env python3
+"""Network egress through the daemon's proxy (issue 20, docs/design-egress.md).
+
+The runner moves itself into a network namespace of its own (unshare -n) in
+which lo is the only interface: the "outside" is 198.51.100.1 (TEST-NET-2)
+and 169.254.169.254 on lo, with an HTTP server, a banner server, a
+"metadata" server, a "host service" on 127.0.0.1:8080 and a DNS server that
+the proxy is pointed at ([egress] resolver). Nothing here can reach an
+address outside this machine (asserted: no interface but lo, no default
+route). airlockd runs in that namespace; its runs have namespaces of their
+own, as always.
+
+Checked: an allowed download works with curl (HTTP and CONNECT) and with
+Python's urllib through the proxy variables; raw sockets, a direct
+connection, other ports, IP literals, lookups from inside, a listed name
+that resolves to 127.0.0.1, 169.254.169.254 or ::ffff:127.0.0.1, CONNECT
+to an unlisted host (which is never looked up), a connection flood and a
+byte flood are refused and reported, in the code's view, in the result and
+in the audit line, while the daemon keeps serving; a profile without
+network = proxy has no network at all.
+
+Exit 77 (skipped) when the runner cannot make a network namespace.
+"""
+import argparse
+import http.server
+import json
+import os
+import re
+import shutil
+import socket
+import socketserver
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from airlock_testlib import Daemon  # noqa: E402
+
+OUT4 = "198.51.100.1"
+META4 = "169.254.169.254"
+DATA = b"hello from data.test\n"
+BIG = 1 << 20
+NETNS_MARK = "AIRLOCK_EGRESS_NETNS"
+
+# The resolver's table: what the "outside" names resolve to.
+DNS_TABLE = {
+    "data.test": ("A", OUT4),
+    "local.test": ("A", "127.0.0.1"),
+    "meta.test": ("A", META4),
+    "mapped.test": ("AAAA", "::ffff:127.0.0.1"),
+    "x.secret.test": ("A", OUT4),
+}
+
+CONFIG = """
+[daemon]
+prepared_sandboxes = 0
+[egress]
+resolver = %s
+connect_timeout_ms = 3000
+[profile net]
+network = proxy
+allow_hosts = data.test:80,8443, *.wild.test:80, local.test:8080, meta.test:80, mapped.test:8080
+[profile flood]
+network = proxy
+allow_hosts = data.test:8443
+network_connections = 40
+[profile small]
+network = proxy
+allow_hosts = data.test:80
+network_bytes = 100K
+""" % OUT4
+
+hits = {"http": [], "meta": [], "host": [], "dns": []}
+lock = threading.Lock()
+
+
+def note(kind, what):
+    with lock:
+        hits[kind].append(what)
+
+
+def make_http(kind, addr, port):
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            note(kind, self.path)
+            body = DATA if self.path != "/big" else b"x" * BIG
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer((addr, port), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+class Banner(socketserver.BaseRequestHandler):
+    """A TCP service on 198.51.100.1:8443: a banner, then an echo (CONNECT carries any bytes)."""
+
+    def handle(self):
+        self.request.sendall(b"BANNER\n")
+        try:
+            while True:
+                d = self.request.recv(4096)
+                if not d:
+                    return
+                self.request.sendall(d)
+        except OSError:
+            return
+
+
+def dns_server():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((OUT4, 53))
+
+    def loop():
+        while True:
+            q, peer = s.recvfrom(512)
+            try:
+                tid = struct.unpack("!H", q[:2])[0]
+                off, labels = 12, []
+                while q[off]:
+                    labels.append(q[off + 1:off + 1 + q[off]].decode("ascii", "replace"))
+                    off += 1 + q[off]
+                qtype = struct.unpack("!H", q[off + 1:off + 3])[0]
+                qend = off + 5
+            except (IndexError, struct.error):
+                continue
+            name = ".".join(labels).lower()
+            note("dns", name)
+            ent = DNS_TABLE.get(name)
+            if ent is None and name.endswith(".wild.test"):
+                ent = ("A", OUT4)
+            ans = b""
+            if ent and ((ent[0] == "A" and qtype == 1) or (ent[0] == "AAAA" and qtype == 28)):
+                rd = socket.inet_pton(socket.AF_INET if qtype == 1 else socket.AF_INET6, ent[1])
+                ans = b"\xc0\x0c" + struct.pack("!HHIH", qtype, 1, 60, len(rd)) + rd
+            flags = 0x8180 | (3 if ent is None else 0)
+            hdr = struct.pack("!HHHHHH", tid, flags, 1, 1 if ans else 0, 0, 0)
+            s.sendto(hdr + q[12:qend] + ans, peer)
+
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def sh(*argv):
+    subprocess.run(argv, check=True)
+
+
+def outside():
+    """The namespace's "outside", all on lo, and the proof that nothing leaves the machine."""
+    sh("ip", "link", "set", "lo", "up")
+    sh("ip", "addr", "add", OUT4 + "/24", "dev", "lo")
+    sh("ip", "addr", "add", META4 + "/32", "dev", "lo")
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    ifs = [l.split(":")[1].strip() for l in links]
+    assert ifs == ["lo"], "interfaces besides lo: %r" % ifs
+    routes = subprocess.run(["ip", "route", "show", "default"], capture_output=True,
+                            text=True, check=True).stdout
+    assert routes.strip() == "", "a default route: %r" % routes
+    make_http("http", OUT4, 80)
+    make_http("meta", META4, 80)
+    make_http("host", "127.0.0.1", 8080)
+    srv = socketserver.ThreadingTCPServer((OUT4, 8443), Banner)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    dns_server()
+
+
+class Ctx:
+    def __init__(self, args):
+        self.airlock = args.airlock
+        self.daemon = Daemon(args.airlockd, CONFIG, prefix="airlock-egress-", debug=True)
+        self.failures = []
+
+    def run(self, code, profile=None, lang="python", timeout=60):
+        cmd = [self.airlock, "--socket", self.daemon.sock, "--json", "run", "--lang", lang]
+        if profile:
+            cmd += ["--profile", profile]
+        cmd += ["-c", code]
+        p = subprocess.run(cmd, capture_output=True, timeout=timeout)
+        try:
+            r = json.loads(p.stdout)
+        except ValueError:
+            raise AssertionError("airlock exit %d, not JSON: %r %r" % (p.returncode, p.stdout[:300], p.stderr[:300]))
+        r["_stderr_cli"] = p.stderr.decode("utf-8", "replace")
+        r.setdefault("stdout", "")
+        r.setdefault("stderr", "")
+        return r
+
+    def audit(self, n_before):
+        """The audit lines written since the log had n_before of them."""
+        with open(self.daemon.log, errors="replace") as f:
+            lines = [l for l in f if " audit run=" in l]
+        return lines[n_before:]
+
+    def naudit(self):
+        with open(self.daemon.log, errors="replace") as f:
+            return sum(1 for l in f if " audit run=" in l)
+
+    def check(self, name, cond, detail=""):
+        print("%s %s%s" % ("ok  " if cond else "FAIL", name, (": " + detail) if (detail and not cond) else ""))
+        if not cond:
+            self.failures.append(name)
+
+    def ping(self):
+        p = subprocess.run([self.airlock, "--socket", self.daemon.sock, "ping"], capture_output=True, timeout=10)
+        return p.returncode == 0
+
+
+# A tiny client of the proxy for the code inside: one request, the status line and body.
+PY_ASK = r'''
+import os, socket, sys
+def ask(req, read=4096):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    s.sendall(req.encode())
+    data = b""
+    try:
+        while len(data) < read:
+            d = s.recv(4096)
+            if not d:
+                break
+            data += d
+            if b"BANNER" in data:
+                break
+    except OSError as e:
+        data += b" (" + str(e).encode() + b")"
+    s.close()
+    return data.decode("latin-1")
+def first(req):
+    d = ask(req)
+    reason = ""
+    for line in d.split("\r\n"):
+        if line.lower().startswith("x-airlock-refused:"):
+            reason = line.split(":", 1)[1].strip()
+    return d.split("\r\n", 1)[0] + (" reason=" + reason if reason else "") + (" BANNER" if "BANNER" in d else "")
+'''
+
+
+def test_allowed(ctx):
+    n = ctx.naudit()
+    r = ctx.run("set -e\n"
+                "curl -sS --max-time 10 http://data.test/data.txt\n"
+                "curl -sS --max-time 10 -p http://data.test/data.txt\n"
+                "curl -sS --max-time 10 http://a.wild.test/data.txt\n", profile="net", lang="sh")
+    ctx.check("curl through HTTP_PROXY (plain, CONNECT, wildcard)",
+              r.get("outcome") == "exited" and r.get("exit_code") == 0 and r["stdout"] == DATA.decode() * 3,
+              "outcome=%s exit=%s stdout=%r stderr=%r" % (r.get("outcome"), r.get("exit_code"), r["stdout"], r["stderr"]))
+    r = ctx.run("import urllib.request\n"
+                "print(urllib.request.urlopen('http://data.test/data.txt', timeout=10).read().decode(), end='')\n",
+                profile="net")
+    ctx.check("python urllib through the proxy variables", r["stdout"] == DATA.decode(),
+              "stdout=%r stderr=%r" % (r["stdout"], r["stderr"][-500:]))
+    r = ctx.run(PY_ASK + "print(first('CONNECT data.test:8443 HTTP/1.1\\r\\nHost: data.test:8443\\r\\n\\r\\n'))\n",
+                profile="net")
+    ctx.check("CONNECT carries any bytes to a listed port", "200" in r["stdout"] and "BANNER" in r["stdout"],
+              "stdout=%r stderr=%r" % (r["stdout"], r["stderr"][-500:]))
+    lines = ctx.audit(n)
+    ctx.check("the audit lines count and name what was contacted",
+              len(lines) == 3 and all("net_conns=" in l for l in lines)
+              and 'net_contacted="data.test:80,a.wild.test:80"' in lines[0]
+              and re.search(r"net_down=(\d+)", lines[0]) and int(re.search(r"net_down=(\d+)", lines[0]).group(1)) > 3 * len(DATA)
+              and 'net_contacted="data.test:8443"' in lines[2],
+              "".join(lines))
+    ctx.check("the outside saw the allowed requests", hits["http"].count("/data.txt") >= 4, repr(hits["http"]))
+
+
+REFUSALS = [
+    # (request, expected reason)
+    ("CONNECT data.test:22 HTTP/1.1\r\n\r\n", "not_listed"),
+    ("CONNECT evil.test:443 HTTP/1.1\r\n\r\n", "not_listed"),
+    ("CONNECT x.secret.test:80 HTTP/1.1\r\n\r\n", "not_listed"),
+    ("CONNECT 198.51.100.1:80 HTTP/1.1\r\n\r\n", "ip_literal"),
+    ("CONNECT 2130706433:80 HTTP/1.1\r\n\r\n", "ip_literal"),
+    ("GET http://0x7f.1:8080/ HTTP/1.1\r\n\r\n", "ip_literal"),
+    ("CONNECT [::1]:8080 HTTP/1.1\r\n\r\n", "ip_literal"),
+    ("GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\n\r\n", "ip_literal"),
+    ("CONNECT local.test:8080 HTTP/1.1\r\n\r\n", "private_address"),
+    ("GET http://meta.test/latest/meta-data/ HTTP/1.1\r\nHost: meta.test\r\n\r\n", "private_address"),
+    ("CONNECT mapped.test:8080 HTTP/1.1\r\n\r\n", "private_address"),
+    ("GET / HTTP/1.1\r\nHost: data.test\r\n\r\n", "bad_request"),
+]
+
+
+def test_refused(ctx):
+    n = ctx.naudit()
+    dns_before = len(hits["dns"])
+    code = PY_ASK + "reqs = %r\n" % [q for q, _ in REFUSALS] + r'''
+for q in reqs:
+    print(first(q))
+def attempt(what, f):
+    try:
+        f()
+        print(what, "WORKED")
+    except Exception as e:
+        print(what, "refused", type(e).__name__)
+attempt("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
+attempt("packet", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0))
+attempt("direct", lambda: socket.create_connection(("198.51.100.1", 80), timeout=5))
+attempt("metadata", lambda: socket.create_connection(("169.254.169.254", 80), timeout=5))
+attempt("otherport", lambda: socket.create_connection(("127.0.0.1", 8080), timeout=5))
+attempt("lookup", lambda: socket.getaddrinfo("x.secret.test", 80))
+attempt("udp53", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"q", ("198.51.100.1", 53)))
+'''
+    r = ctx.run(code, profile="net")
+    out = r["stdout"].splitlines()
+    ctx.check("the refusal run ran", r.get("outcome") == "exited" and len(out) == len(REFUSALS) + 7,
+              "outcome=%s stdout=%r stderr=%r" % (r.get("outcome"), r["stdout"], r["stderr"][-800:]))
+    for i, (q, reason) in enumerate(REFUSALS):
+        line = out[i] if i < len(out) else ""
+        want_status = "400" if reason == "bad_request" else "403"
+        ctx.check("refused %s: %s" % (reason, q.split("\r\n")[0]),
+                  line.startswith("HTTP/1.1 " + want_status) and line.endswith("reason=" + reason),
+                  repr(line))
+    for what in ("raw", "packet", "direct", "metadata", "otherport", "lookup", "udp53"):
+        ctx.check("refused inside: " + what, any(l.startswith(what + " refused") for l in out), r["stdout"])
+    time.sleep(0.5)
+    ctx.check("nothing reached the host service or the metadata server", hits["host"] == [] and hits["meta"] == [],
+              "host=%r meta=%r" % (hits["host"], hits["meta"]))
+    ctx.check("an unlisted name was never looked up (no DNS channel)",
+              not any("secret" in q or "evil" in q for q in hits["dns"][dns_before:]), repr(hits["dns"]))
+    lines = ctx.audit(n)
+    ctx.check("the audit line lists the refusals",
+              len(lines) == 1 and "data.test:22/not_listed" in lines[0]
+              and "meta.test:80/private_address" in lines[0] and "2130706433:80/ip_literal" in lines[0]
+              and "net_refused=%d" % len(REFUSALS) in lines[0],
+              "".join(lines))
+
+
+def test_flood(ctx):
+    """Connections past the limits are refused while the daemon serves others."""
+    n = ctx.naudit()
+    code = PY_ASK + r'''
+import time
+held, ok, refused, other = [], 0, 0, 0
+for i in range(300):
+    try:
+        s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+        s.sendall(b"CONNECT data.test:8443 HTTP/1.1\r\n\r\n")
+        d = s.recv(4096)
+        while d.startswith(b"HTTP/1.1 200") and b"BANNER" not in d:
+            more = s.recv(4096)
+            if not more:
+                break
+            d += more
+    except OSError:
+        other += 1
+        continue
+    if d.startswith(b"HTTP/1.1 200"):
+        ok += 1
+        held.append(s)  # held open: the concurrency limit
+    elif b"X-Airlock-Refused: limit" in d:
+        refused += 1
+        s.close()
+    else:
+        other += 1
+print("ok", ok, "refused", refused, "other", other)
+time.sleep(2)
+'''
+    res = {}
+
+    def flood():
+        res["r"] = ctx.run(code, profile="flood")
+
+    t = threading.Thread(target=flood)
+    t.start()
+    time.sleep(1.0)
+    served = ctx.run("print('still serving')")
+    pinged = ctx.ping()
+    t.join(120)
+    r = res.get("r", {"stdout": "", "stderr": "no result"})
+    m = re.search(r"ok (\d+) refused (\d+) other (\d+)", r["stdout"])
+    ctx.check("a flood of connections: 16 open at once, the rest refused (limit)",
+              m is not None and int(m.group(1)) == 16 and int(m.group(2)) == 300 - 16,
+              "stdout=%r stderr=%r" % (r["stdout"], r.get("stderr", "")[-500:]))
+    ctx.check("another run and ping are served during the flood",
+              served.get("stdout") == "still serving\n" and pinged, "%r ping=%s" % (served.get("stdout"), pinged))
+    lines = ctx.audit(n)
+    ctx.check("the audit line counts the flood",
+              any("net_conns=300 " in l and "net_refused=284 " in l and '/limit"' in l for l in lines),
+              "".join(lines))
+    n = ctx.naudit()
+    r = ctx.run("import socket, time\nfor i in range(50):\n"
+                "    s = socket.create_connection(('127.0.0.1', 3128)); s.close(); time.sleep(0.05)\n"
+                "print('done')\n", profile="flood")
+    lines = ctx.audit(n)
+    ctx.check("network_connections (40) refuses past the total",
+              r["stdout"] == "done\n" and len(lines) == 1 and "net_conns=50 " in lines[0]
+              and "net_refused=10 " in lines[0], r["stdout"] + r["stderr"] + "".join(lines))
+
+
+def test_bytes(ctx):
+    n = ctx.naudit()
+    r = ctx.run("curl -sS --max-time 10 -o /tmp/big http://data.test/big; echo rc=$?; "
+                "wc -c < /tmp/big; curl -sS -i --max-time 10 http://data.test/data.txt | head -1",
+                profile="small", lang="sh")
+    got = r["stdout"].split()
+    ctx.check("network_bytes cuts a download and refuses what follows",
+              len(got) >= 3 and got[0] != "rc=0" and int(got[1]) < 100 * 1024 and "403" in r["stdout"],
+              "stdout=%r stderr=%r" % (r["stdout"], r["stderr"][-300:]))
+    lines = ctx.audit(n)
+    ctx.check("the audit line names the byte limit", len(lines) == 1 and "data.test:80/limit" in lines[0],
+              "".join(lines))
+
+
+def test_default_profile(ctx):
+    code = r'''
+import os, socket, subprocess
+print("vars", sorted(k for k in os.environ if "proxy" in k.lower()))
+try:
+    socket.create_connection(("127.0.0.1", 3128), timeout=5)
+    print("proxy REACHED")
+except OSError as e:
+    print("proxy refused", type(e).__name__)
+rc = subprocess.run(["curl", "-sS", "--max-time", "5", "-x", "http://127.0.0.1:3128", "http://data.test/data.txt"],
+                    capture_output=True).returncode
+print("curl", rc)
+'''
+    r = ctx.run(code)
+    out = r["stdout"]
+    ctx.check("the default profile: no proxy variables, nothing on 3128, curl fails",
+              "vars []" in out and "proxy refused" in out and "curl 0" not in out and "curl " in out,
+              "stdout=%r stderr=%r" % (out, r["stderr"][-300:]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--airlockd", required=True)
+    ap.add_argument("--airlock", required=True)
+    args = ap.parse_args()
+    if os.environ.get(NETNS_MARK) != "1":
+        if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None:
+            print("skipped: needs root, unshare and ip")
+            return 77
+        if subprocess.run(["unshare", "-n", "true"]).returncode != 0:
+            print("skipped: cannot make a network namespace")
+            return 77
+        os.environ[NETNS_MARK] = "1"
+        os.execvp("unshare", ["unshare", "-n", sys.executable, os.path.abspath(__file__)] + sys.argv[1:])
+    if shutil.which("curl") is None:
+        print("curl is not installed (apt-get install curl)")
+        return 1
+    outside()
+    ctx = Ctx(args)
+    ctx.daemon.start()
+    try:
+        for t in (test_allowed, test_refused, test_flood, test_bytes, test_default_profile):
+            try:
+                t(ctx)
+            except (AssertionError, subprocess.TimeoutExpired) as e:
+                ctx.check(t.__name__, False, str(e))
+            ctx.check("the daemon is alive and answers after " + t.__name__,
+                      ctx.daemon.proc.poll() is None and ctx.ping())
+    finally:
+        ctx.daemon.stop()
+    if ctx.failures:
+        print("log:\n" + ctx.daemon.log_tail(6000))
+        print("%d failed: %s" % (len(ctx.failures), ", ".join(ctx.failures)))
+        return 1
+    ctx.daemon.remove()
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
