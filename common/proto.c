@@ -50,6 +50,7 @@ static const char *const proto_type_names[] = {
 static const char *const proto_file_kinds[] = {"file", "dir", "link", "other", NULL};
 static const char *const proto_session_states[] = {"idle", "running", NULL};
 static const char *const proto_stream_names[] = {"stdout", "stderr", NULL};
+static const char *const proto_netmodes[] = {"none", "proxy", NULL};
 
 static const char *const proto_error_names[PROTO_ERR_COUNT_] = {
 	[PROTO_ERR_NONE] = "none",
@@ -236,6 +237,9 @@ enum dec_kind {
 	DEC_STREAM_NAME,   /* str, one of proto_stream_names */
 	DEC_PROFILE,	   /* str: a profile name (rules_profile_name_check) */
 	DEC_PROFILES,	   /* [{name, default, limits, ceilings}]: info_ok.profiles */
+	DEC_NETWORK,	   /* {bytes_up, ...}: result.network, into a zone struct */
+	DEC_REFUSALS,	   /* [{host, reason}]: result.network.refusals */
+	DEC_NETMODE,	   /* str, "none" or "proxy" */
 };
 
 #define DF_REQUIRED 0x1u
@@ -295,6 +299,28 @@ static const struct dec_field dec_profile_fields[] = {
 	{"default", DEC_BOOL, DF_REQUIRED, U(proto_profile, is_default), 0, 0, 0},
 	{"limits", DEC_LIMITS, DF_REQUIRED, U(proto_profile, limits), 0, 0, 0},
 	{"ceilings", DEC_LIMITS, DF_REQUIRED, U(proto_profile, ceilings), 0, 0, 0},
+	{"network", DEC_NETMODE, 0, U(proto_profile, network), 0, 0, 0},
+	{"allow_hosts", DEC_STRV, 0, U(proto_profile, allow_hosts), U(proto_profile, nallow_hosts),
+	 PROTO_ALLOW_MAX, PROTO_ALLOW_ENTRY_MAX},
+	{"allow_private_hosts", DEC_STRV, 0, U(proto_profile, allow_private_hosts),
+	 U(proto_profile, nallow_private_hosts), PROTO_ALLOW_MAX, PROTO_ALLOW_ENTRY_MAX},
+};
+
+static const struct dec_field dec_network_fields[] = {
+	{"bytes_up", DEC_U64, DF_REQUIRED, U(proto_network, bytes_up), 0, 0, 0},
+	{"bytes_down", DEC_U64, DF_REQUIRED, U(proto_network, bytes_down), 0, 0, 0},
+	{"connections", DEC_U64, DF_REQUIRED, U(proto_network, connections), 0, 0, 0},
+	{"refused", DEC_U64, DF_REQUIRED, U(proto_network, refused), 0, 0, 0},
+	{"contacted", DEC_STRA, DF_REQUIRED, U(proto_network, contacted),
+	 U(proto_network, ncontacted), PROTO_NET_REPORT_MAX, PROTO_NET_TARGET_MAX},
+	{"refusals", DEC_REFUSALS, DF_REQUIRED, U(proto_network, refusals),
+	 U(proto_network, nrefusals), PROTO_NET_REPORT_MAX, 0},
+};
+
+static const struct dec_field dec_refusal_fields[] = {
+	{"host", DEC_STR, DF_REQUIRED, U(proto_refusal, host), 0, PROTO_NET_TARGET_MAX, 0},
+	{"reason", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_refusal, reason), 0,
+	 PROTO_NET_REASON_MAX, 0},
 };
 
 static const struct dec_field dec_run_fields[] = {
@@ -334,6 +360,7 @@ static const struct dec_field dec_result_fields[] = {
 	 U(proto_result, nartifacts), PROTO_ARTIFACTS_MAX, 0},
 	{"artifacts_omitted", DEC_U64, 0, U(proto_result, artifacts_omitted), 0, 0, 0},
 	{"artifacts_omitted_bytes", DEC_U64, 0, U(proto_result, artifacts_omitted_bytes), 0, 0, 0},
+	{"network", DEC_NETWORK, 0, U(proto_result, network), 0, 0, 0},
 };
 
 static const struct dec_field dec_error_fields[] = {
@@ -507,6 +534,8 @@ static const struct dec_elem {
 			 NELEM(dec_file_entry_fields), DEC_NO_BLOB},
 	[DEC_PROFILES] = {sizeof(struct proto_profile), dec_profile_fields,
 			  NELEM(dec_profile_fields), DEC_NO_BLOB},
+	[DEC_REFUSALS] = {sizeof(struct proto_refusal), dec_refusal_fields,
+			  NELEM(dec_refusal_fields), DEC_NO_BLOB},
 };
 
 static int dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f,
@@ -827,6 +856,13 @@ static int
 dec_stream_name_lookup(const char *name, void *ret)
 {
 	return dec_name_lookup(proto_stream_names, name, ret);
+}
+
+/* A profile's network mode, for dec_enum(). */
+static int
+dec_netmode_lookup(const char *name, void *ret)
+{
+	return dec_name_lookup(proto_netmodes, name, ret);
 }
 
 /* A session id: any other string, of whatever length, is bad_request. */
@@ -1207,7 +1243,21 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 	case DEC_SESSIONS:
 	case DEC_ENTRIES:
 	case DEC_PROFILES:
+	case DEC_REFUSALS:
 		return dec_list(d, o, f, (void **)dst, cnt);
+	case DEC_NETWORK: {
+		struct proto_network *net = dec_alloc(d, sizeof(*net));
+
+		if (net == NULL)
+			return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
+		memset(net, 0, sizeof(*net));
+		r = dec_object(d, o, dec_network_fields, NELEM(dec_network_fields), net, NULL);
+		if (r == 0)
+			*(const struct proto_network **)dst = net;
+		return r;
+	}
+	case DEC_NETMODE:
+		return dec_enum(d, o, dec_netmode_lookup, dst);
 	case DEC_LIMITS:
 	case DEC_LIMITS_REQ:
 		return dec_limits(d, o, f->kind == DEC_LIMITS_REQ, (struct proto_limits *)dst);
@@ -1651,6 +1701,23 @@ enc_kv_oneof(struct proto_enc *e, const char *key, const char *const *names, con
 	enc_kv_str(e, key, s, PROTO_NAME_MAX, true);
 }
 
+/* key: an array of n non-empty allow-list entries (info_ok.profiles). */
+static void
+enc_strlist(struct proto_enc *e, const char *key, const char *const *v, size_t n)
+{
+	size_t i;
+
+	if (n > PROTO_ALLOW_MAX || (n > 0 && v == NULL))
+		enc_fail(e, n > PROTO_ALLOW_MAX ? -E2BIG : -EINVAL);
+	enc_rawstr(e, key, PROTO_STR_MAX);
+	enc_array(e, n);
+	for (i = 0; e->err == 0 && i < n; i++) {
+		if (v[i] != NULL && v[i][0] == '\0')
+			enc_fail(e, -EINVAL);
+		enc_rawstr(e, v[i], PROTO_ALLOW_ENTRY_MAX);
+	}
+}
+
 /* Attach a blob as an fd: a dup of the caller's sealed memfd, or a new one. */
 static void
 enc_attach(struct proto_enc *e, const struct proto_blob *b)
@@ -1856,11 +1923,20 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 	for (i = 0; e.err == 0 && i < info->nprofiles; i++) {
 		const struct proto_profile *p = &info->profiles[i];
 
-		enc_map(&e, 4);
+		bool proxy = p->network != NULL && !strcmp(p->network, "proxy");
+
+		enc_map(&e, 4 + (p->network != NULL) + 2 * proxy);
 		enc_kv_profile(&e, "name", p->name);
 		enc_kv_bool(&e, "default", p->is_default);
 		enc_kv_limits(&e, "limits", &p->limits);
 		enc_kv_limits(&e, "ceilings", &p->ceilings);
+		if (p->network != NULL)
+			enc_kv_oneof(&e, "network", proto_netmodes, p->network);
+		if (proxy) {
+			enc_strlist(&e, "allow_hosts", p->allow_hosts, p->nallow_hosts);
+			enc_strlist(&e, "allow_private_hosts", p->allow_private_hosts,
+				    p->nallow_private_hosts);
+		}
 	}
 	return enc_finish(&e, ret);
 }
@@ -1970,6 +2046,36 @@ enc_artifacts(struct proto_enc *e, const struct proto_artifact *a, size_t n)
 	}
 }
 
+/* result.network: bounds checked like the decoder checks them. */
+static void
+enc_network(struct proto_enc *e, const struct proto_network *n)
+{
+	size_t i;
+
+	if (n->ncontacted > PROTO_NET_REPORT_MAX || n->nrefusals > PROTO_NET_REPORT_MAX ||
+	    (n->nrefusals > 0 && n->refusals == NULL)) {
+		enc_fail(e, -E2BIG);
+		return;
+	}
+	enc_rawstr(e, "network", PROTO_STR_MAX);
+	enc_map(e, 6);
+	enc_kv_uint(e, "bytes_up", n->bytes_up);
+	enc_kv_uint(e, "bytes_down", n->bytes_down);
+	enc_kv_uint(e, "connections", n->connections);
+	enc_kv_uint(e, "refused", n->refused);
+	enc_rawstr(e, "contacted", PROTO_STR_MAX);
+	enc_array(e, n->ncontacted);
+	for (i = 0; e->err == 0 && i < n->ncontacted; i++)
+		enc_rawstr(e, n->contacted[i], PROTO_NET_TARGET_MAX);
+	enc_rawstr(e, "refusals", PROTO_STR_MAX);
+	enc_array(e, n->nrefusals);
+	for (i = 0; e->err == 0 && i < n->nrefusals; i++) {
+		enc_map(e, 2);
+		enc_kv_str(e, "host", n->refusals[i].host, PROTO_NET_TARGET_MAX, false);
+		enc_kv_str(e, "reason", n->refusals[i].reason, PROTO_NET_REASON_MAX, true);
+	}
+}
+
 int
 proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_out *ret)
 {
@@ -1983,8 +2089,10 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		return -EINVAL;
 	oc = res->outcome;
 	enc_begin(&e, PROTO_RESULT, id,
-		  14 + (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
-			oc == PROTO_OUTCOME_ERROR));
+		  14 +
+			  (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
+			   oc == PROTO_OUTCOME_ERROR) +
+			  (res->network != NULL));
 	enc_rawstr(&e, "outcome", PROTO_STR_MAX);
 	enc_rawstr(&e, proto_outcome_name(oc), PROTO_NAME_MAX);
 	if (oc == PROTO_OUTCOME_EXITED)
@@ -2009,6 +2117,8 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 	enc_artifacts(&e, res->artifacts, res->nartifacts);
 	enc_kv_uint(&e, "artifacts_omitted", res->artifacts_omitted);
 	enc_kv_uint(&e, "artifacts_omitted_bytes", res->artifacts_omitted_bytes);
+	if (res->network != NULL)
+		enc_network(&e, res->network);
 	return enc_finish(&e, ret);
 }
 

@@ -205,6 +205,7 @@ struct proto_artifact {
 #define PROTO_FEATURES_MAX 16
 #define PROTO_FEATURE_NAME_MAX 32
 #define PROTO_FEATURE_PROCESS_LIMIT "process_limit" /* outcome process_limit */
+#define PROTO_FEATURE_NETWORK "network"		    /* result.network */
 
 struct proto_hello {
 	uint32_t version;
@@ -223,6 +224,13 @@ struct proto_runtime_packages {
 	size_t npackages;
 };
 
+/* Network egress (docs/design-egress.md). */
+#define PROTO_ALLOW_MAX 64	  /* allow-list entries of one kind per profile in info_ok */
+#define PROTO_ALLOW_ENTRY_MAX 300 /* one entry as listed ("*.example.com:80,443"), bytes */
+#define PROTO_NET_REPORT_MAX 32	  /* contacted and refusals in result.network */
+#define PROTO_NET_TARGET_MAX 261  /* "host:port", bytes */
+#define PROTO_NET_REASON_MAX 23	  /* a refusal's reason ("not_listed"), bytes */
+
 /* info_ok.profiles: one profile the caller may use. limits are its defaults,
  * ceilings what a request may ask at most (equal for a [profile] section). */
 struct proto_profile {
@@ -230,6 +238,30 @@ struct proto_profile {
 	bool is_default; /* "default" on the wire: what a request naming none gets */
 	struct proto_limits limits;
 	struct proto_limits ceilings;
+	/* Optional: "none" or "proxy" (NULL: absent, a daemon before egress:
+	 * none); with proxy, the entries of allow_hosts and allow_private_hosts. */
+	const char *network;
+	const char **allow_hosts;
+	size_t nallow_hosts;
+	const char **allow_private_hosts;
+	size_t nallow_private_hosts;
+};
+
+/* result.network: a refusal of the egress proxy. host is "host:port" as the
+ * code asked ("" when it was refused before a request was read). */
+struct proto_refusal {
+	const char *host;
+	const char *reason;
+};
+
+/* result.network: what a network = proxy run did through the proxy. */
+struct proto_network {
+	uint64_t bytes_up, bytes_down; /* code -> destinations, destinations -> code */
+	uint64_t connections, refused; /* accepted from the code; of them refused */
+	const char *contacted[PROTO_NET_REPORT_MAX]; /* "host:port", first seen */
+	size_t ncontacted;
+	struct proto_refusal *refusals; /* distinct (host, reason), first seen */
+	size_t nrefusals;
 };
 
 struct proto_info {
@@ -352,6 +384,9 @@ struct proto_result {
 	 * Optional on the wire (a daemon before 0.5 does not send them): 0. */
 	uint64_t artifacts_omitted;
 	uint64_t artifacts_omitted_bytes;
+	/* A network = proxy run's figures, sent to a client whose hello named
+	 * PROTO_FEATURE_NETWORK (NULL: none, or not sent). */
+	const struct proto_network *network;
 };
 
 struct proto_err {

@@ -58,6 +58,7 @@ struct client {
 	bool over_limit; /* more connections than max_connections_per_uid */
 	bool hello_done;
 	bool process_limit; /* the client's hello named the outcome process_limit */
+	bool network;	    /* ... and result.network */
 	bool closing;	    /* send what is queued, then close */
 	bool dead;	    /* freed on the next loop turn; nothing more is done */
 	bool orphaned;	    /* its runs were killed, its sessions told */
@@ -116,6 +117,12 @@ bool
 client_knows_process_limit(const struct client *c)
 {
 	return c->process_limit;
+}
+
+bool
+client_knows_network(const struct client *c)
+{
+	return c->network;
 }
 
 uid_t
@@ -394,8 +401,8 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 {
 	struct proto_hello h = {.version = PROTO_VERSION,
 				.peer = "airlockd " AIRLOCK_VERSION,
-				.features = {PROTO_FEATURE_PROCESS_LIMIT},
-				.nfeatures = 1};
+				.features = {PROTO_FEATURE_PROCESS_LIMIT, PROTO_FEATURE_NETWORK},
+				.nfeatures = 2};
 	struct proto_out out;
 
 	/* Refusals wait for the hello so the reply has an id to answer and
@@ -426,6 +433,7 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 	c->hello_done = true;
 	/* An older client's decoder refuses an outcome it does not know. */
 	c->process_limit = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_PROCESS_LIMIT);
+	c->network = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_NETWORK);
 	if (c->hello_ev != NULL)
 		event_del(c->hello_ev);
 	if (proto_encode_hello(m->id, PROTO_HELLO_OK, &h, &out) < 0)
@@ -448,9 +456,11 @@ client_on_info(struct client *c, const struct proto_msg *m)
 {
 	const struct config *cfg = c->d->cfg;
 	struct proto_profile profiles[PROTO_PROFILES_MAX];
+	char(*texts)[PROTO_ALLOW_ENTRY_MAX + 1] = NULL;
+	const char **lists = NULL;
 	struct proto_info info;
 	struct proto_out out;
-	size_t i;
+	size_t i, k, nent = 0, used = 0;
 	int r;
 
 	memset(&info, 0, sizeof(info));
@@ -471,19 +481,58 @@ client_on_info(struct client *c, const struct proto_msg *m)
 		}
 	}
 	info.profiles = profiles;
+	/* The allow-lists as listed: config_egress_finish() bounds them all
+	 * together, so that the reply fits a packet. */
+	for (i = 0; i < cfg->nprofiles && i < PROTO_PROFILES_MAX; i++)
+		if (cfg->profiles[i].egress != NULL)
+			nent += cfg->profiles[i].egress->nentries;
+	if (nent > 0) {
+		texts = calloc(nent, sizeof(*texts));
+		lists = calloc(nent, sizeof(*lists));
+		if (texts == NULL || lists == NULL)
+			fatalx("out of memory");
+	}
 	for (i = 0; i < cfg->nprofiles && i < PROTO_PROFILES_MAX; i++) {
 		const struct config_profile *prof = &cfg->profiles[i];
 		struct proto_profile *e = &profiles[info.nprofiles];
 
 		if (!client_may_use_profile(c, prof))
 			continue;
+		memset(e, 0, sizeof(*e));
 		e->name = prof->name;
 		e->is_default = !strcmp(prof->name, cfg->default_profile);
 		e->limits = prof->defaults;
 		e->ceilings = prof->ceilings;
+		e->network = prof->network_proxy ? "proxy" : "none";
+		if (prof->network_proxy) {
+			const struct egress_policy *pol = prof->egress;
+
+			/* Listed entries first, then the private ones, each in
+			 * order: two runs of lists[]. */
+			e->allow_hosts = &lists[used];
+			for (k = 0; k < pol->nentries; k++)
+				if (!pol->entries[k].allow_private) {
+					egress_entry_format(&pol->entries[k], texts[used],
+							    sizeof(texts[used]));
+					lists[used] = texts[used];
+					used++;
+					e->nallow_hosts++;
+				}
+			e->allow_private_hosts = &lists[used];
+			for (k = 0; k < pol->nentries; k++)
+				if (pol->entries[k].allow_private) {
+					egress_entry_format(&pol->entries[k], texts[used],
+							    sizeof(texts[used]));
+					lists[used] = texts[used];
+					used++;
+					e->nallow_private_hosts++;
+				}
+		}
 		info.nprofiles++;
 	}
 	r = proto_encode_info(m->id, &info, &out);
+	free(texts);
+	free(lists);
 	if (r < 0) {
 		client_send_error(c, m->id, PROTO_ERR_INTERNAL, "cannot encode info: %s",
 				  strerror(-r));

@@ -929,7 +929,8 @@ static int
 config_egress_finish(struct config_parse *p)
 {
 	struct config *cfg = p->cfg;
-	size_t i;
+	size_t i, k, total = 0;
+	char buf[PROTO_ALLOW_ENTRY_MAX + 1];
 
 	for (i = 0; i < cfg->nprofiles; i++) {
 		struct config_profile *prof = &cfg->profiles[i];
@@ -944,6 +945,16 @@ config_egress_finish(struct config_parse *p)
 				p->lines.profile_hosts[i] ? p->lines.profile_hosts[i]
 							  : p->lines.profile_network[i],
 				"[profile %s] has egress keys but not network = proxy", prof->name);
+		for (k = 0; prof->egress != NULL && k < prof->egress->nentries; k++) {
+			egress_entry_format(&prof->egress->entries[k], buf, sizeof(buf));
+			total += strlen(buf) + 2;
+		}
+		/* airlock info lists them all in one packet (PROTO_MSG_MAX). */
+		if (total > CONFIG_ALLOW_BYTES_MAX)
+			return config_fail_at(p, -EINVAL, p->lines.profile_hosts[i],
+					      "[profile %s]: the allow-lists of all profiles "
+					      "together are longer than %d bytes",
+					      prof->name, CONFIG_ALLOW_BYTES_MAX);
 	}
 	return 0;
 }
@@ -1122,7 +1133,11 @@ config_ini_handler(void *user, const char *section, const char *name, const char
 		config_fail_at(p, -EINVAL, p->line, "'%s' has an empty value", name);
 		return 0;
 	}
-	if (p->section != CONFIG_SEC_NONE && config_key_seen(p, name) < 0)
+	/* An allow-list is longer than a line: its keys may repeat, each adds. */
+	if (p->section != CONFIG_SEC_NONE &&
+	    !(p->section == CONFIG_SEC_PROFILE &&
+	      (!strcmp(name, "allow_hosts") || !strcmp(name, "allow_private_hosts"))) &&
+	    config_key_seen(p, name) < 0)
 		return 0;
 	switch (p->section) {
 	case CONFIG_SEC_DAEMON:

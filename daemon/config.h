@@ -18,6 +18,8 @@
 #define CONFIG_RUNTIME_ARGV_MAX 16
 #define CONFIG_PROFILES_MAX PROTO_PROFILES_MAX
 #define CONFIG_RESOLVERS_MAX 3 /* [egress] resolver = entries */
+/* allow_hosts and allow_private_hosts of all profiles, as listed, in bytes */
+#define CONFIG_ALLOW_BYTES_MAX 16384
 /* The profile a request gets when [access] names no default_profile: the
  * [limits] defaults, a request may ask up to the [limits] ceilings. */
 #define CONFIG_PROFILE_IMPLICIT "default"

@@ -126,6 +126,8 @@ void client_send_error(struct client *c, uint32_t id, enum proto_error code, con
 uid_t client_uid(const struct client *c);
 /* Did the client's hello name the outcome process_limit? */
 bool client_knows_process_limit(const struct client *c);
+/* Did the client's hello name the feature network (result.network)? */
+bool client_knows_network(const struct client *c);
 /* Is the client allowed by the config in force now? */
 bool client_allowed(const struct client *c);
 /* May the client use this profile (its allow_users, allow_groups)? */

@@ -229,6 +229,37 @@ run_io_artifact_name_cmp(const void *a, const void *b)
 		      ((const struct run_artifact *)b)->name);
 }
 
+/* The proxy's strings fit the wire's bounds: the encoder never refuses them. */
+_Static_assert(sizeof(((struct egress_stats *)0)->contacted[0]) <= PROTO_NET_TARGET_MAX + 1 &&
+		       sizeof(((struct egress_stats *)0)->refusals[0].host) <=
+			       PROTO_NET_TARGET_MAX + 1 &&
+		       sizeof(((struct egress_stats *)0)->refusals[0].reason) <=
+			       PROTO_NET_REASON_MAX + 1 &&
+		       EGRESS_REPORT_MAX <= PROTO_NET_REPORT_MAX,
+	       "egress_stats strings longer than result.network carries");
+
+/* result.network from the proxy's figures (pointing into them). */
+static void
+run_io_network(const struct egress_stats *st, struct proto_network *ret,
+	       struct proto_refusal refusals[EGRESS_REPORT_MAX])
+{
+	size_t i;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->bytes_up = st->bytes_up;
+	ret->bytes_down = st->bytes_down;
+	ret->connections = st->connections;
+	ret->refused = st->refused;
+	for (i = 0; i < st->ncontacted && i < PROTO_NET_REPORT_MAX; i++)
+		ret->contacted[ret->ncontacted++] = st->contacted[i];
+	for (i = 0; i < st->nrefusals && i < PROTO_NET_REPORT_MAX; i++) {
+		refusals[i].host = st->refusals[i].host;
+		refusals[i].reason = st->refusals[i].reason;
+		ret->nrefusals++;
+	}
+	ret->refusals = refusals;
+}
+
 /*
  * The supervisor's listener of a network = proxy run: served by the proxy
  * from now. A sandbox that sends one for a run without network = proxy, or
@@ -394,6 +425,8 @@ run_io_answer(struct run *r)
 	struct proto_result res;
 	struct proto_artifact *arts = NULL;
 	struct egress_stats *net = NULL;
+	struct proto_refusal refusals[EGRESS_REPORT_MAX];
+	struct proto_network pnet;
 	struct proto_out out;
 	char err[512] = "";
 	size_t i, k;
@@ -461,6 +494,10 @@ run_io_answer(struct run *r)
 		r->egress = NULL;
 	}
 	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, net, err);
+	if (net != NULL && r->c != NULL && client_knows_network(r->c)) {
+		run_io_network(net, &pnet, refusals);
+		res.network = &pnet;
+	}
 	/* A client that did not name process_limit in its hello would refuse
 	 * it: it gets what the code's status says (the supervisor's SIGKILL). */
 	if (r->c != NULL)

@@ -388,6 +388,37 @@ uint64_t airlock_result_artifacts_omitted(const struct airlock_result *res);
 /* The total size, in the workspace, of the files left out. Since AIRLOCK_0.5. */
 uint64_t airlock_result_artifacts_omitted_bytes(const struct airlock_result *res);
 
+/* The figures of a run of a network = proxy profile (docs/design-egress.md). */
+enum airlock_net_figure {
+	AIRLOCK_NET_BYTES_UP = 0,    /* bytes the code sent through the proxy */
+	AIRLOCK_NET_BYTES_DOWN = 1,  /* bytes it received */
+	AIRLOCK_NET_CONNECTIONS = 2, /* connections it opened to the proxy */
+	AIRLOCK_NET_REFUSED = 3,     /* of them, refused (each with a reason) */
+};
+
+/* Whether the result has network figures: the run's profile has
+ * network = proxy (a daemon before 0.7 never sends them). Since 0.7. */
+bool airlock_result_has_network(const struct airlock_result *res);
+
+/* One figure; 0 without network figures or for an unknown figure. Since 0.7. */
+uint64_t airlock_result_network(const struct airlock_result *res, enum airlock_net_figure figure);
+
+/* How many destinations the run contacted (at most 32, first seen first),
+ * and destination i as "host:port" (NULL when out of range; it belongs to
+ * res). Since 0.7. */
+size_t airlock_result_network_contacted_count(const struct airlock_result *res);
+const char *airlock_result_network_contacted(const struct airlock_result *res, size_t i);
+
+/* How many distinct refusals are listed (at most 32; the refused figure
+ * counts them all), and refusal i: its "host:port" as the code asked ("" if
+ * it was refused before it asked, at a limit), and its reason in
+ * *ret_reason ("not_listed", "ip_literal", "private_address", "limit",
+ * "resolve_failed", "connect_failed", "bad_request", ...; may be NULL).
+ * NULL when out of range. Both belong to res. Since 0.7. */
+size_t airlock_result_network_refusal_count(const struct airlock_result *res);
+const char *airlock_result_network_refusal(const struct airlock_result *res, size_t i,
+					   const char **ret_reason);
+
 /* ---- Names ---------------------------------------------------------- */
 
 /* The stable name of an outcome ("exited", "wall_limit", ...), or NULL for a
@@ -837,6 +868,18 @@ uint64_t airlock_info_profile_limit(const struct airlock_info *info, size_t i,
  * profile "default". 0 when out of range. Since 0.6. */
 uint64_t airlock_info_profile_ceiling(const struct airlock_info *info, size_t i,
 				      enum airlock_limit limit);
+
+/* Whether profile i has network = proxy (its runs reach the hosts of its
+ * allow-list through the daemon's proxy; else no network at all). Since 0.7. */
+bool airlock_info_profile_network(const struct airlock_info *info, size_t i);
+
+/* How many allow-list entries profile i has, and entry k as listed
+ * ("pypi.org:443", "*.example.com:80,443"); *ret_private (may be NULL) says
+ * whether it is from allow_private_hosts. NULL when out of range; it belongs
+ * to info. Since 0.7. */
+size_t airlock_info_profile_allow_count(const struct airlock_info *info, size_t i);
+const char *airlock_info_profile_allow(const struct airlock_info *info, size_t i, size_t k,
+				       bool *ret_private);
 
 #ifdef __cplusplus
 }

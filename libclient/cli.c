@@ -1,5 +1,6 @@
 /* cli.c: the airlock command, a thin user of libairlock (airlock.h only). */
 #include "airlock.h"
+#include "cli_net.h"
 #include "cli_util.h"
 #include "limit.h"
 #include "mcp.h"
@@ -500,6 +501,26 @@ cli_info_packages_json(const struct airlock_info *info, json_t *obj)
 	return 0;
 }
 
+/* A proxy profile's "allow_hosts" and "allow_private_hosts" into p. */
+static int
+cli_info_allow_json(const struct airlock_info *info, size_t i, json_t *p)
+{
+	json_t *pub = json_array(), *priv = json_array();
+	size_t k;
+
+	if (json_object_set_new(p, "allow_hosts", pub) < 0 ||
+	    json_object_set_new(p, "allow_private_hosts", priv) < 0)
+		return -ENOMEM;
+	for (k = 0; k < airlock_info_profile_allow_count(info, i); k++) {
+		bool private_ok = false;
+		const char *e = airlock_info_profile_allow(info, i, k, &private_ok);
+
+		if (json_array_append_new(private_ok ? priv : pub, json_string(e)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* "profiles": [{"name", "default": bool, "limits": {NAME: {default, ceiling}}}], if said. */
 static int
 cli_info_profiles_json(const struct airlock_info *info, json_t *obj)
@@ -515,10 +536,13 @@ cli_info_profiles_json(const struct airlock_info *info, json_t *obj)
 		return -ENOMEM;
 	for (i = 0; i < airlock_info_profile_count(info); i++) {
 		lim = json_object();
-		p = json_pack("{s:s, s:b, s:o}", "name", airlock_info_profile_name(info, i),
+		p = json_pack("{s:s, s:b, s:o, s:s}", "name", airlock_info_profile_name(info, i),
 			      "default", (int)airlock_info_profile_is_default(info, i), "limits",
-			      lim);
+			      lim, "network",
+			      airlock_info_profile_network(info, i) ? "proxy" : "none");
 		if (p == NULL || json_array_append_new(list, p) < 0)
+			return -ENOMEM;
+		if (airlock_info_profile_network(info, i) && cli_info_allow_json(info, i, p) < 0)
 			return -ENOMEM;
 		for (l = 0; airlock_limit_name((enum airlock_limit)l) != NULL; l++) {
 			enum airlock_limit k = (enum airlock_limit)l;
@@ -555,6 +579,16 @@ cli_info_profiles_text(const struct airlock_info *info)
 		for (k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
 			printf(" %14" PRIu64, airlock_info_profile_limit(info, i, shown[k]));
 		printf("\n");
+		/* network = proxy: where its runs may connect (the rest have no network). */
+		for (k = 0; k < airlock_info_profile_allow_count(info, i); k++) {
+			bool private_ok = false;
+			const char *e = airlock_info_profile_allow(info, i, k, &private_ok);
+
+			printf("%s%s%s", k == 0 ? "    network: proxy to " : ", ", e,
+			       private_ok ? " (private addresses allowed)" : "");
+		}
+		if (airlock_info_profile_network(info, i))
+			printf("\n");
 	}
 }
 
@@ -1163,6 +1197,10 @@ cli_result_json(const struct airlock_result *res)
 		    obj, "artifacts_omitted_bytes",
 		    json_integer((json_int_t)airlock_result_artifacts_omitted_bytes(res))) < 0)
 		goto fail_obj;
+	/* A network = proxy run: what it contacted and what was refused. */
+	if (airlock_result_has_network(res) &&
+	    json_object_set_new(obj, "network", cli_network_json(res)) < 0)
+		goto fail_obj;
 	return obj;
 fail_obj:
 	json_decref(obj);
@@ -1254,6 +1292,15 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 				" bytes) left out of the artifacts: past the artifacts limit\n",
 				airlock_result_artifacts_omitted(res),
 				airlock_result_artifacts_omitted_bytes(res));
+		if (airlock_result_has_network(res)) {
+			bool oom;
+			char *line = cli_network_text(res, &oom);
+
+			if (line == NULL)
+				return cli_fail("network summary", -ENOMEM);
+			fprintf(stderr, "airlock: %s\n", line);
+			free(line);
+		}
 	}
 	if (run->artifacts != NULL)
 		astatus = cli_write_artifacts(res, run->artifacts, run->force);

@@ -762,10 +762,11 @@ conn_connect(const char *path, uint64_t timeout_ms, struct airlock_conn **ret, c
 {
 	struct airlock_conn *conn = NULL;
 	/* Every outcome this library decodes, including the opt-in ones. */
-	struct proto_hello hello = {.version = PROTO_VERSION,
-				    .peer = CONN_CLIENT_NAME,
-				    .features = {PROTO_FEATURE_PROCESS_LIMIT},
-				    .nfeatures = 1};
+	struct proto_hello hello = {
+		.version = PROTO_VERSION,
+		.peer = CONN_CLIENT_NAME,
+		.features = {PROTO_FEATURE_PROCESS_LIMIT, PROTO_FEATURE_NETWORK},
+		.nfeatures = 2};
 	struct conn_req req = {.type = PROTO_HELLO, .u.hello = &hello};
 	int r;
 

@@ -16,6 +16,7 @@
  */
 #include "mcp.h"
 #include "airlock.h"
+#include "cli_net.h"
 #include "cli_util.h"
 #include "mcp_content.h"
 #include "rules.h"
@@ -936,6 +937,7 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 {
 	enum airlock_outcome outcome = airlock_result_outcome(res);
 	json_t *files = mcp_oom(json_array());
+	json_t *obj;
 	size_t i;
 
 	for (i = 0; i < airlock_result_artifact_count(res); i++) {
@@ -951,7 +953,7 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 					  (json_int_t)airlock_result_artifact_size(res, i))));
 		free(clean);
 	}
-	return mcp_oom(json_pack(
+	obj = mcp_oom(json_pack(
 		"{s:s, s:o, s:o, s:f, s:f, s:s, s:s, s:I, s:I, s:b, s:o, s:I, s:I, s:o}", "outcome",
 		airlock_outcome_name(outcome) != NULL ? airlock_outcome_name(outcome) : "unknown",
 		"exit_code",
@@ -967,6 +969,11 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 		"files_omitted", (json_int_t)airlock_result_artifacts_omitted(res),
 		"files_omitted_bytes", (json_int_t)airlock_result_artifacts_omitted_bytes(res),
 		"session", call->session[0] != '\0' ? json_string(call->session) : json_null()));
+	/* A network = proxy run: what it contacted and what was refused. */
+	if (airlock_result_has_network(res) &&
+	    json_object_set_new(obj, "network", mcp_oom(cli_network_json(res))) < 0)
+		mcp_oom(NULL);
+	return obj;
 }
 
 /*
@@ -1080,6 +1087,17 @@ mcp_run_reply(struct mcp *m, const struct mcp_call *call, const struct airlock_r
 		free(names);
 	} else
 		all = mcp_oom(strdup(status));
+	/* A network = proxy run: what it contacted and what was refused. */
+	if (airlock_result_has_network(res)) {
+		bool oom;
+		char *line = mcp_oom(cli_network_text(res, &oom)), *next;
+
+		if (asprintf(&next, "%s\n%s", all, line) < 0)
+			mcp_oom(NULL);
+		free(all);
+		free(line);
+		all = next;
+	}
 	/* Files past the artifacts limit are never dropped silently. */
 	if (airlock_result_artifacts_omitted(res) > 0) {
 		char *next;
@@ -2005,7 +2023,10 @@ mcp_probe(struct mcp *m)
 	"\"required\":[\"name\",\"size\"]}},"                                                      \
 	"\"files_omitted\":{\"type\":\"integer\",\"description\":\"files left out: past the "      \
 	"artifacts limit\"},\"files_omitted_bytes\":{\"type\":\"integer\"},"                       \
-	"\"session\":{\"type\":[\"string\",\"null\"]}},"                                           \
+	"\"session\":{\"type\":[\"string\",\"null\"]},"                                            \
+	"\"network\":{\"type\":\"object\",\"description\":\"a profile with network = proxy: "      \
+	"bytes_up, bytes_down, connections, refused, contacted (host:port), refusals "             \
+	"({host, reason})\"}},"                                                                    \
 	"\"required\":[\"outcome\",\"exit_code\",\"wall_seconds\",\"cpu_seconds\",\"stdout\","     \
 	"\"stderr\",\"files\"]}"
 #define MCP_SESSION_ARG "\"session\":{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{32}$\"}"
@@ -2091,11 +2112,47 @@ static const struct mcp_tool {
 	{NULL, NULL, NULL, NULL, NULL, false, false, false, NULL},
 };
 
+/*
+ * What the run tools' descriptions say of the network: none, or, for each
+ * profile of this user with network = proxy, the hosts its runs may reach
+ * through the daemon's proxy. A new string.
+ */
+static char *
+mcp_network_note(const struct mcp *m, const char *none)
+{
+	size_t i, k, n = m->info != NULL ? airlock_info_profile_count(m->info) : 0;
+	char *text = mcp_oom(strdup(none)), *next;
+
+	for (i = 0; i < n; i++) {
+		if (!airlock_info_profile_network(m->info, i))
+			continue;
+		if (asprintf(&next,
+			     "%s With profile '%s' the code may reach, through the daemon's "
+			     "HTTP proxy (HTTP_PROXY and HTTPS_PROXY are set), only:",
+			     text, airlock_info_profile_name(m->info, i)) < 0)
+			mcp_oom(NULL);
+		free(text);
+		text = next;
+		for (k = 0; k < airlock_info_profile_allow_count(m->info, i); k++) {
+			if (asprintf(&next, "%s%s %s", text, k > 0 ? "," : "",
+				     airlock_info_profile_allow(m->info, i, k, NULL)) < 0)
+				mcp_oom(NULL);
+			free(text);
+			text = next;
+		}
+		if (asprintf(&next, "%s.", text) < 0)
+			mcp_oom(NULL);
+		free(text);
+		text = next;
+	}
+	return text;
+}
+
 /* A tool's description, with what the probe found for the run tools. */
 static char *
 mcp_tool_description(const struct mcp *m, const struct mcp_tool *t)
 {
-	char *text;
+	char *text, *net;
 	int r = -1;
 
 	if (strcmp(t->name, "run_python") == 0 && m->env_python != NULL) {
@@ -2110,12 +2167,16 @@ mcp_tool_description(const struct mcp *m, const struct mcp_tool *t)
 				     : " with the standard library only (no third-party "
 				       "packages)",
 			     packages,
-			     " There is no network: nothing can be installed (no pip install).");
+			     (net = mcp_network_note(
+				      m, " There is no network: nothing can be installed (no pip "
+					 "install).")));
+		free(net);
 	} else if (strcmp(t->name, "run_shell") == 0 && m->env_sh != NULL) {
-		r = asprintf(&text,
-			     "%s Commands found on the PATH include: %s. There is no network: "
-			     "nothing can be downloaded or installed.",
-			     t->description, m->env_sh[0] != '\0' ? m->env_sh : "(none probed)");
+		r = asprintf(&text, "%s Commands found on the PATH include: %s.%s", t->description,
+			     m->env_sh[0] != '\0' ? m->env_sh : "(none probed)",
+			     (net = mcp_network_note(m, " There is no network: nothing can be "
+							"downloaded or installed.")));
+		free(net);
 	}
 	if (r < 0)
 		text = mcp_oom(strdup(t->description));

@@ -5,6 +5,7 @@
 #include "result.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -46,6 +47,18 @@ struct result_artifact {
 	struct result_bytes data;
 };
 
+/* result.network, copied out of the message. */
+struct result_network {
+	uint64_t figures[4]; /* enum airlock_net_figure */
+	char contacted[PROTO_NET_REPORT_MAX][PROTO_NET_TARGET_MAX + 1];
+	size_t ncontacted;
+	struct {
+		char host[PROTO_NET_TARGET_MAX + 1];
+		char reason[PROTO_NET_REASON_MAX + 1];
+	} refusals[PROTO_NET_REPORT_MAX];
+	size_t nrefusals;
+};
+
 struct airlock_result {
 	enum airlock_outcome outcome;
 	int exit_code;
@@ -60,12 +73,16 @@ struct airlock_result {
 	uint64_t artifacts_omitted;
 	uint64_t artifacts_omitted_bytes;
 	char *error;
+	struct result_network *network; /* NULL: not a network = proxy run */
 };
 
 /* One profile the caller may use, from info_ok.profiles. */
 struct info_profile {
 	char name[PROTO_PROFILE_MAX + 1];
 	bool is_default;
+	bool proxy;   /* network = proxy */
+	char **allow; /* allow_hosts, then allow_private_hosts */
+	size_t nallow, npublic;
 	uint64_t limits[PROTO_LIMIT_COUNT_];
 	uint64_t ceilings[PROTO_LIMIT_COUNT_];
 };
@@ -83,6 +100,32 @@ struct airlock_info {
 	struct info_profile *profiles;
 	size_t nprofiles;
 };
+
+/* A profile's network mode and allow-lists, copied. */
+static int
+info_profile_network(const struct proto_profile *pp, struct info_profile *p)
+{
+	size_t n = pp->nallow_hosts + pp->nallow_private_hosts, k;
+
+	p->proxy = pp->network != NULL && !strcmp(pp->network, "proxy");
+	if (!p->proxy || n == 0)
+		return 0;
+	p->allow = calloc(n, sizeof(*p->allow));
+	if (p->allow == NULL)
+		return -ENOMEM;
+	for (k = 0; k < n; k++) {
+		const char *s = k < pp->nallow_hosts
+					? pp->allow_hosts[k]
+					: pp->allow_private_hosts[k - pp->nallow_hosts];
+
+		p->allow[k] = strdup(s);
+		if (p->allow[k] == NULL)
+			return -ENOMEM;
+		p->nallow++;
+	}
+	p->npublic = pp->nallow_hosts;
+	return 0;
+}
 
 /* What an empty payload points at, so data is never NULL. */
 static const char result_empty[1];
@@ -180,6 +223,30 @@ result_from_proto(const struct proto_result *pr, struct airlock_result **ret)
 	r = result_strdup(pr->error, &res->error);
 	if (r < 0)
 		goto out;
+	if (pr->network != NULL) {
+		const struct proto_network *pn = pr->network;
+		struct result_network *n;
+
+		r = -ENOMEM;
+		n = res->network = calloc(1, sizeof(*res->network));
+		if (n == NULL)
+			goto out;
+		n->figures[AIRLOCK_NET_BYTES_UP] = pn->bytes_up;
+		n->figures[AIRLOCK_NET_BYTES_DOWN] = pn->bytes_down;
+		n->figures[AIRLOCK_NET_CONNECTIONS] = pn->connections;
+		n->figures[AIRLOCK_NET_REFUSED] = pn->refused;
+		/* The decoder checked every count and length against these bounds. */
+		for (i = 0; i < pn->ncontacted && i < PROTO_NET_REPORT_MAX; i++)
+			snprintf(n->contacted[n->ncontacted++], sizeof(n->contacted[0]), "%s",
+				 pn->contacted[i]);
+		for (i = 0; i < pn->nrefusals && i < PROTO_NET_REPORT_MAX; i++) {
+			snprintf(n->refusals[i].host, sizeof(n->refusals[0].host), "%s",
+				 pn->refusals[i].host);
+			snprintf(n->refusals[i].reason, sizeof(n->refusals[0].reason), "%s",
+				 pn->refusals[i].reason);
+			n->nrefusals++;
+		}
+	}
 	if (pr->nartifacts > 0) {
 		r = -ENOMEM;
 		res->artifacts = calloc(pr->nartifacts, sizeof(*res->artifacts));
@@ -224,6 +291,7 @@ airlock_result_free(struct airlock_result *res)
 	}
 	free(res->artifacts);
 	free(res->error);
+	free(res->network);
 	free(res);
 }
 
@@ -360,6 +428,54 @@ airlock_result_artifacts_omitted_bytes(const struct airlock_result *res)
 	return res != NULL ? res->artifacts_omitted_bytes : 0;
 }
 
+/* Whether the run went through the egress proxy (network = proxy). */
+AIRLOCK_EXPORT bool
+airlock_result_has_network(const struct airlock_result *res)
+{
+	return res != NULL && res->network != NULL;
+}
+
+/* One of its figures. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_network(const struct airlock_result *res, enum airlock_net_figure figure)
+{
+	if (res == NULL || res->network == NULL || (unsigned)figure > AIRLOCK_NET_REFUSED)
+		return 0;
+	return res->network->figures[figure];
+}
+
+/* Destinations contacted ("host:port"). */
+AIRLOCK_EXPORT size_t
+airlock_result_network_contacted_count(const struct airlock_result *res)
+{
+	return res != NULL && res->network != NULL ? res->network->ncontacted : 0;
+}
+
+AIRLOCK_EXPORT const char *
+airlock_result_network_contacted(const struct airlock_result *res, size_t i)
+{
+	if (res == NULL || res->network == NULL || i >= res->network->ncontacted)
+		return NULL;
+	return res->network->contacted[i];
+}
+
+/* Refusals: "host:port" (or "") and the reason. */
+AIRLOCK_EXPORT size_t
+airlock_result_network_refusal_count(const struct airlock_result *res)
+{
+	return res != NULL && res->network != NULL ? res->network->nrefusals : 0;
+}
+
+AIRLOCK_EXPORT const char *
+airlock_result_network_refusal(const struct airlock_result *res, size_t i, const char **ret_reason)
+{
+	if (res == NULL || res->network == NULL || i >= res->network->nrefusals)
+		return NULL;
+	if (ret_reason != NULL)
+		*ret_reason = res->network->refusals[i].reason;
+	return res->network->refusals[i].host;
+}
+
 /* Artifact i, or NULL. */
 static const struct result_artifact *
 result_artifact(const struct airlock_result *res, size_t i)
@@ -485,6 +601,9 @@ result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
 		memcpy(p->limits, pi->profiles[i].limits.v, sizeof(p->limits));
 		memcpy(p->ceilings, pi->profiles[i].ceilings.v, sizeof(p->ceilings));
 		info->nprofiles++;
+		r = info_profile_network(&pi->profiles[i], p);
+		if (r < 0)
+			goto out;
 	}
 	*ret = info;
 	info = NULL;
@@ -511,6 +630,13 @@ airlock_info_free(struct airlock_info *info)
 	free(info->packages);
 	free(info->daemon);
 	free(info->resource_control);
+	for (i = 0; info->profiles != NULL && i < info->nprofiles; i++) {
+		size_t k;
+
+		for (k = 0; k < info->profiles[i].nallow; k++)
+			free(info->profiles[i].allow[k]);
+		free(info->profiles[i].allow);
+	}
 	free(info->profiles);
 	free(info);
 }
@@ -665,4 +791,28 @@ airlock_limit_from_name(const char *name, enum airlock_limit *ret)
 		return -ENOENT;
 	*ret = (enum airlock_limit)l;
 	return 0;
+}
+
+/* Whether profile i has network = proxy. */
+AIRLOCK_EXPORT bool
+airlock_info_profile_network(const struct airlock_info *info, size_t i)
+{
+	return info != NULL && i < info->nprofiles && info->profiles[i].proxy;
+}
+
+/* Its allow-list entries: allow_hosts, then allow_private_hosts. */
+AIRLOCK_EXPORT size_t
+airlock_info_profile_allow_count(const struct airlock_info *info, size_t i)
+{
+	return info != NULL && i < info->nprofiles ? info->profiles[i].nallow : 0;
+}
+
+AIRLOCK_EXPORT const char *
+airlock_info_profile_allow(const struct airlock_info *info, size_t i, size_t k, bool *ret_private)
+{
+	if (info == NULL || i >= info->nprofiles || k >= info->profiles[i].nallow)
+		return NULL;
+	if (ret_private != NULL)
+		*ret_private = k >= info->profiles[i].npublic;
+	return info->profiles[i].allow[k];
 }

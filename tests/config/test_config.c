@@ -737,6 +737,32 @@ test_profile_egress(void **state)
 	assert_false(config_profile_default(&f->cfg)->network_proxy);
 	config_free(&f->cfg);
 
+	/* The allow-lists of all profiles together are bounded (info lists them in one packet). */
+	{
+		static char text[40000];
+		size_t off = 0, i, k;
+
+		/* 5 profiles of 16 lines of 4 entries of 40 bytes: 12800 bytes (fits); a 6th: no.
+		 */
+		for (k = 0; k < 6; k++) {
+			off += (size_t)snprintf(text + off, sizeof(text) - off,
+						"[profile p%zu]\nnetwork = proxy\n", k);
+			for (i = 0; i < 64; i++)
+				off += (size_t)snprintf(text + off, sizeof(text) - off,
+							"%shost%02zu-%026d.test:80%s",
+							i % 4 == 0 ? "allow_hosts =" : "", i, 0,
+							i % 4 == 3 ? "\n" : ",");
+		}
+		assert_int_equal(load_text(f, text), -EINVAL);
+		assert_error_at(f, 5 * 18 + 3, "together are longer than 16384 bytes");
+		config_free(&f->cfg);
+		/* Five fit; a key of the list repeats, each adds. */
+		*strstr(text, "[profile p5]") = '\0';
+		assert_int_equal(load_text(f, text), 0);
+		assert_int_equal(config_profile_find(&f->cfg, "p4")->egress->nentries, 64);
+		config_free(&f->cfg);
+	}
+
 	/* Defaults: no resolver named (/etc/resolv.conf), port 3128, the limits' defaults. */
 	assert_int_equal(load_text(f, "[profile w]\nnetwork = proxy\nallow_hosts = a.test:80\n"),
 			 0);

@@ -175,6 +175,8 @@ def outside():
 class Ctx:
     def __init__(self, args):
         self.airlock = args.airlock
+        self.python_dir = args.python_dir
+        self.libairlock = args.libairlock
         self.daemon = Daemon(args.airlockd, CONFIG, prefix="airlock-egress-", debug=True)
         self.failures = []
 
@@ -251,6 +253,11 @@ def test_allowed(ctx):
     ctx.check("curl through HTTP_PROXY (plain, CONNECT, wildcard)",
               r.get("outcome") == "exited" and r.get("exit_code") == 0 and r["stdout"] == DATA.decode() * 3,
               "outcome=%s exit=%s stdout=%r stderr=%r" % (r.get("outcome"), r.get("exit_code"), r["stdout"], r["stderr"]))
+    net = r.get("network") or {}
+    ctx.check("the result counts and names what was contacted",
+              net.get("contacted") == ["data.test:80", "a.wild.test:80"] and net.get("connections") == 3
+              and net.get("refused") == 0 and net.get("refusals") == [] and net.get("bytes_down", 0) > 3 * len(DATA)
+              and net.get("bytes_up", 0) > 0, repr(net))
     r = ctx.run("import urllib.request\n"
                 "print(urllib.request.urlopen('http://data.test/data.txt', timeout=10).read().decode(), end='')\n",
                 profile="net")
@@ -324,6 +331,16 @@ attempt("udp53", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto
               "host=%r meta=%r" % (hits["host"], hits["meta"]))
     ctx.check("an unlisted name was never looked up (no DNS channel)",
               not any("secret" in q or "evil" in q for q in hits["dns"][dns_before:]), repr(hits["dns"]))
+    net = r.get("network") or {}
+    got = {(x["host"], x["reason"]) for x in net.get("refusals", [])}
+    want = {("data.test:22", "not_listed"), ("evil.test:443", "not_listed"), ("x.secret.test:80", "not_listed"),
+            ("198.51.100.1:80", "ip_literal"), ("2130706433:80", "ip_literal"), ("0x7f.1:8080", "ip_literal"),
+            ("[::1]:8080", "ip_literal"), ("169.254.169.254:80", "ip_literal"),
+            ("local.test:8080", "private_address"), ("meta.test:80", "private_address"),
+            ("mapped.test:8080", "private_address"), ("", "bad_request")}
+    ctx.check("the result lists every refusal with its reason",
+              got == want and net.get("refused") == len(REFUSALS) and net.get("contacted") == [],
+              "got %r, missing %r, extra %r" % (net, want - got, got - want))
     lines = ctx.audit(n)
     ctx.check("the audit line lists the refusals",
               len(lines) == 1 and "data.test:22/not_listed" in lines[0]
@@ -378,6 +395,9 @@ time.sleep(2)
     ctx.check("a flood of connections: 16 open at once, the rest refused (limit)",
               m is not None and int(m.group(1)) == 16 and int(m.group(2)) == 300 - 16,
               "stdout=%r stderr=%r" % (r["stdout"], r.get("stderr", "")[-500:]))
+    net = r.get("network") or {}
+    ctx.check("the result counts the flood", net.get("connections") == 300 and net.get("refused") == 284
+              and ["", "limit"] in [[x["host"], x["reason"]] for x in net.get("refusals", [])], repr(net))
     ctx.check("another run and ping are served during the flood",
               served.get("stdout") == "still serving\n" and pinged, "%r ping=%s" % (served.get("stdout"), pinged))
     lines = ctx.audit(n)
@@ -403,9 +423,96 @@ def test_bytes(ctx):
     ctx.check("network_bytes cuts a download and refuses what follows",
               len(got) >= 3 and got[0] != "rc=0" and int(got[1]) < 100 * 1024 and "403" in r["stdout"],
               "stdout=%r stderr=%r" % (r["stdout"], r["stderr"][-300:]))
+    net = r.get("network") or {}
+    ctx.check("the result names the byte limit",
+              {"host": "data.test:80", "reason": "limit"} in net.get("refusals", [])
+              and net.get("bytes_up", 0) + net.get("bytes_down", 0) <= 100 * 1024, repr(net))
     lines = ctx.audit(n)
     ctx.check("the audit line names the byte limit", len(lines) == 1 and "data.test:80/limit" in lines[0],
               "".join(lines))
+
+
+def test_clients(ctx):
+    """airlock info, the CLI's line, the Python binding and the MCP server show it."""
+    p = subprocess.run([ctx.airlock, "--socket", ctx.daemon.sock, "--json", "info"], capture_output=True, timeout=30)
+    info = json.loads(p.stdout)
+    profs = {x["name"]: x for x in info.get("profiles", [])}
+    net = profs.get("net", {})
+    ctx.check("airlock info --json: network and the allow-list",
+              net.get("network") == "proxy" and net.get("allow_hosts", [])[:2] == ["data.test:80,8443", "*.wild.test:80"]
+              and net.get("allow_private_hosts") == [] and profs.get("default", {}).get("network") == "none"
+              and "allow_hosts" not in profs.get("default", {}), repr(net))
+    p = subprocess.run([ctx.airlock, "--socket", ctx.daemon.sock, "info"], capture_output=True, text=True, timeout=30)
+    ctx.check("airlock info: the proxy profiles' hosts",
+              "network: proxy to data.test:80,8443, *.wild.test:80" in p.stdout, p.stdout)
+    p = subprocess.run([ctx.airlock, "--socket", ctx.daemon.sock, "run", "--profile", "net", "--lang", "sh", "-c",
+                        "curl -sS --max-time 10 http://data.test/data.txt; curl -sS --max-time 10 http://evil.test/"],
+                       capture_output=True, text=True, timeout=60)
+    ctx.check("airlock run: the network line on stderr",
+              re.search(r"airlock: network: 2 connections \(1 refused\), [0-9.]+ B down, [0-9.]+ B up; "
+                        r"contacted data.test:80; refused evil.test:80 \(not_listed\)", p.stderr) is not None,
+              p.stderr)
+    if ctx.python_dir:
+        code = ("import json, sys\n"
+                "from airlock import AirlockSandbox\n"
+                "sb = AirlockSandbox(socket=sys.argv[1], profile='net')\n"
+                "r = sb.run_sync(\"import urllib.request as u\\n"
+                "print(u.urlopen('http://data.test/data.txt', timeout=10).read().decode(), end='')\\n"
+                "try:\\n    u.urlopen('http://meta.test/', timeout=10)\\nexcept Exception as e:\\n    print(e)\")\n"
+                "print(json.dumps({'stdout': r.stdout, 'network': r.network.__dict__ if r.network else None}))\n"
+                "print(json.dumps(AirlockSandbox(socket=sys.argv[1]).run_sync('print(1)').network))\n")
+        env = dict(os.environ, PYTHONPATH=ctx.python_dir, AIRLOCK_LIBRARY=ctx.libairlock)
+        p = subprocess.run([sys.executable, "-c", code, ctx.daemon.sock], capture_output=True, text=True,
+                           timeout=60, env=env)
+        lines = p.stdout.splitlines()
+        try:
+            got = json.loads(lines[0])
+            n = got["network"]
+            ok = (got["stdout"].startswith(DATA.decode()) and "403" in got["stdout"]
+                  and n["contacted"] == ["data.test:80"] and [list(x) for x in n["refusals"]] == [["meta.test:80", "private_address"]]
+                  and n["connections"] == 2 and n["refused"] == 1 and lines[1] == "null")
+        except (ValueError, IndexError, KeyError, TypeError):
+            ok = False
+        ctx.check("python binding: result.network", ok, p.stdout + p.stderr[-800:])
+    mcp = subprocess.Popen([ctx.airlock, "--socket", ctx.daemon.sock, "mcp"], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+             "params": {"name": "run_python", "arguments": {"profile": "net", "code":
+                        "import urllib.request as u\nprint(u.urlopen('http://data.test/data.txt', timeout=10).read())\n"
+                        "try:\n    u.urlopen('http://x.secret.test/', timeout=10)\nexcept Exception as e:\n    print(e)\n"}}}]
+    replies = {}
+    try:
+        for m in msgs:
+            mcp.stdin.write(json.dumps(m) + "\n")
+            mcp.stdin.flush()
+            if "id" in m:
+                while True:
+                    line = mcp.stdout.readline()
+                    if not line:
+                        break
+                    rep = json.loads(line)
+                    if rep.get("id") == m["id"]:
+                        replies[m["id"]] = rep
+                        break
+    finally:
+        mcp.stdin.close()
+        mcp.wait(30)
+    tools = {t["name"]: t for t in replies.get(2, {}).get("result", {}).get("tools", [])}
+    desc = tools.get("run_python", {}).get("description", "")
+    ctx.check("mcp: the run tools say which profile reaches which hosts",
+              "With profile 'net' the code may reach" in desc and "*.wild.test:80" in desc, desc[-400:])
+    res = replies.get(3, {}).get("result", {})
+    sc = res.get("structuredContent", {})
+    text = "".join(c.get("text", "") for c in res.get("content", []) if c.get("type") == "text")
+    ctx.check("mcp: structuredContent.network and the status line",
+              sc.get("network", {}).get("contacted") == ["data.test:80"]
+              and {"host": "x.secret.test:80", "reason": "not_listed"} in sc.get("network", {}).get("refusals", [])
+              and "network: 2 connections (1 refused)" in text and "refused x.secret.test:80 (not_listed)" in text,
+              repr(sc.get("network")) + text[-600:])
 
 
 def test_default_profile(ctx):
@@ -422,6 +529,7 @@ rc = subprocess.run(["curl", "-sS", "--max-time", "5", "-x", "http://127.0.0.1:3
 print("curl", rc)
 '''
     r = ctx.run(code)
+    ctx.check("the default profile's result has no network figures", "network" not in r, repr(r.get("network")))
     out = r["stdout"]
     ctx.check("the default profile: no proxy variables, nothing on 3128, curl fails",
               "vars []" in out and "proxy refused" in out and "curl 0" not in out and "curl " in out,
@@ -432,6 +540,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--airlockd", required=True)
     ap.add_argument("--airlock", required=True)
+    ap.add_argument("--python-dir", help="libclient/python, for the binding's check")
+    ap.add_argument("--libairlock", help="libairlock.so, for the binding's check")
     args = ap.parse_args()
     if os.environ.get(NETNS_MARK) != "1":
         if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None:
@@ -449,7 +559,7 @@ def main():
     ctx = Ctx(args)
     ctx.daemon.start()
     try:
-        for t in (test_allowed, test_refused, test_flood, test_bytes, test_default_profile):
+        for t in (test_allowed, test_refused, test_flood, test_bytes, test_clients, test_default_profile):
             try:
                 t(ctx)
             except (AssertionError, subprocess.TimeoutExpired) as e:

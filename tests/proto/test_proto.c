@@ -465,6 +465,103 @@ test_profiles(void **state)
 	proto_msg_free(&m);
 }
 
+/* result.network and the profiles' network fields: round trip and every bound. */
+static void
+test_network(void **state)
+{
+	struct proto_refusal refs[2] = {{"evil.test:443", "not_listed"}, {"", "limit"}};
+	struct proto_network net = {.bytes_up = 10,
+				    .bytes_down = 1ULL << 40,
+				    .connections = 5,
+				    .refused = 9,
+				    .ncontacted = 2,
+				    .refusals = refs,
+				    .nrefusals = 2};
+	struct proto_result res = {.outcome = PROTO_OUTCOME_EXITED, .network = &net};
+	const char *allow[2] = {"pypi.org:443", "*.example.com:80,443"};
+	const char *priv[1] = {"[fd00::1]:443"};
+	struct proto_profile prof = {.name = "pip",
+				     .network = "proxy",
+				     .allow_hosts = allow,
+				     .nallow_hosts = 2,
+				     .allow_private_hosts = priv,
+				     .nallow_private_hosts = 1};
+	struct proto_info in = {.daemon = "airlockd",
+				.version = 1,
+				.nruntimes = 1,
+				.profiles = &prof,
+				.nprofiles = 1};
+	struct proto_out o;
+	struct proto_msg m;
+	char longname[PROTO_NET_TARGET_MAX + 2];
+
+	(void)state;
+	net.contacted[0] = "pypi.org:443";
+	net.contacted[1] = "a.example.com:80";
+	res.out[0] = (struct proto_stream_out){inline_blob(""), 0, false};
+	res.out[1] = res.out[0];
+	assert_int_equal(proto_encode_result(4, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_non_null(m.u.result.network);
+	assert_int_equal(m.u.result.network->bytes_up, 10);
+	assert_int_equal(m.u.result.network->bytes_down, 1ULL << 40);
+	assert_int_equal(m.u.result.network->connections, 5);
+	assert_int_equal(m.u.result.network->refused, 9);
+	assert_int_equal(m.u.result.network->ncontacted, 2);
+	assert_string_equal(m.u.result.network->contacted[1], "a.example.com:80");
+	assert_int_equal(m.u.result.network->nrefusals, 2);
+	assert_string_equal(m.u.result.network->refusals[0].host, "evil.test:443");
+	assert_string_equal(m.u.result.network->refusals[0].reason, "not_listed");
+	assert_string_equal(m.u.result.network->refusals[1].host, "");
+	proto_msg_free(&m);
+	/* Absent: NULL. */
+	res.network = NULL;
+	assert_int_equal(proto_encode_result(4, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_null(m.u.result.network);
+	proto_msg_free(&m);
+	/* The encoder's bounds. */
+	res.network = &net;
+	net.ncontacted = PROTO_NET_REPORT_MAX + 1;
+	assert_int_equal(proto_encode_result(4, &res, &o), -E2BIG);
+	net.ncontacted = 1;
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	net.contacted[0] = longname;
+	assert_int_equal(proto_encode_result(4, &res, &o), -E2BIG);
+	net.contacted[0] = "pypi.org:443";
+	refs[1].reason = "";
+	assert_int_equal(proto_encode_result(4, &res, &o), -EINVAL);
+	refs[1].reason = "limit";
+	net.refusals = NULL;
+	assert_int_equal(proto_encode_result(4, &res, &o), -E2BIG);
+	net.refusals = refs;
+
+	in.runtimes[0] = "sh";
+	assert_int_equal(proto_encode_info(5, &in, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.info.profiles[0].network, "proxy");
+	assert_int_equal(m.u.info.profiles[0].nallow_hosts, 2);
+	assert_string_equal(m.u.info.profiles[0].allow_hosts[1], "*.example.com:80,443");
+	assert_int_equal(m.u.info.profiles[0].nallow_private_hosts, 1);
+	assert_string_equal(m.u.info.profiles[0].allow_private_hosts[0], "[fd00::1]:443");
+	proto_msg_free(&m);
+	prof.network = "none";
+	assert_int_equal(proto_encode_info(5, &in, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.info.profiles[0].network, "none");
+	assert_int_equal(m.u.info.profiles[0].nallow_hosts, 0);
+	proto_msg_free(&m);
+	prof.network = "open";
+	assert_int_equal(proto_encode_info(5, &in, &o), -EINVAL);
+	prof.network = "proxy";
+	allow[0] = "";
+	assert_int_equal(proto_encode_info(5, &in, &o), -EINVAL);
+	allow[0] = "pypi.org:443";
+	prof.nallow_hosts = PROTO_ALLOW_MAX + 1;
+	assert_int_equal(proto_encode_info(5, &in, &o), -E2BIG);
+}
+
 static void
 test_roundtrip_run_inline(void **state)
 {
@@ -2644,6 +2741,7 @@ main(void)
 		T(test_roundtrip_simple),
 		T(test_roundtrip_info),
 		T(test_profiles),
+		T(test_network),
 		T(test_roundtrip_run_inline),
 		T(test_roundtrip_run_minimal),
 		T(test_roundtrip_run_memfd),

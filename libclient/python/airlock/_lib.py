@@ -180,6 +180,16 @@ _OPTIONAL = {
     "airlock_info_profile_is_default": (_bool, [_p, _size]),
     "airlock_info_profile_limit": (_u64, [_p, _size, _int]),
     "airlock_info_profile_ceiling": (_u64, [_p, _size, _int]),
+    # 0.7: network egress
+    "airlock_result_has_network": (_bool, [_p]),
+    "airlock_result_network": (_u64, [_p, _int]),
+    "airlock_result_network_contacted_count": (_size, [_p]),
+    "airlock_result_network_contacted": (_str, [_p, _size]),
+    "airlock_result_network_refusal_count": (_size, [_p]),
+    "airlock_result_network_refusal": (_str, [_p, _size, ctypes.POINTER(ctypes.c_char_p)]),
+    "airlock_info_profile_network": (_bool, [_p, _size]),
+    "airlock_info_profile_allow_count": (_size, [_p, _size]),
+    "airlock_info_profile_allow": (_str, [_p, _size, _size, ctypes.POINTER(ctypes.c_bool)]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

@@ -20,6 +20,7 @@ from ._types import (
     SandboxError,
     SandboxLimits,
     SandboxMemoryError,
+    SandboxNetwork,
     SandboxProcessLimitError,
     SandboxResult,
     SandboxTimeoutError,
@@ -207,6 +208,28 @@ def _bytes_at(getter: Any, res: ctypes.c_void_p, *extra: Any) -> bytes:
     return ctypes.string_at(data.value, size.value)
 
 
+def _network(lib: ctypes.CDLL, res: ctypes.c_void_p) -> Optional[SandboxNetwork]:
+    """The network figures of a network = proxy run, or None (also before libairlock 0.7)."""
+    if not hasattr(lib, "airlock_result_has_network") or not lib.airlock_result_has_network(res):
+        return None
+    refusals = []
+    for i in range(lib.airlock_result_network_refusal_count(res)):
+        reason = ctypes.c_char_p()
+        host = lib.airlock_result_network_refusal(res, i, ctypes.byref(reason)) or b""
+        refusals.append((host.decode("utf-8", "replace"), (reason.value or b"").decode("utf-8", "replace")))
+    return SandboxNetwork(
+        bytes_up=int(lib.airlock_result_network(res, 0)),
+        bytes_down=int(lib.airlock_result_network(res, 1)),
+        connections=int(lib.airlock_result_network(res, 2)),
+        refused=int(lib.airlock_result_network(res, 3)),
+        contacted=tuple(
+            (lib.airlock_result_network_contacted(res, i) or b"").decode("utf-8", "replace")
+            for i in range(lib.airlock_result_network_contacted_count(res))
+        ),
+        refusals=tuple(refusals),
+    )
+
+
 def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
     """Turn a struct airlock_result into a SandboxResult, or raise for a limit or an error outcome.
 
@@ -235,6 +258,7 @@ def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
         omitted_bytes = int(lib.airlock_result_artifacts_omitted_bytes(res))
     name = lib.airlock_outcome_name(outcome)
     result = SandboxResult(
+        network=_network(lib, res),
         stdout=out.decode("utf-8", "replace"),
         stderr=err.decode("utf-8", "replace"),
         exit_code=int(lib.airlock_result_exit_code(res)) if outcome == _lib.OUTCOME_EXITED else None,

@@ -15,6 +15,7 @@ __all__ = [
     "SandboxLimits",
     "SandboxArtifact",
     "SandboxResult",
+    "SandboxNetwork",
     "SandboxError",
     "SandboxTimeoutError",
     "SandboxMemoryError",
@@ -280,6 +281,30 @@ class SandboxArtifact:
 
 
 @dataclass(frozen=True)
+class SandboxNetwork:
+    """What a run of a profile with network = proxy did through the daemon's proxy.
+
+    bytes_up, bytes_down: bytes the code sent and received through it.
+    connections: connections the code opened to the proxy; refused: how
+        many of them were refused.
+    contacted: the destinations reached, "host:port", first seen first (at
+        most 32).
+    refusals: (host, reason) pairs, distinct, first seen first (at most 32):
+        host is "host:port" as the code asked ("" when refused before it
+        asked, at a limit); reason is "not_listed", "ip_literal",
+        "private_address", "limit", "resolve_failed", "connect_failed",
+        "bad_request", ...
+    """
+
+    bytes_up: int = 0
+    bytes_down: int = 0
+    connections: int = 0
+    refused: int = 0
+    contacted: Tuple[str, ...] = ()
+    refusals: Tuple[Tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class SandboxResult:
     """What the code did. A non-zero exit or a signal is a result, not an error.
 
@@ -301,6 +326,8 @@ class SandboxResult:
     outcome: the daemon's name for how the run ended ("exited", "signaled",
         "wall_limit", "cpu_limit", "memory_limit", "process_limit"); the
         limits only appear on the result carried by an exception.
+    network: a SandboxNetwork for a run of a profile with network = proxy,
+        else None (and with a daemon or libairlock before 0.7).
     """
 
     stdout: str
@@ -319,6 +346,7 @@ class SandboxResult:
     stdout_bytes: bytes = field(default=b"", repr=False)
     stderr_bytes: bytes = field(default=b"", repr=False)
     outcome: str = "exited"
+    network: Optional[SandboxNetwork] = None
 
     @property
     def ok(self) -> bool:
