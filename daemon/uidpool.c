@@ -14,6 +14,7 @@ uidpool_init(struct uidpool *p, uint32_t nslots)
 		return -ENOMEM;
 	p->nslots = nslots;
 	p->next = 0;
+	p->nused = 0;
 	return 0;
 }
 
@@ -25,6 +26,7 @@ uidpool_free(struct uidpool *p)
 	free(p->used);
 	p->used = NULL;
 	p->nslots = 0;
+	p->nused = 0;
 }
 
 int
@@ -37,6 +39,7 @@ uidpool_get(struct uidpool *p, uint32_t *ret_slot)
 
 		if (!p->used[s]) {
 			p->used[s] = 1;
+			p->nused++;
 			p->next = (s + 1) % p->nslots;
 			*ret_slot = s;
 			return 0;
@@ -48,16 +51,14 @@ uidpool_get(struct uidpool *p, uint32_t *ret_slot)
 void
 uidpool_put(struct uidpool *p, uint32_t slot)
 {
-	if (slot < p->nslots)
+	if (slot < p->nslots && p->used[slot]) {
 		p->used[slot] = 0;
+		p->nused--;
+	}
 }
 
 uint32_t
 uidpool_in_use(const struct uidpool *p)
 {
-	uint32_t i, n = 0;
-
-	for (i = 0; i < p->nslots; i++)
-		n += p->used[i];
-	return n;
+	return p->nused;
 }

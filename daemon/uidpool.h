@@ -7,7 +7,8 @@
 
 struct uidpool {
 	uint32_t nslots;
-	uint32_t next; /* round-robin start, so a freed uid rests before reuse */
+	uint32_t next;	/* round-robin start, so a freed uid rests before reuse */
+	uint32_t nused; /* slots in use (the run queue asks on every pass) */
 	uint8_t *used;
 };
 
