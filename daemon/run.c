@@ -245,6 +245,17 @@ run_dispatch_cb(evutil_socket_t fd, short what, void *arg)
 	run_dispatch(arg);
 }
 
+void
+run_dispatch_soon(struct daemon *d)
+{
+	if (d->dispatch_ev == NULL) {
+		d->dispatch_ev = event_new(d->base, -1, 0, run_dispatch_cb, d);
+		if (d->dispatch_ev == NULL)
+			fatalx("out of memory");
+	}
+	event_active(d->dispatch_ev, 0, 0);
+}
+
 /*
  * The one place a run changes state: run_state_next() says where ev leads
  * (an event that cannot happen in the state is a broken invariant), then the
@@ -272,12 +283,7 @@ run_transition(struct run *r, enum run_event ev)
 		if (from < RUN_EXITED)
 			run_io_answer(r);
 		run_free(r, from);
-		if (d->dispatch_ev == NULL) {
-			d->dispatch_ev = event_new(d->base, -1, 0, run_dispatch_cb, d);
-			if (d->dispatch_ev == NULL)
-				fatalx("out of memory");
-		}
-		event_active(d->dispatch_ev, 0, 0);
+		run_dispatch_soon(d);
 		break;
 	default:
 		break;
@@ -528,7 +534,13 @@ run_launch(struct run *r)
 	return rc;
 }
 
-/* May this run start now? Its uid under its limit, its session free. */
+/*
+ * May this run start now? Its uid under its limit; a session run: its
+ * session free; a one-shot run: a sandbox prepared ahead to take, or a uid
+ * slot free (run_launch takes one or the other). A session run brings its
+ * session's slot: it waits for none, and in its own class of the queue
+ * (RUN_QUEUE_SESSION) no one-shot run that waits for a slot holds it up.
+ */
 static bool
 run_can_start(void *ctx, const struct runqueue_item *it)
 {
@@ -536,6 +548,8 @@ run_can_start(void *ctx, const struct runqueue_item *it)
 	const struct run *r = (const struct run *)((const char *)it - offsetof(struct run, q));
 
 	if (r->session != NULL && !session_can_start(r->session))
+		return false;
+	if (r->session == NULL && !run_pool_has(d) && uidpool_in_use(&d->uids) >= d->uids.nslots)
 		return false;
 	return r->uid == 0 || run_count_uid(d, r->uid) < d->cfg->max_runs_per_uid;
 }
@@ -553,7 +567,8 @@ run_dispatch(struct daemon *d)
 		r = (struct run *)((char *)it - offsetof(struct run, q));
 		rc = run_launch(r);
 		if (rc == -EAGAIN) {
-			/* No uid slot: put it back at its uid's head, its turn kept. */
+			/* No uid slot after all (run_can_start saw one): put it
+			 * back at the head of its class, its turn kept. */
 			if (runqueue_push_head(&d->queue, &r->q, r->uid) < 0)
 				fatalx("out of memory");
 			break;
@@ -737,7 +752,8 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	clock_gettime(CLOCK_MONOTONIC, &r->t_request);
 	/* Bounded: a full queue answers busy at once, and root's runs wait in
 	 * it like everybody's (root is only exempt from the per-uid limit). */
-	rc = runqueue_push(&d->queue, &r->q, r->uid, d->cfg->max_queued,
+	rc = runqueue_push(&d->queue, &r->q, r->uid,
+			   s != NULL ? RUN_QUEUE_SESSION : RUN_QUEUE_ONE_SHOT, d->cfg->max_queued,
 			   r->uid == 0 ? d->cfg->max_queued : d->cfg->max_queued_per_uid);
 	if (rc < 0) {
 		if (rc == -ENOMEM)

@@ -44,6 +44,18 @@ struct run_artifact {
 	bool hidden; /* a component of its path starts with '.' */
 };
 
+/*
+ * A run's class in the run queue (runqueue.h): it waits only behind runs of
+ * its own class. A one-shot run needs a uid slot or a sandbox prepared
+ * ahead; a session run brings its session's slot, so a one-shot run that
+ * waits for a slot must not hold it up (review finding 3 of issue 15).
+ */
+enum run_queue_class {
+	RUN_QUEUE_ONE_SHOT = 0,
+	RUN_QUEUE_SESSION = 1,
+};
+_Static_assert(RUN_QUEUE_SESSION < RUNQUEUE_CLASSES, "a run class the queue does not have");
+
 /* One run in the frontend (run.c), from its request to its reap. */
 struct run {
 	TAILQ_ENTRY(run) entry;
@@ -87,6 +99,9 @@ void run_maybe_finish(struct run *r);
 /* Change a run's state (run_state.h) and do the new state's entry action;
  * entering REAPED frees it. */
 void run_transition(struct run *r, enum run_event ev);
+/* Start queued runs from the event loop's next turn (run_dispatch), not
+ * from here: for a caller that may be inside a walk over the runs. */
+void run_dispatch_soon(struct daemon *d);
 
 /* ---- run_io.c ---- */
 
@@ -115,6 +130,8 @@ uint64_t run_io_ms_since(const struct timespec *t0);
 void run_pool_prepare(struct daemon *d, uint32_t key, uint32_t slot);
 /* The sandbox prepared for r will get no run: have the spawner end it. */
 void run_pool_discard(struct run *r);
+/* Is a sandbox prepared ahead alive, for run_pool_take() to give? */
+bool run_pool_has(struct daemon *d);
 /* Give r a sandbox prepared ahead, if one is alive: its slot, key, memory
  * figure fds. Returns 0 (*ret_ready: its STARTED came) or -ENOENT. */
 int run_pool_take(struct daemon *d, struct run *r, bool *ret_ready);

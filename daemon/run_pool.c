@@ -104,16 +104,33 @@ run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int 
 	uidpool_put(&d->uids, p->slot);
 	spawnref_del(&d->refs, p->key);
 	free(p);
+	/* A one-shot run may be queued for that slot. */
+	run_dispatch_soon(d);
 }
 
-int
-run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
+/* The first sandbox of the pool that is alive (asked for or ready), or NULL. */
+static struct prep *
+run_pool_first_alive(struct daemon *d)
 {
 	struct prep *p;
 
 	TAILQ_FOREACH(p, &d->pool, entry)
 	if (p->state != PREP_DEAD)
-		break;
+		return p;
+	return NULL;
+}
+
+bool
+run_pool_has(struct daemon *d)
+{
+	return run_pool_first_alive(d) != NULL;
+}
+
+int
+run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
+{
+	struct prep *p = run_pool_first_alive(d);
+
 	if (p == NULL)
 		return -ENOENT;
 	/* The key stays: the sandbox's events now go to the run. */

@@ -1,4 +1,4 @@
-/* runqueue.c: per-uid FIFO queues served round-robin. */
+/* runqueue.c: per-uid FIFO queues, one per class, served round-robin. */
 #include "runqueue.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@ runqueue_init(struct runqueue *s)
 {
 	TAILQ_INIT(&s->uids);
 	s->n = 0;
+	s->seq = 0;
 	s->last_uid = 0;
 	s->served_any = false;
 }
@@ -32,19 +33,22 @@ runqueue_count_uid(const struct runqueue *s, uid_t uid)
 	return u != NULL ? u->n : 0;
 }
 
-/* Queue it in its uid's queue (made if need be), at the head or the tail;
- * a new uid's queue goes at the same end of the list of uids. */
+/* Queue it in its uid's queue of its class (it->klass; made if need be),
+ * at the head or the tail; a new uid's queue goes at the same end of the
+ * list of uids. */
 static int
 runqueue_insert(struct runqueue *s, struct runqueue_item *it, uid_t uid, bool head)
 {
 	struct runqueue_uid *u = runqueue_find(s, uid);
+	unsigned k;
 
 	if (u == NULL) {
 		u = calloc(1, sizeof(*u));
 		if (u == NULL)
 			return -ENOMEM;
 		u->uid = uid;
-		TAILQ_INIT(&u->items);
+		for (k = 0; k < RUNQUEUE_CLASSES; k++)
+			TAILQ_INIT(&u->items[k]);
 		if (head)
 			TAILQ_INSERT_HEAD(&s->uids, u, entry);
 		else
@@ -53,24 +57,32 @@ runqueue_insert(struct runqueue *s, struct runqueue_item *it, uid_t uid, bool he
 	it->uid = uid;
 	it->owner = u;
 	if (head)
-		TAILQ_INSERT_HEAD(&u->items, it, entry);
+		TAILQ_INSERT_HEAD(&u->items[it->klass], it, entry);
 	else
-		TAILQ_INSERT_TAIL(&u->items, it, entry);
+		TAILQ_INSERT_TAIL(&u->items[it->klass], it, entry);
 	u->n++;
 	s->n++;
 	return 0;
 }
 
 int
-runqueue_push(struct runqueue *s, struct runqueue_item *it, uid_t uid, uint32_t max,
+runqueue_push(struct runqueue *s, struct runqueue_item *it, uid_t uid, unsigned klass, uint32_t max,
 	      uint32_t max_per_uid)
 {
 	struct runqueue_uid *u = runqueue_find(s, uid);
+	int r;
 
+	if (klass >= RUNQUEUE_CLASSES)
+		return -EINVAL;
 	if (s->n >= max || (u != NULL && u->n >= max_per_uid))
 		return -EBUSY;
+	it->klass = klass;
+	it->seq = s->seq;
 	/* New uids join at the end: they wait one round, no more. */
-	return runqueue_insert(s, it, uid, false);
+	r = runqueue_insert(s, it, uid, false);
+	if (r == 0)
+		s->seq++;
+	return r;
 }
 
 int
@@ -96,13 +108,39 @@ runqueue_remove(struct runqueue *s, struct runqueue_item *it)
 
 	if (u == NULL)
 		return;
-	TAILQ_REMOVE(&u->items, it, entry);
+	TAILQ_REMOVE(&u->items[it->klass], it, entry);
 	it->owner = NULL;
 	u->n--;
 	s->n--;
 	if (u->n == 0) {
 		TAILQ_REMOVE(&s->uids, u, entry);
 		free(u);
+	}
+}
+
+/*
+ * The earliest arrived of the heads of u's classes that can_start lets go,
+ * or NULL. Each class is a FIFO: a head that may not start holds up the
+ * rest of its class, never another class.
+ */
+static struct runqueue_item *
+runqueue_pick(struct runqueue_uid *u, bool (*can_start)(void *ctx, const struct runqueue_item *it),
+	      void *ctx)
+{
+	bool tried[RUNQUEUE_CLASSES] = {false};
+
+	for (;;) {
+		struct runqueue_item *best = NULL, *h;
+		unsigned k;
+
+		for (k = 0; k < RUNQUEUE_CLASSES; k++) {
+			h = TAILQ_FIRST(&u->items[k]);
+			if (h != NULL && !tried[k] && (best == NULL || h->seq < best->seq))
+				best = h;
+		}
+		if (best == NULL || can_start(ctx, best))
+			return best;
+		tried[best->klass] = true;
 	}
 }
 
@@ -127,8 +165,8 @@ runqueue_pop(struct runqueue *s, bool (*can_start)(void *ctx, const struct runqu
 		start = TAILQ_FIRST(&s->uids);
 	u = start;
 	do {
-		it = TAILQ_FIRST(&u->items);
-		if (can_start(ctx, it)) {
+		it = runqueue_pick(u, can_start, ctx);
+		if (it != NULL) {
 			s->last_uid = u->uid;
 			s->served_any = true;
 			runqueue_remove(s, it);

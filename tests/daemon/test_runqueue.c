@@ -1,5 +1,6 @@
-/* test_runqueue.c: unit tests of daemon/runqueue.c (order within a uid,
- * round-robin between uids, bounds, removal, the can_start filter). */
+/* test_runqueue.c: unit tests of daemon/runqueue.c (order within a uid and
+ * class, round-robin between uids, bounds, removal, the can_start filter,
+ * classes that do not hold each other up). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,7 +24,8 @@ struct thing {
 struct fixture {
 	struct runqueue s;
 	struct thing t[NITEMS];
-	uid_t blocked; /* can_start refuses this uid's items (0 = none) */
+	uid_t blocked;		  /* can_start refuses this uid's items (0 = none) */
+	unsigned blocked_classes; /* ... and the items of these classes (bit 1 << class) */
 };
 
 static int
@@ -59,6 +61,8 @@ can_start(void *ctx, const struct runqueue_item *it)
 {
 	const struct fixture *f = ctx;
 
+	if (f->blocked_classes & (1u << it->klass))
+		return false;
 	return f->blocked == 0 || it->uid != f->blocked;
 }
 
@@ -74,10 +78,18 @@ pop_tag(struct fixture *f)
 	return ((struct thing *)((char *)it - offsetof(struct thing, q)))->tag;
 }
 
+/* Queue thing tag for uid in class klass. */
+static void
+push_class(struct fixture *f, int tag, uid_t uid, unsigned klass)
+{
+	assert_int_equal(runqueue_push(&f->s, &f->t[tag].q, uid, klass, NITEMS, NITEMS), 0);
+}
+
+/* Queue thing tag for uid in class 0. */
 static void
 push(struct fixture *f, int tag, uid_t uid)
 {
-	assert_int_equal(runqueue_push(&f->s, &f->t[tag].q, uid, NITEMS, NITEMS), 0);
+	push_class(f, tag, uid, 0);
 }
 
 /* An empty queue gives nothing; a removed item is not found again. */
@@ -192,19 +204,19 @@ test_bounds(void **state)
 {
 	struct fixture *f = *state;
 
-	assert_int_equal(runqueue_push(&f->s, &f->t[0].q, 1000, 3, 2), 0);
-	assert_int_equal(runqueue_push(&f->s, &f->t[1].q, 1000, 3, 2), 0);
-	assert_int_equal(runqueue_push(&f->s, &f->t[2].q, 1000, 3, 2), -EBUSY);
+	assert_int_equal(runqueue_push(&f->s, &f->t[0].q, 1000, 0, 3, 2), 0);
+	assert_int_equal(runqueue_push(&f->s, &f->t[1].q, 1000, 0, 3, 2), 0);
+	assert_int_equal(runqueue_push(&f->s, &f->t[2].q, 1000, 0, 3, 2), -EBUSY);
 	assert_null(f->t[2].q.owner);
-	assert_int_equal(runqueue_push(&f->s, &f->t[3].q, 1001, 3, 2), 0);
-	assert_int_equal(runqueue_push(&f->s, &f->t[4].q, 1002, 3, 2), -EBUSY);
+	assert_int_equal(runqueue_push(&f->s, &f->t[3].q, 1001, 0, 3, 2), 0);
+	assert_int_equal(runqueue_push(&f->s, &f->t[4].q, 1002, 0, 3, 2), -EBUSY);
 	assert_null(f->t[4].q.owner);
 	assert_int_equal(f->s.n, 3);
 	assert_int_equal(runqueue_count_uid(&f->s, 1000), 2);
 	assert_int_equal(runqueue_count_uid(&f->s, 1002), 0);
 	/* Room again once one leaves. */
 	runqueue_remove(&f->s, &f->t[0].q);
-	assert_int_equal(runqueue_push(&f->s, &f->t[4].q, 1002, 3, 2), 0);
+	assert_int_equal(runqueue_push(&f->s, &f->t[4].q, 1002, 0, 3, 2), 0);
 }
 
 /* Removal from the middle, and of a uid's last item (its record goes). */
@@ -267,6 +279,109 @@ test_push_head_last_of_uid(void **state)
 	assert_int_equal(pop_tag(f), 2);
 }
 
+/* Queue things 0 to n-1 for uid, thing i in class klass[i]. */
+static void
+push_classes(struct fixture *f, uid_t uid, const unsigned *klass, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		push_class(f, i, uid, klass[i]);
+}
+
+/* Pop n times; the tags must be want[0..n-1] (-1: nothing). */
+static void
+expect_pops(struct fixture *f, const int *want, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		assert_int_equal(pop_tag(f), want[i]);
+}
+
+/* Nothing blocked: the classes of a uid are served in arrival order. */
+static void
+test_classes_in_arrival_order(void **state)
+{
+	static const unsigned klass[] = {0, 1, 0, 1, 1};
+	static const int order[] = {0, 1, 2, 3, 4, -1};
+	struct fixture *f = *state;
+
+	push_classes(f, 1000, klass, 5);
+	assert_int_equal(runqueue_count_uid(&f->s, 1000), 5);
+	expect_pops(f, order, 6);
+}
+
+/*
+ * A head that may not start holds up its own class only: the other class
+ * of the same uid goes past it in its own order, and once it may start it
+ * comes first again (it arrived first), so it is not starved. With only
+ * the held class queued nothing comes out.
+ */
+static void
+test_blocked_class_holds_up_only_itself(void **state)
+{
+	static const unsigned klass[] = {0, 0, 1, 1, 1};
+	static const int held[] = {2, 3}, then[] = {0, 1, 4, -1};
+	struct fixture *f = *state;
+
+	push_classes(f, 1000, klass, 5);
+	f->blocked_classes = 1u << 0;
+	expect_pops(f, held, 2);
+	f->blocked_classes = 0;
+	expect_pops(f, then, 4);
+	push_class(f, 5, 1000, 0);
+	f->blocked_classes = 1u << 0;
+	assert_int_equal(pop_tag(f), -1);
+	assert_int_equal(runqueue_count_uid(&f->s, 1000), 1);
+}
+
+/* A class held up in one uid does not cost the other uids their turns:
+ * 1001 was served last, so 1000 comes first once the class may start. */
+static void
+test_blocked_class_and_round_robin(void **state)
+{
+	static const int held[] = {1, 3, -1}, then[] = {0, 2, -1};
+	struct fixture *f = *state;
+
+	push_class(f, 0, 1000, 0);
+	push_class(f, 1, 1000, 1);
+	push_class(f, 2, 1001, 0);
+	push_class(f, 3, 1001, 1);
+	f->blocked_classes = 1u << 0;
+	expect_pops(f, held, 3);
+	f->blocked_classes = 0;
+	expect_pops(f, then, 3);
+}
+
+/* An item put back keeps its class and its arrival number: it comes
+ * before the items of any class that arrived after it. */
+static void
+test_push_head_keeps_class_and_order(void **state)
+{
+	static const unsigned klass[] = {1, 0, 1};
+	static const int order[] = {0, 1, 2, -1};
+	struct fixture *f = *state;
+
+	push_classes(f, 1000, klass, 3);
+	assert_int_equal(pop_tag(f), 0);
+	assert_int_equal(runqueue_push_head(&f->s, &f->t[0].q, 1000), 0);
+	assert_int_equal(f->t[0].q.klass, 1);
+	expect_pops(f, order, 4);
+}
+
+/* A class out of range is refused, and nothing is queued. */
+static void
+test_bad_class(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(runqueue_push(&f->s, &f->t[0].q, 1000, RUNQUEUE_CLASSES, NITEMS, NITEMS),
+			 -EINVAL);
+	assert_null(f->t[0].q.owner);
+	assert_int_equal(f->s.n, 0);
+}
+
 int
 main(void)
 {
@@ -281,6 +396,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_remove, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_push_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_push_head_last_of_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_classes_in_arrival_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blocked_class_holds_up_only_itself, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_blocked_class_and_round_robin, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_push_head_keeps_class_and_order, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_class, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,7 +29,14 @@ sbx_print_log(const struct sbx *s)
 int
 sbx_start(struct sbx *s, const char *extra_config)
 {
+	return sbx_start_slots(s, 0, extra_config);
+}
+
+int
+sbx_start_slots(struct sbx *s, unsigned nslots, const char *extra_config)
+{
 	char config[1024];
+	unsigned count;
 	int r;
 
 	memset(s, 0, sizeof(*s));
@@ -38,8 +45,14 @@ sbx_start(struct sbx *s, const char *extra_config)
 		fprintf(stderr, "fixture_uid_range: %s\n", strerror(-r));
 		return r;
 	}
+	count = nslots > 0 ? 2 * nslots : s->uid_count;
+	if (count > s->uid_count) {
+		fprintf(stderr, "%u uid slots do not fit the test's range of %u uids\n", nslots,
+			s->uid_count);
+		return -ERANGE;
+	}
 	snprintf(config, sizeof(config), "[sandbox]\nuid_base = %u\nuid_count = %u\n%s",
-		 s->uid_base, s->uid_count, extra_config ? extra_config : "");
+		 s->uid_base, count, extra_config ? extra_config : "");
 	r = fixture_start(&s->f, config);
 	if (r < 0) {
 		fprintf(stderr, "fixture_start: %s\n", strerror(-r));

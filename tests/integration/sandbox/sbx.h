@@ -23,6 +23,10 @@ struct sbx {
  * extra_config (may be NULL) and connect to it. Returns 0 or -errno. */
 int sbx_start(struct sbx *s, const char *extra_config);
 
+/* The same with nslots uid slots (uid_count 2 * nslots, at the start of
+ * the test's range; 0: the whole range). */
+int sbx_start_slots(struct sbx *s, unsigned nslots, const char *extra_config);
+
 /* Disconnect, stop the daemon, print its log when it did not stop cleanly. */
 int sbx_stop(struct sbx *s);
 

@@ -1,9 +1,10 @@
 /*
  * test_concurrency.c: 20 runs at once over 4 connections with the
- * non-blocking API, each answered with its own output; and the busy refusal
- * when max_runs is reached.
+ * non-blocking API, each answered with its own output; a session's run is
+ * not held up by a one-shot run that waits for a uid slot.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -129,12 +130,149 @@ test_twenty_concurrent_runs(void **state)
 	assert_int_equal(sbx_leftover(s, 3000), 0);
 }
 
+/* An exec run of prog with one argument (NULL: none), in session sid (NULL:
+ * one-shot). */
+static struct airlock_run_req *
+exec_req(const char *sid, const char *prog, const char *arg)
+{
+	struct airlock_run_req *req = sbx_req("exec", NULL);
+
+	assert_int_equal(airlock_run_req_add_arg(req, prog), 0);
+	if (arg != NULL)
+		assert_int_equal(airlock_run_req_add_arg(req, arg), 0);
+	if (sid != NULL)
+		assert_int_equal(airlock_run_req_set_session(req, sid), 0);
+	return req;
+}
+
+/* Wait up to 10 s until ps on conn shows running runs running and queued
+ * queued. */
+static void
+wait_ps(struct airlock_conn *conn, size_t running, size_t queued)
+{
+	uint64_t deadline = sbx_now_ms() + 10000;
+	size_t nrun = 0, nq = 0, i;
+
+	while (sbx_now_ms() < deadline) {
+		struct airlock_ps *ps = NULL;
+
+		assert_int_equal(airlock_ps(conn, &ps), 0);
+		nrun = nq = 0;
+		for (i = 0; i < airlock_ps_count(ps); i++) {
+			if (strcmp(airlock_ps_state(ps, i), "queued") == 0)
+				nq++;
+			else
+				nrun++;
+		}
+		airlock_ps_free(ps);
+		if (nrun == running && nq == queued)
+			return;
+		poll(NULL, 0, 50);
+	}
+	fprintf(stderr, "ps: %zu running, %zu queued; wanted %zu and %zu\n", nrun, nq, running,
+		queued);
+	fail();
+}
+
+/* Wait up to 30 s for the results of the n runs ids on conn (submitted
+ * with airlock_run_submit); ret[i] gets the result of ids[i]. */
+static void
+wait_results(struct airlock_conn *conn, const uint32_t *ids, struct airlock_result **ret, size_t n)
+{
+	uint64_t deadline = sbx_now_ms() + 30000;
+	size_t got = 0, i;
+
+	for (i = 0; i < n; i++)
+		ret[i] = NULL;
+	while (got < n) {
+		struct pollfd p = {.fd = airlock_conn_fd(conn), .events = POLLIN};
+		struct airlock_result *res = NULL;
+		uint32_t id = 0;
+		int r;
+
+		while ((r = airlock_conn_next_result(conn, &id, &res)) == 0) {
+			for (i = 0; i < n && ids[i] != id; i++)
+				;
+			assert_true(i < n);
+			assert_null(ret[i]);
+			ret[i] = res;
+			got++;
+		}
+		assert_int_equal(r, -EAGAIN);
+		if (got == n)
+			break;
+		assert_true(sbx_now_ms() < deadline);
+		assert_true(poll(&p, 1, 200) >= 0);
+		if (p.revents != 0)
+			assert_int_equal(airlock_conn_process(conn), 0);
+	}
+}
+
+/*
+ * Three uid slots, all held: a session's and two one-shot runs of sleep 3.
+ * A third one-shot run waits for a slot; a run of the session, which brings
+ * its session's slot, starts at once instead of waiting behind it (it waited
+ * for a sleeper to end: issue 15, review finding 3), and the waiting run
+ * still starts when a sleeper ends.
+ */
+static void
+test_session_run_passes_run_waiting_for_slot(void **state)
+{
+	struct sbx s;
+	struct airlock_run_req *req;
+	struct airlock_result *res, *res3[3];
+	char sid[AIRLOCK_SESSION_ID_LEN + 1];
+	uint32_t ids[3]; /* two sleepers, then the run that waits for a slot */
+	int i;
+
+	(void)state;
+	assert_int_equal(sbx_start_slots(&s, 3,
+					 "[daemon]\nprepared_sandboxes = 0\nmax_runs = 8\n"
+					 "max_runs_per_uid = 8\n"),
+			 0);
+	assert_int_equal(airlock_session_open(s.conn, NULL, sid), 0);
+	for (i = 0; i < 2; i++) {
+		req = exec_req(NULL, "/bin/sleep", "3");
+		assert_int_equal(airlock_run_submit(s.conn, req, &ids[i]), 0);
+		airlock_run_req_free(req);
+	}
+	wait_ps(s.conn, 2, 0);
+	req = exec_req(NULL, "/bin/true", NULL);
+	assert_int_equal(airlock_run_submit(s.conn, req, &ids[2]), 0);
+	airlock_run_req_free(req);
+	wait_ps(s.conn, 2, 1);
+
+	req = exec_req(sid, "/bin/true", NULL);
+	assert_int_equal(airlock_run(s.conn, req, &res), 0);
+	airlock_run_req_free(req);
+	fprintf(stderr, "the session's run waited %" PRIu64 " ms in the queue\n",
+		airlock_result_queued_ms(res));
+	sbx_assert_ok(res);
+	assert_true(airlock_result_queued_ms(res) < 1500);
+	airlock_result_free(res);
+
+	/* The one-shot run waited for a sleeper's slot, and got it. */
+	wait_results(s.conn, ids, res3, 3);
+	for (i = 0; i < 3; i++) {
+		sbx_assert_ok(res3[i]);
+		fprintf(stderr, "run %" PRIu32 " waited %" PRIu64 " ms\n", ids[i],
+			airlock_result_queued_ms(res3[i]));
+	}
+	assert_true(airlock_result_queued_ms(res3[2]) >= 1000);
+	for (i = 0; i < 3; i++)
+		airlock_result_free(res3[i]);
+	assert_int_equal(airlock_session_close(s.conn, sid), 0);
+	assert_int_equal(sbx_leftover(&s, 3000), 0);
+	assert_int_equal(sbx_stop(&s), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_twenty_concurrent_runs),
+		cmocka_unit_test_setup_teardown(test_twenty_concurrent_runs, setup, teardown),
+		cmocka_unit_test(test_session_run_passes_run_waiting_for_slot),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
