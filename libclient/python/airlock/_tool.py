@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 from ._types import (
-    SandboxError,
     SandboxLimits,
     SandboxMemoryError,
     SandboxProcessLimitError,
@@ -165,7 +164,9 @@ class SandboxTool:
             out["artifacts_omitted_bytes"] = result.artifacts_omitted_bytes
         return out
 
-    def _limit_refusal(self, exc: SandboxError) -> Dict[str, Any]:
+    def _limit_refusal(
+        self, exc: Union[SandboxTimeoutError, SandboxMemoryError, SandboxProcessLimitError]
+    ) -> Dict[str, Any]:
         """The answer to a run that a limit stopped (one of _LIMIT_ERRORS)."""
         if isinstance(exc, SandboxTimeoutError):
             limit = exc.limit
