@@ -17,6 +17,19 @@
 #include "session.h"
 #include "log.h"
 
+void
+frontend_unwatch(struct event **ev, int *fd)
+{
+	if (*ev != NULL) {
+		event_free(*ev);
+		*ev = NULL;
+	}
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
 int
 frontend_spawn_fds(struct daemon *d, const struct spawn_req *req, int *fds, size_t nfds)
 {

@@ -91,6 +91,9 @@ int frontend_main(struct daemon *d);
 
 /* Send one fixed request to the spawner, with its fds. */
 int frontend_spawn_fds(struct daemon *d, const struct spawn_req *req, int *fds, size_t nfds);
+/* Stop watching an fd and close it: *ev freed and NULL, *fd closed and -1
+ * (either may be gone already). */
+void frontend_unwatch(struct event **ev, int *fd);
 /* Tell systemd what we are doing (STATUS=), if it listens. */
 void frontend_status(struct daemon *d);
 /* A run ended: if stopping and nothing is left, leave the loop. */

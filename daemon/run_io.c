@@ -33,28 +33,14 @@
 static void
 run_io_close_out(struct run_out *o)
 {
-	if (o->ev != NULL) {
-		event_free(o->ev);
-		o->ev = NULL;
-	}
-	if (o->fd >= 0) {
-		close(o->fd);
-		o->fd = -1;
-	}
+	frontend_unwatch(&o->ev, &o->fd);
 	o->eof = true;
 }
 
 void
 run_io_close_lifeline(struct run *r)
 {
-	if (r->lifeline_ev != NULL) {
-		event_free(r->lifeline_ev);
-		r->lifeline_ev = NULL;
-	}
-	if (r->lifeline >= 0) {
-		close(r->lifeline);
-		r->lifeline = -1;
-	}
+	frontend_unwatch(&r->lifeline_ev, &r->lifeline);
 }
 
 /* Microseconds-free elapsed time between two instants, in ms. */

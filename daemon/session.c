@@ -473,14 +473,7 @@ session_keeper_cb(evutil_socket_t sock, short what, void *arg)
 static void
 session_close_keeper(struct session *s)
 {
-	if (s->keeper_ev != NULL) {
-		event_free(s->keeper_ev);
-		s->keeper_ev = NULL;
-	}
-	if (s->keeper >= 0) {
-		close(s->keeper);
-		s->keeper = -1;
-	}
+	frontend_unwatch(&s->keeper_ev, &s->keeper);
 }
 
 /*
