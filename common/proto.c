@@ -240,6 +240,7 @@ enum dec_kind {
 	DEC_NETWORK,	   /* {bytes_up, ...}: result.network, into a zone struct */
 	DEC_REFUSALS,	   /* [{host, reason}]: result.network.refusals */
 	DEC_NETMODE,	   /* str, "none" or "proxy" */
+	DEC_MOUNTS,	   /* [str] of [mount] names (rules_mount_name_check), fixed array */
 };
 
 #define DF_REQUIRED 0x1u
@@ -336,6 +337,8 @@ static const struct dec_field dec_run_fields[] = {
 	{"session", DEC_SESSION_ID, 0, U(proto_run, session), 0, 0, 0},
 	{"stream", DEC_BOOL, 0, U(proto_run, stream), 0, 0, 0},
 	{"profile", DEC_PROFILE, 0, U(proto_run, profile), 0, 0, 0},
+	{"mounts", DEC_MOUNTS, 0, U(proto_run, mounts), U(proto_run, nmounts), PROTO_MOUNTS_MAX,
+	 PROTO_MOUNT_MAX},
 };
 
 /* Indices into dec_result_fields used by the cross-field checks. */
@@ -1226,6 +1229,17 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 		return dec_blob(d, o, (struct proto_blob *)dst);
 	case DEC_STRV:
 		return dec_strv(d, o, f, (const char ***)dst, cnt);
+	case DEC_MOUNTS:
+		r = dec_strv(d, o, f, &strv, &n);
+		for (size_t i = 0; r == 0 && i < n; i++)
+			if (!rules_mount_name_check(strv[i], strlen(strv[i])))
+				r = dec_bad(d, "not a mount name (1 to %d of a-z, 0-9, '-', '_')",
+					    PROTO_MOUNT_MAX);
+		if (r == 0) {
+			memcpy(dst, strv, n * sizeof(*strv));
+			*cnt = n;
+		}
+		return r;
 	case DEC_STRA:
 		r = dec_strv(d, o, f, &strv, &n);
 		if (r == 0) {
@@ -1990,7 +2004,7 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 	enc_begin(&e, PROTO_RUN, id,
 		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
 			  run->stdin_data.present + (run->nfiles > 0) + (run->session != NULL) +
-			  run->stream + (run->profile != NULL));
+			  run->stream + (run->profile != NULL) + (run->nmounts > 0));
 	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
 	if (run->code.present)
 		enc_kv_blob(&e, "code", &run->code);
@@ -2015,6 +2029,18 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		enc_kv_bool(&e, "stream", true);
 	if (run->profile != NULL)
 		enc_kv_profile(&e, "profile", run->profile);
+	if (run->nmounts > 0) {
+		if (run->nmounts > PROTO_MOUNTS_MAX)
+			enc_fail(&e, -E2BIG);
+		enc_rawstr(&e, "mounts", PROTO_STR_MAX);
+		enc_array(&e, run->nmounts);
+		for (i = 0; e.err == 0 && i < run->nmounts; i++) {
+			if (run->mounts[i] == NULL || !rules_mount_name_valid(run->mounts[i]))
+				enc_fail(&e, -EINVAL);
+			else
+				enc_rawstr(&e, run->mounts[i], PROTO_MOUNT_MAX);
+		}
+	}
 	return enc_finish(&e, ret);
 }
 

@@ -28,6 +28,8 @@
 #define PROTO_RUNTIME_MAX 32	      /* runtime name, bytes */
 #define PROTO_PROFILE_MAX 32	      /* profile name, bytes */
 #define PROTO_PROFILES_MAX 32	      /* profiles in an info reply */
+#define PROTO_MOUNT_MAX 32	      /* [mount] name, bytes */
+#define PROTO_MOUNTS_MAX 16	      /* mounts a run request names */
 #define PROTO_ARGV_MAX 256	      /* argv entries */
 #define PROTO_ENV_MAX 128	      /* env entries */
 #define PROTO_ENV_KEY_MAX 128	      /* env key, bytes */
@@ -299,6 +301,8 @@ struct proto_run {
 	const char *session; /* NULL: a one-shot run */
 	bool stream;	     /* send stdout/stderr as PROTO_STREAM events */
 	const char *profile; /* NULL: the caller's default (a session's: its own) */
+	const char *mounts[PROTO_MOUNTS_MAX]; /* [mount] names asked for, beyond the profile's */
+	size_t nmounts;
 };
 
 #define PROTO_SESSION_ID_LEN 32 /* hex characters */

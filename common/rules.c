@@ -96,6 +96,18 @@ rules_profile_name_check(const char *s, size_t len)
 }
 
 bool
+rules_mount_name_check(const char *s, size_t len)
+{
+	return rules_lower_name_valid(s, len, PROTO_MOUNT_MAX);
+}
+
+bool
+rules_mount_name_valid(const char *s)
+{
+	return rules_lower_name_valid(s, rules_len(s, PROTO_MOUNT_MAX), PROTO_MOUNT_MAX);
+}
+
+bool
 rules_profile_name_valid(const char *s)
 {
 	return rules_lower_name_valid(s, rules_len(s, PROTO_PROFILE_MAX), PROTO_PROFILE_MAX);

@@ -37,6 +37,11 @@ bool rules_runtime_name_valid(const char *s);
 bool rules_profile_name_valid(const char *s);
 bool rules_profile_name_check(const char *s, size_t len);
 
+/* A [mount] section's name: 1 to PROTO_MOUNT_MAX of [a-z0-9_-]; _check takes
+ * a counted string. */
+bool rules_mount_name_valid(const char *s);
+bool rules_mount_name_check(const char *s, size_t len);
+
 /* A code file's name (one component, what a runtime calls its code): 1 to
  * PROTO_NAME_MAX printable ASCII bytes without '/' or blanks, not "." or "..". */
 bool rules_code_name_valid(const char *s);

@@ -36,7 +36,20 @@ enum config_section {
 	CONFIG_SEC_SESSIONS,
 	CONFIG_SEC_PROFILE,
 	CONFIG_SEC_EGRESS,
+	CONFIG_SEC_MOUNT,
 };
+
+/* A list of [mount] names (mounts =, allow_mounts =) read before every
+ * [mount] section may have been: resolved into its mask at the end. */
+struct config_pending_mounts {
+	uint32_t *mask;
+	char *value; /* owned */
+	unsigned line;
+	const char *key;
+};
+
+/* [profile] mounts and allow_mounts, [runtime] mounts */
+#define CONFIG_PENDING_MAX (2 * CONFIG_PROFILES_MAX + CONFIG_RUNTIMES_MAX)
 
 /* Where a value came from: 0 for a built-in default, else its line in the file. */
 struct config_lines {
@@ -71,6 +84,12 @@ struct config_parse {
 	bool rt_from_file[CONFIG_RUNTIMES_MAX];
 	struct config_profile *prof; /* the [profile NAME] being read */
 	bool prof_from_file[CONFIG_PROFILES_MAX];
+	struct config_mount *mnt;		     /* the [mount NAME] being read */
+	unsigned mnt_line[CONFIG_MOUNTS_MAX];	     /* its header */
+	unsigned mnt_source_line[CONFIG_MOUNTS_MAX]; /* its source = */
+	unsigned mnt_target_line[CONFIG_MOUNTS_MAX]; /* its target = */
+	struct config_pending_mounts pending[CONFIG_PENDING_MAX];
+	size_t npending;
 	struct config_lines lines;
 };
 
@@ -193,6 +212,7 @@ config_runtime_clear(struct config_runtime *rt)
 	rt->argc = 0;
 	rt->code_name[0] = '\0';
 	rt->is_exec = false;
+	rt->mounts = 0;
 }
 
 /* Read the unsigned number in base that s starts with (a digit first, no
@@ -406,6 +426,43 @@ config_key_u32(struct config_parse *p, const char *name, const char *value, uint
 	return 0;
 }
 
+/*
+ * The next item of a comma-separated list at *s (blanks around it dropped)
+ * into item; *s moves past it and its comma. Returns 1, 0 at the end, or
+ * -errno for an empty or too long item (the error at line of p names key).
+ */
+static int
+config_list_next(struct config_parse *p, unsigned line, const char *key, const char **s, char *item,
+		 size_t itemlen)
+{
+	const char *start, *end;
+	size_t len;
+
+	if (**s == '\0')
+		return 0;
+	while (**s == ' ' || **s == '\t')
+		(*s)++;
+	start = *s;
+	while (**s != '\0' && **s != ',')
+		(*s)++;
+	end = *s;
+	while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	len = (size_t)(end - start);
+	if (len == 0)
+		return config_fail_at(p, -EINVAL, line, "%s: empty name in the list", key);
+	if (len >= itemlen)
+		return config_fail_at(p, -EINVAL, line, "%s: name too long", key);
+	memcpy(item, start, len);
+	item[len] = '\0';
+	if (**s == ',') {
+		(*s)++;
+		if (**s == '\0')
+			return config_fail_at(p, -EINVAL, line, "%s: empty name in the list", key);
+	}
+	return 1;
+}
+
 /* Parse a comma-separated list of users or groups into ids. */
 static int
 config_key_list(struct config_parse *p, const char *name, const char *value, bool groups,
@@ -416,29 +473,10 @@ config_key_list(struct config_parse *p, const char *name, const char *value, boo
 	const char *s = value;
 	int r;
 
-	while (*s != '\0') {
-		const char *start, *end;
-		size_t len;
-
-		while (*s == ' ' || *s == '\t')
-			s++;
-		start = s;
-		while (*s != '\0' && *s != ',')
-			s++;
-		end = s;
-		while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
-			end--;
-		len = (size_t)(end - start);
-		if (len == 0)
-			return config_fail_at(p, -EINVAL, p->line, "%s: empty name in the list",
-					      name);
-		if (len >= sizeof(item))
-			return config_fail_at(p, -EINVAL, p->line, "%s: name too long", name);
+	while ((r = config_list_next(p, p->line, name, &s, item, sizeof(item))) > 0) {
 		if (n == CONFIG_LIST_MAX)
 			return config_fail_at(p, -EINVAL, p->line, "%s: more than %d entries", name,
 					      CONFIG_LIST_MAX);
-		memcpy(item, start, len);
-		item[len] = '\0';
 		r = config_resolve_id(item, groups, &ids[n]);
 		if (r == -ENOENT)
 			return config_fail_at(p, -EINVAL, p->line, "%s: unknown %s '%s'", name,
@@ -447,15 +485,60 @@ config_key_list(struct config_parse *p, const char *name, const char *value, boo
 			return config_fail_at(p, -EINVAL, p->line, "%s: bad %s '%s': %s", name,
 					      groups ? "group" : "user", item, strerror(-r));
 		n++;
-		if (*s == ',') {
-			s++;
-			if (*s == '\0')
-				return config_fail_at(p, -EINVAL, p->line,
-						      "%s: empty name in the list", name);
-		}
 	}
+	if (r < 0)
+		return r;
 	*ret_n = n;
 	return 0;
+}
+
+/* Keep a list of [mount] names for mask, resolved once every section is read. */
+static int
+config_key_mounts(struct config_parse *p, const char *key, const char *value, uint32_t *mask)
+{
+	struct config_pending_mounts *pm;
+
+	if (p->npending == CONFIG_PENDING_MAX)
+		return config_fail_at(p, -EINVAL, p->line, "too many mount lists");
+	pm = &p->pending[p->npending];
+	pm->value = strdup(value);
+	if (pm->value == NULL)
+		return config_fail_at(p, -ENOMEM, p->line, "out of memory");
+	pm->mask = mask;
+	pm->line = p->line;
+	pm->key = key;
+	p->npending++;
+	*mask = 0;
+	return 0;
+}
+
+/* Handle one key of [mount NAME]: source, target, package. Checked at the end. */
+static int
+config_key_mount(struct config_parse *p, const char *name, const char *value)
+{
+	struct config_mount *m = p->mnt;
+	size_t idx = (size_t)(m - p->cfg->mounts);
+
+	if (!strcmp(name, "source") || !strcmp(name, "target")) {
+		bool src = name[0] == 's';
+
+		if (strlen(value) >= ROOTSPEC_PATH_MAX)
+			return config_fail_at(p, -EINVAL, p->line, "%s: longer than %d bytes", name,
+					      ROOTSPEC_PATH_MAX - 1);
+		strcpy(src ? m->source : m->target, value);
+		if (src)
+			p->mnt_source_line[idx] = p->line;
+		else
+			p->mnt_target_line[idx] = p->line;
+		return 0;
+	}
+	if (!strcmp(name, "package")) {
+		if (config_parse_bool(value, &m->package) < 0)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "package: expected true or false, got '%s'", value);
+		return 0;
+	}
+	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [mount %s]", name, m->name);
 }
 
 /* Is this a valid host name: 1 to 64 letters, digits, '-' and '.', not starting with '-'? */
@@ -974,6 +1057,10 @@ config_key_profile(struct config_parse *p, const char *name, const char *value)
 	uint64_t v;
 	int r;
 
+	if (!strcmp(name, "mounts"))
+		return config_key_mounts(p, "mounts", value, &prof->mounts);
+	if (!strcmp(name, "allow_mounts"))
+		return config_key_mounts(p, "allow_mounts", value, &prof->allow_mounts);
 	if (!strcmp(name, "allow_users") || !strcmp(name, "allow_groups")) {
 		bool groups = name[6] == 'g';
 
@@ -1060,6 +1147,8 @@ config_key_runtime(struct config_parse *p, const char *name, const char *value)
 					      "most %zu bytes)",
 					      value, sizeof(rt->code_name) - 1);
 		strcpy(rt->code_name, value);
+	} else if (!strcmp(name, "mounts")) {
+		return config_key_mounts(p, "mounts", value, &rt->mounts);
 	} else {
 		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [runtime %s]", name,
 				      rt->name);
@@ -1081,12 +1170,15 @@ config_section_id(const struct config_parse *p, char *buf, size_t len)
 		[CONFIG_SEC_SESSIONS] = "sessions",
 		[CONFIG_SEC_PROFILE] = "profile",
 		[CONFIG_SEC_EGRESS] = "egress",
+		[CONFIG_SEC_MOUNT] = "mount",
 	};
 
 	if (p->section == CONFIG_SEC_RUNTIME && p->rt != NULL)
 		snprintf(buf, len, "runtime %s", p->rt->name);
 	else if (p->section == CONFIG_SEC_PROFILE && p->prof != NULL)
 		snprintf(buf, len, "profile %s", p->prof->name);
+	else if (p->section == CONFIG_SEC_MOUNT && p->mnt != NULL)
+		snprintf(buf, len, "mount %s", p->mnt->name);
 	else
 		snprintf(buf, len, "%s", names[p->section]);
 }
@@ -1164,6 +1256,9 @@ config_ini_handler(void *user, const char *section, const char *name, const char
 	case CONFIG_SEC_EGRESS:
 		r = config_key_egress(p, name, value);
 		break;
+	case CONFIG_SEC_MOUNT:
+		r = config_key_mount(p, name, value);
+		break;
 	default:
 		r = config_fail_at(p, -EINVAL, p->line, "'%s' outside of any section", name);
 		break;
@@ -1227,6 +1322,29 @@ config_profile_begin(struct config_parse *p, const char *name)
 	return 0;
 }
 
+/* Start a [mount NAME] section. */
+static int
+config_mount_begin(struct config_parse *p, const char *name)
+{
+	struct config *cfg = p->cfg;
+
+	if (!rules_mount_name_valid(name))
+		return config_fail_at(p, -EINVAL, p->line,
+				      "bad mount name '%s': expected 1 to %d of a-z, 0-9, '-', '_'",
+				      name, PROTO_MOUNT_MAX);
+	if (config_mount_find(cfg, name) >= 0)
+		return config_fail_at(p, -EINVAL, p->line, "duplicate section [mount %s]", name);
+	if (cfg->nmounts == CONFIG_MOUNTS_MAX)
+		return config_fail_at(p, -EINVAL, p->line, "more than %d mounts",
+				      CONFIG_MOUNTS_MAX);
+	p->mnt = &cfg->mounts[cfg->nmounts];
+	memset(p->mnt, 0, sizeof(*p->mnt));
+	strcpy(p->mnt->name, name);
+	p->mnt_line[cfg->nmounts] = p->line;
+	cfg->nmounts++;
+	return 0;
+}
+
 /* Start a [runtime NAME] section: a new runtime, or one replacing a built-in. */
 static int
 config_runtime_begin(struct config_parse *p, const char *name)
@@ -1282,6 +1400,7 @@ config_section_begin(struct config_parse *p, const char *line)
 	if (r < 0)
 		return r;
 	p->prof = NULL;
+	p->mnt = NULL;
 	len = (size_t)(end - line - 1);
 	if (len >= sizeof(name))
 		return config_fail_at(p, -EINVAL, p->line, "unknown section");
@@ -1313,6 +1432,13 @@ config_section_begin(struct config_parse *p, const char *line)
 			pr++;
 		p->section = CONFIG_SEC_PROFILE;
 		return config_profile_begin(p, pr);
+	} else if (!strncmp(name, "mount ", 6)) {
+		const char *mn = name + 6;
+
+		while (*mn == ' ' || *mn == '\t')
+			mn++;
+		p->section = CONFIG_SEC_MOUNT;
+		return config_mount_begin(p, mn);
 	} else {
 		return config_fail_at(p, -EINVAL, p->line, "unknown section [%s]", name);
 	}
@@ -1520,6 +1646,59 @@ config_profiles_finish(struct config_parse *p)
 	return 0;
 }
 
+/*
+ * The [mount] sections once every section is read: each has a source that
+ * passes rootspec_source_check() now (the error at its source line) and a
+ * valid target; no two targets overlap. Then the lists that name them.
+ */
+static int
+config_mounts_finish(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	char why[512], item[PROTO_MOUNT_MAX + 2];
+	size_t i, j;
+	int r;
+
+	for (i = 0; i < cfg->nmounts; i++) {
+		const struct config_mount *m = &cfg->mounts[i];
+
+		if (m->source[0] == '\0' || m->target[0] == '\0')
+			return config_fail_at(p, -EINVAL, p->mnt_line[i], "[mount %s] has no %s",
+					      m->name, m->source[0] == '\0' ? "source" : "target");
+		r = rootspec_source_check(m->source, why, sizeof(why));
+		if (r < 0)
+			return config_fail_at(p, r, p->mnt_source_line[i],
+					      "[mount %s] source: %s: refused", m->name, why);
+		r = rootspec_target_check(m->target, why, sizeof(why));
+		if (r < 0)
+			return config_fail_at(p, r, p->mnt_target_line[i], "[mount %s] %s", m->name,
+					      why);
+		for (j = 0; j < i; j++)
+			if (rootspec_paths_overlap(m->target, cfg->mounts[j].target))
+				return config_fail_at(p, -EINVAL, p->mnt_target_line[i],
+						      "[mount %s] target %s overlaps [mount %s] "
+						      "target %s",
+						      m->name, m->target, cfg->mounts[j].name,
+						      cfg->mounts[j].target);
+	}
+	for (i = 0; i < p->npending; i++) {
+		const struct config_pending_mounts *pm = &p->pending[i];
+		const char *s = pm->value;
+
+		while ((r = config_list_next(p, pm->line, pm->key, &s, item, sizeof(item))) > 0) {
+			int idx = config_mount_find(cfg, item);
+
+			if (idx < 0)
+				return config_fail_at(p, -EINVAL, pm->line,
+						      "%s: no [mount %s] section", pm->key, item);
+			*pm->mask |= 1U << idx;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Checks across keys, and the defaults that depend on the user database. */
 static int
 config_finish(struct config_parse *p)
@@ -1544,6 +1723,9 @@ config_finish(struct config_parse *p)
 	if (r < 0)
 		return r;
 	r = config_egress_finish(p);
+	if (r < 0)
+		return r;
+	r = config_mounts_finish(p);
 	if (r < 0)
 		return r;
 	if ((uint64_t)cfg->uid_base + cfg->uid_count > UINT32_MAX)
@@ -1697,6 +1879,8 @@ config_load_from(struct config *cfg, const char *path, bool must_exist, FILE *me
 		goto out;
 	r = config_finish(&p);
 out:
+	for (i = 0; i < p.npending; i++)
+		free(p.pending[i].value);
 	for (i = 0; i < p.nseen; i++)
 		free(p.seen[i]);
 	free(p.seen);
@@ -1823,6 +2007,39 @@ config_runtime_find(const struct config *cfg, const char *name)
 		if (!strcmp(cfg->runtimes[i].name, name))
 			return &cfg->runtimes[i];
 	return NULL;
+}
+
+int
+config_mount_find(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nmounts; i++)
+		if (!strcmp(cfg->mounts[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+int
+config_mounts_resolve(const struct config *cfg, const struct config_profile *prof,
+		      const struct config_runtime *rt, const char *const *asked, size_t n,
+		      uint32_t *ret, size_t *ret_bad)
+{
+	uint32_t mask = prof->mounts | (rt != NULL ? rt->mounts : 0);
+	uint32_t allowed = prof->allow_mounts | mask; /* asking for what it gets is fine */
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int idx = config_mount_find(cfg, asked[i]);
+
+		if (idx < 0 || !(allowed & (1U << idx))) {
+			*ret_bad = i;
+			return idx < 0 ? -ENOENT : -EPERM;
+		}
+		mask |= 1U << idx;
+	}
+	*ret = mask;
+	return 0;
 }
 
 const struct config_profile *

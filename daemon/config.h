@@ -9,6 +9,7 @@
 
 #include "egress_rules.h"
 #include "proto.h"
+#include "rootspec.h"
 
 #define CONFIG_DEFAULT_PATH "/etc/airlock/airlockd.conf"
 #define CONFIG_DEFAULT_SOCKET "/run/airlock/airlock.sock"
@@ -20,6 +21,7 @@
 #define CONFIG_RESOLVERS_MAX 3 /* [egress] resolver = entries */
 /* allow_hosts and allow_private_hosts of all profiles, as listed, in bytes */
 #define CONFIG_ALLOW_BYTES_MAX 16384
+#define CONFIG_MOUNTS_MAX ROOTSPEC_MOUNTS_MAX /* [mount] sections */
 /* The profile a request gets when [access] names no default_profile: the
  * [limits] defaults, a request may ask up to the [limits] ceilings. */
 #define CONFIG_PROFILE_IMPLICIT "default"
@@ -35,6 +37,19 @@ struct config_runtime {
 	size_t argc;
 	char code_name[64]; /* file name of the code inside the sandbox, e.g. "main.py" */
 	bool is_exec;
+	uint32_t mounts; /* mounts = NAME[, NAME...]: bits of config.mounts every run gets */
+};
+
+/*
+ * [mount NAME]: a host directory or file bound read-only, nosuid, nodev and
+ * (unless package) noexec at target in the sandboxes of the profiles and
+ * runtimes that name it. source passed rootspec_source_check() when read.
+ */
+struct config_mount {
+	char name[PROTO_MOUNT_MAX + 1];
+	char source[ROOTSPEC_PATH_MAX]; /* source = /srv/datasets/x */
+	char target[ROOTSPEC_PATH_MAX]; /* target = /data/x */
+	bool package;			/* package = true: exec allowed (a venv, /opt/...) */
 };
 
 /*
@@ -58,6 +73,8 @@ struct config_profile {
 	 * network_connections). */
 	bool network_proxy;
 	struct egress_policy *egress;
+	uint32_t mounts;       /* mounts = NAME[, ...]: bits of config.mounts every run gets */
+	uint32_t allow_mounts; /* allow_mounts = NAME[, ...]: those a request may add */
 };
 
 struct config {
@@ -133,6 +150,10 @@ struct config {
 	 * unless default_profile names another. */
 	struct config_profile profiles[CONFIG_PROFILES_MAX];
 	size_t nprofiles;
+
+	/* [mount NAME]: source, target, package; bit i of a mounts mask is mounts[i] */
+	struct config_mount mounts[CONFIG_MOUNTS_MAX];
+	size_t nmounts;
 };
 
 /*
@@ -168,6 +189,19 @@ const struct config_profile *config_profile_find(const struct config *cfg, const
 
 /* The profile of a request naming none (cfg->default_profile). Never NULL. */
 const struct config_profile *config_profile_default(const struct config *cfg);
+
+/* Look a mount up by name; its index into cfg->mounts, or -1 if unknown. */
+int config_mount_find(const struct config *cfg, const char *name);
+
+/*
+ * The mounts of one run: the profile's and the runtime's (rt may be NULL),
+ * and those asked (n names), each of which must exist (-ENOENT) and be in
+ * the profile's allow_mounts or one of those (-EPERM); *ret_bad is then the index of the
+ * name refused. A pure function of its arguments.
+ */
+int config_mounts_resolve(const struct config *cfg, const struct config_profile *prof,
+			  const struct config_runtime *rt, const char *const *asked, size_t n,
+			  uint32_t *ret, size_t *ret_bad);
 
 /* May this peer (uid, its groups) use the profile? root always may. */
 bool config_profile_allowed(const struct config_profile *prof, uid_t uid, const gid_t *gids,

@@ -293,6 +293,9 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	config_free(o);
 	free(o);
 	d->cfg = n;
+	r = frontend_rootspec_update(d);
+	if (r < 0)
+		fatalx("cannot seal the root spec: %s", strerror(-r));
 	log_info("reloaded: %u runs at most, %zu runtimes", n->max_runs, n->nruntimes);
 	run_dispatch(d);
 out:
@@ -301,6 +304,38 @@ out:
 	if (fd >= 0)
 		close(fd);
 	sd_notify(0, "READY=1");
+}
+
+int
+frontend_rootspec_update(struct daemon *d)
+{
+	struct rootspec rs;
+	size_t i;
+	int fd, r;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.magic = ROOTSPEC_MAGIC;
+	rs.generation = d->rootspec.generation;
+	rs.nmounts = (uint32_t)d->cfg->nmounts;
+	for (i = 0; i < d->cfg->nmounts; i++) {
+		const struct config_mount *m = &d->cfg->mounts[i];
+
+		snprintf(rs.mounts[i].source, sizeof(rs.mounts[i].source), "%s", m->source);
+		snprintf(rs.mounts[i].target, sizeof(rs.mounts[i].target), "%s", m->target);
+		rs.mounts[i].flags = m->package ? ROOTSPEC_F_PACKAGE : 0;
+	}
+	if (d->rootspec_fd >= 0 && memcmp(&rs, &d->rootspec, sizeof(rs)) == 0)
+		return 0;
+	rs.generation++;
+	r = rootspec_seal(&rs, &fd);
+	if (r < 0)
+		return r;
+	if (d->rootspec_fd >= 0)
+		close(d->rootspec_fd);
+	d->rootspec_fd = fd;
+	d->rootspec = rs;
+	run_pool_discard_stale(d);
+	return 0;
 }
 
 static void
@@ -371,6 +406,8 @@ frontend_main(struct daemon *d)
 	event_add(d->sigint_ev, NULL);
 	if (listener_start(d) < 0)
 		return -EIO;
+	if (frontend_rootspec_update(d) < 0)
+		return -ENOMEM;
 	run_pool_fill(d);
 	log_info("ready: listening, %u runs at most, limits by %s", d->cfg->max_runs,
 		 cgroup_kind_name(d->resource_control));

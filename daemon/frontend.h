@@ -43,6 +43,7 @@ struct prep {
 	uint32_t slot;
 	int stat_fd[2];
 	enum prep_state state;
+	uint32_t gen; /* the root spec generation it was prepared with */
 };
 TAILQ_HEAD(prep_list, prep);
 
@@ -82,6 +83,11 @@ struct daemon {
 	struct egress *egress;	 /* the proxy of network = proxy runs, made at the first */
 	const char *config_path; /* for reload */
 	bool config_given;
+	/* The root spec (rootspec.h) of cfg's [mount] sections, sealed into
+	 * rootspec_fd and sent with every SPAWN_PREPARE; its generation grows
+	 * when a reload changes it. */
+	struct rootspec rootspec;
+	int rootspec_fd;
 };
 
 /* ---- frontend.c: the process ---- */
@@ -102,6 +108,9 @@ void frontend_run_ended(struct daemon *d);
 void frontend_stop(struct daemon *d);
 /* The spawner's SPAWN_RELOAD: parse the config file's bytes it read (fd, taken). */
 void frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd);
+/* Build the root spec of d->cfg; when it changed, seal it and bump the
+ * generation (prepared sandboxes of the old one are then discarded). */
+int frontend_rootspec_update(struct daemon *d);
 
 /* ---- listener.c: the listening socket ---- */
 
@@ -167,6 +176,8 @@ uint32_t run_count_uid(const struct daemon *d, uid_t uid);
 void run_dispatch(struct daemon *d);
 /* Keep prepared_sandboxes sandboxes prepared ahead. */
 void run_pool_fill(struct daemon *d);
+/* End the prepared sandboxes of an older root spec generation. */
+void run_pool_discard_stale(struct daemon *d);
 /* A spawner event about a prepared sandbox no run took yet (fds taken from
  * *nfds when kept). */
 void run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int *fds,

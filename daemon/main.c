@@ -123,6 +123,7 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 	d.config_given = config_given;
 	d.journal = getenv("JOURNAL_STREAM") != NULL;
 	d.reserve_fd = -1;
+	d.rootspec_fd = -1;
 	d.base = event_base_new();
 	if (d.base == NULL)
 		fatalx("event_base_new failed");

@@ -119,6 +119,8 @@ plan_build(const struct plan_input *in, int *ret_fd)
 	memcpy(hdr.limits, in->limits->v, sizeof(hdr.limits));
 	hdr.flags = in->flags;
 	hdr.egress_port = (in->flags & PLAN_F_EGRESS) ? in->egress_port : 0;
+	hdr.mounts = in->mounts;
+	hdr.rootspec_gen = in->rootspec_gen;
 	memcpy(b.p, &hdr, sizeof(hdr));
 	if (in->nfiles > 0)
 		memcpy(b.p + sizeof(hdr), pf, in->nfiles * sizeof(struct plan_file));

@@ -50,7 +50,9 @@ struct plan_hdr {
 	uint64_t code_off, code_len;
 	uint64_t stdin_off, stdin_len;
 	uint32_t has_stdin;
-	uint32_t flags; /* PLAN_F_* */
+	uint32_t flags;	       /* PLAN_F_* */
+	uint32_t mounts;       /* bit i: the root spec's mount i (rootspec.h) */
+	uint32_t rootspec_gen; /* the root spec generation mounts index */
 	uint64_t limits[PROTO_LIMIT_COUNT_];
 	uint32_t egress_port; /* PLAN_F_EGRESS: 1 to 65535, else 0 */
 	uint32_t reserved;
@@ -97,7 +99,9 @@ struct plan_input {
 	const char *hostname;
 	const struct proto_limits *limits;
 	uint32_t flags;
-	uint16_t egress_port; /* with PLAN_F_EGRESS */
+	uint16_t egress_port;  /* with PLAN_F_EGRESS */
+	uint32_t mounts;       /* bits of the root spec's mounts */
+	uint32_t rootspec_gen; /* of the root spec those bits index */
 };
 
 /*

@@ -76,8 +76,8 @@ run_resolve_exec(const char *name, char *buf, size_t len)
  */
 static int
 run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
-	      const struct config_profile *prof, const struct proto_limits *lim, int *ret_fd,
-	      enum proto_error *ret_code, char *why, size_t whylen)
+	      const struct config_profile *prof, const struct proto_limits *lim, uint32_t mounts,
+	      int *ret_fd, enum proto_error *ret_code, char *why, size_t whylen)
 {
 	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
 	const char *argv[PLAN_ARGV_MAX + 1];
@@ -186,6 +186,8 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 	}
 	in.hostname = d->cfg->hostname;
 	in.limits = lim;
+	in.mounts = mounts;
+	in.rootspec_gen = d->rootspec.generation;
 	r = plan_build(&in, ret_fd);
 	if (r < 0) {
 		*ret_code = PROTO_ERR_INTERNAL;
@@ -666,8 +668,10 @@ void
 run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
 {
 	struct proto_limits lim, asked;
-	const char *profile = req->profile;
 	const struct config_profile *prof;
+	const char *profile = req->profile;
+	uint32_t mounts;
+	size_t bad;
 	struct session *s = NULL;
 	enum proto_error code;
 	char why[512];
@@ -711,9 +715,24 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	}
 	if (client_resolve_limits(c, req_id, profile, &asked, &lim, &prof) < 0)
 		return;
+	rc = config_mounts_resolve(d->cfg, prof, config_runtime_find(d->cfg, req->runtime),
+				   req->mounts, req->nmounts, &mounts, &bad);
+	if (rc == -ENOENT) {
+		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "mount '%s' does not exist",
+				  req->mounts[bad]);
+		return;
+	}
+	if (rc < 0) {
+		client_send_error(c, req_id, PROTO_ERR_UNAUTHORIZED,
+				  "mount '%s' is not available to uid %u under profile '%s' (not "
+				  "in its allow_mounts)",
+				  req->mounts[bad], (unsigned)client_uid(c), prof->name);
+		return;
+	}
 	if (run_over_budget(d, c, req_id, req))
 		return;
-	rc = run_make_plan(d, req, s != NULL, prof, &lim, &plan_fd, &code, why, sizeof(why));
+	rc = run_make_plan(d, req, s != NULL, prof, &lim, mounts, &plan_fd, &code, why,
+			   sizeof(why));
 	if (rc < 0 || plan_fd < 0) {
 		client_send_error(c, req_id, code, "%s", why);
 		return;

@@ -14,21 +14,28 @@
 #include "log.h"
 #include "run.h"
 
-/* The sandbox prepared for r will get no run: have the spawner end it. */
-void
-run_pool_discard(struct run *r)
+/* Have the spawner end the sandbox prepared under key in slot. */
+static void
+run_pool_send_discard(struct daemon *d, uint32_t run_id, uint32_t slot, uint32_t key)
 {
 	struct spawn_req req;
 	int rc;
 
 	memset(&req, 0, sizeof(req));
 	req.type = SPAWN_DISCARD;
-	req.run_id = r->run_id;
-	req.uid_slot = r->slot;
-	req.prep_key = r->prep_key;
-	rc = frontend_spawn_fds(r->d, &req, NULL, 0);
+	req.run_id = run_id;
+	req.uid_slot = slot;
+	req.prep_key = key;
+	rc = frontend_spawn_fds(d, &req, NULL, 0);
 	if (rc < 0)
 		fatalx("cannot reach the spawner: %s", strerror(-rc));
+}
+
+/* The sandbox prepared for r will get no run: have the spawner end it. */
+void
+run_pool_discard(struct run *r)
+{
+	run_pool_send_discard(r->d, r->run_id, r->slot, r->prep_key);
 }
 
 /* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key. */
@@ -43,9 +50,28 @@ run_pool_prepare(struct daemon *d, uint32_t key, uint32_t slot)
 	req.run_id = key;
 	req.uid_slot = slot;
 	req.memory_bytes = d->cfg->defaults.v[PROTO_LIMIT_MEMORY_BYTES];
-	rc = frontend_spawn_fds(d, &req, NULL, 0);
+	rc = frontend_spawn_fds(d, &req, &d->rootspec_fd, 1);
 	if (rc < 0)
 		fatalx("cannot reach the spawner: %s", strerror(-rc));
+}
+
+/*
+ * The root spec changed: the sandboxes prepared with the old one hold the
+ * old [mount] trees; the spawner ends them, their reaps free their slots,
+ * and the pool is refilled with the new one.
+ */
+void
+run_pool_discard_stale(struct daemon *d)
+{
+	struct prep *p;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	{
+		if (p->state == PREP_DEAD || p->gen == d->rootspec.generation)
+			continue;
+		run_pool_send_discard(d, p->key, p->slot, p->key);
+		p->state = PREP_DEAD;
+	}
 }
 
 void
@@ -61,6 +87,7 @@ run_pool_fill(struct daemon *d)
 		if (p == NULL)
 			fatalx("out of memory");
 		p->slot = slot;
+		p->gen = d->rootspec.generation;
 		if (spawnref_add(&d->refs, SPAWNREF_POOL, p, &p->key) < 0)
 			fatalx("out of memory");
 		p->stat_fd[0] = p->stat_fd[1] = -1;
@@ -115,7 +142,7 @@ run_pool_first_alive(struct daemon *d)
 	struct prep *p;
 
 	TAILQ_FOREACH(p, &d->pool, entry)
-	if (p->state != PREP_DEAD)
+	if (p->state != PREP_DEAD && p->gen == d->rootspec.generation)
 		return p;
 	return NULL;
 }

@@ -808,7 +808,7 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	sb_start_up(ctx);
 
 	/* Phase one: what does not depend on a request, done ahead. */
-	sandbox_fs_base(ctx->layout);
+	sandbox_fs_base(ctx->layout, ctx->rootspec);
 	sb_loopback();
 
 	memset(&r, 0, sizeof(r));
@@ -819,7 +819,7 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	sb_take_run(&r.ctx, &pv);
 
 	/* Phase two. */
-	sandbox_fs_run(&pv, r.ctx.workspace_fd);
+	sandbox_fs_run(&pv, ctx->rootspec, r.ctx.workspace_fd);
 	SB_CHECK(sethostname(pv.hostname, strlen(pv.hostname)), SANDBOX_STEP_HOSTNAME);
 	if (pv.hdr->flags & PLAN_F_EGRESS)
 		sandbox_egress_listen(sb_lifeline, (uint16_t)pv.hdr->egress_port);

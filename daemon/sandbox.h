@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rootspec.h"
+
 /* Set-up steps, in order. The values are reported to clients by name. */
 enum sandbox_step {
 	SANDBOX_STEP_NONE = 0,
@@ -56,6 +58,7 @@ enum sandbox_step {
 	SANDBOX_STEP_EXEC,
 	SANDBOX_STEP_LANDLOCK,
 	SANDBOX_STEP_EGRESS, /* the proxy's listener of a network = proxy run */
+	SANDBOX_STEP_MOUNTS,
 	SANDBOX_STEP_COUNT_
 };
 
@@ -101,6 +104,9 @@ enum sandbox_fs_kind {
 	SANDBOX_FS_PROC,      /* the run's proc at dst */
 	SANDBOX_FS_DEVPTS,    /* a new devpts instance at dst */
 	SANDBOX_FS_TOPS,      /* the host's /bin, /lib...: links copied, directories bound */
+	SANDBOX_FS_TREE,      /* the host's src as detached read-only tree number size
+			       * (inodes: ROOTSPEC_F_*), attached in phase two if the
+			       * run names it (the root spec's mounts, rootspec.h) */
 };
 
 /* Which host file an op needs (read once into struct sandbox_layout); without
@@ -130,12 +136,13 @@ int sandbox_layout_init(struct sandbox_layout *ret);
 struct sandbox_ctx {
 	const struct sandbox_layout *layout;
 	const struct sock_fprog *seccomp;
-	int sync_fd;	    /* read end: one byte once the uid/gid maps are written */
-	int ctl_fd;	    /* from the spawner: struct sb_start and the run's fds */
-	int plan_fd;	    /* sealed memfd, see plan.h */
-	int lifeline_fd;    /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
-	int out_fd;	    /* stdout pipe, write end */
-	int err_fd;	    /* stderr pipe, write end */
+	const struct rootspec *rootspec; /* the [mount] table, checked by the spawner */
+	int sync_fd;			 /* read end: one byte once the uid/gid maps are written */
+	int ctl_fd;			 /* from the spawner: struct sb_start and the run's fds */
+	int plan_fd;			 /* sealed memfd, see plan.h */
+	int lifeline_fd;		 /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
+	int out_fd;			 /* stdout pipe, write end */
+	int err_fd;			 /* stderr pipe, write end */
 	int cgroup_fd;	    /* write "0" to move in: v1 `tasks`, v2 sup/cgroup.procs; or -1 */
 	int code_cgroup_fd; /* v2: the code's cgroup directory (clone3 into it), or -1 */
 	int cpu_stat_fd;    /* v2: the code's cpu.stat, or -1 (then /proc is polled) */

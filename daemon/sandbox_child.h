@@ -54,7 +54,7 @@ void sandbox_fs_apply(const struct sandbox_layout *l, const struct sandbox_fs_op
  * Phase one, before any request is known: build the new root from the
  * root's ops and pivot into it. The root stays writable until phase two.
  */
-void sandbox_fs_base(const struct sandbox_layout *l);
+void sandbox_fs_base(const struct sandbox_layout *l, const struct rootspec *rs);
 
 /*
  * Phase two, for one request, inside the new root: the sized /tmp, the
@@ -62,7 +62,7 @@ void sandbox_fs_base(const struct sandbox_layout *l);
  * files, the input files; then the root and the code's directory become
  * read-only.
  */
-void sandbox_fs_run(const struct plan_view *pv, int ws_fd);
+void sandbox_fs_run(const struct plan_view *pv, const struct rootspec *rs, int ws_fd);
 
 /*
  * Clone the code's process (*pidfd: its pidfd), into the code's cgroup

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -279,6 +280,108 @@ sb_fs_tops(const struct sandbox_layout *l)
 	}
 }
 
+/*
+ * The root spec's mounts, each a detached copy of the host's tree (phase
+ * one, before pivot_root: the host's tree is still ours to copy), attached
+ * or closed in phase two. Static, like the rest of the supervisor's state.
+ */
+static int sb_trees[ROOTSPEC_MOUNTS_MAX];
+static bool sb_tree_dir[ROOTSPEC_MOUNTS_MAX];
+
+/*
+ * Open src as detached tree i: read-only, nosuid, nodev and, unless a
+ * package tree, noexec, on every mount in it (AT_RECURSIVE), before anything
+ * of it is visible. The spawner checked the path as root; we open it again
+ * as the run's own host uid (other's rights: nothing its frontend could not
+ * read itself) refusing every link (RESOLVE_NO_SYMLINKS), so a component
+ * swapped since then for a link is not followed.
+ */
+static void
+sb_tree_open(const char *src, size_t i, uint64_t flags, int step)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	struct mount_attr attr = {.attr_set =
+					  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	struct stat st;
+	long fd, tree;
+
+	if (i >= ROOTSPEC_MOUNTS_MAX)
+		sandbox_fail(step, EINVAL);
+	if (!(flags & ROOTSPEC_F_PACKAGE))
+		attr.attr_set |= MOUNT_ATTR_NOEXEC;
+	fd = syscall(SYS_openat2, AT_FDCWD, src, &how, sizeof(how));
+	if (fd < 0)
+		sandbox_fail(step, errno);
+	if (fstat((int)fd, &st) < 0)
+		sandbox_fail(step, errno);
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		sandbox_fail(step, EINVAL);
+	tree = syscall(SYS_open_tree, (int)fd, "",
+		       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0)
+		sandbox_fail(step, errno);
+	close((int)fd);
+	SB_CHECK(syscall(SYS_mount_setattr, (int)tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+			 sizeof(attr)),
+		 step);
+	sb_trees[i] = (int)tree;
+	sb_tree_dir[i] = S_ISDIR(st.st_mode);
+}
+
+/* Make the directories of path (absolute, normalised) but the last component. */
+static void
+sb_mkdir_parents(char *path, int step)
+{
+	char *p;
+
+	for (p = strchr(path + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			sandbox_fail(step, errno);
+		*p = '/';
+	}
+}
+
+/*
+ * Phase two: attach the trees the plan names at their targets, close the
+ * rest. The plan's bits index the root spec of its generation; a plan made
+ * for another (a reload changed the [mount] sections between the request
+ * and its sandbox) fails the run (ESTALE) rather than bind another mount.
+ */
+static void
+sb_trees_attach(const struct plan_view *pv, const struct rootspec *rs)
+{
+	uint32_t want = pv->hdr->mounts, i;
+
+	if (want != 0 && (rs == NULL || pv->hdr->rootspec_gen != rs->generation))
+		sandbox_fail(SANDBOX_STEP_MOUNTS, ESTALE);
+	if (rs == NULL)
+		return;
+	if (rs->nmounts < 32 && (want >> rs->nmounts) != 0)
+		sandbox_fail(SANDBOX_STEP_MOUNTS, EINVAL);
+	for (i = 0; i < rs->nmounts; i++) {
+		char path[ROOTSPEC_PATH_MAX];
+
+		if (!(want & (1U << i))) {
+			close(sb_trees[i]);
+			continue;
+		}
+		SB_PATH(path, SANDBOX_STEP_MOUNTS, "%s", rs->mounts[i].target);
+		sb_mkdir_parents(path, SANDBOX_STEP_MOUNTS);
+		if (sb_tree_dir[i]) {
+			if (mkdir(path, 0755) < 0 && errno != EEXIST)
+				sandbox_fail(SANDBOX_STEP_MOUNTS, errno);
+		} else {
+			sb_touch(path, SANDBOX_STEP_MOUNTS);
+		}
+		SB_CHECK(syscall(SYS_move_mount, sb_trees[i], "", AT_FDCWD, path,
+				 MOVE_MOUNT_F_EMPTY_PATH),
+			 SANDBOX_STEP_MOUNTS);
+		close(sb_trees[i]);
+	}
+}
+
 void
 sandbox_fs_apply(const struct sandbox_layout *l, const struct sandbox_fs_op *ops, size_t nops)
 {
@@ -326,6 +429,9 @@ sandbox_fs_apply(const struct sandbox_layout *l, const struct sandbox_fs_op *ops
 		case SANDBOX_FS_TOPS:
 			sb_fs_tops(l);
 			break;
+		case SANDBOX_FS_TREE:
+			sb_tree_open(op->src, (size_t)op->size, op->inodes, op->step);
+			break;
 		default:
 			sandbox_fail(op->step, EINVAL);
 		}
@@ -333,12 +439,25 @@ sandbox_fs_apply(const struct sandbox_layout *l, const struct sandbox_fs_op *ops
 }
 
 void
-sandbox_fs_base(const struct sandbox_layout *l)
+sandbox_fs_base(const struct sandbox_layout *l, const struct rootspec *rs)
 {
+	struct sandbox_fs_op trees[ROOTSPEC_MOUNTS_MAX];
+	uint32_t i, n = rs != NULL ? rs->nmounts : 0;
+
 	/* Nothing we do may propagate back to the host. */
 	SB_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), SANDBOX_STEP_MOUNT_PRIVATE);
 	sb_tmpfs(SB_NEWROOT, "0755", 4ULL * 1024 * 1024, 4096, false, SANDBOX_STEP_ROOT_TMPFS);
 	sandbox_fs_apply(l, sandbox_fs_root, sizeof(sandbox_fs_root) / sizeof(sandbox_fs_root[0]));
+	/* The root spec's mounts: one more row each, run by the same loop. */
+	if (n > ROOTSPEC_MOUNTS_MAX)
+		sandbox_fail(SANDBOX_STEP_MOUNTS, EINVAL);
+	for (i = 0; i < n; i++)
+		trees[i] =
+			(struct sandbox_fs_op){SANDBOX_FS_TREE,	     SANDBOX_STEP_MOUNTS,
+					       SANDBOX_FS_ALWAYS,    "", /* attached in phase two */
+					       rs->mounts[i].source, i,
+					       rs->mounts[i].flags};
+	sandbox_fs_apply(l, trees, n);
 	/* pivot_root(".", ".") stacks the old root under the new one; detaching
 	 * it leaves no path back to the host's tree. */
 	SB_CHECK(chdir(SB_NEWROOT), SANDBOX_STEP_PIVOT_ROOT);
@@ -361,7 +480,7 @@ sb_home(void)
 }
 
 void
-sandbox_fs_run(const struct plan_view *pv, int ws_fd)
+sandbox_fs_run(const struct plan_view *pv, const struct rootspec *rs, int ws_fd)
 {
 	const uint64_t *lim = pv->hdr->limits;
 	char path[256];
@@ -396,6 +515,7 @@ sandbox_fs_run(const struct plan_view *pv, int ws_fd)
 		       MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL),
 		 SANDBOX_STEP_REMOUNT_RO);
 	sb_input_files(pv);
+	sb_trees_attach(pv, rs);
 	/* The root itself is read-only: the code writes only to /workspace
 	 * and /tmp, both size-limited. */
 	SB_CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,

@@ -33,7 +33,8 @@ enum spawn_msg_type {
 	 * frontend; read the file and answer as above
 	 * (docs/design-service.md, "Who reads the file"). */
 	SPAWN_RELOAD = 6,
-	/* frontend -> spawner: struct spawn_req, no fd: clone a sandbox into the
+	/* frontend -> spawner: struct spawn_req + fd {root spec (rootspec.h),
+	 * a sealed memfd the spawner checks}: clone a sandbox into the
 	 * uid slot and build everything that does not depend on a request;
 	 * it waits for a SPAWN_REQ naming its slot. Every event of that
 	 * sandbox comes back with this run_id (its key: daemon/spawnref.h):
@@ -54,6 +55,7 @@ enum spawn_msg_type {
 #define SPAWN_REQ_NFDS 4
 #define SPAWN_REQ_NFDS_MAX 5 /* with SPAWN_F_WORKSPACE */
 #define SPAWN_KEEPER_NFDS 1
+#define SPAWN_PREPARE_NFDS 1 /* the root spec (rootspec.h) */
 /* spawn_req.cpu_percent: cpu.max takes any quota; 4096 CPUs at the most */
 #define SPAWN_CPU_PERCENT_MAX (100U * 4096U)
 

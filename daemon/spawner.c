@@ -24,6 +24,7 @@
 #include "log.h"
 #include "memfd.h"
 #include "plan.h"
+#include "rootspec.h"
 #include "spawn_msg.h"
 
 #define SPAWN_NS_FLAGS                                                                             \
@@ -298,7 +299,9 @@ spawner_release(const struct spawner *sp, uint32_t slot, pid_t pid, int sync_fd,
 /*
  * Handle one SPAWN_PREPARE: clone a sandbox into fresh namespaces in the
  * slot's uids and memory cgroup; it builds what does not depend on a request
- * and waits on its control socket (docs/performance.md).
+ * and waits on its control socket (docs/performance.md). fds: the root spec
+ * (rootspec.h), read and every source checked again here, as root, before
+ * the sandbox is given it.
  */
 static void
 spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
@@ -311,14 +314,17 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 	bool into, cg_made = false;
 	long pid;
 
-	(void)fds; /* none: spawner_cmds */
-	(void)nfds;
+	(void)nfds; /* one: spawner_cmds */
 	/* The frontend is less trusted than we are: check everything. */
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0) {
 		r = -EINVAL;
 		step = "uid_slot";
 		goto fail;
 	}
+	step = "rootspec";
+	r = rootspec_read(fds[0], &sp->rootspec);
+	if (r < 0)
+		goto fail;
 	step = "cgroup";
 	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes,
 			      spawner_session_slot(sp, req->uid_slot),
@@ -339,6 +345,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 	}
 	ctx = (struct sandbox_ctx){.layout = &sp->layout,
 				   .seccomp = &sp->seccomp,
+				   .rootspec = &sp->rootspec,
 				   .sync_fd = sync[0],
 				   .ctl_fd = ctl[1],
 				   .plan_fd = -1,
@@ -427,6 +434,7 @@ out:
 	if (ctl[1] >= 0)
 		close(ctl[1]);
 	cgroup_run_fds_close(&cgfds);
+	fdpass_close_all(fds, nfds);
 }
 
 /*
@@ -707,7 +715,7 @@ struct spawner_cmd {
 
 static const struct spawner_cmd spawner_cmds[] = {
 	{SPAWN_REQ, SPAWN_REQ_NFDS, SPAWN_REQ_NFDS_MAX, SPAWN_F_WORKSPACE, spawner_start},
-	{SPAWN_PREPARE, 0, 0, 0, spawner_prepare},
+	{SPAWN_PREPARE, SPAWN_PREPARE_NFDS, SPAWN_PREPARE_NFDS, 0, spawner_prepare},
 	{SPAWN_DISCARD, 0, 0, 0, spawner_discard},
 	{SPAWN_RELOAD, 0, 0, 0, spawner_reload_req},
 	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, SPAWN_KEEPER_NFDS, 0, spawner_keeper},

@@ -52,9 +52,9 @@ extern "C" {
  * 0.N" below and live in version node AIRLOCK_0.N of the library.
  */
 #define LIBAIRLOCK_VERSION_MAJOR 0
-#define LIBAIRLOCK_VERSION_MINOR 6
+#define LIBAIRLOCK_VERSION_MINOR 7
 #define LIBAIRLOCK_VERSION_MICRO 0
-#define LIBAIRLOCK_VERSION "0.6.0"
+#define LIBAIRLOCK_VERSION "0.7.0"
 /* True when this header is version major.minor.micro or later. */
 #define LIBAIRLOCK_CHECK_VERSION(major, minor, micro)                                              \
 	(LIBAIRLOCK_VERSION_MAJOR > (major) ||                                                     \
@@ -841,6 +841,20 @@ int airlock_conn_check(struct airlock_conn *conn);
  * (bad_request) for a limit above the profile's. In a session the run uses
  * the session's profile: naming another is bad_request. Since 0.6. */
 int airlock_run_req_set_profile(struct airlock_run_req *req, const char *name);
+
+/* ---- Mounts (since AIRLOCK_0.7) ------------------------------------------ */
+
+/*
+ * Ask for one of the daemon's named read-only mounts (airlockd.conf(5),
+ * [mount NAME]: a dataset or a package tree the administrator configured;
+ * never a host path of the caller's). The run gets it on top of those its
+ * profile and runtime give every run. Copied. -EINVAL for NULL or a name
+ * that is not 1 to 32 of a-z, 0-9, '-', '_'; -E2BIG past 16. The daemon
+ * answers -ENOENT (not_found) for a mount that does not exist and -EACCES
+ * (unauthorized) for one the run's profile does not list in allow_mounts.
+ * Since 0.7.
+ */
+int airlock_run_req_add_mount(struct airlock_run_req *req, const char *name);
 
 /* Name the session's profile (copied; NULL: the daemon's default), fixed for
  * all its runs. -EINVAL and the daemon's answers as for

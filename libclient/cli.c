@@ -65,6 +65,7 @@ enum {
 	OPT_FORCE,
 	OPT_VERSION,
 	OPT_PROFILE,
+	OPT_MOUNT,
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 
@@ -102,6 +103,7 @@ static const struct cli_option {
 	{{"lifetime", required_argument, NULL, OPT_LIFETIME}, CLI_IN_SESSION_OPEN},
 	{{"limit", required_argument, NULL, OPT_LIMIT}, CLI_IN_LIMITS},
 	{{"profile", required_argument, NULL, OPT_PROFILE}, CLI_IN_LIMITS},
+	{{"mount", required_argument, NULL, OPT_MOUNT}, CLI_IN_RUN},
 };
 
 #define CLI_NOPTIONS (sizeof(cli_options) / sizeof(cli_options[0]))
@@ -185,6 +187,8 @@ static const char cli_run_help[] =
 	"  --stdin PATH         the code's standard input (- for ours)\n"
 	"  --env KEY=VALUE      an environment variable of the run (repeatable)\n"
 	"  --session ID         run in a session's workspace\n"
+	"  --mount NAME         one of the daemon's read-only [mount]s the profile\n"
+	"                       allows (repeatable)\n"
 	"  --stream             print the output as it comes (with --json: JSON lines)\n"
 	"  --artifacts DIR      write the files the code left below DIR\n"
 	"  --force              with --artifacts: replace files that exist in DIR\n";
@@ -1424,6 +1428,17 @@ cli_run_option(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_PROFILE:
 		return cli_profile_option(arg, cli_run_req_profile, run->req);
+	case OPT_MOUNT:
+		r = airlock_run_req_add_mount(run->req, arg);
+		if (r == -EINVAL)
+			return cli_err(
+				CLI_EXIT_USAGE, "usage",
+				"--mount %s: not a mount name (1 to 32 of a-z, 0-9, '-', '_')",
+				arg);
+		if (r == -E2BIG)
+			return cli_err(CLI_EXIT_USAGE, "usage", "--mount %s: more than %d mounts",
+				       arg, PROTO_MOUNTS_MAX);
+		return r < 0 ? cli_fail("--mount", r) : 0;
 	default: /* not an option of run's in cli_options */
 		return cli_err(CLI_EXIT_SOFTWARE, "internal", "run: option %d not handled", c);
 	}

@@ -31,8 +31,10 @@ struct airlock_run_req {
 	struct request_file *files;
 	size_t nfiles;
 	uint64_t limits[PROTO_LIMIT_COUNT_];
-	char session[PROTO_SESSION_ID_LEN + 1]; /* "" = a one-shot run */
-	char profile[PROTO_PROFILE_MAX + 1];	/* "" = the daemon's default */
+	char session[PROTO_SESSION_ID_LEN + 1];		    /* "" = a one-shot run */
+	char profile[PROTO_PROFILE_MAX + 1];		    /* "" = the daemon's default */
+	char mounts[PROTO_MOUNTS_MAX][PROTO_MOUNT_MAX + 1]; /* [mount] names asked */
+	size_t nmounts;
 	bool stream;
 };
 
@@ -305,6 +307,18 @@ airlock_run_req_set_session(struct airlock_run_req *req, const char *id)
 	return 0;
 }
 
+/* Ask for one more of the daemon's [mount] sections. */
+AIRLOCK_EXPORT int
+airlock_run_req_add_mount(struct airlock_run_req *req, const char *name)
+{
+	if (req == NULL || name == NULL || !rules_mount_name_valid(name))
+		return -EINVAL;
+	if (req->nmounts == PROTO_MOUNTS_MAX)
+		return -E2BIG;
+	strcpy(req->mounts[req->nmounts++], name);
+	return 0;
+}
+
 /* Name the profile the run uses, or NULL for the daemon's default. */
 AIRLOCK_EXPORT int
 airlock_run_req_set_profile(struct airlock_run_req *req, const char *name)
@@ -377,6 +391,9 @@ request_encode(const struct airlock_run_req *req, uint32_t id, bool stream, stru
 	memcpy(run.limits.v, req->limits, sizeof(run.limits.v));
 	run.session = req->session[0] != '\0' ? req->session : NULL;
 	run.profile = req->profile[0] != '\0' ? req->profile : NULL;
+	for (i = 0; i < req->nmounts; i++)
+		run.mounts[i] = req->mounts[i];
+	run.nmounts = req->nmounts;
 	run.stream = stream;
 	r = proto_encode_run(id, &run, ret);
 out:

@@ -466,6 +466,35 @@ static const struct bad_case bad_cases[] = {
 	{"[access]\ndefault_profile = default\n", 2, "no such profile"},
 	{"[access]\ndefault_profile = minimal\n[profile minimal]\nallow_users = root\n", 2,
 	 "must be open to everyone"},
+	/* [mount NAME] (the source walk's own cases: daemon-mounts) */
+	{"[mount m]\nsource = /usr/share\ntarget = /usr/x\n", 3,
+	 "[mount m] target /usr/x: in the sandbox's own /usr"},
+	{"[mount m]\nsource = /usr/share\ntarget = /workspace\n", 3, "own /workspace"},
+	{"[mount m]\nsource = /usr/share\ntarget = /\n", 3, "target /: expected"},
+	{"[mount m]\nsource = /usr/share\ntarget = /d/../e\n", 3, "target /d/../e: expected"},
+	{"[mount m]\nsource = /usr/share\ntarget = /etc\n", 3, "the sandbox's own"},
+	{"[mount m]\n\ntarget = /data\n", 1, "[mount m] has no source"},
+	{"[mount m]\nsource = /usr/share\n", 1, "[mount m] has no target"},
+	{"[mount m]\nsource = rel\ntarget = /d\n", 2, "[mount m] source: source rel: expected"},
+	{"[mount m]\nsource = /usr//share\ntarget = /d\n", 2, "source /usr//share: expected"},
+	{"[mount m]\nsource = /usr/share/\ntarget = /d\n", 2, "expected an absolute path"},
+	{"[mount m]\nsource = /\ntarget = /d\n", 2, "source /: expected"},
+	{"[mount m]\nsource = /usr/share\ntarget = /d\npackage = maybe\n", 4,
+	 "package: expected true or false"},
+	{"[mount m]\nsource = /usr/share\ntarget = /d\nsize = 1\n", 4,
+	 "unknown key 'size' in [mount m]"},
+	{"[mount M]\n", 1, "bad mount name 'M'"},
+	{"[mount m]\nsource = /usr/share\ntarget = /d\n[mount m]\n", 4,
+	 "duplicate section [mount m]"},
+	{"[mount a]\nsource = /usr/share\ntarget = /d\n[mount b]\nsource = /usr/lib\ntarget = "
+	 "/d/e\n",
+	 6, "[mount b] target /d/e overlaps [mount a] target /d"},
+	{"[profile p]\nmounts = nope\n", 2, "mounts: no [mount nope] section"},
+	{"[profile p]\n\nallow_mounts = nope\n", 3, "allow_mounts: no [mount nope] section"},
+	{"[mount a]\nsource = /usr/share\ntarget = /d\n[profile p]\nmounts = a,\n", 5,
+	 "mounts: empty name"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\nmounts = x\n", 4,
+	 "mounts: no [mount x] section"},
 };
 
 /* Every error class names the right file and line and leaves cfg freed. */
@@ -485,6 +514,57 @@ test_errors(void **state)
 		assert_int_equal(f->cfg.nruntimes, 0);
 		config_free(&f->cfg);
 	}
+}
+
+/* [mount] sections: the masks of profiles and runtimes (names may come
+ * before their sections), and the mounts of a run (config_mounts_resolve). */
+static void
+test_mounts(void **state)
+{
+	struct fixture *f = *state;
+	const struct config_profile *p, *std;
+	const struct config_runtime *rt;
+	static const char *const ask_b[] = {"b"}, *const ask_a[] = {"a"}, *const ask_c[] = {"c"},
+				 *const ask_x[] = {"b", "x"};
+	uint32_t mask = 0;
+	size_t bad = 99;
+
+	assert_int_equal(load_text(f,
+				   "[profile p]\nmounts = a\nallow_mounts = b, c\n"
+				   "[runtime r]\nargv = /usr/bin/python3 {code}\n"
+				   "code_name = m.py\nmounts = c\n"
+				   "[mount a]\nsource = /usr/share\ntarget = /data/a\n"
+				   "[mount b]\nsource = /usr/lib\ntarget = /opt/b\npackage = true\n"
+				   "[mount c]\nsource = /etc\ntarget = /srv/c\n"),
+			 0);
+	assert_int_equal(f->cfg.nmounts, 3);
+	assert_string_equal(f->cfg.mounts[1].source, "/usr/lib");
+	assert_string_equal(f->cfg.mounts[1].target, "/opt/b");
+	assert_true(f->cfg.mounts[1].package);
+	assert_false(f->cfg.mounts[0].package);
+	p = config_profile_find(&f->cfg, "p");
+	rt = config_runtime_find(&f->cfg, "r");
+	std = config_profile_find(&f->cfg, "standard");
+	assert_non_null(p);
+	assert_non_null(rt);
+	assert_int_equal(p->mounts, 1U);
+	assert_int_equal(p->allow_mounts, 6U);
+	assert_int_equal(rt->mounts, 4U);
+	assert_int_equal(config_mounts_resolve(&f->cfg, p, NULL, NULL, 0, &mask, &bad), 0);
+	assert_int_equal(mask, 1U);
+	assert_int_equal(config_mounts_resolve(&f->cfg, p, rt, ask_b, 1, &mask, &bad), 0);
+	assert_int_equal(mask, 7U);
+	/* Asking for what the profile gives anyway is fine. */
+	assert_int_equal(config_mounts_resolve(&f->cfg, p, NULL, ask_a, 1, &mask, &bad), 0);
+	assert_int_equal(mask, 1U);
+	assert_int_equal(config_mounts_resolve(&f->cfg, p, NULL, ask_x, 2, &mask, &bad), -ENOENT);
+	assert_int_equal(bad, 1);
+	assert_int_equal(config_mounts_resolve(&f->cfg, std, NULL, ask_b, 1, &mask, &bad), -EPERM);
+	assert_int_equal(bad, 0);
+	/* The runtime's mount is the run's, not one it may ask for elsewhere. */
+	assert_int_equal(config_mounts_resolve(&f->cfg, std, rt, ask_c, 1, &mask, &bad), 0);
+	assert_int_equal(config_mounts_resolve(&f->cfg, std, NULL, ask_c, 1, &mask, &bad), -EPERM);
+	config_free(&f->cfg);
 }
 
 /* A line longer than inih's buffer is an error, not two lines. */
@@ -878,6 +958,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_mounts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),

@@ -65,7 +65,7 @@ test_every_row_exact_fds(void **state)
 	} rows[] = {
 		{.type = SPAWN_REQ, .flags = 0, .nfds = SPAWN_REQ_NFDS},
 		{.type = SPAWN_REQ, .flags = SPAWN_F_WORKSPACE, .nfds = SPAWN_REQ_NFDS_MAX},
-		{.type = SPAWN_PREPARE, .flags = 0, .nfds = 0},
+		{.type = SPAWN_PREPARE, .flags = 0, .nfds = SPAWN_PREPARE_NFDS},
 		{.type = SPAWN_DISCARD, .flags = 0, .nfds = 0},
 		{.type = SPAWN_RELOAD, .flags = 0, .nfds = 0},
 		{.type = SPAWN_KEEPER, .flags = 0, .nfds = SPAWN_KEEPER_NFDS},
@@ -111,7 +111,9 @@ test_stray_flags(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		size_t nfds = types[i] == SPAWN_KEEPER ? SPAWN_KEEPER_NFDS : 0;
+		size_t nfds = types[i] == SPAWN_KEEPER	  ? SPAWN_KEEPER_NFDS
+			      : types[i] == SPAWN_PREPARE ? SPAWN_PREPARE_NFDS
+							  : 0;
 
 		r = req_of(types[i], SPAWN_F_WORKSPACE);
 		assert_false(check(&r, sizeof(r), nfds));
@@ -147,7 +149,7 @@ test_unknown_types(void **state)
 static void
 test_reserved_and_size(void **state)
 {
-	struct spawn_req r = req_of(SPAWN_PREPARE, 0);
+	struct spawn_req r = req_of(SPAWN_DISCARD, 0);
 
 	(void)state;
 	assert_true(check(&r, sizeof(r), 0));
@@ -176,7 +178,7 @@ test_cpu_bound(void **state)
 	r.cpu_percent = UINT32_MAX;
 	assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS));
 	p.cpu_percent = SPAWN_CPU_PERCENT_MAX + 1;
-	assert_false(check(&p, sizeof(p), 0));
+	assert_false(check(&p, sizeof(p), SPAWN_PREPARE_NFDS));
 }
 
 /* What the table in docs/architecture.md says of a request of the right
@@ -187,10 +189,10 @@ oracle(uint32_t type, uint32_t flags, size_t nfds)
 	switch (type) {
 	case SPAWN_REQ:
 		return (flags == 0 && nfds == 4) || (flags == SPAWN_F_WORKSPACE && nfds == 5);
-	case SPAWN_PREPARE:
 	case SPAWN_DISCARD:
 	case SPAWN_RELOAD:
 		return flags == 0 && nfds == 0;
+	case SPAWN_PREPARE:
 	case SPAWN_KEEPER:
 		return flags == 0 && nfds == 1;
 	default:

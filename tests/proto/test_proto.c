@@ -562,6 +562,86 @@ test_network(void **state)
 	assert_int_equal(proto_encode_info(5, &in, &o), -E2BIG);
 }
 
+/* run.mounts: round trip and every bound. */
+static void
+test_mounts(void **state)
+{
+	struct proto_run run = {.runtime = "sh", .mounts = {"data", "opt-py_3"}, .nmounts = 2};
+	struct proto_msg m;
+	struct proto_out o;
+	struct mb b;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(proto_encode_run(1, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.run.nmounts, 2);
+	assert_string_equal(m.u.run.mounts[0], "data");
+	assert_string_equal(m.u.run.mounts[1], "opt-py_3");
+	proto_msg_free(&m);
+	run.nmounts = 0;
+	assert_int_equal(proto_encode_run(1, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.run.nmounts, 0);
+	proto_msg_free(&m);
+	run.mounts[0] = "/srv/x";
+	run.nmounts = 1;
+	assert_int_equal(proto_encode_run(1, &run, &o), -EINVAL);
+	run.mounts[0] = NULL;
+	assert_int_equal(proto_encode_run(1, &run, &o), -EINVAL);
+	run.nmounts = PROTO_MOUNTS_MAX + 1;
+	assert_int_equal(proto_encode_run(1, &run, &o), -E2BIG);
+
+	/* The decoder: a host path, an upper-case name, too long, too many, not strings. */
+	mb_head(&b, 2, PROTO_RUN, 2);
+	mb_str(&b, "runtime");
+	mb_str(&b, "sh");
+	mb_str(&b, "mounts");
+	mb_array(&b, 1);
+	mb_str(&b, "/srv/datasets/x");
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "run.mounts: not a mount name", 2);
+	mb_head(&b, 2, PROTO_RUN, 3);
+	mb_str(&b, "runtime");
+	mb_str(&b, "sh");
+	mb_str(&b, "mounts");
+	mb_array(&b, 1);
+	mb_str(&b, "Data");
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "not a mount name", 3);
+	mb_head(&b, 2, PROTO_RUN, 4);
+	mb_str(&b, "runtime");
+	mb_str(&b, "sh");
+	mb_str(&b, "mounts");
+	mb_array(&b, 1);
+	mb_strn(&b, 'a', PROTO_MOUNT_MAX + 1);
+	check_fail(&b, PROTO_ERR_TOO_LARGE, "run.mounts", 4);
+	mb_head(&b, 2, PROTO_RUN, 5);
+	mb_str(&b, "runtime");
+	mb_str(&b, "sh");
+	mb_str(&b, "mounts");
+	mb_array(&b, PROTO_MOUNTS_MAX + 1);
+	for (i = 0; i < PROTO_MOUNTS_MAX + 1; i++)
+		mb_str(&b, "m");
+	check_fail(&b, PROTO_ERR_TOO_LARGE, "run.mounts", 5);
+	mb_head(&b, 2, PROTO_RUN, 6);
+	mb_str(&b, "runtime");
+	mb_str(&b, "sh");
+	mb_str(&b, "mounts");
+	mb_str(&b, "data");
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "run.mounts", 6);
+	/* PROTO_MOUNTS_MAX names of PROTO_MOUNT_MAX bytes are fine. */
+	mb_head(&b, 2, PROTO_RUN, 7);
+	mb_str(&b, "runtime");
+	mb_str(&b, "sh");
+	mb_str(&b, "mounts");
+	mb_array(&b, PROTO_MOUNTS_MAX);
+	for (i = 0; i < PROTO_MOUNTS_MAX; i++)
+		mb_strn(&b, 'z', PROTO_MOUNT_MAX);
+	decode_mb(&b, NULL, 0, &m);
+	assert_int_equal(m.u.run.nmounts, PROTO_MOUNTS_MAX);
+	assert_int_equal(strlen(m.u.run.mounts[15]), PROTO_MOUNT_MAX);
+	proto_msg_free(&m);
+}
+
 static void
 test_roundtrip_run_inline(void **state)
 {
@@ -2741,6 +2821,7 @@ main(void)
 		T(test_roundtrip_simple),
 		T(test_roundtrip_info),
 		T(test_profiles),
+		T(test_mounts),
 		T(test_network),
 		T(test_roundtrip_run_inline),
 		T(test_roundtrip_run_minimal),

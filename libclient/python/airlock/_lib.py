@@ -190,6 +190,8 @@ _OPTIONAL = {
     "airlock_info_profile_network": (_bool, [_p, _size]),
     "airlock_info_profile_allow_count": (_size, [_p, _size]),
     "airlock_info_profile_allow": (_str, [_p, _size, _size, ctypes.POINTER(ctypes.c_bool)]),
+    # 0.7: mounts
+    "airlock_run_req_add_mount": (_int, [_p, _str]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

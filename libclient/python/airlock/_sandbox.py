@@ -8,10 +8,12 @@ import ctypes
 import errno as _errno
 import inspect
 import os
+import re as _re
 import select
 import threading
 import weakref
 from collections.abc import Mapping as _MappingABC
+from collections.abc import Sequence as _SequenceABC
 from typing import Any, Awaitable, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _lib
@@ -77,7 +79,7 @@ def _c_string(what: str, value: object) -> bytes:
 class _Request:
     """A checked run request, converted to what libairlock takes; built before anything is sent."""
 
-    __slots__ = ("language", "code", "files", "env", "args", "stdin", "limits", "profile", "session", "stream")
+    __slots__ = ("language", "code", "files", "env", "args", "stdin", "limits", "profile", "mounts", "session", "stream")
 
     def __init__(
         self,
@@ -88,6 +90,7 @@ class _Request:
         env: object,
         args: object,
         stdin: object,
+        mounts: object = None,
     ) -> None:
         if not isinstance(code, (str, bytes, bytearray, memoryview)):
             raise TypeError(f"code must be str or bytes, not {type(code).__name__}")
@@ -99,6 +102,17 @@ class _Request:
             raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
         self.limits = limits.daemon_limits()
         self.profile = limits.profile.encode("ascii") if limits.profile is not None else None
+        self.mounts: List[bytes] = []
+        if mounts is not None:
+            if isinstance(mounts, (str, bytes)) or not isinstance(mounts, _SequenceABC):
+                raise TypeError(f"mounts must be a sequence of names, not {type(mounts).__name__}")
+            for name in mounts:
+                bname = _c_string("a mount name", name)
+                if not _re.fullmatch(rb"[a-z0-9_-]{1,32}", bname):
+                    raise ValueError(f"mount name {name!r}: expected 1 to 32 of a-z, 0-9, '-', '_'")
+                self.mounts.append(bname)
+            if len(self.mounts) > 16:
+                raise ValueError("at most 16 mounts")
 
         self.files: List[Tuple[bytes, bytes]] = []
         if files is not None:
@@ -181,6 +195,12 @@ class _Request:
                 if not hasattr(lib, "airlock_run_req_set_profile"):
                     raise SandboxError("profiles need libairlock 0.6 or later")
                 rc = lib.airlock_run_req_set_profile(req, self.profile)
+            for name in self.mounts:
+                if rc == 0:
+                    step = "add_mount"
+                    if not hasattr(lib, "airlock_run_req_add_mount"):
+                        raise SandboxError("mounts need libairlock 0.7 or later")
+                    rc = lib.airlock_run_req_add_mount(req, name)
             if rc == 0 and self.session is not None:
                 step = "set_session"
                 rc = lib.airlock_run_req_set_session(req, self.session)
@@ -675,8 +695,9 @@ class AirlockSandbox:
         env: object,
         args: object,
         stdin: object,
+        mounts: object = None,
     ) -> _Request:
-        return _Request(code, language, self.limits if limits is None else limits, files, env, args, stdin)
+        return _Request(code, language, self.limits if limits is None else limits, files, env, args, stdin, mounts)
 
     def _channel(self, loop: asyncio.AbstractEventLoop) -> _Channel:
         """This loop's channel, created on first use; channels of closed loops are dropped."""
@@ -700,6 +721,7 @@ class AirlockSandbox:
         env: Optional[Mapping[str, str]] = None,
         args: Optional[Sequence[str]] = None,
         stdin: Optional[BytesLike] = None,
+        mounts: Optional[Sequence[str]] = None,
         on_output: Optional[OutputCallback] = None,
     ) -> SandboxResult:
         """Run code in a fresh sandbox and return what it did, without blocking the event loop.
@@ -712,6 +734,9 @@ class AirlockSandbox:
         env: the run's environment variables (the sandbox inherits none of ours).
         args: extra arguments after the code (the whole argv for "exec").
         stdin: what the code reads on stdin.
+        mounts: names of the daemon's read-only [mount]s this run adds to its
+            profile's (each must be in the profile's allow_mounts; never a
+            host path).
         on_output: on_output(stream, data) with stream "stdout" or "stderr" and
             data the bytes of one chunk, called for the output as the code
             writes it, in order, all before run() returns (only the bytes
@@ -726,7 +751,7 @@ class AirlockSandbox:
         bad arguments (before anything is sent). Cancelling the await
         abandons the result; the run itself still ends at its limits.
         """
-        request = self._request(code, language, limits, files, env, args, stdin)
+        request = self._request(code, language, limits, files, env, args, stdin, mounts)
         return await self._run_async(request, on_output)
 
     async def _run_async(self, request: _Request, on_output: Optional[OutputCallback]) -> SandboxResult:
@@ -764,6 +789,7 @@ class AirlockSandbox:
         env: Optional[Mapping[str, str]] = None,
         args: Optional[Sequence[str]] = None,
         stdin: Optional[BytesLike] = None,
+        mounts: Optional[Sequence[str]] = None,
         on_output: Optional[Callable[[str, bytes], None]] = None,
     ) -> SandboxResult:
         """Like run(), but blocking; safe to call from several threads at once.
@@ -774,7 +800,7 @@ class AirlockSandbox:
         while the run goes on. If it raises, it is not called again and its
         exception is raised once the run has ended (the run is not cancelled).
         """
-        request = self._request(code, language, limits, files, env, args, stdin)
+        request = self._request(code, language, limits, files, env, args, stdin, mounts)
         return self._run_blocking(request, on_output)
 
     def _run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:

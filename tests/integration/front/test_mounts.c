@@ -1,0 +1,369 @@
+/*
+ * test_mounts.c: named read-only mounts end to end through the real daemon
+ * and library (issue 17, step 4 of docs/design-profiles.md): a dataset a
+ * profile gives is visible read-only at its target and nowhere else, writes
+ * and exec fail there, a package tree may exec, a mount that does not exist
+ * or that the profile does not allow is refused naming it, and a [mount]
+ * whose source is a link, world-writable, missing or relative is refused
+ * with file:line at start-up and at reload (the old configuration stays).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "airlock.h"
+#include "fixture.h"
+#include "front_util.h"
+
+/* The mount sources: a root-owned tree no one else may write, made beside
+ * this executable (the build tree; /tmp is world-writable, so nothing under
+ * it may be a source). */
+static char base[PATH_MAX];
+
+#define CFG_HEAD "[daemon]\nsocket_mode = 0666\n[sandbox]\nuid_base = 1530000\nuid_count = 64\n"
+
+static struct fixture fx;
+
+/* Write a file of mode under base. */
+static void
+put(const char *rel, const char *text, mode_t mode)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", base, rel);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	assert_int_equal(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+/* Make a directory of mode under base. */
+static void
+dir(const char *rel, mode_t mode)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", base, rel);
+	assert_int_equal(mkdir(path, mode), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* The good config with extra text appended (a buffer of the caller's). */
+static const char *
+config(char *buf, size_t len, const char *extra)
+{
+	snprintf(buf, len,
+		 CFG_HEAD "[mount data]\nsource = %s/data\ntarget = /data/x\n"
+			  "[mount tools]\nsource = %s/tools\ntarget = /opt/tools\npackage = true\n"
+			  "[mount secret]\nsource = %s/secret\ntarget = /secret\n"
+			  "[profile ds]\nmounts = data\nallow_mounts = tools\n%s",
+		 base, base, base, extra);
+	return buf;
+}
+
+static int
+setup(void **state)
+{
+	char exe[PATH_MAX], cfg[8192];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	(void)state;
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	snprintf(base, sizeof(base), "%s/mounts-XXXXXX", dirname(exe));
+	if (mkdtemp(base) == NULL || chmod(base, 0755) < 0)
+		return -1;
+	dir("data", 0755);
+	put("data/hello.txt", "dataset bytes\n", 0666); /* only the mount refuses */
+	put("data/run.sh", "#!/bin/sh\necho ran\n", 0755);
+	dir("tools", 0755);
+	put("tools/hello.sh", "#!/bin/sh\necho tool ran\n", 0755);
+	dir("secret", 0755);
+	put("secret/key", "not for ds\n", 0644);
+	if (fixture_start(&fx, config(cfg, sizeof(cfg), "")) < 0)
+		return -1;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+	int r = fixture_stop(&fx);
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	if (system(cmd) != 0)
+		return -1;
+	return r == 0 ? 0 : -1;
+}
+
+/* Run python code with profile and mounts (NULL-terminated); the daemon's
+ * error code and message on refusal. */
+static int
+run_py(const char *code, const char *profile, const char *const *mounts,
+       struct airlock_result **ret, char *ecode, char *emsg)
+{
+	struct airlock_conn *c = NULL;
+	struct airlock_run_req *req = NULL;
+	const char *ec, *em;
+	int r;
+
+	assert_int_equal(airlock_connect(fx.sock, &c), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_runtime(req, "python"), 0);
+	assert_int_equal(airlock_run_req_set_code(req, code, strlen(code)), 0);
+	assert_int_equal(airlock_run_req_set_profile(req, profile), 0);
+	for (; mounts != NULL && *mounts != NULL; mounts++)
+		assert_int_equal(airlock_run_req_add_mount(req, *mounts), 0);
+	*ret = NULL;
+	ecode[0] = emsg[0] = '\0';
+	r = airlock_run(c, req, ret);
+	if (r < 0 && airlock_conn_last_error(c, &ec, &em) == 0) {
+		snprintf(ecode, 64, "%s", ec);
+		snprintf(emsg, 512, "%s", em);
+	}
+	airlock_run_req_free(req);
+	airlock_conn_free(c);
+	return r;
+}
+
+/* Run code that must exit 0; return its stdout (free()). */
+static char *
+run_ok(const char *code, const char *profile, const char *const *mounts)
+{
+	struct airlock_result *res;
+	char ecode[64], emsg[512];
+	const void *out, *err;
+	size_t len, elen;
+	char *s;
+
+	if (run_py(code, profile, mounts, &res, ecode, emsg) < 0)
+		fail_msg("refused: %s: %s", ecode, emsg);
+	assert_int_equal(airlock_result_stdout(res, &out, &len), 0);
+	assert_int_equal(airlock_result_stderr(res, &err, &elen), 0);
+	if (airlock_result_outcome(res) != AIRLOCK_OUTCOME_EXITED ||
+	    airlock_result_exit_code(res) != 0)
+		fail_msg("outcome %s exit %d error %s\nstdout %.*s\nstderr %.*s",
+			 airlock_outcome_name(airlock_result_outcome(res)),
+			 airlock_result_exit_code(res),
+			 airlock_result_error(res) ? airlock_result_error(res) : "", (int)len,
+			 (const char *)out, (int)elen, (const char *)err);
+	s = strndup(out, len);
+	airlock_result_free(res);
+	return s;
+}
+
+/* Every way to change the dataset fails; its mount is ro, nosuid, nodev,
+ * noexec; it is mounted at /data/x only (no other mount point of its
+ * filesystem's files), and a run of a profile that does not give it has no
+ * /data at all. */
+#define DATASET_CODE                                                                               \
+	"import os, errno, subprocess\n"                                                           \
+	"print(open('/data/x/hello.txt').read(), end='')\n"                                        \
+	"def refused(f):\n"                                                                        \
+	"    try:\n"                                                                               \
+	"        f()\n"                                                                            \
+	"    except OSError as e:\n"                                                               \
+	"        return errno.errorcode[e.errno]\n"                                                \
+	"    return 'ALLOWED'\n"                                                                   \
+	"print('write', refused(lambda: open('/data/x/new', 'w')))\n"                              \
+	"print('append', refused(lambda: open('/data/x/hello.txt', 'a')))\n"                       \
+	"print('chmod', refused(lambda: os.chmod('/data/x/hello.txt', 0o777)))\n"                  \
+	"print('unlink', refused(lambda: os.unlink('/data/x/hello.txt')))\n"                       \
+	"print('mkdir', refused(lambda: os.mkdir('/data/x/d')))\n"                                 \
+	"print('link', refused(lambda: os.link('/data/x/hello.txt', '/tmp/l')))\n"                 \
+	"print('exec', refused(lambda: subprocess.run(['/data/x/run.sh'])))\n"                     \
+	"ml = [l.split() for l in open('/proc/self/mountinfo')]\n"                                 \
+	"me = [f for f in ml if f[4] == '/data/x'][0]\n"                                           \
+	"def near(a, b):\n"                                                                        \
+	"    return a == b or a.startswith(b.rstrip('/') + '/') or b.startswith(a.rstrip('/') + "  \
+	"'/')\n"                                                                                   \
+	"print('points', [f[4] for f in ml if f[2] == me[2] and near(f[3], me[3])])\n"             \
+	"print('opts', sorted(set(me[5].split(',')) & {'ro', 'nosuid', 'nodev', 'noexec'}))\n"
+
+static void
+test_dataset_read_only(void **state)
+{
+	const char *want = "dataset bytes\n"
+			   "write EROFS\nappend EROFS\nchmod EROFS\nunlink EROFS\nmkdir EROFS\n"
+			   "link EXDEV\nexec EACCES\n"
+			   "points ['/data/x']\n"
+			   "opts ['nodev', 'noexec', 'nosuid', 'ro']\n";
+	char *out;
+
+	(void)state;
+	out = run_ok(DATASET_CODE, "ds", NULL);
+	assert_string_equal(out, want);
+	free(out);
+	/* Another profile: nothing of it. */
+	out = run_ok("import os\nprint(os.path.exists('/data'), os.path.exists('/secret'))\n",
+		     "standard", NULL);
+	assert_string_equal(out, "False False\n");
+	free(out);
+}
+
+/* A package tree a request asks for (allowed by the profile): exec works. */
+static void
+test_package_tree_exec(void **state)
+{
+	static const char *const tools[] = {"tools", NULL};
+	char *out;
+
+	(void)state;
+	out = run_ok("import subprocess, os\n"
+		     "subprocess.run(['/opt/tools/hello.sh'], check=True)\n"
+		     "print(os.access('/opt/tools/hello.sh', os.W_OK))\n",
+		     "ds", tools);
+	assert_string_equal(out, "tool ran\nFalse\n");
+	free(out);
+}
+
+/* A mount that does not exist, or that the profile does not allow: refused
+ * naming it; the library refuses a name that is not one. */
+static void
+test_refusals(void **state)
+{
+	static const char *const nope[] = {"nope", NULL};
+	static const char *const secret[] = {"secret", NULL};
+	static const char *const tools[] = {"tools", NULL};
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res;
+	char ecode[64], emsg[512];
+
+	(void)state;
+	assert_int_equal(run_py("print(1)\n", "ds", nope, &res, ecode, emsg), -ENOENT);
+	assert_string_equal(ecode, "not_found");
+	assert_string_equal(emsg, "mount 'nope' does not exist");
+	assert_int_equal(run_py("print(1)\n", "ds", secret, &res, ecode, emsg), -EACCES);
+	assert_string_equal(ecode, "unauthorized");
+	assert_string_equal(emsg, "mount 'secret' is not available to uid 0 under profile 'ds' "
+				  "(not in its allow_mounts)");
+	assert_int_equal(run_py("print(1)\n", "standard", tools, &res, ecode, emsg), -EACCES);
+	assert_non_null(strstr(emsg, "mount 'tools'"));
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_add_mount(req, "/srv/x"), -EINVAL);
+	assert_int_equal(airlock_run_req_add_mount(req, "Data"), -EINVAL);
+	assert_int_equal(airlock_run_req_add_mount(req, NULL), -EINVAL);
+	airlock_run_req_free(req);
+}
+
+/* The source line of the [mount bad] section in config(extra) with extra
+ * "[mount bad]\nsource = ...\n...": line 20 of the file (18 before it). */
+#define BAD_LINE 20
+
+/* One bad [mount] (detail: the reason after "source: "): refused at start-up by a second daemon
+ * with file:line, and at reload of the running one, which keeps its old mounts. */
+static void
+check_bad(const char *source, const char *detail)
+{
+	char cfg[8192], extra[PATH_MAX + 128], want[PATH_MAX + 256], out[4096], err[4096];
+	char cpath[PATH_MAX + 32], sock[PATH_MAX + 32], cmd[256];
+	char *argv[8];
+	char *res;
+	int fd, st, i;
+
+	snprintf(extra, sizeof(extra), "[mount bad]\nsource = %s\ntarget = /bad\n", source);
+	config(cfg, sizeof(cfg), extra);
+	/* Start-up: a daemon of its own on this file exits with file:line. */
+	snprintf(cpath, sizeof(cpath), "%s/bad.conf", base);
+	snprintf(sock, sizeof(sock), "%s/bad.sock", base);
+	fd = open(cpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, cfg, strlen(cfg)), (ssize_t)strlen(cfg));
+	close(fd);
+	argv[0] = getenv("AIRLOCKD");
+	argv[1] = "-f";
+	argv[2] = "-c";
+	argv[3] = cpath;
+	argv[4] = "-s";
+	argv[5] = sock;
+	argv[6] = NULL;
+	assert_non_null(argv[0]);
+	st = front_run_cmd((uid_t)-1, (gid_t)-1, argv, out, sizeof(out), err, sizeof(err));
+	assert_int_not_equal(st, 0);
+	snprintf(want, sizeof(want), "%s:%d: [mount bad] source: %s", cpath, BAD_LINE, detail);
+	if (strstr(err, want) == NULL)
+		fail_msg("start-up: want \"%s\" in:\n%s", want, err);
+	unlink(cpath);
+
+	/* Reload: refused with file:line; the old mounts stay. */
+	assert_int_equal(fixture_write_config(&fx, cfg), 0);
+	assert_int_equal(kill(fx.pid, SIGHUP), 0);
+	snprintf(want, sizeof(want), "%s:%d: [mount bad] source: %s", fx.config, BAD_LINE, detail);
+	for (i = 0; i < 300 && !fixture_log_has(&fx, want); i++)
+		front_sleep_ms(10);
+	if (!fixture_log_has(&fx, want)) {
+		snprintf(cmd, sizeof(cmd), "cat %s >&2", fx.log);
+		(void)system(cmd);
+		fail_msg("reload: no \"%s\" in the log", want);
+	}
+	res = run_ok("print(open('/data/x/hello.txt').read(), end='')\n", "ds", NULL);
+	assert_string_equal(res, "dataset bytes\n");
+	free(res);
+}
+
+static void
+test_bad_sources(void **state)
+{
+	char path[PATH_MAX + 64], target[PATH_MAX + 64], detail[PATH_MAX + 128];
+
+	(void)state;
+	/* A link as the source, and as a component on the way. */
+	snprintf(path, sizeof(path), "%s/link", base);
+	snprintf(target, sizeof(target), "%s/data", base);
+	assert_int_equal(symlink(target, path), 0);
+	snprintf(detail, sizeof(detail), "%s/link is a symbolic link: refused", base);
+	check_bad(path, detail);
+	snprintf(path, sizeof(path), "%s/link/sub", base);
+	check_bad(path, detail);
+	/* World-writable. */
+	dir("open", 0777);
+	snprintf(path, sizeof(path), "%s/open", base);
+	snprintf(detail, sizeof(detail), "%s is writable by group or others (mode 0777): refused",
+		 path);
+	check_bad(path, detail);
+	/* Not root's. */
+	dir("theirs", 0755);
+	snprintf(path, sizeof(path), "%s/theirs", base);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	snprintf(detail, sizeof(detail), "%s is owned by uid 65534, not root: refused", path);
+	check_bad(path, detail);
+	/* Missing. */
+	snprintf(path, sizeof(path), "%s/missing", base);
+	snprintf(detail, sizeof(detail), "%s does not exist: refused", path);
+	check_bad(path, detail);
+	/* Relative. */
+	check_bad("srv/data", "source srv/data: expected an absolute path");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dataset_read_only),
+		cmocka_unit_test(test_package_tree_exec),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_bad_sources),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
