@@ -28,7 +28,7 @@ build() { # name sources...
 }
 build fuzz_proto "$src/tests/proto/fuzz_proto.c"
 build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c" "$src/daemon/cgroup.c" \
-	"$src/daemon/egress_rules.c"
+	"$src/daemon/egress_rules.c" "$src/daemon/rootspec.c"
 build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/plan.c"
 build fuzz_egress "$src/tests/fuzz/fuzz_egress.c" "$src/daemon/egress_rules.c"
 # shellcheck disable=SC2086
