@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "limit.h"
+#include "plan.h"
 #include "log.h"
 #include "memfd.h"
 #include "rules.h"
@@ -82,7 +83,8 @@ struct config_parse {
 	struct config_runtime *rt; /* the [runtime NAME] being read */
 	unsigned rt_line;
 	bool rt_from_file[CONFIG_RUNTIMES_MAX];
-	struct config_profile *prof; /* the [profile NAME] being read */
+	unsigned rt_argv_line[CONFIG_RUNTIMES_MAX]; /* 0: built in */
+	struct config_profile *prof;		    /* the [profile NAME] being read */
 	bool prof_from_file[CONFIG_PROFILES_MAX];
 	struct config_mount *mnt;		     /* the [mount NAME] being read */
 	unsigned mnt_line[CONFIG_MOUNTS_MAX];	     /* its header */
@@ -213,6 +215,12 @@ config_runtime_clear(struct config_runtime *rt)
 	rt->code_name[0] = '\0';
 	rt->is_exec = false;
 	rt->mounts = 0;
+	for (i = 0; i < CONFIG_RUNTIME_ENV_MAX + 1; i++) {
+		free(rt->env[i]);
+		rt->env[i] = NULL;
+	}
+	rt->nenv = 0;
+	rt->cwd[0] = '\0';
 }
 
 /* Read the unsigned number in base that s starts with (a digit first, no
@@ -1103,6 +1111,48 @@ config_code_name_valid(const char *s)
 	       rules_code_name_valid(s);
 }
 
+/*
+ * env = KEY=VALUE ...: the runtime's environment, words split at blanks, each
+ * a valid name (the request's rule) and a value; a request's entry of the
+ * same name replaces it (plan_env_build).
+ */
+static int
+config_key_runtime_env(struct config_parse *p, struct config_runtime *rt, const char *value)
+{
+	char *words[CONFIG_RUNTIME_ENV_MAX + 1];
+	size_t n, i;
+	int r;
+
+	r = config_split_words(value, words, CONFIG_RUNTIME_ENV_MAX, &n);
+	if (r == -E2BIG)
+		return config_fail_at(p, -EINVAL, p->line, "env: more than %d words",
+				      CONFIG_RUNTIME_ENV_MAX);
+	if (r < 0)
+		return config_fail_at(p, r, p->line, "out of memory");
+	for (i = 0; i < n; i++) {
+		const char *eq = strchr(words[i], '=');
+
+		if (eq == NULL || rules_env_name_check(words[i], (size_t)(eq - words[i])) < 0) {
+			r = config_fail_at(p, -EINVAL, p->line,
+					   "env: '%s' is not KEY=VALUE with KEY of [A-Za-z0-9_] "
+					   "(not starting with a digit)",
+					   words[i]);
+			break;
+		}
+	}
+	if (r < 0) {
+		for (i = 0; i < n; i++)
+			free(words[i]);
+		return r;
+	}
+	for (i = 0; i < CONFIG_RUNTIME_ENV_MAX + 1; i++) {
+		free(rt->env[i]);
+		rt->env[i] = i < n ? words[i] : NULL;
+	}
+	rt->nenv = n;
+	return 0;
+}
+
 /* Handle one key of [runtime NAME]. */
 static int
 config_key_runtime(struct config_parse *p, const char *name, const char *value)
@@ -1140,6 +1190,7 @@ config_key_runtime(struct config_parse *p, const char *name, const char *value)
 				break;
 		}
 		rt->argc = argc;
+		p->rt_argv_line[rt - p->cfg->runtimes] = p->line;
 	} else if (!strcmp(name, "code_name")) {
 		if (!config_code_name_valid(value))
 			return config_fail_at(p, -EINVAL, p->line,
@@ -1149,6 +1200,21 @@ config_key_runtime(struct config_parse *p, const char *name, const char *value)
 		strcpy(rt->code_name, value);
 	} else if (!strcmp(name, "mounts")) {
 		return config_key_mounts(p, "mounts", value, &rt->mounts);
+	} else if (!strcmp(name, "env")) {
+		return config_key_runtime_env(p, rt, value);
+	} else if (!strcmp(name, "cwd")) {
+		/* Under the workspace: made there by the code itself if missing
+		 * (sandbox_code.c), so it is the code's, like the workspace. */
+		if (strlen(value) >= sizeof(rt->cwd) ||
+		    (strcmp(value, PLAN_WORKSPACE) != 0 &&
+		     (strncmp(value, PLAN_WORKSPACE "/", sizeof(PLAN_WORKSPACE)) != 0 ||
+		      rules_workspace_name_check(value + sizeof(PLAN_WORKSPACE)) < 0)))
+			return config_fail_at(
+				p, -EINVAL, p->line,
+				"cwd %s: expected %s or a normalised path beneath it, "
+				"under %zu bytes",
+				value, PLAN_WORKSPACE, sizeof(rt->cwd));
+		strcpy(rt->cwd, value);
 	} else {
 		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [runtime %s]", name,
 				      rt->name);
@@ -1647,6 +1713,41 @@ config_profiles_finish(struct config_parse *p)
 }
 
 /*
+ * Every runtime's program must be inside the sandbox: under /usr, a
+ * top-level directory the root takes from the host (/bin, /sbin, /lib*), or
+ * a package tree of the runtime's own mounts. Else every run of it would
+ * fail at "step exec" (the old airlockd.conf(5) example did); now the file
+ * does, at its argv line.
+ */
+static int
+config_runtimes_finish(struct config_parse *p)
+{
+	static const char *const tops[] = {"/usr",   "/bin",   "/sbin",	 "/lib",
+					   "/lib32", "/lib64", "/libx32"};
+	struct config *cfg = p->cfg;
+	size_t i, j;
+
+	for (i = 0; i < cfg->nruntimes; i++) {
+		const struct config_runtime *rt = &cfg->runtimes[i];
+		bool inside = false;
+
+		if (rt->is_exec || rt->argc == 0)
+			continue;
+		for (j = 0; j < sizeof(tops) / sizeof(tops[0]) && !inside; j++)
+			inside = rootspec_paths_overlap(rt->argv[0], tops[j]);
+		for (j = 0; j < cfg->nmounts && !inside; j++)
+			inside = (rt->mounts & (1U << j)) && cfg->mounts[j].package &&
+				 rootspec_paths_overlap(rt->argv[0], cfg->mounts[j].target);
+		if (!inside)
+			return config_fail_at(p, -EINVAL, p->rt_argv_line[i],
+					      "[runtime %s] argv[0] %s is not inside the sandbox: "
+					      "add a [mount] with package = true to its mounts",
+					      rt->name, rt->argv[0]);
+	}
+	return 0;
+}
+
+/*
  * The [mount] sections once every section is read: each has a source that
  * passes rootspec_source_check() now (the error at its source line) and a
  * valid target; no two targets overlap. Then the lists that name them.
@@ -1696,7 +1797,7 @@ config_mounts_finish(struct config_parse *p)
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return config_runtimes_finish(p);
 }
 
 /* Checks across keys, and the defaults that depend on the user database. */

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "egress_rules.h"
+#include "plan.h"
 #include "proto.h"
 #include "rootspec.h"
 
@@ -17,6 +18,8 @@
 #define CONFIG_FILE_MAX (1U << 20) /* bytes of the file a reload reads */
 #define CONFIG_RUNTIMES_MAX 16
 #define CONFIG_RUNTIME_ARGV_MAX 16
+#define CONFIG_RUNTIME_ENV_MAX PLAN_ENV_RUNTIME_MAX /* env = KEY=VALUE words of a runtime */
+#define CONFIG_RUNTIME_CWD_MAX 128
 #define CONFIG_PROFILES_MAX PROTO_PROFILES_MAX
 #define CONFIG_RESOLVERS_MAX 3 /* [egress] resolver = entries */
 /* allow_hosts and allow_private_hosts of all profiles, as listed, in bytes */
@@ -38,6 +41,9 @@ struct config_runtime {
 	char code_name[64]; /* file name of the code inside the sandbox, e.g. "main.py" */
 	bool is_exec;
 	uint32_t mounts; /* mounts = NAME[, NAME...]: bits of config.mounts every run gets */
+	char *env[CONFIG_RUNTIME_ENV_MAX + 1]; /* env = KEY=VALUE ...: NULL-terminated, owned */
+	size_t nenv;
+	char cwd[CONFIG_RUNTIME_CWD_MAX]; /* cwd = /workspace[/...]; "" = /workspace */
 };
 
 /*

@@ -101,6 +101,10 @@ plan_build(const struct plan_input *in, int *ret_fd)
 		goto out;
 	if ((r = plan_buf_str(&b, in->hostname, &hdr.hostname_off)) < 0)
 		goto out;
+	if ((r = plan_buf_str(
+		     &b, in->cwd != NULL && strcmp(in->cwd, PLAN_WORKSPACE) != 0 ? in->cwd : "",
+		     &hdr.cwd_off)) < 0)
+		goto out;
 	if ((r = plan_buf_put(&b, in->code, in->code_len, &hdr.code_off)) < 0)
 		goto out;
 	hdr.code_len = in->code_len;
@@ -149,16 +153,40 @@ static const char *const plan_base_env[] = {
 	"USER=sandbox",
 };
 
-int
-plan_env_build(struct plan_env *ret, const struct proto_env *env, size_t nenv)
+/* Put kv ("KEY=VALUE", key kl bytes) into env, replacing the same key. */
+static void
+plan_env_put(struct plan_env *env, const char *kv, size_t kl)
 {
-	size_t i, j, nbase = sizeof(plan_base_env) / sizeof(plan_base_env[0]);
+	size_t j;
+
+	for (j = 0; j < env->envc; j++)
+		if (strncmp(env->envp[j], kv, kl + 1) == 0)
+			break;
+	env->envp[j] = kv;
+	if (j == env->envc)
+		env->envc++;
+}
+
+int
+plan_env_build(struct plan_env *ret, const char *const *rt_env, size_t nrt,
+	       const struct proto_env *env, size_t nenv)
+{
+	size_t i, nbase = sizeof(plan_base_env) / sizeof(plan_base_env[0]);
 
 	memset(ret, 0, sizeof(*ret));
-	if (nenv > PROTO_ENV_MAX)
+	if (nenv > PROTO_ENV_MAX || nrt > PLAN_ENV_RUNTIME_MAX)
 		return -E2BIG;
 	for (i = 0; i < nbase; i++)
 		ret->envp[ret->envc++] = plan_base_env[i];
+	for (i = 0; i < nrt; i++) {
+		const char *eq = strchr(rt_env[i], '=');
+
+		if (eq == NULL || eq == rt_env[i]) {
+			plan_env_free(ret);
+			return -EINVAL;
+		}
+		plan_env_put(ret, rt_env[i], (size_t)(eq - rt_env[i]));
+	}
 	for (i = 0; i < nenv; i++) {
 		size_t kl = strlen(env[i].key);
 		char *kv;
@@ -172,12 +200,7 @@ plan_env_build(struct plan_env *ret, const struct proto_env *env, size_t nenv)
 			return -ENOMEM;
 		}
 		ret->owned[ret->nowned++] = kv;
-		for (j = 0; j < ret->envc; j++)
-			if (strncmp(ret->envp[j], kv, kl + 1) == 0)
-				break;
-		ret->envp[j] = kv;
-		if (j == ret->envc)
-			ret->envc++;
+		plan_env_put(ret, kv, kl);
 	}
 	ret->envp[ret->envc] = NULL;
 	return 0;
@@ -304,7 +327,15 @@ plan_parse_view(const void *base, uint64_t size, struct plan_view *ret)
 		return -EINVAL;
 	ret->code_name = plan_str_at(b, size, h->code_name_off);
 	ret->hostname = plan_str_at(b, size, h->hostname_off);
-	if (ret->code_name == NULL || ret->hostname == NULL)
+	ret->cwd = plan_str_at(b, size, h->cwd_off);
+	if (ret->code_name == NULL || ret->hostname == NULL || ret->cwd == NULL ||
+	    h->reserved2 != 0)
+		return -EINVAL;
+	/* The code makes its working directory itself (sandbox_code.c): a
+	 * path beneath the workspace, by the workspace's own rule. */
+	if (ret->cwd[0] != '\0' &&
+	    (strncmp(ret->cwd, PLAN_WORKSPACE "/", sizeof(PLAN_WORKSPACE)) != 0 ||
+	     rules_workspace_name_check(ret->cwd + sizeof(PLAN_WORKSPACE)) < 0))
 		return -EINVAL;
 	if (ret->code_name[0] != '\0' && !rules_code_name_valid(ret->code_name))
 		return -EINVAL;

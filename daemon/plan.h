@@ -18,9 +18,10 @@
 
 #define PLAN_MAGIC 0x414c504cU /* "ALPL" */
 #define PLAN_ARGV_MAX (PROTO_ARGV_MAX + 24)
-#define PLAN_PROXY_ENV_MAX 8 /* plan_env_proxy()'s variables */
-/* The base environment, the request's, the proxy's. */
-#define PLAN_ENV_MAX (PROTO_ENV_MAX + 16 + PLAN_PROXY_ENV_MAX)
+#define PLAN_PROXY_ENV_MAX 8   /* plan_env_proxy()'s variables */
+#define PLAN_ENV_RUNTIME_MAX 8 /* a runtime's env = entries (config.h) */
+/* The base environment (12), the runtime's, the request's, the proxy's. */
+#define PLAN_ENV_MAX (PROTO_ENV_MAX + 16 + PLAN_ENV_RUNTIME_MAX + PLAN_PROXY_ENV_MAX)
 #define PLAN_FILES_MAX PROTO_FILES_MAX
 #define PLAN_SIZE_MAX (1ULL << 30)
 
@@ -53,6 +54,8 @@ struct plan_hdr {
 	uint32_t flags;	       /* PLAN_F_* */
 	uint32_t mounts;       /* bit i: the root spec's mount i (rootspec.h) */
 	uint32_t rootspec_gen; /* the root spec generation mounts index */
+	uint32_t cwd_off;      /* NUL-terminated: "" (PLAN_WORKSPACE) or beneath it */
+	uint32_t reserved2;    /* 0 */
 	uint64_t limits[PROTO_LIMIT_COUNT_];
 	uint32_t egress_port; /* PLAN_F_EGRESS: 1 to 65535, else 0 */
 	uint32_t reserved;
@@ -71,6 +74,7 @@ struct plan_view {
 	const char *envp[PLAN_ENV_MAX + 1];
 	const char *code_name;
 	const char *hostname;
+	const char *cwd; /* "" or PLAN_WORKSPACE "/..." (a checked workspace name) */
 	const uint8_t *code;
 	const uint8_t *stdin_data;
 	struct {
@@ -102,12 +106,14 @@ struct plan_input {
 	uint16_t egress_port;  /* with PLAN_F_EGRESS */
 	uint32_t mounts;       /* bits of the root spec's mounts */
 	uint32_t rootspec_gen; /* of the root spec those bits index */
+	const char *cwd;       /* NULL: PLAN_WORKSPACE; else PLAN_WORKSPACE or beneath it */
 };
 
 /*
  * A run's environment, built from nothing: PATH, HOME, LANG, TMPDIR,
- * OPENBLAS_NUM_THREADS and USER, then the request's own entries; a request
- * key replaces a base one of the same name, a later request key an earlier.
+ * OPENBLAS_NUM_THREADS and USER, then the runtime's "KEY=VALUE" entries (at
+ * most PLAN_ENV_RUNTIME_MAX, checked by the config), then the request's own;
+ * a later key replaces an earlier one of the same name.
  */
 struct plan_env {
 	const char *envp[PLAN_ENV_MAX + 1]; /* NULL-terminated */
@@ -116,7 +122,8 @@ struct plan_env {
 	size_t nowned;
 };
 
-int plan_env_build(struct plan_env *ret, const struct proto_env *env, size_t nenv);
+int plan_env_build(struct plan_env *ret, const char *const *rt_env, size_t nrt,
+		   const struct proto_env *env, size_t nenv);
 
 /*
  * Add the proxy variables of a network = proxy run (HTTP_PROXY, HTTPS_PROXY,

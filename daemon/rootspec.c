@@ -26,8 +26,7 @@ rootspec_why(int r, char *why, size_t whylen, const char *fmt, ...)
 	return r;
 }
 
-/* Absolute, normalised, not "/", bounded. */
-static bool
+bool
 rootspec_path_normal(const char *path)
 {
 	size_t len = strnlen(path, ROOTSPEC_PATH_MAX);

@@ -59,6 +59,10 @@ int rootspec_source_check(const char *path, char *why, size_t whylen);
  */
 int rootspec_target_check(const char *path, char *why, size_t whylen);
 
+/* Is path absolute, normalised (no "//", ".", ".." or trailing '/'), not
+ * "/", and shorter than ROOTSPEC_PATH_MAX? */
+bool rootspec_path_normal(const char *path);
+
 /* Whether one of two normalised absolute paths is the other or beneath it. */
 bool rootspec_paths_overlap(const char *a, const char *b);
 

@@ -124,7 +124,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 	}
 	argv[argc] = NULL;
 
-	r = plan_env_build(&env, req->env, req->nenv);
+	r = plan_env_build(&env, (const char *const *)rt->env, rt->nenv, req->env, req->nenv);
 	if (r < 0) {
 		*ret_code = PROTO_ERR_INTERNAL;
 		snprintf(why, whylen, "cannot build the environment: %s", strerror(-r));
@@ -187,6 +187,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 	in.hostname = d->cfg->hostname;
 	in.limits = lim;
 	in.mounts = mounts;
+	in.cwd = rt->cwd[0] != '\0' ? rt->cwd : NULL;
 	in.rootspec_gen = d->rootspec.generation;
 	r = plan_build(&in, ret_fd);
 	if (r < 0) {

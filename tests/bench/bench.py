@@ -53,7 +53,10 @@ def find_bwrap(allow_install):
 
 def run_bench(args, *cmd):
     full = [args.lib_bench, "--socket", args.daemon.sock, "--cli", args.airlock,
-            "--bwrap", args.bwrap] + [str(c) for c in cmd]
+            "--bwrap", args.bwrap]
+    for i in range(args.ask_mounts):
+        full += ["--mount", "m%d" % i]
+    full += [str(c) for c in cmd]
     res = subprocess.run(full, capture_output=True, text=True)
     if res.stderr:
         log(res.stderr.rstrip())
@@ -215,6 +218,10 @@ def main():
     ap.add_argument("--iters", type=int, default=None, help="latency rounds")
     ap.add_argument("--seconds", type=float, default=None, help="throughput time per point")
     ap.add_argument("--phases", type=int, default=0, help="strace N runs for a breakdown")
+    ap.add_argument("--mounts", type=int, default=0,
+                    help="configure N [mount] sections (directories of /usr/share, read-only)")
+    ap.add_argument("--ask-mounts", type=int, default=0,
+                    help="the lib variant's requests ask for the first N of them")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench: must run as root")
@@ -237,7 +244,21 @@ def main():
         os.cpu_count(), os.uname().release, cpu, "quick" if args.quick else "full"))
 
     t_start = time.time()
-    args.daemon = Daemon(args.airlockd, CONFIG, prefix="airlock-bench-")
+    config = CONFIG
+    if args.mounts:
+        # Sources only root can change, as the daemon wants: /usr/share's
+        # own directories. Every prepared sandbox opens them all (phase
+        # one); a run attaches those it asks for (phase two).
+        dirs = sorted(d for d in os.listdir("/usr/share")
+                      if os.path.isdir("/usr/share/" + d) and not os.path.islink("/usr/share/" + d))
+        if len(dirs) < args.mounts:
+            raise SystemExit("bench: /usr/share has only %d directories" % len(dirs))
+        names = ", ".join("m%d" % i for i in range(args.mounts))
+        config += "[profile default-m]\nallow_mounts = %s\n[access]\ndefault_profile = default-m\n" % names
+        for i in range(args.mounts):
+            config += "[mount m%d]\nsource = /usr/share/%s\ntarget = /data/m%d\n" % (i, dirs[i], i)
+        print("config: %d [mount] sections, the lib requests ask for %d\n" % (args.mounts, args.ask_mounts))
+    args.daemon = Daemon(args.airlockd, config, prefix="airlock-bench-")
     try:
         args.daemon.start()
     except RuntimeError as e:

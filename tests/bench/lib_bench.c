@@ -66,7 +66,9 @@ struct bench {
 	const char *bwrap;
 	struct airlock_conn *conn;
 	struct airlock_run_req *req[BENCH_NPAYLOADS];
-	bool newnet; /* ns variant: CLONE_NEWNET or not */
+	bool newnet;	       /* ns variant: CLONE_NEWNET or not */
+	const char *mounts[8]; /* --mount NAME: lib and cli requests ask for it */
+	int nmounts;
 };
 
 static uint64_t
@@ -298,6 +300,8 @@ bench_make_reqs(struct bench *b)
 			r = airlock_run_req_set_code(b->req[p], pl->code, strlen(pl->code));
 		for (i = 0; r == 0 && pl->code == NULL && pl->argv[i] != NULL; i++)
 			r = airlock_run_req_add_arg(b->req[p], pl->argv[i]);
+		for (i = 0; r == 0 && i < (size_t)b->nmounts; i++)
+			r = airlock_run_req_add_mount(b->req[p], b->mounts[i]);
 		if (r < 0)
 			bench_die("run request", r);
 	}
@@ -730,6 +734,7 @@ bench_usage(void)
 {
 	fprintf(stderr,
 		"usage: airlock-bench [--socket S] [--cli PATH] [--bwrap PATH] [--variants LIST]\n"
+		"                     [--mount NAME]... (lib requests ask for these [mount]s)\n"
 		"         latency ITERS WARMUP\n"
 		"       | throughput SECONDS ROUNDS CLIENTS...\n"
 		"       | memory DAEMON_PID FRONTEND_UID COUNT...\n"
@@ -757,6 +762,8 @@ main(int argc, char **argv)
 			b.bwrap = argv[i + 1];
 		else if (!strcmp(argv[i], "--variants"))
 			mask = bench_parse_variants(argv[i + 1]);
+		else if (!strcmp(argv[i], "--mount") && b.nmounts < 8)
+			b.mounts[b.nmounts++] = argv[i + 1];
 		else
 			bench_usage();
 	}

@@ -253,6 +253,13 @@ test_every_key(void **state)
 				   "[runtime python]\n"
 				   "argv = /opt/py/bin/python3   -I\t{code} --flag\n"
 				   "code_name = prog.py\n"
+				   "mounts = py\n"
+				   "env = A=1 LANG=C.UTF-8\n"
+				   "cwd = /workspace/src\n"
+				   "[mount py]\n"
+				   "source = /usr/share\n"
+				   "target = /opt/py\n"
+				   "package = true\n"
 				   "[runtime ruby]\n"
 				   "  code_name = main.rb ; indented, with a comment\n"
 				   "  argv = /usr/bin/ruby {code}\n";
@@ -310,6 +317,12 @@ test_every_key(void **state)
 	assert_non_null(rt);
 	assert_int_equal(rt->argc, 4);
 	assert_string_equal(rt->argv[0], "/opt/py/bin/python3");
+	assert_int_equal(rt->nenv, 2);
+	assert_string_equal(rt->env[0], "A=1");
+	assert_string_equal(rt->env[1], "LANG=C.UTF-8");
+	assert_null(rt->env[2]);
+	assert_string_equal(rt->cwd, "/workspace/src");
+	assert_int_equal(rt->mounts, 1U);
 	assert_string_equal(rt->argv[1], "-I");
 	assert_string_equal(rt->argv[2], "{code}");
 	assert_string_equal(rt->argv[3], "--flag");
@@ -495,6 +508,33 @@ static const struct bad_case bad_cases[] = {
 	 "mounts: empty name"},
 	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\nmounts = x\n", 4,
 	 "mounts: no [mount x] section"},
+	/* runtime environments */
+	{"[runtime r]\ncode_name = m.py\nargv = /opt/py/bin/python3 {code}\n", 3,
+	 "[runtime r] argv[0] /opt/py/bin/python3 is not inside the sandbox: add a [mount] with "
+	 "package = true to its mounts"},
+	{"[runtime r]\nargv = /opt/py/bin/python3 {code}\ncode_name = m.py\nmounts = py\n"
+	 "[mount py]\nsource = /usr/share\ntarget = /opt/py\n",
+	 2, "is not inside the sandbox"},
+	{"[runtime r]\nargv = /opt/pyx {code}\ncode_name = m.py\nmounts = py\n"
+	 "[mount py]\nsource = /usr/share\ntarget = /opt/py\npackage = true\n",
+	 2, "argv[0] /opt/pyx is not inside"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\nenv = A\n", 4,
+	 "env: 'A' is not KEY=VALUE"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\nenv = 1A=2\n", 4,
+	 "env: '1A=2' is not KEY=VALUE"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\nenv = =2\n", 4,
+	 "is not KEY=VALUE"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\n"
+	 "env = A=1 B=2 C=3 D=4 E=5 F=6 G=7 H=8 I=9\n",
+	 4, "env: more than 8 words"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\ncwd = /tmp\n", 4,
+	 "cwd /tmp: expected /workspace or"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\ncwd = /workspace/../etc\n",
+	 4, "cwd /workspace/../etc: expected"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\ncwd = /workspacex\n", 4,
+	 "cwd /workspacex: expected"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\ncwd = /workspace/\n", 4,
+	 "cwd /workspace/: expected"},
 };
 
 /* Every error class names the right file and line and leaves cfg freed. */

@@ -528,8 +528,9 @@ test_parse_file_table_cut_off(void **state)
 	h->magic = PLAN_MAGIC;
 	h->argc = 1;
 	h->nfiles = 1;
-	/* argv[0], code name and hostname: "" at the (zero) limits. */
-	h->argv_off = h->code_name_off = h->hostname_off = offsetof(struct plan_hdr, limits);
+	/* argv[0], code name, hostname and cwd: "" at the (zero) limits. */
+	h->argv_off = h->code_name_off = h->hostname_off = h->cwd_off =
+		offsetof(struct plan_hdr, limits);
 	memcpy(&h->flags, "a", 2);
 	memset(&pf, 0, sizeof(pf));
 	pf.name_off = offsetof(struct plan_hdr, flags);
@@ -914,7 +915,7 @@ test_env_base(void **state)
 
 	(void)state;
 	assert_int_equal(setenv("AIRLOCK_LEAK", "1", 1), 0);
-	assert_int_equal(plan_env_build(&env, NULL, 0), 0);
+	assert_int_equal(plan_env_build(&env, NULL, 0, NULL, 0), 0);
 	assert_int_equal(env.envc, 12);
 	assert_null(env.envp[env.envc]);
 	assert_env(&env, "PATH", "/usr/local/bin:/usr/bin:/bin");
@@ -934,6 +935,73 @@ test_env_base(void **state)
 	unsetenv("AIRLOCK_LEAK");
 }
 
+/* The runtime's entries come after the base and before the request's: a
+ * runtime key replaces a base one, a request key a runtime one. */
+static void
+test_env_runtime(void **state)
+{
+	static const char *const rt[] = {"LANG=en_US.UTF-8", "GEM_HOME=/opt/gems", "A=rt"};
+	static const char *const bad[] = {"NOEQ"};
+	static const struct proto_env req[] = {{"A", "req"}};
+	struct plan_env env;
+
+	(void)state;
+	assert_int_equal(plan_env_build(&env, rt, 3, req, 1), 0);
+	assert_int_equal(env.envc, 14);
+	assert_env(&env, "LANG", "en_US.UTF-8");
+	assert_env(&env, "GEM_HOME", "/opt/gems");
+	assert_env(&env, "A", "req");
+	assert_env(&env, "PATH", "/usr/local/bin:/usr/bin:/bin");
+	plan_env_free(&env);
+	assert_int_equal(plan_env_build(&env, bad, 1, NULL, 0), -EINVAL);
+	assert_int_equal(plan_env_build(&env, rt, PLAN_ENV_RUNTIME_MAX + 1, NULL, 0), -E2BIG);
+}
+
+/* A working directory beneath the workspace travels; anything else is refused. */
+static void
+test_cwd(void **state)
+{
+	static const char *const argv[] = {"/bin/true", NULL};
+	static const char *const good[] = {"/workspace/src", "/workspace/a/b.c"};
+	static const char *const badcwd[] = {"/etc",	    "/workspace/../etc", "/workspace/",
+					     "/workspacex", "/workspace//a",	 "workspace/a"};
+	struct proto_limits lim = {{0}};
+	struct plan_input in;
+	static struct plan_view v;
+	uint8_t *bytes;
+	size_t size, i;
+	int fd;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.argv = argv;
+	in.argc = 1;
+	in.hostname = "h";
+	in.limits = &lim;
+	for (i = 0; i < 2; i++) {
+		in.cwd = good[i];
+		assert_int_equal(build_bytes(&in, &fd, &bytes, &size), 0);
+		assert_int_equal(plan_parse(bytes, size, &v), 0);
+		assert_string_equal(v.cwd, good[i]);
+		free(bytes);
+		close(fd);
+	}
+	in.cwd = "/workspace"; /* the default: travels as "" */
+	assert_int_equal(build_bytes(&in, &fd, &bytes, &size), 0);
+	assert_int_equal(plan_parse(bytes, size, &v), 0);
+	assert_string_equal(v.cwd, "");
+	free(bytes);
+	close(fd);
+	for (i = 0; i < sizeof(badcwd) / sizeof(badcwd[0]); i++) {
+		in.cwd = badcwd[i];
+		assert_int_equal(build_bytes(&in, &fd, &bytes, &size), 0);
+		if (plan_parse(bytes, size, &v) != -EINVAL)
+			fail_msg("cwd %s parsed", badcwd[i]);
+		free(bytes);
+		close(fd);
+	}
+}
+
 /* Request keys add, replace a base key in place, and a later one wins. */
 static void
 test_env_request(void **state)
@@ -948,7 +1016,7 @@ test_env_request(void **state)
 
 	(void)state;
 	assert_int_equal(setenv("AIRLOCK_LEAK", "1", 1), 0);
-	assert_int_equal(plan_env_build(&env, req, sizeof(req) / sizeof(req[0])), 0);
+	assert_int_equal(plan_env_build(&env, NULL, 0, req, sizeof(req) / sizeof(req[0])), 0);
 	/* 6 base + FOO, PATHX, PAT, EMPTY, EQ (PATH and the second FOO replace). */
 	assert_int_equal(env.envc, 17);
 	assert_null(env.envp[env.envc]);
@@ -978,7 +1046,7 @@ test_env_proxy(void **state)
 	struct plan_env env;
 
 	(void)state;
-	assert_int_equal(plan_env_build(&env, req, 2), 0);
+	assert_int_equal(plan_env_build(&env, NULL, 0, req, 2), 0);
 	assert_int_equal(plan_env_proxy(&env, 8080), 0);
 	assert_int_equal(env.envc, 12 + 2 + 6);
 	assert_null(env.envp[env.envc]);
@@ -1023,7 +1091,7 @@ test_env_request_overrides_home(void **state)
 	struct plan_env env;
 
 	(void)state;
-	assert_int_equal(plan_env_build(&env, req, 1), 0);
+	assert_int_equal(plan_env_build(&env, NULL, 0, req, 1), 0);
 	assert_int_equal(env.envc, 12);
 	assert_env(&env, "HOME", "/elsewhere");
 	plan_env_free(&env);
@@ -1041,16 +1109,16 @@ test_env_bad_keys(void **state)
 	size_t i;
 
 	(void)state;
-	assert_int_equal(plan_env_build(&env, eq, 2), -EINVAL);
-	assert_int_equal(plan_env_build(&env, eq_end, 1), -EINVAL);
-	assert_int_equal(plan_env_build(&env, empty, 2), -EINVAL);
+	assert_int_equal(plan_env_build(&env, NULL, 0, eq, 2), -EINVAL);
+	assert_int_equal(plan_env_build(&env, NULL, 0, eq_end, 1), -EINVAL);
+	assert_int_equal(plan_env_build(&env, NULL, 0, empty, 2), -EINVAL);
 	for (i = 0; i < PROTO_ENV_MAX + 1; i++) {
 		many[i].key = "K";
 		many[i].value = "v";
 	}
-	assert_int_equal(plan_env_build(&env, many, PROTO_ENV_MAX + 1), -E2BIG);
+	assert_int_equal(plan_env_build(&env, NULL, 0, many, PROTO_ENV_MAX + 1), -E2BIG);
 	/* PROTO_ENV_MAX entries are fine. */
-	assert_int_equal(plan_env_build(&env, many, PROTO_ENV_MAX), 0);
+	assert_int_equal(plan_env_build(&env, NULL, 0, many, PROTO_ENV_MAX), 0);
 	assert_env(&env, "K", "v");
 	plan_env_free(&env);
 }
@@ -1063,7 +1131,7 @@ test_env_free_null(void **state)
 
 	(void)state;
 	plan_env_free(NULL);
-	assert_int_equal(plan_env_build(&env, NULL, 0), 0);
+	assert_int_equal(plan_env_build(&env, NULL, 0, NULL, 0), 0);
 	plan_env_free(&env);
 	plan_env_free(&env);
 	assert_int_equal(env.envc, 0);
@@ -1084,6 +1152,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_parse_bad_header_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_egress, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_file_table_cut_off, setup, teardown),
+		cmocka_unit_test(test_env_runtime),
+		cmocka_unit_test(test_cwd),
 		cmocka_unit_test_setup_teardown(test_parse_counts_over_max_with_strings, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_parse_unterminated_string, setup, teardown),

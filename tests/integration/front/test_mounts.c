@@ -321,6 +321,164 @@ check_bad(const char *source, const char *detail)
 	free(res);
 }
 
+/*
+ * The [mount] and [runtime python] sections of airlockd.conf(5)'s EXAMPLE,
+ * as the page has them, with only the mount's source moved to a venv this
+ * test makes under base (python3 -m venv --without-pip: offline). The
+ * example's runtime must run code through it.
+ */
+static void
+example_sections(char *buf, size_t len, const char *src_root)
+{
+	const char *page = getenv("AIRLOCK_MAN5");
+	char line[512];
+	size_t n = 0;
+	bool in_ex = false, keep = false;
+	FILE *fp;
+
+	assert_non_null(page);
+	fp = fopen(page, "r");
+	assert_non_null(fp);
+	buf[0] = '\0';
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char clean[512], *o = clean;
+		const char *c;
+
+		if (!strncmp(line, ".SH EXAMPLE", 11)) {
+			in_ex = true;
+			continue;
+		}
+		if (in_ex && !strncmp(line, ".SH", 3))
+			break;
+		if (!in_ex || line[0] == '.')
+			continue;
+		/* roff's \- is a '-' */
+		for (c = line; *c != '\0'; c++) {
+			if (c[0] == '\\' && c[1] == '-')
+				c++;
+			*o++ = *c;
+		}
+		*o = '\0';
+		if (clean[0] == '[')
+			keep = !strncmp(clean, "[mount ", 7) ||
+			       !strcmp(clean, "[runtime python]\n");
+		if (!keep)
+			continue;
+		if (!strncmp(clean, "source = ", 9))
+			n += (size_t)snprintf(buf + n, len - n, "source = %s%s", src_root,
+					      clean + 9);
+		else
+			n += (size_t)snprintf(buf + n, len - n, "%s", clean);
+		assert_true(n < len);
+	}
+	fclose(fp);
+	assert_non_null(strstr(buf, "argv = /opt/python3.12/bin/python3 -I -S -B {code}"));
+	assert_non_null(strstr(buf, "mounts = opt-python312"));
+}
+
+/* Make a venv at base/opt/python3.12 (the example's path, under base). */
+static void
+make_venv(void)
+{
+	char cmd[PATH_MAX + 128];
+
+	dir("opt", 0755);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -m venv --without-pip '%s/opt/python3.12'",
+		 base);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "chmod -R go-w '%s/opt' && mkdir -p '%s/opt/python3.12/lib/site'", base, base);
+	assert_int_equal(system(cmd), 0);
+	put("opt/python3.12/lib/site/vmod.py", "WHERE = 'venv module'\n", 0644);
+}
+
+/* A runtime under /opt: the page's example as written, and one with env,
+ * cwd and the venv's own module. Runs last but one (it reloads). */
+static void
+test_venv_runtime(void **state)
+{
+	char cfg[16384], ex[4096], extra[8192];
+	char *out;
+	int i;
+
+	(void)state;
+	make_venv();
+	example_sections(ex, sizeof(ex), base);
+	snprintf(extra, sizeof(extra),
+		 "%s\n[runtime venv-env]\n"
+		 "argv = /opt/python3.12/bin/python3 -I -B {code}\ncode_name = main.py\n"
+		 "mounts = opt-python312\n"
+		 "env = PYTHONSAFEPATH=1 GREETING=hello LANG=C.UTF-8\n"
+		 "cwd = /workspace/src/deep\n",
+		 ex);
+	config(cfg, sizeof(cfg), extra);
+	assert_int_equal(fixture_write_config(&fx, cfg), 0);
+	assert_int_equal(kill(fx.pid, SIGHUP), 0);
+	for (i = 0; i < 300 && !fixture_log_has(&fx, "reloaded: "); i++)
+		front_sleep_ms(10);
+	/* The example's runtime replaced the built-in python: its program is the venv's
+	 * (-S: site.py, which would set sys.prefix to the venv, does not run). */
+	for (i = 0; i < 300; i++) {
+		struct airlock_result *res;
+		char ecode[64], emsg[512];
+		const void *o;
+		size_t len;
+		bool venv;
+
+		if (run_py("import sys\nprint(sys.executable)\n", NULL, NULL, &res, ecode, emsg) <
+		    0)
+			fail_msg("refused: %s", emsg);
+		assert_int_equal(airlock_result_stdout(res, &o, &len), 0);
+		venv = len == 28 && !memcmp(o, "/opt/python3.12/bin/python3\n", 28);
+		airlock_result_free(res);
+		if (venv)
+			break;
+		front_sleep_ms(10);
+	}
+	out = run_ok("import sys, os\n"
+		     "print(sys.executable, sys.flags.isolated, sys.flags.no_site)\n"
+		     "print(os.access('/opt/python3.12/bin/python3', os.W_OK))\n",
+		     NULL, NULL);
+	assert_string_equal(out, "/opt/python3.12/bin/python3 1 1\nFalse\n");
+	free(out);
+	/* env, cwd, and exec from the package tree through the runtime. */
+	{
+		struct airlock_conn *c = NULL;
+		struct airlock_run_req *req = NULL;
+		struct airlock_result *res = NULL;
+		static const char code[] = "import os, sys\n"
+					   "assert sys.prefix == '/opt/python3.12', sys.prefix  # "
+					   "site.py ran: the venv's\n"
+					   "sys.path.insert(0, '/opt/python3.12/lib/site')\n"
+					   "import vmod\n"
+					   "print(vmod.WHERE, os.getcwd(), os.environ['GREETING'], "
+					   "os.environ['LANG'],\n"
+					   "      os.environ['OVER'], os.stat('.').st_uid)\n";
+		const void *o;
+		size_t len;
+
+		assert_int_equal(airlock_connect(fx.sock, &c), 0);
+		assert_int_equal(airlock_run_req_new(&req), 0);
+		assert_int_equal(airlock_run_req_set_runtime(req, "venv-env"), 0);
+		assert_int_equal(airlock_run_req_set_code(req, code, strlen(code)), 0);
+		assert_int_equal(airlock_run_req_set_env(req, "OVER", "req"), 0);
+		assert_int_equal(airlock_run(c, req, &res), 0);
+		assert_int_equal(airlock_result_stdout(res, &o, &len), 0);
+		if (airlock_result_outcome(res) != AIRLOCK_OUTCOME_EXITED ||
+		    airlock_result_exit_code(res) != 0)
+			fail_msg("venv-env: %s %s",
+				 airlock_outcome_name(airlock_result_outcome(res)),
+				 airlock_result_error(res) ? airlock_result_error(res) : "");
+		assert_int_equal(
+			len, strlen("venv module /workspace/src/deep hello C.UTF-8 req 1000\n"));
+		assert_memory_equal(o, "venv module /workspace/src/deep hello C.UTF-8 req 1000\n",
+				    len);
+		airlock_result_free(res);
+		airlock_run_req_free(req);
+		airlock_conn_free(c);
+	}
+}
+
 static void
 test_bad_sources(void **state)
 {
@@ -359,9 +517,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dataset_read_only),
-		cmocka_unit_test(test_package_tree_exec),
-		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_dataset_read_only), cmocka_unit_test(test_package_tree_exec),
+		cmocka_unit_test(test_refusals),	  cmocka_unit_test(test_venv_runtime),
 		cmocka_unit_test(test_bad_sources),
 	};
 
