@@ -190,6 +190,14 @@ line session-open-processes-opts "$log" "session_open workspace=0 idle=0 lifetim
 # --limit NAME=VALUE parses by the limit's kind: a count takes no fraction.
 expect limit-count-kind 2 -- "$airlock" run --limit artifacts=1.5 -c exit:0
 has limit-count-kind-reason "$tmp/err" "--limit artifacts=1.5: malformed value"
+# --mount takes a [mount] name, never a host path; at most 16.
+expect mount-path 2 -- "$airlock" run --mount /srv/data -c exit:0
+has mount-path-reason "$tmp/err" "--mount /srv/data: not a mount name"
+expect mount-many 2 -- "$airlock" run --mount a --mount b --mount c --mount d --mount e \
+	--mount f --mount g --mount h --mount i --mount j --mount k --mount l --mount m \
+	--mount n --mount o --mount p --mount q -c exit:0
+has mount-many-reason "$tmp/err" "--mount q: more than 16 mounts"
+expect mount-session-open 2 -- "$airlock" session open --mount data
 expect session-open-bad 2 -- "$airlock" session open --idle soon
 has session-open-bad-reason "$tmp/err" "--idle soon"
 expect session-open-extra 2 -- "$airlock" session open extra
