@@ -68,6 +68,19 @@ rules_workspace_name_check(const char *s)
 	}
 }
 
+int
+rules_input_name_check(const char *s)
+{
+	const unsigned char *p;
+
+	if (rules_workspace_name_check(s) < 0)
+		return -EINVAL;
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return -EINVAL;
+	return 0;
+}
+
 /* 1 to max of [a-z0-9_-] (len bytes; s need not be NUL-terminated at len). */
 static bool
 rules_lower_name_valid(const char *s, size_t len, size_t max)

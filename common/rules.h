@@ -29,6 +29,11 @@ bool rules_session_id_str_valid(const char *s);
  * leading, trailing or doubled '/'). Returns 0 or -EINVAL. */
 int rules_workspace_name_check(const char *s);
 
+/* An input file's name (files and file_bundle entries): the workspace-name
+ * rule, and no control byte (below 0x20, or 0x7f), which a terminal, a log
+ * line or a shell loop would take for something else. Returns 0 or -EINVAL. */
+int rules_input_name_check(const char *s);
+
 /* A runtime's name: 1 to PROTO_RUNTIME_MAX of [a-z0-9_-]. */
 bool rules_runtime_name_valid(const char *s);
 

@@ -1,17 +1,19 @@
 /*
  * gen_seeds.c: write a seed corpus of valid inputs for the fuzz harnesses,
- * made with the real encoders (common/proto.c, daemon/plan.c):
- *   gen_seeds DIR  ->  files in DIR/proto, DIR/plan and DIR/config
+ * made with the real encoders (common/proto.c, daemon/plan.c, common/bundle.c):
+ *   gen_seeds DIR  ->  files in DIR/proto, DIR/plan, DIR/config and DIR/bundle
  * Only inline blobs: the harnesses decode without fds.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "plan.h"
+#include "bundle.h"
 #include "proto.h"
 
 static const char *gen_dir;
@@ -204,6 +206,40 @@ gen_configs(void)
 		gen_write("config", cfgs[i][0], cfgs[i][1], strlen(cfgs[i][1]));
 }
 
+/* File bundles: an empty one, a few files in directories, one executable. */
+static void
+gen_bundles(void)
+{
+	static const struct bundle_file files[] = {
+		{"a.txt", 0644, (const uint8_t *)"alpha", 5},
+		{"d/e/b.bin", 0644, (const uint8_t *)"\0\1\2", 3},
+		{"run.sh", 0755, (const uint8_t *)"#!/bin/sh\n", 10},
+		{"empty", 0644, (const uint8_t *)"", 0},
+	};
+	const size_t counts[] = {0, 1, 4};
+	char name[32];
+	uint64_t len;
+	void *map;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		if (bundle_encode_memfd(files, counts[i], 4096, 1 << 20, &fd, &len) < 0) {
+			fprintf(stderr, "gen_seeds: bundle of %zu failed\n", counts[i]);
+			exit(1);
+		}
+		map = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED) {
+			fprintf(stderr, "gen_seeds: mmap: %s\n", strerror(errno));
+			exit(1);
+		}
+		snprintf(name, sizeof(name), "bundle-%zu", counts[i]);
+		gen_write("bundle", name, map, (size_t)len);
+		munmap(map, (size_t)len);
+		close(fd);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -216,5 +252,6 @@ main(int argc, char **argv)
 	gen_proto();
 	gen_plans();
 	gen_configs();
+	gen_bundles();
 	return 0;
 }

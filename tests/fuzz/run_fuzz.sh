@@ -17,7 +17,7 @@ flags="-std=c17 -D_GNU_SOURCE -DAIRLOCK_VERSION=\"fuzz\" -g -O1 -fno-omit-frame-
  -I$src -I$src/common -I$src/libclient -I$src/daemon
  -fsanitize=address,undefined -fno-sanitize-recover=all"
 common="$src/common/log.c $src/common/fdpass.c $src/common/memfd.c $src/common/proto.c
- $src/common/rules.c $src/common/limit.c"
+ $src/common/rules.c $src/common/limit.c $src/common/bundle.c"
 libs="$(pkg-config --libs msgpack) $(pkg-config --libs inih)"
 
 build() { # name sources...
@@ -31,6 +31,7 @@ build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c" "$src
 	"$src/daemon/egress_rules.c" "$src/daemon/rootspec.c"
 build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/plan.c"
 build fuzz_egress "$src/tests/fuzz/fuzz_egress.c" "$src/daemon/egress_rules.c"
+build fuzz_bundle "$src/tests/fuzz/fuzz_bundle.c"
 # shellcheck disable=SC2086
 $cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/plan.c" $common $libs
 rm -rf "$work/seeds"
@@ -45,7 +46,7 @@ printf 'GET http://data.test/x?y HTTP/1.1\r\nHost: data.test\r\nProxy-Connection
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
-for h in proto config plan egress; do
+for h in proto config plan egress bundle; do
 	corpus="$work/corpus-$h"
 	mkdir -p "$corpus"
 	# Regressions first: each committed input runs once and must pass.
