@@ -333,6 +333,7 @@ static const struct dec_field dec_run_fields[] = {
 	{"env", DEC_ENV, 0, U(proto_run, env), U(proto_run, nenv), PROTO_ENV_MAX, 0},
 	{"stdin", DEC_BLOB, 0, U(proto_run, stdin_data), 0, 0, 0},
 	{"files", DEC_FILES, 0, U(proto_run, files), U(proto_run, nfiles), PROTO_FILES_MAX, 0},
+	{"file_bundle", DEC_BLOB, 0, U(proto_run, file_bundle), 0, 0, 0},
 	{"limits", DEC_LIMITS_REQ, 0, U(proto_run, limits), 0, 0, 0},
 	{"session", DEC_SESSION_ID, 0, U(proto_run, session), 0, 0, 0},
 	{"stream", DEC_BOOL, 0, U(proto_run, stream), 0, 0, 0},
@@ -1347,6 +1348,7 @@ dec_init_blobs(struct proto_msg *m)
 	case PROTO_RUN:
 		m->u.run.code.fd = -1;
 		m->u.run.stdin_data.fd = -1;
+		m->u.run.file_bundle.fd = -1;
 		break;
 	case PROTO_RESULT:
 		m->u.result.out[0].data.fd = -1;
@@ -2003,8 +2005,9 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		return -EINVAL;
 	enc_begin(&e, PROTO_RUN, id,
 		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
-			  run->stdin_data.present + (run->nfiles > 0) + (run->session != NULL) +
-			  run->stream + (run->profile != NULL) + (run->nmounts > 0));
+			  run->stdin_data.present + (run->nfiles > 0) + run->file_bundle.present +
+			  (run->session != NULL) + run->stream + (run->profile != NULL) +
+			  (run->nmounts > 0));
 	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
 	if (run->code.present)
 		enc_kv_blob(&e, "code", &run->code);
@@ -2022,6 +2025,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		enc_kv_blob(&e, "stdin", &run->stdin_data);
 	if (run->nfiles > 0)
 		enc_files(&e, run->files, run->nfiles);
+	if (run->file_bundle.present)
+		enc_kv_blob(&e, "file_bundle", &run->file_bundle);
 	enc_kv_limits(&e, "limits", &run->limits);
 	if (run->session != NULL)
 		enc_kv_session(&e, "session", run->session);

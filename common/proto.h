@@ -33,7 +33,8 @@
 #define PROTO_ARGV_MAX 256	      /* argv entries */
 #define PROTO_ENV_MAX 128	      /* env entries */
 #define PROTO_ENV_KEY_MAX 128	      /* env key, bytes */
-#define PROTO_FILES_MAX 64	      /* input files per run */
+#define PROTO_FILES_MAX 64	      /* input files per run in "files" */
+#define PROTO_RUN_FILES_MAX 4096      /* input files per run, "files" and "file_bundle" together */
 #define PROTO_ARTIFACTS_MAX                                                                        \
 	60			     /* artifacts per result: each may be a memfd, and a           \
 				      * packet has 64 fds (two for stdout, stderr) */
@@ -64,6 +65,7 @@ enum proto_type {
 	PROTO_INFO_OK = 6,
 	/* client -> daemon: {type, id, runtime:str, code?:blob, argv?:[str],
 	 *   env?:{str:str}, stdin?:blob, files?:[{name:str, data:blob}],
+	 *   file_bundle?:blob (common/bundle.h; daemon feature "file_bundle"),
 	 *   limits?:limits, profile?:str} */
 	PROTO_RUN = 7,
 	/* daemon -> client: the run's result, see struct proto_result */
@@ -208,6 +210,7 @@ struct proto_artifact {
 #define PROTO_FEATURE_NAME_MAX 32
 #define PROTO_FEATURE_PROCESS_LIMIT "process_limit" /* outcome process_limit */
 #define PROTO_FEATURE_NETWORK "network"		    /* result.network */
+#define PROTO_FEATURE_FILE_BUNDLE "file_bundle"	    /* run.file_bundle (daemon) */
 
 struct proto_hello {
 	uint32_t version;
@@ -297,6 +300,7 @@ struct proto_run {
 	struct proto_blob stdin_data;
 	struct proto_file *files;
 	size_t nfiles;
+	struct proto_blob file_bundle; /* many files in one blob, common/bundle.h */
 	struct proto_limits limits;
 	const char *session; /* NULL: a one-shot run */
 	bool stream;	     /* send stdout/stderr as PROTO_STREAM events */

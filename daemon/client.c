@@ -401,8 +401,9 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 {
 	struct proto_hello h = {.version = PROTO_VERSION,
 				.peer = "airlockd " AIRLOCK_VERSION,
-				.features = {PROTO_FEATURE_PROCESS_LIMIT, PROTO_FEATURE_NETWORK},
-				.nfeatures = 2};
+				.features = {PROTO_FEATURE_PROCESS_LIMIT, PROTO_FEATURE_NETWORK,
+					     PROTO_FEATURE_FILE_BUNDLE},
+				.nfeatures = 3};
 	struct proto_out out;
 
 	/* Refusals wait for the hello so the reply has an id to answer and

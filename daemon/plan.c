@@ -72,7 +72,7 @@ plan_build(const struct plan_input *in, int *ret_fd)
 {
 	struct plan_buf b = {0};
 	struct plan_hdr hdr = {0};
-	struct plan_file pf[PLAN_FILES_MAX];
+	struct plan_file *pf = NULL;
 	size_t hdr_len, i;
 	uint32_t off;
 	int r;
@@ -81,6 +81,11 @@ plan_build(const struct plan_input *in, int *ret_fd)
 	    in->nfiles > PLAN_FILES_MAX)
 		return -EINVAL;
 	hdr_len = sizeof(hdr) + in->nfiles * sizeof(struct plan_file);
+	if (in->nfiles > 0) {
+		pf = calloc(in->nfiles, sizeof(*pf));
+		if (pf == NULL)
+			return -ENOMEM;
+	}
 	r = plan_buf_reserve(&b, hdr_len);
 	if (r < 0)
 		goto out;
@@ -113,7 +118,11 @@ plan_build(const struct plan_input *in, int *ret_fd)
 		goto out;
 	hdr.stdin_len = in->stdin_len;
 	for (i = 0; i < in->nfiles; i++) {
-		memset(&pf[i], 0, sizeof(pf[i]));
+		pf[i].mode = in->file_mode != NULL ? in->file_mode[i] : 0644;
+		if (pf[i].mode != 0644 && pf[i].mode != 0755) {
+			r = -EINVAL;
+			goto out;
+		}
 		if ((r = plan_buf_str(&b, in->file_names[i], &pf[i].name_off)) < 0)
 			goto out;
 		if ((r = plan_buf_put(&b, in->file_data[i], in->file_len[i], &pf[i].data_off)) < 0)
@@ -130,6 +139,7 @@ plan_build(const struct plan_input *in, int *ret_fd)
 		memcpy(b.p + sizeof(hdr), pf, in->nfiles * sizeof(struct plan_file));
 	r = memfd_sealed_create("airlock-plan", b.p, b.len, ret_fd);
 out:
+	free(pf);
 	free(b.p);
 	return r;
 }
@@ -291,17 +301,18 @@ plan_str_at(const char *base, uint64_t size, uint64_t off)
 	return base + off;
 }
 
-/* plan_parse() into a view that is written to *ret only on success. */
+/* plan_parse() into ret, which the caller zeroes when it fails. */
 static int plan_parse_view(const void *base, uint64_t size, struct plan_view *ret);
 
 int
 plan_parse(const void *base, uint64_t size, struct plan_view *ret)
 {
-	struct plan_view v;
-	int r = plan_parse_view(base, size, &v);
+	/* Into ret directly: a copy of the view would not fit the
+	 * supervisor's stack. A failed parse leaves nothing half-filled. */
+	int r = plan_parse_view(base, size, ret);
 
-	if (r == 0)
-		*ret = v;
+	if (r < 0)
+		memset(ret, 0, sizeof(*ret));
 	return r;
 }
 
@@ -348,12 +359,14 @@ plan_parse_view(const void *base, uint64_t size, struct plan_view *ret)
 	for (i = 0; i < h->nfiles; i++) {
 		const char *name = plan_str_at(b, size, pf[i].name_off);
 
-		if (name == NULL || rules_workspace_name_check(name) < 0 ||
+		if (name == NULL || rules_input_name_check(name) < 0 ||
+		    (pf[i].mode != 0644 && pf[i].mode != 0755) ||
 		    !plan_range_ok(pf[i].data_off, pf[i].data_len, size))
 			return -EINVAL;
 		ret->files[i].name = name;
 		ret->files[i].data = (const uint8_t *)b + pf[i].data_off;
 		ret->files[i].len = pf[i].data_len;
+		ret->files[i].mode = pf[i].mode;
 	}
 	ret->nfiles = h->nfiles;
 	return 0;

@@ -22,7 +22,9 @@
 #define PLAN_ENV_RUNTIME_MAX 8 /* a runtime's env = entries (config.h) */
 /* The base environment (12), the runtime's, the request's, the proxy's. */
 #define PLAN_ENV_MAX (PROTO_ENV_MAX + 16 + PLAN_ENV_RUNTIME_MAX + PLAN_PROXY_ENV_MAX)
-#define PLAN_FILES_MAX PROTO_FILES_MAX
+/* "files" and a file_bundle's entries together. The supervisor's tables of
+ * them are static, never on its stack (docs/design-profiles.md §5). */
+#define PLAN_FILES_MAX PROTO_RUN_FILES_MAX
 #define PLAN_SIZE_MAX (1ULL << 30)
 
 /* plan_hdr.flags */
@@ -63,7 +65,7 @@ struct plan_hdr {
 
 struct plan_file {
 	uint32_t name_off; /* NUL-terminated relative path, already validated */
-	uint32_t reserved;
+	uint32_t mode;	   /* 0644 or 0755 */
 	uint64_t data_off, data_len;
 };
 
@@ -81,6 +83,7 @@ struct plan_view {
 		const char *name;
 		const uint8_t *data;
 		uint64_t len;
+		uint32_t mode;
 	} files[PLAN_FILES_MAX];
 	uint32_t nfiles;
 };
@@ -99,6 +102,7 @@ struct plan_input {
 	const char *const *file_names;
 	const void *const *file_data;
 	const size_t *file_len;
+	const uint32_t *file_mode; /* NULL: every file 0644 */
 	size_t nfiles;
 	const char *hostname;
 	const struct proto_limits *limits;
@@ -139,7 +143,8 @@ int plan_build(const struct plan_input *in, int *ret_fd);
 
 /*
  * Check and index a plan mapped at base (size bytes). Allocation-free: safe
- * between clone and exec. Returns 0 or -EINVAL.
+ * between clone and exec. The view is large (PLAN_FILES_MAX rows): keep it
+ * static or on the heap. Returns 0 or -EINVAL; on failure *ret is zeroed.
  */
 int plan_parse(const void *base, uint64_t size, struct plan_view *ret);
 

@@ -27,6 +27,7 @@
 #include "runqueue.h"
 #include "run.h"
 #include "rules.h"
+#include "run_files.h"
 #include "session.h"
 
 static void run_free_inputs(struct run *r);
@@ -82,13 +83,10 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
 	const char *argv[PLAN_ARGV_MAX + 1];
 	struct plan_env env = {0};
-	const char *fnames[PROTO_FILES_MAX];
-	const void *fdata[PROTO_FILES_MAX];
-	size_t flen[PROTO_FILES_MAX];
+	struct run_files files = {0};
 	char code_path[128], exec_path[PROTO_STR_MAX + 16];
 	struct plan_input in;
-	uint64_t fbytes = 0;
-	size_t argc = 0, i, j;
+	size_t argc = 0, i;
 	int r = -EINVAL;
 
 	*ret_code = PROTO_ERR_BAD_REQUEST;
@@ -134,33 +132,10 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 	if (prof->network_proxy && plan_env_proxy(&env, d->cfg->egress_port) < 0)
 		fatalx("out of memory");
 
-	r = -EINVAL; /* every refusal below is the request's fault */
-	for (i = 0; i < req->nfiles; i++) {
-		if (rules_workspace_name_check(req->files[i].name) < 0) {
-			snprintf(why, whylen,
-				 "files[%zu]: \"%s\" is not a relative path inside the workspace",
-				 i, req->files[i].name);
-			goto out;
-		}
-		for (j = 0; j < i; j++)
-			if (strcmp(req->files[j].name, req->files[i].name) == 0) {
-				snprintf(why, whylen, "files[%zu]: \"%s\" given twice", i,
-					 req->files[i].name);
-				goto out;
-			}
-		fnames[i] = req->files[i].name;
-		fdata[i] = req->files[i].data.data;
-		flen[i] = req->files[i].data.len;
-		fbytes += flen[i];
-	}
-	if (!session && fbytes > lim->v[PROTO_LIMIT_WORKSPACE_BYTES]) {
-		r = -E2BIG;
-		*ret_code = PROTO_ERR_TOO_LARGE;
-		snprintf(why, whylen,
-			 "input files hold %" PRIu64 " bytes; workspace_bytes is %" PRIu64, fbytes,
-			 lim->v[PROTO_LIMIT_WORKSPACE_BYTES]);
+	r = run_files_collect(req, session, lim->v[PROTO_LIMIT_WORKSPACE_BYTES], &files, ret_code,
+			      why, whylen);
+	if (r < 0)
 		goto out;
-	}
 
 	memset(&in, 0, sizeof(in));
 	in.argv = argv;
@@ -174,11 +149,12 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 				? (req->stdin_data.data ? req->stdin_data.data : (const void *)"")
 				: NULL;
 	in.stdin_len = req->stdin_data.present ? req->stdin_data.len : 0;
-	in.file_names = fnames;
-	in.file_data = fdata;
-	in.file_len = flen;
+	in.file_names = files.names;
+	in.file_data = files.data;
+	in.file_len = files.len;
+	in.file_mode = files.mode;
 	/* A session run's files are written by the session's keeper instead. */
-	in.nfiles = session ? 0 : req->nfiles;
+	in.nfiles = session ? 0 : files.n;
 	in.flags = session ? PLAN_F_SESSION : 0;
 	if (prof->network_proxy) {
 		in.flags |= PLAN_F_EGRESS;
@@ -195,6 +171,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 		snprintf(why, whylen, "cannot build the plan: %s", strerror(-r));
 	}
 out:
+	run_files_free(&files);
 	plan_env_free(&env);
 	return r;
 }
@@ -643,9 +620,12 @@ run_over_budget(struct daemon *d, struct client *c, uint32_t req_id, const struc
 
 	want += req->code.present ? req->code.len : 0;
 	want += req->stdin_data.present ? req->stdin_data.len : 0;
-	if (req->session == NULL)
+	if (req->session == NULL) {
 		for (i = 0; i < req->nfiles; i++)
 			want += req->files[i].data.len;
+		/* The plan holds the bundle's files, about the bundle's size. */
+		want += req->file_bundle.present ? req->file_bundle.len : 0;
+	}
 	if (want > max) {
 		client_send_error(c, req_id, PROTO_ERR_TOO_LARGE,
 				  "the run's code, stdin and files take %" PRIu64

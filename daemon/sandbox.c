@@ -799,7 +799,8 @@ __attribute__((noreturn)) void
 sandbox_main(const struct sandbox_ctx *ctx)
 {
 	static struct plan_view pv; /* the child's own copy; see sb_lifeline */
-	struct sb_input inputs[PLAN_FILES_MAX];
+	/* Static like pv: PLAN_FILES_MAX rows do not belong on the stack. */
+	static struct sb_input inputs[PLAN_FILES_MAX];
 	struct timespec fence = {0, 0};
 	struct sb_run r;
 	uint32_t ninputs;

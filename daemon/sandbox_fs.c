@@ -143,8 +143,8 @@ sb_input_files(const struct plan_view *pv)
 				sandbox_fail(SANDBOX_STEP_INPUT_FILES, errno);
 			*p = '/';
 		}
-		sb_write_file(path, pv->files[i].data, pv->files[i].len, 0644, PLAN_SANDBOX_UID,
-			      SANDBOX_STEP_INPUT_FILES);
+		sb_write_file(path, pv->files[i].data, pv->files[i].len, pv->files[i].mode,
+			      PLAN_SANDBOX_UID, SANDBOX_STEP_INPUT_FILES);
 	}
 }
 

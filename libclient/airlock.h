@@ -52,9 +52,9 @@ extern "C" {
  * 0.N" below and live in version node AIRLOCK_0.N of the library.
  */
 #define LIBAIRLOCK_VERSION_MAJOR 0
-#define LIBAIRLOCK_VERSION_MINOR 7
+#define LIBAIRLOCK_VERSION_MINOR 8
 #define LIBAIRLOCK_VERSION_MICRO 0
-#define LIBAIRLOCK_VERSION "0.7.0"
+#define LIBAIRLOCK_VERSION "0.8.0"
 /* True when this header is version major.minor.micro or later. */
 #define LIBAIRLOCK_CHECK_VERSION(major, minor, micro)                                              \
 	(LIBAIRLOCK_VERSION_MAJOR > (major) ||                                                     \
@@ -252,11 +252,16 @@ int airlock_run_req_set_env(struct airlock_run_req *req, const char *key, const 
  * 256 MiB. buf may be NULL when len is 0. */
 int airlock_run_req_set_stdin(struct airlock_run_req *req, const void *buf, size_t len);
 
-/* Add an input file, placed at name relative to the workspace before the
- * code starts. -EINVAL for an empty or absolute name, one over 255 bytes or
- * one with an empty, "." or ".." component (the daemon's rule),
- * -EEXIST for a name already added, -E2BIG past 64 files or above 256 MiB.
- * (The daemon checks the name again, with link-refusing lookups.) */
+/* Add an input file (mode 0644), placed at name relative to the workspace
+ * before the code starts. -EINVAL for an empty or absolute name, one over
+ * 255 bytes, one with an empty, "." or ".." component or a control
+ * character (below 0x20, 0x7f) (the daemon's rule), -EEXIST for a name
+ * already added, -E2BIG past 4096 files or above 256 MiB. Up to 64 files
+ * that fit one packet travel as they always did; more go as one file bundle
+ * (a sealed memfd), which a daemon before 0.8 does not take: the run then
+ * fails with -E2BIG, as does a run in a session with more than 64 files.
+ * (The daemon checks the names again, refuses a name that is also another's
+ * directory, and files above workspace_bytes together.) */
 int airlock_run_req_add_file(struct airlock_run_req *req, const char *name, const void *buf,
 			     size_t len);
 
@@ -894,6 +899,15 @@ bool airlock_info_profile_network(const struct airlock_info *info, size_t i);
 size_t airlock_info_profile_allow_count(const struct airlock_info *info, size_t i);
 const char *airlock_info_profile_allow(const struct airlock_info *info, size_t i, size_t k,
 				       bool *ret_private);
+
+/* ---- Many input files (since AIRLOCK_0.8) --------------------------------- */
+
+/* airlock_run_req_add_file() with a mode: 0644 or 0755 (executable), else
+ * -EINVAL. A file of mode 0755 always travels in a file bundle: a daemon
+ * before 0.8, or a run in a session, fails the run with -EOPNOTSUPP.
+ * Since 0.8. */
+int airlock_run_req_add_file_mode(struct airlock_run_req *req, const char *name, const void *buf,
+				  size_t len, unsigned int mode);
 
 #ifdef __cplusplus
 }

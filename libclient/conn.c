@@ -86,6 +86,7 @@ struct airlock_conn {
 	bool has_error;
 	enum proto_error last_code;
 	char *last_message;
+	bool file_bundle; /* the daemon's hello_ok named PROTO_FEATURE_FILE_BUNDLE */
 };
 
 /* Map a daemon error code to the errno its caller returns (see airlock.h). */
@@ -352,6 +353,8 @@ conn_accept(struct airlock_conn *conn, const struct proto_msg *msg)
 	case PROTO_HELLO_OK:
 		if (msg->u.hello.version != PROTO_VERSION)
 			r = -EPROTONOSUPPORT;
+		conn->file_bundle =
+			proto_hello_has_feature(&msg->u.hello, PROTO_FEATURE_FILE_BUNDLE);
 		break;
 	case PROTO_INFO_OK:
 		r = result_info_from_proto(&msg->u.info, &d->p.info);
@@ -522,13 +525,14 @@ conn_done_take(struct airlock_conn *conn, uint32_t id)
 
 /* Encode req as request id. */
 static int
-conn_encode(uint32_t id, const struct conn_req *req, struct proto_out *ret)
+conn_encode(const struct airlock_conn *conn, uint32_t id, const struct conn_req *req,
+	    struct proto_out *ret)
 {
 	switch (req->type) {
 	case PROTO_HELLO:
 		return proto_encode_hello(id, PROTO_HELLO, req->u.hello, ret);
 	case PROTO_RUN:
-		return request_encode(req->u.run, id, req->stream, ret);
+		return request_encode(req->u.run, id, req->stream, conn->file_bundle, ret);
 	case PROTO_CANCEL:
 		return proto_encode_cancel(id, req->u.cancel, ret);
 	case PROTO_SESSION_OPEN:
@@ -571,7 +575,7 @@ conn_abandon(struct airlock_conn *conn, uint32_t id)
 	if (p->type != PROTO_RUN || conn->broken)
 		return;
 	cid = conn_next_id(conn);
-	if (conn_encode(cid, &req, &out) == 0 &&
+	if (conn_encode(conn, cid, &req, &out) == 0 &&
 	    conn_pending_add(conn, cid, PROTO_CANCEL, false) == 0) {
 		if (proto_send(conn->fd, &out) == 0)
 			conn->pending[conn->npending - 1].abandoned = true;
@@ -642,7 +646,7 @@ conn_submit(struct airlock_conn *conn, const struct conn_req *req, uint32_t *ret
 	if (conn->broken)
 		return conn->broken;
 	id = conn_next_id(conn);
-	r = conn_encode(id, req, &out);
+	r = conn_encode(conn, id, req, &out);
 	if (r < 0)
 		goto out;
 	r = conn_pending_add(conn, id, req->type, req->stream);

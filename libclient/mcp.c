@@ -1503,11 +1503,12 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 		if (r < 0) {
 			mcp_tool_fail(m, id, "%s: input file '%s' refused: %s", tool, name,
 				      r == -EINVAL ? "the name must be a relative path of at most "
-						     "255 bytes"
+						     "255 bytes, without control characters"
 				      : r == -EEXIST ? "named twice"
-				      : r == -E2BIG  ? "too many or too large files (at most 64; "
-						       "write more with write_file into a session)"
-						     : strerror(-r));
+				      : r == -E2BIG
+					      ? "too many or too large files (at most 4096, 64 "
+						"in a session: write more with write_file)"
+					      : strerror(-r));
 			goto fail;
 		}
 	}

@@ -4,9 +4,12 @@
 #include "request.h"
 #include "rules.h"
 
+#include "bundle.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct request_bytes {
 	uint8_t *data;
@@ -17,6 +20,7 @@ struct request_bytes {
 struct request_file {
 	char *name;
 	struct request_bytes data;
+	uint32_t mode; /* 0644 or 0755 */
 };
 
 struct airlock_run_req {
@@ -249,23 +253,32 @@ airlock_run_req_set_stdin(struct airlock_run_req *req, const void *buf, size_t l
 AIRLOCK_EXPORT int
 airlock_run_req_add_file(struct airlock_run_req *req, const char *name, const void *buf, size_t len)
 {
+	return airlock_run_req_add_file_mode(req, name, buf, len, 0644);
+}
+
+/* Add one input file with its mode. */
+AIRLOCK_EXPORT int
+airlock_run_req_add_file_mode(struct airlock_run_req *req, const char *name, const void *buf,
+			      size_t len, unsigned int mode)
+{
 	struct request_file *files;
 	struct request_file f = {0};
 	size_t i;
 	int r;
 
-	if (req == NULL || name == NULL || (buf == NULL && len > 0))
+	if (req == NULL || name == NULL || (buf == NULL && len > 0) || bundle_mode_check(mode) < 0)
 		return -EINVAL;
-	if (rules_workspace_name_check(name) < 0)
+	if (rules_input_name_check(name) < 0)
 		return -EINVAL;
 	for (i = 0; i < req->nfiles; i++)
 		if (strcmp(req->files[i].name, name) == 0)
 			return -EEXIST;
-	if (req->nfiles >= PROTO_FILES_MAX)
+	if (req->nfiles >= PROTO_RUN_FILES_MAX)
 		return -E2BIG;
 	r = request_bytes_set(&f.data, buf, len);
 	if (r < 0)
 		goto out;
+	f.mode = mode;
 	r = -ENOMEM;
 	f.name = strdup(name);
 	if (f.name == NULL)
@@ -349,9 +362,36 @@ request_stream(const struct airlock_run_req *req)
 	return req->stream;
 }
 
-/* Encode a run request for the wire. */
-int
-request_encode(const struct airlock_run_req *req, uint32_t id, bool stream, struct proto_out *ret)
+/* The request's files as one sealed memfd in the bundle format (bundle.h). */
+static int
+request_bundle(const struct airlock_run_req *req, struct proto_blob *ret)
+{
+	struct bundle_file *bf;
+	uint64_t len;
+	size_t i;
+	int fd, r;
+
+	bf = calloc(req->nfiles, sizeof(*bf));
+	if (bf == NULL)
+		return -ENOMEM;
+	for (i = 0; i < req->nfiles; i++) {
+		bf[i].name = req->files[i].name;
+		bf[i].mode = req->files[i].mode;
+		bf[i].data = req->files[i].data.data;
+		bf[i].len = req->files[i].data.len;
+	}
+	r = bundle_encode_memfd(bf, req->nfiles, PROTO_RUN_FILES_MAX, PROTO_BLOB_MAX, &fd, &len);
+	free(bf);
+	if (r < 0)
+		return r;
+	*ret = (struct proto_blob){.data = NULL, .len = (size_t)len, .fd = fd, .present = true};
+	return 0;
+}
+
+/* Encode a run request for the wire, its files as "files" or as a bundle. */
+static int
+request_encode_as(const struct airlock_run_req *req, uint32_t id, bool stream, bool bundle,
+		  struct proto_out *ret)
 {
 	struct proto_run run = {0};
 	struct proto_env *env = NULL;
@@ -359,13 +399,14 @@ request_encode(const struct airlock_run_req *req, uint32_t id, bool stream, stru
 	size_t i;
 	int r;
 
+	run.file_bundle.fd = -1;
 	r = -ENOMEM;
 	if (req->nenv > 0) {
 		env = calloc(req->nenv, sizeof(*env));
 		if (env == NULL)
 			goto out;
 	}
-	if (req->nfiles > 0) {
+	if (req->nfiles > 0 && !bundle) {
 		files = calloc(req->nfiles, sizeof(*files));
 		if (files == NULL)
 			goto out;
@@ -381,13 +422,19 @@ request_encode(const struct airlock_run_req *req, uint32_t id, bool stream, stru
 	run.env = env;
 	run.nenv = req->nenv;
 	run.stdin_data = request_bytes_blob(&req->stdin_data);
-	for (i = 0; i < req->nfiles; i++) {
-		files[i].name = req->files[i].name;
-		files[i].data = request_bytes_blob(&req->files[i].data);
-		files[i].data.present = true;
+	if (bundle) {
+		r = request_bundle(req, &run.file_bundle);
+		if (r < 0)
+			goto out;
+	} else {
+		for (i = 0; i < req->nfiles; i++) {
+			files[i].name = req->files[i].name;
+			files[i].data = request_bytes_blob(&req->files[i].data);
+			files[i].data.present = true;
+		}
+		run.files = files;
+		run.nfiles = req->nfiles;
 	}
-	run.files = files;
-	run.nfiles = req->nfiles;
 	memcpy(run.limits.v, req->limits, sizeof(run.limits.v));
 	run.session = req->session[0] != '\0' ? req->session : NULL;
 	run.profile = req->profile[0] != '\0' ? req->profile : NULL;
@@ -397,7 +444,35 @@ request_encode(const struct airlock_run_req *req, uint32_t id, bool stream, stru
 	run.stream = stream;
 	r = proto_encode_run(id, &run, ret);
 out:
+	if (run.file_bundle.fd >= 0)
+		close(run.file_bundle.fd);
 	free(env);
 	free(files);
+	return r;
+}
+
+/*
+ * Encode a run request for the wire. Files that do not fit one packet as
+ * "files" (more than PROTO_FILES_MAX, or more bytes or fds than a packet
+ * carries) go as one file_bundle, to a daemon that takes it. A session run
+ * never bundles: the daemon refuses a bundle there.
+ */
+int
+request_encode(const struct airlock_run_req *req, uint32_t id, bool stream, bool bundle_ok,
+	       struct proto_out *ret)
+{
+	bool can_bundle = bundle_ok && req->session[0] == '\0';
+	int r = -E2BIG;
+	size_t i;
+
+	/* "files" says no mode: an executable file needs the bundle. */
+	for (i = 0; i < req->nfiles; i++)
+		if (req->files[i].mode != 0644)
+			return can_bundle ? request_encode_as(req, id, stream, true, ret)
+					  : -EOPNOTSUPP;
+	if (req->nfiles <= PROTO_FILES_MAX)
+		r = request_encode_as(req, id, stream, false, ret);
+	if (r == -E2BIG && req->nfiles > 0 && can_bundle)
+		r = request_encode_as(req, id, stream, true, ret);
 	return r;
 }

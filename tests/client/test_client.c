@@ -2038,7 +2038,7 @@ test_env_names_agree(void **state)
 		assert_int_equal(lib == 0, daemon_takes_env_name(names[i]));
 		/* What the library took, its encoder sends. */
 		if (lib == 0) {
-			assert_int_equal(request_encode(req, 1, false, &out), 0);
+			assert_int_equal(request_encode(req, 1, false, true, &out), 0);
 			proto_out_free(&out);
 		}
 		airlock_run_req_free(req);

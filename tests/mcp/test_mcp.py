@@ -374,6 +374,19 @@ class McpTest(unittest.TestCase):
         # Input files, and run_shell.
         result = self.run_python("print(open('in.txt').read().upper())", files={"in.txt": "abc"})
         self.assertIn("ABC", text_of(result))
+        # 500 input files in one call (one request, a file bundle on the wire).
+        many = {f"d{i % 10}/f{i:03}.txt": f"content {i}\n" * (i % 5 + 1) for i in range(500)}
+        code = (
+            "import os\n"
+            "bad = [i for i in range(500) if open('d%d/f%03d.txt' % (i % 10, i)).read() != 'content %d\\n' % i * (i % 5 + 1)]\n"
+            "print('files', sum(len(f) for _, _, f in os.walk('.')), 'bad', bad)\n"
+        )
+        result = self.run_python(code, files=many)
+        self.assertFalse(result["isError"], text_of(result))
+        self.assertIn("files 500 bad []", text_of(result))
+        result = self.run_python("1", files={"a\nb": "x"})
+        self.assertTrue(result["isError"])
+        self.assertIn("without control characters", text_of(result))
         result = self.server.tool("run_shell", {"command": "echo shell-$((2+3)); exit 4"})
         self.assertFalse(result["isError"])
         self.assertIn("shell-5", text_of(result))

@@ -10,6 +10,7 @@ block of docs/python.md against that daemon.
 import asyncio
 import contextlib
 import ctypes
+import hashlib
 import io
 import os
 import re
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import time
 import unittest
+import unittest.mock
 
 import airlock
 from airlock import (
@@ -856,19 +858,43 @@ class DaemonDefaultsTest(unittest.TestCase):
         )
         self.assertEqual(int(r.stdout), 4 << 20)
 
+    def test_500_input_files_in_one_request(self) -> None:
+        # Issue 17: 500 files go in the run request itself (a file bundle), no session.
+        files = {f"d{i % 20:02}/f{i:03}.bin": bytes((i + j) % 256 for j in range(i * 41 % 3000)) for i in range(500)}
+        code = (
+            "import hashlib, os\n"
+            "names = sorted(os.path.join(d, f)[2:] for d, _, fs in os.walk('.') for f in fs)\n"
+            "print(len(names), hashlib.sha256(b''.join(n.encode() + open(n, 'rb').read() for n in names)).hexdigest())\n"
+        )
+        want = hashlib.sha256(b"".join(n.encode() + files[n] for n in sorted(files))).hexdigest()
+        self.assertTrue(airlock._lib.has_bundles(self.sandbox._lib))
+        with unittest.mock.patch.object(self.sandbox, "session_sync", side_effect=AssertionError("a session")):
+            r = self.sandbox.run_sync(code, files=files)
+        self.assertEqual(r.stdout, f"500 {want}\n")
+        self.assertEqual(list(r.artifacts), [])
+        with unittest.mock.patch.object(self.sandbox, "session", side_effect=AssertionError("a session")):
+            r = asyncio.run(self.sandbox.run(code, files=files))
+        self.assertEqual(r.stdout, f"500 {want}\n")
+
     def test_many_input_files(self) -> None:
         files = {f"in/f{i:03}.txt": str(i) for i in range(150)}
         code = "import os\nprint(sum(int(open('in/' + n).read()) for n in os.listdir('in')))\nopen('out.txt', 'w').write('x')"
         r = self.sandbox.run_sync(code, files=files)
         self.assertEqual(r.stdout, f"{sum(range(150))}\n")
         self.assertEqual([a.name for a in r.artifacts], ["out.txt"])
-        r = asyncio.run(self.sandbox.run(code, files=files))
+        # More than one request carries: through a temporary session.
+        with unittest.mock.patch("airlock._lib.RUN_FILES_MAX", 100):
+            r = self.sandbox.run_sync(code, files=files)
+        self.assertEqual(r.stdout, f"{sum(range(150))}\n")
+        self.assertEqual([a.name for a in r.artifacts], ["out.txt"])
+        with unittest.mock.patch("airlock._lib.RUN_FILES_MAX", 100):
+            r = asyncio.run(self.sandbox.run(code, files=files))
         self.assertEqual(r.stdout, f"{sum(range(150))}\n")
         self.assertEqual([a.name for a in r.artifacts], ["out.txt"])
         self.assertEqual(self.sandbox.list_sessions(), [])  # the temporary sessions are closed
 
     def test_bad_file_names_are_value_errors(self) -> None:
-        for bad in ("../x", "a/../../x", "/etc/x", "a//b", "./x", ""):
+        for bad in ("../x", "a/../../x", "/etc/x", "a//b", "./x", "", "a\nb", "x\x1b[31m", "del\x7f"):
             with self.assertRaises(ValueError, msg=bad):
                 self.sandbox.run_sync("1", files={bad: "x"})
 

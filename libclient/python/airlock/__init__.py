@@ -33,7 +33,7 @@ from ._types import (
     SandboxUnavailableError,
 )
 
-__version__ = "0.7.0"  # the libairlock release it belongs to
+__version__ = "0.8.0"  # the libairlock release it belongs to
 
 __all__ = [
     "AirlockSandbox",

@@ -15,7 +15,7 @@ import os
 import threading
 from typing import Dict, Optional, Union
 
-__all__ = ["load_library", "LibraryNotFoundError", "SONAME", "has_sessions"]
+__all__ = ["load_library", "LibraryNotFoundError", "SONAME", "has_sessions", "has_bundles", "files_max"]
 
 SONAME = "libairlock.so.0"
 
@@ -42,9 +42,11 @@ LIMIT_TMP_BYTES = 8
 LIMIT_ARTIFACTS = 9
 LIMIT_ARTIFACT_BYTES = 10
 
-# Input files one run request carries (the protocol's bound); more go
-# through a temporary session.
+# Input files one run request carries: with libairlock 0.8 (file bundles,
+# has_bundles()) RUN_FILES_MAX, with an older one FILES_MAX; more go through
+# a temporary session.
 FILES_MAX = 64
+RUN_FILES_MAX = 4096
 
 # enum airlock_stream (airlock.h, since 0.3); values are stable.
 STREAM_STDOUT = 1
@@ -192,6 +194,8 @@ _OPTIONAL = {
     "airlock_info_profile_allow": (_str, [_p, _size, _size, ctypes.POINTER(ctypes.c_bool)]),
     # 0.7: mounts
     "airlock_run_req_add_mount": (_int, [_p, _str]),
+    # 0.8: file bundles
+    "airlock_run_req_add_file_mode": (_int, [_p, _str, _str, _size, ctypes.c_uint]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)
@@ -224,6 +228,16 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
 def has_sessions(lib: ctypes.CDLL) -> bool:
     """Whether lib has the AIRLOCK_0.3 functions (sessions, file operations, streaming)."""
     return hasattr(lib, "airlock_conn_next_event") and hasattr(lib, "airlock_session_open")
+
+
+def has_bundles(lib: ctypes.CDLL) -> bool:
+    """Whether lib sends up to RUN_FILES_MAX input files in one request (AIRLOCK_0.8)."""
+    return hasattr(lib, "airlock_run_req_add_file_mode")
+
+
+def files_max(lib: ctypes.CDLL) -> int:
+    """The input files one request of lib carries."""
+    return RUN_FILES_MAX if has_bundles(lib) else FILES_MAX
 
 
 def load_library(path: Union[str, "os.PathLike[str]", None] = None) -> ctypes.CDLL:

@@ -126,12 +126,13 @@ class _Request:
                     or bname.startswith(b"/")
                     or len(bname) > 255
                     or any(part in (b"", b".", b"..") for part in parts)
+                    or any(c < 0x20 or c == 0x7F for c in bname)
                 ):
                     # The daemon would refuse these too; refused here alike,
                     # whatever the reason, before anything is sent.
                     raise ValueError(
                         f"file name {name!r} must be a relative path of at most 255 bytes "
-                        "without empty, '.' or '..' components"
+                        "without empty, '.' or '..' components or control characters"
                     )
                 self.files.append((bname, _to_bytes(f"files[{name!r}]", content)))
 
@@ -730,7 +731,9 @@ class AirlockSandbox:
         language: the daemon's runtime name ("python", "sh", "bash", "node",
             "exec"; see the daemon's configuration).
         limits: this run's SandboxLimits, replacing the sandbox's as a whole.
-        files: input files, name (relative to the workspace) -> bytes or str.
+        files: input files, name (relative to the workspace) -> bytes or str;
+            up to 4096 go in the request itself (libairlock 0.8), more through
+            a temporary session.
         env: the run's environment variables (the sandbox inherits none of ours).
         args: extra arguments after the code (the whole argv for "exec").
         stdin: what the code reads on stdin.
@@ -760,7 +763,7 @@ class AirlockSandbox:
         if on_output is not None:
             _require_sessions(self._lib, "on_output")
             request.stream = True
-        if len(request.files) > _lib.FILES_MAX and request.session is None:
+        if len(request.files) > _lib.files_max(self._lib) and request.session is None:
             return await self._run_many_files(request, on_output)
         channel = self._channel(asyncio.get_running_loop())
         return await channel.run(request, on_output)
@@ -769,7 +772,7 @@ class AirlockSandbox:
         """A run with more input files than one request carries: the files are
         written into a temporary session, the run runs there, the session is
         closed. The artifacts are the same: files the run created or changed."""
-        _require_sessions(self._lib, "more than 64 files")
+        _require_sessions(self._lib, f"more than {_lib.files_max(self._lib)} files")
         async with self.session(
             workspace_bytes=request.limits.get(_lib.LIMIT_WORKSPACE_BYTES), limits=request.session_limits()
         ) as s:
@@ -808,8 +811,8 @@ class AirlockSandbox:
         _check_on_output(on_output)
         if on_output is not None:
             _require_sessions(self._lib, "on_output")
-        if len(request.files) > _lib.FILES_MAX and request.session is None:
-            _require_sessions(self._lib, "more than 64 files")
+        if len(request.files) > _lib.files_max(self._lib) and request.session is None:
+            _require_sessions(self._lib, f"more than {_lib.files_max(self._lib)} files")
             with self.session_sync(
                 workspace_bytes=request.limits.get(_lib.LIMIT_WORKSPACE_BYTES), limits=request.session_limits()
             ) as s:

@@ -80,6 +80,62 @@ test_inputs_readable_not_returned(void **state)
 	airlock_result_free(res);
 }
 
+/* The size and byte j of input file i of test_500_input_files, which the
+ * code in the sandbox computes again. */
+#define MANY_FILES 500
+#define MANY_SIZE(i) ((i) % 50 == 7 ? 40000 + (i) : ((i)*97) % 3000)
+#define MANY_BYTE(i, j) ((unsigned char)(((i)*31 + (j)) % 251))
+
+/* 500 input files in one request (a file bundle on the wire), one of them
+ * executable: each is in place with its content and mode, none comes back
+ * unchanged, the one the code changed does. */
+static void
+test_500_input_files(void **state)
+{
+	static const char code[] = "import os, stat\n"
+				   "bad = []\n"
+				   "for i in range(500):\n"
+				   "    size = 40000 + i if i % 50 == 7 else (i * 97) % 3000\n"
+				   "    want = bytes((i * 31 + j) % 251 for j in range(size))\n"
+				   "    p = 'd%02d/f%03d.bin' % (i % 25, i)\n"
+				   "    if open(p, 'rb').read() != want or "
+				   "stat.S_IMODE(os.stat(p).st_mode) != 0o644:\n"
+				   "        bad.append(p)\n"
+				   "n = sum(len(fs) for _, _, fs in os.walk('.'))\n"
+				   "m = stat.S_IMODE(os.stat('tool.sh').st_mode)\n"
+				   "out = os.popen('./tool.sh').read().strip()\n"
+				   "open('d00/f000.bin', 'ab').write(b'!')\n"
+				   "print(n, len(bad), bad[:3], oct(m), out)\n";
+	static char data[41000];
+	struct airlock_run_req *req = sbx_req("python", code);
+	struct airlock_result *res;
+	char name[32], *out;
+	size_t i, j, size;
+
+	for (i = 0; i < MANY_FILES; i++) {
+		size = MANY_SIZE(i);
+		for (j = 0; j < size; j++)
+			data[j] = (char)MANY_BYTE(i, j);
+		snprintf(name, sizeof(name), "d%02zu/f%03zu.bin", i % 25, i);
+		assert_int_equal(airlock_run_req_add_file(req, name, data, size), 0);
+	}
+	assert_int_equal(airlock_run_req_add_file_mode(req, "tool.sh", "#!/bin/sh\necho tool ran\n",
+						       24, 0755),
+			 0);
+	assert_int_equal(airlock_run_req_add_file_mode(req, "x", "", 0, 0700), -EINVAL);
+	res = sbx_run(*state, req);
+	out = sbx_stdout(res);
+	sbx_assert_ok(res);
+	assert_string_equal(out, "501 0 [] 0o755 tool ran\n");
+	/* The 500 came in unchanged: only the one the code changed is back. */
+	if (airlock_result_artifact_count(res) != 1)
+		sbx_dump(res);
+	assert_int_equal(airlock_result_artifact_count(res), 1);
+	assert_string_equal(airlock_result_artifact_name(res, 0), "d00/f000.bin");
+	free(out);
+	airlock_result_free(res);
+}
+
 /* Created files, also in subdirectories, come back with their content;
  * a changed input comes back, an untouched one does not. */
 static void
@@ -356,6 +412,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inputs_readable_not_returned),
 		cmocka_unit_test(test_created_and_changed),
+		cmocka_unit_test(test_500_input_files),
 		cmocka_unit_test(test_input_rewritten_same_content),
 		cmocka_unit_test(test_unreadable_file),
 		cmocka_unit_test(test_artifact_bytes_cap),

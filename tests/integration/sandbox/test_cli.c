@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -478,6 +479,64 @@ test_non_utf8_and_omitted(void **state)
 	cli_free(&r);
 }
 
+/* Write len bytes of data to path (made 0600 or, exec, 0755). */
+static void
+put_file(const char *path, const char *data, size_t len, bool exec)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, exec ? 0755 : 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	assert_int_equal(fchmod(fd, exec ? 0755 : 0600), 0);
+	close(fd);
+}
+
+/* --files-from DIR: 500 files below DIR (in 20 directories, one executable)
+ * in one request, each read back inside the sandbox; a link below DIR is
+ * refused, not followed. */
+static void
+test_files_from_500(void **state)
+{
+	static const char code[] = "import os\n"
+				   "bad = [i for i in range(500)\n"
+				   "       if open('s%02d/f%03d.txt' % (i % 20, i)).read() != "
+				   "'file %d\\n' % i * (i % 7 + 1)]\n"
+				   "n = sum(len(fs) for _, _, fs in os.walk('.'))\n"
+				   "print(n, bad, os.popen('./run.sh').read().strip())\n";
+	struct sbx *s = *state;
+	const char *args[] = {"run", "--files-from", NULL, "-c", code, NULL};
+	char dir[160], path[200], text[128];
+	struct cli_out r;
+	size_t i, k, len;
+
+	snprintf(dir, sizeof(dir), "%s/many", s->f.dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	for (i = 0; i < 20; i++) {
+		snprintf(path, sizeof(path), "%s/s%02zu", dir, i);
+		assert_int_equal(mkdir(path, 0700), 0);
+	}
+	for (i = 0; i < 500; i++) {
+		for (k = 0, len = 0; k < i % 7 + 1; k++)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "file %zu\n", i);
+		snprintf(path, sizeof(path), "%s/s%02zu/f%03zu.txt", dir, i % 20, i);
+		put_file(path, text, len, false);
+	}
+	snprintf(path, sizeof(path), "%s/run.sh", dir);
+	put_file(path, "#!/bin/sh\necho ran\n", 19, true);
+	args[2] = dir;
+	r = cli(s, args);
+	assert_status(&r, 0);
+	assert_string_equal(r.out, "501 [] ran\n");
+	cli_free(&r);
+
+	snprintf(path, sizeof(path), "%s/s07/link", dir);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	r = cli(s, args);
+	assert_status(&r, 2);
+	assert_non_null(strstr(r.err, "s07/link: not a regular file or directory"));
+	cli_free(&r);
+}
+
 int
 main(void)
 {
@@ -496,6 +555,7 @@ main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_json_wall_limit),
 		cmocka_unit_test(test_artifacts_dir),
+		cmocka_unit_test(test_files_from_500),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
