@@ -8,7 +8,8 @@
 Runs as root. Measures, interleaved round-robin over the variants:
 latency (lib, cli, bare, ns, bwrap) of four payloads, throughput at 1/2/8/32
 clients (lib, bare, ns, bwrap), the daemon's RSS idle and per concurrent run,
-and what a network namespace costs. --phases N also straces the daemon
+what a network namespace costs, and a run with 500 input files against one
+with 1. --phases N also straces the daemon
 during N runs of /bin/true and prints a per-phase breakdown (medians).
 Prints markdown tables; --smoke checks that every variant produced numbers.
 See docs/performance.md.
@@ -34,6 +35,8 @@ PAYLOADS = ["true", "sh-c-true", "py-pass", "py-print"]
 PAYLOAD_LABEL = {"true": "exec /bin/true", "sh-c-true": "sh -c true",
                  "py-pass": "python pass", "py-print": "python print(1)"}
 CLIENTS = [1, 2, 8, 32]
+MANY_FILES = 500                 # the "500 input files in one request"
+FILE_SIZES = [100, 4096]         # bytes per file
 CONFIG = "[daemon]\nmax_runs = 64\nmax_runs_per_uid = 64\nmax_connections_per_uid = 64\n"
 
 
@@ -294,6 +297,14 @@ def main():
             if "newnet" in kv:
                 netns[int(kv["newnet"])] = kv
 
+        files = {}
+        for size in FILE_SIZES:
+            for line in run_bench(args, "files", 5 if args.quick else 40, MANY_FILES,
+                                  size).splitlines():
+                kv = parse_kv(line)
+                if line.startswith("files ") and "median" in kv:
+                    files[(int(kv["n"]), size)] = kv
+
         phases = trace_phases(args, args.phases) if args.phases else None
     finally:
         args.daemon.remove()
@@ -373,6 +384,19 @@ def main():
                                         "kworker_cpu_us_per_run")))
     else:
         problems.append("netns: no numbers")
+    print()
+    print("## Many input files (exec /bin/true; ms from the call to the result)\n")
+    print("| files x size | median | p90 | median / 1 file |")
+    print("|---|---|---|---|")
+    for size in FILE_SIZES:
+        one, many = files.get((1, size)), files.get((MANY_FILES, size))
+        if not one or not many:
+            problems.append("files %d x %d B: no numbers" % (MANY_FILES, size))
+            continue
+        for n, kv in ((1, one), (MANY_FILES, many)):
+            print("| %d x %d B | %.2f | %.2f | %s |" % (
+                n, size, float(kv["median"]) / 1e3, float(kv["p90"]) / 1e3,
+                ratio(float(kv["median"]), float(one["median"]))))
     print()
     if phases:
         ph, nr = phases
