@@ -57,7 +57,8 @@ rootspec_not_normal(const char *what, const char *path, char *why, size_t whylen
 			    what, ROOTSPEC_PATH_MAX, path, ROOTSPEC_PATH_MAX);
 }
 
-/* One component of the walk, lstat()ed: no link, root's, not group/other-writable. */
+/* One component of the walk, lstat()ed: no link, root's, not group/other-writable,
+ * open to others (searchable; the source itself readable). */
 static int
 rootspec_check_one(const char *path, const char *shown, bool last, char *why, size_t whylen)
 {
@@ -81,6 +82,17 @@ rootspec_check_one(const char *path, const char *shown, bool last, char *why, si
 				    (unsigned)(st.st_mode & 07777));
 	if (!last && !S_ISDIR(st.st_mode))
 		return rootspec_why(-ENOTDIR, why, whylen, "%s is not a directory", shown);
+	/* The supervisor opens the source as the run's uid, which is nobody's
+	 * owner or group: a path root can walk but "others" cannot would pass
+	 * here and fail every sandbox later. */
+	if (S_ISDIR(st.st_mode) && (st.st_mode & S_IXOTH) == 0)
+		return rootspec_why(-EACCES, why, whylen,
+				    "%s is not searchable by others (mode %04o)", shown,
+				    (unsigned)(st.st_mode & 07777));
+	if (last && (st.st_mode & S_IROTH) == 0)
+		return rootspec_why(-EACCES, why, whylen,
+				    "%s is not readable by others (mode %04o)", shown,
+				    (unsigned)(st.st_mode & 07777));
 	if (last && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 		return rootspec_why(-EINVAL, why, whylen,
 				    "%s is neither a directory nor a regular file", shown);

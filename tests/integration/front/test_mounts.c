@@ -505,6 +505,18 @@ test_bad_sources(void **state)
 	assert_int_equal(chown(path, 65534, 65534), 0);
 	snprintf(detail, sizeof(detail), "%s is owned by uid 65534, not root: refused", path);
 	check_bad(path, detail);
+	/* A directory on the way that only root can search, and a source
+	 * only root can read: the run's uid could not open either. */
+	dir("private", 0700);
+	dir("private/data", 0755);
+	snprintf(path, sizeof(path), "%s/private/data", base);
+	snprintf(detail, sizeof(detail),
+		 "%s/private is not searchable by others (mode 0700): refused", base);
+	check_bad(path, detail);
+	dir("closed", 0711);
+	snprintf(path, sizeof(path), "%s/closed", base);
+	snprintf(detail, sizeof(detail), "%s is not readable by others (mode 0711): refused", path);
+	check_bad(path, detail);
 	/* Missing. */
 	snprintf(path, sizeof(path), "%s/missing", base);
 	snprintf(detail, sizeof(detail), "%s does not exist: refused", path);
