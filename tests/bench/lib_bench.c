@@ -788,7 +788,8 @@ bench_files(struct bench *b, int iters, int n, size_t size)
 	for (k = 0; k < 2; k++) {
 		qsort(s[k], (size_t)iters, sizeof(uint64_t), bench_cmp_u64);
 		printf("files n=%d size=%zu iters=%d median=%.1f p90=%.1f min=%.1f\n",
-		       k == 0 ? 1 : n, size, iters, (double)bench_pct(s[k], (size_t)iters, 50) / 1e3,
+		       k == 0 ? 1 : n, size, iters,
+		       (double)bench_pct(s[k], (size_t)iters, 50) / 1e3,
 		       (double)bench_pct(s[k], (size_t)iters, 90) / 1e3, (double)s[k][0] / 1e3);
 		free(s[k]);
 		airlock_run_req_free(req[k]);
