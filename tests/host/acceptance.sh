@@ -216,6 +216,42 @@ printf '%s\n' \
 check "airlock mcp answers initialize" grep -q '"id":1,"result".*"serverInfo"' "$tmp/mcp.out"
 check "airlock mcp answers tools/list with run_python" grep -q '"id":2,"result".*"run_python"' "$tmp/mcp.out"
 
+# --- network egress (issue 20) under the real unit: a profile with
+# network = proxy reaches a listed "outside" (a dummy interface holding
+# 198.51.100.1, TEST-NET-2, with an HTTP server) through the frontend's
+# proxy; the default profile has no network. Nothing leaves the VM.
+ip link add airlock-out type dummy && ip addr add 198.51.100.1/32 dev airlock-out &&
+	ip link set airlock-out up
+mkdir -p "$tmp/www" && echo "egress ok" >"$tmp/www/hello.txt" && chmod -R a+rX "$tmp/www"
+(cd "$tmp/www" && exec python3 -m http.server 8000 --bind 198.51.100.1 >/dev/null 2>&1) &
+www=$!
+cat >/etc/airlock/airlockd.conf <<'CONF'
+[egress]
+resolver = 127.0.0.1
+[profile net]
+network = proxy
+allow_hosts = 198.51.100.1:8000
+allow_users = agent
+CONF
+chmod 0644 /etc/airlock/airlockd.conf
+systemctl reload airlockd.service
+sleep 1
+cat >"$tmp/fetch.py" <<'PY'
+import urllib.request
+print(urllib.request.urlopen("http://198.51.100.1:8000/hello.txt", timeout=20).read().decode().strip())
+PY
+chmod 0644 "$tmp/fetch.py"
+check "egress: a network = proxy profile reaches a listed host through the proxy" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run --profile net fetch.py 2>&1 | grep -qx 'egress ok'"
+check "egress: the proxy refuses a port not listed" sh -c \
+	"cd $tmp && ! runuser -u agent -- airlock run --profile net -c 'import urllib.request; urllib.request.urlopen(\"http://198.51.100.1:8001/\", timeout=20)' >/dev/null 2>&1"
+check "egress: the default profile has no network" sh -c \
+	"cd $tmp && ! runuser -u agent -- airlock run fetch.py >/dev/null 2>&1"
+kill "$www" 2>/dev/null
+rm -f /etc/airlock/airlockd.conf
+systemctl reload airlockd.service
+ip link del airlock-out
+
 # --- the service's life: reload, restart, stop
 check "the journal names the resource control and Landlock" sh -c \
 	'journalctl -u airlockd.service --no-pager -o cat | grep -q "resource control: cgroup2" &&
