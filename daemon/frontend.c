@@ -386,7 +386,7 @@ frontend_main(struct daemon *d)
 	TAILQ_INIT(&d->runs);
 	TAILQ_INIT(&d->sessions);
 	TAILQ_INIT(&d->pool);
-	spawnrefs_init(&d->refs);
+	spawnrefs_init(&d->refs, &d->uids);
 	runqueue_init(&d->queue);
 	budget_init(&d->budget, frontend_fds_max());
 	signal(SIGPIPE, SIG_IGN);

@@ -203,11 +203,9 @@ run_free(struct run *r, enum run_state from)
 		close(r->plan_fd);
 	budget_release(&d->budget, r->uid, r->plan_bytes, 0);
 	run_io_free(r);
-	/* Freed only once its sandbox was reaped (or never was): the key is done. */
+	/* Freed only once its sandbox was reaped (or never was): the key is
+	 * done, and a one-shot run's uid slot, which its key holds, is free. */
 	spawnref_del(&d->refs, r->prep_key);
-	/* A session's slot is the session's: it gives it back itself. */
-	if (slot_held && r->session == NULL)
-		uidpool_put(&d->uids, r->slot);
 	if (r->session != NULL && from == RUN_QUEUED)
 		session_run_unqueued(r->session);
 	else if (r->session != NULL)
@@ -496,12 +494,14 @@ run_launch(struct run *r)
 	}
 	if (run_pool_take(d, r, &ready) == 0) {
 		/* A sandbox prepared ahead: most of the set-up is already done. */
-	} else if (uidpool_get(&d->uids, &r->slot) == 0) {
-		if (spawnref_add(&d->refs, SPAWNREF_RUN, r, &r->prep_key) < 0)
-			fatalx("out of memory");
-		run_pool_prepare(d, r->prep_key, r->slot);
 	} else {
-		return -EAGAIN;
+		/* Its own key, which holds its uid slot until the run is freed. */
+		rc = spawnref_add_slot(&d->refs, SPAWNREF_RUN, r, &r->prep_key, &r->slot);
+		if (rc == -EBUSY)
+			return -EAGAIN;
+		if (rc < 0)
+			fatalx("cannot register a spawn key: %s", strerror(-rc));
+		run_pool_prepare(d, r->prep_key, r->slot);
 	}
 	d->nrunning++;
 	run_transition(r, RUN_EV_LAUNCH);

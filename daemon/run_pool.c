@@ -78,22 +78,24 @@ void
 run_pool_fill(struct daemon *d)
 {
 	while (!d->stopping && d->npool < d->cfg->prepared_sandboxes) {
-		struct prep *p;
-		uint32_t slot;
+		struct prep *p = calloc(1, sizeof(*p));
+		int r;
 
-		if (uidpool_get(&d->uids, &slot) < 0)
-			return;
-		p = calloc(1, sizeof(*p));
 		if (p == NULL)
 			fatalx("out of memory");
-		p->slot = slot;
+		/* Its key holds its uid slot until it is forgotten. */
+		r = spawnref_add_slot(&d->refs, SPAWNREF_POOL, p, &p->key, &p->slot);
+		if (r == -EBUSY) {
+			free(p);
+			return;
+		}
+		if (r < 0)
+			fatalx("cannot register a spawn key: %s", strerror(-r));
 		p->gen = d->rootspec.generation;
-		if (spawnref_add(&d->refs, SPAWNREF_POOL, p, &p->key) < 0)
-			fatalx("out of memory");
 		p->stat_fd[0] = p->stat_fd[1] = -1;
 		TAILQ_INSERT_TAIL(&d->pool, p, entry);
 		d->npool++;
-		run_pool_prepare(d, p->key, slot);
+		run_pool_prepare(d, p->key, p->slot);
 	}
 }
 
@@ -121,14 +123,13 @@ run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int 
 	default:
 		return;
 	}
-	/* Gone before any run took it: its slot is free again. */
+	/* Gone before any run took it: its key goes, and with it its slot. */
 	TAILQ_REMOVE(&d->pool, p, entry);
 	d->npool--;
 	if (p->stat_fd[0] >= 0)
 		close(p->stat_fd[0]);
 	if (p->stat_fd[1] >= 0)
 		close(p->stat_fd[1]);
-	uidpool_put(&d->uids, p->slot);
 	spawnref_del(&d->refs, p->key);
 	free(p);
 	/* A one-shot run may be queued for that slot. */

@@ -142,9 +142,8 @@ session_free_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	TAILQ_REMOVE(&d->sessions, s, entry);
 	d->nsessions--;
-	/* The uid slot is free only now: the keeper was reaped and no run of
-	 * the session is left in a sandbox. */
-	uidpool_put(&d->uids, s->slot);
+	/* The uid slot (its key's) is free only now: the keeper was reaped
+	 * and no run of the session is left in a sandbox. */
 	spawnref_del(&d->refs, s->key);
 	event_free(s->idle_ev);
 	event_free(s->life_ev);
@@ -610,11 +609,16 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	}
 	strcpy(s->profile, prof->name);
 	s->run_defaults = o->limits;
-	if (uidpool_get(&d->uids, &s->slot) < 0) {
+	/* The keeper's key holds the session's uid slot, which its runs use,
+	 * until the session is freed. */
+	r = spawnref_add_slot(&d->refs, SPAWNREF_KEEPER, s, &s->key, &s->slot);
+	if (r == -EBUSY) {
 		free(s);
 		client_send_error(c, req_id, PROTO_ERR_BUSY, "no free sandbox uid");
 		return;
 	}
+	if (r < 0)
+		fatalx("cannot register a spawn key: %s", strerror(-r));
 	/* 128 bits from the kernel's CSPRNG: ids are capabilities of a kind,
 	 * though every lookup also checks the owner's uid. */
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
@@ -623,8 +627,6 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
 	s->d = d;
 	s->uid = client_uid(c);
-	if (spawnref_add(&d->refs, SPAWNREF_KEEPER, s, &s->key) < 0)
-		fatalx("out of memory");
 	s->open_c = c;
 	s->open_req = req_id;
 	s->keeper = -1;

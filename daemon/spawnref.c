@@ -1,15 +1,17 @@
 /* spawnref.c: the registry of spawn keys and their owners (spawnref.h). */
 #include "spawnref.h"
+#include "uidpool.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
 void
-spawnrefs_init(struct spawnrefs *t)
+spawnrefs_init(struct spawnrefs *t, struct uidpool *uids)
 {
 	TAILQ_INIT(&t->list);
 	t->next_key = 0;
 	t->n = 0;
+	t->uids = uids;
 }
 
 struct spawnref *
@@ -25,8 +27,10 @@ spawnref_find(const struct spawnrefs *t, uint32_t key)
 	return NULL;
 }
 
-int
-spawnref_add(struct spawnrefs *t, enum spawnref_kind kind, void *owner, uint32_t *ret_key)
+/* Register owner under a new key (*ret: the new reference); 0, -ENOSPC or
+ * -ENOMEM. */
+static int
+spawnref_new(struct spawnrefs *t, enum spawnref_kind kind, void *owner, struct spawnref **ret)
 {
 	struct spawnref *ref;
 	uint32_t key;
@@ -46,7 +50,42 @@ spawnref_add(struct spawnrefs *t, enum spawnref_kind kind, void *owner, uint32_t
 	ref->owner = owner;
 	TAILQ_INSERT_TAIL(&t->list, ref, entry);
 	t->n++;
-	*ret_key = key;
+	*ret = ref;
+	return 0;
+}
+
+int
+spawnref_add(struct spawnrefs *t, enum spawnref_kind kind, void *owner, uint32_t *ret_key)
+{
+	struct spawnref *ref;
+	int r = spawnref_new(t, kind, owner, &ref);
+
+	if (r < 0)
+		return r;
+	*ret_key = ref->key;
+	return 0;
+}
+
+int
+spawnref_add_slot(struct spawnrefs *t, enum spawnref_kind kind, void *owner, uint32_t *ret_key,
+		  uint32_t *ret_slot)
+{
+	struct spawnref *ref;
+	uint32_t slot;
+	int r;
+
+	r = uidpool_get(t->uids, &slot);
+	if (r < 0)
+		return r;
+	r = spawnref_new(t, kind, owner, &ref);
+	if (r < 0) {
+		uidpool_put(t->uids, slot);
+		return r;
+	}
+	ref->slot = slot;
+	ref->holds_slot = true;
+	*ret_key = ref->key;
+	*ret_slot = slot;
 	return 0;
 }
 
@@ -71,5 +110,7 @@ spawnref_del(struct spawnrefs *t, uint32_t key)
 		return;
 	TAILQ_REMOVE(&t->list, ref, entry);
 	t->n--;
+	if (ref->holds_slot)
+		uidpool_put(t->uids, ref->slot);
 	free(ref);
 }
