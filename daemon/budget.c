@@ -3,7 +3,22 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+
+uint32_t
+budget_nofile_share(unsigned div, uint32_t min)
+{
+	struct rlimit rl;
+	rlim_t n = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur;
+	n /= div;
+	if (n < min)
+		n = min;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
 
 void
 budget_init(struct budget *b, uint32_t fds_max)

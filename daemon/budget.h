@@ -29,6 +29,9 @@ struct budget {
 };
 
 void budget_init(struct budget *b, uint32_t fds_max);
+
+/* The soft RLIMIT_NOFILE (1024 when unlimited) divided by div, at least min. */
+uint32_t budget_nofile_share(unsigned div, uint32_t min);
 void budget_free(struct budget *b);
 
 /*

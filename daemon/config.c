@@ -999,6 +999,15 @@ config_key_egress(struct config_parse *p, const char *name, const char *value)
 		cfg->egress_port = (uint16_t)v;
 		return 0;
 	}
+	if (!strcmp(name, "max_connections")) {
+		r = config_key_u32(p, name, value, &v);
+		if (r < 0)
+			return r;
+		if (v == 0)
+			return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
+		cfg->egress_connections_max = v;
+		return 0;
+	}
 	if (!strcmp(name, "connect_timeout_ms") || !strcmp(name, "idle_timeout_ms")) {
 		r = config_key_u32(p, name, value, &v);
 		if (r < 0)

@@ -139,9 +139,10 @@ struct config {
 	char egress_resolvers[CONFIG_RESOLVERS_MAX][64]; /* resolver = IP[:port], ...
 							  * (default: /etc/resolv.conf) */
 	size_t negress_resolvers;
-	uint16_t egress_port;	    /* port = (default 3128): inside each run's namespace */
-	uint32_t egress_connect_ms; /* connect_timeout_ms = (default 10000) */
-	uint32_t egress_idle_ms;    /* idle_timeout_ms = (default 120000) */
+	uint16_t egress_port;		 /* port = (default 3128): inside each run's namespace */
+	uint32_t egress_connect_ms;	 /* connect_timeout_ms = (default 10000) */
+	uint32_t egress_idle_ms;	 /* idle_timeout_ms = (default 120000) */
+	uint32_t egress_connections_max; /* max_connections = (0: RLIMIT_NOFILE / 8), all runs */
 
 	/* [limits]: defaults and ceilings, e.g. wall_ms = 10000, wall_ms_max = 60000 */
 	struct proto_limits defaults;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "config.h"
 #include "log.h"
 
@@ -48,7 +49,7 @@ struct egress_conn {
 	struct sockaddr_storage addrs[EGRESS_ADDRS_MAX];
 	socklen_t addrlens[EGRESS_ADDRS_MAX];
 	size_t naddrs, iaddr;
-	uint64_t last_ms; /* the last byte moved */
+	uint64_t last_ms; /* the last byte moved; while EGRESS_HEAD: when accepted */
 };
 
 LIST_HEAD(egress_conn_list, egress_conn);
@@ -73,6 +74,7 @@ struct egress {
 	struct event_base *base;
 	struct evdns_base *dns;
 	uint32_t connect_ms, idle_ms;
+	uint32_t open, open_max; /* connections of all runs open at once, and their bound */
 	struct egress_run_list runs;
 };
 
@@ -239,6 +241,7 @@ egress_conn_free(struct egress_conn *c)
 		bufferevent_free(c->down);
 	LIST_REMOVE(c, entry);
 	c->er->open--;
+	c->er->eg->open--;
 	free(c);
 }
 
@@ -534,8 +537,24 @@ egress_head_read_cb(struct bufferevent *bev, void *arg)
 	if (p == NULL)
 		return;
 	r = egress_head_parse(p, n, &c->h);
-	if (r == -EAGAIN)
+	if (r == -EAGAIN) {
+		/*
+		 * The read timeout restarts with every read, so a head sent a
+		 * byte at a time would never time out: the whole head has
+		 * EGRESS_HEAD_TIMEOUT_MS from the accept, and the read timeout
+		 * is what is left of it.
+		 */
+		uint64_t spent = egress_now_ms() - c->last_ms;
+		struct timeval tv;
+
+		if (spent >= EGRESS_HEAD_TIMEOUT_MS) {
+			egress_refuse(c, 400, "head_timeout");
+			return;
+		}
+		tv = egress_tv((uint32_t)(EGRESS_HEAD_TIMEOUT_MS - spent));
+		bufferevent_set_timeouts(bev, &tv, &tv);
 		return;
+	}
 	if (r == -E2BIG) {
 		egress_refuse(c, 431, "head_too_large");
 		return;
@@ -615,8 +634,10 @@ egress_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			return;
 		}
 		er->st.connections++;
+		/* eg->open_max: the runs together cannot take the fds the
+		 * frontend needs for its clients and runs (2 per connection). */
 		if (er->over || er->st.connections > er->pol.connections ||
-		    er->open >= EGRESS_CONCURRENT_MAX) {
+		    er->open >= EGRESS_CONCURRENT_MAX || er->eg->open >= er->eg->open_max) {
 			egress_refuse_fd(er, fd, "limit");
 			continue;
 		}
@@ -627,6 +648,7 @@ egress_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		}
 		c->er = er;
 		c->state = EGRESS_HEAD;
+		c->last_ms = egress_now_ms();
 		c->down = bufferevent_socket_new(er->eg->base, fd, BEV_OPT_CLOSE_ON_FREE);
 		if (c->down == NULL) {
 			free(c);
@@ -635,11 +657,23 @@ egress_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		}
 		LIST_INSERT_HEAD(&er->conns, c, entry);
 		er->open++;
+		er->eg->open++;
 		bufferevent_setcb(c->down, egress_head_read_cb, NULL, egress_head_event_cb, c);
 		bufferevent_setwatermark(c->down, EV_READ, 0, EGRESS_HEAD_MAX);
 		bufferevent_set_timeouts(c->down, &head_tv, &head_tv);
 		bufferevent_enable(c->down, EV_READ);
 	}
+}
+
+/*
+ * Connections open at once, all runs together, unless [egress]
+ * max_connections says: an eighth of RLIMIT_NOFILE (two fds each, so a
+ * quarter of the fds; replies may hold half, see frontend_fds_max()).
+ */
+static uint32_t
+egress_open_max_default(void)
+{
+	return budget_nofile_share(8, EGRESS_CONCURRENT_MAX);
 }
 
 int
@@ -653,6 +687,8 @@ egress_new(struct event_base *base, const struct config *cfg, struct egress **re
 	eg->base = base;
 	eg->connect_ms = cfg->egress_connect_ms;
 	eg->idle_ms = cfg->egress_idle_ms;
+	eg->open_max = cfg->egress_connections_max != 0 ? cfg->egress_connections_max
+							: egress_open_max_default();
 	LIST_INIT(&eg->runs);
 	/* No search domains, no hosts file: a name is asked as it is listed. */
 	eg->dns = evdns_base_new(base, 0);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -368,15 +367,7 @@ frontend_signal_cb(evutil_socket_t sig, short what, void *arg)
 static uint32_t
 frontend_fds_max(void)
 {
-	struct rlimit rl;
-	rlim_t n = 1024;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		n = rl.rlim_cur;
-	n /= 2;
-	if (n < PROTO_FDS_MAX)
-		n = PROTO_FDS_MAX;
-	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	return budget_nofile_share(2, PROTO_FDS_MAX);
 }
 
 int

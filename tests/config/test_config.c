@@ -462,6 +462,7 @@ static const struct bad_case bad_cases[] = {
 	{"[egress]\nresolver = 1.1.1.1 2.2.2.2 3.3.3.3 4.4.4.4\n", 2, "at most 3"},
 	{"[egress]\nport = 70000\n", 2, "port = 70000: 1 to 65535"},
 	{"[egress]\nidle_timeout_ms = 0\n", 2, "idle_timeout_ms"},
+	{"[egress]\nmax_connections = 0\n", 2, "max_connections must not be 0"},
 	{"[egress]\nuser = x\n", 2, "unknown key 'user' in [egress]"},
 	{"[profile big]\nwall_ms = 0\n", 2, "wall_ms must not be 0"},
 	{"[profile big]\nmemory_bytes = lots\n", 2, "expected a size"},
@@ -828,6 +829,7 @@ test_profile_egress(void **state)
 
 	assert_int_equal(
 		load_text(f, "[egress]\nresolver = 198.51.100.53, [2001:db8::1]:5353\nport = 8080\n"
+			     "max_connections = 40\n"
 			     "[profile pip]\nnetwork = proxy\n"
 			     "allow_hosts = pypi.org:443, *.Example.COM:80,443 198.51.100.1:8443\n"
 			     "allow_private_hosts = [fd00::1]:443\n"
@@ -837,6 +839,7 @@ test_profile_egress(void **state)
 	assert_int_equal(f->cfg.negress_resolvers, 2);
 	assert_string_equal(f->cfg.egress_resolvers[1], "[2001:db8::1]:5353");
 	assert_int_equal(f->cfg.egress_port, 8080);
+	assert_int_equal(f->cfg.egress_connections_max, 40);
 	p = config_profile_find(&f->cfg, "pip");
 	assert_non_null(p);
 	assert_true(p->network_proxy);
@@ -888,6 +891,7 @@ test_profile_egress(void **state)
 			 0);
 	assert_int_equal(f->cfg.negress_resolvers, 0);
 	assert_int_equal(f->cfg.egress_port, 3128);
+	assert_int_equal(f->cfg.egress_connections_max, 0); /* RLIMIT_NOFILE / 8 */
 	pol = config_profile_find(&f->cfg, "w")->egress;
 	assert_int_equal(pol->bytes, EGRESS_BYTES_DEFAULT);
 	assert_int_equal(pol->connections, EGRESS_CONNECTIONS_DEFAULT);

@@ -59,8 +59,10 @@ prepared_sandboxes = 0
 [egress]
 resolver = %s
 connect_timeout_ms = 3000
+max_connections = 24
 [profile net]
 network = proxy
+wall_ms = 30000
 allow_hosts = data.test:80,8443, *.wild.test:80, local.test:8080, meta.test:80, mapped.test:8080
 [profile flood]
 network = proxy
@@ -414,6 +416,78 @@ time.sleep(2)
               and "net_refused=10 " in lines[0], r["stdout"] + r["stderr"] + "".join(lines))
 
 
+def test_head_deadline(ctx):
+    """A head sent a byte a second never completes: refused head_timeout 10 s after the accept
+    (the read timeout alone restarted with every byte, so such a head never timed out)."""
+    code = r'''
+import select, socket, time
+s = socket.create_connection(("127.0.0.1", 3128), timeout=30)
+t0 = time.monotonic()
+s.sendall(b"CONNECT data.test:8443 HTTP/1.1\r\nX-Drip: ")
+got = b""
+while time.monotonic() - t0 < 16 and not got:
+    try:
+        s.sendall(b"a")
+    except OSError:
+        pass
+    if select.select([s], [], [], 1.0)[0]:
+        try:
+            got = s.recv(4096) or b"(eof)"
+        except OSError as e:
+            got = str(e).encode()
+print("after %.1f s: %r" % (time.monotonic() - t0, got[:200]))
+'''
+    r = ctx.run(code, profile="net")
+    m = re.search(r"after ([0-9.]+) s: (.*)", r["stdout"])
+    ctx.check("a head dripped a byte a second is refused head_timeout within 10 s of the accept",
+              m is not None and 9.0 <= float(m.group(1)) <= 12.5 and "X-Airlock-Refused: head_timeout" in m.group(2),
+              "stdout=%r stderr=%r" % (r["stdout"], r["stderr"][-300:]))
+    net = r.get("network") or {}
+    ctx.check("the result names the head timeout", {"host": "", "reason": "head_timeout"} in net.get("refusals", []),
+              repr(net))
+
+
+def test_global_cap(ctx):
+    """[egress] max_connections (24) bounds the connections of all runs together: two runs that
+    each hold 16 (their own bound) get 24 between them, the rest refused limit."""
+    code = r'''
+import socket, time
+held, ok, refused = [], 0, 0
+for i in range(16):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    s.sendall(b"CONNECT data.test:8443 HTTP/1.1\r\n\r\n")
+    d = s.recv(4096)
+    if d.startswith(b"HTTP/1.1 200"):
+        ok += 1
+        held.append(s)
+    elif b"X-Airlock-Refused: limit" in d:
+        refused += 1
+print("ok", ok, "refused", refused)
+time.sleep(8)
+'''
+    res = {}
+
+    def one(k):
+        res[k] = ctx.run(code, profile="flood")
+
+    ts = [threading.Thread(target=one, args=(k,)) for k in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    oks, refs = 0, 0
+    for k in range(2):
+        m = re.search(r"ok (\d+) refused (\d+)", res.get(k, {}).get("stdout", ""))
+        if m:
+            oks += int(m.group(1))
+            refs += int(m.group(2))
+    ctx.check("two runs of 16 connections each: 24 open in all, 8 refused (max_connections)",
+              oks == 24 and refs == 8, repr([res.get(k, {}).get("stdout") for k in range(2)]))
+    ctx.check("the daemon serves a proxy run after the cap was reached",
+              ctx.run("curl -sS --max-time 10 http://data.test/data.txt", profile="net", lang="sh")["stdout"]
+              == DATA.decode())
+
+
 def test_bytes(ctx):
     n = ctx.naudit()
     r = ctx.run("curl -sS --max-time 10 -o /tmp/big http://data.test/big; echo rc=$?; "
@@ -559,7 +633,8 @@ def main():
     ctx = Ctx(args)
     ctx.daemon.start()
     try:
-        for t in (test_allowed, test_refused, test_flood, test_bytes, test_clients, test_default_profile):
+        for t in (test_allowed, test_refused, test_flood, test_head_deadline, test_global_cap, test_bytes,
+                  test_clients, test_default_profile):
             try:
                 t(ctx)
             except (AssertionError, subprocess.TimeoutExpired) as e:
