@@ -51,6 +51,7 @@ DNS_TABLE = {
     "meta.test": ("A", META4),
     "mapped.test": ("AAAA", "::ffff:127.0.0.1"),
     "x.secret.test": ("A", OUT4),
+    "half.test": ("A", OUT4),  # no answer for AAAA
 }
 
 CONFIG = """
@@ -64,6 +65,7 @@ max_connections = 24
 network = proxy
 wall_ms = 30000
 allow_hosts = data.test:80,8443, *.wild.test:80, local.test:8080, meta.test:80, mapped.test:8080
+allow_hosts = hang.test:80, half.test:80
 [profile flood]
 network = proxy
 allow_hosts = data.test:8443
@@ -135,6 +137,8 @@ def dns_server():
                 continue
             name = ".".join(labels).lower()
             note("dns", name)
+            if name == "hang.test" or (name == "half.test" and qtype != 1):
+                continue  # no answer: the proxy's lookup stays pending
             ent = DNS_TABLE.get(name)
             if ent is None and name.endswith(".wild.test"):
                 ent = ("A", OUT4)
@@ -488,6 +492,37 @@ time.sleep(8)
               == DATA.decode())
 
 
+def test_dns_pending(ctx):
+    """A connection that closes, and a run that ends, while its lookup is pending: the lookup
+    is cancelled and its late callback touches nothing freed (run under ASan too). hang.test
+    gets no answer at all; half.test an A answer but none for AAAA (evdns then waits for it)."""
+    dns_before = len(hits["dns"])
+    code = r'''
+import socket, time
+held = []
+for name in ("hang.test", "half.test"):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    s.sendall(("CONNECT %s:80 HTTP/1.1\r\n\r\n" % name).encode())
+    time.sleep(0.5)
+    s.close()
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    s.sendall(("CONNECT %s:80 HTTP/1.1\r\n\r\n" % name).encode())
+    held.append(s)
+time.sleep(0.5)
+print("done")
+'''
+    r = ctx.run(code, profile="net")
+    ctx.check("closing while a lookup is pending, and ending the run so", r["stdout"] == "done\n",
+              "stdout=%r stderr=%r" % (r["stdout"], r["stderr"][-300:]))
+    time.sleep(1.0)
+    asked = hits["dns"][dns_before:]
+    ctx.check("the lookups were sent (the cancelled path was taken)",
+              "hang.test" in asked and "half.test" in asked, repr(asked))
+    ctx.check("the daemon serves a proxy run after the cancelled lookups",
+              ctx.run("curl -sS --max-time 10 http://data.test/data.txt", profile="net", lang="sh")["stdout"]
+              == DATA.decode())
+
+
 def test_bytes(ctx):
     n = ctx.naudit()
     r = ctx.run("curl -sS --max-time 10 -o /tmp/big http://data.test/big; echo rc=$?; "
@@ -633,8 +668,8 @@ def main():
     ctx = Ctx(args)
     ctx.daemon.start()
     try:
-        for t in (test_allowed, test_refused, test_flood, test_head_deadline, test_global_cap, test_bytes,
-                  test_clients, test_default_profile):
+        for t in (test_allowed, test_refused, test_flood, test_head_deadline, test_global_cap,
+                  test_dns_pending, test_bytes, test_clients, test_default_profile):
             try:
                 t(ctx)
             except (AssertionError, subprocess.TimeoutExpired) as e:
