@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fdpass.h"
+#include "jsonscan.h"
 #include "limit.h"
 #include "memfd.h"
 #include "rules.h"
@@ -44,6 +45,8 @@ static const char *const proto_type_names[] = {
 	[PROTO_FILE_LIST_OK] = "file_list_ok",
 	[PROTO_FILE_DELETE] = "file_delete",
 	[PROTO_STREAM] = "stream",
+	[PROTO_TOOL_CALL] = "tool_call",
+	[PROTO_TOOL_REPLY] = "tool_reply",
 };
 
 /* The closed sets of names some string fields take (NULL-terminated). */
@@ -157,6 +160,39 @@ proto_outcome_from_name(const char *name, enum proto_outcome *ret)
 	return -ENOENT;
 }
 
+static const char *const proto_tool_outcome_names[PROTO_TOOL_OUTCOME_COUNT_] = {
+	[PROTO_TOOL_OK] = "ok",
+	[PROTO_TOOL_REFUSED] = "refused",
+	[PROTO_TOOL_ERROR] = "error",
+	[PROTO_TOOL_UNDECLARED] = "undeclared",
+	[PROTO_TOOL_MALFORMED] = "malformed",
+	[PROTO_TOOL_TOO_LARGE] = "too_large",
+	[PROTO_TOOL_LIMIT] = "limit",
+	[PROTO_TOOL_TIMEOUT] = "timeout",
+	[PROTO_TOOL_ABANDONED] = "abandoned",
+};
+
+const char *
+proto_tool_outcome_name(enum proto_tool_outcome outcome)
+{
+	if ((size_t)outcome >= PROTO_TOOL_OUTCOME_COUNT_)
+		return "error";
+	return proto_tool_outcome_names[outcome];
+}
+
+int
+proto_tool_outcome_from_name(const char *name, enum proto_tool_outcome *ret)
+{
+	size_t i;
+
+	for (i = 0; i < PROTO_TOOL_OUTCOME_COUNT_; i++)
+		if (strcmp(proto_tool_outcome_names[i], name) == 0) {
+			*ret = (enum proto_tool_outcome)i;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 const char *
 proto_limit_name(enum proto_limit limit)
 {
@@ -241,6 +277,10 @@ enum dec_kind {
 	DEC_REFUSALS,	   /* [{host, reason}]: result.network.refusals */
 	DEC_NETMODE,	   /* str, "none" or "proxy" */
 	DEC_MOUNTS,	   /* [str] of [mount] names (rules_mount_name_check), fixed array */
+	DEC_TOOLS,	   /* [{name, description?, schema?}]: run.tools */
+	DEC_TOOL_RECORDS,  /* [{tool, outcome, ms, args_bytes, result_bytes}]: result.tool_calls */
+	DEC_TOOL_NAME,	   /* str: rules_tool_name_check */
+	DEC_TOOL_OUTCOME,  /* str, one of proto_tool_outcome_names */
 };
 
 #define DF_REQUIRED 0x1u
@@ -340,6 +380,36 @@ static const struct dec_field dec_run_fields[] = {
 	{"profile", DEC_PROFILE, 0, U(proto_run, profile), 0, 0, 0},
 	{"mounts", DEC_MOUNTS, 0, U(proto_run, mounts), U(proto_run, nmounts), PROTO_MOUNTS_MAX,
 	 PROTO_MOUNT_MAX},
+	{"tools", DEC_TOOLS, DF_NONEMPTY, U(proto_run, tools), U(proto_run, ntools),
+	 PROTO_TOOLS_MAX, 0},
+};
+
+static const struct dec_field dec_tool_fields[] = {
+	{"name", DEC_TOOL_NAME, DF_REQUIRED, U(proto_tool, name), 0, 0, 0},
+	{"description", DEC_STR, 0, U(proto_tool, description), 0, PROTO_TOOL_DESC_MAX, 0},
+	{"schema", DEC_STR, 0, U(proto_tool, schema), 0, PROTO_TOOL_SCHEMA_MAX, 0},
+};
+
+static const struct dec_field dec_tool_record_fields[] = {
+	{"tool", DEC_STR, DF_REQUIRED, U(proto_tool_record, tool), 0, PROTO_TOOL_NAME_MAX, 0},
+	{"outcome", DEC_TOOL_OUTCOME, DF_REQUIRED, U(proto_tool_record, outcome), 0, 0, 0},
+	{"ms", DEC_U64, DF_REQUIRED, U(proto_tool_record, ms), 0, 0, 0},
+	{"args_bytes", DEC_U64, DF_REQUIRED, U(proto_tool_record, args_bytes), 0, 0, 0},
+	{"result_bytes", DEC_U64, DF_REQUIRED, U(proto_tool_record, result_bytes), 0, 0, 0},
+};
+
+static const struct dec_field dec_tool_call_fields[] = {
+	{"call", DEC_U32, DF_REQUIRED, U(proto_tool_call, call), 0, 0, 0},
+	{"tool", DEC_TOOL_NAME, DF_REQUIRED, U(proto_tool_call, tool), 0, 0, 0},
+	{"args", DEC_BLOB, DF_REQUIRED, U(proto_tool_call, args), 0, 0, 0},
+};
+
+static const struct dec_field dec_tool_reply_fields[] = {
+	{"call", DEC_U32, DF_REQUIRED, U(proto_tool_reply, call), 0, 0, 0},
+	{"ok", DEC_BOOL, DF_REQUIRED, U(proto_tool_reply, ok), 0, 0, 0},
+	{"result", DEC_BLOB, 0, U(proto_tool_reply, result), 0, 0, 0},
+	{"error", DEC_STR, 0, U(proto_tool_reply, error), 0, PROTO_TOOL_ERROR_MAX, 0},
+	{"refused", DEC_BOOL, 0, U(proto_tool_reply, refused), 0, 0, 0},
 };
 
 /* Indices into dec_result_fields used by the cross-field checks. */
@@ -365,6 +435,9 @@ static const struct dec_field dec_result_fields[] = {
 	{"artifacts_omitted", DEC_U64, 0, U(proto_result, artifacts_omitted), 0, 0, 0},
 	{"artifacts_omitted_bytes", DEC_U64, 0, U(proto_result, artifacts_omitted_bytes), 0, 0, 0},
 	{"network", DEC_NETWORK, 0, U(proto_result, network), 0, 0, 0},
+	{"tool_calls", DEC_TOOL_RECORDS, 0, U(proto_result, tool_calls),
+	 U(proto_result, ntool_calls), PROTO_TOOL_CALLS_LISTED_MAX, 0},
+	{"tool_calls_omitted", DEC_U64, 0, U(proto_result, tool_calls_omitted), 0, 0, 0},
 };
 
 static const struct dec_field dec_error_fields[] = {
@@ -512,6 +585,8 @@ static const struct dec_schema {
 	[PROTO_FILE_LIST_OK] = {dec_file_list_ok_fields, NELEM(dec_file_list_ok_fields)},
 	[PROTO_FILE_DELETE] = {dec_file_path_fields, NELEM(dec_file_path_fields)},
 	[PROTO_STREAM] = {dec_stream_fields, NELEM(dec_stream_fields)},
+	[PROTO_TOOL_CALL] = {dec_tool_call_fields, NELEM(dec_tool_call_fields)},
+	[PROTO_TOOL_REPLY] = {dec_tool_reply_fields, NELEM(dec_tool_reply_fields)},
 };
 
 /* Every message type has a name and a schema, and nothing else does. */
@@ -540,6 +615,10 @@ static const struct dec_elem {
 			  NELEM(dec_profile_fields), DEC_NO_BLOB},
 	[DEC_REFUSALS] = {sizeof(struct proto_refusal), dec_refusal_fields,
 			  NELEM(dec_refusal_fields), DEC_NO_BLOB},
+	[DEC_TOOLS] = {sizeof(struct proto_tool), dec_tool_fields, NELEM(dec_tool_fields),
+		       DEC_NO_BLOB},
+	[DEC_TOOL_RECORDS] = {sizeof(struct proto_tool_record), dec_tool_record_fields,
+			      NELEM(dec_tool_record_fields), DEC_NO_BLOB},
 };
 
 static int dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f,
@@ -853,6 +932,25 @@ static int
 dec_session_state_lookup(const char *name, void *ret)
 {
 	return dec_name_lookup(proto_session_states, name, ret);
+}
+
+/* proto_tool_outcome_from_name() with a generic signature for dec_enum(). */
+static int
+dec_tool_outcome_lookup(const char *name, void *ret)
+{
+	return proto_tool_outcome_from_name(name, ret);
+}
+
+/* A tool's name: [A-Za-z_][A-Za-z0-9_]*, 1 to PROTO_TOOL_NAME_MAX bytes. */
+static int
+dec_tool_name(struct proto_dec *d, const msgpack_object *o, const char **ret)
+{
+	if (o->type == MSGPACK_OBJECT_STR && o->via.str.size > PROTO_TOOL_NAME_MAX)
+		return dec_big(d, "longer than %d bytes", PROTO_TOOL_NAME_MAX);
+	if (o->type != MSGPACK_OBJECT_STR ||
+	    !rules_tool_name_check(o->via.str.ptr, o->via.str.size))
+		return dec_bad(d, "not a tool name ([A-Za-z_][A-Za-z0-9_]*)");
+	return dec_str(d, o, PROTO_TOOL_NAME_MAX, true, ret);
 }
 
 /* An output stream name, for dec_enum(). */
@@ -1273,6 +1371,16 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 	}
 	case DEC_NETMODE:
 		return dec_enum(d, o, dec_netmode_lookup, dst);
+	case DEC_TOOLS:
+	case DEC_TOOL_RECORDS:
+		if ((f->flags & DF_NONEMPTY) != 0 && o->type == MSGPACK_OBJECT_ARRAY &&
+		    o->via.array.size == 0)
+			return dec_bad(d, "empty (leave it out)");
+		return dec_list(d, o, f, (void **)dst, cnt);
+	case DEC_TOOL_NAME:
+		return dec_tool_name(d, o, (const char **)dst);
+	case DEC_TOOL_OUTCOME:
+		return dec_enum(d, o, dec_tool_outcome_lookup, dst);
 	case DEC_LIMITS:
 	case DEC_LIMITS_REQ:
 		return dec_limits(d, o, f->kind == DEC_LIMITS_REQ, (struct proto_limits *)dst);
@@ -1367,6 +1475,12 @@ dec_init_blobs(struct proto_msg *m)
 	case PROTO_STREAM:
 		m->u.stream.data.fd = -1;
 		break;
+	case PROTO_TOOL_CALL:
+		m->u.tool_call.args.fd = -1;
+		break;
+	case PROTO_TOOL_REPLY:
+		m->u.tool_reply.result.fd = -1;
+		break;
 	default:
 		break;
 	}
@@ -1409,6 +1523,76 @@ dec_result_check(struct proto_dec *d, const struct proto_result *res, uint32_t s
 	return 0;
 }
 
+/* Fail naming the field at the current path plus field. */
+__attribute__((format(printf, 4, 5))) static int
+dec_at(struct proto_dec *d, const char *field, enum proto_error code, const char *fmt, ...)
+{
+	char msg[PROTO_MSG_PRINTABLE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	dec_push(d, "%s", field);
+	return dec_fail(d, code, "%s", msg);
+}
+
+/* Checks across fields of the tool bridge's messages (run.tools, tool_call, tool_reply). */
+static int
+dec_tools_check(struct proto_dec *d, const struct proto_msg *m)
+{
+	size_t i, j;
+
+	if (m->type == PROTO_RUN) {
+		const struct proto_run *run = &m->u.run;
+
+		for (i = 0; i < run->ntools; i++) {
+			const struct proto_tool *t = &run->tools[i];
+			size_t old = dec_push(d, ".tools[%zu]", i);
+
+			for (j = 0; j < i; j++)
+				if (strcmp(run->tools[j].name, t->name) == 0)
+					return dec_at(d, ".name", PROTO_ERR_BAD_REQUEST,
+						      "%s declared twice", t->name);
+			if (t->schema != NULL && jsonscan_object(t->schema, strlen(t->schema)) < 0)
+				return dec_at(d, ".schema", PROTO_ERR_BAD_REQUEST,
+					      "not a JSON object");
+			dec_pop(d, old);
+		}
+		return 0;
+	}
+	if (m->type == PROTO_TOOL_CALL) {
+		const struct proto_tool_call *c = &m->u.tool_call;
+
+		if (c->args.len > PROTO_TOOL_BYTES_MAX)
+			return dec_at(d, ".args", PROTO_ERR_TOO_LARGE, "longer than %d bytes",
+				      PROTO_TOOL_BYTES_MAX);
+		if (c->call == 0)
+			return dec_at(d, ".call", PROTO_ERR_BAD_REQUEST, "0 is not a call");
+		return 0;
+	}
+	if (m->type == PROTO_TOOL_REPLY) {
+		const struct proto_tool_reply *r = &m->u.tool_reply;
+
+		if (r->call == 0)
+			return dec_at(d, ".call", PROTO_ERR_BAD_REQUEST, "0 is not a call");
+		if (r->result.present != r->ok)
+			return dec_at(d, ".result", PROTO_ERR_BAD_REQUEST, "%s",
+				      r->ok ? "missing (required when ok)"
+					    : "not allowed when not ok");
+		if ((r->error != NULL) == r->ok)
+			return dec_at(d, ".error", PROTO_ERR_BAD_REQUEST, "%s",
+				      r->ok ? "not allowed when ok"
+					    : "missing (required when not ok)");
+		if (r->refused && r->ok)
+			return dec_at(d, ".refused", PROTO_ERR_BAD_REQUEST, "not allowed when ok");
+		if (r->result.len > PROTO_TOOL_BYTES_MAX)
+			return dec_at(d, ".result", PROTO_ERR_TOO_LARGE, "longer than %d bytes",
+				      PROTO_TOOL_BYTES_MAX);
+	}
+	return 0;
+}
+
 /* Decode the top-level map into m. */
 static int
 dec_message(struct proto_dec *d, const msgpack_object *o, struct proto_msg *m, uint32_t *ret_id)
@@ -1433,6 +1617,9 @@ dec_message(struct proto_dec *d, const msgpack_object *o, struct proto_msg *m, u
 		if (r < 0)
 			return r;
 	}
+	r = dec_tools_check(d, m);
+	if (r < 0)
+		return r;
 	if (m->type == PROTO_CANCEL && (m->u.cancel.request == 0) == (m->u.cancel.run == 0))
 		return dec_bad(d, ": exactly one of request and run, non-zero, is required");
 	if (m->type == PROTO_FILE_DATA) {
@@ -1978,6 +2165,52 @@ enc_env(struct proto_enc *e, const struct proto_env *env, size_t n)
 	}
 }
 
+/* run.tools. */
+static void
+enc_tools(struct proto_enc *e, const struct proto_tool *t, size_t n)
+{
+	size_t i;
+
+	if (n > PROTO_TOOLS_MAX || t == NULL)
+		enc_fail(e, t == NULL ? -EINVAL : -E2BIG);
+	enc_rawstr(e, "tools", PROTO_STR_MAX);
+	enc_array(e, n);
+	for (i = 0; e->err == 0 && i < n; i++) {
+		if (t[i].name == NULL || !rules_tool_name_check(t[i].name, strlen(t[i].name)) ||
+		    (t[i].schema != NULL && jsonscan_object(t[i].schema, strlen(t[i].schema)) < 0))
+			enc_fail(e, -EINVAL);
+		enc_map(e, 1 + (t[i].description != NULL) + (t[i].schema != NULL));
+		enc_kv_str(e, "name", t[i].name, PROTO_TOOL_NAME_MAX, true);
+		if (t[i].description != NULL)
+			enc_kv_str(e, "description", t[i].description, PROTO_TOOL_DESC_MAX, false);
+		if (t[i].schema != NULL)
+			enc_kv_str(e, "schema", t[i].schema, PROTO_TOOL_SCHEMA_MAX, true);
+	}
+}
+
+/* result.tool_calls. */
+static void
+enc_tool_records(struct proto_enc *e, const struct proto_tool_record *r, size_t n)
+{
+	size_t i;
+
+	if (n > PROTO_TOOL_CALLS_LISTED_MAX || (n > 0 && r == NULL))
+		enc_fail(e, n > PROTO_TOOL_CALLS_LISTED_MAX ? -E2BIG : -EINVAL);
+	enc_rawstr(e, "tool_calls", PROTO_STR_MAX);
+	enc_array(e, n);
+	for (i = 0; e->err == 0 && i < n; i++) {
+		if ((size_t)r[i].outcome >= PROTO_TOOL_OUTCOME_COUNT_)
+			enc_fail(e, -EINVAL);
+		enc_map(e, 5);
+		enc_kv_str(e, "tool", r[i].tool, PROTO_TOOL_NAME_MAX, false);
+		enc_rawstr(e, "outcome", PROTO_STR_MAX);
+		enc_rawstr(e, proto_tool_outcome_name(r[i].outcome), PROTO_NAME_MAX);
+		enc_kv_uint(e, "ms", r[i].ms);
+		enc_kv_uint(e, "args_bytes", r[i].args_bytes);
+		enc_kv_uint(e, "result_bytes", r[i].result_bytes);
+	}
+}
+
 /* run.files. */
 static void
 enc_files(struct proto_enc *e, const struct proto_file *files, size_t n)
@@ -2007,7 +2240,7 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
 			  run->stdin_data.present + (run->nfiles > 0) + run->file_bundle.present +
 			  (run->session != NULL) + run->stream + (run->profile != NULL) +
-			  (run->nmounts > 0));
+			  (run->nmounts > 0) + (run->ntools > 0));
 	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
 	if (run->code.present)
 		enc_kv_blob(&e, "code", &run->code);
@@ -2046,6 +2279,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 				enc_rawstr(&e, run->mounts[i], PROTO_MOUNT_MAX);
 		}
 	}
+	if (run->ntools > 0)
+		enc_tools(&e, run->tools, run->ntools);
 	return enc_finish(&e, ret);
 }
 
@@ -2114,13 +2349,15 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 					       {"stderr", "stderr_bytes", "stderr_truncated"}};
 	enum proto_outcome oc;
 	struct proto_enc e;
+	bool has_tools;
 	size_t i;
 
 	if (res == NULL || ret == NULL || (size_t)res->outcome >= PROTO_OUTCOME_COUNT_)
 		return -EINVAL;
 	oc = res->outcome;
+	has_tools = res->ntool_calls > 0 || res->tool_calls_omitted > 0;
 	enc_begin(&e, PROTO_RESULT, id,
-		  14 +
+		  14 + 2 * has_tools +
 			  (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
 			   oc == PROTO_OUTCOME_ERROR) +
 			  (res->network != NULL));
@@ -2150,6 +2387,10 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 	enc_kv_uint(&e, "artifacts_omitted_bytes", res->artifacts_omitted_bytes);
 	if (res->network != NULL)
 		enc_network(&e, res->network);
+	if (has_tools) {
+		enc_tool_records(&e, res->tool_calls, res->ntool_calls);
+		enc_kv_uint(&e, "tool_calls_omitted", res->tool_calls_omitted);
+	}
 	return enc_finish(&e, ret);
 }
 
@@ -2326,6 +2567,45 @@ proto_encode_stream(uint32_t id, const struct proto_stream *s, struct proto_out 
 	enc_begin(&e, PROTO_STREAM, id, 2);
 	enc_kv_oneof(&e, "stream", proto_stream_names, s->stream);
 	enc_kv_blob(&e, "data", &s->data);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_tool_call(uint32_t id, const struct proto_tool_call *c, struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	if (c == NULL || ret == NULL || c->call == 0 || !c->args.present || c->tool == NULL ||
+	    !rules_tool_name_check(c->tool, strlen(c->tool)))
+		return -EINVAL;
+	if (c->args.len > PROTO_TOOL_BYTES_MAX)
+		return -E2BIG;
+	enc_begin(&e, PROTO_TOOL_CALL, id, 3);
+	enc_kv_uint(&e, "call", c->call);
+	enc_kv_str(&e, "tool", c->tool, PROTO_TOOL_NAME_MAX, true);
+	enc_kv_blob(&e, "args", &c->args);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_tool_reply(uint32_t id, const struct proto_tool_reply *r, struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	if (r == NULL || ret == NULL || r->call == 0 || r->result.present != r->ok ||
+	    (r->error != NULL) == r->ok || (r->refused && r->ok))
+		return -EINVAL;
+	if (r->result.len > PROTO_TOOL_BYTES_MAX)
+		return -E2BIG;
+	enc_begin(&e, PROTO_TOOL_REPLY, id, 2 + 1 + r->refused);
+	enc_kv_uint(&e, "call", r->call);
+	enc_kv_bool(&e, "ok", r->ok);
+	if (r->ok)
+		enc_kv_blob(&e, "result", &r->result);
+	else
+		enc_kv_str(&e, "error", r->error, PROTO_TOOL_ERROR_MAX, false);
+	if (r->refused)
+		enc_kv_bool(&e, "refused", true);
 	return enc_finish(&e, ret);
 }
 

@@ -115,6 +115,15 @@ enum proto_type {
 	 *   | "stderr"), data:bin (<= PROTO_INLINE_MAX)}: live output of a run that
 	 *   asked for stream; every event comes before the run's result */
 	PROTO_STREAM = 26,
+	/* daemon -> client: {type, id (the run's request id), call:uint (1, 2, ...
+	 *   per run), tool:str (a declared name), args:blob (JSON object text,
+	 *   <= PROTO_TOOL_BYTES_MAX)}: the code called a tool; answer with
+	 *   tool_reply. Sent only to a client whose hello named "tools". */
+	PROTO_TOOL_CALL = 27,
+	/* client -> daemon: {type, id (the run's request id), call:uint, ok:bool,
+	 *   result?:blob (JSON text, present iff ok), error?:str (present iff not
+	 *   ok), refused?:bool}: the answer to a tool_call; gets no reply. */
+	PROTO_TOOL_REPLY = 28,
 };
 
 /* Stable error codes. The wire carries the name (error_code_name()). */
@@ -211,6 +220,7 @@ struct proto_artifact {
 #define PROTO_FEATURE_PROCESS_LIMIT "process_limit" /* outcome process_limit */
 #define PROTO_FEATURE_NETWORK "network"		    /* result.network */
 #define PROTO_FEATURE_FILE_BUNDLE "file_bundle"	    /* run.file_bundle (daemon) */
+#define PROTO_FEATURE_TOOLS "tools" /* run.tools, tool_call, tool_reply, result.tool_calls */
 
 struct proto_hello {
 	uint32_t version;
@@ -290,6 +300,60 @@ struct proto_info {
 	size_t nprofiles;
 };
 
+/*
+ * The tool bridge (docs/design-tool-bridge.md): tools a run declares, the
+ * calls its code makes, and what the result lists of them.
+ */
+#define PROTO_TOOLS_MAX 32		 /* tools declared by one run */
+#define PROTO_TOOL_NAME_MAX 64		 /* [A-Za-z_][A-Za-z0-9_]*, bytes */
+#define PROTO_TOOL_DESC_MAX 1024	 /* a tool's description, bytes */
+#define PROTO_TOOL_SCHEMA_MAX (8 * 1024) /* its argument schema (a JSON object), bytes */
+#define PROTO_TOOL_BYTES_MAX (64 * 1024) /* one call's args or one answer's result, bytes */
+#define PROTO_TOOL_ERROR_MAX 1024	 /* a failed call's message, bytes */
+#define PROTO_TOOL_CALLS_LISTED_MAX 256	 /* calls listed in a result */
+
+struct proto_tool {
+	const char *name;
+	const char *description; /* NULL: none */
+	const char *schema;	 /* NULL: none; else a JSON object's text */
+};
+
+/* How one call ended, in a result's tool_calls. The wire carries the name. */
+enum proto_tool_outcome {
+	PROTO_TOOL_OK = 0,	   /* answered with a result */
+	PROTO_TOOL_REFUSED = 1,	   /* the client's approval hook said no */
+	PROTO_TOOL_ERROR = 2,	   /* the client answered an error (the tool failed) */
+	PROTO_TOOL_UNDECLARED = 3, /* not a tool the run declared: never sent to the client */
+	PROTO_TOOL_MALFORMED = 4,  /* the line, or the client's result, was not valid */
+	PROTO_TOOL_TOO_LARGE = 5,  /* the line, or the result, was longer than allowed */
+	PROTO_TOOL_LIMIT = 6,	   /* past the run's number of calls */
+	PROTO_TOOL_TIMEOUT = 7,	   /* the client did not answer in time */
+	PROTO_TOOL_ABANDONED = 8,  /* the run, or the caller's connection, ended first */
+	PROTO_TOOL_OUTCOME_COUNT_
+};
+
+struct proto_tool_record {
+	const char *tool; /* the name asked for ("" when it was not a valid name) */
+	enum proto_tool_outcome outcome;
+	uint64_t ms;	       /* from the call's line to its answer */
+	uint64_t args_bytes;   /* bytes of its args */
+	uint64_t result_bytes; /* bytes of the result or error sent back */
+};
+
+struct proto_tool_call {
+	uint32_t call;
+	const char *tool;
+	struct proto_blob args;
+};
+
+struct proto_tool_reply {
+	uint32_t call;
+	bool ok;
+	struct proto_blob result; /* ok: JSON text */
+	const char *error;	  /* not ok: a message */
+	bool refused;		  /* not ok because the approval hook said no */
+};
+
 struct proto_run {
 	const char *runtime;
 	struct proto_blob code;
@@ -307,6 +371,8 @@ struct proto_run {
 	const char *profile; /* NULL: the caller's default (a session's: its own) */
 	const char *mounts[PROTO_MOUNTS_MAX]; /* [mount] names asked for, beyond the profile's */
 	size_t nmounts;
+	struct proto_tool *tools; /* needs the "tools" feature */
+	size_t ntools;
 };
 
 #define PROTO_SESSION_ID_LEN 32 /* hex characters */
@@ -395,6 +461,12 @@ struct proto_result {
 	/* A network = proxy run's figures, sent to a client whose hello named
 	 * PROTO_FEATURE_NETWORK (NULL: none, or not sent). */
 	const struct proto_network *network;
+	/* The tool calls the code made, in order (at most
+	 * PROTO_TOOL_CALLS_LISTED_MAX; the rest counted in tool_calls_omitted).
+	 * Optional on the wire, sent only to a "tools" client of a run with tools. */
+	struct proto_tool_record *tool_calls;
+	size_t ntool_calls;
+	uint64_t tool_calls_omitted;
 };
 
 struct proto_err {
@@ -442,6 +514,8 @@ struct proto_msg {
 		struct proto_file_data file_data;
 		struct proto_file_list file_list;
 		struct proto_stream stream;
+		struct proto_tool_call tool_call;
+		struct proto_tool_reply tool_reply;
 	} u;
 	void *priv_; /* decoder state: the msgpack zone, mappings, fds */
 };
@@ -496,6 +570,8 @@ int proto_encode_file_op(uint32_t id, enum proto_type type, const struct proto_f
 int proto_encode_file_data(uint32_t id, const struct proto_file_data *d, struct proto_out *ret);
 int proto_encode_file_list(uint32_t id, const struct proto_file_list *l, struct proto_out *ret);
 int proto_encode_stream(uint32_t id, const struct proto_stream *s, struct proto_out *ret);
+int proto_encode_tool_call(uint32_t id, const struct proto_tool_call *c, struct proto_out *ret);
+int proto_encode_tool_reply(uint32_t id, const struct proto_tool_reply *r, struct proto_out *ret);
 int proto_encode_error(uint32_t id, enum proto_error code, const char *message,
 		       struct proto_out *ret);
 
@@ -506,6 +582,8 @@ const char *proto_error_message(enum proto_error code); /* a default human messa
 const char *proto_outcome_name(enum proto_outcome outcome);
 int proto_outcome_from_name(const char *name, enum proto_outcome *ret);
 const char *proto_limit_name(enum proto_limit limit);
+const char *proto_tool_outcome_name(enum proto_tool_outcome outcome);
+int proto_tool_outcome_from_name(const char *name, enum proto_tool_outcome *ret);
 
 /* Send and receive one packet with its fds (MSG_CMSG_CLOEXEC on receive). */
 int proto_send(int sock, const struct proto_out *out);

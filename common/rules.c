@@ -31,6 +31,16 @@ rules_env_name_check(const char *s, size_t len)
 }
 
 bool
+rules_tool_name_check(const char *s, size_t len)
+{
+	/* The grammar of an environment name (an identifier in every language
+	 * the code may be in), with a shorter bound. */
+	int r = rules_env_name_check(s, len);
+
+	return (r == 0 || r == -E2BIG) && len <= PROTO_TOOL_NAME_MAX;
+}
+
+bool
 rules_session_id_valid(const char *s, size_t len)
 {
 	size_t i;

@@ -51,6 +51,10 @@ bool rules_mount_name_check(const char *s, size_t len);
  * PROTO_NAME_MAX printable ASCII bytes without '/' or blanks, not "." or "..". */
 bool rules_code_name_valid(const char *s);
 
+/* A tool's name (len bytes): [A-Za-z_][A-Za-z0-9_]*, 1 to PROTO_TOOL_NAME_MAX
+ * bytes. */
+bool rules_tool_name_check(const char *s, size_t len);
+
 /* Whether every limit asked is at most its ceiling (0, "the default",
  * always is). If not, *ret_bad names the first one above. */
 bool rules_limits_within(const struct proto_limits *asked, const struct proto_limits *ceilings,

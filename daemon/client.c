@@ -545,6 +545,13 @@ client_on_info(struct client *c, const struct proto_msg *m)
 static void
 client_on_run(struct client *c, const struct proto_msg *m)
 {
+	/* The tool bridge (docs/design-tool-bridge.md) is decoded but not yet
+	 * relayed: a run that declares tools would run without them. */
+	if (m->u.run.ntools > 0) {
+		client_send_error(c, m->id, PROTO_ERR_BAD_REQUEST,
+				  "run.tools: this daemon does not offer the feature tools");
+		return;
+	}
 	run_start(c->d, c, m->id, &m->u.run);
 }
 
