@@ -17,7 +17,7 @@ flags="-std=c17 -D_GNU_SOURCE -DAIRLOCK_VERSION=\"fuzz\" -g -O1 -fno-omit-frame-
  -I$src -I$src/common -I$src/libclient -I$src/daemon
  -fsanitize=address,undefined -fno-sanitize-recover=all"
 common="$src/common/log.c $src/common/fdpass.c $src/common/memfd.c $src/common/proto.c
- $src/common/rules.c $src/common/limit.c $src/common/bundle.c"
+ $src/common/rules.c $src/common/limit.c $src/common/bundle.c $src/common/jsonscan.c"
 libs="$(pkg-config --libs msgpack) $(pkg-config --libs inih)"
 
 build() { # name sources...
@@ -32,6 +32,7 @@ build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c" "$src
 build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/plan.c"
 build fuzz_egress "$src/tests/fuzz/fuzz_egress.c" "$src/daemon/egress_rules.c"
 build fuzz_bundle "$src/tests/fuzz/fuzz_bundle.c"
+build fuzz_jsonscan "$src/tests/fuzz/fuzz_jsonscan.c"
 # shellcheck disable=SC2086
 $cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/plan.c" $common $libs
 rm -rf "$work/seeds"
@@ -42,11 +43,16 @@ printf 'CONNECT data.test:443 HTTP/1.1\r\nHost: data.test:443\r\nUser-Agent: cur
 	>"$work/seeds/egress/connect"
 printf 'GET http://data.test/x?y HTTP/1.1\r\nHost: data.test\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\nbody' \
 	>"$work/seeds/egress/get"
+# The tool bridge's JSON lines (common/jsonscan.c): a few shapes to start from.
+mkdir -p "$work/seeds/jsonscan"
+printf '{"id":1,"tool":"search","args":{"q":"x","n":[1,2.5e3,null,true]}}' >"$work/seeds/jsonscan/call"
+printf '{"a":"\\ud83d\\ude00\\n","b":[[[]]],"c":-0.5}' >"$work/seeds/jsonscan/value"
+printf '"\303\251\342\202\254"' >"$work/seeds/jsonscan/utf8"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
-for h in proto config plan egress bundle; do
+for h in proto config plan egress bundle jsonscan; do
 	corpus="$work/corpus-$h"
 	mkdir -p "$corpus"
 	# Regressions first: each committed input runs once and must pass.
