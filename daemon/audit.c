@@ -85,8 +85,8 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 	  const struct proto_limits *asked, const struct proto_result *res,
 	  const struct egress_stats *net, const char *err)
 {
-	char limits[512], line[4096 + 8192], qerr[4 * 512], qrt[4 * 64], qnet[8192];
-	uint64_t abytes = 0;
+	char limits[512], line[4096 + 8192], qerr[4 * 512], qrt[4 * 64], qnet[8192], tools[80] = "";
+	uint64_t abytes = 0, tcalls = res->ntool_calls + res->tool_calls_omitted, trefused = 0;
 	size_t i;
 
 	/*
@@ -102,15 +102,21 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 	audit_net(net, qnet, sizeof(qnet));
 	for (i = 0; i < res->nartifacts; i++)
 		abytes += res->artifacts[i].data.len;
+	/* The tool bridge: calls made (listed or not) and the listed ones refused. */
+	for (i = 0; i < res->ntool_calls; i++)
+		trefused += res->tool_calls[i].outcome == PROTO_TOOL_REFUSED;
+	if (tcalls > 0)
+		snprintf(tools, sizeof(tools), " tool_calls=%" PRIu64 " tool_refused=%" PRIu64,
+			 tcalls, trefused);
 	snprintf(line, sizeof(line),
 		 "audit run=%" PRIu32 " uid=%u pid=%d runtime=%s limits=%s outcome=%s"
 		 " exit_code=%d signal=%d wall_ms=%" PRIu64 " cpu_ms=%" PRIu64 " queued_ms=%" PRIu64
 		 " memory_peak_bytes=%" PRIu64 " stdout_bytes=%" PRIu64 " stderr_bytes=%" PRIu64
-		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s%s",
+		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s%s%s",
 		 run_id, (unsigned)uid, (int)pid, qrt, limits, proto_outcome_name(res->outcome),
 		 res->exit_code, res->signal, res->wall_ms, res->cpu_ms, res->queued_ms,
 		 res->memory_peak_bytes, res->out[0].total, res->out[1].total, res->nartifacts,
-		 abytes, qnet, qerr[0] ? " error=\"" : "", qerr, qerr[0] ? "\"" : "");
+		 abytes, qnet, tools, qerr[0] ? " error=\"" : "", qerr, qerr[0] ? "\"" : "");
 	if (!d->journal) {
 		log_info("%s", line);
 		return;

@@ -59,6 +59,7 @@ struct client {
 	bool hello_done;
 	bool process_limit; /* the client's hello named the outcome process_limit */
 	bool network;	    /* ... and result.network */
+	bool tools;	    /* the client's hello named the feature tools */
 	bool closing;	    /* send what is queued, then close */
 	bool dead;	    /* freed on the next loop turn; nothing more is done */
 	bool orphaned;	    /* its runs were killed, its sessions told */
@@ -96,6 +97,7 @@ static void client_on_session_open(struct client *c, const struct proto_msg *m);
 static void client_on_session_close(struct client *c, const struct proto_msg *m);
 static void client_on_session_list(struct client *c, const struct proto_msg *m);
 static void client_on_file(struct client *c, const struct proto_msg *m);
+static void client_on_tool_reply(struct client *c, const struct proto_msg *m);
 
 static const struct client_handler client_handlers[] = {
 	{PROTO_HELLO, H_BEFORE_HELLO, client_on_hello},
@@ -111,7 +113,14 @@ static const struct client_handler client_handlers[] = {
 	{PROTO_FILE_READ, H_AFTER_HELLO, client_on_file},
 	{PROTO_FILE_LIST, H_AFTER_HELLO, client_on_file},
 	{PROTO_FILE_DELETE, H_AFTER_HELLO, client_on_file},
+	{PROTO_TOOL_REPLY, H_AFTER_HELLO, client_on_tool_reply},
 };
+
+bool
+client_knows_tools(const struct client *c)
+{
+	return c->tools;
+}
 
 bool
 client_knows_process_limit(const struct client *c)
@@ -402,8 +411,8 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 	struct proto_hello h = {.version = PROTO_VERSION,
 				.peer = "airlockd " AIRLOCK_VERSION,
 				.features = {PROTO_FEATURE_PROCESS_LIMIT, PROTO_FEATURE_NETWORK,
-					     PROTO_FEATURE_FILE_BUNDLE},
-				.nfeatures = 3};
+					     PROTO_FEATURE_FILE_BUNDLE, PROTO_FEATURE_TOOLS},
+				.nfeatures = 4};
 	struct proto_out out;
 
 	/* Refusals wait for the hello so the reply has an id to answer and
@@ -435,6 +444,7 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 	/* An older client's decoder refuses an outcome it does not know. */
 	c->process_limit = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_PROCESS_LIMIT);
 	c->network = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_NETWORK);
+	c->tools = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_TOOLS);
 	if (c->hello_ev != NULL)
 		event_del(c->hello_ev);
 	if (proto_encode_hello(m->id, PROTO_HELLO_OK, &h, &out) < 0)
@@ -545,14 +555,20 @@ client_on_info(struct client *c, const struct proto_msg *m)
 static void
 client_on_run(struct client *c, const struct proto_msg *m)
 {
-	/* The tool bridge (docs/design-tool-bridge.md) is decoded but not yet
-	 * relayed: a run that declares tools would run without them. */
-	if (m->u.run.ntools > 0) {
+	/* A client that did not name tools could not answer a tool_call. */
+	if (m->u.run.ntools > 0 && !c->tools) {
 		client_send_error(c, m->id, PROTO_ERR_BAD_REQUEST,
-				  "run.tools: this daemon does not offer the feature tools");
+				  "run.tools: the client's hello did not name the feature tools");
 		return;
 	}
 	run_start(c->d, c, m->id, &m->u.run);
+}
+
+/* An answer to an event: it gets no reply of its own. */
+static void
+client_on_tool_reply(struct client *c, const struct proto_msg *m)
+{
+	run_tool_reply(c->d, c, m->id, &m->u.tool_reply);
 }
 
 static void

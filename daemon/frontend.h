@@ -136,6 +136,11 @@ void client_send(struct client *c, struct proto_out *out);
 void client_send_error(struct client *c, uint32_t id, enum proto_error code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 uid_t client_uid(const struct client *c);
+/* A client's answer to one of its run's tool calls (run_tools.h). */
+void run_tool_reply(struct daemon *d, struct client *c, uint32_t req_id,
+		    const struct proto_tool_reply *rep);
+/* Did the client's hello name the feature tools? */
+bool client_knows_tools(const struct client *c);
 /* Did the client's hello name the outcome process_limit? */
 bool client_knows_process_limit(const struct client *c);
 /* Did the client's hello name the feature network (result.network)? */

@@ -31,6 +31,7 @@
 #define PLAN_F_SESSION 0x1u /* the workspace is a session's: artifacts are what changed */
 /* network = proxy: listen at 127.0.0.1:egress_port (sandbox_egress.c) */
 #define PLAN_F_EGRESS 0x80u
+#define PLAN_F_TOOLS 0x100u /* the run declares tools: /run/tools (sandbox_tools.c) */
 
 /* Paths inside the sandbox. */
 #define PLAN_WORKSPACE "/workspace"

@@ -28,6 +28,7 @@
 #include "run.h"
 #include "rules.h"
 #include "run_files.h"
+#include "run_tools.h"
 #include "session.h"
 
 static void run_free_inputs(struct run *r);
@@ -123,6 +124,8 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 	argv[argc] = NULL;
 
 	r = plan_env_build(&env, (const char *const *)rt->env, rt->nenv, req->env, req->nenv);
+	if (r == 0 && req->ntools > 0)
+		r = run_tools_env(req, &env);
 	if (r < 0) {
 		*ret_code = PROTO_ERR_INTERNAL;
 		snprintf(why, whylen, "cannot build the environment: %s", strerror(-r));
@@ -155,7 +158,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 	in.file_mode = files.mode;
 	/* A session run's files are written by the session's keeper instead. */
 	in.nfiles = session ? 0 : files.n;
-	in.flags = session ? PLAN_F_SESSION : 0;
+	in.flags = (session ? PLAN_F_SESSION : 0) | (req->ntools > 0 ? PLAN_F_TOOLS : 0);
 	if (prof->network_proxy) {
 		in.flags |= PLAN_F_EGRESS;
 		in.egress_port = d->cfg->egress_port;
@@ -779,6 +782,7 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	r->run_id = ++d->next_run_id;
 	if (r->run_id == 0)
 		r->run_id = ++d->next_run_id;
+	r->tools = run_tools_new(r, req->tools, req->ntools);
 	TAILQ_INSERT_TAIL(&d->runs, r, entry);
 	d->nruns++;
 	client_run_added(c, r);
@@ -820,6 +824,18 @@ run_find(struct daemon *d, struct client *c, const struct proto_cancel *what)
 			return r;
 	}
 	return NULL;
+}
+
+void
+run_tool_reply(struct daemon *d, struct client *c, uint32_t req_id,
+	       const struct proto_tool_reply *rep)
+{
+	struct proto_cancel what = {.request = req_id};
+	struct run *r = run_find(d, c, &what);
+
+	/* No such run (over, or never): dropped, like a late reply. */
+	if (r != NULL)
+		run_tools_reply(r, rep);
 }
 
 /* End a run early: a queued one at once, a running one when reaped. */

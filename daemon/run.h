@@ -23,6 +23,7 @@
 struct event;
 struct egress_policy;
 struct egress_run;
+struct run_tools;
 
 /* One output pipe of a run (run_io.c). */
 struct run_out {
@@ -89,6 +90,7 @@ struct run {
 	uint32_t prep_key;			   /* its sandbox's spawn key (spawnref.h), or 0 */
 	struct egress_policy *egress_pol; /* network = proxy: its profile's, copied; else NULL */
 	struct egress_run *egress;	  /* served by the proxy since SUP_EGRESS, or NULL */
+	struct run_tools *tools;	  /* the tool bridge (run_tools.h), or NULL */
 };
 
 /* ---- run.c ---- */

@@ -25,6 +25,7 @@
 #include "plan.h"
 #include "run.h"
 #include "rules.h"
+#include "run_tools.h"
 
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
@@ -306,6 +307,10 @@ run_io_lifeline_read(struct run *r, int budget)
 			run_io_egress_open(r, fds[0]);
 			continue;
 		}
+		if (m.type == SUP_TOOLS && nfds == 1 && !r->f.sup_exit) {
+			run_tools_listen(r, fds[0]);
+			continue;
+		}
 		fdpass_close_all(fds, nfds);
 		if (m.type == SUP_EXIT && !r->f.sup_exit) {
 			r->f.sup_exit = true;
@@ -471,6 +476,9 @@ run_io_answer(struct run *r)
 		res.queued_ms = run_io_ms_between(&r->t_request, &r->t_start);
 	else
 		res.queued_ms = run_io_ms_since(&r->t_request);
+	/* Calls still waiting are abandoned: the code is gone. */
+	run_tools_close(r);
+	run_tools_result(r, &res);
 	/* The code is gone (or its answer is being given): its connections close now. */
 	if (r->egress != NULL) {
 		net = malloc(sizeof(*net));
@@ -571,6 +579,7 @@ run_io_open(struct run *r, int ret_child[3])
 void
 run_io_close(struct run *r)
 {
+	run_tools_close(r);
 	run_io_close_lifeline(r);
 	run_io_close_out(&r->out[0]);
 	run_io_close_out(&r->out[1]);
@@ -594,4 +603,6 @@ run_io_free(struct run *r)
 	r->egress = NULL;
 	free(r->egress_pol);
 	r->egress_pol = NULL;
+	run_tools_free(r->tools);
+	r->tools = NULL;
 }

@@ -821,6 +821,8 @@ sandbox_main(const struct sandbox_ctx *ctx)
 
 	/* Phase two. */
 	sandbox_fs_run(&pv, ctx->rootspec, r.ctx.workspace_fd);
+	if ((pv.hdr->flags & PLAN_F_TOOLS) != 0)
+		sandbox_tools_setup(sb_lifeline);
 	SB_CHECK(sethostname(pv.hostname, strlen(pv.hostname)), SANDBOX_STEP_HOSTNAME);
 	if (pv.hdr->flags & PLAN_F_EGRESS)
 		sandbox_egress_listen(sb_lifeline, (uint16_t)pv.hdr->egress_port);

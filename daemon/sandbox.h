@@ -59,6 +59,7 @@ enum sandbox_step {
 	SANDBOX_STEP_LANDLOCK,
 	SANDBOX_STEP_EGRESS, /* the proxy's listener of a network = proxy run */
 	SANDBOX_STEP_MOUNTS,
+	SANDBOX_STEP_TOOLS,
 	SANDBOX_STEP_COUNT_
 };
 

@@ -8,6 +8,7 @@
  *                   one loop (phase one), the run's own mounts (phase two)
  *   sandbox_code.c  the code's process: clone, its last steps, execve
  *   sandbox_step.c  the steps' names
+ *   sandbox_tools.c the tool bridge's socket, module and command
  */
 #ifndef AIRLOCKD_SANDBOX_CHILD_H
 #define AIRLOCKD_SANDBOX_CHILD_H
@@ -63,6 +64,12 @@ void sandbox_fs_base(const struct sandbox_layout *l, const struct rootspec *rs);
  * read-only.
  */
 void sandbox_fs_run(const struct plan_view *pv, const struct rootspec *rs, int ws_fd);
+
+/*
+ * A run with tools: /run/tools (socket, module, command) made read-only,
+ * the module importable, the listening socket sent on the lifeline.
+ */
+void sandbox_tools_setup(int lifeline);
 
 /*
  * Clone the code's process (*pidfd: its pidfd), into the code's cgroup

@@ -173,6 +173,7 @@ static const struct sandbox_fs_op sandbox_fs_root[] = {
 	SB_OP(MKDIR, MKDIR, "tmp", NULL),
 	SB_OP(MKDIR, MKDIR, "run", NULL),
 	SB_OP(MKDIR, MKDIR, "run/airlock", NULL),
+	SB_OP(MKDIR, MKDIR, "run/tools", NULL), /* the tool bridge (sandbox_tools.c) */
 	SB_OP(MKDIR, MKDIR, "oldroot", NULL),
 	SB_OP(MKDIR, MKDIR, "workspace", NULL),
 	SB_OP(BIND_RO, BIND_RO, "usr", "/usr"),

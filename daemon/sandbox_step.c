@@ -46,6 +46,7 @@ static const char *const sandbox_step_names[SANDBOX_STEP_COUNT_] = {
 	[SANDBOX_STEP_LANDLOCK] = "landlock",
 	[SANDBOX_STEP_EGRESS] = "egress",
 	[SANDBOX_STEP_MOUNTS] = "mounts",
+	[SANDBOX_STEP_TOOLS] = "tools",
 };
 
 /* The name of a step; "unknown" for a value no step has. */

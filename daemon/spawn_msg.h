@@ -105,6 +105,7 @@ enum sup_msg_type {
 	/* network = proxy: the listening socket at 127.0.0.1:port in the run's
 	 * network namespace, attached; before the code starts (sandbox_egress.c) */
 	SUP_EGRESS = 8,
+	SUP_TOOLS = 9, /* the tool bridge's listening socket attached (before the code starts) */
 };
 
 enum sup_reason {
