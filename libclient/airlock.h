@@ -759,7 +759,8 @@ int airlock_run_stream(struct airlock_conn *conn, const struct airlock_run_req *
 struct airlock_event;
 
 /*
- * Take the next stream event off the connection's queue, in the order events
+ * Take the next event (a stream chunk, or since 0.8 a tool call: see
+ * airlock_event_kind()) off the connection's queue, in the order events
  * arrived (every event of a run comes before its result: drain events until
  * -EAGAIN before taking results to see them all). Returns 0 and *ret (free
  * with airlock_event_free()); -EAGAIN when none is queued (call
@@ -767,8 +768,9 @@ struct airlock_event;
  * arguments; once the connection is broken and no event is queued, the
  * connection error. Never reads from the socket.
  *
- * Memory: events are queued only for runs submitted with streaming, and the
- * daemon streams at most the run's output limit of each of stdout and stderr.
+ * Memory: events are queued only for runs submitted with streaming or tools,
+ * and the daemon streams at most the run's output limit of each of stdout and
+ * stderr (tool calls: at most 4 waiting per connection of the code, 64 KiB each).
  * When airlock_conn_next_result() hands out a run's result, that run's events
  * still queued are discarded; so a caller that never takes events holds at
  * most two output limits of data per run whose result it has not taken yet.
@@ -908,6 +910,90 @@ const char *airlock_info_profile_allow(const struct airlock_info *info, size_t i
  * Since 0.8. */
 int airlock_run_req_add_file_mode(struct airlock_run_req *req, const char *name, const void *buf,
 				  size_t len, unsigned int mode);
+/* ---- Tools the run's code may call (since AIRLOCK_0.8) ------------------ */
+
+/*
+ * The tool bridge (docs/protocol.md, "Tools"): a run declares tools; its code
+ * calls them (`import airlock_tools`, `airlock-tool`, or JSON lines on
+ * $AIRLOCK_TOOLS) and the daemon relays each call of a declared tool to this
+ * connection as an event; the program runs the tool and answers with
+ * airlock_tool_reply() or airlock_tool_fail(). The daemon answers undeclared,
+ * malformed and over-limit calls itself. Nothing the code sends reaches the
+ * program but a declared name and its args (a JSON object's text).
+ */
+
+/*
+ * Declare a tool: name ([A-Za-z_][A-Za-z0-9_]*, 1..64 bytes), an optional
+ * description (<= 1024 bytes) and an optional JSON schema of its arguments
+ * (a JSON object's text, <= 8 KiB; passed on, never interpreted). At most 32
+ * per run. Returns 0, -EINVAL (a bad name or schema), -EEXIST (declared
+ * already), -E2BIG or -ENOMEM. Since 0.8.
+ */
+int airlock_run_req_add_tool(struct airlock_run_req *req, const char *name, const char *description,
+			     const char *schema_json);
+
+/* What an event is. Values are stable. */
+enum airlock_event_kind {
+	AIRLOCK_EVENT_STREAM = 1,    /* a chunk of output (airlock_event_stream, _data) */
+	AIRLOCK_EVENT_TOOL_CALL = 2, /* a call of a declared tool, to answer */
+};
+
+/* The kind of an event; 0 for NULL. Since 0.8. */
+enum airlock_event_kind airlock_event_kind(const struct airlock_event *ev);
+
+/* A tool call's number in its run (1, 2, ...; what the answer names), its
+ * tool's name (valid until airlock_event_free()); 0 and NULL for any other
+ * event. Its args, a JSON object's text (also NUL-terminated), are
+ * airlock_event_data()'s bytes. Since 0.8. */
+uint32_t airlock_event_tool_call(const struct airlock_event *ev);
+const char *airlock_event_tool_name(const struct airlock_event *ev);
+
+/*
+ * Answer call of the run of request_id with a result: json (len bytes of
+ * JSON text, <= 64 KiB) goes to the code as it is. Or refuse or fail it with
+ * a message (<= 1024 bytes; refused: the approval said no, else the tool
+ * failed): the code gets an error. Returns 0 (sent; an answer to a call the
+ * daemon no longer waits for is dropped there), -EINVAL, -E2BIG, or the
+ * connection's error. Does not wait. Since 0.8.
+ */
+int airlock_tool_reply(struct airlock_conn *conn, uint32_t request_id, uint32_t call,
+		       const void *json, size_t len);
+int airlock_tool_fail(struct airlock_conn *conn, uint32_t request_id, uint32_t call,
+		      const char *message, bool refused);
+
+/* What a tool handler may return besides 0 and a negative errno. */
+#define AIRLOCK_TOOL_REFUSED 1
+
+/*
+ * A tool handler of airlock_run_tools(): name is a declared tool, args its
+ * arguments (args_len bytes of a JSON object, NUL-terminated). Return 0 with
+ * *ret_json a malloc()ed JSON text of *ret_len bytes (the result); or
+ * AIRLOCK_TOOL_REFUSED (the approval said no) or a negative errno (the tool
+ * failed), with *ret_json NULL or a malloc()ed NUL-terminated message. The
+ * library frees *ret_json. It must not call libairlock functions on conn.
+ */
+typedef int (*airlock_tool_fn)(void *arg, const char *name, const char *args, size_t args_len,
+			       char **ret_json, size_t *ret_len);
+
+/*
+ * Run a request that declares tools and wait for its result, calling
+ * cb(arg, ...) for each call of a declared tool and sending its answer (a
+ * refusal or a failure is an error answer to the code, never an error of
+ * this call). Stream events, if asked for, are discarded. Returns like
+ * airlock_run(); -EINVAL for a NULL conn, req, cb or ret. Since 0.8.
+ */
+int airlock_run_tools(struct airlock_conn *conn, const struct airlock_run_req *req,
+		      airlock_tool_fn cb, void *arg, struct airlock_result **ret);
+
+/* The calls the run's code made, in order (at most 256; the rest counted by
+ * _omitted): name, outcome ("ok", "refused", "error", "undeclared",
+ * "malformed", "too_large", "limit", "timeout", "abandoned") and
+ * milliseconds to the answer. NULL or 0 when out of range. Since 0.8. */
+size_t airlock_result_tool_call_count(const struct airlock_result *res);
+const char *airlock_result_tool_call_name(const struct airlock_result *res, size_t i);
+const char *airlock_result_tool_call_outcome(const struct airlock_result *res, size_t i);
+uint64_t airlock_result_tool_call_ms(const struct airlock_result *res, size_t i);
+uint64_t airlock_result_tool_calls_omitted(const struct airlock_result *res);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* cli.c: the airlock command, a thin user of libairlock (airlock.h only). */
 #include "airlock.h"
 #include "cli_net.h"
+#include "cli_tool.h"
 #include "cli_util.h"
 #include "limit.h"
 #include "mcp.h"
@@ -68,6 +69,7 @@ enum {
 	OPT_PROFILE,
 	OPT_MOUNT,
 	OPT_FILES_FROM,
+	OPT_TOOL,
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 
@@ -101,6 +103,7 @@ static const struct cli_option {
 	{{"session", required_argument, NULL, OPT_SESSION}, CLI_IN_RUN},
 	{{"stream", no_argument, NULL, OPT_STREAM}, CLI_IN_RUN},
 	{{"force", no_argument, NULL, OPT_FORCE}, CLI_IN_RUN},
+	{{"tool", required_argument, NULL, OPT_TOOL}, CLI_IN_RUN},
 	{{"workspace", required_argument, NULL, OPT_WORKSPACE}, CLI_IN_SESSION_OPEN},
 	{{"idle", required_argument, NULL, OPT_IDLE}, CLI_IN_SESSION_OPEN},
 	{{"lifetime", required_argument, NULL, OPT_LIFETIME}, CLI_IN_SESSION_OPEN},
@@ -152,6 +155,7 @@ struct cli_run {
 	bool in_session;	/* --session */
 	struct cli_limits lim;	/* --wall, ..., --limit */
 	struct airlock_run_req *req;
+	struct cli_tools tools; /* --tool */
 };
 
 /* The synopsis of each command, for the usage and `airlock CMD --help`. */
@@ -196,7 +200,10 @@ static const char cli_run_help[] =
 	"                       allows (repeatable)\n"
 	"  --stream             print the output as it comes (with --json: JSON lines)\n"
 	"  --artifacts DIR      write the files the code left below DIR\n"
-	"  --force              with --artifacts: replace files that exist in DIR\n";
+	"  --force              with --artifacts: replace files that exist in DIR\n"
+	"  --tool NAME=COMMAND  a tool the code may call (import airlock_tools): COMMAND\n"
+	"                       runs here with the call's JSON arguments on stdin, its\n"
+	"                       stdout is the result (repeatable)\n";
 
 /* The limit options (from the table of limits) and --limit, for help. */
 static void
@@ -1257,6 +1264,25 @@ cli_json_name(json_t *obj, const char *name)
 	return r;
 }
 
+/* `run --json` with tools: [{"tool", "outcome", "ms"}], in call order. */
+static json_t *
+cli_tool_calls_json(const struct airlock_result *res)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; arr != NULL && i < airlock_result_tool_call_count(res); i++)
+		if (json_array_append_new(
+			    arr, json_pack("{s:s, s:s, s:I}", "tool",
+					   airlock_result_tool_call_name(res, i), "outcome",
+					   airlock_result_tool_call_outcome(res, i), "ms",
+					   (json_int_t)airlock_result_tool_call_ms(res, i))) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
 /* The result as one JSON object. */
 static json_t *
 cli_result_json(const struct airlock_result *res)
@@ -1320,6 +1346,10 @@ cli_result_json(const struct airlock_result *res)
 	/* A network = proxy run: what it contacted and what was refused. */
 	if (airlock_result_has_network(res) &&
 	    json_object_set_new(obj, "network", cli_network_json(res)) < 0)
+		goto fail_obj;
+	/* A run with tools: every call, in order. */
+	if (airlock_result_tool_call_count(res) > 0 &&
+	    json_object_set_new(obj, "tool_calls", cli_tool_calls_json(res)) < 0)
 		goto fail_obj;
 	return obj;
 fail_obj:
@@ -1544,6 +1574,18 @@ cli_run_option(void *ctx, int c, const char *arg)
 	case OPT_FORCE:
 		run->force = true;
 		return 0;
+	case OPT_TOOL: {
+		const char *why;
+
+		r = cli_tools_add(&run->tools, run->req, arg, &why);
+		if (r == -ENOMEM)
+			return cli_fail("--tool", r);
+		if (r < 0) {
+			cli_errorf("--tool %s: %s\n", arg, why);
+			return CLI_EXIT_USAGE;
+		}
+		return 0;
+	}
 	case OPT_PROFILE:
 		return cli_profile_option(arg, cli_run_req_profile, run->req);
 	case OPT_MOUNT:
@@ -1642,6 +1684,10 @@ cli_run(struct cli *cli, int argc, char **argv)
 		if (optind < argc && strcmp(argv[optind], "--") == 0)
 			optind++;
 	}
+	if (run.stream && run.tools.n > 0) {
+		status = cli_usage_error("run: --stream and --tool cannot be combined");
+		goto out;
+	}
 	if (run.force && run.artifacts == NULL) {
 		status = cli_usage_error("run: --force needs --artifacts DIR");
 		goto out;
@@ -1678,7 +1724,9 @@ cli_run(struct cli *cli, int argc, char **argv)
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		goto out;
-	if (run.stream)
+	if (run.tools.n > 0)
+		r = airlock_run_tools(conn, run.req, cli_tools_call, &run.tools, &res);
+	else if (run.stream)
 		r = airlock_run_stream(conn, run.req,
 				       cli->json ? cli_stream_json_chunk : cli_stream_chunk, NULL,
 				       &res);
@@ -1699,6 +1747,7 @@ out:
 	airlock_result_free(res);
 	airlock_conn_free(conn);
 	airlock_run_req_free(run.req);
+	cli_tools_free(&run.tools);
 	return status;
 }
 

@@ -29,6 +29,7 @@ struct conn_pending {
 	uint32_t id;
 	enum proto_type type;
 	bool stream;	/* a run that asked for stream events */
+	bool tools;	/* a run that declares tools: tool_call events */
 	bool abandoned; /* its caller timed out: drop the answer and the events */
 };
 
@@ -60,6 +61,7 @@ struct conn_done {
 struct conn_req {
 	enum proto_type type;
 	bool stream; /* RUN: ask for stream events */
+	bool tools;  /* RUN: it declares tools */
 	union {
 		const struct proto_hello *hello;	       /* HELLO */
 		const struct airlock_run_req *run;	       /* RUN */
@@ -87,6 +89,10 @@ struct airlock_conn {
 	enum proto_error last_code;
 	char *last_message;
 	bool file_bundle; /* the daemon's hello_ok named PROTO_FEATURE_FILE_BUNDLE */
+	/* airlock_run_tools() while it waits: its request, handler and arg. */
+	const struct airlock_run_req *tool_req;
+	airlock_tool_fn tool_fn;
+	void *tool_arg;
 };
 
 /* Map a daemon error code to the errno its caller returns (see airlock.h). */
@@ -259,11 +265,18 @@ conn_accept_event(struct airlock_conn *conn, const struct proto_msg *msg)
 	const struct conn_pending *p = conn_pending_find(conn, msg->id);
 	struct airlock_event *ev;
 
-	if (p == NULL || p->type != PROTO_RUN || !p->stream)
+	bool stream = msg->type == PROTO_STREAM;
+	int r;
+
+	/* A tool call of a run that declared no tools is as wrong as a
+	 * stream event of a run that did not ask for them. */
+	if (p == NULL || p->type != PROTO_RUN || (stream ? !p->stream : !p->tools))
 		return conn_break(conn, -EBADMSG);
 	if (p->abandoned)
 		return 0;
-	if (event_from_proto(msg->id, &msg->u.stream, &ev) < 0)
+	r = stream ? event_from_proto(msg->id, &msg->u.stream, &ev)
+		   : event_from_tool_call(msg->id, &msg->u.tool_call, &ev);
+	if (r < 0)
 		return conn_break(conn, -ENOMEM);
 	if (conn->events_tail != NULL)
 		event_set_next(conn->events_tail, ev);
@@ -322,7 +335,7 @@ conn_accept(struct airlock_conn *conn, const struct proto_msg *msg)
 	char *message;
 	int r = 0;
 
-	if (msg->type == PROTO_STREAM)
+	if (msg->type == PROTO_STREAM || msg->type == PROTO_TOOL_CALL)
 		return conn_accept_event(conn, msg);
 	if (msg->type == PROTO_ERROR && conn_pending_take(conn, msg->id, &req) < 0) {
 		message = strdup(msg->u.error.message != NULL ? msg->u.error.message : "");
@@ -585,6 +598,99 @@ conn_abandon(struct airlock_conn *conn, uint32_t id)
 	proto_out_free(&out);
 }
 
+/* Send a tool_reply. */
+static int
+conn_tool_answer(struct airlock_conn *conn, uint32_t request_id, const struct proto_tool_reply *rep)
+{
+	struct proto_out out = {0};
+	int r;
+
+	if (conn->broken)
+		return conn->broken;
+	r = proto_encode_tool_reply(request_id, rep, &out);
+	if (r == 0)
+		r = conn_send(conn, &out);
+	proto_out_free(&out);
+	return r;
+}
+
+/* Answer a tool call with a result. */
+AIRLOCK_EXPORT int
+airlock_tool_reply(struct airlock_conn *conn, uint32_t request_id, uint32_t call, const void *json,
+		   size_t len)
+{
+	struct proto_tool_reply rep = {.call = call, .ok = true};
+
+	if (conn == NULL || request_id == 0 || call == 0 || (json == NULL && len > 0))
+		return -EINVAL;
+	if (len > PROTO_TOOL_BYTES_MAX)
+		return -E2BIG;
+	rep.result = (struct proto_blob){.data = json != NULL ? json : (const void *)"",
+					 .len = len,
+					 .fd = -1,
+					 .present = true};
+	return conn_tool_answer(conn, request_id, &rep);
+}
+
+/* Refuse or fail a tool call. */
+AIRLOCK_EXPORT int
+airlock_tool_fail(struct airlock_conn *conn, uint32_t request_id, uint32_t call,
+		  const char *message, bool refused)
+{
+	char msg[PROTO_TOOL_ERROR_MAX + 1];
+	struct proto_tool_reply rep = {.call = call, .ok = false, .refused = refused, .error = msg};
+
+	if (conn == NULL || request_id == 0 || call == 0)
+		return -EINVAL;
+	/* A long message is cut to the bound, not refused: a failing tool
+	 * must still get its failure to the code. */
+	snprintf(msg, sizeof(msg), "%s",
+		 message != NULL ? message : (refused ? "refused" : "the tool failed"));
+	rep.result.fd = -1;
+	return conn_tool_answer(conn, request_id, &rep);
+}
+
+/*
+ * A tool call of the run airlock_run_tools() waits for: the handler's answer,
+ * or an error answer when there is no handler or the name is not declared
+ * (the daemon checked it too). A refused or failed call is the code's
+ * error, never this call's; a failed send shows as the connection's error.
+ */
+static void
+conn_tool_call(struct airlock_conn *conn, const struct airlock_event *ev)
+{
+	uint32_t id = airlock_event_request_id(ev), call = airlock_event_tool_call(ev);
+	const char *name = airlock_event_tool_name(ev);
+	const void *args;
+	char *out = NULL;
+	size_t len = 0, args_len = 0;
+	int r;
+
+	if (conn->tool_fn == NULL) {
+		(void)airlock_tool_fail(conn, id, call, "this client runs no tool handler", false);
+		return;
+	}
+	if (!request_has_tool(conn->tool_req, name)) {
+		(void)airlock_tool_fail(conn, id, call, "not a declared tool", true);
+		return;
+	}
+	(void)airlock_event_data(ev, &args, &args_len);
+	r = conn->tool_fn(conn->tool_arg, name, args, args_len, &out, &len);
+	if (r == 0 && out != NULL) {
+		if (airlock_tool_reply(conn, id, call, out, len) == -E2BIG)
+			(void)airlock_tool_fail(conn, id, call, "the result is too large", false);
+	} else if (r == 0) {
+		(void)airlock_tool_fail(conn, id, call, "the tool gave no result", false);
+	} else {
+		(void)airlock_tool_fail(conn, id, call,
+					out != NULL		    ? out
+					: r == AIRLOCK_TOOL_REFUSED ? "refused"
+								    : strerror(r < 0 ? -r : EIO),
+					r == AIRLOCK_TOOL_REFUSED);
+	}
+	free(out);
+}
+
 /*
  * Block until the answer to id is there; answers and events of other ids
  * are queued. A run's own events are handed to cb as they arrive, all
@@ -607,7 +713,9 @@ conn_wait(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb, void *ar
 			const void *data;
 			size_t len;
 
-			if (cb != NULL && airlock_event_data(ev, &data, &len) == 0)
+			if (airlock_event_kind(ev) == AIRLOCK_EVENT_TOOL_CALL)
+				conn_tool_call(conn, ev);
+			else if (cb != NULL && airlock_event_data(ev, &data, &len) == 0)
 				cb(arg, airlock_event_stream(ev), data, len);
 			airlock_event_free(ev);
 		}
@@ -652,6 +760,7 @@ conn_submit(struct airlock_conn *conn, const struct conn_req *req, uint32_t *ret
 	r = conn_pending_add(conn, id, req->type, req->stream);
 	if (r < 0)
 		goto out;
+	conn->pending[conn->npending - 1].tools = req->tools;
 	r = conn_send(conn, &out);
 	if (r < 0) {
 		conn_pending_take(conn, id, &type);
@@ -766,11 +875,11 @@ conn_connect(const char *path, uint64_t timeout_ms, struct airlock_conn **ret, c
 {
 	struct airlock_conn *conn = NULL;
 	/* Every outcome this library decodes, including the opt-in ones. */
-	struct proto_hello hello = {
-		.version = PROTO_VERSION,
-		.peer = CONN_CLIENT_NAME,
-		.features = {PROTO_FEATURE_PROCESS_LIMIT, PROTO_FEATURE_NETWORK},
-		.nfeatures = 2};
+	struct proto_hello hello = {.version = PROTO_VERSION,
+				    .peer = CONN_CLIENT_NAME,
+				    .features = {PROTO_FEATURE_PROCESS_LIMIT, PROTO_FEATURE_NETWORK,
+						 PROTO_FEATURE_TOOLS},
+				    .nfeatures = 3};
 	struct conn_req req = {.type = PROTO_HELLO, .u.hello = &hello};
 	int r;
 
@@ -945,6 +1054,7 @@ airlock_run_submit(struct airlock_conn *conn, const struct airlock_run_req *req,
 	if (conn == NULL || req == NULL || ret_id == NULL)
 		return -EINVAL;
 	run.stream = request_stream(req);
+	run.tools = request_tools(req);
 	return conn_submit(conn, &run, ret_id);
 }
 
@@ -954,7 +1064,8 @@ static int
 conn_run(struct airlock_conn *conn, const struct airlock_run_req *req, bool stream,
 	 airlock_stream_fn cb, void *arg, struct airlock_result **ret)
 {
-	const struct conn_req run = {.type = PROTO_RUN, .stream = stream, .u.run = req};
+	const struct conn_req run = {
+		.type = PROTO_RUN, .stream = stream, .tools = request_tools(req), .u.run = req};
 	void *res;
 	int r;
 
@@ -982,6 +1093,25 @@ airlock_run_stream(struct airlock_conn *conn, const struct airlock_run_req *req,
 	if (conn == NULL || req == NULL || cb == NULL || ret == NULL)
 		return -EINVAL;
 	return conn_run(conn, req, true, cb, arg, ret);
+}
+
+/* Run a request with tools, answering each call with cb, and wait for its result. */
+AIRLOCK_EXPORT int
+airlock_run_tools(struct airlock_conn *conn, const struct airlock_run_req *req, airlock_tool_fn cb,
+		  void *arg, struct airlock_result **ret)
+{
+	int r;
+
+	if (conn == NULL || req == NULL || cb == NULL || ret == NULL)
+		return -EINVAL;
+	conn->tool_req = req;
+	conn->tool_fn = cb;
+	conn->tool_arg = arg;
+	r = conn_run(conn, req, request_stream(req), NULL, NULL, ret);
+	conn->tool_req = NULL;
+	conn->tool_fn = NULL;
+	conn->tool_arg = NULL;
+	return r;
 }
 
 /* Read what is available without blocking and queue completed runs. */

@@ -1,18 +1,24 @@
-/* event.c: stream events, one chunk of a run's output (airlock_event_*). */
+/* event.c: a run's events: a chunk of its output, or a call of one of its
+ * tools (airlock_event_*). */
 #include "airlock.h"
 #include "event.h"
 #include "export.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct airlock_event {
 	struct airlock_event *next; /* the connection's queue */
 	uint32_t id;
-	enum airlock_stream stream;
+	enum airlock_event_kind kind;
+	enum airlock_stream stream;	    /* AIRLOCK_EVENT_STREAM */
+	uint32_t call;			    /* AIRLOCK_EVENT_TOOL_CALL */
+	char tool[PROTO_TOOL_NAME_MAX + 1]; /* AIRLOCK_EVENT_TOOL_CALL */
 	size_t len;
-	uint8_t data[]; /* len >= 1 bytes, at most PROTO_INLINE_MAX */
+	uint8_t data[]; /* a stream: 1..PROTO_INLINE_MAX bytes; a call's args, <=
+			   PROTO_TOOL_BYTES_MAX */
 };
 
 int
@@ -24,13 +30,36 @@ event_from_proto(uint32_t id, const struct proto_stream *ps, struct airlock_even
 	ev = malloc(sizeof(*ev) + ps->data.len);
 	if (ev == NULL)
 		return -ENOMEM;
-	ev->next = NULL;
+	memset(ev, 0, sizeof(*ev));
 	ev->id = id;
+	ev->kind = AIRLOCK_EVENT_STREAM;
 	ev->stream =
 		strcmp(ps->stream, "stderr") == 0 ? AIRLOCK_STREAM_STDERR : AIRLOCK_STREAM_STDOUT;
 	ev->len = ps->data.len;
 	if (ps->data.len > 0)
 		memcpy(ev->data, ps->data.data, ps->data.len);
+	*ret = ev;
+	return 0;
+}
+
+int
+event_from_tool_call(uint32_t id, const struct proto_tool_call *tc, struct airlock_event **ret)
+{
+	struct airlock_event *ev;
+
+	/* The decoder bounds the name (a tool name) and the args (PROTO_TOOL_BYTES_MAX). */
+	ev = malloc(sizeof(*ev) + tc->args.len + 1);
+	if (ev == NULL)
+		return -ENOMEM;
+	memset(ev, 0, sizeof(*ev));
+	ev->id = id;
+	ev->kind = AIRLOCK_EVENT_TOOL_CALL;
+	ev->call = tc->call;
+	snprintf(ev->tool, sizeof(ev->tool), "%s", tc->tool);
+	ev->len = tc->args.len;
+	if (tc->args.len > 0)
+		memcpy(ev->data, tc->args.data, tc->args.len);
+	ev->data[ev->len] = 0; /* args are also a C string (JSON has no NUL) */
 	*ret = ev;
 	return 0;
 }
@@ -65,7 +94,28 @@ airlock_event_request_id(const struct airlock_event *ev)
 AIRLOCK_EXPORT enum airlock_stream
 airlock_event_stream(const struct airlock_event *ev)
 {
-	return ev != NULL ? ev->stream : (enum airlock_stream)0;
+	return ev != NULL && ev->kind == AIRLOCK_EVENT_STREAM ? ev->stream : (enum airlock_stream)0;
+}
+
+/* What the event is. */
+AIRLOCK_EXPORT enum airlock_event_kind
+airlock_event_kind(const struct airlock_event *ev)
+{
+	return ev != NULL ? ev->kind : (enum airlock_event_kind)0;
+}
+
+/* A tool call's number in its run. */
+AIRLOCK_EXPORT uint32_t
+airlock_event_tool_call(const struct airlock_event *ev)
+{
+	return ev != NULL && ev->kind == AIRLOCK_EVENT_TOOL_CALL ? ev->call : 0;
+}
+
+/* A tool call's tool name. */
+AIRLOCK_EXPORT const char *
+airlock_event_tool_name(const struct airlock_event *ev)
+{
+	return ev != NULL && ev->kind == AIRLOCK_EVENT_TOOL_CALL ? ev->tool : NULL;
 }
 
 /* The event's bytes. */

@@ -2,6 +2,7 @@
 #include "airlock.h"
 #include "export.h"
 #include "request.h"
+#include "jsonscan.h"
 #include "rules.h"
 
 #include "bundle.h"
@@ -40,6 +41,8 @@ struct airlock_run_req {
 	char mounts[PROTO_MOUNTS_MAX][PROTO_MOUNT_MAX + 1]; /* [mount] names asked */
 	size_t nmounts;
 	bool stream;
+	struct proto_tool tools[PROTO_TOOLS_MAX]; /* owned strings */
+	size_t ntools;
 };
 
 /* Free the bytes held by b and mark it absent. */
@@ -133,6 +136,11 @@ airlock_run_req_free(struct airlock_run_req *req)
 		request_bytes_clear(&req->files[i].data);
 	}
 	free(req->files);
+	for (i = 0; i < req->ntools; i++) {
+		free((char *)req->tools[i].name);
+		free((char *)req->tools[i].description);
+		free((char *)req->tools[i].schema);
+	}
 	free(req);
 }
 
@@ -355,6 +363,58 @@ airlock_run_req_set_stream(struct airlock_run_req *req, bool stream)
 	return 0;
 }
 
+/* Declare a tool the run's code may call. */
+AIRLOCK_EXPORT int
+airlock_run_req_add_tool(struct airlock_run_req *req, const char *name, const char *description,
+			 const char *schema_json)
+{
+	struct proto_tool t = {0};
+	size_t i;
+
+	if (req == NULL || name == NULL || !rules_tool_name_check(name, strlen(name)) ||
+	    (schema_json != NULL && jsonscan_object(schema_json, strlen(schema_json)) < 0))
+		return -EINVAL;
+	if ((description != NULL && strlen(description) > PROTO_TOOL_DESC_MAX) ||
+	    (schema_json != NULL && strlen(schema_json) > PROTO_TOOL_SCHEMA_MAX))
+		return -E2BIG;
+	for (i = 0; i < req->ntools; i++)
+		if (strcmp(req->tools[i].name, name) == 0)
+			return -EEXIST;
+	if (req->ntools == PROTO_TOOLS_MAX)
+		return -E2BIG;
+	t.name = strdup(name);
+	t.description = description != NULL ? strdup(description) : NULL;
+	t.schema = schema_json != NULL ? strdup(schema_json) : NULL;
+	if (t.name == NULL || (description != NULL && t.description == NULL) ||
+	    (schema_json != NULL && t.schema == NULL)) {
+		free((char *)t.name);
+		free((char *)t.description);
+		free((char *)t.schema);
+		return -ENOMEM;
+	}
+	req->tools[req->ntools++] = t;
+	return 0;
+}
+
+/* Whether req declares the tool name. */
+bool
+request_has_tool(const struct airlock_run_req *req, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < req->ntools; i++)
+		if (strcmp(req->tools[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Whether req declares tools. */
+bool
+request_tools(const struct airlock_run_req *req)
+{
+	return req->ntools > 0;
+}
+
 /* Whether req asks for stream events. */
 bool
 request_stream(const struct airlock_run_req *req)
@@ -442,6 +502,8 @@ request_encode_as(const struct airlock_run_req *req, uint32_t id, bool stream, b
 		run.mounts[i] = req->mounts[i];
 	run.nmounts = req->nmounts;
 	run.stream = stream;
+	run.tools = req->ntools > 0 ? (struct proto_tool *)req->tools : NULL;
+	run.ntools = req->ntools;
 	r = proto_encode_run(id, &run, ret);
 out:
 	if (run.file_bundle.fd >= 0)

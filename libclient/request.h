@@ -22,4 +22,8 @@ int request_encode(const struct airlock_run_req *req, uint32_t id, bool stream, 
 /* Whether req asked for stream events (airlock_run_req_set_stream()). */
 bool request_stream(const struct airlock_run_req *req);
 
+/* Whether req declares tools, and whether it declares the tool name. */
+bool request_tools(const struct airlock_run_req *req);
+bool request_has_tool(const struct airlock_run_req *req, const char *name);
+
 #endif

@@ -74,6 +74,16 @@ struct airlock_result {
 	uint64_t artifacts_omitted_bytes;
 	char *error;
 	struct result_network *network; /* NULL: not a network = proxy run */
+	struct result_tool_call *tool_calls;
+	size_t ntool_calls;
+	uint64_t tool_calls_omitted;
+};
+
+/* One call of the run's tools, from result.tool_calls. */
+struct result_tool_call {
+	char name[PROTO_TOOL_NAME_MAX + 1];
+	enum proto_tool_outcome outcome;
+	uint64_t ms;
 };
 
 /* One profile the caller may use, from info_ok.profiles. */
@@ -247,6 +257,21 @@ result_from_proto(const struct proto_result *pr, struct airlock_result **ret)
 			n->nrefusals++;
 		}
 	}
+	res->tool_calls_omitted = pr->tool_calls_omitted;
+	if (pr->ntool_calls > 0) {
+		r = -ENOMEM;
+		res->tool_calls = calloc(pr->ntool_calls, sizeof(*res->tool_calls));
+		if (res->tool_calls == NULL)
+			goto out;
+		/* The decoder bounded the count, the names and the outcomes. */
+		for (i = 0; i < pr->ntool_calls; i++) {
+			snprintf(res->tool_calls[i].name, sizeof(res->tool_calls[i].name), "%s",
+				 pr->tool_calls[i].tool);
+			res->tool_calls[i].outcome = pr->tool_calls[i].outcome;
+			res->tool_calls[i].ms = pr->tool_calls[i].ms;
+		}
+		res->ntool_calls = pr->ntool_calls;
+	}
 	if (pr->nartifacts > 0) {
 		r = -ENOMEM;
 		res->artifacts = calloc(pr->nartifacts, sizeof(*res->artifacts));
@@ -292,7 +317,45 @@ airlock_result_free(struct airlock_result *res)
 	free(res->artifacts);
 	free(res->error);
 	free(res->network);
+	free(res->tool_calls);
 	free(res);
+}
+
+/* How many tool calls the result lists. */
+AIRLOCK_EXPORT size_t
+airlock_result_tool_call_count(const struct airlock_result *res)
+{
+	return res != NULL ? res->ntool_calls : 0;
+}
+
+/* Tool call i's tool name. */
+AIRLOCK_EXPORT const char *
+airlock_result_tool_call_name(const struct airlock_result *res, size_t i)
+{
+	return res != NULL && i < res->ntool_calls ? res->tool_calls[i].name : NULL;
+}
+
+/* Tool call i's outcome, by name. */
+AIRLOCK_EXPORT const char *
+airlock_result_tool_call_outcome(const struct airlock_result *res, size_t i)
+{
+	return res != NULL && i < res->ntool_calls
+		       ? proto_tool_outcome_name(res->tool_calls[i].outcome)
+		       : NULL;
+}
+
+/* Tool call i's time to its answer. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_tool_call_ms(const struct airlock_result *res, size_t i)
+{
+	return res != NULL && i < res->ntool_calls ? res->tool_calls[i].ms : 0;
+}
+
+/* Tool calls past the listed ones. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_tool_calls_omitted(const struct airlock_result *res)
+{
+	return res != NULL ? res->tool_calls_omitted : 0;
 }
 
 /* How the run ended. */

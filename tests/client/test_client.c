@@ -1401,6 +1401,166 @@ test_run_stream(void **state)
 	airlock_conn_free(conn);
 }
 
+/* What the fake daemon saw of tools: the declared names and each reply. */
+static char tools_declared[64];
+static char tools_replies[4][128];
+
+/* Send a tool_call of run id. */
+static void
+fake_tool_call(struct fake *f, uint32_t id, uint32_t call, const char *tool, const char *args)
+{
+	struct proto_tool_call c = {.call = call,
+				    .tool = tool,
+				    .args = {.data = (const uint8_t *)args,
+					     .len = strlen(args),
+					     .fd = -1,
+					     .present = true}};
+	struct proto_out out;
+
+	assert_int_equal(proto_encode_tool_call(id, &c, &out), 0);
+	fake_send(f, &out);
+}
+
+/* Receive a tool_reply for id and note it as "CALL ok RESULT" or "CALL fail REFUSED ERROR". */
+static void
+fake_tool_reply(struct fake *f, uint32_t id, char *note, size_t len)
+{
+	struct proto_msg msg;
+
+	fake_expect(f, PROTO_TOOL_REPLY, &msg);
+	assert_int_equal(msg.id, id);
+	if (msg.u.tool_reply.ok)
+		snprintf(note, len, "%u ok %.*s", msg.u.tool_reply.call,
+			 (int)msg.u.tool_reply.result.len,
+			 (const char *)msg.u.tool_reply.result.data);
+	else
+		snprintf(note, len, "%u fail %d %s", msg.u.tool_reply.call,
+			 msg.u.tool_reply.refused, msg.u.tool_reply.error);
+	proto_msg_free(&msg);
+}
+
+/* Script: a blocking run with tools (three calls), then a submitted one (one call). */
+static void
+script_run_tools(struct fake *f)
+{
+	struct proto_msg msg;
+	uint32_t id;
+	size_t i;
+
+	fake_hello(f);
+	fake_expect(f, PROTO_RUN, &msg);
+	id = msg.id;
+	tools_declared[0] = '\0';
+	for (i = 0; i < msg.u.run.ntools; i++)
+		snprintf(tools_declared + strlen(tools_declared),
+			 sizeof(tools_declared) - strlen(tools_declared), "%s%s", i ? "," : "",
+			 msg.u.run.tools[i].name);
+	proto_msg_free(&msg);
+	fake_tool_call(f, id, 1, "search", "{\"q\":1}");
+	fake_tool_reply(f, id, tools_replies[0], sizeof(tools_replies[0]));
+	fake_tool_call(f, id, 2, "fetch", "{}");
+	fake_tool_reply(f, id, tools_replies[1], sizeof(tools_replies[1]));
+	fake_tool_call(f, id, 3, "other", "{}");
+	fake_tool_reply(f, id, tools_replies[2], sizeof(tools_replies[2]));
+	fake_result(f, id, 0, "done");
+	fake_expect(f, PROTO_RUN, &msg);
+	id = msg.id;
+	proto_msg_free(&msg);
+	fake_tool_call(f, id, 1, "search", "{\"q\":2}");
+	fake_tool_reply(f, id, tools_replies[3], sizeof(tools_replies[3]));
+	fake_result(f, id, 0, "");
+}
+
+/* A tool handler: search answers [q], fetch is refused. */
+static int
+tool_handler(void *arg, const char *name, const char *args, size_t args_len, char **ret_json,
+	     size_t *ret_len)
+{
+	int *calls = arg;
+
+	(*calls)++;
+	assert_int_equal(strlen(args), args_len); /* NUL-terminated */
+	if (strcmp(name, "search") == 0) {
+		*ret_json = strdup(strstr(args, "1") != NULL ? "[1]" : "[2]");
+		*ret_len = 3;
+		return 0;
+	}
+	*ret_json = strdup("no");
+	return AIRLOCK_TOOL_REFUSED;
+}
+
+/* airlock_run_tools answers each call through the handler (a name not
+ * declared never reaches it); the event-loop API gets a call as an event
+ * and answers it with airlock_tool_reply. */
+static void
+test_run_tools(void **state)
+{
+	struct airlock_conn *conn = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	struct airlock_event *ev = NULL;
+	struct fake *f = fake_start(script_run_tools);
+	const void *data;
+	uint32_t id, rid;
+	size_t len;
+	int calls = 0, r;
+
+	(void)state;
+	assert_int_equal(airlock_connect("/x", &conn), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_add_tool(req, "search", "Search", "{\"type\":\"object\"}"),
+			 0);
+	assert_int_equal(airlock_run_req_add_tool(req, "search", NULL, NULL), -EEXIST);
+	assert_int_equal(airlock_run_req_add_tool(req, "a-b", NULL, NULL), -EINVAL);
+	assert_int_equal(airlock_run_req_add_tool(req, "x", NULL, "[1]"), -EINVAL);
+	assert_int_equal(airlock_run_req_add_tool(req, "fetch", NULL, NULL), 0);
+	assert_int_equal(airlock_run_tools(conn, req, NULL, &calls, &res), -EINVAL);
+	assert_int_equal(airlock_run_tools(conn, req, tool_handler, &calls, &res), 0);
+	assert_int_equal(calls, 2);
+	assert_int_equal(airlock_result_tool_call_count(res), 0);
+	assert_null(airlock_result_tool_call_name(res, 0));
+	airlock_result_free(res);
+	res = NULL;
+
+	/* The event-loop API. */
+	assert_int_equal(airlock_run_submit(conn, req, &id), 0);
+	while ((r = airlock_conn_next_event(conn, &ev)) == -EAGAIN) {
+		struct pollfd p = {.fd = airlock_conn_fd(conn), .events = POLLIN};
+
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_int_equal(airlock_conn_process(conn), 0);
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(airlock_event_kind(ev), AIRLOCK_EVENT_TOOL_CALL);
+	assert_int_equal(airlock_event_request_id(ev), id);
+	assert_int_equal(airlock_event_tool_call(ev), 1);
+	assert_string_equal(airlock_event_tool_name(ev), "search");
+	assert_int_equal(airlock_event_stream(ev), 0);
+	assert_int_equal(airlock_event_data(ev, &data, &len), 0);
+	assert_memory_equal(data, "{\"q\":2}", len);
+	assert_int_equal(airlock_tool_reply(conn, id, 1, "\"x\"", 3), 0);
+	assert_int_equal(airlock_tool_reply(conn, id, 0, "1", 1), -EINVAL);
+	airlock_event_free(ev);
+	while ((r = airlock_conn_next_result(conn, &rid, &res)) == -EAGAIN) {
+		struct pollfd p = {.fd = airlock_conn_fd(conn), .events = POLLIN};
+
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_int_equal(airlock_conn_process(conn), 0);
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(rid, id);
+	fake_join(f);
+	assert_string_equal(tools_declared, "search,fetch");
+	assert_string_equal(tools_replies[0], "1 ok [1]");
+	assert_string_equal(tools_replies[1], "2 fail 1 no");
+	assert_string_equal(tools_replies[2], "3 fail 1 not a declared tool");
+	assert_string_equal(tools_replies[3], "1 ok \"x\"");
+	fake_free(f);
+	airlock_result_free(res);
+	airlock_run_req_free(req);
+	airlock_conn_free(conn);
+}
+
 /* Script: A (submitted, streamed) and B (blocking, streamed) interleaved. */
 static void
 script_stream_interleaved(struct fake *f)
@@ -2076,6 +2236,7 @@ main(void)
 		cmocka_unit_test(test_sessions),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_run_stream),
+		cmocka_unit_test(test_run_tools),
 		cmocka_unit_test(test_stream_queued_during_blocking),
 		cmocka_unit_test(test_stream_nonblocking),
 		cmocka_unit_test(test_stream_unasked),

@@ -537,6 +537,101 @@ test_files_from_500(void **state)
 	cli_free(&r);
 }
 
+/* Write an executable script under the test's directory; its path in ret. */
+static void
+write_script(const struct sbx *s, const char *name, const char *text, char *ret, size_t len)
+{
+	FILE *f;
+
+	snprintf(ret, len, "%s/%s", s->f.dir, name);
+	f = fopen(ret, "we");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(ret, 0755), 0);
+}
+
+/* --tool NAME=COMMAND: the code calls two tools, one of which fails; the
+ * command gets the arguments on stdin and its stdout is the result; the
+ * shell's airlock-tool reaches the same tools; --json lists the calls. */
+static void
+test_tools(void **state)
+{
+	struct sbx *s = *state;
+	char search[256], broken[256], spec1[300], spec2[300];
+	const char *code = "import airlock_tools as t\n"
+			   "print(t.search(q='x'))\n"
+			   "try:\n"
+			   "    t.broken()\n"
+			   "except t.ToolError as e:\n"
+			   "    print(e.code, e.message)\n";
+	struct cli_out r;
+	json_error_t jerr;
+	json_t *j, *calls;
+
+	write_script(s, "search.sh", "#!/bin/sh\nprintf '{\"got\": '; cat; printf '}'\n", search,
+		     sizeof(search));
+	write_script(s, "broken.sh", "#!/bin/sh\necho no such record >&2\nexit 3\n", broken,
+		     sizeof(broken));
+	snprintf(spec1, sizeof(spec1), "search=%s", search);
+	snprintf(spec2, sizeof(spec2), "broken=/bin/sh %s", broken);
+	{
+		const char *args[] = {"run", "--tool", spec1, "--tool", spec2, "-c", code, NULL};
+
+		r = cli(s, args);
+		assert_status(&r, 0);
+		assert_string_equal(r.out, "{'got': {'q': 'x'}}\nfailed no such record\n");
+		cli_free(&r);
+	}
+	{
+		const char *args[] = {"run",
+				      "--lang",
+				      "sh",
+				      "--tool",
+				      spec1,
+				      "-c",
+				      "airlock-tool search '{\"q\": 1}' && airlock-tool nope; "
+				      "echo status $?",
+				      NULL};
+
+		r = cli(s, args);
+		assert_status(&r, 0);
+		assert_string_equal(r.out, "{\"got\": {\"q\": 1}}\nstatus 1\n");
+		assert_non_null(strstr(r.err, "undeclared"));
+		cli_free(&r);
+	}
+	{
+		const char *args[] = {"--json", "run", "--tool", spec1, "--tool",
+				      spec2,	"-c",  code,	 NULL};
+
+		r = cli(s, args);
+		assert_status(&r, 0);
+		j = json_loads(r.out, 0, &jerr);
+		assert_non_null(j);
+		calls = json_object_get(j, "tool_calls");
+		assert_int_equal(json_array_size(calls), 2);
+		assert_string_equal(
+			json_string_value(json_object_get(json_array_get(calls, 0), "tool")),
+			"search");
+		assert_string_equal(
+			json_string_value(json_object_get(json_array_get(calls, 0), "outcome")),
+			"ok");
+		assert_string_equal(
+			json_string_value(json_object_get(json_array_get(calls, 1), "outcome")),
+			"error");
+		json_decref(j);
+		cli_free(&r);
+	}
+	{
+		const char *args[] = {"run", "--tool", "bad-name=/bin/true", "-c", "pass", NULL};
+
+		r = cli(s, args);
+		assert_status(&r, 2);
+		assert_non_null(strstr(r.err, "not a tool name"));
+		cli_free(&r);
+	}
+}
+
 int
 main(void)
 {
@@ -556,6 +651,7 @@ main(void)
 		cmocka_unit_test(test_json_wall_limit),
 		cmocka_unit_test(test_artifacts_dir),
 		cmocka_unit_test(test_files_from_500),
+		cmocka_unit_test(test_tools),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
