@@ -1006,6 +1006,77 @@ class ToolTest(unittest.TestCase):
             sandbox_tool(self.sandbox, limits=10)
 
 
+class ToolBridgeTest(unittest.TestCase):
+    """tools= and approve= of run() and run_sync(): the code calls the client's functions."""
+
+    def setUp(self) -> None:
+        self.sandbox = AirlockSandbox(SOCKET)
+        self.addCleanup(self.sandbox.close)
+
+    CODE = (
+        "import airlock_tools as t\n"
+        "print(t.add(a=2, b=3) * 10)\n"
+        "for name in ('boom', 'nope'):\n"
+        "    try:\n"
+        "        t.call(name)\n"
+        "    except t.ToolError as e:\n"
+        "        print(name, e.code, e.message)\n"
+    )
+
+    @staticmethod
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @staticmethod
+    def boom() -> None:
+        raise RuntimeError("it broke")
+
+    def check(self, result) -> None:
+        self.assertEqual(
+            result.stdout.splitlines(),
+            ["50", "boom failed RuntimeError: it broke", "nope undeclared no such tool: the run did not declare it"],
+        )
+        self.assertEqual([(c.tool, c.outcome) for c in result.tool_calls], [("add", "ok"), ("boom", "error"), ("nope", "undeclared")])
+
+    def test_sync(self) -> None:
+        self.check(self.sandbox.run_sync(self.CODE, tools={"add": self.add, "boom": self.boom}))
+
+    def test_async_handlers_and_concurrent_runs(self) -> None:
+        async def add(a, b):
+            await asyncio.sleep(0.05)
+            return a + b
+
+        async def main():
+            tools = {"add": add, "boom": self.boom}
+            return await asyncio.gather(*(self.sandbox.run(self.CODE, tools=tools) for _ in range(3)))
+
+        for result in asyncio.run(main()):
+            self.check(result)
+
+    def test_approve_refuses_and_edits(self) -> None:
+        seen = []
+
+        def approve(name, args):
+            seen.append((name, args))
+            return {"a": 1, "b": 1} if name == "add" else False
+
+        result = self.sandbox.run_sync(self.CODE, tools={"add": self.add, "boom": self.boom}, approve=approve)
+        self.assertEqual(result.stdout.splitlines()[:2], ["20", "boom refused refused by the approval hook"])
+        self.assertEqual(seen, [("add", {"a": 2, "b": 3}), ("boom", {})])
+        self.assertEqual([c.outcome for c in result.tool_calls], ["ok", "refused", "undeclared"])
+
+    def test_bad_arguments(self) -> None:
+        with self.assertRaises(ValueError):
+            self.sandbox.run_sync("pass", tools={"bad-name": self.add})
+        with self.assertRaises(TypeError):
+            self.sandbox.run_sync("pass", tools={"add": 1})
+        with self.assertRaises(ValueError):
+            self.sandbox.run_sync("pass", approve=lambda n, a: True)
+        with self.assertRaises(ValueError):
+            self.sandbox.run_sync("pass", tools={"add": self.add}, on_output=lambda s, d: None)
+
+
 class DocsTest(unittest.TestCase):
     """Every ```python block of docs/python.md runs, in order, in one namespace, against the daemon."""
 

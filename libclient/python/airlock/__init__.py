@@ -30,6 +30,7 @@ from ._types import (
     SandboxResult,
     SandboxSessionClosedError,
     SandboxTimeoutError,
+    SandboxToolCall,
     SandboxUnavailableError,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "SandboxLimits",
     "SandboxResult",
     "SandboxNetwork",
+    "SandboxToolCall",
     "SandboxArtifact",
     "SandboxError",
     "SandboxTimeoutError",

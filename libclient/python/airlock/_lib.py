@@ -196,10 +196,42 @@ _OPTIONAL = {
     "airlock_run_req_add_mount": (_int, [_p, _str]),
     # 0.8: file bundles
     "airlock_run_req_add_file_mode": (_int, [_p, _str, _str, _size, ctypes.c_uint]),
+    # 0.8: tools the run's code may call
+    "airlock_run_req_add_tool": (_int, [_p, _str, _str, _str]),
+    "airlock_event_kind": (_int, [_p]),
+    "airlock_event_tool_call": (_u32, [_p]),
+    "airlock_event_tool_name": (_str, [_p]),
+    "airlock_tool_reply": (_int, [_p, _u32, _u32, _p, _size]),
+    "airlock_tool_fail": (_int, [_p, _u32, _u32, _str, _bool]),
+    "airlock_run_tools": (_int, [_p, _p, _p, _p, _pp]),
+    "airlock_result_tool_call_count": (_size, [_p]),
+    "airlock_result_tool_call_name": (_str, [_p, _size]),
+    "airlock_result_tool_call_outcome": (_str, [_p, _size]),
+    "airlock_result_tool_call_ms": (_u64, [_p, _size]),
+    "airlock_result_tool_calls_omitted": (_u64, [_p]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)
 STREAM_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)
+
+# enum airlock_event_kind (airlock.h, since 0.8); values are stable.
+EVENT_STREAM = 1
+EVENT_TOOL_CALL = 2
+
+# AIRLOCK_TOOL_REFUSED: what a tool handler returns for a refused call.
+TOOL_REFUSED = 1
+
+# int (*airlock_tool_fn)(void *arg, const char *name, const char *args, size_t args_len,
+#                        char **ret_json, size_t *ret_len)
+TOOL_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.c_void_p,
+    ctypes.c_char_p,
+    ctypes.c_void_p,
+    ctypes.c_size_t,
+    ctypes.POINTER(ctypes.c_void_p),
+    ctypes.POINTER(ctypes.c_size_t),
+)
 
 _cache: Dict[str, ctypes.CDLL] = {}
 _cache_lock = threading.Lock()

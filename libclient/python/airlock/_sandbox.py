@@ -17,6 +17,7 @@ from collections.abc import Sequence as _SequenceABC
 from typing import Any, Awaitable, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _lib
+from ._bridge import ApproveHook, ToolSet
 from ._types import (
     SandboxArtifact,
     SandboxError,
@@ -26,6 +27,7 @@ from ._types import (
     SandboxProcessLimitError,
     SandboxResult,
     SandboxTimeoutError,
+    SandboxToolCall,
     SandboxUnavailableError,
 )
 
@@ -35,6 +37,13 @@ BytesLike = Union[bytes, bytearray, memoryview, str]
 PathLike = Union[str, "os.PathLike[str]"]
 # on_output(stream, data): stream is "stdout" or "stderr"; may be a coroutine function.
 OutputCallback = Callable[[str, bytes], Union[None, Awaitable[None]]]
+
+
+# libairlock frees what a tool handler answers with free(): it is malloc()ed here.
+_libc = ctypes.CDLL(None)
+_libc_malloc = _libc.malloc
+_libc_malloc.restype = ctypes.c_void_p
+_libc_malloc.argtypes = [ctypes.c_size_t]
 
 
 def _stream_name(stream: int) -> str:
@@ -79,7 +88,20 @@ def _c_string(what: str, value: object) -> bytes:
 class _Request:
     """A checked run request, converted to what libairlock takes; built before anything is sent."""
 
-    __slots__ = ("language", "code", "files", "env", "args", "stdin", "limits", "profile", "mounts", "session", "stream")
+    __slots__ = (
+        "language",
+        "code",
+        "files",
+        "env",
+        "args",
+        "stdin",
+        "limits",
+        "profile",
+        "mounts",
+        "session",
+        "stream",
+        "tools",
+    )
 
     def __init__(
         self,
@@ -155,6 +177,7 @@ class _Request:
         self.stdin = b"" if stdin is None else _to_bytes("stdin", stdin)
         self.session: Optional[bytes] = None  # a session id to run in (set by the session)
         self.stream = False  # whether to ask for stream events
+        self.tools: Optional[ToolSet] = None  # the tools the code may call
 
     def session_limits(self) -> SandboxLimits:
         """The limits of a temporary session for this run: its profile (a session's runs use its own)."""
@@ -208,6 +231,13 @@ class _Request:
             if rc == 0 and self.stream:
                 step = "set_stream"
                 rc = lib.airlock_run_req_set_stream(req, True)
+            if self.tools is not None:
+                if not hasattr(lib, "airlock_run_req_add_tool"):
+                    raise SandboxError("tools need libairlock 0.8 or later")
+                for name, description, schema in self.tools.declarations():
+                    if rc == 0:
+                        step = "add_tool " + name.decode()
+                        rc = lib.airlock_run_req_add_tool(req, name, description, schema)
             if rc == -_errno.ENOMEM:
                 raise MemoryError(f"airlock_run_req_{step}: out of memory")
             if rc < 0:
@@ -278,7 +308,18 @@ def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
         omitted = int(lib.airlock_result_artifacts_omitted(res))
         omitted_bytes = int(lib.airlock_result_artifacts_omitted_bytes(res))
     name = lib.airlock_outcome_name(outcome)
+    calls: List[SandboxToolCall] = []
+    if hasattr(lib, "airlock_result_tool_call_count"):  # libairlock 0.8
+        for i in range(lib.airlock_result_tool_call_count(res)):
+            calls.append(
+                SandboxToolCall(
+                    tool=(lib.airlock_result_tool_call_name(res, i) or b"").decode("utf-8", "replace"),
+                    outcome=(lib.airlock_result_tool_call_outcome(res, i) or b"").decode(),
+                    seconds=lib.airlock_result_tool_call_ms(res, i) / 1000.0,
+                )
+            )
     result = SandboxResult(
+        tool_calls=tuple(calls),
         network=_network(lib, res),
         stdout=out.decode("utf-8", "replace"),
         stderr=err.decode("utf-8", "replace"),
@@ -413,6 +454,8 @@ class _Channel:
         self.finished = 0  # runs of ours that ended, for the busy retry
         self.waiters: List[asyncio.Future] = []
         self.sinks: Dict[int, _Sink] = {}  # streamed runs: request id -> chunks not yet handed out
+        self.toolsets: Dict[int, ToolSet] = {}  # runs with tools: request id -> their tools
+        self.tool_tasks: Dict[int, set] = {}  # request id -> its calls being answered
 
     async def ensure(self) -> _Conn:
         """The open connection, connecting first (in a worker thread) when there is none.
@@ -458,6 +501,8 @@ class _Channel:
                 continue
             future = self.loop.create_future()
             self.pending[rid] = future
+            if request.tools is not None:
+                self.toolsets[rid] = request.tools
             sink = None
             if on_output is not None:
                 sink = self.sinks[rid] = _Sink()
@@ -480,6 +525,10 @@ class _Channel:
             finally:
                 self.pending.pop(rid, None)
                 self.sinks.pop(rid, None)
+                self.toolsets.pop(rid, None)
+                # Calls still being answered are moot: the run is over.
+                for task in self.tool_tasks.pop(rid, ()):
+                    task.cancel()
                 if future.done() and not future.cancelled():
                     future.exception()  # retrieved: no "never retrieved" warning
             if self.finished == generation:
@@ -598,12 +647,44 @@ class _Channel:
             if rc < 0:
                 return  # -EAGAIN, or a broken connection that the results loop reports
             try:
-                sink = self.sinks.get(int(lib.airlock_event_request_id(ev)))
+                rid = int(lib.airlock_event_request_id(ev))
+                if hasattr(lib, "airlock_event_kind") and lib.airlock_event_kind(ev) == _lib.EVENT_TOOL_CALL:
+                    self.tool_call(conn, rid, ev)
+                    continue
+                sink = self.sinks.get(rid)
                 if sink is not None:
                     stream = _stream_name(lib.airlock_event_stream(ev))
                     sink.push(stream, _bytes_at(lib.airlock_event_data, ev))
             finally:
                 lib.airlock_event_free(ev)
+
+    def tool_call(self, conn: _Conn, rid: int, ev: ctypes.c_void_p) -> None:
+        """A call of one of run rid's tools: answered by a task of its own, so
+        a slow tool never holds up the loop or the run's other calls."""
+        lib = conn.lib
+        call = int(lib.airlock_event_tool_call(ev))
+        name = (lib.airlock_event_tool_name(ev) or b"").decode("utf-8", "replace")
+        args = _bytes_at(lib.airlock_event_data, ev)
+        tools = self.toolsets.get(rid)
+        if tools is None:
+            lib.airlock_tool_fail(conn.ptr, rid, call, b"this run has no tool handlers", False)
+            return
+        task = self.loop.create_task(self.answer(conn, rid, call, tools, name, args))
+        tasks = self.tool_tasks.setdefault(rid, set())
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    async def answer(self, conn: _Conn, rid: int, call: int, tools: ToolSet, name: str, args: bytes) -> None:
+        """Run the approval hook and the tool, and send the answer (a failure is the code's error)."""
+        ok, payload, refused = await tools.handle_async(self.loop, name, args)
+        if self.conn is not conn:
+            return  # the connection is gone; so is the run
+        if ok:
+            rc = conn.lib.airlock_tool_reply(conn.ptr, rid, call, payload, len(payload))
+        else:
+            rc = conn.lib.airlock_tool_fail(conn.ptr, rid, call, payload, refused)
+        if rc < 0 and -rc not in _lib.DAEMON_ERRNOS and self.conn is conn:
+            self.broken(conn.error(rc))
 
     def broken(self, exc: SandboxError) -> None:
         """The connection is unusable: fail every waiting run and forget it (the next run reconnects)."""
@@ -724,6 +805,8 @@ class AirlockSandbox:
         stdin: Optional[BytesLike] = None,
         mounts: Optional[Sequence[str]] = None,
         on_output: Optional[OutputCallback] = None,
+        tools: Optional[Mapping[str, Callable[..., Any]]] = None,
+        approve: Optional[ApproveHook] = None,
     ) -> SandboxResult:
         """Run code in a fresh sandbox and return what it did, without blocking the event loop.
 
@@ -746,6 +829,18 @@ class AirlockSandbox:
             within the output limit are streamed; the result still holds
             them). A coroutine function is awaited, chunk by chunk. If it
             raises, the run is cancelled and the exception propagates.
+        tools: functions the code may call, by name (`import airlock_tools`
+            in the sandbox: `airlock_tools.search(query="x")`), each with
+            keyword arguments that are JSON values, returning a JSON value;
+            a coroutine function is awaited, a plain one runs in the loop's
+            default executor; each has 30 s. The name, the first paragraph of
+            the docstring and a schema from the signature are declared to the
+            daemon. An exception becomes an error answer to the code (its
+            type and message), never an exception here. Only these names
+            reach the caller: the daemon answers any other itself.
+        approve: approve(name, args) before each call: True lets it run,
+            False refuses it (the code gets the error "refused"), a dict runs
+            the tool with those arguments instead; may be a coroutine function.
 
         Returns a SandboxResult (a non-zero exit is a result). Raises
         SandboxTimeoutError / SandboxMemoryError when a limit killed the run,
@@ -755,6 +850,10 @@ class AirlockSandbox:
         abandons the result; the run itself still ends at its limits.
         """
         request = self._request(code, language, limits, files, env, args, stdin, mounts)
+        if tools is not None:
+            request.tools = ToolSet(tools, approve)
+        elif approve is not None:
+            raise ValueError("approve needs tools")
         return await self._run_async(request, on_output)
 
     async def _run_async(self, request: _Request, on_output: Optional[OutputCallback]) -> SandboxResult:
@@ -794,6 +893,8 @@ class AirlockSandbox:
         stdin: Optional[BytesLike] = None,
         mounts: Optional[Sequence[str]] = None,
         on_output: Optional[Callable[[str, bytes], None]] = None,
+        tools: Optional[Mapping[str, Callable[..., Any]]] = None,
+        approve: Optional[ApproveHook] = None,
     ) -> SandboxResult:
         """Like run(), but blocking; safe to call from several threads at once.
 
@@ -802,8 +903,17 @@ class AirlockSandbox:
         on_output must be a plain function here; it is called on this thread
         while the run goes on. If it raises, it is not called again and its
         exception is raised once the run has ended (the run is not cancelled).
+        tools and approve: as for run(); called on this thread, one call at a
+        time (a coroutine function is run to completion with asyncio.run); not
+        together with on_output.
         """
         request = self._request(code, language, limits, files, env, args, stdin, mounts)
+        if tools is not None:
+            if on_output is not None:
+                raise ValueError("run_sync takes tools or on_output, not both")
+            request.tools = ToolSet(tools, approve)
+        elif approve is not None:
+            raise ValueError("approve needs tools")
         return self._run_blocking(request, on_output)
 
     def _run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:
@@ -829,7 +939,9 @@ class AirlockSandbox:
         res = ctypes.c_void_p()
         failures: List[BaseException] = []
         try:
-            if on_output is None:
+            if request.tools is not None:
+                rc = self._run_tools_blocking(conn, req, request.tools, res)
+            elif on_output is None:
                 rc = lib.airlock_run(conn.ptr, req, ctypes.byref(res))
             else:
 
@@ -866,6 +978,32 @@ class AirlockSandbox:
             return _convert(lib, res)
         finally:
             lib.airlock_result_free(res)
+
+    def _run_tools_blocking(self, conn: _Conn, req: ctypes.c_void_p, tools: ToolSet, res: ctypes.c_void_p) -> int:
+        """airlock_run_tools() with tools answering each call on this thread."""
+        lib = self._lib
+
+        def handler(arg: object, name: bytes, args: int, length: int, ret_json: Any, ret_len: Any) -> int:
+            # Runs inside libairlock: nothing may propagate out of here.
+            try:
+                ok, payload, refused = tools.handle_sync(
+                    (name or b"").decode("utf-8", "replace"), ctypes.string_at(args, length)
+                )
+                buf = _libc_malloc(len(payload) + 1)
+                if not buf:
+                    return -_errno.ENOMEM
+                ctypes.memmove(buf, payload, len(payload))
+                ctypes.memset(buf + len(payload), 0, 1)
+                ret_json[0] = buf
+                ret_len[0] = len(payload)
+                if ok:
+                    return 0
+                return _lib.TOOL_REFUSED if refused else -_errno.EIO
+            except BaseException:
+                return -_errno.EIO
+
+        callback = _lib.TOOL_FN(handler)
+        return lib.airlock_run_tools(conn.ptr, req, callback, None, ctypes.byref(res))
 
     def ping(self) -> None:
         """Check that the daemon answers (blocking); raises SandboxUnavailableError if not."""

@@ -305,6 +305,22 @@ class SandboxNetwork:
 
 
 @dataclass(frozen=True)
+class SandboxToolCall:
+    """One call the run's code made of a tool the run declared (or tried to).
+
+    tool: the name asked for ("" when it was not a valid name).
+    outcome: "ok", "refused" (the approval hook said no), "error" (the tool
+        raised or failed), "undeclared", "malformed", "too_large", "limit",
+        "timeout" or "abandoned" (the run ended first).
+    seconds: from the call to its answer.
+    """
+
+    tool: str
+    outcome: str
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
 class SandboxResult:
     """What the code did. A non-zero exit or a signal is a result, not an error.
 
@@ -328,6 +344,8 @@ class SandboxResult:
         limits only appear on the result carried by an exception.
     network: a SandboxNetwork for a run of a profile with network = proxy,
         else None (and with a daemon or libairlock before 0.7).
+    tool_calls: the SandboxToolCall of each call the code made of the run's
+        tools, in order (at most 256), () for a run without tools.
     """
 
     stdout: str
@@ -347,6 +365,7 @@ class SandboxResult:
     stderr_bytes: bytes = field(default=b"", repr=False)
     outcome: str = "exited"
     network: Optional[SandboxNetwork] = None
+    tool_calls: Tuple[SandboxToolCall, ...] = ()
 
     @property
     def ok(self) -> bool:
