@@ -251,6 +251,7 @@ enum dec_kind {
 	DEC_U64,
 	DEC_I32,
 	DEC_BOOL,
+	DEC_BOOL_NOT, /* a bool stored negated: absent reads as true */
 	DEC_STR,
 	DEC_BLOB,
 	DEC_STRV,	/* [str] into a NULL-terminated zone array + count */
@@ -272,7 +273,7 @@ enum dec_kind {
 	DEC_SESSION_STATE, /* str, one of proto_session_states */
 	DEC_STREAM_NAME,   /* str, one of proto_stream_names */
 	DEC_PROFILE,	   /* str: a profile name (rules_profile_name_check) */
-	DEC_PROFILES,	   /* [{name, default, limits, ceilings}]: info_ok.profiles */
+	DEC_PROFILES,	   /* [{name, default, limits, ceilings, network?, ..., file_write?}] */
 	DEC_NETWORK,	   /* {bytes_up, ...}: result.network, into a zone struct */
 	DEC_REFUSALS,	   /* [{host, reason}]: result.network.refusals */
 	DEC_NETMODE,	   /* str, "none" or "proxy" */
@@ -345,6 +346,7 @@ static const struct dec_field dec_profile_fields[] = {
 	 PROTO_ALLOW_MAX, PROTO_ALLOW_ENTRY_MAX},
 	{"allow_private_hosts", DEC_STRV, 0, U(proto_profile, allow_private_hosts),
 	 U(proto_profile, nallow_private_hosts), PROTO_ALLOW_MAX, PROTO_ALLOW_ENTRY_MAX},
+	{"file_write", DEC_BOOL_NOT, 0, U(proto_profile, no_file_write), 0, 0, 0},
 };
 
 static const struct dec_field dec_network_fields[] = {
@@ -1318,9 +1320,10 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 	case DEC_I32:
 		return dec_i32(d, o, (int32_t *)dst);
 	case DEC_BOOL:
+	case DEC_BOOL_NOT:
 		if (o->type != MSGPACK_OBJECT_BOOLEAN)
 			return dec_bad(d, "not a boolean");
-		*(bool *)dst = o->via.boolean;
+		*(bool *)dst = f->kind == DEC_BOOL_NOT ? !o->via.boolean : o->via.boolean;
 		return 0;
 	case DEC_STR:
 		return dec_str(d, o, f->max, (f->flags & DF_NONEMPTY) != 0, (const char **)dst);
@@ -2128,7 +2131,7 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 
 		bool proxy = p->network != NULL && !strcmp(p->network, "proxy");
 
-		enc_map(&e, 4 + (p->network != NULL) + 2 * proxy);
+		enc_map(&e, 5 + (p->network != NULL) + 2 * proxy);
 		enc_kv_profile(&e, "name", p->name);
 		enc_kv_bool(&e, "default", p->is_default);
 		enc_kv_limits(&e, "limits", &p->limits);
@@ -2140,6 +2143,7 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 			enc_strlist(&e, "allow_private_hosts", p->allow_private_hosts,
 				    p->nallow_private_hosts);
 		}
+		enc_kv_bool(&e, "file_write", !p->no_file_write);
 	}
 	return enc_finish(&e, ret);
 }

@@ -61,7 +61,8 @@ enum proto_type {
 	PROTO_INFO = 5,
 	/* daemon -> client: {type, id, daemon:str, version:uint, uid:uint,
 	 *   runtimes:[str], defaults:limits, ceilings:limits,
-	 *   profiles?:[{name:str, default:bool, limits:limits, ceilings:limits}]} */
+	 *   profiles?:[{name:str, default:bool, limits:limits, ceilings:limits,
+	 *   file_write?:bool}]} */
 	PROTO_INFO_OK = 6,
 	/* client -> daemon: {type, id, runtime:str, code?:blob, argv?:[str],
 	 *   env?:{str:str}, stdin?:blob, files?:[{name:str, data:blob}],
@@ -260,6 +261,9 @@ struct proto_profile {
 	size_t nallow_hosts;
 	const char **allow_private_hosts;
 	size_t nallow_private_hosts;
+	/* The policy switches, stored negated: "file_write" false on the
+	 * wire; absent (a daemon before the switch) reads as allowed. */
+	bool no_file_write;
 };
 
 /* result.network: a refusal of the egress proxy. host is "host:port" as the

@@ -539,6 +539,7 @@ client_on_info(struct client *c, const struct proto_msg *m)
 					e->nallow_private_hosts++;
 				}
 		}
+		e->no_file_write = prof->no_file_write;
 		info.nprofiles++;
 	}
 	r = proto_encode_info(m->id, &info, &out);

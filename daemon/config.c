@@ -1061,7 +1061,8 @@ config_egress_finish(struct config_parse *p)
 
 /*
  * Handle one key of [profile NAME]: a [limits] name sets the profile's value
- * (its default and its ceiling), allow_users/allow_groups who may use it.
+ * (its default and its ceiling), allow_users/allow_groups who may use it,
+ * file_write a policy switch.
  */
 static int
 config_key_profile(struct config_parse *p, const char *name, const char *value)
@@ -1099,6 +1100,15 @@ config_key_profile(struct config_parse *p, const char *name, const char *value)
 	if (!strcmp(name, "network") || !strncmp(name, "allow_", 6) ||
 	    !strncmp(name, "network_", 8))
 		return config_key_profile_egress(p, name, value);
+	if (!strcmp(name, "file_write")) {
+		bool on;
+
+		if (config_parse_bool(value, &on) < 0)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "file_write = %s: expected true or false", value);
+		prof->no_file_write = !on;
+		return 0;
+	}
 	if (limit_from_name(name, strlen(name), &l) < 0)
 		return config_fail_at(p, -EINVAL, p->line,
 				      "unknown key '%s' in [profile %s] (a profile's limit is its "

@@ -81,6 +81,10 @@ struct config_profile {
 	struct egress_policy *egress;
 	uint32_t mounts;       /* mounts = NAME[, ...]: bits of config.mounts every run gets */
 	uint32_t allow_mounts; /* allow_mounts = NAME[, ...]: those a request may add */
+	/* Policy switches, kernel-enforced (docs/security.md, "Profiles"),
+	 * stored inverted so that a zeroed profile allows everything, as the
+	 * built-ins and the implicit "default" do. */
+	bool no_file_write; /* file_write = false: workspace and /tmp read-only */
 };
 
 struct config {

@@ -28,7 +28,8 @@
 #define PLAN_SIZE_MAX (1ULL << 30)
 
 /* plan_hdr.flags */
-#define PLAN_F_SESSION 0x1u /* the workspace is a session's: artifacts are what changed */
+#define PLAN_F_SESSION 0x1u  /* the workspace is a session's: artifacts are what changed */
+#define PLAN_F_READONLY 0x2u /* file_write = false: /workspace and /tmp read-only */
 /* network = proxy: listen at 127.0.0.1:egress_port (sandbox_egress.c) */
 #define PLAN_F_EGRESS 0x80u
 #define PLAN_F_TOOLS 0x100u /* the run declares tools: /run/tools (sandbox_tools.c) */

@@ -73,14 +73,16 @@ run_resolve_exec(const char *name, char *buf, size_t len)
 }
 
 /*
- * Validate the request against the config and pack it into a plan memfd.
- * On a request error, writes the reply code and message.
+ * Validate the request against the config and pack it into a plan memfd
+ * (flags: PLAN_F_*, the session and the profile's switches). On a request
+ * error, writes the reply code and message.
  */
 static int
-run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
+run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 	      const struct config_profile *prof, const struct proto_limits *lim, uint32_t mounts,
 	      int *ret_fd, enum proto_error *ret_code, char *why, size_t whylen)
 {
+	bool session = (flags & PLAN_F_SESSION) != 0;
 	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
 	const char *argv[PLAN_ARGV_MAX + 1];
 	struct plan_env env = {0};
@@ -158,7 +160,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, bool session,
 	in.file_mode = files.mode;
 	/* A session run's files are written by the session's keeper instead. */
 	in.nfiles = session ? 0 : files.n;
-	in.flags = (session ? PLAN_F_SESSION : 0) | (req->ntools > 0 ? PLAN_F_TOOLS : 0);
+	in.flags = flags | (req->ntools > 0 ? PLAN_F_TOOLS : 0);
 	if (prof->network_proxy) {
 		in.flags |= PLAN_F_EGRESS;
 		in.egress_port = d->cfg->egress_port;
@@ -656,6 +658,7 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	const char *profile = req->profile;
 	uint32_t mounts;
 	size_t bad;
+	uint32_t flags;
 	struct session *s = NULL;
 	enum proto_error code;
 	char why[512];
@@ -715,7 +718,12 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	}
 	if (run_over_budget(d, c, req_id, req))
 		return;
-	rc = run_make_plan(d, req, s != NULL, prof, &lim, mounts, &plan_fd, &code, why,
+	/* The profile's switches travel in the plan, enforced by the kernel
+	 * in the sandbox (docs/security.md, "Profiles"). */
+	flags = s != NULL ? PLAN_F_SESSION : 0;
+	if (prof->no_file_write)
+		flags |= PLAN_F_READONLY;
+	rc = run_make_plan(d, req, flags, prof, &lim, mounts, &plan_fd, &code, why,
 			   sizeof(why));
 	if (rc < 0 || plan_fd < 0) {
 		client_send_error(c, req_id, code, "%s", why);

@@ -184,13 +184,16 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 	sb_reset_signals();
 	/* Landlock, a second statement of the mount set-up (landlock.h): read
 	 * and execute anywhere in the sandbox's root, write only beneath the
-	 * workspace and /tmp; device and proc files may be written, not made.
-	 * Built here, while the paths are ours to open; enforced after
-	 * no_new_privs, which it needs. */
+	 * workspace and /tmp (nowhere with file_write = false, which made
+	 * them read-only mounts: the layer says that a second time too);
+	 * device and proc files may be written, not made. Built here, while
+	 * the paths are ours to open; enforced after no_new_privs, which it
+	 * needs. */
 	{
 		static const char *const rw[] = {PLAN_WORKSPACE, "/tmp", NULL};
 		static const char *const wo[] = {"/dev", "/proc", NULL};
-		int r = landlock_prepare(ctx->layout->landlock_abi, "/", rw, wo, &ll);
+		bool ro = (pv->hdr->flags & PLAN_F_READONLY) != 0;
+		int r = landlock_prepare(ctx->layout->landlock_abi, "/", ro ? NULL : rw, wo, &ll);
 
 		if (r < 0)
 			sb_code_fail(pipefd, SANDBOX_STEP_LANDLOCK, -r);

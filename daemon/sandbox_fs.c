@@ -51,14 +51,14 @@ sb_write_file(const char *path, const void *data, uint64_t len, mode_t mode, uid
 	close(fd);
 }
 
-/* Bind src onto dst read-only, keeping the flags the kernel locked. */
+/* Make the mount at dst read-only (and nosuid, nodev), keeping the flags
+ * the kernel locked. */
 static void
-sb_bind_ro(const char *src, const char *dst, int step)
+sb_remount_ro(const char *dst, int step)
 {
 	struct statvfs sv;
 	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV;
 
-	SB_CHECK(mount(src, dst, NULL, MS_BIND | MS_REC, NULL), step);
 	/* A remount inside a user namespace must keep every flag the outer
 	 * mount has (the kernel locks them); read them back and keep them. */
 	SB_CHECK(statvfs(dst, &sv), step);
@@ -71,6 +71,14 @@ sb_bind_ro(const char *src, const char *dst, int step)
 	if (sv.f_flag & ST_RELATIME)
 		flags |= MS_RELATIME;
 	SB_CHECK(mount(NULL, dst, NULL, flags, NULL), step);
+}
+
+/* Bind src onto dst read-only, keeping the flags the kernel locked. */
+static void
+sb_bind_ro(const char *src, const char *dst, int step)
+{
+	SB_CHECK(mount(src, dst, NULL, MS_BIND | MS_REC, NULL), step);
+	sb_remount_ro(dst, step);
 }
 
 /* Make an empty file to bind over. */
@@ -517,6 +525,18 @@ sandbox_fs_run(const struct plan_view *pv, const struct rootspec *rs, int ws_fd)
 		 SANDBOX_STEP_REMOUNT_RO);
 	sb_input_files(pv);
 	sb_trees_attach(pv, rs);
+	/*
+	 * file_write = false: the workspace (its input files written) and /tmp
+	 * (the home made on it) become read-only mounts too, so every write,
+	 * create, rename, link, mknod, chmod, utime and truncate beneath them
+	 * fails with EROFS whatever path or fd the code uses (a mount flag, not
+	 * a permission: no uid, and no fd opened later, gets around it). The
+	 * code's only outputs are then its stdout and stderr.
+	 */
+	if (pv->hdr->flags & PLAN_F_READONLY) {
+		sb_remount_ro(PLAN_WORKSPACE, SANDBOX_STEP_REMOUNT_RO);
+		sb_remount_ro("/tmp", SANDBOX_STEP_REMOUNT_RO);
+	}
 	/* The root itself is read-only: the code writes only to /workspace
 	 * and /tmp, both size-limited. */
 	SB_CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,

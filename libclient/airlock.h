@@ -793,7 +793,7 @@ int airlock_event_data(const struct airlock_event *ev, const void **ret_data, si
 
 /* ---- Versions, timeouts and liveness (since AIRLOCK_0.4) --------------- */
 
-/* The version of the library the program runs with, e.g. "0.6.0" (the
+/* The version of the library the program runs with, e.g. "0.7.0" (the
  * header's is LIBAIRLOCK_VERSION). Never NULL. Since 0.4. */
 const char *airlock_library_version(void);
 
@@ -901,6 +901,24 @@ bool airlock_info_profile_network(const struct airlock_info *info, size_t i);
 size_t airlock_info_profile_allow_count(const struct airlock_info *info, size_t i);
 const char *airlock_info_profile_allow(const struct airlock_info *info, size_t i, size_t k,
 				       bool *ret_private);
+/* ---- Profile switches (since AIRLOCK_0.7) -------------------------------- */
+
+/*
+ * A profile's policy switches (airlockd.conf(5), [profile NAME]): what the
+ * kernel lets its runs do. Each is on (allowed) unless the profile turns it
+ * off; docs/security.md says what "off" guarantees.
+ */
+enum airlock_profile_switch {
+	/* file_write: the workspace and /tmp are writable (off: read-only
+	 * mounts; outputs only through stdout and stderr, no artifacts) */
+	AIRLOCK_SWITCH_FILE_WRITE = 0,
+};
+
+/* Whether profile i's runs may do what sw names: 1 (allowed; also from a
+ * daemon that does not know the switch), 0 (the profile turns it off), or
+ * -EINVAL when info is NULL or i or sw is out of range. Since 0.7. */
+int airlock_info_profile_switch(const struct airlock_info *info, size_t i,
+				enum airlock_profile_switch sw);
 
 /* ---- Many input files (since AIRLOCK_0.8) --------------------------------- */
 

@@ -546,12 +546,21 @@ cli_info_allow_json(const struct airlock_info *info, size_t i, json_t *p)
 	return 0;
 }
 
-/* "profiles": [{"name", "default": bool, "limits": {NAME: {default, ceiling}}}], if said. */
+/* A profile's policy switches, by their airlockd.conf(5) names. */
+static const struct {
+	enum airlock_profile_switch sw;
+	const char *name;
+} cli_profile_switches[] = {
+	{AIRLOCK_SWITCH_FILE_WRITE, "file_write"},
+};
+
+/* "profiles": [{"name", "default": bool, "limits": {NAME: {default, ceiling}}, "network",
+ * SWITCH: bool}], if said. */
 static int
 cli_info_profiles_json(const struct airlock_info *info, json_t *obj)
 {
 	json_t *list, *p, *lim;
-	size_t i;
+	size_t i, s;
 	int l;
 
 	if (airlock_info_profile_count(info) == 0)
@@ -567,6 +576,13 @@ cli_info_profiles_json(const struct airlock_info *info, json_t *obj)
 			      airlock_info_profile_network(info, i) ? "proxy" : "none");
 		if (p == NULL || json_array_append_new(list, p) < 0)
 			return -ENOMEM;
+		for (s = 0; s < sizeof(cli_profile_switches) / sizeof(cli_profile_switches[0]); s++)
+			if (json_object_set_new(
+				    p, cli_profile_switches[s].name,
+				    json_boolean(airlock_info_profile_switch(
+							 info, i, cli_profile_switches[s].sw) !=
+						 0)) < 0)
+				return -ENOMEM;
 		if (airlock_info_profile_network(info, i) && cli_info_allow_json(info, i, p) < 0)
 			return -ENOMEM;
 		for (l = 0; airlock_limit_name((enum airlock_limit)l) != NULL; l++) {
@@ -583,7 +599,8 @@ cli_info_profiles_json(const struct airlock_info *info, json_t *obj)
 	return 0;
 }
 
-/* `airlock info` as text: the profiles, their main limits (--json has them all). */
+/* `airlock info` as text: the profiles, their main limits (--json has them all)
+ * and the policy switches each turns off ("-": none). */
 static void
 cli_info_profiles_text(const struct airlock_info *info)
 {
@@ -597,13 +614,20 @@ cli_info_profiles_text(const struct airlock_info *info)
 	printf("%-20s", "profile (* default)");
 	for (k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
 		printf(" %14s", airlock_limit_name(shown[k]));
-	printf("\n");
+	printf(" %s\n", "off");
 	for (i = 0; i < airlock_info_profile_count(info); i++) {
+		const char *sep = " ";
+
 		printf("%c %-18s", airlock_info_profile_is_default(info, i) ? '*' : ' ',
 		       airlock_info_profile_name(info, i));
 		for (k = 0; k < sizeof(shown) / sizeof(shown[0]); k++)
 			printf(" %14" PRIu64, airlock_info_profile_limit(info, i, shown[k]));
-		printf("\n");
+		for (k = 0; k < sizeof(cli_profile_switches) / sizeof(cli_profile_switches[0]); k++)
+			if (airlock_info_profile_switch(info, i, cli_profile_switches[k].sw) == 0) {
+				printf("%s%s", sep, cli_profile_switches[k].name);
+				sep = ",";
+			}
+		printf("%s\n", sep[0] == ' ' ? " -" : "");
 		/* network = proxy: where its runs may connect (the rest have no network). */
 		for (k = 0; k < airlock_info_profile_allow_count(info, i); k++) {
 			bool private_ok = false;

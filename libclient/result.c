@@ -95,6 +95,7 @@ struct info_profile {
 	size_t nallow, npublic;
 	uint64_t limits[PROTO_LIMIT_COUNT_];
 	uint64_t ceilings[PROTO_LIMIT_COUNT_];
+	bool no_file_write; /* "file_write": false */
 };
 
 struct airlock_info {
@@ -663,6 +664,7 @@ result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
 		p->is_default = pi->profiles[i].is_default;
 		memcpy(p->limits, pi->profiles[i].limits.v, sizeof(p->limits));
 		memcpy(p->ceilings, pi->profiles[i].ceilings.v, sizeof(p->ceilings));
+		p->no_file_write = pi->profiles[i].no_file_write;
 		info->nprofiles++;
 		r = info_profile_network(&pi->profiles[i], p);
 		if (r < 0)
@@ -751,6 +753,20 @@ AIRLOCK_EXPORT uint64_t
 airlock_info_profile_ceiling(const struct airlock_info *info, size_t i, enum airlock_limit limit)
 {
 	return info_profile_value(info, i, limit, true);
+}
+
+/* Whether profile i's runs may do what sw names: 1, 0, or -EINVAL. */
+AIRLOCK_EXPORT int
+airlock_info_profile_switch(const struct airlock_info *info, size_t i,
+			    enum airlock_profile_switch sw)
+{
+	if (info == NULL || i >= info->nprofiles)
+		return -EINVAL;
+	switch (sw) {
+	case AIRLOCK_SWITCH_FILE_WRITE:
+		return !info->profiles[i].no_file_write;
+	}
+	return -EINVAL;
 }
 
 /* What enforces the limits, or NULL. */

@@ -474,6 +474,9 @@ static const struct bad_case bad_cases[] = {
 	{"[profile big]\nmemory_bytes = 2G\n[limits]\nmemory_bytes_max = 1G\n", 2,
 	 "[profile big] memory_bytes = 2147483648 is above its ceiling"},
 	{"[profile minimal]\nallow_users = no-such-user-xyz\n", 2, "unknown user"},
+	{"[profile ro]\n\nfile_write = maybe\n", 3, "file_write = maybe: expected true or false"},
+	{"[profile ro]\nfile_write = false\nfile_write = true\n", 3,
+	 "duplicate key 'file_write' in [profile ro]"},
 	{"[profile minimal]\nallow_groups = root,\n", 2, "empty name"},
 	{"[access]\ndefault_profile = Big\n", 2, "default_profile = Big: expected"},
 	{"[access]\ndefault_profile = nope\n", 2, "default_profile = nope: no such profile"},
@@ -765,8 +768,11 @@ test_profiles(void **state)
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 2ULL << 30);
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_WALL_MS], 300000);
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_PROCESSES], 256);
+	/* The built-ins switch nothing off. */
+	assert_false(p->no_file_write);
 	p = config_profile_default(&f->cfg);
 	assert_string_equal(p->name, "default");
+	assert_false(p->no_file_write);
 	assert_memory_equal(&p->defaults, &f->cfg.defaults, sizeof(p->defaults));
 	assert_memory_equal(&p->ceilings, &f->cfg.ceilings, sizeof(p->ceilings));
 	assert_null(config_profile_find(&f->cfg, "nope"));
@@ -793,14 +799,16 @@ test_profiles(void **state)
 
 	/* A section replaces a built-in whole; a new one; built-ins clamped to [limits]. */
 	assert_int_equal(load_text(f, "[profile standard]\nwall_ms = 2000\nallow_users = 0, 1\n"
+				      "file_write = no\n"
 				      "[profile data-1]\nmemory_bytes = 1G\ncpu_ms = 7000\n"
-				      "allow_groups = 4242\n"
+				      "allow_groups = 4242\nfile_write = true\n"
 				      "[limits]\nmemory_bytes_max = 1G\nwall_ms_max = 100000\n"),
 			 0);
 	p = config_profile_find(&f->cfg, "standard");
 	assert_non_null(p);
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_WALL_MS], 2000);
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 256ULL << 20); /* [limits] */
+	assert_true(p->no_file_write);
 	assert_true(config_profile_allowed(p, 1, NULL, 0));
 	assert_true(config_profile_allowed(p, 0, NULL, 0));
 	assert_false(config_profile_allowed(p, 1000, g, 1));
@@ -808,6 +816,7 @@ test_profiles(void **state)
 	assert_non_null(p);
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 1ULL << 30);
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_CPU_MS], 7000);
+	assert_false(p->no_file_write);
 	assert_false(config_profile_allowed(p, 1000, NULL, 0));
 	assert_true(config_profile_allowed(p, 1000, g, 1));
 	p = config_profile_find(&f->cfg, "generous");

@@ -63,7 +63,7 @@ gen_proto(void)
 		{"big.bin", 1000000, true, {data, 8, -1, true}},
 	};
 	struct proto_profile profiles[] = {{.name = "default", .is_default = true},
-					   {.name = "minimal"}};
+					   {.name = "minimal", .no_file_write = true}};
 	struct proto_session_open sopen = {.workspace_bytes = 1 << 20, .profile = "standard"};
 	struct proto_hello hello = {.version = PROTO_VERSION, .peer = "gen_seeds"};
 	struct proto_info info = {.daemon = "airlockd 0.1.0",

@@ -91,8 +91,11 @@ class Ctx(Daemon):
         env[SECRET_VAR] = self.secret
         env.pop("AIRLOCK_SOCKET", None)
         # Sandboxes prepared ahead would count as leftovers in the checks.
+        # The profiles whose kernel-enforced switches the pol_* cases try
+        # to get around (issue 17).
         super().__init__(args.airlockd,
                          "# %s = %s\n[daemon]\nmax_runs = 8\nprepared_sandboxes = 0\n"
+                         "[profile readonly]\nfile_write = false\n"
                          % (SECRET_VAR, self.secret),
                          prefix="airlock-hostile-", debug=True, env=env)
         self.airlock = args.airlock

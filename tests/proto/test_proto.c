@@ -150,6 +150,26 @@ mb_head(struct mb *b, size_t nfields, uint64_t type, uint64_t id)
 	mb_uint(b, id);
 }
 
+/* An info_ok head with its required fields (one runtime) plus extra more. */
+static void
+mb_info_ok(struct mb *b, size_t extra, uint64_t id, const char *runtime)
+{
+	mb_head(b, 6 + extra, PROTO_INFO_OK, id);
+	mb_str(b, "daemon");
+	mb_str(b, "d");
+	mb_str(b, "version");
+	mb_uint(b, 1);
+	mb_str(b, "uid");
+	mb_uint(b, 1);
+	mb_str(b, "runtimes");
+	mb_array(b, 1);
+	mb_str(b, runtime);
+	mb_str(b, "defaults");
+	mb_map(b, 0);
+	mb_str(b, "ceilings");
+	mb_map(b, 0);
+}
+
 /* Decode and expect failure with this code, a reason containing why, and this id. */
 static void
 check_fail_fds(const void *buf, size_t len, int *fds, size_t nfds, enum proto_error want,
@@ -381,11 +401,14 @@ test_profiles(void **state)
 	}
 	in.profiles = profs;
 	in.nprofiles = 2;
+	profs[1].no_file_write = true;
 	assert_int_equal(proto_encode_info(5, &in, &o), 0);
 	decode_out(&o, &m);
 	assert_int_equal(m.u.info.nprofiles, 2);
 	assert_string_equal(m.u.info.profiles[0].name, "default");
 	assert_true(m.u.info.profiles[0].is_default);
+	assert_false(m.u.info.profiles[0].no_file_write);
+	assert_true(m.u.info.profiles[1].no_file_write);
 	assert_memory_equal(&m.u.info.profiles[0].limits, &profs[0].limits,
 			    sizeof(profs[0].limits));
 	assert_memory_equal(&m.u.info.profiles[0].ceilings, &profs[0].ceilings,
@@ -432,6 +455,43 @@ test_profiles(void **state)
 	proto_msg_free(&m);
 	so.profile = "";
 	assert_int_equal(proto_encode_session_open(7, &so, &o), -EINVAL);
+
+	/* A profile entry without file_write (a daemon before the switch)
+	 * reads as allowed; one whose file_write is not a boolean is refused. */
+	for (i = 0; i < 2; i++) {
+		mb_info_ok(&b, 1, 20 + i, "sh");
+		mb_str(&b, "profiles");
+		mb_array(&b, 1);
+		mb_map(&b, 4 + i);
+		mb_str(&b, "name");
+		mb_str(&b, "old");
+		mb_str(&b, "default");
+		assert_int_equal(msgpack_pack_true(&b.pk), 0);
+		mb_str(&b, "limits");
+		mb_map(&b, 0);
+		mb_str(&b, "ceilings");
+		mb_map(&b, 0);
+		if (i == 1) {
+			mb_str(&b, "file_write");
+			mb_uint(&b, 0);
+			check_fail(&b, PROTO_ERR_BAD_REQUEST, "not a boolean", 21);
+			continue;
+		}
+		memset(&m, 0x5a, sizeof(m));
+		{
+			enum proto_error code;
+			uint32_t id;
+			char why[256];
+
+			assert_int_equal(proto_decode(b.sb.data, b.sb.size, NULL, 0, &m, &code, &id,
+						      why, sizeof(why)),
+					 0);
+		}
+		mb_free(&b);
+		assert_int_equal(m.u.info.nprofiles, 1);
+		assert_false(m.u.info.profiles[0].no_file_write);
+		proto_msg_free(&m);
+	}
 
 	/* The decoder: a name of bad characters, too long, empty, not a string. */
 	mb_head(&b, 2, PROTO_RUN, 11);
@@ -1502,20 +1562,7 @@ test_bad_required_and_strings(void **state)
 		size_t i, k;
 
 		for (k = 0; k < 4; k++) {
-			mb_head(&b, 7, PROTO_INFO_OK, 2);
-			mb_str(&b, "daemon");
-			mb_str(&b, "d");
-			mb_str(&b, "version");
-			mb_uint(&b, 1);
-			mb_str(&b, "uid");
-			mb_uint(&b, 1);
-			mb_str(&b, "runtimes");
-			mb_array(&b, 1);
-			mb_str(&b, "python-site");
-			mb_str(&b, "defaults");
-			mb_map(&b, 0);
-			mb_str(&b, "ceilings");
-			mb_map(&b, 0);
+			mb_info_ok(&b, 1, 2, "python-site");
 			mb_str(&b, "runtime_packages");
 			if (k == 0) {
 				mb_array(&b, 0);

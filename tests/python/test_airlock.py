@@ -833,6 +833,8 @@ class ProfileTest(unittest.TestCase):
         self.assertFalse(profiles["minimal"]["default"])
         self.assertEqual(profiles["minimal"]["limits"]["memory_bytes"], {"default": 128 << 20, "ceiling": 128 << 20})
         self.assertEqual(profiles["generous"]["limits"]["wall_ms"]["ceiling"], 300000)
+        # The built-ins switch nothing off.
+        self.assertEqual({p["file_write"] for p in profiles.values()}, {True})
         self.assertEqual(profiles["standard"]["limits"]["memory_bytes"]["default"], 512 << 20)
 
 

@@ -194,6 +194,8 @@ _OPTIONAL = {
     "airlock_info_profile_allow": (_str, [_p, _size, _size, ctypes.POINTER(ctypes.c_bool)]),
     # 0.7: mounts
     "airlock_run_req_add_mount": (_int, [_p, _str]),
+    # 0.7: profiles' policy switches
+    "airlock_info_profile_switch": (_int, [_p, _size, _int]),
     # 0.8: file bundles
     "airlock_run_req_add_file_mode": (_int, [_p, _str, _str, _size, ctypes.c_uint]),
     # 0.8: tools the run's code may call

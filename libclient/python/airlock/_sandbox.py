@@ -37,6 +37,8 @@ BytesLike = Union[bytes, bytearray, memoryview, str]
 PathLike = Union[str, "os.PathLike[str]"]
 # on_output(stream, data): stream is "stdout" or "stderr"; may be a coroutine function.
 OutputCallback = Callable[[str, bytes], Union[None, Awaitable[None]]]
+# A profile's policy switches: (enum airlock_profile_switch, key in info()["profiles"][name]).
+_PROFILE_SWITCHES: Tuple[Tuple[int, str], ...] = ((0, "file_write"),)
 
 
 # libairlock frees what a tool handler answers with free(): it is malloc()ed here.
@@ -1081,7 +1083,9 @@ class AirlockSandbox:
             lib.airlock_info_free(info)
 
     def _info_profiles(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
-        """info()["profiles"]: name -> {"default": bool, "limits": {limit: {"default", "ceiling"}}}."""
+        """info()["profiles"]: name -> {"default": bool, "limits": {limit: {"default", "ceiling"}},
+        "file_write": bool} (a policy switch: False when the kernel keeps the runs' workspace
+        and /tmp read-only; True also from a library or daemon before the switch)."""
         lib = self._lib
         out: Dict[str, Dict[str, Any]] = {}
         if not hasattr(lib, "airlock_info_profile_count"):
@@ -1102,6 +1106,11 @@ class AirlockSandbox:
                 "default": bool(lib.airlock_info_profile_is_default(info, i)),
                 "limits": limits,
             }
+            for sw, key in _PROFILE_SWITCHES:
+                allowed = True
+                if hasattr(lib, "airlock_info_profile_switch"):
+                    allowed = lib.airlock_info_profile_switch(info, i, sw) != 0
+                out[raw.decode("ascii", "replace")][key] = allowed
         return out
 
     def _call(self, call: Callable[[_Conn], int]) -> None:

@@ -5,6 +5,8 @@
  * request may tighten but not loosen it, a profile that does not exist or
  * that the caller may not use is refused, info lists only the caller's,
  * default_profile, sessions keep their profile, and SIGHUP applies new ones.
+ * Step 2: file_write = false in info and on a session's workspace (the
+ * hostile case pol_write_ro tries every write route on a one-shot run).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +35,8 @@
 #define CFG_BASE                                                                                   \
 	"[daemon]\nsocket_mode = 0666\n"                                                           \
 	"[sandbox]\nuid_base = 1500000\nuid_count = 64\n"                                          \
-	"[profile tiny]\nwall_ms = 3000\nmemory_bytes = 96M\nallow_users = 1\n"
+	"[profile tiny]\nwall_ms = 3000\nmemory_bytes = 96M\nallow_users = 1\n"                    \
+	"[profile readonly]\nfile_write = false\n"
 #define CFG CFG_BASE "[access]\nallow_users = nobody\n"
 
 static int
@@ -269,8 +272,8 @@ test_forbidden_profile(void **state)
 	assert_true(o.has_minimal);
 	assert_true(o.default_is_default);
 	assert_int_equal(o.minimal_mem, 128 * MiB);
-	/* minimal, standard, generous, default */
-	assert_int_equal(o.nprofiles, 4);
+	/* minimal, standard, generous, readonly, default */
+	assert_int_equal(o.nprofiles, 5);
 }
 
 /* root sees every profile, with its limits; the implicit default is the
@@ -284,7 +287,7 @@ test_info_lists_profiles(void **state)
 
 	assert_int_equal(airlock_info(c, &info), 0);
 	n = airlock_info_profile_count(info);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 6);
 	for (i = 0; i < n; i++) {
 		const char *name = airlock_info_profile_name(info, i);
 		uint64_t mem = airlock_info_profile_limit(info, i, AIRLOCK_LIMIT_MEMORY_BYTES);
@@ -365,6 +368,77 @@ test_session_profile(void **state)
 	airlock_conn_free(c);
 }
 
+/* A run of a session opened with "readonly" (file_write = false): info says
+ * so; the code reads the session's file but cannot change it or make one
+ * (EROFS: its clone of the keeper's workspace is a read-only mount), and
+ * the result has no artifact; the client still writes the session's files
+ * through the daemon. */
+#define RO_CODE                                                                                    \
+	"import errno, os\n"                                                                       \
+	"print(open('data.txt').read())\n"                                                         \
+	"for what, fn in [('create', lambda: open('new.txt', 'w')),\n"                             \
+	"                 ('write', lambda: open('data.txt', 'a')),\n"                             \
+	"                 ('tmp', lambda: open('/tmp/x', 'w'))]:\n"                                \
+	"    try:\n"                                                                               \
+	"        fn()\n"                                                                           \
+	"        print(what, 'WROTE')\n"                                                           \
+	"    except OSError as e:\n"                                                               \
+	"        print(what, errno.errorcode[e.errno])\n"
+
+static void
+test_readonly_session(void **state)
+{
+	struct airlock_conn *c = conn_to(*state);
+	struct airlock_session_opts *opts = NULL;
+	struct airlock_info *info = NULL;
+	struct airlock_run_req *req;
+	struct airlock_result *res;
+	char id[AIRLOCK_SESSION_ID_LEN + 1], code[64], msg[512];
+	static const char want[] = "hello\n\ncreate EROFS\nwrite EROFS\ntmp EROFS\n";
+	const void *out;
+	size_t i, len, seen = 0;
+
+	assert_int_equal(airlock_info(c, &info), 0);
+	for (i = 0; i < airlock_info_profile_count(info); i++) {
+		const char *name = airlock_info_profile_name(info, i);
+		int sw = airlock_info_profile_switch(info, i, AIRLOCK_SWITCH_FILE_WRITE);
+
+		if (strcmp(name, "readonly") == 0) {
+			assert_int_equal(sw, 0);
+			seen |= 1;
+		} else {
+			assert_int_equal(sw, 1);
+			seen |= 2;
+		}
+	}
+	assert_int_equal(seen, 3);
+	assert_int_equal(airlock_info_profile_switch(info, i, AIRLOCK_SWITCH_FILE_WRITE), -EINVAL);
+	assert_int_equal(airlock_info_profile_switch(info, 0, (enum airlock_profile_switch)99),
+			 -EINVAL);
+	assert_int_equal(airlock_info_profile_switch(NULL, 0, AIRLOCK_SWITCH_FILE_WRITE), -EINVAL);
+	airlock_info_free(info);
+
+	assert_int_equal(airlock_session_opts_new(&opts), 0);
+	assert_int_equal(airlock_session_opts_set_profile(opts, "readonly"), 0);
+	assert_int_equal(airlock_session_open(c, opts, id), 0);
+	airlock_session_opts_free(opts);
+	assert_int_equal(airlock_file_write(c, id, "data.txt", "hello\n", 6), 0);
+	req = py_req(RO_CODE, NULL);
+	assert_int_equal(airlock_run_req_set_session(req, id), 0);
+	assert_int_equal(run_req(c, req, &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	assert_int_equal(airlock_result_exit_code(res), 0);
+	assert_int_equal(airlock_result_stdout(res, &out, &len), 0);
+	if (len != sizeof(want) - 1 || memcmp(out, want, len) != 0)
+		fail_msg("stdout: %.*s", (int)len, (const char *)out);
+	assert_int_equal(airlock_result_artifact_count(res), 0);
+	airlock_result_free(res);
+	/* The daemon's own route into the workspace stays open. */
+	assert_int_equal(airlock_file_write(c, id, "data.txt", "hello\n", 6), 0);
+	assert_int_equal(airlock_session_close(c, id), 0);
+	airlock_conn_free(c);
+}
+
 /* Does a new connection's info list the profile, and is it the default? */
 static int
 info_profile(const struct fixture *f, const char *name)
@@ -413,10 +487,10 @@ test_reload(void **state)
 	assert_int_equal(run_req(c, py_req("print(1)\n", "default"), &res, code, msg), -ENOENT);
 	airlock_conn_free(c);
 
-	/* Line 13: the extra section's wall_ms_max. */
+	/* Line 15: the extra section's wall_ms_max. */
 	assert_int_equal(fixture_write_config(f, CFG "[profile extra]\nwall_ms_max = 2000\n"), 0);
 	assert_int_equal(kill(f->pid, SIGHUP), 0);
-	snprintf(want, sizeof(want), "%s:13: unknown key 'wall_ms_max' in [profile extra]",
+	snprintf(want, sizeof(want), "%s:15: unknown key 'wall_ms_max' in [profile extra]",
 		 f->config);
 	for (i = 0; i < 300 && !fixture_log_has(f, want); i++)
 		front_sleep_ms(10);
@@ -435,6 +509,7 @@ main(void)
 		cmocka_unit_test(test_forbidden_profile),
 		cmocka_unit_test(test_info_lists_profiles),
 		cmocka_unit_test(test_session_profile),
+		cmocka_unit_test(test_readonly_session),
 		cmocka_unit_test(test_reload),
 	};
 

@@ -285,6 +285,7 @@ test_profile(void **state)
 	r = cli(*state, info);
 	assert_status(&r, 0);
 	assert_non_null(strstr(r.out, "profile (* default)"));
+	assert_non_null(strstr(r.out, " off\n"));
 	assert_non_null(strstr(r.out, "\n* default "));
 	assert_non_null(strstr(r.out, "\n  minimal "));
 	assert_non_null(strstr(r.out, "134217728"));
@@ -302,6 +303,7 @@ test_profile(void **state)
 			continue;
 		seen = true;
 		assert_true(json_is_false(json_object_get(p, "default")));
+		assert_true(json_is_true(json_object_get(p, "file_write")));
 		assert_int_equal(
 			json_integer_value(json_object_get(
 				json_object_get(json_object_get(p, "limits"), "memory_bytes"),
