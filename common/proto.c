@@ -273,7 +273,7 @@ enum dec_kind {
 	DEC_SESSION_STATE, /* str, one of proto_session_states */
 	DEC_STREAM_NAME,   /* str, one of proto_stream_names */
 	DEC_PROFILE,	   /* str: a profile name (rules_profile_name_check) */
-	DEC_PROFILES,	   /* [{name, default, limits, ceilings, network?, ..., file_write?}] */
+	DEC_PROFILES,	   /* [{name, default, limits, ceilings, ..., file_write?, subprocess?}] */
 	DEC_NETWORK,	   /* {bytes_up, ...}: result.network, into a zone struct */
 	DEC_REFUSALS,	   /* [{host, reason}]: result.network.refusals */
 	DEC_NETMODE,	   /* str, "none" or "proxy" */
@@ -347,6 +347,7 @@ static const struct dec_field dec_profile_fields[] = {
 	{"allow_private_hosts", DEC_STRV, 0, U(proto_profile, allow_private_hosts),
 	 U(proto_profile, nallow_private_hosts), PROTO_ALLOW_MAX, PROTO_ALLOW_ENTRY_MAX},
 	{"file_write", DEC_BOOL_NOT, 0, U(proto_profile, no_file_write), 0, 0, 0},
+	{"subprocess", DEC_BOOL_NOT, 0, U(proto_profile, no_subprocess), 0, 0, 0},
 };
 
 static const struct dec_field dec_network_fields[] = {
@@ -2131,7 +2132,7 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 
 		bool proxy = p->network != NULL && !strcmp(p->network, "proxy");
 
-		enc_map(&e, 5 + (p->network != NULL) + 2 * proxy);
+		enc_map(&e, 6 + (p->network != NULL) + 2 * proxy);
 		enc_kv_profile(&e, "name", p->name);
 		enc_kv_bool(&e, "default", p->is_default);
 		enc_kv_limits(&e, "limits", &p->limits);
@@ -2144,6 +2145,7 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 				    p->nallow_private_hosts);
 		}
 		enc_kv_bool(&e, "file_write", !p->no_file_write);
+		enc_kv_bool(&e, "subprocess", !p->no_subprocess);
 	}
 	return enc_finish(&e, ret);
 }

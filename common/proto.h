@@ -62,7 +62,7 @@ enum proto_type {
 	/* daemon -> client: {type, id, daemon:str, version:uint, uid:uint,
 	 *   runtimes:[str], defaults:limits, ceilings:limits,
 	 *   profiles?:[{name:str, default:bool, limits:limits, ceilings:limits,
-	 *   file_write?:bool}]} */
+	 *   file_write?:bool, subprocess?:bool}]} */
 	PROTO_INFO_OK = 6,
 	/* client -> daemon: {type, id, runtime:str, code?:blob, argv?:[str],
 	 *   env?:{str:str}, stdin?:blob, files?:[{name:str, data:blob}],
@@ -261,9 +261,11 @@ struct proto_profile {
 	size_t nallow_hosts;
 	const char **allow_private_hosts;
 	size_t nallow_private_hosts;
-	/* The policy switches, stored negated: "file_write" false on the
-	 * wire; absent (a daemon before the switch) reads as allowed. */
+	/* The policy switches, stored negated: "file_write" or "subprocess"
+	 * false on the wire; absent (a daemon before the switch) reads as
+	 * allowed. */
 	bool no_file_write;
+	bool no_subprocess;
 };
 
 /* result.network: a refusal of the egress proxy. host is "host:port" as the

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "memfd.h"
 #include "rules.h"
+#include "seccomp_policy.h"
 
 #define CONFIG_HOSTNAME_MAX 64
 #define CONFIG_SECTION_MAX 128
@@ -62,6 +63,7 @@ struct config_lines {
 	unsigned max_runs_per_uid;
 	unsigned default_profile;
 	unsigned profile_limit[CONFIG_PROFILES_MAX][PROTO_LIMIT_COUNT_]; /* 0: not set */
+	unsigned profile_subprocess[CONFIG_PROFILES_MAX];		 /* subprocess = */
 	unsigned profile_network[CONFIG_PROFILES_MAX];			 /* network = */
 	unsigned profile_hosts[CONFIG_PROFILES_MAX]; /* allow_hosts = or allow_private_hosts = */
 };
@@ -1062,7 +1064,7 @@ config_egress_finish(struct config_parse *p)
 /*
  * Handle one key of [profile NAME]: a [limits] name sets the profile's value
  * (its default and its ceiling), allow_users/allow_groups who may use it,
- * file_write a policy switch.
+ * file_write and subprocess policy switches.
  */
 static int
 config_key_profile(struct config_parse *p, const char *name, const char *value)
@@ -1100,13 +1102,18 @@ config_key_profile(struct config_parse *p, const char *name, const char *value)
 	if (!strcmp(name, "network") || !strncmp(name, "allow_", 6) ||
 	    !strncmp(name, "network_", 8))
 		return config_key_profile_egress(p, name, value);
-	if (!strcmp(name, "file_write")) {
+	if (!strcmp(name, "file_write") || !strcmp(name, "subprocess")) {
 		bool on;
 
 		if (config_parse_bool(value, &on) < 0)
 			return config_fail_at(p, -EINVAL, p->line,
-					      "file_write = %s: expected true or false", value);
-		prof->no_file_write = !on;
+					      "%s = %s: expected true or false", name, value);
+		if (name[0] == 'f') {
+			prof->no_file_write = !on;
+		} else {
+			prof->no_subprocess = !on;
+			p->lines.profile_subprocess[idx] = p->line;
+		}
 		return 0;
 	}
 	if (limit_from_name(name, strlen(name), &l) < 0)
@@ -1706,6 +1713,18 @@ config_profiles_finish(struct config_parse *p)
 			}
 		}
 		prof->ceilings = prof->defaults;
+		/* subprocess = false execs the code from fd SECCOMP_POLICY_EXEC_FD,
+		 * which the code must never be able to make again. */
+		if (prof->no_subprocess &&
+		    prof->defaults.v[PROTO_LIMIT_OPEN_FILES] > SECCOMP_POLICY_EXEC_FD)
+			return config_fail_at(
+				p, -EINVAL,
+				config_line_max(p->lines.profile_subprocess[i],
+						p->lines.profile_limit[i][PROTO_LIMIT_OPEN_FILES]),
+				"[profile %s] subprocess = false needs open_files of at most %d "
+				"(it is %llu)",
+				prof->name, SECCOMP_POLICY_EXEC_FD,
+				(unsigned long long)prof->defaults.v[PROTO_LIMIT_OPEN_FILES]);
 	}
 	if (cfg->default_profile[0] == '\0') {
 		/* config_profile_begin() kept this slot free. */

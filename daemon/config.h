@@ -85,6 +85,7 @@ struct config_profile {
 	 * stored inverted so that a zeroed profile allows everything, as the
 	 * built-ins and the implicit "default" do. */
 	bool no_file_write; /* file_write = false: workspace and /tmp read-only */
+	bool no_subprocess; /* subprocess = false: one process, one thread, one exec */
 };
 
 struct config {

@@ -247,6 +247,9 @@ main(int argc, char **argv)
 	sp.layout.cgroup2 = sp.cg.kind == CGROUP_V2;
 	if ((r = seccomp_policy_sandbox(&sp.seccomp)) < 0)
 		fatalx("cannot compile the sandbox seccomp policy: %s", strerror(-r));
+	if ((r = seccomp_policy_sandbox_noproc(&sp.seccomp_noproc)) < 0)
+		fatalx("cannot compile the sandbox seccomp policy for subprocess = false: %s",
+		       strerror(-r));
 	if ((r = seccomp_policy_frontend(&frontend_filter)) < 0)
 		fatalx("cannot compile the frontend seccomp policy: %s", strerror(-r));
 	sp.config_path = config_given ? config_path : CONFIG_DEFAULT_PATH;
@@ -329,6 +332,7 @@ main(int argc, char **argv)
 		r = -EPIPE;
 	}
 	seccomp_policy_free(&sp.seccomp);
+	seccomp_policy_free(&sp.seccomp_noproc);
 	free(sp.slots);
 	free(sp.keepers);
 	config_free(&cfg);

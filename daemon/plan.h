@@ -30,6 +30,7 @@
 /* plan_hdr.flags */
 #define PLAN_F_SESSION 0x1u  /* the workspace is a session's: artifacts are what changed */
 #define PLAN_F_READONLY 0x2u /* file_write = false: /workspace and /tmp read-only */
+#define PLAN_F_NOPROC 0x4u   /* subprocess = false: one process, one thread, one exec */
 /* network = proxy: listen at 127.0.0.1:egress_port (sandbox_egress.c) */
 #define PLAN_F_EGRESS 0x80u
 #define PLAN_F_TOOLS 0x100u /* the run declares tools: /run/tools (sandbox_tools.c) */

@@ -723,8 +723,14 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	flags = s != NULL ? PLAN_F_SESSION : 0;
 	if (prof->no_file_write)
 		flags |= PLAN_F_READONLY;
-	rc = run_make_plan(d, req, flags, prof, &lim, mounts, &plan_fd, &code, why,
-			   sizeof(why));
+	/* subprocess = false: one process. The processes limit (pids.max, or
+	 * RLIMIT_NPROC on the run's own uid) is a second wall behind the
+	 * seccomp filter that refuses every fork, clone and exec. */
+	if (prof->no_subprocess) {
+		flags |= PLAN_F_NOPROC;
+		lim.v[PROTO_LIMIT_PROCESSES] = 1;
+	}
+	rc = run_make_plan(d, req, flags, prof, &lim, mounts, &plan_fd, &code, why, sizeof(why));
 	if (rc < 0 || plan_fd < 0) {
 		client_send_error(c, req_id, code, "%s", why);
 		return;

@@ -137,13 +137,14 @@ int sandbox_layout_init(struct sandbox_layout *ret);
 struct sandbox_ctx {
 	const struct sandbox_layout *layout;
 	const struct sock_fprog *seccomp;
-	const struct rootspec *rootspec; /* the [mount] table, checked by the spawner */
-	int sync_fd;			 /* read end: one byte once the uid/gid maps are written */
-	int ctl_fd;			 /* from the spawner: struct sb_start and the run's fds */
-	int plan_fd;			 /* sealed memfd, see plan.h */
-	int lifeline_fd;		 /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
-	int out_fd;			 /* stdout pipe, write end */
-	int err_fd;			 /* stderr pipe, write end */
+	const struct sock_fprog *seccomp_noproc; /* for a plan with PLAN_F_NOPROC */
+	const struct rootspec *rootspec;	 /* the [mount] table, checked by the spawner */
+	int sync_fd;	    /* read end: one byte once the uid/gid maps are written */
+	int ctl_fd;	    /* from the spawner: struct sb_start and the run's fds */
+	int plan_fd;	    /* sealed memfd, see plan.h */
+	int lifeline_fd;    /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
+	int out_fd;	    /* stdout pipe, write end */
+	int err_fd;	    /* stderr pipe, write end */
 	int cgroup_fd;	    /* write "0" to move in: v1 `tasks`, v2 sup/cgroup.procs; or -1 */
 	int code_cgroup_fd; /* v2: the code's cgroup directory (clone3 into it), or -1 */
 	int cpu_stat_fd;    /* v2: the code's cpu.stat, or -1 (then /proc is polled) */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "seccomp_policy.h"
 
 /*
  * Clone the code's process: born in the code's cgroup where there is one
@@ -130,6 +131,36 @@ sb_code_cwd(const char *cwd, int pipefd)
 }
 
 /*
+ * subprocess = false: open the code's program (argv[0]) as fd
+ * SECCOMP_POLICY_EXEC_FD, close-on-exec, for the one execveat the noproc
+ * filter allows. Before RLIMIT_NOFILE is lowered (to at most that fd, which
+ * the config and the check below ensure), so that after the exec no fd of
+ * that number can be made again. O_PATH: execveat checks the execute
+ * permission itself, with the code's credentials, when it runs. The soft
+ * limit is raised to the hard one first if it is too low for the fd; the
+ * hard one cannot be (EBADF at the dup then, reported as the rlimit step).
+ */
+static void
+sb_exec_fd(int pipefd, const struct plan_view *pv)
+{
+	struct rlimit rl;
+	int fd;
+
+	if (pv->hdr->limits[PROTO_LIMIT_OPEN_FILES] > SECCOMP_POLICY_EXEC_FD)
+		sb_code_fail(pipefd, SANDBOX_STEP_RLIMIT, EINVAL);
+	SB_CODE_CHECK(getrlimit(RLIMIT_NOFILE, &rl), SANDBOX_STEP_RLIMIT);
+	if (rl.rlim_cur <= SECCOMP_POLICY_EXEC_FD) {
+		rl.rlim_cur = rl.rlim_max;
+		SB_CODE_CHECK(setrlimit(RLIMIT_NOFILE, &rl), SANDBOX_STEP_RLIMIT);
+	}
+	fd = open(pv->argv[0], O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		sb_code_fail(pipefd, SANDBOX_STEP_EXEC, errno);
+	SB_CODE_CHECK(dup3(fd, SECCOMP_POLICY_EXEC_FD, O_CLOEXEC), SANDBOX_STEP_RLIMIT);
+	close(fd);
+}
+
+/*
  * The code's process: stdio, working directory, limits, then the privilege
  * drop in its one order, seccomp last, execve.
  */
@@ -140,6 +171,7 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 	struct __user_cap_header_struct caph = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct capd[2];
 	struct landlock_rules ll;
+	bool noproc = (pv->hdr->flags & PLAN_F_NOPROC) != 0;
 	uint64_t cpu_s;
 	int in, c;
 
@@ -224,6 +256,8 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 		sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES] + 1);
 	else
 		sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES]);
+	if (noproc)
+		sb_exec_fd(pipefd, pv);
 	sb_setrlimit(pipefd, RLIMIT_NOFILE, lim[PROTO_LIMIT_OPEN_FILES]);
 	sb_setrlimit(pipefd, RLIMIT_FSIZE, lim[PROTO_LIMIT_FILE_SIZE_BYTES]);
 	sb_setrlimit(pipefd, RLIMIT_CORE, 0);
@@ -256,9 +290,15 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 		if (r < 0)
 			sb_code_fail(pipefd, SANDBOX_STEP_LANDLOCK, -r);
 	}
-	/* Seccomp last: nothing after it but execve. */
-	SB_CODE_CHECK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctx->seccomp, 0, 0),
+	/* Seccomp last: nothing after it but the exec (subprocess = false:
+	 * the one execveat its filter allows, of the fd opened above). */
+	SB_CODE_CHECK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
+			    noproc ? ctx->seccomp_noproc : ctx->seccomp, 0, 0),
 		      SANDBOX_STEP_SECCOMP);
-	execve(pv->argv[0], (char *const *)pv->argv, (char *const *)pv->envp);
+	if (noproc)
+		execveat(SECCOMP_POLICY_EXEC_FD, "", (char *const *)pv->argv,
+			 (char *const *)pv->envp, AT_EMPTY_PATH);
+	else
+		execve(pv->argv[0], (char *const *)pv->argv, (char *const *)pv->envp);
 	sb_code_fail(pipefd, SANDBOX_STEP_EXEC, errno);
 }

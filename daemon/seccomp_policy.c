@@ -2,6 +2,7 @@
 #include "seccomp_policy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdbool.h>
@@ -98,6 +99,20 @@ static const char *const seccomp_policy_frontend_denied[] = {
 	"execve",    "execveat",  "fork",      "vfork",	   "clone",
 	"clone3",    "setuid",	  "setgid",    "setreuid", "setregid",
 	"setresuid", "setresgid", "setgroups", "setfsuid", "setfsgid",
+};
+
+/*
+ * subprocess = false (docs/security.md, "Profiles"): the calls that make a
+ * process or a thread, or run another program, fail with EPERM. clone is
+ * denied whatever its flags (threads too); clone3 stays ENOSYS, as in the
+ * sandbox's filter, so the C library falls back to clone and gets EPERM
+ * there. execveat is allowed only as the code's own first exec (below).
+ */
+static const char *const seccomp_policy_noproc_denied[] = {
+	"fork",
+	"vfork",
+	"clone",
+	"execve",
 };
 
 /* The namespace flags that clone() must not carry in the sandbox. */
@@ -274,9 +289,43 @@ seccomp_policy_add_sockets(scmp_filter_ctx ctx)
 	return 0;
 }
 
-/* Add every deny rule of the sandbox; frontend adds its own on top and skips clone's. */
+/*
+ * subprocess = false: deny process creation and exec, except execveat of
+ * SECCOMP_POLICY_EXEC_FD with AT_EMPTY_PATH, which is how the code's child
+ * execs the code (sandbox_code.c). That fd is close-on-exec, and the code's
+ * RLIMIT_NOFILE (hard = soft, at most SECCOMP_POLICY_EXEC_FD) keeps it from
+ * ever making an fd of that number again (dup2 gives EBADF, F_DUPFD EINVAL,
+ * raising the hard limit needs CAP_SYS_RESOURCE): so the one exec the
+ * filter allows is the first. A dirfd with upper bits set is denied,
+ * although the kernel would truncate it (fails safe).
+ */
 static int
-seccomp_policy_add_common(scmp_filter_ctx ctx, bool frontend)
+seccomp_policy_add_noproc(scmp_filter_ctx ctx)
+{
+	struct scmp_arg_cmp fd = SCMP_A0(SCMP_CMP_NE, SECCOMP_POLICY_EXEC_FD);
+	struct scmp_arg_cmp flags = SCMP_A4(SCMP_CMP_NE, AT_EMPTY_PATH);
+	size_t i;
+	int r;
+
+	for (i = 0;
+	     i < sizeof(seccomp_policy_noproc_denied) / sizeof(seccomp_policy_noproc_denied[0]);
+	     i++) {
+		r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), seccomp_policy_noproc_denied[i],
+				       0, NULL);
+		if (r < 0)
+			return r;
+	}
+	/* Rules are ORed: denied when either comparison holds. */
+	r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), "execveat", 1, &fd);
+	if (r < 0)
+		return r;
+	return seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), "execveat", 1, &flags);
+}
+
+/* Add every deny rule of the sandbox; frontend adds its own on top and skips clone's;
+ * noproc (subprocess = false) denies every clone instead of clone's namespace flags. */
+static int
+seccomp_policy_add_common(scmp_filter_ctx ctx, bool frontend, bool noproc)
 {
 	size_t i;
 	int r;
@@ -320,11 +369,18 @@ seccomp_policy_add_common(scmp_filter_ctx ctx, bool frontend)
 	 * cannot read, so it reports ENOSYS and the C library falls back to
 	 * clone(), whose flags we can see.
 	 */
-	for (i = 0; i < sizeof(seccomp_policy_clone_ns) / sizeof(seccomp_policy_clone_ns[0]); i++) {
+	for (i = 0;
+	     !noproc && i < sizeof(seccomp_policy_clone_ns) / sizeof(seccomp_policy_clone_ns[0]);
+	     i++) {
 		struct scmp_arg_cmp arg = SCMP_A0(SCMP_CMP_MASKED_EQ, seccomp_policy_clone_ns[i],
 						  seccomp_policy_clone_ns[i]);
 
 		r = seccomp_policy_add(ctx, SCMP_ACT_ERRNO(EPERM), "clone", 1, &arg);
+		if (r < 0)
+			return r;
+	}
+	if (noproc) {
+		r = seccomp_policy_add_noproc(ctx);
 		if (r < 0)
 			return r;
 	}
@@ -395,7 +451,7 @@ out:
  * and nothing legitimate in the sandbox or the frontend uses them.
  */
 static int
-seccomp_policy_build(bool frontend, struct sock_fprog *ret)
+seccomp_policy_build(bool frontend, bool noproc, struct sock_fprog *ret)
 {
 	scmp_filter_ctx ctx;
 	size_t i;
@@ -409,7 +465,7 @@ seccomp_policy_build(bool frontend, struct sock_fprog *ret)
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (r < 0)
 		goto out;
-	r = seccomp_policy_add_common(ctx, frontend);
+	r = seccomp_policy_add_common(ctx, frontend, noproc);
 	if (r < 0)
 		goto out;
 	if (frontend)
@@ -430,13 +486,19 @@ out:
 int
 seccomp_policy_sandbox(struct sock_fprog *ret)
 {
-	return seccomp_policy_build(false, ret);
+	return seccomp_policy_build(false, false, ret);
+}
+
+int
+seccomp_policy_sandbox_noproc(struct sock_fprog *ret)
+{
+	return seccomp_policy_build(false, true, ret);
 }
 
 int
 seccomp_policy_frontend(struct sock_fprog *ret)
 {
-	return seccomp_policy_build(true, ret);
+	return seccomp_policy_build(true, false, ret);
 }
 
 void

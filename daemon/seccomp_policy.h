@@ -13,6 +13,22 @@
 int seccomp_policy_sandbox(struct sock_fprog *ret);
 
 /*
+ * The fd the code's child execs the code from under subprocess = false
+ * (execveat(fd, "", ..., AT_EMPTY_PATH)): the only exec that filter allows.
+ * It must be at least the code's RLIMIT_NOFILE, so the code can never make
+ * an fd of this number (a profile with subprocess = false and open_files
+ * above it is a config error).
+ */
+#define SECCOMP_POLICY_EXEC_FD 4095
+
+/*
+ * The sandbox's policy for subprocess = false: the default one, plus EPERM
+ * for fork, vfork, clone (threads too), execve, and execveat other than of
+ * SECCOMP_POLICY_EXEC_FD with AT_EMPTY_PATH (the code's first exec).
+ */
+int seccomp_policy_sandbox_noproc(struct sock_fprog *ret);
+
+/*
  * Compile the frontend's filter (the unprivileged, client-facing process):
  * everything the sandbox denies, plus process creation, exec, setuid and
  * friends that the frontend never needs.

@@ -346,6 +346,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 	ctx = (struct sandbox_ctx){.layout = &sp->layout,
 				   .seccomp = &sp->seccomp,
 				   .rootspec = &sp->rootspec,
+				   .seccomp_noproc = &sp->seccomp_noproc,
 				   .sync_fd = sync[0],
 				   .ctl_fd = ctl[1],
 				   .plan_fd = -1,

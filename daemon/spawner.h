@@ -31,7 +31,8 @@ struct spawner {
 	struct spawner_slot *keepers; /* the session keeper of each uid slot */
 	struct sandbox_layout layout;
 	struct sock_fprog seccomp;
-	struct rootspec rootspec; /* the last SPAWN_PREPARE's, checked; its clone's copy */
+	struct rootspec rootspec;	  /* the last SPAWN_PREPARE's, checked; its clone's copy */
+	struct sock_fprog seccomp_noproc; /* subprocess = false */
 	struct cgroup cg;
 	pid_t frontend;	     /* our child too: its status is the service's */
 	int frontend_status; /* once frontend_reaped */

@@ -912,6 +912,10 @@ enum airlock_profile_switch {
 	/* file_write: the workspace and /tmp are writable (off: read-only
 	 * mounts; outputs only through stdout and stderr, no artifacts) */
 	AIRLOCK_SWITCH_FILE_WRITE = 0,
+	/* subprocess: the code may start processes and threads and run other
+	 * programs (off: one process, one thread, one exec; fork, clone,
+	 * posix_spawn, pthread_create and exec fail with EPERM) */
+	AIRLOCK_SWITCH_SUBPROCESS = 1,
 };
 
 /* Whether profile i's runs may do what sw names: 1 (allowed; also from a

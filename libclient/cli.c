@@ -552,6 +552,7 @@ static const struct {
 	const char *name;
 } cli_profile_switches[] = {
 	{AIRLOCK_SWITCH_FILE_WRITE, "file_write"},
+	{AIRLOCK_SWITCH_SUBPROCESS, "subprocess"},
 };
 
 /* "profiles": [{"name", "default": bool, "limits": {NAME: {default, ceiling}}, "network",

@@ -96,6 +96,7 @@ struct info_profile {
 	uint64_t limits[PROTO_LIMIT_COUNT_];
 	uint64_t ceilings[PROTO_LIMIT_COUNT_];
 	bool no_file_write; /* "file_write": false */
+	bool no_subprocess; /* "subprocess": false */
 };
 
 struct airlock_info {
@@ -665,6 +666,7 @@ result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
 		memcpy(p->limits, pi->profiles[i].limits.v, sizeof(p->limits));
 		memcpy(p->ceilings, pi->profiles[i].ceilings.v, sizeof(p->ceilings));
 		p->no_file_write = pi->profiles[i].no_file_write;
+		p->no_subprocess = pi->profiles[i].no_subprocess;
 		info->nprofiles++;
 		r = info_profile_network(&pi->profiles[i], p);
 		if (r < 0)
@@ -765,6 +767,8 @@ airlock_info_profile_switch(const struct airlock_info *info, size_t i,
 	switch (sw) {
 	case AIRLOCK_SWITCH_FILE_WRITE:
 		return !info->profiles[i].no_file_write;
+	case AIRLOCK_SWITCH_SUBPROCESS:
+		return !info->profiles[i].no_subprocess;
 	}
 	return -EINVAL;
 }

@@ -475,6 +475,14 @@ static const struct bad_case bad_cases[] = {
 	 "[profile big] memory_bytes = 2147483648 is above its ceiling"},
 	{"[profile minimal]\nallow_users = no-such-user-xyz\n", 2, "unknown user"},
 	{"[profile ro]\n\nfile_write = maybe\n", 3, "file_write = maybe: expected true or false"},
+	{"[profile one]\nsubprocess = 2\n", 2, "subprocess = 2: expected true or false"},
+	{"[profile one]\nsubprocess = false\nopen_files = 4096\n", 3,
+	 "[profile one] subprocess = false needs open_files of at most 4095 (it is 4096)"},
+	{"[limits]\nopen_files_max = 8192\n[profile one]\nopen_files = 5000\n\nsubprocess = "
+	 "false\n",
+	 6, "needs open_files of at most 4095 (it is 5000)"},
+	{"[limits]\nopen_files = 4096\nopen_files_max = 8192\n[profile one]\nsubprocess = no\n", 5,
+	 "(it is 4096)"},
 	{"[profile ro]\nfile_write = false\nfile_write = true\n", 3,
 	 "duplicate key 'file_write' in [profile ro]"},
 	{"[profile minimal]\nallow_groups = root,\n", 2, "empty name"},
@@ -770,9 +778,11 @@ test_profiles(void **state)
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_PROCESSES], 256);
 	/* The built-ins switch nothing off. */
 	assert_false(p->no_file_write);
+	assert_false(p->no_subprocess);
 	p = config_profile_default(&f->cfg);
 	assert_string_equal(p->name, "default");
 	assert_false(p->no_file_write);
+	assert_false(p->no_subprocess);
 	assert_memory_equal(&p->defaults, &f->cfg.defaults, sizeof(p->defaults));
 	assert_memory_equal(&p->ceilings, &f->cfg.ceilings, sizeof(p->ceilings));
 	assert_null(config_profile_find(&f->cfg, "nope"));
@@ -801,7 +811,8 @@ test_profiles(void **state)
 	assert_int_equal(load_text(f, "[profile standard]\nwall_ms = 2000\nallow_users = 0, 1\n"
 				      "file_write = no\n"
 				      "[profile data-1]\nmemory_bytes = 1G\ncpu_ms = 7000\n"
-				      "allow_groups = 4242\nfile_write = true\n"
+				      "allow_groups = 4242\nfile_write = true\nsubprocess = off\n"
+				      "open_files = 4095\n"
 				      "[limits]\nmemory_bytes_max = 1G\nwall_ms_max = 100000\n"),
 			 0);
 	p = config_profile_find(&f->cfg, "standard");
@@ -809,6 +820,7 @@ test_profiles(void **state)
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_WALL_MS], 2000);
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 256ULL << 20); /* [limits] */
 	assert_true(p->no_file_write);
+	assert_false(p->no_subprocess);
 	assert_true(config_profile_allowed(p, 1, NULL, 0));
 	assert_true(config_profile_allowed(p, 0, NULL, 0));
 	assert_false(config_profile_allowed(p, 1000, g, 1));
@@ -817,6 +829,7 @@ test_profiles(void **state)
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 1ULL << 30);
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_CPU_MS], 7000);
 	assert_false(p->no_file_write);
+	assert_true(p->no_subprocess);
 	assert_false(config_profile_allowed(p, 1000, NULL, 0));
 	assert_true(config_profile_allowed(p, 1000, g, 1));
 	p = config_profile_find(&f->cfg, "generous");

@@ -96,6 +96,7 @@ class Ctx(Daemon):
         super().__init__(args.airlockd,
                          "# %s = %s\n[daemon]\nmax_runs = 8\nprepared_sandboxes = 0\n"
                          "[profile readonly]\nfile_write = false\n"
+                         "[profile noproc]\nsubprocess = false\n"
                          % (SECRET_VAR, self.secret),
                          prefix="airlock-hostile-", debug=True, env=env)
         self.airlock = args.airlock

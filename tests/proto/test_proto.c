@@ -402,6 +402,7 @@ test_profiles(void **state)
 	in.profiles = profs;
 	in.nprofiles = 2;
 	profs[1].no_file_write = true;
+	profs[0].no_subprocess = true;
 	assert_int_equal(proto_encode_info(5, &in, &o), 0);
 	decode_out(&o, &m);
 	assert_int_equal(m.u.info.nprofiles, 2);
@@ -409,6 +410,8 @@ test_profiles(void **state)
 	assert_true(m.u.info.profiles[0].is_default);
 	assert_false(m.u.info.profiles[0].no_file_write);
 	assert_true(m.u.info.profiles[1].no_file_write);
+	assert_true(m.u.info.profiles[0].no_subprocess);
+	assert_false(m.u.info.profiles[1].no_subprocess);
 	assert_memory_equal(&m.u.info.profiles[0].limits, &profs[0].limits,
 			    sizeof(profs[0].limits));
 	assert_memory_equal(&m.u.info.profiles[0].ceilings, &profs[0].ceilings,
@@ -490,6 +493,7 @@ test_profiles(void **state)
 		mb_free(&b);
 		assert_int_equal(m.u.info.nprofiles, 1);
 		assert_false(m.u.info.profiles[0].no_file_write);
+		assert_false(m.u.info.profiles[0].no_subprocess);
 		proto_msg_free(&m);
 	}
 

@@ -45,6 +45,18 @@ probe_result(long r)
 	return r < 0 ? errno : 0;
 }
 
+/* After a call that may make a child: the child (0) leaves at once, the
+ * parent reaps it; 0 or the errno. */
+static int
+probe_child(long r)
+{
+	if (r == 0)
+		_exit(0);
+	if (r > 0)
+		waitpid((pid_t)r, NULL, 0);
+	return probe_result(r);
+}
+
 /*
  * Run probe in a child under prog (NULL: no filter). Returns the probe's
  * errno, SUCCEEDED, or KILLED + signal when the filter killed the child.
@@ -196,25 +208,13 @@ probe_personality_linux(void)
 static int
 probe_clone_newns(void)
 {
-	long r = syscall(SYS_clone, (unsigned long)(CLONE_NEWNS | SIGCHLD), 0, 0, 0, 0);
-
-	if (r == 0)
-		_exit(0);
-	if (r > 0)
-		waitpid((pid_t)r, NULL, 0);
-	return probe_result(r);
+	return probe_child(syscall(SYS_clone, (unsigned long)(CLONE_NEWNS | SIGCHLD), 0, 0, 0, 0));
 }
 
 static int
 probe_clone_newnet(void)
 {
-	long r = syscall(SYS_clone, (unsigned long)(CLONE_NEWNET | SIGCHLD), 0, 0, 0, 0);
-
-	if (r == 0)
-		_exit(0);
-	if (r > 0)
-		waitpid((pid_t)r, NULL, 0);
-	return probe_result(r);
+	return probe_child(syscall(SYS_clone, (unsigned long)(CLONE_NEWNET | SIGCHLD), 0, 0, 0, 0));
 }
 
 /* A plain fork (through the C library) must still work, and so must the child. */
@@ -237,16 +237,80 @@ static int
 probe_clone3(void)
 {
 	struct clone_args args;
-	long r;
 
 	memset(&args, 0, sizeof(args));
 	args.exit_signal = SIGCHLD;
-	r = syscall(SYS_clone3, &args, sizeof(args));
-	if (r == 0)
-		_exit(0);
-	if (r > 0)
-		waitpid((pid_t)r, NULL, 0);
-	return probe_result(r);
+	return probe_child(syscall(SYS_clone3, &args, sizeof(args)));
+}
+
+/* A plain clone, and one with CLONE_VFORK (the parent waits; no shared memory). */
+static int
+probe_clone_flags(unsigned long flags)
+{
+	return probe_child(syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0));
+}
+
+static int
+probe_clone_plain(void)
+{
+	return probe_clone_flags(0);
+}
+
+static int
+probe_clone_vfork(void)
+{
+	return probe_clone_flags(CLONE_VFORK);
+}
+
+/* A thread's flags. Only run under a filter that must refuse it: a thread
+ * that got through would share this stack (it exits the process at once). */
+static int
+probe_clone_thread(void)
+{
+	return probe_clone_flags(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+				 CLONE_SYSVSEM);
+}
+
+/* vfork(2) itself; only under a filter that must refuse it. */
+static int
+probe_vfork(void)
+{
+	return probe_child(syscall(SYS_vfork));
+}
+
+/* Run /bin/true (its exit status 0 reads as SUCCEEDED; probe_execve runs it
+ * by path) from an fd with AT_EMPTY_PATH: at fd (-1: wherever open puts
+ * it), with flags. */
+static int
+probe_execveat_at(int at, int flags)
+{
+	char *const argv[] = {"true", NULL}, *const envp[] = {NULL};
+	int fd = open("/bin/true", O_PATH | O_CLOEXEC);
+
+	if (fd < 0)
+		return 249;
+	if (at >= 0 && (fd = dup3(fd, at, O_CLOEXEC)) < 0)
+		return 249;
+	syscall(SYS_execveat, (long)fd, "", argv, envp, (long)flags);
+	return errno;
+}
+
+static int
+probe_execveat_fd(void)
+{
+	return probe_execveat_at(-1, AT_EMPTY_PATH);
+}
+
+static int
+probe_execveat_exec_fd(void)
+{
+	return probe_execveat_at(SECCOMP_POLICY_EXEC_FD, AT_EMPTY_PATH);
+}
+
+static int
+probe_execveat_exec_fd_no_empty(void)
+{
+	return probe_execveat_at(SECCOMP_POLICY_EXEC_FD, 0);
 }
 
 /* stdin is /dev/null here (see main), so without the filter: ENOTTY. */
@@ -449,6 +513,17 @@ setup_sandbox(void **state)
 }
 
 static int
+setup_noproc(void **state)
+{
+	struct sock_fprog *prog = calloc(1, sizeof(*prog));
+
+	if (prog == NULL || seccomp_policy_sandbox_noproc(prog) < 0)
+		return -1;
+	*state = prog;
+	return 0;
+}
+
+static int
 setup_frontend(void **state)
 {
 	struct sock_fprog *prog = calloc(1, sizeof(*prog));
@@ -493,6 +568,11 @@ test_probes_discriminate(void **state)
 	assert_int_not_equal(run_probe(NULL, probe_userfaultfd), EPERM);
 	assert_int_not_equal(run_probe(NULL, probe_perf_event_open), EPERM);
 	assert_int_equal(run_probe(NULL, probe_fork), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_clone_plain), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_clone_vfork), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_execve), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_execveat_fd), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_execveat_exec_fd_no_empty), ENOENT);
 	assert_true(run_probe(NULL, probe_clone3) != ENOSYS);
 	assert_int_equal(run_probe(NULL, probe_modify_ldt), SUCCEEDED);
 	assert_int_equal(run_probe(NULL, probe_socket_packet), SUCCEEDED);
@@ -522,6 +602,33 @@ test_sandbox_denies(void **state)
 	assert_int_equal(run_probe(prog, probe_io_uring_setup), EPERM);
 	assert_int_equal(run_probe(prog, probe_ptrace), EPERM);
 	assert_int_equal(run_probe(prog, probe_sethostname), run_probe(NULL, probe_sethostname));
+}
+
+/*
+ * subprocess = false: no process, thread or exec but the one execveat of
+ * SECCOMP_POLICY_EXEC_FD with AT_EMPTY_PATH (the code's first; /bin/true
+ * then runs and exits 0); the rest of the sandbox's policy still holds.
+ */
+static void
+test_noproc(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+	assert_int_equal(run_probe(prog, probe_getpid), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_fork), EPERM);
+	assert_int_equal(run_probe(prog, probe_vfork), EPERM);
+	assert_int_equal(run_probe(prog, probe_clone_plain), EPERM);
+	assert_int_equal(run_probe(prog, probe_clone_vfork), EPERM);
+	assert_int_equal(run_probe(prog, probe_clone_thread), EPERM);
+	assert_int_equal(run_probe(prog, probe_clone_newns), EPERM);
+	assert_int_equal(run_probe(prog, probe_clone3), ENOSYS);
+	assert_int_equal(run_probe(prog, probe_execve), EPERM);
+	assert_int_equal(run_probe(prog, probe_execveat_fd), EPERM);
+	assert_int_equal(run_probe(prog, probe_execveat_exec_fd_no_empty), EPERM);
+	assert_int_equal(run_probe(prog, probe_execveat_exec_fd), SUCCEEDED);
+	assert_int_equal(run_probe(prog, probe_mount), EPERM);
+	assert_int_equal(run_probe(prog, probe_io_uring_setup), EPERM);
+	assert_int_equal(run_probe(prog, probe_socket_packet), EAFNOSUPPORT);
 }
 
 /*
@@ -737,6 +844,7 @@ main(void)
 						teardown_prog),
 		cmocka_unit_test_setup_teardown(test_sandbox_socketpair, setup_sandbox,
 						teardown_prog),
+		cmocka_unit_test_setup_teardown(test_noproc, setup_noproc, teardown_prog),
 		cmocka_unit_test_setup_teardown(test_frontend, setup_frontend, teardown_prog),
 	};
 	int fd;

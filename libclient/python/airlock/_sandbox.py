@@ -38,7 +38,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 # on_output(stream, data): stream is "stdout" or "stderr"; may be a coroutine function.
 OutputCallback = Callable[[str, bytes], Union[None, Awaitable[None]]]
 # A profile's policy switches: (enum airlock_profile_switch, key in info()["profiles"][name]).
-_PROFILE_SWITCHES: Tuple[Tuple[int, str], ...] = ((0, "file_write"),)
+_PROFILE_SWITCHES: Tuple[Tuple[int, str], ...] = ((0, "file_write"), (1, "subprocess"))
 
 
 # libairlock frees what a tool handler answers with free(): it is malloc()ed here.
@@ -1084,8 +1084,9 @@ class AirlockSandbox:
 
     def _info_profiles(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
         """info()["profiles"]: name -> {"default": bool, "limits": {limit: {"default", "ceiling"}},
-        "file_write": bool} (a policy switch: False when the kernel keeps the runs' workspace
-        and /tmp read-only; True also from a library or daemon before the switch)."""
+        "file_write": bool, "subprocess": bool} (policy switches: file_write False when the kernel
+        keeps the runs' workspace and /tmp read-only, subprocess False when it allows one
+        process, one thread, one exec; True also from a library or daemon before the switch)."""
         lib = self._lib
         out: Dict[str, Dict[str, Any]] = {}
         if not hasattr(lib, "airlock_info_profile_count"):

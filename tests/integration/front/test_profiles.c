@@ -7,6 +7,7 @@
  * default_profile, sessions keep their profile, and SIGHUP applies new ones.
  * Step 2: file_write = false in info and on a session's workspace (the
  * hostile case pol_write_ro tries every write route on a one-shot run).
+ * Step 3: subprocess = false in info and on a run (hostile pol_noproc*).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +37,8 @@
 	"[daemon]\nsocket_mode = 0666\n"                                                           \
 	"[sandbox]\nuid_base = 1500000\nuid_count = 64\n"                                          \
 	"[profile tiny]\nwall_ms = 3000\nmemory_bytes = 96M\nallow_users = 1\n"                    \
-	"[profile readonly]\nfile_write = false\n"
+	"[profile readonly]\nfile_write = false\n"                                                 \
+	"[profile noproc]\nsubprocess = false\n"
 #define CFG CFG_BASE "[access]\nallow_users = nobody\n"
 
 static int
@@ -272,8 +274,8 @@ test_forbidden_profile(void **state)
 	assert_true(o.has_minimal);
 	assert_true(o.default_is_default);
 	assert_int_equal(o.minimal_mem, 128 * MiB);
-	/* minimal, standard, generous, readonly, default */
-	assert_int_equal(o.nprofiles, 5);
+	/* minimal, standard, generous, readonly, noproc, default */
+	assert_int_equal(o.nprofiles, 6);
 }
 
 /* root sees every profile, with its limits; the implicit default is the
@@ -287,7 +289,7 @@ test_info_lists_profiles(void **state)
 
 	assert_int_equal(airlock_info(c, &info), 0);
 	n = airlock_info_profile_count(info);
-	assert_int_equal(n, 6);
+	assert_int_equal(n, 7);
 	for (i = 0; i < n; i++) {
 		const char *name = airlock_info_profile_name(info, i);
 		uint64_t mem = airlock_info_profile_limit(info, i, AIRLOCK_LIMIT_MEMORY_BYTES);
@@ -403,6 +405,8 @@ test_readonly_session(void **state)
 		const char *name = airlock_info_profile_name(info, i);
 		int sw = airlock_info_profile_switch(info, i, AIRLOCK_SWITCH_FILE_WRITE);
 
+		assert_int_equal(airlock_info_profile_switch(info, i, AIRLOCK_SWITCH_SUBPROCESS),
+				 strcmp(name, "noproc") == 0 ? 0 : 1);
 		if (strcmp(name, "readonly") == 0) {
 			assert_int_equal(sw, 0);
 			seen |= 1;
@@ -436,6 +440,42 @@ test_readonly_session(void **state)
 	/* The daemon's own route into the workspace stays open. */
 	assert_int_equal(airlock_file_write(c, id, "data.txt", "hello\n", 6), 0);
 	assert_int_equal(airlock_session_close(c, id), 0);
+	airlock_conn_free(c);
+}
+
+/* subprocess = false through the daemon: python runs, a fork and a thread
+ * fail with EPERM (the hostile case pol_noproc tries every route), and the
+ * outcome is the code's own exit, not a process limit. */
+#define NOPROC_CODE                                                                                \
+	"import os, threading\n"                                                                   \
+	"print('started')\n"                                                                       \
+	"try:\n"                                                                                   \
+	"    os.fork()\n"                                                                          \
+	"except OSError as e:\n"                                                                   \
+	"    print('fork', e.errno)\n"                                                             \
+	"try:\n"                                                                                   \
+	"    threading.Thread(target=print).start()\n"                                             \
+	"except RuntimeError:\n"                                                                   \
+	"    print('thread refused')\n"                                                            \
+	"raise SystemExit(5)\n"
+
+static void
+test_noproc_profile(void **state)
+{
+	struct airlock_conn *c = conn_to(*state);
+	struct airlock_result *res;
+	char code[64], msg[512], want[64];
+	const void *out;
+	size_t len;
+
+	snprintf(want, sizeof(want), "started\nfork %d\nthread refused\n", EPERM);
+	assert_int_equal(run_req(c, py_req(NOPROC_CODE, "noproc"), &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	assert_int_equal(airlock_result_exit_code(res), 5);
+	assert_int_equal(airlock_result_stdout(res, &out, &len), 0);
+	if (len != strlen(want) || memcmp(out, want, len) != 0)
+		fail_msg("stdout: %.*s", (int)len, (const char *)out);
+	airlock_result_free(res);
 	airlock_conn_free(c);
 }
 
@@ -487,10 +527,10 @@ test_reload(void **state)
 	assert_int_equal(run_req(c, py_req("print(1)\n", "default"), &res, code, msg), -ENOENT);
 	airlock_conn_free(c);
 
-	/* Line 15: the extra section's wall_ms_max. */
+	/* Line 17: the extra section's wall_ms_max. */
 	assert_int_equal(fixture_write_config(f, CFG "[profile extra]\nwall_ms_max = 2000\n"), 0);
 	assert_int_equal(kill(f->pid, SIGHUP), 0);
-	snprintf(want, sizeof(want), "%s:15: unknown key 'wall_ms_max' in [profile extra]",
+	snprintf(want, sizeof(want), "%s:17: unknown key 'wall_ms_max' in [profile extra]",
 		 f->config);
 	for (i = 0; i < 300 && !fixture_log_has(f, want); i++)
 		front_sleep_ms(10);
@@ -510,6 +550,7 @@ main(void)
 		cmocka_unit_test(test_info_lists_profiles),
 		cmocka_unit_test(test_session_profile),
 		cmocka_unit_test(test_readonly_session),
+		cmocka_unit_test(test_noproc_profile),
 		cmocka_unit_test(test_reload),
 	};
 
