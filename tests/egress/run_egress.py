@@ -571,6 +571,9 @@ def test_clients(ctx):
                 "print(json.dumps({'stdout': r.stdout, 'network': r.network.__dict__ if r.network else None}))\n"
                 "print(json.dumps(AirlockSandbox(socket=sys.argv[1]).run_sync('print(1)').network))\n")
         env = dict(os.environ, PYTHONPATH=ctx.python_dir, AIRLOCK_LIBRARY=ctx.libairlock)
+        if os.environ.get("AIRLOCK_TEST_PRELOAD"):
+            # An ASan build's libairlock needs the sanitizer runtime first.
+            env.update(LD_PRELOAD=os.environ["AIRLOCK_TEST_PRELOAD"], ASAN_OPTIONS="detect_leaks=0")
         p = subprocess.run([sys.executable, "-c", code, ctx.daemon.sock], capture_output=True, text=True,
                            timeout=60, env=env)
         lines = p.stdout.splitlines()

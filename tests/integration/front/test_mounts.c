@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -81,14 +80,13 @@ config(char *buf, size_t len, const char *extra)
 static int
 setup(void **state)
 {
-	char exe[PATH_MAX], cfg[8192];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char cfg[8192];
 
 	(void)state;
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	snprintf(base, sizeof(base), "%s/mounts-XXXXXX", dirname(exe));
+	/* Not next to the test program: a build tree below /tmp (or any
+	 * directory others may write) fails the source check itself. Every
+	 * component of /var/lib is root's and 0755. */
+	snprintf(base, sizeof(base), "/var/lib/airlock-test-mounts-XXXXXX");
 	if (mkdtemp(base) == NULL || chmod(base, 0755) < 0)
 		return -1;
 	dir("data", 0755);
