@@ -2,7 +2,6 @@
 #include "bundle.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "memfd.h"
 #include "proto.h"
 #include "rules.h"
@@ -51,20 +51,6 @@ bundle_printable(const char *s)
 	return true;
 }
 
-/* Say why a bundle is refused; returns err. */
-__attribute__((format(printf, 4, 5))) static int
-bundle_fail(int err, char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why != NULL && whylen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
 /*
  * One pass over the entries. Without out, check the structure and sum the
  * name bytes; with out, copy names into names and fill out (the structure
@@ -82,27 +68,26 @@ bundle_walk(const uint8_t *b, size_t len, uint32_t count, struct bundle_file *ou
 
 	for (i = 0; i < count; i++) {
 		if (len - off < 2)
-			return bundle_fail(-EBADMSG, why, whylen,
-					   "truncated: entry %u of %u has no header (%zu bytes)", i,
-					   count, len);
+			return log_why(-EBADMSG, why, whylen,
+				       "truncated: entry %u of %u has no header (%zu bytes)", i,
+				       count, len);
 		nlen = (unsigned)bundle_get(b + off, 2);
 		if (nlen == 0 || nlen > PROTO_NAME_MAX)
-			return bundle_fail(-EBADMSG, why, whylen,
-					   "entry %u: name length %u is not 1 to %d", i, nlen,
-					   PROTO_NAME_MAX);
+			return log_why(-EBADMSG, why, whylen,
+				       "entry %u: name length %u is not 1 to %d", i, nlen,
+				       PROTO_NAME_MAX);
 		if (len - off - 2 < (size_t)nlen + 12)
-			return bundle_fail(
-				-EBADMSG, why, whylen,
-				"truncated: entry %u of %u ends past the bundle's %zu bytes", i,
-				count, len);
+			return log_why(-EBADMSG, why, whylen,
+				       "truncated: entry %u of %u ends past the bundle's %zu bytes",
+				       i, count, len);
 		name = b + off + 2;
 		mode = (uint32_t)bundle_get(name + nlen, 4);
 		dlen = bundle_get(name + nlen + 4, 8);
 		off += 2 + (size_t)nlen + 12;
 		if (dlen > len - off)
-			return bundle_fail(-EBADMSG, why, whylen,
-					   "truncated: entry %u says %llu bytes, %zu are left", i,
-					   (unsigned long long)dlen, len - off);
+			return log_why(-EBADMSG, why, whylen,
+				       "truncated: entry %u says %llu bytes, %zu are left", i,
+				       (unsigned long long)dlen, len - off);
 		if (out != NULL) {
 			memcpy(names, name, nlen);
 			names[nlen] = '\0';
@@ -115,24 +100,23 @@ bundle_walk(const uint8_t *b, size_t len, uint32_t count, struct bundle_file *ou
 			char copy[PROTO_NAME_MAX + 1];
 
 			if (memchr(name, '\0', nlen) != NULL)
-				return bundle_fail(-EBADMSG, why, whylen,
-						   "entry %u: the name holds a NUL byte", i);
+				return log_why(-EBADMSG, why, whylen,
+					       "entry %u: the name holds a NUL byte", i);
 			memcpy(copy, name, nlen);
 			copy[nlen] = '\0';
 			/* Named in the reason only once it holds no control byte. */
 			if (rules_workspace_name_check(copy) == 0 &&
 			    rules_input_name_check(copy) < 0)
-				return bundle_fail(-EBADMSG, why, whylen,
-						   "entry %u: the name holds a control character",
-						   i);
+				return log_why(-EBADMSG, why, whylen,
+					       "entry %u: the name holds a control character", i);
 			if (rules_input_name_check(copy) < 0)
-				return bundle_fail(
-					-EBADMSG, why, whylen,
-					"entry %u: \"%s\" is not a relative path inside the "
-					"workspace",
-					i, bundle_printable(copy) ? copy : "(not printable)");
+				return log_why(-EBADMSG, why, whylen,
+					       "entry %u: \"%s\" is not a relative path inside the "
+					       "workspace",
+					       i,
+					       bundle_printable(copy) ? copy : "(not printable)");
 			if (bundle_mode_check(mode) < 0)
-				return bundle_fail(
+				return log_why(
 					-EBADMSG, why, whylen,
 					"entry %u (\"%s\"): mode 0%o is not 0644 or 0755 "
 					"(only regular files: no link, device or set-id bit)",
@@ -143,8 +127,8 @@ bundle_walk(const uint8_t *b, size_t len, uint32_t count, struct bundle_file *ou
 		off += (size_t)dlen;
 	}
 	if (off != len)
-		return bundle_fail(-EBADMSG, why, whylen, "%zu bytes after the last of %u entries",
-				   len - off, count);
+		return log_why(-EBADMSG, why, whylen, "%zu bytes after the last of %u entries",
+			       len - off, count);
 	*ret_name_bytes = name_bytes;
 	*ret_bytes = bytes;
 	return 0;
@@ -160,11 +144,11 @@ bundle_decode(const void *buf, size_t len, size_t max, struct bundle *ret, char 
 	int r;
 
 	if (len < BUNDLE_HDR_LEN || memcmp(b, BUNDLE_MAGIC, 4) != 0)
-		return bundle_fail(-EBADMSG, why, whylen,
-				   "not a bundle (it must start with \"ALFB\" and a count)");
+		return log_why(-EBADMSG, why, whylen,
+			       "not a bundle (it must start with \"ALFB\" and a count)");
 	count = (uint32_t)bundle_get(b + 4, 4);
 	if (count > max)
-		return bundle_fail(-E2BIG, why, whylen, "%u entries; at most %zu", count, max);
+		return log_why(-E2BIG, why, whylen, "%u entries; at most %zu", count, max);
 	r = bundle_walk(b, len, count, NULL, NULL, &name_bytes, &out.bytes, why, whylen);
 	if (r < 0)
 		return r;
@@ -174,7 +158,7 @@ bundle_decode(const void *buf, size_t len, size_t max, struct bundle *ret, char 
 		out.names_ = malloc(name_bytes);
 		if (out.files == NULL || out.names_ == NULL) {
 			bundle_free(&out);
-			return bundle_fail(-ENOMEM, why, whylen, "out of memory");
+			return log_why(-ENOMEM, why, whylen, "out of memory");
 		}
 		(void)bundle_walk(b, len, count, out.files, out.names_, &name_bytes, &out.bytes,
 				  NULL, 0);

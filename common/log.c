@@ -134,3 +134,16 @@ fatalx(const char *fmt, ...)
 	LOG_BODY(LOG_LVL_ERR, 0);
 	exit(1);
 }
+
+int
+log_why(int err, char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why != NULL && whylen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}

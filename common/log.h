@@ -21,6 +21,14 @@ void log_set_ident(const char *ident);
  */
 size_t log_escape(char *dst, size_t dstlen, const char *src, const char *also);
 
+/*
+ * Format the reason of a refusal into why (when why != NULL and whylen > 0)
+ * and return err, so that a check reads `return log_why(-EINVAL, why,
+ * whylen, "...")`. Writes nothing to the log: the caller decides.
+ */
+int log_why(int err, char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

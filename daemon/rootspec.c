@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,20 +10,6 @@
 
 #include "log.h"
 #include "memfd.h"
-
-/* Write a reason into why. */
-static int __attribute__((format(printf, 4, 5)))
-rootspec_why(int r, char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why != NULL && whylen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 bool
 rootspec_path_normal(const char *path)
@@ -51,10 +36,10 @@ rootspec_path_normal(const char *path)
 static int
 rootspec_not_normal(const char *what, const char *path, char *why, size_t whylen)
 {
-	return rootspec_why(-EINVAL, why, whylen,
-			    "%s %.*s: expected an absolute path without '.', '..', '//' or a "
-			    "trailing '/', not '/', under %d bytes",
-			    what, ROOTSPEC_PATH_MAX, path, ROOTSPEC_PATH_MAX);
+	return log_why(-EINVAL, why, whylen,
+		       "%s %.*s: expected an absolute path without '.', '..', '//' or a "
+		       "trailing '/', not '/', under %d bytes",
+		       what, ROOTSPEC_PATH_MAX, path, ROOTSPEC_PATH_MAX);
 }
 
 /* One component of the walk, lstat()ed: no link, root's, not group/other-writable,
@@ -68,34 +53,31 @@ rootspec_check_one(const char *path, const char *shown, bool last, char *why, si
 		int r = -errno;
 
 		if (r == -ENOENT)
-			return rootspec_why(r, why, whylen, "%s does not exist", shown);
-		return rootspec_why(r, why, whylen, "cannot check %s: %s", shown, strerror(-r));
+			return log_why(r, why, whylen, "%s does not exist", shown);
+		return log_why(r, why, whylen, "cannot check %s: %s", shown, strerror(-r));
 	}
 	if (S_ISLNK(st.st_mode))
-		return rootspec_why(-ELOOP, why, whylen, "%s is a symbolic link", shown);
+		return log_why(-ELOOP, why, whylen, "%s is a symbolic link", shown);
 	if (st.st_uid != 0)
-		return rootspec_why(-EPERM, why, whylen, "%s is owned by uid %u, not root", shown,
-				    (unsigned)st.st_uid);
+		return log_why(-EPERM, why, whylen, "%s is owned by uid %u, not root", shown,
+			       (unsigned)st.st_uid);
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-		return rootspec_why(-EPERM, why, whylen,
-				    "%s is writable by group or others (mode %04o)", shown,
-				    (unsigned)(st.st_mode & 07777));
+		return log_why(-EPERM, why, whylen, "%s is writable by group or others (mode %04o)",
+			       shown, (unsigned)(st.st_mode & 07777));
 	if (!last && !S_ISDIR(st.st_mode))
-		return rootspec_why(-ENOTDIR, why, whylen, "%s is not a directory", shown);
+		return log_why(-ENOTDIR, why, whylen, "%s is not a directory", shown);
 	/* The supervisor opens the source as the run's uid, which is nobody's
 	 * owner or group: a path root can walk but "others" cannot would pass
 	 * here and fail every sandbox later. */
 	if (S_ISDIR(st.st_mode) && (st.st_mode & S_IXOTH) == 0)
-		return rootspec_why(-EACCES, why, whylen,
-				    "%s is not searchable by others (mode %04o)", shown,
-				    (unsigned)(st.st_mode & 07777));
+		return log_why(-EACCES, why, whylen, "%s is not searchable by others (mode %04o)",
+			       shown, (unsigned)(st.st_mode & 07777));
 	if (last && (st.st_mode & S_IROTH) == 0)
-		return rootspec_why(-EACCES, why, whylen,
-				    "%s is not readable by others (mode %04o)", shown,
-				    (unsigned)(st.st_mode & 07777));
+		return log_why(-EACCES, why, whylen, "%s is not readable by others (mode %04o)",
+			       shown, (unsigned)(st.st_mode & 07777));
 	if (last && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		return rootspec_why(-EINVAL, why, whylen,
-				    "%s is neither a directory nor a regular file", shown);
+		return log_why(-EINVAL, why, whylen, "%s is neither a directory nor a regular file",
+			       shown);
 	return 0;
 }
 
@@ -153,12 +135,11 @@ rootspec_target_check(const char *path, char *why, size_t whylen)
 	if (!rootspec_path_normal(path))
 		return rootspec_not_normal("target", path, why, whylen);
 	if (!strcmp(path, "/etc"))
-		return rootspec_why(-EINVAL, why, whylen, "target /etc: the sandbox's own");
+		return log_why(-EINVAL, why, whylen, "target /etc: the sandbox's own");
 	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
 		if (rootspec_paths_overlap(path, reserved[i]))
-			return rootspec_why(-EINVAL, why, whylen,
-					    "target %s: in the sandbox's own %s", path,
-					    reserved[i]);
+			return log_why(-EINVAL, why, whylen, "target %s: in the sandbox's own %s",
+				       path, reserved[i]);
 	return 0;
 }
 
