@@ -596,6 +596,14 @@ egress_refuse_fd(struct egress_run *er, int fd, const char *reason)
 	n = egress_refusal_text(buf, sizeof(buf), 403, reason, "");
 	if (n > 0)
 		(void)send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	/*
+	 * Read what the code sent already: a socket closed with unread bytes
+	 * is reset, and a reset can reach the code before the answer does.
+	 * Bounded: at most two reads, never waiting.
+	 */
+	(void)recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	(void)recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	shutdown(fd, SHUT_WR);
 	close(fd);
 }
 

@@ -186,8 +186,10 @@ class Ctx:
         self.daemon = Daemon(args.airlockd, CONFIG, prefix="airlock-egress-", debug=True)
         self.failures = []
 
-    def run(self, code, profile=None, lang="python", timeout=60):
+    def run(self, code, profile=None, lang="python", timeout=60, wall=None):
         cmd = [self.airlock, "--socket", self.daemon.sock, "--json", "run", "--lang", lang]
+        if wall:
+            cmd += ["--wall", str(wall)]
         if profile:
             cmd += ["--profile", profile]
         cmd += ["-c", code]
@@ -541,6 +543,39 @@ def test_bytes(ctx):
               "".join(lines))
 
 
+def test_abuse(ctx):
+    """Hostile heads and splices: refused or bounded, and the proxy serves the next request."""
+    code = PY_ASK + r'''
+import threading, time
+# An over-long head: 431 before any lookup.
+print("long", first("GET http://data.test/" + "a" * 9000 + " HTTP/1.1\r\n\r\n"))
+# A CONNECT whose client never reads: the echo service answers everything
+# the code sends; the proxy stops reading when 256 KiB wait for the code.
+s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+s.sendall(b"CONNECT data.test:8443 HTTP/1.1\r\n\r\n")
+sent = 0
+try:
+    s.setblocking(False)
+    end = time.time() + 3
+    while time.time() < end:
+        try:
+            sent += s.send(b"x" * 65536)
+        except BlockingIOError:
+            time.sleep(0.01)
+except OSError as e:
+    print("send error", e)
+print("unread sent", sent < 64 << 20)
+print("after", first("GET http://data.test/data.txt HTTP/1.1\r\n\r\n").split(" reason")[0])
+'''
+    r = ctx.run(code, profile="net", wall=25, timeout=60)
+    out = r["stdout"]
+    ctx.check("an over-long head is refused (431 head_too_large)",
+              "long HTTP/1.1 431 Request Header Fields Too Large reason=head_too_large" in out, out + r["stderr"][-500:])
+    ctx.check("a CONNECT whose client does not read is bounded, others still served",
+              "unread sent True" in out and "after HTTP/1.0 200 OK" in out, out)
+    ctx.check("the daemon answers after the abuse", ctx.ping())
+
+
 def test_clients(ctx):
     """airlock info, the CLI's line, the Python binding and the MCP server show it."""
     p = subprocess.run([ctx.airlock, "--socket", ctx.daemon.sock, "--json", "info"], capture_output=True, timeout=30)
@@ -672,7 +707,7 @@ def main():
     ctx.daemon.start()
     try:
         for t in (test_allowed, test_refused, test_flood, test_head_deadline, test_global_cap,
-                  test_dns_pending, test_bytes, test_clients, test_default_profile):
+                  test_dns_pending, test_bytes, test_abuse, test_clients, test_default_profile):
             try:
                 t(ctx)
             except (AssertionError, subprocess.TimeoutExpired) as e:
