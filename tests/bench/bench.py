@@ -208,6 +208,47 @@ def parse_strace(path, spawner, frontend):
 
 # ---- main ------------------------------------------------------------------
 
+def measure_files(args):
+    """Runs airlock-bench's files loop for each size; {(n, size): fields}."""
+    files = {}
+    for size in FILE_SIZES:
+        for line in run_bench(args, "files", 5 if args.quick else 40, MANY_FILES,
+                              size).splitlines():
+            kv = parse_kv(line)
+            if line.startswith("files ") and "median" in kv:
+                files[(int(kv["n"]), size)] = kv
+    return files
+
+
+def report_only(files, problems, args, t_start):
+    """--only files: that table alone, with the load average around it."""
+    report_files(files, problems)
+    print("(total time %.0f s; load average after: %.2f %.2f %.2f)" % (
+        (time.time() - t_start,) + os.getloadavg()))
+    for p in problems:
+        log("bench: " + p)
+    return 1 if problems and args.smoke else 0
+
+
+def report_files(files, problems):
+    """The table of the files section: 1 input file against MANY_FILES."""
+    print("## Many input files (exec /bin/true; ms from the call to the result)\n")
+    print("| files x size | median | p90 | min | median / 1 file | µs per added file |")
+    print("|---|---|---|---|---|---|")
+    for size in FILE_SIZES:
+        one, many = files.get((1, size)), files.get((MANY_FILES, size))
+        if not one or not many:
+            problems.append("files %d x %d B: no numbers" % (MANY_FILES, size))
+            continue
+        for n, kv in ((1, one), (MANY_FILES, many)):
+            extra = ("%.1f" % ((float(kv["median"]) - float(one["median"])) / (n - 1))
+                     if n > 1 else "")
+            print("| %d x %d B | %.2f | %.2f | %.2f | %s | %s |" % (
+                n, size, float(kv["median"]) / 1e3, float(kv["p90"]) / 1e3,
+                float(kv["min"]) / 1e3, ratio(float(kv["median"]), float(one["median"])), extra))
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -225,6 +266,8 @@ def main():
                     help="configure N [mount] sections (directories of /usr/share, read-only)")
     ap.add_argument("--ask-mounts", type=int, default=0,
                     help="the lib variant's requests ask for the first N of them")
+    ap.add_argument("--only", choices=["files"], default=None,
+                    help="measure and print only this section (files: 500 input files vs 1)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench: must run as root")
@@ -243,8 +286,9 @@ def main():
                 cpu = line.split(":", 1)[1].strip()
                 break
     print("# Airlock benchmark\n")
-    print("machine: nproc %d, kernel %s, cpu %s; %s\n" % (
-        os.cpu_count(), os.uname().release, cpu, "quick" if args.quick else "full"))
+    print("machine: nproc %d, kernel %s, cpu %s; %s; load average before: %.2f %.2f %.2f\n" % (
+        (os.cpu_count(), os.uname().release, cpu, "quick" if args.quick else "full")
+        + os.getloadavg()))
 
     t_start = time.time()
     config = CONFIG
@@ -268,7 +312,10 @@ def main():
         args.daemon.remove()
         raise SystemExit("bench: %s" % e)
     try:
-        mem = {}
+        mem, lat, tput, netns = {}, {}, {}, {}
+        if args.only == "files":
+            files = measure_files(args)
+            return report_only(files, problems, args, t_start)
         mem_out = run_bench(args, "memory", args.daemon.proc.pid, 65534, 8, 32)
         for line in mem_out.splitlines():
             kv = parse_kv(line)
@@ -297,13 +344,7 @@ def main():
             if "newnet" in kv:
                 netns[int(kv["newnet"])] = kv
 
-        files = {}
-        for size in FILE_SIZES:
-            for line in run_bench(args, "files", 5 if args.quick else 40, MANY_FILES,
-                                  size).splitlines():
-                kv = parse_kv(line)
-                if line.startswith("files ") and "median" in kv:
-                    files[(int(kv["n"]), size)] = kv
+        files = measure_files(args)
 
         phases = trace_phases(args, args.phases) if args.phases else None
     finally:
@@ -385,19 +426,7 @@ def main():
     else:
         problems.append("netns: no numbers")
     print()
-    print("## Many input files (exec /bin/true; ms from the call to the result)\n")
-    print("| files x size | median | p90 | median / 1 file |")
-    print("|---|---|---|---|")
-    for size in FILE_SIZES:
-        one, many = files.get((1, size)), files.get((MANY_FILES, size))
-        if not one or not many:
-            problems.append("files %d x %d B: no numbers" % (MANY_FILES, size))
-            continue
-        for n, kv in ((1, one), (MANY_FILES, many)):
-            print("| %d x %d B | %.2f | %.2f | %s |" % (
-                n, size, float(kv["median"]) / 1e3, float(kv["p90"]) / 1e3,
-                ratio(float(kv["median"]), float(one["median"]))))
-    print()
+    report_files(files, problems)
     if phases:
         ph, nr = phases
         print("## Phases of one run of exec /bin/true (ms, median of %d traced runs; "
