@@ -350,6 +350,52 @@ test_client_disconnects(void **state)
 	assert_int_equal(fixture_stop(&f), 0);
 }
 
+/*
+ * A client that takes the call and never answers: after RUN_TOOLS_WAIT_MS
+ * (30 s) the code gets the error "timeout" and goes on, the result records
+ * the call as timed out, and a late answer is dropped.
+ */
+static void
+test_client_never_answers(void **state)
+{
+	struct fixture f;
+	struct proto_msg m, call;
+	char *out;
+	int fd;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CONFIG), 0);
+	fd = tools_connect(&f);
+	send_run(fd, 11,
+		 "import airlock_tools, time\n"
+		 "t0 = time.monotonic()\n"
+		 "try:\n"
+		 "    airlock_tools.search(q=1)\n"
+		 "except airlock_tools.ToolError as e:\n"
+		 "    print('error', e.code, 25 <= time.monotonic() - t0 <= 40)\n",
+		 60000);
+	assert_int_equal(front_recv(fd, FRONT_REPLY_MS, &call), 0);
+	assert_int_equal(call.type, PROTO_TOOL_CALL);
+	assert_int_equal(front_recv(fd, 45000, &m), 0);
+	assert_int_equal(m.type, PROTO_RESULT);
+	out = out_str(&m, 0);
+	assert_string_equal(out, "error timeout True\n");
+	free(out);
+	assert_int_equal(m.u.result.exit_code, 0);
+	assert_int_equal(m.u.result.ntool_calls, 1);
+	assert_int_equal(m.u.result.tool_calls[0].outcome, PROTO_TOOL_TIMEOUT);
+	proto_msg_free(&m);
+	reply(fd, 11, call.u.tool_call.call, "1", NULL, false);
+	proto_msg_free(&call);
+	assert_int_equal(front_send_ping(fd, 12), 0);
+	assert_int_equal(front_recv_reply(fd, 12, FRONT_REPLY_MS, &m), 0);
+	assert_int_equal(m.type, PROTO_PONG);
+	proto_msg_free(&m);
+	close(fd);
+	assert_serving(&f);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
 /* A client that did not name the feature cannot declare tools, nor reply. */
 static void
 test_feature_required(void **state)
@@ -387,6 +433,7 @@ main(void)
 		cmocka_unit_test(test_abuse),
 		cmocka_unit_test(test_code_exits_mid_call),
 		cmocka_unit_test(test_client_disconnects),
+		cmocka_unit_test(test_client_never_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
