@@ -54,6 +54,7 @@ static const char *const proto_file_kinds[] = {"file", "dir", "link", "other", N
 static const char *const proto_session_states[] = {"idle", "running", NULL};
 static const char *const proto_stream_names[] = {"stdout", "stderr", NULL};
 static const char *const proto_netmodes[] = {"none", "proxy", NULL};
+static const char *const proto_cell_states[] = {"kept", "lost", NULL};
 
 static const char *const proto_error_names[PROTO_ERR_COUNT_] = {
 	[PROTO_ERR_NONE] = "none",
@@ -282,6 +283,7 @@ enum dec_kind {
 	DEC_TOOL_RECORDS,  /* [{tool, outcome, ms, args_bytes, result_bytes}]: result.tool_calls */
 	DEC_TOOL_NAME,	   /* str: rules_tool_name_check */
 	DEC_TOOL_OUTCOME,  /* str, one of proto_tool_outcome_names */
+	DEC_CELL_STATE,	   /* str, one of proto_cell_states */
 };
 
 #define DF_REQUIRED 0x1u
@@ -385,6 +387,7 @@ static const struct dec_field dec_run_fields[] = {
 	 PROTO_MOUNT_MAX},
 	{"tools", DEC_TOOLS, DF_NONEMPTY, U(proto_run, tools), U(proto_run, ntools),
 	 PROTO_TOOLS_MAX, 0},
+	{"cell", DEC_BOOL, 0, U(proto_run, cell), 0, 0, 0},
 };
 
 static const struct dec_field dec_tool_fields[] = {
@@ -441,6 +444,11 @@ static const struct dec_field dec_result_fields[] = {
 	{"tool_calls", DEC_TOOL_RECORDS, 0, U(proto_result, tool_calls),
 	 U(proto_result, ntool_calls), PROTO_TOOL_CALLS_LISTED_MAX, 0},
 	{"tool_calls_omitted", DEC_U64, 0, U(proto_result, tool_calls_omitted), 0, 0, 0},
+	{"cell", DEC_U64, 0, U(proto_result, cell), 0, 0, 0},
+	{"state", DEC_CELL_STATE, 0, U(proto_result, state), 0, 0, 0},
+	{"value", DEC_STR, 0, U(proto_result, value), 0, PROTO_VALUE_MAX, 0},
+	{"display", DEC_ARTIFACTS, 0, U(proto_result, display), U(proto_result, ndisplay),
+	 PROTO_DISPLAY_MAX, 0},
 };
 
 static const struct dec_field dec_error_fields[] = {
@@ -486,6 +494,8 @@ static const struct dec_field dec_session_open_fields[] = {
 	{"lifetime_ms", DEC_U64, 0, U(proto_session_open, lifetime_ms), 0, 0, 0},
 	{"limits", DEC_LIMITS_REQ, 0, U(proto_session_open, limits), 0, 0, 0},
 	{"profile", DEC_PROFILE, 0, U(proto_session_open, profile), 0, 0, 0},
+	{"interpreter", DEC_STR, DF_NONEMPTY, U(proto_session_open, interpreter), 0,
+	 PROTO_RUNTIME_MAX, 0},
 };
 
 /* session_ok, session_close */
@@ -935,6 +945,13 @@ static int
 dec_session_state_lookup(const char *name, void *ret)
 {
 	return dec_name_lookup(proto_session_states, name, ret);
+}
+
+/* A cell's state, for dec_enum(). */
+static int
+dec_cell_state_lookup(const char *name, void *ret)
+{
+	return dec_name_lookup(proto_cell_states, name, ret);
 }
 
 /* proto_tool_outcome_from_name() with a generic signature for dec_enum(). */
@@ -1406,6 +1423,8 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 		return dec_enum(d, o, dec_file_kind_lookup, dst);
 	case DEC_SESSION_STATE:
 		return dec_enum(d, o, dec_session_state_lookup, dst);
+	case DEC_CELL_STATE:
+		return dec_enum(d, o, dec_cell_state_lookup, dst);
 	case DEC_STREAM_NAME:
 		return dec_enum(d, o, dec_stream_name_lookup, dst);
 	}
@@ -2246,7 +2265,7 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
 			  run->stdin_data.present + (run->nfiles > 0) + run->file_bundle.present +
 			  (run->session != NULL) + run->stream + (run->profile != NULL) +
-			  (run->nmounts > 0) + (run->ntools > 0));
+			  (run->nmounts > 0) + (run->ntools > 0) + run->cell);
 	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
 	if (run->code.present)
 		enc_kv_blob(&e, "code", &run->code);
@@ -2287,6 +2306,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 	}
 	if (run->ntools > 0)
 		enc_tools(&e, run->tools, run->ntools);
+	if (run->cell)
+		enc_kv_bool(&e, "cell", true);
 	return enc_finish(&e, ret);
 }
 
@@ -2299,13 +2320,14 @@ enc_partial_ok(const struct proto_blob *b, uint64_t total, bool truncated)
 
 /* result.artifacts. */
 static void
-enc_artifacts(struct proto_enc *e, const struct proto_artifact *a, size_t n)
+enc_artifacts(struct proto_enc *e, const char *key, const struct proto_artifact *a, size_t n,
+	      size_t max)
 {
 	size_t i;
 
-	if (n > PROTO_ARTIFACTS_MAX || (n > 0 && a == NULL))
-		enc_fail(e, n > PROTO_ARTIFACTS_MAX ? -E2BIG : -EINVAL);
-	enc_rawstr(e, "artifacts", PROTO_STR_MAX);
+	if (n > max || (n > 0 && a == NULL))
+		enc_fail(e, n > max ? -E2BIG : -EINVAL);
+	enc_rawstr(e, key, PROTO_STR_MAX);
 	enc_array(e, n);
 	for (i = 0; e->err == 0 && i < n; i++) {
 		if (!enc_partial_ok(&a[i].data, a[i].size, a[i].truncated))
@@ -2362,8 +2384,11 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		return -EINVAL;
 	oc = res->outcome;
 	has_tools = res->ntool_calls > 0 || res->tool_calls_omitted > 0;
+	if (res->cell != 0 && res->state == NULL)
+		return -EINVAL;
 	enc_begin(&e, PROTO_RESULT, id,
 		  14 + 2 * has_tools +
+			  (res->cell != 0 ? 2 + (res->value != NULL) + (res->ndisplay > 0) : 0) +
 			  (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
 			   oc == PROTO_OUTCOME_ERROR) +
 			  (res->network != NULL));
@@ -2388,7 +2413,7 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		enc_kv_uint(&e, keys[i][1], s->total);
 		enc_kv_bool(&e, keys[i][2], s->truncated);
 	}
-	enc_artifacts(&e, res->artifacts, res->nartifacts);
+	enc_artifacts(&e, "artifacts", res->artifacts, res->nartifacts, PROTO_ARTIFACTS_MAX);
 	enc_kv_uint(&e, "artifacts_omitted", res->artifacts_omitted);
 	enc_kv_uint(&e, "artifacts_omitted_bytes", res->artifacts_omitted_bytes);
 	if (res->network != NULL)
@@ -2396,6 +2421,15 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 	if (has_tools) {
 		enc_tool_records(&e, res->tool_calls, res->ntool_calls);
 		enc_kv_uint(&e, "tool_calls_omitted", res->tool_calls_omitted);
+	}
+	if (res->cell != 0) {
+		enc_kv_uint(&e, "cell", res->cell);
+		enc_kv_oneof(&e, "state", proto_cell_states, res->state);
+		if (res->value != NULL)
+			enc_kv_str(&e, "value", res->value, PROTO_VALUE_MAX, false);
+		if (res->ndisplay > 0)
+			enc_artifacts(&e, "display", res->display, res->ndisplay,
+				      PROTO_DISPLAY_MAX);
 	}
 	return enc_finish(&e, ret);
 }
@@ -2449,13 +2483,15 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 
 	if (o == NULL || ret == NULL)
 		return -EINVAL;
-	enc_begin(&e, PROTO_SESSION_OPEN, id, 4 + (o->profile != NULL));
+	enc_begin(&e, PROTO_SESSION_OPEN, id, 4 + (o->profile != NULL) + (o->interpreter != NULL));
 	enc_kv_uint(&e, "workspace_bytes", o->workspace_bytes);
 	enc_kv_uint(&e, "idle_timeout_ms", o->idle_timeout_ms);
 	enc_kv_uint(&e, "lifetime_ms", o->lifetime_ms);
 	enc_kv_limits(&e, "limits", &o->limits);
 	if (o->profile != NULL)
 		enc_kv_profile(&e, "profile", o->profile);
+	if (o->interpreter != NULL)
+		enc_kv_str(&e, "interpreter", o->interpreter, PROTO_RUNTIME_MAX, true);
 	return enc_finish(&e, ret);
 }
 

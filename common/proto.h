@@ -38,6 +38,8 @@
 #define PROTO_ARTIFACTS_MAX                                                                        \
 	60			     /* artifacts per result: each may be a memfd, and a           \
 				      * packet has 64 fds (two for stdout, stderr) */
+#define PROTO_VALUE_MAX (16 * 1024) /* result.value: a cell's repr, bytes */
+#define PROTO_DISPLAY_MAX 8	    /* result.display entries (fds, with the artifacts) */
 #define PROTO_RUNTIMES_MAX 32	     /* runtimes in an info reply */
 #define PROTO_PACKAGES_MAX 16	     /* packages per runtime in info_ok.runtime_packages */
 #define PROTO_PACKAGE_NAME_MAX 64    /* a package name there, bytes */
@@ -379,6 +381,7 @@ struct proto_run {
 	size_t nmounts;
 	struct proto_tool *tools; /* needs the "tools" feature */
 	size_t ntools;
+	bool cell; /* a cell of the session's interpreter (interpreter sessions only) */
 };
 
 #define PROTO_SESSION_ID_LEN 32 /* hex characters */
@@ -391,7 +394,8 @@ struct proto_session_open {
 	uint64_t idle_timeout_ms; /* 0 = default */
 	uint64_t lifetime_ms;	  /* 0 = default */
 	struct proto_limits limits;
-	const char *profile; /* NULL: the caller's default */
+	const char *profile;	 /* NULL: the caller's default */
+	const char *interpreter; /* a runtime with interpreter sessions: cells; NULL: none */
 };
 
 struct proto_session_ref {
@@ -473,6 +477,16 @@ struct proto_result {
 	struct proto_tool_record *tool_calls;
 	size_t ntool_calls;
 	uint64_t tool_calls_omitted;
+	/* A cell's (docs/design-interpreters.md §2): its number (0: not a
+	 * cell, and none of these is on the wire), whether the interpreter's
+	 * state was kept ("kept") or the interpreter was restarted empty
+	 * ("lost"), the repr of a trailing expression (NULL: none), and rich
+	 * outputs, each shaped like an artifact whose name is its mime type. */
+	uint64_t cell;
+	const char *state;
+	const char *value;
+	struct proto_artifact *display;
+	size_t ndisplay;
 };
 
 struct proto_err {

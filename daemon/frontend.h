@@ -24,6 +24,7 @@ struct event_base;
 struct event;
 struct client;
 struct run;
+struct cells;
 
 TAILQ_HEAD(client_list, client);
 TAILQ_HEAD(run_list, run);
@@ -170,6 +171,18 @@ void client_run_removed(struct client *c, struct run *r);
  * error and returns; the client sees exactly one reply per request.
  */
 void run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req);
+/*
+ * An interpreter session's interpreter (cells.h): a run of session s whose
+ * code is the driver, owned by cs (cells_interp_set) and answered to no
+ * client; a refusal is answered to (c, req_id), the cell that asked for it,
+ * and gives -EINVAL.
+ */
+int run_start_interp(struct daemon *d, struct client *c, uint32_t req_id, struct session *s,
+		     const char *runtime, struct cells *cs);
+/* End a run now (its supervisor exits; it is answered once reaped). */
+void run_kill(struct run *r);
+/* Send a fixed message to a running run's supervisor; 0 or -errno. */
+int run_lifeline_send(struct run *r, const void *m, size_t len);
 /* An event from the spawner about a run's sandbox (STARTED carries its
  * memory figure fds: taken from *nfds when kept). */
 void run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nfds);

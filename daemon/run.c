@@ -16,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "budget.h"
+#include "cells.h"
 #include "frontend.h"
 #include "log.h"
 #include "memfd.h"
@@ -650,8 +652,15 @@ run_over_budget(struct daemon *d, struct client *c, uint32_t req_id, const struc
 	return false;
 }
 
-void
-run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
+/*
+ * A run request, checked and queued; cs: it is an interpreter session's
+ * interpreter (run_start_interp). A cell goes to its session's cells
+ * instead (cells.h). Returns the run, or NULL when it was answered (or went
+ * to the cells).
+ */
+static struct run *
+run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req,
+	      struct cells *cs)
 {
 	struct proto_limits lim, asked;
 	const struct config_profile *prof;
@@ -667,14 +676,14 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 
 	if (d->stopping) {
 		client_send_error(c, req_id, PROTO_ERR_BUSY, "the daemon is stopping");
-		return;
+		return NULL;
 	}
 	/* Access is checked again for every run: a reload may have narrowed it. */
 	if (!client_allowed(c)) {
 		client_send_error(c, req_id, PROTO_ERR_UNAUTHORIZED,
 				  "uid %u is no longer allowed to use this daemon",
 				  (unsigned)client_uid(c));
-		return;
+		return NULL;
 	}
 	if (req->session != NULL) {
 		size_t k;
@@ -682,7 +691,7 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 		s = session_find(d, client_uid(c), req->session);
 		if (s == NULL || !session_can_queue(s)) {
 			client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
-			return;
+			return NULL;
 		}
 		/* A session's runs use the profile it was opened with. */
 		profile = session_profile(s);
@@ -690,7 +699,16 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 			client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
 					  "profile '%s': the session's runs use its profile '%s'",
 					  req->profile, profile);
-			return;
+			return NULL;
+		}
+		/* An interpreter session takes cells (and file operations)
+		 * only: its interpreter is the one sandbox in its uid slot. */
+		if ((session_cells(s) != NULL) != (req->cell || cs != NULL)) {
+			client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+					  session_cells(s) != NULL
+						  ? "an interpreter session runs cells only"
+						  : "a cell needs a session opened with an interpreter");
+			return NULL;
 		}
 		/* The session's own defaults come before the profile's. */
 		asked = req->limits;
@@ -700,27 +718,45 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	} else {
 		asked = req->limits;
 	}
+	if (req->cell && s == NULL) {
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+				  "a cell needs a session opened with an interpreter");
+		return NULL;
+	}
 	if (client_resolve_limits(c, req_id, profile, &asked, &lim, &prof) < 0)
-		return;
+		return NULL;
+	/* The interpreter lives for the session: the wall and cpu limits
+	 * are each cell's, counted by its supervisor; RLIMIT_CPU (at the
+	 * ceiling) bounds the interpreter's whole life. */
+	if (cs != NULL) {
+		lim.v[PROTO_LIMIT_WALL_MS] = prof->ceilings.v[PROTO_LIMIT_WALL_MS];
+		lim.v[PROTO_LIMIT_CPU_MS] = prof->ceilings.v[PROTO_LIMIT_CPU_MS];
+	}
 	rc = config_mounts_resolve(d->cfg, prof, config_runtime_find(d->cfg, req->runtime),
 				   req->mounts, req->nmounts, &mounts, &bad);
 	if (rc == -ENOENT) {
 		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "mount '%s' does not exist",
 				  req->mounts[bad]);
-		return;
+		return NULL;
 	}
 	if (rc < 0) {
 		client_send_error(c, req_id, PROTO_ERR_UNAUTHORIZED,
 				  "mount '%s' is not available to uid %u under profile '%s' (not "
 				  "in its allow_mounts)",
 				  req->mounts[bad], (unsigned)client_uid(c), prof->name);
-		return;
+		return NULL;
 	}
 	if (run_over_budget(d, c, req_id, req))
-		return;
+		return NULL;
+	if (req->cell) {
+		cells_cell(session_cells(s), c, req_id, req, &lim);
+		return NULL;
+	}
 	/* The profile's switches travel in the plan, enforced by the kernel
 	 * in the sandbox (docs/security.md, "Profiles"). */
 	flags = s != NULL ? PLAN_F_SESSION : 0;
+	if (cs != NULL)
+		flags |= PLAN_F_CELLS;
 	if (prof->no_file_write)
 		flags |= PLAN_F_READONLY;
 	/* subprocess = false: one process. The processes limit (pids.max, or
@@ -733,13 +769,14 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	rc = run_make_plan(d, req, flags, prof, &lim, mounts, &plan_fd, &code, why, sizeof(why));
 	if (rc < 0 || plan_fd < 0) {
 		client_send_error(c, req_id, code, "%s", why);
-		return;
+		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		fatalx("out of memory");
 	r->d = d;
-	r->c = c;
+	r->c = cs != NULL ? NULL : c; /* the interpreter answers no one */
+	r->cells = cs;
 	r->req_id = req_id;
 	r->state = RUN_QUEUED;
 	r->uid = client_uid(c);
@@ -760,7 +797,7 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 		run_free_inputs(r);
 		free(r);
 		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot keep the input files");
-		return;
+		return NULL;
 	}
 	r->lifeline = -1;
 	r->out[0] = (struct run_out){.r = r, .fd = -1};
@@ -784,7 +821,7 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 				  " of this uid): the queue is full",
 				  d->nrunning, d->queue.n,
 				  runqueue_count_uid(&d->queue, client_uid(c)));
-		return;
+		return NULL;
 	}
 	if (prof->network_proxy) {
 		/* Copied: a reload may free the profile while the run lives. */
@@ -799,12 +836,39 @@ run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
 	r->tools = run_tools_new(r, req->tools, req->ntools);
 	TAILQ_INSERT_TAIL(&d->runs, r, entry);
 	d->nruns++;
-	client_run_added(c, r);
+	if (r->c != NULL)
+		client_run_added(c, r);
 	if (s != NULL) {
 		r->session = s;
 		session_run_queued(s);
 	}
+	if (cs != NULL)
+		cells_interp_set(cs, r);
 	run_dispatch(d);
+	return r;
+}
+
+void
+run_start(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
+{
+	(void)run_start_req(d, c, req_id, req, NULL);
+}
+
+int
+run_start_interp(struct daemon *d, struct client *c, uint32_t req_id, struct session *s,
+		 const char *runtime, struct cells *cs)
+{
+	struct proto_run req;
+	const char *drv = cells_driver();
+
+	memset(&req, 0, sizeof(req));
+	req.runtime = runtime;
+	req.code.data = (const uint8_t *)drv;
+	req.code.len = strlen(drv);
+	req.code.fd = -1;
+	req.code.present = true;
+	req.session = session_id(s);
+	return run_start_req(d, c, req_id, &req, cs) != NULL ? 0 : -EINVAL;
 }
 
 void
@@ -853,6 +917,28 @@ run_tool_reply(struct daemon *d, struct client *c, uint32_t req_id,
 }
 
 /* End a run early: a queued one at once, a running one when reaped. */
+static void
+run_cancel(struct run *r);
+
+void
+run_kill(struct run *r)
+{
+	run_cancel(r);
+}
+
+int
+run_lifeline_send(struct run *r, const void *m, size_t len)
+{
+	ssize_t n;
+
+	if (r->lifeline < 0 || r->f.sup_exit)
+		return -EPIPE;
+	n = send(r->lifeline, m, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
 static void
 run_cancel(struct run *r)
 {

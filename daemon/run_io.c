@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "cells.h"
 #include "cgroup.h"
 #include "egress.h"
 #include "fdpass.h"
@@ -311,6 +312,14 @@ run_io_lifeline_read(struct run *r, int budget)
 			run_tools_listen(r, fds[0]);
 			continue;
 		}
+		if (m.type == SUP_CELLS && nfds == 1 && r->cells != NULL && !r->f.sup_exit) {
+			cells_channel(r->cells, r, fds[0]);
+			continue;
+		}
+		if (m.type == SUP_CELL_END && nfds == 0 && r->cells != NULL && !r->f.sup_exit) {
+			cells_sup_end(r->cells, r, &m);
+			continue;
+		}
 		fdpass_close_all(fds, nfds);
 		if (m.type == SUP_EXIT && !r->f.sup_exit) {
 			r->f.sup_exit = true;
@@ -488,6 +497,8 @@ run_io_answer(struct run *r)
 		r->egress = NULL;
 	}
 	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, net, err);
+	if (r->cells != NULL)
+		cells_interp_ended(r->cells, r, &res);
 	if (net != NULL && r->c != NULL && client_knows_network(r->c)) {
 		run_io_network(net, &pnet, refusals);
 		res.network = &pnet;
@@ -569,7 +580,10 @@ run_io_open(struct run *r, int ret_child[3])
 	backstop = r->lim.v[PROTO_LIMIT_WALL_MS] + RUN_BACKSTOP_MS;
 	tv.tv_sec = (time_t)(backstop / 1000);
 	tv.tv_usec = (suseconds_t)((backstop % 1000) * 1000);
-	event_add(r->backstop_ev, &tv);
+	/* An interpreter lives as long as its session; each cell is timed
+	 * by its supervisor (cells.h). */
+	if (r->cells == NULL)
+		event_add(r->backstop_ev, &tv);
 	ret_child[0] = life[1];
 	ret_child[1] = outp[0][1];
 	ret_child[2] = outp[1][1];

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cells_msg.h"
 #include "cgroup.h"
 #include "closefds.h"
 #include "fdpass.h"
@@ -736,6 +737,87 @@ sb_supervise(struct sb_run *r)
 	}
 }
 
+/*
+ * An interpreter session's sandbox (PLAN_F_CELLS): the code is the driver,
+ * alive for the session; the limits are a cell's, from the frontend's
+ * CELLS_SUP_BEGIN to its CELLS_SUP_FINISH (cells_msg.h). At a cell's wall or
+ * cpu limit the interpreter gets SIGINT (KeyboardInterrupt: its state is
+ * kept); no FINISH within the grace after it, and the run ends here with
+ * that limit as its reason (sb_end kills everything; the frontend starts a
+ * new interpreter: the state is lost). At FINISH every other process dies
+ * and SUP_CELL_END follows. Any other message, or EOF, ends the run.
+ */
+static void
+sb_supervise_cells(struct sb_run *r)
+{
+	const struct sandbox_ctx *ctx = &r->ctx;
+	struct cells_sup cell;
+	bool active = false, interrupted = false;
+	uint64_t t0 = 0, cpu0 = 0, deadline = 0, grace_end = 0, cpu_max = 0;
+
+	/* The interpreter's own total is RLIMIT_CPU's (sandbox_code.c). */
+	r->cpu_limit_ns = UINT64_MAX;
+	memset(&cell, 0, sizeof(cell));
+	while (!r->code_done) {
+		struct pollfd p[3] = {{.fd = sb_lifeline, .events = POLLIN},
+				      {.fd = r->pidfd, .events = POLLIN},
+				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
+		uint64_t now = sb_now_ns(), used;
+		int timeout = -1;
+
+		if (active) {
+			used = sb_run_cpu_ns(ctx, 0);
+			used = used > cpu0 ? used - cpu0 : 0;
+			if (!interrupted && (now >= deadline || used >= cpu_max)) {
+				r->reason = now >= deadline ? SUP_REASON_WALL : SUP_REASON_CPU;
+				kill((pid_t)r->pid, SIGINT);
+				interrupted = true;
+				grace_end = now + cell.grace_ms * 1000000ULL;
+			}
+			if (interrupted && now >= grace_end)
+				return;
+			timeout = (int)(((interrupted ? grace_end : deadline) - now) / 1000000ULL + 1);
+			if (!interrupted && timeout > SB_TICK_MS)
+				timeout = SB_TICK_MS;
+		}
+		if (poll(p, 3, timeout) < 0 && errno != EINTR)
+			return;
+		if (p[0].revents != 0) {
+			struct cells_sup m;
+			ssize_t n = recv(sb_lifeline, &m, sizeof(m), MSG_DONTWAIT);
+
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			if (n != (ssize_t)sizeof(m))
+				_exit(0);
+			if (m.type == CELLS_SUP_BEGIN && !active) {
+				cell = m;
+				active = true;
+				interrupted = false;
+				r->reason = SUP_REASON_EXITED;
+				t0 = sb_now_ns();
+				cpu0 = sb_run_cpu_ns(ctx, 0);
+				deadline = t0 + m.wall_ms * 1000000ULL;
+				cpu_max = m.cpu_ms * 1000000ULL;
+			} else if (m.type == CELLS_SUP_FINISH && active && m.cell == cell.cell) {
+				sandbox_cells_kill_others((pid_t)r->pid);
+				used = sb_run_cpu_ns(ctx, 0);
+				sandbox_cells_end(sb_lifeline, cell.cell, r->reason,
+						  used > cpu0 ? used - cpu0 : 0, sb_now_ns() - t0);
+				active = false;
+				r->reason = SUP_REASON_EXITED;
+			} else {
+				_exit(0);
+			}
+		}
+		sb_reap((pid_t)r->pid, &r->status, &r->code_done);
+		if (p[2].revents != 0 && sb_cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
+			r->reason = SUP_REASON_PROCS;
+			return;
+		}
+	}
+}
+
 /* The run ends with its main process: nothing else may outlive it. Kill and
  * reap everything, then settle the cpu time and the reason. */
 static void
@@ -833,8 +915,15 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	if (session)
 		sb_time_fence(&fence);
 
+	if (pv.hdr->flags & PLAN_F_CELLS)
+		r.ctx.cell_fd = sandbox_cells_channel(sb_lifeline);
 	sb_start_code(&r);
-	sb_supervise(&r);
+	if (pv.hdr->flags & PLAN_F_CELLS) {
+		close(r.ctx.cell_fd);
+		sb_supervise_cells(&r);
+	} else {
+		sb_supervise(&r);
+	}
 	sb_end(&r);
 	sb_report(&r, inputs, ninputs, session ? &fence : NULL);
 	_exit(0);

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "plan.h"
 #include "sandbox.h"
@@ -70,6 +71,17 @@ void sandbox_fs_run(const struct plan_view *pv, const struct rootspec *rs, int w
  * the module importable, the listening socket sent on the lifeline.
  */
 void sandbox_tools_setup(int lifeline);
+
+/*
+ * An interpreter session's sandbox (sandbox_cells.c): the driver's channel
+ * (its end returned, to be the code's fd 0; the frontend's sent as
+ * SUP_CELLS); SIGKILL to every process but us and keep; a cell's end
+ * (SUP_CELL_END) on the lifeline.
+ */
+int sandbox_cells_channel(int lifeline);
+void sandbox_cells_kill_others(pid_t keep);
+void sandbox_cells_end(int lifeline, uint64_t cell, uint32_t reason, uint64_t cpu_ns,
+		       uint64_t wall_ns);
 
 /*
  * Clone the code's process (*pidfd: its pidfd), into the code's cgroup

@@ -189,8 +189,12 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 	if (ctx->layout->memory_cgroup)
 		SB_CODE_CHECK(unshare(CLONE_NEWCGROUP), SANDBOX_STEP_CGROUP);
 
-	in = pv->stdin_data != NULL ? open(PLAN_CODE_DIR "/.stdin", O_RDONLY | O_CLOEXEC)
-				    : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/* An interpreter session's driver reads its cells from fd 0. */
+	if (pv->hdr->flags & PLAN_F_CELLS)
+		in = ctx->cell_fd;
+	else
+		in = pv->stdin_data != NULL ? open(PLAN_CODE_DIR "/.stdin", O_RDONLY | O_CLOEXEC)
+					    : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
 	/* The supervisor closed 0-2, so any of these may sit there: lift them

@@ -47,6 +47,7 @@ static const char *const sandbox_step_names[SANDBOX_STEP_COUNT_] = {
 	[SANDBOX_STEP_EGRESS] = "egress",
 	[SANDBOX_STEP_MOUNTS] = "mounts",
 	[SANDBOX_STEP_TOOLS] = "tools",
+	[SANDBOX_STEP_CELLS] = "cells",
 };
 
 /* The name of a step; "unknown" for a value no step has. */

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cells.h"
+#include "config.h"
 #include "fdpass.h"
 #include "frontend.h"
 #include "keep_msg.h"
@@ -70,6 +72,7 @@ struct session {
 	struct run *active;
 	TAILQ_HEAD(, kop) ops;
 	uint32_t next_seq;
+	struct cells *cells; /* an interpreter session's (cells.h), or NULL */
 };
 
 static void session_end(struct session *s, const char *why);
@@ -149,6 +152,7 @@ session_free_cb(evutil_socket_t fd, short what, void *arg)
 	event_free(s->life_ev);
 	event_free(s->orphan_ev);
 	event_free(s->free_ev);
+	cells_free(s->cells);
 	free(s);
 	frontend_status(d);
 	frontend_run_ended(d);
@@ -496,6 +500,8 @@ session_end(struct session *s, const char *why)
 	s->open_c = NULL;
 	session_close_keeper(s);
 	session_fail_ops(s);
+	if (s->cells != NULL)
+		cells_end(s->cells, why);
 	run_cancel_session(s->d, s);
 	session_maybe_free(s);
 }
@@ -507,7 +513,10 @@ session_idle_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (s->active != NULL || s->queued > 0 || !TAILQ_EMPTY(&s->ops)) {
+	/* An interpreter session's interpreter is always there: it is busy
+	 * while a cell is. */
+	if ((s->active != NULL && s->cells == NULL) || s->queued > 0 || !TAILQ_EMPTY(&s->ops) ||
+	    (s->cells != NULL && cells_busy(s->cells))) {
 		session_touch(s);
 		return;
 	}
@@ -590,6 +599,13 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 				  (unsigned)client_uid(c), cfg->sessions_per_uid);
 		return;
 	}
+	if (o->interpreter != NULL &&
+	    !cells_runtime_ok(config_runtime_find(cfg, o->interpreter))) {
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+				  "interpreter '%s': not a python runtime of this daemon",
+				  o->interpreter);
+		return;
+	}
 	/* The limits the runs will ask by default, within the session's profile. */
 	if (client_resolve_limits(c, req_id, o->profile, &o->limits, &resolved, &prof) < 0)
 		return;
@@ -609,6 +625,8 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	}
 	strcpy(s->profile, prof->name);
 	s->run_defaults = o->limits;
+	if (o->interpreter != NULL)
+		s->cells = cells_new(d, s, o->interpreter);
 	/* The keeper's key holds the session's uid slot, which its runs use,
 	 * until the session is freed. */
 	r = spawnref_add_slot(&d->refs, SPAWNREF_KEEPER, s, &s->key, &s->slot);
@@ -816,6 +834,8 @@ session_client_gone(struct daemon *d, struct client *c, bool last_of_uid)
 	{
 		if (s->open_c == c)
 			s->open_c = NULL;
+		if (s->cells != NULL)
+			cells_client_gone(s->cells, c);
 		TAILQ_FOREACH(k, &s->ops, entry)
 		if (k->c == c)
 			k->c = NULL;
@@ -836,6 +856,24 @@ session_stop_all(struct daemon *d)
 }
 
 /* ---- runs ------------------------------------------------------------------------ */
+
+struct cells *
+session_cells(const struct session *s)
+{
+	return s->cells;
+}
+
+void
+session_cell_touch(struct session *s)
+{
+	session_touch(s);
+}
+
+const char *
+session_id(const struct session *s)
+{
+	return s->id;
+}
 
 bool
 session_can_queue(const struct session *s)

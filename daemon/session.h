@@ -17,6 +17,7 @@ struct daemon;
 struct client;
 struct session;
 struct run;
+struct cells;
 
 /* Client requests. Each gets exactly one reply. */
 void session_open(struct daemon *d, struct client *c, uint32_t req_id,
@@ -40,6 +41,13 @@ void session_client_gone(struct daemon *d, struct client *c, bool last_of_uid);
 void session_stop_all(struct daemon *d);
 
 /* ---- for runs in a session (run.c) ---- */
+
+/* An interpreter session's cells (cells.h), or NULL. */
+struct cells *session_cells(const struct session *s);
+/* A cell came: the session is not idle. */
+void session_cell_touch(struct session *s);
+/* The session's id (hex). */
+const char *session_id(const struct session *s);
 
 /* Does the session accept runs (open and ready)? */
 bool session_can_queue(const struct session *s);

@@ -106,6 +106,12 @@ enum sup_msg_type {
 	 * network namespace, attached; before the code starts (sandbox_egress.c) */
 	SUP_EGRESS = 8,
 	SUP_TOOLS = 9, /* the tool bridge's listening socket attached (before the code starts) */
+	/* An interpreter session's sandbox (PLAN_F_CELLS, cells_msg.h): the
+	 * frontend's end of the driver's channel attached, before the code
+	 * starts; and a cell's end, after CELLS_SUP_FINISH: reason (the limit
+	 * that interrupted it, or EXITED), cpu_ns, wall_ns, size = the cell. */
+	SUP_CELLS = 12,
+	SUP_CELL_END = 13,
 };
 
 enum sup_reason {

@@ -54,7 +54,7 @@ extern "C" {
 #define LIBAIRLOCK_VERSION_MAJOR 0
 #define LIBAIRLOCK_VERSION_MINOR 8
 #define LIBAIRLOCK_VERSION_MICRO 0
-#define LIBAIRLOCK_VERSION "0.8.0"
+#define LIBAIRLOCK_VERSION "0.9.0"
 /* True when this header is version major.minor.micro or later. */
 #define LIBAIRLOCK_CHECK_VERSION(major, minor, micro)                                              \
 	(LIBAIRLOCK_VERSION_MAJOR > (major) ||                                                     \
@@ -1016,6 +1016,48 @@ const char *airlock_result_tool_call_name(const struct airlock_result *res, size
 const char *airlock_result_tool_call_outcome(const struct airlock_result *res, size_t i);
 uint64_t airlock_result_tool_call_ms(const struct airlock_result *res, size_t i);
 uint64_t airlock_result_tool_calls_omitted(const struct airlock_result *res);
+
+/* ---- Interpreter sessions (since AIRLOCK_0.9) ---------------------------- */
+
+/*
+ * Open the session with an interpreter: one python of this runtime ("python")
+ * kept alive in the session's sandbox, which runs cells
+ * (airlock_run_req_set_cell) in one set of globals. Such a session takes
+ * cells and file operations only. NULL: none (the default). -EINVAL for a
+ * NULL opts or an empty or too long name. Since 0.9.
+ */
+int airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const char *runtime);
+
+/*
+ * Make req a cell of its session's interpreter: code and limits only (the
+ * runtime must be the session's interpreter). The result's wall and cpu
+ * limits are the cell's: at one the cell is interrupted (KeyboardInterrupt)
+ * and the state is kept; if it does not stop within 2 s, or the memory limit
+ * is hit, the interpreter is restarted empty (state lost). Run it with
+ * airlock_run() or airlock_run_async(). Since 0.9.
+ */
+int airlock_run_req_set_cell(struct airlock_run_req *req, bool cell);
+
+enum airlock_cell_state {
+	AIRLOCK_CELL_NONE = 0, /* not a cell */
+	AIRLOCK_CELL_KEPT = 1, /* the cell ran with what the cells before it left */
+	AIRLOCK_CELL_LOST = 2, /* the interpreter was restarted empty before or during it */
+};
+
+/* A cell's number in its session (1, 2, ...), 0 when not a cell. Since 0.9. */
+uint64_t airlock_result_cell(const struct airlock_result *res);
+/* Whether the cell kept the interpreter's state. Since 0.9. */
+enum airlock_cell_state airlock_result_state(const struct airlock_result *res);
+/* The repr of the cell's trailing expression (at most 16 KiB, UTF-8), or NULL
+ * when it had none or it was None. Valid until airlock_result_free(). Since 0.9. */
+const char *airlock_result_value(const struct airlock_result *res);
+/* Rich outputs of the cell (at most 8): a matplotlib figure, an object with
+ * _repr_png_; *ret_mime is "image/png", "image/svg+xml", "text/plain" or
+ * "text/html", the bytes are like airlock_result_stdout()'s. -EINVAL when i
+ * is out of range. Since 0.9. */
+size_t airlock_result_display_count(const struct airlock_result *res);
+int airlock_result_display_get(const struct airlock_result *res, size_t i, const char **ret_mime,
+			       const void **ret_data, size_t *ret_len);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,7 @@ struct airlock_run_req {
 	bool stream;
 	struct proto_tool tools[PROTO_TOOLS_MAX]; /* owned strings */
 	size_t ntools;
+	bool cell; /* a cell of an interpreter session */
 };
 
 /* Free the bytes held by b and mark it absent. */
@@ -363,6 +364,16 @@ airlock_run_req_set_stream(struct airlock_run_req *req, bool stream)
 	return 0;
 }
 
+/* Make the request a cell of its session's interpreter. */
+AIRLOCK_EXPORT int
+airlock_run_req_set_cell(struct airlock_run_req *req, bool cell)
+{
+	if (req == NULL)
+		return -EINVAL;
+	req->cell = cell;
+	return 0;
+}
+
 /* Declare a tool the run's code may call. */
 AIRLOCK_EXPORT int
 airlock_run_req_add_tool(struct airlock_run_req *req, const char *name, const char *description,
@@ -502,6 +513,7 @@ request_encode_as(const struct airlock_run_req *req, uint32_t id, bool stream, b
 		run.mounts[i] = req->mounts[i];
 	run.nmounts = req->nmounts;
 	run.stream = stream;
+	run.cell = req->cell;
 	run.tools = req->ntools > 0 ? (struct proto_tool *)req->tools : NULL;
 	run.ntools = req->ntools;
 	r = proto_encode_run(id, &run, ret);

@@ -77,6 +77,11 @@ struct airlock_result {
 	struct result_tool_call *tool_calls;
 	size_t ntool_calls;
 	uint64_t tool_calls_omitted;
+	uint64_t cell;			 /* 0: not a cell */
+	enum airlock_cell_state state;	 /* a cell's */
+	char *value;			 /* a cell's trailing expression, or NULL */
+	struct result_artifact *display; /* name: the mime type */
+	size_t ndisplay;
 };
 
 /* One call of the run's tools, from result.tool_calls. */
@@ -204,6 +209,42 @@ result_strdup(const char *s, char **ret)
 }
 
 /* Build a result that outlives the decoded message. */
+static void result_artifacts_free(struct result_artifact *a, size_t n);
+
+/* Copy n decoded artifacts (or display items) into *ret, *ret_n. */
+static int
+result_artifacts_take(const struct proto_artifact *pa, size_t n, struct result_artifact **ret,
+		      size_t *ret_n)
+{
+	struct result_artifact *a;
+	size_t i, done = 0;
+	int r = 0;
+
+	if (n == 0)
+		return 0;
+	a = calloc(n, sizeof(*a));
+	if (a == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		r = result_strdup(pa[i].name != NULL ? pa[i].name : "", &a[i].name);
+		if (r < 0)
+			break;
+		done++;
+		a[i].size = pa[i].size;
+		a[i].truncated = pa[i].truncated;
+		r = result_bytes_take(&pa[i].data, &a[i].data);
+		if (r < 0)
+			break;
+	}
+	if (r < 0) {
+		result_artifacts_free(a, done);
+		return r;
+	}
+	*ret = a;
+	*ret_n = n;
+	return 0;
+}
+
 int
 result_from_proto(const struct proto_result *pr, struct airlock_result **ret)
 {
@@ -274,23 +315,18 @@ result_from_proto(const struct proto_result *pr, struct airlock_result **ret)
 		}
 		res->ntool_calls = pr->ntool_calls;
 	}
-	if (pr->nartifacts > 0) {
-		r = -ENOMEM;
-		res->artifacts = calloc(pr->nartifacts, sizeof(*res->artifacts));
-		if (res->artifacts == NULL)
-			goto out;
-	}
-	for (i = 0; i < pr->nartifacts; i++) {
-		struct result_artifact *a = &res->artifacts[i];
-
-		r = result_strdup(pr->artifacts[i].name != NULL ? pr->artifacts[i].name : "",
-				  &a->name);
+	r = result_artifacts_take(pr->artifacts, pr->nartifacts, &res->artifacts, &res->nartifacts);
+	if (r < 0)
+		goto out;
+	res->cell = pr->cell;
+	if (pr->cell != 0) {
+		res->state = pr->state != NULL && strcmp(pr->state, "kept") == 0
+				     ? AIRLOCK_CELL_KEPT
+				     : AIRLOCK_CELL_LOST;
+		r = result_strdup(pr->value, &res->value);
 		if (r < 0)
 			goto out;
-		res->nartifacts++;
-		a->size = pr->artifacts[i].size;
-		a->truncated = pr->artifacts[i].truncated;
-		r = result_bytes_take(&pr->artifacts[i].data, &a->data);
+		r = result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
 		if (r < 0)
 			goto out;
 	}
@@ -300,6 +336,19 @@ result_from_proto(const struct proto_result *pr, struct airlock_result **ret)
 out:
 	airlock_result_free(res);
 	return r;
+}
+
+/* Free n artifacts (or display items) and the array. */
+static void
+result_artifacts_free(struct result_artifact *a, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(a[i].name);
+		result_bytes_clear(&a[i].data);
+	}
+	free(a);
 }
 
 /* Free a result. */
@@ -312,11 +361,9 @@ airlock_result_free(struct airlock_result *res)
 		return;
 	for (i = 0; i < 2; i++)
 		result_bytes_clear(&res->out[i].data);
-	for (i = 0; i < res->nartifacts; i++) {
-		free(res->artifacts[i].name);
-		result_bytes_clear(&res->artifacts[i].data);
-	}
-	free(res->artifacts);
+	result_artifacts_free(res->artifacts, res->nartifacts);
+	result_artifacts_free(res->display, res->ndisplay);
+	free(res->value);
 	free(res->error);
 	free(res->network);
 	free(res->tool_calls);
@@ -587,6 +634,49 @@ airlock_result_artifact_data(const struct airlock_result *res, size_t i, const v
 	if (a == NULL)
 		return -EINVAL;
 	return result_bytes_get(&a->data, ret_data, ret_len);
+}
+
+/* A cell's number (1, 2, ...), 0 for a run that is not a cell. */
+AIRLOCK_EXPORT uint64_t
+airlock_result_cell(const struct airlock_result *res)
+{
+	return res != NULL ? res->cell : 0;
+}
+
+/* Whether a cell ran in the state the cells before it left. */
+AIRLOCK_EXPORT enum airlock_cell_state
+airlock_result_state(const struct airlock_result *res)
+{
+	return res != NULL && res->cell != 0 ? res->state : AIRLOCK_CELL_NONE;
+}
+
+/* The repr of a cell's trailing expression, or NULL. */
+AIRLOCK_EXPORT const char *
+airlock_result_value(const struct airlock_result *res)
+{
+	return res != NULL ? res->value : NULL;
+}
+
+/* How many rich outputs a cell gave. */
+AIRLOCK_EXPORT size_t
+airlock_result_display_count(const struct airlock_result *res)
+{
+	return res != NULL ? res->ndisplay : 0;
+}
+
+/* Rich output i: its mime type (never NULL) and its bytes. */
+AIRLOCK_EXPORT int
+airlock_result_display_get(const struct airlock_result *res, size_t i, const char **ret_mime,
+			   const void **ret_data, size_t *ret_len)
+{
+	int r;
+
+	if (res == NULL || i >= res->ndisplay || ret_mime == NULL)
+		return -EINVAL;
+	r = result_bytes_get(&res->display[i].data, ret_data, ret_len);
+	if (r == 0)
+		*ret_mime = res->display[i].name;
+	return r;
 }
 
 /* Build an info object that outlives the decoded message. */

@@ -12,6 +12,7 @@
 struct airlock_session_opts {
 	struct proto_session_open o; /* o.profile points at profile or is NULL */
 	char profile[PROTO_PROFILE_MAX + 1];
+	char interpreter[PROTO_RUNTIME_MAX + 1]; /* o.interpreter points here or is NULL */
 };
 
 struct session_entry {
@@ -71,6 +72,22 @@ airlock_session_opts_set_profile(struct airlock_session_opts *opts, const char *
 	}
 	strcpy(opts->profile, name);
 	opts->o.profile = opts->profile;
+	return 0;
+}
+
+/* Open the session with an interpreter of this runtime (cells), or none. */
+AIRLOCK_EXPORT int
+airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const char *runtime)
+{
+	if (opts == NULL || (runtime != NULL && (runtime[0] == '\0' ||
+						   strlen(runtime) > PROTO_RUNTIME_MAX)))
+		return -EINVAL;
+	if (runtime == NULL) {
+		opts->o.interpreter = NULL;
+		return 0;
+	}
+	strcpy(opts->interpreter, runtime);
+	opts->o.interpreter = opts->interpreter;
 	return 0;
 }
 

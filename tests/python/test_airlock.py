@@ -1079,6 +1079,144 @@ class ToolBridgeTest(unittest.TestCase):
             self.sandbox.run_sync("pass", tools={"add": self.add}, on_output=lambda s, d: None)
 
 
+# A cell that does something to each socket it holds: the driver's channel.
+_EACH_SOCKET = """import os
+for f in os.listdir('/proc/self/fd'):
+    try:
+        if os.readlink('/proc/self/fd/' + f).startswith('socket:'):
+            %s
+    except OSError:
+        pass
+"""
+
+
+class CellTest(unittest.TestCase):
+    """Interpreter sessions (docs/design-interpreters.md section 4): one
+    interpreter per session, through the real daemon; the daemon keeps
+    serving throughout (each test ends with a plain run)."""
+
+    def setUp(self) -> None:
+        self.sandbox = AirlockSandbox(SOCKET)
+        self.addCleanup(self.sandbox.close)
+        self.s = self.sandbox.session_sync(interpreter="python", limits=SandboxLimits(memory_bytes=256 << 20))
+        self.s.open()
+        self.addCleanup(self.s.close)
+
+    def tearDown(self) -> None:
+        self.assertEqual(self.sandbox.run_sync("print(6 * 7)").stdout, "42\n")
+
+    def cell(self, code: str, **kw):
+        try:
+            return self.s.run_cell(code, **kw)
+        except airlock.SandboxError as e:
+            self.assertIsNotNone(e.result, str(e))
+            return e.result
+
+    def test_state_kept(self) -> None:
+        first = self.cell("x = 1\nprint('one')")
+        second = self.cell("x += 1; x")
+        self.assertEqual((first.cell, first.state, first.stdout, first.value), (1, "kept", "one\n", None))
+        self.assertEqual((second.cell, second.state, second.value, second.outcome), (2, "kept", "2", "exited"))
+        err = self.cell("1/0")
+        self.assertEqual((err.exit_code, err.state), (1, "kept"))
+        self.assertIn("ZeroDivisionError", err.stderr)
+
+    def test_interrupt_keeps_state(self) -> None:
+        self.cell("x = 7")
+        t = time.monotonic()
+        r = self.cell("while True: pass", limits=SandboxLimits(wall_seconds=1))
+        self.assertLess(time.monotonic() - t, 2.5)
+        self.assertEqual((r.outcome, r.state), ("wall_limit", "kept"))
+        self.assertIn("KeyboardInterrupt", r.stderr)
+        self.assertEqual(self.cell("x").value, "7")
+
+    def test_sigint_ignored_is_lost_after_grace(self) -> None:
+        self.cell("x = 7")
+        t = time.monotonic()
+        r = self.cell(
+            "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass",
+            limits=SandboxLimits(wall_seconds=1),
+        )
+        self.assertLess(time.monotonic() - t, 6)
+        self.assertEqual((r.outcome, r.state), ("wall_limit", "lost"))
+        after = self.cell("'x' in globals(), 1 + 1")
+        self.assertEqual((after.value, after.state, after.outcome), ("(False, 2)", "lost", "exited"))
+        self.assertEqual(self.cell("3").state, "kept")
+
+    def test_memory_is_lost(self) -> None:
+        self.cell("y = 5")
+        r = self.cell("b = bytearray(1 << 30)")
+        self.assertEqual((r.outcome, r.state), ("memory_limit", "lost"))
+        self.assertIn("NameError", self.cell("y").stderr)
+
+    def test_png_display(self) -> None:
+        r = self.cell("class P:\n    def _repr_png_(self):\n        return b'\\x89PNG\\r\\n\\x1a\\n' + bytes(100)\nP()")
+        self.assertEqual([d.mime for d in r.display], ["image/png"])
+        self.assertTrue(r.display[0].data.startswith(b"\x89PNG\r\n\x1a\n"))
+
+    def test_matplotlib_figure(self) -> None:
+        if subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"], capture_output=True).returncode != 0:
+            self.skipTest("no python3-matplotlib on this host")
+        with self.sandbox.session_sync(interpreter="python-site") as s:
+            r = s.run_cell(
+                "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()",
+                limits=SandboxLimits(wall_seconds=60, cpu_seconds=60),
+            )
+            self.assertEqual(r.outcome, "exited", r.stderr)
+            self.assertEqual([d.mime for d in r.display], ["image/png"])
+            self.assertTrue(r.display[0].data.startswith(b"\x89PNG\r\n\x1a\n"))
+
+    def test_forked_sleeper_ends_with_the_cell(self) -> None:
+        t = time.monotonic()
+        r = self.cell("import subprocess, sys\nsubprocess.Popen(['sleep', '30'], stdout=sys.stdout)\nprint('forked')")
+        self.assertLess(time.monotonic() - t, 3)
+        self.assertEqual((r.stdout, r.state), ("forked\n", "kept"))
+        left = self.cell("import os\nsorted(open('/proc/%s/comm' % p).read().strip() for p in os.listdir('/proc') if p.isdigit())")
+        self.assertNotIn("sleep", left.value)
+
+    def test_closed_stdout_and_channel(self) -> None:
+        self.cell("x = 1")
+        r = self.cell("import os\nos.close(1)\nos.close(0)\nx")
+        self.assertEqual((r.value, r.state), ("1", "kept"))
+        self.assertEqual(self.cell("print(x)").stdout, "1\n")
+        r = self.cell(_EACH_SOCKET % "os.close(int(f))")
+        self.assertEqual(r.state, "lost")
+        self.assertEqual(self.cell("1 + 1").value, "2")
+
+    def test_modules_cleared(self) -> None:
+        self.cell("import sys\nsys.modules.clear()")
+        r = self.cell("2 + 2")
+        self.assertEqual(r.value, "4")
+
+    def test_garbage_on_the_channel_restarts(self) -> None:
+        self.cell("x = 1")
+        r = self.cell(_EACH_SOCKET % "os.write(int(f), b'garbage')")
+        self.assertEqual((r.outcome, r.state), ("error", "lost"))
+        self.assertIn("NameError", self.cell("x").stderr)
+        self.assertEqual(self.cell("1").state, "kept")
+        with open(_daemon.log, encoding="utf-8", errors="replace") as f:
+            self.assertIn("malformed message", f.read())
+
+    def test_files_between_cells(self) -> None:
+        self.s.write_file("in.txt", b"abc")
+        self.assertEqual(self.cell("open('in.txt').read()").value, "'abc'")
+        self.cell("open('out.txt', 'w').write('zz')")
+        self.assertEqual(self.s.read_file("out.txt"), b"zz")
+
+    def test_plain_run_refused(self) -> None:
+        with self.assertRaises(SandboxUnavailableError) as e:
+            self.s.run("print(1)")
+        self.assertEqual(e.exception.code, "bad_request")
+
+    def test_async(self) -> None:
+        async def main():
+            async with self.sandbox.session(interpreter="python") as s:
+                await s.run_cell("a = [1]")
+                return await s.run_cell("a * 2")
+
+        self.assertEqual(asyncio.run(main()).value, "[1, 1]")
+
+
 class DocsTest(unittest.TestCase):
     """Every ```python block of docs/python.md runs, in order, in one namespace, against the daemon."""
 

@@ -30,17 +30,19 @@ from ._types import (
     SandboxResult,
     SandboxSessionClosedError,
     SandboxTimeoutError,
+    SandboxDisplay,
     SandboxToolCall,
     SandboxUnavailableError,
 )
 
-__version__ = "0.8.0"  # the libairlock release it belongs to
+__version__ = "0.9.0"  # the libairlock release it belongs to
 
 __all__ = [
     "AirlockSandbox",
     "SandboxLimits",
     "SandboxResult",
     "SandboxNetwork",
+    "SandboxDisplay",
     "SandboxToolCall",
     "SandboxArtifact",
     "SandboxError",

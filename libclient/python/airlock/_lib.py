@@ -211,6 +211,14 @@ _OPTIONAL = {
     "airlock_result_tool_call_outcome": (_str, [_p, _size]),
     "airlock_result_tool_call_ms": (_u64, [_p, _size]),
     "airlock_result_tool_calls_omitted": (_u64, [_p]),
+    # 0.9: interpreter sessions
+    "airlock_session_opts_set_interpreter": (_int, [_p, _str]),
+    "airlock_run_req_set_cell": (_int, [_p, _bool]),
+    "airlock_result_cell": (_u64, [_p]),
+    "airlock_result_state": (_int, [_p]),
+    "airlock_result_value": (_str, [_p]),
+    "airlock_result_display_count": (_size, [_p]),
+    "airlock_result_display_get": (_int, [_p, _size, ctypes.POINTER(ctypes.c_char_p), _pp, ctypes.POINTER(_size)]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

@@ -27,6 +27,7 @@ from ._types import (
     SandboxProcessLimitError,
     SandboxResult,
     SandboxTimeoutError,
+    SandboxDisplay,
     SandboxToolCall,
     SandboxUnavailableError,
 )
@@ -101,6 +102,7 @@ class _Request:
         "profile",
         "mounts",
         "session",
+        "cell",
         "stream",
         "tools",
     )
@@ -178,6 +180,7 @@ class _Request:
 
         self.stdin = b"" if stdin is None else _to_bytes("stdin", stdin)
         self.session: Optional[bytes] = None  # a session id to run in (set by the session)
+        self.cell = False  # a cell of the session's interpreter
         self.stream = False  # whether to ask for stream events
         self.tools: Optional[ToolSet] = None  # the tools the code may call
 
@@ -230,6 +233,11 @@ class _Request:
             if rc == 0 and self.session is not None:
                 step = "set_session"
                 rc = lib.airlock_run_req_set_session(req, self.session)
+            if rc == 0 and self.cell:
+                step = "set_cell"
+                if not hasattr(lib, "airlock_run_req_set_cell"):
+                    raise SandboxError("interpreter sessions need libairlock 0.9 or later")
+                rc = lib.airlock_run_req_set_cell(req, True)
             if rc == 0 and self.stream:
                 step = "set_stream"
                 rc = lib.airlock_run_req_set_stream(req, True)
@@ -320,7 +328,25 @@ def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
                     seconds=lib.airlock_result_tool_call_ms(res, i) / 1000.0,
                 )
             )
+    cell, state, value, display = 0, None, None, []
+    if hasattr(lib, "airlock_result_cell") and lib.airlock_result_cell(res):  # libairlock 0.9
+        cell = int(lib.airlock_result_cell(res))
+        state = "kept" if lib.airlock_result_state(res) == 1 else "lost"
+        raw = lib.airlock_result_value(res)
+        value = raw.decode("utf-8", "replace") if raw is not None else None
+        for i in range(lib.airlock_result_display_count(res)):
+            mime = ctypes.c_char_p()
+            data = ctypes.c_void_p()
+            size = ctypes.c_size_t()
+            if lib.airlock_result_display_get(res, i, ctypes.byref(mime), ctypes.byref(data), ctypes.byref(size)) == 0:
+                display.append(
+                    SandboxDisplay(mime=(mime.value or b"").decode(), data=ctypes.string_at(data, size.value) if size.value else b"")
+                )
     result = SandboxResult(
+        cell=cell,
+        state=state,
+        value=value,
+        display=tuple(display),
         tool_calls=tuple(calls),
         network=_network(lib, res),
         stdout=out.decode("utf-8", "replace"),
@@ -1146,6 +1172,7 @@ class AirlockSandbox:
         idle_timeout: Optional[float] = None,
         lifetime: Optional[float] = None,
         limits: Optional[SandboxLimits] = None,
+        interpreter: Optional[str] = None,
     ) -> "AirlockSession":
         """A session: one workspace on the daemon that outlives each run (for async code).
 
@@ -1159,10 +1186,13 @@ class AirlockSandbox:
         daemon's ceiling is refused with SandboxUnavailableError("bad_request")).
         limits: the SandboxLimits of the session's runs that pass none (also
         sent as the session's defaults); None means the sandbox's limits.
+        interpreter: "python" keeps one interpreter alive in the session for
+        run_cell() (variables stay from cell to cell); such a session runs
+        cells and file operations only.
         """
         from ._session import AirlockSession
 
-        return AirlockSession(self._session_core(workspace_bytes, idle_timeout, lifetime, limits))
+        return AirlockSession(self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter))
 
     def session_sync(
         self,
@@ -1171,11 +1201,12 @@ class AirlockSandbox:
         idle_timeout: Optional[float] = None,
         lifetime: Optional[float] = None,
         limits: Optional[SandboxLimits] = None,
+        interpreter: Optional[str] = None,
     ) -> "AirlockSessionSync":
         """Like session(), with blocking methods: `with sandbox.session_sync() as s:`. See AirlockSessionSync."""
         from ._session import AirlockSessionSync
 
-        return AirlockSessionSync(self._session_core(workspace_bytes, idle_timeout, lifetime, limits))
+        return AirlockSessionSync(self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter))
 
     def attach_session(self, session_id: str, *, limits: Optional[SandboxLimits] = None) -> "AirlockSession":
         """An AirlockSession for a session already open (by another object, process or airlock(1)).
@@ -1196,14 +1227,16 @@ class AirlockSandbox:
         _require_sessions(self._lib, "sessions")
         return AirlockSessionSync(_SessionCore.attached(self, session_id, limits))
 
-    def _session_core(self, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object) -> Any:
+    def _session_core(
+        self, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object, interpreter: object = None
+    ) -> Any:
         from ._session import _SessionCore
 
         _require_sessions(self._lib, "sessions")
         with self._lock:
             if self._closed:
                 raise SandboxError("the sandbox is closed")
-        core = _SessionCore.new(self, workspace_bytes, idle_timeout, lifetime, limits)
+        core = _SessionCore.new(self, workspace_bytes, idle_timeout, lifetime, limits, interpreter)
         with self._lock:
             self._sessions.add(core)
         return core

@@ -99,10 +99,14 @@ class _SessionCore:
         self.state = state  # "new", "open" or "closed"
         self.closed_reason = ""
         self.options = (0, 0, 0)
+        self.interpreter: Optional[str] = None  # a session of cells
         self.lock = threading.Lock()
 
     @classmethod
-    def new(cls, sandbox: Any, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object) -> "_SessionCore":
+    def new(
+        cls, sandbox: Any, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object,
+        interpreter: object = None,
+    ) -> "_SessionCore":
         if workspace_bytes is not None:
             if isinstance(workspace_bytes, bool) or not isinstance(workspace_bytes, int):
                 raise TypeError(f"workspace_bytes must be an int or None, not {type(workspace_bytes).__name__}")
@@ -110,7 +114,10 @@ class _SessionCore:
                 raise ValueError(f"workspace_bytes must be positive, not {workspace_bytes!r}")
         if limits is not None and not isinstance(limits, SandboxLimits):
             raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
+        if interpreter is not None and not isinstance(interpreter, str):
+            raise TypeError(f"interpreter must be a str or None, not {type(interpreter).__name__}")
         core = cls(sandbox, None, limits, "new")
+        core.interpreter = interpreter
         core.options = (
             workspace_bytes or 0,
             _seconds_to_ms("idle_timeout", idle_timeout),
@@ -213,6 +220,10 @@ class _SessionCore:
                         if not hasattr(lib, "airlock_session_opts_set_profile"):
                             raise SandboxError("profiles need libairlock 0.6 or later")
                         rc = rc or lib.airlock_session_opts_set_profile(opts, profile)
+                    if self.interpreter is not None:
+                        if not hasattr(lib, "airlock_session_opts_set_interpreter"):
+                            raise SandboxError("interpreter sessions need libairlock 0.9 or later")
+                        rc = rc or lib.airlock_session_opts_set_interpreter(opts, self.interpreter.encode())
                     if rc < 0:
                         raise ValueError(f"session options refused by libairlock: {os.strerror(-rc)}")
                     return lib.airlock_session_open(conn.ptr, opts, buf)
@@ -246,6 +257,14 @@ class _SessionCore:
     def request(self, code: object, language: object, limits: object, files: object, env: object, args: object, stdin: object) -> _Request:
         request = _Request(code, language, self.run_limits if limits is None else limits, files, env, args, stdin)
         request.session = self.check_open()
+        return request
+
+    def cell(self, code: object, limits: object) -> _Request:
+        if self.interpreter is None:
+            raise SandboxError("run_cell needs a session opened with interpreter=\"python\"")
+        request = _Request(code, self.interpreter, self.run_limits if limits is None else limits, None, None, None, None)
+        request.session = self.check_open()
+        request.cell = True
         return request
 
     def run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:
@@ -429,6 +448,21 @@ class AirlockSession:
         request = self._core.request(code, language, limits, files, env, args, stdin)
         return await self._core.run_async(request, on_output)
 
+    async def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
+        """Run a cell in the session's interpreter (a session opened with interpreter="python").
+
+        Every cell runs in the same globals, so variables, imports and
+        functions stay from one cell to the next. result.value is the repr of
+        a trailing expression, result.display the figures it showed
+        (SandboxDisplay), result.state "kept", or "lost" when the interpreter
+        had to be restarted empty. A cell over its wall or CPU limit is
+        interrupted (KeyboardInterrupt) and SandboxTimeoutError is raised
+        with the result (state "kept"); one that does not stop within 2 s, or
+        hits the memory limit, loses the state (SandboxMemoryError for memory).
+        """
+        request = self._core.cell(code, limits)
+        return await self._core.run_async(request, None)
+
     async def write_file(self, path: PathLike, data: BytesLike) -> None:
         """Write data (bytes, or str as UTF-8) as the file path, replacing it; parents are made."""
         await self._blocking(self._core.write_blocking, path, data)
@@ -494,6 +528,11 @@ class AirlockSessionSync:
         """As AirlockSession.run(), blocking (on_output: as AirlockSandbox.run_sync())."""
         request = self._core.request(code, language, limits, files, env, args, stdin)
         return self._core.run_blocking(request, on_output)
+
+    def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
+        """As AirlockSession.run_cell(), blocking."""
+        request = self._core.cell(code, limits)
+        return self._core.run_blocking(request, None)
 
     def write_file(self, path: PathLike, data: BytesLike) -> None:
         """As AirlockSession.write_file(), blocking."""

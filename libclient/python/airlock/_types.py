@@ -305,6 +305,19 @@ class SandboxNetwork:
 
 
 @dataclass(frozen=True)
+class SandboxDisplay:
+    """One rich output of a cell: a matplotlib figure shown or saved, or a
+    value with _repr_png_.
+
+    mime: "image/png" (also "image/svg+xml", "text/plain", "text/html").
+    data: its bytes.
+    """
+
+    mime: str
+    data: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
 class SandboxToolCall:
     """One call the run's code made of a tool the run declared (or tried to).
 
@@ -344,6 +357,11 @@ class SandboxResult:
         limits only appear on the result carried by an exception.
     network: a SandboxNetwork for a run of a profile with network = proxy,
         else None (and with a daemon or libairlock before 0.7).
+    cell, state, value, display: a cell's (AirlockSession.run_cell()): its
+        number in the session, "kept" or "lost" (the interpreter was
+        restarted empty: the variables of earlier cells are gone), the repr
+        of its trailing expression (None: none, or None), its rich outputs
+        (SandboxDisplay). 0, None, None, () for a run.
     tool_calls: the SandboxToolCall of each call the code made of the run's
         tools, in order (at most 256), () for a run without tools.
     """
@@ -366,6 +384,10 @@ class SandboxResult:
     outcome: str = "exited"
     network: Optional[SandboxNetwork] = None
     tool_calls: Tuple[SandboxToolCall, ...] = ()
+    cell: int = 0
+    state: Optional[str] = None
+    value: Optional[str] = None
+    display: Tuple[SandboxDisplay, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,703 @@
+/*
+ * cells.c: an interpreter session's cells in the frontend (cells.h,
+ * docs/design-interpreters.md §2).
+ *
+ * One cell at a time: the frontend makes its code memfd (sealed) and three
+ * plain memfds (stdout, stderr, reply), tells the supervisor the cell
+ * begins (CELLS_SUP_BEGIN: its clock), hands the four fds to the driver
+ * (struct cells_start), and waits for the driver's struct cells_done. It
+ * then asks the supervisor to end the cell (CELLS_SUP_FINISH: the cell's
+ * other processes die), and at SUP_CELL_END reads what the cell wrote and
+ * answers. Outputs are memfds, not pipes: nothing the cell leaves behind
+ * can hold the answer up, and a lingering writer only fills its own copy.
+ *
+ * The driver runs in the code's process: every message from it is checked
+ * here (size, magic, cell number, status, lengths against the bounds and the
+ * reply's size, mime names from a closed set, UTF-8 of the value, no fds);
+ * anything else, or its channel closing, ends the interpreter, and the
+ * next cell starts a new one: the result says the state was lost.
+ */
+#include "cells.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cells_driver.h"
+#include "cells_msg.h"
+#include "config.h"
+#include "fdpass.h"
+#include "frontend.h"
+#include "log.h"
+#include "memfd.h"
+#include "run.h"
+#include "session.h"
+
+/* Where a cell is. */
+enum cell_stage {
+	CELL_QUEUED = 0, /* waiting for the interpreter or the cell before it */
+	CELL_SENT,	 /* with the driver */
+	CELL_FINISHING,	 /* the driver answered; waiting for SUP_CELL_END */
+};
+
+struct cell {
+	TAILQ_ENTRY(cell) entry;
+	struct client *c; /* NULL once it left */
+	uint32_t req_id;
+	uint64_t n;
+	enum cell_stage stage;
+	uint8_t *code;
+	size_t code_len;
+	struct proto_limits lim;
+	int fd[3]; /* stdout, stderr, reply memfds; -1 */
+	struct timespec t_request;
+	struct cells_done done;
+};
+
+TAILQ_HEAD(cell_list, cell);
+
+struct cells {
+	struct daemon *d;
+	struct session *s;
+	char runtime[PROTO_RUNTIME_MAX + 1];
+	struct run *interp; /* the interpreter's run, or NULL */
+	bool starting;	    /* interp asked for, no channel yet */
+	int chan;	    /* the driver's channel, or -1 */
+	struct event *chan_ev;
+	uint64_t next_cell;
+	bool lost; /* an interpreter ended since the last answer: the state is gone */
+	char lost_why[160];
+	struct cell_list q; /* the head is the one running, if any is */
+	uint32_t nq;
+	bool ended;
+	bool pumping;
+	struct event *pump_ev;
+};
+
+static void cells_pump_cb(evutil_socket_t fd, short what, void *arg);
+
+static const char *const cells_mimes[] = {"image/png", "image/svg+xml", "text/plain", "text/html",
+					  NULL};
+
+const char *
+cells_driver(void)
+{
+	return cells_driver_py;
+}
+
+bool
+cells_runtime_ok(const struct config_runtime *rt)
+{
+	const char *base, *dot;
+
+	if (rt == NULL || rt->is_exec || rt->argc == 0)
+		return false;
+	base = strrchr(rt->argv[0], '/');
+	base = base != NULL ? base + 1 : rt->argv[0];
+	dot = strrchr(rt->code_name, '.');
+	return strncmp(base, "python3", 7) == 0 && dot != NULL && strcmp(dot, ".py") == 0;
+}
+
+struct cells *
+cells_new(struct daemon *d, struct session *s, const char *runtime)
+{
+	struct cells *cs = calloc(1, sizeof(*cs));
+
+	if (cs == NULL)
+		fatalx("out of memory");
+	cs->d = d;
+	cs->s = s;
+	cs->chan = -1;
+	snprintf(cs->runtime, sizeof(cs->runtime), "%s", runtime);
+	TAILQ_INIT(&cs->q);
+	cs->pump_ev = event_new(d->base, -1, 0, cells_pump_cb, cs);
+	if (cs->pump_ev == NULL)
+		fatalx("out of memory");
+	return cs;
+}
+
+const char *
+cells_runtime(const struct cells *cs)
+{
+	return cs->runtime;
+}
+
+static void
+cell_free(struct cells *cs, struct cell *cl)
+{
+	int k;
+
+	TAILQ_REMOVE(&cs->q, cl, entry);
+	cs->nq--;
+	for (k = 0; k < 3; k++)
+		if (cl->fd[k] >= 0)
+			close(cl->fd[k]);
+	free(cl->code);
+	free(cl);
+}
+
+static void
+cells_close_chan(struct cells *cs)
+{
+	frontend_unwatch(&cs->chan_ev, &cs->chan);
+}
+
+void
+cells_end(struct cells *cs, const char *why)
+{
+	struct cell *cl;
+
+	if (cs == NULL)
+		return;
+	cs->ended = true;
+	cells_close_chan(cs);
+	while ((cl = TAILQ_FIRST(&cs->q)) != NULL) {
+		if (cl->c != NULL)
+			client_send_error(cl->c, cl->req_id, PROTO_ERR_NOT_FOUND, "session %s",
+					  why);
+		cell_free(cs, cl);
+	}
+}
+
+void
+cells_free(struct cells *cs)
+{
+	if (cs == NULL)
+		return;
+	cells_end(cs, "ended");
+	event_free(cs->pump_ev);
+	free(cs);
+}
+
+bool
+cells_busy(const struct cells *cs)
+{
+	return cs->nq > 0;
+}
+
+void
+cells_client_gone(struct cells *cs, struct client *c)
+{
+	struct cell *cl;
+
+	TAILQ_FOREACH(cl, &cs->q, entry)
+	if (cl->c == c)
+		cl->c = NULL;
+}
+
+/* Is s, of len bytes, UTF-8 without NUL (a msgpack str every client decodes)? */
+static bool
+cells_utf8(const uint8_t *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		uint8_t b = s[i];
+		size_t n, k;
+		uint32_t cp;
+
+		if (b == 0)
+			return false;
+		if (b < 0x80) {
+			i++;
+			continue;
+		}
+		if ((b & 0xe0) == 0xc0)
+			n = 1, cp = b & 0x1f;
+		else if ((b & 0xf0) == 0xe0)
+			n = 2, cp = b & 0x0f;
+		else if ((b & 0xf8) == 0xf0)
+			n = 3, cp = b & 0x07;
+		else
+			return false;
+		for (k = 1; k <= n; k++) {
+			if (i + k >= len || (s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += n + 1;
+	}
+	return true;
+}
+
+/* Read len bytes at off of fd into a new buffer (NUL-terminated). */
+static int
+cells_pread(int fd, uint64_t off, size_t len, uint8_t **ret)
+{
+	uint8_t *b = malloc(len + 1);
+	size_t got = 0;
+
+	if (b == NULL)
+		fatalx("out of memory");
+	while (got < len) {
+		ssize_t n = pread(fd, b + got, len - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(b);
+			return n < 0 ? -errno : -EIO;
+		}
+		got += (size_t)n;
+	}
+	b[len] = '\0';
+	*ret = b;
+	return 0;
+}
+
+/* One output memfd into res->out[k]: its first output_bytes. */
+static void
+cells_output(int fd, uint64_t cap, struct proto_stream_out *o, uint8_t **ret_buf)
+{
+	struct stat st;
+	uint64_t size = 0, keep;
+
+	*ret_buf = NULL;
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0)
+		size = (uint64_t)st.st_size;
+	keep = size < cap ? size : cap;
+	if (keep > 0 && cells_pread(fd, 0, (size_t)keep, ret_buf) < 0)
+		keep = 0;
+	o->data.data = *ret_buf != NULL ? *ret_buf : (const uint8_t *)"";
+	o->data.len = (size_t)keep;
+	o->data.fd = -1;
+	o->data.present = true;
+	o->total = size;
+	o->truncated = size > keep;
+}
+
+/*
+ * Answer the head cell. lost: the interpreter it ran in is gone (res then
+ * holds the outcome its run ended with); else the driver's done and the
+ * supervisor's end message decide.
+ */
+static void
+cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
+	     const struct sup_msg *end, bool lost, const char *why)
+{
+	struct proto_result res;
+	struct proto_artifact disp[CELLS_DISPLAY_MAX];
+	uint8_t *bufs[2], *value = NULL, *dbuf[CELLS_DISPLAY_MAX];
+	char err[512];
+	struct proto_out out;
+	uint32_t i, nd = 0;
+	int k, rc;
+
+	memset(&res, 0, sizeof(res));
+	memset(dbuf, 0, sizeof(dbuf));
+	if (lost && base != NULL) {
+		res = *base;
+		res.artifacts = NULL;
+		res.nartifacts = 0;
+		res.artifacts_omitted = res.artifacts_omitted_bytes = 0;
+		res.network = NULL;
+		res.tool_calls = NULL;
+		res.ntool_calls = 0;
+		res.tool_calls_omitted = 0;
+	}
+	if (lost && why != NULL) {
+		res.outcome = PROTO_OUTCOME_ERROR;
+		snprintf(err, sizeof(err), "%s", why);
+		res.error = err;
+	}
+	if (!lost) {
+		const struct cells_done *dn = &cl->done;
+		uint64_t off = dn->has_value ? dn->value_len : 0;
+
+		res.cpu_ms = end->cpu_ns / 1000000ULL;
+		res.wall_ms = end->wall_ns / 1000000ULL;
+		if (end->reason == SUP_REASON_WALL)
+			res.outcome = PROTO_OUTCOME_WALL_LIMIT;
+		else if (end->reason == SUP_REASON_CPU)
+			res.outcome = PROTO_OUTCOME_CPU_LIMIT;
+		else
+			res.outcome = PROTO_OUTCOME_EXITED;
+		res.exit_code = dn->status == CELLS_OK	      ? 0
+				: dn->status == CELLS_EXIT    ? dn->exit_code
+				: dn->status == CELLS_INTERRUPTED ? 130
+								  : 1;
+		if (dn->has_value && cells_pread(cl->fd[2], 0, dn->value_len, &value) == 0 &&
+		    cells_utf8(value, dn->value_len))
+			res.value = (const char *)value;
+		for (i = 0; i < dn->ndisplay; i++) {
+			size_t len = (size_t)dn->display[i].len;
+
+			if (cells_pread(cl->fd[2], off, len, &dbuf[nd]) == 0) {
+				memset(&disp[nd], 0, sizeof(disp[nd]));
+				disp[nd].name = dn->display[i].mime;
+				disp[nd].size = len;
+				disp[nd].data.data = dbuf[nd];
+				disp[nd].data.len = len;
+				disp[nd].data.fd = -1;
+				disp[nd].data.present = true;
+				nd++;
+			}
+			off += len;
+		}
+		res.display = disp;
+		res.ndisplay = nd;
+	}
+	for (k = 0; k < 2; k++)
+		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
+	res.cell = cl->n;
+	res.state = lost || cs->lost ? "lost" : "kept";
+	res.queued_ms = 0;
+	if (!lost)
+		cs->lost = false;
+	log_debug("session %s: cell %" PRIu64 ": %s, state %s, %" PRIu64 " ms", session_id(cs->s),
+		 cl->n, proto_outcome_name(res.outcome), res.state, res.wall_ms);
+	if (cl->c != NULL) {
+		rc = proto_encode_result(cl->req_id, &res, &out);
+		if (rc < 0)
+			client_send_error(cl->c, cl->req_id, PROTO_ERR_INTERNAL,
+					  "cannot encode the result: %s", strerror(-rc));
+		else
+			client_send(cl->c, &out);
+	}
+	free(bufs[0]);
+	free(bufs[1]);
+	free(value);
+	for (i = 0; i < CELLS_DISPLAY_MAX; i++)
+		free(dbuf[i]);
+	cell_free(cs, cl);
+}
+
+static void cells_pump_soon(struct cells *cs);
+
+/* The interpreter must go: its run is cancelled, and the cell it runs (if
+ * any) is answered when that run ends. */
+static void
+cells_restart(struct cells *cs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+cells_restart(struct cells *cs, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cs->lost_why, sizeof(cs->lost_why), fmt, ap);
+	va_end(ap);
+	log_warnx("session %s: %s: restarting the interpreter", session_id(cs->s), cs->lost_why);
+	cells_close_chan(cs);
+	if (cs->interp != NULL)
+		run_kill(cs->interp);
+}
+
+static bool
+cells_mime_known(const char *mime)
+{
+	size_t i;
+
+	for (i = 0; cells_mimes[i] != NULL; i++)
+		if (strcmp(cells_mimes[i], mime) == 0)
+			return true;
+	return false;
+}
+
+/* Check the driver's answer against the cell (cells_msg.h); NULL if it is
+ * good, else what is wrong. */
+static const char *
+cells_check_done(const struct cell *cl, const struct cells_done *dn)
+{
+	uint64_t total, max;
+	struct stat st;
+	uint32_t i;
+
+	if (dn->magic != CELLS_MAGIC)
+		return "bad magic";
+	if (dn->cell != cl->n)
+		return "wrong cell number";
+	if (dn->status >= CELLS_STATUS_COUNT_)
+		return "unknown status";
+	if (dn->has_value > 1 || (!dn->has_value && dn->value_len != 0) ||
+	    dn->value_len > PROTO_VALUE_MAX)
+		return "bad value length";
+	if (dn->ndisplay > CELLS_DISPLAY_MAX)
+		return "too many display items";
+	total = dn->value_len;
+	max = cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES];
+	for (i = 0; i < CELLS_DISPLAY_MAX; i++) {
+		const char *mime = dn->display[i].mime;
+		size_t ml = strnlen(mime, CELLS_MIME_MAX);
+		size_t j;
+
+		if (i >= dn->ndisplay) {
+			if (ml != 0 || dn->display[i].len != 0)
+				return "data past the display items";
+			continue;
+		}
+		if (ml == CELLS_MIME_MAX || !cells_mime_known(mime))
+			return "a mime type outside the set";
+		for (j = ml; j < CELLS_MIME_MAX; j++)
+			if (mime[j] != '\0')
+				return "bytes after a mime type";
+		if (dn->display[i].len > max || total + dn->display[i].len > PROTO_VALUE_MAX + max)
+			return "display larger than its bound";
+		total += dn->display[i].len;
+	}
+	if (fstat(cl->fd[2], &st) < 0 || (uint64_t)st.st_size < total)
+		return "lengths past the reply";
+	return NULL;
+}
+
+static void
+cells_chan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cells *cs = arg;
+	struct cell *cl = TAILQ_FIRST(&cs->q);
+	struct cells_done dn;
+	struct cells_sup fin;
+	int fds[CELLS_NFDS];
+	size_t nfds = 0;
+	ssize_t n;
+	const char *bad;
+
+	(void)what;
+	n = fdpass_recv(fd, &dn, sizeof(dn), fds, CELLS_NFDS, &nfds);
+	if (n == -EAGAIN || n == -EINTR)
+		return;
+	fdpass_close_all(fds, nfds);
+	if (n == 0 || n == -ECONNRESET) {
+		/* The channel closed: the driver is gone or broken. Its run's
+		 * end answers the cell (the supervisor's limits still hold). */
+		log_warnx("session %s: the interpreter closed its channel", session_id(cs->s));
+		cells_close_chan(cs);
+		if (cl == NULL || cl->stage != CELL_SENT)
+			cells_restart(cs, "the interpreter closed its channel");
+		return;
+	}
+	if (n < 0 || (size_t)n != sizeof(dn) || nfds != 0) {
+		cells_restart(cs, "the interpreter sent a malformed message (%zd bytes, %zu fds)",
+			      n, nfds);
+		return;
+	}
+	if (cl == NULL || cl->stage != CELL_SENT) {
+		cells_restart(cs, "the interpreter spoke out of turn");
+		return;
+	}
+	bad = cells_check_done(cl, &dn);
+	if (bad != NULL) {
+		cells_restart(cs, "cell %" PRIu64 ": the interpreter's answer is refused: %s",
+			      cl->n, bad);
+		return;
+	}
+	cl->done = dn;
+	cl->stage = CELL_FINISHING;
+	memset(&fin, 0, sizeof(fin));
+	fin.type = CELLS_SUP_FINISH;
+	fin.cell = cl->n;
+	if (cs->interp == NULL || run_lifeline_send(cs->interp, &fin, sizeof(fin)) < 0)
+		cells_restart(cs, "cell %" PRIu64 ": cannot reach the supervisor", cl->n);
+}
+
+void
+cells_channel(struct cells *cs, struct run *r, int fd)
+{
+	if (cs->interp != r || cs->chan >= 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+		close(fd);
+		return;
+	}
+	cs->chan = fd;
+	cs->chan_ev = event_new(cs->d->base, fd, EV_READ | EV_PERSIST, cells_chan_cb, cs);
+	if (cs->chan_ev == NULL)
+		fatalx("out of memory");
+	event_add(cs->chan_ev, NULL);
+	cs->starting = false;
+	cells_pump_soon(cs);
+}
+
+void
+cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m)
+{
+	struct cell *cl = TAILQ_FIRST(&cs->q);
+
+	if (cs->interp != r || cl == NULL || cl->stage != CELL_FINISHING || m->size != cl->n) {
+		cells_restart(cs, "a cell's end that is not this cell's");
+		return;
+	}
+	cells_answer(cs, cl, NULL, m, false, NULL);
+	cells_pump_soon(cs);
+}
+
+void
+cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *res)
+{
+	struct cell *cl = TAILQ_FIRST(&cs->q);
+	char why[256];
+
+	if (cs->interp != r)
+		return;
+	cs->interp = NULL;
+	cs->starting = false;
+	cells_close_chan(cs);
+	if (!cs->lost)
+		snprintf(cs->lost_why, sizeof(cs->lost_why), "the interpreter ended (%s)",
+			 proto_outcome_name(res->outcome));
+	cs->lost = true;
+	if (cl != NULL && cl->stage != CELL_QUEUED) {
+		bool ours = res->outcome == PROTO_OUTCOME_CANCELLED && !cs->ended;
+
+		snprintf(why, sizeof(why), "%s; the interpreter was restarted empty", cs->lost_why);
+		cells_answer(cs, cl, res, NULL, true, ours ? why : NULL);
+	}
+	cs->lost_why[0] = '\0';
+	if (!cs->ended)
+		cells_pump_soon(cs);
+}
+
+/* Hand the head cell to the driver: the supervisor first (its clock), then the driver. */
+static int
+cells_send(struct cells *cs, struct cell *cl)
+{
+	struct cells_sup beg;
+	struct cells_start st;
+	int fds[CELLS_NFDS] = {-1, -1, -1, -1}, k, rc;
+
+	rc = memfd_sealed_create("airlock-cell", cl->code, cl->code_len, &fds[0]);
+	for (k = 0; rc == 0 && k < 3; k++) {
+		rc = memfd_new(k == 0 ? "stdout" : k == 1 ? "stderr" : "reply", &cl->fd[k]);
+		fds[k + 1] = cl->fd[k];
+	}
+	if (rc < 0)
+		goto out;
+	memset(&beg, 0, sizeof(beg));
+	beg.type = CELLS_SUP_BEGIN;
+	beg.cell = cl->n;
+	beg.wall_ms = cl->lim.v[PROTO_LIMIT_WALL_MS];
+	beg.cpu_ms = cl->lim.v[PROTO_LIMIT_CPU_MS];
+	beg.grace_ms = CELLS_GRACE_MS;
+	rc = run_lifeline_send(cs->interp, &beg, sizeof(beg));
+	if (rc < 0)
+		goto out;
+	memset(&st, 0, sizeof(st));
+	st.magic = CELLS_MAGIC;
+	st.cell = cl->n;
+	st.value_max = PROTO_VALUE_MAX;
+	st.display_max = (uint32_t)(cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES] > UINT32_MAX
+					    ? UINT32_MAX
+					    : cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES]);
+	rc = fdpass_send(cs->chan, &st, sizeof(st), fds, CELLS_NFDS);
+	if (rc >= 0)
+		rc = 0;
+out:
+	if (fds[0] >= 0)
+		close(fds[0]);
+	free(cl->code);
+	cl->code = NULL;
+	return rc;
+}
+
+void
+cells_interp_set(struct cells *cs, struct run *r)
+{
+	cs->interp = r;
+	cs->starting = true;
+}
+
+/* Move on: start an interpreter if a cell waits and none is there; send
+ * the head cell when the channel is up. Never from inside itself: the
+ * interpreter's run may end while it is being made. */
+static void
+cells_pump(struct cells *cs)
+{
+	struct cell *cl;
+	int rc;
+
+	if (cs->pumping)
+		return;
+	cs->pumping = true;
+	while ((cl = TAILQ_FIRST(&cs->q)) != NULL && cl->stage == CELL_QUEUED && !cs->ended) {
+		if (cs->interp == NULL) {
+			if (run_start_interp(cs->d, cl->c, cl->req_id, cs->s, cs->runtime, cs) < 0) {
+				/* Refused, and that cell was told why. */
+				cl->c = NULL;
+				cell_free(cs, cl);
+				continue;
+			}
+			break;
+		}
+		if (cs->chan < 0) {
+			if (!cs->starting)
+				cells_restart(cs, "the interpreter has no channel");
+			break;
+		}
+		cl->stage = CELL_SENT;
+		rc = cells_send(cs, cl);
+		if (rc < 0)
+			cells_restart(cs, "cell %" PRIu64 ": cannot hand it over: %s", cl->n,
+				      strerror(-rc));
+		break;
+	}
+	cs->pumping = false;
+}
+
+static void
+cells_pump_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	cells_pump(arg);
+}
+
+/* cells_pump from the loop's next turn: for callers inside a run's end. */
+static void
+cells_pump_soon(struct cells *cs)
+{
+	event_active(cs->pump_ev, 0, 0);
+}
+
+void
+cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct proto_run *req,
+	   const struct proto_limits *lim)
+{
+	struct cell *cl;
+
+	if (strcmp(req->runtime, cs->runtime) != 0) {
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+				  "runtime '%s': the session's interpreter is '%s'", req->runtime,
+				  cs->runtime);
+		return;
+	}
+	if (req->argc > 0 || req->nenv > 0 || req->stdin_data.present || req->nfiles > 0 ||
+	    req->file_bundle.present || req->ntools > 0 || req->stream || req->nmounts > 0) {
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+				  "a cell takes code and limits only (argv, env, stdin, files, "
+				  "mounts, tools and stream are for runs)");
+		return;
+	}
+	if (cs->nq >= CELLS_QUEUE_MAX) {
+		client_send_error(c, req_id, PROTO_ERR_BUSY, "%u cells wait in this session",
+				  (unsigned)cs->nq);
+		return;
+	}
+	cl = calloc(1, sizeof(*cl));
+	if (cl == NULL)
+		fatalx("out of memory");
+	cl->c = c;
+	cl->req_id = req_id;
+	cl->n = ++cs->next_cell;
+	cl->lim = *lim;
+	cl->fd[0] = cl->fd[1] = cl->fd[2] = -1;
+	cl->code_len = req->code.present ? req->code.len : 0;
+	cl->code = malloc(cl->code_len + 1);
+	if (cl->code == NULL)
+		fatalx("out of memory");
+	if (cl->code_len > 0)
+		memcpy(cl->code, req->code.data, cl->code_len);
+	TAILQ_INSERT_TAIL(&cs->q, cl, entry);
+	cs->nq++;
+	session_cell_touch(cs->s);
+	cells_pump(cs);
+}

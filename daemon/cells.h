@@ -1,0 +1,61 @@
+/*
+ * cells.h: an interpreter session's cells in the frontend
+ * (docs/design-interpreters.md §2): one interpreter sandbox per session (a
+ * run of the session whose code is the driver, daemon/cells/cells.py, and
+ * whose supervisor times each cell), the cells queued for it, the driver's
+ * channel (cells_msg.h), and each cell's result.
+ */
+#ifndef AIRLOCKD_CELLS_H
+#define AIRLOCKD_CELLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto.h"
+#include "spawn_msg.h"
+
+struct cells;
+struct client;
+struct config_runtime;
+struct daemon;
+struct run;
+struct session;
+
+/* No answer from a cell this long after its SIGINT: the interpreter is
+ * killed and restarted empty. */
+#define CELLS_GRACE_MS 2000
+/* Cells of one session waiting behind the one that runs. */
+#define CELLS_QUEUE_MAX 16
+
+/* May this runtime serve an interpreter session? (A python one.) */
+bool cells_runtime_ok(const struct config_runtime *rt);
+/* The driver's source, sent as the interpreter sandbox's code. */
+const char *cells_driver(void);
+
+struct cells *cells_new(struct daemon *d, struct session *s, const char *runtime);
+const char *cells_runtime(const struct cells *cs);
+/* The session ends: every cell not answered gets an error. */
+void cells_end(struct cells *cs, const char *why);
+/* The session is freed (its runs are gone). NULL is fine. */
+void cells_free(struct cells *cs);
+/* Is a cell running or waiting? */
+bool cells_busy(const struct cells *cs);
+/* A client left: its cells are no one's (they still run, unanswered). */
+void cells_client_gone(struct cells *cs, struct client *c);
+
+/* A `run` with cell: true in the session; lim: the cell's resolved limits. */
+void cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct proto_run *req,
+		const struct proto_limits *lim);
+
+/* ---- from the interpreter's run (run_io.c) ---- */
+
+/* The interpreter's run was made (run_start_interp). */
+void cells_interp_set(struct cells *cs, struct run *r);
+/* SUP_CELLS: the frontend's end of the driver's channel (taken). */
+void cells_channel(struct cells *cs, struct run *r, int fd);
+/* SUP_CELL_END from the supervisor. */
+void cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m);
+/* The interpreter's run was answered (it ended): what it says. */
+void cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *res);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * cells_msg.h: the messages of an interpreter session (docs/design-interpreters.md
+ * §2), in two places:
+ *
+ * - frontend <-> supervisor, on the interpreter sandbox's lifeline: struct
+ *   cells_sup (frontend to supervisor: CELLS_SUP_BEGIN, CELLS_SUP_FINISH);
+ *   the supervisor answers a FINISH with a struct sup_msg of type
+ *   SUP_CELL_END (spawn_msg.h). The supervisor never reads the driver.
+ * - frontend <-> driver (daemon/cells/cells.py), on the channel the
+ *   supervisor made (the driver's fd 0; the frontend's end came as SUP_CELLS):
+ *   struct cells_start with four fds (the code, sealed; stdout, stderr and
+ *   reply: memfds the frontend made), and struct cells_done without any fd.
+ *   The driver is as untrusted as the code it runs: cells.c checks every
+ *   field, and anything else restarts the interpreter.
+ *
+ * Little-endian fixed layouts; cells.py packs the same with struct.
+ */
+#ifndef AIRLOCKD_CELLS_MSG_H
+#define AIRLOCKD_CELLS_MSG_H
+
+#include <stdint.h>
+
+enum cells_sup_type {
+	CELLS_SUP_BEGIN = 1,  /* a cell starts: its clock and cpu baseline */
+	CELLS_SUP_FINISH = 2, /* the driver answered: kill the cell's other processes */
+};
+
+struct cells_sup {
+	uint32_t type;
+	uint32_t reserved;
+	uint64_t cell;
+	uint64_t wall_ms, cpu_ms; /* BEGIN: at the limit, SIGINT */
+	uint64_t grace_ms;	  /* BEGIN: no answer this long after it: restart */
+};
+
+#define CELLS_MAGIC 0x4C4C4543u /* "CELL" */
+#define CELLS_DISPLAY_MAX 8	/* = PROTO_DISPLAY_MAX */
+#define CELLS_MIME_MAX 32
+#define CELLS_NFDS 4 /* code, stdout, stderr, reply */
+
+struct cells_start {
+	uint32_t magic;
+	uint32_t reserved;
+	uint64_t cell;
+	uint32_t value_max;   /* bytes of the value's repr */
+	uint32_t display_max; /* bytes of all display items together */
+};
+
+enum cells_status {
+	CELLS_OK = 0,
+	CELLS_EXCEPTION = 1,   /* traceback on stderr */
+	CELLS_INTERRUPTED = 2, /* KeyboardInterrupt */
+	CELLS_EXIT = 3,	       /* SystemExit: exit_code */
+	CELLS_STATUS_COUNT_
+};
+
+struct cells_done {
+	uint32_t magic;
+	uint32_t status; /* enum cells_status */
+	uint64_t cell;
+	int32_t exit_code;
+	uint32_t has_value;
+	uint32_t value_len; /* at offset 0 of reply */
+	uint32_t ndisplay;  /* then each item's bytes, in order */
+	struct {
+		char mime[CELLS_MIME_MAX]; /* NUL-padded */
+		uint64_t len;
+	} display[CELLS_DISPLAY_MAX];
+};
+
+_Static_assert(sizeof(struct cells_start) == 24, "cells.py packs <IIQII");
+_Static_assert(sizeof(struct cells_done) == 32 + CELLS_DISPLAY_MAX * 40,
+	       "cells.py packs <IIQiIII then 8 x <32sQ");
+
+#endif
