@@ -38,8 +38,8 @@
 #define PROTO_ARTIFACTS_MAX                                                                        \
 	60			     /* artifacts per result: each may be a memfd, and a           \
 				      * packet has 64 fds (two for stdout, stderr) */
-#define PROTO_VALUE_MAX (16 * 1024) /* result.value: a cell's repr, bytes */
-#define PROTO_DISPLAY_MAX 8	    /* result.display entries (fds, with the artifacts) */
+#define PROTO_VALUE_MAX (16 * 1024)  /* result.value: a cell's repr, bytes */
+#define PROTO_DISPLAY_MAX 8	     /* result.display entries (fds, with the artifacts) */
 #define PROTO_RUNTIMES_MAX 32	     /* runtimes in an info reply */
 #define PROTO_PACKAGES_MAX 16	     /* packages per runtime in info_ok.runtime_packages */
 #define PROTO_PACKAGE_NAME_MAX 64    /* a package name there, bytes */

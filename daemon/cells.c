@@ -324,8 +324,8 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 			res.outcome = PROTO_OUTCOME_CPU_LIMIT;
 		else
 			res.outcome = PROTO_OUTCOME_EXITED;
-		res.exit_code = dn->status == CELLS_OK	      ? 0
-				: dn->status == CELLS_EXIT    ? dn->exit_code
+		res.exit_code = dn->status == CELLS_OK		  ? 0
+				: dn->status == CELLS_EXIT	  ? dn->exit_code
 				: dn->status == CELLS_INTERRUPTED ? 130
 								  : 1;
 		if (dn->has_value && cells_pread(cl->fd[2], 0, dn->value_len, &value) == 0 &&
@@ -357,7 +357,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	if (!lost)
 		cs->lost = false;
 	log_debug("session %s: cell %" PRIu64 ": %s, state %s, %" PRIu64 " ms", session_id(cs->s),
-		 cl->n, proto_outcome_name(res.outcome), res.state, res.wall_ms);
+		  cl->n, proto_outcome_name(res.outcome), res.state, res.wall_ms);
 	if (cl->c != NULL) {
 		rc = proto_encode_result(cl->req_id, &res, &out);
 		if (rc < 0)
@@ -378,8 +378,8 @@ static void cells_pump_soon(struct cells *cs);
 
 /* The interpreter must go: its run is cancelled, and the cell it runs (if
  * any) is answered when that run ends. */
-static void
-cells_restart(struct cells *cs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cells_restart(struct cells *cs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void
 cells_restart(struct cells *cs, const char *fmt, ...)
@@ -620,7 +620,8 @@ cells_pump(struct cells *cs)
 	cs->pumping = true;
 	while ((cl = TAILQ_FIRST(&cs->q)) != NULL && cl->stage == CELL_QUEUED && !cs->ended) {
 		if (cs->interp == NULL) {
-			if (run_start_interp(cs->d, cl->c, cl->req_id, cs->s, cs->runtime, cs) < 0) {
+			rc = run_start_interp(cs->d, cl->c, cl->req_id, cs->s, cs->runtime, cs);
+			if (rc < 0) {
 				/* Refused, and that cell was told why. */
 				cl->c = NULL;
 				cell_free(cs, cl);

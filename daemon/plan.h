@@ -33,7 +33,7 @@
 #define PLAN_F_NOPROC 0x4u   /* subprocess = false: one process, one thread, one exec */
 /* network = proxy: listen at 127.0.0.1:egress_port (sandbox_egress.c) */
 #define PLAN_F_EGRESS 0x80u
-#define PLAN_F_TOOLS 0x100u /* the run declares tools: /run/tools (sandbox_tools.c) */
+#define PLAN_F_TOOLS 0x100u  /* the run declares tools: /run/tools (sandbox_tools.c) */
 #define PLAN_F_CELLS 0x1000u /* an interpreter session's sandbox: cells (sandbox_cells.c) */
 
 /* Paths inside the sandbox. */

@@ -704,10 +704,11 @@ run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct 
 		/* An interpreter session takes cells (and file operations)
 		 * only: its interpreter is the one sandbox in its uid slot. */
 		if ((session_cells(s) != NULL) != (req->cell || cs != NULL)) {
-			client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-					  session_cells(s) != NULL
-						  ? "an interpreter session runs cells only"
-						  : "a cell needs a session opened with an interpreter");
+			client_send_error(
+				c, req_id, PROTO_ERR_BAD_REQUEST,
+				session_cells(s) != NULL
+					? "an interpreter session runs cells only"
+					: "a cell needs a session opened with an interpreter");
 			return NULL;
 		}
 		/* The session's own defaults come before the profile's. */
@@ -917,8 +918,7 @@ run_tool_reply(struct daemon *d, struct client *c, uint32_t req_id,
 }
 
 /* End a run early: a queued one at once, a running one when reaped. */
-static void
-run_cancel(struct run *r);
+static void run_cancel(struct run *r);
 
 void
 run_kill(struct run *r)

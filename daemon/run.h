@@ -92,7 +92,7 @@ struct run {
 	struct egress_policy *egress_pol; /* network = proxy: its profile's, copied; else NULL */
 	struct egress_run *egress;	  /* served by the proxy since SUP_EGRESS, or NULL */
 	struct run_tools *tools;	  /* the tool bridge (run_tools.h), or NULL */
-	struct cells *cells;		  /* an interpreter session's interpreter (cells.h), or NULL */
+	struct cells *cells; /* an interpreter session's interpreter (cells.h), or NULL */
 };
 
 /* ---- run.c ---- */

@@ -776,7 +776,8 @@ sb_supervise_cells(struct sb_run *r)
 			}
 			if (interrupted && now >= grace_end)
 				return;
-			timeout = (int)(((interrupted ? grace_end : deadline) - now) / 1000000ULL + 1);
+			timeout = (int)(((interrupted ? grace_end : deadline) - now) / 1000000ULL +
+					1);
 			if (!interrupted && timeout > SB_TICK_MS)
 				timeout = SB_TICK_MS;
 		}

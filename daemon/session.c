@@ -599,8 +599,7 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 				  (unsigned)client_uid(c), cfg->sessions_per_uid);
 		return;
 	}
-	if (o->interpreter != NULL &&
-	    !cells_runtime_ok(config_runtime_find(cfg, o->interpreter))) {
+	if (o->interpreter != NULL && !cells_runtime_ok(config_runtime_find(cfg, o->interpreter))) {
 		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
 				  "interpreter '%s': not a python runtime of this daemon",
 				  o->interpreter);

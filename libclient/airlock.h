@@ -52,7 +52,7 @@ extern "C" {
  * 0.N" below and live in version node AIRLOCK_0.N of the library.
  */
 #define LIBAIRLOCK_VERSION_MAJOR 0
-#define LIBAIRLOCK_VERSION_MINOR 8
+#define LIBAIRLOCK_VERSION_MINOR 9
 #define LIBAIRLOCK_VERSION_MICRO 0
 #define LIBAIRLOCK_VERSION "0.9.0"
 /* True when this header is version major.minor.micro or later. */

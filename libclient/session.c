@@ -79,8 +79,8 @@ airlock_session_opts_set_profile(struct airlock_session_opts *opts, const char *
 AIRLOCK_EXPORT int
 airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const char *runtime)
 {
-	if (opts == NULL || (runtime != NULL && (runtime[0] == '\0' ||
-						   strlen(runtime) > PROTO_RUNTIME_MAX)))
+	if (opts == NULL ||
+	    (runtime != NULL && (runtime[0] == '\0' || strlen(runtime) > PROTO_RUNTIME_MAX)))
 		return -EINVAL;
 	if (runtime == NULL) {
 		opts->o.interpreter = NULL;
