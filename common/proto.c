@@ -350,6 +350,8 @@ static const struct dec_field dec_profile_fields[] = {
 	 U(proto_profile, nallow_private_hosts), PROTO_ALLOW_MAX, PROTO_ALLOW_ENTRY_MAX},
 	{"file_write", DEC_BOOL_NOT, 0, U(proto_profile, no_file_write), 0, 0, 0},
 	{"subprocess", DEC_BOOL_NOT, 0, U(proto_profile, no_subprocess), 0, 0, 0},
+	{"hidden_paths", DEC_STRV, 0, U(proto_profile, hidden_paths),
+	 U(proto_profile, nhidden_paths), PROTO_HIDDEN_MAX, PROTO_HIDDEN_PATH_MAX},
 };
 
 static const struct dec_field dec_network_fields[] = {
@@ -1927,20 +1929,22 @@ enc_kv_oneof(struct proto_enc *e, const char *key, const char *const *names, con
 	enc_kv_str(e, key, s, PROTO_NAME_MAX, true);
 }
 
-/* key: an array of n non-empty allow-list entries (info_ok.profiles). */
+/* key: an array of n (<= max) non-empty strings of at most len bytes
+ * (info_ok.profiles: allow-list entries, hidden paths). */
 static void
-enc_strlist(struct proto_enc *e, const char *key, const char *const *v, size_t n)
+enc_strlist(struct proto_enc *e, const char *key, const char *const *v, size_t n, size_t max,
+	    size_t len)
 {
 	size_t i;
 
-	if (n > PROTO_ALLOW_MAX || (n > 0 && v == NULL))
-		enc_fail(e, n > PROTO_ALLOW_MAX ? -E2BIG : -EINVAL);
+	if (n > max || (n > 0 && v == NULL))
+		enc_fail(e, n > max ? -E2BIG : -EINVAL);
 	enc_rawstr(e, key, PROTO_STR_MAX);
 	enc_array(e, n);
 	for (i = 0; e->err == 0 && i < n; i++) {
 		if (v[i] != NULL && v[i][0] == '\0')
 			enc_fail(e, -EINVAL);
-		enc_rawstr(e, v[i], PROTO_ALLOW_ENTRY_MAX);
+		enc_rawstr(e, v[i], len);
 	}
 }
 
@@ -2151,7 +2155,7 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 
 		bool proxy = p->network != NULL && !strcmp(p->network, "proxy");
 
-		enc_map(&e, 6 + (p->network != NULL) + 2 * proxy);
+		enc_map(&e, 6 + (p->network != NULL) + 2 * proxy + (p->nhidden_paths > 0));
 		enc_kv_profile(&e, "name", p->name);
 		enc_kv_bool(&e, "default", p->is_default);
 		enc_kv_limits(&e, "limits", &p->limits);
@@ -2159,12 +2163,17 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 		if (p->network != NULL)
 			enc_kv_oneof(&e, "network", proto_netmodes, p->network);
 		if (proxy) {
-			enc_strlist(&e, "allow_hosts", p->allow_hosts, p->nallow_hosts);
+			enc_strlist(&e, "allow_hosts", p->allow_hosts, p->nallow_hosts,
+				    PROTO_ALLOW_MAX, PROTO_ALLOW_ENTRY_MAX);
 			enc_strlist(&e, "allow_private_hosts", p->allow_private_hosts,
-				    p->nallow_private_hosts);
+				    p->nallow_private_hosts, PROTO_ALLOW_MAX,
+				    PROTO_ALLOW_ENTRY_MAX);
 		}
 		enc_kv_bool(&e, "file_write", !p->no_file_write);
 		enc_kv_bool(&e, "subprocess", !p->no_subprocess);
+		if (p->nhidden_paths > 0)
+			enc_strlist(&e, "hidden_paths", p->hidden_paths, p->nhidden_paths,
+				    PROTO_HIDDEN_MAX, PROTO_HIDDEN_PATH_MAX);
 	}
 	return enc_finish(&e, ret);
 }

@@ -64,7 +64,7 @@ enum proto_type {
 	/* daemon -> client: {type, id, daemon:str, version:uint, uid:uint,
 	 *   runtimes:[str], defaults:limits, ceilings:limits,
 	 *   profiles?:[{name:str, default:bool, limits:limits, ceilings:limits,
-	 *   file_write?:bool, subprocess?:bool}]} */
+	 *   file_write?:bool, subprocess?:bool, hidden_paths?:[str]}]} */
 	PROTO_INFO_OK = 6,
 	/* client -> daemon: {type, id, runtime:str, code?:blob, argv?:[str],
 	 *   env?:{str:str}, stdin?:blob, files?:[{name:str, data:blob}],
@@ -249,6 +249,10 @@ struct proto_runtime_packages {
 #define PROTO_NET_TARGET_MAX 261  /* "host:port", bytes */
 #define PROTO_NET_REASON_MAX 23	  /* a refusal's reason ("not_listed"), bytes */
 
+/* A profile's hidden_paths in info_ok (docs/design-profiles.md, 3.4). */
+#define PROTO_HIDDEN_MAX 16	  /* paths per profile */
+#define PROTO_HIDDEN_PATH_MAX 255 /* one absolute path, bytes */
+
 /* info_ok.profiles: one profile the caller may use. limits are its defaults,
  * ceilings what a request may ask at most (equal for a [profile] section). */
 struct proto_profile {
@@ -268,6 +272,9 @@ struct proto_profile {
 	 * allowed. */
 	bool no_file_write;
 	bool no_subprocess;
+	/* Optional: the paths absent in its runs (absent on the wire: none). */
+	const char **hidden_paths;
+	size_t nhidden_paths;
 };
 
 /* result.network: a refusal of the egress proxy. host is "host:port" as the

@@ -541,6 +541,8 @@ client_on_info(struct client *c, const struct proto_msg *m)
 		}
 		e->no_file_write = prof->no_file_write;
 		e->no_subprocess = prof->no_subprocess;
+		e->hidden_paths = (const char **)prof->hidden;
+		e->nhidden_paths = prof->nhidden;
 		info.nprofiles++;
 	}
 	r = proto_encode_info(m->id, &info, &out);

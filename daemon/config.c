@@ -23,6 +23,7 @@
 #include "log.h"
 #include "memfd.h"
 #include "rules.h"
+#include "sandbox_fs_root.h"
 #include "seccomp_policy.h"
 
 #define CONFIG_HOSTNAME_MAX 64
@@ -64,6 +65,7 @@ struct config_lines {
 	unsigned default_profile;
 	unsigned profile_limit[CONFIG_PROFILES_MAX][PROTO_LIMIT_COUNT_]; /* 0: not set */
 	unsigned profile_subprocess[CONFIG_PROFILES_MAX];		 /* subprocess = */
+	unsigned profile_hidden[CONFIG_PROFILES_MAX][CONFIG_HIDDEN_MAX]; /* each path's line */
 	unsigned profile_network[CONFIG_PROFILES_MAX];			 /* network = */
 	unsigned profile_hosts[CONFIG_PROFILES_MAX]; /* allow_hosts = or allow_private_hosts = */
 };
@@ -1061,10 +1063,88 @@ config_egress_finish(struct config_parse *p)
 	return 0;
 }
 
+/* Free a profile's hidden paths. */
+static void
+config_hidden_clear(struct config_profile *prof)
+{
+	size_t i;
+
+	for (i = 0; i < CONFIG_HIDDEN_MAX; i++) {
+		free(prof->hidden[i]);
+		prof->hidden[i] = NULL;
+	}
+	prof->nhidden = 0;
+}
+
+/*
+ * hidden_paths = PATH[, PATH...], the key repeated adds (a line holds at most
+ * 198 bytes): at most CONFIG_HIDDEN_MAX in all, each absolute, normalised,
+ * at most 255 bytes, beneath /usr or one of the /etc entries the sandbox root
+ * makes itself (sandbox_fs_root_hidable: what the kernel can take away, an
+ * overlay whiteout or an op undone), none the same as or beneath another.
+ * Checked here at start-up and at reload alike.
+ */
+static int
+config_key_hidden(struct config_parse *p, struct config_profile *prof, const char *value)
+{
+	size_t idx = (size_t)(prof - p->cfg->profiles);
+	char item[2 * ROOTSPEC_PATH_MAX], etc[512];
+	const char *s = value;
+	size_t i, j, total = 0;
+	int r;
+
+	/* What is hidden already, for the bound on all profiles together. */
+	for (i = 0; i < p->cfg->nprofiles; i++)
+		for (j = 0; j < p->cfg->profiles[i].nhidden; j++)
+			total += strlen(p->cfg->profiles[i].hidden[j]);
+	while ((r = config_list_next(p, p->line, "hidden_paths", &s, item, sizeof(item))) > 0) {
+		if (prof->nhidden == CONFIG_HIDDEN_MAX) {
+			r = config_fail_at(p, -EINVAL, p->line, "hidden_paths: more than %d paths",
+					   CONFIG_HIDDEN_MAX);
+			break;
+		}
+		if (!rootspec_path_normal(item)) {
+			r = config_fail_at(p, -EINVAL, p->line,
+					   "hidden_paths: %s: expected an absolute path of at most "
+					   "%d bytes without '.', '..', '//' or a trailing '/'",
+					   item, ROOTSPEC_PATH_MAX - 1);
+			break;
+		}
+		if (!sandbox_fs_root_hidable(item)) {
+			sandbox_fs_root_etc_list(etc, sizeof(etc));
+			r = config_fail_at(
+				p, -EINVAL, p->line,
+				"hidden_paths: %s is neither beneath /usr nor one of the "
+				"paths the sandbox root makes (%s)",
+				item, etc);
+			break;
+		}
+		total += strlen(item);
+		if (total > CONFIG_HIDDEN_BYTES_MAX) {
+			r = config_fail_at(p, -EINVAL, p->line,
+					   "hidden_paths: the paths of all profiles together are "
+					   "longer than %d bytes",
+					   CONFIG_HIDDEN_BYTES_MAX);
+			break;
+		}
+		prof->hidden[prof->nhidden] = strdup(item);
+		if (prof->hidden[prof->nhidden] == NULL) {
+			r = config_fail_at(p, -ENOMEM, p->line, "out of memory");
+			break;
+		}
+		p->lines.profile_hidden[idx][prof->nhidden++] = p->line;
+	}
+	if (r == 0 && sandbox_fs_root_hidden_overlap((const char *const *)prof->hidden,
+						     prof->nhidden, &i, &j) < 0)
+		r = config_fail_at(p, -EINVAL, p->line, "hidden_paths: %s and %s overlap",
+				   prof->hidden[i], prof->hidden[j]);
+	return r;
+}
+
 /*
  * Handle one key of [profile NAME]: a [limits] name sets the profile's value
  * (its default and its ceiling), allow_users/allow_groups who may use it,
- * file_write and subprocess policy switches.
+ * file_write and subprocess policy switches, hidden_paths.
  */
 static int
 config_key_profile(struct config_parse *p, const char *name, const char *value)
@@ -1077,6 +1157,8 @@ config_key_profile(struct config_parse *p, const char *name, const char *value)
 	uint64_t v;
 	int r;
 
+	if (!strcmp(name, "hidden_paths"))
+		return config_key_hidden(p, prof, value);
 	if (!strcmp(name, "mounts"))
 		return config_key_mounts(p, "mounts", value, &prof->mounts);
 	if (!strcmp(name, "allow_mounts"))
@@ -1317,10 +1399,12 @@ config_ini_handler(void *user, const char *section, const char *name, const char
 		config_fail_at(p, -EINVAL, p->line, "'%s' has an empty value", name);
 		return 0;
 	}
-	/* An allow-list is longer than a line: its keys may repeat, each adds. */
+	/* An allow-list (or hidden_paths) is longer than a line: its keys may
+	 * repeat, each adds. */
 	if (p->section != CONFIG_SEC_NONE &&
 	    !(p->section == CONFIG_SEC_PROFILE &&
-	      (!strcmp(name, "allow_hosts") || !strcmp(name, "allow_private_hosts"))) &&
+	      (!strcmp(name, "allow_hosts") || !strcmp(name, "allow_private_hosts") ||
+	       !strcmp(name, "hidden_paths"))) &&
 	    config_key_seen(p, name) < 0)
 		return 0;
 	switch (p->section) {
@@ -1820,6 +1904,22 @@ config_mounts_finish(struct config_parse *p)
 						      m->name, m->target, cfg->mounts[j].name,
 						      cfg->mounts[j].target);
 	}
+	/* A [mount] at or over a hidden path would put it back (phase two
+	 * attaches the mounts after it hides): refused, whichever profile. */
+	for (i = 0; i < cfg->nprofiles; i++)
+		for (j = 0; j < cfg->profiles[i].nhidden; j++) {
+			const char *h = cfg->profiles[i].hidden[j];
+			size_t k;
+
+			for (k = 0; k < cfg->nmounts; k++)
+				if (rootspec_paths_overlap(h, cfg->mounts[k].target))
+					return config_fail_at(
+						p, -EINVAL, p->lines.profile_hidden[i][j],
+						"[profile %s] hidden_paths: %s overlaps [mount %s] "
+						"target %s",
+						cfg->profiles[i].name, h, cfg->mounts[k].name,
+						cfg->mounts[k].target);
+		}
 	for (i = 0; i < p->npending; i++) {
 		const struct config_pending_mounts *pm = &p->pending[i];
 		const char *s = pm->value;
@@ -2130,8 +2230,10 @@ config_free(struct config *cfg)
 	free(cfg->hostname);
 	for (i = 0; i < CONFIG_RUNTIMES_MAX; i++)
 		config_runtime_clear(&cfg->runtimes[i]);
-	for (i = 0; i < CONFIG_PROFILES_MAX; i++)
+	for (i = 0; i < CONFIG_PROFILES_MAX; i++) {
 		free(cfg->profiles[i].egress);
+		config_hidden_clear(&cfg->profiles[i]);
+	}
 	memset(cfg, 0, sizeof(*cfg));
 }
 

@@ -25,6 +25,10 @@
 /* allow_hosts and allow_private_hosts of all profiles, as listed, in bytes */
 #define CONFIG_ALLOW_BYTES_MAX 16384
 #define CONFIG_MOUNTS_MAX ROOTSPEC_MOUNTS_MAX /* [mount] sections */
+#define CONFIG_HIDDEN_MAX PLAN_HIDDEN_MAX     /* hidden_paths of a profile */
+/* hidden_paths of all profiles together, bytes: info_ok lists them in one
+ * packet (PROTO_MSG_MAX) next to the allow-lists (CONFIG_ALLOW_BYTES_MAX). */
+#define CONFIG_HIDDEN_BYTES_MAX 8192
 /* The profile a request gets when [access] names no default_profile: the
  * [limits] defaults, a request may ask up to the [limits] ceilings. */
 #define CONFIG_PROFILE_IMPLICIT "default"
@@ -86,6 +90,11 @@ struct config_profile {
 	 * built-ins and the implicit "default" do. */
 	bool no_file_write; /* file_write = false: workspace and /tmp read-only */
 	bool no_subprocess; /* subprocess = false: one process, one thread, one exec */
+	/* hidden_paths = PATH[, ...]: absent in its runs (sandbox_fs_root_hidable:
+	 * beneath /usr or an /etc entry of the root; none beneath another),
+	 * owned */
+	char *hidden[CONFIG_HIDDEN_MAX];
+	size_t nhidden;
 };
 
 struct config {

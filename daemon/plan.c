@@ -9,6 +9,7 @@
 
 #include "memfd.h"
 #include "rules.h"
+#include "sandbox_fs_root.h"
 
 /* A growing byte buffer for plan_build(). */
 struct plan_buf {
@@ -78,7 +79,7 @@ plan_build(const struct plan_input *in, int *ret_fd)
 	int r;
 
 	if (in->argc == 0 || in->argc > PLAN_ARGV_MAX || in->envc > PLAN_ENV_MAX ||
-	    in->nfiles > PLAN_FILES_MAX)
+	    in->nfiles > PLAN_FILES_MAX || in->nhidden > PLAN_HIDDEN_MAX)
 		return -EINVAL;
 	hdr_len = sizeof(hdr) + in->nfiles * sizeof(struct plan_file);
 	if (in->nfiles > 0) {
@@ -110,6 +111,12 @@ plan_build(const struct plan_input *in, int *ret_fd)
 		     &b, in->cwd != NULL && strcmp(in->cwd, PLAN_WORKSPACE) != 0 ? in->cwd : "",
 		     &hdr.cwd_off)) < 0)
 		goto out;
+	if (in->nhidden > 0)
+		hdr.hidden_off = (uint32_t)b.len;
+	for (i = 0; i < in->nhidden; i++)
+		if ((r = plan_buf_str(&b, in->hidden[i], &off)) < 0)
+			goto out;
+	hdr.nhidden = (uint32_t)in->nhidden;
 	if ((r = plan_buf_put(&b, in->code, in->code_len, &hdr.code_off)) < 0)
 		goto out;
 	hdr.code_len = in->code_len;
@@ -301,6 +308,33 @@ plan_str_at(const char *base, uint64_t size, uint64_t off)
 	return base + off;
 }
 
+/*
+ * The hidden paths: each by the rule the config applied
+ * (sandbox_fs_root_hidable: beneath /usr or an /etc entry of the root),
+ * none the same as or beneath another (the supervisor makes one whiteout
+ * per path, in a tree).
+ */
+static int
+plan_parse_hidden(const char *b, uint64_t size, const struct plan_hdr *h, struct plan_view *ret)
+{
+	size_t i, j;
+	uint32_t k;
+
+	ret->nhidden = 0;
+	ret->hidden[0] = NULL;
+	if (h->nhidden == 0)
+		return h->hidden_off == 0 ? 0 : -EINVAL;
+	if (plan_strings(b, size, h->hidden_off, h->nhidden, ret->hidden, PLAN_HIDDEN_MAX) < 0)
+		return -EINVAL;
+	for (k = 0; k < h->nhidden; k++)
+		if (!sandbox_fs_root_hidable(ret->hidden[k]))
+			return -EINVAL;
+	if (sandbox_fs_root_hidden_overlap(ret->hidden, h->nhidden, &i, &j) < 0)
+		return -EINVAL;
+	ret->nhidden = h->nhidden;
+	return 0;
+}
+
 /* plan_parse() into ret, which the caller zeroes when it fails. */
 static int plan_parse_view(const void *base, uint64_t size, struct plan_view *ret);
 
@@ -349,6 +383,8 @@ plan_parse_view(const void *base, uint64_t size, struct plan_view *ret)
 	     rules_workspace_name_check(ret->cwd + sizeof(PLAN_WORKSPACE)) < 0))
 		return -EINVAL;
 	if (ret->code_name[0] != '\0' && !rules_code_name_valid(ret->code_name))
+		return -EINVAL;
+	if (plan_parse_hidden(b, size, h, ret) < 0)
 		return -EINVAL;
 	if (!plan_range_ok(h->code_off, h->code_len, size) ||
 	    !plan_range_ok(h->stdin_off, h->stdin_len, size))

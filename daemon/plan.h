@@ -26,6 +26,8 @@
  * them are static, never on its stack (docs/design-profiles.md §5). */
 #define PLAN_FILES_MAX PROTO_RUN_FILES_MAX
 #define PLAN_SIZE_MAX (1ULL << 30)
+/* A profile's hidden_paths (docs/design-profiles.md, section 3.4). */
+#define PLAN_HIDDEN_MAX 16
 
 /* plan_hdr.flags */
 #define PLAN_F_SESSION 0x1u  /* the workspace is a session's: artifacts are what changed */
@@ -65,6 +67,8 @@ struct plan_hdr {
 	uint64_t limits[PROTO_LIMIT_COUNT_];
 	uint32_t egress_port; /* PLAN_F_EGRESS: 1 to 65535, else 0 */
 	uint32_t reserved;
+	uint32_t hidden_off; /* nhidden NUL-terminated paths, back to back (0: none) */
+	uint32_t nhidden;    /* hidden_paths: <= PLAN_HIDDEN_MAX (sandbox_fs_root_hidable) */
 };
 
 struct plan_file {
@@ -81,6 +85,8 @@ struct plan_view {
 	const char *code_name;
 	const char *hostname;
 	const char *cwd; /* "" or PLAN_WORKSPACE "/..." (a checked workspace name) */
+	const char *hidden[PLAN_HIDDEN_MAX + 1]; /* hidden_paths, NULL-terminated */
+	uint32_t nhidden;
 	const uint8_t *code;
 	const uint8_t *stdin_data;
 	struct {
@@ -111,10 +117,12 @@ struct plan_input {
 	const char *hostname;
 	const struct proto_limits *limits;
 	uint32_t flags;
-	uint16_t egress_port;  /* with PLAN_F_EGRESS */
-	uint32_t mounts;       /* bits of the root spec's mounts */
-	uint32_t rootspec_gen; /* of the root spec those bits index */
-	const char *cwd;       /* NULL: PLAN_WORKSPACE; else PLAN_WORKSPACE or beneath it */
+	uint16_t egress_port;	   /* with PLAN_F_EGRESS */
+	uint32_t mounts;	   /* bits of the root spec's mounts */
+	uint32_t rootspec_gen;	   /* of the root spec those bits index */
+	const char *cwd;	   /* NULL: PLAN_WORKSPACE; else PLAN_WORKSPACE or beneath it */
+	const char *const *hidden; /* the profile's hidden_paths */
+	size_t nhidden;
 };
 
 /*

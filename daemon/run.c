@@ -172,6 +172,9 @@ run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 	in.mounts = mounts;
 	in.cwd = rt->cwd[0] != '\0' ? rt->cwd : NULL;
 	in.rootspec_gen = d->rootspec.generation;
+	/* hidden_paths: absent in the sandbox (sandbox_fs.c, phase two). */
+	in.hidden = (const char *const *)prof->hidden;
+	in.nhidden = prof->nhidden;
 	r = plan_build(&in, ret_fd);
 	if (r < 0) {
 		*ret_code = PROTO_ERR_INTERNAL;

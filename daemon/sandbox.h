@@ -60,7 +60,8 @@ enum sandbox_step {
 	SANDBOX_STEP_EGRESS, /* the proxy's listener of a network = proxy run */
 	SANDBOX_STEP_MOUNTS,
 	SANDBOX_STEP_TOOLS,
-	SANDBOX_STEP_CELLS, /* an interpreter session's channel (sandbox_cells.c) */
+	SANDBOX_STEP_CELLS,  /* an interpreter session's channel (sandbox_cells.c) */
+	SANDBOX_STEP_HIDDEN, /* hidden_paths: the overlay on /usr, the /etc rows undone */
 	SANDBOX_STEP_COUNT_
 };
 

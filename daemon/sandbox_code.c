@@ -100,37 +100,6 @@ sb_reset_signals(void)
 }
 
 /*
- * The runtime's working directory beneath the workspace (plan_parse checked
- * it: no "..", no empty component), made as the code's own uid so that it is
- * the code's, like the workspace, in a one-shot run's and a session's alike.
- * A link an earlier run of a session left on the way is followed, as the
- * code could follow it itself: it leads nowhere the code cannot go.
- */
-static void
-sb_code_cwd(const char *cwd, int pipefd)
-{
-	char path[PROTO_NAME_MAX + sizeof(PLAN_WORKSPACE) + 2];
-	char *p;
-	size_t len = strlen(cwd);
-
-	if (len >= sizeof(path))
-		sb_code_fail(pipefd, SANDBOX_STEP_CHDIR, ENAMETOOLONG);
-	memcpy(path, cwd, len + 1);
-	for (p = path + sizeof(PLAN_WORKSPACE);; p++) {
-		bool last = (p = strchr(p, '/')) == NULL;
-
-		if (!last)
-			*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			sb_code_fail(pipefd, SANDBOX_STEP_CHDIR, errno);
-		if (last)
-			break;
-		*p = '/';
-	}
-	SB_CODE_CHECK(chdir(path), SANDBOX_STEP_CHDIR);
-}
-
-/*
  * subprocess = false: open the code's program (argv[0]) as fd
  * SECCOMP_POLICY_EXEC_FD, close-on-exec, for the one execveat the noproc
  * filter allows. Before RLIMIT_NOFILE is lowered (to at most that fd, which
@@ -280,8 +249,11 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 		      SANDBOX_STEP_SETGID);
 	SB_CODE_CHECK(setresuid(PLAN_SANDBOX_UID, PLAN_SANDBOX_UID, PLAN_SANDBOX_UID),
 		      SANDBOX_STEP_SETUID);
+	/* The runtime's working directory, made by the supervisor
+	 * (sandbox_fs.c, sb_cwd) before the workspace could become read-only;
+	 * entered as the code's uid, following what the code could follow. */
 	if (pv->cwd[0] != '\0')
-		sb_code_cwd(pv->cwd, pipefd);
+		SB_CODE_CHECK(chdir(pv->cwd), SANDBOX_STEP_CHDIR);
 	/* setresuid() to a non-zero uid cleared effective and permitted; the
 	 * inheritable and ambient sets are cleared explicitly. */
 	memset(capd, 0, sizeof(capd));

@@ -10,6 +10,8 @@
 #include "sandbox_child.h"
 
 #include <fcntl.h>
+#include <sys/fsuid.h>
+#include <sys/sysmacros.h>
 #include <string.h>
 #include <linux/openat2.h>
 #include <sys/mount.h>
@@ -17,6 +19,8 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "sandbox_fs_root.h"
 
 /* Write all of len bytes. */
 static int
@@ -104,13 +108,6 @@ sb_utoa(uint64_t v, char *end)
 	return end;
 }
 
-static const char sb_passwd[] = "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-				"sandbox:x:1000:1000:sandbox:" PLAN_HOME ":/bin/sh\n"
-				"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
-static const char sb_group[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
-static const char sb_hosts[] = "127.0.0.1\tlocalhost\n::1\tlocalhost\n";
-static const char sb_nsswitch[] = "passwd: files\ngroup: files\nhosts: files\n";
-
 /* Mount a tmpfs with "mode=...,size=N[,nr_inodes=M][,uid=..,gid=..]". */
 static void
 sb_tmpfs(const char *dst, const char *mode, uint64_t size, uint64_t inodes, bool owned, int step)
@@ -155,96 +152,6 @@ sb_input_files(const struct plan_view *pv)
 			      PLAN_SANDBOX_UID, SANDBOX_STEP_INPUT_FILES);
 	}
 }
-
-/* A row of the root: an op of kind, failing as step, always or only when the
- * host has what it needs (enum sandbox_fs_when). */
-#define SB_OP(kind, step, dst, src)                                                                \
-	{                                                                                          \
-		SANDBOX_FS_##kind, SANDBOX_STEP_##step, SANDBOX_FS_ALWAYS, dst, src, 0, 0          \
-	}
-#define SB_OP_IF(when, kind, step, dst, src)                                                       \
-	{                                                                                          \
-		SANDBOX_FS_##kind, SANDBOX_STEP_##step, SANDBOX_FS_IF_##when, dst, src, 0, 0       \
-	}
-
-/*
- * The root every sandbox starts from, in order. Parents come before what is
- * in them; a bind's mount point is made by the op before it. Per-runtime
- * binds will be further entries of a list like this one, run by the same
- * loop (sandbox_fs_apply).
- */
-static const struct sandbox_fs_op sandbox_fs_root[] = {
-	SB_OP(MKDIR, MKDIR, "usr", NULL),
-	SB_OP(MKDIR, MKDIR, "etc", NULL),
-	SB_OP(MKDIR, MKDIR, "proc", NULL),
-	SB_OP(MKDIR, MKDIR, "dev", NULL),
-	SB_OP(MKDIR, MKDIR, "tmp", NULL),
-	SB_OP(MKDIR, MKDIR, "run", NULL),
-	SB_OP(MKDIR, MKDIR, "run/airlock", NULL),
-	SB_OP(MKDIR, MKDIR, "run/tools", NULL), /* the tool bridge (sandbox_tools.c) */
-	SB_OP(MKDIR, MKDIR, "oldroot", NULL),
-	SB_OP(MKDIR, MKDIR, "workspace", NULL),
-	SB_OP(BIND_RO, BIND_RO, "usr", "/usr"),
-	SB_OP(TOPS, SYMLINK, "", NULL),
-	/* A generated /etc: no host account, host name or resolver leaks in. */
-	SB_OP(FILE, ETC, "etc/passwd", sb_passwd),
-	SB_OP(FILE, ETC, "etc/group", sb_group),
-	SB_OP(FILE, ETC, "etc/hosts", sb_hosts),
-	SB_OP(FILE, ETC, "etc/nsswitch.conf", sb_nsswitch),
-	SB_OP(FILE, ETC, "etc/resolv.conf", ""),
-	SB_OP_IF(LD_CACHE, TOUCH, ETC, "etc/ld.so.cache", NULL),
-	SB_OP_IF(LD_CACHE, BIND_RO, BIND_RO, "etc/ld.so.cache", "/etc/ld.so.cache"),
-	SB_OP_IF(ALTERNATIVES, MKDIR, ETC, "etc/alternatives", NULL),
-	SB_OP_IF(ALTERNATIVES, BIND_RO, BIND_RO, "etc/alternatives", "/etc/alternatives"),
-	SB_OP_IF(SSL, MKDIR, ETC, "etc/ssl", NULL),
-	SB_OP_IF(SSL, BIND_RO, BIND_RO, "etc/ssl", "/etc/ssl"),
-	/*
-	 * The host's configuration the data-science stack reads, read-only:
-	 * /etc/matplotlibrc (Debian's matplotlib finds its defaults only there:
-	 * "Could not find matplotlibrc file" without it) and /etc/fonts
-	 * (fontconfig's configuration; the fonts themselves are in /usr). Both are
-	 * shipped, non-secret package configuration, like /etc/ssl.
-	 */
-	SB_OP_IF(MPLRC, TOUCH, ETC, "etc/matplotlibrc", NULL),
-	SB_OP_IF(MPLRC, BIND_RO, BIND_RO, "etc/matplotlibrc", "/etc/matplotlibrc"),
-	SB_OP_IF(FONTS, MKDIR, ETC, "etc/fonts", NULL),
-	SB_OP_IF(FONTS, BIND_RO, BIND_RO, "etc/fonts", "/etc/fonts"),
-	SB_OP(PROC, PROC, "proc", NULL),
-	{SANDBOX_FS_TMPFS, SANDBOX_STEP_DEV, SANDBOX_FS_ALWAYS, "dev", "0755", 65536, 64},
-	SB_OP(TOUCH, DEV, "dev/null", NULL),
-	SB_OP(BIND_DEV, DEV, "dev/null", "/dev/null"),
-	SB_OP(TOUCH, DEV, "dev/zero", NULL),
-	SB_OP(BIND_DEV, DEV, "dev/zero", "/dev/zero"),
-	SB_OP(TOUCH, DEV, "dev/full", NULL),
-	SB_OP(BIND_DEV, DEV, "dev/full", "/dev/full"),
-	SB_OP(TOUCH, DEV, "dev/random", NULL),
-	SB_OP(BIND_DEV, DEV, "dev/random", "/dev/random"),
-	SB_OP(TOUCH, DEV, "dev/urandom", NULL),
-	SB_OP(BIND_DEV, DEV, "dev/urandom", "/dev/urandom"),
-	SB_OP(SYMLINK, DEV, "dev/fd", "/proc/self/fd"),
-	SB_OP(SYMLINK, DEV, "dev/stdin", "/proc/self/fd/0"),
-	SB_OP(SYMLINK, DEV, "dev/stdout", "/proc/self/fd/1"),
-	SB_OP(SYMLINK, DEV, "dev/stderr", "/proc/self/fd/2"),
-	/* POSIX shared memory and semaphores land in the run's /tmp, under
-	 * its size limit, private to this run. */
-	SB_OP(SYMLINK, DEV, "dev/shm", "/tmp"),
-	/*
-	 * The run's own terminals: a new devpts instance at /dev/pts and /dev/ptmx
-	 * pointing into it, so openpty(), script and pexpect work. newinstance: the
-	 * host's (and other runs') ptys are not in it, and its ptys are not in the
-	 * host's. ptmxmode=0666: the code (uid 1000) opens pts/ptmx, which the
-	 * instance's root (our namespace's root) owns. max=64 bounds what one run
-	 * takes of the kernel's shared pool (kernel.pty.max, 4096, of which 1024 are
-	 * kept for the host's own instance): a run that opens hundreds gets ENOSPC
-	 * at 64. No gid= option: gid 5 (tty) is not mapped in the run, the slaves
-	 * get the opener's gid. The kernel lets a user namespace mount devpts and
-	 * keeps its device nodes usable (its superblock is never nodev); nothing
-	 * else in /dev can be a device (its tmpfs is nodev).
-	 */
-	SB_OP(MKDIR, DEV, "dev/pts", NULL),
-	SB_OP(DEVPTS, DEV, "dev/pts", NULL),
-	SB_OP(SYMLINK, DEV, "dev/ptmx", "pts/ptmx"),
-};
 
 /* Whether the host has what an op needs. */
 static bool
@@ -456,7 +363,7 @@ sandbox_fs_base(const struct sandbox_layout *l, const struct rootspec *rs)
 	/* Nothing we do may propagate back to the host. */
 	SB_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), SANDBOX_STEP_MOUNT_PRIVATE);
 	sb_tmpfs(SB_NEWROOT, "0755", 4ULL * 1024 * 1024, 4096, false, SANDBOX_STEP_ROOT_TMPFS);
-	sandbox_fs_apply(l, sandbox_fs_root, sizeof(sandbox_fs_root) / sizeof(sandbox_fs_root[0]));
+	sandbox_fs_apply(l, sandbox_fs_root, sandbox_fs_root_len);
 	/* The root spec's mounts: one more row each, run by the same loop. */
 	if (n > ROOTSPEC_MOUNTS_MAX)
 		sandbox_fail(SANDBOX_STEP_MOUNTS, EINVAL);
@@ -477,6 +384,121 @@ sandbox_fs_base(const struct sandbox_layout *l, const struct rootspec *rs)
 }
 
 /*
+ * hidden_paths, a path under /usr (docs/design-profiles.md, section 3.4): a
+ * layer of whiteouts (character devices 0:0, which overlayfs shows as "no
+ * such entry") on its own small tmpfs at PLAN_CODE_DIR, before the code's
+ * directory is mounted there, then a read-only overlay on /usr whose lower
+ * layers are that layer over the host's /usr. The lowerdir option is given
+ * relative to "/" (the new root), so /proc/self/mountinfo names no host path.
+ * overlayfs holds private clones of its layers: the layer's tmpfs is
+ * detached at once and nothing of it stays reachable in the sandbox. Only a
+ * run whose profile hides something pays for this (about 30 us). An
+ * unprivileged overlay needs Linux 5.11, an unprivileged whiteout 5.8.
+ */
+#define SB_LAYER PLAN_CODE_DIR "/.layer"
+
+static void
+sb_hide_usr(const struct plan_view *pv)
+{
+	char path[sizeof(SB_LAYER) + ROOTSPEC_PATH_MAX], opts[64];
+	uint32_t i, n = 0;
+
+	for (i = 0; i < pv->nhidden; i++)
+		n += strncmp(pv->hidden[i], "/usr/", 5) == 0;
+	if (n == 0)
+		return;
+	sb_tmpfs(PLAN_CODE_DIR, "0755", 65536, 4096, false, SANDBOX_STEP_HIDDEN);
+	SB_CHECK(mkdir(SB_LAYER, 0755), SANDBOX_STEP_HIDDEN);
+	for (i = 0; i < pv->nhidden; i++) {
+		if (strncmp(pv->hidden[i], "/usr/", 5) != 0)
+			continue;
+		/* plan_parse checked: normalised, none beneath another. */
+		SB_PATH(path, SANDBOX_STEP_HIDDEN, SB_LAYER "%s", pv->hidden[i] + 4);
+		sb_mkdir_parents(path, SANDBOX_STEP_HIDDEN);
+		SB_CHECK(mknod(path, S_IFCHR | 0000, makedev(0, 0)), SANDBOX_STEP_HIDDEN);
+	}
+	/* Both layers relative to "/": "run/airlock/.layer:usr". */
+	SB_CHECK(chdir("/"), SANDBOX_STEP_HIDDEN);
+	SB_PATH(opts, SANDBOX_STEP_HIDDEN, "lowerdir=%s:usr", SB_LAYER + 1);
+	SB_CHECK(mount("overlay", "usr", "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts),
+		 SANDBOX_STEP_HIDDEN);
+	SB_CHECK(umount2(PLAN_CODE_DIR, MNT_DETACH), SANDBOX_STEP_HIDDEN);
+}
+
+/*
+ * hidden_paths, one of the /etc entries the root makes (sandbox_fs_root.c):
+ * phase one made it before the request was known (a prepared sandbox serves
+ * every profile), so phase two undoes its rows, as if they had been
+ * skipped: the bind is detached (EINVAL: a generated file, no mount) and
+ * the file or directory under it removed. ENOENT: the host lacks it, its
+ * row was skipped. The root is still writable here.
+ */
+static void
+sb_hide_etc(const struct plan_view *pv)
+{
+	uint32_t i;
+
+	for (i = 0; i < pv->nhidden; i++) {
+		const char *path = pv->hidden[i];
+
+		if (strncmp(path, "/usr/", 5) == 0)
+			continue;
+		if (umount2(path, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+			sandbox_fail(SANDBOX_STEP_HIDDEN, errno);
+		if (unlink(path) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EISDIR)
+			sandbox_fail(SANDBOX_STEP_HIDDEN, errno);
+		SB_CHECK(rmdir(path), SANDBOX_STEP_HIDDEN);
+	}
+}
+
+/*
+ * The runtime's working directory beneath the workspace (plan_parse checked
+ * it: no "..", no empty component), made before the workspace can become
+ * read-only (file_write = false) and as the code's own uid and gid
+ * (setfsuid: the file-system identity only, so what it makes is the code's,
+ * with the code's rights, in a one-shot run's workspace and a session's
+ * alike; CAP_SYS_ADMIN stays for the mounts after). A link an earlier run of
+ * a session left on the way is followed, as the code could follow it itself:
+ * it leads nowhere the code cannot write.
+ */
+static void
+sb_cwd(const char *cwd)
+{
+	char path[PROTO_NAME_MAX + sizeof(PLAN_WORKSPACE) + 2];
+	size_t len = strlen(cwd);
+	mode_t old;
+	char *p;
+
+	if (len >= sizeof(path))
+		sandbox_fail(SANDBOX_STEP_CHDIR, ENAMETOOLONG);
+	memcpy(path, cwd, len + 1);
+	(void)setfsgid(PLAN_SANDBOX_GID);
+	(void)setfsuid(PLAN_SANDBOX_UID);
+	/* setfsuid() reports no error: read the identity back. */
+	if (setfsuid((uid_t)-1) != PLAN_SANDBOX_UID || setfsgid((gid_t)-1) != PLAN_SANDBOX_GID)
+		sandbox_fail(SANDBOX_STEP_CHDIR, EPERM);
+	old = umask(022);
+	for (p = path + sizeof(PLAN_WORKSPACE);; p++) {
+		bool last = (p = strchr(p, '/')) == NULL;
+
+		if (!last)
+			*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			sandbox_fail(SANDBOX_STEP_CHDIR, errno);
+		if (last)
+			break;
+		*p = '/';
+	}
+	umask(old);
+	(void)setfsuid(0);
+	(void)setfsgid(0);
+	if (setfsuid((uid_t)-1) != 0 || setfsgid((gid_t)-1) != 0)
+		sandbox_fail(SANDBOX_STEP_CHDIR, EPERM);
+}
+
+/*
  * The code's home (PLAN_HOME) on the run's fresh /tmp, owned by the code:
  * HOME and the XDG directories point there, so caches are never artifacts,
  * and it shares /tmp's size limit.
@@ -494,6 +516,11 @@ sandbox_fs_run(const struct plan_view *pv, const struct rootspec *rs, int ws_fd)
 	const uint64_t *lim = pv->hdr->limits;
 	char path[256];
 
+	/* Before the code's directory: the layer's tmpfs is mounted there first. */
+	if (pv->nhidden > 0) {
+		sb_hide_usr(pv);
+		sb_hide_etc(pv);
+	}
 	sb_tmpfs("/tmp", "1777", lim[PROTO_LIMIT_TMP_BYTES], 16384, false, SANDBOX_STEP_TMP);
 	sb_home();
 	if (ws_fd >= 0) {
@@ -525,6 +552,8 @@ sandbox_fs_run(const struct plan_view *pv, const struct rootspec *rs, int ws_fd)
 		 SANDBOX_STEP_REMOUNT_RO);
 	sb_input_files(pv);
 	sb_trees_attach(pv, rs);
+	if (pv->cwd[0] != '\0')
+		sb_cwd(pv->cwd);
 	/*
 	 * file_write = false: the workspace (its input files written) and /tmp
 	 * (the home made on it) become read-only mounts too, so every write,

@@ -48,6 +48,7 @@ static const char *const sandbox_step_names[SANDBOX_STEP_COUNT_] = {
 	[SANDBOX_STEP_MOUNTS] = "mounts",
 	[SANDBOX_STEP_TOOLS] = "tools",
 	[SANDBOX_STEP_CELLS] = "cells",
+	[SANDBOX_STEP_HIDDEN] = "hidden_paths",
 };
 
 /* The name of a step; "unknown" for a value no step has. */

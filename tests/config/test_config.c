@@ -491,6 +491,36 @@ static const struct bad_case bad_cases[] = {
 	{"[access]\ndefault_profile = default\n", 2, "no such profile"},
 	{"[access]\ndefault_profile = minimal\n[profile minimal]\nallow_users = root\n", 2,
 	 "must be open to everyone"},
+	/* hidden_paths: beneath /usr or an /etc entry the root makes; bounds */
+	{"[profile h]\n\nhidden_paths = usr/bin/gcc\n", 3,
+	 "hidden_paths: usr/bin/gcc: expected an absolute path of at most 255 bytes"},
+	{"[profile h]\nhidden_paths = /usr/bin/../sbin\n", 2,
+	 "hidden_paths: /usr/bin/../sbin: expected"},
+	{"[profile h]\nhidden_paths = /usr/lib/\n", 2, "hidden_paths: /usr/lib/: expected"},
+	{"[profile h]\nhidden_paths = /usr/bin/gcc, /opt/x\n", 2,
+	 "hidden_paths: /opt/x is neither beneath /usr nor one of the paths the sandbox root "
+	 "makes (/etc/passwd, /etc/group, /etc/hosts, /etc/nsswitch.conf, /etc/resolv.conf, "
+	 "/etc/ld.so.cache, /etc/alternatives, /etc/ssl, /etc/matplotlibrc, /etc/fonts)"},
+	{"[profile h]\nhidden_paths = /usr\n", 2, "hidden_paths: /usr is neither beneath /usr"},
+	{"[profile h]\nhidden_paths = /etc/ssl/private\n", 2,
+	 "hidden_paths: /etc/ssl/private is neither"},
+	{"[profile h]\nhidden_paths = /etc\n", 2, "hidden_paths: /etc is neither"},
+	{"[profile h]\nhidden_paths = /proc\n", 2, "hidden_paths: /proc is neither"},
+	{"[profile h]\nhidden_paths = /etc/hostname\n", 2,
+	 "hidden_paths: /etc/hostname is neither"},
+	{"[profile h]\nhidden_paths = /usr/lib, /usr/bin/gcc, /usr/lib/gcc\n", 2,
+	 "hidden_paths: /usr/lib and /usr/lib/gcc overlap"},
+	{"[profile h]\nhidden_paths = /etc/ssl, /etc/ssl\n", 2,
+	 "hidden_paths: /etc/ssl and /etc/ssl overlap"},
+	{"[profile h]\nhidden_paths = /usr/a, /usr/b, /usr/c, /usr/d, /usr/e, /usr/f, /usr/g, "
+	 "/usr/h, /usr/i, /usr/j, /usr/k, /usr/l, /usr/m, /usr/n, /usr/o, /usr/p, /usr/q\n",
+	 2, "hidden_paths: more than 16 paths"},
+	{"[profile h]\nhidden_paths = /usr/a,\n", 2, "hidden_paths: empty name"},
+	{"[profile h]\nhidden_paths = /etc/ssl\n[mount m]\nsource = /usr/share\ntarget = "
+	 "/etc/ssl\n",
+	 2, "[profile h] hidden_paths: /etc/ssl overlaps [mount m] target /etc/ssl"},
+	{"[profile h]\nhidden_paths = /etc/fonts\nhidden_paths = /etc/ssl, /etc/fonts\n", 3,
+	 "hidden_paths: /etc/fonts and /etc/fonts overlap"},
 	/* [mount NAME] (the source walk's own cases: daemon-mounts) */
 	{"[mount m]\nsource = /usr/share\ntarget = /usr/x\n", 3,
 	 "[mount m] target /usr/x: in the sandbox's own /usr"},
@@ -1020,6 +1050,79 @@ test_load_buffer(void **state)
 	assert_int_equal(f->cfg.uid_base, 600000);
 }
 
+/* hidden_paths as parsed, kept in order; a path of 256 bytes and the bound
+ * on all profiles together are file:line errors; a reload (the frontend's
+ * config_load_buffer) refuses what start-up refuses. */
+static void
+test_hidden_paths(void **state)
+{
+	struct fixture *f = *state;
+	const struct config_profile *p;
+	char text[16384], path[300];
+	size_t off = 0, i;
+
+	assert_int_equal(load_text(f, "[profile h]\nhidden_paths = /usr/bin/gcc,/usr/lib/gcc , "
+				      "/etc/ssl\n[profile plain]\n"),
+			 0);
+	p = config_profile_find(&f->cfg, "h");
+	assert_non_null(p);
+	assert_int_equal(p->nhidden, 3);
+	assert_string_equal(p->hidden[0], "/usr/bin/gcc");
+	assert_string_equal(p->hidden[1], "/usr/lib/gcc");
+	assert_string_equal(p->hidden[2], "/etc/ssl");
+	assert_int_equal(config_profile_find(&f->cfg, "plain")->nhidden, 0);
+	assert_int_equal(config_profile_find(&f->cfg, "standard")->nhidden, 0);
+	config_free(&f->cfg);
+
+	/* The key repeated adds; 16 in all; a path as long as a line allows. */
+	memset(path, 'a', sizeof(path));
+	memcpy(path, "/usr/", 5);
+	path[183] = '\0'; /* "hidden_paths = " and 183 bytes: a line of 198 */
+	off = (size_t)snprintf(text, sizeof(text), "[profile h]\n");
+	for (i = 0; i < 16; i++) {
+		path[100] = (char)('a' + i);
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "hidden_paths = %s\n",
+					path);
+	}
+	if (load_text(f, text) != 0)
+		fail_msg("16 paths: %s", f->err);
+	p = config_profile_find(&f->cfg, "h");
+	assert_int_equal(p->nhidden, 16);
+	assert_int_equal(strlen(p->hidden[15]), 183);
+	config_free(&f->cfg);
+	off += (size_t)snprintf(text + off, sizeof(text) - off, "hidden_paths = /etc/ssl\n");
+	assert_int_equal(load_text(f, text), -EINVAL);
+	assert_error_at(f, 18, "hidden_paths: more than 16 paths");
+	config_free(&f->cfg);
+
+	/* All profiles together: at most CONFIG_HIDDEN_BYTES_MAX bytes (16 x
+	 * 183 per profile: the third profile goes over at its 13th path). */
+	off = 0;
+	for (i = 0; i < 3; i++) {
+		size_t k;
+
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "[profile p%zu]\n", i);
+		for (k = 0; k < 16; k++) {
+			path[100] = (char)('a' + k);
+			off += (size_t)snprintf(text + off, sizeof(text) - off,
+						"hidden_paths = %s\n", path);
+		}
+	}
+	assert_true(off < sizeof(text));
+	assert_int_equal(load_text(f, text), -EINVAL);
+	assert_error_at(f, 2 * 17 + 1 + 13,
+			"the paths of all profiles together are longer than 8192 bytes");
+	config_free(&f->cfg);
+
+	/* A reload reads the same bytes with the same rule. */
+	snprintf(text, sizeof(text), "[profile h]\nhidden_paths = /opt/x\n");
+	assert_int_equal(config_load_buffer(&f->cfg, "reload.conf", text, strlen(text), f->err,
+					    sizeof(f->err)),
+			 -EINVAL);
+	if (strncmp(f->err, "reload.conf:2: hidden_paths: /opt/x is neither", 46) != 0)
+		fail_msg("reload error: %s", f->err);
+}
+
 int
 main(void)
 {
@@ -1038,6 +1141,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_too_many_profiles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hidden_paths, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -957,11 +957,23 @@ test_env_runtime(void **state)
 	assert_int_equal(plan_env_build(&env, rt, PLAN_ENV_RUNTIME_MAX + 1, NULL, 0), -E2BIG);
 }
 
+/* The least input plan_build() takes: /bin/true, hostname "h", lim. */
+static void
+bare_input(struct plan_input *in, const struct proto_limits *lim)
+{
+	static const char *const argv[] = {"/bin/true", NULL};
+
+	memset(in, 0, sizeof(*in));
+	in->argv = argv;
+	in->argc = 1;
+	in->hostname = "h";
+	in->limits = lim;
+}
+
 /* A working directory beneath the workspace travels; anything else is refused. */
 static void
 test_cwd(void **state)
 {
-	static const char *const argv[] = {"/bin/true", NULL};
 	static const char *const good[] = {"/workspace/src", "/workspace/a/b.c"};
 	static const char *const badcwd[] = {"/etc",	    "/workspace/../etc", "/workspace/",
 					     "/workspacex", "/workspace//a",	 "workspace/a"};
@@ -973,11 +985,7 @@ test_cwd(void **state)
 	int fd;
 
 	(void)state;
-	memset(&in, 0, sizeof(in));
-	in.argv = argv;
-	in.argc = 1;
-	in.hostname = "h";
-	in.limits = &lim;
+	bare_input(&in, &lim);
 	for (i = 0; i < 2; i++) {
 		in.cwd = good[i];
 		assert_int_equal(build_bytes(&in, &fd, &bytes, &size), 0);
@@ -1000,6 +1008,93 @@ test_cwd(void **state)
 		free(bytes);
 		close(fd);
 	}
+}
+
+/* hidden_paths travel in order; plan_parse applies the config's rule again
+ * (beneath /usr or an /etc entry of the root, normalised, none beneath
+ * another, at most PLAN_HIDDEN_MAX); hidden_off without paths is refused. */
+static void
+test_hidden(void **state)
+{
+	static const char *const good[] = {"/usr/bin/gcc", "/usr/lib/gcc", "/etc/ssl",
+					   "/etc/passwd"};
+	static const char *const bad[] = {"/opt/x",	   "/usr",	 "/usr/bin/",
+					  "/usr//bin",	   "/usr/./bin", "/usr/bin/..",
+					  "usr/bin",	   "/etc",	 "/etc/ssl/private",
+					  "/etc/hostname", "/proc/self", "/workspace/a"};
+	static struct plan_view v;
+	struct proto_limits lim = {{0}};
+	const char *many[PLAN_HIDDEN_MAX + 1], *pair[2];
+	char names[PLAN_HIDDEN_MAX + 1][16];
+	struct plan_input in;
+	size_t size, i;
+	uint8_t *bytes;
+	int fd;
+
+	(void)state;
+	bare_input(&in, &lim);
+	in.hidden = good;
+	in.nhidden = 4;
+	assert_int_equal(build_bytes(&in, &fd, &bytes, &size), 0);
+	assert_int_equal(plan_parse(bytes, size, &v), 0);
+	assert_int_equal(v.nhidden, 4);
+	for (i = 0; i < 4; i++)
+		assert_string_equal(v.hidden[i], good[i]);
+	assert_null(v.hidden[4]);
+	/* No paths: offset 0; an offset without paths is refused. */
+	free(bytes);
+	close(fd);
+	in.nhidden = 0;
+	assert_int_equal(build_bytes(&in, &fd, &bytes, &size), 0);
+	assert_int_equal(plan_parse(bytes, size, &v), 0);
+	assert_int_equal(v.nhidden, 0);
+	((struct plan_hdr *)bytes)->hidden_off = (uint32_t)sizeof(struct plan_hdr);
+	assert_int_equal(plan_parse(bytes, size, &v), -EINVAL);
+	/* A count running past the end of the plan. */
+	((struct plan_hdr *)bytes)->nhidden = 3;
+	((struct plan_hdr *)bytes)->hidden_off = (uint32_t)size - 1;
+	assert_int_equal(plan_parse(bytes, size, &v), -EINVAL);
+	free(bytes);
+	close(fd);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pair[0] = "/usr/share/doc";
+		pair[1] = bad[i];
+		in.hidden = pair;
+		in.nhidden = 2;
+		assert_int_equal(build_bytes(&in, &fd, &bytes, &size), 0);
+		if (plan_parse(bytes, size, &v) != -EINVAL)
+			fail_msg("hidden path %s parsed", bad[i]);
+		free(bytes);
+		close(fd);
+	}
+	/* One beneath another, or the same twice. */
+	pair[0] = "/usr/lib";
+	pair[1] = "/usr/lib/gcc";
+	assert_int_equal(build_bytes(&in, &fd, &bytes, &size), 0);
+	assert_int_equal(plan_parse(bytes, size, &v), -EINVAL);
+	free(bytes);
+	close(fd);
+	pair[0] = pair[1] = "/etc/ssl";
+	assert_int_equal(build_bytes(&in, &fd, &bytes, &size), 0);
+	assert_int_equal(plan_parse(bytes, size, &v), -EINVAL);
+	free(bytes);
+	close(fd);
+	/* PLAN_HIDDEN_MAX: built and parsed; one more: refused by both. */
+	for (i = 0; i <= PLAN_HIDDEN_MAX; i++) {
+		snprintf(names[i], sizeof(names[i]), "/usr/x%zu", i);
+		many[i] = names[i];
+	}
+	in.hidden = many;
+	in.nhidden = PLAN_HIDDEN_MAX;
+	assert_int_equal(build_bytes(&in, &fd, &bytes, &size), 0);
+	assert_int_equal(plan_parse(bytes, size, &v), 0);
+	assert_int_equal(v.nhidden, PLAN_HIDDEN_MAX);
+	((struct plan_hdr *)bytes)->nhidden = PLAN_HIDDEN_MAX + 1;
+	assert_int_equal(plan_parse(bytes, size, &v), -EINVAL);
+	free(bytes);
+	close(fd);
+	in.nhidden = PLAN_HIDDEN_MAX + 1;
+	assert_int_equal(build_bytes(&in, &fd, &bytes, &size), -EINVAL);
 }
 
 /* Request keys add, replace a base key in place, and a later one wins. */
@@ -1154,6 +1249,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_parse_file_table_cut_off, setup, teardown),
 		cmocka_unit_test(test_env_runtime),
 		cmocka_unit_test(test_cwd),
+		cmocka_unit_test(test_hidden),
 		cmocka_unit_test_setup_teardown(test_parse_counts_over_max_with_strings, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_parse_unterminated_string, setup, teardown),

@@ -28,13 +28,16 @@ build() { # name sources...
 }
 build fuzz_proto "$src/tests/proto/fuzz_proto.c"
 build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c" "$src/daemon/cgroup.c" \
-	"$src/daemon/egress_rules.c" "$src/daemon/rootspec.c"
-build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/plan.c"
+	"$src/daemon/egress_rules.c" "$src/daemon/rootspec.c" "$src/daemon/sandbox_fs_root.c"
+# plan_parse checks hidden_paths by the root's table (sandbox_fs_root.c, rootspec.c)
+root_rule="$src/daemon/sandbox_fs_root.c $src/daemon/rootspec.c"
+# shellcheck disable=SC2086
+build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/plan.c" $root_rule
 build fuzz_egress "$src/tests/fuzz/fuzz_egress.c" "$src/daemon/egress_rules.c"
 build fuzz_bundle "$src/tests/fuzz/fuzz_bundle.c"
 build fuzz_jsonscan "$src/tests/fuzz/fuzz_jsonscan.c"
 # shellcheck disable=SC2086
-$cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/plan.c" $common $libs
+$cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/plan.c" $root_rule $common $libs
 rm -rf "$work/seeds"
 "$work/gen_seeds" "$work/seeds"
 # The egress head parser's seeds: the heads curl and urllib send.

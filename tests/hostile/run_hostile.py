@@ -16,6 +16,10 @@ leading comment lines are its machine-checked expectation:
                         expectations hold for both results
   # before: STATEMENT    Python run (with ctx) before the case is sent
   # after: EXPR         a Python expression over ctx checked after the run
+  # control: ARGS       the control run: the same program again with these
+                        `airlock run` options instead of args: (a policy
+                        switch off), so that the case shows what it stops
+  # control-expect: TOKENS  what the control run must give (as expect:)
 
 Before a case is sent, @NAME@ in its text is replaced by ctx.subst[NAME]
 (host ports, socket paths, pids). After every case the runner checks the
@@ -97,6 +101,7 @@ class Ctx(Daemon):
                          "# %s = %s\n[daemon]\nmax_runs = 8\nprepared_sandboxes = 0\n"
                          "[profile readonly]\nfile_write = false\n"
                          "[profile noproc]\nsubprocess = false\n"
+                         "[profile hidden]\nhidden_paths = /usr/bin/true, /usr/share/doc, /etc/ssl\n"
                          % (SECRET_VAR, self.secret),
                          prefix="airlock-hostile-", debug=True, env=env)
         self.airlock = args.airlock
@@ -150,7 +155,8 @@ def clock_offset():
 
 
 def parse_case(path):
-    meta = {"expect": [], "check": [], "args": [], "within": 20.0, "pair": None, "after": [], "before": []}
+    meta = {"expect": [], "check": [], "args": [], "within": 20.0, "pair": None, "after": [], "before": [],
+            "control": None, "control-expect": []}
     with open(path) as f:
         text = f.read()
     for line in text.splitlines():
@@ -158,7 +164,7 @@ def parse_case(path):
             continue
         if not line.startswith("#"):
             break
-        m = re.match(r"#\s*(expect|check|args|within|pair|after|before):\s*(.*)$", line)
+        m = re.match(r"#\s*(expect|check|args|within|pair|after|before|control|control-expect):\s*(.*)$", line)
         if not m:
             continue
         key, val = m.group(1), m.group(2).strip()
@@ -168,12 +174,18 @@ def parse_case(path):
             meta[key].append(val)
         elif key == "args":
             meta["args"] += shlex.split(val)
+        elif key == "control":
+            meta["control"] = shlex.split(val)
+        elif key == "control-expect":
+            meta["control-expect"] += val.split()
         elif key == "within":
             meta["within"] = float(val)
         elif key == "pair":
             meta["pair"] = val.split()
     if not meta["expect"] and not meta["check"]:
         raise ValueError("no '# expect:' or '# check:' header")
+    if (meta["control"] is None) != (not meta["control-expect"]):
+        raise ValueError("'# control:' and '# control-expect:' go together")
     return text, meta
 
 
@@ -377,6 +389,13 @@ def main():
                     why.append(tag + err)
                 else:
                     why += [tag + w for w in check_result(ctx, r, meta)]
+            if meta["control"] is not None:
+                cmeta = dict(meta, args=meta["control"], expect=meta["control-expect"], check=[])
+                r, err, _ = run_one(ctx, path, text, cmeta)
+                if r is None:
+                    why.append("control run: " + err)
+                else:
+                    why += ["control run: " + w for w in check_result(ctx, r, cmeta)]
             for expr in meta["after"]:
                 try:
                     ok = eval(expr, {"re": re, "os": os, "socket": socket}, {"ctx": ctx})

@@ -390,6 +390,55 @@ make_venv(void)
 	put("opt/python3.12/lib/site/vmod.py", "WHERE = 'venv module'\n", 0644);
 }
 
+/*
+ * Run the runtime venv-env (cwd = /workspace/src/deep) under profile (NULL:
+ * the default) and compare its output with want: the module of its package
+ * tree, its cwd, its env, the cwd's owner and whether the cwd is writable.
+ */
+static void
+venv_env_run(const char *profile, const char *want)
+{
+	struct airlock_conn *c = NULL;
+	struct airlock_run_req *req = NULL;
+	struct airlock_result *res = NULL;
+	static const char code[] = "import errno, os, sys\n"
+				   "assert sys.prefix == '/opt/python3.12', sys.prefix  # "
+				   "site.py ran: the venv's\n"
+				   "sys.path.insert(0, '/opt/python3.12/lib/site')\n"
+				   "import vmod\n"
+				   "try:\n"
+				   "    open('here.txt', 'w').close()\n"
+				   "    w = 'writable'\n"
+				   "except OSError as e:\n"
+				   "    w = errno.errorcode[e.errno]\n"
+				   "print(vmod.WHERE, os.getcwd(), os.environ['GREETING'], "
+				   "os.environ['LANG'],\n"
+				   "      os.environ['OVER'], os.stat('.').st_uid, w)\n";
+	const void *o;
+	size_t len;
+
+	assert_int_equal(airlock_connect(fx.sock, &c), 0);
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_runtime(req, "venv-env"), 0);
+	if (profile != NULL)
+		assert_int_equal(airlock_run_req_set_profile(req, profile), 0);
+	assert_int_equal(airlock_run_req_set_code(req, code, strlen(code)), 0);
+	assert_int_equal(airlock_run_req_set_env(req, "OVER", "req"), 0);
+	assert_int_equal(airlock_run(c, req, &res), 0);
+	assert_int_equal(airlock_result_stdout(res, &o, &len), 0);
+	if (airlock_result_outcome(res) != AIRLOCK_OUTCOME_EXITED ||
+	    airlock_result_exit_code(res) != 0)
+		fail_msg("venv-env (profile %s): %s %s", profile ? profile : "default",
+			 airlock_outcome_name(airlock_result_outcome(res)),
+			 airlock_result_error(res) ? airlock_result_error(res) : "");
+	if (len != strlen(want) || memcmp(o, want, len) != 0)
+		fail_msg("venv-env (profile %s): %.*s", profile ? profile : "default", (int)len,
+			 (const char *)o);
+	airlock_result_free(res);
+	airlock_run_req_free(req);
+	airlock_conn_free(c);
+}
+
 /* A runtime under /opt: the page's example as written, and one with env,
  * cwd and the venv's own module. Runs last but one (it reloads). */
 static void
@@ -407,7 +456,8 @@ test_venv_runtime(void **state)
 		 "argv = /opt/python3.12/bin/python3 -I -B {code}\ncode_name = main.py\n"
 		 "mounts = opt-python312\n"
 		 "env = PYTHONSAFEPATH=1 GREETING=hello LANG=C.UTF-8\n"
-		 "cwd = /workspace/src/deep\n",
+		 "cwd = /workspace/src/deep\n"
+		 "[profile ro]\nfile_write = false\n",
 		 ex);
 	config(cfg, sizeof(cfg), extra);
 	assert_int_equal(fixture_write_config(&fx, cfg), 0);
@@ -439,42 +489,13 @@ test_venv_runtime(void **state)
 		     NULL, NULL);
 	assert_string_equal(out, "/opt/python3.12/bin/python3 1 1\nFalse\n");
 	free(out);
-	/* env, cwd, and exec from the package tree through the runtime. */
-	{
-		struct airlock_conn *c = NULL;
-		struct airlock_run_req *req = NULL;
-		struct airlock_result *res = NULL;
-		static const char code[] = "import os, sys\n"
-					   "assert sys.prefix == '/opt/python3.12', sys.prefix  # "
-					   "site.py ran: the venv's\n"
-					   "sys.path.insert(0, '/opt/python3.12/lib/site')\n"
-					   "import vmod\n"
-					   "print(vmod.WHERE, os.getcwd(), os.environ['GREETING'], "
-					   "os.environ['LANG'],\n"
-					   "      os.environ['OVER'], os.stat('.').st_uid)\n";
-		const void *o;
-		size_t len;
-
-		assert_int_equal(airlock_connect(fx.sock, &c), 0);
-		assert_int_equal(airlock_run_req_new(&req), 0);
-		assert_int_equal(airlock_run_req_set_runtime(req, "venv-env"), 0);
-		assert_int_equal(airlock_run_req_set_code(req, code, strlen(code)), 0);
-		assert_int_equal(airlock_run_req_set_env(req, "OVER", "req"), 0);
-		assert_int_equal(airlock_run(c, req, &res), 0);
-		assert_int_equal(airlock_result_stdout(res, &o, &len), 0);
-		if (airlock_result_outcome(res) != AIRLOCK_OUTCOME_EXITED ||
-		    airlock_result_exit_code(res) != 0)
-			fail_msg("venv-env: %s %s",
-				 airlock_outcome_name(airlock_result_outcome(res)),
-				 airlock_result_error(res) ? airlock_result_error(res) : "");
-		assert_int_equal(
-			len, strlen("venv module /workspace/src/deep hello C.UTF-8 req 1000\n"));
-		assert_memory_equal(o, "venv module /workspace/src/deep hello C.UTF-8 req 1000\n",
-				    len);
-		airlock_result_free(res);
-		airlock_run_req_free(req);
-		airlock_conn_free(c);
-	}
+	/* env, cwd, and exec from the package tree through the runtime; the
+	 * cwd made as the code's (uid 1000). */
+	venv_env_run(NULL, "venv module /workspace/src/deep hello C.UTF-8 req 1000 writable\n");
+	/* The same under file_write = false: the cwd is made before the
+	 * workspace becomes read-only (it failed at step chdir, EROFS), and
+	 * stays read-only for the code. */
+	venv_env_run("ro", "venv module /workspace/src/deep hello C.UTF-8 req 1000 EROFS\n");
 }
 
 static void
