@@ -1068,6 +1068,23 @@ class ToolBridgeTest(unittest.TestCase):
         self.assertEqual(seen, [("add", {"a": 2, "b": 3}), ("boom", {})])
         self.assertEqual([c.outcome for c in result.tool_calls], ["ok", "refused", "undeclared"])
 
+    def test_session_runs(self) -> None:
+        """A session's runs take tools too, blocking and async; the files stay between them."""
+        tools = {"add": self.add, "boom": self.boom}
+        with self.sandbox.session_sync() as s:
+            self.check(s.run(self.CODE + "open('x', 'w').write('kept')\n", tools=tools))
+            result = s.run("import airlock_tools as t\nprint(t.add(a=1, b=open('x').read() == 'kept'))\n",
+                           tools={"add": self.add})
+            self.assertEqual(result.stdout, "2\n")
+            with self.assertRaises(ValueError):
+                s.run("pass", approve=lambda n, a: True)
+
+        async def main():
+            async with self.sandbox.session() as s:
+                return await s.run(self.CODE, tools=tools)
+
+        self.check(asyncio.run(main()))
+
     def test_bad_arguments(self) -> None:
         with self.assertRaises(ValueError):
             self.sandbox.run_sync("pass", tools={"bad-name": self.add})

@@ -738,6 +738,23 @@ class _Channel:
         self.broken(SandboxError("the sandbox was closed"))
 
 
+
+def _attach_tools(
+    request: _Request,
+    tools: Optional[Mapping[str, Callable[..., Any]]],
+    approve: Optional[ApproveHook],
+    blocking_on_output: Optional[Callable[[str, bytes], None]],
+) -> None:
+    """Give request the tools its code may call; blocking_on_output is the
+    on_output of a blocking run (which cannot also serve tools), else None."""
+    if tools is not None:
+        if blocking_on_output is not None:
+            raise ValueError("run_sync takes tools or on_output, not both")
+        request.tools = ToolSet(tools, approve)
+    elif approve is not None:
+        raise ValueError("approve needs tools")
+
+
 class AirlockSandbox:
     """Runs code in airlockd's sandboxes: each run gets a fresh, single-use sandbox.
 
@@ -878,10 +895,7 @@ class AirlockSandbox:
         abandons the result; the run itself still ends at its limits.
         """
         request = self._request(code, language, limits, files, env, args, stdin, mounts)
-        if tools is not None:
-            request.tools = ToolSet(tools, approve)
-        elif approve is not None:
-            raise ValueError("approve needs tools")
+        _attach_tools(request, tools, approve, None)
         return await self._run_async(request, on_output)
 
     async def _run_async(self, request: _Request, on_output: Optional[OutputCallback]) -> SandboxResult:
@@ -936,12 +950,7 @@ class AirlockSandbox:
         together with on_output.
         """
         request = self._request(code, language, limits, files, env, args, stdin, mounts)
-        if tools is not None:
-            if on_output is not None:
-                raise ValueError("run_sync takes tools or on_output, not both")
-            request.tools = ToolSet(tools, approve)
-        elif approve is not None:
-            raise ValueError("approve needs tools")
+        _attach_tools(request, tools, approve, on_output)
         return self._run_blocking(request, on_output)
 
     def _run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:

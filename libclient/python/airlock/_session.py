@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _lib
-from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn, _Request, _to_bytes
+from ._bridge import ApproveHook
+from ._sandbox import BytesLike, OutputCallback, PathLike, _attach_tools, _Conn, _Request, _to_bytes
 from ._types import (
     FileContent,
     FileInfo,
@@ -437,15 +438,19 @@ class AirlockSession:
         args: Optional[Sequence[str]] = None,
         stdin: Optional[BytesLike] = None,
         on_output: Optional[OutputCallback] = None,
+        tools: Optional[Mapping[str, Callable[..., Any]]] = None,
+        approve: Optional[ApproveHook] = None,
     ) -> SandboxResult:
         """Run code in a fresh sandbox working in the session's workspace.
 
-        As AirlockSandbox.run(); files are written into the workspace first,
-        and the artifacts are the files this run created or changed. limits
-        None means the session's limits (else the sandbox's). Raises
-        SandboxSessionClosedError when the session is not open.
+        As AirlockSandbox.run() (tools and approve too); files are written
+        into the workspace first, and the artifacts are the files this run
+        created or changed. limits None means the session's limits (else the
+        sandbox's). Raises SandboxSessionClosedError when the session is not
+        open.
         """
         request = self._core.request(code, language, limits, files, env, args, stdin)
+        _attach_tools(request, tools, approve, None)
         return await self._core.run_async(request, on_output)
 
     async def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
@@ -524,9 +529,12 @@ class AirlockSessionSync:
         args: Optional[Sequence[str]] = None,
         stdin: Optional[BytesLike] = None,
         on_output: Optional[Callable[[str, bytes], None]] = None,
+        tools: Optional[Mapping[str, Callable[..., Any]]] = None,
+        approve: Optional[ApproveHook] = None,
     ) -> SandboxResult:
-        """As AirlockSession.run(), blocking (on_output: as AirlockSandbox.run_sync())."""
+        """As AirlockSession.run(), blocking (on_output, tools and approve: as AirlockSandbox.run_sync())."""
         request = self._core.request(code, language, limits, files, env, args, stdin)
+        _attach_tools(request, tools, approve, on_output)
         return self._core.run_blocking(request, on_output)
 
     def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
