@@ -279,6 +279,10 @@ enum dec_kind {
 	DEC_REFUSALS,	   /* [{host, reason}]: result.network.refusals */
 	DEC_NETMODE,	   /* str, "none" or "proxy" */
 	DEC_MOUNTS,	   /* [str] of [mount] names (rules_mount_name_check), fixed array */
+	DEC_MOUNTV,	   /* the same into a zone array + count */
+	DEC_MODULEV,	   /* [str] of Python module names (rules_module_name_check), zone */
+	DEC_MOUNT_INFOS,   /* [{name, target, package}]: info_ok.mounts */
+	DEC_MOUNT_NAME,	   /* str: a [mount] name (rules_mount_name_check) */
 	DEC_TOOLS,	   /* [{name, description?, schema?}]: run.tools */
 	DEC_TOOL_RECORDS,  /* [{tool, outcome, ms, args_bytes, result_bytes}]: result.tool_calls */
 	DEC_TOOL_NAME,	   /* str: rules_tool_name_check */
@@ -336,6 +340,15 @@ static const struct dec_field dec_info_ok_fields[] = {
 	 U(proto_info, nruntime_packages), PROTO_RUNTIMES_MAX, PROTO_PACKAGE_NAME_MAX},
 	{"profiles", DEC_PROFILES, 0, U(proto_info, profiles), U(proto_info, nprofiles),
 	 PROTO_PROFILES_MAX, 0},
+	{"mounts", DEC_MOUNT_INFOS, 0, U(proto_info, mounts), U(proto_info, nmounts),
+	 PROTO_INFO_MOUNTS_MAX, 0},
+};
+
+static const struct dec_field dec_mount_info_fields[] = {
+	{"name", DEC_MOUNT_NAME, DF_REQUIRED, U(proto_mount_info, name), 0, 0, 0},
+	{"target", DEC_STR, DF_REQUIRED | DF_NONEMPTY, U(proto_mount_info, target), 0,
+	 PROTO_NAME_MAX, 0},
+	{"package", DEC_BOOL, DF_REQUIRED, U(proto_mount_info, package), 0, 0, 0},
 };
 
 static const struct dec_field dec_profile_fields[] = {
@@ -352,6 +365,12 @@ static const struct dec_field dec_profile_fields[] = {
 	{"subprocess", DEC_BOOL_NOT, 0, U(proto_profile, no_subprocess), 0, 0, 0},
 	{"hidden_paths", DEC_STRV, 0, U(proto_profile, hidden_paths),
 	 U(proto_profile, nhidden_paths), PROTO_HIDDEN_MAX, PROTO_HIDDEN_PATH_MAX},
+	{"mounts", DEC_MOUNTV, 0, U(proto_profile, mounts), U(proto_profile, nmounts),
+	 PROTO_INFO_MOUNTS_MAX, PROTO_MOUNT_MAX},
+	{"allow_mounts", DEC_MOUNTV, 0, U(proto_profile, allow_mounts),
+	 U(proto_profile, nallow_mounts), PROTO_INFO_MOUNTS_MAX, PROTO_MOUNT_MAX},
+	{"blocked_imports", DEC_MODULEV, 0, U(proto_profile, blocked_imports),
+	 U(proto_profile, nblocked_imports), PROTO_BLOCKED_IMPORTS_MAX, PROTO_MODULE_NAME_MAX},
 };
 
 static const struct dec_field dec_network_fields[] = {
@@ -451,6 +470,8 @@ static const struct dec_field dec_result_fields[] = {
 	{"value", DEC_STR, 0, U(proto_result, value), 0, PROTO_VALUE_MAX, 0},
 	{"display", DEC_ARTIFACTS, 0, U(proto_result, display), U(proto_result, ndisplay),
 	 PROTO_DISPLAY_MAX, 0},
+	{"advisories", DEC_STRA, 0, U(proto_result, advisories), U(proto_result, nadvisories),
+	 PROTO_ADVISORIES_MAX, PROTO_ADVISORY_MAX},
 };
 
 static const struct dec_field dec_error_fields[] = {
@@ -630,6 +651,8 @@ static const struct dec_elem {
 			  NELEM(dec_profile_fields), DEC_NO_BLOB},
 	[DEC_REFUSALS] = {sizeof(struct proto_refusal), dec_refusal_fields,
 			  NELEM(dec_refusal_fields), DEC_NO_BLOB},
+	[DEC_MOUNT_INFOS] = {sizeof(struct proto_mount_info), dec_mount_info_fields,
+			     NELEM(dec_mount_info_fields), DEC_NO_BLOB},
 	[DEC_TOOLS] = {sizeof(struct proto_tool), dec_tool_fields, NELEM(dec_tool_fields),
 		       DEC_NO_BLOB},
 	[DEC_TOOL_RECORDS] = {sizeof(struct proto_tool_record), dec_tool_record_fields,
@@ -1013,6 +1036,37 @@ dec_profile(struct proto_dec *d, const msgpack_object *o, const char **ret)
 	return dec_str(d, o, PROTO_PROFILE_MAX, true, ret);
 }
 
+/* A name of a kind with a rule: a [mount] name, or (DEC_MODULEV) a Python
+ * module name; anything else is bad_request. */
+static int
+dec_named_check(struct proto_dec *d, const char *s, size_t len, enum dec_kind kind)
+{
+	if (kind == DEC_MODULEV)
+		return rules_module_name_check(s, len)
+			       ? 0
+			       : dec_bad(d,
+					 "not a Python module name (1 to %d bytes of dotted "
+					 "identifiers)",
+					 PROTO_MODULE_NAME_MAX);
+	return rules_mount_name_check(s, len)
+		       ? 0
+		       : dec_bad(d, "not a mount name (1 to %d of a-z, 0-9, '-', '_')",
+				 PROTO_MOUNT_MAX);
+}
+
+/* A str that is a [mount] name. */
+static int
+dec_mount_name(struct proto_dec *d, const msgpack_object *o, const char **ret)
+{
+	if (o->type != MSGPACK_OBJECT_STR)
+		return dec_bad(d, "not a string");
+	int r = dec_named_check(d, o->via.str.ptr, o->via.str.size, DEC_MOUNT_NAME);
+
+	if (r < 0)
+		return r;
+	return dec_str(d, o, PROTO_MOUNT_MAX, true, ret);
+}
+
 /*
  * Attach memfd number idx to a blob. The seals are what make this safe
  * against a sender that keeps its own copy of the fd: with F_SEAL_WRITE,
@@ -1351,16 +1405,21 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 		return dec_blob(d, o, (struct proto_blob *)dst);
 	case DEC_STRV:
 		return dec_strv(d, o, f, (const char ***)dst, cnt);
+	case DEC_MOUNT_NAME:
+		return dec_mount_name(d, o, (const char **)dst);
 	case DEC_MOUNTS:
+	case DEC_MOUNTV:
+	case DEC_MODULEV:
 		r = dec_strv(d, o, f, &strv, &n);
 		for (size_t i = 0; r == 0 && i < n; i++)
-			if (!rules_mount_name_check(strv[i], strlen(strv[i])))
-				r = dec_bad(d, "not a mount name (1 to %d of a-z, 0-9, '-', '_')",
-					    PROTO_MOUNT_MAX);
-		if (r == 0) {
+			r = dec_named_check(d, strv[i], strlen(strv[i]), f->kind);
+		if (r == 0 && f->kind == DEC_MOUNTS) {
 			memcpy(dst, strv, n * sizeof(*strv));
-			*cnt = n;
+		} else if (r == 0) {
+			*(const char ***)dst = strv;
 		}
+		if (r == 0)
+			*cnt = n;
 		return r;
 	case DEC_STRA:
 		r = dec_strv(d, o, f, &strv, &n);
@@ -1380,6 +1439,7 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 	case DEC_ENTRIES:
 	case DEC_PROFILES:
 	case DEC_REFUSALS:
+	case DEC_MOUNT_INFOS:
 		return dec_list(d, o, f, (void **)dst, cnt);
 	case DEC_NETWORK: {
 		struct proto_network *net = dec_alloc(d, sizeof(*net));
@@ -1948,6 +2008,23 @@ enc_strlist(struct proto_enc *e, const char *key, const char *const *v, size_t n
 	}
 }
 
+/* key: an array of names that pass their rule (DEC_MOUNTV, DEC_MODULEV). */
+static void
+enc_namelist(struct proto_enc *e, const char *key, const char *const *v, size_t n,
+	     enum dec_kind kind)
+{
+	bool module = kind == DEC_MODULEV;
+	size_t i, max = module ? PROTO_BLOCKED_IMPORTS_MAX : PROTO_INFO_MOUNTS_MAX;
+
+	if (n > max)
+		enc_fail(e, -E2BIG);
+	for (i = 0; e->err == 0 && i < n && v != NULL; i++)
+		if (v[i] == NULL || (module ? !rules_module_name_check(v[i], strlen(v[i]))
+					    : !rules_mount_name_check(v[i], strlen(v[i]))))
+			enc_fail(e, -EINVAL);
+	enc_strlist(e, key, v, n, max, module ? PROTO_MODULE_NAME_MAX : PROTO_MOUNT_MAX);
+}
+
 /* Attach a blob as an fd: a dup of the caller's sealed memfd, or a new one. */
 static void
 enc_attach(struct proto_enc *e, const struct proto_blob *b)
@@ -2107,11 +2184,12 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 		return -EINVAL;
 	enc_begin(&e, PROTO_INFO_OK, id,
 		  6 + (info->resource_control != NULL) + (info->nruntime_packages > 0) +
-			  (info->nprofiles > 0));
+			  (info->nprofiles > 0) + (info->nmounts > 0));
 	if (info->nruntimes > PROTO_RUNTIMES_MAX || info->nruntime_packages > PROTO_RUNTIMES_MAX ||
-	    info->nprofiles > PROTO_PROFILES_MAX)
+	    info->nprofiles > PROTO_PROFILES_MAX || info->nmounts > PROTO_INFO_MOUNTS_MAX)
 		enc_fail(&e, -E2BIG);
-	if (info->nprofiles > 0 && info->profiles == NULL)
+	if ((info->nprofiles > 0 && info->profiles == NULL) ||
+	    (info->nmounts > 0 && info->mounts == NULL))
 		enc_fail(&e, -EINVAL);
 	enc_kv_str(&e, "daemon", info->daemon, PROTO_NAME_MAX, false);
 	enc_kv_uint(&e, "version", info->version);
@@ -2155,7 +2233,9 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 
 		bool proxy = p->network != NULL && !strcmp(p->network, "proxy");
 
-		enc_map(&e, 6 + (p->network != NULL) + 2 * proxy + (p->nhidden_paths > 0));
+		enc_map(&e, 6 + (p->network != NULL) + 2 * proxy + (p->nhidden_paths > 0) +
+				    (p->nmounts > 0) + (p->nallow_mounts > 0) +
+				    (p->nblocked_imports > 0));
 		enc_kv_profile(&e, "name", p->name);
 		enc_kv_bool(&e, "default", p->is_default);
 		enc_kv_limits(&e, "limits", &p->limits);
@@ -2174,6 +2254,28 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 		if (p->nhidden_paths > 0)
 			enc_strlist(&e, "hidden_paths", p->hidden_paths, p->nhidden_paths,
 				    PROTO_HIDDEN_MAX, PROTO_HIDDEN_PATH_MAX);
+		if (p->nmounts > 0)
+			enc_namelist(&e, "mounts", p->mounts, p->nmounts, DEC_MOUNTV);
+		if (p->nallow_mounts > 0)
+			enc_namelist(&e, "allow_mounts", p->allow_mounts, p->nallow_mounts,
+				     DEC_MOUNTV);
+		if (p->nblocked_imports > 0)
+			enc_namelist(&e, "blocked_imports", p->blocked_imports, p->nblocked_imports,
+				     DEC_MODULEV);
+	}
+	if (info->nmounts > 0) {
+		enc_rawstr(&e, "mounts", PROTO_STR_MAX);
+		enc_array(&e, info->nmounts);
+	}
+	for (i = 0; e.err == 0 && i < info->nmounts; i++) {
+		const struct proto_mount_info *m = &info->mounts[i];
+
+		if (m->name == NULL || !rules_mount_name_valid(m->name))
+			enc_fail(&e, -EINVAL);
+		enc_map(&e, 3);
+		enc_kv_str(&e, "name", m->name, PROTO_MOUNT_MAX, true);
+		enc_kv_str(&e, "target", m->target, PROTO_NAME_MAX, true);
+		enc_kv_bool(&e, "package", m->package);
 	}
 	return enc_finish(&e, ret);
 }
@@ -2396,7 +2498,7 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 	if (res->cell != 0 && res->state == NULL)
 		return -EINVAL;
 	enc_begin(&e, PROTO_RESULT, id,
-		  14 + 2 * has_tools +
+		  14 + 2 * has_tools + (res->nadvisories > 0) +
 			  (res->cell != 0 ? 2 + (res->value != NULL) + (res->ndisplay > 0) : 0) +
 			  (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
 			   oc == PROTO_OUTCOME_ERROR) +
@@ -2440,6 +2542,9 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 			enc_artifacts(&e, "display", res->display, res->ndisplay,
 				      PROTO_DISPLAY_MAX);
 	}
+	if (res->nadvisories > 0)
+		enc_strlist(&e, "advisories", res->advisories, res->nadvisories,
+			    PROTO_ADVISORIES_MAX, PROTO_ADVISORY_MAX);
 	return enc_finish(&e, ret);
 }
 

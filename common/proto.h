@@ -44,6 +44,11 @@
 #define PROTO_PACKAGES_MAX 16	     /* packages per runtime in info_ok.runtime_packages */
 #define PROTO_PACKAGE_NAME_MAX 64    /* a package name there, bytes */
 #define PROTO_MSG_PRINTABLE_MAX 1024 /* error message, bytes */
+#define PROTO_BLOCKED_IMPORTS_MAX 32 /* blocked_imports of a profile */
+#define PROTO_MODULE_NAME_MAX 64     /* one of them: a dotted Python module name, bytes */
+#define PROTO_ADVISORIES_MAX 16	     /* result.advisories entries */
+#define PROTO_ADVISORY_MAX 255	     /* one of them, bytes */
+#define PROTO_INFO_MOUNTS_MAX 32     /* info_ok.mounts entries */
 #define PROTO_KEYS_MAX 64	     /* entries in any map but env */
 
 /*
@@ -64,7 +69,9 @@ enum proto_type {
 	/* daemon -> client: {type, id, daemon:str, version:uint, uid:uint,
 	 *   runtimes:[str], defaults:limits, ceilings:limits,
 	 *   profiles?:[{name:str, default:bool, limits:limits, ceilings:limits,
-	 *   file_write?:bool, subprocess?:bool, hidden_paths?:[str]}]} */
+	 *   file_write?:bool, subprocess?:bool, hidden_paths?:[str], mounts?:[str],
+	 *   allow_mounts?:[str], blocked_imports?:[str]}],
+	 *   mounts?:[{name:str, target:str, package:bool}]} */
 	PROTO_INFO_OK = 6,
 	/* client -> daemon: {type, id, runtime:str, code?:blob, argv?:[str],
 	 *   env?:{str:str}, stdin?:blob, files?:[{name:str, data:blob}],
@@ -275,6 +282,23 @@ struct proto_profile {
 	/* Optional: the paths absent in its runs (absent on the wire: none). */
 	const char **hidden_paths;
 	size_t nhidden_paths;
+	/* Optional (since daemon 0.8): the [mount] names every run of the
+	 * profile gets and those a request may add; the Python module names
+	 * its advisory import check looks for (never a boundary). */
+	const char **mounts;
+	size_t nmounts;
+	const char **allow_mounts;
+	size_t nallow_mounts;
+	const char **blocked_imports;
+	size_t nblocked_imports;
+};
+
+/* info_ok.mounts: a [mount] the caller's profiles give or allow. The host
+ * source is the administrator's and is not sent (docs/security.md). */
+struct proto_mount_info {
+	const char *name;
+	const char *target; /* where a run sees it, an absolute path */
+	bool package;	    /* a package tree: exec allowed */
 };
 
 /* result.network: a refusal of the egress proxy. host is "host:port" as the
@@ -313,6 +337,10 @@ struct proto_info {
 	 * daemon before profiles). */
 	struct proto_profile *profiles;
 	size_t nprofiles;
+	/* Optional: the mounts named by those profiles (absent: none, or a
+	 * daemon before 0.8). */
+	struct proto_mount_info *mounts;
+	size_t nmounts;
 };
 
 /*
@@ -494,6 +522,11 @@ struct proto_result {
 	const char *value;
 	struct proto_artifact *display;
 	size_t ndisplay;
+	/* What the daemon's advisory checks found (the profile's
+	 * blocked_imports), never a refusal: at most PROTO_ADVISORIES_MAX of
+	 * at most PROTO_ADVISORY_MAX bytes. Optional on the wire. */
+	const char *advisories[PROTO_ADVISORIES_MAX];
+	size_t nadvisories;
 };
 
 struct proto_err {

@@ -41,6 +41,24 @@ rules_tool_name_check(const char *s, size_t len)
 }
 
 bool
+rules_module_name_check(const char *s, size_t len)
+{
+	size_t i, start = 0;
+
+	if (s == NULL || len == 0 || len > PROTO_MODULE_NAME_MAX)
+		return false;
+	for (i = 0; i <= len; i++) {
+		if (i < len && s[i] != '.')
+			continue;
+		/* One identifier, s[start..i). */
+		if (i == start || rules_env_name_check(s + start, i - start) < 0)
+			return false;
+		start = i + 1;
+	}
+	return true;
+}
+
+bool
 rules_session_id_valid(const char *s, size_t len)
 {
 	size_t i;

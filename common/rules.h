@@ -55,6 +55,11 @@ bool rules_code_name_valid(const char *s);
  * bytes. */
 bool rules_tool_name_check(const char *s, size_t len);
 
+/* A dotted Python module name (len bytes): identifiers of
+ * [A-Za-z_][A-Za-z0-9_]* joined by single dots, 1 to PROTO_MODULE_NAME_MAX
+ * bytes ("subprocess", "os.path"; ASCII only: a blocked_imports entry). */
+bool rules_module_name_check(const char *s, size_t len);
+
 /* Whether every limit asked is at most its ceiling (0, "the default",
  * always is). If not, *ret_bad names the first one above. */
 bool rules_limits_within(const struct proto_limits *asked, const struct proto_limits *ceilings,

@@ -108,6 +108,10 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 	if (tcalls > 0)
 		snprintf(tools, sizeof(tools), " tool_calls=%" PRIu64 " tool_refused=%" PRIu64,
 			 tcalls, trefused);
+	/* blocked_imports findings: counted here, the text is in the result. */
+	if (res->nadvisories > 0)
+		snprintf(tools + strlen(tools), sizeof(tools) - strlen(tools), " advisories=%zu",
+			 res->nadvisories);
 	snprintf(line, sizeof(line),
 		 "audit run=%" PRIu32 " uid=%u pid=%d runtime=%s limits=%s outcome=%s"
 		 " exit_code=%d signal=%d wall_ms=%" PRIu64 " cpu_ms=%" PRIu64 " queued_ms=%" PRIu64

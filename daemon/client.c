@@ -462,11 +462,33 @@ client_on_ping(struct client *c, const struct proto_msg *m)
 	client_send(c, &out);
 }
 
+/* The names of the mounts of mask into out (at most CONFIG_MOUNTS_MAX); their count. */
+static size_t
+client_mount_names(const struct config *cfg, uint32_t mask, const char **out)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < cfg->nmounts && k < CONFIG_MOUNTS_MAX; k++)
+		if (mask & (1U << k))
+			out[n++] = cfg->mounts[k].name;
+	return n;
+}
+
+/* One row of names per profile: its mounts, allow_mounts, blocked_imports. */
+struct client_info_names {
+	const char *mounts[CONFIG_MOUNTS_MAX];
+	const char *allow_mounts[CONFIG_MOUNTS_MAX];
+	const char *blocked[PROTO_BLOCKED_IMPORTS_MAX];
+};
+
 static void
 client_on_info(struct client *c, const struct proto_msg *m)
 {
 	const struct config *cfg = c->d->cfg;
 	struct proto_profile profiles[PROTO_PROFILES_MAX];
+	struct proto_mount_info mounts[CONFIG_MOUNTS_MAX];
+	struct client_info_names *names;
+	uint32_t seen = 0;
 	char(*texts)[PROTO_ALLOW_ENTRY_MAX + 1] = NULL;
 	const char **lists = NULL;
 	struct proto_info info;
@@ -492,6 +514,9 @@ client_on_info(struct client *c, const struct proto_msg *m)
 		}
 	}
 	info.profiles = profiles;
+	names = calloc(PROTO_PROFILES_MAX, sizeof(*names));
+	if (names == NULL)
+		fatalx("out of memory");
 	/* The allow-lists as listed: config_egress_finish() bounds them all
 	 * together, so that the reply fits a packet. */
 	for (i = 0; i < cfg->nprofiles && i < PROTO_PROFILES_MAX; i++)
@@ -543,11 +568,39 @@ client_on_info(struct client *c, const struct proto_msg *m)
 		e->no_subprocess = prof->no_subprocess;
 		e->hidden_paths = (const char **)prof->hidden;
 		e->nhidden_paths = prof->nhidden;
+		/* config_listed_finish() bounds these lists together. */
+		e->mounts = names[info.nprofiles].mounts;
+		e->nmounts = client_mount_names(cfg, prof->mounts, names[info.nprofiles].mounts);
+		e->allow_mounts = names[info.nprofiles].allow_mounts;
+		e->nallow_mounts = client_mount_names(cfg, prof->allow_mounts,
+						      names[info.nprofiles].allow_mounts);
+		for (k = 0; k < prof->nblocked_imports; k++)
+			names[info.nprofiles].blocked[k] = prof->blocked_imports[k];
+		e->blocked_imports = names[info.nprofiles].blocked;
+		e->nblocked_imports = prof->nblocked_imports;
+		seen |= prof->mounts | prof->allow_mounts;
 		info.nprofiles++;
 	}
+	/*
+	 * The mounts a run of the caller can get: its profiles' and every
+	 * runtime's. The target and whether it is a package tree, never the
+	 * host source: that is the administrator's layout, not the caller's
+	 * business (docs/security.md, "Named mounts").
+	 */
+	for (i = 0; i < cfg->nruntimes; i++)
+		seen |= cfg->runtimes[i].mounts;
+	info.mounts = mounts;
+	for (i = 0; i < cfg->nmounts && i < CONFIG_MOUNTS_MAX; i++)
+		if (seen & (1U << i))
+			mounts[info.nmounts++] = (struct proto_mount_info){
+				.name = cfg->mounts[i].name,
+				.target = cfg->mounts[i].target,
+				.package = cfg->mounts[i].package,
+			};
 	r = proto_encode_info(m->id, &info, &out);
 	free(texts);
 	free(lists);
+	free(names);
 	if (r < 0) {
 		client_send_error(c, m->id, PROTO_ERR_INTERNAL, "cannot encode info: %s",
 				  strerror(-r));

@@ -68,6 +68,7 @@ struct config_lines {
 	unsigned profile_hidden[CONFIG_PROFILES_MAX][CONFIG_HIDDEN_MAX]; /* each path's line */
 	unsigned profile_network[CONFIG_PROFILES_MAX];			 /* network = */
 	unsigned profile_hosts[CONFIG_PROFILES_MAX]; /* allow_hosts = or allow_private_hosts = */
+	unsigned profile_lists[CONFIG_PROFILES_MAX]; /* mounts, allow_mounts, blocked_imports = */
 };
 
 /* State of one read of a file: the reader and the handler share it. */
@@ -1141,6 +1142,38 @@ config_key_hidden(struct config_parse *p, struct config_profile *prof, const cha
 	return r;
 }
 
+/* blocked_imports = a.b, c: at most PROTO_BLOCKED_IMPORTS_MAX module names, each once. */
+static int
+config_key_blocked_imports(struct config_parse *p, const char *value)
+{
+	struct config_profile *prof = p->prof;
+	char item[PROTO_MODULE_NAME_MAX + 1];
+	const char *s = value;
+	size_t n = 0, k;
+	int r;
+
+	while ((r = config_list_next(p, p->line, "blocked_imports", &s, item, sizeof(item))) > 0) {
+		if (!rules_module_name_check(item, strlen(item)))
+			return config_fail_at(p, -EINVAL, p->line,
+					      "blocked_imports: '%s' is not a Python module name "
+					      "(identifiers of A-Z, a-z, 0-9, '_' joined by '.')",
+					      item);
+		for (k = 0; k < n; k++)
+			if (!strcmp(prof->blocked_imports[k], item))
+				return config_fail_at(p, -EINVAL, p->line,
+						      "blocked_imports: '%s' given twice", item);
+		if (n == PROTO_BLOCKED_IMPORTS_MAX)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "blocked_imports: more than %d names",
+					      PROTO_BLOCKED_IMPORTS_MAX);
+		strcpy(prof->blocked_imports[n++], item);
+	}
+	if (r < 0)
+		return r;
+	prof->nblocked_imports = n;
+	return 0;
+}
+
 /*
  * Handle one key of [profile NAME]: a [limits] name sets the profile's value
  * (its default and its ceiling), allow_users/allow_groups who may use it,
@@ -1159,10 +1192,15 @@ config_key_profile(struct config_parse *p, const char *name, const char *value)
 
 	if (!strcmp(name, "hidden_paths"))
 		return config_key_hidden(p, prof, value);
+	if (!strcmp(name, "mounts") || !strcmp(name, "allow_mounts") ||
+	    !strcmp(name, "blocked_imports"))
+		p->lines.profile_lists[idx] = p->line;
 	if (!strcmp(name, "mounts"))
 		return config_key_mounts(p, "mounts", value, &prof->mounts);
 	if (!strcmp(name, "allow_mounts"))
 		return config_key_mounts(p, "allow_mounts", value, &prof->allow_mounts);
+	if (!strcmp(name, "blocked_imports"))
+		return config_key_blocked_imports(p, value);
 	if (!strcmp(name, "allow_users") || !strcmp(name, "allow_groups")) {
 		bool groups = name[6] == 'g';
 
@@ -1870,6 +1908,36 @@ config_runtimes_finish(struct config_parse *p)
 }
 
 /*
+ * The names every profile entry of info_ok lists (mounts, allow_mounts,
+ * blocked_imports), all profiles together, within CONFIG_LISTED_BYTES_MAX:
+ * with the allow-lists' own bound, the reply fits one packet.
+ */
+static int
+config_listed_finish(struct config_parse *p)
+{
+	const struct config *cfg = p->cfg;
+	size_t i, k, total = 0;
+
+	for (i = 0; i < cfg->nprofiles; i++) {
+		const struct config_profile *prof = &cfg->profiles[i];
+
+		for (k = 0; k < cfg->nmounts; k++)
+			total += (!!(prof->mounts & (1U << k)) +
+				  !!(prof->allow_mounts & (1U << k))) *
+				 (strlen(cfg->mounts[k].name) + 2);
+		for (k = 0; k < prof->nblocked_imports; k++)
+			total += strlen(prof->blocked_imports[k]) + 2;
+		if (total > CONFIG_LISTED_BYTES_MAX)
+			return config_fail_at(p, -EINVAL, p->lines.profile_lists[i],
+					      "[profile %s]: the mounts, allow_mounts and "
+					      "blocked_imports of all profiles together are longer "
+					      "than %d bytes",
+					      prof->name, CONFIG_LISTED_BYTES_MAX);
+	}
+	return 0;
+}
+
+/*
  * The [mount] sections once every section is read: each has a source that
  * passes rootspec_source_check() now (the error at its source line) and a
  * valid target; no two targets overlap. Then the lists that name them.
@@ -1935,6 +2003,9 @@ config_mounts_finish(struct config_parse *p)
 		if (r < 0)
 			return r;
 	}
+	r = config_listed_finish(p);
+	if (r < 0)
+		return r;
 	return config_runtimes_finish(p);
 }
 

@@ -29,6 +29,9 @@
 /* hidden_paths of all profiles together, bytes: info_ok lists them in one
  * packet (PROTO_MSG_MAX) next to the allow-lists (CONFIG_ALLOW_BYTES_MAX). */
 #define CONFIG_HIDDEN_BYTES_MAX 8192
+/* mounts, allow_mounts and blocked_imports of all profiles, as names, in
+ * bytes: airlock info lists them in one packet with the allow-lists */
+#define CONFIG_LISTED_BYTES_MAX 4096
 /* The profile a request gets when [access] names no default_profile: the
  * [limits] defaults, a request may ask up to the [limits] ceilings. */
 #define CONFIG_PROFILE_IMPLICIT "default"
@@ -95,6 +98,10 @@ struct config_profile {
 	 * owned */
 	char *hidden[CONFIG_HIDDEN_MAX];
 	size_t nhidden;
+	/* blocked_imports = a.b, c: Python modules the advisory check reports
+	 * (daemon/advisory.c). Never a boundary: docs/security.md. */
+	char blocked_imports[PROTO_BLOCKED_IMPORTS_MAX][PROTO_MODULE_NAME_MAX + 1];
+	size_t nblocked_imports;
 };
 
 struct config {

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "advisory.h"
 #include "budget.h"
 #include "cells.h"
 #include "frontend.h"
@@ -656,6 +657,37 @@ run_over_budget(struct daemon *d, struct client *c, uint32_t req_id, const struc
 }
 
 /*
+ * The profile's blocked_imports check on the code of a Python runtime (its
+ * argv[0] is python*): the findings for result.advisories, NULL for none.
+ * Advisory only: the run goes ahead whatever it finds; the check reads the
+ * text and any run-time name gets past it (docs/security.md,
+ * "blocked_imports"). Bounded: at most ADVISORY_SCAN_MAX bytes are read.
+ */
+static struct advisory_list *
+run_advise(const struct config *cfg, const struct proto_run *req, const struct config_profile *prof)
+{
+	const struct config_runtime *rt = config_runtime_find(cfg, req->runtime);
+	const char *names[PROTO_BLOCKED_IMPORTS_MAX];
+	struct advisory_list *adv;
+	size_t i;
+
+	if (prof->nblocked_imports == 0 || rt == NULL || rt->is_exec || rt->argc == 0 ||
+	    !advisory_is_python(rt->argv[0]) || !req->code.present)
+		return NULL;
+	for (i = 0; i < prof->nblocked_imports; i++)
+		names[i] = prof->blocked_imports[i];
+	adv = malloc(sizeof(*adv));
+	if (adv == NULL)
+		fatalx("out of memory");
+	advisory_scan(names, prof->nblocked_imports, req->code.data, req->code.len, adv);
+	if (adv->n == 0) {
+		free(adv);
+		return NULL;
+	}
+	return adv;
+}
+
+/*
  * A run request, checked and queued; cs: it is an interpreter session's
  * interpreter (run_start_interp). A cell goes to its session's cells
  * instead (cells.h). Returns the run, or NULL when it was answered (or went
@@ -838,6 +870,8 @@ run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct 
 	if (r->run_id == 0)
 		r->run_id = ++d->next_run_id;
 	r->tools = run_tools_new(r, req->tools, req->ntools);
+	/* An interpreter's code is the daemon's driver, not the client's. */
+	r->advisories = cs == NULL ? run_advise(d->cfg, req, prof) : NULL;
 	TAILQ_INSERT_TAIL(&d->runs, r, entry);
 	d->nruns++;
 	if (r->c != NULL)

@@ -22,6 +22,7 @@
 
 struct event;
 struct egress_policy;
+struct advisory_list;
 struct egress_run;
 struct run_tools;
 struct cells;
@@ -93,6 +94,7 @@ struct run {
 	struct egress_run *egress;	  /* served by the proxy since SUP_EGRESS, or NULL */
 	struct run_tools *tools;	  /* the tool bridge (run_tools.h), or NULL */
 	struct cells *cells; /* an interpreter session's interpreter (cells.h), or NULL */
+	struct advisory_list *advisories; /* blocked_imports findings (advisory.h), or NULL */
 };
 
 /* ---- run.c ---- */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "advisory.h"
 #include "budget.h"
 #include "cells.h"
 #include "cgroup.h"
@@ -485,6 +486,8 @@ run_io_answer(struct run *r)
 		res.queued_ms = run_io_ms_between(&r->t_request, &r->t_start);
 	else
 		res.queued_ms = run_io_ms_since(&r->t_request);
+	for (i = 0; r->advisories != NULL && i < r->advisories->n; i++)
+		res.advisories[res.nadvisories++] = r->advisories->text[i];
 	/* Calls still waiting are abandoned: the code is gone. */
 	run_tools_close(r);
 	run_tools_result(r, &res);
@@ -619,4 +622,6 @@ run_io_free(struct run *r)
 	r->egress_pol = NULL;
 	run_tools_free(r->tools);
 	r->tools = NULL;
+	free(r->advisories);
+	r->advisories = NULL;
 }

@@ -1059,6 +1059,43 @@ size_t airlock_result_display_count(const struct airlock_result *res);
 int airlock_result_display_get(const struct airlock_result *res, size_t i, const char **ret_mime,
 			       const void **ret_data, size_t *ret_len);
 
+/* ---- Advisories, mounts, profile lists (since AIRLOCK_0.9) --------------- */
+
+/*
+ * What the daemon's advisory checks found in the run's code (at most 16
+ * lines of at most 255 bytes, e.g. "blocked import: subprocess (line 3)";
+ * the profile's blocked_imports). An advisory is never a refusal and never a
+ * boundary: the run went ahead, and code can import a module no check sees
+ * (docs/security.md). NULL or 0 when out of range or from a daemon before
+ * 0.9. Since 0.9.
+ */
+size_t airlock_result_advisory_count(const struct airlock_result *res);
+const char *airlock_result_advisory(const struct airlock_result *res, size_t i);
+
+/* A list of names a profile carries (airlockd.conf(5), [profile NAME]). */
+enum airlock_profile_list {
+	AIRLOCK_PROFILE_MOUNTS = 0,	     /* mounts: every run of the profile gets them */
+	AIRLOCK_PROFILE_ALLOW_MOUNTS = 1,    /* allow_mounts: a request may add them */
+	AIRLOCK_PROFILE_BLOCKED_IMPORTS = 2, /* blocked_imports: what the advisory import
+					      * check reports (never a boundary) */
+};
+
+/* How many names profile i's list has, and name k; 0 or NULL when out of
+ * range (or from a daemon before 0.9). It belongs to info. Since 0.9. */
+size_t airlock_info_profile_list_count(const struct airlock_info *info, size_t i,
+				       enum airlock_profile_list list);
+const char *airlock_info_profile_list(const struct airlock_info *info, size_t i,
+				      enum airlock_profile_list list, size_t k);
+
+/* The named read-only mounts the caller's profiles and the runtimes give or
+ * allow: mount i's name (what a request names), its target (where a run sees
+ * it) and whether it is a package tree (exec allowed; else noexec). The host
+ * source is not told. NULL, false or 0 when out of range. Since 0.9. */
+size_t airlock_info_mount_count(const struct airlock_info *info);
+const char *airlock_info_mount_name(const struct airlock_info *info, size_t i);
+const char *airlock_info_mount_target(const struct airlock_info *info, size_t i);
+bool airlock_info_mount_is_package(const struct airlock_info *info, size_t i);
+
 #ifdef __cplusplus
 }
 #endif

@@ -555,8 +555,63 @@ static const struct {
 	{AIRLOCK_SWITCH_SUBPROCESS, "subprocess"},
 };
 
+/* A profile's lists of names, by their airlockd.conf(5) keys. */
+static const struct {
+	enum airlock_profile_list list;
+	const char *name;
+} cli_profile_lists[] = {
+	{AIRLOCK_PROFILE_MOUNTS, "mounts"},
+	{AIRLOCK_PROFILE_ALLOW_MOUNTS, "allow_mounts"},
+	{AIRLOCK_PROFILE_BLOCKED_IMPORTS, "blocked_imports"},
+};
+
+/* The lists profile i has (those with names) as arrays of p. */
+static int
+cli_info_lists_json(const struct airlock_info *info, size_t i, json_t *p)
+{
+	size_t l, k;
+	json_t *a;
+
+	for (l = 0; l < sizeof(cli_profile_lists) / sizeof(cli_profile_lists[0]); l++) {
+		enum airlock_profile_list list = cli_profile_lists[l].list;
+
+		if (airlock_info_profile_list_count(info, i, list) == 0)
+			continue;
+		a = json_array();
+		if (a == NULL || json_object_set_new(p, cli_profile_lists[l].name, a) < 0)
+			return -ENOMEM;
+		for (k = 0; k < airlock_info_profile_list_count(info, i, list); k++)
+			if (json_array_append_new(a, json_string(airlock_info_profile_list(
+							     info, i, list, k))) < 0)
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+/* "mounts": [{"name", "target", "package": bool}], if said. */
+static int
+cli_info_mounts_json(const struct airlock_info *info, json_t *obj)
+{
+	json_t *list;
+	size_t i;
+
+	if (airlock_info_mount_count(info) == 0)
+		return 0;
+	list = json_array();
+	if (list == NULL || json_object_set_new(obj, "mounts", list) < 0)
+		return -ENOMEM;
+	for (i = 0; i < airlock_info_mount_count(info); i++)
+		if (json_array_append_new(
+			    list,
+			    json_pack("{s:s, s:s, s:b}", "name", airlock_info_mount_name(info, i),
+				      "target", airlock_info_mount_target(info, i), "package",
+				      (int)airlock_info_mount_is_package(info, i))) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 /* "profiles": [{"name", "default": bool, "limits": {NAME: {default, ceiling}}, "network",
- * SWITCH: bool}], if said. */
+ * SWITCH: bool, LIST: [str]}], if said. */
 static int
 cli_info_profiles_json(const struct airlock_info *info, json_t *obj)
 {
@@ -585,6 +640,8 @@ cli_info_profiles_json(const struct airlock_info *info, json_t *obj)
 						 0)) < 0)
 				return -ENOMEM;
 		if (airlock_info_profile_network(info, i) && cli_info_allow_json(info, i, p) < 0)
+			return -ENOMEM;
+		if (cli_info_lists_json(info, i, p) < 0)
 			return -ENOMEM;
 		for (l = 0; airlock_limit_name((enum airlock_limit)l) != NULL; l++) {
 			enum airlock_limit k = (enum airlock_limit)l;
@@ -639,7 +696,27 @@ cli_info_profiles_text(const struct airlock_info *info)
 		}
 		if (airlock_info_profile_network(info, i))
 			printf("\n");
+		for (k = 0; k < sizeof(cli_profile_lists) / sizeof(cli_profile_lists[0]); k++) {
+			enum airlock_profile_list list = cli_profile_lists[k].list;
+			size_t j, n = airlock_info_profile_list_count(info, i, list);
+
+			for (j = 0; j < n; j++)
+				printf("%s%s", j == 0 ? "    " : ", ",
+				       airlock_info_profile_list(info, i, list, j));
+			if (n > 0)
+				printf(" (%s%s)\n", cli_profile_lists[k].name,
+				       list == AIRLOCK_PROFILE_BLOCKED_IMPORTS
+					       ? ": reported in the result, not refused"
+					       : "");
+		}
 	}
+	if (airlock_info_mount_count(info) == 0)
+		return;
+	printf("%-20s %-8s %s\n", "mount", "kind", "target (read-only)");
+	for (i = 0; i < airlock_info_mount_count(info); i++)
+		printf("  %-18s %-8s %s\n", airlock_info_mount_name(info, i),
+		       airlock_info_mount_is_package(info, i) ? "package" : "data",
+		       airlock_info_mount_target(info, i));
 }
 
 /* `airlock info` as JSON. */
@@ -673,7 +750,8 @@ cli_info_json(const struct airlock_info *info)
 	    json_object_set_new(obj, "resource_control",
 				json_string(airlock_info_resource_control(info))) < 0)
 		goto fail;
-	if (cli_info_packages_json(info, obj) < 0 || cli_info_profiles_json(info, obj) < 0)
+	if (cli_info_packages_json(info, obj) < 0 || cli_info_profiles_json(info, obj) < 0 ||
+	    cli_info_mounts_json(info, obj) < 0)
 		goto fail;
 	if (json_object_set_new(obj, "runtimes", rt) < 0) {
 		rt = NULL;
@@ -1376,6 +1454,17 @@ cli_result_json(const struct airlock_result *res)
 	if (airlock_result_tool_call_count(res) > 0 &&
 	    json_object_set_new(obj, "tool_calls", cli_tool_calls_json(res)) < 0)
 		goto fail_obj;
+	/* The advisory checks' findings (blocked_imports), when there are any. */
+	if (airlock_result_advisory_count(res) > 0) {
+		json_t *adv = json_array();
+
+		if (adv == NULL || json_object_set_new(obj, "advisories", adv) < 0)
+			goto fail_obj;
+		for (i = 0; i < airlock_result_advisory_count(res); i++)
+			if (json_array_append_new(adv,
+						  json_string(airlock_result_advisory(res, i))) < 0)
+				goto fail_obj;
+	}
 	return obj;
 fail_obj:
 	json_decref(obj);
@@ -1476,6 +1565,9 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 			fprintf(stderr, "airlock: %s\n", line);
 			free(line);
 		}
+		/* Advisory only: the run went ahead (docs/security.md). */
+		for (size_t i = 0; i < airlock_result_advisory_count(res); i++)
+			fprintf(stderr, "airlock: advisory: %s\n", airlock_result_advisory(res, i));
 	}
 	if (run->artifacts != NULL)
 		astatus = cli_write_artifacts(res, run->artifacts, run->force);

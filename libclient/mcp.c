@@ -973,6 +973,15 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 	if (airlock_result_has_network(res) &&
 	    json_object_set_new(obj, "network", mcp_oom(cli_network_json(res))) < 0)
 		mcp_oom(NULL);
+	/* The advisory checks' findings: shown, never a refusal. */
+	if (airlock_result_advisory_count(res) > 0) {
+		json_t *adv = mcp_oom(json_array());
+
+		for (i = 0; i < airlock_result_advisory_count(res); i++)
+			json_array_append_new(
+				adv, mcp_oom(json_string(airlock_result_advisory(res, i))));
+		json_object_set_new(obj, "advisories", adv);
+	}
 	return obj;
 }
 
@@ -1096,6 +1105,16 @@ mcp_run_reply(struct mcp *m, const struct mcp_call *call, const struct airlock_r
 			mcp_oom(NULL);
 		free(all);
 		free(line);
+		all = next;
+	}
+	/* The advisory checks' findings (the run went ahead). */
+	for (i = 0; i < airlock_result_advisory_count(res); i++) {
+		char *next;
+
+		if (asprintf(&next, "%s\nadvisory (not enforced): %s", all,
+			     airlock_result_advisory(res, i)) < 0)
+			mcp_oom(NULL);
+		free(all);
 		all = next;
 	}
 	/* Files past the artifacts limit are never dropped silently. */
@@ -2027,7 +2046,10 @@ mcp_probe(struct mcp *m)
 	"\"session\":{\"type\":[\"string\",\"null\"]},"                                            \
 	"\"network\":{\"type\":\"object\",\"description\":\"a profile with network = proxy: "      \
 	"bytes_up, bytes_down, connections, refused, contacted (host:port), refusals "             \
-	"({host, reason})\"}},"                                                                    \
+	"({host, reason})\"},"                                                                     \
+	"\"advisories\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"                      \
+	"\"description\":\"what the daemon's advisory checks found (a profile's blocked "          \
+	"imports); the run was not refused\"}},"                                                   \
 	"\"required\":[\"outcome\",\"exit_code\",\"wall_seconds\",\"cpu_seconds\",\"stdout\","     \
 	"\"stderr\",\"files\"]}"
 #define MCP_SESSION_ARG "\"session\":{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{32}$\"}"
@@ -2184,9 +2206,61 @@ mcp_tool_description(const struct mcp *m, const struct mcp_tool *t)
 	return text;
 }
 
+/* Append to *text (an asprintf string) what profile i lets a run do: its main
+ * limits, its policy switches, its network, its mounts and advisory checks. */
+static void
+mcp_profile_text(const struct mcp *m, size_t i, char **text)
+{
+	const struct airlock_info *info = m->info;
+	size_t k, nb = airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_BLOCKED_IMPORTS);
+	size_t nm = airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_MOUNTS);
+	char *next;
+
+	if (asprintf(&next,
+		     "%s '%s': %" PRIu64 " s wall, %" PRIu64 " MiB memory, %" PRIu64
+		     " processes; %s; %s; %s",
+		     *text, airlock_info_profile_name(info, i),
+		     airlock_info_profile_limit(info, i, AIRLOCK_LIMIT_WALL_MS) / 1000,
+		     airlock_info_profile_limit(info, i, AIRLOCK_LIMIT_MEMORY_BYTES) >> 20,
+		     airlock_info_profile_limit(info, i, AIRLOCK_LIMIT_PROCESSES),
+		     airlock_info_profile_switch(info, i, AIRLOCK_SWITCH_FILE_WRITE) == 0
+			     ? "file_write off (workspace and /tmp read-only: output only through "
+			       "stdout and stderr)"
+			     : "file_write on",
+		     airlock_info_profile_switch(info, i, AIRLOCK_SWITCH_SUBPROCESS) == 0
+			     ? "subprocess off (one process: fork, threads and exec fail)"
+			     : "subprocess on",
+		     airlock_info_profile_network(info, i) ? "network through the daemon's proxy"
+							   : "no network") < 0)
+		mcp_oom(NULL);
+	free(*text);
+	*text = next;
+	for (k = 0; k < nm; k++) {
+		if (asprintf(&next, "%s%s%s", *text, k == 0 ? "; read-only mounts: " : ", ",
+			     airlock_info_profile_list(info, i, AIRLOCK_PROFILE_MOUNTS, k)) < 0)
+			mcp_oom(NULL);
+		free(*text);
+		*text = next;
+	}
+	for (k = 0; k < nb; k++) {
+		if (asprintf(&next, "%s%s%s", *text,
+			     k == 0 ? "; imports of these are reported, not blocked: " : ", ",
+			     airlock_info_profile_list(info, i, AIRLOCK_PROFILE_BLOCKED_IMPORTS,
+						       k)) < 0)
+			mcp_oom(NULL);
+		free(*text);
+		*text = next;
+	}
+	if (asprintf(&next, "%s.", *text) < 0)
+		mcp_oom(NULL);
+	free(*text);
+	*text = next;
+}
+
 /*
  * A run tool's input schema gains "profile", an enum of the profiles the
- * daemon's info lists for this user (none listed: no such argument offered).
+ * daemon's info lists for this user (none listed: no such argument offered),
+ * described by what each lets a run do, switches and limits.
  */
 static void
 mcp_schema_profiles(const struct mcp *m, const struct mcp_tool *t, json_t *schema)
@@ -2206,10 +2280,13 @@ mcp_schema_profiles(const struct mcp *m, const struct mcp_tool *t, json_t *schem
 			def = airlock_info_profile_name(m->info, i);
 	}
 	if (asprintf(&text,
-		     "The daemon's named set of limits for the run (default: %s). Its limits "
-		     "are the defaults and the most the other arguments may ask.",
+		     "The daemon's named policy for the run (default: %s). Its limits "
+		     "are the defaults and the most the other arguments may ask; its switches "
+		     "are enforced by the kernel.",
 		     def != NULL ? def : "the daemon's") < 0)
 		mcp_oom(NULL);
+	for (i = 0; i < n; i++)
+		mcp_profile_text(m, i, &text);
 	prop = mcp_oom(
 		json_pack("{s:s, s:o, s:s}", "type", "string", "enum", names, "description", text));
 	free(text);

@@ -82,6 +82,8 @@ struct airlock_result {
 	char *value;			 /* a cell's trailing expression, or NULL */
 	struct result_artifact *display; /* name: the mime type */
 	size_t ndisplay;
+	char (*advisories)[PROTO_ADVISORY_MAX + 1];
+	size_t nadvisories;
 };
 
 /* One call of the run's tools, from result.tool_calls. */
@@ -102,6 +104,15 @@ struct info_profile {
 	uint64_t ceilings[PROTO_LIMIT_COUNT_];
 	bool no_file_write; /* "file_write": false */
 	bool no_subprocess; /* "subprocess": false */
+	char **lists[3];    /* enum airlock_profile_list: mounts, allow_mounts, blocked_imports */
+	size_t nlists[3];
+};
+
+/* One mount of info_ok.mounts. */
+struct info_mount {
+	char name[PROTO_MOUNT_MAX + 1];
+	char target[PROTO_NAME_MAX + 1];
+	bool package;
 };
 
 struct airlock_info {
@@ -116,7 +127,29 @@ struct airlock_info {
 	char **packages;	/* per runtime: "numpy,pandas", or NULL: not said */
 	struct info_profile *profiles;
 	size_t nprofiles;
+	struct info_mount *mounts;
+	size_t nmounts;
 };
+
+/* Copy n strings (checked by the decoder) into *ret, n of them on success. */
+static int
+info_strv_copy(const char *const *v, size_t n, char ***ret, size_t *ret_n)
+{
+	size_t k;
+
+	if (n == 0)
+		return 0;
+	*ret = calloc(n, sizeof(**ret));
+	if (*ret == NULL)
+		return -ENOMEM;
+	for (k = 0; k < n; k++) {
+		(*ret)[k] = strdup(v[k]);
+		if ((*ret)[k] == NULL)
+			return -ENOMEM; /* the ones copied are freed with the info */
+		(*ret_n)++;
+	}
+	return 0;
+}
 
 /* A profile's network mode and allow-lists, copied. */
 static int
@@ -315,6 +348,16 @@ result_from_proto(const struct proto_result *pr, struct airlock_result **ret)
 		}
 		res->ntool_calls = pr->ntool_calls;
 	}
+	if (pr->nadvisories > 0) {
+		r = -ENOMEM;
+		res->advisories = calloc(pr->nadvisories, sizeof(*res->advisories));
+		if (res->advisories == NULL)
+			goto out;
+		/* The decoder bounded the count and each length. */
+		for (i = 0; i < pr->nadvisories && i < PROTO_ADVISORIES_MAX; i++)
+			snprintf(res->advisories[res->nadvisories++], sizeof(res->advisories[0]),
+				 "%s", pr->advisories[i]);
+	}
 	r = result_artifacts_take(pr->artifacts, pr->nartifacts, &res->artifacts, &res->nartifacts);
 	if (r < 0)
 		goto out;
@@ -367,7 +410,22 @@ airlock_result_free(struct airlock_result *res)
 	free(res->error);
 	free(res->network);
 	free(res->tool_calls);
+	free(res->advisories);
 	free(res);
+}
+
+/* The advisories of the run (blocked_imports findings). */
+AIRLOCK_EXPORT size_t
+airlock_result_advisory_count(const struct airlock_result *res)
+{
+	return res != NULL ? res->nadvisories : 0;
+}
+
+/* Advisory i, or NULL. */
+AIRLOCK_EXPORT const char *
+airlock_result_advisory(const struct airlock_result *res, size_t i)
+{
+	return res != NULL && i < res->nadvisories ? res->advisories[i] : NULL;
 }
 
 /* How many tool calls the result lists. */
@@ -759,8 +817,36 @@ result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
 		p->no_subprocess = pi->profiles[i].no_subprocess;
 		info->nprofiles++;
 		r = info_profile_network(&pi->profiles[i], p);
+		if (r == 0)
+			r = info_strv_copy(pi->profiles[i].mounts, pi->profiles[i].nmounts,
+					   &p->lists[AIRLOCK_PROFILE_MOUNTS],
+					   &p->nlists[AIRLOCK_PROFILE_MOUNTS]);
+		if (r == 0)
+			r = info_strv_copy(pi->profiles[i].allow_mounts,
+					   pi->profiles[i].nallow_mounts,
+					   &p->lists[AIRLOCK_PROFILE_ALLOW_MOUNTS],
+					   &p->nlists[AIRLOCK_PROFILE_ALLOW_MOUNTS]);
+		if (r == 0)
+			r = info_strv_copy(pi->profiles[i].blocked_imports,
+					   pi->profiles[i].nblocked_imports,
+					   &p->lists[AIRLOCK_PROFILE_BLOCKED_IMPORTS],
+					   &p->nlists[AIRLOCK_PROFILE_BLOCKED_IMPORTS]);
 		if (r < 0)
 			goto out;
+	}
+	if (pi->nmounts > 0) {
+		r = -ENOMEM;
+		info->mounts = calloc(pi->nmounts, sizeof(*info->mounts));
+		if (info->mounts == NULL)
+			goto out;
+	}
+	/* The decoder checked each name and the target's length. */
+	for (i = 0; i < pi->nmounts && i < PROTO_INFO_MOUNTS_MAX; i++) {
+		struct info_mount *mt = &info->mounts[info->nmounts++];
+
+		snprintf(mt->name, sizeof(mt->name), "%s", pi->mounts[i].name);
+		snprintf(mt->target, sizeof(mt->target), "%s", pi->mounts[i].target);
+		mt->package = pi->mounts[i].package;
 	}
 	*ret = info;
 	info = NULL;
@@ -790,11 +876,19 @@ airlock_info_free(struct airlock_info *info)
 	for (i = 0; info->profiles != NULL && i < info->nprofiles; i++) {
 		size_t k;
 
+		size_t l;
+
 		for (k = 0; k < info->profiles[i].nallow; k++)
 			free(info->profiles[i].allow[k]);
 		free(info->profiles[i].allow);
+		for (l = 0; l < 3; l++) {
+			for (k = 0; k < info->profiles[i].nlists[l]; k++)
+				free(info->profiles[i].lists[l][k]);
+			free(info->profiles[i].lists[l]);
+		}
 	}
 	free(info->profiles);
+	free(info->mounts);
 	free(info);
 }
 
@@ -861,6 +955,55 @@ airlock_info_profile_switch(const struct airlock_info *info, size_t i,
 		return !info->profiles[i].no_subprocess;
 	}
 	return -EINVAL;
+}
+
+/* How many names profile i's list has. */
+AIRLOCK_EXPORT size_t
+airlock_info_profile_list_count(const struct airlock_info *info, size_t i,
+				enum airlock_profile_list list)
+{
+	if (info == NULL || i >= info->nprofiles ||
+	    (unsigned)list > AIRLOCK_PROFILE_BLOCKED_IMPORTS)
+		return 0;
+	return info->profiles[i].nlists[list];
+}
+
+/* Name k of profile i's list, or NULL. */
+AIRLOCK_EXPORT const char *
+airlock_info_profile_list(const struct airlock_info *info, size_t i, enum airlock_profile_list list,
+			  size_t k)
+{
+	if (k >= airlock_info_profile_list_count(info, i, list))
+		return NULL;
+	return info->profiles[i].lists[list][k];
+}
+
+/* How many mounts info lists. */
+AIRLOCK_EXPORT size_t
+airlock_info_mount_count(const struct airlock_info *info)
+{
+	return info != NULL ? info->nmounts : 0;
+}
+
+/* Mount i's name, or NULL. */
+AIRLOCK_EXPORT const char *
+airlock_info_mount_name(const struct airlock_info *info, size_t i)
+{
+	return info != NULL && i < info->nmounts ? info->mounts[i].name : NULL;
+}
+
+/* Mount i's target in the sandbox, or NULL. */
+AIRLOCK_EXPORT const char *
+airlock_info_mount_target(const struct airlock_info *info, size_t i)
+{
+	return info != NULL && i < info->nmounts ? info->mounts[i].target : NULL;
+}
+
+/* Whether mount i is a package tree (exec allowed). */
+AIRLOCK_EXPORT bool
+airlock_info_mount_is_package(const struct airlock_info *info, size_t i)
+{
+	return info != NULL && i < info->nmounts && info->mounts[i].package;
 }
 
 /* What enforces the limits, or NULL. */

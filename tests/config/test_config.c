@@ -486,6 +486,21 @@ static const struct bad_case bad_cases[] = {
 	{"[profile ro]\nfile_write = false\nfile_write = true\n", 3,
 	 "duplicate key 'file_write' in [profile ro]"},
 	{"[profile minimal]\nallow_groups = root,\n", 2, "empty name"},
+	/* blocked_imports (advisory, daemon/advisory.c) */
+	{"[profile p]\n\nblocked_imports = os, sub-process\n", 3,
+	 "blocked_imports: 'sub-process' is not a Python module name"},
+	{"[profile p]\nblocked_imports = os..path\n", 2, "'os..path' is not a Python module name"},
+	{"[profile p]\nblocked_imports = .os\n", 2, "'.os' is not a Python module name"},
+	{"[profile p]\nblocked_imports = 1os\n", 2, "'1os' is not a Python module name"},
+	{"[profile p]\nblocked_imports = os, ctypes, os\n", 2, "blocked_imports: 'os' given twice"},
+	{"[profile p]\nblocked_imports = os,\n", 2, "blocked_imports: empty name"},
+	{"[profile p]\nblocked_imports = "
+	 "a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,b0,b1,b2,b3,b4,b5,b6,b7,b8,b9,c0,c1,c2,c3,c4,c5,c6,c7,c8,"
+	 "c9,d0,d1,d2\n",
+	 2, "blocked_imports: more than 32 names"},
+	{"[profile p]\nblocked_imports = "
+	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+	 2, "blocked_imports: name too long"},
 	{"[access]\ndefault_profile = Big\n", 2, "default_profile = Big: expected"},
 	{"[access]\ndefault_profile = nope\n", 2, "default_profile = nope: no such profile"},
 	{"[access]\ndefault_profile = default\n", 2, "no such profile"},
@@ -646,6 +661,57 @@ test_mounts(void **state)
 	/* The runtime's mount is the run's, not one it may ask for elsewhere. */
 	assert_int_equal(config_mounts_resolve(&f->cfg, std, rt, ask_c, 1, &mask, &bad), 0);
 	assert_int_equal(config_mounts_resolve(&f->cfg, std, NULL, ask_c, 1, &mask, &bad), -EPERM);
+	config_free(&f->cfg);
+}
+
+/* blocked_imports: the names kept in order; the lists of all profiles
+ * together bounded (info lists them in one packet). */
+static void
+test_blocked_imports(void **state)
+{
+	struct fixture *f = *state;
+	const struct config_profile *p;
+	char text[16384];
+	size_t len = 0, i, k;
+
+	assert_int_equal(load_text(f, "[profile p]\nblocked_imports = subprocess , os.path,ctypes\n"
+				      "[profile q]\n"),
+			 0);
+	p = config_profile_find(&f->cfg, "p");
+	assert_non_null(p);
+	assert_int_equal(p->nblocked_imports, 3);
+	assert_string_equal(p->blocked_imports[0], "subprocess");
+	assert_string_equal(p->blocked_imports[1], "os.path");
+	assert_string_equal(p->blocked_imports[2], "ctypes");
+	assert_int_equal(config_profile_find(&f->cfg, "q")->nblocked_imports, 0);
+	config_free(&f->cfg);
+
+	/* Lines are short (inih), so the bound takes several lists: 5 mounts of
+	 * 30 bytes in mounts and allow_mounts and 4 names of 40 bytes, 488 bytes
+	 * a profile; the 9th goes past 4096. */
+	for (k = 0; k < 5; k++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"[mount m%029zu]\nsource = /usr/share\ntarget = /d/%zu\n",
+					k, k);
+	for (i = 0; i < 9; i++) {
+		const char *l = "m0000000000000000000000000000";
+
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"[profile p%zu]\nmounts = %s0,%s1,%s2,%s3,%s4\n"
+					"allow_mounts = %s0,%s1,%s2,%s3,%s4\nblocked_imports = ",
+					i, l, l, l, l, l, l, l, l, l, l);
+		for (k = 0; k < 4; k++)
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "%sm%02zu%037d",
+						k ? "," : "", k, 0);
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "\n");
+	}
+	assert_int_equal(load_text(f, text), -EINVAL);
+	assert_error_at(f, 51,
+			"[profile p8]: the mounts, allow_mounts and blocked_imports of all "
+			"profiles together are longer than 4096 bytes");
+	/* One profile fewer fits. */
+	*strstr(text, "[profile p8]") = '\0';
+	assert_int_equal(load_text(f, text), 0);
 	config_free(&f->cfg);
 }
 
@@ -1128,6 +1194,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mounts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blocked_imports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),

@@ -36,6 +36,7 @@ build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/plan.c" $root_rule
 build fuzz_egress "$src/tests/fuzz/fuzz_egress.c" "$src/daemon/egress_rules.c"
 build fuzz_bundle "$src/tests/fuzz/fuzz_bundle.c"
 build fuzz_jsonscan "$src/tests/fuzz/fuzz_jsonscan.c"
+build fuzz_advisory "$src/tests/fuzz/fuzz_advisory.c" "$src/daemon/advisory.c"
 # shellcheck disable=SC2086
 $cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/plan.c" $root_rule $common $libs
 rm -rf "$work/seeds"
@@ -51,11 +52,17 @@ mkdir -p "$work/seeds/jsonscan"
 printf '{"id":1,"tool":"search","args":{"q":"x","n":[1,2.5e3,null,true]}}' >"$work/seeds/jsonscan/call"
 printf '{"a":"\\ud83d\\ude00\\n","b":[[[]]],"c":-0.5}' >"$work/seeds/jsonscan/value"
 printf '"\303\251\342\202\254"' >"$work/seeds/jsonscan/utf8"
+# The blocked_imports check (daemon/advisory.c): Python source with every form.
+mkdir -p "$work/seeds/advisory"
+printf 'import os.path as p, sys\nfrom a.b import (c,\n  d as e)\nx = __import__("subprocess")\n' \
+	>"$work/seeds/advisory/forms"
+printf 's = """import os\n"""  # import ctypes\nif x: import importlib; importlib.import_module(r"ctypes")\\\n' \
+	>"$work/seeds/advisory/strings"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
-for h in proto config plan egress bundle jsonscan; do
+for h in proto config plan egress bundle jsonscan advisory; do
 	corpus="$work/corpus-$h"
 	mkdir -p "$corpus"
 	# Regressions first: each committed input runs once and must pass.

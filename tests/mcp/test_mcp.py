@@ -44,7 +44,13 @@ def setUpModule() -> None:
     binary = os.environ.get("AIRLOCKD") or shutil.which("airlockd")
     if not binary or not CLI:
         raise unittest.SkipTest("no airlockd or airlock (set AIRLOCKD and AIRLOCK_CLI)")
-    _daemon = Daemon(binary, prefix="airlock-mcp-", debug=True)
+    # "locked": both switches off and an advisory import check (issue 17).
+    _daemon = Daemon(
+        binary,
+        "[profile locked]\nfile_write = false\nsubprocess = false\nblocked_imports = ctypes\n",
+        prefix="airlock-mcp-",
+        debug=True,
+    )
     SOCKET = _daemon.sock
     _daemon.start()
 
@@ -331,8 +337,16 @@ class McpTest(unittest.TestCase):
         for name in ("run_python", "run_shell"):
             prop = names[name]["inputSchema"]["properties"]["profile"]
             self.assertEqual(prop["type"], "string")
-            self.assertEqual(set(prop["enum"]), {"minimal", "standard", "generous", "default"})
+            self.assertEqual(set(prop["enum"]), {"minimal", "standard", "generous", "default", "locked"})
             self.assertIn("default: default", prop["description"])
+            # Each profile with its switches, not only its limits.
+            self.assertIn(
+                "'locked': 10 s wall, 256 MiB memory, 64 processes; file_write off (workspace and /tmp "
+                "read-only: output only through stdout and stderr); subprocess off (one process: fork, "
+                "threads and exec fail); no network; imports of these are reported, not blocked: ctypes.",
+                prop["description"],
+            )
+            self.assertIn("'minimal': 30 s wall, 128 MiB memory, 16 processes; file_write on; subprocess on; no network.", prop["description"])
         self.assertNotIn("profile", names["session_open"]["inputSchema"]["properties"])
         # minimal's 128 MiB ends a run allocating 200 MiB; generous lets it finish.
         code = "x = bytearray(200 * 2**20)\nx[::4096] = b'1' * len(x[::4096])\nprint('survived')"
@@ -349,6 +363,13 @@ class McpTest(unittest.TestCase):
         result = self.run_python("print(1)", profile="minimal", memory_mb=1024)
         self.assertTrue(result["isError"])
         self.assertIn("profile 'minimal'", text_of(result))
+        # blocked_imports: reported with the result, the run not refused.
+        result = self.run_python("import ctypes\nprint(ctypes.c_int(3).value)", profile="locked")
+        self.assertFalse(result["isError"], text_of(result))
+        self.assertEqual(result["structuredContent"]["advisories"], ["blocked import: ctypes (line 1)"])
+        self.assertIn("advisory (not enforced): blocked import: ctypes (line 1)", text_of(result))
+        self.assertIn("3", result["structuredContent"]["stdout"])
+        self.assertNotIn("advisories", self.run_python("import ctypes")["structuredContent"])
         rid = self.server.request("tools/call", {"name": "run_python", "arguments": {"code": "1", "profile": "Bad"}})
         reply = self.server.wait(rid)
         text = json.dumps(reply)

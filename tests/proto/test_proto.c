@@ -3135,7 +3135,72 @@ test_bad_tool_reply(void **state)
 	proto_msg_free(&m);
 }
 
-/* result.tool_calls: the records round trip; absent when there is none. */
+/* info_ok.mounts and the profile entry's lists: round trip, absent when
+ * empty, names checked, every bound. */
+static void
+test_roundtrip_info_mounts(void **state)
+{
+	const char *mnts[] = {"data", "tools"}, *blocked[] = {"subprocess", "os.path"};
+	struct proto_mount_info mi[2] = {{"data", "/data/x", false}, {"tools", "/opt/t", true}};
+	struct proto_profile prof = {.name = "p"};
+	struct proto_info in = {.daemon = "airlockd", .version = 1, .nruntimes = 1};
+	struct proto_out o;
+	struct proto_msg m;
+	size_t i;
+
+	(void)state;
+	in.runtimes[0] = "python";
+	in.profiles = &prof;
+	in.nprofiles = 1;
+	assert_int_equal(proto_encode_info(5, &in, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.info.nmounts, 0);
+	assert_int_equal(m.u.info.profiles[0].nmounts + m.u.info.profiles[0].nallow_mounts +
+				 m.u.info.profiles[0].nblocked_imports,
+			 0);
+	proto_msg_free(&m);
+	prof.mounts = mnts;
+	prof.nmounts = 1;
+	prof.allow_mounts = mnts;
+	prof.nallow_mounts = 2;
+	prof.blocked_imports = blocked;
+	prof.nblocked_imports = 2;
+	in.mounts = mi;
+	in.nmounts = 2;
+	assert_int_equal(proto_encode_info(5, &in, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.info.profiles[0].nmounts, 1);
+	assert_string_equal(m.u.info.profiles[0].mounts[0], "data");
+	assert_int_equal(m.u.info.profiles[0].nallow_mounts, 2);
+	assert_string_equal(m.u.info.profiles[0].allow_mounts[1], "tools");
+	assert_int_equal(m.u.info.profiles[0].nblocked_imports, 2);
+	assert_string_equal(m.u.info.profiles[0].blocked_imports[1], "os.path");
+	assert_int_equal(m.u.info.nmounts, 2);
+	for (i = 0; i < 2; i++) {
+		assert_string_equal(m.u.info.mounts[i].name, mi[i].name);
+		assert_string_equal(m.u.info.mounts[i].target, mi[i].target);
+		assert_int_equal(m.u.info.mounts[i].package, mi[i].package);
+	}
+	proto_msg_free(&m);
+	/* Names that break their rule are not sent. */
+	blocked[1] = "os..path";
+	assert_int_equal(proto_encode_info(5, &in, &o), -EINVAL);
+	blocked[1] = "os.path";
+	mnts[1] = "Tools";
+	assert_int_equal(proto_encode_info(5, &in, &o), -EINVAL);
+	mnts[1] = "tools";
+	mi[0].name = "/srv/data";
+	assert_int_equal(proto_encode_info(5, &in, &o), -EINVAL);
+	mi[0].name = "data";
+	in.nmounts = PROTO_INFO_MOUNTS_MAX + 1;
+	assert_int_equal(proto_encode_info(5, &in, &o), -E2BIG);
+	in.nmounts = 2;
+	prof.nblocked_imports = PROTO_BLOCKED_IMPORTS_MAX + 1;
+	assert_int_equal(proto_encode_info(5, &in, &o), -E2BIG);
+}
+
+/* result.tool_calls and result.advisories: they round trip; absent when
+ * there is none. */
 static void
 test_roundtrip_result_tool_calls(void **state)
 {
@@ -3154,7 +3219,25 @@ test_roundtrip_result_tool_calls(void **state)
 	decode_out(&o, &m);
 	assert_int_equal(m.u.result.ntool_calls, 0);
 	assert_int_equal(m.u.result.tool_calls_omitted, 0);
+	assert_int_equal(m.u.result.nadvisories, 0);
 	proto_msg_free(&m);
+
+	/* result.advisories, the same way: absent when none, every bound. */
+	res.advisories[0] = "blocked import: subprocess (line 3)";
+	res.advisories[1] = "blocked import: 4 more not listed";
+	res.nadvisories = 2;
+	assert_int_equal(proto_encode_result(2, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.nadvisories, 2);
+	assert_string_equal(m.u.result.advisories[0], "blocked import: subprocess (line 3)");
+	assert_string_equal(m.u.result.advisories[1], res.advisories[1]);
+	proto_msg_free(&m);
+	res.nadvisories = PROTO_ADVISORIES_MAX + 1;
+	assert_int_equal(proto_encode_result(2, &res, &o), -E2BIG);
+	res.nadvisories = 1;
+	res.advisories[0] = "";
+	assert_int_equal(proto_encode_result(2, &res, &o), -EINVAL);
+	res.nadvisories = 0;
 
 	res.tool_calls = rec;
 	res.ntool_calls = 2;
@@ -3236,6 +3319,7 @@ main(void)
 		T(test_roundtrip_tool_messages),
 		T(test_bad_tool_reply),
 		T(test_roundtrip_result_tool_calls),
+		T(test_roundtrip_info_mounts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,7 +58,13 @@ def setUpModule() -> None:
     if not binary:
         raise unittest.SkipTest("no airlockd (set AIRLOCKD)")
     # Room for the sessions of a failing test that were not closed.
-    _daemon = Daemon(binary, "[sessions]\nmax_per_uid = 16\n", prefix="airlock-py-", debug=True)
+    # "advised": the advisory import check (issue 17, step 8).
+    _daemon = Daemon(
+        binary,
+        "[sessions]\nmax_per_uid = 16\n[profile advised]\nblocked_imports = subprocess, os.path\n",
+        prefix="airlock-py-",
+        debug=True,
+    )
     SOCKET = _daemon.sock
     _daemon.start()
 
@@ -828,7 +834,7 @@ class ProfileTest(unittest.TestCase):
 
     def test_info_profiles(self) -> None:
         profiles = self.sandbox.info()["profiles"]
-        self.assertEqual(set(profiles), {"minimal", "standard", "generous", "default"})
+        self.assertEqual(set(profiles), {"minimal", "standard", "generous", "default", "advised"})
         self.assertTrue(profiles["default"]["default"])
         self.assertFalse(profiles["minimal"]["default"])
         self.assertEqual(profiles["minimal"]["limits"]["memory_bytes"], {"default": 128 << 20, "ceiling": 128 << 20})
@@ -836,6 +842,21 @@ class ProfileTest(unittest.TestCase):
         # The built-ins switch nothing off.
         self.assertEqual({p["file_write"] for p in profiles.values()}, {True})
         self.assertEqual(profiles["standard"]["limits"]["memory_bytes"]["default"], 512 << 20)
+        # The names of the lists: only advised has any (no [mount] is configured).
+        self.assertEqual(profiles["advised"]["blocked_imports"], ["subprocess", "os.path"])
+        self.assertEqual(profiles["minimal"]["blocked_imports"], [])
+        self.assertEqual({len(p["mounts"]) + len(p["allow_mounts"]) for p in profiles.values()}, {0})
+        self.assertEqual(self.sandbox.info()["mounts"], {})
+
+    def test_blocked_imports_are_advisories(self) -> None:
+        # Reported in the result, never refused: the code ran to the end;
+        # a name built at run time is not seen (docs/security.md).
+        code = "import os.path, json\nimport subprocess as sp\n__import__('sub' + 'process')\nprint(sp.run(['true']).returncode)\n"
+        r = self.sandbox.run_sync(code, limits=SandboxLimits(profile="advised"))
+        self.assertTrue(r.ok, r.stderr)
+        self.assertEqual(r.stdout, "0\n")
+        self.assertEqual(r.advisories, ("blocked import: os.path (line 1)", "blocked import: subprocess (line 2)"))
+        self.assertEqual(self.sandbox.run_sync(code).advisories, ())
 
 
 class DaemonDefaultsTest(unittest.TestCase):

@@ -219,6 +219,15 @@ _OPTIONAL = {
     "airlock_result_value": (_str, [_p]),
     "airlock_result_display_count": (_size, [_p]),
     "airlock_result_display_get": (_int, [_p, _size, ctypes.POINTER(ctypes.c_char_p), _pp, ctypes.POINTER(_size)]),
+    # 0.9: advisories, mounts, profile lists
+    "airlock_result_advisory_count": (_size, [_p]),
+    "airlock_result_advisory": (_str, [_p, _size]),
+    "airlock_info_profile_list_count": (_size, [_p, _size, _int]),
+    "airlock_info_profile_list": (_str, [_p, _size, _int, _size]),
+    "airlock_info_mount_count": (_size, [_p]),
+    "airlock_info_mount_name": (_str, [_p, _size]),
+    "airlock_info_mount_target": (_str, [_p, _size]),
+    "airlock_info_mount_is_package": (_bool, [_p, _size]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

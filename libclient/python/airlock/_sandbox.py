@@ -40,6 +40,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 OutputCallback = Callable[[str, bytes], Union[None, Awaitable[None]]]
 # A profile's policy switches: (enum airlock_profile_switch, key in info()["profiles"][name]).
 _PROFILE_SWITCHES: Tuple[Tuple[int, str], ...] = ((0, "file_write"), (1, "subprocess"))
+# A profile's lists of names: (enum airlock_profile_list, key in info()["profiles"][name]).
+_PROFILE_LISTS: Tuple[Tuple[int, str], ...] = ((0, "mounts"), (1, "allow_mounts"), (2, "blocked_imports"))
 
 
 # libairlock frees what a tool handler answers with free(): it is malloc()ed here.
@@ -328,6 +330,12 @@ def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
                     seconds=lib.airlock_result_tool_call_ms(res, i) / 1000.0,
                 )
             )
+    advisories: Tuple[str, ...] = ()
+    if hasattr(lib, "airlock_result_advisory_count"):  # libairlock 0.9
+        advisories = tuple(
+            (lib.airlock_result_advisory(res, i) or b"").decode("utf-8", "replace")
+            for i in range(lib.airlock_result_advisory_count(res))
+        )
     cell, state, value, display = 0, None, None, []
     if hasattr(lib, "airlock_result_cell") and lib.airlock_result_cell(res):  # libairlock 0.9
         cell = int(lib.airlock_result_cell(res))
@@ -347,6 +355,7 @@ def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
         state=state,
         value=value,
         display=tuple(display),
+        advisories=advisories,
         tool_calls=tuple(calls),
         network=_network(lib, res),
         stdout=out.decode("utf-8", "replace"),
@@ -1067,6 +1076,10 @@ class AirlockSandbox:
         or library. "profiles" maps each profile the caller may use to
         {"default": bool (what a run naming none gets), "limits": {limit name:
         {"default": int, "ceiling": int}}}; {} from an older daemon or library.
+        "mounts" maps each named read-only mount those profiles and the
+        runtimes give or allow to {"target": str (where a run sees it),
+        "package": bool (exec allowed)}; the host source is not told; {} from
+        a daemon or library before 0.9.
         """
         conn = self._take_idle() or self._connect()
         lib = self._lib
@@ -1113,15 +1126,20 @@ class AirlockSandbox:
                 "resource_control": rc_name,
                 "runtime_packages": packages,
                 "profiles": self._info_profiles(info),
+                "mounts": self._info_mounts(info),
             }
         finally:
             lib.airlock_info_free(info)
 
     def _info_profiles(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
         """info()["profiles"]: name -> {"default": bool, "limits": {limit: {"default", "ceiling"}},
-        "file_write": bool, "subprocess": bool} (policy switches: file_write False when the kernel
+        "file_write": bool, "subprocess": bool, "mounts": [str], "allow_mounts": [str],
+        "blocked_imports": [str]} (policy switches: file_write False when the kernel
         keeps the runs' workspace and /tmp read-only, subprocess False when it allows one
-        process, one thread, one exec; True also from a library or daemon before the switch)."""
+        process, one thread, one exec; True also from a library or daemon before the switch;
+        the lists are the names of the profile's airlockd.conf(5) keys, [] from a library or
+        daemon before 0.9; blocked_imports is advisory: findings go in SandboxResult.advisories,
+        the run is not refused)."""
         lib = self._lib
         out: Dict[str, Dict[str, Any]] = {}
         if not hasattr(lib, "airlock_info_profile_count"):
@@ -1147,6 +1165,26 @@ class AirlockSandbox:
                 if hasattr(lib, "airlock_info_profile_switch"):
                     allowed = lib.airlock_info_profile_switch(info, i, sw) != 0
                 out[raw.decode("ascii", "replace")][key] = allowed
+            for lst, key in _PROFILE_LISTS:
+                names: List[str] = []
+                if hasattr(lib, "airlock_info_profile_list_count"):
+                    for k in range(lib.airlock_info_profile_list_count(info, i, lst)):
+                        names.append((lib.airlock_info_profile_list(info, i, lst, k) or b"").decode("ascii", "replace"))
+                out[raw.decode("ascii", "replace")][key] = names
+        return out
+
+    def _info_mounts(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
+        """info()["mounts"]: name -> {"target": str, "package": bool}."""
+        lib = self._lib
+        out: Dict[str, Dict[str, Any]] = {}
+        if not hasattr(lib, "airlock_info_mount_count"):
+            return out
+        for i in range(lib.airlock_info_mount_count(info)):
+            name = (lib.airlock_info_mount_name(info, i) or b"").decode("ascii", "replace")
+            out[name] = {
+                "target": (lib.airlock_info_mount_target(info, i) or b"").decode("utf-8", "replace"),
+                "package": bool(lib.airlock_info_mount_is_package(info, i)),
+            }
         return out
 
     def _call(self, call: Callable[[_Conn], int]) -> None:

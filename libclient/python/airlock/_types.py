@@ -364,6 +364,11 @@ class SandboxResult:
         (SandboxDisplay). 0, None, None, () for a run.
     tool_calls: the SandboxToolCall of each call the code made of the run's
         tools, in order (at most 256), () for a run without tools.
+    advisories: what the daemon's advisory checks found in the code, e.g.
+        "blocked import: subprocess (line 3)" for a profile's blocked_imports
+        (at most 16). Never a refusal and never a boundary: the run went
+        ahead, and code can import a module no check sees. () with a daemon
+        or libairlock before 0.9.
     """
 
     stdout: str
@@ -388,6 +393,7 @@ class SandboxResult:
     state: Optional[str] = None
     value: Optional[str] = None
     display: Tuple[SandboxDisplay, ...] = ()
+    advisories: Tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

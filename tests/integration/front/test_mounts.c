@@ -6,6 +6,7 @@
  * or that the profile does not allow is refused naming it, and a [mount]
  * whose source is a link, world-writable, missing or relative is refused
  * with file:line at start-up and at reload (the old configuration stays).
+ * info lists the caller's mounts (name, target, kind; never the source).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -544,13 +545,88 @@ test_bad_sources(void **state)
 	check_bad("srv/data", "source srv/data: expected an absolute path");
 }
 
+/*
+ * info lists the caller's mounts (those its profiles give or allow; "secret"
+ * is in no profile) with target and kind, and each profile its mounts and
+ * allow_mounts; the host source is not in the reply, so neither `airlock
+ * info` nor its --json can print it.
+ */
+static void
+test_info_mounts(void **state)
+{
+	char *argv[] = {(char *)getenv("AIRLOCK_CLI"), "--socket", fx.sock, "info", NULL, NULL};
+	struct airlock_conn *c = NULL;
+	struct airlock_info *info = NULL;
+	static char out[65536], err[4096];
+	size_t i, seen = 0;
+
+	(void)state;
+	assert_int_equal(airlock_connect(fx.sock, &c), 0);
+	assert_int_equal(airlock_info(c, &info), 0);
+	assert_int_equal(airlock_info_mount_count(info), 2);
+	for (i = 0; i < airlock_info_mount_count(info); i++) {
+		const char *name = airlock_info_mount_name(info, i);
+
+		if (strcmp(name, "data") == 0) {
+			assert_string_equal(airlock_info_mount_target(info, i), "/data/x");
+			assert_false(airlock_info_mount_is_package(info, i));
+			seen |= 1;
+		} else if (strcmp(name, "tools") == 0) {
+			assert_string_equal(airlock_info_mount_target(info, i), "/opt/tools");
+			assert_true(airlock_info_mount_is_package(info, i));
+			seen |= 2;
+		} else {
+			fail_msg("info lists mount '%s', which no profile or runtime names", name);
+		}
+	}
+	assert_int_equal(seen, 3);
+	assert_null(airlock_info_mount_name(info, 2));
+	assert_null(airlock_info_mount_target(info, 2));
+	for (i = 0; i < airlock_info_profile_count(info); i++) {
+		bool ds = strcmp(airlock_info_profile_name(info, i), "ds") == 0;
+
+		assert_int_equal(airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_MOUNTS),
+				 ds ? 1 : 0);
+		assert_int_equal(
+			airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_ALLOW_MOUNTS),
+			ds ? 1 : 0);
+		if (!ds)
+			continue;
+		seen |= 4;
+		assert_string_equal(airlock_info_profile_list(info, i, AIRLOCK_PROFILE_MOUNTS, 0),
+				    "data");
+		assert_string_equal(
+			airlock_info_profile_list(info, i, AIRLOCK_PROFILE_ALLOW_MOUNTS, 0),
+			"tools");
+		assert_null(airlock_info_profile_list(info, i, AIRLOCK_PROFILE_MOUNTS, 1));
+		assert_null(airlock_info_profile_list(info, i, (enum airlock_profile_list)7, 0));
+	}
+	assert_int_equal(seen, 7);
+	airlock_info_free(info);
+	airlock_conn_free(c);
+
+	assert_non_null(argv[0]);
+	assert_int_equal(front_run_cmd((uid_t)-1, 0, argv, out, sizeof(out), err, sizeof(err)), 0);
+	assert_non_null(strstr(out, "\n  data               data     /data/x\n"));
+	assert_non_null(strstr(out, "\n  tools              package  /opt/tools\n"));
+	assert_non_null(strstr(out, "\n    data (mounts)\n    tools (allow_mounts)\n"));
+	assert_null(strstr(out, "secret"));
+	assert_null(strstr(out, base));
+	argv[4] = "--json";
+	assert_int_equal(front_run_cmd((uid_t)-1, 0, argv, out, sizeof(out), err, sizeof(err)), 0);
+	assert_non_null(strstr(out, "{\"name\":\"tools\",\"target\":\"/opt/tools\","
+				    "\"package\":true}"));
+	assert_non_null(strstr(out, "\"allow_mounts\":[\"tools\"]"));
+	assert_null(strstr(out, base));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dataset_read_only), cmocka_unit_test(test_package_tree_exec),
-		cmocka_unit_test(test_refusals),	  cmocka_unit_test(test_venv_runtime),
-		cmocka_unit_test(test_bad_sources),
+		cmocka_unit_test(test_refusals),	  cmocka_unit_test(test_info_mounts),
+		cmocka_unit_test(test_venv_runtime),	  cmocka_unit_test(test_bad_sources),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -8,6 +8,8 @@
  * Step 2: file_write = false in info and on a session's workspace (the
  * hostile case pol_write_ro tries every write route on a one-shot run).
  * Step 3: subprocess = false in info and on a run (hostile pol_noproc*).
+ * Step 8: blocked_imports reports, never refuses: the findings in the
+ * result, the audit line's count, the bypass not seen, info's list.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +40,8 @@
 	"[sandbox]\nuid_base = 1500000\nuid_count = 64\n"                                          \
 	"[profile tiny]\nwall_ms = 3000\nmemory_bytes = 96M\nallow_users = 1\n"                    \
 	"[profile readonly]\nfile_write = false\n"                                                 \
-	"[profile noproc]\nsubprocess = false\n"
+	"[profile noproc]\nsubprocess = false\n"                                                   \
+	"[profile advised]\nblocked_imports = subprocess, ctypes\n"
 #define CFG CFG_BASE "[access]\nallow_users = nobody\n"
 
 static int
@@ -274,8 +277,8 @@ test_forbidden_profile(void **state)
 	assert_true(o.has_minimal);
 	assert_true(o.default_is_default);
 	assert_int_equal(o.minimal_mem, 128 * MiB);
-	/* minimal, standard, generous, readonly, noproc, default */
-	assert_int_equal(o.nprofiles, 6);
+	/* minimal, standard, generous, readonly, noproc, advised, default */
+	assert_int_equal(o.nprofiles, 7);
 }
 
 /* root sees every profile, with its limits; the implicit default is the
@@ -289,7 +292,7 @@ test_info_lists_profiles(void **state)
 
 	assert_int_equal(airlock_info(c, &info), 0);
 	n = airlock_info_profile_count(info);
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8);
 	for (i = 0; i < n; i++) {
 		const char *name = airlock_info_profile_name(info, i);
 		uint64_t mem = airlock_info_profile_limit(info, i, AIRLOCK_LIMIT_MEMORY_BYTES);
@@ -479,6 +482,94 @@ test_noproc_profile(void **state)
 	airlock_conn_free(c);
 }
 
+/* Two imports the check sees, one it cannot (a name built at run time), and
+ * a comment and a string it must not report; the code runs to the end. */
+#define ADVISED_CODE                                                                               \
+	"import json\n"                                                                            \
+	"import subprocess\n"                                                                      \
+	"from ctypes import c_int  # import os\n"                                                  \
+	"s = 'import ctypes'\n"                                                                    \
+	"m = __import__('sub' + 'process')\n"                                                      \
+	"print(m.run(['true']).returncode, c_int(7).value)\n"
+
+/* The advisories of res joined by '|'. */
+static void
+advisories(const struct airlock_result *res, char *buf, size_t len)
+{
+	size_t i, off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < airlock_result_advisory_count(res) && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "|" : "",
+					airlock_result_advisory(res, i));
+}
+
+static void
+test_blocked_imports(void **state)
+{
+	struct fixture *f = *state;
+	struct airlock_conn *c = conn_to(f);
+	struct airlock_run_req *req;
+	struct airlock_result *res;
+	struct airlock_info *info = NULL;
+	char code[64], msg[512], got[1024];
+	const void *out;
+	size_t len, i, seen = 0;
+
+	/* Reported, not refused: the code ran, subprocess and all. */
+	assert_int_equal(run_req(c, py_req(ADVISED_CODE, "advised"), &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	assert_int_equal(airlock_result_exit_code(res), 0);
+	assert_int_equal(airlock_result_stdout(res, &out, &len), 0);
+	assert_int_equal(len, 4);
+	assert_memory_equal(out, "0 7\n", 4);
+	advisories(res, got, sizeof(got));
+	assert_string_equal(got,
+			    "blocked import: subprocess (line 2)|blocked import: ctypes (line 3)");
+	assert_null(airlock_result_advisory(res, 2));
+	airlock_result_free(res);
+	assert_true(fixture_log_has(f, "advisories=2"));
+
+	/* Another profile: no check, no advisories. */
+	assert_int_equal(run_req(c, py_req(ADVISED_CODE, NULL), &res, code, msg), 0);
+	assert_int_equal(airlock_result_exit_code(res), 0);
+	assert_int_equal(airlock_result_advisory_count(res), 0);
+	airlock_result_free(res);
+
+	/* Not a python runtime: its code is not read. */
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_runtime(req, "sh"), 0);
+	assert_int_equal(airlock_run_req_set_code(req, "echo import subprocess\n", 23), 0);
+	assert_int_equal(airlock_run_req_set_profile(req, "advised"), 0);
+	assert_int_equal(run_req(c, req, &res, code, msg), 0);
+	assert_int_equal(airlock_result_exit_code(res), 0);
+	assert_int_equal(airlock_result_advisory_count(res), 0);
+	airlock_result_free(res);
+
+	/* info lists the names; the other profiles have none. */
+	assert_int_equal(airlock_info(c, &info), 0);
+	for (i = 0; i < airlock_info_profile_count(info); i++) {
+		size_t n =
+			airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_BLOCKED_IMPORTS);
+
+		if (strcmp(airlock_info_profile_name(info, i), "advised") != 0) {
+			assert_int_equal(n, 0);
+			continue;
+		}
+		seen++;
+		assert_int_equal(n, 2);
+		assert_string_equal(
+			airlock_info_profile_list(info, i, AIRLOCK_PROFILE_BLOCKED_IMPORTS, 0),
+			"subprocess");
+		assert_string_equal(
+			airlock_info_profile_list(info, i, AIRLOCK_PROFILE_BLOCKED_IMPORTS, 1),
+			"ctypes");
+	}
+	assert_int_equal(seen, 1);
+	airlock_info_free(info);
+	airlock_conn_free(c);
+}
+
 /* Does a new connection's info list the profile, and is it the default? */
 static int
 info_profile(const struct fixture *f, const char *name)
@@ -527,10 +618,10 @@ test_reload(void **state)
 	assert_int_equal(run_req(c, py_req("print(1)\n", "default"), &res, code, msg), -ENOENT);
 	airlock_conn_free(c);
 
-	/* Line 17: the extra section's wall_ms_max. */
+	/* Line 19: the extra section's wall_ms_max. */
 	assert_int_equal(fixture_write_config(f, CFG "[profile extra]\nwall_ms_max = 2000\n"), 0);
 	assert_int_equal(kill(f->pid, SIGHUP), 0);
-	snprintf(want, sizeof(want), "%s:17: unknown key 'wall_ms_max' in [profile extra]",
+	snprintf(want, sizeof(want), "%s:19: unknown key 'wall_ms_max' in [profile extra]",
 		 f->config);
 	for (i = 0; i < 300 && !fixture_log_has(f, want); i++)
 		front_sleep_ms(10);
@@ -551,6 +642,7 @@ main(void)
 		cmocka_unit_test(test_session_profile),
 		cmocka_unit_test(test_readonly_session),
 		cmocka_unit_test(test_noproc_profile),
+		cmocka_unit_test(test_blocked_imports),
 		cmocka_unit_test(test_reload),
 	};
 
