@@ -1078,6 +1078,8 @@ enum airlock_profile_list {
 	AIRLOCK_PROFILE_ALLOW_MOUNTS = 1,    /* allow_mounts: a request may add them */
 	AIRLOCK_PROFILE_BLOCKED_IMPORTS = 2, /* blocked_imports: what the advisory import
 					      * check reports (never a boundary) */
+	AIRLOCK_PROFILE_HIDDEN_PATHS = 3,    /* hidden_paths: paths of the sandbox that
+					      * are not there in its runs (the kernel) */
 };
 
 /* How many names profile i's list has, and name k; 0 or NULL when out of

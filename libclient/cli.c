@@ -563,6 +563,7 @@ static const struct {
 	{AIRLOCK_PROFILE_MOUNTS, "mounts"},
 	{AIRLOCK_PROFILE_ALLOW_MOUNTS, "allow_mounts"},
 	{AIRLOCK_PROFILE_BLOCKED_IMPORTS, "blocked_imports"},
+	{AIRLOCK_PROFILE_HIDDEN_PATHS, "hidden_paths"},
 };
 
 /* The lists profile i has (those with names) as arrays of p. */
@@ -707,6 +708,8 @@ cli_info_profiles_text(const struct airlock_info *info)
 				printf(" (%s%s)\n", cli_profile_lists[k].name,
 				       list == AIRLOCK_PROFILE_BLOCKED_IMPORTS
 					       ? ": reported in the result, not refused"
+				       : list == AIRLOCK_PROFILE_HIDDEN_PATHS
+					       ? ": not there in its runs"
 					       : "");
 		}
 	}

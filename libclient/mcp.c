@@ -2214,6 +2214,7 @@ mcp_profile_text(const struct mcp *m, size_t i, char **text)
 	const struct airlock_info *info = m->info;
 	size_t k, nb = airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_BLOCKED_IMPORTS);
 	size_t nm = airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_MOUNTS);
+	size_t nh = airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_HIDDEN_PATHS);
 	char *next;
 
 	if (asprintf(&next,
@@ -2238,6 +2239,14 @@ mcp_profile_text(const struct mcp *m, size_t i, char **text)
 	for (k = 0; k < nm; k++) {
 		if (asprintf(&next, "%s%s%s", *text, k == 0 ? "; read-only mounts: " : ", ",
 			     airlock_info_profile_list(info, i, AIRLOCK_PROFILE_MOUNTS, k)) < 0)
+			mcp_oom(NULL);
+		free(*text);
+		*text = next;
+	}
+	for (k = 0; k < nh; k++) {
+		if (asprintf(&next, "%s%s%s", *text, k == 0 ? "; not there in its runs: " : ", ",
+			     airlock_info_profile_list(info, i, AIRLOCK_PROFILE_HIDDEN_PATHS, k)) <
+		    0)
 			mcp_oom(NULL);
 		free(*text);
 		*text = next;

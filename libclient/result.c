@@ -104,8 +104,9 @@ struct info_profile {
 	uint64_t ceilings[PROTO_LIMIT_COUNT_];
 	bool no_file_write; /* "file_write": false */
 	bool no_subprocess; /* "subprocess": false */
-	char **lists[3];    /* enum airlock_profile_list: mounts, allow_mounts, blocked_imports */
-	size_t nlists[3];
+	/* enum airlock_profile_list: mounts, allow_mounts, blocked_imports, hidden_paths */
+	char **lists[AIRLOCK_PROFILE_HIDDEN_PATHS + 1];
+	size_t nlists[AIRLOCK_PROFILE_HIDDEN_PATHS + 1];
 };
 
 /* One mount of info_ok.mounts. */
@@ -831,6 +832,11 @@ result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
 					   pi->profiles[i].nblocked_imports,
 					   &p->lists[AIRLOCK_PROFILE_BLOCKED_IMPORTS],
 					   &p->nlists[AIRLOCK_PROFILE_BLOCKED_IMPORTS]);
+		if (r == 0)
+			r = info_strv_copy(pi->profiles[i].hidden_paths,
+					   pi->profiles[i].nhidden_paths,
+					   &p->lists[AIRLOCK_PROFILE_HIDDEN_PATHS],
+					   &p->nlists[AIRLOCK_PROFILE_HIDDEN_PATHS]);
 		if (r < 0)
 			goto out;
 	}
@@ -881,7 +887,7 @@ airlock_info_free(struct airlock_info *info)
 		for (k = 0; k < info->profiles[i].nallow; k++)
 			free(info->profiles[i].allow[k]);
 		free(info->profiles[i].allow);
-		for (l = 0; l < 3; l++) {
+		for (l = 0; l <= AIRLOCK_PROFILE_HIDDEN_PATHS; l++) {
 			for (k = 0; k < info->profiles[i].nlists[l]; k++)
 				free(info->profiles[i].lists[l][k]);
 			free(info->profiles[i].lists[l]);
@@ -962,8 +968,7 @@ AIRLOCK_EXPORT size_t
 airlock_info_profile_list_count(const struct airlock_info *info, size_t i,
 				enum airlock_profile_list list)
 {
-	if (info == NULL || i >= info->nprofiles ||
-	    (unsigned)list > AIRLOCK_PROFILE_BLOCKED_IMPORTS)
+	if (info == NULL || i >= info->nprofiles || (unsigned)list > AIRLOCK_PROFILE_HIDDEN_PATHS)
 		return 0;
 	return info->profiles[i].nlists[list];
 }

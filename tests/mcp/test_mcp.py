@@ -47,7 +47,7 @@ def setUpModule() -> None:
     # "locked": both switches off and an advisory import check (issue 17).
     _daemon = Daemon(
         binary,
-        "[profile locked]\nfile_write = false\nsubprocess = false\nblocked_imports = ctypes\n",
+        "[profile locked]\nfile_write = false\nsubprocess = false\nblocked_imports = ctypes\nhidden_paths = /usr/share/doc\n",
         prefix="airlock-mcp-",
         debug=True,
     )
@@ -343,7 +343,8 @@ class McpTest(unittest.TestCase):
             self.assertIn(
                 "'locked': 10 s wall, 256 MiB memory, 64 processes; file_write off (workspace and /tmp "
                 "read-only: output only through stdout and stderr); subprocess off (one process: fork, "
-                "threads and exec fail); no network; imports of these are reported, not blocked: ctypes.",
+                "threads and exec fail); no network; not there in its runs: /usr/share/doc; imports of these are "
+                "reported, not blocked: ctypes.",
                 prop["description"],
             )
             self.assertIn("'minimal': 30 s wall, 128 MiB memory, 16 processes; file_write on; subprocess on; no network.", prop["description"])

@@ -61,7 +61,7 @@ def setUpModule() -> None:
     # "advised": the advisory import check (issue 17, step 8).
     _daemon = Daemon(
         binary,
-        "[sessions]\nmax_per_uid = 16\n[profile advised]\nblocked_imports = subprocess, os.path\n",
+        "[sessions]\nmax_per_uid = 16\n[profile advised]\nblocked_imports = subprocess, os.path\nhidden_paths = /usr/share/doc\n",
         prefix="airlock-py-",
         debug=True,
     )
@@ -845,6 +845,8 @@ class ProfileTest(unittest.TestCase):
         # The names of the lists: only advised has any (no [mount] is configured).
         self.assertEqual(profiles["advised"]["blocked_imports"], ["subprocess", "os.path"])
         self.assertEqual(profiles["minimal"]["blocked_imports"], [])
+        self.assertEqual(profiles["advised"]["hidden_paths"], ["/usr/share/doc"])
+        self.assertEqual(profiles["minimal"]["hidden_paths"], [])
         self.assertEqual({len(p["mounts"]) + len(p["allow_mounts"]) for p in profiles.values()}, {0})
         self.assertEqual(self.sandbox.info()["mounts"], {})
 

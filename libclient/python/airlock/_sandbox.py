@@ -41,7 +41,12 @@ OutputCallback = Callable[[str, bytes], Union[None, Awaitable[None]]]
 # A profile's policy switches: (enum airlock_profile_switch, key in info()["profiles"][name]).
 _PROFILE_SWITCHES: Tuple[Tuple[int, str], ...] = ((0, "file_write"), (1, "subprocess"))
 # A profile's lists of names: (enum airlock_profile_list, key in info()["profiles"][name]).
-_PROFILE_LISTS: Tuple[Tuple[int, str], ...] = ((0, "mounts"), (1, "allow_mounts"), (2, "blocked_imports"))
+_PROFILE_LISTS: Tuple[Tuple[int, str], ...] = (
+    (0, "mounts"),
+    (1, "allow_mounts"),
+    (2, "blocked_imports"),
+    (3, "hidden_paths"),
+)
 
 
 # libairlock frees what a tool handler answers with free(): it is malloc()ed here.
@@ -1134,7 +1139,7 @@ class AirlockSandbox:
     def _info_profiles(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
         """info()["profiles"]: name -> {"default": bool, "limits": {limit: {"default", "ceiling"}},
         "file_write": bool, "subprocess": bool, "mounts": [str], "allow_mounts": [str],
-        "blocked_imports": [str]} (policy switches: file_write False when the kernel
+        "blocked_imports": [str], "hidden_paths": [str]} (policy switches: file_write False when the kernel
         keeps the runs' workspace and /tmp read-only, subprocess False when it allows one
         process, one thread, one exec; True also from a library or daemon before the switch;
         the lists are the names of the profile's airlockd.conf(5) keys, [] from a library or

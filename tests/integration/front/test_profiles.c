@@ -41,7 +41,7 @@
 	"[profile tiny]\nwall_ms = 3000\nmemory_bytes = 96M\nallow_users = 1\n"                    \
 	"[profile readonly]\nfile_write = false\n"                                                 \
 	"[profile noproc]\nsubprocess = false\n"                                                   \
-	"[profile advised]\nblocked_imports = subprocess, ctypes\n"
+	"[profile advised]\nblocked_imports = subprocess, ctypes\nhidden_paths = /usr/share/doc\n"
 #define CFG CFG_BASE "[access]\nallow_users = nobody\n"
 
 static int
@@ -546,7 +546,7 @@ test_blocked_imports(void **state)
 	assert_int_equal(airlock_result_advisory_count(res), 0);
 	airlock_result_free(res);
 
-	/* info lists the names; the other profiles have none. */
+	/* info lists the names (and its hidden path); the other profiles have none. */
 	assert_int_equal(airlock_info(c, &info), 0);
 	for (i = 0; i < airlock_info_profile_count(info); i++) {
 		size_t n =
@@ -554,8 +554,16 @@ test_blocked_imports(void **state)
 
 		if (strcmp(airlock_info_profile_name(info, i), "advised") != 0) {
 			assert_int_equal(n, 0);
+			assert_int_equal(airlock_info_profile_list_count(
+						 info, i, AIRLOCK_PROFILE_HIDDEN_PATHS),
+					 0);
 			continue;
 		}
+		assert_int_equal(
+			airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_HIDDEN_PATHS), 1);
+		assert_string_equal(
+			airlock_info_profile_list(info, i, AIRLOCK_PROFILE_HIDDEN_PATHS, 0),
+			"/usr/share/doc");
 		seen++;
 		assert_int_equal(n, 2);
 		assert_string_equal(
@@ -618,10 +626,10 @@ test_reload(void **state)
 	assert_int_equal(run_req(c, py_req("print(1)\n", "default"), &res, code, msg), -ENOENT);
 	airlock_conn_free(c);
 
-	/* Line 19: the extra section's wall_ms_max. */
+	/* Line 20: the extra section's wall_ms_max. */
 	assert_int_equal(fixture_write_config(f, CFG "[profile extra]\nwall_ms_max = 2000\n"), 0);
 	assert_int_equal(kill(f->pid, SIGHUP), 0);
-	snprintf(want, sizeof(want), "%s:19: unknown key 'wall_ms_max' in [profile extra]",
+	snprintf(want, sizeof(want), "%s:20: unknown key 'wall_ms_max' in [profile extra]",
 		 f->config);
 	for (i = 0; i < 300 && !fixture_log_has(f, want); i++)
 		front_sleep_ms(10);
