@@ -639,7 +639,6 @@ static void
 sb_start_code(struct sb_run *r)
 {
 	int exec_pipe[2];
-	bool move;
 
 	SB_CHECK(pipe2(exec_pipe, O_CLOEXEC), SANDBOX_STEP_FORK);
 	r->start_ns = sb_now_ns();
@@ -649,13 +648,9 @@ sb_start_code(struct sb_run *r)
 	/* A session's runs share their cgroup: its usage so far is not ours. */
 	if (r->ctx.cpu_stat_fd >= 0)
 		r->cpu_base_ns = sb_cgroup_key(r->ctx.cpu_stat_fd, "usage_usec") * 1000ULL;
-	r->pid = sandbox_code_clone(&r->ctx, &r->pidfd, &move);
+	r->pid = sandbox_code_start(&r->ctx, r->pv, exec_pipe, &r->pidfd);
 	if (r->pid < 0)
 		sandbox_fail(SANDBOX_STEP_FORK, errno);
-	if (r->pid == 0) {
-		close(exec_pipe[0]);
-		sandbox_code_exec(&r->ctx, r->pv, exec_pipe[1], move);
-	}
 	close(exec_pipe[1]);
 	/* Only the code holds the output pipes now: EOF means it is all gone. */
 	close(r->ctx.out_fd);

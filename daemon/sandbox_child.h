@@ -84,10 +84,13 @@ void sandbox_cells_end(int lifeline, uint64_t cell, uint32_t reason, uint64_t cp
 		       uint64_t wall_ns);
 
 /*
- * Clone the code's process (*pidfd: its pidfd), into the code's cgroup
- * where there is one; *ret_move: the child must move itself. Like fork.
+ * Start the code's process (*pidfd: its pidfd), into the code's cgroup where
+ * there is one; it runs sandbox_code_exec() with exec_pipe[1] and without
+ * exec_pipe[0]. Returns its pid, or -1 with errno; returns only in the
+ * supervisor.
  */
-long sandbox_code_clone(const struct sandbox_ctx *ctx, int *pidfd, bool *ret_move);
+long sandbox_code_start(const struct sandbox_ctx *ctx, const struct plan_view *pv, int exec_pipe[2],
+			int *pidfd);
 
 /* In the code's process: its last steps, then execve. Failures go to
  * pipefd as {step, errno}. */
