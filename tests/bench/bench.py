@@ -11,6 +11,9 @@ clients (lib, bare, ns, bwrap), the daemon's RSS idle and per concurrent run,
 what a network namespace costs, and a run with 500 input files against one
 with 1. --phases N also straces the daemon
 during N runs of /bin/true and prints a per-phase breakdown (medians).
+--base-airlockd PATH starts a second airlockd (another build, the one a
+change is measured against) and adds its lib runs as variant "base" to the
+latency and throughput rounds, interleaved with the others.
 Prints markdown tables; --smoke checks that every variant produced numbers.
 See docs/performance.md.
 """
@@ -57,6 +60,8 @@ def find_bwrap(allow_install):
 def run_bench(args, *cmd):
     full = [args.lib_bench, "--socket", args.daemon.sock, "--cli", args.airlock,
             "--bwrap", args.bwrap]
+    if args.base_daemon is not None:
+        full += ["--base-socket", args.base_daemon.sock]
     for i in range(args.ask_mounts):
         full += ["--mount", "m%d" % i]
     full += [str(c) for c in cmd]
@@ -266,6 +271,8 @@ def main():
                     help="configure N [mount] sections (directories of /usr/share, read-only)")
     ap.add_argument("--ask-mounts", type=int, default=0,
                     help="the lib variant's requests ask for the first N of them")
+    ap.add_argument("--base-airlockd", default=None,
+                    help="a second airlockd (another build): variant base, side by side with lib")
     ap.add_argument("--only", choices=["files"], default=None,
                     help="measure and print only this section (files: 500 input files vs 1)")
     args = ap.parse_args()
@@ -306,11 +313,24 @@ def main():
             config += "[mount m%d]\nsource = /usr/share/%s\ntarget = /data/m%d\n" % (i, dirs[i], i)
         print("config: %d [mount] sections, the lib requests ask for %d\n" % (args.mounts, args.ask_mounts))
     args.daemon = Daemon(args.airlockd, config, prefix="airlock-bench-")
+    args.base_daemon = None
+    variants, tput_variants = VARIANTS, TPUT_VARIANTS
     try:
         args.daemon.start()
     except RuntimeError as e:
         args.daemon.remove()
         raise SystemExit("bench: %s" % e)
+    if args.base_airlockd:
+        # Its own uid range and directory, the same config.
+        args.base_daemon = Daemon(args.base_airlockd, config, prefix="airlock-bench-base-")
+        try:
+            args.base_daemon.start()
+        except RuntimeError as e:
+            args.daemon.remove()
+            args.base_daemon.remove()
+            raise SystemExit("bench: base: %s" % e)
+        variants, tput_variants = VARIANTS + ["base"], TPUT_VARIANTS + ["base"]
+        print("base: %s\n" % args.base_airlockd)
     try:
         mem, lat, tput, netns = {}, {}, {}, {}
         if args.only == "files":
@@ -323,13 +343,14 @@ def main():
             mem[key] = kv
 
         lat = {}
-        for line in run_bench(args, "latency", iters, 2 if not args.quick else 1).splitlines():
+        for line in run_bench(args, "--variants", ",".join(variants), "latency", iters,
+                              2 if not args.quick else 1).splitlines():
             p = line.split()
             if len(p) >= 3 and p[0] == "latency":
                 lat[(p[1], p[2])] = {k: float(v) for k, v in parse_kv(line).items()}
 
         tput = {}
-        out = run_bench(args, "--variants", ",".join(TPUT_VARIANTS), "throughput", secs, rounds,
+        out = run_bench(args, "--variants", ",".join(tput_variants), "throughput", secs, rounds,
                         *CLIENTS)
         for line in out.splitlines():
             p = line.split()
@@ -349,6 +370,8 @@ def main():
         phases = trace_phases(args, args.phases) if args.phases else None
     finally:
         args.daemon.remove()
+        if args.base_daemon is not None:
+            args.base_daemon.remove()
 
     # ---- report ----
     print("## Latency (ms; one run at a time, round-robin over variants and payloads)\n")
@@ -356,7 +379,7 @@ def main():
           "| / ns | / bwrap |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for pl in PAYLOADS:
-        for v in VARIANTS:
+        for v in variants:
             s = lat.get((v, pl))
             if not s or not s.get("n"):
                 problems.append("latency %s %s: no numbers" % (v, pl))
@@ -371,11 +394,13 @@ def main():
     print()
     print("## Throughput (runs/s of exec /bin/true, %.1f s per point, %d round(s))\n" % (
         secs, rounds))
-    print("| clients | " + " | ".join(TPUT_VARIANTS) + " | lib / bare | lib / ns | lib / bwrap |")
-    print("|---" * (len(TPUT_VARIANTS) + 4) + "|")
+    base = args.base_daemon is not None
+    print("| clients | " + " | ".join(tput_variants) + " | lib / bare | lib / ns | lib / bwrap |"
+          + (" lib / base | base / bwrap |" if base else ""))
+    print("|---" * (len(tput_variants) + 4 + (2 if base else 0)) + "|")
     for c in CLIENTS:
         rates = {}
-        for v in TPUT_VARIANTS:
+        for v in tput_variants:
             kv = tput.get((v, c))
             rates[v] = float(kv["rate"]) if kv else 0.0
             if not rates[v]:
@@ -383,9 +408,11 @@ def main():
             if kv and int(kv.get("errors", 0)):
                 problems.append("throughput %s %d clients: %s errors" % (v, c, kv["errors"]))
         print("| %d | %s | %s | %s | %s |" % (
-            c, " | ".join("%.0f" % rates[v] for v in TPUT_VARIANTS),
+            c, " | ".join("%.0f" % rates[v] for v in tput_variants),
             ratio(rates["lib"], rates["bare"]), ratio(rates["lib"], rates["ns"]),
-            ratio(rates["lib"], rates["bwrap"])))
+            ratio(rates["lib"], rates["bwrap"]))
+              + (" %s | %s |" % (ratio(rates["lib"], rates["base"]),
+                                 ratio(rates["base"], rates["bwrap"])) if base else ""))
     print()
     print("## Daemon memory (VmRSS, KiB)\n")
     idle = mem.get("idle")
@@ -460,6 +487,9 @@ def main():
     if rate("lib", 8) and rate("bwrap", 8):
         r = rate("lib", 8) / rate("bwrap", 8)
         rows.append(("throughput 8 clients >= 2x bwrap", "%.2fx" % r, r >= 2.0))
+    if med("lib", "true") and med("base", "true"):
+        r = med("lib", "true") / med("base", "true")
+        rows.append(("lib /bin/true latency: no regression against base", "%.2fx" % r, r <= 1.05))
     if idle:
         mib = (int(idle["frontend_kib"]) + int(idle["spawner_kib"])) / 1024
         rows.append(("daemon idle RSS < 8 MiB", "%.1f MiB" % mib, mib < 8))

@@ -14,6 +14,8 @@
  *   ns     clone into new user/mount/pid/ipc/uts/net namespaces, uid map, a
  *          tmpfs root with /usr bound read-only, /proc, pivot_root, exec
  *   bwrap  fork/exec of bubblewrap with the same namespaces
+ *   base   as lib, through a second daemon (--base-socket): the build the
+ *          change is measured against, side by side in the same run
  * Every variant reads the payload's stdout and stderr to EOF and waits for it.
  */
 #include "airlock.h"
@@ -39,8 +41,9 @@
 
 #define BENCH_NS_UID 2000000 /* host uid of root in the ns program's userns */
 
-enum bench_variant { V_LIB, V_CLI, V_BARE, V_NS, V_BWRAP, V_COUNT };
-static const char *const bench_variant_names[V_COUNT] = {"lib", "cli", "bare", "ns", "bwrap"};
+enum bench_variant { V_LIB, V_CLI, V_BARE, V_NS, V_BWRAP, V_BASE, V_COUNT };
+static const char *const bench_variant_names[V_COUNT] = {"lib", "cli",	 "bare",
+							 "ns",	"bwrap", "base"};
 
 struct bench_payload {
 	const char *name;
@@ -65,6 +68,8 @@ struct bench {
 	const char *cli;
 	const char *bwrap;
 	struct airlock_conn *conn;
+	const char *base_socket;	/* the base variant's daemon, or NULL */
+	struct airlock_conn *base_conn; /* to it */
 	struct airlock_run_req *req[BENCH_NPAYLOADS];
 	bool newnet;	       /* ns variant: CLONE_NEWNET or not */
 	const char *mounts[8]; /* --mount NAME: lib and cli requests ask for it */
@@ -225,10 +230,11 @@ bench_one(struct bench *b, enum bench_variant v, size_t p)
 	int r;
 
 	switch (v) {
-	case V_LIB: {
+	case V_LIB:
+	case V_BASE: {
 		struct airlock_result *res;
 
-		r = airlock_run(b->conn, b->req[p], &res);
+		r = airlock_run(v == V_LIB ? b->conn : b->base_conn, b->req[p], &res);
 		if (r < 0)
 			return r;
 		r = airlock_result_outcome(res) == AIRLOCK_OUTCOME_EXITED &&
@@ -441,8 +447,10 @@ bench_slice(struct bench *b, enum bench_variant v, int clients, uint64_t dur_ns,
 			close(go[1]);
 			close(res[0]);
 			b->conn = NULL;
-			if (v == V_LIB) {
-				r = airlock_connect(b->socket, &b->conn);
+			b->base_conn = NULL;
+			if (v == V_LIB || v == V_BASE) {
+				r = airlock_connect(v == V_LIB ? b->socket : b->base_socket,
+						    v == V_LIB ? &b->conn : &b->base_conn);
 				if (r < 0)
 					bench_die("connect", r);
 			}
@@ -457,13 +465,14 @@ bench_slice(struct bench *b, enum bench_variant v, int clients, uint64_t dur_ns,
 			if (write(res[1], cnt, sizeof(cnt)) != sizeof(cnt))
 				_exit(1);
 			airlock_conn_free(b->conn);
+			airlock_conn_free(b->base_conn);
 			_exit(0);
 		}
 	}
 	close(go[0]);
 	close(res[1]);
 	/* Let every client connect first. */
-	usleep(v == V_LIB ? 20000 + 2000 * (unsigned)clients : 5000);
+	usleep(v == V_LIB || v == V_BASE ? 20000 + 2000 * (unsigned)clients : 5000);
 	t0 = bench_now_ns();
 	deadline = t0 + dur_ns;
 	for (i = 0; i < clients; i++)
@@ -802,7 +811,8 @@ static void
 bench_usage(void)
 {
 	fprintf(stderr,
-		"usage: airlock-bench [--socket S] [--cli PATH] [--bwrap PATH] [--variants LIST]\n"
+		"usage: airlock-bench [--socket S] [--base-socket S] [--cli PATH] [--bwrap PATH]\n"
+		"                     [--variants LIST]\n"
 		"                     [--mount NAME]... (lib requests ask for these [mount]s)\n"
 		"         latency ITERS WARMUP\n"
 		"       | throughput SECONDS ROUNDS CLIENTS...\n"
@@ -818,7 +828,7 @@ int
 main(int argc, char **argv)
 {
 	struct bench b = {.cli = "airlock", .bwrap = "/usr/bin/bwrap", .newnet = true};
-	unsigned mask = (1u << V_COUNT) - 1;
+	unsigned mask = (1u << V_BASE) - 1;
 	int i = 1, r, k;
 	const char *cmd;
 
@@ -826,6 +836,8 @@ main(int argc, char **argv)
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (!strcmp(argv[i], "--socket"))
 			b.socket = argv[i + 1];
+		else if (!strcmp(argv[i], "--base-socket"))
+			b.base_socket = argv[i + 1];
 		else if (!strcmp(argv[i], "--cli"))
 			b.cli = argv[i + 1];
 		else if (!strcmp(argv[i], "--bwrap"))
@@ -843,11 +855,18 @@ main(int argc, char **argv)
 	if (b.socket == NULL && (mask & (1u << V_LIB | 1u << V_CLI) || !strcmp(cmd, "memory")) &&
 	    strcmp(cmd, "netns") != 0 && strcmp(cmd, "once") != 0)
 		bench_usage();
+	if (b.base_socket == NULL && (mask & 1u << V_BASE))
+		bench_usage();
 	if (b.socket != NULL && strcmp(cmd, "netns") != 0) {
 		bench_make_reqs(&b);
 		r = airlock_connect(b.socket, &b.conn);
 		if (r < 0)
 			bench_die("connect", r);
+	}
+	if (b.base_socket != NULL && (mask & 1u << V_BASE)) {
+		r = airlock_connect(b.base_socket, &b.base_conn);
+		if (r < 0)
+			bench_die("connect base", r);
 	}
 	if (!strcmp(cmd, "latency") && argc - i == 2) {
 		r = bench_latency(&b, mask, atoi(argv[i]), atoi(argv[i + 1]));
@@ -891,6 +910,7 @@ main(int argc, char **argv)
 		bench_usage();
 	}
 	airlock_conn_free(b.conn);
+	airlock_conn_free(b.base_conn);
 	for (k = 0; k < (int)BENCH_NPAYLOADS; k++)
 		airlock_run_req_free(b.req[k]);
 	return r == 0 ? 0 : 1;
