@@ -30,6 +30,23 @@
  * touched are never allocated. */
 #define SB_CODE_STACK (256U * 1024U)
 
+/*
+ * AddressSanitizer keeps the main stack as the thread's: on a stack of the
+ * child's own, the __asan_handle_no_return it inserts before each noreturn
+ * call warns on fd 2, which in the child is not yet the code's stderr (it
+ * may be one of the run's pipes or sockets). Sanitized builds keep the copy.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define SB_CODE_VM 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SB_CODE_VM 0
+#endif
+#endif
+#ifndef SB_CODE_VM
+#define SB_CODE_VM 1
+#endif
+
 struct sb_code_args {
 	const struct sandbox_ctx *ctx;
 	const struct plan_view *pv;
@@ -69,7 +86,8 @@ sb_code_main(void *arg)
  *  - Its set-uid drop makes our memory non-dumpable, which it already is
  *    (the spawner's clone inherited privdrop.c's PR_SET_DUMPABLE 0).
  *  - Only while we are single-threaded: the C library's set*id wrappers
- *    would otherwise signal our other threads from the child.
+ *    would otherwise signal our other threads from the child. Not in a
+ *    build with AddressSanitizer (SB_CODE_VM).
  * The memory's pages come back to us when the child's exec gives it a new
  * address space. Returns the pid, or -1 with errno.
  */
@@ -124,7 +142,7 @@ sandbox_code_start(const struct sandbox_ctx *ctx, const struct plan_view *pv, in
 	bool move = false;
 	long pid;
 
-	if (ctx->code_cgroup_fd < 0 && __libc_single_threaded)
+	if (SB_CODE_VM && ctx->code_cgroup_fd < 0 && __libc_single_threaded)
 		return sb_code_start_vm(ctx, pv, exec_pipe, pidfd);
 	pid = -1;
 	if (ctx->code_cgroup_fd >= 0) {
