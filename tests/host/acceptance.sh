@@ -252,6 +252,24 @@ rm -f /etc/airlock/airlockd.conf
 systemctl reload airlockd.service
 ip link del airlock-out
 
+# --- hidden_paths (issue 17) under the real unit: an overlay with whiteouts
+# on /usr in the sandbox's user namespace (needs no mount of the service's
+# own below /usr: docs/install.md, ProtectKernelModules) and an /etc entry of
+# the root undone; the default profile still sees both.
+cat >/etc/airlock/airlockd.conf <<'CONF'
+[profile hidden]
+hidden_paths = /usr/bin/true, /etc/alternatives
+CONF
+chmod 0644 /etc/airlock/airlockd.conf
+systemctl reload airlockd.service
+sleep 1
+check "hidden_paths: a hidden /usr file and /etc entry are absent" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run --profile hidden -c 'import os, subprocess; print(os.path.lexists(\"/usr/bin/true\"), os.path.lexists(\"/etc/alternatives\"), \"true\" in os.listdir(\"/usr/bin\"), subprocess.run([\"/bin/sh\", \"-c\", \"/usr/bin/true\"]).returncode)' 2>&1 | grep -qx 'False False False 127'"
+check "hidden_paths: the default profile sees them" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run -c 'import os; print(os.path.lexists(\"/usr/bin/true\"), os.path.lexists(\"/etc/alternatives\"))' 2>&1 | grep -qx 'True True'"
+rm -f /etc/airlock/airlockd.conf
+systemctl reload airlockd.service
+
 # --- the service's life: reload, restart, stop
 check "the journal names the resource control and Landlock" sh -c \
 	'journalctl -u airlockd.service --no-pager -o cat | grep -q "resource control: cgroup2" &&
