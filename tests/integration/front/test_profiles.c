@@ -513,6 +513,18 @@ test_blocked_imports(void **state)
 	struct airlock_result *res;
 	struct airlock_info *info = NULL;
 	char code[64], msg[512], got[1024];
+	static char cout[4096], cerr[4096];
+	char *argv[] = {(char *)getenv("AIRLOCK_CLI"),
+			"--socket",
+			f->sock,
+			"run",
+			"--profile",
+			"advised",
+			"-c",
+			"import ctypes\nprint(1)",
+			NULL,
+			NULL,
+			NULL};
 	const void *out;
 	size_t len, i, seen = 0;
 
@@ -576,6 +588,18 @@ test_blocked_imports(void **state)
 	assert_int_equal(seen, 1);
 	airlock_info_free(info);
 	airlock_conn_free(c);
+
+	/* airlock run: a line on stderr each, "advisories" with --json; the
+	 * exit status is the code's. */
+	assert_non_null(argv[0]);
+	assert_int_equal(front_run_cmd((uid_t)-1, 0, argv, cout, sizeof(cout), cerr, sizeof(cerr)),
+			 0);
+	assert_string_equal(cout, "1\n");
+	assert_non_null(strstr(cerr, "airlock: advisory: blocked import: ctypes (line 1)\n"));
+	argv[8] = "--json";
+	assert_int_equal(front_run_cmd((uid_t)-1, 0, argv, cout, sizeof(cout), cerr, sizeof(cerr)),
+			 0);
+	assert_non_null(strstr(cout, "\"advisories\":[\"blocked import: ctypes (line 1)\"]"));
 }
 
 /* Does a new connection's info list the profile, and is it the default? */
