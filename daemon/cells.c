@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cells_driver.h"
 #include "cells_msg.h"
 #include "config.h"
@@ -55,8 +56,9 @@ struct cell {
 	uint32_t req_id;
 	uint64_t n;
 	enum cell_stage stage;
-	uint8_t *code;
+	uint8_t *code; /* until sent; its bytes are charged to uid's budget */
 	size_t code_len;
+	uid_t uid;
 	struct proto_limits lim;
 	int fd[3]; /* stdout, stderr, reply memfds; -1 */
 	struct timespec t_request;
@@ -81,9 +83,12 @@ struct cells {
 	bool ended;
 	bool pumping;
 	struct event *pump_ev;
+	bool took;	      /* the interpreter was handed a cell */
+	struct event *eof_ev; /* the channel closed during a cell: restart unless it ends */
 };
 
 static void cells_pump_cb(evutil_socket_t fd, short what, void *arg);
+static void cells_eof_cb(evutil_socket_t fd, short what, void *arg);
 
 static const char *const cells_mimes[] = {"image/png", "image/svg+xml", "text/plain", "text/html",
 					  NULL};
@@ -120,7 +125,8 @@ cells_new(struct daemon *d, struct session *s, const char *runtime)
 	snprintf(cs->runtime, sizeof(cs->runtime), "%s", runtime);
 	TAILQ_INIT(&cs->q);
 	cs->pump_ev = event_new(d->base, -1, 0, cells_pump_cb, cs);
-	if (cs->pump_ev == NULL)
+	cs->eof_ev = evtimer_new(d->base, cells_eof_cb, cs);
+	if (cs->pump_ev == NULL || cs->eof_ev == NULL)
 		fatalx("out of memory");
 	return cs;
 }
@@ -129,6 +135,17 @@ const char *
 cells_runtime(const struct cells *cs)
 {
 	return cs->runtime;
+}
+
+/* The cell's code copy is no longer needed: freed, and given back to the budget. */
+static void
+cell_code_free(struct cells *cs, struct cell *cl)
+{
+	if (cl->code == NULL)
+		return;
+	budget_release(&cs->d->budget, cl->uid, cl->code_len, 0);
+	free(cl->code);
+	cl->code = NULL;
 }
 
 static void
@@ -141,7 +158,7 @@ cell_free(struct cells *cs, struct cell *cl)
 	for (k = 0; k < 3; k++)
 		if (cl->fd[k] >= 0)
 			close(cl->fd[k]);
-	free(cl->code);
+	cell_code_free(cs, cl);
 	free(cl);
 }
 
@@ -175,6 +192,7 @@ cells_free(struct cells *cs)
 		return;
 	cells_end(cs, "ended");
 	event_free(cs->pump_ev);
+	event_free(cs->eof_ev);
 	free(cs);
 }
 
@@ -470,12 +488,22 @@ cells_chan_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	fdpass_close_all(fds, nfds);
 	if (n == 0 || n == -ECONNRESET) {
-		/* The channel closed: the driver is gone or broken. Its run's
-		 * end answers the cell (the supervisor's limits still hold). */
+		/* The channel closed: the driver is gone or broken. If it is
+		 * gone, its run's end answers the cell with the true outcome
+		 * (an oom kill closes the channel first); if the run has not
+		 * ended a moment later, the code closed or overwrote the
+		 * channel and goes on: nothing can answer, so restart now
+		 * rather than at the cell's wall limit. */
 		log_warnx("session %s: the interpreter closed its channel", session_id(cs->s));
 		cells_close_chan(cs);
-		if (cl == NULL || cl->stage != CELL_SENT)
+		if (cl == NULL || cl->stage != CELL_SENT) {
 			cells_restart(cs, "the interpreter closed its channel");
+		} else {
+			struct timeval tv = {CELLS_EOF_GRACE_MS / 1000,
+					     (CELLS_EOF_GRACE_MS % 1000) * 1000};
+
+			evtimer_add(cs->eof_ev, &tv);
+		}
 		return;
 	}
 	if (n < 0 || (size_t)n != sizeof(dn) || nfds != 0) {
@@ -541,12 +569,19 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 		return;
 	cs->interp = NULL;
 	cs->starting = false;
+	evtimer_del(cs->eof_ev);
 	cells_close_chan(cs);
 	if (!cs->lost)
 		snprintf(cs->lost_why, sizeof(cs->lost_why), "the interpreter ended (%s)",
 			 proto_outcome_name(res->outcome));
 	cs->lost = true;
-	if (cl != NULL && cl->stage != CELL_QUEUED) {
+	/*
+	 * An interpreter that ended before it took any cell failed to start
+	 * (set-up, exec, a memory limit too small for python): the cell it
+	 * was started for is answered with that end, or the next pump would
+	 * start another for it, without end.
+	 */
+	if (cl != NULL && (cl->stage != CELL_QUEUED || !cs->took)) {
 		bool ours = res->outcome == PROTO_OUTCOME_CANCELLED && !cs->ended;
 
 		snprintf(why, sizeof(why), "%s; the interpreter was restarted empty", cs->lost_why);
@@ -555,6 +590,19 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	cs->lost_why[0] = '\0';
 	if (!cs->ended)
 		cells_pump_soon(cs);
+}
+
+/* The channel closed during a cell and the interpreter still runs. */
+static void
+cells_eof_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct cells *cs = arg;
+	struct cell *cl = TAILQ_FIRST(&cs->q);
+
+	(void)fd;
+	(void)what;
+	if (cs->interp != NULL && cl != NULL && cl->stage == CELL_SENT)
+		cells_restart(cs, "cell %" PRIu64 ": the interpreter closed its channel", cl->n);
 }
 
 /* Hand the head cell to the driver: the supervisor first (its clock), then the driver. */
@@ -594,8 +642,7 @@ cells_send(struct cells *cs, struct cell *cl)
 out:
 	if (fds[0] >= 0)
 		close(fds[0]);
-	free(cl->code);
-	cl->code = NULL;
+	cell_code_free(cs, cl);
 	return rc;
 }
 
@@ -604,6 +651,7 @@ cells_interp_set(struct cells *cs, struct run *r)
 {
 	cs->interp = r;
 	cs->starting = true;
+	cs->took = false;
 }
 
 /* Move on: start an interpreter if a cell waits and none is there; send
@@ -620,6 +668,15 @@ cells_pump(struct cells *cs)
 	cs->pumping = true;
 	while ((cl = TAILQ_FIRST(&cs->q)) != NULL && cl->stage == CELL_QUEUED && !cs->ended) {
 		if (cs->interp == NULL) {
+			/* A new interpreter is started on behalf of the cell's
+			 * client (its access and limits are checked again):
+			 * a cell whose client left is dropped. */
+			if (cl->c == NULL) {
+				log_debug("session %s: cell %" PRIu64 " dropped: its client left",
+					  session_id(cs->s), cl->n);
+				cell_free(cs, cl);
+				continue;
+			}
 			rc = run_start_interp(cs->d, cl->c, cl->req_id, cs->s, cs->runtime, cs);
 			if (rc < 0) {
 				/* Refused, and that cell was told why. */
@@ -635,6 +692,7 @@ cells_pump(struct cells *cs)
 			break;
 		}
 		cl->stage = CELL_SENT;
+		cs->took = true;
 		rc = cells_send(cs, cl);
 		if (rc < 0)
 			cells_restart(cs, "cell %" PRIu64 ": cannot hand it over: %s", cl->n,
@@ -692,6 +750,15 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	cl->lim = *lim;
 	cl->fd[0] = cl->fd[1] = cl->fd[2] = -1;
 	cl->code_len = req->code.present ? req->code.len : 0;
+	cl->uid = client_uid(c);
+	/*
+	 * The copy waits in the queue: charged to the uid's budget, as a
+	 * queued run's plan is, or 16 cells of 256 MiB of memfd hole each
+	 * (free to the client) would each cost the daemon 256 MiB, in every
+	 * session (run_over_budget() checked the room before).
+	 */
+	if (budget_charge(&cs->d->budget, cl->uid, cl->code_len, 0, UINT64_MAX, UINT32_MAX) < 0)
+		fatalx("out of memory");
 	cl->code = malloc(cl->code_len + 1);
 	if (cl->code == NULL)
 		fatalx("out of memory");

@@ -24,6 +24,9 @@ struct session;
 /* No answer from a cell this long after its SIGINT: the interpreter is
  * killed and restarted empty. */
 #define CELLS_GRACE_MS 2000
+/* The driver's channel closed during a cell but its interpreter has not
+ * ended this long after: the code closed it and goes on; restart. */
+#define CELLS_EOF_GRACE_MS 1000
 /* Cells of one session waiting behind the one that runs. */
 #define CELLS_QUEUE_MAX 16
 

@@ -84,7 +84,11 @@ def _run(code, name, g, value_max, display_max):
         return INTERRUPTED, 0, None, []
     except SystemExit as e:
         c = e.code
-        return EXIT, c if isinstance(c, int) else (0 if c is None else 1), None, []
+        if c is None:
+            c = 0
+        elif not isinstance(c, int) or not -(1 << 31) <= c < 1 << 31:
+            c = 1  # a message, or more than the answer's int32 holds
+        return EXIT, c, None, []
     except BaseException:
         import traceback
 
@@ -92,8 +96,29 @@ def _run(code, name, g, value_max, display_max):
         return EXCEPTION, 0, None, []
 
 
+def _streams(keep):
+    """sys.stdout and sys.stderr as the driver made them (over fds 1 and 2),
+    whatever the last cell did to them (closed, replaced, set to None):
+    otherwise the driver's own flush fails and the state is lost."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        f = keep.get(name)
+        if f is None or f.closed:
+            f = keep[name] = open(fd, "w", encoding=keep["encoding"], errors="backslashreplace",
+                                  closefd=False)
+        setattr(sys, name, f)
+
+
+def _flush():
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+
+
 def main():
     chan = socket.socket(fileno=os.dup(0))
+    keep = {"stdout": sys.stdout, "stderr": sys.stderr, "encoding": sys.stdout.encoding}
     null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)
     block = {signal.SIGINT}
@@ -121,8 +146,8 @@ def main():
                 pass
         except ChildProcessError:
             pass
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush()
+        _streams(keep)
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
         os.close(out_fd)
@@ -136,11 +161,7 @@ def main():
         except KeyboardInterrupt:
             status, code_, value, display = INTERRUPTED, 0, None, []
         signal.pthread_sigmask(signal.SIG_BLOCK, block)
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:
-            pass
+        _flush()
         os.dup2(null, 1)
         os.dup2(null, 2)
         head = DONE_HEAD.pack(MAGIC, status, cell, code_, value is not None,

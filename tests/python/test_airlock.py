@@ -1130,6 +1130,29 @@ for f in os.listdir('/proc/self/fd'):
 """
 
 
+# A cell that finds the driver's channel and its reply memfd and speaks as
+# the driver would (daemon/cells_msg.h), then waits: the frontend must refuse
+# what it sends and restart the interpreter at once.
+_FORGE = """import os, socket, struct, sys, time
+n = int(sys._getframe().f_code.co_filename[6:-1])
+def done(magic=0x4C4C4543, status=0, cell=None, code=0, has=0, vlen=0, disp=(), nd=None):
+    head = struct.pack('<IIQiIII', magic, status, n if cell is None else cell, code, has, vlen,
+                       len(disp) if nd is None else nd)
+    body = b''.join(struct.pack('<32sQ', m, l) for m, l in disp)
+    return head + body + struct.pack('<32sQ', b'', 0) * (8 - len(disp))
+for f in os.listdir('/proc/self/fd'):
+    try:
+        link = os.readlink('/proc/self/fd/' + f)
+    except OSError:
+        continue
+    if link.startswith('socket:'):
+        chan = socket.socket(fileno=os.dup(int(f)))
+    elif link.startswith('/memfd:reply'):
+        reply = int(f)
+%s
+"""
+
+
 class CellTest(unittest.TestCase):
     """Interpreter sessions (docs/design-interpreters.md section 4): one
     interpreter per session, through the real daemon; the daemon keeps
@@ -1247,6 +1270,234 @@ class CellTest(unittest.TestCase):
         with self.assertRaises(SandboxUnavailableError) as e:
             self.s.run("print(1)")
         self.assertEqual(e.exception.code, "bad_request")
+
+    def daemon_log(self) -> str:
+        with open(_daemon.log, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def test_forged_answers_refused(self) -> None:
+        # Each answer breaks one rule of cells_check_done() or of the
+        # message's shape: refused, the interpreter restarted at once (the
+        # cell would sleep 20 s), the result says the state is lost.
+        cases = [
+            ("chan.send(done(magic=1))", "bad magic"),
+            ("chan.send(done(cell=n + 1))", "wrong cell number"),
+            ("chan.send(done(status=4))", "unknown status"),
+            ("chan.send(done(has=2))", "bad value length"),
+            ("chan.send(done(has=0, vlen=1))", "bad value length"),
+            ("chan.send(done(has=1, vlen=16385))", "bad value length"),
+            ("chan.send(done(nd=9))", "too many display items"),
+            ("chan.send(done(disp=[(b'image/gif', 0)]))", "a mime type outside the set"),
+            ("chan.send(done(disp=[(b'image/png'.ljust(32, b'x'), 0)]))", "a mime type outside the set"),
+            ("chan.send(done(disp=[(b'image/png\\0x', 0)]))", "bytes after a mime type"),
+            ("chan.send(done(disp=[(b'image/png', 1 << 40)]))", "display larger than its bound"),
+            ("chan.send(done(disp=[(b'image/png', 0)], nd=0))", "data past the display items"),
+            ("chan.send(done(has=1, vlen=100))", "lengths past the reply"),
+            ("chan.send(done()[:-1])", "malformed message (351 bytes, 0 fds)"),
+            ("chan.send(done() + b'x')", "malformed message (-90 bytes"),
+            ("socket.send_fds(chan, [done()], [reply])", "malformed message (352 bytes, 1 fds)"),
+        ]
+        for code, why in cases:
+            with self.subTest(why=why, code=code):
+                self.cell("x = 1")
+                t = time.monotonic()
+                r = self.cell(_FORGE % (code + "\ntime.sleep(20)"))
+                self.assertLess(time.monotonic() - t, 10)
+                self.assertEqual((r.outcome, r.state), ("error", "lost"))
+                self.assertIn(why, self.daemon_log())
+                after = self.cell("'x' in globals()")
+                self.assertEqual((after.value, after.state), ("False", "lost"))
+
+    def test_forged_answer_then_the_real_one(self) -> None:
+        # The code may answer for the driver (it is the driver): that answer
+        # is the result. The driver's own answer then comes out of turn: the
+        # interpreter is restarted, and the next cell says so.
+        self.cell("x = 1")
+        r = self.cell(_FORGE % "os.pwrite(reply, b\"'forged'\", 0)\nchan.send(done(has=1, vlen=8))\ntime.sleep(0.5)")
+        self.assertEqual((r.value, r.state), ("'forged'", "kept"))
+        time.sleep(1)
+        after = self.cell("'x' in globals()")
+        self.assertEqual((after.value, after.state), ("False", "lost"))
+        self.assertIn("spoke out of turn", self.daemon_log())
+
+    def test_answer_between_cells(self) -> None:
+        # A thread of the interpreter speaks on the channel while no cell runs.
+        self.cell("x = 1")
+        self.cell(_FORGE % "import threading\nthreading.Timer(0.3, lambda: chan.send(done())).start()")
+        time.sleep(1.5)
+        after = self.cell("'x' in globals()")
+        self.assertEqual((after.value, after.state), ("False", "lost"))
+
+    def test_os_exit_mid_cell(self) -> None:
+        self.cell("x = 1")
+        r = self.cell("import os\nprint('before', flush=True)\nos._exit(3)")
+        self.assertEqual((r.outcome, r.exit_code, r.state, r.stdout), ("exited", 3, "lost", "before\n"))
+        after = self.cell("'x' in globals()")
+        self.assertEqual((after.value, after.state), ("False", "lost"))
+        self.assertEqual(self.cell("1").state, "kept")
+
+    def test_channel_overwritten_then_sleeps(self) -> None:
+        # The channel's fd is overwritten and the cell goes on: the driver
+        # can never answer; the cell is not held until its wall limit.
+        self.cell("x = 1")
+        t = time.monotonic()
+        r = self.cell(
+            _EACH_SOCKET % "os.dup2(os.open('/dev/null', os.O_RDONLY), int(f))" + "import time\ntime.sleep(30)\n",
+            limits=SandboxLimits(wall_seconds=30),
+        )
+        self.assertLess(time.monotonic() - t, 10)
+        self.assertEqual(r.state, "lost")
+        self.assertEqual(self.cell("'x' in globals()").value, "False")
+
+    def test_python_stdout_closed_or_replaced(self) -> None:
+        self.cell("x = 1")
+        for code in ("import sys\nsys.stdout.close()", "import sys\nsys.stderr.close()",
+                     "import sys\nsys.stdout = None", "import sys\nsys.stdout = 5"):
+            with self.subTest(code=code):
+                r = self.cell(code)
+                self.assertEqual(r.state, "kept")
+                after = self.cell("print('hi'); x")
+                self.assertEqual((after.state, after.value, after.stdout), ("kept", "1", "hi\n"))
+
+    def test_driver_corrupted(self) -> None:
+        # The driver is the code's __main__: a cell that breaks it loses the
+        # state, and says so; the next cell runs in a new interpreter.
+        self.cell("x = 1")
+        r = self.cell("import sys\nsys.modules['__main__'].DONE_HEAD = None")
+        self.assertEqual(r.state, "lost")
+        self.assertEqual(self.cell("'x' in globals()").value, "False")
+        r = self.cell("import builtins\nbuiltins.len = None")
+        self.assertEqual(r.state, "lost")
+        self.assertEqual(self.cell("len('ab')").value, "2")
+
+    def test_exit_code_out_of_range(self) -> None:
+        self.cell("x = 1")
+        r = self.cell("raise SystemExit(1 << 40)")
+        self.assertEqual((r.outcome, r.state), ("exited", "kept"))
+        self.assertNotEqual(r.exit_code, 0)
+        self.assertEqual(self.cell("x").value, "1")
+
+    def test_double_fork_ends_with_the_cell(self) -> None:
+        # The grandchild is reparented to the supervisor (pid 1): it dies at
+        # the cell's end too, and is reaped.
+        r = self.cell(
+            "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+            "        os.execvp('sleep', ['sleep', '60'])\n    os._exit(0)\nos.wait()\nprint('away')"
+        )
+        self.assertEqual((r.stdout, r.state), ("away\n", "kept"))
+        for _ in range(3):
+            left = self.cell(
+                "import os\nsorted(open('/proc/%s/stat' % p).read().split(')')[1].split()[0] + "
+                "open('/proc/%s/comm' % p).read().strip() for p in os.listdir('/proc') if p.isdigit())"
+            )
+            if "sleep" not in left.value:
+                break
+            time.sleep(0.5)
+        self.assertNotIn("sleep", left.value)
+
+    def test_fork_bomb(self) -> None:
+        self.cell("x = 1")
+        r = self.cell("import os, time\nwhile True:\n    if os.fork() == 0:\n        time.sleep(60)\n        os._exit(0)")
+        after = self.cell("'x' in globals()")
+        # Whether the interpreter survived or not, a lost state is reported.
+        if after.value != "True":
+            self.assertIn("lost", (r.state, after.state))
+        self.assertEqual(self.cell("1 + 1").value, "2")
+
+    def test_client_gone_with_cells_queued(self) -> None:
+        # A client queues two cells and leaves; the first ends the
+        # interpreter, so the second, no one's, would need a new one.
+        self.cell("x = 1")
+        child = (
+            "import asyncio, os, sys\nimport airlock\n"
+            "async def main():\n"
+            "    s = airlock.AirlockSandbox(sys.argv[1]).attach_session(sys.argv[2])\n"
+            "    s._core.interpreter = 'python'\n"  # attach_session() does not know it is one
+            "    asyncio.ensure_future(s.run_cell('import os, time\\ntime.sleep(1)\\nos._exit(3)'))\n"
+            "    await asyncio.sleep(0.4)\n"
+            "    asyncio.ensure_future(s.run_cell('y = 2'))\n"
+            "    await asyncio.sleep(0.4)\n"
+            "    os._exit(0)\n"
+            "asyncio.run(main())\n"
+        )
+        subprocess.run([sys.executable, "-c", child, SOCKET, self.s.id], check=True, timeout=30)
+        time.sleep(2)
+        r = self.cell("'x' in globals()")
+        self.assertEqual((r.value, r.state), ("False", "lost"))
+
+    def test_interpreter_that_cannot_start(self) -> None:
+        # Too little memory for python: the cell is answered, once; no
+        # endless restarts.
+        async def main():
+            s = self.sandbox.session(interpreter="python", limits=SandboxLimits(memory_bytes=1 << 20))
+            try:
+                await s.open()
+                return await asyncio.wait_for(s.run_cell("1"), 20)
+            except airlock.SandboxError as e:
+                return e
+            finally:
+                with contextlib.suppress(airlock.SandboxError):
+                    await s.close()
+
+        r = asyncio.run(main())
+        self.assertNotIsInstance(r, asyncio.TimeoutError)
+
+    def test_queued_cells_count_against_the_budget(self) -> None:
+        # The daemon copies a waiting cell's code: 250 MiB each, four fit
+        # in the uid's max_bytes_per_uid (1 GiB), the fifth is refused busy
+        # (not queued, uncounted, 16 per session). The fifth comes from
+        # another connection: a channel with runs in flight resends "busy".
+        big = b"x = 1\n#" + b"a" * (250 << 20)
+
+        def fifth(sid):
+            other = AirlockSandbox(SOCKET)
+            try:
+                s = other.attach_session_sync(sid)
+                s._core.interpreter = "python"  # attach_session() does not know it is one
+                with self.assertRaises(SandboxUnavailableError) as e:
+                    s.run_cell(big)
+                return e.exception.code
+            finally:
+                other.close()
+
+        async def main():
+            s = await self.sandbox.session(interpreter="python", limits=SandboxLimits(wall_seconds=20))
+            try:
+                first = asyncio.ensure_future(s.run_cell("import time\ntime.sleep(8)"))
+                await asyncio.sleep(1.5)
+                waiting = []
+                for _ in range(4):
+                    waiting.append(asyncio.ensure_future(s.run_cell(big)))
+                    await asyncio.sleep(0.3)
+                code = await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(None, fifth, s.id), 5)
+                self.assertEqual(code, "busy")
+                self.assertFalse(first.done())
+            finally:
+                with contextlib.suppress(airlock.SandboxError):
+                    await s.close()
+            # The session's end answers the waiting cells.
+            await asyncio.wait_for(asyncio.gather(first, *waiting, return_exceptions=True), 20)
+
+        asyncio.run(main())
+
+    def test_session_closed_while_a_cell_runs(self) -> None:
+        async def main():
+            s = await self.sandbox.session(interpreter="python")
+            task = asyncio.ensure_future(s.run_cell("import time\ntime.sleep(30)"))
+            await asyncio.sleep(1)
+            other = AirlockSandbox(SOCKET)
+            try:
+                await other.attach_session(s.id).close()
+            finally:
+                other.close()
+            t = time.monotonic()
+            with self.assertRaises(airlock.SandboxError):
+                await asyncio.wait_for(task, 10)
+            with contextlib.suppress(airlock.SandboxError):
+                await s.close()
+            return time.monotonic() - t
+
+        self.assertLess(asyncio.run(main()), 5)
 
     def test_async(self) -> None:
         async def main():
