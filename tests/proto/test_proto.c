@@ -388,11 +388,14 @@ test_profiles(void **state)
 	struct proto_info in = {.daemon = "airlockd", .version = 1, .uid = 7, .nruntimes = 1};
 	struct proto_run run = {.runtime = "sh", .profile = "minimal"};
 	struct proto_session_open so = {.profile = "generous"};
+	const char *hidden[PROTO_HIDDEN_MAX + 1] = {"/usr/bin/gcc", "/etc/ssl"}, *empty[1] = {""};
 	struct proto_out o;
 	struct proto_msg m;
 	struct mb b;
 	size_t i;
 
+	for (i = 2; i <= PROTO_HIDDEN_MAX; i++)
+		hidden[i] = "/usr/x";
 	in.runtimes[0] = "sh";
 	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
 		profs[0].limits.v[i] = i + 1;
@@ -403,9 +406,16 @@ test_profiles(void **state)
 	in.nprofiles = 2;
 	profs[1].no_file_write = true;
 	profs[0].no_subprocess = true;
+	profs[1].hidden_paths = hidden;
+	profs[1].nhidden_paths = 2;
 	assert_int_equal(proto_encode_info(5, &in, &o), 0);
 	decode_out(&o, &m);
 	assert_int_equal(m.u.info.nprofiles, 2);
+	/* hidden_paths: only where there are some. */
+	assert_int_equal(m.u.info.profiles[0].nhidden_paths, 0);
+	assert_int_equal(m.u.info.profiles[1].nhidden_paths, 2);
+	assert_string_equal(m.u.info.profiles[1].hidden_paths[0], "/usr/bin/gcc");
+	assert_string_equal(m.u.info.profiles[1].hidden_paths[1], "/etc/ssl");
 	assert_string_equal(m.u.info.profiles[0].name, "default");
 	assert_true(m.u.info.profiles[0].is_default);
 	assert_false(m.u.info.profiles[0].no_file_write);
@@ -421,6 +431,13 @@ test_profiles(void **state)
 	assert_memory_equal(&m.u.info.profiles[1].ceilings, &profs[1].ceilings,
 			    sizeof(profs[1].ceilings));
 	proto_msg_free(&m);
+	/* More than PROTO_HIDDEN_MAX hidden paths, or an empty one: refused. */
+	profs[1].nhidden_paths = PROTO_HIDDEN_MAX + 1;
+	assert_int_equal(proto_encode_info(5, &in, &o), -E2BIG);
+	profs[1].hidden_paths = empty;
+	profs[1].nhidden_paths = 1;
+	assert_int_equal(proto_encode_info(5, &in, &o), -EINVAL);
+	profs[1].nhidden_paths = 0;
 	/* The encoder refuses a bad name, too many, and a count without entries. */
 	profs[1].name = "Data";
 	assert_int_equal(proto_encode_info(5, &in, &o), -EINVAL);
