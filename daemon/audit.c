@@ -83,7 +83,7 @@ audit_net(const struct egress_stats *net, char *buf, size_t len)
 void
 audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *runtime,
 	  const struct proto_limits *asked, const struct proto_result *res,
-	  const struct egress_stats *net, const char *err)
+	  const struct egress_stats *net, bool prestarted, const char *err)
 {
 	char limits[512], line[4096 + 8192], qerr[4 * 512], qrt[4 * 64], qnet[8192], tools[80] = "";
 	uint64_t abytes = 0, tcalls = res->ntool_calls + res->tool_calls_omitted, trefused = 0;
@@ -116,11 +116,12 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 		 "audit run=%" PRIu32 " uid=%u pid=%d runtime=%s limits=%s outcome=%s"
 		 " exit_code=%d signal=%d wall_ms=%" PRIu64 " cpu_ms=%" PRIu64 " queued_ms=%" PRIu64
 		 " memory_peak_bytes=%" PRIu64 " stdout_bytes=%" PRIu64 " stderr_bytes=%" PRIu64
-		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s%s%s",
+		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s%s%s%s",
 		 run_id, (unsigned)uid, (int)pid, qrt, limits, proto_outcome_name(res->outcome),
 		 res->exit_code, res->signal, res->wall_ms, res->cpu_ms, res->queued_ms,
 		 res->memory_peak_bytes, res->out[0].total, res->out[1].total, res->nartifacts,
-		 abytes, qnet, tools, qerr[0] ? " error=\"" : "", qerr, qerr[0] ? "\"" : "");
+		 abytes, qnet, tools, prestarted ? " prestarted=1" : "", qerr[0] ? " error=\"" : "",
+		 qerr, qerr[0] ? "\"" : "");
 	if (!d->journal) {
 		log_info("%s", line);
 		return;
@@ -134,5 +135,6 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 			"AIRLOCK_CPU_MS=%" PRIu64, res->cpu_ms, "AIRLOCK_QUEUED_MS=%" PRIu64,
 			res->queued_ms, "AIRLOCK_STDOUT_BYTES=%" PRIu64, res->out[0].total,
 			"AIRLOCK_STDERR_BYTES=%" PRIu64, res->out[1].total,
-			"AIRLOCK_ARTIFACT_BYTES=%" PRIu64, abytes, "AIRLOCK_NET=%s", qnet, NULL);
+			"AIRLOCK_ARTIFACT_BYTES=%" PRIu64, abytes, "AIRLOCK_NET=%s", qnet,
+			"AIRLOCK_PRESTARTED=%d", prestarted ? 1 : 0, NULL);
 }

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#define CLOSEFDS_KEEP_MAX 8
+#define CLOSEFDS_KEEP_MAX 12
 
 /*
  * Close every fd but the nkeep listed (in any order; -1 entries and repeats

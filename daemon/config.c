@@ -226,6 +226,7 @@ config_runtime_clear(struct config_runtime *rt)
 	}
 	rt->nenv = 0;
 	rt->cwd[0] = '\0';
+	rt->prestart = false;
 }
 
 /* Read the unsigned number in base that s starts with (a digit first, no
@@ -634,14 +635,18 @@ config_key_daemon(struct config_parse *p, const char *name, const char *value)
 		return config_key_u32(p, name, value, &cfg->max_runs_per_uid);
 	} else if (!strcmp(name, "max_runs")) {
 		return config_key_u32(p, name, value, &cfg->max_runs);
-	} else if (!strcmp(name, "prepared_sandboxes")) {
-		/* 0 is allowed: every run then prepares its own sandbox. */
+	} else if (!strcmp(name, "prepared_sandboxes") ||
+		   !strcmp(name, "prestarted_interpreters")) {
+		/* 0 is allowed: every run then prepares its own sandbox, or no
+		 * runtime's interpreters are started ahead. */
 		r = config_parse_u64(value, &v);
 		if (r == 0 && v > 64)
 			r = -ERANGE;
 		if (r < 0)
 			return config_bad_number(p, r, name, value, "a number from 0 to 64");
-		cfg->prepared_sandboxes = (uint32_t)v;
+		*(!strcmp(name, "prepared_sandboxes") ? &cfg->prepared_sandboxes
+						      : &cfg->prestarted_interpreters) =
+			(uint32_t)v;
 	} else if (!strcmp(name, "max_queued")) {
 		return config_key_u32(p, name, value, &cfg->max_queued);
 	} else if (!strcmp(name, "max_queued_per_uid")) {
@@ -1344,6 +1349,10 @@ config_key_runtime(struct config_parse *p, const char *name, const char *value)
 					      "most %zu bytes)",
 					      value, sizeof(rt->code_name) - 1);
 		strcpy(rt->code_name, value);
+	} else if (!strcmp(name, "prestart")) {
+		if (config_parse_bool(value, &rt->prestart) < 0)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "prestart = %s: expected true or false", value);
 	} else if (!strcmp(name, "mounts")) {
 		return config_key_mounts(p, "mounts", value, &rt->mounts);
 	} else if (!strcmp(name, "env")) {
@@ -2100,6 +2109,7 @@ config_defaults(struct config *cfg)
 	cfg->max_bytes_per_uid = 1ULL << 30;
 	cfg->max_queued = 64;
 	cfg->prepared_sandboxes = 2;
+	cfg->prestarted_interpreters = 2;
 	cfg->resource_control = CGROUP_AUTO;
 	cfg->cpu_max_percent = 0;
 	cfg->max_queued_per_uid = 16;

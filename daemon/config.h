@@ -51,6 +51,9 @@ struct config_runtime {
 	char *env[CONFIG_RUNTIME_ENV_MAX + 1]; /* env = KEY=VALUE ...: NULL-terminated, owned */
 	size_t nenv;
 	char cwd[CONFIG_RUNTIME_CWD_MAX]; /* cwd = /workspace[/...]; "" = /workspace */
+	/* prestart = yes: interpreters started ahead serve its runs that set
+	 * no env, argv or stdin (docs/design-interpreters.md §1; default no) */
+	bool prestart;
 };
 
 /*
@@ -117,6 +120,8 @@ struct config {
 	uint32_t max_runs_per_uid;   /* max_runs_per_uid = (default max_runs / 2, at least 1) */
 	uint32_t max_runs;	     /* max_runs = (default 2 * CPUs) */
 	uint32_t prepared_sandboxes; /* prepared_sandboxes = made ahead (default 2) */
+	/* prestarted_interpreters = per runtime with prestart = yes (default 2) */
+	uint32_t prestarted_interpreters;
 	uint32_t max_queued;	     /* max_queued = runs waiting, all uids (default 64) */
 	uint32_t max_queued_per_uid; /* max_queued_per_uid = (default 16) */
 	uint32_t stop_grace_ms;	     /* stop_grace_ms = runs may finish (default 10000) */

@@ -292,6 +292,8 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	config_free(o);
 	free(o);
 	d->cfg = n;
+	/* Pre-started interpreters run the old runtimes' commands. */
+	run_pool_reloaded(d);
 	r = frontend_rootspec_update(d);
 	if (r < 0)
 		fatalx("cannot seal the root spec: %s", strerror(-r));

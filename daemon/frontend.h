@@ -45,6 +45,12 @@ struct prep {
 	int stat_fd[2];
 	enum prep_state state;
 	uint32_t gen; /* the root spec generation it was prepared with */
+	/* A pre-started interpreter's sandbox: the runtime's index in cfg
+	 * (-1: a plain sandbox), the config generation (daemon.prestart_gen)
+	 * and the read ends of its output pipes, the run's once taken. */
+	int rt;
+	uint32_t pgen;
+	int out_fd[2];
 };
 TAILQ_HEAD(prep_list, prep);
 
@@ -89,6 +95,11 @@ struct daemon {
 	 * when a reload changes it. */
 	struct rootspec rootspec;
 	int rootspec_fd;
+	/* The pre-start plans (run_pool.c) of runtimes with prestart = yes, by
+	 * runtime index, made at the first fill after each (re)load (-1: not
+	 * made); prestart_gen grows at each reload, which discards them. */
+	int prestart_plan[CONFIG_RUNTIMES_MAX];
+	uint32_t prestart_gen;
 };
 
 /* ---- frontend.c: the process ---- */
@@ -196,6 +207,9 @@ void run_dispatch(struct daemon *d);
 void run_pool_fill(struct daemon *d);
 /* End the prepared sandboxes of an older root spec generation. */
 void run_pool_discard_stale(struct daemon *d);
+/* A reload: every pre-started interpreter and pre-start plan is of the old
+ * config; discard them (the next fill makes new ones). */
+void run_pool_reloaded(struct daemon *d);
 /* A spawner event about a prepared sandbox no run took yet (fds taken from
  * *nfds when kept). */
 void run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int *fds,
@@ -213,6 +227,6 @@ void run_cancel_session(struct daemon *d, struct session *s);
 /* ---- audit.c: one structured line per finished run ---- */
 void audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *runtime,
 	       const struct proto_limits *asked, const struct proto_result *res,
-	       const struct egress_stats *net, const char *err);
+	       const struct egress_stats *net, bool prestarted, const char *err);
 
 #endif

@@ -124,6 +124,8 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 	d.journal = getenv("JOURNAL_STREAM") != NULL;
 	d.reserve_fd = -1;
 	d.rootspec_fd = -1;
+	for (size_t i = 0; i < CONFIG_RUNTIMES_MAX; i++)
+		d.prestart_plan[i] = -1;
 	d.base = event_base_new();
 	if (d.base == NULL)
 		fatalx("event_base_new failed");

@@ -187,6 +187,25 @@ out:
 	return r;
 }
 
+int
+run_prestart_plan(struct daemon *d, const struct config_runtime *rt, int *ret_fd)
+{
+	static const struct config_profile none; /* no network, no switches */
+	struct proto_run req;
+	enum proto_error code;
+	char why[256];
+	int r;
+
+	memset(&req, 0, sizeof(req));
+	req.runtime = rt->name;
+	req.code.present = true;
+	req.code.data = (const uint8_t *)"";
+	r = run_make_plan(d, &req, 0, &none, &d->cfg->ceilings, 0, ret_fd, &code, why, sizeof(why));
+	if (r < 0)
+		log_warnx("runtime %s: cannot make its pre-start plan: %s", rt->name, why);
+	return r;
+}
+
 /* ---- run lifecycle ---------------------------------------------------------- */
 
 /* Free a run that ended in state from: a queued one leaves the queue, a
@@ -403,18 +422,23 @@ run_spawn(struct run *r, int ws_fd)
 				 ? UINT32_MAX
 				 : (uint32_t)r->lim.v[PROTO_LIMIT_PROCESSES];
 	sreq.cpu_percent = r->d->cfg->cpu_max_percent;
-	sreq.flags = ws_fd >= 0 ? SPAWN_F_WORKSPACE : 0;
+	sreq.flags = ws_fd >= 0 ? SPAWN_F_WORKSPACE : r->prestarted ? SPAWN_F_PRESTARTED : 0;
 	sreq.prep_key = r->prep_key;
 	fds[0] = r->plan_fd;
 	fds[1] = child[0];
 	fds[2] = child[1];
 	fds[3] = child[2];
 	fds[4] = ws_fd;
-	rc = frontend_spawn_fds(d, &sreq, fds, ws_fd >= 0 ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS);
+	/* A pre-started interpreter has its output pipes: plan and lifeline. */
+	rc = frontend_spawn_fds(d, &sreq, fds,
+				ws_fd >= 0	? SPAWN_REQ_NFDS_MAX
+				: r->prestarted ? SPAWN_REQ_NFDS_PRESTARTED
+						: SPAWN_REQ_NFDS);
 	close(r->plan_fd);
 	r->plan_fd = -1;
 	for (k = 0; k < 3; k++)
-		close(child[k]);
+		if (child[k] >= 0)
+			close(child[k]);
 	if (ws_fd >= 0)
 		close(ws_fd);
 	if (rc < 0) {
@@ -508,8 +532,12 @@ run_launch(struct run *r)
 	} else {
 		/* Its own key, which holds its uid slot until the run is freed. */
 		rc = spawnref_add_slot(&d->refs, SPAWNREF_RUN, r, &r->prep_key, &r->slot);
-		if (rc == -EBUSY)
+		/* Every slot held: a waiting interpreter this run cannot use
+		 * gives its slot up; the run waits for that reap. */
+		if (rc == -EBUSY) {
+			(void)run_pool_give_way(d);
 			return -EAGAIN;
+		}
 		if (rc < 0)
 			fatalx("cannot register a spawn key: %s", strerror(-rc));
 		run_pool_prepare(d, r->prep_key, r->slot);
@@ -565,6 +593,10 @@ run_dispatch(struct daemon *d)
 			break;
 		}
 	}
+	/* Nothing waits for a slot: the pool gets back what died in it (a
+	 * pre-started interpreter that ended before its run). */
+	if (d->queue.n == 0)
+		run_pool_fill(d);
 	frontend_status(d);
 }
 
@@ -826,6 +858,8 @@ run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct 
 	if (budget_charge(&d->budget, r->uid, r->plan_bytes, 0, UINT64_MAX, UINT32_MAX) < 0)
 		fatalx("out of memory");
 	r->stat_fd[0] = r->stat_fd[1] = -1;
+	r->prestart_rt = run_pool_eligible(d, req, flags, prof, &lim, mounts);
+	r->prestart_gen = d->prestart_gen;
 	r->stream = req->stream;
 	if (s != NULL && run_keep_inputs(r, req) < 0) {
 		close(plan_fd);

@@ -95,6 +95,11 @@ struct run {
 	struct run_tools *tools;	  /* the tool bridge (run_tools.h), or NULL */
 	struct cells *cells; /* an interpreter session's interpreter (cells.h), or NULL */
 	struct advisory_list *advisories; /* blocked_imports findings (advisory.h), or NULL */
+	/* The runtime (index in cfg) whose pre-started interpreter may serve
+	 * it (run_pool_eligible), or -1; prestarted: one did (run_pool_take). */
+	int prestart_rt;
+	uint32_t prestart_gen;
+	bool prestarted;
 };
 
 /* ---- run.c ---- */
@@ -111,10 +116,13 @@ void run_dispatch_soon(struct daemon *d);
 
 /* ---- run_io.c ---- */
 
-/* Open the run's output pipes, lifeline and backstop timer, watched from
- * here; ret_child gets the sandbox's ends (lifeline, stdout, stderr). 0 or
+/* Open the run's output pipes (unless its pre-started interpreter's are
+ * there), lifeline and backstop timer, watched from here; ret_child gets the
+ * sandbox's ends (lifeline, stdout, stderr; -1 for pipes it has). 0 or
  * -errno, with nothing left open. */
 int run_io_open(struct run *r, int ret_child[3]);
+/* Make a pipe whose read end is non-blocking in the frontend. */
+int run_io_pipe(int p[2]);
 /* Close the lifeline (the supervisor exits when it closes). */
 void run_io_close_lifeline(struct run *r);
 /* Close the lifeline and both outputs: nothing more will be read. */
@@ -138,8 +146,27 @@ void run_pool_prepare(struct daemon *d, uint32_t key, uint32_t slot);
 void run_pool_discard(struct run *r);
 /* Is a sandbox prepared ahead alive, for run_pool_take() to give? */
 bool run_pool_has(struct daemon *d);
-/* Give r a sandbox prepared ahead, if one is alive: its slot, key, memory
- * figure fds. Returns 0 (*ret_ready: its STARTED came) or -ENOENT. */
+/* Give r a sandbox prepared ahead, if one is alive: a pre-started
+ * interpreter of its runtime if it may have one, else a plain sandbox; its
+ * slot, key, memory figure fds (and output pipes). Returns 0 (*ret_ready:
+ * its STARTED came) or -ENOENT. */
 int run_pool_take(struct daemon *d, struct run *r, bool *ret_ready);
+/*
+ * The runtime index whose pre-started interpreter may serve this request,
+ * or -1: the runtime has prestart = yes, and the request sets nothing that
+ * is fixed at the interpreter's exec (env, argv, stdin, tools, a session,
+ * a profile's network proxy, file_write, subprocess or hidden_paths, [mount]
+ * trees, which python-site's start-up would scan), and no
+ * limit enforced by an rlimit above the pre-start plan's (the ceilings).
+ */
+int run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
+		      const struct config_profile *prof, const struct proto_limits *lim,
+		      uint32_t mounts);
+/* No uid slot is free for a run: end one waiting pre-started interpreter
+ * (its reap frees its slot). Returns whether one was ended. */
+bool run_pool_give_way(struct daemon *d);
+/* run.c: the pre-start plan of runtime rt: the plan of a run of it with
+ * empty code, nothing else asked, at the [limits] ceilings. */
+int run_prestart_plan(struct daemon *d, const struct config_runtime *rt, int *ret_fd);
 
 #endif

@@ -499,7 +499,8 @@ run_io_answer(struct run *r)
 		egress_run_close(r->egress, net);
 		r->egress = NULL;
 	}
-	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, net, err);
+	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, net,
+		  r->prestarted, err);
 	if (r->cells != NULL)
 		cells_interp_ended(r->cells, r, &res);
 	if (net != NULL && r->c != NULL && client_knows_network(r->c)) {
@@ -530,8 +531,7 @@ run_io_answer(struct run *r)
 		}
 }
 
-/* Make a pipe whose read end is non-blocking in the frontend. */
-static int
+int
 run_io_pipe(int p[2])
 {
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -549,8 +549,11 @@ run_io_open(struct run *r, int ret_child[3])
 	struct timeval tv;
 	uint64_t backstop;
 	int k, rc = 0;
+	/* A pre-started interpreter's pipes came with its sandbox (run_pool.c):
+	 * the read ends are the run's already, the write ends the interpreter's. */
+	bool have = r->out[0].fd >= 0;
 
-	if ((rc = run_io_pipe(outp[0])) < 0 || (rc = run_io_pipe(outp[1])) < 0 ||
+	if ((!have && ((rc = run_io_pipe(outp[0])) < 0 || (rc = run_io_pipe(outp[1])) < 0)) ||
 	    (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, life) < 0 && (rc = -errno)) ||
 	    (fcntl(life[0], F_SETFL, O_NONBLOCK) < 0 && (rc = -errno))) {
 		for (k = 0; k < 2; k++) {
@@ -569,8 +572,9 @@ run_io_open(struct run *r, int ret_child[3])
 	r->lifeline_ev = event_new(d->base, life[0], EV_READ | EV_PERSIST, run_io_lifeline_cb, r);
 	r->backstop_ev = evtimer_new(d->base, run_io_backstop_cb, r);
 	for (k = 0; k < 2; k++) {
-		r->out[k].fd = outp[k][0];
-		r->out[k].ev = event_new(d->base, outp[k][0], EV_READ | EV_PERSIST, run_io_out_cb,
+		if (!have)
+			r->out[k].fd = outp[k][0];
+		r->out[k].ev = event_new(d->base, r->out[k].fd, EV_READ | EV_PERSIST, run_io_out_cb,
 					 &r->out[k]);
 	}
 	if (r->lifeline_ev == NULL || r->backstop_ev == NULL || r->out[0].ev == NULL ||

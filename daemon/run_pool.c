@@ -4,6 +4,13 @@
  * once its STARTED came (PREP_READY), or dead (failed; gone at its reap).
  * A run takes a live one with its key and slot; one gone before any run
  * took it gives its slot back.
+ *
+ * A runtime with prestart = yes also has prestarted_interpreters sandboxes
+ * of its own, each holding its interpreter started ahead, blocked on its
+ * code (docs/design-interpreters.md §1): made with the runtime's pre-start
+ * plan and the output pipes of the run that will take it; taken only by an
+ * eligible run of that runtime (run_pool_eligible); one whose interpreter
+ * died before its run is reaped and replaced like any that died.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,6 +43,63 @@ void
 run_pool_discard(struct run *r)
 {
 	run_pool_send_discard(r->d, r->run_id, r->slot, r->prep_key);
+}
+
+/* Close a prep's output pipes (read ends), if it has them. */
+static void
+run_pool_close_out(struct prep *p)
+{
+	int k;
+
+	for (k = 0; k < 2; k++)
+		if (p->out_fd[k] >= 0) {
+			close(p->out_fd[k]);
+			p->out_fd[k] = -1;
+		}
+}
+
+/*
+ * Ask the spawner to prepare p with its runtime's interpreter started
+ * ahead: fds {root spec, pre-start plan, stdout, stderr}, the pipes' read
+ * ends kept in p for the run that takes it. Returns 0, or -errno with
+ * nothing sent (the caller prepares a plain one instead).
+ */
+static int
+run_pool_prepare_prestart(struct daemon *d, struct prep *p)
+{
+	struct spawn_req req;
+	int outp[2][2] = {{-1, -1}, {-1, -1}}, fds[SPAWN_PREPARE_NFDS_PRESTART], k, rc;
+
+	if (d->prestart_plan[p->rt] < 0 &&
+	    (rc = run_prestart_plan(d, &d->cfg->runtimes[p->rt], &d->prestart_plan[p->rt])) < 0)
+		return rc;
+	if ((rc = run_io_pipe(outp[0])) < 0 || (rc = run_io_pipe(outp[1])) < 0)
+		goto out;
+	memset(&req, 0, sizeof(req));
+	req.type = SPAWN_PREPARE;
+	req.run_id = p->key;
+	req.uid_slot = p->slot;
+	req.flags = SPAWN_F_PRESTART;
+	req.memory_bytes = d->cfg->defaults.v[PROTO_LIMIT_MEMORY_BYTES];
+	fds[0] = d->rootspec_fd;
+	fds[1] = d->prestart_plan[p->rt];
+	fds[2] = outp[0][1];
+	fds[3] = outp[1][1];
+	rc = frontend_spawn_fds(d, &req, fds, SPAWN_PREPARE_NFDS_PRESTART);
+	if (rc < 0)
+		fatalx("cannot reach the spawner: %s", strerror(-rc));
+	for (k = 0; k < 2; k++) {
+		p->out_fd[k] = outp[k][0];
+		outp[k][0] = -1;
+	}
+out:
+	for (k = 0; k < 2; k++) {
+		if (outp[k][0] >= 0)
+			close(outp[k][0]);
+		if (outp[k][1] >= 0)
+			close(outp[k][1]);
+	}
+	return rc;
 }
 
 /* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key. */
@@ -74,28 +138,63 @@ run_pool_discard_stale(struct daemon *d)
 	}
 }
 
+/* How many sandboxes of kind rt (-1: plain) the pool holds, dead or alive. */
+static uint32_t
+run_pool_count(struct daemon *d, int rt)
+{
+	struct prep *p;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	n += p->rt == rt;
+	return n;
+}
+
+/* Add one sandbox of kind rt to the pool; false when no uid slot is free. */
+static bool
+run_pool_add(struct daemon *d, int rt)
+{
+	struct prep *p = calloc(1, sizeof(*p));
+	int r;
+
+	if (p == NULL)
+		fatalx("out of memory");
+	/* Its key holds its uid slot until it is forgotten. */
+	r = spawnref_add_slot(&d->refs, SPAWNREF_POOL, p, &p->key, &p->slot);
+	if (r == -EBUSY) {
+		free(p);
+		return false;
+	}
+	if (r < 0)
+		fatalx("cannot register a spawn key: %s", strerror(-r));
+	p->gen = d->rootspec.generation;
+	p->pgen = d->prestart_gen;
+	p->rt = rt;
+	p->stat_fd[0] = p->stat_fd[1] = -1;
+	p->out_fd[0] = p->out_fd[1] = -1;
+	TAILQ_INSERT_TAIL(&d->pool, p, entry);
+	d->npool++;
+	if (rt >= 0 && run_pool_prepare_prestart(d, p) < 0)
+		p->rt = rt = -1; /* no plan, no pipes: a plain one, counted as such */
+	if (rt < 0)
+		run_pool_prepare(d, p->key, p->slot);
+	return true;
+}
+
 void
 run_pool_fill(struct daemon *d)
 {
-	while (!d->stopping && d->npool < d->cfg->prepared_sandboxes) {
-		struct prep *p = calloc(1, sizeof(*p));
-		int r;
+	size_t i;
 
-		if (p == NULL)
-			fatalx("out of memory");
-		/* Its key holds its uid slot until it is forgotten. */
-		r = spawnref_add_slot(&d->refs, SPAWNREF_POOL, p, &p->key, &p->slot);
-		if (r == -EBUSY) {
-			free(p);
+	while (!d->stopping && run_pool_count(d, -1) < d->cfg->prepared_sandboxes)
+		if (!run_pool_add(d, -1))
 			return;
-		}
-		if (r < 0)
-			fatalx("cannot register a spawn key: %s", strerror(-r));
-		p->gen = d->rootspec.generation;
-		p->stat_fd[0] = p->stat_fd[1] = -1;
-		TAILQ_INSERT_TAIL(&d->pool, p, entry);
-		d->npool++;
-		run_pool_prepare(d, p->key, p->slot);
+	for (i = 0; i < d->cfg->nruntimes; i++) {
+		if (!d->cfg->runtimes[i].prestart || d->cfg->runtimes[i].is_exec)
+			continue;
+		while (!d->stopping && run_pool_count(d, (int)i) < d->cfg->prestarted_interpreters)
+			if (!run_pool_add(d, (int)i))
+				return;
 	}
 }
 
@@ -130,20 +229,23 @@ run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int 
 		close(p->stat_fd[0]);
 	if (p->stat_fd[1] >= 0)
 		close(p->stat_fd[1]);
+	run_pool_close_out(p);
 	spawnref_del(&d->refs, p->key);
 	free(p);
 	/* A one-shot run may be queued for that slot. */
 	run_dispatch_soon(d);
 }
 
-/* The first sandbox of the pool that is alive (asked for or ready), or NULL. */
+/* The first sandbox of kind rt (-1: plain) of the pool that is alive (asked
+ * for or ready) and of the current root spec and config, or NULL. */
 static struct prep *
-run_pool_first_alive(struct daemon *d)
+run_pool_first_alive(struct daemon *d, int rt)
 {
 	struct prep *p;
 
 	TAILQ_FOREACH(p, &d->pool, entry)
-	if (p->state != PREP_DEAD && p->gen == d->rootspec.generation)
+	if (p->state != PREP_DEAD && p->gen == d->rootspec.generation && p->rt == rt &&
+	    (rt < 0 || p->pgen == d->prestart_gen))
 		return p;
 	return NULL;
 }
@@ -151,14 +253,23 @@ run_pool_first_alive(struct daemon *d)
 bool
 run_pool_has(struct daemon *d)
 {
-	return run_pool_first_alive(d) != NULL;
+	struct prep *p;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->state != PREP_DEAD && p->gen == d->rootspec.generation)
+		return true;
+	return false;
 }
 
 int
 run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
 {
-	struct prep *p = run_pool_first_alive(d);
+	struct prep *p = NULL;
 
+	if (r->prestart_rt >= 0 && r->prestart_gen == d->prestart_gen)
+		p = run_pool_first_alive(d, r->prestart_rt);
+	if (p == NULL)
+		p = run_pool_first_alive(d, -1);
 	if (p == NULL)
 		return -ENOENT;
 	/* The key stays: the sandbox's events now go to the run. */
@@ -170,7 +281,73 @@ run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
 		fatalx("pool sandbox %" PRIu32 " not registered", p->key);
 	r->stat_fd[0] = p->stat_fd[0];
 	r->stat_fd[1] = p->stat_fd[1];
+	if (p->rt >= 0) {
+		/* Its interpreter writes into these since its exec: the run's. */
+		r->prestarted = true;
+		r->out[0].fd = p->out_fd[0];
+		r->out[1].fd = p->out_fd[1];
+	}
 	*ret_ready = p->state == PREP_READY;
 	free(p);
 	return 0;
+}
+
+int
+run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
+		  const struct config_profile *prof, const struct proto_limits *lim,
+		  uint32_t mounts)
+{
+	static const enum proto_limit rl[] = {PROTO_LIMIT_PROCESSES, PROTO_LIMIT_OPEN_FILES,
+					      PROTO_LIMIT_FILE_SIZE_BYTES, PROTO_LIMIT_CPU_MS,
+					      PROTO_LIMIT_MEMORY_BYTES};
+	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
+	size_t i;
+
+	if (rt == NULL || !rt->prestart || rt->is_exec || d->cfg->prestarted_interpreters == 0)
+		return -1;
+	if (req->nenv > 0 || req->argc > 0 || req->stdin_data.present || req->ntools > 0 ||
+	    req->session != NULL || prof->network_proxy || prof->nhidden > 0 || flags != 0 ||
+	    mounts != 0)
+		return -1;
+	/* Limits are rlimits lowered at the hand-off: never above the
+	 * ceilings the interpreter started with. */
+	for (i = 0; i < sizeof(rl) / sizeof(rl[0]); i++)
+		if (lim->v[rl[i]] > d->cfg->ceilings.v[rl[i]])
+			return -1;
+	return (int)(rt - d->cfg->runtimes);
+}
+
+bool
+run_pool_give_way(struct daemon *d)
+{
+	struct prep *p;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->rt >= 0 && p->state != PREP_DEAD) {
+		run_pool_send_discard(d, p->key, p->slot, p->key);
+		p->state = PREP_DEAD;
+		return true;
+	}
+	return false;
+}
+
+void
+run_pool_reloaded(struct daemon *d)
+{
+	struct prep *p;
+	size_t i;
+
+	d->prestart_gen++;
+	for (i = 0; i < CONFIG_RUNTIMES_MAX; i++)
+		if (d->prestart_plan[i] >= 0) {
+			close(d->prestart_plan[i]);
+			d->prestart_plan[i] = -1;
+		}
+	TAILQ_FOREACH(p, &d->pool, entry)
+	{
+		if (p->rt < 0 || p->state == PREP_DEAD)
+			continue;
+		run_pool_send_discard(d, p->key, p->slot, p->key);
+		p->state = PREP_DEAD;
+	}
 }

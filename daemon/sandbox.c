@@ -110,6 +110,7 @@ sandbox_layout_init(struct sandbox_layout *ret)
  * is the cloned child's own copy of memory; nothing else writes it. */
 static int sb_lifeline = -1;
 static int sb_ctl = -1;
+static bool sb_prestarted; /* phase one started the interpreter (sandbox_prestart.c) */
 
 /* The spawner's start message: the run's fds. Returns how many came. */
 static size_t
@@ -122,9 +123,14 @@ sb_wait_start(int *fds, size_t max, uint32_t *ret_flags)
 	do
 		n = fdpass_recv(sb_ctl, &st, sizeof(st), fds, max, &nfds);
 	while (n == -EINTR);
-	/* EOF or anything else: this sandbox will never run anything. */
+	/* EOF or anything else: this sandbox will never run anything. A
+	 * pre-started one takes only a run for it, and only such a run
+	 * comes without output pipes (they came with the prepare). */
 	if (n != (ssize_t)sizeof(st) || st.magic != SB_START_MAGIC ||
-	    nfds != ((st.flags & SPAWN_F_WORKSPACE) ? SPAWN_REQ_NFDS_MAX : SPAWN_REQ_NFDS)) {
+	    ((st.flags & SPAWN_F_PRESTARTED) != 0) != sb_prestarted ||
+	    nfds != (sb_prestarted		      ? SPAWN_REQ_NFDS_PRESTARTED
+		     : (st.flags & SPAWN_F_WORKSPACE) ? SPAWN_REQ_NFDS_MAX
+						      : SPAWN_REQ_NFDS)) {
 		if (n > 0)
 			fdpass_close_all(fds, nfds);
 		_exit(0);
@@ -184,8 +190,8 @@ sb_loopback(void)
 
 /* ---- supervision ---------------------------------------------------------- */
 
-static uint64_t
-sb_now_ns(void)
+uint64_t
+sandbox_now_ns(void)
 {
 	struct timespec ts;
 
@@ -194,8 +200,8 @@ sb_now_ns(void)
 }
 
 /* Parse an unsigned decimal field; advance *p. */
-static uint64_t
-sb_parse_u64(const char **p, const char *end)
+uint64_t
+sandbox_stat_u64(const char **p, const char *end)
 {
 	uint64_t v = 0;
 
@@ -209,8 +215,8 @@ sb_parse_u64(const char **p, const char *end)
 }
 
 /* Skip n space-separated fields. */
-static void
-sb_skip_fields(const char **p, const char *end, int n)
+void
+sandbox_stat_skip(const char **p, const char *end, int n)
 {
 	while (n-- > 0) {
 		while (*p < end && **p == ' ')
@@ -218,6 +224,29 @@ sb_skip_fields(const char **p, const char *end, int n)
 		while (*p < end && **p != ' ')
 			(*p)++;
 	}
+}
+
+void
+sandbox_read_stat(const char *path, char *buf, size_t len, int step, const char **ret_p,
+		  const char **ret_end)
+{
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		sandbox_fail(step, errno);
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		sandbox_fail(step, n < 0 ? errno : EIO);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (p == NULL)
+		sandbox_fail(step, EIO);
+	*ret_p = p + 1;
+	*ret_end = buf + n;
 }
 
 /*
@@ -241,28 +270,14 @@ sb_scrub_cmdline(void)
 	char st[1024];
 	const char *p, *end;
 	uint64_t arg_start, arg_end, env_start, env_end;
-	ssize_t len;
-	int fd;
 
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		sandbox_fail(SANDBOX_STEP_PROC, errno);
-	len = read(fd, st, sizeof(st) - 1);
-	close(fd);
-	if (len <= 0)
-		sandbox_fail(SANDBOX_STEP_PROC, len < 0 ? errno : EIO);
-	st[len] = '\0';
-	end = st + len;
-	p = strrchr(st, ')');
-	if (p == NULL)
-		sandbox_fail(SANDBOX_STEP_PROC, EIO);
-	p++;
+	sandbox_read_stat("/proc/self/stat", st, sizeof(st), SANDBOX_STEP_PROC, &p, &end);
 	/* after ")": state is field 3; arg_start is field 48 */
-	sb_skip_fields(&p, end, 45);
-	arg_start = sb_parse_u64(&p, end);
-	arg_end = sb_parse_u64(&p, end);
-	env_start = sb_parse_u64(&p, end);
-	env_end = sb_parse_u64(&p, end);
+	sandbox_stat_skip(&p, end, 45);
+	arg_start = sandbox_stat_u64(&p, end);
+	arg_end = sandbox_stat_u64(&p, end);
+	env_start = sandbox_stat_u64(&p, end);
+	env_end = sandbox_stat_u64(&p, end);
 	if (arg_start == 0 || arg_end <= arg_start || env_end < env_start)
 		sandbox_fail(SANDBOX_STEP_PROC, EIO);
 	memset((void *)(uintptr_t)env_start, 0, (size_t)(env_end - env_start));
@@ -328,11 +343,11 @@ sb_cpu_ns(const struct sandbox_layout *l)
 			end = st + len;
 			p++;
 			/* after ")": state(3) ... utime is field 14 */
-			sb_skip_fields(&p, end, 11);
-			ticks += sb_parse_u64(&p, end); /* utime */
-			ticks += sb_parse_u64(&p, end); /* stime */
-			ticks += sb_parse_u64(&p, end); /* cutime */
-			ticks += sb_parse_u64(&p, end); /* cstime */
+			sandbox_stat_skip(&p, end, 11);
+			ticks += sandbox_stat_u64(&p, end); /* utime */
+			ticks += sandbox_stat_u64(&p, end); /* stime */
+			ticks += sandbox_stat_u64(&p, end); /* cutime */
+			ticks += sandbox_stat_u64(&p, end); /* cstime */
 		}
 	}
 	close(dfd);
@@ -357,7 +372,7 @@ sb_cgroup_key(int fd, const char *key)
  * CPU time of the whole run: the code's cgroup's usage_usec where there is
  * one (exact, every process, no polling of /proc), less base_ns, what it
  * held before the run (a session's runs share their cgroup: cgroup.h);
- * else from /proc.
+ * else from /proc, less what a pre-started interpreter spent before it.
  */
 static uint64_t
 sb_run_cpu_ns(const struct sandbox_ctx *ctx, uint64_t base_ns)
@@ -367,7 +382,11 @@ sb_run_cpu_ns(const struct sandbox_ctx *ctx, uint64_t base_ns)
 
 		return ns > base_ns ? ns - base_ns : 0;
 	}
-	return sb_cpu_ns(ctx->layout);
+	{
+		uint64_t ns = sb_cpu_ns(ctx->layout);
+
+		return ns > base_ns ? ns - base_ns : 0;
+	}
 }
 
 /* Reap every child that has exited; note the code's status. */
@@ -566,13 +585,15 @@ struct sb_run {
 static void
 sb_start_up(const struct sandbox_ctx *ctx)
 {
-	int keep[6] = {ctx->sync_fd,	    ctx->ctl_fd,      ctx->cgroup_fd,
-		       ctx->code_cgroup_fd, ctx->cpu_stat_fd, ctx->pids_events_fd};
+	int keep[9] = {ctx->sync_fd,	    ctx->ctl_fd,      ctx->cgroup_fd,
+		       ctx->code_cgroup_fd, ctx->cpu_stat_fd, ctx->pids_events_fd,
+		       ctx->plan_fd,	    ctx->out_fd,      ctx->err_fd};
 	char c;
 	int r;
 
 	sb_ctl = ctx->ctl_fd;
-	r = closefds_except(keep, 6);
+	sb_prestarted = ctx->plan_fd >= 0;
+	r = closefds_except(keep, 9);
 	if (r < 0)
 		sandbox_fail(SANDBOX_STEP_FDS, -r);
 	/*
@@ -606,6 +627,22 @@ sb_start_up(const struct sandbox_ctx *ctx)
 	sb_scrub_cmdline();
 }
 
+/* Map and parse the plan memfd fd (closed) into pv. */
+static void
+sb_map_plan(int fd, struct plan_view *pv)
+{
+	struct stat st;
+	void *plan;
+
+	SB_CHECK(fstat(fd, &st), SANDBOX_STEP_PLAN);
+	plan = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (plan == MAP_FAILED)
+		sandbox_fail(SANDBOX_STEP_PLAN, errno);
+	close(fd);
+	if (plan_parse(plan, (uint64_t)st.st_size, pv) < 0)
+		sandbox_fail(SANDBOX_STEP_PLAN, EINVAL);
+}
+
 /* The request: its plan (mapped and parsed into pv), lifeline, output pipes
  * and workspace, into run. */
 static void
@@ -613,24 +650,32 @@ sb_take_run(struct sandbox_ctx *run, struct plan_view *pv)
 {
 	int fds[SPAWN_REQ_NFDS_MAX];
 	uint32_t flags;
-	struct stat st;
-	void *plan;
 
 	(void)sb_wait_start(fds, SPAWN_REQ_NFDS_MAX, &flags);
 	run->plan_fd = fds[0];
 	run->lifeline_fd = fds[1];
-	run->out_fd = fds[2];
-	run->err_fd = fds[3];
+	/* A pre-started interpreter has its pipes since its exec. */
+	run->out_fd = sb_prestarted ? -1 : fds[2];
+	run->err_fd = sb_prestarted ? -1 : fds[3];
 	run->workspace_fd = (flags & SPAWN_F_WORKSPACE) ? fds[4] : -1;
 	sb_lifeline = run->lifeline_fd;
+	sb_map_plan(run->plan_fd, pv);
+}
 
-	SB_CHECK(fstat(run->plan_fd, &st), SANDBOX_STEP_PLAN);
-	plan = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, run->plan_fd, 0);
-	if (plan == MAP_FAILED)
-		sandbox_fail(SANDBOX_STEP_PLAN, errno);
-	close(run->plan_fd);
-	if (plan_parse(plan, (uint64_t)st.st_size, pv) < 0)
-		sandbox_fail(SANDBOX_STEP_PLAN, EINVAL);
+/* The run starts now: its wall clock, and what its cgroup counted before
+ * (a session's runs share their cgroup, and a pre-started interpreter's
+ * start-up is not its run's). */
+static void
+sb_run_baseline(struct sb_run *r)
+{
+	r->start_ns = sandbox_now_ns();
+	/* kernfs signals a change of pids.events to a poller that has read it. */
+	if (r->ctx.pids_events_fd >= 0)
+		r->pids_max0 = sb_cgroup_key(r->ctx.pids_events_fd, "max");
+	if (r->ctx.cpu_stat_fd >= 0)
+		r->cpu_base_ns = sb_cgroup_key(r->ctx.cpu_stat_fd, "usage_usec") * 1000ULL;
+	else if (sb_prestarted)
+		r->cpu_base_ns = sb_cpu_ns(r->ctx.layout);
 }
 
 /* Clone the code and wait for its exec: EOF on the exec pipe, or its
@@ -641,13 +686,7 @@ sb_start_code(struct sb_run *r)
 	int exec_pipe[2];
 
 	SB_CHECK(pipe2(exec_pipe, O_CLOEXEC), SANDBOX_STEP_FORK);
-	r->start_ns = sb_now_ns();
-	/* kernfs signals a change of pids.events to a poller that has read it. */
-	if (r->ctx.pids_events_fd >= 0)
-		r->pids_max0 = sb_cgroup_key(r->ctx.pids_events_fd, "max");
-	/* A session's runs share their cgroup: its usage so far is not ours. */
-	if (r->ctx.cpu_stat_fd >= 0)
-		r->cpu_base_ns = sb_cgroup_key(r->ctx.cpu_stat_fd, "usage_usec") * 1000ULL;
+	sb_run_baseline(r);
 	r->pid = sandbox_code_start(&r->ctx, r->pv, exec_pipe, &r->pidfd);
 	if (r->pid < 0)
 		sandbox_fail(SANDBOX_STEP_FORK, errno);
@@ -686,7 +725,7 @@ sb_supervise(struct sb_run *r)
 		struct pollfd p[3] = {{.fd = sb_lifeline, .events = POLLIN},
 				      {.fd = r->pidfd, .events = POLLIN},
 				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
-		uint64_t now = sb_now_ns();
+		uint64_t now = sandbox_now_ns();
 		int timeout;
 
 		if (now >= deadline_ns) {
@@ -757,7 +796,7 @@ sb_supervise_cells(struct sb_run *r)
 		struct pollfd p[3] = {{.fd = sb_lifeline, .events = POLLIN},
 				      {.fd = r->pidfd, .events = POLLIN},
 				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
-		uint64_t now = sb_now_ns(), used;
+		uint64_t now = sandbox_now_ns(), used;
 		int timeout = -1;
 
 		if (active) {
@@ -791,7 +830,7 @@ sb_supervise_cells(struct sb_run *r)
 				active = true;
 				interrupted = false;
 				r->reason = SUP_REASON_EXITED;
-				t0 = sb_now_ns();
+				t0 = sandbox_now_ns();
 				cpu0 = sb_run_cpu_ns(ctx, 0);
 				deadline = t0 + m.wall_ms * 1000000ULL;
 				cpu_max = m.cpu_ms * 1000000ULL;
@@ -799,7 +838,8 @@ sb_supervise_cells(struct sb_run *r)
 				sandbox_cells_kill_others((pid_t)r->pid);
 				used = sb_run_cpu_ns(ctx, 0);
 				sandbox_cells_end(sb_lifeline, cell.cell, r->reason,
-						  used > cpu0 ? used - cpu0 : 0, sb_now_ns() - t0);
+						  used > cpu0 ? used - cpu0 : 0,
+						  sandbox_now_ns() - t0);
 				active = false;
 				r->reason = SUP_REASON_EXITED;
 			} else {
@@ -822,7 +862,7 @@ sb_end(struct sb_run *r)
 	const struct sandbox_ctx *ctx = &r->ctx;
 	int st = r->status;
 
-	r->end_ns = sb_now_ns();
+	r->end_ns = sandbox_now_ns();
 	kill(-1, SIGKILL);
 	for (;;) {
 		int st2;
@@ -873,6 +913,36 @@ sb_report(const struct sb_run *r, const struct sb_input *inputs, uint32_t ninput
 	(void)send(sb_lifeline, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
+/*
+ * A pre-starting sandbox (docs/design-interpreters.md §1): in phase one, the
+ * pre-start plan's mounts and its interpreter, started as sb_start_code
+ * starts any code, which blocks on its FIFO; then the run (a plain prepared
+ * sandbox's phase two, but the interpreter's exec is done), its limits
+ * lowered, its clock started, its code fed.
+ */
+static void
+sb_prestart(struct sb_run *r, struct sb_input *inputs, uint32_t *ret_ninputs)
+{
+	static struct plan_view pv0; /* the pre-start plan, as pv */
+	struct plan_view *pv = r->pv;
+
+	sb_map_plan(r->ctx.plan_fd, &pv0);
+	r->ctx.plan_fd = -1;
+	sandbox_fs_prestart(&pv0);
+	SB_CHECK(sethostname(pv0.hostname, strlen(pv0.hostname)), SANDBOX_STEP_HOSTNAME);
+	r->pv = &pv0;
+	sb_start_code(r);
+	r->pv = pv;
+
+	sandbox_prestart_wait(sb_ctl, r->pidfd);
+	sb_take_run(&r->ctx, r->pv);
+	sandbox_prestart_handoff(&pv0, pv, r->ctx.rootspec, r->ctx.layout, r->pid, r->pidfd);
+	*ret_ninputs = sb_record_inputs(pv, inputs);
+	sb_run_baseline(r);
+	sandbox_prestart_feed(pv, r->pidfd,
+			      r->start_ns + pv->hdr->limits[PROTO_LIMIT_WALL_MS] * 1000000ULL);
+}
+
 __attribute__((noreturn)) void
 sandbox_main(const struct sandbox_ctx *ctx)
 {
@@ -882,7 +952,7 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	struct timespec fence = {0, 0};
 	struct sb_run r;
 	uint32_t ninputs;
-	bool session;
+	bool session = false;
 
 	sb_start_up(ctx);
 
@@ -895,25 +965,29 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	r.pv = &pv;
 	r.pidfd = -1;
 	r.reason = SUP_REASON_EXITED;
-	sb_take_run(&r.ctx, &pv);
+	if (sb_prestarted) {
+		sb_prestart(&r, inputs, &ninputs);
+	} else {
+		sb_take_run(&r.ctx, &pv);
 
-	/* Phase two. */
-	sandbox_fs_run(&pv, ctx->rootspec, r.ctx.workspace_fd);
-	if ((pv.hdr->flags & PLAN_F_TOOLS) != 0)
-		sandbox_tools_setup(sb_lifeline);
-	SB_CHECK(sethostname(pv.hostname, strlen(pv.hostname)), SANDBOX_STEP_HOSTNAME);
-	if (pv.hdr->flags & PLAN_F_EGRESS)
-		sandbox_egress_listen(sb_lifeline, (uint16_t)pv.hdr->egress_port);
-	ninputs = sb_record_inputs(&pv, inputs);
-	/* A session's workspace holds earlier runs' files: only what this run
-	 * creates or changes is its artifact. */
-	session = (pv.hdr->flags & PLAN_F_SESSION) != 0;
-	if (session)
-		sb_time_fence(&fence);
+		/* Phase two. */
+		sandbox_fs_run(&pv, ctx->rootspec, r.ctx.workspace_fd);
+		if ((pv.hdr->flags & PLAN_F_TOOLS) != 0)
+			sandbox_tools_setup(sb_lifeline);
+		SB_CHECK(sethostname(pv.hostname, strlen(pv.hostname)), SANDBOX_STEP_HOSTNAME);
+		if (pv.hdr->flags & PLAN_F_EGRESS)
+			sandbox_egress_listen(sb_lifeline, (uint16_t)pv.hdr->egress_port);
+		ninputs = sb_record_inputs(&pv, inputs);
+		/* A session's workspace holds earlier runs' files: only what this run
+		 * creates or changes is its artifact. */
+		session = (pv.hdr->flags & PLAN_F_SESSION) != 0;
+		if (session)
+			sb_time_fence(&fence);
 
-	if (pv.hdr->flags & PLAN_F_CELLS)
-		r.ctx.cell_fd = sandbox_cells_channel(sb_lifeline);
-	sb_start_code(&r);
+		if (pv.hdr->flags & PLAN_F_CELLS)
+			r.ctx.cell_fd = sandbox_cells_channel(sb_lifeline);
+		sb_start_code(&r);
+	}
 	if (pv.hdr->flags & PLAN_F_CELLS) {
 		close(r.ctx.cell_fd);
 		sb_supervise_cells(&r);

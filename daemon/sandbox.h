@@ -60,8 +60,9 @@ enum sandbox_step {
 	SANDBOX_STEP_EGRESS, /* the proxy's listener of a network = proxy run */
 	SANDBOX_STEP_MOUNTS,
 	SANDBOX_STEP_TOOLS,
-	SANDBOX_STEP_CELLS,  /* an interpreter session's channel (sandbox_cells.c) */
-	SANDBOX_STEP_HIDDEN, /* hidden_paths: the overlay on /usr, the /etc rows undone */
+	SANDBOX_STEP_CELLS,    /* an interpreter session's channel (sandbox_cells.c) */
+	SANDBOX_STEP_HIDDEN,   /* hidden_paths: the overlay on /usr, the /etc rows undone */
+	SANDBOX_STEP_PRESTART, /* the pre-started interpreter: gone, or the run not its own */
 	SANDBOX_STEP_COUNT_
 };
 
@@ -141,8 +142,10 @@ struct sandbox_ctx {
 	const struct sock_fprog *seccomp;
 	const struct sock_fprog *seccomp_noproc; /* for a plan with PLAN_F_NOPROC */
 	const struct rootspec *rootspec;	 /* the [mount] table, checked by the spawner */
-	int sync_fd;	    /* read end: one byte once the uid/gid maps are written */
-	int ctl_fd;	    /* from the spawner: struct sb_start and the run's fds */
+	int sync_fd; /* read end: one byte once the uid/gid maps are written */
+	int ctl_fd;  /* from the spawner: struct sb_start and the run's fds */
+	/* At the clone, -1, or with SPAWN_F_PRESTART the pre-start plan and the
+	 * output pipes (sandbox_prestart.c); then the run's. */
 	int plan_fd;	    /* sealed memfd, see plan.h */
 	int lifeline_fd;    /* SOCK_SEQPACKET to the frontend; EOF = kill the run */
 	int out_fd;	    /* stdout pipe, write end */

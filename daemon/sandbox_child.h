@@ -67,6 +67,39 @@ void sandbox_fs_base(const struct sandbox_layout *l, const struct rootspec *rs);
 void sandbox_fs_run(const struct plan_view *pv, const struct rootspec *rs, int ws_fd);
 
 /*
+ * Read a /proc/.../stat file at path into buf (len bytes with the NUL);
+ * *ret_p: just after the command's ")", where field 3 (state) follows;
+ * *ret_end: the end. A failure fails step. The fields, space-separated:
+ * sandbox_stat_skip() n of them, sandbox_stat_u64() the next as a number.
+ */
+void sandbox_read_stat(const char *path, char *buf, size_t len, int step, const char **ret_p,
+		       const char **ret_end);
+void sandbox_stat_skip(const char **p, const char *end, int n);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t sandbox_now_ns(void);
+uint64_t sandbox_stat_u64(const char **p, const char *end);
+
+/* A pre-starting sandbox's phase one, the hand-off's mounts and files, and
+ * the code file taking the FIFO's name (sandbox_prestart.c). */
+void sandbox_fs_prestart(const struct plan_view *pv0);
+void sandbox_fs_handoff(const struct plan_view *pv, const struct rootspec *rs);
+void sandbox_fs_code_swap(const struct plan_view *pv);
+
+/*
+ * A pre-starting sandbox (docs/design-interpreters.md §1): wait for the run
+ * on the control socket ctl while watching the interpreter's pidfd (gone
+ * first: exit, the sandbox is discarded); then, for the run's plan pv,
+ * check it is the pre-start plan pv0's command, do the filesystem hand-off,
+ * lower the interpreter's limits to the run's (prlimit). sandbox_prestart_feed
+ * gives it the code through the FIFO, by deadline_ns at the latest.
+ */
+void sandbox_prestart_wait(int ctl, int pidfd);
+void sandbox_prestart_handoff(const struct plan_view *pv0, const struct plan_view *pv,
+			      const struct rootspec *rs, const struct sandbox_layout *l, long pid,
+			      int pidfd);
+void sandbox_prestart_feed(const struct plan_view *pv, int pidfd, uint64_t deadline_ns);
+
+/*
  * A run with tools: /run/tools (socket, module, command) made read-only,
  * the module importable, the listening socket sent on the lifeline.
  */

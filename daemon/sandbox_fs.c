@@ -572,3 +572,83 @@ sandbox_fs_run(const struct plan_view *pv, const struct rootspec *rs, int ws_fd)
 		       NULL),
 		 SANDBOX_STEP_REMOUNT_RO);
 }
+
+/*
+ * Phase one of a pre-starting sandbox (sandbox_prestart.c), from its
+ * pre-start plan: what sandbox_fs_run makes for a run, at the plan's sizes,
+ * but no code, no input file, no mount of the root spec's yet: /tmp and the
+ * home, the workspace, /etc/hostname, /run/airlock with a FIFO at the code's
+ * name (root's, 0644: the interpreter may only read it), the root read-only.
+ * /tmp, the workspace and /run/airlock stay their own writable mounts until
+ * the hand-off (sandbox_fs_handoff).
+ */
+void
+sandbox_fs_prestart(const struct plan_view *pv0)
+{
+	const uint64_t *lim = pv0->hdr->limits;
+	char path[256];
+
+	sb_tmpfs("/tmp", "1777", lim[PROTO_LIMIT_TMP_BYTES], 16384, false, SANDBOX_STEP_TMP);
+	sb_home();
+	sb_tmpfs(PLAN_WORKSPACE, "0755", lim[PROTO_LIMIT_WORKSPACE_BYTES], 16384, true,
+		 SANDBOX_STEP_WORKSPACE);
+	if (pv0->cwd[0] != '\0')
+		sb_cwd(pv0->cwd);
+	sb_write_file("/etc/hostname", pv0->hostname, strlen(pv0->hostname), 0644, 0,
+		      SANDBOX_STEP_ETC);
+	sb_tmpfs(PLAN_CODE_DIR, "0755", 65536, 16, false, SANDBOX_STEP_CODE_FILE);
+	SB_PATH(path, SANDBOX_STEP_PRESTART, PLAN_CODE_DIR "/%s", pv0->code_name);
+	SB_CHECK(mknod(path, S_IFIFO | 0644, 0), SANDBOX_STEP_PRESTART);
+	SB_CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		       NULL),
+		 SANDBOX_STEP_REMOUNT_RO);
+}
+
+/* Give a tmpfs made in phase one the run's size ("size=" on a remount: the
+ * other options stay). */
+static void
+sb_tmpfs_resize(const char *dst, uint64_t size, int step)
+{
+	char opts[48], nb[24];
+
+	SB_PATH(opts, step, "size=%s", sb_utoa(size, nb + sizeof(nb)));
+	SB_CHECK(mount(NULL, dst, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts), step);
+}
+
+/*
+ * The hand-off's filesystem part, for the run's plan pv (its argv, env and
+ * flags checked equal to the pre-start plan's): /tmp, the workspace and
+ * /run/airlock at the run's sizes, the input files, the root spec's mounts
+ * the run names.
+ */
+void
+sandbox_fs_handoff(const struct plan_view *pv, const struct rootspec *rs)
+{
+	const uint64_t *lim = pv->hdr->limits;
+
+	sb_tmpfs_resize("/tmp", lim[PROTO_LIMIT_TMP_BYTES], SANDBOX_STEP_TMP);
+	sb_tmpfs_resize(PLAN_WORKSPACE, lim[PROTO_LIMIT_WORKSPACE_BYTES], SANDBOX_STEP_WORKSPACE);
+	sb_tmpfs_resize(PLAN_CODE_DIR, 65536 + pv->hdr->code_len, SANDBOX_STEP_CODE_FILE);
+	sb_input_files(pv);
+	sb_trees_attach(pv, rs);
+}
+
+/*
+ * The code's file takes the FIFO's name: written whole under another name,
+ * then renamed over the FIFO (which the interpreter, blocked in its open,
+ * already holds), and /run/airlock becomes read-only, as in a fresh run.
+ * What reads the file by name later (tracebacks, inspect) finds the code.
+ */
+void
+sandbox_fs_code_swap(const struct plan_view *pv)
+{
+	char path[256];
+
+	SB_PATH(path, SANDBOX_STEP_CODE_FILE, PLAN_CODE_DIR "/%s", pv->code_name);
+	sb_write_file(PLAN_CODE_DIR "/.code", pv->code, pv->hdr->code_len, 0444, 0,
+		      SANDBOX_STEP_CODE_FILE);
+	SB_CHECK(rename(PLAN_CODE_DIR "/.code", path), SANDBOX_STEP_CODE_FILE);
+	SB_CHECK(mount(NULL, PLAN_CODE_DIR, NULL,
+		       MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL),
+		 SANDBOX_STEP_REMOUNT_RO);
+}

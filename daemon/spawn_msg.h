@@ -39,7 +39,12 @@ enum spawn_msg_type {
 	 * it waits for a SPAWN_REQ naming its slot. Every event of that
 	 * sandbox comes back with this run_id (its key: daemon/spawnref.h):
 	 * STARTED (with the memory figure fds), FAILED, DONE, also after the
-	 * SPAWN_REQ, whose run_id is for logs only. */
+	 * SPAWN_REQ, whose run_id is for logs only.
+	 * With SPAWN_F_PRESTART: fds {root spec, pre-start plan, stdout,
+	 * stderr}: the sandbox also starts the runtime's interpreter from the
+	 * pre-start plan (plan.h; its argv, environment, limits as ceilings),
+	 * blocked on its code file, with the run's output pipes already at
+	 * fds 1 and 2 (docs/design-interpreters.md §1). */
 	SPAWN_PREPARE = 8,
 	/* frontend -> spawner: struct spawn_req, no fd: the prepared sandbox of
 	 * uid_slot (prepared under prep_key) will get no run: end it. Its reap
@@ -53,14 +58,18 @@ enum spawn_msg_type {
 };
 
 #define SPAWN_REQ_NFDS 4
-#define SPAWN_REQ_NFDS_MAX 5 /* with SPAWN_F_WORKSPACE */
+#define SPAWN_REQ_NFDS_MAX 5	    /* with SPAWN_F_WORKSPACE */
+#define SPAWN_REQ_NFDS_PRESTARTED 2 /* with SPAWN_F_PRESTARTED: plan, lifeline */
 #define SPAWN_KEEPER_NFDS 1
-#define SPAWN_PREPARE_NFDS 1 /* the root spec (rootspec.h) */
+#define SPAWN_PREPARE_NFDS 1	      /* the root spec (rootspec.h) */
+#define SPAWN_PREPARE_NFDS_PRESTART 4 /* with SPAWN_F_PRESTART: + plan, stdout, stderr */
 /* spawn_req.cpu_percent: cpu.max takes any quota; 4096 CPUs at the most */
 #define SPAWN_CPU_PERCENT_MAX (100U * 4096U)
 
 /* spawn_req.flags */
-#define SPAWN_F_WORKSPACE 0x1u /* a fifth fd: the session's workspace mount */
+#define SPAWN_F_WORKSPACE 0x1u	/* SPAWN_REQ: a fifth fd: the session's workspace mount */
+#define SPAWN_F_PRESTART 0x2u	/* SPAWN_PREPARE: start the interpreter ahead */
+#define SPAWN_F_PRESTARTED 0x4u /* SPAWN_REQ: for a pre-started one: plan, lifeline only */
 
 struct spawn_req {
 	uint32_t type;
@@ -88,13 +97,15 @@ struct spawn_ev {
 
 /*
  * spawner -> a prepared supervisor, once, on its control socket: the run's
- * fds {plan, lifeline, stdout, stderr[, workspace]} (docs/performance.md).
+ * fds {plan, lifeline, stdout, stderr[, workspace]} (docs/performance.md);
+ * to a pre-started one (SPAWN_F_PRESTARTED) {plan, lifeline}: its output
+ * pipes came with its SPAWN_PREPARE.
  */
 #define SB_START_MAGIC 0x54525453U /* "STRT" */
 
 struct sb_start {
 	uint32_t magic;
-	uint32_t flags; /* SPAWN_F_WORKSPACE: a fifth fd */
+	uint32_t flags; /* SPAWN_F_WORKSPACE: a fifth fd; SPAWN_F_PRESTARTED: two fds */
 };
 
 /* supervisor -> frontend, on the run's lifeline socket */

@@ -301,7 +301,9 @@ spawner_release(const struct spawner *sp, uint32_t slot, pid_t pid, int sync_fd,
  * slot's uids and memory cgroup; it builds what does not depend on a request
  * and waits on its control socket (docs/performance.md). fds: the root spec
  * (rootspec.h), read and every source checked again here, as root, before
- * the sandbox is given it.
+ * the sandbox is given it; with SPAWN_F_PRESTART also the pre-start plan (a
+ * sealed memfd the supervisor parses, like a run's) and the output pipes of
+ * the interpreter it starts ahead.
  */
 static void
 spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
@@ -314,7 +316,6 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 	bool into, cg_made = false;
 	long pid;
 
-	(void)nfds; /* one: spawner_cmds */
 	/* The frontend is less trusted than we are: check everything. */
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0) {
 		r = -EINVAL;
@@ -325,6 +326,14 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 	r = rootspec_read(fds[0], &sp->rootspec);
 	if (r < 0)
 		goto fail;
+	if (req->flags & SPAWN_F_PRESTART) {
+		uint64_t plan_size;
+
+		step = "plan";
+		r = memfd_check_sealed(fds[1], PLAN_SIZE_MAX, &plan_size);
+		if (r < 0)
+			goto fail;
+	}
 	step = "cgroup";
 	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes,
 			      spawner_session_slot(sp, req->uid_slot),
@@ -349,10 +358,10 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 				   .seccomp_noproc = &sp->seccomp_noproc,
 				   .sync_fd = sync[0],
 				   .ctl_fd = ctl[1],
-				   .plan_fd = -1,
+				   .plan_fd = (req->flags & SPAWN_F_PRESTART) ? fds[1] : -1,
 				   .lifeline_fd = -1,
-				   .out_fd = -1,
-				   .err_fd = -1,
+				   .out_fd = (req->flags & SPAWN_F_PRESTART) ? fds[2] : -1,
+				   .err_fd = (req->flags & SPAWN_F_PRESTART) ? fds[3] : -1,
 				   .cgroup_fd = cgfds.self,
 				   .code_cgroup_fd = cgfds.code,
 				   .cpu_stat_fd = cgfds.cpu_stat,
@@ -702,24 +711,33 @@ spawner_reload_req(struct spawner *sp, const struct spawn_req *req, int *fds, si
 
 /*
  * The requests the frontend may send, after OpenSSH's mon_table: the fds
- * each brings (nfds, or nfds_ws with SPAWN_F_WORKSPACE) and the flags it may
- * carry. spawner_check_req() holds every request to its row before any
- * handler runs; the handlers check only the state of the slot they name.
+ * each brings (nfds), and the flags it may carry, at most one at a time,
+ * each with the fds it brings instead. spawner_check_req() holds every
+ * request to its row before any handler runs; the handlers check only the
+ * state of the slot they name.
  */
 struct spawner_cmd {
 	uint32_t type;
 	size_t nfds;
-	size_t nfds_ws;
-	uint32_t flags;
+	struct {
+		uint32_t flag;
+		size_t nfds;
+	} with[2]; /* flag 0: unused */
 	void (*handler)(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds);
 };
 
 static const struct spawner_cmd spawner_cmds[] = {
-	{SPAWN_REQ, SPAWN_REQ_NFDS, SPAWN_REQ_NFDS_MAX, SPAWN_F_WORKSPACE, spawner_start},
-	{SPAWN_PREPARE, SPAWN_PREPARE_NFDS, SPAWN_PREPARE_NFDS, 0, spawner_prepare},
-	{SPAWN_DISCARD, 0, 0, 0, spawner_discard},
-	{SPAWN_RELOAD, 0, 0, 0, spawner_reload_req},
-	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, SPAWN_KEEPER_NFDS, 0, spawner_keeper},
+	{SPAWN_REQ,
+	 SPAWN_REQ_NFDS,
+	 {{SPAWN_F_WORKSPACE, SPAWN_REQ_NFDS_MAX}, {SPAWN_F_PRESTARTED, SPAWN_REQ_NFDS_PRESTARTED}},
+	 spawner_start},
+	{SPAWN_PREPARE,
+	 SPAWN_PREPARE_NFDS,
+	 {{SPAWN_F_PRESTART, SPAWN_PREPARE_NFDS_PRESTART}, {0, 0}},
+	 spawner_prepare},
+	{SPAWN_DISCARD, 0, {{0, 0}, {0, 0}}, spawner_discard},
+	{SPAWN_RELOAD, 0, {{0, 0}, {0, 0}}, spawner_reload_req},
+	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, {{0, 0}, {0, 0}}, spawner_keeper},
 };
 
 int
@@ -727,7 +745,7 @@ spawner_check_req(const struct spawn_req *req, size_t len, size_t nfds,
 		  const struct spawner_cmd **ret_cmd)
 {
 	const struct spawner_cmd *cmd = NULL;
-	size_t i;
+	size_t i, want;
 
 	if (len != sizeof(*req) || req->reserved != 0)
 		return -EPROTO;
@@ -737,9 +755,19 @@ spawner_check_req(const struct spawn_req *req, size_t len, size_t nfds,
 	for (i = 0; i < sizeof(spawner_cmds) / sizeof(spawner_cmds[0]); i++)
 		if (spawner_cmds[i].type == req->type)
 			cmd = &spawner_cmds[i];
-	if (cmd == NULL || (req->flags & ~cmd->flags) != 0)
+	if (cmd == NULL)
 		return -EPROTO;
-	if (nfds != ((req->flags & SPAWN_F_WORKSPACE) ? cmd->nfds_ws : cmd->nfds))
+	want = cmd->nfds;
+	if (req->flags != 0) {
+		/* One flag of the row's, which says how many fds come. */
+		for (i = 0; i < 2 && (cmd->with[i].flag == 0 || cmd->with[i].flag != req->flags);
+		     i++)
+			;
+		if (i == 2)
+			return -EPROTO;
+		want = cmd->with[i].nfds;
+	}
+	if (nfds != want)
 		return -EPROTO;
 	*ret_cmd = cmd;
 	return 0;
@@ -755,6 +783,7 @@ spawner_read(struct spawner *sp)
 	size_t nfds = 0;
 	ssize_t n;
 
+	_Static_assert(SPAWN_PREPARE_NFDS_PRESTART <= SPAWN_REQ_NFDS_MAX, "fds of a request");
 	n = fdpass_recv(sp->sock, &req, sizeof(req), fds, SPAWN_REQ_NFDS_MAX, &nfds);
 	if (n == 0)
 		return -EPIPE;

@@ -129,6 +129,10 @@ test_defaults(void **state)
 	assert_int_equal(f->cfg.uid_base, 600000);
 	assert_int_equal(f->cfg.uid_count, 2048);
 	assert_string_equal(f->cfg.hostname, "airlock");
+	/* Pre-started interpreters: two per runtime that asks, none asks. */
+	assert_int_equal(f->cfg.prestarted_interpreters, 2);
+	for (size_t k = 0; k < f->cfg.nruntimes; k++)
+		assert_false(f->cfg.runtimes[k].prestart);
 
 	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_WALL_MS], 10000);
 	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_WALL_MS], 300000);
@@ -218,6 +222,7 @@ test_every_key(void **state)
 				   "max_runs_per_uid = 2\n"
 				   "max_runs = 5\n"
 				   "max_queued_bytes = 2M\n"
+				   "prestarted_interpreters = 5\n"
 				   "\n"
 				   "[access]\n"
 				   "allow_users = root, daemon,1234\n"
@@ -256,6 +261,7 @@ test_every_key(void **state)
 				   "mounts = py\n"
 				   "env = A=1 LANG=C.UTF-8\n"
 				   "cwd = /workspace/src\n"
+				   "prestart = yes\n"
 				   "[mount py]\n"
 				   "source = /usr/share\n"
 				   "target = /opt/py\n"
@@ -322,6 +328,8 @@ test_every_key(void **state)
 	assert_string_equal(rt->env[1], "LANG=C.UTF-8");
 	assert_null(rt->env[2]);
 	assert_string_equal(rt->cwd, "/workspace/src");
+	assert_true(rt->prestart);
+	assert_int_equal(f->cfg.prestarted_interpreters, 5);
 	assert_int_equal(rt->mounts, 1U);
 	assert_string_equal(rt->argv[1], "-I");
 	assert_string_equal(rt->argv[2], "{code}");
@@ -584,6 +592,10 @@ static const struct bad_case bad_cases[] = {
 	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\n"
 	 "env = A=1 B=2 C=3 D=4 E=5 F=6 G=7 H=8 I=9\n",
 	 4, "env: more than 8 words"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\nprestart = maybe\n", 4,
+	 "prestart = maybe: expected true or false"},
+	{"[daemon]\nprestarted_interpreters = 65\n", 2,
+	 "prestarted_interpreters = 65: out of range"},
 	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\ncwd = /tmp\n", 4,
 	 "cwd /tmp: expected /workspace or"},
 	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\ncwd = /workspace/../etc\n",

@@ -65,7 +65,11 @@ test_every_row_exact_fds(void **state)
 	} rows[] = {
 		{.type = SPAWN_REQ, .flags = 0, .nfds = SPAWN_REQ_NFDS},
 		{.type = SPAWN_REQ, .flags = SPAWN_F_WORKSPACE, .nfds = SPAWN_REQ_NFDS_MAX},
+		{.type = SPAWN_REQ, .flags = SPAWN_F_PRESTARTED, .nfds = SPAWN_REQ_NFDS_PRESTARTED},
 		{.type = SPAWN_PREPARE, .flags = 0, .nfds = SPAWN_PREPARE_NFDS},
+		{.type = SPAWN_PREPARE,
+		 .flags = SPAWN_F_PRESTART,
+		 .nfds = SPAWN_PREPARE_NFDS_PRESTART},
 		{.type = SPAWN_DISCARD, .flags = 0, .nfds = 0},
 		{.type = SPAWN_RELOAD, .flags = 0, .nfds = 0},
 		{.type = SPAWN_KEEPER, .flags = 0, .nfds = SPAWN_KEEPER_NFDS},
@@ -84,6 +88,36 @@ test_every_row_exact_fds(void **state)
 	assert_int_equal(SPAWN_REQ_NFDS, 4);
 	assert_int_equal(SPAWN_REQ_NFDS_MAX, 5);
 	assert_int_equal(SPAWN_KEEPER_NFDS, 1);
+	assert_int_equal(SPAWN_REQ_NFDS_PRESTARTED, 2);
+	assert_int_equal(SPAWN_PREPARE_NFDS_PRESTART, 4);
+}
+
+/* A pre-started sandbox's flags: each on its own type only, never two at
+ * once, and the fds each brings. */
+static void
+test_prestart_flags(void **state)
+{
+	static const struct {
+		uint32_t type, flags;
+	} never[] = {
+		{SPAWN_REQ, SPAWN_F_PRESTARTED | SPAWN_F_WORKSPACE},
+		{SPAWN_REQ, SPAWN_F_PRESTART},
+		{SPAWN_PREPARE, SPAWN_F_PRESTARTED},
+		{SPAWN_KEEPER, SPAWN_F_PRESTART},
+	};
+	struct spawn_req r;
+	size_t i, nfds;
+
+	(void)state;
+	for (i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		for (nfds = 0; nfds <= SPAWN_REQ_NFDS_MAX; nfds++) {
+			r = req_of(never[i].type, never[i].flags);
+			assert_false(check(&r, sizeof(r), nfds));
+		}
+	r = req_of(SPAWN_PREPARE, SPAWN_F_PRESTART);
+	assert_false(check(&r, sizeof(r), SPAWN_PREPARE_NFDS));
+	r = req_of(SPAWN_REQ, SPAWN_F_PRESTARTED);
+	assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS));
 }
 
 /* The workspace flag is what makes the fifth fd: five without it, four
@@ -122,6 +156,8 @@ test_stray_flags(void **state)
 	for (bit = 1; bit < 32; bit++) {
 		r = req_of(SPAWN_REQ, 1U << bit);
 		assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS));
+		if ((1U << bit) != SPAWN_F_PRESTARTED)
+			assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_PRESTARTED));
 		assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_MAX));
 		r.flags |= SPAWN_F_WORKSPACE;
 		assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_MAX));
@@ -188,11 +224,13 @@ oracle(uint32_t type, uint32_t flags, size_t nfds)
 {
 	switch (type) {
 	case SPAWN_REQ:
-		return (flags == 0 && nfds == 4) || (flags == SPAWN_F_WORKSPACE && nfds == 5);
+		return (flags == 0 && nfds == 4) || (flags == SPAWN_F_WORKSPACE && nfds == 5) ||
+		       (flags == SPAWN_F_PRESTARTED && nfds == 2);
 	case SPAWN_DISCARD:
 	case SPAWN_RELOAD:
 		return flags == 0 && nfds == 0;
 	case SPAWN_PREPARE:
+		return (flags == 0 && nfds == 1) || (flags == SPAWN_F_PRESTART && nfds == 4);
 	case SPAWN_KEEPER:
 		return flags == 0 && nfds == 1;
 	default:
@@ -201,15 +239,20 @@ oracle(uint32_t type, uint32_t flags, size_t nfds)
 }
 
 /*
- * Every combination of type (0-15), flags (none, the workspace, a stray bit,
- * both, the top bit), fd count (0-5), reserved (0, 1), cpu_percent (0, the
- * bound, one past it) and length (one short, exact, one long) against the
- * oracle.
+ * Every combination of type (0-15), flags (none, each of ours, the workspace
+ * with pre-started, a stray bit, the top bit), fd count (0-5), reserved (0,
+ * 1), cpu_percent (0, the bound, one past it) and length (one short, exact,
+ * one long) against the oracle.
  */
 static void
 test_every_combination(void **state)
 {
-	static const uint32_t flagsets[] = {0, SPAWN_F_WORKSPACE, 0x2, SPAWN_F_WORKSPACE | 0x2,
+	static const uint32_t flagsets[] = {0,
+					    SPAWN_F_WORKSPACE,
+					    SPAWN_F_PRESTART,
+					    SPAWN_F_PRESTARTED,
+					    SPAWN_F_WORKSPACE | SPAWN_F_PRESTARTED,
+					    0x8,
 					    0x80000000U};
 	static const uint32_t cpus[] = {0, SPAWN_CPU_PERCENT_MAX, SPAWN_CPU_PERCENT_MAX + 1};
 	const size_t nflags = sizeof(flagsets) / sizeof(flagsets[0]);
@@ -242,8 +285,9 @@ test_every_combination(void **state)
 				 r.flags, nfds, r.reserved, r.cpu_percent, dlen);
 		accepted += want;
 	}
-	/* six rows (two of SPAWN_REQ), each with cpu 0 and at the bound */
-	assert_int_equal(accepted, 12);
+	/* eight rows (three of SPAWN_REQ, two of SPAWN_PREPARE), each with
+	 * cpu 0 and at the bound */
+	assert_int_equal(accepted, 16);
 }
 
 /*
@@ -352,6 +396,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_row_exact_fds),
 		cmocka_unit_test(test_workspace_fd_count),
+		cmocka_unit_test(test_prestart_flags),
 		cmocka_unit_test(test_stray_flags),
 		cmocka_unit_test(test_unknown_types),
 		cmocka_unit_test(test_reserved_and_size),
