@@ -242,9 +242,15 @@ class PrestartTest(unittest.TestCase):
         res = run("while True: pass", "--wall", "20", "--cpu", "1")
         self.assertEqual(res["outcome"], "cpu_limit", res)
         self.assertIn(" prestarted=1", audit_line())
-        res = run("b = bytearray(300 << 20); b[::4096] = b'x' * len(b[::4096])",
-                  "--memory", "64M")
-        self.assertEqual(res["outcome"], "memory_limit", res)
+        # The memory limit is the cgroup's where there is one (outcome
+        # memory_limit), else RLIMIT_AS (MemoryError): as in a fresh run.
+        code = "b = bytearray(300 << 20); b[::4096] = b'x' * len(b[::4096])"
+        res = run(code, "--memory", "64M")
+        self.assertIn(" prestarted=1", audit_line())
+        fresh = run(code, "--memory", "64M", lang="python-fresh")
+        self.assertEqual((res["outcome"], res["exit_code"]), (fresh["outcome"], fresh["exit_code"]))
+        if res["outcome"] != "memory_limit":
+            self.assertIn("MemoryError", res["stderr"], res)
         res = run("import os\nfds = []\ntry:\n    while True: fds.append(os.open('/dev/null', 0))\n"
                   "except OSError as e:\n    print(e.errno, len(fds))\n",
                   "--limit", "open_files=16")
