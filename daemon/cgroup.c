@@ -201,11 +201,15 @@ cgroup2_mkdir(const char *path, uint32_t gid)
 	return r;
 }
 
-/* rmdir, retried for a moment while killed tasks finish exiting. */
+/*
+ * rmdir, retried for up to 100 ms while the last tasks finish exiting
+ * (wait: they were killed, or ended with their pid namespace's init): a
+ * task the kernel has not released yet still holds the cgroup (EBUSY).
+ */
 static int
-cgroup2_rmdir(const char *path, bool killed)
+cgroup_rmdir(const char *path, bool wait)
 {
-	int tries = killed ? 50 : 1;
+	int tries = wait ? 50 : 1;
 
 	while (tries-- > 0) {
 		struct timespec ts = {0, 2000000};
@@ -236,10 +240,10 @@ cgroup2_remove(const char *dir)
 
 		if ((r = cgroup_path(path, sizeof(path), "%s/%s", dir, leaves[i])) < 0)
 			return r;
-		if ((r = cgroup2_rmdir(path, killed)) < 0)
+		if ((r = cgroup_rmdir(path, killed)) < 0)
 			return r;
 	}
-	return cgroup2_rmdir(dir, killed);
+	return cgroup_rmdir(dir, killed);
 }
 
 /* The controllers we enable for children. */
@@ -728,8 +732,12 @@ cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, 
 		 * made afresh, unless it is the session's own, kept. */
 		if (errno != EEXIST)
 			return -errno;
-		if (!keep && (rmdir(path) < 0 || mkdir(path, 0700) < 0))
-			return -errno;
+		if (!keep) {
+			if ((r = cgroup_rmdir(path, true)) < 0)
+				return r;
+			if (mkdir(path, 0700) < 0)
+				return -errno;
+		}
 	}
 	/* Taken now, before the sandbox is cloned into it: nothing of this
 	 * run is charged or counted yet. */
@@ -921,7 +929,7 @@ cgroup_run_finish(const struct cgroup *cg, uint32_t uid, const struct cgroup_run
 		return 0;
 	if (cg->kind == CGROUP_V2)
 		return cgroup2_remove(node);
-	return rmdir(node) < 0 ? -errno : 0;
+	return cgroup_rmdir(node, true);
 }
 
 int
