@@ -29,7 +29,7 @@ import time
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import Daemon  # noqa: E402
+from airlock_testlib import Daemon, uid_range  # noqa: E402
 
 
 VARIANTS = ["lib", "cli", "bare", "ns", "bwrap"]
@@ -312,7 +312,11 @@ def main():
         for i in range(args.mounts):
             config += "[mount m%d]\nsource = /usr/share/%s\ntarget = /data/m%d\n" % (i, dirs[i], i)
         print("config: %d [mount] sections, the lib requests ask for %d\n" % (args.mounts, args.ask_mounts))
-    args.daemon = Daemon(args.airlockd, config, prefix="airlock-bench-")
+    # With --base-airlockd two daemons run at once: each gets half of the
+    # uid range (sharing uids, their sandboxes would share cgroups too).
+    ubase, ucount = uid_range()
+    half = (ubase, ucount // 2) if args.base_airlockd else None
+    args.daemon = Daemon(args.airlockd, config, prefix="airlock-bench-", uids=half)
     args.base_daemon = None
     variants, tput_variants = VARIANTS, TPUT_VARIANTS
     try:
@@ -321,8 +325,9 @@ def main():
         args.daemon.remove()
         raise SystemExit("bench: %s" % e)
     if args.base_airlockd:
-        # Its own uid range and directory, the same config.
-        args.base_daemon = Daemon(args.base_airlockd, config, prefix="airlock-bench-base-")
+        # Its own half of the uid range, its own directory, the same config.
+        args.base_daemon = Daemon(args.base_airlockd, config, prefix="airlock-bench-base-",
+                                  uids=(ubase + ucount // 2, ucount // 2))
         try:
             args.base_daemon.start()
         except RuntimeError as e:

@@ -133,7 +133,7 @@ class Daemon:
     temporary directory, which stop() leaves and remove() deletes.
     """
 
-    def __init__(self, airlockd, config="", prefix="airlock-test-", debug=False, env=None):
+    def __init__(self, airlockd, config="", prefix="airlock-test-", debug=False, env=None, uids=None):
         self.airlockd = airlockd
         self.debug = debug
         self.env = env
@@ -142,7 +142,9 @@ class Daemon:
         self.sock = os.path.join(self.dir, "airlock.sock")
         self.config = os.path.join(self.dir, "airlockd.conf")
         self.log = os.path.join(self.dir, "airlockd.log")
-        self.uid_base, self.uid_count = uid_range()
+        # uids: (base, count) within this test's range, for a test that
+        # runs two daemons at once (two daemons must never share a uid).
+        self.uid_base, self.uid_count = uids if uids is not None else uid_range()
         self.proc = None
         self.frontend = None
         self.ready_s = None
