@@ -9,9 +9,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fdpass.h"
@@ -38,6 +41,28 @@ sandbox_cells_channel(int lifeline)
 	return pair[1];
 }
 
+/* Whether pid has ended (a zombie, or gone): its parent may reap it now. */
+static bool
+sb_cells_ended(long pid)
+{
+	char path[32], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold anything, so the last ')'. */
+	p = strrchr(buf, ')');
+	return p == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
 void
 sandbox_cells_kill_others(pid_t keep)
 {
@@ -46,11 +71,15 @@ sandbox_cells_kill_others(pid_t keep)
 	/*
 	 * Every process of the pid namespace but us (1) and the interpreter:
 	 * what the cell forked dies with the cell, so nothing of it holds a
-	 * pipe or spends the next cell's time. A few passes for what was
-	 * forked meanwhile; the interpreter's own threads are not processes.
+	 * pipe or spends the next cell's time. Passes until none is left but
+	 * zombies (the driver reaps its children before the next cell; ours
+	 * are reaped by our loop), for what was forked meanwhile and for the
+	 * exits SIGKILL sets going: bounded, 200 passes 1 ms apart. The
+	 * interpreter's own threads are not processes.
 	 */
-	for (pass = 0; pass < 8; pass++) {
-		int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), killed = 0;
+	for (pass = 0; pass < 200; pass++) {
+		struct timespec ts = {0, 1000000};
+		int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), alive = 0;
 		char buf[4096];
 		long n;
 
@@ -67,15 +96,17 @@ sandbox_cells_kill_others(pid_t keep)
 				off += d->d_reclen;
 				for (c = d->d_name; *c >= '0' && *c <= '9' && pid < 1L << 30; c++)
 					pid = pid * 10 + (*c - '0');
-				if (*c != '\0' || pid <= 1 || pid == (long)keep)
+				if (*c != '\0' || pid <= 1 || pid == (long)keep ||
+				    sb_cells_ended(pid))
 					continue;
 				if (kill((pid_t)pid, SIGKILL) == 0)
-					killed++;
+					alive++;
 			}
 		}
 		close(dfd);
-		if (killed == 0)
+		if (alive == 0)
 			return;
+		nanosleep(&ts, NULL);
 	}
 }
 
