@@ -86,6 +86,7 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 	  const struct egress_stats *net, bool prestarted, const char *err)
 {
 	char limits[512], line[4096 + 8192], qerr[4 * 512], qrt[4 * 64], qnet[8192], tools[80] = "";
+	char cell[64] = "";
 	uint64_t abytes = 0, tcalls = res->ntool_calls + res->tool_calls_omitted, trefused = 0;
 	size_t i;
 
@@ -112,16 +113,20 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 	if (res->nadvisories > 0)
 		snprintf(tools + strlen(tools), sizeof(tools) - strlen(tools), " advisories=%zu",
 			 res->nadvisories);
+	/* A cell of an interpreter session: run= is its interpreter's. */
+	if (res->cell != 0)
+		snprintf(cell, sizeof(cell), " cell=%" PRIu64 " state=%s", res->cell,
+			 res->state != NULL ? res->state : "lost");
 	snprintf(line, sizeof(line),
 		 "audit run=%" PRIu32 " uid=%u pid=%d runtime=%s limits=%s outcome=%s"
 		 " exit_code=%d signal=%d wall_ms=%" PRIu64 " cpu_ms=%" PRIu64 " queued_ms=%" PRIu64
 		 " memory_peak_bytes=%" PRIu64 " stdout_bytes=%" PRIu64 " stderr_bytes=%" PRIu64
-		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s%s%s%s",
+		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s%s%s%s%s",
 		 run_id, (unsigned)uid, (int)pid, qrt, limits, proto_outcome_name(res->outcome),
 		 res->exit_code, res->signal, res->wall_ms, res->cpu_ms, res->queued_ms,
 		 res->memory_peak_bytes, res->out[0].total, res->out[1].total, res->nartifacts,
-		 abytes, qnet, tools, prestarted ? " prestarted=1" : "", qerr[0] ? " error=\"" : "",
-		 qerr, qerr[0] ? "\"" : "");
+		 abytes, qnet, tools, cell, prestarted ? " prestarted=1" : "",
+		 qerr[0] ? " error=\"" : "", qerr, qerr[0] ? "\"" : "");
 	if (!d->journal) {
 		log_info("%s", line);
 		return;
@@ -136,5 +141,5 @@ audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *r
 			res->queued_ms, "AIRLOCK_STDOUT_BYTES=%" PRIu64, res->out[0].total,
 			"AIRLOCK_STDERR_BYTES=%" PRIu64, res->out[1].total,
 			"AIRLOCK_ARTIFACT_BYTES=%" PRIu64, abytes, "AIRLOCK_NET=%s", qnet,
-			"AIRLOCK_PRESTARTED=%d", prestarted ? 1 : 0, NULL);
+			"AIRLOCK_PRESTARTED=%d", prestarted ? 1 : 0, "AIRLOCK_CELL=%s", cell, NULL);
 }

@@ -30,6 +30,7 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "budget.h"
@@ -54,14 +55,16 @@ struct cell {
 	TAILQ_ENTRY(cell) entry;
 	struct client *c; /* NULL once it left */
 	uint32_t req_id;
+	uid_t uid; /* for the audit line */
+	pid_t pid;
 	uint64_t n;
 	enum cell_stage stage;
 	uint8_t *code; /* until sent; its bytes are charged to uid's budget */
 	size_t code_len;
 	uid_t uid;
 	struct proto_limits lim;
-	int fd[3]; /* stdout, stderr, reply memfds; -1 */
-	struct timespec t_request;
+	int fd[3];		/* stdout, stderr, reply memfds; -1 */
+	struct timespec t_sent; /* handed to the driver */
 	struct cells_done done;
 };
 
@@ -72,6 +75,7 @@ struct cells {
 	struct session *s;
 	char runtime[PROTO_RUNTIME_MAX + 1];
 	struct run *interp; /* the interpreter's run, or NULL */
+	uint32_t interp_id; /* its run id, for the cells' audit lines */
 	bool starting;	    /* interp asked for, no channel yet */
 	int chan;	    /* the driver's channel, or -1 */
 	struct event *chan_ev;
@@ -325,6 +329,10 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		res.ntool_calls = 0;
 		res.tool_calls_omitted = 0;
 	}
+	/* The interpreter's run's wall time is its whole life: the cell's is
+	 * from its hand-off. */
+	if (lost && cl->t_sent.tv_sec != 0)
+		res.wall_ms = run_io_ms_since(&cl->t_sent);
 	if (lost && why != NULL) {
 		res.outcome = PROTO_OUTCOME_ERROR;
 		snprintf(err, sizeof(err), "%s", why);
@@ -374,6 +382,8 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	res.queued_ms = 0;
 	if (!lost)
 		cs->lost = false;
+	audit_run(cs->d, cs->interp_id, cl->uid, cl->pid, cs->runtime, &cl->lim, &res, NULL,
+		  res.error);
 	log_debug("session %s: cell %" PRIu64 ": %s, state %s, %" PRIu64 " ms", session_id(cs->s),
 		  cl->n, proto_outcome_name(res.outcome), res.state, res.wall_ms);
 	if (cl->c != NULL) {
@@ -496,38 +506,38 @@ cells_chan_cb(evutil_socket_t fd, short what, void *arg)
 		 * rather than at the cell's wall limit. */
 		log_warnx("session %s: the interpreter closed its channel", session_id(cs->s));
 		cells_close_chan(cs);
-		if (cl == NULL || cl->stage != CELL_SENT) {
+		/* A cell with the driver or the supervisor is answered by its
+		 * end (SUP_CELL_END, or its interpreter's end); the next cell
+		 * finds no channel and restarts the interpreter. */
+		if (cl == NULL || cl->stage == CELL_QUEUED)
 			cells_restart(cs, "the interpreter closed its channel");
-		} else {
-			struct timeval tv = {CELLS_EOF_GRACE_MS / 1000,
-					     (CELLS_EOF_GRACE_MS % 1000) * 1000};
+	} else {
+		struct timeval tv = {CELLS_EOF_GRACE_MS / 1000, (CELLS_EOF_GRACE_MS % 1000) * 1000};
 
-			evtimer_add(cs->eof_ev, &tv);
-		}
-		return;
+		evtimer_add(cs->eof_ev, &tv);
 	}
-	if (n < 0 || (size_t)n != sizeof(dn) || nfds != 0) {
-		cells_restart(cs, "the interpreter sent a malformed message (%zd bytes, %zu fds)",
-			      n, nfds);
-		return;
-	}
-	if (cl == NULL || cl->stage != CELL_SENT) {
-		cells_restart(cs, "the interpreter spoke out of turn");
-		return;
-	}
-	bad = cells_check_done(cl, &dn);
-	if (bad != NULL) {
-		cells_restart(cs, "cell %" PRIu64 ": the interpreter's answer is refused: %s",
-			      cl->n, bad);
-		return;
-	}
-	cl->done = dn;
-	cl->stage = CELL_FINISHING;
-	memset(&fin, 0, sizeof(fin));
-	fin.type = CELLS_SUP_FINISH;
-	fin.cell = cl->n;
-	if (cs->interp == NULL || run_lifeline_send(cs->interp, &fin, sizeof(fin)) < 0)
-		cells_restart(cs, "cell %" PRIu64 ": cannot reach the supervisor", cl->n);
+	return;
+}
+if (n < 0 || (size_t)n != sizeof(dn) || nfds != 0) {
+	cells_restart(cs, "the interpreter sent a malformed message (%zd bytes, %zu fds)", n, nfds);
+	return;
+}
+if (cl == NULL || cl->stage != CELL_SENT) {
+	cells_restart(cs, "the interpreter spoke out of turn");
+	return;
+}
+bad = cells_check_done(cl, &dn);
+if (bad != NULL) {
+	cells_restart(cs, "cell %" PRIu64 ": the interpreter's answer is refused: %s", cl->n, bad);
+	return;
+}
+cl->done = dn;
+cl->stage = CELL_FINISHING;
+memset(&fin, 0, sizeof(fin));
+fin.type = CELLS_SUP_FINISH;
+fin.cell = cl->n;
+if (cs->interp == NULL || run_lifeline_send(cs->interp, &fin, sizeof(fin)) < 0)
+	cells_restart(cs, "cell %" PRIu64 ": cannot reach the supervisor", cl->n);
 }
 
 void
@@ -551,7 +561,9 @@ cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m)
 {
 	struct cell *cl = TAILQ_FIRST(&cs->q);
 
-	if (cs->interp != r || cl == NULL || cl->stage != CELL_FINISHING || m->size != cl->n) {
+	if (cs->interp != r)
+		return; /* an interpreter already given up */
+	if (cl == NULL || cl->stage != CELL_FINISHING || m->size != cl->n) {
 		cells_restart(cs, "a cell's end that is not this cell's");
 		return;
 	}
@@ -626,6 +638,7 @@ cells_send(struct cells *cs, struct cell *cl)
 	beg.wall_ms = cl->lim.v[PROTO_LIMIT_WALL_MS];
 	beg.cpu_ms = cl->lim.v[PROTO_LIMIT_CPU_MS];
 	beg.grace_ms = CELLS_GRACE_MS;
+	clock_gettime(CLOCK_MONOTONIC, &cl->t_sent);
 	rc = run_lifeline_send(cs->interp, &beg, sizeof(beg));
 	if (rc < 0)
 		goto out;
@@ -650,6 +663,7 @@ void
 cells_interp_set(struct cells *cs, struct run *r)
 {
 	cs->interp = r;
+	cs->interp_id = r->run_id;
 	cs->starting = true;
 	cs->took = false;
 }
@@ -746,6 +760,8 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 		fatalx("out of memory");
 	cl->c = c;
 	cl->req_id = req_id;
+	cl->uid = client_uid(c);
+	cl->pid = client_pid(c);
 	cl->n = ++cs->next_cell;
 	cl->lim = *lim;
 	cl->fd[0] = cl->fd[1] = cl->fd[2] = -1;

@@ -70,6 +70,8 @@ enum {
 	OPT_MOUNT,
 	OPT_FILES_FROM,
 	OPT_TOOL,
+	OPT_CELL,
+	OPT_INTERPRETER,
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 
@@ -104,6 +106,8 @@ static const struct cli_option {
 	{{"stream", no_argument, NULL, OPT_STREAM}, CLI_IN_RUN},
 	{{"force", no_argument, NULL, OPT_FORCE}, CLI_IN_RUN},
 	{{"tool", required_argument, NULL, OPT_TOOL}, CLI_IN_RUN},
+	{{"cell", no_argument, NULL, OPT_CELL}, CLI_IN_RUN},
+	{{"interpreter", required_argument, NULL, OPT_INTERPRETER}, CLI_IN_SESSION_OPEN},
 	{{"workspace", required_argument, NULL, OPT_WORKSPACE}, CLI_IN_SESSION_OPEN},
 	{{"idle", required_argument, NULL, OPT_IDLE}, CLI_IN_SESSION_OPEN},
 	{{"lifetime", required_argument, NULL, OPT_LIFETIME}, CLI_IN_SESSION_OPEN},
@@ -153,6 +157,7 @@ struct cli_run {
 	bool stream;		/* --stream */
 	bool force;		/* --force: artifacts replace existing files */
 	bool in_session;	/* --session */
+	bool cell;		/* --cell */
 	struct cli_limits lim;	/* --wall, ..., --limit */
 	struct airlock_run_req *req;
 	struct cli_tools tools; /* --tool */
@@ -172,6 +177,7 @@ static const struct cli_synopsis {
 		"[ARG]...\n"},
 	{"session", "airlock [--socket PATH] [--json] session open [--workspace SIZE]\n"
 		    "               [--idle SECONDS] [--lifetime SECONDS] [--profile NAME]\n"
+		    "               [--interpreter RUNTIME]\n"
 		    "               [LIMIT OPTION]...\n"
 		    "       airlock [--socket PATH] [--json] session close ID\n"
 		    "       airlock [--socket PATH] [--json] session ls\n"},
@@ -179,6 +185,7 @@ static const struct cli_synopsis {
 	{"get", "airlock [--socket PATH] [--json] get SESSION REMOTE LOCAL|-\n"},
 	{"files", "airlock [--socket PATH] [--json] files SESSION [DIR]\n"},
 	{"rm", "airlock [--socket PATH] [--json] rm SESSION REMOTE\n"},
+	{"cell", "airlock [--socket PATH] [--json] cell SESSION [FILE|-]\n"},
 	{"mcp", "airlock [--socket PATH] mcp [--parallel N] [--output-budget BYTES]\n"},
 	{NULL, NULL},
 };
@@ -196,6 +203,10 @@ static const char cli_run_help[] =
 	"  --stdin PATH         the code's standard input (- for ours)\n"
 	"  --env KEY=VALUE      an environment variable of the run (repeatable)\n"
 	"  --session ID         run in a session's workspace\n"
+	"  --cell               with --session of a session opened with --interpreter:\n"
+	"                       run the code as a cell of its interpreter (the state\n"
+	"                       stays from cell to cell; a trailing expression's repr\n"
+	"                       is printed after the output)\n"
 	"  --mount NAME         one of the daemon's read-only [mount]s the profile\n"
 	"                       allows (repeatable)\n"
 	"  --stream             print the output as it comes (with --json: JSON lines)\n"
@@ -1389,6 +1400,47 @@ cli_tool_calls_json(const struct airlock_result *res)
 	return arr;
 }
 
+/* A cell's fields of the JSON result: cell, state, value, display
+ * [{mime, size, data_base64}]. 0 or -1. */
+static int
+cli_cell_json(json_t *obj, const struct airlock_result *res)
+{
+	const char *value = airlock_result_value(res), *mime;
+	const void *data;
+	size_t i, len;
+	json_t *disp;
+
+	if (airlock_result_cell(res) == 0)
+		return 0;
+	disp = json_array();
+	if (disp == NULL ||
+	    json_object_set_new(obj, "cell", json_integer((json_int_t)airlock_result_cell(res))) <
+		    0 ||
+	    json_object_set_new(
+		    obj, "state",
+		    json_string(airlock_result_state(res) == AIRLOCK_CELL_KEPT ? "kept" : "lost")) <
+		    0 ||
+	    json_object_set_new(obj, "value", value != NULL ? json_string(value) : json_null()) <
+		    0) {
+		json_decref(disp);
+		return -1;
+	}
+	for (i = 0; i < airlock_result_display_count(res); i++) {
+		json_t *d;
+
+		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0)
+			continue;
+		d = json_pack("{s:s, s:I}", "mime", mime, "size", (json_int_t)len);
+		if (d == NULL || cli_json_stream(d, "data", data, len) < 0 ||
+		    json_array_append_new(disp, d) < 0) {
+			json_decref(d);
+			json_decref(disp);
+			return -1;
+		}
+	}
+	return json_object_set_new(obj, "display", disp);
+}
+
 /* The result as one JSON object. */
 static json_t *
 cli_result_json(const struct airlock_result *res)
@@ -1468,6 +1520,8 @@ cli_result_json(const struct airlock_result *res)
 						  json_string(airlock_result_advisory(res, i))) < 0)
 				goto fail_obj;
 	}
+	if (cli_cell_json(obj, res) < 0)
+		goto fail_obj;
 	return obj;
 fail_obj:
 	json_decref(obj);
@@ -1521,6 +1575,44 @@ cli_write_artifacts(const struct airlock_result *res, const char *dir, bool forc
 	return status;
 }
 
+/* A time limit fired: the code was killed, or a cell was interrupted and
+ * its interpreter's state kept. */
+static void
+cli_limit_note(const struct airlock_result *res, const char *limit, uint64_t ms)
+{
+	bool kept = airlock_result_state(res) == AIRLOCK_CELL_KEPT;
+
+	fprintf(stderr, "airlock: %s at the %s limit after %" PRIu64 " ms%s\n",
+		kept ? "interrupted" : "killed", limit, ms,
+		kept ? "; the interpreter's state is kept" : "");
+}
+
+/* A cell's value (after its output, as a REPL prints it), and on stderr
+ * what is not text: a lost state, the rich outputs. */
+static void
+cli_cell_report(const struct airlock_result *res)
+{
+	const char *value = airlock_result_value(res), *mime;
+	const void *data;
+	size_t i, len;
+
+	if (airlock_result_cell(res) == 0)
+		return;
+	if (value != NULL) {
+		printf("%s\n", value);
+		fflush(stdout);
+	}
+	if (airlock_result_state(res) == AIRLOCK_CELL_LOST)
+		fprintf(stderr,
+			"airlock: cell %" PRIu64 ": the interpreter was restarted: the state of "
+			"earlier cells is lost\n",
+			airlock_result_cell(res));
+	for (i = 0; i < airlock_result_display_count(res); i++)
+		if (airlock_result_display_get(res, i, &mime, &data, &len) == 0)
+			fprintf(stderr, "airlock: cell %" PRIu64 ": display %zu: %s, %zu bytes\n",
+				airlock_result_cell(res), i + 1, mime, len);
+}
+
 /* Print the result (raw streams or JSON) and return the command's status.
  * A streamed run's output was printed as it came: it is not printed again. */
 static int
@@ -1547,6 +1639,7 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 			airlock_result_stderr(res, &data, &len);
 			fwrite(data, 1, len, stderr);
 		}
+		cli_cell_report(res);
 		if (airlock_result_stdout_truncated(res))
 			fprintf(stderr, "airlock: stdout truncated: %" PRIu64 " bytes written\n",
 				airlock_result_stdout_total(res));
@@ -1585,13 +1678,11 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 		status = CLI_EXIT_SIGNAL_BASE + (airlock_result_signal(res) & 0x7f);
 		break;
 	case AIRLOCK_OUTCOME_WALL_LIMIT:
-		fprintf(stderr, "airlock: killed at the wall-clock limit after %" PRIu64 " ms\n",
-			airlock_result_wall_ms(res));
+		cli_limit_note(res, "wall-clock", airlock_result_wall_ms(res));
 		status = CLI_EXIT_WALL;
 		break;
 	case AIRLOCK_OUTCOME_CPU_LIMIT:
-		fprintf(stderr, "airlock: killed at the CPU-time limit after %" PRIu64 " ms\n",
-			airlock_result_cpu_ms(res));
+		cli_limit_note(res, "CPU-time", airlock_result_cpu_ms(res));
 		status = CLI_EXIT_CPU;
 		break;
 	case AIRLOCK_OUTCOME_MEMORY_LIMIT:
@@ -1691,6 +1782,10 @@ cli_run_option(void *ctx, int c, const char *arg)
 	case OPT_STREAM:
 		run->stream = true;
 		return 0;
+	case OPT_CELL:
+		run->cell = true;
+		r = airlock_run_req_set_cell(run->req, true);
+		return r < 0 ? cli_fail("--cell", r) : 0;
 	case OPT_FORCE:
 		run->force = true;
 		return 0;
@@ -1914,6 +2009,14 @@ cli_session_open_option(void *ctx, int c, const char *arg)
 		return status != 0 ? status : airlock_session_opts_set_lifetime_ms(opts, v);
 	case OPT_PROFILE:
 		return cli_profile_option(arg, cli_session_opts_profile, opts);
+	case OPT_INTERPRETER: {
+		int r = airlock_session_opts_set_interpreter(opts, arg);
+
+		if (r == -EINVAL)
+			return cli_err(CLI_EXIT_USAGE, "usage",
+				       "--interpreter %s: not a runtime name", arg);
+		return r < 0 ? cli_fail("--interpreter", r) : 0;
+	}
 	default: /* not an option of session open's in cli_options */
 		return cli_err(CLI_EXIT_SOFTWARE, "internal", "session open: option %d not handled",
 			       c);
@@ -2377,6 +2480,36 @@ cli_cmd_cancel(const struct cli *cli, int nargs, char **args)
 	return cli_cancel(cli, args[0]);
 }
 
+/*
+ * `airlock cell SESSION [FILE|-]`: `airlock run --session SESSION --cell
+ * FILE` (the code from standard input without FILE); `run --cell` takes
+ * the run's options (limits, --lang for an interpreter other than python).
+ */
+static int
+cli_cell(struct cli *cli, int argc, char **argv)
+{
+	char *run_argv[] = {"run", "--cell", "--session", NULL, NULL, NULL};
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+				cli_usage_cmd(stdout, "cell");
+				return CLI_EXIT_OK;
+			}
+			return cli_usage_error(
+				"cell: options go to `airlock run --session ID --cell`");
+		}
+	if (argc < 2 || argc > 3)
+		return cli_usage_error("cell: expected SESSION [FILE|-]");
+	if (cli_check_session_id(argv[1]) != 0)
+		return CLI_EXIT_USAGE;
+	run_argv[3] = argv[1];
+	run_argv[4] = argc == 3 ? argv[2] : "-";
+	optind = 0;
+	return cli_run(cli, 5, run_argv);
+}
+
 /* `airlock mcp`: the MCP server (libclient/mcp.c) reads its own options. */
 static int
 cli_mcp(struct cli *cli, int argc, char **argv)
@@ -2397,6 +2530,7 @@ static const struct cli_command cli_commands[] = {
 	{"get", NULL, cli_get, 3, 3, true},
 	{"files", NULL, cli_files, 1, 2, true},
 	{"rm", NULL, cli_rm, 2, 2, true},
+	{"cell", cli_cell, NULL, 0, 0, false},
 	{NULL, NULL, NULL, 0, 0, false},
 };
 

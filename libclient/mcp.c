@@ -120,7 +120,10 @@ struct mcp {
 	bool probed;		   /* the environment probe ran */
 	char *env_python, *env_sh; /* what it found, for the tool descriptions */
 	char sessions[MCP_SESSIONS_MAX][AIRLOCK_SESSION_ID_LEN + 1];
+	char cell_session[AIRLOCK_SESSION_ID_LEN + 1]; /* run_python_cell's, or "" */
 };
+
+static void mcp_session_note(struct mcp *m, const char *sid, bool add);
 
 /* Exit on out of memory, as the command does everywhere. */
 static void *
@@ -982,7 +985,46 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 				adv, mcp_oom(json_string(airlock_result_advisory(res, i))));
 		json_object_set_new(obj, "advisories", adv);
 	}
+	if (airlock_result_cell(res) != 0 &&
+	    (json_object_set_new(obj, "cell", json_integer((json_int_t)airlock_result_cell(res))) <
+		     0 ||
+	     json_object_set_new(obj, "state",
+				 json_string(airlock_result_state(res) == AIRLOCK_CELL_KEPT
+						     ? "kept"
+						     : "lost")) < 0 ||
+	     json_object_set_new(obj, "value",
+				 airlock_result_value(res) != NULL
+					 ? json_string(airlock_result_value(res))
+					 : json_null()) < 0))
+		mcp_oom(NULL);
 	return obj;
+}
+
+/* A cell's value (text) and rich outputs (images, within the budget). */
+static void
+mcp_cell_content(json_t *content, struct mcp_budget *budget, const struct airlock_result *res)
+{
+	const char *value = airlock_result_value(res), *mime;
+	const void *data;
+	size_t i, len;
+	char name[32];
+
+	if (value != NULL) {
+		char *block;
+
+		if (asprintf(&block, "value:\n%s", value) < 0)
+			mcp_oom(NULL);
+		json_array_append_new(content, mcp_block_text(block));
+		free(block);
+	}
+	for (i = 0; i < airlock_result_display_count(res) && budget->blocks > 0; i++) {
+		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0 ||
+		    strcmp(mime, "image/png") != 0)
+			continue;
+		snprintf(name, sizeof(name), "figure-%zu.png", i + 1);
+		if (mcp_content_file(content, budget, name, data, len, len, false) < 0)
+			mcp_oom(NULL);
+	}
 }
 
 /*
@@ -1059,9 +1101,18 @@ mcp_run_reply(struct mcp *m, const struct mcp_call *call, const struct airlock_r
 	snprintf(status + slen, sizeof(status) - slen, " (wall %.2f s, cpu %.2f s)",
 		 (double)airlock_result_wall_ms(res) / 1000.0,
 		 (double)airlock_result_cpu_ms(res) / 1000.0);
-	if (out_len == 0 && err_len == 0) {
+	if (out_len == 0 && err_len == 0 && airlock_result_value(res) == NULL) {
 		slen = strlen(status);
 		snprintf(status + slen, sizeof(status) - slen, "; no output");
+	}
+	if (airlock_result_cell(res) != 0) {
+		slen = strlen(status);
+		snprintf(status + slen, sizeof(status) - slen, "; cell %" PRIu64 ", %s",
+			 airlock_result_cell(res),
+			 airlock_result_state(res) == AIRLOCK_CELL_KEPT
+				 ? "variables kept"
+				 : "the interpreter was restarted: variables of earlier cells "
+				   "are gone");
 	}
 
 	if (count > 0) {
@@ -1185,6 +1236,7 @@ mcp_run_reply(struct mcp *m, const struct mcp_call *call, const struct airlock_r
 		json_array_append_new(content, mcp_block_text(block));
 		free(block);
 	}
+	mcp_cell_content(content, &budget, res);
 	json_array_extend(content, files);
 	json_decref(files);
 	mcp_tool_reply_structured(
@@ -1251,6 +1303,16 @@ mcp_call_finish(struct mcp *m, struct mcp_call *call, int r, struct airlock_resu
 	if (call->cancelled) {
 		/* The MCP spec: a cancelled request SHOULD NOT be answered. */
 		mcp_log("%s: request cancelled; not answering it", call->tool);
+	} else if (r == -ENOENT && strcmp(call->tool, "run_python_cell") == 0) {
+		/* The interpreter session ended (idle, lifetime): the next call opens
+		 * a new one. */
+		if (strcmp(m->cell_session, call->session) == 0) {
+			mcp_session_note(m, m->cell_session, false);
+			m->cell_session[0] = '\0';
+		}
+		mcp_tool_fail(m, call->id,
+			      "run_python_cell: the interpreter session had ended (unused too "
+			      "long); the next call starts a new interpreter, with no variables");
 	} else if (r == -ENOENT && call->session[0] != '\0') {
 		mcp_tool_fail(m, call->id,
 			      "%s: no such session: %s (it was closed, ended after being idle, "
@@ -1437,6 +1499,8 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 	const char *allowed[] = {key,		"files",     "timeout_seconds",
 				 "cpu_seconds", "memory_mb", "session",
 				 "profile",	"runtime",   NULL};
+	const char *const cell_allowed[] = {key, "timeout_seconds", "cpu_seconds", NULL};
+	bool cell = strcmp(tool, "run_python_cell") == 0;
 	struct mcp_call *call = NULL;
 	const char *code, *session, *profile, *name;
 	uint64_t wall_ms, cpu_ms, memory_mb, ceiling;
@@ -1446,7 +1510,7 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 	/* Only run_python chooses a runtime (mcp_tool_run_python read it). */
 	if (strcmp(tool, "run_python") != 0)
 		allowed[7] = NULL;
-	if (mcp_args_known(m, id, tool, args, allowed) < 0 ||
+	if (mcp_args_known(m, id, tool, args, cell ? cell_allowed : allowed) < 0 ||
 	    mcp_arg_string(m, id, tool, args, key, true, &code) < 0 ||
 	    mcp_arg_session(m, id, tool, args, false, &session) < 0 ||
 	    mcp_arg_string(m, id, tool, args, "profile", false, &profile) < 0 ||
@@ -1457,6 +1521,9 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 	    mcp_arg_number(m, id, tool, args, "memory_mb", 1024.0 * 1024.0, 1.0, "MiB",
 			   &memory_mb) < 0)
 		return;
+	/* A cell runs in this server's interpreter session (run_python_cell). */
+	if (cell)
+		session = m->cell_session;
 	if (profile != NULL && !rules_profile_name_valid(profile)) {
 		mcp_bad_args(m, id,
 			     "%s: argument 'profile' must be a profile name (1 to 32 of a-z, 0-9, "
@@ -1509,7 +1576,11 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 		r = airlock_run_req_set_session(call->req, session);
 		snprintf(call->session, sizeof(call->session), "%s", session);
 	}
-	if (r == 0)
+	if (r == 0 && cell)
+		r = airlock_run_req_set_cell(call->req, true);
+	/* A cell's output comes with its result (an interpreter session does
+	 * not stream). */
+	if (r == 0 && !cell)
 		r = airlock_run_req_set_stream(call->req, true);
 	if (r < 0) {
 		mcp_tool_fail(m, id, "%s: could not build the request: %s", tool, strerror(-r));
@@ -1569,6 +1640,75 @@ mcp_tool_run_python(struct mcp *m, json_t *id, json_t *args, json_t *token)
 		return;
 	}
 	mcp_tool_run(m, id, args, token, "run_python", runtime, "code");
+}
+
+/* Open this server's interpreter session (one per server, lazily). */
+static int
+mcp_cell_session(struct mcp *m, char *why, size_t len)
+{
+	struct airlock_session_opts *opts = NULL;
+	char sid[AIRLOCK_SESSION_ID_LEN + 1];
+	int r;
+
+	if (m->cell_session[0] != '\0')
+		return 0;
+	if (mcp_connect(m, why, len) < 0)
+		return -1;
+	r = airlock_session_opts_new(&opts);
+	if (r == 0)
+		r = airlock_session_opts_set_interpreter(opts, m->python_runtime);
+	if (r == 0)
+		r = airlock_session_open(m->conn, opts, sid);
+	airlock_session_opts_free(opts);
+	if (r < 0) {
+		mcp_failure(m, r, why, len);
+		return -1;
+	}
+	snprintf(m->cell_session, sizeof(m->cell_session), "%s", sid);
+	mcp_session_note(m, sid, true);
+	return 0;
+}
+
+static void
+mcp_tool_run_python_cell(struct mcp *m, json_t *id, json_t *args, json_t *token)
+{
+	char why[512];
+
+	if (mcp_cell_session(m, why, sizeof(why)) < 0) {
+		mcp_tool_fail(m, id, "run_python_cell: cannot start the interpreter: %s", why);
+		return;
+	}
+	mcp_tool_run(m, id, args, token, "run_python_cell", m->python_runtime, "code");
+}
+
+static void
+mcp_tool_reset_python(struct mcp *m, json_t *id, json_t *args, json_t *token)
+{
+	static const char *const allowed[] = {NULL};
+	char why[512];
+	int r = 0;
+
+	if (mcp_args_known(m, id, "reset_python", args, allowed) < 0)
+		return;
+	if (m->cell_session[0] != '\0') {
+		if (mcp_connect(m, why, sizeof(why)) < 0) {
+			mcp_tool_fail(m, id, "%s", why);
+			return;
+		}
+		r = airlock_session_close(m->conn, m->cell_session);
+		if (r < 0 && r != -ENOENT) {
+			mcp_failure(m, r, why, sizeof(why));
+			mcp_tool_fail(m, id, "reset_python: %s", why);
+			return;
+		}
+		mcp_session_note(m, m->cell_session, false);
+		m->cell_session[0] = '\0';
+	}
+	mcp_tool_reply(m, id,
+		       mcp_oom(json_pack("[o]", mcp_block_text("the Python interpreter was reset: "
+							       "the next run_python_cell starts "
+							       "with no variables"))),
+		       false);
 }
 
 static void
@@ -2092,6 +2232,27 @@ static const struct mcp_tool {
 	 "/bin/sh\"}," MCP_RUN_FILES MCP_RUN_LIMITS
 	 "},\"required\":[\"command\"],\"additionalProperties\":false}",
 	 MCP_RUN_OUTPUT, false, false, false, mcp_tool_run_shell},
+	{"run_python_cell", "Run a Python cell (state kept)",
+	 "Run Python code in this server's one persistent interpreter, like a notebook cell: "
+	 "variables, imports and functions stay from one call to the next (started on the "
+	 "first call, in a sandbox without network; time, CPU and memory limited). Returns "
+	 "stdout, stderr, the repr of a trailing expression as 'value', and matplotlib "
+	 "figures left open as images. A cell over its time limit is interrupted "
+	 "(KeyboardInterrupt) and the variables stay; one that does not stop, or runs out of "
+	 "memory, restarts the interpreter empty (the result says so). Calls run one at a "
+	 "time. reset_python starts over.",
+	 "{\"type\":\"object\",\"properties\":{"
+	 "\"code\":{\"type\":\"string\",\"description\":\"Python 3 code, run in the "
+	 "interpreter's globals\"},"
+	 "\"timeout_seconds\":{\"type\":\"number\",\"description\":\"Wall-clock limit of "
+	 "this cell\"},\"cpu_seconds\":{\"type\":\"number\",\"description\":\"CPU-time "
+	 "limit of this cell\"}},\"required\":[\"code\"],\"additionalProperties\":false}",
+	 NULL, false, false, false, mcp_tool_run_python_cell},
+	{"reset_python", "Reset the Python interpreter",
+	 "End run_python_cell's interpreter: every variable is gone, and the next "
+	 "run_python_cell starts a new, empty one.",
+	 "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", NULL, false,
+	 true, true, mcp_tool_reset_python},
 	{"session_open", "Open a session",
 	 "Open a session: a workspace that keeps its files between runs (each run is still a "
 	 "fresh sandbox). Returns the session id to pass as 'session' to the other tools. "

@@ -225,9 +225,37 @@ def measure_files(args):
     return files
 
 
-def report_only(files, problems, args, t_start):
-    """--only files: that table alone, with the load average around it."""
-    report_files(files, problems)
+def measure_cell(args):
+    """airlock-bench's cell loop: {"cell": fields, "session-run": fields}."""
+    out = {}
+    for line in run_bench(args, "cell", 100 if args.quick else 1000).splitlines():
+        kv = parse_kv(line)
+        if line.startswith("cell ") and "median" in kv:
+            out[kv["kind"]] = kv
+    return out
+
+
+def report_cell(cell, problems):
+    """The table of the interpreter-session section."""
+    print("## A stateful cell (interpreter session, python; ms from the call to the result)\n")
+    print("| request | runs | median | p90 | min |")
+    print("|---|---|---|---|---|")
+    for kind, label in (("cell", "cell `x += 1`"), ("session-run", "session run `pass`")):
+        kv = cell.get(kind)
+        if not kv:
+            problems.append("cell %s: no numbers" % kind)
+            continue
+        print("| %s | %s | %.3f | %.3f | %.3f |" % (label, kv["iters"], float(kv["median"]) / 1e3,
+                                                   float(kv["p90"]) / 1e3, float(kv["min"]) / 1e3))
+    print()
+
+
+def report_only(files, problems, args, t_start, cell=None):
+    """--only files or cell: that table alone, with the load average around it."""
+    if cell is not None:
+        report_cell(cell, problems)
+    else:
+        report_files(files, problems)
     print("(total time %.0f s; load average after: %.2f %.2f %.2f)" % (
         (time.time() - t_start,) + os.getloadavg()))
     for p in problems:
@@ -273,7 +301,7 @@ def main():
                     help="the lib variant's requests ask for the first N of them")
     ap.add_argument("--base-airlockd", default=None,
                     help="a second airlockd (another build): variant base, side by side with lib")
-    ap.add_argument("--only", choices=["files"], default=None,
+    ap.add_argument("--only", choices=["files", "cell"], default=None,
                     help="measure and print only this section (files: 500 input files vs 1)")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -341,6 +369,8 @@ def main():
         if args.only == "files":
             files = measure_files(args)
             return report_only(files, problems, args, t_start)
+        if args.only == "cell":
+            return report_only(None, problems, args, t_start, measure_cell(args))
         mem_out = run_bench(args, "memory", args.daemon.proc.pid, 65534, 8, 32)
         for line in mem_out.splitlines():
             kv = parse_kv(line)
@@ -371,6 +401,7 @@ def main():
                 netns[int(kv["newnet"])] = kv
 
         files = measure_files(args)
+        cell = measure_cell(args)
 
         phases = trace_phases(args, args.phases) if args.phases else None
     finally:
@@ -459,6 +490,7 @@ def main():
         problems.append("netns: no numbers")
     print()
     report_files(files, problems)
+    report_cell(cell, problems)
     if phases:
         ph, nr = phases
         print("## Phases of one run of exec /bin/true (ms, median of %d traced runs; "

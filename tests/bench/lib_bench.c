@@ -807,6 +807,102 @@ bench_files(struct bench *b, int iters, int n, size_t size)
 	return failures;
 }
 
+/* One run of req on b's connection; its wall time (ns), or 0 when it did not
+ * exit 0. */
+static uint64_t
+bench_time_run(struct bench *b, const struct airlock_run_req *req)
+{
+	struct airlock_result *res = NULL;
+	uint64_t t0 = bench_now_ns();
+	int r = airlock_run(b->conn, req, &res);
+
+	if (r == 0 && (airlock_result_outcome(res) != AIRLOCK_OUTCOME_EXITED ||
+		       airlock_result_exit_code(res) != 0))
+		r = -EIO;
+	airlock_result_free(res);
+	return r == 0 ? bench_now_ns() - t0 : 0;
+}
+
+/* cell ITERS: a stateful cell `x += 1` in an interpreter session (python),
+ * ITERS of them after 20 warm-up cells, against a session run of `pass`;
+ * prints each latency (µs), from the call to the result. */
+static int
+bench_cell(struct bench *b, int iters)
+{
+	static const char *const code[2] = {"x += 1", "pass"};
+	struct airlock_session_opts *opts = NULL;
+	struct airlock_run_req *req[2] = {NULL, NULL};
+	uint64_t *s[2] = {calloc((size_t)iters, sizeof(uint64_t)),
+			  calloc((size_t)iters, sizeof(uint64_t))};
+	char sid[2][AIRLOCK_SESSION_ID_LEN + 1];
+	int it, k, r = 0, failures = 0;
+
+	if (s[0] == NULL || s[1] == NULL)
+		bench_die("calloc", ENOMEM);
+	for (k = 0; k < 2; k++) {
+		r = airlock_session_opts_new(&opts);
+		if (r == 0 && k == 0)
+			r = airlock_session_opts_set_interpreter(opts, "python");
+		if (r == 0)
+			r = airlock_session_open(b->conn, opts, sid[k]);
+		airlock_session_opts_free(opts);
+		if (r == 0)
+			r = airlock_run_req_new(&req[k]);
+		if (r == 0)
+			r = airlock_run_req_set_runtime(req[k], "python");
+		if (r == 0)
+			r = airlock_run_req_set_session(req[k], sid[k]);
+		if (r == 0)
+			r = airlock_run_req_set_code(req[k], code[k], strlen(code[k]));
+		if (r == 0 && k == 0)
+			r = airlock_run_req_set_cell(req[k], true);
+		if (r < 0)
+			bench_die("cell session", r);
+	}
+	{
+		struct airlock_run_req *init;
+
+		r = airlock_run_req_new(&init);
+		if (r == 0)
+			r = airlock_run_req_set_runtime(init, "python");
+		if (r == 0)
+			r = airlock_run_req_set_session(init, sid[0]);
+		if (r == 0)
+			r = airlock_run_req_set_code(init, "x = 0", 5);
+		if (r == 0)
+			r = airlock_run_req_set_cell(init, true);
+		if (r < 0 || bench_time_run(b, init) == 0)
+			bench_die("cell x = 0", r < 0 ? r : EIO);
+		airlock_run_req_free(init);
+	}
+	for (it = -20; it < iters; it++)
+		for (k = 0; k < 2; k++) {
+			uint64_t ns;
+
+			/* The session runs are slow: fewer of them. */
+			if (k == 1 && (it < -2 || it % 10 != 0))
+				continue;
+			ns = bench_time_run(b, req[k]);
+			if (ns == 0 && failures++ < 5)
+				fprintf(stderr, "cell: %s failed\n", code[k]);
+			if (it >= 0)
+				s[k][k == 0 ? it : it / 10] = ns;
+		}
+	for (k = 0; k < 2; k++) {
+		size_t n = k == 0 ? (size_t)iters : (size_t)(iters + 9) / 10;
+
+		qsort(s[k], n, sizeof(uint64_t), bench_cmp_u64);
+		printf("cell kind=%s iters=%zu median=%.1f p90=%.1f min=%.1f\n",
+		       k == 0 ? "cell" : "session-run", n, (double)bench_pct(s[k], n, 50) / 1e3,
+		       (double)bench_pct(s[k], n, 90) / 1e3, (double)s[k][0] / 1e3);
+		free(s[k]);
+		airlock_run_req_free(req[k]);
+		(void)airlock_session_close(b->conn, sid[k]);
+	}
+	fflush(stdout);
+	return failures;
+}
+
 static void
 bench_usage(void)
 {
@@ -819,6 +915,7 @@ bench_usage(void)
 		"       | memory DAEMON_PID FRONTEND_UID COUNT...\n"
 		"       | netns ITERS BLOCKS\n"
 		"       | files ITERS N SIZE\n"
+		"       | cell ITERS\n"
 		"       | once VARIANT PAYLOAD_INDEX\n"
 		"       | loop VARIANT PAYLOAD_INDEX N PAUSE_MS\n");
 	exit(2);
@@ -884,6 +981,8 @@ main(int argc, char **argv)
 		r = bench_memory(&b, (pid_t)atoi(argv[i]), (unsigned)atoi(argv[i + 1]), cnt, n);
 	} else if (!strcmp(cmd, "files") && argc - i == 3) {
 		r = bench_files(&b, atoi(argv[i]), atoi(argv[i + 1]), (size_t)atol(argv[i + 2]));
+	} else if (!strcmp(cmd, "cell") && argc - i == 1) {
+		r = bench_cell(&b, atoi(argv[i]));
 	} else if (!strcmp(cmd, "netns") && argc - i == 2) {
 		r = bench_netns(&b, atoi(argv[i]), atoi(argv[i + 1]));
 	} else if (!strcmp(cmd, "loop") && argc - i == 4) {

@@ -318,7 +318,7 @@ class McpTest(unittest.TestCase):
         self.server.initialize()
         tools = self.server.wait(self.server.request("tools/list"))["result"]["tools"]
         names = {t["name"]: t for t in tools}
-        for name in ("run_python", "run_shell", "session_open", "session_close", "write_file", "read_file", "list_files"):
+        for name in ("run_python", "run_python_cell", "reset_python", "run_shell", "session_open", "session_close", "write_file", "read_file", "list_files"):
             self.assertIn(name, names)
             schema = names[name]["inputSchema"]
             self.assertEqual(schema["type"], "object")
@@ -588,6 +588,39 @@ class McpTest(unittest.TestCase):
         self.assertEqual(self.server.wait(last)["result"], {})  # raises if second was answered
 
     # ---- sessions ----
+
+    def test_python_cells(self) -> None:
+        self.server.initialize()
+        first = self.server.tool("run_python_cell", {"code": "x = 40\nprint('set')"})
+        self.assertFalse(first["isError"], text_of(first))
+        self.assertIn("set", text_of(first))
+        self.assertIn("cell 1, variables kept", text_of(first))
+        second = self.server.tool("run_python_cell", {"code": "x + 2"})
+        self.assertIn("value:\n42", text_of(second))
+        self.assertEqual(second["structuredContent"]["value"], "42")
+        self.assertEqual(second["structuredContent"]["state"], "kept")
+        stuck = self.server.tool("run_python_cell", {"code": "while True: pass", "timeout_seconds": 1})
+        self.assertTrue(stuck["isError"])
+        self.assertIn("KeyboardInterrupt", text_of(stuck))
+        self.assertIn("value:\n40", text_of(self.server.tool("run_python_cell", {"code": "x"})))
+        png = self.server.tool(
+            "run_python_cell",
+            {"code": tiny_png_code() + "class P:\n    def _repr_png_(self):\n        return png\nP()"},
+        )
+        images = [b for b in png["content"] if b["type"] == "image"]
+        self.assertEqual(len(images), 1, png["content"])
+        self.assertTrue(png_is_valid(base64.b64decode(images[0]["data"], validate=True)))
+        # A cell runs in the server's interpreter only: no other session.
+        bad = self.server.wait(
+            self.server.request("tools/call", {"name": "run_python_cell", "arguments": {"code": "1", "session": "0" * 32}})
+        )
+        self.assertIn("unknown argument 'session'", bad["error"]["message"])
+        reset = self.server.tool("reset_python", {})
+        self.assertFalse(reset["isError"], text_of(reset))
+        after = self.server.tool("run_python_cell", {"code": "x"})
+        self.assertIn("NameError", text_of(after))
+        self.assertIn("cell 1,", text_of(after))
+        self.assertEqual(self.run_python("print(6 * 7)")["structuredContent"]["stdout"], "42\n")
 
     def test_session_flow(self) -> None:
         self.server.initialize()

@@ -546,6 +546,93 @@ test_profiles(void **state)
 	proto_msg_free(&m);
 }
 
+/* Interpreter sessions: session_open.interpreter, run.cell and a cell's
+ * result (cell, state, value, display): round trip and the bounds. */
+static void
+test_cells(void **state)
+{
+	static const uint8_t png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+	struct proto_artifact disp[PROTO_DISPLAY_MAX + 1];
+	struct proto_result res = {.outcome = PROTO_OUTCOME_WALL_LIMIT};
+	struct proto_session_open so = {.interpreter = "python"};
+	struct proto_run run = {.runtime = "python", .code = inline_blob("x"), .cell = true};
+	struct proto_out o;
+	struct proto_msg m;
+	char big[PROTO_VALUE_MAX + 2];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(proto_encode_session_open(3, &so, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.session_open.interpreter, "python");
+	proto_msg_free(&m);
+	so.interpreter = "";
+	assert_int_equal(proto_encode_session_open(3, &so, &o), -EINVAL);
+
+	assert_int_equal(proto_encode_run(4, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_true(m.u.run.cell);
+	proto_msg_free(&m);
+	run.cell = false;
+	assert_int_equal(proto_encode_run(4, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_false(m.u.run.cell);
+	proto_msg_free(&m);
+
+	memset(disp, 0, sizeof(disp));
+	for (i = 0; i <= PROTO_DISPLAY_MAX; i++) {
+		disp[i].name = "image/png";
+		disp[i].size = sizeof(png);
+		disp[i].data = (struct proto_blob){png, sizeof(png), -1, true};
+	}
+	res.out[0] = (struct proto_stream_out){inline_blob(""), 0, false};
+	res.out[1] = res.out[0];
+	res.cell = 3;
+	res.state = "kept";
+	res.value = "2";
+	res.display = disp;
+	res.ndisplay = 1;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.cell, 3);
+	assert_string_equal(m.u.result.state, "kept");
+	assert_string_equal(m.u.result.value, "2");
+	assert_int_equal(m.u.result.ndisplay, 1);
+	assert_string_equal(m.u.result.display[0].name, "image/png");
+	assert_int_equal(m.u.result.display[0].data.len, sizeof(png));
+	assert_memory_equal(m.u.result.display[0].data.data, png, sizeof(png));
+	proto_msg_free(&m);
+	/* Not a cell: none of the keys. */
+	res.cell = 0;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.cell, 0);
+	assert_null(m.u.result.state);
+	assert_null(m.u.result.value);
+	assert_int_equal(m.u.result.ndisplay, 0);
+	proto_msg_free(&m);
+	/* The encoder's bounds: a state from the set, the value's size, 8 items. */
+	res.cell = 3;
+	res.state = "maybe";
+	assert_int_equal(proto_encode_result(5, &res, &o), -EINVAL);
+	res.state = NULL;
+	assert_int_equal(proto_encode_result(5, &res, &o), -EINVAL);
+	res.state = "lost";
+	memset(big, 'v', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	res.value = big;
+	assert_int_equal(proto_encode_result(5, &res, &o), -E2BIG);
+	res.value = NULL;
+	res.ndisplay = PROTO_DISPLAY_MAX + 1;
+	assert_int_equal(proto_encode_result(5, &res, &o), -E2BIG);
+	res.ndisplay = PROTO_DISPLAY_MAX;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.result.state, "lost");
+	assert_int_equal(m.u.result.ndisplay, PROTO_DISPLAY_MAX);
+	proto_msg_free(&m);
+}
+
 /* result.network and the profiles' network fields: round trip and every bound. */
 static void
 test_network(void **state)
@@ -3305,6 +3392,7 @@ main(void)
 		T(test_profiles),
 		T(test_mounts),
 		T(test_network),
+		T(test_cells),
 		T(test_roundtrip_run_inline),
 		T(test_roundtrip_run_minimal),
 		T(test_roundtrip_run_memfd),

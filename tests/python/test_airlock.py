@@ -1192,6 +1192,10 @@ class CellTest(unittest.TestCase):
         self.assertEqual((r.outcome, r.state), ("wall_limit", "kept"))
         self.assertIn("KeyboardInterrupt", r.stderr)
         self.assertEqual(self.cell("x").value, "7")
+        r = self.cell("while True: pass", limits=SandboxLimits(wall_seconds=20, cpu_seconds=1))
+        self.assertEqual((r.outcome, r.state), ("cpu_limit", "kept"))
+        self.assertGreaterEqual(r.cpu_time, 1.0)
+        self.assertEqual(self.cell("x").value, "7")
 
     def test_sigint_ignored_is_lost_after_grace(self) -> None:
         self.cell("x = 7")

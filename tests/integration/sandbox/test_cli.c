@@ -634,6 +634,90 @@ test_tools(void **state)
 	}
 }
 
+/* An interpreter session through the command: session open --interpreter,
+ * cell ID FILE keeps the state, run --cell takes limits (an interrupt keeps
+ * the state), a plain run in the session is refused, --json has the value. */
+static void
+test_cells(void **state)
+{
+	struct sbx *s = *state;
+	const char *open_args[] = {"session", "open", "--interpreter", "python", NULL};
+	char id[64], f1[160], f2[160];
+	struct cli_out r = cli(s, open_args);
+	json_t *j;
+
+	assert_status(&r, 0);
+	snprintf(id, sizeof(id), "%.32s", r.out);
+	cli_free(&r);
+	snprintf(f1, sizeof(f1), "%s/c1.py", s->f.dir);
+	snprintf(f2, sizeof(f2), "%s/c2.py", s->f.dir);
+	{
+		FILE *f = fopen(f1, "we");
+
+		assert_non_null(f);
+		fputs("x = 41\nprint('set')\n", f);
+		fclose(f);
+		f = fopen(f2, "we");
+		assert_non_null(f);
+		fputs("x += 1\nx\n", f);
+		fclose(f);
+	}
+	{
+		const char *a[] = {"cell", id, f1, NULL};
+
+		r = cli(s, a);
+		assert_status(&r, 0);
+		assert_string_equal(r.out, "set\n");
+		cli_free(&r);
+	}
+	{
+		const char *a[] = {"cell", id, f2, NULL};
+
+		r = cli(s, a);
+		assert_status(&r, 0);
+		assert_string_equal(r.out, "42\n");
+		cli_free(&r);
+	}
+	{
+		const char *a[] = {"run", "--session",	      id,  "--cell", "--wall", "1",
+				   "-c",  "while True: pass", NULL};
+
+		r = cli(s, a);
+		assert_status(&r, 120);
+		assert_non_null(strstr(r.err, "KeyboardInterrupt"));
+		assert_non_null(strstr(r.err, "state is kept"));
+		cli_free(&r);
+	}
+	{
+		const char *a[] = {"--json", "run", "--session", id, "--cell", "-c", "x", NULL};
+
+		r = cli(s, a);
+		assert_status(&r, 0);
+		j = json_loads(r.out, 0, NULL);
+		assert_non_null(j);
+		assert_string_equal(json_string_value(json_object_get(j, "value")), "42");
+		assert_string_equal(json_string_value(json_object_get(j, "state")), "kept");
+		assert_int_equal(json_integer_value(json_object_get(j, "cell")), 4);
+		json_decref(j);
+		cli_free(&r);
+	}
+	{
+		const char *a[] = {"run", "--session", id, "-c", "print(1)", NULL};
+
+		r = cli(s, a);
+		assert_status(&r, 69);
+		assert_non_null(strstr(r.err, "cells only"));
+		cli_free(&r);
+	}
+	{
+		const char *a[] = {"session", "close", id, NULL};
+
+		r = cli(s, a);
+		assert_status(&r, 0);
+		cli_free(&r);
+	}
+}
+
 int
 main(void)
 {
@@ -654,6 +738,7 @@ main(void)
 		cmocka_unit_test(test_artifacts_dir),
 		cmocka_unit_test(test_files_from_500),
 		cmocka_unit_test(test_tools),
+		cmocka_unit_test(test_cells),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
