@@ -35,6 +35,7 @@
 
 #include "budget.h"
 #include "cells_driver.h"
+#include "advisory.h"
 #include "cells_msg.h"
 #include "config.h"
 #include "fdpass.h"
@@ -63,8 +64,9 @@ struct cell {
 	size_t code_len;
 	uid_t uid;
 	struct proto_limits lim;
-	int fd[3];		/* stdout, stderr, reply memfds; -1 */
-	struct timespec t_sent; /* handed to the driver */
+	int fd[3];		   /* stdout, stderr, reply memfds; -1 */
+	struct timespec t_sent;	   /* handed to the driver */
+	struct advisory_list *adv; /* blocked_imports findings, or NULL */
 	struct cells_done done;
 };
 
@@ -163,6 +165,7 @@ cell_free(struct cells *cs, struct cell *cl)
 		if (cl->fd[k] >= 0)
 			close(cl->fd[k]);
 	cell_code_free(cs, cl);
+	free(cl->adv);
 	free(cl);
 }
 
@@ -328,6 +331,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		res.tool_calls = NULL;
 		res.ntool_calls = 0;
 		res.tool_calls_omitted = 0;
+		res.nadvisories = 0; /* the interpreter's own code's: not the cell's */
 	}
 	/* The interpreter's run's wall time is its whole life: the cell's is
 	 * from its hand-off. */
@@ -377,6 +381,8 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	}
 	for (k = 0; k < 2; k++)
 		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
+	for (i = 0; cl->adv != NULL && i < cl->adv->n && i < PROTO_ADVISORIES_MAX; i++)
+		res.advisories[res.nadvisories++] = cl->adv->text[i];
 	res.cell = cl->n;
 	res.state = lost || cs->lost ? "lost" : "kept";
 	res.queued_ms = 0;
@@ -733,7 +739,7 @@ cells_pump_soon(struct cells *cs)
 
 void
 cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct proto_run *req,
-	   const struct proto_limits *lim)
+	   const struct proto_limits *lim, struct advisory_list *adv)
 {
 	struct cell *cl;
 
@@ -741,6 +747,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
 				  "runtime '%s': the session's interpreter is '%s'", req->runtime,
 				  cs->runtime);
+		free(adv);
 		return;
 	}
 	if (req->argc > 0 || req->nenv > 0 || req->stdin_data.present || req->nfiles > 0 ||
@@ -748,11 +755,13 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
 				  "a cell takes code and limits only (argv, env, stdin, files, "
 				  "mounts, tools and stream are for runs)");
+		free(adv);
 		return;
 	}
 	if (cs->nq >= CELLS_QUEUE_MAX) {
 		client_send_error(c, req_id, PROTO_ERR_BUSY, "%u cells wait in this session",
 				  (unsigned)cs->nq);
+		free(adv);
 		return;
 	}
 	cl = calloc(1, sizeof(*cl));
@@ -764,6 +773,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	cl->pid = client_pid(c);
 	cl->n = ++cs->next_cell;
 	cl->lim = *lim;
+	cl->adv = adv;
 	cl->fd[0] = cl->fd[1] = cl->fd[2] = -1;
 	cl->code_len = req->code.present ? req->code.len : 0;
 	cl->uid = client_uid(c);

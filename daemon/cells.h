@@ -14,6 +14,7 @@
 #include "proto.h"
 #include "spawn_msg.h"
 
+struct advisory_list;
 struct cells;
 struct client;
 struct config_runtime;
@@ -46,9 +47,10 @@ bool cells_busy(const struct cells *cs);
 /* A client left: its cells are no one's (they still run, unanswered). */
 void cells_client_gone(struct cells *cs, struct client *c);
 
-/* A `run` with cell: true in the session; lim: the cell's resolved limits. */
+/* A `run` with cell: true in the session; lim: the cell's resolved limits;
+ * adv: its blocked_imports findings (taken; NULL: none). */
 void cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct proto_run *req,
-		const struct proto_limits *lim);
+		const struct proto_limits *lim, struct advisory_list *adv);
 
 /* ---- from the interpreter's run (run_io.c) ---- */
 

@@ -817,7 +817,9 @@ run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct 
 	if (run_over_budget(d, c, req_id, req))
 		return NULL;
 	if (req->cell) {
-		cells_cell(session_cells(s), c, req_id, req, &lim);
+		/* The profile's blocked_imports check reads each cell, as it
+		 * reads a run's code (advisory only). */
+		cells_cell(session_cells(s), c, req_id, req, &lim, run_advise(d->cfg, req, prof));
 		return NULL;
 	}
 	/* The profile's switches travel in the plan, enforced by the kernel

@@ -1264,6 +1264,14 @@ class CellTest(unittest.TestCase):
         with open(_daemon.log, encoding="utf-8", errors="replace") as f:
             self.assertIn("malformed message", f.read())
 
+    def test_blocked_imports_read_each_cell(self) -> None:
+        # The session's profile's advisory check reads each cell (never the
+        # driver's own code): reported, never refused.
+        with self.sandbox.session_sync(interpreter="python", limits=SandboxLimits(profile="advised")) as s:
+            r = s.run_cell("import subprocess\nsubprocess.__name__")
+            self.assertEqual((r.value, r.advisories), ("'subprocess'", ("blocked import: subprocess (line 1)",)))
+            self.assertEqual(s.run_cell("1").advisories, ())
+
     def test_files_between_cells(self) -> None:
         self.s.write_file("in.txt", b"abc")
         self.assertEqual(self.cell("open('in.txt').read()").value, "'abc'")
