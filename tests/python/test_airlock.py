@@ -1238,7 +1238,15 @@ class CellTest(unittest.TestCase):
         r = self.cell("import subprocess, sys\nsubprocess.Popen(['sleep', '30'], stdout=sys.stdout)\nprint('forked')")
         self.assertLess(time.monotonic() - t, 3)
         self.assertEqual((r.stdout, r.state), ("forked\n", "kept"))
-        left = self.cell("import os\nsorted(open('/proc/%s/comm' % p).read().strip() for p in os.listdir('/proc') if p.isdigit())")
+        # Dead, not only signalled: a zombie of the interpreter's (its
+        # child, reaped by the driver at a cell's start) is no process.
+        left = self.cell(
+            "import os\n"
+            "def live(p):\n"
+            "    s = open('/proc/%s/stat' % p).read()\n"
+            "    return s[s.rindex(')') + 2] != 'Z'\n"
+            "sorted(open('/proc/%s/comm' % p).read().strip() for p in os.listdir('/proc') if p.isdigit() and live(p))"
+        )
         self.assertNotIn("sleep", left.value)
 
     def test_closed_stdout_and_channel(self) -> None:
