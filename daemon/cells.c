@@ -56,8 +56,7 @@ struct cell {
 	TAILQ_ENTRY(cell) entry;
 	struct client *c; /* NULL once it left */
 	uint32_t req_id;
-	uid_t uid; /* for the audit line */
-	pid_t pid;
+	pid_t pid; /* for the audit line */
 	uint64_t n;
 	enum cell_stage stage;
 	uint8_t *code; /* until sent; its bytes are charged to uid's budget */
@@ -388,7 +387,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	res.queued_ms = 0;
 	if (!lost)
 		cs->lost = false;
-	audit_run(cs->d, cs->interp_id, cl->uid, cl->pid, cs->runtime, &cl->lim, &res, NULL,
+	audit_run(cs->d, cs->interp_id, cl->uid, cl->pid, cs->runtime, &cl->lim, &res, NULL, false,
 		  res.error);
 	log_debug("session %s: cell %" PRIu64 ": %s, state %s, %" PRIu64 " ms", session_id(cs->s),
 		  cl->n, proto_outcome_name(res.outcome), res.state, res.wall_ms);
@@ -512,38 +511,38 @@ cells_chan_cb(evutil_socket_t fd, short what, void *arg)
 		 * rather than at the cell's wall limit. */
 		log_warnx("session %s: the interpreter closed its channel", session_id(cs->s));
 		cells_close_chan(cs);
-		/* A cell with the driver or the supervisor is answered by its
-		 * end (SUP_CELL_END, or its interpreter's end); the next cell
-		 * finds no channel and restarts the interpreter. */
-		if (cl == NULL || cl->stage == CELL_QUEUED)
+		if (cl == NULL || cl->stage != CELL_SENT) {
 			cells_restart(cs, "the interpreter closed its channel");
-	} else {
-		struct timeval tv = {CELLS_EOF_GRACE_MS / 1000, (CELLS_EOF_GRACE_MS % 1000) * 1000};
+		} else {
+			struct timeval tv = {CELLS_EOF_GRACE_MS / 1000,
+					     (CELLS_EOF_GRACE_MS % 1000) * 1000};
 
-		evtimer_add(cs->eof_ev, &tv);
+			evtimer_add(cs->eof_ev, &tv);
+		}
+		return;
 	}
-	return;
-}
-if (n < 0 || (size_t)n != sizeof(dn) || nfds != 0) {
-	cells_restart(cs, "the interpreter sent a malformed message (%zd bytes, %zu fds)", n, nfds);
-	return;
-}
-if (cl == NULL || cl->stage != CELL_SENT) {
-	cells_restart(cs, "the interpreter spoke out of turn");
-	return;
-}
-bad = cells_check_done(cl, &dn);
-if (bad != NULL) {
-	cells_restart(cs, "cell %" PRIu64 ": the interpreter's answer is refused: %s", cl->n, bad);
-	return;
-}
-cl->done = dn;
-cl->stage = CELL_FINISHING;
-memset(&fin, 0, sizeof(fin));
-fin.type = CELLS_SUP_FINISH;
-fin.cell = cl->n;
-if (cs->interp == NULL || run_lifeline_send(cs->interp, &fin, sizeof(fin)) < 0)
-	cells_restart(cs, "cell %" PRIu64 ": cannot reach the supervisor", cl->n);
+	if (n < 0 || (size_t)n != sizeof(dn) || nfds != 0) {
+		cells_restart(cs, "the interpreter sent a malformed message (%zd bytes, %zu fds)",
+			      n, nfds);
+		return;
+	}
+	if (cl == NULL || cl->stage != CELL_SENT) {
+		cells_restart(cs, "the interpreter spoke out of turn");
+		return;
+	}
+	bad = cells_check_done(cl, &dn);
+	if (bad != NULL) {
+		cells_restart(cs, "cell %" PRIu64 ": the interpreter's answer is refused: %s",
+			      cl->n, bad);
+		return;
+	}
+	cl->done = dn;
+	cl->stage = CELL_FINISHING;
+	memset(&fin, 0, sizeof(fin));
+	fin.type = CELLS_SUP_FINISH;
+	fin.cell = cl->n;
+	if (cs->interp == NULL || run_lifeline_send(cs->interp, &fin, sizeof(fin)) < 0)
+		cells_restart(cs, "cell %" PRIu64 ": cannot reach the supervisor", cl->n);
 }
 
 void
@@ -769,7 +768,6 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 		fatalx("out of memory");
 	cl->c = c;
 	cl->req_id = req_id;
-	cl->uid = client_uid(c);
 	cl->pid = client_pid(c);
 	cl->n = ++cs->next_cell;
 	cl->lim = *lim;
