@@ -1483,13 +1483,15 @@ class CellTest(unittest.TestCase):
         async def main():
             s = await self.sandbox.session(interpreter="python", limits=SandboxLimits(wall_seconds=20))
             try:
-                first = asyncio.ensure_future(s.run_cell("import time\ntime.sleep(8)"))
+                # Busy until its wall limit (20 s): the queue cannot move
+                # while the cells below are sent, however loaded the machine.
+                first = asyncio.ensure_future(s.run_cell("import time\ntime.sleep(60)"))
                 await asyncio.sleep(1.5)
                 waiting = []
                 for _ in range(4):
                     waiting.append(asyncio.ensure_future(s.run_cell(big)))
                     await asyncio.sleep(0.3)
-                code = await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(None, fifth, s.id), 5)
+                code = await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(None, fifth, s.id), 15)
                 self.assertEqual(code, "busy")
                 self.assertFalse(first.done())
             finally:

@@ -292,6 +292,27 @@ test_abuse(void **state)
 	assert_int_equal(fixture_stop(&f), 0);
 }
 
+/*
+ * The client answers call (of run id) after the run ended: the answer is
+ * dropped without an error and the connection goes on; then fd is closed,
+ * the daemon still serves, and f is stopped.
+ */
+static void
+late_answer_dropped(struct fixture *f, int fd, uint32_t id, struct proto_msg *call)
+{
+	struct proto_msg m;
+
+	reply(fd, id, call->u.tool_call.call, "1", NULL, false);
+	proto_msg_free(call);
+	assert_int_equal(front_send_ping(fd, id + 1), 0);
+	assert_int_equal(front_recv_reply(fd, id + 1, FRONT_REPLY_MS, &m), 0);
+	assert_int_equal(m.type, PROTO_PONG);
+	proto_msg_free(&m);
+	close(fd);
+	assert_serving(f);
+	assert_int_equal(fixture_stop(f), 0);
+}
+
 /* Code that leaves mid-call: the call is abandoned, the late answer dropped. */
 static void
 test_code_exits_mid_call(void **state)
@@ -318,16 +339,7 @@ test_code_exits_mid_call(void **state)
 	assert_int_equal(m.u.result.ntool_calls, 1);
 	assert_int_equal(m.u.result.tool_calls[0].outcome, PROTO_TOOL_ABANDONED);
 	proto_msg_free(&m);
-	/* A late answer is dropped without an error; the connection goes on. */
-	reply(fd, 7, call.u.tool_call.call, "1", NULL, false);
-	proto_msg_free(&call);
-	assert_int_equal(front_send_ping(fd, 8), 0);
-	assert_int_equal(front_recv_reply(fd, 8, FRONT_REPLY_MS, &m), 0);
-	assert_int_equal(m.type, PROTO_PONG);
-	proto_msg_free(&m);
-	close(fd);
-	assert_serving(&f);
-	assert_int_equal(fixture_stop(&f), 0);
+	late_answer_dropped(&f, fd, 7, &call);
 }
 
 /* A client that disconnects mid-call: its run is cancelled, the daemon serves on. */
@@ -385,15 +397,7 @@ test_client_never_answers(void **state)
 	assert_int_equal(m.u.result.ntool_calls, 1);
 	assert_int_equal(m.u.result.tool_calls[0].outcome, PROTO_TOOL_TIMEOUT);
 	proto_msg_free(&m);
-	reply(fd, 11, call.u.tool_call.call, "1", NULL, false);
-	proto_msg_free(&call);
-	assert_int_equal(front_send_ping(fd, 12), 0);
-	assert_int_equal(front_recv_reply(fd, 12, FRONT_REPLY_MS, &m), 0);
-	assert_int_equal(m.type, PROTO_PONG);
-	proto_msg_free(&m);
-	close(fd);
-	assert_serving(&f);
-	assert_int_equal(fixture_stop(&f), 0);
+	late_answer_dropped(&f, fd, 11, &call);
 }
 
 /* A client that did not name the feature cannot declare tools, nor reply. */
