@@ -379,9 +379,24 @@ test_create_stale_busy(void **state)
 	struct fixture *f = *state;
 
 	mk_rundir(f);
-	expect_string(__wrap_rmdir, path, f->dir);
-	will_return(__wrap_rmdir, EBUSY);
+	/* Retried for 100 ms (50 tries) while exiting tasks hold it. */
+	expect_string_count(__wrap_rmdir, path, f->dir, 50);
+	will_return_count(__wrap_rmdir, EBUSY, 50);
 	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, 0, NULL), -EBUSY);
+}
+
+/* A stale cgroup whose last task is still exiting: busy once, then gone. */
+static void
+test_create_stale_busy_then_free(void **state)
+{
+	struct fixture *f = *state;
+
+	mk_rundir(f);
+	expect_string_count(__wrap_rmdir, path, f->dir, 2);
+	will_return(__wrap_rmdir, EBUSY);
+	will_return(__wrap_rmdir, 0);
+	fake_cgroupfs = true;
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, false, 0, NULL), 0);
 }
 
 /* A directory made without a cgroup's files (not a memory cgroup): create
@@ -512,12 +527,15 @@ test_open_self_missing(void **state)
 
 /* ---- finish ---- */
 
-/* Run finish expecting one rmdir of the run's directory with result err. */
+/* Run finish expecting an rmdir of the run's directory with result err
+ * (EBUSY: each of its 50 tries). */
 static int
 finish(struct fixture *f, int err, uint64_t *peak, bool *oom)
 {
-	expect_string(__wrap_rmdir, path, f->dir);
-	will_return(__wrap_rmdir, err);
+	int tries = err == EBUSY ? 50 : 1;
+
+	expect_string_count(__wrap_rmdir, path, f->dir, tries);
+	will_return_count(__wrap_rmdir, err, tries);
 	return cgroup_run_finish(&f->cg, UID, NULL, false, peak, oom);
 }
 
@@ -1321,6 +1339,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_create_without_memsw, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_replaces_stale, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_stale_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_stale_busy_then_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_makes_dir_fails_without_limit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_create_no_base, setup, teardown),

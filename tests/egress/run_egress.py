@@ -373,6 +373,9 @@ for i in range(300):
             if not more:
                 break
             d += more
+    except ConnectionResetError:
+        refused += 1  # refused at accept, its request came after the close
+        continue
     except OSError:
         other += 1
         continue
@@ -461,14 +464,19 @@ import socket, time
 held, ok, refused = [], 0, 0
 for i in range(16):
     s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
-    s.sendall(b"CONNECT data.test:8443 HTTP/1.1\r\n\r\n")
-    d = s.recv(4096)
+    try:
+        s.sendall(b"CONNECT data.test:8443 HTTP/1.1\r\n\r\n")
+        d = s.recv(4096)
+    except ConnectionResetError:
+        # Refused at accept and closed before the request arrived: the
+        # kernel answers the late request with a reset (docs/design-egress.md).
+        d = b"X-Airlock-Refused: limit (reset)"
     if d.startswith(b"HTTP/1.1 200"):
         ok += 1
         held.append(s)
     elif b"X-Airlock-Refused: limit" in d:
         refused += 1
-print("ok", ok, "refused", refused)
+print("ok", ok, "refused", refused, flush=True)
 time.sleep(8)
 '''
     res = {}
@@ -488,7 +496,8 @@ time.sleep(8)
             oks += int(m.group(1))
             refs += int(m.group(2))
     ctx.check("two runs of 16 connections each: 24 open in all, 8 refused (max_connections)",
-              oks == 24 and refs == 8, repr([res.get(k, {}).get("stdout") for k in range(2)]))
+              oks == 24 and refs == 8,
+              repr([(res.get(k, {}).get("stdout"), res.get(k, {}).get("stderr", "")[-600:]) for k in range(2)]))
     ctx.check("the daemon serves a proxy run after the cap was reached",
               ctx.run("curl -sS --max-time 10 http://data.test/data.txt", profile="net", lang="sh")["stdout"]
               == DATA.decode())
