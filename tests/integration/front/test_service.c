@@ -731,7 +731,12 @@ test_socket_activation_and_notify(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int lfd = open("/dev/null", O_WRONLY);
+		char logp[160];
+		int lfd;
+
+		/* The daemon's log, printed if it does not stop cleanly. */
+		snprintf(logp, sizeof(logp), "%s/log", dir);
+		lfd = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 		/* The daemon dies with the test (systemd-socket-activate execs
 		 * airlockd in this process); see fixture_start(). */
@@ -763,6 +768,20 @@ test_socket_activation_and_notify(void **state)
 	close(fd);
 	kill(pid, SIGTERM);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char logp[160];
+		int lfd;
+		ssize_t n;
+
+		snprintf(logp, sizeof(logp), "%s/log", dir);
+		lfd = open(logp, O_RDONLY | O_CLOEXEC);
+		while (lfd >= 0 && (n = read(lfd, buf, sizeof(buf) - 1)) > 0) {
+			buf[n] = '\0';
+			print_message("%s", buf);
+		}
+		if (lfd >= 0)
+			close(lfd);
+	}
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	for (;;) {
 		ssize_t n = recv(nfd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
