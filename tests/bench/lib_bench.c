@@ -774,6 +774,7 @@ bench_files(struct bench *b, int iters, int n, size_t size)
 	uint64_t *s[2] = {calloc((size_t)iters, sizeof(uint64_t)),
 			  calloc((size_t)iters, sizeof(uint64_t))};
 	struct airlock_result *res;
+	size_t ok[2] = {0, 0};
 	int it, k, r, failures = 0;
 	uint64_t t0;
 
@@ -791,15 +792,24 @@ bench_files(struct bench *b, int iters, int n, size_t size)
 					fprintf(stderr, "files: %s\n", strerror(-r));
 				continue;
 			}
-			if (it >= 0)
-				s[(k + it + 2) % 2 == 0 ? 0 : 1][it] = bench_now_ns() - t0;
+			/* Only runs that exited count: a failed one is not a 0 µs
+			 * sample. */
+			if (it >= 0) {
+				int w = (k + it + 2) % 2 == 0 ? 0 : 1;
+
+				s[w][ok[w]++] = bench_now_ns() - t0;
+			}
 		}
 	for (k = 0; k < 2; k++) {
-		qsort(s[k], (size_t)iters, sizeof(uint64_t), bench_cmp_u64);
-		printf("files n=%d size=%zu iters=%d median=%.1f p90=%.1f min=%.1f\n",
-		       k == 0 ? 1 : n, size, iters,
-		       (double)bench_pct(s[k], (size_t)iters, 50) / 1e3,
-		       (double)bench_pct(s[k], (size_t)iters, 90) / 1e3, (double)s[k][0] / 1e3);
+		if (ok[k] == 0) {
+			printf("files n=%d size=%zu iters=%d: no run exited\n", k == 0 ? 1 : n, size,
+			       iters);
+		} else {
+			qsort(s[k], ok[k], sizeof(uint64_t), bench_cmp_u64);
+			printf("files n=%d size=%zu iters=%zu median=%.1f p90=%.1f min=%.1f\n",
+			       k == 0 ? 1 : n, size, ok[k], (double)bench_pct(s[k], ok[k], 50) / 1e3,
+			       (double)bench_pct(s[k], ok[k], 90) / 1e3, (double)s[k][0] / 1e3);
+		}
 		free(s[k]);
 		airlock_run_req_free(req[k]);
 	}

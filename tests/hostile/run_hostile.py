@@ -368,8 +368,14 @@ def main():
                 failed += 1
                 continue
             why = []
-            for stmt in meta["before"]:
-                exec(stmt, {"os": os}, {"ctx": ctx})
+            try:
+                for stmt in meta["before"]:
+                    exec(stmt, {"os": os}, {"ctx": ctx})
+            except Exception as e:
+                # A case that cannot be set up fails alone; the others still run.
+                print("FAIL %s: before: %r" % (name, e), flush=True)
+                failed += 1
+                continue
             if meta["pair"]:
                 results = [None] * len(meta["pair"])
 
