@@ -74,6 +74,31 @@ main_set_user(struct config *cfg, const char *name)
 }
 
 /*
+ * A profile that hides something under /usr needs a /usr with no mount
+ * beneath it (docs/security.md, hidden_paths): say so at start-up rather
+ * than leave every such run to fail at step hidden_paths. A configuration
+ * reloaded later is not checked again.
+ */
+static void
+main_warn_hidden_usr(const struct config *cfg, const struct sandbox_layout *layout)
+{
+	size_t i, j;
+
+	if (layout->usr_submount[0] == '\0')
+		return;
+	for (i = 0; i < cfg->nprofiles; i++)
+		for (j = 0; j < cfg->profiles[i].nhidden; j++)
+			if (strncmp(cfg->profiles[i].hidden[j], "/usr/", 5) == 0) {
+				log_warnx("profile %s: hidden_paths under /usr cannot work "
+					  "here: %s is a mount beneath /usr, and the kernel "
+					  "refuses such a /usr as an overlay layer; its runs "
+					  "will fail at step hidden_paths",
+					  cfg->profiles[i].name, layout->usr_submount);
+				break;
+			}
+}
+
+/*
  * The frontend's soft RLIMIT_NOFILE up to its hard limit. It bounds the fds
  * it may hold open and, through the kernel's per-user count of fds in flight
  * in sockets, the fds its replies may carry unread: systemd's default soft
@@ -223,6 +248,7 @@ main(int argc, char **argv)
 	memset(&sp, 0, sizeof(sp));
 	if (sandbox_layout_init(&sp.layout) < 0)
 		fatalx("cannot read the host layout");
+	main_warn_hidden_usr(&cfg, &sp.layout);
 	if (sp.layout.landlock_abi > 0)
 		log_info("landlock: ABI %d (%s)", sp.layout.landlock_abi,
 			 sp.layout.landlock_abi >= 6 ? "files, signals, abstract sockets"

@@ -38,6 +38,7 @@
 #include "closefds.h"
 #include "fdpass.h"
 #include "landlock.h"
+#include "mountinfo.h"
 #include "sandbox_egress.h"
 #include "spawn_msg.h"
 
@@ -97,6 +98,25 @@ sandbox_layout_init(struct sandbox_layout *ret)
 
 			if (read(fd, b, sizeof(b) - 1) > 0 && b[0] >= '0' && b[0] <= '9')
 				l.cap_last = (int)strtol(b, NULL, 10);
+			close(fd);
+		}
+	}
+	{
+		/* hidden_paths' overlay needs a /usr with no mount beneath it
+		 * (main.c warns); read once, the host's mounts are not ours to
+		 * watch. A read that fails leaves "" and the warning unsaid. */
+		char buf[65536];
+		int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			size_t got = 0;
+			ssize_t n;
+
+			while (got < sizeof(buf) - 1 &&
+			       (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+				got += (size_t)n;
+			buf[got] = '\0';
+			mountinfo_first_below(buf, "/usr", l.usr_submount, sizeof(l.usr_submount));
 			close(fd);
 		}
 	}

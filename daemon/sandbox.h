@@ -89,6 +89,9 @@ struct sandbox_layout {
 	bool cgroup2;	    /* processes and cpu too, by the run's v2 cgroup */
 	int ncpus;	    /* online CPUs: how fast a run can spend cpu time */
 	int landlock_abi;   /* the kernel's Landlock ABI, 0 without (landlock.h) */
+	/* The first mount point strictly beneath /usr, "" without: the kernel
+	 * refuses such a /usr as the hidden_paths overlay's lower layer. */
+	char usr_submount[128];
 };
 
 /*

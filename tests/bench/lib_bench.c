@@ -802,12 +802,13 @@ bench_files(struct bench *b, int iters, int n, size_t size)
 		}
 	for (k = 0; k < 2; k++) {
 		if (ok[k] == 0) {
-			printf("files n=%d size=%zu iters=%d: no run exited\n", k == 0 ? 1 : n, size,
-			       iters);
+			printf("files n=%d size=%zu iters=%d: no run exited\n", k == 0 ? 1 : n,
+			       size, iters);
 		} else {
 			qsort(s[k], ok[k], sizeof(uint64_t), bench_cmp_u64);
 			printf("files n=%d size=%zu iters=%zu median=%.1f p90=%.1f min=%.1f\n",
-			       k == 0 ? 1 : n, size, ok[k], (double)bench_pct(s[k], ok[k], 50) / 1e3,
+			       k == 0 ? 1 : n, size, ok[k],
+			       (double)bench_pct(s[k], ok[k], 50) / 1e3,
 			       (double)bench_pct(s[k], ok[k], 90) / 1e3, (double)s[k][0] / 1e3);
 		}
 		free(s[k]);

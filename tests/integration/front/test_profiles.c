@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -662,6 +664,55 @@ test_reload(void **state)
 	assert_int_equal(info_profile(f, "extra"), 1);
 }
 
+/*
+ * A host whose /usr has a mount beneath it (the unit's old
+ * ProtectKernelModules=yes did that to /usr/lib/modules) cannot give the
+ * hidden_paths overlay its lower layer: the daemon says so at start-up, by
+ * the profile's name, and a run of the profile fails at step hidden_paths.
+ * The mount is made in this test's own mount namespace, which the daemon it
+ * starts inherits; the host's /usr is untouched.
+ */
+static void
+test_hidden_usr_submount(void **state)
+{
+	static struct fixture f;
+	struct airlock_conn *c;
+	struct airlock_result *res;
+	char code[64], msg[512];
+	const char *err;
+
+	(void)state;
+	assert_int_equal(unshare(CLONE_NEWNS), 0);
+	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	assert_int_equal(mount("airlock-test", "/usr/local", "tmpfs", 0, "size=64k"), 0);
+	assert_int_equal(fixture_start(&f, "[sandbox]\nuid_base = 1500064\nuid_count = 16\n"
+					   "[profile hider]\nhidden_paths = /usr/share/doc\n"
+					   "[profile etc]\nhidden_paths = /etc/ssl\n"),
+			 0);
+	if (!fixture_log_has(&f, "profile hider: hidden_paths under /usr cannot work here: "
+				 "/usr/local is a mount beneath /usr"))
+		fail_msg("no start-up warning for profile hider");
+	/* Only a profile that hides something under /usr is named. */
+	assert_false(fixture_log_has(&f, "profile etc: hidden_paths"));
+
+	c = conn_to(&f);
+	assert_int_equal(run_req(c, py_req("print(1)", "hider"), &res, code, msg), 0);
+	err = airlock_result_error(res);
+	if (err == NULL || strstr(err, "hidden_paths") == NULL)
+		fail_msg("hider: outcome %s, error %s",
+			 airlock_outcome_name(airlock_result_outcome(res)), err != NULL ? err : "");
+	airlock_result_free(res);
+	/* Hiding under /etc needs no overlay: it still works here. */
+	assert_int_equal(run_req(c, py_req("import os; print(os.path.exists('/etc/ssl'))", "etc"),
+				 &res, code, msg),
+			 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	airlock_result_free(res);
+	airlock_conn_free(c);
+	assert_int_equal(fixture_stop(&f), 0);
+	assert_int_equal(umount("/usr/local"), 0);
+}
+
 int
 main(void)
 {
@@ -678,5 +729,12 @@ main(void)
 		cmocka_unit_test(test_reload),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	const struct CMUnitTest alone[] = {
+		cmocka_unit_test(test_hidden_usr_submount),
+	};
+
+	if (cmocka_run_group_tests(tests, setup, teardown) != 0)
+		return 1;
+	/* Last: it leaves this process in a mount namespace of its own. */
+	return cmocka_run_group_tests(alone, NULL, NULL);
 }
