@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 
@@ -80,15 +81,6 @@ struct egress {
 
 static void egress_conn_free(struct egress_conn *c);
 static void egress_splice_read_cb(struct bufferevent *bev, void *arg);
-
-static uint64_t
-egress_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static struct timeval
 egress_tv(uint32_t ms)
@@ -294,7 +286,7 @@ egress_splice_read_cb(struct bufferevent *bev, void *arg)
 		er->st.bytes_up += n;
 	else
 		er->st.bytes_down += n;
-	c->last_ms = egress_now_ms();
+	c->last_ms = clock_now_ms();
 	if (evbuffer_get_length(bufferevent_get_output(dst)) >= EGRESS_PIPE_HIGH) {
 		bufferevent_disable(bev, EV_READ);
 		bufferevent_setwatermark(dst, EV_WRITE, EGRESS_PIPE_HIGH / 2, 0);
@@ -309,7 +301,7 @@ egress_splice_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if ((what & BEV_EVENT_TIMEOUT) && !(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) {
 		/* One direction quiet while the other moves (a long download): not idle. */
-		if (egress_now_ms() - c->last_ms < c->er->eg->idle_ms) {
+		if (clock_now_ms() - c->last_ms < c->er->eg->idle_ms) {
 			bufferevent_enable(bev, (what & BEV_EVENT_READING) ? EV_READ : EV_WRITE);
 			return;
 		}
@@ -336,7 +328,7 @@ egress_splice_start(struct egress_conn *c)
 	int n;
 
 	c->state = EGRESS_SPLICE;
-	c->last_ms = egress_now_ms();
+	c->last_ms = clock_now_ms();
 	egress_note_contacted(c->er, c->target);
 	log_debug("run %" PRIu32 ": egress to %s", c->er->run_id, c->target);
 	if (c->h.connect) {
@@ -544,7 +536,7 @@ egress_head_read_cb(struct bufferevent *bev, void *arg)
 		 * EGRESS_HEAD_TIMEOUT_MS from the accept, and the read timeout
 		 * is what is left of it.
 		 */
-		uint64_t spent = egress_now_ms() - c->last_ms;
+		uint64_t spent = clock_now_ms() - c->last_ms;
 		struct timeval tv;
 
 		if (spent >= EGRESS_HEAD_TIMEOUT_MS) {
@@ -656,7 +648,7 @@ egress_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		}
 		c->er = er;
 		c->state = EGRESS_HEAD;
-		c->last_ms = egress_now_ms();
+		c->last_ms = clock_now_ms();
 		c->down = bufferevent_socket_new(er->eg->base, fd, BEV_OPT_CLOSE_ON_FREE);
 		if (c->down == NULL) {
 			free(c);

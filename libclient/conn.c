@@ -1,5 +1,6 @@
 /* conn.c: connections to airlockd, request ids, blocking and non-blocking calls. */
 #include "airlock.h"
+#include "clock.h"
 #include "event.h"
 #include "export.h"
 #include "fdpass.h"
@@ -440,21 +441,11 @@ conn_recv_one(struct airlock_conn *conn)
 	return r;
 }
 
-/* Milliseconds of the monotonic clock. */
-static uint64_t
-conn_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* The deadline of a blocking call starting now (monotonic ms), 0 for none. */
 static uint64_t
 conn_deadline(const struct airlock_conn *conn)
 {
-	return conn->timeout_ms != 0 ? conn_now_ms() + conn->timeout_ms : 0;
+	return conn->timeout_ms != 0 ? clock_now_ms() + conn->timeout_ms : 0;
 }
 
 /*
@@ -473,7 +464,7 @@ conn_poll(struct airlock_conn *conn, bool out, uint64_t deadline, short *ret_rev
 	do {
 		timeout = -1;
 		if (deadline != 0) {
-			now = conn_now_ms();
+			now = clock_now_ms();
 			if (now >= deadline)
 				return -ETIMEDOUT;
 			timeout = deadline - now > 60000 ? 60000 : (int)(deadline - now);

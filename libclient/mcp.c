@@ -18,6 +18,7 @@
 #include "airlock.h"
 #include "cli_net.h"
 #include "cli_util.h"
+#include "clock.h"
 #include "mcp_content.h"
 #include "rules.h"
 
@@ -134,16 +135,6 @@ mcp_oom(void *p)
 		exit(MCP_EXIT_SOFTWARE);
 	}
 	return p;
-}
-
-/* Milliseconds of the monotonic clock. */
-static uint64_t
-mcp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* Log one line to stderr. */
@@ -741,7 +732,7 @@ static void
 mcp_progress(struct mcp *m, struct mcp_call *call, const char *text)
 {
 	call->notes++;
-	call->last_note_ms = mcp_now_ms();
+	call->last_note_ms = clock_now_ms();
 	mcp_send(m,
 		 json_pack("{s:s, s:{s:O, s:I, s:s}}", "method", "notifications/progress", "params",
 			   "progressToken", call->token, "progress", call->notes, "message", text));
@@ -1604,7 +1595,7 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 	}
 	call->id = json_incref(id);
 	call->token = json_incref(token);
-	call->start_ms = call->last_note_ms = mcp_now_ms();
+	call->start_ms = call->last_note_ms = clock_now_ms();
 	call->next_tick_ms = call->start_ms + MCP_TICK_MS;
 	mcp_call_wait(m, call, false);
 	return;
@@ -2804,8 +2795,8 @@ mcp_main(const char *socket_path, int argc, char **argv)
 			break;
 		if (m.in_eof && m.calls == NULL && m.waiting == NULL)
 			break;
-		timeout = mcp_progress_due(&m, m.calls, mcp_now_ms(), -1);
-		timeout = mcp_progress_due(&m, m.waiting, mcp_now_ms(), timeout);
+		timeout = mcp_progress_due(&m, m.calls, clock_now_ms(), -1);
+		timeout = mcp_progress_due(&m, m.waiting, clock_now_ms(), timeout);
 		pfd[0] = (struct pollfd){.fd = m.in_eof ? -1 : STDIN_FILENO, .events = POLLIN};
 		pfd[1] = (struct pollfd){
 			.fd = m.conn != NULL && m.calls != NULL ? airlock_conn_fd(m.conn) : -1,
