@@ -90,6 +90,19 @@ cgroup_write_at(const char *dir, const char *file, const char *val)
 	return r < 0 ? r : cgroup_write(path, val);
 }
 
+/* Write a limit to dir/file: the number, or "max" for 0 (no limit). */
+static int
+cgroup2_write_max(const char *dir, const char *file, uint64_t value)
+{
+	char val[24];
+
+	if (value != 0)
+		snprintf(val, sizeof(val), "%" PRIu64, value);
+	else
+		snprintf(val, sizeof(val), "max");
+	return cgroup_write_at(dir, file, val);
+}
+
 /* Read a control file into buf. */
 static int
 cgroup_read(const char *path, char *buf, size_t len)
@@ -394,7 +407,7 @@ cgroup2_mknode(const char *path, uint32_t gid)
 static int
 cgroup2_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, bool keep)
 {
-	char node[600], code[640], val[32];
+	char node[600], code[640];
 	int r;
 
 	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0 ||
@@ -446,11 +459,7 @@ cgroup2_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes,
 	 * swap accounting, where there is nothing to limit. */
 	if ((r = cgroup_write_at(code, "memory.swap.max", "0")) < 0 && r != -ENOENT)
 		goto fail;
-	if (memory_bytes != 0)
-		snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
-	else
-		snprintf(val, sizeof(val), "max");
-	if ((r = cgroup_write_at(code, "memory.max", val)) < 0)
+	if ((r = cgroup2_write_max(code, "memory.max", memory_bytes)) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -468,18 +477,10 @@ cgroup2_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_byt
 
 	if ((r = cgroup_path(code, sizeof(code), "%s/u%" PRIu32 "/code", cg->base, uid)) < 0)
 		return r;
-	if (memory_bytes != 0)
-		snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
-	else
-		snprintf(val, sizeof(val), "max");
-	if ((r = cgroup_write_at(code, "memory.max", val)) < 0)
+	if ((r = cgroup2_write_max(code, "memory.max", memory_bytes)) < 0)
 		return r;
 	/* Above the kernel's PID_MAX_LIMIT (4M) pids.max takes only "max". */
-	if (processes != 0 && processes <= 4194304)
-		snprintf(val, sizeof(val), "%" PRIu32, processes);
-	else
-		snprintf(val, sizeof(val), "max");
-	if ((r = cgroup_write_at(code, "pids.max", val)) < 0)
+	if ((r = cgroup2_write_max(code, "pids.max", processes <= 4194304 ? processes : 0)) < 0)
 		return r;
 	if (cg->cpu) {
 		/* A share of one CPU per 100 ms period; the kernel's floor is 1 ms. */
