@@ -14,6 +14,7 @@ libairlock 0.3: `async with sandbox.session() as s: await s.run(...)`.
 from ._lib import LibraryNotFoundError, load_library
 from ._sandbox import AirlockSandbox
 from ._session import AirlockSession, AirlockSessionSync, SessionInfo
+from . import _types
 from ._tool import SandboxTool, sandbox_tool
 from ._types import (
     FileContent,
@@ -37,30 +38,15 @@ from ._types import (
 
 __version__ = "0.9.0"  # the libairlock release it belongs to
 
+# The binding's own names, then every public type of _types (its __all__ is
+# the one list of them).
 __all__ = [
     "AirlockSandbox",
-    "SandboxLimits",
-    "SandboxResult",
-    "SandboxNetwork",
-    "SandboxDisplay",
-    "SandboxToolCall",
-    "SandboxArtifact",
-    "SandboxError",
-    "SandboxTimeoutError",
-    "SandboxMemoryError",
-    "SandboxProcessLimitError",
-    "SandboxUnavailableError",
-    "SandboxPathError",
-    "SandboxNotFoundError",
-    "SandboxSessionClosedError",
     "AirlockSession",
     "AirlockSessionSync",
     "SessionInfo",
-    "FileInfo",
-    "FileContent",
-    "FileList",
     "SandboxTool",
     "sandbox_tool",
     "load_library",
     "LibraryNotFoundError",
-]
+] + _types.__all__

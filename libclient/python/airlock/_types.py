@@ -16,6 +16,8 @@ __all__ = [
     "SandboxArtifact",
     "SandboxResult",
     "SandboxNetwork",
+    "SandboxDisplay",
+    "SandboxToolCall",
     "SandboxError",
     "SandboxTimeoutError",
     "SandboxMemoryError",
