@@ -177,54 +177,35 @@ js_number(struct js *j)
 	return 0;
 }
 
-/* An object, j->p at its brace. Keys are not compared (only the call's top is). */
+/*
+ * An object or an array, j->p at its opening brace or bracket: members
+ * separated by commas up to close ('}' or ']'); an object's members are
+ * "key": value (keys are not compared: only the call's top is).
+ */
 static int
-js_object(struct js *j, unsigned depth)
+js_container(struct js *j, unsigned depth, unsigned char close)
 {
 	j->p++;
 	js_ws(j);
-	if (j->p < j->end && *j->p == '}') {
+	if (j->p < j->end && *j->p == close) {
 		j->p++;
 		return 0;
 	}
 	for (;;) {
-		js_ws(j);
-		if (j->p >= j->end || *j->p != '"' || js_string(j, NULL) < 0)
-			return -EBADMSG;
-		js_ws(j);
-		if (j->p >= j->end || *j->p++ != ':')
-			return -EBADMSG;
-		if (js_value(j, depth + 1) < 0)
-			return -EBADMSG;
-		js_ws(j);
-		if (j->p >= j->end)
-			return -EBADMSG;
-		if (*j->p == '}') {
-			j->p++;
-			return 0;
+		if (close == '}') {
+			js_ws(j);
+			if (j->p >= j->end || *j->p != '"' || js_string(j, NULL) < 0)
+				return -EBADMSG;
+			js_ws(j);
+			if (j->p >= j->end || *j->p++ != ':')
+				return -EBADMSG;
 		}
-		if (*j->p++ != ',')
-			return -EBADMSG;
-	}
-}
-
-/* An array, j->p at its bracket. */
-static int
-js_array(struct js *j, unsigned depth)
-{
-	j->p++;
-	js_ws(j);
-	if (j->p < j->end && *j->p == ']') {
-		j->p++;
-		return 0;
-	}
-	for (;;) {
 		if (js_value(j, depth + 1) < 0)
 			return -EBADMSG;
 		js_ws(j);
 		if (j->p >= j->end)
 			return -EBADMSG;
-		if (*j->p == ']') {
+		if (*j->p == close) {
 			j->p++;
 			return 0;
 		}
@@ -242,13 +223,10 @@ js_value(struct js *j, unsigned depth)
 		return -EBADMSG;
 	switch (*j->p) {
 	case '{':
-		if (depth >= JSONSCAN_DEPTH_MAX)
-			return -EBADMSG;
-		return js_object(j, depth);
 	case '[':
 		if (depth >= JSONSCAN_DEPTH_MAX)
 			return -EBADMSG;
-		return js_array(j, depth);
+		return js_container(j, depth, *j->p == '{' ? '}' : ']');
 	case '"':
 		return js_string(j, NULL);
 	case 't':
