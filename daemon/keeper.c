@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "closefds.h"
+#include "dirents.h"
 #include "fdpass.h"
 #include "keep_msg.h"
 #include "keeper_path.h"
@@ -130,7 +131,8 @@ keep_read(int root, const char *path, int *ret_fd, uint64_t *ret_size)
 static int
 keep_list(int root, const char *path, int *ret_fd, uint32_t *ret_count, uint64_t *ret_more)
 {
-	char buf[4096];
+	struct dirents it;
+	const struct dirent64 *d;
 	uint32_t count = 0;
 	int dir, mfd, r = 0;
 
@@ -145,45 +147,34 @@ keep_list(int root, const char *path, int *ret_fd, uint32_t *ret_count, uint64_t
 		close(dir);
 		return r;
 	}
-	for (;;) {
-		long n = syscall(SYS_getdents64, dir, buf, sizeof(buf));
-		long off = 0;
+	dirents_init(&it, dir);
+	while (count < KEEP_LIST_MAX && (d = dirents_next(&it)) != NULL) {
+		struct keep_entry e;
+		struct stat st;
+		size_t nl = strlen(d->d_name);
 
-		if (n <= 0) {
-			if (n < 0)
-				r = -errno;
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0 ||
+		    nl > PROTO_NAME_MAX)
+			continue;
+		if (fstatat(dir, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		memset(&e, 0, sizeof(e));
+		memcpy(e.name, d->d_name, nl + 1);
+		e.kind = S_ISREG(st.st_mode)   ? KEEP_KIND_FILE
+			 : S_ISDIR(st.st_mode) ? KEEP_KIND_DIR
+			 : S_ISLNK(st.st_mode) ? KEEP_KIND_LINK
+					       : KEEP_KIND_OTHER;
+		e.size = (uint64_t)st.st_size;
+		e.mtime_ms = (uint64_t)st.st_mtim.tv_sec * 1000ULL +
+			     (uint64_t)st.st_mtim.tv_nsec / 1000000ULL;
+		if (write(mfd, &e, sizeof(e)) != (ssize_t)sizeof(e)) {
+			r = errno ? -errno : -EIO;
 			break;
 		}
-		while (off < n && count < KEEP_LIST_MAX) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			struct keep_entry e;
-			struct stat st;
-			size_t nl = strlen(d->d_name);
-
-			off += d->d_reclen;
-			if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0 ||
-			    nl > PROTO_NAME_MAX)
-				continue;
-			if (fstatat(dir, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			memset(&e, 0, sizeof(e));
-			memcpy(e.name, d->d_name, nl + 1);
-			e.kind = S_ISREG(st.st_mode)   ? KEEP_KIND_FILE
-				 : S_ISDIR(st.st_mode) ? KEEP_KIND_DIR
-				 : S_ISLNK(st.st_mode) ? KEEP_KIND_LINK
-						       : KEEP_KIND_OTHER;
-			e.size = (uint64_t)st.st_size;
-			e.mtime_ms = (uint64_t)st.st_mtim.tv_sec * 1000ULL +
-				     (uint64_t)st.st_mtim.tv_nsec / 1000000ULL;
-			if (write(mfd, &e, sizeof(e)) != (ssize_t)sizeof(e)) {
-				r = errno ? -errno : -EIO;
-				break;
-			}
-			count++;
-		}
-		if (r != 0 || count >= KEEP_LIST_MAX)
-			break;
+		count++;
 	}
+	if (r == 0)
+		r = it.err;
 	close(dir);
 	if (r == 0 &&
 	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0)

@@ -36,6 +36,7 @@
 #include "cells_msg.h"
 #include "cgroup.h"
 #include "closefds.h"
+#include "dirents.h"
 #include "fdpass.h"
 #include "landlock.h"
 #include "mountinfo.h"
@@ -319,7 +320,8 @@ sb_cpu_ns(const struct sandbox_layout *l)
 {
 	struct rusage ru;
 	uint64_t ticks = 0, ns;
-	char buf[4096];
+	struct dirents it;
+	const struct dirent64 *d;
 	int dfd;
 
 	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
@@ -330,45 +332,37 @@ sb_cpu_ns(const struct sandbox_layout *l)
 	dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return ns;
-	for (;;) {
-		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
-		long off = 0;
+	dirents_init(&it, dfd);
+	while ((d = dirents_next(&it)) != NULL) {
+		char stat_path[300], st[512];
+		const char *p, *end;
+		ssize_t len;
+		int fd;
 
-		if (n <= 0)
-			break;
-		while (off < n) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			char stat_path[300], st[512];
-			const char *p, *end;
-			ssize_t len;
-			int fd;
-
-			off += d->d_reclen;
-			if (d->d_name[0] < '1' || d->d_name[0] > '9' || strcmp(d->d_name, "1") == 0)
-				continue;
-			if ((size_t)snprintf(stat_path, sizeof(stat_path), "%s/stat", d->d_name) >=
-			    sizeof(stat_path))
-				continue;
-			fd = openat(dfd, stat_path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			len = read(fd, st, sizeof(st) - 1);
-			close(fd);
-			if (len <= 0)
-				continue;
-			st[len] = '\0';
-			p = strrchr(st, ')');
-			if (p == NULL)
-				continue;
-			end = st + len;
-			p++;
-			/* after ")": state(3) ... utime is field 14 */
-			sandbox_stat_skip(&p, end, 11);
-			ticks += sandbox_stat_u64(&p, end); /* utime */
-			ticks += sandbox_stat_u64(&p, end); /* stime */
-			ticks += sandbox_stat_u64(&p, end); /* cutime */
-			ticks += sandbox_stat_u64(&p, end); /* cstime */
-		}
+		if (d->d_name[0] < '1' || d->d_name[0] > '9' || strcmp(d->d_name, "1") == 0)
+			continue;
+		if ((size_t)snprintf(stat_path, sizeof(stat_path), "%s/stat", d->d_name) >=
+		    sizeof(stat_path))
+			continue;
+		fd = openat(dfd, stat_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, st, sizeof(st) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		st[len] = '\0';
+		p = strrchr(st, ')');
+		if (p == NULL)
+			continue;
+		end = st + len;
+		p++;
+		/* after ")": state(3) ... utime is field 14 */
+		sandbox_stat_skip(&p, end, 11);
+		ticks += sandbox_stat_u64(&p, end); /* utime */
+		ticks += sandbox_stat_u64(&p, end); /* stime */
+		ticks += sandbox_stat_u64(&p, end); /* cutime */
+		ticks += sandbox_stat_u64(&p, end); /* cstime */
 	}
 	close(dfd);
 	return ns + ticks * (1000000000ULL / (uint64_t)l->clk_tck);
@@ -503,50 +497,42 @@ static void
 sb_walk(int dfd, char *rel, size_t rel_len, int depth, int *budget, const struct sb_input *inputs,
 	uint32_t ninputs, const struct timespec *fence)
 {
-	char buf[4096];
+	struct dirents it;
+	const struct dirent64 *d;
 
 	if (depth > SB_WALK_DEPTH)
 		return;
-	for (;;) {
-		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
-		long off = 0;
+	dirents_init(&it, dfd);
+	while ((d = dirents_next(&it)) != NULL) {
+		size_t nl = strlen(d->d_name), nrel;
+		struct stat st;
+		int fd;
 
-		if (n <= 0)
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		if (--(*budget) < 0)
 			return;
-		while (off < n) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			size_t nl = strlen(d->d_name), nrel;
-			struct stat st;
-			int fd;
-
-			off += d->d_reclen;
-			if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
-				continue;
-			if (--(*budget) < 0)
-				return;
-			nrel = rel_len + (rel_len ? 1 : 0) + nl;
-			if (nrel > SUP_NAME_MAX)
-				continue;
-			fd = openat(dfd, d->d_name,
-				    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-			if (fd < 0)
-				continue;
-			if (fstat(fd, &st) < 0) {
-				close(fd);
-				continue;
-			}
-			if (rel_len)
-				rel[rel_len] = '/';
-			memcpy(rel + rel_len + (rel_len ? 1 : 0), d->d_name, nl + 1);
-			if (S_ISDIR(st.st_mode))
-				sb_walk(fd, rel, nrel, depth + 1, budget, inputs, ninputs, fence);
-			else if (S_ISREG(st.st_mode) &&
-				 !sb_is_unchanged_input(&st, inputs, ninputs) &&
-				 (fence == NULL || sb_changed_since(&st, fence)))
-				sb_send_artifact(rel, nrel, fd, (uint64_t)st.st_size);
-			rel[rel_len] = '\0';
+		nrel = rel_len + (rel_len ? 1 : 0) + nl;
+		if (nrel > SUP_NAME_MAX)
+			continue;
+		fd = openat(dfd, d->d_name,
+			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0) {
 			close(fd);
+			continue;
 		}
+		if (rel_len)
+			rel[rel_len] = '/';
+		memcpy(rel + rel_len + (rel_len ? 1 : 0), d->d_name, nl + 1);
+		if (S_ISDIR(st.st_mode))
+			sb_walk(fd, rel, nrel, depth + 1, budget, inputs, ninputs, fence);
+		else if (S_ISREG(st.st_mode) && !sb_is_unchanged_input(&st, inputs, ninputs) &&
+			 (fence == NULL || sb_changed_since(&st, fence)))
+			sb_send_artifact(rel, nrel, fd, (uint64_t)st.st_size);
+		rel[rel_len] = '\0';
+		close(fd);
 	}
 }
 
