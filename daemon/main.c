@@ -298,11 +298,7 @@ main(int argc, char **argv)
 	{
 		sigset_t mask;
 
-		sigemptyset(&mask);
-		sigaddset(&mask, SIGTERM);
-		sigaddset(&mask, SIGINT);
-		sigaddset(&mask, SIGHUP);
-		sigaddset(&mask, SIGCHLD);
+		spawner_signals(&mask);
 		if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0)
 			fatal("sigprocmask");
 	}

@@ -799,6 +799,16 @@ spawner_read(struct spawner *sp)
 	return 0;
 }
 
+void
+spawner_signals(sigset_t *ret)
+{
+	sigemptyset(ret);
+	sigaddset(ret, SIGCHLD);
+	sigaddset(ret, SIGTERM);
+	sigaddset(ret, SIGINT);
+	sigaddset(ret, SIGHUP);
+}
+
 int
 spawner_serve(struct spawner *sp)
 {
@@ -807,11 +817,7 @@ spawner_serve(struct spawner *sp)
 	bool stopping = false;
 	uint32_t i;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
+	spawner_signals(&mask);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return -errno;
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);

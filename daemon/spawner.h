@@ -8,6 +8,7 @@
 #define AIRLOCKD_SPAWNER_H
 
 #include <linux/filter.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -55,6 +56,13 @@ struct spawner_cmd;
  */
 int spawner_check_req(const struct spawn_req *req, size_t len, size_t nfds,
 		      const struct spawner_cmd **ret_cmd);
+
+/*
+ * The signals the spawner takes from its signalfd (SIGCHLD, SIGTERM, SIGINT,
+ * SIGHUP): main() blocks them before the frontend is forked, so one that
+ * comes before spawner_serve() is pending, not lost or fatal.
+ */
+void spawner_signals(sigset_t *ret);
 
 /*
  * Serve the frontend until it goes away; then kill every sandbox and return.
