@@ -25,6 +25,7 @@
 #include "pypkgs.h"
 #include "session.h"
 #include "log.h"
+#include "xalloc.h"
 
 #define CLIENT_HELLO_TIMEOUT_S 10
 #define CLIENT_GROUPS_MAX 64
@@ -318,9 +319,7 @@ client_send(struct client *c, struct proto_out *out)
 			  c->d->budget.fds_max);
 		goto drop;
 	}
-	p = calloc(1, sizeof(*p));
-	if (p == NULL)
-		fatalx("out of memory");
+	p = xcalloc(1, sizeof(*p));
 	p->out = *out;
 	p->mem = mem;
 	memset(out, 0, sizeof(*out));
@@ -514,19 +513,15 @@ client_on_info(struct client *c, const struct proto_msg *m)
 		}
 	}
 	info.profiles = profiles;
-	names = calloc(PROTO_PROFILES_MAX, sizeof(*names));
-	if (names == NULL)
-		fatalx("out of memory");
+	names = xcalloc(PROTO_PROFILES_MAX, sizeof(*names));
 	/* The allow-lists as listed: config_egress_finish() bounds them all
 	 * together, so that the reply fits a packet. */
 	for (i = 0; i < cfg->nprofiles && i < PROTO_PROFILES_MAX; i++)
 		if (cfg->profiles[i].egress != NULL)
 			nent += cfg->profiles[i].egress->nentries;
 	if (nent > 0) {
-		texts = calloc(nent, sizeof(*texts));
-		lists = calloc(nent, sizeof(*lists));
-		if (texts == NULL || lists == NULL)
-			fatalx("out of memory");
+		texts = xcalloc(nent, sizeof(*texts));
+		lists = xcalloc(nent, sizeof(*lists));
 	}
 	for (i = 0; i < cfg->nprofiles && i < PROTO_PROFILES_MAX; i++) {
 		const struct config_profile *prof = &cfg->profiles[i];
@@ -842,9 +837,7 @@ client_new(struct daemon *d, int fd)
 	uint32_t same = 0;
 	int r;
 
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		fatalx("out of memory");
+	c = xcalloc(1, sizeof(*c));
 	c->d = d;
 	c->fd = fd;
 	c->id = ++d->next_client_id;

@@ -15,6 +15,7 @@
 #include "frontend.h"
 #include "session.h"
 #include "log.h"
+#include "xalloc.h"
 
 void
 frontend_unwatch(struct event **ev, int *fd)
@@ -266,9 +267,7 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 			}
 		}
 	}
-	n = calloc(1, sizeof(*n));
-	if (n == NULL)
-		fatalx("out of memory");
+	n = xcalloc(1, sizeof(*n));
 	r = config_load_buffer(n, path, map, (size_t)size, err, sizeof(err));
 	if (r < 0) {
 		log_warnx("reload refused, the old configuration stays: %s", err);

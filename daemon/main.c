@@ -28,6 +28,7 @@
 #include "sandbox.h"
 #include "seccomp_policy.h"
 #include "spawner.h"
+#include "xalloc.h"
 
 static void
 usage(FILE *f)
@@ -64,9 +65,7 @@ main_set_user(struct config *cfg, const char *name)
 		fatalx("--user %s: no such user", name);
 	if (pw->pw_uid == 0)
 		fatalx("--user %s: the frontend may not run as root", name);
-	p = strdup(name);
-	if (p == NULL)
-		fatalx("out of memory");
+	p = xstrdup(name);
 	free(cfg->service_user);
 	cfg->service_user = p;
 	cfg->service_uid = pw->pw_uid;
@@ -224,12 +223,8 @@ main(int argc, char **argv)
 	if (r < 0)
 		fatalx("%s", err);
 	if (socket_path != NULL) {
-		char *p = strdup(socket_path);
-
-		if (p == NULL)
-			fatalx("out of memory");
 		free(cfg.socket_path);
-		cfg.socket_path = p;
+		cfg.socket_path = xstrdup(socket_path);
 	}
 	if (user != NULL)
 		main_set_user(&cfg, user);
@@ -284,10 +279,8 @@ main(int argc, char **argv)
 	sp.config_given = config_given;
 	sp.uid_base = cfg.uid_base;
 	sp.nslots = cfg.uid_count / 2;
-	sp.slots = calloc(sp.nslots, sizeof(*sp.slots));
-	sp.keepers = calloc(sp.nslots, sizeof(*sp.keepers));
-	if (sp.slots == NULL || sp.keepers == NULL)
-		fatalx("out of memory");
+	sp.slots = xcalloc(sp.nslots, sizeof(*sp.slots));
+	sp.keepers = xcalloc(sp.nslots, sizeof(*sp.keepers));
 	for (i = 0; i < sp.nslots; i++)
 		sp.slots[i].ctl = -1;
 
@@ -303,9 +296,7 @@ main(int argc, char **argv)
 			fatal("sigprocmask");
 	}
 	/* The frontend owns its config on the heap: a reload replaces it. */
-	cfgp = malloc(sizeof(*cfgp));
-	if (cfgp == NULL)
-		fatalx("out of memory");
+	cfgp = xmalloc(sizeof(*cfgp));
 	*cfgp = cfg;
 	spawner_pid = getpid();
 	fe = fork();

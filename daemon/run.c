@@ -33,6 +33,7 @@
 #include "run_files.h"
 #include "run_tools.h"
 #include "session.h"
+#include "xalloc.h"
 
 static void run_free_inputs(struct run *r);
 static void run_cancel(struct run *r);
@@ -708,9 +709,7 @@ run_advise(const struct config *cfg, const struct proto_run *req, const struct c
 		return NULL;
 	for (i = 0; i < prof->nblocked_imports; i++)
 		names[i] = prof->blocked_imports[i];
-	adv = malloc(sizeof(*adv));
-	if (adv == NULL)
-		fatalx("out of memory");
+	adv = xmalloc(sizeof(*adv));
 	advisory_scan(names, prof->nblocked_imports, req->code.data, req->code.len, adv);
 	if (adv->n == 0) {
 		free(adv);
@@ -841,9 +840,7 @@ run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct 
 		client_send_error(c, req_id, code, "%s", why);
 		return NULL;
 	}
-	r = calloc(1, sizeof(*r));
-	if (r == NULL)
-		fatalx("out of memory");
+	r = xcalloc(1, sizeof(*r));
 	r->d = d;
 	r->c = cs != NULL ? NULL : c; /* the interpreter answers no one */
 	r->cells = cs;
@@ -897,9 +894,7 @@ run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct 
 	}
 	if (prof->network_proxy) {
 		/* Copied: a reload may free the profile while the run lives. */
-		r->egress_pol = malloc(sizeof(*r->egress_pol));
-		if (r->egress_pol == NULL)
-			fatalx("out of memory");
+		r->egress_pol = xmalloc(sizeof(*r->egress_pol));
 		*r->egress_pol = *prof->egress;
 	}
 	r->run_id = ++d->next_run_id;

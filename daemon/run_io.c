@@ -28,6 +28,7 @@
 #include "run.h"
 #include "rules.h"
 #include "run_tools.h"
+#include "xalloc.h"
 
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
@@ -107,9 +108,7 @@ run_io_out_cb(evutil_socket_t fd, short what, void *arg)
 				run_io_stream(r, o == &r->out[0] ? "stdout" : "stderr", chunk,
 					      take);
 			if (o->buf == NULL) {
-				o->buf = malloc((size_t)cap);
-				if (o->buf == NULL)
-					fatalx("out of memory");
+				o->buf = xmalloc((size_t)cap);
 			}
 			memcpy(o->buf + o->len, chunk, take);
 			o->len += take;
@@ -190,9 +189,7 @@ run_io_add_artifact(struct run *r, const struct sup_msg *m, int fd)
 	a.mtime = st.st_mtim;
 	a.hidden = run_io_name_hidden(a.name);
 	if (r->arts == NULL) {
-		r->arts = calloc(max, sizeof(*r->arts));
-		if (r->arts == NULL)
-			fatalx("out of memory");
+		r->arts = xcalloc(max, sizeof(*r->arts));
 	}
 	for (pos = r->narts; pos > 0 && run_io_artifact_before(&a, &r->arts[pos - 1]); pos--)
 		;
@@ -458,9 +455,7 @@ run_io_answer(struct run *r)
 			budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
 
 		left = left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
-		arts = calloc(r->narts, sizeof(*arts));
-		if (arts == NULL)
-			fatalx("out of memory");
+		arts = xcalloc(r->narts, sizeof(*arts));
 		/* Chosen best first; the result lists them by name. */
 		qsort(r->arts, r->narts, sizeof(*r->arts), run_io_artifact_name_cmp);
 		for (i = 0; i < r->narts; i++) {
@@ -493,9 +488,7 @@ run_io_answer(struct run *r)
 	run_tools_result(r, &res);
 	/* The code is gone (or its answer is being given): its connections close now. */
 	if (r->egress != NULL) {
-		net = malloc(sizeof(*net));
-		if (net == NULL)
-			fatalx("out of memory");
+		net = xmalloc(sizeof(*net));
 		egress_run_close(r->egress, net);
 		r->egress = NULL;
 	}

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "rules.h"
 #include "run.h"
+#include "xalloc.h"
 
 /* A call line: its args plus the envelope ({"id":..,"tool":"..","args":}). */
 #define RT_LINE_MAX (PROTO_TOOL_BYTES_MAX + 256)
@@ -85,11 +86,7 @@ static void rt_conn_close(struct rt_conn *k);
 static char *
 rt_strdup(const char *s)
 {
-	char *p = s != NULL ? strdup(s) : NULL;
-
-	if (s != NULL && p == NULL)
-		fatalx("out of memory");
-	return p;
+	return s != NULL ? xstrdup(s) : NULL;
 }
 
 struct run_tools *
@@ -100,9 +97,8 @@ run_tools_new(struct run *r, const struct proto_tool *tools, size_t n)
 
 	if (n == 0)
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (t == NULL || (t->decl = calloc(n, sizeof(*t->decl))) == NULL)
-		fatalx("out of memory");
+	t = xcalloc(1, sizeof(*t));
+	t->decl = xcalloc(n, sizeof(*t->decl));
 	for (i = 0; i < n; i++)
 		t->decl[i].name = rt_strdup(tools[i].name);
 	t->ndecl = n;
@@ -194,9 +190,7 @@ rt_conn_queue(struct rt_conn *k, const char *data, size_t len)
 		return;
 	if (k->outoff > 0 && k->outoff == k->outlen)
 		k->outoff = k->outlen = 0;
-	nb = realloc(k->out, k->outlen + len);
-	if (nb == NULL)
-		fatalx("out of memory");
+	nb = xrealloc(k->out, k->outlen + len);
 	k->out = nb;
 	memcpy(k->out + k->outlen, data, len);
 	k->outlen += len;
@@ -214,10 +208,8 @@ rt_escape(char *dst, size_t cap, const char *s)
 		 * with the strict scanner: quotes and escapes aside, what it
 		 * refuses is not UTF-8. */
 		size_t sl = strlen(s);
-		char *q = malloc(sl + 3);
+		char *q = xmalloc(sl + 3);
 
-		if (q == NULL)
-			fatalx("out of memory");
 		q[0] = '"';
 		for (i = 0; i < sl; i++)
 			q[i + 1] = (s[i] == '"' || s[i] == '\\' || (unsigned char)s[i] < 0x20)
@@ -339,10 +331,8 @@ rt_relay(struct rt_conn *k, const struct jsonscan_call *jc, size_t rec)
 	char name[PROTO_TOOL_NAME_MAX + 1];
 	struct proto_out out;
 	struct timeval tv = {RUN_TOOLS_WAIT_MS / 1000, (RUN_TOOLS_WAIT_MS % 1000) * 1000};
-	struct rt_call *c = calloc(1, sizeof(*c));
+	struct rt_call *c = xcalloc(1, sizeof(*c));
 
-	if (c == NULL)
-		fatalx("out of memory");
 	memcpy(name, jc->tool, jc->tool_len);
 	name[jc->tool_len] = '\0';
 	c->t = t;
@@ -501,8 +491,8 @@ rt_conn_read_cb(evutil_socket_t fd, short what, void *arg)
 	ssize_t n;
 
 	(void)what;
-	if (k->in == NULL && (k->in = malloc(RT_LINE_MAX)) == NULL)
-		fatalx("out of memory");
+	if (k->in == NULL)
+		k->in = xmalloc(RT_LINE_MAX);
 	n = recv(fd, k->in + k->inlen, RT_LINE_MAX - k->inlen, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return;
@@ -569,9 +559,7 @@ rt_accept_cb(evutil_socket_t fd, short what, void *arg)
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0)
 		return;
-	k = calloc(1, sizeof(*k));
-	if (k == NULL)
-		fatalx("out of memory");
+	k = xcalloc(1, sizeof(*k));
 	k->t = t;
 	k->fd = cfd;
 	k->rev = event_new(t->r->d->base, cfd, EV_READ | EV_PERSIST, rt_conn_read_cb, k);
