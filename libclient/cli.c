@@ -466,13 +466,15 @@ cli_json_print(json_t *obj)
 
 /* `airlock ping`: one round trip. */
 static int
-cli_ping(const struct cli *cli)
+cli_ping(const struct cli *cli, int nargs, char **args)
 {
 	struct airlock_conn *conn = NULL;
 	struct timespec t0;
 	double ms;
 	int r, status;
 
+	(void)nargs;
+	(void)args;
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		return status;
@@ -741,13 +743,14 @@ cli_info_json(const struct airlock_info *info)
 	size_t i;
 	int l;
 
-	obj = json_pack("{s:s, s:I, s:I}", "daemon", airlock_info_daemon_version(info), "protocol",
-			(json_int_t)airlock_info_protocol_version(info), "uid",
-			(json_int_t)airlock_info_uid(info));
-	rt = json_array();
-	lim = json_object();
-	if (obj == NULL || rt == NULL || lim == NULL)
-		goto fail;
+	/* rt and lim are borrowed from obj, which owns them from the start. */
+	obj = json_pack("{s:s, s:I, s:I, s:[], s:{}}", "daemon", airlock_info_daemon_version(info),
+			"protocol", (json_int_t)airlock_info_protocol_version(info), "uid",
+			(json_int_t)airlock_info_uid(info), "runtimes", "limits");
+	if (obj == NULL)
+		return NULL;
+	rt = json_object_get(obj, "runtimes");
+	lim = json_object_get(obj, "limits");
 	for (i = 0; i < airlock_info_runtime_count(info); i++)
 		if (json_array_append_new(rt, json_string(airlock_info_runtime_name(info, i))) < 0)
 			goto fail;
@@ -767,32 +770,23 @@ cli_info_json(const struct airlock_info *info)
 	if (cli_info_packages_json(info, obj) < 0 || cli_info_profiles_json(info, obj) < 0 ||
 	    cli_info_mounts_json(info, obj) < 0)
 		goto fail;
-	if (json_object_set_new(obj, "runtimes", rt) < 0) {
-		rt = NULL;
-		goto fail;
-	}
-	rt = NULL;
-	if (json_object_set_new(obj, "limits", lim) < 0) {
-		lim = NULL;
-		goto fail;
-	}
 	return obj;
 fail:
 	json_decref(obj);
-	json_decref(rt);
-	json_decref(lim);
 	return NULL;
 }
 
 /* `airlock info`: what the daemon offers this user. */
 static int
-cli_info(const struct cli *cli)
+cli_info(const struct cli *cli, int nargs, char **args)
 {
 	struct airlock_conn *conn = NULL;
 	struct airlock_info *info = NULL;
 	size_t i;
 	int l, r, status;
 
+	(void)nargs;
+	(void)args;
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		return status;
@@ -871,7 +865,7 @@ cli_ps_json(const struct airlock_ps *ps)
 
 /* `airlock ps`: the caller's runs in progress and queued, as a table. */
 static int
-cli_ps(const struct cli *cli)
+cli_ps(const struct cli *cli, int nargs, char **args)
 {
 	struct airlock_conn *conn = NULL;
 	struct airlock_info *info = NULL;
@@ -881,6 +875,8 @@ cli_ps(const struct cli *cli)
 	size_t i, n;
 	int r, status;
 
+	(void)nargs;
+	(void)args;
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		return status;
@@ -933,12 +929,14 @@ out:
 
 /* `airlock cancel ID`: cancel one of the caller's runs by its run id (from ps). */
 static int
-cli_cancel(const struct cli *cli, const char *arg)
+cli_cancel(const struct cli *cli, int nargs, char **args)
 {
+	const char *arg = args[0];
 	struct airlock_conn *conn = NULL;
 	uint64_t id;
 	int r, status;
 
+	(void)nargs;
 	if (cli_parse_count(arg, &id) < 0 || id > UINT32_MAX) {
 		cli_errorf("cancel %s: not a run id (see airlock ps)\n", arg);
 		return CLI_EXIT_USAGE;
@@ -2223,7 +2221,7 @@ static int
 cli_write_atomic(const char *path, const void *data, size_t len)
 {
 	char *dcopy = NULL, *bcopy = NULL, tmp[300];
-	const char *dir, *base, *p = data;
+	const char *dir, *base;
 	int dfd = -1, fd = -1, r, i;
 	uint64_t rnd;
 
@@ -2253,18 +2251,9 @@ cli_write_atomic(const char *path, const void *data, size_t len)
 			goto out;
 		}
 	}
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			goto fail;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
+	r = cli_write_all(fd, data, len);
+	if (r < 0)
+		goto fail;
 	if (fsync(fd) < 0 || close(fd) < 0) {
 		fd = -1;
 		r = -errno;
@@ -2448,38 +2437,6 @@ cli_rm(const struct cli *cli, int nargs, char **args)
 	return status;
 }
 
-/* Adapters of the older commands to the table below. */
-static int
-cli_cmd_ping(const struct cli *cli, int nargs, char **args)
-{
-	(void)nargs;
-	(void)args;
-	return cli_ping(cli);
-}
-
-static int
-cli_cmd_info(const struct cli *cli, int nargs, char **args)
-{
-	(void)nargs;
-	(void)args;
-	return cli_info(cli);
-}
-
-static int
-cli_cmd_ps(const struct cli *cli, int nargs, char **args)
-{
-	(void)nargs;
-	(void)args;
-	return cli_ps(cli);
-}
-
-static int
-cli_cmd_cancel(const struct cli *cli, int nargs, char **args)
-{
-	(void)nargs;
-	return cli_cancel(cli, args[0]);
-}
-
 /*
  * `airlock cell SESSION [FILE|-]`: `airlock run --session SESSION --cell
  * FILE` (the code from standard input without FILE); `run --cell` takes
@@ -2517,20 +2474,22 @@ cli_mcp(struct cli *cli, int argc, char **argv)
 	return mcp_main(cli->socket, argc, argv);
 }
 
-/* The commands. */
+/* The commands (their synopses: cli_synopses). */
 static const struct cli_command cli_commands[] = {
+	/* reading their own options */
 	{"run", cli_run, NULL, 0, 0, false},
 	{"session", cli_session, NULL, 0, 0, false},
 	{"mcp", cli_mcp, NULL, 0, 0, false},
-	{"ping", NULL, cli_cmd_ping, 0, 0, false},
-	{"info", NULL, cli_cmd_info, 0, 0, false},
-	{"ps", NULL, cli_cmd_ps, 0, 0, false},
-	{"cancel", NULL, cli_cmd_cancel, 1, 1, false},
+	{"cell", cli_cell, NULL, 0, 0, false},
+	/* taking --socket and --json only, then their operands */
+	{"ping", NULL, cli_ping, 0, 0, false},
+	{"info", NULL, cli_info, 0, 0, false},
+	{"ps", NULL, cli_ps, 0, 0, false},
+	{"cancel", NULL, cli_cancel, 1, 1, false},
 	{"put", NULL, cli_put, 3, 3, true},
 	{"get", NULL, cli_get, 3, 3, true},
 	{"files", NULL, cli_files, 1, 2, true},
 	{"rm", NULL, cli_rm, 2, 2, true},
-	{"cell", cli_cell, NULL, 0, 0, false},
 	{NULL, NULL, NULL, 0, 0, false},
 };
 

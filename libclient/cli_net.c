@@ -81,16 +81,18 @@ cli_network_json(const struct airlock_result *res)
 
 	if (!airlock_result_has_network(res))
 		return json_null();
-	contacted = json_array();
-	refusals = json_array();
-	obj = json_pack("{s:I, s:I, s:I, s:I}", "bytes_up",
+	/* contacted and refusals are borrowed from obj, which owns them from the start. */
+	obj = json_pack("{s:I, s:I, s:I, s:I, s:[], s:[]}", "bytes_up",
 			(json_int_t)airlock_result_network(res, AIRLOCK_NET_BYTES_UP), "bytes_down",
 			(json_int_t)airlock_result_network(res, AIRLOCK_NET_BYTES_DOWN),
 			"connections",
 			(json_int_t)airlock_result_network(res, AIRLOCK_NET_CONNECTIONS), "refused",
-			(json_int_t)airlock_result_network(res, AIRLOCK_NET_REFUSED));
-	if (obj == NULL || contacted == NULL || refusals == NULL)
-		goto fail;
+			(json_int_t)airlock_result_network(res, AIRLOCK_NET_REFUSED), "contacted",
+			"refusals");
+	if (obj == NULL)
+		return NULL;
+	contacted = json_object_get(obj, "contacted");
+	refusals = json_object_get(obj, "refusals");
 	for (i = 0; i < airlock_result_network_contacted_count(res); i++)
 		if (json_array_append_new(
 			    contacted, json_string(airlock_result_network_contacted(res, i))) < 0)
@@ -103,19 +105,8 @@ cli_network_json(const struct airlock_result *res)
 			    refusals, json_pack("{s:s, s:s}", "host", host, "reason", reason)) < 0)
 			goto fail;
 	}
-	if (json_object_set_new(obj, "contacted", contacted) < 0) {
-		contacted = NULL;
-		goto fail;
-	}
-	contacted = NULL;
-	if (json_object_set_new(obj, "refusals", refusals) < 0) {
-		refusals = NULL;
-		goto fail;
-	}
 	return obj;
 fail:
 	json_decref(obj);
-	json_decref(contacted);
-	json_decref(refusals);
 	return NULL;
 }
