@@ -537,6 +537,8 @@ static const struct dec_field dec_session_entry_fields[] = {
 	{"idle_ms", DEC_U64, DF_REQUIRED, U(proto_session_entry, idle_ms), 0, 0, 0},
 	{"runs", DEC_U64, DF_REQUIRED, U(proto_session_entry, runs), 0, 0, 0},
 	{"state", DEC_SESSION_STATE, DF_REQUIRED, U(proto_session_entry, state), 0, 0, 0},
+	{"interpreter", DEC_STR, DF_NONEMPTY, U(proto_session_entry, interpreter), 0,
+	 PROTO_RUNTIME_MAX, 0},
 };
 
 static const struct dec_field dec_file_write_fields[] = {
@@ -2637,12 +2639,14 @@ proto_encode_session_list(uint32_t id, const struct proto_session_list *l, struc
 	for (i = 0; e.err == 0 && i < l->nsessions; i++) {
 		const struct proto_session_entry *s = &l->sessions[i];
 
-		enc_map(&e, 5);
+		enc_map(&e, 5 + (s->interpreter != NULL));
 		enc_kv_session(&e, "session", s->session);
 		enc_kv_uint(&e, "age_ms", s->age_ms);
 		enc_kv_uint(&e, "idle_ms", s->idle_ms);
 		enc_kv_uint(&e, "runs", s->runs);
 		enc_kv_oneof(&e, "state", proto_session_states, s->state);
+		if (s->interpreter != NULL)
+			enc_kv_str(&e, "interpreter", s->interpreter, PROTO_RUNTIME_MAX, true);
 	}
 	return enc_finish(&e, ret);
 }

@@ -443,6 +443,7 @@ struct proto_session_entry {
 	uint64_t idle_ms;
 	uint64_t runs;
 	const char *state;
+	const char *interpreter; /* an interpreter session's runtime; NULL: none */
 };
 
 struct proto_session_list {

@@ -67,6 +67,8 @@ struct cell {
 	struct timespec t_sent;	   /* handed to the driver */
 	struct advisory_list *adv; /* blocked_imports findings, or NULL */
 	struct cells_done done;
+	bool lost_fig;			    /* SUP_CELL_LOST came: */
+	uint64_t lost_cpu_ns, lost_wall_ns; /* its own figures when its interpreter ended */
 };
 
 TAILQ_HEAD(cell_list, cell);
@@ -89,6 +91,7 @@ struct cells {
 	bool pumping;
 	struct event *pump_ev;
 	bool took;	      /* the interpreter was handed a cell */
+	bool killing;	      /* cells_restart gave the interpreter up */
 	struct event *eof_ev; /* the channel closed during a cell: restart unless it ends */
 };
 
@@ -206,6 +209,12 @@ bool
 cells_busy(const struct cells *cs)
 {
 	return cs->nq > 0;
+}
+
+uint64_t
+cells_count(const struct cells *cs)
+{
+	return cs->next_cell;
 }
 
 void
@@ -332,10 +341,21 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		res.tool_calls_omitted = 0;
 		res.nadvisories = 0; /* the interpreter's own code's: not the cell's */
 	}
-	/* The interpreter's run's wall time is its whole life: the cell's is
-	 * from its hand-off. */
-	if (lost && cl->t_sent.tv_sec != 0)
+	/*
+	 * The interpreter's run's figures are its whole life. The cell's own
+	 * are the supervisor's, from its CELLS_SUP_BEGIN (SUP_CELL_LOST); a
+	 * supervisor gone without them (the lifeline closed) leaves the wall
+	 * time from the hand-off and no cpu figure (0: unknown, never the
+	 * interpreter's). A cell that never reached an interpreter (it could
+	 * not start) has the figures of that start.
+	 */
+	if (lost && cl->lost_fig) {
+		res.cpu_ms = cl->lost_cpu_ns / 1000000ULL;
+		res.wall_ms = cl->lost_wall_ns / 1000000ULL;
+	} else if (lost && cl->t_sent.tv_sec != 0) {
+		res.cpu_ms = 0;
 		res.wall_ms = run_io_ms_since(&cl->t_sent);
+	}
 	if (lost && why != NULL) {
 		res.outcome = PROTO_OUTCOME_ERROR;
 		snprintf(err, sizeof(err), "%s", why);
@@ -387,6 +407,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	res.queued_ms = 0;
 	if (!lost)
 		cs->lost = false;
+	session_cell_touch(cs->s); /* idle from the cell's end */
 	audit_run(cs->d, cs->interp_id, cl->uid, cl->pid, cs->runtime, &cl->lim, &res, NULL, false,
 		  res.error);
 	log_debug("session %s: cell %" PRIu64 ": %s, state %s, %" PRIu64 " ms", session_id(cs->s),
@@ -417,14 +438,24 @@ static void cells_restart(struct cells *cs, const char *fmt, ...)
 static void
 cells_restart(struct cells *cs, const char *fmt, ...)
 {
+	struct cells_sup kill;
 	va_list ap;
 
+	if (cs->killing)
+		return; /* the first reason stands */
 	va_start(ap, fmt);
 	vsnprintf(cs->lost_why, sizeof(cs->lost_why), fmt, ap);
 	va_end(ap);
 	log_warnx("session %s: %s: restarting the interpreter", session_id(cs->s), cs->lost_why);
 	cells_close_chan(cs);
-	if (cs->interp != NULL)
+	if (cs->interp == NULL)
+		return;
+	cs->killing = true;
+	/* Through the supervisor, so that the cell gets its own figures
+	 * (SUP_CELL_LOST); a supervisor out of reach is cut off. */
+	memset(&kill, 0, sizeof(kill));
+	kill.type = CELLS_SUP_KILL;
+	if (run_lifeline_send(cs->interp, &kill, sizeof(kill)) < 0)
 		run_kill(cs->interp);
 }
 
@@ -577,6 +608,19 @@ cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m)
 }
 
 void
+cells_sup_lost(struct cells *cs, struct run *r, const struct sup_msg *m)
+{
+	struct cell *cl = TAILQ_FIRST(&cs->q);
+
+	/* The interpreter's end (SUP_EXIT) follows and answers the cell. */
+	if (cs->interp != r || cl == NULL || cl->stage == CELL_QUEUED || m->size != cl->n)
+		return;
+	cl->lost_fig = true;
+	cl->lost_cpu_ns = m->cpu_ns;
+	cl->lost_wall_ns = m->wall_ns;
+}
+
+void
 cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *res)
 {
 	struct cell *cl = TAILQ_FIRST(&cs->q);
@@ -599,12 +643,13 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	 * start another for it, without end.
 	 */
 	if (cl != NULL && (cl->stage != CELL_QUEUED || !cs->took)) {
-		bool ours = res->outcome == PROTO_OUTCOME_CANCELLED && !cs->ended;
+		bool ours = cs->killing && !cs->ended;
 
 		snprintf(why, sizeof(why), "%s; the interpreter was restarted empty", cs->lost_why);
 		cells_answer(cs, cl, res, NULL, true, ours ? why : NULL);
 	}
 	cs->lost_why[0] = '\0';
+	cs->killing = false;
 	if (!cs->ended)
 		cells_pump_soon(cs);
 }

@@ -44,6 +44,9 @@ void cells_end(struct cells *cs, const char *why);
 void cells_free(struct cells *cs);
 /* Is a cell running or waiting? */
 bool cells_busy(const struct cells *cs);
+
+/* How many cells the session was given (queued, running or answered). */
+uint64_t cells_count(const struct cells *cs);
 /* A client left: its cells are no one's (they still run, unanswered). */
 void cells_client_gone(struct cells *cs, struct client *c);
 
@@ -60,6 +63,8 @@ void cells_interp_set(struct cells *cs, struct run *r);
 void cells_channel(struct cells *cs, struct run *r, int fd);
 /* SUP_CELL_END from the supervisor. */
 void cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m);
+/* SUP_CELL_LOST: the figures of the cell the interpreter ended in. */
+void cells_sup_lost(struct cells *cs, struct run *r, const struct sup_msg *m);
 /* The interpreter's run was answered (it ended): what it says. */
 void cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *res);
 

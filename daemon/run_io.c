@@ -318,6 +318,10 @@ run_io_lifeline_read(struct run *r, int budget)
 			cells_sup_end(r->cells, r, &m);
 			continue;
 		}
+		if (m.type == SUP_CELL_LOST && nfds == 0 && r->cells != NULL && !r->f.sup_exit) {
+			cells_sup_lost(r->cells, r, &m);
+			continue;
+		}
 		fdpass_close_all(fds, nfds);
 		if (m.type == SUP_EXIT && !r->f.sup_exit) {
 			r->f.sup_exit = true;

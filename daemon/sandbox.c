@@ -581,6 +581,9 @@ struct sb_run {
 	uint64_t cpu_base_ns;	/* cpu.stat usage before the run (a session's cgroup) */
 	uint64_t cpu_limit_ns;	/* the plan's */
 	uint64_t pids_max0;	/* pids.events "max" before the run */
+	/* PLAN_F_CELLS: the cell with the driver (0: none), and its clock
+	 * and cpu (sb_run_cpu_ns from 0) at its CELLS_SUP_BEGIN. */
+	uint64_t cell, cell_t0, cell_cpu0;
 };
 
 /*
@@ -785,7 +788,14 @@ sb_supervise(struct sb_run *r)
  * kept); no FINISH within the grace after it, and the run ends here with
  * that limit as its reason (sb_end kills everything; the frontend starts a
  * new interpreter: the state is lost). At FINISH every other process dies
- * and SUP_CELL_END follows. Any other message, or EOF, ends the run.
+ * and SUP_CELL_END follows. CELLS_SUP_KILL ends the run (the frontend gives
+ * the interpreter up); any other message, or EOF, ends it at once. A cell
+ * still with the driver when the run ends gets its own figures in
+ * SUP_CELL_LOST (sandbox_main).
+ *
+ * Between two cells the interpreter is stopped (SIGSTOP at FINISH, SIGCONT
+ * at BEGIN): the threads a cell left running spend nothing, and fork
+ * nothing, while no cell's limits count (docs/security.md).
  */
 static void
 sb_supervise_cells(struct sb_run *r)
@@ -810,7 +820,16 @@ sb_supervise_cells(struct sb_run *r)
 			used = used > cpu0 ? used - cpu0 : 0;
 			if (!interrupted && (now >= deadline || used >= cpu_max)) {
 				r->reason = now >= deadline ? SUP_REASON_WALL : SUP_REASON_CPU;
-				kill((pid_t)r->pid, SIGINT);
+				/*
+				 * To the main thread only, where the driver runs
+				 * the cell (and blocks SIGINT between cells). A
+				 * process-directed SIGINT that came after the
+				 * cell's end would go to a thread the cell left
+				 * unblocked, and Python raises KeyboardInterrupt
+				 * in its main thread wherever it then is: in the
+				 * driver, or in the next cell.
+				 */
+				syscall(SYS_tgkill, (pid_t)r->pid, (pid_t)r->pid, SIGINT);
 				interrupted = true;
 				grace_end = now + cell.grace_ms * 1000000ULL;
 			}
@@ -840,14 +859,24 @@ sb_supervise_cells(struct sb_run *r)
 				cpu0 = sb_run_cpu_ns(ctx, 0);
 				deadline = t0 + m.wall_ms * 1000000ULL;
 				cpu_max = m.cpu_ms * 1000000ULL;
+				r->cell = m.cell;
+				r->cell_t0 = t0;
+				r->cell_cpu0 = cpu0;
+				kill((pid_t)r->pid, SIGCONT);
 			} else if (m.type == CELLS_SUP_FINISH && active && m.cell == cell.cell) {
+				/* Stopped first: a thread of the cell's forks no
+				 * more while the others die. */
+				kill((pid_t)r->pid, SIGSTOP);
 				sandbox_cells_kill_others((pid_t)r->pid);
 				used = sb_run_cpu_ns(ctx, 0);
-				sandbox_cells_end(sb_lifeline, cell.cell, r->reason,
+				sandbox_cells_end(sb_lifeline, SUP_CELL_END, cell.cell, r->reason,
 						  used > cpu0 ? used - cpu0 : 0,
 						  sandbox_now_ns() - t0);
 				active = false;
+				r->cell = 0;
 				r->reason = SUP_REASON_EXITED;
+			} else if (m.type == CELLS_SUP_KILL) {
+				return;
 			} else {
 				_exit(0);
 			}
@@ -1001,6 +1030,11 @@ sandbox_main(const struct sandbox_ctx *ctx)
 		sb_supervise(&r);
 	}
 	sb_end(&r);
+	/* The interpreter's figures are its whole life; the cell it ended in
+	 * gets its own, from its CELLS_SUP_BEGIN, once everything is reaped. */
+	if (r.cell != 0)
+		sandbox_cells_end(sb_lifeline, SUP_CELL_LOST, r.cell, r.reason,
+				  sb_run_cpu_ns(&r.ctx, r.cell_cpu0), r.end_ns - r.cell_t0);
 	sb_report(&r, inputs, ninputs, session ? &fence : NULL);
 	_exit(0);
 }

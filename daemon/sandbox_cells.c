@@ -111,12 +111,13 @@ sandbox_cells_kill_others(pid_t keep)
 }
 
 void
-sandbox_cells_end(int lifeline, uint64_t cell, uint32_t reason, uint64_t cpu_ns, uint64_t wall_ns)
+sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, uint64_t cpu_ns,
+		  uint64_t wall_ns)
 {
 	struct sup_msg m;
 
 	memset(&m, 0, sizeof(m));
-	m.type = SUP_CELL_END;
+	m.type = type;
 	m.reason = reason;
 	m.cpu_ns = cpu_ns;
 	m.wall_ns = wall_ns;

@@ -109,11 +109,12 @@ void sandbox_tools_setup(int lifeline);
  * An interpreter session's sandbox (sandbox_cells.c): the driver's channel
  * (its end returned, to be the code's fd 0; the frontend's sent as
  * SUP_CELLS); SIGKILL to every process but us and keep; a cell's end
- * (SUP_CELL_END) on the lifeline.
+ * (type SUP_CELL_END, or SUP_CELL_LOST when its interpreter ended) on the
+ * lifeline.
  */
 int sandbox_cells_channel(int lifeline);
 void sandbox_cells_kill_others(pid_t keep);
-void sandbox_cells_end(int lifeline, uint64_t cell, uint32_t reason, uint64_t cpu_ns,
+void sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, uint64_t cpu_ns,
 		       uint64_t wall_ns);
 
 /*

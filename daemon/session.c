@@ -718,6 +718,7 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 	struct proto_session_list l = {.sessions = e, .nsessions = 0};
 	struct proto_out out;
 	struct session *s;
+	bool busy;
 	int r;
 
 	TAILQ_FOREACH(s, &d->sessions, entry)
@@ -726,12 +727,17 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 			continue;
 		if (l.nsessions == PROTO_SESSIONS_MAX)
 			break;
+		/* An interpreter session's run is its interpreter, alive
+		 * between cells: busy while a cell runs or waits, and its
+		 * runs are its cells. */
+		busy = s->cells != NULL ? cells_busy(s->cells) : s->active != NULL;
 		e[l.nsessions++] = (struct proto_session_entry){
 			.session = s->id,
 			.age_ms = session_ms_since(&s->t_open),
-			.idle_ms = s->active != NULL ? 0 : session_ms_since(&s->t_active),
-			.runs = s->nruns,
-			.state = s->active != NULL ? "running" : "idle"};
+			.idle_ms = busy ? 0 : session_ms_since(&s->t_active),
+			.runs = s->cells != NULL ? cells_count(s->cells) : s->nruns,
+			.state = busy ? "running" : "idle",
+			.interpreter = s->cells != NULL ? cells_runtime(s->cells) : NULL};
 	}
 	r = proto_encode_session_list(req_id, &l, &out);
 	if (r < 0) {

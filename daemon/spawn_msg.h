@@ -120,9 +120,13 @@ enum sup_msg_type {
 	/* An interpreter session's sandbox (PLAN_F_CELLS, cells_msg.h): the
 	 * frontend's end of the driver's channel attached, before the code
 	 * starts; and a cell's end, after CELLS_SUP_FINISH: reason (the limit
-	 * that interrupted it, or EXITED), cpu_ns, wall_ns, size = the cell. */
+	 * that interrupted it, or EXITED), cpu_ns, wall_ns, size = the cell.
+	 * SUP_CELL_LOST: the interpreter ended during cell `size`; the same
+	 * fields, the cell's own from its CELLS_SUP_BEGIN (the SUP_EXIT that
+	 * follows has the interpreter's whole life). */
 	SUP_CELLS = 12,
 	SUP_CELL_END = 13,
+	SUP_CELL_LOST = 14,
 };
 
 enum sup_reason {

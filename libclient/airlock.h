@@ -608,6 +608,12 @@ uint64_t airlock_session_list_runs(const struct airlock_session_list *list, size
  * airlock_session_list_free(). */
 const char *airlock_session_list_state(const struct airlock_session_list *list, size_t i);
 
+/* The runtime of session i's interpreter when it was opened with
+ * airlock_session_opts_set_interpreter() (its cells name this runtime), NULL
+ * for a session of runs, when i is out of range, or from a daemon before
+ * 0.9. Valid until airlock_session_list_free(). Since AIRLOCK_0.9. */
+const char *airlock_session_list_interpreter(const struct airlock_session_list *list, size_t i);
+
 /* ---- Files of a session (since AIRLOCK_0.3) ----------------------------- */
 
 /*

@@ -151,6 +151,8 @@ struct cli_limits {
 /* What `airlock run` collected from its command line. */
 struct cli_run {
 	const char *lang;
+	bool lang_set;		/* --lang given */
+	const char *session;	/* --session */
 	const char *code;	/* -c */
 	const char *stdin_path; /* --stdin */
 	const char *artifacts;	/* --artifacts */
@@ -1743,6 +1745,7 @@ cli_run_option(void *ctx, int c, const char *arg)
 	switch (c) {
 	case OPT_LANG:
 		run->lang = arg;
+		run->lang_set = true;
 		return 0;
 	case 'c':
 		run->code = arg;
@@ -1767,6 +1770,7 @@ cli_run_option(void *ctx, int c, const char *arg)
 		run->artifacts = arg;
 		return 0;
 	case OPT_SESSION:
+		run->session = arg;
 		r = airlock_run_req_set_session(run->req, arg);
 		if (r < 0) {
 			fprintf(stderr,
@@ -1844,6 +1848,32 @@ cli_stream_json_chunk(void *arg, enum airlock_stream stream, const void *buf, si
 	fputc('\n', stdout);
 	fflush(stdout);
 	json_decref(obj);
+}
+
+/*
+ * A cell without --lang runs with the session's interpreter as the daemon
+ * lists it (a session opened with python-site takes python-site cells);
+ * when the daemon does not say (before 0.9, or no such session), the
+ * default stays and the daemon's answer to the cell tells.
+ */
+static int
+cli_run_cell_runtime(struct airlock_conn *conn, struct cli_run *run)
+{
+	struct airlock_session_list *list = NULL;
+	const char *interp = NULL;
+	size_t i;
+	int r;
+
+	if (!run->cell || run->lang_set || run->session == NULL)
+		return 0;
+	if (airlock_session_list(conn, &list) < 0)
+		return 0;
+	for (i = 0; i < airlock_session_list_count(list); i++)
+		if (strcmp(airlock_session_list_id(list, i), run->session) == 0)
+			interp = airlock_session_list_interpreter(list, i);
+	r = interp != NULL ? airlock_run_req_set_runtime(run->req, interp) : 0;
+	airlock_session_list_free(list);
+	return r < 0 ? cli_fail("runtime", r) : 0;
 }
 
 /* `airlock run`: build the request from argv, run it, report. */
@@ -1935,6 +1965,8 @@ cli_run(struct cli *cli, int argc, char **argv)
 			goto out;
 	}
 	status = cli_connect(cli, &conn);
+	if (status == 0)
+		status = cli_run_cell_runtime(conn, &run);
 	if (status != 0)
 		goto out;
 	if (run.tools.n > 0)
@@ -2093,7 +2125,8 @@ cli_session_close(const struct cli *cli, int nargs, char **args)
 	return status;
 }
 
-/* `airlock session ls` as JSON: a list of objects, one per session. */
+/* `airlock session ls` as JSON: a list of objects, one per session
+ * (`interpreter` only for an interpreter session). */
 static json_t *
 cli_session_ls_json(const struct airlock_session_list *list)
 {
@@ -2103,6 +2136,7 @@ cli_session_ls_json(const struct airlock_session_list *list)
 	if (arr == NULL)
 		return NULL;
 	for (i = 0; i < airlock_session_list_count(list); i++) {
+		const char *interp = airlock_session_list_interpreter(list, i);
 		json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:s}", "id",
 				      airlock_session_list_id(list, i), "age_ms",
 				      (json_int_t)airlock_session_list_age_ms(list, i), "idle_ms",
@@ -2110,6 +2144,11 @@ cli_session_ls_json(const struct airlock_session_list *list)
 				      (json_int_t)airlock_session_list_runs(list, i), "state",
 				      airlock_session_list_state(list, i));
 
+		if (o != NULL && interp != NULL &&
+		    json_object_set_new(o, "interpreter", json_string(interp)) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
 		if (json_array_append_new(arr, o) < 0) {
 			json_decref(arr);
 			return NULL;
@@ -2142,13 +2181,15 @@ cli_session_ls(const struct cli *cli, int nargs, char **args)
 		status = cli_json_print(cli_session_ls_json(list));
 		goto out;
 	}
-	printf("%-32s %9s %9s %6s %s\n", "ID", "AGE", "IDLE", "RUNS", "STATE");
+	printf("%-32s %9s %9s %6s %-7s %s\n", "ID", "AGE", "IDLE", "RUNS", "STATE", "INTERPRETER");
 	for (i = 0; i < airlock_session_list_count(list); i++) {
+		const char *interp = airlock_session_list_interpreter(list, i);
+
 		cli_format_elapsed(airlock_session_list_age_ms(list, i), age, sizeof(age));
 		cli_format_elapsed(airlock_session_list_idle_ms(list, i), idle, sizeof(idle));
-		printf("%-32s %9s %9s %6" PRIu64 " %s\n", airlock_session_list_id(list, i), age,
-		       idle, airlock_session_list_runs(list, i),
-		       airlock_session_list_state(list, i));
+		printf("%-32s %9s %9s %6" PRIu64 " %-7s %s\n", airlock_session_list_id(list, i),
+		       age, idle, airlock_session_list_runs(list, i),
+		       airlock_session_list_state(list, i), interp != NULL ? interp : "-");
 	}
 	if (fflush(stdout) == EOF)
 		status = cli_fail("write", -EIO);
@@ -2440,7 +2481,7 @@ cli_rm(const struct cli *cli, int nargs, char **args)
 /*
  * `airlock cell SESSION [FILE|-]`: `airlock run --session SESSION --cell
  * FILE` (the code from standard input without FILE); `run --cell` takes
- * the run's options (limits, --lang for an interpreter other than python).
+ * the run's options (limits; the runtime is the session's interpreter's).
  */
 static int
 cli_cell(struct cli *cli, int argc, char **argv)

@@ -21,6 +21,7 @@ struct session_entry {
 	uint64_t idle_ms;
 	uint64_t runs;
 	char *state;
+	char interpreter[PROTO_RUNTIME_MAX + 1]; /* "": not an interpreter session */
 };
 
 struct airlock_session_list {
@@ -170,6 +171,9 @@ session_list_from_proto(const struct proto_session_list *pl, struct airlock_sess
 		e->age_ms = p->age_ms;
 		e->idle_ms = p->idle_ms;
 		e->runs = p->runs;
+		/* The decoder bounded it to PROTO_RUNTIME_MAX bytes. */
+		snprintf(e->interpreter, sizeof(e->interpreter), "%s",
+			 p->interpreter != NULL ? p->interpreter : "");
 		e->state = strdup(p->state != NULL ? p->state : "");
 		list->nsessions = i + 1;
 		if (e->state == NULL)
@@ -232,6 +236,15 @@ airlock_session_list_runs(const struct airlock_session_list *list, size_t i)
 	const struct session_entry *e = session_entry(list, i);
 
 	return e != NULL ? e->runs : 0;
+}
+
+/* The interpreter runtime of session i, or NULL. */
+AIRLOCK_EXPORT const char *
+airlock_session_list_interpreter(const struct airlock_session_list *list, size_t i)
+{
+	const struct session_entry *e = session_entry(list, i);
+
+	return e != NULL && e->interpreter[0] != '\0' ? e->interpreter : NULL;
 }
 
 /* The state of session i. */

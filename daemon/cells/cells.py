@@ -153,14 +153,19 @@ def main():
         os.close(out_fd)
         os.close(err_fd)
         # A SIGINT left over from the last cell's end is not this cell's.
+        # The supervisor sends it to this (the main) thread only, so it
+        # waits here, blocked, whatever threads the cells started.
         if signal.SIGINT in signal.sigpending():
             signal.sigwait(block)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, block)
         try:
             status, code_, value, display = _run(code, "<cell %d>" % cell, g, value_max, display_max)
+            # Blocked again inside the try: an interrupt that came just
+            # after the cell is raised by this call, and is the cell's.
+            signal.pthread_sigmask(signal.SIG_BLOCK, block)
         except KeyboardInterrupt:
+            signal.pthread_sigmask(signal.SIG_BLOCK, block)
             status, code_, value, display = INTERRUPTED, 0, None, []
-        signal.pthread_sigmask(signal.SIG_BLOCK, block)
         _flush()
         os.dup2(null, 1)
         os.dup2(null, 2)

@@ -203,8 +203,8 @@ has session-open-bad-reason "$tmp/err" "--idle soon"
 expect session-open-extra 2 -- "$airlock" session open extra
 expect session-bad-sub 2 -- "$airlock" session frob
 expect session-ls 0 -- "$airlock" session ls
-line session-ls-header "$tmp/out" "ID +AGE +IDLE +RUNS +STATE"
-line session-ls-row "$tmp/out" "$sid +1m05s +1\\.5s +0 +idle"
+line session-ls-header "$tmp/out" "ID +AGE +IDLE +RUNS +STATE +INTERPRETER"
+line session-ls-row "$tmp/out" "$sid +1m05s +1\\.5s +0 +idle +-"
 expect session-ls-json 0 -- "$airlock" session ls --json
 line session-ls-json-out "$tmp/out" "\\[\\{\"id\":\"$sid\",\"age_ms\":65000,\"idle_ms\":1500,\"runs\":0,\"state\":\"idle\"\\}\\]"
 

@@ -1063,7 +1063,8 @@ script_sessions(struct fake *f)
 		 .age_ms = 65000,
 		 .idle_ms = 1500,
 		 .runs = 3,
-		 .state = "running"},
+		 .state = "running",
+		 .interpreter = "python-site"},
 		{.session = "ffffffffffffffffffffffffffffffff", .state = "idle"},
 	};
 	struct proto_session_list l = {.sessions = e, .nsessions = 2};
@@ -1154,6 +1155,9 @@ test_sessions(void **state)
 	assert_int_equal(airlock_session_list_runs(list, 0), 3);
 	assert_string_equal(airlock_session_list_state(list, 0), "running");
 	assert_string_equal(airlock_session_list_state(list, 1), "idle");
+	assert_string_equal(airlock_session_list_interpreter(list, 0), "python-site");
+	assert_null(airlock_session_list_interpreter(list, 1));
+	assert_null(airlock_session_list_interpreter(list, 2));
 	assert_null(airlock_session_list_id(list, 2));
 	assert_null(airlock_session_list_state(list, 2));
 	assert_int_equal(airlock_session_list_runs(list, 2), 0);

@@ -1970,7 +1970,8 @@ test_roundtrip_sessions(void **state)
 {
 	struct proto_session_open so = {
 		.workspace_bytes = 64 << 20, .idle_timeout_ms = 60000, .lifetime_ms = UINT64_MAX};
-	struct proto_session_entry ents[] = {{SID, 10, 5, 3, "idle"}, {SID2, 0, 0, 0, "running"}};
+	struct proto_session_entry ents[] = {{SID, 10, 5, 3, "idle", NULL},
+					     {SID2, 0, 0, 0, "running", "python"}};
 	struct proto_session_list sl = {.sessions = ents, .nsessions = 2};
 	struct proto_out o;
 	struct proto_msg m;
@@ -2018,7 +2019,13 @@ test_roundtrip_sessions(void **state)
 	assert_string_equal(m.u.session_list.sessions[0].state, "idle");
 	assert_string_equal(m.u.session_list.sessions[1].session, SID2);
 	assert_string_equal(m.u.session_list.sessions[1].state, "running");
+	assert_null(m.u.session_list.sessions[0].interpreter);
+	assert_string_equal(m.u.session_list.sessions[1].interpreter, "python");
 	proto_msg_free(&m);
+	/* An empty interpreter name is refused, as in session_open. */
+	ents[1].interpreter = "";
+	assert_int_equal(proto_encode_session_list(4, &sl, &o), -EINVAL);
+	ents[1].interpreter = "python";
 
 	sl.nsessions = 0;
 	sl.sessions = NULL;
@@ -2033,7 +2040,7 @@ test_roundtrip_sessions(void **state)
 		size_t i;
 
 		for (i = 0; i <= PROTO_SESSIONS_MAX; i++)
-			many[i] = (struct proto_session_entry){SID, i, i, i, "idle"};
+			many[i] = (struct proto_session_entry){SID, i, i, i, "idle", NULL};
 		sl.sessions = many;
 		sl.nsessions = PROTO_SESSIONS_MAX;
 		assert_int_equal(proto_encode_session_list(6, &sl, &o), 0);
@@ -2258,7 +2265,7 @@ test_encode_errors_new(void **state)
 	char longpath[PROTO_PATH_MAX + 2];
 	uint8_t *big = pattern(PROTO_INLINE_MAX + 1, 0);
 	struct proto_file_op op = {.session = SID, .path = "a"};
-	struct proto_session_entry se = {SID, 1, 1, 1, "zombie"};
+	struct proto_session_entry se = {SID, 1, 1, 1, "zombie", NULL};
 	struct proto_session_list sl = {.sessions = &se, .nsessions = 1};
 	struct proto_file_entry fe = {"x", "socket", 0, 0};
 	struct proto_file_list fl = {.entries = &fe, .nentries = 1};

@@ -1330,23 +1330,31 @@ class CellTest(unittest.TestCase):
 
     def test_forged_answer_then_the_real_one(self) -> None:
         # The code may answer for the driver (it is the driver): that answer
-        # is the result. The driver's own answer then comes out of turn: the
-        # interpreter is restarted, and the next cell says so.
+        # is the result. The interpreter is stopped from then until the next
+        # cell, in which the driver's own answer to the forging cell comes:
+        # refused (not that cell's number), the interpreter is restarted,
+        # and that cell and the one after it say so.
         self.cell("x = 1")
         r = self.cell(_FORGE % "os.pwrite(reply, b\"'forged'\", 0)\nchan.send(done(has=1, vlen=8))\ntime.sleep(0.5)")
         self.assertEqual((r.value, r.state), ("'forged'", "kept"))
         time.sleep(1)
         after = self.cell("'x' in globals()")
+        self.assertEqual((after.outcome, after.state), ("error", "lost"))
+        self.assertIn("wrong cell number", self.daemon_log())
+        after = self.cell("'x' in globals()")
         self.assertEqual((after.value, after.state), ("False", "lost"))
-        self.assertIn("spoke out of turn", self.daemon_log())
 
     def test_answer_between_cells(self) -> None:
-        # A thread of the interpreter speaks on the channel while no cell runs.
+        # A thread of the interpreter would speak on the channel while no
+        # cell runs; stopped between cells, it speaks during the next one
+        # (which waits for it): refused, the interpreter is restarted, and
+        # the cells after it run in a new one.
         self.cell("x = 1")
         self.cell(_FORGE % "import threading\nthreading.Timer(0.3, lambda: chan.send(done())).start()")
         time.sleep(1.5)
-        after = self.cell("'x' in globals()")
-        self.assertEqual((after.value, after.state), ("False", "lost"))
+        after = self.cell("__import__('time').sleep(1)\n'x' in globals()")
+        self.assertEqual((after.outcome, after.state), ("error", "lost"))
+        self.assertEqual(self.cell("'x' in globals()").value, "False")
 
     def test_os_exit_mid_cell(self) -> None:
         self.cell("x = 1")
@@ -1520,6 +1528,79 @@ class CellTest(unittest.TestCase):
             return time.monotonic() - t
 
         self.assertLess(asyncio.run(main()), 5)
+
+    def test_listed_with_its_interpreter(self) -> None:
+        listed = {i.id: i for i in self.sandbox.list_sessions()}
+        self.assertEqual(listed[self.s.id].interpreter, "python")
+        with self.sandbox.session_sync() as plain:
+            listed = {i.id: i for i in self.sandbox.list_sessions()}
+            self.assertIsNone(listed[plain.id].interpreter)
+
+    def test_attached_runs_cells(self) -> None:
+        self.cell("x = 5")
+        other = AirlockSandbox(SOCKET)
+        self.addCleanup(other.close)
+        r = other.attach_session_sync(self.s.id).run_cell("x += 1; x")
+        self.assertEqual((r.value, r.state, r.cell), ("6", "kept", 2))
+        self.assertEqual(asyncio.run(other.attach_session(self.s.id).run_cell("x")).value, "6")
+        with other.session_sync() as plain:
+            with self.assertRaisesRegex(airlock.SandboxError, "not an interpreter session"):
+                other.attach_session_sync(plain.id).run_cell("1")
+
+    def test_lost_cell_counts_its_own_time(self) -> None:
+        # The interpreter has spent over a second of cpu and wall before the
+        # cell that kills it: that cell's figures are its own.
+        self.cell("import time\nt = time.process_time()\nwhile time.process_time() - t < 1.2: pass")
+        time.sleep(0.5)
+        for code in ("import os\nos._exit(3)", "b = bytearray(1 << 30)"):
+            r = self.cell(code)
+            self.assertEqual(r.state, "lost", code)
+            self.assertLess(r.cpu_time, 0.8, code)
+            self.assertLess(r.duration, 1.0, code)
+            self.cell("import time\nt = time.process_time()\nwhile time.process_time() - t < 1.2: pass")
+        r = self.cell(
+            "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nimport time\ntime.sleep(60)",
+            limits=SandboxLimits(wall_seconds=1),
+        )
+        self.assertEqual((r.outcome, r.state), ("wall_limit", "lost"))
+        self.assertLess(r.cpu_time, 0.8)
+        self.assertGreater(r.duration, 2.5)
+        self.assertLess(r.duration, 4.5)
+
+    def test_interrupt_after_the_cell_with_threads(self) -> None:
+        # The cell starts a thread (SIGINT not blocked in it) and ends; the
+        # driver's flush of its stdout runs past the wall limit, so the
+        # supervisor's SIGINT arrives after the cell ended. It must hit
+        # neither the driver nor the next cell.
+        self.cell("x = 7")
+        r = self.cell(
+            "import sys, threading, time\n"
+            "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+            "class Slow:\n"
+            "    def write(self, s): return len(s)\n"
+            "    def flush(self): time.sleep(1.5)\n"
+            "sys.stdout = Slow()\n",
+            limits=SandboxLimits(wall_seconds=1),
+        )
+        self.assertEqual((r.outcome, r.state), ("wall_limit", "kept"))
+        after = self.cell("x")
+        self.assertEqual((after.value, after.state, after.outcome), ("7", "kept", "exited"))
+        self.assertNotIn("KeyboardInterrupt", after.stderr)
+
+    def test_threads_stopped_between_cells(self) -> None:
+        # A thread the cell leaves running stamps the time every 10 ms; the
+        # stamps have a gap as long as the pause between two cells.
+        self.cell(
+            "import threading, time\nstamps = []\n"
+            "def tick():\n"
+            "    while True:\n"
+            "        stamps.append(time.monotonic())\n"
+            "        time.sleep(0.01)\n"
+            "threading.Thread(target=tick, daemon=True).start()\ntime.sleep(0.1)"
+        )
+        time.sleep(1.5)
+        r = self.cell("time.sleep(0.1)\nmax(b - a for a, b in zip(stamps, stamps[1:]))")
+        self.assertGreater(float(r.value), 1.2)
 
     def test_async(self) -> None:
         async def main():

@@ -1301,6 +1301,12 @@ class AirlockSandbox:
         lib = self._lib
         out: List[SessionInfo] = []
 
+        def interp(lst: ctypes.c_void_p, i: int) -> Optional[str]:
+            if not hasattr(lib, "airlock_session_list_interpreter"):
+                return None  # a library before 0.9 cannot say
+            name = lib.airlock_session_list_interpreter(lst, i)
+            return name.decode("ascii", "replace") if name else None
+
         def call(conn: _Conn) -> int:
             lst = ctypes.c_void_p()
             rc = lib.airlock_session_list(conn.ptr, ctypes.byref(lst))
@@ -1315,6 +1321,7 @@ class AirlockSandbox:
                             idle=lib.airlock_session_list_idle_ms(lst, i) / 1000.0,
                             runs=int(lib.airlock_session_list_runs(lst, i)),
                             state=(lib.airlock_session_list_state(lst, i) or b"").decode("ascii", "replace"),
+                            interpreter=interp(lst, i),
                         )
                     )
             finally:

@@ -39,7 +39,9 @@ class SessionInfo:
     """One of the caller's open sessions, as AirlockSandbox.list_sessions() reports it.
 
     id: the session id; age: seconds since it opened; idle: seconds since its
-    last run or file operation; runs: runs so far; state: "idle" or "running".
+    last run, cell or file operation; runs: runs (or cells) so far; state:
+    "idle" or "running"; interpreter: the runtime of its interpreter for a
+    session opened with interpreter=..., else None.
     """
 
     id: str
@@ -47,6 +49,7 @@ class SessionInfo:
     idle: float
     runs: int
     state: str
+    interpreter: Optional[str] = None
 
 
 def _path(path: object, *, allow_empty: bool = False) -> bytes:
@@ -175,6 +178,16 @@ class _SessionCore:
         except SandboxError:
             return True
 
+    def learn_interpreter(self) -> None:
+        """An attached session's interpreter, from the daemon's listing (blocking, once)."""
+        for info in self.sandbox.list_sessions():
+            if info.id == self.id:
+                if info.interpreter is None:
+                    raise SandboxError(f"session {self.id} is not an interpreter session: run_cell needs one")
+                self.interpreter = info.interpreter
+                return
+        raise self.gone("not in the daemon's list of the caller's sessions")
+
     def file_error(self, exc: SandboxUnavailableError, path: str) -> SandboxError:
         """The exception for a file operation's refusal."""
         if exc.code == "bad_request":
@@ -261,6 +274,8 @@ class _SessionCore:
         return request
 
     def cell(self, code: object, limits: object) -> _Request:
+        if self.interpreter is None and self.is_open:
+            self.learn_interpreter()
         if self.interpreter is None:
             raise SandboxError("run_cell needs a session opened with interpreter=\"python\"")
         request = _Request(code, self.interpreter, self.run_limits if limits is None else limits, None, None, None, None)
@@ -464,9 +479,13 @@ class AirlockSession:
         interrupted (KeyboardInterrupt) and SandboxTimeoutError is raised
         with the result (state "kept"); one that does not stop within 2 s, or
         hits the memory limit, loses the state (SandboxMemoryError for memory).
+        A session from attach_session() runs cells as the one that opened it.
         """
-        request = self._core.cell(code, limits)
-        return await self._core.run_async(request, None)
+        core = self._core
+        if core.interpreter is None and core.is_open:
+            await self._blocking(core.learn_interpreter)
+        request = core.cell(code, limits)
+        return await core.run_async(request, None)
 
     async def write_file(self, path: PathLike, data: BytesLike) -> None:
         """Write data (bytes, or str as UTF-8) as the file path, replacing it; parents are made."""

@@ -710,9 +710,59 @@ test_cells(void **state)
 		cli_free(&r);
 	}
 	{
+		const char *a[] = {"--json", "session", "ls", NULL};
+		const char *b[] = {"session", "ls", NULL};
+		char row[128];
+
+		/* The listing names the session's interpreter. */
+		r = cli(s, a);
+		assert_status(&r, 0);
+		j = json_loads(r.out, 0, NULL);
+		assert_non_null(j);
+		assert_int_equal(json_array_size(j), 1);
+		assert_string_equal(json_string_value(json_object_get(json_array_get(j, 0), "id")),
+				    id);
+		assert_string_equal(
+			json_string_value(json_object_get(json_array_get(j, 0), "interpreter")),
+			"python");
+		json_decref(j);
+		cli_free(&r);
+		r = cli(s, b);
+		assert_status(&r, 0);
+		assert_non_null(strstr(r.out, "INTERPRETER\n"));
+		snprintf(row, sizeof(row), "%s ", id);
+		assert_non_null(strstr(r.out, row));
+		assert_non_null(strstr(r.out, " idle    python\n"));
+		cli_free(&r);
+	}
+	{
 		const char *a[] = {"session", "close", id, NULL};
 
 		r = cli(s, a);
+		assert_status(&r, 0);
+		cli_free(&r);
+	}
+	/* A session of another interpreter takes `airlock cell` without
+	 * --lang: the runtime is the session's, as the daemon lists it. */
+	{
+		const char *o[] = {"session", "open", "--interpreter", "python-site", NULL};
+		const char *c[] = {"cell", id, f2, NULL};
+		const char *a[] = {"cell", id, f1, NULL};
+		const char *e[] = {"session", "close", id, NULL};
+
+		r = cli(s, o);
+		assert_status(&r, 0);
+		snprintf(id, sizeof(id), "%.32s", r.out);
+		cli_free(&r);
+		r = cli(s, a);
+		assert_status(&r, 0);
+		assert_string_equal(r.out, "set\n");
+		cli_free(&r);
+		r = cli(s, c);
+		assert_status(&r, 0);
+		assert_string_equal(r.out, "42\n");
+		cli_free(&r);
+		r = cli(s, e);
 		assert_status(&r, 0);
 		cli_free(&r);
 	}
