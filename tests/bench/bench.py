@@ -14,6 +14,7 @@ during N runs of /bin/true and prints a per-phase breakdown (medians).
 --base-airlockd PATH starts a second airlockd (another build, the one a
 change is measured against) and adds its lib runs as variant "base" to the
 latency and throughput rounds, interleaved with the others.
+--prestart configures runtime python with prestart = yes (on both daemons).
 Prints markdown tables; --smoke checks that every variant produced numbers.
 See docs/performance.md.
 """
@@ -213,6 +214,39 @@ def parse_strace(path, spawner, frontend):
 
 # ---- main ------------------------------------------------------------------
 
+def measure_latency(args, variants, iters):
+    """airlock-bench's latency loop: {(variant, payload): fields}."""
+    lat = {}
+    for line in run_bench(args, "--variants", ",".join(variants), "latency", iters,
+                          2 if not args.quick else 1).splitlines():
+        p = line.split()
+        if len(p) >= 3 and p[0] == "latency":
+            lat[(p[1], p[2])] = {k: float(v) for k, v in parse_kv(line).items()}
+    return lat
+
+
+def report_latency(lat, variants, problems):
+    """The latency table: every payload by every variant, with the ratios."""
+    print("## Latency (ms; one run at a time, round-robin over variants and payloads)\n")
+    print("| payload | variant | median | p90 | p99 | min | max | n | median / bare "
+          "| / ns | / bwrap |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for pl in PAYLOADS:
+        for v in variants:
+            s = lat.get((v, pl))
+            if not s or not s.get("n"):
+                problems.append("latency %s %s: no numbers" % (v, pl))
+                print("| %s | %s | - | - | - | - | - | 0 | | | |" % (PAYLOAD_LABEL[pl], v))
+                continue
+            med = s["median"]
+            base = {b: (lat.get((b, pl)) or {}).get("median") for b in ("bare", "ns", "bwrap")}
+            print("| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %s | %s | %s |" % (
+                PAYLOAD_LABEL[pl], v, med / 1e3, s["p90"] / 1e3, s["p99"] / 1e3,
+                s["min"] / 1e3, s["max"] / 1e3, s["n"], ratio(med, base["bare"]),
+                ratio(med, base["ns"]), ratio(med, base["bwrap"])))
+    print()
+
+
 def measure_files(args):
     """Runs airlock-bench's files loop for each size; {(n, size): fields}."""
     files = {}
@@ -250,9 +284,12 @@ def report_cell(cell, problems):
     print()
 
 
-def report_only(files, problems, args, t_start, cell=None):
-    """--only files or cell: that table alone, with the load average around it."""
-    if cell is not None:
+def report_only(files, problems, args, t_start, cell=None, lat=None):
+    """--only files, cell or latency: that table alone, with the load average
+    around it."""
+    if lat is not None:
+        report_latency(lat[0], lat[1], problems)
+    elif cell is not None:
         report_cell(cell, problems)
     else:
         report_files(files, problems)
@@ -301,7 +338,9 @@ def main():
                     help="the lib variant's requests ask for the first N of them")
     ap.add_argument("--base-airlockd", default=None,
                     help="a second airlockd (another build): variant base, side by side with lib")
-    ap.add_argument("--only", choices=["files", "cell"], default=None,
+    ap.add_argument("--prestart", action="store_true",
+                    help="runtime python with prestart = yes (both daemons, with --base-airlockd)")
+    ap.add_argument("--only", choices=["files", "cell", "latency"], default=None,
                     help="measure and print only this section (files: 500 input files vs 1)")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -327,6 +366,12 @@ def main():
 
     t_start = time.time()
     config = CONFIG
+    if args.prestart:
+        # The python runtime as built in, with its interpreters started ahead
+        # (docs/performance.md, "Pre-started interpreters").
+        config += ("[runtime python]\nargv = /usr/bin/python3 -I -S -B {code}\n"
+                   "code_name = main.py\nprestart = yes\n")
+        print("config: runtime python with prestart = yes\n")
     if args.mounts:
         # Sources only root can change, as the daemon wants: /usr/share's
         # own directories. Every prepared sandbox opens them all (phase
@@ -371,18 +416,16 @@ def main():
             return report_only(files, problems, args, t_start)
         if args.only == "cell":
             return report_only(None, problems, args, t_start, measure_cell(args))
+        if args.only == "latency":
+            return report_only(None, problems, args, t_start,
+                               lat=(measure_latency(args, variants, iters), variants))
         mem_out = run_bench(args, "memory", args.daemon.proc.pid, 65534, 8, 32)
         for line in mem_out.splitlines():
             kv = parse_kv(line)
             key = "idle" if " idle " in line else "after" if " after " in line else kv.get("runs")
             mem[key] = kv
 
-        lat = {}
-        for line in run_bench(args, "--variants", ",".join(variants), "latency", iters,
-                              2 if not args.quick else 1).splitlines():
-            p = line.split()
-            if len(p) >= 3 and p[0] == "latency":
-                lat[(p[1], p[2])] = {k: float(v) for k, v in parse_kv(line).items()}
+        lat = measure_latency(args, variants, iters)
 
         tput = {}
         out = run_bench(args, "--variants", ",".join(tput_variants), "throughput", secs, rounds,
@@ -410,24 +453,7 @@ def main():
             args.base_daemon.remove()
 
     # ---- report ----
-    print("## Latency (ms; one run at a time, round-robin over variants and payloads)\n")
-    print("| payload | variant | median | p90 | p99 | min | max | n | median / bare "
-          "| / ns | / bwrap |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for pl in PAYLOADS:
-        for v in variants:
-            s = lat.get((v, pl))
-            if not s or not s.get("n"):
-                problems.append("latency %s %s: no numbers" % (v, pl))
-                print("| %s | %s | - | - | - | - | - | 0 | | | |" % (PAYLOAD_LABEL[pl], v))
-                continue
-            med = s["median"]
-            base = {b: (lat.get((b, pl)) or {}).get("median") for b in ("bare", "ns", "bwrap")}
-            print("| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %s | %s | %s |" % (
-                PAYLOAD_LABEL[pl], v, med / 1e3, s["p90"] / 1e3, s["p99"] / 1e3,
-                s["min"] / 1e3, s["max"] / 1e3, s["n"], ratio(med, base["bare"]),
-                ratio(med, base["ns"]), ratio(med, base["bwrap"])))
-    print()
+    report_latency(lat, variants, problems)
     print("## Throughput (runs/s of exec /bin/true, %.1f s per point, %d round(s))\n" % (
         secs, rounds))
     base = args.base_daemon is not None
