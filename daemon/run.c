@@ -311,15 +311,27 @@ run_maybe_finish(struct run *r)
 	 * slot stay until the spawner reports the reap.
 	 */
 	if (!run_outcome_reaped(&r->f)) {
+		/* After SUP_EXIT the open lifeline is only the supervisor
+		 * waiting for us to close it before it exits (sb_report). */
 		if (r->state < RUN_EXITED &&
-		    run_outcome_may_answer_early(&r->f, outs_eof, r->lifeline >= 0) &&
+		    run_outcome_may_answer_early(&r->f, outs_eof,
+						 r->lifeline >= 0 && !r->f.sup_exit) &&
 		    run_io_memory_early(r))
 			run_transition(r, RUN_EV_ANSWER);
+		/*
+		 * Answered (or to be answered at the reap): now the supervisor
+		 * may exit. Closed after the answer, not before: it would take
+		 * this core from us for its exit's teardown first.
+		 */
+		if (r->f.sup_exit)
+			run_io_close_lifeline(r);
 		return;
 	}
 	/* Reaped: whatever the supervisor sent is queued; read all of it. */
-	if (r->lifeline >= 0 && run_io_lifeline_read(r, INT32_MAX))
+	if (r->lifeline >= 0) {
+		(void)run_io_lifeline_read(r, INT32_MAX);
 		run_io_close_lifeline(r);
+	}
 	run_transition(r, RUN_EV_REAP);
 }
 

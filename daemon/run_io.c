@@ -326,6 +326,9 @@ run_io_lifeline_read(struct run *r, int budget)
 		if (m.type == SUP_EXIT && !r->f.sup_exit) {
 			r->f.sup_exit = true;
 			r->f.exit_msg = m;
+			/* Its last word: nothing follows. The lifeline is closed
+			 * once the run was answered (run_maybe_finish). */
+			return false;
 		} else if (m.type == SUP_SETUP_FAILED && !r->f.sup_exit) {
 			r->f.setup_failed = true;
 			r->f.fail_step = m.step;
