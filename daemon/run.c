@@ -287,6 +287,9 @@ run_transition(struct run *r, enum run_event ev)
 	switch (to) {
 	case RUN_EXITED:
 		run_io_answer(r);
+		/* The pool refill that waited for this answer (run_pool_fill). */
+		if (r->prestarted)
+			run_dispatch_soon(d);
 		break;
 	case RUN_REAPED:
 		if (from < RUN_EXITED)

@@ -181,6 +181,31 @@ run_pool_add(struct daemon *d, int rt)
 	return true;
 }
 
+/* How many sandboxes of kind rt the pool holds that a run may still take. */
+static uint32_t
+run_pool_count_alive(struct daemon *d, int rt)
+{
+	struct prep *p;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	n += p->rt == rt && p->state != PREP_DEAD;
+	return n;
+}
+
+/* Is a run that took a pre-started interpreter between its start and its
+ * answer? */
+static bool
+run_pool_prestarted_busy(struct daemon *d)
+{
+	struct run *r;
+
+	TAILQ_FOREACH(r, &d->runs, entry)
+	if (r->prestarted && r->state != RUN_QUEUED && r->state < RUN_EXITED)
+		return true;
+	return false;
+}
+
 void
 run_pool_fill(struct daemon *d)
 {
@@ -191,6 +216,17 @@ run_pool_fill(struct daemon *d)
 			return;
 	for (i = 0; i < d->cfg->nruntimes; i++) {
 		if (!d->cfg->runtimes[i].prestart || d->cfg->runtimes[i].is_exec)
+			continue;
+		/*
+		 * Starting an interpreter costs its start-up's CPU (7-8 ms of
+		 * python here), which a run answered on the same cores waits
+		 * for (docs/performance.md, "Where the time of a pre-started
+		 * run goes"): while a run that took one is between its start
+		 * and its answer, and another still waits, the new one is
+		 * started at that run's answer (run_transition), not beside
+		 * it. The last one taken is replaced at once.
+		 */
+		if (run_pool_count_alive(d, (int)i) > 0 && run_pool_prestarted_busy(d))
 			continue;
 		while (!d->stopping && run_pool_count(d, (int)i) < d->cfg->prestarted_interpreters)
 			if (!run_pool_add(d, (int)i))
