@@ -351,6 +351,17 @@ bench_parse_variants(const char *s)
 	return mask;
 }
 
+/* Sort n samples (ns) of (v, p) and print their summary line (µs). */
+static void
+bench_summary(const char *what, enum bench_variant v, size_t p, uint64_t *s, size_t n)
+{
+	qsort(s, n, sizeof(*s), bench_cmp_u64);
+	printf("%s %s %s n=%zu median=%.1f p90=%.1f p99=%.1f min=%.1f max=%.1f\n", what,
+	       bench_variant_names[v], bench_payloads[p].name, n, (double)bench_pct(s, n, 50) / 1e3,
+	       (double)bench_pct(s, n, 90) / 1e3, (double)bench_pct(s, n, 99) / 1e3,
+	       (double)s[0] / 1e3, (double)s[n - 1] / 1e3);
+}
+
 /* latency: ITERS rounds; each round runs every (variant, payload) once, in an
  * order rotated by the round. Prints one summary line per pair (µs). */
 static int
@@ -410,13 +421,8 @@ bench_latency(struct bench *b, unsigned mask, int iters, int warmup)
 			       bench_payloads[k % BENCH_NPAYLOADS].name);
 			continue;
 		}
-		qsort(s, n, sizeof(*s), bench_cmp_u64);
-		printf("latency %s %s n=%zu median=%.1f p90=%.1f p99=%.1f min=%.1f max=%.1f\n",
-		       bench_variant_names[k / BENCH_NPAYLOADS],
-		       bench_payloads[k % BENCH_NPAYLOADS].name, n,
-		       (double)bench_pct(s, n, 50) / 1e3, (double)bench_pct(s, n, 90) / 1e3,
-		       (double)bench_pct(s, n, 99) / 1e3, (double)s[0] / 1e3,
-		       (double)s[n - 1] / 1e3);
+		bench_summary("latency", (enum bench_variant)(k / BENCH_NPAYLOADS),
+			      k % BENCH_NPAYLOADS, s, n);
 	}
 	free(samples);
 	fflush(stdout);
@@ -997,16 +1003,27 @@ main(int argc, char **argv)
 	} else if (!strcmp(cmd, "netns") && argc - i == 2) {
 		r = bench_netns(&b, atoi(argv[i]), atoi(argv[i + 1]));
 	} else if (!strcmp(cmd, "loop") && argc - i == 4) {
-		/* loop VARIANT PAYLOAD N PAUSE_MS: N runs, a pause after each (for tracing). */
+		/* loop VARIANT PAYLOAD N PAUSE_MS: N runs of one pair, a pause
+		 * after each (for tracing; 0: back to back); their summary. */
 		unsigned v = bench_parse_variants(argv[i]);
 		int n = atoi(argv[i + 2]), j;
+		size_t p = (size_t)atoi(argv[i + 1]);
+		uint64_t *s = calloc(n > 0 ? (size_t)n : 1, sizeof(uint64_t));
 
+		if (s == NULL)
+			bench_die("calloc", ENOMEM);
 		for (k = 0; k < V_COUNT && !(v & (1u << k)); k++)
 			;
-		for (j = 0, r = 0; j < n && k < V_COUNT && r == 0; j++) {
-			r = bench_one(&b, (enum bench_variant)k, (size_t)atoi(argv[i + 1]));
+		for (j = 0, r = 0; j < n && k < V_COUNT && p < BENCH_NPAYLOADS && r == 0; j++) {
+			uint64_t t0 = bench_now_ns();
+
+			r = bench_one(&b, (enum bench_variant)k, p);
+			s[j] = bench_now_ns() - t0;
 			usleep((unsigned)atoi(argv[i + 3]) * 1000u);
 		}
+		if (r == 0 && j > 0)
+			bench_summary("loop", (enum bench_variant)k, p, s, (size_t)j);
+		free(s);
 	} else if (!strcmp(cmd, "once") && argc - i == 2) {
 		unsigned v = bench_parse_variants(argv[i]);
 
