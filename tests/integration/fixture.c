@@ -64,9 +64,9 @@ int
 fixture_start(struct fixture *f, const char *config_text)
 {
 	const char *bin = getenv("AIRLOCKD");
-	static char text[8192];
+	static char text[80 * 1024];
 	pid_t parent;
-	int i, r;
+	int i, r, n;
 
 	memset(f, 0, sizeof(*f));
 	if (bin == NULL)
@@ -84,8 +84,11 @@ fixture_start(struct fixture *f, const char *config_text)
 	 * unless a test asks for them (daemon-service tests the pool).
 	 */
 	if (config_text == NULL || strstr(config_text, "prepared_sandboxes") == NULL) {
-		snprintf(text, sizeof(text), "%s\n[daemon]\nprepared_sandboxes = 0\n",
-			 config_text ? config_text : "");
+		n = snprintf(text, sizeof(text), "%s\n[daemon]\nprepared_sandboxes = 0\n",
+			     config_text ? config_text : "");
+		/* A config cut short would fail far from here, or worse pass. */
+		if (n < 0 || (size_t)n >= sizeof(text))
+			return -E2BIG;
 		config_text = text;
 	}
 	r = fixture_write(f->config, config_text);

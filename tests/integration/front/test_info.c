@@ -236,6 +236,123 @@ test_cli_info_text(void **state)
 	assert_non_null(strstr(out, "\n  python-site: numpy"));
 }
 
+/* Append printf output to a config being built; the buffer is large enough
+ * for the config at every bound (about 40 KiB). */
+static void
+cfg_add(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, size - *len, fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < size - *len);
+	*len += (size_t)n;
+}
+
+/* A name of exactly 32 bytes: prefix, number, then 'x's. */
+static const char *
+name32(char *buf, const char *prefix, int i)
+{
+	int n = snprintf(buf, 33, "%s%d", prefix, i);
+
+	memset(buf + n, 'x', (size_t)(32 - n));
+	buf[32] = '\0';
+	return buf;
+}
+
+#define MAX_PROFILES 28 /* with minimal, standard, generous and the implicit default: 32 */
+#define MAX_RUNTIMES 10 /* with the six built-in: 16 */
+#define MAX_MOUNTS 32
+
+/*
+ * info_ok at (near) every bound it lists, in one packet (64 KiB): 31
+ * profiles of 32-byte names, each with allow-lists (the 16 KiB of all
+ * profiles nearly spent), hidden paths (8 KiB) and mount names (4 KiB), 32
+ * named mounts and 16 runtimes. It was estimated at about 60 KiB and never
+ * sent. The daemon answers, and every entry arrives.
+ */
+static void
+test_info_at_bounds(void **state)
+{
+	static char cfg[64 * 1024];
+	struct fixture f;
+	struct airlock_conn *conn = NULL;
+	struct airlock_info *info = NULL;
+	char nm[33], host[200];
+	size_t len = 0, i, hosts = 0, hidden = 0, allowed = 0;
+	int p, k;
+
+	(void)state;
+	cfg_add(cfg, sizeof(cfg), &len,
+		"[sandbox]\nuid_base = 702048\nuid_count = 64\n[egress]\nresolver = 127.0.0.1\n");
+	for (k = 0; k < MAX_MOUNTS; k++)
+		cfg_add(cfg, sizeof(cfg), &len,
+			"[mount %s]\nsource = /usr/share\ntarget = /data/m%d\n", name32(nm, "m", k),
+			k);
+	for (k = 0; k < MAX_RUNTIMES; k++)
+		cfg_add(cfg, sizeof(cfg), &len,
+			"[runtime %s]\nargv = /usr/bin/python3 -I -S {code}\ncode_name = main.py\n",
+			name32(nm, "r", k));
+	for (p = 0; p < MAX_PROFILES; p++) {
+		cfg_add(cfg, sizeof(cfg), &len, "[profile %s]\nnetwork = proxy\n",
+			name32(nm, "p", p));
+		/* 3 entries of 180 bytes: 15 KiB of the 16 */
+		for (k = 0; k < 3; k++) {
+			int n = snprintf(host, sizeof(host), "h%d-%d.", p, k);
+
+			memset(host + n, 'a', 60);
+			memcpy(host + n + 60, ".", 1);
+			memset(host + n + 61, 'b', 60);
+			snprintf(host + n + 121, sizeof(host) - (size_t)n - 121,
+				 ".example.com:443, 80");
+			cfg_add(cfg, sizeof(cfg), &len, "allow_hosts = %s\n", host);
+		}
+		/* 2 paths of 140 bytes: 7.8 KiB of the 8 */
+		for (k = 0; k < 2; k++) {
+			int n = snprintf(host, sizeof(host), "/usr/share/h%d_%d_", p, k);
+
+			memset(host + n, 'd', (size_t)(140 - n));
+			host[140] = '\0';
+			cfg_add(cfg, sizeof(cfg), &len, "hidden_paths = %s\n", host);
+		}
+		/* 4 mount names of 32 bytes: 3.8 KiB of the 4, every mount named
+		 * (the key is not repeatable: one line) */
+		cfg_add(cfg, sizeof(cfg), &len, "allow_mounts = %s",
+			name32(nm, "m", (4 * p) % MAX_MOUNTS));
+		for (k = 1; k < 4; k++)
+			cfg_add(cfg, sizeof(cfg), &len, ", %s",
+				name32(nm, "m", (4 * p + k) % MAX_MOUNTS));
+		cfg_add(cfg, sizeof(cfg), &len, "\n");
+	}
+	assert_int_equal(fixture_start(&f, cfg), 0);
+	assert_int_equal(airlock_connect(f.sock, &conn), 0);
+	assert_int_equal(airlock_info(conn, &info), 0);
+	assert_int_equal(airlock_info_profile_count(info), 32);
+	assert_int_equal(airlock_info_runtime_count(info), MAX_RUNTIMES + 6);
+	assert_int_equal(airlock_info_mount_count(info), MAX_MOUNTS);
+	for (i = 0; i < airlock_info_profile_count(info); i++) {
+		hosts += airlock_info_profile_allow_count(info, i);
+		hidden += airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_HIDDEN_PATHS);
+		allowed += airlock_info_profile_list_count(info, i, AIRLOCK_PROFILE_ALLOW_MOUNTS);
+	}
+	assert_int_equal(hosts, 3 * MAX_PROFILES);
+	assert_int_equal(hidden, 2 * MAX_PROFILES);
+	assert_int_equal(allowed, 4 * MAX_PROFILES);
+	/* The last profile's last hidden path came whole. */
+	for (i = 0; i < airlock_info_profile_count(info); i++)
+		if (strcmp(airlock_info_profile_name(info, i), name32(nm, "p", MAX_PROFILES - 1)) ==
+		    0)
+			assert_int_equal(strlen(airlock_info_profile_list(
+						 info, i, AIRLOCK_PROFILE_HIDDEN_PATHS, 1)),
+					 140);
+	airlock_info_free(info);
+	assert_int_equal(airlock_ping(conn), 0);
+	airlock_conn_free(conn);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
 int
 main(void)
 {
@@ -246,6 +363,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cli_ping_no_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_info_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_info_text, setup, teardown),
+		cmocka_unit_test(test_info_at_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
