@@ -32,6 +32,7 @@
 #include "rules.h"
 #include "run_files.h"
 #include "run_tools.h"
+#include "sandbox.h"
 #include "session.h"
 #include "xalloc.h"
 
@@ -302,6 +303,53 @@ run_transition(struct run *r, enum run_event ev)
 	}
 }
 
+/*
+ * A pre-started run whose sandbox ended before any of its code ran
+ * (run_outcome_retry_fresh): its interpreter was found dead or broken at
+ * the hand-off, or died as the run was given to it. It is discarded and
+ * the run gets a fresh sandbox (issue 18): the sandbox is reaped, so its
+ * key and uid slot go; what was heard and read of it is forgotten; the run
+ * waits at its uid's head of the queue with the plan it kept, and is never
+ * given a pre-started interpreter again. Returns whether it was queued.
+ */
+static bool
+run_retry_fresh(struct run *r)
+{
+	struct daemon *d = r->d;
+	char why[128];
+	int k;
+
+	if (!r->prestarted || r->c == NULL || d->stopping || r->plan_fd < 0 ||
+	    r->state >= RUN_EXITED || !run_outcome_retry_fresh(&r->f))
+		return false;
+	if (r->f.setup_failed)
+		snprintf(why, sizeof(why), "step %s: %s", sandbox_step_name(r->f.fail_step),
+			 strerror(-r->f.fail_err));
+	else
+		snprintf(why, sizeof(why), "spawner: %s: %s", r->f.spawn_ev.step,
+			 strerror(-r->f.spawn_ev.err));
+	log_warnx("run %" PRIu32 " uid %u: its pre-started interpreter was gone or refused it "
+		  "(%s); discarded, the run goes to a fresh sandbox",
+		  r->run_id, (unsigned)r->uid, why);
+	run_io_reset(r);
+	for (k = 0; k < 2; k++)
+		if (r->stat_fd[k] >= 0) {
+			close(r->stat_fd[k]);
+			r->stat_fd[k] = -1;
+		}
+	spawnref_del(&d->refs, r->prep_key);
+	r->prep_key = 0;
+	d->nrunning--;
+	memset(&r->f, 0, sizeof(r->f));
+	r->prestarted = false;
+	r->prestart_rt = -1;
+	run_transition(r, RUN_EV_RETRY);
+	if (runqueue_push_head(&d->queue, &r->q, r->uid) < 0)
+		fatalx("out of memory");
+	run_dispatch_soon(d);
+	return true;
+}
+
 void
 run_maybe_finish(struct run *r)
 {
@@ -335,6 +383,8 @@ run_maybe_finish(struct run *r)
 		(void)run_io_lifeline_read(r, INT32_MAX);
 		run_io_close_lifeline(r);
 	}
+	if (run_retry_fresh(r))
+		return;
 	run_transition(r, RUN_EV_REAP);
 }
 
@@ -450,8 +500,12 @@ run_spawn(struct run *r, int ws_fd)
 				ws_fd >= 0	? SPAWN_REQ_NFDS_MAX
 				: r->prestarted ? SPAWN_REQ_NFDS_PRESTARTED
 						: SPAWN_REQ_NFDS);
-	close(r->plan_fd);
-	r->plan_fd = -1;
+	/* A pre-started run keeps its plan: should its interpreter turn out
+	 * to be gone, it runs again in a fresh sandbox (run_retry_fresh). */
+	if (!r->prestarted) {
+		close(r->plan_fd);
+		r->plan_fd = -1;
+	}
 	for (k = 0; k < 3; k++)
 		if (child[k] >= 0)
 			close(child[k]);

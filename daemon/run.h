@@ -71,7 +71,7 @@ struct run {
 	pid_t client_pid;
 	char runtime[PROTO_RUNTIME_MAX + 1];
 	struct proto_limits lim, asked;
-	int plan_fd;		   /* until handed to the spawner */
+	int plan_fd;		   /* until handed to the spawner (a pre-started run's: freed) */
 	uint64_t plan_bytes;	   /* charged to the uid's byte budget until freed */
 	struct timespec t_request; /* arrival */
 	struct timespec t_start;   /* handed to the spawner */
@@ -133,6 +133,9 @@ bool run_io_lifeline_read(struct run *r, int budget);
 bool run_io_memory_early(struct run *r);
 /* Build the result, send it (if the client is there), audit it. */
 void run_io_answer(struct run *r);
+/* Forget a sandbox's output, lifeline, backstop and artifacts, for the run
+ * to be started again (its advisories stay). */
+void run_io_reset(struct run *r);
 /* Free what run_io holds: buffers, events, artifacts. */
 void run_io_free(struct run *r);
 /* Milliseconds since t0 (CLOCK_MONOTONIC). */

@@ -607,19 +607,36 @@ run_io_close(struct run *r)
 }
 
 void
-run_io_free(struct run *r)
+run_io_reset(struct run *r)
 {
 	size_t i;
+	int k;
 
 	run_io_close(r);
-	free(r->out[0].buf);
-	free(r->out[1].buf);
+	for (k = 0; k < 2; k++) {
+		free(r->out[k].buf);
+		r->out[k].buf = NULL;
+		r->out[k].len = 0;
+		r->out[k].total = 0;
+		r->out[k].eof = false;
+	}
 	if (r->backstop_ev != NULL)
 		event_free(r->backstop_ev);
+	r->backstop_ev = NULL;
 	for (i = 0; i < r->narts; i++)
 		if (r->arts[i].fd >= 0)
 			close(r->arts[i].fd);
 	free(r->arts);
+	r->arts = NULL;
+	r->narts = 0;
+	r->arts_omitted = 0;
+	r->arts_omitted_bytes = 0;
+}
+
+void
+run_io_free(struct run *r)
+{
+	run_io_reset(r);
 	egress_run_close(r->egress, NULL);
 	r->egress = NULL;
 	free(r->egress_pol);

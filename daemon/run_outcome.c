@@ -95,6 +95,15 @@ run_outcome_reaped(const struct run_facts *f)
 }
 
 bool
+run_outcome_retry_fresh(const struct run_facts *f)
+{
+	/* Never after SUP_EXIT: only a report that the code did not run
+	 * lets the code run again. */
+	return (f->setup_failed || f->spawn_failed) && !f->sup_exit && f->prep_error[0] == '\0' &&
+	       !f->cancelled && !f->backstop_fired;
+}
+
+bool
 run_outcome_may_answer_early(const struct run_facts *f, bool outs_eof, bool lifeline_open)
 {
 	int st = f->exit_msg.status;

@@ -53,6 +53,15 @@ void run_outcome_for_client(const struct run_facts *f, bool knows_process_limit,
 bool run_outcome_reaped(const struct run_facts *f);
 
 /*
+ * Did the run's sandbox end before any of its code ran, by the sandbox's
+ * own word (its set-up failed, or the spawner could not hand it the run),
+ * with nobody having given up on the run? For a pre-started interpreter
+ * that is one found gone or broken at its hand-off: the run may be run
+ * again in a fresh sandbox (docs/design-interpreters.md §1).
+ */
+bool run_outcome_retry_fresh(const struct run_facts *f);
+
+/*
  * May the run be answered before its reap, given that both outputs are at
  * EOF and the lifeline is closed (or not)? Only if the supervisor's last
  * word came and did not report a SIGKILL; the memory figures must then be

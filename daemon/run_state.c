@@ -12,11 +12,11 @@ static const char *const run_event_names[RUN_EV_COUNT_] = {
 	[RUN_EV_LAUNCH] = "launch",	[RUN_EV_LAUNCH_SESSION] = "launch_session",
 	[RUN_EV_PREPARED] = "prepared", [RUN_EV_STARTED] = "started",
 	[RUN_EV_ANSWER] = "answer",	[RUN_EV_REAP] = "reap",
-	[RUN_EV_DROP] = "drop",
+	[RUN_EV_DROP] = "drop",		[RUN_EV_RETRY] = "retry",
 };
 
 /* The next state by (state, event); 0 in the table is "cannot happen",
- * hence next + 1 (RUN_QUEUED is never a next state). */
+ * hence next + 1. */
 #define TO(s) ((signed char)((s) + 1))
 static const signed char run_state_table[RUN_STATE_COUNT_][RUN_EV_COUNT_] = {
 	[RUN_QUEUED] =
@@ -35,11 +35,13 @@ static const signed char run_state_table[RUN_STATE_COUNT_][RUN_EV_COUNT_] = {
 			[RUN_EV_STARTED] = TO(RUN_RUNNING),
 			[RUN_EV_ANSWER] = TO(RUN_EXITED),
 			[RUN_EV_REAP] = TO(RUN_REAPED),
+			[RUN_EV_RETRY] = TO(RUN_QUEUED),
 		},
 	[RUN_RUNNING] =
 		{
 			[RUN_EV_ANSWER] = TO(RUN_EXITED),
 			[RUN_EV_REAP] = TO(RUN_REAPED),
+			[RUN_EV_RETRY] = TO(RUN_QUEUED),
 		},
 	[RUN_EXITED] =
 		{

@@ -26,6 +26,7 @@ enum run_event {
 	RUN_EV_ANSWER = 4,	   /* answered before the reap (early, or a failed hand-over) */
 	RUN_EV_REAP = 5,	   /* SPAWN_DONE, or a failure with no process to wait for */
 	RUN_EV_DROP = 6,	   /* ended before any sandbox: cancelled, refused input */
+	RUN_EV_RETRY = 7,	   /* its pre-started interpreter was gone: queued again, fresh */
 	RUN_EV_COUNT_,
 };
 

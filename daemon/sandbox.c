@@ -989,7 +989,7 @@ sb_prestart(struct sb_run *r, struct sb_input *inputs, uint32_t *ret_ninputs)
 	sandbox_prestart_handoff(&pv0, pv, r->ctx.rootspec, r->ctx.layout, r->pid, r->pidfd);
 	*ret_ninputs = sb_record_inputs(pv, inputs);
 	sb_run_baseline(r);
-	sandbox_prestart_feed(pv, r->pidfd,
+	sandbox_prestart_feed(pv, r->pid, r->pidfd,
 			      r->start_ns + pv->hdr->limits[PROTO_LIMIT_WALL_MS] * 1000000ULL);
 }
 

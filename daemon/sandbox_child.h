@@ -91,13 +91,15 @@ void sandbox_fs_code_swap(const struct plan_view *pv);
  * first: exit, the sandbox is discarded); then, for the run's plan pv,
  * check it is the pre-start plan pv0's command, do the filesystem hand-off,
  * lower the interpreter's limits to the run's (prlimit). sandbox_prestart_feed
- * gives it the code through the FIFO, by deadline_ns at the latest.
+ * gives it the code through the FIFO, by deadline_ns at the latest. The
+ * interpreter found gone, or any step failed, before the code's EOF:
+ * sandbox_fail, and the frontend runs the run in a fresh sandbox.
  */
 void sandbox_prestart_wait(int ctl, int pidfd);
 void sandbox_prestart_handoff(const struct plan_view *pv0, const struct plan_view *pv,
 			      const struct rootspec *rs, const struct sandbox_layout *l, long pid,
 			      int pidfd);
-void sandbox_prestart_feed(const struct plan_view *pv, int pidfd, uint64_t deadline_ns);
+void sandbox_prestart_feed(const struct plan_view *pv, long pid, int pidfd, uint64_t deadline_ns);
 
 /*
  * A run with tools: /run/tools (socket, module, command) made read-only,

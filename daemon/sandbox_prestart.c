@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,25 @@
 #define SB_PRESTART_REFUSED                                                                        \
 	(PLAN_F_SESSION | PLAN_F_READONLY | PLAN_F_NOPROC | PLAN_F_EGRESS | PLAN_F_TOOLS |         \
 	 PLAN_F_CELLS)
+
+/*
+ * The interpreter died while waiting for its run. The frontend may have
+ * given it a run in the meantime: after the shutdown no start message can
+ * come any more (the spawner's send fails, EPIPE, and it tells the run),
+ * and one that came before it is answered with the step "prestart", which
+ * has the frontend run it in a fresh sandbox. Either way the run never
+ * meets this sandbox, and our exit makes the frontend refill the pool.
+ */
+__attribute__((noreturn)) static void
+sb_ps_gone(int ctl)
+{
+	char c;
+
+	(void)shutdown(ctl, SHUT_RD);
+	if (recv(ctl, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0)
+		sandbox_fail(SANDBOX_STEP_PRESTART, ECHILD);
+	_exit(0);
+}
 
 void
 sandbox_prestart_wait(int ctl, int pidfd)
@@ -50,7 +70,7 @@ sandbox_prestart_wait(int ctl, int pidfd)
 		 * ends the pid namespace; the frontend sees the reap
 		 * (SPAWN_DONE) and prepares another. */
 		if (p[1].revents != 0)
-			_exit(0);
+			sb_ps_gone(ctl);
 	}
 }
 
@@ -138,7 +158,9 @@ sandbox_prestart_handoff(const struct plan_view *pv0, const struct plan_view *pv
 	uint64_t cpu_s;
 
 	/* Gone between the run's start message and now: the run is told
-	 * (the step "prestart"); it never ran anything. */
+	 * (the step "prestart"); it never ran anything, and the frontend
+	 * runs it again in a fresh sandbox. So does any failure of the
+	 * hand-off (sandbox_fail): the code has not been fed yet. */
 	if (poll(&p, 1, 0) != 0)
 		sandbox_fail(SANDBOX_STEP_PRESTART, ECHILD);
 	sb_ps_check(pv0, pv, l);
@@ -170,7 +192,8 @@ sandbox_prestart_handoff(const struct plan_view *pv0, const struct plan_view *pv
  * Open the FIFO for writing once the interpreter reads it: O_NONBLOCK fails
  * with ENXIO while no reader is there (it may still be starting up); the
  * interpreter's pidfd and the deadline bound the wait. Returns the fd, or -1
- * at the deadline (the wall limit then ends the run).
+ * at the deadline (the wall limit then ends the run); the interpreter gone
+ * first fails the hand-off.
  */
 static int
 sb_ps_open_fifo(const char *path, int pidfd, uint64_t deadline_ns)
@@ -185,15 +208,15 @@ sb_ps_open_fifo(const char *path, int pidfd, uint64_t deadline_ns)
 			sandbox_fail(SANDBOX_STEP_PRESTART, errno);
 		if (sandbox_now_ns() >= deadline_ns)
 			return -1;
-		/* Gone before it read its code: the supervision that follows
-		 * reaps it and reports how it ended. */
+		/* Gone before it read its code: nothing of the run ran; the
+		 * frontend runs it in a fresh sandbox. */
 		if (poll(&p, 1, 1) > 0)
-			return -1;
+			sandbox_fail(SANDBOX_STEP_PRESTART, ECHILD);
 	}
 }
 
 void
-sandbox_prestart_feed(const struct plan_view *pv, int pidfd, uint64_t deadline_ns)
+sandbox_prestart_feed(const struct plan_view *pv, long pid, int pidfd, uint64_t deadline_ns)
 {
 	struct sigaction sa;
 	char path[256];
@@ -225,13 +248,19 @@ sandbox_prestart_feed(const struct plan_view *pv, int pidfd, uint64_t deadline_n
 			left -= (uint64_t)n;
 			continue;
 		}
+		/* EPIPE, or gone: CPython compiles the whole script before it
+		 * runs any of it, so without its EOF none of the code ran. */
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			break; /* EPIPE: it is gone; its status tells the run */
+			sandbox_fail(SANDBOX_STEP_PRESTART, errno);
 		if (poll(p, 2, (int)((deadline_ns - now) / 1000000ULL) + 1) < 0 && errno != EINTR)
-			break;
+			sandbox_fail(SANDBOX_STEP_PRESTART, errno);
 		if (p[1].revents != 0)
-			break;
+			sandbox_fail(SANDBOX_STEP_PRESTART, ECHILD);
 	}
+	/* The wall limit came with code still unwritten: a truncated script
+	 * must not run (its first lines may be whole statements). */
+	if (left > 0)
+		kill((pid_t)pid, SIGKILL);
 	/* EOF: the interpreter runs what it read. */
 	close(fd);
 }

@@ -309,6 +309,31 @@ test_reaped(void **state)
 	assert_true(run_outcome_reaped(&f));
 }
 
+/* Run again fresh: only on the sandbox's word that the code did not run. */
+static void
+test_retry_fresh(void **state)
+{
+	struct run_facts f = {0};
+
+	(void)state;
+	assert_false(run_outcome_retry_fresh(&f)); /* no word at all */
+	f.setup_failed = true;
+	assert_true(run_outcome_retry_fresh(&f));
+	f = (struct run_facts){.spawn_failed = true};
+	assert_true(run_outcome_retry_fresh(&f));
+	f.sup_exit = true; /* the code ran */
+	assert_false(run_outcome_retry_fresh(&f));
+	f = (struct run_facts){.setup_failed = true, .cancelled = true};
+	assert_false(run_outcome_retry_fresh(&f));
+	f = (struct run_facts){.setup_failed = true, .backstop_fired = true};
+	assert_false(run_outcome_retry_fresh(&f));
+	f = (struct run_facts){.spawn_failed = true, .prep_error = "cannot set up the run"};
+	assert_false(run_outcome_retry_fresh(&f));
+	/* A supervisor gone without a word may have run the code. */
+	f = (struct run_facts){.spawn_done = true};
+	assert_false(run_outcome_retry_fresh(&f));
+}
+
 struct early_row {
 	const char *what;
 	struct run_facts f;
@@ -382,7 +407,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_outcome_table), cmocka_unit_test(test_for_client),
 		cmocka_unit_test(test_reaped),	      cmocka_unit_test(test_early_table),
-		cmocka_unit_test(test_memory_usable),
+		cmocka_unit_test(test_memory_usable), cmocka_unit_test(test_retry_fresh),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

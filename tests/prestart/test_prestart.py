@@ -19,11 +19,12 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import Daemon, wait_for  # noqa: E402
+from airlock_testlib import Daemon, uid_range, wait_for  # noqa: E402
 
 
 ARGV = "/usr/bin/python3 -I -S -B {code}"
@@ -122,12 +123,17 @@ print(json.dumps(f, sort_keys=True))
 
 _daemon = None
 
+# The last SMALL_UIDS uids of the test's range are SmallRangeTest's daemon's.
+SMALL_UIDS = 6
+
 
 def setUpModule():
     global _daemon
     if os.geteuid() != 0:
         raise unittest.SkipTest("airlockd must start as root")
-    _daemon = Daemon(os.environ["AIRLOCKD"], CONFIG, prefix="airlock-prestart-", debug=True)
+    base, count = uid_range()
+    _daemon = Daemon(os.environ["AIRLOCKD"], CONFIG, prefix="airlock-prestart-", debug=True,
+                     uids=(base, count - SMALL_UIDS))
     _daemon.start()
 
 
@@ -138,9 +144,10 @@ def tearDownModule():
         _daemon = None
 
 
-def run(code, *opts, lang="python"):
+def run(code, *opts, lang="python", daemon=None):
     """One run through the CLI (--json): the result as a dict."""
-    p = subprocess.run([os.environ["AIRLOCK"], "--socket", _daemon.sock, "--json", "run",
+    sock = (daemon or _daemon).sock
+    p = subprocess.run([os.environ["AIRLOCK"], "--socket", sock, "--json", "run",
                         "--lang", lang] + list(opts) + ["-c", code],
                        capture_output=True, text=True, timeout=60)
     try:
@@ -157,8 +164,37 @@ def audit_line(run_id_hint=None):
     return lines[-1] if lines else ""
 
 
-def waiting_interpreters():
+def in_background(code, *opts):
+    """Start run(code, *opts) in a thread; returns (thread, result holder)."""
+    box = {}
+
+    def go():
+        try:
+            box["res"] = run(code, *opts)
+        except Exception as e:  # noqa: BLE001 (said again by the caller)
+            box["err"] = e
+    t = threading.Thread(target=go)
+    t.start()
+    return t, box
+
+
+def parent(pid):
+    """The host pid of pid's parent (an interpreter's: its supervisor)."""
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"^PPid:\s+(\d+)", f.read(), re.M).group(1))
+
+
+def log_text():
+    with open(_daemon.log, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+RETRY_LINE = "pre-started interpreter was gone or refused it"
+
+
+def waiting_interpreters(daemon=None):
     """Host pids of the daemon's pre-started interpreters, waiting or running."""
+    daemon = daemon or _daemon
     out = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -171,7 +207,7 @@ def waiting_interpreters():
         except (OSError, AttributeError):
             continue
         if cmd[:5] == [b"/usr/bin/python3", b"-I", b"-S", b"-B", b"/run/airlock/main.py"] and \
-                _daemon.uid_base <= uid <= _daemon.uid_hi:
+                daemon.uid_base <= uid <= daemon.uid_hi:
             out.append(int(pid))
     return out
 
@@ -277,15 +313,84 @@ class PrestartTest(unittest.TestCase):
         self.assertEqual(res["stdout"], "after\n")
         self.assertIn(" prestarted=1", audit_line())
 
-    def test_nothing_of_one_run_in_the_next(self):
-        res = run("import os\nopen('/tmp/left', 'w').write('x')\n"
-                  "open('/workspace/left', 'w').write('x')\nos.environ['LEFT'] = '1'\n"
-                  "import json\nprint('one')\n")
-        self.assertEqual(res["stdout"], "one\n", res)
-        res = run("import os, sys\nprint(sorted(os.listdir('/tmp')), "
-                  "sorted(os.listdir('/workspace')), 'LEFT' in os.environ, 'json' in sys.modules)")
-        self.assertEqual(res["stdout"], "['home'] [] False False\n", res)
+    def assert_ran_fresh(self, t, box, retries_before):
+        """The run of in_background() printed 'fresh' in a fresh sandbox,
+        after one retry, said in the log."""
+        t.join(60)
+        res = box.get("res")
+        self.assertIsNotNone(res, box)
+        self.assertEqual((res["outcome"], res["stdout"]), ("exited", "fresh\n"), res)
+        self.assertNotIn(" prestarted=1", audit_line())
+        self.assertEqual(log_text().count(RETRY_LINE), retries_before + 1)
+
+    def test_run_given_to_a_dead_interpreter(self):
+        # Interpreters killed while their supervisors cannot notice
+        # (stopped): the run is handed to one of them, the hand-off finds
+        # it gone, and the run is run again in a fresh sandbox.
+        victims = waiting_interpreters()
+        sups = [parent(p) for p in victims]
+        before = log_text().count(RETRY_LINE)
+        for pid in sups:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            for pid in victims:
+                os.kill(pid, signal.SIGKILL)
+            t, box = in_background("print('fresh')")
+            time.sleep(0.5)  # the run's start message waits in a stopped supervisor
+        finally:
+            for pid in sups:
+                os.kill(pid, signal.SIGCONT)
+        self.assert_ran_fresh(t, box, before)
+        # The pool is back, and the next eligible run is pre-started again.
+        self.assertTrue(wait_for(lambda: len(set(waiting_interpreters()) - set(victims)) >= 4,
+                                 10))
+        res = run("print('again')")
+        self.assertEqual(res["stdout"], "again\n", res)
         self.assertIn(" prestarted=1", audit_line())
+
+    def test_interpreter_dies_during_its_hand_off(self):
+        # Stopped interpreters do not read their FIFO: the supervisor that
+        # took the run waits for its reader; the interpreter is killed then
+        # (before any of the code reached it): a fresh sandbox runs it.
+        victims = waiting_interpreters()
+        before = log_text().count(RETRY_LINE)
+        for pid in victims:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            t, box = in_background("print('fresh')")
+            time.sleep(0.5)  # the supervisor waits for its reader
+        finally:
+            for pid in victims:
+                os.kill(pid, signal.SIGKILL)
+        self.assert_ran_fresh(t, box, before)
+
+    def test_nothing_of_one_run_in_the_next(self):
+        # Each interpreter serves one run: what a run leaves (files in /tmp,
+        # /dev/shm and the workspace, its environment, its modules, a
+        # process) is in no later run, pre-started before or after it: each
+        # sees what a fresh run sees.
+        res = run("import os, json\n"
+                  "for d in ('/tmp', '/workspace', '/dev/shm'):\n"
+                  "    try:\n        open(d + '/left', 'w').write('x')\n"
+                  "    except OSError:\n        pass\n"
+                  "os.environ['LEFT'] = '1'\n"
+                  "if os.fork() == 0:\n    os.setsid()\n    import time\n    time.sleep(60)\n"
+                  "print('one')\n")
+        self.assertEqual(res["stdout"], "one\n", res)
+        self.assertIn(" prestarted=1", audit_line())
+        probe = ("import os, sys\n"
+                 "def ls(d):\n    try:\n        return sorted(os.listdir(d))\n"
+                 "    except OSError as e:\n        return e.errno\n"
+                 "print(ls('/tmp'), ls('/workspace'), ls('/dev/shm'), 'LEFT' in os.environ,\n"
+                 "      'json' in sys.modules, sorted(p for p in os.listdir('/proc') if p.isdigit()))\n")
+        fresh = run(probe, lang="python-fresh")
+        self.assertNotIn("prestarted=", audit_line())
+        self.assertNotIn("left", fresh["stdout"], fresh)
+        # Three runs: the pool holds two, the third is one started later.
+        for i in range(3):
+            res = run(probe)
+            self.assertEqual(res["stdout"], fresh["stdout"], (i, res))
+            self.assertIn(" prestarted=1", audit_line())
 
     def test_output_is_the_runs(self):
         res = run("import sys\nsys.stdout.write('o' * 100000)\nsys.stderr.write('e')\n")
@@ -293,6 +398,41 @@ class PrestartTest(unittest.TestCase):
         self.assertEqual(res["stderr"], "e")
         res = run("print('next')")
         self.assertEqual(res["stdout"], "next\n")
+
+
+class SmallRangeTest(unittest.TestCase):
+    """Waiting interpreters that die give their uid slots back: a daemon of
+    SMALL_UIDS slots whose two interpreters are killed five times over (ten
+    slots' worth) refills its pool each time and still runs pre-started."""
+
+    def test_dead_waiting_interpreters_free_their_slots(self):
+        base, count = uid_range()
+        d = Daemon(os.environ["AIRLOCKD"],
+                   "[daemon]\nprepared_sandboxes = 1\nprestarted_interpreters = 2\n"
+                   "[runtime python]\nargv = %s\ncode_name = main.py\nprestart = true\n" % ARGV,
+                   prefix="airlock-prestart-small-", debug=True,
+                   uids=(base + count - SMALL_UIDS, SMALL_UIDS))
+        d.start()
+        try:
+            seen = set()
+            for i in range(5):
+                self.assertTrue(wait_for(lambda: len(set(waiting_interpreters(d)) - seen) >= 2,
+                                         10), (i, d.log_tail()))
+                victims = waiting_interpreters(d)
+                sups = [parent(p) for p in victims]
+                seen |= set(victims)
+                for pid in victims:
+                    os.kill(pid, signal.SIGKILL)
+                # Noticed while idle: each supervisor exits and is reaped.
+                self.assertTrue(wait_for(lambda: not any(os.path.exists("/proc/%d" % s)
+                                                         for s in sups), 10), (i, sups))
+            self.assertTrue(wait_for(lambda: len(set(waiting_interpreters(d)) - seen) >= 2, 10))
+            res = run("print('still')", daemon=d)
+            self.assertEqual((res["outcome"], res["stdout"]), ("exited", "still\n"), res)
+            with open(d.log) as f:
+                self.assertIn(" prestarted=1", [l for l in f if " audit run=" in l][-1])
+        finally:
+            d.remove()
 
 
 if __name__ == "__main__":
