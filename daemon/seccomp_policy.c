@@ -392,14 +392,15 @@ seccomp_policy_add_common(scmp_filter_ctx ctx, bool frontend, bool noproc)
 
 /*
  * Export a filter into a malloc'd program. libseccomp 2.5 only exports to an
- * fd, so through a memfd that is read back.
+ * fd, so through a memfd that is mapped and copied.
  */
 static int
 seccomp_policy_export(scmp_filter_ctx ctx, struct sock_fprog *ret)
 {
 	struct sock_filter *filter = NULL;
 	struct stat st;
-	size_t size, done = 0;
+	size_t size;
+	void *map;
 	int fd, r;
 
 	fd = memfd_create("airlock-seccomp", MFD_CLOEXEC);
@@ -423,17 +424,13 @@ seccomp_policy_export(scmp_filter_ctx ctx, struct sock_fprog *ret)
 		r = -ENOMEM;
 		goto out;
 	}
-	while (done < size) {
-		ssize_t n = pread(fd, (char *)filter + done, size - done, (off_t)done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			goto out;
-		}
-		done += (size_t)n;
+	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		r = -errno;
+		goto out;
 	}
+	memcpy(filter, map, size);
+	munmap(map, size);
 	ret->len = (unsigned short)(size / sizeof(struct sock_filter));
 	ret->filter = filter;
 	filter = NULL;
