@@ -404,6 +404,16 @@ client_send_error(struct client *c, uint32_t id, enum proto_error code, const ch
 	client_send(c, &out);
 }
 
+void
+client_send_encoded(struct client *c, uint32_t id, int rc, struct proto_out *out, const char *what)
+{
+	if (rc < 0)
+		client_send_error(c, id, PROTO_ERR_INTERNAL, "cannot encode %s: %s", what,
+				  strerror(-rc));
+	else
+		client_send(c, out);
+}
+
 static void
 client_on_hello(struct client *c, const struct proto_msg *m)
 {
@@ -596,12 +606,7 @@ client_on_info(struct client *c, const struct proto_msg *m)
 	free(texts);
 	free(lists);
 	free(names);
-	if (r < 0) {
-		client_send_error(c, m->id, PROTO_ERR_INTERNAL, "cannot encode info: %s",
-				  strerror(-r));
-		return;
-	}
-	client_send(c, &out);
+	client_send_encoded(c, m->id, r, &out, "info");
 }
 
 static void

@@ -147,6 +147,10 @@ void client_send(struct client *c, struct proto_out *out);
 /* Send an error reply. */
 void client_send_error(struct client *c, uint32_t id, enum proto_error code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Send the reply encoded into out, or, when its encoder failed (rc < 0), an
+ * internal error saying which reply (what) could not be encoded. */
+void client_send_encoded(struct client *c, uint32_t id, int rc, struct proto_out *out,
+			 const char *what);
 uid_t client_uid(const struct client *c);
 /* A client's answer to one of its run's tool calls (run_tools.h). */
 void run_tool_reply(struct daemon *d, struct client *c, uint32_t req_id,

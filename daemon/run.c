@@ -1120,7 +1120,6 @@ run_ps(struct daemon *d, struct client *c, uint32_t req_id)
 	struct proto_ps ps = {.runs = e, .nruns = 0};
 	struct proto_out out;
 	struct run *r;
-	int rc;
 
 	TAILQ_FOREACH(r, &d->runs, entry)
 	{
@@ -1137,13 +1136,7 @@ run_ps(struct daemon *d, struct client *c, uint32_t req_id)
 			.elapsed_ms = run_io_ms_since(&r->t_request),
 		};
 	}
-	rc = proto_encode_ps(req_id, &ps, &out);
-	if (rc < 0) {
-		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot encode ps: %s",
-				  strerror(-rc));
-		return;
-	}
-	client_send(c, &out);
+	client_send_encoded(c, req_id, proto_encode_ps(req_id, &ps, &out), &out, "ps");
 }
 
 void

@@ -514,11 +514,7 @@ run_io_answer(struct run *r)
 				       sizeof(err));
 	if (r->c != NULL) {
 		rc = proto_encode_result(r->req_id, &res, &out);
-		if (rc < 0)
-			client_send_error(r->c, r->req_id, PROTO_ERR_INTERNAL,
-					  "cannot encode the result: %s", strerror(-rc));
-		else
-			client_send(r->c, &out);
+		client_send_encoded(r->c, r->req_id, rc, &out, "the result");
 	}
 	for (i = 0; i < res.nartifacts; i++)
 		close(arts[i].data.fd);
