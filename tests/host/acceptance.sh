@@ -270,6 +270,61 @@ check "hidden_paths: the default profile sees them" sh -c \
 rm -f /etc/airlock/airlockd.conf
 systemctl reload airlockd.service
 
+# --- interpreter sessions (issue 18) under the real unit: one interpreter
+# kept in the session's sandbox; a cell past its wall limit is interrupted
+# with the state kept; one past its memory limit (the session's cgroup v2)
+# restarts the interpreter empty.
+isid=$(as_agent airlock session open --interpreter python 2>"$tmp/isession.err")
+check "interpreter session open" sh -c "echo '$isid' | grep -qE '^[0-9a-f]{32}$'"
+check "cells keep state: x = 41, then x + 1 is 42" sh -c \
+	"cd $tmp && echo 'x = 41' | runuser -u agent -- airlock cell $isid >/dev/null && [ \"\$(echo 'x + 1' | runuser -u agent -- airlock cell $isid)\" = 42 ]"
+as_agent airlock run --json --session "$isid" --cell --wall 1 -c 'while True: pass' >"$tmp/cellwall.json" 2>/dev/null
+check "a cell past its wall limit is interrupted, state kept ($(json_get "$tmp/cellwall.json" 'd.get("outcome"), d.get("state")' 2>/dev/null))" sh -c \
+	"[ \"\$(cd $tmp && echo 'x' | runuser -u agent -- airlock cell $isid)\" = 41 ] && grep -q '\"state\":\"kept\"' $tmp/cellwall.json && grep -q '\"outcome\":\"wall_limit\"' $tmp/cellwall.json"
+# cpu and wall far above what filling 64 MiB takes, even emulated and loaded
+# (5.5 s of cpu once at the default 5 s: cpu_limit came first).
+as_agent airlock run --json --session "$isid" --cell --memory 64M --cpu 60 --wall 90 -c "b = b'x' * (300 << 20)" >"$tmp/cellmem.json" 2>/dev/null
+check "a cell past its memory limit: memory_limit, state lost, the next cell runs empty ($(json_get "$tmp/cellmem.json" 'd.get("outcome"), d.get("state"), d.get("error"), d.get("stderr", "")[-200:]' 2>/dev/null))" sh -c \
+	"grep -q '\"outcome\":\"memory_limit\"' $tmp/cellmem.json && grep -q '\"state\":\"lost\"' $tmp/cellmem.json && [ \"\$(cd $tmp && echo 'print(globals().get(\"x\"))' | runuser -u agent -- airlock cell $isid)\" = None ]"
+check "interpreter session close" as_agent airlock session close "$isid"
+
+# --- pre-started interpreters (issue 18, off by default) under the real
+# unit: with prestart on, interpreters wait in prepared sandboxes; a run
+# takes one (its audit line says prestarted=1) and sees what a fresh run of
+# the same argv sees.
+cat >/etc/airlock/airlockd.conf <<'CONF'
+[runtime python]
+argv = /usr/bin/python3 -I -S -B {code}
+code_name = main.py
+prestart = true
+[runtime python-fresh]
+argv = /usr/bin/python3 -I -S -B {code}
+code_name = main.py
+CONF
+chmod 0644 /etc/airlock/airlockd.conf
+systemctl restart airlockd.service
+i=0
+while [ $i -lt 100 ] && ! ps -e -o uid=,comm= | awk '$1 >= 600000 && $1 < 602048 && $2 ~ /^python3/' | grep -q .; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "prestart: interpreters wait in the per-run uid range" sh -c \
+	"ps -e -o uid=,comm= | awk '\$1 >= 600000 && \$1 < 602048 && \$2 ~ /^python3/' | grep -q ."
+cat >"$tmp/fields.py" <<'PY'
+import os, signal, sys
+print(sys.argv, __file__, __name__, sys.path, sorted(sys.modules), os.getcwd(), sorted(os.environ.items()))
+print([signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE)], signal.pthread_sigmask(signal.SIG_BLOCK, []))
+PY
+chmod 0644 "$tmp/fields.py"
+as_agent airlock run --lang python "$tmp/fields.py" >"$tmp/fields.pre" 2>&1
+as_agent airlock run --lang python-fresh "$tmp/fields.py" >"$tmp/fields.fresh" 2>&1
+check "prestart: the run was pre-started (audit prestarted=1)" sh -c \
+	'journalctl -u airlockd.service --no-pager -o cat | grep -q "prestarted=1"'
+check "prestart: argv, __file__, __name__, sys.path, modules, cwd, environ, signals as a fresh run" sh -c \
+	"[ -s $tmp/fields.pre ] && cmp $tmp/fields.pre $tmp/fields.fresh"
+rm -f /etc/airlock/airlockd.conf
+systemctl restart airlockd.service
+
 # --- the service's life: reload, restart, stop
 check "the journal names the resource control and Landlock" sh -c \
 	'journalctl -u airlockd.service --no-pager -o cat | grep -q "resource control: cgroup2" &&
