@@ -68,6 +68,25 @@ enum sandbox_step {
 
 const char *sandbox_step_name(int step);
 
+/*
+ * RLIMIT_NPROC for a run whose processes limit is `processes`. Without a v2
+ * cgroup it is the limit itself (on the run's own uid). With one, pids.max
+ * is the limit and RLIMIT_NPROC a backstop that must never refuse first: a
+ * fork it refuses is not counted in pids.events, and the run would not end
+ * process_limit. The kernel counts a new task against the uid (copy_creds)
+ * before the cgroup charges it, so a burst of concurrent forks is counted by
+ * the uid before the cgroup; each fork in flight has a parent the cgroup
+ * counts, so the uid's count stays within twice pids.max. One above
+ * pids.max, a burst hit it first (1 run in 40 on Debian 13's 6.12).
+ */
+static inline uint64_t
+sandbox_nproc_limit(bool cgroup2, uint64_t processes)
+{
+	if (!cgroup2 || processes == UINT64_MAX)
+		return processes;
+	return processes > UINT64_MAX / 2 ? UINT64_MAX : 2 * processes;
+}
+
 #define SANDBOX_TOPS_MAX 8
 
 /* The host's top-level layout, read once at start-up. */

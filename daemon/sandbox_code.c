@@ -337,15 +337,13 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 	 * RLIMIT_NPROC counts per uid; the uid is this run's alone. With a v2
 	 * cgroup, pids.max is the limit (every process of the run, whatever
 	 * its uid, and a refused fork is counted in pids.events); the rlimit,
-	 * checked first by the kernel, is then one above it, a backstop that
-	 * never fires first. RLIMIT_CPU is a per-process backstop behind the
-	 * supervisor's whole-run count.
+	 * checked first by the kernel, is then a backstop that never fires
+	 * first (sandbox_nproc_limit). RLIMIT_CPU is a per-process backstop
+	 * behind the supervisor's whole-run count.
 	 */
 	cpu_s = (lim[PROTO_LIMIT_CPU_MS] + 999) / 1000 + 1;
-	if (ctx->layout->cgroup2 && lim[PROTO_LIMIT_PROCESSES] < UINT64_MAX)
-		sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES] + 1);
-	else
-		sb_setrlimit(pipefd, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES]);
+	sb_setrlimit(pipefd, RLIMIT_NPROC,
+		     sandbox_nproc_limit(ctx->layout->cgroup2, lim[PROTO_LIMIT_PROCESSES]));
 	if (noproc)
 		sb_exec_fd(pipefd, pv);
 	sb_setrlimit(pipefd, RLIMIT_NOFILE, lim[PROTO_LIMIT_OPEN_FILES]);

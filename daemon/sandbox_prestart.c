@@ -155,7 +155,7 @@ sandbox_prestart_handoff(const struct plan_view *pv0, const struct plan_view *pv
 {
 	const uint64_t *lim = pv->hdr->limits;
 	struct pollfd p = {.fd = pidfd, .events = POLLIN};
-	uint64_t cpu_s;
+	uint64_t cpu_s, nproc;
 
 	/* Gone between the run's start message and now: the run is told
 	 * (the step "prestart"); it never ran anything, and the frontend
@@ -172,12 +172,8 @@ sandbox_prestart_handoff(const struct plan_view *pv0, const struct plan_view *pv
 	 * sandbox_code_exec sets for a fresh run, but RLIMIT_CPU, which counts
 	 * the start-up too: what was used, plus the run's.
 	 */
-	if (l->cgroup2 && lim[PROTO_LIMIT_PROCESSES] < UINT64_MAX)
-		sb_ps_lower(pid, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES] + 1,
-			    lim[PROTO_LIMIT_PROCESSES] + 1);
-	else
-		sb_ps_lower(pid, RLIMIT_NPROC, lim[PROTO_LIMIT_PROCESSES],
-			    lim[PROTO_LIMIT_PROCESSES]);
+	nproc = sandbox_nproc_limit(l->cgroup2, lim[PROTO_LIMIT_PROCESSES]);
+	sb_ps_lower(pid, RLIMIT_NPROC, nproc, nproc);
 	sb_ps_lower(pid, RLIMIT_NOFILE, lim[PROTO_LIMIT_OPEN_FILES], lim[PROTO_LIMIT_OPEN_FILES]);
 	sb_ps_lower(pid, RLIMIT_FSIZE, lim[PROTO_LIMIT_FILE_SIZE_BYTES],
 		    lim[PROTO_LIMIT_FILE_SIZE_BYTES]);

@@ -2,6 +2,7 @@
  * test_sandbox_step.c: unit tests of daemon/sandbox_step.c: every set-up step
  * of the supervisor has a name, no two share one, and a value no step has
  * reads "unknown" (a missing entry did: the cgroup step was "unknown").
+ * And sandbox.h's RLIMIT_NPROC for a processes limit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,6 +57,23 @@ test_unknown(void **state)
 	assert_string_equal(sandbox_step_name(INT32_MIN), "unknown");
 }
 
+/* Without a v2 cgroup the rlimit is the limit; with one, a backstop twice
+ * pids.max (a burst of forks is counted by the uid before the cgroup), and
+ * unlimited stays unlimited. */
+static void
+test_nproc_limit(void **state)
+{
+	(void)state;
+	assert_int_equal(sandbox_nproc_limit(false, 16), 16);
+	assert_int_equal(sandbox_nproc_limit(false, 1), 1);
+	assert_true(sandbox_nproc_limit(false, UINT64_MAX) == UINT64_MAX);
+	assert_int_equal(sandbox_nproc_limit(true, 16), 32);
+	assert_int_equal(sandbox_nproc_limit(true, 1), 2);
+	assert_true(sandbox_nproc_limit(true, UINT64_MAX) == UINT64_MAX);
+	assert_true(sandbox_nproc_limit(true, UINT64_MAX / 2 + 1) == UINT64_MAX);
+	assert_true(sandbox_nproc_limit(true, UINT64_MAX / 2) == UINT64_MAX - 1);
+}
+
 int
 main(void)
 {
@@ -63,6 +81,7 @@ main(void)
 		cmocka_unit_test(test_every_step_named),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_nproc_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

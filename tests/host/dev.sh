@@ -6,6 +6,10 @@
 #
 #   sh tests/host/dev.sh BUILD_DIR SCRIPT
 #
+# DEV_RELEASE=trixie boots Debian 13 instead; its root in BUILD_DIR/host-cache
+# must then hold this machine's runtime libraries (libmsgpackc.so.2 is named
+# libmsgpack-c.so.2 there).
+#
 # The real host test (packages, both releases) is tests/host/run.sh.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +21,7 @@ script=$2
 work="$build/host-dev"
 rm -rf "$work/root"
 mkdir -p "$work/root"
-tarball=$(cached_root bookworm vm "$build/host-cache" "$VM_PKGS")
+tarball=$(cached_root "${DEV_RELEASE:-bookworm}" vm "$build/host-cache" "$VM_PKGS")
 tar -C "$work/root" -xf "$tarball"
 meson install -C "$build" --destdir "$work/root" --no-rebuild --quiet >/dev/null
 in_root "$work/root" sh -c 'ldconfig && systemd-sysusers && systemd-tmpfiles --create >/dev/null 2>&1;
