@@ -53,6 +53,17 @@ run_json() {
 	fail "$name" "outcome $got, want $want; $(head -c 300 "$tmp/$name.json" "$tmp/$name.err" | tr '\n' '|')"
 	return 1
 }
+# wait_profile NAME: until airlock info lists the profile (a reload is
+# asynchronous: systemctl reload returns once the signal is sent), at most
+# 30 s; the check that needs it then fails on its own if it never came.
+wait_profile() {
+	i=0
+	while [ $i -lt 60 ] && ! as_agent airlock --json info 2>/dev/null |
+		python3 -c 'import json,sys; sys.exit(sys.argv[1] not in [p["name"] for p in json.load(sys.stdin)["profiles"]])' "$1"; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+}
 # no_leftovers NAME: no process of the per-run uid range and no run cgroup.
 no_leftovers() {
 	procs=$(ps -e -o uid=,pid=,comm= | awk '$1 >= 600000 && $1 < 602048')
@@ -235,7 +246,7 @@ allow_users = agent
 CONF
 chmod 0644 /etc/airlock/airlockd.conf
 systemctl reload airlockd.service
-sleep 1
+wait_profile net
 cat >"$tmp/fetch.py" <<'PY'
 import urllib.request
 print(urllib.request.urlopen("http://198.51.100.1:8000/hello.txt", timeout=20).read().decode().strip())
@@ -262,7 +273,7 @@ hidden_paths = /usr/bin/true, /etc/alternatives
 CONF
 chmod 0644 /etc/airlock/airlockd.conf
 systemctl reload airlockd.service
-sleep 1
+wait_profile hidden
 check "hidden_paths: a hidden /usr file and /etc entry are absent" sh -c \
 	"cd $tmp && runuser -u agent -- airlock run --profile hidden -c 'import os, subprocess; print(os.path.lexists(\"/usr/bin/true\"), os.path.lexists(\"/etc/alternatives\"), \"true\" in os.listdir(\"/usr/bin\"), subprocess.run([\"/bin/sh\", \"-c\", \"/usr/bin/true\"]).returncode)' 2>&1 | grep -qx 'False False False 127'"
 check "hidden_paths: the default profile sees them" sh -c \
@@ -304,7 +315,7 @@ CONF
 chmod 0644 /etc/airlock/airlockd.conf
 systemctl restart airlockd.service
 i=0
-while [ $i -lt 100 ] && ! ps -e -o uid=,comm= | awk '$1 >= 600000 && $1 < 602048 && $2 ~ /^python3/' | grep -q .; do
+while [ $i -lt 300 ] && ! ps -e -o uid=,comm= | awk '$1 >= 600000 && $1 < 602048 && $2 ~ /^python3/' | grep -q .; do
 	sleep 0.1
 	i=$((i + 1))
 done
