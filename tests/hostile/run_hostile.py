@@ -25,7 +25,9 @@ Before a case is sent, @NAME@ in its text is replaced by ctx.subst[NAME]
 (host ports, socket paths, pids). After every case the runner checks the
 daemon answers `airlock ping`, both daemon processes are alive, no process of
 the daemon's uid range is left, no u<uid> memory cgroup of that range is
-left, the host's mount table, hostname and clock are unchanged, the host
+left (but those of pre-started interpreters waiting for a run: see
+airlock_testlib.prestarted_waiting(); the self-test leftover-check-self-test
+runs first and shows a real leftover beside them is still caught), the host's mount table, hostname and clock are unchanged, the host
 listeners received nothing, and the secret never appears in any output.
 """
 import argparse
@@ -36,6 +38,7 @@ import re
 import secrets
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -45,7 +48,7 @@ import time
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import Daemon  # noqa: E402
+from airlock_testlib import Daemon, wait_for  # noqa: E402
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -85,6 +88,19 @@ class Listener:
                 return
 
 
+# --prestart yes|no: the built-in python runtimes again, with prestart
+# given (default: as the daemon's default has it).
+PRESTART_RUNTIMES = """[runtime python]
+argv = /usr/bin/python3 -I -S -B {code}
+code_name = main.py
+prestart = %s
+[runtime python-site]
+argv = /usr/bin/python3 -I -B {code}
+code_name = main.py
+prestart = %s
+"""
+
+
 class Ctx(Daemon):
     """The daemon (its environment and config hold the host secret), the
     host-side bait, and the substitutions the cases' text may use."""
@@ -94,15 +110,18 @@ class Ctx(Daemon):
         env = dict(os.environ)
         env[SECRET_VAR] = self.secret
         env.pop("AIRLOCK_SOCKET", None)
-        # Sandboxes prepared ahead would count as leftovers in the checks.
-        # The profiles whose kernel-enforced switches the pol_* cases try
-        # to get around (issue 17).
+        # Sandboxes prepared ahead would count as leftovers in the checks
+        # (plain ones have nothing to tell them apart by; pre-started
+        # interpreters waiting for a run do: airlock_testlib's
+        # prestarted_waiting()). The profiles whose kernel-enforced switches
+        # the pol_* cases try to get around (issue 17).
+        runtimes = "" if args.prestart == "default" else PRESTART_RUNTIMES % (args.prestart, args.prestart)
         super().__init__(args.airlockd,
                          "# %s = %s\n[daemon]\nmax_runs = 8\nprepared_sandboxes = 0\n"
                          "[profile readonly]\nfile_write = false\n"
                          "[profile noproc]\nsubprocess = false\n"
-                         "[profile hidden]\nhidden_paths = /usr/bin/true, /usr/share/doc, /etc/ssl\n"
-                         % (SECRET_VAR, self.secret),
+                         "[profile hidden]\nhidden_paths = /usr/bin/true, /usr/share/doc, /etc/ssl\n%s"
+                         % (SECRET_VAR, self.secret, runtimes),
                          prefix="airlock-hostile-", debug=True, env=env)
         self.airlock = args.airlock
         self.abstract = "airlock-hostile-" + secrets.token_hex(4)
@@ -340,12 +359,63 @@ def invariants(ctx, before):
     return why
 
 
+def leftover_check_self_test(ctx):
+    """The leftover checks (sandbox_procs, run_cgroups) still see a real
+    leftover beside waiting pre-started interpreters; returns why not
+    (empty: they do). A process of the uid range outside any sandbox must
+    count; one joined to a waiting interpreter's pid namespace at its code's
+    uid (what a run's leftover there would be) must count, and with it that
+    sandbox's supervisor, interpreter and cgroup; once it is gone, the
+    waiting sandbox must count as waiting again (the exclusion is not
+    vacuous)."""
+    why = []
+    if not wait_for(lambda: not ctx.sandbox_procs() and not ctx.run_cgroups(), 10):
+        return ["before any run: sandbox processes %s, run cgroups %s"
+                % (ctx.sandbox_procs(), ctx.run_cgroups())]
+    fake_uid = ctx.uid_hi  # the code's uid of the last slot: no sandbox there yet
+    p = subprocess.Popen(["setpriv", "--reuid=%d" % fake_uid, "--regid=%d" % fake_uid, "--clear-groups",
+                          "sleep", "60"])
+    try:
+        if not wait_for(lambda: any(pid == p.pid for pid, _ in ctx.sandbox_procs()), 5):
+            why.append("a process of uid %d outside any sandbox was not counted: %s"
+                       % (fake_uid, ctx.sandbox_procs()))
+    finally:
+        p.kill()
+        p.wait()
+    waiting = ctx.prestarted_waiting()
+    if not waiting:
+        print("# leftover check self-test: no pre-started interpreter waits; join test not run", flush=True)
+        return why
+    sup, itp, uid = waiting[0]
+    # nsenter forks the sleep into the namespace: its own process group,
+    # ended as one.
+    p = subprocess.Popen(["nsenter", "--target", str(itp), "--pid", "--setuid", str(uid + 1),
+                          "--setgid", str(uid + 1), "sleep", "60"], start_new_session=True)
+    try:
+        def counted():
+            pids = {pid for pid, _ in ctx.sandbox_procs()}
+            return {sup, itp} <= pids and len(pids) >= 3 and "u%d" % uid in ctx.run_cgroups()
+        if not wait_for(counted, 5):
+            why.append("a process joined to waiting interpreter %d's pid namespace was not counted "
+                       "with its sandbox: %s, cgroups %s" % (itp, ctx.sandbox_procs(), ctx.run_cgroups()))
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    if not wait_for(lambda: not ctx.sandbox_procs() and not ctx.run_cgroups(), 5):
+        why.append("the waiting sandbox of interpreter %d still counted once the joined process was gone: %s"
+                   % (itp, ctx.sandbox_procs()))
+    return why
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--airlockd", required=True)
     ap.add_argument("--airlock", required=True)
     ap.add_argument("--cases", default=os.path.join(HERE, "cases"))
-    ap.add_argument("only", nargs="*", help="case names to run (default: all)")
+    ap.add_argument("--prestart", choices=("default", "yes", "no"), default="default",
+                    help="the python runtimes' prestart (default: the daemon's)")
+    ap.add_argument("only", nargs="*", help="case names to run (default: all; 'none': only the "
+                    "leftover check's self-test)")
     args = ap.parse_args()
     ctx = Ctx(args)
     os.environ[SECRET_VAR] = ctx.secret  # the client's environment holds it too
@@ -358,6 +428,13 @@ def main():
         ctx.start()
         before = {"mounts": host_mounts(), "hostname": socket.gethostname(),
                   "clock": clock_offset(), "hits": 0}
+        why = leftover_check_self_test(ctx)
+        if why:
+            failed += 1
+            print("FAIL leftover-check-self-test: %s" % "; ".join(why), flush=True)
+        else:
+            passed += 1
+            print("ok leftover-check-self-test", flush=True)
         for n in names:
             name = os.path.splitext(n)[0]
             path = os.path.join(args.cases, n)

@@ -12,6 +12,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -111,6 +112,79 @@ def uid_procs(lo, hi, mine):
         except (OSError, ValueError):
             continue
     return found
+
+
+def _status(pid):
+    """{key: value} of /proc/pid/status; raises OSError."""
+    with open("/proc/%d/status" % pid) as f:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+
+
+def _cgroup_pids(path):
+    """Every pid in the cgroup directory path and below it."""
+    pids = set()
+    for dirpath, _, files in os.walk(path):
+        if "cgroup.procs" in files:
+            try:
+                with open(os.path.join(dirpath, "cgroup.procs")) as f:
+                    pids.update(int(x) for x in f.read().split())
+            except (OSError, ValueError):
+                continue
+    return pids
+
+
+def prestarted_waiting(found, spawner):
+    """The sandboxes among found ([(pid, uid)], uid_procs()) that hold a
+    pre-started interpreter the daemon has not handed a run yet, as
+    [(supervisor pid, interpreter pid, supervisor uid)].
+
+    A waiting pre-started interpreter (docs/design-interpreters.md §1) is a
+    live process of the uid range that is no run's leftover; the checks that
+    count leftovers must not count it, and must not let anything else pass
+    for one. So the criterion is what the kernel shows, never a name or a
+    uid alone; a sandbox counts as waiting only if all of these hold:
+      - its pid namespace holds exactly two processes of the range: the
+        supervisor, pid 1 there, whose parent is this daemon's spawner, and
+        the interpreter, whose parent is the supervisor, at the supervisor's
+        uid + 1 (the code's uid of the same slot). Any third process there
+        (a run's child, something joined from outside) makes the whole
+        sandbox count;
+      - the interpreter is blocked opening a FIFO (wchan wait_for_partner),
+        and the one /run/airlock/ path of its argv is, in its own root, a
+        FIFO. The hand-off renames a regular file over that FIFO and
+        remounts /run/airlock read-only before any code runs, and the code's
+        uid cannot write there anyway: no process that was handed a run,
+        nor anything it started, can show this again.
+    What is not verifiable here (wchan hidden, /proc unreadable) counts as a
+    leftover: an unclear case fails the check, never passes it.
+    """
+    by_ns = {}
+    for pid, uid in found:
+        try:
+            by_ns.setdefault(os.readlink("/proc/%d/ns/pid" % pid), []).append((pid, uid))
+        except OSError:
+            continue
+    out = []
+    for members in by_ns.values():
+        if len(members) != 2:
+            continue
+        (sup, sup_uid), (itp, itp_uid) = sorted(members, key=lambda m: m[1])
+        try:
+            st_sup, st_itp = _status(sup), _status(itp)
+            if itp_uid != sup_uid + 1 or int(st_sup["PPid"]) != spawner or \
+                    st_sup["NSpid"].split()[-1] != "1" or int(st_itp["PPid"]) != sup:
+                continue
+            with open("/proc/%d/wchan" % itp) as f:
+                if f.read().strip() != "wait_for_partner":
+                    continue
+            with open("/proc/%d/cmdline" % itp, "rb") as f:
+                code = [w for w in f.read().split(b"\0") if w.startswith(b"/run/airlock/")]
+            if len(code) != 1 or not stat.S_ISFIFO(os.stat(b"/proc/%d/root" % itp + code[0]).st_mode):
+                continue
+        except (OSError, KeyError, ValueError):
+            continue
+        out.append((sup, itp, sup_uid))
+    return out
 
 
 def wait_for(pred, timeout, step=0.05):
@@ -229,10 +303,36 @@ class Daemon:
         except OSError:
             return ""
 
+    def prestart_max(self):
+        """The most pre-started interpreters this daemon's config lets wait
+        at once: prestarted_interpreters (default 2) for each runtime that
+        may pre-start, counted as the two built-in pythons plus every
+        [runtime] section of the config (an upper bound: which ones do is
+        the daemon's default, not read here)."""
+        with open(self.config) as f:
+            text = f.read()
+        m = re.search(r"^\s*prestarted_interpreters\s*=\s*(\d+)", text, re.M)
+        per = int(m.group(1)) if m else 2
+        return per * (2 + len(re.findall(r"^\s*\[runtime\s", text, re.M)))
+
+    def prestarted_waiting(self):
+        """[(supervisor, interpreter, uid)] of this daemon's pre-started
+        interpreters waiting for a run (prestarted_waiting())."""
+        if self.proc is None:
+            return []
+        return prestarted_waiting(uid_procs(self.uid_base, self.uid_hi, self.mine), self.proc.pid)
+
     def sandbox_procs(self):
-        """[(pid, uid)] of processes in the daemon's uid range (leftovers
-        once no run is in flight)."""
-        return uid_procs(self.uid_base, self.uid_hi, self.mine)
+        """[(pid, uid)] of processes in the daemon's uid range that are no
+        pre-started interpreter waiting for a run (prestarted_waiting()):
+        leftovers once no run is in flight. More waiting ones than the
+        config allows (prestart_max()) are a leak: then they all count."""
+        found = uid_procs(self.uid_base, self.uid_hi, self.mine)
+        waiting = prestarted_waiting(found, self.proc.pid) if self.proc is not None else []
+        if len(waiting) > self.prestart_max():
+            return found
+        skip = {pid for sup, itp, _ in waiting for pid in (sup, itp)}
+        return [(pid, uid) for pid, uid in found if pid not in skip]
 
     def run_cgroup_dir(self):
         """The directory holding the runs' cgroups, as the log names it, or None."""
@@ -248,9 +348,16 @@ class Daemon:
         return m.group(1) if m else None
 
     def run_cgroups(self):
-        """Names (u<uid>) of the run cgroups of this daemon's uid range."""
+        """Names (u<uid>) of the run cgroups of this daemon's uid range, but
+        those of pre-started interpreters waiting for a run whose cgroup
+        holds nothing else (leftovers once no run is in flight)."""
         base = self.run_cgroup_dir()
         if base is None or not os.path.isdir(base):
             return []
+        waiting = self.prestarted_waiting()
+        if len(waiting) > self.prestart_max():
+            waiting = []
+        skip = {"u%d" % uid for sup, itp, uid in waiting
+                if _cgroup_pids(os.path.join(base, "u%d" % uid)) <= {sup, itp}}
         return [d for d in os.listdir(base)
-                if re.match(r"^u\d+$", d) and self.uid_base <= int(d[1:]) <= self.uid_hi]
+                if re.match(r"^u\d+$", d) and self.uid_base <= int(d[1:]) <= self.uid_hi and d not in skip]
