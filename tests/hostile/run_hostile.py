@@ -332,15 +332,18 @@ def invariants(ctx, before):
         why.append("the frontend (pid %d) is gone" % ctx.frontend_pid)
     if not ctx.airlock_ping():
         why.append("airlock ping failed")
-    left = []
-    for _ in range(20):  # the result comes after the reap; allow a moment anyway
+    left = stale = []
+    # The answer may come before the reap: the supervisor exits once the
+    # frontend has answered, and the spawner removes the run's cgroup at
+    # its reap. Allow a moment for both.
+    for _ in range(20):
         left = ctx.sandbox_procs()
-        if not left:
+        stale = ctx.run_cgroups()
+        if not left and not stale:
             break
         time.sleep(0.1)
     if left:
         why.append("sandbox processes left: %s" % left[:8])
-    stale = ctx.run_cgroups()
     if stale:
         why.append("run cgroups left: %s" % stale)
     now = host_mounts()
