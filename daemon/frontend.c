@@ -225,6 +225,32 @@ frontend_stop(struct daemon *d)
 }
 
 /*
+ * A profile that hides something under /usr needs a /usr with no mount
+ * beneath it (docs/security.md, hidden_paths): say so when the config is
+ * loaded, at start-up and at each reload, rather than leave every such run
+ * to fail at step hidden_paths.
+ */
+static void
+frontend_warn_hidden_usr(const struct daemon *d)
+{
+	const struct config *cfg = d->cfg;
+	size_t i, j;
+
+	if (d->usr_submount[0] == '\0')
+		return;
+	for (i = 0; i < cfg->nprofiles; i++)
+		for (j = 0; j < cfg->profiles[i].nhidden; j++)
+			if (strncmp(cfg->profiles[i].hidden[j], "/usr/", 5) == 0) {
+				log_warnx("profile %s: hidden_paths under /usr cannot work "
+					  "here: %s is a mount beneath /usr, and the kernel "
+					  "refuses such a /usr as an overlay layer; its runs "
+					  "will fail at step hidden_paths",
+					  cfg->profiles[i].name, d->usr_submount);
+				break;
+			}
+}
+
+/*
  * Reload the config file, whose bytes the spawner read (ev, fd: spawn_msg.h;
  * docs/design-service.md). New limits, ceilings, access lists, profiles, runtimes and
  * daemon limits apply to new runs; a run in flight keeps what it was given.
@@ -297,6 +323,7 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	if (r < 0)
 		fatalx("cannot seal the root spec: %s", strerror(-r));
 	log_info("reloaded: %u runs at most, %zu runtimes", n->max_runs, n->nruntimes);
+	frontend_warn_hidden_usr(d);
 	run_dispatch(d);
 out:
 	if (map != NULL)
@@ -400,6 +427,7 @@ frontend_main(struct daemon *d)
 		return -EIO;
 	if (frontend_rootspec_update(d) < 0)
 		return -ENOMEM;
+	frontend_warn_hidden_usr(d);
 	run_pool_fill(d);
 	log_info("ready: listening, %u runs at most, limits by %s", d->cfg->max_runs,
 		 cgroup_kind_name(d->resource_control));

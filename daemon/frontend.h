@@ -88,6 +88,9 @@ struct daemon {
 	bool stopping;
 	struct event *grace_ev, *hard_stop_ev;
 	struct egress *egress;	 /* the proxy of network = proxy runs, made at the first */
+	/* The first mount beneath /usr on the host ("" if none: sandbox.h's
+	 * layout, read before the split), for frontend_warn_hidden_usr. */
+	char usr_submount[128];
 	const char *config_path; /* for reload */
 	bool config_given;
 	/* The root spec (rootspec.h) of cfg's [mount] sections, sealed into

@@ -73,31 +73,6 @@ main_set_user(struct config *cfg, const char *name)
 }
 
 /*
- * A profile that hides something under /usr needs a /usr with no mount
- * beneath it (docs/security.md, hidden_paths): say so at start-up rather
- * than leave every such run to fail at step hidden_paths. A configuration
- * reloaded later is not checked again.
- */
-static void
-main_warn_hidden_usr(const struct config *cfg, const struct sandbox_layout *layout)
-{
-	size_t i, j;
-
-	if (layout->usr_submount[0] == '\0')
-		return;
-	for (i = 0; i < cfg->nprofiles; i++)
-		for (j = 0; j < cfg->profiles[i].nhidden; j++)
-			if (strncmp(cfg->profiles[i].hidden[j], "/usr/", 5) == 0) {
-				log_warnx("profile %s: hidden_paths under /usr cannot work "
-					  "here: %s is a mount beneath /usr, and the kernel "
-					  "refuses such a /usr as an overlay layer; its runs "
-					  "will fail at step hidden_paths",
-					  cfg->profiles[i].name, layout->usr_submount);
-				break;
-			}
-}
-
-/*
  * The frontend's soft RLIMIT_NOFILE up to its hard limit. It bounds the fds
  * it may hold open and, through the kernel's per-user count of fds in flight
  * in sockets, the fds its replies may carry unread: systemd's default soft
@@ -119,7 +94,7 @@ main_raise_nofile(void)
 __attribute__((noreturn)) static void
 main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct sock_fprog *filter,
 	      enum cgroup_kind resource_control, const char *config_path, bool config_given,
-	      pid_t spawner)
+	      pid_t spawner, const char *usr_submount)
 {
 	struct daemon d;
 	int r;
@@ -148,6 +123,7 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 	d.journal = getenv("JOURNAL_STREAM") != NULL;
 	d.reserve_fd = -1;
 	d.rootspec_fd = -1;
+	snprintf(d.usr_submount, sizeof(d.usr_submount), "%s", usr_submount);
 	for (size_t i = 0; i < CONFIG_RUNTIMES_MAX; i++)
 		d.prestart_plan[i] = -1;
 	d.base = event_base_new();
@@ -243,7 +219,6 @@ main(int argc, char **argv)
 	memset(&sp, 0, sizeof(sp));
 	if (sandbox_layout_init(&sp.layout) < 0)
 		fatalx("cannot read the host layout");
-	main_warn_hidden_usr(&cfg, &sp.layout);
 	if (sp.layout.landlock_abi > 0)
 		log_info("landlock: ABI %d (%s)", sp.layout.landlock_abi,
 			 sp.layout.landlock_abi >= 6 ? "files, signals, abstract sockets"
@@ -308,7 +283,7 @@ main(int argc, char **argv)
 			fatal("sigprocmask");
 		close(pair[0]);
 		main_frontend(cfgp, listen_fd, pair[1], &frontend_filter, sp.cg.kind, config_path,
-			      config_given, spawner_pid);
+			      config_given, spawner_pid, sp.layout.usr_submount);
 	}
 	close(pair[1]);
 	close(listen_fd);

@@ -667,8 +667,9 @@ test_reload(void **state)
 /*
  * A host whose /usr has a mount beneath it (the unit's old
  * ProtectKernelModules=yes did that to /usr/lib/modules) cannot give the
- * hidden_paths overlay its lower layer: the daemon says so at start-up, by
- * the profile's name, and a run of the profile fails at step hidden_paths.
+ * hidden_paths overlay its lower layer: the daemon says so at start-up and
+ * at a reload, by the profile's name, and a run of the profile fails at step
+ * hidden_paths.
  * The mount is made in this test's own mount namespace, which the daemon it
  * starts inherits; the host's /usr is untouched.
  */
@@ -680,6 +681,7 @@ test_hidden_usr_submount(void **state)
 	struct airlock_result *res;
 	char code[64], msg[512];
 	const char *err;
+	int i;
 
 	(void)state;
 	assert_int_equal(unshare(CLONE_NEWNS), 0);
@@ -709,6 +711,18 @@ test_hidden_usr_submount(void **state)
 	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
 	airlock_result_free(res);
 	airlock_conn_free(c);
+	/* A profile that a reload brings is named too (the warning was once
+	 * given at start-up only). */
+	assert_int_equal(fixture_write_config(&f, "[sandbox]\nuid_base = 1500064\nuid_count = 16\n"
+						  "[profile later]\nhidden_paths = /usr/bin/true\n"),
+			 0);
+	assert_int_equal(kill(f.pid, SIGHUP), 0);
+	for (i = 0; i < 300 && !fixture_log_has(&f, "profile later: hidden_paths under /usr "
+							"cannot work here"); i++)
+		front_sleep_ms(10);
+	if (!fixture_log_has(&f, "profile later: hidden_paths under /usr cannot work here: "
+				 "/usr/local is a mount beneath /usr"))
+		fail_msg("no warning at reload for profile later");
 	assert_int_equal(fixture_stop(&f), 0);
 	assert_int_equal(umount("/usr/local"), 0);
 }
