@@ -67,8 +67,8 @@ struct cell {
 	struct timespec t_sent;	   /* handed to the driver */
 	struct advisory_list *adv; /* blocked_imports findings, or NULL */
 	struct cells_done done;
-	bool lost_fig;			    /* SUP_CELL_LOST came: */
-	uint64_t lost_cpu_ns, lost_wall_ns; /* its own figures when its interpreter ended */
+	bool lost_fig; /* SUP_CELL_LOST came: its own figures when its interpreter ended */
+	uint64_t lost_cpu_ns, lost_wall_ns, lost_peak;
 };
 
 TAILQ_HEAD(cell_list, cell);
@@ -343,18 +343,21 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	}
 	/*
 	 * The interpreter's run's figures are its whole life. The cell's own
-	 * are the supervisor's, from its CELLS_SUP_BEGIN (SUP_CELL_LOST); a
-	 * supervisor gone without them (the lifeline closed) leaves the wall
-	 * time from the hand-off and no cpu figure (0: unknown, never the
-	 * interpreter's). A cell that never reached an interpreter (it could
-	 * not start) has the figures of that start.
+	 * (cpu, wall, memory peak) are the supervisor's, from its
+	 * CELLS_SUP_BEGIN (SUP_CELL_LOST); a supervisor gone without them
+	 * (the lifeline closed) leaves the wall time from the hand-off and no
+	 * cpu or memory figure (0: unknown, never the interpreter's). A cell
+	 * that never reached an interpreter (it could not start) has the
+	 * figures of that start.
 	 */
 	if (lost && cl->lost_fig) {
 		res.cpu_ms = cl->lost_cpu_ns / 1000000ULL;
 		res.wall_ms = cl->lost_wall_ns / 1000000ULL;
+		res.memory_peak_bytes = cl->lost_peak;
 	} else if (lost && cl->t_sent.tv_sec != 0) {
 		res.cpu_ms = 0;
 		res.wall_ms = run_io_ms_since(&cl->t_sent);
+		res.memory_peak_bytes = 0;
 	}
 	if (lost && why != NULL) {
 		res.outcome = PROTO_OUTCOME_ERROR;
@@ -367,6 +370,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 
 		res.cpu_ms = end->cpu_ns / 1000000ULL;
 		res.wall_ms = end->wall_ns / 1000000ULL;
+		res.memory_peak_bytes = end->memory_peak;
 		if (end->reason == SUP_REASON_WALL)
 			res.outcome = PROTO_OUTCOME_WALL_LIMIT;
 		else if (end->reason == SUP_REASON_CPU)
@@ -618,6 +622,7 @@ cells_sup_lost(struct cells *cs, struct run *r, const struct sup_msg *m)
 	cl->lost_fig = true;
 	cl->lost_cpu_ns = m->cpu_ns;
 	cl->lost_wall_ns = m->wall_ns;
+	cl->lost_peak = m->memory_peak;
 }
 
 void

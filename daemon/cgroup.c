@@ -856,6 +856,29 @@ cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2])
 	return 0;
 }
 
+int
+cgroup_run_open_peak(const struct cgroup *cg, uint32_t uid, int *ret_fd)
+{
+	const char *file = cgroup_files(cg).peak;
+	char node[600];
+	int fd = -1, r;
+
+	if (cg->kind == CGROUP_NONE) {
+		*ret_fd = -1;
+		return 0;
+	}
+	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
+		return r;
+	r = cgroup_open_at(node, file, O_RDWR, &fd);
+	/* memory.peak before 6.12 has no write handler: mode 0444. */
+	if (r == -EACCES && cg->kind == CGROUP_V2)
+		r = cgroup_open_at(node, file, O_RDONLY, &fd);
+	if (r < 0)
+		return r;
+	*ret_fd = fd;
+	return 0;
+}
+
 /* Read a control file through an open fd, from its start. */
 static int
 cgroup_pread(int fd, char *buf, size_t len)

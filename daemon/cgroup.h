@@ -139,6 +139,17 @@ void cgroup_run_fds_close(struct cgroup_run_fds *fds);
  */
 int cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2]);
 
+/*
+ * Open the peak of a session's run cgroup for its supervisor, which times an
+ * interpreter session's cells (sb_supervise_cells): v1 the node's
+ * memory.max_usage_in_bytes, v2 code/memory.peak, both read-write so that
+ * a write resets the peak to the usage now (v1: for the whole cgroup; v2,
+ * kernel 6.12+: for reads through this fd only). A v2 memory.peak without
+ * that reset (before 6.12) is opened read-only: its peak is then the code
+ * cgroup's since it was made. *ret_fd is -1 on the rlimit back end.
+ */
+int cgroup_run_open_peak(const struct cgroup *cg, uint32_t uid, int *ret_fd);
+
 /* Read the peak and whether the oom killer fired through those fds. */
 int cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom);
 

@@ -597,15 +597,15 @@ struct sb_run {
 static void
 sb_start_up(const struct sandbox_ctx *ctx)
 {
-	int keep[9] = {ctx->sync_fd,	    ctx->ctl_fd,      ctx->cgroup_fd,
-		       ctx->code_cgroup_fd, ctx->cpu_stat_fd, ctx->pids_events_fd,
-		       ctx->plan_fd,	    ctx->out_fd,      ctx->err_fd};
+	int keep[10] = {ctx->sync_fd,	  ctx->ctl_fd,	       ctx->cgroup_fd, ctx->code_cgroup_fd,
+			ctx->cpu_stat_fd, ctx->pids_events_fd, ctx->peak_fd,   ctx->plan_fd,
+			ctx->out_fd,	  ctx->err_fd};
 	char c;
 	int r;
 
 	sb_ctl = ctx->ctl_fd;
 	sb_prestarted = ctx->plan_fd >= 0;
-	r = closefds_except(keep, 9);
+	r = closefds_except(keep, 10);
 	if (r < 0)
 		sandbox_fail(SANDBOX_STEP_FDS, -r);
 	/*
@@ -865,6 +865,7 @@ sb_supervise_cells(struct sb_run *r)
 				r->cell = m.cell;
 				r->cell_t0 = t0;
 				r->cell_cpu0 = cpu0;
+				sandbox_cells_peak_reset(ctx->peak_fd);
 				kill((pid_t)r->pid, SIGCONT);
 			} else if (m.type == CELLS_SUP_FINISH && active && m.cell == cell.cell) {
 				/* Stopped first: a thread of the cell's forks no
@@ -874,7 +875,7 @@ sb_supervise_cells(struct sb_run *r)
 				used = sb_run_cpu_ns(ctx, 0);
 				sandbox_cells_end(sb_lifeline, SUP_CELL_END, cell.cell, r->reason,
 						  used > cpu0 ? used - cpu0 : 0,
-						  sandbox_now_ns() - t0);
+						  sandbox_now_ns() - t0, ctx->peak_fd);
 				active = false;
 				r->cell = 0;
 				r->reason = SUP_REASON_EXITED;
@@ -1049,7 +1050,8 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	 * gets its own, from its CELLS_SUP_BEGIN, once everything is reaped. */
 	if (r.cell != 0)
 		sandbox_cells_end(sb_lifeline, SUP_CELL_LOST, r.cell, r.reason,
-				  sb_run_cpu_ns(&r.ctx, r.cell_cpu0), r.end_ns - r.cell_t0);
+				  sb_run_cpu_ns(&r.ctx, r.cell_cpu0), r.end_ns - r.cell_t0,
+				  r.ctx.peak_fd);
 	sb_report(&r, inputs, ninputs, session ? &fence : NULL);
 	_exit(0);
 }

@@ -176,6 +176,7 @@ struct sandbox_ctx {
 	int code_cgroup_fd; /* v2: the code's cgroup directory (clone3 into it), or -1 */
 	int cpu_stat_fd;    /* v2: the code's cpu.stat, or -1 (then /proc is polled) */
 	int pids_events_fd; /* v2: the code's pids.events, or -1 */
+	int peak_fd;	    /* a session's: its memory peak, read-write, or -1 */
 	int workspace_fd;   /* a session's workspace mount (open_tree), or -1 */
 	int cell_fd; /* PLAN_F_CELLS: the driver's channel, its fd 0 (set by the supervisor) */
 };

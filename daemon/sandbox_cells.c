@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -111,8 +112,38 @@ sandbox_cells_kill_others(pid_t keep)
 }
 
 void
+sandbox_cells_peak_reset(int peak_fd)
+{
+	/*
+	 * Any write sets the peak to the usage now: v1 for the whole cgroup
+	 * (a session's, read by nothing else: cgroup_run_finish reports no
+	 * peak for a kept cgroup), v2 for this fd's reads only. A v2 fd
+	 * opened read-only (no reset before 6.12) refuses it: its peak stays
+	 * the cgroup's since it was made (docs/protocol.md).
+	 */
+	if (peak_fd >= 0)
+		(void)pwrite(peak_fd, "0", 1, 0);
+}
+
+/* The peak through peak_fd, in bytes; 0 if there is none. */
+static uint64_t
+sb_cells_peak(int peak_fd)
+{
+	char buf[32];
+	ssize_t n;
+
+	if (peak_fd < 0)
+		return 0;
+	n = pread(peak_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtoull(buf, NULL, 10);
+}
+
+void
 sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, uint64_t cpu_ns,
-		  uint64_t wall_ns)
+		  uint64_t wall_ns, int peak_fd)
 {
 	struct sup_msg m;
 
@@ -122,5 +153,6 @@ sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, u
 	m.cpu_ns = cpu_ns;
 	m.wall_ns = wall_ns;
 	m.size = cell;
+	m.memory_peak = sb_cells_peak(peak_fd);
 	(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
 }

@@ -120,7 +120,8 @@ enum sup_msg_type {
 	/* An interpreter session's sandbox (PLAN_F_CELLS, cells_msg.h): the
 	 * frontend's end of the driver's channel attached, before the code
 	 * starts; and a cell's end, after CELLS_SUP_FINISH: reason (the limit
-	 * that interrupted it, or EXITED), cpu_ns, wall_ns, size = the cell.
+	 * that interrupted it, or EXITED), cpu_ns, wall_ns, size = the cell,
+	 * memory_peak.
 	 * SUP_CELL_LOST: the interpreter ended during cell `size`; the same
 	 * fields, the cell's own from its CELLS_SUP_BEGIN (the SUP_EXIT that
 	 * follows has the interpreter's whole life). */
@@ -149,6 +150,9 @@ struct sup_msg {
 	uint64_t wall_ns;	     /* EXIT: from exec to the end */
 	uint64_t size;		     /* ARTIFACT: file size */
 	char name[SUP_NAME_MAX + 1]; /* ARTIFACT: path relative to the workspace */
+	uint64_t memory_peak;	     /* CELL_END, CELL_LOST: bytes (sandbox_cells.c:
+				      * since the cell began, or since the cgroup was
+				      * made where it cannot be reset); 0 = not measured */
 };
 
 #endif

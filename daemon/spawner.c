@@ -312,7 +312,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 	struct sandbox_ctx ctx;
 	struct cgroup_run_fds cgfds = {-1, -1, -1, -1, -1};
 	const char *step = "request";
-	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, r;
+	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, peak_fd = -1, r;
 	bool into, cg_made = false;
 	long pid;
 
@@ -346,6 +346,15 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 	r = cgroup_run_open(&sp->cg, spawner_uid(sp, req->uid_slot), &cgfds);
 	if (r < 0)
 		goto fail;
+	/*
+	 * A session's sandbox may be its interpreter: its supervisor resets
+	 * and reads the peak per cell (sb_supervise_cells). Only a kept
+	 * cgroup's: a one-shot run's peak is read by us and the frontend, and
+	 * its supervisor has no reason to touch it. Without it, no figure.
+	 */
+	if (sp->slots[req->uid_slot].cg_base.kept &&
+	    cgroup_run_open_peak(&sp->cg, spawner_uid(sp, req->uid_slot), &peak_fd) < 0)
+		peak_fd = -1;
 	step = "pipe";
 	if (pipe2(sync, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0) {
@@ -366,6 +375,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 				   .code_cgroup_fd = cgfds.code,
 				   .cpu_stat_fd = cgfds.cpu_stat,
 				   .pids_events_fd = cgfds.pids_events,
+				   .peak_fd = peak_fd,
 				   .workspace_fd = -1};
 	/* The run's user namespace is owned by its slot's uid, not root:
 	 * from the clone to the maps. The child runs on its copy of this stack
@@ -444,6 +454,8 @@ out:
 	if (ctl[1] >= 0)
 		close(ctl[1]);
 	cgroup_run_fds_close(&cgfds);
+	if (peak_fd >= 0)
+		close(peak_fd);
 	fdpass_close_all(fds, nfds);
 }
 

@@ -525,6 +525,48 @@ test_open_self_missing(void **state)
 	assert_false(exists(f->dir));
 }
 
+/* ---- open_peak ---- */
+
+/* A session's peak for its supervisor: v1 memory.max_usage_in_bytes of the
+ * run's node, read-write (a write resets it), close-on-exec. */
+static void
+test_open_peak(void **state)
+{
+	struct fixture *f = *state;
+	char buf[8] = "", p[700];
+	int fd = -1;
+
+	fake_cgroupfs = true;
+	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536, true, 0, NULL), 0);
+	snprintf(p, sizeof(p), "%s/memory.max_usage_in_bytes", f->dir);
+	assert_int_equal(unlink(p), 0);
+	mk_file(f, "memory.max_usage_in_bytes", "999\n");
+	assert_int_equal(cgroup_run_open_peak(&f->cg, UID, &fd), 0);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDWR);
+	assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	assert_int_equal(pread(fd, buf, sizeof(buf) - 1, 0), 4);
+	assert_string_equal(buf, "999\n");
+	assert_int_equal(pwrite(fd, "0\n\n\n", 4, 0), 4);
+	close(fd);
+	assert_string_equal(rd_file(f, "memory.max_usage_in_bytes"), "0\n\n\n");
+}
+
+/* No run cgroup: the error, fd not written; rlimit: -1 and nothing made. */
+static void
+test_open_peak_missing(void **state)
+{
+	struct fixture *f = *state;
+	struct cgroup cg = f->cg;
+	int fd = 12345;
+
+	assert_int_equal(cgroup_run_open_peak(&f->cg, UID, &fd), -ENOENT);
+	assert_int_equal(fd, 12345);
+	cg.kind = CGROUP_NONE;
+	assert_int_equal(cgroup_run_open_peak(&cg, UID, &fd), 0);
+	assert_int_equal(fd, -1);
+	assert_false(exists(f->dir));
+}
+
 /* ---- finish ---- */
 
 /* Run finish expecting an rmdir of the run's directory with result err
@@ -1112,6 +1154,31 @@ test_v2_stats(void **state)
 	close(fds[1]);
 }
 
+/* v2: the session's peak is code/memory.peak, read-write (6.12's per-fd
+ * reset); reads through the fd see the file. */
+static void
+test_v2_open_peak(void **state)
+{
+	struct v2fix *f = *state;
+	char p[1000], buf[32];
+	int fd = -1;
+	ssize_t n;
+
+	v2_init(f);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, 0, NULL), 0);
+	snprintf(p, sizeof(p), "%s/code/memory.peak", f->node);
+	put(p, "67104768\n");
+	assert_int_equal(cgroup_run_open_peak(&f->cg, V2UID, &fd), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDWR);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	assert_int_equal(n, 9);
+	buf[n] = '\0';
+	assert_string_equal(buf, "67104768\n");
+	close(fd);
+}
+
 /* finish: the figures, then cgroup.kill on the node and every directory gone. */
 static void
 test_v2_finish(void **state)
@@ -1347,6 +1414,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_create_kept_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_self, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_self_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_peak, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_peak_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_oom_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_no_oom_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_oom_kill_count, setup, teardown),
@@ -1370,6 +1439,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_v2_run_open, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_run_open_missing, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_stats, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_open_peak, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_finish, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_finish_busy, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_create_replaces_stale, v2_setup,

@@ -1214,7 +1214,32 @@ class CellTest(unittest.TestCase):
         self.cell("y = 5")
         r = self.cell("b = bytearray(1 << 30)")
         self.assertEqual((r.outcome, r.state), ("memory_limit", "lost"))
+        if self.sandbox.info()["resource_control"] != "rlimit":
+            # The cell's own peak (SUP_CELL_LOST): at its 256 MiB limit.
+            self.assertGreater(r.memory_peak_bytes or 0, 200 << 20)
         self.assertIn("NameError", self.cell("y").stderr)
+
+    def test_memory_peak_per_cell(self) -> None:
+        # A cell's memory_peak_bytes (docs/protocol.md): the peak since the
+        # cell began where the back end can reset it (cgroup1
+        # memory.max_usage_in_bytes; cgroup2 memory.peak's per-fd reset,
+        # kernel 6.12), else the session's peak so far; none with rlimit.
+        # Each cell touches every byte it allocates.
+        rc = self.sandbox.info()["resource_control"]
+        small = self.cell("x = 1")
+        big = self.cell("b = b'x' * (96 << 20)\ndel b")
+        after = self.cell("x")
+        peaks = [c.memory_peak_bytes for c in (small, big, after)]
+        if rc == "rlimit":
+            self.assertEqual(peaks, [None, None, None])
+            return
+        self.assertTrue(all(p is not None and p > 0 for p in peaks), peaks)
+        self.assertGreater(peaks[1], peaks[0] + (90 << 20), peaks)
+        kernel = tuple(int(v) for v in re.findall(r"\d+", os.uname().release)[:2])
+        if rc == "cgroup1" or kernel >= (6, 12):
+            self.assertLess(peaks[2], peaks[1] - (64 << 20), peaks)
+        else:
+            self.assertGreaterEqual(peaks[2], peaks[1], peaks)
 
     def test_png_display(self) -> None:
         r = self.cell("class P:\n    def _repr_png_(self):\n        return b'\\x89PNG\\r\\n\\x1a\\n' + bytes(100)\nP()")
