@@ -317,7 +317,6 @@ run_retry_fresh(struct run *r)
 {
 	struct daemon *d = r->d;
 	char why[128];
-	int k;
 
 	if (!r->prestarted || r->c == NULL || d->stopping || r->plan_fd < 0 ||
 	    r->state >= RUN_EXITED || !run_outcome_retry_fresh(&r->f))
@@ -331,17 +330,7 @@ run_retry_fresh(struct run *r)
 	log_warnx("run %" PRIu32 " uid %u: its pre-started interpreter was gone or refused it "
 		  "(%s); discarded, the run goes to a fresh sandbox",
 		  r->run_id, (unsigned)r->uid, why);
-	run_io_reset(r);
-	for (k = 0; k < 2; k++)
-		if (r->stat_fd[k] >= 0) {
-			close(r->stat_fd[k]);
-			r->stat_fd[k] = -1;
-		}
-	spawnref_del(&d->refs, r->prep_key);
-	r->prep_key = 0;
-	d->nrunning--;
-	memset(&r->f, 0, sizeof(r->f));
-	r->prestarted = false;
+	run_reset_for_queue(r);
 	r->prestart_rt = -1;
 	run_transition(r, RUN_EV_RETRY);
 	if (runqueue_push_head(&d->queue, &r->q, r->uid) < 0)
@@ -658,6 +647,7 @@ run_dispatch(struct daemon *d)
 		if (rc == -EAGAIN) {
 			/* No uid slot after all (run_can_start saw one): put it
 			 * back at the head of its class, its turn kept. */
+			run_reset_for_queue(r);
 			if (runqueue_push_head(&d->queue, &r->q, r->uid) < 0)
 				fatalx("out of memory");
 			break;

@@ -6,6 +6,7 @@
  *   (run_state.h; run_transition() makes every change), cancel, ps.
  * run_io.c: its output, lifeline, artifacts, backstop, and the result.
  * run_pool.c: the sandboxes prepared ahead, and asking the spawner for one.
+ * run_reset.c: a run going back to the queue gives back what its launch took.
  */
 #ifndef AIRLOCKD_RUN_H
 #define AIRLOCKD_RUN_H
@@ -113,6 +114,20 @@ void run_transition(struct run *r, enum run_event ev);
 /* Start queued runs from the event loop's next turn (run_dispatch), not
  * from here: for a caller that may be inside a walk over the runs. */
 void run_dispatch_soon(struct daemon *d);
+
+/* ---- run_reset.c ---- */
+
+/*
+ * Before a one-shot run goes back to the queue (run_retry_fresh: its
+ * pre-started interpreter was gone; run_dispatch: its launch found no uid
+ * slot): what a launch gave it is given back (its sandbox's output,
+ * lifeline, backstop, artifacts, proxy and memory fds; its spawn key and
+ * with it its uid slot; its count among the running) and what was heard of
+ * its sandbox (struct run_facts) forgotten, so that its next launch starts
+ * as its first did. Its plan, inputs, limits, budget charge and advisories
+ * stay. A run that holds nothing (never launched) is left as it is.
+ */
+void run_reset_for_queue(struct run *r);
 
 /* ---- run_io.c ---- */
 
