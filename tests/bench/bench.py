@@ -13,7 +13,10 @@ with 1. --phases N also straces the daemon
 during N runs of /bin/true and prints a per-phase breakdown (medians).
 --base-airlockd PATH starts a second airlockd (another build, the one a
 change is measured against) and adds its lib runs as variant "base" to the
-latency and throughput rounds, interleaved with the others.
+latency and throughput rounds, interleaved with the others, and its cells
+to the cell loop (alternating with ours). What the interpreter's stop
+between cells costs: a base built with -Dc_args=-DSB_CELLS_STOP=0
+(docs/performance.md).
 --prestart configures runtime python with prestart = yes (on both daemons).
 Prints markdown tables; --smoke checks that every variant produced numbers.
 See docs/performance.md.
@@ -260,27 +263,57 @@ def measure_files(args):
 
 
 def measure_cell(args):
-    """airlock-bench's cell loop: {"cell": fields, "session-run": fields}."""
+    """airlock-bench's cell loop: {"cell": fields, "session-run": fields}, and
+    with --base-airlockd "base-cell" (the same cell through the base daemon,
+    alternating with ours in the same rounds)."""
     out = {}
-    for line in run_bench(args, "cell", 100 if args.quick else 1000).splitlines():
+    cmd = (["--variants", "lib,base"] if args.base_daemon is not None else []) + [
+        "cell", 100 if args.quick else 1000]
+    for line in run_bench(args, *cmd).splitlines():
         kv = parse_kv(line)
         if line.startswith("cell ") and "median" in kv:
             out[kv["kind"]] = kv
+    # The interpreter's stop between cells alone, no daemon (stopcont).
+    for line in run_bench(args, "stopcont", 2000 if args.quick else 20000).splitlines():
+        kv = parse_kv(line)
+        if line.startswith("stopcont ") and "median" in kv:
+            out["stopcont-" + kv["kind"]] = kv
     return out
 
 
-def report_cell(cell, problems):
+def report_cell(cell, problems, base=False):
     """The table of the interpreter-session section."""
     print("## A stateful cell (interpreter session, python; ms from the call to the result)\n")
-    print("| request | runs | median | p90 | min |")
-    print("|---|---|---|---|---|")
-    for kind, label in (("cell", "cell `x += 1`"), ("session-run", "session run `pass`")):
+    print("| request | runs | median | p90 | min | median / cell |")
+    print("|---|---|---|---|---|---|")
+    rows = [("cell", "cell `x += 1`"), ("base-cell", "cell `x += 1`, base daemon"),
+            ("session-run", "session run `pass`")]
+    ours = cell.get("cell")
+    for kind, label in rows:
         kv = cell.get(kind)
         if not kv:
-            problems.append("cell %s: no numbers" % kind)
+            if kind != "base-cell" or base:
+                problems.append("cell %s: no numbers" % kind)
             continue
-        print("| %s | %s | %.3f | %.3f | %.3f |" % (label, kv["iters"], float(kv["median"]) / 1e3,
-                                                   float(kv["p90"]) / 1e3, float(kv["min"]) / 1e3))
+        print("| %s | %s | %.3f | %.3f | %.3f | %s |" % (
+            label, kv["iters"], float(kv["median"]) / 1e3, float(kv["p90"]) / 1e3,
+            float(kv["min"]) / 1e3,
+            ratio(float(kv["median"]), float(ours["median"])) if ours else "n/a"))
+    print()
+    print("The stop between cells alone (airlock-bench stopcont: three processes in the "
+          "roles of frontend, supervisor and driver, no daemon; µs from BEGIN to END, "
+          "the kinds alternating cell by cell)\n")
+    print("| kind | cells | median | p90 | min | median / none |")
+    print("|---|---|---|---|---|---|")
+    none = cell.get("stopcont-none")
+    for kind, label in (("none", "no signal"), ("stop", "SIGCONT at BEGIN, SIGSTOP at FINISH")):
+        kv = cell.get("stopcont-" + kind)
+        if not kv:
+            problems.append("stopcont %s: no numbers" % kind)
+            continue
+        print("| %s | %s | %.1f | %.1f | %.1f | %s |" % (
+            label, kv["iters"], float(kv["median"]), float(kv["p90"]), float(kv["min"]),
+            ratio(float(kv["median"]), float(none["median"])) if none else "n/a"))
     print()
 
 
@@ -290,7 +323,7 @@ def report_only(files, problems, args, t_start, cell=None, lat=None):
     if lat is not None:
         report_latency(lat[0], lat[1], problems)
     elif cell is not None:
-        report_cell(cell, problems)
+        report_cell(cell, problems, args.base_daemon is not None)
     else:
         report_files(files, problems)
     print("(total time %.0f s; load average after: %.2f %.2f %.2f)" % (
@@ -516,7 +549,7 @@ def main():
         problems.append("netns: no numbers")
     print()
     report_files(files, problems)
-    report_cell(cell, problems)
+    report_cell(cell, problems, base)
     if phases:
         ph, nr = phases
         print("## Phases of one run of exec /bin/true (ms, median of %d traced runs; "
