@@ -87,7 +87,7 @@ struct daemon {
 	bool journal;			   /* audit lines go to the journal (under systemd) */
 	bool stopping;
 	struct event *grace_ev, *hard_stop_ev;
-	struct egress *egress;	 /* the proxy of network = proxy runs, made at the first */
+	struct egress *egress; /* the proxy of network = proxy runs, made at the first */
 	/* The first mount beneath /usr on the host ("" if none: sandbox.h's
 	 * layout, read before the split), for frontend_warn_hidden_usr. */
 	char usr_submount[128];

@@ -29,8 +29,13 @@ tmpdir_setup(void **state)
 
 	if (t == NULL)
 		return -1;
+	/* The test's directory is "w" in a directory of its own, so that
+	 * "../x" from it is ours too (not /tmp/x, which anyone may make). */
 	snprintf(t->path, sizeof(t->path), "/tmp/airlock-cli-test.XXXXXX");
 	if (mkdtemp(t->path) == NULL)
+		return -1;
+	strcat(t->path, "/w");
+	if (mkdir(t->path, 0700) < 0)
 		return -1;
 	t->fd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (t->fd < 0)
@@ -39,7 +44,8 @@ tmpdir_setup(void **state)
 	return 0;
 }
 
-/* Remove the temporary directory of a test and everything in it. */
+/* Remove the temporary directory of a test, its parent and everything in
+ * them. */
 static int
 tmpdir_teardown(void **state)
 {
@@ -47,6 +53,7 @@ tmpdir_teardown(void **state)
 	char cmd[128];
 
 	close(t->fd);
+	t->path[strlen(t->path) - 2] = '\0'; /* the parent, of "/w" */
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->path);
 	if (system(cmd) != 0)
 		return -1;

@@ -673,6 +673,7 @@ test_reload(void **state)
  * The mount is made in this test's own mount namespace, which the daemon it
  * starts inherits; the host's /usr is untouched.
  */
+#define HIDER_SANDBOX "[sandbox]\nuid_base = 1500064\nuid_count = 16\n"
 static void
 test_hidden_usr_submount(void **state)
 {
@@ -687,9 +688,9 @@ test_hidden_usr_submount(void **state)
 	assert_int_equal(unshare(CLONE_NEWNS), 0);
 	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
 	assert_int_equal(mount("airlock-test", "/usr/local", "tmpfs", 0, "size=64k"), 0);
-	assert_int_equal(fixture_start(&f, "[sandbox]\nuid_base = 1500064\nuid_count = 16\n"
-					   "[profile hider]\nhidden_paths = /usr/share/doc\n"
-					   "[profile etc]\nhidden_paths = /etc/ssl\n"),
+	assert_int_equal(fixture_start(&f, HIDER_SANDBOX
+				       "[profile hider]\nhidden_paths = /usr/share/doc\n"
+				       "[profile etc]\nhidden_paths = /etc/ssl\n"),
 			 0);
 	if (!fixture_log_has(&f, "profile hider: hidden_paths under /usr cannot work here: "
 				 "/usr/local is a mount beneath /usr"))
@@ -713,12 +714,13 @@ test_hidden_usr_submount(void **state)
 	airlock_conn_free(c);
 	/* A profile that a reload brings is named too (the warning was once
 	 * given at start-up only). */
-	assert_int_equal(fixture_write_config(&f, "[sandbox]\nuid_base = 1500064\nuid_count = 16\n"
-						  "[profile later]\nhidden_paths = /usr/bin/true\n"),
+	assert_int_equal(fixture_write_config(&f, HIDER_SANDBOX "[profile later]\n"
+								"hidden_paths = /usr/bin/true\n"),
 			 0);
 	assert_int_equal(kill(f.pid, SIGHUP), 0);
 	for (i = 0; i < 300 && !fixture_log_has(&f, "profile later: hidden_paths under /usr "
-							"cannot work here"); i++)
+						    "cannot work here");
+	     i++)
 		front_sleep_ms(10);
 	if (!fixture_log_has(&f, "profile later: hidden_paths under /usr cannot work here: "
 				 "/usr/local is a mount beneath /usr"))
