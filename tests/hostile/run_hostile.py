@@ -8,12 +8,15 @@ leading comment lines are its machine-checked expectation:
   # expect: TOKEN...    each TOKEN is FIELD=VALUE, FIELD!=VALUE, FIELD~=REGEX,
                         FIELD!~=REGEX, FIELD<=NUMBER or FIELD>=NUMBER over the
                         `airlock --json run` object (REGEX has no spaces: \\s)
-  # check: EXPR         a Python expression over r (the JSON result), out
+  # check: EXPR         a Python expression over r (the JSON result; r["_role"]:
+                        the role of a pair's run), out
                         (stdout), err (stderr), ctx (this runner's Ctx)
   # args: ARGS          extra `airlock run` options (shell words)
   # within: SECONDS     the run must answer within this many seconds (default 20)
-  # pair: ROLE ROLE     run two copies at once, with --env ROLE=each; the
-                        expectations hold for both results
+  # pair: ROLE ROLE     run two copies at once, each told its role: @ROLE@ in
+                        its text replaced by it if the text has it (the run
+                        stays eligible for a pre-started interpreter), else
+                        --env ROLE=it; the expectations hold for both results
   # before: STATEMENT    Python run (with ctx) before the case is sent
   # after: EXPR         a Python expression over ctx checked after the run
   # control: ARGS       the control run: the same program again with these
@@ -124,6 +127,7 @@ class Ctx(Daemon):
                          % (SECRET_VAR, self.secret, runtimes),
                          prefix="airlock-hostile-", debug=True, env=env)
         self.airlock = args.airlock
+        self.prestart = args.prestart
         self.abstract = "airlock-hostile-" + secrets.token_hex(4)
         self.listener = Listener(self.abstract)
         self.subst = {}
@@ -266,14 +270,17 @@ def subst(ctx, text):
 def run_one(ctx, path, text, meta, role=None):
     """Send one run; return (result dict or None, why, elapsed)."""
     text = subst(ctx, text)
+    env_role = role
+    if role and "@ROLE@" in text:
+        text, env_role = text.replace("@ROLE@", role), None
     lang = "python" if path.endswith(".py") else "sh"
     fd, code = tempfile.mkstemp(prefix="case-", suffix=os.path.splitext(path)[1], dir=ctx.dir)
     with os.fdopen(fd, "w") as f:
         f.write(text)
     cmd = [ctx.airlock, "--socket", ctx.sock, "--json", "run", "--lang", lang]
     cmd += [subst(ctx, a) for a in meta["args"]]
-    if role:
-        cmd += ["--env", "ROLE=" + role]
+    if env_role:
+        cmd += ["--env", "ROLE=" + env_role]
     cmd += [code]
     t0 = time.time()
     try:
@@ -295,6 +302,7 @@ def run_one(ctx, path, text, meta, role=None):
             r[k] = ""
     r["_rc"] = p.returncode
     r["_elapsed"] = elapsed
+    r["_role"] = role
     return r, None, elapsed
 
 
@@ -502,11 +510,12 @@ def main():
                 print("ok %s" % name, flush=True)
     finally:
         ctx.stop()
+        prestarted = len(re.findall(r"^.*audit run=.* prestarted=1", ctx.log_tail(1 << 30), re.M))
         if os.environ.get("AIRLOCK_TEST_KEEP"):
             print("# kept %s" % ctx.dir)
         else:
             shutil.rmtree(ctx.dir, ignore_errors=True)
-    print("# %.1f s" % (time.time() - t_start))
+    print("# %.1f s; %d runs took a pre-started interpreter" % (time.time() - t_start, prestarted))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed or passed == 0 else 0
 

@@ -1,10 +1,11 @@
 # SysV IPC is per run: two concurrent runs, one creates shm/sem/msg with fixed keys, the other must not see them.
 # pair: writer reader
+# check: out.startswith("WROTE") == (r["_role"] == "writer")
 # expect: outcome=exited exit_code=0 stdout~=^(WROTE|BLOCKED) stdout!~=LEAK
 import ctypes, errno, os, time
 libc = ctypes.CDLL(None, use_errno=True)
 KEY = 0x41495243
-if os.environ["ROLE"] == "writer":
+if "@ROLE@" == "writer":
     shm = libc.shmget(KEY, 4096, 0o1666)
     sem = libc.semget(KEY, 1, 0o1666)
     msg = libc.msgget(KEY, 0o1666)
