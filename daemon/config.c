@@ -1,5 +1,6 @@
 /* config.c: airlockd's configuration: built-in defaults, the file (inih), and its checks. */
 #include "config.h"
+#include "advisory.h"
 
 #include "cgroup.h"
 
@@ -89,6 +90,7 @@ struct config_parse {
 	unsigned rt_line;
 	bool rt_from_file[CONFIG_RUNTIMES_MAX];
 	unsigned rt_argv_line[CONFIG_RUNTIMES_MAX]; /* 0: built in */
+	bool rt_prestart_set[CONFIG_RUNTIMES_MAX];  /* prestart = given */
 	struct config_profile *prof;		    /* the [profile NAME] being read */
 	bool prof_from_file[CONFIG_PROFILES_MAX];
 	struct config_mount *mnt;		     /* the [mount NAME] being read */
@@ -1353,6 +1355,7 @@ config_key_runtime(struct config_parse *p, const char *name, const char *value)
 		if (config_parse_bool(value, &rt->prestart) < 0)
 			return config_fail_at(p, -EINVAL, p->line,
 					      "prestart = %s: expected true or false", value);
+		p->rt_prestart_set[rt - p->cfg->runtimes] = true;
 	} else if (!strcmp(name, "mounts")) {
 		return config_key_mounts(p, "mounts", value, &rt->mounts);
 	} else if (!strcmp(name, "env")) {
@@ -1598,6 +1601,7 @@ config_runtime_begin(struct config_parse *p, const char *name)
 	}
 	config_runtime_clear(&cfg->runtimes[i]);
 	p->rt_from_file[i] = true;
+	p->rt_prestart_set[i] = false;
 	p->rt = &cfg->runtimes[i];
 	p->rt_line = p->line;
 	return 0;
@@ -1897,9 +1901,14 @@ config_runtimes_finish(struct config_parse *p)
 	size_t i, j;
 
 	for (i = 0; i < cfg->nruntimes; i++) {
-		const struct config_runtime *rt = &cfg->runtimes[i];
+		struct config_runtime *rt = &cfg->runtimes[i];
 		bool inside = false;
 
+		/* prestart's default: yes for a python (the FIFO hand-off is
+		 * checked for CPython only: docs/design-interpreters.md §1). */
+		if (p->rt_from_file[i] && !p->rt_prestart_set[i])
+			rt->prestart =
+				!rt->is_exec && rt->argc > 0 && advisory_is_python(rt->argv[0]);
 		if (rt->is_exec || rt->argc == 0)
 			continue;
 		for (j = 0; j < sizeof(tops) / sizeof(tops[0]) && !inside; j++)
@@ -2143,6 +2152,7 @@ config_defaults(struct config *cfg)
 				       CONFIG_RUNTIME_ARGV_MAX, &rt->argc);
 		if (r < 0)
 			return r;
+		rt->prestart = advisory_is_python(rt->argv[0]);
 		n++;
 		cfg->nruntimes = n;
 	}

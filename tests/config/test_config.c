@@ -129,10 +129,12 @@ test_defaults(void **state)
 	assert_int_equal(f->cfg.uid_base, 600000);
 	assert_int_equal(f->cfg.uid_count, 2048);
 	assert_string_equal(f->cfg.hostname, "airlock");
-	/* Pre-started interpreters: two per runtime that asks, none asks. */
+	/* Pre-started interpreters: two per runtime that asks; the pythons ask. */
 	assert_int_equal(f->cfg.prestarted_interpreters, 2);
 	for (size_t k = 0; k < f->cfg.nruntimes; k++)
-		assert_false(f->cfg.runtimes[k].prestart);
+		assert_int_equal(f->cfg.runtimes[k].prestart,
+				 !strcmp(f->cfg.runtimes[k].name, "python") ||
+					 !strcmp(f->cfg.runtimes[k].name, "python-site"));
 
 	assert_int_equal(f->cfg.defaults.v[PROTO_LIMIT_WALL_MS], 10000);
 	assert_int_equal(f->cfg.ceilings.v[PROTO_LIMIT_WALL_MS], 300000);
@@ -676,6 +678,34 @@ test_mounts(void **state)
 	config_free(&f->cfg);
 }
 
+/* prestart's default: yes for a runtime whose program is a python, as
+ * given otherwise; built-in or from the file. */
+static void
+test_prestart_default(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(load_text(f,
+				   "[runtime p]\nargv = /usr/bin/python3.11 -I {code}\n"
+				   "code_name = m.py\n"
+				   "[runtime q]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\n"
+				   "prestart = no\n"
+				   "[runtime s]\nargv = /bin/sh {code}\ncode_name = m.sh\n"
+				   "[runtime t]\nargv = /bin/sh {code}\ncode_name = m.sh\n"
+				   "prestart = yes\n"
+				   "[runtime python-site]\nargv = /usr/bin/python3 {code}\n"
+				   "code_name = m.py\nprestart = false\n"),
+			 0);
+	assert_true(config_runtime_find(&f->cfg, "p")->prestart);
+	assert_false(config_runtime_find(&f->cfg, "q")->prestart);
+	assert_false(config_runtime_find(&f->cfg, "s")->prestart);
+	assert_true(config_runtime_find(&f->cfg, "t")->prestart);
+	assert_true(config_runtime_find(&f->cfg, "python")->prestart);
+	assert_false(config_runtime_find(&f->cfg, "python-site")->prestart);
+	assert_false(config_runtime_find(&f->cfg, "sh")->prestart);
+	assert_false(config_runtime_find(&f->cfg, "exec")->prestart);
+}
+
 /* blocked_imports: the names kept in order; the lists of all profiles
  * together bounded (info lists them in one packet). */
 static void
@@ -1207,6 +1237,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mounts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_imports, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prestart_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),

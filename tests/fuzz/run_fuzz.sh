@@ -28,7 +28,8 @@ build() { # name sources...
 }
 build fuzz_proto "$src/tests/proto/fuzz_proto.c"
 build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c" "$src/daemon/cgroup.c" \
-	"$src/daemon/egress_rules.c" "$src/daemon/rootspec.c" "$src/daemon/sandbox_fs_root.c"
+	"$src/daemon/egress_rules.c" "$src/daemon/rootspec.c" "$src/daemon/sandbox_fs_root.c" \
+	"$src/daemon/advisory.c"
 # plan_parse checks hidden_paths by the root's table (sandbox_fs_root.c, rootspec.c)
 root_rule="$src/daemon/sandbox_fs_root.c $src/daemon/rootspec.c"
 # shellcheck disable=SC2086

@@ -393,10 +393,17 @@ def leftover_check_self_test(ctx):
     finally:
         p.kill()
         p.wait()
-    waiting = ctx.prestarted_waiting()
-    if not waiting:
-        print("# leftover check self-test: no pre-started interpreter waits; join test not run", flush=True)
+    # Pre-started interpreters wait unless prestart is off (the daemon's
+    # default is on for the pythons): none then is a failure, as is one
+    # waiting with prestart off.
+    if ctx.prestart == "no":
+        time.sleep(0.5)
+        if ctx.prestarted_waiting():
+            why.append("pre-started interpreters wait with prestart = no: %s" % ctx.prestarted_waiting())
         return why
+    waiting = wait_for(ctx.prestarted_waiting, 10)
+    if not waiting:
+        return why + ["no pre-started interpreter waits (prestart %s)" % ctx.prestart]
     sup, itp, uid = waiting[0]
     # nsenter forks the sleep into the namespace: its own process group,
     # ended as one.
@@ -424,7 +431,7 @@ def main():
     ap.add_argument("--airlock", required=True)
     ap.add_argument("--cases", default=os.path.join(HERE, "cases"))
     ap.add_argument("--prestart", choices=("default", "yes", "no"), default="default",
-                    help="the python runtimes' prestart (default: the daemon's)")
+                    help="the python runtimes' prestart (default: the daemon's, which is on)")
     ap.add_argument("only", nargs="*", help="case names to run (default: all; 'none': only the "
                     "leftover check's self-test)")
     args = ap.parse_args()

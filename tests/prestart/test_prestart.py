@@ -28,6 +28,9 @@ from airlock_testlib import Daemon, uid_range, wait_for  # noqa: E402
 
 
 ARGV = "/usr/bin/python3 -I -S -B {code}"
+# python-site: site loaded (the built-in runtime python-site's argv); its
+# prestart is the default (yes for a python).
+ARGV_SITE = "/usr/bin/python3 -I -B {code}"
 CONFIG = """[daemon]
 prepared_sandboxes = 1
 prestarted_interpreters = 2
@@ -38,12 +41,20 @@ prestart = true
 [runtime python-fresh]
 argv = %s
 code_name = main.py
+prestart = false
 [runtime python-cwd]
 argv = %s
 code_name = main.py
 cwd = /workspace/src
 prestart = true
-""" % (ARGV, ARGV, ARGV)
+[runtime python-site]
+argv = %s
+code_name = main.py
+[runtime python-site-fresh]
+argv = %s
+code_name = main.py
+prestart = false
+""" % (ARGV, ARGV, ARGV, ARGV_SITE, ARGV_SITE)
 
 # The documented differences (docs/design-interpreters.md, "As built"):
 # RLIMIT_CPU is what the interpreter used in its start-up (whole seconds,
@@ -192,9 +203,11 @@ def log_text():
 RETRY_LINE = "pre-started interpreter was gone or refused it"
 
 
-def waiting_interpreters(daemon=None):
-    """Host pids of the daemon's pre-started interpreters, waiting or running."""
+def waiting_interpreters(daemon=None, argv=ARGV):
+    """Host pids of the daemon's pre-started interpreters of argv, waiting or
+    running."""
     daemon = daemon or _daemon
+    want = [w.encode() for w in argv.replace("{code}", "/run/airlock/main.py").split()]
     out = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -206,7 +219,7 @@ def waiting_interpreters(daemon=None):
                 uid = int(re.search(r"^Uid:\s+(\d+)", f.read(), re.M).group(1))
         except (OSError, AttributeError):
             continue
-        if cmd[:5] == [b"/usr/bin/python3", b"-I", b"-S", b"-B", b"/run/airlock/main.py"] and \
+        if cmd[:-1] == want and \
                 daemon.uid_base <= uid <= daemon.uid_hi:
             out.append(int(pid))
     return out
@@ -216,7 +229,8 @@ class PrestartTest(unittest.TestCase):
     def setUp(self):
         # The pre-started interpreters are up (two per runtime with prestart;
         # the pool refills after each run).
-        self.assertTrue(wait_for(lambda: len(waiting_interpreters()) >= 4, 10),
+        self.assertTrue(wait_for(lambda: len(waiting_interpreters()) >= 4, 10) and
+                        wait_for(lambda: len(waiting_interpreters(argv=ARGV_SITE)) >= 2, 10),
                         "no pre-started interpreters: %s" % waiting_interpreters())
 
     def fields(self, lang):
@@ -244,6 +258,27 @@ class PrestartTest(unittest.TestCase):
         self.assertEqual(pre["name"], "__main__")
         self.assertEqual(pre["file.code"], FIELDS)
         self.assertEqual(pre["file.stat"][0], "-r--r--r--")
+
+    def test_prestart_fields_site(self):
+        # The same with site loaded (python-site's argv, prestart by default).
+        pre, pre_audit = self.fields("python-site")
+        self.assertIn(" prestarted=1", pre_audit)
+        fresh, fresh_audit = self.fields("python-site-fresh")
+        self.assertNotIn("prestarted=", fresh_audit)
+        self.assertIn("site", pre["modules"])
+        diff = {k: (pre[k], fresh[k]) for k in pre if pre[k] != fresh.get(k)}
+        self.assertEqual({k: v for k, v in diff.items() if k not in ALLOWED}, {},
+                         "pre-started vs fresh, site loaded")
+
+    def test_idle_memory(self):
+        # What a waiting interpreter holds (docs/performance.md says it).
+        rss = []
+        for pid in waiting_interpreters() + waiting_interpreters(argv=ARGV_SITE):
+            with open("/proc/%d/status" % pid) as f:
+                rss.append(int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1)))
+        print("\nwaiting interpreters' VmRSS (kB): %s" % sorted(rss), file=sys.stderr)
+        self.assertTrue(rss)
+        self.assertLess(max(rss), 64 << 10)
 
     def test_runtime_cwd(self):
         # A runtime's cwd is made in phase one, as the code's own.
