@@ -20,12 +20,14 @@
 #include "budget.h"
 #include "clock.h"
 #include "config.h"
+#include "listener.h"
 #include "log.h"
 
 #define EGRESS_HEAD_TIMEOUT_MS 10000  /* to send a whole request head */
 #define EGRESS_ADDRS_MAX 8	      /* addresses of one name tried */
 #define EGRESS_PIPE_HIGH (256 * 1024) /* bytes queued towards one side before reading pauses */
 #define EGRESS_ACCEPT_BURST 32	      /* accepts per callback */
+#define EGRESS_BACK_OFF_MS 100	      /* accepts paused when out of fds or memory */
 
 enum egress_conn_state {
 	EGRESS_HEAD = 1, /* reading the request head */
@@ -600,16 +602,6 @@ egress_refuse_fd(struct egress_run *er, int fd, const char *reason)
 }
 
 static void
-egress_accept_retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct egress_run *er = arg;
-
-	(void)fd;
-	(void)what;
-	event_add(er->accept_ev, NULL);
-}
-
-static void
 egress_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct egress_run *er = arg;
@@ -624,12 +616,9 @@ egress_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM) {
-				struct timeval tv = {0, 100000};
-
 				log_warnx("run %" PRIu32 ": egress accept: %s; pausing", er->run_id,
 					  strerror(errno));
-				event_del(er->accept_ev);
-				evtimer_add(er->retry_ev, &tv);
+				listener_back_off(er->accept_ev, er->retry_ev, EGRESS_BACK_OFF_MS);
 			}
 			return;
 		}
@@ -730,7 +719,7 @@ egress_run_open(struct egress *eg, uint32_t run_id, const struct egress_policy *
 	er->listen_fd = listen_fd;
 	LIST_INIT(&er->conns);
 	er->accept_ev = event_new(eg->base, listen_fd, EV_READ | EV_PERSIST, egress_accept_cb, er);
-	er->retry_ev = evtimer_new(eg->base, egress_accept_retry_cb, er);
+	er->retry_ev = listener_back_off_new(eg->base, er->accept_ev);
 	if (er->accept_ev == NULL || er->retry_ev == NULL || event_add(er->accept_ev, NULL) < 0) {
 		egress_run_close(er, NULL);
 		return -ENOMEM;

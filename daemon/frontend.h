@@ -14,6 +14,7 @@
 #include "budget.h"
 #include "cgroup.h"
 #include "config.h"
+#include "listener.h"
 #include "proto.h"
 #include "spawn_msg.h"
 #include "runqueue.h"
@@ -126,15 +127,6 @@ void frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd);
 /* Build the root spec of d->cfg; when it changed, seal it and bump the
  * generation (prepared sandboxes of the old one are then discarded). */
 int frontend_rootspec_update(struct daemon *d);
-
-/* ---- listener.c: the listening socket ---- */
-
-/* Create the socket at path (unlink a stale one), owner, group, mode. As root. */
-int listener_create(const char *path, uid_t uid, gid_t gid, mode_t mode, int *ret_fd);
-/* Take the socket from systemd socket activation, if any (0 = none). */
-int listener_from_systemd(int *ret_fd);
-/* Start accepting on d->listen_fd. */
-int listener_start(struct daemon *d);
 
 /* ---- client.c: one connection ---- */
 

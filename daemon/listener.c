@@ -3,12 +3,15 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/time.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
+
+#include "listener.h"
 
 #include "frontend.h"
 #include "log.h"
@@ -75,14 +78,28 @@ listener_from_systemd(int *ret_fd)
 	return 1;
 }
 
+/* The back-off is over: accept on the listening event (arg) again. */
 static void
-listener_retry_cb(evutil_socket_t fd, short what, void *arg)
+listener_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct daemon *d = arg;
-
 	(void)fd;
 	(void)what;
-	event_add(d->listen_ev, NULL);
+	event_add(arg, NULL);
+}
+
+struct event *
+listener_back_off_new(struct event_base *base, struct event *listen_ev)
+{
+	return evtimer_new(base, listener_resume_cb, listen_ev);
+}
+
+void
+listener_back_off(struct event *listen_ev, struct event *back_off_ev, unsigned ms)
+{
+	struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+
+	event_del(listen_ev);
+	evtimer_add(back_off_ev, &tv);
 }
 
 /* Accept every pending connection; back off when out of descriptors. */
@@ -103,8 +120,6 @@ listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
 			return;
 		if (errno == EMFILE || errno == ENFILE) {
-			struct timeval tv = {0, LISTENER_BACKOFF_MS * 1000};
-
 			/* Use the reserve fd to take and shed one connection, so
 			 * the client hears a close instead of hanging. */
 			if (d->reserve_fd >= 0) {
@@ -116,8 +131,7 @@ listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			}
 			log_warnx("accept: out of file descriptors; pausing %d ms",
 				  LISTENER_BACKOFF_MS);
-			event_del(d->listen_ev);
-			event_add(d->accept_retry_ev, &tv);
+			listener_back_off(d->listen_ev, d->accept_retry_ev, LISTENER_BACKOFF_MS);
 			return;
 		}
 		log_warn("accept");
@@ -131,7 +145,7 @@ listener_start(struct daemon *d)
 	d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	d->listen_ev =
 		event_new(d->base, d->listen_fd, EV_READ | EV_PERSIST, listener_accept_cb, d);
-	d->accept_retry_ev = evtimer_new(d->base, listener_retry_cb, d);
+	d->accept_retry_ev = listener_back_off_new(d->base, d->listen_ev);
 	if (d->listen_ev == NULL || d->accept_retry_ev == NULL)
 		return -ENOMEM;
 	return event_add(d->listen_ev, NULL) < 0 ? -EIO : 0;

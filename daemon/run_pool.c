@@ -21,21 +21,35 @@
 #include "log.h"
 #include "run.h"
 
+/* Start a request of type for the sandbox in slot, events keyed by run_id; the rest 0. */
+static void
+run_pool_req(struct spawn_req *req, uint32_t type, uint32_t run_id, uint32_t slot)
+{
+	memset(req, 0, sizeof(*req));
+	req->type = type;
+	req->run_id = run_id;
+	req->uid_slot = slot;
+}
+
+/* Send req with its fds; the pool cannot go on without the spawner. */
+static void
+run_pool_send(struct daemon *d, const struct spawn_req *req, int *fds, size_t nfds)
+{
+	int rc = frontend_spawn_fds(d, req, fds, nfds);
+
+	if (rc < 0)
+		fatalx("cannot reach the spawner: %s", strerror(-rc));
+}
+
 /* Have the spawner end the sandbox prepared under key in slot. */
 static void
 run_pool_send_discard(struct daemon *d, uint32_t run_id, uint32_t slot, uint32_t key)
 {
 	struct spawn_req req;
-	int rc;
 
-	memset(&req, 0, sizeof(req));
-	req.type = SPAWN_DISCARD;
-	req.run_id = run_id;
-	req.uid_slot = slot;
+	run_pool_req(&req, SPAWN_DISCARD, run_id, slot);
 	req.prep_key = key;
-	rc = frontend_spawn_fds(d, &req, NULL, 0);
-	if (rc < 0)
-		fatalx("cannot reach the spawner: %s", strerror(-rc));
+	run_pool_send(d, &req, NULL, 0);
 }
 
 /* The sandbox prepared for r will get no run: have the spawner end it. */
@@ -75,19 +89,14 @@ run_pool_prepare_prestart(struct daemon *d, struct prep *p)
 		return rc;
 	if ((rc = run_io_pipe(outp[0])) < 0 || (rc = run_io_pipe(outp[1])) < 0)
 		goto out;
-	memset(&req, 0, sizeof(req));
-	req.type = SPAWN_PREPARE;
-	req.run_id = p->key;
-	req.uid_slot = p->slot;
+	run_pool_req(&req, SPAWN_PREPARE, p->key, p->slot);
 	req.flags = SPAWN_F_PRESTART;
 	req.memory_bytes = d->cfg->defaults.v[PROTO_LIMIT_MEMORY_BYTES];
 	fds[0] = d->rootspec_fd;
 	fds[1] = d->prestart_plan[p->rt];
 	fds[2] = outp[0][1];
 	fds[3] = outp[1][1];
-	rc = frontend_spawn_fds(d, &req, fds, SPAWN_PREPARE_NFDS_PRESTART);
-	if (rc < 0)
-		fatalx("cannot reach the spawner: %s", strerror(-rc));
+	run_pool_send(d, &req, fds, SPAWN_PREPARE_NFDS_PRESTART);
 	for (k = 0; k < 2; k++) {
 		p->out_fd[k] = outp[k][0];
 		outp[k][0] = -1;
@@ -107,16 +116,10 @@ void
 run_pool_prepare(struct daemon *d, uint32_t key, uint32_t slot)
 {
 	struct spawn_req req;
-	int rc;
 
-	memset(&req, 0, sizeof(req));
-	req.type = SPAWN_PREPARE;
-	req.run_id = key;
-	req.uid_slot = slot;
+	run_pool_req(&req, SPAWN_PREPARE, key, slot);
 	req.memory_bytes = d->cfg->defaults.v[PROTO_LIMIT_MEMORY_BYTES];
-	rc = frontend_spawn_fds(d, &req, &d->rootspec_fd, 1);
-	if (rc < 0)
-		fatalx("cannot reach the spawner: %s", strerror(-rc));
+	run_pool_send(d, &req, &d->rootspec_fd, 1);
 }
 
 /*
