@@ -15,4 +15,23 @@ clock_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Whole milliseconds from instant a to instant b; 0 if b is not later. */
+static inline uint64_t
+clock_ms_between(const struct timespec *a, const struct timespec *b)
+{
+	int64_t ms = (int64_t)(b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
+
+	return ms > 0 ? (uint64_t)ms : 0;
+}
+
+/* Whole milliseconds of CLOCK_MONOTONIC since t0. */
+static inline uint64_t
+clock_ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return clock_ms_between(t0, &now);
+}
+
 #endif

@@ -37,6 +37,7 @@
 #include "cells_driver.h"
 #include "advisory.h"
 #include "cells_msg.h"
+#include "clock.h"
 #include "config.h"
 #include "fdpass.h"
 #include "frontend.h"
@@ -356,7 +357,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		res.memory_peak_bytes = cl->lost_peak;
 	} else if (lost && cl->t_sent.tv_sec != 0) {
 		res.cpu_ms = 0;
-		res.wall_ms = run_io_ms_since(&cl->t_sent);
+		res.wall_ms = clock_ms_since(&cl->t_sent);
 		res.memory_peak_bytes = 0;
 	}
 	if (lost && why != NULL) {
@@ -418,11 +419,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		  cl->n, proto_outcome_name(res.outcome), res.state, res.wall_ms);
 	if (cl->c != NULL) {
 		rc = proto_encode_result(cl->req_id, &res, &out);
-		if (rc < 0)
-			client_send_error(cl->c, cl->req_id, PROTO_ERR_INTERNAL,
-					  "cannot encode the result: %s", strerror(-rc));
-		else
-			client_send(cl->c, &out);
+		client_send_encoded(cl->c, cl->req_id, rc, &out, "the result");
 	}
 	free(bufs[0]);
 	free(bufs[1]);

@@ -23,6 +23,7 @@
 #include "advisory.h"
 #include "budget.h"
 #include "cells.h"
+#include "clock.h"
 #include "frontend.h"
 #include "log.h"
 #include "memfd.h"
@@ -1123,7 +1124,7 @@ run_ps(struct daemon *d, struct client *c, uint32_t req_id)
 			.pid = (int32_t)r->client_pid,
 			.runtime = r->runtime,
 			.state = r->state == RUN_QUEUED ? "queued" : "running",
-			.elapsed_ms = run_io_ms_since(&r->t_request),
+			.elapsed_ms = clock_ms_since(&r->t_request),
 		};
 	}
 	client_send_encoded(c, req_id, proto_encode_ps(req_id, &ps, &out), &out, "ps");

@@ -153,8 +153,6 @@ void run_io_answer(struct run *r);
 void run_io_reset(struct run *r);
 /* Free what run_io holds: buffers, events, artifacts. */
 void run_io_free(struct run *r);
-/* Milliseconds since t0 (CLOCK_MONOTONIC). */
-uint64_t run_io_ms_since(const struct timespec *t0);
 
 /* ---- run_pool.c ---- */
 

@@ -20,6 +20,7 @@
 #include "budget.h"
 #include "cells.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "egress.h"
 #include "fdpass.h"
 #include "log.h"
@@ -45,15 +46,6 @@ void
 run_io_close_lifeline(struct run *r)
 {
 	frontend_unwatch(&r->lifeline_ev, &r->lifeline);
-}
-
-/* Microseconds-free elapsed time between two instants, in ms. */
-static uint64_t
-run_io_ms_between(const struct timespec *a, const struct timespec *b)
-{
-	int64_t ms = (int64_t)(b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
-
-	return ms > 0 ? (uint64_t)ms : 0;
 }
 
 /* Send output as it comes, in inline chunks; only what is kept is streamed. */
@@ -363,16 +355,6 @@ run_io_backstop_cb(evutil_socket_t fd, short what, void *arg)
 	run_maybe_finish(r);
 }
 
-uint64_t
-run_io_ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)(now.tv_sec - t0->tv_sec) * 1000ULL +
-	       (uint64_t)((now.tv_nsec - t0->tv_nsec) / 1000000L);
-}
-
 /*
  * Copy up to cap bytes of an artifact into a sealed memfd, holes as holes,
  * at most max_data bytes of data (what is left of the uid's byte budget).
@@ -441,7 +423,7 @@ run_io_answer(struct run *r)
 	run_outcome_decide(&r->f, &res, err, sizeof(err));
 	/* t_start is set once the run leaves the queue. */
 	if (res.wall_ms == 0 && r->t_start.tv_sec != 0)
-		res.wall_ms = run_io_ms_since(&r->t_start);
+		res.wall_ms = clock_ms_since(&r->t_start);
 	res.error = err[0] ? err : NULL;
 	for (k = 0; k < 2; k++) {
 		res.out[k].data.data = r->out[k].buf ? r->out[k].buf : (const uint8_t *)"";
@@ -485,9 +467,9 @@ run_io_answer(struct run *r)
 	res.artifacts_omitted = r->arts_omitted;
 	res.artifacts_omitted_bytes = r->arts_omitted_bytes;
 	if (r->t_start.tv_sec != 0)
-		res.queued_ms = run_io_ms_between(&r->t_request, &r->t_start);
+		res.queued_ms = clock_ms_between(&r->t_request, &r->t_start);
 	else
-		res.queued_ms = run_io_ms_since(&r->t_request);
+		res.queued_ms = clock_ms_since(&r->t_request);
 	for (i = 0; r->advisories != NULL && i < r->advisories->n; i++)
 		res.advisories[res.nadvisories++] = r->advisories->text[i];
 	/* Calls still waiting are abandoned: the code is gone. */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "jsonscan.h"
 #include "log.h"
 #include "rules.h"
@@ -152,13 +153,6 @@ run_tools_env(const struct proto_run *req, struct plan_env *env)
 	return 0;
 }
 
-/* Milliseconds since t0. */
-static uint64_t
-rt_ms_since(const struct timespec *t0)
-{
-	return run_io_ms_since(t0);
-}
-
 /* List a call in the result; SIZE_MAX when past the listed ones. */
 static size_t
 rt_record(struct run_tools *t, const char *tool, size_t tool_len, enum proto_tool_outcome oc,
@@ -286,7 +280,7 @@ rt_call_done(struct rt_call *c, enum proto_tool_outcome oc, uint64_t result_byte
 	TAILQ_REMOVE(&t->pending, c, entry);
 	if (c->rec != SIZE_MAX) {
 		t->rec[c->rec].outcome = oc;
-		t->rec[c->rec].ms = rt_ms_since(&c->t0);
+		t->rec[c->rec].ms = clock_ms_since(&c->t0);
 		t->rec[c->rec].result_bytes = result_bytes;
 	}
 	if (oc == PROTO_TOOL_REFUSED)

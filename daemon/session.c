@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cells.h"
+#include "clock.h"
 #include "config.h"
 #include "fdpass.h"
 #include "frontend.h"
@@ -76,17 +77,6 @@ struct session {
 };
 
 static void session_end(struct session *s, const char *why);
-
-static uint64_t
-session_ms_since(const struct timespec *t)
-{
-	struct timespec now;
-	int64_t ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
-	return ms > 0 ? (uint64_t)ms : 0;
-}
 
 static void
 session_timer(struct event *ev, uint64_t ms)
@@ -256,12 +246,7 @@ session_reply_read(struct session *s, struct kop *k, int fd)
 	fdata.truncated = len < fdata.size;
 	r = proto_encode_file_data(k->req_id, &fdata, &out);
 	close(mfd);
-	if (r < 0) {
-		client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL, "cannot encode: %s",
-				  strerror(-r));
-		return;
-	}
-	client_send(k->c, &out);
+	client_send_encoded(k->c, k->req_id, r, &out, "file_data");
 }
 
 /* file_list: the keeper's records, checked, as many as fit in one packet. */
@@ -315,11 +300,7 @@ session_reply_list(struct kop *k, int fd, uint32_t count, bool more)
 		l.nentries = l.nentries * 3 / 4;
 		l.truncated = true;
 	}
-	if (r < 0)
-		client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL, "cannot encode: %s",
-				  strerror(-r));
-	else
-		client_send(k->c, &out);
+	client_send_encoded(k->c, k->req_id, r, &out, "file_list");
 	free(ents);
 	if (rec != NULL)
 		munmap((void *)rec, (size_t)st.st_size);
@@ -719,7 +700,6 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 	struct proto_out out;
 	struct session *s;
 	bool busy;
-	int r;
 
 	TAILQ_FOREACH(s, &d->sessions, entry)
 	{
@@ -733,18 +713,14 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 		busy = s->cells != NULL ? cells_busy(s->cells) : s->active != NULL;
 		e[l.nsessions++] = (struct proto_session_entry){
 			.session = s->id,
-			.age_ms = session_ms_since(&s->t_open),
-			.idle_ms = busy ? 0 : session_ms_since(&s->t_active),
+			.age_ms = clock_ms_since(&s->t_open),
+			.idle_ms = busy ? 0 : clock_ms_since(&s->t_active),
 			.runs = s->cells != NULL ? cells_count(s->cells) : s->nruns,
 			.state = busy ? "running" : "idle",
 			.interpreter = s->cells != NULL ? cells_runtime(s->cells) : NULL};
 	}
-	r = proto_encode_session_list(req_id, &l, &out);
-	if (r < 0) {
-		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot encode: %s", strerror(-r));
-		return;
-	}
-	client_send(c, &out);
+	client_send_encoded(c, req_id, proto_encode_session_list(req_id, &l, &out), &out,
+			    "session_list");
 }
 
 void
