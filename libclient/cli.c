@@ -136,11 +136,13 @@ struct cli_command {
 	/* A command that reads its own options (argv[0]: its name) ... */
 	int (*main)(struct cli *cli, int argc, char **argv);
 	/* ... or one that takes only --socket and --json, then min_args to
-	 * max_args operands. */
-	int (*fn)(const struct cli *cli, int nargs, char **args);
+	 * max_args operands, run connected to the daemon (conn, freed after
+	 * it) unless it connects itself (conn NULL). */
+	int (*fn)(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args);
 	int min_args;
 	int max_args;
-	bool session_first; /* its first operand is a SESSION id, checked first */
+	bool session_first;   /* its first operand is a SESSION id, checked first */
+	bool connects_itself; /* it checks or reads its operands before it connects */
 };
 
 /* Limits given on the command line (0: not given), applied once all are read. */
@@ -469,32 +471,23 @@ cli_json_print(json_t *obj)
 
 /* `airlock ping`: one round trip. */
 static int
-cli_ping(const struct cli *cli, int nargs, char **args)
+cli_ping(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 {
-	struct airlock_conn *conn = NULL;
 	struct timespec t0;
 	double ms;
-	int r, status;
+	int r;
 
 	(void)nargs;
 	(void)args;
-	status = cli_connect(cli, &conn);
-	if (status != 0)
-		return status;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = airlock_ping(conn);
 	ms = cli_ms_since(&t0);
-	if (r < 0) {
-		status = cli_daemon_error(conn, "ping", r);
-		goto out;
-	}
+	if (r < 0)
+		return cli_daemon_error(conn, "ping", r);
 	if (cli->json)
-		status = cli_json_print(json_pack("{s:b, s:f}", "pong", 1, "rtt_ms", ms));
-	else
-		printf("pong %.3f ms\n", ms);
-out:
-	airlock_conn_free(conn);
-	return status;
+		return cli_json_print(json_pack("{s:b, s:f}", "pong", 1, "rtt_ms", ms));
+	printf("pong %.3f ms\n", ms);
+	return CLI_EXIT_OK;
 }
 
 /* Does the daemon say which packages any runtime sees? */
@@ -781,18 +774,14 @@ fail:
 
 /* `airlock info`: what the daemon offers this user. */
 static int
-cli_info(const struct cli *cli, int nargs, char **args)
+cli_info(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 {
-	struct airlock_conn *conn = NULL;
 	struct airlock_info *info = NULL;
 	size_t i;
-	int l, r, status;
+	int l, r, status = CLI_EXIT_OK;
 
 	(void)nargs;
 	(void)args;
-	status = cli_connect(cli, &conn);
-	if (status != 0)
-		return status;
 	r = airlock_info(conn, &info);
 	if (r < 0) {
 		status = cli_daemon_error(conn, "info", r);
@@ -837,7 +826,6 @@ cli_info(const struct cli *cli, int nargs, char **args)
 	cli_info_profiles_text(info);
 out:
 	airlock_info_free(info);
-	airlock_conn_free(conn);
 	return status;
 }
 
@@ -868,21 +856,17 @@ cli_ps_json(const struct airlock_ps *ps)
 
 /* `airlock ps`: the caller's runs in progress and queued, as a table. */
 static int
-cli_ps(const struct cli *cli, int nargs, char **args)
+cli_ps(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 {
-	struct airlock_conn *conn = NULL;
 	struct airlock_info *info = NULL;
 	struct airlock_ps *ps = NULL;
 	char elapsed[32], pid[16];
 	bool show_uid = false;
 	size_t i, n;
-	int r, status;
+	int r, status = CLI_EXIT_OK;
 
 	(void)nargs;
 	(void)args;
-	status = cli_connect(cli, &conn);
-	if (status != 0)
-		return status;
 	r = airlock_ps(conn, &ps);
 	if (r < 0) {
 		status = cli_daemon_error(conn, "ps", r);
@@ -926,16 +910,15 @@ cli_ps(const struct cli *cli, int nargs, char **args)
 out:
 	airlock_info_free(info);
 	airlock_ps_free(ps);
-	airlock_conn_free(conn);
 	return status;
 }
 
-/* `airlock cancel ID`: cancel one of the caller's runs by its run id (from ps). */
+/* `airlock cancel ID`: cancel one of the caller's runs by its run id (from
+ * ps). It connects itself (conn NULL), once ID is known to be one. */
 static int
-cli_cancel(const struct cli *cli, int nargs, char **args)
+cli_cancel(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 {
 	const char *arg = args[0];
-	struct airlock_conn *conn = NULL;
 	uint64_t id;
 	int r, status;
 
@@ -2110,20 +2093,14 @@ out:
 
 /* `airlock session close ID`. */
 static int
-cli_session_close(const struct cli *cli, int nargs, char **args)
+cli_session_close(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 {
-	struct airlock_conn *conn = NULL;
-	int r, status;
+	int r;
 
+	(void)cli;
 	(void)nargs;
-	status = cli_connect(cli, &conn);
-	if (status != 0)
-		return status;
 	r = airlock_session_close(conn, args[0]);
-	if (r < 0)
-		status = cli_session_error(conn, "session close", r);
-	airlock_conn_free(conn);
-	return status;
+	return r < 0 ? cli_session_error(conn, "session close", r) : CLI_EXIT_OK;
 }
 
 /* `airlock session ls` as JSON: a list of objects, one per session
@@ -2160,19 +2137,15 @@ cli_session_ls_json(const struct airlock_session_list *list)
 
 /* `airlock session ls`: the caller's sessions, as a table. */
 static int
-cli_session_ls(const struct cli *cli, int nargs, char **args)
+cli_session_ls(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 {
 	struct airlock_session_list *list = NULL;
-	struct airlock_conn *conn = NULL;
 	char age[32], idle[32];
 	size_t i;
-	int r, status;
+	int r, status = CLI_EXIT_OK;
 
 	(void)nargs;
 	(void)args;
-	status = cli_connect(cli, &conn);
-	if (status != 0)
-		return status;
 	r = airlock_session_list(conn, &list);
 	if (r < 0) {
 		status = cli_daemon_error(conn, "session ls", r);
@@ -2196,7 +2169,6 @@ cli_session_ls(const struct cli *cli, int nargs, char **args)
 		status = cli_fail("write", -EIO);
 out:
 	airlock_session_list_free(list);
-	airlock_conn_free(conn);
 	return status;
 }
 
@@ -2208,10 +2180,14 @@ static int
 cli_session(struct cli *cli, int argc, char **argv)
 {
 	static const struct cli_command session_commands[] = {
-		{"open", cli_session_open, NULL, 0, 0, false},
-		{"close", NULL, cli_session_close, 1, 1, true},
-		{"ls", NULL, cli_session_ls, 0, 0, false},
-		{NULL, NULL, NULL, 0, 0, false},
+		{.name = "open", .main = cli_session_open},
+		{.name = "close",
+		 .fn = cli_session_close,
+		 .min_args = 1,
+		 .max_args = 1,
+		 .session_first = true},
+		{.name = "ls", .fn = cli_session_ls},
+		{.name = NULL},
 	};
 
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -2222,11 +2198,12 @@ cli_session(struct cli *cli, int argc, char **argv)
 			    argc - 1, argv + 1);
 }
 
-/* `airlock put SESSION LOCAL REMOTE`: LOCAL (- = stdin) into the session. */
+/* `airlock put SESSION LOCAL REMOTE`: LOCAL (- = stdin) into the session.
+ * It connects itself (conn NULL) once LOCAL is read: no connection waits
+ * on a slow stdin. */
 static int
-cli_put(const struct cli *cli, int nargs, char **args)
+cli_put(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 {
-	struct airlock_conn *conn = NULL;
 	char *buf = NULL;
 	size_t len;
 	int r, status;
@@ -2325,18 +2302,15 @@ out:
 
 /* `airlock get SESSION REMOTE LOCAL`: a file of the session into LOCAL (- = stdout). */
 static int
-cli_get(const struct cli *cli, int nargs, char **args)
+cli_get(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 {
-	struct airlock_conn *conn = NULL;
 	struct airlock_file *file = NULL;
 	const void *data;
 	size_t len;
-	int r, status;
+	int r, status = CLI_EXIT_OK;
 
+	(void)cli;
 	(void)nargs;
-	status = cli_connect(cli, &conn);
-	if (status != 0)
-		return status;
 	r = airlock_file_read(conn, args[0], args[1], &file);
 	if (r == -EINVAL || r == -ENAMETOOLONG) {
 		cli_errorf("get: %s: bad remote path (empty or too long)\n", args[1]);
@@ -2364,7 +2338,6 @@ cli_get(const struct cli *cli, int nargs, char **args)
 			args[1], len, airlock_file_size(file));
 out:
 	airlock_file_free(file);
-	airlock_conn_free(conn);
 	return status;
 }
 
@@ -2407,20 +2380,16 @@ cli_files_json(const struct airlock_file_list *list)
 
 /* `airlock files SESSION [DIR]`: one line per entry, KIND SIZE MTIME NAME. */
 static int
-cli_files(const struct cli *cli, int nargs, char **args)
+cli_files(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 {
 	struct airlock_file_list *list = NULL;
-	struct airlock_conn *conn = NULL;
 	const char *dir = nargs > 1 ? args[1] : NULL;
 	char mtime[32];
 	struct tm tm;
 	time_t t;
 	size_t i;
-	int r, status;
+	int r, status = CLI_EXIT_OK;
 
-	status = cli_connect(cli, &conn);
-	if (status != 0)
-		return status;
 	r = airlock_file_list(conn, args[0], dir, &list);
 	if (r == -ENAMETOOLONG) {
 		cli_errorf("files: %s: path too long\n", dir);
@@ -2454,29 +2423,23 @@ cli_files(const struct cli *cli, int nargs, char **args)
 		status = cli_fail("write", -EIO);
 out:
 	airlock_file_list_free(list);
-	airlock_conn_free(conn);
 	return status;
 }
 
 /* `airlock rm SESSION REMOTE`: delete a file, link or empty directory. */
 static int
-cli_rm(const struct cli *cli, int nargs, char **args)
+cli_rm(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 {
-	struct airlock_conn *conn = NULL;
-	int r, status;
+	int r;
 
+	(void)cli;
 	(void)nargs;
-	status = cli_connect(cli, &conn);
-	if (status != 0)
-		return status;
 	r = airlock_file_delete(conn, args[0], args[1]);
 	if (r == -EINVAL || r == -ENAMETOOLONG) {
 		cli_errorf("rm: %s: bad remote path (empty or too long)\n", args[1]);
-		status = CLI_EXIT_USAGE;
-	} else if (r < 0)
-		status = cli_session_error(conn, "rm", r);
-	airlock_conn_free(conn);
-	return status;
+		return CLI_EXIT_USAGE;
+	}
+	return r < 0 ? cli_session_error(conn, "rm", r) : CLI_EXIT_OK;
 }
 
 /*
@@ -2519,26 +2482,32 @@ cli_mcp(struct cli *cli, int argc, char **argv)
 /* The commands (their synopses: cli_synopses). */
 static const struct cli_command cli_commands[] = {
 	/* reading their own options */
-	{"run", cli_run, NULL, 0, 0, false},
-	{"session", cli_session, NULL, 0, 0, false},
-	{"mcp", cli_mcp, NULL, 0, 0, false},
-	{"cell", cli_cell, NULL, 0, 0, false},
+	{.name = "run", .main = cli_run},
+	{.name = "session", .main = cli_session},
+	{.name = "mcp", .main = cli_mcp},
+	{.name = "cell", .main = cli_cell},
 	/* taking --socket and --json only, then their operands */
-	{"ping", NULL, cli_ping, 0, 0, false},
-	{"info", NULL, cli_info, 0, 0, false},
-	{"ps", NULL, cli_ps, 0, 0, false},
-	{"cancel", NULL, cli_cancel, 1, 1, false},
-	{"put", NULL, cli_put, 3, 3, true},
-	{"get", NULL, cli_get, 3, 3, true},
-	{"files", NULL, cli_files, 1, 2, true},
-	{"rm", NULL, cli_rm, 2, 2, true},
-	{NULL, NULL, NULL, 0, 0, false},
+	{.name = "ping", .fn = cli_ping},
+	{.name = "info", .fn = cli_info},
+	{.name = "ps", .fn = cli_ps},
+	{.name = "cancel", .fn = cli_cancel, .min_args = 1, .max_args = 1, .connects_itself = true},
+	{.name = "put",
+	 .fn = cli_put,
+	 .min_args = 3,
+	 .max_args = 3,
+	 .session_first = true,
+	 .connects_itself = true},
+	{.name = "get", .fn = cli_get, .min_args = 3, .max_args = 3, .session_first = true},
+	{.name = "files", .fn = cli_files, .min_args = 1, .max_args = 2, .session_first = true},
+	{.name = "rm", .fn = cli_rm, .min_args = 2, .max_args = 2, .session_first = true},
+	{.name = NULL},
 };
 
 /*
  * Run the command argv[0] of table. One that takes only --socket and --json
- * has them read here and its operands counted; usage names the command
- * whose usage its --help prints (NULL: its own name).
+ * has them read here, its operands counted and, unless it connects itself,
+ * the connection made and freed here; usage names the command whose usage
+ * its --help prints (NULL: its own name).
  */
 static int
 cli_dispatch(struct cli *cli, const struct cli_command *table, const char *usage,
@@ -2546,6 +2515,7 @@ cli_dispatch(struct cli *cli, const struct cli_command *table, const char *usage
 {
 	struct cli_parse parse = {CLI_IN_SIMPLE, "h", usage, NULL, NULL, NULL};
 	struct cli_limits lim = {0};
+	struct airlock_conn *conn = NULL;
 	const struct cli_command *cmd;
 	int status;
 
@@ -2573,7 +2543,14 @@ cli_dispatch(struct cli *cli, const struct cli_command *table, const char *usage
 		if (status != 0)
 			return status;
 	}
-	return cmd->fn(cli, argc - optind, argv + optind);
+	if (cmd->connects_itself)
+		return cmd->fn(cli, NULL, argc - optind, argv + optind);
+	status = cli_connect(cli, &conn);
+	if (status != 0)
+		return status;
+	status = cmd->fn(cli, conn, argc - optind, argv + optind);
+	airlock_conn_free(conn);
+	return status;
 }
 
 /* --version, the one option of the command line before the command. */
