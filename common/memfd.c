@@ -1,5 +1,6 @@
 /* memfd.c: create, seal and verify memfds. */
 #include "memfd.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,24 +31,14 @@ memfd_seal(int fd)
 int
 memfd_sealed_create(const char *name, const void *data, size_t len, int *ret_fd)
 {
-	const char *p = data;
-	size_t off = 0;
 	int fd = -1, r;
 
 	r = memfd_new(name, &fd);
 	if (r < 0)
 		return r;
-	while (off < len) {
-		ssize_t n = write(fd, p + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			goto fail;
-		}
-		off += (size_t)n;
-	}
+	r = fd_write_all(fd, data, len);
+	if (r < 0)
+		goto fail;
 	r = memfd_seal(fd);
 	if (r < 0)
 		goto fail;

@@ -20,37 +20,21 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "sandbox_fs_root.h"
-
-/* Write all of len bytes. */
-static int
-sb_write_all(int fd, const void *data, uint64_t len)
-{
-	const char *p = data;
-
-	while (len > 0) {
-		size_t chunk = len > (1U << 30) ? (1U << 30) : (size_t)len;
-		ssize_t n = write(fd, p, chunk);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
 
 /* Create path with data, mode and owner. */
 static void
 sb_write_file(const char *path, const void *data, uint64_t len, mode_t mode, uid_t uid, int step)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode), r;
 
 	if (fd < 0)
 		sandbox_fail(step, errno);
-	if (sb_write_all(fd, data, len) < 0 || fchown(fd, uid, uid) < 0 || fchmod(fd, mode) < 0)
+	r = fd_write_all(fd, data, (size_t)len);
+	if (r < 0)
+		sandbox_fail(step, -r);
+	if (fchown(fd, uid, uid) < 0 || fchmod(fd, mode) < 0)
 		sandbox_fail(step, errno);
 	close(fd);
 }

@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "fdpass.h"
 #include "sandbox_tools_files.h"
 #include "spawn_msg.h"
@@ -29,21 +30,13 @@
 static void
 sb_tools_file(const char *path, const char *text, mode_t mode)
 {
-	size_t len = strlen(text);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode), r;
 
 	if (fd < 0)
 		sandbox_fail(SANDBOX_STEP_TOOLS, errno);
-	while (len > 0) {
-		ssize_t n = write(fd, text, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			sandbox_fail(SANDBOX_STEP_TOOLS, n < 0 ? errno : EIO);
-		text += n;
-		len -= (size_t)n;
-	}
+	r = fd_write_all(fd, text, strlen(text));
+	if (r < 0)
+		sandbox_fail(SANDBOX_STEP_TOOLS, -r);
 	SB_CHECK(fchmod(fd, mode), SANDBOX_STEP_TOOLS);
 	close(fd);
 }

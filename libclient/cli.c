@@ -3,6 +3,7 @@
 #include "cli_net.h"
 #include "cli_tool.h"
 #include "cli_util.h"
+#include "fdio.h"
 #include "limit.h"
 #include "mcp.h"
 #include "rules.h"
@@ -1811,8 +1812,8 @@ cli_stream_chunk(void *arg, enum airlock_stream stream, const void *buf, size_t 
 {
 	(void)arg;
 	/* Errors are left to the final status (like stdio's). */
-	(void)cli_write_all(stream == AIRLOCK_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, buf,
-			    len);
+	(void)fd_write_all(stream == AIRLOCK_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, buf,
+			   len);
 }
 
 /* `run --stream --json`: one JSON line per chunk, {"event": "output",
@@ -2270,7 +2271,7 @@ cli_write_atomic(const char *path, const void *data, size_t len)
 			goto out;
 		}
 	}
-	r = cli_write_all(fd, data, len);
+	r = fd_write_all(fd, data, len);
 	if (r < 0)
 		goto fail;
 	if (fsync(fd) < 0 || close(fd) < 0) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli_util.h"
+#include "fdio.h"
 #include "proto.h"
 
 /* Split cmd at blanks into a NULL-terminated argv; NULL on ENOMEM or no word. */
@@ -93,7 +94,7 @@ cli_tools_memfd(const char *data, size_t len)
 
 	if (fd < 0)
 		return -1;
-	if ((len > 0 && cli_write_all(fd, data, len) < 0) || lseek(fd, 0, SEEK_SET) < 0) {
+	if ((len > 0 && fd_write_all(fd, data, len) < 0) || lseek(fd, 0, SEEK_SET) < 0) {
 		close(fd);
 		return -1;
 	}

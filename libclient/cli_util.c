@@ -1,5 +1,6 @@
 /* cli_util.c: parsing and safe artifact writing for the airlock command. */
 #include "cli_util.h"
+#include "fdio.h"
 #include "rules.h"
 
 #include <errno.h>
@@ -80,6 +81,12 @@ cli_parse_size(const char *s, uint64_t *ret)
 	return cli_parse_scaled(s, true, ret);
 }
 
+int
+cli_parse_count(const char *s, uint64_t *ret)
+{
+	return cli_parse_scaled(s, false, ret);
+}
+
 /* Parse possibly fractional seconds into milliseconds. */
 int
 cli_parse_seconds(const char *s, uint64_t *ret_ms)
@@ -120,12 +127,6 @@ cli_parse_seconds(const char *s, uint64_t *ret_ms)
 	return 0;
 }
 
-int
-cli_parse_count(const char *s, uint64_t *ret)
-{
-	return cli_parse_scaled(s, false, ret);
-}
-
 /* openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS (glibc has no wrapper). */
 static int
 cli_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode)
@@ -143,25 +144,6 @@ cli_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode)
 	if (fd < 0)
 		return -errno;
 	return (int)fd;
-}
-
-/* Write all of buf to fd, again after EINTR. */
-int
-cli_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* Create one artifact file below dirfd without following any link. */
@@ -219,7 +201,7 @@ cli_artifact_write(int dirfd, const char *name, const void *data, size_t len, bo
 		tmp[0] = '\0';
 		goto out;
 	}
-	r = cli_write_all(fd, data, len);
+	r = fd_write_all(fd, data, len);
 	if (r < 0)
 		goto out;
 	if (close(fd) < 0) {

@@ -24,10 +24,6 @@ int cli_parse_seconds(const char *s, uint64_t *ret_ms);
 /* Parse a positive decimal count. Returns 0, -EINVAL or -ERANGE (0, overflow). */
 int cli_parse_count(const char *s, uint64_t *ret);
 
-/* Write all len bytes of buf to fd, again after EINTR. Returns 0 or -errno
- * (-EIO if write() wrote nothing). */
-int cli_write_all(int fd, const void *buf, size_t len);
-
 /*
  * Write len bytes of data as a new file name below the directory dirfd,
  * creating missing parent directories (0755). The name is checked with
