@@ -45,6 +45,7 @@
 #include "memfd.h"
 #include "run.h"
 #include "session.h"
+#include "xalloc.h"
 
 /* Where a cell is. */
 enum cell_stage {
@@ -124,10 +125,8 @@ cells_runtime_ok(const struct config_runtime *rt)
 struct cells *
 cells_new(struct daemon *d, struct session *s, const char *runtime)
 {
-	struct cells *cs = calloc(1, sizeof(*cs));
+	struct cells *cs = xcalloc(1, sizeof(*cs));
 
-	if (cs == NULL)
-		fatalx("out of memory");
 	cs->d = d;
 	cs->s = s;
 	cs->chan = -1;
@@ -270,11 +269,9 @@ cells_utf8(const uint8_t *s, size_t len)
 static int
 cells_pread(int fd, uint64_t off, size_t len, uint8_t **ret)
 {
-	uint8_t *b = malloc(len + 1);
+	uint8_t *b = xmalloc(len + 1);
 	size_t got = 0;
 
-	if (b == NULL)
-		fatalx("out of memory");
 	while (got < len) {
 		ssize_t n = pread(fd, b + got, len - got, (off_t)(off + got));
 
@@ -810,9 +807,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 		free(adv);
 		return;
 	}
-	cl = calloc(1, sizeof(*cl));
-	if (cl == NULL)
-		fatalx("out of memory");
+	cl = xcalloc(1, sizeof(*cl));
 	cl->c = c;
 	cl->req_id = req_id;
 	cl->pid = client_pid(c);
@@ -830,9 +825,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	 */
 	if (budget_charge(&cs->d->budget, cl->uid, cl->code_len, 0, UINT64_MAX, UINT32_MAX) < 0)
 		fatalx("out of memory");
-	cl->code = malloc(cl->code_len + 1);
-	if (cl->code == NULL)
-		fatalx("out of memory");
+	cl->code = xmalloc(cl->code_len + 1);
 	if (cl->code_len > 0)
 		memcpy(cl->code, req->code.data, cl->code_len);
 	TAILQ_INSERT_TAIL(&cs->q, cl, entry);

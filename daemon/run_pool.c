@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "run.h"
+#include "xalloc.h"
 
 /* Start a request of type for the sandbox in slot, events keyed by run_id; the rest 0. */
 static void
@@ -157,11 +158,9 @@ run_pool_count(struct daemon *d, int rt)
 static bool
 run_pool_add(struct daemon *d, int rt)
 {
-	struct prep *p = calloc(1, sizeof(*p));
+	struct prep *p = xcalloc(1, sizeof(*p));
 	int r;
 
-	if (p == NULL)
-		fatalx("out of memory");
 	/* Its key holds its uid slot until it is forgotten. */
 	r = spawnref_add_slot(&d->refs, SPAWNREF_POOL, p, &p->key, &p->slot);
 	if (r == -EBUSY) {

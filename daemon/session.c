@@ -31,6 +31,7 @@
 #include "log.h"
 #include "memfd.h"
 #include "rules.h"
+#include "xalloc.h"
 
 enum kop_kind {
 	KOP_FILE,  /* a client's file operation: reply to (c, req_id) */
@@ -276,9 +277,7 @@ session_reply_list(struct kop *k, int fd, uint32_t count, bool more)
 					  strerror(errno));
 			return;
 		}
-		ents = calloc(count, sizeof(*ents));
-		if (ents == NULL)
-			fatalx("out of memory");
+		ents = xcalloc(count, sizeof(*ents));
 	}
 	for (i = 0; i < count; i++) {
 		const struct keep_entry *e = &rec[i];
@@ -589,9 +588,7 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	/* The limits the runs will ask by default, within the session's profile. */
 	if (client_resolve_limits(c, req_id, o->profile, &o->limits, &resolved, &prof) < 0)
 		return;
-	s = calloc(1, sizeof(*s));
-	if (s == NULL)
-		fatalx("out of memory");
+	s = xcalloc(1, sizeof(*s));
 	if (session_pick(o->workspace_bytes, prof->defaults.v[PROTO_LIMIT_WORKSPACE_BYTES],
 			 prof->ceilings.v[PROTO_LIMIT_WORKSPACE_BYTES], "workspace_bytes", why,
 			 sizeof(why), &s->workspace_bytes) < 0 ||
@@ -735,9 +732,7 @@ session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum proto_
 		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
 		return;
 	}
-	k = calloc(1, sizeof(*k));
-	if (k == NULL)
-		fatalx("out of memory");
+	k = xcalloc(1, sizeof(*k));
 	k->kind = KOP_FILE;
 	k->c = c;
 	k->req_id = req_id;
@@ -918,9 +913,7 @@ session_run_prepare(struct session *s, struct run *r, const char *const *names, 
 	/* Input files go through the keeper's link-refusing writes: in a
 	 * session the workspace holds whatever earlier runs left there. */
 	for (i = 0; i <= nfiles; i++) {
-		k = calloc(1, sizeof(*k));
-		if (k == NULL)
-			fatalx("out of memory");
+		k = xcalloc(1, sizeof(*k));
 		k->kind = i < nfiles ? KOP_INPUT : KOP_MOUNT;
 		k->op = i < nfiles ? KEEP_WRITE : KEEP_MOUNT;
 		k->r = r;
