@@ -948,37 +948,22 @@ dec_errcode_lookup(const char *name, void *ret)
 	return proto_error_from_name(name, ret);
 }
 
-/* Store the set's own copy of name (a const char *) into ret. */
+/* A string from a NULL-terminated set (names); *ret gets the set's own
+ * copy. Not in the set is bad_request. */
 static int
-dec_name_lookup(const char *const *names, const char *name, void *ret)
+dec_oneof(struct proto_dec *d, const msgpack_object *o, const char *const *names, const char **ret)
 {
-	const char *n = proto_name_in(names, name);
+	const char *s;
+	int r;
 
-	if (n == NULL)
-		return -ENOENT;
-	*(const char **)ret = n;
+	r = dec_str(d, o, PROTO_NAME_MAX, true, &s);
+	if (r < 0)
+		return r;
+	s = proto_name_in(names, s);
+	if (s == NULL)
+		return dec_bad(d, "unknown name");
+	*ret = s;
 	return 0;
-}
-
-/* A file kind, for dec_enum(). */
-static int
-dec_file_kind_lookup(const char *name, void *ret)
-{
-	return dec_name_lookup(proto_file_kinds, name, ret);
-}
-
-/* A session state, for dec_enum(). */
-static int
-dec_session_state_lookup(const char *name, void *ret)
-{
-	return dec_name_lookup(proto_session_states, name, ret);
-}
-
-/* A cell's state, for dec_enum(). */
-static int
-dec_cell_state_lookup(const char *name, void *ret)
-{
-	return dec_name_lookup(proto_cell_states, name, ret);
 }
 
 /* proto_tool_outcome_from_name() with a generic signature for dec_enum(). */
@@ -998,20 +983,6 @@ dec_tool_name(struct proto_dec *d, const msgpack_object *o, const char **ret)
 	    !rules_tool_name_check(o->via.str.ptr, o->via.str.size))
 		return dec_bad(d, "not a tool name ([A-Za-z_][A-Za-z0-9_]*)");
 	return dec_str(d, o, PROTO_TOOL_NAME_MAX, true, ret);
-}
-
-/* An output stream name, for dec_enum(). */
-static int
-dec_stream_name_lookup(const char *name, void *ret)
-{
-	return dec_name_lookup(proto_stream_names, name, ret);
-}
-
-/* A profile's network mode, for dec_enum(). */
-static int
-dec_netmode_lookup(const char *name, void *ret)
-{
-	return dec_name_lookup(proto_netmodes, name, ret);
 }
 
 /* A session id: any other string, of whatever length, is bad_request. */
@@ -1455,7 +1426,7 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 		return r;
 	}
 	case DEC_NETMODE:
-		return dec_enum(d, o, dec_netmode_lookup, dst);
+		return dec_oneof(d, o, proto_netmodes, (const char **)dst);
 	case DEC_TOOLS:
 	case DEC_TOOL_RECORDS:
 		if ((f->flags & DF_NONEMPTY) != 0 && o->type == MSGPACK_OBJECT_ARRAY &&
@@ -1484,13 +1455,13 @@ dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *
 			return dec_bad(d, "empty");
 		return dec_blob(d, o, (struct proto_blob *)dst);
 	case DEC_FILE_KIND:
-		return dec_enum(d, o, dec_file_kind_lookup, dst);
+		return dec_oneof(d, o, proto_file_kinds, (const char **)dst);
 	case DEC_SESSION_STATE:
-		return dec_enum(d, o, dec_session_state_lookup, dst);
+		return dec_oneof(d, o, proto_session_states, (const char **)dst);
 	case DEC_CELL_STATE:
-		return dec_enum(d, o, dec_cell_state_lookup, dst);
+		return dec_oneof(d, o, proto_cell_states, (const char **)dst);
 	case DEC_STREAM_NAME:
-		return dec_enum(d, o, dec_stream_name_lookup, dst);
+		return dec_oneof(d, o, proto_stream_names, (const char **)dst);
 	}
 	return dec_fail(d, PROTO_ERR_INTERNAL, "unknown field kind");
 }
