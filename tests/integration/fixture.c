@@ -60,14 +60,30 @@ out:
 	return ok;
 }
 
+/* config_text with the pool's two counts at 0 unless it names them (see
+ * fixture_start), into buf; -E2BIG if it does not fit. */
+static int
+fixture_config_text(const char *config_text, char *buf, size_t size)
+{
+	const char *pre = config_text ? config_text : "";
+	int n = snprintf(buf, size, "%s\n[daemon]\n%s%s", pre,
+			 strstr(pre, "prepared_sandboxes") ? "" : "prepared_sandboxes = 0\n",
+			 strstr(pre, "prestarted_interpreters") ? ""
+								: "prestarted_interpreters = 0\n");
+
+	/* A config cut short would fail far from here, or worse pass. */
+	if (n < 0 || (size_t)n >= size)
+		return -E2BIG;
+	return 0;
+}
+
 int
 fixture_start(struct fixture *f, const char *config_text)
 {
 	const char *bin = getenv("AIRLOCKD");
 	static char text[80 * 1024];
-	const char *pre;
 	pid_t parent;
-	int i, r, n;
+	int i, r;
 
 	memset(f, 0, sizeof(*f));
 	if (bin == NULL)
@@ -87,13 +103,9 @@ fixture_start(struct fixture *f, const char *config_text)
 	 * and the hostile suite, whose leftover checks tell waiting
 	 * interpreters apart, run with them).
 	 */
-	pre = config_text ? config_text : "";
-	n = snprintf(text, sizeof(text), "%s\n[daemon]\n%s%s", pre,
-		     strstr(pre, "prepared_sandboxes") ? "" : "prepared_sandboxes = 0\n",
-		     strstr(pre, "prestarted_interpreters") ? "" : "prestarted_interpreters = 0\n");
-	/* A config cut short would fail far from here, or worse pass. */
-	if (n < 0 || (size_t)n >= sizeof(text))
-		return -E2BIG;
+	r = fixture_config_text(config_text, text, sizeof(text));
+	if (r < 0)
+		return r;
 	config_text = text;
 	r = fixture_write(f->config, config_text);
 	if (r < 0)
@@ -160,9 +172,15 @@ fixture_log_has(const struct fixture *f, const char *s)
 int
 fixture_write_config(const struct fixture *f, const char *text)
 {
-	FILE *fp = fopen(f->config, "we");
-	int r = 0;
+	static char buf[80 * 1024];
+	FILE *fp;
+	int r;
 
+	/* A reloaded config keeps the pool off as fixture_start's does. */
+	if ((r = fixture_config_text(text, buf, sizeof(buf))) < 0)
+		return r;
+	text = buf;
+	fp = fopen(f->config, "we");
 	if (fp == NULL)
 		return -errno;
 	if (fputs(text, fp) == EOF)
