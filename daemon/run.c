@@ -304,6 +304,15 @@ run_transition(struct run *r, enum run_event ev)
 	}
 }
 
+/* The run ends with an internal error as its answer (run_outcome_decide):
+ * the daemon could not do what the run needed, through no fault of its code. */
+static void
+run_internal_error(struct run *r)
+{
+	snprintf(r->f.prep_error, sizeof(r->f.prep_error),
+		 "internal error: the run could not go back to the queue");
+}
+
 /*
  * A pre-started run whose sandbox ended before any of its code ran
  * (run_outcome_retry_fresh): its interpreter was found dead or broken at
@@ -328,10 +337,17 @@ run_retry_fresh(struct run *r)
 	else
 		snprintf(why, sizeof(why), "spawner: %s: %s", r->f.spawn_ev.step,
 			 strerror(-r->f.spawn_ev.err));
+	if (run_reset_for_queue(r) < 0) {
+		/* Not to be queued again: it ends alone, answered at the reap. */
+		log_warnx("run %" PRIu32 " uid %u: its pre-started interpreter was gone or "
+			  "refused it (%s), and the run cannot go back to the queue; ended",
+			  r->run_id, (unsigned)r->uid, why);
+		run_internal_error(r);
+		return false;
+	}
 	log_warnx("run %" PRIu32 " uid %u: its pre-started interpreter was gone or refused it "
 		  "(%s); discarded, the run goes to a fresh sandbox",
 		  r->run_id, (unsigned)r->uid, why);
-	run_reset_for_queue(r);
 	r->prestart_rt = -1;
 	run_transition(r, RUN_EV_RETRY);
 	if (runqueue_push_head(&d->queue, &r->q, r->uid) < 0)
@@ -647,8 +663,16 @@ run_dispatch(struct daemon *d)
 		rc = run_launch(r);
 		if (rc == -EAGAIN) {
 			/* No uid slot after all (run_can_start saw one): put it
-			 * back at the head of its class, its turn kept. */
-			run_reset_for_queue(r);
+			 * back at the head of its class, its turn kept; one that
+			 * cannot go back ends alone (still queued: a drop). */
+			if (run_reset_for_queue(r) < 0) {
+				log_warnx("run %" PRIu32 " uid %u: no uid slot after all, and the "
+					  "run cannot go back to the queue; ended",
+					  r->run_id, (unsigned)r->uid);
+				run_internal_error(r);
+				run_transition(r, RUN_EV_DROP);
+				break;
+			}
 			if (runqueue_push_head(&d->queue, &r->q, r->uid) < 0)
 				fatalx("out of memory");
 			break;

@@ -126,8 +126,10 @@ void run_dispatch_soon(struct daemon *d);
  * its sandbox (struct run_facts) forgotten, so that its next launch starts
  * as its first did. Its plan, inputs, limits, budget charge and advisories
  * stay. A run that holds nothing (never launched) is left as it is.
+ * Returns 0, or -EINVAL, with nothing changed, for a run that cannot go
+ * back: a session run, or a launched run with tools (the caller ends it).
  */
-void run_reset_for_queue(struct run *r);
+int run_reset_for_queue(struct run *r);
 
 /* ---- run_io.c ---- */
 

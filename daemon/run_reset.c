@@ -2,34 +2,34 @@
  * run_reset.c: a run goes back to the queue (run.h). Apart from run.c so
  * that a unit test can link it alone, with what it calls as link seams.
  */
-#include <inttypes.h>
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "egress.h"
-#include "log.h"
 #include "run.h"
 
-void
+int
 run_reset_for_queue(struct run *r)
 {
 	struct daemon *d = r->d;
 	int k;
 
-	/* A session run takes its session's slot and keeper's work once:
-	 * nothing puts it back. */
-	if (r->session != NULL)
-		fatalx("run %" PRIu32 ": a session run goes back to the queue", r->run_id);
+	/*
+	 * Refused, before anything is changed: a session run takes its
+	 * session's slot and keeper's work once, and nothing puts those back;
+	 * a launched run with tools would lose its tool bridge
+	 * (run_io_reset closes it for good). Neither comes here today (a
+	 * session run never waits for a uid slot, a run with tools is never
+	 * pre-started: run_pool_eligible). A caller that brought one ends
+	 * that run alone with an internal error: a fatalx here would take
+	 * every user's runs down for one run.
+	 */
+	if (r->session != NULL || (r->state != RUN_QUEUED && r->tools != NULL))
+		return -EINVAL;
 	if (r->state != RUN_QUEUED) {
-		/*
-		 * Launched: its sandbox's output, lifeline, backstop and
-		 * artifacts go, and its count among the running. A run with
-		 * tools never comes here (run_pool_eligible: never pre-started,
-		 * so never retried): run_io_reset closes its bridge for good.
-		 */
-		if (r->tools != NULL)
-			fatalx("run %" PRIu32 ": a run with tools goes back to the queue",
-			       r->run_id);
+		/* Launched: its sandbox's output, lifeline, backstop and
+		 * artifacts go, and its count among the running. */
 		run_io_reset(r);
 		egress_run_close(r->egress, NULL);
 		r->egress = NULL;
@@ -48,4 +48,5 @@ run_reset_for_queue(struct run *r)
 	r->t_start = (struct timespec){0, 0};
 	memset(&r->f, 0, sizeof(r->f));
 	r->prestarted = false;
+	return 0;
 }

@@ -1,12 +1,12 @@
 /*
  * test_run_reset.c: unit tests of daemon/run_reset.c, the one reset of a run
  * that goes back to the queue. What it calls elsewhere in the frontend
- * (run_io_reset, egress_run_close, spawnref_del, fatalx) are link seams here
- * that count their calls.
+ * (run_io_reset, egress_run_close, spawnref_del) are link seams here that
+ * count their calls.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <setjmp.h>
+#include <setjmp.h> /* cmocka.h needs it */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,14 +17,12 @@
 #include <cmocka.h>
 
 #include "egress.h"
-#include "log.h"
 #include "run.h"
 
-static int io_resets, egress_closes, fatals;
+static int io_resets, egress_closes;
 static struct egress_run *egress_closed;
 static uint32_t keys_deleted[4];
 static size_t nkeys_deleted;
-static jmp_buf fatal_jmp;
 
 void
 run_io_reset(struct run *r)
@@ -50,14 +48,6 @@ spawnref_del(struct spawnrefs *t, uint32_t key)
 	nkeys_deleted++;
 }
 
-void
-fatalx(const char *fmt, ...)
-{
-	(void)fmt;
-	fatals++;
-	longjmp(fatal_jmp, 1);
-}
-
 static struct daemon d;
 static struct run r;
 
@@ -72,7 +62,7 @@ setup(void **state)
 	r.stat_fd[0] = r.stat_fd[1] = -1;
 	r.plan_fd = -1;
 	r.lifeline = -1;
-	io_resets = egress_closes = fatals = 0;
+	io_resets = egress_closes = 0;
 	egress_closed = NULL;
 	nkeys_deleted = 0;
 	return 0;
@@ -83,6 +73,26 @@ static bool
 fd_open(int fd)
 {
 	return fcntl(fd, F_GETFD) >= 0 || errno != EBADF;
+}
+
+/*
+ * A launched run of a pre-started sandbox: its memory fds, key, slot, count
+ * among the running (nrunning), start time, proxy and facts.
+ */
+static void
+launched_fill(int nrunning, const int stat_fd[2])
+{
+	d.nrunning = nrunning;
+	r.state = RUN_RUNNING;
+	r.stat_fd[0] = stat_fd[0];
+	r.stat_fd[1] = stat_fd[1];
+	r.prep_key = 41;
+	r.slot = 5;
+	r.t_start.tv_sec = 12;
+	r.egress = (struct egress_run *)&d; /* any non-NULL address: never used */
+	r.prestarted = true;
+	r.f.setup_failed = true;
+	r.f.fail_err = -ENOENT;
 }
 
 /*
@@ -97,25 +107,15 @@ test_launched(void **state)
 	(void)state;
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	plan = dup(p[0]);
-	d.nrunning = 3;
-	r.state = RUN_RUNNING;
-	r.stat_fd[0] = p[0];
-	r.stat_fd[1] = p[1];
-	r.prep_key = 41;
-	r.slot = 5;
-	r.t_start.tv_sec = 12;
-	r.egress = (struct egress_run *)&d; /* any non-NULL address: never used */
-	r.prestarted = true;
+	launched_fill(3, p);
 	r.prestart_rt = 1;
 	r.plan_fd = plan;
 	r.plan_bytes = 4096;
-	r.f.setup_failed = true;
-	r.f.fail_err = -ENOENT;
 	r.f.spawn_done = true;
 	r.f.done_ev.memory_peak = 99;
 	snprintf(r.f.prep_error, sizeof(r.f.prep_error), "x");
 
-	run_reset_for_queue(&r);
+	assert_int_equal(run_reset_for_queue(&r), 0);
 
 	assert_int_equal(io_resets, 1);
 	assert_int_equal(egress_closes, 1);
@@ -145,7 +145,6 @@ test_launched(void **state)
 	assert_true(fd_open(plan));
 	assert_int_equal(r.plan_bytes, 4096);
 	assert_int_equal(r.prestart_rt, 1);
-	assert_int_equal(fatals, 0);
 	close(plan);
 }
 
@@ -159,7 +158,7 @@ test_starting_without_key(void **state)
 	r.state = RUN_STARTING;
 	r.f.spawn_failed = true;
 
-	run_reset_for_queue(&r);
+	assert_int_equal(run_reset_for_queue(&r), 0);
 
 	assert_int_equal(io_resets, 1);
 	assert_int_equal(egress_closes, 1);
@@ -177,41 +176,80 @@ test_never_launched(void **state)
 	d.nrunning = 4;
 	r.state = RUN_QUEUED;
 
-	run_reset_for_queue(&r);
+	assert_int_equal(run_reset_for_queue(&r), 0);
 
 	assert_int_equal(io_resets, 0);
 	assert_int_equal(egress_closes, 0);
 	assert_int_equal(d.nrunning, 4);
 	assert_int_equal(nkeys_deleted, 0);
 	assert_int_equal(r.state, RUN_QUEUED);
-	assert_int_equal(fatals, 0);
 }
 
-/* A session run, or a launched run with tools, never goes back: a broken
- * invariant, fatal before anything is changed. */
+/* A refused run is as launched_fill(1, stat_fd) left it. */
+static void
+refused_untouched(const int stat_fd[2])
+{
+	assert_int_equal(io_resets, 0);
+	assert_int_equal(egress_closes, 0);
+	assert_int_equal(nkeys_deleted, 0);
+	assert_int_equal(d.nrunning, 1);
+	assert_int_equal(r.state, RUN_RUNNING);
+	assert_int_equal(r.stat_fd[0], stat_fd[0]);
+	assert_int_equal(r.stat_fd[1], stat_fd[1]);
+	assert_true(fd_open(stat_fd[0]));
+	assert_true(fd_open(stat_fd[1]));
+	assert_int_equal(r.prep_key, 41);
+	assert_int_equal(r.slot, 5);
+	assert_int_equal(r.t_start.tv_sec, 12);
+	assert_non_null(r.egress);
+	assert_true(r.prestarted);
+	assert_true(r.f.setup_failed);
+	assert_int_equal(r.f.fail_err, -ENOENT);
+}
+
+/*
+ * A session run (launched or still queued) and a launched run with tools
+ * never go back: refused with -EINVAL before anything is changed, so that
+ * the caller can end that run alone.
+ */
 static void
 test_refused(void **state)
 {
 	struct run_tools *tools = (struct run_tools *)&d;
+	int p[2];
 
 	(void)state;
-	d.nrunning = 1;
-	r.state = RUN_RUNNING;
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	launched_fill(1, p);
 	r.session = (struct session *)&d;
-	if (setjmp(fatal_jmp) == 0)
-		run_reset_for_queue(&r);
-	assert_int_equal(fatals, 1);
+	assert_int_equal(run_reset_for_queue(&r), -EINVAL);
+	refused_untouched(p);
+
 	r.session = NULL;
 	r.tools = tools;
-	if (setjmp(fatal_jmp) == 0)
-		run_reset_for_queue(&r);
-	assert_int_equal(fatals, 2);
+	assert_int_equal(run_reset_for_queue(&r), -EINVAL);
+	refused_untouched(p);
+
+	/* A session run still queued (its launch found no slot) too. */
+	r.tools = NULL;
+	r.session = (struct session *)&d;
+	r.state = RUN_QUEUED;
+	assert_int_equal(run_reset_for_queue(&r), -EINVAL);
+	r.state = RUN_RUNNING;
+	refused_untouched(p);
+	r.session = NULL;
+
+	/* Queued with tools (a slot was missing): nothing launched to lose,
+	 * so it goes back; its memory fds and key go as any run's. */
+	r.tools = tools;
+	r.state = RUN_QUEUED;
+	assert_int_equal(run_reset_for_queue(&r), 0);
+	assert_int_equal(nkeys_deleted, 1);
+	assert_int_equal(r.prep_key, 0);
+	assert_false(fd_open(p[0]));
+	assert_false(fd_open(p[1]));
 	assert_int_equal(io_resets, 0);
 	assert_int_equal(d.nrunning, 1);
-	/* Queued with tools (a slot was missing): nothing to reset, no fatal. */
-	r.state = RUN_QUEUED;
-	run_reset_for_queue(&r);
-	assert_int_equal(fatals, 2);
 }
 
 int
