@@ -46,6 +46,7 @@
 #include "run.h"
 #include "session.h"
 #include "xalloc.h"
+#include "compiler.h"
 
 /* Where a cell is. */
 enum cell_stage {
@@ -515,7 +516,7 @@ cells_check_done(const struct cell *cl, const struct cells_done *dn)
 }
 
 static void
-cells_chan_cb(evutil_socket_t fd, short what, void *arg)
+cells_chan_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 {
 	struct cells *cs = arg;
 	struct cell *cl = TAILQ_FIRST(&cs->q);
@@ -526,7 +527,6 @@ cells_chan_cb(evutil_socket_t fd, short what, void *arg)
 	ssize_t n;
 	const char *bad;
 
-	(void)what;
 	n = fdpass_recv(fd, &dn, sizeof(dn), fds, CELLS_NFDS, &nfds);
 	if (n == -EAGAIN || n == -EINTR)
 		return;
@@ -655,13 +655,11 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 
 /* The channel closed during a cell and the interpreter still runs. */
 static void
-cells_eof_cb(evutil_socket_t fd, short what, void *arg)
+cells_eof_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct cells *cs = arg;
 	struct cell *cl = TAILQ_FIRST(&cs->q);
 
-	(void)fd;
-	(void)what;
 	if (cs->interp != NULL && cl != NULL && cl->stage == CELL_SENT)
 		cells_restart(cs, "cell %" PRIu64 ": the interpreter closed its channel", cl->n);
 }
@@ -766,10 +764,8 @@ cells_pump(struct cells *cs)
 }
 
 static void
-cells_pump_cb(evutil_socket_t fd, short what, void *arg)
+cells_pump_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
-	(void)fd;
-	(void)what;
 	cells_pump(arg);
 }
 

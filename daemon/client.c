@@ -26,6 +26,7 @@
 #include "session.h"
 #include "log.h"
 #include "xalloc.h"
+#include "compiler.h"
 
 #define CLIENT_HELLO_TIMEOUT_S 10
 #define CLIENT_GROUPS_MAX 64
@@ -154,16 +155,14 @@ client_nruns(const struct client *c)
 }
 
 void
-client_run_added(struct client *c, struct run *r)
+client_run_added(struct client *c, struct run *r UNUSED)
 {
-	(void)r;
 	c->nruns++;
 }
 
 void
-client_run_removed(struct client *c, struct run *r)
+client_run_removed(struct client *c, struct run *r UNUSED)
 {
-	(void)r;
 	if (c->nruns > 0)
 		c->nruns--;
 }
@@ -344,14 +343,12 @@ drop:
  * dropped connections whose fds were read at last.
  */
 static void
-client_tick_cb(evutil_socket_t fd, short what, void *arg)
+client_tick_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct daemon *d = arg;
 	struct client *c, *next;
 	bool again = false;
 
-	(void)fd;
-	(void)what;
 	for (c = TAILQ_FIRST(&d->clients); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
 		if (!client_refresh(c)) {
@@ -755,13 +752,12 @@ client_dispatch(struct client *c, const char *buf, size_t len, int *fds, size_t 
 
 /* Readable: take every packet that is there (a bounded batch per turn). */
 static void
-client_read_cb(evutil_socket_t fd, short what, void *arg)
+client_read_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 {
 	struct client *c = arg;
 	static char buf[PROTO_MSG_MAX + 1];
 	int budget;
 
-	(void)what;
 	for (budget = 32; budget > 0 && !c->closing && !c->dead; budget--) {
 		int fds[PROTO_FDS_MAX];
 		size_t nfds = 0;
@@ -788,23 +784,19 @@ client_read_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-client_write_cb(evutil_socket_t fd, short what, void *arg)
+client_write_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct client *c = arg;
 
-	(void)fd;
-	(void)what;
 	if (!c->dead && client_flush(c) < 0)
 		client_kill(c);
 }
 
 static void
-client_hello_timeout_cb(evutil_socket_t fd, short what, void *arg)
+client_hello_timeout_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct client *c = arg;
 
-	(void)fd;
-	(void)what;
 	log_debug("client %" PRIu32 ": no hello in %d s; closing", c->id, CLIENT_HELLO_TIMEOUT_S);
 	client_kill(c);
 }
@@ -947,13 +939,11 @@ client_orphan(struct client *c)
 }
 
 static void
-client_free_cb(evutil_socket_t fd, short what, void *arg)
+client_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct client *c = arg;
 	struct client_pkt *p;
 
-	(void)fd;
-	(void)what;
 	client_orphan(c);
 	/*
 	 * Fds sent and not read stay in flight, charged to the service user,

@@ -26,6 +26,7 @@
 #include "rules.h"
 #include "sandbox_fs_root.h"
 #include "seccomp_policy.h"
+#include "compiler.h"
 
 #define CONFIG_HOSTNAME_MAX 64
 #define CONFIG_SECTION_MAX 128
@@ -1437,12 +1438,12 @@ config_key_seen(struct config_parse *p, const char *name)
 
 /* inih handler: one "name = value" of the current section. Returns nonzero on success. */
 static int
-config_ini_handler(void *user, const char *section, const char *name, const char *value)
+config_ini_handler(void *user, const char *section UNUSED, const char *name, const char *value)
 {
 	struct config_parse *p = user;
 	int r;
 
-	(void)section; /* the reader tracked the section, see config_section_begin() */
+	/* section: the reader tracked it, see config_section_begin(). */
 	if (p->error != 0)
 		return 0;
 	if (value == NULL || value[0] == '\0') {

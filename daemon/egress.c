@@ -22,6 +22,7 @@
 #include "config.h"
 #include "listener.h"
 #include "log.h"
+#include "compiler.h"
 
 #define EGRESS_HEAD_TIMEOUT_MS 10000  /* to send a whole request head */
 #define EGRESS_ADDRS_MAX 8	      /* addresses of one name tried */
@@ -156,10 +157,8 @@ egress_closing_write_cb(struct bufferevent *bev, void *arg)
 }
 
 static void
-egress_closing_event_cb(struct bufferevent *bev, short what, void *arg)
+egress_closing_event_cb(struct bufferevent *bev UNUSED, short what UNUSED, void *arg)
 {
-	(void)bev;
-	(void)what;
 	egress_conn_free(arg);
 }
 
@@ -362,11 +361,10 @@ egress_splice_start(struct egress_conn *c)
 static void egress_connect_next(struct egress_conn *c);
 
 static void
-egress_connect_event_cb(struct bufferevent *bev, short what, void *arg)
+egress_connect_event_cb(struct bufferevent *bev UNUSED, short what, void *arg)
 {
 	struct egress_conn *c = arg;
 
-	(void)bev;
 	if (what & BEV_EVENT_CONNECTED) {
 		egress_splice_start(c);
 		return;
@@ -451,10 +449,8 @@ egress_resolved_cb(int result, struct evutil_addrinfo *res, void *arg)
 
 /* While resolving or connecting the code's side is not read; it may still close. */
 static void
-egress_wait_event_cb(struct bufferevent *bev, short what, void *arg)
+egress_wait_event_cb(struct bufferevent *bev UNUSED, short what UNUSED, void *arg)
 {
-	(void)bev;
-	(void)what;
 	egress_conn_free(arg);
 }
 
@@ -567,11 +563,10 @@ egress_head_read_cb(struct bufferevent *bev, void *arg)
 }
 
 static void
-egress_head_event_cb(struct bufferevent *bev, short what, void *arg)
+egress_head_event_cb(struct bufferevent *bev UNUSED, short what, void *arg)
 {
 	struct egress_conn *c = arg;
 
-	(void)bev;
 	if (what & BEV_EVENT_TIMEOUT) {
 		egress_refuse(c, 400, "head_timeout");
 		return;
@@ -602,13 +597,12 @@ egress_refuse_fd(struct egress_run *er, int fd, const char *reason)
 }
 
 static void
-egress_accept_cb(evutil_socket_t lfd, short what, void *arg)
+egress_accept_cb(evutil_socket_t lfd, short what UNUSED, void *arg)
 {
 	struct egress_run *er = arg;
 	struct timeval head_tv = egress_tv(EGRESS_HEAD_TIMEOUT_MS);
 	int i;
 
-	(void)what;
 	for (i = 0; i < EGRESS_ACCEPT_BURST; i++) {
 		struct egress_conn *c;
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);

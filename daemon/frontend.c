@@ -16,6 +16,7 @@
 #include "session.h"
 #include "log.h"
 #include "xalloc.h"
+#include "compiler.h"
 
 void
 frontend_unwatch(struct event **ev, int *fd)
@@ -47,11 +48,9 @@ frontend_spawn_fds(struct daemon *d, const struct spawn_req *req, int *fds, size
 
 /* SPAWN_STOP: SIGTERM/SIGINT came to the main pid. */
 static void
-frontend_spawner_stop(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nfds)
+frontend_spawner_stop(struct daemon *d, const struct spawn_ev *ev UNUSED, int *fds UNUSED,
+		      size_t *nfds UNUSED)
 {
-	(void)ev;
-	(void)fds;
-	(void)nfds;
 	frontend_stop(d);
 }
 
@@ -106,12 +105,11 @@ static const struct {
 
 /* Events from the spawner; its end is the frontend's end. */
 static void
-frontend_spawner_cb(evutil_socket_t fd, short what, void *arg)
+frontend_spawner_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 {
 	struct daemon *d = arg;
 	int budget;
 
-	(void)what;
 	for (budget = 64; budget > 0; budget--) {
 		struct spawn_ev ev;
 		int fds[2];
@@ -161,24 +159,20 @@ frontend_run_ended(struct daemon *d)
 
 /* The grace period is over: what still runs is cancelled. */
 static void
-frontend_grace_cb(evutil_socket_t fd, short what, void *arg)
+frontend_grace_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct daemon *d = arg;
 
-	(void)fd;
-	(void)what;
 	log_info("stopping: grace period over; cancelling %u runs", d->nruns);
 	run_stop_all(d, true);
 }
 
 /* Nothing may keep the daemon from stopping: a last resort after the grace. */
 static void
-frontend_hard_stop_cb(evutil_socket_t fd, short what, void *arg)
+frontend_hard_stop_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct daemon *d = arg;
 
-	(void)fd;
-	(void)what;
 	log_warnx("stopping: %u runs did not end after cancel; leaving", d->nruns);
 	event_base_loopbreak(d->base);
 }
@@ -366,11 +360,10 @@ frontend_rootspec_update(struct daemon *d)
 }
 
 static void
-frontend_signal_cb(evutil_socket_t sig, short what, void *arg)
+frontend_signal_cb(evutil_socket_t sig, short what UNUSED, void *arg)
 {
 	struct daemon *d = arg;
 
-	(void)what;
 	if (sig == SIGHUP) {
 		/* We may not be able to read the file: the spawner reads it and
 		 * answers with SPAWN_RELOAD. */

@@ -15,6 +15,7 @@
 
 #include "frontend.h"
 #include "log.h"
+#include "compiler.h"
 
 #define LISTENER_BACKOFF_MS 200
 
@@ -80,10 +81,8 @@ listener_from_systemd(int *ret_fd)
 
 /* The back-off is over: accept on the listening event (arg) again. */
 static void
-listener_resume_cb(evutil_socket_t fd, short what, void *arg)
+listener_resume_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
-	(void)fd;
-	(void)what;
 	event_add(arg, NULL);
 }
 
@@ -104,12 +103,11 @@ listener_back_off(struct event *listen_ev, struct event *back_off_ev, unsigned m
 
 /* Accept every pending connection; back off when out of descriptors. */
 static void
-listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
+listener_accept_cb(evutil_socket_t lfd, short what UNUSED, void *arg)
 {
 	struct daemon *d = arg;
 	int budget;
 
-	(void)what;
 	for (budget = 64; budget > 0; budget--) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 

@@ -36,6 +36,7 @@
 #include "sandbox.h"
 #include "session.h"
 #include "xalloc.h"
+#include "compiler.h"
 
 static void run_free_inputs(struct run *r);
 static void run_cancel(struct run *r);
@@ -249,10 +250,8 @@ run_free(struct run *r, enum run_state from)
 
 /* Start queued runs on the next turn of the loop, not from inside a run's end. */
 static void
-run_dispatch_cb(evutil_socket_t fd, short what, void *arg)
+run_dispatch_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
-	(void)fd;
-	(void)what;
 	run_dispatch(arg);
 }
 

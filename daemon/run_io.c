@@ -30,6 +30,7 @@
 #include "rules.h"
 #include "run_tools.h"
 #include "xalloc.h"
+#include "compiler.h"
 
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
@@ -71,7 +72,7 @@ run_io_stream(struct run *r, const char *name, const uint8_t *data, size_t len)
 
 /* Output readable: keep the first bytes up to the limit, count the rest. */
 static void
-run_io_out_cb(evutil_socket_t fd, short what, void *arg)
+run_io_out_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 {
 	struct run_out *o = arg;
 	struct run *r = o->r;
@@ -79,7 +80,6 @@ run_io_out_cb(evutil_socket_t fd, short what, void *arg)
 	static uint8_t chunk[RUN_READ_CHUNK];
 	int budget;
 
-	(void)what;
 	for (budget = 16; budget > 0; budget--) {
 		ssize_t n = read(fd, chunk, sizeof(chunk));
 
@@ -331,24 +331,20 @@ run_io_lifeline_read(struct run *r, int budget)
 }
 
 static void
-run_io_lifeline_cb(evutil_socket_t fd, short what, void *arg)
+run_io_lifeline_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct run *r = arg;
 
-	(void)fd;
-	(void)what;
 	(void)run_io_lifeline_read(r, 64);
 	run_maybe_finish(r);
 }
 
 /* The frontend's own wall clock fired: the supervisor did not end the run. */
 static void
-run_io_backstop_cb(evutil_socket_t fd, short what, void *arg)
+run_io_backstop_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct run *r = arg;
 
-	(void)fd;
-	(void)what;
 	log_warnx("run %" PRIu32 ": supervisor did not end the run in time; killing it", r->run_id);
 	r->f.backstop_fired = true;
 	run_io_close(r);

@@ -19,6 +19,7 @@
 #include "rules.h"
 #include "run.h"
 #include "xalloc.h"
+#include "compiler.h"
 
 /* A call line: its args plus the envelope ({"id":..,"tool":"..","args":}). */
 #define RT_LINE_MAX (PROTO_TOOL_BYTES_MAX + 256)
@@ -302,13 +303,11 @@ rt_call_done(struct rt_call *c, enum proto_tool_outcome oc, uint64_t result_byte
 }
 
 static void
-rt_call_timeout_cb(evutil_socket_t fd, short what, void *arg)
+rt_call_timeout_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct rt_call *c = arg;
 	size_t n = 0;
 
-	(void)fd;
-	(void)what;
 	if (c->conn != NULL)
 		n = rt_answer_error(c->conn, true, c->code_id, PROTO_TOOL_TIMEOUT,
 				    "the client did not answer in time");
@@ -479,12 +478,11 @@ rt_conn_update(struct rt_conn *k)
 }
 
 static void
-rt_conn_read_cb(evutil_socket_t fd, short what, void *arg)
+rt_conn_read_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 {
 	struct rt_conn *k = arg;
 	ssize_t n;
 
-	(void)what;
 	if (k->in == NULL)
 		k->in = xmalloc(RT_LINE_MAX);
 	n = recv(fd, k->in + k->inlen, RT_LINE_MAX - k->inlen, MSG_DONTWAIT);
@@ -502,10 +500,8 @@ rt_conn_read_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-rt_conn_write_cb(evutil_socket_t fd, short what, void *arg)
+rt_conn_write_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
-	(void)fd;
-	(void)what;
 	rt_conn_update(arg);
 }
 
@@ -535,14 +531,13 @@ rt_conn_close(struct rt_conn *k)
 }
 
 static void
-rt_accept_cb(evutil_socket_t fd, short what, void *arg)
+rt_accept_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 {
 	struct run_tools *t = arg;
 	struct rt_conn *k;
 	size_t i;
 	int cfd;
 
-	(void)what;
 	for (i = 0; i < RUN_TOOLS_CONNS_MAX && t->conns[i] != NULL; i++)
 		;
 	if (i == RUN_TOOLS_CONNS_MAX) {

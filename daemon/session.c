@@ -32,6 +32,7 @@
 #include "memfd.h"
 #include "rules.h"
 #include "xalloc.h"
+#include "compiler.h"
 
 enum kop_kind {
 	KOP_FILE,  /* a client's file operation: reply to (c, req_id) */
@@ -127,13 +128,11 @@ session_count_uid(const struct daemon *d, uid_t uid)
 /* ---- freeing ---------------------------------------------------------------- */
 
 static void
-session_free_cb(evutil_socket_t fd, short what, void *arg)
+session_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct session *s = arg;
 	struct daemon *d = s->d;
 
-	(void)fd;
-	(void)what;
 	TAILQ_REMOVE(&d->sessions, s, entry);
 	d->nsessions--;
 	/* The uid slot (its key's) is free only now: the keeper was reaped
@@ -392,12 +391,11 @@ session_send(struct session *s, struct kop *k, const char *path, int fd)
 
 /* The keeper's socket: ready, answers, or its end. */
 static void
-session_keeper_cb(evutil_socket_t sock, short what, void *arg)
+session_keeper_cb(evutil_socket_t sock, short what UNUSED, void *arg)
 {
 	struct session *s = arg;
 	int budget;
 
-	(void)what;
 	for (budget = 64; budget > 0 && s->keeper >= 0; budget--) {
 		struct keep_reply rep;
 		int fds[2];
@@ -487,12 +485,10 @@ session_end(struct session *s, const char *why)
 }
 
 static void
-session_idle_cb(evutil_socket_t fd, short what, void *arg)
+session_idle_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct session *s = arg;
 
-	(void)fd;
-	(void)what;
 	/* An interpreter session's interpreter is always there: it is busy
 	 * while a cell is. */
 	if ((s->active != NULL && s->cells == NULL) || s->queued > 0 || !TAILQ_EMPTY(&s->ops) ||
@@ -504,18 +500,14 @@ session_idle_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-session_life_cb(evutil_socket_t fd, short what, void *arg)
+session_life_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
-	(void)fd;
-	(void)what;
 	session_end(arg, "lifetime over");
 }
 
 static void
-session_orphan_cb(evutil_socket_t fd, short what, void *arg)
+session_orphan_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
-	(void)fd;
-	(void)what;
 	session_end(arg, "its owner has been gone too long");
 }
 

@@ -26,6 +26,7 @@
 #include "plan.h"
 #include "rootspec.h"
 #include "spawn_msg.h"
+#include "compiler.h"
 
 #define SPAWN_NS_FLAGS                                                                             \
 	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
@@ -509,15 +510,14 @@ out:
 	fdpass_close_all(fds, nfds);
 }
 
-/* Handle one SPAWN_DISCARD: end a prepared sandbox that will get no run. */
+/* Handle one SPAWN_DISCARD: end a prepared sandbox that will get no run (no fds: spawner_cmds). */
 static void
-spawner_discard(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
+spawner_discard(struct spawner *sp, const struct spawn_req *req, int *fds UNUSED,
+		size_t nfds UNUSED)
 {
 	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->prep_key, .err = -ENOENT};
 	struct spawner_slot *slot;
 
-	(void)fds; /* none: spawner_cmds */
-	(void)nfds;
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid == 0 ||
 	    sp->slots[req->uid_slot].run_id != req->prep_key) {
 		/* Nothing of that key is alive: the frontend may free the slot. */
@@ -711,13 +711,11 @@ spawner_reap(struct spawner *sp)
 	}
 }
 
-/* Handle one SPAWN_RELOAD from the frontend: as SIGHUP (spawner_reload). */
+/* Handle one SPAWN_RELOAD from the frontend: as SIGHUP (spawner_reload); no fds (spawner_cmds). */
 static void
-spawner_reload_req(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
+spawner_reload_req(struct spawner *sp, const struct spawn_req *req UNUSED, int *fds UNUSED,
+		   size_t nfds UNUSED)
 {
-	(void)req;
-	(void)fds; /* none: spawner_cmds */
-	(void)nfds;
 	spawner_reload(sp);
 }
 
