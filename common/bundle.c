@@ -13,6 +13,7 @@
 #include "memfd.h"
 #include "proto.h"
 #include "rules.h"
+#include "fdio.h"
 
 /* Little-endian reads and writes, alignment-free. */
 static uint64_t
@@ -232,7 +233,6 @@ bundle_encode_memfd(const struct bundle_file *files, size_t n, size_t max, uint6
 	*ret_len = size;
 	fd = -1;
 out:
-	if (fd >= 0)
-		close(fd);
+	fd_close(fd);
 	return r;
 }

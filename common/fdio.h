@@ -1,7 +1,7 @@
 /*
- * fdio.h: write a whole buffer to an fd. Header-only, like clock.h: the
- * airlock command links only libairlock, and the daemon's sandbox set-up
- * calls it between clone and exec (it allocates nothing).
+ * fdio.h: write a whole buffer to an fd; close one that may not be open. Header-only, like clock.h:
+ * the airlock command links only libairlock, and the daemon's sandbox set-up calls it between clone
+ * and exec (it allocates nothing).
  */
 #ifndef AIRLOCK_FDIO_H
 #define AIRLOCK_FDIO_H
@@ -28,6 +28,31 @@ fd_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/*
+ * Close fd if it is open (>= 0), errno kept, and return -1 for the caller to
+ * store (systemd's safe_close): `x->fd = fd_close(x->fd);` leaves no number
+ * behind that a later close could take from another owner.
+ */
+static inline int
+fd_close(int fd)
+{
+	if (fd >= 0) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+	}
+	return -1;
+}
+
+/* Close both ends of a pipe or socketpair that may not be open; both -1 after. */
+static inline void
+fd_close_pair(int fd[2])
+{
+	fd[0] = fd_close(fd[0]);
+	fd[1] = fd_close(fd[1]);
 }
 
 #endif

@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fdio.h"
+
 #define FDPASS_MAX 64
 
 int
@@ -102,8 +104,6 @@ fdpass_close_all(int *fds, size_t nfds)
 	size_t i;
 
 	for (i = 0; i < nfds; i++) {
-		if (fds[i] >= 0)
-			close(fds[i]);
-		fds[i] = -1;
+		fds[i] = fd_close(fds[i]);
 	}
 }

@@ -47,6 +47,7 @@
 #include "session.h"
 #include "xalloc.h"
 #include "compiler.h"
+#include "fdio.h"
 
 /* Where a cell is. */
 enum cell_stage {
@@ -165,8 +166,7 @@ cell_free(struct cells *cs, struct cell *cl)
 	TAILQ_REMOVE(&cs->q, cl, entry);
 	cs->nq--;
 	for (k = 0; k < 3; k++)
-		if (cl->fd[k] >= 0)
-			close(cl->fd[k]);
+		fd_close(cl->fd[k]);
 	cell_code_free(cs, cl);
 	free(cl->adv);
 	free(cl);
@@ -700,8 +700,7 @@ cells_send(struct cells *cs, struct cell *cl)
 	if (rc >= 0)
 		rc = 0;
 out:
-	if (fds[0] >= 0)
-		close(fds[0]);
+	fd_close(fds[0]);
 	cell_code_free(cs, cl);
 	return rc;
 }

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
+
 /* A keeper's memory.max above its workspace: the process and its page tables. */
 #define CGROUP_KEEPER_SLACK ((uint64_t)64 << 20)
 /* A keeper is one process. */
@@ -788,9 +790,7 @@ cgroup_run_fds_close(struct cgroup_run_fds *fds)
 	all[3] = &fds->cpu_stat;
 	all[4] = &fds->pids_events;
 	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (*all[i] >= 0)
-			close(*all[i]);
-		*all[i] = -1;
+		*all[i] = fd_close(*all[i]);
 	}
 }
 

@@ -27,6 +27,7 @@
 #include "sandbox_fs_root.h"
 #include "seccomp_policy.h"
 #include "compiler.h"
+#include "fdio.h"
 
 #define CONFIG_HOSTNAME_MAX 64
 #define CONFIG_SECTION_MAX 128
@@ -2304,8 +2305,7 @@ config_read_sealed(const char *path, bool must_exist, int *ret_fd, char *err, si
 	*ret_fd = fd;
 	fd = -1;
 out:
-	if (fd >= 0)
-		close(fd);
+	fd_close(fd);
 	fclose(fp);
 	return r;
 }

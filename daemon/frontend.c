@@ -17,6 +17,7 @@
 #include "log.h"
 #include "xalloc.h"
 #include "compiler.h"
+#include "fdio.h"
 
 void
 frontend_unwatch(struct event **ev, int *fd)
@@ -322,8 +323,7 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 out:
 	if (map != NULL)
 		munmap(map, (size_t)size);
-	if (fd >= 0)
-		close(fd);
+	fd_close(fd);
 	sd_notify(0, "READY=1");
 }
 
@@ -351,8 +351,7 @@ frontend_rootspec_update(struct daemon *d)
 	r = rootspec_seal(&rs, &fd);
 	if (r < 0)
 		return r;
-	if (d->rootspec_fd >= 0)
-		close(d->rootspec_fd);
+	fd_close(d->rootspec_fd);
 	d->rootspec_fd = fd;
 	d->rootspec = rs;
 	run_pool_discard_stale(d);

@@ -34,6 +34,7 @@
 #include "keep_msg.h"
 #include "keeper_path.h"
 #include "plan.h"
+#include "fdio.h"
 
 #define KEEP_MNT "/tmp"
 
@@ -250,8 +251,7 @@ keep_serve(int sock, int root, const struct keep_req *req, int in_fd)
 		break;
 	}
 	(void)fdpass_send(sock, &rep, sizeof(rep), &out_fd, out_fd >= 0 ? 1 : 0);
-	if (out_fd >= 0)
-		close(out_fd);
+	fd_close(out_fd);
 }
 
 /* Report the end of set-up (err = 0 for ready, or -errno) and, on error, exit. */

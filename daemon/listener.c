@@ -16,6 +16,7 @@
 #include "frontend.h"
 #include "log.h"
 #include "compiler.h"
+#include "fdio.h"
 
 #define LISTENER_BACKOFF_MS 200
 
@@ -123,8 +124,7 @@ listener_accept_cb(evutil_socket_t lfd, short what UNUSED, void *arg)
 			if (d->reserve_fd >= 0) {
 				close(d->reserve_fd);
 				fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-				if (fd >= 0)
-					close(fd);
+				fd_close(fd);
 				d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 			}
 			log_warnx("accept: out of file descriptors; pausing %d ms",

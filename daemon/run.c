@@ -37,6 +37,7 @@
 #include "session.h"
 #include "xalloc.h"
 #include "compiler.h"
+#include "fdio.h"
 
 static void run_free_inputs(struct run *r);
 static void run_cancel(struct run *r);
@@ -225,16 +226,12 @@ run_free(struct run *r, enum run_state from)
 	if (slot_held)
 		r->d->nrunning--;
 	run_free_inputs(r);
-	if (r->stat_fd[0] >= 0)
-		close(r->stat_fd[0]);
-	if (r->stat_fd[1] >= 0)
-		close(r->stat_fd[1]);
+	fd_close_pair(r->stat_fd);
 	TAILQ_REMOVE(&r->d->runs, r, entry);
 	r->d->nruns--;
 	if (r->c != NULL)
 		client_run_removed(r->c, r);
-	if (r->plan_fd >= 0)
-		close(r->plan_fd);
+	fd_close(r->plan_fd);
 	budget_release(&d->budget, r->uid, r->plan_bytes, 0);
 	run_io_free(r);
 	/* Freed only once its sandbox was reaped (or never was): the key is
@@ -480,8 +477,7 @@ run_spawn(struct run *r, int ws_fd)
 	clock_gettime(CLOCK_MONOTONIC, &r->t_start);
 	rc = run_io_open(r, child);
 	if (rc < 0) {
-		if (ws_fd >= 0)
-			close(ws_fd);
+		fd_close(ws_fd);
 		goto fail;
 	}
 	memset(&sreq, 0, sizeof(sreq));
@@ -512,10 +508,8 @@ run_spawn(struct run *r, int ws_fd)
 		r->plan_fd = -1;
 	}
 	for (k = 0; k < 3; k++)
-		if (child[k] >= 0)
-			close(child[k]);
-	if (ws_fd >= 0)
-		close(ws_fd);
+		fd_close(child[k]);
+	fd_close(ws_fd);
 	if (rc < 0) {
 		/*
 		 * This run fails alone: the spawner never saw it. Passing fds
@@ -551,8 +545,7 @@ run_prepared(struct run *r, int ws_fd, int err, const char *what)
 {
 	if (r->f.cancelled || r->state != RUN_PREPARING) {
 		/* Cancelled (or its session ended) while the keeper worked. */
-		if (ws_fd >= 0)
-			close(ws_fd);
+		fd_close(ws_fd);
 		run_transition(r, RUN_EV_DROP);
 		return;
 	}
@@ -691,8 +684,7 @@ run_free_inputs(struct run *r)
 
 	for (i = 0; i < r->nin; i++) {
 		free(r->in_names[i]);
-		if (r->in_fds[i] >= 0)
-			close(r->in_fds[i]);
+		fd_close(r->in_fds[i]);
 	}
 	free(r->in_names);
 	free(r->in_fds);

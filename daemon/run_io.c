@@ -31,6 +31,7 @@
 #include "run_tools.h"
 #include "xalloc.h"
 #include "compiler.h"
+#include "fdio.h"
 
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
@@ -531,15 +532,9 @@ run_io_open(struct run *r, int ret_child[3])
 	    (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, life) < 0 && (rc = -errno)) ||
 	    (fcntl(life[0], F_SETFL, O_NONBLOCK) < 0 && (rc = -errno))) {
 		for (k = 0; k < 2; k++) {
-			if (outp[k][0] >= 0)
-				close(outp[k][0]);
-			if (outp[k][1] >= 0)
-				close(outp[k][1]);
+			fd_close_pair(outp[k]);
 		}
-		if (life[0] >= 0)
-			close(life[0]);
-		if (life[1] >= 0)
-			close(life[1]);
+		fd_close_pair(life);
 		return rc;
 	}
 	r->lifeline = life[0];
@@ -598,8 +593,7 @@ run_io_reset(struct run *r)
 		event_free(r->backstop_ev);
 	r->backstop_ev = NULL;
 	for (i = 0; i < r->narts; i++)
-		if (r->arts[i].fd >= 0)
-			close(r->arts[i].fd);
+		fd_close(r->arts[i].fd);
 	free(r->arts);
 	r->arts = NULL;
 	r->narts = 0;

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "run.h"
 #include "xalloc.h"
+#include "fdio.h"
 
 /* Start a request of type for the sandbox in slot, events keyed by run_id; the rest 0. */
 static void
@@ -104,10 +105,7 @@ run_pool_prepare_prestart(struct daemon *d, struct prep *p)
 	}
 out:
 	for (k = 0; k < 2; k++) {
-		if (outp[k][0] >= 0)
-			close(outp[k][0]);
-		if (outp[k][1] >= 0)
-			close(outp[k][1]);
+		fd_close_pair(outp[k]);
 	}
 	return rc;
 }
@@ -263,10 +261,7 @@ run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int 
 	/* Gone before any run took it: its key goes, and with it its slot. */
 	TAILQ_REMOVE(&d->pool, p, entry);
 	d->npool--;
-	if (p->stat_fd[0] >= 0)
-		close(p->stat_fd[0]);
-	if (p->stat_fd[1] >= 0)
-		close(p->stat_fd[1]);
+	fd_close_pair(p->stat_fd);
 	run_pool_close_out(p);
 	spawnref_del(&d->refs, p->key);
 	free(p);

@@ -33,6 +33,7 @@
 #include "rules.h"
 #include "xalloc.h"
 #include "compiler.h"
+#include "fdio.h"
 
 enum kop_kind {
 	KOP_FILE,  /* a client's file operation: reply to (c, req_id) */
@@ -348,8 +349,7 @@ session_answer(struct session *s, struct kop *k, const struct keep_reply *rep, i
 		}
 		break;
 	}
-	if (fd >= 0)
-		close(fd);
+	fd_close(fd);
 }
 
 /* Fail every request still waiting: the keeper is gone. */
@@ -768,8 +768,7 @@ session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum proto_
 		return;
 	}
 	r = session_send(s, k, op->path, fd);
-	if (fd >= 0)
-		close(fd);
+	fd_close(fd);
 	if (r < 0) {
 		client_send_error(c, req_id,
 				  r == -ENAMETOOLONG ? PROTO_ERR_TOO_LARGE : PROTO_ERR_INTERNAL,

@@ -27,6 +27,7 @@
 #include "rootspec.h"
 #include "spawn_msg.h"
 #include "compiler.h"
+#include "fdio.h"
 
 #define SPAWN_NS_FLAGS                                                                             \
 	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
@@ -446,17 +447,10 @@ fail:
 		(void)spawner_run_cgroup_finish(sp, req->uid_slot, &peak, &oom);
 	}
 out:
-	if (sync[0] >= 0)
-		close(sync[0]);
-	if (sync[1] >= 0)
-		close(sync[1]);
-	if (ctl[0] >= 0)
-		close(ctl[0]);
-	if (ctl[1] >= 0)
-		close(ctl[1]);
+	fd_close_pair(sync);
+	fd_close_pair(ctl);
 	cgroup_run_fds_close(&cgfds);
-	if (peak_fd >= 0)
-		close(peak_fd);
+	fd_close(peak_fd);
 	fdpass_close_all(fds, nfds);
 }
 
@@ -598,8 +592,7 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds, size_t
 		step = "cgroup_move";
 		if (pfd < 0 || write(pfd, val, strlen(val)) < 0)
 			r = -errno;
-		if (pfd >= 0)
-			close(pfd);
+		fd_close(pfd);
 	}
 	if (r == 0 && write(sync[1], "g", 1) != 1) {
 		step = "sync";
@@ -622,12 +615,8 @@ fail:
 	if (cg_made)
 		(void)cgroup_keeper_finish(&sp->cg, spawner_uid(sp, req->uid_slot));
 out:
-	if (cgfd >= 0)
-		close(cgfd);
-	if (sync[0] >= 0)
-		close(sync[0]);
-	if (sync[1] >= 0)
-		close(sync[1]);
+	fd_close(cgfd);
+	fd_close_pair(sync);
 	fdpass_close_all(fds, nfds);
 }
 
@@ -654,8 +643,7 @@ spawner_reload(struct spawner *sp)
 	r = fdpass_send(sp->sock, &ev, sizeof(ev), &fd, fd >= 0 ? 1 : 0);
 	if (r < 0)
 		log_warnx("spawner: send to frontend: %s", strerror(-r));
-	if (fd >= 0)
-		close(fd);
+	fd_close(fd);
 }
 
 /* Reap every exited sandbox and report it. */
