@@ -48,6 +48,7 @@
 #include "xalloc.h"
 #include "compiler.h"
 #include "fdio.h"
+#include "xevent.h"
 
 /* Where a cell is. */
 enum cell_stage {
@@ -134,10 +135,8 @@ cells_new(struct daemon *d, struct session *s, const char *runtime)
 	cs->chan = -1;
 	snprintf(cs->runtime, sizeof(cs->runtime), "%s", runtime);
 	TAILQ_INIT(&cs->q);
-	cs->pump_ev = event_new(d->base, -1, 0, cells_pump_cb, cs);
-	cs->eof_ev = evtimer_new(d->base, cells_eof_cb, cs);
-	if (cs->pump_ev == NULL || cs->eof_ev == NULL)
-		fatalx("out of memory");
+	cs->pump_ev = xevtimer_new(d->base, cells_pump_cb, cs);
+	cs->eof_ev = xevtimer_new(d->base, cells_eof_cb, cs);
 	return cs;
 }
 
@@ -582,9 +581,7 @@ cells_channel(struct cells *cs, struct run *r, int fd)
 		return;
 	}
 	cs->chan = fd;
-	cs->chan_ev = event_new(cs->d->base, fd, EV_READ | EV_PERSIST, cells_chan_cb, cs);
-	if (cs->chan_ev == NULL)
-		fatalx("out of memory");
+	cs->chan_ev = xevent_new(cs->d->base, fd, EV_READ | EV_PERSIST, cells_chan_cb, cs);
 	event_add(cs->chan_ev, NULL);
 	cs->starting = false;
 	cells_pump_soon(cs);

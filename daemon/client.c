@@ -27,6 +27,7 @@
 #include "log.h"
 #include "xalloc.h"
 #include "compiler.h"
+#include "xevent.h"
 
 #define CLIENT_HELLO_TIMEOUT_S 10
 #define CLIENT_GROUPS_MAX 64
@@ -376,9 +377,7 @@ client_tick_arm(struct daemon *d)
 	struct timeval tv = {0, CLIENT_TICK_MS * 1000};
 
 	if (d->client_tick_ev == NULL) {
-		d->client_tick_ev = evtimer_new(d->base, client_tick_cb, d);
-		if (d->client_tick_ev == NULL)
-			fatalx("out of memory");
+		d->client_tick_ev = xevtimer_new(d->base, client_tick_cb, d);
 	}
 	if (!evtimer_pending(d->client_tick_ev, NULL))
 		evtimer_add(d->client_tick_ev, &tv);
@@ -850,12 +849,10 @@ client_new(struct daemon *d, int fd)
 	TAILQ_FOREACH(it, &d->clients, entry)
 	if (it->uid == c->uid)
 		same++;
-	c->read_ev = event_new(d->base, fd, EV_READ | EV_PERSIST, client_read_cb, c);
-	c->write_ev = event_new(d->base, fd, EV_WRITE, client_write_cb, c);
-	c->hello_ev = evtimer_new(d->base, client_hello_timeout_cb, c);
-	c->free_ev = event_new(d->base, -1, 0, client_free_cb, c);
-	if (c->read_ev == NULL || c->write_ev == NULL || c->hello_ev == NULL || c->free_ev == NULL)
-		fatalx("out of memory");
+	c->read_ev = xevent_new(d->base, fd, EV_READ | EV_PERSIST, client_read_cb, c);
+	c->write_ev = xevent_new(d->base, fd, EV_WRITE, client_write_cb, c);
+	c->hello_ev = xevtimer_new(d->base, client_hello_timeout_cb, c);
+	c->free_ev = xevtimer_new(d->base, client_free_cb, c);
 	TAILQ_INSERT_TAIL(&d->clients, c, entry);
 	d->nclients++;
 	log_debug("client %" PRIu32 ": uid %u pid %d connected%s", c->id, (unsigned)c->uid,

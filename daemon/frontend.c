@@ -18,6 +18,7 @@
 #include "xalloc.h"
 #include "compiler.h"
 #include "fdio.h"
+#include "xevent.h"
 
 void
 frontend_unwatch(struct event **ev, int *fd)
@@ -210,10 +211,8 @@ frontend_stop(struct daemon *d)
 	grace.tv_usec = (suseconds_t)(d->cfg->stop_grace_ms % 1000) * 1000;
 	hard = grace;
 	hard.tv_sec += 5;
-	d->grace_ev = evtimer_new(d->base, frontend_grace_cb, d);
-	d->hard_stop_ev = evtimer_new(d->base, frontend_hard_stop_cb, d);
-	if (d->grace_ev == NULL || d->hard_stop_ev == NULL)
-		fatalx("out of memory");
+	d->grace_ev = xevtimer_new(d->base, frontend_grace_cb, d);
+	d->hard_stop_ev = xevtimer_new(d->base, frontend_hard_stop_cb, d);
 	event_add(d->grace_ev, &grace);
 	event_add(d->hard_stop_ev, &hard);
 	frontend_status(d);

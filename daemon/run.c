@@ -38,6 +38,7 @@
 #include "xalloc.h"
 #include "compiler.h"
 #include "fdio.h"
+#include "xevent.h"
 
 static void run_free_inputs(struct run *r);
 static void run_cancel(struct run *r);
@@ -256,9 +257,7 @@ void
 run_dispatch_soon(struct daemon *d)
 {
 	if (d->dispatch_ev == NULL) {
-		d->dispatch_ev = event_new(d->base, -1, 0, run_dispatch_cb, d);
-		if (d->dispatch_ev == NULL)
-			fatalx("out of memory");
+		d->dispatch_ev = xevtimer_new(d->base, run_dispatch_cb, d);
 	}
 	event_active(d->dispatch_ev, 0, 0);
 }

@@ -32,6 +32,7 @@
 #include "xalloc.h"
 #include "compiler.h"
 #include "fdio.h"
+#include "xevent.h"
 
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
@@ -538,17 +539,14 @@ run_io_open(struct run *r, int ret_child[3])
 		return rc;
 	}
 	r->lifeline = life[0];
-	r->lifeline_ev = event_new(d->base, life[0], EV_READ | EV_PERSIST, run_io_lifeline_cb, r);
-	r->backstop_ev = evtimer_new(d->base, run_io_backstop_cb, r);
+	r->lifeline_ev = xevent_new(d->base, life[0], EV_READ | EV_PERSIST, run_io_lifeline_cb, r);
+	r->backstop_ev = xevtimer_new(d->base, run_io_backstop_cb, r);
 	for (k = 0; k < 2; k++) {
 		if (!have)
 			r->out[k].fd = outp[k][0];
-		r->out[k].ev = event_new(d->base, r->out[k].fd, EV_READ | EV_PERSIST, run_io_out_cb,
-					 &r->out[k]);
+		r->out[k].ev = xevent_new(d->base, r->out[k].fd, EV_READ | EV_PERSIST,
+					  run_io_out_cb, &r->out[k]);
 	}
-	if (r->lifeline_ev == NULL || r->backstop_ev == NULL || r->out[0].ev == NULL ||
-	    r->out[1].ev == NULL)
-		fatalx("out of memory");
 	event_add(r->lifeline_ev, NULL);
 	event_add(r->out[0].ev, NULL);
 	event_add(r->out[1].ev, NULL);

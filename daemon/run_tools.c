@@ -20,6 +20,7 @@
 #include "run.h"
 #include "xalloc.h"
 #include "compiler.h"
+#include "xevent.h"
 
 /* A call line: its args plus the envelope ({"id":..,"tool":"..","args":}). */
 #define RT_LINE_MAX (PROTO_TOOL_BYTES_MAX + 256)
@@ -334,9 +335,7 @@ rt_relay(struct rt_conn *k, const struct jsonscan_call *jc, size_t rec)
 	c->code_id = jc->id;
 	c->rec = rec;
 	clock_gettime(CLOCK_MONOTONIC, &c->t0);
-	c->timer = evtimer_new(r->d->base, rt_call_timeout_cb, c);
-	if (c->timer == NULL)
-		fatalx("out of memory");
+	c->timer = xevtimer_new(r->d->base, rt_call_timeout_cb, c);
 	TAILQ_INSERT_TAIL(&t->pending, c, entry);
 	k->npending++;
 	tc = (struct proto_tool_call){.call = c->call,
@@ -551,10 +550,8 @@ rt_accept_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 	k = xcalloc(1, sizeof(*k));
 	k->t = t;
 	k->fd = cfd;
-	k->rev = event_new(t->r->d->base, cfd, EV_READ | EV_PERSIST, rt_conn_read_cb, k);
-	k->wev = event_new(t->r->d->base, cfd, EV_WRITE | EV_PERSIST, rt_conn_write_cb, k);
-	if (k->rev == NULL || k->wev == NULL)
-		fatalx("out of memory");
+	k->rev = xevent_new(t->r->d->base, cfd, EV_READ | EV_PERSIST, rt_conn_read_cb, k);
+	k->wev = xevent_new(t->r->d->base, cfd, EV_WRITE | EV_PERSIST, rt_conn_write_cb, k);
 	t->conns[i] = k;
 	event_add(k->rev, NULL);
 }
@@ -574,9 +571,7 @@ run_tools_listen(struct run *r, int fd)
 	}
 	t->r = r;
 	t->lfd = fd;
-	t->aev = event_new(r->d->base, fd, EV_READ | EV_PERSIST, rt_accept_cb, t);
-	if (t->aev == NULL)
-		fatalx("out of memory");
+	t->aev = xevent_new(r->d->base, fd, EV_READ | EV_PERSIST, rt_accept_cb, t);
 	event_add(t->aev, NULL);
 }
 

@@ -34,6 +34,7 @@
 #include "xalloc.h"
 #include "compiler.h"
 #include "fdio.h"
+#include "xevent.h"
 
 enum kop_kind {
 	KOP_FILE,  /* a client's file operation: reply to (c, req_id) */
@@ -620,12 +621,10 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	TAILQ_INIT(&s->ops);
 	clock_gettime(CLOCK_MONOTONIC, &s->t_open);
 	s->t_active = s->t_open;
-	s->idle_ev = evtimer_new(d->base, session_idle_cb, s);
-	s->life_ev = evtimer_new(d->base, session_life_cb, s);
-	s->orphan_ev = evtimer_new(d->base, session_orphan_cb, s);
-	s->free_ev = event_new(d->base, -1, 0, session_free_cb, s);
-	if (s->idle_ev == NULL || s->life_ev == NULL || s->orphan_ev == NULL || s->free_ev == NULL)
-		fatalx("out of memory");
+	s->idle_ev = xevtimer_new(d->base, session_idle_cb, s);
+	s->life_ev = xevtimer_new(d->base, session_life_cb, s);
+	s->orphan_ev = xevtimer_new(d->base, session_orphan_cb, s);
+	s->free_ev = xevtimer_new(d->base, session_free_cb, s);
 	TAILQ_INSERT_TAIL(&d->sessions, s, entry);
 	d->nsessions++;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
@@ -638,9 +637,7 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 		close(pair[1]);
 		goto fail;
 	}
-	s->keeper_ev = event_new(d->base, s->keeper, EV_READ | EV_PERSIST, session_keeper_cb, s);
-	if (s->keeper_ev == NULL)
-		fatalx("out of memory");
+	s->keeper_ev = xevent_new(d->base, s->keeper, EV_READ | EV_PERSIST, session_keeper_cb, s);
 	event_add(s->keeper_ev, NULL);
 	memset(&sreq, 0, sizeof(sreq));
 	sreq.type = SPAWN_KEEPER;
