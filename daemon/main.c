@@ -113,16 +113,17 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 		fatalx("spawner died during start-up");
 	if (prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, filter, 0, 0) < 0)
 		fatal("cannot load the frontend's seccomp filter");
-	memset(&d, 0, sizeof(d));
-	d.cfg = cfg;
-	d.listen_fd = listen_fd;
-	d.spawner_fd = spawner_fd;
-	d.resource_control = resource_control;
-	d.config_path = config_path;
-	d.config_given = config_given;
-	d.journal = getenv("JOURNAL_STREAM") != NULL;
-	d.reserve_fd = -1;
-	d.rootspec_fd = -1;
+	d = (struct daemon){
+		.cfg = cfg,
+		.listen_fd = listen_fd,
+		.spawner_fd = spawner_fd,
+		.resource_control = resource_control,
+		.config_path = config_path,
+		.config_given = config_given,
+		.journal = getenv("JOURNAL_STREAM") != NULL,
+		.reserve_fd = -1,
+		.rootspec_fd = -1,
+	};
 	snprintf(d.usr_submount, sizeof(d.usr_submount), "%s", usr_submount);
 	for (size_t i = 0; i < CONFIG_RUNTIMES_MAX; i++)
 		d.prestart_plan[i] = -1;
