@@ -2029,14 +2029,12 @@ config_mounts_finish(struct config_parse *p)
 	return config_runtimes_finish(p);
 }
 
-/* Checks across keys, and the defaults that depend on the user database. */
+/* Each limit's default at most its ceiling. */
 static int
-config_finish(struct config_parse *p)
+config_limits_finish(struct config_parse *p)
 {
 	struct config *cfg = p->cfg;
-	struct group *gr;
 	unsigned i;
-	int r;
 
 	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
 		const char *name = proto_limit_name((enum proto_limit)i);
@@ -2049,15 +2047,18 @@ config_finish(struct config_parse *p)
 				(unsigned long long)cfg->defaults.v[i], name,
 				(unsigned long long)cfg->ceilings.v[i]);
 	}
-	r = config_profiles_finish(p);
-	if (r < 0)
-		return r;
-	r = config_egress_finish(p);
-	if (r < 0)
-		return r;
-	r = config_mounts_finish(p);
-	if (r < 0)
-		return r;
+	return 0;
+}
+
+/* [daemon] and [sandbox] across keys, and the defaults that depend on the
+ * user database. */
+static int
+config_daemon_finish(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	struct group *gr;
+	int r;
+
 	if ((uint64_t)cfg->uid_base + cfg->uid_count > UINT32_MAX)
 		return config_fail_at(p, -EINVAL,
 				      config_line_max(p->lines.uid_base, p->lines.uid_count),
@@ -2089,6 +2090,27 @@ config_finish(struct config_parse *p)
 				      config_line_max(p->lines.uid_base, p->lines.uid_count),
 				      "the service user's uid %u lies in the per-run uid range",
 				      (unsigned)cfg->service_uid);
+	return 0;
+}
+
+/* The checks across keys and sections, in this order, once a file is read. */
+static int (*const config_finishers[])(struct config_parse *) = {
+	config_limits_finish, config_profiles_finish, config_egress_finish,
+	config_mounts_finish, config_daemon_finish,
+};
+
+/* Run every check across keys; the first failure is the file's error. */
+static int
+config_finish(struct config_parse *p)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(config_finishers) / sizeof(config_finishers[0]); i++) {
+		r = config_finishers[i](p);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
