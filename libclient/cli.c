@@ -470,6 +470,22 @@ cli_json_print(json_t *obj)
 	return CLI_EXIT_OK;
 }
 
+/* A JSON array of row(list, i) for each i < n: one object per entry of a
+ * list (row returns NULL when out of memory). NULL when out of memory. */
+static json_t *
+cli_json_rows(const void *list, size_t n, json_t *(*row)(const void *list, size_t i))
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; arr != NULL && i < n; i++)
+		if (json_array_append_new(arr, row(list, i)) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
 /* `airlock ping`: one round trip. */
 static int
 cli_ping(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
@@ -599,25 +615,27 @@ cli_info_lists_json(const struct airlock_info *info, size_t i, json_t *p)
 	return 0;
 }
 
+/* Mount i of `airlock info --json`: {"name", "target", "package": bool}. */
+static json_t *
+cli_info_mount_row(const void *list, size_t i)
+{
+	const struct airlock_info *info = list;
+
+	return json_pack("{s:s, s:s, s:b}", "name", airlock_info_mount_name(info, i), "target",
+			 airlock_info_mount_target(info, i), "package",
+			 (int)airlock_info_mount_is_package(info, i));
+}
+
 /* "mounts": [{"name", "target", "package": bool}], if said. */
 static int
 cli_info_mounts_json(const struct airlock_info *info, json_t *obj)
 {
-	json_t *list;
-	size_t i;
+	size_t n = airlock_info_mount_count(info);
 
-	if (airlock_info_mount_count(info) == 0)
+	if (n == 0)
 		return 0;
-	list = json_array();
-	if (list == NULL || json_object_set_new(obj, "mounts", list) < 0)
+	if (json_object_set_new(obj, "mounts", cli_json_rows(info, n, cli_info_mount_row)) < 0)
 		return -ENOMEM;
-	for (i = 0; i < airlock_info_mount_count(info); i++)
-		if (json_array_append_new(
-			    list,
-			    json_pack("{s:s, s:s, s:b}", "name", airlock_info_mount_name(info, i),
-				      "target", airlock_info_mount_target(info, i), "package",
-				      (int)airlock_info_mount_is_package(info, i))) < 0)
-			return -ENOMEM;
 	return 0;
 }
 
@@ -830,29 +848,17 @@ out:
 	return status;
 }
 
-/* `airlock ps` as JSON: a list of objects, one per run. */
+/* Run i of `airlock ps --json` (a list of objects, one per run). */
 static json_t *
-cli_ps_json(const struct airlock_ps *ps)
+cli_ps_row(const void *list, size_t i)
 {
-	json_t *list = json_array();
-	size_t i;
+	const struct airlock_ps *ps = list;
 
-	if (list == NULL)
-		return NULL;
-	for (i = 0; i < airlock_ps_count(ps); i++) {
-		json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I}", "id",
-				      (json_int_t)airlock_ps_run_id(ps, i), "runtime",
-				      airlock_ps_runtime(ps, i), "state", airlock_ps_state(ps, i),
-				      "elapsed_ms", (json_int_t)airlock_ps_elapsed_ms(ps, i), "pid",
-				      (json_int_t)airlock_ps_pid(ps, i), "uid",
-				      (json_int_t)airlock_ps_uid(ps, i));
-
-		if (json_array_append_new(list, o) < 0) {
-			json_decref(list);
-			return NULL;
-		}
-	}
-	return list;
+	return json_pack(
+		"{s:I, s:s, s:s, s:I, s:I, s:I}", "id", (json_int_t)airlock_ps_run_id(ps, i),
+		"runtime", airlock_ps_runtime(ps, i), "state", airlock_ps_state(ps, i),
+		"elapsed_ms", (json_int_t)airlock_ps_elapsed_ms(ps, i), "pid",
+		(json_int_t)airlock_ps_pid(ps, i), "uid", (json_int_t)airlock_ps_uid(ps, i));
 }
 
 /* `airlock ps`: the caller's runs in progress and queued, as a table. */
@@ -874,7 +880,7 @@ cli_ps(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 		goto out;
 	}
 	if (cli->json) {
-		status = cli_json_print(cli_ps_json(ps));
+		status = cli_json_print(cli_json_rows(ps, airlock_ps_count(ps), cli_ps_row));
 		goto out;
 	}
 	n = airlock_ps_count(ps);
@@ -1366,23 +1372,31 @@ cli_json_name(json_t *obj, const char *name)
 	return r;
 }
 
-/* `run --json` with tools: [{"tool", "outcome", "ms"}], in call order. */
+/* Tool call i of `run --json`: {"tool", "outcome", "ms"}. */
 static json_t *
-cli_tool_calls_json(const struct airlock_result *res)
+cli_tool_call_row(const void *list, size_t i)
 {
-	json_t *arr = json_array();
-	size_t i;
+	const struct airlock_result *res = list;
 
-	for (i = 0; arr != NULL && i < airlock_result_tool_call_count(res); i++)
-		if (json_array_append_new(
-			    arr, json_pack("{s:s, s:s, s:I}", "tool",
-					   airlock_result_tool_call_name(res, i), "outcome",
-					   airlock_result_tool_call_outcome(res, i), "ms",
-					   (json_int_t)airlock_result_tool_call_ms(res, i))) < 0) {
-			json_decref(arr);
-			return NULL;
-		}
-	return arr;
+	return json_pack("{s:s, s:s, s:I}", "tool", airlock_result_tool_call_name(res, i),
+			 "outcome", airlock_result_tool_call_outcome(res, i), "ms",
+			 (json_int_t)airlock_result_tool_call_ms(res, i));
+}
+
+/* Artifact i of `run --json`: {"name" (or "name_base64"), "size", "truncated"}. */
+static json_t *
+cli_artifact_row(const void *list, size_t i)
+{
+	const struct airlock_result *res = list;
+	json_t *a =
+		json_pack("{s:I, s:b}", "size", (json_int_t)airlock_result_artifact_size(res, i),
+			  "truncated", airlock_result_artifact_truncated(res, i));
+
+	if (a != NULL && cli_json_name(a, airlock_result_artifact_name(res, i)) < 0) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
 }
 
 /* A cell's fields of the JSON result: cell, state, value, display
@@ -1432,7 +1446,7 @@ cli_result_json(const struct airlock_result *res)
 {
 	const void *out, *err;
 	size_t olen, elen, i;
-	json_t *obj, *arts;
+	json_t *obj;
 	const char *error = airlock_result_error(res);
 	enum airlock_outcome outcome = airlock_result_outcome(res);
 
@@ -1457,27 +1471,14 @@ cli_result_json(const struct airlock_result *res)
 		(json_int_t)airlock_result_stderr_total(res), "stderr_truncated",
 		airlock_result_stderr_truncated(res), "error",
 		error != NULL ? json_string(error) : json_null());
-	arts = json_array();
-	if (obj == NULL || arts == NULL)
-		goto fail;
+	if (obj == NULL)
+		return NULL;
 	if (cli_json_stream(obj, "stdout", out, olen) < 0 ||
-	    cli_json_stream(obj, "stderr", err, elen) < 0)
+	    cli_json_stream(obj, "stderr", err, elen) < 0 ||
+	    json_object_set_new(
+		    obj, "artifacts",
+		    cli_json_rows(res, airlock_result_artifact_count(res), cli_artifact_row)) < 0)
 		goto fail;
-	for (i = 0; i < airlock_result_artifact_count(res); i++) {
-		json_t *a = json_pack("{s:I, s:b}", "size",
-				      (json_int_t)airlock_result_artifact_size(res, i), "truncated",
-				      airlock_result_artifact_truncated(res, i));
-
-		if (a == NULL || cli_json_name(a, airlock_result_artifact_name(res, i)) < 0 ||
-		    json_array_append_new(arts, a) < 0) {
-			json_decref(a);
-			goto fail;
-		}
-	}
-	if (json_object_set_new(obj, "artifacts", arts) < 0) {
-		arts = NULL;
-		goto fail;
-	}
 	/* What the artifacts limit left out: how many files, and their size. */
 	if (json_object_set_new(obj, "artifacts_omitted",
 				json_integer((json_int_t)airlock_result_artifacts_omitted(res))) <
@@ -1485,35 +1486,33 @@ cli_result_json(const struct airlock_result *res)
 	    json_object_set_new(
 		    obj, "artifacts_omitted_bytes",
 		    json_integer((json_int_t)airlock_result_artifacts_omitted_bytes(res))) < 0)
-		goto fail_obj;
+		goto fail;
 	/* A network = proxy run: what it contacted and what was refused. */
 	if (airlock_result_has_network(res) &&
 	    json_object_set_new(obj, "network", cli_network_json(res)) < 0)
-		goto fail_obj;
+		goto fail;
 	/* A run with tools: every call, in order. */
 	if (airlock_result_tool_call_count(res) > 0 &&
-	    json_object_set_new(obj, "tool_calls", cli_tool_calls_json(res)) < 0)
-		goto fail_obj;
+	    json_object_set_new(
+		    obj, "tool_calls",
+		    cli_json_rows(res, airlock_result_tool_call_count(res), cli_tool_call_row)) < 0)
+		goto fail;
 	/* The advisory checks' findings (blocked_imports), when there are any. */
 	if (airlock_result_advisory_count(res) > 0) {
 		json_t *adv = json_array();
 
 		if (adv == NULL || json_object_set_new(obj, "advisories", adv) < 0)
-			goto fail_obj;
+			goto fail;
 		for (i = 0; i < airlock_result_advisory_count(res); i++)
 			if (json_array_append_new(adv,
 						  json_string(airlock_result_advisory(res, i))) < 0)
-				goto fail_obj;
+				goto fail;
 	}
 	if (cli_cell_json(obj, res) < 0)
-		goto fail_obj;
+		goto fail;
 	return obj;
-fail_obj:
-	json_decref(obj);
-	return NULL;
 fail:
 	json_decref(obj);
-	json_decref(arts);
 	return NULL;
 }
 
@@ -2104,36 +2103,25 @@ cli_session_close(const struct cli *cli, struct airlock_conn *conn, int nargs, c
 	return r < 0 ? cli_session_error(conn, "session close", r) : CLI_EXIT_OK;
 }
 
-/* `airlock session ls` as JSON: a list of objects, one per session
- * (`interpreter` only for an interpreter session). */
+/* Session i of `airlock session ls --json` (a list of objects, one per
+ * session; `interpreter` only for an interpreter session). */
 static json_t *
-cli_session_ls_json(const struct airlock_session_list *list)
+cli_session_row(const void *sessions, size_t i)
 {
-	json_t *arr = json_array();
-	size_t i;
+	const struct airlock_session_list *list = sessions;
+	const char *interp = airlock_session_list_interpreter(list, i);
+	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:s}", "id", airlock_session_list_id(list, i),
+			      "age_ms", (json_int_t)airlock_session_list_age_ms(list, i), "idle_ms",
+			      (json_int_t)airlock_session_list_idle_ms(list, i), "runs",
+			      (json_int_t)airlock_session_list_runs(list, i), "state",
+			      airlock_session_list_state(list, i));
 
-	if (arr == NULL)
+	if (o != NULL && interp != NULL &&
+	    json_object_set_new(o, "interpreter", json_string(interp)) < 0) {
+		json_decref(o);
 		return NULL;
-	for (i = 0; i < airlock_session_list_count(list); i++) {
-		const char *interp = airlock_session_list_interpreter(list, i);
-		json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:s}", "id",
-				      airlock_session_list_id(list, i), "age_ms",
-				      (json_int_t)airlock_session_list_age_ms(list, i), "idle_ms",
-				      (json_int_t)airlock_session_list_idle_ms(list, i), "runs",
-				      (json_int_t)airlock_session_list_runs(list, i), "state",
-				      airlock_session_list_state(list, i));
-
-		if (o != NULL && interp != NULL &&
-		    json_object_set_new(o, "interpreter", json_string(interp)) < 0) {
-			json_decref(o);
-			o = NULL;
-		}
-		if (json_array_append_new(arr, o) < 0) {
-			json_decref(arr);
-			return NULL;
-		}
 	}
-	return arr;
+	return o;
 }
 
 /* `airlock session ls`: the caller's sessions, as a table. */
@@ -2153,7 +2141,8 @@ cli_session_ls(const struct cli *cli, struct airlock_conn *conn, int nargs, char
 		goto out;
 	}
 	if (cli->json) {
-		status = cli_json_print(cli_session_ls_json(list));
+		status = cli_json_print(
+			cli_json_rows(list, airlock_session_list_count(list), cli_session_row));
 		goto out;
 	}
 	printf("%-32s %9s %9s %6s %-7s %s\n", "ID", "AGE", "IDLE", "RUNS", "STATE", "INTERPRETER");
@@ -2355,28 +2344,22 @@ cli_print_name(const char *name)
 			putchar(*p);
 }
 
-/* `airlock files` as JSON: a list of {name (or name_base64), kind, size, mtime_ms}. */
+/* Entry i of `airlock files --json` (a list of {name (or name_base64), kind,
+ * size, mtime_ms}). */
 static json_t *
-cli_files_json(const struct airlock_file_list *list)
+cli_file_row(const void *files, size_t i)
 {
-	json_t *arr = json_array(), *o;
-	size_t i;
-
-	if (arr == NULL)
-		return NULL;
-	for (i = 0; i < airlock_file_list_count(list); i++) {
-		const char *name = airlock_file_list_name(list, i);
-
-		o = json_pack("{s:s, s:I, s:I}", "kind",
+	const struct airlock_file_list *list = files;
+	json_t *o = json_pack("{s:s, s:I, s:I}", "kind",
 			      airlock_file_kind_name(airlock_file_list_kind(list, i)), "size",
 			      (json_int_t)airlock_file_list_size(list, i), "mtime_ms",
 			      (json_int_t)airlock_file_list_mtime_ms(list, i));
-		if (o == NULL || cli_json_name(o, name) < 0 || json_array_append_new(arr, o) < 0) {
-			json_decref(arr);
-			return NULL;
-		}
+
+	if (o != NULL && cli_json_name(o, airlock_file_list_name(list, i)) < 0) {
+		json_decref(o);
+		return NULL;
 	}
-	return arr;
+	return o;
 }
 
 /* `airlock files SESSION [DIR]`: one line per entry, KIND SIZE MTIME NAME. */
@@ -2402,7 +2385,8 @@ cli_files(const struct cli *cli, struct airlock_conn *conn, int nargs, char **ar
 		goto out;
 	}
 	if (cli->json) {
-		status = cli_json_print(cli_files_json(list));
+		status = cli_json_print(
+			cli_json_rows(list, airlock_file_list_count(list), cli_file_row));
 		goto out;
 	}
 	printf("%-5s %12s %-20s %s\n", "KIND", "SIZE", "MTIME", "NAME");
