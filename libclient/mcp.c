@@ -637,6 +637,18 @@ mcp_failure(struct mcp *m, int r, char *buf, size_t len)
 	}
 }
 
+/* Connect for tools/call id, or answer it with why not and return -1. */
+static int
+mcp_tool_connect(struct mcp *m, json_t *id)
+{
+	char why[512];
+
+	if (mcp_connect(m, why, sizeof(why)) == 0)
+		return 0;
+	mcp_tool_fail(m, id, "%s", why);
+	return -1;
+}
+
 /* ---- Arguments ------------------------------------------------------- */
 
 /* Check that args has no key outside allowed (NULL-terminated); else answer
@@ -841,35 +853,29 @@ static void
 mcp_limit_words(const struct mcp *m, const struct mcp_call *call, enum airlock_outcome outcome,
 		char *buf, size_t len)
 {
+	enum airlock_limit limit = AIRLOCK_LIMIT_MEMORY_BYTES;
+	const char *what = "memory";
 	char value[48] = "";
-	uint64_t v;
+	uint64_t v = call->memory_bytes;
 
-	switch (outcome) {
-	case AIRLOCK_OUTCOME_WALL_LIMIT:
-		v = call->wall_ms != 0 ? call->wall_ms
-				       : airlock_info_limit_default(m->info, AIRLOCK_LIMIT_WALL_MS);
-		if (v != 0)
-			mcp_format_seconds(v, value, sizeof(value));
-		snprintf(buf, len, "wall-clock limit%s%s exceeded", v != 0 ? " of " : "", value);
-		break;
-	case AIRLOCK_OUTCOME_CPU_LIMIT:
-		v = call->cpu_ms != 0 ? call->cpu_ms
-				      : airlock_info_limit_default(m->info, AIRLOCK_LIMIT_CPU_MS);
-		if (v != 0)
-			mcp_format_seconds(v, value, sizeof(value));
-		snprintf(buf, len, "CPU-time limit%s%s exceeded", v != 0 ? " of " : "", value);
-		break;
-	default:
-		v = call->memory_bytes != 0
-			    ? call->memory_bytes
-			    : airlock_info_limit_default(m->info, AIRLOCK_LIMIT_MEMORY_BYTES);
-		if (v != 0 && v % (1024 * 1024) == 0)
-			snprintf(value, sizeof(value), "%" PRIu64 " MiB", v / (1024 * 1024));
-		else if (v != 0)
-			snprintf(value, sizeof(value), "%" PRIu64 " bytes", v);
-		snprintf(buf, len, "memory limit%s%s exceeded", v != 0 ? " of " : "", value);
-		break;
+	if (outcome == AIRLOCK_OUTCOME_WALL_LIMIT) {
+		limit = AIRLOCK_LIMIT_WALL_MS;
+		what = "wall-clock";
+		v = call->wall_ms;
+	} else if (outcome == AIRLOCK_OUTCOME_CPU_LIMIT) {
+		limit = AIRLOCK_LIMIT_CPU_MS;
+		what = "CPU-time";
+		v = call->cpu_ms;
 	}
+	if (v == 0)
+		v = airlock_info_limit_default(m->info, limit);
+	if (v != 0 && limit != AIRLOCK_LIMIT_MEMORY_BYTES)
+		mcp_format_seconds(v, value, sizeof(value));
+	else if (v != 0 && v % (1024 * 1024) == 0)
+		snprintf(value, sizeof(value), "%" PRIu64 " MiB", v / (1024 * 1024));
+	else if (v != 0)
+		snprintf(value, sizeof(value), "%" PRIu64 " bytes", v);
+	snprintf(buf, len, "%s limit%s%s exceeded", what, v != 0 ? " of " : "", value);
 }
 
 /* What a limit may be raised to, for the model: "(cpu_seconds up to 60)". */
@@ -991,6 +997,18 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 	return obj;
 }
 
+/* Append a text block "label:\ntext" to content. */
+static void
+mcp_labelled_block(json_t *content, const char *label, const char *text)
+{
+	char *block;
+
+	if (asprintf(&block, "%s:\n%s", label, text) < 0)
+		mcp_oom(NULL);
+	json_array_append_new(content, mcp_block_text(block));
+	free(block);
+}
+
 /* A cell's value (text) and rich outputs (images, within the budget). */
 static void
 mcp_cell_content(json_t *content, struct mcp_budget *budget, const struct airlock_result *res)
@@ -1000,14 +1018,8 @@ mcp_cell_content(json_t *content, struct mcp_budget *budget, const struct airloc
 	size_t i, len;
 	char name[32];
 
-	if (value != NULL) {
-		char *block;
-
-		if (asprintf(&block, "value:\n%s", value) < 0)
-			mcp_oom(NULL);
-		json_array_append_new(content, mcp_block_text(block));
-		free(block);
-	}
+	if (value != NULL)
+		mcp_labelled_block(content, "value", value);
 	for (i = 0; i < airlock_result_display_count(res) && budget->blocks > 0; i++) {
 		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0 ||
 		    strcmp(mime, "image/png") != 0)
@@ -1211,22 +1223,10 @@ mcp_run_reply(struct mcp *m, const struct mcp_call *call, const struct airlock_r
 	}
 	json_array_append_new(content, mcp_block_text(all));
 	free(all);
-	if (out_len > 0 || airlock_result_stdout_total(res) > 0) {
-		char *block;
-
-		if (asprintf(&block, "stdout:\n%s", out_text) < 0)
-			mcp_oom(NULL);
-		json_array_append_new(content, mcp_block_text(block));
-		free(block);
-	}
-	if (err_len > 0 || airlock_result_stderr_total(res) > 0) {
-		char *block;
-
-		if (asprintf(&block, "stderr:\n%s", err_text) < 0)
-			mcp_oom(NULL);
-		json_array_append_new(content, mcp_block_text(block));
-		free(block);
-	}
+	if (out_len > 0 || airlock_result_stdout_total(res) > 0)
+		mcp_labelled_block(content, "stdout", out_text);
+	if (err_len > 0 || airlock_result_stderr_total(res) > 0)
+		mcp_labelled_block(content, "stderr", err_text);
 	mcp_cell_content(content, &budget, res);
 	json_array_extend(content, files);
 	json_decref(files);
@@ -1682,10 +1682,8 @@ mcp_tool_reset_python(struct mcp *m, json_t *id, json_t *args, json_t *token)
 	if (mcp_args_known(m, id, "reset_python", args, allowed) < 0)
 		return;
 	if (m->cell_session[0] != '\0') {
-		if (mcp_connect(m, why, sizeof(why)) < 0) {
-			mcp_tool_fail(m, id, "%s", why);
+		if (mcp_tool_connect(m, id) < 0)
 			return;
-		}
 		r = airlock_session_close(m->conn, m->cell_session);
 		if (r < 0 && r != -ENOENT) {
 			mcp_failure(m, r, why, sizeof(why));
@@ -1735,10 +1733,8 @@ mcp_tool_session_open(struct mcp *m, json_t *id, json_t *args, json_t *token)
 
 	if (mcp_args_known(m, id, "session_open", args, allowed) < 0)
 		return;
-	if (mcp_connect(m, why, sizeof(why)) < 0) {
-		mcp_tool_fail(m, id, "%s", why);
+	if (mcp_tool_connect(m, id) < 0)
 		return;
-	}
 	r = airlock_session_open(m->conn, NULL, sid);
 	if (r < 0) {
 		mcp_failure(m, r, why, sizeof(why));
@@ -1778,21 +1774,33 @@ mcp_session_fail(struct mcp *m, json_t *id, const char *tool, const char *sid, c
 		mcp_tool_fail(m, id, "%s: %s", tool, why);
 }
 
+/* Answer a failed operation on the file path: a path the library refused
+ * (empty, or too long), else as mcp_session_fail() with missing. */
+static void
+mcp_file_fail(struct mcp *m, json_t *id, const char *tool, const char *sid, const char *path,
+	      const char *missing, int r)
+{
+	if (r == -EINVAL || r == -ENAMETOOLONG)
+		mcp_tool_fail(m, id,
+			      "%s: bad path '%s': it must be relative, non-empty and at most 1024 "
+			      "bytes",
+			      tool, path);
+	else
+		mcp_session_fail(m, id, tool, sid, missing, r);
+}
+
 static void
 mcp_tool_session_close(struct mcp *m, json_t *id, json_t *args, json_t *token)
 {
 	static const char *const allowed[] = {"session", NULL};
 	const char *sid;
-	char why[512];
 	int r;
 
 	if (mcp_args_known(m, id, "session_close", args, allowed) < 0 ||
 	    mcp_arg_session(m, id, "session_close", args, true, &sid) < 0)
 		return;
-	if (mcp_connect(m, why, sizeof(why)) < 0) {
-		mcp_tool_fail(m, id, "%s", why);
+	if (mcp_tool_connect(m, id) < 0)
 		return;
-	}
 	r = airlock_session_close(m->conn, sid);
 	if (r < 0) {
 		mcp_session_fail(m, id, "session_close", sid, NULL, r);
@@ -1802,35 +1810,37 @@ mcp_tool_session_close(struct mcp *m, json_t *id, json_t *args, json_t *token)
 	mcp_tool_reply(m, id, mcp_oom(json_pack("[o]", mcp_block_text("session closed"))), false);
 }
 
+/* A file tool's arguments: only those allowed, a session, and "path"
+ * (required or not). 0, or -1 once the call is answered. */
+static int
+mcp_file_args(struct mcp *m, json_t *id, const char *tool, json_t *args, const char *const *allowed,
+	      bool path_required, const char **ret_sid, const char **ret_path)
+{
+	if (mcp_args_known(m, id, tool, args, allowed) < 0 ||
+	    mcp_arg_session(m, id, tool, args, true, ret_sid) < 0 ||
+	    mcp_arg_string(m, id, tool, args, "path", path_required, ret_path) < 0)
+		return -1;
+	return 0;
+}
+
 static void
 mcp_tool_write_file(struct mcp *m, json_t *id, json_t *args, json_t *token)
 {
 	static const char *const allowed[] = {"session", "path", "content", NULL};
 	const char *sid, *path, *content;
-	char why[512], *text;
+	char *text;
 	json_t *v;
 	int r;
 
-	if (mcp_args_known(m, id, "write_file", args, allowed) < 0 ||
-	    mcp_arg_session(m, id, "write_file", args, true, &sid) < 0 ||
-	    mcp_arg_string(m, id, "write_file", args, "path", true, &path) < 0 ||
+	if (mcp_file_args(m, id, "write_file", args, allowed, true, &sid, &path) < 0 ||
 	    mcp_arg_string(m, id, "write_file", args, "content", true, &content) < 0)
 		return;
-	if (mcp_connect(m, why, sizeof(why)) < 0) {
-		mcp_tool_fail(m, id, "%s", why);
+	if (mcp_tool_connect(m, id) < 0)
 		return;
-	}
 	v = json_object_get(args, "content");
 	r = airlock_file_write(m->conn, sid, path, content, json_string_length(v));
-	if (r == -EINVAL || r == -ENAMETOOLONG) {
-		mcp_tool_fail(m, id,
-			      "write_file: bad path '%s': it must be relative, non-empty "
-			      "and at most 1024 bytes",
-			      path);
-		return;
-	}
 	if (r < 0) {
-		mcp_session_fail(m, id, "write_file", sid, NULL, r);
+		mcp_file_fail(m, id, "write_file", sid, path, NULL, r);
 		return;
 	}
 	if (asprintf(&text, "wrote %zu bytes to %s", json_string_length(v), path) < 0)
@@ -1847,28 +1857,17 @@ mcp_tool_read_file(struct mcp *m, json_t *id, json_t *args, json_t *token)
 	const char *sid, *path, *image;
 	const void *data;
 	size_t len;
-	char why[512], base[128];
+	char base[128];
 	json_t *content;
 	int r;
 
-	if (mcp_args_known(m, id, "read_file", args, allowed) < 0 ||
-	    mcp_arg_session(m, id, "read_file", args, true, &sid) < 0 ||
-	    mcp_arg_string(m, id, "read_file", args, "path", true, &path) < 0)
+	if (mcp_file_args(m, id, "read_file", args, allowed, true, &sid, &path) < 0)
 		return;
-	if (mcp_connect(m, why, sizeof(why)) < 0) {
-		mcp_tool_fail(m, id, "%s", why);
+	if (mcp_tool_connect(m, id) < 0)
 		return;
-	}
 	r = airlock_file_read(m->conn, sid, path, &file);
-	if (r == -EINVAL || r == -ENAMETOOLONG) {
-		mcp_tool_fail(m, id,
-			      "read_file: bad path '%s': it must be relative, non-empty "
-			      "and at most 1024 bytes",
-			      path);
-		return;
-	}
 	if (r < 0) {
-		mcp_session_fail(m, id, "read_file", sid, path, r);
+		mcp_file_fail(m, id, "read_file", sid, path, path, r);
 		return;
 	}
 	airlock_file_data(file, &data, &len);
@@ -1901,19 +1900,15 @@ mcp_tool_list_files(struct mcp *m, json_t *id, json_t *args, json_t *token)
 	static const char *const allowed[] = {"session", "path", NULL};
 	struct airlock_file_list *list = NULL;
 	const char *sid, *path;
-	char why[512], *text = NULL, *next;
+	char *text = NULL, *next;
 	json_t *entries;
 	size_t i, n, listed = 0;
 	int r;
 
-	if (mcp_args_known(m, id, "list_files", args, allowed) < 0 ||
-	    mcp_arg_session(m, id, "list_files", args, true, &sid) < 0 ||
-	    mcp_arg_string(m, id, "list_files", args, "path", false, &path) < 0)
+	if (mcp_file_args(m, id, "list_files", args, allowed, false, &sid, &path) < 0)
 		return;
-	if (mcp_connect(m, why, sizeof(why)) < 0) {
-		mcp_tool_fail(m, id, "%s", why);
+	if (mcp_tool_connect(m, id) < 0)
 		return;
-	}
 	r = airlock_file_list(m->conn, sid, path, &list);
 	if (r == -ENAMETOOLONG) {
 		mcp_tool_fail(m, id, "list_files: path longer than 1024 bytes");

@@ -652,6 +652,13 @@ class McpTest(unittest.TestCase):
         self.assertTrue(missing["isError"])
         escape = self.server.tool("read_file", {"session": sid, "path": "../../etc/passwd"})
         self.assertTrue(escape["isError"])
+        # Paths the library refuses before sending: empty, or longer than 1024 bytes.
+        empty = self.server.tool("write_file", {"session": sid, "path": "", "content": "x"})
+        self.assertTrue(empty["isError"])
+        self.assertIn("write_file: bad path '': it must be relative, non-empty", text_of(empty))
+        long_path = self.server.tool("read_file", {"session": sid, "path": "x" * 1025})
+        self.assertTrue(long_path["isError"])
+        self.assertIn("read_file: bad path 'xxx", text_of(long_path))
         closed = self.server.tool("session_close", {"session": sid})
         self.assertFalse(closed["isError"], text_of(closed))
         gone = self.server.tool("read_file", {"session": sid, "path": "out.txt"})
