@@ -14,7 +14,7 @@ import threading
 import weakref
 from collections.abc import Mapping as _MappingABC
 from collections.abc import Sequence as _SequenceABC
-from typing import Any, Awaitable, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _lib
 from ._bridge import ApproveHook, ToolSet
@@ -85,6 +85,13 @@ def _to_bytes(what: str, value: object) -> bytes:
     raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
 
 
+def _mapping_items(what: str, value: object, of: str) -> Iterable[Tuple[Any, Any]]:
+    """The items of the mapping value (the argument what, a mapping of `of`); TypeError if it is none."""
+    if not isinstance(value, _MappingABC):
+        raise TypeError(f"{what} must be a mapping of {of}, not {type(value).__name__}")
+    return value.items()
+
+
 def _c_string(what: str, value: object) -> bytes:
     """A str as NUL-free UTF-8 for a C string; TypeError/ValueError otherwise."""
     if not isinstance(value, str):
@@ -149,9 +156,7 @@ class _Request:
 
         self.files: List[Tuple[bytes, bytes]] = []
         if files is not None:
-            if not isinstance(files, _MappingABC):
-                raise TypeError(f"files must be a mapping of name to bytes, not {type(files).__name__}")
-            for name, content in files.items():
+            for name, content in _mapping_items("files", files, "name to bytes"):
                 bname = _c_string("a file name", name)
                 parts = bname.split(b"/")
                 if (
@@ -171,9 +176,7 @@ class _Request:
 
         self.env: List[Tuple[bytes, bytes]] = []
         if env is not None:
-            if not isinstance(env, _MappingABC):
-                raise TypeError(f"env must be a mapping of str to str, not {type(env).__name__}")
-            for key, value in env.items():
+            for key, value in _mapping_items("env", env, "str to str"):
                 bkey = _c_string("an env key", key)
                 if not bkey or b"=" in bkey:
                     raise ValueError(f"env key {key!r} must be non-empty and contain no '='")
@@ -1017,14 +1020,7 @@ class AirlockSandbox:
             lib.airlock_result_free(res)
             self._give_back(conn)
             raise failures[0]
-        if rc < 0:
-            exc = conn.error(rc)
-            if exc.code == "unreachable":
-                conn.close()
-            else:
-                self._give_back(conn)
-            raise exc
-        self._give_back(conn)
+        self._settle(conn, rc)
         try:
             return _convert(lib, res)
         finally:
@@ -1208,6 +1204,12 @@ class AirlockSandbox:
         if rc == -_errno.ENOMEM:
             self._give_back(conn)
             raise MemoryError("libairlock: out of memory")
+        self._settle(conn, rc)
+
+    def _settle(self, conn: _Conn, rc: int) -> None:
+        """After a call that returned rc on the pooled connection conn: give it
+        back, or free it when the daemon is unreachable; raise what a negative
+        rc means (conn.error(rc))."""
         if rc < 0:
             exc = conn.error(rc)
             if exc.code == "unreachable":
