@@ -61,18 +61,23 @@ airlock_session_opts_set_workspace_bytes(struct airlock_session_opts *opts, uint
 	return 0;
 }
 
+/* Point *field at a copy of value in buf (which the caller checked it fits),
+ * or at nothing for NULL. */
+static void
+session_opts_string(const char **field, char *buf, const char *value)
+{
+	if (value != NULL)
+		strcpy(buf, value);
+	*field = value != NULL ? buf : NULL;
+}
+
 /* Name the session's profile, or NULL for the daemon's default. */
 AIRLOCK_EXPORT int
 airlock_session_opts_set_profile(struct airlock_session_opts *opts, const char *name)
 {
 	if (opts == NULL || (name != NULL && !rules_profile_name_valid(name)))
 		return -EINVAL;
-	if (name == NULL) {
-		opts->o.profile = NULL;
-		return 0;
-	}
-	strcpy(opts->profile, name);
-	opts->o.profile = opts->profile;
+	session_opts_string(&opts->o.profile, opts->profile, name);
 	return 0;
 }
 
@@ -83,12 +88,7 @@ airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const ch
 	if (opts == NULL ||
 	    (runtime != NULL && (runtime[0] == '\0' || strlen(runtime) > PROTO_RUNTIME_MAX)))
 		return -EINVAL;
-	if (runtime == NULL) {
-		opts->o.interpreter = NULL;
-		return 0;
-	}
-	strcpy(opts->interpreter, runtime);
-	opts->o.interpreter = opts->interpreter;
+	session_opts_string(&opts->o.interpreter, opts->interpreter, runtime);
 	return 0;
 }
 
