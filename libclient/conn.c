@@ -441,6 +441,19 @@ conn_recv_one(struct airlock_conn *conn)
 	return r;
 }
 
+/* Receive and queue every packet there is without blocking: -EAGAIN once
+ * none is left, or the connection's (new) broken state. */
+static int
+conn_recv_all(struct airlock_conn *conn)
+{
+	int r;
+
+	do
+		r = conn_recv_one(conn);
+	while (r == 0);
+	return r;
+}
+
 /* The deadline of a blocking call starting now (monotonic ms), 0 for none. */
 static uint64_t
 conn_deadline(const struct airlock_conn *conn)
@@ -977,13 +990,9 @@ airlock_conn_set_timeout(struct airlock_conn *conn, uint64_t timeout_ms)
 AIRLOCK_EXPORT int
 airlock_conn_check(struct airlock_conn *conn)
 {
-	int r;
-
 	if (conn == NULL)
 		return -EINVAL;
-	do
-		r = conn_recv_one(conn);
-	while (r == 0);
+	(void)conn_recv_all(conn);
 	return conn->broken;
 }
 
@@ -1113,9 +1122,7 @@ airlock_conn_process(struct airlock_conn *conn)
 
 	if (conn == NULL)
 		return -EINVAL;
-	do
-		r = conn_recv_one(conn);
-	while (r == 0);
+	r = conn_recv_all(conn);
 	return r == -EAGAIN ? 0 : r;
 }
 
