@@ -784,16 +784,6 @@ sb_supervise(struct sb_run *r)
 }
 
 /*
- * A build with -DSB_CELLS_STOP=0 leaves the interpreter running between
- * cells (below): only to measure what the stop costs, side by side with
- * this build (tests/bench/bench.py --base-airlockd, docs/performance.md);
- * never a build to ship.
- */
-#ifndef SB_CELLS_STOP
-#define SB_CELLS_STOP 1
-#endif
-
-/*
  * An interpreter session's sandbox (PLAN_F_CELLS): the code is the driver,
  * alive for the session; the limits are a cell's, from the frontend's
  * CELLS_SUP_BEGIN to its CELLS_SUP_FINISH (cells_msg.h). At a cell's wall or
@@ -808,7 +798,8 @@ sb_supervise(struct sb_run *r)
  *
  * Between two cells the interpreter is stopped (SIGSTOP at FINISH, SIGCONT
  * at BEGIN): the threads a cell left running spend nothing, and fork
- * nothing, while no cell's limits count (docs/security.md).
+ * nothing, while no cell's limits count (docs/security.md). What the stop
+ * costs a cell: docs/performance.md (tests/bench/airlockd-nostop).
  */
 static void
 sb_supervise_cells(struct sb_run *r)
@@ -876,13 +867,11 @@ sb_supervise_cells(struct sb_run *r)
 				r->cell_t0 = t0;
 				r->cell_cpu0 = cpu0;
 				sandbox_cells_peak_reset(ctx->peak_fd);
-				if (SB_CELLS_STOP)
-					kill((pid_t)r->pid, SIGCONT);
+				kill((pid_t)r->pid, SIGCONT);
 			} else if (m.type == CELLS_SUP_FINISH && active && m.cell == cell.cell) {
 				/* Stopped first: a thread of the cell's forks no
 				 * more while the others die. */
-				if (SB_CELLS_STOP)
-					kill((pid_t)r->pid, SIGSTOP);
+				kill((pid_t)r->pid, SIGSTOP);
 				sandbox_cells_kill_others((pid_t)r->pid);
 				used = sb_run_cpu_ns(ctx, 0);
 				sandbox_cells_end(sb_lifeline, SUP_CELL_END, cell.cell, r->reason,

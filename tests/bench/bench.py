@@ -14,8 +14,10 @@ during N runs of /bin/true and prints a per-phase breakdown (medians).
 --base-airlockd PATH starts a second airlockd (another build, the one a
 change is measured against) and adds its lib runs as variant "base" to the
 latency and throughput rounds, interleaved with the others, and its cells
-to the cell loop (alternating with ours). What the interpreter's stop
-between cells costs: a base built with -Dc_args=-DSB_CELLS_STOP=0
+to the cell loop (alternating with ours). --nostop makes the base
+airlockd-nostop, built beside --lib-bench from the same objects with kill(2)
+wrapped so that no interpreter is stopped between cells (tests/bench/nostop.c):
+with --only cell, what the stop costs a cell, in one run
 (docs/performance.md).
 --prestart configures runtime python with prestart = yes (on both daemons).
 Prints markdown tables; --smoke checks that every variant produced numbers.
@@ -281,12 +283,15 @@ def measure_cell(args):
     return out
 
 
-def report_cell(cell, problems, base=False):
-    """The table of the interpreter-session section."""
+def report_cell(cell, problems, base=False, nostop=False):
+    """The table of the interpreter-session section; with nostop (the base is
+    airlockd-nostop) also what the stop between cells adds to a cell."""
     print("## A stateful cell (interpreter session, python; ms from the call to the result)\n")
     print("| request | runs | median | p90 | min | median / cell |")
     print("|---|---|---|---|---|---|")
-    rows = [("cell", "cell `x += 1`"), ("base-cell", "cell `x += 1`, base daemon"),
+    rows = [("cell", "cell `x += 1`"),
+            ("base-cell", "cell `x += 1`, " + ("no stop (airlockd-nostop)" if nostop
+                                               else "base daemon")),
             ("session-run", "session run `pass`")]
     ours = cell.get("cell")
     for kind, label in rows:
@@ -300,6 +305,13 @@ def report_cell(cell, problems, base=False):
             float(kv["min"]) / 1e3,
             ratio(float(kv["median"]), float(ours["median"])) if ours else "n/a"))
     print()
+    nost = cell.get("base-cell")
+    if nostop and ours and nost:
+        d = float(ours["median"]) - float(nost["median"])
+        print("The stop between cells adds %.1f µs to a cell's median: %.1f µs with it, "
+              "%.1f without (%.1f%% of the cell); minima %.1f and %.1f µs\n" % (
+                  d, float(ours["median"]), float(nost["median"]),
+                  100.0 * d / float(ours["median"]), float(ours["min"]), float(nost["min"])))
     print("The stop between cells alone (airlock-bench stopcont: three processes in the "
           "roles of frontend, supervisor and driver, no daemon; µs from BEGIN to END, "
           "the kinds alternating cell by cell)\n")
@@ -315,6 +327,12 @@ def report_cell(cell, problems, base=False):
             label, kv["iters"], float(kv["median"]), float(kv["p90"]), float(kv["min"]),
             ratio(float(kv["median"]), float(none["median"])) if none else "n/a"))
     print()
+    stop = cell.get("stopcont-stop")
+    if ours and none and stop:
+        d = float(stop["median"]) - float(none["median"])
+        print("The two signals alone add %.1f µs to the round trip: %.1f%% of the cell's "
+              "median through the daemon (%.1f µs)\n" % (
+                  d, 100.0 * d / float(ours["median"]), float(ours["median"])))
 
 
 def report_only(files, problems, args, t_start, cell=None, lat=None):
@@ -323,7 +341,7 @@ def report_only(files, problems, args, t_start, cell=None, lat=None):
     if lat is not None:
         report_latency(lat[0], lat[1], problems)
     elif cell is not None:
-        report_cell(cell, problems, args.base_daemon is not None)
+        report_cell(cell, problems, args.base_daemon is not None, args.nostop)
     else:
         report_files(files, problems)
     print("(total time %.0f s; load average after: %.2f %.2f %.2f)" % (
@@ -371,11 +389,17 @@ def main():
                     help="the lib variant's requests ask for the first N of them")
     ap.add_argument("--base-airlockd", default=None,
                     help="a second airlockd (another build): variant base, side by side with lib")
+    ap.add_argument("--nostop", action="store_true",
+                    help="the base is airlockd-nostop beside --lib-bench (no stop between cells)")
     ap.add_argument("--prestart", action="store_true",
                     help="runtime python with prestart = yes (both daemons, with --base-airlockd)")
     ap.add_argument("--only", choices=["files", "cell", "latency"], default=None,
                     help="measure and print only this section (files: 500 input files vs 1)")
     args = ap.parse_args()
+    if args.nostop:
+        if args.base_airlockd:
+            raise SystemExit("bench: --nostop is a --base-airlockd of its own")
+        args.base_airlockd = os.path.join(os.path.dirname(args.lib_bench), "airlockd-nostop")
     if os.geteuid() != 0:
         raise SystemExit("bench: must run as root")
     args.bwrap = args.bwrap or find_bwrap(True)
@@ -549,7 +573,7 @@ def main():
         problems.append("netns: no numbers")
     print()
     report_files(files, problems)
-    report_cell(cell, problems, base)
+    report_cell(cell, problems, base, args.nostop)
     if phases:
         ph, nr = phases
         print("## Phases of one run of exec /bin/true (ms, median of %d traced runs; "

@@ -1,0 +1,24 @@
+/*
+ * airlockd-nostop, for the benchmark only (never installed, never run as a
+ * test): airlockd's own objects linked with -Wl,--wrap=kill, so that the
+ * supervisor's SIGSTOP and SIGCONT of an interpreter between cells
+ * (sb_supervise_cells in daemon/sandbox.c, the daemon's only senders of
+ * either signal) are never sent. bench.py --base-airlockd runs cells through
+ * it and through airlockd, alternating: what the stop costs a cell
+ * (docs/performance.md). Without the stop a thread a cell left runs between
+ * cells, uncounted: such a daemon is never to be shipped (docs/security.md).
+ */
+#include <signal.h>
+#include <sys/types.h>
+
+int __real_kill(pid_t pid, int sig);
+int __wrap_kill(pid_t pid, int sig);
+
+/* kill(2), except that SIGSTOP and SIGCONT succeed without being sent. */
+int
+__wrap_kill(pid_t pid, int sig)
+{
+	if (sig == SIGSTOP || sig == SIGCONT)
+		return 0;
+	return __real_kill(pid, sig);
+}
