@@ -1573,27 +1573,36 @@ class CellTest(unittest.TestCase):
                 other.attach_session_sync(plain.id).run_cell("1")
 
     def test_lost_cell_counts_its_own_time(self) -> None:
-        # The interpreter has spent 2.5 s of cpu and more of wall before the
-        # cell that kills it: that cell's figures are its own. Filling the
-        # memory limit until the kill took 1.1 s of cpu once on two loaded
-        # cores, so the bound is 2 s, still below the interpreter's total.
+        # Before each cell that kills the interpreter, the same interpreter
+        # spent 2.5 s of cpu (and more of wall) on a spin: had the daemon
+        # reported the interpreter's life, the lost cell's figures would
+        # hold the spin's own. So the cpu is below the spin's own figure,
+        # and the wall below what the client waited for this cell alone
+        # (the cell's span lies within the request's), neither a bound that
+        # load on the machine can pass.
         spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 2.5: pass"
-        self.cell(spin)
+        before = self.cell(spin)
         time.sleep(0.5)
-        for code in ("import os\nos._exit(3)", "b = bytearray(1 << 30)"):
-            r = self.cell(code)
+
+        def lost(code, **kw):
+            t0 = time.monotonic()
+            r = self.cell(code, **kw)
+            waited = time.monotonic() - t0
             self.assertEqual(r.state, "lost", code)
-            self.assertLess(r.cpu_time, 2.0, code)
-            self.assertLess(r.duration, 2.0, code)
-            self.cell(spin)
-        r = self.cell(
+            self.assertLess(r.cpu_time, before.cpu_time, code)
+            self.assertLessEqual(r.duration, waited, code)
+            return r
+
+        for code in ("import os\nos._exit(3)", "b = bytearray(1 << 30)"):
+            lost(code)
+            before = self.cell(spin)
+        # SIGINT at 1 s, ignored; killed 2 s later (state lost, wall_limit).
+        r = lost(
             "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nimport time\ntime.sleep(60)",
             limits=SandboxLimits(wall_seconds=1),
         )
-        self.assertEqual((r.outcome, r.state), ("wall_limit", "lost"))
-        self.assertLess(r.cpu_time, 0.8)
+        self.assertEqual(r.outcome, "wall_limit")
         self.assertGreater(r.duration, 2.5)
-        self.assertLess(r.duration, 4.5)
 
     def test_interrupt_after_the_cell_with_threads(self) -> None:
         # The cell starts a thread (SIGINT not blocked in it) and ends; the
