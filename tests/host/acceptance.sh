@@ -359,5 +359,20 @@ check "systemd-analyze security gives a score" sh -c "echo '$score' | grep -q 'e
 
 echo "--- journal of airlockd"
 journalctl -u airlockd.service -u airlockd.socket --no-pager -o short-monotonic | grep -v 'audit run=' | tail -n 40
+# --- the hostile suite (tests/hostile, copied in by vm_add_tests) against
+# this unit, prestart as the default has it (tests/host/hostile.sh runs it
+# off too): one check per case. It runs last: the unit carries the runner's
+# config while it runs, and its --debug lines would fill the journal above.
+echo "acceptance: hostile suite (--unit airlockd.service --slow 10)"
+python3 /usr/local/share/airlock-tests/hostile/run_hostile.py --airlockd /usr/sbin/airlockd \
+	--airlock /usr/bin/airlock --unit airlockd.service --slow 10 >"$tmp/hostile.out" 2>&1
+grep '^# ' "$tmp/hostile.out" | sed 's/^# /acceptance: hostile: /'
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok "hostile: ${line#ok }" ;;
+	"FAIL "*) fail "hostile: $(echo "${line#FAIL }" | cut -d: -f1)" "$(echo "${line#FAIL }" | cut -d: -f2- | head -c 600)" ;;
+	esac
+done <"$tmp/hostile.out"
+check "hostile suite finished" sh -c "grep -q '^[0-9]* passed, [0-9]* failed\$' $tmp/hostile.out || { tail -n 5 $tmp/hostile.out; false; }"
 rm -rf "$tmp"
 echo "acceptance: $passed passed, $failed failed"

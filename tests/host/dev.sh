@@ -10,6 +10,10 @@
 # must then hold this machine's runtime libraries (libmsgpackc.so.2 is named
 # libmsgpack-c.so.2 there).
 #
+# The hostile suite is in the root at /usr/local/share/airlock-tests: SCRIPT
+# tests/host/hostile.sh runs it against airlockd.service. DEV_TIMEOUT: the
+# seconds the VM may take (default 900).
+#
 # The real host test (packages, both releases) is tests/host/run.sh.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,8 +31,9 @@ meson install -C "$build" --destdir "$work/root" --no-rebuild --quiet >/dev/null
 in_root "$work/root" sh -c 'ldconfig && systemd-sysusers && systemd-tmpfiles --create >/dev/null 2>&1;
 	systemctl enable airlockd.socket >/dev/null 2>&1;
 	useradd -m -G airlock agent && useradd -m stranger'
+vm_add_tests "$work/root" "$here/../.."
 vm_prepare "$work/root" "$script"
 rc=0
-vm_boot "$work/root" "$work/disk.img" "$work/console.log" 900 || rc=$?
+vm_boot "$work/root" "$work/disk.img" "$work/console.log" "${DEV_TIMEOUT:-900}" || rc=$?
 tr -d '\r' <"$work/console.log" | grep -v -e '^\x1b' -e 'SeaBIOS' -e '^Booting from'
 exit $rc

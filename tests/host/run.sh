@@ -83,6 +83,7 @@ install_vm() {
 		echo "host $rel: installing the packages failed (log: $work/install.log)" >&2
 		return 1
 	}
+	vm_add_tests "$work/root" "$src"
 	vm_prepare "$work/root" "${HOST_CHECK:-$here/acceptance.sh}"
 }
 

@@ -80,6 +80,16 @@ UNIT
 	rm -f "$dir/etc/resolv.conf"
 }
 
+# vm_add_tests DIR SRC: the hostile suite (tests/hostile, tests/lib of the
+# source tree SRC) in the unpacked root DIR, at /usr/local/share/airlock-tests,
+# for tests/host/hostile.sh and acceptance.sh (no package ships it).
+vm_add_tests() {
+	dir=$1 src=$2
+	mkdir -p "$dir/usr/local/share/airlock-tests"
+	tar -C "$src/tests" --exclude=__pycache__ -cf - hostile lib |
+		tar -C "$dir/usr/local/share/airlock-tests" -xf -
+}
+
 # vm_boot DIR IMAGE CONSOLE_LOG TIMEOUT_S: make an ext4 image of DIR and boot
 # it with DIR's kernel; the console goes to CONSOLE_LOG.
 vm_boot() {

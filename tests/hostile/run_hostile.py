@@ -8,9 +8,15 @@ leading comment lines are its machine-checked expectation:
   # expect: TOKEN...    each TOKEN is FIELD=VALUE, FIELD!=VALUE, FIELD~=REGEX,
                         FIELD!~=REGEX, FIELD<=NUMBER or FIELD>=NUMBER over the
                         `airlock --json run` object (REGEX has no spaces: \\s)
+  # expect-cgroup2: TOKEN...  another result that passes (as expect:) when the
+                        daemon's resource control is cgroup2 (ctx.backend):
+                        there a fork refused at the process limit ends the
+                        run, process_limit (docs/security.md), unless the code
+                        exits 0 first; one line per result
   # check: EXPR         a Python expression over r (the JSON result; r["_role"]:
                         the role of a pair's run), out
-                        (stdout), err (stderr), ctx (this runner's Ctx)
+                        (stdout), err (stderr), ctx (this runner's Ctx;
+                        ctx.backend: cgroup2, cgroup1 or rlimit)
   # args: ARGS          extra `airlock run` options (shell words)
   # within: SECONDS     the run must answer within this many seconds (default 20)
   # pair: ROLE ROLE     run two copies at once, each told its role: @ROLE@ in
@@ -119,18 +125,23 @@ class Ctx(Daemon):
         # prestarted_waiting()). The profiles whose kernel-enforced switches
         # the pol_* cases try to get around (issue 17).
         runtimes = "" if args.prestart == "default" else PRESTART_RUNTIMES % (args.prestart, args.prestart)
+        # --slow: the default cpu and wall limits (5 s, 10 s) scaled, so that
+        # a case that needs neither still fits on an emulated machine.
+        if args.slow != 1:
+            runtimes += "[limits]\ncpu_ms = %d\nwall_ms = %d\n" % (5000 * args.slow, 10000 * args.slow)
         super().__init__(args.airlockd,
                          "# %s = %s\n[daemon]\nmax_runs = 8\nprepared_sandboxes = 0\n"
                          "[profile readonly]\nfile_write = false\n"
                          "[profile noproc]\nsubprocess = false\n"
-                         "[profile hidden]\nhidden_paths = /usr/bin/true, /usr/share/doc, /etc/ssl\n%s"
+                         "[profile hidden]\nhidden_paths = /usr/bin/true, /usr/share/doc, /etc/alternatives\n%s"
                          % (SECRET_VAR, self.secret, runtimes),
-                         prefix="airlock-hostile-", debug=True, env=env)
+                         prefix="airlock-hostile-", debug=True, env=env, unit=args.unit)
         self.airlock = args.airlock
         self.prestart = args.prestart
         self.abstract = "airlock-hostile-" + secrets.token_hex(4)
         self.listener = Listener(self.abstract)
         self.subst = {}
+        self.backend = None
 
     @property
     def daemon(self):
@@ -143,12 +154,16 @@ class Ctx(Daemon):
 
     def start(self, timeout=10, log=None):
         super().start(timeout, log)
+        # The daemon's resource control as its log names it: cgroup2,
+        # cgroup1 or rlimit.
+        m = re.search(r"resource control: (cgroup2|cgroup1)", self.log_text())
+        self.backend = m.group(1) if m else "rlimit"
         self.subst = {
             "TCP_PORT": str(self.listener.tcp.getsockname()[1]),
             "UDP_PORT": str(self.listener.udp.getsockname()[1]),
             "ABSTRACT": self.abstract,
             "SOCK": self.sock,
-            "CONFIG": self.config,
+            "CONFIG": self.unit.CONFIG if self.unit else self.config,
             "TMPDIR": self.dir,
             "DAEMON_PID": str(self.proc.pid),
             "FRONTEND_PID": str(self.frontend or 0),
@@ -178,7 +193,7 @@ def clock_offset():
 
 
 def parse_case(path):
-    meta = {"expect": [], "check": [], "args": [], "within": 20.0, "pair": None, "after": [], "before": [],
+    meta = {"expect": [], "expect-cgroup2": [], "check": [], "args": [], "within": 20.0, "pair": None, "after": [], "before": [],
             "control": None, "control-expect": []}
     with open(path) as f:
         text = f.read()
@@ -187,12 +202,15 @@ def parse_case(path):
             continue
         if not line.startswith("#"):
             break
-        m = re.match(r"#\s*(expect|check|args|within|pair|after|before|control|control-expect):\s*(.*)$", line)
+        m = re.match(r"#\s*(expect|expect-cgroup2|check|args|within|pair|after|before|control|control-expect):"
+                     r"\s*(.*)$", line)
         if not m:
             continue
         key, val = m.group(1), m.group(2).strip()
         if key == "expect":
             meta["expect"] += val.split()
+        elif key == "expect-cgroup2":
+            meta["expect-cgroup2"].append(val.split())
         elif key in ("check", "after", "before"):
             meta[key].append(val)
         elif key == "args":
@@ -312,6 +330,12 @@ def check_result(ctx, r, meta):
         w = check_token(r, tok)
         if w:
             why.append(w)
+    for alt in meta.get("expect-also", []):
+        alt_why = [w for w in (check_token(r, tok) for tok in alt) if w]
+        if not why or not alt_why:
+            why = []
+            break
+        why.append("nor " + ", ".join(alt_why))
     for expr in meta["check"]:
         try:
             ok = eval(expr, {"re": re, "os": os}, {"r": r, "out": r["stdout"], "err": r["stderr"], "ctx": ctx})
@@ -326,7 +350,8 @@ def check_result(ctx, r, meta):
     if ctx.secret in blob:
         why.append("the host secret leaked into the output")
     if why:
-        why.append("stdout=%r stderr=%r outcome=%s" % (short(r["stdout"], 200), short(r["stderr"], 200), r.get("outcome")))
+        why.append("stdout=%r stderr=%r outcome=%s cpu_ms=%s wall_ms=%s" % (
+            short(r["stdout"], 200), short(r["stderr"], 200), r.get("outcome"), r.get("cpu_ms"), r.get("wall_ms")))
     return why
 
 
@@ -432,9 +457,19 @@ def main():
     ap.add_argument("--cases", default=os.path.join(HERE, "cases"))
     ap.add_argument("--prestart", choices=("default", "yes", "no"), default="default",
                     help="the python runtimes' prestart (default: the daemon's, which is on)")
+    ap.add_argument("--slow", type=float, default=1, metavar="FACTOR",
+                    help="a machine FACTOR times slower than the ones the cases were written on "
+                    "(software emulation): the default cpu and wall limits and each case's "
+                    "within: scaled by it; the limits a case sets itself are kept (at most 12)")
+    ap.add_argument("--unit", metavar="NAME",
+                    help="run the installed daemon as this systemd unit (airlockd.service) with "
+                    "the runner's config and environment instead of starting one (the unit's "
+                    "config is the runner's while it runs: a test machine only)")
     ap.add_argument("only", nargs="*", help="case names to run (default: all; 'none': only the "
                     "leftover check's self-test)")
     args = ap.parse_args()
+    if not 1 <= args.slow <= 12:
+        ap.error("--slow: from 1 to 12 (the cpu_ms ceiling is 60 s)")
     ctx = Ctx(args)
     os.environ[SECRET_VAR] = ctx.secret  # the client's environment holds it too
     names = sorted(n for n in os.listdir(args.cases) if n.endswith((".py", ".sh")))
@@ -444,6 +479,7 @@ def main():
     t_start = time.time()
     try:
         ctx.start()
+        print("# resource control: %s%s" % (ctx.backend, " (%s)" % args.unit if args.unit else ""), flush=True)
         before = {"mounts": host_mounts(), "hostname": socket.gethostname(),
                   "clock": clock_offset(), "hits": 0}
         why = leftover_check_self_test(ctx)
@@ -462,6 +498,8 @@ def main():
                 print("FAIL %s: %s" % (name, e), flush=True)
                 failed += 1
                 continue
+            meta["expect-also"] = meta["expect-cgroup2"] if ctx.backend == "cgroup2" else []
+            meta["within"] *= args.slow
             why = []
             try:
                 for stmt in meta["before"]:
@@ -491,7 +529,8 @@ def main():
                 else:
                     why += [tag + w for w in check_result(ctx, r, meta)]
             if meta["control"] is not None:
-                cmeta = dict(meta, args=meta["control"], expect=meta["control-expect"], check=[])
+                cmeta = dict(meta, args=meta["control"], expect=meta["control-expect"], check=[],
+                             **{"expect-also": []})
                 r, err, _ = run_one(ctx, path, text, cmeta)
                 if r is None:
                     why.append("control run: " + err)

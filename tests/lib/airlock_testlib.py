@@ -198,6 +198,120 @@ def wait_for(pred, timeout, step=0.05):
     return pred()
 
 
+class _UnitProcess:
+    """The main process of a started unit, as much of subprocess.Popen as the
+    runners use (pid, poll(), returncode)."""
+
+    def __init__(self, unit, pid):
+        self.unit = unit
+        self.pid = pid
+        self.returncode = None
+
+    def poll(self):
+        """None while the unit runs with this main pid; else the exit
+        status systemd recorded (-1 when it names none)."""
+        if self.returncode is None and self.unit.main_pid() != self.pid:
+            status = self.unit.show("ExecMainStatus")
+            self.returncode = int(status) if status.isdigit() and status != "0" else -1
+        return self.returncode
+
+
+class SystemUnit:
+    """An installed airlockd under its own systemd unit (tests/host: the
+    Debian VM) in place of one the runner starts: start() installs the
+    runner's config as the unit's (the host's own put aside) and a runtime
+    drop-in with the runner's environment additions and airlockd argv, and
+    restarts the unit; stop() stops it and puts the host's config and unit
+    back. The socket is the unit's; the log is its journal. Only for a
+    machine that is there to be tested: the service is the runner's while it
+    runs."""
+
+    SOCKET = "/run/airlock/airlock.sock"
+    CONFIG = "/etc/airlock/airlockd.conf"
+    DROPIN_DIR = "/run/systemd/system/%s.d"
+
+    def __init__(self, name, daemon):
+        self.name = name
+        self.daemon = daemon
+        self.dropin = os.path.join(self.DROPIN_DIR % name, "50-airlock-test.conf")
+        self.saved = self.CONFIG + ".airlock-test-saved"
+        self.cursor = None
+        self.installed = False
+        # What the runner's environment for the daemon adds to its own (the
+        # hostile runner's secret): the unit's environment gets it.
+        env = daemon.env or {}
+        self.env_add = {k: v for k, v in env.items() if os.environ.get(k) != v and k != "AIRLOCK_SOCKET"}
+
+    def systemctl(self, *args):
+        subprocess.run(["systemctl"] + list(args), check=True, stdout=subprocess.DEVNULL)
+
+    def show(self, prop):
+        p = subprocess.run(["systemctl", "show", "-p", prop, "--value", self.name],
+                           capture_output=True, text=True)
+        return p.stdout.strip()
+
+    def main_pid(self):
+        pid = self.show("MainPID")
+        return int(pid) if pid.isdigit() else 0
+
+    def install(self):
+        if not self.installed:
+            if os.path.exists(self.CONFIG) and not os.path.exists(self.saved):
+                os.rename(self.CONFIG, self.saved)
+            shutil.copyfile(self.daemon.config, self.CONFIG)
+            os.chmod(self.CONFIG, 0o600)
+            os.makedirs(os.path.dirname(self.dropin), exist_ok=True)
+            argv = [self.daemon.airlockd, "--foreground"] + (["--debug"] if self.daemon.debug else [])
+            with open(self.dropin, "w") as f:
+                f.write("[Service]\nExecStart=\nExecStart=%s\n" % " ".join(argv))
+                for k, v in sorted(self.env_add.items()):
+                    f.write('Environment="%s=%s"\n' % (k, v))
+            self.installed = True
+        self.systemctl("daemon-reload")
+
+    def uninstall(self):
+        if not self.installed:
+            return
+        try:
+            os.unlink(self.dropin)
+        except FileNotFoundError:
+            pass
+        if os.path.exists(self.saved):
+            os.replace(self.saved, self.CONFIG)
+        else:
+            os.unlink(self.CONFIG)
+        self.installed = False
+        self.systemctl("daemon-reload")
+
+    def start(self, timeout):
+        d = self.daemon
+        if self.cursor is None:
+            p = subprocess.run(["journalctl", "--show-cursor", "-n", "0", "-q"],
+                               capture_output=True, text=True)
+            m = re.search(r"-- cursor: (\S+)", p.stdout)
+            self.cursor = m.group(1) if m else ""
+        self.install()
+        t0 = time.time()
+        self.systemctl("restart", self.name)
+        if not wait_for(d.ping, timeout):
+            self.stop()
+            raise RuntimeError("%s did not answer within %d s:\n%s" % (self.name, timeout, d.log_tail()))
+        d.proc = _UnitProcess(self, self.main_pid())
+        return d.started(t0)
+
+    def stop(self):
+        if self.installed:
+            subprocess.run(["systemctl", "stop", self.name], stdout=subprocess.DEVNULL)
+        self.uninstall()
+
+    def journal(self):
+        argv = ["journalctl", "-u", self.name, "-o", "cat", "--no-pager", "-q"]
+        if self.cursor:
+            argv.append("--after-cursor=" + self.cursor)
+        p = subprocess.run(argv, capture_output=True, text=True, errors="replace")
+        return p.stdout
+
+
 class Daemon:
     """One airlockd of a test runner (see the module's comment).
 
@@ -207,7 +321,8 @@ class Daemon:
     temporary directory, which stop() leaves and remove() deletes.
     """
 
-    def __init__(self, airlockd, config="", prefix="airlock-test-", debug=False, env=None, uids=None):
+    def __init__(self, airlockd, config="", prefix="airlock-test-", debug=False, env=None, uids=None,
+                 unit=None):
         self.airlockd = airlockd
         self.debug = debug
         self.env = env
@@ -216,6 +331,11 @@ class Daemon:
         self.sock = os.path.join(self.dir, "airlock.sock")
         self.config = os.path.join(self.dir, "airlockd.conf")
         self.log = os.path.join(self.dir, "airlockd.log")
+        # unit: the installed systemd service to run instead (SystemUnit).
+        self.unit = SystemUnit(unit, self) if unit else None
+        self._cg_dir = None
+        if self.unit:
+            self.sock = SystemUnit.SOCKET
         # uids: (base, count) within this test's range, for a test that
         # runs two daemons at once (two daemons must never share a uid).
         self.uid_base, self.uid_count = uids if uids is not None else uid_range()
@@ -244,6 +364,8 @@ class Daemon:
         self.nstart += 1
         if log is not None:
             self.log = os.path.join(self.dir, log)
+        if self.unit:
+            return self.unit.start(timeout)
         env = dict(os.environ if self.env is None else self.env)
         env.pop("AIRLOCK_SOCKET", None)
         argv = [self.airlockd, "--foreground", "--user", "nobody", "--socket", self.sock,
@@ -260,6 +382,11 @@ class Daemon:
             raise RuntimeError("airlockd did not answer within %d s:\n%s" % (timeout, self.log_tail()))
         if self.proc.poll() is not None:
             raise RuntimeError("airlockd exited with %d:\n%s" % (self.proc.returncode, self.log_tail()))
+        return self.started(t0)
+
+    def started(self, t0):
+        """Note a start that answered (begun at t0): its time, its frontend
+        and its pids."""
         self.ready_s = time.time() - t0
         kids = wait_for(lambda: children(self.proc.pid), 2)
         self.frontend = kids[0] if kids else None
@@ -281,6 +408,9 @@ class Daemon:
 
     def stop(self):
         """SIGTERM, then SIGKILL after 10 s; nothing when not running."""
+        if self.unit:
+            self.unit.stop()
+            return
         if self.proc is None or self.proc.poll() is not None:
             return
         self.proc.send_signal(signal.SIGTERM)
@@ -297,9 +427,15 @@ class Daemon:
 
     def log_tail(self, n=4000):
         """The last n characters of the log."""
+        return self.log_text()[-n:]
+
+    def log_text(self):
+        """The whole log (a unit's: its journal since the first start)."""
+        if self.unit:
+            return self.unit.journal()
         try:
             with open(self.log, encoding="utf-8", errors="replace") as f:
-                return f.read()[-n:]
+                return f.read()
         except OSError:
             return ""
 
@@ -336,14 +472,13 @@ class Daemon:
 
     def run_cgroup_dir(self):
         """The directory holding the runs' cgroups, as the log names it, or None."""
-        try:
-            with open(self.log, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:
-            return None
+        if self.unit and self._cg_dir:
+            return self._cg_dir
+        text = self.log_text()
         m = re.search(r"resource control: cgroup2 at ([^:\s]+):", text)
         if m:
-            return os.path.join(m.group(1), "runs")
+            self._cg_dir = os.path.join(m.group(1), "runs")
+            return self._cg_dir
         m = re.search(r"resource control: cgroup1 memory controller at (\S+)", text)
         return m.group(1) if m else None
 

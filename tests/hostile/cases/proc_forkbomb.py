@@ -2,6 +2,7 @@
 # args: --wall 4
 # within: 8
 # expect: outcome=exited exit_code=0 stdout~=^BLOCKED stdout!~=LEAK
+# expect-cgroup2: outcome=process_limit stdout!~=LEAK
 import ctypes, errno, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 leaks = 0

@@ -1,7 +1,11 @@
 # The run's own limits hold for the code, whether its interpreter was started for it or pre-started at the ceilings and lowered at the hand-off: open files, file size and processes.
 # args: --processes 8 --limit open_files=24 --limit file_size_bytes=65536 --wall 20
 # expect: outcome=exited exit_code=0 stdout~=^DONE stdout!~=LEAK
-import errno, os, resource, threading, time
+# expect-cgroup2: outcome=process_limit stdout~=^RLIMIT_NOFILE.\(24, stdout~=^RLIMIT_FSIZE.\(65536, stdout~=^fds.below stdout~=^file.of stdout!~=LEAK
+import errno, functools, os, resource, threading, time
+
+# Each line out at once: with cgroup2 the refused thread ends the run.
+print = functools.partial(print, flush=True)
 
 
 def rl(name, want):

@@ -1,5 +1,6 @@
 # Threads until refused: bounded by processes (64); the run ends cleanly.
 # expect: outcome=exited exit_code=0 stdout~=^BLOCKED stdout!~=LEAK
+# expect-cgroup2: outcome=process_limit stdout!~=LEAK
 import ctypes, errno, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 leaks = 0
