@@ -30,8 +30,8 @@ leading comment lines are its machine-checked expectation:
                         switch off), so that the case shows what it stops
   # control-expect: TOKENS  what the control run must give (as expect:)
 
-Before a case is sent, @NAME@ in its text is replaced by ctx.subst[NAME]
-(host ports, socket paths, pids). After every case the runner checks the
+Before a case is sent, @NAME@ in its text (and in its expect tokens) is
+replaced by ctx.subst[NAME] (host ports, socket paths, pids, FLOOD_BYTES). After every case the runner checks the
 daemon answers `airlock ping`, both daemon processes are alive, no process of
 the daemon's uid range is left, no u<uid> memory cgroup of that range is
 left (but those of pre-started interpreters waiting for a run: see
@@ -138,6 +138,7 @@ class Ctx(Daemon):
                          prefix="airlock-hostile-", debug=True, env=env, unit=args.unit)
         self.airlock = args.airlock
         self.prestart = args.prestart
+        self.slow = args.slow
         self.abstract = "airlock-hostile-" + secrets.token_hex(4)
         self.listener = Listener(self.abstract)
         self.subst = {}
@@ -170,6 +171,9 @@ class Ctx(Daemon):
             "SECRET_VAR": SECRET_VAR,
             "RUNNER_PID": str(os.getpid()),
             "ART": os.path.join(self.dir, "art"),
+            # res_output_flood's volume: 1 GiB, scaled down with --slow
+            # (under emulation a GiB through a pipe took 15 to 60 s of cpu).
+            "FLOOD_BYTES": str(((1 << 30) // int(self.slow)) >> 20 << 20),
         }
         return self
 
@@ -327,11 +331,11 @@ def run_one(ctx, path, text, meta, role=None):
 def check_result(ctx, r, meta):
     why = []
     for tok in meta["expect"]:
-        w = check_token(r, tok)
+        w = check_token(r, subst(ctx, tok))
         if w:
             why.append(w)
     for alt in meta.get("expect-also", []):
-        alt_why = [w for w in (check_token(r, tok) for tok in alt) if w]
+        alt_why = [w for w in (check_token(r, subst(ctx, tok)) for tok in alt) if w]
         if not why or not alt_why:
             why = []
             break
