@@ -31,13 +31,15 @@ leading comment lines are its machine-checked expectation:
   # control-expect: TOKENS  what the control run must give (as expect:)
 
 Before a case is sent, @NAME@ in its text (and in its expect tokens) is
-replaced by ctx.subst[NAME] (host ports, socket paths, pids, FLOOD_BYTES). After every case the runner checks the
-daemon answers `airlock ping`, both daemon processes are alive, no process of
-the daemon's uid range is left, no u<uid> memory cgroup of that range is
-left (but those of pre-started interpreters waiting for a run: see
-airlock_testlib.prestarted_waiting(); the self-test leftover-check-self-test
-runs first and shows a real leftover beside them is still caught), the host's mount table, hostname and clock are unchanged, the host
-listeners received nothing, and the secret never appears in any output.
+replaced by ctx.subst[NAME] (host ports, socket paths, pids, FLOOD_BYTES).
+After every case the runner checks the daemon answers `airlock ping`, both
+daemon processes are alive, no process of the daemon's uid range is left, no
+u<uid> memory cgroup of that range is left (but those of pre-started
+interpreters waiting for a run: see airlock_testlib.prestarted_waiting(); the
+self-test leftover-check-self-test runs first and shows a real leftover beside
+them is still caught), the host's mount table, hostname and clock are
+unchanged, the host listeners received nothing, and the secret never appears
+in any output.
 """
 import argparse
 import base64
@@ -173,7 +175,7 @@ class Ctx(Daemon):
             "ART": os.path.join(self.dir, "art"),
             # res_output_flood's volume: 1 GiB, scaled down with --slow
             # (under emulation a GiB through a pipe took 15 to 60 s of cpu).
-            "FLOOD_BYTES": str(((1 << 30) // int(self.slow)) >> 20 << 20),
+            "FLOOD_BYTES": str(int((1 << 30) / self.slow) >> 20 << 20),
         }
         return self
 
@@ -197,8 +199,8 @@ def clock_offset():
 
 
 def parse_case(path):
-    meta = {"expect": [], "expect-cgroup2": [], "check": [], "args": [], "within": 20.0, "pair": None, "after": [], "before": [],
-            "control": None, "control-expect": []}
+    meta = {"expect": [], "expect-cgroup2": [], "check": [], "args": [], "within": 20.0, "pair": None,
+            "after": [], "before": [], "control": None, "control-expect": []}
     with open(path) as f:
         text = f.read()
     for line in text.splitlines():
@@ -464,7 +466,8 @@ def main():
     ap.add_argument("--slow", type=float, default=1, metavar="FACTOR",
                     help="a machine FACTOR times slower than the ones the cases were written on "
                     "(software emulation): the default cpu and wall limits and each case's "
-                    "within: scaled by it; the limits a case sets itself are kept (at most 12)")
+                    "within: scaled by it, res_output_flood's volume divided by it; the limits a "
+                    "case sets itself are kept (at most 12)")
     ap.add_argument("--unit", metavar="NAME",
                     help="run the installed daemon as this systemd unit (airlockd.service) with "
                     "the runner's config and environment instead of starting one (the unit's "
