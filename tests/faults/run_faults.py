@@ -11,6 +11,11 @@
                     an error or EOF within 10 s, a daemon restarted on the same
                     socket serves at once, no run cgroup of the old runs is left
   kill_frontend     the same with kill -9 of the frontend (the child, nobody)
+  stalled_frontend  the frontend stopped (SIGSTOP) while a run's code ends:
+                    the supervisor, its exit report unread, still exits
+                    (SB_LAST_WORD_MS, 1 s) and no process of the run is left
+                    within 8 s of the stop; continued, the frontend answers
+                    the run, exited 0, within 10 s, and serves on
 
 Prints `ok NAME` / `FAIL NAME: why`, then `N passed, N failed`; exit 1 on
 any failure.
@@ -205,6 +210,51 @@ def t_kill(d, which):
     return why
 
 
+def t_stalled_frontend(d):
+    """The supervisor's last word (daemon/sandbox.c, SB_LAST_WORD_MS): after
+    SUP_EXIT it waits for the frontend to close the lifeline, at most 1 s, so
+    a frontend that is stalled cannot keep a finished run's supervisor (and
+    its namespaces) alive."""
+    why = []
+    # The interpreters the daemon pre-starts at its start are waiting first
+    # (they are not the run's, and one still starting needs the frontend).
+    if not wait_for(lambda: not d.sandbox_procs(), 10):
+        why.append("processes before the run: %s" % d.sandbox_procs())
+    c = subprocess.Popen(d.run_cmd("sleep 1; echo done", wall="30"), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    # The supervisor and the code (sh, then sleep): the code is running.
+    if not wait_for(lambda: len(d.sandbox_procs()) >= 2, 10):
+        why.append("the run never started (%s)" % d.sandbox_procs())
+    frontend = d.frontend
+    os.kill(frontend, signal.SIGSTOP)
+    t0 = time.time()
+    try:
+        run = {pid for pid, _ in d.sandbox_procs()}
+        left = lambda: sorted(run & {pid for pid, _ in d.sandbox_procs()})
+        gone = wait_for(lambda: not left(), 8)
+        secs = time.time() - t0
+        if not gone:
+            why.append("the run's processes outlived a stalled frontend by 8 s: %s" % left())
+        if d.proc.poll() is not None:
+            why.append("the spawner died while the frontend was stopped (status %s)" % d.proc.returncode)
+    finally:
+        os.kill(frontend, signal.SIGCONT)
+    try:
+        out, err = c.communicate(timeout=10)
+        if c.returncode != 0 or b'"outcome":"exited"' not in out or b'"stdout":"done\\n"' not in out:
+            why.append("the run's answer after SIGCONT: %d %r %r" % (c.returncode, out[:300], err[:200]))
+    except subprocess.TimeoutExpired:
+        c.kill()
+        c.communicate()
+        why.append("no answer within 10 s of SIGCONT")
+    if not d.ping():
+        why.append("daemon does not answer ping after SIGCONT")
+    if not wait_for(lambda: not d.run_cgroups(), 3):
+        why.append("run cgroups left: %s" % d.run_cgroups())
+    print("#   stalled_frontend: the run's processes gone %.2f s after the frontend's stop" % secs)
+    return why
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--airlockd", required=True)
@@ -214,7 +264,7 @@ def main():
     d = FaultsDaemon(args)
     tests = [("vanished_client", t_vanished_client), ("unread_replies", t_unread_replies),
              ("slow_reader", t_slow_reader), ("kill_spawner", lambda d: t_kill(d, "spawner")),
-             ("kill_frontend", lambda d: t_kill(d, "frontend"))]
+             ("kill_frontend", lambda d: t_kill(d, "frontend")), ("stalled_frontend", t_stalled_frontend)]
     passed = failed = 0
     try:
         d.start()
