@@ -3,6 +3,7 @@
 #include "cli_net.h"
 #include "cli_tool.h"
 #include "cli_util.h"
+#include "compiler.h"
 #include "fdio.h"
 #include "limit.h"
 #include "mcp.h"
@@ -488,14 +489,12 @@ cli_json_rows(const void *list, size_t n, json_t *(*row)(const void *list, size_
 
 /* `airlock ping`: one round trip. */
 static int
-cli_ping(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
+cli_ping(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args UNUSED)
 {
 	struct timespec t0;
 	double ms;
 	int r;
 
-	(void)nargs;
-	(void)args;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = airlock_ping(conn);
 	ms = cli_ms_since(&t0);
@@ -793,14 +792,12 @@ fail:
 
 /* `airlock info`: what the daemon offers this user. */
 static int
-cli_info(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
+cli_info(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args UNUSED)
 {
 	struct airlock_info *info = NULL;
 	size_t i;
 	int l, r, status = CLI_EXIT_OK;
 
-	(void)nargs;
-	(void)args;
 	r = airlock_info(conn, &info);
 	if (r < 0) {
 		status = cli_daemon_error(conn, "info", r);
@@ -863,7 +860,7 @@ cli_ps_row(const void *list, size_t i)
 
 /* `airlock ps`: the caller's runs in progress and queued, as a table. */
 static int
-cli_ps(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
+cli_ps(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args UNUSED)
 {
 	struct airlock_info *info = NULL;
 	struct airlock_ps *ps = NULL;
@@ -872,8 +869,6 @@ cli_ps(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
 	size_t i, n;
 	int r, status = CLI_EXIT_OK;
 
-	(void)nargs;
-	(void)args;
 	r = airlock_ps(conn, &ps);
 	if (r < 0) {
 		status = cli_daemon_error(conn, "ps", r);
@@ -923,13 +918,12 @@ out:
 /* `airlock cancel ID`: cancel one of the caller's runs by its run id (from
  * ps). It connects itself (conn NULL), once ID is known to be one. */
 static int
-cli_cancel(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
+cli_cancel(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args)
 {
 	const char *arg = args[0];
 	uint64_t id;
 	int r, status;
 
-	(void)nargs;
 	if (cli_parse_count(arg, &id) < 0 || id > UINT32_MAX) {
 		cli_errorf("cancel %s: not a run id (see airlock ps)\n", arg);
 		return CLI_EXIT_USAGE;
@@ -1807,9 +1801,8 @@ cli_run_option(void *ctx, int c, const char *arg)
 
 /* `run --stream`: print a chunk of the run's output as it comes. */
 static void
-cli_stream_chunk(void *arg, enum airlock_stream stream, const void *buf, size_t len)
+cli_stream_chunk(void *arg UNUSED, enum airlock_stream stream, const void *buf, size_t len)
 {
-	(void)arg;
 	/* Errors are left to the final status (like stdio's). */
 	(void)fd_write_all(stream == AIRLOCK_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, buf,
 			   len);
@@ -1818,12 +1811,11 @@ cli_stream_chunk(void *arg, enum airlock_stream stream, const void *buf, size_t 
 /* `run --stream --json`: one JSON line per chunk, {"event": "output",
  * "stream", "data"} ("data_base64" when the bytes are not UTF-8). */
 static void
-cli_stream_json_chunk(void *arg, enum airlock_stream stream, const void *buf, size_t len)
+cli_stream_json_chunk(void *arg UNUSED, enum airlock_stream stream, const void *buf, size_t len)
 {
 	json_t *obj = json_pack("{s:s, s:s}", "event", "output", "stream",
 				stream == AIRLOCK_STREAM_STDERR ? "stderr" : "stdout");
 
-	(void)arg;
 	if (obj == NULL || cli_json_stream(obj, "data", buf, len) < 0) {
 		json_decref(obj);
 		return;
@@ -2093,12 +2085,11 @@ out:
 
 /* `airlock session close ID`. */
 static int
-cli_session_close(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
+cli_session_close(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED,
+		  char **args)
 {
 	int r;
 
-	(void)cli;
-	(void)nargs;
 	r = airlock_session_close(conn, args[0]);
 	return r < 0 ? cli_session_error(conn, "session close", r) : CLI_EXIT_OK;
 }
@@ -2126,15 +2117,14 @@ cli_session_row(const void *sessions, size_t i)
 
 /* `airlock session ls`: the caller's sessions, as a table. */
 static int
-cli_session_ls(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
+cli_session_ls(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED,
+	       char **args UNUSED)
 {
 	struct airlock_session_list *list = NULL;
 	char age[32], idle[32];
 	size_t i;
 	int r, status = CLI_EXIT_OK;
 
-	(void)nargs;
-	(void)args;
 	r = airlock_session_list(conn, &list);
 	if (r < 0) {
 		status = cli_daemon_error(conn, "session ls", r);
@@ -2192,13 +2182,12 @@ cli_session(struct cli *cli, int argc, char **argv)
  * It connects itself (conn NULL) once LOCAL is read: no connection waits
  * on a slow stdin. */
 static int
-cli_put(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
+cli_put(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args)
 {
 	char *buf = NULL;
 	size_t len;
 	int r, status;
 
-	(void)nargs;
 	r = cli_read_file(args[1], &buf, &len);
 	if (r < 0) {
 		cli_errorf("put: read %s: %s\n", strcmp(args[1], "-") == 0 ? "stdin" : args[1],
@@ -2292,15 +2281,13 @@ out:
 
 /* `airlock get SESSION REMOTE LOCAL`: a file of the session into LOCAL (- = stdout). */
 static int
-cli_get(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
+cli_get(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED, char **args)
 {
 	struct airlock_file *file = NULL;
 	const void *data;
 	size_t len;
 	int r, status = CLI_EXIT_OK;
 
-	(void)cli;
-	(void)nargs;
 	r = airlock_file_read(conn, args[0], args[1], &file);
 	if (r == -EINVAL || r == -ENAMETOOLONG) {
 		cli_errorf("get: %s: bad remote path (empty or too long)\n", args[1]);
@@ -2413,12 +2400,10 @@ out:
 
 /* `airlock rm SESSION REMOTE`: delete a file, link or empty directory. */
 static int
-cli_rm(const struct cli *cli, struct airlock_conn *conn, int nargs, char **args)
+cli_rm(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED, char **args)
 {
 	int r;
 
-	(void)cli;
-	(void)nargs;
 	r = airlock_file_delete(conn, args[0], args[1]);
 	if (r == -EINVAL || r == -ENAMETOOLONG) {
 		cli_errorf("rm: %s: bad remote path (empty or too long)\n", args[1]);
@@ -2540,10 +2525,8 @@ cli_dispatch(struct cli *cli, const struct cli_command *table, const char *usage
 
 /* --version, the one option of the command line before the command. */
 static int
-cli_top_option(void *ctx, int c, const char *arg)
+cli_top_option(void *ctx UNUSED, int c, const char *arg UNUSED)
 {
-	(void)ctx;
-	(void)arg;
 	if (c != OPT_VERSION)
 		return cli_err(CLI_EXIT_SOFTWARE, "internal", "option %d not handled", c);
 	/* The command's release and the library it runs with. */
