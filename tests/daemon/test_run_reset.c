@@ -185,15 +185,15 @@ test_never_launched(void **state)
 	assert_int_equal(r.state, RUN_QUEUED);
 }
 
-/* A refused run is as launched_fill(1, stat_fd) left it. */
+/* A refused run is as launched_fill(1, stat_fd) left it, in state. */
 static void
-refused_untouched(const int stat_fd[2])
+refused_untouched(const int stat_fd[2], enum run_state state)
 {
 	assert_int_equal(io_resets, 0);
 	assert_int_equal(egress_closes, 0);
 	assert_int_equal(nkeys_deleted, 0);
 	assert_int_equal(d.nrunning, 1);
-	assert_int_equal(r.state, RUN_RUNNING);
+	assert_int_equal(r.state, state);
 	assert_int_equal(r.stat_fd[0], stat_fd[0]);
 	assert_int_equal(r.stat_fd[1], stat_fd[1]);
 	assert_true(fd_open(stat_fd[0]));
@@ -223,20 +223,19 @@ test_refused(void **state)
 	launched_fill(1, p);
 	r.session = (struct session *)&d;
 	assert_int_equal(run_reset_for_queue(&r), -EINVAL);
-	refused_untouched(p);
+	refused_untouched(p, RUN_RUNNING);
 
 	r.session = NULL;
 	r.tools = tools;
 	assert_int_equal(run_reset_for_queue(&r), -EINVAL);
-	refused_untouched(p);
+	refused_untouched(p, RUN_RUNNING);
 
 	/* A session run still queued (its launch found no slot) too. */
 	r.tools = NULL;
 	r.session = (struct session *)&d;
 	r.state = RUN_QUEUED;
 	assert_int_equal(run_reset_for_queue(&r), -EINVAL);
-	r.state = RUN_RUNNING;
-	refused_untouched(p);
+	refused_untouched(p, RUN_QUEUED);
 	r.session = NULL;
 
 	/* Queued with tools (a slot was missing): nothing launched to lose,
