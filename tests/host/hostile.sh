@@ -6,7 +6,7 @@
 # it runs), with the python runtimes' prestart as the daemon's default (on)
 # and off. --slow: software emulation is several times slower than the
 # machines the cases' default limits were set on (res_output_flood takes
-# 15 to 30 s of cpu there). The acceptance check
+# 15 to 60 s of cpu there). The acceptance check
 # (acceptance.sh) runs the first of the two.
 set -u
 export LC_ALL=C.UTF-8

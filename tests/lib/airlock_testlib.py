@@ -226,7 +226,8 @@ class SystemUnit:
     machine that is there to be tested: the service is the runner's while it
     runs."""
 
-    SOCKET = "/run/airlock/airlock.sock"
+    RUNTIME_DIR = "/run/airlock"
+    SOCKET = RUNTIME_DIR + "/airlock.sock"
     CONFIG = "/etc/airlock/airlockd.conf"
     DROPIN_DIR = "/run/systemd/system/%s.d"
 
@@ -326,7 +327,15 @@ class Daemon:
         self.airlockd = airlockd
         self.debug = debug
         self.env = env
-        self.dir = tempfile.mkdtemp(prefix=prefix)
+        # Under a unit (PrivateTmp=yes, ProtectSystem=strict) the daemon does
+        # not see the host's /tmp: a directory there would be absent from a
+        # sandbox however weak it were, and the hostile cases that must not
+        # reach the runner's directory (write_host_tmp, secret_host_paths)
+        # could not fail. /run/airlock is the unit's RuntimeDirectory, which
+        # its daemon sees and may write.
+        if unit:
+            os.makedirs(SystemUnit.RUNTIME_DIR, exist_ok=True)
+        self.dir = tempfile.mkdtemp(prefix=prefix, dir=SystemUnit.RUNTIME_DIR if unit else None)
         os.chmod(self.dir, 0o755)
         self.sock = os.path.join(self.dir, "airlock.sock")
         self.config = os.path.join(self.dir, "airlockd.conf")
