@@ -715,11 +715,33 @@ cgroup1_set_memory(const char *node, uint64_t memory_bytes)
 	return 0;
 }
 
+/*
+ * A kept cgroup's peak file (node: its directory), open and reset to the
+ * usage now, or -1. Any write resets it: v1 memory.max_usage_in_bytes for
+ * the whole cgroup (what else resets it, a session's supervisor before
+ * each cell, is of the same session); v2 code/memory.peak for reads
+ * through this fd only, from 6.12: before, the file has no write handler
+ * (mode 0444, the open fails) and a session run's peak is not measured.
+ */
+static int
+cgroup_peak_reset_open(const struct cgroup *cg, const char *node)
+{
+	int fd;
+
+	if (cgroup_open_at(node, cgroup_files(cg).peak, O_RDWR, &fd) < 0)
+		return -1;
+	if (pwrite(fd, "0", 1, 0) != 1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int
 cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, bool keep,
 		  uint64_t ws_bytes, struct cgroup_run_base *ret_base)
 {
-	struct cgroup_run_base base = {.kept = keep};
+	struct cgroup_run_base base = {.kept = keep, .peak_fd = -1};
 	char path[600];
 	int r;
 
@@ -749,6 +771,9 @@ cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, 
 	if (cg->kind == CGROUP_V1 &&
 	    (r = cgroup1_set_memory(path, cgroup_run_memory(&base, memory_bytes))) < 0)
 		goto fail;
+	/* Its runs share its peak: reset now, this run's is what it reaches. */
+	if (keep && ret_base != NULL)
+		base.peak_fd = cgroup_peak_reset_open(cg, path);
 out:
 	if (ret_base != NULL)
 		*ret_base = base;
@@ -919,8 +944,8 @@ cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom)
 }
 
 int
-cgroup_run_finish(const struct cgroup *cg, uint32_t uid, const struct cgroup_run_base *base,
-		  bool keep, uint64_t *ret_peak, bool *ret_oom)
+cgroup_run_finish(const struct cgroup *cg, uint32_t uid, struct cgroup_run_base *base, bool keep,
+		  uint64_t *ret_peak, bool *ret_oom)
 {
 	struct cgroup_files files = cgroup_files(cg);
 	char node[600], pbuf[64], obuf[1024];
@@ -933,12 +958,19 @@ cgroup_run_finish(const struct cgroup *cg, uint32_t uid, const struct cgroup_run
 		*ret_oom = false;
 		return 0;
 	}
+	/* A kept cgroup's peak only through the fd reset before the run. */
+	have_peak = base != NULL && base->peak_fd >= 0 &&
+		    cgroup_pread(base->peak_fd, pbuf, sizeof(pbuf)) == 0;
+	if (base != NULL && base->peak_fd >= 0) {
+		close(base->peak_fd);
+		base->peak_fd = -1;
+	}
 	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
 		return r;
-	have_peak = cgroup_read_at(node, files.peak, pbuf, sizeof(pbuf)) == 0;
+	if (base == NULL || !base->kept)
+		have_peak = cgroup_read_at(node, files.peak, pbuf, sizeof(pbuf)) == 0;
 	have_oom = cgroup_read_at(node, files.oom, obuf, sizeof(obuf)) == 0;
-	cgroup_parse_stats(have_peak && (base == NULL || !base->kept) ? pbuf : NULL,
-			   have_oom ? obuf : NULL, base, &peak, &oom);
+	cgroup_parse_stats(have_peak ? pbuf : NULL, have_oom ? obuf : NULL, base, &peak, &oom);
 	/* The figures are the run's whether or not its cgroup goes: a removal
 	 * that fails is reported, never at the price of its outcome. */
 	*ret_peak = peak;

@@ -91,6 +91,11 @@ struct cgroup_run_base {
 	uint64_t usage; /* the workspace's bytes charged to the code's cgroup
 			 * before the run: its shmem, at most the workspace size */
 	uint64_t ooms;	/* oom kills it had counted before the run */
+	int peak_fd;	/* kept: its peak file, reset before the run (v1
+			 * memory.max_usage_in_bytes; v2 code/memory.peak, for
+			 * reads through this fd: kernel 6.12+), closed by
+			 * cgroup_run_finish; -1: none (a fresh cgroup's peak is
+			 * the run's already; no reset: no figure) */
 };
 
 /*
@@ -100,8 +105,10 @@ struct cgroup_run_base {
  * (and the node's, their common ancestor) writable by the group `uid` (the
  * supervisor's host gid), so the supervisor can clone the code into it.
  * keep: a session's run; a cgroup its earlier runs left is reused, not made
- * afresh; ws_bytes is its workspace's size, the most its baseline counts.
- * *ret_base (may be NULL) gets the baseline.
+ * afresh; ws_bytes is its workspace's size, the most its baseline counts;
+ * its peak is reset (base->peak_fd) where the kernel allows. *ret_base
+ * (may be NULL: then no peak fd is kept) gets the baseline; its peak_fd is
+ * to be closed by cgroup_run_finish.
  */
 int cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, bool keep,
 		      uint64_t ws_bytes, struct cgroup_run_base *ret_base);
@@ -158,11 +165,14 @@ int cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom
  * the cgroup was made), then remove the cgroup (v2: after killing whatever
  * is left in it with cgroup.kill), or, keep, leave it for the session's
  * next run (no cgroup.kill then: on 6.1 the next sandboxes cloned into a
- * cgroup that had one were killed too). The peak of a kept cgroup is not this run's (kernels before
- * 6.12 cannot reset memory.peak): 0, not measured. The figures are set even
- * when the removal fails (-errno then).
+ * cgroup that had one were killed too). The peak of a kept cgroup is read
+ * through base->peak_fd (the most it held since the reset before the run,
+ * what earlier runs left in it included), which is closed; without one
+ * (cgroup2 before 6.12 cannot reset memory.peak) it is not this run's: 0,
+ * not measured. The figures are set even when the removal fails (-errno
+ * then).
  */
-int cgroup_run_finish(const struct cgroup *cg, uint32_t uid, const struct cgroup_run_base *base,
+int cgroup_run_finish(const struct cgroup *cg, uint32_t uid, struct cgroup_run_base *base,
 		      bool keep, uint64_t *ret_peak, bool *ret_oom);
 
 /* Remove a kept run cgroup once its session is over (no sandbox in it);

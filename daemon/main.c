@@ -257,8 +257,10 @@ main(int argc, char **argv)
 	sp.nslots = cfg.uid_count / 2;
 	sp.slots = xcalloc(sp.nslots, sizeof(*sp.slots));
 	sp.keepers = xcalloc(sp.nslots, sizeof(*sp.keepers));
-	for (i = 0; i < sp.nslots; i++)
+	for (i = 0; i < sp.nslots; i++) {
 		sp.slots[i].ctl = -1;
+		sp.slots[i].cg_base.peak_fd = -1;
+	}
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		fatal("socketpair");

@@ -116,8 +116,9 @@ sandbox_cells_peak_reset(int peak_fd)
 {
 	/*
 	 * Any write sets the peak to the usage now: v1 for the whole cgroup
-	 * (a session's, read by nothing else: cgroup_run_finish reports no
-	 * peak for a kept cgroup), v2 for this fd's reads only. A v2 fd
+	 * (a session's: the spawner's figure for the interpreter's run, for
+	 * its audit line only, is then since the last cell began), v2 for
+	 * this fd's reads only. A v2 fd
 	 * opened read-only (no reset before 6.12) refuses it: its peak stays
 	 * the cgroup's since it was made (docs/protocol.md).
 	 */

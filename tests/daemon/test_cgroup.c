@@ -277,6 +277,17 @@ exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+/* Write content to a new or existing file. */
+static void
+put(const char *path, const char *content)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
+}
+
 /* A session's next run: its kept cgroup reused, with the baseline of what
  * is in it (usage, ooms); its limit of 1 MiB set on top of the usage. */
 static void
@@ -290,19 +301,25 @@ kept_next_run(const struct cgroup *cg, uint32_t uid, uint64_t usage, uint64_t oo
 	assert_int_equal(cgroup_run_set_limit(cg, uid, ret_base, 1 << 20, 0, 0), 0);
 }
 
-/* A session's last run ends with no oom kill of its own and no peak; then
- * the session ends: its run cgroup (dir) goes, and a second removal finds
- * nothing to do. */
+/* A session's last run ends with no oom kill of its own and the peak the
+ * file it reset (peak_file) shows, read through the fd it kept, which goes;
+ * then the session ends: its run cgroup (dir) goes, and a second removal
+ * finds nothing to do. */
 static void
-kept_last_run(const struct cgroup *cg, uint32_t uid, const struct cgroup_run_base *base,
-	      const char *dir)
+kept_last_run(const struct cgroup *cg, uint32_t uid, struct cgroup_run_base *base,
+	      const char *peak_file, const char *dir)
 {
 	uint64_t peak = 1;
 	bool oom = true;
+	int fd = base->peak_fd;
 
+	assert_true(fd >= 0);
+	put(peak_file, "3145728\n");
 	assert_int_equal(cgroup_run_finish(cg, uid, base, true, &peak, &oom), 0);
-	assert_int_equal(peak, 0);
+	assert_int_equal(peak, 3145728);
 	assert_false(oom);
+	assert_int_equal(base->peak_fd, -1);
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
 	assert_true(exists(dir));
 	if (cg->kind == CGROUP_V1) {
 		expect_string(__wrap_rmdir, path, dir);
@@ -414,21 +431,30 @@ test_create_makes_dir_fails_without_limit(void **state)
 }
 
 /* v1, a session's cgroup: reused, the limit on top of its usage (memsw
- * too), oom kills counted from the baseline, no peak; removed at the end. */
+ * too), oom kills counted from the baseline, the peak reset before each
+ * run (memory.max_usage_in_bytes written) and read after it; removed at
+ * the end. */
 static void
 test_create_kept(void **state)
 {
 	struct fixture *f = *state;
 	struct cgroup_run_base base;
-	char p[700];
+	char p[700], peak_file[700];
 	uint64_t peak = 1;
 	bool oom = true;
 
 	fake_cgroupfs = true;
+	snprintf(peak_file, sizeof(peak_file), "%s/memory.max_usage_in_bytes", f->dir);
 	assert_int_equal(cgroup_run_create(&f->cg, UID, 1048576, true, 1 << 20, &base), 0);
 	assert_true(base.kept);
+	assert_true(base.peak_fd >= 0);
+	assert_int_equal(fcntl(base.peak_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	assert_string_equal(rd_file(f, "memory.max_usage_in_bytes"), "0");
+	/* The first run's peak: what the file shows at its end. */
+	put(peak_file, "7340032\n");
 	assert_int_equal(cgroup_run_finish(&f->cg, UID, &base, true, &peak, &oom), 0);
-	assert_int_equal(peak, 0);
+	assert_int_equal(peak, 7340032);
+	assert_int_equal(base.peak_fd, -1);
 	assert_false(oom);
 	assert_true(exists(f->dir));
 	/* What the first run left: workspace files (shmem), the cache of
@@ -448,7 +474,9 @@ test_create_kept(void **state)
 	kept_next_run(&f->cg, UID, 4096, 1, &base);
 	assert_string_equal(rd_file(f, "memory.limit_in_bytes"), "1052672");
 	assert_string_equal(rd_file(f, "memory.memsw.limit_in_bytes"), "1052672");
-	kept_last_run(&f->cg, UID, &base, f->dir);
+	/* Reset again: the first run's peak is not the next one's. */
+	assert_string_equal(rd_file(f, "memory.max_usage_in_bytes"), "0340032\n");
+	kept_last_run(&f->cg, UID, &base, peak_file, f->dir);
 }
 
 /* A session's baseline is its cgroup's shmem, at most the workspace size:
@@ -820,17 +848,6 @@ struct v2fix {
 	char node[800]; /* svc/runs/u600000 */
 	struct cgroup cg;
 };
-
-/* Write content to a new or existing file. */
-static void
-put(const char *path, const char *content)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-	close(fd);
-}
 
 /* The content of dir/name, or NULL. */
 static char *
@@ -1244,15 +1261,15 @@ test_v2_create_replaces_stale(void **state)
 /*
  * A session's runs share their cgroup (issue 13, finding 6): kept, it is
  * reused as it is; each run's limit is on top of what is charged to it
- * before the run, its oom verdict counts kills since then, its peak is not
- * measured; removed when the session ends.
+ * before the run, its oom verdict counts kills since then, its peak is
+ * reset before it; removed when the session ends.
  */
 static void
 test_v2_kept(void **state)
 {
 	struct v2fix *f = *state;
 	struct cgroup_run_base base;
-	char code[1000], p[1000];
+	char code[1000], p[1000], peak_file[1000];
 	uint64_t peak = 1;
 	bool oom = true;
 
@@ -1262,13 +1279,16 @@ test_v2_kept(void **state)
 	assert_true(base.kept);
 	assert_int_equal(base.usage, 0);
 	assert_int_equal(base.ooms, 0);
-	/* The first run wrote files and was oom-killed once. */
-	snprintf(p, sizeof(p), "%s/memory.peak", code);
-	put(p, "9000000\n");
+	/* The first run wrote files and was oom-killed once; its peak is
+	 * read through the fd reset before it (6.12: for that fd only). */
+	assert_true(base.peak_fd >= 0);
+	snprintf(peak_file, sizeof(peak_file), "%s/memory.peak", code);
+	put(peak_file, "9000000\n");
 	snprintf(p, sizeof(p), "%s/memory.events", code);
 	put(p, "oom 1\noom_kill 1\noom_group_kill 1\n");
 	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &base, true, &peak, &oom), 0);
-	assert_int_equal(peak, 0);
+	assert_int_equal(peak, 9000000);
+	assert_int_equal(base.peak_fd, -1);
 	assert_true(oom);
 	assert_true(exists(code));
 	/* No cgroup.kill on a kept cgroup (6.1 killed the next sandboxes). */
@@ -1282,12 +1302,19 @@ test_v2_kept(void **state)
 	assert_string_equal(get(code, "memory.max"), "1114112");
 	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, &base, 0, 0, 0), 0);
 	assert_string_equal(get(code, "memory.max"), "max");
+	/* Reset (written) before this run. */
+	assert_string_equal(get(code, "memory.peak"), "0000000\n");
 	/* The first run's kills are not this one's. */
-	kept_last_run(&f->cg, V2UID, &base, f->node);
+	kept_last_run(&f->cg, V2UID, &base, peak_file, f->node);
 }
 
-/* The session ended while its run was alive: that run's reap removes the
- * cgroup, with the figures measured from its baseline. */
+/*
+ * The session ended while its run was alive: that run's reap removes the
+ * cgroup, with the figures measured from its baseline. Its peak could not
+ * be reset (cgroup2 before 6.12: no write handler, the open fails; here no
+ * file): no fd, and the peak is 0, not measured, never the file's figure
+ * (the session's so far).
+ */
 static void
 test_v2_kept_finish_removes(void **state)
 {
@@ -1299,10 +1326,16 @@ test_v2_kept_finish_removes(void **state)
 
 	v2_init(f);
 	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, 1 << 20, &base), 0);
+	assert_true(base.peak_fd >= 0);
+	close(base.peak_fd); /* that run is not measured here */
 	snprintf(p, sizeof(p), "%s/code/memory.events", f->node);
 	put(p, "oom_kill 4\n");
+	snprintf(p, sizeof(p), "%s/code/memory.peak", f->node);
+	assert_int_equal(unlink(p), 0);
 	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, 1 << 20, &base), 0);
 	assert_int_equal(base.ooms, 4);
+	assert_int_equal(base.peak_fd, -1);
+	put(p, "9000000\n");
 	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &base, false, &peak, &oom), 0);
 	assert_int_equal(peak, 0);
 	assert_false(oom);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -946,6 +947,62 @@ test_no_dying_cgroups(void **state)
 	assert_int_equal(fixture_stop(&f), 0);
 }
 
+/*
+ * A session run's memory_peak_bytes is its own where the kernel can reset
+ * the peak of the session's shared cgroup before each run (cgroup1; cgroup2
+ * from kernel 6.12: memory.peak's per-fd reset), else 0 (docs/protocol.md):
+ * a run that touched 96 MiB, then one that touched nothing, whose figure
+ * (what the cgroup held, earlier runs' cache and workspace included) is far
+ * below the first's, as it would not be were it the session's peak.
+ */
+static void
+test_session_run_memory_peak(void **state)
+{
+	struct proto_limits lim;
+	struct fixture f;
+	struct proto_msg m;
+	struct utsname u;
+	char sid[64], base[600];
+	uint64_t big, small;
+	int fd, v, major = 0, minor = 0;
+	bool resettable;
+
+	(void)state;
+	assert_int_equal(uname(&u), 0);
+	assert_true(sscanf(u.release, "%d.%d", &major, &minor) == 2);
+	assert_int_equal(fixture_start(&f, CFG("")), 0);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
+	v = runs_cgroup(&f, base, sizeof(base));
+	resettable = v == 1 || (v == 2 && (major > 6 || (major == 6 && minor >= 12)));
+	open_session(fd, NULL, sid);
+	memset(&lim, 0, sizeof(lim));
+	lim.v[PROTO_LIMIT_MEMORY_BYTES] = 256 << 20;
+	lim.v[PROTO_LIMIT_WALL_MS] = 20000;
+	run_code(fd, sid, "python",
+		 "b = bytearray(96 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\n", false,
+		 NULL, 0, &lim, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	big = m.u.result.memory_peak_bytes;
+	proto_msg_free(&m);
+	run_sh(fd, sid, "true", false, NULL, 0, &m);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
+	small = m.u.result.memory_peak_bytes;
+	proto_msg_free(&m);
+	print_message("resource control %d, kernel %d.%d: peaks %" PRIu64 " KiB, %" PRIu64 " KiB\n",
+		      v, major, minor, big >> 10, small >> 10);
+	if (resettable) {
+		assert_true(big >= 96 << 20);
+		assert_true(small > 0);
+		assert_true(small + (64 << 20) < big);
+	} else {
+		assert_int_equal(big, 0);
+		assert_int_equal(small, 0);
+	}
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
 int
 main(void)
 {
@@ -958,6 +1015,7 @@ main(void)
 		cmocka_unit_test(test_streaming),
 		cmocka_unit_test(test_refused_input_with_pool),
 		cmocka_unit_test(test_no_dying_cgroups),
+		cmocka_unit_test(test_session_run_memory_peak),
 		cmocka_unit_test(test_cache_raises_no_limit),
 	};
 
