@@ -718,10 +718,13 @@ cgroup1_set_memory(const char *node, uint64_t memory_bytes)
 /*
  * A kept cgroup's peak file (node: its directory), open and reset to the
  * usage now, or -1. Any write resets it: v1 memory.max_usage_in_bytes for
- * the whole cgroup (what else resets it, a session's supervisor before
- * each cell, is of the same session); v2 code/memory.peak for reads
- * through this fd only, from 6.12: before, the file has no write handler
- * (mode 0444, the open fails) and a session run's peak is not measured.
+ * the whole cgroup; v2 code/memory.peak, from 6.12, for reads through the
+ * fds written (not the cgroup's own peak). So a session's supervisor,
+ * which writes its own fd before each cell, resets ours too (v2 seen in
+ * the VM on 6.12): the interpreter's run's figure, for the audit line
+ * only, counts from its last cell. v2 before 6.12: no write handler, mode
+ * 0444, and the open fails for us (no CAP_DAC_OVERRIDE; with it, the write
+ * fails, EINVAL): -1, and a session run's peak is not measured.
  */
 static int
 cgroup_peak_reset_open(const struct cgroup *cg, const char *node)
@@ -730,10 +733,8 @@ cgroup_peak_reset_open(const struct cgroup *cg, const char *node)
 
 	if (cgroup_open_at(node, cgroup_files(cg).peak, O_RDWR, &fd) < 0)
 		return -1;
-	if (pwrite(fd, "0", 1, 0) != 1) {
-		close(fd);
-		return -1;
-	}
+	if (pwrite(fd, "0", 1, 0) != 1)
+		return fd_close(fd);
 	return fd;
 }
 
@@ -953,17 +954,17 @@ cgroup_run_finish(const struct cgroup *cg, uint32_t uid, struct cgroup_run_base 
 	bool oom = false, have_peak, have_oom;
 	int r;
 
+	/* A kept cgroup's peak only through the fd reset before the run;
+	 * closed here before any return (the spawner is long-lived), and -1
+	 * left in the slot so nothing closes the number again. */
+	have_peak = base != NULL && base->peak_fd >= 0 &&
+		    cgroup_pread(base->peak_fd, pbuf, sizeof(pbuf)) == 0;
+	if (base != NULL)
+		base->peak_fd = fd_close(base->peak_fd);
 	if (cg->kind == CGROUP_NONE) {
 		*ret_peak = 0;
 		*ret_oom = false;
 		return 0;
-	}
-	/* A kept cgroup's peak only through the fd reset before the run. */
-	have_peak = base != NULL && base->peak_fd >= 0 &&
-		    cgroup_pread(base->peak_fd, pbuf, sizeof(pbuf)) == 0;
-	if (base != NULL && base->peak_fd >= 0) {
-		close(base->peak_fd);
-		base->peak_fd = -1;
 	}
 	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
 		return r;

@@ -93,7 +93,7 @@ struct cgroup_run_base {
 	uint64_t ooms;	/* oom kills it had counted before the run */
 	int peak_fd;	/* kept: its peak file, reset before the run (v1
 			 * memory.max_usage_in_bytes; v2 code/memory.peak, for
-			 * reads through this fd: kernel 6.12+), closed by
+			 * reads through fds written: kernel 6.12+), closed by
 			 * cgroup_run_finish; -1: none (a fresh cgroup's peak is
 			 * the run's already; no reset: no figure) */
 };

@@ -115,12 +115,13 @@ void
 sandbox_cells_peak_reset(int peak_fd)
 {
 	/*
-	 * Any write sets the peak to the usage now: v1 for the whole cgroup
-	 * (a session's: the spawner's figure for the interpreter's run, for
-	 * its audit line only, is then since the last cell began), v2 for
-	 * this fd's reads only. A v2 fd
-	 * opened read-only (no reset before 6.12) refuses it: its peak stays
-	 * the cgroup's since it was made (docs/protocol.md).
+	 * Any write sets the peak to the usage now: v1 for the whole cgroup,
+	 * v2 for reads through every fd written, the spawner's too (6.12,
+	 * seen in the VM). Either way of a session's own cgroup: the
+	 * spawner's figure for the interpreter's run, for its audit line
+	 * only, is then since the last cell began. A v2 fd opened read-only
+	 * (no reset before 6.12) refuses it: its peak stays the cgroup's
+	 * since it was made (docs/protocol.md).
 	 */
 	if (peak_fd >= 0)
 		(void)pwrite(peak_fd, "0", 1, 0);

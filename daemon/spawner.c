@@ -336,6 +336,10 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 		if (r < 0)
 			goto fail;
 	}
+	/* A session's cg_base now holds a peak fd until the slot's
+	 * spawner_run_cgroup_finish: at the reap, below on a failure with no
+	 * child, or at the end of spawner_serve. A slot is prepared only when
+	 * free (pid 0), so its last base's fd is closed already. */
 	step = "cgroup";
 	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes,
 			      spawner_session_slot(sp, req->uid_slot),
@@ -439,7 +443,8 @@ fail:
 	log_warnx("spawner: sandbox %" PRIu32 ": %s: %s", req->run_id, step, strerror(-r));
 	spawner_send(sp, &ev);
 	/* A slot with a killed child stays taken until SIGCHLD reaps it, and
-	 * its reap removes the cgroup; with no child, nothing else would. */
+	 * its reap removes the cgroup (and closes cg_base's peak fd); with no
+	 * child, nothing else would. */
 	if (cg_made && ev.pid == 0) {
 		uint64_t peak;
 		bool oom;

@@ -1342,6 +1342,38 @@ test_v2_kept_finish_removes(void **state)
 	assert_false(exists(f->node));
 }
 
+/*
+ * A peak file that opens read-write but refuses the reset (6.1's
+ * memory.peak, to an opener with CAP_DAC_OVERRIDE: EINVAL; here a FIFO:
+ * ESPIPE): no fd is kept, none is left open, and the run's peak is 0.
+ */
+static void
+test_v2_kept_reset_refused(void **state)
+{
+	struct v2fix *f = *state;
+	struct cgroup_run_base base;
+	char p[1000];
+	uint64_t peak = 1;
+	bool oom = true;
+	int lowest;
+
+	v2_init(f);
+	snprintf(p, sizeof(p), "%s/code/memory.peak", f->node);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, 1 << 20, &base), 0);
+	assert_true(base.peak_fd >= 0);
+	close(base.peak_fd); /* that run is not measured here */
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	lowest = dup(0);
+	close(lowest);
+	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, true, 1 << 20, &base), 0);
+	assert_int_equal(base.peak_fd, -1);
+	assert_int_equal(fcntl(lowest, F_GETFD), -1);
+	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, &base, true, &peak, &oom), 0);
+	assert_int_equal(peak, 0);
+	assert_int_equal(unlink(p), 0);
+}
+
 /* A keeper: its own leaf, memory.max its workspace plus slack, few pids. */
 static void
 test_v2_keeper(void **state)
@@ -1479,6 +1511,7 @@ main(void)
 						v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_kept, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_kept_finish_removes, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_kept_reset_refused, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_keeper, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_sweep, v2_setup, v2_teardown),
 		cmocka_unit_test(test_parse_key),
