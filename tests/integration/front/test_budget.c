@@ -427,7 +427,7 @@ attack_sparse_plans(void *arg)
 			_exit(8);
 	/* The refusals come at once; results only after the sleeper. */
 	for (i = 0; i < 9; i++) {
-		if (front_recv(fd, 1000, &m) < 0)
+		if (front_recv(fd, WAIT_MS, &m) < 0)
 			break;
 		if (m.type == PROTO_ERROR && m.u.error.code == PROTO_ERR_BUSY)
 			seen.busy++;
