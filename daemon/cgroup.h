@@ -151,7 +151,8 @@ int cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2])
  * interpreter session's cells (sb_supervise_cells): v1 the node's
  * memory.max_usage_in_bytes, v2 code/memory.peak, both read-write so that
  * a write resets the peak to the usage now (v1: for the whole cgroup; v2,
- * kernel 6.12+: for reads through this fd only). A v2 memory.peak without
+ * kernel 6.12+: for reads through the fds written, any of them, the
+ * spawner's too, as the Debian 13 VM showed). A v2 memory.peak without
  * that reset (before 6.12) is opened read-only: its peak is then the code
  * cgroup's since it was made. *ret_fd is -1 on the rlimit back end.
  */
