@@ -1169,11 +1169,20 @@ class CellTest(unittest.TestCase):
         self.assertEqual(self.sandbox.run_sync("print(6 * 7)").stdout, "42\n")
 
     def cell(self, code: str, **kw):
+        self.last_error = None
         try:
             return self.s.run_cell(code, **kw)
         except airlock.SandboxError as e:
             self.assertIsNotNone(e.result, str(e))
+            self.last_error = str(e)
             return e.result
+
+    def why(self, r) -> str:
+        """What a cell's result and the daemon's log say, for a failure's
+        message (a failure seen once under load must tell its cause)."""
+        return "outcome=%s exit=%s error=%r stderr=%r duration=%.3f\nlog tail:\n%s" % (
+            r.outcome, r.exit_code, self.last_error, r.stderr[-300:], r.duration,
+            self.daemon_log()[-3000:])
 
     def test_state_kept(self) -> None:
         first = self.cell("x = 1\nprint('one')")
@@ -1351,7 +1360,7 @@ class CellTest(unittest.TestCase):
                 self.assertEqual((r.outcome, r.state), ("error", "lost"))
                 self.assertIn(why, self.daemon_log())
                 after = self.cell("'x' in globals()")
-                self.assertEqual((after.value, after.state), ("False", "lost"))
+                self.assertEqual((after.value, after.state), ("False", "lost"), self.why(after))
 
     def test_forged_answer_then_the_real_one(self) -> None:
         # The code may answer for the driver (it is the driver): that answer
