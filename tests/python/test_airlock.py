@@ -1353,6 +1353,42 @@ class CellTest(unittest.TestCase):
         self.assertEqual((nxt.value, nxt.state), ("False", "kept"), self.why(nxt))
         self.assertEqual(live_tasks(), [])
 
+    def test_forking_leftovers_end_with_the_cell(self) -> None:
+        # What the end-of-cell kill races: processes the cell left that fork
+        # all the time, each child forking on and its parent exiting, so
+        # that the live ones keep moving to new pids while the supervisor
+        # walks /proc (its passes end only when one finds nothing alive
+        # and no pid was given out meanwhile). After the answer none lives.
+        tag = "fk%08x" % int.from_bytes(os.urandom(4), "big")
+        r = self.cell(
+            "import ctypes, os, time\n"
+            "libc = ctypes.CDLL(None)\n"
+            "rd, wr = os.pipe()\n"
+            "for i in range(4):\n"
+            "    if os.fork() == 0:\n"
+            "        libc.prctl(15, b'%s', 0, 0, 0)\n"
+            "        os.write(wr, b'x')\n"
+            "        while True:\n"
+            "            try:\n"
+            "                if os.fork() != 0:\n"
+            "                    os._exit(0)\n"
+            "            except OSError:\n"
+            "                pass\n"
+            "len(os.read(rd, 4)) > 0" % tag
+        )
+        self.assertEqual((r.value, r.state), ("True", "kept"), self.why(r))
+        left = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/stat" % pid) as f:
+                    st = f.read()
+            except OSError:
+                continue
+            if st[st.index("(") + 1 : st.rindex(")")] == tag and st[st.rindex(")") + 2] not in "ZX":
+                left.append(pid)
+        self.assertEqual(left, [], self.why(r))
+        self.assertEqual(self.cell("6 * 7").value, "42")
+
     def test_closed_stdout_and_channel(self) -> None:
         self.cell("x = 1")
         r = self.cell("import os\nos.close(1)\nos.close(0)\nx")
