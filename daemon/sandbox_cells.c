@@ -9,10 +9,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -25,15 +25,16 @@
 #include "spawn_msg.h"
 
 /*
- * The end-of-cell kill's bound, about 0.2 s: 200 passes 1 ms apart, after a
- * wait for the interpreter's stop: 100 polls a yield apart, then every
- * 20 us (a stop takes a few: a cell's end should not sleep for it).
+ * The end-of-cell kill's bounds, about 0.3 s in all: a wait of at most
+ * 0.1 s for the interpreter's stop, polled 100 times a yield apart, then
+ * every 20 us (a stop takes a few: a cell's end should not sleep for it);
+ * then 200 passes 1 ms apart.
  */
-#define SB_CELLS_PASSES 200
-#define SB_CELLS_PAUSE_NS 1000000L
-#define SB_CELLS_STOP_POLLS 10000
+#define SB_CELLS_STOP_MAX_NS 100000000ULL
 #define SB_CELLS_STOP_YIELDS 100
 #define SB_CELLS_STOP_PAUSE_NS 20000L
+#define SB_CELLS_PASSES 200
+#define SB_CELLS_PAUSE_NS 1000000L
 
 int
 sandbox_cells_channel(int lifeline)
@@ -120,14 +121,19 @@ sb_cells_last_pid(void)
 	return strtol(p + 1, NULL, 10);
 }
 
-/* Until keep is stopped (every thread in the group stop) or has ended,
- * bounded: SB_CELLS_STOP_POLLS polls SB_CELLS_STOP_PAUSE_NS apart. */
+/*
+ * Until keep is stopped (every thread in the group stop) or has ended, for
+ * at most SB_CELLS_STOP_MAX_NS: a thread that does not stop by then (in an
+ * uninterruptible wait) does not hold the cell's end; a fork it then makes
+ * gives out a pid, which the kill's passes see.
+ */
 static void
 sb_cells_wait_stopped(pid_t keep)
 {
+	uint64_t end = sandbox_now_ns() + SB_CELLS_STOP_MAX_NS;
 	int pass;
 
-	for (pass = 0; pass < SB_CELLS_STOP_POLLS; pass++) {
+	for (pass = 0; pass == 0 || sandbox_now_ns() < end; pass++) {
 		struct timespec ts = {0, SB_CELLS_STOP_PAUSE_NS};
 		siginfo_t si;
 
