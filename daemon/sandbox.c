@@ -870,9 +870,13 @@ sb_supervise_cells(struct sb_run *r)
 				kill((pid_t)r->pid, SIGCONT);
 			} else if (m.type == CELLS_SUP_FINISH && active && m.cell == cell.cell) {
 				/* Stopped first: a thread of the cell's forks no
-				 * more while the others die. */
+				 * more while the others die. What cannot be shown
+				 * dead ends the run, the interpreter with it
+				 * (sb_end kills everything): nothing of a cell
+				 * runs after it. */
 				kill((pid_t)r->pid, SIGSTOP);
-				sandbox_cells_kill_others((pid_t)r->pid);
+				if (sandbox_cells_kill_others((pid_t)r->pid) < 0)
+					return;
 				used = sb_run_cpu_ns(ctx, 0);
 				sandbox_cells_end(sb_lifeline, SUP_CELL_END, cell.cell, r->reason,
 						  used > cpu0 ? used - cpu0 : 0,

@@ -7,7 +7,9 @@
 #include "sandbox_child.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,11 +17,24 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fdpass.h"
 #include "spawn_msg.h"
+
+/*
+ * The end-of-cell kill's bounds, about 0.3 s in all: a wait of at most
+ * 0.1 s for the interpreter's stop, polled 100 times a yield apart, then
+ * every 20 us (a stop takes a few: a cell's end should not sleep for it);
+ * then 200 passes 1 ms apart.
+ */
+#define SB_CELLS_STOP_MAX_NS 100000000ULL
+#define SB_CELLS_STOP_YIELDS 100
+#define SB_CELLS_STOP_PAUSE_NS 20000L
+#define SB_CELLS_PASSES 200
+#define SB_CELLS_PAUSE_NS 1000000L
 
 int
 sandbox_cells_channel(int lifeline)
@@ -42,13 +57,20 @@ sandbox_cells_channel(int lifeline)
 	return pair[1];
 }
 
-/* Whether pid has ended (a zombie, or gone): its parent may reap it now. */
+/*
+ * Whether pid's thread group has ended: gone, or its leader a zombie (Z, X)
+ * with no thread left. The leader's state alone says nothing of the group:
+ * a leader whose main thread called exit (SYS_exit, not exit_group) is a
+ * zombie while its other threads run on (issue 28, point 2). num_threads,
+ * the kernel's signal->nr_threads, counts every thread not yet released,
+ * dying ones included, so a group is ended only once its last thread is.
+ */
 static bool
 sb_cells_ended(long pid)
 {
-	char path[32], buf[256], *p;
+	char path[32], buf[512], *p;
 	ssize_t n;
-	int fd;
+	int fd, field;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -61,31 +83,112 @@ sb_cells_ended(long pid)
 	buf[n] = '\0';
 	/* "pid (comm) S ...": comm may hold anything, so the last ')'. */
 	p = strrchr(buf, ')');
-	return p == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+	if (p == NULL || p[1] != ' ')
+		return false;
+	if (p[2] != 'Z' && p[2] != 'X')
+		return false;
+	/* num_threads is the 20th field, the 18th after the state. */
+	for (p += 2, field = 0; *p != '\0' && field < 17; p++)
+		if (*p == ' ')
+			field++;
+	/* A line cut short says nothing: not ended, looked at again. */
+	return field == 17 && *p >= '0' && *p <= '9' && strtol(p, NULL, 10) <= 1;
 }
 
-void
+/*
+ * The last pid given out in our pid namespace: /proc/loadavg's last field is
+ * read in the reader's namespace. -1 if it cannot be read.
+ */
+static long
+sb_cells_last_pid(void)
+{
+	char buf[128], *p;
+	ssize_t n;
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	p = strrchr(buf, ' ');
+	if (p == NULL || p[1] < '0' || p[1] > '9')
+		return -1;
+	return strtol(p + 1, NULL, 10);
+}
+
+/*
+ * Until keep is stopped (every thread in the group stop) or has ended, for
+ * at most SB_CELLS_STOP_MAX_NS: a thread that does not stop by then (in an
+ * uninterruptible wait) does not hold the cell's end; a fork it then makes
+ * gives out a pid, which the kill's passes see.
+ */
+static void
+sb_cells_wait_stopped(pid_t keep)
+{
+	uint64_t end = sandbox_now_ns() + SB_CELLS_STOP_MAX_NS;
+	int pass;
+
+	for (pass = 0; pass == 0 || sandbox_now_ns() < end; pass++) {
+		struct timespec ts = {0, SB_CELLS_STOP_PAUSE_NS};
+		siginfo_t si;
+
+		/* WNOWAIT: a probe of the state now, nothing consumed. */
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)keep, &si,
+			   WSTOPPED | WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+		    si.si_pid != 0)
+			return;
+		/* A stop takes microseconds: a yield first, the core to it. */
+		if (pass < SB_CELLS_STOP_YIELDS)
+			sched_yield();
+		else
+			nanosleep(&ts, NULL);
+	}
+}
+
+int
 sandbox_cells_kill_others(pid_t keep)
 {
 	int pass;
 
 	/*
-	 * Every process of the pid namespace but us (1) and the interpreter:
-	 * what the cell forked dies with the cell, so nothing of it holds a
-	 * pipe or spends the next cell's time. Passes until none is left but
-	 * zombies (the driver reaps its children before the next cell; ours
-	 * are reaped by our loop), for what was forked meanwhile and for the
-	 * exits SIGKILL sets going: bounded, 200 passes 1 ms apart. The
-	 * interpreter's own threads are not processes.
+	 * Every process of the pid namespace but us (1) and the interpreter
+	 * dies with the cell, so nothing of it holds a pipe, spends the next
+	 * cell's time or reaches the network between cells. The namespace is
+	 * exactly the run's processes on every back end (cgroup2, cgroup1,
+	 * rlimit): no cgroup is needed to find them, and the interpreter's
+	 * forks share its cgroup, so a cgroup.kill could not spare it.
+	 *
+	 * The interpreter was sent SIGSTOP: we wait for its group stop first,
+	 * so that no thread of it is inside a fork whose child is not yet in
+	 * /proc. Then SIGKILL to every pid whatever its state: a zombie
+	 * leader's threads get it too (the signal goes to the thread group),
+	 * and to a dead zombie it does nothing. A pass counts what has not
+	 * ended (sb_cells_ended: its last thread released); the passes go on
+	 * until one finds nothing left and no pid was given out in the
+	 * namespace while it walked (a fork of a process the walk had passed
+	 * before it was killed). A process killed cannot fork: the kernel
+	 * refuses a fork with a fatal signal pending. Bounded:
+	 * SB_CELLS_PASSES passes SB_CELLS_PAUSE_NS apart; -EBUSY past them
+	 * (the caller ends the run: what it cannot prove dead, it ends with
+	 * everything else). Zombies left are reaped by their parents: the
+	 * driver before the next cell, our loop for the orphans.
 	 */
-	for (pass = 0; pass < 200; pass++) {
-		struct timespec ts = {0, 1000000};
+	sb_cells_wait_stopped(keep);
+	for (pass = 0; pass < SB_CELLS_PASSES; pass++) {
+		struct timespec ts = {0, SB_CELLS_PAUSE_NS};
+		long last = sb_cells_last_pid();
 		int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), alive = 0;
 		char buf[4096];
 		long n;
 
 		if (dfd < 0)
-			return;
+			return -errno;
 		while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
 			long off = 0;
 
@@ -97,18 +200,21 @@ sandbox_cells_kill_others(pid_t keep)
 				off += d->d_reclen;
 				for (c = d->d_name; *c >= '0' && *c <= '9' && pid < 1L << 30; c++)
 					pid = pid * 10 + (*c - '0');
-				if (*c != '\0' || pid <= 1 || pid == (long)keep ||
-				    sb_cells_ended(pid))
+				if (*c != '\0' || pid <= 1 || pid == (long)keep)
 					continue;
-				if (kill((pid_t)pid, SIGKILL) == 0)
+				(void)kill((pid_t)pid, SIGKILL);
+				if (!sb_cells_ended(pid))
 					alive++;
 			}
 		}
 		close(dfd);
-		if (alive == 0)
-			return;
+		if (n < 0)
+			alive++;
+		if (alive == 0 && last >= 0 && sb_cells_last_pid() == last)
+			return 0;
 		nanosleep(&ts, NULL);
 	}
+	return -EBUSY;
 }
 
 void

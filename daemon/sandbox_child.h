@@ -110,13 +110,15 @@ void sandbox_tools_setup(int lifeline);
 /*
  * An interpreter session's sandbox (sandbox_cells.c): the driver's channel
  * (its end returned, to be the code's fd 0; the frontend's sent as
- * SUP_CELLS); SIGKILL to every process but us and keep; the memory peak
+ * SUP_CELLS); SIGKILL to every process but us and keep (stopped), whatever
+ * its state, until none has a thread left (0, or -errno: -EBUSY when some
+ * outlived the bound; the run must then end); the memory peak
  * (peak_fd: the context's, -1 for none) reset as a cell begins; a cell's
  * end (type SUP_CELL_END, or SUP_CELL_LOST when its interpreter ended) on
  * the lifeline, with the peak read through peak_fd.
  */
 int sandbox_cells_channel(int lifeline);
-void sandbox_cells_kill_others(pid_t keep);
+int sandbox_cells_kill_others(pid_t keep);
 void sandbox_cells_peak_reset(int peak_fd);
 void sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, uint64_t cpu_ns,
 		       uint64_t wall_ns, int peak_fd);
