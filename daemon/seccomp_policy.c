@@ -50,8 +50,10 @@
 /*
  * Calls that fail with EPERM in both filters. docs/security.md, section
  * "Seccomp policy" ("Denied in the sandbox"), says why each one is here.
- * Names, not numbers: libseccomp resolves them for the architecture and
- * knows the ones that do not exist there.
+ * Names, not numbers: every call here is older than 424, libseccomp
+ * resolves them for the architecture and knows the ones that do not exist
+ * there (seccomp_policy_check() refuses a name it does not know). From 424
+ * on, calls are in seccomp_policy_table, by number.
  */
 static const char *const seccomp_policy_denied[] = {
 	/* namespaces and mounts: the sandbox's walls */
@@ -709,13 +711,13 @@ seccomp_policy_frontend(struct sock_fprog *ret)
 
 /* Every name of a list resolves; else -ENOSYS and the name. */
 static int
-seccomp_policy_check_names(const char *const *names, size_t n, const char **ret_name)
+seccomp_policy_check_names(const char *const *names, size_t n, const char **bad_name)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (seccomp_syscall_resolve_name(names[i]) == __NR_SCMP_ERROR) {
-			*ret_name = names[i];
+			*bad_name = names[i];
 			return -ENOSYS;
 		}
 	return 0;
@@ -727,7 +729,7 @@ seccomp_policy_check_names(const char *const *names, size_t n, const char **ret_
  * refuse to start rather than run a policy that is not the reviewed one.
  */
 int
-seccomp_policy_check(const char **ret_name)
+seccomp_policy_check(const char **bad_name)
 {
 #define SECCOMP_POLICY_N(a) (sizeof(a) / sizeof((a)[0]))
 	const char *const *lists[] = {seccomp_policy_denied, seccomp_policy_frontend_denied,
@@ -743,8 +745,8 @@ seccomp_policy_check(const char **ret_name)
 	int r;
 
 #ifndef SECCOMP_POLICY_AUDIT_ARCH
-	if (ret_name != NULL)
-		*ret_name = NULL;
+	if (bad_name != NULL)
+		*bad_name = NULL;
 	return -ENOTSUP;
 #endif
 	for (i = 0; i < SECCOMP_POLICY_N(lists); i++) {
@@ -766,8 +768,8 @@ seccomp_policy_check(const char **ret_name)
 	}
 	return 0;
 out:
-	if (ret_name != NULL)
-		*ret_name = name;
+	if (bad_name != NULL)
+		*bad_name = name;
 	return r;
 #undef SECCOMP_POLICY_N
 }

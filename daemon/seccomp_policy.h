@@ -53,9 +53,10 @@ void seccomp_policy_free(struct sock_fprog *prog);
  * known (to libseccomp, or by number to the policy's own table) and that
  * the table agrees with libseccomp where both know a call. 0, or -ENOSYS
  * (a name neither knows), -EINVAL (a disagreement or a gap in the table)
- * or -ENOTSUP (no reviewed table for this architecture), with *ret_name
- * set to the call at fault (NULL for the architecture).
+ * or -ENOTSUP (no reviewed table for this architecture). On failure only,
+ * *bad_name is the call at fault (NULL for the architecture): it names
+ * what failed, as a step does, rather than being a result.
  */
-int seccomp_policy_check(const char **ret_name);
+int seccomp_policy_check(const char **bad_name);
 
 #endif
