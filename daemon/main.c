@@ -194,6 +194,27 @@ main(int argc, char **argv)
 		 getenv("JOURNAL_STREAM") != NULL);
 	if (geteuid() != 0)
 		fatalx("airlockd must be started as root (it drops privileges itself)");
+	/*
+	 * First, before anything is made: a listed call that libseccomp cannot
+	 * name would be a rule missing from every filter. Refuse to start,
+	 * naming it (the filters are compiled below).
+	 */
+	{
+		const char *call = NULL;
+
+		r = seccomp_policy_check(&call);
+		if (r == -ENOTSUP)
+			fatalx("seccomp: no reviewed system call table for this architecture "
+			       "(daemon/seccomp_policy.c): refusing to start");
+		if (r == -ENOSYS)
+			fatalx("seccomp: system call %s is known neither to libseccomp nor to "
+			       "the policy's own table: refusing to start without its rule",
+			       call);
+		if (r < 0)
+			fatalx("seccomp: system call %s: the policy's table and libseccomp "
+			       "number it differently (or the table has a gap): refusing to start",
+			       call ? call : "?");
+	}
 	memset(&cfg, 0, sizeof(cfg));
 	r = config_load(&cfg, config_given ? config_path : CONFIG_DEFAULT_PATH, config_given, err,
 			sizeof(err));

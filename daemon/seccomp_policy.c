@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +28,32 @@
 #endif
 
 /*
+ * The architectures whose tables the policy was reviewed against, and the
+ * audit value the kernel gives their native calls. Anywhere else the
+ * filters are not compiled and the daemon refuses to start: the names below
+ * would still resolve, but the reviewed maximum and the numbers of the
+ * table would mean nothing there (mips numbers from 4000, arm has private
+ * calls at 0x0f0000, and neither was reviewed).
+ */
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define SECCOMP_POLICY_AUDIT_ARCH AUDIT_ARCH_X86_64
+/*
+ * x32 calls arrive as AUDIT_ARCH_X86_64 with this bit in the number: they
+ * are left to libseccomp's part of the filter, which kills them (see
+ * seccomp_policy_build), never answered ENOSYS by the reviewed maximum.
+ */
+#define SECCOMP_POLICY_X32_BIT 0x40000000U
+#elif defined(__aarch64__) && defined(__AARCH64EL__)
+#define SECCOMP_POLICY_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/*
  * Calls that fail with EPERM in both filters. docs/security.md, section
  * "Seccomp policy" ("Denied in the sandbox"), says why each one is here.
- * Names, not numbers: libseccomp resolves them for the architecture and
- * knows the ones that do not exist there.
+ * Names, not numbers: every call here is older than 424, libseccomp
+ * resolves them for the architecture and knows the ones that do not exist
+ * there (seccomp_policy_check() refuses a name it does not know). From 424
+ * on, calls are in seccomp_policy_table, by number.
  */
 static const char *const seccomp_policy_denied[] = {
 	/* namespaces and mounts: the sandbox's walls */
@@ -38,13 +63,7 @@ static const char *const seccomp_policy_denied[] = {
 	"umount2",
 	"pivot_root",
 	"chroot",
-	"open_tree",
-	"move_mount",
-	"fsopen",
-	"fsconfig",
-	"fsmount",
-	"fspick",
-	"mount_setattr",
+	/* (the new mount API: by number, seccomp_policy_table) */
 	/* kernel keyrings: not namespaced */
 	"add_key",
 	"request_key",
@@ -53,14 +72,19 @@ static const char *const seccomp_policy_denied[] = {
 	"bpf",
 	"perf_event_open",
 	"userfaultfd",
-	"io_uring_setup",
-	"io_uring_enter",
-	"io_uring_register",
+	/*
+	 * fanotify: since Linux 5.13 an unprivileged process may watch any
+	 * inode it can read, and the shared trees (/usr, the lib dirs) are
+	 * the host's own inodes: a run learnt what the host opened under
+	 * /usr/bin. A sandbox has no use for it. EPERM is what an
+	 * unprivileged caller got before 5.13, so programs fall back.
+	 */
+	"fanotify_init",
+	"fanotify_mark",
 	/* other processes */
 	"ptrace",
 	"process_vm_readv",
 	"process_vm_writev",
-	"pidfd_getfd",
 	"kcmp",
 	/* the host itself */
 	"kexec_load",
@@ -73,7 +97,6 @@ static const char *const seccomp_policy_denied[] = {
 	"swapoff",
 	"acct",
 	"quotactl",
-	"quotactl_fd",
 	"open_by_handle_at",
 	"name_to_handle_at",
 	"syslog",
@@ -94,6 +117,102 @@ static const char *const seccomp_policy_denied[] = {
 	"modify_ldt",
 };
 
+/* seccomp_policy_table's err: allowed, or clone3's own rule. */
+#define SECCOMP_POLICY_ALLOW 0
+#define SECCOMP_POLICY_CLONE3 (-1)
+
+/* The first number of seccomp_policy_table: pidfd_send_signal, Linux 5.1. */
+#define SECCOMP_POLICY_TABLE_FIRST 424
+
+/*
+ * Every system call numbered from 424 to SECCOMP_POLICY_REVIEWED_MAX, one
+ * entry per number, in order, with its decision: allowed, or the errno the
+ * filters return. From 424 on, x86_64 and the generic table (aarch64)
+ * number every call alike, so these numbers are ours, not libseccomp's:
+ * libseccomp 2.5.4 (Debian 12) names nothing above 456, and a name it did
+ * not know would be a deny rule missing. Where libseccomp knows a name,
+ * seccomp_policy_check() makes sure that it numbers it the same.
+ * Reviewed against Linux 6.18 (docs/security.md, "Seccomp policy", says
+ * why each call is denied or allowed). To raise the maximum, add the new
+ * calls here with a decision: the check refuses a table with a gap.
+ *
+ * ENOSYS for the calls newer than Linux 6.1 (Debian 12's kernel, the
+ * oldest the project supports) and for memfd_secret (ENOSYS where secret
+ * memory is off): every program that runs there already takes its fallback
+ * on ENOSYS for them; EPERM for the older ones, as for the named list.
+ */
+static const struct seccomp_policy_call {
+	int nr;
+	const char *name;
+	int err;
+} seccomp_policy_table[] = {
+	{424, "pidfd_send_signal", SECCOMP_POLICY_ALLOW},
+	/* io_uring: a second system-call interface that seccomp does not see */
+	{425, "io_uring_setup", EPERM},
+	{426, "io_uring_enter", EPERM},
+	{427, "io_uring_register", EPERM},
+	/* the new mount API: the sandbox's mount tree is the daemon's */
+	{428, "open_tree", EPERM},
+	{429, "move_mount", EPERM},
+	{430, "fsopen", EPERM},
+	{431, "fsconfig", EPERM},
+	{432, "fsmount", EPERM},
+	{433, "fspick", EPERM},
+	{434, "pidfd_open", SECCOMP_POLICY_ALLOW},
+	/* ENOSYS in the sandbox (flags in memory), EPERM in the frontend */
+	{435, "clone3", SECCOMP_POLICY_CLONE3},
+	{436, "close_range", SECCOMP_POLICY_ALLOW},
+	{437, "openat2", SECCOMP_POLICY_ALLOW},
+	/* taking another process's fds */
+	{438, "pidfd_getfd", EPERM},
+	{439, "faccessat2", SECCOMP_POLICY_ALLOW},
+	{440, "process_madvise", SECCOMP_POLICY_ALLOW},
+	{441, "epoll_pwait2", SECCOMP_POLICY_ALLOW},
+	{442, "mount_setattr", EPERM},
+	{443, "quotactl_fd", EPERM},
+	/* a program may confine itself further */
+	{444, "landlock_create_ruleset", SECCOMP_POLICY_ALLOW},
+	{445, "landlock_add_rule", SECCOMP_POLICY_ALLOW},
+	{446, "landlock_restrict_self", SECCOMP_POLICY_ALLOW},
+	/* memory taken out of the kernel's direct map: no use in a run */
+	{447, "memfd_secret", ENOSYS},
+	{448, "process_mrelease", SECCOMP_POLICY_ALLOW},
+	{449, "futex_waitv", SECCOMP_POLICY_ALLOW},
+	{450, "set_mempolicy_home_node", SECCOMP_POLICY_ALLOW},
+	/*
+	 * Page-cache residency of any file the run can open, the host's
+	 * /usr included: which host files were used lately (the side
+	 * channel mincore() was closed for, CVE-2019-5489).
+	 */
+	{451, "cachestat", ENOSYS},
+	{452, "fchmodat2", SECCOMP_POLICY_ALLOW},
+	{453, "map_shadow_stack", SECCOMP_POLICY_ALLOW},
+	{454, "futex_wake", SECCOMP_POLICY_ALLOW},
+	{455, "futex_wait", SECCOMP_POLICY_ALLOW},
+	{456, "futex_requeue", SECCOMP_POLICY_ALLOW},
+	/* mount listing and the mount API: new code, and no use in a run */
+	{457, "statmount", ENOSYS},
+	{458, "listmount", ENOSYS},
+	{459, "lsm_get_self_attr", SECCOMP_POLICY_ALLOW},
+	{460, "lsm_set_self_attr", ENOSYS},
+	{461, "lsm_list_modules", SECCOMP_POLICY_ALLOW},
+	{462, "mseal", SECCOMP_POLICY_ALLOW},
+	/* new entry points to what the older xattr calls and ioctls do */
+	{463, "setxattrat", ENOSYS},
+	{464, "getxattrat", ENOSYS},
+	{465, "listxattrat", ENOSYS},
+	{466, "removexattrat", ENOSYS},
+	{467, "open_tree_attr", ENOSYS},
+	{468, "file_getattr", ENOSYS},
+	{469, "file_setattr", ENOSYS},
+	/* namespace ids of the whole host: what other runs exist */
+	{470, "listns", ENOSYS},
+};
+
+_Static_assert(sizeof(seccomp_policy_table) / sizeof(seccomp_policy_table[0]) ==
+		       SECCOMP_POLICY_REVIEWED_MAX - SECCOMP_POLICY_TABLE_FIRST + 1,
+	       "seccomp_policy_table: one entry per number up to SECCOMP_POLICY_REVIEWED_MAX");
+
 /* Calls the frontend never makes: it neither runs programs nor changes its ids. */
 static const char *const seccomp_policy_frontend_denied[] = {
 	"execve",    "execveat",  "fork",      "vfork",	   "clone",
@@ -113,6 +232,11 @@ static const char *const seccomp_policy_noproc_denied[] = {
 	"vfork",
 	"clone",
 	"execve",
+};
+
+/* The calls that the argument rules below name in code. */
+static const char *const seccomp_policy_argument_calls[] = {
+	"personality", "ioctl", "clone", "execveat", "socket", "socketpair",
 };
 
 /* The namespace flags that clone() must not carry in the sandbox. */
@@ -155,6 +279,54 @@ seccomp_policy_add(scmp_filter_ctx ctx, uint32_t action, const char *name, unsig
 	if (nr == __NR_SCMP_ERROR)
 		return -ENOSYS;
 	return seccomp_rule_add_array(ctx, action, nr, nargs, args);
+}
+
+/*
+ * The number of a table entry: ours, or -EINVAL when libseccomp knows the
+ * name and numbers it otherwise (one of the two is wrong: refuse).
+ */
+static int
+seccomp_policy_table_nr(const struct seccomp_policy_call *call)
+{
+	int nr = seccomp_syscall_resolve_name(call->name);
+
+	if (nr >= 0 && nr != call->nr)
+		return -EINVAL;
+	return call->nr;
+}
+
+/* Deny the table's calls by number; the frontend denies clone3 on its own list. */
+static int
+seccomp_policy_add_table(scmp_filter_ctx ctx, bool frontend)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(seccomp_policy_table) / sizeof(seccomp_policy_table[0]); i++) {
+		const struct seccomp_policy_call *call = &seccomp_policy_table[i];
+		int err = call->err;
+		int nr;
+
+		if (err == SECCOMP_POLICY_ALLOW)
+			continue;
+		if (err == SECCOMP_POLICY_CLONE3) {
+			if (frontend)
+				continue;
+			/*
+			 * clone3() passes its flags in memory that BPF cannot
+			 * read: ENOSYS makes the C library fall back to clone(),
+			 * whose flags the filter sees.
+			 */
+			err = ENOSYS;
+		}
+		nr = seccomp_policy_table_nr(call);
+		if (nr < 0)
+			return nr;
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)err), nr, 0, NULL);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 /*
@@ -337,6 +509,10 @@ seccomp_policy_add_common(scmp_filter_ctx ctx, bool frontend, bool noproc)
 			return r;
 	}
 
+	r = seccomp_policy_add_table(ctx, frontend);
+	if (r < 0)
+		return r;
+
 	r = seccomp_policy_add_personality(ctx);
 	if (r < 0)
 		return r;
@@ -365,9 +541,7 @@ seccomp_policy_add_common(scmp_filter_ctx ctx, bool frontend, bool noproc)
 
 	/*
 	 * clone() with any namespace flag: one rule per flag because a rule
-	 * ANDs its comparisons. clone3() passes its flags in memory that BPF
-	 * cannot read, so it reports ENOSYS and the C library falls back to
-	 * clone(), whose flags we can see.
+	 * ANDs its comparisons. (clone3() is ENOSYS: seccomp_policy_add_table.)
 	 */
 	for (i = 0;
 	     !noproc && i < sizeof(seccomp_policy_clone_ns) / sizeof(seccomp_policy_clone_ns[0]);
@@ -384,19 +558,52 @@ seccomp_policy_add_common(scmp_filter_ctx ctx, bool frontend, bool noproc)
 		if (r < 0)
 			return r;
 	}
-	r = seccomp_policy_add_sockets(ctx);
-	if (r < 0)
-		return r;
-	return seccomp_policy_add(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
+	return seccomp_policy_add_sockets(ctx);
 }
 
+#ifdef SECCOMP_POLICY_AUDIT_ARCH
 /*
- * Export a filter into a malloc'd program. libseccomp 2.5 only exports to an
- * fd, so through a memfd that is mapped and copied.
+ * The instructions that run before libseccomp's: a native call numbered
+ * above SECCOMP_POLICY_REVIEWED_MAX gets ENOSYS. libseccomp has no rule for
+ * a range of numbers, and its rules name only calls it knows. A call of
+ * another architecture (i386 through int 0x80) and an x32 call (the x32
+ * bit) go on to libseccomp's part, whose bad-architecture action kills
+ * them; so does -1 on x86_64 (the number a tracer uses to skip a call;
+ * libseccomp lets it through, and the kernel answers ENOSYS). ENOSYS, not
+ * EPERM: it is what the kernel says for a call it lacks, so a program that
+ * probes a newer call (glibc does) takes its fallback.
+ */
+static const struct sock_filter seccomp_policy_prefix[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+#ifdef SECCOMP_POLICY_X32_BIT
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_POLICY_AUDIT_ARCH, 0, 4),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, SECCOMP_POLICY_X32_BIT, 2, 0),
+#else
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_POLICY_AUDIT_ARCH, 0, 3),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#endif
+	BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, SECCOMP_POLICY_REVIEWED_MAX, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+	/* libseccomp's program follows */
+};
+#else
+/* No reviewed table here: the filters are never compiled (seccomp_policy_build). */
+static const struct sock_filter seccomp_policy_prefix[] = {
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+};
+#endif
+
+/*
+ * Export a filter into a malloc'd program: seccomp_policy_prefix, then what
+ * libseccomp compiled (its jumps are relative, so it runs unchanged after
+ * the prefix). libseccomp 2.5 only exports to an fd, so through a memfd that
+ * is mapped and copied.
  */
 static int
 seccomp_policy_export(scmp_filter_ctx ctx, struct sock_fprog *ret)
 {
+	const size_t nprefix = sizeof(seccomp_policy_prefix) / sizeof(seccomp_policy_prefix[0]);
 	struct sock_filter *filter = NULL;
 	struct stat st;
 	size_t size;
@@ -415,11 +622,11 @@ seccomp_policy_export(scmp_filter_ctx ctx, struct sock_fprog *ret)
 	}
 	size = (size_t)st.st_size;
 	if (size == 0 || size % sizeof(struct sock_filter) != 0 ||
-	    size / sizeof(struct sock_filter) > BPF_MAXINSNS) {
+	    size / sizeof(struct sock_filter) + nprefix > BPF_MAXINSNS) {
 		r = -E2BIG;
 		goto out;
 	}
-	filter = malloc(size);
+	filter = malloc(sizeof(seccomp_policy_prefix) + size);
 	if (filter == NULL) {
 		r = -ENOMEM;
 		goto out;
@@ -429,9 +636,10 @@ seccomp_policy_export(scmp_filter_ctx ctx, struct sock_fprog *ret)
 		r = -errno;
 		goto out;
 	}
-	memcpy(filter, map, size);
+	memcpy(filter, seccomp_policy_prefix, sizeof(seccomp_policy_prefix));
+	memcpy(filter + nprefix, map, size);
 	munmap(map, size);
-	ret->len = (unsigned short)(size / sizeof(struct sock_filter));
+	ret->len = (unsigned short)(nprefix + size / sizeof(struct sock_filter));
 	ret->filter = filter;
 	filter = NULL;
 	r = 0;
@@ -456,6 +664,9 @@ seccomp_policy_build(bool frontend, bool noproc, struct sock_fprog *ret)
 
 	if (ret == NULL)
 		return -EINVAL;
+#ifndef SECCOMP_POLICY_AUDIT_ARCH
+	return -ENOTSUP;
+#endif
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (ctx == NULL)
 		return -ENOMEM;
@@ -496,6 +707,71 @@ int
 seccomp_policy_frontend(struct sock_fprog *ret)
 {
 	return seccomp_policy_build(true, false, ret);
+}
+
+/* Every name of a list resolves; else -ENOSYS and the name. */
+static int
+seccomp_policy_check_names(const char *const *names, size_t n, const char **bad_name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (seccomp_syscall_resolve_name(names[i]) == __NR_SCMP_ERROR) {
+			*bad_name = names[i];
+			return -ENOSYS;
+		}
+	return 0;
+}
+
+/*
+ * A name libseccomp cannot resolve would make a rule that is not there
+ * (and a table that does not match the kernel a rule on the wrong call):
+ * refuse to start rather than run a policy that is not the reviewed one.
+ */
+int
+seccomp_policy_check(const char **bad_name)
+{
+#define SECCOMP_POLICY_N(a) (sizeof(a) / sizeof((a)[0]))
+	const char *const *lists[] = {seccomp_policy_denied, seccomp_policy_frontend_denied,
+				      seccomp_policy_noproc_denied, seccomp_policy_argument_calls};
+	const size_t counts[] = {
+		SECCOMP_POLICY_N(seccomp_policy_denied),
+		SECCOMP_POLICY_N(seccomp_policy_frontend_denied),
+		SECCOMP_POLICY_N(seccomp_policy_noproc_denied),
+		SECCOMP_POLICY_N(seccomp_policy_argument_calls),
+	};
+	const char *name = NULL;
+	size_t i;
+	int r;
+
+#ifndef SECCOMP_POLICY_AUDIT_ARCH
+	if (bad_name != NULL)
+		*bad_name = NULL;
+	return -ENOTSUP;
+#endif
+	for (i = 0; i < SECCOMP_POLICY_N(lists); i++) {
+		r = seccomp_policy_check_names(lists[i], counts[i], &name);
+		if (r < 0)
+			goto out;
+	}
+	for (i = 0; i < SECCOMP_POLICY_N(seccomp_policy_table); i++) {
+		const struct seccomp_policy_call *call = &seccomp_policy_table[i];
+
+		name = call->name;
+		if (call->nr != SECCOMP_POLICY_TABLE_FIRST + (int)i) {
+			r = -EINVAL;
+			goto out;
+		}
+		r = seccomp_policy_table_nr(call);
+		if (r < 0)
+			goto out;
+	}
+	return 0;
+out:
+	if (bad_name != NULL)
+		*bad_name = name;
+	return r;
+#undef SECCOMP_POLICY_N
 }
 
 void

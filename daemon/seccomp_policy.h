@@ -37,4 +37,26 @@ int seccomp_policy_frontend(struct sock_fprog *ret);
 
 void seccomp_policy_free(struct sock_fprog *prog);
 
+/*
+ * The newest system call number the policy was reviewed for: 470, listns,
+ * the last entry of Linux 6.18's tables (arch/x86/entry/syscalls/
+ * syscall_64.tbl and include/uapi/asm-generic/unistd.h, which number every
+ * call from 424 on alike). Every filter answers a native call above it
+ * with ENOSYS, what a kernel without the call says, so a call that a newer
+ * kernel adds never reaches the kernel until someone has reviewed it,
+ * added its decision to seccomp_policy.c's table and raised this number.
+ */
+#define SECCOMP_POLICY_REVIEWED_MAX 470
+
+/*
+ * Check, before anything is compiled, that every call the policy names is
+ * known (to libseccomp, or by number to the policy's own table) and that
+ * the table agrees with libseccomp where both know a call. 0, or -ENOSYS
+ * (a name neither knows), -EINVAL (a disagreement or a gap in the table)
+ * or -ENOTSUP (no reviewed table for this architecture). On failure only,
+ * *bad_name is the call at fault (NULL for the architecture): it names
+ * what failed, as a step does, rather than being a result.
+ */
+int seccomp_policy_check(const char **bad_name);
+
 #endif

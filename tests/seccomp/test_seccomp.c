@@ -18,7 +18,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <sys/fanotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
@@ -34,6 +38,32 @@
 
 #define SUCCEEDED 0
 #define KILLED 1000
+/* run_notif_probe(): the call went past the filter under test. */
+#define PASSED_FILTER 248
+/* What the user-space notifier answers for a call that reaches it. */
+#define NOTIF_ANSWER 4242
+
+/*
+ * Link seam (-Wl,--wrap=seccomp_syscall_resolve_name): a libseccomp that
+ * does not know wrap_unknown, or numbers wrap_renumber as wrap_renumber_nr.
+ * Reset by every test that sets them.
+ */
+static const char *wrap_unknown;
+static const char *wrap_renumber;
+static int wrap_renumber_nr;
+
+int __real_seccomp_syscall_resolve_name(const char *name);
+int __wrap_seccomp_syscall_resolve_name(const char *name);
+
+int
+__wrap_seccomp_syscall_resolve_name(const char *name)
+{
+	if (wrap_unknown != NULL && strcmp(name, wrap_unknown) == 0)
+		return __NR_SCMP_ERROR;
+	if (wrap_renumber != NULL && strcmp(name, wrap_renumber) == 0)
+		return wrap_renumber_nr;
+	return __real_seccomp_syscall_resolve_name(name);
+}
 
 /* One probe: makes a call and returns 0 on success or the errno it got. */
 typedef int (*probe_fn)(void);
@@ -86,6 +116,80 @@ run_probe(const struct sock_fprog *prog, probe_fn probe)
 		return KILLED + WTERMSIG(status);
 	assert_true(WIFEXITED(status));
 	assert_true(WEXITSTATUS(status) < 250);
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Did the filter under test answer system call nr itself, or let it
+ * through? The kernel answers a number it lacks with ENOSYS, as the filter
+ * does, so the call's errno alone cannot tell. A second filter sends nr to
+ * a user-space notifier (a helper process) that answers NOTIF_ANSWER; the
+ * kernel takes the action of highest precedence, and ERRNO and KILL rank
+ * above USER_NOTIF. So: PASSED_FILTER when the notifier answered (prog let
+ * the call through), else the errno prog gave, or KILLED + signal. The
+ * helper is forked before prog is loaded, which may forbid fork.
+ */
+static int
+run_notif_probe(const struct sock_fprog *prog, long nr)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sock_filter insns[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog notif = {.len = 4, .filter = insns};
+		pid_t helper;
+		long r;
+		int listener, e;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(250);
+		listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+					SECCOMP_FILTER_FLAG_NEW_LISTENER, &notif);
+		if (listener < 0)
+			_exit(251);
+		helper = fork();
+		if (helper < 0)
+			_exit(252);
+		if (helper == 0) {
+			struct pollfd p = {.fd = listener, .events = POLLIN};
+			struct seccomp_notif req;
+			struct seccomp_notif_resp resp;
+
+			if (poll(&p, 1, 10000) != 1)
+				_exit(1);
+			memset(&req, 0, sizeof(req));
+			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+				_exit(1);
+			memset(&resp, 0, sizeof(resp));
+			resp.id = req.id;
+			resp.val = NOTIF_ANSWER;
+			(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+			_exit(0);
+		}
+		close(listener);
+		if (prog != NULL && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog) < 0)
+			_exit(253);
+		r = syscall(nr, 0L, 0L, 0L, 0L, 0L, 0L);
+		e = errno;
+		kill(helper, SIGKILL);
+		waitpid(helper, NULL, 0);
+		if (r == NOTIF_ANSWER)
+			_exit(PASSED_FILTER);
+		_exit(r < 0 && e < PASSED_FILTER ? e : 249);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		return KILLED + WTERMSIG(status);
+	assert_true(WIFEXITED(status));
+	assert_true(WEXITSTATUS(status) < 249);
 	return WEXITSTATUS(status);
 }
 
@@ -500,6 +604,62 @@ probe_modify_ldt(void)
 	return probe_result(syscall(SYS_modify_ldt, 0, buf, sizeof(buf)));
 }
 
+/* Unprivileged fanotify (Linux 5.13+): we are root, so without the filter it works. */
+static int
+probe_fanotify_init(void)
+{
+	long fd = syscall(SYS_fanotify_init, (long)(FAN_CLASS_NOTIF | FAN_CLOEXEC), (long)O_RDONLY);
+
+	if (fd < 0)
+		return errno;
+	close((int)fd);
+	return 0;
+}
+
+/* Without the filter: EBADF for the group fd -1. */
+static int
+probe_fanotify_mark(void)
+{
+	return probe_result(syscall(SYS_fanotify_mark, -1L, (long)FAN_MARK_ADD, (long)FAN_OPEN,
+				    (long)AT_FDCWD, "/"));
+}
+
+/* An i386 call through int 0x80 (no-op where that ABI is not x86_64's). */
+static int
+probe_i386(long nr)
+{
+#if defined(__x86_64__)
+	long r;
+
+	__asm__ volatile("int $0x80"
+			 : "=a"(r)
+			 : "a"(nr), "b"(0L), "c"(0L), "d"(0L)
+			 : "memory", "r8", "r9", "r10", "r11");
+	return r < 0 ? (int)-r : 0;
+#else
+	(void)nr;
+	return ENOSYS;
+#endif
+}
+
+static int
+probe_i386_getpid(void)
+{
+	return probe_i386(20); /* getpid in the i386 table */
+}
+
+static int
+probe_i386_above_max(void)
+{
+	return probe_i386(SECCOMP_POLICY_REVIEWED_MAX + 30);
+}
+
+static int
+probe_x32_above_max(void)
+{
+	return probe_result(syscall(0x40000000L | (SECCOMP_POLICY_REVIEWED_MAX + 30)));
+}
+
 /* Compile one of the policies for a test. */
 static int
 setup_sandbox(void **state)
@@ -579,6 +739,12 @@ test_probes_discriminate(void **state)
 	assert_int_equal(run_probe(NULL, probe_socket_inet_upper), SUCCEEDED);
 	assert_int_equal(run_probe(NULL, probe_socket_netlink_uevent), SUCCEEDED);
 	assert_int_equal(run_probe(NULL, probe_socket_netlink_upper), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_fanotify_init), SUCCEEDED);
+	assert_int_equal(run_probe(NULL, probe_fanotify_mark), EBADF);
+	/* The notifier probe sees a call above the table reach it without a filter. */
+	assert_int_equal(run_notif_probe(NULL, SECCOMP_POLICY_REVIEWED_MAX + 1), PASSED_FILTER);
+	assert_int_equal(run_notif_probe(NULL, 500), PASSED_FILTER);
+	assert_int_equal(run_notif_probe(NULL, 457 /* statmount */), PASSED_FILTER);
 }
 
 /* The sandbox filter denies what it must with EPERM and leaves the rest working. */
@@ -825,6 +991,238 @@ test_frontend(void **state)
 	assert_int_equal(run_probe(prog, probe_x32_getpid), KILLED + SIGSYS);
 }
 
+/*
+ * What each filter must do with every call numbered from 424 (Linux 5.1,
+ * from which every architecture numbers calls alike) to the reviewed
+ * maximum: PASSED_FILTER (allowed: the call reaches the kernel) or the
+ * errno. Written out here, not read from the policy, so that a wrong entry
+ * in either shows. clone3 is ENOSYS in the sandbox, EPERM in the frontend.
+ */
+#define CLONE3_ERRNO (-1)
+
+static const struct {
+	long nr;
+	const char *name;
+	int want;
+} reviewed[] = {
+	{424, "pidfd_send_signal", PASSED_FILTER},
+	{425, "io_uring_setup", EPERM},
+	{426, "io_uring_enter", EPERM},
+	{427, "io_uring_register", EPERM},
+	{428, "open_tree", EPERM},
+	{429, "move_mount", EPERM},
+	{430, "fsopen", EPERM},
+	{431, "fsconfig", EPERM},
+	{432, "fsmount", EPERM},
+	{433, "fspick", EPERM},
+	{434, "pidfd_open", PASSED_FILTER},
+	{435, "clone3", CLONE3_ERRNO},
+	{436, "close_range", PASSED_FILTER},
+	{437, "openat2", PASSED_FILTER},
+	{438, "pidfd_getfd", EPERM},
+	{439, "faccessat2", PASSED_FILTER},
+	{440, "process_madvise", PASSED_FILTER},
+	{441, "epoll_pwait2", PASSED_FILTER},
+	{442, "mount_setattr", EPERM},
+	{443, "quotactl_fd", EPERM},
+	{444, "landlock_create_ruleset", PASSED_FILTER},
+	{445, "landlock_add_rule", PASSED_FILTER},
+	{446, "landlock_restrict_self", PASSED_FILTER},
+	{447, "memfd_secret", ENOSYS},
+	{448, "process_mrelease", PASSED_FILTER},
+	{449, "futex_waitv", PASSED_FILTER},
+	{450, "set_mempolicy_home_node", PASSED_FILTER},
+	{451, "cachestat", ENOSYS},
+	{452, "fchmodat2", PASSED_FILTER},
+	{453, "map_shadow_stack", PASSED_FILTER},
+	{454, "futex_wake", PASSED_FILTER},
+	{455, "futex_wait", PASSED_FILTER},
+	{456, "futex_requeue", PASSED_FILTER},
+	{457, "statmount", ENOSYS},
+	{458, "listmount", ENOSYS},
+	{459, "lsm_get_self_attr", PASSED_FILTER},
+	{460, "lsm_set_self_attr", ENOSYS},
+	{461, "lsm_list_modules", PASSED_FILTER},
+	{462, "mseal", PASSED_FILTER},
+	{463, "setxattrat", ENOSYS},
+	{464, "getxattrat", ENOSYS},
+	{465, "listxattrat", ENOSYS},
+	{466, "removexattrat", ENOSYS},
+	{467, "open_tree_attr", ENOSYS},
+	{468, "file_getattr", ENOSYS},
+	{469, "file_setattr", ENOSYS},
+	{470, "listns", ENOSYS},
+};
+
+/* Native numbers above the reviewed maximum, up to just below the x32 bit. */
+static const long above_max[] = {
+	SECCOMP_POLICY_REVIEWED_MAX + 1,
+	SECCOMP_POLICY_REVIEWED_MAX + 2,
+	500,
+	512, /* x32's own numbers, called natively */
+	547,
+	1000,
+	0x3fffffff,
+};
+
+/* Every reviewed call gets its decision, and everything above the table ENOSYS. */
+static void
+check_reviewed(const struct sock_fprog *prog, int clone3_errno)
+{
+	unsigned wrong = 0;
+	size_t i;
+
+	assert_int_equal(reviewed[sizeof(reviewed) / sizeof(reviewed[0]) - 1].nr,
+			 SECCOMP_POLICY_REVIEWED_MAX);
+	for (i = 0; i < sizeof(reviewed) / sizeof(reviewed[0]); i++) {
+		int want = reviewed[i].want == CLONE3_ERRNO ? clone3_errno : reviewed[i].want;
+		int got = run_notif_probe(prog, reviewed[i].nr);
+
+		assert_int_equal(reviewed[i].nr, 424 + (long)i);
+		if (got != want) {
+			print_error("%ld %s: %d, expected %d (%d: passed the filter)\n",
+				    reviewed[i].nr, reviewed[i].name, got, want, PASSED_FILTER);
+			wrong++;
+		}
+	}
+	for (i = 0; i < sizeof(above_max) / sizeof(above_max[0]); i++) {
+		int got = run_notif_probe(prog, above_max[i]);
+
+		if (got != ENOSYS) {
+			print_error("%ld above the reviewed table: %d, expected ENOSYS\n",
+				    above_max[i], got);
+			wrong++;
+		}
+	}
+	if (wrong > 0)
+		fail_msg("%u calls not as reviewed", wrong);
+}
+
+static void
+test_sandbox_reviewed(void **state)
+{
+	check_reviewed(*state, ENOSYS);
+}
+
+static void
+test_noproc_reviewed(void **state)
+{
+	check_reviewed(*state, ENOSYS);
+}
+
+static void
+test_frontend_reviewed(void **state)
+{
+	check_reviewed(*state, EPERM);
+}
+
+/* fanotify: EPERM in every filter (docs/security.md says why). */
+static void
+test_fanotify(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+	assert_int_equal(run_probe(prog, probe_fanotify_init), EPERM);
+	assert_int_equal(run_probe(prog, probe_fanotify_mark), EPERM);
+}
+
+/*
+ * Foreign ABIs still die, whatever the number: the check of the reviewed
+ * maximum looks at native calls only, and must not turn an i386 or x32
+ * call into an ENOSYS the program could go on from.
+ */
+static void
+test_foreign_abis(void **state)
+{
+	const struct sock_fprog *prog = *state;
+
+#if defined(__x86_64__)
+	assert_int_equal(run_probe(prog, probe_x32_above_max), KILLED + SIGSYS);
+	/* Without the filter, i386 calls run where the kernel has IA32_EMULATION. */
+	if (run_probe(NULL, probe_i386_getpid) != SUCCEEDED) {
+		print_message("this kernel runs no i386 code: its case not tested\n");
+		return;
+	}
+	assert_int_equal(run_probe(NULL, probe_i386_above_max), ENOSYS);
+	assert_int_equal(run_probe(prog, probe_i386_getpid), KILLED + SIGSYS);
+	assert_int_equal(run_probe(prog, probe_i386_above_max), KILLED + SIGSYS);
+#else
+	(void)prog;
+	skip();
+#endif
+}
+
+/* Every name and number the policy uses is known, and the table agrees with libseccomp. */
+static void
+test_check_ok(void **state)
+{
+	const char *name = "unset";
+
+	(void)state;
+	assert_int_equal(seccomp_policy_check(&name), 0);
+}
+
+/*
+ * A listed call that libseccomp cannot name: the check refuses and names
+ * it, and no filter is compiled without its rule.
+ */
+static void
+test_check_unknown_name(void **state)
+{
+	struct sock_fprog prog = {0};
+	const char *name = NULL;
+
+	(void)state;
+	wrap_unknown = "kcmp";
+	assert_int_equal(seccomp_policy_check(&name), -ENOSYS);
+	assert_non_null(name);
+	assert_string_equal(name, "kcmp");
+	assert_true(seccomp_policy_sandbox(&prog) < 0);
+	assert_true(seccomp_policy_frontend(&prog) < 0);
+	assert_null(prog.filter);
+	wrap_unknown = "setresuid"; /* on the frontend's own list */
+	name = NULL;
+	assert_int_equal(seccomp_policy_check(&name), -ENOSYS);
+	assert_string_equal(name, "setresuid");
+	wrap_unknown = NULL;
+}
+
+/*
+ * A call of the policy's own table that libseccomp does not name (as
+ * statmount with 2.5.4): denied by number, and the check passes.
+ */
+static void
+test_check_by_number(void **state)
+{
+	struct sock_fprog prog = {0};
+	const char *name = NULL;
+
+	(void)state;
+	wrap_unknown = "statmount";
+	assert_int_equal(seccomp_policy_check(&name), 0);
+	assert_int_equal(seccomp_policy_sandbox(&prog), 0);
+	wrap_unknown = NULL;
+	assert_int_equal(run_notif_probe(&prog, 457), ENOSYS);
+	seccomp_policy_free(&prog);
+}
+
+/* libseccomp and the table disagree on a number: refused, the call named. */
+static void
+test_check_mismatch(void **state)
+{
+	struct sock_fprog prog = {0};
+	const char *name = NULL;
+
+	(void)state;
+	wrap_renumber = "listns";
+	wrap_renumber_nr = 999;
+	assert_int_equal(seccomp_policy_check(&name), -EINVAL);
+	assert_non_null(name);
+	assert_string_equal(name, "listns");
+	assert_true(seccomp_policy_sandbox(&prog) < 0);
+	wrap_renumber = NULL;
+}
+
 int
 main(void)
 {
@@ -846,6 +1244,20 @@ main(void)
 						teardown_prog),
 		cmocka_unit_test_setup_teardown(test_noproc, setup_noproc, teardown_prog),
 		cmocka_unit_test_setup_teardown(test_frontend, setup_frontend, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_sandbox_reviewed, setup_sandbox,
+						teardown_prog),
+		cmocka_unit_test_setup_teardown(test_noproc_reviewed, setup_noproc, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_frontend_reviewed, setup_frontend,
+						teardown_prog),
+		cmocka_unit_test_setup_teardown(test_fanotify, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_fanotify, setup_noproc, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_fanotify, setup_frontend, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_foreign_abis, setup_sandbox, teardown_prog),
+		cmocka_unit_test_setup_teardown(test_foreign_abis, setup_frontend, teardown_prog),
+		cmocka_unit_test(test_check_ok),
+		cmocka_unit_test(test_check_unknown_name),
+		cmocka_unit_test(test_check_by_number),
+		cmocka_unit_test(test_check_mismatch),
 	};
 	int fd;
 
