@@ -724,6 +724,27 @@ egress_run_open(struct egress *eg, uint32_t run_id, const struct egress_policy *
 }
 
 void
+egress_run_set_policy(struct egress_run *er, const struct egress_policy *pol)
+{
+	struct egress_conn *c, *next;
+
+	if (er == NULL || pol == NULL)
+		return;
+	/*
+	 * A connection past its head was let through by the list being
+	 * replaced (and c->allowed points into it): a reload that narrowed
+	 * the list must not leave it open, so every such connection is
+	 * closed; the code's next one is checked against the new list.
+	 */
+	for (c = LIST_FIRST(&er->conns); c != NULL; c = next) {
+		next = LIST_NEXT(c, entry);
+		if (c->state != EGRESS_HEAD)
+			egress_conn_free(c);
+	}
+	er->pol = *pol;
+}
+
+void
 egress_run_close(struct egress_run *er, struct egress_stats *ret)
 {
 	if (er == NULL)

@@ -27,9 +27,10 @@
 
 /* Each group below runs its own daemon, each with its own uid range. */
 #define CONFIG_DENY "[daemon]\nsocket_mode = 0666\n[sandbox]\nuid_base = 704096\n"
-#define CONFIG_ALLOW                                                                               \
-	"[daemon]\nsocket_mode = 0666\n[access]\nallow_users = nobody\n"                           \
-	"[sandbox]\nuid_base = 708192\n"
+#define SANDBOX_ALLOW "[sandbox]\nuid_base = 708192\n"
+#define CONFIG_ALLOW "[daemon]\nsocket_mode = 0666\n[access]\nallow_users = nobody\n" SANDBOX_ALLOW
+/* CONFIG_ALLOW without nobody, for a reload */
+#define CONFIG_REVOKED "[daemon]\nsocket_mode = 0666\n" SANDBOX_ALLOW
 #define CONFIG_LIMIT                                                                               \
 	"[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 2\n"                              \
 	"[access]\nallow_users = nobody\n[sandbox]\nuid_base = 712288\n"
@@ -387,9 +388,7 @@ test_revoked_user_refused_everything(void **state)
 	proto_msg_free(&m);
 	/* Revoked. */
 	n0 = reloads(f);
-	assert_int_equal(fixture_write_config(f, "[daemon]\nsocket_mode = 0666\n"
-						 "[sandbox]\nuid_base = 708192\n"),
-			 0);
+	assert_int_equal(fixture_write_config(f, CONFIG_REVOKED), 0);
 	assert_int_equal(kill(f->pid, SIGHUP), 0);
 	for (i = 0; i < 1000 && reloads(f) <= n0; i++)
 		front_sleep_ms(10);
