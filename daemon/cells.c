@@ -503,7 +503,6 @@ cells_reloaded(struct cells *cs, const char *why, const struct egress_policy *po
 {
 	static const struct egress_policy none; /* refuses every connection */
 	struct run *r = cs->interp;
-	struct cell *cl = TAILQ_FIRST(&cs->q);
 
 	if (cs->ended || r == NULL || cs->killing)
 		return;
@@ -519,11 +518,10 @@ cells_reloaded(struct cells *cs, const char *why, const struct egress_policy *po
 		*r->egress_pol = pol != NULL ? *pol : none;
 		egress_run_set_policy(r->egress, r->egress_pol);
 	}
-	if (cl != NULL && cl->stage != CELL_QUEUED) {
-		cs->stale = true;
-		return;
-	}
-	cells_reload_restart(cs);
+	/* The restart itself from the loop's next turn (cells_pump): the
+	 * caller walks the sessions, and a run killed now could end under it. */
+	cs->stale = true;
+	cells_pump_soon(cs);
 }
 
 static bool
@@ -668,8 +666,6 @@ cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m)
 		return;
 	}
 	cells_answer(cs, cl, NULL, m, false, NULL);
-	if (cs->stale)
-		cells_reload_restart(cs);
 	cells_pump_soon(cs);
 }
 
@@ -796,6 +792,11 @@ cells_pump(struct cells *cs)
 	if (cs->pumping)
 		return;
 	cs->pumping = true;
+	/* A reload changed the interpreter's sandbox (cells_reloaded): it
+	 * goes once no cell is with it; a cell waiting goes to the next. */
+	cl = TAILQ_FIRST(&cs->q);
+	if (cs->stale && cs->interp != NULL && (cl == NULL || cl->stage == CELL_QUEUED))
+		cells_reload_restart(cs);
 	while ((cl = TAILQ_FIRST(&cs->q)) != NULL && cl->stage == CELL_QUEUED && !cs->ended) {
 		if (cs->interp == NULL) {
 			/* A new interpreter is started on behalf of the cell's
