@@ -56,7 +56,7 @@ int egress_run_open(struct egress *eg, uint32_t run_id, const struct egress_poli
 /*
  * A reload changed the run's allow-list (a live interpreter's: cells.c):
  * from now on its connections are checked against pol (copied), and those
- * the old list let through are closed. NULL is fine.
+ * open that pol does not allow are closed. NULL is fine.
  */
 void egress_run_set_policy(struct egress_run *er, const struct egress_policy *pol);
 /* The run ended: close its listener and connections, write its figures to

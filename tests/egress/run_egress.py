@@ -751,7 +751,12 @@ def get(url):
 get('http://drop.wild.test/data.txt')
 get('http://keep.wild.test/cell-ready')
 t = time.monotonic()
-while get('http://keep.wild.test/flag') != b'go' and time.monotonic() - t < 20:
+while time.monotonic() - t < 20:
+    try:
+        if get('http://keep.wild.test/flag') == b'go':
+            break
+    except Exception:
+        pass
     time.sleep(0.1)
 try:
     get('http://drop.wild.test/data.txt')
