@@ -264,9 +264,9 @@ test_root_not_limited(void **state)
 	}
 }
 
-/* As nobody: connect and say hello on a raw socket, and hand it to the
- * test (root) through the socketpair in arg: the daemon's SO_PEERCRED is
- * nobody's for the connection's life. */
+/* As nobody: connect twice on raw sockets, say hello on the first only,
+ * and hand both to the test (root) through the socketpair in arg: the
+ * daemon's SO_PEERCRED is nobody's for each connection's life. */
 struct hand_over {
 	int sp[2];
 	const char *sock;
@@ -277,10 +277,10 @@ as_nobody_hand_over(void *arg, void *buf)
 {
 	const struct hand_over *h = arg;
 	int *r = buf;
-	int fd = front_hello(h->sock);
+	int fds[2] = {front_hello(h->sock), front_raw_connect(h->sock)};
 
-	*r = fd;
-	if (fd >= 0 && fdpass_send(h->sp[0], "c", 1, &fd, 1) < 0)
+	*r = fds[0] < 0 ? fds[0] : fds[1];
+	if (*r >= 0 && fdpass_send(h->sp[0], "c", 1, fds, 2) < 0)
 		*r = -EPIPE;
 }
 
@@ -351,8 +351,8 @@ call_simple(int fd, uint32_t id, enum proto_type type, struct proto_msg *m)
  * removes nobody from [access]; on the connection opened before, every kind
  * of request is refused "unauthorized", as at connect: file write, read,
  * list and delete (they went on working before), session open, list and
- * close, info, ping, ps, cancel and run. A connection nobody opens now is
- * refused at its hello, as before.
+ * close, info, ping, ps, cancel and run. A connection nobody opened before
+ * the reload but said hello on after it is refused at its hello.
  */
 static void
 test_revoked_user_refused_everything(void **state)
@@ -365,7 +365,7 @@ test_revoked_user_refused_everything(void **state)
 	struct proto_out out;
 	struct proto_msg m;
 	char sid[PROTO_SESSION_ID_LEN + 1], b;
-	int fd = -1, r = 0, n0, i;
+	int fds[2] = {-1, -1}, fd = -1, r = 0, n0, i;
 	size_t nfds = 0;
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, arg.sp), 0);
@@ -373,8 +373,9 @@ test_revoked_user_refused_everything(void **state)
 				       &arg, &r, sizeof(r)),
 			 0);
 	assert_true(r >= 0);
-	assert_int_equal(fdpass_recv(arg.sp[1], &b, 1, &fd, 1, &nfds), 1);
-	assert_int_equal(nfds, 1);
+	assert_int_equal(fdpass_recv(arg.sp[1], &b, 1, fds, 2, &nfds), 1);
+	assert_int_equal(nfds, 2);
+	fd = fds[0];
 	close(arg.sp[0]);
 	close(arg.sp[1]);
 	/* Served while listed. */
@@ -423,6 +424,12 @@ test_revoked_user_refused_everything(void **state)
 	assert_int_equal(front_call(fd, &out, 21, &m), 0);
 	expect_unauthorized(f, &m, "session_close");
 	close(fd);
+	/* A connection made before the reload, its hello after: refused. */
+	assert_int_equal(front_send_hello(fds[1], 22, PROTO_VERSION), 0);
+	assert_int_equal(front_recv(fds[1], FRONT_REPLY_MS, &m), 0);
+	expect_unauthorized(f, &m, "hello");
+	assert_int_equal(front_wait_eof(fds[1], FRONT_REPLY_MS), 0);
+	close(fds[1]);
 	assert_true(fixture_alive(f));
 }
 
