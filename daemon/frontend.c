@@ -250,7 +250,8 @@ frontend_warn_hidden_usr(const struct daemon *d)
  * daemon limits apply to new runs; a run in flight keeps what it was given.
  * A live interpreter whose sandbox the new config makes differently is
  * restarted under it (session_reloaded()); access is read again for every
- * request (client_access()).
+ * request (client_access()), and the queued runs of users it no longer
+ * allows are refused (run_access_reloaded()).
  * What the process was built around (socket, users, uid range) stays.
  * A bad file is refused and the old config stays in force. Takes fd.
  */
@@ -315,6 +316,7 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	/* Live interpreters follow the new config (compared with the old
 	 * one, so before it is freed). */
 	session_reloaded(d, o);
+	run_access_reloaded(d);
 	config_free(o);
 	free(o);
 	/* Pre-started interpreters run the old runtimes' commands. */

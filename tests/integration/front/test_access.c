@@ -31,6 +31,11 @@
 #define CONFIG_ALLOW "[daemon]\nsocket_mode = 0666\n[access]\nallow_users = nobody\n" SANDBOX_ALLOW
 /* CONFIG_ALLOW without nobody, for a reload */
 #define CONFIG_REVOKED "[daemon]\nsocket_mode = 0666\n" SANDBOX_ALLOW
+/* One run at a time, so that a second one waits in the queue. */
+#define CONFIG_ALLOW_ONE                                                                           \
+	"[daemon]\nsocket_mode = 0666\nmax_runs = 1\n[access]\nallow_users = "                     \
+	"nobody\n" SANDBOX_ALLOW
+#define CONFIG_REVOKED_ONE "[daemon]\nsocket_mode = 0666\nmax_runs = 1\n" SANDBOX_ALLOW
 #define CONFIG_LIMIT                                                                               \
 	"[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 2\n"                              \
 	"[access]\nallow_users = nobody\n[sandbox]\nuid_base = 712288\n"
@@ -68,6 +73,12 @@ static int
 setup_allow(void **state)
 {
 	return start(state, CONFIG_ALLOW);
+}
+
+static int
+setup_allow_one(void **state)
+{
+	return start(state, CONFIG_ALLOW_ONE);
 }
 
 static int
@@ -354,19 +365,14 @@ call_simple(int fd, uint32_t id, enum proto_type type, struct proto_msg *m)
  * close, info, ping, ps, cancel and run. A connection nobody opened before
  * the reload but said hello on after it is refused at its hello.
  */
+/* nobody's two connections (hand_over): fds[0] said hello, fds[1] did not. */
 static void
-test_revoked_user_refused_everything(void **state)
+nobody_connections(const struct fixture *f, int fds[2])
 {
-	struct fixture *f = *state;
 	struct hand_over arg = {.sock = f->sock};
-	struct proto_session_open so = {0};
-	struct proto_cancel cancel = {.run = 1};
-	struct proto_run run;
-	struct proto_out out;
-	struct proto_msg m;
-	char sid[PROTO_SESSION_ID_LEN + 1], b;
-	int fds[2] = {-1, -1}, fd = -1, r = 0, n0, i;
 	size_t nfds = 0;
+	int r = 0;
+	char b;
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, arg.sp), 0);
 	assert_int_equal(front_as_user(FRONT_NOBODY_UID, FRONT_NOBODY_GID, as_nobody_hand_over,
@@ -375,9 +381,37 @@ test_revoked_user_refused_everything(void **state)
 	assert_true(r >= 0);
 	assert_int_equal(fdpass_recv(arg.sp[1], &b, 1, fds, 2, &nfds), 1);
 	assert_int_equal(nfds, 2);
-	fd = fds[0];
 	close(arg.sp[0]);
 	close(arg.sp[1]);
+}
+
+/* Revoke nobody (config text) and wait for the daemon's "reloaded: ". */
+static void
+revoke_nobody(const struct fixture *f, const char *config)
+{
+	int n0 = reloads(f), i;
+
+	assert_int_equal(fixture_write_config(f, config), 0);
+	assert_int_equal(kill(f->pid, SIGHUP), 0);
+	for (i = 0; i < 1000 && reloads(f) <= n0; i++)
+		front_sleep_ms(10);
+	assert_true(reloads(f) > n0);
+}
+
+static void
+test_revoked_user_refused_everything(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_session_open so = {0};
+	struct proto_cancel cancel = {.run = 1};
+	struct proto_run run;
+	struct proto_out out;
+	struct proto_msg m;
+	char sid[PROTO_SESSION_ID_LEN + 1];
+	int fds[2] = {-1, -1}, fd;
+
+	nobody_connections(f, fds);
+	fd = fds[0];
 	/* Served while listed. */
 	assert_int_equal(proto_encode_session_open(2, &so, &out), 0);
 	assert_int_equal(front_call(fd, &out, 2, &m), 0);
@@ -387,13 +421,7 @@ test_revoked_user_refused_everything(void **state)
 	assert_int_equal(front_file_op(fd, 3, PROTO_FILE_WRITE, sid, "a.txt", "x", &m), 0);
 	assert_int_equal(m.type, PROTO_OK);
 	proto_msg_free(&m);
-	/* Revoked. */
-	n0 = reloads(f);
-	assert_int_equal(fixture_write_config(f, CONFIG_REVOKED), 0);
-	assert_int_equal(kill(f->pid, SIGHUP), 0);
-	for (i = 0; i < 1000 && reloads(f) <= n0; i++)
-		front_sleep_ms(10);
-	assert_true(reloads(f) > n0);
+	revoke_nobody(f, CONFIG_REVOKED);
 	assert_int_equal(front_file_op(fd, 10, PROTO_FILE_WRITE, sid, "b.txt", "y", &m), 0);
 	expect_unauthorized(f, &m, "file_write");
 	assert_int_equal(front_file_op(fd, 11, PROTO_FILE_READ, sid, "a.txt", NULL, &m), 0);
@@ -433,6 +461,51 @@ test_revoked_user_refused_everything(void **state)
 	assert_true(fixture_alive(f));
 }
 
+/*
+ * A run nobody queued before the reload (max_runs = 1: its first run, a
+ * sleep, holds the one slot; ps shows the second queued) is answered
+ * "unauthorized" at the reload, not started later under a policy that no
+ * longer allows it.
+ */
+static void
+test_revoked_user_queued_run(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_run run;
+	struct proto_out out;
+	struct proto_msg m;
+	int fds[2] = {-1, -1}, i;
+	bool queued = false;
+
+	nobody_connections(f, fds);
+	front_run_init(&run, "sh", "sleep 5");
+	assert_int_equal(proto_encode_run(2, &run, &out), 0);
+	assert_int_equal(front_send_out(fds[0], &out), 0);
+	front_run_init(&run, "sh", "echo ran");
+	assert_int_equal(proto_encode_run(3, &run, &out), 0);
+	assert_int_equal(front_send_out(fds[0], &out), 0);
+	for (i = 0; i < 500 && !queued; i++) {
+		size_t k;
+
+		call_simple(fds[0], 10 + (uint32_t)i, PROTO_PS, &m);
+		assert_int_equal(m.type, PROTO_PS_OK);
+		for (k = 0; k < m.u.ps.nruns; k++)
+			if (strcmp(m.u.ps.runs[k].state, "queued") == 0)
+				queued = true;
+		proto_msg_free(&m);
+		if (!queued)
+			front_sleep_ms(10);
+	}
+	assert_true(queued);
+	revoke_nobody(f, CONFIG_REVOKED_ONE);
+	/* Within 2 s: before, it ran once the sleep was over (5 s). */
+	assert_int_equal(front_recv_reply(fds[0], 3, 2000, &m), 0);
+	expect_unauthorized(f, &m, "the queued run");
+	close(fds[0]);
+	close(fds[1]);
+	assert_true(fixture_alive(f));
+}
+
 int
 main(void)
 {
@@ -441,6 +514,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unlisted_user_cli, setup_deny, teardown),
 		cmocka_unit_test_setup_teardown(test_listed_user_allowed, setup_allow, teardown),
 		cmocka_unit_test_setup_teardown(test_revoked_user_refused_everything, setup_allow,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_revoked_user_queued_run, setup_allow_one,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_per_uid_connection_limit, setup_limit,
 						teardown),
