@@ -26,6 +26,7 @@ import http.server
 import json
 import os
 import re
+import select
 import shutil
 import socket
 import socketserver
@@ -800,10 +801,17 @@ def test_reload_live(ctx):
         p = subprocess.Popen([sys.executable, "-c", LIVE_DRIVER, ctx.daemon.sock], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
+        def answer():
+            # The driver's next line, or {} when none comes within 90 s
+            # (the check that reads it fails, and main() prints the log).
+            if not select.select([p.stdout], [], [], 90)[0]:
+                return {}
+            return json.loads(p.stdout.readline() or "null") or {}
+
         def cell(code):
             p.stdin.write(json.dumps(code) + "\n")
             p.stdin.flush()
-            return json.loads(p.stdout.readline() or "null") or {}
+            return answer()
 
         try:
             first = cell(LIVE_CELL)
@@ -840,7 +848,7 @@ def test_reload_live(ctx):
                 time.sleep(0.02)
             ok = reload_config(ctx, CONFIG + LIVE_PROFILE % (src, "", ""))
             FLAG[0] = b"go"
-            fourth = json.loads(p.stdout.readline() or "null") or {}
+            fourth = answer()
             ctx.check("a cell in flight at the reload is refused the host taken away, within the cell",
                       ok and fourth.get("stdout") == "refused in the cell\n", repr(fourth))
             fifth = cell("print('next')")
