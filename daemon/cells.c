@@ -39,6 +39,7 @@
 #include "cells_msg.h"
 #include "clock.h"
 #include "config.h"
+#include "egress.h"
 #include "fdpass.h"
 #include "frontend.h"
 #include "log.h"
@@ -98,6 +99,15 @@ struct cells {
 	bool took;	      /* the interpreter was handed a cell */
 	bool killing;	      /* cells_restart gave the interpreter up */
 	struct event *eof_ev; /* the channel closed during a cell: restart unless it ends */
+	/* A reload changed what the interpreter's sandbox is made with
+	 * (cells_reloaded): stale, restart it once the cell in flight is
+	 * answered; reload_kill, it is being restarted for that (a cell
+	 * waiting is not the cause: it goes to the next one); note, the
+	 * advisory the next cell's answer carries. */
+	bool stale;
+	bool reload_kill;
+	char reload_why[96];
+	char note[PROTO_ADVISORY_MAX + 1];
 };
 
 static void cells_pump_cb(evutil_socket_t fd, short what, void *arg);
@@ -323,6 +333,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	uint8_t *bufs[2], *value = NULL, *dbuf[CELLS_DISPLAY_MAX];
 	char err[512];
 	struct proto_out out;
+	char note[PROTO_ADVISORY_MAX + 1];
 	uint32_t i, nd = 0;
 	int k, rc;
 
@@ -402,7 +413,15 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	}
 	for (k = 0; k < 2; k++)
 		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
-	for (i = 0; cl->adv != NULL && i < cl->adv->n && i < PROTO_ADVISORIES_MAX; i++)
+	/* Why the interpreter this cell found is a new one, when a reload
+	 * restarted it (cells_reload_restart): first, so that it is never
+	 * left out. */
+	memcpy(note, cs->note, sizeof(note));
+	cs->note[0] = '\0';
+	if (note[0] != '\0')
+		res.advisories[res.nadvisories++] = note;
+	for (i = 0; cl->adv != NULL && i < cl->adv->n && res.nadvisories < PROTO_ADVISORIES_MAX;
+	     i++)
 		res.advisories[res.nadvisories++] = cl->adv->text[i];
 	res.cell = cl->n;
 	res.state = lost || cs->lost ? "lost" : "kept";
@@ -455,6 +474,54 @@ cells_restart(struct cells *cs, const char *fmt, ...)
 	kill.type = CELLS_SUP_KILL;
 	if (run_lifeline_send(cs->interp, &kill, sizeof(kill)) < 0)
 		run_kill(cs->interp);
+}
+
+/*
+ * Restart the interpreter because a reload changed its sandbox (its
+ * profile's mounts, network or allow-list, switches, limits, or its
+ * runtime): it was made under the old config and a mount or a host taken
+ * away must not stay reachable from a live interpreter, when a one-shot run
+ * loses it at once (issue 28). Its state is lost; the next cell's answer
+ * says why (state "lost" and an advisory).
+ */
+static void
+cells_reload_restart(struct cells *cs)
+{
+	cs->stale = false;
+	if (cs->interp == NULL || cs->killing)
+		return;
+	snprintf(cs->note, sizeof(cs->note),
+		 "the configuration was reloaded and changed this session's sandbox (%.96s): "
+		 "the interpreter was restarted empty under the new configuration",
+		 cs->reload_why);
+	cs->reload_kill = true;
+	cells_restart(cs, "the configuration was reloaded (%s)", cs->reload_why);
+}
+
+void
+cells_reloaded(struct cells *cs, const char *why, const struct egress_policy *pol)
+{
+	static const struct egress_policy none; /* refuses every connection */
+	struct run *r = cs->interp;
+
+	if (cs->ended || r == NULL || cs->killing)
+		return;
+	snprintf(cs->reload_why, sizeof(cs->reload_why), "%s", why);
+	/*
+	 * The proxy follows the new allow-list at once, for a cell in
+	 * flight too (a profile no longer on the proxy: nothing passes);
+	 * the sandbox itself cannot change under a running cell, which
+	 * ends in it, as a run in flight does, and the interpreter is
+	 * restarted as soon as that cell is answered.
+	 */
+	if (r->egress_pol != NULL) {
+		*r->egress_pol = pol != NULL ? *pol : none;
+		egress_run_set_policy(r->egress, r->egress_pol);
+	}
+	/* The restart itself from the loop's next turn (cells_pump): the
+	 * caller walks the sessions, and a run killed now could end under it. */
+	cs->stale = true;
+	cells_pump_soon(cs);
 }
 
 static bool
@@ -638,7 +705,7 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	 * was started for is answered with that end, or the next pump would
 	 * start another for it, without end.
 	 */
-	if (cl != NULL && (cl->stage != CELL_QUEUED || !cs->took)) {
+	if (cl != NULL && (cl->stage != CELL_QUEUED || (!cs->took && !cs->reload_kill))) {
 		bool ours = cs->killing && !cs->ended;
 
 		snprintf(why, sizeof(why), "%s; the interpreter was restarted empty", cs->lost_why);
@@ -646,6 +713,8 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	}
 	cs->lost_why[0] = '\0';
 	cs->killing = false;
+	cs->stale = false;
+	cs->reload_kill = false;
 	if (!cs->ended)
 		cells_pump_soon(cs);
 }
@@ -723,6 +792,11 @@ cells_pump(struct cells *cs)
 	if (cs->pumping)
 		return;
 	cs->pumping = true;
+	/* A reload changed the interpreter's sandbox (cells_reloaded): it
+	 * goes once no cell is with it; a cell waiting goes to the next. */
+	cl = TAILQ_FIRST(&cs->q);
+	if (cs->stale && cs->interp != NULL && (cl == NULL || cl->stage == CELL_QUEUED))
+		cells_reload_restart(cs);
 	while ((cl = TAILQ_FIRST(&cs->q)) != NULL && cl->stage == CELL_QUEUED && !cs->ended) {
 		if (cs->interp == NULL) {
 			/* A new interpreter is started on behalf of the cell's

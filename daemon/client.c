@@ -421,8 +421,10 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 	struct proto_out out;
 
 	/* Refusals wait for the hello so the reply has an id to answer and
-	 * the client reads it (closing with its hello unread would reset it). */
-	if (!c->allowed) {
+	 * the client reads it (closing with its hello unread would reset it).
+	 * Checked again here: a reload between the connect and the hello may
+	 * have removed the user. */
+	if (!c->allowed || !client_allowed(c)) {
 		client_send_error(c, m->id, PROTO_ERR_UNAUTHORIZED,
 				  "uid %u is not allowed to use this daemon", (unsigned)c->uid);
 		c->closing = true;
@@ -639,12 +641,6 @@ client_on_ps(struct client *c, const struct proto_msg *m)
 static void
 client_on_session_open(struct client *c, const struct proto_msg *m)
 {
-	if (!client_allowed(c)) {
-		client_send_error(c, m->id, PROTO_ERR_UNAUTHORIZED,
-				  "uid %u is no longer allowed to use this daemon",
-				  (unsigned)c->uid);
-		return;
-	}
 	session_open(c->d, c, m->id, &m->u.session_open);
 }
 
@@ -711,6 +707,26 @@ client_resolve_limits(struct client *c, uint32_t req_id, const char *profile,
 	return 0;
 }
 
+/*
+ * The one access check of every request after the hello, whatever its kind
+ * (run, cell, file operation, session open, list and close, cancel, ps,
+ * info, ping, tool reply): is the client's uid still allowed by [access] of
+ * the config in force? Read again for each request, never kept from the
+ * connect, because a reload may have removed the user since: a revoked
+ * user's open connection must not go on using the daemon (its sessions'
+ * files included; issue 28). The refusal is the one a refused connect gets,
+ * "unauthorized". Returns true when the request may go on.
+ */
+static bool
+client_access(struct client *c, const struct proto_msg *m)
+{
+	if (client_allowed(c))
+		return true;
+	client_send_error(c, m->id, PROTO_ERR_UNAUTHORIZED,
+			  "uid %u is no longer allowed to use this daemon", (unsigned)c->uid);
+	return false;
+}
+
 /* Decode and dispatch one packet. */
 static void
 client_dispatch(struct client *c, const char *buf, size_t len, int *fds, size_t nfds)
@@ -744,6 +760,8 @@ client_dispatch(struct client *c, const char *buf, size_t len, int *fds, size_t 
 	} else if (c->hello_done && !(client_handlers[i].flags & H_AFTER_HELLO)) {
 		client_send_error(c, m.id, PROTO_ERR_BAD_REQUEST, "%s was already done",
 				  proto_type_name(m.type));
+	} else if (c->hello_done && !client_access(c, &m)) {
+		/* refused: client_access() answered */
 	} else
 		client_handlers[i].fn(c, &m);
 	proto_msg_free(&m);

@@ -2410,6 +2410,138 @@ config_profile_find(const struct config *cfg, const char *name)
 	return NULL;
 }
 
+/* Is mount k of a the same (name, source, target, package) as one of n's in mask? */
+static bool
+config_mount_in(const struct config_mount *m, const struct config *n, uint32_t mask)
+{
+	size_t k;
+
+	for (k = 0; k < n->nmounts && k < CONFIG_MOUNTS_MAX; k++)
+		if ((mask & (1U << k)) && !strcmp(n->mounts[k].name, m->name) &&
+		    !strcmp(n->mounts[k].source, m->source) &&
+		    !strcmp(n->mounts[k].target, m->target) && n->mounts[k].package == m->package)
+			return true;
+	return false;
+}
+
+/* The mounts of mask a under o and of mask b under n: the same set? By
+ * name and what they bind, never by bit: a reload may renumber them. */
+static bool
+config_mounts_same(const struct config *o, uint32_t a, const struct config *n, uint32_t b)
+{
+	size_t k, ca = 0, cb = 0;
+
+	for (k = 0; k < o->nmounts && k < CONFIG_MOUNTS_MAX; k++)
+		if (a & (1U << k)) {
+			if (!config_mount_in(&o->mounts[k], n, b))
+				return false;
+			ca++;
+		}
+	for (k = 0; k < n->nmounts && k < CONFIG_MOUNTS_MAX; k++)
+		if (b & (1U << k))
+			cb++;
+	return ca == cb;
+}
+
+/* Two egress policies (NULL: no network) the same, entry by entry? */
+static bool
+config_egress_same(const struct egress_policy *a, const struct egress_policy *b)
+{
+	size_t i;
+
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (a->nentries != b->nentries || a->bytes != b->bytes || a->connections != b->connections)
+		return false;
+	for (i = 0; i < a->nentries && i < EGRESS_ENTRIES_MAX; i++) {
+		const struct egress_entry *x = &a->entries[i], *y = &b->entries[i];
+
+		if (x->kind != y->kind || strcmp(x->host, y->host) != 0 ||
+		    memcmp(x->addr, y->addr, sizeof(x->addr)) != 0 || x->nports != y->nports ||
+		    x->nports > EGRESS_PORTS_MAX ||
+		    memcmp(x->ports, y->ports, x->nports * sizeof(x->ports[0])) != 0 ||
+		    x->allow_private != y->allow_private)
+			return false;
+	}
+	return true;
+}
+
+/* Two NULL-terminated string vectors the same? */
+static bool
+config_strv_same(char *const *a, char *const *b)
+{
+	size_t i;
+
+	for (i = 0; a[i] != NULL && b[i] != NULL; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return a[i] == NULL && b[i] == NULL;
+}
+
+/* Something differs: note it, and append item to why (", "-separated). */
+static void
+config_why_add(bool *changed, char *why, size_t whylen, const char *item)
+{
+	size_t len;
+
+	*changed = true;
+	if (why == NULL || whylen == 0)
+		return;
+	len = strnlen(why, whylen);
+	if (len + 1 >= whylen)
+		return;
+	snprintf(why + len, whylen - len, "%s%s", len > 0 ? ", " : "", item);
+}
+
+bool
+config_sandbox_changed(const struct config *o, const struct config *n, const char *profile,
+		       const char *runtime, char *why, size_t whylen)
+{
+	const struct config_profile *op = config_profile_find(o, profile);
+	const struct config_profile *np = config_profile_find(n, profile);
+	const struct config_runtime *ort = config_runtime_find(o, runtime);
+	const struct config_runtime *nrt = config_runtime_find(n, runtime);
+	bool changed = false;
+	size_t i;
+
+	if (why != NULL && whylen > 0)
+		why[0] = '\0';
+	if (op == NULL || np == NULL) {
+		config_why_add(&changed, why, whylen, "the profile is gone");
+	} else {
+		if (!config_mounts_same(o, op->mounts, n, np->mounts))
+			config_why_add(&changed, why, whylen, "mounts");
+		if (op->network_proxy != np->network_proxy)
+			config_why_add(&changed, why, whylen, "network");
+		else if (!config_egress_same(op->network_proxy ? op->egress : NULL,
+					     np->network_proxy ? np->egress : NULL))
+			config_why_add(&changed, why, whylen, "allow-list");
+		if (op->no_file_write != np->no_file_write)
+			config_why_add(&changed, why, whylen, "file_write");
+		if (op->no_subprocess != np->no_subprocess)
+			config_why_add(&changed, why, whylen, "subprocess");
+		if (op->nhidden != np->nhidden)
+			config_why_add(&changed, why, whylen, "hidden_paths");
+		else
+			for (i = 0; i < op->nhidden && i < CONFIG_HIDDEN_MAX; i++)
+				if (strcmp(op->hidden[i], np->hidden[i]) != 0) {
+					config_why_add(&changed, why, whylen, "hidden_paths");
+					break;
+				}
+		if (memcmp(&op->defaults, &np->defaults, sizeof(op->defaults)) != 0 ||
+		    memcmp(&op->ceilings, &np->ceilings, sizeof(op->ceilings)) != 0)
+			config_why_add(&changed, why, whylen, "limits");
+	}
+	if (ort == NULL || nrt == NULL)
+		config_why_add(&changed, why, whylen, "the runtime is gone");
+	else if (ort->is_exec != nrt->is_exec || !config_strv_same(ort->argv, nrt->argv) ||
+		 !config_strv_same(ort->env, nrt->env) || strcmp(ort->cwd, nrt->cwd) != 0 ||
+		 strcmp(ort->code_name, nrt->code_name) != 0 ||
+		 !config_mounts_same(o, ort->mounts, n, nrt->mounts))
+		config_why_add(&changed, why, whylen, "runtime");
+	return changed;
+}
+
 const struct config_profile *
 config_profile_default(const struct config *cfg)
 {

@@ -223,6 +223,18 @@ const struct config_profile *config_profile_find(const struct config *cfg, const
 /* The profile of a request naming none (cfg->default_profile). Never NULL. */
 const struct config_profile *config_profile_default(const struct config *cfg);
 
+/*
+ * A reload (o: the config it replaces, n: the new one): does a sandbox made
+ * for profile and runtime under o differ from one made under n, in what
+ * the sandbox is built with (the profile's mounts, network and allow-list,
+ * switches, hidden paths, limits; the runtime's argv, env, cwd and mounts;
+ * a profile or runtime gone)? Access lists and blocked_imports are not
+ * compared: they are read again for each request. When it differs, what
+ * differs is written to why ("mounts, allow-list"). Pure: unit-tested.
+ */
+bool config_sandbox_changed(const struct config *o, const struct config *n, const char *profile,
+			    const char *runtime, char *why, size_t whylen);
+
 /* Look a mount up by name; its index into cfg->mounts, or -1 if unknown. */
 int config_mount_find(const struct config *cfg, const char *name);
 

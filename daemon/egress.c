@@ -54,6 +54,11 @@ struct egress_conn {
 	socklen_t addrlens[EGRESS_ADDRS_MAX];
 	size_t naddrs, iaddr;
 	uint64_t last_ms; /* the last byte moved; while EGRESS_HEAD: when accepted */
+	/* What the host is, as egress_host_normalise() said, for a new match
+	 * when a reload changes the list (egress_run_set_policy) */
+	bool literal;
+	int family;
+	uint8_t addr[16];
 };
 
 LIST_HEAD(egress_conn_list, egress_conn);
@@ -472,6 +477,9 @@ egress_request(struct egress_conn *c)
 		return;
 	}
 	snprintf(c->target, sizeof(c->target), "%s:%u", c->host, c->h.port);
+	c->literal = literal;
+	c->family = family;
+	memcpy(c->addr, addr, sizeof(c->addr));
 	c->allowed = egress_match(&c->er->pol, c->host, literal, family, addr, c->h.port);
 	if (c->allowed == NULL) {
 		/* No lookup of a name not listed: DNS is no channel out. */
@@ -721,6 +729,34 @@ egress_run_open(struct egress *eg, uint32_t run_id, const struct egress_policy *
 	LIST_INSERT_HEAD(&eg->runs, er, entry);
 	*ret = er;
 	return 0;
+}
+
+void
+egress_run_set_policy(struct egress_run *er, const struct egress_policy *pol)
+{
+	struct egress_conn *c, *next;
+
+	if (er == NULL || pol == NULL)
+		return;
+	er->pol = *pol;
+	/*
+	 * A connection past its head was let through by the list being
+	 * replaced (c->allowed points into it): it is matched again against
+	 * the new one, as its head was, and closed when the new list does
+	 * not allow it, so that a reload that narrowed the list leaves
+	 * nothing open to a host taken away (whatever its state: resolving,
+	 * connecting, copying). A connection still reading its head, or
+	 * refused, has no entry and is checked (again) as it was.
+	 */
+	for (c = LIST_FIRST(&er->conns); c != NULL; c = next) {
+		next = LIST_NEXT(c, entry);
+		if (c->allowed == NULL)
+			continue;
+		c->allowed =
+			egress_match(&er->pol, c->host, c->literal, c->family, c->addr, c->h.port);
+		if (c->allowed == NULL)
+			egress_conn_free(c);
+	}
 }
 
 void

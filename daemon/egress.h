@@ -53,6 +53,12 @@ void egress_free(struct egress *eg);
  */
 int egress_run_open(struct egress *eg, uint32_t run_id, const struct egress_policy *pol,
 		    int listen_fd, struct egress_run **ret);
+/*
+ * A reload changed the run's allow-list (a live interpreter's: cells.c):
+ * from now on its connections are checked against pol (copied), and those
+ * open that pol does not allow are closed. NULL is fine.
+ */
+void egress_run_set_policy(struct egress_run *er, const struct egress_policy *pol);
 /* The run ended: close its listener and connections, write its figures to
  * ret (may be NULL) and free it. NULL is fine. */
 void egress_run_close(struct egress_run *er, struct egress_stats *ret);

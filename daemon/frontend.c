@@ -248,6 +248,10 @@ frontend_warn_hidden_usr(const struct daemon *d)
  * Reload the config file, whose bytes the spawner read (ev, fd: spawn_msg.h;
  * docs/design-service.md). New limits, ceilings, access lists, profiles, runtimes and
  * daemon limits apply to new runs; a run in flight keeps what it was given.
+ * A live interpreter whose sandbox the new config makes differently is
+ * restarted under it (session_reloaded()); access is read again for every
+ * request (client_access()), and the queued runs of users it no longer
+ * allows are refused (run_access_reloaded()).
  * What the process was built around (socket, users, uid range) stays.
  * A bad file is refused and the old config stays in force. Takes fd.
  */
@@ -308,9 +312,13 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	n->service_gid = o->service_gid;
 	n->uid_base = o->uid_base;
 	n->uid_count = o->uid_count;
+	d->cfg = n;
+	/* Live interpreters follow the new config (compared with the old
+	 * one, so before it is freed). */
+	session_reloaded(d, o);
+	run_access_reloaded(d);
 	config_free(o);
 	free(o);
-	d->cfg = n;
 	/* Pre-started interpreters run the old runtimes' commands. */
 	run_pool_reloaded(d);
 	r = frontend_rootspec_update(d);

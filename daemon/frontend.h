@@ -198,6 +198,9 @@ int run_lifeline_send(struct run *r, const void *m, size_t len);
 void run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nfds);
 /* The client went away: kill its runs; each is freed once reaped. */
 void run_orphan_client(struct daemon *d, struct client *c);
+/* A reload: the queued runs of clients [access] no longer allows are
+ * answered unauthorized and dropped. */
+void run_access_reloaded(struct daemon *d);
 /* Count a uid's runs that hold a uid slot (running or being reaped). */
 uint32_t run_count_uid(const struct daemon *d, uid_t uid);
 /* Start queued runs while there are free slots. */

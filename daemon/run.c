@@ -427,6 +427,38 @@ run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nf
 }
 
 void
+run_access_reloaded(struct daemon *d)
+{
+	struct run *r, *next;
+
+	/*
+	 * A run was checked when it came (run_start_req); one still waiting
+	 * for a slot when a reload removes its user from [access] would
+	 * otherwise start later, under a policy that no longer allows it
+	 * (issue 28). It gets the refusal a request of that user gets now
+	 * and is dropped as a queued run whose client left is. A run that
+	 * has started keeps what it was given, as every run in flight. An
+	 * interpreter's run is left alone: its end answers the cell it was
+	 * started for (cells_interp_ended), which a refusal here would
+	 * answer twice; that user's next cells are refused anyway.
+	 */
+	for (r = TAILQ_FIRST(&d->runs); r != NULL; r = next) {
+		struct client *c = r->c;
+
+		next = TAILQ_NEXT(r, entry);
+		if (c == NULL || r->state != RUN_QUEUED || r->cells != NULL || client_allowed(c))
+			continue;
+		client_send_error(c, r->req_id, PROTO_ERR_UNAUTHORIZED,
+				  "uid %u is no longer allowed to use this daemon",
+				  (unsigned)client_uid(c));
+		client_run_removed(c, r);
+		r->c = NULL;
+		r->f.cancelled = true;
+		run_transition(r, RUN_EV_DROP);
+	}
+}
+
+void
 run_orphan_client(struct daemon *d, struct client *c)
 {
 	struct run *r, *next;

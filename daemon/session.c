@@ -857,6 +857,29 @@ session_run_defaults(const struct session *s)
 	return &s->run_defaults;
 }
 
+void
+session_reloaded(struct daemon *d, const struct config *old)
+{
+	struct session *s;
+	char why[96];
+
+	TAILQ_FOREACH(s, &d->sessions, entry)
+	{
+		const struct config_profile *prof;
+
+		if (s->cells == NULL ||
+		    !config_sandbox_changed(old, d->cfg, s->profile, cells_runtime(s->cells), why,
+					    sizeof(why)))
+			continue;
+		log_info("session %s: the reload changed its sandbox (%s): its interpreter is "
+			 "restarted",
+			 session_id(s), why);
+		prof = config_profile_find(d->cfg, s->profile);
+		cells_reloaded(s->cells, why,
+			       prof != NULL && prof->network_proxy ? prof->egress : NULL);
+	}
+}
+
 const char *
 session_profile(const struct session *s)
 {

@@ -13,6 +13,7 @@
 #include "proto.h"
 #include "spawn_msg.h"
 
+struct config;
 struct daemon;
 struct client;
 struct session;
@@ -37,6 +38,12 @@ void session_spawner_event(struct session *s, const struct spawn_ev *ev);
 void session_client_new(struct daemon *d, uid_t uid);
 void session_client_gone(struct daemon *d, struct client *c, bool last_of_uid);
 
+/*
+ * A reload put d->cfg in place of old: every interpreter session whose
+ * sandbox the new config makes differently (config_sandbox_changed()) has
+ * its interpreter restarted under the new one (cells_reloaded()).
+ */
+void session_reloaded(struct daemon *d, const struct config *old);
 /* The daemon stops: end every session. */
 void session_stop_all(struct daemon *d);
 

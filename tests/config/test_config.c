@@ -1231,6 +1231,103 @@ test_hidden_paths(void **state)
 		fail_msg("reload error: %s", f->err);
 }
 
+/* The base of test_sandbox_changed, with a hole for each part a case varies. */
+#define SC_TEXT(daemon, mounts, hosts, extra, argv)                                                \
+	"[daemon]\n" daemon "[mount a]\nsource = /usr/share\ntarget = /data/a\n"                   \
+	"[mount b]\nsource = /usr/lib\ntarget = /opt/b\n"                                          \
+	"[profile p]\nnetwork = proxy\nallow_hosts = " hosts "\n" mounts extra                     \
+	"[runtime r]\nargv = " argv " {code}\ncode_name = m.py\n"
+
+/* Load text into *ret (config_free() it), with the fixture's file. */
+static void
+load_into(struct fixture *f, const char *text, struct config *ret)
+{
+	if (load_text(f, text) < 0)
+		fail_msg("%s", f->err);
+	*ret = f->cfg;
+	memset(&f->cfg, 0, sizeof(f->cfg));
+}
+
+/*
+ * Issue 28, point 6: which reloads change what a live interpreter's sandbox
+ * is made with (its profile's mounts, by name and binding, network and
+ * allow-list, switches, limits; its runtime) and which do not (another
+ * profile, [daemon] settings, the profile's access list or blocked_imports,
+ * which are read per request; mounts renumbered).
+ */
+static void
+test_sandbox_changed(void **state)
+{
+	struct fixture *f = *state;
+	static const struct {
+		const char *text;
+		const char *why; /* NULL: not changed */
+	} cases[] = {
+		{SC_TEXT("", "mounts = a\n", "x.test:80, y.test:80", "", "/usr/bin/python3"), NULL},
+		{SC_TEXT("max_runs = 3\n", "mounts = a\n", "x.test:80, y.test:80",
+			 "allow_users = root\nblocked_imports = os\n[profile q]\nmounts = b\n",
+			 "/usr/bin/python3"),
+		 NULL},
+		/* b first: renumbered, the same binding */
+		{"[mount b]\nsource = /usr/lib\ntarget = /opt/b\n"
+		 "[mount a]\nsource = /usr/share\ntarget = /data/a\n"
+		 "[profile p]\nnetwork = proxy\nallow_hosts = x.test:80, y.test:80\nmounts = a\n"
+		 "[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\n",
+		 NULL},
+		{SC_TEXT("", "", "x.test:80, y.test:80", "", "/usr/bin/python3"), "mounts"},
+		{SC_TEXT("", "mounts = b\n", "x.test:80, y.test:80", "", "/usr/bin/python3"),
+		 "mounts"},
+		{"[mount a]\nsource = /usr/include\ntarget = /data/a\n"
+		 "[profile p]\nnetwork = proxy\nallow_hosts = x.test:80, y.test:80\nmounts = a\n"
+		 "[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\n",
+		 "mounts"},
+		{SC_TEXT("", "mounts = a\n", "x.test:80", "", "/usr/bin/python3"), "allow-list"},
+		{SC_TEXT("", "mounts = a\n", "x.test:80, y.test:443", "", "/usr/bin/python3"),
+		 "allow-list"},
+		{SC_TEXT("", "mounts = a\n", "x.test:80, y.test:80", "network_bytes = 1M\n",
+			 "/usr/bin/python3"),
+		 "allow-list"},
+		{SC_TEXT("", "mounts = a\n", "x.test:80, y.test:80", "file_write = false\n",
+			 "/usr/bin/python3"),
+		 "file_write"},
+		{SC_TEXT("", "mounts = a\n", "x.test:80, y.test:80", "memory_bytes = 64M\n",
+			 "/usr/bin/python3"),
+		 "limits"},
+		{SC_TEXT("", "", "x.test:80", "", "/usr/bin/python3"), "mounts, allow-list"},
+		{SC_TEXT("", "mounts = a\n", "x.test:80, y.test:80", "", "/usr/bin/python3 -I"),
+		 "runtime"},
+		{"[profile other]\nwall_ms = 1000\n"
+		 "[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\n",
+		 "the profile is gone"},
+	};
+	struct config base, n;
+	char why[96];
+	size_t i;
+
+	load_into(f, cases[0].text, &base);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool changed;
+
+		load_into(f, cases[i].text, &n);
+		memset(why, 'x', sizeof(why));
+		changed = config_sandbox_changed(&base, &n, "p", "r", why, sizeof(why));
+		if (changed != (cases[i].why != NULL) ||
+		    strcmp(why, cases[i].why != NULL ? cases[i].why : "") != 0)
+			fail_msg("case %zu: changed %d, why '%.*s'", i, changed, (int)sizeof(why),
+				 why);
+		config_free(&n);
+	}
+	/* No room for the reasons: the answer stands. */
+	load_into(f, cases[3].text, &n);
+	assert_true(config_sandbox_changed(&base, &n, "p", "r", NULL, 0));
+	assert_false(config_sandbox_changed(&base, &base, "p", "r", NULL, 0));
+	/* A runtime that is not there (any longer) */
+	assert_true(config_sandbox_changed(&base, &n, "p", "no-such", why, sizeof(why)));
+	assert_non_null(strstr(why, "the runtime is gone"));
+	config_free(&n);
+	config_free(&base);
+}
+
 int
 main(void)
 {
@@ -1246,6 +1343,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_resolve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_allowed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sandbox_changed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profiles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile_egress, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_many_profiles, setup, teardown),

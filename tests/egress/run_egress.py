@@ -26,12 +26,15 @@ import http.server
 import json
 import os
 import re
+import select
 import shutil
 import socket
 import socketserver
 import struct
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -77,6 +80,7 @@ network_bytes = 100K
 """ % OUT4
 
 hits = {"http": [], "meta": [], "host": [], "dns": []}
+FLAG = [b"wait"]  # what /flag answers: test_reload_live's signal to a cell in flight
 lock = threading.Lock()
 
 
@@ -90,6 +94,8 @@ def make_http(kind, addr, port):
         def do_GET(self):
             note(kind, self.path)
             body = DATA if self.path != "/big" else b"x" * BIG
+            if self.path == "/flag":
+                body = FLAG[0]
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -692,12 +698,187 @@ print("curl", rc)
               "stdout=%r stderr=%r" % (out, r["stderr"][-300:]))
 
 
+# A profile whose mount and one host a reload takes away (test_reload_live).
+LIVE_PROFILE = """
+[mount livedata]
+source = %s
+target = /data/live
+[profile live]
+network = proxy
+wall_ms = 30000
+allow_hosts = keep.wild.test:80%s
+%s
+"""
+
+LIVE_CELL = """
+import urllib.request as u
+try:
+    x
+except NameError:
+    x = 'fresh'
+else:
+    x = 'kept'
+print('state', x)
+try:
+    print('mount', open('/data/live/f.txt').read().strip())
+except OSError as e:
+    print('mount', type(e).__name__)
+for h in ('keep.wild.test', 'drop.wild.test'):
+    try:
+        u.urlopen('http://%s/data.txt' % h, timeout=10).read()
+        print(h, 'ok')
+    except Exception as e:
+        print(h, 'refused')
+"""
+
+LIVE_DRIVER = r"""
+import json, sys
+from airlock import AirlockSandbox
+sb = AirlockSandbox(socket=sys.argv[1], profile='live')
+with sb.session_sync(interpreter='python') as s:
+    for line in sys.stdin:
+        r = s.run_cell(json.loads(line))
+        print(json.dumps({'stdout': r.stdout, 'stderr': r.stderr[-400:], 'state': r.state,
+                          'outcome': r.outcome, 'advisories': list(r.advisories)}), flush=True)
+"""
+
+# A cell in flight while a reload takes drop.wild.test away: it reaches the
+# host, says it is ready (a request the outside records), waits for the
+# test's "go" (/flag, once the reload is done) and tries the host again.
+LIVE_INFLIGHT = r"""
+import time, urllib.request as u
+def get(url):
+    return u.urlopen(url, timeout=10).read()
+get('http://drop.wild.test/data.txt')
+get('http://keep.wild.test/cell-ready')
+t = time.monotonic()
+while time.monotonic() - t < 20:
+    try:
+        if get('http://keep.wild.test/flag') == b'go':
+            break
+    except Exception:
+        pass
+    time.sleep(0.1)
+try:
+    get('http://drop.wild.test/data.txt')
+    print('reached after the reload')
+except Exception as e:
+    print('refused in the cell')
+"""
+
+
+def reload_config(ctx, text):
+    """Write the config and SIGHUP the daemon; wait for its "reloaded: " line."""
+    n = ctx.daemon.log_text().count("reloaded: ")
+    ctx.daemon.write_config(text)
+    ctx.daemon.proc.send_signal(signal.SIGHUP)
+    deadline = time.time() + 20
+    while ctx.daemon.log_text().count("reloaded: ") <= n and time.time() < deadline:
+        time.sleep(0.05)
+    return ctx.daemon.log_text().count("reloaded: ") > n
+
+
+def test_reload_live(ctx):
+    """Issue 28, point 6: a reload that drops a mount and an allowed host of a
+    live interpreter's profile reaches it. Its next cell no longer sees the
+    mount nor reaches the host: the interpreter is restarted under the new
+    profile (state lost) and the cell's advisories say why. Before, the
+    interpreter kept both (one-shot runs lost them at once)."""
+    if not ctx.python_dir:
+        ctx.check("test_reload_live needs the python binding", False)
+        return
+    src = tempfile.mkdtemp(prefix="airlock-test-egress-", dir="/var/lib")
+    try:
+        os.chmod(src, 0o755)
+        with open(os.path.join(src, "f.txt"), "w") as f:
+            f.write("seen\n")
+        os.chmod(os.path.join(src, "f.txt"), 0o644)
+        ctx.check("reload: the live profile is added",
+                  reload_config(ctx, CONFIG + LIVE_PROFILE % (src, ", drop.wild.test:80", "mounts = livedata")), ctx.daemon.log_tail(2000))
+        env = dict(os.environ, PYTHONPATH=ctx.python_dir, AIRLOCK_LIBRARY=ctx.libairlock)
+        if os.environ.get("AIRLOCK_TEST_PRELOAD"):
+            env.update(LD_PRELOAD=os.environ["AIRLOCK_TEST_PRELOAD"], ASAN_OPTIONS="detect_leaks=0")
+        p = subprocess.Popen([sys.executable, "-c", LIVE_DRIVER, ctx.daemon.sock], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+        def answer():
+            # The driver's next line, or {} when none comes within 90 s
+            # (the check that reads it fails, and main() prints the log).
+            if not select.select([p.stdout], [], [], 90)[0]:
+                return {}
+            return json.loads(p.stdout.readline() or "null") or {}
+
+        def cell(code):
+            p.stdin.write(json.dumps(code) + "\n")
+            p.stdin.flush()
+            return answer()
+
+        try:
+            first = cell(LIVE_CELL)
+            ctx.check("before the reload the interpreter sees the mount and reaches both hosts",
+                      first.get("stdout") == "state fresh\nmount seen\nkeep.wild.test ok\ndrop.wild.test ok\n",
+                      repr(first))
+            ok = reload_config(ctx, CONFIG + LIVE_PROFILE % (src, "", ""))
+            ctx.check("reload: the mount and drop.wild.test are taken away", ok, ctx.daemon.log_tail(2000))
+            second = cell(LIVE_CELL)
+            out = second.get("stdout", "")
+            ctx.check("after the reload the next cell no longer sees the mount",
+                      "mount seen" not in out and "mount " in out, repr(second))
+            ctx.check("after the reload the next cell cannot reach the host taken away",
+                      "drop.wild.test refused" in out and "keep.wild.test ok" in out, repr(second))
+            ctx.check("the interpreter was restarted: state lost, and the cell says why",
+                      second.get("state") == "lost" and "state fresh" in out
+                      and any("reload" in a and "interpreter was restarted" in a for a in second.get("advisories", [])),
+                      repr(second))
+            # A reload that leaves the sandbox as it was keeps the state.
+            ok = reload_config(ctx, CONFIG + LIVE_PROFILE % (src, "", "") + "[profile other]\nwall_ms = 1000\n")
+            third = cell(LIVE_CELL)
+            ctx.check("a reload that does not change the session's sandbox keeps its interpreter",
+                      ok and third.get("state") == "kept" and "state kept" in third.get("stdout", "")
+                      and third.get("advisories") == [], repr(third))
+            # In flight: the proxy follows the reload within the cell.
+            ok = reload_config(ctx, CONFIG + LIVE_PROFILE % (src, ", drop.wild.test:80", ""))
+            ctx.check("reload: drop.wild.test is given back", ok, ctx.daemon.log_tail(2000))
+            n = len(hits["http"])
+            p.stdin.write(json.dumps(LIVE_INFLIGHT) + "\n")
+            p.stdin.flush()
+            deadline = time.time() + 30
+            FLAG[0] = b"wait"
+            while "/cell-ready" not in hits["http"][n:] and time.time() < deadline:
+                time.sleep(0.02)
+            ok = reload_config(ctx, CONFIG + LIVE_PROFILE % (src, "", ""))
+            FLAG[0] = b"go"
+            fourth = answer()
+            ctx.check("a cell in flight at the reload is refused the host taken away, within the cell",
+                      ok and fourth.get("stdout") == "refused in the cell\n", repr(fourth))
+            fifth = cell("print('next')")
+            ctx.check("and the cell after it runs in a restarted interpreter",
+                      fifth.get("state") == "lost" and fifth.get("stdout") == "next\n"
+                      and any("allow-list" in a for a in fifth.get("advisories", [])), repr(fifth))
+        finally:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            err = p.stderr.read()
+        ctx.check("the live profile's session ended cleanly", p.returncode == 0, err[-800:])
+    finally:
+        reload_config(ctx, CONFIG)
+        shutil.rmtree(src, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--airlockd", required=True)
     ap.add_argument("--airlock", required=True)
     ap.add_argument("--python-dir", help="libclient/python, for the binding's check")
     ap.add_argument("--libairlock", help="libairlock.so, for the binding's check")
+    ap.add_argument("--only", help="run this test alone (a test function's name), e.g. while working on it")
     args = ap.parse_args()
     if os.environ.get(NETNS_MARK) != "1":
         if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None:
@@ -716,7 +897,10 @@ def main():
     ctx.daemon.start()
     try:
         for t in (test_allowed, test_refused, test_flood, test_head_deadline, test_global_cap,
-                  test_dns_pending, test_bytes, test_abuse, test_clients, test_default_profile):
+                  test_dns_pending, test_bytes, test_abuse, test_clients, test_default_profile,
+                  test_reload_live):
+            if args.only and t.__name__ != args.only:
+                continue
             try:
                 t(ctx)
             except (AssertionError, subprocess.TimeoutExpired) as e:

@@ -1,30 +1,41 @@
 /*
  * test_access.c: who may use the daemon. An unprivileged user not listed in
  * [access] is refused with "unauthorized"; a listed one is served; a listed
- * user is held to max_connections_per_uid ("busy"), root is not.
+ * user is held to max_connections_per_uid ("busy"), root is not. A user
+ * removed from [access] by a reload is refused every request on a
+ * connection it opened before, file operations included.
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "airlock.h"
+#include "fdpass.h"
 #include "fixture.h"
 #include "front_util.h"
 
 /* Each group below runs its own daemon, each with its own uid range. */
 #define CONFIG_DENY "[daemon]\nsocket_mode = 0666\n[sandbox]\nuid_base = 704096\n"
-#define CONFIG_ALLOW                                                                               \
-	"[daemon]\nsocket_mode = 0666\n[access]\nallow_users = nobody\n"                           \
-	"[sandbox]\nuid_base = 708192\n"
+#define SANDBOX_ALLOW "[sandbox]\nuid_base = 708192\n"
+#define CONFIG_ALLOW "[daemon]\nsocket_mode = 0666\n[access]\nallow_users = nobody\n" SANDBOX_ALLOW
+/* CONFIG_ALLOW without nobody, for a reload */
+#define CONFIG_REVOKED "[daemon]\nsocket_mode = 0666\n" SANDBOX_ALLOW
+/* One run at a time, so that a second one waits in the queue. */
+#define CONFIG_ALLOW_ONE                                                                           \
+	"[daemon]\nsocket_mode = 0666\nmax_runs = 1\n[access]\nallow_users = "                     \
+	"nobody\n" SANDBOX_ALLOW
+#define CONFIG_REVOKED_ONE "[daemon]\nsocket_mode = 0666\nmax_runs = 1\n" SANDBOX_ALLOW
 #define CONFIG_LIMIT                                                                               \
 	"[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 2\n"                              \
 	"[access]\nallow_users = nobody\n[sandbox]\nuid_base = 712288\n"
@@ -62,6 +73,12 @@ static int
 setup_allow(void **state)
 {
 	return start(state, CONFIG_ALLOW);
+}
+
+static int
+setup_allow_one(void **state)
+{
+	return start(state, CONFIG_ALLOW_ONE);
 }
 
 static int
@@ -258,6 +275,237 @@ test_root_not_limited(void **state)
 	}
 }
 
+/* As nobody: connect twice on raw sockets, say hello on the first only,
+ * and hand both to the test (root) through the socketpair in arg: the
+ * daemon's SO_PEERCRED is nobody's for each connection's life. */
+struct hand_over {
+	int sp[2];
+	const char *sock;
+};
+
+static void
+as_nobody_hand_over(void *arg, void *buf)
+{
+	const struct hand_over *h = arg;
+	int *r = buf;
+	int fds[2] = {front_hello(h->sock), front_raw_connect(h->sock)};
+
+	*r = fds[0] < 0 ? fds[0] : fds[1];
+	if (*r >= 0 && fdpass_send(h->sp[0], "c", 1, fds, 2) < 0)
+		*r = -EPIPE;
+}
+
+/* How many times the log says "reloaded: ". */
+static int
+reloads(const struct fixture *f)
+{
+	static char buf[1 << 20];
+	const char *p = buf;
+	FILE *fp = fopen(f->log, "re");
+	size_t n;
+	int k = 0;
+
+	if (fp == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	while ((p = strstr(p, "reloaded: ")) != NULL) {
+		k++;
+		p++;
+	}
+	return k;
+}
+
+/* Print the last 4 KiB of the daemon's log (for a failure). */
+static void
+print_log_tail(const struct fixture *f)
+{
+	static char buf[4097];
+	FILE *fp = fopen(f->log, "re");
+	size_t n;
+
+	if (fp == NULL)
+		return;
+	if (fseek(fp, -4096, SEEK_END) < 0)
+		rewind(fp);
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	print_message("the daemon's log, its end:\n%s\n", buf);
+}
+
+/* The reply in m is an error "unauthorized"; frees m. */
+static void
+expect_unauthorized(const struct fixture *f, struct proto_msg *m, const char *what)
+{
+	if (m->type != PROTO_ERROR || m->u.error.code != PROTO_ERR_UNAUTHORIZED) {
+		print_log_tail(f);
+		fail_msg("%s: got %s %s", what, proto_type_name(m->type),
+			 m->type == PROTO_ERROR ? proto_error_name(m->u.error.code) : "");
+	}
+	proto_msg_free(m);
+}
+
+/* Send a message with nothing but its type and id; its reply in m. */
+static void
+call_simple(int fd, uint32_t id, enum proto_type type, struct proto_msg *m)
+{
+	struct proto_out out;
+
+	assert_int_equal(proto_encode_simple(id, type, &out), 0);
+	assert_int_equal(front_call(fd, &out, id, m), 0);
+}
+
+/*
+ * Issue 28, point 6: nobody opens a session and writes a file; a reload
+ * removes nobody from [access]; on the connection opened before, every kind
+ * of request is refused "unauthorized", as at connect: file write, read,
+ * list and delete (they went on working before), session open, list and
+ * close, info, ping, ps, cancel and run. A connection nobody opened before
+ * the reload but said hello on after it is refused at its hello.
+ */
+/* nobody's two connections (hand_over): fds[0] said hello, fds[1] did not. */
+static void
+nobody_connections(const struct fixture *f, int fds[2])
+{
+	struct hand_over arg = {.sock = f->sock};
+	size_t nfds = 0;
+	int r = 0;
+	char b;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, arg.sp), 0);
+	assert_int_equal(front_as_user(FRONT_NOBODY_UID, FRONT_NOBODY_GID, as_nobody_hand_over,
+				       &arg, &r, sizeof(r)),
+			 0);
+	assert_true(r >= 0);
+	assert_int_equal(fdpass_recv(arg.sp[1], &b, 1, fds, 2, &nfds), 1);
+	assert_int_equal(nfds, 2);
+	close(arg.sp[0]);
+	close(arg.sp[1]);
+}
+
+/* Revoke nobody (config text) and wait for the daemon's "reloaded: ". */
+static void
+revoke_nobody(const struct fixture *f, const char *config)
+{
+	int n0 = reloads(f), i;
+
+	assert_int_equal(fixture_write_config(f, config), 0);
+	assert_int_equal(kill(f->pid, SIGHUP), 0);
+	for (i = 0; i < 1000 && reloads(f) <= n0; i++)
+		front_sleep_ms(10);
+	assert_true(reloads(f) > n0);
+}
+
+static void
+test_revoked_user_refused_everything(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_session_open so = {0};
+	struct proto_cancel cancel = {.run = 1};
+	struct proto_run run;
+	struct proto_out out;
+	struct proto_msg m;
+	char sid[PROTO_SESSION_ID_LEN + 1];
+	int fds[2] = {-1, -1}, fd;
+
+	nobody_connections(f, fds);
+	fd = fds[0];
+	/* Served while listed. */
+	assert_int_equal(proto_encode_session_open(2, &so, &out), 0);
+	assert_int_equal(front_call(fd, &out, 2, &m), 0);
+	assert_int_equal(m.type, PROTO_SESSION_OK);
+	snprintf(sid, sizeof(sid), "%s", m.u.session.session);
+	proto_msg_free(&m);
+	assert_int_equal(front_file_op(fd, 3, PROTO_FILE_WRITE, sid, "a.txt", "x", &m), 0);
+	assert_int_equal(m.type, PROTO_OK);
+	proto_msg_free(&m);
+	revoke_nobody(f, CONFIG_REVOKED);
+	assert_int_equal(front_file_op(fd, 10, PROTO_FILE_WRITE, sid, "b.txt", "y", &m), 0);
+	expect_unauthorized(f, &m, "file_write");
+	assert_int_equal(front_file_op(fd, 11, PROTO_FILE_READ, sid, "a.txt", NULL, &m), 0);
+	expect_unauthorized(f, &m, "file_read");
+	assert_int_equal(front_file_op(fd, 12, PROTO_FILE_LIST, sid, "", NULL, &m), 0);
+	expect_unauthorized(f, &m, "file_list");
+	assert_int_equal(front_file_op(fd, 13, PROTO_FILE_DELETE, sid, "a.txt", NULL, &m), 0);
+	expect_unauthorized(f, &m, "file_delete");
+	assert_int_equal(proto_encode_session_open(14, &so, &out), 0);
+	assert_int_equal(front_call(fd, &out, 14, &m), 0);
+	expect_unauthorized(f, &m, "session_open");
+	call_simple(fd, 15, PROTO_SESSION_LIST, &m);
+	expect_unauthorized(f, &m, "session_list");
+	call_simple(fd, 16, PROTO_INFO, &m);
+	expect_unauthorized(f, &m, "info");
+	call_simple(fd, 17, PROTO_PING, &m);
+	expect_unauthorized(f, &m, "ping");
+	call_simple(fd, 18, PROTO_PS, &m);
+	expect_unauthorized(f, &m, "ps");
+	assert_int_equal(proto_encode_cancel(19, &cancel, &out), 0);
+	assert_int_equal(front_call(fd, &out, 19, &m), 0);
+	expect_unauthorized(f, &m, "cancel");
+	front_run_init(&run, "sh", "echo hi");
+	assert_int_equal(proto_encode_run(20, &run, &out), 0);
+	assert_int_equal(front_call(fd, &out, 20, &m), 0);
+	expect_unauthorized(f, &m, "run");
+	assert_int_equal(proto_encode_session(21, PROTO_SESSION_CLOSE, sid, &out), 0);
+	assert_int_equal(front_call(fd, &out, 21, &m), 0);
+	expect_unauthorized(f, &m, "session_close");
+	close(fd);
+	/* A connection made before the reload, its hello after: refused. */
+	assert_int_equal(front_send_hello(fds[1], 22, PROTO_VERSION), 0);
+	assert_int_equal(front_recv(fds[1], FRONT_REPLY_MS, &m), 0);
+	expect_unauthorized(f, &m, "hello");
+	assert_int_equal(front_wait_eof(fds[1], FRONT_REPLY_MS), 0);
+	close(fds[1]);
+	assert_true(fixture_alive(f));
+}
+
+/*
+ * A run nobody queued before the reload (max_runs = 1: its first run, a
+ * sleep, holds the one slot; ps shows the second queued) is answered
+ * "unauthorized" at the reload, not started later under a policy that no
+ * longer allows it.
+ */
+static void
+test_revoked_user_queued_run(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_run run;
+	struct proto_out out;
+	struct proto_msg m;
+	int fds[2] = {-1, -1}, i;
+	bool queued = false;
+
+	nobody_connections(f, fds);
+	front_run_init(&run, "sh", "sleep 5");
+	assert_int_equal(proto_encode_run(2, &run, &out), 0);
+	assert_int_equal(front_send_out(fds[0], &out), 0);
+	front_run_init(&run, "sh", "echo ran");
+	assert_int_equal(proto_encode_run(3, &run, &out), 0);
+	assert_int_equal(front_send_out(fds[0], &out), 0);
+	for (i = 0; i < 500 && !queued; i++) {
+		size_t k;
+
+		call_simple(fds[0], 10 + (uint32_t)i, PROTO_PS, &m);
+		assert_int_equal(m.type, PROTO_PS_OK);
+		for (k = 0; k < m.u.ps.nruns; k++)
+			if (strcmp(m.u.ps.runs[k].state, "queued") == 0)
+				queued = true;
+		proto_msg_free(&m);
+		if (!queued)
+			front_sleep_ms(10);
+	}
+	assert_true(queued);
+	revoke_nobody(f, CONFIG_REVOKED_ONE);
+	/* Within 2 s: before, it ran once the sleep was over (5 s). */
+	assert_int_equal(front_recv_reply(fds[0], 3, 2000, &m), 0);
+	expect_unauthorized(f, &m, "the queued run");
+	close(fds[0]);
+	close(fds[1]);
+	assert_true(fixture_alive(f));
+}
+
 int
 main(void)
 {
@@ -265,6 +513,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unlisted_user_refused, setup_deny, teardown),
 		cmocka_unit_test_setup_teardown(test_unlisted_user_cli, setup_deny, teardown),
 		cmocka_unit_test_setup_teardown(test_listed_user_allowed, setup_allow, teardown),
+		cmocka_unit_test_setup_teardown(test_revoked_user_refused_everything, setup_allow,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_revoked_user_queued_run, setup_allow_one,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_per_uid_connection_limit, setup_limit,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_root_not_limited, setup_limit, teardown),
