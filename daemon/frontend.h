@@ -198,7 +198,8 @@ int run_lifeline_send(struct run *r, const void *m, size_t len);
 void run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nfds);
 /* The client went away: kill its runs; each is freed once reaped. */
 void run_orphan_client(struct daemon *d, struct client *c);
-/* Count a uid's runs that hold a uid slot (running or being reaped). */
+/* Count a uid's work that holds a run slot: runs launched and not freed
+ * (an interpreter session's interpreter not among them) and cells running. */
 uint32_t run_count_uid(const struct daemon *d, uid_t uid);
 /* Start queued runs while there are free slots. */
 void run_dispatch(struct daemon *d);
