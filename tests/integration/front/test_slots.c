@@ -145,11 +145,11 @@ user_err(struct user_out *o, struct airlock_conn *c, const char *step, int rc)
 	}
 }
 
-/* One cell "x = 6 * 7; x" in session id: 0, or -errno into o. */
+/* One cell in session id whose value must be 42 ("x = 6 * 7\nx", or "x"
+ * in an interpreter that must have kept x): 0, or -errno into o. */
 static int
-user_cell(struct airlock_conn *c, const char *id, struct user_out *o)
+user_cell(struct airlock_conn *c, const char *id, const char *code, struct user_out *o)
 {
-	static const char code[] = "x = 6 * 7\nx";
 	struct airlock_run_req *req = NULL;
 	struct airlock_result *res = NULL;
 	const char *v;
@@ -268,10 +268,11 @@ user_main(void *arg, void *buf)
 	}
 	if (in->echo && user_echo(c, in->slow, o) < 0)
 		goto out;
-	if (in->cell_id != NULL && user_cell(c, in->cell_id, o) < 0)
+	if (in->cell_id != NULL && user_cell(c, in->cell_id, "x", o) < 0)
 		goto out;
 	for (i = 0; i < in->interps && i < 4; i++) {
-		if (user_open(c, true, o->ids[i], o) < 0 || user_cell(c, o->ids[i], o) < 0)
+		if (user_open(c, true, o->ids[i], o) < 0 ||
+		    user_cell(c, o->ids[i], "x = 6 * 7\nx", o) < 0)
 			goto out;
 	}
 	if (in->plain_session && user_open(c, false, plain, o) < 0)
@@ -307,13 +308,16 @@ static void
 test_idle_interpreters_hold_no_slot(void **state)
 {
 	struct user_in two = {.sock = fx.sock, .interps = 2},
-		       echo = {.sock = fx.sock, .echo = true};
+		       echo = {.sock = fx.sock, .echo = true}, again = {.sock = fx.sock};
 	struct user_out o;
+	char id[40];
+	uint64_t echo_ms;
 
 	(void)state;
 	CHECK(fixture_start(&fx, CFG_IDLE) == 0, "the daemon did not start");
 	as_user(UID_A, &two, &o);
 	CHECK(o.rc == 0, "uid A: %s: %s (%s: %s)", o.step, strerror(-o.rc), o.code, o.msg);
+	snprintf(id, sizeof(id), "%s", o.ids[1]);
 	as_user(UID_B, &two, &o);
 	CHECK(o.rc == 0, "uid B: %s: %s (%s: %s)", o.step, strerror(-o.rc), o.code, o.msg);
 	as_user(UID_C, &echo, &o);
@@ -321,8 +325,13 @@ test_idle_interpreters_hold_no_slot(void **state)
 	      o.step, strerror(-o.rc), o.code, o.msg, (unsigned long long)o.ms);
 	CHECK(strcmp(o.out, "hi\n") == 0, "uid C: stdout '%s'", o.out);
 	CHECK(o.ms < PROMPT_MS, "uid C: echo hi took %llu ms", (unsigned long long)o.ms);
-	/* The idle interpreters kept their state and still take cells. */
-	print_message("echo hi behind 4 idle interpreters: %llu ms\n", (unsigned long long)o.ms);
+	echo_ms = o.ms;
+	/* An idle interpreter kept its state and still takes cells. */
+	again.cell_id = id;
+	as_user(UID_A, &again, &o);
+	CHECK(o.rc == 0, "uid A, a cell in its second interpreter again: %s: %s (%s: %s)", o.step,
+	      strerror(-o.rc), o.code, o.msg);
+	print_message("echo hi behind 4 idle interpreters: %llu ms\n", (unsigned long long)echo_ms);
 }
 
 /*
