@@ -70,6 +70,7 @@ struct cell {
 	uid_t uid;
 	struct proto_limits lim;
 	int fd[3];		   /* stdout, stderr, reply memfds; -1 */
+	struct timespec t_arrive;  /* its request came */
 	struct timespec t_sent;	   /* handed to the driver */
 	struct advisory_list *adv; /* blocked_imports findings, or NULL */
 	struct cells_done done;
@@ -437,7 +438,11 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		res.advisories[res.nadvisories++] = cl->adv->text[i];
 	res.cell = cl->n;
 	res.state = lost || cs->lost ? "lost" : "kept";
-	res.queued_ms = 0;
+	/* Its wait for the cells before it, a run slot and an interpreter
+	 * (to its answer, for one answered unsent). */
+	res.queued_ms = cl->t_sent.tv_sec != 0 || cl->t_sent.tv_nsec != 0
+				? clock_ms_between(&cl->t_arrive, &cl->t_sent)
+				: clock_ms_since(&cl->t_arrive);
 	if (!lost)
 		cs->lost = false;
 	session_cell_touch(cs->s); /* idle from the cell's end */
@@ -870,6 +875,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	cl->req_id = req_id;
 	cl->pid = client_pid(c);
 	cl->n = ++cs->next_cell;
+	clock_gettime(CLOCK_MONOTONIC, &cl->t_arrive);
 	cl->lim = *lim;
 	cl->adv = adv;
 	cl->fd[0] = cl->fd[1] = cl->fd[2] = -1;

@@ -110,14 +110,15 @@ now_ms(void)
 
 /* What a child acting as one user sends back (front_as_user). */
 struct user_out {
-	int rc;		 /* 0, or the -errno of the step that failed */
-	char step[64];	 /* which step */
-	char code[32];	 /* the daemon's error code, if one */
-	char msg[256];	 /* its message */
-	char out[64];	 /* a run's stdout */
-	uint64_t ms;	 /* how long the run took, request to answer */
-	uint64_t end_ms; /* CLOCK_MONOTONIC when the last answer came */
-	char ids[4][40]; /* sessions opened */
+	int rc;		    /* 0, or the -errno of the step that failed */
+	char step[64];	    /* which step */
+	char code[32];	    /* the daemon's error code, if one */
+	char msg[256];	    /* its message */
+	char out[64];	    /* a run's stdout */
+	uint64_t ms;	    /* how long the run took, request to answer */
+	uint64_t end_ms;    /* CLOCK_MONOTONIC when the last answer came */
+	uint64_t queued_ms; /* the last cell's result.queued_ms */
+	char ids[4][40];    /* sessions opened */
 };
 
 /* What the child does: sock, and how many interpreter sessions to open
@@ -153,6 +154,7 @@ user_cell(struct airlock_conn *c, const char *id, const char *code, struct user_
 	struct airlock_run_req *req = NULL;
 	struct airlock_result *res = NULL;
 	const char *v;
+	uint64_t t0;
 	int rc;
 
 	rc = airlock_run_req_new(&req);
@@ -164,13 +166,16 @@ user_cell(struct airlock_conn *c, const char *id, const char *code, struct user_
 		rc = airlock_run_req_set_session(req, id);
 	if (rc == 0)
 		rc = airlock_run_req_set_cell(req, true);
+	t0 = now_ms();
 	if (rc == 0)
 		rc = airlock_run(c, req, &res);
+	o->ms = now_ms() - t0;
 	if (rc < 0) {
 		user_err(o, c, "cell", rc);
 		goto out;
 	}
 	o->end_ms = now_ms();
+	o->queued_ms = airlock_result_queued_ms(res);
 	v = airlock_result_value(res);
 	if (airlock_result_outcome(res) != AIRLOCK_OUTCOME_EXITED || v == NULL ||
 	    strcmp(v, "42") != 0) {
@@ -436,6 +441,12 @@ test_cell_waits_for_a_slot(void **state)
 	CHECK(o.end_ms >= ob.end_ms,
 	      "uid A's cell was answered %llu ms before B's run, which held the only slot",
 	      (unsigned long long)(ob.end_ms - o.end_ms));
+	/* Its wait is in its result: from its arrival, which came after B's
+	 * run started, to its hand-off, which came after that run's end. */
+	CHECK(o.queued_ms > 0 && o.queued_ms <= o.ms, "uid A's cell: queued_ms %llu of %llu ms",
+	      (unsigned long long)o.queued_ms, (unsigned long long)o.ms);
+	print_message("a cell behind another user's run of " SLOW_S " s: queued %llu ms\n",
+		      (unsigned long long)o.queued_ms);
 }
 
 /* The caps: 2 per uid, 3 in all; busy, naming the key; room after a close. */
