@@ -58,8 +58,9 @@
  * starts a sandbox in well under a second; an idle daemon's queue never
  * moves at all, so any bound tells the two apart). */
 #define PROMPT_MS 20000
-/* How long the run that holds the only slot lasts, in the cell-waits test. */
-#define SLOW_S "2"
+/* How long the run that holds the only slot lasts, in the cell-waits test:
+ * the time the test has to send a cell behind it (about 10 ms here). */
+#define SLOW_S "3"
 
 static struct fixture fx;
 
@@ -116,7 +117,8 @@ struct user_out {
 	char msg[256];	    /* its message */
 	char out[64];	    /* a run's stdout */
 	uint64_t ms;	    /* how long the run took, request to answer */
-	uint64_t end_ms;    /* CLOCK_MONOTONIC when the last answer came */
+	uint64_t start_ms;  /* CLOCK_MONOTONIC when the last request went */
+	uint64_t end_ms;    /* ... and when its answer came */
 	uint64_t queued_ms; /* the last cell's result.queued_ms */
 	char ids[4][40];    /* sessions opened */
 };
@@ -166,7 +168,7 @@ user_cell(struct airlock_conn *c, const char *id, const char *code, struct user_
 		rc = airlock_run_req_set_session(req, id);
 	if (rc == 0)
 		rc = airlock_run_req_set_cell(req, true);
-	t0 = now_ms();
+	t0 = o->start_ms = now_ms();
 	if (rc == 0)
 		rc = airlock_run(c, req, &res);
 	o->ms = now_ms() - t0;
@@ -438,6 +440,10 @@ test_cell_waits_for_a_slot(void **state)
 	CHECK(ob.rc == 0 && strcmp(ob.out, "hi\n") == 0, "uid B: %s: %s (%s: %s)", ob.step,
 	      strerror(-ob.rc), ob.code, ob.msg);
 	CHECK(o.rc == 0, "uid A's cell: %s: %s (%s: %s)", o.step, strerror(-o.rc), o.code, o.msg);
+	/* Else this test tested nothing: the host was too slow to send a
+	 * cell within B's run of SLOW_S s (a finding, not a pass). */
+	CHECK(o.start_ms < ob.end_ms, "uid A's cell was sent %llu ms after B's run ended",
+	      (unsigned long long)(o.start_ms - ob.end_ms));
 	CHECK(o.end_ms >= ob.end_ms,
 	      "uid A's cell was answered %llu ms before B's run, which held the only slot",
 	      (unsigned long long)(ob.end_ms - o.end_ms));
