@@ -342,6 +342,10 @@ static const struct dec_field dec_info_ok_fields[] = {
 	 PROTO_PROFILES_MAX, 0},
 	{"mounts", DEC_MOUNT_INFOS, 0, U(proto_info, mounts), U(proto_info, nmounts),
 	 PROTO_INFO_MOUNTS_MAX, 0},
+	{"max_runs", DEC_U32, 0, U(proto_info, max_runs), 0, 0, 0},
+	{"max_runs_per_uid", DEC_U32, 0, U(proto_info, max_runs_per_uid), 0, 0, 0},
+	{"max_interpreters", DEC_U32, 0, U(proto_info, max_interpreters), 0, 0, 0},
+	{"max_interpreters_per_uid", DEC_U32, 0, U(proto_info, max_interpreters_per_uid), 0, 0, 0},
 };
 
 static const struct dec_field dec_mount_info_fields[] = {
@@ -2157,7 +2161,9 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 		return -EINVAL;
 	enc_begin(&e, PROTO_INFO_OK, id,
 		  6 + (info->resource_control != NULL) + (info->nruntime_packages > 0) +
-			  (info->nprofiles > 0) + (info->nmounts > 0));
+			  (info->nprofiles > 0) + (info->nmounts > 0) + (info->max_runs != 0) +
+			  (info->max_runs_per_uid != 0) + (info->max_interpreters != 0) +
+			  (info->max_interpreters_per_uid != 0));
 	if (info->nruntimes > PROTO_RUNTIMES_MAX || info->nruntime_packages > PROTO_RUNTIMES_MAX ||
 	    info->nprofiles > PROTO_PROFILES_MAX || info->nmounts > PROTO_INFO_MOUNTS_MAX)
 		enc_fail(&e, -E2BIG);
@@ -2250,6 +2256,15 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 		enc_kv_str(&e, "target", m->target, PROTO_NAME_MAX, true);
 		enc_kv_bool(&e, "package", m->package);
 	}
+	/* The capacity: each key only when known (0 is no daemon's value). */
+	if (info->max_runs != 0)
+		enc_kv_uint(&e, "max_runs", info->max_runs);
+	if (info->max_runs_per_uid != 0)
+		enc_kv_uint(&e, "max_runs_per_uid", info->max_runs_per_uid);
+	if (info->max_interpreters != 0)
+		enc_kv_uint(&e, "max_interpreters", info->max_interpreters);
+	if (info->max_interpreters_per_uid != 0)
+		enc_kv_uint(&e, "max_interpreters_per_uid", info->max_interpreters_per_uid);
 	return enc_finish(&e, ret);
 }
 

@@ -341,6 +341,11 @@ struct proto_info {
 	 * daemon before 0.8). */
 	struct proto_mount_info *mounts;
 	size_t nmounts;
+	/* Optional (0: absent, a daemon before issue 28): the daemon's
+	 * capacity: run slots in all and per uid (work being done: runs and
+	 * running cells), live interpreters in all and per uid. */
+	uint32_t max_runs, max_runs_per_uid;
+	uint32_t max_interpreters, max_interpreters_per_uid;
 };
 
 /*

@@ -45,6 +45,7 @@
 #include "log.h"
 #include "memfd.h"
 #include "run.h"
+#include "runqueue.h"
 #include "session.h"
 #include "xalloc.h"
 #include "compiler.h"
@@ -70,6 +71,7 @@ struct cell {
 	uid_t uid;
 	struct proto_limits lim;
 	int fd[3];		   /* stdout, stderr, reply memfds; -1 */
+	struct timespec t_arrive;  /* its request came */
 	struct timespec t_sent;	   /* handed to the driver */
 	struct advisory_list *adv; /* blocked_imports findings, or NULL */
 	struct cells_done done;
@@ -108,6 +110,10 @@ struct cells {
 	bool reload_kill;
 	char reload_why[96];
 	char note[PROTO_ADVISORY_MAX + 1];
+	/* The head cell's run slot (cells.h): asked for in the run queue, or held. */
+	struct runqueue_item slot_q;
+	bool slot_queued, slot_held;
+	uid_t uid; /* the session's, whose slots its cells take */
 };
 
 static void cells_pump_cb(evutil_socket_t fd, short what, void *arg);
@@ -136,12 +142,13 @@ cells_runtime_ok(const struct config_runtime *rt)
 }
 
 struct cells *
-cells_new(struct daemon *d, struct session *s, const char *runtime)
+cells_new(struct daemon *d, struct session *s, uid_t uid, const char *runtime)
 {
 	struct cells *cs = xcalloc(1, sizeof(*cs));
 
 	cs->d = d;
 	cs->s = s;
+	cs->uid = uid;
 	cs->chan = -1;
 	snprintf(cs->runtime, sizeof(cs->runtime), "%s", runtime);
 	TAILQ_INIT(&cs->q);
@@ -167,13 +174,38 @@ cell_code_free(struct cells *cs, struct cell *cl)
 	cl->code = NULL;
 }
 
+/* The head cell is done with its run slot: the next piece of work may have it. */
+static void
+cells_slot_release(struct cells *cs)
+{
+	if (!cs->slot_held)
+		return;
+	cs->slot_held = false;
+	cs->d->nrunning--;
+	run_dispatch_soon(cs->d);
+}
+
+/* No cell waits any more: the session leaves the run queue. */
+static void
+cells_slot_unqueue(struct cells *cs)
+{
+	if (!cs->slot_queued)
+		return;
+	runqueue_remove(&cs->d->queue, &cs->slot_q);
+	cs->slot_queued = false;
+}
+
+/* Free a cell; only ever the head (the one a run slot is for). */
 static void
 cell_free(struct cells *cs, struct cell *cl)
 {
 	int k;
 
+	cells_slot_release(cs);
 	TAILQ_REMOVE(&cs->q, cl, entry);
 	cs->nq--;
+	if (cs->nq == 0)
+		cells_slot_unqueue(cs);
 	for (k = 0; k < 3; k++)
 		fd_close(cl->fd[k]);
 	cell_code_free(cs, cl);
@@ -425,7 +457,11 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		res.advisories[res.nadvisories++] = cl->adv->text[i];
 	res.cell = cl->n;
 	res.state = lost || cs->lost ? "lost" : "kept";
-	res.queued_ms = 0;
+	/* Its wait for the cells before it, a run slot and an interpreter
+	 * (to its answer, for one answered unsent). */
+	res.queued_ms = cl->t_sent.tv_sec != 0 || cl->t_sent.tv_nsec != 0
+				? clock_ms_between(&cl->t_arrive, &cl->t_sent)
+				: clock_ms_since(&cl->t_arrive);
 	if (!lost)
 		cs->lost = false;
 	session_cell_touch(cs->s); /* idle from the cell's end */
@@ -798,6 +834,23 @@ cells_pump(struct cells *cs)
 	if (cs->stale && cs->interp != NULL && (cl == NULL || cl->stage == CELL_QUEUED))
 		cells_reload_restart(cs);
 	while ((cl = TAILQ_FIRST(&cs->q)) != NULL && cl->stage == CELL_QUEUED && !cs->ended) {
+		/*
+		 * A cell is work being done: it takes a run slot, as a run
+		 * does, before it goes to the interpreter or has one started;
+		 * without one it waits in the run queue, round-robin with
+		 * every uid's runs (cells_slot_granted pumps again). Between
+		 * cells the interpreter holds no slot (issue 28).
+		 */
+		if (!cs->slot_held) {
+			if (!cs->slot_queued) {
+				if (runqueue_push(&cs->d->queue, &cs->slot_q, cs->uid,
+						  RUN_QUEUE_CELL, UINT32_MAX, UINT32_MAX) < 0)
+					fatalx("out of memory");
+				cs->slot_queued = true;
+				run_dispatch_soon(cs->d);
+			}
+			break;
+		}
 		if (cs->interp == NULL) {
 			/* A new interpreter is started on behalf of the cell's
 			 * client (its access and limits are checked again):
@@ -831,6 +884,24 @@ cells_pump(struct cells *cs)
 		break;
 	}
 	cs->pumping = false;
+}
+
+void
+cells_slot_granted(struct runqueue_item *it)
+{
+	struct cells *cs = (struct cells *)((char *)it - offsetof(struct cells, slot_q));
+
+	cs->slot_queued = false;
+	cs->slot_held = true;
+	cs->d->nrunning++;
+	/* From the loop's next turn: run_dispatch() is the caller. */
+	cells_pump_soon(cs);
+}
+
+bool
+cells_holds_slot(const struct cells *cs)
+{
+	return cs->slot_held;
 }
 
 static void
@@ -878,6 +949,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	cl->req_id = req_id;
 	cl->pid = client_pid(c);
 	cl->n = ++cs->next_cell;
+	clock_gettime(CLOCK_MONOTONIC, &cl->t_arrive);
 	cl->lim = *lim;
 	cl->adv = adv;
 	cl->fd[0] = cl->fd[1] = cl->fd[2] = -1;

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "proto.h"
 #include "spawn_msg.h"
@@ -37,7 +38,8 @@ bool cells_runtime_ok(const struct config_runtime *rt);
 /* The driver's source, sent as the interpreter sandbox's code. */
 const char *cells_driver(void);
 
-struct cells *cells_new(struct daemon *d, struct session *s, const char *runtime);
+/* The cells of session s, of uid, whose interpreter is runtime's. */
+struct cells *cells_new(struct daemon *d, struct session *s, uid_t uid, const char *runtime);
 const char *cells_runtime(const struct cells *cs);
 /* The session ends: every cell not answered gets an error. */
 void cells_end(struct cells *cs, const char *why);
@@ -63,6 +65,20 @@ void cells_client_gone(struct cells *cs, struct client *c);
  * adv: its blocked_imports findings (taken; NULL: none). */
 void cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct proto_run *req,
 		const struct proto_limits *lim, struct advisory_list *adv);
+
+/* ---- run slots (run.c) ---- */
+
+struct runqueue_item;
+/*
+ * A cell takes a run slot (max_runs, max_runs_per_uid) from the moment it
+ * may go to the interpreter (or have one started for it) until it is
+ * answered; between cells the interpreter holds none. A cell that finds no
+ * slot waits in the run queue (RUN_QUEUE_CELL), served with the runs.
+ */
+/* run_dispatch() popped the session's queue item: its head cell has a slot. */
+void cells_slot_granted(struct runqueue_item *it);
+/* Does a cell of the session hold a run slot? */
+bool cells_holds_slot(const struct cells *cs);
 
 /* ---- from the interpreter's run (run_io.c) ---- */
 

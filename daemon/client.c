@@ -512,6 +512,11 @@ client_on_info(struct client *c, const struct proto_msg *m)
 	info.defaults = cfg->defaults;
 	info.ceilings = cfg->ceilings;
 	info.resource_control = cgroup_kind_name(c->d->resource_control);
+	/* What a user's parallelism is (docs/design-service.md). */
+	info.max_runs = cfg->max_runs;
+	info.max_runs_per_uid = cfg->max_runs_per_uid;
+	info.max_interpreters = cfg->max_interpreters;
+	info.max_interpreters_per_uid = cfg->max_interpreters_per_uid;
 	for (i = 0; i < cfg->nruntimes && i < PROTO_RUNTIMES_MAX; i++) {
 		struct proto_runtime_packages *p = &info.runtime_packages[info.nruntime_packages];
 

@@ -65,6 +65,8 @@ struct config_lines {
 	unsigned user;
 	unsigned socket_group;
 	unsigned max_runs_per_uid;
+	unsigned max_interpreters;
+	unsigned max_interpreters_per_uid;
 	unsigned default_profile;
 	unsigned profile_limit[CONFIG_PROFILES_MAX][PROTO_LIMIT_COUNT_]; /* 0: not set */
 	unsigned profile_subprocess[CONFIG_PROFILES_MAX];		 /* subprocess = */
@@ -803,6 +805,14 @@ config_key_sessions(struct config_parse *p, const char *name, const char *value)
 
 	if (!strcmp(name, "max_per_uid"))
 		return config_key_u32(p, name, value, &cfg->sessions_per_uid);
+	if (!strcmp(name, "max_interpreters")) {
+		p->lines.max_interpreters = p->line;
+		return config_key_u32(p, name, value, &cfg->max_interpreters);
+	}
+	if (!strcmp(name, "max_interpreters_per_uid")) {
+		p->lines.max_interpreters_per_uid = p->line;
+		return config_key_u32(p, name, value, &cfg->max_interpreters_per_uid);
+	}
 	if (!strcmp(name, "idle_timeout_ms"))
 		return config_key_u32(p, name, value, &cfg->session_idle_ms);
 	if (!strcmp(name, "idle_timeout_ms_max"))
@@ -2069,6 +2079,21 @@ config_daemon_finish(struct config_parse *p)
 	 */
 	if (p->lines.max_runs_per_uid == 0)
 		cfg->max_runs_per_uid = cfg->max_runs > 1 ? (cfg->max_runs + 1) / 2 : 1;
+	/*
+	 * Live interpreters have caps of their own (issue 28): between cells
+	 * one holds no run slot, only memory, a process and a uid slot, so
+	 * the caps bound what idle ones hold. By default twice the run slots
+	 * (a user who works may keep an interpreter while runs still find
+	 * every slot), and, as for runs, one uid half of them.
+	 */
+	if (p->lines.max_interpreters == 0)
+		cfg->max_interpreters =
+			cfg->max_runs > UINT32_MAX / 2 ? UINT32_MAX : 2 * cfg->max_runs;
+	if (p->lines.max_interpreters_per_uid == 0)
+		cfg->max_interpreters_per_uid =
+			cfg->max_interpreters > 1
+				? cfg->max_interpreters / 2 + cfg->max_interpreters % 2
+				: 1;
 	if (p->lines.socket_group == 0) {
 		gr = getgrnam("airlock");
 		cfg->socket_gid = gr != NULL ? gr->gr_gid : 0;

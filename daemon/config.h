@@ -160,6 +160,12 @@ struct config {
 	uint32_t session_lifetime_ms_max; /* lifetime_ms_max = (default 86400000) */
 	uint32_t session_orphan_grace_ms; /* orphan_grace_ms = (default 60000) */
 	uint64_t session_file_max;	  /* file_max_bytes = read/write size (default 64M) */
+	/* Live interpreters (interpreter sessions open), all uids and one uid:
+	 * max_interpreters = (default 2 * max_runs), max_interpreters_per_uid =
+	 * (default max_interpreters / 2, at least 1). Their own caps: between
+	 * cells an interpreter holds no run slot (docs/design-interpreters.md). */
+	uint32_t max_interpreters;
+	uint32_t max_interpreters_per_uid;
 
 	/* [egress]: the proxy of network = proxy profiles */
 	char egress_resolvers[CONFIG_RESOLVERS_MAX][64]; /* resolver = IP[:port], ...

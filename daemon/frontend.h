@@ -201,7 +201,8 @@ void run_orphan_client(struct daemon *d, struct client *c);
 /* A reload: the queued runs of clients [access] no longer allows are
  * answered unauthorized and dropped. */
 void run_access_reloaded(struct daemon *d);
-/* Count a uid's runs that hold a uid slot (running or being reaped). */
+/* Count a uid's work that holds a run slot: runs launched and not freed
+ * (an interpreter session's interpreter not among them) and cells running. */
 uint32_t run_count_uid(const struct daemon *d, uid_t uid);
 /* Start queued runs while there are free slots. */
 void run_dispatch(struct daemon *d);

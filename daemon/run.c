@@ -43,6 +43,12 @@
 static void run_free_inputs(struct run *r);
 static void run_cancel(struct run *r);
 
+bool
+run_holds_slot(const struct run *r)
+{
+	return r->cells == NULL;
+}
+
 uint32_t
 run_count_uid(const struct daemon *d, uid_t uid)
 {
@@ -50,14 +56,25 @@ run_count_uid(const struct daemon *d, uid_t uid)
 	uint32_t n = 0;
 
 	/*
-	 * Runs holding a uid slot, whatever their client: a queued run is not
+	 * Runs holding a run slot, whatever their client: a queued run is not
 	 * running. Counting queued runs here stalled the queue for good once
 	 * a uid had max_runs_per_uid of them waiting (issue 13, finding 5).
+	 * An interpreter counts only while one of its cells runs: counted for
+	 * its whole life, two users' idle interpreters held every slot and a
+	 * third user's one-shot run waited for ever (issue 28).
 	 */
 	TAILQ_FOREACH(r, &d->runs, entry)
-	if (r->uid == uid && r->state != RUN_QUEUED)
+	if (r->uid == uid && r->state != RUN_QUEUED && run_holds_slot(r))
 		n++;
-	return n;
+	return n + session_cell_slots_uid(d, uid);
+}
+
+bool
+run_slot_free(const struct daemon *d, uid_t uid)
+{
+	if (d->nrunning >= d->cfg->max_runs)
+		return false;
+	return uid == 0 || run_count_uid(d, uid) < d->cfg->max_runs_per_uid;
 }
 
 /* ---- building the plan -------------------------------------------------- */
@@ -220,7 +237,7 @@ static void
 run_free(struct run *r, enum run_state from)
 {
 	struct daemon *d = r->d;
-	bool slot_held = from != RUN_QUEUED;
+	bool slot_held = from != RUN_QUEUED && run_holds_slot(r);
 
 	if (from == RUN_QUEUED)
 		runqueue_remove(&r->d->queue, &r->q);
@@ -618,7 +635,8 @@ run_launch(struct run *r)
 		 * spawner. */
 		session_run_unqueued(r->session);
 		r->slot = session_run_begin(r->session, r);
-		d->nrunning++;
+		if (run_holds_slot(r))
+			d->nrunning++;
 		clock_gettime(CLOCK_MONOTONIC, &r->t_start);
 		run_transition(r, RUN_EV_LAUNCH_SESSION);
 		session_run_prepare(r->session, r, (const char *const *)r->in_names, r->in_fds,
@@ -663,25 +681,41 @@ static bool
 run_can_start(void *ctx, const struct runqueue_item *it)
 {
 	struct daemon *d = ctx;
-	const struct run *r = (const struct run *)((const char *)it - offsetof(struct run, q));
+	const struct run *r;
 
+	/* A cell waits for a run slot and nothing else (cells.c). */
+	if (it->klass == RUN_QUEUE_CELL)
+		return run_slot_free(d, it->uid);
+	r = (const struct run *)((const char *)it - offsetof(struct run, q));
 	if (r->session != NULL && !session_can_start(r->session))
 		return false;
+	/* An interpreter is started for a cell that holds a run slot
+	 * already: it must not wait for a second one (with one slot per uid
+	 * it would wait for its own cell for ever). */
+	if (!run_holds_slot(r))
+		return true;
 	if (r->session == NULL && !run_pool_has(d) && uidpool_in_use(&d->uids) >= d->uids.nslots)
 		return false;
-	return r->uid == 0 || run_count_uid(d, r->uid) < d->cfg->max_runs_per_uid;
+	return run_slot_free(d, r->uid);
 }
 
 void
 run_dispatch(struct daemon *d)
 {
-	while (d->nrunning < d->cfg->max_runs && !d->stopping) {
+	/* Not bounded by max_runs here: run_can_start() says, per item, for
+	 * what takes a run slot (an interpreter starting for its cell takes
+	 * none). */
+	while (!d->stopping) {
 		struct runqueue_item *it = runqueue_pop(&d->queue, run_can_start, d);
 		struct run *r;
 		int rc;
 
 		if (it == NULL)
 			break;
+		if (it->klass == RUN_QUEUE_CELL) {
+			cells_slot_granted(it);
+			continue;
+		}
 		r = (struct run *)((char *)it - offsetof(struct run, q));
 		rc = run_launch(r);
 		if (rc == -EAGAIN) {

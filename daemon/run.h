@@ -57,8 +57,11 @@ struct run_artifact {
 enum run_queue_class {
 	RUN_QUEUE_ONE_SHOT = 0,
 	RUN_QUEUE_SESSION = 1,
+	/* Not a run: an interpreter session's next cell waiting for a run
+	 * slot (cells.c); its interpreter already lives in the session's. */
+	RUN_QUEUE_CELL = 2,
 };
-_Static_assert(RUN_QUEUE_SESSION < RUNQUEUE_CLASSES, "a run class the queue does not have");
+_Static_assert(RUN_QUEUE_CELL < RUNQUEUE_CLASSES, "a run class the queue does not have");
 
 /* One run in the frontend (run.c), from its request to its reap. */
 struct run {
@@ -104,6 +107,16 @@ struct run {
 };
 
 /* ---- run.c ---- */
+
+/*
+ * Does the run hold a run slot (max_runs, max_runs_per_uid) from its launch
+ * to its end? Every run but an interpreter session's interpreter: that one
+ * lives between cells, and its cells take a slot each while they run
+ * (cells.c), so that an idle interpreter holds none (issue 28).
+ */
+bool run_holds_slot(const struct run *r);
+/* May uid take one more run slot now (max_runs, max_runs_per_uid)? */
+bool run_slot_free(const struct daemon *d, uid_t uid);
 
 /* Output or the lifeline closed, or the spawner spoke: answer or end the run
  * if it is time (run_outcome.h says when). */

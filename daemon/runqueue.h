@@ -14,10 +14,10 @@
 /*
  * Classes of items: an item waits only behind the items of its own uid and
  * class, so an item that cannot start holds up no other class. run.c has
- * one-shot runs, which need a uid slot, and session runs, which bring
- * their session's.
+ * one-shot runs, which need a uid slot, session runs, which bring their
+ * session's, and interpreter sessions' cells waiting for a run slot.
  */
-#define RUNQUEUE_CLASSES 2
+#define RUNQUEUE_CLASSES 3
 
 /* Embedded in whatever is queued. */
 struct runqueue_item {

@@ -127,6 +127,59 @@ session_count_uid(const struct daemon *d, uid_t uid)
 	return n;
 }
 
+/* Interpreter sessions open (each keeps one live interpreter): of uid, and
+ * of every uid into *ret_all. */
+static uint32_t
+session_count_interps(const struct daemon *d, uid_t uid, uint32_t *ret_all)
+{
+	const struct session *s;
+	uint32_t n = 0, all = 0;
+
+	TAILQ_FOREACH(s, &d->sessions, entry)
+	{
+		if (s->ended || s->cells == NULL)
+			continue;
+		all++;
+		if (s->uid == uid)
+			n++;
+	}
+	*ret_all = all;
+	return n;
+}
+
+/*
+ * May uid open one more interpreter session? Between cells an interpreter
+ * holds no run slot (cells.c takes one per cell), so what idle ones hold
+ * (memory up to their limit, a process, a uid slot) is bounded here, by
+ * caps of their own (issue 28). Past a cap the open is refused at once,
+ * busy, never queued: it would wait for another session's end, which may
+ * be an hour away. Root is held to the global cap only, as for runs.
+ */
+static bool
+session_interp_refused(struct daemon *d, struct client *c, uint32_t req_id)
+{
+	const struct config *cfg = d->cfg;
+	uid_t uid = client_uid(c);
+	uint32_t all, mine = session_count_interps(d, uid, &all);
+
+	if (all >= cfg->max_interpreters) {
+		client_send_error(c, req_id, PROTO_ERR_BUSY,
+				  "%u live interpreters, the daemon's limit (max_interpreters); "
+				  "close an interpreter session or retry later",
+				  (unsigned)all);
+		return true;
+	}
+	if (uid != 0 && mine >= cfg->max_interpreters_per_uid) {
+		client_send_error(
+			c, req_id, PROTO_ERR_BUSY,
+			"uid %u has %u live interpreters, the limit "
+			"(max_interpreters_per_uid); close one of its interpreter sessions",
+			(unsigned)uid, (unsigned)mine);
+		return true;
+	}
+	return false;
+}
+
 /* ---- freeing ---------------------------------------------------------------- */
 
 static void
@@ -578,6 +631,8 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 				  o->interpreter);
 		return;
 	}
+	if (o->interpreter != NULL && session_interp_refused(d, c, req_id))
+		return;
 	/* The limits the runs will ask by default, within the session's profile. */
 	if (client_resolve_limits(c, req_id, o->profile, &o->limits, &resolved, &prof) < 0)
 		return;
@@ -596,11 +651,12 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	strcpy(s->profile, prof->name);
 	s->run_defaults = o->limits;
 	if (o->interpreter != NULL)
-		s->cells = cells_new(d, s, o->interpreter);
+		s->cells = cells_new(d, s, client_uid(c), o->interpreter);
 	/* The keeper's key holds the session's uid slot, which its runs use,
 	 * until the session is freed. */
 	r = spawnref_add_slot(&d->refs, SPAWNREF_KEEPER, s, &s->key, &s->slot);
 	if (r == -EBUSY) {
+		cells_free(s->cells);
 		free(s);
 		client_send_error(c, req_id, PROTO_ERR_BUSY, "no free sandbox uid");
 		return;
@@ -820,6 +876,18 @@ session_stop_all(struct daemon *d)
 }
 
 /* ---- runs ------------------------------------------------------------------------ */
+
+uint32_t
+session_cell_slots_uid(const struct daemon *d, uid_t uid)
+{
+	const struct session *s;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(s, &d->sessions, entry)
+	if (s->uid == uid && s->cells != NULL && cells_holds_slot(s->cells))
+		n++;
+	return n;
+}
 
 struct cells *
 session_cells(const struct session *s)

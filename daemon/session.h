@@ -49,6 +49,8 @@ void session_stop_all(struct daemon *d);
 
 /* ---- for runs in a session (run.c) ---- */
 
+/* How many of uid's interpreter sessions have a cell holding a run slot. */
+uint32_t session_cell_slots_uid(const struct daemon *d, uid_t uid);
 /* An interpreter session's cells (cells.h), or NULL. */
 struct cells *session_cells(const struct session *s);
 /* A cell came: the session is not idle. */

@@ -1104,6 +1104,23 @@ const char *airlock_info_mount_name(const struct airlock_info *info, size_t i);
 const char *airlock_info_mount_target(const struct airlock_info *info, size_t i);
 bool airlock_info_mount_is_package(const struct airlock_info *info, size_t i);
 
+/*
+ * The daemon's capacity (airlockd.conf(5)): how much work may be done at
+ * once, and how many interpreter sessions may live. A run slot is held by a
+ * run from its start to its end and by a cell while it runs; an interpreter
+ * between cells holds none, only a place among the live interpreters.
+ */
+enum airlock_capacity {
+	AIRLOCK_CAPACITY_RUNS = 0,		   /* max_runs: run slots, all users */
+	AIRLOCK_CAPACITY_RUNS_PER_UID = 1,	   /* max_runs_per_uid (root: not bound) */
+	AIRLOCK_CAPACITY_INTERPRETERS = 2,	   /* max_interpreters: all users */
+	AIRLOCK_CAPACITY_INTERPRETERS_PER_UID = 3, /* max_interpreters_per_uid */
+};
+
+/* One figure of the daemon's capacity; 0 when the daemon did not say (one
+ * before 0.9) or what is out of range. Since 0.9. */
+uint32_t airlock_info_capacity(const struct airlock_info *info, enum airlock_capacity what);
+
 #ifdef __cplusplus
 }
 #endif

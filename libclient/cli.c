@@ -749,6 +749,36 @@ cli_info_profiles_text(const struct airlock_info *info)
 		       airlock_info_mount_target(info, i));
 }
 
+/* The daemon's capacity figures: key in --json, words in the text. */
+static const struct {
+	enum airlock_capacity what;
+	const char *key, *text;
+} cli_capacity[] = {
+	{AIRLOCK_CAPACITY_RUNS, "max_runs", "run slots (runs and running cells), all users"},
+	{AIRLOCK_CAPACITY_RUNS_PER_UID, "max_runs_per_uid", "run slots, one user"},
+	{AIRLOCK_CAPACITY_INTERPRETERS, "max_interpreters", "live interpreters, all users"},
+	{AIRLOCK_CAPACITY_INTERPRETERS_PER_UID, "max_interpreters_per_uid",
+	 "live interpreters, one user"},
+};
+
+/* info.capacity as JSON: {max_runs: n, ...}, only the figures the daemon said. */
+static int
+cli_info_capacity_json(const struct airlock_info *info, json_t *obj)
+{
+	json_t *cap = json_object();
+	size_t i;
+
+	if (cap == NULL || json_object_set_new(obj, "capacity", cap) < 0)
+		return -1;
+	for (i = 0; i < sizeof(cli_capacity) / sizeof(cli_capacity[0]); i++) {
+		uint32_t v = airlock_info_capacity(info, cli_capacity[i].what);
+
+		if (v != 0 && json_object_set_new(cap, cli_capacity[i].key, json_integer(v)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* `airlock info` as JSON. */
 static json_t *
 cli_info_json(const struct airlock_info *info)
@@ -782,7 +812,7 @@ cli_info_json(const struct airlock_info *info)
 				json_string(airlock_info_resource_control(info))) < 0)
 		goto fail;
 	if (cli_info_packages_json(info, obj) < 0 || cli_info_profiles_json(info, obj) < 0 ||
-	    cli_info_mounts_json(info, obj) < 0)
+	    cli_info_mounts_json(info, obj) < 0 || cli_info_capacity_json(info, obj) < 0)
 		goto fail;
 	return obj;
 fail:
@@ -831,6 +861,13 @@ cli_info(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, cha
 				printf(" %.*s", (int)n, p);
 			}
 		}
+	}
+	for (i = 0; i < sizeof(cli_capacity) / sizeof(cli_capacity[0]); i++) {
+		uint32_t v = airlock_info_capacity(info, cli_capacity[i].what);
+
+		if (v != 0)
+			printf("%s%s: %" PRIu32 " (%s)", i == 0 ? "\ncapacity:\n  " : "\n  ",
+			       cli_capacity[i].key, v, cli_capacity[i].text);
 	}
 	printf("\n%-18s %20s %20s\n", "limit", "default", "ceiling");
 	for (l = 0; airlock_limit_name((enum airlock_limit)l) != NULL; l++) {

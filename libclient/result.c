@@ -130,6 +130,7 @@ struct airlock_info {
 	size_t nprofiles;
 	struct info_mount *mounts;
 	size_t nmounts;
+	uint32_t capacity[4]; /* by enum airlock_capacity; 0: not said */
 };
 
 /* Copy n strings (checked by the decoder) into *ret, n of them on success. */
@@ -767,6 +768,10 @@ result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
 	}
 	memcpy(info->defaults, pi->defaults.v, sizeof(info->defaults));
 	memcpy(info->ceilings, pi->ceilings.v, sizeof(info->ceilings));
+	info->capacity[AIRLOCK_CAPACITY_RUNS] = pi->max_runs;
+	info->capacity[AIRLOCK_CAPACITY_RUNS_PER_UID] = pi->max_runs_per_uid;
+	info->capacity[AIRLOCK_CAPACITY_INTERPRETERS] = pi->max_interpreters;
+	info->capacity[AIRLOCK_CAPACITY_INTERPRETERS_PER_UID] = pi->max_interpreters_per_uid;
 	if (pi->resource_control != NULL) {
 		info->resource_control = strdup(pi->resource_control);
 		if (info->resource_control == NULL)
@@ -1016,6 +1021,15 @@ AIRLOCK_EXPORT const char *
 airlock_info_resource_control(const struct airlock_info *info)
 {
 	return info != NULL ? info->resource_control : NULL;
+}
+
+/* One figure of the daemon's capacity, or 0. */
+AIRLOCK_EXPORT uint32_t
+airlock_info_capacity(const struct airlock_info *info, enum airlock_capacity what)
+{
+	if (info == NULL || (unsigned)what >= sizeof(info->capacity) / sizeof(info->capacity[0]))
+		return 0;
+	return info->capacity[what];
 }
 
 /* Which data-science packages runtime i sees, comma-separated, or NULL. */

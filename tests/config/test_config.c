@@ -119,6 +119,9 @@ test_defaults(void **state)
 	assert_int_equal(f->cfg.max_runs, 2 * ncpu);
 	assert_int_equal(f->cfg.max_runs_per_uid, ncpu);
 	assert_true(f->cfg.max_runs_per_uid < f->cfg.max_runs);
+	/* Live interpreters: twice the run slots, half of them per uid (issue 28). */
+	assert_int_equal(f->cfg.max_interpreters, 4 * ncpu);
+	assert_int_equal(f->cfg.max_interpreters_per_uid, 2 * ncpu);
 	assert_int_equal(f->cfg.max_queued_bytes, 8 << 20);
 	assert_int_equal(f->cfg.max_queued_fds, 128);
 	assert_int_equal(f->cfg.max_fds_per_uid, 256);
@@ -704,6 +707,37 @@ test_prestart_default(void **state)
 	assert_false(config_runtime_find(&f->cfg, "python-site")->prestart);
 	assert_false(config_runtime_find(&f->cfg, "sh")->prestart);
 	assert_false(config_runtime_find(&f->cfg, "exec")->prestart);
+}
+
+/* The interpreter caps (issue 28): derived from max_runs unless set; the
+ * per-uid one from the global one; 0 refused. */
+static void
+test_interpreter_caps(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(load_text(f, "[daemon]\nmax_runs = 5\n"), 0);
+	assert_int_equal(f->cfg.max_interpreters, 10);
+	assert_int_equal(f->cfg.max_interpreters_per_uid, 5);
+	config_free(&f->cfg);
+	assert_int_equal(load_text(f, "[daemon]\nmax_runs = 1\n"), 0);
+	assert_int_equal(f->cfg.max_interpreters, 2);
+	assert_int_equal(f->cfg.max_interpreters_per_uid, 1);
+	config_free(&f->cfg);
+	assert_int_equal(load_text(f, "[sessions]\nmax_interpreters = 7\n"), 0);
+	assert_int_equal(f->cfg.max_interpreters, 7);
+	assert_int_equal(f->cfg.max_interpreters_per_uid, 4);
+	config_free(&f->cfg);
+	assert_int_equal(load_text(f, "[sessions]\nmax_interpreters = 3\n"
+				      "max_interpreters_per_uid = 3\n"),
+			 0);
+	assert_int_equal(f->cfg.max_interpreters, 3);
+	assert_int_equal(f->cfg.max_interpreters_per_uid, 3);
+	config_free(&f->cfg);
+	assert_int_not_equal(load_text(f, "[sessions]\nmax_interpreters = 0\n"), 0);
+	assert_non_null(strstr(f->err, "max_interpreters must not be 0"));
+	assert_int_not_equal(load_text(f, "[sessions]\nmax_interpreters_per_uid = x\n"), 0);
+	assert_non_null(strstr(f->err, "max_interpreters_per_uid = x"));
 }
 
 /* blocked_imports: the names kept in order; the lists of all profiles
@@ -1336,6 +1370,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_blocked_imports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prestart_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_interpreter_caps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),

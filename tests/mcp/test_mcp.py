@@ -26,7 +26,7 @@ import zlib
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import Daemon  # noqa: E402
+from airlock_testlib import Daemon, uid_range  # noqa: E402
 
 
 SESSION_RE = re.compile(r"\b[0-9a-f]{32}\b")
@@ -45,14 +45,22 @@ def setUpModule() -> None:
     if not binary or not CLI:
         raise unittest.SkipTest("no airlockd or airlock (set AIRLOCKD and AIRLOCK_CLI)")
     # "locked": both switches off and an advisory import check (issue 17).
+    # The last SMALL_UIDS uids of the range are the one-slot daemon's
+    # (test_idle_interpreter_holds_no_slot): two daemons never share a uid.
+    base, count = uid_range()
     _daemon = Daemon(
         binary,
         "[profile locked]\nfile_write = false\nsubprocess = false\nblocked_imports = ctypes\nhidden_paths = /usr/share/doc\n",
         prefix="airlock-mcp-",
         debug=True,
+        uids=(base, count - SMALL_UIDS),
     )
     SOCKET = _daemon.sock
     _daemon.start()
+
+
+# uids of the second daemon some tests start (its uid_count).
+SMALL_UIDS = 64
 
 
 def tearDownModule() -> None:
@@ -621,6 +629,35 @@ class McpTest(unittest.TestCase):
         self.assertIn("NameError", text_of(after))
         self.assertIn("cell 1,", text_of(after))
         self.assertEqual(self.run_python("print(6 * 7)")["structuredContent"]["stdout"], "42\n")
+
+    def test_idle_interpreter_holds_no_slot(self) -> None:
+        # Issue 28: the server's interpreter, waiting for its next cell,
+        # held a run slot until the server exited; with one slot, a
+        # run_python after a run_python_cell waited for ever.
+        base, count = uid_range()
+        one = Daemon(os.environ.get("AIRLOCKD") or shutil.which("airlockd"), "[daemon]\nmax_runs = 1\n",
+                     prefix="airlock-mcp1-", uids=(base + count - SMALL_UIDS, SMALL_UIDS))
+        server = None
+        try:
+            one.start()
+            server = Server(one.sock)
+            server.initialize()
+            cell = server.tool("run_python_cell", {"code": "x = 6 * 7\nx"})
+            self.assertEqual(cell["structuredContent"]["value"], "42", text_of(cell))
+            t0 = time.monotonic()
+            try:
+                run = server.tool("run_python", {"code": "print('hi')"}, timeout=20)
+            except AssertionError as e:
+                raise AssertionError(f"{e}\ndaemon log:\n{one.log_tail()}") from None
+            self.assertEqual(run["structuredContent"]["stdout"], "hi\n", one.log_tail())
+            print(f"run_python behind an idle MCP interpreter, one slot: {time.monotonic() - t0:.3f} s",
+                  file=sys.stderr)
+            again = server.tool("run_python_cell", {"code": "x"})
+            self.assertEqual(again["structuredContent"]["value"], "42", text_of(again))
+        finally:
+            if server is not None:
+                self.assertEqual(server.close(), 0)
+            one.remove()
 
     def test_session_flow(self) -> None:
         self.server.initialize()

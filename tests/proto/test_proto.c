@@ -352,7 +352,24 @@ test_roundtrip_info(void **state)
 	assert_memory_equal(&m.u.info.ceilings, &in.ceilings, sizeof(in.ceilings));
 	/* runtime_packages is absent when there is none. */
 	assert_int_equal(m.u.info.nruntime_packages, 0);
+	/* So is the capacity when not given (0: an older daemon). */
+	assert_int_equal(m.u.info.max_runs, 0);
+	assert_int_equal(m.u.info.max_interpreters_per_uid, 0);
 	proto_msg_free(&m);
+
+	/* The capacity (issue 28): each figure as sent. */
+	in.max_runs = 4;
+	in.max_runs_per_uid = 2;
+	in.max_interpreters = 8;
+	in.max_interpreters_per_uid = UINT32_MAX;
+	assert_int_equal(proto_encode_info(5, &in, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.info.max_runs, 4);
+	assert_int_equal(m.u.info.max_runs_per_uid, 2);
+	assert_int_equal(m.u.info.max_interpreters, 8);
+	assert_int_equal(m.u.info.max_interpreters_per_uid, UINT32_MAX);
+	proto_msg_free(&m);
+	in.max_runs = in.max_runs_per_uid = in.max_interpreters = in.max_interpreters_per_uid = 0;
 
 	/* ... and a map of runtime to package names when there is. */
 	in.nruntime_packages = 2;

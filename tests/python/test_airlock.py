@@ -57,11 +57,12 @@ def setUpModule() -> None:
     binary = os.environ.get("AIRLOCKD") or shutil.which("airlockd")
     if not binary:
         raise unittest.SkipTest("no airlockd (set AIRLOCKD)")
-    # Room for the sessions of a failing test that were not closed.
+    # Room for the sessions (and interpreter sessions: a host of one CPU
+    # allows 2 by default) of a failing test that were not closed.
     # "advised": the advisory import check (issue 17, step 8).
     _daemon = Daemon(
         binary,
-        "[sessions]\nmax_per_uid = 16\n[profile advised]\nblocked_imports = subprocess, os.path\nhidden_paths = /usr/share/doc\n",
+        "[sessions]\nmax_per_uid = 16\nmax_interpreters = 16\nmax_interpreters_per_uid = 16\n[profile advised]\nblocked_imports = subprocess, os.path\nhidden_paths = /usr/share/doc\n",
         prefix="airlock-py-",
         debug=True,
     )
@@ -356,6 +357,10 @@ class SandboxTest(unittest.TestCase):
         self.assertIn("numpy", info["runtime_packages"]["python-site"])
         self.assertEqual(info["runtime_packages"]["python"], [])
         self.assertNotIn("sh", info["runtime_packages"])
+        # The capacity (issue 28): the config's caps; max_runs is the host's.
+        cap = info["capacity"]
+        self.assertEqual((cap["max_interpreters"], cap["max_interpreters_per_uid"]), (16, 16))
+        self.assertTrue(1 <= cap["max_runs_per_uid"] <= cap["max_runs"], cap)
 
     def test_argument_types(self) -> None:
         s = self.sandbox

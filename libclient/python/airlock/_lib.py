@@ -229,6 +229,7 @@ _OPTIONAL = {
     "airlock_info_mount_name": (_str, [_p, _size]),
     "airlock_info_mount_target": (_str, [_p, _size]),
     "airlock_info_mount_is_package": (_bool, [_p, _size]),
+    "airlock_info_capacity": (ctypes.c_uint32, [_p, _int]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

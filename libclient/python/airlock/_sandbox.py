@@ -1080,7 +1080,11 @@ class AirlockSandbox:
         "mounts" maps each named read-only mount those profiles and the
         runtimes give or allow to {"target": str (where a run sees it),
         "package": bool (exec allowed)}; the host source is not told; {} from
-        a daemon or library before 0.9.
+        a daemon or library before 0.9. "capacity" maps "max_runs",
+        "max_runs_per_uid" (run slots: runs and running cells; an idle
+        interpreter holds none), "max_interpreters" and
+        "max_interpreters_per_uid" (interpreter sessions open at once) to the
+        daemon's figures; {} from an older daemon or library.
         """
         conn = self._take_idle() or self._connect()
         lib = self._lib
@@ -1128,9 +1132,19 @@ class AirlockSandbox:
                 "runtime_packages": packages,
                 "profiles": self._info_profiles(info),
                 "mounts": self._info_mounts(info),
+                "capacity": self._info_capacity(info),
             }
         finally:
             lib.airlock_info_free(info)
+
+    def _info_capacity(self, info: ctypes.c_void_p) -> Dict[str, int]:
+        """info()["capacity"]: the figures the daemon said (enum airlock_capacity order)."""
+        lib = self._lib
+        if not hasattr(lib, "airlock_info_capacity"):
+            return {}
+        names = ("max_runs", "max_runs_per_uid", "max_interpreters", "max_interpreters_per_uid")
+        figures = {name: int(lib.airlock_info_capacity(info, i)) for i, name in enumerate(names)}
+        return {name: v for name, v in figures.items() if v != 0}
 
     def _info_profiles(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
         """info()["profiles"]: name -> {"default": bool, "limits": {limit: {"default", "ceiling"}},
