@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -177,4 +178,51 @@ int
 memfd_sealed_copy(int fd, uint64_t max, int *ret_fd, uint64_t *ret_len, uint64_t *ret_size)
 {
 	return memfd_sealed_copy_sparse(fd, max, UINT64_MAX, ret_fd, ret_len, ret_size);
+}
+
+int
+memfd_give(int fd, int *ret_give)
+{
+	char path[64];
+	int give;
+
+	/*
+	 * A reopen is a new open file description: O_RDWR takes write access
+	 * on the inode (i_writecount), which a memfd_create() description does
+	 * not (alloc_file_pseudo). The seals still refuse every write.
+	 */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	give = open(path, O_RDWR | O_CLOEXEC);
+	if (give < 0)
+		return -errno;
+	/*
+	 * Mode 0: the peer (another uid) cannot open it again through
+	 * /proc/PID/fd, which would keep the pages with a description that
+	 * memfd_released() does not see. The seals leave the mode free.
+	 */
+	if (fchmod(fd, 0) < 0) {
+		int r = -errno;
+
+		close(give);
+		return r;
+	}
+	*ret_give = give;
+	return 0;
+}
+
+int
+memfd_released(int probe)
+{
+	/*
+	 * A read lease is refused (EAGAIN) while any description of the file
+	 * is open for writing (check_conflicting_open: inode_is_open_for_write).
+	 * The only such description is the one memfd_give() made; it lives on
+	 * in a socket's queue, a receiver's fd table and each mapping of it,
+	 * and goes at the last of them. The lease, if given, is taken back at
+	 * once. The caller owns the file (leases need that, or CAP_LEASE).
+	 */
+	if (fcntl(probe, F_SETLEASE, F_RDLCK) < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	(void)fcntl(probe, F_SETLEASE, F_UNLCK);
+	return 1;
 }

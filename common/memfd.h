@@ -38,4 +38,22 @@ int memfd_sealed_copy(int fd, uint64_t max, int *ret_fd, uint64_t *ret_len, uint
 int memfd_sealed_copy_sparse(int fd, uint64_t max, uint64_t max_data, int *ret_fd,
 			     uint64_t *ret_len, uint64_t *ret_size);
 
+/*
+ * Make the description of a sealed payload memfd that a peer is given, so
+ * that the sender can tell when the peer let go of it (memfd_released()).
+ * fd stays the sender's own probe. *ret_give is a new open file description
+ * of the same memfd, read-write, which the kernel counts as a writer of the
+ * file (memfd_create's own does not count); then fd's mode becomes 0, so
+ * that nobody but root can open the memfd again through /proc and so keep
+ * its pages without that description.
+ */
+int memfd_give(int fd, int *ret_give);
+
+/*
+ * 1 when no description made by memfd_give() for the memfd of probe is
+ * open anywhere (the peer closed it, unmapped it, or never received it),
+ * 0 while one is, -errno when it cannot be told.
+ */
+int memfd_released(int probe);
+
 #endif

@@ -1,8 +1,9 @@
 /*
  * budget.h: what the frontend holds on each uid's behalf, counted against
- * that uid's budget: bytes (queued plans, replies queued or unread with the
- * memfds they carry, artifact copies) and fds (in replies queued or sent
- * but not yet read). See docs/security.md, "Bounds".
+ * that uid's budget: bytes (queued plans, replies queued or unread, artifact
+ * copies, and the memfds of replies until the client closed them) and fds
+ * (in replies queued or sent but not yet read). See docs/security.md,
+ * "Bounds".
  */
 #ifndef AIRLOCKD_BUDGET_H
 #define AIRLOCKD_BUDGET_H
@@ -17,15 +18,29 @@ struct budget_uid {
 	uid_t uid;
 	uint64_t bytes;
 	uint32_t fds;
+	uint32_t held; /* memfds given to its clients and not yet let go */
 };
 
 TAILQ_HEAD(budget_uid_list, budget_uid);
 
+/* A memfd given to a client: its bytes stay charged until it is let go. */
+struct budget_held {
+	TAILQ_ENTRY(budget_held) entry;
+	uid_t uid;
+	int probe; /* our own description (memfd_released()) */
+	uint64_t bytes;
+};
+
+TAILQ_HEAD(budget_held_list, budget_held);
+
 struct budget {
-	struct budget_uid_list uids; /* uids holding something */
-	uint64_t bytes;		     /* all uids */
-	uint32_t fds;		     /* all uids */
-	uint32_t fds_max;	     /* all uids: a share of RLIMIT_NOFILE */
+	struct budget_uid_list uids;  /* uids holding something */
+	uint64_t bytes;		      /* all uids */
+	uint32_t fds;		      /* all uids */
+	uint32_t fds_max;	      /* all uids: a share of RLIMIT_NOFILE */
+	struct budget_held_list held; /* memfds given to clients, all uids */
+	uint32_t nheld;		      /* their count: the probes' fds */
+	uint32_t held_max;	      /* at most: a quarter of fds_max */
 };
 
 void budget_init(struct budget *b, uint32_t fds_max);
@@ -50,6 +65,22 @@ uint64_t budget_bytes_left(const struct budget *b, uid_t uid, uint64_t max_bytes
 /* What uid holds now. */
 uint64_t budget_bytes(const struct budget *b, uid_t uid);
 uint32_t budget_fds(const struct budget *b, uid_t uid);
+
+/*
+ * Keep bytes (already charged to uid) charged until the memfd of probe is
+ * let go by the client it was given to (memfd_give()); takes probe.
+ * -ENOSPC when held_max probes are held already, -ENOMEM (probe not taken).
+ */
+int budget_hold(struct budget *b, uid_t uid, int probe, uint64_t bytes);
+
+/*
+ * Give back what was held for the memfds that were let go: uid's, or every
+ * uid's when all. Returns how many were let go.
+ */
+unsigned budget_sweep(struct budget *b, uid_t uid, bool all);
+
+/* Memfds given to uid's clients and not let go yet (as of the last sweep). */
+uint32_t budget_held(const struct budget *b, uid_t uid);
 
 /* Memory a file holds: its allocated blocks (a sparse file's holes are free). */
 uint64_t budget_fd_bytes(int fd);

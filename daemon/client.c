@@ -25,6 +25,7 @@
 #include "pypkgs.h"
 #include "session.h"
 #include "log.h"
+#include "memfd.h"
 #include "xalloc.h"
 #include "compiler.h"
 #include "xevent.h"
@@ -40,6 +41,9 @@
 #define CLIENT_UNREAD_FDS_MAX PROTO_FDS_MAX
 /* How often replies sent but not yet read are looked at. */
 #define CLIENT_TICK_MS 20
+/* How often memfds given to clients are looked at (budget_sweep()): a
+ * refusal looks at its uid's at once, so this only gives back early. */
+#define CLIENT_HELD_TICK_MS 500
 
 struct client_pkt {
 	TAILQ_ENTRY(client_pkt) entry;
@@ -169,6 +173,7 @@ client_run_removed(struct client *c, struct run *r UNUSED)
 }
 
 static void client_tick_arm(struct daemon *d);
+static void client_held_arm(struct daemon *d);
 
 /*
  * Has the client read everything sent to it? SIOCOUTQ on a Unix socket is
@@ -256,6 +261,59 @@ client_out_mem(const struct proto_out *out)
 }
 
 /*
+ * The memfds of a packet charged to c's uid stay charged until the client
+ * lets them go, not until it reads them: their pages were written by the
+ * frontend, so the kernel charges them to the frontend's memory cgroup for
+ * as long as any process keeps them open or mapped, whatever the client
+ * does with them (issue 28, point 3). Each memfd is sent as a description
+ * of its own (memfd_give()), and its bytes are held (budget_hold()) until
+ * that description is gone. Returns the bytes of the memfds that could not
+ * be given so: those are given back once read, as before.
+ */
+static uint64_t
+client_out_give(struct client *c, struct proto_out *out)
+{
+	uint64_t left = 0;
+	size_t i;
+
+	for (i = 0; i < out->nfds; i++) {
+		uint64_t mem = budget_fd_bytes(out->fds[i]);
+		int give, r;
+
+		if (mem == 0)
+			continue; /* an empty memfd holds nothing */
+		/*
+		 * Past the probes' share of the frontend's fds (all uids
+		 * together, budget_hold()), a memfd is counted until read, as
+		 * before; each uid's share is checked when its runs are
+		 * admitted (run.c). Said in docs/security.md, "Bounds".
+		 */
+		if (c->d->budget.nheld >= c->d->budget.held_max) {
+			left += mem;
+			continue;
+		}
+		r = memfd_give(out->fds[i], &give);
+		if (r == 0) {
+			r = budget_hold(&c->d->budget, c->uid, out->fds[i], mem);
+			if (r < 0)
+				close(give);
+		}
+		if (r < 0) {
+			log_warnx("client %" PRIu32 " uid %u: a memfd of a reply cannot be "
+				  "followed (%s); counted until read",
+				  c->id, (unsigned)c->uid, strerror(-r));
+			left += mem;
+			continue;
+		}
+		/* Ours is the probe now (held); the client gets the new one. */
+		out->fds[i] = give;
+	}
+	if (c->d->budget.nheld > 0)
+		client_held_arm(c->d);
+	return left;
+}
+
+/*
  * A client dropped for not reading hears why when it reads at last: one
  * busy error (id 0, no fds), past the queue, if the socket takes it now.
  */
@@ -319,6 +377,7 @@ client_send(struct client *c, struct proto_out *out)
 			  c->d->budget.fds_max);
 		goto drop;
 	}
+	mem = client_out_give(c, out);
 	p = xcalloc(1, sizeof(*p));
 	p->out = *out;
 	p->mem = mem;
@@ -369,6 +428,28 @@ client_tick_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 	}
 	if (again)
 		client_tick_arm(d);
+}
+
+/* Every CLIENT_HELD_TICK_MS while memfds are held: give back what was let go. */
+static void
+client_held_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)budget_sweep(&d->budget, 0, true);
+	if (d->budget.nheld > 0)
+		client_held_arm(d);
+}
+
+static void
+client_held_arm(struct daemon *d)
+{
+	struct timeval tv = {0, CLIENT_HELD_TICK_MS * 1000};
+
+	if (d->held_tick_ev == NULL)
+		d->held_tick_ev = xevtimer_new(d->base, client_held_cb, d);
+	if (!evtimer_pending(d->held_tick_ev, NULL))
+		evtimer_add(d->held_tick_ev, &tv);
 }
 
 static void

@@ -84,6 +84,7 @@ struct daemon {
 	struct runqueue queue;
 	struct budget budget;		   /* what is held for each uid (budget.h) */
 	struct event *client_tick_ev;	   /* watches replies sent but not yet read */
+	struct event *held_tick_ev;	   /* watches memfds given and not let go */
 	enum cgroup_kind resource_control; /* what enforces memory, processes, cpu */
 	bool journal;			   /* audit lines go to the journal (under systemd) */
 	bool stopping;

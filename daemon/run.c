@@ -817,13 +817,29 @@ run_over_budget(struct daemon *d, struct client *c, uint32_t req_id, const struc
 				  want, max);
 		return true;
 	}
+	/* What its clients let go of since the last look is given back first. */
+	(void)budget_sweep(&d->budget, client_uid(c), false);
 	held = budget_bytes(&d->budget, client_uid(c));
 	if (want > max - (held < max ? held : max)) {
+		client_send_error(
+			c, req_id, PROTO_ERR_BUSY,
+			"uid %u: the daemon holds %" PRIu64 " bytes for it (queued runs, "
+			"unread replies, results' memfds still open); this run needs %" PRIu64
+			" more; max_bytes_per_uid is %" PRIu64,
+			(unsigned)client_uid(c), held, want, max);
+		return true;
+	}
+	/*
+	 * Each memfd a client keeps costs the frontend an fd (its probe):
+	 * as many as max_fds_per_uid per uid; the runs admitted before the
+	 * refusal may pass it by their artifacts (docs/security.md).
+	 */
+	if (budget_held(&d->budget, client_uid(c)) >= d->cfg->max_fds_per_uid) {
 		client_send_error(c, req_id, PROTO_ERR_BUSY,
-				  "uid %u: the daemon holds %" PRIu64 " bytes for it (queued runs, "
-				  "unread replies); this run needs %" PRIu64
-				  " more; max_bytes_per_uid is %" PRIu64,
-				  (unsigned)client_uid(c), held, want, max);
+				  "uid %u: its clients keep %" PRIu32
+				  " memfds of results open; max_fds_per_uid is %" PRIu32,
+				  (unsigned)client_uid(c), budget_held(&d->budget, client_uid(c)),
+				  d->cfg->max_fds_per_uid);
 		return true;
 	}
 	return false;

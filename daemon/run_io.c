@@ -438,8 +438,10 @@ run_io_answer(struct run *r)
 		 * for the result itself. Past it an artifact is truncated (an
 		 * unread result must not pin memory no limit covers).
 		 */
-		uint64_t left =
-			budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
+		uint64_t left;
+
+		(void)budget_sweep(&r->d->budget, r->uid, false);
+		left = budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
 
 		left = left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
 		arts = xcalloc(r->narts, sizeof(*arts));

@@ -277,13 +277,15 @@ session_reply_read(struct session *s, struct kop *k, int fd)
 	 * otherwise pin file_max_bytes per request (issue 13, finding 2).
 	 * Counted by what the copy will really hold (holes stay holes).
 	 */
+	(void)budget_sweep(&s->d->budget, s->uid, false);
 	left = budget_bytes_left(&s->d->budget, s->uid, s->d->cfg->max_bytes_per_uid);
 	if (want > s->d->cfg->session_file_max)
 		want = s->d->cfg->session_file_max;
 	if (want + PROTO_MSG_MAX > left) {
 		client_send_error(k->c, k->req_id, PROTO_ERR_BUSY,
 				  "%s: uid %u: the daemon holds %" PRIu64
-				  " bytes for it (unread replies, queued runs); max_bytes_per_uid "
+				  " bytes for it (unread replies, replies' memfds still open, "
+				  "queued runs); max_bytes_per_uid "
 				  "is %" PRIu64,
 				  k->what, (unsigned)s->uid, budget_bytes(&s->d->budget, s->uid),
 				  s->d->cfg->max_bytes_per_uid);

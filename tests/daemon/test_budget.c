@@ -7,11 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "budget.h"
+#include "memfd.h"
 
 #define MIB (1ULL << 20)
 
@@ -96,14 +100,150 @@ test_fd_bytes_sparse(void **state)
 	assert_int_equal(budget_fd_bytes(-1), 0);
 }
 
+/* A sealed memfd of len bytes of data, as the daemon sends. */
+static int
+data_memfd(size_t len)
+{
+	char *buf = malloc(len);
+	int fd;
+
+	assert_non_null(buf);
+	memset(buf, 'x', len);
+	assert_int_equal(memfd_sealed_create("held", buf, len, &fd), 0);
+	free(buf);
+	return fd;
+}
+
+/*
+ * A memfd given away stays charged while the description given is open or
+ * mapped anywhere, and is given back at the sweep after its last close;
+ * other uids' and other memfds' charges are untouched.
+ */
+static void
+test_held_until_let_go(void **state)
+{
+	struct budget b;
+	int m1 = data_memfd(MIB), m2 = data_memfd(MIB), g1, g2;
+	uint64_t n1 = budget_fd_bytes(m1);
+	void *map;
+
+	(void)state;
+	budget_init(&b, 100);
+	assert_int_equal(memfd_give(m1, &g1), 0);
+	assert_int_equal(memfd_give(m2, &g2), 0);
+	/* Only what was charged may be held. */
+	assert_int_equal(budget_hold(&b, 1000, m1, n1), -EINVAL);
+	assert_int_equal(budget_charge(&b, 1000, 2 * n1, 0, 48 * MIB, 64), 0);
+	assert_int_equal(budget_hold(&b, 1000, m1, n1), 0);
+	assert_int_equal(budget_hold(&b, 1000, m2, n1), 0);
+	assert_int_equal(budget_held(&b, 1000), 2);
+	assert_int_equal(budget_held(&b, 1001), 0);
+	/* Both given descriptions are open: nothing is let go. */
+	assert_int_equal(budget_sweep(&b, 0, true), 0);
+	assert_int_equal(budget_bytes(&b, 1000), 2 * n1);
+	/* A mapping keeps the description after its fd is closed. */
+	map = mmap(NULL, MIB, PROT_READ, MAP_SHARED, g1, 0);
+	assert_true(map != MAP_FAILED);
+	close(g1);
+	assert_int_equal(budget_sweep(&b, 1000, false), 0);
+	assert_int_equal(budget_bytes(&b, 1000), 2 * n1);
+	munmap(map, MIB);
+	/* Another uid's sweep does not look at uid 1000's. */
+	assert_int_equal(budget_sweep(&b, 1001, false), 0);
+	assert_int_equal(budget_sweep(&b, 1000, false), 1);
+	assert_int_equal(budget_bytes(&b, 1000), n1);
+	assert_int_equal(budget_held(&b, 1000), 1);
+	close(g2);
+	assert_int_equal(budget_sweep(&b, 0, true), 1);
+	assert_int_equal(budget_bytes(&b, 1000), 0);
+	assert_int_equal(budget_held(&b, 1000), 0);
+	assert_int_equal(b.nheld, 0);
+	budget_free(&b);
+}
+
+/* At most held_max probes (a quarter of fds_max) are held in all. */
+static void
+test_held_max(void **state)
+{
+	struct budget b;
+	int m[3], g[3], i;
+
+	(void)state;
+	budget_init(&b, 8);
+	assert_int_equal(b.held_max, 2);
+	assert_int_equal(budget_charge(&b, 1, 3 * 4096, 0, MIB, 1), 0);
+	for (i = 0; i < 3; i++) {
+		m[i] = data_memfd(4096);
+		assert_int_equal(memfd_give(m[i], &g[i]), 0);
+	}
+	assert_int_equal(budget_hold(&b, 1, m[0], 4096), 0);
+	assert_int_equal(budget_hold(&b, 1, m[1], 4096), 0);
+	assert_int_equal(budget_hold(&b, 1, m[2], 4096), -ENOSPC);
+	close(g[0]);
+	assert_int_equal(budget_sweep(&b, 1, false), 1);
+	assert_int_equal(budget_hold(&b, 1, m[2], 4096), 0);
+	budget_free(&b);
+	close(g[1]);
+	close(g[2]);
+}
+
+/* budget_free() closes the probes of what is still held. */
+static void
+test_free_closes_probes(void **state)
+{
+	struct budget b;
+	int m = data_memfd(4096), g;
+
+	(void)state;
+	budget_init(&b, 100);
+	assert_int_equal(memfd_give(m, &g), 0);
+	assert_int_equal(budget_charge(&b, 7, 4096, 0, MIB, 1), 0);
+	assert_int_equal(budget_hold(&b, 7, m, 4096), 0);
+	budget_free(&b);
+	assert_int_equal(fcntl(m, F_GETFD), -1);
+	assert_int_equal(errno, EBADF);
+	close(g);
+}
+
+/*
+ * The memfd given cannot be opened again by another uid through /proc (it
+ * would keep the pages with a description the probe does not see); root
+ * bypasses modes, so this runs as nobody in a child.
+ */
+static void
+test_give_no_reopen(void **state)
+{
+	int m = data_memfd(4096), g, status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(memfd_give(m, &g), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char path[64];
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", g);
+		_exit(open(path, O_RDONLY) < 0 && errno == EACCES ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (getuid() == 0)
+		assert_int_equal(WEXITSTATUS(status), 0);
+	close(g);
+	close(m);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_per_uid_bounds),
-		cmocka_unit_test(test_global_fds),
-		cmocka_unit_test(test_release_clamps),
-		cmocka_unit_test(test_fd_bytes_sparse),
+		cmocka_unit_test(test_per_uid_bounds),	   cmocka_unit_test(test_global_fds),
+		cmocka_unit_test(test_release_clamps),	   cmocka_unit_test(test_fd_bytes_sparse),
+		cmocka_unit_test(test_held_until_let_go),  cmocka_unit_test(test_held_max),
+		cmocka_unit_test(test_free_closes_probes), cmocka_unit_test(test_give_no_reopen),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

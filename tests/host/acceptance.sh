@@ -156,6 +156,14 @@ check "cpu time reported matches the work (${cpu} ms for 1.5 s)" sh -c "[ $cpu -
 # runs/ subtree grows by it (plus the supervisors' and prepared sandboxes'
 # own little).
 runs_cg=/sys/fs/cgroup/system.slice/airlockd.service/runs
+# The unit's MemoryMax=80% reached the service's cgroup (docs/install.md,
+# "Memory"), and nothing limits the daemon's own leaf.
+svc_max=$(cat /sys/fs/cgroup/system.slice/airlockd.service/memory.max 2>/dev/null || echo none)
+mem_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+check "service memory.max is 80% of the host's memory ($svc_max)" sh -c \
+	"[ '$svc_max' != max ] && [ '$svc_max' != none ] && [ \$(( $svc_max / 1024 * 100 / $mem_kb )) -ge 78 ] && [ \$(( $svc_max / 1024 * 100 / $mem_kb )) -le 81 ]"
+check "daemon leaf has no memory limit" sh -c \
+	"[ \"\$(cat /sys/fs/cgroup/system.slice/airlockd.service/daemon/memory.max)\" = max ]"
 usage() { sed -n 's/^usage_usec //p' "$runs_cg/cpu.stat" 2>/dev/null || echo 0; }
 before=$(usage)
 run_json "a 2 s cpu spin exits" exited --cpu 10 --wall 30 -c '
