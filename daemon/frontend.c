@@ -195,6 +195,8 @@ frontend_stop(struct daemon *d)
 	sd_notify(0, "STOPPING=1");
 	event_del(d->listen_ev);
 	event_del(d->accept_retry_ev);
+	if (d->pool_retry_ev != NULL)
+		event_del(d->pool_retry_ev);
 	/* New clients hear a refusal at once instead of waiting in a backlog
 	 * nobody will read (under socket activation systemd keeps the socket). */
 	close(d->listen_fd);
@@ -416,7 +418,7 @@ frontend_main(struct daemon *d)
 	event_add(d->sigint_ev, NULL);
 	if (listener_start(d) < 0)
 		return -EIO;
-	if (frontend_rootspec_update(d) < 0)
+	if (frontend_rootspec_update(d) < 0 || run_pool_init(d) < 0)
 		return -ENOMEM;
 	frontend_warn_hidden_usr(d);
 	run_pool_fill(d);
@@ -431,5 +433,7 @@ frontend_main(struct daemon *d)
 	/* Leaving closes the spawner channel: the spawner kills every sandbox. */
 	while (!TAILQ_EMPTY(&d->clients))
 		client_free(TAILQ_FIRST(&d->clients));
+	if (d->pool_retry_ev != NULL)
+		event_free(d->pool_retry_ev);
 	return 0;
 }
