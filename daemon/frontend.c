@@ -246,6 +246,10 @@ frontend_warn_hidden_usr(const struct daemon *d)
 			}
 }
 
+static int frontend_rootspec_make(const struct daemon *d, const struct config *cfg,
+				  struct rootspec *ret_rs, int *ret_fd);
+static void frontend_rootspec_set(struct daemon *d, const struct rootspec *rs, int fd);
+
 /*
  * Reload the config file, whose bytes the spawner read (ev, fd: spawn_msg.h;
  * docs/design-service.md). New limits, ceilings, access lists, profiles, runtimes and
@@ -258,10 +262,11 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 {
 	const char *path = d->config_given ? d->config_path : CONFIG_DEFAULT_PATH;
 	struct config *n, *o = d->cfg;
+	struct rootspec rs;
 	uint64_t size = 0;
 	void *map = NULL;
 	char err[512];
-	int r;
+	int r, rs_fd;
 
 	sd_notify(0, "RELOADING=1");
 	if (ev->err != 0) {
@@ -296,6 +301,18 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 		free(n);
 		goto out;
 	}
+	/* Sealed before anything changes: a memfd the service user cannot
+	 * have now (EMFILE) refuses this reload, not the service (issue 28;
+	 * it was fatalx() after the switch). */
+	r = frontend_rootspec_make(d, n, &rs, &rs_fd);
+	if (r < 0) {
+		log_warnx("reload refused, the old configuration stays: cannot seal the root "
+			  "spec: %s",
+			  strerror(-r));
+		config_free(n);
+		free(n);
+		goto out;
+	}
 	/* Kept from the running config: fixed at start-up. */
 	free(n->socket_path);
 	n->socket_path = o->socket_path;
@@ -315,9 +332,7 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	d->cfg = n;
 	/* Pre-started interpreters run the old runtimes' commands. */
 	run_pool_reloaded(d);
-	r = frontend_rootspec_update(d);
-	if (r < 0)
-		fatalx("cannot seal the root spec: %s", strerror(-r));
+	frontend_rootspec_set(d, &rs, rs_fd);
 	log_info("reloaded: %u runs at most, %zu runtimes", n->max_runs, n->nruntimes);
 	frontend_warn_hidden_usr(d);
 	run_dispatch(d);
@@ -328,34 +343,58 @@ out:
 	sd_notify(0, "READY=1");
 }
 
+/*
+ * The root spec of cfg's [mount] sections into *ret_rs, sealed into a new
+ * memfd (*ret_fd), or *ret_fd = -1 when it is the one in force. Nothing of
+ * d changes. Returns 0 or -errno.
+ */
+static int
+frontend_rootspec_make(const struct daemon *d, const struct config *cfg, struct rootspec *ret_rs,
+		       int *ret_fd)
+{
+	size_t i;
+
+	memset(ret_rs, 0, sizeof(*ret_rs));
+	ret_rs->magic = ROOTSPEC_MAGIC;
+	ret_rs->generation = d->rootspec.generation;
+	ret_rs->nmounts = (uint32_t)cfg->nmounts;
+	for (i = 0; i < cfg->nmounts; i++) {
+		const struct config_mount *m = &cfg->mounts[i];
+		struct rootspec_mount *rm = &ret_rs->mounts[i];
+
+		snprintf(rm->source, sizeof(rm->source), "%s", m->source);
+		snprintf(rm->target, sizeof(rm->target), "%s", m->target);
+		rm->flags = m->package ? ROOTSPEC_F_PACKAGE : 0;
+	}
+	*ret_fd = -1;
+	if (d->rootspec_fd >= 0 && memcmp(ret_rs, &d->rootspec, sizeof(*ret_rs)) == 0)
+		return 0;
+	ret_rs->generation++;
+	return rootspec_seal(ret_rs, ret_fd);
+}
+
+/* Put a root spec made by frontend_rootspec_make() in force (fd -1: none
+ * new); the sandboxes prepared with the old one are discarded. */
+static void
+frontend_rootspec_set(struct daemon *d, const struct rootspec *rs, int fd)
+{
+	if (fd < 0)
+		return;
+	fd_close(d->rootspec_fd);
+	d->rootspec_fd = fd;
+	d->rootspec = *rs;
+	run_pool_discard_stale(d);
+}
+
 int
 frontend_rootspec_update(struct daemon *d)
 {
 	struct rootspec rs;
-	size_t i;
-	int fd, r;
+	int fd, r = frontend_rootspec_make(d, d->cfg, &rs, &fd);
 
-	memset(&rs, 0, sizeof(rs));
-	rs.magic = ROOTSPEC_MAGIC;
-	rs.generation = d->rootspec.generation;
-	rs.nmounts = (uint32_t)d->cfg->nmounts;
-	for (i = 0; i < d->cfg->nmounts; i++) {
-		const struct config_mount *m = &d->cfg->mounts[i];
-
-		snprintf(rs.mounts[i].source, sizeof(rs.mounts[i].source), "%s", m->source);
-		snprintf(rs.mounts[i].target, sizeof(rs.mounts[i].target), "%s", m->target);
-		rs.mounts[i].flags = m->package ? ROOTSPEC_F_PACKAGE : 0;
-	}
-	if (d->rootspec_fd >= 0 && memcmp(&rs, &d->rootspec, sizeof(rs)) == 0)
-		return 0;
-	rs.generation++;
-	r = rootspec_seal(&rs, &fd);
 	if (r < 0)
 		return r;
-	fd_close(d->rootspec_fd);
-	d->rootspec_fd = fd;
-	d->rootspec = rs;
-	run_pool_discard_stale(d);
+	frontend_rootspec_set(d, &rs, fd);
 	return 0;
 }
 
