@@ -101,7 +101,7 @@ capture_fn(char *out, size_t len, void (*f)(void))
 
 	/* Non-blocking: a helper that writes more than the pipe holds fails
 	 * the comparison below instead of hanging the test. */
-	assert_int_equal(pipe2(p, O_NONBLOCK), 0);
+	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
 	fflush(stderr);
 	saved = dup(2);
 	assert_true(saved >= 0);
