@@ -39,7 +39,8 @@
  * it may be a source). */
 static char base[PATH_MAX];
 
-#define CFG_HEAD "[daemon]\nsocket_mode = 0666\n[sandbox]\nuid_base = 1530000\nuid_count = 64\n"
+#define CFG_SANDBOX "[sandbox]\nuid_base = 1530000\nuid_count = 64\n"
+#define CFG_HEAD "[daemon]\nsocket_mode = 0666\n" CFG_SANDBOX
 
 static struct fixture fx;
 
@@ -483,8 +484,7 @@ test_reload_seal_fails(void **state)
 	 * which would make room for the seal. */
 	for (i = 0; i < 2; i++)
 		snprintf(cfg[i], sizeof(cfg[i]),
-			 "[daemon]\nsocket_mode = 0666\nprestarted_interpreters = 0\n"
-			 "[sandbox]\nuid_base = 1530000\nuid_count = 64\n"
+			 "[daemon]\nsocket_mode = 0666\nprestarted_interpreters = 0\n" CFG_SANDBOX
 			 "[mount data]\nsource = %s/data\ntarget = /data/x\n"
 			 "[mount tools]\nsource = %s/tools\ntarget = /opt/tools\npackage = true\n"
 			 "%s%s%s"
