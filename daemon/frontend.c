@@ -116,7 +116,8 @@ frontend_spawner_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 		struct spawn_ev ev;
 		int fds[2];
 		size_t nfds = 0, i;
-		ssize_t n = fdpass_recv(fd, &ev, sizeof(ev), fds, 2, &nfds);
+		bool lost;
+		ssize_t n = fdpass_recv_lossy(fd, &ev, sizeof(ev), fds, 2, &nfds, &lost);
 
 		if (n == -EAGAIN || n == -EINTR)
 			return;
@@ -134,9 +135,27 @@ frontend_spawner_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 		 * invariant, not an attack to survive. */
 		if (n < 0 || (size_t)n != sizeof(ev) ||
 		    i == sizeof(frontend_spawner_events) / sizeof(frontend_spawner_events[0]) ||
-		    nfds > frontend_spawner_events[i].nfds_max)
+		    nfds > frontend_spawner_events[i].nfds_max ||
+		    (lost && frontend_spawner_events[i].nfds_max == 0))
 			fatalx("malformed message from the spawner");
 		ev.step[sizeof(ev.step) - 1] = '\0';
+		/*
+		 * Its fds did not all arrive: we are at our RLIMIT_NOFILE (the
+		 * service user's to share), not facing a broken spawner. One
+		 * event's worth fails alone (issue 28): STARTED goes on without
+		 * its memory figure fds (as when the spawner has none), a
+		 * RELOAD is refused.
+		 */
+		if (lost) {
+			fdpass_close_all(fds, nfds);
+			nfds = 0;
+			log_repeat_warnx(&d->pool_warn,
+					 "spawner: event %u: its fds could not be received (the "
+					 "frontend is at its RLIMIT_NOFILE)",
+					 ev.type);
+			if (ev.type == SPAWN_RELOAD && ev.err == 0)
+				ev.err = -EMFILE;
+		}
 		frontend_spawner_events[i].fn(d, &ev, fds, &nfds);
 		fdpass_close_all(fds, nfds);
 	}

@@ -417,14 +417,14 @@ log_count(const char *s)
 }
 
 /*
- * The RLIMIT_NOFILE under which the frontend fe has exactly one free fd
- * number (a limit counts fd numbers, not open fds: a high fd it opened
+ * The RLIMIT_NOFILE under which the frontend fe has exactly nfree free fd
+ * numbers (a limit counts fd numbers, not open fds: a high fd it opened
  * before does not take a place below it), once the same figure was read
  * three times in a row 50 ms apart (a run's reap or a pool refill may
  * still close or open some), at most 5 s.
  */
 static rlim_t
-one_free_fd_limit(pid_t fe)
+free_fd_limit(pid_t fe, int nfree)
 {
 	rlim_t last = 0, lim = 0;
 	int same = 0, i;
@@ -448,7 +448,7 @@ one_free_fd_limit(pid_t fe)
 		closedir(dir);
 		for (lim = 0; lim < 1024; lim++) {
 			free_below += !open_fd[lim];
-			if (free_below == 2)
+			if (free_below == nfree + 1)
 				break;
 		}
 		same = lim == last ? same + 1 : 1;
@@ -495,7 +495,7 @@ test_reload_seal_fails(void **state)
 		assert_int_equal(fixture_write_config(&fx, cfg[i % 2]), 0);
 		ok = log_count("reloaded: ");
 		/* Room for the config's memfd the spawner passes, none for a seal. */
-		nofile_as_nobody(fe, one_free_fd_limit(fe), &old);
+		nofile_as_nobody(fe, free_fd_limit(fe, 1), &old);
 		assert_int_equal(kill(fx.pid, SIGHUP), 0);
 		for (k = 0; k < 500 && fixture_alive(&fx) && log_count("reloaded: ") == ok &&
 			    (refused = log_count("cannot seal the root spec")) == 0;
@@ -517,6 +517,39 @@ test_reload_seal_fails(void **state)
 	assert_int_equal(kill(fx.pid, SIGHUP), 0);
 	for (i = 0; i < 500 && log_count("reloaded: ") == ok; i++)
 		front_sleep_ms(10);
+}
+
+/*
+ * Issue 28, point 8, the receiving side: at a reload the spawner passes the
+ * file as a memfd; a frontend with no free fd number cannot receive it.
+ * That reload is refused and the daemon goes on (the truncated message was
+ * "malformed message from the spawner", fatalx(): the service stopped).
+ */
+static void
+test_reload_fd_lost(void **state)
+{
+	rlim_t old;
+	pid_t fe;
+	int i, ok;
+	char *out;
+
+	(void)state;
+	fe = front_first_child(fx.pid);
+	assert_true(fe > 0);
+	ok = log_count("Too many open files");
+	nofile_as_nobody(fe, free_fd_limit(fe, 0), &old);
+	assert_int_equal(kill(fx.pid, SIGHUP), 0);
+	for (i = 0; i < 500 && fixture_alive(&fx) && log_count("Too many open files") == ok; i++)
+		front_sleep_ms(10);
+	if (!fixture_alive(&fx))
+		FAIL_WITH_LOG("the daemon stopped at a reload whose memfd it could not receive");
+	nofile_as_nobody(fe, old, NULL);
+	if (!fixture_log_has(&fx, "its fds could not be received") ||
+	    !fixture_log_has(&fx, "reload refused, the old configuration stays"))
+		FAIL_WITH_LOG("no refused reload for the fd not received");
+	out = run_ok("print(open('/data/x/hello.txt').read(), end='')\n", "ds", NULL);
+	assert_string_equal(out, "dataset bytes\n");
+	free(out);
 }
 
 /* The source line of the [mount bad] section in config(extra) with extra
@@ -880,8 +913,9 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dataset_read_only), cmocka_unit_test(test_package_tree_exec),
 		cmocka_unit_test(test_refusals),	  cmocka_unit_test(test_vanished_source),
-		cmocka_unit_test(test_reload_seal_fails), cmocka_unit_test(test_info_mounts),
-		cmocka_unit_test(test_venv_runtime),	  cmocka_unit_test(test_bad_sources),
+		cmocka_unit_test(test_reload_seal_fails), cmocka_unit_test(test_reload_fd_lost),
+		cmocka_unit_test(test_info_mounts),	  cmocka_unit_test(test_venv_runtime),
+		cmocka_unit_test(test_bad_sources),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
