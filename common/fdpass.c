@@ -48,6 +48,29 @@ fdpass_send(int sock, const void *buf, size_t len, const int *fds, size_t nfds)
 ssize_t
 fdpass_recv(int sock, void *buf, size_t cap, int *fds, size_t maxfds, size_t *ret_nfds)
 {
+	size_t nfds = 0;
+	bool lost;
+	ssize_t n = fdpass_recv_lossy(sock, buf, cap, fds, maxfds, &nfds, &lost);
+
+	if (n < 0)
+		return n;
+	if (lost) {
+		fdpass_close_all(fds, nfds);
+		if (ret_nfds != NULL)
+			*ret_nfds = 0;
+		return -EMSGSIZE;
+	}
+	if (ret_nfds != NULL)
+		*ret_nfds = nfds;
+	else
+		fdpass_close_all(fds, nfds);
+	return n;
+}
+
+ssize_t
+fdpass_recv_lossy(int sock, void *buf, size_t cap, int *fds, size_t maxfds, size_t *ret_nfds,
+		  bool *ret_lost)
+{
 	union {
 		char raw[CMSG_SPACE(sizeof(int) * FDPASS_MAX)];
 		struct cmsghdr align;
@@ -85,16 +108,17 @@ fdpass_recv(int sock, void *buf, size_t cap, int *fds, size_t maxfds, size_t *re
 			}
 		}
 	}
-	if ((mh.msg_flags & MSG_CTRUNC) != 0 || overflow || (size_t)n > cap) {
+	*ret_lost = false;
+	if (overflow || (size_t)n > cap) {
 		fdpass_close_all(fds, nfds);
-		if (ret_nfds != NULL)
-			*ret_nfds = 0;
+		*ret_nfds = 0;
 		return -EMSGSIZE;
 	}
-	if (ret_nfds != NULL)
-		*ret_nfds = nfds;
-	else
-		fdpass_close_all(fds, nfds);
+	/* Our control buffer holds FDPASS_MAX: more than that is truncated
+	 * too, and is as lost to the caller as an fd the kernel could not
+	 * install. */
+	*ret_lost = (mh.msg_flags & MSG_CTRUNC) != 0;
+	*ret_nfds = nfds;
 	return n;
 }
 

@@ -1,7 +1,10 @@
 /* log.c: leveled logging to stderr, with sd-daemon "<N>" prefixes under systemd. */
 #include "log.h"
 
+#include "clock.h"
+
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,4 +149,41 @@ log_why(int err, char *why, size_t whylen, const char *fmt, ...)
 		va_end(ap);
 	}
 	return err;
+}
+
+void
+log_repeat_at(struct log_repeat *lr, uint64_t now_ms, const char *msg)
+{
+	bool same = lr->any && strncmp(lr->last, msg, sizeof(lr->last) - 1) == 0;
+
+	if (same && now_ms - lr->last_ms < lr->interval_ms) {
+		if (lr->held < UINT32_MAX)
+			lr->held++;
+		return;
+	}
+	if (same && lr->held > 0) {
+		log_warnx("%s (repeated %" PRIu32 " times)", msg, lr->held);
+	} else {
+		if (lr->held > 0)
+			log_warnx("%s (repeated %" PRIu32 " times)", lr->last, lr->held);
+		log_warnx("%s", msg);
+		snprintf(lr->last, sizeof(lr->last), "%s", msg);
+		lr->any = true;
+	}
+	lr->held = 0;
+	lr->last_ms = now_ms;
+}
+
+void
+log_repeat_warnx(struct log_repeat *lr, const char *fmt, ...)
+{
+	char msg[sizeof(lr->last)];
+	va_list ap;
+
+	if (LOG_LVL_WARN > log_max)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_repeat_at(lr, clock_now_ms(), msg);
 }

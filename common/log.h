@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum log_level { LOG_LVL_ERR = 3, LOG_LVL_WARN = 4, LOG_LVL_INFO = 6, LOG_LVL_DEBUG = 7 };
 
@@ -28,6 +29,37 @@ size_t log_escape(char *dst, size_t dstlen, const char *src, const char *also);
  */
 int log_why(int err, char *why, size_t whylen, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * A warning that may repeat in a loop (a pool refill that keeps failing, a
+ * mount whose source stays missing): an identical message within
+ * interval_ms of the last one written is counted, not written, so a fault
+ * that repeats thousands of times a second cannot fill the disk or the
+ * journal (issue 28: 260,000 lines in 5 s). The next one written after the
+ * interval says "(repeated N times)", N the identical lines held back since;
+ * a different message first writes the held-back count of the last one.
+ * Zero-initialise with interval_ms set (LOG_REPEAT_INIT).
+ */
+struct log_repeat {
+	char last[512];	      /* the last message written */
+	uint64_t last_ms;     /* when, CLOCK_MONOTONIC ms */
+	uint64_t interval_ms; /* identical messages within this are held back */
+	uint32_t held;	      /* identical messages held back since */
+	bool any;	      /* last is set */
+};
+#define LOG_REPEAT_INIT(ms)                                                                        \
+	{                                                                                          \
+		.interval_ms = (ms)                                                                \
+	}
+
+/* log_warnx() through lr: an identical message within its interval is
+ * counted, not written. */
+void log_repeat_warnx(struct log_repeat *lr, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The same at now_ms (CLOCK_MONOTONIC milliseconds), msg formatted: what
+ * log_repeat_warnx() does after reading the clock, for a test to drive. */
+void log_repeat_at(struct log_repeat *lr, uint64_t now_ms, const char *msg);
 
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

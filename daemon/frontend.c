@@ -116,7 +116,8 @@ frontend_spawner_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 		struct spawn_ev ev;
 		int fds[2];
 		size_t nfds = 0, i;
-		ssize_t n = fdpass_recv(fd, &ev, sizeof(ev), fds, 2, &nfds);
+		bool lost;
+		ssize_t n = fdpass_recv_lossy(fd, &ev, sizeof(ev), fds, 2, &nfds, &lost);
 
 		if (n == -EAGAIN || n == -EINTR)
 			return;
@@ -134,9 +135,27 @@ frontend_spawner_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 		 * invariant, not an attack to survive. */
 		if (n < 0 || (size_t)n != sizeof(ev) ||
 		    i == sizeof(frontend_spawner_events) / sizeof(frontend_spawner_events[0]) ||
-		    nfds > frontend_spawner_events[i].nfds_max)
+		    nfds > frontend_spawner_events[i].nfds_max ||
+		    (lost && frontend_spawner_events[i].nfds_max == 0))
 			fatalx("malformed message from the spawner");
 		ev.step[sizeof(ev.step) - 1] = '\0';
+		/*
+		 * Its fds did not all arrive: we are at our RLIMIT_NOFILE (the
+		 * service user's to share), not facing a broken spawner. One
+		 * event's worth fails alone (issue 28): STARTED goes on without
+		 * its memory figure fds (as when the spawner has none), a
+		 * RELOAD is refused.
+		 */
+		if (lost) {
+			fdpass_close_all(fds, nfds);
+			nfds = 0;
+			log_repeat_warnx(&d->pool_warn,
+					 "spawner: event %u: its fds could not be received (the "
+					 "frontend is at its RLIMIT_NOFILE)",
+					 ev.type);
+			if (ev.type == SPAWN_RELOAD && ev.err == 0)
+				ev.err = -EMFILE;
+		}
 		frontend_spawner_events[i].fn(d, &ev, fds, &nfds);
 		fdpass_close_all(fds, nfds);
 	}
@@ -195,6 +214,8 @@ frontend_stop(struct daemon *d)
 	sd_notify(0, "STOPPING=1");
 	event_del(d->listen_ev);
 	event_del(d->accept_retry_ev);
+	if (d->pool_retry_ev != NULL)
+		event_del(d->pool_retry_ev);
 	/* New clients hear a refusal at once instead of waiting in a backlog
 	 * nobody will read (under socket activation systemd keeps the socket). */
 	close(d->listen_fd);
@@ -244,6 +265,10 @@ frontend_warn_hidden_usr(const struct daemon *d)
 			}
 }
 
+static int frontend_rootspec_make(const struct daemon *d, const struct config *cfg,
+				  struct rootspec *ret_rs, int *ret_fd);
+static void frontend_rootspec_set(struct daemon *d, const struct rootspec *rs, int fd);
+
 /*
  * Reload the config file, whose bytes the spawner read (ev, fd: spawn_msg.h;
  * docs/design-service.md). New limits, ceilings, access lists, profiles, runtimes and
@@ -260,10 +285,11 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 {
 	const char *path = d->config_given ? d->config_path : CONFIG_DEFAULT_PATH;
 	struct config *n, *o = d->cfg;
+	struct rootspec rs;
 	uint64_t size = 0;
 	void *map = NULL;
 	char err[512];
-	int r;
+	int r, rs_fd;
 
 	sd_notify(0, "RELOADING=1");
 	if (ev->err != 0) {
@@ -298,6 +324,18 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 		free(n);
 		goto out;
 	}
+	/* Sealed before anything changes: a memfd the service user cannot
+	 * have now (EMFILE) refuses this reload, not the service (issue 28;
+	 * it was fatalx() after the switch). */
+	r = frontend_rootspec_make(d, n, &rs, &rs_fd);
+	if (r < 0) {
+		log_warnx("reload refused, the old configuration stays: cannot seal the root "
+			  "spec: %s",
+			  strerror(-r));
+		config_free(n);
+		free(n);
+		goto out;
+	}
 	/* Kept from the running config: fixed at start-up. */
 	free(n->socket_path);
 	n->socket_path = o->socket_path;
@@ -321,9 +359,7 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	free(o);
 	/* Pre-started interpreters run the old runtimes' commands. */
 	run_pool_reloaded(d);
-	r = frontend_rootspec_update(d);
-	if (r < 0)
-		fatalx("cannot seal the root spec: %s", strerror(-r));
+	frontend_rootspec_set(d, &rs, rs_fd);
 	log_info("reloaded: %u runs at most, %zu runtimes", n->max_runs, n->nruntimes);
 	frontend_warn_hidden_usr(d);
 	run_dispatch(d);
@@ -334,34 +370,58 @@ out:
 	sd_notify(0, "READY=1");
 }
 
+/*
+ * The root spec of cfg's [mount] sections into *ret_rs, sealed into a new
+ * memfd (*ret_fd), or *ret_fd = -1 when it is the one in force. Nothing of
+ * d changes. Returns 0 or -errno.
+ */
+static int
+frontend_rootspec_make(const struct daemon *d, const struct config *cfg, struct rootspec *ret_rs,
+		       int *ret_fd)
+{
+	size_t i;
+
+	memset(ret_rs, 0, sizeof(*ret_rs));
+	ret_rs->magic = ROOTSPEC_MAGIC;
+	ret_rs->generation = d->rootspec.generation;
+	ret_rs->nmounts = (uint32_t)cfg->nmounts;
+	for (i = 0; i < cfg->nmounts; i++) {
+		const struct config_mount *m = &cfg->mounts[i];
+		struct rootspec_mount *rm = &ret_rs->mounts[i];
+
+		snprintf(rm->source, sizeof(rm->source), "%s", m->source);
+		snprintf(rm->target, sizeof(rm->target), "%s", m->target);
+		rm->flags = m->package ? ROOTSPEC_F_PACKAGE : 0;
+	}
+	*ret_fd = -1;
+	if (d->rootspec_fd >= 0 && memcmp(ret_rs, &d->rootspec, sizeof(*ret_rs)) == 0)
+		return 0;
+	ret_rs->generation++;
+	return rootspec_seal(ret_rs, ret_fd);
+}
+
+/* Put a root spec made by frontend_rootspec_make() in force (fd -1: none
+ * new); the sandboxes prepared with the old one are discarded. */
+static void
+frontend_rootspec_set(struct daemon *d, const struct rootspec *rs, int fd)
+{
+	if (fd < 0)
+		return;
+	fd_close(d->rootspec_fd);
+	d->rootspec_fd = fd;
+	d->rootspec = *rs;
+	run_pool_discard_stale(d);
+}
+
 int
 frontend_rootspec_update(struct daemon *d)
 {
 	struct rootspec rs;
-	size_t i;
-	int fd, r;
+	int fd, r = frontend_rootspec_make(d, d->cfg, &rs, &fd);
 
-	memset(&rs, 0, sizeof(rs));
-	rs.magic = ROOTSPEC_MAGIC;
-	rs.generation = d->rootspec.generation;
-	rs.nmounts = (uint32_t)d->cfg->nmounts;
-	for (i = 0; i < d->cfg->nmounts; i++) {
-		const struct config_mount *m = &d->cfg->mounts[i];
-
-		snprintf(rs.mounts[i].source, sizeof(rs.mounts[i].source), "%s", m->source);
-		snprintf(rs.mounts[i].target, sizeof(rs.mounts[i].target), "%s", m->target);
-		rs.mounts[i].flags = m->package ? ROOTSPEC_F_PACKAGE : 0;
-	}
-	if (d->rootspec_fd >= 0 && memcmp(&rs, &d->rootspec, sizeof(rs)) == 0)
-		return 0;
-	rs.generation++;
-	r = rootspec_seal(&rs, &fd);
 	if (r < 0)
 		return r;
-	fd_close(d->rootspec_fd);
-	d->rootspec_fd = fd;
-	d->rootspec = rs;
-	run_pool_discard_stale(d);
+	frontend_rootspec_set(d, &rs, fd);
 	return 0;
 }
 
@@ -424,7 +484,7 @@ frontend_main(struct daemon *d)
 	event_add(d->sigint_ev, NULL);
 	if (listener_start(d) < 0)
 		return -EIO;
-	if (frontend_rootspec_update(d) < 0)
+	if (frontend_rootspec_update(d) < 0 || run_pool_init(d) < 0)
 		return -ENOMEM;
 	frontend_warn_hidden_usr(d);
 	run_pool_fill(d);
@@ -439,5 +499,7 @@ frontend_main(struct daemon *d)
 	/* Leaving closes the spawner channel: the spawner kills every sandbox. */
 	while (!TAILQ_EMPTY(&d->clients))
 		client_free(TAILQ_FIRST(&d->clients));
+	if (d->pool_retry_ev != NULL)
+		event_free(d->pool_retry_ev);
 	return 0;
 }

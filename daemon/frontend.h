@@ -15,6 +15,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "listener.h"
+#include "log.h"
 #include "proto.h"
 #include "spawn_msg.h"
 #include "runqueue.h"
@@ -52,6 +53,13 @@ struct prep {
 	int rt;
 	uint32_t pgen;
 	int out_fd[2];
+	/* The [mount]s whose source failed the frontend's check when it was
+	 * asked for (bit i: mount i): its supervisor will not have them, so
+	 * a run that names one takes another sandbox (issue 28). */
+	uint32_t missing;
+	bool started;	     /* its STARTED came: it was made */
+	bool discarded;	     /* ended by us (reload, give-way), not failed */
+	bool discard_unsent; /* its SPAWN_DISCARD could not be sent: again after the back-off */
 };
 TAILQ_HEAD(prep_list, prep);
 
@@ -81,6 +89,15 @@ struct daemon {
 	uint32_t nsessions;
 	struct prep_list pool; /* prepared sandboxes */
 	uint32_t npool;
+	/* A pool sandbox that failed before it was made (or whose request
+	 * could not be sent) holds the refill back for pool_backoff_ms,
+	 * doubled at each failure in a row up to RUN_POOL_BACKOFF_MAX_MS and
+	 * reset by a sandbox made: no spinning on a fault that stays. */
+	struct event *pool_retry_ev;
+	uint32_t pool_backoff_ms;
+	bool pool_waiting;
+	struct log_repeat pool_warn;  /* the pool's failures, rate-limited */
+	struct log_repeat mount_warn; /* a missing mount a run named */
 	struct runqueue queue;
 	struct budget budget;		   /* what is held for each uid (budget.h) */
 	struct event *client_tick_ev;	   /* watches replies sent but not yet read */
@@ -209,6 +226,8 @@ uint32_t run_count_uid(const struct daemon *d, uid_t uid);
 void run_dispatch(struct daemon *d);
 /* Keep prepared_sandboxes sandboxes prepared ahead. */
 void run_pool_fill(struct daemon *d);
+/* The pool's back-off timer and rate-limited warnings (frontend_main). Returns 0 or -ENOMEM. */
+int run_pool_init(struct daemon *d);
 /* End the prepared sandboxes of an older root spec generation. */
 void run_pool_discard_stale(struct daemon *d);
 /* A reload: every pre-started interpreter and pre-start plan is of the old

@@ -276,6 +276,8 @@ main(int argc, char **argv)
 	sp.config_given = config_given;
 	sp.uid_base = cfg.uid_base;
 	sp.nslots = cfg.uid_count / 2;
+	for (i = 0; i < ROOTSPEC_MOUNTS_MAX; i++)
+		sp.mount_warn[i] = (struct log_repeat)LOG_REPEAT_INIT(SPAWNER_MOUNT_WARN_MS);
 	sp.slots = xcalloc(sp.nslots, sizeof(*sp.slots));
 	sp.keepers = xcalloc(sp.nslots, sizeof(*sp.keepers));
 	for (i = 0; i < sp.nslots; i++) {

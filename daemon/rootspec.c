@@ -150,9 +150,8 @@ rootspec_seal(const struct rootspec *rs, int *ret_fd)
 }
 
 int
-rootspec_read(int fd, struct rootspec *ret)
+rootspec_read(int fd, struct rootspec *ret, char (*why)[ROOTSPEC_WHY_MAX])
 {
-	char why[512];
 	uint64_t size;
 	uint32_t i;
 	ssize_t n;
@@ -173,17 +172,18 @@ rootspec_read(int fd, struct rootspec *ret)
 		struct rootspec_mount *m = &ret->mounts[i];
 
 		if (memchr(m->source, '\0', sizeof(m->source)) == NULL ||
-		    memchr(m->target, '\0', sizeof(m->target)) == NULL || m->reserved != 0 ||
+		    memchr(m->target, '\0', sizeof(m->target)) == NULL || m->missing != 0 ||
 		    (m->flags & ~ROOTSPEC_F_PACKAGE) != 0 ||
 		    rootspec_target_check(m->target, NULL, 0) < 0)
 			return -EPROTO;
 		/* Again, now, as root: the frontend could have been fooled or
-		 * be compromised; only a path that passes is bound. */
-		r = rootspec_source_check(m->source, why, sizeof(why));
-		if (r < 0) {
-			log_warnx("spawner: root spec mount %" PRIu32 ": %s", i, why);
-			return r;
-		}
+		 * be compromised; only a path that passes is bound. One that
+		 * fails is marked, never opened (sandbox_fs_base): the other
+		 * mounts, and the runs that name none, are not its hostages. */
+		r = rootspec_source_check(m->source, why != NULL ? why[i] : NULL,
+					  why != NULL ? ROOTSPEC_WHY_MAX : 0);
+		if (r < 0)
+			m->missing = (uint32_t)-r;
 	}
 	return 0;
 }

@@ -20,6 +20,7 @@
 #define ROOTSPEC_MAGIC 0x53524c41U /* "ALRS" */
 #define ROOTSPEC_MOUNTS_MAX 32	   /* [mount] sections; plan_hdr.mounts is a uint32_t */
 #define ROOTSPEC_PATH_MAX 256	   /* a source or target, bytes with the NUL */
+#define ROOTSPEC_WHY_MAX 512	   /* a source check's reason, bytes with the NUL */
 
 /* rootspec_mount.flags */
 #define ROOTSPEC_F_PACKAGE 0x1u /* a package tree: exec allowed (not noexec) */
@@ -28,7 +29,10 @@ struct rootspec_mount {
 	char source[ROOTSPEC_PATH_MAX]; /* host path, absolute, checked (rootspec_source_check) */
 	char target[ROOTSPEC_PATH_MAX]; /* path in the sandbox (rootspec_target_check) */
 	uint32_t flags;			/* ROOTSPEC_F_* */
-	uint32_t reserved;		/* 0 */
+	/* 0 from the frontend. In the spawner's checked copy: the errno of a
+	 * source that failed its check (gone, renamed, unmounted): that
+	 * mount alone is unavailable, and only a run that names it fails. */
+	uint32_t missing;
 };
 
 struct rootspec {
@@ -71,11 +75,14 @@ int rootspec_seal(const struct rootspec *rs, int *ret_fd);
 
 /*
  * The spawner's read of the frontend's root spec: a sealed memfd of exactly
- * one struct rootspec, the magic, nmounts in bounds, reserved fields 0, every
- * string NUL-terminated, every target valid, every source passing
- * rootspec_source_check() now. Returns 0 or -errno (-EPROTO: malformed;
- * the source check's error otherwise, which is logged).
+ * one struct rootspec, the magic, nmounts in bounds, reserved and missing
+ * fields 0, every string NUL-terminated, every target valid. Every source
+ * is checked with rootspec_source_check() now: one that fails is marked
+ * (missing = its errno, the reason in why[i] when why is not NULL) and is
+ * never opened; the rest of the spec stands, so that a vanished source
+ * fails only the runs that name it (issue 28). Returns 0 or -errno
+ * (-EPROTO: malformed).
  */
-int rootspec_read(int fd, struct rootspec *ret);
+int rootspec_read(int fd, struct rootspec *ret, char (*why)[ROOTSPEC_WHY_MAX]);
 
 #endif

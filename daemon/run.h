@@ -94,6 +94,7 @@ struct run {
 	uint64_t arts_omitted, arts_omitted_bytes; /* candidates left out, their sizes */
 	int stat_fd[2];				   /* the run's cgroup peak and oom files, or -1 */
 	uint32_t prep_key;			   /* its sandbox's spawn key (spawnref.h), or 0 */
+	uint32_t mounts; /* the [mount]s it names (bit i: mount i), for run_pool_take */
 	struct egress_policy *egress_pol; /* network = proxy: its profile's, copied; else NULL */
 	struct egress_run *egress;	  /* served by the proxy since SUP_EGRESS, or NULL */
 	struct run_tools *tools;	  /* the tool bridge (run_tools.h), or NULL */
@@ -171,8 +172,15 @@ void run_io_free(struct run *r);
 
 /* ---- run_pool.c ---- */
 
-/* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key. */
-void run_pool_prepare(struct daemon *d, uint32_t key, uint32_t slot);
+#define RUN_POOL_BACKOFF_MIN_MS 50    /* the refill's first wait after a failure */
+#define RUN_POOL_BACKOFF_MAX_MS 10000 /* its longest, after failures in a row */
+#define RUN_POOL_WARN_MS 60000	      /* a repeated pool or mount warning: once a minute */
+
+/* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key.
+ * Returns 0 or -errno (nothing sent; logged). */
+int run_pool_prepare(struct daemon *d, uint32_t key, uint32_t slot);
+/* Which [mount]s' sources fail rootspec_source_check() now (bit i: mount i). */
+uint32_t run_pool_mounts_missing(struct daemon *d);
 /* The sandbox prepared for r will get no run: have the spawner end it. */
 void run_pool_discard(struct run *r);
 /* Is a sandbox prepared ahead alive, for run_pool_take() to give? */

@@ -18,10 +18,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
+#include "compiler.h"
 #include "log.h"
 #include "run.h"
 #include "xalloc.h"
 #include "fdio.h"
+
+static void run_pool_back_off(struct daemon *d);
+static void run_pool_forget(struct daemon *d, struct prep *p);
 
 /* Start a request of type for the sandbox in slot, events keyed by run_id; the rest 0. */
 static void
@@ -33,32 +39,57 @@ run_pool_req(struct spawn_req *req, uint32_t type, uint32_t run_id, uint32_t slo
 	req->uid_slot = slot;
 }
 
-/* Send req with its fds; the pool cannot go on without the spawner. */
-static void
+/*
+ * Send req with its fds. Returns 0 or -errno, the failure logged
+ * (rate-limited). A failed pass is one failed request, never a stopped
+ * service (docs/security.md, "Failure follows trust"): passing fds fails
+ * for reasons of the service user's (EMFILE, ETOOMANYREFS: its fds in
+ * flight over its RLIMIT_NOFILE, which other processes of that user
+ * share), and a dead spawner is seen by its socket's EOF, not here.
+ */
+static int
 run_pool_send(struct daemon *d, const struct spawn_req *req, int *fds, size_t nfds)
 {
 	int rc = frontend_spawn_fds(d, req, fds, nfds);
 
 	if (rc < 0)
-		fatalx("cannot reach the spawner: %s", strerror(-rc));
+		log_repeat_warnx(&d->pool_warn,
+				 "pool: cannot hand request %" PRIu32 " to the spawner: %s",
+				 req->type, strerror(-rc));
+	return rc;
 }
 
-/* Have the spawner end the sandbox prepared under key in slot. */
-static void
+/* Have the spawner end the sandbox prepared under key in slot. Returns 0 or -errno. */
+static int
 run_pool_send_discard(struct daemon *d, uint32_t run_id, uint32_t slot, uint32_t key)
 {
 	struct spawn_req req;
 
 	run_pool_req(&req, SPAWN_DISCARD, run_id, slot);
 	req.prep_key = key;
-	run_pool_send(d, &req, NULL, 0);
+	return run_pool_send(d, &req, NULL, 0);
 }
 
 /* The sandbox prepared for r will get no run: have the spawner end it. */
 void
 run_pool_discard(struct run *r)
 {
-	run_pool_send_discard(r->d, r->run_id, r->slot, r->prep_key);
+	/* Not sent: that sandbox waits at the spawner, its slot held, until
+	 * the daemon stops; the run was answered already. */
+	(void)run_pool_send_discard(r->d, r->run_id, r->slot, r->prep_key);
+}
+
+/* End p, still in the pool: discard it at the spawner (its reap removes
+ * it); one whose discard could not be sent is tried again at the next
+ * back-off (run_pool_retry_cb). */
+static void
+run_pool_end(struct daemon *d, struct prep *p)
+{
+	p->state = PREP_DEAD;
+	p->discarded = true;
+	p->discard_unsent = run_pool_send_discard(d, p->key, p->slot, p->key) < 0;
+	if (p->discard_unsent)
+		run_pool_back_off(d);
 }
 
 /* Close a prep's output pipes (read ends), if it has them. */
@@ -98,7 +129,9 @@ run_pool_prepare_prestart(struct daemon *d, struct prep *p)
 	fds[1] = d->prestart_plan[p->rt];
 	fds[2] = outp[0][1];
 	fds[3] = outp[1][1];
-	run_pool_send(d, &req, fds, SPAWN_PREPARE_NFDS_PRESTART);
+	rc = run_pool_send(d, &req, fds, SPAWN_PREPARE_NFDS_PRESTART);
+	if (rc < 0)
+		goto out;
 	for (k = 0; k < 2; k++) {
 		p->out_fd[k] = outp[k][0];
 		outp[k][0] = -1;
@@ -111,14 +144,69 @@ out:
 }
 
 /* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key. */
-void
+int
 run_pool_prepare(struct daemon *d, uint32_t key, uint32_t slot)
 {
 	struct spawn_req req;
 
 	run_pool_req(&req, SPAWN_PREPARE, key, slot);
 	req.memory_bytes = d->cfg->defaults.v[PROTO_LIMIT_MEMORY_BYTES];
-	run_pool_send(d, &req, &d->rootspec_fd, 1);
+	return run_pool_send(d, &req, &d->rootspec_fd, 1);
+}
+
+/* Which [mount]s' sources fail their check now (bit i: mount i). */
+uint32_t
+run_pool_mounts_missing(struct daemon *d)
+{
+	uint32_t missing = 0;
+	size_t i;
+
+	for (i = 0; i < d->cfg->nmounts && i < ROOTSPEC_MOUNTS_MAX; i++)
+		if (rootspec_source_check(d->cfg->mounts[i].source, NULL, 0) < 0)
+			missing |= 1U << i;
+	return missing;
+}
+
+/* The pool's refill waits: doubled from RUN_POOL_BACKOFF_MIN_MS at each
+ * failure in a row, at most RUN_POOL_BACKOFF_MAX_MS. */
+static void
+run_pool_back_off(struct daemon *d)
+{
+	struct timeval tv;
+
+	if (d->pool_waiting)
+		return;
+	d->pool_backoff_ms = d->pool_backoff_ms == 0 ? RUN_POOL_BACKOFF_MIN_MS
+			     : d->pool_backoff_ms >= RUN_POOL_BACKOFF_MAX_MS / 2
+				     ? RUN_POOL_BACKOFF_MAX_MS
+				     : d->pool_backoff_ms * 2;
+	d->pool_waiting = true;
+	tv.tv_sec = d->pool_backoff_ms / 1000;
+	tv.tv_usec = (d->pool_backoff_ms % 1000) * 1000;
+	evtimer_add(d->pool_retry_ev, &tv);
+}
+
+/* The back-off is over: discards not sent go again, then the refill. */
+static void
+run_pool_retry_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
+{
+	struct daemon *d = arg;
+	struct prep *p;
+
+	d->pool_waiting = false;
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->discard_unsent)
+		run_pool_end(d, p);
+	run_pool_fill(d);
+}
+
+int
+run_pool_init(struct daemon *d)
+{
+	d->pool_warn = (struct log_repeat)LOG_REPEAT_INIT(RUN_POOL_WARN_MS);
+	d->mount_warn = (struct log_repeat)LOG_REPEAT_INIT(RUN_POOL_WARN_MS);
+	d->pool_retry_ev = evtimer_new(d->base, run_pool_retry_cb, d);
+	return d->pool_retry_ev != NULL ? 0 : -ENOMEM;
 }
 
 /*
@@ -135,8 +223,7 @@ run_pool_discard_stale(struct daemon *d)
 	{
 		if (p->state == PREP_DEAD || p->gen == d->rootspec.generation)
 			continue;
-		run_pool_send_discard(d, p->key, p->slot, p->key);
-		p->state = PREP_DEAD;
+		run_pool_end(d, p);
 	}
 }
 
@@ -172,12 +259,18 @@ run_pool_add(struct daemon *d, int rt)
 	p->rt = rt;
 	p->stat_fd[0] = p->stat_fd[1] = -1;
 	p->out_fd[0] = p->out_fd[1] = -1;
+	p->missing = run_pool_mounts_missing(d);
 	TAILQ_INSERT_TAIL(&d->pool, p, entry);
 	d->npool++;
 	if (rt >= 0 && run_pool_prepare_prestart(d, p) < 0)
 		p->rt = rt = -1; /* no plan, no pipes: a plain one, counted as such */
-	if (rt < 0)
-		run_pool_prepare(d, p->key, p->slot);
+	if (rt < 0 && run_pool_prepare(d, p->key, p->slot) < 0) {
+		/* The spawner never saw it: it goes at once, its slot with it,
+		 * and the refill waits. */
+		run_pool_forget(d, p);
+		run_pool_back_off(d);
+		return false;
+	}
 	return true;
 }
 
@@ -211,6 +304,8 @@ run_pool_fill(struct daemon *d)
 {
 	size_t i;
 
+	if (d->pool_waiting)
+		return;
 	while (!d->stopping && run_pool_count(d, -1) < d->cfg->prepared_sandboxes)
 		if (!run_pool_add(d, -1))
 			return;
@@ -234,11 +329,25 @@ run_pool_fill(struct daemon *d)
 	}
 }
 
+/* Remove p from the pool and free it; its key goes, and with it its slot. */
+static void
+run_pool_forget(struct daemon *d, struct prep *p)
+{
+	TAILQ_REMOVE(&d->pool, p, entry);
+	d->npool--;
+	fd_close_pair(p->stat_fd);
+	run_pool_close_out(p);
+	spawnref_del(&d->refs, p->key);
+	free(p);
+}
+
 void
 run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int *fds, size_t *nfds)
 {
 	switch (ev->type) {
 	case SPAWN_STARTED:
+		p->started = true;
+		d->pool_backoff_ms = 0; /* made: the fault, if any, is gone */
 		if (*nfds == 2) {
 			p->stat_fd[0] = fds[0];
 			p->stat_fd[1] = fds[1];
@@ -258,13 +367,16 @@ run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int 
 	default:
 		return;
 	}
-	/* Gone before any run took it: its key goes, and with it its slot. */
-	TAILQ_REMOVE(&d->pool, p, entry);
-	d->npool--;
-	fd_close_pair(p->stat_fd);
-	run_pool_close_out(p);
-	spawnref_del(&d->refs, p->key);
-	free(p);
+	/* Gone before any run took it: its key goes, and with it its slot.
+	 * One that failed before it was made (not one we ended) makes the
+	 * refill wait: a fault that stays (a source gone, the spawner out of
+	 * fds) must not be asked again thousands of times a second. */
+	if (!p->started && !p->discarded) {
+		log_repeat_warnx(&d->pool_warn, "pool: a sandbox prepared ahead failed%s%s: %s",
+				 ev->step[0] != '\0' ? " at " : "", ev->step, strerror(-ev->err));
+		run_pool_back_off(d);
+	}
+	run_pool_forget(d, p);
 	/* A one-shot run may be queued for that slot. */
 	run_dispatch_soon(d);
 }
@@ -272,13 +384,13 @@ run_pool_event(struct daemon *d, struct prep *p, const struct spawn_ev *ev, int 
 /* The first sandbox of kind rt (-1: plain) of the pool that is alive (asked
  * for or ready) and of the current root spec and config, or NULL. */
 static struct prep *
-run_pool_first_alive(struct daemon *d, int rt)
+run_pool_first_alive(struct daemon *d, int rt, uint32_t mounts)
 {
 	struct prep *p;
 
 	TAILQ_FOREACH(p, &d->pool, entry)
 	if (p->state != PREP_DEAD && p->gen == d->rootspec.generation && p->rt == rt &&
-	    (rt < 0 || p->pgen == d->prestart_gen))
+	    (rt < 0 || p->pgen == d->prestart_gen) && (p->missing & mounts) == 0)
 		return p;
 	return NULL;
 }
@@ -300,9 +412,9 @@ run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
 	struct prep *p = NULL;
 
 	if (r->prestart_rt >= 0 && r->prestart_gen == d->prestart_gen)
-		p = run_pool_first_alive(d, r->prestart_rt);
+		p = run_pool_first_alive(d, r->prestart_rt, r->mounts);
 	if (p == NULL)
-		p = run_pool_first_alive(d, -1);
+		p = run_pool_first_alive(d, -1, r->mounts);
 	if (p == NULL)
 		return -ENOENT;
 	/* The key stays: the sandbox's events now go to the run. */
@@ -357,8 +469,7 @@ run_pool_give_way(struct daemon *d)
 
 	TAILQ_FOREACH(p, &d->pool, entry)
 	if (p->rt >= 0 && p->state != PREP_DEAD) {
-		run_pool_send_discard(d, p->key, p->slot, p->key);
-		p->state = PREP_DEAD;
+		run_pool_end(d, p);
 		return true;
 	}
 	return false;
@@ -380,7 +491,6 @@ run_pool_reloaded(struct daemon *d)
 	{
 		if (p->rt < 0 || p->state == PREP_DEAD)
 			continue;
-		run_pool_send_discard(d, p->key, p->slot, p->key);
-		p->state = PREP_DEAD;
+		run_pool_end(d, p);
 	}
 }

@@ -187,6 +187,8 @@ sb_fs_tops(const struct sandbox_layout *l)
  */
 static int sb_trees[ROOTSPEC_MOUNTS_MAX];
 static bool sb_tree_dir[ROOTSPEC_MOUNTS_MAX];
+/* Why tree i is not open (its errno; 0: open): failed here or at the spawner's check. */
+static int sb_tree_err[ROOTSPEC_MOUNTS_MAX];
 
 /*
  * Open src as detached tree i: read-only, nosuid, nodev and, unless a
@@ -195,6 +197,11 @@ static bool sb_tree_dir[ROOTSPEC_MOUNTS_MAX];
  * as the run's own host uid (other's rights: nothing its frontend could not
  * read itself) refusing every link (RESOLVE_NO_SYMLINKS), so a component
  * swapped since then for a link is not followed.
+ *
+ * A tree that cannot be opened (its source gone since the spawner's check)
+ * is not a failure of this sandbox: it stays closed (-1, its errno kept)
+ * and only a run that names it fails, at the attach (issue 28). Nothing of
+ * it is attached, so no half-set-up tree (writable, exec) can be reached.
  */
 static void
 sb_tree_open(const char *src, size_t i, uint64_t flags, int step)
@@ -208,24 +215,35 @@ sb_tree_open(const char *src, size_t i, uint64_t flags, int step)
 
 	if (i >= ROOTSPEC_MOUNTS_MAX)
 		sandbox_fail(step, EINVAL);
+	sb_trees[i] = -1;
 	if (!(flags & ROOTSPEC_F_PACKAGE))
 		attr.attr_set |= MOUNT_ATTR_NOEXEC;
 	fd = syscall(SYS_openat2, AT_FDCWD, src, &how, sizeof(how));
-	if (fd < 0)
-		sandbox_fail(step, errno);
-	if (fstat((int)fd, &st) < 0)
-		sandbox_fail(step, errno);
-	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		sandbox_fail(step, EINVAL);
+	if (fd < 0) {
+		sb_tree_err[i] = errno;
+		return;
+	}
+	if (fstat((int)fd, &st) < 0 || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))) {
+		sb_tree_err[i] = errno != 0 ? errno : EINVAL;
+		close((int)fd);
+		return;
+	}
 	tree = syscall(SYS_open_tree, (int)fd, "",
 		       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-	if (tree < 0)
-		sandbox_fail(step, errno);
+	if (tree < 0) {
+		sb_tree_err[i] = errno;
+		close((int)fd);
+		return;
+	}
 	close((int)fd);
-	SB_CHECK(syscall(SYS_mount_setattr, (int)tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
-			 sizeof(attr)),
-		 step);
+	if (syscall(SYS_mount_setattr, (int)tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+		    sizeof(attr)) < 0) {
+		sb_tree_err[i] = errno;
+		close((int)tree);
+		return;
+	}
 	sb_trees[i] = (int)tree;
+	sb_tree_err[i] = 0;
 	sb_tree_dir[i] = S_ISDIR(st.st_mode);
 }
 
@@ -264,9 +282,14 @@ sb_trees_attach(const struct plan_view *pv, const struct rootspec *rs)
 		char path[ROOTSPEC_PATH_MAX];
 
 		if (!(want & (1U << i))) {
-			close(sb_trees[i]);
+			if (sb_trees[i] >= 0)
+				close(sb_trees[i]);
 			continue;
 		}
+		/* Named but not open: this run fails, with why. */
+		if (sb_trees[i] < 0)
+			sandbox_fail(SANDBOX_STEP_MOUNTS,
+				     sb_tree_err[i] != 0 ? sb_tree_err[i] : ENOENT);
 		SB_PATH(path, SANDBOX_STEP_MOUNTS, "%s", rs->mounts[i].target);
 		sb_mkdir_parents(path, SANDBOX_STEP_MOUNTS);
 		if (sb_tree_dir[i]) {
@@ -342,7 +365,7 @@ void
 sandbox_fs_base(const struct sandbox_layout *l, const struct rootspec *rs)
 {
 	struct sandbox_fs_op trees[ROOTSPEC_MOUNTS_MAX];
-	uint32_t i, n = rs != NULL ? rs->nmounts : 0;
+	uint32_t i, k = 0, n = rs != NULL ? rs->nmounts : 0;
 
 	/* Nothing we do may propagate back to the host. */
 	SB_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), SANDBOX_STEP_MOUNT_PRIVATE);
@@ -351,13 +374,21 @@ sandbox_fs_base(const struct sandbox_layout *l, const struct rootspec *rs)
 	/* The root spec's mounts: one more row each, run by the same loop. */
 	if (n > ROOTSPEC_MOUNTS_MAX)
 		sandbox_fail(SANDBOX_STEP_MOUNTS, EINVAL);
-	for (i = 0; i < n; i++)
-		trees[i] =
+	for (i = 0; i < n; i++) {
+		/* What the spawner's check found missing is not even tried:
+		 * its tree stays closed, failing only a run that names it. */
+		if (rs->mounts[i].missing != 0) {
+			sb_trees[i] = -1;
+			sb_tree_err[i] = (int)rs->mounts[i].missing;
+			continue;
+		}
+		trees[k++] =
 			(struct sandbox_fs_op){SANDBOX_FS_TREE,	     SANDBOX_STEP_MOUNTS,
 					       SANDBOX_FS_ALWAYS,    "", /* attached in phase two */
 					       rs->mounts[i].source, i,
 					       rs->mounts[i].flags};
-	sandbox_fs_apply(l, trees, n);
+	}
+	sandbox_fs_apply(l, trees, k);
 	/* pivot_root(".", ".") stacks the old root under the new one; detaching
 	 * it leaves no path back to the host's tree. */
 	SB_CHECK(chdir(SB_NEWROOT), SANDBOX_STEP_PIVOT_ROOT);

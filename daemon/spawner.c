@@ -299,6 +299,30 @@ spawner_release(const struct spawner *sp, uint32_t slot, pid_t pid, int sync_fd,
 }
 
 /*
+ * Read the frontend's root spec into sp->rootspec (rootspec_read): a source
+ * that fails its check is marked missing and warned about (rate-limited:
+ * this runs for every sandbox prepared), the others stand.
+ */
+static int
+spawner_rootspec(struct spawner *sp, int fd)
+{
+	char why[ROOTSPEC_MOUNTS_MAX][ROOTSPEC_WHY_MAX];
+	uint32_t i;
+	int r = rootspec_read(fd, &sp->rootspec, why);
+
+	if (r < 0)
+		return r;
+	for (i = 0; i < sp->rootspec.nmounts; i++)
+		if (sp->rootspec.mounts[i].missing != 0)
+			log_repeat_warnx(&sp->mount_warn[i],
+					 "spawner: root spec mount %" PRIu32
+					 " (target %s): unavailable, only runs that name it "
+					 "fail: %s",
+					 i, sp->rootspec.mounts[i].target, why[i]);
+	return 0;
+}
+
+/*
  * Handle one SPAWN_PREPARE: clone a sandbox into fresh namespaces in the
  * slot's uids and memory cgroup; it builds what does not depend on a request
  * and waits on its control socket (docs/performance.md). fds: the root spec
@@ -325,7 +349,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 		goto fail;
 	}
 	step = "rootspec";
-	r = rootspec_read(fds[0], &sp->rootspec);
+	r = spawner_rootspec(sp, fds[0]);
 	if (r < 0)
 		goto fail;
 	if (req->flags & SPAWN_F_PRESTART) {

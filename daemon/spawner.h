@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
+#include "log.h"
 #include "sandbox.h"
 
 struct spawner_slot {
@@ -24,6 +25,8 @@ struct spawner_slot {
 	uint64_t ws_bytes;		/* a keeper's: its session's workspace size */
 };
 
+#define SPAWNER_MOUNT_WARN_MS 60000 /* a missing mount's warning: at most once a minute */
+
 struct spawner {
 	int sock; /* to the frontend */
 	uid_t uid_base;
@@ -32,7 +35,10 @@ struct spawner {
 	struct spawner_slot *keepers; /* the session keeper of each uid slot */
 	struct sandbox_layout layout;
 	struct sock_fprog seccomp;
-	struct rootspec rootspec;	  /* the last SPAWN_PREPARE's, checked; its clone's copy */
+	struct rootspec rootspec; /* the last SPAWN_PREPARE's, checked; its clone's copy */
+	/* A source found missing at every SPAWN_PREPARE: one line a minute
+	 * per mount, with a count, not one per sandbox (issue 28). */
+	struct log_repeat mount_warn[ROOTSPEC_MOUNTS_MAX];
 	struct sock_fprog seccomp_noproc; /* subprocess = false */
 	struct cgroup cg;
 	pid_t frontend;	     /* our child too: its status is the service's */

@@ -4,6 +4,7 @@
  * strings in it; log_escape() quotes what a caller asks and never cuts an
  * escape in half.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,13 +92,96 @@ test_one_line(void **state)
 			    "<4>airlockd: x\\x0ay\n");
 }
 
+/* Run f with stderr into a pipe; what it wrote, NUL-terminated. */
+static void
+capture_fn(char *out, size_t len, void (*f)(void))
+{
+	int p[2], saved;
+	ssize_t n;
+
+	/* Non-blocking: a helper that writes more than the pipe holds fails
+	 * the comparison below instead of hanging the test. */
+	assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	fflush(stderr);
+	saved = dup(2);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(p[1], 2), 2);
+	f();
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	close(p[1]);
+	n = read(p[0], out, len - 1);
+	close(p[0]);
+	assert_true(n >= 0);
+	out[n] = '\0';
+}
+
+/* A spin of identical warnings over 2.5 s at 1 s: the first written, the
+ * rest counted, one line with its count per interval; a new message first
+ * flushes the old one's count; a message never held back has no count. */
+static void
+repeat_sequence(void)
+{
+	struct log_repeat lr = LOG_REPEAT_INIT(1000);
+	uint64_t t;
+
+	log_init("airlockd", LOG_LVL_INFO, false);
+	for (t = 0; t < 2500; t++)
+		log_repeat_at(&lr, 5000 + t, "root spec mount 0: /x does not exist");
+	log_repeat_at(&lr, 7600, "other");
+	log_repeat_at(&lr, 9000, "other");
+	log_repeat_at(&lr, 9001, "third");
+}
+
+static void
+test_repeat_counts(void **state)
+{
+	char out[2048];
+
+	(void)state;
+	capture_fn(out, sizeof(out), repeat_sequence);
+	assert_string_equal(out, "airlockd: root spec mount 0: /x does not exist\n"
+				 "airlockd: root spec mount 0: /x does not exist (repeated 999 "
+				 "times)\n"
+				 "airlockd: root spec mount 0: /x does not exist (repeated 999 "
+				 "times)\n"
+				 "airlockd: root spec mount 0: /x does not exist (repeated 499 "
+				 "times)\n"
+				 "airlockd: other\n"
+				 "airlockd: other\n"
+				 "airlockd: third\n");
+}
+
+/* Through the real clock: a burst of 10,000 identical lines writes one. */
+static void
+repeat_burst(void)
+{
+	struct log_repeat lr = LOG_REPEAT_INIT(60000);
+	int i;
+
+	log_init("airlockd", LOG_LVL_INFO, false);
+	for (i = 0; i < 10000; i++)
+		log_repeat_warnx(&lr, "pool: prepare %s", "failed");
+}
+
+static void
+test_repeat_burst(void **state)
+{
+	char out[1024];
+
+	(void)state;
+	capture_fn(out, sizeof(out), repeat_burst);
+	assert_string_equal(out, "airlockd: pool: prepare failed\n");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escape_controls),
-		cmocka_unit_test(test_escape_truncation),
-		cmocka_unit_test(test_one_line),
+		cmocka_unit_test(test_escape_controls), cmocka_unit_test(test_escape_truncation),
+		cmocka_unit_test(test_one_line),	cmocka_unit_test(test_repeat_counts),
+		cmocka_unit_test(test_repeat_burst),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

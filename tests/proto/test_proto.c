@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -1133,6 +1135,65 @@ test_send_recv(void **state)
 	close(sv[0]);
 	close(sv[1]);
 	free(code);
+}
+
+/* Send "x" with two fds on sv[0], then receive on sv[1] with room for one
+ * more fd number only (our own RLIMIT_NOFILE lowered): lossy or not. */
+static ssize_t
+recv_one_fd_room(int sv[2], bool lossy, int *fds, size_t *nfds, bool *lost)
+{
+	struct rlimit old, low;
+	int two[2], probe[2];
+	char c;
+	ssize_t n;
+
+	two[0] = two[1] = sv[0];
+	assert_int_equal(fdpass_send(sv[0], "x", 1, two, 2), 0);
+	/* The two lowest free fd numbers: a limit at the second leaves one. */
+	probe[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	probe[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(probe[0] >= 0 && probe[1] > probe[0]);
+	close(probe[0]);
+	close(probe[1]);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)probe[1];
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	n = lossy ? fdpass_recv_lossy(sv[1], &c, 1, fds, 2, nfds, lost)
+		  : fdpass_recv(sv[1], &c, 1, fds, 2, nfds);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	return n;
+}
+
+/* Fds the receiver could not install (EMFILE): fdpass_recv() refuses the
+ * packet (-EMSGSIZE, nothing kept); fdpass_recv_lossy() gives its bytes
+ * and the fd that did arrive, with lost set (issue 28: a frontend at its
+ * limit stopped the service on a spawner's event). */
+static void
+test_recv_lossy(void **state)
+{
+	int sv[2], fds[2] = {-1, -1};
+	size_t nfds = 9;
+	bool lost = false;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(recv_one_fd_room(sv, false, fds, &nfds, &lost), -EMSGSIZE);
+	assert_int_equal(nfds, 0);
+	assert_int_equal(recv_one_fd_room(sv, true, fds, &nfds, &lost), 1);
+	assert_true(lost);
+	assert_int_equal(nfds, 1);
+	assert_true(fds[0] >= 0);
+	assert_true(fcntl(fds[0], F_GETFD) & FD_CLOEXEC);
+	close(fds[0]);
+	/* Nothing lost: lost false, both fds. */
+	assert_int_equal(fdpass_send(sv[0], "x", 1, sv, 2), 0);
+	assert_int_equal(fdpass_recv_lossy(sv[1], &(char){0}, 1, fds, 2, &nfds, &lost), 1);
+	assert_false(lost);
+	assert_int_equal(nfds, 2);
+	fdpass_close_all(fds, nfds);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 /* ---------------------------------------------------------- encoders */
@@ -3424,6 +3485,7 @@ main(void)
 		T(test_roundtrip_zeroed_result),
 		T(test_roundtrip_error),
 		T(test_send_recv),
+		T(test_recv_lossy),
 		T(test_encode_errors),
 		T(test_bad_framing),
 		T(test_bad_header),

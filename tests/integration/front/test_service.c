@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -840,6 +843,179 @@ test_prepared_pool(void **state)
 	assert_true(no_sandbox_left(3000));
 }
 
+/*
+ * A child of ours, as the frontend's user (nobody): lowers the frontend fe's
+ * soft RLIMIT_NOFILE to limit (as its own uid: this root has no
+ * CAP_SYS_RESOURCE), then holds n fds in flight on a socket pair it never
+ * reads. The kernel counts a user's fds in flight and refuses a process of
+ * that user any fd pass (ETOOMANYREFS) while the count is over that
+ * process's RLIMIT_NOFILE: fe's passes fail, nobody else's (the limits of
+ * other daemons' frontends are far higher). When *ret_ctl is closed it lets
+ * go, puts fe's limit back and exits 0. Returns its pid.
+ */
+static pid_t
+inflight_hold(pid_t fe, rlim_t limit, int n, int *ret_ctl)
+{
+	int ready[2], ctl[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(ctl, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct passwd *pw = getpwnam("nobody");
+		struct rlimit old, low;
+		int sp[2], fds[200], i, k, devnull;
+
+		close(ready[0]);
+		close(ctl[1]);
+		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (pw == NULL || devnull < 0 ||
+		    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) < 0 ||
+		    setgroups(0, NULL) < 0 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
+		    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
+			_exit(1);
+		if (prlimit(fe, RLIMIT_NOFILE, NULL, &old) < 0)
+			_exit(2);
+		low = old;
+		low.rlim_cur = limit;
+		if (prlimit(fe, RLIMIT_NOFILE, &low, NULL) < 0)
+			_exit(3);
+		for (i = 0; i < 200; i++)
+			fds[i] = devnull;
+		for (k = 0; k < n; k += 200) {
+			union {
+				char buf[CMSG_SPACE(sizeof(fds))];
+				struct cmsghdr align;
+			} u;
+			int cnt = n - k < 200 ? n - k : 200;
+			struct iovec iov = {.iov_base = "x", .iov_len = 1};
+			struct msghdr mh = {.msg_iov = &iov,
+					    .msg_iovlen = 1,
+					    .msg_control = u.buf,
+					    .msg_controllen =
+						    CMSG_SPACE(sizeof(int) * (size_t)cnt)};
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)cnt);
+			memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)cnt);
+			if (sendmsg(sp[0], &mh, 0) != 1)
+				_exit(4);
+		}
+		if (write(ready[1], "r", 1) != 1)
+			_exit(5);
+		(void)read(ctl[0], &c, 1); /* until the test closes it */
+		close(sp[0]);
+		close(sp[1]);
+		if (prlimit(fe, RLIMIT_NOFILE, &old, NULL) < 0)
+			_exit(6);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(ctl[0]);
+	if (read(ready[0], &c, 1) != 1) {
+		int st;
+
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		fail_msg("the in-flight holder failed: status %#x", (unsigned)st);
+	}
+	close(ready[0]);
+	*ret_ctl = ctl[1];
+	return pid;
+}
+
+/*
+ * Issue 28, point 8: a pool refill whose fd pass to the spawner fails is one
+ * failed request, not a stopped service (it was fatalx()). With every fd
+ * pass of the frontend refused (its user's fds in flight over its lowered
+ * RLIMIT_NOFILE), a run that takes a prepared sandbox fails alone, its
+ * refill fails and backs off (the log stays small), the daemon answers a
+ * ping; when the passes work again, runs work again by themselves.
+ */
+static void
+test_pool_fd_pass_fails(void **state)
+{
+	struct fixture f;
+	struct proto_msg m;
+	struct stat st;
+	off_t before;
+	int fd, i, n, ctl, status;
+	pid_t fe, holder;
+	bool ok = false;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, CFG("[daemon]\nprepared_sandboxes = 2\n")), 0);
+	for (i = 0; i < 300 && fixture_count_uid_procs(UID_LO, UID_HI) != 2; i++)
+		front_sleep_ms(10);
+	assert_int_equal(fixture_count_uid_procs(UID_LO, UID_HI), 2);
+	fd = front_hello(f.sock);
+	assert_true(fd >= 0);
+	fe = front_first_child(f.pid);
+	assert_true(fe > 0);
+	n = front_count_fds(fe);
+	assert_true(n > 0);
+	/* Room for the fds it opens (a run's pipes), none for a pass. */
+	holder = inflight_hold(fe, (rlim_t)n + 48, n + 48 + 64, &ctl);
+	assert_int_equal(stat(f.log, &st), 0);
+	before = st.st_size;
+
+	/* The run takes a prepared sandbox; its start cannot be passed. */
+	send_sh(fd, 10, "echo hi");
+	if (front_recv_reply(fd, 10, 10000, &m) < 0) {
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "tail -c 8192 %s >&2", f.log);
+		(void)system(cmd);
+		fail_msg("no answer to the run: the daemon is %s",
+			 fixture_alive(&f) ? "alive" : "gone");
+	}
+	assert_int_equal(m.type, PROTO_RESULT);
+	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_ERROR);
+	proto_msg_free(&m);
+	/* Its refill failed: logged, backed off, the service still answers. */
+	for (i = 0; i < 500 && !fixture_log_has(&f, "pool: cannot hand request"); i++)
+		front_sleep_ms(10);
+	front_sleep_ms(500); /* room for a spin to show in the log */
+	if (!fixture_alive(&f) || front_send_ping(fd, 11) < 0 ||
+	    front_recv_reply(fd, 11, 5000, &m) < 0) {
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "tail -c 8192 %s >&2", f.log);
+		(void)system(cmd);
+		fail_msg("no answer to a ping after the refill failed");
+	}
+	assert_int_equal(m.type, PROTO_PONG);
+	proto_msg_free(&m);
+	assert_true(fixture_log_has(&f, "pool: cannot hand request"));
+	assert_int_equal(stat(f.log, &st), 0);
+	if (st.st_size - before > 64 * 1024)
+		fail_msg("the log grew by %lld bytes", (long long)(st.st_size - before));
+
+	/* Passes work again: runs work again, the pool refills. */
+	close(ctl);
+	assert_int_equal(waitpid(holder, &status, 0), holder);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (i = 0; i < 30 && !ok; i++) {
+		send_sh(fd, (uint32_t)(20 + i), "echo hi");
+		assert_int_equal(front_recv_reply(fd, (uint32_t)(20 + i), 10000, &m), 0);
+		ok = m.type == PROTO_RESULT && m.u.result.outcome == PROTO_OUTCOME_EXITED;
+		proto_msg_free(&m);
+		if (!ok)
+			front_sleep_ms(100);
+	}
+	assert_true(ok);
+	for (i = 0; i < 1500 && fixture_count_uid_procs(UID_LO, UID_HI) != 2; i++)
+		front_sleep_ms(10);
+	assert_int_equal(fixture_count_uid_procs(UID_LO, UID_HI), 2);
+	close(fd);
+	assert_int_equal(fixture_stop(&f), 0);
+	assert_true(no_sandbox_left(3000));
+}
+
 int
 main(void)
 {
@@ -855,6 +1031,7 @@ main(void)
 		cmocka_unit_test(test_units_verify),
 		cmocka_unit_test(test_socket_activation_and_notify),
 		cmocka_unit_test(test_prepared_pool),
+		cmocka_unit_test(test_pool_fd_pass_fails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
