@@ -624,6 +624,37 @@ test_tools(void **state)
 		json_decref(j);
 		cli_free(&r);
 	}
+	/*
+	 * The module is importable under -I -S with no overlay (issue 28: a
+	 * refused overlay, its failure ignored, left it unimportable on 6.12):
+	 * from lib-dynload, which a read-only tmpfs of links covers; the
+	 * host's extension modules there still load, through the links.
+	 */
+	{
+		const char *probe =
+			"import errno, importlib, os, sys\n"
+			"print('overlays', [l.split()[4] for l in open('/proc/self/mountinfo')\n"
+			"                   if ' - overlay ' in l])\n"
+			"d, t = sys.path[2], '/run/tools/lib/3.'\n"
+			"so = sorted(n for n in os.listdir(d) if n.endswith('.so'))\n"
+			"ext = importlib.import_module(so[0].split('.')[0])\n"
+			"print(len(so) > 0, ext.__file__ == d + '/' + so[0],\n"
+			"      all(os.readlink(d + '/' + n).startswith(t) for n in so))\n"
+			"import airlock_tools\n"
+			"print(airlock_tools.__file__ == d + '/airlock_tools.py')\n"
+			"try:\n"
+			"    open(d + '/x', 'w')\n"
+			"except OSError as e:\n"
+			"    print(errno.errorcode[e.errno])\n"
+			"print(airlock_tools.search(q=2))\n";
+		const char *args[] = {"run", "--tool", spec1, "-c", probe, NULL};
+
+		r = cli(s, args);
+		assert_status(&r, 0);
+		assert_string_equal(
+			r.out, "overlays []\nTrue True True\nTrue\nEROFS\n{'got': {'q': 2}}\n");
+		cli_free(&r);
+	}
 	{
 		const char *args[] = {"run", "--tool", "bad-name=/bin/true", "-c", "pass", NULL};
 
