@@ -63,6 +63,8 @@ enum sandbox_step {
 	SANDBOX_STEP_CELLS,    /* an interpreter session's channel (sandbox_cells.c) */
 	SANDBOX_STEP_HIDDEN,   /* hidden_paths: the overlay on /usr, the /etc rows undone */
 	SANDBOX_STEP_PRESTART, /* the pre-started interpreter: gone, or the run not its own */
+	/* the code's oom_score_adj (the oom killer takes it first) */
+	SANDBOX_STEP_OOM_SCORE,
 	SANDBOX_STEP_COUNT_
 };
 

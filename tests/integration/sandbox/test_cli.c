@@ -141,6 +141,28 @@ test_print(void **state)
 	cli_free(&r);
 }
 
+/*
+ * The oom killer takes the code first: its oom_score_adj is 1000, and its
+ * children's (issue 28: the write was refused, EACCES, and ignored, so it
+ * was 0), and the supervisor's (pid 1 of the run) is not.
+ */
+static void
+test_oom_score(void **state)
+{
+	const char *args[] = {"run",
+			      "--lang",
+			      "sh",
+			      "-c",
+			      "cat /proc/self/oom_score_adj; sh -c 'cat /proc/$$/oom_score_adj'; "
+			      "cat /proc/1/oom_score_adj",
+			      NULL};
+	struct cli_out r = cli(*state, args);
+
+	assert_status(&r, 0);
+	assert_string_equal(r.out, "1000\n1000\n0\n");
+	cli_free(&r);
+}
+
 /* stdout and stderr each go to their own stream, byte for byte. */
 static void
 test_streams(void **state)
@@ -804,6 +826,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_print),
+		cmocka_unit_test(test_oom_score),
 		cmocka_unit_test(test_non_utf8_and_omitted),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_exit_status_passthrough),
