@@ -113,6 +113,9 @@ struct sandbox_layout {
 	/* The first mount point strictly beneath /usr, "" without: the kernel
 	 * refuses such a /usr as the hidden_paths overlay's lower layer. */
 	char usr_submount[128];
+	/* Bit N: the host has /usr/lib/python3.N/lib-dynload, where a run
+	 * with tools links airlock_tools (sandbox_tools.c); said at start-up. */
+	uint64_t py_dynload;
 };
 
 /*

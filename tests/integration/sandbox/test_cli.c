@@ -677,6 +677,8 @@ test_tools(void **state)
 			r.out, "overlays []\nTrue True True\nTrue\nEROFS\n{'got': {'q': 2}}\n");
 		cli_free(&r);
 	}
+	/* Where the module is importable was said once, at start-up. */
+	assert_true(fixture_log_has(&s->f, "tool bridge: airlock_tools importable by python 3."));
 	{
 		const char *args[] = {"run", "--tool", "bad-name=/bin/true", "-c", "pass", NULL};
 
