@@ -57,7 +57,8 @@ sb_tools_file(const char *path, const char *text, mode_t mode)
  *     mount is read-only: nothing new is visible or writable, it is the
  *     host's directory the code already saw);
  *   - a small tmpfs covers the directory, holding a link to each of its
- *     entries there, and one to the module, then becomes read-only.
+ *     entries there, and one to the module, then becomes read-only (its
+ *     size is a cap: a link target longer than 127 bytes takes a page).
  * An entry named like the module fails the step (EEXIST) rather than let the
  * host's file or ours win silently. Its own mounts in the run's namespace;
  * the host's directory is not touched. Called while /run/tools is writable.
@@ -83,7 +84,7 @@ sb_tools_python(void)
 		if (fd < 0)
 			sandbox_fail(SANDBOX_STEP_TOOLS, errno);
 		SB_CHECK(mount("airlock", dyn, "tmpfs", MS_NOSUID | MS_NODEV,
-			       "mode=0755,size=65536,nr_inodes=4096"),
+			       "mode=0755,size=1048576,nr_inodes=4096"),
 			 SANDBOX_STEP_TOOLS);
 		dirents_init(&it, fd);
 		while ((e = dirents_next(&it)) != NULL) {
