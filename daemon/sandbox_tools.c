@@ -47,12 +47,14 @@ sb_tools_file(const char *path, const char *text, mode_t mode)
 /*
  * The module importable under -I -S, where neither PYTHONPATH nor
  * site-packages is read: in each /usr/lib/python3.N/lib-dynload (N < 64)
- * the host has, a directory on that interpreter's sys.path. No overlay: on
- * Debian's 6.12 kernel the read-only overlay of /run/tools/py over the
- * standard library that stood here was refused and its failure ignored, so
- * `import airlock_tools` failed (issue 28). What it does instead needs
- * nothing but a bind, a tmpfs and symlinks, which every kernel with user
- * namespaces allows their root:
+ * the host has, a directory on that interpreter's sys.path. No overlay:
+ * the read-only overlay of /run/tools/py over the standard library that
+ * stood here needs overlayfs, a module in Debian's kernels; a host that
+ * cannot load it (Debian 13's 6.12 kernel booted on Debian 12's root
+ * without its modules, seen in the VM) refused the mount (ENODEV), the
+ * failure was ignored and `import airlock_tools` failed (issue 28). What it
+ * does instead needs nothing but a bind, a tmpfs and symlinks, which every
+ * kernel with user namespaces allows their root:
  *   - the directory is bound at /run/tools/lib/3.N (a bind of a read-only
  *     mount is read-only: nothing new is visible or writable, it is the
  *     host's directory the code already saw);
