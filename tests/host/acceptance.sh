@@ -107,6 +107,8 @@ check "node runs (first start, --cpu 60)" sh -c "[ \"\$(cd $tmp && runuser -u ag
 check "node at the default limits" sh -c "[ \"\$(cd $tmp && runuser -u agent -- airlock run --lang node -c 'console.log(6*7)')\" = 42 ]"
 check "the sandbox is not under systemd's filters (sethostname, openat2 work)" sh -c \
 	"cd $tmp && runuser -u agent -- airlock run -c 'import socket; print(socket.gethostname())' >/dev/null"
+check "the oom killer takes the code first (its oom_score_adj 1000, the supervisor's not)" sh -c \
+	"out=\$(cd $tmp && runuser -u agent -- airlock run --lang sh -c 'cat /proc/self/oom_score_adj /proc/1/oom_score_adj'); echo \"\$out\"; [ \"\$(echo \"\$out\" | sed -n 1p)\" = 1000 ] && [ \"\$(echo \"\$out\" | sed -n 2p)\" != 1000 ]"
 check "nothing of the daemon's signal state reaches the code" sh -c \
 	"cd $tmp && runuser -u agent -- airlock run --lang sh -c 'grep -E \"^Sig(Blk|Ign)\" /proc/self/status' | grep -v -e 'SigBlk:.0000000000000000' -e 'SigIgn:.0000000000000000' | grep -c . | grep -qx 0"
 
@@ -359,6 +361,8 @@ rm -f /etc/airlock/airlockd.conf
 systemctl restart airlockd.service
 
 # --- the service's life: reload, restart, stop
+check "the journal says where airlock_tools is importable" sh -c \
+	'journalctl -u airlockd.service --no-pager -o cat | grep -q "tool bridge: airlock_tools importable by python 3\."'
 check "the journal names the resource control and Landlock" sh -c \
 	'journalctl -u airlockd.service --no-pager -o cat | grep -q "resource control: cgroup2" &&
 	 journalctl -u airlockd.service --no-pager -o cat | grep -q "landlock: ABI"'
