@@ -252,6 +252,25 @@ main(int argc, char **argv)
 	else
 		log_info("landlock: not available in this kernel; the code is held by its "
 			 "mount namespace and seccomp alone");
+	/* Where the tool bridge makes airlock_tools importable, said once: a
+	 * host without any lib-dynload gets the module at /run/tools/py only,
+	 * which -I -S does not search (issue 28: no silent set-up failure). */
+	if (sp.layout.py_dynload == 0) {
+		log_warnx("tool bridge: no /usr/lib/python3.N/lib-dynload on this host: the python "
+			  "code of a run with tools cannot import airlock_tools (airlock-tool "
+			  "works)");
+	} else {
+		char vs[256] = "";
+		size_t off = 0;
+
+		for (int n = 0; n < 64 && off < sizeof(vs) - 8; n++)
+			if (sp.layout.py_dynload & (UINT64_C(1) << n))
+				off += (size_t)snprintf(vs + off, sizeof(vs) - off, "%s3.%d",
+							off > 0 ? " " : "", n);
+		log_info("tool bridge: airlock_tools importable by python %s (linked from its "
+			 "lib-dynload)",
+			 vs);
+	}
 	/*
 	 * Before the split and before any privilege is dropped: on cgroup v2
 	 * this moves us into our subtree's leaf, so the spawner and the

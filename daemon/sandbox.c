@@ -86,6 +86,13 @@ sandbox_layout_init(struct sandbox_layout *ret)
 	l.has_ssl = stat("/etc/ssl", &st) == 0 && S_ISDIR(st.st_mode);
 	l.has_mplrc = stat("/etc/matplotlibrc", &st) == 0 && S_ISREG(st.st_mode);
 	l.has_fonts = stat("/etc/fonts", &st) == 0 && S_ISDIR(st.st_mode);
+	for (i = 0; i < 64; i++) {
+		char path[48];
+
+		snprintf(path, sizeof(path), "/usr/lib/python3.%zu/lib-dynload", i);
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			l.py_dynload |= UINT64_C(1) << i;
+	}
 	l.clk_tck = (int)sysconf(_SC_CLK_TCK);
 	l.landlock_abi = landlock_usable_abi(landlock_abi());
 	l.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);

@@ -63,6 +63,8 @@ enum sandbox_step {
 	SANDBOX_STEP_CELLS,    /* an interpreter session's channel (sandbox_cells.c) */
 	SANDBOX_STEP_HIDDEN,   /* hidden_paths: the overlay on /usr, the /etc rows undone */
 	SANDBOX_STEP_PRESTART, /* the pre-started interpreter: gone, or the run not its own */
+	/* the code's oom_score_adj (the oom killer takes it first) */
+	SANDBOX_STEP_OOM_SCORE,
 	SANDBOX_STEP_COUNT_
 };
 
@@ -111,6 +113,9 @@ struct sandbox_layout {
 	/* The first mount point strictly beneath /usr, "" without: the kernel
 	 * refuses such a /usr as the hidden_paths overlay's lower layer. */
 	char usr_submount[128];
+	/* Bit N: the host has /usr/lib/python3.N/lib-dynload, where a run
+	 * with tools links airlock_tools (sandbox_tools.c); said at start-up. */
+	uint64_t py_dynload;
 };
 
 /*

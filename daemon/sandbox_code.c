@@ -324,14 +324,32 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 	 * umask either. */
 	umask(022);
 
-	/* The oom killer takes the code before its supervisor. */
+	/*
+	 * The oom killer takes the code before its supervisor: a supervisor
+	 * killed first would end the run with no report. Raising one's own
+	 * oom_score_adj needs no privilege, but this process is not dumpable
+	 * (its memory is a copy of the spawner's, whose credentials changed),
+	 * so its /proc files belong to the host's root, which is not mapped in
+	 * the run's user namespace: open() is refused (EACCES) even to the
+	 * namespace's root. Until issue 28 that failure was ignored and no
+	 * run's code got the score. Dumpable for the write only, then back:
+	 * no process of the run's but its supervisor (blocked in our vfork, or
+	 * waiting for our exec) exists yet to look at it. Any failure fails the
+	 * run at this step. The exec makes the code dumpable again as its uid.
+	 */
 	{
-		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+		int fd;
+		ssize_t n;
 
-		if (fd >= 0) {
-			(void)write(fd, "1000", 4);
-			close(fd);
-		}
+		SB_CODE_CHECK(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), SANDBOX_STEP_OOM_SCORE);
+		fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			sb_code_fail(pipefd, SANDBOX_STEP_OOM_SCORE, errno);
+		n = write(fd, "1000", 4);
+		if (n != 4)
+			sb_code_fail(pipefd, SANDBOX_STEP_OOM_SCORE, n < 0 ? errno : EIO);
+		close(fd);
+		SB_CODE_CHECK(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), SANDBOX_STEP_OOM_SCORE);
 	}
 	/*
 	 * RLIMIT_NPROC counts per uid; the uid is this run's alone. With a v2

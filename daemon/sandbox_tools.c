@@ -4,8 +4,9 @@
  *
  * For a run that declares tools: a small read-only tmpfs at /run/tools with
  * the listening socket tools.sock, the Python module py/airlock_tools.py and
- * the command airlock-tool; the module also in every /usr/lib/python3.N
- * through a read-only overlay, so `import airlock_tools` works under -I -S.
+ * the command airlock-tool; the module also linked from every
+ * /usr/lib/python3.N/lib-dynload (sb_tools_python), so `import airlock_tools`
+ * works under -I -S.
  * The listening socket goes to the frontend on the lifeline (SUP_TOOLS):
  * the supervisor never reads a byte of a call.
  */
@@ -19,12 +20,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "dirents.h"
 #include "fdio.h"
 #include "fdpass.h"
 #include "sandbox_tools_files.h"
 #include "spawn_msg.h"
 
 #define SB_TOOLS_DIR "/run/tools"
+#define SB_TOOLS_LIB SB_TOOLS_DIR "/lib"
 
 /* Create path holding the NUL-terminated text, mode, root's. */
 static void
@@ -42,24 +45,65 @@ sb_tools_file(const char *path, const char *text, mode_t mode)
 }
 
 /*
- * The module in each /usr/lib/python3.N (N < 64) the host has: a read-only
- * overlay of py/ over it. Its own mount in the run's namespace; the host's
- * directory is not touched. A kernel that refuses the overlay leaves the
- * module at /run/tools/py only (docs/design-tool-bridge.md).
+ * The module importable under -I -S, where neither PYTHONPATH nor
+ * site-packages is read: in each /usr/lib/python3.N/lib-dynload (N < 64)
+ * the host has, a directory on that interpreter's sys.path. No overlay:
+ * the read-only overlay of /run/tools/py over the standard library that
+ * stood here needs overlayfs, a module in Debian's kernels; a host that
+ * cannot load it (Debian 13's 6.12 kernel booted on Debian 12's root
+ * without its modules, seen in the VM) refused the mount (ENODEV), the
+ * failure was ignored and `import airlock_tools` failed (issue 28). What it
+ * does instead needs nothing but a bind, a tmpfs and symlinks, which every
+ * kernel with user namespaces allows their root:
+ *   - the directory is bound at /run/tools/lib/3.N (a bind of a read-only
+ *     mount is read-only: nothing new is visible or writable, it is the
+ *     host's directory the code already saw);
+ *   - a small tmpfs covers the directory, holding a link to each of its
+ *     entries there, and one to the module, then becomes read-only (its
+ *     size is a cap: a link target longer than 127 bytes takes a page).
+ * An entry named like the module fails the step (EEXIST) rather than let the
+ * host's file or ours win silently. Its own mounts in the run's namespace;
+ * the host's directory is not touched. Called while /run/tools is writable.
  */
 static void
 sb_tools_python(void)
 {
-	char dir[64], opts[160];
+	static struct dirents it; /* 4 KiB: not on the supervisor's stack */
+	char dyn[64], orig[64], from[64 + 256], to[64 + 256];
+	const struct dirent64 *e;
 	struct stat st;
-	int n;
+	int n, fd;
 
+	SB_CHECK(mkdir(SB_TOOLS_LIB, 0755), SANDBOX_STEP_TOOLS);
 	for (n = 0; n < 64; n++) {
-		SB_PATH(dir, SANDBOX_STEP_TOOLS, "/usr/lib/python3.%d", n);
-		if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		SB_PATH(dyn, SANDBOX_STEP_TOOLS, "/usr/lib/python3.%d/lib-dynload", n);
+		if (stat(dyn, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		SB_PATH(opts, SANDBOX_STEP_TOOLS, "lowerdir=" SB_TOOLS_DIR "/py:%s", dir);
-		(void)mount("overlay", dir, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts);
+		SB_PATH(orig, SANDBOX_STEP_TOOLS, SB_TOOLS_LIB "/3.%d", n);
+		SB_CHECK(mkdir(orig, 0755), SANDBOX_STEP_TOOLS);
+		SB_CHECK(mount(dyn, orig, NULL, MS_BIND | MS_REC, NULL), SANDBOX_STEP_TOOLS);
+		fd = open(orig, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			sandbox_fail(SANDBOX_STEP_TOOLS, errno);
+		SB_CHECK(mount("airlock", dyn, "tmpfs", MS_NOSUID | MS_NODEV,
+			       "mode=0755,size=1048576,nr_inodes=4096"),
+			 SANDBOX_STEP_TOOLS);
+		dirents_init(&it, fd);
+		while ((e = dirents_next(&it)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			SB_PATH(from, SANDBOX_STEP_TOOLS, "%s/%s", orig, e->d_name);
+			SB_PATH(to, SANDBOX_STEP_TOOLS, "%s/%s", dyn, e->d_name);
+			SB_CHECK(symlink(from, to), SANDBOX_STEP_TOOLS);
+		}
+		if (it.err != 0)
+			sandbox_fail(SANDBOX_STEP_TOOLS, -it.err);
+		close(fd);
+		SB_PATH(to, SANDBOX_STEP_TOOLS, "%s/airlock_tools.py", dyn);
+		SB_CHECK(symlink(SB_TOOLS_DIR "/py/airlock_tools.py", to), SANDBOX_STEP_TOOLS);
+		SB_CHECK(mount(NULL, dyn, NULL,
+			       MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL),
+			 SANDBOX_STEP_TOOLS);
 	}
 }
 
@@ -71,7 +115,7 @@ sandbox_tools_setup(int lifeline)
 	int fd;
 
 	SB_CHECK(mount("airlock", SB_TOOLS_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
-		       "mode=0755,size=262144,nr_inodes=16"),
+		       "mode=0755,size=262144,nr_inodes=80"),
 		 SANDBOX_STEP_TOOLS);
 	SB_CHECK(mkdir(SB_TOOLS_DIR "/py", 0755), SANDBOX_STEP_TOOLS);
 	sb_tools_file(SB_TOOLS_DIR "/py/airlock_tools.py", sandbox_tools_module, 0444);
@@ -88,10 +132,10 @@ sandbox_tools_setup(int lifeline)
 	SB_CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), SANDBOX_STEP_TOOLS);
 	SB_CHECK(chmod(SB_TOOLS_DIR "/tools.sock", 0666), SANDBOX_STEP_TOOLS);
 	SB_CHECK(listen(fd, 8), SANDBOX_STEP_TOOLS);
+	sb_tools_python();
 	SB_CHECK(mount(NULL, SB_TOOLS_DIR, NULL,
 		       MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL),
 		 SANDBOX_STEP_TOOLS);
-	sb_tools_python();
 	memset(&m, 0, sizeof(m));
 	m.type = SUP_TOOLS;
 	if (fdpass_send(lifeline, &m, sizeof(m), &fd, 1) < 0)

@@ -84,4 +84,6 @@ def _tool_function(name):
 for _name in names:
     if _name.isidentifier() and not _name.startswith("_") and _name not in globals():
         globals()[_name] = _tool_function(_name)
-del _name
+# No names (AIRLOCK_TOOL_NAMES unset, e.g. by a subprocess that cleared its
+# environment): the loop bound nothing, and the module must still import.
+globals().pop("_name", None)

@@ -107,6 +107,8 @@ check "node runs (first start, --cpu 60)" sh -c "[ \"\$(cd $tmp && runuser -u ag
 check "node at the default limits" sh -c "[ \"\$(cd $tmp && runuser -u agent -- airlock run --lang node -c 'console.log(6*7)')\" = 42 ]"
 check "the sandbox is not under systemd's filters (sethostname, openat2 work)" sh -c \
 	"cd $tmp && runuser -u agent -- airlock run -c 'import socket; print(socket.gethostname())' >/dev/null"
+check "the oom killer takes the code first (its oom_score_adj 1000, the supervisor's not)" sh -c \
+	"out=\$(cd $tmp && runuser -u agent -- airlock run --lang sh -c 'cat /proc/self/oom_score_adj /proc/1/oom_score_adj'); echo \"\$out\"; [ \"\$(echo \"\$out\" | sed -n 1p)\" = 1000 ] && [ \"\$(echo \"\$out\" | sed -n 2p)\" != 1000 ]"
 check "nothing of the daemon's signal state reaches the code" sh -c \
 	"cd $tmp && runuser -u agent -- airlock run --lang sh -c 'grep -E \"^Sig(Blk|Ign)\" /proc/self/status' | grep -v -e 'SigBlk:.0000000000000000' -e 'SigIgn:.0000000000000000' | grep -c . | grep -qx 0"
 
@@ -235,6 +237,28 @@ printf '%s\n' \
 check "airlock mcp answers initialize" grep -q '"id":1,"result".*"serverInfo"' "$tmp/mcp.out"
 check "airlock mcp answers tools/list with run_python" grep -q '"id":2,"result".*"run_python"' "$tmp/mcp.out"
 
+# --- the tool bridge (issue 19): a python run with --tool imports
+# airlock_tools under -I -S and calls the tool, which runs on the host as the
+# caller. Issue 28: on a kernel that could not load overlayfs the module was
+# not importable and nothing said so; it must import on every release.
+cat >"$tmp/tool.py" <<'PY'
+import airlock_tools as t
+print(t.echo(q=6 * 7))
+PY
+cat >"$tmp/echo-tool" <<'SH'
+#!/bin/sh
+printf '{"got": '; cat; printf '}'
+SH
+cat >"$tmp/tool.sh" <<'SH'
+airlock-tool echo '{"q": 1}'
+SH
+chmod 0644 "$tmp/tool.py" "$tmp/tool.sh"
+chmod 0755 "$tmp/echo-tool"
+check "tool bridge: a python run imports airlock_tools and calls a tool" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run --tool echo=$tmp/echo-tool tool.py >tool.out 2>&1; cat tool.out; grep -Fqx \"{'got': {'q': 42}}\" tool.out"
+check "tool bridge: airlock-tool in a shell run" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run --lang sh --tool echo=$tmp/echo-tool tool.sh >tool-sh.out 2>&1; cat tool-sh.out; grep -Fqx '{\"got\": {\"q\": 1}}' tool-sh.out"
+
 # --- network egress (issue 20) under the real unit: a profile with
 # network = proxy reaches a listed "outside" (a dummy interface holding
 # 198.51.100.1, TEST-NET-2, with an HTTP server) through the frontend's
@@ -345,6 +369,8 @@ rm -f /etc/airlock/airlockd.conf
 systemctl restart airlockd.service
 
 # --- the service's life: reload, restart, stop
+check "the journal says where airlock_tools is importable" sh -c \
+	'journalctl -u airlockd.service --no-pager -o cat | grep -q "tool bridge: airlock_tools importable by python 3\."'
 check "the journal names the resource control and Landlock" sh -c \
 	'journalctl -u airlockd.service --no-pager -o cat | grep -q "resource control: cgroup2" &&
 	 journalctl -u airlockd.service --no-pager -o cat | grep -q "landlock: ABI"'
