@@ -100,18 +100,6 @@ sandbox_layout_init(struct sandbox_layout *ret)
 		l.ncpus = 1;
 	if (l.clk_tck <= 0)
 		l.clk_tck = 100;
-	l.cap_last = CAP_LAST_CAP;
-	{
-		int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
-
-		if (fd >= 0) {
-			char b[16] = {0};
-
-			if (read(fd, b, sizeof(b) - 1) > 0 && b[0] >= '0' && b[0] <= '9')
-				l.cap_last = (int)strtol(b, NULL, 10);
-			close(fd);
-		}
-	}
 	{
 		/* hidden_paths' overlay needs a /usr with no mount beneath it
 		 * (main.c warns); read once, the host's mounts are not ours to

@@ -105,7 +105,6 @@ struct sandbox_layout {
 	bool has_mplrc;	       /* /etc/matplotlibrc */
 	bool has_fonts;	       /* /etc/fonts */
 	int clk_tck;
-	int cap_last;
 	bool memory_cgroup; /* the memory limit is enforced by a cgroup */
 	bool cgroup2;	    /* processes and cpu too, by the run's v2 cgroup */
 	int ncpus;	    /* online CPUs: how fast a run can spend cpu time */

@@ -376,7 +376,13 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 	if (!ctx->layout->memory_cgroup)
 		sb_setrlimit(pipefd, RLIMIT_AS, lim[PROTO_LIMIT_MEMORY_BYTES]);
 
-	for (c = 0; c <= ctx->layout->cap_last; c++)
+	/*
+	 * Every capability this kernel knows, by asking it (READ fails with
+	 * EINVAL past its last), not up to a number read at start-up or our
+	 * headers' CAP_LAST_CAP: a kernel newer than either has capabilities
+	 * neither names, and one left in the bounding set would stay.
+	 */
+	for (c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
 		SB_CODE_CHECK(prctl(PR_CAPBSET_DROP, c, 0, 0, 0), SANDBOX_STEP_CAPBSET);
 	SB_CODE_CHECK(setresgid(PLAN_SANDBOX_GID, PLAN_SANDBOX_GID, PLAN_SANDBOX_GID),
 		      SANDBOX_STEP_SETGID);

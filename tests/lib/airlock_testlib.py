@@ -46,6 +46,18 @@ def die_with_runner():
         os._exit(126)
 
 
+def private_mounts():
+    """preexec_fn part: a mount namespace of the daemon's own, private from
+    the host's, so that its mount table holds what the daemon (and anything
+    a run did to it) made, and no mount another program makes on the host
+    meanwhile (a VM root being built, a network namespace pinned)."""
+    clone_newns, ms_rec, ms_private = 0x00020000, 0x4000, 0x40000
+    if _LIBC.unshare(clone_newns) != 0:
+        os._exit(126)
+    if _LIBC.mount(None, b"/", None, ms_rec | ms_private, None) != 0:
+        os._exit(126)
+
+
 def uid_range():
     """(base, count) of the host uids this test's daemons may use: handed out
     by meson (AIRLOCK_TEST_UID_BASE, AIRLOCK_TEST_UID_COUNT; see the table in
@@ -323,8 +335,11 @@ class Daemon:
     """
 
     def __init__(self, airlockd, config="", prefix="airlock-test-", debug=False, env=None, uids=None,
-                 unit=None):
+                 unit=None, own_mounts=False):
         self.airlockd = airlockd
+        # own_mounts: started in a mount namespace of its own
+        # (private_mounts()); a unit's daemon has its unit's.
+        self.own_mounts = own_mounts
         self.debug = debug
         self.env = env
         # Under a unit (PrivateTmp=yes, ProtectSystem=strict) the daemon does
@@ -385,13 +400,28 @@ class Daemon:
         with open(self.log, "ab") as logf:
             self.proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, env=env,
-                                         start_new_session=True, preexec_fn=die_with_runner)
+                                         start_new_session=True, preexec_fn=self._preexec)
         if not wait_for(lambda: self.proc.poll() is not None or self.ping(), timeout):
             self.stop()
             raise RuntimeError("airlockd did not answer within %d s:\n%s" % (timeout, self.log_tail()))
         if self.proc.poll() is not None:
             raise RuntimeError("airlockd exited with %d:\n%s" % (self.proc.returncode, self.log_tail()))
         return self.started(t0)
+
+    def _preexec(self):
+        die_with_runner()
+        if self.own_mounts:
+            private_mounts()
+
+    def mount_table(self):
+        """The lines of the daemon's (its spawner's) mount table, a set; an
+        empty one when it is not running."""
+        pid = self.unit.main_pid() if self.unit else (self.proc.pid if self.proc else 0)
+        try:
+            with open("/proc/%d/mountinfo" % pid) as f:
+                return set(f.read().splitlines())
+        except (OSError, ValueError):
+            return set()
 
     def started(self, t0):
         """Note a start that answered (begun at t0): its time, its frontend
