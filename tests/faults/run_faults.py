@@ -292,6 +292,8 @@ def main():
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+        if failed:
+            d.show_log()
         if os.environ.get("AIRLOCK_TEST_KEEP"):
             print("# kept", d.dir)
         else:

@@ -313,6 +313,28 @@ check "hidden_paths: the default profile sees them" sh -c \
 rm -f /etc/airlock/airlockd.conf
 systemctl reload airlockd.service
 
+# --- a named read-only mount (issue 28) under the real unit: the run that
+# names it reads its file; a run that does not name it does not see it.
+mkdir -p /srv/airlock-data
+echo 'named mount bytes' >/srv/airlock-data/hello.txt
+chmod -R a+rX /srv/airlock-data
+cat >/etc/airlock/airlockd.conf <<'CONF'
+[mount data]
+source = /srv/airlock-data
+target = /data
+[profile withdata]
+allow_mounts = data
+CONF
+chmod 0644 /etc/airlock/airlockd.conf
+systemctl reload airlockd.service
+wait_profile withdata
+check "named mount: a run naming it reads its file" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run --profile withdata --mount data -c 'print(open(\"/data/hello.txt\").read().strip())' 2>&1 | grep -qx 'named mount bytes'"
+check "named mount: a run not naming it does not see it" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run --profile withdata -c 'import os; print(os.path.exists(\"/data/hello.txt\"))' 2>&1 | grep -qx False"
+rm -f /etc/airlock/airlockd.conf
+systemctl reload airlockd.service
+
 # --- interpreter sessions (issue 18) under the real unit: one interpreter
 # kept in the session's sandbox; a cell past its wall limit is interrupted
 # with the state kept; one past its memory limit (the session's cgroup v2)

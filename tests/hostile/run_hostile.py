@@ -565,6 +565,8 @@ def main():
     finally:
         ctx.stop()
         prestarted = len(re.findall(r"^.*audit run=.* prestarted=1", ctx.log_tail(1 << 30), re.M))
+        if failed:
+            print("# the daemon's log, last 8000 characters:\n%s" % ctx.log_tail(8000), flush=True)
         if os.environ.get("AIRLOCK_TEST_KEEP"):
             print("# kept %s" % ctx.dir)
         else:

@@ -198,6 +198,30 @@ fixture_alive(const struct fixture *f)
 	return f->pid > 0 && kill(f->pid, 0) == 0 && waitpid(f->pid, NULL, WNOHANG) == 0;
 }
 
+/*
+ * The log's last 8 KiB on stderr, before the directory holding it goes:
+ * meson shows a test's stderr when the test fails, so a failure always
+ * comes with what its daemon said.
+ */
+static void
+fixture_log_show(const struct fixture *f)
+{
+	char buf[8192];
+	FILE *fp = fopen(f->log, "re");
+	size_t n;
+
+	if (fp == NULL)
+		return;
+	if (fseek(fp, 0, SEEK_END) == 0 && ftell(fp) > (long)sizeof(buf))
+		fseek(fp, -(long)sizeof(buf), SEEK_END);
+	else
+		rewind(fp);
+	n = fread(buf, 1, sizeof(buf), fp);
+	fclose(fp);
+	fprintf(stderr, "--- %s (last %zu bytes) ---\n%.*s--- end of log ---\n", f->log, n, (int)n,
+		buf);
+}
+
 int
 fixture_stop(struct fixture *f)
 {
@@ -220,6 +244,7 @@ fixture_stop(struct fixture *f)
 		}
 		f->pid = 0;
 	}
+	fixture_log_show(f);
 	if (getenv("AIRLOCK_TEST_KEEP") == NULL && f->dir[0] == '/') {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
 		if (system(cmd) != 0)

@@ -14,6 +14,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -460,9 +461,18 @@ class Daemon:
             self.proc.wait()
 
     def remove(self):
-        """Stop, and delete the directory (config, socket, logs)."""
+        """Stop, show the log's tail on stderr (meson shows a test's stderr
+        when it fails, so a failure comes with what its daemon said), and
+        delete the directory (config, socket, logs)."""
         self.stop()
+        self.show_log()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def show_log(self, n=8000):
+        """The log's last n characters on stderr, between markers."""
+        sys.stderr.write("--- %s (last %d characters) ---\n%s\n--- end of log ---\n"
+                         % (self.log, n, self.log_tail(n)))
+        sys.stderr.flush()
 
     def log_tail(self, n=4000):
         """The last n characters of the log."""

@@ -20,7 +20,7 @@ import time
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import Daemon, children  # noqa: E402
+from airlock_testlib import Daemon, children, wait_for  # noqa: E402
 
 
 CLIENTS = 32
@@ -69,10 +69,32 @@ class LoadDaemon(Daemon):
             "daemon_children": len(children(self.proc.pid)),
             "sandbox_uid_procs": len(self.sandbox_procs()),
             "run_cgroups": len(self.run_cgroups()),
-            "host_mounts": len(open("/proc/self/mountinfo").read().splitlines()),
-            "spawner_mounts": len(open("/proc/%d/mountinfo" % self.proc.pid).read().splitlines()),
+            "host_mounts": len(self.daemon_mounts("/proc/self/mountinfo")),
+            "spawner_mounts": len(self.daemon_mounts("/proc/%d/mountinfo" % self.proc.pid)),
             "frontend_threads": status(self.frontend, "Threads"),
         }
+
+    def daemon_mounts(self, mountinfo):
+        """The lines of mountinfo this daemon can have made: a mount point in
+        its directory, or a source it names its mounts by. The host's other
+        mounts are not counted: another program on the machine (a network
+        namespace pinned by `ip netns add`, a second suite) may add or remove
+        one at any time, and that is no leak of this daemon's."""
+        out = []
+        with open(mountinfo) as f:
+            for line in f:
+                fields = line.split()
+                sep = fields.index("-")
+                point, source = fields[4], fields[sep + 2]
+                if point == self.dir or point.startswith(self.dir + "/") or source.startswith("airlock"):
+                    out.append(line)
+        return out
+
+    def settled(self):
+        """Whether nothing of a run is left in flight: no sandbox process and
+        no run cgroup of this daemon's uid range (a supervisor exits just
+        after its answer, so the answer comes before this does)."""
+        return not self.sandbox_procs() and not self.run_cgroups()
 
     def rss_kb(self):
         return status(self.frontend, "VmRSS")
@@ -145,14 +167,14 @@ def main():
         warm = {"ok": 0, "busy": 0, "hangs": 0, "gave_up": 0, "wrong": [], "per_user": {}}
         drive(args.airlock, d.sock, WARMUP, "warm", warm)
         check(warm["ok"] == WARMUP, "warm-up: %d/%d runs answered correctly" % (warm["ok"], WARMUP))
-        time.sleep(0.5)
+        check(wait_for(d.settled, 30), "every warm-up run's processes and cgroup gone within 30 s")
         before = d.snapshot()
         rss_before = d.rss_kb()
         stats = {"ok": 0, "busy": 0, "hangs": 0, "gave_up": 0, "wrong": [], "per_user": {}}
         t0 = time.time()
         drive(args.airlock, d.sock, args.runs, "load", stats)
         elapsed = time.time() - t0
-        time.sleep(0.5)
+        check(wait_for(d.settled, 30), "every run's processes and cgroup gone within 30 s")
         after = d.snapshot()
         rss_after = d.rss_kb()
         print("# %d runs, %d clients, users %s, %.1f s (%.0f runs/s), busy answers %d, hangs %d"
@@ -171,6 +193,8 @@ def main():
         check(d.proc.poll() is None, "airlockd still running")
     finally:
         d.stop()
+        if failures:
+            d.show_log()
         if os.environ.get("AIRLOCK_TEST_KEEP"):
             print("# kept", d.dir)
         else:

@@ -1634,17 +1634,20 @@ class CellTest(unittest.TestCase):
                 other.close()
 
         async def main():
-            s = await self.sandbox.session(interpreter="python", limits=SandboxLimits(wall_seconds=20))
+            s = await self.sandbox.session(interpreter="python", limits=SandboxLimits(wall_seconds=120))
             try:
-                # Busy until its wall limit (20 s): the queue cannot move
-                # while the cells below are sent, however loaded the machine.
-                first = asyncio.ensure_future(s.run_cell("import time\ntime.sleep(60)"))
+                # Busy until its wall limit (120 s): the queue cannot move
+                # while the cells below are sent, however loaded the machine
+                # (under ASan on two busy cores the sends took more than 15 s).
+                first = asyncio.ensure_future(s.run_cell("import time\ntime.sleep(600)"))
                 await asyncio.sleep(1.5)
                 waiting = []
                 for _ in range(4):
                     waiting.append(asyncio.ensure_future(s.run_cell(big)))
                     await asyncio.sleep(0.3)
-                code = await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(None, fifth, s.id), 15)
+                # A deadline, not a speed: the answer is "busy" at once once
+                # the fifth's bytes are in.
+                code = await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(None, fifth, s.id), 90)
                 self.assertEqual(code, "busy")
                 self.assertFalse(first.done())
             finally:
