@@ -332,6 +332,23 @@ check "named mount: a run naming it reads its file" sh -c \
 	"cd $tmp && runuser -u agent -- airlock run --profile withdata --mount data -c 'print(open(\"/data/hello.txt\").read().strip())' 2>&1 | grep -qx 'named mount bytes'"
 check "named mount: a run not naming it does not see it" sh -c \
 	"cd $tmp && runuser -u agent -- airlock run --profile withdata -c 'import os; print(os.path.exists(\"/data/hello.txt\"))' 2>&1 | grep -qx False"
+# Its source vanishes (renamed): only a run naming it fails, naming the
+# mount; the rest goes on; it comes back by itself with the source.
+mv /srv/airlock-data /srv/airlock-data.gone
+check "vanished mount source: a run naming it is refused, naming the mount" sh -c \
+	"cd $tmp && ! runuser -u agent -- airlock run --profile withdata --mount data -c 'print(1)' >$tmp/vanished.out 2>&1 && grep -q \"mount 'data'\" $tmp/vanished.out"
+check "vanished mount source: runs not naming it go on" sh -c \
+	"cd $tmp && [ \"\$(runuser -u agent -- airlock run --profile withdata -c 'print(6*7)')\" = 42 ] && [ \"\$(runuser -u agent -- airlock run -c 'print(6*7)')\" = 42 ]"
+mv /srv/airlock-data.gone /srv/airlock-data
+i=0
+while [ $i -lt 60 ] && ! (cd $tmp && runuser -u agent -- airlock run --profile withdata --mount data -c 'print(open("/data/hello.txt").read().strip())' 2>/dev/null | grep -qx 'named mount bytes'); do
+	sleep 0.5
+	i=$((i + 1))
+done
+check "vanished mount source: back by itself once the source is ($i tries)" sh -c \
+	"cd $tmp && runuser -u agent -- airlock run --profile withdata --mount data -c 'print(open(\"/data/hello.txt\").read().strip())' 2>&1 | grep -qx 'named mount bytes'"
+check "vanished mount source: the journal's warnings about it stay few" sh -c \
+	"[ \"\$(journalctl -u airlockd.service --no-pager -o cat | grep -c 'airlock-data')\" -lt 50 ]"
 rm -f /etc/airlock/airlockd.conf
 systemctl reload airlockd.service
 
@@ -343,6 +360,32 @@ isid=$(as_agent airlock session open --interpreter python 2>"$tmp/isession.err")
 check "interpreter session open" sh -c "echo '$isid' | grep -qE '^[0-9a-f]{32}$'"
 check "cells keep state: x = 41, then x + 1 is 42" sh -c \
 	"cd $tmp && echo 'x = 41' | runuser -u agent -- airlock cell $isid >/dev/null && [ \"\$(echo 'x + 1' | runuser -u agent -- airlock cell $isid)\" = 42 ]"
+# Issue 28, point 2: a process the cell forks whose main thread exits while
+# another thread spins (its leader a zombie) ends with the cell: after the
+# answer no thread of it runs on the host.
+cat >"$tmp/zombie_leader.py" <<'PY'
+import ctypes, os, threading, time
+libc = ctypes.CDLL(None)
+rd, wr = os.pipe()
+pid = os.fork()
+if pid == 0:
+    libc.prctl(15, b"airlockzl", 0, 0, 0)
+    def spin():
+        os.write(wr, b"x")
+        while True:
+            pass
+    threading.Thread(target=spin).start()
+    libc.syscall(60, 0)
+os.read(rd, 1)
+end = time.monotonic() + 20
+while open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] != "Z" and time.monotonic() < end:
+    time.sleep(0.01)
+print("left")
+PY
+chmod 0644 "$tmp/zombie_leader.py"
+zl=$(cd $tmp && runuser -u agent -- airlock cell "$isid" <"$tmp/zombie_leader.py" 2>&1)
+check "a cell's zombie-leader process with a spinning thread ends with the cell ($zl; left: $(ps -eLo stat=,comm= | awk '$2 == "airlockzl" && $1 !~ /^Z/' | wc -l))" sh -c \
+	"[ '$zl' = left ] && [ \"\$(ps -eLo stat=,comm= | awk '\$2 == \"airlockzl\" && \$1 !~ /^Z/' | wc -l)\" = 0 ]"
 as_agent airlock run --json --session "$isid" --cell --wall 1 -c 'while True: pass' >"$tmp/cellwall.json" 2>/dev/null
 check "a cell past its wall limit is interrupted, state kept ($(json_get "$tmp/cellwall.json" 'd.get("outcome"), d.get("state")' 2>/dev/null))" sh -c \
 	"[ \"\$(cd $tmp && echo 'x' | runuser -u agent -- airlock cell $isid)\" = 41 ] && grep -q '\"state\":\"kept\"' $tmp/cellwall.json && grep -q '\"outcome\":\"wall_limit\"' $tmp/cellwall.json"
