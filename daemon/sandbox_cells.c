@@ -122,12 +122,11 @@ sb_cells_last_pid(void)
 }
 
 /*
- * Until keep is stopped (every thread in the group stop) or has ended, for
- * at most SB_CELLS_STOP_MAX_NS: a thread that does not stop by then (in an
- * uninterruptible wait) does not hold the cell's end; a fork it then makes
- * gives out a pid, which the kill's passes see.
+ * Whether keep is stopped (every thread in the group stop) or has ended,
+ * waiting at most SB_CELLS_STOP_MAX_NS: a thread in an uninterruptible
+ * wait may not stop by then (sandbox_cells_kill_others says what follows).
  */
-static void
+static bool
 sb_cells_wait_stopped(pid_t keep)
 {
 	uint64_t end = sandbox_now_ns() + SB_CELLS_STOP_MAX_NS;
@@ -142,44 +141,23 @@ sb_cells_wait_stopped(pid_t keep)
 		if (waitid(P_PID, (id_t)keep, &si,
 			   WSTOPPED | WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
 		    si.si_pid != 0)
-			return;
+			return true;
 		/* A stop takes microseconds: a yield first, the core to it. */
 		if (pass < SB_CELLS_STOP_YIELDS)
 			sched_yield();
 		else
 			nanosleep(&ts, NULL);
 	}
+	return false;
 }
 
-int
-sandbox_cells_kill_others(pid_t keep)
+/* SIGKILL passes over the namespace but 1 and keep, until one finds
+ * nothing left and no pid given out meanwhile; -EBUSY past the bound. */
+static int
+sb_cells_kill_passes(pid_t keep)
 {
 	int pass;
 
-	/*
-	 * Every process of the pid namespace but us (1) and the interpreter
-	 * dies with the cell, so nothing of it holds a pipe, spends the next
-	 * cell's time or reaches the network between cells. The namespace is
-	 * exactly the run's processes on every back end (cgroup2, cgroup1,
-	 * rlimit): no cgroup is needed to find them, and the interpreter's
-	 * forks share its cgroup, so a cgroup.kill could not spare it.
-	 *
-	 * The interpreter was sent SIGSTOP: we wait for its group stop first,
-	 * so that no thread of it is inside a fork whose child is not yet in
-	 * /proc. Then SIGKILL to every pid whatever its state: a zombie
-	 * leader's threads get it too (the signal goes to the thread group),
-	 * and to a dead zombie it does nothing. A pass counts what has not
-	 * ended (sb_cells_ended: its last thread released); the passes go on
-	 * until one finds nothing left and no pid was given out in the
-	 * namespace while it walked (a fork of a process the walk had passed
-	 * before it was killed). A process killed cannot fork: the kernel
-	 * refuses a fork with a fatal signal pending. Bounded:
-	 * SB_CELLS_PASSES passes SB_CELLS_PAUSE_NS apart; -EBUSY past them
-	 * (the caller ends the run: what it cannot prove dead, it ends with
-	 * everything else). Zombies left are reaped by their parents: the
-	 * driver before the next cell, our loop for the orphans.
-	 */
-	sb_cells_wait_stopped(keep);
 	for (pass = 0; pass < SB_CELLS_PASSES; pass++) {
 		struct timespec ts = {0, SB_CELLS_PAUSE_NS};
 		long last = sb_cells_last_pid();
@@ -215,6 +193,51 @@ sandbox_cells_kill_others(pid_t keep)
 		nanosleep(&ts, NULL);
 	}
 	return -EBUSY;
+}
+
+int
+sandbox_cells_kill_others(pid_t keep)
+{
+	bool stopped;
+	int r;
+
+	/*
+	 * Every process of the pid namespace but us (1) and the interpreter
+	 * dies with the cell, so nothing of it holds a pipe, spends the next
+	 * cell's time or reaches the network between cells. The namespace is
+	 * exactly the run's processes on every back end (cgroup2, cgroup1,
+	 * rlimit): no cgroup is needed to find them, and the interpreter's
+	 * forks share its cgroup, so a cgroup.kill could not spare it.
+	 *
+	 * The interpreter was sent SIGSTOP: we wait for its group stop first,
+	 * so that no thread of it is inside a fork whose child is not yet in
+	 * /proc. Then SIGKILL to every pid whatever its state: a zombie
+	 * leader's threads get it too (the signal goes to the thread group),
+	 * and to a dead zombie it does nothing. A pass counts what has not
+	 * ended (sb_cells_ended: its last thread released); the passes go on
+	 * until one finds nothing left and no pid was given out in the
+	 * namespace while it walked (a fork of a process the walk had passed
+	 * before it was killed). A process killed cannot fork: the kernel
+	 * refuses a fork with a fatal signal pending. Bounded:
+	 * SB_CELLS_PASSES passes SB_CELLS_PAUSE_NS apart; -EBUSY past them
+	 * (the caller ends the run: what it cannot prove dead, it ends with
+	 * everything else). Zombies left are reaped by their parents: the
+	 * driver before the next cell, our loop for the orphans.
+	 */
+	stopped = sb_cells_wait_stopped(keep);
+	r = sb_cells_kill_passes(keep);
+	if (r < 0 || stopped)
+		return r;
+	/*
+	 * The interpreter had not stopped before the passes (a thread in an
+	 * uninterruptible wait): one that stops now may have forked after the
+	 * passes looked, so they run again; one that still does not stop
+	 * could fork after any pass we make, so the cell's end cannot be
+	 * proven: -EBUSY, and the caller ends the run (review finding).
+	 */
+	if (!sb_cells_wait_stopped(keep))
+		return -EBUSY;
+	return sb_cells_kill_passes(keep);
 }
 
 void

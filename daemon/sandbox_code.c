@@ -338,18 +338,25 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 	 * run at this step. The exec makes the code dumpable again as its uid.
 	 */
 	{
-		int fd;
+		int fd, err = 0;
 		ssize_t n;
 
+		/* Dumpable is the memory's, which the supervisor may share
+		 * (CLONE_VM until our exec): it is set back before any failure
+		 * is reported, so the supervisor never stays dumpable. */
 		SB_CODE_CHECK(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), SANDBOX_STEP_OOM_SCORE);
 		fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			sb_code_fail(pipefd, SANDBOX_STEP_OOM_SCORE, errno);
-		n = write(fd, "1000", 4);
-		if (n != 4)
-			sb_code_fail(pipefd, SANDBOX_STEP_OOM_SCORE, n < 0 ? errno : EIO);
-		close(fd);
+		if (fd < 0) {
+			err = errno;
+		} else {
+			n = write(fd, "1000", 4);
+			if (n != 4)
+				err = n < 0 ? errno : EIO;
+			close(fd);
+		}
 		SB_CODE_CHECK(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), SANDBOX_STEP_OOM_SCORE);
+		if (err != 0)
+			sb_code_fail(pipefd, SANDBOX_STEP_OOM_SCORE, err);
 	}
 	/*
 	 * RLIMIT_NPROC counts per uid; the uid is this run's alone. With a v2
