@@ -7,6 +7,10 @@
  * slot held by such sandboxes, the run was popped, got -EAGAIN, went back
  * to the head and broke run_dispatch for ever, the runs queued behind it
  * with it.
+ *
+ * Also issue 28, point 8: the daemon is started with systemd's default
+ * soft RLIMIT_NOFILE (1024, below the hard limit), and the spawner, like
+ * the frontend, raises its own to the hard limit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -120,7 +125,23 @@ setup(void **state)
 		 "[mount data]\nsource = %s/data\ntarget = /data/x\n"
 		 "[profile ds]\nmounts = data\n",
 		 base);
-	return fixture_start(&fx, cfg) < 0 ? -1 : 0;
+	/* The daemon starts as under systemd: soft 1024, the hard above. */
+	{
+		struct rlimit old, rl;
+		int r;
+
+		if (getrlimit(RLIMIT_NOFILE, &old) < 0)
+			return -1;
+		rl = old;
+		if (rl.rlim_max > 1024)
+			rl.rlim_cur = 1024;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return -1;
+		r = fixture_start(&fx, cfg);
+		if (setrlimit(RLIMIT_NOFILE, &old) < 0)
+			return -1;
+		return r < 0 ? -1 : 0;
+	}
 }
 
 static int
@@ -176,10 +197,34 @@ test_pool_missing_source_back(void **state)
 	}
 }
 
+/* The spawner (the daemon's first process) raised its soft RLIMIT_NOFILE
+ * to its hard limit: at 1024 it lost a busy frontend's fds sooner. */
+static void
+test_spawner_nofile_raised(void **state)
+{
+	char path[64], line[256], soft[32] = "", hard[32] = "";
+	FILE *fp;
+
+	(void)state;
+	/* /proc, not prlimit(): that asks for the spawner's credentials or
+	 * CAP_SYS_RESOURCE, which this root may not have. */
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)fx.pid);
+	fp = fopen(path, "re");
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (strncmp(line, "Max open files", 14) == 0)
+			assert_int_equal(sscanf(line + 14, "%31s %31s", soft, hard), 2);
+	fclose(fp);
+	assert_true(soft[0] != '\0');
+	if (strcmp(soft, hard) != 0)
+		fail_msg("the spawner's soft RLIMIT_NOFILE is %s, its hard %s", soft, hard);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spawner_nofile_raised),
 		cmocka_unit_test(test_pool_missing_source_back),
 	};
 
