@@ -197,6 +197,44 @@ test_pool_missing_source_back(void **state)
 	}
 }
 
+/*
+ * A source that goes and comes back as another directory: the sandboxes
+ * prepared while the old one was there hold its tree (opened at their
+ * preparation). A run that finds the source gone has them discarded
+ * (run_mounts_unavailable), so a run after the new one came sees the new
+ * files, not the old.
+ */
+static void
+test_source_replaced(void **state)
+{
+	char from[PATH_MAX + 16], to[PATH_MAX + 16], file[PATH_MAX + 32], cmd[256];
+	int fd, r;
+
+	(void)state;
+	snprintf(from, sizeof(from), "%s/data", base);
+	snprintf(to, sizeof(to), "%s/data.old", base);
+	/* The pool holds sandboxes made with the source there. */
+	assert_int_equal(run_py("print(open('/data/x/hello.txt').read(), end='')\n", "ds"), 0);
+	assert_int_equal(rename(from, to), 0);
+	/* Refused: the source is gone. */
+	assert_int_not_equal(run_py("print(1)\n", "ds"), 0);
+	assert_int_equal(mkdir(from, 0755), 0);
+	snprintf(file, sizeof(file), "%s/hello.txt", from);
+	fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "new\n", 4), 4);
+	close(fd);
+	r = run_py("import sys\n"
+		   "sys.exit(0 if open('/data/x/hello.txt').read() == 'new\\n' else 3)\n",
+		   "ds");
+	if (r != 0) {
+		snprintf(cmd, sizeof(cmd), "tail -c 3000 %s >&2", fx.log);
+		(void)system(cmd);
+		fail_msg("a run of ds after its source came back as another directory did not "
+			 "see the new file (the old tree, or no answer)");
+	}
+}
+
 /* The spawner (the daemon's first process) raised its soft RLIMIT_NOFILE
  * to its hard limit: at 1024 it lost a busy frontend's fds sooner. */
 static void
@@ -226,6 +264,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spawner_nofile_raised),
 		cmocka_unit_test(test_pool_missing_source_back),
+		cmocka_unit_test(test_source_replaced),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
