@@ -324,6 +324,9 @@ main(int argc, char **argv)
 	/* The frontend owns its config on the heap: a reload replaces it. */
 	cfgp = xmalloc(sizeof(*cfgp));
 	*cfgp = cfg;
+	/* The spawner's own, before the split: in force by the time the
+	 * frontend serves anything. */
+	main_raise_nofile();
 	spawner_pid = getpid();
 	fe = fork();
 	if (fe < 0)
@@ -342,7 +345,6 @@ main(int argc, char **argv)
 	free(cfgp); /* the spawner's copy of the pointer block; cfg owns the strings */
 	sp.sock = pair[0];
 	log_set_ident("airlockd[spawner]");
-	main_raise_nofile();
 	r = privdrop_spawner();
 	if (r < 0) {
 		kill(fe, SIGKILL);
