@@ -96,6 +96,9 @@ struct daemon {
 	struct event *pool_retry_ev;
 	uint32_t pool_backoff_ms;
 	bool pool_waiting;
+	/* run_dispatch: a queued run waits for a uid slot that the pool's
+	 * sandboxes hold, none of which it can take (run_can_start). */
+	bool want_slot;
 	struct log_repeat pool_warn;  /* the pool's failures, rate-limited */
 	struct log_repeat mount_warn; /* a missing mount a run named */
 	struct runqueue queue;

@@ -73,10 +73,15 @@ main_set_user(struct config *cfg, const char *name)
 }
 
 /*
- * The frontend's soft RLIMIT_NOFILE up to its hard limit. It bounds the fds
- * it may hold open and, through the kernel's per-user count of fds in flight
- * in sockets, the fds its replies may carry unread: systemd's default soft
- * limit of 1024 was 19 unread replies away from a stop (issue 13).
+ * The soft RLIMIT_NOFILE up to the hard limit, in the frontend and in the
+ * spawner. The frontend's bounds the fds it may hold open and, through the
+ * kernel's per-user count of fds in flight in sockets, the fds its replies
+ * may carry unread: systemd's default soft limit of 1024 was 19 unread
+ * replies away from a stop (issue 13). The spawner's bounds the fds of the
+ * requests it receives (up to five each) beside those it holds per
+ * sandbox: at 1024 a busy spawner loses a request's fds sooner (that
+ * request then fails alone: spawner_fds_lost). A run's code gets its own
+ * limit, hard = soft (seccomp_policy.c), whatever the spawner's.
  */
 static void
 main_raise_nofile(void)
@@ -297,6 +302,7 @@ main(int argc, char **argv)
 	sp.nslots = cfg.uid_count / 2;
 	for (i = 0; i < ROOTSPEC_MOUNTS_MAX; i++)
 		sp.mount_warn[i] = (struct log_repeat)LOG_REPEAT_INIT(SPAWNER_MOUNT_WARN_MS);
+	sp.fds_warn = (struct log_repeat)LOG_REPEAT_INIT(SPAWNER_MOUNT_WARN_MS);
 	sp.slots = xcalloc(sp.nslots, sizeof(*sp.slots));
 	sp.keepers = xcalloc(sp.nslots, sizeof(*sp.keepers));
 	for (i = 0; i < sp.nslots; i++) {
@@ -318,6 +324,9 @@ main(int argc, char **argv)
 	/* The frontend owns its config on the heap: a reload replaces it. */
 	cfgp = xmalloc(sizeof(*cfgp));
 	*cfgp = cfg;
+	/* The spawner's own, before the split: in force by the time the
+	 * frontend serves anything. */
+	main_raise_nofile();
 	spawner_pid = getpid();
 	fe = fork();
 	if (fe < 0)

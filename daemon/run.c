@@ -697,9 +697,18 @@ run_can_start(void *ctx, const struct runqueue_item *it)
 	 * it would wait for its own cell for ever). */
 	if (!run_holds_slot(r))
 		return true;
-	if (r->session == NULL && !run_pool_has(d) && uidpool_in_use(&d->uids) >= d->uids.nslots)
+	if (!run_slot_free(d, r->uid))
 		return false;
-	return run_slot_free(d, r->uid);
+	/* A sandbox of the pool counts only if this run can take it: one it
+	 * cannot (a pre-started interpreter, a [mount] it lacks) would send
+	 * it back to the head of the queue at every dispatch (issue 28). One
+	 * held up for a slot alone has run_dispatch make the pool give one. */
+	if (r->session == NULL && uidpool_in_use(&d->uids) >= d->uids.nslots &&
+	    !run_pool_can_take(d, r)) {
+		d->want_slot = true;
+		return false;
+	}
+	return true;
 }
 
 void
@@ -708,6 +717,8 @@ run_dispatch(struct daemon *d)
 	/* Not bounded by max_runs here: run_can_start() says, per item, for
 	 * what takes a run slot (an interpreter starting for its cell takes
 	 * none). */
+	run_pool_recheck(d);
+	d->want_slot = false;
 	while (!d->stopping) {
 		struct runqueue_item *it = runqueue_pop(&d->queue, run_can_start, d);
 		struct run *r;
@@ -738,6 +749,10 @@ run_dispatch(struct daemon *d)
 			break;
 		}
 	}
+	/* A run waits for a uid slot that sandboxes of the pool it cannot
+	 * take hold: one of them gives it up (its reap dispatches again). */
+	if (d->want_slot && !d->stopping)
+		(void)run_pool_give_way(d);
 	/* Nothing waits for a slot: the pool gets back what died in it (a
 	 * pre-started interpreter that ended before its run). */
 	if (d->queue.n == 0)
@@ -907,6 +922,9 @@ run_mounts_unavailable(struct daemon *d, struct client *c, uint32_t req_id, uint
 			continue;
 		log_repeat_warnx(&d->mount_warn, "uid %u: mount %s (source %s): unavailable: %s",
 				 (unsigned)client_uid(c), m->name, m->source, why);
+		/* The sandboxes prepared while it was there hold the tree
+		 * that went: discarded, not given to a run once it is back. */
+		run_pool_mounts_changed(d, 1U << i, 1U << i);
 		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND,
 				  "mount '%s' (at %s) is unavailable: its source is missing on "
 				  "the host",

@@ -183,8 +183,15 @@ int run_pool_prepare(struct daemon *d, uint32_t key, uint32_t slot);
 uint32_t run_pool_mounts_missing(struct daemon *d);
 /* The sandbox prepared for r will get no run: have the spawner end it. */
 void run_pool_discard(struct run *r);
-/* Is a sandbox prepared ahead alive, for run_pool_take() to give? */
-bool run_pool_has(struct daemon *d);
+/* Would run_pool_take() give r a sandbox prepared ahead? */
+bool run_pool_can_take(struct daemon *d, const struct run *r);
+/* Discard the live prepared sandboxes whose missing bits for the mounts
+ * in mask differ from now (run_pool_recheck, run_mounts_unavailable). */
+void run_pool_mounts_changed(struct daemon *d, uint32_t now, uint32_t mask);
+/* Check again the sources that live prepared sandboxes lack; discard
+ * those prepared without one that is back (no system call when none is
+ * missing). */
+void run_pool_recheck(struct daemon *d);
 /* Give r a sandbox prepared ahead, if one is alive: a pre-started
  * interpreter of its runtime if it may have one, else a plain sandbox; its
  * slot, key, memory figure fds (and output pipes). Returns 0 (*ret_ready:
@@ -201,8 +208,9 @@ int run_pool_take(struct daemon *d, struct run *r, bool *ret_ready);
 int run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
 		      const struct config_profile *prof, const struct proto_limits *lim,
 		      uint32_t mounts);
-/* No uid slot is free for a run: end one waiting pre-started interpreter
- * (its reap frees its slot). Returns whether one was ended. */
+/* No uid slot is free for a run that can take no sandbox of the pool: end
+ * one the pool holds, a waiting pre-started interpreter first (its reap
+ * frees its slot). Returns whether one was ended or is being ended. */
 bool run_pool_give_way(struct daemon *d);
 /* run.c: the pre-start plan of runtime rt: the plan of a run of it with
  * empty code, nothing else asked, at the [limits] ceilings. */

@@ -167,6 +167,51 @@ run_pool_mounts_missing(struct daemon *d)
 	return missing;
 }
 
+/*
+ * Discard the live sandboxes whose missing bits, for the mounts in mask,
+ * differ from now (bit i: mount i's source fails its check now): one
+ * prepared while a source was gone lacks that tree, and one prepared
+ * while it was there holds the tree that went (the new source is another
+ * directory). Their reaps free their slots and the refill prepares them
+ * again with the sources as they are (issue 28, point 4).
+ */
+void
+run_pool_mounts_changed(struct daemon *d, uint32_t now, uint32_t mask)
+{
+	struct prep *p;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->state != PREP_DEAD && ((p->missing ^ now) & mask) != 0)
+		run_pool_end(d, p);
+}
+
+/*
+ * A source that was missing when a live sandbox was prepared may be back:
+ * check those sources again (only those: each check is an lstat per path
+ * component, and this runs at every dispatch and refill; with no source
+ * missing it costs one walk of the pool and no system call). A source
+ * that goes away is seen by the run that names it (run_mounts_unavailable).
+ */
+void
+run_pool_recheck(struct daemon *d)
+{
+	uint32_t was = 0, now = 0;
+	struct prep *p;
+	size_t i;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->state != PREP_DEAD)
+		was |= p->missing;
+	if (was == 0)
+		return;
+	for (i = 0; i < d->cfg->nmounts && i < ROOTSPEC_MOUNTS_MAX; i++)
+		if ((was & (1U << i)) &&
+		    rootspec_source_check(d->cfg->mounts[i].source, NULL, 0) < 0)
+			now |= 1U << i;
+	if (now != was)
+		run_pool_mounts_changed(d, now, was);
+}
+
 /* The pool's refill waits: doubled from RUN_POOL_BACKOFF_MIN_MS at each
  * failure in a row, at most RUN_POOL_BACKOFF_MAX_MS. */
 static void
@@ -304,6 +349,7 @@ run_pool_fill(struct daemon *d)
 {
 	size_t i;
 
+	run_pool_recheck(d);
 	if (d->pool_waiting)
 		return;
 	while (!d->stopping && run_pool_count(d, -1) < d->cfg->prepared_sandboxes)
@@ -395,19 +441,9 @@ run_pool_first_alive(struct daemon *d, int rt, uint32_t mounts)
 	return NULL;
 }
 
-bool
-run_pool_has(struct daemon *d)
-{
-	struct prep *p;
-
-	TAILQ_FOREACH(p, &d->pool, entry)
-	if (p->state != PREP_DEAD && p->gen == d->rootspec.generation)
-		return true;
-	return false;
-}
-
-int
-run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
+/* The sandbox run_pool_take() would give r, or NULL. */
+static struct prep *
+run_pool_pick(struct daemon *d, const struct run *r)
 {
 	struct prep *p = NULL;
 
@@ -415,6 +451,20 @@ run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
 		p = run_pool_first_alive(d, r->prestart_rt, r->mounts);
 	if (p == NULL)
 		p = run_pool_first_alive(d, -1, r->mounts);
+	return p;
+}
+
+bool
+run_pool_can_take(struct daemon *d, const struct run *r)
+{
+	return run_pool_pick(d, r) != NULL;
+}
+
+int
+run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
+{
+	struct prep *p = run_pool_pick(d, r);
+
 	if (p == NULL)
 		return -ENOENT;
 	/* The key stays: the sandbox's events now go to the run. */
@@ -466,11 +516,24 @@ bool
 run_pool_give_way(struct daemon *d)
 {
 	struct prep *p;
+	int pass;
 
+	/* One at a time: one already ended frees its slot at its reap, and
+	 * the dispatch that follows asks again if it is still needed. */
 	TAILQ_FOREACH(p, &d->pool, entry)
-	if (p->rt >= 0 && p->state != PREP_DEAD) {
-		run_pool_end(d, p);
+	if (p->state == PREP_DEAD && p->discarded)
 		return true;
+	/* A waiting interpreter first (it serves fewer runs), then a plain
+	 * sandbox: a run must never wait behind sandboxes it cannot take
+	 * (issue 28). */
+	for (pass = 0; pass < 2; pass++) {
+		TAILQ_FOREACH(p, &d->pool, entry)
+		{
+			if ((pass == 0) != (p->rt >= 0) || p->state == PREP_DEAD)
+				continue;
+			run_pool_end(d, p);
+			return true;
+		}
 	}
 	return false;
 }

@@ -767,9 +767,11 @@ static const struct spawner_cmd spawner_cmds[] = {
 	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, {{0, 0}, {0, 0}}, spawner_keeper},
 };
 
-int
-spawner_check_req(const struct spawn_req *req, size_t len, size_t nfds,
-		  const struct spawner_cmd **ret_cmd)
+/* The fixed struct of a request: its size, reserved field, bounds, type
+ * and flags; its row and how many fds it carries. 0 or -EPROTO. */
+static int
+spawner_check_fixed(const struct spawn_req *req, size_t len, const struct spawner_cmd **ret_cmd,
+		    size_t *ret_want)
 {
 	const struct spawner_cmd *cmd = NULL;
 	size_t i, want;
@@ -794,10 +796,72 @@ spawner_check_req(const struct spawn_req *req, size_t len, size_t nfds,
 			return -EPROTO;
 		want = cmd->with[i].nfds;
 	}
-	if (nfds != want)
+	*ret_cmd = cmd;
+	*ret_want = want;
+	return 0;
+}
+
+int
+spawner_check_req(const struct spawn_req *req, size_t len, size_t nfds,
+		  const struct spawner_cmd **ret_cmd)
+{
+	const struct spawner_cmd *cmd;
+	size_t want;
+	int r = spawner_check_fixed(req, len, &cmd, &want);
+
+	if (r < 0 || nfds != want)
 		return -EPROTO;
 	*ret_cmd = cmd;
 	return 0;
+}
+
+int
+spawner_check_lost(const struct spawn_req *req, size_t len, size_t nfds, uint32_t nslots)
+{
+	const struct spawner_cmd *cmd;
+	size_t want;
+
+	/* Fewer fds than the type carries (the kernel installs them in
+	 * order, and stops at the first it cannot), for a request that
+	 * names a uid slot of ours: anything else is the frontend's. */
+	if (spawner_check_fixed(req, len, &cmd, &want) < 0 || nfds >= want ||
+	    req->uid_slot >= nslots)
+		return -EPROTO;
+	return 0;
+}
+
+/*
+ * A request whose fds the spawner could not all receive (the kernel
+ * truncated them, MSG_CTRUNC: the spawner at its RLIMIT_NOFILE): that one
+ * request fails, the frontend told as for any failure of it, and the
+ * service goes on (issue 28, point 8; docs/security.md, "Failure follows
+ * trust"). Lost fds are the spawner's own shortage, not the frontend's
+ * fault; a malformed struct still is (spawner_read). A start kills the
+ * sandbox prepared for it, as a failed start does (spawner_start): its
+ * reap follows.
+ */
+static void
+spawner_fds_lost(struct spawner *sp, const struct spawn_req *req)
+{
+	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id, .err = -EMFILE};
+	struct spawner_slot *slot = &sp->slots[req->uid_slot];
+
+	snprintf(ev.step, sizeof(ev.step), "fds");
+	if (req->type == SPAWN_REQ) {
+		/* Every event of a sandbox is under the key it was prepared by. */
+		ev.run_id = req->prep_key;
+		if (slot->ctl >= 0 && slot->run_id == req->prep_key) {
+			ev.pid = slot->pid;
+			spawner_kill(sp, req->uid_slot, slot->pid);
+			close(slot->ctl);
+			slot->ctl = -1;
+		}
+	}
+	log_repeat_warnx(&sp->fds_warn,
+			 "spawner: a request of type %" PRIu32 " failed: its fds could not all be "
+			 "received (the spawner is at its RLIMIT_NOFILE)",
+			 req->type);
+	spawner_send(sp, &ev);
 }
 
 /* Read and act on one packet from the frontend. Returns -EPIPE at EOF. */
@@ -808,14 +872,24 @@ spawner_read(struct spawner *sp)
 	struct spawn_req req;
 	int fds[SPAWN_REQ_NFDS_MAX];
 	size_t nfds = 0;
+	bool lost;
 	ssize_t n;
 
 	_Static_assert(SPAWN_PREPARE_NFDS_PRESTART <= SPAWN_REQ_NFDS_MAX, "fds of a request");
-	n = fdpass_recv(sp->sock, &req, sizeof(req), fds, SPAWN_REQ_NFDS_MAX, &nfds);
+	n = fdpass_recv_lossy(sp->sock, &req, sizeof(req), fds, SPAWN_REQ_NFDS_MAX, &nfds, &lost);
 	if (n == 0)
 		return -EPIPE;
 	if (n < 0)
 		return n == -EAGAIN || n == -EINTR ? 0 : (int)n;
+	if (lost) {
+		fdpass_close_all(fds, nfds);
+		if (spawner_check_lost(&req, (size_t)n, nfds, sp->nslots) < 0) {
+			log_warnx("spawner: malformed request from frontend; stopping");
+			return -EPROTO;
+		}
+		spawner_fds_lost(sp, &req);
+		return 0;
+	}
 	if (spawner_check_req(&req, (size_t)n, nfds, &cmd) < 0) {
 		/* A malformed request means the frontend is not what it should be. */
 		fdpass_close_all(fds, nfds);

@@ -39,6 +39,7 @@ struct spawner {
 	/* A source found missing at every SPAWN_PREPARE: one line a minute
 	 * per mount, with a count, not one per sandbox (issue 28). */
 	struct log_repeat mount_warn[ROOTSPEC_MOUNTS_MAX];
+	struct log_repeat fds_warn;	  /* a request whose fds were lost (spawner_fds_lost) */
 	struct sock_fprog seccomp_noproc; /* subprocess = false */
 	struct cgroup cg;
 	pid_t frontend;	     /* our child too: its status is the service's */
@@ -62,6 +63,15 @@ struct spawner_cmd;
  */
 int spawner_check_req(const struct spawn_req *req, size_t len, size_t nfds,
 		      const struct spawner_cmd **ret_cmd);
+
+/*
+ * A request that came with fewer fds than it was sent with (MSG_CTRUNC:
+ * the spawner at its RLIMIT_NOFILE): 0 when its fixed struct passes
+ * spawner_check_req()'s checks but the fds', nfds is fewer than its type
+ * carries and its uid slot is below nslots (it fails alone: answered
+ * SPAWN_FAILED, step "fds"), else -EPROTO (malformed: the spawner stops).
+ */
+int spawner_check_lost(const struct spawn_req *req, size_t len, size_t nfds, uint32_t nslots);
 
 /*
  * The signals the spawner takes from its signalfd (SIGCHLD, SIGTERM, SIGINT,

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -292,24 +293,43 @@ test_every_combination(void **state)
 
 /*
  * spawner_serve() on a socketpair, the packets queued before it runs and
- * our end shut for writing (its EOF ends the loop). Returns what it did.
+ * our end shut for writing (its EOF ends the loop), with nslots uid slots
+ * (none alive) and RLIMIT_NOFILE's soft limit at nofile (0: unchanged,
+ * restored after). Returns what it did.
  */
 static int
-serve(int peer, int sock)
+serve_with(int peer, int sock, uint32_t nslots, rlim_t nofile)
 {
+	struct spawner_slot slots[2], keepers[2];
 	struct spawner sp;
+	struct rlimit old, rl;
 	sigset_t mask;
+	uint32_t i;
 	int r;
 
+	assert_true(nslots <= 2);
 	memset(&sp, 0, sizeof(sp));
+	memset(slots, 0, sizeof(slots));
+	memset(keepers, 0, sizeof(keepers));
+	for (i = 0; i < 2; i++)
+		slots[i].ctl = keepers[i].ctl = -1;
 	sp.sock = sock;
 	sp.uid_base = 100000;
-	sp.nslots = 0;
+	sp.nslots = nslots;
+	sp.slots = slots;
+	sp.keepers = keepers;
 	sp.frontend = -1;
 	sp.config_path = "/nonexistent/airlock-test/airlockd.conf";
 	sp.config_given = false;
 	assert_int_equal(shutdown(peer, SHUT_WR), 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	rl = old;
+	if (nofile != 0) {
+		rl.rlim_cur = nofile;
+		assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	}
 	r = spawner_serve(&sp);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
 	/* spawner_serve() blocks the signals it reads; give them back. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -318,6 +338,12 @@ serve(int peer, int sock)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_UNBLOCK, &mask, NULL);
 	return r;
+}
+
+static int
+serve(int peer, int sock)
+{
+	return serve_with(peer, sock, 0, 0);
 }
 
 /* A good request reaches its handler: SPAWN_RELOAD with no config file
@@ -390,6 +416,122 @@ test_serve_short_packet(void **state)
 	close(sv[1]);
 }
 
+/*
+ * The soft RLIMIT_NOFILE under which one more fd can be made and no second
+ * one: spawner_serve()'s signalfd gets the lowest free number, and the fds
+ * of a request are then lost (MSG_CTRUNC).
+ */
+static rlim_t
+room_for_one(void)
+{
+	int a = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int b = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	assert_true(a >= 0 && b > a);
+	close(a);
+	close(b);
+	return (rlim_t)b;
+}
+
+/*
+ * req sent with one pipe's write end (twice when two), served at a limit
+ * that leaves the spawner no fd for them. Returns what the spawner did; its
+ * answer, if any, in *ret_ev (type 0 when none); checks that the write end
+ * was closed (the spawner kept no copy).
+ */
+static int
+serve_lost(const struct spawn_req *req, int nfds, struct spawn_ev *ret_ev)
+{
+	int sv[2], p[2], fds[2], r;
+	size_t n = 9;
+	char c;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	fds[0] = fds[1] = p[1];
+	assert_int_equal(fdpass_send(sv[0], req, sizeof(*req), fds, (size_t)nfds), 0);
+	close(p[1]);
+	r = serve_with(sv[0], sv[1], 2, room_for_one());
+	memset(ret_ev, 0, sizeof(*ret_ev));
+	if (recv(sv[0], ret_ev, 0, MSG_PEEK | MSG_DONTWAIT) >= 0)
+		assert_int_equal(fdpass_recv(sv[0], ret_ev, sizeof(*ret_ev), fds, 2, &n),
+				 (ssize_t)sizeof(*ret_ev));
+	assert_int_equal(read(p[0], &c, 1), 0);
+	close(p[0]);
+	close(sv[0]);
+	close(sv[1]);
+	return r;
+}
+
+/*
+ * Issue 28, point 8: a request whose fds the spawner could not receive (at
+ * its RLIMIT_NOFILE the kernel truncates them, MSG_CTRUNC) fails alone:
+ * SPAWN_FAILED under its key, step "fds", err EMFILE, and the spawner goes
+ * on to EOF. Before: fdpass_recv()'s -EMSGSIZE stopped the spawner, and
+ * every sandbox with it.
+ */
+static void
+test_serve_fds_lost_fails_one(void **state)
+{
+	struct spawn_req prep = req_of(SPAWN_PREPARE, 0);
+	struct spawn_req start = req_of(SPAWN_REQ, 0);
+	struct spawn_ev ev;
+
+	(void)state;
+	prep.uid_slot = 1;
+	assert_int_equal(serve_lost(&prep, 1, &ev), 0);
+	assert_int_equal(ev.type, SPAWN_FAILED);
+	assert_int_equal(ev.run_id, 7);
+	assert_int_equal(ev.err, -EMFILE);
+	assert_int_equal(ev.pid, 0);
+	assert_string_equal(ev.step, "fds");
+	/* A start (four fds), whose sandbox is not there: its key answered. */
+	start.prep_key = 9;
+	assert_int_equal(serve_lost(&start, 2, &ev), 0);
+	assert_int_equal(ev.type, SPAWN_FAILED);
+	assert_int_equal(ev.run_id, 9);
+	assert_int_equal(ev.err, -EMFILE);
+	assert_int_equal(ev.pid, 0);
+}
+
+/* Lost fds do not excuse a malformed request: a bad slot, a type that
+ * carries no fds, a bad struct still stop the spawner. */
+static void
+test_serve_fds_lost_malformed(void **state)
+{
+	struct spawn_req r = req_of(SPAWN_PREPARE, 0);
+	struct spawn_ev ev;
+
+	(void)state;
+	r.uid_slot = 2; /* serve_lost's spawner has two */
+	assert_int_equal(serve_lost(&r, 1, &ev), -EPROTO);
+	assert_int_equal(ev.type, 0);
+	r = req_of(SPAWN_DISCARD, 0);
+	assert_int_equal(serve_lost(&r, 1, &ev), -EPROTO);
+	r = req_of(SPAWN_PREPARE, 0);
+	r.reserved = 1;
+	assert_int_equal(serve_lost(&r, 1, &ev), -EPROTO);
+	assert_int_equal(ev.type, 0);
+}
+
+/* The checks alone: fewer fds than the type carries, and a slot in range. */
+static void
+test_check_lost(void **state)
+{
+	struct spawn_req r = req_of(SPAWN_REQ, 0);
+
+	(void)state;
+	assert_int_equal(spawner_check_lost(&r, sizeof(r), 0, 1), 0);
+	assert_int_equal(spawner_check_lost(&r, sizeof(r), 3, 1), 0);
+	assert_int_equal(spawner_check_lost(&r, sizeof(r), 4, 1), -EPROTO);
+	assert_int_equal(spawner_check_lost(&r, sizeof(r) - 1, 0, 1), -EPROTO);
+	assert_int_equal(spawner_check_lost(&r, sizeof(r), 0, 0), -EPROTO);
+	r = req_of(SPAWN_RELOAD, 0);
+	assert_int_equal(spawner_check_lost(&r, sizeof(r), 0, 1), -EPROTO);
+	r = req_of(999, 0);
+	assert_int_equal(spawner_check_lost(&r, sizeof(r), 0, 1), -EPROTO);
+}
+
 int
 main(void)
 {
@@ -405,6 +547,9 @@ main(void)
 		cmocka_unit_test(test_serve_dispatches),
 		cmocka_unit_test(test_serve_malformed_closes_fds),
 		cmocka_unit_test(test_serve_short_packet),
+		cmocka_unit_test(test_serve_fds_lost_fails_one),
+		cmocka_unit_test(test_serve_fds_lost_malformed),
+		cmocka_unit_test(test_check_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
