@@ -1826,6 +1826,7 @@ struct proto_enc {
 	msgpack_packer pk;
 	int fds[PROTO_FDS_MAX];
 	size_t nfds;
+	uint32_t id;
 	int err;
 };
 
@@ -2091,6 +2092,7 @@ enc_begin(struct proto_enc *e, enum proto_type type, uint32_t id, size_t nfields
 	enc_map(e, nfields + 2);
 	enc_kv_uint(e, "type", (uint64_t)type);
 	enc_kv_uint(e, "id", id);
+	e->id = id;
 }
 
 /* Finish a message: hand bytes and fds to *ret, or undo everything. */
@@ -2109,6 +2111,7 @@ enc_finish(struct proto_enc *e, struct proto_out *ret)
 	for (i = 0; i < PROTO_FDS_MAX; i++)
 		ret->fds[i] = e->fds[i];
 	ret->nfds = e->nfds;
+	ret->id = e->id;
 	return 0;
 }
 

@@ -612,6 +612,7 @@ struct proto_out {
 	size_t len;
 	int fds[PROTO_FDS_MAX];
 	size_t nfds;
+	uint32_t id; /* the message's id: a reply's request (an error may answer it instead) */
 };
 void proto_out_free(struct proto_out *out);
 

@@ -27,7 +27,6 @@ void
 budget_init(struct budget *b, uint32_t fds_max)
 {
 	TAILQ_INIT(&b->uids);
-	TAILQ_INIT(&b->held);
 	b->nheld = 0;
 	b->bytes = 0;
 	b->fds = 0;
@@ -49,16 +48,16 @@ budget_free(struct budget *b)
 	struct budget_uid *u;
 	struct budget_held *h;
 
-	while ((h = TAILQ_FIRST(&b->held)) != NULL) {
-		TAILQ_REMOVE(&b->held, h, entry);
-		close(h->probe);
-		free(h);
-	}
-	b->nheld = 0;
 	while ((u = TAILQ_FIRST(&b->uids)) != NULL) {
+		while ((h = TAILQ_FIRST(&u->held_list)) != NULL) {
+			TAILQ_REMOVE(&u->held_list, h, entry);
+			close(h->probe);
+			free(h);
+		}
 		TAILQ_REMOVE(&b->uids, u, entry);
 		free(u);
 	}
+	b->nheld = 0;
 	b->bytes = 0;
 	b->fds = 0;
 }
@@ -95,6 +94,7 @@ budget_charge(struct budget *b, uid_t uid, uint64_t bytes, uint32_t fds, uint64_
 		if (u == NULL)
 			return -ENOMEM;
 		u->uid = uid;
+		TAILQ_INIT(&u->held_list);
 		TAILQ_INSERT_TAIL(&b->uids, u, entry);
 	}
 	u->bytes += bytes;
@@ -125,7 +125,7 @@ budget_release(struct budget *b, uid_t uid, uint64_t bytes, uint32_t fds)
 }
 
 int
-budget_hold(struct budget *b, uid_t uid, int probe, uint64_t bytes)
+budget_hold(struct budget *b, uid_t uid, int probe, uint64_t bytes, uint32_t max_held)
 {
 	struct budget_uid *u = budget_find(b, uid);
 	struct budget_held *h;
@@ -133,32 +133,47 @@ budget_hold(struct budget *b, uid_t uid, int probe, uint64_t bytes)
 	/* Only what was charged can be held: the caller charged it first. */
 	if (u == NULL || u->bytes < bytes)
 		return -EINVAL;
-	if (b->nheld >= b->held_max)
+	/*
+	 * Each probe is an fd of the frontend's: bounded per uid (one uid
+	 * cannot take the others' share, and its sweeps stay short) and in
+	 * all (the fd table). Past either the reply is refused, never sent
+	 * untracked (client.c, docs/security.md "Results a client keeps").
+	 */
+	if (budget_held_room(b, uid, max_held) == 0)
 		return -ENOSPC;
 	h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return -ENOMEM;
-	h->uid = uid;
 	h->probe = probe;
 	h->bytes = bytes;
-	TAILQ_INSERT_TAIL(&b->held, h, entry);
+	TAILQ_INSERT_TAIL(&u->held_list, h, entry);
 	b->nheld++;
 	u->held++;
 	return 0;
 }
 
-unsigned
-budget_sweep(struct budget *b, uid_t uid, bool all)
+uint32_t
+budget_held_room(const struct budget *b, uid_t uid, uint32_t max_held)
+{
+	uint32_t mine = budget_held(b, uid);
+	uint32_t room_uid = mine < max_held ? max_held - mine : 0;
+	uint32_t room_all = b->nheld < b->held_max ? b->held_max - b->nheld : 0;
+
+	return room_uid < room_all ? room_uid : room_all;
+}
+
+/* Sweep u's probes; u may be freed (nothing else left charged to it). */
+static unsigned
+budget_sweep_uid(struct budget *b, struct budget_uid *u)
 {
 	struct budget_held *h, *next;
+	uid_t uid = u->uid;
 	unsigned n = 0;
 
-	for (h = TAILQ_FIRST(&b->held); h != NULL; h = next) {
-		struct budget_uid *u;
+	for (h = TAILQ_FIRST(&u->held_list); h != NULL; h = next) {
+		uint64_t bytes = h->bytes;
 
 		next = TAILQ_NEXT(h, entry);
-		if (!all && h->uid != uid)
-			continue;
 		/*
 		 * 0: still open somewhere. 1: let go. An error (leases off,
 		 * fs.leases-enable = 0) cannot be told either way: it is let
@@ -166,15 +181,32 @@ budget_sweep(struct budget *b, uid_t uid, bool all)
 		 */
 		if (memfd_released(h->probe) == 0)
 			continue;
-		TAILQ_REMOVE(&b->held, h, entry);
+		TAILQ_REMOVE(&u->held_list, h, entry);
 		b->nheld--;
-		u = budget_find(b, h->uid);
-		if (u != NULL && u->held > 0)
-			u->held--;
+		u->held--;
 		close(h->probe);
-		budget_release(b, h->uid, h->bytes, 0);
 		free(h);
 		n++;
+		/* Frees u only when nothing is left, held ones included: then
+		 * next is NULL (u's list is empty). */
+		budget_release(b, uid, bytes, 0);
+	}
+	return n;
+}
+
+unsigned
+budget_sweep(struct budget *b, uid_t uid, bool all)
+{
+	struct budget_uid *u, *next;
+	unsigned n = 0;
+
+	if (!all) {
+		u = budget_find(b, uid);
+		return u != NULL ? budget_sweep_uid(b, u) : 0;
+	}
+	for (u = TAILQ_FIRST(&b->uids); u != NULL; u = next) {
+		next = TAILQ_NEXT(u, entry);
+		n += budget_sweep_uid(b, u);
 	}
 	return n;
 }

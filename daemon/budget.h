@@ -13,34 +13,35 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
-struct budget_uid {
-	TAILQ_ENTRY(budget_uid) entry;
-	uid_t uid;
-	uint64_t bytes;
-	uint32_t fds;
-	uint32_t held; /* memfds given to its clients and not yet let go */
-};
-
-TAILQ_HEAD(budget_uid_list, budget_uid);
-
 /* A memfd given to a client: its bytes stay charged until it is let go. */
 struct budget_held {
 	TAILQ_ENTRY(budget_held) entry;
-	uid_t uid;
 	int probe; /* our own description (memfd_released()) */
 	uint64_t bytes;
 };
 
 TAILQ_HEAD(budget_held_list, budget_held);
 
+struct budget_uid {
+	TAILQ_ENTRY(budget_uid) entry;
+	uid_t uid;
+	uint64_t bytes;
+	uint32_t fds;
+	/* Memfds given to its clients and not yet let go, and their count:
+	 * kept per uid so that a uid's sweep probes its own only. */
+	struct budget_held_list held_list;
+	uint32_t held;
+};
+
+TAILQ_HEAD(budget_uid_list, budget_uid);
+
 struct budget {
-	struct budget_uid_list uids;  /* uids holding something */
-	uint64_t bytes;		      /* all uids */
-	uint32_t fds;		      /* all uids */
-	uint32_t fds_max;	      /* all uids: a share of RLIMIT_NOFILE */
-	struct budget_held_list held; /* memfds given to clients, all uids */
-	uint32_t nheld;		      /* their count: the probes' fds */
-	uint32_t held_max;	      /* at most: a quarter of fds_max */
+	struct budget_uid_list uids; /* uids holding something */
+	uint64_t bytes;		     /* all uids */
+	uint32_t fds;		     /* all uids */
+	uint32_t fds_max;	     /* all uids: a share of RLIMIT_NOFILE */
+	uint32_t nheld;		     /* memfds given to clients, all uids: the probes' fds */
+	uint32_t held_max;	     /* at most: a quarter of fds_max */
 };
 
 void budget_init(struct budget *b, uint32_t fds_max);
@@ -69,13 +70,18 @@ uint32_t budget_fds(const struct budget *b, uid_t uid);
 /*
  * Keep bytes (already charged to uid) charged until the memfd of probe is
  * let go by the client it was given to (memfd_give()); takes probe.
- * -ENOSPC when held_max probes are held already, -ENOMEM (probe not taken).
+ * -ENOSPC when uid holds max_held probes already or all uids held_max,
+ * -EINVAL when bytes were not charged, -ENOMEM (probe not taken then).
  */
-int budget_hold(struct budget *b, uid_t uid, int probe, uint64_t bytes);
+int budget_hold(struct budget *b, uid_t uid, int probe, uint64_t bytes, uint32_t max_held);
+
+/* How many more probes uid may hold: under max_held for it, held_max in all. */
+uint32_t budget_held_room(const struct budget *b, uid_t uid, uint32_t max_held);
 
 /*
- * Give back what was held for the memfds that were let go: uid's, or every
- * uid's when all. Returns how many were let go.
+ * Give back what was held for the memfds that were let go: uid's (a probe
+ * of each it holds, at most its max_held), or every uid's when all.
+ * Returns how many were let go.
  */
 unsigned budget_sweep(struct budget *b, uid_t uid, bool all);
 

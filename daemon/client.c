@@ -260,6 +260,18 @@ client_out_mem(const struct proto_out *out)
 	return mem;
 }
 
+/* The memfds of a packet that hold something: each needs a probe. */
+static uint32_t
+client_out_probes(const struct proto_out *out)
+{
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < out->nfds; i++)
+		n += budget_fd_bytes(out->fds[i]) > 0;
+	return n;
+}
+
 /*
  * The memfds of a packet charged to c's uid stay charged until the client
  * lets them go, not until it reads them: their pages were written by the
@@ -267,42 +279,36 @@ client_out_mem(const struct proto_out *out)
  * as long as any process keeps them open or mapped, whatever the client
  * does with them (issue 28, point 3). Each memfd is sent as a description
  * of its own (memfd_give()), and its bytes are held (budget_hold()) until
- * that description is gone. Returns the bytes of the memfds that could not
- * be given so: those are given back once read, as before.
+ * that description is gone. Never sent untracked: the caller made room
+ * (client_send()); on a failure, -errno, *unheld is the bytes of the
+ * memfds not held (the ones held stay so until their given fds are closed).
  */
-static uint64_t
-client_out_give(struct client *c, struct proto_out *out)
+static int
+client_out_give(struct client *c, struct proto_out *out, uint64_t *unheld)
 {
-	uint64_t left = 0;
 	size_t i;
+	int r = 0;
 
+	*unheld = 0;
 	for (i = 0; i < out->nfds; i++) {
 		uint64_t mem = budget_fd_bytes(out->fds[i]);
-		int give, r;
+		int give;
 
 		if (mem == 0)
 			continue; /* an empty memfd holds nothing */
-		/*
-		 * Past the probes' share of the frontend's fds (all uids
-		 * together, budget_hold()), a memfd is counted until read, as
-		 * before; each uid's share is checked when its runs are
-		 * admitted (run.c). Said in docs/security.md, "Bounds".
-		 */
-		if (c->d->budget.nheld >= c->d->budget.held_max) {
-			left += mem;
+		if (r < 0) {
+			*unheld += mem;
 			continue;
 		}
 		r = memfd_give(out->fds[i], &give);
 		if (r == 0) {
-			r = budget_hold(&c->d->budget, c->uid, out->fds[i], mem);
+			r = budget_hold(&c->d->budget, c->uid, out->fds[i], mem,
+					c->d->cfg->max_fds_per_uid);
 			if (r < 0)
 				close(give);
 		}
 		if (r < 0) {
-			log_warnx("client %" PRIu32 " uid %u: a memfd of a reply cannot be "
-				  "followed (%s); counted until read",
-				  c->id, (unsigned)c->uid, strerror(-r));
-			left += mem;
+			*unheld += mem;
 			continue;
 		}
 		/* Ours is the probe now (held); the client gets the new one. */
@@ -310,7 +316,43 @@ client_out_give(struct client *c, struct proto_out *out)
 	}
 	if (c->d->budget.nheld > 0)
 		client_held_arm(c->d);
-	return left;
+	return r;
+}
+
+/*
+ * Room for the probes of a reply's memfds, or the reply is refused (busy):
+ * as many per uid as max_fds_per_uid, held_max in all (budget_hold()). A
+ * reply past them is never sent untracked: that let a uid fill the global
+ * ceiling with tiny reads and then keep results past its byte budget.
+ * Returns true when out was answered so (and freed).
+ */
+static bool
+client_held_refused(struct client *c, struct proto_out *out)
+{
+	struct budget *b = &c->d->budget;
+	uint32_t max = c->d->cfg->max_fds_per_uid, need = client_out_probes(out);
+	uint32_t id = out->id;
+
+	if (need == 0)
+		return false;
+	/* What its clients let go of is given back first (its own only). */
+	if (budget_held_room(b, c->uid, max) < need)
+		(void)budget_sweep(b, c->uid, false);
+	if (budget_held_room(b, c->uid, max) >= need)
+		return false;
+	proto_out_free(out);
+	if (budget_held(b, c->uid) + need > max)
+		client_send_error(c, id, PROTO_ERR_BUSY,
+				  "uid %u: its clients keep %" PRIu32
+				  " memfds of results open; max_fds_per_uid is %" PRIu32
+				  "; close results no longer needed",
+				  (unsigned)c->uid, budget_held(b, c->uid), max);
+	else
+		client_send_error(c, id, PROTO_ERR_BUSY,
+				  "clients keep %" PRIu32 " memfds of results open, the daemon's "
+				  "limit; close results no longer needed or retry later",
+				  b->nheld);
+	return true;
 }
 
 /*
@@ -365,6 +407,8 @@ client_send(struct client *c, struct proto_out *out)
 			  cfg->max_queued_fds);
 		goto drop;
 	}
+	if (client_held_refused(c, out))
+		return;
 	/* Per uid (its other connections too) and in all: fds are charged
 	 * here, bytes always (they were checked where they were made). */
 	if (budget_charge(&c->d->budget, c->uid, out->len + mem, nfds, UINT64_MAX,
@@ -377,7 +421,18 @@ client_send(struct client *c, struct proto_out *out)
 			  c->d->budget.fds_max);
 		goto drop;
 	}
-	mem = client_out_give(c, out);
+	if (client_out_give(c, out, &mem) < 0) {
+		uint32_t id = out->id;
+
+		log_warnx("client %" PRIu32 " uid %u: a memfd of a reply cannot be followed; "
+			  "refused",
+			  c->id, (unsigned)c->uid);
+		budget_release(&c->d->budget, c->uid, out->len + mem, nfds);
+		proto_out_free(out);
+		client_send_error(c, id, PROTO_ERR_INTERNAL,
+				  "a memfd of the reply cannot be followed");
+		return;
+	}
 	p = xcalloc(1, sizeof(*p));
 	p->out = *out;
 	p->mem = mem;

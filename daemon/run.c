@@ -849,15 +849,17 @@ run_over_budget(struct daemon *d, struct client *c, uint32_t req_id, const struc
 	}
 	/*
 	 * Each memfd a client keeps costs the frontend an fd (its probe):
-	 * as many as max_fds_per_uid per uid; the runs admitted before the
-	 * refusal may pass it by their artifacts (docs/security.md).
+	 * as many as max_fds_per_uid per uid, held_max in all. Refused here
+	 * before the run's work; a result that would pass them when it is
+	 * sent is answered busy then (client.c, docs/security.md).
 	 */
-	if (budget_held(&d->budget, client_uid(c)) >= d->cfg->max_fds_per_uid) {
+	if (budget_held_room(&d->budget, client_uid(c), d->cfg->max_fds_per_uid) == 0) {
 		client_send_error(c, req_id, PROTO_ERR_BUSY,
 				  "uid %u: its clients keep %" PRIu32
-				  " memfds of results open; max_fds_per_uid is %" PRIu32,
+				  " memfds of results open (max_fds_per_uid %" PRIu32 "), %" PRIu32
+				  " in all (at most %" PRIu32 "); close results no longer needed",
 				  (unsigned)client_uid(c), budget_held(&d->budget, client_uid(c)),
-				  d->cfg->max_fds_per_uid);
+				  d->cfg->max_fds_per_uid, d->budget.nheld, d->budget.held_max);
 		return true;
 	}
 	return false;

@@ -291,6 +291,18 @@ session_reply_read(struct session *s, struct kop *k, int fd)
 				  s->d->cfg->max_bytes_per_uid);
 		return;
 	}
+	/* Its memfd needs a probe: refused before the copy, past the uid's
+	 * share (max_fds_per_uid) or the daemon's (client.c, budget_hold()). */
+	if (budget_held_room(&s->d->budget, s->uid, s->d->cfg->max_fds_per_uid) == 0) {
+		client_send_error(k->c, k->req_id, PROTO_ERR_BUSY,
+				  "%s: uid %u: its clients keep %" PRIu32
+				  " memfds of results open (max_fds_per_uid %" PRIu32 "), %" PRIu32
+				  " in all (at most %" PRIu32 "); close results no longer needed",
+				  k->what, (unsigned)s->uid, budget_held(&s->d->budget, s->uid),
+				  s->d->cfg->max_fds_per_uid, s->d->budget.nheld,
+				  s->d->budget.held_max);
+		return;
+	}
 	r = memfd_sealed_copy_sparse(fd, s->d->cfg->session_file_max, left - PROTO_MSG_MAX, &mfd,
 				     &len, &size);
 	if (r < 0) {

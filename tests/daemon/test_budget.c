@@ -132,10 +132,10 @@ test_held_until_let_go(void **state)
 	assert_int_equal(memfd_give(m1, &g1), 0);
 	assert_int_equal(memfd_give(m2, &g2), 0);
 	/* Only what was charged may be held. */
-	assert_int_equal(budget_hold(&b, 1000, m1, n1), -EINVAL);
+	assert_int_equal(budget_hold(&b, 1000, m1, n1, 64), -EINVAL);
 	assert_int_equal(budget_charge(&b, 1000, 2 * n1, 0, 48 * MIB, 64), 0);
-	assert_int_equal(budget_hold(&b, 1000, m1, n1), 0);
-	assert_int_equal(budget_hold(&b, 1000, m2, n1), 0);
+	assert_int_equal(budget_hold(&b, 1000, m1, n1, 64), 0);
+	assert_int_equal(budget_hold(&b, 1000, m2, n1, 64), 0);
 	assert_int_equal(budget_held(&b, 1000), 2);
 	assert_int_equal(budget_held(&b, 1001), 0);
 	/* Both given descriptions are open: nothing is let go. */
@@ -176,12 +176,57 @@ test_held_max(void **state)
 		m[i] = data_memfd(4096);
 		assert_int_equal(memfd_give(m[i], &g[i]), 0);
 	}
-	assert_int_equal(budget_hold(&b, 1, m[0], 4096), 0);
-	assert_int_equal(budget_hold(&b, 1, m[1], 4096), 0);
-	assert_int_equal(budget_hold(&b, 1, m[2], 4096), -ENOSPC);
+	assert_int_equal(budget_hold(&b, 1, m[0], 4096, 64), 0);
+	assert_int_equal(budget_hold(&b, 1, m[1], 4096, 64), 0);
+	assert_int_equal(budget_hold(&b, 1, m[2], 4096, 64), -ENOSPC);
 	close(g[0]);
 	assert_int_equal(budget_sweep(&b, 1, false), 1);
-	assert_int_equal(budget_hold(&b, 1, m[2], 4096), 0);
+	assert_int_equal(budget_hold(&b, 1, m[2], 4096, 64), 0);
+	budget_free(&b);
+	close(g[1]);
+	close(g[2]);
+}
+
+/*
+ * At most max_held probes per uid, whatever room is left in all: one uid
+ * cannot take the others' share; budget_held_room() says what is left.
+ */
+static void
+test_held_per_uid(void **state)
+{
+	struct budget b;
+	int m[4], g[4], i;
+
+	(void)state;
+	budget_init(&b, 100);
+	assert_int_equal(b.held_max, 25);
+	assert_int_equal(budget_held_room(&b, 1, 2), 2);
+	assert_int_equal(budget_charge(&b, 1, 3 * 4096, 0, MIB, 4), 0);
+	assert_int_equal(budget_charge(&b, 2, 4096, 0, MIB, 4), 0);
+	for (i = 0; i < 4; i++) {
+		m[i] = data_memfd(4096);
+		assert_int_equal(memfd_give(m[i], &g[i]), 0);
+	}
+	assert_int_equal(budget_hold(&b, 1, m[0], 4096, 2), 0);
+	assert_int_equal(budget_hold(&b, 1, m[1], 4096, 2), 0);
+	assert_int_equal(budget_held_room(&b, 1, 2), 0);
+	assert_int_equal(budget_hold(&b, 1, m[2], 4096, 2), -ENOSPC);
+	/* Another uid's room is its own. */
+	assert_int_equal(budget_held_room(&b, 2, 2), 2);
+	assert_int_equal(budget_hold(&b, 2, m[3], 4096, 2), 0);
+	/* Uid 1's sweep probes its own only: uid 2's let-go one stays. */
+	close(g[3]);
+	assert_int_equal(budget_sweep(&b, 1, false), 0);
+	assert_int_equal(budget_held(&b, 2), 1);
+	assert_int_equal(budget_sweep(&b, 2, false), 1);
+	assert_int_equal(budget_held(&b, 2), 0);
+	assert_int_equal(budget_bytes(&b, 2), 0);
+	/* Let one go: room again. */
+	close(g[0]);
+	assert_int_equal(budget_sweep(&b, 1, false), 1);
+	assert_int_equal(budget_held_room(&b, 1, 2), 1);
+	assert_int_equal(budget_hold(&b, 1, m[2], 4096, 2), 0);
+	assert_int_equal(b.nheld, 2);
 	budget_free(&b);
 	close(g[1]);
 	close(g[2]);
@@ -198,7 +243,7 @@ test_free_closes_probes(void **state)
 	budget_init(&b, 100);
 	assert_int_equal(memfd_give(m, &g), 0);
 	assert_int_equal(budget_charge(&b, 7, 4096, 0, MIB, 1), 0);
-	assert_int_equal(budget_hold(&b, 7, m, 4096), 0);
+	assert_int_equal(budget_hold(&b, 7, m, 4096, 64), 0);
 	budget_free(&b);
 	assert_int_equal(fcntl(m, F_GETFD), -1);
 	assert_int_equal(errno, EBADF);
@@ -240,10 +285,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_per_uid_bounds),	   cmocka_unit_test(test_global_fds),
-		cmocka_unit_test(test_release_clamps),	   cmocka_unit_test(test_fd_bytes_sparse),
-		cmocka_unit_test(test_held_until_let_go),  cmocka_unit_test(test_held_max),
-		cmocka_unit_test(test_free_closes_probes), cmocka_unit_test(test_give_no_reopen),
+		cmocka_unit_test(test_per_uid_bounds),	  cmocka_unit_test(test_global_fds),
+		cmocka_unit_test(test_release_clamps),	  cmocka_unit_test(test_fd_bytes_sparse),
+		cmocka_unit_test(test_held_until_let_go), cmocka_unit_test(test_held_max),
+		cmocka_unit_test(test_held_per_uid),	  cmocka_unit_test(test_free_closes_probes),
+		cmocka_unit_test(test_give_no_reopen),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -236,7 +236,11 @@ unread_fds_child(void)
 	CHILD_CHECK(victim_run_ok(&f) == 0);
 	CHILD_CHECK(fixture_alive(&f));
 	CHILD_CHECK(!fixture_log_has(&f, "cannot reach the spawner"));
-	CHILD_CHECK(fixture_log_has(&f, "not reading"));
+	/* Bounded one way or the other: dropped for not reading, or its
+	 * results (40 memfds each, past the 32 probes a limit of 256 gives
+	 * all uids: budget_hold()) answered busy instead of sent. */
+	CHILD_CHECK(fixture_log_has(&f, "not reading") ||
+		    fixture_log_has(&f, "memfds of results open"));
 	attacker_stop(att);
 	CHILD_CHECK(victim_run_ok(&f) == 0);
 	CHILD_CHECK(fixture_stop(&f) == 0);
