@@ -25,15 +25,20 @@
 #include "spawn_msg.h"
 
 /*
- * The end-of-cell kill's bounds, about 0.3 s in all: a wait of at most
- * 0.1 s for the interpreter's stop, polled 100 times a yield apart, then
- * every 20 us (a stop takes a few: a cell's end should not sleep for it);
- * then 200 passes 1 ms apart.
+ * The end-of-cell kill's bounds, in time, not in counts: on a loaded host
+ * (load 10 on 2 cores) a stopped or killed process may wait a long while
+ * for a core to act on its signal, and a bound of 0.1 s for the stop and
+ * 200 passes for the exits ended sessions there that had nothing wrong
+ * (interpreter lost, signaled 9, seen in python-binding under load). The
+ * usual cell pays nothing for the width: its interpreter stops within
+ * microseconds and its leftovers, if any, die within a pass or two. The
+ * stop is polled 100 times a yield apart, then every 20 us, for at most
+ * 2 s; the passes are 1 ms apart, for at most 5 s.
  */
-#define SB_CELLS_STOP_MAX_NS 100000000ULL
+#define SB_CELLS_STOP_MAX_NS 2000000000ULL
 #define SB_CELLS_STOP_YIELDS 100
 #define SB_CELLS_STOP_PAUSE_NS 20000L
-#define SB_CELLS_PASSES 200
+#define SB_CELLS_KILL_MAX_NS 5000000000ULL
 #define SB_CELLS_PAUSE_NS 1000000L
 
 int
@@ -156,9 +161,10 @@ sb_cells_wait_stopped(pid_t keep)
 static int
 sb_cells_kill_passes(pid_t keep)
 {
+	uint64_t end = sandbox_now_ns() + SB_CELLS_KILL_MAX_NS;
 	int pass;
 
-	for (pass = 0; pass < SB_CELLS_PASSES; pass++) {
+	for (pass = 0; pass == 0 || sandbox_now_ns() < end; pass++) {
 		struct timespec ts = {0, SB_CELLS_PAUSE_NS};
 		long last = sb_cells_last_pid();
 		int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), alive = 0;
@@ -219,7 +225,7 @@ sandbox_cells_kill_others(pid_t keep)
 	 * namespace while it walked (a fork of a process the walk had passed
 	 * before it was killed). A process killed cannot fork: the kernel
 	 * refuses a fork with a fatal signal pending. Bounded:
-	 * SB_CELLS_PASSES passes SB_CELLS_PAUSE_NS apart; -EBUSY past them
+	 * passes SB_CELLS_PAUSE_NS apart for SB_CELLS_KILL_MAX_NS; -EBUSY past it
 	 * (the caller ends the run: what it cannot prove dead, it ends with
 	 * everything else). Zombies left are reaped by their parents: the
 	 * driver before the next cell, our loop for the orphans.
