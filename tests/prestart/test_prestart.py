@@ -195,6 +195,21 @@ def parent(pid):
         return int(re.search(r"^PPid:\s+(\d+)", f.read(), re.M).group(1))
 
 
+def stopped(pids):
+    """Whether every pid is in a group stop now (state T in /proc/PID/stat):
+    a SIGSTOP sent is not yet a stop taken (a loaded core may not run the
+    task for a while, and until then it acts as before: an interpreter
+    still counts as its FIFO's reader, a supervisor still watches)."""
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "T":
+                    return False
+        except OSError:
+            return False
+    return True
+
+
 def log_text():
     with open(_daemon.log, encoding="utf-8", errors="replace") as f:
         return f.read()
@@ -368,6 +383,7 @@ class PrestartTest(unittest.TestCase):
         for pid in sups:
             os.kill(pid, signal.SIGSTOP)
         try:
+            self.assertTrue(wait_for(lambda: stopped(sups), 30), "supervisors not stopped")
             for pid in victims:
                 os.kill(pid, signal.SIGKILL)
             t, box = in_background("print('fresh')")
@@ -392,8 +408,14 @@ class PrestartTest(unittest.TestCase):
         for pid in victims:
             os.kill(pid, signal.SIGSTOP)
         try:
+            # Stopped, an interpreter has left its FIFO's open() (the
+            # kernel undoes its reader count), so the hand-off waits for it;
+            # one not yet stopped still counts as the reader and would take
+            # the code (seen under load: signaled 9, not run fresh).
+            self.assertTrue(wait_for(lambda: stopped(victims), 30), "interpreters not stopped")
             t, box = in_background("print('fresh')")
-            time.sleep(0.5)  # the supervisor waits for its reader
+            time.sleep(0.5)  # the supervisor waits for its reader (or, slower, its run is
+            # given after the kill below: it then finds the interpreter gone; fresh either way)
         finally:
             for pid in victims:
                 os.kill(pid, signal.SIGKILL)
