@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/config.h"
+#include "config.h"
 
 #define ERRLEN 512
 

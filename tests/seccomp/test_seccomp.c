@@ -34,7 +34,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/seccomp_policy.h"
+#include "seccomp_policy.h"
 
 #define SUCCEEDED 0
 #define KILLED 1000
