@@ -1,4 +1,4 @@
-/* fuzz_config.c: libFuzzer harness for the configuration parser (daemon/config.c). */
+/* fuzz_config.c: libFuzzer harness for the configuration parser (daemon/config/config.c). */
 #include <stddef.h>
 #include <stdint.h>
 
