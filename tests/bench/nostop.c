@@ -2,7 +2,7 @@
  * airlockd-nostop, for the benchmark only (never installed, never run as a
  * test): airlockd's own objects linked with -Wl,--wrap=kill, so that the
  * supervisor's SIGSTOP and SIGCONT of an interpreter between cells
- * (sb_supervise_cells in daemon/sandbox.c, the daemon's only senders of
+ * (sb_supervise_cells in daemon/supervisor/sandbox.c, the daemon's only senders of
  * either signal) are never sent. bench.py --base-airlockd runs cells through
  * it and through airlockd, alternating: what the stop costs a cell
  * (docs/performance.md). Without the stop a thread a cell left runs between

@@ -1,8 +1,8 @@
-/* fuzz_config.c: libFuzzer harness for the configuration parser (daemon/config.c). */
+/* fuzz_config.c: libFuzzer harness for the configuration parser (daemon/config/config.c). */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/config.h"
+#include "config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

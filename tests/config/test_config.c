@@ -1,4 +1,5 @@
-/* test_config.c: unit tests of daemon/config.c (defaults, every key, errors, file checks). */
+/* test_config.c: unit tests of daemon/config/config.c (defaults, every key, errors, file checks).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -16,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/config.h"
+#include "config.h"
 
 #define ERRLEN 512
 
@@ -499,7 +500,7 @@ static const struct bad_case bad_cases[] = {
 	{"[profile ro]\nfile_write = false\nfile_write = true\n", 3,
 	 "duplicate key 'file_write' in [profile ro]"},
 	{"[profile minimal]\nallow_groups = root,\n", 2, "empty name"},
-	/* blocked_imports (advisory, daemon/advisory.c) */
+	/* blocked_imports (advisory, daemon/frontend/advisory.c) */
 	{"[profile p]\n\nblocked_imports = os, sub-process\n", 3,
 	 "blocked_imports: 'sub-process' is not a Python module name"},
 	{"[profile p]\nblocked_imports = os..path\n", 2, "'os..path' is not a Python module name"},

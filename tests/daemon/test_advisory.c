@@ -1,4 +1,4 @@
-/* test_advisory.c: unit tests of daemon/advisory.c (the blocked_imports pre-check). */
+/* test_advisory.c: unit tests of daemon/frontend/advisory.c (the blocked_imports pre-check). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

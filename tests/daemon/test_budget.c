@@ -1,4 +1,4 @@
-/* test_budget.c: unit tests of daemon/budget.c (per-uid and global bounds). */
+/* test_budget.c: unit tests of daemon/frontend/budget.c (per-uid and global bounds). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * test_cgroup.c: unit tests of daemon/cgroup.c's per-run calls on a fake
+ * test_cgroup.c: unit tests of daemon/spawner/cgroup.c's per-run calls on a fake
  * hierarchy: cg->base is a temporary directory, control files are regular
  * files the test makes.
  *

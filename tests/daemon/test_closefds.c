@@ -1,5 +1,5 @@
 /*
- * test_closefds.c: unit tests of daemon/closefds.c. Each case runs in a
+ * test_closefds.c: unit tests of common/closefds.c. Each case runs in a
  * child (closing every fd of the test runner would end it): fds are opened,
  * closefds_except() keeps some, and the child's exit status says which fds
  * were left as they should be.

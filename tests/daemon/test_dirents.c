@@ -1,5 +1,5 @@
 /*
- * test_dirents.c: unit tests of daemon/dirents.c on a temporary directory:
+ * test_dirents.c: unit tests of common/dirents.c on a temporary directory:
  * every entry is seen exactly once, across several getdents64 calls (the
  * names fill more than one 4 KiB buffer); an empty directory gives "." and
  * ".." only; a failing getdents64 ends the walk with its -errno.

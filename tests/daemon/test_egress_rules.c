@@ -1,4 +1,5 @@
-/* Unit tests of daemon/egress_rules.c: allow-list matching, literals, refused ranges, heads. */
+/* Unit tests of daemon/frontend/egress/egress_rules.c: allow-list matching, literals, refused
+ * ranges, heads. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>

@@ -1,5 +1,5 @@
 /*
- * test_keeper_path.c: unit tests of daemon/keeper_path.c, the keeper's walk
+ * test_keeper_path.c: unit tests of daemon/keeper/keeper_path.c, the keeper's walk
  * to a path's parent beneath the workspace, on a tree in a temporary
  * directory: directories made on the way, and every refusal (empty, ".",
  * "..", absolute, a link at any component, a file as a directory, too long),

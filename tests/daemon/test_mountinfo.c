@@ -1,5 +1,5 @@
 /*
- * test_mountinfo.c: unit tests of daemon/mountinfo.c: the first mount point
+ * test_mountinfo.c: unit tests of daemon/supervisor/mountinfo.c: the first mount point
  * strictly beneath a directory, as main.c's hidden_paths warning asks it.
  */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* test_pypkgs.c: unit tests of daemon/pypkgs.c (which packages a python runtime sees). */
+/* test_pypkgs.c: unit tests of daemon/frontend/pypkgs.c (which packages a python runtime sees). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,4 +1,4 @@
-/* test_run_outcome.c: unit tests of daemon/run_outcome.c: one table row per
+/* test_run_outcome.c: unit tests of daemon/frontend/run_outcome.c: one table row per
  * branch of the outcome decision, and of the early-answer rules. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * test_run_reset.c: unit tests of daemon/run_reset.c, the one reset of a run
+ * test_run_reset.c: unit tests of daemon/frontend/run_reset.c, the one reset of a run
  * that goes back to the queue. What it calls elsewhere in the frontend
  * (run_io_reset, egress_run_close, spawnref_del) are link seams here that
  * count their calls.

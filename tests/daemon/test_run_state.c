@@ -1,4 +1,4 @@
-/* test_run_state.c: unit tests of daemon/run_state.c: every (state, event)
+/* test_run_state.c: unit tests of daemon/frontend/run_state.c: every (state, event)
  * pair against the table of docs/design-run-lifecycle.md, section 2. */
 #include <setjmp.h>
 #include <stdarg.h>

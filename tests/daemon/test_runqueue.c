@@ -1,4 +1,4 @@
-/* test_runqueue.c: unit tests of daemon/runqueue.c (order within a uid and
+/* test_runqueue.c: unit tests of daemon/frontend/runqueue.c (order within a uid and
  * class, round-robin between uids, bounds, removal, the can_start filter,
  * classes that do not hold each other up). */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * test_sandbox_step.c: unit tests of daemon/sandbox_step.c: every set-up step
+ * test_sandbox_step.c: unit tests of daemon/ipc/sandbox_step.c: every set-up step
  * of the supervisor has a name, no two share one, and a value no step has
  * reads "unknown" (a missing entry did: the cgroup step was "unknown").
  * And sandbox.h's RLIMIT_NPROC for a processes limit.

@@ -1,6 +1,6 @@
 /*
  * test_sandbox_tools.c: the tool bridge's set-up in the sandbox
- * (daemon/sandbox_tools.c), for real, in a child in new user and mount
+ * (daemon/supervisor/sandbox_tools.c), for real, in a child in new user and mount
  * namespaces: /usr read-only and a tmpfs /run with /run/tools, as the
  * sandbox's root has them. mount() is a link seam that refuses one
  * filesystem type (ENODEV, as a kernel that cannot load it does);

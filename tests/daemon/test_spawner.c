@@ -1,5 +1,5 @@
 /*
- * test_spawner.c: unit tests of the spawner's request checks (daemon/spawner.c):
+ * test_spawner.c: unit tests of the spawner's request checks (daemon/spawner/spawner.c):
  * spawner_check_req() against every row of its table, and spawner_serve()
  * on a socketpair: a good request reaches its handler, a malformed one stops
  * the spawner with EPROTO and closes the fds it came with.

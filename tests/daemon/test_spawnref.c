@@ -1,4 +1,4 @@
-/* test_spawnref.c: unit tests of daemon/spawnref.c (keys never 0 nor reused
+/* test_spawnref.c: unit tests of daemon/frontend/spawnref.c (keys never 0 nor reused
  * while in use, one owner per key, hand-over keeps the key, a key holds its
  * uid slot until it is forgotten). */
 #include <errno.h>

@@ -1,4 +1,5 @@
-/* test_uidpool.c: unit tests of daemon/uidpool.c (exclusive slots, round-robin, counts). */
+/* test_uidpool.c: unit tests of daemon/frontend/uidpool.c (exclusive slots, round-robin, counts).
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -211,7 +211,7 @@ def t_kill(d, which):
 
 
 def t_stalled_frontend(d):
-    """The supervisor's last word (daemon/sandbox.c, SB_LAST_WORD_MS): after
+    """The supervisor's last word (daemon/supervisor/sandbox.c, SB_LAST_WORD_MS): after
     SUP_EXIT it waits for the frontend to close the lifeline, at most 1 s, so
     a frontend that is stalled cannot keep a finished run's supervisor (and
     its namespaces) alive."""

@@ -1,5 +1,5 @@
 /*
- * fuzz_advisory.c: libFuzzer harness for advisory_scan() (daemon/advisory.c),
+ * fuzz_advisory.c: libFuzzer harness for advisory_scan() (daemon/frontend/advisory.c),
  * which the frontend runs on the code of every run of a profile with
  * blocked_imports: any bytes a client sends. It must never read outside the
  * buffer, and what it hands back must be what the result may carry: at most

@@ -1,6 +1,6 @@
 /*
  * fuzz_egress.c: libFuzzer harness for the egress proxy's parsers
- * (daemon/egress_rules.c): the request head that sandboxed code sends, its
+ * (daemon/frontend/egress/egress_rules.c): the request head that sandboxed code sends, its
  * rewrite for the origin, and the host normaliser and matcher it feeds. The
  * code of a network = proxy run chooses every byte.
  */

@@ -14,7 +14,9 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 fi
 mkdir -p "$work"
 flags="-std=c17 -D_GNU_SOURCE -DAIRLOCK_VERSION=\"fuzz\" -g -O1 -fno-omit-frame-pointer
- -I$src -I$src/common -I$src/libclient -I$src/daemon
+ -I$src -I$src/common -I$src/libclient -I$src/daemon -I$src/daemon/spawner
+ -I$src/daemon/supervisor -I$src/daemon/keeper -I$src/daemon/ipc -I$src/daemon/config
+ -I$src/daemon/frontend -I$src/daemon/frontend/egress
  -fsanitize=address,undefined -fno-sanitize-recover=all"
 common="$src/common/log.c $src/common/fdpass.c $src/common/memfd.c $src/common/proto.c
  $src/common/rules.c $src/common/limit.c $src/common/bundle.c $src/common/jsonscan.c"
@@ -27,19 +29,19 @@ build() { # name sources...
 	$cc $flags -fsanitize=fuzzer -o "$work/$name" "$@" $common $libs
 }
 build fuzz_proto "$src/tests/proto/fuzz_proto.c"
-build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config.c" "$src/daemon/cgroup.c" \
-	"$src/daemon/egress_rules.c" "$src/daemon/rootspec.c" "$src/daemon/sandbox_fs_root.c" \
-	"$src/daemon/advisory.c"
+build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config/config.c" "$src/daemon/config/config_file.c" "$src/daemon/spawner/cgroup.c" \
+	"$src/daemon/frontend/egress/egress_rules.c" "$src/daemon/ipc/rootspec.c" "$src/daemon/ipc/sandbox_fs_root.c" \
+	"$src/daemon/frontend/advisory.c"
 # plan_parse checks hidden_paths by the root's table (sandbox_fs_root.c, rootspec.c)
-root_rule="$src/daemon/sandbox_fs_root.c $src/daemon/rootspec.c"
+root_rule="$src/daemon/ipc/sandbox_fs_root.c $src/daemon/ipc/rootspec.c"
 # shellcheck disable=SC2086
-build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/plan.c" $root_rule
-build fuzz_egress "$src/tests/fuzz/fuzz_egress.c" "$src/daemon/egress_rules.c"
+build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/ipc/plan.c" $root_rule
+build fuzz_egress "$src/tests/fuzz/fuzz_egress.c" "$src/daemon/frontend/egress/egress_rules.c"
 build fuzz_bundle "$src/tests/fuzz/fuzz_bundle.c"
 build fuzz_jsonscan "$src/tests/fuzz/fuzz_jsonscan.c"
-build fuzz_advisory "$src/tests/fuzz/fuzz_advisory.c" "$src/daemon/advisory.c"
+build fuzz_advisory "$src/tests/fuzz/fuzz_advisory.c" "$src/daemon/frontend/advisory.c"
 # shellcheck disable=SC2086
-$cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/plan.c" $root_rule $common $libs
+$cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/ipc/plan.c" $root_rule $common $libs
 rm -rf "$work/seeds"
 "$work/gen_seeds" "$work/seeds"
 # The egress head parser's seeds: the heads curl and urllib send.
@@ -53,7 +55,7 @@ mkdir -p "$work/seeds/jsonscan"
 printf '{"id":1,"tool":"search","args":{"q":"x","n":[1,2.5e3,null,true]}}' >"$work/seeds/jsonscan/call"
 printf '{"a":"\\ud83d\\ude00\\n","b":[[[]]],"c":-0.5}' >"$work/seeds/jsonscan/value"
 printf '"\303\251\342\202\254"' >"$work/seeds/jsonscan/utf8"
-# The blocked_imports check (daemon/advisory.c): Python source with every form.
+# The blocked_imports check (daemon/frontend/advisory.c): Python source with every form.
 mkdir -p "$work/seeds/advisory"
 printf 'import os.path as p, sys\nfrom a.b import (c,\n  d as e)\nx = __import__("subprocess")\n' \
 	>"$work/seeds/advisory/forms"

@@ -11,7 +11,7 @@ prove nothing).
 import re
 import sys
 
-DEFAULT_COUNT = 2048  # daemon/config.c: uid_count's default
+DEFAULT_COUNT = 2048  # daemon/config/config.c: uid_count's default
 
 
 def config_ranges(path):

@@ -1136,7 +1136,7 @@ for f in os.listdir('/proc/self/fd'):
 
 
 # A cell that finds the driver's channel and its reply memfd and speaks as
-# the driver would (daemon/cells_msg.h), then waits: the frontend must refuse
+# the driver would (daemon/ipc/cells_msg.h), then waits: the frontend must refuse
 # what it sends and restart the interpreter at once.
 _FORGE = """import os, socket, struct, sys, time
 n = int(sys._getframe().f_code.co_filename[6:-1])

@@ -1,5 +1,5 @@
 /*
- * test_seccomp.c: unit tests of daemon/seccomp_policy.c. Every case forks a
+ * test_seccomp.c: unit tests of daemon/spawner/seccomp_policy.c. Every case forks a
  * child that loads the compiled filter and makes one call; the child's exit
  * status carries the errno it saw (0 = the call succeeded), so the filter
  * never touches the test runner itself.
@@ -34,7 +34,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/seccomp_policy.h"
+#include "seccomp_policy.h"
 
 #define SUCCEEDED 0
 #define KILLED 1000

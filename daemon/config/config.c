@@ -136,25 +136,6 @@ static const struct {
 	{"node", "/usr/bin/node {code}", "main.js", "/usr/bin/node"},
 };
 
-/* Write "path:line: reason" (or "path: reason" for line 0) into the error buffer. */
-static void __attribute__((format(printf, 5, 0)))
-config_verr(char *err, size_t errlen, const char *path, unsigned line, const char *fmt, va_list ap)
-{
-	int n = 0;
-
-	if (err == NULL || errlen == 0)
-		return;
-	if (path != NULL && line > 0)
-		n = snprintf(err, errlen, "%s:%u: ", path, line);
-	else if (path != NULL)
-		n = snprintf(err, errlen, "%s: ", path);
-	if (n < 0)
-		n = 0;
-	if ((size_t)n >= errlen)
-		return;
-	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-}
-
 /* Record the first error of a parse, at a given line; returns the error. */
 static int __attribute__((format(printf, 4, 5)))
 config_fail_at(struct config_parse *p, int error, unsigned line, const char *fmt, ...)
@@ -1726,55 +1707,17 @@ config_ini_reader(char *str, int num, void *stream)
 	return str;
 }
 
-/*
- * Open the file and refuse it when anyone but root could have written it:
- * the file decides who may run code and with which limits. fstat() on the
- * opened fd, so the checked file is the read one; O_NOFOLLOW so a link
- * cannot point the daemon elsewhere; O_NONBLOCK so a FIFO cannot hang it.
- */
+/* Open the file with config_file_open()'s checks, its error the parse's first. */
 static int
 config_open(struct config_parse *p, bool must_exist, FILE **ret)
 {
-	struct stat st;
-	FILE *fp;
-	int fd, r;
+	int r;
 
-	fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		r = -errno;
-		if (r == -ENOENT && !must_exist)
-			return 0;
-		if (r == -ELOOP)
-			return config_fail_at(p, r, 0, "is a symbolic link: refused");
-		return config_fail_at(p, r, 0, "cannot open: %s", strerror(-r));
-	}
-	if (fstat(fd, &st) < 0) {
-		r = config_fail_at(p, -errno, 0, "cannot stat: %s", strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = config_fail_at(p, -EINVAL, 0, "not a regular file: refused");
-		goto out;
-	}
-	if (st.st_uid != 0) {
-		r = config_fail_at(p, -EPERM, 0, "owned by uid %u, not root: refused",
-				   (unsigned)st.st_uid);
-		goto out;
-	}
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-		r = config_fail_at(p, -EPERM, 0, "writable by group or others (mode %04o): refused",
-				   (unsigned)(st.st_mode & 07777));
-		goto out;
-	}
-	fp = fdopen(fd, "r");
-	if (fp == NULL) {
-		r = config_fail_at(p, -errno, 0, "fdopen: %s", strerror(errno));
-		goto out;
-	}
-	*ret = fp;
-	return 0;
-out:
-	close(fd);
+	if (p->error != 0)
+		return config_file_open(p->path, must_exist, ret, NULL, 0) < 0 ? p->error : 0;
+	r = config_file_open(p->path, must_exist, ret, p->err, p->errlen);
+	if (r < 0)
+		p->error = r;
 	return r;
 }
 
@@ -2297,63 +2240,6 @@ config_load_buffer(struct config *cfg, const char *name, const void *buf, size_t
 	}
 	r = config_load_from(cfg, name, false, mem, err, errlen);
 	fclose(mem);
-	return r;
-}
-
-int
-config_read_sealed(const char *path, bool must_exist, int *ret_fd, char *err, size_t errlen)
-{
-	struct config_parse p;
-	char buf[16384];
-	uint64_t total = 0;
-	FILE *fp = NULL;
-	size_t n;
-	int fd = -1, r;
-
-	memset(&p, 0, sizeof(p));
-	p.path = path;
-	p.err = err;
-	p.errlen = errlen;
-	if (err != NULL && errlen > 0)
-		err[0] = '\0';
-	r = config_open(&p, must_exist, &fp);
-	if (r < 0)
-		return r;
-	if (fp == NULL) {
-		*ret_fd = -1;
-		return 0;
-	}
-	r = memfd_new("airlockd.conf", &fd);
-	if (r < 0) {
-		config_fail_at(&p, r, 0, "memfd: %s", strerror(-r));
-		goto out;
-	}
-	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0) {
-		total += n;
-		if (total > CONFIG_FILE_MAX) {
-			r = config_fail_at(&p, -EFBIG, 0, "larger than %u bytes: refused",
-					   (unsigned)CONFIG_FILE_MAX);
-			goto out;
-		}
-		if (write(fd, buf, n) != (ssize_t)n) {
-			r = config_fail_at(&p, -EIO, 0, "memfd: %s", strerror(errno));
-			goto out;
-		}
-	}
-	if (ferror(fp)) {
-		r = config_fail_at(&p, -EIO, 0, "read error");
-		goto out;
-	}
-	r = memfd_seal(fd);
-	if (r < 0) {
-		config_fail_at(&p, r, 0, "memfd: %s", strerror(-r));
-		goto out;
-	}
-	*ret_fd = fd;
-	fd = -1;
-out:
-	fd_close(fd);
-	fclose(fp);
 	return r;
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "config_file.h"
 #include "egress_rules.h"
 #include "plan.h"
 #include "proto.h"
@@ -15,7 +16,6 @@
 #define CONFIG_DEFAULT_PATH "/etc/airlock/airlockd.conf"
 #define CONFIG_DEFAULT_SOCKET "/run/airlock/airlock.sock"
 #define CONFIG_LIST_MAX 64
-#define CONFIG_FILE_MAX (1U << 20) /* bytes of the file a reload reads */
 #define CONFIG_RUNTIMES_MAX 16
 #define CONFIG_RUNTIME_ARGV_MAX 16
 #define CONFIG_RUNTIME_ENV_MAX PLAN_ENV_RUNTIME_MAX /* env = KEY=VALUE words of a runtime */
@@ -210,14 +210,7 @@ int config_load(struct config *cfg, const char *path, bool must_exist, char *err
  */
 int config_load_buffer(struct config *cfg, const char *name, const void *buf, size_t len, char *err,
 		       size_t errlen);
-/*
- * The spawner's part of a reload (docs/design-service.md): open path with the
- * checks of config_load() (a regular file, not a link, owned by root, not
- * writable by group or others) and copy it, at most CONFIG_FILE_MAX bytes,
- * into a sealed memfd, parsing nothing. *ret_fd is -1 when there is no file
- * and must_exist is false. Errors as in config_load(). Returns 0 or -errno.
- */
-int config_read_sealed(const char *path, bool must_exist, int *ret_fd, char *err, size_t errlen);
+/* config_read_sealed(): config_file.h. */
 void config_free(struct config *cfg);
 
 /* Look a runtime up by name; NULL if unknown. */
