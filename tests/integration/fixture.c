@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -60,16 +61,91 @@ out:
 	return ok;
 }
 
-/* config_text with the pool's two counts at 0 unless it names them (see
- * fixture_start), into buf; -E2BIG if it does not fit. */
+#ifndef FIXTURE_UID_SHIFT
+#define FIXTURE_UID_SHIFT 0U
+#endif
+
+unsigned
+fixture_uid_shift(void)
+{
+	return FIXTURE_UID_SHIFT;
+}
+
+/* uid moved by shift when below the band; ULONG_MAX past 32 bits. */
+static unsigned long
+fixture_uid_moved(unsigned long uid, unsigned shift)
+{
+	if (uid >= FIXTURE_UID_BAND)
+		return uid;
+	return uid + shift > 0xffffffffUL ? ULONG_MAX : uid + shift;
+}
+
+unsigned
+fixture_uid(unsigned uid)
+{
+	unsigned long moved = fixture_uid_moved(uid, FIXTURE_UID_SHIFT);
+
+	/* meson keeps offset * band below 2^31 (max 15 bands). */
+	return moved > 0xffffffffUL ? uid : (unsigned)moved;
+}
+
+int
+fixture_move_uid_bases(const char *in, unsigned shift, char *buf, size_t size)
+{
+	static const char key[] = "uid_base = ";
+	size_t o = 0;
+	const char *p = in;
+
+	if (size == 0)
+		return -E2BIG;
+	while (*p != '\0') {
+		int line_start = p == in || p[-1] == '\n';
+
+		if (line_start && strncmp(p, key, sizeof(key) - 1) == 0 &&
+		    p[sizeof(key) - 1] >= '0' && p[sizeof(key) - 1] <= '9') {
+			unsigned long v, moved;
+			char *end;
+			int n;
+
+			errno = 0;
+			v = strtoul(p + sizeof(key) - 1, &end, 10);
+			if (errno != 0 || v > 0xffffffffUL)
+				return -ERANGE;
+			if ((moved = fixture_uid_moved(v, shift)) == ULONG_MAX)
+				return -ERANGE;
+			n = snprintf(buf + o, size - o, "%s%lu", key, moved);
+			if (n < 0 || (size_t)n >= size - o)
+				return -E2BIG;
+			o += (size_t)n;
+			p = end;
+			continue;
+		}
+		if (o + 1 >= size)
+			return -E2BIG;
+		buf[o++] = *p++;
+	}
+	buf[o] = '\0';
+	return 0;
+}
+
+/* config_text with its uid_base moved to this build's band and the pool's
+ * two counts at 0 unless it names them (see fixture_start), into buf;
+ * -E2BIG if it does not fit. */
 static int
 fixture_config_text(const char *config_text, char *buf, size_t size)
 {
+	static char moved[80 * 1024];
 	const char *pre = config_text ? config_text : "";
-	int n = snprintf(buf, size, "%s\n[daemon]\n%s%s", pre,
-			 strstr(pre, "prepared_sandboxes") ? "" : "prepared_sandboxes = 0\n",
-			 strstr(pre, "prestarted_interpreters") ? ""
-								: "prestarted_interpreters = 0\n");
+	int n, r;
+
+	/* Two build directories' suites at once never share a uid (the band
+	 * of tests/meson.build); the front-door tests write offset 0's. */
+	if ((r = fixture_move_uid_bases(pre, FIXTURE_UID_SHIFT, moved, sizeof(moved))) < 0)
+		return r;
+	pre = moved;
+	n = snprintf(buf, size, "%s\n[daemon]\n%s%s", pre,
+		     strstr(pre, "prepared_sandboxes") ? "" : "prepared_sandboxes = 0\n",
+		     strstr(pre, "prestarted_interpreters") ? "" : "prestarted_interpreters = 0\n");
 
 	/* A config cut short would fail far from here, or worse pass. */
 	if (n < 0 || (size_t)n >= size)
@@ -298,6 +374,10 @@ fixture_count_uid_procs(unsigned lo, unsigned hi)
 	struct dirent *e;
 	int n = 0;
 
+	/* The range of this build's band: the other build directory's suite
+	 * may run beside this one, on its own band. */
+	lo = fixture_uid(lo);
+	hi = fixture_uid(hi);
 	if (d == NULL)
 		return -errno;
 	while ((e = readdir(d)) != NULL) {

@@ -7,6 +7,7 @@
 #define AIRLOCK_TEST_FIXTURE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct fixture {
@@ -50,7 +51,39 @@ int fixture_uid_range(unsigned *ret_base, unsigned *ret_count);
 #define FIXTURE_UID_BASE_BY_HAND 2000000U
 #define FIXTURE_UID_COUNT_BY_HAND 2048U
 
-/* Count processes whose real uid is in [lo, hi] (leftover sandbox processes). */
+/*
+ * The uid bands (tests/meson.build): a build directory configured with
+ * -Dtest_uid_offset=K runs every test daemon on uids moved by
+ * K * FIXTURE_UID_BAND, so that two build directories with different offsets
+ * run their suites at once without sharing a host uid. meson compiles the
+ * shift in (FIXTURE_UID_SHIFT). Uids the tests write (the front-door configs'
+ * uid_base, the ranges they count) are those of offset 0, all below
+ * FIXTURE_UID_BAND (the test uid-ranges checks it).
+ */
+#ifndef FIXTURE_UID_BAND
+#define FIXTURE_UID_BAND 2000000U
+#endif
+
+/* This build's shift: test_uid_offset * FIXTURE_UID_BAND. */
+unsigned fixture_uid_shift(void);
+
+/*
+ * The uid of this build's band for uid: uid + shift when uid is below
+ * FIXTURE_UID_BAND (an offset-0 uid a test wrote), uid itself otherwise (a
+ * range meson handed out, already moved; the by-hand range).
+ */
+unsigned fixture_uid(unsigned uid);
+
+/*
+ * Copy config text in to buf with the value of every "uid_base = N" line
+ * moved to fixture_uid(N) with this shift (not fixture_uid_shift(), so that
+ * a unit test can try any). Returns 0, -E2BIG when buf is too small, or
+ * -ERANGE when a moved value would leave 32 bits.
+ */
+int fixture_move_uid_bases(const char *in, unsigned shift, char *buf, size_t size);
+
+/* Count processes whose real uid is in [fixture_uid(lo), fixture_uid(hi)]
+ * (leftover sandbox processes). */
 int fixture_count_uid_procs(unsigned lo, unsigned hi);
 
 #endif

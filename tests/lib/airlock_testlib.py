@@ -29,7 +29,8 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 _RUNNER_PID = os.getpid()
 
 # Outside meson (a runner started by hand) there is no range handed out:
-# this one, which meson's table (tests/meson.build) leaves free.
+# this one, which meson's table (tests/meson.build) leaves free in every
+# build directory's band (uid-ranges checks it for every test_uid_offset).
 _UID_BASE_BY_HAND = 2000000
 _UID_COUNT_BY_HAND = 2048
 

@@ -29,8 +29,9 @@
 #include "front_util.h"
 #include "proto.h"
 
-#define UID_LO 790000
-#define UID_HI (790000 + 63)
+/* This build's band (fixture_uid(); CFG's uid_base is moved the same way). */
+#define UID_LO fixture_uid(790000)
+#define UID_HI fixture_uid(790000 + 63)
 #define CFG "[sandbox]\nuid_base = 790000\nuid_count = 64\n"
 
 /* Send a run of runtime rt with code, in session sid (NULL: none). */
