@@ -210,7 +210,7 @@ main(int argc, char **argv)
 		r = seccomp_policy_check(&call);
 		if (r == -ENOTSUP)
 			fatalx("seccomp: no reviewed system call table for this architecture "
-			       "(daemon/seccomp_policy.c): refusing to start");
+			       "(daemon/spawner/seccomp_policy.c): refusing to start");
 		if (r == -ENOSYS)
 			fatalx("seccomp: system call %s is known neither to libseccomp nor to "
 			       "the policy's own table: refusing to start without its rule",

@@ -102,7 +102,7 @@ struct config_profile {
 	char *hidden[CONFIG_HIDDEN_MAX];
 	size_t nhidden;
 	/* blocked_imports = a.b, c: Python modules the advisory check reports
-	 * (daemon/advisory.c). Never a boundary: docs/security.md. */
+	 * (daemon/frontend/advisory.c). Never a boundary: docs/security.md. */
 	char blocked_imports[PROTO_BLOCKED_IMPORTS_MAX][PROTO_MODULE_NAME_MAX + 1];
 	size_t nblocked_imports;
 };

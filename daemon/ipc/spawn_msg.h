@@ -37,7 +37,7 @@ enum spawn_msg_type {
 	 * a sealed memfd the spawner checks}: clone a sandbox into the
 	 * uid slot and build everything that does not depend on a request;
 	 * it waits for a SPAWN_REQ naming its slot. Every event of that
-	 * sandbox comes back with this run_id (its key: daemon/spawnref.h):
+	 * sandbox comes back with this run_id (its key: daemon/frontend/spawnref.h):
 	 * STARTED (with the memory figure fds), FAILED, DONE, also after the
 	 * SPAWN_REQ, whose run_id is for logs only.
 	 * With SPAWN_F_PRESTART: fds {root spec, pre-start plan, stdout,

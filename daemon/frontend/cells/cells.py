@@ -5,10 +5,10 @@
 # cell in one dict of globals and answers on the channel it finds at fd 0
 # (a SOCK_SEQPACKET socket from the supervisor). It runs in the code's own
 # process, so the daemon trusts nothing it says: every message is checked by
-# the frontend (daemon/cells.c), and a cell may break this driver at will
+# the frontend (daemon/frontend/cells.c), and a cell may break this driver at will
 # (the interpreter is then restarted, and the result says the state was lost).
 #
-# Messages (daemon/cells_msg.h, little-endian, fixed size):
+# Messages (daemon/ipc/cells_msg.h, little-endian, fixed size):
 #   start: magic, reserved, cell, value_max, display_max   + fds: code (sealed
 #          memfd), stdout, stderr, reply (memfds)
 #   done:  magic, status, cell, exit_code, has_value, value_len, ndisplay,

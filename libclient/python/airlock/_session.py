@@ -343,7 +343,7 @@ class _SessionCore:
         shown = bpath.decode("utf-8")
         # The root as ".": the keeper of this daemon lists "" through a dup of
         # its root fd, whose offset a listing leaves at the end, so a second
-        # listing of "" comes back empty (daemon/keeper.c keep_list).
+        # listing of "" comes back empty (daemon/keeper/keeper.c keep_list).
         bpath = bpath or b"."
         sid = self.check_open()
         lib = self.sandbox._lib
