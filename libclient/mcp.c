@@ -16,8 +16,8 @@
  */
 #include "mcp.h"
 #include "airlock.h"
-#include "cli_net.h"
-#include "cli_util.h"
+#include "cli/net.h"
+#include "cli/util.h"
 #include "clock.h"
 #include "mcp_content.h"
 #include "rules.h"

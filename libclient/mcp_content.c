@@ -4,7 +4,7 @@
  * file names and file contents. It goes back into a model's context, so
  * every block is bounded (see mcp_content.h) and says when it was cut. */
 #include "mcp_content.h"
-#include "cli_util.h"
+#include "cli/util.h"
 
 #include <errno.h>
 #include <stdio.h>
