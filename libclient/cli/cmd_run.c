@@ -297,20 +297,45 @@ cli_run_set_session(struct cli_run *run, const char *arg)
 	return 0;
 }
 
+/* Where an option of run that only records its value (read once all
+ * options are) keeps it; NULL for the others. */
+static const char **
+cli_run_value(struct cli_run *run, int c)
+{
+	return c == 'c'		    ? &run->code
+	       : c == OPT_STDIN	    ? &run->stdin_path
+	       : c == OPT_ARTIFACTS ? &run->artifacts
+				    : NULL;
+}
+
+/* The same for the options without a value: --stream, --force. */
+static bool *
+cli_run_flag(struct cli_run *run, int c)
+{
+	return c == OPT_STREAM ? &run->stream : c == OPT_FORCE ? &run->force : NULL;
+}
+
 /* Handle one option of `airlock run` of its own; returns 0 or an exit status. */
 static int
 cli_run_option(void *ctx, int c, const char *arg)
 {
 	struct cli_run *run = ctx;
+	const char **value = cli_run_value(run, c);
+	bool *flag = cli_run_flag(run, c);
 	int r;
 
+	if (value != NULL) {
+		*value = arg;
+		return 0;
+	}
+	if (flag != NULL) {
+		*flag = true;
+		return 0;
+	}
 	switch (c) {
 	case OPT_LANG:
 		run->lang = arg;
 		run->lang_set = true;
-		return 0;
-	case 'c':
-		run->code = arg;
 		return 0;
 	case OPT_ARG:
 		r = airlock_run_req_add_arg(run->req, arg);
@@ -323,26 +348,14 @@ cli_run_option(void *ctx, int c, const char *arg)
 		return cli_run_add_file(run, arg);
 	case OPT_FILES_FROM:
 		return cli_run_add_dir(run, arg);
-	case OPT_STDIN:
-		run->stdin_path = arg;
-		return 0;
 	case OPT_ENV:
 		return cli_run_add_env(run, arg);
-	case OPT_ARTIFACTS:
-		run->artifacts = arg;
-		return 0;
 	case OPT_SESSION:
 		return cli_run_set_session(run, arg);
-	case OPT_STREAM:
-		run->stream = true;
-		return 0;
 	case OPT_CELL:
 		run->cell = true;
 		r = airlock_run_req_set_cell(run->req, true);
 		return r < 0 ? cli_fail("--cell", r) : 0;
-	case OPT_FORCE:
-		run->force = true;
-		return 0;
 	case OPT_TOOL: {
 		const char *why;
 

@@ -8,7 +8,7 @@
 #include "compiler.h"
 #include "fdio.h"
 #include "limit.h"
-#include "../mcp.h"
+#include "../mcp/mcp.h"
 #include "rules.h"
 
 #include <errno.h>
@@ -531,7 +531,7 @@ cli_parse_options(struct cli *cli, const struct cli_parse *p, struct cli_limits 
 	return 0;
 }
 
-/* `airlock mcp`: the MCP server (libclient/mcp.c) reads its own options. */
+/* `airlock mcp`: the MCP server (libclient/mcp/) reads its own options. */
 static int
 cli_mcp(struct cli *cli, int argc, char **argv)
 {
