@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "cli_util.h"
+#include "cli/util.h"
 
 /* A fresh temporary directory, opened; removed by teardown. */
 struct tmpdir {

@@ -1,4 +1,4 @@
-"""Tests of `airlock mcp` (libclient/mcp.c) against a real airlockd.
+"""Tests of `airlock mcp` (libclient/mcp/) against a real airlockd.
 
 Run by meson (suite "mcp") with AIRLOCK_CLI (the built airlock command) and
 AIRLOCKD (the built daemon) set. Starts one daemon as root on a private

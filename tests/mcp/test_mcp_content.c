@@ -1,4 +1,4 @@
-/* test_mcp_content.c: unit tests of libclient/mcp_content.c (content blocks for MCP results). */
+/* test_mcp_content.c: unit tests of libclient/mcp/content.c (content blocks for MCP results). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp_content.h"
+#include "mcp/content.h"
 
 static const unsigned char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
 

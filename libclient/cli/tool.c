@@ -1,12 +1,12 @@
 /*
- * cli_tool.c: `airlock run --tool NAME=COMMAND` (cli_tool.h). COMMAND is
+ * cli/tool.c: `airlock run --tool NAME=COMMAND` (tool.h). COMMAND is
  * split at blanks (no shell) and run on the host as the caller for each call
  * of NAME, with the call's arguments (a JSON object) on its standard input;
  * its standard output (at most 64 KiB) is the result, as JSON text; a
  * non-zero exit is a failed call whose message is the first line of its
  * standard error.
  */
-#include "cli_tool.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli_util.h"
+#include "util.h"
 #include "fdio.h"
 #include "proto.h"
 

@@ -1,10 +1,10 @@
-/* mcp_content.c: MCP content blocks built from what a run or a file read returned.
+/* mcp/content.c: MCP content blocks built from what a run or a file read returned.
  *
  * Everything here comes from code the caller chose not to trust: output,
  * file names and file contents. It goes back into a model's context, so
  * every block is bounded (see mcp_content.h) and says when it was cut. */
-#include "mcp_content.h"
-#include "cli_util.h"
+#include "content.h"
+#include "../cli/util.h"
 
 #include <errno.h>
 #include <stdio.h>

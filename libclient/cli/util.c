@@ -1,5 +1,5 @@
-/* cli_util.c: parsing and safe artifact writing for the airlock command. */
-#include "cli_util.h"
+/* cli/util.c: parsing and safe artifact writing for the airlock command. */
+#include "util.h"
 #include "fdio.h"
 #include "rules.h"
 

@@ -1,5 +1,5 @@
 /*
- * cli_tool.h: `airlock run --tool NAME=COMMAND`: a tool of the run's code
+ * cli/tool.h: `airlock run --tool NAME=COMMAND`: a tool of the run's code
  * served by a command on the host, for scripting and tests.
  */
 #ifndef AIRLOCK_CLI_TOOL_H

@@ -1,4 +1,4 @@
-/* cli_net.h: what a network = proxy run did, as the command and the MCP server show it. */
+/* cli/net.h: what a network = proxy run did, as the command and the MCP server show it. */
 #ifndef AIRLOCK_CLI_NET_H
 #define AIRLOCK_CLI_NET_H
 

@@ -1,4 +1,4 @@
-/* mcp.h: `airlock mcp`, a Model Context Protocol server on stdio (docs/mcp.md). */
+/* mcp/mcp.h: `airlock mcp`, a Model Context Protocol server on stdio (docs/mcp.md). */
 #ifndef AIRLOCK_MCP_H
 #define AIRLOCK_MCP_H
 

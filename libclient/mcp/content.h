@@ -1,4 +1,4 @@
-/* mcp_content.h: MCP content blocks built from what a run or a file read returned. */
+/* mcp/content.h: MCP content blocks built from what a run or a file read returned. */
 #ifndef AIRLOCK_MCP_CONTENT_H
 #define AIRLOCK_MCP_CONTENT_H
 

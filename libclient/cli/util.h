@@ -1,4 +1,4 @@
-/* cli_util.h: the airlock command's helpers that need no daemon (unit-tested alone). */
+/* cli/util.h: the airlock command's helpers that need no daemon (unit-tested alone). */
 #ifndef AIRLOCK_CLI_UTIL_H
 #define AIRLOCK_CLI_UTIL_H
 

@@ -1,5 +1,5 @@
-/* cli_net.c: the network figures of a result, as text and as JSON. */
-#include "cli_net.h"
+/* cli/net.c: the network figures of a result, as text and as JSON. */
+#include "net.h"
 
 #include <inttypes.h>
 #include <stdio.h>
