@@ -1,4 +1,4 @@
-/* test_config.c: unit tests of daemon/config/config.c (defaults, every key, errors, file checks).
+/* test_config.c: unit tests of daemon/config/ (defaults, every key, errors, file checks).
  */
 #include <errno.h>
 #include <fcntl.h>
