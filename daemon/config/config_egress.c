@@ -1,4 +1,4 @@
-/* config_egress.c: the egress keys of a profile, [egress], and their checks. */
+/* config_egress.c: the hooks of a profile's egress keys and of [egress], and their checks. */
 #include "config_parse.h"
 
 #include <errno.h>
@@ -24,62 +24,70 @@ config_profile_egress(struct config_profile *prof)
 }
 
 /*
- * The egress keys of [profile NAME]: network = none|proxy, allow_hosts and
- * allow_private_hosts (docs/design-egress.md, section 2), network_bytes,
- * network_connections. Whether they fit together is checked at the end
- * (config_egress_finish()).
+ * The egress keys of [profile NAME] (docs/design-egress.md, section 2):
+ * whether they fit together is checked at the end (config_egress_finish()).
+ * network = none|proxy.
  */
 int
-config_key_profile_egress(struct config_parse *p, const char *name, const char *value)
+config_hook_network(struct config_parse *p, const struct config_key *k, const char *value,
+		    void *field)
 {
 	struct config_profile *prof = p->prof;
 	size_t idx = (size_t)(prof - p->cfg->profiles);
-	struct egress_policy *pol;
+
+	if (strcmp(value, "none") && strcmp(value, "proxy"))
+		return config_fail_at(p, -EINVAL, p->line, "network = %s: expected none or proxy",
+				      value);
+	p->lines.profile_network[idx] = p->line;
+	if (!strcmp(value, "none"))
+		return 0;
+	if (config_profile_egress(prof) == NULL)
+		return config_fail_at(p, -ENOMEM, p->line, "out of memory");
+	prof->network_proxy = true;
+	return 0;
+}
+
+/* allow_hosts, allow_private_hosts = entry[, ...]: the key repeated adds. */
+int
+config_hook_hosts(struct config_parse *p, const struct config_key *k, const char *value,
+		  void *field)
+{
+	struct config_profile *prof = p->prof;
+	size_t idx = (size_t)(prof - p->cfg->profiles);
+	struct egress_policy *pol = config_profile_egress(prof);
 	char why[256];
+
+	if (pol == NULL)
+		return config_fail_at(p, -ENOMEM, p->line, "out of memory");
+	if (egress_list_parse(value, k->name[6] == 'p', pol, why, sizeof(why)) < 0)
+		return config_fail_at(p, -EINVAL, p->line, "%s: %s", k->name, why);
+	if (p->lines.profile_hosts[idx] == 0)
+		p->lines.profile_hosts[idx] = p->line;
+	return 0;
+}
+
+/* network_bytes = size, network_connections = n: above 0. */
+int
+config_hook_network_max(struct config_parse *p, const struct config_key *k, const char *value,
+			void *field)
+{
+	struct egress_policy *pol = config_profile_egress(p->prof);
+	bool bytes = !strcmp(k->name, "network_bytes");
 	uint64_t v;
 	int r;
 
-	if (!strcmp(name, "network")) {
-		if (strcmp(value, "none") && strcmp(value, "proxy"))
-			return config_fail_at(p, -EINVAL, p->line,
-					      "network = %s: expected none or proxy", value);
-		p->lines.profile_network[idx] = p->line;
-		if (!strcmp(value, "none"))
-			return 0;
-	}
-	pol = config_profile_egress(prof);
 	if (pol == NULL)
 		return config_fail_at(p, -ENOMEM, p->line, "out of memory");
-	if (!strcmp(name, "network")) {
-		prof->network_proxy = true;
-		return 0;
-	}
-	if (!strcmp(name, "allow_hosts") || !strcmp(name, "allow_private_hosts")) {
-		r = egress_list_parse(value, name[6] == 'p', pol, why, sizeof(why));
-		if (r < 0)
-			return config_fail_at(p, -EINVAL, p->line, "%s: %s", name, why);
-		if (p->lines.profile_hosts[idx] == 0)
-			p->lines.profile_hosts[idx] = p->line;
-		return 0;
-	}
-	if (!strcmp(name, "network_bytes")) {
-		r = config_parse_size(value, &v);
-		if (r < 0 || v == 0)
-			return config_bad_number(p, r < 0 ? r : -ERANGE, name, value,
-						 "a size above 0 (K, M or G suffix)");
+	r = bytes ? config_parse_size(value, &v) : config_parse_u64(value, &v);
+	if (r < 0 || v == 0 || (!bytes && v > UINT32_MAX))
+		return config_bad_number(p, r < 0 ? r : -ERANGE, k->name, value,
+					 bytes ? "a size above 0 (K, M or G suffix)"
+					       : "a number of 1 or more");
+	if (bytes)
 		pol->bytes = v;
-		return 0;
-	}
-	if (!strcmp(name, "network_connections")) {
-		r = config_parse_u64(value, &v);
-		if (r < 0 || v == 0 || v > UINT32_MAX)
-			return config_bad_number(p, r < 0 ? r : -ERANGE, name, value,
-						 "a number of 1 or more");
+	else
 		pol->connections = (uint32_t)v;
-		return 0;
-	}
-	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [profile %s]", name,
-			      prof->name);
+	return 0;
 }
 
 /*
@@ -123,44 +131,28 @@ config_egress_resolvers(struct config_parse *p, const char *value)
 	return 0;
 }
 
-/* Handle one key of [egress]. */
+/* [egress] resolver = IP[:port][, ...]: config_egress_resolvers(). */
 int
-config_key_egress(struct config_parse *p, const char *name, const char *value)
+config_hook_resolver(struct config_parse *p, const struct config_key *k, const char *value,
+		     void *field)
 {
-	struct config *cfg = p->cfg;
+	return config_egress_resolvers(p, value);
+}
+
+/* [egress] port = 1 to 65535. */
+int
+config_hook_port(struct config_parse *p, const struct config_key *k, const char *value, void *field)
+{
 	uint32_t v;
 	int r;
 
-	if (!strcmp(name, "resolver"))
-		return config_egress_resolvers(p, value);
-	if (!strcmp(name, "port")) {
-		r = config_key_u32(p, name, value, &v);
-		if (r < 0)
-			return r;
-		if (v == 0 || v > 65535)
-			return config_fail_at(p, -EINVAL, p->line, "port = %s: 1 to 65535", value);
-		cfg->egress_port = (uint16_t)v;
-		return 0;
-	}
-	if (!strcmp(name, "max_connections")) {
-		r = config_key_u32(p, name, value, &v);
-		if (r < 0)
-			return r;
-		if (v == 0)
-			return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
-		cfg->egress_connections_max = v;
-		return 0;
-	}
-	if (!strcmp(name, "connect_timeout_ms") || !strcmp(name, "idle_timeout_ms")) {
-		r = config_key_u32(p, name, value, &v);
-		if (r < 0)
-			return r;
-		if (v == 0)
-			return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
-		*(name[0] == 'c' ? &cfg->egress_connect_ms : &cfg->egress_idle_ms) = v;
-		return 0;
-	}
-	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [egress]", name);
+	r = config_key_u32(p, k->name, value, &v);
+	if (r < 0)
+		return r;
+	if (v == 0 || v > 65535)
+		return config_fail_at(p, -EINVAL, p->line, "port = %s: 1 to 65535", value);
+	p->cfg->egress_port = (uint16_t)v;
+	return 0;
 }
 
 /*

@@ -114,12 +114,13 @@ config_profiles_finish(struct config_parse *p)
 	}
 	def = config_profile_find(cfg, cfg->default_profile);
 	if (def == NULL)
-		return config_fail_at(p, -EINVAL, p->lines.default_profile,
-				      "default_profile = %s: no such profile",
-				      cfg->default_profile);
+		return config_fail_at(
+			p, -EINVAL, config_key_line(p, CONFIG_SEC_ACCESS, "default_profile"),
+			"default_profile = %s: no such profile", cfg->default_profile);
 	/* A request naming no profile must get one: the default has no list. */
 	if (def->nallow_uids > 0 || def->nallow_gids > 0)
-		return config_fail_at(p, -EINVAL, p->lines.default_profile,
+		return config_fail_at(p, -EINVAL,
+				      config_key_line(p, CONFIG_SEC_ACCESS, "default_profile"),
 				      "default_profile = %s: the default profile must be open to "
 				      "everyone (it has allow_users or allow_groups)",
 				      cfg->default_profile);
@@ -157,14 +158,16 @@ config_daemon_finish(struct config_parse *p)
 	int r;
 
 	if ((uint64_t)cfg->uid_base + cfg->uid_count > UINT32_MAX)
-		return config_fail_at(p, -EINVAL,
-				      config_line_max(p->lines.uid_base, p->lines.uid_count),
-				      "uid_base + uid_count overflows the uid space");
+		return config_fail_at(
+			p, -EINVAL,
+			config_line_max(config_key_line(p, CONFIG_SEC_SANDBOX, "uid_base"),
+					config_key_line(p, CONFIG_SEC_SANDBOX, "uid_count")),
+			"uid_base + uid_count overflows the uid space");
 	/*
 	 * One uid may not hold every run slot by default (issue 13): half of
 	 * them, at least one. An administrator may still set more.
 	 */
-	if (p->lines.max_runs_per_uid == 0)
+	if (config_key_line(p, CONFIG_SEC_DAEMON, "max_runs_per_uid") == 0)
 		cfg->max_runs_per_uid = cfg->max_runs > 1 ? (cfg->max_runs + 1) / 2 : 1;
 	/*
 	 * Live interpreters have caps of their own (issue 28): between cells
@@ -173,19 +176,19 @@ config_daemon_finish(struct config_parse *p)
 	 * (a user who works may keep an interpreter while runs still find
 	 * every slot), and, as for runs, one uid half of them.
 	 */
-	if (p->lines.max_interpreters == 0)
+	if (config_key_line(p, CONFIG_SEC_SESSIONS, "max_interpreters") == 0)
 		cfg->max_interpreters =
 			cfg->max_runs > UINT32_MAX / 2 ? UINT32_MAX : 2 * cfg->max_runs;
-	if (p->lines.max_interpreters_per_uid == 0)
+	if (config_key_line(p, CONFIG_SEC_SESSIONS, "max_interpreters_per_uid") == 0)
 		cfg->max_interpreters_per_uid =
 			cfg->max_interpreters > 1
 				? cfg->max_interpreters / 2 + cfg->max_interpreters % 2
 				: 1;
-	if (p->lines.socket_group == 0) {
+	if (config_key_line(p, CONFIG_SEC_DAEMON, "socket_group") == 0) {
 		gr = getgrnam("airlock");
 		cfg->socket_gid = gr != NULL ? gr->gr_gid : 0;
 	}
-	if (p->lines.user == 0) {
+	if (config_key_line(p, CONFIG_SEC_DAEMON, "user") == 0) {
 		r = config_set_service_user(cfg, "airlock");
 		if (r < 0 && r != -ENOMEM)
 			r = config_set_service_user(cfg, "nobody");
@@ -198,10 +201,12 @@ config_daemon_finish(struct config_parse *p)
 	}
 	if (cfg->service_uid >= cfg->uid_base &&
 	    (uint64_t)cfg->service_uid < (uint64_t)cfg->uid_base + cfg->uid_count)
-		return config_fail_at(p, -EINVAL,
-				      config_line_max(p->lines.uid_base, p->lines.uid_count),
-				      "the service user's uid %u lies in the per-run uid range",
-				      (unsigned)cfg->service_uid);
+		return config_fail_at(
+			p, -EINVAL,
+			config_line_max(config_key_line(p, CONFIG_SEC_SANDBOX, "uid_base"),
+					config_key_line(p, CONFIG_SEC_SANDBOX, "uid_count")),
+			"the service user's uid %u lies in the per-run uid range",
+			(unsigned)cfg->service_uid);
 	return 0;
 }
 
@@ -226,56 +231,13 @@ config_finish(struct config_parse *p)
 	return 0;
 }
 
-/* Fill cfg with the built-in defaults that need no user database. */
-int
-config_defaults(struct config *cfg)
+/* The built-in runtimes whose program exists, then "exec". */
+static int
+config_builtin_runtimes_add(struct config *cfg)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t i, n = 0;
 	int r;
 
-	cfg->socket_path = strdup(CONFIG_DEFAULT_SOCKET);
-	cfg->hostname = strdup("airlock");
-	if (cfg->socket_path == NULL || cfg->hostname == NULL)
-		return -ENOMEM;
-	cfg->socket_uid = 0;
-	cfg->socket_gid = 0;
-	cfg->socket_mode = 0660;
-	cfg->max_connections_per_uid = 16;
-	cfg->max_runs_per_uid = 8; /* replaced in config_finish() unless set */
-	if (ncpu < 1)
-		ncpu = 1;
-	if (ncpu > 65536)
-		ncpu = 65536;
-	cfg->max_runs = (uint32_t)(2 * ncpu);
-	cfg->max_queued_bytes = 8ULL << 20;
-	cfg->max_queued_fds = 128;
-	cfg->max_fds_per_uid = 256;
-	cfg->max_bytes_per_uid = 1ULL << 30;
-	cfg->max_queued = 64;
-	cfg->prepared_sandboxes = 2;
-	cfg->prestarted_interpreters = 2;
-	cfg->resource_control = CGROUP_AUTO;
-	cfg->cpu_max_percent = 0;
-	cfg->max_queued_per_uid = 16;
-	cfg->stop_grace_ms = 10000;
-	cfg->sessions_per_uid = 4;
-	cfg->session_idle_ms = 600000;
-	cfg->session_idle_ms_max = 3600000;
-	cfg->session_lifetime_ms = 3600000;
-	cfg->session_lifetime_ms_max = 86400000;
-	cfg->session_orphan_grace_ms = 60000;
-	cfg->session_file_max = 64ULL << 20;
-	cfg->egress_port = EGRESS_DEFAULT_PORT;
-	cfg->egress_connect_ms = 10000;
-	cfg->egress_idle_ms = 120000;
-	cfg->allow_all = false;
-	cfg->uid_base = 600000;
-	cfg->uid_count = 2048;
-	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
-		cfg->defaults.v[i] = limit_table[i].def;
-		cfg->ceilings.v[i] = limit_table[i].ceiling;
-	}
 	for (i = 0; i < sizeof(config_builtin_runtimes) / sizeof(config_builtin_runtimes[0]); i++) {
 		struct config_runtime *rt = &cfg->runtimes[n];
 
@@ -292,6 +254,51 @@ config_defaults(struct config *cfg)
 		n++;
 		cfg->nruntimes = n;
 	}
+	strcpy(cfg->runtimes[n].name, "exec");
+	cfg->runtimes[n].is_exec = true;
+	cfg->nruntimes = n + 1;
+	return 0;
+}
+
+/*
+ * Fill the config with the built-in defaults that need no user database:
+ * the rows' (config_keys.c), those computed, the limits, the built-in
+ * runtimes and profiles.
+ */
+int
+config_defaults(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t i;
+	int r;
+
+	for (i = 0; i < config_nkeys; i++) {
+		const struct config_key *k = &config_keys[i];
+
+		/* The rows of the sections with a name have no default here:
+		 * their struct starts zeroed (struct config_profile). */
+		if (k->def == NULL || (k->flags & CK_DEF_ZERO) ||
+		    k->section == CONFIG_SEC_PROFILE || k->section == CONFIG_SEC_RUNTIME ||
+		    k->section == CONFIG_SEC_MOUNT)
+			continue;
+		r = config_key_apply(p, k, k->def);
+		if (r < 0)
+			return r;
+	}
+	cfg->max_runs_per_uid = 8; /* replaced in config_finish() unless set */
+	if (ncpu < 1)
+		ncpu = 1;
+	if (ncpu > 65536)
+		ncpu = 65536;
+	cfg->max_runs = (uint32_t)(2 * ncpu);
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		cfg->defaults.v[i] = limit_table[i].def;
+		cfg->ceilings.v[i] = limit_table[i].ceiling;
+	}
+	r = config_builtin_runtimes_add(cfg);
+	if (r < 0)
+		return r;
 	for (i = 0; i < sizeof(config_builtin_profiles) / sizeof(config_builtin_profiles[0]); i++) {
 		struct config_profile *prof = &cfg->profiles[i];
 
@@ -303,8 +310,5 @@ config_defaults(struct config *cfg)
 		prof->defaults.v[PROTO_LIMIT_PROCESSES] = config_builtin_profiles[i].processes;
 		cfg->nprofiles = i + 1;
 	}
-	strcpy(cfg->runtimes[n].name, "exec");
-	cfg->runtimes[n].is_exec = true;
-	cfg->nruntimes = n + 1;
 	return 0;
 }

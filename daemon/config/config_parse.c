@@ -379,6 +379,8 @@ config_key_limits(struct config_parse *p, const char *name, const char *value)
 			return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [limits]",
 					      name);
 	}
+	if (p->lines.limit[l][is_max] != 0)
+		return config_fail_at(p, -EINVAL, p->line, "duplicate key '%s' in [limits]", name);
 	r = config_limit_value(p, l, name, value, &v);
 	if (r < 0)
 		return r;
@@ -417,32 +419,125 @@ config_section_id(const struct config_parse *p, char *buf, size_t len)
 		snprintf(buf, len, "%s", names[p->section]);
 }
 
-/* Remember a key; fails when the same key was already set in the same section. */
-static int
-config_key_seen(struct config_parse *p, const char *name)
+/* The row of section and name; NULL if there is none. */
+static const struct config_key *
+config_key_find(enum config_section section, const char *name)
 {
-	char section[CONFIG_SECTION_MAX];
-	char **seen;
-	char *id;
 	size_t i;
 
-	config_section_id(p, section, sizeof(section));
-	if (asprintf(&id, "%s/%s", section, name) < 0)
-		return config_fail_at(p, -ENOMEM, p->line, "out of memory");
-	for (i = 0; i < p->nseen; i++)
-		if (!strcmp(p->seen[i], id)) {
-			free(id);
-			return config_fail_at(p, -EINVAL, p->line, "duplicate key '%s' in [%s]",
-					      name, section);
-		}
-	seen = realloc(p->seen, (p->nseen + 1) * sizeof(*seen));
-	if (seen == NULL) {
-		free(id);
-		return config_fail_at(p, -ENOMEM, p->line, "out of memory");
+	for (i = 0; i < config_nkeys; i++)
+		if (config_keys[i].section == section && !strcmp(config_keys[i].name, name))
+			return &config_keys[i];
+	return NULL;
+}
+
+unsigned
+config_key_line(const struct config_parse *p, enum config_section section, const char *name)
+{
+	const struct config_key *k = config_key_find(section, name);
+
+	if (k == NULL)
+		fatalx("config: no key %s", name);
+	return p->key_line[k - config_keys];
+}
+
+/* Where a row's value goes: its offset in the config or in the section being read. */
+static void *
+config_key_field(struct config_parse *p, const struct config_key *k)
+{
+	char *base;
+
+	switch (k->section) {
+	case CONFIG_SEC_PROFILE:
+		base = (char *)p->prof;
+		break;
+	case CONFIG_SEC_RUNTIME:
+		base = (char *)p->rt;
+		break;
+	case CONFIG_SEC_MOUNT:
+		base = (char *)p->mnt;
+		break;
+	default:
+		base = (char *)p->cfg;
+		break;
 	}
-	p->seen = seen;
-	p->seen[p->nseen++] = id;
-	return 0;
+	return base + k->offset;
+}
+
+int
+config_key_apply(struct config_parse *p, const struct config_key *k, const char *value)
+{
+	void *field = config_key_field(p, k);
+	uint64_t v;
+	int r;
+
+	switch (k->type) {
+	case CT_U32:
+		if (k->min == 1 && k->max == UINT32_MAX)
+			return config_key_u32(p, k->name, value, field);
+		/* A range that may hold 0: every value in it allowed. */
+		r = config_parse_u64(value, &v);
+		if (r == 0 && (v < k->min || v > k->max))
+			r = -ERANGE;
+		if (r < 0) {
+			char expected[64];
+
+			snprintf(expected, sizeof(expected), "a number from %llu to %llu",
+				 (unsigned long long)k->min, (unsigned long long)k->max);
+			return config_bad_number(p, r, k->name, value, expected);
+		}
+		*(uint32_t *)field = (uint32_t)v;
+		return 0;
+	case CT_BOOL:
+		if (config_parse_bool(value, field) < 0)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "%s = %s: expected true or false", k->name, value);
+		return 0;
+	case CT_MODE:
+		r = config_parse_mode(value, field);
+		if (r < 0)
+			return config_bad_number(p, r, k->name, value, "an octal mode up to 0777");
+		return 0;
+	case CT_SIZE:
+		r = config_parse_size(value, &v);
+		if (r < 0)
+			return config_bad_number(p, r, k->name, value, "a size (K, M or G suffix)");
+		if (v < k->min || v > k->max)
+			return config_fail_at(p, -EINVAL, p->line, "%s %s", k->name, k->range);
+		*(uint64_t *)field = v;
+		return 0;
+	case CT_CUSTOM:
+		return k->parse(p, k, value, field);
+	}
+	fatalx("config: key %s: type %d", k->name, (int)k->type);
+}
+
+/*
+ * One "name = value" of the current section: its row's type or hook, once
+ * (CK_REPEAT: each adds). Not a row: a limit of [limits] or [profile], or
+ * unknown.
+ */
+static int
+config_key_set(struct config_parse *p, const char *name, const char *value)
+{
+	const struct config_key *k = config_key_find(p->section, name);
+	char section[CONFIG_SECTION_MAX];
+	unsigned *line;
+
+	if (k == NULL && p->section == CONFIG_SEC_LIMITS)
+		return config_key_limits(p, name, value);
+	if (k == NULL && p->section == CONFIG_SEC_PROFILE)
+		return config_profile_limit(p, name, value);
+	config_section_id(p, section, sizeof(section));
+	if (k == NULL)
+		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [%s]", name,
+				      section);
+	line = &p->key_line[k - config_keys];
+	if (*line != 0 && !(k->flags & CK_REPEAT))
+		return config_fail_at(p, -EINVAL, p->line, "duplicate key '%s' in [%s]", name,
+				      section);
+	*line = p->line;
+	return config_key_apply(p, k, value);
 }
 
 /* inih handler: one "name = value" of the current section. Returns nonzero on success. */
@@ -450,7 +545,6 @@ static int
 config_ini_handler(void *user, const char *section UNUSED, const char *name, const char *value)
 {
 	struct config_parse *p = user;
-	int r;
 
 	/* section: the reader tracked it, see config_section_begin(). */
 	if (p->error != 0)
@@ -459,47 +553,11 @@ config_ini_handler(void *user, const char *section UNUSED, const char *name, con
 		config_fail_at(p, -EINVAL, p->line, "'%s' has an empty value", name);
 		return 0;
 	}
-	/* An allow-list (or hidden_paths) is longer than a line: its keys may
-	 * repeat, each adds. */
-	if (p->section != CONFIG_SEC_NONE &&
-	    !(p->section == CONFIG_SEC_PROFILE &&
-	      (!strcmp(name, "allow_hosts") || !strcmp(name, "allow_private_hosts") ||
-	       !strcmp(name, "hidden_paths"))) &&
-	    config_key_seen(p, name) < 0)
+	if (p->section == CONFIG_SEC_NONE) {
+		config_fail_at(p, -EINVAL, p->line, "'%s' outside of any section", name);
 		return 0;
-	switch (p->section) {
-	case CONFIG_SEC_DAEMON:
-		r = config_key_daemon(p, name, value);
-		break;
-	case CONFIG_SEC_ACCESS:
-		r = config_key_access(p, name, value);
-		break;
-	case CONFIG_SEC_SANDBOX:
-		r = config_key_sandbox(p, name, value);
-		break;
-	case CONFIG_SEC_LIMITS:
-		r = config_key_limits(p, name, value);
-		break;
-	case CONFIG_SEC_RUNTIME:
-		r = config_key_runtime(p, name, value);
-		break;
-	case CONFIG_SEC_SESSIONS:
-		r = config_key_sessions(p, name, value);
-		break;
-	case CONFIG_SEC_PROFILE:
-		r = config_key_profile(p, name, value);
-		break;
-	case CONFIG_SEC_EGRESS:
-		r = config_key_egress(p, name, value);
-		break;
-	case CONFIG_SEC_MOUNT:
-		r = config_key_mount(p, name, value);
-		break;
-	default:
-		r = config_fail_at(p, -EINVAL, p->line, "'%s' outside of any section", name);
-		break;
 	}
-	return r == 0;
+	return config_key_set(p, name, value) == 0;
 }
 
 /*
@@ -512,7 +570,7 @@ config_section_begin(struct config_parse *p, const char *line)
 {
 	char name[CONFIG_SECTION_MAX];
 	const char *end = strchr(line, ']');
-	size_t len;
+	size_t len, i;
 	int r;
 
 	if (end == NULL)
@@ -521,6 +579,12 @@ config_section_begin(struct config_parse *p, const char *line)
 	r = config_runtime_end(p);
 	if (r < 0)
 		return r;
+	/* A new [profile], [runtime] or [mount] may set each of its keys again. */
+	for (i = 0; i < config_nkeys; i++)
+		if (config_keys[i].section == CONFIG_SEC_PROFILE ||
+		    config_keys[i].section == CONFIG_SEC_RUNTIME ||
+		    config_keys[i].section == CONFIG_SEC_MOUNT)
+			p->key_line[i] = 0;
 	p->prof = NULL;
 	p->mnt = NULL;
 	len = (size_t)(end - line - 1);
@@ -683,7 +747,7 @@ config_load_from(struct config *cfg, const char *path, bool must_exist, FILE *me
 	p.err = err;
 	p.errlen = errlen;
 
-	r = config_defaults(cfg);
+	r = config_defaults(&p);
 	if (r < 0) {
 		config_fail_at(&p, r, 0, "out of memory");
 		goto out;
@@ -698,9 +762,6 @@ config_load_from(struct config *cfg, const char *path, bool must_exist, FILE *me
 out:
 	for (i = 0; i < p.npending; i++)
 		free(p.pending[i].value);
-	for (i = 0; i < p.nseen; i++)
-		free(p.seen[i]);
-	free(p.seen);
 	free(p.buf);
 	if (r < 0)
 		config_free(cfg);

@@ -44,14 +44,6 @@ struct config_pending_mounts {
 /* Where a value came from: 0 for a built-in default, else its line in the file. */
 struct config_lines {
 	unsigned limit[PROTO_LIMIT_COUNT_][2]; /* [0] default, [1] ceiling */
-	unsigned uid_base;
-	unsigned uid_count;
-	unsigned user;
-	unsigned socket_group;
-	unsigned max_runs_per_uid;
-	unsigned max_interpreters;
-	unsigned max_interpreters_per_uid;
-	unsigned default_profile;
 	unsigned profile_limit[CONFIG_PROFILES_MAX][PROTO_LIMIT_COUNT_]; /* 0: not set */
 	unsigned profile_subprocess[CONFIG_PROFILES_MAX];		 /* subprocess = */
 	unsigned profile_hidden[CONFIG_PROFILES_MAX][CONFIG_HIDDEN_MAX]; /* each path's line */
@@ -59,6 +51,50 @@ struct config_lines {
 	unsigned profile_hosts[CONFIG_PROFILES_MAX]; /* allow_hosts = or allow_private_hosts = */
 	unsigned profile_lists[CONFIG_PROFILES_MAX]; /* mounts, allow_mounts, blocked_imports = */
 };
+
+/* Rows of config_keys[] at most (config_parse.key_line). */
+#define CONFIG_KEYS_MAX 80
+
+/* How the table walk parses a key's value (config_key_apply()). */
+enum config_key_type {
+	CT_U32,	   /* decimal; [1, UINT32_MAX]: "must not be 0", else "a number from min to max" */
+	CT_BOOL,   /* true/false, yes/no, on/off, 1/0 */
+	CT_MODE,   /* octal, at most 0777 */
+	CT_SIZE,   /* uint64_t, K, M or G suffix; [min, max], else "NAME range" */
+	CT_CUSTOM, /* the row's parse hook */
+};
+
+#define CK_REPEAT 0x1 /* may repeat in its section, each adds (a list longer than a line) */
+/* def is the zeroed config's value, as the page writes it, not applied: parsing
+ * it would look a name up in the user database for nothing (socket_user root). */
+#define CK_DEF_ZERO 0x2
+
+struct config_parse;
+
+/*
+ * One key of airlockd.conf (config_keys.c). offset is into struct config for
+ * [daemon], [access], [sandbox], [sessions], [egress]; into the section's
+ * struct for [profile], [runtime], [mount]. def is the default as
+ * airlockd.conf(5) writes it, applied by config_defaults() through the
+ * row's type; NULL when there is none or it is computed at the end
+ * (config_daemon_finish()). doc is one line.
+ */
+struct config_key {
+	enum config_section section;
+	const char *name;
+	enum config_key_type type;
+	size_t offset;
+	const char *def;
+	uint64_t min, max; /* CT_U32, CT_SIZE */
+	const char *range; /* CT_SIZE: what the value must be, said when it is not */
+	int (*parse)(struct config_parse *p, const struct config_key *k, const char *value,
+		     void *field);
+	unsigned flags; /* CK_* */
+	const char *doc;
+};
+
+extern const struct config_key config_keys[];
+extern const size_t config_nkeys;
 
 /* State of one read of a file: the reader and the handler share it. */
 struct config_parse {
@@ -71,8 +107,10 @@ struct config_parse {
 	int error; /* first error, 0 or -errno */
 	char *err;
 	size_t errlen;
-	char **seen; /* "section/key" of every key read, for duplicates */
-	size_t nseen;
+	/* The line of each config_keys[] row read, 0 if not (yet): duplicates,
+	 * and the finishers' "was it set?". A [profile], [runtime] or [mount]
+	 * header clears its section's rows. */
+	unsigned key_line[CONFIG_KEYS_MAX];
 	enum config_section section;
 	struct config_runtime *rt; /* the [runtime NAME] being read */
 	unsigned rt_line;
@@ -136,10 +174,6 @@ int config_limit_value(struct config_parse *p, enum proto_limit l, const char *n
 void config_runtime_clear(struct config_runtime *rt);
 /* Keep a list of [mount] names for mask, resolved once every section is read. */
 int config_key_mounts(struct config_parse *p, const char *key, const char *value, uint32_t *mask);
-/* Handle one key of [mount NAME]: source, target, package. Checked at the end. */
-int config_key_mount(struct config_parse *p, const char *name, const char *value);
-/* Handle one key of [runtime NAME]. */
-int config_key_runtime(struct config_parse *p, const char *name, const char *value);
 /* A runtime section ends: it must have set both argv and code_name. */
 int config_runtime_end(struct config_parse *p);
 /* Start a [mount NAME] section. */
@@ -156,25 +190,8 @@ int config_mounts_finish(struct config_parse *p);
 /* config_access.c */
 /* Set the service user from a name or number that must exist in the user database. */
 int config_set_service_user(struct config *cfg, const char *s);
-/* Handle one key of [daemon]. */
-int config_key_daemon(struct config_parse *p, const char *name, const char *value);
-/* Handle one key of [access]. */
-int config_key_access(struct config_parse *p, const char *name, const char *value);
-/* Handle one key of [sandbox]. */
-int config_key_sandbox(struct config_parse *p, const char *name, const char *value);
-/* Handle one key of [sessions]. */
-int config_key_sessions(struct config_parse *p, const char *name, const char *value);
 
 /* config_egress.c */
-/*
- * The egress keys of [profile NAME]: network = none|proxy, allow_hosts and
- * allow_private_hosts (docs/design-egress.md, section 2), network_bytes,
- * network_connections. Whether they fit together is checked at the end
- * (config_egress_finish()).
- */
-int config_key_profile_egress(struct config_parse *p, const char *name, const char *value);
-/* Handle one key of [egress]. */
-int config_key_egress(struct config_parse *p, const char *name, const char *value);
 /*
  * The egress keys once every section is read: network = proxy needs
  * allow_hosts; allow-list keys need network = proxy (a list that does
@@ -187,12 +204,6 @@ bool config_egress_same(const struct egress_policy *a, const struct egress_polic
 /* config_profile.c */
 /* Free a profile's hidden paths. */
 void config_hidden_clear(struct config_profile *prof);
-/*
- * Handle one key of [profile NAME]: a [limits] name sets the profile's value
- * (its default and its ceiling), allow_users/allow_groups who may use it,
- * file_write and subprocess policy switches, hidden_paths.
- */
-int config_key_profile(struct config_parse *p, const char *name, const char *value);
 /*
  * Start a [profile NAME] section: a new profile, or one replacing a built-in
  * whole (what the section does not set is the [limits] default, as for a new
@@ -212,6 +223,43 @@ int config_profiles_finish(struct config_parse *p);
 /* Run every check across keys; the first failure is the file's error. */
 int config_finish(struct config_parse *p);
 /* Fill cfg with the built-in defaults that need no user database. */
-int config_defaults(struct config *cfg);
+int config_defaults(struct config_parse *p);
+
+/* Parse hooks of config_keys[] rows, by file (config_access.c ...). */
+#define CONFIG_HOOK(name)                                                                          \
+	int name(struct config_parse *p, const struct config_key *k, const char *value, void *field)
+CONFIG_HOOK(config_hook_socket);
+CONFIG_HOOK(config_hook_owner);
+CONFIG_HOOK(config_hook_user);
+CONFIG_HOOK(config_hook_allow);
+CONFIG_HOOK(config_hook_default_profile);
+CONFIG_HOOK(config_hook_uid_base);
+CONFIG_HOOK(config_hook_uid_count);
+CONFIG_HOOK(config_hook_hostname);
+CONFIG_HOOK(config_hook_resource_control);
+CONFIG_HOOK(config_hook_network);
+CONFIG_HOOK(config_hook_hosts);
+CONFIG_HOOK(config_hook_network_max);
+CONFIG_HOOK(config_hook_resolver);
+CONFIG_HOOK(config_hook_port);
+CONFIG_HOOK(config_hook_hidden);
+CONFIG_HOOK(config_hook_profile_list);
+CONFIG_HOOK(config_hook_switch);
+CONFIG_HOOK(config_hook_mount_path);
+CONFIG_HOOK(config_hook_package);
+CONFIG_HOOK(config_hook_argv);
+CONFIG_HOOK(config_hook_code_name);
+CONFIG_HOOK(config_hook_prestart);
+CONFIG_HOOK(config_hook_runtime_mounts);
+CONFIG_HOOK(config_hook_env);
+CONFIG_HOOK(config_hook_cwd);
+
+/* A key of [profile NAME] that is no row: one of the limits (config_profile.c). */
+int config_profile_limit(struct config_parse *p, const char *name, const char *value);
+/* The line where the row of section and name was set, 0 if not (config_parse.c). */
+unsigned config_key_line(const struct config_parse *p, enum config_section section,
+			 const char *name);
+/* Parse value into the row's field by its type (config_parse.c). */
+int config_key_apply(struct config_parse *p, const struct config_key *k, const char *value);
 
 #endif

@@ -123,72 +123,64 @@ config_key_blocked_imports(struct config_parse *p, const char *value)
 	return 0;
 }
 
+/* hidden_paths = PATH[, ...]: config_key_hidden(); the key repeated adds. */
+int
+config_hook_hidden(struct config_parse *p, const struct config_key *k, const char *value,
+		   void *field)
+{
+	return config_key_hidden(p, p->prof, value);
+}
+
+/* mounts, allow_mounts, blocked_imports of a profile: their line, for the bound on all. */
+int
+config_hook_profile_list(struct config_parse *p, const struct config_key *k, const char *value,
+			 void *field)
+{
+	p->lines.profile_lists[p->prof - p->cfg->profiles] = p->line;
+	if (!strcmp(k->name, "blocked_imports"))
+		return config_key_blocked_imports(p, value);
+	return config_key_mounts(p, k->name, value, field);
+}
+
+/* file_write, subprocess = true|false: stored inverted (struct config_profile). */
+int
+config_hook_switch(struct config_parse *p, const struct config_key *k, const char *value,
+		   void *field)
+{
+	bool on;
+
+	if (config_parse_bool(value, &on) < 0)
+		return config_fail_at(p, -EINVAL, p->line, "%s = %s: expected true or false",
+				      k->name, value);
+	*(bool *)field = !on;
+	if (!strcmp(k->name, "subprocess"))
+		p->lines.profile_subprocess[p->prof - p->cfg->profiles] = p->line;
+	return 0;
+}
+
 /*
- * Handle one key of [profile NAME]: a [limits] name sets the profile's value
- * (its default and its ceiling), allow_users/allow_groups who may use it,
- * file_write and subprocess policy switches, hidden_paths.
+ * A key of [profile NAME] that is no row: a [limits] name sets the profile's
+ * value (its default and its ceiling), once.
  */
 int
-config_key_profile(struct config_parse *p, const char *name, const char *value)
+config_profile_limit(struct config_parse *p, const char *name, const char *value)
 {
 	struct config_profile *prof = p->prof;
 	size_t idx = (size_t)(prof - p->cfg->profiles);
-	uint32_t ids[CONFIG_LIST_MAX];
 	enum proto_limit l;
-	size_t n = 0, i;
 	uint64_t v;
 	int r;
 
-	if (!strcmp(name, "hidden_paths"))
-		return config_key_hidden(p, prof, value);
-	if (!strcmp(name, "mounts") || !strcmp(name, "allow_mounts") ||
-	    !strcmp(name, "blocked_imports"))
-		p->lines.profile_lists[idx] = p->line;
-	if (!strcmp(name, "mounts"))
-		return config_key_mounts(p, "mounts", value, &prof->mounts);
-	if (!strcmp(name, "allow_mounts"))
-		return config_key_mounts(p, "allow_mounts", value, &prof->allow_mounts);
-	if (!strcmp(name, "blocked_imports"))
-		return config_key_blocked_imports(p, value);
-	if (!strcmp(name, "allow_users") || !strcmp(name, "allow_groups")) {
-		bool groups = name[6] == 'g';
-
-		r = config_key_list(p, name, value, groups, ids, &n);
-		if (r < 0)
-			return r;
-		for (i = 0; i < n; i++) {
-			if (groups)
-				prof->allow_gids[i] = (gid_t)ids[i];
-			else
-				prof->allow_uids[i] = (uid_t)ids[i];
-		}
-		if (groups)
-			prof->nallow_gids = n;
-		else
-			prof->nallow_uids = n;
-		return 0;
-	}
-	if (!strcmp(name, "network") || !strncmp(name, "allow_", 6) ||
-	    !strncmp(name, "network_", 8))
-		return config_key_profile_egress(p, name, value);
-	if (!strcmp(name, "file_write") || !strcmp(name, "subprocess")) {
-		bool on;
-
-		if (config_parse_bool(value, &on) < 0)
-			return config_fail_at(p, -EINVAL, p->line,
-					      "%s = %s: expected true or false", name, value);
-		if (name[0] == 'f') {
-			prof->no_file_write = !on;
-		} else {
-			prof->no_subprocess = !on;
-			p->lines.profile_subprocess[idx] = p->line;
-		}
-		return 0;
-	}
+	if (!strncmp(name, "allow_", 6) || !strncmp(name, "network_", 8))
+		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [profile %s]", name,
+				      prof->name);
 	if (limit_from_name(name, strlen(name), &l) < 0)
 		return config_fail_at(p, -EINVAL, p->line,
 				      "unknown key '%s' in [profile %s] (a profile's limit is its "
 				      "default and its ceiling: no _max)",
+				      name, prof->name);
+	if (p->lines.profile_limit[idx][l] != 0)
+		return config_fail_at(p, -EINVAL, p->line, "duplicate key '%s' in [profile %s]",
 				      name, prof->name);
 	r = config_limit_value(p, l, name, value, &v);
 	if (r < 0)

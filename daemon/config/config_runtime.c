@@ -55,33 +55,33 @@ config_key_mounts(struct config_parse *p, const char *key, const char *value, ui
 	return 0;
 }
 
-/* Handle one key of [mount NAME]: source, target, package. Checked at the end. */
+/* [mount NAME] source, target = PATH: checked at the end (config_mounts_finish()). */
 int
-config_key_mount(struct config_parse *p, const char *name, const char *value)
+config_hook_mount_path(struct config_parse *p, const struct config_key *k, const char *value,
+		       void *field)
 {
-	struct config_mount *m = p->mnt;
-	size_t idx = (size_t)(m - p->cfg->mounts);
+	size_t idx = (size_t)(p->mnt - p->cfg->mounts);
 
-	if (!strcmp(name, "source") || !strcmp(name, "target")) {
-		bool src = name[0] == 's';
+	if (strlen(value) >= ROOTSPEC_PATH_MAX)
+		return config_fail_at(p, -EINVAL, p->line, "%s: longer than %d bytes", k->name,
+				      ROOTSPEC_PATH_MAX - 1);
+	strcpy(field, value);
+	if (k->name[0] == 's')
+		p->mnt_source_line[idx] = p->line;
+	else
+		p->mnt_target_line[idx] = p->line;
+	return 0;
+}
 
-		if (strlen(value) >= ROOTSPEC_PATH_MAX)
-			return config_fail_at(p, -EINVAL, p->line, "%s: longer than %d bytes", name,
-					      ROOTSPEC_PATH_MAX - 1);
-		strcpy(src ? m->source : m->target, value);
-		if (src)
-			p->mnt_source_line[idx] = p->line;
-		else
-			p->mnt_target_line[idx] = p->line;
-		return 0;
-	}
-	if (!strcmp(name, "package")) {
-		if (config_parse_bool(value, &m->package) < 0)
-			return config_fail_at(p, -EINVAL, p->line,
-					      "package: expected true or false, got '%s'", value);
-		return 0;
-	}
-	return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [mount %s]", name, m->name);
+/* [mount NAME] package = true|false. */
+int
+config_hook_package(struct config_parse *p, const struct config_key *k, const char *value,
+		    void *field)
+{
+	if (config_parse_bool(value, field) < 0)
+		return config_fail_at(p, -EINVAL, p->line,
+				      "package: expected true or false, got '%s'", value);
+	return 0;
 }
 
 /* Is this a valid code file name: not empty, no '/', not "." or "..", printable? */
@@ -134,77 +134,106 @@ config_key_runtime_env(struct config_parse *p, struct config_runtime *rt, const 
 	return 0;
 }
 
-/* Handle one key of [runtime NAME]. */
+/* [runtime NAME] argv = WORDS: an absolute program, {code} exactly once. */
 int
-config_key_runtime(struct config_parse *p, const char *name, const char *value)
+config_hook_argv(struct config_parse *p, const struct config_key *k, const char *value, void *field)
 {
 	struct config_runtime *rt = p->rt;
 	char *argv[CONFIG_RUNTIME_ARGV_MAX + 1];
 	size_t argc, i, ncode = 0;
 	int r;
 
-	if (!strcmp(name, "argv")) {
-		r = config_split_words(value, argv, CONFIG_RUNTIME_ARGV_MAX, &argc);
-		if (r == -E2BIG)
-			return config_fail_at(p, -EINVAL, p->line, "argv: more than %d words",
-					      CONFIG_RUNTIME_ARGV_MAX);
-		if (r < 0)
-			return config_fail_at(p, r, p->line, "out of memory");
+	r = config_split_words(value, argv, CONFIG_RUNTIME_ARGV_MAX, &argc);
+	if (r == -E2BIG)
+		return config_fail_at(p, -EINVAL, p->line, "argv: more than %d words",
+				      CONFIG_RUNTIME_ARGV_MAX);
+	if (r < 0)
+		return config_fail_at(p, r, p->line, "out of memory");
+	for (i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "{code}"))
+			ncode++;
+	if (argc == 0 || argv[0][0] != '/')
+		r = config_fail_at(p, -EINVAL, p->line,
+				   "argv: the first word must be an absolute path");
+	else if (ncode != 1)
+		r = config_fail_at(p, -EINVAL, p->line,
+				   "argv: must contain the word {code} exactly once");
+	if (r < 0) {
 		for (i = 0; i < argc; i++)
-			if (!strcmp(argv[i], "{code}"))
-				ncode++;
-		if (argc == 0 || argv[0][0] != '/')
-			r = config_fail_at(p, -EINVAL, p->line,
-					   "argv: the first word must be an absolute path");
-		else if (ncode != 1)
-			r = config_fail_at(p, -EINVAL, p->line,
-					   "argv: must contain the word {code} exactly once");
-		if (r < 0) {
-			for (i = 0; i < argc; i++)
-				free(argv[i]);
-			return r;
-		}
-		for (i = 0; i < CONFIG_RUNTIME_ARGV_MAX + 1; i++) {
-			free(rt->argv[i]);
-			rt->argv[i] = argv[i];
-			if (argv[i] == NULL)
-				break;
-		}
-		rt->argc = argc;
-		p->rt_argv_line[rt - p->cfg->runtimes] = p->line;
-	} else if (!strcmp(name, "code_name")) {
-		if (!config_code_name_valid(value))
-			return config_fail_at(p, -EINVAL, p->line,
-					      "code_name '%s': expected a file name (no '/', at "
-					      "most %zu bytes)",
-					      value, sizeof(rt->code_name) - 1);
-		strcpy(rt->code_name, value);
-	} else if (!strcmp(name, "prestart")) {
-		if (config_parse_bool(value, &rt->prestart) < 0)
-			return config_fail_at(p, -EINVAL, p->line,
-					      "prestart = %s: expected true or false", value);
-		p->rt_prestart_set[rt - p->cfg->runtimes] = true;
-	} else if (!strcmp(name, "mounts")) {
-		return config_key_mounts(p, "mounts", value, &rt->mounts);
-	} else if (!strcmp(name, "env")) {
-		return config_key_runtime_env(p, rt, value);
-	} else if (!strcmp(name, "cwd")) {
-		/* Under the workspace: made there by the code itself if missing
-		 * (sandbox_code.c), so it is the code's, like the workspace. */
-		if (strlen(value) >= sizeof(rt->cwd) ||
-		    (strcmp(value, PLAN_WORKSPACE) != 0 &&
-		     (strncmp(value, PLAN_WORKSPACE "/", sizeof(PLAN_WORKSPACE)) != 0 ||
-		      rules_workspace_name_check(value + sizeof(PLAN_WORKSPACE)) < 0)))
-			return config_fail_at(
-				p, -EINVAL, p->line,
-				"cwd %s: expected %s or a normalised path beneath it, "
-				"under %zu bytes",
-				value, PLAN_WORKSPACE, sizeof(rt->cwd));
-		strcpy(rt->cwd, value);
-	} else {
-		return config_fail_at(p, -EINVAL, p->line, "unknown key '%s' in [runtime %s]", name,
-				      rt->name);
+			free(argv[i]);
+		return r;
 	}
+	for (i = 0; i < CONFIG_RUNTIME_ARGV_MAX + 1; i++) {
+		free(rt->argv[i]);
+		rt->argv[i] = argv[i];
+		if (argv[i] == NULL)
+			break;
+	}
+	rt->argc = argc;
+	p->rt_argv_line[rt - p->cfg->runtimes] = p->line;
+	return 0;
+}
+
+/* [runtime NAME] code_name = a file name. */
+int
+config_hook_code_name(struct config_parse *p, const struct config_key *k, const char *value,
+		      void *field)
+{
+	struct config_runtime *rt = p->rt;
+
+	if (!config_code_name_valid(value))
+		return config_fail_at(p, -EINVAL, p->line,
+				      "code_name '%s': expected a file name (no '/', at "
+				      "most %zu bytes)",
+				      value, sizeof(rt->code_name) - 1);
+	strcpy(rt->code_name, value);
+	return 0;
+}
+
+/* [runtime NAME] prestart = true|false: given, so no default at the end. */
+int
+config_hook_prestart(struct config_parse *p, const struct config_key *k, const char *value,
+		     void *field)
+{
+	if (config_parse_bool(value, &p->rt->prestart) < 0)
+		return config_fail_at(p, -EINVAL, p->line, "prestart = %s: expected true or false",
+				      value);
+	p->rt_prestart_set[p->rt - p->cfg->runtimes] = true;
+	return 0;
+}
+
+/* [runtime NAME] mounts = NAME[, ...]: config_key_mounts(). */
+int
+config_hook_runtime_mounts(struct config_parse *p, const struct config_key *k, const char *value,
+			   void *field)
+{
+	return config_key_mounts(p, "mounts", value, field);
+}
+
+/* [runtime NAME] env = KEY=VALUE ...: config_key_runtime_env(). */
+int
+config_hook_env(struct config_parse *p, const struct config_key *k, const char *value, void *field)
+{
+	return config_key_runtime_env(p, p->rt, value);
+}
+
+/* [runtime NAME] cwd = /workspace[/...]. */
+int
+config_hook_cwd(struct config_parse *p, const struct config_key *k, const char *value, void *field)
+{
+	struct config_runtime *rt = p->rt;
+
+	/* Under the workspace: made there by the code itself if missing
+	 * (sandbox_code.c), so it is the code's, like the workspace. */
+	if (strlen(value) >= sizeof(rt->cwd) ||
+	    (strcmp(value, PLAN_WORKSPACE) != 0 &&
+	     (strncmp(value, PLAN_WORKSPACE "/", sizeof(PLAN_WORKSPACE)) != 0 ||
+	      rules_workspace_name_check(value + sizeof(PLAN_WORKSPACE)) < 0)))
+		return config_fail_at(p, -EINVAL, p->line,
+				      "cwd %s: expected %s or a normalised path beneath it, "
+				      "under %zu bytes",
+				      value, PLAN_WORKSPACE, sizeof(rt->cwd));
+	strcpy(rt->cwd, value);
 	return 0;
 }
 
