@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "advisory.h"
 #include "cgroup.h"
+#include "rules.h"
 #include "limit.h"
 #include "log.h"
 #include "seccomp_policy.h"
@@ -250,7 +250,7 @@ config_builtin_runtimes_add(struct config *cfg)
 				       CONFIG_RUNTIME_ARGV_MAX, &rt->argc);
 		if (r < 0)
 			return r;
-		rt->prestart = advisory_is_python(rt->argv[0]);
+		rt->prestart = rules_argv0_is_python(rt->argv[0]);
 		n++;
 		cfg->nruntimes = n;
 	}

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advisory.h"
 #include "plan.h"
 #include "rules.h"
 #include "rootspec.h"
@@ -336,7 +335,7 @@ config_runtimes_finish(struct config_parse *p)
 		 * checked for CPython only: docs/design-interpreters.md §1). */
 		if (p->rt_from_file[i] && !p->rt_prestart_set[i])
 			rt->prestart =
-				!rt->is_exec && rt->argc > 0 && advisory_is_python(rt->argv[0]);
+				!rt->is_exec && rt->argc > 0 && rules_argv0_is_python(rt->argv[0]);
 		if (rt->is_exec || rt->argc == 0)
 			continue;
 		for (j = 0; j < sizeof(tops) / sizeof(tops[0]) && !inside; j++)
