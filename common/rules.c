@@ -31,6 +31,18 @@ rules_env_name_check(const char *s, size_t len)
 }
 
 bool
+rules_argv0_is_python(const char *argv0)
+{
+	const char *base;
+
+	if (argv0 == NULL)
+		return false;
+	base = strrchr(argv0, '/');
+	base = base != NULL ? base + 1 : argv0;
+	return strncmp(base, "python", 6) == 0;
+}
+
+bool
 rules_tool_name_check(const char *s, size_t len)
 {
 	/* The grammar of an environment name (an identifier in every language

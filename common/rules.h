@@ -60,6 +60,10 @@ bool rules_tool_name_check(const char *s, size_t len);
  * bytes ("subprocess", "os.path"; ASCII only: a blocked_imports entry). */
 bool rules_module_name_check(const char *s, size_t len);
 
+/* Whether a runtime's program (argv[0]) is a Python: its base name starts
+ * with "python" (python3, python3.12; not pypy). NULL is not. */
+bool rules_argv0_is_python(const char *argv0);
+
 /* Whether every limit asked is at most its ceiling (0, "the default",
  * always is). If not, *ret_bad names the first one above. */
 bool rules_limits_within(const struct proto_limits *asked, const struct proto_limits *ceilings,

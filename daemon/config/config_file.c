@@ -1,7 +1,7 @@
 /*
  * config_file.c: airlockd.conf as a file, parsing nothing: who may have
  * written it, and its bytes into a sealed memfd. The spawner links this
- * file alone for a reload (config_read_sealed()): the parser (config.c,
+ * file alone for a reload (config_read_sealed()): the parser (config_parse.c,
  * inih) and what it links stay out of the privileged processes
  * (docs/security.md; tests/layout checks it).
  */

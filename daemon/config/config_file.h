@@ -1,6 +1,6 @@
 /*
  * config_file.h: airlockd.conf as a file, parsing nothing: its checks and a
- * sealed copy. The spawner links this alone, not the parser (config.c), so
+ * sealed copy. The spawner links this alone, not the parser (config_parse.c and the rest), so
  * the privileged processes link no parser (tests/layout).
  */
 #ifndef AIRLOCKD_CONFIG_FILE_H

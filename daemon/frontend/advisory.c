@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "advisory.h"
+#include "rules.h"
 
 enum adv_kind {
 	ADV_END,
@@ -52,13 +53,7 @@ struct adv_scan {
 bool
 advisory_is_python(const char *argv0)
 {
-	const char *base;
-
-	if (argv0 == NULL)
-		return false;
-	base = strrchr(argv0, '/');
-	base = base != NULL ? base + 1 : argv0;
-	return strncmp(base, "python", 6) == 0;
+	return rules_argv0_is_python(argv0);
 }
 
 static bool

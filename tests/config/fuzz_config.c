@@ -1,4 +1,4 @@
-/* fuzz_config.c: libFuzzer harness for the configuration parser (daemon/config/config.c). */
+/* fuzz_config.c: libFuzzer harness for the configuration parser (daemon/config/). */
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-/* test_config.c: unit tests of daemon/config/config.c (defaults, every key, errors, file checks).
+/* test_config.c: unit tests of daemon/config/ (defaults, every key, errors, file checks).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,8 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "cgroup.h"
+#include "config_parse.h" /* config_keys[]: the table test */
 
 #define ERRLEN 512
 
@@ -209,6 +211,91 @@ test_defaults(void **state)
 	assert_int_equal(config_load(&f->cfg, f->path, true, f->err, sizeof(f->err)), -ENOENT);
 	assert_non_null(strstr(f->err, f->path));
 	assert_null(f->cfg.socket_path);
+}
+
+/* The defaults test_defaults() does not name, as the key table gives them. */
+static void
+test_table_defaults(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(config_load(&f->cfg, NULL, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->cfg.prepared_sandboxes, 2);
+	assert_int_equal(f->cfg.max_queued, 64);
+	assert_int_equal(f->cfg.max_queued_per_uid, 16);
+	assert_int_equal(f->cfg.stop_grace_ms, 10000);
+	assert_int_equal(f->cfg.resource_control, CGROUP_AUTO);
+	assert_int_equal(f->cfg.cpu_max_percent, 0);
+	assert_int_equal(f->cfg.sessions_per_uid, 4);
+	assert_int_equal(f->cfg.session_idle_ms, 600000);
+	assert_int_equal(f->cfg.session_idle_ms_max, 3600000);
+	assert_int_equal(f->cfg.session_lifetime_ms, 3600000);
+	assert_int_equal(f->cfg.session_lifetime_ms_max, 86400000);
+	assert_int_equal(f->cfg.session_orphan_grace_ms, 60000);
+	assert_int_equal(f->cfg.session_file_max, 64ULL << 20);
+	assert_int_equal(f->cfg.egress_port, EGRESS_DEFAULT_PORT);
+	assert_int_equal(f->cfg.egress_connect_ms, 10000);
+	assert_int_equal(f->cfg.egress_idle_ms, 120000);
+	assert_int_equal(f->cfg.egress_connections_max, 0);
+	assert_int_equal(f->cfg.negress_resolvers, 0);
+	config_free(&f->cfg);
+}
+
+/* The config up to its runtimes, its strings compared and then left out. */
+static void
+assert_config_same(struct config *a, struct config *b, const char *what)
+{
+	if (strcmp(a->socket_path, b->socket_path) != 0 || strcmp(a->hostname, b->hostname) != 0 ||
+	    strcmp(a->service_user, b->service_user) != 0)
+		fail_msg("%s: a string differs", what);
+	free(a->socket_path);
+	free(a->hostname);
+	free(a->service_user);
+	a->socket_path = b->socket_path;
+	a->hostname = b->hostname;
+	a->service_user = b->service_user;
+	if (memcmp(a, b, offsetof(struct config, runtimes)) != 0)
+		fail_msg("%s: the config differs from the defaults", what);
+	a->socket_path = a->hostname = a->service_user = NULL;
+}
+
+/*
+ * Every row of the key table with a default: "name = default" in its
+ * section, written as the row (and the man page) writes it, gives the
+ * config of no file at all. Each row once in its section.
+ */
+static void
+test_table_rows(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const sections[] = {
+		[CONFIG_SEC_DAEMON] = "daemon",	  [CONFIG_SEC_ACCESS] = "access",
+		[CONFIG_SEC_SANDBOX] = "sandbox", [CONFIG_SEC_SESSIONS] = "sessions",
+		[CONFIG_SEC_EGRESS] = "egress",
+	};
+	struct config def;
+	char text[256], err[512];
+	size_t i, j;
+
+	assert_int_equal(config_load(&def, NULL, false, err, sizeof(err)), 0);
+	for (i = 0; i < config_nkeys; i++) {
+		const struct config_key *k = &config_keys[i];
+
+		for (j = 0; j < i; j++)
+			if (config_keys[j].section == k->section &&
+			    !strcmp(config_keys[j].name, k->name))
+				fail_msg("key %s: two rows", k->name);
+		if (k->def == NULL || k->section >= sizeof(sections) / sizeof(sections[0]) ||
+		    sections[k->section] == NULL)
+			continue;
+		snprintf(text, sizeof(text), "[%s]\n%s = %s\n", sections[k->section], k->name,
+			 k->def);
+		if (load_text(f, text) != 0)
+			fail_msg("%s: %s", text, f->err);
+		assert_config_same(&f->cfg, &def, k->name);
+		config_free(&f->cfg);
+	}
+	config_free(&def);
 }
 
 /* Every key of every section. */
@@ -1371,6 +1458,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_blocked_imports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prestart_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_table_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_table_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interpreter_caps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),

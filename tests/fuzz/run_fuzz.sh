@@ -29,9 +29,8 @@ build() { # name sources...
 	$cc $flags -fsanitize=fuzzer -o "$work/$name" "$@" $common $libs
 }
 build fuzz_proto "$src/tests/proto/fuzz_proto.c"
-build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config/config.c" "$src/daemon/config/config_file.c" "$src/daemon/spawner/cgroup.c" \
-	"$src/daemon/frontend/egress/egress_rules.c" "$src/daemon/ipc/rootspec.c" "$src/daemon/ipc/sandbox_fs_root.c" \
-	"$src/daemon/frontend/advisory.c"
+build fuzz_config "$src/tests/config/fuzz_config.c" "$src"/daemon/config/config_*.c "$src/daemon/spawner/cgroup.c" \
+	"$src/daemon/frontend/egress/egress_rules.c" "$src/daemon/ipc/rootspec.c" "$src/daemon/ipc/sandbox_fs_root.c"
 # plan_parse checks hidden_paths by the root's table (sandbox_fs_root.c, rootspec.c)
 root_rule="$src/daemon/ipc/sandbox_fs_root.c $src/daemon/ipc/rootspec.c"
 # shellcheck disable=SC2086

@@ -18,7 +18,7 @@ overlaps a range of any offset 0..M, or when the last band reaches 2^31.
 import re
 import sys
 
-DEFAULT_COUNT = 2048  # daemon/config/config.c: uid_count's default
+DEFAULT_COUNT = 2048  # daemon/config/config_keys.c: uid_count's default
 
 
 def config_ranges(path):

@@ -189,6 +189,21 @@ test_limits_within(void **state)
 	}
 }
 
+/* A runtime's program is a Python by its base name (config: prestart's default). */
+static void
+test_argv0_is_python(void **state)
+{
+	(void)state;
+	assert_true(rules_argv0_is_python("/usr/bin/python3"));
+	assert_true(rules_argv0_is_python("/opt/venv/bin/python"));
+	assert_true(rules_argv0_is_python("python3.12"));
+	assert_false(rules_argv0_is_python("/bin/sh"));
+	assert_false(rules_argv0_is_python("/usr/bin/node"));
+	assert_false(rules_argv0_is_python("/opt/python3.12/bin/pypy3"));
+	assert_false(rules_argv0_is_python("/usr/bin/"));
+	assert_false(rules_argv0_is_python(NULL));
+}
+
 int
 main(void)
 {
@@ -196,6 +211,7 @@ main(void)
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_predicates),
 		cmocka_unit_test(test_limits_within),
+		cmocka_unit_test(test_argv0_is_python),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,265 @@
+/*
+ * config_parse.h: the state of one read of airlockd.conf and the helpers the
+ * config/ files share. Private to config/: other modules include config.h.
+ */
+#ifndef AIRLOCKD_CONFIG_PARSE_H
+#define AIRLOCKD_CONFIG_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+#define CONFIG_HOSTNAME_MAX 64
+#define CONFIG_SECTION_MAX 128
+
+enum config_section {
+	CONFIG_SEC_NONE = 0,
+	CONFIG_SEC_DAEMON,
+	CONFIG_SEC_ACCESS,
+	CONFIG_SEC_SANDBOX,
+	CONFIG_SEC_LIMITS,
+	CONFIG_SEC_RUNTIME,
+	CONFIG_SEC_SESSIONS,
+	CONFIG_SEC_PROFILE,
+	CONFIG_SEC_EGRESS,
+	CONFIG_SEC_MOUNT,
+};
+
+/* A list of [mount] names (mounts =, allow_mounts =) read before every
+ * [mount] section may have been: resolved into its mask at the end. */
+struct config_pending_mounts {
+	uint32_t *mask;
+	char *value; /* owned */
+	unsigned line;
+	const char *key;
+};
+
+/* [profile] mounts and allow_mounts, [runtime] mounts */
+#define CONFIG_PENDING_MAX (2 * CONFIG_PROFILES_MAX + CONFIG_RUNTIMES_MAX)
+
+/* Where a value came from: 0 for a built-in default, else its line in the file. */
+struct config_lines {
+	unsigned limit[PROTO_LIMIT_COUNT_][2]; /* [0] default, [1] ceiling */
+	unsigned profile_limit[CONFIG_PROFILES_MAX][PROTO_LIMIT_COUNT_]; /* 0: not set */
+	unsigned profile_subprocess[CONFIG_PROFILES_MAX];		 /* subprocess = */
+	unsigned profile_hidden[CONFIG_PROFILES_MAX][CONFIG_HIDDEN_MAX]; /* each path's line */
+	unsigned profile_network[CONFIG_PROFILES_MAX];			 /* network = */
+	unsigned profile_hosts[CONFIG_PROFILES_MAX]; /* allow_hosts = or allow_private_hosts = */
+	unsigned profile_lists[CONFIG_PROFILES_MAX]; /* mounts, allow_mounts, blocked_imports = */
+};
+
+/* Rows of config_keys[] at most (config_parse.key_line). */
+#define CONFIG_KEYS_MAX 80
+
+/* How the table walk parses a key's value (config_key_apply()). */
+enum config_key_type {
+	CT_U32,	   /* decimal; [1, UINT32_MAX]: "must not be 0", else "a number from min to max" */
+	CT_BOOL,   /* true/false, yes/no, on/off, 1/0 */
+	CT_MODE,   /* octal, at most 0777 */
+	CT_SIZE,   /* uint64_t, K, M or G suffix; [min, max], else "NAME range" */
+	CT_CUSTOM, /* the row's parse hook */
+};
+
+#define CK_REPEAT 0x1 /* may repeat in its section, each adds (a list longer than a line) */
+/* def is the zeroed config's value, as the page writes it, not applied: parsing
+ * it would look a name up in the user database for nothing (socket_user root). */
+#define CK_DEF_ZERO 0x2
+
+struct config_parse;
+
+/*
+ * One key of airlockd.conf (config_keys.c). offset is into struct config for
+ * [daemon], [access], [sandbox], [sessions], [egress]; into the section's
+ * struct for [profile], [runtime], [mount]. def is the default as
+ * airlockd.conf(5) writes it, applied by config_defaults() through the
+ * row's type; NULL when there is none or it is computed at the end
+ * (config_daemon_finish()). doc is one line.
+ */
+struct config_key {
+	enum config_section section;
+	const char *name;
+	enum config_key_type type;
+	size_t offset;
+	const char *def;
+	uint64_t min, max; /* CT_U32, CT_SIZE */
+	const char *range; /* CT_SIZE: what the value must be, said when it is not */
+	int (*parse)(struct config_parse *p, const struct config_key *k, const char *value,
+		     void *field);
+	unsigned flags; /* CK_* */
+	const char *doc;
+};
+
+extern const struct config_key config_keys[];
+extern const size_t config_nkeys;
+
+/* State of one read of a file: the reader and the handler share it. */
+struct config_parse {
+	struct config *cfg;
+	const char *path;
+	FILE *fp;
+	char *buf; /* getline() buffer */
+	size_t bufsize;
+	unsigned line;
+	int error; /* first error, 0 or -errno */
+	char *err;
+	size_t errlen;
+	/* The line of each config_keys[] row read, 0 if not (yet): duplicates,
+	 * and the finishers' "was it set?". A [profile], [runtime] or [mount]
+	 * header clears its section's rows. */
+	unsigned key_line[CONFIG_KEYS_MAX];
+	enum config_section section;
+	struct config_runtime *rt; /* the [runtime NAME] being read */
+	unsigned rt_line;
+	bool rt_from_file[CONFIG_RUNTIMES_MAX];
+	unsigned rt_argv_line[CONFIG_RUNTIMES_MAX]; /* 0: built in */
+	bool rt_prestart_set[CONFIG_RUNTIMES_MAX];  /* prestart = given */
+	struct config_profile *prof;		    /* the [profile NAME] being read */
+	bool prof_from_file[CONFIG_PROFILES_MAX];
+	struct config_mount *mnt;		     /* the [mount NAME] being read */
+	unsigned mnt_line[CONFIG_MOUNTS_MAX];	     /* its header */
+	unsigned mnt_source_line[CONFIG_MOUNTS_MAX]; /* its source = */
+	unsigned mnt_target_line[CONFIG_MOUNTS_MAX]; /* its target = */
+	struct config_pending_mounts pending[CONFIG_PENDING_MAX];
+	size_t npending;
+	struct config_lines lines;
+};
+
+/* config_parse.c */
+/* Record the first error of a parse, at a given line; returns the error. */
+int __attribute__((format(printf, 4, 5)))
+config_fail_at(struct config_parse *p, int error, unsigned line, const char *fmt, ...);
+/* Split a value into whitespace-separated words; the result is owned by the caller. */
+int config_split_words(const char *s, char **ret, size_t max, size_t *ret_n);
+/* Parse a decimal unsigned integer: digits only, no sign, no space, no overflow. */
+int config_parse_u64(const char *s, uint64_t *ret);
+/* Parse a byte count with an optional binary suffix K, M or G. */
+int config_parse_size(const char *s, uint64_t *ret);
+/* Parse an octal file mode up to 0777. */
+int config_parse_mode(const char *s, mode_t *ret);
+/* Parse a boolean: true/false, yes/no, on/off, 1/0. */
+int config_parse_bool(const char *s, bool *ret);
+/* Is s all decimal digits (a numeric uid or gid)? */
+bool config_is_number(const char *s);
+/* Parse a numeric id; (uid_t)-1 is "no id" for the kernel and is refused. */
+int config_parse_id(const char *s, uint32_t *ret);
+/* Resolve a user (group: a group) name or number to its id; a name must exist. */
+int config_resolve_id(const char *s, bool group, uint32_t *ret);
+/* Report a bad number for a key, naming what was expected. */
+int config_bad_number(struct config_parse *p, int r, const char *name, const char *value,
+		      const char *expected);
+/* Parse a non-zero 32-bit count. */
+int config_key_u32(struct config_parse *p, const char *name, const char *value, uint32_t *ret);
+/*
+ * The next item of a comma-separated list at *s (blanks around it dropped)
+ * into item; *s moves past it and its comma. Returns 1, 0 at the end, or
+ * -errno for an empty or too long item (the error at line of p names key).
+ */
+int config_list_next(struct config_parse *p, unsigned line, const char *key, const char **s,
+		     char *item, size_t itemlen);
+/* Parse a comma-separated list of users or groups into ids. */
+int config_key_list(struct config_parse *p, const char *name, const char *value, bool groups,
+		    uint32_t *ids, size_t *ret_n);
+/* Replace a string option with a copy of value. */
+int config_set_string(char **slot, const char *value);
+/* Parse the value of limit l (named name in the file) by its kind and bound. */
+int config_limit_value(struct config_parse *p, enum proto_limit l, const char *name,
+		       const char *value, uint64_t *ret);
+
+/* config_runtime.c */
+/* Free a runtime's argv and clear everything but its name. */
+void config_runtime_clear(struct config_runtime *rt);
+/* Keep a list of [mount] names for mask, resolved once every section is read. */
+int config_key_mounts(struct config_parse *p, const char *key, const char *value, uint32_t *mask);
+/* A runtime section ends: it must have set both argv and code_name. */
+int config_runtime_end(struct config_parse *p);
+/* Start a [mount NAME] section. */
+int config_mount_begin(struct config_parse *p, const char *name);
+/* Start a [runtime NAME] section: a new runtime, or one replacing a built-in. */
+int config_runtime_begin(struct config_parse *p, const char *name);
+/*
+ * The [mount] sections once every section is read: each has a source that
+ * passes rootspec_source_check() now (the error at its source line) and a
+ * valid target; no two targets overlap. Then the lists that name them.
+ */
+int config_mounts_finish(struct config_parse *p);
+
+/* config_access.c */
+/* Set the service user from a name or number that must exist in the user database. */
+int config_set_service_user(struct config *cfg, const char *s);
+
+/* config_egress.c */
+/*
+ * The egress keys once every section is read: network = proxy needs
+ * allow_hosts; allow-list keys need network = proxy (a list that does
+ * nothing is a mistake the administrator should hear of).
+ */
+int config_egress_finish(struct config_parse *p);
+/* Two egress policies (NULL: no network) the same, entry by entry? */
+bool config_egress_same(const struct egress_policy *a, const struct egress_policy *b);
+
+/* config_profile.c */
+/* Free a profile's hidden paths. */
+void config_hidden_clear(struct config_profile *prof);
+/*
+ * Start a [profile NAME] section: a new profile, or one replacing a built-in
+ * whole (what the section does not set is the [limits] default, as for a new
+ * one). One slot stays free for the implicit "default".
+ */
+int config_profile_begin(struct config_parse *p, const char *name);
+
+/* config_finish.c */
+/*
+ * The profiles once every section is read: a value set in a [profile]
+ * section above its [limits] ceiling is an error at its line; a built-in
+ * value above it is clamped (logged); a value not set is the [limits]
+ * default. Then the implicit profile, unless default_profile names another,
+ * which must exist and be open to everyone who may connect.
+ */
+int config_profiles_finish(struct config_parse *p);
+/* Run every check across keys; the first failure is the file's error. */
+int config_finish(struct config_parse *p);
+/* Fill cfg with the built-in defaults that need no user database. */
+int config_defaults(struct config_parse *p);
+
+/* Parse hooks of config_keys[] rows, by file (config_access.c ...). */
+#define CONFIG_HOOK(name)                                                                          \
+	int name(struct config_parse *p, const struct config_key *k, const char *value, void *field)
+CONFIG_HOOK(config_hook_socket);
+CONFIG_HOOK(config_hook_owner);
+CONFIG_HOOK(config_hook_user);
+CONFIG_HOOK(config_hook_allow);
+CONFIG_HOOK(config_hook_default_profile);
+CONFIG_HOOK(config_hook_uid_base);
+CONFIG_HOOK(config_hook_uid_count);
+CONFIG_HOOK(config_hook_hostname);
+CONFIG_HOOK(config_hook_resource_control);
+CONFIG_HOOK(config_hook_network);
+CONFIG_HOOK(config_hook_hosts);
+CONFIG_HOOK(config_hook_network_max);
+CONFIG_HOOK(config_hook_resolver);
+CONFIG_HOOK(config_hook_port);
+CONFIG_HOOK(config_hook_hidden);
+CONFIG_HOOK(config_hook_profile_list);
+CONFIG_HOOK(config_hook_switch);
+CONFIG_HOOK(config_hook_mount_path);
+CONFIG_HOOK(config_hook_package);
+CONFIG_HOOK(config_hook_argv);
+CONFIG_HOOK(config_hook_code_name);
+CONFIG_HOOK(config_hook_prestart);
+CONFIG_HOOK(config_hook_runtime_mounts);
+CONFIG_HOOK(config_hook_env);
+CONFIG_HOOK(config_hook_cwd);
+
+/* A key of [profile NAME] that is no row: one of the limits (config_profile.c). */
+int config_profile_limit(struct config_parse *p, const char *name, const char *value);
+/* The line where the row of section and name was set, 0 if not (config_parse.c). */
+unsigned config_key_line(const struct config_parse *p, enum config_section section,
+			 const char *name);
+/* Parse value into the row's field by its type (config_parse.c). */
+int config_key_apply(struct config_parse *p, const struct config_key *k, const char *value);
+
+#endif
