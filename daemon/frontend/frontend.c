@@ -21,25 +21,6 @@
 #include "fdio.h"
 #include "xevent.h"
 
-void
-frontend_unwatch(struct event **ev, int *fd)
-{
-	if (*ev != NULL) {
-		event_free(*ev);
-		*ev = NULL;
-	}
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-}
-
-int
-frontend_spawn_fds(struct daemon *d, const struct spawn_req *req, int *fds, size_t nfds)
-{
-	return spawn_wrap_send(d->spawner_fd, req, fds, nfds);
-}
-
 /* SPAWN_STOP: SIGTERM/SIGINT came to the main pid. */
 static void
 frontend_spawner_stop(struct daemon *d, const struct spawn_ev *ev UNUSED, int *fds UNUSED,
@@ -139,23 +120,6 @@ frontend_spawner_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 			if (frontend_spawner_events[i].type == ev.type)
 				frontend_spawner_events[i].fn(d, &ev, fds, &nfds);
 		fdpass_close_all(fds, nfds);
-	}
-}
-
-void
-frontend_status(struct daemon *d)
-{
-	sd_notifyf(0, "STATUS=%s%u running, %u queued, %u sessions, %u clients",
-		   d->stopping ? "stopping: " : "", d->nrunning, d->queue.n, d->nsessions,
-		   d->nclients);
-}
-
-void
-frontend_run_ended(struct daemon *d)
-{
-	if (d->stopping && d->nruns == 0 && d->nsessions == 0) {
-		log_info("stopping: every run has ended");
-		event_base_loopbreak(d->base);
 	}
 }
 
@@ -463,7 +427,8 @@ frontend_main(struct daemon *d)
 	event_add(d->spawner_ev, NULL);
 	event_add(d->sigterm_ev, NULL);
 	event_add(d->sigint_ev, NULL);
-	if (listener_start(d) < 0)
+	dispatch_init(d);
+	if (listener_start(d, client_new) < 0)
 		return -EIO;
 	if (frontend_rootspec_update(d) < 0 || run_pool_init(d) < 0)
 		return -ENOMEM;
