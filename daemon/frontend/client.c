@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "client_state.h"
 #include "fdpass.h"
 #include "frontend.h"
 #include "log.h"
@@ -60,15 +61,12 @@ struct client {
 	gid_t gids[CLIENT_GROUPS_MAX];
 	size_t ngids;
 	pid_t pid;
+	enum client_state state; /* client_state.h: changed by client_transition() only */
 	bool allowed;
-	bool over_limit; /* more connections than max_connections_per_uid */
-	bool hello_done;
+	bool over_limit;    /* more connections than max_connections_per_uid */
 	bool process_limit; /* the client's hello named the outcome process_limit */
 	bool network;	    /* ... and result.network */
 	bool tools;	    /* the client's hello named the feature tools */
-	bool closing;	    /* send what is queued, then close */
-	bool dead;	    /* freed on the next loop turn; nothing more is done */
-	bool orphaned;	    /* its runs were killed, its sessions told */
 	struct event *free_ev;
 	TAILQ_HEAD(, client_pkt) outq;
 	uint64_t queued_bytes; /* encoded bytes in outq */
@@ -78,11 +76,25 @@ struct client {
 	 * empty): still charged to the uid's budget. */
 	uint32_t unread_fds;
 	uint64_t unread_bytes;
-	bool lingering; /* dropped, kept only until its unread fds are read */
 	uint32_t nruns;
 };
 
 static void client_free_cb(evutil_socket_t fd, short what, void *arg);
+static void client_transition(struct client *c, enum client_event ev);
+
+/* Not ended yet: HELLO, READY or CLOSING (sends still go out). */
+static bool
+client_live(const struct client *c)
+{
+	return c->state == CLIENT_HELLO || c->state == CLIENT_READY || c->state == CLIENT_CLOSING;
+}
+
+/* Its packets are read: HELLO or READY. */
+static bool
+client_reading(const struct client *c)
+{
+	return c->state == CLIENT_HELLO || c->state == CLIENT_READY;
+}
 
 bool
 client_knows_tools(const struct client *c)
@@ -111,7 +123,7 @@ client_daemon(const struct client *c)
 bool
 client_ready(const struct client *c)
 {
-	return c->hello_done;
+	return c->state == CLIENT_READY;
 }
 
 bool
@@ -200,12 +212,13 @@ client_pkt_done(struct client *c, struct client_pkt *p, bool sent)
 }
 
 /*
- * Flush as much of the send queue as the socket takes. A packet with fds
+ * Send as much of the send queue as the socket takes. A packet with fds
  * waits while the client has not read the fds sent before it (beyond one
- * packet's worth): a client that does not read gets no more fds.
+ * packet's worth): a client that does not read gets no more fds. Returns
+ * 1 when the queue is empty, 0 when it waits, or -errno.
  */
 static int
-client_flush(struct client *c)
+client_flush_queue(struct client *c)
 {
 	struct client_pkt *p;
 
@@ -228,9 +241,19 @@ client_flush(struct client *c)
 	}
 	if (c->unread_fds > 0 || c->unread_bytes > 0)
 		client_tick_arm(c->d);
-	if (c->closing)
-		client_kill(c);
-	return 0;
+	return 1;
+}
+
+/* Flush the send queue (client_flush_queue()); a closing connection whose
+ * queue is empty ends. 0 or -errno. */
+static int
+client_flush(struct client *c)
+{
+	int r = client_flush_queue(c);
+
+	if (r == 1 && c->state == CLIENT_CLOSING)
+		client_transition(c, CLIENT_EV_FLUSHED);
+	return r < 0 ? r : 0;
 }
 
 /* Memory the memfds of a packet hold (allocated pages: holes are free). */
@@ -364,7 +387,7 @@ client_send(struct client *c, struct proto_out *out)
 	uint32_t nfds;
 	uint64_t mem;
 
-	if (c == NULL || c->dead) {
+	if (c == NULL || !client_live(c)) {
 		proto_out_free(out);
 		return;
 	}
@@ -453,16 +476,15 @@ client_tick_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 		next = TAILQ_NEXT(c, entry);
 		if (!client_refresh(c)) {
 			again = true;
-			if (!c->lingering && !c->dead && !TAILQ_EMPTY(&c->outq) &&
-			    client_flush(c) < 0)
+			if (client_live(c) && !TAILQ_EMPTY(&c->outq) && client_flush(c) < 0)
 				client_kill(c);
 			continue;
 		}
-		if (c->lingering) {
-			client_free(c);
+		if (c->state == CLIENT_LINGERING) {
+			client_transition(c, CLIENT_EV_READ_ALL);
 			continue;
 		}
-		if (!c->dead && !TAILQ_EMPTY(&c->outq) &&
+		if (client_live(c) && !TAILQ_EMPTY(&c->outq) &&
 		    !event_pending(c->write_ev, EV_WRITE, NULL) && client_flush(c) < 0)
 			client_kill(c);
 	}
@@ -534,20 +556,17 @@ client_send_encoded(struct client *c, uint32_t id, int rc, struct proto_out *out
 void
 client_refuse(struct client *c)
 {
-	c->closing = true;
-	client_flush(c);
+	client_transition(c, CLIENT_EV_REFUSE);
 }
 
 void
 client_hello_ok(struct client *c, const struct proto_hello *h)
 {
-	c->hello_done = true;
 	/* An older client's decoder refuses an outcome it does not know. */
 	c->process_limit = proto_hello_has_feature(h, PROTO_FEATURE_PROCESS_LIMIT);
 	c->network = proto_hello_has_feature(h, PROTO_FEATURE_NETWORK);
 	c->tools = proto_hello_has_feature(h, PROTO_FEATURE_TOOLS);
-	if (c->hello_ev != NULL)
-		event_del(c->hello_ev);
+	client_transition(c, CLIENT_EV_HELLO_OK);
 }
 
 bool
@@ -603,7 +622,7 @@ client_read_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 	static char buf[PROTO_MSG_MAX + 1];
 	int budget;
 
-	for (budget = 32; budget > 0 && !c->closing && !c->dead; budget--) {
+	for (budget = 32; budget > 0 && client_reading(c); budget--) {
 		int fds[PROTO_FDS_MAX];
 		size_t nfds = 0;
 		ssize_t n = fdpass_recv(fd, buf, sizeof(buf), fds, PROTO_FDS_MAX, &nfds);
@@ -624,7 +643,7 @@ client_read_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 		}
 		c->d->client_hooks->packet(c, buf, (size_t)n, fds, nfds);
 	}
-	if (c->closing && !c->dead)
+	if (c->state == CLIENT_CLOSING)
 		client_flush(c);
 }
 
@@ -633,7 +652,7 @@ client_write_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct client *c = arg;
 
-	if (!c->dead && client_flush(c) < 0)
+	if (client_live(c) && client_flush(c) < 0)
 		client_kill(c);
 }
 
@@ -683,6 +702,7 @@ client_new(struct daemon *d, int fd)
 	c->d = d;
 	c->fd = fd;
 	c->id = ++d->next_client_id;
+	c->state = CLIENT_HELLO;
 	TAILQ_INIT(&c->outq);
 	r = client_peercred(c);
 	if (r < 0) {
@@ -709,8 +729,7 @@ client_new(struct daemon *d, int fd)
 	if (c->over_limit && same >= 2 * d->cfg->max_connections_per_uid) {
 		log_debug("client %" PRIu32 ": uid %u far over its connection limit; closing",
 			  c->id, (unsigned)c->uid);
-		c->closing = true;
-		client_flush(c);
+		client_refuse(c);
 		return;
 	}
 	event_add(c->read_ev, NULL);
@@ -729,11 +748,14 @@ client_flush_all(struct daemon *d, int timeout_ms)
 		bool pending = false;
 
 		TAILQ_FOREACH(c, &d->clients, entry)
-		if (!c->dead && !TAILQ_EMPTY(&c->outq)) {
-			c->closing = false;
-			if (client_flush(c) < 0)
-				c->dead = true;
-			else if (!TAILQ_EMPTY(&c->outq))
+		if (client_live(c) && !TAILQ_EMPTY(&c->outq)) {
+			/* The loop is over: a closing connection is not ended
+			 * when its queue empties (client_free() ends them all). */
+			int r = client_flush_queue(c);
+
+			if (r < 0)
+				client_kill(c);
+			else if (r == 0)
 				pending = true;
 		}
 		if (!pending)
@@ -744,50 +766,44 @@ client_flush_all(struct daemon *d, int timeout_ms)
 }
 
 /*
- * Marks a client dead; its runs are killed and its sessions told on the next
- * loop turn (client_free_cb), never here: client_kill is called from inside
- * client_send, which is called while the run module walks its list of runs
- * (cancelling a session's runs, stopping), and freeing the client's runs then
- * would free the walker's next run under it (a use-after-free found by review).
+ * Ends a connection: nothing more is read or sent; its runs are killed and
+ * its sessions told on the next loop turn (client_free_cb), never here:
+ * client_kill is called from inside client_send, which is called while the
+ * run module walks its list of runs (cancelling a session's runs,
+ * stopping), and freeing the client's runs then would free the walker's
+ * next run under it (a use-after-free found by review). Hence the state
+ * DROPPED (client_state.c).
  */
 void
 client_kill(struct client *c)
 {
-	if (c == NULL || c->dead)
-		return;
-	c->dead = true;
-	event_del(c->read_ev);
-	event_del(c->write_ev);
-	event_del(c->hello_ev);
-	event_active(c->free_ev, 0, 0);
+	if (c != NULL)
+		client_transition(c, CLIENT_EV_DROP);
 }
 
 /* The runs of a client that left are killed (docs/security.md) and its
- * sessions told, once, by the dispatcher's hook (client_hooks.orphaned).
- * They live on, for a grace period if a killed client was its uid's last
+ * sessions told, by the dispatcher's hook (client_hooks.orphaned): the entry
+ * action of the end (client_state_ends(): once). They live on, for a grace
+ * period if a dropped client (from: the state it left) was its uid's last
  * connection. */
 static void
-client_orphan(struct client *c)
+client_orphan(struct client *c, enum client_state from)
 {
 	struct client *it;
-	bool last = c->dead && c->allowed;
+	bool last = from == CLIENT_DROPPED && c->allowed;
 
-	if (c->orphaned)
-		return;
-	c->orphaned = true;
 	TAILQ_FOREACH(it, &c->d->clients, entry)
-	if (it != c && !it->dead && it->uid == c->uid && it->allowed)
+	if (it != c && client_live(it) && it->uid == c->uid && it->allowed)
 		last = false;
 	c->d->client_hooks->orphaned(c, last);
 }
 
+/* The next loop turn after a drop: linger, or be freed. */
 static void
 client_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct client *c = arg;
-	struct client_pkt *p;
 
-	client_orphan(c);
 	/*
 	 * Fds sent and not read stay in flight, charged to the service user,
 	 * when we close: only the client's read or close ends that. So a
@@ -799,24 +815,31 @@ client_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 		log_debug("client %" PRIu32 " uid %u: %" PRIu32
 			  " fds sent are not read yet; lingering",
 			  c->id, (unsigned)c->uid, c->unread_fds);
-		c->lingering = true;
-		(void)shutdown(c->fd, SHUT_RDWR);
-		while ((p = TAILQ_FIRST(&c->outq)) != NULL)
-			client_pkt_done(c, p, false);
-		client_tick_arm(c->d);
+		client_transition(c, CLIENT_EV_LINGER);
 		return;
 	}
-	client_free(c);
+	client_transition(c, CLIENT_EV_FREE);
 }
 
-void
-client_free(struct client *c)
+/* Entry action of LINGERING: shut down both ways, what is queued dropped,
+ * the tick watches for the fds sent to be read. */
+static void
+client_linger(struct client *c)
 {
 	struct client_pkt *p;
 
-	if (c == NULL)
-		return;
-	client_orphan(c);
+	(void)shutdown(c->fd, SHUT_RDWR);
+	while ((p = TAILQ_FIRST(&c->outq)) != NULL)
+		client_pkt_done(c, p, false);
+	client_tick_arm(c->d);
+}
+
+/* Entry action of GONE: everything given back, the memory freed. */
+static void
+client_destroy(struct client *c)
+{
+	struct client_pkt *p;
+
 	TAILQ_REMOVE(&c->d->clients, c, entry);
 	c->d->nclients--;
 	while ((p = TAILQ_FIRST(&c->outq)) != NULL)
@@ -828,4 +851,54 @@ client_free(struct client *c)
 	event_free(c->free_ev);
 	close(c->fd);
 	free(c);
+}
+
+/*
+ * Every change of a client's state: the table (client_state.c) says where
+ * ev leads, or that it cannot happen (a broken invariant); then the new
+ * state's entry action, which for GONE frees c.
+ */
+static void
+client_transition(struct client *c, enum client_event ev)
+{
+	enum client_state from = c->state, to = client_state_next(from, ev);
+
+	if (to == CLIENT_STATE_INVALID)
+		fatalx("client %" PRIu32 ": %s cannot happen in state %s", c->id,
+		       client_event_name(ev), client_state_name(from));
+	c->state = to;
+	if (to == from)
+		return;
+	if (client_state_ends(from, to))
+		client_orphan(c, from);
+	switch (to) {
+	case CLIENT_READY:
+		event_del(c->hello_ev);
+		break;
+	case CLIENT_CLOSING:
+		/* A send error here ends it at its next read. */
+		(void)client_flush(c);
+		break;
+	case CLIENT_DROPPED:
+		event_del(c->read_ev);
+		event_del(c->write_ev);
+		event_del(c->hello_ev);
+		event_active(c->free_ev, 0, 0);
+		break;
+	case CLIENT_LINGERING:
+		client_linger(c);
+		break;
+	case CLIENT_GONE:
+		client_destroy(c);
+		break;
+	default:
+		break;
+	}
+}
+
+void
+client_free(struct client *c)
+{
+	if (c != NULL)
+		client_transition(c, CLIENT_EV_EXIT);
 }
