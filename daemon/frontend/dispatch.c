@@ -6,16 +6,12 @@
  * them: it reaches this file through the hooks dispatch_init() sets, so
  * the call graph goes dispatch -> run, session -> client, never back.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "frontend.h"
-#include "pypkgs.h"
 #include "session.h"
 #include "log.h"
-#include "xalloc.h"
 
 /* Handler flags, in the table rather than in each handler. */
 #define H_BEFORE_HELLO 0x1 /* allowed as the first message */
@@ -108,148 +104,11 @@ client_on_ping(struct client *c, const struct proto_msg *m)
 	client_send(c, &out);
 }
 
-/* The names of the mounts of mask into out (at most CONFIG_MOUNTS_MAX); their count. */
-static size_t
-client_mount_names(const struct config *cfg, uint32_t mask, const char **out)
-{
-	size_t k, n = 0;
-
-	for (k = 0; k < cfg->nmounts && k < CONFIG_MOUNTS_MAX; k++)
-		if (mask & (1U << k))
-			out[n++] = cfg->mounts[k].name;
-	return n;
-}
-
-/* One row of names per profile: its mounts, allow_mounts, blocked_imports. */
-struct client_info_names {
-	const char *mounts[CONFIG_MOUNTS_MAX];
-	const char *allow_mounts[CONFIG_MOUNTS_MAX];
-	const char *blocked[PROTO_BLOCKED_IMPORTS_MAX];
-};
-
+/* The info reply is info.c's. */
 static void
 client_on_info(struct client *c, const struct proto_msg *m)
 {
-	const struct daemon *d = client_daemon(c);
-	const struct config *cfg = d->cfg;
-	struct proto_profile profiles[PROTO_PROFILES_MAX];
-	struct proto_mount_info mounts[CONFIG_MOUNTS_MAX];
-	struct client_info_names *names;
-	uint32_t seen = 0;
-	char(*texts)[PROTO_ALLOW_ENTRY_MAX + 1] = NULL;
-	const char **lists = NULL;
-	struct proto_info info;
-	struct proto_out out;
-	size_t i, k, nent = 0, used = 0;
-	int r;
-
-	memset(&info, 0, sizeof(info));
-	info.daemon = "airlockd " AIRLOCK_VERSION;
-	info.version = PROTO_VERSION;
-	info.uid = (uint32_t)client_uid(c);
-	for (i = 0; i < cfg->nruntimes && i < PROTO_RUNTIMES_MAX; i++)
-		info.runtimes[info.nruntimes++] = cfg->runtimes[i].name;
-	info.defaults = cfg->defaults;
-	info.ceilings = cfg->ceilings;
-	info.resource_control = cgroup_kind_name(d->resource_control);
-	/* What a user's parallelism is (docs/design-service.md). */
-	info.max_runs = cfg->max_runs;
-	info.max_runs_per_uid = cfg->max_runs_per_uid;
-	info.max_interpreters = cfg->max_interpreters;
-	info.max_interpreters_per_uid = cfg->max_interpreters_per_uid;
-	for (i = 0; i < cfg->nruntimes && i < PROTO_RUNTIMES_MAX; i++) {
-		struct proto_runtime_packages *p = &info.runtime_packages[info.nruntime_packages];
-
-		if (pypkgs_scan(&cfg->runtimes[i], p->packages, &p->npackages)) {
-			p->runtime = cfg->runtimes[i].name;
-			info.nruntime_packages++;
-		}
-	}
-	info.profiles = profiles;
-	names = xcalloc(PROTO_PROFILES_MAX, sizeof(*names));
-	/* The allow-lists as listed: config_egress_finish() bounds them all
-	 * together, so that the reply fits a packet. */
-	for (i = 0; i < cfg->nprofiles && i < PROTO_PROFILES_MAX; i++)
-		if (cfg->profiles[i].egress != NULL)
-			nent += cfg->profiles[i].egress->nentries;
-	if (nent > 0) {
-		texts = xcalloc(nent, sizeof(*texts));
-		lists = xcalloc(nent, sizeof(*lists));
-	}
-	for (i = 0; i < cfg->nprofiles && i < PROTO_PROFILES_MAX; i++) {
-		const struct config_profile *prof = &cfg->profiles[i];
-		struct proto_profile *e = &profiles[info.nprofiles];
-
-		if (!client_may_use_profile(c, prof))
-			continue;
-		memset(e, 0, sizeof(*e));
-		e->name = prof->name;
-		e->is_default = !strcmp(prof->name, cfg->default_profile);
-		e->limits = prof->defaults;
-		e->ceilings = prof->ceilings;
-		e->network = prof->network_proxy ? "proxy" : "none";
-		if (prof->network_proxy) {
-			const struct egress_policy *pol = prof->egress;
-
-			/* Listed entries first, then the private ones, each in
-			 * order: two runs of lists[]. */
-			e->allow_hosts = &lists[used];
-			for (k = 0; k < pol->nentries; k++)
-				if (!pol->entries[k].allow_private) {
-					egress_entry_format(&pol->entries[k], texts[used],
-							    sizeof(texts[used]));
-					lists[used] = texts[used];
-					used++;
-					e->nallow_hosts++;
-				}
-			e->allow_private_hosts = &lists[used];
-			for (k = 0; k < pol->nentries; k++)
-				if (pol->entries[k].allow_private) {
-					egress_entry_format(&pol->entries[k], texts[used],
-							    sizeof(texts[used]));
-					lists[used] = texts[used];
-					used++;
-					e->nallow_private_hosts++;
-				}
-		}
-		e->no_file_write = prof->no_file_write;
-		e->no_subprocess = prof->no_subprocess;
-		e->hidden_paths = (const char **)prof->hidden;
-		e->nhidden_paths = prof->nhidden;
-		/* config_listed_finish() bounds these lists together. */
-		e->mounts = names[info.nprofiles].mounts;
-		e->nmounts = client_mount_names(cfg, prof->mounts, names[info.nprofiles].mounts);
-		e->allow_mounts = names[info.nprofiles].allow_mounts;
-		e->nallow_mounts = client_mount_names(cfg, prof->allow_mounts,
-						      names[info.nprofiles].allow_mounts);
-		for (k = 0; k < prof->nblocked_imports; k++)
-			names[info.nprofiles].blocked[k] = prof->blocked_imports[k];
-		e->blocked_imports = names[info.nprofiles].blocked;
-		e->nblocked_imports = prof->nblocked_imports;
-		seen |= prof->mounts | prof->allow_mounts;
-		info.nprofiles++;
-	}
-	/*
-	 * The mounts a run of the caller can get: its profiles' and every
-	 * runtime's. The target and whether it is a package tree, never the
-	 * host source: that is the administrator's layout, not the caller's
-	 * business (docs/security.md, "Named mounts").
-	 */
-	for (i = 0; i < cfg->nruntimes; i++)
-		seen |= cfg->runtimes[i].mounts;
-	info.mounts = mounts;
-	for (i = 0; i < cfg->nmounts && i < CONFIG_MOUNTS_MAX; i++)
-		if (seen & (1U << i))
-			mounts[info.nmounts++] = (struct proto_mount_info){
-				.name = cfg->mounts[i].name,
-				.target = cfg->mounts[i].target,
-				.package = cfg->mounts[i].package,
-			};
-	r = proto_encode_info(m->id, &info, &out);
-	free(texts);
-	free(lists);
-	free(names);
-	client_send_encoded(c, m->id, r, &out, "info");
+	info_reply(c, m->id);
 }
 
 static void

@@ -174,6 +174,11 @@ void frontend_run_ended(struct daemon *d);
  * action of connections. Before the first accept. */
 void dispatch_init(struct daemon *d);
 
+/* ---- info.c: the info reply ---- */
+
+/* Answer an info request: what the daemon offers c (its profiles only). */
+void info_reply(struct client *c, uint32_t req_id);
+
 /* ---- client.c: one connection ---- */
 
 /* Adopt an accepted connection. */
