@@ -865,7 +865,8 @@ client_transition(struct client *c, enum client_event ev)
 
 	if (to == CLIENT_STATE_INVALID)
 		fatalx("client %" PRIu32 ": %s cannot happen in state %s", c->id,
-		       client_event_name(ev), client_state_name(from));
+		       fsm_event_name(&client_fsm, (int)ev),
+		       fsm_state_name(&client_fsm, (int)from));
 	c->state = to;
 	if (to == from)
 		return;

@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 
+#include "fsm.h"
+
 enum client_state {
 	CLIENT_HELLO = 0,     /* connected: only a hello is taken */
 	CLIENT_READY = 1,     /* hello_ok sent: requests are taken */
@@ -37,8 +39,7 @@ enum client_state client_state_next(enum client_state from, enum client_event ev
 /* Is the connection's end (the orphan action) the entry action of going
  * from `from` to `to`? Once per connection: no state of the end leads back. */
 bool client_state_ends(enum client_state from, enum client_state to);
-/* Names for logs. */
-const char *client_state_name(enum client_state s);
-const char *client_event_name(enum client_event ev);
+/* The table itself, for its names (fsm_state_name(), fsm_event_name()). */
+extern const struct fsm client_fsm;
 
 #endif

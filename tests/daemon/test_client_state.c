@@ -64,8 +64,8 @@ test_every_pair(void **state)
 			enum client_state want =
 				expected((enum client_state)s, (enum client_event)e);
 
-			print_message("%s + %s\n", client_state_name((enum client_state)s),
-				      client_event_name((enum client_event)e));
+			print_message("%s + %s\n", fsm_state_name(&client_fsm, s),
+				      fsm_event_name(&client_fsm, e));
 			assert_int_equal(
 				client_state_next((enum client_state)s, (enum client_event)e),
 				want);
@@ -143,14 +143,14 @@ test_bounds_and_names(void **state)
 	assert_int_equal(client_state_next(CLIENT_STATE_INVALID, CLIENT_EV_DROP),
 			 CLIENT_STATE_INVALID);
 	assert_int_equal(client_state_next(CLIENT_HELLO, CLIENT_EV_COUNT_), CLIENT_STATE_INVALID);
-	assert_string_equal(client_state_name(CLIENT_STATE_INVALID), "invalid");
-	assert_string_equal(client_event_name(CLIENT_EV_COUNT_), "invalid");
+	assert_string_equal(fsm_state_name(&client_fsm, CLIENT_STATE_INVALID), "invalid");
+	assert_string_equal(fsm_event_name(&client_fsm, CLIENT_EV_COUNT_), "invalid");
 	for (s = 0; s < CLIENT_STATE_COUNT_; s++)
-		assert_string_not_equal(client_state_name((enum client_state)s), "invalid");
+		assert_string_not_equal(fsm_state_name(&client_fsm, s), "invalid");
 	for (e = 0; e < CLIENT_EV_COUNT_; e++)
-		assert_string_not_equal(client_event_name((enum client_event)e), "invalid");
-	assert_string_equal(client_state_name(CLIENT_LINGERING), "lingering");
-	assert_string_equal(client_event_name(CLIENT_EV_READ_ALL), "read_all");
+		assert_string_not_equal(fsm_event_name(&client_fsm, e), "invalid");
+	assert_string_equal(fsm_state_name(&client_fsm, CLIENT_LINGERING), "lingering");
+	assert_string_equal(fsm_event_name(&client_fsm, CLIENT_EV_READ_ALL), "read_all");
 }
 
 int
