@@ -27,7 +27,11 @@ static const char *const client_event_names[CLIENT_EV_COUNT_] = {
  * client_send(), which run.c and session.c call while they walk their
  * lists: the end's orphan action (runs killed, sessions told) must wait
  * for the next loop turn, or it would free the walker's next run under it.
- * A drop of what is already dropped or lingering changes nothing.
+ * A drop or a refusal of what is already dropped or lingering changes
+ * nothing: a handler's reply can end the connection (its send fails: the
+ * client has gone) before the handler refuses it, and a client must not
+ * be able to make that a broken invariant (front-abuse
+ * test_refused_after_close).
  */
 #define NO 0
 #define RD FSM_TO(CLIENT_READY)
@@ -41,8 +45,8 @@ static const signed char client_state_table[CLIENT_STATE_COUNT_][CLIENT_EV_COUNT
 	[CLIENT_HELLO] = {RD, CL, NO, DR, NO, NO, NO, GO},
 	[CLIENT_READY] = {NO, CL, NO, DR, NO, NO, NO, GO},
 	[CLIENT_CLOSING] = {NO, CL, DR, DR, NO, NO, NO, GO},
-	[CLIENT_DROPPED] = {NO, NO, NO, DR, LI, GO, NO, GO},
-	[CLIENT_LINGERING] = {NO, NO, NO, LI, NO, NO, GO, GO},
+	[CLIENT_DROPPED] = {NO, DR, NO, DR, LI, GO, NO, GO},
+	[CLIENT_LINGERING] = {NO, LI, NO, LI, NO, NO, GO, GO},
 	[CLIENT_GONE] = {NO, NO, NO, NO, NO, NO, NO, NO},
 };
 #undef NO

@@ -31,11 +31,13 @@ static const struct row rows[] = {
 	{CLIENT_CLOSING, CLIENT_EV_FLUSHED, CLIENT_DROPPED},
 	{CLIENT_CLOSING, CLIENT_EV_DROP, CLIENT_DROPPED},
 	{CLIENT_CLOSING, CLIENT_EV_EXIT, CLIENT_GONE},
-	{CLIENT_DROPPED, CLIENT_EV_DROP, CLIENT_DROPPED}, /* a second drop: nothing */
+	{CLIENT_DROPPED, CLIENT_EV_DROP, CLIENT_DROPPED},   /* a second drop: nothing */
+	{CLIENT_DROPPED, CLIENT_EV_REFUSE, CLIENT_DROPPED}, /* its refusal's send ended it */
 	{CLIENT_DROPPED, CLIENT_EV_LINGER, CLIENT_LINGERING},
 	{CLIENT_DROPPED, CLIENT_EV_FREE, CLIENT_GONE},
 	{CLIENT_DROPPED, CLIENT_EV_EXIT, CLIENT_GONE},
 	{CLIENT_LINGERING, CLIENT_EV_DROP, CLIENT_LINGERING},
+	{CLIENT_LINGERING, CLIENT_EV_REFUSE, CLIENT_LINGERING},
 	{CLIENT_LINGERING, CLIENT_EV_READ_ALL, CLIENT_GONE},
 	{CLIENT_LINGERING, CLIENT_EV_EXIT, CLIENT_GONE},
 };
@@ -125,6 +127,12 @@ test_invariants(void **state)
 
 			assert_true(to == CLIENT_STATE_INVALID || to >= (enum client_state)s);
 		}
+	/* A handler's send may end the connection before the handler refuses
+	 * or drops it: never a broken invariant once ended. */
+	for (s = CLIENT_DROPPED; s < CLIENT_GONE; s++) {
+		assert_int_equal(client_state_next((enum client_state)s, CLIENT_EV_REFUSE), s);
+		assert_int_equal(client_state_next((enum client_state)s, CLIENT_EV_DROP), s);
+	}
 	assert_true(client_state_ends(CLIENT_DROPPED, CLIENT_LINGERING));
 	assert_true(client_state_ends(CLIENT_READY, CLIENT_GONE));
 	assert_false(client_state_ends(CLIENT_LINGERING, CLIENT_GONE));
