@@ -16,6 +16,7 @@
 #include "jsonscan.h"
 #include "limit.h"
 #include "memfd.h"
+#include "nametab.h"
 #include "rules.h"
 
 static const char *const proto_type_names[] = {
@@ -94,18 +95,13 @@ static const char *const proto_outcome_names[PROTO_OUTCOME_COUNT_] = {
 const char *
 proto_type_name(enum proto_type type)
 {
-	if ((size_t)type >= sizeof(proto_type_names) / sizeof(proto_type_names[0]) ||
-	    proto_type_names[type] == NULL)
-		return "unknown";
-	return proto_type_names[type];
+	return nametab_name(proto_type_names, type, "unknown");
 }
 
 const char *
 proto_error_name(enum proto_error code)
 {
-	if ((size_t)code >= PROTO_ERR_COUNT_)
-		return "internal";
-	return proto_error_names[code];
+	return nametab_name(proto_error_names, code, "internal");
 }
 
 const char *
@@ -119,14 +115,13 @@ proto_error_message(enum proto_error code)
 int
 proto_error_from_name(const char *name, enum proto_error *ret)
 {
-	size_t i;
+	/* from 1: "none" is no error a peer may name */
+	int i = nametab_find(proto_error_names, PROTO_ERR_COUNT_, 1, name);
 
-	for (i = 1; i < PROTO_ERR_COUNT_; i++)
-		if (strcmp(proto_error_names[i], name) == 0) {
-			*ret = (enum proto_error)i;
-			return 0;
-		}
-	return -ENOENT;
+	if (i < 0)
+		return i;
+	*ret = (enum proto_error)i;
+	return 0;
 }
 
 bool
@@ -143,22 +138,18 @@ proto_hello_has_feature(const struct proto_hello *h, const char *name)
 const char *
 proto_outcome_name(enum proto_outcome outcome)
 {
-	if ((size_t)outcome >= PROTO_OUTCOME_COUNT_)
-		return "error";
-	return proto_outcome_names[outcome];
+	return nametab_name(proto_outcome_names, outcome, "error");
 }
 
 int
 proto_outcome_from_name(const char *name, enum proto_outcome *ret)
 {
-	size_t i;
+	int i = nametab_find(proto_outcome_names, PROTO_OUTCOME_COUNT_, 0, name);
 
-	for (i = 0; i < PROTO_OUTCOME_COUNT_; i++)
-		if (strcmp(proto_outcome_names[i], name) == 0) {
-			*ret = (enum proto_outcome)i;
-			return 0;
-		}
-	return -ENOENT;
+	if (i < 0)
+		return i;
+	*ret = (enum proto_outcome)i;
+	return 0;
 }
 
 static const char *const proto_tool_outcome_names[PROTO_TOOL_OUTCOME_COUNT_] = {
@@ -176,22 +167,18 @@ static const char *const proto_tool_outcome_names[PROTO_TOOL_OUTCOME_COUNT_] = {
 const char *
 proto_tool_outcome_name(enum proto_tool_outcome outcome)
 {
-	if ((size_t)outcome >= PROTO_TOOL_OUTCOME_COUNT_)
-		return "error";
-	return proto_tool_outcome_names[outcome];
+	return nametab_name(proto_tool_outcome_names, outcome, "error");
 }
 
 int
 proto_tool_outcome_from_name(const char *name, enum proto_tool_outcome *ret)
 {
-	size_t i;
+	int i = nametab_find(proto_tool_outcome_names, PROTO_TOOL_OUTCOME_COUNT_, 0, name);
 
-	for (i = 0; i < PROTO_TOOL_OUTCOME_COUNT_; i++)
-		if (strcmp(proto_tool_outcome_names[i], name) == 0) {
-			*ret = (enum proto_tool_outcome)i;
-			return 0;
-		}
-	return -ENOENT;
+	if (i < 0)
+		return i;
+	*ret = (enum proto_tool_outcome)i;
+	return 0;
 }
 
 const char *

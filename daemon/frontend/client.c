@@ -1,7 +1,8 @@
 /*
  * client.c: one client connection: peer credentials, the receive path
- * (every packet through proto_decode() before any handler), the dispatch
- * table, and a bounded send queue.
+ * (every packet handed to the dispatcher, dispatch.c, through the hooks it
+ * set: client.c calls neither run.c nor session.c), the hello's facts, and
+ * a bounded send queue.
  *
  * Failure follows trust: a malformed packet from a client gets an error
  * reply and the connection goes on; only a client that cannot be answered
@@ -20,10 +21,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "client_state.h"
 #include "fdpass.h"
 #include "frontend.h"
-#include "pypkgs.h"
-#include "session.h"
 #include "log.h"
 #include "memfd.h"
 #include "xalloc.h"
@@ -61,15 +61,12 @@ struct client {
 	gid_t gids[CLIENT_GROUPS_MAX];
 	size_t ngids;
 	pid_t pid;
+	enum client_state state; /* client_state.h: changed by client_transition() only */
 	bool allowed;
-	bool over_limit; /* more connections than max_connections_per_uid */
-	bool hello_done;
+	bool over_limit;    /* more connections than max_connections_per_uid */
 	bool process_limit; /* the client's hello named the outcome process_limit */
 	bool network;	    /* ... and result.network */
 	bool tools;	    /* the client's hello named the feature tools */
-	bool closing;	    /* send what is queued, then close */
-	bool dead;	    /* freed on the next loop turn; nothing more is done */
-	bool orphaned;	    /* its runs were killed, its sessions told */
 	struct event *free_ev;
 	TAILQ_HEAD(, client_pkt) outq;
 	uint64_t queued_bytes; /* encoded bytes in outq */
@@ -79,49 +76,25 @@ struct client {
 	 * empty): still charged to the uid's budget. */
 	uint32_t unread_fds;
 	uint64_t unread_bytes;
-	bool lingering; /* dropped, kept only until its unread fds are read */
 	uint32_t nruns;
 };
 
-/* Handler flags, in the table rather than in each handler. */
-#define H_BEFORE_HELLO 0x1 /* allowed as the first message */
-#define H_AFTER_HELLO 0x2  /* allowed once the handshake is done */
-
-struct client_handler {
-	enum proto_type type;
-	unsigned flags;
-	void (*fn)(struct client *c, const struct proto_msg *m);
-};
-
 static void client_free_cb(evutil_socket_t fd, short what, void *arg);
-static void client_on_hello(struct client *c, const struct proto_msg *m);
-static void client_on_ping(struct client *c, const struct proto_msg *m);
-static void client_on_info(struct client *c, const struct proto_msg *m);
-static void client_on_run(struct client *c, const struct proto_msg *m);
-static void client_on_cancel(struct client *c, const struct proto_msg *m);
-static void client_on_ps(struct client *c, const struct proto_msg *m);
-static void client_on_session_open(struct client *c, const struct proto_msg *m);
-static void client_on_session_close(struct client *c, const struct proto_msg *m);
-static void client_on_session_list(struct client *c, const struct proto_msg *m);
-static void client_on_file(struct client *c, const struct proto_msg *m);
-static void client_on_tool_reply(struct client *c, const struct proto_msg *m);
+static void client_transition(struct client *c, enum client_event ev);
 
-static const struct client_handler client_handlers[] = {
-	{PROTO_HELLO, H_BEFORE_HELLO, client_on_hello},
-	{PROTO_PING, H_AFTER_HELLO, client_on_ping},
-	{PROTO_INFO, H_AFTER_HELLO, client_on_info},
-	{PROTO_RUN, H_AFTER_HELLO, client_on_run},
-	{PROTO_CANCEL, H_AFTER_HELLO, client_on_cancel},
-	{PROTO_PS, H_AFTER_HELLO, client_on_ps},
-	{PROTO_SESSION_OPEN, H_AFTER_HELLO, client_on_session_open},
-	{PROTO_SESSION_CLOSE, H_AFTER_HELLO, client_on_session_close},
-	{PROTO_SESSION_LIST, H_AFTER_HELLO, client_on_session_list},
-	{PROTO_FILE_WRITE, H_AFTER_HELLO, client_on_file},
-	{PROTO_FILE_READ, H_AFTER_HELLO, client_on_file},
-	{PROTO_FILE_LIST, H_AFTER_HELLO, client_on_file},
-	{PROTO_FILE_DELETE, H_AFTER_HELLO, client_on_file},
-	{PROTO_TOOL_REPLY, H_AFTER_HELLO, client_on_tool_reply},
-};
+/* Not ended yet: HELLO, READY or CLOSING (sends still go out). */
+static bool
+client_live(const struct client *c)
+{
+	return c->state == CLIENT_HELLO || c->state == CLIENT_READY || c->state == CLIENT_CLOSING;
+}
+
+/* Its packets are read: HELLO or READY. */
+static bool
+client_reading(const struct client *c)
+{
+	return c->state == CLIENT_HELLO || c->state == CLIENT_READY;
+}
 
 bool
 client_knows_tools(const struct client *c)
@@ -139,6 +112,30 @@ bool
 client_knows_network(const struct client *c)
 {
 	return c->network;
+}
+
+struct daemon *
+client_daemon(const struct client *c)
+{
+	return c->d;
+}
+
+bool
+client_ready(const struct client *c)
+{
+	return c->state == CLIENT_READY;
+}
+
+bool
+client_allowed_at_connect(const struct client *c)
+{
+	return c->allowed;
+}
+
+bool
+client_over_limit(const struct client *c)
+{
+	return c->over_limit;
 }
 
 uid_t
@@ -215,12 +212,13 @@ client_pkt_done(struct client *c, struct client_pkt *p, bool sent)
 }
 
 /*
- * Flush as much of the send queue as the socket takes. A packet with fds
+ * Send as much of the send queue as the socket takes. A packet with fds
  * waits while the client has not read the fds sent before it (beyond one
- * packet's worth): a client that does not read gets no more fds.
+ * packet's worth): a client that does not read gets no more fds. Returns
+ * 1 when the queue is empty, 0 when it waits, or -errno.
  */
 static int
-client_flush(struct client *c)
+client_flush_queue(struct client *c)
 {
 	struct client_pkt *p;
 
@@ -243,9 +241,19 @@ client_flush(struct client *c)
 	}
 	if (c->unread_fds > 0 || c->unread_bytes > 0)
 		client_tick_arm(c->d);
-	if (c->closing)
-		client_kill(c);
-	return 0;
+	return 1;
+}
+
+/* Flush the send queue (client_flush_queue()); a closing connection whose
+ * queue is empty ends. 0 or -errno. */
+static int
+client_flush(struct client *c)
+{
+	int r = client_flush_queue(c);
+
+	if (r == 1 && c->state == CLIENT_CLOSING)
+		client_transition(c, CLIENT_EV_FLUSHED);
+	return r < 0 ? r : 0;
 }
 
 /* Memory the memfds of a packet hold (allocated pages: holes are free). */
@@ -379,7 +387,7 @@ client_send(struct client *c, struct proto_out *out)
 	uint32_t nfds;
 	uint64_t mem;
 
-	if (c == NULL || c->dead) {
+	if (c == NULL || !client_live(c)) {
 		proto_out_free(out);
 		return;
 	}
@@ -468,16 +476,15 @@ client_tick_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 		next = TAILQ_NEXT(c, entry);
 		if (!client_refresh(c)) {
 			again = true;
-			if (!c->lingering && !c->dead && !TAILQ_EMPTY(&c->outq) &&
-			    client_flush(c) < 0)
+			if (client_live(c) && !TAILQ_EMPTY(&c->outq) && client_flush(c) < 0)
 				client_kill(c);
 			continue;
 		}
-		if (c->lingering) {
-			client_free(c);
+		if (c->state == CLIENT_LINGERING) {
+			client_transition(c, CLIENT_EV_READ_ALL);
 			continue;
 		}
-		if (!c->dead && !TAILQ_EMPTY(&c->outq) &&
+		if (client_live(c) && !TAILQ_EMPTY(&c->outq) &&
 		    !event_pending(c->write_ev, EV_WRITE, NULL) && client_flush(c) < 0)
 			client_kill(c);
 	}
@@ -546,261 +553,20 @@ client_send_encoded(struct client *c, uint32_t id, int rc, struct proto_out *out
 		client_send(c, out);
 }
 
-static void
-client_on_hello(struct client *c, const struct proto_msg *m)
+void
+client_refuse(struct client *c)
 {
-	struct proto_hello h = {.version = PROTO_VERSION,
-				.peer = "airlockd " AIRLOCK_VERSION,
-				.features = {PROTO_FEATURE_PROCESS_LIMIT, PROTO_FEATURE_NETWORK,
-					     PROTO_FEATURE_FILE_BUNDLE, PROTO_FEATURE_TOOLS},
-				.nfeatures = 4};
-	struct proto_out out;
+	client_transition(c, CLIENT_EV_REFUSE);
+}
 
-	/* Refusals wait for the hello so the reply has an id to answer and
-	 * the client reads it (closing with its hello unread would reset it).
-	 * Checked again here: a reload between the connect and the hello may
-	 * have removed the user. */
-	if (!c->allowed || !client_allowed(c)) {
-		client_send_error(c, m->id, PROTO_ERR_UNAUTHORIZED,
-				  "uid %u is not allowed to use this daemon", (unsigned)c->uid);
-		c->closing = true;
-		client_flush(c);
-		return;
-	}
-	if (c->over_limit) {
-		client_send_error(c, m->id, PROTO_ERR_BUSY, "uid %u has %u connections, the limit",
-				  (unsigned)c->uid, c->d->cfg->max_connections_per_uid);
-		c->closing = true;
-		client_flush(c);
-		return;
-	}
-	if (m->u.hello.version != PROTO_VERSION) {
-		client_send_error(c, m->id, PROTO_ERR_UNSUPPORTED_VERSION,
-				  "protocol version %" PRIu32
-				  " is not supported; this daemon speaks %d",
-				  m->u.hello.version, PROTO_VERSION);
-		c->closing = true;
-		client_flush(c);
-		return;
-	}
-	c->hello_done = true;
+void
+client_hello_ok(struct client *c, const struct proto_hello *h)
+{
 	/* An older client's decoder refuses an outcome it does not know. */
-	c->process_limit = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_PROCESS_LIMIT);
-	c->network = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_NETWORK);
-	c->tools = proto_hello_has_feature(&m->u.hello, PROTO_FEATURE_TOOLS);
-	if (c->hello_ev != NULL)
-		event_del(c->hello_ev);
-	if (proto_encode_hello(m->id, PROTO_HELLO_OK, &h, &out) < 0)
-		fatalx("cannot encode hello_ok");
-	client_send(c, &out);
-}
-
-static void
-client_on_ping(struct client *c, const struct proto_msg *m)
-{
-	struct proto_out out;
-
-	if (proto_encode_simple(m->id, PROTO_PONG, &out) < 0)
-		fatalx("cannot encode pong");
-	client_send(c, &out);
-}
-
-/* The names of the mounts of mask into out (at most CONFIG_MOUNTS_MAX); their count. */
-static size_t
-client_mount_names(const struct config *cfg, uint32_t mask, const char **out)
-{
-	size_t k, n = 0;
-
-	for (k = 0; k < cfg->nmounts && k < CONFIG_MOUNTS_MAX; k++)
-		if (mask & (1U << k))
-			out[n++] = cfg->mounts[k].name;
-	return n;
-}
-
-/* One row of names per profile: its mounts, allow_mounts, blocked_imports. */
-struct client_info_names {
-	const char *mounts[CONFIG_MOUNTS_MAX];
-	const char *allow_mounts[CONFIG_MOUNTS_MAX];
-	const char *blocked[PROTO_BLOCKED_IMPORTS_MAX];
-};
-
-static void
-client_on_info(struct client *c, const struct proto_msg *m)
-{
-	const struct config *cfg = c->d->cfg;
-	struct proto_profile profiles[PROTO_PROFILES_MAX];
-	struct proto_mount_info mounts[CONFIG_MOUNTS_MAX];
-	struct client_info_names *names;
-	uint32_t seen = 0;
-	char(*texts)[PROTO_ALLOW_ENTRY_MAX + 1] = NULL;
-	const char **lists = NULL;
-	struct proto_info info;
-	struct proto_out out;
-	size_t i, k, nent = 0, used = 0;
-	int r;
-
-	memset(&info, 0, sizeof(info));
-	info.daemon = "airlockd " AIRLOCK_VERSION;
-	info.version = PROTO_VERSION;
-	info.uid = (uint32_t)c->uid;
-	for (i = 0; i < cfg->nruntimes && i < PROTO_RUNTIMES_MAX; i++)
-		info.runtimes[info.nruntimes++] = cfg->runtimes[i].name;
-	info.defaults = cfg->defaults;
-	info.ceilings = cfg->ceilings;
-	info.resource_control = cgroup_kind_name(c->d->resource_control);
-	/* What a user's parallelism is (docs/design-service.md). */
-	info.max_runs = cfg->max_runs;
-	info.max_runs_per_uid = cfg->max_runs_per_uid;
-	info.max_interpreters = cfg->max_interpreters;
-	info.max_interpreters_per_uid = cfg->max_interpreters_per_uid;
-	for (i = 0; i < cfg->nruntimes && i < PROTO_RUNTIMES_MAX; i++) {
-		struct proto_runtime_packages *p = &info.runtime_packages[info.nruntime_packages];
-
-		if (pypkgs_scan(&cfg->runtimes[i], p->packages, &p->npackages)) {
-			p->runtime = cfg->runtimes[i].name;
-			info.nruntime_packages++;
-		}
-	}
-	info.profiles = profiles;
-	names = xcalloc(PROTO_PROFILES_MAX, sizeof(*names));
-	/* The allow-lists as listed: config_egress_finish() bounds them all
-	 * together, so that the reply fits a packet. */
-	for (i = 0; i < cfg->nprofiles && i < PROTO_PROFILES_MAX; i++)
-		if (cfg->profiles[i].egress != NULL)
-			nent += cfg->profiles[i].egress->nentries;
-	if (nent > 0) {
-		texts = xcalloc(nent, sizeof(*texts));
-		lists = xcalloc(nent, sizeof(*lists));
-	}
-	for (i = 0; i < cfg->nprofiles && i < PROTO_PROFILES_MAX; i++) {
-		const struct config_profile *prof = &cfg->profiles[i];
-		struct proto_profile *e = &profiles[info.nprofiles];
-
-		if (!client_may_use_profile(c, prof))
-			continue;
-		memset(e, 0, sizeof(*e));
-		e->name = prof->name;
-		e->is_default = !strcmp(prof->name, cfg->default_profile);
-		e->limits = prof->defaults;
-		e->ceilings = prof->ceilings;
-		e->network = prof->network_proxy ? "proxy" : "none";
-		if (prof->network_proxy) {
-			const struct egress_policy *pol = prof->egress;
-
-			/* Listed entries first, then the private ones, each in
-			 * order: two runs of lists[]. */
-			e->allow_hosts = &lists[used];
-			for (k = 0; k < pol->nentries; k++)
-				if (!pol->entries[k].allow_private) {
-					egress_entry_format(&pol->entries[k], texts[used],
-							    sizeof(texts[used]));
-					lists[used] = texts[used];
-					used++;
-					e->nallow_hosts++;
-				}
-			e->allow_private_hosts = &lists[used];
-			for (k = 0; k < pol->nentries; k++)
-				if (pol->entries[k].allow_private) {
-					egress_entry_format(&pol->entries[k], texts[used],
-							    sizeof(texts[used]));
-					lists[used] = texts[used];
-					used++;
-					e->nallow_private_hosts++;
-				}
-		}
-		e->no_file_write = prof->no_file_write;
-		e->no_subprocess = prof->no_subprocess;
-		e->hidden_paths = (const char **)prof->hidden;
-		e->nhidden_paths = prof->nhidden;
-		/* config_listed_finish() bounds these lists together. */
-		e->mounts = names[info.nprofiles].mounts;
-		e->nmounts = client_mount_names(cfg, prof->mounts, names[info.nprofiles].mounts);
-		e->allow_mounts = names[info.nprofiles].allow_mounts;
-		e->nallow_mounts = client_mount_names(cfg, prof->allow_mounts,
-						      names[info.nprofiles].allow_mounts);
-		for (k = 0; k < prof->nblocked_imports; k++)
-			names[info.nprofiles].blocked[k] = prof->blocked_imports[k];
-		e->blocked_imports = names[info.nprofiles].blocked;
-		e->nblocked_imports = prof->nblocked_imports;
-		seen |= prof->mounts | prof->allow_mounts;
-		info.nprofiles++;
-	}
-	/*
-	 * The mounts a run of the caller can get: its profiles' and every
-	 * runtime's. The target and whether it is a package tree, never the
-	 * host source: that is the administrator's layout, not the caller's
-	 * business (docs/security.md, "Named mounts").
-	 */
-	for (i = 0; i < cfg->nruntimes; i++)
-		seen |= cfg->runtimes[i].mounts;
-	info.mounts = mounts;
-	for (i = 0; i < cfg->nmounts && i < CONFIG_MOUNTS_MAX; i++)
-		if (seen & (1U << i))
-			mounts[info.nmounts++] = (struct proto_mount_info){
-				.name = cfg->mounts[i].name,
-				.target = cfg->mounts[i].target,
-				.package = cfg->mounts[i].package,
-			};
-	r = proto_encode_info(m->id, &info, &out);
-	free(texts);
-	free(lists);
-	free(names);
-	client_send_encoded(c, m->id, r, &out, "info");
-}
-
-static void
-client_on_run(struct client *c, const struct proto_msg *m)
-{
-	/* A client that did not name tools could not answer a tool_call. */
-	if (m->u.run.ntools > 0 && !c->tools) {
-		client_send_error(c, m->id, PROTO_ERR_BAD_REQUEST,
-				  "run.tools: the client's hello did not name the feature tools");
-		return;
-	}
-	run_start(c->d, c, m->id, &m->u.run);
-}
-
-/* An answer to an event: it gets no reply of its own. */
-static void
-client_on_tool_reply(struct client *c, const struct proto_msg *m)
-{
-	run_tool_reply(c->d, c, m->id, &m->u.tool_reply);
-}
-
-static void
-client_on_cancel(struct client *c, const struct proto_msg *m)
-{
-	run_cancel_request(c->d, c, m->id, &m->u.cancel);
-}
-
-static void
-client_on_ps(struct client *c, const struct proto_msg *m)
-{
-	run_ps(c->d, c, m->id);
-}
-
-static void
-client_on_session_open(struct client *c, const struct proto_msg *m)
-{
-	session_open(c->d, c, m->id, &m->u.session_open);
-}
-
-static void
-client_on_session_close(struct client *c, const struct proto_msg *m)
-{
-	session_close(c->d, c, m->id, m->u.session.session);
-}
-
-static void
-client_on_session_list(struct client *c, const struct proto_msg *m)
-{
-	session_list(c->d, c, m->id);
-}
-
-static void
-client_on_file(struct client *c, const struct proto_msg *m)
-{
-	session_file_op(c->d, c, m->id, m->type, &m->u.file);
+	c->process_limit = proto_hello_has_feature(h, PROTO_FEATURE_PROCESS_LIMIT);
+	c->network = proto_hello_has_feature(h, PROTO_FEATURE_NETWORK);
+	c->tools = proto_hello_has_feature(h, PROTO_FEATURE_TOOLS);
+	client_transition(c, CLIENT_EV_HELLO_OK);
 }
 
 bool
@@ -848,66 +614,6 @@ client_resolve_limits(struct client *c, uint32_t req_id, const char *profile,
 	return 0;
 }
 
-/*
- * The one access check of every request after the hello, whatever its kind
- * (run, cell, file operation, session open, list and close, cancel, ps,
- * info, ping, tool reply): is the client's uid still allowed by [access] of
- * the config in force? Read again for each request, never kept from the
- * connect, because a reload may have removed the user since: a revoked
- * user's open connection must not go on using the daemon (its sessions'
- * files included; issue 28). The refusal is the one a refused connect gets,
- * "unauthorized". Returns true when the request may go on.
- */
-static bool
-client_access(struct client *c, const struct proto_msg *m)
-{
-	if (client_allowed(c))
-		return true;
-	client_send_error(c, m->id, PROTO_ERR_UNAUTHORIZED,
-			  "uid %u is no longer allowed to use this daemon", (unsigned)c->uid);
-	return false;
-}
-
-/* Decode and dispatch one packet. */
-static void
-client_dispatch(struct client *c, const char *buf, size_t len, int *fds, size_t nfds)
-{
-	struct proto_msg m;
-	enum proto_error code = PROTO_ERR_BAD_REQUEST;
-	uint32_t id = 0;
-	char why[256] = "";
-	size_t i;
-	int r;
-
-	memset(&m, 0, sizeof(m));
-	r = proto_decode(buf, len, fds, nfds, &m, &code, &id, why, sizeof(why));
-	if (r < 0) {
-		client_send_error(c, id, code, "%s", why[0] ? why : strerror(-r));
-		if (!c->hello_done)
-			c->closing = true;
-		return;
-	}
-	for (i = 0; i < sizeof(client_handlers) / sizeof(client_handlers[0]); i++)
-		if (client_handlers[i].type == m.type)
-			break;
-	if (i == sizeof(client_handlers) / sizeof(client_handlers[0])) {
-		client_send_error(c, m.id, PROTO_ERR_BAD_REQUEST, "a client may not send %s",
-				  proto_type_name(m.type));
-	} else if (!c->hello_done && !(client_handlers[i].flags & H_BEFORE_HELLO)) {
-		client_send_error(c, m.id, PROTO_ERR_BAD_REQUEST,
-				  "the first message must be hello, not %s",
-				  proto_type_name(m.type));
-		c->closing = true;
-	} else if (c->hello_done && !(client_handlers[i].flags & H_AFTER_HELLO)) {
-		client_send_error(c, m.id, PROTO_ERR_BAD_REQUEST, "%s was already done",
-				  proto_type_name(m.type));
-	} else if (c->hello_done && !client_access(c, &m)) {
-		/* refused: client_access() answered */
-	} else
-		client_handlers[i].fn(c, &m);
-	proto_msg_free(&m);
-}
-
 /* Readable: take every packet that is there (a bounded batch per turn). */
 static void
 client_read_cb(evutil_socket_t fd, short what UNUSED, void *arg)
@@ -916,7 +622,7 @@ client_read_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 	static char buf[PROTO_MSG_MAX + 1];
 	int budget;
 
-	for (budget = 32; budget > 0 && !c->closing && !c->dead; budget--) {
+	for (budget = 32; budget > 0 && client_reading(c); budget--) {
 		int fds[PROTO_FDS_MAX];
 		size_t nfds = 0;
 		ssize_t n = fdpass_recv(fd, buf, sizeof(buf), fds, PROTO_FDS_MAX, &nfds);
@@ -935,9 +641,9 @@ client_read_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 			client_kill(c);
 			return;
 		}
-		client_dispatch(c, buf, (size_t)n, fds, nfds);
+		c->d->client_hooks->packet(c, buf, (size_t)n, fds, nfds);
 	}
-	if (c->closing && !c->dead)
+	if (c->state == CLIENT_CLOSING)
 		client_flush(c);
 }
 
@@ -946,7 +652,7 @@ client_write_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct client *c = arg;
 
-	if (!c->dead && client_flush(c) < 0)
+	if (client_live(c) && client_flush(c) < 0)
 		client_kill(c);
 }
 
@@ -996,6 +702,7 @@ client_new(struct daemon *d, int fd)
 	c->d = d;
 	c->fd = fd;
 	c->id = ++d->next_client_id;
+	c->state = CLIENT_HELLO;
 	TAILQ_INIT(&c->outq);
 	r = client_peercred(c);
 	if (r < 0) {
@@ -1022,14 +729,13 @@ client_new(struct daemon *d, int fd)
 	if (c->over_limit && same >= 2 * d->cfg->max_connections_per_uid) {
 		log_debug("client %" PRIu32 ": uid %u far over its connection limit; closing",
 			  c->id, (unsigned)c->uid);
-		c->closing = true;
-		client_flush(c);
+		client_refuse(c);
 		return;
 	}
 	event_add(c->read_ev, NULL);
 	event_add(c->hello_ev, &tv);
 	if (c->allowed)
-		session_client_new(d, c->uid);
+		d->client_hooks->adopted(c);
 }
 
 void
@@ -1042,11 +748,14 @@ client_flush_all(struct daemon *d, int timeout_ms)
 		bool pending = false;
 
 		TAILQ_FOREACH(c, &d->clients, entry)
-		if (!c->dead && !TAILQ_EMPTY(&c->outq)) {
-			c->closing = false;
-			if (client_flush(c) < 0)
-				c->dead = true;
-			else if (!TAILQ_EMPTY(&c->outq))
+		if (client_live(c) && !TAILQ_EMPTY(&c->outq)) {
+			/* The loop is over: a closing connection is not ended
+			 * when its queue empties (client_free() ends them all). */
+			int r = client_flush_queue(c);
+
+			if (r < 0)
+				client_kill(c);
+			else if (r == 0)
 				pending = true;
 		}
 		if (!pending)
@@ -1057,50 +766,44 @@ client_flush_all(struct daemon *d, int timeout_ms)
 }
 
 /*
- * Marks a client dead; its runs are killed and its sessions told on the next
- * loop turn (client_free_cb), never here: client_kill is called from inside
- * client_send, which is called while the run module walks its list of runs
- * (cancelling a session's runs, stopping), and freeing the client's runs then
- * would free the walker's next run under it (a use-after-free found by review).
+ * Ends a connection: nothing more is read or sent; its runs are killed and
+ * its sessions told on the next loop turn (client_free_cb), never here:
+ * client_kill is called from inside client_send, which is called while the
+ * run module walks its list of runs (cancelling a session's runs,
+ * stopping), and freeing the client's runs then would free the walker's
+ * next run under it (a use-after-free found by review). Hence the state
+ * DROPPED (client_state.c).
  */
 void
 client_kill(struct client *c)
 {
-	if (c == NULL || c->dead)
-		return;
-	c->dead = true;
-	event_del(c->read_ev);
-	event_del(c->write_ev);
-	event_del(c->hello_ev);
-	event_active(c->free_ev, 0, 0);
+	if (c != NULL)
+		client_transition(c, CLIENT_EV_DROP);
 }
 
-/* Kills the runs of a client that left (docs/security.md) and tells its
- * sessions, once. They live on, for a grace period if a killed client was its
- * uid's last connection. */
+/* The runs of a client that left are killed (docs/security.md) and its
+ * sessions told, by the dispatcher's hook (client_hooks.orphaned): the entry
+ * action of the end (client_state_ends(): once). They live on, for a grace
+ * period if a dropped client (from: the state it left) was its uid's last
+ * connection. */
 static void
-client_orphan(struct client *c)
+client_orphan(struct client *c, enum client_state from)
 {
 	struct client *it;
-	bool last = c->dead && c->allowed;
+	bool last = from == CLIENT_DROPPED && c->allowed;
 
-	if (c->orphaned)
-		return;
-	c->orphaned = true;
-	run_orphan_client(c->d, c);
 	TAILQ_FOREACH(it, &c->d->clients, entry)
-	if (it != c && !it->dead && it->uid == c->uid && it->allowed)
+	if (it != c && client_live(it) && it->uid == c->uid && it->allowed)
 		last = false;
-	session_client_gone(c->d, c, last);
+	c->d->client_hooks->orphaned(c, last);
 }
 
+/* The next loop turn after a drop: linger, or be freed. */
 static void
 client_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 {
 	struct client *c = arg;
-	struct client_pkt *p;
 
-	client_orphan(c);
 	/*
 	 * Fds sent and not read stay in flight, charged to the service user,
 	 * when we close: only the client's read or close ends that. So a
@@ -1112,24 +815,31 @@ client_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 		log_debug("client %" PRIu32 " uid %u: %" PRIu32
 			  " fds sent are not read yet; lingering",
 			  c->id, (unsigned)c->uid, c->unread_fds);
-		c->lingering = true;
-		(void)shutdown(c->fd, SHUT_RDWR);
-		while ((p = TAILQ_FIRST(&c->outq)) != NULL)
-			client_pkt_done(c, p, false);
-		client_tick_arm(c->d);
+		client_transition(c, CLIENT_EV_LINGER);
 		return;
 	}
-	client_free(c);
+	client_transition(c, CLIENT_EV_FREE);
 }
 
-void
-client_free(struct client *c)
+/* Entry action of LINGERING: shut down both ways, what is queued dropped,
+ * the tick watches for the fds sent to be read. */
+static void
+client_linger(struct client *c)
 {
 	struct client_pkt *p;
 
-	if (c == NULL)
-		return;
-	client_orphan(c);
+	(void)shutdown(c->fd, SHUT_RDWR);
+	while ((p = TAILQ_FIRST(&c->outq)) != NULL)
+		client_pkt_done(c, p, false);
+	client_tick_arm(c->d);
+}
+
+/* Entry action of GONE: everything given back, the memory freed. */
+static void
+client_destroy(struct client *c)
+{
+	struct client_pkt *p;
+
 	TAILQ_REMOVE(&c->d->clients, c, entry);
 	c->d->nclients--;
 	while ((p = TAILQ_FIRST(&c->outq)) != NULL)
@@ -1141,4 +851,55 @@ client_free(struct client *c)
 	event_free(c->free_ev);
 	close(c->fd);
 	free(c);
+}
+
+/*
+ * Every change of a client's state: the table (client_state.c) says where
+ * ev leads, or that it cannot happen (a broken invariant); then the new
+ * state's entry action, which for GONE frees c.
+ */
+static void
+client_transition(struct client *c, enum client_event ev)
+{
+	enum client_state from = c->state, to = client_state_next(from, ev);
+
+	if (to == CLIENT_STATE_INVALID)
+		fatalx("client %" PRIu32 ": %s cannot happen in state %s", c->id,
+		       fsm_event_name(&client_fsm, (int)ev),
+		       fsm_state_name(&client_fsm, (int)from));
+	c->state = to;
+	if (to == from)
+		return;
+	if (client_state_ends(from, to))
+		client_orphan(c, from);
+	switch (to) {
+	case CLIENT_READY:
+		event_del(c->hello_ev);
+		break;
+	case CLIENT_CLOSING:
+		/* A send error here ends it at its next read. */
+		(void)client_flush(c);
+		break;
+	case CLIENT_DROPPED:
+		event_del(c->read_ev);
+		event_del(c->write_ev);
+		event_del(c->hello_ev);
+		event_active(c->free_ev, 0, 0);
+		break;
+	case CLIENT_LINGERING:
+		client_linger(c);
+		break;
+	case CLIENT_GONE:
+		client_destroy(c);
+		break;
+	default:
+		break;
+	}
+}
+
+void
+client_free(struct client *c)
+{
+	if (c != NULL)
+		client_transition(c, CLIENT_EV_EXIT);
 }

@@ -1,8 +1,8 @@
-/* frontend.c: the frontend process: event loop, spawner channel, signals. */
+/* frontend.c: the frontend process: event loop, the spawner's events to their
+ * owners (spawn_wrap.c receives them), signals, reload. */
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,40 +13,13 @@
 #include "fdpass.h"
 #include "memfd.h"
 #include "frontend.h"
+#include "spawn_wrap.h"
 #include "session.h"
 #include "log.h"
 #include "xalloc.h"
 #include "compiler.h"
 #include "fdio.h"
 #include "xevent.h"
-
-void
-frontend_unwatch(struct event **ev, int *fd)
-{
-	if (*ev != NULL) {
-		event_free(*ev);
-		*ev = NULL;
-	}
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-}
-
-int
-frontend_spawn_fds(struct daemon *d, const struct spawn_req *req, int *fds, size_t nfds)
-{
-	for (;;) {
-		struct pollfd p = {.fd = d->spawner_fd, .events = POLLOUT};
-		int r = fdpass_send(d->spawner_fd, req, sizeof(*req), fds, nfds);
-
-		if (r != -EAGAIN)
-			return r;
-		/* The spawner is a busy local peer, not a client: wait for it. */
-		if (poll(&p, 1, 1000) < 0 && errno != EINTR)
-			return -errno;
-	}
-}
 
 /* SPAWN_STOP: SIGTERM/SIGINT came to the main pid. */
 static void
@@ -92,17 +65,14 @@ frontend_spawner_keyed(struct daemon *d, const struct spawn_ev *ev, int *fds, si
 	}
 }
 
-/* Who handles each event from the spawner, and how many fds it may carry. */
+/* Who handles each event from the spawner (spawn_wrap.c checked its fds). */
 static const struct {
 	uint32_t type;
-	size_t nfds_max;
 	void (*fn)(struct daemon *d, const struct spawn_ev *ev, int *fds, size_t *nfds);
 } frontend_spawner_events[] = {
-	{SPAWN_STARTED, 2, frontend_spawner_keyed}, /* a sandbox's memory figure fds */
-	{SPAWN_FAILED, 0, frontend_spawner_keyed},
-	{SPAWN_DONE, 0, frontend_spawner_keyed},
-	{SPAWN_STOP, 0, frontend_spawner_stop},
-	{SPAWN_RELOAD, 1, frontend_spawner_reload}, /* a sealed memfd of the file */
+	{SPAWN_STARTED, frontend_spawner_keyed}, {SPAWN_FAILED, frontend_spawner_keyed},
+	{SPAWN_DONE, frontend_spawner_keyed},	 {SPAWN_STOP, frontend_spawner_stop},
+	{SPAWN_RELOAD, frontend_spawner_reload},
 };
 
 /* Events from the spawner; its end is the frontend's end. */
@@ -114,41 +84,30 @@ frontend_spawner_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 
 	for (budget = 64; budget > 0; budget--) {
 		struct spawn_ev ev;
-		int fds[2];
+		int fds[SPAWN_WRAP_FDS_MAX];
 		size_t nfds = 0, i;
-		bool lost;
-		ssize_t n = fdpass_recv_lossy(fd, &ev, sizeof(ev), fds, 2, &nfds, &lost);
+		bool lost = false;
+		int n = spawn_wrap_recv(fd, &ev, fds, &nfds, &lost);
 
 		if (n == -EAGAIN || n == -EINTR)
 			return;
 		if (n == 0) {
-			fdpass_close_all(fds, nfds);
 			log_warnx("the spawner is gone; stopping");
 			event_base_loopbreak(d->base);
 			return;
 		}
-		for (i = 0;
-		     i < sizeof(frontend_spawner_events) / sizeof(frontend_spawner_events[0]); i++)
-			if (n > 0 && frontend_spawner_events[i].type == ev.type)
-				break;
 		/* Our own, more trusted peer: anything unexpected is a broken
 		 * invariant, not an attack to survive. */
-		if (n < 0 || (size_t)n != sizeof(ev) ||
-		    i == sizeof(frontend_spawner_events) / sizeof(frontend_spawner_events[0]) ||
-		    nfds > frontend_spawner_events[i].nfds_max ||
-		    (lost && frontend_spawner_events[i].nfds_max == 0))
+		if (n < 0)
 			fatalx("malformed message from the spawner");
-		ev.step[sizeof(ev.step) - 1] = '\0';
 		/*
-		 * Its fds did not all arrive: we are at our RLIMIT_NOFILE (the
-		 * service user's to share), not facing a broken spawner. One
-		 * event's worth fails alone (issue 28): STARTED goes on without
-		 * its memory figure fds (as when the spawner has none), a
-		 * RELOAD is refused.
+		 * Its fds did not all arrive (spawn_wrap_recv() closed the
+		 * rest): we are at our RLIMIT_NOFILE (the service user's to
+		 * share), not facing a broken spawner. One event's worth fails
+		 * alone (issue 28): STARTED goes on without its memory figure
+		 * fds (as when the spawner has none), a RELOAD is refused.
 		 */
 		if (lost) {
-			fdpass_close_all(fds, nfds);
-			nfds = 0;
 			log_repeat_warnx(&d->pool_warn,
 					 "spawner: event %u: its fds could not be received (the "
 					 "frontend is at its RLIMIT_NOFILE)",
@@ -156,25 +115,11 @@ frontend_spawner_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 			if (ev.type == SPAWN_RELOAD && ev.err == 0)
 				ev.err = -EMFILE;
 		}
-		frontend_spawner_events[i].fn(d, &ev, fds, &nfds);
+		for (i = 0;
+		     i < sizeof(frontend_spawner_events) / sizeof(frontend_spawner_events[0]); i++)
+			if (frontend_spawner_events[i].type == ev.type)
+				frontend_spawner_events[i].fn(d, &ev, fds, &nfds);
 		fdpass_close_all(fds, nfds);
-	}
-}
-
-void
-frontend_status(struct daemon *d)
-{
-	sd_notifyf(0, "STATUS=%s%u running, %u queued, %u sessions, %u clients",
-		   d->stopping ? "stopping: " : "", d->nrunning, d->queue.n, d->nsessions,
-		   d->nclients);
-}
-
-void
-frontend_run_ended(struct daemon *d)
-{
-	if (d->stopping && d->nruns == 0 && d->nsessions == 0) {
-		log_info("stopping: every run has ended");
-		event_base_loopbreak(d->base);
 	}
 }
 
@@ -482,7 +427,8 @@ frontend_main(struct daemon *d)
 	event_add(d->spawner_ev, NULL);
 	event_add(d->sigterm_ev, NULL);
 	event_add(d->sigint_ev, NULL);
-	if (listener_start(d) < 0)
+	dispatch_init(d);
+	if (listener_start(d, client_new) < 0)
 		return -EIO;
 	if (frontend_rootspec_update(d) < 0 || run_pool_init(d) < 0)
 		return -ENOMEM;

@@ -65,13 +65,29 @@ TAILQ_HEAD(prep_list, prep);
 
 struct egress_stats;
 
+/*
+ * What the dispatcher (dispatch.c, dispatch_init()) does with a connection:
+ * client.c calls through these and so calls neither run.c nor session.c.
+ */
+struct client_hooks {
+	/* One packet received (not decoded yet; fds taken). */
+	void (*packet)(struct client *c, const char *buf, size_t len, int *fds, size_t nfds);
+	/* A connection [access] allowed at connect was adopted. */
+	void (*adopted)(struct client *c);
+	/* The connection ended: once; last_of_uid when no other live connection
+	 * of its uid is allowed. */
+	void (*orphaned)(struct client *c, bool last_of_uid);
+};
+
 struct daemon {
 	struct event_base *base;
 	struct config *cfg;
 	int listen_fd;
 	struct event *listen_ev;
-	struct event *accept_retry_ev; /* back-off after EMFILE */
-	int reserve_fd;		       /* an fd kept to shed a connection on EMFILE */
+	struct event *accept_retry_ev;		     /* back-off after EMFILE */
+	void (*accept_cb)(struct daemon *d, int fd); /* listener_start()'s: takes the fd */
+	const struct client_hooks *client_hooks;     /* dispatch_init()'s */
+	int reserve_fd;				     /* an fd kept to shed a connection on EMFILE */
 	int spawner_fd;
 	struct event *spawner_ev;
 	struct event *sigterm_ev, *sigint_ev, *sighup_ev;
@@ -132,7 +148,17 @@ struct daemon {
 /* Run the frontend's event loop until SIGTERM/SIGINT or the spawner's end. */
 int frontend_main(struct daemon *d);
 
-/* Send one fixed request to the spawner, with its fds. */
+/* SIGTERM/SIGINT, or the spawner's word: the graceful stop. */
+void frontend_stop(struct daemon *d);
+/* The spawner's SPAWN_RELOAD: parse the config file's bytes it read (fd, taken). */
+void frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd);
+/* Build the root spec of d->cfg; when it changed, seal it and bump the
+ * generation (prepared sandboxes of the old one are then discarded). */
+int frontend_rootspec_update(struct daemon *d);
+
+/* ---- daemon.c: the services of struct daemon (they call no module) ---- */
+
+/* Send one fixed request to the spawner, with its fds (spawn_wrap.h). */
 int frontend_spawn_fds(struct daemon *d, const struct spawn_req *req, int *fds, size_t nfds);
 /* Stop watching an fd and close it: *ev freed and NULL, *fd closed and -1
  * (either may be gone already). */
@@ -141,13 +167,17 @@ void frontend_unwatch(struct event **ev, int *fd);
 void frontend_status(struct daemon *d);
 /* A run ended: if stopping and nothing is left, leave the loop. */
 void frontend_run_ended(struct daemon *d);
-/* SIGTERM/SIGINT, or the spawner's word: the graceful stop. */
-void frontend_stop(struct daemon *d);
-/* The spawner's SPAWN_RELOAD: parse the config file's bytes it read (fd, taken). */
-void frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd);
-/* Build the root spec of d->cfg; when it changed, seal it and bump the
- * generation (prepared sandboxes of the old one are then discarded). */
-int frontend_rootspec_update(struct daemon *d);
+
+/* ---- dispatch.c: a client's requests to the modules that do them ---- */
+
+/* Set d->client_hooks: the dispatch table, the adoption and the orphan
+ * action of connections. Before the first accept. */
+void dispatch_init(struct daemon *d);
+
+/* ---- info.c: the info reply ---- */
+
+/* Answer an info request: what the daemon offers c (its profiles only). */
+void info_reply(struct client *c, uint32_t req_id);
 
 /* ---- client.c: one connection ---- */
 
@@ -168,6 +198,18 @@ void client_send_error(struct client *c, uint32_t id, enum proto_error code, con
 void client_send_encoded(struct client *c, uint32_t id, int rc, struct proto_out *out,
 			 const char *what);
 uid_t client_uid(const struct client *c);
+struct daemon *client_daemon(const struct client *c);
+/* Was the hello answered hello_ok (requests are taken now)? */
+bool client_ready(const struct client *c);
+/* Did [access] allow the client when it connected? */
+bool client_allowed_at_connect(const struct client *c);
+/* Did it connect past max_connections_per_uid (refused at its hello)? */
+bool client_over_limit(const struct client *c);
+/* Refuse the connection: what is queued (the refusal) is sent, then it is
+ * closed; nothing more is read. */
+void client_refuse(struct client *c);
+/* The hello is accepted: its features kept, its timer stopped. */
+void client_hello_ok(struct client *c, const struct proto_hello *h);
 /* A client's answer to one of its run's tool calls (run_tools.h). */
 void run_tool_reply(struct daemon *d, struct client *c, uint32_t req_id,
 		    const struct proto_tool_reply *rep);

@@ -1,4 +1,5 @@
-/* listener.c: the listening socket: created as root or taken from systemd. */
+/* listener.c: the listening socket: created as root or taken from systemd;
+ * each connection accepted goes to the callback listener_start() was given. */
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 
 #include "listener.h"
 
+#include "backoff.h"
 #include "frontend.h"
 #include "log.h"
 #include "compiler.h"
@@ -80,28 +82,6 @@ listener_from_systemd(int *ret_fd)
 	return 1;
 }
 
-/* The back-off is over: accept on the listening event (arg) again. */
-static void
-listener_resume_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
-{
-	event_add(arg, NULL);
-}
-
-struct event *
-listener_back_off_new(struct event_base *base, struct event *listen_ev)
-{
-	return evtimer_new(base, listener_resume_cb, listen_ev);
-}
-
-void
-listener_back_off(struct event *listen_ev, struct event *back_off_ev, unsigned ms)
-{
-	struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-
-	event_del(listen_ev);
-	evtimer_add(back_off_ev, &tv);
-}
-
 /* Accept every pending connection; back off when out of descriptors. */
 static void
 listener_accept_cb(evutil_socket_t lfd, short what UNUSED, void *arg)
@@ -113,7 +93,7 @@ listener_accept_cb(evutil_socket_t lfd, short what UNUSED, void *arg)
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 		if (fd >= 0) {
-			client_new(d, fd);
+			d->accept_cb(d, fd);
 			continue;
 		}
 		if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
@@ -138,8 +118,9 @@ listener_accept_cb(evutil_socket_t lfd, short what UNUSED, void *arg)
 }
 
 int
-listener_start(struct daemon *d)
+listener_start(struct daemon *d, void (*accept_cb)(struct daemon *d, int fd))
 {
+	d->accept_cb = accept_cb;
 	d->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	d->listen_ev =
 		event_new(d->base, d->listen_fd, EV_READ | EV_PERSIST, listener_accept_cb, d);

@@ -1,6 +1,7 @@
 /*
- * spawn_msg.h: the small fixed messages between the frontend and the spawner,
- * and between a sandbox's supervisor and the frontend.
+ * spawn_msg.h: the small fixed messages between the frontend and the spawner
+ * (the lifeline's, between a sandbox's supervisor and the frontend, are in
+ * sup_msg.h, included here so that their users need one include).
  *
  * Both are SOCK_SEQPACKET socketpairs; a message is one packet of exactly the
  * struct's size (anything else is a protocol violation). fds cross with
@@ -12,6 +13,8 @@
 #define AIRLOCKD_SPAWN_MSG_H
 
 #include <stdint.h>
+
+#include "sup_msg.h"
 
 enum spawn_msg_type {
 	/* frontend -> spawner: struct spawn_req + fds {plan, lifeline, stdout, stderr} */
@@ -106,53 +109,6 @@ struct spawn_ev {
 struct sb_start {
 	uint32_t magic;
 	uint32_t flags; /* SPAWN_F_WORKSPACE: a fifth fd; SPAWN_F_PRESTARTED: two fds */
-};
-
-/* supervisor -> frontend, on the run's lifeline socket */
-enum sup_msg_type {
-	SUP_SETUP_FAILED = 1, /* set-up or exec failed: step and -errno */
-	SUP_ARTIFACT = 2,     /* one candidate artifact, its fd attached */
-	SUP_EXIT = 3,	      /* the code finished; always the last message */
-	/* network = proxy: the listening socket at 127.0.0.1:port in the run's
-	 * network namespace, attached; before the code starts (sandbox_egress.c) */
-	SUP_EGRESS = 8,
-	SUP_TOOLS = 9, /* the tool bridge's listening socket attached (before the code starts) */
-	/* An interpreter session's sandbox (PLAN_F_CELLS, cells_msg.h): the
-	 * frontend's end of the driver's channel attached, before the code
-	 * starts; and a cell's end, after CELLS_SUP_FINISH: reason (the limit
-	 * that interrupted it, or EXITED), cpu_ns, wall_ns, size = the cell,
-	 * memory_peak.
-	 * SUP_CELL_LOST: the interpreter ended during cell `size`; the same
-	 * fields, the cell's own from its CELLS_SUP_BEGIN (the SUP_EXIT that
-	 * follows has the interpreter's whole life). */
-	SUP_CELLS = 12,
-	SUP_CELL_END = 13,
-	SUP_CELL_LOST = 14,
-};
-
-enum sup_reason {
-	SUP_REASON_EXITED = 0, /* the code's main process ended by itself */
-	SUP_REASON_WALL = 1,   /* the supervisor's wall clock fired */
-	SUP_REASON_CPU = 2,    /* the run's total cpu time passed the limit */
-	SUP_REASON_PROCS = 3,  /* cgroup2: a fork or thread was refused at pids.max */
-};
-
-#define SUP_NAME_MAX 255
-
-struct sup_msg {
-	uint32_t type;
-	int32_t step;	 /* SETUP_FAILED: enum sandbox_step */
-	int32_t err;	 /* SETUP_FAILED: -errno */
-	int32_t status;	 /* EXIT: wait status of the code's main process */
-	uint32_t reason; /* EXIT: enum sup_reason */
-	uint32_t name_len;
-	uint64_t cpu_ns;	     /* EXIT: cpu time of every process of the run */
-	uint64_t wall_ns;	     /* EXIT: from exec to the end */
-	uint64_t size;		     /* ARTIFACT: file size */
-	char name[SUP_NAME_MAX + 1]; /* ARTIFACT: path relative to the workspace */
-	uint64_t memory_peak;	     /* CELL_END, CELL_LOST: bytes (sandbox_cells.c:
-				      * since the cell began, or since the cgroup was
-				      * made where it cannot be reset); 0 = not measured */
 };
 
 #endif

@@ -3052,6 +3052,32 @@ test_names(void **state)
 	assert_string_equal(proto_limit_name(PROTO_LIMIT_TMP_BYTES), "tmp_bytes");
 }
 
+/* Values out of range get each table's word for unknown (nametab.h), and a
+ * peer cannot name "none" as an error. */
+static void
+test_names_out_of_range(void **state)
+{
+	enum proto_error e = PROTO_ERR_BUSY;
+	enum proto_outcome oc = PROTO_OUTCOME_EXITED;
+
+	(void)state;
+	assert_string_equal(proto_type_name((enum proto_type) - 1), "unknown");
+	assert_string_equal(proto_error_name(PROTO_ERR_COUNT_), "internal");
+	assert_string_equal(proto_error_name((enum proto_error) - 1), "internal");
+	assert_string_equal(proto_error_name(PROTO_ERR_NONE), "none");
+	assert_int_equal(proto_error_from_name("none", &e), -ENOENT);
+	assert_int_equal(proto_error_from_name("", &e), -ENOENT);
+	assert_int_equal(e, PROTO_ERR_BUSY); /* written only on success */
+	assert_int_equal(proto_error_from_name("internal", &e), 0);
+	assert_int_equal(e, PROTO_ERR_INTERNAL);
+	assert_string_equal(proto_outcome_name(PROTO_OUTCOME_COUNT_), "error");
+	assert_string_equal(proto_outcome_name((enum proto_outcome) - 1), "error");
+	assert_int_equal(proto_outcome_from_name("", &oc), -ENOENT);
+	assert_int_equal(oc, PROTO_OUTCOME_EXITED);
+	assert_string_equal(proto_tool_outcome_name(PROTO_TOOL_OUTCOME_COUNT_), "error");
+	assert_string_equal(proto_tool_outcome_name((enum proto_tool_outcome) - 1), "error");
+}
+
 /* ------------------------------------------------------- tool bridge */
 
 /* run.tools: names, descriptions and schemas survive; absent is none. */
@@ -3505,6 +3531,7 @@ main(void)
 		T(test_bad_new_messages),
 		T(test_bad_new_fds),
 		T(test_names),
+		T(test_names_out_of_range),
 		T(test_roundtrip_run_tools),
 		T(test_bad_run_tools),
 		T(test_roundtrip_tool_messages),

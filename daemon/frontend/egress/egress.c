@@ -19,8 +19,8 @@
 
 #include "budget.h"
 #include "clock.h"
+#include "backoff.h"
 #include "config.h"
-#include "listener.h"
 #include "log.h"
 #include "compiler.h"
 

@@ -191,6 +191,37 @@ test_first_message_not_hello(void **state)
 	others_served(a);
 }
 
+/*
+ * A refused first message from a client that has already closed: the
+ * refusal's send fails (EPIPE), which ends the connection before the
+ * refusal closes it. Both must hold: the daemon stays up. Many times over,
+ * so that some closes win the race with the daemon's read.
+ */
+static void
+test_refused_after_close(void **state)
+{
+	struct abuse *a = *state;
+	static const char junk[] = "garbage first";
+	int i, fd;
+
+	for (i = 0; i < 40; i++) {
+		fd = front_raw_connect(a->f.sock);
+
+		assert_true(fd >= 0);
+		if (i % 2 == 0)
+			assert_int_equal(send_raw(fd, junk, sizeof(junk) - 1), 0);
+		else
+			assert_int_equal(front_send_hello(fd, 9, 99), 0);
+		close(fd);
+	}
+	/* A connection accepted after those is read after theirs: by its
+	 * pong (two round trips) the daemon has handled every one of them. */
+	fd = raw_hello(a);
+	expect_usable(fd, 11);
+	close(fd);
+	others_served(a);
+}
+
 /* hello with version 99: unsupported_version naming our id, then close. */
 static void
 test_hello_wrong_version(void **state)
@@ -345,6 +376,7 @@ main(void)
 		cmocka_unit_test(test_oversized_packet),
 		cmocka_unit_test(test_first_message_not_hello),
 		cmocka_unit_test(test_hello_wrong_version),
+		cmocka_unit_test(test_refused_after_close),
 		cmocka_unit_test(test_hello_twice),
 		cmocka_unit_test(test_daemon_only_type),
 		cmocka_unit_test(test_unknown_runtime),

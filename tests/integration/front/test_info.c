@@ -353,6 +353,61 @@ test_info_at_bounds(void **state)
 	assert_int_equal(fixture_stop(&f), 0);
 }
 
+/*
+ * A profile's egress allow-list in info: the entries of allow_hosts first,
+ * then those of allow_private_hosts, each in the order written, whatever
+ * the order of the lines (info.c builds them as two runs of one list).
+ */
+static void
+test_info_egress_lists(void **state)
+{
+	static const char cfg[] = "[sandbox]\nuid_base = 702112\nuid_count = 64\n"
+				  "[egress]\nresolver = 127.0.0.1\n"
+				  "[profile net]\nnetwork = proxy\n"
+				  "allow_hosts = pypi.org:443\n"
+				  "allow_private_hosts = registry.lan:5000\n"
+				  "allow_hosts = *.example.com:80, 443\n";
+	static const struct {
+		const char *text;
+		bool private;
+	} want[] = {
+		{"pypi.org:443", false},
+		{"*.example.com:80,443", false},
+		{"registry.lan:5000", true},
+	};
+	struct fixture f;
+	struct airlock_conn *conn = NULL;
+	struct airlock_info *info = NULL;
+	size_t i, k, found = 0;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, cfg), 0);
+	assert_int_equal(airlock_connect(f.sock, &conn), 0);
+	assert_int_equal(airlock_info(conn, &info), 0);
+	for (i = 0; i < airlock_info_profile_count(info); i++) {
+		if (strcmp(airlock_info_profile_name(info, i), "net") != 0) {
+			assert_int_equal(airlock_info_profile_allow_count(info, i), 0);
+			continue;
+		}
+		found++;
+		assert_true(airlock_info_profile_network(info, i));
+		assert_int_equal(airlock_info_profile_allow_count(info, i), 3);
+		for (k = 0; k < 3; k++) {
+			bool private = !want[k].private;
+			const char *e = airlock_info_profile_allow(info, i, k, &private);
+
+			assert_non_null(e);
+			assert_string_equal(e, want[k].text);
+			assert_int_equal(private, want[k].private);
+		}
+		assert_null(airlock_info_profile_allow(info, i, 3, NULL));
+	}
+	assert_int_equal(found, 1);
+	airlock_info_free(info);
+	airlock_conn_free(conn);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
 int
 main(void)
 {
@@ -364,6 +419,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cli_info_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_info_text, setup, teardown),
 		cmocka_unit_test(test_info_at_bounds),
+		cmocka_unit_test(test_info_egress_lists),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
