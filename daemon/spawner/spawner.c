@@ -322,74 +322,91 @@ spawner_rootspec(struct spawner *sp, int fd)
 	return 0;
 }
 
-/*
- * Handle one SPAWN_PREPARE: clone a sandbox into fresh namespaces in the
- * slot's uids and memory cgroup; it builds what does not depend on a request
- * and waits on its control socket (docs/performance.md). fds: the root spec
- * (rootspec.h), read and every source checked again here, as root, before
- * the sandbox is given it; with SPAWN_F_PRESTART also the pre-start plan (a
- * sealed memfd the supervisor parses, like a run's) and the output pipes of
- * the interpreter it starts ahead.
- */
-static void
-spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
+/* SPAWN_PREPARE's checks: the frontend is less trusted than we are, check
+ * everything. The root spec read (every source checked again, as root);
+ * with SPAWN_F_PRESTART the pre-start plan sealed and bounded. */
+static int
+spawner_prepare_check(struct spawner *sp, const struct spawn_req *req, int *fds,
+		      const char **ret_step)
 {
-	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
-	struct sandbox_ctx ctx;
-	struct cgroup_run_fds cgfds = {-1, -1, -1, -1, -1};
-	const char *step = "request";
-	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, peak_fd = -1, r;
-	bool into, cg_made = false;
-	long pid;
+	int r;
 
-	/* The frontend is less trusted than we are: check everything. */
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0) {
-		r = -EINVAL;
-		step = "uid_slot";
-		goto fail;
+		*ret_step = "uid_slot";
+		return -EINVAL;
 	}
-	step = "rootspec";
+	*ret_step = "rootspec";
 	r = spawner_rootspec(sp, fds[0]);
 	if (r < 0)
-		goto fail;
+		return r;
 	if (req->flags & SPAWN_F_PRESTART) {
 		uint64_t plan_size;
 
-		step = "plan";
+		*ret_step = "plan";
 		r = memfd_check_sealed(fds[1], PLAN_SIZE_MAX, &plan_size);
 		if (r < 0)
-			goto fail;
+			return r;
 	}
+	return 0;
+}
+
+/* The slot's run cgroup made (*ret_made) and opened into cgfds; a kept
+ * one's memory peak into *ret_peak_fd (-1: none). */
+static int
+spawner_prepare_cgroup(struct spawner *sp, const struct spawn_req *req,
+		       struct cgroup_run_fds *cgfds, int *ret_peak_fd, bool *ret_made,
+		       const char **ret_step)
+{
+	int r;
+
 	/* A session's cg_base now holds a peak fd until the slot's
 	 * spawner_run_cgroup_finish: at the reap, below on a failure with no
 	 * child, or at the end of spawner_serve. A slot is prepared only when
 	 * free (pid 0), so its last base's fd is closed already. */
-	step = "cgroup";
+	*ret_step = "cgroup";
 	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes,
 			      spawner_session_slot(sp, req->uid_slot),
 			      sp->keepers[req->uid_slot].ws_bytes,
 			      &sp->slots[req->uid_slot].cg_base);
 	if (r < 0)
-		goto fail;
-	cg_made = true;
-	step = "cgroup_open";
-	r = cgroup_run_open(&sp->cg, spawner_uid(sp, req->uid_slot), &cgfds);
+		return r;
+	*ret_made = true;
+	*ret_step = "cgroup_open";
+	r = cgroup_run_open(&sp->cg, spawner_uid(sp, req->uid_slot), cgfds);
 	if (r < 0)
-		goto fail;
+		return r;
 	/*
 	 * A session's sandbox may be its interpreter: its supervisor resets
-	 * and reads the peak per cell (sb_supervise_cells). Only a kept
+	 * and reads the peak per cell (sandbox_supervise_cells). Only a kept
 	 * cgroup's: a one-shot run's peak is read by us and the frontend, and
 	 * its supervisor has no reason to touch it. Without it, no figure.
 	 */
 	if (sp->slots[req->uid_slot].cg_base.kept &&
-	    cgroup_run_open_peak(&sp->cg, spawner_uid(sp, req->uid_slot), &peak_fd) < 0)
-		peak_fd = -1;
-	step = "pipe";
+	    cgroup_run_open_peak(&sp->cg, spawner_uid(sp, req->uid_slot), ret_peak_fd) < 0)
+		*ret_peak_fd = -1;
+	return 0;
+}
+
+/*
+ * Clone the sandbox (it never returns here: sandbox_main) with its context,
+ * and release it: the slot takes its pid and control socket. A failed
+ * release kills it (ev->pid set: its reap frees the slot).
+ */
+static int
+spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
+		      const struct cgroup_run_fds *cgfds, int peak_fd, struct spawn_ev *ev,
+		      const char **ret_step)
+{
+	struct sandbox_ctx ctx;
+	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, r;
+	bool into;
+	long pid;
+
+	*ret_step = "pipe";
 	if (pipe2(sync, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0) {
 		r = -errno;
-		goto fail;
+		goto out;
 	}
 	ctx = (struct sandbox_ctx){.layout = &sp->layout,
 				   .seccomp = &sp->seccomp,
@@ -401,19 +418,19 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 				   .lifeline_fd = -1,
 				   .out_fd = (req->flags & SPAWN_F_PRESTART) ? fds[2] : -1,
 				   .err_fd = (req->flags & SPAWN_F_PRESTART) ? fds[3] : -1,
-				   .cgroup_fd = cgfds.self,
-				   .code_cgroup_fd = cgfds.code,
-				   .cpu_stat_fd = cgfds.cpu_stat,
-				   .pids_events_fd = cgfds.pids_events,
+				   .cgroup_fd = cgfds->self,
+				   .code_cgroup_fd = cgfds->code,
+				   .cpu_stat_fd = cgfds->cpu_stat,
+				   .pids_events_fd = cgfds->pids_events,
 				   .peak_fd = peak_fd,
 				   .workspace_fd = -1};
 	/* The run's user namespace is owned by its slot's uid, not root:
 	 * from the clone to the maps. The child runs on its copy of this stack
 	 * and never returns from sandbox_main(). */
-	pid = spawner_clone_owned(sp, req->uid_slot, SPAWN_NS_FLAGS, cgfds.into, &into, &step);
+	pid = spawner_clone_owned(sp, req->uid_slot, SPAWN_NS_FLAGS, cgfds->into, &into, ret_step);
 	if (pid < 0) {
 		r = (int)pid;
-		goto fail;
+		goto out;
 	}
 	if (pid == 0) {
 		close(sync[1]);
@@ -431,7 +448,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 	sp->slots[req->uid_slot].run_id = req->run_id;
 	sp->slots[req->uid_slot].ctl = ctl[0];
 	ctl[0] = -1;
-	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], &step);
+	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], ret_step);
 	spawner_owner_end(sp);
 	if (r < 0) {
 		/* The child sees EOF on sync and exits; SIGCHLD reaps it. No
@@ -439,26 +456,63 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 		spawner_kill(sp, req->uid_slot, (pid_t)pid);
 		close(sp->slots[req->uid_slot].ctl);
 		sp->slots[req->uid_slot].ctl = -1;
-		ev.pid = (int32_t)pid;
-		goto fail;
 	}
-	ev.type = SPAWN_STARTED;
-	ev.pid = (int32_t)pid;
-	{
-		int sfds[2] = {-1, -1};
+	ev->pid = (int32_t)pid;
+out:
+	fd_close_pair(sync);
+	fd_close_pair(ctl);
+	return r;
+}
 
-		/* The run's memory figures, readable by the frontend the moment
-		 * the run's processes are gone. Without them it waits for DONE,
-		 * as a session's run does: its kept cgroup's files count more
-		 * than the run, which only the reap sets apart. */
-		if (sp->slots[req->uid_slot].cg_base.kept ||
-		    cgroup_run_open_stats(&sp->cg, spawner_uid(sp, req->uid_slot), sfds) < 0)
-			sfds[0] = sfds[1] = -1;
-		r = fdpass_send(sp->sock, &ev, sizeof(ev), sfds, sfds[0] >= 0 ? 2 : 0);
-		if (r < 0)
-			log_warnx("spawner: send to frontend: %s", strerror(-r));
-		fdpass_close_all(sfds, 2);
-	}
+/* SPAWN_STARTED to the frontend, with the run's memory figures' fds. */
+static void
+spawner_prepare_report(struct spawner *sp, const struct spawn_req *req, struct spawn_ev *ev)
+{
+	int sfds[2] = {-1, -1};
+	int r;
+
+	ev->type = SPAWN_STARTED;
+	/* The run's memory figures, readable by the frontend the moment
+	 * the run's processes are gone. Without them it waits for DONE,
+	 * as a session's run does: its kept cgroup's files count more
+	 * than the run, which only the reap sets apart. */
+	if (sp->slots[req->uid_slot].cg_base.kept ||
+	    cgroup_run_open_stats(&sp->cg, spawner_uid(sp, req->uid_slot), sfds) < 0)
+		sfds[0] = sfds[1] = -1;
+	r = fdpass_send(sp->sock, ev, sizeof(*ev), sfds, sfds[0] >= 0 ? 2 : 0);
+	if (r < 0)
+		log_warnx("spawner: send to frontend: %s", strerror(-r));
+	fdpass_close_all(sfds, 2);
+}
+
+/*
+ * Handle one SPAWN_PREPARE: clone a sandbox into fresh namespaces in the
+ * slot's uids and memory cgroup; it builds what does not depend on a request
+ * and waits on its control socket (docs/performance.md). fds: the root spec
+ * (rootspec.h), read and every source checked again here, as root, before
+ * the sandbox is given it; with SPAWN_F_PRESTART also the pre-start plan (a
+ * sealed memfd the supervisor parses, like a run's) and the output pipes of
+ * the interpreter it starts ahead.
+ */
+static void
+spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
+{
+	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
+	struct cgroup_run_fds cgfds = {-1, -1, -1, -1, -1};
+	const char *step = "request";
+	int peak_fd = -1, r;
+	bool cg_made = false;
+
+	r = spawner_prepare_check(sp, req, fds, &step);
+	if (r < 0)
+		goto fail;
+	r = spawner_prepare_cgroup(sp, req, &cgfds, &peak_fd, &cg_made, &step);
+	if (r < 0)
+		goto fail;
+	r = spawner_prepare_clone(sp, req, fds, &cgfds, peak_fd, &ev, &step);
+	if (r < 0)
+		goto fail;
+	spawner_prepare_report(sp, req, &ev);
 	goto out;
 fail:
 	ev.type = SPAWN_FAILED;
@@ -476,8 +530,6 @@ fail:
 		(void)spawner_run_cgroup_finish(sp, req->uid_slot, &peak, &oom);
 	}
 out:
-	fd_close_pair(sync);
-	fd_close_pair(ctl);
 	cgroup_run_fds_close(&cgfds);
 	fd_close(peak_fd);
 	fdpass_close_all(fds, nfds);
