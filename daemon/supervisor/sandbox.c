@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "cells_msg.h"
-#include "cgroup.h"
+#include "cgroup_read.h"
 #include "closefds.h"
 #include "dirents.h"
 #include "fdpass.h"
@@ -418,9 +418,9 @@ sb_run_baseline(struct sb_run *r)
 	r->start_ns = sandbox_now_ns();
 	/* kernfs signals a change of pids.events to a poller that has read it. */
 	if (r->ctx.pids_events_fd >= 0)
-		r->pids_max0 = sandbox_cgroup_key(r->ctx.pids_events_fd, "max");
+		r->pids_max0 = cgroup_key(r->ctx.pids_events_fd, "max");
 	if (r->ctx.cpu_stat_fd >= 0)
-		r->cpu_base_ns = sandbox_cgroup_key(r->ctx.cpu_stat_fd, "usage_usec") * 1000ULL;
+		r->cpu_base_ns = cgroup_key(r->ctx.cpu_stat_fd, "usage_usec") * 1000ULL;
 	else if (sandbox_prestarted())
 		r->cpu_base_ns = sandbox_cpu_ns(r->ctx.layout);
 }

@@ -129,15 +129,13 @@ struct sb_run {
  * for an interpreter session, a cell's limits at a time; sandbox_end: kill
  * and reap everything, settle the cpu time and the reason. The run's cpu
  * time since base_ns (sandbox_run_cpu_ns), from /proc alone
- * (sandbox_cpu_ns); the number after "key " in a cgroup control file read
- * through fd (sandbox_cgroup_key, 0 if absent).
+ * (sandbox_cpu_ns).
  */
 void sandbox_supervise(struct sb_run *r);
 void sandbox_supervise_cells(struct sb_run *r);
 void sandbox_end(struct sb_run *r);
 uint64_t sandbox_run_cpu_ns(const struct sandbox_ctx *ctx, uint64_t base_ns);
 uint64_t sandbox_cpu_ns(const struct sandbox_layout *l);
-uint64_t sandbox_cgroup_key(int fd, const char *key);
 
 /* A pre-starting sandbox's phase one, the hand-off's mounts and files, and
  * the code file taking the FIFO's name (sandbox_prestart.c). */

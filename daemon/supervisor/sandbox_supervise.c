@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "cells_msg.h"
-#include "cgroup.h"
+#include "cgroup_read.h"
 #include "dirents.h"
 #include "spawn_msg.h"
 
@@ -93,20 +93,6 @@ sandbox_cpu_ns(const struct sandbox_layout *l)
 	return ns + ticks * (1000000000ULL / (uint64_t)l->clk_tck);
 }
 
-/* The number after "key " at the start of a line of a control file read
- * through fd (cpu.stat, pids.events); 0 if absent or unreadable. */
-uint64_t
-sandbox_cgroup_key(int fd, const char *key)
-{
-	char buf[1024];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return cgroup_parse_key(buf, key);
-}
-
 /*
  * CPU time of the whole run: the code's cgroup's usage_usec where there is
  * one (exact, every process, no polling of /proc), less base_ns, what it
@@ -117,7 +103,7 @@ uint64_t
 sandbox_run_cpu_ns(const struct sandbox_ctx *ctx, uint64_t base_ns)
 {
 	if (ctx->cpu_stat_fd >= 0) {
-		uint64_t ns = sandbox_cgroup_key(ctx->cpu_stat_fd, "usage_usec") * 1000ULL;
+		uint64_t ns = cgroup_key(ctx->cpu_stat_fd, "usage_usec") * 1000ULL;
 
 		return ns > base_ns ? ns - base_ns : 0;
 	}
@@ -192,8 +178,7 @@ sandbox_supervise(struct sb_run *r)
 		 * oom kill does: a fork bomb is stopped at once, and the
 		 * outcome says why (not a wall limit much later).
 		 */
-		if (p[2].revents != 0 &&
-		    sandbox_cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
+		if (p[2].revents != 0 && cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
 			r->reason = SUP_REASON_PROCS;
 			break;
 		}
@@ -313,8 +298,7 @@ sandbox_supervise_cells(struct sb_run *r)
 			}
 		}
 		sb_reap((pid_t)r->pid, &r->status, &r->code_done);
-		if (p[2].revents != 0 &&
-		    sandbox_cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
+		if (p[2].revents != 0 && cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
 			r->reason = SUP_REASON_PROCS;
 			return;
 		}
@@ -348,7 +332,7 @@ sandbox_end(struct sb_run *r)
 	/* The code ended by itself, but not well, after a refused fork. */
 	if (r->reason == SUP_REASON_EXITED && ctx->pids_events_fd >= 0 &&
 	    !(WIFEXITED(st) && WEXITSTATUS(st) == 0) &&
-	    sandbox_cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0)
+	    cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0)
 		r->reason = SUP_REASON_PROCS;
 	if (r->reason == SUP_REASON_EXITED && r->cpu_ns >= r->cpu_limit_ns && WIFSIGNALED(st) &&
 	    (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL))
