@@ -190,6 +190,16 @@ void sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reas
 long sandbox_code_start(const struct sandbox_ctx *ctx, const struct plan_view *pv, int exec_pipe[2],
 			int *pidfd);
 
+/*
+ * The rlimit the code's process gets for row i of the limit table (its
+ * rlimit column) from the plan's limits lim, into *ret_cur and *ret_max;
+ * false when none is in force here (no rlimit; RLIMIT_AS with a memory
+ * cgroup). cpu_used_s: CPU seconds the process spent already (a
+ * pre-started interpreter's start-up), added to RLIMIT_CPU's.
+ */
+bool sandbox_rlimit(const struct sandbox_layout *l, const uint64_t *lim, size_t i,
+		    uint64_t cpu_used_s, uint64_t *ret_cur, uint64_t *ret_max);
+
 /* In the code's process: its last steps, then execve. Failures go to
  * pipefd as {step, errno}. */
 __attribute__((noreturn)) void sandbox_code_exec(const struct sandbox_ctx *ctx,

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "limit.h"
 #include "seccomp_policy.h"
 
 /* The code's stack while it shares our memory (sb_code_start_vm): its
@@ -357,37 +358,69 @@ sb_code_oom_score(int pipefd)
 		sb_code_fail(pipefd, SANDBOX_STEP_OOM_SCORE, err);
 }
 
-/*
- * RLIMIT_NPROC counts per uid; the uid is this run's alone. With a v2
- * cgroup, pids.max is the limit (every process of the run, whatever
- * its uid, and a refused fork is counted in pids.events); the rlimit,
- * checked first by the kernel, is then a backstop that never fires
- * first (sandbox_nproc_limit). RLIMIT_CPU is a per-process backstop
- * behind the supervisor's whole-run count.
- */
+bool
+sandbox_rlimit(const struct sandbox_layout *l, const uint64_t *lim, size_t i, uint64_t cpu_used_s,
+	       uint64_t *ret_cur, uint64_t *ret_max)
+{
+	uint64_t v = lim[i];
+
+	switch (limit_table[i].rlimit) {
+	case -1:
+		return false;
+	case RLIMIT_AS:
+		/* Without a memory cgroup the address-space limit is all
+		 * there is; with one, memory.max is the limit. */
+		if (l->memory_cgroup)
+			return false;
+		break;
+	case RLIMIT_NPROC:
+		/*
+		 * RLIMIT_NPROC counts per uid; the uid is this run's alone.
+		 * With a v2 cgroup, pids.max is the limit (every process of
+		 * the run, whatever its uid, and a refused fork is counted in
+		 * pids.events); the rlimit, checked first by the kernel, is
+		 * then a backstop that never fires first
+		 * (sandbox_nproc_limit).
+		 */
+		v = sandbox_nproc_limit(l->cgroup2, v);
+		break;
+	case RLIMIT_CPU:
+		/* A per-process backstop behind the supervisor's whole-run
+		 * count: whole seconds, rounded up, one more; SIGXCPU at
+		 * the soft limit, SIGKILL a second later. */
+		v = cpu_used_s + (v + 999) / 1000 + 1;
+		*ret_cur = v;
+		*ret_max = v + 1;
+		return true;
+	default:
+		break;
+	}
+	*ret_cur = *ret_max = v;
+	return true;
+}
+
+/* The code's rlimits: one per row of the limit table with an rlimit
+ * (sandbox_rlimit), and no core files. subprocess = false opens the
+ * program's fd first, before RLIMIT_NOFILE is lowered (sb_exec_fd). */
 static void
 sb_code_rlimits(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd)
 {
-	const uint64_t *lim = pv->hdr->limits;
 	bool noproc = (pv->hdr->flags & PLAN_F_NOPROC) != 0;
-	uint64_t cpu_s;
+	size_t i;
 
-	cpu_s = (lim[PROTO_LIMIT_CPU_MS] + 999) / 1000 + 1;
-	sb_setrlimit(pipefd, RLIMIT_NPROC,
-		     sandbox_nproc_limit(ctx->layout->cgroup2, lim[PROTO_LIMIT_PROCESSES]));
 	if (noproc)
 		sb_exec_fd(pipefd, pv);
-	sb_setrlimit(pipefd, RLIMIT_NOFILE, lim[PROTO_LIMIT_OPEN_FILES]);
-	sb_setrlimit(pipefd, RLIMIT_FSIZE, lim[PROTO_LIMIT_FILE_SIZE_BYTES]);
-	sb_setrlimit(pipefd, RLIMIT_CORE, 0);
-	{
-		struct rlimit rl = {.rlim_cur = cpu_s, .rlim_max = cpu_s + 1};
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		uint64_t cur, max;
+		struct rlimit rl;
 
-		SB_CODE_CHECK(setrlimit(RLIMIT_CPU, &rl), SANDBOX_STEP_RLIMIT);
+		if (!sandbox_rlimit(ctx->layout, pv->hdr->limits, i, 0, &cur, &max))
+			continue;
+		rl.rlim_cur = cur;
+		rl.rlim_max = max;
+		SB_CODE_CHECK(setrlimit(limit_table[i].rlimit, &rl), SANDBOX_STEP_RLIMIT);
 	}
-	/* Without a memory cgroup the address-space limit is all there is. */
-	if (!ctx->layout->memory_cgroup)
-		sb_setrlimit(pipefd, RLIMIT_AS, lim[PROTO_LIMIT_MEMORY_BYTES]);
+	sb_setrlimit(pipefd, RLIMIT_CORE, 0);
 }
 
 /* The credentials: no capability left in any set, the sandbox's gid and
