@@ -29,7 +29,7 @@ build() { # name sources...
 	$cc $flags -fsanitize=fuzzer -o "$work/$name" "$@" $common $libs
 }
 build fuzz_proto "$src/tests/proto/fuzz_proto.c"
-build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config/config.c" "$src/daemon/config/config_file.c" "$src/daemon/spawner/cgroup.c" \
+build fuzz_config "$src/tests/config/fuzz_config.c" "$src/daemon/config/config.c" "$src/daemon/config/config_file.c" "$src/daemon/ipc/cgroup_read.c" \
 	"$src/daemon/frontend/egress/egress_rules.c" "$src/daemon/ipc/rootspec.c" "$src/daemon/ipc/sandbox_fs_root.c" \
 	"$src/daemon/frontend/advisory.c"
 # plan_parse checks hidden_paths by the root's table (sandbox_fs_root.c, rootspec.c)
