@@ -48,13 +48,15 @@ if [ ! -s "$tmp/bad" ]; then
 	exit 0
 fi
 echo "FAIL: the privileged libraries link a parser or frontend code:"
+# Each archive's undefined symbols read once, not once per symbol: the
+# negative case names dozens, and nm per symbol and archive took it near
+# its timeout on a loaded machine.
+for ar in "$@"; do
+	nm -A --undefined-only "$ar" 2>/dev/null |
+		awk '{ n = split($1, f, ":"); m = f[n - 1]; sub(".*/", "", m); print $NF, m }' | sort -u
+done >"$tmp/undef"
 while read -r sym from; do
-	wanted=
-	for ar in "$@"; do
-		wanted="$wanted $(nm -A --undefined-only "$ar" 2>/dev/null |
-			awk -v s="$sym" '$NF == s { n = split($1, f, ":"); m = f[n - 1]; sub(".*/", "", m); print m }' |
-			sort -u | tr '\n' ' ')"
-	done
+	wanted=$(awk -v s="$sym" '$1 == s { print $2 }' "$tmp/undef" | tr '\n' ' ')
 	wanted=$(echo $wanted)
 	echo "  $sym (in $from), wanted by: ${wanted:-the libraries it pulls in}"
 done <"$tmp/bad"
