@@ -143,42 +143,40 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 	_exit(0);
 }
 
-int
-main(int argc, char **argv)
+/* The command line. */
+struct main_opts {
+	const char *config_path, *socket_path, *user;
+	bool debug, config_given;
+};
+
+/* Parse the command line into o; -1 to go on, else the exit status. */
+static int
+main_options(int argc, char **argv, struct main_opts *o)
 {
 	static const struct option opts[] = {
 		{"foreground", no_argument, NULL, 'f'},	  {"debug", no_argument, NULL, 'd'},
 		{"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
 		{"user", required_argument, NULL, 'u'},	  {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},	  {NULL, 0, NULL, 0}};
-	const char *config_path = NULL, *socket_path = NULL, *user = NULL;
-	bool debug = false, config_given = false;
-	struct config cfg, *cfgp;
-	sigset_t oldmask;
-	pid_t spawner_pid;
-	uint32_t i;
-	struct spawner sp;
-	struct sock_fprog frontend_filter;
-	char err[512];
-	int c, r, listen_fd = -1, pair[2];
-	pid_t fe;
+	int c;
 
+	memset(o, 0, sizeof(*o));
 	while ((c = getopt_long(argc, argv, "fdc:s:u:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			break; /* airlockd never forks into the background itself */
 		case 'd':
-			debug = true;
+			o->debug = true;
 			break;
 		case 'c':
-			config_path = optarg;
-			config_given = true;
+			o->config_path = optarg;
+			o->config_given = true;
 			break;
 		case 's':
-			socket_path = optarg;
+			o->socket_path = optarg;
 			break;
 		case 'u':
-			user = optarg;
+			o->user = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -195,61 +193,77 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	log_init("airlockd", debug ? LOG_LVL_DEBUG : LOG_LVL_INFO,
-		 getenv("JOURNAL_STREAM") != NULL);
-	if (geteuid() != 0)
-		fatalx("airlockd must be started as root (it drops privileges itself)");
-	/*
-	 * First, before anything is made: a listed call that libseccomp cannot
-	 * name would be a rule missing from every filter. Refuse to start,
-	 * naming it (the filters are compiled below).
-	 */
-	{
-		const char *call = NULL;
+	return -1;
+}
 
-		r = seccomp_policy_check(&call);
-		if (r == -ENOTSUP)
-			fatalx("seccomp: no reviewed system call table for this architecture "
-			       "(daemon/spawner/seccomp_policy.c): refusing to start");
-		if (r == -ENOSYS)
-			fatalx("seccomp: system call %s is known neither to libseccomp nor to "
-			       "the policy's own table: refusing to start without its rule",
-			       call);
-		if (r < 0)
-			fatalx("seccomp: system call %s: the policy's table and libseccomp "
-			       "number it differently (or the table has a gap): refusing to start",
-			       call ? call : "?");
-	}
-	memset(&cfg, 0, sizeof(cfg));
-	r = config_load(&cfg, config_given ? config_path : CONFIG_DEFAULT_PATH, config_given, err,
-			sizeof(err));
+/*
+ * First, before anything is made: a listed call that libseccomp cannot
+ * name would be a rule missing from every filter. Refuse to start,
+ * naming it (the filters are compiled below).
+ */
+static void
+main_seccomp_check(void)
+{
+	const char *call = NULL;
+	int r;
+
+	r = seccomp_policy_check(&call);
+	if (r == -ENOTSUP)
+		fatalx("seccomp: no reviewed system call table for this architecture "
+		       "(daemon/spawner/seccomp_policy.c): refusing to start");
+	if (r == -ENOSYS)
+		fatalx("seccomp: system call %s is known neither to libseccomp nor to "
+		       "the policy's own table: refusing to start without its rule",
+		       call);
+	if (r < 0)
+		fatalx("seccomp: system call %s: the policy's table and libseccomp "
+		       "number it differently (or the table has a gap): refusing to start",
+		       call ? call : "?");
+}
+
+/* The config file, the command line over it, and the listening socket
+ * (systemd's, or made here) into *ret_listen_fd. */
+static void
+main_config(const struct main_opts *o, struct config *cfg, int *ret_listen_fd)
+{
+	char err[512];
+	int r;
+
+	memset(cfg, 0, sizeof(*cfg));
+	r = config_load(cfg, o->config_given ? o->config_path : CONFIG_DEFAULT_PATH,
+			o->config_given, err, sizeof(err));
 	if (r < 0)
 		fatalx("%s", err);
-	if (socket_path != NULL) {
-		free(cfg.socket_path);
-		cfg.socket_path = xstrdup(socket_path);
+	if (o->socket_path != NULL) {
+		free(cfg->socket_path);
+		cfg->socket_path = xstrdup(o->socket_path);
 	}
-	if (user != NULL)
-		main_set_user(&cfg, user);
+	if (o->user != NULL)
+		main_set_user(cfg, o->user);
 
-	r = listener_from_systemd(&listen_fd);
+	r = listener_from_systemd(ret_listen_fd);
 	if (r < 0)
 		fatalx("socket activation: %s", strerror(-r));
 	if (r == 0) {
-		main_socket_dir(cfg.socket_path);
-		r = listener_create(cfg.socket_path, cfg.socket_uid, cfg.socket_gid,
-				    cfg.socket_mode, &listen_fd);
+		main_socket_dir(cfg->socket_path);
+		r = listener_create(cfg->socket_path, cfg->socket_uid, cfg->socket_gid,
+				    cfg->socket_mode, ret_listen_fd);
 		if (r < 0)
-			fatalx("cannot listen on %s: %s", cfg.socket_path, strerror(-r));
+			fatalx("cannot listen on %s: %s", cfg->socket_path, strerror(-r));
 	}
+}
 
-	memset(&sp, 0, sizeof(sp));
-	if (sandbox_layout_init(&sp.layout) < 0)
+/* The host's layout (sandbox.h), and what it means for landlock and the
+ * tool bridge, said once in the log. */
+static void
+main_layout(struct spawner *sp)
+{
+	if (sandbox_layout_init(&sp->layout) < 0)
 		fatalx("cannot read the host layout");
-	if (sp.layout.landlock_abi > 0)
-		log_info("landlock: ABI %d (%s)", sp.layout.landlock_abi,
-			 sp.layout.landlock_abi >= 6 ? "files, signals, abstract sockets"
-						     : "files");
+	if (sp->layout.landlock_abi > 0)
+		log_info("landlock: ABI %d (%s)", sp->layout.landlock_abi,
+			 sp->layout.landlock_abi >= 6 ? "files, signals, abstract sockets"
+						      : "files");
 	else if (landlock_abi() == 1)
 		log_info("landlock: ABI 1 only, whose rules refuse renames between "
 			 "directories: not used; the code is held by its mount namespace and "
@@ -260,7 +274,7 @@ main(int argc, char **argv)
 	/* Where the tool bridge makes airlock_tools importable, said once: a
 	 * host without any lib-dynload gets the module at /run/tools/py only,
 	 * which -I -S does not search (issue 28: no silent set-up failure). */
-	if (sp.layout.py_dynload == 0) {
+	if (sp->layout.py_dynload == 0) {
 		log_warnx("tool bridge: no /usr/lib/python3.N/lib-dynload on this host: the python "
 			  "code of a run with tools cannot import airlock_tools (airlock-tool "
 			  "works)");
@@ -269,46 +283,72 @@ main(int argc, char **argv)
 		size_t off = 0;
 
 		for (int n = 0; n < 64 && off < sizeof(vs) - 8; n++)
-			if (sp.layout.py_dynload & (UINT64_C(1) << n))
+			if (sp->layout.py_dynload & (UINT64_C(1) << n))
 				off += (size_t)snprintf(vs + off, sizeof(vs) - off, "%s3.%d",
 							off > 0 ? " " : "", n);
 		log_info("tool bridge: airlock_tools importable by python %s (linked from its "
 			 "lib-dynload)",
 			 vs);
 	}
+}
+
+/* The spawner's resources, made as root before the split: the cgroup, the
+ * seccomp filters (the frontend's too), the uid slots. */
+static void
+main_resources(struct spawner *sp, const struct config *cfg, const struct main_opts *o,
+	       struct sock_fprog *frontend_filter)
+{
+	uint32_t i;
+	int r;
+
 	/*
 	 * Before the split and before any privilege is dropped: on cgroup v2
 	 * this moves us into our subtree's leaf, so the spawner and the
 	 * frontend forked below are both in it (the frontend, as the service
 	 * user, could not write cgroup.procs itself).
 	 */
-	if ((r = cgroup_init(&sp.cg, CGROUP_ROOT, CGROUP_SELF,
-			     (enum cgroup_kind)cfg.resource_control)) < 0)
+	if ((r = cgroup_init(&sp->cg, CGROUP_ROOT, CGROUP_SELF,
+			     (enum cgroup_kind)cfg->resource_control)) < 0)
 		fatalx("cgroup: %s", strerror(-r));
-	log_info("resource control: %s", sp.cg.why);
-	cgroup_sweep(&sp.cg, cfg.uid_base, cfg.uid_base + cfg.uid_count);
-	sp.layout.memory_cgroup = sp.cg.kind != CGROUP_NONE;
-	sp.layout.cgroup2 = sp.cg.kind == CGROUP_V2;
-	if ((r = seccomp_policy_sandbox(&sp.seccomp)) < 0)
+	log_info("resource control: %s", sp->cg.why);
+	cgroup_sweep(&sp->cg, cfg->uid_base, cfg->uid_base + cfg->uid_count);
+	sp->layout.memory_cgroup = sp->cg.kind != CGROUP_NONE;
+	sp->layout.cgroup2 = sp->cg.kind == CGROUP_V2;
+	if ((r = seccomp_policy_sandbox(&sp->seccomp)) < 0)
 		fatalx("cannot compile the sandbox seccomp policy: %s", strerror(-r));
-	if ((r = seccomp_policy_sandbox_noproc(&sp.seccomp_noproc)) < 0)
+	if ((r = seccomp_policy_sandbox_noproc(&sp->seccomp_noproc)) < 0)
 		fatalx("cannot compile the sandbox seccomp policy for subprocess = false: %s",
 		       strerror(-r));
-	if ((r = seccomp_policy_frontend(&frontend_filter)) < 0)
+	if ((r = seccomp_policy_frontend(frontend_filter)) < 0)
 		fatalx("cannot compile the frontend seccomp policy: %s", strerror(-r));
-	sp.config_path = config_given ? config_path : CONFIG_DEFAULT_PATH;
-	sp.config_given = config_given;
-	sp.uid_base = cfg.uid_base;
-	sp.nslots = cfg.uid_count / 2;
+	sp->config_path = o->config_given ? o->config_path : CONFIG_DEFAULT_PATH;
+	sp->config_given = o->config_given;
+	sp->uid_base = cfg->uid_base;
+	sp->nslots = cfg->uid_count / 2;
 	for (i = 0; i < ROOTSPEC_MOUNTS_MAX; i++)
-		sp.mount_warn[i] = (struct log_repeat)LOG_REPEAT_INIT(SPAWNER_MOUNT_WARN_MS);
-	sp.fds_warn = (struct log_repeat)LOG_REPEAT_INIT(SPAWNER_MOUNT_WARN_MS);
-	sp.slots = xcalloc(sp.nslots, sizeof(*sp.slots));
-	sp.keepers = xcalloc(sp.nslots, sizeof(*sp.keepers));
-	for (i = 0; i < sp.nslots; i++) {
-		sp.slots[i].ctl = -1;
-		sp.slots[i].cg_base.peak_fd = -1;
+		sp->mount_warn[i] = (struct log_repeat)LOG_REPEAT_INIT(SPAWNER_MOUNT_WARN_MS);
+	sp->fds_warn = (struct log_repeat)LOG_REPEAT_INIT(SPAWNER_MOUNT_WARN_MS);
+	sp->slots = xcalloc(sp->nslots, sizeof(*sp->slots));
+	sp->keepers = xcalloc(sp->nslots, sizeof(*sp->keepers));
+	for (i = 0; i < sp->nslots; i++) {
+		sp->slots[i].ctl = -1;
+		sp->slots[i].cg_base.peak_fd = -1;
 	}
+}
+
+/*
+ * The split: the child becomes the frontend (main_frontend, never returns);
+ * the parent, which returns the child's pid, keeps the spawner's end of the
+ * channel in sp->sock.
+ */
+static pid_t
+main_split(struct spawner *sp, const struct config *cfg, int listen_fd,
+	   struct sock_fprog *frontend_filter, const struct main_opts *o)
+{
+	struct config *cfgp;
+	sigset_t oldmask;
+	pid_t spawner_pid, fe;
+	int pair[2];
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		fatal("socketpair");
@@ -323,7 +363,7 @@ main(int argc, char **argv)
 	}
 	/* The frontend owns its config on the heap: a reload replaces it. */
 	cfgp = xmalloc(sizeof(*cfgp));
-	*cfgp = cfg;
+	*cfgp = *cfg;
 	/* The spawner's own, before the split: in force by the time the
 	 * frontend serves anything. */
 	main_raise_nofile();
@@ -336,45 +376,84 @@ main(int argc, char **argv)
 		if (sigprocmask(SIG_SETMASK, &oldmask, NULL) < 0)
 			fatal("sigprocmask");
 		close(pair[0]);
-		main_frontend(cfgp, listen_fd, pair[1], &frontend_filter, sp.cg.kind, config_path,
-			      config_given, spawner_pid, sp.layout.usr_submount);
+		main_frontend(cfgp, listen_fd, pair[1], frontend_filter, sp->cg.kind,
+			      o->config_path, o->config_given, spawner_pid,
+			      sp->layout.usr_submount);
 	}
 	close(pair[1]);
 	close(listen_fd);
-	seccomp_policy_free(&frontend_filter);
+	seccomp_policy_free(frontend_filter);
 	free(cfgp); /* the spawner's copy of the pointer block; cfg owns the strings */
-	sp.sock = pair[0];
+	sp->sock = pair[0];
+	return fe;
+}
+
+/* The parent side of the split: drop to the spawner's privileges, serve
+ * until the frontend is gone, then its status as ours (0 or -EPIPE, or the
+ * spawner's own error). */
+static int
+main_spawner(struct spawner *sp, pid_t fe)
+{
+	int r;
+
 	log_set_ident("airlockd[spawner]");
 	r = privdrop_spawner();
 	if (r < 0) {
 		kill(fe, SIGKILL);
 		fatalx("cannot drop the spawner's privileges: %s", strerror(-r));
 	}
-	sp.frontend = fe;
-	r = spawner_serve(&sp);
+	sp->frontend = fe;
+	r = spawner_serve(sp);
 	if (r < 0)
 		log_warnx("spawner: %s", strerror(-r));
 	/* The frontend ended (or will, now that its channel is closed). */
-	close(sp.sock);
-	if (!sp.frontend_reaped) {
-		while (waitpid(fe, &sp.frontend_status, 0) < 0 && errno == EINTR)
+	close(sp->sock);
+	if (!sp->frontend_reaped) {
+		while (waitpid(fe, &sp->frontend_status, 0) < 0 && errno == EINTR)
 			;
-		sp.frontend_reaped = true;
+		sp->frontend_reaped = true;
 	}
 	/*
 	 * A frontend that did not exit 0 (a fatal error, a signal) is the
 	 * service failing: say so with our status, so that systemd's
 	 * Restart=on-failure applies. It used to be 0 (issue 13, finding 1).
 	 */
-	if (!WIFEXITED(sp.frontend_status) || WEXITSTATUS(sp.frontend_status) != 0) {
-		if (WIFSIGNALED(sp.frontend_status))
+	if (!WIFEXITED(sp->frontend_status) || WEXITSTATUS(sp->frontend_status) != 0) {
+		if (WIFSIGNALED(sp->frontend_status))
 			log_warnx("the frontend was killed by signal %d",
-				  WTERMSIG(sp.frontend_status));
+				  WTERMSIG(sp->frontend_status));
 		else
 			log_warnx("the frontend exited with status %d",
-				  WEXITSTATUS(sp.frontend_status));
+				  WEXITSTATUS(sp->frontend_status));
 		r = -EPIPE;
 	}
+	return r;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct main_opts o;
+	struct config cfg;
+	struct spawner sp;
+	struct sock_fprog frontend_filter;
+	int r, listen_fd = -1;
+	pid_t fe;
+
+	r = main_options(argc, argv, &o);
+	if (r >= 0)
+		return r;
+	log_init("airlockd", o.debug ? LOG_LVL_DEBUG : LOG_LVL_INFO,
+		 getenv("JOURNAL_STREAM") != NULL);
+	if (geteuid() != 0)
+		fatalx("airlockd must be started as root (it drops privileges itself)");
+	main_seccomp_check();
+	main_config(&o, &cfg, &listen_fd);
+	memset(&sp, 0, sizeof(sp));
+	main_layout(&sp);
+	main_resources(&sp, &cfg, &o, &frontend_filter);
+	fe = main_split(&sp, &cfg, listen_fd, &frontend_filter, &o);
+	r = main_spawner(&sp, fe);
 	seccomp_policy_free(&sp.seccomp);
 	seccomp_policy_free(&sp.seccomp_noproc);
 	free(sp.slots);

@@ -21,6 +21,7 @@
 #include <event2/event.h>
 
 #include "compiler.h"
+#include "limit.h"
 #include "log.h"
 #include "run.h"
 #include "xalloc.h"
@@ -492,9 +493,6 @@ run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
 		  const struct config_profile *prof, const struct proto_limits *lim,
 		  uint32_t mounts)
 {
-	static const enum proto_limit rl[] = {PROTO_LIMIT_PROCESSES, PROTO_LIMIT_OPEN_FILES,
-					      PROTO_LIMIT_FILE_SIZE_BYTES, PROTO_LIMIT_CPU_MS,
-					      PROTO_LIMIT_MEMORY_BYTES};
 	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
 	size_t i;
 
@@ -506,8 +504,8 @@ run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
 		return -1;
 	/* Limits are rlimits lowered at the hand-off: never above the
 	 * ceilings the interpreter started with. */
-	for (i = 0; i < sizeof(rl) / sizeof(rl[0]); i++)
-		if (lim->v[rl[i]] > d->cfg->ceilings.v[rl[i]])
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
+		if (limit_table[i].prestart_lower && lim->v[i] > d->cfg->ceilings.v[i])
 			return -1;
 	return (int)(rt - d->cfg->runtimes);
 }

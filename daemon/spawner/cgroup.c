@@ -1,8 +1,12 @@
 /*
  * cgroup.c: the resource-control seam (cgroup.h): per-run cgroups on the v2
- * hierarchy, on the v1 memory hierarchy, or none (rlimits).
+ * hierarchy, on the v1 memory hierarchy, or none (rlimits). The v1 back end
+ * and the fallback to rlimits are cgroup1.c; reading a run's figures and the
+ * kinds' names, which the supervisor and the frontend need too,
+ * ipc/cgroup_read.c.
  */
 #include "cgroup.h"
+#include "cgroup_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,41 +22,14 @@
 #include <unistd.h>
 
 #include "fdio.h"
-#include "nametab.h"
 
 /* A keeper's memory.max above its workspace: the process and its page tables. */
 #define CGROUP_KEEPER_SLACK ((uint64_t)64 << 20)
 /* A keeper is one process. */
 #define CGROUP_KEEPER_PIDS "8"
 
-static const char *const cgroup_kind_names[] = {
-	[CGROUP_NONE] = "rlimit",
-	[CGROUP_V1] = "cgroup1",
-	[CGROUP_V2] = "cgroup2",
-	[CGROUP_AUTO] = "auto",
-};
-
-const char *
-cgroup_kind_name(enum cgroup_kind kind)
-{
-	return nametab_name(cgroup_kind_names, kind, "?");
-}
-
-int
-cgroup_kind_from_name(const char *name, enum cgroup_kind *ret)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(cgroup_kind_names) / sizeof(cgroup_kind_names[0]); i++)
-		if (strcmp(name, cgroup_kind_names[i]) == 0) {
-			*ret = (enum cgroup_kind)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 /* snprintf into a path buffer; -ENAMETOOLONG when it does not fit. */
-__attribute__((format(printf, 3, 4))) static int
+__attribute__((format(printf, 3, 4))) int
 cgroup_path(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
@@ -82,7 +59,7 @@ cgroup_write(const char *path, const char *val)
 }
 
 /* Write val to dir/file. */
-static int
+int
 cgroup_write_at(const char *dir, const char *file, const char *val)
 {
 	char path[700];
@@ -122,29 +99,13 @@ cgroup_read(const char *path, char *buf, size_t len)
 }
 
 /* Read dir/file into buf. */
-static int
+int
 cgroup_read_at(const char *dir, const char *file, char *buf, size_t len)
 {
 	char path[700];
 	int r = cgroup_path(path, sizeof(path), "%s/%s", dir, file);
 
 	return r < 0 ? r : cgroup_read(path, buf, len);
-}
-
-uint64_t
-cgroup_parse_key(const char *text, const char *key)
-{
-	size_t klen = strlen(key);
-	const char *p = text;
-
-	while (p != NULL && *p != '\0') {
-		if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
-			return strtoull(p + klen + 1, NULL, 10);
-		p = strchr(p, '\n');
-		if (p != NULL)
-			p++;
-	}
-	return 0;
 }
 
 /* Does the space-separated list hold word? */
@@ -164,7 +125,7 @@ cgroup_has_word(const char *list, const char *word)
 
 /* Our path in the hierarchy whose controller list matches (v1: "memory",
  * v2: the "0::" line), from a /proc/self/cgroup file. */
-static int
+int
 cgroup_self_path(const char *self, bool v2, char *ret, size_t len)
 {
 	char line[1024];
@@ -220,7 +181,7 @@ cgroup2_mkdir(const char *path, uint32_t gid)
  * (wait: they were killed, or ended with their pid namespace's init): a
  * task the kernel has not released yet still holds the cgroup (EBUSY).
  */
-static int
+int
 cgroup_rmdir(const char *path, bool wait)
 {
 	int tries = wait ? 50 : 1;
@@ -497,7 +458,7 @@ cgroup2_run_set_limit(const struct cgroup *cg, uint32_t uid, uint64_t memory_byt
 }
 
 /* open(dir/file) with flags, into *fd. */
-static int
+int
 cgroup_open_at(const char *dir, const char *file, int flags, int *fd)
 {
 	char path[700];
@@ -509,47 +470,10 @@ cgroup_open_at(const char *dir, const char *file, int flags, int *fd)
 	return *fd < 0 ? -errno : 0;
 }
 
-/* ---- v1 -------------------------------------------------------------------- */
-
-/* Set the v1 memory back end up, or say in why why not. */
-static int
-cgroup1_init(struct cgroup *cg, const char *self, char *why, size_t whylen)
-{
-	char own[400], probe[600], mem[300];
-	struct stat st;
-	int r;
-
-	if ((r = cgroup_path(mem, sizeof(mem), "%s/memory", cg->root)) < 0)
-		return r;
-	if (cgroup_self_path(self, false, own, sizeof(own)) < 0 || stat(mem, &st) < 0) {
-		snprintf(why, whylen, "no cgroup v1 memory hierarchy");
-		return 0;
-	}
-	if ((r = cgroup_path(cg->base, sizeof(cg->base), "%s%s/airlock", mem, own)) < 0)
-		return r;
-	if (mkdir(cg->base, 0700) < 0 && errno != EEXIST) {
-		snprintf(why, whylen, "cannot create %s: %s", cg->base, strerror(errno));
-		cg->base[0] = '\0';
-		return 0;
-	}
-	if ((r = cgroup_path(probe, sizeof(probe), "%s/memory.limit_in_bytes", cg->base)) < 0)
-		return r;
-	if (access(probe, W_OK) < 0) {
-		snprintf(why, whylen, "%s not writable", probe);
-		cg->base[0] = '\0';
-		return 0;
-	}
-	cg->kind = CGROUP_V1;
-	snprintf(cg->why, sizeof(cg->why),
-		 "cgroup1 memory controller at %s (processes by RLIMIT_NPROC, cpu by polling)",
-		 cg->base);
-	return 0;
-}
-
 int
 cgroup_init(struct cgroup *cg, const char *root, const char *self, enum cgroup_kind want)
 {
-	char why2[300] = "not tried", why1[300] = "not tried";
+	char why2[300] = "not tried";
 	int r;
 
 	memset(cg, 0, sizeof(*cg));
@@ -562,35 +486,12 @@ cgroup_init(struct cgroup *cg, const char *root, const char *self, enum cgroup_k
 		if (cg->kind == CGROUP_V2)
 			return 0;
 	}
-	if (want == CGROUP_AUTO || want == CGROUP_V1) {
-		if ((r = cgroup1_init(cg, self, why1, sizeof(why1))) < 0)
-			return r;
-		if (cg->kind == CGROUP_V1) {
-			if (want == CGROUP_AUTO) {
-				size_t n = strlen(cg->why);
-
-				snprintf(cg->why + n, sizeof(cg->why) - n, "; not cgroup2: %s",
-					 why2);
-			}
-			return 0;
-		}
-	}
-	if (want == CGROUP_NONE)
-		snprintf(cg->why, sizeof(cg->why), "rlimit (as configured)");
-	else
-		snprintf(cg->why, sizeof(cg->why),
-			 "rlimit: falling back to RLIMIT_AS for memory, RLIMIT_NPROC for "
-			 "processes, /proc polling for cpu (weaker: docs/security.md); "
-			 "cgroup2: %s; cgroup1: %s",
-			 why2, why1);
-	return 0;
+	return cgroup1_init_fallback(cg, self, want, why2);
 }
 
 void
 cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi)
 {
-	uint32_t uid;
-
 	if (cg->kind == CGROUP_V2) {
 		DIR *dir = opendir(cg->base);
 		struct dirent *de;
@@ -617,14 +518,8 @@ cgroup_sweep(const struct cgroup *cg, uint32_t uid_lo, uint32_t uid_hi)
 		closedir(dir);
 		return;
 	}
-	if (cg->kind != CGROUP_V1)
-		return;
-	for (uid = uid_lo; uid < uid_hi; uid += 2) {
-		char path[600];
-
-		snprintf(path, sizeof(path), "%s/u%" PRIu32, cg->base, uid);
-		(void)rmdir(path);
-	}
+	if (cg->kind == CGROUP_V1)
+		cgroup1_sweep(cg, uid_lo, uid_hi);
 }
 
 /* The files of a run's figures, relative to its node: memory in use, the
@@ -642,16 +537,6 @@ cgroup_files(const struct cgroup *cg)
 					     "code/memory.events"};
 	return (struct cgroup_files){"memory.stat", "total_shmem", "memory.max_usage_in_bytes",
 				     "memory.oom_control"};
-}
-
-/*
- * The oom kills counted in a memory.events (v2) or memory.oom_control (v1)
- * text: both have "oom_kill N"; v2 also "oom_group_kill N" (memory.oom.group).
- */
-static uint64_t
-cgroup_oom_count(const char *text)
-{
-	return cgroup_parse_key(text, "oom_kill") + cgroup_parse_key(text, "oom_group_kill");
 }
 
 /*
@@ -696,25 +581,6 @@ cgroup_run_memory(const struct cgroup_run_base *base, uint64_t memory_bytes)
 }
 
 /*
- * v1: the memory limit of the cgroup node, and no swap beyond it where swap
- * accounting exists. memsw may never be below memory: raised first, lowered
- * last (a kept cgroup's limits go up and down from run to run).
- */
-static int
-cgroup1_set_memory(const char *node, uint64_t memory_bytes)
-{
-	char val[32];
-	int r;
-
-	snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
-	(void)cgroup_write_at(node, "memory.memsw.limit_in_bytes", val);
-	if ((r = cgroup_write_at(node, "memory.limit_in_bytes", val)) < 0)
-		return r;
-	(void)cgroup_write_at(node, "memory.memsw.limit_in_bytes", val);
-	return 0;
-}
-
-/*
  * A kept cgroup's peak file (node: its directory), open and reset to the
  * usage now, or -1. Any write resets it: v1 memory.max_usage_in_bytes for
  * the whole cgroup; v2 code/memory.peak, from 6.12, for reads through the
@@ -752,17 +618,8 @@ cgroup_run_create(const struct cgroup *cg, uint32_t uid, uint64_t memory_bytes, 
 	if (cg->kind == CGROUP_V2) {
 		if ((r = cgroup2_run_create(cg, uid, memory_bytes, keep)) < 0)
 			return r;
-	} else if (mkdir(path, 0700) < 0) {
-		/* A cgroup left by a run whose finish failed is removed and
-		 * made afresh, unless it is the session's own, kept. */
-		if (errno != EEXIST)
-			return -errno;
-		if (!keep) {
-			if ((r = cgroup_rmdir(path, true)) < 0)
-				return r;
-			if (mkdir(path, 0700) < 0)
-				return -errno;
-		}
+	} else if ((r = cgroup1_run_mkdir(path, keep)) < 0) {
+		return r;
 	}
 	/* Taken now, before the sandbox is cloned into it: nothing of this
 	 * run is charged or counted yet. */
@@ -904,45 +761,6 @@ cgroup_run_open_peak(const struct cgroup *cg, uint32_t uid, int *ret_fd)
 	return 0;
 }
 
-/* Read a control file through an open fd, from its start. */
-static int
-cgroup_pread(int fd, char *buf, size_t len)
-{
-	ssize_t n = pread(fd, buf, len - 1, 0);
-
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
-}
-
-/* Parse the peak and whether the oom killer fired since base out of their
- * files' text (NULL: not read). */
-static void
-cgroup_parse_stats(const char *peak_txt, const char *oom_txt, const struct cgroup_run_base *base,
-		   uint64_t *ret_peak, bool *ret_oom)
-{
-	*ret_peak = peak_txt != NULL ? strtoull(peak_txt, NULL, 10) : 0;
-	*ret_oom = oom_txt != NULL && cgroup_oom_count(oom_txt) > (base != NULL ? base->ooms : 0);
-}
-
-int
-cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom)
-{
-	char peak[64], oom[1024];
-
-	if (peak_fd < 0 || oom_fd < 0) {
-		*ret_peak = 0;
-		*ret_oom = false;
-		return 0;
-	}
-	if (cgroup_pread(peak_fd, peak, sizeof(peak)) < 0 ||
-	    cgroup_pread(oom_fd, oom, sizeof(oom)) < 0)
-		return -EIO;
-	cgroup_parse_stats(peak, oom, NULL, ret_peak, ret_oom);
-	return 0;
-}
-
 int
 cgroup_run_finish(const struct cgroup *cg, uint32_t uid, struct cgroup_run_base *base, bool keep,
 		  uint64_t *ret_peak, bool *ret_oom)
@@ -970,7 +788,8 @@ cgroup_run_finish(const struct cgroup *cg, uint32_t uid, struct cgroup_run_base 
 	if (base == NULL || !base->kept)
 		have_peak = cgroup_read_at(node, files.peak, pbuf, sizeof(pbuf)) == 0;
 	have_oom = cgroup_read_at(node, files.oom, obuf, sizeof(obuf)) == 0;
-	cgroup_parse_stats(have_peak ? pbuf : NULL, have_oom ? obuf : NULL, base, &peak, &oom);
+	cgroup_parse_stats(have_peak ? pbuf : NULL, have_oom ? obuf : NULL,
+			   base != NULL ? base->ooms : 0, &peak, &oom);
 	/* The figures are the run's whether or not its cgroup goes: a removal
 	 * that fails is reported, never at the price of its outcome. */
 	*ret_peak = peak;

@@ -13,6 +13,10 @@
  *   rlimit   nothing but rlimits: memory is RLIMIT_AS, which counts address
  *            space, not memory (docs/security.md says what that costs).
  *
+ * The v1 and rlimit back ends are cgroup1.c; what other processes read
+ * (the kinds' names, control files' numbers, a run's figures) is
+ * ipc/cgroup_read.h, which this header includes.
+ *
  * Every path is built from cg->root, so the unit tests run the back ends
  * against a fake hierarchy in a temporary directory.
  *
@@ -35,12 +39,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum cgroup_kind {
-	CGROUP_NONE = 0, /* "rlimit" */
-	CGROUP_V1 = 1,	 /* "cgroup1" */
-	CGROUP_V2 = 2,	 /* "cgroup2" */
-	CGROUP_AUTO = 3, /* cgroup_init(): v2, else v1, else rlimits */
-};
+#include "cgroup_read.h" /* the kinds, the readers of a run's figures */
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 #define CGROUP_SELF "/proc/self/cgroup"
@@ -53,11 +52,6 @@ struct cgroup {
 	char base[512]; /* v1: .../memory/<ours>/airlock; v2: S/runs */
 	char why[400];	/* what was found, for the start-up log */
 };
-
-/* The stable name of a kind: "cgroup2", "cgroup1", "rlimit" (or "auto"). */
-const char *cgroup_kind_name(enum cgroup_kind kind);
-/* Parse such a name; -EINVAL if it is none. */
-int cgroup_kind_from_name(const char *name, enum cgroup_kind *ret);
 
 /*
  * Detect what the host offers (root: the hierarchies' mount point, self: a
@@ -148,7 +142,7 @@ int cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2])
 
 /*
  * Open the peak of a session's run cgroup for its supervisor, which times an
- * interpreter session's cells (sb_supervise_cells): v1 the node's
+ * interpreter session's cells (sandbox_supervise_cells): v1 the node's
  * memory.max_usage_in_bytes, v2 code/memory.peak, both read-write so that
  * a write resets the peak to the usage now (v1: for the whole cgroup; v2,
  * kernel 6.12+: for reads through the fds written, any of them, the
@@ -157,9 +151,6 @@ int cgroup_run_open_stats(const struct cgroup *cg, uint32_t uid, int ret_fds[2])
  * cgroup's since it was made. *ret_fd is -1 on the rlimit back end.
  */
 int cgroup_run_open_peak(const struct cgroup *cg, uint32_t uid, int *ret_fd);
-
-/* Read the peak and whether the oom killer fired through those fds. */
-int cgroup_read_stats(int peak_fd, int oom_fd, uint64_t *ret_peak, bool *ret_oom);
 
 /*
  * Read the peak and whether the oom killer fired since base (NULL: since
@@ -188,9 +179,5 @@ int cgroup_run_remove(const struct cgroup *cg, uint32_t uid);
 int cgroup_keeper_create(const struct cgroup *cg, uint32_t uid, uint64_t workspace_bytes);
 int cgroup_keeper_open(const struct cgroup *cg, uint32_t uid, int *ret_fd);
 int cgroup_keeper_finish(const struct cgroup *cg, uint32_t uid);
-
-/* Parse "key N" out of a flat-keyed control file's text (memory.events,
- * pids.events, cpu.stat); 0 when the key is absent. */
-uint64_t cgroup_parse_key(const char *text, const char *key);
 
 #endif

@@ -26,6 +26,7 @@
 #include "plan.h"
 #include "rootspec.h"
 #include "spawn_msg.h"
+#include "spawner_int.h"
 #include "compiler.h"
 #include "fdio.h"
 
@@ -40,13 +41,6 @@ spawner_send(struct spawner *sp, const struct spawn_ev *ev)
 
 	if (r < 0)
 		log_warnx("spawner: send to frontend: %s", strerror(-r));
-}
-
-/* The first host uid of a slot; the cgroup is named for it. */
-static uint32_t
-spawner_uid(const struct spawner *sp, uint32_t slot)
-{
-	return (uint32_t)sp->uid_base + 2U * slot;
 }
 
 /*
@@ -86,219 +80,6 @@ spawner_keeper_cgroup_finish(struct spawner *sp, uint32_t slot)
 }
 
 /*
- * Clone a child (flags: namespaces) born in the cgroup whose directory is
- * cgfd, when there is one and the kernel can: clone3(CLONE_INTO_CGROUP),
- * Linux 5.7+. Born there, the child needs no migration, which would take
- * the global cgroup_threadgroup_rwsem and wait for an RCU grace period on
- * the run's path. No new stack: the child runs on its copy of ours, like
- * fork. *ret_into (in parent and child) says whether it went in; a kernel
- * without it (ENOSYS, E2BIG, EINVAL) is remembered and the child moves
- * itself instead.
- */
-static long
-spawner_clone(struct spawner *sp, uint64_t flags, int cgfd, bool *ret_into)
-{
-	*ret_into = false;
-	if (cgfd >= 0 && sp->cg.into) {
-		struct clone_args ca;
-		long pid;
-
-		memset(&ca, 0, sizeof(ca));
-		ca.flags = flags | CLONE_INTO_CGROUP;
-		ca.exit_signal = SIGCHLD;
-		ca.cgroup = (uint64_t)cgfd;
-		pid = syscall(SYS_clone3, &ca, sizeof(ca));
-		if (pid >= 0) {
-			*ret_into = true;
-			return pid;
-		}
-		if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
-			return -1;
-		log_warnx("spawner: clone3(CLONE_INTO_CGROUP): %s; sandboxes move themselves "
-			  "into their cgroup from now on",
-			  strerror(errno));
-		sp->cg.into = false;
-	}
-	return syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0, NULL, NULL, 0);
-}
-
-/*
- * Act as the owner of the next user namespace: the slot's first host uid
- * (issue 13, finding 4). The kernel charges a process's per-user counts
- * (inotify instances and watches, POSIX message queue bytes, pending
- * signals, fanotify groups, user namespaces) at every level of the user
- * namespace tree: in the run's own namespace and, above it, to the
- * namespace's owner in the host's. Created by root, every run's counts were
- * root's: one run took all 128 inotify instances of host root. Owned by
- * the slot's uid, each run has the host's per-user limits to itself, and
- * host root and other runs are untouched.
- *
- * Only the effective uid changes (setresuid(-1, uid, -1)): the real and
- * saved uids stay 0, so the permitted set (CAP_SETUID, CAP_SETGID) is kept
- * and spawner_owner_end() can come back; the effective set, which the
- * kernel clears on the change, is raised again from it. Writing the maps of
- * a namespace we own needs CAP_SYS_ADMIN in it (which its owner has) and
- * CAP_SETUID/CAP_SETGID in its parent, both judged on the opener's
- * credentials: the maps are written in this state too, the way shadow's
- * newuidmap does it. The filesystem uid stays 0 for the permission checks
- * of cgroupfs (CLONE_INTO_CGROUP) and of the child's /proc files (the
- * spawner is not dumpable, so they are root's). No other process can use
- * the window: signals and ptrace need a match with the real or saved uid
- * (0), and the spawner is single-threaded.
- */
-static int
-spawner_owner_begin(struct spawner *sp, uint32_t uid)
-{
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct d[2];
-
-	/* A change of euid clears our parent-death signal (a test harness
-	 * sets one): kept here, set again by spawner_owner_end(). */
-	sp->pdeathsig = 0;
-	(void)prctl(PR_GET_PDEATHSIG, &sp->pdeathsig, 0, 0, 0);
-	sp->ppid = getppid();
-	if (setresuid((uid_t)-1, (uid_t)uid, (uid_t)-1) < 0)
-		return -errno;
-	(void)setfsuid(0);
-	if (syscall(SYS_capget, &h, d) < 0)
-		return -errno;
-	d[0].effective = d[0].permitted;
-	d[1].effective = d[1].permitted;
-	if (syscall(SYS_capset, &h, d) < 0)
-		return -errno;
-	if (geteuid() != (uid_t)uid || setfsuid((uid_t)-1) != 0)
-		return -EPERM;
-	return 0;
-}
-
-/*
- * Back to euid 0 (allowed: the real uid is 0); the kernel copies the
- * permitted set into the effective set. Not coming back is fatal: the
- * spawner would go on with the wrong credentials.
- */
-static void
-spawner_owner_end(struct spawner *sp)
-{
-	if (setresuid((uid_t)-1, 0, (uid_t)-1) < 0 || geteuid() != 0 || setfsuid((uid_t)-1) != 0)
-		fatal("spawner: cannot return to euid 0");
-	if (sp->pdeathsig > 0) {
-		(void)prctl(PR_SET_PDEATHSIG, sp->pdeathsig, 0, 0, 0);
-		/* The parent died while it was cleared: the signal it missed. */
-		if (getppid() != sp->ppid)
-			(void)kill(getpid(), sp->pdeathsig);
-	}
-}
-
-/*
- * Clone (spawner_clone) as the owner of the new user namespace, slot's uid
- * (spawner_owner_begin). In the parent the caller ends the ownership once
- * the maps are written; on failure it has ended here, *ret_step names the
- * step ("owner", "clone") and -errno comes back. The child gets 0.
- */
-static long
-spawner_clone_owned(struct spawner *sp, uint32_t slot, uint64_t flags, int cgfd, bool *ret_into,
-		    const char **ret_step)
-{
-	long pid;
-	int r;
-
-	*ret_step = "owner";
-	r = spawner_owner_begin(sp, spawner_uid(sp, slot));
-	if (r < 0) {
-		spawner_owner_end(sp);
-		return r;
-	}
-	*ret_step = "clone";
-	pid = spawner_clone(sp, flags, cgfd, ret_into);
-	if (pid < 0) {
-		r = -errno;
-		spawner_owner_end(sp);
-		return r;
-	}
-	return pid;
-}
-
-/*
- * SIGKILL a sandbox's supervisor or a keeper of slot. Once it is root of its
- * user namespace its uids are the slot's, and that namespace is no longer
- * ours (spawner_owner_begin), so euid 0 without CAP_KILL may not signal it.
- * With the slot's uid as our effective uid we may: the kernel lets a sender
- * signal a process whose real or saved uid is its effective uid.
- */
-static void
-spawner_kill(struct spawner *sp, uint32_t slot, pid_t pid)
-{
-	int r = spawner_owner_begin(sp, spawner_uid(sp, slot));
-
-	if (r == 0 && kill(pid, SIGKILL) < 0)
-		r = -errno;
-	spawner_owner_end(sp);
-	if (r < 0 && r != -ESRCH)
-		log_warnx("spawner: kill %d (uid slot %" PRIu32 "): %s", (int)pid, slot,
-			  strerror(-r));
-}
-
-/* Write one /proc/PID/ file. */
-static int
-spawner_write_proc(pid_t pid, const char *file, const char *val)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == strlen(val) ? 0 : -EIO;
-}
-
-/*
- * Map root of the sandbox to the slot's first host uid and the code's uid
- * 1000 to its second, so no two live runs share a host uid.
- */
-static int
-spawner_write_maps(const struct spawner *sp, uint32_t slot, pid_t pid, const char **ret_step)
-{
-	char map[128];
-	unsigned long h = (unsigned long)sp->uid_base + 2UL * slot;
-	int r;
-
-	snprintf(map, sizeof(map), "0 %lu 1\n%d %lu 1\n", h, PLAN_SANDBOX_UID, h + 1);
-	*ret_step = "uid_map";
-	if ((r = spawner_write_proc(pid, "uid_map", map)) < 0)
-		return r;
-	*ret_step = "setgroups";
-	if ((r = spawner_write_proc(pid, "setgroups", "deny")) < 0)
-		return r;
-	*ret_step = "gid_map";
-	return spawner_write_proc(pid, "gid_map", map);
-}
-
-/*
- * Let a new child go: write its uid/gid maps, then one byte on its sync pipe
- * (it waits for it before it becomes root of its namespace).
- */
-static int
-spawner_release(const struct spawner *sp, uint32_t slot, pid_t pid, int sync_fd,
-		const char **ret_step)
-{
-	int r = spawner_write_maps(sp, slot, pid, ret_step);
-
-	if (r < 0)
-		return r;
-	if (write(sync_fd, "g", 1) != 1) {
-		*ret_step = "sync";
-		return -errno;
-	}
-	return 0;
-}
-
-/*
  * Read the frontend's root spec into sp->rootspec (rootspec_read): a source
  * that fails its check is marked missing and warned about (rate-limited:
  * this runs for every sandbox prepared), the others stand.
@@ -322,74 +103,91 @@ spawner_rootspec(struct spawner *sp, int fd)
 	return 0;
 }
 
-/*
- * Handle one SPAWN_PREPARE: clone a sandbox into fresh namespaces in the
- * slot's uids and memory cgroup; it builds what does not depend on a request
- * and waits on its control socket (docs/performance.md). fds: the root spec
- * (rootspec.h), read and every source checked again here, as root, before
- * the sandbox is given it; with SPAWN_F_PRESTART also the pre-start plan (a
- * sealed memfd the supervisor parses, like a run's) and the output pipes of
- * the interpreter it starts ahead.
- */
-static void
-spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
+/* SPAWN_PREPARE's checks: the frontend is less trusted than we are, check
+ * everything. The root spec read (every source checked again, as root);
+ * with SPAWN_F_PRESTART the pre-start plan sealed and bounded. */
+static int
+spawner_prepare_check(struct spawner *sp, const struct spawn_req *req, int *fds,
+		      const char **ret_step)
 {
-	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
-	struct sandbox_ctx ctx;
-	struct cgroup_run_fds cgfds = {-1, -1, -1, -1, -1};
-	const char *step = "request";
-	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, peak_fd = -1, r;
-	bool into, cg_made = false;
-	long pid;
+	int r;
 
-	/* The frontend is less trusted than we are: check everything. */
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0) {
-		r = -EINVAL;
-		step = "uid_slot";
-		goto fail;
+		*ret_step = "uid_slot";
+		return -EINVAL;
 	}
-	step = "rootspec";
+	*ret_step = "rootspec";
 	r = spawner_rootspec(sp, fds[0]);
 	if (r < 0)
-		goto fail;
+		return r;
 	if (req->flags & SPAWN_F_PRESTART) {
 		uint64_t plan_size;
 
-		step = "plan";
+		*ret_step = "plan";
 		r = memfd_check_sealed(fds[1], PLAN_SIZE_MAX, &plan_size);
 		if (r < 0)
-			goto fail;
+			return r;
 	}
+	return 0;
+}
+
+/* The slot's run cgroup made (*ret_made) and opened into cgfds; a kept
+ * one's memory peak into *ret_peak_fd (-1: none). */
+static int
+spawner_prepare_cgroup(struct spawner *sp, const struct spawn_req *req,
+		       struct cgroup_run_fds *cgfds, int *ret_peak_fd, bool *ret_made,
+		       const char **ret_step)
+{
+	int r;
+
 	/* A session's cg_base now holds a peak fd until the slot's
 	 * spawner_run_cgroup_finish: at the reap, below on a failure with no
 	 * child, or at the end of spawner_serve. A slot is prepared only when
 	 * free (pid 0), so its last base's fd is closed already. */
-	step = "cgroup";
+	*ret_step = "cgroup";
 	r = cgroup_run_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes,
 			      spawner_session_slot(sp, req->uid_slot),
 			      sp->keepers[req->uid_slot].ws_bytes,
 			      &sp->slots[req->uid_slot].cg_base);
 	if (r < 0)
-		goto fail;
-	cg_made = true;
-	step = "cgroup_open";
-	r = cgroup_run_open(&sp->cg, spawner_uid(sp, req->uid_slot), &cgfds);
+		return r;
+	*ret_made = true;
+	*ret_step = "cgroup_open";
+	r = cgroup_run_open(&sp->cg, spawner_uid(sp, req->uid_slot), cgfds);
 	if (r < 0)
-		goto fail;
+		return r;
 	/*
 	 * A session's sandbox may be its interpreter: its supervisor resets
-	 * and reads the peak per cell (sb_supervise_cells). Only a kept
+	 * and reads the peak per cell (sandbox_supervise_cells). Only a kept
 	 * cgroup's: a one-shot run's peak is read by us and the frontend, and
 	 * its supervisor has no reason to touch it. Without it, no figure.
 	 */
 	if (sp->slots[req->uid_slot].cg_base.kept &&
-	    cgroup_run_open_peak(&sp->cg, spawner_uid(sp, req->uid_slot), &peak_fd) < 0)
-		peak_fd = -1;
-	step = "pipe";
+	    cgroup_run_open_peak(&sp->cg, spawner_uid(sp, req->uid_slot), ret_peak_fd) < 0)
+		*ret_peak_fd = -1;
+	return 0;
+}
+
+/*
+ * Clone the sandbox (it never returns here: sandbox_main) with its context,
+ * and release it: the slot takes its pid and control socket. A failed
+ * release kills it (ev->pid set: its reap frees the slot).
+ */
+static int
+spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
+		      const struct cgroup_run_fds *cgfds, int peak_fd, struct spawn_ev *ev,
+		      const char **ret_step)
+{
+	struct sandbox_ctx ctx;
+	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, r;
+	bool into;
+	long pid;
+
+	*ret_step = "pipe";
 	if (pipe2(sync, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0) {
 		r = -errno;
-		goto fail;
+		goto out;
 	}
 	ctx = (struct sandbox_ctx){.layout = &sp->layout,
 				   .seccomp = &sp->seccomp,
@@ -401,19 +199,19 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 				   .lifeline_fd = -1,
 				   .out_fd = (req->flags & SPAWN_F_PRESTART) ? fds[2] : -1,
 				   .err_fd = (req->flags & SPAWN_F_PRESTART) ? fds[3] : -1,
-				   .cgroup_fd = cgfds.self,
-				   .code_cgroup_fd = cgfds.code,
-				   .cpu_stat_fd = cgfds.cpu_stat,
-				   .pids_events_fd = cgfds.pids_events,
+				   .cgroup_fd = cgfds->self,
+				   .code_cgroup_fd = cgfds->code,
+				   .cpu_stat_fd = cgfds->cpu_stat,
+				   .pids_events_fd = cgfds->pids_events,
 				   .peak_fd = peak_fd,
 				   .workspace_fd = -1};
 	/* The run's user namespace is owned by its slot's uid, not root:
 	 * from the clone to the maps. The child runs on its copy of this stack
 	 * and never returns from sandbox_main(). */
-	pid = spawner_clone_owned(sp, req->uid_slot, SPAWN_NS_FLAGS, cgfds.into, &into, &step);
+	pid = spawner_clone_owned(sp, req->uid_slot, SPAWN_NS_FLAGS, cgfds->into, &into, ret_step);
 	if (pid < 0) {
 		r = (int)pid;
-		goto fail;
+		goto out;
 	}
 	if (pid == 0) {
 		close(sync[1]);
@@ -431,7 +229,7 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 	sp->slots[req->uid_slot].run_id = req->run_id;
 	sp->slots[req->uid_slot].ctl = ctl[0];
 	ctl[0] = -1;
-	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], &step);
+	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], ret_step);
 	spawner_owner_end(sp);
 	if (r < 0) {
 		/* The child sees EOF on sync and exits; SIGCHLD reaps it. No
@@ -439,26 +237,63 @@ spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_
 		spawner_kill(sp, req->uid_slot, (pid_t)pid);
 		close(sp->slots[req->uid_slot].ctl);
 		sp->slots[req->uid_slot].ctl = -1;
-		ev.pid = (int32_t)pid;
-		goto fail;
 	}
-	ev.type = SPAWN_STARTED;
-	ev.pid = (int32_t)pid;
-	{
-		int sfds[2] = {-1, -1};
+	ev->pid = (int32_t)pid;
+out:
+	fd_close_pair(sync);
+	fd_close_pair(ctl);
+	return r;
+}
 
-		/* The run's memory figures, readable by the frontend the moment
-		 * the run's processes are gone. Without them it waits for DONE,
-		 * as a session's run does: its kept cgroup's files count more
-		 * than the run, which only the reap sets apart. */
-		if (sp->slots[req->uid_slot].cg_base.kept ||
-		    cgroup_run_open_stats(&sp->cg, spawner_uid(sp, req->uid_slot), sfds) < 0)
-			sfds[0] = sfds[1] = -1;
-		r = fdpass_send(sp->sock, &ev, sizeof(ev), sfds, sfds[0] >= 0 ? 2 : 0);
-		if (r < 0)
-			log_warnx("spawner: send to frontend: %s", strerror(-r));
-		fdpass_close_all(sfds, 2);
-	}
+/* SPAWN_STARTED to the frontend, with the run's memory figures' fds. */
+static void
+spawner_prepare_report(struct spawner *sp, const struct spawn_req *req, struct spawn_ev *ev)
+{
+	int sfds[2] = {-1, -1};
+	int r;
+
+	ev->type = SPAWN_STARTED;
+	/* The run's memory figures, readable by the frontend the moment
+	 * the run's processes are gone. Without them it waits for DONE,
+	 * as a session's run does: its kept cgroup's files count more
+	 * than the run, which only the reap sets apart. */
+	if (sp->slots[req->uid_slot].cg_base.kept ||
+	    cgroup_run_open_stats(&sp->cg, spawner_uid(sp, req->uid_slot), sfds) < 0)
+		sfds[0] = sfds[1] = -1;
+	r = fdpass_send(sp->sock, ev, sizeof(*ev), sfds, sfds[0] >= 0 ? 2 : 0);
+	if (r < 0)
+		log_warnx("spawner: send to frontend: %s", strerror(-r));
+	fdpass_close_all(sfds, 2);
+}
+
+/*
+ * Handle one SPAWN_PREPARE: clone a sandbox into fresh namespaces in the
+ * slot's uids and memory cgroup; it builds what does not depend on a request
+ * and waits on its control socket (docs/performance.md). fds: the root spec
+ * (rootspec.h), read and every source checked again here, as root, before
+ * the sandbox is given it; with SPAWN_F_PRESTART also the pre-start plan (a
+ * sealed memfd the supervisor parses, like a run's) and the output pipes of
+ * the interpreter it starts ahead.
+ */
+static void
+spawner_prepare(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
+{
+	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
+	struct cgroup_run_fds cgfds = {-1, -1, -1, -1, -1};
+	const char *step = "request";
+	int peak_fd = -1, r;
+	bool cg_made = false;
+
+	r = spawner_prepare_check(sp, req, fds, &step);
+	if (r < 0)
+		goto fail;
+	r = spawner_prepare_cgroup(sp, req, &cgfds, &peak_fd, &cg_made, &step);
+	if (r < 0)
+		goto fail;
+	r = spawner_prepare_clone(sp, req, fds, &cgfds, peak_fd, &ev, &step);
+	if (r < 0)
+		goto fail;
+	spawner_prepare_report(sp, req, &ev);
 	goto out;
 fail:
 	ev.type = SPAWN_FAILED;
@@ -476,8 +311,6 @@ fail:
 		(void)spawner_run_cgroup_finish(sp, req->uid_slot, &peak, &oom);
 	}
 out:
-	fd_close_pair(sync);
-	fd_close_pair(ctl);
 	cgroup_run_fds_close(&cgfds);
 	fd_close(peak_fd);
 	fdpass_close_all(fds, nfds);

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "cells_msg.h"
-#include "cgroup.h"
+#include "cgroup_read.h"
 #include "closefds.h"
 #include "dirents.h"
 #include "fdpass.h"
@@ -45,10 +45,6 @@
 
 #define SB_WALK_DEPTH 16
 #define SB_WALK_ENTRIES 20000
-#define SB_TICK_MS 50
-/* With cpu.stat, the supervisor sleeps until the earliest moment the run
- * could reach its cpu limit, and at most this long. */
-#define SB_CG_TICK_MAX_MS 1000
 /* How long the supervisor waits, after SUP_EXIT, for the frontend to close
  * the lifeline before it exits anyway. */
 #define SB_LAST_WORD_MS 1000
@@ -125,71 +121,6 @@ sandbox_layout_init(struct sandbox_layout *ret)
 
 /* ---- allocation-free helpers -------------------------------------------- */
 
-/* The lifeline, kept in a static so the fail path needs no arguments. This
- * is the cloned child's own copy of memory; nothing else writes it. */
-static int sb_lifeline = -1;
-static int sb_ctl = -1;
-static bool sb_prestarted; /* phase one started the interpreter (sandbox_prestart.c) */
-
-/* The spawner's start message: the run's fds. Returns how many came. */
-static size_t
-sb_wait_start(int *fds, size_t max, uint32_t *ret_flags)
-{
-	struct sb_start st;
-	size_t nfds = 0;
-	ssize_t n;
-
-	do
-		n = fdpass_recv(sb_ctl, &st, sizeof(st), fds, max, &nfds);
-	while (n == -EINTR);
-	/* EOF or anything else: this sandbox will never run anything. A
-	 * pre-started one takes only a run for it, and only such a run
-	 * comes without output pipes (they came with the prepare). */
-	if (n != (ssize_t)sizeof(st) || st.magic != SB_START_MAGIC ||
-	    ((st.flags & SPAWN_F_PRESTARTED) != 0) != sb_prestarted ||
-	    nfds != (sb_prestarted		      ? SPAWN_REQ_NFDS_PRESTARTED
-		     : (st.flags & SPAWN_F_WORKSPACE) ? SPAWN_REQ_NFDS_MAX
-						      : SPAWN_REQ_NFDS)) {
-		if (n > 0)
-			fdpass_close_all(fds, nfds);
-		_exit(0);
-	}
-	close(sb_ctl);
-	sb_ctl = -1;
-	*ret_flags = st.flags;
-	return nfds;
-}
-
-/*
- * err is a positive errno, as inside the sandbox (errno itself, and the code
- * child's {step, errno} pipe); the lifeline's sup_msg carries -errno, like
- * every fixed struct between the daemon's processes.
- */
-__attribute__((noreturn)) void
-sandbox_fail(int step, int err)
-{
-	struct sup_msg m;
-
-	/* Failed while prepared, before any request: wait for the run this
-	 * sandbox is given, and tell it why it cannot be run. */
-	if (sb_lifeline < 0 && sb_ctl >= 0) {
-		int fds[SPAWN_REQ_NFDS_MAX];
-		uint32_t flags;
-		size_t n = sb_wait_start(fds, SPAWN_REQ_NFDS_MAX, &flags);
-
-		sb_lifeline = fds[1];
-		fds[1] = -1;
-		fdpass_close_all(fds, n);
-	}
-	memset(&m, 0, sizeof(m));
-	m.type = SUP_SETUP_FAILED;
-	m.step = step;
-	m.err = -err;
-	if (sb_lifeline >= 0)
-		(void)send(sb_lifeline, &m, sizeof(m), MSG_NOSIGNAL);
-	_exit(127);
-}
-
 /* Bring up the loopback interface of the new network namespace. */
 static void
 sb_loopback(void)
@@ -205,67 +136,6 @@ sb_loopback(void)
 	ifr.ifr_flags |= IFF_UP;
 	SB_CHECK(ioctl(s, SIOCSIFFLAGS, &ifr), SANDBOX_STEP_LOOPBACK);
 	close(s);
-}
-
-/* ---- supervision ---------------------------------------------------------- */
-
-uint64_t
-sandbox_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Parse an unsigned decimal field; advance *p. */
-uint64_t
-sandbox_stat_u64(const char **p, const char *end)
-{
-	uint64_t v = 0;
-
-	while (*p < end && **p == ' ')
-		(*p)++;
-	while (*p < end && **p >= '0' && **p <= '9') {
-		v = v * 10 + (uint64_t)(**p - '0');
-		(*p)++;
-	}
-	return v;
-}
-
-/* Skip n space-separated fields. */
-void
-sandbox_stat_skip(const char **p, const char *end, int n)
-{
-	while (n-- > 0) {
-		while (*p < end && **p == ' ')
-			(*p)++;
-		while (*p < end && **p != ' ')
-			(*p)++;
-	}
-}
-
-void
-sandbox_read_stat(const char *path, char *buf, size_t len, int step, const char **ret_p,
-		  const char **ret_end)
-{
-	const char *p;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		sandbox_fail(step, errno);
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		sandbox_fail(step, n < 0 ? errno : EIO);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (p == NULL)
-		sandbox_fail(step, EIO);
-	*ret_p = p + 1;
-	*ret_end = buf + n;
 }
 
 /*
@@ -306,115 +176,6 @@ sb_scrub_cmdline(void)
 						   : (size_t)(arg_end - arg_start - 1));
 }
 
-/*
- * CPU time of the whole run in clock ticks: what pid 1 has reaped
- * (RUSAGE_CHILDREN, which folds in everything those reaped) plus, for every
- * live process, its own and its reaped children's time from /proc/PID/stat.
- * Read in that order, a process reaped in between is missed for one tick,
- * never counted twice.
- */
-static uint64_t
-sb_cpu_ns(const struct sandbox_layout *l)
-{
-	struct rusage ru;
-	uint64_t ticks = 0, ns;
-	struct dirents it;
-	const struct dirent64 *d;
-	int dfd;
-
-	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
-		memset(&ru, 0, sizeof(ru));
-	ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ULL +
-	     (uint64_t)ru.ru_utime.tv_usec * 1000ULL +
-	     (uint64_t)ru.ru_stime.tv_sec * 1000000000ULL + (uint64_t)ru.ru_stime.tv_usec * 1000ULL;
-	dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return ns;
-	dirents_init(&it, dfd);
-	while ((d = dirents_next(&it)) != NULL) {
-		char stat_path[300], st[512];
-		const char *p, *end;
-		ssize_t len;
-		int fd;
-
-		if (d->d_name[0] < '1' || d->d_name[0] > '9' || strcmp(d->d_name, "1") == 0)
-			continue;
-		if ((size_t)snprintf(stat_path, sizeof(stat_path), "%s/stat", d->d_name) >=
-		    sizeof(stat_path))
-			continue;
-		fd = openat(dfd, stat_path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, st, sizeof(st) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		st[len] = '\0';
-		p = strrchr(st, ')');
-		if (p == NULL)
-			continue;
-		end = st + len;
-		p++;
-		/* after ")": state(3) ... utime is field 14 */
-		sandbox_stat_skip(&p, end, 11);
-		ticks += sandbox_stat_u64(&p, end); /* utime */
-		ticks += sandbox_stat_u64(&p, end); /* stime */
-		ticks += sandbox_stat_u64(&p, end); /* cutime */
-		ticks += sandbox_stat_u64(&p, end); /* cstime */
-	}
-	close(dfd);
-	return ns + ticks * (1000000000ULL / (uint64_t)l->clk_tck);
-}
-
-/* The number after "key " at the start of a line of a control file read
- * through fd (cpu.stat, pids.events); 0 if absent or unreadable. */
-static uint64_t
-sb_cgroup_key(int fd, const char *key)
-{
-	char buf[1024];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return cgroup_parse_key(buf, key);
-}
-
-/*
- * CPU time of the whole run: the code's cgroup's usage_usec where there is
- * one (exact, every process, no polling of /proc), less base_ns, what it
- * held before the run (a session's runs share their cgroup: cgroup.h);
- * else from /proc, less what a pre-started interpreter spent before it.
- */
-static uint64_t
-sb_run_cpu_ns(const struct sandbox_ctx *ctx, uint64_t base_ns)
-{
-	if (ctx->cpu_stat_fd >= 0) {
-		uint64_t ns = sb_cgroup_key(ctx->cpu_stat_fd, "usage_usec") * 1000ULL;
-
-		return ns > base_ns ? ns - base_ns : 0;
-	}
-	{
-		uint64_t ns = sb_cpu_ns(ctx->layout);
-
-		return ns > base_ns ? ns - base_ns : 0;
-	}
-}
-
-/* Reap every child that has exited; note the code's status. */
-static void
-sb_reap(pid_t code_pid, int *status, bool *code_done)
-{
-	pid_t p;
-	int st;
-
-	while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0)
-		if (p == code_pid) {
-			*status = st;
-			*code_done = true;
-		}
-}
-
 /* Send one candidate artifact: a regular file, opened without following links. */
 static void
 sb_send_artifact(const char *rel, size_t rel_len, int fd, uint64_t size)
@@ -426,7 +187,7 @@ sb_send_artifact(const char *rel, size_t rel_len, int fd, uint64_t size)
 	m.size = size;
 	m.name_len = (uint32_t)rel_len;
 	memcpy(m.name, rel, rel_len);
-	(void)fdpass_send(sb_lifeline, &m, sizeof(m), &fd, 1);
+	(void)fdpass_send(sandbox_lifeline(), &m, sizeof(m), &fd, 1);
 }
 
 /* Wait until the coarse clock, which stamps file times, has passed t. */
@@ -564,26 +325,6 @@ sb_record_inputs(const struct plan_view *pv, struct sb_input *inputs)
 	return n;
 }
 
-/* One run as its supervisor sees it, from its start message to SUP_EXIT. */
-struct sb_run {
-	struct sandbox_ctx ctx; /* the spawner's, with the run's fds */
-	struct plan_view *pv;	/* the parsed plan */
-	long pid;		/* the code's main process */
-	int pidfd;		/* its pidfd */
-	int status;		/* its wait status */
-	bool code_done;		/* it was reaped */
-	uint32_t reason;	/* enum sup_reason */
-	uint64_t start_ns;	/* just before its clone */
-	uint64_t end_ns;	/* when the run ended */
-	uint64_t cpu_ns;	/* of the whole run, as last read */
-	uint64_t cpu_base_ns;	/* cpu.stat usage before the run (a session's cgroup) */
-	uint64_t cpu_limit_ns;	/* the plan's */
-	uint64_t pids_max0;	/* pids.events "max" before the run */
-	/* PLAN_F_CELLS: the cell with the driver (0: none), and its clock
-	 * and cpu (sb_run_cpu_ns from 0) at its CELLS_SUP_BEGIN. */
-	uint64_t cell, cell_t0, cell_cpu0;
-};
-
 /*
  * From the clone to root of the run's namespaces: every fd the spawner does
  * not mean us to have closed, into the run's cgroup, the maps awaited,
@@ -598,8 +339,7 @@ sb_start_up(const struct sandbox_ctx *ctx)
 	char c;
 	int r;
 
-	sb_ctl = ctx->ctl_fd;
-	sb_prestarted = ctx->plan_fd >= 0;
+	sandbox_self_init(ctx->ctl_fd, ctx->plan_fd >= 0);
 	r = closefds_except(keep, 10);
 	if (r < 0)
 		sandbox_fail(SANDBOX_STEP_FDS, -r);
@@ -658,14 +398,14 @@ sb_take_run(struct sandbox_ctx *run, struct plan_view *pv)
 	int fds[SPAWN_REQ_NFDS_MAX];
 	uint32_t flags;
 
-	(void)sb_wait_start(fds, SPAWN_REQ_NFDS_MAX, &flags);
+	(void)sandbox_wait_start(fds, SPAWN_REQ_NFDS_MAX, &flags);
 	run->plan_fd = fds[0];
 	run->lifeline_fd = fds[1];
 	/* A pre-started interpreter has its pipes since its exec. */
-	run->out_fd = sb_prestarted ? -1 : fds[2];
-	run->err_fd = sb_prestarted ? -1 : fds[3];
+	run->out_fd = sandbox_prestarted() ? -1 : fds[2];
+	run->err_fd = sandbox_prestarted() ? -1 : fds[3];
 	run->workspace_fd = (flags & SPAWN_F_WORKSPACE) ? fds[4] : -1;
-	sb_lifeline = run->lifeline_fd;
+	sandbox_set_lifeline(run->lifeline_fd);
 	sb_map_plan(run->plan_fd, pv);
 }
 
@@ -678,11 +418,11 @@ sb_run_baseline(struct sb_run *r)
 	r->start_ns = sandbox_now_ns();
 	/* kernfs signals a change of pids.events to a poller that has read it. */
 	if (r->ctx.pids_events_fd >= 0)
-		r->pids_max0 = sb_cgroup_key(r->ctx.pids_events_fd, "max");
+		r->pids_max0 = cgroup_key(r->ctx.pids_events_fd, "max");
 	if (r->ctx.cpu_stat_fd >= 0)
-		r->cpu_base_ns = sb_cgroup_key(r->ctx.cpu_stat_fd, "usage_usec") * 1000ULL;
-	else if (sb_prestarted)
-		r->cpu_base_ns = sb_cpu_ns(r->ctx.layout);
+		r->cpu_base_ns = cgroup_key(r->ctx.cpu_stat_fd, "usage_usec") * 1000ULL;
+	else if (sandbox_prestarted())
+		r->cpu_base_ns = sandbox_cpu_ns(r->ctx.layout);
 }
 
 /* Clone the code and wait for its exec: EOF on the exec pipe, or its
@@ -716,217 +456,6 @@ sb_start_code(struct sb_run *r)
 	}
 }
 
-/*
- * Until the code's main process ends or a limit is reached: the lifeline
- * (anything on it ends the run at once), the code's pidfd, pids.events, and
- * a timer for the wall and cpu limits.
- */
-static void
-sb_supervise(struct sb_run *r)
-{
-	const struct sandbox_ctx *ctx = &r->ctx;
-	uint64_t deadline_ns = r->start_ns + r->pv->hdr->limits[PROTO_LIMIT_WALL_MS] * 1000000ULL;
-
-	r->cpu_limit_ns = r->pv->hdr->limits[PROTO_LIMIT_CPU_MS] * 1000000ULL;
-	while (!r->code_done) {
-		struct pollfd p[3] = {{.fd = sb_lifeline, .events = POLLIN},
-				      {.fd = r->pidfd, .events = POLLIN},
-				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
-		uint64_t now = sandbox_now_ns();
-		int timeout;
-
-		if (now >= deadline_ns) {
-			r->reason = SUP_REASON_WALL;
-			break;
-		}
-		{
-			uint64_t t = SB_TICK_MS, left = (deadline_ns - now) / 1000000ULL + 1;
-
-			/* With cpu.stat, no tick: the run cannot spend the cpu
-			 * time it has left faster than on every CPU at once. */
-			if (ctx->cpu_stat_fd >= 0) {
-				t = (r->cpu_limit_ns - r->cpu_ns) / (uint64_t)ctx->layout->ncpus /
-					    1000000ULL +
-				    1;
-				if (t > SB_CG_TICK_MAX_MS)
-					t = SB_CG_TICK_MAX_MS;
-			}
-			timeout = (int)(left < t ? left : t);
-		}
-		if (poll(p, 3, timeout) < 0 && errno != EINTR)
-			break;
-		/* Anything on the lifeline (EOF, or the frontend gone) ends the run. */
-		if (p[0].revents != 0)
-			_exit(0);
-		sb_reap((pid_t)r->pid, &r->status, &r->code_done);
-		if (r->code_done)
-			break;
-		/*
-		 * A fork or thread refused at pids.max ends the run, as an
-		 * oom kill does: a fork bomb is stopped at once, and the
-		 * outcome says why (not a wall limit much later).
-		 */
-		if (p[2].revents != 0 && sb_cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
-			r->reason = SUP_REASON_PROCS;
-			break;
-		}
-		r->cpu_ns = sb_run_cpu_ns(ctx, r->cpu_base_ns);
-		if (r->cpu_ns >= r->cpu_limit_ns) {
-			r->reason = SUP_REASON_CPU;
-			break;
-		}
-	}
-}
-
-/*
- * An interpreter session's sandbox (PLAN_F_CELLS): the code is the driver,
- * alive for the session; the limits are a cell's, from the frontend's
- * CELLS_SUP_BEGIN to its CELLS_SUP_FINISH (cells_msg.h). At a cell's wall or
- * cpu limit the interpreter gets SIGINT (KeyboardInterrupt: its state is
- * kept); no FINISH within the grace after it, and the run ends here with
- * that limit as its reason (sb_end kills everything; the frontend starts a
- * new interpreter: the state is lost). At FINISH every other process dies
- * and SUP_CELL_END follows. CELLS_SUP_KILL ends the run (the frontend gives
- * the interpreter up); any other message, or EOF, ends it at once. A cell
- * still with the driver when the run ends gets its own figures in
- * SUP_CELL_LOST (sandbox_main).
- *
- * Between two cells the interpreter is stopped (SIGSTOP at FINISH, SIGCONT
- * at BEGIN): the threads a cell left running spend nothing, and fork
- * nothing, while no cell's limits count (docs/security.md). What the stop
- * costs a cell: docs/performance.md (tests/bench/airlockd-nostop).
- */
-static void
-sb_supervise_cells(struct sb_run *r)
-{
-	const struct sandbox_ctx *ctx = &r->ctx;
-	struct cells_sup cell;
-	bool active = false, interrupted = false;
-	uint64_t t0 = 0, cpu0 = 0, deadline = 0, grace_end = 0, cpu_max = 0;
-
-	/* The interpreter's own total is RLIMIT_CPU's (sandbox_code.c). */
-	r->cpu_limit_ns = UINT64_MAX;
-	memset(&cell, 0, sizeof(cell));
-	while (!r->code_done) {
-		struct pollfd p[3] = {{.fd = sb_lifeline, .events = POLLIN},
-				      {.fd = r->pidfd, .events = POLLIN},
-				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
-		uint64_t now = sandbox_now_ns(), used;
-		int timeout = -1;
-
-		if (active) {
-			used = sb_run_cpu_ns(ctx, 0);
-			used = used > cpu0 ? used - cpu0 : 0;
-			if (!interrupted && (now >= deadline || used >= cpu_max)) {
-				r->reason = now >= deadline ? SUP_REASON_WALL : SUP_REASON_CPU;
-				/*
-				 * To the main thread only, where the driver runs
-				 * the cell (and blocks SIGINT between cells). A
-				 * process-directed SIGINT that came after the
-				 * cell's end would go to a thread the cell left
-				 * unblocked, and Python raises KeyboardInterrupt
-				 * in its main thread wherever it then is: in the
-				 * driver, or in the next cell.
-				 */
-				syscall(SYS_tgkill, (pid_t)r->pid, (pid_t)r->pid, SIGINT);
-				interrupted = true;
-				grace_end = now + cell.grace_ms * 1000000ULL;
-			}
-			if (interrupted && now >= grace_end)
-				return;
-			timeout = (int)(((interrupted ? grace_end : deadline) - now) / 1000000ULL +
-					1);
-			if (!interrupted && timeout > SB_TICK_MS)
-				timeout = SB_TICK_MS;
-		}
-		if (poll(p, 3, timeout) < 0 && errno != EINTR)
-			return;
-		if (p[0].revents != 0) {
-			struct cells_sup m;
-			ssize_t n = recv(sb_lifeline, &m, sizeof(m), MSG_DONTWAIT);
-
-			if (n < 0 && (errno == EAGAIN || errno == EINTR))
-				continue;
-			if (n != (ssize_t)sizeof(m))
-				_exit(0);
-			if (m.type == CELLS_SUP_BEGIN && !active) {
-				cell = m;
-				active = true;
-				interrupted = false;
-				r->reason = SUP_REASON_EXITED;
-				t0 = sandbox_now_ns();
-				cpu0 = sb_run_cpu_ns(ctx, 0);
-				deadline = t0 + m.wall_ms * 1000000ULL;
-				cpu_max = m.cpu_ms * 1000000ULL;
-				r->cell = m.cell;
-				r->cell_t0 = t0;
-				r->cell_cpu0 = cpu0;
-				sandbox_cells_peak_reset(ctx->peak_fd);
-				kill((pid_t)r->pid, SIGCONT);
-			} else if (m.type == CELLS_SUP_FINISH && active && m.cell == cell.cell) {
-				/* Stopped first: a thread of the cell's forks no
-				 * more while the others die. What cannot be shown
-				 * dead ends the run, the interpreter with it
-				 * (sb_end kills everything): nothing of a cell
-				 * runs after it. */
-				kill((pid_t)r->pid, SIGSTOP);
-				if (sandbox_cells_kill_others((pid_t)r->pid) < 0)
-					return;
-				used = sb_run_cpu_ns(ctx, 0);
-				sandbox_cells_end(sb_lifeline, SUP_CELL_END, cell.cell, r->reason,
-						  used > cpu0 ? used - cpu0 : 0,
-						  sandbox_now_ns() - t0, ctx->peak_fd);
-				active = false;
-				r->cell = 0;
-				r->reason = SUP_REASON_EXITED;
-			} else if (m.type == CELLS_SUP_KILL) {
-				return;
-			} else {
-				_exit(0);
-			}
-		}
-		sb_reap((pid_t)r->pid, &r->status, &r->code_done);
-		if (p[2].revents != 0 && sb_cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
-			r->reason = SUP_REASON_PROCS;
-			return;
-		}
-	}
-}
-
-/* The run ends with its main process: nothing else may outlive it. Kill and
- * reap everything, then settle the cpu time and the reason. */
-static void
-sb_end(struct sb_run *r)
-{
-	const struct sandbox_ctx *ctx = &r->ctx;
-	int st = r->status;
-
-	r->end_ns = sandbox_now_ns();
-	kill(-1, SIGKILL);
-	for (;;) {
-		int st2;
-		pid_t p = waitpid(-1, &st2, __WALL);
-
-		if (p < 0 && errno == EINTR)
-			continue;
-		if (p < 0)
-			break;
-		if (p == (pid_t)r->pid && !r->code_done)
-			st = st2;
-	}
-	r->status = st;
-	if (r->cpu_ns < r->cpu_limit_ns || r->code_done)
-		r->cpu_ns = sb_run_cpu_ns(ctx, r->cpu_base_ns);
-	/* The code ended by itself, but not well, after a refused fork. */
-	if (r->reason == SUP_REASON_EXITED && ctx->pids_events_fd >= 0 &&
-	    !(WIFEXITED(st) && WEXITSTATUS(st) == 0) &&
-	    sb_cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0)
-		r->reason = SUP_REASON_PROCS;
-	if (r->reason == SUP_REASON_EXITED && r->cpu_ns >= r->cpu_limit_ns && WIFSIGNALED(st) &&
-	    (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL))
-		r->reason = SUP_REASON_CPU;
-}
-
 /* Send the artifacts (fence: a session's, only what changed after it) and
  * the final SUP_EXIT. */
 static void
@@ -949,7 +478,7 @@ sb_report(const struct sb_run *r, const struct sb_input *inputs, uint32_t ninput
 	m.reason = r->reason;
 	m.cpu_ns = r->cpu_ns;
 	m.wall_ns = r->end_ns - r->start_ns;
-	(void)send(sb_lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+	(void)send(sandbox_lifeline(), &m, sizeof(m), MSG_NOSIGNAL);
 	/*
 	 * Our last word. Asleep until the frontend closes the lifeline on it
 	 * (or SB_LAST_WORD_MS), we leave this core to the frontend, which
@@ -958,7 +487,7 @@ sb_report(const struct sb_run *r, const struct sb_input *inputs, uint32_t ninput
 	 * (docs/performance.md, "Where the time of a pre-started run goes").
 	 */
 	{
-		struct pollfd p = {.fd = sb_lifeline, .events = POLLIN};
+		struct pollfd p = {.fd = sandbox_lifeline(), .events = POLLIN};
 
 		(void)poll(&p, 1, SB_LAST_WORD_MS);
 	}
@@ -985,7 +514,7 @@ sb_prestart(struct sb_run *r, struct sb_input *inputs, uint32_t *ret_ninputs)
 	sb_start_code(r);
 	r->pv = pv;
 
-	sandbox_prestart_wait(sb_ctl, r->pidfd);
+	sandbox_prestart_wait(sandbox_ctl(), r->pidfd);
 	sb_take_run(&r->ctx, r->pv);
 	sandbox_prestart_handoff(&pv0, pv, r->ctx.rootspec, r->ctx.layout, r->pid, r->pidfd);
 	*ret_ninputs = sb_record_inputs(pv, inputs);
@@ -997,7 +526,7 @@ sb_prestart(struct sb_run *r, struct sb_input *inputs, uint32_t *ret_ninputs)
 __attribute__((noreturn)) void
 sandbox_main(const struct sandbox_ctx *ctx)
 {
-	static struct plan_view pv; /* the child's own copy; see sb_lifeline */
+	static struct plan_view pv; /* the child's own copy (sandbox_fail.c) */
 	/* Static like pv: PLAN_FILES_MAX rows do not belong on the stack. */
 	static struct sb_input inputs[PLAN_FILES_MAX];
 	struct timespec fence = {0, 0};
@@ -1016,7 +545,7 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	r.pv = &pv;
 	r.pidfd = -1;
 	r.reason = SUP_REASON_EXITED;
-	if (sb_prestarted) {
+	if (sandbox_prestarted()) {
 		sb_prestart(&r, inputs, &ninputs);
 	} else {
 		sb_take_run(&r.ctx, &pv);
@@ -1024,10 +553,10 @@ sandbox_main(const struct sandbox_ctx *ctx)
 		/* Phase two. */
 		sandbox_fs_run(&pv, ctx->rootspec, r.ctx.workspace_fd);
 		if ((pv.hdr->flags & PLAN_F_TOOLS) != 0)
-			sandbox_tools_setup(sb_lifeline);
+			sandbox_tools_setup(sandbox_lifeline());
 		SB_CHECK(sethostname(pv.hostname, strlen(pv.hostname)), SANDBOX_STEP_HOSTNAME);
 		if (pv.hdr->flags & PLAN_F_EGRESS)
-			sandbox_egress_listen(sb_lifeline, (uint16_t)pv.hdr->egress_port);
+			sandbox_egress_listen(sandbox_lifeline(), (uint16_t)pv.hdr->egress_port);
 		ninputs = sb_record_inputs(&pv, inputs);
 		/* A session's workspace holds earlier runs' files: only what this run
 		 * creates or changes is its artifact. */
@@ -1036,21 +565,21 @@ sandbox_main(const struct sandbox_ctx *ctx)
 			sb_time_fence(&fence);
 
 		if (pv.hdr->flags & PLAN_F_CELLS)
-			r.ctx.cell_fd = sandbox_cells_channel(sb_lifeline);
+			r.ctx.cell_fd = sandbox_cells_channel(sandbox_lifeline());
 		sb_start_code(&r);
 	}
 	if (pv.hdr->flags & PLAN_F_CELLS) {
 		close(r.ctx.cell_fd);
-		sb_supervise_cells(&r);
+		sandbox_supervise_cells(&r);
 	} else {
-		sb_supervise(&r);
+		sandbox_supervise(&r);
 	}
-	sb_end(&r);
+	sandbox_end(&r);
 	/* The interpreter's figures are its whole life; the cell it ended in
 	 * gets its own, from its CELLS_SUP_BEGIN, once everything is reaped. */
 	if (r.cell != 0)
-		sandbox_cells_end(sb_lifeline, SUP_CELL_LOST, r.cell, r.reason,
-				  sb_run_cpu_ns(&r.ctx, r.cell_cpu0), r.end_ns - r.cell_t0,
+		sandbox_cells_end(sandbox_lifeline(), SUP_CELL_LOST, r.cell, r.reason,
+				  sandbox_run_cpu_ns(&r.ctx, r.cell_cpu0), r.end_ns - r.cell_t0,
 				  r.ctx.peak_fd);
 	sb_report(&r, inputs, ninputs, session ? &fence : NULL);
 	_exit(0);

@@ -2,7 +2,8 @@
  * sandbox_cells.c: the supervisor's side of an interpreter session
  * (PLAN_F_CELLS, docs/design-interpreters.md §2), between clone and exec and
  * after: no allocation, no stdio. The loop that times each cell is
- * sb_supervise_cells() in sandbox.c, beside the one-shot loop it mirrors.
+ * sandbox_supervise_cells() in sandbox_supervise.c, beside the one-shot loop
+ * it mirrors.
  */
 #include "sandbox_child.h"
 

@@ -2,8 +2,11 @@
  * sandbox_child.h: what the supervisor's files share, between clone and exec
  * (no allocation, no stdio, no libevent in any of them).
  *
- *   sandbox.c       the supervisor: start-up, the run's fds, supervision,
- *                   artifacts, the failure report
+ *   sandbox.c       the supervisor: start-up, the run's fds, artifacts,
+ *                   the report
+ *   sandbox_fail.c  its channels, the failure report, the clock, /proc stat
+ *                   (a leaf: calls nothing else of the supervisor)
+ *   sandbox_supervise.c  the poll loops over a run and its cells, the end
  *   sandbox_fs.c    the filesystem: the root as a list of set-up ops run by
  *                   one loop (phase one), the run's own mounts (phase two)
  *   sandbox_code.c  the code's process: clone, its last steps, execve
@@ -28,6 +31,27 @@
  * run it is given, so that run can be told why.
  */
 __attribute__((noreturn)) void sandbox_fail(int step, int err);
+
+/*
+ * The supervisor's channels (sandbox_fail.c), in statics so the fail path
+ * needs no arguments; this is the cloned child's own copy of memory, and
+ * nothing else writes it. sandbox_self_init: the spawner's control socket,
+ * and whether phase one starts the interpreter (sandbox_prestart.c);
+ * sandbox_set_lifeline: the run's lifeline, once it came.
+ */
+void sandbox_self_init(int ctl, bool prestarted);
+void sandbox_set_lifeline(int fd);
+int sandbox_lifeline(void);
+int sandbox_ctl(void);
+bool sandbox_prestarted(void);
+
+/*
+ * The spawner's start message on the control socket: the run's fds into fds
+ * (max of them), its flags; returns how many came, and closes the control
+ * socket. Anything else (EOF, a wrong size, magic or fd count): _exit(0),
+ * this sandbox will never run anything.
+ */
+size_t sandbox_wait_start(int *fds, size_t max, uint32_t *ret_flags);
 
 #define SB_CHECK(expr, step)                                                                       \
 	do {                                                                                       \
@@ -78,6 +102,40 @@ void sandbox_stat_skip(const char **p, const char *end, int n);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t sandbox_now_ns(void);
 uint64_t sandbox_stat_u64(const char **p, const char *end);
+
+/* One run as its supervisor sees it, from its start message to SUP_EXIT. */
+struct sb_run {
+	struct sandbox_ctx ctx; /* the spawner's, with the run's fds */
+	struct plan_view *pv;	/* the parsed plan */
+	long pid;		/* the code's main process */
+	int pidfd;		/* its pidfd */
+	int status;		/* its wait status */
+	bool code_done;		/* it was reaped */
+	uint32_t reason;	/* enum sup_reason */
+	uint64_t start_ns;	/* just before its clone */
+	uint64_t end_ns;	/* when the run ended */
+	uint64_t cpu_ns;	/* of the whole run, as last read */
+	uint64_t cpu_base_ns;	/* cpu.stat usage before the run (a session's cgroup) */
+	uint64_t cpu_limit_ns;	/* the plan's */
+	uint64_t pids_max0;	/* pids.events "max" before the run */
+	/* PLAN_F_CELLS: the cell with the driver (0: none), and its clock
+	 * and cpu (sandbox_run_cpu_ns from 0) at its CELLS_SUP_BEGIN. */
+	uint64_t cell, cell_t0, cell_cpu0;
+};
+
+/*
+ * Supervision (sandbox_supervise.c). sandbox_supervise: until the code's
+ * main process ends or a limit is reached; sandbox_supervise_cells: the same
+ * for an interpreter session, a cell's limits at a time; sandbox_end: kill
+ * and reap everything, settle the cpu time and the reason. The run's cpu
+ * time since base_ns (sandbox_run_cpu_ns), from /proc alone
+ * (sandbox_cpu_ns).
+ */
+void sandbox_supervise(struct sb_run *r);
+void sandbox_supervise_cells(struct sb_run *r);
+void sandbox_end(struct sb_run *r);
+uint64_t sandbox_run_cpu_ns(const struct sandbox_ctx *ctx, uint64_t base_ns);
+uint64_t sandbox_cpu_ns(const struct sandbox_layout *l);
 
 /* A pre-starting sandbox's phase one, the hand-off's mounts and files, and
  * the code file taking the FIFO's name (sandbox_prestart.c). */
@@ -131,6 +189,16 @@ void sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reas
  */
 long sandbox_code_start(const struct sandbox_ctx *ctx, const struct plan_view *pv, int exec_pipe[2],
 			int *pidfd);
+
+/*
+ * The rlimit the code's process gets for row i of the limit table (its
+ * rlimit column) from the plan's limits lim, into *ret_cur and *ret_max;
+ * false when none is in force here (no rlimit; RLIMIT_AS with a memory
+ * cgroup). cpu_used_s: CPU seconds the process spent already (a
+ * pre-started interpreter's start-up), added to RLIMIT_CPU's.
+ */
+bool sandbox_rlimit(const struct sandbox_layout *l, const uint64_t *lim, size_t i,
+		    uint64_t cpu_used_s, uint64_t *ret_cur, uint64_t *ret_max);
 
 /* In the code's process: its last steps, then execve. Failures go to
  * pipefd as {step, errno}. */

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "limit.h"
 #include "seccomp_policy.h"
 
 /* The code's stack while it shares our memory (sb_code_start_vm): its
@@ -246,23 +247,13 @@ sb_exec_fd(int pipefd, const struct plan_view *pv)
 	close(fd);
 }
 
-/*
- * The code's process: stdio, working directory, limits, then the privilege
- * drop in its one order, seccomp last, execve.
- */
-__attribute__((noreturn)) void
-sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd, bool move)
+/* A kernel without CLONE_INTO_CGROUP (move): into the code's cgroup now,
+ * before anything is charged (opened by us: our group may write it). Then
+ * the code's own cgroup namespace: /proc/self/cgroup says "/", not the
+ * host's path to it. */
+static void
+sb_code_cgroup(const struct sandbox_ctx *ctx, int pipefd, bool move)
 {
-	const uint64_t *lim = pv->hdr->limits;
-	struct __user_cap_header_struct caph = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct capd[2];
-	struct landlock_rules ll;
-	bool noproc = (pv->hdr->flags & PLAN_F_NOPROC) != 0;
-	uint64_t cpu_s;
-	int in, c;
-
-	/* A kernel without CLONE_INTO_CGROUP: into the code's cgroup now,
-	 * before anything is charged (opened by us: our group may write it). */
 	if (move) {
 		int fd = openat(ctx->code_cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
 
@@ -270,10 +261,17 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 			sb_code_fail(pipefd, SANDBOX_STEP_CGROUP, errno);
 		close(fd);
 	}
-	/* The code's own cgroup namespace: /proc/self/cgroup says "/", not
-	 * the host's path to it. */
 	if (ctx->layout->memory_cgroup)
 		SB_CODE_CHECK(unshare(CLONE_NEWCGROUP), SANDBOX_STEP_CGROUP);
+}
+
+/* fds 0-2 (the code's stdin: an interpreter's cell channel, the stdin file
+ * or /dev/null; the output pipes) and the exec pipe as fd 3, close-on-exec;
+ * nothing else. Returns the exec pipe's new number. */
+static int
+sb_code_stdio(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd)
+{
+	int in;
 
 	/* An interpreter session's driver reads its cells from fd 0. */
 	if (pv->hdr->flags & PLAN_F_CELLS)
@@ -301,87 +299,138 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 	}
 	/* Keep only stdio and the exec pipe (close-on-exec). */
 	SB_CODE_CHECK(syscall(SYS_close_range, 4, ~0U, 0), SANDBOX_STEP_STDIO);
-	SB_CODE_CHECK(setsid(), SANDBOX_STEP_STDIO);
-	SB_CODE_CHECK(chdir(PLAN_WORKSPACE), SANDBOX_STEP_CHDIR);
-	sb_reset_signals();
-	/* Landlock, a second statement of the mount set-up (landlock.h): read
-	 * and execute anywhere in the sandbox's root, write only beneath the
-	 * workspace and /tmp (nowhere with file_write = false, which made
-	 * them read-only mounts: the layer says that a second time too);
-	 * device and proc files may be written, not made. Built here, while
-	 * the paths are ours to open; enforced after no_new_privs, which it
-	 * needs. */
-	{
-		static const char *const rw[] = {PLAN_WORKSPACE, "/tmp", NULL};
-		static const char *const wo[] = {"/dev", "/proc", NULL};
-		bool ro = (pv->hdr->flags & PLAN_F_READONLY) != 0;
-		int r = landlock_prepare(ctx->layout->landlock_abi, "/", ro ? NULL : rw, wo, &ll);
+	return pipefd;
+}
 
-		if (r < 0)
-			sb_code_fail(pipefd, SANDBOX_STEP_LANDLOCK, -r);
+/* Landlock, a second statement of the mount set-up (landlock.h): read
+ * and execute anywhere in the sandbox's root, write only beneath the
+ * workspace and /tmp (nowhere with file_write = false, which made them
+ * read-only mounts: the layer says that a second time too); device and
+ * proc files may be written, not made. Built here, while the paths are
+ * ours to open; enforced after no_new_privs, which it needs. */
+static void
+sb_code_landlock(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd,
+		 struct landlock_rules *ll)
+{
+	static const char *const rw[] = {PLAN_WORKSPACE, "/tmp", NULL};
+	static const char *const wo[] = {"/dev", "/proc", NULL};
+	bool ro = (pv->hdr->flags & PLAN_F_READONLY) != 0;
+	int r = landlock_prepare(ctx->layout->landlock_abi, "/", ro ? NULL : rw, wo, ll);
+
+	if (r < 0)
+		sb_code_fail(pipefd, SANDBOX_STEP_LANDLOCK, -r);
+}
+
+/*
+ * The oom killer takes the code before its supervisor: a supervisor
+ * killed first would end the run with no report. Raising one's own
+ * oom_score_adj needs no privilege, but this process is not dumpable
+ * (its memory is a copy of the spawner's, whose credentials changed),
+ * so its /proc files belong to the host's root, which is not mapped in
+ * the run's user namespace: open() is refused (EACCES) even to the
+ * namespace's root. Until issue 28 that failure was ignored and no
+ * run's code got the score. Dumpable for the write only, then back:
+ * no process of the run's but its supervisor (blocked in our vfork, or
+ * waiting for our exec) exists yet to look at it. Any failure fails the
+ * run at this step. The exec makes the code dumpable again as its uid.
+ */
+static void
+sb_code_oom_score(int pipefd)
+{
+	int fd, err = 0;
+	ssize_t n;
+
+	/* Dumpable is the memory's, which the supervisor may share
+	 * (CLONE_VM until our exec): it is set back before any failure
+	 * is reported, so the supervisor never stays dumpable. */
+	SB_CODE_CHECK(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), SANDBOX_STEP_OOM_SCORE);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+	} else {
+		n = write(fd, "1000", 4);
+		if (n != 4)
+			err = n < 0 ? errno : EIO;
+		close(fd);
 	}
-	/* The mode of the files the code makes does not depend on the daemon's
-	 * umask either. */
-	umask(022);
+	SB_CODE_CHECK(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), SANDBOX_STEP_OOM_SCORE);
+	if (err != 0)
+		sb_code_fail(pipefd, SANDBOX_STEP_OOM_SCORE, err);
+}
 
-	/*
-	 * The oom killer takes the code before its supervisor: a supervisor
-	 * killed first would end the run with no report. Raising one's own
-	 * oom_score_adj needs no privilege, but this process is not dumpable
-	 * (its memory is a copy of the spawner's, whose credentials changed),
-	 * so its /proc files belong to the host's root, which is not mapped in
-	 * the run's user namespace: open() is refused (EACCES) even to the
-	 * namespace's root. Until issue 28 that failure was ignored and no
-	 * run's code got the score. Dumpable for the write only, then back:
-	 * no process of the run's but its supervisor (blocked in our vfork, or
-	 * waiting for our exec) exists yet to look at it. Any failure fails the
-	 * run at this step. The exec makes the code dumpable again as its uid.
-	 */
-	{
-		int fd, err = 0;
-		ssize_t n;
+bool
+sandbox_rlimit(const struct sandbox_layout *l, const uint64_t *lim, size_t i, uint64_t cpu_used_s,
+	       uint64_t *ret_cur, uint64_t *ret_max)
+{
+	uint64_t v = lim[i];
 
-		/* Dumpable is the memory's, which the supervisor may share
-		 * (CLONE_VM until our exec): it is set back before any failure
-		 * is reported, so the supervisor never stays dumpable. */
-		SB_CODE_CHECK(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), SANDBOX_STEP_OOM_SCORE);
-		fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-		if (fd < 0) {
-			err = errno;
-		} else {
-			n = write(fd, "1000", 4);
-			if (n != 4)
-				err = n < 0 ? errno : EIO;
-			close(fd);
-		}
-		SB_CODE_CHECK(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), SANDBOX_STEP_OOM_SCORE);
-		if (err != 0)
-			sb_code_fail(pipefd, SANDBOX_STEP_OOM_SCORE, err);
+	switch (limit_table[i].rlimit) {
+	case -1:
+		return false;
+	case RLIMIT_AS:
+		/* Without a memory cgroup the address-space limit is all
+		 * there is; with one, memory.max is the limit. */
+		if (l->memory_cgroup)
+			return false;
+		break;
+	case RLIMIT_NPROC:
+		/*
+		 * RLIMIT_NPROC counts per uid; the uid is this run's alone.
+		 * With a v2 cgroup, pids.max is the limit (every process of
+		 * the run, whatever its uid, and a refused fork is counted in
+		 * pids.events); the rlimit, checked first by the kernel, is
+		 * then a backstop that never fires first
+		 * (sandbox_nproc_limit).
+		 */
+		v = sandbox_nproc_limit(l->cgroup2, v);
+		break;
+	case RLIMIT_CPU:
+		/* A per-process backstop behind the supervisor's whole-run
+		 * count: whole seconds, rounded up, one more; SIGXCPU at
+		 * the soft limit, SIGKILL a second later. */
+		v = cpu_used_s + (v + 999) / 1000 + 1;
+		*ret_cur = v;
+		*ret_max = v + 1;
+		return true;
+	default:
+		break;
 	}
-	/*
-	 * RLIMIT_NPROC counts per uid; the uid is this run's alone. With a v2
-	 * cgroup, pids.max is the limit (every process of the run, whatever
-	 * its uid, and a refused fork is counted in pids.events); the rlimit,
-	 * checked first by the kernel, is then a backstop that never fires
-	 * first (sandbox_nproc_limit). RLIMIT_CPU is a per-process backstop
-	 * behind the supervisor's whole-run count.
-	 */
-	cpu_s = (lim[PROTO_LIMIT_CPU_MS] + 999) / 1000 + 1;
-	sb_setrlimit(pipefd, RLIMIT_NPROC,
-		     sandbox_nproc_limit(ctx->layout->cgroup2, lim[PROTO_LIMIT_PROCESSES]));
+	*ret_cur = *ret_max = v;
+	return true;
+}
+
+/* The code's rlimits: one per row of the limit table with an rlimit
+ * (sandbox_rlimit), and no core files. subprocess = false opens the
+ * program's fd first, before RLIMIT_NOFILE is lowered (sb_exec_fd). */
+static void
+sb_code_rlimits(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd)
+{
+	bool noproc = (pv->hdr->flags & PLAN_F_NOPROC) != 0;
+	size_t i;
+
 	if (noproc)
 		sb_exec_fd(pipefd, pv);
-	sb_setrlimit(pipefd, RLIMIT_NOFILE, lim[PROTO_LIMIT_OPEN_FILES]);
-	sb_setrlimit(pipefd, RLIMIT_FSIZE, lim[PROTO_LIMIT_FILE_SIZE_BYTES]);
-	sb_setrlimit(pipefd, RLIMIT_CORE, 0);
-	{
-		struct rlimit rl = {.rlim_cur = cpu_s, .rlim_max = cpu_s + 1};
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		uint64_t cur, max;
+		struct rlimit rl;
 
-		SB_CODE_CHECK(setrlimit(RLIMIT_CPU, &rl), SANDBOX_STEP_RLIMIT);
+		if (!sandbox_rlimit(ctx->layout, pv->hdr->limits, i, 0, &cur, &max))
+			continue;
+		rl.rlim_cur = cur;
+		rl.rlim_max = max;
+		SB_CODE_CHECK(setrlimit(limit_table[i].rlimit, &rl), SANDBOX_STEP_RLIMIT);
 	}
-	/* Without a memory cgroup the address-space limit is all there is. */
-	if (!ctx->layout->memory_cgroup)
-		sb_setrlimit(pipefd, RLIMIT_AS, lim[PROTO_LIMIT_MEMORY_BYTES]);
+	sb_setrlimit(pipefd, RLIMIT_CORE, 0);
+}
+
+/* The credentials: no capability left in any set, the sandbox's gid and
+ * uid, the runtime's working directory. */
+static void
+sb_code_creds(const struct plan_view *pv, int pipefd)
+{
+	struct __user_cap_header_struct caph = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct capd[2];
+	int c;
 
 	/*
 	 * Every capability this kernel knows, by asking it (READ fails with
@@ -405,6 +454,31 @@ sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int
 	memset(capd, 0, sizeof(capd));
 	SB_CODE_CHECK(syscall(SYS_capset, &caph, capd), SANDBOX_STEP_CAPS);
 	SB_CODE_CHECK(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), SANDBOX_STEP_CAPS);
+}
+
+/*
+ * The code's process: stdio, working directory, limits, then the privilege
+ * drop in its one order, seccomp last, execve.
+ */
+__attribute__((noreturn)) void
+sandbox_code_exec(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd, bool move)
+{
+	struct landlock_rules ll;
+	bool noproc = (pv->hdr->flags & PLAN_F_NOPROC) != 0;
+
+	sb_code_cgroup(ctx, pipefd, move);
+	pipefd = sb_code_stdio(ctx, pv, pipefd);
+	SB_CODE_CHECK(setsid(), SANDBOX_STEP_STDIO);
+	SB_CODE_CHECK(chdir(PLAN_WORKSPACE), SANDBOX_STEP_CHDIR);
+	sb_reset_signals();
+	sb_code_landlock(ctx, pv, pipefd, &ll);
+	/* The mode of the files the code makes does not depend on the daemon's
+	 * umask either. */
+	umask(022);
+
+	sb_code_oom_score(pipefd);
+	sb_code_rlimits(ctx, pv, pipefd);
+	sb_code_creds(pv, pipefd);
 	SB_CODE_CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), SANDBOX_STEP_NO_NEW_PRIVS);
 	{
 		int r = landlock_enforce(&ll);

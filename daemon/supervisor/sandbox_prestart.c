@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "limit.h"
 #include "spawn_msg.h"
 
 /* The plan flags a pre-started interpreter cannot serve: each changes what
@@ -95,9 +96,6 @@ sb_ps_same_strv(const char *const *a, const char *const *b)
 static void
 sb_ps_check(const struct plan_view *pv0, const struct plan_view *pv, const struct sandbox_layout *l)
 {
-	static const int rl[] = {PROTO_LIMIT_PROCESSES, PROTO_LIMIT_OPEN_FILES,
-				 PROTO_LIMIT_FILE_SIZE_BYTES, PROTO_LIMIT_CPU_MS,
-				 PROTO_LIMIT_MEMORY_BYTES};
 	size_t i;
 
 	if (!sb_ps_same_strv(pv0->argv, pv->argv) || !sb_ps_same_strv(pv0->envp, pv->envp) ||
@@ -106,11 +104,16 @@ sb_ps_check(const struct plan_view *pv0, const struct plan_view *pv, const struc
 	    (pv->hdr->flags & SB_PRESTART_REFUSED) != 0 || pv->stdin_data != NULL ||
 	    pv->nhidden != 0)
 		sandbox_fail(SANDBOX_STEP_PRESTART, EINVAL);
-	for (i = 0; i < sizeof(rl) / sizeof(rl[0]); i++) {
-		/* Without a memory cgroup the memory limit is RLIMIT_AS. */
-		if (rl[i] == PROTO_LIMIT_MEMORY_BYTES && l->memory_cgroup)
+	/* The limits lowered at the hand-off, where an rlimit is in force
+	 * (with a memory cgroup the memory limit is not RLIMIT_AS): never
+	 * above the interpreter's, which it started with. */
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		uint64_t cur, max;
+
+		if (!limit_table[i].prestart_lower ||
+		    !sandbox_rlimit(l, pv->hdr->limits, i, 0, &cur, &max))
 			continue;
-		if (pv->hdr->limits[rl[i]] > pv0->hdr->limits[rl[i]])
+		if (pv->hdr->limits[i] > pv0->hdr->limits[i])
 			sandbox_fail(SANDBOX_STEP_PRESTART, EINVAL);
 	}
 }
@@ -153,9 +156,9 @@ sandbox_prestart_handoff(const struct plan_view *pv0, const struct plan_view *pv
 			 const struct rootspec *rs, const struct sandbox_layout *l, long pid,
 			 int pidfd)
 {
-	const uint64_t *lim = pv->hdr->limits;
 	struct pollfd p = {.fd = pidfd, .events = POLLIN};
-	uint64_t cpu_s, nproc;
+	uint64_t cpu_used_s;
+	size_t i;
 
 	/* Gone between the run's start message and now: the run is told
 	 * (the step "prestart"); it never ran anything, and the frontend
@@ -169,19 +172,18 @@ sandbox_prestart_handoff(const struct plan_view *pv0, const struct plan_view *pv
 	 * The run's limits, set from outside: root of the run's user namespace
 	 * may lower the rlimits of a process in it (CAP_SYS_RESOURCE over it);
 	 * they were the ceilings since the exec. The same values as
-	 * sandbox_code_exec sets for a fresh run, but RLIMIT_CPU, which counts
-	 * the start-up too: what was used, plus the run's.
+	 * sandbox_code_exec sets for a fresh run (sandbox_rlimit, a loop over
+	 * the limit table's rows lowered at the hand-off), but RLIMIT_CPU,
+	 * which counts the start-up too: what was used, plus the run's.
 	 */
-	nproc = sandbox_nproc_limit(l->cgroup2, lim[PROTO_LIMIT_PROCESSES]);
-	sb_ps_lower(pid, RLIMIT_NPROC, nproc, nproc);
-	sb_ps_lower(pid, RLIMIT_NOFILE, lim[PROTO_LIMIT_OPEN_FILES], lim[PROTO_LIMIT_OPEN_FILES]);
-	sb_ps_lower(pid, RLIMIT_FSIZE, lim[PROTO_LIMIT_FILE_SIZE_BYTES],
-		    lim[PROTO_LIMIT_FILE_SIZE_BYTES]);
-	cpu_s = sb_ps_cpu_s(pid, l) + (lim[PROTO_LIMIT_CPU_MS] + 999) / 1000 + 1;
-	sb_ps_lower(pid, RLIMIT_CPU, cpu_s, cpu_s + 1);
-	if (!l->memory_cgroup)
-		sb_ps_lower(pid, RLIMIT_AS, lim[PROTO_LIMIT_MEMORY_BYTES],
-			    lim[PROTO_LIMIT_MEMORY_BYTES]);
+	cpu_used_s = sb_ps_cpu_s(pid, l);
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		uint64_t cur, max;
+
+		if (limit_table[i].prestart_lower &&
+		    sandbox_rlimit(l, pv->hdr->limits, i, cpu_used_s, &cur, &max))
+			sb_ps_lower(pid, limit_table[i].rlimit, cur, max);
+	}
 }
 
 /*

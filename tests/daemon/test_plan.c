@@ -1,5 +1,5 @@
 /*
- * test_plan.c: unit tests of daemon/ipc/plan.c: plan_build/plan_parse round trips,
+ * test_plan.c: unit tests of daemon/ipc/plan_build.c and plan_parse.c: round trips,
  * plan_parse against malformed and mutated plans, plan_env_build. (The
  * workspace name rule the plan applies is tested in tests/rules.)
  *

@@ -1,5 +1,5 @@
 /*
- * fuzz_plan.c: libFuzzer harness for plan_parse() (daemon/ipc/plan.c), which the
+ * fuzz_plan.c: libFuzzer harness for plan_parse() (daemon/ipc/plan_parse.c), which the
  * supervisor runs, with capabilities in its namespace, on the plan memfd the
  * frontend wrote. The frontend is less trusted than the supervisor, so the
  * parser must survive any bytes: never read outside the buffer, never crash.

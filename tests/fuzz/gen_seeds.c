@@ -1,6 +1,6 @@
 /*
  * gen_seeds.c: write a seed corpus of valid inputs for the fuzz harnesses,
- * made with the real encoders (common/proto.c, daemon/ipc/plan.c, common/bundle.c):
+ * made with the real encoders (common/proto.c, daemon/ipc/plan_build.c, common/bundle.c):
  *   gen_seeds DIR  ->  files in DIR/proto, DIR/plan, DIR/config and DIR/bundle
  * Only inline blobs: the harnesses decode without fds.
  */

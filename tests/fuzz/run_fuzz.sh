@@ -29,18 +29,18 @@ build() { # name sources...
 	$cc $flags -fsanitize=fuzzer -o "$work/$name" "$@" $common $libs
 }
 build fuzz_proto "$src/tests/proto/fuzz_proto.c"
-build fuzz_config "$src/tests/config/fuzz_config.c" "$src"/daemon/config/config_*.c "$src/daemon/spawner/cgroup.c" \
-	"$src/daemon/frontend/egress/egress_rules.c" "$src/daemon/ipc/rootspec.c" "$src/daemon/ipc/sandbox_fs_root.c"
-# plan_parse checks hidden_paths by the root's table (sandbox_fs_root.c, rootspec.c)
-root_rule="$src/daemon/ipc/sandbox_fs_root.c $src/daemon/ipc/rootspec.c"
+build fuzz_config "$src/tests/config/fuzz_config.c" "$src"/daemon/config/config_*.c "$src/daemon/ipc/cgroup_read.c" \
+	"$src/daemon/frontend/egress/egress_rules.c" "$src/daemon/ipc/rootspec_read.c" "$src/daemon/ipc/sandbox_fs_root.c"
+# plan_parse checks hidden_paths by the root's table (sandbox_fs_root.c, rootspec_read.c)
+root_rule="$src/daemon/ipc/sandbox_fs_root.c $src/daemon/ipc/rootspec_read.c"
 # shellcheck disable=SC2086
-build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/ipc/plan.c" $root_rule
+build fuzz_plan "$src/tests/fuzz/fuzz_plan.c" "$src/daemon/ipc/plan_parse.c" $root_rule
 build fuzz_egress "$src/tests/fuzz/fuzz_egress.c" "$src/daemon/frontend/egress/egress_rules.c"
 build fuzz_bundle "$src/tests/fuzz/fuzz_bundle.c"
 build fuzz_jsonscan "$src/tests/fuzz/fuzz_jsonscan.c"
 build fuzz_advisory "$src/tests/fuzz/fuzz_advisory.c" "$src/daemon/frontend/advisory.c"
 # shellcheck disable=SC2086
-$cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/ipc/plan.c" $root_rule $common $libs
+$cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/ipc/plan_build.c" "$src/daemon/ipc/plan_parse.c" $root_rule $common $libs
 rm -rf "$work/seeds"
 "$work/gen_seeds" "$work/seeds"
 # The egress head parser's seeds: the heads curl and urllib send.

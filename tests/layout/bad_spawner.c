@@ -1,8 +1,9 @@
 /*
  * bad_spawner.c: a privileged library made to call every kind of parser
  * (the config parser, inih, the import tokenizer, the egress head parser,
- * the JSON scanner), linked whole into priv-link-bad: link-check-negative
- * shows that check_links.sh refuses it.
+ * the JSON scanner) and the plan's build side (ipc-front), linked whole
+ * into priv-link-bad: link-check-negative shows that check_links.sh
+ * refuses it.
  */
 #include <ini.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "config.h"
 #include "egress_rules.h"
 #include "jsonscan.h"
+#include "plan.h"
 
 int bad_spawner_reload(const char *buf, size_t len);
 
@@ -37,5 +39,6 @@ bad_spawner_reload(const char *buf, size_t len)
 	r += (int)advisory_scan(NULL, 0, buf, len, &found);
 	r += egress_head_parse(buf, len, &head);
 	r += jsonscan_value(buf, len);
+	r += plan_build(NULL, &r);
 	return r;
 }

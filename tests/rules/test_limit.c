@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 
@@ -83,12 +84,72 @@ test_from_name(void **state)
 	assert_string_equal(limit_kind_metavar(LIMIT_KIND_COUNT), "N");
 }
 
+/*
+ * The enforcement columns, every row: an rlimit the kernel knows or -1, used
+ * by one row only; every rlimit lowered at a pre-started interpreter's
+ * hand-off and nothing else (sandbox_prestart.c lowers by prlimit, so a row
+ * without an rlimit could not be, and run_pool.c would refuse a run for a
+ * ceiling the interpreter never had); a cgroup file only for a limit that
+ * ends the run with its own outcome; and the enforcement as built, pinned.
+ */
+static void
+test_enforcement(void **state)
+{
+	static const struct {
+		enum proto_limit limit;
+		int rlimit;
+		const char *cgroup_file;
+		enum proto_outcome outcome;
+	} pinned[] = {
+		{PROTO_LIMIT_WALL_MS, -1, NULL, PROTO_OUTCOME_WALL_LIMIT},
+		{PROTO_LIMIT_CPU_MS, RLIMIT_CPU, NULL, PROTO_OUTCOME_CPU_LIMIT},
+		{PROTO_LIMIT_MEMORY_BYTES, RLIMIT_AS, "memory.max", PROTO_OUTCOME_MEMORY_LIMIT},
+		{PROTO_LIMIT_PROCESSES, RLIMIT_NPROC, "pids.max", PROTO_OUTCOME_PROCESS_LIMIT},
+		{PROTO_LIMIT_OPEN_FILES, RLIMIT_NOFILE, NULL, PROTO_OUTCOME_EXITED},
+		{PROTO_LIMIT_FILE_SIZE_BYTES, RLIMIT_FSIZE, NULL, PROTO_OUTCOME_EXITED},
+	};
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++) {
+		const struct limit_row *r = &limit_table[i];
+
+		print_message("limit %s\n", r->name);
+		assert_true(r->rlimit == -1 || (r->rlimit >= 0 && r->rlimit < RLIM_NLIMITS));
+		assert_true(r->rlimit != RLIMIT_CORE);
+		assert_int_equal(r->prestart_lower, r->rlimit >= 0);
+		assert_true((unsigned)r->outcome < PROTO_OUTCOME_COUNT_);
+		assert_true(r->outcome != PROTO_OUTCOME_SIGNALED &&
+			    r->outcome != PROTO_OUTCOME_ERROR &&
+			    r->outcome != PROTO_OUTCOME_CANCELLED);
+		if (r->cgroup_file != NULL) {
+			assert_true(r->cgroup_file[0] != '\0');
+			assert_int_not_equal(r->outcome, PROTO_OUTCOME_EXITED);
+		}
+		for (j = 0; j < i; j++)
+			if (r->rlimit >= 0)
+				assert_int_not_equal(limit_table[j].rlimit, r->rlimit);
+	}
+	for (i = 0; i < sizeof(pinned) / sizeof(pinned[0]); i++) {
+		const struct limit_row *r = &limit_table[pinned[i].limit];
+
+		print_message("pinned %s\n", r->name);
+		assert_int_equal(r->rlimit, pinned[i].rlimit);
+		if (pinned[i].cgroup_file == NULL)
+			assert_null(r->cgroup_file);
+		else
+			assert_string_equal(r->cgroup_file, pinned[i].cgroup_file);
+		assert_int_equal(r->outcome, pinned[i].outcome);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_complete),
 		cmocka_unit_test(test_from_name),
+		cmocka_unit_test(test_enforcement),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

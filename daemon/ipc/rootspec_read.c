@@ -1,4 +1,5 @@
-/* rootspec.c: the root spec's checks, sealing and the spawner's read (rootspec.h). */
+/* rootspec_read.c: the root spec's checks and the spawner's read (rootspec.h);
+ * the frontend seals it with rootspec_seal.c. */
 #include "rootspec.h"
 
 #include <errno.h>
@@ -141,12 +142,6 @@ rootspec_target_check(const char *path, char *why, size_t whylen)
 			return log_why(-EINVAL, why, whylen, "target %s: in the sandbox's own %s",
 				       path, reserved[i]);
 	return 0;
-}
-
-int
-rootspec_seal(const struct rootspec *rs, int *ret_fd)
-{
-	return memfd_sealed_create("airlock-rootspec", rs, sizeof(*rs), ret_fd);
 }
 
 int

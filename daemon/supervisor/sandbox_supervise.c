@@ -1,0 +1,340 @@
+/*
+ * sandbox_supervise.c: a run's supervision, from the code's exec to the end
+ * of everything of it: the poll loop over the lifeline, the code's pidfd,
+ * pids.events and the wall and cpu clocks (sandbox_supervise), the same for
+ * an interpreter session's cells (sandbox_supervise_cells), and the end
+ * (sandbox_end: kill, reap, settle the reason). The run's cpu time, from its
+ * cgroup or /proc.
+ *
+ * Between clone and exec like the rest (sandbox_child.h): no malloc, no
+ * stdio, no libevent.
+ */
+#include "sandbox_child.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cells_msg.h"
+#include "cgroup_read.h"
+#include "dirents.h"
+#include "spawn_msg.h"
+
+#define SB_TICK_MS 50
+/* With cpu.stat, the supervisor sleeps until the earliest moment the run
+ * could reach its cpu limit, and at most this long. */
+#define SB_CG_TICK_MAX_MS 1000
+
+/*
+ * CPU time of the whole run in clock ticks: what pid 1 has reaped
+ * (RUSAGE_CHILDREN, which folds in everything those reaped) plus, for every
+ * live process, its own and its reaped children's time from /proc/PID/stat.
+ * Read in that order, a process reaped in between is missed for one tick,
+ * never counted twice.
+ */
+uint64_t
+sandbox_cpu_ns(const struct sandbox_layout *l)
+{
+	struct rusage ru;
+	uint64_t ticks = 0, ns;
+	struct dirents it;
+	const struct dirent64 *d;
+	int dfd;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+		memset(&ru, 0, sizeof(ru));
+	ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ULL +
+	     (uint64_t)ru.ru_utime.tv_usec * 1000ULL +
+	     (uint64_t)ru.ru_stime.tv_sec * 1000000000ULL + (uint64_t)ru.ru_stime.tv_usec * 1000ULL;
+	dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return ns;
+	dirents_init(&it, dfd);
+	while ((d = dirents_next(&it)) != NULL) {
+		char stat_path[300], st[512];
+		const char *p, *end;
+		ssize_t len;
+		int fd;
+
+		if (d->d_name[0] < '1' || d->d_name[0] > '9' || strcmp(d->d_name, "1") == 0)
+			continue;
+		if ((size_t)snprintf(stat_path, sizeof(stat_path), "%s/stat", d->d_name) >=
+		    sizeof(stat_path))
+			continue;
+		fd = openat(dfd, stat_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, st, sizeof(st) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		st[len] = '\0';
+		p = strrchr(st, ')');
+		if (p == NULL)
+			continue;
+		end = st + len;
+		p++;
+		/* after ")": state(3) ... utime is field 14 */
+		sandbox_stat_skip(&p, end, 11);
+		ticks += sandbox_stat_u64(&p, end); /* utime */
+		ticks += sandbox_stat_u64(&p, end); /* stime */
+		ticks += sandbox_stat_u64(&p, end); /* cutime */
+		ticks += sandbox_stat_u64(&p, end); /* cstime */
+	}
+	close(dfd);
+	return ns + ticks * (1000000000ULL / (uint64_t)l->clk_tck);
+}
+
+/*
+ * CPU time of the whole run: the code's cgroup's usage_usec where there is
+ * one (exact, every process, no polling of /proc), less base_ns, what it
+ * held before the run (a session's runs share their cgroup: cgroup.h);
+ * else from /proc, less what a pre-started interpreter spent before it.
+ */
+uint64_t
+sandbox_run_cpu_ns(const struct sandbox_ctx *ctx, uint64_t base_ns)
+{
+	if (ctx->cpu_stat_fd >= 0) {
+		uint64_t ns = cgroup_key(ctx->cpu_stat_fd, "usage_usec") * 1000ULL;
+
+		return ns > base_ns ? ns - base_ns : 0;
+	}
+	{
+		uint64_t ns = sandbox_cpu_ns(ctx->layout);
+
+		return ns > base_ns ? ns - base_ns : 0;
+	}
+}
+
+/* Reap every child that has exited; note the code's status. */
+static void
+sb_reap(pid_t code_pid, int *status, bool *code_done)
+{
+	pid_t p;
+	int st;
+
+	while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0)
+		if (p == code_pid) {
+			*status = st;
+			*code_done = true;
+		}
+}
+
+/*
+ * Until the code's main process ends or a limit is reached: the lifeline
+ * (anything on it ends the run at once), the code's pidfd, pids.events, and
+ * a timer for the wall and cpu limits.
+ */
+void
+sandbox_supervise(struct sb_run *r)
+{
+	const struct sandbox_ctx *ctx = &r->ctx;
+	uint64_t deadline_ns = r->start_ns + r->pv->hdr->limits[PROTO_LIMIT_WALL_MS] * 1000000ULL;
+
+	r->cpu_limit_ns = r->pv->hdr->limits[PROTO_LIMIT_CPU_MS] * 1000000ULL;
+	while (!r->code_done) {
+		struct pollfd p[3] = {{.fd = sandbox_lifeline(), .events = POLLIN},
+				      {.fd = r->pidfd, .events = POLLIN},
+				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
+		uint64_t now = sandbox_now_ns();
+		int timeout;
+
+		if (now >= deadline_ns) {
+			r->reason = SUP_REASON_WALL;
+			break;
+		}
+		{
+			uint64_t t = SB_TICK_MS, left = (deadline_ns - now) / 1000000ULL + 1;
+
+			/* With cpu.stat, no tick: the run cannot spend the cpu
+			 * time it has left faster than on every CPU at once. */
+			if (ctx->cpu_stat_fd >= 0) {
+				t = (r->cpu_limit_ns - r->cpu_ns) / (uint64_t)ctx->layout->ncpus /
+					    1000000ULL +
+				    1;
+				if (t > SB_CG_TICK_MAX_MS)
+					t = SB_CG_TICK_MAX_MS;
+			}
+			timeout = (int)(left < t ? left : t);
+		}
+		if (poll(p, 3, timeout) < 0 && errno != EINTR)
+			break;
+		/* Anything on the lifeline (EOF, or the frontend gone) ends the run. */
+		if (p[0].revents != 0)
+			_exit(0);
+		sb_reap((pid_t)r->pid, &r->status, &r->code_done);
+		if (r->code_done)
+			break;
+		/*
+		 * A fork or thread refused at pids.max ends the run, as an
+		 * oom kill does: a fork bomb is stopped at once, and the
+		 * outcome says why (not a wall limit much later).
+		 */
+		if (p[2].revents != 0 && cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
+			r->reason = SUP_REASON_PROCS;
+			break;
+		}
+		r->cpu_ns = sandbox_run_cpu_ns(ctx, r->cpu_base_ns);
+		if (r->cpu_ns >= r->cpu_limit_ns) {
+			r->reason = SUP_REASON_CPU;
+			break;
+		}
+	}
+}
+
+/*
+ * An interpreter session's sandbox (PLAN_F_CELLS): the code is the driver,
+ * alive for the session; the limits are a cell's, from the frontend's
+ * CELLS_SUP_BEGIN to its CELLS_SUP_FINISH (cells_msg.h). At a cell's wall or
+ * cpu limit the interpreter gets SIGINT (KeyboardInterrupt: its state is
+ * kept); no FINISH within the grace after it, and the run ends here with
+ * that limit as its reason (sandbox_end kills everything; the frontend starts a
+ * new interpreter: the state is lost). At FINISH every other process dies
+ * and SUP_CELL_END follows. CELLS_SUP_KILL ends the run (the frontend gives
+ * the interpreter up); any other message, or EOF, ends it at once. A cell
+ * still with the driver when the run ends gets its own figures in
+ * SUP_CELL_LOST (sandbox_main).
+ *
+ * Between two cells the interpreter is stopped (SIGSTOP at FINISH, SIGCONT
+ * at BEGIN): the threads a cell left running spend nothing, and fork
+ * nothing, while no cell's limits count (docs/security.md). What the stop
+ * costs a cell: docs/performance.md (tests/bench/airlockd-nostop).
+ */
+void
+sandbox_supervise_cells(struct sb_run *r)
+{
+	const struct sandbox_ctx *ctx = &r->ctx;
+	struct cells_sup cell;
+	bool active = false, interrupted = false;
+	uint64_t t0 = 0, cpu0 = 0, deadline = 0, grace_end = 0, cpu_max = 0;
+
+	/* The interpreter's own total is RLIMIT_CPU's (sandbox_code.c). */
+	r->cpu_limit_ns = UINT64_MAX;
+	memset(&cell, 0, sizeof(cell));
+	while (!r->code_done) {
+		struct pollfd p[3] = {{.fd = sandbox_lifeline(), .events = POLLIN},
+				      {.fd = r->pidfd, .events = POLLIN},
+				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
+		uint64_t now = sandbox_now_ns(), used;
+		int timeout = -1;
+
+		if (active) {
+			used = sandbox_run_cpu_ns(ctx, 0);
+			used = used > cpu0 ? used - cpu0 : 0;
+			if (!interrupted && (now >= deadline || used >= cpu_max)) {
+				r->reason = now >= deadline ? SUP_REASON_WALL : SUP_REASON_CPU;
+				/*
+				 * To the main thread only, where the driver runs
+				 * the cell (and blocks SIGINT between cells). A
+				 * process-directed SIGINT that came after the
+				 * cell's end would go to a thread the cell left
+				 * unblocked, and Python raises KeyboardInterrupt
+				 * in its main thread wherever it then is: in the
+				 * driver, or in the next cell.
+				 */
+				syscall(SYS_tgkill, (pid_t)r->pid, (pid_t)r->pid, SIGINT);
+				interrupted = true;
+				grace_end = now + cell.grace_ms * 1000000ULL;
+			}
+			if (interrupted && now >= grace_end)
+				return;
+			timeout = (int)(((interrupted ? grace_end : deadline) - now) / 1000000ULL +
+					1);
+			if (!interrupted && timeout > SB_TICK_MS)
+				timeout = SB_TICK_MS;
+		}
+		if (poll(p, 3, timeout) < 0 && errno != EINTR)
+			return;
+		if (p[0].revents != 0) {
+			struct cells_sup m;
+			ssize_t n = recv(sandbox_lifeline(), &m, sizeof(m), MSG_DONTWAIT);
+
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			if (n != (ssize_t)sizeof(m))
+				_exit(0);
+			if (m.type == CELLS_SUP_BEGIN && !active) {
+				cell = m;
+				active = true;
+				interrupted = false;
+				r->reason = SUP_REASON_EXITED;
+				t0 = sandbox_now_ns();
+				cpu0 = sandbox_run_cpu_ns(ctx, 0);
+				deadline = t0 + m.wall_ms * 1000000ULL;
+				cpu_max = m.cpu_ms * 1000000ULL;
+				r->cell = m.cell;
+				r->cell_t0 = t0;
+				r->cell_cpu0 = cpu0;
+				sandbox_cells_peak_reset(ctx->peak_fd);
+				kill((pid_t)r->pid, SIGCONT);
+			} else if (m.type == CELLS_SUP_FINISH && active && m.cell == cell.cell) {
+				/* Stopped first: a thread of the cell's forks no
+				 * more while the others die. What cannot be shown
+				 * dead ends the run, the interpreter with it
+				 * (sandbox_end kills everything): nothing of a cell
+				 * runs after it. */
+				kill((pid_t)r->pid, SIGSTOP);
+				if (sandbox_cells_kill_others((pid_t)r->pid) < 0)
+					return;
+				used = sandbox_run_cpu_ns(ctx, 0);
+				sandbox_cells_end(sandbox_lifeline(), SUP_CELL_END, cell.cell,
+						  r->reason, used > cpu0 ? used - cpu0 : 0,
+						  sandbox_now_ns() - t0, ctx->peak_fd);
+				active = false;
+				r->cell = 0;
+				r->reason = SUP_REASON_EXITED;
+			} else if (m.type == CELLS_SUP_KILL) {
+				return;
+			} else {
+				_exit(0);
+			}
+		}
+		sb_reap((pid_t)r->pid, &r->status, &r->code_done);
+		if (p[2].revents != 0 && cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
+			r->reason = SUP_REASON_PROCS;
+			return;
+		}
+	}
+}
+
+/* The run ends with its main process: nothing else may outlive it. Kill and
+ * reap everything, then settle the cpu time and the reason. */
+void
+sandbox_end(struct sb_run *r)
+{
+	const struct sandbox_ctx *ctx = &r->ctx;
+	int st = r->status;
+
+	r->end_ns = sandbox_now_ns();
+	kill(-1, SIGKILL);
+	for (;;) {
+		int st2;
+		pid_t p = waitpid(-1, &st2, __WALL);
+
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0)
+			break;
+		if (p == (pid_t)r->pid && !r->code_done)
+			st = st2;
+	}
+	r->status = st;
+	if (r->cpu_ns < r->cpu_limit_ns || r->code_done)
+		r->cpu_ns = sandbox_run_cpu_ns(ctx, r->cpu_base_ns);
+	/* The code ended by itself, but not well, after a refused fork. */
+	if (r->reason == SUP_REASON_EXITED && ctx->pids_events_fd >= 0 &&
+	    !(WIFEXITED(st) && WEXITSTATUS(st) == 0) &&
+	    cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0)
+		r->reason = SUP_REASON_PROCS;
+	if (r->reason == SUP_REASON_EXITED && r->cpu_ns >= r->cpu_limit_ns && WIFSIGNALED(st) &&
+	    (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL))
+		r->reason = SUP_REASON_CPU;
+}
