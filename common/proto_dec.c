@@ -709,124 +709,275 @@ dec_limits(struct proto_dec *d, const msgpack_object *o, bool strict, struct pro
 	return 0;
 }
 
+/*
+ * One decoder per kind of field (enum dec_kind), chosen by dec_kinds[]: each
+ * gets the msgpack object, the field's row, where the value goes (dst) and
+ * where an array's count goes (cnt).
+ */
+typedef int dec_kind_fn(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f,
+			void *dst, size_t *cnt);
+
+static int
+dec_k_u32(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	  size_t *cnt)
+{
+	uint64_t u = 0;
+	int r = dec_uint(d, o, UINT32_MAX, &u);
+
+	if (r == 0)
+		*(uint32_t *)dst = (uint32_t)u;
+	return r;
+}
+
+static int
+dec_k_u64(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	  size_t *cnt)
+{
+	return dec_uint(d, o, UINT64_MAX, (uint64_t *)dst);
+}
+
+static int
+dec_k_i32(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	  size_t *cnt)
+{
+	return dec_i32(d, o, (int32_t *)dst);
+}
+
+/* DEC_BOOL, and DEC_BOOL_NOT stored negated. */
+static int
+dec_k_bool(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	   size_t *cnt)
+{
+	if (o->type != MSGPACK_OBJECT_BOOLEAN)
+		return dec_bad(d, "not a boolean");
+	*(bool *)dst = f->kind == DEC_BOOL_NOT ? !o->via.boolean : o->via.boolean;
+	return 0;
+}
+
+static int
+dec_k_str(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	  size_t *cnt)
+{
+	return dec_str(d, o, f->max, (f->flags & DF_NONEMPTY) != 0, (const char **)dst);
+}
+
+static int
+dec_k_blob(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	   size_t *cnt)
+{
+	return dec_blob(d, o, (struct proto_blob *)dst);
+}
+
+/* DEC_INLINE: a bin in the message itself, never a memfd reference. */
+static int
+dec_k_inline(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	     size_t *cnt)
+{
+	if (o->type != MSGPACK_OBJECT_BIN)
+		return dec_bad(d, "not an inline bin (never a memfd here)");
+	if ((f->flags & DF_NONEMPTY) != 0 && o->via.bin.size == 0)
+		return dec_bad(d, "empty");
+	return dec_blob(d, o, (struct proto_blob *)dst);
+}
+
+static int
+dec_k_strv(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	   size_t *cnt)
+{
+	return dec_strv(d, o, f, (const char ***)dst, cnt);
+}
+
+/* DEC_STRA: [str] into a fixed array. */
+static int
+dec_k_stra(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	   size_t *cnt)
+{
+	const char **strv;
+	size_t n;
+	int r;
+
+	r = dec_strv(d, o, f, &strv, &n);
+	if (r == 0) {
+		memcpy(dst, strv, n * sizeof(*strv));
+		*cnt = n;
+	}
+	return r;
+}
+
+/* DEC_MOUNTS (fixed array), DEC_MOUNTV, DEC_MODULEV (zone arrays): names
+ * that pass their rule. */
+static int
+dec_k_names(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	    size_t *cnt)
+{
+	const char **strv;
+	size_t n;
+	int r;
+
+	r = dec_strv(d, o, f, &strv, &n);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = dec_named_check(d, strv[i], strlen(strv[i]), f->kind);
+	if (r == 0 && f->kind == DEC_MOUNTS) {
+		memcpy(dst, strv, n * sizeof(*strv));
+	} else if (r == 0) {
+		*(const char ***)dst = strv;
+	}
+	if (r == 0)
+		*cnt = n;
+	return r;
+}
+
+static int
+dec_k_env(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	  size_t *cnt)
+{
+	return dec_env(d, o, (struct proto_env **)dst, cnt);
+}
+
+static int
+dec_k_rtpkgs(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	     size_t *cnt)
+{
+	return dec_rtpkgs(d, o, f, (struct proto_runtime_packages *)dst, cnt);
+}
+
+/* An array of maps by dec_elems; DEC_TOOLS and DEC_TOOL_RECORDS may not be
+ * empty where the field says so. */
+static int
+dec_k_list(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	   size_t *cnt)
+{
+	if ((f->kind == DEC_TOOLS || f->kind == DEC_TOOL_RECORDS) &&
+	    (f->flags & DF_NONEMPTY) != 0 && o->type == MSGPACK_OBJECT_ARRAY &&
+	    o->via.array.size == 0)
+		return dec_bad(d, "empty (leave it out)");
+	return dec_list(d, o, f, (void **)dst, cnt);
+}
+
+/* DEC_NETWORK: one map by dec_elems, into a zone struct. */
+static int
+dec_k_network(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	      size_t *cnt)
+{
+	struct proto_network *net = dec_alloc(d, sizeof(*net));
+	int r;
+
+	if (net == NULL)
+		return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
+	memset(net, 0, sizeof(*net));
+	r = dec_object(d, o, dec_elems[DEC_NETWORK].fields, dec_elems[DEC_NETWORK].nfields, net,
+		       NULL);
+	if (r == 0)
+		*(const struct proto_network **)dst = net;
+	return r;
+}
+
+static int
+dec_k_limits(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	     size_t *cnt)
+{
+	return dec_limits(d, o, f->kind == DEC_LIMITS_REQ, (struct proto_limits *)dst);
+}
+
+/* The closed name set of each kind dec_k_oneof() decodes. */
+static const char *const *const dec_oneof_sets[DEC_KIND_COUNT_] = {
+	[DEC_NETMODE] = proto_netmodes,
+	[DEC_FILE_KIND] = proto_file_kinds,
+	[DEC_SESSION_STATE] = proto_session_states,
+	[DEC_CELL_STATE] = proto_cell_states,
+	[DEC_STREAM_NAME] = proto_stream_names,
+};
+
+static int
+dec_k_oneof(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	    size_t *cnt)
+{
+	return dec_oneof(d, o, dec_oneof_sets[f->kind], (const char **)dst);
+}
+
+/* The enum each kind dec_k_enum() decodes, by its name lookup. */
+static int (*const dec_enum_lookups[DEC_KIND_COUNT_])(const char *, void *) = {
+	[DEC_OUTCOME] = dec_outcome_lookup,
+	[DEC_ERRCODE] = dec_errcode_lookup,
+	[DEC_TOOL_OUTCOME] = dec_tool_outcome_lookup,
+};
+
+static int
+dec_k_enum(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	   size_t *cnt)
+{
+	return dec_enum(d, o, dec_enum_lookups[f->kind], dst);
+}
+
+/* The rule of each kind of checked string dec_k_rule() decodes. */
+static int (*const dec_rules[DEC_KIND_COUNT_])(struct proto_dec *, const msgpack_object *,
+					       const char **) = {
+	[DEC_SESSION_ID] = dec_session_id,
+	[DEC_PROFILE] = dec_profile,
+	[DEC_MOUNT_NAME] = dec_mount_name,
+	[DEC_TOOL_NAME] = dec_tool_name,
+};
+
+static int
+dec_k_rule(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+	   size_t *cnt)
+{
+	return dec_rules[f->kind](d, o, (const char **)dst);
+}
+
+/* The decoder of each kind; every kind has one (unit test proto: a message
+ * of every type round-trips). */
+static dec_kind_fn *const dec_kinds[DEC_KIND_COUNT_] = {
+	[DEC_U32] = dec_k_u32,
+	[DEC_U64] = dec_k_u64,
+	[DEC_I32] = dec_k_i32,
+	[DEC_BOOL] = dec_k_bool,
+	[DEC_BOOL_NOT] = dec_k_bool,
+	[DEC_STR] = dec_k_str,
+	[DEC_BLOB] = dec_k_blob,
+	[DEC_INLINE] = dec_k_inline,
+	[DEC_STRV] = dec_k_strv,
+	[DEC_STRA] = dec_k_stra,
+	[DEC_MOUNTS] = dec_k_names,
+	[DEC_MOUNTV] = dec_k_names,
+	[DEC_MODULEV] = dec_k_names,
+	[DEC_ENV] = dec_k_env,
+	[DEC_RTPKGS] = dec_k_rtpkgs,
+	[DEC_FILES] = dec_k_list,
+	[DEC_ARTIFACTS] = dec_k_list,
+	[DEC_PSRUNS] = dec_k_list,
+	[DEC_SESSIONS] = dec_k_list,
+	[DEC_ENTRIES] = dec_k_list,
+	[DEC_PROFILES] = dec_k_list,
+	[DEC_REFUSALS] = dec_k_list,
+	[DEC_MOUNT_INFOS] = dec_k_list,
+	[DEC_TOOLS] = dec_k_list,
+	[DEC_TOOL_RECORDS] = dec_k_list,
+	[DEC_NETWORK] = dec_k_network,
+	[DEC_LIMITS] = dec_k_limits,
+	[DEC_LIMITS_REQ] = dec_k_limits,
+	[DEC_NETMODE] = dec_k_oneof,
+	[DEC_FILE_KIND] = dec_k_oneof,
+	[DEC_SESSION_STATE] = dec_k_oneof,
+	[DEC_CELL_STATE] = dec_k_oneof,
+	[DEC_STREAM_NAME] = dec_k_oneof,
+	[DEC_OUTCOME] = dec_k_enum,
+	[DEC_ERRCODE] = dec_k_enum,
+	[DEC_TOOL_OUTCOME] = dec_k_enum,
+	[DEC_SESSION_ID] = dec_k_rule,
+	[DEC_PROFILE] = dec_k_rule,
+	[DEC_MOUNT_NAME] = dec_k_rule,
+	[DEC_TOOL_NAME] = dec_k_rule,
+};
+
 /* Decode one value of a known field into base + f->off. */
 static int
 dec_value(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *base)
 {
 	uint8_t *dst = (uint8_t *)base + f->off;
 	size_t *cnt = (size_t *)((uint8_t *)base + f->cnt_off);
-	const char **strv;
-	uint64_t u;
-	size_t n;
-	int r;
 
-	switch (f->kind) {
-	case DEC_U32:
-		r = dec_uint(d, o, UINT32_MAX, &u);
-		if (r == 0)
-			*(uint32_t *)dst = (uint32_t)u;
-		return r;
-	case DEC_U64:
-		return dec_uint(d, o, UINT64_MAX, (uint64_t *)dst);
-	case DEC_I32:
-		return dec_i32(d, o, (int32_t *)dst);
-	case DEC_BOOL:
-	case DEC_BOOL_NOT:
-		if (o->type != MSGPACK_OBJECT_BOOLEAN)
-			return dec_bad(d, "not a boolean");
-		*(bool *)dst = f->kind == DEC_BOOL_NOT ? !o->via.boolean : o->via.boolean;
-		return 0;
-	case DEC_STR:
-		return dec_str(d, o, f->max, (f->flags & DF_NONEMPTY) != 0, (const char **)dst);
-	case DEC_BLOB:
-		return dec_blob(d, o, (struct proto_blob *)dst);
-	case DEC_STRV:
-		return dec_strv(d, o, f, (const char ***)dst, cnt);
-	case DEC_MOUNT_NAME:
-		return dec_mount_name(d, o, (const char **)dst);
-	case DEC_MOUNTS:
-	case DEC_MOUNTV:
-	case DEC_MODULEV:
-		r = dec_strv(d, o, f, &strv, &n);
-		for (size_t i = 0; r == 0 && i < n; i++)
-			r = dec_named_check(d, strv[i], strlen(strv[i]), f->kind);
-		if (r == 0 && f->kind == DEC_MOUNTS) {
-			memcpy(dst, strv, n * sizeof(*strv));
-		} else if (r == 0) {
-			*(const char ***)dst = strv;
-		}
-		if (r == 0)
-			*cnt = n;
-		return r;
-	case DEC_STRA:
-		r = dec_strv(d, o, f, &strv, &n);
-		if (r == 0) {
-			memcpy(dst, strv, n * sizeof(*strv));
-			*cnt = n;
-		}
-		return r;
-	case DEC_ENV:
-		return dec_env(d, o, (struct proto_env **)dst, cnt);
-	case DEC_RTPKGS:
-		return dec_rtpkgs(d, o, f, (struct proto_runtime_packages *)dst, cnt);
-	case DEC_FILES:
-	case DEC_ARTIFACTS:
-	case DEC_PSRUNS:
-	case DEC_SESSIONS:
-	case DEC_ENTRIES:
-	case DEC_PROFILES:
-	case DEC_REFUSALS:
-	case DEC_MOUNT_INFOS:
-		return dec_list(d, o, f, (void **)dst, cnt);
-	case DEC_NETWORK: {
-		struct proto_network *net = dec_alloc(d, sizeof(*net));
-
-		if (net == NULL)
-			return dec_fail(d, PROTO_ERR_INTERNAL, "out of memory");
-		memset(net, 0, sizeof(*net));
-		r = dec_object(d, o, dec_elems[DEC_NETWORK].fields, dec_elems[DEC_NETWORK].nfields,
-			       net, NULL);
-		if (r == 0)
-			*(const struct proto_network **)dst = net;
-		return r;
-	}
-	case DEC_NETMODE:
-		return dec_oneof(d, o, proto_netmodes, (const char **)dst);
-	case DEC_TOOLS:
-	case DEC_TOOL_RECORDS:
-		if ((f->flags & DF_NONEMPTY) != 0 && o->type == MSGPACK_OBJECT_ARRAY &&
-		    o->via.array.size == 0)
-			return dec_bad(d, "empty (leave it out)");
-		return dec_list(d, o, f, (void **)dst, cnt);
-	case DEC_TOOL_NAME:
-		return dec_tool_name(d, o, (const char **)dst);
-	case DEC_TOOL_OUTCOME:
-		return dec_enum(d, o, dec_tool_outcome_lookup, dst);
-	case DEC_LIMITS:
-	case DEC_LIMITS_REQ:
-		return dec_limits(d, o, f->kind == DEC_LIMITS_REQ, (struct proto_limits *)dst);
-	case DEC_OUTCOME:
-		return dec_enum(d, o, dec_outcome_lookup, dst);
-	case DEC_ERRCODE:
-		return dec_enum(d, o, dec_errcode_lookup, dst);
-	case DEC_SESSION_ID:
-		return dec_session_id(d, o, (const char **)dst);
-	case DEC_PROFILE:
-		return dec_profile(d, o, (const char **)dst);
-	case DEC_INLINE:
-		if (o->type != MSGPACK_OBJECT_BIN)
-			return dec_bad(d, "not an inline bin (never a memfd here)");
-		if ((f->flags & DF_NONEMPTY) != 0 && o->via.bin.size == 0)
-			return dec_bad(d, "empty");
-		return dec_blob(d, o, (struct proto_blob *)dst);
-	case DEC_FILE_KIND:
-		return dec_oneof(d, o, proto_file_kinds, (const char **)dst);
-	case DEC_SESSION_STATE:
-		return dec_oneof(d, o, proto_session_states, (const char **)dst);
-	case DEC_CELL_STATE:
-		return dec_oneof(d, o, proto_cell_states, (const char **)dst);
-	case DEC_STREAM_NAME:
-		return dec_oneof(d, o, proto_stream_names, (const char **)dst);
-	}
-	return dec_fail(d, PROTO_ERR_INTERNAL, "unknown field kind");
+	if ((size_t)f->kind >= DEC_KIND_COUNT_ || dec_kinds[f->kind] == NULL)
+		return dec_fail(d, PROTO_ERR_INTERNAL, "unknown field kind");
+	return dec_kinds[f->kind](d, o, f, dst, cnt);
 }

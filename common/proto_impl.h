@@ -61,6 +61,7 @@ enum dec_kind {
 	DEC_TOOL_NAME,	   /* str: rules_tool_name_check */
 	DEC_TOOL_OUTCOME,  /* str, one of proto_tool_outcome_names */
 	DEC_CELL_STATE,	   /* str, one of proto_cell_states */
+	DEC_KIND_COUNT_,
 };
 
 /* The name of each message type (proto.c). */
