@@ -58,11 +58,106 @@ proto_encode_simple(uint32_t id, enum proto_type type, struct proto_out *ret)
 	return enc_finish(&e, ret);
 }
 
+/* info_ok.runtime_packages, when there are any: runtime -> [package]. */
+static void
+enc_info_packages(struct proto_enc *e, const struct proto_info *info)
+{
+	size_t i, k;
+
+	if (info->nruntime_packages > 0) {
+		enc_rawstr(e, "runtime_packages", PROTO_STR_MAX);
+		enc_map(e, info->nruntime_packages);
+	}
+	for (i = 0; e->err == 0 && i < info->nruntime_packages; i++) {
+		const struct proto_runtime_packages *p = &info->runtime_packages[i];
+
+		if (p->runtime == NULL || p->runtime[0] == '\0' ||
+		    p->npackages > PROTO_PACKAGES_MAX)
+			enc_fail(e, -EINVAL);
+		enc_rawstr(e, p->runtime, PROTO_RUNTIME_MAX);
+		enc_array(e, p->npackages);
+		for (k = 0; e->err == 0 && k < p->npackages; k++) {
+			if (p->packages[k] != NULL && p->packages[k][0] == '\0')
+				enc_fail(e, -EINVAL);
+			enc_rawstr(e, p->packages[k], PROTO_PACKAGE_NAME_MAX);
+		}
+	}
+}
+
+/* One entry of info_ok.profiles. */
+static void
+enc_info_profile(struct proto_enc *e, const struct proto_profile *p)
+{
+	bool proxy = p->network != NULL && !strcmp(p->network, "proxy");
+
+	enc_map(e, 6 + (p->network != NULL) + 2 * proxy + (p->nhidden_paths > 0) +
+			   (p->nmounts > 0) + (p->nallow_mounts > 0) + (p->nblocked_imports > 0));
+	enc_kv_profile(e, "name", p->name);
+	enc_kv_bool(e, "default", p->is_default);
+	enc_kv_limits(e, "limits", &p->limits);
+	enc_kv_limits(e, "ceilings", &p->ceilings);
+	if (p->network != NULL)
+		enc_kv_oneof(e, "network", proto_netmodes, p->network);
+	if (proxy) {
+		enc_strlist(e, "allow_hosts", p->allow_hosts, p->nallow_hosts, PROTO_ALLOW_MAX,
+			    PROTO_ALLOW_ENTRY_MAX);
+		enc_strlist(e, "allow_private_hosts", p->allow_private_hosts,
+			    p->nallow_private_hosts, PROTO_ALLOW_MAX, PROTO_ALLOW_ENTRY_MAX);
+	}
+	enc_kv_bool(e, "file_write", !p->no_file_write);
+	enc_kv_bool(e, "subprocess", !p->no_subprocess);
+	if (p->nhidden_paths > 0)
+		enc_strlist(e, "hidden_paths", p->hidden_paths, p->nhidden_paths, PROTO_HIDDEN_MAX,
+			    PROTO_HIDDEN_PATH_MAX);
+	if (p->nmounts > 0)
+		enc_namelist(e, "mounts", p->mounts, p->nmounts, DEC_MOUNTV);
+	if (p->nallow_mounts > 0)
+		enc_namelist(e, "allow_mounts", p->allow_mounts, p->nallow_mounts, DEC_MOUNTV);
+	if (p->nblocked_imports > 0)
+		enc_namelist(e, "blocked_imports", p->blocked_imports, p->nblocked_imports,
+			     DEC_MODULEV);
+}
+
+/* info_ok.profiles, when there are any. */
+static void
+enc_info_profiles(struct proto_enc *e, const struct proto_info *info)
+{
+	size_t i;
+
+	if (info->nprofiles > 0) {
+		enc_rawstr(e, "profiles", PROTO_STR_MAX);
+		enc_array(e, info->nprofiles);
+	}
+	for (i = 0; e->err == 0 && i < info->nprofiles; i++)
+		enc_info_profile(e, &info->profiles[i]);
+}
+
+/* info_ok.mounts, when there are any: {name, target, package}. */
+static void
+enc_info_mounts(struct proto_enc *e, const struct proto_info *info)
+{
+	size_t i;
+
+	if (info->nmounts > 0) {
+		enc_rawstr(e, "mounts", PROTO_STR_MAX);
+		enc_array(e, info->nmounts);
+	}
+	for (i = 0; e->err == 0 && i < info->nmounts; i++) {
+		const struct proto_mount_info *m = &info->mounts[i];
+
+		if (m->name == NULL || !rules_mount_name_valid(m->name))
+			enc_fail(e, -EINVAL);
+		enc_map(e, 3);
+		enc_kv_str(e, "name", m->name, PROTO_MOUNT_MAX, true);
+		enc_kv_str(e, "target", m->target, PROTO_NAME_MAX, true);
+		enc_kv_bool(e, "package", m->package);
+	}
+}
+
 int
 proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *ret)
 {
 	struct proto_enc e;
-	size_t i, k;
 
 	if (info == NULL || ret == NULL)
 		return -EINVAL;
@@ -80,89 +175,16 @@ proto_encode_info(uint32_t id, const struct proto_info *info, struct proto_out *
 	enc_kv_str(&e, "daemon", info->daemon, PROTO_NAME_MAX, false);
 	enc_kv_uint(&e, "version", info->version);
 	enc_kv_uint(&e, "uid", info->uid);
-	enc_rawstr(&e, "runtimes", PROTO_STR_MAX);
-	enc_array(&e, info->nruntimes);
-	for (i = 0; e.err == 0 && i < info->nruntimes; i++) {
-		if (info->runtimes[i] != NULL && info->runtimes[i][0] == '\0')
-			enc_fail(&e, -EINVAL);
-		enc_rawstr(&e, info->runtimes[i], PROTO_RUNTIME_MAX);
-	}
+	enc_strlist(&e, "runtimes", info->runtimes, info->nruntimes, PROTO_RUNTIMES_MAX,
+		    PROTO_RUNTIME_MAX);
 	enc_kv_limits(&e, "defaults", &info->defaults);
 	enc_kv_limits(&e, "ceilings", &info->ceilings);
 	if (info->resource_control != NULL)
 		enc_kv_str(&e, "resource_control", info->resource_control, PROTO_FEATURE_NAME_MAX,
 			   true);
-	if (info->nruntime_packages > 0) {
-		enc_rawstr(&e, "runtime_packages", PROTO_STR_MAX);
-		enc_map(&e, info->nruntime_packages);
-	}
-	for (i = 0; e.err == 0 && i < info->nruntime_packages; i++) {
-		const struct proto_runtime_packages *p = &info->runtime_packages[i];
-
-		if (p->runtime == NULL || p->runtime[0] == '\0' ||
-		    p->npackages > PROTO_PACKAGES_MAX)
-			enc_fail(&e, -EINVAL);
-		enc_rawstr(&e, p->runtime, PROTO_RUNTIME_MAX);
-		enc_array(&e, p->npackages);
-		for (k = 0; e.err == 0 && k < p->npackages; k++) {
-			if (p->packages[k] != NULL && p->packages[k][0] == '\0')
-				enc_fail(&e, -EINVAL);
-			enc_rawstr(&e, p->packages[k], PROTO_PACKAGE_NAME_MAX);
-		}
-	}
-	if (info->nprofiles > 0) {
-		enc_rawstr(&e, "profiles", PROTO_STR_MAX);
-		enc_array(&e, info->nprofiles);
-	}
-	for (i = 0; e.err == 0 && i < info->nprofiles; i++) {
-		const struct proto_profile *p = &info->profiles[i];
-
-		bool proxy = p->network != NULL && !strcmp(p->network, "proxy");
-
-		enc_map(&e, 6 + (p->network != NULL) + 2 * proxy + (p->nhidden_paths > 0) +
-				    (p->nmounts > 0) + (p->nallow_mounts > 0) +
-				    (p->nblocked_imports > 0));
-		enc_kv_profile(&e, "name", p->name);
-		enc_kv_bool(&e, "default", p->is_default);
-		enc_kv_limits(&e, "limits", &p->limits);
-		enc_kv_limits(&e, "ceilings", &p->ceilings);
-		if (p->network != NULL)
-			enc_kv_oneof(&e, "network", proto_netmodes, p->network);
-		if (proxy) {
-			enc_strlist(&e, "allow_hosts", p->allow_hosts, p->nallow_hosts,
-				    PROTO_ALLOW_MAX, PROTO_ALLOW_ENTRY_MAX);
-			enc_strlist(&e, "allow_private_hosts", p->allow_private_hosts,
-				    p->nallow_private_hosts, PROTO_ALLOW_MAX,
-				    PROTO_ALLOW_ENTRY_MAX);
-		}
-		enc_kv_bool(&e, "file_write", !p->no_file_write);
-		enc_kv_bool(&e, "subprocess", !p->no_subprocess);
-		if (p->nhidden_paths > 0)
-			enc_strlist(&e, "hidden_paths", p->hidden_paths, p->nhidden_paths,
-				    PROTO_HIDDEN_MAX, PROTO_HIDDEN_PATH_MAX);
-		if (p->nmounts > 0)
-			enc_namelist(&e, "mounts", p->mounts, p->nmounts, DEC_MOUNTV);
-		if (p->nallow_mounts > 0)
-			enc_namelist(&e, "allow_mounts", p->allow_mounts, p->nallow_mounts,
-				     DEC_MOUNTV);
-		if (p->nblocked_imports > 0)
-			enc_namelist(&e, "blocked_imports", p->blocked_imports, p->nblocked_imports,
-				     DEC_MODULEV);
-	}
-	if (info->nmounts > 0) {
-		enc_rawstr(&e, "mounts", PROTO_STR_MAX);
-		enc_array(&e, info->nmounts);
-	}
-	for (i = 0; e.err == 0 && i < info->nmounts; i++) {
-		const struct proto_mount_info *m = &info->mounts[i];
-
-		if (m->name == NULL || !rules_mount_name_valid(m->name))
-			enc_fail(&e, -EINVAL);
-		enc_map(&e, 3);
-		enc_kv_str(&e, "name", m->name, PROTO_MOUNT_MAX, true);
-		enc_kv_str(&e, "target", m->target, PROTO_NAME_MAX, true);
-		enc_kv_bool(&e, "package", m->package);
-	}
+	enc_info_packages(&e, info);
+	enc_info_profiles(&e, info);
+	enc_info_mounts(&e, info);
 	/* The capacity: each key only when known (0 is no daemon's value). */
 	if (info->max_runs != 0)
 		enc_kv_uint(&e, "max_runs", info->max_runs);
