@@ -8,22 +8,13 @@
 #include "proto_impl.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <msgpack.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "fdpass.h"
-#include "jsonscan.h"
 #include "limit.h"
-#include "memfd.h"
 #include "nametab.h"
-#include "rules.h"
 
 const char *const proto_type_names[PROTO_TYPE_END_] = {
 	[PROTO_HELLO] = "hello",

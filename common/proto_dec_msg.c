@@ -2,22 +2,14 @@
 #include "proto_dec.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <msgpack.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "fdpass.h"
 #include "jsonscan.h"
-#include "limit.h"
-#include "memfd.h"
-#include "nametab.h"
-#include "rules.h"
 
 #define U(s, f) offsetof(struct s, f)
 
