@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable, Deque, Dict, List, Optional, Tuple,
 from . import _lib
 from ._bridge import ToolSet
 from ._request import _c_string, _Request, _run_method, _RunArgs, _strerror
-from ._result import _bytes_at, _convert
+from ._result import _bytes_at, _convert, _convert_info
 from ._types import (
     SandboxError,
     SandboxLimits,
@@ -30,17 +30,6 @@ BytesLike = Union[bytes, bytearray, memoryview, str]
 PathLike = Union[str, "os.PathLike[str]"]
 # on_output(stream, data): stream is "stdout" or "stderr"; may be a coroutine function.
 OutputCallback = Callable[[str, bytes], Union[None, Awaitable[None]]]
-# A profile's policy switches: (enum airlock_profile_switch, key in info()["profiles"][name]).
-_PROFILE_SWITCHES: Tuple[Tuple[int, str], ...] = ((0, "file_write"), (1, "subprocess"))
-# A profile's lists of names: (enum airlock_profile_list, key in info()["profiles"][name]).
-_PROFILE_LISTS: Tuple[Tuple[int, str], ...] = (
-    (0, "mounts"),
-    (1, "allow_mounts"),
-    (2, "blocked_imports"),
-    (3, "hidden_paths"),
-)
-
-
 # libairlock frees what a tool handler answers with free(): it is malloc()ed here.
 _libc = ctypes.CDLL(None)
 _libc_malloc = _libc.malloc
@@ -700,111 +689,9 @@ class AirlockSandbox:
             raise exc
         self._give_back(conn)
         try:
-            runtimes = []
-            for i in range(lib.airlock_info_runtime_count(info)):
-                name = lib.airlock_info_runtime_name(info, i)
-                if name is not None:
-                    runtimes.append(name.decode("utf-8", "replace"))
-            limits: Dict[str, Dict[str, int]] = {}
-            i = 0
-            while True:
-                limit_name = lib.airlock_limit_name(i)
-                if limit_name is None:
-                    break
-                limits[limit_name.decode()] = {
-                    "default": int(lib.airlock_info_limit_default(info, i)),
-                    "ceiling": int(lib.airlock_info_limit_ceiling(info, i)),
-                }
-                i += 1
-            version = lib.airlock_info_daemon_version(info) or b""
-            rc_name = None
-            if hasattr(lib, "airlock_info_resource_control"):
-                raw = lib.airlock_info_resource_control(info)
-                rc_name = raw.decode("utf-8", "replace") if raw else None
-            packages: Dict[str, List[str]] = {}
-            if hasattr(lib, "airlock_info_runtime_packages"):
-                for i, name in enumerate(runtimes):
-                    raw = lib.airlock_info_runtime_packages(info, i)
-                    if raw is not None:
-                        text = raw.decode("utf-8", "replace")
-                        packages[name] = text.split(",") if text else []
-            return {
-                "daemon_version": version.decode("utf-8", "replace"),
-                "runtimes": runtimes,
-                "limits": limits,
-                "resource_control": rc_name,
-                "runtime_packages": packages,
-                "profiles": self._info_profiles(info),
-                "mounts": self._info_mounts(info),
-                "capacity": self._info_capacity(info),
-            }
+            return _convert_info(lib, info)
         finally:
             lib.airlock_info_free(info)
-
-    def _info_capacity(self, info: ctypes.c_void_p) -> Dict[str, int]:
-        """info()["capacity"]: the figures the daemon said (enum airlock_capacity order)."""
-        lib = self._lib
-        if not hasattr(lib, "airlock_info_capacity"):
-            return {}
-        names = ("max_runs", "max_runs_per_uid", "max_interpreters", "max_interpreters_per_uid")
-        figures = {name: int(lib.airlock_info_capacity(info, i)) for i, name in enumerate(names)}
-        return {name: v for name, v in figures.items() if v != 0}
-
-    def _info_profiles(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
-        """info()["profiles"]: name -> {"default": bool, "limits": {limit: {"default", "ceiling"}},
-        "file_write": bool, "subprocess": bool, "mounts": [str], "allow_mounts": [str],
-        "blocked_imports": [str], "hidden_paths": [str]} (policy switches: file_write False when the kernel
-        keeps the runs' workspace and /tmp read-only, subprocess False when it allows one
-        process, one thread, one exec; True also from a library or daemon before the switch;
-        the lists are the names of the profile's airlockd.conf(5) keys, [] from a library or
-        daemon before 0.9; blocked_imports is advisory: findings go in SandboxResult.advisories,
-        the run is not refused)."""
-        lib = self._lib
-        out: Dict[str, Dict[str, Any]] = {}
-        if not hasattr(lib, "airlock_info_profile_count"):
-            return out
-        for i in range(lib.airlock_info_profile_count(info)):
-            raw = lib.airlock_info_profile_name(info, i)
-            if raw is None:
-                continue
-            limits: Dict[str, Dict[str, int]] = {}
-            k = 0
-            while lib.airlock_limit_name(k) is not None:
-                limits[lib.airlock_limit_name(k).decode()] = {
-                    "default": int(lib.airlock_info_profile_limit(info, i, k)),
-                    "ceiling": int(lib.airlock_info_profile_ceiling(info, i, k)),
-                }
-                k += 1
-            out[raw.decode("ascii", "replace")] = {
-                "default": bool(lib.airlock_info_profile_is_default(info, i)),
-                "limits": limits,
-            }
-            for sw, key in _PROFILE_SWITCHES:
-                allowed = True
-                if hasattr(lib, "airlock_info_profile_switch"):
-                    allowed = lib.airlock_info_profile_switch(info, i, sw) != 0
-                out[raw.decode("ascii", "replace")][key] = allowed
-            for lst, key in _PROFILE_LISTS:
-                names: List[str] = []
-                if hasattr(lib, "airlock_info_profile_list_count"):
-                    for k in range(lib.airlock_info_profile_list_count(info, i, lst)):
-                        names.append((lib.airlock_info_profile_list(info, i, lst, k) or b"").decode("ascii", "replace"))
-                out[raw.decode("ascii", "replace")][key] = names
-        return out
-
-    def _info_mounts(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
-        """info()["mounts"]: name -> {"target": str, "package": bool}."""
-        lib = self._lib
-        out: Dict[str, Dict[str, Any]] = {}
-        if not hasattr(lib, "airlock_info_mount_count"):
-            return out
-        for i in range(lib.airlock_info_mount_count(info)):
-            name = (lib.airlock_info_mount_name(info, i) or b"").decode("ascii", "replace")
-            out[name] = {
-                "target": (lib.airlock_info_mount_target(info, i) or b"").decode("utf-8", "replace"),
-                "package": bool(lib.airlock_info_mount_is_package(info, i)),
-            }
-        return out
 
     def _call(self, call: Callable[[_Conn], int]) -> None:
         """call(conn) on a pooled connection (blocking); raise what a negative return means.
