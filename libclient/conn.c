@@ -1,6 +1,8 @@
-/* conn.c: connections to airlockd, request ids, blocking and non-blocking calls. */
+/* conn.c: connections to airlockd: the socket, request ids, sending, receiving
+ * and the call path every public call goes through (conn_calls.c). */
 #include "airlock.h"
 #include "clock.h"
+#include "conn.h"
 #include "event.h"
 #include "export.h"
 #include "fdpass.h"
@@ -9,7 +11,6 @@
 #include "ps.h"
 #include "request.h"
 #include "result.h"
-#include "rules.h"
 #include "session.h"
 
 #include <errno.h>
@@ -32,68 +33,6 @@ struct conn_pending {
 	bool stream;	/* a run that asked for stream events */
 	bool tools;	/* a run that declares tools: tool_call events */
 	bool abandoned; /* its caller timed out: drop the answer and the events */
-};
-
-/* One answered request, queued until its caller takes it. */
-struct conn_done {
-	struct conn_done *next;
-	uint32_t id;
-	enum proto_type type;  /* of the request */
-	int err;	       /* 0, a mapped daemon error, or a local -errno */
-	enum proto_error code; /* daemon error reply: its code */
-	char *message;	       /* daemon error reply: its message */
-	/* The payload of a successful answer: only the member of the request's
-	 * type is ever set (none: all NULL); any reads it as the void * that
-	 * conn_done_finish() hands over. */
-	union {
-		void *any;
-		struct airlock_result *res;	       /* RUN */
-		struct airlock_info *info;	       /* INFO */
-		struct airlock_ps *ps;		       /* PS */
-		char *session;			       /* SESSION_OPEN: PROTO_SESSION_ID_LEN hex */
-		struct airlock_session_list *sessions; /* SESSION_LIST */
-		struct airlock_file *file;	       /* FILE_READ */
-		struct airlock_file_list *files;       /* FILE_LIST */
-	} p;
-};
-
-/* One request to send: its type, the fields of its message (the member of u
- * its type names; none for ping, info, ps and session_list). */
-struct conn_req {
-	enum proto_type type;
-	bool stream; /* RUN: ask for stream events */
-	bool tools;  /* RUN: it declares tools */
-	union {
-		const struct proto_hello *hello;	       /* HELLO */
-		const struct airlock_run_req *run;	       /* RUN */
-		const struct proto_cancel *cancel;	       /* CANCEL */
-		const struct proto_session_open *session_open; /* SESSION_OPEN */
-		const char *session;			       /* SESSION_CLOSE */
-		const struct proto_file_op *file_op;	       /* FILE_* */
-	} u;
-};
-
-struct airlock_conn {
-	int fd;
-	int broken;	     /* 0, or the error every call returns from now on */
-	uint64_t timeout_ms; /* of each blocking call; 0: none */
-	uint32_t next_id;
-	uint8_t *buf; /* PROTO_MSG_MAX bytes, one received packet */
-	struct conn_pending *pending;
-	size_t npending;
-	size_t pending_cap;
-	struct conn_done *done;
-	struct conn_done **done_tail;
-	struct airlock_event *events; /* stream events not taken yet, in arrival order */
-	struct airlock_event *events_tail;
-	bool has_error;
-	enum proto_error last_code;
-	char *last_message;
-	bool file_bundle; /* the daemon's hello_ok named PROTO_FEATURE_FILE_BUNDLE */
-	/* airlock_run_tools() while it waits: its request, handler and arg. */
-	const struct airlock_run_req *tool_req;
-	airlock_tool_fn tool_fn;
-	void *tool_arg;
 };
 
 /* Map a daemon error code to the errno its caller returns (see airlock.h). */
@@ -217,40 +156,37 @@ conn_pending_take(struct airlock_conn *conn, uint32_t id, enum proto_type *ret_t
 	return -ENOENT;
 }
 
+/* The reply that answers each request type (an error reply answers any). */
+static const struct {
+	enum proto_type req, reply;
+} conn_answers[] = {
+	{PROTO_HELLO, PROTO_HELLO_OK},
+	{PROTO_PING, PROTO_PONG},
+	{PROTO_INFO, PROTO_INFO_OK},
+	{PROTO_RUN, PROTO_RESULT},
+	{PROTO_CANCEL, PROTO_CANCEL_OK},
+	{PROTO_PS, PROTO_PS_OK},
+	{PROTO_SESSION_OPEN, PROTO_SESSION_OK},
+	{PROTO_SESSION_CLOSE, PROTO_OK},
+	{PROTO_FILE_WRITE, PROTO_OK},
+	{PROTO_FILE_DELETE, PROTO_OK},
+	{PROTO_SESSION_LIST, PROTO_SESSION_LIST_OK},
+	{PROTO_FILE_READ, PROTO_FILE_DATA},
+	{PROTO_FILE_LIST, PROTO_FILE_LIST_OK},
+};
+
 /* Whether a reply of type may answer a request of type req. */
 static bool
 conn_type_answers(enum proto_type type, enum proto_type req)
 {
+	size_t i;
+
 	if (type == PROTO_ERROR)
 		return true;
-	switch (req) {
-	case PROTO_HELLO:
-		return type == PROTO_HELLO_OK;
-	case PROTO_PING:
-		return type == PROTO_PONG;
-	case PROTO_INFO:
-		return type == PROTO_INFO_OK;
-	case PROTO_RUN:
-		return type == PROTO_RESULT;
-	case PROTO_CANCEL:
-		return type == PROTO_CANCEL_OK;
-	case PROTO_PS:
-		return type == PROTO_PS_OK;
-	case PROTO_SESSION_OPEN:
-		return type == PROTO_SESSION_OK;
-	case PROTO_SESSION_CLOSE:
-	case PROTO_FILE_WRITE:
-	case PROTO_FILE_DELETE:
-		return type == PROTO_OK;
-	case PROTO_SESSION_LIST:
-		return type == PROTO_SESSION_LIST_OK;
-	case PROTO_FILE_READ:
-		return type == PROTO_FILE_DATA;
-	case PROTO_FILE_LIST:
-		return type == PROTO_FILE_LIST_OK;
-	default:
-		return false;
-	}
+	for (i = 0; i < sizeof(conn_answers) / sizeof(conn_answers[0]); i++)
+		if (conn_answers[i].req == req)
+			return conn_answers[i].reply == type;
+	return false;
 }
 
 /*
@@ -289,7 +225,7 @@ conn_accept_event(struct airlock_conn *conn, const struct proto_msg *msg)
 
 /* Unlink and return the first queued event of request id (any request when id
  * is 0), or NULL. */
-static struct airlock_event *
+struct airlock_event *
 conn_event_take(struct airlock_conn *conn, uint32_t id)
 {
 	struct airlock_event *ev, *prev = NULL;
@@ -310,7 +246,7 @@ conn_event_take(struct airlock_conn *conn, uint32_t id)
 }
 
 /* Discard the queued events of request id. */
-static void
+void
 conn_events_drop(struct airlock_conn *conn, uint32_t id)
 {
 	struct airlock_event *ev;
@@ -443,7 +379,7 @@ conn_recv_one(struct airlock_conn *conn)
 
 /* Receive and queue every packet there is without blocking: -EAGAIN once
  * none is left, or the connection's (new) broken state. */
-static int
+int
 conn_recv_all(struct airlock_conn *conn)
 {
 	int r;
@@ -523,7 +459,7 @@ conn_send(struct airlock_conn *conn, const struct proto_out *out)
 }
 
 /* Unlink and return the first queued answer to id (or to any run when id is 0). */
-static struct conn_done *
+struct conn_done *
 conn_done_take(struct airlock_conn *conn, uint32_t id)
 {
 	struct conn_done **pp, *d;
@@ -538,32 +474,6 @@ conn_done_take(struct airlock_conn *conn, uint32_t id)
 		return d;
 	}
 	return NULL;
-}
-
-/* Encode req as request id. */
-static int
-conn_encode(const struct airlock_conn *conn, uint32_t id, const struct conn_req *req,
-	    struct proto_out *ret)
-{
-	switch (req->type) {
-	case PROTO_HELLO:
-		return proto_encode_hello(id, PROTO_HELLO, req->u.hello, ret);
-	case PROTO_RUN:
-		return request_encode(req->u.run, id, req->stream, conn->file_bundle, ret);
-	case PROTO_CANCEL:
-		return proto_encode_cancel(id, req->u.cancel, ret);
-	case PROTO_SESSION_OPEN:
-		return proto_encode_session_open(id, req->u.session_open, ret);
-	case PROTO_SESSION_CLOSE:
-		return proto_encode_session(id, req->type, req->u.session, ret);
-	case PROTO_FILE_WRITE:
-	case PROTO_FILE_READ:
-	case PROTO_FILE_LIST:
-	case PROTO_FILE_DELETE:
-		return proto_encode_file_op(id, req->type, req->u.file_op, ret);
-	default:
-		return proto_encode_simple(id, req->type, ret);
-	}
 }
 
 /*
@@ -592,7 +502,7 @@ conn_abandon(struct airlock_conn *conn, uint32_t id)
 	if (p->type != PROTO_RUN || conn->broken)
 		return;
 	cid = conn_next_id(conn);
-	if (conn_encode(conn, cid, &req, &out) == 0 &&
+	if (conn_encode(cid, &req, conn->file_bundle, &out) == 0 &&
 	    conn_pending_add(conn, cid, PROTO_CANCEL, false) == 0) {
 		if (proto_send(conn->fd, &out) == 0)
 			conn->pending[conn->npending - 1].abandoned = true;
@@ -603,7 +513,7 @@ conn_abandon(struct airlock_conn *conn, uint32_t id)
 }
 
 /* Send a tool_reply. */
-static int
+int
 conn_tool_answer(struct airlock_conn *conn, uint32_t request_id, const struct proto_tool_reply *rep)
 {
 	struct proto_out out = {0};
@@ -616,42 +526,6 @@ conn_tool_answer(struct airlock_conn *conn, uint32_t request_id, const struct pr
 		r = conn_send(conn, &out);
 	proto_out_free(&out);
 	return r;
-}
-
-/* Answer a tool call with a result. */
-AIRLOCK_EXPORT int
-airlock_tool_reply(struct airlock_conn *conn, uint32_t request_id, uint32_t call, const void *json,
-		   size_t len)
-{
-	struct proto_tool_reply rep = {.call = call, .ok = true};
-
-	if (conn == NULL || request_id == 0 || call == 0 || (json == NULL && len > 0))
-		return -EINVAL;
-	if (len > PROTO_TOOL_BYTES_MAX)
-		return -E2BIG;
-	rep.result = (struct proto_blob){.data = json != NULL ? json : (const void *)"",
-					 .len = len,
-					 .fd = -1,
-					 .present = true};
-	return conn_tool_answer(conn, request_id, &rep);
-}
-
-/* Refuse or fail a tool call. */
-AIRLOCK_EXPORT int
-airlock_tool_fail(struct airlock_conn *conn, uint32_t request_id, uint32_t call,
-		  const char *message, bool refused)
-{
-	char msg[PROTO_TOOL_ERROR_MAX + 1];
-	struct proto_tool_reply rep = {.call = call, .ok = false, .refused = refused, .error = msg};
-
-	if (conn == NULL || request_id == 0 || call == 0)
-		return -EINVAL;
-	/* A long message is cut to the bound, not refused: a failing tool
-	 * must still get its failure to the code. */
-	snprintf(msg, sizeof(msg), "%s",
-		 message != NULL ? message : (refused ? "refused" : "the tool failed"));
-	rep.result.fd = -1;
-	return conn_tool_answer(conn, request_id, &rep);
 }
 
 /*
@@ -747,7 +621,7 @@ conn_wait(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb, void *ar
  * pending before the send, so that an answer read while the send waits for
  * room is recognised; a failed send forgets it.
  */
-static int
+int
 conn_submit(struct airlock_conn *conn, const struct conn_req *req, uint32_t *ret_id)
 {
 	struct proto_out out = {0};
@@ -758,7 +632,7 @@ conn_submit(struct airlock_conn *conn, const struct conn_req *req, uint32_t *ret
 	if (conn->broken)
 		return conn->broken;
 	id = conn_next_id(conn);
-	r = conn_encode(conn, id, req, &out);
+	r = conn_encode(id, req, conn->file_bundle, &out);
 	if (r < 0)
 		goto out;
 	r = conn_pending_add(conn, id, req->type, req->stream);
@@ -783,7 +657,7 @@ out:
  * answer's payload (a result, info, list, file or session id), which the
  * caller owns from here.
  */
-static int
+int
 conn_done_finish(struct airlock_conn *conn, struct conn_done *d, void **ret_payload)
 {
 	int r = d->err;
@@ -806,11 +680,11 @@ conn_done_finish(struct airlock_conn *conn, struct conn_done *d, void **ret_payl
  * then conn_done_finish(). Answers and events of other requests that arrive
  * meanwhile are queued for their callers.
  */
-static int
+int
 conn_call(struct airlock_conn *conn, const struct conn_req *req, airlock_stream_fn cb, void *arg,
 	  void **ret_payload)
 {
-	struct conn_done *d;
+	struct conn_done *d = NULL; /* gcc cannot see conn_wait() set it on 0 */
 	uint32_t id;
 	int r;
 
@@ -824,7 +698,7 @@ conn_call(struct airlock_conn *conn, const struct conn_req *req, airlock_stream_
 }
 
 /* conn_call() of a request without fields, handing over its payload. */
-static int
+int
 conn_call_simple(struct airlock_conn *conn, enum proto_type type, void **ret_payload)
 {
 	const struct conn_req req = {.type = type};
@@ -873,7 +747,7 @@ fail:
 
 /* Connect, say hello within timeout_ms (0: no limit), and on failure copy
  * the daemon's reason out. */
-static int
+int
 conn_connect(const char *path, uint64_t timeout_ms, struct airlock_conn **ret, char *code,
 	     size_t code_len, char *message, size_t message_len)
 {
@@ -925,29 +799,6 @@ out:
 	return r;
 }
 
-/* Connect, say hello, and on failure copy the daemon's reason out. */
-AIRLOCK_EXPORT int
-airlock_connect_error(const char *path, struct airlock_conn **ret, char *code, size_t code_len,
-		      char *message, size_t message_len)
-{
-	return conn_connect(path, 0, ret, code, code_len, message, message_len);
-}
-
-/* Connect with a timeout for the handshake and for every blocking call. */
-AIRLOCK_EXPORT int
-airlock_connect_timeout(const char *path, uint64_t timeout_ms, struct airlock_conn **ret,
-			char *code, size_t code_len, char *message, size_t message_len)
-{
-	return conn_connect(path, timeout_ms, ret, code, code_len, message, message_len);
-}
-
-/* Connect and say hello. */
-AIRLOCK_EXPORT int
-airlock_connect(const char *path, struct airlock_conn **ret)
-{
-	return airlock_connect_error(path, ret, NULL, 0, NULL, 0);
-}
-
 /* Close and free a connection. */
 AIRLOCK_EXPORT void
 airlock_conn_free(struct airlock_conn *conn)
@@ -967,376 +818,4 @@ airlock_conn_free(struct airlock_conn *conn)
 	free(conn->buf);
 	free(conn->last_message);
 	free(conn);
-}
-
-/* The library's version. */
-AIRLOCK_EXPORT const char *
-airlock_library_version(void)
-{
-	return LIBAIRLOCK_VERSION;
-}
-
-/* Bound each later blocking call. */
-AIRLOCK_EXPORT int
-airlock_conn_set_timeout(struct airlock_conn *conn, uint64_t timeout_ms)
-{
-	if (conn == NULL)
-		return -EINVAL;
-	conn->timeout_ms = timeout_ms;
-	return 0;
-}
-
-/* Whether the connection is still usable, without blocking. */
-AIRLOCK_EXPORT int
-airlock_conn_check(struct airlock_conn *conn)
-{
-	if (conn == NULL)
-		return -EINVAL;
-	(void)conn_recv_all(conn);
-	return conn->broken;
-}
-
-/* The pollable socket. */
-AIRLOCK_EXPORT int
-airlock_conn_fd(const struct airlock_conn *conn)
-{
-	if (conn == NULL)
-		return -EINVAL;
-	return conn->fd;
-}
-
-/* The last daemon error reply. */
-AIRLOCK_EXPORT int
-airlock_conn_last_error(const struct airlock_conn *conn, const char **ret_code,
-			const char **ret_message)
-{
-	if (conn == NULL)
-		return -EINVAL;
-	if (!conn->has_error)
-		return -ENOENT;
-	if (ret_code != NULL)
-		*ret_code = proto_error_name(conn->last_code);
-	if (ret_message != NULL)
-		*ret_message = conn->last_message != NULL ? conn->last_message : "";
-	return 0;
-}
-
-/* Ping the daemon and wait for the pong. */
-AIRLOCK_EXPORT int
-airlock_ping(struct airlock_conn *conn)
-{
-	if (conn == NULL)
-		return -EINVAL;
-	return conn_call_simple(conn, PROTO_PING, NULL);
-}
-
-/* Ask the daemon what it offers. */
-AIRLOCK_EXPORT int
-airlock_info(struct airlock_conn *conn, struct airlock_info **ret)
-{
-	void *info;
-	int r;
-
-	if (conn == NULL || ret == NULL)
-		return -EINVAL;
-	r = conn_call_simple(conn, PROTO_INFO, &info);
-	if (r == 0)
-		*ret = info;
-	return r;
-}
-
-/* Send a run request without waiting. */
-AIRLOCK_EXPORT int
-airlock_run_submit(struct airlock_conn *conn, const struct airlock_run_req *req, uint32_t *ret_id)
-{
-	struct conn_req run = {.type = PROTO_RUN, .u.run = req};
-
-	if (conn == NULL || req == NULL || ret_id == NULL)
-		return -EINVAL;
-	run.stream = request_stream(req);
-	run.tools = request_tools(req);
-	return conn_submit(conn, &run, ret_id);
-}
-
-/* Run a request, with events or not, hand its events to cb (or drop them),
- * and wait for its result. */
-static int
-conn_run(struct airlock_conn *conn, const struct airlock_run_req *req, bool stream,
-	 airlock_stream_fn cb, void *arg, struct airlock_result **ret)
-{
-	const struct conn_req run = {
-		.type = PROTO_RUN, .stream = stream, .tools = request_tools(req), .u.run = req};
-	void *res;
-	int r;
-
-	r = conn_call(conn, &run, cb, arg, &res);
-	if (r == 0)
-		*ret = res;
-	return r;
-}
-
-/* Run a request and wait for its result. */
-AIRLOCK_EXPORT int
-airlock_run(struct airlock_conn *conn, const struct airlock_run_req *req,
-	    struct airlock_result **ret)
-{
-	if (conn == NULL || req == NULL || ret == NULL)
-		return -EINVAL;
-	return conn_run(conn, req, request_stream(req), NULL, NULL, ret);
-}
-
-/* Run a request with streaming, calling cb for each chunk, and wait for its result. */
-AIRLOCK_EXPORT int
-airlock_run_stream(struct airlock_conn *conn, const struct airlock_run_req *req,
-		   airlock_stream_fn cb, void *arg, struct airlock_result **ret)
-{
-	if (conn == NULL || req == NULL || cb == NULL || ret == NULL)
-		return -EINVAL;
-	return conn_run(conn, req, true, cb, arg, ret);
-}
-
-/* Run a request with tools, answering each call with cb, and wait for its result. */
-AIRLOCK_EXPORT int
-airlock_run_tools(struct airlock_conn *conn, const struct airlock_run_req *req, airlock_tool_fn cb,
-		  void *arg, struct airlock_result **ret)
-{
-	int r;
-
-	if (conn == NULL || req == NULL || cb == NULL || ret == NULL)
-		return -EINVAL;
-	conn->tool_req = req;
-	conn->tool_fn = cb;
-	conn->tool_arg = arg;
-	r = conn_run(conn, req, request_stream(req), NULL, NULL, ret);
-	conn->tool_req = NULL;
-	conn->tool_fn = NULL;
-	conn->tool_arg = NULL;
-	return r;
-}
-
-/* Read what is available without blocking and queue completed runs. */
-AIRLOCK_EXPORT int
-airlock_conn_process(struct airlock_conn *conn)
-{
-	int r;
-
-	if (conn == NULL)
-		return -EINVAL;
-	r = conn_recv_all(conn);
-	return r == -EAGAIN ? 0 : r;
-}
-
-/* Take the next completed run. */
-AIRLOCK_EXPORT int
-airlock_conn_next_result(struct airlock_conn *conn, uint32_t *ret_id, struct airlock_result **ret)
-{
-	struct conn_done *d;
-	void *res;
-	int r;
-
-	if (conn == NULL || ret_id == NULL || ret == NULL)
-		return -EINVAL;
-	d = conn_done_take(conn, 0);
-	if (d == NULL)
-		return conn->broken ? conn->broken : -EAGAIN;
-	/* Its events all came before it: those the caller did not take go now. */
-	conn_events_drop(conn, d->id);
-	/* The documented exception: the id is written on failure too. */
-	*ret_id = d->id;
-	r = conn_done_finish(conn, d, &res);
-	if (r == 0)
-		*ret = res;
-	return r;
-}
-
-/* Send a cancel naming a request or a run and wait for its answer. Results
- * of runs (the cancelled one too) that arrive meanwhile are queued. */
-static int
-conn_cancel(struct airlock_conn *conn, const struct proto_cancel *c)
-{
-	const struct conn_req req = {.type = PROTO_CANCEL, .u.cancel = c};
-
-	return conn_call(conn, &req, NULL, NULL, NULL);
-}
-
-/* Cancel a run this connection submitted, by its request id. */
-AIRLOCK_EXPORT int
-airlock_cancel(struct airlock_conn *conn, uint32_t request_id)
-{
-	struct proto_cancel c = {.request = request_id};
-
-	if (conn == NULL || request_id == 0)
-		return -EINVAL;
-	return conn_cancel(conn, &c);
-}
-
-/* Cancel one of the caller's runs by its daemon-wide run id. */
-AIRLOCK_EXPORT int
-airlock_cancel_run(struct airlock_conn *conn, uint32_t run_id)
-{
-	struct proto_cancel c = {.run = run_id};
-
-	if (conn == NULL || run_id == 0)
-		return -EINVAL;
-	return conn_cancel(conn, &c);
-}
-
-/* List the caller's runs in progress and queued. */
-AIRLOCK_EXPORT int
-airlock_ps(struct airlock_conn *conn, struct airlock_ps **ret)
-{
-	void *ps;
-	int r;
-
-	if (conn == NULL || ret == NULL)
-		return -EINVAL;
-	r = conn_call_simple(conn, PROTO_PS, &ps);
-	if (r == 0)
-		*ret = ps;
-	return r;
-}
-
-/* Open a session. */
-AIRLOCK_EXPORT int
-airlock_session_open(struct airlock_conn *conn, const struct airlock_session_opts *opts,
-		     char *ret_id)
-{
-	struct proto_session_open o;
-	const struct conn_req req = {.type = PROTO_SESSION_OPEN, .u.session_open = &o};
-	void *session;
-	int r;
-
-	if (conn == NULL || ret_id == NULL)
-		return -EINVAL;
-	session_opts_to_proto(opts, &o);
-	r = conn_call(conn, &req, NULL, NULL, &session);
-	if (r == 0) {
-		/* The decoder checked it: exactly PROTO_SESSION_ID_LEN hex characters. */
-		memcpy(ret_id, session, PROTO_SESSION_ID_LEN + 1);
-		free(session);
-	}
-	return r;
-}
-
-/* Close a session. */
-AIRLOCK_EXPORT int
-airlock_session_close(struct airlock_conn *conn, const char *session)
-{
-	const struct conn_req req = {.type = PROTO_SESSION_CLOSE, .u.session = session};
-
-	if (conn == NULL || !rules_session_id_str_valid(session))
-		return -EINVAL;
-	return conn_call(conn, &req, NULL, NULL, NULL);
-}
-
-/* List the caller's sessions. */
-AIRLOCK_EXPORT int
-airlock_session_list(struct airlock_conn *conn, struct airlock_session_list **ret)
-{
-	void *sessions;
-	int r;
-
-	if (conn == NULL || ret == NULL)
-		return -EINVAL;
-	r = conn_call_simple(conn, PROTO_SESSION_LIST, &sessions);
-	if (r == 0)
-		*ret = sessions;
-	return r;
-}
-
-/*
- * Send a file operation of type on path (data: file_write only) and wait for
- * its answer; *ret_payload as for conn_call().
- */
-static int
-conn_file_op(struct airlock_conn *conn, enum proto_type type, const char *session, const char *path,
-	     const void *buf, size_t len, void **ret_payload)
-{
-	static const uint8_t empty[1];
-	struct proto_file_op op = {.session = session, .path = path};
-	const struct conn_req req = {.type = type, .u.file_op = &op};
-	int r;
-
-	if (!rules_session_id_str_valid(session))
-		return -EINVAL;
-	r = file_path_check(path, type == PROTO_FILE_LIST);
-	if (r < 0)
-		return r;
-	if (type == PROTO_FILE_WRITE) {
-		if (buf == NULL && len > 0)
-			return -EINVAL;
-		if ((uint64_t)len > PROTO_BLOB_MAX)
-			return -E2BIG;
-		/* Inline here; the codec moves a large payload into a sealed memfd. */
-		op.data = (struct proto_blob){
-			.data = buf != NULL ? buf : empty, .len = len, .fd = -1, .present = true};
-	}
-	return conn_call(conn, &req, NULL, NULL, ret_payload);
-}
-
-/* Write a file into a session. */
-AIRLOCK_EXPORT int
-airlock_file_write(struct airlock_conn *conn, const char *session, const char *path,
-		   const void *buf, size_t len)
-{
-	if (conn == NULL)
-		return -EINVAL;
-	return conn_file_op(conn, PROTO_FILE_WRITE, session, path, buf, len, NULL);
-}
-
-/* Read a file of a session. */
-AIRLOCK_EXPORT int
-airlock_file_read(struct airlock_conn *conn, const char *session, const char *path,
-		  struct airlock_file **ret)
-{
-	void *file;
-	int r;
-
-	if (conn == NULL || ret == NULL)
-		return -EINVAL;
-	r = conn_file_op(conn, PROTO_FILE_READ, session, path, NULL, 0, &file);
-	if (r == 0)
-		*ret = file;
-	return r;
-}
-
-/* List a directory of a session. */
-AIRLOCK_EXPORT int
-airlock_file_list(struct airlock_conn *conn, const char *session, const char *dir,
-		  struct airlock_file_list **ret)
-{
-	void *files;
-	int r;
-
-	if (conn == NULL || ret == NULL)
-		return -EINVAL;
-	r = conn_file_op(conn, PROTO_FILE_LIST, session, dir != NULL && dir[0] != '\0' ? dir : NULL,
-			 NULL, 0, &files);
-	if (r == 0)
-		*ret = files;
-	return r;
-}
-
-/* Delete a file, link or empty directory of a session. */
-AIRLOCK_EXPORT int
-airlock_file_delete(struct airlock_conn *conn, const char *session, const char *path)
-{
-	if (conn == NULL)
-		return -EINVAL;
-	return conn_file_op(conn, PROTO_FILE_DELETE, session, path, NULL, 0, NULL);
-}
-
-/* Take the next queued stream event. */
-AIRLOCK_EXPORT int
-airlock_conn_next_event(struct airlock_conn *conn, struct airlock_event **ret)
-{
-	struct airlock_event *ev;
-
-	if (conn == NULL || ret == NULL)
-		return -EINVAL;
-	ev = conn_event_take(conn, 0);
-	if (ev == NULL)
-		return conn->broken ? conn->broken : -EAGAIN;
-	*ret = ev;
-	return 0;
 }

@@ -1,4 +1,5 @@
-/* result.c: results and info objects (airlock_result_*, airlock_info_*) and names. */
+/* result.c: the getters and frees of results and info objects
+ * (airlock_result_*, airlock_info_*) and names; result_proto.c builds them. */
 #include "airlock.h"
 #include "export.h"
 #include "limit.h"
@@ -33,151 +34,6 @@ _Static_assert(AIRLOCK_LIMIT_WALL_MS == (int)PROTO_LIMIT_WALL_MS &&
 		       AIRLOCK_LIMIT_ARTIFACT_BYTES == (int)PROTO_LIMIT_ARTIFACT_BYTES &&
 		       PROTO_LIMIT_COUNT_ == 11,
 	       "public limits mirror the protocol's");
-
-struct result_stream {
-	struct result_bytes data;
-	uint64_t total;
-	bool truncated;
-};
-
-struct result_artifact {
-	char *name;
-	uint64_t size;
-	bool truncated;
-	struct result_bytes data;
-};
-
-/* result.network, copied out of the message. */
-struct result_network {
-	uint64_t figures[4]; /* enum airlock_net_figure */
-	char contacted[PROTO_NET_REPORT_MAX][PROTO_NET_TARGET_MAX + 1];
-	size_t ncontacted;
-	struct {
-		char host[PROTO_NET_TARGET_MAX + 1];
-		char reason[PROTO_NET_REASON_MAX + 1];
-	} refusals[PROTO_NET_REPORT_MAX];
-	size_t nrefusals;
-};
-
-struct airlock_result {
-	enum airlock_outcome outcome;
-	int exit_code;
-	int signal;
-	uint64_t wall_ms;
-	uint64_t cpu_ms;
-	uint64_t memory_peak_bytes;
-	uint64_t queued_ms;
-	struct result_stream out[2];
-	struct result_artifact *artifacts;
-	size_t nartifacts;
-	uint64_t artifacts_omitted;
-	uint64_t artifacts_omitted_bytes;
-	char *error;
-	struct result_network *network; /* NULL: not a network = proxy run */
-	struct result_tool_call *tool_calls;
-	size_t ntool_calls;
-	uint64_t tool_calls_omitted;
-	uint64_t cell;			 /* 0: not a cell */
-	enum airlock_cell_state state;	 /* a cell's */
-	char *value;			 /* a cell's trailing expression, or NULL */
-	struct result_artifact *display; /* name: the mime type */
-	size_t ndisplay;
-	char (*advisories)[PROTO_ADVISORY_MAX + 1];
-	size_t nadvisories;
-};
-
-/* One call of the run's tools, from result.tool_calls. */
-struct result_tool_call {
-	char name[PROTO_TOOL_NAME_MAX + 1];
-	enum proto_tool_outcome outcome;
-	uint64_t ms;
-};
-
-/* One profile the caller may use, from info_ok.profiles. */
-struct info_profile {
-	char name[PROTO_PROFILE_MAX + 1];
-	bool is_default;
-	bool proxy;   /* network = proxy */
-	char **allow; /* allow_hosts, then allow_private_hosts */
-	size_t nallow, npublic;
-	uint64_t limits[PROTO_LIMIT_COUNT_];
-	uint64_t ceilings[PROTO_LIMIT_COUNT_];
-	bool no_file_write; /* "file_write": false */
-	bool no_subprocess; /* "subprocess": false */
-	/* enum airlock_profile_list: mounts, allow_mounts, blocked_imports, hidden_paths */
-	char **lists[AIRLOCK_PROFILE_HIDDEN_PATHS + 1];
-	size_t nlists[AIRLOCK_PROFILE_HIDDEN_PATHS + 1];
-};
-
-/* One mount of info_ok.mounts. */
-struct info_mount {
-	char name[PROTO_MOUNT_MAX + 1];
-	char target[PROTO_NAME_MAX + 1];
-	bool package;
-};
-
-struct airlock_info {
-	char *daemon;
-	uint32_t version;
-	uint32_t uid;
-	char **runtimes;
-	size_t nruntimes;
-	uint64_t defaults[PROTO_LIMIT_COUNT_];
-	uint64_t ceilings[PROTO_LIMIT_COUNT_];
-	char *resource_control; /* NULL: not said */
-	char **packages;	/* per runtime: "numpy,pandas", or NULL: not said */
-	struct info_profile *profiles;
-	size_t nprofiles;
-	struct info_mount *mounts;
-	size_t nmounts;
-	uint32_t capacity[4]; /* by enum airlock_capacity; 0: not said */
-};
-
-/* Copy n strings (checked by the decoder) into *ret, n of them on success. */
-static int
-info_strv_copy(const char *const *v, size_t n, char ***ret, size_t *ret_n)
-{
-	size_t k;
-
-	if (n == 0)
-		return 0;
-	*ret = calloc(n, sizeof(**ret));
-	if (*ret == NULL)
-		return -ENOMEM;
-	for (k = 0; k < n; k++) {
-		(*ret)[k] = strdup(v[k]);
-		if ((*ret)[k] == NULL)
-			return -ENOMEM; /* the ones copied are freed with the info */
-		(*ret_n)++;
-	}
-	return 0;
-}
-
-/* A profile's network mode and allow-lists, copied. */
-static int
-info_profile_network(const struct proto_profile *pp, struct info_profile *p)
-{
-	size_t n = pp->nallow_hosts + pp->nallow_private_hosts, k;
-
-	p->proxy = pp->network != NULL && !strcmp(pp->network, "proxy");
-	if (!p->proxy || n == 0)
-		return 0;
-	p->allow = calloc(n, sizeof(*p->allow));
-	if (p->allow == NULL)
-		return -ENOMEM;
-	for (k = 0; k < n; k++) {
-		const char *s = k < pp->nallow_hosts
-					? pp->allow_hosts[k]
-					: pp->allow_private_hosts[k - pp->nallow_hosts];
-
-		p->allow[k] = strdup(s);
-		if (p->allow[k] == NULL)
-			return -ENOMEM;
-		p->nallow++;
-	}
-	p->npublic = pp->nallow_hosts;
-	return 0;
-}
 
 /* What an empty payload points at, so data is never NULL. */
 static const char result_empty[1];
@@ -228,163 +84,8 @@ result_bytes_take(const struct proto_blob *blob, struct result_bytes *ret)
 	return 0;
 }
 
-/* Duplicate a possibly NULL string; *ret is NULL for NULL. */
-static int
-result_strdup(const char *s, char **ret)
-{
-	char *copy = NULL;
-
-	if (s != NULL) {
-		copy = strdup(s);
-		if (copy == NULL)
-			return -ENOMEM;
-	}
-	*ret = copy;
-	return 0;
-}
-
-/* Build a result that outlives the decoded message. */
-static void result_artifacts_free(struct result_artifact *a, size_t n);
-
-/* Copy n decoded artifacts (or display items) into *ret, *ret_n. */
-static int
-result_artifacts_take(const struct proto_artifact *pa, size_t n, struct result_artifact **ret,
-		      size_t *ret_n)
-{
-	struct result_artifact *a;
-	size_t i, done = 0;
-	int r = 0;
-
-	if (n == 0)
-		return 0;
-	a = calloc(n, sizeof(*a));
-	if (a == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		r = result_strdup(pa[i].name != NULL ? pa[i].name : "", &a[i].name);
-		if (r < 0)
-			break;
-		done++;
-		a[i].size = pa[i].size;
-		a[i].truncated = pa[i].truncated;
-		r = result_bytes_take(&pa[i].data, &a[i].data);
-		if (r < 0)
-			break;
-	}
-	if (r < 0) {
-		result_artifacts_free(a, done);
-		return r;
-	}
-	*ret = a;
-	*ret_n = n;
-	return 0;
-}
-
-int
-result_from_proto(const struct proto_result *pr, struct airlock_result **ret)
-{
-	struct airlock_result *res;
-	size_t i;
-	int r;
-
-	res = calloc(1, sizeof(*res));
-	if (res == NULL)
-		return -ENOMEM;
-	res->outcome = (unsigned)pr->outcome < PROTO_OUTCOME_COUNT_
-			       ? (enum airlock_outcome)pr->outcome
-			       : AIRLOCK_OUTCOME_ERROR;
-	res->exit_code = res->outcome == AIRLOCK_OUTCOME_EXITED ? pr->exit_code : 0;
-	res->signal = res->outcome == AIRLOCK_OUTCOME_SIGNALED ? pr->signal : 0;
-	res->wall_ms = pr->wall_ms;
-	res->cpu_ms = pr->cpu_ms;
-	res->memory_peak_bytes = pr->memory_peak_bytes;
-	res->queued_ms = pr->queued_ms;
-	res->artifacts_omitted = pr->artifacts_omitted;
-	res->artifacts_omitted_bytes = pr->artifacts_omitted_bytes;
-	for (i = 0; i < 2; i++) {
-		r = result_bytes_take(&pr->out[i].data, &res->out[i].data);
-		if (r < 0)
-			goto out;
-		res->out[i].total = pr->out[i].total;
-		res->out[i].truncated = pr->out[i].truncated;
-	}
-	r = result_strdup(pr->error, &res->error);
-	if (r < 0)
-		goto out;
-	if (pr->network != NULL) {
-		const struct proto_network *pn = pr->network;
-		struct result_network *n;
-
-		r = -ENOMEM;
-		n = res->network = calloc(1, sizeof(*res->network));
-		if (n == NULL)
-			goto out;
-		n->figures[AIRLOCK_NET_BYTES_UP] = pn->bytes_up;
-		n->figures[AIRLOCK_NET_BYTES_DOWN] = pn->bytes_down;
-		n->figures[AIRLOCK_NET_CONNECTIONS] = pn->connections;
-		n->figures[AIRLOCK_NET_REFUSED] = pn->refused;
-		/* The decoder checked every count and length against these bounds. */
-		for (i = 0; i < pn->ncontacted && i < PROTO_NET_REPORT_MAX; i++)
-			snprintf(n->contacted[n->ncontacted++], sizeof(n->contacted[0]), "%s",
-				 pn->contacted[i]);
-		for (i = 0; i < pn->nrefusals && i < PROTO_NET_REPORT_MAX; i++) {
-			snprintf(n->refusals[i].host, sizeof(n->refusals[0].host), "%s",
-				 pn->refusals[i].host);
-			snprintf(n->refusals[i].reason, sizeof(n->refusals[0].reason), "%s",
-				 pn->refusals[i].reason);
-			n->nrefusals++;
-		}
-	}
-	res->tool_calls_omitted = pr->tool_calls_omitted;
-	if (pr->ntool_calls > 0) {
-		r = -ENOMEM;
-		res->tool_calls = calloc(pr->ntool_calls, sizeof(*res->tool_calls));
-		if (res->tool_calls == NULL)
-			goto out;
-		/* The decoder bounded the count, the names and the outcomes. */
-		for (i = 0; i < pr->ntool_calls; i++) {
-			snprintf(res->tool_calls[i].name, sizeof(res->tool_calls[i].name), "%s",
-				 pr->tool_calls[i].tool);
-			res->tool_calls[i].outcome = pr->tool_calls[i].outcome;
-			res->tool_calls[i].ms = pr->tool_calls[i].ms;
-		}
-		res->ntool_calls = pr->ntool_calls;
-	}
-	if (pr->nadvisories > 0) {
-		r = -ENOMEM;
-		res->advisories = calloc(pr->nadvisories, sizeof(*res->advisories));
-		if (res->advisories == NULL)
-			goto out;
-		/* The decoder bounded the count and each length. */
-		for (i = 0; i < pr->nadvisories && i < PROTO_ADVISORIES_MAX; i++)
-			snprintf(res->advisories[res->nadvisories++], sizeof(res->advisories[0]),
-				 "%s", pr->advisories[i]);
-	}
-	r = result_artifacts_take(pr->artifacts, pr->nartifacts, &res->artifacts, &res->nartifacts);
-	if (r < 0)
-		goto out;
-	res->cell = pr->cell;
-	if (pr->cell != 0) {
-		res->state = pr->state != NULL && strcmp(pr->state, "kept") == 0
-				     ? AIRLOCK_CELL_KEPT
-				     : AIRLOCK_CELL_LOST;
-		r = result_strdup(pr->value, &res->value);
-		if (r < 0)
-			goto out;
-		r = result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
-		if (r < 0)
-			goto out;
-	}
-	*ret = res;
-	res = NULL;
-	r = 0;
-out:
-	airlock_result_free(res);
-	return r;
-}
-
 /* Free n artifacts (or display items) and the array. */
-static void
+void
 result_artifacts_free(struct result_artifact *a, size_t n)
 {
 	size_t i;
@@ -739,164 +440,33 @@ airlock_result_display_get(const struct airlock_result *res, size_t i, const cha
 	return r;
 }
 
-/* Build an info object that outlives the decoded message. */
-int
-result_info_from_proto(const struct proto_info *pi, struct airlock_info **ret)
+/* Free n strings and their array (NULL: nothing). */
+static void
+result_strv_free(char **v, size_t n)
 {
-	struct airlock_info *info;
-	size_t i;
-	int r = -ENOMEM;
+	size_t k;
 
-	info = calloc(1, sizeof(*info));
-	if (info == NULL)
-		return -ENOMEM;
-	info->daemon = strdup(pi->daemon != NULL ? pi->daemon : "");
-	if (info->daemon == NULL)
-		goto out;
-	info->version = pi->version;
-	info->uid = pi->uid;
-	if (pi->nruntimes > 0) {
-		info->runtimes = calloc(pi->nruntimes, sizeof(*info->runtimes));
-		if (info->runtimes == NULL)
-			goto out;
-	}
-	for (i = 0; i < pi->nruntimes && i < PROTO_RUNTIMES_MAX; i++) {
-		info->runtimes[i] = strdup(pi->runtimes[i] != NULL ? pi->runtimes[i] : "");
-		if (info->runtimes[i] == NULL)
-			goto out;
-		info->nruntimes++;
-	}
-	memcpy(info->defaults, pi->defaults.v, sizeof(info->defaults));
-	memcpy(info->ceilings, pi->ceilings.v, sizeof(info->ceilings));
-	info->capacity[AIRLOCK_CAPACITY_RUNS] = pi->max_runs;
-	info->capacity[AIRLOCK_CAPACITY_RUNS_PER_UID] = pi->max_runs_per_uid;
-	info->capacity[AIRLOCK_CAPACITY_INTERPRETERS] = pi->max_interpreters;
-	info->capacity[AIRLOCK_CAPACITY_INTERPRETERS_PER_UID] = pi->max_interpreters_per_uid;
-	if (pi->resource_control != NULL) {
-		info->resource_control = strdup(pi->resource_control);
-		if (info->resource_control == NULL)
-			goto out;
-	}
-	if (info->nruntimes > 0) {
-		info->packages = calloc(info->nruntimes, sizeof(*info->packages));
-		if (info->packages == NULL)
-			goto out;
-	}
-	for (i = 0; i < pi->nruntime_packages && i < PROTO_RUNTIMES_MAX; i++) {
-		const struct proto_runtime_packages *p = &pi->runtime_packages[i];
-		size_t j, k, len = 1;
-		char *s;
-
-		/* Only for a runtime the reply lists; the first entry wins. */
-		for (j = 0; j < info->nruntimes; j++)
-			if (strcmp(info->runtimes[j], p->runtime) == 0)
-				break;
-		if (j == info->nruntimes || info->packages[j] != NULL)
-			continue;
-		for (k = 0; k < p->npackages; k++)
-			len += strlen(p->packages[k]) + 1;
-		s = malloc(len);
-		if (s == NULL)
-			goto out;
-		s[0] = '\0';
-		for (k = 0; k < p->npackages; k++) {
-			if (k > 0)
-				strcat(s, ",");
-			strcat(s, p->packages[k]);
-		}
-		info->packages[j] = s;
-	}
-	if (pi->nprofiles > 0) {
-		info->profiles = calloc(pi->nprofiles, sizeof(*info->profiles));
-		if (info->profiles == NULL)
-			goto out;
-	}
-	for (i = 0; i < pi->nprofiles && i < PROTO_PROFILES_MAX; i++) {
-		struct info_profile *p = &info->profiles[i];
-
-		/* The decoder checked the name: 1 to PROTO_PROFILE_MAX bytes. */
-		strcpy(p->name, pi->profiles[i].name);
-		p->is_default = pi->profiles[i].is_default;
-		memcpy(p->limits, pi->profiles[i].limits.v, sizeof(p->limits));
-		memcpy(p->ceilings, pi->profiles[i].ceilings.v, sizeof(p->ceilings));
-		p->no_file_write = pi->profiles[i].no_file_write;
-		p->no_subprocess = pi->profiles[i].no_subprocess;
-		info->nprofiles++;
-		r = info_profile_network(&pi->profiles[i], p);
-		if (r == 0)
-			r = info_strv_copy(pi->profiles[i].mounts, pi->profiles[i].nmounts,
-					   &p->lists[AIRLOCK_PROFILE_MOUNTS],
-					   &p->nlists[AIRLOCK_PROFILE_MOUNTS]);
-		if (r == 0)
-			r = info_strv_copy(pi->profiles[i].allow_mounts,
-					   pi->profiles[i].nallow_mounts,
-					   &p->lists[AIRLOCK_PROFILE_ALLOW_MOUNTS],
-					   &p->nlists[AIRLOCK_PROFILE_ALLOW_MOUNTS]);
-		if (r == 0)
-			r = info_strv_copy(pi->profiles[i].blocked_imports,
-					   pi->profiles[i].nblocked_imports,
-					   &p->lists[AIRLOCK_PROFILE_BLOCKED_IMPORTS],
-					   &p->nlists[AIRLOCK_PROFILE_BLOCKED_IMPORTS]);
-		if (r == 0)
-			r = info_strv_copy(pi->profiles[i].hidden_paths,
-					   pi->profiles[i].nhidden_paths,
-					   &p->lists[AIRLOCK_PROFILE_HIDDEN_PATHS],
-					   &p->nlists[AIRLOCK_PROFILE_HIDDEN_PATHS]);
-		if (r < 0)
-			goto out;
-	}
-	if (pi->nmounts > 0) {
-		r = -ENOMEM;
-		info->mounts = calloc(pi->nmounts, sizeof(*info->mounts));
-		if (info->mounts == NULL)
-			goto out;
-	}
-	/* The decoder checked each name and the target's length. */
-	for (i = 0; i < pi->nmounts && i < PROTO_INFO_MOUNTS_MAX; i++) {
-		struct info_mount *mt = &info->mounts[info->nmounts++];
-
-		snprintf(mt->name, sizeof(mt->name), "%s", pi->mounts[i].name);
-		snprintf(mt->target, sizeof(mt->target), "%s", pi->mounts[i].target);
-		mt->package = pi->mounts[i].package;
-	}
-	*ret = info;
-	info = NULL;
-	r = 0;
-out:
-	airlock_info_free(info);
-	return r;
+	for (k = 0; v != NULL && k < n; k++)
+		free(v[k]);
+	free(v);
 }
 
 /* Free an info object. */
 AIRLOCK_EXPORT void
 airlock_info_free(struct airlock_info *info)
 {
-	size_t i;
+	size_t i, l;
 
 	if (info == NULL)
 		return;
-	for (i = 0; i < info->nruntimes; i++) {
-		free(info->runtimes[i]);
-		if (info->packages != NULL)
-			free(info->packages[i]);
-	}
-	free(info->runtimes);
-	free(info->packages);
+	result_strv_free(info->runtimes, info->nruntimes);
+	result_strv_free(info->packages, info->nruntimes);
 	free(info->daemon);
 	free(info->resource_control);
 	for (i = 0; info->profiles != NULL && i < info->nprofiles; i++) {
-		size_t k;
-
-		size_t l;
-
-		for (k = 0; k < info->profiles[i].nallow; k++)
-			free(info->profiles[i].allow[k]);
-		free(info->profiles[i].allow);
-		for (l = 0; l <= AIRLOCK_PROFILE_HIDDEN_PATHS; l++) {
-			for (k = 0; k < info->profiles[i].nlists[l]; k++)
-				free(info->profiles[i].lists[l][k]);
-			free(info->profiles[i].lists[l]);
-		}
+		result_strv_free(info->profiles[i].allow, info->profiles[i].nallow);
+		for (l = 0; l <= AIRLOCK_PROFILE_HIDDEN_PATHS; l++)
+			result_strv_free(info->profiles[i].lists[l], info->profiles[i].nlists[l]);
 	}
 	free(info->profiles);
 	free(info->mounts);

@@ -370,11 +370,13 @@ def invariants(ctx, before):
     left = stale = []
     # The answer may come before the reap: the supervisor exits once the
     # frontend has answered, and the spawner removes the run's cgroup at
-    # its reap. Allow a moment for both.
-    for _ in range(20):
+    # its reap. Wait for both, to a deadline (20 tries of 0.1 s were short
+    # on a loaded machine: each try itself reads /proc).
+    deadline = time.monotonic() + 10
+    while True:
         left = ctx.sandbox_procs()
         stale = ctx.run_cgroups()
-        if not left and not stale:
+        if (not left and not stale) or time.monotonic() >= deadline:
             break
         time.sleep(0.1)
     if left:

@@ -300,7 +300,7 @@ class SandboxTest(unittest.TestCase):
     def test_cancelled_run(self) -> None:
         async def main():
             task = asyncio.create_task(self.sandbox.run("import time\ntime.sleep(30)"))
-            await asyncio.sleep(0.2)
+            self.assertEqual(await run_reached_daemon(self.sandbox), 1)
             task.cancel()
             with self.assertRaises(asyncio.CancelledError):
                 await task
@@ -308,30 +308,7 @@ class SandboxTest(unittest.TestCase):
 
         self.assertEqual(self.run_async(main()).stdout, "after\n")
         # The daemon stopped the cancelled run (30 s of sleep) rather than letting it run on.
-        self.assertEqual(self.runs_in_daemon(), 0)
-
-    def runs_in_daemon(self) -> int:
-        """Runs the daemon lists (airlock_ps), after they had up to 3 s to end."""
-        import ctypes
-
-        lib = self.sandbox._lib
-        lib.airlock_ps.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
-        lib.airlock_ps_count.argtypes = [ctypes.c_void_p]
-        lib.airlock_ps_count.restype = ctypes.c_size_t
-        lib.airlock_ps_free.argtypes = [ctypes.c_void_p]
-        conn = self.sandbox._connect()
-        try:
-            for _ in range(300):
-                ps = ctypes.c_void_p()
-                self.assertEqual(lib.airlock_ps(conn.ptr, ctypes.byref(ps)), 0)
-                n = lib.airlock_ps_count(ps)
-                lib.airlock_ps_free(ps)
-                if n == 0:
-                    break
-                time.sleep(0.01)
-            return n
-        finally:
-            conn.close()
+        self.assertEqual(runs_in_daemon(self.sandbox), 0)
 
     def test_run_sync_threads(self) -> None:
         import concurrent.futures
@@ -403,28 +380,60 @@ class SandboxTest(unittest.TestCase):
         self.assertEqual(self.sandbox._channels, {})
 
 
-def runs_in_daemon(sandbox) -> int:
-    """Runs the daemon lists (airlock_ps), after they had up to 3 s to end."""
-    import ctypes
-
+def runs_listed(sandbox, until, seconds: float = 10.0) -> int:
+    """How many runs the daemon lists (airlock_ps) once until(count) holds,
+    asked on a connection of its own until a deadline of seconds; past the
+    deadline the last count, for the caller's assertion to fail on."""
     lib = sandbox._lib
     lib.airlock_ps.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
     lib.airlock_ps_count.argtypes = [ctypes.c_void_p]
     lib.airlock_ps_count.restype = ctypes.c_size_t
     lib.airlock_ps_free.argtypes = [ctypes.c_void_p]
+    deadline = time.monotonic() + seconds
     conn = sandbox._connect()
     try:
-        for _ in range(300):
+        while True:
             ps = ctypes.c_void_p()
             assert lib.airlock_ps(conn.ptr, ctypes.byref(ps)) == 0
             n = lib.airlock_ps_count(ps)
             lib.airlock_ps_free(ps)
-            if n == 0:
-                break
+            if until(n) or time.monotonic() >= deadline:
+                return n
             time.sleep(0.01)
-        return n
     finally:
         conn.close()
+
+
+def runs_in_daemon(sandbox) -> int:
+    """Runs the daemon lists (airlock_ps), after they had up to 10 s to end."""
+    return runs_listed(sandbox, lambda n: n == 0)
+
+
+async def run_reached_daemon(sandbox) -> int:
+    """Wait (without blocking the loop) until the daemon lists a run of ours:
+    what a caller must know before it cancels or closes under that run."""
+    return await asyncio.get_running_loop().run_in_executor(None, runs_listed, sandbox, lambda n: n >= 1)
+
+
+def session_running(sandbox, sid: str, seconds: float = 30.0) -> bool:
+    """Whether the daemon lists session sid as "running" (a run, or a cell
+    sent or waiting) within seconds."""
+    deadline = time.monotonic() + seconds
+    while {i.id: i.state for i in sandbox.list_sessions()}.get(sid) != "running":
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def session_gone(sandbox, sid: str, seconds: float = 10.0) -> bool:
+    """Whether the daemon stops listing session sid (it lists no ended session) within seconds."""
+    deadline = time.monotonic() + seconds
+    while sid in [i.id for i in sandbox.list_sessions()]:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 class SessionTest(unittest.TestCase):
@@ -596,7 +605,7 @@ class SessionTest(unittest.TestCase):
     def test_idle_expiry(self) -> None:
         s = self.sandbox.session_sync(idle_timeout=0.5).open()
         s.write_file("f", b"x")
-        time.sleep(1.5)
+        self.assertTrue(session_gone(self.sandbox, s.id))
         with self.assertRaises(SandboxSessionClosedError):
             s.read_file("f")
         self.assertTrue(s.closed)
@@ -612,7 +621,6 @@ class SessionTest(unittest.TestCase):
         with self.assertRaises(SandboxError):
             s.read_file("x")  # not open yet
         with s:
-            opened = time.monotonic()
             self.assertEqual(s.limits.wall_seconds, 1)
             with self.assertRaises(SandboxTimeoutError):
                 s.run("import time\ntime.sleep(30)")  # the session's limits apply
@@ -620,7 +628,7 @@ class SessionTest(unittest.TestCase):
                 s.write_file("big", b"x" * (2 << 20))  # larger than the workspace
             self.assertEqual(cm.exception.code, "too_large")
             self.assertEqual(len(s.list_files()), 0)
-            time.sleep(max(0, opened + 3.5 - time.monotonic()))
+            self.assertTrue(session_gone(self.sandbox, s.id))
             with self.assertRaises(SandboxSessionClosedError):  # its lifetime is over
                 s.list_files()
         with self.assertRaises(SandboxUnavailableError) as cm:
@@ -646,7 +654,7 @@ class SessionTest(unittest.TestCase):
         async def main():
             s = await self.sandbox.session()
             task = asyncio.create_task(s.run("import time\ntime.sleep(30)"))
-            await asyncio.sleep(0.5)
+            self.assertEqual(await run_reached_daemon(self.sandbox), 1)
             await s.close()
             with self.assertRaises(SandboxError):
                 await task
@@ -1558,14 +1566,15 @@ class CellTest(unittest.TestCase):
             "        os.execvp('sleep', ['sleep', '60'])\n    os._exit(0)\nos.wait()\nprint('away')"
         )
         self.assertEqual((r.stdout, r.state), ("away\n", "kept"))
-        for _ in range(3):
+        deadline = time.monotonic() + 10  # the grandchild's kill is the cell end's work: a deadline, not 3 tries
+        while True:
             left = self.cell(
                 "import os\nsorted(open('/proc/%s/stat' % p).read().split(')')[1].split()[0] + "
                 "open('/proc/%s/comm' % p).read().strip() for p in os.listdir('/proc') if p.isdigit())"
             )
-            if "sleep" not in left.value:
+            if "sleep" not in left.value or time.monotonic() >= deadline:
                 break
-            time.sleep(0.5)
+            time.sleep(0.2)
         self.assertNotIn("sleep", left.value)
 
     def test_fork_bomb(self) -> None:
@@ -1662,7 +1671,8 @@ class CellTest(unittest.TestCase):
         async def main():
             s = await self.sandbox.session(interpreter="python")
             task = asyncio.ensure_future(s.run_cell("import time\ntime.sleep(30)"))
-            await asyncio.sleep(1)
+            loop = asyncio.get_running_loop()
+            self.assertTrue(await loop.run_in_executor(None, session_running, self.sandbox, s.id))
             other = AirlockSandbox(SOCKET)
             try:
                 await other.attach_session(s.id).close()

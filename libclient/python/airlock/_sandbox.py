@@ -8,27 +8,19 @@ import ctypes
 import errno as _errno
 import inspect
 import os
-import re as _re
 import select
 import threading
 import weakref
-from collections.abc import Mapping as _MappingABC
-from collections.abc import Sequence as _SequenceABC
-from typing import Any, Awaitable, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Deque, Dict, List, Optional, Tuple, Union
 
 from . import _lib
-from ._bridge import ApproveHook, ToolSet
+from ._bridge import ToolSet
+from ._request import _c_string, _Request, _run_method, _RunArgs, _strerror
+from ._result import _bytes_at, _convert, _convert_info
 from ._types import (
-    SandboxArtifact,
     SandboxError,
     SandboxLimits,
-    SandboxMemoryError,
-    SandboxNetwork,
-    SandboxProcessLimitError,
     SandboxResult,
-    SandboxTimeoutError,
-    SandboxDisplay,
-    SandboxToolCall,
     SandboxUnavailableError,
 )
 
@@ -38,17 +30,6 @@ BytesLike = Union[bytes, bytearray, memoryview, str]
 PathLike = Union[str, "os.PathLike[str]"]
 # on_output(stream, data): stream is "stdout" or "stderr"; may be a coroutine function.
 OutputCallback = Callable[[str, bytes], Union[None, Awaitable[None]]]
-# A profile's policy switches: (enum airlock_profile_switch, key in info()["profiles"][name]).
-_PROFILE_SWITCHES: Tuple[Tuple[int, str], ...] = ((0, "file_write"), (1, "subprocess"))
-# A profile's lists of names: (enum airlock_profile_list, key in info()["profiles"][name]).
-_PROFILE_LISTS: Tuple[Tuple[int, str], ...] = (
-    (0, "mounts"),
-    (1, "allow_mounts"),
-    (2, "blocked_imports"),
-    (3, "hidden_paths"),
-)
-
-
 # libairlock frees what a tool handler answers with free(): it is malloc()ed here.
 _libc = ctypes.CDLL(None)
 _libc_malloc = _libc.malloc
@@ -69,339 +50,6 @@ def _require_sessions(lib: ctypes.CDLL, what: str) -> None:
     """Raise when the loaded libairlock predates AIRLOCK_0.3."""
     if not _lib.has_sessions(lib):
         raise SandboxError(f"{what} needs libairlock 0.3 (AIRLOCK_0.3); the loaded library is older")
-
-
-def _strerror(rc: int) -> str:
-    """The text of a negative errno."""
-    return os.strerror(-rc) if rc < 0 else "unknown error"
-
-
-def _to_bytes(what: str, value: object) -> bytes:
-    """bytes of a str (UTF-8) or bytes-like value; TypeError for anything else."""
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
-
-
-def _mapping_items(what: str, value: object, of: str) -> Iterable[Tuple[Any, Any]]:
-    """The items of the mapping value (the argument what, a mapping of `of`); TypeError if it is none."""
-    if not isinstance(value, _MappingABC):
-        raise TypeError(f"{what} must be a mapping of {of}, not {type(value).__name__}")
-    return value.items()
-
-
-def _c_string(what: str, value: object) -> bytes:
-    """A str as NUL-free UTF-8 for a C string; TypeError/ValueError otherwise."""
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
-    b = value.encode("utf-8")
-    if b"\0" in b:
-        raise ValueError(f"{what} must not contain a NUL character")
-    return b
-
-
-class _Request:
-    """A checked run request, converted to what libairlock takes; built before anything is sent."""
-
-    __slots__ = (
-        "language",
-        "code",
-        "files",
-        "env",
-        "args",
-        "stdin",
-        "limits",
-        "profile",
-        "mounts",
-        "session",
-        "cell",
-        "stream",
-        "tools",
-    )
-
-    def __init__(
-        self,
-        code: object,
-        language: object,
-        limits: SandboxLimits,
-        files: object,
-        env: object,
-        args: object,
-        stdin: object,
-        mounts: object = None,
-    ) -> None:
-        if not isinstance(code, (str, bytes, bytearray, memoryview)):
-            raise TypeError(f"code must be str or bytes, not {type(code).__name__}")
-        self.code = _to_bytes("code", code)
-        self.language = _c_string("language", language)
-        if not self.language or len(self.language) > 32:
-            raise ValueError("language must be a runtime name of 1 to 32 bytes")
-        if not isinstance(limits, SandboxLimits):
-            raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
-        self.limits = limits.daemon_limits()
-        self.profile = limits.profile.encode("ascii") if limits.profile is not None else None
-        self.mounts: List[bytes] = []
-        if mounts is not None:
-            if isinstance(mounts, (str, bytes)) or not isinstance(mounts, _SequenceABC):
-                raise TypeError(f"mounts must be a sequence of names, not {type(mounts).__name__}")
-            for name in mounts:
-                bname = _c_string("a mount name", name)
-                if not _re.fullmatch(rb"[a-z0-9_-]{1,32}", bname):
-                    raise ValueError(f"mount name {name!r}: expected 1 to 32 of a-z, 0-9, '-', '_'")
-                self.mounts.append(bname)
-            if len(self.mounts) > 16:
-                raise ValueError("at most 16 mounts")
-
-        self.files: List[Tuple[bytes, bytes]] = []
-        if files is not None:
-            for name, content in _mapping_items("files", files, "name to bytes"):
-                bname = _c_string("a file name", name)
-                parts = bname.split(b"/")
-                if (
-                    not bname
-                    or bname.startswith(b"/")
-                    or len(bname) > 255
-                    or any(part in (b"", b".", b"..") for part in parts)
-                    or any(c < 0x20 or c == 0x7F for c in bname)
-                ):
-                    # The daemon would refuse these too; refused here alike,
-                    # whatever the reason, before anything is sent.
-                    raise ValueError(
-                        f"file name {name!r} must be a relative path of at most 255 bytes "
-                        "without empty, '.' or '..' components or control characters"
-                    )
-                self.files.append((bname, _to_bytes(f"files[{name!r}]", content)))
-
-        self.env: List[Tuple[bytes, bytes]] = []
-        if env is not None:
-            for key, value in _mapping_items("env", env, "str to str"):
-                bkey = _c_string("an env key", key)
-                if not bkey or b"=" in bkey:
-                    raise ValueError(f"env key {key!r} must be non-empty and contain no '='")
-                self.env.append((bkey, _c_string(f"env[{key!r}]", value)))
-
-        self.args: List[bytes] = []
-        if args is not None:
-            if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
-                raise TypeError(f"args must be a sequence of str, not {type(args).__name__}")
-            self.args = [_c_string("an argument", a) for a in args]
-
-        self.stdin = b"" if stdin is None else _to_bytes("stdin", stdin)
-        self.session: Optional[bytes] = None  # a session id to run in (set by the session)
-        self.cell = False  # a cell of the session's interpreter
-        self.stream = False  # whether to ask for stream events
-        self.tools: Optional[ToolSet] = None  # the tools the code may call
-
-    def session_limits(self) -> SandboxLimits:
-        """The limits of a temporary session for this run: its profile (a session's runs use its own)."""
-        return SandboxLimits(profile=self.profile.decode("ascii") if self.profile is not None else None)
-
-    def build(self, lib: ctypes.CDLL) -> ctypes.c_void_p:
-        """A struct airlock_run_req for this request; the caller frees it."""
-        req = ctypes.c_void_p()
-        rc = lib.airlock_run_req_new(ctypes.byref(req))
-        if rc < 0:
-            raise MemoryError("airlock_run_req_new: " + _strerror(rc))
-        try:
-            step = "set_runtime"
-            rc = lib.airlock_run_req_set_runtime(req, self.language)
-            if rc == 0:
-                step = "set_code"
-                rc = lib.airlock_run_req_set_code(req, self.code, len(self.code))
-            if rc == 0 and self.stdin:
-                step = "set_stdin"
-                rc = lib.airlock_run_req_set_stdin(req, self.stdin, len(self.stdin))
-            for arg in self.args:
-                if rc == 0:
-                    step = "add_arg"
-                    rc = lib.airlock_run_req_add_arg(req, arg)
-            for key, value in self.env:
-                if rc == 0:
-                    step = "set_env"
-                    rc = lib.airlock_run_req_set_env(req, key, value)
-            for name, content in self.files:
-                if rc == 0:
-                    step = "add_file " + name.decode("utf-8", "replace")
-                    rc = lib.airlock_run_req_add_file(req, name, content, len(content))
-            for limit, value in self.limits.items():
-                if rc == 0:
-                    step = "set_limit"
-                    rc = lib.airlock_run_req_set_limit(req, limit, value)
-            if rc == 0 and self.profile is not None:
-                step = "set_profile"
-                if not hasattr(lib, "airlock_run_req_set_profile"):
-                    raise SandboxError("profiles need libairlock 0.6 or later")
-                rc = lib.airlock_run_req_set_profile(req, self.profile)
-            for name in self.mounts:
-                if rc == 0:
-                    step = "add_mount"
-                    if not hasattr(lib, "airlock_run_req_add_mount"):
-                        raise SandboxError("mounts need libairlock 0.7 or later")
-                    rc = lib.airlock_run_req_add_mount(req, name)
-            if rc == 0 and self.session is not None:
-                step = "set_session"
-                rc = lib.airlock_run_req_set_session(req, self.session)
-            if rc == 0 and self.cell:
-                step = "set_cell"
-                if not hasattr(lib, "airlock_run_req_set_cell"):
-                    raise SandboxError("interpreter sessions need libairlock 0.9 or later")
-                rc = lib.airlock_run_req_set_cell(req, True)
-            if rc == 0 and self.stream:
-                step = "set_stream"
-                rc = lib.airlock_run_req_set_stream(req, True)
-            if self.tools is not None:
-                if not hasattr(lib, "airlock_run_req_add_tool"):
-                    raise SandboxError("tools need libairlock 0.8 or later")
-                for name, description, schema in self.tools.declarations():
-                    if rc == 0:
-                        step = "add_tool " + name.decode()
-                        rc = lib.airlock_run_req_add_tool(req, name, description, schema)
-            if rc == -_errno.ENOMEM:
-                raise MemoryError(f"airlock_run_req_{step}: out of memory")
-            if rc < 0:
-                # Bounds libairlock checks (counts, sizes, duplicate names).
-                raise ValueError(f"request refused by libairlock at {step}: {_strerror(rc)}")
-        except BaseException:
-            lib.airlock_run_req_free(req)
-            raise
-        return req
-
-
-def _bytes_at(getter: Any, res: ctypes.c_void_p, *extra: Any) -> bytes:
-    """Copy the bytes a libairlock result getter points at."""
-    data = ctypes.c_void_p()
-    size = ctypes.c_size_t()
-    rc = getter(res, *extra, ctypes.byref(data), ctypes.byref(size))
-    if rc < 0 or not size.value:
-        return b""
-    return ctypes.string_at(data.value, size.value)
-
-
-def _network(lib: ctypes.CDLL, res: ctypes.c_void_p) -> Optional[SandboxNetwork]:
-    """The network figures of a network = proxy run, or None (also before libairlock 0.7)."""
-    if not hasattr(lib, "airlock_result_has_network") or not lib.airlock_result_has_network(res):
-        return None
-    refusals = []
-    for i in range(lib.airlock_result_network_refusal_count(res)):
-        reason = ctypes.c_char_p()
-        host = lib.airlock_result_network_refusal(res, i, ctypes.byref(reason)) or b""
-        refusals.append((host.decode("utf-8", "replace"), (reason.value or b"").decode("utf-8", "replace")))
-    return SandboxNetwork(
-        bytes_up=int(lib.airlock_result_network(res, 0)),
-        bytes_down=int(lib.airlock_result_network(res, 1)),
-        connections=int(lib.airlock_result_network(res, 2)),
-        refused=int(lib.airlock_result_network(res, 3)),
-        contacted=tuple(
-            (lib.airlock_result_network_contacted(res, i) or b"").decode("utf-8", "replace")
-            for i in range(lib.airlock_result_network_contacted_count(res))
-        ),
-        refusals=tuple(refusals),
-    )
-
-
-def _convert(lib: ctypes.CDLL, res: ctypes.c_void_p) -> SandboxResult:
-    """Turn a struct airlock_result into a SandboxResult, or raise for a limit or an error outcome.
-
-    Does not free res.
-    """
-    outcome = lib.airlock_result_outcome(res)
-    out = _bytes_at(lib.airlock_result_stdout, res)
-    err = _bytes_at(lib.airlock_result_stderr, res)
-    artifacts = []
-    for i in range(lib.airlock_result_artifact_count(res)):
-        name = lib.airlock_result_artifact_name(res, i) or b""
-        artifacts.append(
-            SandboxArtifact(
-                # os.fsdecode: a name that is not UTF-8 keeps its bytes as
-                # surrogates (os.fsencode gives them back), as os.listdir does.
-                name=os.fsdecode(name),
-                content=_bytes_at(lib.airlock_result_artifact_data, res, i),
-                truncated=bool(lib.airlock_result_artifact_truncated(res, i)),
-                size=int(lib.airlock_result_artifact_size(res, i)),
-            )
-        )
-    peak = int(lib.airlock_result_memory_peak_bytes(res))
-    omitted = omitted_bytes = 0
-    if hasattr(lib, "airlock_result_artifacts_omitted"):  # libairlock 0.5
-        omitted = int(lib.airlock_result_artifacts_omitted(res))
-        omitted_bytes = int(lib.airlock_result_artifacts_omitted_bytes(res))
-    name = lib.airlock_outcome_name(outcome)
-    calls: List[SandboxToolCall] = []
-    if hasattr(lib, "airlock_result_tool_call_count"):  # libairlock 0.8
-        for i in range(lib.airlock_result_tool_call_count(res)):
-            calls.append(
-                SandboxToolCall(
-                    tool=(lib.airlock_result_tool_call_name(res, i) or b"").decode("utf-8", "replace"),
-                    outcome=(lib.airlock_result_tool_call_outcome(res, i) or b"").decode(),
-                    seconds=lib.airlock_result_tool_call_ms(res, i) / 1000.0,
-                )
-            )
-    advisories: Tuple[str, ...] = ()
-    if hasattr(lib, "airlock_result_advisory_count"):  # libairlock 0.9
-        advisories = tuple(
-            (lib.airlock_result_advisory(res, i) or b"").decode("utf-8", "replace")
-            for i in range(lib.airlock_result_advisory_count(res))
-        )
-    cell, state, value, display = 0, None, None, []
-    if hasattr(lib, "airlock_result_cell") and lib.airlock_result_cell(res):  # libairlock 0.9
-        cell = int(lib.airlock_result_cell(res))
-        state = "kept" if lib.airlock_result_state(res) == 1 else "lost"
-        raw = lib.airlock_result_value(res)
-        value = raw.decode("utf-8", "replace") if raw is not None else None
-        for i in range(lib.airlock_result_display_count(res)):
-            mime = ctypes.c_char_p()
-            data = ctypes.c_void_p()
-            size = ctypes.c_size_t()
-            if lib.airlock_result_display_get(res, i, ctypes.byref(mime), ctypes.byref(data), ctypes.byref(size)) == 0:
-                display.append(
-                    SandboxDisplay(mime=(mime.value or b"").decode(), data=ctypes.string_at(data, size.value) if size.value else b"")
-                )
-    result = SandboxResult(
-        cell=cell,
-        state=state,
-        value=value,
-        display=tuple(display),
-        advisories=advisories,
-        tool_calls=tuple(calls),
-        network=_network(lib, res),
-        stdout=out.decode("utf-8", "replace"),
-        stderr=err.decode("utf-8", "replace"),
-        exit_code=int(lib.airlock_result_exit_code(res)) if outcome == _lib.OUTCOME_EXITED else None,
-        signal=int(lib.airlock_result_signal(res)) if outcome == _lib.OUTCOME_SIGNALED else None,
-        duration=lib.airlock_result_wall_ms(res) / 1000.0,
-        cpu_time=lib.airlock_result_cpu_ms(res) / 1000.0,
-        stdout_truncated=bool(lib.airlock_result_stdout_truncated(res)),
-        stderr_truncated=bool(lib.airlock_result_stderr_truncated(res)),
-        artifacts=tuple(artifacts),
-        artifacts_omitted=omitted,
-        artifacts_omitted_bytes=omitted_bytes,
-        memory_peak_bytes=peak or None,
-        queued_seconds=lib.airlock_result_queued_ms(res) / 1000.0,
-        stdout_bytes=out,
-        stderr_bytes=err,
-        outcome=name.decode() if name else str(outcome),
-    )
-    if outcome in (_lib.OUTCOME_EXITED, _lib.OUTCOME_SIGNALED):
-        return result
-    if outcome == _lib.OUTCOME_WALL_LIMIT:
-        raise SandboxTimeoutError(
-            f"the run hit its wall-clock limit after {result.duration:.3f} s", limit="wall", result=result
-        )
-    if outcome == _lib.OUTCOME_CPU_LIMIT:
-        raise SandboxTimeoutError(
-            f"the run hit its CPU-time limit after {result.cpu_time:.3f} s of CPU", limit="cpu", result=result
-        )
-    if outcome == _lib.OUTCOME_MEMORY_LIMIT:
-        raise SandboxMemoryError("the run hit its memory limit", result=result)
-    if outcome == _lib.OUTCOME_PROCESS_LIMIT:
-        raise SandboxProcessLimitError("the run hit its process limit (a fork was refused)", result=result)
-    if outcome == _lib.OUTCOME_CANCELLED:
-        raise SandboxError("the run was cancelled (by its owner or a stopping daemon)", result=result)
-    why = lib.airlock_result_error(res)
-    message = why.decode("utf-8", "replace") if why else f"outcome {result.outcome}"
-    raise SandboxError("the sandbox failed: " + message, result=result)
 
 
 class _Conn:
@@ -756,22 +404,6 @@ class _Channel:
 
 
 
-def _attach_tools(
-    request: _Request,
-    tools: Optional[Mapping[str, Callable[..., Any]]],
-    approve: Optional[ApproveHook],
-    blocking_on_output: Optional[Callable[[str, bytes], None]],
-) -> None:
-    """Give request the tools its code may call; blocking_on_output is the
-    on_output of a blocking run (which cannot also serve tools), else None."""
-    if tools is not None:
-        if blocking_on_output is not None:
-            raise ValueError("run_sync takes tools or on_output, not both")
-        request.tools = ToolSet(tools, approve)
-    elif approve is not None:
-        raise ValueError("approve needs tools")
-
-
 class AirlockSandbox:
     """Runs code in airlockd's sandboxes: each run gets a fresh, single-use sandbox.
 
@@ -830,19 +462,6 @@ class AirlockSandbox:
             raise SandboxError("the sandbox is closed")
         return _Conn(self._lib, self._socket_c)
 
-    def _request(
-        self,
-        code: object,
-        language: object,
-        limits: Optional[SandboxLimits],
-        files: object,
-        env: object,
-        args: object,
-        stdin: object,
-        mounts: object = None,
-    ) -> _Request:
-        return _Request(code, language, self.limits if limits is None else limits, files, env, args, stdin, mounts)
-
     def _channel(self, loop: asyncio.AbstractEventLoop) -> _Channel:
         """This loop's channel, created on first use; channels of closed loops are dropped."""
         with self._lock:
@@ -855,21 +474,8 @@ class AirlockSandbox:
                 channel = self._channels[loop] = _Channel(self, loop)
             return channel
 
-    async def run(
-        self,
-        code: Union[str, bytes],
-        *,
-        language: str = "python",
-        limits: Optional[SandboxLimits] = None,
-        files: Optional[Mapping[str, BytesLike]] = None,
-        env: Optional[Mapping[str, str]] = None,
-        args: Optional[Sequence[str]] = None,
-        stdin: Optional[BytesLike] = None,
-        mounts: Optional[Sequence[str]] = None,
-        on_output: Optional[OutputCallback] = None,
-        tools: Optional[Mapping[str, Callable[..., Any]]] = None,
-        approve: Optional[ApproveHook] = None,
-    ) -> SandboxResult:
+    @_run_method(mounts=True)
+    async def run(self, a: _RunArgs) -> SandboxResult:
         """Run code in a fresh sandbox and return what it did, without blocking the event loop.
 
         code: the program (str is sent as UTF-8).
@@ -911,9 +517,9 @@ class AirlockSandbox:
         bad arguments (before anything is sent). Cancelling the await
         abandons the result; the run itself still ends at its limits.
         """
-        request = self._request(code, language, limits, files, env, args, stdin, mounts)
-        _attach_tools(request, tools, approve, None)
-        return await self._run_async(request, on_output)
+        request = a.request(self.limits)
+        a.attach_tools(request, blocking=False)
+        return await self._run_async(request, a.on_output)
 
     async def _run_async(self, request: _Request, on_output: Optional[OutputCallback]) -> SandboxResult:
         """Run a checked request on this loop's channel, streamed when on_output is given."""
@@ -940,21 +546,8 @@ class AirlockSandbox:
             request.session = s.id.encode()
             return await self._run_async(request, on_output)
 
-    def run_sync(
-        self,
-        code: Union[str, bytes],
-        *,
-        language: str = "python",
-        limits: Optional[SandboxLimits] = None,
-        files: Optional[Mapping[str, BytesLike]] = None,
-        env: Optional[Mapping[str, str]] = None,
-        args: Optional[Sequence[str]] = None,
-        stdin: Optional[BytesLike] = None,
-        mounts: Optional[Sequence[str]] = None,
-        on_output: Optional[Callable[[str, bytes], None]] = None,
-        tools: Optional[Mapping[str, Callable[..., Any]]] = None,
-        approve: Optional[ApproveHook] = None,
-    ) -> SandboxResult:
+    @_run_method(mounts=True)
+    def run_sync(self, a: _RunArgs) -> SandboxResult:
         """Like run(), but blocking; safe to call from several threads at once.
 
         Each call holds a connection of its own for its duration (taken from a
@@ -966,9 +559,9 @@ class AirlockSandbox:
         time (a coroutine function is run to completion with asyncio.run); not
         together with on_output.
         """
-        request = self._request(code, language, limits, files, env, args, stdin, mounts)
-        _attach_tools(request, tools, approve, on_output)
-        return self._run_blocking(request, on_output)
+        request = a.request(self.limits)
+        a.attach_tools(request, blocking=True)
+        return self._run_blocking(request, a.on_output)
 
     def _run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:
         """Run a checked request on a pooled connection, streamed when on_output is given."""
@@ -1096,111 +689,9 @@ class AirlockSandbox:
             raise exc
         self._give_back(conn)
         try:
-            runtimes = []
-            for i in range(lib.airlock_info_runtime_count(info)):
-                name = lib.airlock_info_runtime_name(info, i)
-                if name is not None:
-                    runtimes.append(name.decode("utf-8", "replace"))
-            limits: Dict[str, Dict[str, int]] = {}
-            i = 0
-            while True:
-                limit_name = lib.airlock_limit_name(i)
-                if limit_name is None:
-                    break
-                limits[limit_name.decode()] = {
-                    "default": int(lib.airlock_info_limit_default(info, i)),
-                    "ceiling": int(lib.airlock_info_limit_ceiling(info, i)),
-                }
-                i += 1
-            version = lib.airlock_info_daemon_version(info) or b""
-            rc_name = None
-            if hasattr(lib, "airlock_info_resource_control"):
-                raw = lib.airlock_info_resource_control(info)
-                rc_name = raw.decode("utf-8", "replace") if raw else None
-            packages: Dict[str, List[str]] = {}
-            if hasattr(lib, "airlock_info_runtime_packages"):
-                for i, name in enumerate(runtimes):
-                    raw = lib.airlock_info_runtime_packages(info, i)
-                    if raw is not None:
-                        text = raw.decode("utf-8", "replace")
-                        packages[name] = text.split(",") if text else []
-            return {
-                "daemon_version": version.decode("utf-8", "replace"),
-                "runtimes": runtimes,
-                "limits": limits,
-                "resource_control": rc_name,
-                "runtime_packages": packages,
-                "profiles": self._info_profiles(info),
-                "mounts": self._info_mounts(info),
-                "capacity": self._info_capacity(info),
-            }
+            return _convert_info(lib, info)
         finally:
             lib.airlock_info_free(info)
-
-    def _info_capacity(self, info: ctypes.c_void_p) -> Dict[str, int]:
-        """info()["capacity"]: the figures the daemon said (enum airlock_capacity order)."""
-        lib = self._lib
-        if not hasattr(lib, "airlock_info_capacity"):
-            return {}
-        names = ("max_runs", "max_runs_per_uid", "max_interpreters", "max_interpreters_per_uid")
-        figures = {name: int(lib.airlock_info_capacity(info, i)) for i, name in enumerate(names)}
-        return {name: v for name, v in figures.items() if v != 0}
-
-    def _info_profiles(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
-        """info()["profiles"]: name -> {"default": bool, "limits": {limit: {"default", "ceiling"}},
-        "file_write": bool, "subprocess": bool, "mounts": [str], "allow_mounts": [str],
-        "blocked_imports": [str], "hidden_paths": [str]} (policy switches: file_write False when the kernel
-        keeps the runs' workspace and /tmp read-only, subprocess False when it allows one
-        process, one thread, one exec; True also from a library or daemon before the switch;
-        the lists are the names of the profile's airlockd.conf(5) keys, [] from a library or
-        daemon before 0.9; blocked_imports is advisory: findings go in SandboxResult.advisories,
-        the run is not refused)."""
-        lib = self._lib
-        out: Dict[str, Dict[str, Any]] = {}
-        if not hasattr(lib, "airlock_info_profile_count"):
-            return out
-        for i in range(lib.airlock_info_profile_count(info)):
-            raw = lib.airlock_info_profile_name(info, i)
-            if raw is None:
-                continue
-            limits: Dict[str, Dict[str, int]] = {}
-            k = 0
-            while lib.airlock_limit_name(k) is not None:
-                limits[lib.airlock_limit_name(k).decode()] = {
-                    "default": int(lib.airlock_info_profile_limit(info, i, k)),
-                    "ceiling": int(lib.airlock_info_profile_ceiling(info, i, k)),
-                }
-                k += 1
-            out[raw.decode("ascii", "replace")] = {
-                "default": bool(lib.airlock_info_profile_is_default(info, i)),
-                "limits": limits,
-            }
-            for sw, key in _PROFILE_SWITCHES:
-                allowed = True
-                if hasattr(lib, "airlock_info_profile_switch"):
-                    allowed = lib.airlock_info_profile_switch(info, i, sw) != 0
-                out[raw.decode("ascii", "replace")][key] = allowed
-            for lst, key in _PROFILE_LISTS:
-                names: List[str] = []
-                if hasattr(lib, "airlock_info_profile_list_count"):
-                    for k in range(lib.airlock_info_profile_list_count(info, i, lst)):
-                        names.append((lib.airlock_info_profile_list(info, i, lst, k) or b"").decode("ascii", "replace"))
-                out[raw.decode("ascii", "replace")][key] = names
-        return out
-
-    def _info_mounts(self, info: ctypes.c_void_p) -> Dict[str, Dict[str, Any]]:
-        """info()["mounts"]: name -> {"target": str, "package": bool}."""
-        lib = self._lib
-        out: Dict[str, Dict[str, Any]] = {}
-        if not hasattr(lib, "airlock_info_mount_count"):
-            return out
-        for i in range(lib.airlock_info_mount_count(info)):
-            name = (lib.airlock_info_mount_name(info, i) or b"").decode("ascii", "replace")
-            out[name] = {
-                "target": (lib.airlock_info_mount_target(info, i) or b"").decode("utf-8", "replace"),
-                "package": bool(lib.airlock_info_mount_is_package(info, i)),
-            }
-        return out
 
     def _call(self, call: Callable[[_Conn], int]) -> None:
         """call(conn) on a pooled connection (blocking); raise what a negative return means.

@@ -10,11 +10,11 @@ import os
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Union
 
 from . import _lib
-from ._bridge import ApproveHook
-from ._sandbox import BytesLike, OutputCallback, PathLike, _attach_tools, _Conn, _Request, _to_bytes
+from ._request import _Request, _run_method, _RunArgs, _to_bytes
+from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn
 from ._types import (
     FileContent,
     FileInfo,
@@ -268,8 +268,14 @@ class _SessionCore:
 
     # ---- runs -------------------------------------------------------------
 
-    def request(self, code: object, language: object, limits: object, files: object, env: object, args: object, stdin: object) -> _Request:
-        request = _Request(code, language, self.run_limits if limits is None else limits, files, env, args, stdin)
+    def request(self, a: _RunArgs) -> _Request:
+        request = a.request(self.run_limits)
+        request.session = self.check_open()
+        return request
+
+    def code_request(self, code: object, language: object, limits: object) -> _Request:
+        """A request of code alone (a cell's, a tool's) in this session; limits None: the session's."""
+        request = _Request(code, language, self.run_limits if limits is None else limits, None, None, None, None)
         request.session = self.check_open()
         return request
 
@@ -278,8 +284,7 @@ class _SessionCore:
             self.learn_interpreter()
         if self.interpreter is None:
             raise SandboxError("run_cell needs a session opened with interpreter=\"python\"")
-        request = _Request(code, self.interpreter, self.run_limits if limits is None else limits, None, None, None, None)
-        request.session = self.check_open()
+        request = self.code_request(code, self.interpreter, limits)
         request.cell = True
         return request
 
@@ -442,20 +447,8 @@ class AirlockSession:
         """End the session: a run in progress is cancelled, the workspace is gone. Idempotent."""
         await self._blocking(self._core.close_blocking)
 
-    async def run(
-        self,
-        code: Union[str, bytes],
-        *,
-        language: str = "python",
-        limits: Optional[SandboxLimits] = None,
-        files: Optional[Mapping[str, BytesLike]] = None,
-        env: Optional[Mapping[str, str]] = None,
-        args: Optional[Sequence[str]] = None,
-        stdin: Optional[BytesLike] = None,
-        on_output: Optional[OutputCallback] = None,
-        tools: Optional[Mapping[str, Callable[..., Any]]] = None,
-        approve: Optional[ApproveHook] = None,
-    ) -> SandboxResult:
+    @_run_method(mounts=False)
+    async def run(self, a: _RunArgs) -> SandboxResult:
         """Run code in a fresh sandbox working in the session's workspace.
 
         As AirlockSandbox.run() (tools and approve too); files are written
@@ -464,9 +457,9 @@ class AirlockSession:
         sandbox's). Raises SandboxSessionClosedError when the session is not
         open.
         """
-        request = self._core.request(code, language, limits, files, env, args, stdin)
-        _attach_tools(request, tools, approve, None)
-        return await self._core.run_async(request, on_output)
+        request = self._core.request(a)
+        a.attach_tools(request, blocking=False)
+        return await self._core.run_async(request, a.on_output)
 
     async def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
         """Run a cell in the session's interpreter (a session opened with interpreter="python").
@@ -537,24 +530,12 @@ class AirlockSessionSync:
         """End the session: a run in progress is cancelled, the workspace is gone. Idempotent."""
         self._core.close_blocking()
 
-    def run(
-        self,
-        code: Union[str, bytes],
-        *,
-        language: str = "python",
-        limits: Optional[SandboxLimits] = None,
-        files: Optional[Mapping[str, BytesLike]] = None,
-        env: Optional[Mapping[str, str]] = None,
-        args: Optional[Sequence[str]] = None,
-        stdin: Optional[BytesLike] = None,
-        on_output: Optional[Callable[[str, bytes], None]] = None,
-        tools: Optional[Mapping[str, Callable[..., Any]]] = None,
-        approve: Optional[ApproveHook] = None,
-    ) -> SandboxResult:
+    @_run_method(mounts=False)
+    def run(self, a: _RunArgs) -> SandboxResult:
         """As AirlockSession.run(), blocking (on_output, tools and approve: as AirlockSandbox.run_sync())."""
-        request = self._core.request(code, language, limits, files, env, args, stdin)
-        _attach_tools(request, tools, approve, on_output)
-        return self._core.run_blocking(request, on_output)
+        request = self._core.request(a)
+        a.attach_tools(request, blocking=True)
+        return self._core.run_blocking(request, a.on_output)
 
     def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
         """As AirlockSession.run_cell(), blocking."""

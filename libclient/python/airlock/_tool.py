@@ -204,7 +204,7 @@ class SandboxTool:
         try:
             if self._core is not None:
                 core = self._core
-                result = await core.run_async(core.request(code, rt, self.limits, None, None, None, None), None)
+                result = await core.run_async(core.code_request(code, rt, self.limits), None)
             elif rt == "python":
                 result = await self.sandbox.run(code, limits=self.limits)
             else:
@@ -223,7 +223,7 @@ class SandboxTool:
         try:
             if self._core is not None:
                 core = self._core
-                result = core.run_blocking(core.request(code, rt, self.limits, None, None, None, None), None)
+                result = core.run_blocking(core.code_request(code, rt, self.limits), None)
             elif rt == "python":
                 result = run_sync(code, limits=self.limits)
             else:

@@ -234,17 +234,22 @@ test_client_killed_while_its_runs_are_cancelled(void **state)
 	struct airlock_run_req *req[3];
 	char sid[AIRLOCK_SESSION_ID_LEN + 1];
 	uint32_t id;
-	int i, r;
+	int i, r, keeper;
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CONFIG_ORPHAN), 0);
 	assert_int_equal(airlock_connect(f.sock, &conn), 0);
 	assert_int_equal(airlock_session_open(conn, NULL, sid), 0);
+	keeper = fixture_count_uid_procs(732768, 732768 + 63);
 	for (i = 0; i < 3; i++) {
 		req[i] = session_sleep(sid);
 		assert_int_equal(airlock_run_submit(conn, req[i], &id), 0);
 	}
-	front_sleep_ms(1000); /* the first runs; the other two wait behind it */
+	/* Until the first runs (its sandbox beside the keeper); the other two
+	 * wait behind it. */
+	for (i = 0; i < 1000 && fixture_count_uid_procs(732768, 732768 + 63) <= keeper; i++)
+		front_sleep_ms(10);
+	assert_true(fixture_count_uid_procs(732768, 732768 + 63) > keeper);
 	assert_int_equal(shutdown(airlock_conn_fd(conn), SHUT_RD), 0);
 	airlock_conn_set_timeout(conn, 3000);
 	r = airlock_session_close(conn, sid);

@@ -118,19 +118,26 @@ test_fork_bomb_leaves_nothing(void **state)
 	airlock_result_free(res);
 }
 
-/* Wait up to timeout_ms for at least one process in s's range. */
+/* Wait up to timeout_ms for at least min processes in s's range; the last count. */
 static int
-wait_procs_appear(const struct sbx *s, int timeout_ms)
+wait_procs_at_least(const struct sbx *s, int min, int timeout_ms)
 {
 	uint64_t end = sbx_now_ms() + (uint64_t)timeout_ms;
 	int n;
 
-	while ((n = count_procs(s)) == 0 && sbx_now_ms() < end) {
+	while ((n = count_procs(s)) < min && sbx_now_ms() < end) {
 		struct timespec ts = {0, 20 * 1000 * 1000};
 
 		nanosleep(&ts, NULL);
 	}
 	return n;
+}
+
+/* Wait up to timeout_ms for at least one process in s's range. */
+static int
+wait_procs_appear(const struct sbx *s, int timeout_ms)
+{
+	return wait_procs_at_least(s, 1, timeout_ms);
 }
 
 /* A client that disconnects mid-run gets its run killed; the daemon goes
@@ -149,14 +156,9 @@ test_disconnect_kills_run(void **state)
 	assert_int_equal(airlock_connect(s->f.sock, &conn), 0);
 	assert_int_equal(airlock_run_submit(conn, req, &id), 0);
 	airlock_run_req_free(req);
-	/* The run really is running: its processes exist. */
+	/* The run really is running: its processes exist, both sleeps. */
 	assert_true(wait_procs_appear(s, 10000) > 0);
-	{
-		struct timespec ts = {0, 300 * 1000 * 1000};
-
-		nanosleep(&ts, NULL);
-	}
-	assert_true(count_procs(s) >= 2);
+	assert_true(wait_procs_at_least(s, 2, 10000) >= 2);
 	t0 = sbx_now_ms();
 	airlock_conn_free(conn);
 	assert_int_equal(sbx_leftover(s, 5000), 0);
