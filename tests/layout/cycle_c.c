@@ -1,0 +1,13 @@
+/*
+ * cycle_c.c: one of five files calling each other in a circle (a -> b ->
+ * c -> d -> e -> a), the library cycle-check-negative reads: a component
+ * of 5 files, over the limit of 4.
+ */
+int cycle_c(int n);
+int cycle_d(int n);
+
+int
+cycle_c(int n)
+{
+	return n > 0 ? cycle_d(n - 1) : 0;
+}

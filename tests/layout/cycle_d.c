@@ -1,0 +1,13 @@
+/*
+ * cycle_d.c: one of five files calling each other in a circle (a -> b ->
+ * c -> d -> e -> a), the library cycle-check-negative reads: a component
+ * of 5 files, over the limit of 4.
+ */
+int cycle_d(int n);
+int cycle_e(int n);
+
+int
+cycle_d(int n)
+{
+	return n > 0 ? cycle_e(n - 1) : 0;
+}
