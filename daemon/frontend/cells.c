@@ -47,6 +47,7 @@
 #include "run.h"
 #include "runqueue.h"
 #include "session.h"
+#include "run_owner.h"
 #include "xalloc.h"
 #include "compiler.h"
 #include "fdio.h"
@@ -971,3 +972,15 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	session_cell_touch(cs->s);
 	cells_pump(cs);
 }
+
+/* What the interpreter's run asks of its cells (run_owner.h). */
+const struct run_cells_ops cells_run_ops = {
+	.driver = cells_driver,
+	.cell = cells_cell,
+	.slot_granted = cells_slot_granted,
+	.interp_set = cells_interp_set,
+	.channel = cells_channel,
+	.sup_end = cells_sup_end,
+	.sup_lost = cells_sup_lost,
+	.interp_ended = cells_interp_ended,
+};

@@ -18,7 +18,7 @@
 
 #include "advisory.h"
 #include "budget.h"
-#include "cells.h"
+#include "run_owner.h"
 #include "cgroup.h"
 #include "clock.h"
 #include "egress.h"
@@ -89,7 +89,7 @@ run_io_out_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 			return;
 		if (n <= 0) {
 			run_io_close_out(o);
-			run_maybe_finish(r);
+			r->io_done(r);
 			return;
 		}
 		o->total += (uint64_t)n;
@@ -305,15 +305,15 @@ run_io_lifeline_read(struct run *r, int budget)
 			continue;
 		}
 		if (m.type == SUP_CELLS && nfds == 1 && r->cells != NULL && !r->f.sup_exit) {
-			cells_channel(r->cells, r, fds[0]);
+			r->d->cells_ops->channel(r->cells, r, fds[0]);
 			continue;
 		}
 		if (m.type == SUP_CELL_END && nfds == 0 && r->cells != NULL && !r->f.sup_exit) {
-			cells_sup_end(r->cells, r, &m);
+			r->d->cells_ops->sup_end(r->cells, r, &m);
 			continue;
 		}
 		if (m.type == SUP_CELL_LOST && nfds == 0 && r->cells != NULL && !r->f.sup_exit) {
-			cells_sup_lost(r->cells, r, &m);
+			r->d->cells_ops->sup_lost(r->cells, r, &m);
 			continue;
 		}
 		fdpass_close_all(fds, nfds);
@@ -338,7 +338,7 @@ run_io_lifeline_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 	struct run *r = arg;
 
 	(void)run_io_lifeline_read(r, 64);
-	run_maybe_finish(r);
+	r->io_done(r);
 }
 
 /* The frontend's own wall clock fired: the supervisor did not end the run. */
@@ -350,7 +350,7 @@ run_io_backstop_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 	log_warnx("run %" PRIu32 ": supervisor did not end the run in time; killing it", r->run_id);
 	r->f.backstop_fired = true;
 	run_io_close(r);
-	run_maybe_finish(r);
+	r->io_done(r);
 }
 
 /*
@@ -484,7 +484,7 @@ run_io_answer(struct run *r)
 	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, net,
 		  r->prestarted, err);
 	if (r->cells != NULL)
-		cells_interp_ended(r->cells, r, &res);
+		r->d->cells_ops->interp_ended(r->cells, r, &res);
 	if (net != NULL && r->c != NULL && client_knows_network(r->c)) {
 		run_io_network(net, &pnet, refusals);
 		res.network = &pnet;

@@ -7,6 +7,7 @@
  * workspace mount) and turns keeper answers into client replies.
  */
 #include "session.h"
+#include "run_owner.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -1040,3 +1041,20 @@ session_run_end(struct session *s, struct run *r)
 	session_touch(s);
 	session_maybe_free(s);
 }
+
+/* What runs ask of their session (run_owner.h). */
+const struct run_session_ops session_run_ops = {
+	.find = session_find,
+	.can_queue = session_can_queue,
+	.can_start = session_can_start,
+	.profile = session_profile,
+	.id = session_id,
+	.defaults = session_run_defaults,
+	.cells = session_cells,
+	.cell_slots = session_cell_slots_uid,
+	.queued = session_run_queued,
+	.unqueued = session_run_unqueued,
+	.begin = session_run_begin,
+	.prepare = session_run_prepare,
+	.end = session_run_end,
+};
