@@ -242,7 +242,7 @@ run_maybe_finish(struct run *r)
 	}
 	/* Reaped: whatever the supervisor sent is queued; read all of it. */
 	if (r->lifeline >= 0) {
-		(void)run_io_lifeline_read(r, INT32_MAX);
+		(void)lifeline_read(r, INT32_MAX);
 		run_io_close_lifeline(r);
 	}
 	if (run_retry_fresh(r))

@@ -170,8 +170,17 @@ int run_io_pipe(int p[2]);
 void run_io_close_lifeline(struct run *r);
 /* Close the lifeline and both outputs: nothing more will be read. */
 void run_io_close(struct run *r);
+/* SUP_ARTIFACT: keep the candidate artifact fd (taken) if it ranks. */
+void run_io_add_artifact(struct run *r, const struct sup_msg *m, int fd);
+/* SUP_EGRESS: serve the sandbox's egress listener fd (taken). */
+void run_io_egress_open(struct run *r, int fd);
+
+/* ---- lifeline.c ---- */
+
 /* Read at most budget messages from the supervisor; true if it stopped on EAGAIN. */
-bool run_io_lifeline_read(struct run *r, int budget);
+bool lifeline_read(struct run *r, int budget);
+/* The lifeline is readable (arg: the run). */
+void lifeline_cb(evutil_socket_t fd, short what, void *arg);
 /* Read the memory figures ahead of the reap; false if not usable yet. */
 bool run_io_memory_early(struct run *r);
 /* Build the result, send it (if the client is there), audit it. */
