@@ -29,6 +29,23 @@ memfd_seal(int fd)
 	return 0;
 }
 
+/*
+ * The end of making a memfd here: if r (the filling) succeeded, seal fd and
+ * hand it over in *ret_fd; else, or if the seal fails, close it.
+ */
+static int
+memfd_seal_or_close(int fd, int r, int *ret_fd)
+{
+	if (r == 0)
+		r = memfd_seal(fd);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
 int
 memfd_sealed_create(const char *name, const void *data, size_t len, int *ret_fd)
 {
@@ -37,17 +54,7 @@ memfd_sealed_create(const char *name, const void *data, size_t len, int *ret_fd)
 	r = memfd_new(name, &fd);
 	if (r < 0)
 		return r;
-	r = fd_write_all(fd, data, len);
-	if (r < 0)
-		goto fail;
-	r = memfd_seal(fd);
-	if (r < 0)
-		goto fail;
-	*ret_fd = fd;
-	return 0;
-fail:
-	close(fd);
-	return r;
+	return memfd_seal_or_close(fd, fd_write_all(fd, data, len), ret_fd);
 }
 
 int
@@ -158,14 +165,10 @@ memfd_sealed_copy_sparse(int fd, uint64_t max, uint64_t max_data, int *ret_fd, u
 			break;
 		}
 	}
-	if (ftruncate(mfd, (off_t)end) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	r = memfd_seal(mfd);
+	r = ftruncate(mfd, (off_t)end) < 0 ? -errno : 0;
+	r = memfd_seal_or_close(mfd, r, ret_fd);
 	if (r < 0)
-		goto fail;
-	*ret_fd = mfd;
+		return r;
 	*ret_len = end;
 	*ret_size = (uint64_t)st.st_size;
 	return 0;

@@ -4,6 +4,7 @@
 #include "export.h"
 #include "file.h"
 #include "result.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -108,13 +109,9 @@ airlock_file_truncated(const struct airlock_file *file)
 AIRLOCK_EXPORT void
 airlock_file_list_free(struct airlock_file_list *list)
 {
-	size_t i;
-
 	if (list == NULL)
 		return;
-	for (i = 0; i < list->nentries; i++)
-		free(list->entries[i].name);
-	free(list->entries);
+	STRV_FREE_FIELD(list->entries, list->nentries, struct file_entry, name);
 	free(list);
 }
 

@@ -4,6 +4,7 @@
 #include "request.h"
 #include "jsonscan.h"
 #include "rules.h"
+#include "strv.h"
 
 #include "bundle.h"
 
@@ -122,15 +123,9 @@ airlock_run_req_free(struct airlock_run_req *req)
 		return;
 	free(req->runtime);
 	request_bytes_clear(&req->code);
-	for (i = 0; i < req->argc; i++)
-		free(req->argv[i]);
-	free(req->argv);
-	for (i = 0; i < req->nenv; i++) {
-		free(req->env_keys[i]);
-		free(req->env_values[i]);
-	}
-	free(req->env_keys);
-	free(req->env_values);
+	strv_free(req->argv, req->argc);
+	strv_free(req->env_keys, req->nenv);
+	strv_free(req->env_values, req->nenv);
 	request_bytes_clear(&req->stdin_data);
 	for (i = 0; i < req->nfiles; i++) {
 		free(req->files[i].name);

@@ -3,6 +3,7 @@
 #include "export.h"
 #include "rules.h"
 #include "session.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -136,13 +137,9 @@ session_opts_to_proto(const struct airlock_session_opts *opts, struct proto_sess
 AIRLOCK_EXPORT void
 airlock_session_list_free(struct airlock_session_list *list)
 {
-	size_t i;
-
 	if (list == NULL)
 		return;
-	for (i = 0; i < list->nsessions; i++)
-		free(list->sessions[i].state);
-	free(list->sessions);
+	STRV_FREE_FIELD(list->sessions, list->nsessions, struct session_entry, state);
 	free(list);
 }
 

@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+#include "fsm.h"
+
 static const char *const run_state_names[RUN_STATE_COUNT_] = {
 	[RUN_QUEUED] = "queued",   [RUN_PREPARING] = "preparing", [RUN_STARTING] = "starting",
 	[RUN_RUNNING] = "running", [RUN_EXITED] = "exited",	  [RUN_REAPED] = "reaped",
@@ -15,9 +17,8 @@ static const char *const run_event_names[RUN_EV_COUNT_] = {
 	[RUN_EV_DROP] = "drop",		[RUN_EV_RETRY] = "retry",
 };
 
-/* The next state by (state, event); 0 in the table is "cannot happen",
- * hence next + 1. */
-#define TO(s) ((signed char)((s) + 1))
+/* The next state by (state, event); a pair left out cannot happen (fsm.h). */
+#define TO(s) FSM_TO(s)
 static const signed char run_state_table[RUN_STATE_COUNT_][RUN_EV_COUNT_] = {
 	[RUN_QUEUED] =
 		{
@@ -50,23 +51,25 @@ static const signed char run_state_table[RUN_STATE_COUNT_][RUN_EV_COUNT_] = {
 	[RUN_REAPED] = {0},
 };
 
+static const struct fsm run_fsm =
+	FSM_INIT("run", run_state_table, run_state_names, run_event_names);
+
 enum run_state
 run_state_next(enum run_state from, enum run_event ev)
 {
-	if ((int)from < 0 || from >= RUN_STATE_COUNT_ || (int)ev < 0 || ev >= RUN_EV_COUNT_ ||
-	    run_state_table[from][ev] == 0)
-		return RUN_STATE_INVALID;
-	return (enum run_state)(run_state_table[from][ev] - 1);
+	int to = fsm_next(&run_fsm, (int)from, (int)ev);
+
+	return to < 0 ? RUN_STATE_INVALID : (enum run_state)to;
 }
 
 const char *
 run_state_name(enum run_state s)
 {
-	return (int)s >= 0 && s < RUN_STATE_COUNT_ ? run_state_names[s] : "invalid";
+	return fsm_state_name(&run_fsm, (int)s);
 }
 
 const char *
 run_event_name(enum run_event ev)
 {
-	return (int)ev >= 0 && ev < RUN_EV_COUNT_ ? run_event_names[ev] : "invalid";
+	return fsm_event_name(&run_fsm, (int)ev);
 }

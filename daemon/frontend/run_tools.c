@@ -18,6 +18,7 @@
 #include "log.h"
 #include "rules.h"
 #include "run.h"
+#include "strv.h"
 #include "xalloc.h"
 #include "compiler.h"
 #include "xevent.h"
@@ -653,13 +654,9 @@ run_tools_result(const struct run *r, struct proto_result *res)
 void
 run_tools_free(struct run_tools *t)
 {
-	size_t i;
-
 	if (t == NULL)
 		return;
 	run_tools_close(t->r);
-	for (i = 0; i < t->ndecl; i++)
-		free((char *)t->decl[i].name);
-	free(t->decl);
+	STRV_FREE_FIELD(t->decl, t->ndecl, struct proto_tool, name);
 	free(t);
 }

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "nametab.h"
+
 static const char *const sandbox_step_names[SANDBOX_STEP_COUNT_] = {
 	[SANDBOX_STEP_NONE] = "none",
 	[SANDBOX_STEP_FDS] = "fds",
@@ -57,7 +59,5 @@ static const char *const sandbox_step_names[SANDBOX_STEP_COUNT_] = {
 const char *
 sandbox_step_name(int step)
 {
-	if (step < 0 || step >= SANDBOX_STEP_COUNT_ || sandbox_step_names[step] == NULL)
-		return "unknown";
-	return sandbox_step_names[step];
+	return nametab_name(sandbox_step_names, step, "unknown");
 }

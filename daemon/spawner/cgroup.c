@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
+#include "nametab.h"
 
 /* A keeper's memory.max above its workspace: the process and its page tables. */
 #define CGROUP_KEEPER_SLACK ((uint64_t)64 << 20)
@@ -34,9 +35,7 @@ static const char *const cgroup_kind_names[] = {
 const char *
 cgroup_kind_name(enum cgroup_kind kind)
 {
-	if ((size_t)kind >= sizeof(cgroup_kind_names) / sizeof(cgroup_kind_names[0]))
-		return "?";
-	return cgroup_kind_names[kind];
+	return nametab_name(cgroup_kind_names, kind, "?");
 }
 
 int

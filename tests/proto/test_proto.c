@@ -3052,6 +3052,78 @@ test_names(void **state)
 	assert_string_equal(proto_limit_name(PROTO_LIMIT_TMP_BYTES), "tmp_bytes");
 }
 
+/* ps_ok: the list of runs round-trips, every field of every entry
+ * (DEC_PSRUNS, which no other test decodes). */
+static void
+test_ps_ok(void **state)
+{
+	struct proto_ps_entry runs[2] = {
+		{.run = 7,
+		 .uid = 1000,
+		 .pid = 42,
+		 .runtime = "python",
+		 .state = "running",
+		 .elapsed_ms = 1500},
+		{.run = 8,
+		 .uid = 1001,
+		 .pid = -1,
+		 .runtime = "shell",
+		 .state = "queued",
+		 .elapsed_ms = 0},
+	};
+	struct proto_ps ps = {.runs = runs, .nruns = 2};
+	struct proto_out o;
+	struct proto_msg m;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(proto_encode_ps(3, &ps, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_PS_OK);
+	assert_int_equal(m.u.ps.nruns, 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(m.u.ps.runs[i].run, runs[i].run);
+		assert_int_equal(m.u.ps.runs[i].uid, runs[i].uid);
+		assert_int_equal(m.u.ps.runs[i].pid, runs[i].pid);
+		assert_string_equal(m.u.ps.runs[i].runtime, runs[i].runtime);
+		assert_string_equal(m.u.ps.runs[i].state, runs[i].state);
+		assert_int_equal(m.u.ps.runs[i].elapsed_ms, runs[i].elapsed_ms);
+	}
+	proto_msg_free(&m);
+
+	ps.nruns = PROTO_PS_MAX + 1;
+	assert_int_equal(proto_encode_ps(3, &ps, &o), -E2BIG);
+	ps.nruns = 1;
+	runs[0].runtime = "";
+	assert_int_equal(proto_encode_ps(3, &ps, &o), -EINVAL);
+}
+
+/* Values out of range get each table's word for unknown (nametab.h), and a
+ * peer cannot name "none" as an error. */
+static void
+test_names_out_of_range(void **state)
+{
+	enum proto_error e = PROTO_ERR_BUSY;
+	enum proto_outcome oc = PROTO_OUTCOME_EXITED;
+
+	(void)state;
+	assert_string_equal(proto_type_name((enum proto_type) - 1), "unknown");
+	assert_string_equal(proto_error_name(PROTO_ERR_COUNT_), "internal");
+	assert_string_equal(proto_error_name((enum proto_error) - 1), "internal");
+	assert_string_equal(proto_error_name(PROTO_ERR_NONE), "none");
+	assert_int_equal(proto_error_from_name("none", &e), -ENOENT);
+	assert_int_equal(proto_error_from_name("", &e), -ENOENT);
+	assert_int_equal(e, PROTO_ERR_BUSY); /* written only on success */
+	assert_int_equal(proto_error_from_name("internal", &e), 0);
+	assert_int_equal(e, PROTO_ERR_INTERNAL);
+	assert_string_equal(proto_outcome_name(PROTO_OUTCOME_COUNT_), "error");
+	assert_string_equal(proto_outcome_name((enum proto_outcome) - 1), "error");
+	assert_int_equal(proto_outcome_from_name("", &oc), -ENOENT);
+	assert_int_equal(oc, PROTO_OUTCOME_EXITED);
+	assert_string_equal(proto_tool_outcome_name(PROTO_TOOL_OUTCOME_COUNT_), "error");
+	assert_string_equal(proto_tool_outcome_name((enum proto_tool_outcome) - 1), "error");
+}
+
 /* ------------------------------------------------------- tool bridge */
 
 /* run.tools: names, descriptions and schemas survive; absent is none. */
@@ -3505,6 +3577,8 @@ main(void)
 		T(test_bad_new_messages),
 		T(test_bad_new_fds),
 		T(test_names),
+		T(test_names_out_of_range),
+		T(test_ps_ok),
 		T(test_roundtrip_run_tools),
 		T(test_bad_run_tools),
 		T(test_roundtrip_tool_messages),
