@@ -7,6 +7,7 @@
  * workspace mount) and turns keeper answers into client replies.
  */
 #include "session.h"
+#include "session_state.h"
 #include "run_owner.h"
 
 #include <errno.h>
@@ -67,7 +68,7 @@ struct session {
 	struct event *keeper_ev;
 	struct client *open_c; /* waiting for session_ok */
 	uint32_t open_req;
-	bool ready, ended, keeper_gone, freeing;
+	enum session_state state; /* changed by session_transition() only */
 	struct proto_limits run_defaults;
 	char profile[PROTO_PROFILE_MAX + 1]; /* fixed at open for all its runs */
 	uint64_t workspace_bytes, idle_ms, lifetime_ms;
@@ -83,6 +84,28 @@ struct session {
 
 static void session_end(struct session *s, const char *why);
 
+/* The one place a session changes state: session_state_next() says where ev
+ * leads; an event that cannot happen in the state is a broken invariant. */
+static void
+session_transition(struct session *s, enum session_event ev)
+{
+	enum session_state to = session_state_next(s->state, ev);
+
+	if (to == SESSION_STATE_INVALID)
+		fatalx("session %.8s: event %s in state %s", s->id, session_event_name(ev),
+		       session_state_name(s->state));
+	log_debug("session %.8s: %s -> %s (%s)", s->id, session_state_name(s->state),
+		  session_state_name(to), session_event_name(ev));
+	s->state = to;
+}
+
+/* Has the session ended (ENDING or later)? */
+static bool
+session_is_ended(const struct session *s)
+{
+	return s->state >= SESSION_ENDING;
+}
+
 static void
 session_timer(struct event *ev, uint64_t ms)
 {
@@ -97,7 +120,7 @@ static void
 session_touch(struct session *s)
 {
 	clock_gettime(CLOCK_MONOTONIC, &s->t_active);
-	if (!s->ended)
+	if (!session_is_ended(s))
 		session_timer(s->idle_ev, s->idle_ms);
 }
 
@@ -111,7 +134,7 @@ session_find(struct daemon *d, uid_t uid, const char *id)
 	/* Another uid's session is not found: exactly like one that never
 	 * existed, so ids leak nothing across uids. */
 	TAILQ_FOREACH(s, &d->sessions, entry)
-	if (!s->ended && s->uid == uid && strcmp(s->id, id) == 0)
+	if (!session_is_ended(s) && s->uid == uid && strcmp(s->id, id) == 0)
 		return s;
 	return NULL;
 }
@@ -123,7 +146,7 @@ session_count_uid(const struct daemon *d, uid_t uid)
 	uint32_t n = 0;
 
 	TAILQ_FOREACH(s, &d->sessions, entry)
-	if (!s->ended && s->uid == uid)
+	if (!session_is_ended(s) && s->uid == uid)
 		n++;
 	return n;
 }
@@ -138,7 +161,7 @@ session_count_interps(const struct daemon *d, uid_t uid, uint32_t *ret_all)
 
 	TAILQ_FOREACH(s, &d->sessions, entry)
 	{
-		if (s->ended || s->cells == NULL)
+		if (session_is_ended(s) || s->cells == NULL)
 			continue;
 		all++;
 		if (s->uid == uid)
@@ -208,9 +231,9 @@ session_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 static void
 session_maybe_free(struct session *s)
 {
-	if (!s->ended || !s->keeper_gone || s->active != NULL || s->queued > 0 || s->freeing)
+	if (s->state != SESSION_ENDED || s->active != NULL || s->queued > 0)
 		return;
-	s->freeing = true;
+	session_transition(s, SESSION_EV_FREE);
 	event_active(s->free_ev, 0, 0);
 }
 
@@ -479,7 +502,7 @@ session_keeper_cb(evutil_socket_t sock, short what UNUSED, void *arg)
 			session_end(s, n == 0 ? "its keeper ended" : "bad message from its keeper");
 			return;
 		}
-		if (rep.op == KEEP_READY && !s->ready) {
+		if (rep.op == KEEP_READY && s->state == SESSION_OPENING) {
 			fdpass_close_all(fds, nfds);
 			if (rep.err != 0) {
 				log_warnx("session %.8s: keeper set-up failed: %s", s->id,
@@ -492,7 +515,7 @@ session_keeper_cb(evutil_socket_t sock, short what UNUSED, void *arg)
 				session_end(s, "its keeper failed");
 				return;
 			}
-			s->ready = true;
+			session_transition(s, SESSION_EV_KEEPER_READY);
 			if (s->open_c != NULL) {
 				struct proto_out out;
 
@@ -534,9 +557,9 @@ session_close_keeper(struct session *s)
 static void
 session_end(struct session *s, const char *why)
 {
-	if (s->ended)
+	if (session_is_ended(s))
 		return;
-	s->ended = true;
+	session_transition(s, SESSION_EV_END);
 	log_info("session %.8s uid %u: ended (%s) after %" PRIu64 " runs", s->id, (unsigned)s->uid,
 		 why, s->nruns);
 	event_del(s->idle_ev);
@@ -550,6 +573,16 @@ session_end(struct session *s, const char *why)
 	if (s->cells != NULL)
 		cells_end(s->cells, why);
 	run_cancel_session(s->d, s);
+	session_maybe_free(s);
+}
+
+/* The keeper is gone (reaped, or it never had a process): the session
+ * ends if it had not, and is freed once no run of it is left. */
+static void
+session_keeper_gone(struct session *s, const char *why)
+{
+	session_end(s, why);
+	session_transition(s, SESSION_EV_KEEPER_GONE);
 	session_maybe_free(s);
 }
 
@@ -589,13 +622,12 @@ session_spawner_event(struct session *s, const struct spawn_ev *ev)
 	case SPAWN_FAILED:
 		log_warnx("session %.8s: %s: %s", s->id, ev->step, strerror(-ev->err));
 		if (ev->pid == 0)
-			s->keeper_gone = true;
-		session_end(s, "its keeper could not start");
+			session_keeper_gone(s, "its keeper could not start");
+		else
+			session_end(s, "its keeper could not start");
 		break;
 	case SPAWN_DONE:
-		s->keeper_gone = true;
-		session_end(s, "its keeper ended");
-		session_maybe_free(s);
+		session_keeper_gone(s, "its keeper ended");
 		break;
 	default:
 		break;
@@ -618,6 +650,40 @@ session_pick(uint64_t asked, uint64_t def, uint64_t max, const char *name, char 
 	return 0;
 }
 
+/* Ask the spawner for the session's keeper, over a new socket pair whose
+ * end it keeps is watched; 0 or -errno. */
+static int
+session_spawn_keeper(struct session *s)
+{
+	struct daemon *d = s->d;
+	struct spawn_req sreq;
+	int pair[2], r;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		return -errno;
+	s->keeper = pair[0];
+	if (fcntl(s->keeper, F_SETFL, O_NONBLOCK) < 0) {
+		r = -errno;
+		close(pair[1]);
+		return r;
+	}
+	s->keeper_ev = xevent_new(d->base, s->keeper, EV_READ | EV_PERSIST, session_keeper_cb, s);
+	event_add(s->keeper_ev, NULL);
+	memset(&sreq, 0, sizeof(sreq));
+	sreq.type = SPAWN_KEEPER;
+	sreq.run_id = s->key;
+	sreq.uid_slot = s->slot;
+	sreq.memory_bytes = s->workspace_bytes;
+	r = frontend_spawn_fds(d, &sreq, &pair[1], SPAWN_KEEPER_NFDS);
+	close(pair[1]);
+	/* This session fails alone (an fd pass can fail with ETOOMANYREFS):
+	 * the spawner never saw it, and its slot is free again. */
+	if (r < 0)
+		log_warnx("session %.8s uid %u: cannot reach the spawner: %s", s->id,
+			  (unsigned)s->uid, strerror(-r));
+	return r;
+}
+
 void
 session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	     const struct proto_session_open *o)
@@ -625,11 +691,10 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	const struct config *cfg = d->cfg;
 	const struct config_profile *prof;
 	struct proto_limits resolved;
-	struct spawn_req sreq;
 	struct session *s;
 	uint8_t rnd[PROTO_SESSION_ID_LEN / 2];
 	char why[256];
-	int pair[2], i, r;
+	int i, r;
 
 	if (d->stopping) {
 		client_send_error(c, req_id, PROTO_ERR_BUSY, "the daemon is stopping");
@@ -698,42 +763,18 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	s->free_ev = xevtimer_new(d->base, session_free_cb, s);
 	TAILQ_INSERT_TAIL(&d->sessions, s, entry);
 	d->nsessions++;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
-		r = -errno;
+	r = session_spawn_keeper(s);
+	if (r < 0)
 		goto fail;
-	}
-	s->keeper = pair[0];
-	if (fcntl(s->keeper, F_SETFL, O_NONBLOCK) < 0) {
-		r = -errno;
-		close(pair[1]);
-		goto fail;
-	}
-	s->keeper_ev = xevent_new(d->base, s->keeper, EV_READ | EV_PERSIST, session_keeper_cb, s);
-	event_add(s->keeper_ev, NULL);
-	memset(&sreq, 0, sizeof(sreq));
-	sreq.type = SPAWN_KEEPER;
-	sreq.run_id = s->key;
-	sreq.uid_slot = s->slot;
-	sreq.memory_bytes = s->workspace_bytes;
-	r = frontend_spawn_fds(d, &sreq, &pair[1], SPAWN_KEEPER_NFDS);
-	close(pair[1]);
-	/* This session fails alone (an fd pass can fail with ETOOMANYREFS):
-	 * the spawner never saw it, and its slot is free again. */
-	if (r < 0) {
-		log_warnx("session %.8s uid %u: cannot reach the spawner: %s", s->id,
-			  (unsigned)s->uid, strerror(-r));
-		goto fail;
-	}
 	session_timer(s->life_ev, s->lifetime_ms);
 	log_info("session %.8s uid %u: opened, workspace %" PRIu64 " bytes, idle %" PRIu64
 		 " ms, lifetime %" PRIu64 " ms",
 		 s->id, (unsigned)s->uid, s->workspace_bytes, s->idle_ms, s->lifetime_ms);
 	return;
 fail:
-	s->keeper_gone = true;
 	client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot open a session: %s", strerror(-r));
 	s->open_c = NULL;
-	session_end(s, "set-up failed");
+	session_keeper_gone(s, "set-up failed");
 }
 
 void
@@ -760,7 +801,7 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 
 	TAILQ_FOREACH(s, &d->sessions, entry)
 	{
-		if (s->ended || s->uid != client_uid(c) || !s->ready)
+		if (s->state != SESSION_READY || s->uid != client_uid(c))
 			continue;
 		if (l.nsessions == PROTO_SESSIONS_MAX)
 			break;
@@ -788,7 +829,7 @@ session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum proto_
 	struct kop *k;
 	int fd = -1, r;
 
-	if (s == NULL || !s->ready) {
+	if (s == NULL || s->state != SESSION_READY) {
 		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
 		return;
 	}
@@ -874,7 +915,7 @@ session_client_gone(struct daemon *d, struct client *c, bool last_of_uid)
 		TAILQ_FOREACH(k, &s->ops, entry)
 		if (k->c == c)
 			k->c = NULL;
-		if (last_of_uid && s->uid == client_uid(c) && !s->ended)
+		if (last_of_uid && s->uid == client_uid(c) && !session_is_ended(s))
 			session_timer(s->orphan_ev, d->cfg->session_orphan_grace_ms);
 	}
 }
@@ -925,13 +966,13 @@ session_id(const struct session *s)
 bool
 session_can_queue(const struct session *s)
 {
-	return s->ready && !s->ended;
+	return s->state == SESSION_READY;
 }
 
 bool
 session_can_start(const struct session *s)
 {
-	return s->ready && !s->ended && s->active == NULL;
+	return s->state == SESSION_READY && s->active == NULL;
 }
 
 const struct proto_limits *
@@ -1000,7 +1041,7 @@ session_run_prepare(struct session *s, struct run *r, const char *const *names, 
 	struct kop *k;
 	int rc;
 
-	if (s->ended || s->keeper < 0) {
+	if (session_is_ended(s) || s->keeper < 0) {
 		done(r, -1, -ESHUTDOWN, "session");
 		return;
 	}
