@@ -18,6 +18,7 @@
  * next cell starts a new one: the result says the state was lost.
  */
 #include "cells.h"
+#include "cells_state.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -88,7 +89,6 @@ struct cells {
 	char runtime[PROTO_RUNTIME_MAX + 1];
 	struct run *interp; /* the interpreter's run, or NULL */
 	uint32_t interp_id; /* its run id, for the cells' audit lines */
-	bool starting;	    /* interp asked for, no channel yet */
 	int chan;	    /* the driver's channel, or -1 */
 	struct event *chan_ev;
 	uint64_t next_cell;
@@ -96,11 +96,10 @@ struct cells {
 	char lost_why[160];
 	struct cell_list q; /* the head is the one running, if any is */
 	uint32_t nq;
-	bool ended;
+	enum cells_state state; /* changed by cells_transition() only */
 	bool pumping;
 	struct event *pump_ev;
 	bool took;	      /* the interpreter was handed a cell */
-	bool killing;	      /* cells_restart gave the interpreter up */
 	struct event *eof_ev; /* the channel closed during a cell: restart unless it ends */
 	/* A reload changed what the interpreter's sandbox is made with
 	 * (cells_reloaded): stale, restart it once the cell in flight is
@@ -118,6 +117,23 @@ struct cells {
 };
 
 static void cells_pump_cb(evutil_socket_t fd, short what, void *arg);
+
+/* The one place an interpreter changes state: its table (cells_state.c) says where
+ * ev leads; an event that cannot happen in the state is a broken invariant. */
+static void
+cells_transition(struct cells *cs, enum cells_event ev)
+{
+	int to = fsm_next(&cells_fsm, (int)cs->state, (int)ev);
+
+	if (to < 0)
+		fatalx("session %s: interpreter: event %s in state %s", session_id(cs->s),
+		       fsm_event_name(&cells_fsm, (int)ev),
+		       fsm_state_name(&cells_fsm, (int)cs->state));
+	log_debug("session %s: interpreter: %s -> %s (%s)", session_id(cs->s),
+		  fsm_state_name(&cells_fsm, (int)cs->state), fsm_state_name(&cells_fsm, to),
+		  fsm_event_name(&cells_fsm, (int)ev));
+	cs->state = (enum cells_state)to;
+}
 static void cells_eof_cb(evutil_socket_t fd, short what, void *arg);
 
 static const char *const cells_mimes[] = {"image/png", "image/svg+xml", "text/plain", "text/html",
@@ -227,7 +243,8 @@ cells_end(struct cells *cs, const char *why)
 
 	if (cs == NULL)
 		return;
-	cs->ended = true;
+	if (cs->state != CELLS_ENDED) /* cells_free ends it again */
+		cells_transition(cs, CELLS_EV_END);
 	cells_close_chan(cs);
 	while ((cl = TAILQ_FIRST(&cs->q)) != NULL) {
 		if (cl->c != NULL)
@@ -353,6 +370,99 @@ cells_output(int fd, uint64_t cap, struct proto_stream_out *o, uint8_t **ret_buf
 }
 
 /*
+ * A lost cell's result: its interpreter's end (base, or NULL for none),
+ * less what was the interpreter's own; the cell's figures; why as the
+ * error when it is ours (a restart), written into err.
+ */
+static void
+cells_answer_lost(const struct cell *cl, const struct proto_result *base, const char *why,
+		  struct proto_result *res, char *err, size_t errlen)
+{
+	if (base != NULL) {
+		*res = *base;
+		res->artifacts = NULL;
+		res->nartifacts = 0;
+		res->artifacts_omitted = res->artifacts_omitted_bytes = 0;
+		res->network = NULL;
+		res->tool_calls = NULL;
+		res->ntool_calls = 0;
+		res->tool_calls_omitted = 0;
+		res->nadvisories = 0; /* the interpreter's own code's: not the cell's */
+	}
+	/*
+	 * The interpreter's run's figures are its whole life. The cell's own
+	 * (cpu, wall, memory peak) are the supervisor's, from its
+	 * CELLS_SUP_BEGIN (SUP_CELL_LOST); a supervisor gone without them
+	 * (the lifeline closed) leaves the wall time from the hand-off and no
+	 * cpu or memory figure (0: unknown, never the interpreter's). A cell
+	 * that never reached an interpreter (it could not start) has the
+	 * figures of that start.
+	 */
+	if (cl->lost_fig) {
+		res->cpu_ms = cl->lost_cpu_ns / 1000000ULL;
+		res->wall_ms = cl->lost_wall_ns / 1000000ULL;
+		res->memory_peak_bytes = cl->lost_peak;
+	} else if (cl->t_sent.tv_sec != 0) {
+		res->cpu_ms = 0;
+		res->wall_ms = clock_ms_since(&cl->t_sent);
+		res->memory_peak_bytes = 0;
+	}
+	if (why != NULL) {
+		res->outcome = PROTO_OUTCOME_ERROR;
+		snprintf(err, errlen, "%s", why);
+		res->error = err;
+	}
+}
+
+/*
+ * A done cell's result: the supervisor's end (figures, the limit that
+ * interrupted it) and the driver's answer (status, value and displays from
+ * the reply memfd, read into *ret_value and dbuf for the caller to free).
+ */
+static void
+cells_answer_done(const struct cell *cl, const struct sup_msg *end, struct proto_result *res,
+		  struct proto_artifact *disp, uint8_t **dbuf, uint8_t **ret_value)
+{
+	const struct cells_done *dn = &cl->done;
+	uint64_t off = dn->has_value ? dn->value_len : 0;
+	uint32_t i, nd = 0;
+
+	res->cpu_ms = end->cpu_ns / 1000000ULL;
+	res->wall_ms = end->wall_ns / 1000000ULL;
+	res->memory_peak_bytes = end->memory_peak;
+	if (end->reason == SUP_REASON_WALL)
+		res->outcome = PROTO_OUTCOME_WALL_LIMIT;
+	else if (end->reason == SUP_REASON_CPU)
+		res->outcome = PROTO_OUTCOME_CPU_LIMIT;
+	else
+		res->outcome = PROTO_OUTCOME_EXITED;
+	res->exit_code = dn->status == CELLS_OK		   ? 0
+			 : dn->status == CELLS_EXIT	   ? dn->exit_code
+			 : dn->status == CELLS_INTERRUPTED ? 130
+							   : 1;
+	if (dn->has_value && cells_pread(cl->fd[2], 0, dn->value_len, ret_value) == 0 &&
+	    cells_utf8(*ret_value, dn->value_len))
+		res->value = (const char *)*ret_value;
+	for (i = 0; i < dn->ndisplay; i++) {
+		size_t len = (size_t)dn->display[i].len;
+
+		if (cells_pread(cl->fd[2], off, len, &dbuf[nd]) == 0) {
+			memset(&disp[nd], 0, sizeof(disp[nd]));
+			disp[nd].name = dn->display[i].mime;
+			disp[nd].size = len;
+			disp[nd].data.data = dbuf[nd];
+			disp[nd].data.len = len;
+			disp[nd].data.fd = -1;
+			disp[nd].data.present = true;
+			nd++;
+		}
+		off += len;
+	}
+	res->display = disp;
+	res->ndisplay = nd;
+}
+
+/*
  * Answer the head cell. lost: the interpreter it ran in is gone (res then
  * holds the outcome its run ended with); else the driver's done and the
  * supervisor's end message decide.
@@ -367,83 +477,15 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	char err[512];
 	struct proto_out out;
 	char note[PROTO_ADVISORY_MAX + 1];
-	uint32_t i, nd = 0;
+	uint32_t i;
 	int k, rc;
 
 	memset(&res, 0, sizeof(res));
 	memset(dbuf, 0, sizeof(dbuf));
-	if (lost && base != NULL) {
-		res = *base;
-		res.artifacts = NULL;
-		res.nartifacts = 0;
-		res.artifacts_omitted = res.artifacts_omitted_bytes = 0;
-		res.network = NULL;
-		res.tool_calls = NULL;
-		res.ntool_calls = 0;
-		res.tool_calls_omitted = 0;
-		res.nadvisories = 0; /* the interpreter's own code's: not the cell's */
-	}
-	/*
-	 * The interpreter's run's figures are its whole life. The cell's own
-	 * (cpu, wall, memory peak) are the supervisor's, from its
-	 * CELLS_SUP_BEGIN (SUP_CELL_LOST); a supervisor gone without them
-	 * (the lifeline closed) leaves the wall time from the hand-off and no
-	 * cpu or memory figure (0: unknown, never the interpreter's). A cell
-	 * that never reached an interpreter (it could not start) has the
-	 * figures of that start.
-	 */
-	if (lost && cl->lost_fig) {
-		res.cpu_ms = cl->lost_cpu_ns / 1000000ULL;
-		res.wall_ms = cl->lost_wall_ns / 1000000ULL;
-		res.memory_peak_bytes = cl->lost_peak;
-	} else if (lost && cl->t_sent.tv_sec != 0) {
-		res.cpu_ms = 0;
-		res.wall_ms = clock_ms_since(&cl->t_sent);
-		res.memory_peak_bytes = 0;
-	}
-	if (lost && why != NULL) {
-		res.outcome = PROTO_OUTCOME_ERROR;
-		snprintf(err, sizeof(err), "%s", why);
-		res.error = err;
-	}
-	if (!lost) {
-		const struct cells_done *dn = &cl->done;
-		uint64_t off = dn->has_value ? dn->value_len : 0;
-
-		res.cpu_ms = end->cpu_ns / 1000000ULL;
-		res.wall_ms = end->wall_ns / 1000000ULL;
-		res.memory_peak_bytes = end->memory_peak;
-		if (end->reason == SUP_REASON_WALL)
-			res.outcome = PROTO_OUTCOME_WALL_LIMIT;
-		else if (end->reason == SUP_REASON_CPU)
-			res.outcome = PROTO_OUTCOME_CPU_LIMIT;
-		else
-			res.outcome = PROTO_OUTCOME_EXITED;
-		res.exit_code = dn->status == CELLS_OK		  ? 0
-				: dn->status == CELLS_EXIT	  ? dn->exit_code
-				: dn->status == CELLS_INTERRUPTED ? 130
-								  : 1;
-		if (dn->has_value && cells_pread(cl->fd[2], 0, dn->value_len, &value) == 0 &&
-		    cells_utf8(value, dn->value_len))
-			res.value = (const char *)value;
-		for (i = 0; i < dn->ndisplay; i++) {
-			size_t len = (size_t)dn->display[i].len;
-
-			if (cells_pread(cl->fd[2], off, len, &dbuf[nd]) == 0) {
-				memset(&disp[nd], 0, sizeof(disp[nd]));
-				disp[nd].name = dn->display[i].mime;
-				disp[nd].size = len;
-				disp[nd].data.data = dbuf[nd];
-				disp[nd].data.len = len;
-				disp[nd].data.fd = -1;
-				disp[nd].data.present = true;
-				nd++;
-			}
-			off += len;
-		}
-		res.display = disp;
-		res.ndisplay = nd;
-	}
+	if (lost)
+		cells_answer_lost(cl, base, why, &res, err, sizeof(err));
+	else
+		cells_answer_done(cl, end, &res, disp, dbuf, &value);
 	for (k = 0; k < 2; k++)
 		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
 	/* Why the interpreter this cell found is a new one, when a reload
@@ -495,7 +537,7 @@ cells_restart(struct cells *cs, const char *fmt, ...)
 	struct cells_sup kill;
 	va_list ap;
 
-	if (cs->killing)
+	if (cs->state == CELLS_KILLING)
 		return; /* the first reason stands */
 	va_start(ap, fmt);
 	vsnprintf(cs->lost_why, sizeof(cs->lost_why), fmt, ap);
@@ -504,7 +546,7 @@ cells_restart(struct cells *cs, const char *fmt, ...)
 	cells_close_chan(cs);
 	if (cs->interp == NULL)
 		return;
-	cs->killing = true;
+	cells_transition(cs, CELLS_EV_KILL);
 	/* Through the supervisor, so that the cell gets its own figures
 	 * (SUP_CELL_LOST); a supervisor out of reach is cut off. */
 	memset(&kill, 0, sizeof(kill));
@@ -525,7 +567,7 @@ static void
 cells_reload_restart(struct cells *cs)
 {
 	cs->stale = false;
-	if (cs->interp == NULL || cs->killing)
+	if (cs->interp == NULL || cs->state == CELLS_KILLING)
 		return;
 	snprintf(cs->note, sizeof(cs->note),
 		 "the configuration was reloaded and changed this session's sandbox (%.96s): "
@@ -541,7 +583,7 @@ cells_reloaded(struct cells *cs, const char *why, const struct egress_policy *po
 	static const struct egress_policy none; /* refuses every connection */
 	struct run *r = cs->interp;
 
-	if (cs->ended || r == NULL || cs->killing)
+	if (cs->state == CELLS_ENDED || r == NULL || cs->state == CELLS_KILLING)
 		return;
 	snprintf(cs->reload_why, sizeof(cs->reload_why), "%s", why);
 	/*
@@ -687,7 +729,7 @@ cells_channel(struct cells *cs, struct run *r, int fd)
 	cs->chan = fd;
 	cs->chan_ev = xevent_new(cs->d->base, fd, EV_READ | EV_PERSIST, cells_chan_cb, cs);
 	event_add(cs->chan_ev, NULL);
-	cs->starting = false;
+	cells_transition(cs, CELLS_EV_CHANNEL);
 	cells_pump_soon(cs);
 }
 
@@ -703,6 +745,7 @@ cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m)
 		return;
 	}
 	cells_answer(cs, cl, NULL, m, false, NULL);
+	cells_transition(cs, CELLS_EV_DONE);
 	cells_pump_soon(cs);
 }
 
@@ -729,7 +772,6 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	if (cs->interp != r)
 		return;
 	cs->interp = NULL;
-	cs->starting = false;
 	evtimer_del(cs->eof_ev);
 	cells_close_chan(cs);
 	if (!cs->lost)
@@ -743,16 +785,16 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	 * start another for it, without end.
 	 */
 	if (cl != NULL && (cl->stage != CELL_QUEUED || (!cs->took && !cs->reload_kill))) {
-		bool ours = cs->killing && !cs->ended;
+		bool ours = cs->state == CELLS_KILLING;
 
 		snprintf(why, sizeof(why), "%s; the interpreter was restarted empty", cs->lost_why);
 		cells_answer(cs, cl, res, NULL, true, ours ? why : NULL);
 	}
 	cs->lost_why[0] = '\0';
-	cs->killing = false;
+	cells_transition(cs, CELLS_EV_EXIT);
 	cs->stale = false;
 	cs->reload_kill = false;
-	if (!cs->ended)
+	if (cs->state != CELLS_ENDED)
 		cells_pump_soon(cs);
 }
 
@@ -813,7 +855,7 @@ cells_interp_set(struct cells *cs, struct run *r)
 {
 	cs->interp = r;
 	cs->interp_id = r->run_id;
-	cs->starting = true;
+	cells_transition(cs, CELLS_EV_START);
 	cs->took = false;
 }
 
@@ -834,7 +876,8 @@ cells_pump(struct cells *cs)
 	cl = TAILQ_FIRST(&cs->q);
 	if (cs->stale && cs->interp != NULL && (cl == NULL || cl->stage == CELL_QUEUED))
 		cells_reload_restart(cs);
-	while ((cl = TAILQ_FIRST(&cs->q)) != NULL && cl->stage == CELL_QUEUED && !cs->ended) {
+	while ((cl = TAILQ_FIRST(&cs->q)) != NULL && cl->stage == CELL_QUEUED &&
+	       cs->state != CELLS_ENDED) {
 		/*
 		 * A cell is work being done: it takes a run slot, as a run
 		 * does, before it goes to the interpreter or has one started;
@@ -872,11 +915,12 @@ cells_pump(struct cells *cs)
 			break;
 		}
 		if (cs->chan < 0) {
-			if (!cs->starting)
+			if (cs->state != CELLS_STARTING)
 				cells_restart(cs, "the interpreter has no channel");
 			break;
 		}
 		cl->stage = CELL_SENT;
+		cells_transition(cs, CELLS_EV_SENT);
 		cs->took = true;
 		rc = cells_send(cs, cl);
 		if (rc < 0)

@@ -84,19 +84,20 @@ struct session {
 
 static void session_end(struct session *s, const char *why);
 
-/* The one place a session changes state: session_state_next() says where ev
+/* The one place a session changes state: its table (session_state.c) says where ev
  * leads; an event that cannot happen in the state is a broken invariant. */
 static void
 session_transition(struct session *s, enum session_event ev)
 {
-	enum session_state to = session_state_next(s->state, ev);
+	int to = fsm_next(&session_fsm, (int)s->state, (int)ev);
 
-	if (to == SESSION_STATE_INVALID)
-		fatalx("session %.8s: event %s in state %s", s->id, session_event_name(ev),
-		       session_state_name(s->state));
-	log_debug("session %.8s: %s -> %s (%s)", s->id, session_state_name(s->state),
-		  session_state_name(to), session_event_name(ev));
-	s->state = to;
+	if (to < 0)
+		fatalx("session %.8s: event %s in state %s", s->id,
+		       fsm_event_name(&session_fsm, (int)ev),
+		       fsm_state_name(&session_fsm, (int)s->state));
+	log_debug("session %.8s: %s -> %s (%s)", s->id, fsm_state_name(&session_fsm, (int)s->state),
+		  fsm_state_name(&session_fsm, to), fsm_event_name(&session_fsm, (int)ev));
+	s->state = (enum session_state)to;
 }
 
 /* Has the session ended (ENDING or later)? */

@@ -3,8 +3,6 @@
 
 #include <stddef.h>
 
-#include "fsm.h"
-
 static const char *const session_state_names[SESSION_STATE_COUNT_] = {
 	[SESSION_OPENING] = "opening", [SESSION_READY] = "ready",     [SESSION_ENDING] = "ending",
 	[SESSION_ENDED] = "ended",     [SESSION_FREEING] = "freeing",
@@ -44,25 +42,5 @@ static const signed char session_state_table[SESSION_STATE_COUNT_][SESSION_EV_CO
 	[SESSION_FREEING] = {0},
 };
 
-static const struct fsm session_fsm =
+const struct fsm session_fsm =
 	FSM_INIT("session", session_state_table, session_state_names, session_event_names);
-
-enum session_state
-session_state_next(enum session_state from, enum session_event ev)
-{
-	int to = fsm_next(&session_fsm, (int)from, (int)ev);
-
-	return to < 0 ? SESSION_STATE_INVALID : (enum session_state)to;
-}
-
-const char *
-session_state_name(enum session_state s)
-{
-	return fsm_state_name(&session_fsm, (int)s);
-}
-
-const char *
-session_event_name(enum session_event ev)
-{
-	return fsm_event_name(&session_fsm, (int)ev);
-}

@@ -7,6 +7,8 @@
 #ifndef AIRLOCKD_SESSION_STATE_H
 #define AIRLOCKD_SESSION_STATE_H
 
+#include "fsm.h"
+
 enum session_state {
 	SESSION_OPENING = 0, /* its keeper asked for; its opener waits for session_ok */
 	SESSION_READY = 1,   /* the keeper's first reply came: takes runs and file ops */
@@ -14,7 +16,6 @@ enum session_state {
 	SESSION_ENDED = 3,   /* its keeper is gone (reaped, or never was) */
 	SESSION_FREEING = 4, /* no run of it left either: freed on the loop's next turn */
 	SESSION_STATE_COUNT_,
-	SESSION_STATE_INVALID = -1,
 };
 
 enum session_event {
@@ -27,10 +28,8 @@ enum session_event {
 	SESSION_EV_COUNT_,
 };
 
-/* The state after ev in from, or SESSION_STATE_INVALID if ev cannot happen there. */
-enum session_state session_state_next(enum session_state from, enum session_event ev);
-/* Names for logs. */
-const char *session_state_name(enum session_state s);
-const char *session_event_name(enum session_event ev);
+/* The table (fsm.h): fsm_next(&session_fsm, state, event) is the next state,
+ * or -1 where the event cannot happen; fsm_state_name(), fsm_event_name(). */
+extern const struct fsm session_fsm;
 
 #endif
