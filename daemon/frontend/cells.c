@@ -18,6 +18,7 @@
  * next cell starts a new one: the result says the state was lost.
  */
 #include "cells.h"
+#include "cells_reply.h"
 #include "cells_state.h"
 
 #include <errno.h>
@@ -135,9 +136,6 @@ cells_transition(struct cells *cs, enum cells_event ev)
 	cs->state = (enum cells_state)to;
 }
 static void cells_eof_cb(evutil_socket_t fd, short what, void *arg);
-
-static const char *const cells_mimes[] = {"image/png", "image/svg+xml", "text/plain", "text/html",
-					  NULL};
 
 const char *
 cells_driver(void)
@@ -287,88 +285,6 @@ cells_client_gone(struct cells *cs, struct client *c)
 		cl->c = NULL;
 }
 
-/* Is s, of len bytes, UTF-8 without NUL (a msgpack str every client decodes)? */
-static bool
-cells_utf8(const uint8_t *s, size_t len)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		uint8_t b = s[i];
-		size_t n, k;
-		uint32_t cp;
-
-		if (b == 0)
-			return false;
-		if (b < 0x80) {
-			i++;
-			continue;
-		}
-		if ((b & 0xe0) == 0xc0)
-			n = 1, cp = b & 0x1f;
-		else if ((b & 0xf0) == 0xe0)
-			n = 2, cp = b & 0x0f;
-		else if ((b & 0xf8) == 0xf0)
-			n = 3, cp = b & 0x07;
-		else
-			return false;
-		for (k = 1; k <= n; k++) {
-			if (i + k >= len || (s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
-	}
-	return true;
-}
-
-/* Read len bytes at off of fd into a new buffer (NUL-terminated). */
-static int
-cells_pread(int fd, uint64_t off, size_t len, uint8_t **ret)
-{
-	uint8_t *b = xmalloc(len + 1);
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = pread(fd, b + got, len - got, (off_t)(off + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(b);
-			return n < 0 ? -errno : -EIO;
-		}
-		got += (size_t)n;
-	}
-	b[len] = '\0';
-	*ret = b;
-	return 0;
-}
-
-/* One output memfd into res->out[k]: its first output_bytes. */
-static void
-cells_output(int fd, uint64_t cap, struct proto_stream_out *o, uint8_t **ret_buf)
-{
-	struct stat st;
-	uint64_t size = 0, keep;
-
-	*ret_buf = NULL;
-	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0)
-		size = (uint64_t)st.st_size;
-	keep = size < cap ? size : cap;
-	if (keep > 0 && cells_pread(fd, 0, (size_t)keep, ret_buf) < 0)
-		keep = 0;
-	o->data.data = *ret_buf != NULL ? *ret_buf : (const uint8_t *)"";
-	o->data.len = (size_t)keep;
-	o->data.fd = -1;
-	o->data.present = true;
-	o->total = size;
-	o->truncated = size > keep;
-}
-
 /*
  * A lost cell's result: its interpreter's end (base, or NULL for none),
  * less what was the interpreter's own; the cell's figures; why as the
@@ -415,54 +331,6 @@ cells_answer_lost(const struct cell *cl, const struct proto_result *base, const 
 }
 
 /*
- * A done cell's result: the supervisor's end (figures, the limit that
- * interrupted it) and the driver's answer (status, value and displays from
- * the reply memfd, read into *ret_value and dbuf for the caller to free).
- */
-static void
-cells_answer_done(const struct cell *cl, const struct sup_msg *end, struct proto_result *res,
-		  struct proto_artifact *disp, uint8_t **dbuf, uint8_t **ret_value)
-{
-	const struct cells_done *dn = &cl->done;
-	uint64_t off = dn->has_value ? dn->value_len : 0;
-	uint32_t i, nd = 0;
-
-	res->cpu_ms = end->cpu_ns / 1000000ULL;
-	res->wall_ms = end->wall_ns / 1000000ULL;
-	res->memory_peak_bytes = end->memory_peak;
-	if (end->reason == SUP_REASON_WALL)
-		res->outcome = PROTO_OUTCOME_WALL_LIMIT;
-	else if (end->reason == SUP_REASON_CPU)
-		res->outcome = PROTO_OUTCOME_CPU_LIMIT;
-	else
-		res->outcome = PROTO_OUTCOME_EXITED;
-	res->exit_code = dn->status == CELLS_OK		   ? 0
-			 : dn->status == CELLS_EXIT	   ? dn->exit_code
-			 : dn->status == CELLS_INTERRUPTED ? 130
-							   : 1;
-	if (dn->has_value && cells_pread(cl->fd[2], 0, dn->value_len, ret_value) == 0 &&
-	    cells_utf8(*ret_value, dn->value_len))
-		res->value = (const char *)*ret_value;
-	for (i = 0; i < dn->ndisplay; i++) {
-		size_t len = (size_t)dn->display[i].len;
-
-		if (cells_pread(cl->fd[2], off, len, &dbuf[nd]) == 0) {
-			memset(&disp[nd], 0, sizeof(disp[nd]));
-			disp[nd].name = dn->display[i].mime;
-			disp[nd].size = len;
-			disp[nd].data.data = dbuf[nd];
-			disp[nd].data.len = len;
-			disp[nd].data.fd = -1;
-			disp[nd].data.present = true;
-			nd++;
-		}
-		off += len;
-	}
-	res->display = disp;
-	res->ndisplay = nd;
-}
-
-/*
  * Answer the head cell. lost: the interpreter it ran in is gone (res then
  * holds the outcome its run ended with); else the driver's done and the
  * supervisor's end message decide.
@@ -485,7 +353,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	if (lost)
 		cells_answer_lost(cl, base, why, &res, err, sizeof(err));
 	else
-		cells_answer_done(cl, end, &res, disp, dbuf, &value);
+		cells_answer_done(&cl->done, cl->fd[2], end, &res, disp, dbuf, &value);
 	for (k = 0; k < 2; k++)
 		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
 	/* Why the interpreter this cell found is a new one, when a reload
@@ -603,63 +471,6 @@ cells_reloaded(struct cells *cs, const char *why, const struct egress_policy *po
 	cells_pump_soon(cs);
 }
 
-static bool
-cells_mime_known(const char *mime)
-{
-	size_t i;
-
-	for (i = 0; cells_mimes[i] != NULL; i++)
-		if (strcmp(cells_mimes[i], mime) == 0)
-			return true;
-	return false;
-}
-
-/* Check the driver's answer against the cell (cells_msg.h); NULL if it is
- * good, else what is wrong. */
-static const char *
-cells_check_done(const struct cell *cl, const struct cells_done *dn)
-{
-	uint64_t total, max;
-	struct stat st;
-	uint32_t i;
-
-	if (dn->magic != CELLS_MAGIC)
-		return "bad magic";
-	if (dn->cell != cl->n)
-		return "wrong cell number";
-	if (dn->status >= CELLS_STATUS_COUNT_)
-		return "unknown status";
-	if (dn->has_value > 1 || (!dn->has_value && dn->value_len != 0) ||
-	    dn->value_len > PROTO_VALUE_MAX)
-		return "bad value length";
-	if (dn->ndisplay > CELLS_DISPLAY_MAX)
-		return "too many display items";
-	total = dn->value_len;
-	max = cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES];
-	for (i = 0; i < CELLS_DISPLAY_MAX; i++) {
-		const char *mime = dn->display[i].mime;
-		size_t ml = strnlen(mime, CELLS_MIME_MAX);
-		size_t j;
-
-		if (i >= dn->ndisplay) {
-			if (ml != 0 || dn->display[i].len != 0)
-				return "data past the display items";
-			continue;
-		}
-		if (ml == CELLS_MIME_MAX || !cells_mime_known(mime))
-			return "a mime type outside the set";
-		for (j = ml; j < CELLS_MIME_MAX; j++)
-			if (mime[j] != '\0')
-				return "bytes after a mime type";
-		if (dn->display[i].len > max || total + dn->display[i].len > PROTO_VALUE_MAX + max)
-			return "display larger than its bound";
-		total += dn->display[i].len;
-	}
-	if (fstat(cl->fd[2], &st) < 0 || (uint64_t)st.st_size < total)
-		return "lengths past the reply";
-	return NULL;
-}
-
 static void
 cells_chan_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 {
@@ -704,7 +515,7 @@ cells_chan_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 		cells_restart(cs, "the interpreter spoke out of turn");
 		return;
 	}
-	bad = cells_check_done(cl, &dn);
+	bad = cells_check_done(cl->n, cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES], cl->fd[2], &dn);
 	if (bad != NULL) {
 		cells_restart(cs, "cell %" PRIu64 ": the interpreter's answer is refused: %s",
 			      cl->n, bad);

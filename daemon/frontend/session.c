@@ -7,6 +7,7 @@
  * workspace mount) and turns keeper answers into client replies.
  */
 #include "session.h"
+#include "session_reply.h"
 #include "session_state.h"
 #include "run_owner.h"
 
@@ -27,9 +28,9 @@
 #include "cells.h"
 #include "clock.h"
 #include "config.h"
-#include "fdpass.h"
 #include "frontend.h"
 #include "keep_msg.h"
+#include "keep_wrap.h"
 #include "log.h"
 #include "memfd.h"
 #include "rules.h"
@@ -37,25 +38,6 @@
 #include "compiler.h"
 #include "fdio.h"
 #include "xevent.h"
-
-enum kop_kind {
-	KOP_FILE,  /* a client's file operation: reply to (c, req_id) */
-	KOP_INPUT, /* a run's input file */
-	KOP_MOUNT, /* a run's workspace mount */
-};
-
-/* One request sent to the keeper, waiting for its answer. */
-struct kop {
-	TAILQ_ENTRY(kop) entry;
-	uint32_t seq;
-	enum keep_op op;
-	enum kop_kind kind;
-	struct client *c;
-	uint32_t req_id;
-	struct run *r;
-	void (*done)(struct run *r, int fd, int err, const char *what);
-	char what[PROTO_NAME_MAX + 1];
-};
 
 struct session {
 	TAILQ_ENTRY(session) entry;
@@ -240,164 +222,6 @@ session_maybe_free(struct session *s)
 
 /* ---- replies ---------------------------------------------------------------- */
 
-/* A keeper's -errno as a client error. */
-static void
-session_reply_errno(struct client *c, uint32_t req_id, const char *path, int neg_err)
-{
-	int err = -neg_err;
-
-	switch (err) {
-	case ENOENT:
-		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "%s: %s", path, strerror(err));
-		break;
-	case ELOOP:
-	case EXDEV:
-		client_send_error(
-			c, req_id, PROTO_ERR_BAD_REQUEST,
-			"%s: refused: the path leaves the workspace or goes through a link", path);
-		break;
-	case ENOSPC:
-	case EFBIG:
-	case EDQUOT:
-		client_send_error(c, req_id, PROTO_ERR_TOO_LARGE, "%s: %s", path, strerror(err));
-		break;
-	case EISDIR:
-	case ENOTDIR:
-	case EINVAL:
-	case ENOTEMPTY:
-	case EEXIST:
-	case ENAMETOOLONG:
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST, "%s: %s%s", path, strerror(err),
-				  err == EINVAL ? " (not a regular file, or not a valid path)"
-						: "");
-		break;
-	default:
-		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "%s: %s", path, strerror(err));
-		break;
-	}
-}
-
-static void
-session_reply_ok(struct client *c, uint32_t req_id)
-{
-	struct proto_out out;
-
-	if (proto_encode_simple(req_id, PROTO_OK, &out) < 0)
-		fatalx("cannot encode ok");
-	client_send(c, &out);
-}
-
-/* file_read: copy the opened file (at most file_max) into a sealed memfd. */
-static void
-session_reply_read(struct session *s, struct kop *k, int fd)
-{
-	struct proto_file_data fdata;
-	struct proto_out out;
-	uint64_t len, size, left, want = budget_fd_bytes(fd);
-	int mfd, r;
-
-	/*
-	 * The copy is held for the uid until its client read the reply: a
-	 * client that sends file_read after file_read and never reads would
-	 * otherwise pin file_max_bytes per request (issue 13, finding 2).
-	 * Counted by what the copy will really hold (holes stay holes).
-	 */
-	(void)budget_sweep(&s->d->budget, s->uid, false);
-	left = budget_bytes_left(&s->d->budget, s->uid, s->d->cfg->max_bytes_per_uid);
-	if (want > s->d->cfg->session_file_max)
-		want = s->d->cfg->session_file_max;
-	if (want + PROTO_MSG_MAX > left) {
-		client_send_error(k->c, k->req_id, PROTO_ERR_BUSY,
-				  "%s: uid %u: the daemon holds %" PRIu64
-				  " bytes for it (unread replies, replies' memfds still open, "
-				  "queued runs); max_bytes_per_uid "
-				  "is %" PRIu64,
-				  k->what, (unsigned)s->uid, budget_bytes(&s->d->budget, s->uid),
-				  s->d->cfg->max_bytes_per_uid);
-		return;
-	}
-	/* Its memfd needs a probe: refused before the copy, past the uid's
-	 * share (max_fds_per_uid) or the daemon's (client.c, budget_hold()). */
-	if (budget_held_room(&s->d->budget, s->uid, s->d->cfg->max_fds_per_uid) == 0) {
-		client_send_error(k->c, k->req_id, PROTO_ERR_BUSY,
-				  "%s: uid %u: its clients keep %" PRIu32
-				  " memfds of results open (max_fds_per_uid %" PRIu32 "), %" PRIu32
-				  " in all (at most %" PRIu32 "); close results no longer needed",
-				  k->what, (unsigned)s->uid, budget_held(&s->d->budget, s->uid),
-				  s->d->cfg->max_fds_per_uid, s->d->budget.nheld,
-				  s->d->budget.held_max);
-		return;
-	}
-	r = memfd_sealed_copy_sparse(fd, s->d->cfg->session_file_max, left - PROTO_MSG_MAX, &mfd,
-				     &len, &size);
-	if (r < 0) {
-		session_reply_errno(k->c, k->req_id, k->what, r);
-		return;
-	}
-	memset(&fdata, 0, sizeof(fdata));
-	fdata.data = (struct proto_blob){.len = (size_t)len, .fd = mfd, .present = true};
-	fdata.size = size < len ? len : size;
-	fdata.truncated = len < fdata.size;
-	r = proto_encode_file_data(k->req_id, &fdata, &out);
-	close(mfd);
-	client_send_encoded(k->c, k->req_id, r, &out, "file_data");
-}
-
-/* file_list: the keeper's records, checked, as many as fit in one packet. */
-static void
-session_reply_list(struct kop *k, int fd, uint32_t count, bool more)
-{
-	static const char *const kinds[] = {"file", "dir", "link", "other"};
-	struct proto_file_entry *ents = NULL;
-	struct proto_file_list l = {0};
-	struct proto_out out;
-	struct stat st;
-	const struct keep_entry *rec = NULL;
-	size_t i, n = 0;
-	int r;
-
-	/* The keeper lives next to hostile files: its records are checked. */
-	if (count > KEEP_LIST_MAX || fstat(fd, &st) < 0 ||
-	    (uint64_t)st.st_size != (uint64_t)count * sizeof(struct keep_entry)) {
-		client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL,
-				  "bad listing from the keeper");
-		return;
-	}
-	if (count > 0) {
-		rec = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (rec == MAP_FAILED) {
-			client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL, "mmap: %s",
-					  strerror(errno));
-			return;
-		}
-		ents = xcalloc(count, sizeof(*ents));
-	}
-	for (i = 0; i < count; i++) {
-		const struct keep_entry *e = &rec[i];
-
-		if (memchr(e->name, '\0', sizeof(e->name)) == NULL || e->name[0] == '\0' ||
-		    e->kind > KEEP_KIND_OTHER)
-			continue;
-		ents[n++] = (struct proto_file_entry){.name = e->name,
-						      .kind = kinds[e->kind],
-						      .size = e->size,
-						      .mtime_ms = e->mtime_ms};
-	}
-	l.entries = ents;
-	l.nentries = n;
-	l.truncated = more;
-	/* Long names can make a full listing larger than a packet: send the
-	 * first entries that fit, and say so. */
-	while ((r = proto_encode_file_list(k->req_id, &l, &out)) == -E2BIG && l.nentries > 0) {
-		l.nentries = l.nentries * 3 / 4;
-		l.truncated = true;
-	}
-	client_send_encoded(k->c, k->req_id, r, &out, "file_list");
-	free(ents);
-	if (rec != NULL)
-		munmap((void *)rec, (size_t)st.st_size);
-}
-
 /* The keeper answered the oldest request: finish it. fd may be -1. */
 static void
 session_answer(struct session *s, struct kop *k, const struct keep_reply *rep, int fd)
@@ -411,7 +235,7 @@ session_answer(struct session *s, struct kop *k, const struct keep_reply *rep, i
 			break;
 		}
 		if (k->op == KEEP_READ && fd >= 0)
-			session_reply_read(s, k, fd);
+			session_reply_read(s->d, s->uid, k, fd);
 		else if (k->op == KEEP_LIST && fd >= 0)
 			session_reply_list(k, fd, rep->count, rep->size != 0);
 		else if (k->op == KEEP_READ || k->op == KEEP_LIST)
@@ -466,16 +290,10 @@ session_fail_ops(struct session *s)
 static int
 session_send(struct session *s, struct kop *k, const char *path, int fd)
 {
-	struct keep_req req;
 	int r;
 
-	memset(&req, 0, sizeof(req));
-	req.op = k->op;
-	req.seq = k->seq = ++s->next_seq;
-	if (strlen(path) >= sizeof(req.path))
-		return -ENAMETOOLONG;
-	memcpy(req.path, path, strlen(path) + 1);
-	r = fdpass_send(s->keeper, &req, sizeof(req), &fd, fd >= 0 ? 1 : 0);
+	k->seq = ++s->next_seq;
+	r = keep_wrap_send(s->keeper, k->op, k->seq, path, fd);
 	if (r < 0)
 		return r;
 	TAILQ_INSERT_TAIL(&s->ops, k, entry);
@@ -491,20 +309,18 @@ session_keeper_cb(evutil_socket_t sock, short what UNUSED, void *arg)
 
 	for (budget = 64; budget > 0 && s->keeper >= 0; budget--) {
 		struct keep_reply rep;
-		int fds[2];
-		size_t nfds = 0;
-		ssize_t n = fdpass_recv((int)sock, &rep, sizeof(rep), fds, 1, &nfds);
+		int fd = -1;
+		int n = keep_wrap_recv((int)sock, &rep, &fd);
 		struct kop *k;
 
-		if (n == -EAGAIN || n == -EINTR)
+		if (n == -EAGAIN)
 			return;
-		if (n != (ssize_t)sizeof(rep)) {
-			fdpass_close_all(fds, nfds);
+		if (n <= 0) {
 			session_end(s, n == 0 ? "its keeper ended" : "bad message from its keeper");
 			return;
 		}
 		if (rep.op == KEEP_READY && s->state == SESSION_OPENING) {
-			fdpass_close_all(fds, nfds);
+			fd_close(fd);
 			if (rep.err != 0) {
 				log_warnx("session %.8s: keeper set-up failed: %s", s->id,
 					  strerror(-rep.err));
@@ -531,12 +347,12 @@ session_keeper_cb(evutil_socket_t sock, short what UNUSED, void *arg)
 		}
 		k = TAILQ_FIRST(&s->ops);
 		if (rep.op != KEEP_REPLY || k == NULL || rep.seq != k->seq) {
-			fdpass_close_all(fds, nfds);
+			fd_close(fd);
 			session_end(s, "out-of-order answer from its keeper");
 			return;
 		}
 		TAILQ_REMOVE(&s->ops, k, entry);
-		session_answer(s, k, &rep, nfds == 1 ? fds[0] : -1);
+		session_answer(s, k, &rep, fd);
 		free(k);
 		session_touch(s);
 	}
