@@ -18,6 +18,8 @@
  * next cell starts a new one: the result says the state was lost.
  */
 #include "cells.h"
+#include "cells_reply.h"
+#include "cells_state.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -47,6 +49,7 @@
 #include "run.h"
 #include "runqueue.h"
 #include "session.h"
+#include "run_owner.h"
 #include "xalloc.h"
 #include "compiler.h"
 #include "fdio.h"
@@ -87,7 +90,6 @@ struct cells {
 	char runtime[PROTO_RUNTIME_MAX + 1];
 	struct run *interp; /* the interpreter's run, or NULL */
 	uint32_t interp_id; /* its run id, for the cells' audit lines */
-	bool starting;	    /* interp asked for, no channel yet */
 	int chan;	    /* the driver's channel, or -1 */
 	struct event *chan_ev;
 	uint64_t next_cell;
@@ -95,11 +97,10 @@ struct cells {
 	char lost_why[160];
 	struct cell_list q; /* the head is the one running, if any is */
 	uint32_t nq;
-	bool ended;
+	enum cells_state state; /* changed by cells_transition() only */
 	bool pumping;
 	struct event *pump_ev;
 	bool took;	      /* the interpreter was handed a cell */
-	bool killing;	      /* cells_restart gave the interpreter up */
 	struct event *eof_ev; /* the channel closed during a cell: restart unless it ends */
 	/* A reload changed what the interpreter's sandbox is made with
 	 * (cells_reloaded): stale, restart it once the cell in flight is
@@ -117,10 +118,24 @@ struct cells {
 };
 
 static void cells_pump_cb(evutil_socket_t fd, short what, void *arg);
-static void cells_eof_cb(evutil_socket_t fd, short what, void *arg);
 
-static const char *const cells_mimes[] = {"image/png", "image/svg+xml", "text/plain", "text/html",
-					  NULL};
+/* The one place an interpreter changes state: its table (cells_state.c) says where
+ * ev leads; an event that cannot happen in the state is a broken invariant. */
+static void
+cells_transition(struct cells *cs, enum cells_event ev)
+{
+	int to = fsm_next(&cells_fsm, (int)cs->state, (int)ev);
+
+	if (to < 0)
+		fatalx("session %s: interpreter: event %s in state %s", session_id(cs->s),
+		       fsm_event_name(&cells_fsm, (int)ev),
+		       fsm_state_name(&cells_fsm, (int)cs->state));
+	log_debug("session %s: interpreter: %s -> %s (%s)", session_id(cs->s),
+		  fsm_state_name(&cells_fsm, (int)cs->state), fsm_state_name(&cells_fsm, to),
+		  fsm_event_name(&cells_fsm, (int)ev));
+	cs->state = (enum cells_state)to;
+}
+static void cells_eof_cb(evutil_socket_t fd, short what, void *arg);
 
 const char *
 cells_driver(void)
@@ -226,7 +241,8 @@ cells_end(struct cells *cs, const char *why)
 
 	if (cs == NULL)
 		return;
-	cs->ended = true;
+	if (cs->state != CELLS_ENDED) /* cells_free ends it again */
+		cells_transition(cs, CELLS_EV_END);
 	cells_close_chan(cs);
 	while ((cl = TAILQ_FIRST(&cs->q)) != NULL) {
 		if (cl->c != NULL)
@@ -269,86 +285,49 @@ cells_client_gone(struct cells *cs, struct client *c)
 		cl->c = NULL;
 }
 
-/* Is s, of len bytes, UTF-8 without NUL (a msgpack str every client decodes)? */
-static bool
-cells_utf8(const uint8_t *s, size_t len)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		uint8_t b = s[i];
-		size_t n, k;
-		uint32_t cp;
-
-		if (b == 0)
-			return false;
-		if (b < 0x80) {
-			i++;
-			continue;
-		}
-		if ((b & 0xe0) == 0xc0)
-			n = 1, cp = b & 0x1f;
-		else if ((b & 0xf0) == 0xe0)
-			n = 2, cp = b & 0x0f;
-		else if ((b & 0xf8) == 0xf0)
-			n = 3, cp = b & 0x07;
-		else
-			return false;
-		for (k = 1; k <= n; k++) {
-			if (i + k >= len || (s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
-	}
-	return true;
-}
-
-/* Read len bytes at off of fd into a new buffer (NUL-terminated). */
-static int
-cells_pread(int fd, uint64_t off, size_t len, uint8_t **ret)
-{
-	uint8_t *b = xmalloc(len + 1);
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = pread(fd, b + got, len - got, (off_t)(off + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(b);
-			return n < 0 ? -errno : -EIO;
-		}
-		got += (size_t)n;
-	}
-	b[len] = '\0';
-	*ret = b;
-	return 0;
-}
-
-/* One output memfd into res->out[k]: its first output_bytes. */
+/*
+ * A lost cell's result: its interpreter's end (base, or NULL for none),
+ * less what was the interpreter's own; the cell's figures; why as the
+ * error when it is ours (a restart), written into err.
+ */
 static void
-cells_output(int fd, uint64_t cap, struct proto_stream_out *o, uint8_t **ret_buf)
+cells_answer_lost(const struct cell *cl, const struct proto_result *base, const char *why,
+		  struct proto_result *res, char *err, size_t errlen)
 {
-	struct stat st;
-	uint64_t size = 0, keep;
-
-	*ret_buf = NULL;
-	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0)
-		size = (uint64_t)st.st_size;
-	keep = size < cap ? size : cap;
-	if (keep > 0 && cells_pread(fd, 0, (size_t)keep, ret_buf) < 0)
-		keep = 0;
-	o->data.data = *ret_buf != NULL ? *ret_buf : (const uint8_t *)"";
-	o->data.len = (size_t)keep;
-	o->data.fd = -1;
-	o->data.present = true;
-	o->total = size;
-	o->truncated = size > keep;
+	if (base != NULL) {
+		*res = *base;
+		res->artifacts = NULL;
+		res->nartifacts = 0;
+		res->artifacts_omitted = res->artifacts_omitted_bytes = 0;
+		res->network = NULL;
+		res->tool_calls = NULL;
+		res->ntool_calls = 0;
+		res->tool_calls_omitted = 0;
+		res->nadvisories = 0; /* the interpreter's own code's: not the cell's */
+	}
+	/*
+	 * The interpreter's run's figures are its whole life. The cell's own
+	 * (cpu, wall, memory peak) are the supervisor's, from its
+	 * CELLS_SUP_BEGIN (SUP_CELL_LOST); a supervisor gone without them
+	 * (the lifeline closed) leaves the wall time from the hand-off and no
+	 * cpu or memory figure (0: unknown, never the interpreter's). A cell
+	 * that never reached an interpreter (it could not start) has the
+	 * figures of that start.
+	 */
+	if (cl->lost_fig) {
+		res->cpu_ms = cl->lost_cpu_ns / 1000000ULL;
+		res->wall_ms = cl->lost_wall_ns / 1000000ULL;
+		res->memory_peak_bytes = cl->lost_peak;
+	} else if (cl->t_sent.tv_sec != 0) {
+		res->cpu_ms = 0;
+		res->wall_ms = clock_ms_since(&cl->t_sent);
+		res->memory_peak_bytes = 0;
+	}
+	if (why != NULL) {
+		res->outcome = PROTO_OUTCOME_ERROR;
+		snprintf(err, errlen, "%s", why);
+		res->error = err;
+	}
 }
 
 /*
@@ -366,83 +345,15 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	char err[512];
 	struct proto_out out;
 	char note[PROTO_ADVISORY_MAX + 1];
-	uint32_t i, nd = 0;
+	uint32_t i;
 	int k, rc;
 
 	memset(&res, 0, sizeof(res));
 	memset(dbuf, 0, sizeof(dbuf));
-	if (lost && base != NULL) {
-		res = *base;
-		res.artifacts = NULL;
-		res.nartifacts = 0;
-		res.artifacts_omitted = res.artifacts_omitted_bytes = 0;
-		res.network = NULL;
-		res.tool_calls = NULL;
-		res.ntool_calls = 0;
-		res.tool_calls_omitted = 0;
-		res.nadvisories = 0; /* the interpreter's own code's: not the cell's */
-	}
-	/*
-	 * The interpreter's run's figures are its whole life. The cell's own
-	 * (cpu, wall, memory peak) are the supervisor's, from its
-	 * CELLS_SUP_BEGIN (SUP_CELL_LOST); a supervisor gone without them
-	 * (the lifeline closed) leaves the wall time from the hand-off and no
-	 * cpu or memory figure (0: unknown, never the interpreter's). A cell
-	 * that never reached an interpreter (it could not start) has the
-	 * figures of that start.
-	 */
-	if (lost && cl->lost_fig) {
-		res.cpu_ms = cl->lost_cpu_ns / 1000000ULL;
-		res.wall_ms = cl->lost_wall_ns / 1000000ULL;
-		res.memory_peak_bytes = cl->lost_peak;
-	} else if (lost && cl->t_sent.tv_sec != 0) {
-		res.cpu_ms = 0;
-		res.wall_ms = clock_ms_since(&cl->t_sent);
-		res.memory_peak_bytes = 0;
-	}
-	if (lost && why != NULL) {
-		res.outcome = PROTO_OUTCOME_ERROR;
-		snprintf(err, sizeof(err), "%s", why);
-		res.error = err;
-	}
-	if (!lost) {
-		const struct cells_done *dn = &cl->done;
-		uint64_t off = dn->has_value ? dn->value_len : 0;
-
-		res.cpu_ms = end->cpu_ns / 1000000ULL;
-		res.wall_ms = end->wall_ns / 1000000ULL;
-		res.memory_peak_bytes = end->memory_peak;
-		if (end->reason == SUP_REASON_WALL)
-			res.outcome = PROTO_OUTCOME_WALL_LIMIT;
-		else if (end->reason == SUP_REASON_CPU)
-			res.outcome = PROTO_OUTCOME_CPU_LIMIT;
-		else
-			res.outcome = PROTO_OUTCOME_EXITED;
-		res.exit_code = dn->status == CELLS_OK		  ? 0
-				: dn->status == CELLS_EXIT	  ? dn->exit_code
-				: dn->status == CELLS_INTERRUPTED ? 130
-								  : 1;
-		if (dn->has_value && cells_pread(cl->fd[2], 0, dn->value_len, &value) == 0 &&
-		    cells_utf8(value, dn->value_len))
-			res.value = (const char *)value;
-		for (i = 0; i < dn->ndisplay; i++) {
-			size_t len = (size_t)dn->display[i].len;
-
-			if (cells_pread(cl->fd[2], off, len, &dbuf[nd]) == 0) {
-				memset(&disp[nd], 0, sizeof(disp[nd]));
-				disp[nd].name = dn->display[i].mime;
-				disp[nd].size = len;
-				disp[nd].data.data = dbuf[nd];
-				disp[nd].data.len = len;
-				disp[nd].data.fd = -1;
-				disp[nd].data.present = true;
-				nd++;
-			}
-			off += len;
-		}
-		res.display = disp;
-		res.ndisplay = nd;
-	}
+	if (lost)
+		cells_answer_lost(cl, base, why, &res, err, sizeof(err));
+	else
+		cells_answer_done(&cl->done, cl->fd[2], end, &res, disp, dbuf, &value);
 	for (k = 0; k < 2; k++)
 		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
 	/* Why the interpreter this cell found is a new one, when a reload
@@ -494,7 +405,7 @@ cells_restart(struct cells *cs, const char *fmt, ...)
 	struct cells_sup kill;
 	va_list ap;
 
-	if (cs->killing)
+	if (cs->state == CELLS_KILLING)
 		return; /* the first reason stands */
 	va_start(ap, fmt);
 	vsnprintf(cs->lost_why, sizeof(cs->lost_why), fmt, ap);
@@ -503,7 +414,7 @@ cells_restart(struct cells *cs, const char *fmt, ...)
 	cells_close_chan(cs);
 	if (cs->interp == NULL)
 		return;
-	cs->killing = true;
+	cells_transition(cs, CELLS_EV_KILL);
 	/* Through the supervisor, so that the cell gets its own figures
 	 * (SUP_CELL_LOST); a supervisor out of reach is cut off. */
 	memset(&kill, 0, sizeof(kill));
@@ -524,7 +435,7 @@ static void
 cells_reload_restart(struct cells *cs)
 {
 	cs->stale = false;
-	if (cs->interp == NULL || cs->killing)
+	if (cs->interp == NULL || cs->state == CELLS_KILLING)
 		return;
 	snprintf(cs->note, sizeof(cs->note),
 		 "the configuration was reloaded and changed this session's sandbox (%.96s): "
@@ -540,7 +451,7 @@ cells_reloaded(struct cells *cs, const char *why, const struct egress_policy *po
 	static const struct egress_policy none; /* refuses every connection */
 	struct run *r = cs->interp;
 
-	if (cs->ended || r == NULL || cs->killing)
+	if (cs->state == CELLS_ENDED || r == NULL || cs->state == CELLS_KILLING)
 		return;
 	snprintf(cs->reload_why, sizeof(cs->reload_why), "%s", why);
 	/*
@@ -558,63 +469,6 @@ cells_reloaded(struct cells *cs, const char *why, const struct egress_policy *po
 	 * caller walks the sessions, and a run killed now could end under it. */
 	cs->stale = true;
 	cells_pump_soon(cs);
-}
-
-static bool
-cells_mime_known(const char *mime)
-{
-	size_t i;
-
-	for (i = 0; cells_mimes[i] != NULL; i++)
-		if (strcmp(cells_mimes[i], mime) == 0)
-			return true;
-	return false;
-}
-
-/* Check the driver's answer against the cell (cells_msg.h); NULL if it is
- * good, else what is wrong. */
-static const char *
-cells_check_done(const struct cell *cl, const struct cells_done *dn)
-{
-	uint64_t total, max;
-	struct stat st;
-	uint32_t i;
-
-	if (dn->magic != CELLS_MAGIC)
-		return "bad magic";
-	if (dn->cell != cl->n)
-		return "wrong cell number";
-	if (dn->status >= CELLS_STATUS_COUNT_)
-		return "unknown status";
-	if (dn->has_value > 1 || (!dn->has_value && dn->value_len != 0) ||
-	    dn->value_len > PROTO_VALUE_MAX)
-		return "bad value length";
-	if (dn->ndisplay > CELLS_DISPLAY_MAX)
-		return "too many display items";
-	total = dn->value_len;
-	max = cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES];
-	for (i = 0; i < CELLS_DISPLAY_MAX; i++) {
-		const char *mime = dn->display[i].mime;
-		size_t ml = strnlen(mime, CELLS_MIME_MAX);
-		size_t j;
-
-		if (i >= dn->ndisplay) {
-			if (ml != 0 || dn->display[i].len != 0)
-				return "data past the display items";
-			continue;
-		}
-		if (ml == CELLS_MIME_MAX || !cells_mime_known(mime))
-			return "a mime type outside the set";
-		for (j = ml; j < CELLS_MIME_MAX; j++)
-			if (mime[j] != '\0')
-				return "bytes after a mime type";
-		if (dn->display[i].len > max || total + dn->display[i].len > PROTO_VALUE_MAX + max)
-			return "display larger than its bound";
-		total += dn->display[i].len;
-	}
-	if (fstat(cl->fd[2], &st) < 0 || (uint64_t)st.st_size < total)
-		return "lengths past the reply";
-	return NULL;
 }
 
 static void
@@ -661,7 +515,7 @@ cells_chan_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 		cells_restart(cs, "the interpreter spoke out of turn");
 		return;
 	}
-	bad = cells_check_done(cl, &dn);
+	bad = cells_check_done(cl->n, cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES], cl->fd[2], &dn);
 	if (bad != NULL) {
 		cells_restart(cs, "cell %" PRIu64 ": the interpreter's answer is refused: %s",
 			      cl->n, bad);
@@ -686,7 +540,7 @@ cells_channel(struct cells *cs, struct run *r, int fd)
 	cs->chan = fd;
 	cs->chan_ev = xevent_new(cs->d->base, fd, EV_READ | EV_PERSIST, cells_chan_cb, cs);
 	event_add(cs->chan_ev, NULL);
-	cs->starting = false;
+	cells_transition(cs, CELLS_EV_CHANNEL);
 	cells_pump_soon(cs);
 }
 
@@ -702,6 +556,7 @@ cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m)
 		return;
 	}
 	cells_answer(cs, cl, NULL, m, false, NULL);
+	cells_transition(cs, CELLS_EV_DONE);
 	cells_pump_soon(cs);
 }
 
@@ -728,7 +583,6 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	if (cs->interp != r)
 		return;
 	cs->interp = NULL;
-	cs->starting = false;
 	evtimer_del(cs->eof_ev);
 	cells_close_chan(cs);
 	if (!cs->lost)
@@ -742,16 +596,16 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	 * start another for it, without end.
 	 */
 	if (cl != NULL && (cl->stage != CELL_QUEUED || (!cs->took && !cs->reload_kill))) {
-		bool ours = cs->killing && !cs->ended;
+		bool ours = cs->state == CELLS_KILLING;
 
 		snprintf(why, sizeof(why), "%s; the interpreter was restarted empty", cs->lost_why);
 		cells_answer(cs, cl, res, NULL, true, ours ? why : NULL);
 	}
 	cs->lost_why[0] = '\0';
-	cs->killing = false;
+	cells_transition(cs, CELLS_EV_EXIT);
 	cs->stale = false;
 	cs->reload_kill = false;
-	if (!cs->ended)
+	if (cs->state != CELLS_ENDED)
 		cells_pump_soon(cs);
 }
 
@@ -812,7 +666,7 @@ cells_interp_set(struct cells *cs, struct run *r)
 {
 	cs->interp = r;
 	cs->interp_id = r->run_id;
-	cs->starting = true;
+	cells_transition(cs, CELLS_EV_START);
 	cs->took = false;
 }
 
@@ -833,7 +687,8 @@ cells_pump(struct cells *cs)
 	cl = TAILQ_FIRST(&cs->q);
 	if (cs->stale && cs->interp != NULL && (cl == NULL || cl->stage == CELL_QUEUED))
 		cells_reload_restart(cs);
-	while ((cl = TAILQ_FIRST(&cs->q)) != NULL && cl->stage == CELL_QUEUED && !cs->ended) {
+	while ((cl = TAILQ_FIRST(&cs->q)) != NULL && cl->stage == CELL_QUEUED &&
+	       cs->state != CELLS_ENDED) {
 		/*
 		 * A cell is work being done: it takes a run slot, as a run
 		 * does, before it goes to the interpreter or has one started;
@@ -871,11 +726,12 @@ cells_pump(struct cells *cs)
 			break;
 		}
 		if (cs->chan < 0) {
-			if (!cs->starting)
+			if (cs->state != CELLS_STARTING)
 				cells_restart(cs, "the interpreter has no channel");
 			break;
 		}
 		cl->stage = CELL_SENT;
+		cells_transition(cs, CELLS_EV_SENT);
 		cs->took = true;
 		rc = cells_send(cs, cl);
 		if (rc < 0)
@@ -971,3 +827,15 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	session_cell_touch(cs->s);
 	cells_pump(cs);
 }
+
+/* What the interpreter's run asks of its cells (run_owner.h). */
+const struct run_cells_ops cells_run_ops = {
+	.driver = cells_driver,
+	.cell = cells_cell,
+	.slot_granted = cells_slot_granted,
+	.interp_set = cells_interp_set,
+	.channel = cells_channel,
+	.sup_end = cells_sup_end,
+	.sup_lost = cells_sup_lost,
+	.interp_ended = cells_interp_ended,
+};

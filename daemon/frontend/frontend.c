@@ -14,6 +14,7 @@
 #include "memfd.h"
 #include "frontend.h"
 #include "spawn_wrap.h"
+#include "run_owner.h"
 #include "session.h"
 #include "log.h"
 #include "xalloc.h"
@@ -408,6 +409,9 @@ frontend_main(struct daemon *d)
 	TAILQ_INIT(&d->clients);
 	TAILQ_INIT(&d->runs);
 	TAILQ_INIT(&d->sessions);
+	d->session_ops = &session_run_ops;
+	d->cells_ops = &cells_run_ops;
+	run_dispatch_init(d);
 	TAILQ_INIT(&d->pool);
 	spawnrefs_init(&d->refs, &d->uids);
 	runqueue_init(&d->queue);

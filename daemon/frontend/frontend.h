@@ -100,6 +100,9 @@ struct daemon {
 	uint32_t nruns;		   /* runs known: queued, running, finishing */
 	uint32_t nrunning;	   /* runs holding a uid slot */
 	struct event *dispatch_ev; /* run_dispatch on the next turn (run.c) */
+	/* What runs ask of sessions and interpreters (run_owner.h). */
+	const struct run_session_ops *session_ops;
+	const struct run_cells_ops *cells_ops;
 	uint32_t nclients;
 	struct session_list sessions;
 	uint32_t nsessions;
@@ -269,6 +272,8 @@ void run_access_reloaded(struct daemon *d);
 uint32_t run_count_uid(const struct daemon *d, uid_t uid);
 /* Start queued runs while there are free slots. */
 void run_dispatch(struct daemon *d);
+/* Make the event run_dispatch_soon() (run.h) wakes the queue by. */
+void run_dispatch_init(struct daemon *d);
 /* Keep prepared_sandboxes sandboxes prepared ahead. */
 void run_pool_fill(struct daemon *d);
 /* The pool's back-off timer and rate-limited warnings (frontend_main). Returns 0 or -ENOMEM. */

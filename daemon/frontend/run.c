@@ -20,9 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "advisory.h"
 #include "budget.h"
-#include "cells.h"
 #include "clock.h"
 #include "frontend.h"
 #include "log.h"
@@ -30,11 +28,9 @@
 #include "plan.h"
 #include "runqueue.h"
 #include "run.h"
-#include "rules.h"
-#include "run_files.h"
 #include "run_tools.h"
 #include "sandbox.h"
-#include "session.h"
+#include "run_owner.h"
 #include "xalloc.h"
 #include "compiler.h"
 #include "fdio.h"
@@ -66,7 +62,7 @@ run_count_uid(const struct daemon *d, uid_t uid)
 	TAILQ_FOREACH(r, &d->runs, entry)
 	if (r->uid == uid && r->state != RUN_QUEUED && run_holds_slot(r))
 		n++;
-	return n + session_cell_slots_uid(d, uid);
+	return n + d->session_ops->cell_slots(d, uid);
 }
 
 bool
@@ -75,158 +71,6 @@ run_slot_free(const struct daemon *d, uid_t uid)
 	if (d->nrunning >= d->cfg->max_runs)
 		return false;
 	return uid == 0 || run_count_uid(d, uid) < d->cfg->max_runs_per_uid;
-}
-
-/* ---- building the plan -------------------------------------------------- */
-
-/* Find an executable for a bare argv[0] the way a shell would, in /usr. */
-static int
-run_resolve_exec(const char *name, char *buf, size_t len)
-{
-	static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin",
-					   "/sbin"};
-	size_t i;
-
-	if (strchr(name, '/') != NULL)
-		return snprintf(buf, len, "%s", name) < (int)len ? 0 : -ENAMETOOLONG;
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		if ((size_t)snprintf(buf, len, "%s/%s", dirs[i], name) >= len)
-			return -ENAMETOOLONG;
-		if (access(buf, X_OK) == 0)
-			return 0;
-	}
-	return -ENOENT;
-}
-
-/*
- * Validate the request against the config and pack it into a plan memfd
- * (flags: PLAN_F_*, the session and the profile's switches). On a request
- * error, writes the reply code and message.
- */
-static int
-run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
-	      const struct config_profile *prof, const struct proto_limits *lim, uint32_t mounts,
-	      int *ret_fd, enum proto_error *ret_code, char *why, size_t whylen)
-{
-	bool session = (flags & PLAN_F_SESSION) != 0;
-	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
-	const char *argv[PLAN_ARGV_MAX + 1];
-	struct plan_env env = {0};
-	struct run_files files = {0};
-	char code_path[128], exec_path[PROTO_STR_MAX + 16];
-	struct plan_input in;
-	size_t argc = 0, i;
-	int r = -EINVAL;
-
-	*ret_code = PROTO_ERR_BAD_REQUEST;
-	if (rt == NULL) {
-		*ret_code = PROTO_ERR_UNKNOWN_RUNTIME;
-		snprintf(why, whylen, "no runtime named \"%s\"", req->runtime);
-		return -ENOENT;
-	}
-	if (rt->is_exec) {
-		if (req->argc == 0) {
-			snprintf(why, whylen, "runtime exec needs argv");
-			return -EINVAL;
-		}
-		if (run_resolve_exec(req->argv[0], exec_path, sizeof(exec_path)) < 0) {
-			snprintf(why, whylen,
-				 "exec: %s: not found in /usr/local/bin, /usr/bin, /bin",
-				 req->argv[0]);
-			return -ENOENT;
-		}
-		argv[argc++] = exec_path;
-		for (i = 1; i < req->argc; i++)
-			argv[argc++] = req->argv[i];
-	} else {
-		if (!req->code.present) {
-			snprintf(why, whylen, "runtime %s needs code", rt->name);
-			return -EINVAL;
-		}
-		snprintf(code_path, sizeof(code_path), PLAN_CODE_DIR "/%s", rt->code_name);
-		for (i = 0; i < rt->argc; i++)
-			argv[argc++] = strcmp(rt->argv[i], "{code}") == 0 ? code_path : rt->argv[i];
-		for (i = 0; i < req->argc && argc < PLAN_ARGV_MAX; i++)
-			argv[argc++] = req->argv[i];
-	}
-	argv[argc] = NULL;
-
-	r = plan_env_build(&env, (const char *const *)rt->env, rt->nenv, req->env, req->nenv);
-	if (r == 0 && req->ntools > 0)
-		r = run_tools_env(req, &env);
-	if (r < 0) {
-		*ret_code = PROTO_ERR_INTERNAL;
-		snprintf(why, whylen, "cannot build the environment: %s", strerror(-r));
-		goto out;
-	}
-
-	if (prof->network_proxy && plan_env_proxy(&env, d->cfg->egress_port) < 0)
-		fatalx("out of memory");
-
-	r = run_files_collect(req, session, lim->v[PROTO_LIMIT_WORKSPACE_BYTES], &files, ret_code,
-			      why, whylen);
-	if (r < 0)
-		goto out;
-
-	memset(&in, 0, sizeof(in));
-	in.argv = argv;
-	in.argc = argc;
-	in.envp = env.envp;
-	in.envc = env.envc;
-	in.code_name = rt->is_exec ? NULL : rt->code_name;
-	in.code = req->code.data;
-	in.code_len = req->code.present ? req->code.len : 0;
-	in.stdin_data = req->stdin_data.present
-				? (req->stdin_data.data ? req->stdin_data.data : (const void *)"")
-				: NULL;
-	in.stdin_len = req->stdin_data.present ? req->stdin_data.len : 0;
-	in.file_names = files.names;
-	in.file_data = files.data;
-	in.file_len = files.len;
-	in.file_mode = files.mode;
-	/* A session run's files are written by the session's keeper instead. */
-	in.nfiles = session ? 0 : files.n;
-	in.flags = flags | (req->ntools > 0 ? PLAN_F_TOOLS : 0);
-	if (prof->network_proxy) {
-		in.flags |= PLAN_F_EGRESS;
-		in.egress_port = d->cfg->egress_port;
-	}
-	in.hostname = d->cfg->hostname;
-	in.limits = lim;
-	in.mounts = mounts;
-	in.cwd = rt->cwd[0] != '\0' ? rt->cwd : NULL;
-	in.rootspec_gen = d->rootspec.generation;
-	/* hidden_paths: absent in the sandbox (sandbox_fs.c, phase two). */
-	in.hidden = (const char *const *)prof->hidden;
-	in.nhidden = prof->nhidden;
-	r = plan_build(&in, ret_fd);
-	if (r < 0) {
-		*ret_code = PROTO_ERR_INTERNAL;
-		snprintf(why, whylen, "cannot build the plan: %s", strerror(-r));
-	}
-out:
-	run_files_free(&files);
-	plan_env_free(&env);
-	return r;
-}
-
-int
-run_prestart_plan(struct daemon *d, const struct config_runtime *rt, int *ret_fd)
-{
-	static const struct config_profile none; /* no network, no switches */
-	struct proto_run req;
-	enum proto_error code;
-	char why[256];
-	int r;
-
-	memset(&req, 0, sizeof(req));
-	req.runtime = rt->name;
-	req.code.present = true;
-	req.code.data = (const uint8_t *)"";
-	r = run_make_plan(d, &req, 0, &none, &d->cfg->ceilings, 0, ret_fd, &code, why, sizeof(why));
-	if (r < 0)
-		log_warnx("runtime %s: cannot make its pre-start plan: %s", rt->name, why);
-	return r;
 }
 
 /* ---- run lifecycle ---------------------------------------------------------- */
@@ -256,9 +100,9 @@ run_free(struct run *r, enum run_state from)
 	 * done, and a one-shot run's uid slot, which its key holds, is free. */
 	spawnref_del(&d->refs, r->prep_key);
 	if (r->session != NULL && from == RUN_QUEUED)
-		session_run_unqueued(r->session);
+		r->d->session_ops->unqueued(r->session);
 	else if (r->session != NULL)
-		session_run_end(r->session, r);
+		r->d->session_ops->end(r->session, r);
 	free(r);
 	frontend_run_ended(d);
 }
@@ -271,12 +115,10 @@ run_dispatch_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 }
 
 void
-run_dispatch_soon(struct daemon *d)
+run_dispatch_init(struct daemon *d)
 {
-	if (d->dispatch_ev == NULL) {
+	if (d->dispatch_ev == NULL)
 		d->dispatch_ev = xevtimer_new(d->base, run_dispatch_cb, d);
-	}
-	event_active(d->dispatch_ev, 0, 0);
 }
 
 /*
@@ -368,7 +210,9 @@ run_retry_fresh(struct run *r)
 	return true;
 }
 
-void
+/* Output or the lifeline closed, or the spawner spoke: answer or end the run
+ * if it is time (run_outcome.h says when). */
+static void
 run_maybe_finish(struct run *r)
 {
 	bool outs_eof = r->out[0].eof && r->out[1].eof;
@@ -398,7 +242,7 @@ run_maybe_finish(struct run *r)
 	}
 	/* Reaped: whatever the supervisor sent is queued; read all of it. */
 	if (r->lifeline >= 0) {
-		(void)run_io_lifeline_read(r, INT32_MAX);
+		(void)lifeline_read(r, INT32_MAX);
 		run_io_close_lifeline(r);
 	}
 	if (run_retry_fresh(r))
@@ -634,14 +478,14 @@ run_launch(struct run *r)
 		/* A session run's sandbox is asked for once the keeper has done
 		 * its part (run_prepared): until then nothing of it is at the
 		 * spawner. */
-		session_run_unqueued(r->session);
-		r->slot = session_run_begin(r->session, r);
+		r->d->session_ops->unqueued(r->session);
+		r->slot = r->d->session_ops->begin(r->session, r);
 		if (run_holds_slot(r))
 			d->nrunning++;
 		clock_gettime(CLOCK_MONOTONIC, &r->t_start);
 		run_transition(r, RUN_EV_LAUNCH_SESSION);
-		session_run_prepare(r->session, r, (const char *const *)r->in_names, r->in_fds,
-				    r->nin, run_prepared);
+		r->d->session_ops->prepare(r->session, r, (const char *const *)r->in_names,
+					   r->in_fds, r->nin, run_prepared);
 		run_pool_fill(d);
 		return 0;
 	}
@@ -690,7 +534,7 @@ run_can_start(void *ctx, const struct runqueue_item *it)
 	if (it->klass == RUN_QUEUE_CELL)
 		return run_slot_free(d, it->uid);
 	r = (const struct run *)((const char *)it - offsetof(struct run, q));
-	if (r->session != NULL && !session_can_start(r->session))
+	if (r->session != NULL && !r->d->session_ops->can_start(r->session))
 		return false;
 	/* An interpreter is started for a cell that holds a run slot
 	 * already: it must not wait for a second one (with one slot per uid
@@ -727,7 +571,7 @@ run_dispatch(struct daemon *d)
 		if (it == NULL)
 			break;
 		if (it->klass == RUN_QUEUE_CELL) {
-			cells_slot_granted(it);
+			d->cells_ops->slot_granted(it);
 			continue;
 		}
 		r = (struct run *)((char *)it - offsetof(struct run, q));
@@ -808,278 +652,48 @@ run_keep_inputs(struct run *r, const struct proto_run *req)
 	return 0;
 }
 
-/*
- * Would this run's plan take the uid past its byte budget? The plan copies
- * the code, stdin and input files: a 256 MiB memfd that is all hole costs
- * its sender nothing and the daemon 256 MiB (twice while it is built), so
- * the check comes first, by size (issue 13, finding 2). If so, answer.
- */
-static bool
-run_over_budget(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req)
+/* Give back what a run that never went into the queue took. */
+static void
+run_new_undo(struct run *r)
 {
-	uint64_t max = d->cfg->max_bytes_per_uid, want = PROTO_MSG_MAX, held;
-	size_t i;
-
-	want += req->code.present ? req->code.len : 0;
-	want += req->stdin_data.present ? req->stdin_data.len : 0;
-	if (req->session == NULL) {
-		for (i = 0; i < req->nfiles; i++)
-			want += req->files[i].data.len;
-		/* The plan holds the bundle's files, about the bundle's size. */
-		want += req->file_bundle.present ? req->file_bundle.len : 0;
-	}
-	if (want > max) {
-		client_send_error(c, req_id, PROTO_ERR_TOO_LARGE,
-				  "the run's code, stdin and files take %" PRIu64
-				  " bytes; max_bytes_per_uid is %" PRIu64,
-				  want, max);
-		return true;
-	}
-	/* What its clients let go of since the last look is given back first. */
-	(void)budget_sweep(&d->budget, client_uid(c), false);
-	held = budget_bytes(&d->budget, client_uid(c));
-	if (want > max - (held < max ? held : max)) {
-		client_send_error(
-			c, req_id, PROTO_ERR_BUSY,
-			"uid %u: the daemon holds %" PRIu64 " bytes for it (queued runs, "
-			"unread replies, results' memfds still open); this run needs %" PRIu64
-			" more; max_bytes_per_uid is %" PRIu64,
-			(unsigned)client_uid(c), held, want, max);
-		return true;
-	}
-	/*
-	 * Each memfd a client keeps costs the frontend an fd (its probe):
-	 * as many as max_fds_per_uid per uid, held_max in all. Refused here
-	 * before the run's work; a result that would pass them when it is
-	 * sent is answered busy then (client.c, docs/security.md).
-	 */
-	if (budget_held_room(&d->budget, client_uid(c), d->cfg->max_fds_per_uid) == 0) {
-		client_send_error(c, req_id, PROTO_ERR_BUSY,
-				  "uid %u: its clients keep %" PRIu32
-				  " memfds of results open (max_fds_per_uid %" PRIu32 "), %" PRIu32
-				  " in all (at most %" PRIu32 "); close results no longer needed",
-				  (unsigned)client_uid(c), budget_held(&d->budget, client_uid(c)),
-				  d->cfg->max_fds_per_uid, d->budget.nheld, d->budget.held_max);
-		return true;
-	}
-	return false;
+	close(r->plan_fd);
+	budget_release(&r->d->budget, r->uid, r->plan_bytes, 0);
+	run_free_inputs(r);
+	free(r);
 }
 
-/*
- * The profile's blocked_imports check on the code of a Python runtime (its
- * argv[0] is python*): the findings for result.advisories, NULL for none.
- * Advisory only: the run goes ahead whatever it finds; the check reads the
- * text and any run-time name gets past it (docs/security.md,
- * "blocked_imports"). Bounded: at most ADVISORY_SCAN_MAX bytes are read.
- */
-static struct advisory_list *
-run_advise(const struct config *cfg, const struct proto_run *req, const struct config_profile *prof)
-{
-	const struct config_runtime *rt = config_runtime_find(cfg, req->runtime);
-	const char *names[PROTO_BLOCKED_IMPORTS_MAX];
-	struct advisory_list *adv;
-	size_t i;
-
-	if (prof->nblocked_imports == 0 || rt == NULL || rt->is_exec || rt->argc == 0 ||
-	    !advisory_is_python(rt->argv[0]) || !req->code.present)
-		return NULL;
-	for (i = 0; i < prof->nblocked_imports; i++)
-		names[i] = prof->blocked_imports[i];
-	adv = xmalloc(sizeof(*adv));
-	advisory_scan(names, prof->nblocked_imports, req->code.data, req->code.len, adv);
-	if (adv->n == 0) {
-		free(adv);
-		return NULL;
-	}
-	return adv;
-}
-
-/*
- * A run request, checked and queued; cs: it is an interpreter session's
- * interpreter (run_start_interp). A cell goes to its session's cells
- * instead (cells.h). Returns the run, or NULL when it was answered (or went
- * to the cells).
- */
-/*
- * Is a [mount] of mounts (bit i: mount i) unavailable now, its source gone
- * (renamed, unmounted) or refused since the config was read? Then the
- * request is refused naming the mount and its target, and the daemon's log
- * (rate-limited) has its source and why: this run alone fails, and a run
- * that names none of them is not held up (issue 28). The client is not
- * told the source: a host path is the administrator's (info hides it too).
- * The spawner checks again as root, and the supervisor opens it with no
- * link followed; this check is for the message, not for safety.
- */
-static bool
-run_mounts_unavailable(struct daemon *d, struct client *c, uint32_t req_id, uint32_t mounts)
-{
-	char why[ROOTSPEC_WHY_MAX];
-	size_t i;
-
-	for (i = 0; i < d->cfg->nmounts && i < ROOTSPEC_MOUNTS_MAX; i++) {
-		const struct config_mount *m = &d->cfg->mounts[i];
-
-		if (!(mounts & (1U << i)) ||
-		    rootspec_source_check(m->source, why, sizeof(why)) == 0)
-			continue;
-		log_repeat_warnx(&d->mount_warn, "uid %u: mount %s (source %s): unavailable: %s",
-				 (unsigned)client_uid(c), m->name, m->source, why);
-		/* The sandboxes prepared while it was there hold the tree
-		 * that went: discarded, not given to a run once it is back. */
-		run_pool_mounts_changed(d, 1U << i, 1U << i);
-		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND,
-				  "mount '%s' (at %s) is unavailable: its source is missing on "
-				  "the host",
-				  m->name, m->target);
-		return true;
-	}
-	return false;
-}
-
+/* Make the run of an admitted request with its plan, and queue it; NULL
+ * once answered (the queue is full, its inputs cannot be kept). */
 static struct run *
-run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req,
-	      struct cells *cs)
+run_new(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req,
+	struct cells *cs, const struct run_ask *a, int plan_fd)
 {
-	struct proto_limits lim, asked;
-	const struct config_profile *prof;
-	const char *profile = req->profile;
-	uint32_t mounts;
-	size_t bad;
-	uint32_t flags;
-	struct session *s = NULL;
-	enum proto_error code;
-	char why[512];
-	int plan_fd = -1, rc;
-	struct run *r;
+	struct run *r = xcalloc(1, sizeof(*r));
+	int rc;
 
-	if (d->stopping) {
-		client_send_error(c, req_id, PROTO_ERR_BUSY, "the daemon is stopping");
-		return NULL;
-	}
-	/* Access is checked again for every run: a reload may have narrowed it. */
-	if (!client_allowed(c)) {
-		client_send_error(c, req_id, PROTO_ERR_UNAUTHORIZED,
-				  "uid %u is no longer allowed to use this daemon",
-				  (unsigned)client_uid(c));
-		return NULL;
-	}
-	if (req->session != NULL) {
-		size_t k;
-
-		s = session_find(d, client_uid(c), req->session);
-		if (s == NULL || !session_can_queue(s)) {
-			client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
-			return NULL;
-		}
-		/* A session's runs use the profile it was opened with. */
-		profile = session_profile(s);
-		if (req->profile != NULL && strcmp(req->profile, profile) != 0) {
-			client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-					  "profile '%s': the session's runs use its profile '%s'",
-					  req->profile, profile);
-			return NULL;
-		}
-		/* An interpreter session takes cells (and file operations)
-		 * only: its interpreter is the one sandbox in its uid slot. */
-		if ((session_cells(s) != NULL) != (req->cell || cs != NULL)) {
-			client_send_error(
-				c, req_id, PROTO_ERR_BAD_REQUEST,
-				session_cells(s) != NULL
-					? "an interpreter session runs cells only"
-					: "a cell needs a session opened with an interpreter");
-			return NULL;
-		}
-		/* The session's own defaults come before the profile's. */
-		asked = req->limits;
-		for (k = 0; k < PROTO_LIMIT_COUNT_; k++)
-			if (asked.v[k] == 0)
-				asked.v[k] = session_run_defaults(s)->v[k];
-	} else {
-		asked = req->limits;
-	}
-	if (req->cell && s == NULL) {
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-				  "a cell needs a session opened with an interpreter");
-		return NULL;
-	}
-	if (client_resolve_limits(c, req_id, profile, &asked, &lim, &prof) < 0)
-		return NULL;
-	/* The interpreter lives for the session: the wall and cpu limits
-	 * are each cell's, counted by its supervisor; RLIMIT_CPU (at the
-	 * ceiling) bounds the interpreter's whole life. */
-	if (cs != NULL) {
-		lim.v[PROTO_LIMIT_WALL_MS] = prof->ceilings.v[PROTO_LIMIT_WALL_MS];
-		lim.v[PROTO_LIMIT_CPU_MS] = prof->ceilings.v[PROTO_LIMIT_CPU_MS];
-	}
-	rc = config_mounts_resolve(d->cfg, prof, config_runtime_find(d->cfg, req->runtime),
-				   req->mounts, req->nmounts, &mounts, &bad);
-	if (rc == -ENOENT) {
-		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "mount '%s' does not exist",
-				  req->mounts[bad]);
-		return NULL;
-	}
-	if (rc < 0) {
-		client_send_error(c, req_id, PROTO_ERR_UNAUTHORIZED,
-				  "mount '%s' is not available to uid %u under profile '%s' (not "
-				  "in its allow_mounts)",
-				  req->mounts[bad], (unsigned)client_uid(c), prof->name);
-		return NULL;
-	}
-	if (!req->cell && run_mounts_unavailable(d, c, req_id, mounts))
-		return NULL;
-	if (run_over_budget(d, c, req_id, req))
-		return NULL;
-	if (req->cell) {
-		/* The profile's blocked_imports check reads each cell, as it
-		 * reads a run's code (advisory only). */
-		cells_cell(session_cells(s), c, req_id, req, &lim, run_advise(d->cfg, req, prof));
-		return NULL;
-	}
-	/* The profile's switches travel in the plan, enforced by the kernel
-	 * in the sandbox (docs/security.md, "Profiles"). */
-	flags = s != NULL ? PLAN_F_SESSION : 0;
-	if (cs != NULL)
-		flags |= PLAN_F_CELLS;
-	if (prof->no_file_write)
-		flags |= PLAN_F_READONLY;
-	/* subprocess = false: one process. The processes limit (pids.max, or
-	 * RLIMIT_NPROC on the run's own uid) is a second wall behind the
-	 * seccomp filter that refuses every fork, clone and exec. */
-	if (prof->no_subprocess) {
-		flags |= PLAN_F_NOPROC;
-		lim.v[PROTO_LIMIT_PROCESSES] = 1;
-	}
-	rc = run_make_plan(d, req, flags, prof, &lim, mounts, &plan_fd, &code, why, sizeof(why));
-	if (rc < 0 || plan_fd < 0) {
-		client_send_error(c, req_id, code, "%s", why);
-		return NULL;
-	}
-	r = xcalloc(1, sizeof(*r));
 	r->d = d;
+	r->io_done = run_maybe_finish;
 	r->c = cs != NULL ? NULL : c; /* the interpreter answers no one */
 	r->cells = cs;
 	r->req_id = req_id;
 	r->state = RUN_QUEUED;
 	r->uid = client_uid(c);
 	r->client_pid = client_pid(c);
-	r->lim = lim;
+	r->lim = a->lim;
 	r->asked = req->limits;
 	r->plan_fd = plan_fd;
-	r->mounts = mounts;
+	r->mounts = a->mounts;
 	/* The plan's pages are the daemon's (charged to its cgroup) for as
 	 * long as the run lives, queued or running: they count for the uid. */
 	r->plan_bytes = budget_fd_bytes(plan_fd);
 	if (budget_charge(&d->budget, r->uid, r->plan_bytes, 0, UINT64_MAX, UINT32_MAX) < 0)
 		fatalx("out of memory");
 	r->stat_fd[0] = r->stat_fd[1] = -1;
-	r->prestart_rt = run_pool_eligible(d, req, flags, prof, &lim, mounts);
+	r->prestart_rt = run_pool_eligible(d, req, a->flags, a->prof, &a->lim, a->mounts);
 	r->prestart_gen = d->prestart_gen;
 	r->stream = req->stream;
-	if (s != NULL && run_keep_inputs(r, req) < 0) {
-		close(plan_fd);
-		budget_release(&d->budget, r->uid, r->plan_bytes, 0);
-		run_free_inputs(r);
-		free(r);
+	if (a->s != NULL && run_keep_inputs(r, req) < 0) {
+		run_new_undo(r);
 		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot keep the input files");
 		return NULL;
 	}
@@ -1090,16 +704,13 @@ run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct 
 	clock_gettime(CLOCK_MONOTONIC, &r->t_request);
 	/* Bounded: a full queue answers busy at once, and root's runs wait in
 	 * it like everybody's (root is only exempt from the per-uid limit). */
-	rc = runqueue_push(&d->queue, &r->q, r->uid,
-			   s != NULL ? RUN_QUEUE_SESSION : RUN_QUEUE_ONE_SHOT, d->cfg->max_queued,
-			   r->uid == 0 ? d->cfg->max_queued : d->cfg->max_queued_per_uid);
+	rc = runqueue_push(
+		&d->queue, &r->q, r->uid, a->s != NULL ? RUN_QUEUE_SESSION : RUN_QUEUE_ONE_SHOT,
+		d->cfg->max_queued, r->uid == 0 ? d->cfg->max_queued : d->cfg->max_queued_per_uid);
 	if (rc < 0) {
 		if (rc == -ENOMEM)
 			fatalx("out of memory");
-		close(plan_fd);
-		budget_release(&d->budget, r->uid, r->plan_bytes, 0);
-		run_free_inputs(r);
-		free(r);
+		run_new_undo(r);
 		client_send_error(c, req_id, PROTO_ERR_BUSY,
 				  "%" PRIu32 " runs running and %" PRIu32 " queued (%" PRIu32
 				  " of this uid): the queue is full",
@@ -1107,27 +718,61 @@ run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct 
 				  runqueue_count_uid(&d->queue, client_uid(c)));
 		return NULL;
 	}
-	if (prof->network_proxy) {
+	return r;
+}
+
+/* A request for a run: admitted, planned, made and queued (NULL: answered
+ * with a refusal, or a cell handed to its interpreter). */
+static struct run *
+run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req,
+	      struct cells *cs)
+{
+	struct run_ask a = {0};
+	enum proto_error code;
+	char why[512];
+	int plan_fd = -1, rc;
+	struct run *r;
+
+	if (run_admit(d, c, req_id, req, cs, &a) < 0)
+		return NULL;
+	if (req->cell) {
+		/* The profile's blocked_imports check reads each cell, as it
+		 * reads a run's code (advisory only). */
+		d->cells_ops->cell(d->session_ops->cells(a.s), c, req_id, req, &a.lim,
+				   run_advise(d->cfg, req, a.prof));
+		return NULL;
+	}
+	run_ask_flags(&a, cs);
+	rc = run_make_plan(d, req, a.flags, a.prof, &a.lim, a.mounts, &plan_fd, &code, why,
+			   sizeof(why));
+	if (rc < 0 || plan_fd < 0) {
+		client_send_error(c, req_id, code, "%s", why);
+		return NULL;
+	}
+	r = run_new(d, c, req_id, req, cs, &a, plan_fd);
+	if (r == NULL)
+		return NULL;
+	if (a.prof->network_proxy) {
 		/* Copied: a reload may free the profile while the run lives. */
 		r->egress_pol = xmalloc(sizeof(*r->egress_pol));
-		*r->egress_pol = *prof->egress;
+		*r->egress_pol = *a.prof->egress;
 	}
 	r->run_id = ++d->next_run_id;
 	if (r->run_id == 0)
 		r->run_id = ++d->next_run_id;
 	r->tools = run_tools_new(r, req->tools, req->ntools);
 	/* An interpreter's code is the daemon's driver, not the client's. */
-	r->advisories = cs == NULL ? run_advise(d->cfg, req, prof) : NULL;
+	r->advisories = cs == NULL ? run_advise(d->cfg, req, a.prof) : NULL;
 	TAILQ_INSERT_TAIL(&d->runs, r, entry);
 	d->nruns++;
 	if (r->c != NULL)
 		client_run_added(c, r);
-	if (s != NULL) {
-		r->session = s;
-		session_run_queued(s);
+	if (a.s != NULL) {
+		r->session = a.s;
+		d->session_ops->queued(a.s);
 	}
 	if (cs != NULL)
-		cells_interp_set(cs, r);
+		d->cells_ops->interp_set(cs, r);
 	run_dispatch(d);
 	return r;
 }
@@ -1143,7 +788,7 @@ run_start_interp(struct daemon *d, struct client *c, uint32_t req_id, struct ses
 		 const char *runtime, struct cells *cs)
 {
 	struct proto_run req;
-	const char *drv = cells_driver();
+	const char *drv = d->cells_ops->driver();
 
 	memset(&req, 0, sizeof(req));
 	req.runtime = runtime;
@@ -1151,7 +796,7 @@ run_start_interp(struct daemon *d, struct client *c, uint32_t req_id, struct ses
 	req.code.len = strlen(drv);
 	req.code.fd = -1;
 	req.code.present = true;
-	req.session = session_id(s);
+	req.session = d->session_ops->id(s);
 	return run_start_req(d, c, req_id, &req, cs) != NULL ? 0 : -EINVAL;
 }
 
@@ -1257,32 +902,6 @@ run_cancel_request(struct daemon *d, struct client *c, uint32_t req_id,
 		fatalx("cannot encode cancel_ok");
 	client_send(c, &out);
 	run_cancel(r);
-}
-
-void
-run_ps(struct daemon *d, struct client *c, uint32_t req_id)
-{
-	struct proto_ps_entry e[PROTO_PS_MAX];
-	struct proto_ps ps = {.runs = e, .nruns = 0};
-	struct proto_out out;
-	struct run *r;
-
-	TAILQ_FOREACH(r, &d->runs, entry)
-	{
-		if (r->state >= RUN_EXITED || (client_uid(c) != 0 && client_uid(c) != r->uid))
-			continue;
-		if (ps.nruns == PROTO_PS_MAX)
-			break;
-		e[ps.nruns++] = (struct proto_ps_entry){
-			.run = r->run_id,
-			.uid = (uint32_t)r->uid,
-			.pid = (int32_t)r->client_pid,
-			.runtime = r->runtime,
-			.state = r->state == RUN_QUEUED ? "queued" : "running",
-			.elapsed_ms = clock_ms_since(&r->t_request),
-		};
-	}
-	client_send_encoded(c, req_id, proto_encode_ps(req_id, &ps, &out), &out, "ps");
 }
 
 void

@@ -3,7 +3,8 @@
  * the frontend sees runs only through frontend.h.
  *
  * run.c: the run itself: request, queue, launch, its state machine
- *   (run_state.h; run_transition() makes every change), cancel, ps.
+ *   (run_state.h; run_transition() makes every change), cancel.
+ * run_plan.c: its plan (and a pre-started interpreter's); run_ps.c: ps.
  * run_io.c: its output, lifeline, artifacts, backstop, and the result.
  * run_pool.c: the sandboxes prepared ahead, and asking the spawner for one.
  * run_reset.c: a run going back to the queue gives back what its launch took.
@@ -11,6 +12,7 @@
 #ifndef AIRLOCKD_RUN_H
 #define AIRLOCKD_RUN_H
 
+#include <event2/event.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
@@ -99,6 +101,10 @@ struct run {
 	struct egress_run *egress;	  /* served by the proxy since SUP_EGRESS, or NULL */
 	struct run_tools *tools;	  /* the tool bridge (run_tools.h), or NULL */
 	struct cells *cells; /* an interpreter session's interpreter (cells.h), or NULL */
+	/* Output or the lifeline closed: run_maybe_finish, called by run_io.c
+	 * through this pointer so that run_io.c calls nothing of run.c (the
+	 * frontend's call cycle, docs/design-reshape.md §1.5). */
+	void (*io_done)(struct run *r);
 	struct advisory_list *advisories; /* blocked_imports findings (advisory.h), or NULL */
 	/* The runtime (index in cfg) whose pre-started interpreter may serve
 	 * it (run_pool_eligible), or -1; prestarted: one did (run_pool_take). */
@@ -119,15 +125,21 @@ bool run_holds_slot(const struct run *r);
 /* May uid take one more run slot now (max_runs, max_runs_per_uid)? */
 bool run_slot_free(const struct daemon *d, uid_t uid);
 
-/* Output or the lifeline closed, or the spawner spoke: answer or end the run
- * if it is time (run_outcome.h says when). */
-void run_maybe_finish(struct run *r);
 /* Change a run's state (run_state.h) and do the new state's entry action;
  * entering REAPED frees it. */
 void run_transition(struct run *r, enum run_event ev);
-/* Start queued runs from the event loop's next turn (run_dispatch), not
- * from here: for a caller that may be inside a walk over the runs. */
-void run_dispatch_soon(struct daemon *d);
+/*
+ * Start queued runs from the event loop's next turn (run_dispatch), not
+ * from here: for a caller that may be inside a walk over the runs. By an
+ * event, not a call: run_pool.c and cells.c wake the queue without calling
+ * run.c. Its event is made at start (run_dispatch_init).
+ */
+static inline void
+run_dispatch_soon(struct daemon *d)
+{
+	if (d->dispatch_ev != NULL)
+		event_active(d->dispatch_ev, 0, 0);
+}
 
 /* ---- run_reset.c ---- */
 
@@ -158,8 +170,17 @@ int run_io_pipe(int p[2]);
 void run_io_close_lifeline(struct run *r);
 /* Close the lifeline and both outputs: nothing more will be read. */
 void run_io_close(struct run *r);
+/* SUP_ARTIFACT: keep the candidate artifact fd (taken) if it ranks. */
+void run_io_add_artifact(struct run *r, const struct sup_msg *m, int fd);
+/* SUP_EGRESS: serve the sandbox's egress listener fd (taken). */
+void run_io_egress_open(struct run *r, int fd);
+
+/* ---- lifeline.c ---- */
+
 /* Read at most budget messages from the supervisor; true if it stopped on EAGAIN. */
-bool run_io_lifeline_read(struct run *r, int budget);
+bool lifeline_read(struct run *r, int budget);
+/* The lifeline is readable (arg: the run). */
+void lifeline_cb(evutil_socket_t fd, short what, void *arg);
 /* Read the memory figures ahead of the reap; false if not usable yet. */
 bool run_io_memory_early(struct run *r);
 /* Build the result, send it (if the client is there), audit it. */
@@ -212,8 +233,40 @@ int run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t fl
  * one the pool holds, a waiting pre-started interpreter first (its reap
  * frees its slot). Returns whether one was ended or is being ended. */
 bool run_pool_give_way(struct daemon *d);
-/* run.c: the pre-start plan of runtime rt: the plan of a run of it with
- * empty code, nothing else asked, at the [limits] ceilings. */
+
+/* ---- run_admit.c ---- */
+
+/* What a request asks, gathered and checked by run_admit(). */
+struct run_ask {
+	struct session *s; /* NULL: a one-shot run */
+	const struct config_profile *prof;
+	struct proto_limits lim, asked;
+	uint32_t mounts, flags;
+};
+
+/* Gather a request's facts and decide: 0 to go on (a filled), or -1 once
+ * answered (refused). cs: the interpreter's cells for its own run. */
+int run_admit(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req,
+	      struct cells *cs, struct run_ask *a);
+/* The plan's flags of an admitted request (cs: an interpreter's run). */
+void run_ask_flags(struct run_ask *a, const struct cells *cs);
+/* The profile's blocked_imports findings on the request's code, or NULL. */
+struct advisory_list *run_advise(const struct config *cfg, const struct proto_run *req,
+				 const struct config_profile *prof);
+
+/* ---- run_plan.c ---- */
+
+/*
+ * Validate the request against the config and pack it into a plan memfd
+ * (flags: PLAN_F_*, the session and the profile's switches). On a request
+ * error, writes the reply code and message.
+ */
+int run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
+		  const struct config_profile *prof, const struct proto_limits *lim,
+		  uint32_t mounts, int *ret_fd, enum proto_error *ret_code, char *why,
+		  size_t whylen);
+/* The pre-start plan of runtime rt: the plan of a run of it with empty
+ * code, nothing else asked, at the [limits] ceilings. */
 int run_prestart_plan(struct daemon *d, const struct config_runtime *rt, int *ret_fd);
 
 #endif

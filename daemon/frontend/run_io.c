@@ -18,7 +18,7 @@
 
 #include "advisory.h"
 #include "budget.h"
-#include "cells.h"
+#include "run_owner.h"
 #include "cgroup.h"
 #include "clock.h"
 #include "egress.h"
@@ -89,7 +89,7 @@ run_io_out_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 			return;
 		if (n <= 0) {
 			run_io_close_out(o);
-			run_maybe_finish(r);
+			r->io_done(r);
 			return;
 		}
 		o->total += (uint64_t)n;
@@ -154,7 +154,7 @@ run_io_omit_artifact(struct run *r, uint64_t size)
 
 /* Keep a candidate artifact if it is among the first N by
  * run_io_artifact_before; count what is left out. */
-static void
+void
 run_io_add_artifact(struct run *r, const struct sup_msg *m, int fd)
 {
 	size_t max = (size_t)r->lim.v[PROTO_LIMIT_ARTIFACTS], pos;
@@ -245,7 +245,7 @@ run_io_network(const struct egress_stats *st, struct proto_network *ret,
  * from now. A sandbox that sends one for a run without network = proxy, or
  * twice, is not what it should be: the run ends.
  */
-static void
+void
 run_io_egress_open(struct run *r, int fd)
 {
 	int rc;
@@ -269,78 +269,6 @@ run_io_egress_open(struct run *r, int fd)
 	}
 }
 
-/* Read what the supervisor sent, at most budget messages; close the
- * lifeline at its end. Returns true when it stopped on EAGAIN. */
-bool
-run_io_lifeline_read(struct run *r, int budget)
-{
-	for (; budget > 0 && r->lifeline >= 0; budget--) {
-		struct sup_msg m;
-		int fds[2];
-		size_t nfds = 0;
-		ssize_t n = fdpass_recv(r->lifeline, &m, sizeof(m), fds, 1, &nfds);
-
-		if (n == -EAGAIN || n == -EINTR)
-			return true;
-		if (n <= 0 || (size_t)n != sizeof(m)) {
-			/* EOF, or something that is not one of ours: a
-			 * malformed message ends this run only. */
-			if (n > 0)
-				log_warnx("run %" PRIu32 ": malformed message from the sandbox",
-					  r->run_id);
-			fdpass_close_all(fds, nfds);
-			run_io_close_lifeline(r);
-			return false;
-		}
-		if (m.type == SUP_ARTIFACT && nfds == 1 && !r->f.sup_exit) {
-			run_io_add_artifact(r, &m, fds[0]);
-			continue;
-		}
-		if (m.type == SUP_EGRESS && nfds == 1 && !r->f.sup_exit) {
-			run_io_egress_open(r, fds[0]);
-			continue;
-		}
-		if (m.type == SUP_TOOLS && nfds == 1 && !r->f.sup_exit) {
-			run_tools_listen(r, fds[0]);
-			continue;
-		}
-		if (m.type == SUP_CELLS && nfds == 1 && r->cells != NULL && !r->f.sup_exit) {
-			cells_channel(r->cells, r, fds[0]);
-			continue;
-		}
-		if (m.type == SUP_CELL_END && nfds == 0 && r->cells != NULL && !r->f.sup_exit) {
-			cells_sup_end(r->cells, r, &m);
-			continue;
-		}
-		if (m.type == SUP_CELL_LOST && nfds == 0 && r->cells != NULL && !r->f.sup_exit) {
-			cells_sup_lost(r->cells, r, &m);
-			continue;
-		}
-		fdpass_close_all(fds, nfds);
-		if (m.type == SUP_EXIT && !r->f.sup_exit) {
-			r->f.sup_exit = true;
-			r->f.exit_msg = m;
-			/* Its last word: nothing follows. The lifeline is closed
-			 * once the run was answered (run_maybe_finish). */
-			return false;
-		} else if (m.type == SUP_SETUP_FAILED && !r->f.sup_exit) {
-			r->f.setup_failed = true;
-			r->f.fail_step = m.step;
-			r->f.fail_err = m.err;
-		}
-	}
-	return false;
-}
-
-static void
-run_io_lifeline_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
-{
-	struct run *r = arg;
-
-	(void)run_io_lifeline_read(r, 64);
-	run_maybe_finish(r);
-}
-
 /* The frontend's own wall clock fired: the supervisor did not end the run. */
 static void
 run_io_backstop_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
@@ -350,7 +278,7 @@ run_io_backstop_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 	log_warnx("run %" PRIu32 ": supervisor did not end the run in time; killing it", r->run_id);
 	r->f.backstop_fired = true;
 	run_io_close(r);
-	run_maybe_finish(r);
+	r->io_done(r);
 }
 
 /*
@@ -403,6 +331,45 @@ run_io_memory_early(struct run *r)
 	return true;
 }
 
+/*
+ * The result's artifacts (res->artifacts, nartifacts; the array returned for
+ * the caller to free). The copies are held for the uid until its client
+ * read them: they fit in what is left of its byte budget, less a packet for
+ * the result itself. Past it an artifact is truncated (an unread result
+ * must not pin memory no limit covers).
+ */
+static struct proto_artifact *
+run_io_artifacts(struct run *r, struct proto_result *res)
+{
+	struct proto_artifact *arts;
+	uint64_t left;
+	size_t i;
+
+	(void)budget_sweep(&r->d->budget, r->uid, false);
+	left = budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
+
+	left = left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
+	arts = xcalloc(r->narts, sizeof(*arts));
+	/* Chosen best first; the result lists them by name. */
+	qsort(r->arts, r->narts, sizeof(*r->arts), run_io_artifact_name_cmp);
+	for (i = 0; i < r->narts; i++) {
+		uint64_t used;
+		int mfd;
+
+		if (run_io_artifact_blob(r->arts[i].fd, r->lim.v[PROTO_LIMIT_ARTIFACT_BYTES], left,
+					 &arts[res->nartifacts], &mfd) < 0) {
+			run_io_omit_artifact(r, r->arts[i].size);
+			continue;
+		}
+		used = budget_fd_bytes(mfd);
+		left = used < left ? left - used : 0;
+		arts[res->nartifacts].name = r->arts[i].name;
+		res->nartifacts++;
+	}
+	res->artifacts = arts;
+	return arts;
+}
+
 /* Build the result, send it, log it. The run is not freed here. */
 void
 run_io_answer(struct run *r)
@@ -431,39 +398,8 @@ run_io_answer(struct run *r)
 		res.out[k].total = r->out[k].total;
 		res.out[k].truncated = r->out[k].total > r->out[k].len;
 	}
-	if (r->narts > 0 && r->c != NULL) {
-		/*
-		 * The copies are held for the uid until its client read them:
-		 * they fit in what is left of its byte budget, less a packet
-		 * for the result itself. Past it an artifact is truncated (an
-		 * unread result must not pin memory no limit covers).
-		 */
-		uint64_t left;
-
-		(void)budget_sweep(&r->d->budget, r->uid, false);
-		left = budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
-
-		left = left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
-		arts = xcalloc(r->narts, sizeof(*arts));
-		/* Chosen best first; the result lists them by name. */
-		qsort(r->arts, r->narts, sizeof(*r->arts), run_io_artifact_name_cmp);
-		for (i = 0; i < r->narts; i++) {
-			uint64_t used;
-			int mfd;
-
-			if (run_io_artifact_blob(r->arts[i].fd,
-						 r->lim.v[PROTO_LIMIT_ARTIFACT_BYTES], left,
-						 &arts[res.nartifacts], &mfd) < 0) {
-				run_io_omit_artifact(r, r->arts[i].size);
-				continue;
-			}
-			used = budget_fd_bytes(mfd);
-			left = used < left ? left - used : 0;
-			arts[res.nartifacts].name = r->arts[i].name;
-			res.nartifacts++;
-		}
-		res.artifacts = arts;
-	}
+	if (r->narts > 0 && r->c != NULL)
+		arts = run_io_artifacts(r, &res);
 	res.artifacts_omitted = r->arts_omitted;
 	res.artifacts_omitted_bytes = r->arts_omitted_bytes;
 	if (r->t_start.tv_sec != 0)
@@ -484,7 +420,7 @@ run_io_answer(struct run *r)
 	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, net,
 		  r->prestarted, err);
 	if (r->cells != NULL)
-		cells_interp_ended(r->cells, r, &res);
+		r->d->cells_ops->interp_ended(r->cells, r, &res);
 	if (net != NULL && r->c != NULL && client_knows_network(r->c)) {
 		run_io_network(net, &pnet, refusals);
 		res.network = &pnet;
@@ -541,7 +477,7 @@ run_io_open(struct run *r, int ret_child[3])
 		return rc;
 	}
 	r->lifeline = life[0];
-	r->lifeline_ev = xevent_new(d->base, life[0], EV_READ | EV_PERSIST, run_io_lifeline_cb, r);
+	r->lifeline_ev = xevent_new(d->base, life[0], EV_READ | EV_PERSIST, lifeline_cb, r);
 	r->backstop_ev = xevtimer_new(d->base, run_io_backstop_cb, r);
 	for (k = 0; k < 2; k++) {
 		if (!have)

@@ -53,6 +53,11 @@ run_outcome_decide(const struct run_facts *f, struct proto_result *res, char *er
 		res->outcome = PROTO_OUTCOME_ERROR;
 		snprintf(err, errlen, "sandbox set-up failed at step %s: %s",
 			 sandbox_step_name(f->fail_step), strerror(-f->fail_err));
+	} else if (f->lifeline_bad) {
+		/* Before its report: a supervisor that broke the protocol is
+		 * not believed on what the code did. */
+		res->outcome = PROTO_OUTCOME_ERROR;
+		snprintf(err, errlen, "sandbox error: %s", f->lifeline_why);
 	} else if (f->cancelled && !f->sup_exit) {
 		res->outcome = PROTO_OUTCOME_CANCELLED;
 	} else if (f->sup_exit) {
@@ -100,7 +105,7 @@ run_outcome_retry_fresh(const struct run_facts *f)
 	/* Never after SUP_EXIT: only a report that the code did not run
 	 * lets the code run again. */
 	return (f->setup_failed || f->spawn_failed) && !f->sup_exit && f->prep_error[0] == '\0' &&
-	       !f->cancelled && !f->backstop_fired;
+	       !f->cancelled && !f->backstop_fired && !f->lifeline_bad;
 }
 
 bool

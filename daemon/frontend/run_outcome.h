@@ -25,6 +25,11 @@ struct run_facts {
 	int fail_step, fail_err;
 	bool sup_exit; /* SUP_EXIT, in exit_msg */
 	struct sup_msg exit_msg;
+	/* The supervisor broke the lifeline's protocol (lifeline.c): a type
+	 * not in its table, a wrong size or fd count, a message its run cannot
+	 * have, anything after SUP_EXIT; lifeline_why says which. */
+	bool lifeline_bad;
+	char lifeline_why[96];
 	bool cancelled; /* by its client, its session's end, the stop, or the client's leaving */
 	bool backstop_fired; /* the frontend's own wall clock ran out */
 	bool mem_read;	     /* mem_peak, mem_oom were read before the reap */

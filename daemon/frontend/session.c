@@ -7,6 +7,9 @@
  * workspace mount) and turns keeper answers into client replies.
  */
 #include "session.h"
+#include "session_reply.h"
+#include "session_state.h"
+#include "run_owner.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -25,9 +28,9 @@
 #include "cells.h"
 #include "clock.h"
 #include "config.h"
-#include "fdpass.h"
 #include "frontend.h"
 #include "keep_msg.h"
+#include "keep_wrap.h"
 #include "log.h"
 #include "memfd.h"
 #include "rules.h"
@@ -35,25 +38,6 @@
 #include "compiler.h"
 #include "fdio.h"
 #include "xevent.h"
-
-enum kop_kind {
-	KOP_FILE,  /* a client's file operation: reply to (c, req_id) */
-	KOP_INPUT, /* a run's input file */
-	KOP_MOUNT, /* a run's workspace mount */
-};
-
-/* One request sent to the keeper, waiting for its answer. */
-struct kop {
-	TAILQ_ENTRY(kop) entry;
-	uint32_t seq;
-	enum keep_op op;
-	enum kop_kind kind;
-	struct client *c;
-	uint32_t req_id;
-	struct run *r;
-	void (*done)(struct run *r, int fd, int err, const char *what);
-	char what[PROTO_NAME_MAX + 1];
-};
 
 struct session {
 	TAILQ_ENTRY(session) entry;
@@ -66,7 +50,7 @@ struct session {
 	struct event *keeper_ev;
 	struct client *open_c; /* waiting for session_ok */
 	uint32_t open_req;
-	bool ready, ended, keeper_gone, freeing;
+	enum session_state state; /* changed by session_transition() only */
 	struct proto_limits run_defaults;
 	char profile[PROTO_PROFILE_MAX + 1]; /* fixed at open for all its runs */
 	uint64_t workspace_bytes, idle_ms, lifetime_ms;
@@ -82,6 +66,29 @@ struct session {
 
 static void session_end(struct session *s, const char *why);
 
+/* The one place a session changes state: its table (session_state.c) says where ev
+ * leads; an event that cannot happen in the state is a broken invariant. */
+static void
+session_transition(struct session *s, enum session_event ev)
+{
+	int to = fsm_next(&session_fsm, (int)s->state, (int)ev);
+
+	if (to < 0)
+		fatalx("session %.8s: event %s in state %s", s->id,
+		       fsm_event_name(&session_fsm, (int)ev),
+		       fsm_state_name(&session_fsm, (int)s->state));
+	log_debug("session %.8s: %s -> %s (%s)", s->id, fsm_state_name(&session_fsm, (int)s->state),
+		  fsm_state_name(&session_fsm, to), fsm_event_name(&session_fsm, (int)ev));
+	s->state = (enum session_state)to;
+}
+
+/* Has the session ended (ENDING or later)? */
+static bool
+session_is_ended(const struct session *s)
+{
+	return s->state >= SESSION_ENDING;
+}
+
 static void
 session_timer(struct event *ev, uint64_t ms)
 {
@@ -96,7 +103,7 @@ static void
 session_touch(struct session *s)
 {
 	clock_gettime(CLOCK_MONOTONIC, &s->t_active);
-	if (!s->ended)
+	if (!session_is_ended(s))
 		session_timer(s->idle_ev, s->idle_ms);
 }
 
@@ -110,7 +117,7 @@ session_find(struct daemon *d, uid_t uid, const char *id)
 	/* Another uid's session is not found: exactly like one that never
 	 * existed, so ids leak nothing across uids. */
 	TAILQ_FOREACH(s, &d->sessions, entry)
-	if (!s->ended && s->uid == uid && strcmp(s->id, id) == 0)
+	if (!session_is_ended(s) && s->uid == uid && strcmp(s->id, id) == 0)
 		return s;
 	return NULL;
 }
@@ -122,7 +129,7 @@ session_count_uid(const struct daemon *d, uid_t uid)
 	uint32_t n = 0;
 
 	TAILQ_FOREACH(s, &d->sessions, entry)
-	if (!s->ended && s->uid == uid)
+	if (!session_is_ended(s) && s->uid == uid)
 		n++;
 	return n;
 }
@@ -137,7 +144,7 @@ session_count_interps(const struct daemon *d, uid_t uid, uint32_t *ret_all)
 
 	TAILQ_FOREACH(s, &d->sessions, entry)
 	{
-		if (s->ended || s->cells == NULL)
+		if (session_is_ended(s) || s->cells == NULL)
 			continue;
 		all++;
 		if (s->uid == uid)
@@ -207,171 +214,13 @@ session_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 static void
 session_maybe_free(struct session *s)
 {
-	if (!s->ended || !s->keeper_gone || s->active != NULL || s->queued > 0 || s->freeing)
+	if (s->state != SESSION_ENDED || s->active != NULL || s->queued > 0)
 		return;
-	s->freeing = true;
+	session_transition(s, SESSION_EV_FREE);
 	event_active(s->free_ev, 0, 0);
 }
 
 /* ---- replies ---------------------------------------------------------------- */
-
-/* A keeper's -errno as a client error. */
-static void
-session_reply_errno(struct client *c, uint32_t req_id, const char *path, int neg_err)
-{
-	int err = -neg_err;
-
-	switch (err) {
-	case ENOENT:
-		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "%s: %s", path, strerror(err));
-		break;
-	case ELOOP:
-	case EXDEV:
-		client_send_error(
-			c, req_id, PROTO_ERR_BAD_REQUEST,
-			"%s: refused: the path leaves the workspace or goes through a link", path);
-		break;
-	case ENOSPC:
-	case EFBIG:
-	case EDQUOT:
-		client_send_error(c, req_id, PROTO_ERR_TOO_LARGE, "%s: %s", path, strerror(err));
-		break;
-	case EISDIR:
-	case ENOTDIR:
-	case EINVAL:
-	case ENOTEMPTY:
-	case EEXIST:
-	case ENAMETOOLONG:
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST, "%s: %s%s", path, strerror(err),
-				  err == EINVAL ? " (not a regular file, or not a valid path)"
-						: "");
-		break;
-	default:
-		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "%s: %s", path, strerror(err));
-		break;
-	}
-}
-
-static void
-session_reply_ok(struct client *c, uint32_t req_id)
-{
-	struct proto_out out;
-
-	if (proto_encode_simple(req_id, PROTO_OK, &out) < 0)
-		fatalx("cannot encode ok");
-	client_send(c, &out);
-}
-
-/* file_read: copy the opened file (at most file_max) into a sealed memfd. */
-static void
-session_reply_read(struct session *s, struct kop *k, int fd)
-{
-	struct proto_file_data fdata;
-	struct proto_out out;
-	uint64_t len, size, left, want = budget_fd_bytes(fd);
-	int mfd, r;
-
-	/*
-	 * The copy is held for the uid until its client read the reply: a
-	 * client that sends file_read after file_read and never reads would
-	 * otherwise pin file_max_bytes per request (issue 13, finding 2).
-	 * Counted by what the copy will really hold (holes stay holes).
-	 */
-	(void)budget_sweep(&s->d->budget, s->uid, false);
-	left = budget_bytes_left(&s->d->budget, s->uid, s->d->cfg->max_bytes_per_uid);
-	if (want > s->d->cfg->session_file_max)
-		want = s->d->cfg->session_file_max;
-	if (want + PROTO_MSG_MAX > left) {
-		client_send_error(k->c, k->req_id, PROTO_ERR_BUSY,
-				  "%s: uid %u: the daemon holds %" PRIu64
-				  " bytes for it (unread replies, replies' memfds still open, "
-				  "queued runs); max_bytes_per_uid "
-				  "is %" PRIu64,
-				  k->what, (unsigned)s->uid, budget_bytes(&s->d->budget, s->uid),
-				  s->d->cfg->max_bytes_per_uid);
-		return;
-	}
-	/* Its memfd needs a probe: refused before the copy, past the uid's
-	 * share (max_fds_per_uid) or the daemon's (client.c, budget_hold()). */
-	if (budget_held_room(&s->d->budget, s->uid, s->d->cfg->max_fds_per_uid) == 0) {
-		client_send_error(k->c, k->req_id, PROTO_ERR_BUSY,
-				  "%s: uid %u: its clients keep %" PRIu32
-				  " memfds of results open (max_fds_per_uid %" PRIu32 "), %" PRIu32
-				  " in all (at most %" PRIu32 "); close results no longer needed",
-				  k->what, (unsigned)s->uid, budget_held(&s->d->budget, s->uid),
-				  s->d->cfg->max_fds_per_uid, s->d->budget.nheld,
-				  s->d->budget.held_max);
-		return;
-	}
-	r = memfd_sealed_copy_sparse(fd, s->d->cfg->session_file_max, left - PROTO_MSG_MAX, &mfd,
-				     &len, &size);
-	if (r < 0) {
-		session_reply_errno(k->c, k->req_id, k->what, r);
-		return;
-	}
-	memset(&fdata, 0, sizeof(fdata));
-	fdata.data = (struct proto_blob){.len = (size_t)len, .fd = mfd, .present = true};
-	fdata.size = size < len ? len : size;
-	fdata.truncated = len < fdata.size;
-	r = proto_encode_file_data(k->req_id, &fdata, &out);
-	close(mfd);
-	client_send_encoded(k->c, k->req_id, r, &out, "file_data");
-}
-
-/* file_list: the keeper's records, checked, as many as fit in one packet. */
-static void
-session_reply_list(struct kop *k, int fd, uint32_t count, bool more)
-{
-	static const char *const kinds[] = {"file", "dir", "link", "other"};
-	struct proto_file_entry *ents = NULL;
-	struct proto_file_list l = {0};
-	struct proto_out out;
-	struct stat st;
-	const struct keep_entry *rec = NULL;
-	size_t i, n = 0;
-	int r;
-
-	/* The keeper lives next to hostile files: its records are checked. */
-	if (count > KEEP_LIST_MAX || fstat(fd, &st) < 0 ||
-	    (uint64_t)st.st_size != (uint64_t)count * sizeof(struct keep_entry)) {
-		client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL,
-				  "bad listing from the keeper");
-		return;
-	}
-	if (count > 0) {
-		rec = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (rec == MAP_FAILED) {
-			client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL, "mmap: %s",
-					  strerror(errno));
-			return;
-		}
-		ents = xcalloc(count, sizeof(*ents));
-	}
-	for (i = 0; i < count; i++) {
-		const struct keep_entry *e = &rec[i];
-
-		if (memchr(e->name, '\0', sizeof(e->name)) == NULL || e->name[0] == '\0' ||
-		    e->kind > KEEP_KIND_OTHER)
-			continue;
-		ents[n++] = (struct proto_file_entry){.name = e->name,
-						      .kind = kinds[e->kind],
-						      .size = e->size,
-						      .mtime_ms = e->mtime_ms};
-	}
-	l.entries = ents;
-	l.nentries = n;
-	l.truncated = more;
-	/* Long names can make a full listing larger than a packet: send the
-	 * first entries that fit, and say so. */
-	while ((r = proto_encode_file_list(k->req_id, &l, &out)) == -E2BIG && l.nentries > 0) {
-		l.nentries = l.nentries * 3 / 4;
-		l.truncated = true;
-	}
-	client_send_encoded(k->c, k->req_id, r, &out, "file_list");
-	free(ents);
-	if (rec != NULL)
-		munmap((void *)rec, (size_t)st.st_size);
-}
 
 /* The keeper answered the oldest request: finish it. fd may be -1. */
 static void
@@ -386,7 +235,7 @@ session_answer(struct session *s, struct kop *k, const struct keep_reply *rep, i
 			break;
 		}
 		if (k->op == KEEP_READ && fd >= 0)
-			session_reply_read(s, k, fd);
+			session_reply_read(s->d, s->uid, k, fd);
 		else if (k->op == KEEP_LIST && fd >= 0)
 			session_reply_list(k, fd, rep->count, rep->size != 0);
 		else if (k->op == KEEP_READ || k->op == KEEP_LIST)
@@ -441,16 +290,10 @@ session_fail_ops(struct session *s)
 static int
 session_send(struct session *s, struct kop *k, const char *path, int fd)
 {
-	struct keep_req req;
 	int r;
 
-	memset(&req, 0, sizeof(req));
-	req.op = k->op;
-	req.seq = k->seq = ++s->next_seq;
-	if (strlen(path) >= sizeof(req.path))
-		return -ENAMETOOLONG;
-	memcpy(req.path, path, strlen(path) + 1);
-	r = fdpass_send(s->keeper, &req, sizeof(req), &fd, fd >= 0 ? 1 : 0);
+	k->seq = ++s->next_seq;
+	r = keep_wrap_send(s->keeper, k->op, k->seq, path, fd);
 	if (r < 0)
 		return r;
 	TAILQ_INSERT_TAIL(&s->ops, k, entry);
@@ -466,20 +309,18 @@ session_keeper_cb(evutil_socket_t sock, short what UNUSED, void *arg)
 
 	for (budget = 64; budget > 0 && s->keeper >= 0; budget--) {
 		struct keep_reply rep;
-		int fds[2];
-		size_t nfds = 0;
-		ssize_t n = fdpass_recv((int)sock, &rep, sizeof(rep), fds, 1, &nfds);
+		int fd = -1;
+		int n = keep_wrap_recv((int)sock, &rep, &fd);
 		struct kop *k;
 
-		if (n == -EAGAIN || n == -EINTR)
+		if (n == -EAGAIN)
 			return;
-		if (n != (ssize_t)sizeof(rep)) {
-			fdpass_close_all(fds, nfds);
+		if (n <= 0) {
 			session_end(s, n == 0 ? "its keeper ended" : "bad message from its keeper");
 			return;
 		}
-		if (rep.op == KEEP_READY && !s->ready) {
-			fdpass_close_all(fds, nfds);
+		if (rep.op == KEEP_READY && s->state == SESSION_OPENING) {
+			fd_close(fd);
 			if (rep.err != 0) {
 				log_warnx("session %.8s: keeper set-up failed: %s", s->id,
 					  strerror(-rep.err));
@@ -491,7 +332,7 @@ session_keeper_cb(evutil_socket_t sock, short what UNUSED, void *arg)
 				session_end(s, "its keeper failed");
 				return;
 			}
-			s->ready = true;
+			session_transition(s, SESSION_EV_KEEPER_READY);
 			if (s->open_c != NULL) {
 				struct proto_out out;
 
@@ -506,12 +347,12 @@ session_keeper_cb(evutil_socket_t sock, short what UNUSED, void *arg)
 		}
 		k = TAILQ_FIRST(&s->ops);
 		if (rep.op != KEEP_REPLY || k == NULL || rep.seq != k->seq) {
-			fdpass_close_all(fds, nfds);
+			fd_close(fd);
 			session_end(s, "out-of-order answer from its keeper");
 			return;
 		}
 		TAILQ_REMOVE(&s->ops, k, entry);
-		session_answer(s, k, &rep, nfds == 1 ? fds[0] : -1);
+		session_answer(s, k, &rep, fd);
 		free(k);
 		session_touch(s);
 	}
@@ -533,9 +374,9 @@ session_close_keeper(struct session *s)
 static void
 session_end(struct session *s, const char *why)
 {
-	if (s->ended)
+	if (session_is_ended(s))
 		return;
-	s->ended = true;
+	session_transition(s, SESSION_EV_END);
 	log_info("session %.8s uid %u: ended (%s) after %" PRIu64 " runs", s->id, (unsigned)s->uid,
 		 why, s->nruns);
 	event_del(s->idle_ev);
@@ -549,6 +390,16 @@ session_end(struct session *s, const char *why)
 	if (s->cells != NULL)
 		cells_end(s->cells, why);
 	run_cancel_session(s->d, s);
+	session_maybe_free(s);
+}
+
+/* The keeper is gone (reaped, or it never had a process): the session
+ * ends if it had not, and is freed once no run of it is left. */
+static void
+session_keeper_gone(struct session *s, const char *why)
+{
+	session_end(s, why);
+	session_transition(s, SESSION_EV_KEEPER_GONE);
 	session_maybe_free(s);
 }
 
@@ -588,13 +439,12 @@ session_spawner_event(struct session *s, const struct spawn_ev *ev)
 	case SPAWN_FAILED:
 		log_warnx("session %.8s: %s: %s", s->id, ev->step, strerror(-ev->err));
 		if (ev->pid == 0)
-			s->keeper_gone = true;
-		session_end(s, "its keeper could not start");
+			session_keeper_gone(s, "its keeper could not start");
+		else
+			session_end(s, "its keeper could not start");
 		break;
 	case SPAWN_DONE:
-		s->keeper_gone = true;
-		session_end(s, "its keeper ended");
-		session_maybe_free(s);
+		session_keeper_gone(s, "its keeper ended");
 		break;
 	default:
 		break;
@@ -617,6 +467,40 @@ session_pick(uint64_t asked, uint64_t def, uint64_t max, const char *name, char 
 	return 0;
 }
 
+/* Ask the spawner for the session's keeper, over a new socket pair whose
+ * end it keeps is watched; 0 or -errno. */
+static int
+session_spawn_keeper(struct session *s)
+{
+	struct daemon *d = s->d;
+	struct spawn_req sreq;
+	int pair[2], r;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		return -errno;
+	s->keeper = pair[0];
+	if (fcntl(s->keeper, F_SETFL, O_NONBLOCK) < 0) {
+		r = -errno;
+		close(pair[1]);
+		return r;
+	}
+	s->keeper_ev = xevent_new(d->base, s->keeper, EV_READ | EV_PERSIST, session_keeper_cb, s);
+	event_add(s->keeper_ev, NULL);
+	memset(&sreq, 0, sizeof(sreq));
+	sreq.type = SPAWN_KEEPER;
+	sreq.run_id = s->key;
+	sreq.uid_slot = s->slot;
+	sreq.memory_bytes = s->workspace_bytes;
+	r = frontend_spawn_fds(d, &sreq, &pair[1], SPAWN_KEEPER_NFDS);
+	close(pair[1]);
+	/* This session fails alone (an fd pass can fail with ETOOMANYREFS):
+	 * the spawner never saw it, and its slot is free again. */
+	if (r < 0)
+		log_warnx("session %.8s uid %u: cannot reach the spawner: %s", s->id,
+			  (unsigned)s->uid, strerror(-r));
+	return r;
+}
+
 void
 session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	     const struct proto_session_open *o)
@@ -624,11 +508,10 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	const struct config *cfg = d->cfg;
 	const struct config_profile *prof;
 	struct proto_limits resolved;
-	struct spawn_req sreq;
 	struct session *s;
 	uint8_t rnd[PROTO_SESSION_ID_LEN / 2];
 	char why[256];
-	int pair[2], i, r;
+	int i, r;
 
 	if (d->stopping) {
 		client_send_error(c, req_id, PROTO_ERR_BUSY, "the daemon is stopping");
@@ -697,42 +580,18 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	s->free_ev = xevtimer_new(d->base, session_free_cb, s);
 	TAILQ_INSERT_TAIL(&d->sessions, s, entry);
 	d->nsessions++;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
-		r = -errno;
+	r = session_spawn_keeper(s);
+	if (r < 0)
 		goto fail;
-	}
-	s->keeper = pair[0];
-	if (fcntl(s->keeper, F_SETFL, O_NONBLOCK) < 0) {
-		r = -errno;
-		close(pair[1]);
-		goto fail;
-	}
-	s->keeper_ev = xevent_new(d->base, s->keeper, EV_READ | EV_PERSIST, session_keeper_cb, s);
-	event_add(s->keeper_ev, NULL);
-	memset(&sreq, 0, sizeof(sreq));
-	sreq.type = SPAWN_KEEPER;
-	sreq.run_id = s->key;
-	sreq.uid_slot = s->slot;
-	sreq.memory_bytes = s->workspace_bytes;
-	r = frontend_spawn_fds(d, &sreq, &pair[1], SPAWN_KEEPER_NFDS);
-	close(pair[1]);
-	/* This session fails alone (an fd pass can fail with ETOOMANYREFS):
-	 * the spawner never saw it, and its slot is free again. */
-	if (r < 0) {
-		log_warnx("session %.8s uid %u: cannot reach the spawner: %s", s->id,
-			  (unsigned)s->uid, strerror(-r));
-		goto fail;
-	}
 	session_timer(s->life_ev, s->lifetime_ms);
 	log_info("session %.8s uid %u: opened, workspace %" PRIu64 " bytes, idle %" PRIu64
 		 " ms, lifetime %" PRIu64 " ms",
 		 s->id, (unsigned)s->uid, s->workspace_bytes, s->idle_ms, s->lifetime_ms);
 	return;
 fail:
-	s->keeper_gone = true;
 	client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot open a session: %s", strerror(-r));
 	s->open_c = NULL;
-	session_end(s, "set-up failed");
+	session_keeper_gone(s, "set-up failed");
 }
 
 void
@@ -759,7 +618,7 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 
 	TAILQ_FOREACH(s, &d->sessions, entry)
 	{
-		if (s->ended || s->uid != client_uid(c) || !s->ready)
+		if (s->state != SESSION_READY || s->uid != client_uid(c))
 			continue;
 		if (l.nsessions == PROTO_SESSIONS_MAX)
 			break;
@@ -787,7 +646,7 @@ session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum proto_
 	struct kop *k;
 	int fd = -1, r;
 
-	if (s == NULL || !s->ready) {
+	if (s == NULL || s->state != SESSION_READY) {
 		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
 		return;
 	}
@@ -873,7 +732,7 @@ session_client_gone(struct daemon *d, struct client *c, bool last_of_uid)
 		TAILQ_FOREACH(k, &s->ops, entry)
 		if (k->c == c)
 			k->c = NULL;
-		if (last_of_uid && s->uid == client_uid(c) && !s->ended)
+		if (last_of_uid && s->uid == client_uid(c) && !session_is_ended(s))
 			session_timer(s->orphan_ev, d->cfg->session_orphan_grace_ms);
 	}
 }
@@ -924,13 +783,13 @@ session_id(const struct session *s)
 bool
 session_can_queue(const struct session *s)
 {
-	return s->ready && !s->ended;
+	return s->state == SESSION_READY;
 }
 
 bool
 session_can_start(const struct session *s)
 {
-	return s->ready && !s->ended && s->active == NULL;
+	return s->state == SESSION_READY && s->active == NULL;
 }
 
 const struct proto_limits *
@@ -999,7 +858,7 @@ session_run_prepare(struct session *s, struct run *r, const char *const *names, 
 	struct kop *k;
 	int rc;
 
-	if (s->ended || s->keeper < 0) {
+	if (session_is_ended(s) || s->keeper < 0) {
 		done(r, -1, -ESHUTDOWN, "session");
 		return;
 	}
@@ -1040,3 +899,20 @@ session_run_end(struct session *s, struct run *r)
 	session_touch(s);
 	session_maybe_free(s);
 }
+
+/* What runs ask of their session (run_owner.h). */
+const struct run_session_ops session_run_ops = {
+	.find = session_find,
+	.can_queue = session_can_queue,
+	.can_start = session_can_start,
+	.profile = session_profile,
+	.id = session_id,
+	.defaults = session_run_defaults,
+	.cells = session_cells,
+	.cell_slots = session_cell_slots_uid,
+	.queued = session_run_queued,
+	.unqueued = session_run_unqueued,
+	.begin = session_run_begin,
+	.prepare = session_run_prepare,
+	.end = session_run_end,
+};

@@ -70,6 +70,19 @@ static const struct outcome_row outcome_rows[] = {
 	 0,
 	 0,
 	 "set-up failed at step setid: Operation not permitted"},
+	{"the sandbox broke its lifeline, even with a report and a cancel",
+	 {.lifeline_bad = true,
+	  .lifeline_why = "exit after its exit",
+	  .sup_exit = true,
+	  .exit_msg = {.status = EXITED(0)},
+	  .cancelled = true},
+	 PROTO_OUTCOME_ERROR,
+	 0,
+	 0,
+	 0,
+	 0,
+	 0,
+	 "sandbox error: exit after its exit"},
 	{"cancelled before the code's end",
 	 {.cancelled = true, .spawn_done = true, .done_ev = {.memory_peak = 4096}},
 	 PROTO_OUTCOME_CANCELLED,
@@ -326,6 +339,8 @@ test_retry_fresh(void **state)
 	f = (struct run_facts){.setup_failed = true, .cancelled = true};
 	assert_false(run_outcome_retry_fresh(&f));
 	f = (struct run_facts){.setup_failed = true, .backstop_fired = true};
+	assert_false(run_outcome_retry_fresh(&f));
+	f = (struct run_facts){.setup_failed = true, .lifeline_bad = true};
 	assert_false(run_outcome_retry_fresh(&f));
 	f = (struct run_facts){.spawn_failed = true, .prep_error = "cannot set up the run"};
 	assert_false(run_outcome_retry_fresh(&f));
