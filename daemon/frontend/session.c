@@ -798,26 +798,41 @@ session_run_defaults(const struct session *s)
 	return &s->run_defaults;
 }
 
+/*
+ * A reload, for one session not ended (its RELOAD row: it stays as it is);
+ * its interpreter hears of it, with what changed in its sandbox, the new
+ * config compared with the old one.
+ */
+static void
+session_reload(struct session *s, const struct config *old)
+{
+	const struct config *cfg = s->d->cfg;
+	const struct config_profile *prof;
+	char why[96];
+
+	session_transition(s, SESSION_EV_RELOAD);
+	if (s->cells == NULL)
+		return;
+	if (!config_sandbox_changed(old, cfg, s->profile, cells_runtime(s->cells), why,
+				    sizeof(why))) {
+		cells_reload(s->cells, NULL, NULL);
+		return;
+	}
+	log_info("session %s: the reload changed its sandbox (%s): its interpreter is restarted",
+		 session_id(s), why);
+	prof = config_profile_find(cfg, s->profile);
+	cells_reload(s->cells, why, prof != NULL && prof->network_proxy ? prof->egress : NULL);
+}
+
 void
 session_reloaded(struct daemon *d, const struct config *old)
 {
-	struct session *s;
-	char why[96];
+	struct session *s, *next;
 
-	TAILQ_FOREACH(s, &d->sessions, entry)
-	{
-		const struct config_profile *prof;
-
-		if (s->cells == NULL ||
-		    !config_sandbox_changed(old, d->cfg, s->profile, cells_runtime(s->cells), why,
-					    sizeof(why)))
-			continue;
-		log_info("session %s: the reload changed its sandbox (%s): its interpreter is "
-			 "restarted",
-			 session_id(s), why);
-		prof = config_profile_find(d->cfg, s->profile);
-		cells_reloaded(s->cells, why,
-			       prof != NULL && prof->network_proxy ? prof->egress : NULL);
+	for (s = TAILQ_FIRST(&d->sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (!session_is_ended(s))
+			session_reload(s, old);
 	}
 }
 

@@ -13,6 +13,7 @@ static const char *const session_event_names[SESSION_EV_COUNT_] = {
 	[SESSION_EV_END] = "end",
 	[SESSION_EV_KEEPER_GONE] = "keeper_gone",
 	[SESSION_EV_FREE] = "free",
+	[SESSION_EV_RELOAD] = "reload",
 };
 
 /*
@@ -20,16 +21,21 @@ static const char *const session_event_names[SESSION_EV_COUNT_] = {
  * END is taken once: session_end() asks for it only before ENDING. The
  * keeper's end comes after END (session_keeper_gone ends the session
  * first), once.
+ *
+ * A reload reaches every session not ended (session_reloaded()): it stays
+ * as it is, and its interpreter hears of it (cells_state.c).
  */
 static const signed char session_state_table[SESSION_STATE_COUNT_][SESSION_EV_COUNT_] = {
 	[SESSION_OPENING] =
 		{
 			[SESSION_EV_KEEPER_READY] = FSM_TO(SESSION_READY),
 			[SESSION_EV_END] = FSM_TO(SESSION_ENDING),
+			[SESSION_EV_RELOAD] = FSM_TO(SESSION_OPENING),
 		},
 	[SESSION_READY] =
 		{
 			[SESSION_EV_END] = FSM_TO(SESSION_ENDING),
+			[SESSION_EV_RELOAD] = FSM_TO(SESSION_READY),
 		},
 	[SESSION_ENDING] =
 		{

@@ -25,6 +25,7 @@ enum session_event {
 	SESSION_EV_END = 1,
 	SESSION_EV_KEEPER_GONE = 2, /* SPAWN_DONE, or a keeper that never had a process */
 	SESSION_EV_FREE = 3,	    /* ended, and its last run was reaped */
+	SESSION_EV_RELOAD = 4,	    /* the config was reloaded (session_reload) */
 	SESSION_EV_COUNT_,
 };
 
