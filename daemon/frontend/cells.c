@@ -474,7 +474,7 @@ cells_reload(struct cells *cs, const char *why, const struct egress_policy *pol)
 		cells_transition(cs, CELLS_EV_RELOAD);
 		return;
 	}
-	cells_transition(cs, CELLS_EV_RELOAD_CHANGED);
+	cells_transition(cs, CELLS_EV_STALE);
 	if (from == CELLS_IDLE || from == CELLS_KILLING || r == NULL)
 		return;
 	snprintf(cs->reload_why, sizeof(cs->reload_why), "%s", why);

@@ -32,8 +32,9 @@ enum cells_event {
 	CELLS_EV_END = 6,     /* the session ends (cells_end) */
 	CELLS_EV_RELOAD = 7,  /* the config was reloaded; the sandbox it makes is the same */
 	/* The config was reloaded and makes its sandbox differently (its
-	 * runtime, or its profile's mounts, network, limits, ...): cells_reload. */
-	CELLS_EV_RELOAD_CHANGED = 8,
+	 * runtime, or its profile's mounts, network, limits, ...): the one it
+	 * has is stale (cells_reload). */
+	CELLS_EV_STALE = 8,
 	CELLS_EV_COUNT_,
 };
 

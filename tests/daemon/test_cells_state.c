@@ -59,11 +59,11 @@ static const struct row rows[] = {
 	{CELLS_KILLING, CELLS_EV_RELOAD, CELLS_KILLING},
 	/* a reload that changed its sandbox: killed, but not under a cell in
 	 * flight (killed once that cell is answered); none to kill when idle */
-	{CELLS_IDLE, CELLS_EV_RELOAD_CHANGED, CELLS_IDLE},
-	{CELLS_STARTING, CELLS_EV_RELOAD_CHANGED, CELLS_KILLING},
-	{CELLS_READY, CELLS_EV_RELOAD_CHANGED, CELLS_KILLING},
-	{CELLS_BUSY, CELLS_EV_RELOAD_CHANGED, CELLS_BUSY},
-	{CELLS_KILLING, CELLS_EV_RELOAD_CHANGED, CELLS_KILLING},
+	{CELLS_IDLE, CELLS_EV_STALE, CELLS_IDLE},
+	{CELLS_STARTING, CELLS_EV_STALE, CELLS_KILLING},
+	{CELLS_READY, CELLS_EV_STALE, CELLS_KILLING},
+	{CELLS_BUSY, CELLS_EV_STALE, CELLS_BUSY},
+	{CELLS_KILLING, CELLS_EV_STALE, CELLS_KILLING},
 };
 
 static int
@@ -122,7 +122,7 @@ test_invariants(void **state)
 	assert_int_equal(NEXT(CELLS_READY, CELLS_EV_COUNT_), INVALID);
 	assert_string_equal(STATE_NAME(CELLS_KILLING), "killing");
 	assert_string_equal(EVENT_NAME(CELLS_EV_CHANNEL), "channel");
-	assert_string_equal(EVENT_NAME(CELLS_EV_RELOAD_CHANGED), "reload_changed");
+	assert_string_equal(EVENT_NAME(CELLS_EV_STALE), "stale");
 }
 
 /* A reload reaches every live interpreter (session_reload): RELOAD never
@@ -134,7 +134,7 @@ test_reload(void **state)
 
 	(void)state;
 	for (s = 0; s < CELLS_STATE_COUNT_; s++) {
-		int to = NEXT(s, CELLS_EV_RELOAD), ch = NEXT(s, CELLS_EV_RELOAD_CHANGED);
+		int to = NEXT(s, CELLS_EV_RELOAD), ch = NEXT(s, CELLS_EV_STALE);
 
 		if (s == CELLS_ENDED) {
 			assert_int_equal(to, INVALID);
