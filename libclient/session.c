@@ -1,6 +1,8 @@
 /* session.c: session options and the sessions a session_list reply lists. */
 #include "airlock.h"
 #include "export.h"
+#include "getter.h"
+#include "list.h"
 #include "rules.h"
 #include "session.h"
 #include "strv.h"
@@ -149,14 +151,9 @@ session_list_from_proto(const struct proto_session_list *pl, struct airlock_sess
 	struct airlock_session_list *list;
 	size_t i;
 
-	list = calloc(1, sizeof(*list));
+	list = LIST_NEW(struct airlock_session_list, sessions, pl->nsessions);
 	if (list == NULL)
 		return -ENOMEM;
-	if (pl->nsessions > 0) {
-		list->sessions = calloc(pl->nsessions, sizeof(*list->sessions));
-		if (list->sessions == NULL)
-			goto fail;
-	}
 	/* nsessions counts the entries whose strings are owned, so a failure frees exactly those.
 	 */
 	for (i = 0; i < pl->nsessions; i++) {
@@ -193,47 +190,23 @@ session_entry(const struct airlock_session_list *list, size_t i)
 }
 
 /* How many sessions the list holds. */
-AIRLOCK_EXPORT size_t
-airlock_session_list_count(const struct airlock_session_list *list)
-{
-	return list != NULL ? list->nsessions : 0;
-}
+GETTER(size_t, airlock_session_list_count, struct airlock_session_list, nsessions, 0)
 
 /* The id of session i. */
-AIRLOCK_EXPORT const char *
-airlock_session_list_id(const struct airlock_session_list *list, size_t i)
-{
-	const struct session_entry *e = session_entry(list, i);
-
-	return e != NULL ? e->id : NULL;
-}
+GETTER_AT(const char *, airlock_session_list_id, struct airlock_session_list, nsessions, sessions,
+	  id, NULL)
 
 /* The age of session i. */
-AIRLOCK_EXPORT uint64_t
-airlock_session_list_age_ms(const struct airlock_session_list *list, size_t i)
-{
-	const struct session_entry *e = session_entry(list, i);
-
-	return e != NULL ? e->age_ms : 0;
-}
+GETTER_AT(uint64_t, airlock_session_list_age_ms, struct airlock_session_list, nsessions, sessions,
+	  age_ms, 0)
 
 /* How long session i has been idle. */
-AIRLOCK_EXPORT uint64_t
-airlock_session_list_idle_ms(const struct airlock_session_list *list, size_t i)
-{
-	const struct session_entry *e = session_entry(list, i);
-
-	return e != NULL ? e->idle_ms : 0;
-}
+GETTER_AT(uint64_t, airlock_session_list_idle_ms, struct airlock_session_list, nsessions, sessions,
+	  idle_ms, 0)
 
 /* How many runs session i has had. */
-AIRLOCK_EXPORT uint64_t
-airlock_session_list_runs(const struct airlock_session_list *list, size_t i)
-{
-	const struct session_entry *e = session_entry(list, i);
-
-	return e != NULL ? e->runs : 0;
-}
+GETTER_AT(uint64_t, airlock_session_list_runs, struct airlock_session_list, nsessions, sessions,
+	  runs, 0)
 
 /* The interpreter runtime of session i, or NULL. */
 AIRLOCK_EXPORT const char *
@@ -245,10 +218,5 @@ airlock_session_list_interpreter(const struct airlock_session_list *list, size_t
 }
 
 /* The state of session i. */
-AIRLOCK_EXPORT const char *
-airlock_session_list_state(const struct airlock_session_list *list, size_t i)
-{
-	const struct session_entry *e = session_entry(list, i);
-
-	return e != NULL ? e->state : NULL;
-}
+GETTER_AT(const char *, airlock_session_list_state, struct airlock_session_list, nsessions,
+	  sessions, state, NULL)
