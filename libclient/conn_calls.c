@@ -3,6 +3,7 @@
 #include "airlock.h"
 #include "conn.h"
 #include "export.h"
+#include "getter.h"
 #include "file.h"
 #include "proto.h"
 #include "request.h"
@@ -81,14 +82,7 @@ airlock_library_version(void)
 }
 
 /* Bound each later blocking call. */
-AIRLOCK_EXPORT int
-airlock_conn_set_timeout(struct airlock_conn *conn, uint64_t timeout_ms)
-{
-	if (conn == NULL)
-		return -EINVAL;
-	conn->timeout_ms = timeout_ms;
-	return 0;
-}
+SETTER(airlock_conn_set_timeout, struct airlock_conn, uint64_t, timeout_ms)
 
 /* Whether the connection is still usable, without blocking. */
 AIRLOCK_EXPORT int

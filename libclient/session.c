@@ -55,14 +55,8 @@ airlock_session_opts_free(struct airlock_session_opts *opts)
 }
 
 /* Set the workspace size. */
-AIRLOCK_EXPORT int
-airlock_session_opts_set_workspace_bytes(struct airlock_session_opts *opts, uint64_t bytes)
-{
-	if (opts == NULL)
-		return -EINVAL;
-	opts->o.workspace_bytes = bytes;
-	return 0;
-}
+SETTER(airlock_session_opts_set_workspace_bytes, struct airlock_session_opts, uint64_t,
+       o.workspace_bytes)
 
 /* Point *field at a copy of value in buf (which the caller checked it fits),
  * or at nothing for NULL. */
@@ -96,24 +90,11 @@ airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const ch
 }
 
 /* Set the idle timeout. */
-AIRLOCK_EXPORT int
-airlock_session_opts_set_idle_timeout_ms(struct airlock_session_opts *opts, uint64_t ms)
-{
-	if (opts == NULL)
-		return -EINVAL;
-	opts->o.idle_timeout_ms = ms;
-	return 0;
-}
+SETTER(airlock_session_opts_set_idle_timeout_ms, struct airlock_session_opts, uint64_t,
+       o.idle_timeout_ms)
 
 /* Set the lifetime. */
-AIRLOCK_EXPORT int
-airlock_session_opts_set_lifetime_ms(struct airlock_session_opts *opts, uint64_t ms)
-{
-	if (opts == NULL)
-		return -EINVAL;
-	opts->o.lifetime_ms = ms;
-	return 0;
-}
+SETTER(airlock_session_opts_set_lifetime_ms, struct airlock_session_opts, uint64_t, o.lifetime_ms)
 
 /* Set a default limit of the session's runs. */
 AIRLOCK_EXPORT int
