@@ -6,7 +6,6 @@
 #include "list.h"
 #include "file.h"
 #include "result.h"
-#include "strv.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -99,16 +98,6 @@ GETTER(uint64_t, airlock_file_size, struct airlock_file, size, 0)
 /* Whether fewer bytes than the size came back. */
 GETTER(bool, airlock_file_truncated, struct airlock_file, truncated, false)
 
-/* Free a directory listing. */
-AIRLOCK_EXPORT void
-airlock_file_list_free(struct airlock_file_list *list)
-{
-	if (list == NULL)
-		return;
-	STRV_FREE_FIELD(list->entries, list->nentries, struct file_entry, name);
-	free(list);
-}
-
 /* The kind named name; the decoder admits only the four names. */
 static enum airlock_file_kind
 file_kind_from_name(const char *name)
@@ -121,34 +110,43 @@ file_kind_from_name(const char *name)
 	return AIRLOCK_FILE_OTHER;
 }
 
+/* Entry e from decoded entry p (list_type.conv). */
+static int
+file_entry_from_proto(void *dst, const void *src)
+{
+	const struct proto_file_entry *p = src;
+	struct file_entry *e = dst;
+
+	e->kind = file_kind_from_name(p->kind);
+	e->size = p->size;
+	e->mtime_ms = p->mtime_ms;
+	e->name = strdup(p->name != NULL ? p->name : "");
+	return e->name != NULL ? 0 : -ENOMEM;
+}
+
+static const struct list_type file_list =
+	LIST_TYPE(struct airlock_file_list, entries, nentries, struct proto_file_entry,
+		  file_entry_from_proto, LIST_OWNED(struct file_entry, name));
+
+/* Free a directory listing. */
+AIRLOCK_EXPORT void
+airlock_file_list_free(struct airlock_file_list *list)
+{
+	list_free(&file_list, list);
+}
+
 int
 file_list_from_proto(const struct proto_file_list *pl, struct airlock_file_list **ret)
 {
 	struct airlock_file_list *list;
-	size_t i;
+	int r;
 
-	list = LIST_NEW(struct airlock_file_list, entries, pl->nentries);
-	if (list == NULL)
-		return -ENOMEM;
-	list->truncated = pl->truncated;
-	/* nentries counts the entries whose names are owned, so a failure frees exactly those. */
-	for (i = 0; i < pl->nentries; i++) {
-		const struct proto_file_entry *p = &pl->entries[i];
-		struct file_entry *e = &list->entries[i];
-
-		e->kind = file_kind_from_name(p->kind);
-		e->size = p->size;
-		e->mtime_ms = p->mtime_ms;
-		e->name = strdup(p->name != NULL ? p->name : "");
-		list->nentries = i + 1;
-		if (e->name == NULL)
-			goto fail;
+	r = list_from_proto(&file_list, pl->entries, pl->nentries, &list);
+	if (r == 0) {
+		list->truncated = pl->truncated;
+		*ret = list;
 	}
-	*ret = list;
-	return 0;
-fail:
-	airlock_file_list_free(list);
-	return -ENOMEM;
+	return r;
 }
 
 /* How many entries the listing holds. */

@@ -1,36 +1,51 @@
 /*
- * list.h: allocating a list object and its array of entries at once, the
- * step every conversion of a decoded list (ps, sessions, files) starts with
- * (internal).
+ * list.h: the lists a reply carries (ps, sessions, a directory listing) as
+ * one kind of object: a list object holding an array of entries and their
+ * count, each entry owning up to two strings (internal). A list_type says
+ * where those are; list_from_proto() and list_free() do the rest.
  */
 #ifndef AIRLOCK_LIST_H
 #define AIRLOCK_LIST_H
 
 #include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
+
+struct list_type {
+	size_t size;	/* of the list object */
+	size_t entries; /* offset in it of the pointer to the entries */
+	size_t count;	/* offset in it of their count, a size_t */
+	size_t esize;	/* of an entry */
+	size_t ssize;	/* of a decoded entry */
+	/* Fill entry e from decoded entry p: 0, or -ENOMEM leaving in e what it
+	 * copied, for list_free(). */
+	int (*conv)(void *e, const void *p);
+	size_t nowned;	 /* how many strings an entry owns */
+	size_t owned[2]; /* their offsets in an entry (char *) */
+};
+
+/* The list_type of type, whose member array points at count entries
+ * converted from decoded entries of type stype, each owning the strings at
+ * the member names given last. */
+#define LIST_TYPE(type, array, count, stype, conv, ...)                                            \
+	{                                                                                          \
+		sizeof(type), offsetof(type, array), offsetof(type, count),                        \
+			sizeof(*((type *)NULL)->array), sizeof(stype), (conv),                     \
+			sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t),                          \
+		{                                                                                  \
+			__VA_ARGS__                                                                \
+		}                                                                                  \
+	}
+
+/* The offset of an entry's owned string, for LIST_TYPE. */
+#define LIST_OWNED(type, field) offsetof(type, field)
 
 /*
- * A zeroed object of osize bytes whose pointer at offset points at n zeroed
- * entries of esize bytes (NULL for n == 0); NULL when out of memory.
+ * Convert n decoded entries at src into a new list of type t, stored in
+ * *(pointer to t's object type *)ret. Returns 0 or -ENOMEM.
  */
-static inline void *
-list_new(size_t osize, size_t offset, size_t n, size_t esize)
-{
-	void *o = calloc(1, osize), *a = NULL;
+int list_from_proto(const struct list_type *t, const void *src, size_t n, void *ret);
 
-	if (o == NULL)
-		return NULL;
-	if (n > 0 && (a = calloc(n, esize)) == NULL) {
-		free(o);
-		return NULL;
-	}
-	memcpy((char *)o + offset, &a, sizeof(a));
-	return o;
-}
-
-/* A new type whose member array points at n zeroed entries, or NULL. */
-#define LIST_NEW(type, array, n)                                                                   \
-	((type *)list_new(sizeof(type), offsetof(type, array), (n), sizeof(*((type *)NULL)->array)))
+/* Free a list of type t: each entry's strings, the entries, the list. NULL
+ * is nothing. */
+void list_free(const struct list_type *t, void *list);
 
 #endif

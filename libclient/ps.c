@@ -23,51 +23,37 @@ struct airlock_ps {
 	size_t nruns;
 };
 
+/* Entry e from decoded entry p (list_type.conv). */
+static int
+ps_entry_from_proto(void *dst, const void *src)
+{
+	const struct proto_ps_entry *p = src;
+	struct ps_entry *e = dst;
+
+	e->run = p->run;
+	e->uid = p->uid;
+	e->pid = p->pid;
+	e->elapsed_ms = p->elapsed_ms;
+	e->runtime = strdup(p->runtime != NULL ? p->runtime : "");
+	e->state = strdup(p->state != NULL ? p->state : "");
+	return e->runtime != NULL && e->state != NULL ? 0 : -ENOMEM;
+}
+
+static const struct list_type ps_list =
+	LIST_TYPE(struct airlock_ps, runs, nruns, struct proto_ps_entry, ps_entry_from_proto,
+		  LIST_OWNED(struct ps_entry, runtime), LIST_OWNED(struct ps_entry, state));
+
 /* Free a list of runs. */
 AIRLOCK_EXPORT void
 airlock_ps_free(struct airlock_ps *ps)
 {
-	size_t i;
-
-	if (ps == NULL)
-		return;
-	for (i = 0; i < ps->nruns; i++) {
-		free(ps->runs[i].runtime);
-		free(ps->runs[i].state);
-	}
-	free(ps->runs);
-	free(ps);
+	list_free(&ps_list, ps);
 }
 
 int
 ps_from_proto(const struct proto_ps *pp, struct airlock_ps **ret)
 {
-	struct airlock_ps *ps;
-	size_t i;
-
-	ps = LIST_NEW(struct airlock_ps, runs, pp->nruns);
-	if (ps == NULL)
-		return -ENOMEM;
-	/* nruns counts the entries whose strings are owned, so a failure frees exactly those. */
-	for (i = 0; i < pp->nruns; i++) {
-		const struct proto_ps_entry *p = &pp->runs[i];
-		struct ps_entry *e = &ps->runs[i];
-
-		e->run = p->run;
-		e->uid = p->uid;
-		e->pid = p->pid;
-		e->elapsed_ms = p->elapsed_ms;
-		e->runtime = strdup(p->runtime != NULL ? p->runtime : "");
-		e->state = strdup(p->state != NULL ? p->state : "");
-		ps->nruns = i + 1;
-		if (e->runtime == NULL || e->state == NULL)
-			goto fail;
-	}
-	*ret = ps;
-	return 0;
-fail:
-	airlock_ps_free(ps);
-	return -ENOMEM;
+	return list_from_proto(&ps_list, pp->runs, pp->nruns, ret);
 }
 
 /* How many runs the list holds. */

@@ -5,7 +5,6 @@
 #include "list.h"
 #include "rules.h"
 #include "session.h"
-#include "strv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -116,49 +115,40 @@ session_opts_to_proto(const struct airlock_session_opts *opts, struct proto_sess
 		*ret = opts->o;
 }
 
+/* Entry e from decoded entry p (list_type.conv). */
+static int
+session_entry_from_proto(void *dst, const void *src)
+{
+	const struct proto_session_entry *p = src;
+	struct session_entry *e = dst;
+
+	/* The decoder checked the id: exactly PROTO_SESSION_ID_LEN hex characters. */
+	snprintf(e->id, sizeof(e->id), "%s", p->session != NULL ? p->session : "");
+	e->age_ms = p->age_ms;
+	e->idle_ms = p->idle_ms;
+	e->runs = p->runs;
+	/* The decoder bounded it to PROTO_RUNTIME_MAX bytes. */
+	snprintf(e->interpreter, sizeof(e->interpreter), "%s",
+		 p->interpreter != NULL ? p->interpreter : "");
+	e->state = strdup(p->state != NULL ? p->state : "");
+	return e->state != NULL ? 0 : -ENOMEM;
+}
+
+static const struct list_type session_list =
+	LIST_TYPE(struct airlock_session_list, sessions, nsessions, struct proto_session_entry,
+		  session_entry_from_proto, LIST_OWNED(struct session_entry, state));
+
 /* Free a list of sessions. */
 AIRLOCK_EXPORT void
 airlock_session_list_free(struct airlock_session_list *list)
 {
-	if (list == NULL)
-		return;
-	STRV_FREE_FIELD(list->sessions, list->nsessions, struct session_entry, state);
-	free(list);
+	list_free(&session_list, list);
 }
 
 int
 session_list_from_proto(const struct proto_session_list *pl, struct airlock_session_list **ret)
 {
-	struct airlock_session_list *list;
-	size_t i;
-
-	list = LIST_NEW(struct airlock_session_list, sessions, pl->nsessions);
-	if (list == NULL)
-		return -ENOMEM;
-	/* nsessions counts the entries whose strings are owned, so a failure frees exactly those.
-	 */
-	for (i = 0; i < pl->nsessions; i++) {
-		const struct proto_session_entry *p = &pl->sessions[i];
-		struct session_entry *e = &list->sessions[i];
-
-		/* The decoder checked the id: exactly PROTO_SESSION_ID_LEN hex characters. */
-		snprintf(e->id, sizeof(e->id), "%s", p->session != NULL ? p->session : "");
-		e->age_ms = p->age_ms;
-		e->idle_ms = p->idle_ms;
-		e->runs = p->runs;
-		/* The decoder bounded it to PROTO_RUNTIME_MAX bytes. */
-		snprintf(e->interpreter, sizeof(e->interpreter), "%s",
-			 p->interpreter != NULL ? p->interpreter : "");
-		e->state = strdup(p->state != NULL ? p->state : "");
-		list->nsessions = i + 1;
-		if (e->state == NULL)
-			goto fail;
-	}
-	*ret = list;
-	return 0;
-fail:
-	airlock_session_list_free(list);
-	return -ENOMEM;
+	return list_from_proto(&session_list, pl->sessions, pl->nsessions, ret);
 }
 
 /* Look up entry i, or NULL. */
