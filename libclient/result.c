@@ -5,6 +5,7 @@
 #include "getter.h"
 #include "limit.h"
 #include "result.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -338,17 +339,6 @@ airlock_result_display_get(const struct airlock_result *res, size_t i, const cha
 	return r;
 }
 
-/* Free n strings and their array (NULL: nothing). */
-static void
-result_strv_free(char **v, size_t n)
-{
-	size_t k;
-
-	for (k = 0; v != NULL && k < n; k++)
-		free(v[k]);
-	free(v);
-}
-
 /* Free an info object. */
 AIRLOCK_EXPORT void
 airlock_info_free(struct airlock_info *info)
@@ -357,14 +347,14 @@ airlock_info_free(struct airlock_info *info)
 
 	if (info == NULL)
 		return;
-	result_strv_free(info->runtimes, info->nruntimes);
-	result_strv_free(info->packages, info->nruntimes);
+	strv_free(info->runtimes, info->nruntimes);
+	strv_free(info->packages, info->nruntimes);
 	free(info->daemon);
 	free(info->resource_control);
 	for (i = 0; info->profiles != NULL && i < info->nprofiles; i++) {
-		result_strv_free(info->profiles[i].allow, info->profiles[i].nallow);
+		strv_free(info->profiles[i].allow, info->profiles[i].nallow);
 		for (l = 0; l <= AIRLOCK_PROFILE_HIDDEN_PATHS; l++)
-			result_strv_free(info->profiles[i].lists[l], info->profiles[i].nlists[l]);
+			strv_free(info->profiles[i].lists[l], info->profiles[i].nlists[l]);
 	}
 	free(info->profiles);
 	free(info->mounts);
