@@ -33,6 +33,36 @@ config_fail_at(struct config_parse *p, int error, unsigned line, const char *fmt
 	return error;
 }
 
+int
+config_section_slot(struct config_parse *p, const struct config_slots *s, const char *name,
+		    bool valid, int namemax, size_t *ret)
+{
+	char *e = s->base;
+	size_t i;
+
+	if (!valid)
+		return config_fail_at(p, -EINVAL, p->line,
+				      "bad %s name '%s': expected 1 to %d of a-z, 0-9, '-', '_'",
+				      s->kind, name, namemax);
+	for (i = 0; i < *s->n; i++)
+		if (!strcmp(e + i * s->stride + s->name_off, name))
+			break;
+	if (i < *s->n && s->from_file[i])
+		return config_fail_at(p, -EINVAL, p->line, "duplicate section [%s %s]", s->kind,
+				      name);
+	if (i == *s->n) {
+		if (*s->n == s->max)
+			return config_fail_at(p, -EINVAL, p->line, "more than %zu %ss", s->max,
+					      s->kind);
+		memset(e + i * s->stride, 0, s->stride);
+		strcpy(e + i * s->stride + s->name_off, name);
+		(*s->n)++;
+	}
+	s->from_file[i] = true;
+	*ret = i;
+	return 0;
+}
+
 /* Split a value into whitespace-separated words; the result is owned by the caller. */
 int
 config_split_words(const char *s, char **ret, size_t max, size_t *ret_n)

@@ -284,31 +284,24 @@ int
 config_runtime_begin(struct config_parse *p, const char *name)
 {
 	struct config *cfg = p->cfg;
+	const struct config_slots slots = {"runtime",
+					   cfg->runtimes,
+					   sizeof(cfg->runtimes[0]),
+					   offsetof(struct config_runtime, name),
+					   &cfg->nruntimes,
+					   CONFIG_RUNTIMES_MAX,
+					   p->rt_from_file};
 	size_t i;
+	int r;
 
-	if (!rules_runtime_name_valid(name))
-		return config_fail_at(
-			p, -EINVAL, p->line,
-			"bad runtime name '%s': expected 1 to %d of a-z, 0-9, '-', '_'", name,
-			PROTO_RUNTIME_MAX);
 	if (!strcmp(name, "exec"))
 		return config_fail_at(p, -EINVAL, p->line,
 				      "[runtime exec] is built in and takes no template");
-	for (i = 0; i < cfg->nruntimes; i++)
-		if (!strcmp(cfg->runtimes[i].name, name))
-			break;
-	if (i < cfg->nruntimes && p->rt_from_file[i])
-		return config_fail_at(p, -EINVAL, p->line, "duplicate section [runtime %s]", name);
-	if (i == cfg->nruntimes) {
-		if (cfg->nruntimes == CONFIG_RUNTIMES_MAX)
-			return config_fail_at(p, -EINVAL, p->line, "more than %d runtimes",
-					      CONFIG_RUNTIMES_MAX);
-		memset(&cfg->runtimes[i], 0, sizeof(cfg->runtimes[i]));
-		strcpy(cfg->runtimes[i].name, name);
-		cfg->nruntimes++;
-	}
+	r = config_section_slot(p, &slots, name, rules_runtime_name_valid(name), PROTO_RUNTIME_MAX,
+				&i);
+	if (r < 0)
+		return r;
 	config_runtime_clear(&cfg->runtimes[i]);
-	p->rt_from_file[i] = true;
 	p->rt_prestart_set[i] = false;
 	p->rt = &cfg->runtimes[i];
 	p->rt_line = p->line;
