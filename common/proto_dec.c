@@ -342,28 +342,38 @@ dec_tool_name(struct proto_dec *d, const msgpack_object *o, const char **ret)
 	return dec_str(d, o, PROTO_TOOL_NAME_MAX, true, ret);
 }
 
-/* A session id: any other string, of whatever length, is bad_request. */
+#define DEC_STR_(x) #x
+#define DEC_STR(x) DEC_STR_(x)
+
+/* A str that rule ok admits, of at most max bytes: any other string, of
+ * whatever length, is bad_request "not WHAT". */
+static int
+dec_checked(struct proto_dec *d, const msgpack_object *o, bool (*ok)(const char *, size_t),
+	    size_t max, const char *what, const char **ret)
+{
+	if (o->type != MSGPACK_OBJECT_STR)
+		return dec_bad(d, "not a string");
+	if (!ok(o->via.str.ptr, o->via.str.size))
+		return dec_bad(d, "not %s", what);
+	return dec_str(d, o, max, true, ret);
+}
+
+/* A session id. */
 static int
 dec_session_id(struct proto_dec *d, const msgpack_object *o, const char **ret)
 {
-	if (o->type != MSGPACK_OBJECT_STR)
-		return dec_bad(d, "not a string");
-	if (!rules_session_id_valid(o->via.str.ptr, o->via.str.size))
-		return dec_bad(d, "not a session id (%d lowercase hex characters)",
-			       PROTO_SESSION_ID_LEN);
-	return dec_str(d, o, PROTO_SESSION_ID_LEN, true, ret);
+	return dec_checked(
+		d, o, rules_session_id_valid, PROTO_SESSION_ID_LEN,
+		"a session id (" DEC_STR(PROTO_SESSION_ID_LEN) " lowercase hex characters)", ret);
 }
 
-/* A profile name: 1 to PROTO_PROFILE_MAX of [a-z0-9_-], else bad_request. */
+/* A profile name: 1 to PROTO_PROFILE_MAX of [a-z0-9_-]. */
 static int
 dec_profile(struct proto_dec *d, const msgpack_object *o, const char **ret)
 {
-	if (o->type != MSGPACK_OBJECT_STR)
-		return dec_bad(d, "not a string");
-	if (!rules_profile_name_check(o->via.str.ptr, o->via.str.size))
-		return dec_bad(d, "not a profile name (1 to %d of a-z, 0-9, '-', '_')",
-			       PROTO_PROFILE_MAX);
-	return dec_str(d, o, PROTO_PROFILE_MAX, true, ret);
+	return dec_checked(
+		d, o, rules_profile_name_check, PROTO_PROFILE_MAX,
+		"a profile name (1 to " DEC_STR(PROTO_PROFILE_MAX) " of a-z, 0-9, '-', '_')", ret);
 }
 
 /* A name of a kind with a rule: a [mount] name, or (DEC_MODULEV) a Python
@@ -780,9 +790,10 @@ dec_k_strv(struct proto_dec *d, const msgpack_object *o, const struct dec_field 
 	return dec_strv(d, o, f, (const char ***)dst, cnt);
 }
 
-/* DEC_STRA: [str] into a fixed array. */
+/* DEC_STRA, DEC_MOUNTS (fixed arrays), DEC_MOUNTV, DEC_MODULEV (zone
+ * arrays): strings, each a name that passes its rule but for DEC_STRA. */
 static int
-dec_k_stra(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+dec_k_strs(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
 	   size_t *cnt)
 {
 	const char **strv;
@@ -790,27 +801,9 @@ dec_k_stra(struct proto_dec *d, const msgpack_object *o, const struct dec_field 
 	int r;
 
 	r = dec_strv(d, o, f, &strv, &n);
-	if (r == 0) {
-		memcpy(dst, strv, n * sizeof(*strv));
-		*cnt = n;
-	}
-	return r;
-}
-
-/* DEC_MOUNTS (fixed array), DEC_MOUNTV, DEC_MODULEV (zone arrays): names
- * that pass their rule. */
-static int
-dec_k_names(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
-	    size_t *cnt)
-{
-	const char **strv;
-	size_t n;
-	int r;
-
-	r = dec_strv(d, o, f, &strv, &n);
-	for (size_t i = 0; r == 0 && i < n; i++)
+	for (size_t i = 0; r == 0 && f->kind != DEC_STRA && i < n; i++)
 		r = dec_named_check(d, strv[i], strlen(strv[i]), f->kind);
-	if (r == 0 && f->kind == DEC_MOUNTS) {
+	if (r == 0 && (f->kind == DEC_STRA || f->kind == DEC_MOUNTS)) {
 		memcpy(dst, strv, n * sizeof(*strv));
 	} else if (r == 0) {
 		*(const char ***)dst = strv;
@@ -930,10 +923,10 @@ static dec_kind_fn *const dec_kinds[DEC_KIND_COUNT_] = {
 	[DEC_BLOB] = dec_k_blob,
 	[DEC_INLINE] = dec_k_inline,
 	[DEC_STRV] = dec_k_strv,
-	[DEC_STRA] = dec_k_stra,
-	[DEC_MOUNTS] = dec_k_names,
-	[DEC_MOUNTV] = dec_k_names,
-	[DEC_MODULEV] = dec_k_names,
+	[DEC_STRA] = dec_k_strs,
+	[DEC_MOUNTS] = dec_k_strs,
+	[DEC_MOUNTV] = dec_k_strs,
+	[DEC_MODULEV] = dec_k_strs,
 	[DEC_ENV] = dec_k_env,
 	[DEC_RTPKGS] = dec_k_rtpkgs,
 	[DEC_FILES] = dec_k_list,

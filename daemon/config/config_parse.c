@@ -33,6 +33,36 @@ config_fail_at(struct config_parse *p, int error, unsigned line, const char *fmt
 	return error;
 }
 
+int
+config_section_slot(struct config_parse *p, const struct config_slots *s, const char *name,
+		    bool valid, int namemax, size_t *ret)
+{
+	char *e = s->base;
+	size_t i;
+
+	if (!valid)
+		return config_fail_at(p, -EINVAL, p->line,
+				      "bad %s name '%s': expected 1 to %d of a-z, 0-9, '-', '_'",
+				      s->kind, name, namemax);
+	for (i = 0; i < *s->n; i++)
+		if (!strcmp(e + i * s->stride + s->name_off, name))
+			break;
+	if (i < *s->n && s->from_file[i])
+		return config_fail_at(p, -EINVAL, p->line, "duplicate section [%s %s]", s->kind,
+				      name);
+	if (i == *s->n) {
+		if (*s->n == s->max)
+			return config_fail_at(p, -EINVAL, p->line, "more than %zu %ss", s->max,
+					      s->kind);
+		memset(e + i * s->stride, 0, s->stride);
+		strcpy(e + i * s->stride + s->name_off, name);
+		(*s->n)++;
+	}
+	s->from_file[i] = true;
+	*ret = i;
+	return 0;
+}
+
 /* Split a value into whitespace-separated words; the result is owned by the caller. */
 int
 config_split_words(const char *s, char **ret, size_t max, size_t *ret_n)
@@ -76,18 +106,24 @@ fail:
 }
 
 /* Read the unsigned number in base that s starts with (a digit first, no
- * sign or blank); *ret_end points past it. */
+ * sign or blank); *ret_end points past it, or with ret_end NULL the number
+ * must be the whole of s. */
 static int
-config_parse_leading(const char *s, int base, unsigned long long *ret, char **ret_end)
+config_parse_leading(const char *s, int base, uint64_t *ret, char **ret_end)
 {
 	unsigned long long v;
+	char *end;
 
 	if (!isdigit((unsigned char)s[0]))
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, ret_end, base);
+	v = strtoull(s, &end, base);
 	if (errno != 0)
 		return -errno;
+	if (ret_end != NULL)
+		*ret_end = end;
+	else if (*end != '\0')
+		return -EINVAL;
 	*ret = v;
 	return 0;
 }
@@ -96,24 +132,14 @@ config_parse_leading(const char *s, int base, unsigned long long *ret, char **re
 int
 config_parse_u64(const char *s, uint64_t *ret)
 {
-	unsigned long long v;
-	char *end;
-	int r;
-
-	r = config_parse_leading(s, 10, &v, &end);
-	if (r < 0)
-		return r;
-	if (*end != '\0')
-		return -EINVAL;
-	*ret = v;
-	return 0;
+	return config_parse_leading(s, 10, ret, NULL);
 }
 
 /* Parse a byte count with an optional binary suffix K, M or G. */
 int
 config_parse_size(const char *s, uint64_t *ret)
 {
-	unsigned long long v;
+	uint64_t v;
 	unsigned shift = 0;
 	char *end;
 	int r;
@@ -148,15 +174,12 @@ config_parse_size(const char *s, uint64_t *ret)
 int
 config_parse_mode(const char *s, mode_t *ret)
 {
-	unsigned long long v;
-	char *end;
+	uint64_t v;
 	int r;
 
-	r = config_parse_leading(s, 8, &v, &end);
+	r = config_parse_leading(s, 8, &v, NULL);
 	if (r < 0)
 		return r;
-	if (*end != '\0')
-		return -EINVAL;
 	if (v > 0777)
 		return -ERANGE;
 	*ret = (mode_t)v;
@@ -560,6 +583,26 @@ config_ini_handler(void *user, const char *section UNUSED, const char *name, con
 	return config_key_set(p, name, value) == 0;
 }
 
+/* The sections by name; a named one ("[runtime NAME]": the name has its
+ * blank) begins through begin with NAME. */
+struct config_section_name {
+	const char *name;
+	enum config_section section;
+	int (*begin)(struct config_parse *p, const char *name);
+};
+
+static const struct config_section_name config_sections[] = {
+	{"daemon", CONFIG_SEC_DAEMON, NULL},
+	{"access", CONFIG_SEC_ACCESS, NULL},
+	{"sandbox", CONFIG_SEC_SANDBOX, NULL},
+	{"limits", CONFIG_SEC_LIMITS, NULL},
+	{"sessions", CONFIG_SEC_SESSIONS, NULL},
+	{"egress", CONFIG_SEC_EGRESS, NULL},
+	{"runtime ", CONFIG_SEC_RUNTIME, config_runtime_begin},
+	{"profile ", CONFIG_SEC_PROFILE, config_profile_begin},
+	{"mount ", CONFIG_SEC_MOUNT, config_mount_begin},
+};
+
 /*
  * A section header line, seen by the reader before inih parses it: inih only
  * calls the handler for keys, so an unknown or empty section would otherwise
@@ -592,43 +635,23 @@ config_section_begin(struct config_parse *p, const char *line)
 		return config_fail_at(p, -EINVAL, p->line, "unknown section");
 	memcpy(name, line + 1, len);
 	name[len] = '\0';
-	if (!strcmp(name, "daemon")) {
-		p->section = CONFIG_SEC_DAEMON;
-	} else if (!strcmp(name, "access")) {
-		p->section = CONFIG_SEC_ACCESS;
-	} else if (!strcmp(name, "sandbox")) {
-		p->section = CONFIG_SEC_SANDBOX;
-	} else if (!strcmp(name, "limits")) {
-		p->section = CONFIG_SEC_LIMITS;
-	} else if (!strcmp(name, "sessions")) {
-		p->section = CONFIG_SEC_SESSIONS;
-	} else if (!strcmp(name, "egress")) {
-		p->section = CONFIG_SEC_EGRESS;
-	} else if (!strncmp(name, "runtime ", 8)) {
-		const char *rt = name + 8;
+	for (i = 0; i < sizeof(config_sections) / sizeof(config_sections[0]); i++) {
+		const struct config_section_name *t = &config_sections[i];
+		size_t tlen = strlen(t->name);
+		const char *arg;
 
-		while (*rt == ' ' || *rt == '\t')
-			rt++;
-		p->section = CONFIG_SEC_RUNTIME;
-		return config_runtime_begin(p, rt);
-	} else if (!strncmp(name, "profile ", 8)) {
-		const char *pr = name + 8;
-
-		while (*pr == ' ' || *pr == '\t')
-			pr++;
-		p->section = CONFIG_SEC_PROFILE;
-		return config_profile_begin(p, pr);
-	} else if (!strncmp(name, "mount ", 6)) {
-		const char *mn = name + 6;
-
-		while (*mn == ' ' || *mn == '\t')
-			mn++;
-		p->section = CONFIG_SEC_MOUNT;
-		return config_mount_begin(p, mn);
-	} else {
-		return config_fail_at(p, -EINVAL, p->line, "unknown section [%s]", name);
+		if (t->begin == NULL ? strcmp(name, t->name) != 0
+				     : strncmp(name, t->name, tlen) != 0)
+			continue;
+		p->section = t->section;
+		if (t->begin == NULL)
+			return 0;
+		arg = name + tlen;
+		while (*arg == ' ' || *arg == '\t')
+			arg++;
+		return t->begin(p, arg);
 	}
-	return 0;
+	return config_fail_at(p, -EINVAL, p->line, "unknown section [%s]", name);
 }
 
 /*

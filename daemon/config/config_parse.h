@@ -133,6 +133,24 @@ struct config_parse {
 int __attribute__((format(printf, 4, 5)))
 config_fail_at(struct config_parse *p, int error, unsigned line, const char *fmt, ...);
 /* Split a value into whitespace-separated words; the result is owned by the caller. */
+/* Where a [KIND NAME] section's entries are: n of at most max, stride bytes
+ * apart from base, each named at name_off; from_file marks the ones the file
+ * gave. */
+struct config_slots {
+	const char *kind;
+	void *base;
+	size_t stride, name_off;
+	size_t *n, max;
+	bool *from_file;
+};
+
+/* The entry a [KIND NAME] header opens: the one named name (a built-in the
+ * file replaces), or a new one, zeroed but for its name, at the end. A bad
+ * name (valid false; at most namemax bytes), a name the file gave already,
+ * or one more than max are failures. Returns 0 or the failure. */
+int config_section_slot(struct config_parse *p, const struct config_slots *s, const char *name,
+			bool valid, int namemax, size_t *ret);
+
 int config_split_words(const char *s, char **ret, size_t max, size_t *ret_n);
 /* Parse a decimal unsigned integer: digits only, no sign, no space, no overflow. */
 int config_parse_u64(const char *s, uint64_t *ret);

@@ -1,0 +1,51 @@
+/*
+ * list.h: the lists a reply carries (ps, sessions, a directory listing) as
+ * one kind of object: a list object holding an array of entries and their
+ * count, each entry owning up to two strings (internal). A list_type says
+ * where those are; list_from_proto() and list_free() do the rest.
+ */
+#ifndef AIRLOCK_LIST_H
+#define AIRLOCK_LIST_H
+
+#include <stddef.h>
+
+struct list_type {
+	size_t size;	/* of the list object */
+	size_t entries; /* offset in it of the pointer to the entries */
+	size_t count;	/* offset in it of their count, a size_t */
+	size_t esize;	/* of an entry */
+	size_t ssize;	/* of a decoded entry */
+	/* Fill entry e from decoded entry p: 0, or -ENOMEM leaving in e what it
+	 * copied, for list_free(). */
+	int (*conv)(void *e, const void *p);
+	size_t nowned;	 /* how many strings an entry owns */
+	size_t owned[2]; /* their offsets in an entry (char *) */
+};
+
+/* The list_type of type, whose member array points at count entries
+ * converted from decoded entries of type stype, each owning the strings at
+ * the member names given last. */
+#define LIST_TYPE(type, array, count, stype, conv, ...)                                            \
+	{                                                                                          \
+		sizeof(type), offsetof(type, array), offsetof(type, count),                        \
+			sizeof(*((type *)NULL)->array), sizeof(stype), (conv),                     \
+			sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t),                          \
+		{                                                                                  \
+			__VA_ARGS__                                                                \
+		}                                                                                  \
+	}
+
+/* The offset of an entry's owned string, for LIST_TYPE. */
+#define LIST_OWNED(type, field) offsetof(type, field)
+
+/*
+ * Convert n decoded entries at src into a new list of type t, stored in
+ * *(pointer to t's object type *)ret. Returns 0 or -ENOMEM.
+ */
+int list_from_proto(const struct list_type *t, const void *src, size_t n, void *ret);
+
+/* Free a list of type t: each entry's strings, the entries, the list. NULL
+ * is nothing. */
+void list_free(const struct list_type *t, void *list);
+
+#endif
