@@ -129,11 +129,7 @@ static const struct list_type file_list =
 		  file_entry_from_proto, LIST_OWNED(struct file_entry, name));
 
 /* Free a directory listing. */
-AIRLOCK_EXPORT void
-airlock_file_list_free(struct airlock_file_list *list)
-{
-	list_free(&file_list, list);
-}
+LIST_FREE(airlock_file_list_free, struct airlock_file_list, file_list)
 
 int
 file_list_from_proto(const struct proto_file_list *pl, struct airlock_file_list **ret)

@@ -7,6 +7,8 @@
 #ifndef AIRLOCK_LIST_H
 #define AIRLOCK_LIST_H
 
+#include "export.h"
+
 #include <stddef.h>
 
 struct list_type {
@@ -47,5 +49,22 @@ int list_from_proto(const struct list_type *t, const void *src, size_t n, void *
 /* Free a list of type t: each entry's strings, the entries, the list. NULL
  * is nothing. */
 void list_free(const struct list_type *t, void *list);
+
+/* The exported destructor of a list object of type otype, whose list_type
+ * is t: void fn(otype *list), NULL is nothing. One line each below its
+ * comment, as getter.h's accessors; the symbol is the first argument. */
+#define LIST_FREE(fn, otype, t)                                                                    \
+	AIRLOCK_EXPORT void fn(otype *list)                                                        \
+	{                                                                                          \
+		list_free(&(t), list);                                                             \
+	}
+
+/* int fn(const ptype *p, otype **ret): a new list of type t from the count
+ * decoded entries at p->array; 0 or -ENOMEM. */
+#define LIST_FROM_PROTO(fn, otype, t, ptype, array, count)                                         \
+	int fn(const ptype *p, otype **ret)                                                        \
+	{                                                                                          \
+		return list_from_proto(&(t), p->array, p->count, ret);                             \
+	}
 
 #endif

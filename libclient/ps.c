@@ -44,17 +44,9 @@ static const struct list_type ps_list =
 		  LIST_OWNED(struct ps_entry, runtime), LIST_OWNED(struct ps_entry, state));
 
 /* Free a list of runs. */
-AIRLOCK_EXPORT void
-airlock_ps_free(struct airlock_ps *ps)
-{
-	list_free(&ps_list, ps);
-}
+LIST_FREE(airlock_ps_free, struct airlock_ps, ps_list)
 
-int
-ps_from_proto(const struct proto_ps *pp, struct airlock_ps **ret)
-{
-	return list_from_proto(&ps_list, pp->runs, pp->nruns, ret);
-}
+LIST_FROM_PROTO(ps_from_proto, struct airlock_ps, ps_list, struct proto_ps, runs, nruns)
 
 /* How many runs the list holds. */
 GETTER(size_t, airlock_ps_count, struct airlock_ps, nruns, 0)

@@ -139,17 +139,10 @@ static const struct list_type session_list =
 		  session_entry_from_proto, LIST_OWNED(struct session_entry, state));
 
 /* Free a list of sessions. */
-AIRLOCK_EXPORT void
-airlock_session_list_free(struct airlock_session_list *list)
-{
-	list_free(&session_list, list);
-}
+LIST_FREE(airlock_session_list_free, struct airlock_session_list, session_list)
 
-int
-session_list_from_proto(const struct proto_session_list *pl, struct airlock_session_list **ret)
-{
-	return list_from_proto(&session_list, pl->sessions, pl->nsessions, ret);
-}
+LIST_FROM_PROTO(session_list_from_proto, struct airlock_session_list, session_list,
+		struct proto_session_list, sessions, nsessions)
 
 /* Look up entry i, or NULL. */
 static const struct session_entry *
