@@ -115,8 +115,8 @@ session_opts_to_proto(const struct airlock_session_opts *opts, struct proto_sess
 		*ret = opts->o;
 }
 
-/* Entry e from decoded entry p (list_type.conv). */
-static int
+/* Entry e from decoded entry p (list_type.conv; the state is owned). */
+static void
 session_entry_from_proto(void *dst, const void *src)
 {
 	const struct proto_session_entry *p = src;
@@ -130,13 +130,12 @@ session_entry_from_proto(void *dst, const void *src)
 	/* The decoder bounded it to PROTO_RUNTIME_MAX bytes. */
 	snprintf(e->interpreter, sizeof(e->interpreter), "%s",
 		 p->interpreter != NULL ? p->interpreter : "");
-	e->state = strdup(p->state != NULL ? p->state : "");
-	return e->state != NULL ? 0 : -ENOMEM;
 }
 
 static const struct list_type session_list =
 	LIST_TYPE(struct airlock_session_list, sessions, nsessions, struct proto_session_entry,
-		  session_entry_from_proto, LIST_OWNED(struct session_entry, state));
+		  session_entry_from_proto,
+		  LIST_OWNED(struct session_entry, state, struct proto_session_entry, state));
 
 /* Free a list of sessions. */
 LIST_FREE(airlock_session_list_free, struct airlock_session_list, session_list)
