@@ -110,8 +110,8 @@ file_kind_from_name(const char *name)
 	return AIRLOCK_FILE_OTHER;
 }
 
-/* Entry e from decoded entry p (list_type.conv). */
-static int
+/* Entry e from decoded entry p (list_type.conv; the name is owned). */
+static void
 file_entry_from_proto(void *dst, const void *src)
 {
 	const struct proto_file_entry *p = src;
@@ -120,20 +120,14 @@ file_entry_from_proto(void *dst, const void *src)
 	e->kind = file_kind_from_name(p->kind);
 	e->size = p->size;
 	e->mtime_ms = p->mtime_ms;
-	e->name = strdup(p->name != NULL ? p->name : "");
-	return e->name != NULL ? 0 : -ENOMEM;
 }
 
-static const struct list_type file_list =
-	LIST_TYPE(struct airlock_file_list, entries, nentries, struct proto_file_entry,
-		  file_entry_from_proto, LIST_OWNED(struct file_entry, name));
+static const struct list_type file_list = LIST_TYPE(
+	struct airlock_file_list, entries, nentries, struct proto_file_entry, file_entry_from_proto,
+	LIST_OWNED(struct file_entry, name, struct proto_file_entry, name));
 
 /* Free a directory listing. */
-AIRLOCK_EXPORT void
-airlock_file_list_free(struct airlock_file_list *list)
-{
-	list_free(&file_list, list);
-}
+LIST_FREE(airlock_file_list_free, struct airlock_file_list, file_list)
 
 int
 file_list_from_proto(const struct proto_file_list *pl, struct airlock_file_list **ret)

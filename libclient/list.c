@@ -21,7 +21,7 @@ list_free(const struct list_type *t, void *list)
 	memcpy(&n, LIST_MEMBER(list, t->count), sizeof(n));
 	for (i = 0; i < n; i++)
 		for (k = 0; k < t->nowned; k++) {
-			memcpy(&s, entries + i * t->esize + t->owned[k], sizeof(s));
+			memcpy(&s, entries + i * t->esize + t->owned[k].dst, sizeof(s));
 			free(s);
 		}
 	free(entries);
@@ -43,12 +43,22 @@ list_from_proto(const struct list_type *t, const void *src, size_t n, void *ret)
 	/* The count counts the entries whose strings are owned, so a failure
 	 * frees exactly those. */
 	for (i = 0; i < n; i++) {
-		int r = t->conv(entries + i * t->esize, (const char *)src + i * t->ssize);
-		size_t owned = i + 1;
+		char *e = entries + i * t->esize;
+		const char *p = (const char *)src + i * t->ssize;
+		size_t owned = i + 1, k;
 
 		memcpy(LIST_MEMBER(list, t->count), &owned, sizeof(owned));
-		if (r < 0)
-			goto fail;
+		t->conv(e, p);
+		for (k = 0; k < t->nowned; k++) {
+			const char *from;
+			char *copy;
+
+			memcpy(&from, p + t->owned[k].src, sizeof(from));
+			copy = strdup(from != NULL ? from : "");
+			memcpy(e + t->owned[k].dst, &copy, sizeof(copy));
+			if (copy == NULL)
+				goto fail;
+		}
 	}
 	memcpy(ret, &list, sizeof(list));
 	return 0;

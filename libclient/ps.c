@@ -23,8 +23,9 @@ struct airlock_ps {
 	size_t nruns;
 };
 
-/* Entry e from decoded entry p (list_type.conv). */
-static int
+/* Entry e from decoded entry p (list_type.conv; runtime and state are
+ * owned). */
+static void
 ps_entry_from_proto(void *dst, const void *src)
 {
 	const struct proto_ps_entry *p = src;
@@ -34,27 +35,17 @@ ps_entry_from_proto(void *dst, const void *src)
 	e->uid = p->uid;
 	e->pid = p->pid;
 	e->elapsed_ms = p->elapsed_ms;
-	e->runtime = strdup(p->runtime != NULL ? p->runtime : "");
-	e->state = strdup(p->state != NULL ? p->state : "");
-	return e->runtime != NULL && e->state != NULL ? 0 : -ENOMEM;
 }
 
 static const struct list_type ps_list =
 	LIST_TYPE(struct airlock_ps, runs, nruns, struct proto_ps_entry, ps_entry_from_proto,
-		  LIST_OWNED(struct ps_entry, runtime), LIST_OWNED(struct ps_entry, state));
+		  LIST_OWNED(struct ps_entry, runtime, struct proto_ps_entry, runtime),
+		  LIST_OWNED(struct ps_entry, state, struct proto_ps_entry, state));
 
 /* Free a list of runs. */
-AIRLOCK_EXPORT void
-airlock_ps_free(struct airlock_ps *ps)
-{
-	list_free(&ps_list, ps);
-}
+LIST_FREE(airlock_ps_free, struct airlock_ps, ps_list)
 
-int
-ps_from_proto(const struct proto_ps *pp, struct airlock_ps **ret)
-{
-	return list_from_proto(&ps_list, pp->runs, pp->nruns, ret);
-}
+LIST_FROM_PROTO(ps_from_proto, struct airlock_ps, ps_list, struct proto_ps, runs, nruns)
 
 /* How many runs the list holds. */
 GETTER(size_t, airlock_ps_count, struct airlock_ps, nruns, 0)

@@ -81,6 +81,17 @@ request_bytes_set(struct request_bytes *b, const void *buf, size_t len)
 	return 0;
 }
 
+/* int fn(struct airlock_run_req *req, const void *buf, size_t len): a copy
+ * of buf into req->field (request_bytes_set()), or -EINVAL for NULL. One
+ * line each below its comment, as getter.h's SETTER. */
+#define REQUEST_BYTES_SETTER(fn, field)                                                            \
+	AIRLOCK_EXPORT int fn(struct airlock_run_req *req, const void *buf, size_t len)            \
+	{                                                                                          \
+		if (req == NULL)                                                                   \
+			return -EINVAL;                                                            \
+		return request_bytes_set(&req->field, buf, len);                                   \
+	}
+
 /* Point a protocol blob at b (inline; the codec moves it to a memfd if big). */
 static struct proto_blob
 request_bytes_blob(const struct request_bytes *b)
@@ -162,13 +173,7 @@ airlock_run_req_set_runtime(struct airlock_run_req *req, const char *name)
 }
 
 /* Set the code to run. */
-AIRLOCK_EXPORT int
-airlock_run_req_set_code(struct airlock_run_req *req, const void *buf, size_t len)
-{
-	if (req == NULL)
-		return -EINVAL;
-	return request_bytes_set(&req->code, buf, len);
-}
+REQUEST_BYTES_SETTER(airlock_run_req_set_code, code)
 
 /* Append one argument to argv. */
 AIRLOCK_EXPORT int
@@ -246,13 +251,7 @@ out:
 }
 
 /* Set what the code reads on stdin. */
-AIRLOCK_EXPORT int
-airlock_run_req_set_stdin(struct airlock_run_req *req, const void *buf, size_t len)
-{
-	if (req == NULL)
-		return -EINVAL;
-	return request_bytes_set(&req->stdin_data, buf, len);
-}
+REQUEST_BYTES_SETTER(airlock_run_req_set_stdin, stdin_data)
 
 /* Add one input file. */
 AIRLOCK_EXPORT int

@@ -115,8 +115,8 @@ session_opts_to_proto(const struct airlock_session_opts *opts, struct proto_sess
 		*ret = opts->o;
 }
 
-/* Entry e from decoded entry p (list_type.conv). */
-static int
+/* Entry e from decoded entry p (list_type.conv; the state is owned). */
+static void
 session_entry_from_proto(void *dst, const void *src)
 {
 	const struct proto_session_entry *p = src;
@@ -130,26 +130,18 @@ session_entry_from_proto(void *dst, const void *src)
 	/* The decoder bounded it to PROTO_RUNTIME_MAX bytes. */
 	snprintf(e->interpreter, sizeof(e->interpreter), "%s",
 		 p->interpreter != NULL ? p->interpreter : "");
-	e->state = strdup(p->state != NULL ? p->state : "");
-	return e->state != NULL ? 0 : -ENOMEM;
 }
 
 static const struct list_type session_list =
 	LIST_TYPE(struct airlock_session_list, sessions, nsessions, struct proto_session_entry,
-		  session_entry_from_proto, LIST_OWNED(struct session_entry, state));
+		  session_entry_from_proto,
+		  LIST_OWNED(struct session_entry, state, struct proto_session_entry, state));
 
 /* Free a list of sessions. */
-AIRLOCK_EXPORT void
-airlock_session_list_free(struct airlock_session_list *list)
-{
-	list_free(&session_list, list);
-}
+LIST_FREE(airlock_session_list_free, struct airlock_session_list, session_list)
 
-int
-session_list_from_proto(const struct proto_session_list *pl, struct airlock_session_list **ret)
-{
-	return list_from_proto(&session_list, pl->sessions, pl->nsessions, ret);
-}
+LIST_FROM_PROTO(session_list_from_proto, struct airlock_session_list, session_list,
+		struct proto_session_list, sessions, nsessions)
 
 /* Look up entry i, or NULL. */
 static const struct session_entry *

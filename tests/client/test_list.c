@@ -28,22 +28,35 @@ struct list {
 	size_t n;
 };
 
-/* Copies name twice; "fail" makes the second copy fail as out of memory. */
-static int
+/* strdup() is a link seam: the strdup_fail_at-th call (from 1) fails. */
+static int strdup_calls, strdup_fail_at;
+
+char *__real_strdup(const char *s);
+char *__wrap_strdup(const char *s);
+
+char *
+__wrap_strdup(const char *s)
+{
+	if (++strdup_calls == strdup_fail_at)
+		return NULL;
+	return __real_strdup(s);
+}
+
+/* The fields that are not owned. */
+static void
 conv(void *dst, const void *src)
 {
 	const struct src_entry *p = src;
 	struct entry *e = dst;
 
 	e->v = p->v;
-	e->name = strdup(p->name);
-	e->copy = strcmp(p->name, "fail") == 0 ? NULL : strdup(p->name);
-	return e->name != NULL && e->copy != NULL ? 0 : -ENOMEM;
 }
 
+/* Each entry owns two copies of the decoded name. */
 static const struct list_type type =
-	LIST_TYPE(struct list, entries, n, struct src_entry, conv, LIST_OWNED(struct entry, name),
-		  LIST_OWNED(struct entry, copy));
+	LIST_TYPE(struct list, entries, n, struct src_entry, conv,
+		  LIST_OWNED(struct entry, name, struct src_entry, name),
+		  LIST_OWNED(struct entry, copy, struct src_entry, name));
 
 static void
 test_list_converts(void **state)
@@ -77,16 +90,35 @@ test_list_empty(void **state)
 	list_free(&type, NULL);
 }
 
-/* A failing entry: -ENOMEM, *ret untouched, what was copied freed (the ASan
- * build sees a leak otherwise). */
+/* A copy failing midway (the second entry's second): -ENOMEM, *ret
+ * untouched, what was copied freed (the ASan build sees a leak otherwise). */
 static void
 test_list_fails_midway(void **state)
 {
-	static const struct src_entry src[] = {{"a", 1}, {"fail", 2}, {"c", 3}};
+	static const struct src_entry src[] = {{"a", 1}, {"bb", 2}, {"c", 3}};
 	struct list *l = (struct list *)&state;
 
+	strdup_calls = 0;
+	strdup_fail_at = 4;
 	assert_int_equal(list_from_proto(&type, src, 3, &l), -ENOMEM);
+	strdup_fail_at = 0;
+	assert_int_equal(strdup_calls, 4);
 	assert_ptr_equal(l, (struct list *)&state);
+}
+
+/* A decoded string left out (NULL) is owned as "", never a NULL entry. */
+static void
+test_list_null_string_is_empty(void **state)
+{
+	static const struct src_entry src[] = {{NULL, 7}};
+	struct list *l = NULL;
+
+	(void)state;
+	assert_int_equal(list_from_proto(&type, src, 1, &l), 0);
+	assert_string_equal(l->entries[0].name, "");
+	assert_string_equal(l->entries[0].copy, "");
+	assert_int_equal(l->entries[0].v, 7);
+	list_free(&type, l);
 }
 
 int
@@ -96,6 +128,7 @@ main(void)
 		cmocka_unit_test(test_list_converts),
 		cmocka_unit_test(test_list_empty),
 		cmocka_unit_test(test_list_fails_midway),
+		cmocka_unit_test(test_list_null_string_is_empty),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
