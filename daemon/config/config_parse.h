@@ -216,10 +216,12 @@ CONFIG_HOOK(config_hook_cwd);
 
 /* A key of [profile NAME] that is no row: one of the limits (config_profile.c). */
 int config_profile_limit(struct config_parse *p, const char *name, const char *value);
-/* The line where the row of section and name was set, 0 if not (config_parse.c). */
+/* The row of section and name; NULL if there is none (config_keys.c). */
+const struct config_key *config_key_find(enum config_section section, const char *name);
+/* The line where the row of section and name was set, 0 if not (config_keys.c). */
 unsigned config_key_line(const struct config_parse *p, enum config_section section,
 			 const char *name);
-/* Parse value into the row's field by its type (config_parse.c). */
+/* Parse value into the row's field by its type (config_keys.c). */
 int config_key_apply(struct config_parse *p, const struct config_key *k, const char *value);
 
 #endif
