@@ -28,18 +28,27 @@ struct list {
 	size_t n;
 };
 
-/* strdup() is a link seam: the strdup_fail_at-th call (from 1) fails. */
+/*
+ * strdup() is a link seam: the strdup_fail_at-th call (from 1) fails. The
+ * copy is made here rather than by __real_strdup, which the sanitizer
+ * build's link does not resolve (libasan's strdup interceptor).
+ */
 static int strdup_calls, strdup_fail_at;
 
-char *__real_strdup(const char *s);
 char *__wrap_strdup(const char *s);
 
 char *
 __wrap_strdup(const char *s)
 {
+	size_t n = strlen(s) + 1;
+	char *p;
+
 	if (++strdup_calls == strdup_fail_at)
 		return NULL;
-	return __real_strdup(s);
+	p = malloc(n);
+	if (p != NULL)
+		memcpy(p, s, n);
+	return p;
 }
 
 /* The fields that are not owned. */
