@@ -13,6 +13,7 @@
 #include "result.h"
 #include "session.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -602,8 +603,10 @@ conn_wait(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb, void *ar
 			*ret = d;
 			return 0;
 		}
-		if (conn->broken)
+		if (conn->broken != 0) {
+			assert(conn->broken < 0); /* conn_break() stores only errors */
 			return conn->broken;
+		}
 		r = conn_recv_one(conn);
 		if (r == -EAGAIN) {
 			r = conn_poll(conn, false, deadline, &revents);
@@ -629,8 +632,10 @@ conn_submit(struct airlock_conn *conn, const struct conn_req *req, uint32_t *ret
 	uint32_t id;
 	int r;
 
-	if (conn->broken)
+	if (conn->broken != 0) {
+		assert(conn->broken < 0); /* conn_break() stores only errors */
 		return conn->broken;
+	}
 	id = conn_next_id(conn);
 	r = conn_encode(id, req, conn->file_bundle, &out);
 	if (r < 0)
