@@ -280,7 +280,7 @@ static int
 dec_enum(struct proto_dec *d, const msgpack_object *o, int (*lookup)(const char *, void *),
 	 void *ret)
 {
-	const char *s;
+	const char *s = ""; /* dec_fail() is opaque to the analyzer: s set on every path */
 	int r;
 
 	r = dec_str(d, o, PROTO_NAME_MAX, true, &s);
@@ -310,7 +310,7 @@ dec_errcode_lookup(const char *name, void *ret)
 static int
 dec_oneof(struct proto_dec *d, const msgpack_object *o, const char *const *names, const char **ret)
 {
-	const char *s;
+	const char *s = ""; /* dec_fail() is opaque to the analyzer: s set on every path */
 	int r;
 
 	r = dec_str(d, o, PROTO_NAME_MAX, true, &s);
