@@ -409,6 +409,7 @@ conn_poll(struct airlock_conn *conn, bool out, uint64_t deadline, short *ret_rev
 	uint64_t now;
 	int n, timeout;
 
+	*ret_revents = 0;
 	if (out)
 		p.events |= POLLOUT;
 	do {

@@ -293,6 +293,7 @@ config_list_next(struct config_parse *p, unsigned line, const char *key, const c
 	const char *start, *end;
 	size_t len;
 
+	item[0] = '\0';
 	if (**s == '\0')
 		return 0;
 	while (**s == ' ' || **s == '\t')
