@@ -422,6 +422,11 @@ test_revoked_user_refused_everything(void **state)
 	assert_int_equal(m.type, PROTO_OK);
 	proto_msg_free(&m);
 	revoke_nobody(f, CONFIG_REVOKED);
+	/* The connection heard of the reload (client_reload_all): logged. */
+	if (!fixture_log_has(f, "the reload refuses its uid")) {
+		print_log_tail(f);
+		fail_msg("no log line for the connection the reload refuses");
+	}
 	assert_int_equal(front_file_op(fd, 10, PROTO_FILE_WRITE, sid, "b.txt", "y", &m), 0);
 	expect_unauthorized(f, &m, "file_write");
 	assert_int_equal(front_file_op(fd, 11, PROTO_FILE_READ, sid, "a.txt", NULL, &m), 0);
