@@ -564,6 +564,15 @@ client_reload_all(struct daemon *d)
 	}
 }
 
+size_t
+client_gids(const struct client *c, gid_t *ret, size_t max)
+{
+	size_t n = c->ngids < max ? c->ngids : max;
+
+	memcpy(ret, c->gids, n * sizeof(*ret));
+	return n;
+}
+
 bool
 client_may_use_profile(const struct client *c, const struct config_profile *prof)
 {

@@ -223,8 +223,9 @@ static void frontend_rootspec_set(struct daemon *d, const struct rootspec *rs, i
  * section 4), each answering by its own table: every connection
  * (client_reload_all(): access is read again for every request), the
  * queued runs of users it no longer allows (refused: run_access_reloaded()),
- * every live session (session_reloaded()) and its interpreter (restarted
- * if its sandbox is made differently now).
+ * every live session (session_reloaded(): ended if the new config refuses
+ * its uid or lost its profile) and its interpreter (restarted if its
+ * sandbox is made differently now).
  * What the process was built around (socket, users, uid range) stays.
  * A bad file is refused and the old config stays in force. Takes fd.
  */
@@ -300,6 +301,8 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	n->uid_count = o->uid_count;
 	d->cfg = n;
 	client_reload_all(d);
+	/* Before the sessions: a queued run of a session ended now would
+	 * be answered "cancelled", where its user is told "unauthorized". */
 	run_access_reloaded(d);
 	/* Compared with the old config, so before it is freed. */
 	session_reloaded(d, o);

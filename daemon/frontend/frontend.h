@@ -228,6 +228,9 @@ bool client_allowed(const struct client *c);
  * (client_state.c); one the new config refuses is logged, and refused at
  * its next request (client_access()). */
 void client_reload_all(struct daemon *d);
+/* Copy the client's groups (as [access] judges them) into ret, max at most;
+ * returns how many were copied. */
+size_t client_gids(const struct client *c, gid_t *ret, size_t max);
 /* May the client use this profile (its allow_users, allow_groups)? */
 bool client_may_use_profile(const struct client *c, const struct config_profile *prof);
 /*

@@ -32,6 +32,9 @@ static const struct row rows[] = {
 	/* a reload reaches the sessions not ended */
 	{SESSION_OPENING, SESSION_EV_RELOAD, SESSION_OPENING},
 	{SESSION_READY, SESSION_EV_RELOAD, SESSION_READY},
+	/* a reload that refuses it (profile gone, uid no longer allowed) ends it */
+	{SESSION_OPENING, SESSION_EV_REVOKED, SESSION_ENDING},
+	{SESSION_READY, SESSION_EV_REVOKED, SESSION_ENDING},
 };
 
 static int
@@ -90,16 +93,20 @@ test_invariants(void **state)
 	assert_string_equal(EVENT_NAME(SESSION_EV_KEEPER_GONE), "keeper_gone");
 }
 
-/* A reload reaches the live sessions only: an ended one hears of none. */
+/* A reload reaches the live sessions only: an ended one hears of none; a
+ * live one stays, or ends as END would end it. */
 static void
 test_reload(void **state)
 {
 	int s;
 
 	(void)state;
-	for (s = 0; s < SESSION_STATE_COUNT_; s++)
+	for (s = 0; s < SESSION_STATE_COUNT_; s++) {
 		assert_int_equal(NEXT(s, SESSION_EV_RELOAD), s < SESSION_ENDING ? s : INVALID);
+		assert_int_equal(NEXT(s, SESSION_EV_REVOKED), NEXT(s, SESSION_EV_END));
+	}
 	assert_string_equal(EVENT_NAME(SESSION_EV_RELOAD), "reload");
+	assert_string_equal(EVENT_NAME(SESSION_EV_REVOKED), "revoked");
 }
 
 int
