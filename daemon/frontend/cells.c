@@ -104,11 +104,13 @@ struct cells {
 	bool took;	      /* the interpreter was handed a cell */
 	struct event *eof_ev; /* the channel closed during a cell: restart unless it ends */
 	/* A reload changed what the interpreter's sandbox is made with
-	 * (cells_reloaded): stale, restart it once the cell in flight is
-	 * answered; reload_kill, it is being restarted for that (a cell
-	 * waiting is not the cause: it goes to the next one); note, the
-	 * advisory the next cell's answer carries. */
+	 * (cells_reload): stale, it was BUSY: restart it once the cell in
+	 * flight is answered; kill_soon, it was given up (KILLING) and its
+	 * kill is sent from the next pump; reload_kill, it is being
+	 * restarted for that (a cell waiting is not the cause: it goes to
+	 * the next one); note, the advisory the next cell's answer carries. */
 	bool stale;
+	bool kill_soon;
 	bool reload_kill;
 	char reload_why[96];
 	char note[PROTO_ADVISORY_MAX + 1];
@@ -402,10 +404,22 @@ static void cells_pump_soon(struct cells *cs);
 static void cells_restart(struct cells *cs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Through the supervisor, so that the cell gets its own figures
+ * (SUP_CELL_LOST); a supervisor out of reach is cut off. */
+static void
+cells_kill_interp(struct cells *cs)
+{
+	struct cells_sup kill;
+
+	memset(&kill, 0, sizeof(kill));
+	kill.type = CELLS_SUP_KILL;
+	if (run_lifeline_send(cs->interp, &kill, sizeof(kill)) < 0)
+		run_kill(cs->interp);
+}
+
 static void
 cells_restart(struct cells *cs, const char *fmt, ...)
 {
-	struct cells_sup kill;
 	va_list ap;
 
 	if (cs->state == CELLS_KILLING)
@@ -418,12 +432,19 @@ cells_restart(struct cells *cs, const char *fmt, ...)
 	if (cs->interp == NULL)
 		return;
 	cells_transition(cs, CELLS_EV_KILL);
-	/* Through the supervisor, so that the cell gets its own figures
-	 * (SUP_CELL_LOST); a supervisor out of reach is cut off. */
-	memset(&kill, 0, sizeof(kill));
-	kill.type = CELLS_SUP_KILL;
-	if (run_lifeline_send(cs->interp, &kill, sizeof(kill)) < 0)
-		run_kill(cs->interp);
+	cells_kill_interp(cs);
+}
+
+/* The advisory the next cell's answer carries, and the reason its
+ * interpreter ended, for a restart by a reload that changed its sandbox. */
+static void
+cells_reload_note(struct cells *cs)
+{
+	snprintf(cs->note, sizeof(cs->note),
+		 "the configuration was reloaded and changed this session's sandbox (%.96s): "
+		 "the interpreter was restarted empty under the new configuration",
+		 cs->reload_why);
+	cs->reload_kill = true;
 }
 
 /*
@@ -432,7 +453,8 @@ cells_restart(struct cells *cs, const char *fmt, ...)
  * runtime): it was made under the old config and a mount or a host taken
  * away must not stay reachable from a live interpreter, when a one-shot run
  * loses it at once (issue 28). Its state is lost; the next cell's answer
- * says why (state "lost" and an advisory).
+ * says why (state "lost" and an advisory). Here for one that was BUSY at
+ * the reload (its row kept it BUSY), once its cell is answered.
  */
 static void
 cells_reload_restart(struct cells *cs)
@@ -440,37 +462,52 @@ cells_reload_restart(struct cells *cs)
 	cs->stale = false;
 	if (cs->interp == NULL || cs->state == CELLS_KILLING)
 		return;
-	snprintf(cs->note, sizeof(cs->note),
-		 "the configuration was reloaded and changed this session's sandbox (%.96s): "
-		 "the interpreter was restarted empty under the new configuration",
-		 cs->reload_why);
-	cs->reload_kill = true;
+	cells_reload_note(cs);
 	cells_restart(cs, "the configuration was reloaded (%s)", cs->reload_why);
 }
 
 void
-cells_reloaded(struct cells *cs, const char *why, const struct egress_policy *pol)
+cells_reload(struct cells *cs, const char *why, const struct egress_policy *pol)
 {
 	static const struct egress_policy none; /* refuses every connection */
+	enum cells_state from = cs->state;
 	struct run *r = cs->interp;
 
-	if (cs->state == CELLS_ENDED || r == NULL || cs->state == CELLS_KILLING)
+	if (why == NULL) {
+		cells_transition(cs, CELLS_EV_RELOAD);
+		return;
+	}
+	cells_transition(cs, CELLS_EV_STALE);
+	if (from == CELLS_IDLE || from == CELLS_KILLING || r == NULL)
 		return;
 	snprintf(cs->reload_why, sizeof(cs->reload_why), "%s", why);
 	/*
 	 * The proxy follows the new allow-list at once, for a cell in
 	 * flight too (a profile no longer on the proxy: nothing passes);
 	 * the sandbox itself cannot change under a running cell, which
-	 * ends in it, as a run in flight does, and the interpreter is
-	 * restarted as soon as that cell is answered.
+	 * ends in it, as a run in flight does (BUSY stays BUSY), and the
+	 * interpreter is restarted as soon as that cell is answered.
 	 */
 	if (r->egress_pol != NULL) {
 		*r->egress_pol = pol != NULL ? *pol : none;
 		egress_run_set_policy(r->egress, r->egress_pol);
 	}
-	/* The restart itself from the loop's next turn (cells_pump): the
-	 * caller walks the sessions, and a run killed now could end under it. */
-	cs->stale = true;
+	if (cs->state == CELLS_BUSY) {
+		cs->stale = true;
+		return;
+	}
+	/*
+	 * KILLING's entry action for a reload: given up now (no cell is
+	 * handed to it any more: its channel is closed), its kill sent from
+	 * the loop's next turn (cells_pump): the caller walks the sessions,
+	 * and a run killed now could end under it.
+	 */
+	cells_reload_note(cs);
+	snprintf(cs->lost_why, sizeof(cs->lost_why), "the configuration was reloaded (%s)",
+		 cs->reload_why);
+	log_warnx("session %s: %s: restarting the interpreter", session_id(cs->s), cs->lost_why);
+	cells_close_chan(cs);
+	cs->kill_soon = true;
 	cells_pump_soon(cs);
 }
 
@@ -607,6 +644,7 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	cs->lost_why[0] = '\0';
 	cells_transition(cs, CELLS_EV_EXIT);
 	cs->stale = false;
+	cs->kill_soon = false;
 	cs->reload_kill = false;
 	if (cs->state != CELLS_ENDED)
 		cells_pump_soon(cs);
@@ -685,8 +723,14 @@ cells_pump(struct cells *cs)
 	if (cs->pumping)
 		return;
 	cs->pumping = true;
-	/* A reload changed the interpreter's sandbox (cells_reloaded): it
-	 * goes once no cell is with it; a cell waiting goes to the next. */
+	/* A reload changed the interpreter's sandbox (cells_reload): given
+	 * up then (KILLING), its kill goes now; one that was BUSY goes once
+	 * no cell is with it; a cell waiting goes to the next. */
+	if (cs->kill_soon) {
+		cs->kill_soon = false;
+		if (cs->interp != NULL && cs->state == CELLS_KILLING)
+			cells_kill_interp(cs);
+	}
 	cl = TAILQ_FIRST(&cs->q);
 	if (cs->stale && cs->interp != NULL && (cl == NULL || cl->stage == CELL_QUEUED))
 		cells_reload_restart(cs);

@@ -51,13 +51,15 @@ bool cells_busy(const struct cells *cs);
 /* How many cells the session was given (queued, running or answered). */
 uint64_t cells_count(const struct cells *cs);
 /*
- * A reload changed what the interpreter's sandbox is made with (why:
- * config_sandbox_changed()'s list); pol: the profile's new allow-list (NULL:
- * no network). Its proxy follows pol at once; the interpreter is restarted
- * now, or when the cell in flight is answered, and the next cell runs in a
- * new one under the new config, its answer saying so.
+ * The config was reloaded (the RELOAD rows of cells_state.c). why: NULL if
+ * the interpreter's sandbox is made the same, else what changed
+ * (config_sandbox_changed()'s list); pol: the profile's new allow-list
+ * (NULL: no network). A changed one's proxy follows pol at once; the
+ * interpreter is restarted now, or when the cell in flight is answered,
+ * and the next cell runs in a new one under the new config, its answer
+ * saying so.
  */
-void cells_reloaded(struct cells *cs, const char *why, const struct egress_policy *pol);
+void cells_reload(struct cells *cs, const char *why, const struct egress_policy *pol);
 /* A client left: its cells are no one's (they still run, unanswered). */
 void cells_client_gone(struct cells *cs, struct client *c);
 

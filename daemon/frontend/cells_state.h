@@ -30,6 +30,11 @@ enum cells_event {
 	CELLS_EV_KILL = 4,    /* cells_restart: no channel, a broken answer, a reload, ... */
 	CELLS_EV_EXIT = 5,    /* the interpreter's run ended (cells_interp_ended) */
 	CELLS_EV_END = 6,     /* the session ends (cells_end) */
+	CELLS_EV_RELOAD = 7,  /* the config was reloaded; the sandbox it makes is the same */
+	/* The config was reloaded and makes its sandbox differently (its
+	 * runtime, or its profile's mounts, network, limits, ...): the one it
+	 * has is stale (cells_reload). */
+	CELLS_EV_STALE = 8,
 	CELLS_EV_COUNT_,
 };
 

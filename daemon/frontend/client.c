@@ -542,6 +542,37 @@ client_allowed(const struct client *c)
 	return config_peer_allowed(c->d->cfg, c->uid, c->gids, c->ngids);
 }
 
+void
+client_reload_all(struct daemon *d)
+{
+	struct client *c, *next;
+
+	/*
+	 * The RELOAD row changes no state. Access is read again for every
+	 * request (client_access()) and at a hello: a connection the new
+	 * config refuses is answered "unauthorized" from its next request
+	 * on and stays open, as before the reload was an event; the log
+	 * says so at once.
+	 */
+	for (c = TAILQ_FIRST(&d->clients); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		client_transition(c, CLIENT_EV_RELOAD);
+		if (c->state == CLIENT_READY && !client_allowed(c))
+			log_info("client %" PRIu32 " uid %u: the reload refuses its uid: its "
+				 "requests are answered unauthorized from now on",
+				 c->id, (unsigned)c->uid);
+	}
+}
+
+size_t
+client_gids(const struct client *c, gid_t *ret, size_t max)
+{
+	size_t n = c->ngids < max ? c->ngids : max;
+
+	memcpy(ret, c->gids, n * sizeof(*ret));
+	return n;
+}
+
 bool
 client_may_use_profile(const struct client *c, const struct config_profile *prof)
 {

@@ -17,6 +17,7 @@ static const char *const client_event_names[CLIENT_EV_COUNT_] = {
 	[CLIENT_EV_FLUSHED] = "flushed",   [CLIENT_EV_DROP] = "drop",
 	[CLIENT_EV_LINGER] = "linger",	   [CLIENT_EV_FREE] = "free",
 	[CLIENT_EV_READ_ALL] = "read_all", [CLIENT_EV_EXIT] = "exit",
+	[CLIENT_EV_RELOAD] = "reload",
 };
 
 /*
@@ -32,24 +33,32 @@ static const char *const client_event_names[CLIENT_EV_COUNT_] = {
  * client has gone) before the handler refuses it, and a client must not
  * be able to make that a broken invariant (front-abuse
  * test_refused_after_close).
+ *
+ * A reload reaches every connection and changes no state: access is read
+ * again for every request (client_access(), and a hello's own check), so
+ * a connection the new config refuses is answered "unauthorized" from its
+ * next request on and stays open, as it did before RELOAD was an event;
+ * client_reload_all() checks it at once only to say so in the log.
  */
 #define NO 0
+#define HE FSM_TO(CLIENT_HELLO)
 #define RD FSM_TO(CLIENT_READY)
 #define CL FSM_TO(CLIENT_CLOSING)
 #define DR FSM_TO(CLIENT_DROPPED)
 #define LI FSM_TO(CLIENT_LINGERING)
 #define GO FSM_TO(CLIENT_GONE)
-_Static_assert(CLIENT_EV_COUNT_ == 8 && CLIENT_EV_EXIT == 7, "a column per event, in order");
+_Static_assert(CLIENT_EV_COUNT_ == 9 && CLIENT_EV_RELOAD == 8, "a column per event, in order");
 static const signed char client_state_table[CLIENT_STATE_COUNT_][CLIENT_EV_COUNT_] = {
-	/* columns: hello_ok refuse flushed drop linger free read_all exit */
-	[CLIENT_HELLO] = {RD, CL, NO, DR, NO, NO, NO, GO},
-	[CLIENT_READY] = {NO, CL, NO, DR, NO, NO, NO, GO},
-	[CLIENT_CLOSING] = {NO, CL, DR, DR, NO, NO, NO, GO},
-	[CLIENT_DROPPED] = {NO, DR, NO, DR, LI, GO, NO, GO},
-	[CLIENT_LINGERING] = {NO, LI, NO, LI, NO, NO, GO, GO},
-	[CLIENT_GONE] = {NO, NO, NO, NO, NO, NO, NO, NO},
+	/* columns: hello_ok refuse flushed drop linger free read_all exit reload */
+	[CLIENT_HELLO] = {RD, CL, NO, DR, NO, NO, NO, GO, HE},
+	[CLIENT_READY] = {NO, CL, NO, DR, NO, NO, NO, GO, RD},
+	[CLIENT_CLOSING] = {NO, CL, DR, DR, NO, NO, NO, GO, CL},
+	[CLIENT_DROPPED] = {NO, DR, NO, DR, LI, GO, NO, GO, DR},
+	[CLIENT_LINGERING] = {NO, LI, NO, LI, NO, NO, GO, GO, LI},
+	[CLIENT_GONE] = {NO, NO, NO, NO, NO, NO, NO, NO, NO},
 };
 #undef NO
+#undef HE
 #undef RD
 #undef CL
 #undef DR

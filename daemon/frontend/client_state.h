@@ -31,6 +31,7 @@ enum client_event {
 	CLIENT_EV_FREE = 5,	/* the next loop turn: nothing sent is unread */
 	CLIENT_EV_READ_ALL = 6, /* lingering: the fds sent to it were read at last */
 	CLIENT_EV_EXIT = 7,	/* the frontend leaves */
+	CLIENT_EV_RELOAD = 8,	/* the config was reloaded (client_reload_all()) */
 	CLIENT_EV_COUNT_,
 };
 

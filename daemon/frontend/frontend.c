@@ -219,10 +219,13 @@ static void frontend_rootspec_set(struct daemon *d, const struct rootspec *rs, i
  * Reload the config file, whose bytes the spawner read (ev, fd: spawn_msg.h;
  * docs/design-service.md). New limits, ceilings, access lists, profiles, runtimes and
  * daemon limits apply to new runs; a run in flight keeps what it was given.
- * A live interpreter whose sandbox the new config makes differently is
- * restarted under it (session_reloaded()); access is read again for every
- * request (client_access()), and the queued runs of users it no longer
- * allows are refused (run_access_reloaded()).
+ * The reload is then an event of each lifecycle (docs/design-reshape.md
+ * section 4), each answering by its own table: every connection
+ * (client_reload_all(): access is read again for every request), the
+ * queued runs of users it no longer allows (refused: run_access_reloaded()),
+ * every live session (session_reloaded(): ended if the new config refuses
+ * its uid or lost its profile) and its interpreter (restarted if its
+ * sandbox is made differently now).
  * What the process was built around (socket, users, uid range) stays.
  * A bad file is refused and the old config stays in force. Takes fd.
  */
@@ -297,10 +300,12 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	n->uid_base = o->uid_base;
 	n->uid_count = o->uid_count;
 	d->cfg = n;
-	/* Live interpreters follow the new config (compared with the old
-	 * one, so before it is freed). */
-	session_reloaded(d, o);
+	client_reload_all(d);
+	/* Before the sessions: a queued run of a session ended now would
+	 * be answered "cancelled", where its user is told "unauthorized". */
 	run_access_reloaded(d);
+	/* Compared with the old config, so before it is freed. */
+	session_reloaded(d, o);
 	config_free(o);
 	free(o);
 	/* Pre-started interpreters run the old runtimes' commands. */

@@ -224,6 +224,13 @@ bool client_knows_process_limit(const struct client *c);
 bool client_knows_network(const struct client *c);
 /* Is the client allowed by the config in force now? */
 bool client_allowed(const struct client *c);
+/* The config was reloaded: every connection takes the event RELOAD
+ * (client_state.c); one the new config refuses is logged, and refused at
+ * its next request (client_access()). */
+void client_reload_all(struct daemon *d);
+/* Copy the client's groups (as [access] judges them) into ret, max at most;
+ * returns how many were copied. */
+size_t client_gids(const struct client *c, gid_t *ret, size_t max);
 /* May the client use this profile (its allow_users, allow_groups)? */
 bool client_may_use_profile(const struct client *c, const struct config_profile *prof);
 /*

@@ -39,6 +39,10 @@
 #include "fdio.h"
 #include "xevent.h"
 
+/* The groups kept of the connection that opened a session: as many as a
+ * connection keeps (client.c). */
+#define SESSION_GROUPS_MAX 64
+
 struct session {
 	TAILQ_ENTRY(session) entry;
 	struct daemon *d;
@@ -62,9 +66,14 @@ struct session {
 	TAILQ_HEAD(, kop) ops;
 	uint32_t next_seq;
 	struct cells *cells; /* an interpreter session's (cells.h), or NULL */
+	/* The groups of the connection that opened it: a reload checks its
+	 * uid's access again with them (session_reload_refused). */
+	gid_t gids[SESSION_GROUPS_MAX];
+	size_t ngids;
 };
 
 static void session_end(struct session *s, const char *why);
+static void session_end_by(struct session *s, enum session_event ev, const char *why);
 
 /* The one place a session changes state: its table (session_state.c) says where ev
  * leads; an event that cannot happen in the state is a broken invariant. */
@@ -374,16 +383,27 @@ session_close_keeper(struct session *s)
 static void
 session_end(struct session *s, const char *why)
 {
+	session_end_by(s, SESSION_EV_END, why);
+}
+
+/* The end by ev (END, REVOKED): ENDING's entry action. */
+static void
+session_end_by(struct session *s, enum session_event ev, const char *why)
+{
 	if (session_is_ended(s))
 		return;
-	session_transition(s, SESSION_EV_END);
+	session_transition(s, ev);
 	log_info("session %.8s uid %u: ended (%s) after %" PRIu64 " runs", s->id, (unsigned)s->uid,
 		 why, s->nruns);
 	event_del(s->idle_ev);
 	event_del(s->life_ev);
 	event_del(s->orphan_ev);
+	/* Its opener still waits: refused, if a reload refused it. */
 	if (s->open_c != NULL)
-		client_send_error(s->open_c, s->open_req, PROTO_ERR_INTERNAL, "session %s", why);
+		client_send_error(s->open_c, s->open_req,
+				  ev == SESSION_EV_REVOKED ? PROTO_ERR_UNAUTHORIZED
+							   : PROTO_ERR_INTERNAL,
+				  "session %s", why);
 	s->open_c = NULL;
 	session_close_keeper(s);
 	session_fail_ops(s);
@@ -568,6 +588,7 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
 	s->d = d;
 	s->uid = client_uid(c);
+	s->ngids = client_gids(c, s->gids, SESSION_GROUPS_MAX);
 	s->open_c = c;
 	s->open_req = req_id;
 	s->keeper = -1;
@@ -798,26 +819,75 @@ session_run_defaults(const struct session *s)
 	return &s->run_defaults;
 }
 
+/*
+ * Does the config in force refuse the session (why into why)? Its profile
+ * gone, or its uid not allowed by [access] or by its profile, judged with
+ * the groups of the connection that opened it: what a new request of that
+ * connection would be refused for (client_access(), the profile check of
+ * session_open()).
+ */
+static bool
+session_reload_refused(const struct session *s, char *why, size_t len)
+{
+	const struct config *cfg = s->d->cfg;
+	const struct config_profile *prof = config_profile_find(cfg, s->profile);
+
+	if (!config_peer_allowed(cfg, s->uid, s->gids, s->ngids))
+		snprintf(why, len, "uid %u is no longer allowed to use this daemon",
+			 (unsigned)s->uid);
+	else if (prof == NULL)
+		snprintf(why, len, "its profile %s is gone", s->profile);
+	else if (!config_profile_allowed(prof, s->uid, s->gids, s->ngids))
+		snprintf(why, len, "profile %s no longer allows uid %u", s->profile,
+			 (unsigned)s->uid);
+	else
+		return false;
+	return true;
+}
+
+/*
+ * A reload, for one session not ended: REVOKED if the new config refuses
+ * it (it ends now, its interpreter and runs with it), else RELOAD (it stays
+ * as it is) and its interpreter hears of it, with what changed in its
+ * sandbox, the new config compared with the old one.
+ */
+static void
+session_reload(struct session *s, const struct config *old)
+{
+	const struct config *cfg = s->d->cfg;
+	const struct config_profile *prof;
+	char refused[160], changed[96];
+
+	/* A one-shot run of that uid or profile is refused now: a session
+	 * must not keep its keeper, workspace and interpreter, nor take
+	 * runs, under a policy that no longer allows it (docs/security.md). */
+	if (session_reload_refused(s, refused, sizeof(refused))) {
+		session_end_by(s, SESSION_EV_REVOKED, refused);
+		return;
+	}
+	session_transition(s, SESSION_EV_RELOAD);
+	if (s->cells == NULL)
+		return;
+	if (!config_sandbox_changed(old, cfg, s->profile, cells_runtime(s->cells), changed,
+				    sizeof(changed))) {
+		cells_reload(s->cells, NULL, NULL);
+		return;
+	}
+	log_info("session %s: the reload changed its sandbox (%s): its interpreter is restarted",
+		 session_id(s), changed);
+	prof = config_profile_find(cfg, s->profile);
+	cells_reload(s->cells, changed, prof != NULL && prof->network_proxy ? prof->egress : NULL);
+}
+
 void
 session_reloaded(struct daemon *d, const struct config *old)
 {
-	struct session *s;
-	char why[96];
+	struct session *s, *next;
 
-	TAILQ_FOREACH(s, &d->sessions, entry)
-	{
-		const struct config_profile *prof;
-
-		if (s->cells == NULL ||
-		    !config_sandbox_changed(old, d->cfg, s->profile, cells_runtime(s->cells), why,
-					    sizeof(why)))
-			continue;
-		log_info("session %s: the reload changed its sandbox (%s): its interpreter is "
-			 "restarted",
-			 session_id(s), why);
-		prof = config_profile_find(d->cfg, s->profile);
-		cells_reloaded(s->cells, why,
-			       prof != NULL && prof->network_proxy ? prof->egress : NULL);
+	for (s = TAILQ_FIRST(&d->sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (!session_is_ended(s))
+			session_reload(s, old);
 	}
 }
 

@@ -39,9 +39,10 @@ void session_client_new(struct daemon *d, uid_t uid);
 void session_client_gone(struct daemon *d, struct client *c, bool last_of_uid);
 
 /*
- * A reload put d->cfg in place of old: every interpreter session whose
- * sandbox the new config makes differently (config_sandbox_changed()) has
- * its interpreter restarted under the new one (cells_reloaded()).
+ * A reload put d->cfg in place of old: every session not ended takes the
+ * event RELOAD (session_state.c), and so does its interpreter
+ * (cells_reload()): one whose sandbox the new config makes differently
+ * (config_sandbox_changed()) is restarted under the new one.
  */
 void session_reloaded(struct daemon *d, const struct config *old);
 /* The daemon stops: end every session. */

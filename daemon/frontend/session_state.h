@@ -25,6 +25,11 @@ enum session_event {
 	SESSION_EV_END = 1,
 	SESSION_EV_KEEPER_GONE = 2, /* SPAWN_DONE, or a keeper that never had a process */
 	SESSION_EV_FREE = 3,	    /* ended, and its last run was reaped */
+	SESSION_EV_RELOAD = 4,	    /* the config was reloaded (session_reload) */
+	/* The config was reloaded and refuses it: its profile is gone, or its
+	 * uid (with the groups of the connection that opened it) is no
+	 * longer allowed by [access] or by its profile. */
+	SESSION_EV_REVOKED = 5,
 	SESSION_EV_COUNT_,
 };
 

@@ -51,6 +51,19 @@ static const struct row rows[] = {
 	{CELLS_ENDED, CELLS_EV_DONE, CELLS_ENDED},
 	{CELLS_ENDED, CELLS_EV_KILL, CELLS_ENDED},
 	{CELLS_ENDED, CELLS_EV_EXIT, CELLS_ENDED},
+	/* a reload: the sandbox the same, nothing changes */
+	{CELLS_IDLE, CELLS_EV_RELOAD, CELLS_IDLE},
+	{CELLS_STARTING, CELLS_EV_RELOAD, CELLS_STARTING},
+	{CELLS_READY, CELLS_EV_RELOAD, CELLS_READY},
+	{CELLS_BUSY, CELLS_EV_RELOAD, CELLS_BUSY},
+	{CELLS_KILLING, CELLS_EV_RELOAD, CELLS_KILLING},
+	/* a reload that changed its sandbox: killed, but not under a cell in
+	 * flight (killed once that cell is answered); none to kill when idle */
+	{CELLS_IDLE, CELLS_EV_STALE, CELLS_IDLE},
+	{CELLS_STARTING, CELLS_EV_STALE, CELLS_KILLING},
+	{CELLS_READY, CELLS_EV_STALE, CELLS_KILLING},
+	{CELLS_BUSY, CELLS_EV_STALE, CELLS_BUSY},
+	{CELLS_KILLING, CELLS_EV_STALE, CELLS_KILLING},
 };
 
 static int
@@ -109,6 +122,28 @@ test_invariants(void **state)
 	assert_int_equal(NEXT(CELLS_READY, CELLS_EV_COUNT_), INVALID);
 	assert_string_equal(STATE_NAME(CELLS_KILLING), "killing");
 	assert_string_equal(EVENT_NAME(CELLS_EV_CHANNEL), "channel");
+	assert_string_equal(EVENT_NAME(CELLS_EV_STALE), "stale");
+}
+
+/* A reload reaches every live interpreter (session_reload): RELOAD never
+ * changes a state; an ended session's interpreter hears of none. */
+static void
+test_reload(void **state)
+{
+	int s;
+
+	(void)state;
+	for (s = 0; s < CELLS_STATE_COUNT_; s++) {
+		int to = NEXT(s, CELLS_EV_RELOAD), ch = NEXT(s, CELLS_EV_STALE);
+
+		if (s == CELLS_ENDED) {
+			assert_int_equal(to, INVALID);
+			assert_int_equal(ch, INVALID);
+			continue;
+		}
+		assert_int_equal(to, s);
+		assert_true(ch == s || ch == CELLS_KILLING);
+	}
 }
 
 int
@@ -117,6 +152,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_pair),
 		cmocka_unit_test(test_invariants),
+		cmocka_unit_test(test_reload),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,6 +40,12 @@ static const struct row rows[] = {
 	{CLIENT_LINGERING, CLIENT_EV_REFUSE, CLIENT_LINGERING},
 	{CLIENT_LINGERING, CLIENT_EV_READ_ALL, CLIENT_GONE},
 	{CLIENT_LINGERING, CLIENT_EV_EXIT, CLIENT_GONE},
+	/* a reload changes no connection's state (access: at each request) */
+	{CLIENT_HELLO, CLIENT_EV_RELOAD, CLIENT_HELLO},
+	{CLIENT_READY, CLIENT_EV_RELOAD, CLIENT_READY},
+	{CLIENT_CLOSING, CLIENT_EV_RELOAD, CLIENT_CLOSING},
+	{CLIENT_DROPPED, CLIENT_EV_RELOAD, CLIENT_DROPPED},
+	{CLIENT_LINGERING, CLIENT_EV_RELOAD, CLIENT_LINGERING},
 };
 
 static enum client_state
@@ -137,6 +143,10 @@ test_invariants(void **state)
 	assert_true(client_state_ends(CLIENT_READY, CLIENT_GONE));
 	assert_false(client_state_ends(CLIENT_LINGERING, CLIENT_GONE));
 	assert_false(client_state_ends(CLIENT_READY, CLIENT_DROPPED));
+	/* A reload reaches every connection still on the list and moves none
+	 * (so it never ends one: no orphan action). */
+	for (s = 0; s < CLIENT_GONE; s++)
+		assert_int_equal(client_state_next((enum client_state)s, CLIENT_EV_RELOAD), s);
 }
 
 /* Out-of-range input is refused, and names exist for everything. */
@@ -159,6 +169,7 @@ test_bounds_and_names(void **state)
 		assert_string_not_equal(fsm_event_name(&client_fsm, e), "invalid");
 	assert_string_equal(fsm_state_name(&client_fsm, CLIENT_LINGERING), "lingering");
 	assert_string_equal(fsm_event_name(&client_fsm, CLIENT_EV_READ_ALL), "read_all");
+	assert_string_equal(fsm_event_name(&client_fsm, CLIENT_EV_RELOAD), "reload");
 }
 
 int

@@ -29,6 +29,12 @@ static const struct row rows[] = {
 	{SESSION_READY, SESSION_EV_END, SESSION_ENDING},   /* close, idle, lifetime, ... */
 	{SESSION_ENDING, SESSION_EV_KEEPER_GONE, SESSION_ENDED},
 	{SESSION_ENDED, SESSION_EV_FREE, SESSION_FREEING},
+	/* a reload reaches the sessions not ended */
+	{SESSION_OPENING, SESSION_EV_RELOAD, SESSION_OPENING},
+	{SESSION_READY, SESSION_EV_RELOAD, SESSION_READY},
+	/* a reload that refuses it (profile gone, uid no longer allowed) ends it */
+	{SESSION_OPENING, SESSION_EV_REVOKED, SESSION_ENDING},
+	{SESSION_READY, SESSION_EV_REVOKED, SESSION_ENDING},
 };
 
 static int
@@ -62,7 +68,8 @@ test_every_pair(void **state)
 	assert_int_equal(valid, sizeof(rows) / sizeof(rows[0]));
 }
 
-/* Nothing leaves FREEING; states only advance; out of range is invalid. */
+/* Nothing leaves FREEING; states only advance (a reload keeps one); out of
+ * range is invalid. */
 static void
 test_invariants(void **state)
 {
@@ -75,12 +82,31 @@ test_invariants(void **state)
 		for (e = 0; e < SESSION_EV_COUNT_; e++) {
 			int to = NEXT(s, e);
 
-			assert_true(to == INVALID || (int)to > s);
+			if (e == SESSION_EV_RELOAD)
+				assert_true(to == INVALID || to == s);
+			else
+				assert_true(to == INVALID || (int)to > s);
 		}
 	assert_int_equal(NEXT(SESSION_STATE_COUNT_, SESSION_EV_END), INVALID);
 	assert_int_equal(NEXT(SESSION_READY, SESSION_EV_COUNT_), INVALID);
 	assert_string_equal(STATE_NAME(SESSION_ENDED), "ended");
 	assert_string_equal(EVENT_NAME(SESSION_EV_KEEPER_GONE), "keeper_gone");
+}
+
+/* A reload reaches the live sessions only: an ended one hears of none; a
+ * live one stays, or ends as END would end it. */
+static void
+test_reload(void **state)
+{
+	int s;
+
+	(void)state;
+	for (s = 0; s < SESSION_STATE_COUNT_; s++) {
+		assert_int_equal(NEXT(s, SESSION_EV_RELOAD), s < SESSION_ENDING ? s : INVALID);
+		assert_int_equal(NEXT(s, SESSION_EV_REVOKED), NEXT(s, SESSION_EV_END));
+	}
+	assert_string_equal(EVENT_NAME(SESSION_EV_RELOAD), "reload");
+	assert_string_equal(EVENT_NAME(SESSION_EV_REVOKED), "revoked");
 }
 
 int
@@ -89,6 +115,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_pair),
 		cmocka_unit_test(test_invariants),
+		cmocka_unit_test(test_reload),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,8 @@
 #define CONFIG_DENY "[daemon]\nsocket_mode = 0666\n[sandbox]\nuid_base = 704096\n"
 #define SANDBOX_ALLOW "[sandbox]\nuid_base = 708192\n"
 #define CONFIG_ALLOW "[daemon]\nsocket_mode = 0666\n[access]\nallow_users = nobody\n" SANDBOX_ALLOW
+/* CONFIG_ALLOW with a profile a later reload removes */
+#define CONFIG_ALLOW_TEMP CONFIG_ALLOW "[profile temp]\n"
 /* CONFIG_ALLOW without nobody, for a reload */
 #define CONFIG_REVOKED "[daemon]\nsocket_mode = 0666\n" SANDBOX_ALLOW
 /* One run at a time, so that a second one waits in the queue. */
@@ -398,6 +400,99 @@ revoke_nobody(const struct fixture *f, const char *config)
 	assert_true(reloads(f) > n0);
 }
 
+/* Open a session of profile (NULL: the default) on fd, with a.txt in its
+ * workspace; its id into sid. */
+static void
+open_with_file(int fd, uint32_t id, const char *profile, char sid[PROTO_SESSION_ID_LEN + 1])
+{
+	struct proto_session_open so = {.profile = profile};
+	struct proto_out out;
+	struct proto_msg m;
+
+	assert_int_equal(proto_encode_session_open(id, &so, &out), 0);
+	assert_int_equal(front_call(fd, &out, id, &m), 0);
+	assert_int_equal(m.type, PROTO_SESSION_OK);
+	snprintf(sid, PROTO_SESSION_ID_LEN + 1, "%s", m.u.session.session);
+	proto_msg_free(&m);
+	assert_int_equal(front_file_op(fd, id + 1, PROTO_FILE_WRITE, sid, "a.txt", "x", &m), 0);
+	assert_int_equal(m.type, PROTO_OK);
+	proto_msg_free(&m);
+}
+
+/* Is the session sid there: does a read of its a.txt work (1), or is
+ * the session not found (0)? Anything else fails. */
+static int
+session_there(const struct fixture *f, int fd, uint32_t id, const char *sid)
+{
+	struct proto_msg m;
+	int there;
+
+	assert_int_equal(front_file_op(fd, id, PROTO_FILE_READ, sid, "a.txt", NULL, &m), 0);
+	there = m.type != PROTO_ERROR;
+	if (m.type == PROTO_ERROR && m.u.error.code != PROTO_ERR_NOT_FOUND) {
+		print_log_tail(f);
+		fail_msg("session %s: %s", sid, proto_error_name(m.u.error.code));
+	}
+	proto_msg_free(&m);
+	return there;
+}
+
+/*
+ * A reload that removes a session's uid from [access] ends the session
+ * (its RELOAD is REVOKED, docs/design-reshape.md 4.2): given access back by
+ * the next reload, the uid finds it gone. Before, it lived on, its
+ * interpreter and files with it, for as long as its idle and lifetime
+ * allowed, and was the uid's again after the second reload.
+ */
+static void
+test_revoked_user_session_ends(void **state)
+{
+	struct fixture *f = *state;
+	char sid[PROTO_SESSION_ID_LEN + 1];
+	int fds[2] = {-1, -1};
+
+	nobody_connections(f, fds);
+	open_with_file(fds[0], 2, NULL, sid);
+	assert_int_equal(session_there(f, fds[0], 4, sid), 1);
+	revoke_nobody(f, CONFIG_REVOKED);
+	/* The same helper reloads any config: here nobody's access back. */
+	revoke_nobody(f, CONFIG_ALLOW);
+	if (session_there(f, fds[0], 5, sid) != 0) {
+		print_log_tail(f);
+		fail_msg("the session of a uid the reload refused lives on");
+	}
+	close(fds[0]);
+	close(fds[1]);
+	assert_true(fixture_alive(f));
+}
+
+/*
+ * A reload that removes a session's profile ends the session; a session of
+ * a profile that stays lives on, its files with it.
+ */
+static void
+test_profile_gone_session_ends(void **state)
+{
+	struct fixture *f = *state;
+	char sid_temp[PROTO_SESSION_ID_LEN + 1], sid_def[PROTO_SESSION_ID_LEN + 1];
+	int fds[2] = {-1, -1};
+
+	/* revoke_nobody() reloads any config: here "temp" comes, then goes. */
+	revoke_nobody(f, CONFIG_ALLOW_TEMP);
+	nobody_connections(f, fds);
+	open_with_file(fds[0], 2, "temp", sid_temp);
+	open_with_file(fds[0], 4, NULL, sid_def);
+	revoke_nobody(f, CONFIG_ALLOW);
+	if (session_there(f, fds[0], 6, sid_temp) != 0) {
+		print_log_tail(f);
+		fail_msg("the session of a profile the reload removed lives on");
+	}
+	assert_int_equal(session_there(f, fds[0], 7, sid_def), 1);
+	close(fds[0]);
+	close(fds[1]);
+	assert_true(fixture_alive(f));
+}
+
 static void
 test_revoked_user_refused_everything(void **state)
 {
@@ -422,6 +517,11 @@ test_revoked_user_refused_everything(void **state)
 	assert_int_equal(m.type, PROTO_OK);
 	proto_msg_free(&m);
 	revoke_nobody(f, CONFIG_REVOKED);
+	/* The connection heard of the reload (client_reload_all): logged. */
+	if (!fixture_log_has(f, "the reload refuses its uid")) {
+		print_log_tail(f);
+		fail_msg("no log line for the connection the reload refuses");
+	}
 	assert_int_equal(front_file_op(fd, 10, PROTO_FILE_WRITE, sid, "b.txt", "y", &m), 0);
 	expect_unauthorized(f, &m, "file_write");
 	assert_int_equal(front_file_op(fd, 11, PROTO_FILE_READ, sid, "a.txt", NULL, &m), 0);
@@ -513,6 +613,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unlisted_user_refused, setup_deny, teardown),
 		cmocka_unit_test_setup_teardown(test_unlisted_user_cli, setup_deny, teardown),
 		cmocka_unit_test_setup_teardown(test_listed_user_allowed, setup_allow, teardown),
+		cmocka_unit_test_setup_teardown(test_revoked_user_session_ends, setup_allow,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_profile_gone_session_ends, setup_allow,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_revoked_user_refused_everything, setup_allow,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_revoked_user_queued_run, setup_allow_one,
