@@ -187,8 +187,9 @@ admit_profile(const struct admit_facts *f, struct admit_decision *ret)
 	if (!f->profile_allowed)
 		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_UNAUTHORIZED,
 				 "profile '%s' is not available to uid %u", name, (unsigned)f->uid);
-	/* Mounts are a run's (a cell names none: its object check said so). */
-	if (!admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)))
+	/* Mounts are a run's, an interpreter's included (its profile's and
+	 * runtime's); a cell names none: its object check said so. */
+	if (!admit_is(f, RUN_KINDS))
 		return false;
 	switch (f->mount) {
 	case ADMIT_MOUNT_MISSING:

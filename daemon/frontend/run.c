@@ -663,13 +663,12 @@ run_new_undo(struct run *r)
 }
 
 /* Make the run of an admitted request with its plan, and queue it; NULL
- * once answered (the queue is full, its inputs cannot be kept). */
+ * once answered (its inputs cannot be kept). */
 static struct run *
 run_new(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req,
 	struct cells *cs, const struct run_ask *a, int plan_fd)
 {
 	struct run *r = xcalloc(1, sizeof(*r));
-	int rc;
 
 	r->d = d;
 	r->io_done = run_maybe_finish;
@@ -702,22 +701,12 @@ run_new(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_
 	r->out[1] = (struct run_out){.r = r, .fd = -1};
 	snprintf(r->runtime, sizeof(r->runtime), "%s", req->runtime);
 	clock_gettime(CLOCK_MONOTONIC, &r->t_request);
-	/* Bounded: a full queue answers busy at once, and root's runs wait in
-	 * it like everybody's (root is only exempt from the per-uid limit). */
-	rc = runqueue_push(
-		&d->queue, &r->q, r->uid, a->s != NULL ? RUN_QUEUE_SESSION : RUN_QUEUE_ONE_SHOT,
-		d->cfg->max_queued, r->uid == 0 ? d->cfg->max_queued : d->cfg->max_queued_per_uid);
-	if (rc < 0) {
-		if (rc == -ENOMEM)
-			fatalx("out of memory");
-		run_new_undo(r);
-		client_send_error(c, req_id, PROTO_ERR_BUSY,
-				  "%" PRIu32 " runs running and %" PRIu32 " queued (%" PRIu32
-				  " of this uid): the queue is full",
-				  d->nrunning, d->queue.n,
-				  runqueue_count_uid(&d->queue, client_uid(c)));
-		return NULL;
-	}
+	/* Unbounded here: admit_decide() bounded the queue (rule 6) at the
+	 * request, and nothing was queued since. */
+	if (runqueue_push(&d->queue, &r->q, r->uid,
+			  a->s != NULL ? RUN_QUEUE_SESSION : RUN_QUEUE_ONE_SHOT, UINT32_MAX,
+			  UINT32_MAX) < 0)
+		fatalx("out of memory");
 	return r;
 }
 

@@ -240,7 +240,7 @@ bool run_pool_give_way(struct daemon *d);
 struct run_ask {
 	struct session *s; /* NULL: a one-shot run */
 	const struct config_profile *prof;
-	struct proto_limits lim, asked;
+	struct proto_limits lim;
 	uint32_t mounts, flags;
 };
 
