@@ -206,6 +206,7 @@ admit_gather_session_open(struct daemon *d, struct client *c, const struct proto
 {
 	admit_gather_common(d, c, ADMIT_SESSION_OPEN, g);
 	g->f.runtime = o->interpreter;
+	g->f.profile = o->profile;
 	admit_gather_profile(d, c, o->profile, g);
 	g->f.asked = &o->limits;
 	g->f.workspace_bytes = o->workspace_bytes;
