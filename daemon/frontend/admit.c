@@ -514,15 +514,20 @@ admit_start(const struct admit_facts *f, struct admit_decision *ret)
 	}
 	if (f->phase == ADMIT_AT_REQUEST)
 		return admit_set(ret, ADMIT_QUEUE, PROTO_ERR_NONE, "queued");
-	if (f->kind == ADMIT_SESSION_RUN && (!f->session_ready || f->session_busy))
+	/* An interpreter's run waits for its session too, as its runs do. */
+	if (admit_is(f, KIND(ADMIT_SESSION_RUN) | KIND(ADMIT_INTERP_START)) &&
+	    (!f->session_ready || f->session_busy))
 		return admit_set(ret, ADMIT_QUEUE, PROTO_ERR_NONE, "its session is busy");
 	if (f->kind == ADMIT_INTERP_START)
 		return false;
 	if (f->caps == NULL || !admit_run_slot_free(f))
 		return admit_set(ret, ADMIT_QUEUE, PROTO_ERR_NONE, "no run slot free");
-	if (f->kind == ADMIT_RUN && f->pool_blocks)
+	if (f->kind == ADMIT_RUN && f->pool_blocks) {
+		/* run_dispatch has the pool give one up. */
+		ret->want_slot = true;
 		return admit_set(ret, ADMIT_QUEUE, PROTO_ERR_NONE,
 				 "every sandbox uid is held by the pool");
+	}
 	return false;
 }
 

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admit_facts.h"
 #include "budget.h"
 #include "clock.h"
 #include "frontend.h"
@@ -30,6 +31,7 @@
 #include "run.h"
 #include "run_tools.h"
 #include "sandbox.h"
+#include "uidpool.h"
 #include "run_owner.h"
 #include "xalloc.h"
 #include "compiler.h"
@@ -63,14 +65,6 @@ run_count_uid(const struct daemon *d, uid_t uid)
 	if (r->uid == uid && r->state != RUN_QUEUED && run_holds_slot(r))
 		n++;
 	return n + d->session_ops->cell_slots(d, uid);
-}
-
-bool
-run_slot_free(const struct daemon *d, uid_t uid)
-{
-	if (d->nrunning >= d->cfg->max_runs)
-		return false;
-	return uid == 0 || run_count_uid(d, uid) < d->cfg->max_runs_per_uid;
 }
 
 /* ---- run lifecycle ---------------------------------------------------------- */
@@ -518,41 +512,67 @@ run_launch(struct run *r)
 }
 
 /*
- * May this run start now? Its uid under its limit; a session run: its
- * session free; a one-shot run: a sandbox prepared ahead to take, or a uid
- * slot free (run_launch takes one or the other). A session run brings its
- * session's slot: it waits for none, and in its own class of the queue
- * (RUN_QUEUE_SESSION) no one-shot run that waits for a slot holds it up.
+ * The facts of a queued item at its dequeue (admit_decide's rule 8): the
+ * run slots held, its session, the pool. A cell waits for a run slot and
+ * nothing else (cells.c).
+ */
+static void
+run_start_facts(struct daemon *d, const struct runqueue_item *it, struct admit_gather *g)
+{
+	const struct run_session_ops *so = d->session_ops;
+	const struct run *r;
+
+	memset(g, 0, sizeof(*g));
+	admit_caps(d, &g->caps);
+	g->f.caps = &g->caps;
+	g->f.phase = ADMIT_AT_START;
+	g->f.uid = it->uid;
+	g->f.stopping = d->stopping;
+	g->f.peer_allowed = true;
+	g->f.held.n[LEDGER_RUNNING] = run_count_uid(d, it->uid);
+	g->f.all.n[LEDGER_RUNNING] = d->nrunning;
+	g->f.kind = ADMIT_CELL;
+	if (it->klass == RUN_QUEUE_CELL)
+		return;
+	r = (const struct run *)((const char *)it - offsetof(struct run, q));
+	g->f.kind = r->cells != NULL	 ? ADMIT_INTERP_START
+		    : r->session != NULL ? ADMIT_SESSION_RUN
+					 : ADMIT_RUN;
+	/* A queued run of a uid a reload no longer allows was answered at the
+	 * reload (run_access_reloaded); this is the same check. */
+	g->f.peer_allowed = r->c == NULL || client_allowed(r->c);
+	if (r->session != NULL) {
+		g->f.session_ready = so->can_queue(r->session);
+		g->f.session_busy = !so->can_start(r->session);
+	}
+	/* A sandbox of the pool counts only if this run can take it: one it
+	 * cannot (a pre-started interpreter, a [mount] it lacks) would send
+	 * it back to the head of the queue at every dispatch (issue 28). */
+	g->f.pool_blocks = r->session == NULL && uidpool_in_use(&d->uids) >= d->uids.nslots &&
+			   !run_pool_can_take(d, r);
+}
+
+/*
+ * May this item start now (admit_decide at its start)? A run's uid under
+ * its limit, a session run its session free, a one-shot run a sandbox
+ * prepared ahead to take or a uid slot free (run_launch takes one or the
+ * other); an interpreter, started for a cell that holds a run slot
+ * already, waits for no second one. A session run brings its session's
+ * slot, in its own class of the queue (RUN_QUEUE_SESSION).
  */
 static bool
 run_can_start(void *ctx, const struct runqueue_item *it)
 {
 	struct daemon *d = ctx;
-	const struct run *r;
+	struct admit_decision dec;
+	struct admit_gather g;
 
-	/* A cell waits for a run slot and nothing else (cells.c). */
-	if (it->klass == RUN_QUEUE_CELL)
-		return run_slot_free(d, it->uid);
-	r = (const struct run *)((const char *)it - offsetof(struct run, q));
-	if (r->session != NULL && !r->d->session_ops->can_start(r->session))
-		return false;
-	/* An interpreter is started for a cell that holds a run slot
-	 * already: it must not wait for a second one (with one slot per uid
-	 * it would wait for its own cell for ever). */
-	if (!run_holds_slot(r))
-		return true;
-	if (!run_slot_free(d, r->uid))
-		return false;
-	/* A sandbox of the pool counts only if this run can take it: one it
-	 * cannot (a pre-started interpreter, a [mount] it lacks) would send
-	 * it back to the head of the queue at every dispatch (issue 28). One
-	 * held up for a slot alone has run_dispatch make the pool give one. */
-	if (r->session == NULL && uidpool_in_use(&d->uids) >= d->uids.nslots &&
-	    !run_pool_can_take(d, r)) {
+	run_start_facts(d, it, &g);
+	admit_decide(&g.f, &dec);
+	/* One held up for a slot alone has run_dispatch make the pool give one. */
+	if (dec.want_slot)
 		d->want_slot = true;
-		return false;
-	}
-	return true;
+	return dec.verdict == ADMIT_NOW;
 }
 
 void

@@ -427,6 +427,8 @@ static const struct admit_row rows[] = {
 	 R(PROFILE), E(NOT_FOUND), NULL},
 	{"interpreter starts without a run slot of its own", ADMIT_INTERP_START, START,
 	 S(RUNS_ALL) | S(RUNS_UID) | S(POOL), NOW, R(NONE), E(NONE), ""},
+	{"interpreter waits for its session's run", ADMIT_INTERP_START, START, S(SESSION_BUSY),
+	 QUEUE, R(START), E(NONE), NULL},
 	{"interpreter waits while stopping", ADMIT_INTERP_START, START, S(STOPPING), QUEUE,
 	 R(STOPPING), E(NONE), NULL},
 	{"interpreter at start is never refused access (its end answers its cell)",
