@@ -227,3 +227,21 @@ admit_gather_file_op(struct daemon *d, struct client *c, enum proto_type type,
 	g->f.want_bytes = op->data.len;
 	g->f.what = op->path[0] != '\0' ? op->path : ".";
 }
+
+void
+admit_gather_file_copy(struct daemon *d, uid_t uid, const char *what, uint64_t want,
+		       struct admit_gather *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->mount_bad = -1;
+	admit_caps(d, &g->caps);
+	g->f.caps = &g->caps;
+	g->f.kind = ADMIT_FILE_OP;
+	g->f.phase = ADMIT_AT_START;
+	g->f.uid = uid;
+	g->f.peer_allowed = true; /* asked at the request (rule 2) */
+	g->f.session_named = g->f.session_found = g->f.session_ready = true;
+	g->f.want_bytes = want;
+	g->f.what = what;
+	admit_gather_budget(d, g);
+}

@@ -53,4 +53,9 @@ void admit_gather_session_open(struct daemon *d, struct client *c,
 void admit_gather_file_op(struct daemon *d, struct client *c, enum proto_type type,
 			  const struct proto_file_op *op, bool found, bool ready,
 			  struct admit_gather *g);
+/* A file_read's copy of want bytes (path what), held for uid until its
+ * reply is read: the start of a file operation. */
+void admit_gather_file_copy(struct daemon *d, uid_t uid, const char *what, uint64_t want,
+			    struct admit_gather *g);
+
 #endif
