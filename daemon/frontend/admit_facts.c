@@ -61,6 +61,17 @@ admit_gather_common(struct daemon *d, struct client *c, enum admit_kind kind,
 	g->f.caps = &g->caps;
 }
 
+void
+admit_gather_hello(struct daemon *d, struct client *c, struct admit_gather *g)
+{
+	admit_gather_common(d, c, ADMIT_CONNECTION, g);
+	g->f.phase = ADMIT_AT_START;
+	/* Checked again at the hello: a reload between the connect and the
+	 * hello may have removed the user. */
+	g->f.peer_allowed = client_allowed_at_connect(c) && client_allowed(c);
+	g->f.over_limit = client_over_limit(c);
+}
+
 /* The uid's bytes and memfds held, and all uids' memfds (the budget's),
  * after what its clients let go of since the last look is given back. */
 static void

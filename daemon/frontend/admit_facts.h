@@ -40,6 +40,9 @@ struct admit_gather {
 /* The caps of the config in force and the frontend's own bounds. */
 void admit_caps(const struct daemon *d, struct ledger_caps *ret);
 
+/* A connection's hello: allowed at its connect and by the config now, and
+ * whether its accept was over its uid's connections. */
+void admit_gather_hello(struct daemon *d, struct client *c, struct admit_gather *g);
 /* A run request (one-shot, session run, cell, or an interpreter's run for
  * its cells cs): rules 1-8 at the request. */
 void admit_gather_run(struct daemon *d, struct client *c, const struct proto_run *req,
