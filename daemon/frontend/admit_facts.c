@@ -43,22 +43,29 @@ admit_caps(const struct daemon *d, struct ledger_caps *ret)
 	ret->tool_calls_max = RUN_TOOLS_CALLS_MAX;
 }
 
-/* What every kind gathers: who asks, whether the daemon stops, the caps. */
-static void
-admit_gather_common(struct daemon *d, struct client *c, enum admit_kind kind,
-		    struct admit_gather *g)
+void
+admit_gather_init(const struct daemon *d, enum admit_kind kind, enum admit_phase phase, uid_t uid,
+		  struct admit_gather *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->mount_bad = -1;
 	admit_caps(d, &g->caps);
+	g->f.caps = &g->caps;
 	g->f.kind = kind;
-	g->f.phase = ADMIT_AT_REQUEST;
-	g->f.uid = client_uid(c);
+	g->f.phase = phase;
+	g->f.uid = uid;
 	g->f.stopping = d->stopping;
+}
+
+/* What every kind of a client's request gathers: who asks, its access. */
+static void
+admit_gather_common(struct daemon *d, struct client *c, enum admit_kind kind,
+		    struct admit_gather *g)
+{
+	admit_gather_init(d, kind, ADMIT_AT_REQUEST, client_uid(c), g);
 	/* Access is asked of the config in force now: a reload may have
 	 * narrowed it since the connect. */
 	g->f.peer_allowed = client_allowed(c);
-	g->f.caps = &g->caps;
 }
 
 void
@@ -243,16 +250,27 @@ void
 admit_gather_file_copy(struct daemon *d, uid_t uid, const char *what, uint64_t want,
 		       struct admit_gather *g)
 {
-	memset(g, 0, sizeof(*g));
-	g->mount_bad = -1;
-	admit_caps(d, &g->caps);
-	g->f.caps = &g->caps;
-	g->f.kind = ADMIT_FILE_OP;
-	g->f.phase = ADMIT_AT_START;
-	g->f.uid = uid;
+	admit_gather_init(d, ADMIT_FILE_OP, ADMIT_AT_START, uid, g);
 	g->f.peer_allowed = true; /* asked at the request (rule 2) */
 	g->f.session_named = g->f.session_found = g->f.session_ready = true;
 	g->f.want_bytes = want;
 	g->f.what = what;
 	admit_gather_budget(d, g);
+}
+
+void
+admit_gather_tool_call(struct daemon *d, uid_t uid, struct client *c, bool closed, uint32_t calls,
+		       struct admit_gather *g)
+{
+	admit_gather_init(d, ADMIT_TOOL_CALL, ADMIT_AT_REQUEST, uid, g);
+	/*
+	 * A call comes from the sandbox, not the client: the dispatch's
+	 * access check never sees it. [access] of the config in force is
+	 * asked again for each call, so a user a reload removed is not
+	 * served tools (nor sent its code's arguments) after the reload. A
+	 * client that left is rule 3's (abandoned), not a revocation.
+	 */
+	g->f.peer_allowed = c == NULL || client_allowed(c);
+	g->f.run.client_gone = c == NULL || closed;
+	g->f.run.calls = calls;
 }

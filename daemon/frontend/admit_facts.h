@@ -40,6 +40,10 @@ struct admit_gather {
 /* The caps of the config in force and the frontend's own bounds. */
 void admit_caps(const struct daemon *d, struct ledger_caps *ret);
 
+/* g zeroed for kind in phase of uid: the caps, whether the daemon stops;
+ * for the gatherers of files that hold what they gather (run.c's start). */
+void admit_gather_init(const struct daemon *d, enum admit_kind kind, enum admit_phase phase,
+		       uid_t uid, struct admit_gather *g);
 /* A connection's hello: allowed at its connect and by the config now, and
  * whether its accept was over its uid's connections. */
 void admit_gather_hello(struct daemon *d, struct client *c, struct admit_gather *g);
@@ -56,6 +60,10 @@ void admit_gather_session_open(struct daemon *d, struct client *c,
 void admit_gather_file_op(struct daemon *d, struct client *c, enum proto_type type,
 			  const struct proto_file_op *op, bool found, bool ready,
 			  struct admit_gather *g);
+/* A tool call of a run of uid, from its code: c the run's client (NULL: it
+ * left), closed its tools closed, calls the calls relayed before. */
+void admit_gather_tool_call(struct daemon *d, uid_t uid, struct client *c, bool closed,
+			    uint32_t calls, struct admit_gather *g);
 /* A file_read's copy of want bytes (path what), held for uid until its
  * reply is read: the start of a file operation. */
 void admit_gather_file_copy(struct daemon *d, uid_t uid, const char *what, uint64_t want,

@@ -522,22 +522,20 @@ run_start_facts(struct daemon *d, const struct runqueue_item *it, struct admit_g
 	const struct run_session_ops *so = d->session_ops;
 	const struct run *r;
 
-	memset(g, 0, sizeof(*g));
-	admit_caps(d, &g->caps);
-	g->f.caps = &g->caps;
-	g->f.phase = ADMIT_AT_START;
-	g->f.uid = it->uid;
-	g->f.stopping = d->stopping;
+	r = it->klass == RUN_QUEUE_CELL
+		    ? NULL
+		    : (const struct run *)((const char *)it - offsetof(struct run, q));
+	admit_gather_init(d,
+			  r == NULL	       ? ADMIT_CELL
+			  : r->cells != NULL   ? ADMIT_INTERP_START
+			  : r->session != NULL ? ADMIT_SESSION_RUN
+					       : ADMIT_RUN,
+			  ADMIT_AT_START, it->uid, g);
 	g->f.peer_allowed = true;
 	g->f.held.n[LEDGER_RUNNING] = run_count_uid(d, it->uid);
 	g->f.all.n[LEDGER_RUNNING] = d->nrunning;
-	g->f.kind = ADMIT_CELL;
-	if (it->klass == RUN_QUEUE_CELL)
+	if (r == NULL)
 		return;
-	r = (const struct run *)((const char *)it - offsetof(struct run, q));
-	g->f.kind = r->cells != NULL	 ? ADMIT_INTERP_START
-		    : r->session != NULL ? ADMIT_SESSION_RUN
-					 : ADMIT_RUN;
 	/* A queued run of a uid a reload no longer allows was answered at the
 	 * reload (run_access_reloaded); this is the same check. */
 	g->f.peer_allowed = r->c == NULL || client_allowed(r->c);
