@@ -281,6 +281,9 @@ run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nf
 	run_maybe_finish(r);
 }
 
+static void run_start_facts(struct daemon *d, const struct runqueue_item *it,
+			    struct admit_gather *g);
+
 void
 run_access_reloaded(struct daemon *d)
 {
@@ -299,13 +302,19 @@ run_access_reloaded(struct daemon *d)
 	 */
 	for (r = TAILQ_FIRST(&d->runs); r != NULL; r = next) {
 		struct client *c = r->c;
+		struct admit_decision dec;
+		struct admit_gather g;
 
 		next = TAILQ_NEXT(r, entry);
-		if (c == NULL || r->state != RUN_QUEUED || r->cells != NULL || client_allowed(c))
+		if (c == NULL || r->state != RUN_QUEUED)
 			continue;
-		client_send_error(c, r->req_id, PROTO_ERR_UNAUTHORIZED,
-				  "uid %u is no longer allowed to use this daemon",
-				  (unsigned)client_uid(c));
+		/* Decided as at its start: rule 2 refuses a one-shot or a
+		 * session run, never an interpreter's. */
+		run_start_facts(d, &r->q, &g);
+		admit_decide(&g.f, &dec);
+		if (dec.verdict != ADMIT_REFUSE)
+			continue;
+		client_send_error(c, r->req_id, dec.code, "%s", dec.why);
 		client_run_removed(c, r);
 		r->c = NULL;
 		r->f.cancelled = true;
