@@ -22,25 +22,26 @@ admit_caps(const struct daemon *d, struct ledger_caps *ret)
 {
 	const struct config *cfg = d->cfg;
 
-	memset(ret, 0, sizeof(*ret));
-	ret->max_connections_per_uid = cfg->max_connections_per_uid;
-	ret->sessions_per_uid = cfg->sessions_per_uid;
-	ret->max_interpreters = cfg->max_interpreters;
-	ret->max_interpreters_per_uid = cfg->max_interpreters_per_uid;
-	ret->max_queued = cfg->max_queued;
-	ret->max_queued_per_uid = cfg->max_queued_per_uid;
-	ret->max_runs = cfg->max_runs;
-	ret->max_runs_per_uid = cfg->max_runs_per_uid;
-	ret->max_bytes_per_uid = cfg->max_bytes_per_uid;
-	ret->max_fds_per_uid = cfg->max_fds_per_uid;
-	ret->held_max = d->budget.held_max;
-	ret->file_max_bytes = cfg->session_file_max;
-	ret->session_idle_ms = cfg->session_idle_ms;
-	ret->session_idle_ms_max = cfg->session_idle_ms_max;
-	ret->session_lifetime_ms = cfg->session_lifetime_ms;
-	ret->session_lifetime_ms_max = cfg->session_lifetime_ms_max;
-	ret->cells_queue_max = CELLS_QUEUE_MAX;
-	ret->tool_calls_max = RUN_TOOLS_CALLS_MAX;
+	*ret = (struct ledger_caps){
+		.max_connections_per_uid = cfg->max_connections_per_uid,
+		.sessions_per_uid = cfg->sessions_per_uid,
+		.max_interpreters = cfg->max_interpreters,
+		.max_interpreters_per_uid = cfg->max_interpreters_per_uid,
+		.max_queued = cfg->max_queued,
+		.max_queued_per_uid = cfg->max_queued_per_uid,
+		.max_runs = cfg->max_runs,
+		.max_runs_per_uid = cfg->max_runs_per_uid,
+		.max_bytes_per_uid = cfg->max_bytes_per_uid,
+		.max_fds_per_uid = cfg->max_fds_per_uid,
+		.held_max = d->budget.held_max,
+		.file_max_bytes = cfg->session_file_max,
+		.session_idle_ms = cfg->session_idle_ms,
+		.session_idle_ms_max = cfg->session_idle_ms_max,
+		.session_lifetime_ms = cfg->session_lifetime_ms,
+		.session_lifetime_ms_max = cfg->session_lifetime_ms_max,
+		.cells_queue_max = CELLS_QUEUE_MAX,
+		.tool_calls_max = RUN_TOOLS_CALLS_MAX,
+	};
 }
 
 void
