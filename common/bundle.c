@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "clear.h"
 #include "log.h"
 #include "memfd.h"
 #include "proto.h"
@@ -173,9 +174,7 @@ bundle_free(struct bundle *b)
 {
 	if (b == NULL)
 		return;
-	free(b->files);
-	free(b->names_);
-	memset(b, 0, sizeof(*b));
+	CLEAR_FREE(b, b->files, b->names_);
 }
 
 int

@@ -98,30 +98,21 @@ log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)
 		va_end(ap);                                                                        \
 	} while (0)
 
-void
-log_debug(const char *fmt, ...)
-{
-	LOG_BODY(LOG_LVL_DEBUG, 0);
-}
+/*
+ * The printf-like entry points below fatal: each a level, and whether it
+ * adds strerror(errno) (errno as the caller left it, read first).
+ */
+#define LOG_FN(name, lvl, with_errno)                                                              \
+	void name(const char *fmt, ...)                                                            \
+	{                                                                                          \
+		int err = (with_errno) ? errno : 0;                                                \
+		LOG_BODY(lvl, err);                                                                \
+	}
 
-void
-log_info(const char *fmt, ...)
-{
-	LOG_BODY(LOG_LVL_INFO, 0);
-}
-
-void
-log_warn(const char *fmt, ...)
-{
-	int err = errno;
-	LOG_BODY(LOG_LVL_WARN, err);
-}
-
-void
-log_warnx(const char *fmt, ...)
-{
-	LOG_BODY(LOG_LVL_WARN, 0);
-}
+LOG_FN(log_debug, LOG_LVL_DEBUG, false)
+LOG_FN(log_info, LOG_LVL_INFO, false)
+LOG_FN(log_warn, LOG_LVL_WARN, true)
+LOG_FN(log_warnx, LOG_LVL_WARN, false)
 
 void
 fatal(const char *fmt, ...)

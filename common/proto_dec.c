@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "compiler.h"
 #include "limit.h"
 #include "memfd.h"
 #include "rules.h"
@@ -275,9 +276,15 @@ dec_str(struct proto_dec *d, const msgpack_object *o, size_t max, bool nonempty,
 	return 0;
 }
 
-/* A string name from a table; not found is bad_request. */
+/*
+ * A name (1 to PROTO_NAME_MAX bytes) that lookup maps into *ret: the one
+ * decoder of the wire's closed name sets, an enum's names or a
+ * NULL-terminated set of strings (set, for dec_set_lookup). A name lookup
+ * does not know is bad_request.
+ */
 static int
-dec_enum(struct proto_dec *d, const msgpack_object *o, int (*lookup)(const char *, void *),
+dec_enum(struct proto_dec *d, const msgpack_object *o,
+	 int (*lookup)(const char *const *set, const char *name, void *ret), const char *const *set,
 	 void *ret)
 {
 	const char *s;
@@ -286,48 +293,43 @@ dec_enum(struct proto_dec *d, const msgpack_object *o, int (*lookup)(const char 
 	r = dec_str(d, o, PROTO_NAME_MAX, true, &s);
 	if (r < 0)
 		return r;
-	if (lookup(s, ret) < 0)
+	if (lookup(set, s, ret) < 0)
 		return dec_bad(d, "unknown name");
 	return 0;
 }
 
 /* proto_outcome_from_name() with a generic signature for dec_enum(). */
 static int
-dec_outcome_lookup(const char *name, void *ret)
+dec_outcome_lookup(UNUSED const char *const *set, const char *name, void *ret)
 {
 	return proto_outcome_from_name(name, ret);
 }
 
 /* proto_error_from_name() with a generic signature for dec_enum(). */
 static int
-dec_errcode_lookup(const char *name, void *ret)
+dec_errcode_lookup(UNUSED const char *const *set, const char *name, void *ret)
 {
 	return proto_error_from_name(name, ret);
 }
 
-/* A string from a NULL-terminated set (names); *ret gets the set's own
- * copy. Not in the set is bad_request. */
-static int
-dec_oneof(struct proto_dec *d, const msgpack_object *o, const char *const *names, const char **ret)
-{
-	const char *s;
-	int r;
-
-	r = dec_str(d, o, PROTO_NAME_MAX, true, &s);
-	if (r < 0)
-		return r;
-	s = proto_name_in(names, s);
-	if (s == NULL)
-		return dec_bad(d, "unknown name");
-	*ret = s;
-	return 0;
-}
-
 /* proto_tool_outcome_from_name() with a generic signature for dec_enum(). */
 static int
-dec_tool_outcome_lookup(const char *name, void *ret)
+dec_tool_outcome_lookup(UNUSED const char *const *set, const char *name, void *ret)
 {
 	return proto_tool_outcome_from_name(name, ret);
+}
+
+/* A string of the NULL-terminated set: *(const char **)ret gets the set's
+ * own copy, so the decoded message points at no wire bytes for it. */
+static int
+dec_set_lookup(const char *const *set, const char *name, void *ret)
+{
+	const char *s = proto_name_in(set, name);
+
+	if (s == NULL)
+		return -ENOENT;
+	memcpy(ret, &s, sizeof(s));
+	return 0;
 }
 
 /* A tool's name: [A-Za-z_][A-Za-z0-9_]*, 1 to PROTO_TOOL_NAME_MAX bytes. */
@@ -342,28 +344,38 @@ dec_tool_name(struct proto_dec *d, const msgpack_object *o, const char **ret)
 	return dec_str(d, o, PROTO_TOOL_NAME_MAX, true, ret);
 }
 
-/* A session id: any other string, of whatever length, is bad_request. */
+#define DEC_STR_(x) #x
+#define DEC_STR(x) DEC_STR_(x)
+
+/* A str that rule ok admits, of at most max bytes: any other string, of
+ * whatever length, is bad_request "not WHAT". */
+static int
+dec_checked(struct proto_dec *d, const msgpack_object *o, bool (*ok)(const char *, size_t),
+	    size_t max, const char *what, const char **ret)
+{
+	if (o->type != MSGPACK_OBJECT_STR)
+		return dec_bad(d, "not a string");
+	if (!ok(o->via.str.ptr, o->via.str.size))
+		return dec_bad(d, "not %s", what);
+	return dec_str(d, o, max, true, ret);
+}
+
+/* A session id. */
 static int
 dec_session_id(struct proto_dec *d, const msgpack_object *o, const char **ret)
 {
-	if (o->type != MSGPACK_OBJECT_STR)
-		return dec_bad(d, "not a string");
-	if (!rules_session_id_valid(o->via.str.ptr, o->via.str.size))
-		return dec_bad(d, "not a session id (%d lowercase hex characters)",
-			       PROTO_SESSION_ID_LEN);
-	return dec_str(d, o, PROTO_SESSION_ID_LEN, true, ret);
+	return dec_checked(
+		d, o, rules_session_id_valid, PROTO_SESSION_ID_LEN,
+		"a session id (" DEC_STR(PROTO_SESSION_ID_LEN) " lowercase hex characters)", ret);
 }
 
-/* A profile name: 1 to PROTO_PROFILE_MAX of [a-z0-9_-], else bad_request. */
+/* A profile name: 1 to PROTO_PROFILE_MAX of [a-z0-9_-]. */
 static int
 dec_profile(struct proto_dec *d, const msgpack_object *o, const char **ret)
 {
-	if (o->type != MSGPACK_OBJECT_STR)
-		return dec_bad(d, "not a string");
-	if (!rules_profile_name_check(o->via.str.ptr, o->via.str.size))
-		return dec_bad(d, "not a profile name (1 to %d of a-z, 0-9, '-', '_')",
-			       PROTO_PROFILE_MAX);
-	return dec_str(d, o, PROTO_PROFILE_MAX, true, ret);
+	return dec_checked(
+		d, o, rules_profile_name_check, PROTO_PROFILE_MAX,
+		"a profile name (1 to " DEC_STR(PROTO_PROFILE_MAX) " of a-z, 0-9, '-', '_')", ret);
 }
 
 /* A name of a kind with a rule: a [mount] name, or (DEC_MODULEV) a Python
@@ -780,9 +792,10 @@ dec_k_strv(struct proto_dec *d, const msgpack_object *o, const struct dec_field 
 	return dec_strv(d, o, f, (const char ***)dst, cnt);
 }
 
-/* DEC_STRA: [str] into a fixed array. */
+/* DEC_STRA, DEC_MOUNTS (fixed arrays), DEC_MOUNTV, DEC_MODULEV (zone
+ * arrays): strings, each a name that passes its rule but for DEC_STRA. */
 static int
-dec_k_stra(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+dec_k_strs(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
 	   size_t *cnt)
 {
 	const char **strv;
@@ -790,27 +803,9 @@ dec_k_stra(struct proto_dec *d, const msgpack_object *o, const struct dec_field 
 	int r;
 
 	r = dec_strv(d, o, f, &strv, &n);
-	if (r == 0) {
-		memcpy(dst, strv, n * sizeof(*strv));
-		*cnt = n;
-	}
-	return r;
-}
-
-/* DEC_MOUNTS (fixed array), DEC_MOUNTV, DEC_MODULEV (zone arrays): names
- * that pass their rule. */
-static int
-dec_k_names(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
-	    size_t *cnt)
-{
-	const char **strv;
-	size_t n;
-	int r;
-
-	r = dec_strv(d, o, f, &strv, &n);
-	for (size_t i = 0; r == 0 && i < n; i++)
+	for (size_t i = 0; r == 0 && f->kind != DEC_STRA && i < n; i++)
 		r = dec_named_check(d, strv[i], strlen(strv[i]), f->kind);
-	if (r == 0 && f->kind == DEC_MOUNTS) {
+	if (r == 0 && (f->kind == DEC_STRA || f->kind == DEC_MOUNTS)) {
 		memcpy(dst, strv, n * sizeof(*strv));
 	} else if (r == 0) {
 		*(const char ***)dst = strv;
@@ -872,34 +867,29 @@ dec_k_limits(struct proto_dec *d, const msgpack_object *o, const struct dec_fiel
 	return dec_limits(d, o, f->kind == DEC_LIMITS_REQ, (struct proto_limits *)dst);
 }
 
-/* The closed name set of each kind dec_k_oneof() decodes. */
-static const char *const *const dec_oneof_sets[DEC_KIND_COUNT_] = {
-	[DEC_NETMODE] = proto_netmodes,
-	[DEC_FILE_KIND] = proto_file_kinds,
-	[DEC_SESSION_STATE] = proto_session_states,
-	[DEC_CELL_STATE] = proto_cell_states,
-	[DEC_STREAM_NAME] = proto_stream_names,
+/* The name lookup of each kind dec_k_name() decodes: a closed set of
+ * strings, or an enum by its names. */
+static const struct dec_name_kind {
+	int (*lookup)(const char *const *set, const char *name, void *ret);
+	const char *const *set;
+} dec_name_kinds[DEC_KIND_COUNT_] = {
+	[DEC_NETMODE] = {dec_set_lookup, proto_netmodes},
+	[DEC_FILE_KIND] = {dec_set_lookup, proto_file_kinds},
+	[DEC_SESSION_STATE] = {dec_set_lookup, proto_session_states},
+	[DEC_CELL_STATE] = {dec_set_lookup, proto_cell_states},
+	[DEC_STREAM_NAME] = {dec_set_lookup, proto_stream_names},
+	[DEC_OUTCOME] = {dec_outcome_lookup, NULL},
+	[DEC_ERRCODE] = {dec_errcode_lookup, NULL},
+	[DEC_TOOL_OUTCOME] = {dec_tool_outcome_lookup, NULL},
 };
 
 static int
-dec_k_oneof(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
-	    size_t *cnt)
-{
-	return dec_oneof(d, o, dec_oneof_sets[f->kind], (const char **)dst);
-}
-
-/* The enum each kind dec_k_enum() decodes, by its name lookup. */
-static int (*const dec_enum_lookups[DEC_KIND_COUNT_])(const char *, void *) = {
-	[DEC_OUTCOME] = dec_outcome_lookup,
-	[DEC_ERRCODE] = dec_errcode_lookup,
-	[DEC_TOOL_OUTCOME] = dec_tool_outcome_lookup,
-};
-
-static int
-dec_k_enum(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
+dec_k_name(struct proto_dec *d, const msgpack_object *o, const struct dec_field *f, void *dst,
 	   size_t *cnt)
 {
-	return dec_enum(d, o, dec_enum_lookups[f->kind], dst);
+	const struct dec_name_kind *k = &dec_name_kinds[f->kind];
+
+	return dec_enum(d, o, k->lookup, k->set, dst);
 }
 
 /* The rule of each kind of checked string dec_k_rule() decodes. */
@@ -930,10 +920,10 @@ static dec_kind_fn *const dec_kinds[DEC_KIND_COUNT_] = {
 	[DEC_BLOB] = dec_k_blob,
 	[DEC_INLINE] = dec_k_inline,
 	[DEC_STRV] = dec_k_strv,
-	[DEC_STRA] = dec_k_stra,
-	[DEC_MOUNTS] = dec_k_names,
-	[DEC_MOUNTV] = dec_k_names,
-	[DEC_MODULEV] = dec_k_names,
+	[DEC_STRA] = dec_k_strs,
+	[DEC_MOUNTS] = dec_k_strs,
+	[DEC_MOUNTV] = dec_k_strs,
+	[DEC_MODULEV] = dec_k_strs,
 	[DEC_ENV] = dec_k_env,
 	[DEC_RTPKGS] = dec_k_rtpkgs,
 	[DEC_FILES] = dec_k_list,
@@ -949,14 +939,14 @@ static dec_kind_fn *const dec_kinds[DEC_KIND_COUNT_] = {
 	[DEC_NETWORK] = dec_k_network,
 	[DEC_LIMITS] = dec_k_limits,
 	[DEC_LIMITS_REQ] = dec_k_limits,
-	[DEC_NETMODE] = dec_k_oneof,
-	[DEC_FILE_KIND] = dec_k_oneof,
-	[DEC_SESSION_STATE] = dec_k_oneof,
-	[DEC_CELL_STATE] = dec_k_oneof,
-	[DEC_STREAM_NAME] = dec_k_oneof,
-	[DEC_OUTCOME] = dec_k_enum,
-	[DEC_ERRCODE] = dec_k_enum,
-	[DEC_TOOL_OUTCOME] = dec_k_enum,
+	[DEC_NETMODE] = dec_k_name,
+	[DEC_FILE_KIND] = dec_k_name,
+	[DEC_SESSION_STATE] = dec_k_name,
+	[DEC_CELL_STATE] = dec_k_name,
+	[DEC_STREAM_NAME] = dec_k_name,
+	[DEC_OUTCOME] = dec_k_name,
+	[DEC_ERRCODE] = dec_k_name,
+	[DEC_TOOL_OUTCOME] = dec_k_name,
 	[DEC_SESSION_ID] = dec_k_rule,
 	[DEC_PROFILE] = dec_k_rule,
 	[DEC_MOUNT_NAME] = dec_k_rule,

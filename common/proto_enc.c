@@ -83,12 +83,29 @@ enc_array(struct proto_enc *e, size_t n)
 		enc_check(e, msgpack_pack_array(&e->pk, n));
 }
 
+/* key: an array header of n entries of v, at most max. */
+void
+enc_kv_array(struct proto_enc *e, const char *key, const void *v, size_t n, size_t max)
+{
+	if (n > max || (n > 0 && v == NULL))
+		enc_fail(e, n > max ? -E2BIG : -EINVAL);
+	enc_rawstr(e, key, PROTO_STR_MAX);
+	enc_array(e, n);
+}
+
+/* The key of a key: value pair; whether to go on with the value. */
+static bool
+enc_key(struct proto_enc *e, const char *key)
+{
+	enc_rawstr(e, key, PROTO_STR_MAX);
+	return e->err == 0;
+}
+
 /* key: unsigned value. */
 void
 enc_kv_uint(struct proto_enc *e, const char *key, uint64_t v)
 {
-	enc_rawstr(e, key, PROTO_STR_MAX);
-	if (e->err == 0)
+	if (enc_key(e, key))
 		enc_check(e, msgpack_pack_uint64(&e->pk, v));
 }
 
@@ -96,8 +113,7 @@ enc_kv_uint(struct proto_enc *e, const char *key, uint64_t v)
 void
 enc_kv_int(struct proto_enc *e, const char *key, int64_t v)
 {
-	enc_rawstr(e, key, PROTO_STR_MAX);
-	if (e->err == 0)
+	if (enc_key(e, key))
 		enc_check(e, msgpack_pack_int64(&e->pk, v));
 }
 
@@ -105,8 +121,7 @@ enc_kv_int(struct proto_enc *e, const char *key, int64_t v)
 void
 enc_kv_bool(struct proto_enc *e, const char *key, bool v)
 {
-	enc_rawstr(e, key, PROTO_STR_MAX);
-	if (e->err == 0)
+	if (enc_key(e, key))
 		enc_check(e, v ? msgpack_pack_true(&e->pk) : msgpack_pack_false(&e->pk));
 }
 
@@ -155,10 +170,7 @@ enc_strlist(struct proto_enc *e, const char *key, const char *const *v, size_t n
 {
 	size_t i;
 
-	if (n > max || (n > 0 && v == NULL))
-		enc_fail(e, n > max ? -E2BIG : -EINVAL);
-	enc_rawstr(e, key, PROTO_STR_MAX);
-	enc_array(e, n);
+	enc_kv_array(e, key, v, n, max);
 	for (i = 0; e->err == 0 && i < n; i++) {
 		if (v[i] != NULL && v[i][0] == '\0')
 			enc_fail(e, -EINVAL);

@@ -25,6 +25,12 @@ struct proto_enc {
 /* An array header of n entries. */
 void enc_array(struct proto_enc *e, size_t n);
 
+/*
+ * key: an array header of n entries of v: E2BIG past max, EINVAL for
+ * entries but no v (both recorded in e, as every encoder's failure is).
+ */
+void enc_kv_array(struct proto_enc *e, const char *key, const void *v, size_t n, size_t max);
+
 /* Start a message: the top map with nfields beyond type and id. */
 void enc_begin(struct proto_enc *e, enum proto_type type, uint32_t id, size_t nfields);
 

@@ -236,10 +236,7 @@ enc_tool_records(struct proto_enc *e, const struct proto_tool_record *r, size_t 
 {
 	size_t i;
 
-	if (n > PROTO_TOOL_CALLS_LISTED_MAX || (n > 0 && r == NULL))
-		enc_fail(e, n > PROTO_TOOL_CALLS_LISTED_MAX ? -E2BIG : -EINVAL);
-	enc_rawstr(e, "tool_calls", PROTO_STR_MAX);
-	enc_array(e, n);
+	enc_kv_array(e, "tool_calls", r, n, PROTO_TOOL_CALLS_LISTED_MAX);
 	for (i = 0; e->err == 0 && i < n; i++) {
 		if ((size_t)r[i].outcome >= PROTO_TOOL_OUTCOME_COUNT_)
 			enc_fail(e, -EINVAL);
@@ -259,10 +256,7 @@ enc_files(struct proto_enc *e, const struct proto_file *files, size_t n)
 {
 	size_t i;
 
-	if (n > PROTO_FILES_MAX || (n > 0 && files == NULL))
-		enc_fail(e, n > PROTO_FILES_MAX ? -E2BIG : -EINVAL);
-	enc_rawstr(e, "files", PROTO_STR_MAX);
-	enc_array(e, n);
+	enc_kv_array(e, "files", files, n, PROTO_FILES_MAX);
 	for (i = 0; e->err == 0 && i < n; i++) {
 		enc_map(e, 2);
 		enc_kv_str(e, "name", files[i].name, PROTO_NAME_MAX, true);
@@ -342,10 +336,7 @@ enc_artifacts(struct proto_enc *e, const char *key, const struct proto_artifact 
 {
 	size_t i;
 
-	if (n > max || (n > 0 && a == NULL))
-		enc_fail(e, n > max ? -E2BIG : -EINVAL);
-	enc_rawstr(e, key, PROTO_STR_MAX);
-	enc_array(e, n);
+	enc_kv_array(e, key, a, n, max);
 	for (i = 0; e->err == 0 && i < n; i++) {
 		if (!enc_partial_ok(&a[i].data, a[i].size, a[i].truncated))
 			enc_fail(e, -EINVAL);
@@ -480,8 +471,7 @@ proto_encode_ps(uint32_t id, const struct proto_ps *ps, struct proto_out *ret)
 	if (ps->nruns > PROTO_PS_MAX)
 		return -E2BIG;
 	enc_begin(&e, PROTO_PS_OK, id, 1);
-	enc_rawstr(&e, "runs", PROTO_STR_MAX);
-	enc_array(&e, ps->nruns);
+	enc_kv_array(&e, "runs", ps->runs, ps->nruns, PROTO_PS_MAX);
 	for (i = 0; e.err == 0 && i < ps->nruns; i++) {
 		const struct proto_ps_entry *p = &ps->runs[i];
 
@@ -538,8 +528,7 @@ proto_encode_session_list(uint32_t id, const struct proto_session_list *l, struc
 	if (l->nsessions > PROTO_SESSIONS_MAX)
 		return -E2BIG;
 	enc_begin(&e, PROTO_SESSION_LIST_OK, id, 1);
-	enc_rawstr(&e, "sessions", PROTO_STR_MAX);
-	enc_array(&e, l->nsessions);
+	enc_kv_array(&e, "sessions", l->sessions, l->nsessions, PROTO_SESSIONS_MAX);
 	for (i = 0; e.err == 0 && i < l->nsessions; i++) {
 		const struct proto_session_entry *s = &l->sessions[i];
 
@@ -603,8 +592,7 @@ proto_encode_file_list(uint32_t id, const struct proto_file_list *l, struct prot
 		return -E2BIG;
 	enc_begin(&e, PROTO_FILE_LIST_OK, id, 2);
 	enc_kv_bool(&e, "truncated", l->truncated);
-	enc_rawstr(&e, "entries", PROTO_STR_MAX);
-	enc_array(&e, l->nentries);
+	enc_kv_array(&e, "entries", l->entries, l->nentries, PROTO_LIST_MAX);
 	for (i = 0; e.err == 0 && i < l->nentries; i++) {
 		const struct proto_file_entry *f = &l->entries[i];
 

@@ -3,6 +3,7 @@
 #include "airlock.h"
 #include "conn.h"
 #include "export.h"
+#include "getter.h"
 #include "file.h"
 #include "proto.h"
 #include "request.h"
@@ -81,14 +82,7 @@ airlock_library_version(void)
 }
 
 /* Bound each later blocking call. */
-AIRLOCK_EXPORT int
-airlock_conn_set_timeout(struct airlock_conn *conn, uint64_t timeout_ms)
-{
-	if (conn == NULL)
-		return -EINVAL;
-	conn->timeout_ms = timeout_ms;
-	return 0;
-}
+SETTER(airlock_conn_set_timeout, struct airlock_conn, uint64_t, timeout_ms)
 
 /* Whether the connection is still usable, without blocking. */
 AIRLOCK_EXPORT int
@@ -134,19 +128,29 @@ airlock_ping(struct airlock_conn *conn)
 	return conn_call_simple(conn, PROTO_PING, NULL);
 }
 
-/* Ask the daemon what it offers. */
-AIRLOCK_EXPORT int
-airlock_info(struct airlock_conn *conn, struct airlock_info **ret)
+/*
+ * A blocking call of a request without fields whose answer is an object
+ * (info, ps, session list): the object pointer ret points at takes it.
+ */
+static int
+conn_calls_get(struct airlock_conn *conn, enum proto_type type, void *ret)
 {
-	void *info;
+	void *payload;
 	int r;
 
 	if (conn == NULL || ret == NULL)
 		return -EINVAL;
-	r = conn_call_simple(conn, PROTO_INFO, &info);
+	r = conn_call_simple(conn, type, &payload);
 	if (r == 0)
-		*ret = info;
+		memcpy(ret, &payload, sizeof(payload));
 	return r;
+}
+
+/* Ask the daemon what it offers. */
+AIRLOCK_EXPORT int
+airlock_info(struct airlock_conn *conn, struct airlock_info **ret)
+{
+	return conn_calls_get(conn, PROTO_INFO, ret);
 }
 
 /* Send a run request without waiting. */
@@ -253,13 +257,17 @@ airlock_conn_next_result(struct airlock_conn *conn, uint32_t *ret_id, struct air
 	return r;
 }
 
-/* Send a cancel naming a request or a run and wait for its answer. Results
- * of runs (the cancelled one too) that arrive meanwhile are queued. */
+/* Send a cancel naming a request or (request 0) a run and wait for its
+ * answer. Results of runs (the cancelled one too) that arrive meanwhile are
+ * queued. */
 static int
-conn_cancel(struct airlock_conn *conn, const struct proto_cancel *c)
+conn_cancel(struct airlock_conn *conn, uint32_t request, uint32_t run)
 {
-	const struct conn_req req = {.type = PROTO_CANCEL, .u.cancel = c};
+	const struct proto_cancel c = {.request = request, .run = run};
+	const struct conn_req req = {.type = PROTO_CANCEL, .u.cancel = &c};
 
+	if (conn == NULL || (request == 0 && run == 0))
+		return -EINVAL;
 	return conn_call(conn, &req, NULL, NULL, NULL);
 }
 
@@ -267,37 +275,21 @@ conn_cancel(struct airlock_conn *conn, const struct proto_cancel *c)
 AIRLOCK_EXPORT int
 airlock_cancel(struct airlock_conn *conn, uint32_t request_id)
 {
-	struct proto_cancel c = {.request = request_id};
-
-	if (conn == NULL || request_id == 0)
-		return -EINVAL;
-	return conn_cancel(conn, &c);
+	return conn_cancel(conn, request_id, 0);
 }
 
 /* Cancel one of the caller's runs by its daemon-wide run id. */
 AIRLOCK_EXPORT int
 airlock_cancel_run(struct airlock_conn *conn, uint32_t run_id)
 {
-	struct proto_cancel c = {.run = run_id};
-
-	if (conn == NULL || run_id == 0)
-		return -EINVAL;
-	return conn_cancel(conn, &c);
+	return conn_cancel(conn, 0, run_id);
 }
 
 /* List the caller's runs in progress and queued. */
 AIRLOCK_EXPORT int
 airlock_ps(struct airlock_conn *conn, struct airlock_ps **ret)
 {
-	void *ps;
-	int r;
-
-	if (conn == NULL || ret == NULL)
-		return -EINVAL;
-	r = conn_call_simple(conn, PROTO_PS, &ps);
-	if (r == 0)
-		*ret = ps;
-	return r;
+	return conn_calls_get(conn, PROTO_PS, ret);
 }
 
 /* Open a session. */
@@ -337,31 +329,25 @@ airlock_session_close(struct airlock_conn *conn, const char *session)
 AIRLOCK_EXPORT int
 airlock_session_list(struct airlock_conn *conn, struct airlock_session_list **ret)
 {
-	void *sessions;
-	int r;
-
-	if (conn == NULL || ret == NULL)
-		return -EINVAL;
-	r = conn_call_simple(conn, PROTO_SESSION_LIST, &sessions);
-	if (r == 0)
-		*ret = sessions;
-	return r;
+	return conn_calls_get(conn, PROTO_SESSION_LIST, ret);
 }
 
 /*
  * Send a file operation of type on path (data: file_write only) and wait for
- * its answer; *ret_payload as for conn_call().
+ * its answer; its payload (a file, a listing) goes to the object pointer ret
+ * points at, when ret is not NULL.
  */
 static int
 conn_file_op(struct airlock_conn *conn, enum proto_type type, const char *session, const char *path,
-	     const void *buf, size_t len, void **ret_payload)
+	     const void *buf, size_t len, void *ret)
 {
 	static const uint8_t empty[1];
 	struct proto_file_op op = {.session = session, .path = path};
 	const struct conn_req req = {.type = type, .u.file_op = &op};
+	void *payload;
 	int r;
 
-	if (!rules_session_id_str_valid(session))
+	if (conn == NULL || !rules_session_id_str_valid(session))
 		return -EINVAL;
 	r = file_path_check(path, type == PROTO_FILE_LIST);
 	if (r < 0)
@@ -375,7 +361,10 @@ conn_file_op(struct airlock_conn *conn, enum proto_type type, const char *sessio
 		op.data = (struct proto_blob){
 			.data = buf != NULL ? buf : empty, .len = len, .fd = -1, .present = true};
 	}
-	return conn_call(conn, &req, NULL, NULL, ret_payload);
+	r = conn_call(conn, &req, NULL, NULL, ret != NULL ? &payload : NULL);
+	if (r == 0 && ret != NULL)
+		memcpy(ret, &payload, sizeof(payload));
+	return r;
 }
 
 /* Write a file into a session. */
@@ -383,8 +372,6 @@ AIRLOCK_EXPORT int
 airlock_file_write(struct airlock_conn *conn, const char *session, const char *path,
 		   const void *buf, size_t len)
 {
-	if (conn == NULL)
-		return -EINVAL;
 	return conn_file_op(conn, PROTO_FILE_WRITE, session, path, buf, len, NULL);
 }
 
@@ -393,15 +380,9 @@ AIRLOCK_EXPORT int
 airlock_file_read(struct airlock_conn *conn, const char *session, const char *path,
 		  struct airlock_file **ret)
 {
-	void *file;
-	int r;
-
-	if (conn == NULL || ret == NULL)
+	if (ret == NULL)
 		return -EINVAL;
-	r = conn_file_op(conn, PROTO_FILE_READ, session, path, NULL, 0, &file);
-	if (r == 0)
-		*ret = file;
-	return r;
+	return conn_file_op(conn, PROTO_FILE_READ, session, path, NULL, 0, ret);
 }
 
 /* List a directory of a session. */
@@ -409,24 +390,17 @@ AIRLOCK_EXPORT int
 airlock_file_list(struct airlock_conn *conn, const char *session, const char *dir,
 		  struct airlock_file_list **ret)
 {
-	void *files;
-	int r;
-
-	if (conn == NULL || ret == NULL)
+	if (ret == NULL)
 		return -EINVAL;
-	r = conn_file_op(conn, PROTO_FILE_LIST, session, dir != NULL && dir[0] != '\0' ? dir : NULL,
-			 NULL, 0, &files);
-	if (r == 0)
-		*ret = files;
-	return r;
+	/* "" and NULL both name the session's root. */
+	return conn_file_op(conn, PROTO_FILE_LIST, session,
+			    dir != NULL && dir[0] != '\0' ? dir : NULL, NULL, 0, ret);
 }
 
 /* Delete a file, link or empty directory of a session. */
 AIRLOCK_EXPORT int
 airlock_file_delete(struct airlock_conn *conn, const char *session, const char *path)
 {
-	if (conn == NULL)
-		return -EINVAL;
 	return conn_file_op(conn, PROTO_FILE_DELETE, session, path, NULL, 0, NULL);
 }
 

@@ -2,9 +2,10 @@
  * (airlock_file_list_*). */
 #include "airlock.h"
 #include "export.h"
+#include "getter.h"
+#include "list.h"
 #include "file.h"
 #include "result.h"
-#include "strv.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -92,28 +93,10 @@ airlock_file_data(const struct airlock_file *file, const void **ret_data, size_t
 }
 
 /* The file's whole size. */
-AIRLOCK_EXPORT uint64_t
-airlock_file_size(const struct airlock_file *file)
-{
-	return file != NULL ? file->size : 0;
-}
+GETTER(uint64_t, airlock_file_size, struct airlock_file, size, 0)
 
 /* Whether fewer bytes than the size came back. */
-AIRLOCK_EXPORT bool
-airlock_file_truncated(const struct airlock_file *file)
-{
-	return file != NULL && file->truncated;
-}
-
-/* Free a directory listing. */
-AIRLOCK_EXPORT void
-airlock_file_list_free(struct airlock_file_list *list)
-{
-	if (list == NULL)
-		return;
-	STRV_FREE_FIELD(list->entries, list->nentries, struct file_entry, name);
-	free(list);
-}
+GETTER(bool, airlock_file_truncated, struct airlock_file, truncated, false)
 
 /* The kind named name; the decoder admits only the four names. */
 static enum airlock_file_kind
@@ -127,99 +110,59 @@ file_kind_from_name(const char *name)
 	return AIRLOCK_FILE_OTHER;
 }
 
+/* Entry e from decoded entry p (list_type.conv; the name is owned). */
+static void
+file_entry_from_proto(void *dst, const void *src)
+{
+	const struct proto_file_entry *p = src;
+	struct file_entry *e = dst;
+
+	e->kind = file_kind_from_name(p->kind);
+	e->size = p->size;
+	e->mtime_ms = p->mtime_ms;
+}
+
+static const struct list_type file_list = LIST_TYPE(
+	struct airlock_file_list, entries, nentries, struct proto_file_entry, file_entry_from_proto,
+	LIST_OWNED(struct file_entry, name, struct proto_file_entry, name));
+
+/* Free a directory listing. */
+LIST_FREE(airlock_file_list_free, struct airlock_file_list, file_list)
+
 int
 file_list_from_proto(const struct proto_file_list *pl, struct airlock_file_list **ret)
 {
 	struct airlock_file_list *list;
-	size_t i;
+	int r;
 
-	list = calloc(1, sizeof(*list));
-	if (list == NULL)
-		return -ENOMEM;
-	list->truncated = pl->truncated;
-	if (pl->nentries > 0) {
-		list->entries = calloc(pl->nentries, sizeof(*list->entries));
-		if (list->entries == NULL)
-			goto fail;
+	r = list_from_proto(&file_list, pl->entries, pl->nentries, &list);
+	if (r == 0) {
+		list->truncated = pl->truncated;
+		*ret = list;
 	}
-	/* nentries counts the entries whose names are owned, so a failure frees exactly those. */
-	for (i = 0; i < pl->nentries; i++) {
-		const struct proto_file_entry *p = &pl->entries[i];
-		struct file_entry *e = &list->entries[i];
-
-		e->kind = file_kind_from_name(p->kind);
-		e->size = p->size;
-		e->mtime_ms = p->mtime_ms;
-		e->name = strdup(p->name != NULL ? p->name : "");
-		list->nentries = i + 1;
-		if (e->name == NULL)
-			goto fail;
-	}
-	*ret = list;
-	return 0;
-fail:
-	airlock_file_list_free(list);
-	return -ENOMEM;
-}
-
-/* Look up entry i, or NULL. */
-static const struct file_entry *
-file_entry(const struct airlock_file_list *list, size_t i)
-{
-	if (list == NULL || i >= list->nentries)
-		return NULL;
-	return &list->entries[i];
+	return r;
 }
 
 /* How many entries the listing holds. */
-AIRLOCK_EXPORT size_t
-airlock_file_list_count(const struct airlock_file_list *list)
-{
-	return list != NULL ? list->nentries : 0;
-}
+GETTER(size_t, airlock_file_list_count, struct airlock_file_list, nentries, 0)
 
 /* The name of entry i. */
-AIRLOCK_EXPORT const char *
-airlock_file_list_name(const struct airlock_file_list *list, size_t i)
-{
-	const struct file_entry *e = file_entry(list, i);
-
-	return e != NULL ? e->name : NULL;
-}
+GETTER_AT(const char *, airlock_file_list_name, struct airlock_file_list, nentries, entries, name,
+	  NULL)
 
 /* The kind of entry i. */
-AIRLOCK_EXPORT enum airlock_file_kind
-airlock_file_list_kind(const struct airlock_file_list *list, size_t i)
-{
-	const struct file_entry *e = file_entry(list, i);
-
-	return e != NULL ? e->kind : AIRLOCK_FILE_OTHER;
-}
+GETTER_AT(enum airlock_file_kind, airlock_file_list_kind, struct airlock_file_list, nentries,
+	  entries, kind, AIRLOCK_FILE_OTHER)
 
 /* The size of entry i. */
-AIRLOCK_EXPORT uint64_t
-airlock_file_list_size(const struct airlock_file_list *list, size_t i)
-{
-	const struct file_entry *e = file_entry(list, i);
-
-	return e != NULL ? e->size : 0;
-}
+GETTER_AT(uint64_t, airlock_file_list_size, struct airlock_file_list, nentries, entries, size, 0)
 
 /* The modification time of entry i. */
-AIRLOCK_EXPORT uint64_t
-airlock_file_list_mtime_ms(const struct airlock_file_list *list, size_t i)
-{
-	const struct file_entry *e = file_entry(list, i);
-
-	return e != NULL ? e->mtime_ms : 0;
-}
+GETTER_AT(uint64_t, airlock_file_list_mtime_ms, struct airlock_file_list, nentries, entries,
+	  mtime_ms, 0)
 
 /* Whether the directory holds more than the listing. */
-AIRLOCK_EXPORT bool
-airlock_file_list_truncated(const struct airlock_file_list *list)
-{
-	return list != NULL && list->truncated;
-}
+GETTER(bool, airlock_file_list_truncated, struct airlock_file_list, truncated, false)
 
 /* The name of a kind. */
 AIRLOCK_EXPORT const char *

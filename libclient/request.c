@@ -1,6 +1,7 @@
 /* request.c: building run requests (airlock_run_req_*) and encoding them. */
 #include "airlock.h"
 #include "export.h"
+#include "getter.h"
 #include "request.h"
 #include "jsonscan.h"
 #include "rules.h"
@@ -79,6 +80,17 @@ request_bytes_set(struct request_bytes *b, const void *buf, size_t len)
 	b->present = true;
 	return 0;
 }
+
+/* int fn(struct airlock_run_req *req, const void *buf, size_t len): a copy
+ * of buf into req->field (request_bytes_set()), or -EINVAL for NULL. One
+ * line each below its comment, as getter.h's SETTER. */
+#define REQUEST_BYTES_SETTER(fn, field)                                                            \
+	AIRLOCK_EXPORT int fn(struct airlock_run_req *req, const void *buf, size_t len)            \
+	{                                                                                          \
+		if (req == NULL)                                                                   \
+			return -EINVAL;                                                            \
+		return request_bytes_set(&req->field, buf, len);                                   \
+	}
 
 /* Point a protocol blob at b (inline; the codec moves it to a memfd if big). */
 static struct proto_blob
@@ -161,13 +173,7 @@ airlock_run_req_set_runtime(struct airlock_run_req *req, const char *name)
 }
 
 /* Set the code to run. */
-AIRLOCK_EXPORT int
-airlock_run_req_set_code(struct airlock_run_req *req, const void *buf, size_t len)
-{
-	if (req == NULL)
-		return -EINVAL;
-	return request_bytes_set(&req->code, buf, len);
-}
+REQUEST_BYTES_SETTER(airlock_run_req_set_code, code)
 
 /* Append one argument to argv. */
 AIRLOCK_EXPORT int
@@ -245,13 +251,7 @@ out:
 }
 
 /* Set what the code reads on stdin. */
-AIRLOCK_EXPORT int
-airlock_run_req_set_stdin(struct airlock_run_req *req, const void *buf, size_t len)
-{
-	if (req == NULL)
-		return -EINVAL;
-	return request_bytes_set(&req->stdin_data, buf, len);
-}
+REQUEST_BYTES_SETTER(airlock_run_req_set_stdin, stdin_data)
 
 /* Add one input file. */
 AIRLOCK_EXPORT int
@@ -301,6 +301,20 @@ out:
 	return r;
 }
 
+/* Copy name into buf if valid (which bounds its length to buf's), or empty
+ * buf for NULL. */
+static int
+request_name_set(char *buf, const char *name, bool (*valid)(const char *))
+{
+	if (name == NULL)
+		buf[0] = '\0';
+	else if (valid(name))
+		strcpy(buf, name);
+	else
+		return -EINVAL;
+	return 0;
+}
+
 /* Set one limit. */
 AIRLOCK_EXPORT int
 airlock_run_req_set_limit(struct airlock_run_req *req, enum airlock_limit limit, uint64_t value)
@@ -315,13 +329,8 @@ airlock_run_req_set_limit(struct airlock_run_req *req, enum airlock_limit limit,
 AIRLOCK_EXPORT int
 airlock_run_req_set_session(struct airlock_run_req *req, const char *id)
 {
-	if (req == NULL || (id != NULL && !rules_session_id_str_valid(id)))
-		return -EINVAL;
-	if (id == NULL)
-		req->session[0] = '\0';
-	else
-		memcpy(req->session, id, sizeof(req->session));
-	return 0;
+	return req != NULL ? request_name_set(req->session, id, rules_session_id_str_valid)
+			   : -EINVAL;
 }
 
 /* Ask for one more of the daemon's [mount] sections. */
@@ -340,34 +349,15 @@ airlock_run_req_add_mount(struct airlock_run_req *req, const char *name)
 AIRLOCK_EXPORT int
 airlock_run_req_set_profile(struct airlock_run_req *req, const char *name)
 {
-	if (req == NULL || (name != NULL && !rules_profile_name_valid(name)))
-		return -EINVAL;
-	if (name == NULL)
-		req->profile[0] = '\0';
-	else
-		strcpy(req->profile, name);
-	return 0;
+	return req != NULL ? request_name_set(req->profile, name, rules_profile_name_valid)
+			   : -EINVAL;
 }
 
 /* Ask for stream events or not. */
-AIRLOCK_EXPORT int
-airlock_run_req_set_stream(struct airlock_run_req *req, bool stream)
-{
-	if (req == NULL)
-		return -EINVAL;
-	req->stream = stream;
-	return 0;
-}
+SETTER(airlock_run_req_set_stream, struct airlock_run_req, bool, stream)
 
 /* Make the request a cell of its session's interpreter. */
-AIRLOCK_EXPORT int
-airlock_run_req_set_cell(struct airlock_run_req *req, bool cell)
-{
-	if (req == NULL)
-		return -EINVAL;
-	req->cell = cell;
-	return 0;
-}
+SETTER(airlock_run_req_set_cell, struct airlock_run_req, bool, cell)
 
 /* Declare a tool the run's code may call. */
 AIRLOCK_EXPORT int
@@ -375,7 +365,6 @@ airlock_run_req_add_tool(struct airlock_run_req *req, const char *name, const ch
 			 const char *schema_json)
 {
 	struct proto_tool t = {0};
-	size_t i;
 
 	if (req == NULL || name == NULL || !rules_tool_name_check(name, strlen(name)) ||
 	    (schema_json != NULL && jsonscan_object(schema_json, strlen(schema_json)) < 0))
@@ -383,9 +372,8 @@ airlock_run_req_add_tool(struct airlock_run_req *req, const char *name, const ch
 	if ((description != NULL && strlen(description) > PROTO_TOOL_DESC_MAX) ||
 	    (schema_json != NULL && strlen(schema_json) > PROTO_TOOL_SCHEMA_MAX))
 		return -E2BIG;
-	for (i = 0; i < req->ntools; i++)
-		if (strcmp(req->tools[i].name, name) == 0)
-			return -EEXIST;
+	if (request_has_tool(req, name))
+		return -EEXIST;
 	if (req->ntools == PROTO_TOOLS_MAX)
 		return -E2BIG;
 	t.name = strdup(name);

@@ -2,8 +2,10 @@
  * (airlock_result_*, airlock_info_*) and names; result_proto.c builds them. */
 #include "airlock.h"
 #include "export.h"
+#include "getter.h"
 #include "limit.h"
 #include "result.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -118,11 +120,7 @@ airlock_result_free(struct airlock_result *res)
 }
 
 /* The advisories of the run (blocked_imports findings). */
-AIRLOCK_EXPORT size_t
-airlock_result_advisory_count(const struct airlock_result *res)
-{
-	return res != NULL ? res->nadvisories : 0;
-}
+GETTER(size_t, airlock_result_advisory_count, struct airlock_result, nadvisories, 0)
 
 /* Advisory i, or NULL. */
 AIRLOCK_EXPORT const char *
@@ -132,18 +130,11 @@ airlock_result_advisory(const struct airlock_result *res, size_t i)
 }
 
 /* How many tool calls the result lists. */
-AIRLOCK_EXPORT size_t
-airlock_result_tool_call_count(const struct airlock_result *res)
-{
-	return res != NULL ? res->ntool_calls : 0;
-}
+GETTER(size_t, airlock_result_tool_call_count, struct airlock_result, ntool_calls, 0)
 
 /* Tool call i's tool name. */
-AIRLOCK_EXPORT const char *
-airlock_result_tool_call_name(const struct airlock_result *res, size_t i)
-{
-	return res != NULL && i < res->ntool_calls ? res->tool_calls[i].name : NULL;
-}
+GETTER_AT(const char *, airlock_result_tool_call_name, struct airlock_result, ntool_calls,
+	  tool_calls, name, NULL)
 
 /* Tool call i's outcome, by name. */
 AIRLOCK_EXPORT const char *
@@ -155,67 +146,33 @@ airlock_result_tool_call_outcome(const struct airlock_result *res, size_t i)
 }
 
 /* Tool call i's time to its answer. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_tool_call_ms(const struct airlock_result *res, size_t i)
-{
-	return res != NULL && i < res->ntool_calls ? res->tool_calls[i].ms : 0;
-}
+GETTER_AT(uint64_t, airlock_result_tool_call_ms, struct airlock_result, ntool_calls, tool_calls, ms,
+	  0)
 
 /* Tool calls past the listed ones. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_tool_calls_omitted(const struct airlock_result *res)
-{
-	return res != NULL ? res->tool_calls_omitted : 0;
-}
+GETTER(uint64_t, airlock_result_tool_calls_omitted, struct airlock_result, tool_calls_omitted, 0)
 
 /* How the run ended. */
-AIRLOCK_EXPORT enum airlock_outcome
-airlock_result_outcome(const struct airlock_result *res)
-{
-	return res != NULL ? res->outcome : AIRLOCK_OUTCOME_ERROR;
-}
+GETTER(enum airlock_outcome, airlock_result_outcome, struct airlock_result, outcome,
+       AIRLOCK_OUTCOME_ERROR)
 
 /* The exit code. */
-AIRLOCK_EXPORT int
-airlock_result_exit_code(const struct airlock_result *res)
-{
-	return res != NULL ? res->exit_code : 0;
-}
+GETTER(int, airlock_result_exit_code, struct airlock_result, exit_code, 0)
 
 /* The terminating signal. */
-AIRLOCK_EXPORT int
-airlock_result_signal(const struct airlock_result *res)
-{
-	return res != NULL ? res->signal : 0;
-}
+GETTER(int, airlock_result_signal, struct airlock_result, signal, 0)
 
 /* Wall-clock milliseconds. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_wall_ms(const struct airlock_result *res)
-{
-	return res != NULL ? res->wall_ms : 0;
-}
+GETTER(uint64_t, airlock_result_wall_ms, struct airlock_result, wall_ms, 0)
 
 /* CPU milliseconds. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_cpu_ms(const struct airlock_result *res)
-{
-	return res != NULL ? res->cpu_ms : 0;
-}
+GETTER(uint64_t, airlock_result_cpu_ms, struct airlock_result, cpu_ms, 0)
 
 /* Peak memory, bytes. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_memory_peak_bytes(const struct airlock_result *res)
-{
-	return res != NULL ? res->memory_peak_bytes : 0;
-}
+GETTER(uint64_t, airlock_result_memory_peak_bytes, struct airlock_result, memory_peak_bytes, 0)
 
 /* Milliseconds spent queued. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_queued_ms(const struct airlock_result *res)
-{
-	return res != NULL ? res->queued_ms : 0;
-}
+GETTER(uint64_t, airlock_result_queued_ms, struct airlock_result, queued_ms, 0)
 
 /* Hand out the bytes of b, never a NULL pointer. */
 int
@@ -247,59 +204,28 @@ airlock_result_stderr(const struct airlock_result *res, const void **ret_data, s
 }
 
 /* Total stdout bytes written. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_stdout_total(const struct airlock_result *res)
-{
-	return res != NULL ? res->out[0].total : 0;
-}
+GETTER(uint64_t, airlock_result_stdout_total, struct airlock_result, out[0].total, 0)
 
 /* Total stderr bytes written. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_stderr_total(const struct airlock_result *res)
-{
-	return res != NULL ? res->out[1].total : 0;
-}
+GETTER(uint64_t, airlock_result_stderr_total, struct airlock_result, out[1].total, 0)
 
 /* Whether stdout was truncated. */
-AIRLOCK_EXPORT bool
-airlock_result_stdout_truncated(const struct airlock_result *res)
-{
-	return res != NULL && res->out[0].truncated;
-}
+GETTER(bool, airlock_result_stdout_truncated, struct airlock_result, out[0].truncated, false)
 
 /* Whether stderr was truncated. */
-AIRLOCK_EXPORT bool
-airlock_result_stderr_truncated(const struct airlock_result *res)
-{
-	return res != NULL && res->out[1].truncated;
-}
+GETTER(bool, airlock_result_stderr_truncated, struct airlock_result, out[1].truncated, false)
 
 /* What failed, for outcome ERROR. */
-AIRLOCK_EXPORT const char *
-airlock_result_error(const struct airlock_result *res)
-{
-	return res != NULL ? res->error : NULL;
-}
+GETTER(const char *, airlock_result_error, struct airlock_result, error, NULL)
 
 /* Number of artifacts. */
-AIRLOCK_EXPORT size_t
-airlock_result_artifact_count(const struct airlock_result *res)
-{
-	return res != NULL ? res->nartifacts : 0;
-}
+GETTER(size_t, airlock_result_artifact_count, struct airlock_result, nartifacts, 0)
 
 /* Files left out of the artifacts, and their total size. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_artifacts_omitted(const struct airlock_result *res)
-{
-	return res != NULL ? res->artifacts_omitted : 0;
-}
+GETTER(uint64_t, airlock_result_artifacts_omitted, struct airlock_result, artifacts_omitted, 0)
 
-AIRLOCK_EXPORT uint64_t
-airlock_result_artifacts_omitted_bytes(const struct airlock_result *res)
-{
-	return res != NULL ? res->artifacts_omitted_bytes : 0;
-}
+GETTER(uint64_t, airlock_result_artifacts_omitted_bytes, struct airlock_result,
+       artifacts_omitted_bytes, 0)
 
 /* Whether the run went through the egress proxy (network = proxy). */
 AIRLOCK_EXPORT bool
@@ -359,31 +285,16 @@ result_artifact(const struct airlock_result *res, size_t i)
 }
 
 /* Name of artifact i. */
-AIRLOCK_EXPORT const char *
-airlock_result_artifact_name(const struct airlock_result *res, size_t i)
-{
-	const struct result_artifact *a = result_artifact(res, i);
-
-	return a != NULL ? a->name : NULL;
-}
+GETTER_AT(const char *, airlock_result_artifact_name, struct airlock_result, nartifacts, artifacts,
+	  name, NULL)
 
 /* Size of artifact i in the workspace. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_artifact_size(const struct airlock_result *res, size_t i)
-{
-	const struct result_artifact *a = result_artifact(res, i);
-
-	return a != NULL ? a->size : 0;
-}
+GETTER_AT(uint64_t, airlock_result_artifact_size, struct airlock_result, nartifacts, artifacts,
+	  size, 0)
 
 /* Whether artifact i was truncated. */
-AIRLOCK_EXPORT bool
-airlock_result_artifact_truncated(const struct airlock_result *res, size_t i)
-{
-	const struct result_artifact *a = result_artifact(res, i);
-
-	return a != NULL && a->truncated;
-}
+GETTER_AT(bool, airlock_result_artifact_truncated, struct airlock_result, nartifacts, artifacts,
+	  truncated, false)
 
 /* The bytes kept of artifact i. */
 AIRLOCK_EXPORT int
@@ -398,11 +309,7 @@ airlock_result_artifact_data(const struct airlock_result *res, size_t i, const v
 }
 
 /* A cell's number (1, 2, ...), 0 for a run that is not a cell. */
-AIRLOCK_EXPORT uint64_t
-airlock_result_cell(const struct airlock_result *res)
-{
-	return res != NULL ? res->cell : 0;
-}
+GETTER(uint64_t, airlock_result_cell, struct airlock_result, cell, 0)
 
 /* Whether a cell ran in the state the cells before it left. */
 AIRLOCK_EXPORT enum airlock_cell_state
@@ -412,18 +319,10 @@ airlock_result_state(const struct airlock_result *res)
 }
 
 /* The repr of a cell's trailing expression, or NULL. */
-AIRLOCK_EXPORT const char *
-airlock_result_value(const struct airlock_result *res)
-{
-	return res != NULL ? res->value : NULL;
-}
+GETTER(const char *, airlock_result_value, struct airlock_result, value, NULL)
 
 /* How many rich outputs a cell gave. */
-AIRLOCK_EXPORT size_t
-airlock_result_display_count(const struct airlock_result *res)
-{
-	return res != NULL ? res->ndisplay : 0;
-}
+GETTER(size_t, airlock_result_display_count, struct airlock_result, ndisplay, 0)
 
 /* Rich output i: its mime type (never NULL) and its bytes. */
 AIRLOCK_EXPORT int
@@ -440,17 +339,6 @@ airlock_result_display_get(const struct airlock_result *res, size_t i, const cha
 	return r;
 }
 
-/* Free n strings and their array (NULL: nothing). */
-static void
-result_strv_free(char **v, size_t n)
-{
-	size_t k;
-
-	for (k = 0; v != NULL && k < n; k++)
-		free(v[k]);
-	free(v);
-}
-
 /* Free an info object. */
 AIRLOCK_EXPORT void
 airlock_info_free(struct airlock_info *info)
@@ -459,14 +347,14 @@ airlock_info_free(struct airlock_info *info)
 
 	if (info == NULL)
 		return;
-	result_strv_free(info->runtimes, info->nruntimes);
-	result_strv_free(info->packages, info->nruntimes);
+	strv_free(info->runtimes, info->nruntimes);
+	strv_free(info->packages, info->nruntimes);
 	free(info->daemon);
 	free(info->resource_control);
 	for (i = 0; info->profiles != NULL && i < info->nprofiles; i++) {
-		result_strv_free(info->profiles[i].allow, info->profiles[i].nallow);
+		strv_free(info->profiles[i].allow, info->profiles[i].nallow);
 		for (l = 0; l <= AIRLOCK_PROFILE_HIDDEN_PATHS; l++)
-			result_strv_free(info->profiles[i].lists[l], info->profiles[i].nlists[l]);
+			strv_free(info->profiles[i].lists[l], info->profiles[i].nlists[l]);
 	}
 	free(info->profiles);
 	free(info->mounts);
@@ -474,11 +362,7 @@ airlock_info_free(struct airlock_info *info)
 }
 
 /* How many profiles the caller may use (0 from a daemon before profiles). */
-AIRLOCK_EXPORT size_t
-airlock_info_profile_count(const struct airlock_info *info)
-{
-	return info != NULL ? info->nprofiles : 0;
-}
+GETTER(size_t, airlock_info_profile_count, struct airlock_info, nprofiles, 0)
 
 /* Profile i's name, or NULL. */
 AIRLOCK_EXPORT const char *
@@ -559,39 +443,20 @@ airlock_info_profile_list(const struct airlock_info *info, size_t i, enum airloc
 }
 
 /* How many mounts info lists. */
-AIRLOCK_EXPORT size_t
-airlock_info_mount_count(const struct airlock_info *info)
-{
-	return info != NULL ? info->nmounts : 0;
-}
+GETTER(size_t, airlock_info_mount_count, struct airlock_info, nmounts, 0)
 
 /* Mount i's name, or NULL. */
-AIRLOCK_EXPORT const char *
-airlock_info_mount_name(const struct airlock_info *info, size_t i)
-{
-	return info != NULL && i < info->nmounts ? info->mounts[i].name : NULL;
-}
+GETTER_AT(const char *, airlock_info_mount_name, struct airlock_info, nmounts, mounts, name, NULL)
 
 /* Mount i's target in the sandbox, or NULL. */
-AIRLOCK_EXPORT const char *
-airlock_info_mount_target(const struct airlock_info *info, size_t i)
-{
-	return info != NULL && i < info->nmounts ? info->mounts[i].target : NULL;
-}
+GETTER_AT(const char *, airlock_info_mount_target, struct airlock_info, nmounts, mounts, target,
+	  NULL)
 
 /* Whether mount i is a package tree (exec allowed). */
-AIRLOCK_EXPORT bool
-airlock_info_mount_is_package(const struct airlock_info *info, size_t i)
-{
-	return info != NULL && i < info->nmounts && info->mounts[i].package;
-}
+GETTER_AT(bool, airlock_info_mount_is_package, struct airlock_info, nmounts, mounts, package, false)
 
 /* What enforces the limits, or NULL. */
-AIRLOCK_EXPORT const char *
-airlock_info_resource_control(const struct airlock_info *info)
-{
-	return info != NULL ? info->resource_control : NULL;
-}
+GETTER(const char *, airlock_info_resource_control, struct airlock_info, resource_control, NULL)
 
 /* One figure of the daemon's capacity, or 0. */
 AIRLOCK_EXPORT uint32_t
@@ -612,32 +477,16 @@ airlock_info_runtime_packages(const struct airlock_info *info, size_t i)
 }
 
 /* The daemon's version string. */
-AIRLOCK_EXPORT const char *
-airlock_info_daemon_version(const struct airlock_info *info)
-{
-	return info != NULL ? info->daemon : NULL;
-}
+GETTER(const char *, airlock_info_daemon_version, struct airlock_info, daemon, NULL)
 
 /* The daemon's protocol version. */
-AIRLOCK_EXPORT uint32_t
-airlock_info_protocol_version(const struct airlock_info *info)
-{
-	return info != NULL ? info->version : 0;
-}
+GETTER(uint32_t, airlock_info_protocol_version, struct airlock_info, version, 0)
 
 /* The uid the daemon sees. */
-AIRLOCK_EXPORT uint32_t
-airlock_info_uid(const struct airlock_info *info)
-{
-	return info != NULL ? info->uid : 0;
-}
+GETTER(uint32_t, airlock_info_uid, struct airlock_info, uid, 0)
 
 /* Number of runtimes. */
-AIRLOCK_EXPORT size_t
-airlock_info_runtime_count(const struct airlock_info *info)
-{
-	return info != NULL ? info->nruntimes : 0;
-}
+GETTER(size_t, airlock_info_runtime_count, struct airlock_info, nruntimes, 0)
 
 /* Name of runtime i. */
 AIRLOCK_EXPORT const char *
@@ -699,18 +548,12 @@ airlock_limit_from_name(const char *name, enum airlock_limit *ret)
 }
 
 /* Whether profile i has network = proxy. */
-AIRLOCK_EXPORT bool
-airlock_info_profile_network(const struct airlock_info *info, size_t i)
-{
-	return info != NULL && i < info->nprofiles && info->profiles[i].proxy;
-}
+GETTER_AT(bool, airlock_info_profile_network, struct airlock_info, nprofiles, profiles, proxy,
+	  false)
 
 /* Its allow-list entries: allow_hosts, then allow_private_hosts. */
-AIRLOCK_EXPORT size_t
-airlock_info_profile_allow_count(const struct airlock_info *info, size_t i)
-{
-	return info != NULL && i < info->nprofiles ? info->profiles[i].nallow : 0;
-}
+GETTER_AT(size_t, airlock_info_profile_allow_count, struct airlock_info, nprofiles, profiles,
+	  nallow, 0)
 
 AIRLOCK_EXPORT const char *
 airlock_info_profile_allow(const struct airlock_info *info, size_t i, size_t k, bool *ret_private)

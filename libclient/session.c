@@ -1,9 +1,10 @@
 /* session.c: session options and the sessions a session_list reply lists. */
 #include "airlock.h"
 #include "export.h"
+#include "getter.h"
+#include "list.h"
 #include "rules.h"
 #include "session.h"
-#include "strv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,14 +54,8 @@ airlock_session_opts_free(struct airlock_session_opts *opts)
 }
 
 /* Set the workspace size. */
-AIRLOCK_EXPORT int
-airlock_session_opts_set_workspace_bytes(struct airlock_session_opts *opts, uint64_t bytes)
-{
-	if (opts == NULL)
-		return -EINVAL;
-	opts->o.workspace_bytes = bytes;
-	return 0;
-}
+SETTER(airlock_session_opts_set_workspace_bytes, struct airlock_session_opts, uint64_t,
+       o.workspace_bytes)
 
 /* Point *field at a copy of value in buf (which the caller checked it fits),
  * or at nothing for NULL. */
@@ -94,24 +89,11 @@ airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const ch
 }
 
 /* Set the idle timeout. */
-AIRLOCK_EXPORT int
-airlock_session_opts_set_idle_timeout_ms(struct airlock_session_opts *opts, uint64_t ms)
-{
-	if (opts == NULL)
-		return -EINVAL;
-	opts->o.idle_timeout_ms = ms;
-	return 0;
-}
+SETTER(airlock_session_opts_set_idle_timeout_ms, struct airlock_session_opts, uint64_t,
+       o.idle_timeout_ms)
 
 /* Set the lifetime. */
-AIRLOCK_EXPORT int
-airlock_session_opts_set_lifetime_ms(struct airlock_session_opts *opts, uint64_t ms)
-{
-	if (opts == NULL)
-		return -EINVAL;
-	opts->o.lifetime_ms = ms;
-	return 0;
-}
+SETTER(airlock_session_opts_set_lifetime_ms, struct airlock_session_opts, uint64_t, o.lifetime_ms)
 
 /* Set a default limit of the session's runs. */
 AIRLOCK_EXPORT int
@@ -133,55 +115,33 @@ session_opts_to_proto(const struct airlock_session_opts *opts, struct proto_sess
 		*ret = opts->o;
 }
 
+/* Entry e from decoded entry p (list_type.conv; the state is owned). */
+static void
+session_entry_from_proto(void *dst, const void *src)
+{
+	const struct proto_session_entry *p = src;
+	struct session_entry *e = dst;
+
+	/* The decoder checked the id: exactly PROTO_SESSION_ID_LEN hex characters. */
+	snprintf(e->id, sizeof(e->id), "%s", p->session != NULL ? p->session : "");
+	e->age_ms = p->age_ms;
+	e->idle_ms = p->idle_ms;
+	e->runs = p->runs;
+	/* The decoder bounded it to PROTO_RUNTIME_MAX bytes. */
+	snprintf(e->interpreter, sizeof(e->interpreter), "%s",
+		 p->interpreter != NULL ? p->interpreter : "");
+}
+
+static const struct list_type session_list =
+	LIST_TYPE(struct airlock_session_list, sessions, nsessions, struct proto_session_entry,
+		  session_entry_from_proto,
+		  LIST_OWNED(struct session_entry, state, struct proto_session_entry, state));
+
 /* Free a list of sessions. */
-AIRLOCK_EXPORT void
-airlock_session_list_free(struct airlock_session_list *list)
-{
-	if (list == NULL)
-		return;
-	STRV_FREE_FIELD(list->sessions, list->nsessions, struct session_entry, state);
-	free(list);
-}
+LIST_FREE(airlock_session_list_free, struct airlock_session_list, session_list)
 
-int
-session_list_from_proto(const struct proto_session_list *pl, struct airlock_session_list **ret)
-{
-	struct airlock_session_list *list;
-	size_t i;
-
-	list = calloc(1, sizeof(*list));
-	if (list == NULL)
-		return -ENOMEM;
-	if (pl->nsessions > 0) {
-		list->sessions = calloc(pl->nsessions, sizeof(*list->sessions));
-		if (list->sessions == NULL)
-			goto fail;
-	}
-	/* nsessions counts the entries whose strings are owned, so a failure frees exactly those.
-	 */
-	for (i = 0; i < pl->nsessions; i++) {
-		const struct proto_session_entry *p = &pl->sessions[i];
-		struct session_entry *e = &list->sessions[i];
-
-		/* The decoder checked the id: exactly PROTO_SESSION_ID_LEN hex characters. */
-		snprintf(e->id, sizeof(e->id), "%s", p->session != NULL ? p->session : "");
-		e->age_ms = p->age_ms;
-		e->idle_ms = p->idle_ms;
-		e->runs = p->runs;
-		/* The decoder bounded it to PROTO_RUNTIME_MAX bytes. */
-		snprintf(e->interpreter, sizeof(e->interpreter), "%s",
-			 p->interpreter != NULL ? p->interpreter : "");
-		e->state = strdup(p->state != NULL ? p->state : "");
-		list->nsessions = i + 1;
-		if (e->state == NULL)
-			goto fail;
-	}
-	*ret = list;
-	return 0;
-fail:
-	airlock_session_list_free(list);
-	return -ENOMEM;
-}
+LIST_FROM_PROTO(session_list_from_proto, struct airlock_session_list, session_list,
+		struct proto_session_list, sessions, nsessions)
 
 /* Look up entry i, or NULL. */
 static const struct session_entry *
@@ -193,47 +153,23 @@ session_entry(const struct airlock_session_list *list, size_t i)
 }
 
 /* How many sessions the list holds. */
-AIRLOCK_EXPORT size_t
-airlock_session_list_count(const struct airlock_session_list *list)
-{
-	return list != NULL ? list->nsessions : 0;
-}
+GETTER(size_t, airlock_session_list_count, struct airlock_session_list, nsessions, 0)
 
 /* The id of session i. */
-AIRLOCK_EXPORT const char *
-airlock_session_list_id(const struct airlock_session_list *list, size_t i)
-{
-	const struct session_entry *e = session_entry(list, i);
-
-	return e != NULL ? e->id : NULL;
-}
+GETTER_AT(const char *, airlock_session_list_id, struct airlock_session_list, nsessions, sessions,
+	  id, NULL)
 
 /* The age of session i. */
-AIRLOCK_EXPORT uint64_t
-airlock_session_list_age_ms(const struct airlock_session_list *list, size_t i)
-{
-	const struct session_entry *e = session_entry(list, i);
-
-	return e != NULL ? e->age_ms : 0;
-}
+GETTER_AT(uint64_t, airlock_session_list_age_ms, struct airlock_session_list, nsessions, sessions,
+	  age_ms, 0)
 
 /* How long session i has been idle. */
-AIRLOCK_EXPORT uint64_t
-airlock_session_list_idle_ms(const struct airlock_session_list *list, size_t i)
-{
-	const struct session_entry *e = session_entry(list, i);
-
-	return e != NULL ? e->idle_ms : 0;
-}
+GETTER_AT(uint64_t, airlock_session_list_idle_ms, struct airlock_session_list, nsessions, sessions,
+	  idle_ms, 0)
 
 /* How many runs session i has had. */
-AIRLOCK_EXPORT uint64_t
-airlock_session_list_runs(const struct airlock_session_list *list, size_t i)
-{
-	const struct session_entry *e = session_entry(list, i);
-
-	return e != NULL ? e->runs : 0;
-}
+GETTER_AT(uint64_t, airlock_session_list_runs, struct airlock_session_list, nsessions, sessions,
+	  runs, 0)
 
 /* The interpreter runtime of session i, or NULL. */
 AIRLOCK_EXPORT const char *
@@ -245,10 +181,5 @@ airlock_session_list_interpreter(const struct airlock_session_list *list, size_t
 }
 
 /* The state of session i. */
-AIRLOCK_EXPORT const char *
-airlock_session_list_state(const struct airlock_session_list *list, size_t i)
-{
-	const struct session_entry *e = session_entry(list, i);
-
-	return e != NULL ? e->state : NULL;
-}
+GETTER_AT(const char *, airlock_session_list_state, struct airlock_session_list, nsessions,
+	  sessions, state, NULL)

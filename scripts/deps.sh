@@ -1,12 +1,14 @@
 #!/bin/sh
 # Install the Debian 12 packages Airlock builds and tests with, if missing
-# (mmdebstrap and qemu are for the host test, tests/host).
+# (mmdebstrap and qemu are for the host test, tests/host; clang-tools has
+# scan-build, for tests/lint/scan_build.sh).
 set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libevent-dev libmsgpack-dev libseccomp-dev
 libcap-ng-dev libcmocka-dev libjansson-dev libinih-dev libsystemd-dev python3 iproute2
 clang-format clang git groff-base bubblewrap python3-setuptools python3-wheel python3-venv
 procps systemd universal-ctags
 python3-numpy python3-pandas python3-matplotlib python3-scipy libpython3.11-testsuite
+clang-tools
 mmdebstrap qemu-system-x86 e2fsprogs debian-archive-keyring"
 missing=""
 for p in $pkgs; do

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run the whole test suite (as root, on Debian 12): unit tests, integration
-# tests against a real daemon, then the same under ASan+UBSan, then the host
+# tests against a real daemon, then the same under ASan+UBSan, then clang's
+# static analyzer (tests/lint/scan_build.sh, one test), then the host
 # test (tests/host: the Debian packages installed and checked in a Debian 12
 # and a Debian 13 VM under systemd). Ends with the line "N passed, N failed".
 set -u
@@ -40,12 +41,21 @@ PY
 	passed=$((passed + $1))
 	failed=$((failed + $2))
 }
-suite build
+# Both suites build with -Dwerror=true: a new compiler warning fails the
+# build, and so the run.
+suite build -Dwerror=true
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer. Its
 # test daemons use uid band 1 (tests/meson.build: test_uid_offset), build's
 # band 0, so the two suites may run at once (here they run one after the
 # other).
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 suite build-asan -Dsanitize=address,undefined -Dtest_uid_offset=1
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 suite build-asan -Dsanitize=address,undefined -Dtest_uid_offset=1 -Dwerror=true
+# clang's analyzer over every target (docs/static-analysis.md): any report
+# fails it. One test in the count.
+if sh tests/lint/scan_build.sh build-scan; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+fi
 # The host test: each acceptance check in each release counts.
 mkdir -p build
 sh tests/host/run.sh build/host | tee build/host.log

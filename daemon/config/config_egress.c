@@ -91,12 +91,13 @@ config_hook_network_max(struct config_parse *p, const struct config_key *k, cons
 }
 
 /*
- * resolver = IP[:port][, ...]: the name servers the egress proxy asks
- * (a v6 address in brackets when it has a port). Numeric only: the
+ * [egress] resolver = IP[:port][, ...]: the name servers the egress proxy
+ * asks (a v6 address in brackets when it has a port). Numeric only: the
  * resolver itself is never looked up.
  */
-static int
-config_egress_resolvers(struct config_parse *p, const char *value)
+int
+config_hook_resolver(struct config_parse *p, const struct config_key *k, const char *value,
+		     void *field)
 {
 	struct config *cfg = p->cfg;
 	const char *s = value;
@@ -129,14 +130,6 @@ config_egress_resolvers(struct config_parse *p, const char *value)
 		return config_fail_at(p, -EINVAL, p->line, "resolver: no address");
 	cfg->negress_resolvers = n;
 	return 0;
-}
-
-/* [egress] resolver = IP[:port][, ...]: config_egress_resolvers(). */
-int
-config_hook_resolver(struct config_parse *p, const struct config_key *k, const char *value,
-		     void *field)
-{
-	return config_egress_resolvers(p, value);
 }
 
 /* [egress] port = 1 to 65535. */

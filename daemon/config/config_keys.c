@@ -5,10 +5,18 @@
  * parser walks it (config_key_set()), config_defaults() applies its
  * defaults, tests/config/check_config_docs.c holds the man page to it.
  * [limits] keys, and a profile's limits, are the limit table's (common/limit.c).
+ * After the table, its walk: a row found, its line, a value applied by its
+ * type (config_parse.c reads the file through them, config_finish.c applies
+ * the defaults and asks what was set).
  */
 #include "config_parse.h"
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
 
 #define D(field) offsetof(struct config, field)
 #define P(field) offsetof(struct config_profile, field)
@@ -182,3 +190,95 @@ const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
 
 _Static_assert(sizeof(config_keys) / sizeof(config_keys[0]) <= CONFIG_KEYS_MAX,
 	       "CONFIG_KEYS_MAX: room for every row in config_parse.key_line");
+
+const struct config_key *
+config_key_find(enum config_section section, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < config_nkeys; i++)
+		if (config_keys[i].section == section && !strcmp(config_keys[i].name, name))
+			return &config_keys[i];
+	return NULL;
+}
+
+unsigned
+config_key_line(const struct config_parse *p, enum config_section section, const char *name)
+{
+	const struct config_key *k = config_key_find(section, name);
+
+	if (k == NULL)
+		fatalx("config: no key %s", name);
+	return p->key_line[k - config_keys];
+}
+
+/* Where a row's value goes: its offset in the config or in the section being read. */
+static void *
+config_key_field(struct config_parse *p, const struct config_key *k)
+{
+	char *base;
+
+	switch (k->section) {
+	case CONFIG_SEC_PROFILE:
+		base = (char *)p->prof;
+		break;
+	case CONFIG_SEC_RUNTIME:
+		base = (char *)p->rt;
+		break;
+	case CONFIG_SEC_MOUNT:
+		base = (char *)p->mnt;
+		break;
+	default:
+		base = (char *)p->cfg;
+		break;
+	}
+	return base + k->offset;
+}
+
+int
+config_key_apply(struct config_parse *p, const struct config_key *k, const char *value)
+{
+	void *field = config_key_field(p, k);
+	uint64_t v;
+	int r;
+
+	switch (k->type) {
+	case CT_U32:
+		if (k->min == 1 && k->max == UINT32_MAX)
+			return config_key_u32(p, k->name, value, field);
+		/* A range that may hold 0: every value in it allowed. */
+		r = config_parse_u64(value, &v);
+		if (r == 0 && (v < k->min || v > k->max))
+			r = -ERANGE;
+		if (r < 0) {
+			char expected[64];
+
+			snprintf(expected, sizeof(expected), "a number from %llu to %llu",
+				 (unsigned long long)k->min, (unsigned long long)k->max);
+			return config_bad_number(p, r, k->name, value, expected);
+		}
+		*(uint32_t *)field = (uint32_t)v;
+		return 0;
+	case CT_BOOL:
+		if (config_parse_bool(value, field) < 0)
+			return config_fail_at(p, -EINVAL, p->line,
+					      "%s = %s: expected true or false", k->name, value);
+		return 0;
+	case CT_MODE:
+		r = config_parse_mode(value, field);
+		if (r < 0)
+			return config_bad_number(p, r, k->name, value, "an octal mode up to 0777");
+		return 0;
+	case CT_SIZE:
+		r = config_parse_size(value, &v);
+		if (r < 0)
+			return config_bad_number(p, r, k->name, value, "a size (K, M or G suffix)");
+		if (v < k->min || v > k->max)
+			return config_fail_at(p, -EINVAL, p->line, "%s %s", k->name, k->range);
+		*(uint64_t *)field = v;
+		return 0;
+	case CT_CUSTOM:
+		return k->parse(p, k, value, field);
+	}
+	fatalx("config: key %s: type %d", k->name, (int)k->type);
+}

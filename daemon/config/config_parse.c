@@ -1,13 +1,10 @@
-/* config_parse.c: reading airlockd.conf: inih, the sections, the value parsers, load and free. */
+/* config_parse.c: reading airlockd.conf: inih, the sections, load and free (the value
+ * parsers: config_value.c; the key table and its walk: config_keys.c). */
 #include "config_parse.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <grp.h>
 #include <ini.h>
 #include <limits.h>
-#include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,351 +14,6 @@
 #include "log.h"
 #include "rules.h"
 #include "compiler.h"
-
-/* Record the first error of a parse, at a given line; returns the error. */
-int __attribute__((format(printf, 4, 5)))
-config_fail_at(struct config_parse *p, int error, unsigned line, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (p->error != 0)
-		return p->error;
-	p->error = error;
-	va_start(ap, fmt);
-	config_verr(p->err, p->errlen, p->path, line, fmt, ap);
-	va_end(ap);
-	return error;
-}
-
-/* Split a value into whitespace-separated words; the result is owned by the caller. */
-int
-config_split_words(const char *s, char **ret, size_t max, size_t *ret_n)
-{
-	char *words[CONFIG_RUNTIME_ARGV_MAX + 1];
-	size_t n = 0, i;
-	int r;
-
-	if (max > CONFIG_RUNTIME_ARGV_MAX)
-		max = CONFIG_RUNTIME_ARGV_MAX;
-	while (*s != '\0') {
-		const char *start;
-
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (*s == '\0')
-			break;
-		start = s;
-		while (*s != '\0' && *s != ' ' && *s != '\t')
-			s++;
-		if (n == max) {
-			r = -E2BIG;
-			goto fail;
-		}
-		words[n] = strndup(start, (size_t)(s - start));
-		if (words[n] == NULL) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		n++;
-	}
-	for (i = 0; i < n; i++)
-		ret[i] = words[i];
-	ret[n] = NULL;
-	*ret_n = n;
-	return 0;
-fail:
-	for (i = 0; i < n; i++)
-		free(words[i]);
-	return r;
-}
-
-/* Read the unsigned number in base that s starts with (a digit first, no
- * sign or blank); *ret_end points past it. */
-static int
-config_parse_leading(const char *s, int base, unsigned long long *ret, char **ret_end)
-{
-	unsigned long long v;
-
-	if (!isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, ret_end, base);
-	if (errno != 0)
-		return -errno;
-	*ret = v;
-	return 0;
-}
-
-/* Parse a decimal unsigned integer: digits only, no sign, no space, no overflow. */
-int
-config_parse_u64(const char *s, uint64_t *ret)
-{
-	unsigned long long v;
-	char *end;
-	int r;
-
-	r = config_parse_leading(s, 10, &v, &end);
-	if (r < 0)
-		return r;
-	if (*end != '\0')
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-/* Parse a byte count with an optional binary suffix K, M or G. */
-int
-config_parse_size(const char *s, uint64_t *ret)
-{
-	unsigned long long v;
-	unsigned shift = 0;
-	char *end;
-	int r;
-
-	r = config_parse_leading(s, 10, &v, &end);
-	if (r < 0)
-		return r;
-	if (*end != '\0') {
-		switch (*end) {
-		case 'K':
-			shift = 10;
-			break;
-		case 'M':
-			shift = 20;
-			break;
-		case 'G':
-			shift = 30;
-			break;
-		default:
-			return -EINVAL;
-		}
-		if (end[1] != '\0')
-			return -EINVAL;
-	}
-	if (shift > 0 && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*ret = (uint64_t)v << shift;
-	return 0;
-}
-
-/* Parse an octal file mode up to 0777. */
-int
-config_parse_mode(const char *s, mode_t *ret)
-{
-	unsigned long long v;
-	char *end;
-	int r;
-
-	r = config_parse_leading(s, 8, &v, &end);
-	if (r < 0)
-		return r;
-	if (*end != '\0')
-		return -EINVAL;
-	if (v > 0777)
-		return -ERANGE;
-	*ret = (mode_t)v;
-	return 0;
-}
-
-/* Parse a boolean: true/false, yes/no, on/off, 1/0. */
-int
-config_parse_bool(const char *s, bool *ret)
-{
-	if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on") || !strcmp(s, "1")) {
-		*ret = true;
-		return 0;
-	}
-	if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off") || !strcmp(s, "0")) {
-		*ret = false;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* Is s all decimal digits (a numeric uid or gid)? */
-bool
-config_is_number(const char *s)
-{
-	if (*s == '\0')
-		return false;
-	for (; *s != '\0'; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
-}
-
-/* Parse a numeric id; (uid_t)-1 is "no id" for the kernel and is refused. */
-int
-config_parse_id(const char *s, uint32_t *ret)
-{
-	uint64_t v;
-	int r;
-
-	r = config_parse_u64(s, &v);
-	if (r < 0)
-		return r;
-	if (v >= UINT32_MAX)
-		return -ERANGE;
-	*ret = (uint32_t)v;
-	return 0;
-}
-
-/* Resolve a user (group: a group) name or number to its id; a name must exist. */
-int
-config_resolve_id(const char *s, bool group, uint32_t *ret)
-{
-	struct passwd *pw;
-	struct group *gr;
-
-	if (config_is_number(s))
-		return config_parse_id(s, ret);
-	if (group) {
-		gr = getgrnam(s);
-		if (gr == NULL)
-			return -ENOENT;
-		*ret = (uint32_t)gr->gr_gid;
-	} else {
-		pw = getpwnam(s);
-		if (pw == NULL)
-			return -ENOENT;
-		*ret = (uint32_t)pw->pw_uid;
-	}
-	return 0;
-}
-
-/* Report a bad number for a key, naming what was expected. */
-int
-config_bad_number(struct config_parse *p, int r, const char *name, const char *value,
-		  const char *expected)
-{
-	if (r == -ERANGE)
-		return config_fail_at(p, -EINVAL, p->line, "%s = %s: out of range", name, value);
-	return config_fail_at(p, -EINVAL, p->line, "%s = %s: expected %s", name, value, expected);
-}
-
-/* Parse a non-zero 32-bit count. */
-int
-config_key_u32(struct config_parse *p, const char *name, const char *value, uint32_t *ret)
-{
-	uint64_t v;
-	int r;
-
-	r = config_parse_u64(value, &v);
-	if (r == 0 && v > UINT32_MAX)
-		r = -ERANGE;
-	if (r < 0)
-		return config_bad_number(p, r, name, value, "a decimal number");
-	if (v == 0)
-		return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
-	*ret = (uint32_t)v;
-	return 0;
-}
-
-/*
- * The next item of a comma-separated list at *s (blanks around it dropped)
- * into item; *s moves past it and its comma. Returns 1, 0 at the end, or
- * -errno for an empty or too long item (the error at line of p names key).
- */
-int
-config_list_next(struct config_parse *p, unsigned line, const char *key, const char **s, char *item,
-		 size_t itemlen)
-{
-	const char *start, *end;
-	size_t len;
-
-	if (**s == '\0')
-		return 0;
-	while (**s == ' ' || **s == '\t')
-		(*s)++;
-	start = *s;
-	while (**s != '\0' && **s != ',')
-		(*s)++;
-	end = *s;
-	while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	len = (size_t)(end - start);
-	if (len == 0)
-		return config_fail_at(p, -EINVAL, line, "%s: empty name in the list", key);
-	if (len >= itemlen)
-		return config_fail_at(p, -EINVAL, line, "%s: name too long", key);
-	memcpy(item, start, len);
-	item[len] = '\0';
-	if (**s == ',') {
-		(*s)++;
-		if (**s == '\0')
-			return config_fail_at(p, -EINVAL, line, "%s: empty name in the list", key);
-	}
-	return 1;
-}
-
-/* Parse a comma-separated list of users or groups into ids. */
-int
-config_key_list(struct config_parse *p, const char *name, const char *value, bool groups,
-		uint32_t *ids, size_t *ret_n)
-{
-	char item[256];
-	size_t n = 0;
-	const char *s = value;
-	int r;
-
-	while ((r = config_list_next(p, p->line, name, &s, item, sizeof(item))) > 0) {
-		if (n == CONFIG_LIST_MAX)
-			return config_fail_at(p, -EINVAL, p->line, "%s: more than %d entries", name,
-					      CONFIG_LIST_MAX);
-		r = config_resolve_id(item, groups, &ids[n]);
-		if (r == -ENOENT)
-			return config_fail_at(p, -EINVAL, p->line, "%s: unknown %s '%s'", name,
-					      groups ? "group" : "user", item);
-		if (r < 0)
-			return config_fail_at(p, -EINVAL, p->line, "%s: bad %s '%s': %s", name,
-					      groups ? "group" : "user", item, strerror(-r));
-		n++;
-	}
-	if (r < 0)
-		return r;
-	*ret_n = n;
-	return 0;
-}
-
-/* Replace a string option with a copy of value. */
-int
-config_set_string(char **slot, const char *value)
-{
-	char *s = strdup(value);
-
-	if (s == NULL)
-		return -ENOMEM;
-	free(*slot);
-	*slot = s;
-	return 0;
-}
-
-/* Parse the value of limit l (named name in the file) by its kind and bound. */
-int
-config_limit_value(struct config_parse *p, enum proto_limit l, const char *name, const char *value,
-		   uint64_t *ret)
-{
-	const struct limit_row *row = &limit_table[l];
-	uint64_t v;
-	int r;
-
-	if (row->kind == LIMIT_KIND_BYTES)
-		r = config_parse_size(value, &v);
-	else
-		r = config_parse_u64(value, &v);
-	if (r < 0)
-		return config_bad_number(p, r, name, value,
-					 row->kind == LIMIT_KIND_BYTES ? "a size (K, M or G suffix)"
-								       : "a decimal number");
-	if (v == 0)
-		return config_fail_at(p, -EINVAL, p->line, "%s must not be 0", name);
-	if (v > row->bound)
-		return config_fail_at(p, -EINVAL, p->line,
-				      "%s = %s: above what the protocol carries (%llu)", name,
-				      value, (unsigned long long)row->bound);
-	*ret = v;
-	return 0;
-}
 
 /* Handle one key of [limits]: NAME sets the default, NAME_max the ceiling. */
 static int
@@ -419,99 +71,6 @@ config_section_id(const struct config_parse *p, char *buf, size_t len)
 		snprintf(buf, len, "%s", names[p->section]);
 }
 
-/* The row of section and name; NULL if there is none. */
-static const struct config_key *
-config_key_find(enum config_section section, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < config_nkeys; i++)
-		if (config_keys[i].section == section && !strcmp(config_keys[i].name, name))
-			return &config_keys[i];
-	return NULL;
-}
-
-unsigned
-config_key_line(const struct config_parse *p, enum config_section section, const char *name)
-{
-	const struct config_key *k = config_key_find(section, name);
-
-	if (k == NULL)
-		fatalx("config: no key %s", name);
-	return p->key_line[k - config_keys];
-}
-
-/* Where a row's value goes: its offset in the config or in the section being read. */
-static void *
-config_key_field(struct config_parse *p, const struct config_key *k)
-{
-	char *base;
-
-	switch (k->section) {
-	case CONFIG_SEC_PROFILE:
-		base = (char *)p->prof;
-		break;
-	case CONFIG_SEC_RUNTIME:
-		base = (char *)p->rt;
-		break;
-	case CONFIG_SEC_MOUNT:
-		base = (char *)p->mnt;
-		break;
-	default:
-		base = (char *)p->cfg;
-		break;
-	}
-	return base + k->offset;
-}
-
-int
-config_key_apply(struct config_parse *p, const struct config_key *k, const char *value)
-{
-	void *field = config_key_field(p, k);
-	uint64_t v;
-	int r;
-
-	switch (k->type) {
-	case CT_U32:
-		if (k->min == 1 && k->max == UINT32_MAX)
-			return config_key_u32(p, k->name, value, field);
-		/* A range that may hold 0: every value in it allowed. */
-		r = config_parse_u64(value, &v);
-		if (r == 0 && (v < k->min || v > k->max))
-			r = -ERANGE;
-		if (r < 0) {
-			char expected[64];
-
-			snprintf(expected, sizeof(expected), "a number from %llu to %llu",
-				 (unsigned long long)k->min, (unsigned long long)k->max);
-			return config_bad_number(p, r, k->name, value, expected);
-		}
-		*(uint32_t *)field = (uint32_t)v;
-		return 0;
-	case CT_BOOL:
-		if (config_parse_bool(value, field) < 0)
-			return config_fail_at(p, -EINVAL, p->line,
-					      "%s = %s: expected true or false", k->name, value);
-		return 0;
-	case CT_MODE:
-		r = config_parse_mode(value, field);
-		if (r < 0)
-			return config_bad_number(p, r, k->name, value, "an octal mode up to 0777");
-		return 0;
-	case CT_SIZE:
-		r = config_parse_size(value, &v);
-		if (r < 0)
-			return config_bad_number(p, r, k->name, value, "a size (K, M or G suffix)");
-		if (v < k->min || v > k->max)
-			return config_fail_at(p, -EINVAL, p->line, "%s %s", k->name, k->range);
-		*(uint64_t *)field = v;
-		return 0;
-	case CT_CUSTOM:
-		return k->parse(p, k, value, field);
-	}
-	fatalx("config: key %s: type %d", k->name, (int)k->type);
-}
-
 /*
  * One "name = value" of the current section: its row's type or hook, once
  * (CK_REPEAT: each adds). Not a row: a limit of [limits] or [profile], or
@@ -560,6 +119,26 @@ config_ini_handler(void *user, const char *section UNUSED, const char *name, con
 	return config_key_set(p, name, value) == 0;
 }
 
+/* The sections by name; a named one ("[runtime NAME]": the name has its
+ * blank) begins through begin with NAME. */
+struct config_section_name {
+	const char *name;
+	enum config_section section;
+	int (*begin)(struct config_parse *p, const char *name);
+};
+
+static const struct config_section_name config_sections[] = {
+	{"daemon", CONFIG_SEC_DAEMON, NULL},
+	{"access", CONFIG_SEC_ACCESS, NULL},
+	{"sandbox", CONFIG_SEC_SANDBOX, NULL},
+	{"limits", CONFIG_SEC_LIMITS, NULL},
+	{"sessions", CONFIG_SEC_SESSIONS, NULL},
+	{"egress", CONFIG_SEC_EGRESS, NULL},
+	{"runtime ", CONFIG_SEC_RUNTIME, config_runtime_begin},
+	{"profile ", CONFIG_SEC_PROFILE, config_profile_begin},
+	{"mount ", CONFIG_SEC_MOUNT, config_mount_begin},
+};
+
 /*
  * A section header line, seen by the reader before inih parses it: inih only
  * calls the handler for keys, so an unknown or empty section would otherwise
@@ -592,43 +171,23 @@ config_section_begin(struct config_parse *p, const char *line)
 		return config_fail_at(p, -EINVAL, p->line, "unknown section");
 	memcpy(name, line + 1, len);
 	name[len] = '\0';
-	if (!strcmp(name, "daemon")) {
-		p->section = CONFIG_SEC_DAEMON;
-	} else if (!strcmp(name, "access")) {
-		p->section = CONFIG_SEC_ACCESS;
-	} else if (!strcmp(name, "sandbox")) {
-		p->section = CONFIG_SEC_SANDBOX;
-	} else if (!strcmp(name, "limits")) {
-		p->section = CONFIG_SEC_LIMITS;
-	} else if (!strcmp(name, "sessions")) {
-		p->section = CONFIG_SEC_SESSIONS;
-	} else if (!strcmp(name, "egress")) {
-		p->section = CONFIG_SEC_EGRESS;
-	} else if (!strncmp(name, "runtime ", 8)) {
-		const char *rt = name + 8;
+	for (i = 0; i < sizeof(config_sections) / sizeof(config_sections[0]); i++) {
+		const struct config_section_name *t = &config_sections[i];
+		size_t tlen = strlen(t->name);
+		const char *arg;
 
-		while (*rt == ' ' || *rt == '\t')
-			rt++;
-		p->section = CONFIG_SEC_RUNTIME;
-		return config_runtime_begin(p, rt);
-	} else if (!strncmp(name, "profile ", 8)) {
-		const char *pr = name + 8;
-
-		while (*pr == ' ' || *pr == '\t')
-			pr++;
-		p->section = CONFIG_SEC_PROFILE;
-		return config_profile_begin(p, pr);
-	} else if (!strncmp(name, "mount ", 6)) {
-		const char *mn = name + 6;
-
-		while (*mn == ' ' || *mn == '\t')
-			mn++;
-		p->section = CONFIG_SEC_MOUNT;
-		return config_mount_begin(p, mn);
-	} else {
-		return config_fail_at(p, -EINVAL, p->line, "unknown section [%s]", name);
+		if (t->begin == NULL ? strcmp(name, t->name) != 0
+				     : strncmp(name, t->name, tlen) != 0)
+			continue;
+		p->section = t->section;
+		if (t->begin == NULL)
+			return 0;
+		arg = name + tlen;
+		while (*arg == ' ' || *arg == '\t')
+			arg++;
+		return t->begin(p, arg);
 	}
-	return 0;
+	return config_fail_at(p, -EINVAL, p->line, "unknown section [%s]", name);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "config_value.h"
 
 #define CONFIG_HOSTNAME_MAX 64
 #define CONFIG_SECTION_MAX 128
@@ -128,47 +129,6 @@ struct config_parse {
 	struct config_lines lines;
 };
 
-/* config_parse.c */
-/* Record the first error of a parse, at a given line; returns the error. */
-int __attribute__((format(printf, 4, 5)))
-config_fail_at(struct config_parse *p, int error, unsigned line, const char *fmt, ...);
-/* Split a value into whitespace-separated words; the result is owned by the caller. */
-int config_split_words(const char *s, char **ret, size_t max, size_t *ret_n);
-/* Parse a decimal unsigned integer: digits only, no sign, no space, no overflow. */
-int config_parse_u64(const char *s, uint64_t *ret);
-/* Parse a byte count with an optional binary suffix K, M or G. */
-int config_parse_size(const char *s, uint64_t *ret);
-/* Parse an octal file mode up to 0777. */
-int config_parse_mode(const char *s, mode_t *ret);
-/* Parse a boolean: true/false, yes/no, on/off, 1/0. */
-int config_parse_bool(const char *s, bool *ret);
-/* Is s all decimal digits (a numeric uid or gid)? */
-bool config_is_number(const char *s);
-/* Parse a numeric id; (uid_t)-1 is "no id" for the kernel and is refused. */
-int config_parse_id(const char *s, uint32_t *ret);
-/* Resolve a user (group: a group) name or number to its id; a name must exist. */
-int config_resolve_id(const char *s, bool group, uint32_t *ret);
-/* Report a bad number for a key, naming what was expected. */
-int config_bad_number(struct config_parse *p, int r, const char *name, const char *value,
-		      const char *expected);
-/* Parse a non-zero 32-bit count. */
-int config_key_u32(struct config_parse *p, const char *name, const char *value, uint32_t *ret);
-/*
- * The next item of a comma-separated list at *s (blanks around it dropped)
- * into item; *s moves past it and its comma. Returns 1, 0 at the end, or
- * -errno for an empty or too long item (the error at line of p names key).
- */
-int config_list_next(struct config_parse *p, unsigned line, const char *key, const char **s,
-		     char *item, size_t itemlen);
-/* Parse a comma-separated list of users or groups into ids. */
-int config_key_list(struct config_parse *p, const char *name, const char *value, bool groups,
-		    uint32_t *ids, size_t *ret_n);
-/* Replace a string option with a copy of value. */
-int config_set_string(char **slot, const char *value);
-/* Parse the value of limit l (named name in the file) by its kind and bound. */
-int config_limit_value(struct config_parse *p, enum proto_limit l, const char *name,
-		       const char *value, uint64_t *ret);
-
 /* config_runtime.c */
 /* Free a runtime's argv and clear everything but its name. */
 void config_runtime_clear(struct config_runtime *rt);
@@ -256,10 +216,12 @@ CONFIG_HOOK(config_hook_cwd);
 
 /* A key of [profile NAME] that is no row: one of the limits (config_profile.c). */
 int config_profile_limit(struct config_parse *p, const char *name, const char *value);
-/* The line where the row of section and name was set, 0 if not (config_parse.c). */
+/* The row of section and name; NULL if there is none (config_keys.c). */
+const struct config_key *config_key_find(enum config_section section, const char *name);
+/* The line where the row of section and name was set, 0 if not (config_keys.c). */
 unsigned config_key_line(const struct config_parse *p, enum config_section section,
 			 const char *name);
-/* Parse value into the row's field by its type (config_parse.c). */
+/* Parse value into the row's field by its type (config_keys.c). */
 int config_key_apply(struct config_parse *p, const struct config_key *k, const char *value);
 
 #endif

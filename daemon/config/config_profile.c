@@ -199,32 +199,27 @@ int
 config_profile_begin(struct config_parse *p, const char *name)
 {
 	struct config *cfg = p->cfg;
+	const struct config_slots slots = {"profile",
+					   cfg->profiles,
+					   sizeof(cfg->profiles[0]),
+					   offsetof(struct config_profile, name),
+					   &cfg->nprofiles,
+					   CONFIG_PROFILES_MAX - 1,
+					   p->prof_from_file};
 	size_t i;
+	int r;
 
-	if (!rules_profile_name_valid(name))
-		return config_fail_at(
-			p, -EINVAL, p->line,
-			"bad profile name '%s': expected 1 to %d of a-z, 0-9, '-', '_'", name,
-			PROTO_PROFILE_MAX);
 	if (!strcmp(name, CONFIG_PROFILE_IMPLICIT))
 		return config_fail_at(p, -EINVAL, p->line,
 				      "[profile %s] is the implicit profile: set [limits] instead",
 				      name);
-	for (i = 0; i < cfg->nprofiles; i++)
-		if (!strcmp(cfg->profiles[i].name, name))
-			break;
-	if (i < cfg->nprofiles && p->prof_from_file[i])
-		return config_fail_at(p, -EINVAL, p->line, "duplicate section [profile %s]", name);
-	if (i == cfg->nprofiles) {
-		if (cfg->nprofiles == CONFIG_PROFILES_MAX - 1)
-			return config_fail_at(p, -EINVAL, p->line, "more than %d profiles",
-					      CONFIG_PROFILES_MAX - 1);
-		cfg->nprofiles++;
-	}
+	r = config_section_slot(p, &slots, name, rules_profile_name_valid(name), PROTO_PROFILE_MAX,
+				&i);
+	if (r < 0)
+		return r;
 	memset(&cfg->profiles[i], 0, sizeof(cfg->profiles[i]));
 	strcpy(cfg->profiles[i].name, name);
 	memset(p->lines.profile_limit[i], 0, sizeof(p->lines.profile_limit[i]));
-	p->prof_from_file[i] = true;
 	p->prof = &cfg->profiles[i];
 	return 0;
 }

@@ -1,5 +1,5 @@
-/* config_runtime.c: [runtime NAME] and [mount NAME] sections, their finishers and look-ups, what a
- * reload changes. */
+/* config_runtime.c: [runtime NAME] and [mount NAME] sections, their finishers and look-ups
+ * (what a reload changes: config_reload.c). */
 #include "config_parse.h"
 
 #include <errno.h>
@@ -11,24 +11,49 @@
 #include "rules.h"
 #include "rootspec.h"
 
+/*
+ * Split the value of key into at most max words (config_split_words) for a
+ * hook; a failure is recorded in p, naming key.
+ */
+static int
+config_runtime_words(struct config_parse *p, const char *key, const char *value, char **words,
+		     size_t max, size_t *ret_n)
+{
+	int r = config_split_words(value, words, max, ret_n);
+
+	if (r == -E2BIG)
+		return config_fail_at(p, -EINVAL, p->line, "%s: more than %zu words", key, max);
+	if (r < 0)
+		return config_fail_at(p, r, p->line, "out of memory");
+	return 0;
+}
+
+/* Put the n words (owned) in the nslots slots (NULL-terminated, owned),
+ * freeing what was there, or with error != 0 free the words: returns error. */
+static int
+config_runtime_words_put(char **slots, size_t nslots, char **words, size_t n, int error)
+{
+	size_t i;
+
+	for (i = 0; error != 0 && i < n; i++)
+		free(words[i]);
+	for (i = 0; error == 0 && i < nslots; i++) {
+		free(slots[i]);
+		slots[i] = i < n ? words[i] : NULL;
+	}
+	return error;
+}
+
 /* Free a runtime's argv and clear everything but its name. */
 void
 config_runtime_clear(struct config_runtime *rt)
 {
-	size_t i;
-
-	for (i = 0; i < CONFIG_RUNTIME_ARGV_MAX + 1; i++) {
-		free(rt->argv[i]);
-		rt->argv[i] = NULL;
-	}
+	config_runtime_words_put(rt->argv, CONFIG_RUNTIME_ARGV_MAX + 1, NULL, 0, 0);
 	rt->argc = 0;
 	rt->code_name[0] = '\0';
 	rt->is_exec = false;
 	rt->mounts = 0;
-	for (i = 0; i < CONFIG_RUNTIME_ENV_MAX + 1; i++) {
-		free(rt->env[i]);
-		rt->env[i] = NULL;
-	}
+	config_runtime_words_put(rt->env, CONFIG_RUNTIME_ENV_MAX + 1, NULL, 0, 0);
 	rt->nenv = 0;
 	rt->cwd[0] = '\0';
 	rt->prestart = false;
@@ -103,12 +128,9 @@ config_key_runtime_env(struct config_parse *p, struct config_runtime *rt, const 
 	size_t n, i;
 	int r;
 
-	r = config_split_words(value, words, CONFIG_RUNTIME_ENV_MAX, &n);
-	if (r == -E2BIG)
-		return config_fail_at(p, -EINVAL, p->line, "env: more than %d words",
-				      CONFIG_RUNTIME_ENV_MAX);
+	r = config_runtime_words(p, "env", value, words, CONFIG_RUNTIME_ENV_MAX, &n);
 	if (r < 0)
-		return config_fail_at(p, r, p->line, "out of memory");
+		return r;
 	for (i = 0; i < n; i++) {
 		const char *eq = strchr(words[i], '=');
 
@@ -120,15 +142,8 @@ config_key_runtime_env(struct config_parse *p, struct config_runtime *rt, const 
 			break;
 		}
 	}
-	if (r < 0) {
-		for (i = 0; i < n; i++)
-			free(words[i]);
+	if (config_runtime_words_put(rt->env, CONFIG_RUNTIME_ENV_MAX + 1, words, n, r) < 0)
 		return r;
-	}
-	for (i = 0; i < CONFIG_RUNTIME_ENV_MAX + 1; i++) {
-		free(rt->env[i]);
-		rt->env[i] = i < n ? words[i] : NULL;
-	}
 	rt->nenv = n;
 	return 0;
 }
@@ -142,12 +157,9 @@ config_hook_argv(struct config_parse *p, const struct config_key *k, const char 
 	size_t argc, i, ncode = 0;
 	int r;
 
-	r = config_split_words(value, argv, CONFIG_RUNTIME_ARGV_MAX, &argc);
-	if (r == -E2BIG)
-		return config_fail_at(p, -EINVAL, p->line, "argv: more than %d words",
-				      CONFIG_RUNTIME_ARGV_MAX);
+	r = config_runtime_words(p, "argv", value, argv, CONFIG_RUNTIME_ARGV_MAX, &argc);
 	if (r < 0)
-		return config_fail_at(p, r, p->line, "out of memory");
+		return r;
 	for (i = 0; i < argc; i++)
 		if (!strcmp(argv[i], "{code}"))
 			ncode++;
@@ -157,17 +169,8 @@ config_hook_argv(struct config_parse *p, const struct config_key *k, const char 
 	else if (ncode != 1)
 		r = config_fail_at(p, -EINVAL, p->line,
 				   "argv: must contain the word {code} exactly once");
-	if (r < 0) {
-		for (i = 0; i < argc; i++)
-			free(argv[i]);
+	if (config_runtime_words_put(rt->argv, CONFIG_RUNTIME_ARGV_MAX + 1, argv, argc, r) < 0)
 		return r;
-	}
-	for (i = 0; i < CONFIG_RUNTIME_ARGV_MAX + 1; i++) {
-		free(rt->argv[i]);
-		rt->argv[i] = argv[i];
-		if (argv[i] == NULL)
-			break;
-	}
 	rt->argc = argc;
 	p->rt_argv_line[rt - p->cfg->runtimes] = p->line;
 	return 0;
@@ -281,31 +284,24 @@ int
 config_runtime_begin(struct config_parse *p, const char *name)
 {
 	struct config *cfg = p->cfg;
+	const struct config_slots slots = {"runtime",
+					   cfg->runtimes,
+					   sizeof(cfg->runtimes[0]),
+					   offsetof(struct config_runtime, name),
+					   &cfg->nruntimes,
+					   CONFIG_RUNTIMES_MAX,
+					   p->rt_from_file};
 	size_t i;
+	int r;
 
-	if (!rules_runtime_name_valid(name))
-		return config_fail_at(
-			p, -EINVAL, p->line,
-			"bad runtime name '%s': expected 1 to %d of a-z, 0-9, '-', '_'", name,
-			PROTO_RUNTIME_MAX);
 	if (!strcmp(name, "exec"))
 		return config_fail_at(p, -EINVAL, p->line,
 				      "[runtime exec] is built in and takes no template");
-	for (i = 0; i < cfg->nruntimes; i++)
-		if (!strcmp(cfg->runtimes[i].name, name))
-			break;
-	if (i < cfg->nruntimes && p->rt_from_file[i])
-		return config_fail_at(p, -EINVAL, p->line, "duplicate section [runtime %s]", name);
-	if (i == cfg->nruntimes) {
-		if (cfg->nruntimes == CONFIG_RUNTIMES_MAX)
-			return config_fail_at(p, -EINVAL, p->line, "more than %d runtimes",
-					      CONFIG_RUNTIMES_MAX);
-		memset(&cfg->runtimes[i], 0, sizeof(cfg->runtimes[i]));
-		strcpy(cfg->runtimes[i].name, name);
-		cfg->nruntimes++;
-	}
+	r = config_section_slot(p, &slots, name, rules_runtime_name_valid(name), PROTO_RUNTIME_MAX,
+				&i);
+	if (r < 0)
+		return r;
 	config_runtime_clear(&cfg->runtimes[i]);
-	p->rt_from_file[i] = true;
 	p->rt_prestart_set[i] = false;
 	p->rt = &cfg->runtimes[i];
 	p->rt_line = p->line;
@@ -498,113 +494,4 @@ config_mounts_resolve(const struct config *cfg, const struct config_profile *pro
 	}
 	*ret = mask;
 	return 0;
-}
-
-/* Is mount k of a the same (name, source, target, package) as one of n's in mask? */
-static bool
-config_mount_in(const struct config_mount *m, const struct config *n, uint32_t mask)
-{
-	size_t k;
-
-	for (k = 0; k < n->nmounts && k < CONFIG_MOUNTS_MAX; k++)
-		if ((mask & (1U << k)) && !strcmp(n->mounts[k].name, m->name) &&
-		    !strcmp(n->mounts[k].source, m->source) &&
-		    !strcmp(n->mounts[k].target, m->target) && n->mounts[k].package == m->package)
-			return true;
-	return false;
-}
-
-/* The mounts of mask a under o and of mask b under n: the same set? By
- * name and what they bind, never by bit: a reload may renumber them. */
-static bool
-config_mounts_same(const struct config *o, uint32_t a, const struct config *n, uint32_t b)
-{
-	size_t k, ca = 0, cb = 0;
-
-	for (k = 0; k < o->nmounts && k < CONFIG_MOUNTS_MAX; k++)
-		if (a & (1U << k)) {
-			if (!config_mount_in(&o->mounts[k], n, b))
-				return false;
-			ca++;
-		}
-	for (k = 0; k < n->nmounts && k < CONFIG_MOUNTS_MAX; k++)
-		if (b & (1U << k))
-			cb++;
-	return ca == cb;
-}
-
-/* Two NULL-terminated string vectors the same? */
-static bool
-config_strv_same(char *const *a, char *const *b)
-{
-	size_t i;
-
-	for (i = 0; a[i] != NULL && b[i] != NULL; i++)
-		if (strcmp(a[i], b[i]) != 0)
-			return false;
-	return a[i] == NULL && b[i] == NULL;
-}
-
-/* Something differs: note it, and append item to why (", "-separated). */
-static void
-config_why_add(bool *changed, char *why, size_t whylen, const char *item)
-{
-	size_t len;
-
-	*changed = true;
-	if (why == NULL || whylen == 0)
-		return;
-	len = strnlen(why, whylen);
-	if (len + 1 >= whylen)
-		return;
-	snprintf(why + len, whylen - len, "%s%s", len > 0 ? ", " : "", item);
-}
-
-bool
-config_sandbox_changed(const struct config *o, const struct config *n, const char *profile,
-		       const char *runtime, char *why, size_t whylen)
-{
-	const struct config_profile *op = config_profile_find(o, profile);
-	const struct config_profile *np = config_profile_find(n, profile);
-	const struct config_runtime *ort = config_runtime_find(o, runtime);
-	const struct config_runtime *nrt = config_runtime_find(n, runtime);
-	bool changed = false;
-	size_t i;
-
-	if (why != NULL && whylen > 0)
-		why[0] = '\0';
-	if (op == NULL || np == NULL) {
-		config_why_add(&changed, why, whylen, "the profile is gone");
-	} else {
-		if (!config_mounts_same(o, op->mounts, n, np->mounts))
-			config_why_add(&changed, why, whylen, "mounts");
-		if (op->network_proxy != np->network_proxy)
-			config_why_add(&changed, why, whylen, "network");
-		else if (!config_egress_same(op->network_proxy ? op->egress : NULL,
-					     np->network_proxy ? np->egress : NULL))
-			config_why_add(&changed, why, whylen, "allow-list");
-		if (op->no_file_write != np->no_file_write)
-			config_why_add(&changed, why, whylen, "file_write");
-		if (op->no_subprocess != np->no_subprocess)
-			config_why_add(&changed, why, whylen, "subprocess");
-		if (op->nhidden != np->nhidden)
-			config_why_add(&changed, why, whylen, "hidden_paths");
-		else
-			for (i = 0; i < op->nhidden && i < CONFIG_HIDDEN_MAX; i++)
-				if (strcmp(op->hidden[i], np->hidden[i]) != 0) {
-					config_why_add(&changed, why, whylen, "hidden_paths");
-					break;
-				}
-		if (memcmp(&op->defaults, &np->defaults, sizeof(op->defaults)) != 0 ||
-		    memcmp(&op->ceilings, &np->ceilings, sizeof(op->ceilings)) != 0)
-			config_why_add(&changed, why, whylen, "limits");
-	}
-	if (ort == NULL || nrt == NULL)
-		config_why_add(&changed, why, whylen, "the runtime is gone");
-	else if (ort->is_exec != nrt->is_exec || !config_strv_same(ort->argv, nrt->argv) ||
-		 !config_strv_same(ort->env, nrt->env) || strcmp(ort->cwd, nrt->cwd) != 0 ||
-		 strcmp(ort->code_name, nrt->code_name) != 0 ||
-		 !config_mounts_same(o, ort->mounts, n, nrt->mounts))
-		config_why_add(&changed, why, whylen, "runtime");
-	return changed;
 }

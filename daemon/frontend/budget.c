@@ -1,5 +1,6 @@
 /* budget.c: per-uid accounting of what the frontend holds for each uid. */
 #include "budget.h"
+#include "uidlist.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -62,16 +63,8 @@ budget_free(struct budget *b)
 	b->fds = 0;
 }
 
-static struct budget_uid *
-budget_find(const struct budget *b, uid_t uid)
-{
-	struct budget_uid *u;
-
-	TAILQ_FOREACH(u, &b->uids, entry)
-	if (u->uid == uid)
-		return u;
-	return NULL;
-}
+/* The entry of uid, or NULL. */
+UIDLIST_FIND_GENERATE(budget_find, budget, budget_uid, uids, entry)
 
 int
 budget_charge(struct budget *b, uid_t uid, uint64_t bytes, uint32_t fds, uint64_t max_bytes,

@@ -96,64 +96,28 @@ client_reading(const struct client *c)
 	return c->state == CLIENT_HELLO || c->state == CLIENT_READY;
 }
 
-bool
-client_knows_tools(const struct client *c)
-{
-	return c->tools;
-}
+/* The accessors of a client's fields (client.h), one line each. */
+#define CLIENT_GETTER(rtype, name, field)                                                          \
+	rtype name(const struct client *c)                                                         \
+	{                                                                                          \
+		return c->field;                                                                   \
+	}
 
-bool
-client_knows_process_limit(const struct client *c)
-{
-	return c->process_limit;
-}
-
-bool
-client_knows_network(const struct client *c)
-{
-	return c->network;
-}
-
-struct daemon *
-client_daemon(const struct client *c)
-{
-	return c->d;
-}
+CLIENT_GETTER(bool, client_knows_tools, tools)
+CLIENT_GETTER(bool, client_knows_process_limit, process_limit)
+CLIENT_GETTER(bool, client_knows_network, network)
+CLIENT_GETTER(struct daemon *, client_daemon, d)
+CLIENT_GETTER(bool, client_allowed_at_connect, allowed)
+CLIENT_GETTER(bool, client_over_limit, over_limit)
+CLIENT_GETTER(uid_t, client_uid, uid)
+CLIENT_GETTER(pid_t, client_pid, pid)
+CLIENT_GETTER(uint32_t, client_nruns, nruns)
+#undef CLIENT_GETTER
 
 bool
 client_ready(const struct client *c)
 {
 	return c->state == CLIENT_READY;
-}
-
-bool
-client_allowed_at_connect(const struct client *c)
-{
-	return c->allowed;
-}
-
-bool
-client_over_limit(const struct client *c)
-{
-	return c->over_limit;
-}
-
-uid_t
-client_uid(const struct client *c)
-{
-	return c->uid;
-}
-
-pid_t
-client_pid(const struct client *c)
-{
-	return c->pid;
-}
-
-uint32_t
-client_nruns(const struct client *c)
-{
-	return c->nruns;
 }
 
 void

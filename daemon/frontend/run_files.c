@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clear.h"
 #include "plan.h"
 #include "rules.h"
 
@@ -15,12 +16,8 @@ run_files_free(struct run_files *f)
 {
 	if (f == NULL)
 		return;
-	free(f->names);
-	free(f->data);
-	free(f->len);
-	free(f->mode);
 	bundle_free(&f->bundle);
-	memset(f, 0, sizeof(*f));
+	CLEAR_FREE(f, f->names, f->data, f->len, f->mode);
 }
 
 /*

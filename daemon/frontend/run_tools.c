@@ -71,18 +71,23 @@ struct run_tools {
 	bool closed;
 };
 
-/* The code a refused or failed call gets, by outcome (the code's vocabulary). */
-static const char *const rt_codes[PROTO_TOOL_OUTCOME_COUNT_] = {
-	[PROTO_TOOL_OK] = "ok",
-	[PROTO_TOOL_REFUSED] = "refused",
-	[PROTO_TOOL_ERROR] = "failed",
-	[PROTO_TOOL_UNDECLARED] = "undeclared",
-	[PROTO_TOOL_MALFORMED] = "malformed",
-	[PROTO_TOOL_TOO_LARGE] = "too_large",
-	[PROTO_TOOL_LIMIT] = "limit",
-	[PROTO_TOOL_TIMEOUT] = "timeout",
-	[PROTO_TOOL_ABANDONED] = "unavailable",
-};
+/*
+ * The code a refused or failed call gets (the code's vocabulary): the
+ * outcome's wire name, but "failed" for an error and "unavailable" for an
+ * abandoned call.
+ */
+static const char *
+rt_code(enum proto_tool_outcome oc)
+{
+	switch (oc) {
+	case PROTO_TOOL_ERROR:
+		return "failed";
+	case PROTO_TOOL_ABANDONED:
+		return "unavailable";
+	default:
+		return proto_tool_outcome_name(oc);
+	}
+}
 
 static void rt_conn_update(struct rt_conn *k);
 static void rt_conn_close(struct rt_conn *k);
@@ -247,7 +252,7 @@ rt_answer_error(struct rt_conn *k, bool has_id, uint64_t id, enum proto_tool_out
 	rt_escape(esc, sizeof(esc), msg);
 	n = snprintf(line, sizeof(line),
 		     "{\"id\":%s,\"ok\":false,\"code\":\"%s\",\"error\":\"%s\"}\n", idb,
-		     rt_codes[oc], esc);
+		     rt_code(oc), esc);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		fatalx("tool error line too long");
 	rt_conn_queue(k, line, (size_t)n);

@@ -1,5 +1,6 @@
 /* runqueue.c: per-uid FIFO queues, one per class, served round-robin. */
 #include "runqueue.h"
+#include "uidlist.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,16 +15,8 @@ runqueue_init(struct runqueue *s)
 	s->served_any = false;
 }
 
-static struct runqueue_uid *
-runqueue_find(const struct runqueue *s, uid_t uid)
-{
-	struct runqueue_uid *u;
-
-	TAILQ_FOREACH(u, &s->uids, entry)
-	if (u->uid == uid)
-		return u;
-	return NULL;
-}
+/* The entry of uid, or NULL. */
+UIDLIST_FIND_GENERATE(runqueue_find, runqueue, runqueue_uid, uids, entry)
 
 uint32_t
 runqueue_count_uid(const struct runqueue *s, uid_t uid)

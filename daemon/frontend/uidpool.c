@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "clear.h"
+
 int
 uidpool_init(struct uidpool *p, uint32_t nslots)
 {
@@ -23,10 +25,7 @@ uidpool_free(struct uidpool *p)
 {
 	if (p == NULL)
 		return;
-	free(p->used);
-	p->used = NULL;
-	p->nslots = 0;
-	p->nused = 0;
+	CLEAR_FREE(p, p->used);
 }
 
 int

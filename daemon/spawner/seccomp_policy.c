@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clear.h"
+
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
@@ -779,7 +781,5 @@ seccomp_policy_free(struct sock_fprog *prog)
 {
 	if (prog == NULL)
 		return;
-	free(prog->filter);
-	prog->filter = NULL;
-	prog->len = 0;
+	CLEAR_FREE(prog, prog->filter);
 }

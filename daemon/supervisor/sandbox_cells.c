@@ -128,78 +128,103 @@ sb_cells_last_pid(void)
 }
 
 /*
- * Whether keep is stopped (every thread in the group stop) or has ended,
- * waiting at most SB_CELLS_STOP_MAX_NS: a thread in an uninterruptible
- * wait may not stop by then (sandbox_cells_kill_others says what follows).
+ * Call step(keep) until it answers 0 (done) or -errno, at least once and
+ * until max_ns have passed; 1 means "not yet". Between passes the first
+ * `yields` give the core away (sched_yield), the rest sleep pause_ns. The
+ * one bounded polling loop of the cells: a stop and a kill are waited for
+ * without a fixed sleep standing for them, and never for longer than the
+ * bound. -EBUSY past it.
  */
-static bool
-sb_cells_wait_stopped(pid_t keep)
+static int
+sb_cells_poll(uint64_t max_ns, int yields, long pause_ns, int (*step)(pid_t), pid_t keep)
 {
-	uint64_t end = sandbox_now_ns() + SB_CELLS_STOP_MAX_NS;
-	int pass;
+	uint64_t end = sandbox_now_ns() + max_ns;
+	int pass, r;
 
 	for (pass = 0; pass == 0 || sandbox_now_ns() < end; pass++) {
-		struct timespec ts = {0, SB_CELLS_STOP_PAUSE_NS};
-		siginfo_t si;
+		struct timespec ts = {0, pause_ns};
 
-		/* WNOWAIT: a probe of the state now, nothing consumed. */
-		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)keep, &si,
-			   WSTOPPED | WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
-		    si.si_pid != 0)
-			return true;
-		/* A stop takes microseconds: a yield first, the core to it. */
-		if (pass < SB_CELLS_STOP_YIELDS)
+		r = step(keep);
+		if (r <= 0)
+			return r;
+		if (pass < yields)
 			sched_yield();
 		else
 			nanosleep(&ts, NULL);
 	}
-	return false;
+	return -EBUSY;
 }
 
-/* SIGKILL passes over the namespace but 1 and keep, until one finds
- * nothing left and no pid given out meanwhile; -EBUSY past the bound. */
+/* One probe of keep: 0 if stopped (every thread in the group stop) or
+ * ended, 1 if not yet. */
+static int
+sb_cells_stopped_pass(pid_t keep)
+{
+	siginfo_t si;
+
+	/* WNOWAIT: a probe of the state now, nothing consumed. */
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)keep, &si, WSTOPPED | WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+	    si.si_pid != 0)
+		return 0;
+	return 1;
+}
+
+/*
+ * Whether keep is stopped or has ended, waiting at most
+ * SB_CELLS_STOP_MAX_NS: a thread in an uninterruptible wait may not stop
+ * by then (sandbox_cells_kill_others says what follows). A stop takes
+ * microseconds: yields first, the core to it.
+ */
+static bool
+sb_cells_wait_stopped(pid_t keep)
+{
+	return sb_cells_poll(SB_CELLS_STOP_MAX_NS, SB_CELLS_STOP_YIELDS, SB_CELLS_STOP_PAUSE_NS,
+			     sb_cells_stopped_pass, keep) == 0;
+}
+
+/* One SIGKILL pass over the namespace but 1 and keep: 0 if it found
+ * nothing left and no pid was given out meanwhile, 1 if not, -errno. */
+static int
+sb_cells_kill_pass(pid_t keep)
+{
+	long last = sb_cells_last_pid();
+	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), alive = 0;
+	char buf[4096];
+	long n;
+
+	if (dfd < 0)
+		return -errno;
+	while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		long off = 0;
+
+		while (off < n) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			long pid = 0;
+			const char *c;
+
+			off += d->d_reclen;
+			for (c = d->d_name; *c >= '0' && *c <= '9' && pid < 1L << 30; c++)
+				pid = pid * 10 + (*c - '0');
+			if (*c != '\0' || pid <= 1 || pid == (long)keep)
+				continue;
+			(void)kill((pid_t)pid, SIGKILL);
+			if (!sb_cells_ended(pid))
+				alive++;
+		}
+	}
+	close(dfd);
+	if (n < 0)
+		alive++;
+	return alive == 0 && last >= 0 && sb_cells_last_pid() == last ? 0 : 1;
+}
+
+/* SIGKILL passes until one finds nothing left and no pid given out
+ * meanwhile; -EBUSY past the bound. */
 static int
 sb_cells_kill_passes(pid_t keep)
 {
-	uint64_t end = sandbox_now_ns() + SB_CELLS_KILL_MAX_NS;
-	int pass;
-
-	for (pass = 0; pass == 0 || sandbox_now_ns() < end; pass++) {
-		struct timespec ts = {0, SB_CELLS_PAUSE_NS};
-		long last = sb_cells_last_pid();
-		int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), alive = 0;
-		char buf[4096];
-		long n;
-
-		if (dfd < 0)
-			return -errno;
-		while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
-			long off = 0;
-
-			while (off < n) {
-				struct dirent64 *d = (struct dirent64 *)(buf + off);
-				long pid = 0;
-				const char *c;
-
-				off += d->d_reclen;
-				for (c = d->d_name; *c >= '0' && *c <= '9' && pid < 1L << 30; c++)
-					pid = pid * 10 + (*c - '0');
-				if (*c != '\0' || pid <= 1 || pid == (long)keep)
-					continue;
-				(void)kill((pid_t)pid, SIGKILL);
-				if (!sb_cells_ended(pid))
-					alive++;
-			}
-		}
-		close(dfd);
-		if (n < 0)
-			alive++;
-		if (alive == 0 && last >= 0 && sb_cells_last_pid() == last)
-			return 0;
-		nanosleep(&ts, NULL);
-	}
-	return -EBUSY;
+	return sb_cells_poll(SB_CELLS_KILL_MAX_NS, 0, SB_CELLS_PAUSE_NS, sb_cells_kill_pass, keep);
 }
 
 int

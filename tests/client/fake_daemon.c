@@ -343,6 +343,9 @@ fake_file_op(int fd, const struct proto_msg *msg)
 	f = op->path != NULL ? fake_file_find(op->path) : NULL;
 	switch (msg->type) {
 	case PROTO_FILE_WRITE:
+		if (op->path == NULL)
+			return fake_error(fd, msg->id, PROTO_ERR_BAD_REQUEST,
+					  "a write needs a path");
 		if (strcmp(op->path, "full") == 0)
 			return fake_error(fd, msg->id, PROTO_ERR_TOO_LARGE,
 					  "full: No space left on device");

@@ -1320,7 +1320,7 @@ test_hidden_paths(void **state)
 	assert_int_equal(p->nhidden, 16);
 	assert_int_equal(strlen(p->hidden[15]), 183);
 	config_free(&f->cfg);
-	off += (size_t)snprintf(text + off, sizeof(text) - off, "hidden_paths = /etc/ssl\n");
+	snprintf(text + off, sizeof(text) - off, "hidden_paths = /etc/ssl\n");
 	assert_int_equal(load_text(f, text), -EINVAL);
 	assert_error_at(f, 18, "hidden_paths: more than 16 paths");
 	config_free(&f->cfg);

@@ -162,6 +162,24 @@ test_init_zero_and_free_null(void **state)
 	assert_int_equal(uidpool_get(&p, &slot), -EBUSY);
 }
 
+/* A freed pool is all zero, as one never initialised: its round-robin
+ * start too (CLEAR_FREE, common/clear.h), so nothing of the old pool is
+ * left to read. */
+static void
+test_free_zeroes_everything(void **state)
+{
+	struct uidpool p, zero;
+	uint32_t slot;
+
+	(void)state;
+	memset(&zero, 0, sizeof(zero));
+	assert_int_equal(uidpool_init(&p, 3), 0);
+	assert_int_equal(uidpool_get(&p, &slot), 0);
+	assert_int_not_equal(p.next, 0);
+	uidpool_free(&p);
+	assert_memory_equal(&p, &zero, sizeof(p));
+}
+
 int
 main(void)
 {
@@ -172,6 +190,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_held_slot_never_reissued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_use_counts, setup, teardown),
 		cmocka_unit_test(test_init_zero_and_free_null),
+		cmocka_unit_test(test_free_zeroes_everything),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -319,29 +319,44 @@ class _SessionCore:
         lib = self.sandbox._lib
         self._file_call(os.fsdecode(bpath), lambda conn: lib.airlock_file_write(conn.ptr, sid, bpath, blob, len(blob)))
 
+    def _file_fetch(self, path: str, fetch: Callable[[_Conn, Any], int], free: Callable[[Any], None], read: Callable[[Any], Any]) -> Any:
+        """A file operation whose answer is a library object: fetch(conn,
+        byref(obj)) gets it, read(obj) makes the Python value, free(obj)
+        frees it whatever read() does."""
+        out = []
+
+        def call(conn: _Conn) -> int:
+            obj = ctypes.c_void_p()
+            rc = fetch(conn, ctypes.byref(obj))
+            if rc < 0:
+                return rc
+            try:
+                out.append(read(obj))
+            finally:
+                free(obj)
+            return 0
+
+        self._file_call(path, call)
+        return out[0]
+
     def read_blocking(self, path: PathLike) -> FileContent:
         bpath = _path(path)
         sid = self.check_open()
         lib = self.sandbox._lib
-        out = []
 
-        def call(conn: _Conn) -> int:
-            f = ctypes.c_void_p()
-            rc = lib.airlock_file_read(conn.ptr, sid, bpath, ctypes.byref(f))
-            if rc < 0:
-                return rc
-            try:
-                data = ctypes.c_void_p()
-                size = ctypes.c_size_t()
-                lib.airlock_file_data(f, ctypes.byref(data), ctypes.byref(size))
-                blob = ctypes.string_at(data.value, size.value) if size.value else b""
-                out.append(FileContent(blob, int(lib.airlock_file_size(f)), bool(lib.airlock_file_truncated(f))))
-            finally:
-                lib.airlock_file_free(f)
-            return 0
+        def read(f: Any) -> FileContent:
+            data = ctypes.c_void_p()
+            size = ctypes.c_size_t()
+            lib.airlock_file_data(f, ctypes.byref(data), ctypes.byref(size))
+            blob = ctypes.string_at(data.value, size.value) if size.value else b""
+            return FileContent(blob, int(lib.airlock_file_size(f)), bool(lib.airlock_file_truncated(f)))
 
-        self._file_call(bpath.decode("utf-8"), call)
-        return out[0]
+        return self._file_fetch(
+            bpath.decode("utf-8"),
+            lambda conn, ref: lib.airlock_file_read(conn.ptr, sid, bpath, ref),
+            lib.airlock_file_free,
+            read,
+        )
 
     def list_blocking(self, path: PathLike) -> FileList:
         bpath = _path(path, allow_empty=True)
@@ -352,31 +367,28 @@ class _SessionCore:
         bpath = bpath or b"."
         sid = self.check_open()
         lib = self.sandbox._lib
-        out = FileList()
 
-        def call(conn: _Conn) -> int:
-            lst = ctypes.c_void_p()
-            rc = lib.airlock_file_list(conn.ptr, sid, bpath, ctypes.byref(lst))
-            if rc < 0:
-                return rc
-            try:
-                for i in range(lib.airlock_file_list_count(lst)):
-                    name = lib.airlock_file_list_name(lst, i) or b""
-                    out.append(
-                        FileInfo(
-                            name=os.fsdecode(name),
-                            kind=_lib.FILE_KINDS.get(lib.airlock_file_list_kind(lst, i), "other"),
-                            size=int(lib.airlock_file_list_size(lst, i)),
-                            mtime=lib.airlock_file_list_mtime_ms(lst, i) / 1000.0,
-                        )
+        def read(lst: Any) -> FileList:
+            out = FileList()
+            for i in range(lib.airlock_file_list_count(lst)):
+                name = lib.airlock_file_list_name(lst, i) or b""
+                out.append(
+                    FileInfo(
+                        name=os.fsdecode(name),
+                        kind=_lib.FILE_KINDS.get(lib.airlock_file_list_kind(lst, i), "other"),
+                        size=int(lib.airlock_file_list_size(lst, i)),
+                        mtime=lib.airlock_file_list_mtime_ms(lst, i) / 1000.0,
                     )
-                out.truncated = bool(lib.airlock_file_list_truncated(lst))
-            finally:
-                lib.airlock_file_list_free(lst)
-            return 0
+                )
+            out.truncated = bool(lib.airlock_file_list_truncated(lst))
+            return out
 
-        self._file_call(shown, call)
-        return out
+        return self._file_fetch(
+            shown,
+            lambda conn, ref: lib.airlock_file_list(conn.ptr, sid, bpath, ref),
+            lib.airlock_file_list_free,
+            read,
+        )
 
     def delete_blocking(self, path: PathLike) -> None:
         bpath = _path(path)

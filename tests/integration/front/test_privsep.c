@@ -91,7 +91,7 @@ gone(pid_t pid, int ms)
 			return true;
 		/* A zombie still has a /proc entry: check its state. */
 		{
-			char st[32];
+			char st[32] = "";
 
 			if (status_field(pid, "State", st, sizeof(st)) == 0 && st[0] == 'Z')
 				return true;
