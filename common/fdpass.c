@@ -85,6 +85,8 @@ fdpass_recv_lossy(int sock, void *buf, size_t cap, int *fds, size_t maxfds, size
 	int overflow = 0;
 	ssize_t n;
 
+	*ret_lost = false;
+	*ret_nfds = 0;
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_TRUNC);
 	while (n < 0 && errno == EINTR);
@@ -108,7 +110,6 @@ fdpass_recv_lossy(int sock, void *buf, size_t cap, int *fds, size_t maxfds, size
 			}
 		}
 	}
-	*ret_lost = false;
 	if (overflow || (size_t)n > cap) {
 		fdpass_close_all(fds, nfds);
 		*ret_nfds = 0;

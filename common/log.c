@@ -129,8 +129,8 @@ fatalx(const char *fmt, ...)
 	exit(1);
 }
 
-int
-log_why(int err, char *why, size_t whylen, const char *fmt, ...)
+void
+log_whyf(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -139,7 +139,6 @@ log_why(int err, char *why, size_t whylen, const char *fmt, ...)
 		vsnprintf(why, whylen, fmt, ap);
 		va_end(ap);
 	}
-	return err;
 }
 
 void

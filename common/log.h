@@ -23,12 +23,23 @@ void log_set_ident(const char *ident);
 size_t log_escape(char *dst, size_t dstlen, const char *src, const char *also);
 
 /*
- * Format the reason of a refusal into why (when why != NULL and whylen > 0)
- * and return err, so that a check reads `return log_why(-EINVAL, why,
- * whylen, "...")`. Writes nothing to the log: the caller decides.
+ * Format the reason of a refusal into why (when why != NULL and whylen > 0).
+ * Writes nothing to the log: the caller decides.
  */
-int log_why(int err, char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+void log_whyf(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * log_whyf() and then err, so that a check reads `return log_why(-EINVAL,
+ * why, whylen, "...")`. A macro, not a function, so that the value is seen
+ * to be err where it is returned (clang's analyzer inlines no variadic
+ * function: docs/static-analysis.md). err is evaluated once, first.
+ */
+#define log_why(err, why, whylen, ...)                                                             \
+	__extension__({                                                                            \
+		int log_why_err_ = (err);                                                          \
+		log_whyf((why), (whylen), __VA_ARGS__);                                            \
+		log_why_err_;                                                                      \
+	})
 
 /*
  * A warning that may repeat in a loop (a pool refill that keeps failing, a

@@ -287,7 +287,7 @@ dec_enum(struct proto_dec *d, const msgpack_object *o,
 	 int (*lookup)(const char *const *set, const char *name, void *ret), const char *const *set,
 	 void *ret)
 {
-	const char *s;
+	const char *s = ""; /* dec_fail() is opaque to the analyzer: s set on every path */
 	int r;
 
 	r = dec_str(d, o, PROTO_NAME_MAX, true, &s);

@@ -197,7 +197,8 @@ enc_env(struct proto_enc *e, const struct proto_env *env, size_t n)
 		enc_fail(e, n > PROTO_ENV_MAX ? -E2BIG : -EINVAL);
 	enc_rawstr(e, "env", PROTO_STR_MAX);
 	enc_map(e, n);
-	for (i = 0; e->err == 0 && i < n; i++) {
+	/* env != NULL: e->err says so, but the analyzer cannot see into proto_enc.c */
+	for (i = 0; e->err == 0 && env != NULL && i < n; i++) {
 		klen = env[i].key != NULL ? strlen(env[i].key) : 0;
 		r = rules_env_name_check(env[i].key, klen);
 		if (r < 0)
@@ -217,7 +218,8 @@ enc_tools(struct proto_enc *e, const struct proto_tool *t, size_t n)
 		enc_fail(e, t == NULL ? -EINVAL : -E2BIG);
 	enc_rawstr(e, "tools", PROTO_STR_MAX);
 	enc_array(e, n);
-	for (i = 0; e->err == 0 && i < n; i++) {
+	/* t != NULL: as in enc_env() */
+	for (i = 0; e->err == 0 && t != NULL && i < n; i++) {
 		if (t[i].name == NULL || !rules_tool_name_check(t[i].name, strlen(t[i].name)) ||
 		    (t[i].schema != NULL && jsonscan_object(t[i].schema, strlen(t[i].schema)) < 0))
 			enc_fail(e, -EINVAL);
@@ -285,7 +287,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 			enc_fail(&e, run->argv == NULL ? -EINVAL : -E2BIG);
 		enc_rawstr(&e, "argv", PROTO_STR_MAX);
 		enc_array(&e, run->argc);
-		for (i = 0; e.err == 0 && i < run->argc; i++)
+		/* argv != NULL: as in enc_env() */
+		for (i = 0; e.err == 0 && run->argv != NULL && i < run->argc; i++)
 			enc_rawstr(&e, run->argv[i], PROTO_STR_MAX);
 	}
 	if (run->nenv > 0)

@@ -13,6 +13,7 @@
 #include "result.h"
 #include "session.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -408,6 +409,7 @@ conn_poll(struct airlock_conn *conn, bool out, uint64_t deadline, short *ret_rev
 	uint64_t now;
 	int n, timeout;
 
+	*ret_revents = 0;
 	if (out)
 		p.events |= POLLOUT;
 	do {
@@ -602,8 +604,10 @@ conn_wait(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb, void *ar
 			*ret = d;
 			return 0;
 		}
-		if (conn->broken)
+		if (conn->broken != 0) {
+			assert(conn->broken < 0); /* conn_break() stores only errors */
 			return conn->broken;
+		}
 		r = conn_recv_one(conn);
 		if (r == -EAGAIN) {
 			r = conn_poll(conn, false, deadline, &revents);
@@ -629,8 +633,10 @@ conn_submit(struct airlock_conn *conn, const struct conn_req *req, uint32_t *ret
 	uint32_t id;
 	int r;
 
-	if (conn->broken)
+	if (conn->broken != 0) {
+		assert(conn->broken < 0); /* conn_break() stores only errors */
 		return conn->broken;
+	}
 	id = conn_next_id(conn);
 	r = conn_encode(id, req, conn->file_bundle, &out);
 	if (r < 0)

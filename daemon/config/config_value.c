@@ -118,8 +118,8 @@ config_parse_leading(const char *s, int base, uint64_t *ret, char **ret_end)
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, base);
-	if (errno != 0)
-		return -errno;
+	if (errno != 0) /* ERANGE: the only error with a digit first and base 8 or 10 */
+		return -ERANGE;
 	if (ret_end != NULL)
 		*ret_end = end;
 	else if (*end != '\0')
@@ -269,6 +269,7 @@ config_key_u32(struct config_parse *p, const char *name, const char *value, uint
 	uint64_t v;
 	int r;
 
+	*ret = 0;
 	r = config_parse_u64(value, &v);
 	if (r == 0 && v > UINT32_MAX)
 		r = -ERANGE;
@@ -292,6 +293,7 @@ config_list_next(struct config_parse *p, unsigned line, const char *key, const c
 	const char *start, *end;
 	size_t len;
 
+	item[0] = '\0';
 	if (**s == '\0')
 		return 0;
 	while (**s == ' ' || **s == '\t')
@@ -368,6 +370,7 @@ config_limit_value(struct config_parse *p, enum proto_limit l, const char *name,
 	uint64_t v;
 	int r;
 
+	*ret = 0;
 	if (row->kind == LIMIT_KIND_BYTES)
 		r = config_parse_size(value, &v);
 	else

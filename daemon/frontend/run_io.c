@@ -434,7 +434,7 @@ run_io_answer(struct run *r)
 		rc = proto_encode_result(r->req_id, &res, &out);
 		client_send_encoded(r->c, r->req_id, rc, &out, "the result");
 	}
-	for (i = 0; i < res.nartifacts; i++)
+	for (i = 0; arts != NULL && i < res.nartifacts; i++)
 		close(arts[i].data.fd);
 	free(arts);
 	free(net);

@@ -78,7 +78,8 @@ plan_build(const struct plan_input *in, int *ret_fd)
 	int r;
 
 	if (in->argc == 0 || in->argc > PLAN_ARGV_MAX || in->envc > PLAN_ENV_MAX ||
-	    in->nfiles > PLAN_FILES_MAX || in->nhidden > PLAN_HIDDEN_MAX)
+	    in->nfiles > PLAN_FILES_MAX || in->nhidden > PLAN_HIDDEN_MAX ||
+	    (in->stdin_data == NULL && in->stdin_len > 0) || (in->code == NULL && in->code_len > 0))
 		return -EINVAL;
 	hdr_len = sizeof(hdr) + in->nfiles * sizeof(struct plan_file);
 	if (in->nfiles > 0) {

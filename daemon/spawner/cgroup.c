@@ -88,6 +88,7 @@ cgroup_read(const char *path, char *buf, size_t len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
+	buf[0] = '\0';
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, len - 1);
@@ -132,6 +133,7 @@ cgroup_self_path(const char *self, bool v2, char *ret, size_t len)
 	FILE *f = fopen(self, "re");
 	int r = -ENOENT;
 
+	ret[0] = '\0';
 	if (f == NULL)
 		return -errno;
 	while (fgets(line, sizeof(line), f) != NULL) {

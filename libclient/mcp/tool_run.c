@@ -411,16 +411,16 @@ mcp_run_reply_outputs(const struct mcp *m, const struct airlock_result *res, siz
 }
 
 /* The run's files as content blocks into files, within room bytes (the
- * budget left in *budget); *all says how many were not attached. */
+ * budget left in *budget, which keeps base: the caller's, alive as long as
+ * the budget); *all says how many were not attached. */
 static void
 mcp_run_reply_artifacts(struct mcp *m, const struct mcp_call *call,
 			const struct airlock_result *res, json_t *files, size_t room,
-			struct mcp_budget *budget, char **all)
+			struct mcp_budget *budget, const char *base, char **all)
 {
 	size_t i, count = airlock_result_artifact_count(res), shown = 0;
-	char base[128], *next;
+	char *next;
 
-	snprintf(base, sizeof(base), "airlock://session/%s/", call->session);
 	mcp_budget_init(budget, room, mcp_since(m, "2025-06-18"),
 			call->session[0] != '\0' ? base : NULL);
 	for (i = 0; i < count && budget->blocks > 0; i++) {
@@ -456,14 +456,16 @@ mcp_run_reply(struct mcp *m, const struct mcp_call *call, const struct airlock_r
 {
 	json_t *content = mcp_oom(json_array()), *files = mcp_oom(json_array());
 	struct mcp_budget budget;
-	char *all, *out_text, *err_text;
+	char base[128], *all, *out_text, *err_text;
 	const void *out, *err;
 	size_t room, out_len, err_len;
 	bool is_error, cut;
 
+	/* The artifacts' URIs: the budget points at base until the last block. */
+	snprintf(base, sizeof(base), "airlock://session/%s/", call->session);
 	all = mcp_run_reply_text(m, call, res, &is_error);
 	room = mcp_run_reply_outputs(m, res, strlen(all), &out_text, &err_text, &cut);
-	mcp_run_reply_artifacts(m, call, res, files, room, &budget, &all);
+	mcp_run_reply_artifacts(m, call, res, files, room, &budget, base, &all);
 	json_array_append_new(content, mcp_block_text(all));
 	free(all);
 	airlock_result_stdout(res, &out, &out_len);

@@ -437,6 +437,26 @@ test_build_rejects_counts(void **state)
 	assert_int_equal(fd, -77);
 }
 
+/* plan_build refuses code or stdin that is NULL with a length (the caller's
+ * contract, checked where it is relied on) and writes no fd. */
+static void
+test_build_rejects_null_with_length(void **state)
+{
+	struct fixture *f = *state;
+	struct plan_input in;
+	int fd = -77;
+
+	in = f->in;
+	in.stdin_data = NULL;
+	in.stdin_len = 1;
+	assert_int_equal(plan_build(&in, &fd), -EINVAL);
+	in = f->in;
+	in.code = NULL;
+	in.code_len = 1;
+	assert_int_equal(plan_build(&in, &fd), -EINVAL);
+	assert_int_equal(fd, -77);
+}
+
 /* ---- malformed plans ---- */
 
 /* The unmodified guarded copy parses; the tests below break one thing each. */
@@ -1248,6 +1268,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip_minimal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_maxima, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_rejects_counts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_build_rejects_null_with_length, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_parse_reference_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_too_small, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_bad_header_fields, setup, teardown),
