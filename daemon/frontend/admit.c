@@ -187,8 +187,9 @@ admit_profile(const struct admit_facts *f, struct admit_decision *ret)
 	if (!f->profile_allowed)
 		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_UNAUTHORIZED,
 				 "profile '%s' is not available to uid %u", name, (unsigned)f->uid);
-	/* Mounts are a run's (a cell names none: its object check said so). */
-	if (!admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)))
+	/* Mounts are a run's, an interpreter's included (its profile's and
+	 * runtime's); a cell names none: its object check said so. */
+	if (!admit_is(f, RUN_KINDS))
 		return false;
 	switch (f->mount) {
 	case ADMIT_MOUNT_MISSING:
@@ -513,15 +514,20 @@ admit_start(const struct admit_facts *f, struct admit_decision *ret)
 	}
 	if (f->phase == ADMIT_AT_REQUEST)
 		return admit_set(ret, ADMIT_QUEUE, PROTO_ERR_NONE, "queued");
-	if (f->kind == ADMIT_SESSION_RUN && (!f->session_ready || f->session_busy))
+	/* An interpreter's run waits for its session too, as its runs do. */
+	if (admit_is(f, KIND(ADMIT_SESSION_RUN) | KIND(ADMIT_INTERP_START)) &&
+	    (!f->session_ready || f->session_busy))
 		return admit_set(ret, ADMIT_QUEUE, PROTO_ERR_NONE, "its session is busy");
 	if (f->kind == ADMIT_INTERP_START)
 		return false;
 	if (f->caps == NULL || !admit_run_slot_free(f))
 		return admit_set(ret, ADMIT_QUEUE, PROTO_ERR_NONE, "no run slot free");
-	if (f->kind == ADMIT_RUN && f->pool_blocks)
+	if (f->kind == ADMIT_RUN && f->pool_blocks) {
+		/* run_dispatch has the pool give one up. */
+		ret->want_slot = true;
 		return admit_set(ret, ADMIT_QUEUE, PROTO_ERR_NONE,
 				 "every sandbox uid is held by the pool");
+	}
 	return false;
 }
 

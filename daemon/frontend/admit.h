@@ -123,6 +123,7 @@ struct admit_decision {
 	enum proto_error code;	      /* the reply's error (NONE when admitted) */
 	enum proto_tool_outcome tool; /* a tool call's refusal, as its record shows */
 	bool silent;		      /* a connection closed without a reply */
+	bool want_slot;		      /* queued for a sandbox uid only the pool's sandboxes hold */
 	struct proto_limits limits;   /* rule 5's result */
 	uint64_t workspace_bytes, idle_ms, lifetime_ms; /* a session's, rule 5 */
 	char why[512]; /* the reply's message, the daemon's words */

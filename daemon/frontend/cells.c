@@ -181,6 +181,13 @@ cells_runtime(const struct cells *cs)
 	return cs->runtime;
 }
 
+/* Cells waiting in the session (admit_decide's rule 6: CELLS_QUEUE_MAX). */
+static uint32_t
+cells_nqueued(const struct cells *cs)
+{
+	return cs->nq;
+}
+
 /* The cell's code copy is no longer needed: freed, and given back to the budget. */
 static void
 cell_code_free(struct cells *cs, struct cell *cl)
@@ -826,27 +833,8 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 {
 	struct cell *cl;
 
-	if (strcmp(req->runtime, cs->runtime) != 0) {
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-				  "runtime '%s': the session's interpreter is '%s'", req->runtime,
-				  cs->runtime);
-		free(adv);
-		return;
-	}
-	if (req->argc > 0 || req->nenv > 0 || req->stdin_data.present || req->nfiles > 0 ||
-	    req->file_bundle.present || req->ntools > 0 || req->stream || req->nmounts > 0) {
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-				  "a cell takes code and limits only (argv, env, stdin, files, "
-				  "mounts, tools and stream are for runs)");
-		free(adv);
-		return;
-	}
-	if (cs->nq >= CELLS_QUEUE_MAX) {
-		client_send_error(c, req_id, PROTO_ERR_BUSY, "%u cells wait in this session",
-				  (unsigned)cs->nq);
-		free(adv);
-		return;
-	}
+	/* Admitted (admit_decide): its runtime is the session's, it asks
+	 * for code and limits only, and fewer than CELLS_QUEUE_MAX wait. */
 	cl = xcalloc(1, sizeof(*cl));
 	cl->c = c;
 	cl->req_id = req_id;
@@ -862,7 +850,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	 * The copy waits in the queue: charged to the uid's budget, as a
 	 * queued run's plan is, or 16 cells of 256 MiB of memfd hole each
 	 * (free to the client) would each cost the daemon 256 MiB, in every
-	 * session (run_over_budget() checked the room before).
+	 * session (admit_decide() checked the room before).
 	 */
 	if (budget_charge(&cs->d->budget, cl->uid, cl->code_len, 0, UINT64_MAX, UINT32_MAX) < 0)
 		fatalx("out of memory");
@@ -878,6 +866,8 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 /* What the interpreter's run asks of its cells (run_owner.h). */
 const struct run_cells_ops cells_run_ops = {
 	.driver = cells_driver,
+	.runtime = cells_runtime,
+	.nqueued = cells_nqueued,
 	.cell = cells_cell,
 	.slot_granted = cells_slot_granted,
 	.interp_set = cells_interp_set,

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "admit.h"
 #include "client_state.h"
 #include "fdpass.h"
 #include "frontend.h"
@@ -692,6 +693,9 @@ void
 client_new(struct daemon *d, int fd)
 {
 	struct timeval tv = {CLIENT_HELLO_TIMEOUT_S, 0};
+	struct ledger_caps caps = {.max_connections_per_uid = d->cfg->max_connections_per_uid};
+	struct admit_facts f = {.kind = ADMIT_CONNECTION, .phase = ADMIT_AT_REQUEST, .caps = &caps};
+	struct admit_decision dec;
 	struct client *c, *it;
 	uint32_t same = 0;
 	int r;
@@ -721,10 +725,16 @@ client_new(struct daemon *d, int fd)
 	d->nclients++;
 	log_debug("client %" PRIu32 ": uid %u pid %d connected%s", c->id, (unsigned)c->uid,
 		  (int)c->pid, c->allowed ? "" : " (not allowed)");
-	c->over_limit = c->uid != 0 && same >= d->cfg->max_connections_per_uid;
-	/* Refused connections wait for their hello to hear why; past twice the
-	 * limit a uid gets no such courtesy, so it cannot pin frontend fds. */
-	if (c->over_limit && same >= 2 * d->cfg->max_connections_per_uid) {
+	/* admit_decide() at the accept (rule 6; admit.c is pure: client.c
+	 * gathers the facts itself). Refused connections wait for their hello
+	 * to hear why (QUEUE); past twice the limit a uid gets no such
+	 * courtesy (REFUSE), so it cannot pin frontend fds. */
+	f.uid = c->uid;
+	f.peer_allowed = c->allowed;
+	f.held.n[LEDGER_CONNECTIONS] = same;
+	admit_decide(&f, &dec);
+	c->over_limit = dec.verdict != ADMIT_NOW;
+	if (dec.verdict == ADMIT_REFUSE) {
 		log_debug("client %" PRIu32 ": uid %u far over its connection limit; closing",
 			  c->id, (unsigned)c->uid);
 		client_refuse(c);

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "admit_facts.h"
 #include "frontend.h"
 #include "session.h"
 #include "log.h"
@@ -60,26 +61,21 @@ client_on_hello(struct client *c, const struct proto_msg *m)
 				.features = {PROTO_FEATURE_PROCESS_LIMIT, PROTO_FEATURE_NETWORK,
 					     PROTO_FEATURE_FILE_BUNDLE, PROTO_FEATURE_TOOLS},
 				.nfeatures = 4};
+	struct admit_decision dec;
+	struct admit_gather g;
 	struct proto_out out;
 
 	/* Refusals wait for the hello so the reply has an id to answer and
-	 * the client reads it (closing with its hello unread would reset it).
-	 * Checked again here: a reload between the connect and the hello may
-	 * have removed the user. */
-	if (!client_allowed_at_connect(c) || !client_allowed(c)) {
-		client_send_error(c, m->id, PROTO_ERR_UNAUTHORIZED,
-				  "uid %u is not allowed to use this daemon",
-				  (unsigned)client_uid(c));
+	 * the client reads it (closing with its hello unread would reset it):
+	 * its access and its uid's connections (admit_decide). */
+	admit_gather_hello(client_daemon(c), c, &g);
+	admit_decide(&g.f, &dec);
+	if (dec.verdict == ADMIT_REFUSE) {
+		client_send_error(c, m->id, dec.code, "%s", dec.why);
 		client_refuse(c);
 		return;
 	}
-	if (client_over_limit(c)) {
-		client_send_error(c, m->id, PROTO_ERR_BUSY, "uid %u has %u connections, the limit",
-				  (unsigned)client_uid(c),
-				  client_daemon(c)->cfg->max_connections_per_uid);
-		client_refuse(c);
-		return;
-	}
+	/* The version: the protocol's, not an admission. */
 	if (m->u.hello.version != PROTO_VERSION) {
 		client_send_error(c, m->id, PROTO_ERR_UNSUPPORTED_VERSION,
 				  "protocol version %" PRIu32

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admit_facts.h"
 #include "budget.h"
 #include "clock.h"
 #include "frontend.h"
@@ -30,6 +31,7 @@
 #include "run.h"
 #include "run_tools.h"
 #include "sandbox.h"
+#include "uidpool.h"
 #include "run_owner.h"
 #include "xalloc.h"
 #include "compiler.h"
@@ -63,14 +65,6 @@ run_count_uid(const struct daemon *d, uid_t uid)
 	if (r->uid == uid && r->state != RUN_QUEUED && run_holds_slot(r))
 		n++;
 	return n + d->session_ops->cell_slots(d, uid);
-}
-
-bool
-run_slot_free(const struct daemon *d, uid_t uid)
-{
-	if (d->nrunning >= d->cfg->max_runs)
-		return false;
-	return uid == 0 || run_count_uid(d, uid) < d->cfg->max_runs_per_uid;
 }
 
 /* ---- run lifecycle ---------------------------------------------------------- */
@@ -287,6 +281,9 @@ run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nf
 	run_maybe_finish(r);
 }
 
+static void run_start_facts(struct daemon *d, const struct runqueue_item *it,
+			    struct admit_gather *g);
+
 void
 run_access_reloaded(struct daemon *d)
 {
@@ -305,13 +302,19 @@ run_access_reloaded(struct daemon *d)
 	 */
 	for (r = TAILQ_FIRST(&d->runs); r != NULL; r = next) {
 		struct client *c = r->c;
+		struct admit_decision dec;
+		struct admit_gather g;
 
 		next = TAILQ_NEXT(r, entry);
-		if (c == NULL || r->state != RUN_QUEUED || r->cells != NULL || client_allowed(c))
+		if (c == NULL || r->state != RUN_QUEUED)
 			continue;
-		client_send_error(c, r->req_id, PROTO_ERR_UNAUTHORIZED,
-				  "uid %u is no longer allowed to use this daemon",
-				  (unsigned)client_uid(c));
+		/* Decided as at its start: rule 2 refuses a one-shot or a
+		 * session run, never an interpreter's. */
+		run_start_facts(d, &r->q, &g);
+		admit_decide(&g.f, &dec);
+		if (dec.verdict != ADMIT_REFUSE)
+			continue;
+		client_send_error(c, r->req_id, dec.code, "%s", dec.why);
 		client_run_removed(c, r);
 		r->c = NULL;
 		r->f.cancelled = true;
@@ -518,41 +521,65 @@ run_launch(struct run *r)
 }
 
 /*
- * May this run start now? Its uid under its limit; a session run: its
- * session free; a one-shot run: a sandbox prepared ahead to take, or a uid
- * slot free (run_launch takes one or the other). A session run brings its
- * session's slot: it waits for none, and in its own class of the queue
- * (RUN_QUEUE_SESSION) no one-shot run that waits for a slot holds it up.
+ * The facts of a queued item at its dequeue (admit_decide's rule 8): the
+ * run slots held, its session, the pool. A cell waits for a run slot and
+ * nothing else (cells.c).
+ */
+static void
+run_start_facts(struct daemon *d, const struct runqueue_item *it, struct admit_gather *g)
+{
+	const struct run_session_ops *so = d->session_ops;
+	const struct run *r;
+
+	r = it->klass == RUN_QUEUE_CELL
+		    ? NULL
+		    : (const struct run *)((const char *)it - offsetof(struct run, q));
+	admit_gather_init(d,
+			  r == NULL	       ? ADMIT_CELL
+			  : r->cells != NULL   ? ADMIT_INTERP_START
+			  : r->session != NULL ? ADMIT_SESSION_RUN
+					       : ADMIT_RUN,
+			  ADMIT_AT_START, it->uid, g);
+	g->f.peer_allowed = true;
+	g->f.held.n[LEDGER_RUNNING] = run_count_uid(d, it->uid);
+	g->f.all.n[LEDGER_RUNNING] = d->nrunning;
+	if (r == NULL)
+		return;
+	/* A queued run of a uid a reload no longer allows was answered at the
+	 * reload (run_access_reloaded); this is the same check. */
+	g->f.peer_allowed = r->c == NULL || client_allowed(r->c);
+	if (r->session != NULL) {
+		g->f.session_ready = so->can_queue(r->session);
+		g->f.session_busy = !so->can_start(r->session);
+	}
+	/* A sandbox of the pool counts only if this run can take it: one it
+	 * cannot (a pre-started interpreter, a [mount] it lacks) would send
+	 * it back to the head of the queue at every dispatch (issue 28). */
+	g->f.pool_blocks = r->session == NULL && uidpool_in_use(&d->uids) >= d->uids.nslots &&
+			   !run_pool_can_take(d, r);
+}
+
+/*
+ * May this item start now (admit_decide at its start)? A run's uid under
+ * its limit, a session run its session free, a one-shot run a sandbox
+ * prepared ahead to take or a uid slot free (run_launch takes one or the
+ * other); an interpreter, started for a cell that holds a run slot
+ * already, waits for no second one. A session run brings its session's
+ * slot, in its own class of the queue (RUN_QUEUE_SESSION).
  */
 static bool
 run_can_start(void *ctx, const struct runqueue_item *it)
 {
 	struct daemon *d = ctx;
-	const struct run *r;
+	struct admit_decision dec;
+	struct admit_gather g;
 
-	/* A cell waits for a run slot and nothing else (cells.c). */
-	if (it->klass == RUN_QUEUE_CELL)
-		return run_slot_free(d, it->uid);
-	r = (const struct run *)((const char *)it - offsetof(struct run, q));
-	if (r->session != NULL && !r->d->session_ops->can_start(r->session))
-		return false;
-	/* An interpreter is started for a cell that holds a run slot
-	 * already: it must not wait for a second one (with one slot per uid
-	 * it would wait for its own cell for ever). */
-	if (!run_holds_slot(r))
-		return true;
-	if (!run_slot_free(d, r->uid))
-		return false;
-	/* A sandbox of the pool counts only if this run can take it: one it
-	 * cannot (a pre-started interpreter, a [mount] it lacks) would send
-	 * it back to the head of the queue at every dispatch (issue 28). One
-	 * held up for a slot alone has run_dispatch make the pool give one. */
-	if (r->session == NULL && uidpool_in_use(&d->uids) >= d->uids.nslots &&
-	    !run_pool_can_take(d, r)) {
+	run_start_facts(d, it, &g);
+	admit_decide(&g.f, &dec);
+	/* One held up for a slot alone has run_dispatch make the pool give one. */
+	if (dec.want_slot)
 		d->want_slot = true;
-		return false;
-	}
-	return true;
+	return dec.verdict == ADMIT_NOW;
 }
 
 void
@@ -663,13 +690,12 @@ run_new_undo(struct run *r)
 }
 
 /* Make the run of an admitted request with its plan, and queue it; NULL
- * once answered (the queue is full, its inputs cannot be kept). */
+ * once answered (its inputs cannot be kept). */
 static struct run *
 run_new(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req,
 	struct cells *cs, const struct run_ask *a, int plan_fd)
 {
 	struct run *r = xcalloc(1, sizeof(*r));
-	int rc;
 
 	r->d = d;
 	r->io_done = run_maybe_finish;
@@ -702,22 +728,12 @@ run_new(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_
 	r->out[1] = (struct run_out){.r = r, .fd = -1};
 	snprintf(r->runtime, sizeof(r->runtime), "%s", req->runtime);
 	clock_gettime(CLOCK_MONOTONIC, &r->t_request);
-	/* Bounded: a full queue answers busy at once, and root's runs wait in
-	 * it like everybody's (root is only exempt from the per-uid limit). */
-	rc = runqueue_push(
-		&d->queue, &r->q, r->uid, a->s != NULL ? RUN_QUEUE_SESSION : RUN_QUEUE_ONE_SHOT,
-		d->cfg->max_queued, r->uid == 0 ? d->cfg->max_queued : d->cfg->max_queued_per_uid);
-	if (rc < 0) {
-		if (rc == -ENOMEM)
-			fatalx("out of memory");
-		run_new_undo(r);
-		client_send_error(c, req_id, PROTO_ERR_BUSY,
-				  "%" PRIu32 " runs running and %" PRIu32 " queued (%" PRIu32
-				  " of this uid): the queue is full",
-				  d->nrunning, d->queue.n,
-				  runqueue_count_uid(&d->queue, client_uid(c)));
-		return NULL;
-	}
+	/* Unbounded here: admit_decide() bounded the queue (rule 6) at the
+	 * request, and nothing was queued since. */
+	if (runqueue_push(&d->queue, &r->q, r->uid,
+			  a->s != NULL ? RUN_QUEUE_SESSION : RUN_QUEUE_ONE_SHOT, UINT32_MAX,
+			  UINT32_MAX) < 0)
+		fatalx("out of memory");
 	return r;
 }
 

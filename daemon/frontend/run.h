@@ -122,8 +122,6 @@ struct run {
  * (cells.c), so that an idle interpreter holds none (issue 28).
  */
 bool run_holds_slot(const struct run *r);
-/* May uid take one more run slot now (max_runs, max_runs_per_uid)? */
-bool run_slot_free(const struct daemon *d, uid_t uid);
 
 /* Change a run's state (run_state.h) and do the new state's entry action;
  * entering REAPED frees it. */
@@ -240,7 +238,7 @@ bool run_pool_give_way(struct daemon *d);
 struct run_ask {
 	struct session *s; /* NULL: a one-shot run */
 	const struct config_profile *prof;
-	struct proto_limits lim, asked;
+	struct proto_limits lim;
 	uint32_t mounts, flags;
 };
 

@@ -53,6 +53,9 @@ struct run_session_ops {
 struct run_cells_ops {
 	/* The driver: the interpreter's code. */
 	const char *(*driver)(void);
+	/* Admission's facts: the session's interpreter, the cells waiting. */
+	const char *(*runtime)(const struct cells *cs);
+	uint32_t (*nqueued)(const struct cells *cs);
 	/* A cell admitted: lim its limits, adv its findings (taken). */
 	void (*cell)(struct cells *cs, struct client *c, uint32_t req_id,
 		     const struct proto_run *req, const struct proto_limits *lim,

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admit_facts.h"
 #include "clock.h"
 #include "jsonscan.h"
 #include "log.h"
@@ -368,6 +369,8 @@ rt_line(struct rt_conn *k, const char *line, size_t len)
 {
 	struct run_tools *t = k->t;
 	struct jsonscan_call jc = {0};
+	struct admit_decision dec;
+	struct admit_gather g;
 	size_t i, rec;
 	bool ok;
 
@@ -398,15 +401,19 @@ rt_line(struct rt_conn *k, const char *line, size_t len)
 				"the arguments are longer than allowed");
 		return;
 	}
-	if (t->next_call >= RUN_TOOLS_CALLS_MAX) {
-		rt_record(t, jc.tool, jc.tool_len, PROTO_TOOL_LIMIT, jc.args_len);
-		rt_answer_error(k, true, jc.id, PROTO_TOOL_LIMIT,
-				"the run made as many calls as it may");
-		return;
-	}
-	if (t->r->c == NULL || t->closed) {
-		rt_record(t, jc.tool, jc.tool_len, PROTO_TOOL_ABANDONED, jc.args_len);
-		rt_answer_error(k, true, jc.id, PROTO_TOOL_ABANDONED, "the client is gone");
+	/*
+	 * Admitted by admit_decide() (admit.c), after the rows above (the
+	 * line's validation, not admission): the run's user still allowed by
+	 * [access] of the config in force (a call comes from the sandbox,
+	 * not the client, so the dispatch's check never sees it: a user a
+	 * reload removed is refused, "refused", and its client never sees
+	 * the call; issue 29), its client there, its calls under the bound.
+	 */
+	admit_gather_tool_call(t->r->d, t->r->uid, t->r->c, t->closed, t->next_call, &g);
+	admit_decide(&g.f, &dec);
+	if (dec.verdict == ADMIT_REFUSE) {
+		rt_record(t, jc.tool, jc.tool_len, dec.tool, jc.args_len);
+		rt_answer_error(k, true, jc.id, dec.tool, dec.why);
 		return;
 	}
 	rec = rt_record(t, jc.tool, jc.tool_len, PROTO_TOOL_ABANDONED, jc.args_len);

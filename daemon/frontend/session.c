@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admit_facts.h"
 #include "cells.h"
 #include "clock.h"
 #include "config.h"
@@ -161,39 +162,6 @@ session_count_interps(const struct daemon *d, uid_t uid, uint32_t *ret_all)
 	}
 	*ret_all = all;
 	return n;
-}
-
-/*
- * May uid open one more interpreter session? Between cells an interpreter
- * holds no run slot (cells.c takes one per cell), so what idle ones hold
- * (memory up to their limit, a process, a uid slot) is bounded here, by
- * caps of their own (issue 28). Past a cap the open is refused at once,
- * busy, never queued: it would wait for another session's end, which may
- * be an hour away. Root is held to the global cap only, as for runs.
- */
-static bool
-session_interp_refused(struct daemon *d, struct client *c, uint32_t req_id)
-{
-	const struct config *cfg = d->cfg;
-	uid_t uid = client_uid(c);
-	uint32_t all, mine = session_count_interps(d, uid, &all);
-
-	if (all >= cfg->max_interpreters) {
-		client_send_error(c, req_id, PROTO_ERR_BUSY,
-				  "%u live interpreters, the daemon's limit (max_interpreters); "
-				  "close an interpreter session or retry later",
-				  (unsigned)all);
-		return true;
-	}
-	if (uid != 0 && mine >= cfg->max_interpreters_per_uid) {
-		client_send_error(
-			c, req_id, PROTO_ERR_BUSY,
-			"uid %u has %u live interpreters, the limit "
-			"(max_interpreters_per_uid); close one of its interpreter sessions",
-			(unsigned)uid, (unsigned)mine);
-		return true;
-	}
-	return false;
 }
 
 /* ---- freeing ---------------------------------------------------------------- */
@@ -473,20 +441,6 @@ session_spawner_event(struct session *s, const struct spawn_ev *ev)
 
 /* ---- client requests ------------------------------------------------------------ */
 
-/* Session limits: 0 takes the default, above the maximum is refused. */
-static int
-session_pick(uint64_t asked, uint64_t def, uint64_t max, const char *name, char *why, size_t len,
-	     uint64_t *ret)
-{
-	if (asked > max) {
-		snprintf(why, len, "%s = %" PRIu64 " is above the ceiling %" PRIu64, name, asked,
-			 max);
-		return -ERANGE;
-	}
-	*ret = asked != 0 ? asked : def;
-	return 0;
-}
-
 /* Ask the spawner for the session's keeper, over a new socket pair whose
  * end it keeps is watched; 0 or -errno. */
 static int
@@ -525,52 +479,36 @@ void
 session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	     const struct proto_session_open *o)
 {
-	const struct config *cfg = d->cfg;
-	const struct config_profile *prof;
-	struct proto_limits resolved;
+	struct admit_decision dec;
+	struct admit_gather g;
 	struct session *s;
 	uint8_t rnd[PROTO_SESSION_ID_LEN / 2];
-	char why[256];
 	int i, r;
 
-	if (d->stopping) {
-		client_send_error(c, req_id, PROTO_ERR_BUSY, "the daemon is stopping");
+	/* What only the sessions know: the uid's sessions and interpreters
+	 * open, and whether the interpreter asked is a python runtime. */
+	admit_gather_session_open(d, c, o, &g);
+	g.f.held.n[LEDGER_SESSIONS] = session_count_uid(d, client_uid(c));
+	g.f.held.n[LEDGER_INTERPRETERS] =
+		session_count_interps(d, client_uid(c), &g.f.all.n[LEDGER_INTERPRETERS]);
+	g.f.runtime_ok = o->interpreter != NULL &&
+			 cells_runtime_ok(config_runtime_find(d->cfg, o->interpreter));
+	admit_decide(&g.f, &dec);
+	if (dec.verdict == ADMIT_REFUSE) {
+		client_send_error(c, req_id, dec.code, "%s", dec.why);
 		return;
 	}
-	if (session_count_uid(d, client_uid(c)) >= cfg->sessions_per_uid) {
-		client_send_error(c, req_id, PROTO_ERR_BUSY, "uid %u has %u sessions, the limit",
-				  (unsigned)client_uid(c), cfg->sessions_per_uid);
-		return;
-	}
-	if (o->interpreter != NULL && !cells_runtime_ok(config_runtime_find(cfg, o->interpreter))) {
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-				  "interpreter '%s': not a python runtime of this daemon",
-				  o->interpreter);
-		return;
-	}
-	if (o->interpreter != NULL && session_interp_refused(d, c, req_id))
-		return;
-	/* The limits the runs will ask by default, within the session's profile. */
-	if (client_resolve_limits(c, req_id, o->profile, &o->limits, &resolved, &prof) < 0)
-		return;
 	s = xcalloc(1, sizeof(*s));
-	if (session_pick(o->workspace_bytes, prof->defaults.v[PROTO_LIMIT_WORKSPACE_BYTES],
-			 prof->ceilings.v[PROTO_LIMIT_WORKSPACE_BYTES], "workspace_bytes", why,
-			 sizeof(why), &s->workspace_bytes) < 0 ||
-	    session_pick(o->idle_timeout_ms, cfg->session_idle_ms, cfg->session_idle_ms_max,
-			 "idle_timeout_ms", why, sizeof(why), &s->idle_ms) < 0 ||
-	    session_pick(o->lifetime_ms, cfg->session_lifetime_ms, cfg->session_lifetime_ms_max,
-			 "lifetime_ms", why, sizeof(why), &s->lifetime_ms) < 0) {
-		free(s);
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST, "%s", why);
-		return;
-	}
-	strcpy(s->profile, prof->name);
+	s->workspace_bytes = dec.workspace_bytes;
+	s->idle_ms = dec.idle_ms;
+	s->lifetime_ms = dec.lifetime_ms;
+	strcpy(s->profile, g.prof->name);
 	s->run_defaults = o->limits;
 	if (o->interpreter != NULL)
 		s->cells = cells_new(d, s, client_uid(c), o->interpreter);
 	/* The keeper's key holds the session's uid slot, which its runs use,
-	 * until the session is freed. */
+	 * until the session is freed. admit_decide() saw one free (rule 8);
+	 * -EBUSY stays the backstop, answered in its words. */
 	r = spawnref_add_slot(&d->refs, SPAWNREF_KEEPER, s, &s->key, &s->slot);
 	if (r == -EBUSY) {
 		cells_free(s->cells);
@@ -664,11 +602,15 @@ session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum proto_
 		const struct proto_file_op *op)
 {
 	struct session *s = session_find(d, client_uid(c), op->session);
+	struct admit_decision dec;
+	struct admit_gather g;
 	struct kop *k;
 	int fd = -1, r;
 
-	if (s == NULL || s->state != SESSION_READY) {
-		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
+	admit_gather_file_op(d, c, type, op, s != NULL, s != NULL && s->state == SESSION_READY, &g);
+	admit_decide(&g.f, &dec);
+	if (dec.verdict == ADMIT_REFUSE) {
+		client_send_error(c, req_id, dec.code, "%s", dec.why);
 		return;
 	}
 	k = xcalloc(1, sizeof(*k));
@@ -679,13 +621,6 @@ session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum proto_
 	switch (type) {
 	case PROTO_FILE_WRITE:
 		k->op = KEEP_WRITE;
-		if (op->data.len > d->cfg->session_file_max) {
-			client_send_error(c, req_id, PROTO_ERR_TOO_LARGE,
-					  "%s: %zu bytes; file_max_bytes is %" PRIu64, k->what,
-					  op->data.len, d->cfg->session_file_max);
-			free(k);
-			return;
-		}
 		/* The keeper reads the contents from a sealed memfd: the
 		 * client's own, or one made of the inline bytes. */
 		if (op->data.fd >= 0)

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "admit_facts.h"
 #include "budget.h"
 #include "config.h"
 #include "frontend.h"
@@ -78,6 +79,8 @@ session_reply_read(struct daemon *d, uid_t uid, struct kop *k, int fd)
 	struct proto_file_data fdata;
 	struct proto_out out;
 	uint64_t len, size, left, want = budget_fd_bytes(fd);
+	struct admit_decision dec;
+	struct admit_gather g;
 	int mfd, r;
 
 	/*
@@ -86,31 +89,15 @@ session_reply_read(struct daemon *d, uid_t uid, struct kop *k, int fd)
 	 * otherwise pin file_max_bytes per request (issue 13, finding 2).
 	 * Counted by what the copy will really hold (holes stay holes).
 	 */
-	(void)budget_sweep(&d->budget, uid, false);
-	left = budget_bytes_left(&d->budget, uid, d->cfg->max_bytes_per_uid);
-	if (want > d->cfg->session_file_max)
-		want = d->cfg->session_file_max;
-	if (want + PROTO_MSG_MAX > left) {
-		client_send_error(k->c, k->req_id, PROTO_ERR_BUSY,
-				  "%s: uid %u: the daemon holds %" PRIu64
-				  " bytes for it (unread replies, replies' memfds still open, "
-				  "queued runs); max_bytes_per_uid "
-				  "is %" PRIu64,
-				  k->what, (unsigned)uid, budget_bytes(&d->budget, uid),
-				  d->cfg->max_bytes_per_uid);
+	admit_gather_file_copy(d, uid, k->what, want, &g);
+	admit_decide(&g.f, &dec);
+	if (dec.verdict == ADMIT_REFUSE) {
+		client_send_error(k->c, k->req_id, dec.code, "%s", dec.why);
 		return;
 	}
-	/* Its memfd needs a probe: refused before the copy, past the uid's
+	/* Its memfd needs a probe: admit_decide refused it past the uid's
 	 * share (max_fds_per_uid) or the daemon's (client.c, budget_hold()). */
-	if (budget_held_room(&d->budget, uid, d->cfg->max_fds_per_uid) == 0) {
-		client_send_error(k->c, k->req_id, PROTO_ERR_BUSY,
-				  "%s: uid %u: its clients keep %" PRIu32
-				  " memfds of results open (max_fds_per_uid %" PRIu32 "), %" PRIu32
-				  " in all (at most %" PRIu32 "); close results no longer needed",
-				  k->what, (unsigned)uid, budget_held(&d->budget, uid),
-				  d->cfg->max_fds_per_uid, d->budget.nheld, d->budget.held_max);
-		return;
-	}
+	left = budget_bytes_left(&d->budget, uid, d->cfg->max_bytes_per_uid);
 	r = memfd_sealed_copy_sparse(fd, d->cfg->session_file_max, left - PROTO_MSG_MAX, &mfd, &len,
 				     &size);
 	if (r < 0) {

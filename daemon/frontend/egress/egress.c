@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admit.h"
 #include "budget.h"
 #include "clock.h"
 #include "backoff.h"
@@ -605,6 +606,31 @@ egress_refuse_fd(struct egress_run *er, int fd, const char *reason)
 	close(fd);
 }
 
+/*
+ * May the run open one more egress connection (its count taken)? Decided
+ * by admit_decide() (rule 6, admit.c): the run's bytes, its connections
+ * in all and open at once, and eg->open_max: the runs together cannot
+ * take the fds the frontend needs for its clients and runs (2 per
+ * connection).
+ */
+static bool
+egress_over_limit(const struct egress_run *er)
+{
+	static const struct ledger_caps caps = {.egress_open_max = EGRESS_CONCURRENT_MAX};
+	struct admit_facts f = {
+		.kind = ADMIT_EGRESS_CONN, .phase = ADMIT_AT_REQUEST, .caps = &caps};
+	struct admit_decision dec;
+
+	f.run = (struct admit_run_counts){.egress_over = er->over,
+					  .conns = er->st.connections,
+					  .conns_max = er->pol.connections,
+					  .open = er->open,
+					  .open_all = er->eg->open,
+					  .open_all_max = er->eg->open_max};
+	admit_decide(&f, &dec);
+	return dec.verdict == ADMIT_REFUSE;
+}
+
 static void
 egress_accept_cb(evutil_socket_t lfd, short what UNUSED, void *arg)
 {
@@ -626,10 +652,7 @@ egress_accept_cb(evutil_socket_t lfd, short what UNUSED, void *arg)
 			return;
 		}
 		er->st.connections++;
-		/* eg->open_max: the runs together cannot take the fds the
-		 * frontend needs for its clients and runs (2 per connection). */
-		if (er->over || er->st.connections > er->pol.connections ||
-		    er->open >= EGRESS_CONCURRENT_MAX || er->eg->open >= er->eg->open_max) {
+		if (egress_over_limit(er)) {
 			egress_refuse_fd(er, fd, "limit");
 			continue;
 		}

@@ -3,7 +3,8 @@
  * [access] is refused with "unauthorized"; a listed one is served; a listed
  * user is held to max_connections_per_uid ("busy"), root is not. A user
  * removed from [access] by a reload is refused every request on a
- * connection it opened before, file operations included.
+ * connection it opened before, file operations included, and its running
+ * code's tool calls.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 
 #include "airlock.h"
 #include "fdpass.h"
@@ -606,6 +608,152 @@ test_revoked_user_queued_run(void **state)
 	assert_true(fixture_alive(f));
 }
 
+/*
+ * The python process of a run with the tool search, of uid range [base,
+ * base + 4096) (the test's own range: no other test's sandboxes are in
+ * it), or -1.
+ */
+static pid_t
+sandbox_python(uid_t base)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *e;
+	pid_t found = -1;
+
+	assert_non_null(dir);
+	while (found < 0 && (e = readdir(dir)) != NULL) {
+		char path[64], buf[4096], *p;
+		unsigned long uid;
+		FILE *fp;
+		size_t n;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		fp = fopen(path, "re");
+		if (fp == NULL)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, fp);
+		fclose(fp);
+		buf[n] = '\0';
+		p = strstr(buf, "\nUid:\t");
+		if (strncmp(buf, "Name:\tpython", 12) != 0 || p == NULL)
+			continue;
+		uid = strtoul(p + 6, NULL, 10);
+		if (uid < base || uid >= base + 4096)
+			continue;
+		/* Not a pool's pre-started interpreter: the run's, given the
+		 * names of its tools. */
+		snprintf(path, sizeof(path), "/proc/%s/environ", e->d_name);
+		fp = fopen(path, "re");
+		if (fp == NULL)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, fp);
+		fclose(fp);
+		if (memmem(buf, n, "AIRLOCK_TOOL_NAMES=search", 25) != NULL)
+			found = (pid_t)atoi(e->d_name);
+	}
+	closedir(dir);
+	return found;
+}
+
+/* Say hello on fd naming the feature tools (as the test: the connection
+ * stays nobody's, its peer credentials are the connect's). */
+static void
+hello_tools(int fd)
+{
+	struct proto_hello h = {.version = PROTO_VERSION,
+				.peer = "test-access",
+				.features = {PROTO_FEATURE_TOOLS},
+				.nfeatures = 1};
+	struct proto_out out;
+	struct proto_msg m;
+
+	assert_int_equal(proto_encode_hello(1, PROTO_HELLO, &h, &out), 0);
+	assert_int_equal(front_call(fd, &out, 1, &m), 0);
+	assert_int_equal(m.type, PROTO_HELLO_OK);
+	proto_msg_free(&m);
+}
+
+/* A run's code: one call, then (on SIGUSR1: the reload is done) another. */
+static const char code_call_twice[] = "import signal, airlock_tools as t\n"
+				      "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})\n"
+				      "t.search(q='before')\n"
+				      "signal.sigwait({signal.SIGUSR1})\n"
+				      "try:\n"
+				      "    t.search(q='after')\n"
+				      "    print('answered')\n"
+				      "except t.ToolError as e:\n"
+				      "    print(e.code, e.message)\n";
+
+/*
+ * Issue 29, step 14: a tool call comes from the sandbox, not the client, so
+ * the dispatch's access check never saw it. nobody's run calls a tool (it
+ * is answered), a reload removes nobody from [access], and the run's next
+ * call is refused by the daemon ("refused", in the result's tool calls
+ * too): it never reaches the client. Before, it was relayed.
+ */
+static void
+test_revoked_user_tool_call(void **state)
+{
+	struct fixture *f = *state;
+	struct proto_tool tool = {"search", NULL, NULL};
+	struct proto_tool_reply rep = {.ok = true};
+	struct proto_run run;
+	struct proto_out out;
+	struct proto_msg m;
+	int fds[2] = {-1, -1}, i;
+	pid_t py = -1;
+
+	nobody_connections(f, fds);
+	close(fds[0]);
+	hello_tools(fds[1]);
+	front_run_init(&run, "python", code_call_twice);
+	run.tools = &tool;
+	run.ntools = 1;
+	assert_int_equal(proto_encode_run(2, &run, &out), 0);
+	assert_int_equal(front_send_out(fds[1], &out), 0);
+	assert_int_equal(front_recv(fds[1], FRONT_REPLY_MS, &m), 0);
+	if (m.type != PROTO_TOOL_CALL) {
+		print_log_tail(f);
+		fail_msg("the first call: got %s", proto_type_name(m.type));
+	}
+	rep.call = m.u.tool_call.call;
+	rep.result = (struct proto_blob){
+		.data = (const uint8_t *)"1", .len = 1, .fd = -1, .present = true};
+	assert_int_equal(proto_encode_tool_reply(m.id, &rep, &out), 0);
+	assert_int_equal(front_send_out(fds[1], &out), 0);
+	proto_msg_free(&m);
+	/* The reply is taken before the reload: the connection's packets are
+	 * read in order, and the pong comes after it. */
+	call_simple(fds[1], 4, PROTO_PING, &m);
+	assert_int_equal(m.type, PROTO_PONG);
+	proto_msg_free(&m);
+	revoke_nobody(f, CONFIG_REVOKED);
+	/* The code waits for the signal; its sandbox uid is in our range. */
+	for (i = 0; i < 500 && (py = sandbox_python(708192)) < 0; i++)
+		front_sleep_ms(10);
+	assert_true(py > 0);
+	assert_int_equal(kill(py, SIGUSR1), 0);
+	assert_int_equal(front_recv(fds[1], FRONT_REPLY_MS, &m), 0);
+	if (m.type != PROTO_RESULT) {
+		print_log_tail(f);
+		fail_msg("after the reload: got %s (a revoked uid's tool call reached its client)",
+			 proto_type_name(m.type));
+	}
+	assert_int_equal(m.u.result.exit_code, 0);
+	assert_int_equal(m.u.result.ntool_calls, 2);
+	assert_int_equal(m.u.result.tool_calls[0].outcome, PROTO_TOOL_OK);
+	assert_int_equal(m.u.result.tool_calls[1].outcome, PROTO_TOOL_REFUSED);
+	assert_true(m.u.result.out[0].data.len > 0);
+	assert_non_null(memmem(m.u.result.out[0].data.data, m.u.result.out[0].data.len,
+			       "refused uid 65534 is no longer allowed",
+			       strlen("refused uid 65534 is no longer allowed")));
+	proto_msg_free(&m);
+	close(fds[1]);
+	assert_true(fixture_alive(f));
+}
+
 int
 main(void)
 {
@@ -621,6 +769,7 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_revoked_user_queued_run, setup_allow_one,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_revoked_user_tool_call, setup_allow, teardown),
 		cmocka_unit_test_setup_teardown(test_per_uid_connection_limit, setup_limit,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_root_not_limited, setup_limit, teardown),
