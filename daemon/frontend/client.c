@@ -853,10 +853,7 @@ client_destroy(struct client *c)
 	while ((p = TAILQ_FIRST(&c->outq)) != NULL)
 		client_pkt_done(c, p, false);
 	budget_release(&c->d->budget, c->uid, c->unread_bytes, c->unread_fds);
-	event_free(c->read_ev);
-	event_free(c->write_ev);
-	event_free(c->hello_ev);
-	event_free(c->free_ev);
+	XEVENTS_FREE(c->read_ev, c->write_ev, c->hello_ev, c->free_ev);
 	close(c->fd);
 	free(c);
 }

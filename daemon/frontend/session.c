@@ -177,10 +177,7 @@ session_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 	/* The uid slot (its key's) is free only now: the keeper was reaped
 	 * and no run of the session is left in a sandbox. */
 	spawnref_del(&d->refs, s->key);
-	event_free(s->idle_ev);
-	event_free(s->life_ev);
-	event_free(s->orphan_ev);
-	event_free(s->free_ev);
+	XEVENTS_FREE(s->idle_ev, s->life_ev, s->orphan_ev, s->free_ev);
 	cells_free(s->cells);
 	free(s);
 	frontend_status(d);

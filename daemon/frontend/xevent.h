@@ -8,6 +8,7 @@
 #define AIRLOCK_XEVENT_H
 
 #include <event2/event.h>
+#include <stddef.h>
 
 #include "log.h"
 
@@ -28,5 +29,24 @@ xevtimer_new(struct event_base *base, event_callback_fn cb, void *arg)
 {
 	return xevent_new(base, -1, 0, cb, arg);
 }
+
+/*
+ * event_free() of each of an object's events at its end, NULL ones (never
+ * made) skipped: XEVENTS_FREE(c->read_ev, c->write_ev, ...). One call per
+ * destructor, so a new event of the object is one more argument.
+ */
+static inline void
+xevents_free(struct event *const *evs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (evs[i] != NULL)
+			event_free(evs[i]);
+}
+
+#define XEVENTS_FREE(...)                                                                          \
+	xevents_free((struct event *const[]){__VA_ARGS__},                                         \
+		     sizeof((struct event *const[]){__VA_ARGS__}) / sizeof(struct event *))
 
 #endif
