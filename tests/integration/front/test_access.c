@@ -731,7 +731,7 @@ test_revoked_user_tool_call(void **state)
 	proto_msg_free(&m);
 	revoke_nobody(f, CONFIG_REVOKED);
 	/* The code waits for the signal; its sandbox uid is in our range. */
-	for (i = 0; i < 500 && (py = sandbox_python(708192)) < 0; i++)
+	for (i = 0; i < 500 && (py = sandbox_python(fixture_uid(708192))) < 0; i++)
 		front_sleep_ms(10);
 	assert_true(py > 0);
 	assert_int_equal(kill(py, SIGUSR1), 0);
