@@ -610,6 +610,12 @@ session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum proto_
 		client_send_error(c, req_id, dec.code, "%s", dec.why);
 		return;
 	}
+	/* admit_decide() refuses a session that is not found (rule 3); this
+	 * says so where s is used, for the reader and clang's analyzer. */
+	if (s == NULL) {
+		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no session %s", op->session);
+		return;
+	}
 	k = xcalloc(1, sizeof(*k));
 	k->kind = KOP_FILE;
 	k->c = c;
