@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define MCP_LINE_MAX (64u << 20) /* longest message accepted on stdin */
 #define MCP_LINE_KEEP 512	 /* bytes of each end of an overlong line kept for its id */
@@ -22,6 +23,7 @@
 #define MCP_PARALLEL_MAX 256
 #define MCP_PROBE_MS 10000 /* how long the environment probe may take */
 #define MCP_CLOSE_MS 1500  /* how long closing the sessions at exit may take */
+#define MCP_WATCH_MS 500   /* the parent's pid compared this often without a pidfd */
 #define MCP_EXIT_USAGE 2
 #define MCP_EXIT_SOFTWARE 70
 
@@ -78,9 +80,12 @@ struct mcp {
 	bool in_eof, in_skip; /* in_skip: dropping the rest of an overlong line */
 	char skip_head[MCP_LINE_KEEP], skip_tail[MCP_LINE_KEEP];
 	size_t skip_head_len, skip_tail_len;
-	bool out_failed; /* stdout is gone: stop */
-	int sigfd;	 /* SIGTERM, SIGINT, SIGHUP */
-	int stop_signal; /* the signal that stops the server, or 0 */
+	bool out_failed;  /* stdout is gone: stop */
+	const char *gone; /* why the client is known gone (stop at once), or NULL */
+	pid_t ppid;	  /* the parent at start (the client), or 0: not watched */
+	int parentfd;	  /* a pidfd of ppid, or -1: getppid() is compared instead */
+	int sigfd;	  /* SIGTERM, SIGINT, SIGHUP */
+	int stop_signal;  /* the signal that stops the server, or 0 */
 	struct mcp_line *head, **tail;
 	struct mcp_call *calls;	   /* in flight */
 	size_t ncalls;		   /* in flight */
