@@ -203,6 +203,7 @@ static const struct dec_field dec_cancel_fields[] = {
 
 static const struct dec_field dec_ps_ok_fields[] = {
 	{"runs", DEC_PSRUNS, DF_REQUIRED, U(proto_ps, runs), U(proto_ps, nruns), PROTO_PS_MAX, 0},
+	{"more", DEC_U64, 0, U(proto_ps, more), 0, 0, 0},
 };
 
 static const struct dec_field dec_ps_entry_fields[] = {
@@ -234,6 +235,7 @@ static const struct dec_field dec_session_ref_fields[] = {
 static const struct dec_field dec_session_list_ok_fields[] = {
 	{"sessions", DEC_SESSIONS, DF_REQUIRED, U(proto_session_list, sessions),
 	 U(proto_session_list, nsessions), PROTO_SESSIONS_MAX, 0},
+	{"more", DEC_U64, 0, U(proto_session_list, more), 0, 0, 0},
 };
 
 static const struct dec_field dec_session_entry_fields[] = {

@@ -473,7 +473,10 @@ proto_encode_ps(uint32_t id, const struct proto_ps *ps, struct proto_out *ret)
 		return -EINVAL;
 	if (ps->nruns > PROTO_PS_MAX)
 		return -E2BIG;
-	enc_begin(&e, PROTO_PS_OK, id, 1);
+	/* more: only when some are left out, so that a full reply is as before. */
+	enc_begin(&e, PROTO_PS_OK, id, 1 + (ps->more > 0));
+	if (ps->more > 0)
+		enc_kv_uint(&e, "more", ps->more);
 	enc_kv_array(&e, "runs", ps->runs, ps->nruns, PROTO_PS_MAX);
 	for (i = 0; e.err == 0 && i < ps->nruns; i++) {
 		const struct proto_ps_entry *p = &ps->runs[i];
@@ -530,7 +533,9 @@ proto_encode_session_list(uint32_t id, const struct proto_session_list *l, struc
 		return -EINVAL;
 	if (l->nsessions > PROTO_SESSIONS_MAX)
 		return -E2BIG;
-	enc_begin(&e, PROTO_SESSION_LIST_OK, id, 1);
+	enc_begin(&e, PROTO_SESSION_LIST_OK, id, 1 + (l->more > 0));
+	if (l->more > 0)
+		enc_kv_uint(&e, "more", l->more);
 	enc_kv_array(&e, "sessions", l->sessions, l->nsessions, PROTO_SESSIONS_MAX);
 	for (i = 0; e.err == 0 && i < l->nsessions; i++) {
 		const struct proto_session_entry *s = &l->sessions[i];

@@ -507,6 +507,12 @@ const char *airlock_ps_state(const struct airlock_ps *ps, size_t i);
  * included); 0 when i is out of range. */
 uint64_t airlock_ps_elapsed_ms(const struct airlock_ps *ps, size_t i);
 
+/* How many runs the caller may see are not in the list: the daemon lists at
+ * most 256 and counts the rest. 0: the list holds them all (also from a
+ * daemon before 0.10, which did not count them), or ps is NULL. Since
+ * AIRLOCK_0.10. */
+uint64_t airlock_ps_more(const struct airlock_ps *ps);
+
 /* ---- Sessions (since AIRLOCK_0.3) ------------------------------------ */
 
 /*
@@ -588,6 +594,12 @@ void airlock_session_list_free(struct airlock_session_list *list);
 
 /* How many sessions the list holds (0 for NULL). */
 size_t airlock_session_list_count(const struct airlock_session_list *list);
+
+/* How many of the caller's sessions are not in the list: the daemon lists
+ * at most 64, the oldest first, and counts the rest. 0: the list holds them
+ * all (also from a daemon before 0.10, which did not count them), or list
+ * is NULL. Since AIRLOCK_0.10. */
+uint64_t airlock_session_list_more(const struct airlock_session_list *list);
 
 /* The id of session i (0-based), or NULL when i is out of range. Valid until
  * airlock_session_list_free(). */

@@ -576,8 +576,11 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 	{
 		if (s->state != SESSION_READY || s->uid != client_uid(c))
 			continue;
-		if (l.nsessions == PROTO_SESSIONS_MAX)
-			break;
+		/* Past the cap, count what is left out: a cut list says so. */
+		if (l.nsessions == PROTO_SESSIONS_MAX) {
+			l.more++;
+			continue;
+		}
 		/* An interpreter session's run is its interpreter, alive
 		 * between cells: busy while a cell runs or waits, and its
 		 * runs are its cells. */

@@ -136,7 +136,7 @@ int cli_daemon_error(struct airlock_conn *conn, const char *what, int err);
 int cli_flushed(int status);
 int cli_list_head(const struct cli *cli, struct airlock_conn *conn, const char *what, int r,
 		  int (*err)(struct airlock_conn *, const char *, int), const void *list, size_t n,
-		  json_t *(*row)(const void *list, size_t i));
+		  json_t *(*row)(const void *list, size_t i), const char *cut);
 int cli_connect(const struct cli *cli, struct airlock_conn **ret);
 int cli_read_fd(int fd, char **ret_buf, size_t *ret_len);
 int cli_read_file(const char *path, char **ret_buf, size_t *ret_len);

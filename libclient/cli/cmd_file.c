@@ -202,7 +202,7 @@ cli_files(const struct cli *cli, struct airlock_conn *conn, int nargs, char **ar
 {
 	struct airlock_file_list *list = NULL;
 	const char *dir = nargs > 1 ? args[1] : NULL;
-	char mtime[32];
+	char mtime[32], cut[64];
 	struct tm tm;
 	time_t t;
 	size_t i;
@@ -214,8 +214,11 @@ cli_files(const struct cli *cli, struct airlock_conn *conn, int nargs, char **ar
 		status = CLI_EXIT_USAGE;
 		goto out;
 	}
+	snprintf(cut, sizeof(cut), "listing truncated at %zu entries",
+		 airlock_file_list_count(list));
 	status = cli_list_head(cli, conn, "files", r, cli_session_error, list,
-			       airlock_file_list_count(list), cli_file_row);
+			       airlock_file_list_count(list), cli_file_row,
+			       airlock_file_list_truncated(list) ? cut : NULL);
 	if (status >= 0)
 		goto out;
 	status = CLI_EXIT_OK;
@@ -231,9 +234,6 @@ cli_files(const struct cli *cli, struct airlock_conn *conn, int nargs, char **ar
 		cli_print_name(airlock_file_list_name(list, i));
 		putchar('\n');
 	}
-	if (airlock_file_list_truncated(list))
-		fprintf(stderr, "airlock: files: listing truncated at %zu entries\n",
-			airlock_file_list_count(list));
 	status = cli_flushed(status);
 out:
 	airlock_file_list_free(list);

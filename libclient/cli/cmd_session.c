@@ -180,13 +180,17 @@ cli_session_ls(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSE
 	       char **args UNUSED)
 {
 	struct airlock_session_list *list = NULL;
-	char age[32], idle[32];
+	char age[32], idle[32], cut[96];
 	size_t i;
 	int r, status = CLI_EXIT_OK;
 
 	r = airlock_session_list(conn, &list);
+	snprintf(cut, sizeof(cut),
+		 "%" PRIu64 " more sessions not listed (the daemon lists %zu at most)",
+		 airlock_session_list_more(list), airlock_session_list_count(list));
 	status = cli_list_head(cli, conn, "session ls", r, cli_daemon_error, list,
-			       airlock_session_list_count(list), cli_session_row);
+			       airlock_session_list_count(list), cli_session_row,
+			       airlock_session_list_more(list) > 0 ? cut : NULL);
 	if (status >= 0)
 		goto out;
 	status = CLI_EXIT_OK;

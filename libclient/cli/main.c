@@ -250,16 +250,20 @@ cli_flushed(int status)
 
 /*
  * The head of a listing command, r its call's result: an error reported by
- * err, or under --json the rows printed. Returns the exit status, or -1
+ * err, or under --json the rows printed. cut (NULL: the list is whole) says
+ * on stderr, in both forms, what the daemon left out of the list, so that
+ * a cut list is never taken for the whole. Returns the exit status, or -1
  * when the caller goes on to print its table.
  */
 int
 cli_list_head(const struct cli *cli, struct airlock_conn *conn, const char *what, int r,
 	      int (*err)(struct airlock_conn *, const char *, int), const void *list, size_t n,
-	      json_t *(*row)(const void *list, size_t i))
+	      json_t *(*row)(const void *list, size_t i), const char *cut)
 {
 	if (r < 0)
 		return err(conn, what, r);
+	if (cut != NULL)
+		fprintf(stderr, "airlock: %s: %s\n", what, cut);
 	if (cli->json)
 		return cli_json_print(cli_json_rows(list, n, row));
 	return -1;

@@ -150,6 +150,19 @@ else
 	echo "FAIL ps-json-parses" >&2; fails=$((fails + 1))
 fi
 
+# A cut ps list (issue 32): the runs left out are counted on stderr, in
+# both forms; the JSON stays the list of runs.
+printf '17 1000 4321 python running 1500\nmore 300\n' >"$ps"
+expect ps-more 0 -- "$airlock" ps
+line ps-more-row "$tmp/out" "17 +python +running +1\\.5s +4321"
+has ps-more-note "$tmp/err" "airlock: ps: 300 more runs not listed"
+expect ps-more-json 0 -- "$airlock" --json ps
+line ps-more-json-out "$tmp/out" '\[\{"id":17,.*\}\]'
+has ps-more-json-note "$tmp/err" "airlock: ps: 300 more runs not listed"
+printf '17 1000 4321 python running 1500\n' >"$ps"
+expect ps-whole 0 -- "$airlock" ps
+lacks ps-whole-note "$tmp/err" "not listed"
+
 # A run of another uid (as root sees them): the UID column appears.
 printf '17 1000 4321 python running 1500\n19 0 99 exec running 3600000\n' >"$ps"
 expect ps-uid 0 -- "$airlock" ps
