@@ -57,8 +57,9 @@ struct mcp_call {
 	char session[AIRLOCK_SESSION_ID_LEN + 1]; /* "" for a one-shot run */
 	uint64_t wall_ms, cpu_ms, memory_bytes;	  /* asked for; 0: the daemon's default */
 	uint32_t req_id;			  /* libairlock request id once sent, else 0 */
-	bool cancelled;				  /* notifications/cancelled named it */
-	json_int_t notes;			  /* progress notes sent */
+	size_t place;	  /* sent: its place in airlockd's queue (0: running); else in ours */
+	bool cancelled;	  /* notifications/cancelled named it */
+	json_int_t notes; /* progress notes sent */
 	uint64_t start_ms, next_tick_ms, last_note_ms;
 	int note_stream; /* stream of the last chunk in note, 0 for none */
 	size_t note_len;

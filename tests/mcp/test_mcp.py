@@ -699,6 +699,43 @@ class McpTest(unittest.TestCase):
                 self.assertEqual(server.close(), 0)
             one.remove()
 
+    def test_queued_runs_say_waiting_with_place(self) -> None:
+        # Issue 32: runs the daemon holds in its queue (one slot here) were
+        # reported as "running" in progress notes; they say they wait, and
+        # their place in the queue.
+        base, count = uid_range()
+        one = Daemon(os.environ.get("AIRLOCKD") or shutil.which("airlockd"), "[daemon]\nmax_runs = 1\n",
+                     prefix="airlock-mcp1-", uids=(base + count - SMALL_UIDS, SMALL_UIDS))
+        server = None
+        try:
+            one.start()
+            server = Server(one.sock)
+            server.initialize()
+            rids = [
+                server.request("tools/call", {"name": "run_python", "arguments": {"code": f"import time; time.sleep({t}); print({i})"},
+                                              "_meta": {"progressToken": f"q{i}"}})
+                for i, t in enumerate((2.5, 0.1, 0.1))
+            ]
+            notes = []
+            for rid in rids:
+                reply = server.wait(rid, timeout=30, notes=notes)
+                self.assertFalse(reply["result"]["isError"], text_of(reply["result"]) + one.log_tail())
+            said = {}
+            for n in notes:
+                if n["method"] == "notifications/progress":
+                    said.setdefault(n["params"]["progressToken"], []).append(n["params"].get("message", ""))
+            log = f"{said}\ndaemon log:\n{one.log_tail()}"
+            self.assertTrue(any(m.startswith("running for") for m in said.get("q0", [])), log)
+            self.assertFalse(any("waiting" in m for m in said.get("q0", [])), log)
+            self.assertTrue(any(m.startswith("waiting in airlockd's queue: place 1 ") for m in said.get("q1", [])), log)
+            self.assertTrue(any(m.startswith("waiting in airlockd's queue: place 2 ") for m in said.get("q2", [])), log)
+            self.assertFalse(any(m.startswith("running") for m in said.get("q1", []) + said.get("q2", [])), log)
+            print(f"\nprogress notes with one slot: {said}", file=sys.stderr)
+        finally:
+            if server is not None:
+                self.assertEqual(server.close(), 0)
+            one.remove()
+
     def test_session_flow(self) -> None:
         self.server.initialize()
         opened = self.server.tool("session_open", {})
