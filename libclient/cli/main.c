@@ -156,11 +156,37 @@ cli_usage_cmd(FILE *f, const char *cmd)
 	fputs("See airlock(1).\n", f);
 }
 
-/* Print the usage text to f. */
+/* The command whose synopsis a usage error prints (NULL: the command line
+ * before any command); set as the command line is read. An output setting,
+ * like cli_json_errors below. */
+static const char *cli_usage_topic;
+
+/*
+ * The short usage a usage error prints on stderr: the synopsis of the
+ * command being read (or the command line's shape and the commands) and
+ * where the whole help is. The whole help (cli_usage_cmd) is only for
+ * --help: dozens of lines after an error hide the error.
+ */
 static void
-cli_usage(FILE *f)
+cli_usage_short(FILE *f)
 {
-	cli_usage_cmd(f, NULL);
+	const struct cli_synopsis *s;
+	bool first = true;
+
+	for (s = cli_synopses; cli_usage_topic != NULL && s->cmd != NULL; s++) {
+		if (strcmp(cli_usage_topic, s->cmd) != 0)
+			continue;
+		fprintf(f, "%s%s", first ? "usage: " : "       ", s->text);
+		first = false;
+	}
+	if (first) {
+		fputs("usage: airlock [--socket PATH] [--json] COMMAND [ARG]...\ncommands:", f);
+		for (s = cli_synopses; s->cmd != NULL; s++)
+			fprintf(f, " %s", s->cmd);
+		fputs("\nTry 'airlock --help' for more.\n", f);
+		return;
+	}
+	fprintf(f, "Try 'airlock %s --help' for more.\n", cli_usage_topic);
 }
 
 /*
@@ -230,7 +256,7 @@ cli_usage_error(const char *what)
 {
 	cli_err(CLI_EXIT_USAGE, "usage", "%s", what);
 	if (!cli_json_errors)
-		cli_usage(stderr);
+		cli_usage_short(stderr);
 	return CLI_EXIT_USAGE;
 }
 
@@ -482,12 +508,13 @@ cli_options_for(unsigned in, struct option *ret)
 	ret[n] = (struct option){NULL, 0, NULL, 0};
 }
 
-/* An option the command does not take: the usage (unless --json) and the usage status. */
+/* An option the command does not take: the short usage (unless --json) and
+ * the usage status. */
 static int
 cli_bad_option(const struct cli_parse *p)
 {
 	if (!cli_json_errors)
-		cli_usage_cmd(stderr, p->usage);
+		cli_usage_short(stderr);
 	if (p->usage == NULL)
 		return cli_err(CLI_EXIT_USAGE, "usage", "bad option (see airlock --help)");
 	return cli_err(CLI_EXIT_USAGE, "usage", "%s: bad option (see airlock %s --help)", p->what,
@@ -508,6 +535,7 @@ cli_parse_options(struct cli *cli, const struct cli_parse *p, struct cli_limits 
 	int c, status;
 
 	cli_options_for(p->in, options);
+	cli_usage_topic = p->usage;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, p->shortopts, options, NULL)) != -1) {
 		if (c == OPT_SOCKET) {
@@ -589,6 +617,7 @@ cli_dispatch(struct cli *cli, const struct cli_command *table, const char *usage
 			break;
 	if (cmd->name == NULL)
 		return cli_usage_error(unknown);
+	cli_usage_topic = usage != NULL ? usage : cmd->name;
 	if (cmd->main != NULL)
 		return cmd->main(cli, argc, argv);
 	parse.what = cmd->name;

@@ -329,6 +329,22 @@ expect help-files 0 -- "$airlock" files --help
 has help-files-out "$tmp/out" "files SESSION [DIR]"
 expect help-global 0 -- "$airlock" --help
 has help-global-mcp "$tmp/out" " mcp "
+
+# A usage error prints a short usage (issue 32): the command's synopsis and
+# where the help is, not the whole help.
+expect usage-short-ps 2 -- "$airlock" ps extra
+has usage-short-ps-synopsis "$tmp/err" "usage: airlock [--socket PATH] [--json] ps"
+has usage-short-ps-more "$tmp/err" "Try 'airlock ps --help' for more."
+lacks usage-short-ps-only "$tmp/err" "session close"
+expect usage-short-run 2 -- "$airlock" run --no-such-option -c exit:0
+has usage-short-run-more "$tmp/err" "Try 'airlock run --help' for more."
+lacks usage-short-run-no-help "$tmp/err" "--force"
+expect usage-short-none 2 -- "$airlock"
+has usage-short-none-commands "$tmp/err" "commands: ping info ps cancel run session"
+[ "$(wc -l <"$tmp/err")" -le 5 ] && echo "ok usage-short-none-lines" ||
+	{ echo "FAIL usage-short-none-lines: $(wc -l <"$tmp/err") lines" >&2; cat "$tmp/err" >&2; fails=$((fails + 1)); }
+expect usage-short-unknown 2 -- "$airlock" frob
+has usage-short-unknown-more "$tmp/err" "Try 'airlock --help' for more."
 expect version 0 -- "$airlock" --version
 has version-out "$tmp/out" "(libairlock 0.9"
 # --json errors are JSON on stdout.
