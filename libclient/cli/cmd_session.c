@@ -144,13 +144,16 @@ out:
 
 /* `airlock session close ID`. */
 static int
-cli_session_close(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED,
-		  char **args)
+cli_session_close(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args)
 {
 	int r;
 
 	r = airlock_session_close(conn, args[0]);
-	return r < 0 ? cli_session_error(conn, "session close", r) : CLI_EXIT_OK;
+	if (r < 0)
+		return cli_session_error(conn, "session close", r);
+	if (cli->json)
+		return cli_json_print(json_pack("{s:s, s:b}", "id", args[0], "closed", 1));
+	return CLI_EXIT_OK;
 }
 
 /* Session i of `airlock session ls --json` (a list of objects, one per

@@ -281,7 +281,18 @@ has files-json-out "$tmp/out" '{"kind":"file","size":9,"mtime_ms":1700000000123,
 has files-json-newline "$tmp/out" '"name":"a\nb"'
 expect files-subdir-missing 1 -- "$airlock" files "$sid" nodir
 expect files-extra 2 -- "$airlock" files "$sid" a b
+# --json answers every command, success included (issue 32): put, get to a
+# file and rm print one JSON object; get to stdout prints the bytes.
+expect put-json 0 -- "$airlock" --json put "$sid" "$tmp/local" g.txt
+line put-json-out "$tmp/out" '\{"session":"'"$sid"'","bytes":9,"name":"g.txt"\}'
+expect get-json 0 -- "$airlock" --json get "$sid" g.txt "$tmp/g.out"
+line get-json-out "$tmp/out" '\{"session":"'"$sid"'","bytes":9,"size":9,"truncated":false,"name":"g.txt"\}'
+expect get-json-stdout 0 -- "$airlock" --json get "$sid" g.txt -
+line get-json-stdout-data "$tmp/out" "file data"
+expect rm-json 0 -- "$airlock" --json rm "$sid" g.txt
+line rm-json-out "$tmp/out" '\{"session":"'"$sid"'","deleted":true,"name":"g.txt"\}'
 expect rm 0 -- "$airlock" rm "$sid" f.txt
+[ -s "$tmp/out" ] && { echo "FAIL rm-quiet" >&2; fails=$((fails + 1)); } || echo "ok rm-quiet"
 expect rm-again 1 -- "$airlock" rm "$sid" f.txt
 
 # run --session and --stream.
@@ -366,7 +377,8 @@ lacks artifacts-force-evil "$tmp/err" "artifact ok.txt"
 expect force-alone 2 -- "$airlock" run --force -c exit:0
 
 # Closing ends it: every later use is not_found, a run 125.
-expect session-close 0 -- "$airlock" session close "$sid"
+expect session-close 0 -- "$airlock" --json session close "$sid"
+line session-close-json-out "$tmp/out" '\{"id":"'"$sid"'","closed":true\}'
 expect session-close-again 1 -- "$airlock" session close "$sid"
 has session-close-again-reason "$tmp/err" "session close: not found: no such session"
 expect session-close-bad 2 -- "$airlock" session close xyz
