@@ -36,6 +36,7 @@ enum {
 struct cli {
 	const char *socket;
 	bool json;
+	uint64_t timeout_ms; /* --timeout: each request to the daemon; 0: none */
 };
 
 /* The values getopt_long returns for long options. */
@@ -62,6 +63,7 @@ enum {
 	OPT_TOOL,
 	OPT_CELL,
 	OPT_INTERPRETER,
+	OPT_TIMEOUT,
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 

@@ -34,6 +34,7 @@ static const struct cli_option {
 } cli_options[] = {
 	{{"socket", required_argument, NULL, OPT_SOCKET}, CLI_IN_EVERY},
 	{{"json", no_argument, NULL, OPT_JSON}, CLI_IN_EVERY},
+	{{"timeout", required_argument, NULL, OPT_TIMEOUT}, CLI_IN_EVERY},
 	{{"help", no_argument, NULL, 'h'}, CLI_IN_EVERY},
 	{{"version", no_argument, NULL, OPT_VERSION}, CLI_IN_TOP},
 	{{"lang", required_argument, NULL, OPT_LANG}, CLI_IN_RUN},
@@ -153,6 +154,10 @@ cli_usage_cmd(FILE *f, const char *cmd)
 		cli_usage_limits(f);
 	if (cmd == NULL)
 		fputs("       airlock --version | --help\n", f);
+	if (cmd == NULL || strcmp(cmd, "mcp") != 0)
+		fputs("--timeout SECONDS (before or after the command): give up on each request\n"
+		      "to the daemon after SECONDS, cancelling it there (exit status 124).\n",
+		      f);
 	fputs("See airlock(1).\n", f);
 }
 
@@ -301,6 +306,12 @@ cli_daemon_error(struct airlock_conn *conn, const char *what, int err)
 {
 	const char *code, *message;
 
+	/* The library gave up at --timeout; a run it was waiting for is
+	 * cancelled on the daemon (airlock_conn_set_timeout()). 124, as
+	 * timeout(1) exits. */
+	if (err == -ETIMEDOUT)
+		return cli_err(CLI_EXIT_CANCELLED, "timeout",
+			       "%s: no answer within --timeout (the request was cancelled)", what);
 	if (conn != NULL && airlock_conn_last_error(conn, &code, &message) == 0 &&
 	    err != -ECONNRESET && err != -EBADMSG)
 		return cli_err(CLI_EXIT_UNAVAILABLE, code, "%s: daemon refused: %s: %s", what, code,
@@ -316,7 +327,11 @@ cli_connect(const struct cli *cli, struct airlock_conn **ret)
 	const char *path = cli->socket;
 	int r;
 
-	r = airlock_connect_error(path, ret, code, sizeof(code), message, sizeof(message));
+	/* --timeout bounds the handshake too (a daemon that accepts and does
+	 * not answer, such as a stopped one) and, through the connection's
+	 * timeout, every later request; 0 is airlock_connect_error(). */
+	r = airlock_connect_timeout(path, cli->timeout_ms, ret, code, sizeof(code), message,
+				    sizeof(message));
 	if (r == 0)
 		return 0;
 	if (path == NULL)
@@ -326,6 +341,9 @@ cli_connect(const struct cli *cli, struct airlock_conn **ret)
 	if (code[0] != '\0')
 		return cli_err(CLI_EXIT_UNAVAILABLE, code, "connect to %s: daemon refused: %s: %s",
 			       path, code, message);
+	if (r == -ETIMEDOUT)
+		return cli_err(CLI_EXIT_CANCELLED, "timeout",
+			       "connect to %s: no answer within --timeout", path);
 	return cli_err(CLI_EXIT_UNAVAILABLE, "unreachable", "connect to %s: %s", path,
 		       strerror(-r));
 }
@@ -546,6 +564,13 @@ cli_parse_options(struct cli *cli, const struct cli_parse *p, struct cli_limits 
 			cli->json = cli_json_errors = true;
 			continue;
 		}
+		if (c == OPT_TIMEOUT) {
+			status = cli_value("--timeout", optarg, optarg, LIMIT_KIND_MS,
+					   &cli->timeout_ms);
+			if (status != 0)
+				return status;
+			continue;
+		}
 		if (c == 'h') {
 			cli_usage_cmd(stdout, p->usage);
 			return -1;
@@ -567,6 +592,10 @@ cli_parse_options(struct cli *cli, const struct cli_parse *p, struct cli_limits 
 static int
 cli_mcp(struct cli *cli, int argc, char **argv)
 {
+	/* Each of its calls has its own bounds (docs/mcp.md); a client times
+	 * out its requests itself. */
+	if (cli->timeout_ms != 0)
+		return cli_usage_error("mcp: --timeout is not an option of mcp");
 	return mcp_main(cli->socket, argc, argv);
 }
 

@@ -221,6 +221,47 @@ test_wall_status(void **state)
 	cli_free(&r);
 }
 
+/*
+ * --timeout (issue 32): a run still going when it fires is cancelled on the
+ * daemon, and the command exits 124 at once, saying why; without it the
+ * command would wait for the run's 30 s.
+ */
+static void
+test_timeout(void **state)
+{
+	const char *args[] = {"--timeout", "1", "run", "--wall", "60", "--lang", "sh",
+			      "-c", "sleep 30", NULL};
+	const char *ps[] = {"ps", NULL};
+	const char *bad[] = {"--timeout", "soon", "ping", NULL};
+	uint64_t t0 = sbx_now_ms(), took;
+	struct cli_out r = cli(*state, args);
+
+	took = sbx_now_ms() - t0;
+	assert_status(&r, 124);
+	if (strstr(r.err, "--timeout") == NULL)
+		fprintf(stderr, "stderr: %s\n", r.err);
+	assert_non_null(strstr(r.err, "--timeout"));
+	assert_true(took >= 900 && took < 5000);
+	cli_free(&r);
+	/* The daemon stopped the run: ps soon lists nothing running. */
+	t0 = sbx_now_ms();
+	for (;;) {
+		r = cli(*state, ps);
+		assert_status(&r, 0);
+		if (strstr(r.out, "running") == NULL)
+			break;
+		if (sbx_now_ms() - t0 > 5000)
+			fprintf(stderr, "ps 5 s after --timeout fired:\n%s\n", r.out);
+		assert_true(sbx_now_ms() - t0 <= 5000);
+		cli_free(&r);
+		usleep(50 * 1000);
+	}
+	cli_free(&r);
+	r = cli(*state, bad);
+	assert_status(&r, 2);
+	cli_free(&r);
+}
+
 static void
 test_cpu_status(void **state)
 {
@@ -835,6 +876,7 @@ main(void)
 		cmocka_unit_test(test_signal_status),
 		cmocka_unit_test(test_exec),
 		cmocka_unit_test(test_wall_status),
+		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_cpu_status),
 		cmocka_unit_test(test_memory_status),
 		cmocka_unit_test(test_above_ceiling_status),
