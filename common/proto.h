@@ -436,6 +436,7 @@ struct proto_session_open {
 	struct proto_limits limits;
 	const char *profile;	 /* NULL: the caller's default */
 	const char *interpreter; /* a runtime with interpreter sessions: cells; NULL: none */
+	bool detached;		 /* it does not end with its owner's last connection */
 };
 
 struct proto_session_ref {

@@ -225,6 +225,7 @@ static const struct dec_field dec_session_open_fields[] = {
 	{"profile", DEC_PROFILE, 0, U(proto_session_open, profile), 0, 0, 0},
 	{"interpreter", DEC_STR, DF_NONEMPTY, U(proto_session_open, interpreter), 0,
 	 PROTO_RUNTIME_MAX, 0},
+	{"detached", DEC_BOOL, 0, U(proto_session_open, detached), 0, 0, 0},
 };
 
 /* session_ok, session_close */

@@ -499,7 +499,8 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 
 	if (o == NULL || ret == NULL)
 		return -EINVAL;
-	enc_begin(&e, PROTO_SESSION_OPEN, id, 4 + (o->profile != NULL) + (o->interpreter != NULL));
+	enc_begin(&e, PROTO_SESSION_OPEN, id,
+		  4 + (o->profile != NULL) + (o->interpreter != NULL) + o->detached);
 	enc_kv_uint(&e, "workspace_bytes", o->workspace_bytes);
 	enc_kv_uint(&e, "idle_timeout_ms", o->idle_timeout_ms);
 	enc_kv_uint(&e, "lifetime_ms", o->lifetime_ms);
@@ -508,6 +509,9 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 		enc_kv_profile(&e, "profile", o->profile);
 	if (o->interpreter != NULL)
 		enc_kv_str(&e, "interpreter", o->interpreter, PROTO_RUNTIME_MAX, true);
+	/* Only when asked: a daemon before 0.10 ignores it anyway. */
+	if (o->detached)
+		enc_kv_bool(&e, "detached", true);
 	return enc_finish(&e, ret);
 }
 

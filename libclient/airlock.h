@@ -553,6 +553,16 @@ int airlock_session_opts_set_idle_timeout_ms(struct airlock_session_opts *opts, 
  * doing (0 = the daemon's default). -EINVAL for NULL opts. */
 int airlock_session_opts_set_lifetime_ms(struct airlock_session_opts *opts, uint64_t ms);
 
+/*
+ * detached true: the session does not end when the caller's last connection
+ * has been gone for the daemon's grace period (orphan_grace_ms, 60 s as
+ * shipped); only airlock_session_close(), its idle timeout and its lifetime
+ * end it. For a program that opens a session and exits (airlock session
+ * open). A daemon before 0.10 ignores it. -EINVAL for NULL opts. Since
+ * AIRLOCK_0.10.
+ */
+int airlock_session_opts_set_detached(struct airlock_session_opts *opts, bool detached);
+
 /* Set a default limit for the session's runs (0 = the daemon's default); a
  * run's own limits override it. -EINVAL for NULL opts or an unknown limit. */
 int airlock_session_opts_set_limit(struct airlock_session_opts *opts, enum airlock_limit limit,

@@ -93,6 +93,9 @@ airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const ch
 SETTER(airlock_session_opts_set_idle_timeout_ms, struct airlock_session_opts, uint64_t,
        o.idle_timeout_ms)
 
+/* Ask for a session that does not end with the owner's connections. */
+SETTER(airlock_session_opts_set_detached, struct airlock_session_opts, bool, o.detached)
+
 /* Set the lifetime. */
 SETTER(airlock_session_opts_set_lifetime_ms, struct airlock_session_opts, uint64_t, o.lifetime_ms)
 

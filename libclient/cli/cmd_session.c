@@ -124,6 +124,13 @@ cli_session_open(struct cli *cli, int argc, char **argv)
 		status = cli_usage_error("session open: unexpected argument");
 		goto out;
 	}
+	/* The command exits at once: its session must not end with its
+	 * connection, only on close, --idle or --lifetime. */
+	r = airlock_session_opts_set_detached(opts, true);
+	if (r < 0) {
+		status = cli_fail("session options", r);
+		goto out;
+	}
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		goto out;
