@@ -11,7 +11,8 @@
  * runs are in progress. SIGTERM, SIGINT, SIGHUP and a client gone (stdout
  * without a reader, the parent process exited) stop the server at once,
  * cancelling its runs; stdin's end stops it when the requests read have
- * been answered. Either way it closes the sessions it opened. The server uses
+ * been answered, or 1.5 s after it, cancelling the rest. Either way it
+ * closes the sessions it opened. The server uses
  * only the public libairlock API (airlock.h); tool output is shaped for a
  * model by content.c.
  *
@@ -690,6 +691,28 @@ mcp_watch_open(struct mcp *m)
 		m->gone = "its parent process exited";
 }
 
+/*
+ * The milliseconds the loop may wait, at most, for stdin's end: stdin's end
+ * is the MCP client's request to shut down (the stdio transport; clients
+ * send SIGTERM a few seconds later), so the calls in flight are given
+ * MCP_EOF_GRACE_MS to be answered, which a short run (the hand-typed
+ * `printf ... | airlock mcp`) is; then the client counts as gone and the
+ * rest is cancelled. -1: no bound; 0: the grace is over.
+ */
+static int
+mcp_eof_due(struct mcp *m, uint64_t now)
+{
+	if (!m->in_eof || (m->calls == NULL && m->waiting == NULL))
+		return -1;
+	if (m->eof_ms == 0)
+		m->eof_ms = now;
+	if (now >= m->eof_ms + MCP_EOF_GRACE_MS) {
+		m->gone = "its stdin ended and the runs in flight did not end within 1.5 s";
+		return 0;
+	}
+	return (int)(m->eof_ms + MCP_EOF_GRACE_MS - now);
+}
+
 /* Note the client gone, from the loop's poll of stdout (out) and of the
  * parent's pidfd (parent). */
 static void
@@ -734,17 +757,18 @@ static void
 mcp_loop(struct mcp *m)
 {
 	struct pollfd pfd[5];
-	int timeout;
+	int timeout, eof;
 
 	for (;;) {
 		mcp_dispatch(m);
 		mcp_start(m);
 		mcp_collect(m);
+		eof = mcp_eof_due(m, clock_now_ms());
 		if (m->stop_signal != 0 || m->out_failed || m->gone != NULL)
 			break;
 		if (m->in_eof && m->calls == NULL && m->waiting == NULL)
 			break;
-		timeout = mcp_progress_due(m, m->calls, clock_now_ms(), -1);
+		timeout = mcp_progress_due(m, m->calls, clock_now_ms(), eof);
 		timeout = mcp_progress_due(m, m->waiting, clock_now_ms(), timeout);
 		if (m->ppid != 0 && m->parentfd < 0 && (timeout < 0 || timeout > MCP_WATCH_MS))
 			timeout = MCP_WATCH_MS;

@@ -21,9 +21,10 @@
 #define MCP_TIMEOUT_MAX 86400.0	 /* largest timeout_seconds or cpu_seconds taken */
 #define MCP_PARALLEL_DEFAULT 8	 /* runs in flight at once (--parallel) */
 #define MCP_PARALLEL_MAX 256
-#define MCP_PROBE_MS 10000 /* how long the environment probe may take */
-#define MCP_CLOSE_MS 1500  /* how long closing the sessions at exit may take */
-#define MCP_WATCH_MS 500   /* the parent's pid compared this often without a pidfd */
+#define MCP_PROBE_MS 10000    /* how long the environment probe may take */
+#define MCP_CLOSE_MS 1500     /* how long closing the sessions at exit may take */
+#define MCP_WATCH_MS 500      /* the parent's pid compared this often without a pidfd */
+#define MCP_EOF_GRACE_MS 1500 /* calls in flight at stdin's end are answered within this */
 #define MCP_EXIT_USAGE 2
 #define MCP_EXIT_SOFTWARE 70
 
@@ -83,6 +84,7 @@ struct mcp {
 	size_t skip_head_len, skip_tail_len;
 	bool out_failed;  /* stdout is gone: stop */
 	const char *gone; /* why the client is known gone (stop at once), or NULL */
+	uint64_t eof_ms;  /* when stdin ended (clock_now_ms()), or 0 */
 	pid_t ppid;	  /* the parent at start (the client), or 0: not watched */
 	int parentfd;	  /* a pidfd of ppid, or -1: getppid() is compared instead */
 	int sigfd;	  /* SIGTERM, SIGINT, SIGHUP */

@@ -856,6 +856,31 @@ class McpTest(unittest.TestCase):
             client.stdout.close()
             errors.close()
 
+    def test_eof_bounds_the_runs_in_flight(self) -> None:
+        # Issue 32: stdin's end is the MCP client's "shut down" (the stdio
+        # transport); a run still going 1.5 s later is cancelled and the
+        # server exits within 2 s, its runs stopped on the daemon.
+        self.server.initialize()
+        self.server.request("tools/call", {"name": "run_shell", "arguments": {"command": "sleep 30"}})
+        deadline = time.monotonic() + 30
+        while "running" not in subprocess.run([CLI, "--socket", SOCKET, "ps"], capture_output=True, text=True).stdout:
+            self.assertLess(time.monotonic(), deadline, "the run did not start")
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        self.server.proc.stdin.close()
+        try:
+            rc = self.server.proc.wait(timeout=2.5)
+        except subprocess.TimeoutExpired:
+            rc = None
+        took = time.monotonic() - t0
+        self.assertEqual(rc, 0, f"airlock mcp still running {took:.1f} s after stdin ended\n{self.server.log()}")
+        self.assertLess(took, 2.0, self.server.log())
+        deadline = time.monotonic() + 5
+        while "running" in subprocess.run([CLI, "--socket", SOCKET, "ps"], capture_output=True, text=True).stdout:
+            self.assertLess(time.monotonic(), deadline, "the run outlived the server")
+            time.sleep(0.05)
+        print(f"\nmcp exited {took:.2f} s after its stdin ended with a run in flight", file=sys.stderr)
+
     def test_eof_finishes_queued_work(self) -> None:
         # Like `printf ... | airlock mcp`: stdin ends with a run queued; it is
         # still answered, then the server exits 0.
