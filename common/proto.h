@@ -436,6 +436,7 @@ struct proto_session_open {
 	struct proto_limits limits;
 	const char *profile;	 /* NULL: the caller's default */
 	const char *interpreter; /* a runtime with interpreter sessions: cells; NULL: none */
+	bool detached;		 /* it does not end with its owner's last connection */
 };
 
 struct proto_session_ref {
@@ -454,6 +455,7 @@ struct proto_session_entry {
 struct proto_session_list {
 	struct proto_session_entry *sessions;
 	size_t nsessions;
+	uint64_t more; /* the caller's sessions not listed (past the cap); 0: none */
 };
 
 struct proto_file_op {
@@ -559,6 +561,7 @@ struct proto_ps_entry {
 struct proto_ps {
 	struct proto_ps_entry *runs;
 	size_t nruns;
+	uint64_t more; /* runs the caller may see not listed (past the cap); 0: none */
 };
 
 /* One decoded message. Free with proto_msg_free(). */

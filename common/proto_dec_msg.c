@@ -203,6 +203,7 @@ static const struct dec_field dec_cancel_fields[] = {
 
 static const struct dec_field dec_ps_ok_fields[] = {
 	{"runs", DEC_PSRUNS, DF_REQUIRED, U(proto_ps, runs), U(proto_ps, nruns), PROTO_PS_MAX, 0},
+	{"more", DEC_U64, 0, U(proto_ps, more), 0, 0, 0},
 };
 
 static const struct dec_field dec_ps_entry_fields[] = {
@@ -224,6 +225,7 @@ static const struct dec_field dec_session_open_fields[] = {
 	{"profile", DEC_PROFILE, 0, U(proto_session_open, profile), 0, 0, 0},
 	{"interpreter", DEC_STR, DF_NONEMPTY, U(proto_session_open, interpreter), 0,
 	 PROTO_RUNTIME_MAX, 0},
+	{"detached", DEC_BOOL, 0, U(proto_session_open, detached), 0, 0, 0},
 };
 
 /* session_ok, session_close */
@@ -234,6 +236,7 @@ static const struct dec_field dec_session_ref_fields[] = {
 static const struct dec_field dec_session_list_ok_fields[] = {
 	{"sessions", DEC_SESSIONS, DF_REQUIRED, U(proto_session_list, sessions),
 	 U(proto_session_list, nsessions), PROTO_SESSIONS_MAX, 0},
+	{"more", DEC_U64, 0, U(proto_session_list, more), 0, 0, 0},
 };
 
 static const struct dec_field dec_session_entry_fields[] = {

@@ -473,7 +473,10 @@ proto_encode_ps(uint32_t id, const struct proto_ps *ps, struct proto_out *ret)
 		return -EINVAL;
 	if (ps->nruns > PROTO_PS_MAX)
 		return -E2BIG;
-	enc_begin(&e, PROTO_PS_OK, id, 1);
+	/* more: only when some are left out, so that a full reply is as before. */
+	enc_begin(&e, PROTO_PS_OK, id, 1 + (ps->more > 0));
+	if (ps->more > 0)
+		enc_kv_uint(&e, "more", ps->more);
 	enc_kv_array(&e, "runs", ps->runs, ps->nruns, PROTO_PS_MAX);
 	for (i = 0; e.err == 0 && i < ps->nruns; i++) {
 		const struct proto_ps_entry *p = &ps->runs[i];
@@ -496,7 +499,8 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 
 	if (o == NULL || ret == NULL)
 		return -EINVAL;
-	enc_begin(&e, PROTO_SESSION_OPEN, id, 4 + (o->profile != NULL) + (o->interpreter != NULL));
+	enc_begin(&e, PROTO_SESSION_OPEN, id,
+		  4 + (o->profile != NULL) + (o->interpreter != NULL) + o->detached);
 	enc_kv_uint(&e, "workspace_bytes", o->workspace_bytes);
 	enc_kv_uint(&e, "idle_timeout_ms", o->idle_timeout_ms);
 	enc_kv_uint(&e, "lifetime_ms", o->lifetime_ms);
@@ -505,6 +509,9 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 		enc_kv_profile(&e, "profile", o->profile);
 	if (o->interpreter != NULL)
 		enc_kv_str(&e, "interpreter", o->interpreter, PROTO_RUNTIME_MAX, true);
+	/* Only when asked: a daemon before 0.10 ignores it anyway. */
+	if (o->detached)
+		enc_kv_bool(&e, "detached", true);
 	return enc_finish(&e, ret);
 }
 
@@ -530,7 +537,9 @@ proto_encode_session_list(uint32_t id, const struct proto_session_list *l, struc
 		return -EINVAL;
 	if (l->nsessions > PROTO_SESSIONS_MAX)
 		return -E2BIG;
-	enc_begin(&e, PROTO_SESSION_LIST_OK, id, 1);
+	enc_begin(&e, PROTO_SESSION_LIST_OK, id, 1 + (l->more > 0));
+	if (l->more > 0)
+		enc_kv_uint(&e, "more", l->more);
 	enc_kv_array(&e, "sessions", l->sessions, l->nsessions, PROTO_SESSIONS_MAX);
 	for (i = 0; e.err == 0 && i < l->nsessions; i++) {
 		const struct proto_session_entry *s = &l->sessions[i];

@@ -507,6 +507,12 @@ const char *airlock_ps_state(const struct airlock_ps *ps, size_t i);
  * included); 0 when i is out of range. */
 uint64_t airlock_ps_elapsed_ms(const struct airlock_ps *ps, size_t i);
 
+/* How many runs the caller may see are not in the list: the daemon lists at
+ * most 256 and counts the rest. 0: the list holds them all (also from a
+ * daemon before 0.10, which did not count them), or ps is NULL. Since
+ * AIRLOCK_0.10. */
+uint64_t airlock_ps_more(const struct airlock_ps *ps);
+
 /* ---- Sessions (since AIRLOCK_0.3) ------------------------------------ */
 
 /*
@@ -546,6 +552,16 @@ int airlock_session_opts_set_idle_timeout_ms(struct airlock_session_opts *opts, 
 /* End the session this many milliseconds after it was opened, whatever it is
  * doing (0 = the daemon's default). -EINVAL for NULL opts. */
 int airlock_session_opts_set_lifetime_ms(struct airlock_session_opts *opts, uint64_t ms);
+
+/*
+ * detached true: the session does not end when the caller's last connection
+ * has been gone for the daemon's grace period (orphan_grace_ms, 60 s as
+ * shipped); only airlock_session_close(), its idle timeout and its lifetime
+ * end it. For a program that opens a session and exits (airlock session
+ * open). A daemon before 0.10 ignores it. -EINVAL for NULL opts. Since
+ * AIRLOCK_0.10.
+ */
+int airlock_session_opts_set_detached(struct airlock_session_opts *opts, bool detached);
 
 /* Set a default limit for the session's runs (0 = the daemon's default); a
  * run's own limits override it. -EINVAL for NULL opts or an unknown limit. */
@@ -588,6 +604,12 @@ void airlock_session_list_free(struct airlock_session_list *list);
 
 /* How many sessions the list holds (0 for NULL). */
 size_t airlock_session_list_count(const struct airlock_session_list *list);
+
+/* How many of the caller's sessions are not in the list: the daemon lists
+ * at most 64, the oldest first, and counts the rest. 0: the list holds them
+ * all (also from a daemon before 0.10, which did not count them), or list
+ * is NULL. Since AIRLOCK_0.10. */
+uint64_t airlock_session_list_more(const struct airlock_session_list *list);
 
 /* The id of session i (0-based), or NULL when i is out of range. Valid until
  * airlock_session_list_free(). */

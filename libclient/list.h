@@ -76,4 +76,19 @@ void list_free(const struct list_type *t, void *list);
 		return list_from_proto(&(t), p->array, p->count, ret);                             \
 	}
 
+/* The same for a list whose reply may be cut: its member more (the
+ * entries left out) is copied too. */
+#define LIST_FROM_PROTO_MORE(fn, otype, t, ptype, array, count, more)                              \
+	int fn(const ptype *p, otype **ret)                                                        \
+	{                                                                                          \
+		otype *list;                                                                       \
+		int r = list_from_proto(&(t), p->array, p->count, &list);                          \
+                                                                                                   \
+		if (r < 0)                                                                         \
+			return r;                                                                  \
+		list->more = p->more;                                                              \
+		*ret = list;                                                                       \
+		return 0;                                                                          \
+	}
+
 #endif

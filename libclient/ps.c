@@ -21,6 +21,7 @@ struct ps_entry {
 struct airlock_ps {
 	struct ps_entry *runs;
 	size_t nruns;
+	uint64_t more; /* runs the daemon left out (its reply's cap) */
 };
 
 /* Entry e from decoded entry p (list_type.conv; runtime and state are
@@ -45,10 +46,13 @@ static const struct list_type ps_list =
 /* Free a list of runs. */
 LIST_FREE(airlock_ps_free, struct airlock_ps, ps_list)
 
-LIST_FROM_PROTO(ps_from_proto, struct airlock_ps, ps_list, struct proto_ps, runs, nruns)
+LIST_FROM_PROTO_MORE(ps_from_proto, struct airlock_ps, ps_list, struct proto_ps, runs, nruns, more)
 
 /* How many runs the list holds. */
 GETTER(size_t, airlock_ps_count, struct airlock_ps, nruns, 0)
+
+/* How many runs the caller may see the daemon left out of the list. */
+GETTER(uint64_t, airlock_ps_more, struct airlock_ps, more, 0)
 
 /* The daemon-wide run id of entry i. */
 GETTER_AT(uint32_t, airlock_ps_run_id, struct airlock_ps, nruns, runs, run, 0)

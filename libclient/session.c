@@ -29,6 +29,7 @@ struct session_entry {
 struct airlock_session_list {
 	struct session_entry *sessions;
 	size_t nsessions;
+	uint64_t more; /* the caller's sessions the daemon left out (its reply's cap) */
 };
 
 /* Create session options, every value the daemon's default. */
@@ -92,6 +93,9 @@ airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const ch
 SETTER(airlock_session_opts_set_idle_timeout_ms, struct airlock_session_opts, uint64_t,
        o.idle_timeout_ms)
 
+/* Ask for a session that does not end with the owner's connections. */
+SETTER(airlock_session_opts_set_detached, struct airlock_session_opts, bool, o.detached)
+
 /* Set the lifetime. */
 SETTER(airlock_session_opts_set_lifetime_ms, struct airlock_session_opts, uint64_t, o.lifetime_ms)
 
@@ -140,8 +144,8 @@ static const struct list_type session_list =
 /* Free a list of sessions. */
 LIST_FREE(airlock_session_list_free, struct airlock_session_list, session_list)
 
-LIST_FROM_PROTO(session_list_from_proto, struct airlock_session_list, session_list,
-		struct proto_session_list, sessions, nsessions)
+LIST_FROM_PROTO_MORE(session_list_from_proto, struct airlock_session_list, session_list,
+		     struct proto_session_list, sessions, nsessions, more)
 
 /* Look up entry i, or NULL. */
 static const struct session_entry *
@@ -154,6 +158,9 @@ session_entry(const struct airlock_session_list *list, size_t i)
 
 /* How many sessions the list holds. */
 GETTER(size_t, airlock_session_list_count, struct airlock_session_list, nsessions, 0)
+
+/* How many of the caller's sessions the daemon left out of the list. */
+GETTER(uint64_t, airlock_session_list_more, struct airlock_session_list, more, 0)
 
 /* The id of session i. */
 GETTER_AT(const char *, airlock_session_list_id, struct airlock_session_list, nsessions, sessions,

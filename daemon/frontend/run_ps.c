@@ -20,8 +20,11 @@ run_ps(struct daemon *d, struct client *c, uint32_t req_id)
 	{
 		if (r->state >= RUN_EXITED || (client_uid(c) != 0 && client_uid(c) != r->uid))
 			continue;
-		if (ps.nruns == PROTO_PS_MAX)
-			break;
+		/* Past the cap, count what is left out: a cut list says so. */
+		if (ps.nruns == PROTO_PS_MAX) {
+			ps.more++;
+			continue;
+		}
 		e[ps.nruns++] = (struct proto_ps_entry){
 			.run = r->run_id,
 			.uid = (uint32_t)r->uid,

@@ -59,6 +59,7 @@ struct session {
 	struct proto_limits run_defaults;
 	char profile[PROTO_PROFILE_MAX + 1]; /* fixed at open for all its runs */
 	uint64_t workspace_bytes, idle_ms, lifetime_ms;
+	bool detached; /* session_open's detached: no end with the owner's connections */
 	struct event *idle_ev, *life_ev, *orphan_ev, *free_ev;
 	struct timespec t_open, t_active;
 	uint64_t nruns;
@@ -499,6 +500,11 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	s->workspace_bytes = dec.workspace_bytes;
 	s->idle_ms = dec.idle_ms;
 	s->lifetime_ms = dec.lifetime_ms;
+	/* Safe to grant: a detached session is still bounded by max_per_uid,
+	 * its idle timeout and its lifetime (and their ceilings); only the
+	 * orphan grace, a convenience for clients that crash, does not apply
+	 * (docs/security.md "Sessions"). */
+	s->detached = o->detached;
 	strcpy(s->profile, g.prof->name);
 	s->run_defaults = o->limits;
 	if (o->interpreter != NULL)
@@ -541,8 +547,9 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 		goto fail;
 	session_timer(s->life_ev, s->lifetime_ms);
 	log_info("session %.8s uid %u: opened, workspace %" PRIu64 " bytes, idle %" PRIu64
-		 " ms, lifetime %" PRIu64 " ms",
-		 s->id, (unsigned)s->uid, s->workspace_bytes, s->idle_ms, s->lifetime_ms);
+		 " ms, lifetime %" PRIu64 " ms%s",
+		 s->id, (unsigned)s->uid, s->workspace_bytes, s->idle_ms, s->lifetime_ms,
+		 s->detached ? ", detached" : "");
 	return;
 fail:
 	client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot open a session: %s", strerror(-r));
@@ -576,8 +583,11 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 	{
 		if (s->state != SESSION_READY || s->uid != client_uid(c))
 			continue;
-		if (l.nsessions == PROTO_SESSIONS_MAX)
-			break;
+		/* Past the cap, count what is left out: a cut list says so. */
+		if (l.nsessions == PROTO_SESSIONS_MAX) {
+			l.more++;
+			continue;
+		}
 		/* An interpreter session's run is its interpreter, alive
 		 * between cells: busy while a cell runs or waits, and its
 		 * runs are its cells. */
@@ -691,7 +701,7 @@ session_client_gone(struct daemon *d, struct client *c, bool last_of_uid)
 		TAILQ_FOREACH(k, &s->ops, entry)
 		if (k->c == c)
 			k->c = NULL;
-		if (last_of_uid && s->uid == client_uid(c) && !session_is_ended(s))
+		if (last_of_uid && s->uid == client_uid(c) && !session_is_ended(s) && !s->detached)
 			session_timer(s->orphan_ev, d->cfg->session_orphan_grace_ms);
 	}
 }

@@ -36,6 +36,7 @@ enum {
 struct cli {
 	const char *socket;
 	bool json;
+	uint64_t timeout_ms; /* --timeout: each request to the daemon; 0: none */
 };
 
 /* The values getopt_long returns for long options. */
@@ -62,6 +63,7 @@ enum {
 	OPT_TOOL,
 	OPT_CELL,
 	OPT_INTERPRETER,
+	OPT_TIMEOUT,
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 
@@ -136,7 +138,7 @@ int cli_daemon_error(struct airlock_conn *conn, const char *what, int err);
 int cli_flushed(int status);
 int cli_list_head(const struct cli *cli, struct airlock_conn *conn, const char *what, int r,
 		  int (*err)(struct airlock_conn *, const char *, int), const void *list, size_t n,
-		  json_t *(*row)(const void *list, size_t i));
+		  json_t *(*row)(const void *list, size_t i), const char *cut);
 int cli_connect(const struct cli *cli, struct airlock_conn **ret);
 int cli_read_fd(int fd, char **ret_buf, size_t *ret_len);
 int cli_read_file(const char *path, char **ret_buf, size_t *ret_len);

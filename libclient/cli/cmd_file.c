@@ -25,6 +25,18 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Print a file command's --json answer: o with the remote path as "name"
+ * (or, not UTF-8, "name" escaped and "name_base64", as files lists it). */
+static int
+cli_json_file(json_t *o, const char *remote)
+{
+	if (o != NULL && cli_json_name(o, remote) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	return cli_json_print(o);
+}
+
 /* `airlock put SESSION LOCAL REMOTE`: LOCAL (- = stdin) into the session.
  * It connects itself (conn NULL) once LOCAL is read: no connection waits
  * on a slow stdin. */
@@ -50,6 +62,10 @@ cli_put(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char
 		status = CLI_EXIT_USAGE;
 	} else if (r < 0)
 		status = cli_session_error(conn, "put", r);
+	else if (cli->json)
+		status = cli_json_file(
+			json_pack("{s:s, s:I}", "session", args[0], "bytes", (json_int_t)len),
+			args[2]);
 out:
 	airlock_conn_free(conn);
 	free(buf);
@@ -128,7 +144,7 @@ out:
 
 /* `airlock get SESSION REMOTE LOCAL`: a file of the session into LOCAL (- = stdout). */
 int
-cli_get(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED, char **args)
+cli_get(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args)
 {
 	struct airlock_file *file = NULL;
 	const void *data;
@@ -160,6 +176,13 @@ cli_get(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSE
 	if (airlock_file_truncated(file))
 		fprintf(stderr, "airlock: get: %s: truncated to %zu of %" PRIu64 " bytes\n",
 			args[1], len, airlock_file_size(file));
+	/* To stdout (-), the file's bytes are the answer, --json or not. */
+	if (cli->json && strcmp(args[2], "-") != 0)
+		status = cli_json_file(json_pack("{s:s, s:I, s:I, s:b}", "session", args[0],
+						 "bytes", (json_int_t)len, "size",
+						 (json_int_t)airlock_file_size(file), "truncated",
+						 airlock_file_truncated(file)),
+				       args[1]);
 out:
 	airlock_file_free(file);
 	return status;
@@ -202,7 +225,7 @@ cli_files(const struct cli *cli, struct airlock_conn *conn, int nargs, char **ar
 {
 	struct airlock_file_list *list = NULL;
 	const char *dir = nargs > 1 ? args[1] : NULL;
-	char mtime[32];
+	char mtime[32], cut[64];
 	struct tm tm;
 	time_t t;
 	size_t i;
@@ -214,8 +237,11 @@ cli_files(const struct cli *cli, struct airlock_conn *conn, int nargs, char **ar
 		status = CLI_EXIT_USAGE;
 		goto out;
 	}
+	snprintf(cut, sizeof(cut), "listing truncated at %zu entries",
+		 airlock_file_list_count(list));
 	status = cli_list_head(cli, conn, "files", r, cli_session_error, list,
-			       airlock_file_list_count(list), cli_file_row);
+			       airlock_file_list_count(list), cli_file_row,
+			       airlock_file_list_truncated(list) ? cut : NULL);
 	if (status >= 0)
 		goto out;
 	status = CLI_EXIT_OK;
@@ -231,9 +257,6 @@ cli_files(const struct cli *cli, struct airlock_conn *conn, int nargs, char **ar
 		cli_print_name(airlock_file_list_name(list, i));
 		putchar('\n');
 	}
-	if (airlock_file_list_truncated(list))
-		fprintf(stderr, "airlock: files: listing truncated at %zu entries\n",
-			airlock_file_list_count(list));
 	status = cli_flushed(status);
 out:
 	airlock_file_list_free(list);
@@ -242,7 +265,7 @@ out:
 
 /* `airlock rm SESSION REMOTE`: delete a file, link or empty directory. */
 int
-cli_rm(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED, char **args)
+cli_rm(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args)
 {
 	int r;
 
@@ -251,5 +274,10 @@ cli_rm(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED
 		cli_errorf("rm: %s: bad remote path (empty or too long)\n", args[1]);
 		return CLI_EXIT_USAGE;
 	}
-	return r < 0 ? cli_session_error(conn, "rm", r) : CLI_EXIT_OK;
+	if (r < 0)
+		return cli_session_error(conn, "rm", r);
+	if (cli->json)
+		return cli_json_file(json_pack("{s:s, s:b}", "session", args[0], "deleted", 1),
+				     args[1]);
+	return CLI_EXIT_OK;
 }

@@ -124,6 +124,13 @@ cli_session_open(struct cli *cli, int argc, char **argv)
 		status = cli_usage_error("session open: unexpected argument");
 		goto out;
 	}
+	/* The command exits at once: its session must not end with its
+	 * connection, only on close, --idle or --lifetime. */
+	r = airlock_session_opts_set_detached(opts, true);
+	if (r < 0) {
+		status = cli_fail("session options", r);
+		goto out;
+	}
 	status = cli_connect(cli, &conn);
 	if (status != 0)
 		goto out;
@@ -144,13 +151,16 @@ out:
 
 /* `airlock session close ID`. */
 static int
-cli_session_close(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED,
-		  char **args)
+cli_session_close(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args)
 {
 	int r;
 
 	r = airlock_session_close(conn, args[0]);
-	return r < 0 ? cli_session_error(conn, "session close", r) : CLI_EXIT_OK;
+	if (r < 0)
+		return cli_session_error(conn, "session close", r);
+	if (cli->json)
+		return cli_json_print(json_pack("{s:s, s:b}", "id", args[0], "closed", 1));
+	return CLI_EXIT_OK;
 }
 
 /* Session i of `airlock session ls --json` (a list of objects, one per
@@ -180,13 +190,17 @@ cli_session_ls(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSE
 	       char **args UNUSED)
 {
 	struct airlock_session_list *list = NULL;
-	char age[32], idle[32];
+	char age[32], idle[32], cut[96];
 	size_t i;
 	int r, status = CLI_EXIT_OK;
 
 	r = airlock_session_list(conn, &list);
+	snprintf(cut, sizeof(cut),
+		 "%" PRIu64 " more sessions not listed (the daemon lists %zu at most)",
+		 airlock_session_list_more(list), airlock_session_list_count(list));
 	status = cli_list_head(cli, conn, "session ls", r, cli_daemon_error, list,
-			       airlock_session_list_count(list), cli_session_row);
+			       airlock_session_list_count(list), cli_session_row,
+			       airlock_session_list_more(list) > 0 ? cut : NULL);
 	if (status >= 0)
 		goto out;
 	status = CLI_EXIT_OK;

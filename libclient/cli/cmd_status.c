@@ -446,14 +446,17 @@ cli_ps(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char 
 {
 	struct airlock_info *info = NULL;
 	struct airlock_ps *ps = NULL;
-	char elapsed[32], pid[16];
+	char elapsed[32], pid[16], cut[96];
 	bool show_uid = false;
 	size_t i, n;
 	int r, status = CLI_EXIT_OK;
 
 	r = airlock_ps(conn, &ps);
+	snprintf(cut, sizeof(cut),
+		 "%" PRIu64 " more runs not listed (the daemon lists %zu at most)",
+		 airlock_ps_more(ps), airlock_ps_count(ps));
 	status = cli_list_head(cli, conn, "ps", r, cli_daemon_error, ps, airlock_ps_count(ps),
-			       cli_ps_row);
+			       cli_ps_row, airlock_ps_more(ps) > 0 ? cut : NULL);
 	if (status >= 0)
 		goto out;
 	status = CLI_EXIT_OK;

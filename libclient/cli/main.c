@@ -34,6 +34,7 @@ static const struct cli_option {
 } cli_options[] = {
 	{{"socket", required_argument, NULL, OPT_SOCKET}, CLI_IN_EVERY},
 	{{"json", no_argument, NULL, OPT_JSON}, CLI_IN_EVERY},
+	{{"timeout", required_argument, NULL, OPT_TIMEOUT}, CLI_IN_EVERY},
 	{{"help", no_argument, NULL, 'h'}, CLI_IN_EVERY},
 	{{"version", no_argument, NULL, OPT_VERSION}, CLI_IN_TOP},
 	{{"lang", required_argument, NULL, OPT_LANG}, CLI_IN_RUN},
@@ -153,14 +154,44 @@ cli_usage_cmd(FILE *f, const char *cmd)
 		cli_usage_limits(f);
 	if (cmd == NULL)
 		fputs("       airlock --version | --help\n", f);
+	if (cmd == NULL || strcmp(cmd, "mcp") != 0)
+		fputs("--timeout SECONDS (before or after the command): give up on each request\n"
+		      "to the daemon after SECONDS, cancelling it there (exit status 124).\n",
+		      f);
 	fputs("See airlock(1).\n", f);
 }
 
-/* Print the usage text to f. */
+/* The command whose synopsis a usage error prints (NULL: the command line
+ * before any command); set as the command line is read. An output setting,
+ * like cli_json_errors below. */
+static const char *cli_usage_topic;
+
+/*
+ * The short usage a usage error prints on stderr: the synopsis of the
+ * command being read (or the command line's shape and the commands) and
+ * where the whole help is. The whole help (cli_usage_cmd) is only for
+ * --help: dozens of lines after an error hide the error.
+ */
 static void
-cli_usage(FILE *f)
+cli_usage_short(FILE *f)
 {
-	cli_usage_cmd(f, NULL);
+	const struct cli_synopsis *s;
+	bool first = true;
+
+	for (s = cli_synopses; cli_usage_topic != NULL && s->cmd != NULL; s++) {
+		if (strcmp(cli_usage_topic, s->cmd) != 0)
+			continue;
+		fprintf(f, "%s%s", first ? "usage: " : "       ", s->text);
+		first = false;
+	}
+	if (first) {
+		fputs("usage: airlock [--socket PATH] [--json] COMMAND [ARG]...\ncommands:", f);
+		for (s = cli_synopses; s->cmd != NULL; s++)
+			fprintf(f, " %s", s->cmd);
+		fputs("\nTry 'airlock --help' for more.\n", f);
+		return;
+	}
+	fprintf(f, "Try 'airlock %s --help' for more.\n", cli_usage_topic);
 }
 
 /*
@@ -230,7 +261,7 @@ cli_usage_error(const char *what)
 {
 	cli_err(CLI_EXIT_USAGE, "usage", "%s", what);
 	if (!cli_json_errors)
-		cli_usage(stderr);
+		cli_usage_short(stderr);
 	return CLI_EXIT_USAGE;
 }
 
@@ -250,16 +281,20 @@ cli_flushed(int status)
 
 /*
  * The head of a listing command, r its call's result: an error reported by
- * err, or under --json the rows printed. Returns the exit status, or -1
+ * err, or under --json the rows printed. cut (NULL: the list is whole) says
+ * on stderr, in both forms, what the daemon left out of the list, so that
+ * a cut list is never taken for the whole. Returns the exit status, or -1
  * when the caller goes on to print its table.
  */
 int
 cli_list_head(const struct cli *cli, struct airlock_conn *conn, const char *what, int r,
 	      int (*err)(struct airlock_conn *, const char *, int), const void *list, size_t n,
-	      json_t *(*row)(const void *list, size_t i))
+	      json_t *(*row)(const void *list, size_t i), const char *cut)
 {
 	if (r < 0)
 		return err(conn, what, r);
+	if (cut != NULL)
+		fprintf(stderr, "airlock: %s: %s\n", what, cut);
 	if (cli->json)
 		return cli_json_print(cli_json_rows(list, n, row));
 	return -1;
@@ -271,6 +306,12 @@ cli_daemon_error(struct airlock_conn *conn, const char *what, int err)
 {
 	const char *code, *message;
 
+	/* The library gave up at --timeout; a run it was waiting for is
+	 * cancelled on the daemon (airlock_conn_set_timeout()). 124, as
+	 * timeout(1) exits. */
+	if (err == -ETIMEDOUT)
+		return cli_err(CLI_EXIT_CANCELLED, "timeout",
+			       "%s: no answer within --timeout (the request was cancelled)", what);
 	if (conn != NULL && airlock_conn_last_error(conn, &code, &message) == 0 &&
 	    err != -ECONNRESET && err != -EBADMSG)
 		return cli_err(CLI_EXIT_UNAVAILABLE, code, "%s: daemon refused: %s: %s", what, code,
@@ -286,7 +327,11 @@ cli_connect(const struct cli *cli, struct airlock_conn **ret)
 	const char *path = cli->socket;
 	int r;
 
-	r = airlock_connect_error(path, ret, code, sizeof(code), message, sizeof(message));
+	/* --timeout bounds the handshake too (a daemon that accepts and does
+	 * not answer, such as a stopped one) and, through the connection's
+	 * timeout, every later request; 0 is airlock_connect_error(). */
+	r = airlock_connect_timeout(path, cli->timeout_ms, ret, code, sizeof(code), message,
+				    sizeof(message));
 	if (r == 0)
 		return 0;
 	if (path == NULL)
@@ -296,6 +341,9 @@ cli_connect(const struct cli *cli, struct airlock_conn **ret)
 	if (code[0] != '\0')
 		return cli_err(CLI_EXIT_UNAVAILABLE, code, "connect to %s: daemon refused: %s: %s",
 			       path, code, message);
+	if (r == -ETIMEDOUT)
+		return cli_err(CLI_EXIT_CANCELLED, "timeout",
+			       "connect to %s: no answer within --timeout", path);
 	return cli_err(CLI_EXIT_UNAVAILABLE, "unreachable", "connect to %s: %s", path,
 		       strerror(-r));
 }
@@ -478,12 +526,13 @@ cli_options_for(unsigned in, struct option *ret)
 	ret[n] = (struct option){NULL, 0, NULL, 0};
 }
 
-/* An option the command does not take: the usage (unless --json) and the usage status. */
+/* An option the command does not take: the short usage (unless --json) and
+ * the usage status. */
 static int
 cli_bad_option(const struct cli_parse *p)
 {
 	if (!cli_json_errors)
-		cli_usage_cmd(stderr, p->usage);
+		cli_usage_short(stderr);
 	if (p->usage == NULL)
 		return cli_err(CLI_EXIT_USAGE, "usage", "bad option (see airlock --help)");
 	return cli_err(CLI_EXIT_USAGE, "usage", "%s: bad option (see airlock %s --help)", p->what,
@@ -504,6 +553,7 @@ cli_parse_options(struct cli *cli, const struct cli_parse *p, struct cli_limits 
 	int c, status;
 
 	cli_options_for(p->in, options);
+	cli_usage_topic = p->usage;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, p->shortopts, options, NULL)) != -1) {
 		if (c == OPT_SOCKET) {
@@ -512,6 +562,13 @@ cli_parse_options(struct cli *cli, const struct cli_parse *p, struct cli_limits 
 		}
 		if (c == OPT_JSON) {
 			cli->json = cli_json_errors = true;
+			continue;
+		}
+		if (c == OPT_TIMEOUT) {
+			status = cli_value("--timeout", optarg, optarg, LIMIT_KIND_MS,
+					   &cli->timeout_ms);
+			if (status != 0)
+				return status;
 			continue;
 		}
 		if (c == 'h') {
@@ -535,6 +592,10 @@ cli_parse_options(struct cli *cli, const struct cli_parse *p, struct cli_limits 
 static int
 cli_mcp(struct cli *cli, int argc, char **argv)
 {
+	/* Each of its calls has its own bounds (docs/mcp.md); a client times
+	 * out its requests itself. */
+	if (cli->timeout_ms != 0)
+		return cli_usage_error("mcp: --timeout is not an option of mcp");
 	return mcp_main(cli->socket, argc, argv);
 }
 
@@ -585,6 +646,7 @@ cli_dispatch(struct cli *cli, const struct cli_command *table, const char *usage
 			break;
 	if (cmd->name == NULL)
 		return cli_usage_error(unknown);
+	cli_usage_topic = usage != NULL ? usage : cmd->name;
 	if (cmd->main != NULL)
 		return cmd->main(cli, argc, argv);
 	parse.what = cmd->name;

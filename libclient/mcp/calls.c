@@ -127,6 +127,97 @@ mcp_run_chunk(struct mcp_call *call, const struct airlock_event *ev)
 	free(text);
 }
 
+/* Whether ps entry a arrived before entry b (ids grow with arrival). */
+static bool
+mcp_ps_before(const struct airlock_ps *ps, size_t a, size_t b)
+{
+	uint64_t ea = airlock_ps_elapsed_ms(ps, a), eb = airlock_ps_elapsed_ms(ps, b);
+
+	return ea > eb || (ea == eb && airlock_ps_run_id(ps, a) < airlock_ps_run_id(ps, b));
+}
+
+/*
+ * Learn which calls in flight airlockd holds in its queue, and their place
+ * in it: a sent run is not running until the daemon has a slot for it
+ * (max_runs, max_runs_per_uid), and a client told "running" waits without
+ * knowing why. ps lists the runs of this process (by pid) with their state;
+ * the daemon starts queued runs in their order of arrival, and m->calls is
+ * newest first, so the calls queued are the first ones of m->calls. A
+ * call's place is 1 + the queued runs the caller may see that arrived
+ * before it. One round trip, at most once per tick; a failed ps leaves the
+ * calls "running", as before.
+ */
+static void
+mcp_queue_places(struct mcp *m)
+{
+	int32_t me = (int32_t)getpid();
+	struct airlock_ps *ps = NULL;
+	struct mcp_call *call;
+	size_t i, k, n, ours = 0, rank, place;
+
+	for (call = m->calls; call != NULL; call = call->next)
+		call->place = 0;
+	if (m->conn == NULL || airlock_ps(m->conn, &ps) < 0)
+		return;
+	n = airlock_ps_count(ps);
+	for (i = 0; i < n; i++)
+		if (airlock_ps_pid(ps, i) == me && strcmp(airlock_ps_state(ps, i), "queued") == 0)
+			ours++;
+	/* The j-th call from the newest is our queued run of rank ours - j
+	 * (rank 1: the oldest). */
+	for (call = m->calls, k = ours; call != NULL && k > 0; call = call->next, k--) {
+		for (i = 0; i < n; i++) {
+			if (airlock_ps_pid(ps, i) != me ||
+			    strcmp(airlock_ps_state(ps, i), "queued") != 0)
+				continue;
+			rank = 1;
+			place = 1;
+			for (size_t o = 0; o < n; o++) {
+				if (strcmp(airlock_ps_state(ps, o), "queued") != 0 ||
+				    !mcp_ps_before(ps, o, i))
+					continue;
+				place++;
+				if (airlock_ps_pid(ps, o) == me)
+					rank++;
+			}
+			if (rank == k)
+				call->place = place;
+		}
+	}
+	airlock_ps_free(ps);
+}
+
+/* The progress text of a tick of call: where it is, for how long. */
+static void
+mcp_tick_text(const struct mcp *m, const struct mcp_call *call, uint64_t now, char *buf, size_t len)
+{
+	uint64_t s = (now - call->start_ms + 500) / 1000;
+
+	if (call->req_id != 0 && call->place > 0)
+		snprintf(buf, len, "waiting in airlockd's queue: place %zu (for %" PRIu64 " s)",
+			 call->place, s);
+	else if (call->req_id != 0)
+		snprintf(buf, len, "running for %" PRIu64 " s", s);
+	else
+		snprintf(buf, len,
+			 "waiting for a free slot of this server (--parallel %u): place %zu "
+			 "(for %" PRIu64 " s)",
+			 m->parallel, call->place, s);
+}
+
+/* Whether a tick of a call of list is due: its place is then looked up. */
+static bool
+mcp_tick_due(const struct mcp_call *list, uint64_t now)
+{
+	const struct mcp_call *call;
+
+	for (call = list; call != NULL; call = call->next)
+		if (call->token != NULL && !call->cancelled && now >= call->next_tick_ms &&
+		    now - call->last_note_ms >= MCP_TICK_MS / 2)
+			return true;
+	return false;
+}
+
 /*
  * Send the progress notes that are due (output collected, or a tick after a
  * second without one: clients that reset their request timeout on progress
@@ -137,9 +228,14 @@ int
 mcp_progress_due(struct mcp *m, struct mcp_call *list, uint64_t now, int timeout)
 {
 	struct mcp_call *call;
-	char text[96];
+	size_t place = 0;
+	char text[160];
 
+	if (list == m->calls && list != NULL && mcp_tick_due(list, now))
+		mcp_queue_places(m);
 	for (call = list; call != NULL; call = call->next) {
+		if (list == m->waiting)
+			call->place = ++place;
 		uint64_t until;
 
 		if (call->token == NULL || call->cancelled)
@@ -147,13 +243,7 @@ mcp_progress_due(struct mcp *m, struct mcp_call *list, uint64_t now, int timeout
 		if (now >= call->next_tick_ms) {
 			mcp_progress_flush(m, call);
 			if (now - call->last_note_ms >= MCP_TICK_MS / 2) {
-				if (call->req_id != 0)
-					snprintf(text, sizeof(text), "running for %" PRIu64 " s",
-						 (now - call->start_ms + 500) / 1000);
-				else
-					snprintf(text, sizeof(text),
-						 "waiting for a free slot for %" PRIu64 " s",
-						 (now - call->start_ms + 500) / 1000);
+				mcp_tick_text(m, call, now, text, sizeof(text));
 				mcp_progress(m, call, text);
 			}
 			call->next_tick_ms = now + MCP_TICK_MS;

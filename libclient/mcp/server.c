@@ -8,9 +8,11 @@
  * (beyond that they wait here; the daemon's own queue decides the rest), and
  * each is answered when it ends: calls are independent of one another. The
  * other methods and tools are short round trips answered at once, also while
- * runs are in progress. SIGTERM, SIGINT, SIGHUP and a closed stdout stop the
- * server at once; stdin's end stops it when the requests read have been
- * answered. Either way it closes the sessions it opened. The server uses
+ * runs are in progress. SIGTERM, SIGINT, SIGHUP and a client gone (stdout
+ * without a reader, the parent process exited) stop the server at once,
+ * cancelling its runs; stdin's end stops it when the requests read have
+ * been answered, or 1.5 s after it, cancelling the rest. Either way it
+ * closes the sessions it opened. The server uses
  * only the public libairlock API (airlock.h); tool output is shaped for a
  * model by content.c.
  *
@@ -38,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -660,31 +663,123 @@ mcp_dispatch(struct mcp *m)
 	}
 }
 
-/* Serve until a stop signal, a closed stdout, or stdin's end with every
+/* ---- The client's presence ------------------------------------------- */
+
+/*
+ * Watch the client: the parent process that started us. A client killed
+ * with SIGKILL cannot close anything in order; what it leaves is a stdout
+ * without a reader and, when it was our parent, its exit. A pidfd reports
+ * the exit at once (Linux 5.3); without one, getppid() is compared on every
+ * pass of the loop, which then wakes at least every MCP_WATCH_MS. A parent
+ * of 1 (started by init, or reparented already) is not watched.
+ */
+static void
+mcp_watch_open(struct mcp *m)
+{
+	m->parentfd = -1;
+	m->ppid = getppid();
+	if (m->ppid <= 1) {
+		m->ppid = 0;
+		return;
+	}
+#ifdef SYS_pidfd_open
+	/* A pidfd is close-on-exec from birth. */
+	m->parentfd = (int)syscall(SYS_pidfd_open, m->ppid, 0);
+#endif
+	/* The parent may have exited between getppid() and the pidfd. */
+	if (getppid() != m->ppid)
+		m->gone = "its parent process exited";
+}
+
+/*
+ * The milliseconds the loop may wait, at most, for stdin's end: stdin's end
+ * is the MCP client's request to shut down (the stdio transport; clients
+ * send SIGTERM a few seconds later), so the calls in flight are given
+ * MCP_EOF_GRACE_MS to be answered, which a short run (the hand-typed
+ * `printf ... | airlock mcp`) is; then the client counts as gone and the
+ * rest is cancelled. -1: no bound; 0: the grace is over.
+ */
+static int
+mcp_eof_due(struct mcp *m, uint64_t now)
+{
+	if (!m->in_eof || (m->calls == NULL && m->waiting == NULL))
+		return -1;
+	if (m->eof_ms == 0)
+		m->eof_ms = now;
+	if (now >= m->eof_ms + MCP_EOF_GRACE_MS) {
+		m->gone = "its stdin ended and the runs in flight did not end within 1.5 s";
+		return 0;
+	}
+	return (int)(m->eof_ms + MCP_EOF_GRACE_MS - now);
+}
+
+/* Note the client gone, from the loop's poll of stdout (out) and of the
+ * parent's pidfd (parent). */
+static void
+mcp_watch_check(struct mcp *m, const struct pollfd *out, const struct pollfd *parent)
+{
+	if (m->gone != NULL)
+		return;
+	/* events 0: only POLLERR (a pipe's reader closed), POLLHUP (a socket's
+	 * peer closed) and POLLNVAL come back, never for a file or a tty. */
+	if (out->revents & (POLLERR | POLLHUP | POLLNVAL))
+		m->gone = "its stdout has no reader";
+	else if (m->out_failed)
+		m->gone = "writing to its stdout failed";
+	else if (m->ppid != 0 && ((parent->revents & POLLIN) || getppid() != m->ppid))
+		m->gone = "its parent process exited";
+}
+
+/* The client is gone: nobody will read an answer. Cancel the runs in flight
+ * (the daemon stops their sandboxes now rather than at the connection's end)
+ * and drop the waiting ones; the caller closes the sessions. */
+static void
+mcp_client_gone(struct mcp *m)
+{
+	struct mcp_call *call;
+	int r;
+
+	mcp_log("the client is gone (%s): cancelling %zu runs, dropping %s", m->gone, m->ncalls,
+		m->waiting != NULL ? "the waiting ones" : "nothing waiting");
+	for (call = m->calls; call != NULL && m->conn != NULL; call = call->next) {
+		r = airlock_cancel(m->conn, call->req_id);
+		if (r < 0 && r != -ENOENT)
+			mcp_log("cancel: %s", strerror(-r));
+		call->cancelled = true;
+	}
+}
+
+/* Serve until a stop signal, the client gone, or stdin's end with every
  * request answered: handle what was read, send and collect runs, then wait
- * for stdin, the daemon, a signal or the next progress note. */
+ * for stdin, the daemon, a signal, the client's end or the next progress
+ * note. */
 static void
 mcp_loop(struct mcp *m)
 {
-	struct pollfd pfd[3];
-	int timeout;
+	struct pollfd pfd[5];
+	int timeout, eof;
 
 	for (;;) {
 		mcp_dispatch(m);
 		mcp_start(m);
 		mcp_collect(m);
-		if (m->stop_signal != 0 || m->out_failed)
+		eof = mcp_eof_due(m, clock_now_ms());
+		if (m->stop_signal != 0 || m->out_failed || m->gone != NULL)
 			break;
 		if (m->in_eof && m->calls == NULL && m->waiting == NULL)
 			break;
-		timeout = mcp_progress_due(m, m->calls, clock_now_ms(), -1);
+		timeout = mcp_progress_due(m, m->calls, clock_now_ms(), eof);
 		timeout = mcp_progress_due(m, m->waiting, clock_now_ms(), timeout);
+		if (m->ppid != 0 && m->parentfd < 0 && (timeout < 0 || timeout > MCP_WATCH_MS))
+			timeout = MCP_WATCH_MS;
 		pfd[0] = (struct pollfd){.fd = m->in_eof ? -1 : STDIN_FILENO, .events = POLLIN};
 		pfd[1] = (struct pollfd){
 			.fd = m->conn != NULL && m->calls != NULL ? airlock_conn_fd(m->conn) : -1,
 			.events = POLLIN};
 		pfd[2] = (struct pollfd){.fd = m->sigfd, .events = POLLIN};
-		if (poll(pfd, 3, timeout) < 0) {
+		pfd[3] = (struct pollfd){.fd = STDOUT_FILENO, .events = 0};
+		pfd[4] = (struct pollfd){.fd = m->parentfd, .events = POLLIN};
+		if (poll(pfd, 5, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			mcp_log("poll: %s", strerror(errno));
@@ -705,6 +800,7 @@ mcp_loop(struct mcp *m)
 		}
 		if (pfd[0].revents != 0)
 			mcp_read_input(m);
+		mcp_watch_check(m, &pfd[3], &pfd[4]);
 	}
 }
 
@@ -716,7 +812,8 @@ mcp_main(const char *socket_path, int argc, char **argv)
 			.parallel = MCP_PARALLEL_DEFAULT,
 			.budget = MCP_BUDGET_DEFAULT,
 			.python_runtime = "python",
-			.sigfd = -1};
+			.sigfd = -1,
+			.parentfd = -1};
 	sigset_t stop;
 	int status = 0;
 
@@ -736,17 +833,25 @@ mcp_main(const char *socket_path, int argc, char **argv)
 	if (m.sigfd < 0)
 		mcp_log("signalfd: %s (sessions are not closed on signals)", strerror(errno));
 	m.tail = &m.head;
+	mcp_watch_open(&m);
 	mcp_log("serving MCP on stdio (airlockd at %s, %u runs at once)", mcp_socket_path(&m),
 		m.parallel);
 	mcp_loop(&m);
 	if (m.stop_signal != 0)
 		mcp_log("%s: stopping (%zu runs in flight, %s)", strsignal(m.stop_signal), m.ncalls,
 			"closing the sessions opened here");
+	else if (m.gone != NULL || m.out_failed) {
+		if (m.gone == NULL)
+			m.gone = "writing to its stdout failed";
+		mcp_client_gone(&m);
+	}
 	mcp_queues_free(&m);
 	mcp_close_sessions(&m);
 	mcp_disconnect(&m);
 	if (m.sigfd >= 0)
 		close(m.sigfd);
+	if (m.parentfd >= 0)
+		close(m.parentfd);
 	free(m.env_python);
 	free(m.env_sh);
 	free(m.in);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define MCP_LINE_MAX (64u << 20) /* longest message accepted on stdin */
 #define MCP_LINE_KEEP 512	 /* bytes of each end of an overlong line kept for its id */
@@ -20,8 +21,10 @@
 #define MCP_TIMEOUT_MAX 86400.0	 /* largest timeout_seconds or cpu_seconds taken */
 #define MCP_PARALLEL_DEFAULT 8	 /* runs in flight at once (--parallel) */
 #define MCP_PARALLEL_MAX 256
-#define MCP_PROBE_MS 10000 /* how long the environment probe may take */
-#define MCP_CLOSE_MS 1500  /* how long closing the sessions at exit may take */
+#define MCP_PROBE_MS 10000    /* how long the environment probe may take */
+#define MCP_CLOSE_MS 1500     /* how long closing the sessions at exit may take */
+#define MCP_WATCH_MS 500      /* the parent's pid compared this often without a pidfd */
+#define MCP_EOF_GRACE_MS 1500 /* calls in flight at stdin's end are answered within this */
 #define MCP_EXIT_USAGE 2
 #define MCP_EXIT_SOFTWARE 70
 
@@ -55,8 +58,9 @@ struct mcp_call {
 	char session[AIRLOCK_SESSION_ID_LEN + 1]; /* "" for a one-shot run */
 	uint64_t wall_ms, cpu_ms, memory_bytes;	  /* asked for; 0: the daemon's default */
 	uint32_t req_id;			  /* libairlock request id once sent, else 0 */
-	bool cancelled;				  /* notifications/cancelled named it */
-	json_int_t notes;			  /* progress notes sent */
+	size_t place;	  /* sent: its place in airlockd's queue (0: running); else in ours */
+	bool cancelled;	  /* notifications/cancelled named it */
+	json_int_t notes; /* progress notes sent */
 	uint64_t start_ms, next_tick_ms, last_note_ms;
 	int note_stream; /* stream of the last chunk in note, 0 for none */
 	size_t note_len;
@@ -78,9 +82,13 @@ struct mcp {
 	bool in_eof, in_skip; /* in_skip: dropping the rest of an overlong line */
 	char skip_head[MCP_LINE_KEEP], skip_tail[MCP_LINE_KEEP];
 	size_t skip_head_len, skip_tail_len;
-	bool out_failed; /* stdout is gone: stop */
-	int sigfd;	 /* SIGTERM, SIGINT, SIGHUP */
-	int stop_signal; /* the signal that stops the server, or 0 */
+	bool out_failed;  /* stdout is gone: stop */
+	const char *gone; /* why the client is known gone (stop at once), or NULL */
+	uint64_t eof_ms;  /* when stdin ended (clock_now_ms()), or 0 */
+	pid_t ppid;	  /* the parent at start (the client), or 0: not watched */
+	int parentfd;	  /* a pidfd of ppid, or -1: getppid() is compared instead */
+	int sigfd;	  /* SIGTERM, SIGINT, SIGHUP */
+	int stop_signal;  /* the signal that stops the server, or 0 */
 	struct mcp_line *head, **tail;
 	struct mcp_call *calls;	   /* in flight */
 	size_t ncalls;		   /* in flight */

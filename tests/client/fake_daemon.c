@@ -173,11 +173,12 @@ fake_run(int fd, const struct proto_msg *msg)
 
 #define FAKE_PS_MAX 16
 
-/* The runs of PS_FILE (strings in names); returns how many. */
+/* The runs of PS_FILE (strings in names); returns how many. A line "more
+ * N" sets *more (runs left out of the list), when more is not NULL. */
 static size_t
-fake_ps_load(const char *path, struct proto_ps_entry *runs, char (*names)[2][64])
+fake_ps_load(const char *path, struct proto_ps_entry *runs, char (*names)[2][64], uint64_t *more)
 {
-	unsigned long long elapsed;
+	unsigned long long elapsed, left;
 	char line[256];
 	size_t n = 0;
 	FILE *f;
@@ -187,6 +188,10 @@ fake_ps_load(const char *path, struct proto_ps_entry *runs, char (*names)[2][64]
 	while (n < FAKE_PS_MAX && fgets(line, sizeof(line), f) != NULL) {
 		struct proto_ps_entry *e = &runs[n];
 
+		if (more != NULL && sscanf(line, "more %llu", &left) == 1) {
+			*more = left;
+			continue;
+		}
 		if (sscanf(line, "%" SCNu32 " %" SCNu32 " %" SCNd32 " %63s %63s %llu", &e->run,
 			   &e->uid, &e->pid, names[n][0], names[n][1], &elapsed) != 6)
 			continue;
@@ -209,7 +214,7 @@ fake_ps(int fd, const struct proto_msg *msg, const char *ps_file)
 	struct proto_out out;
 	int r;
 
-	ps.nruns = fake_ps_load(ps_file, runs, names);
+	ps.nruns = fake_ps_load(ps_file, runs, names, &ps.more);
 	r = proto_encode_ps(msg->id, &ps, &out);
 	return r < 0 ? r : fake_send(fd, &out);
 }
@@ -229,7 +234,7 @@ fake_cancel(int fd, const struct proto_msg *msg, const char *ps_file)
 				       &out);
 		return r < 0 ? r : fake_send(fd, &out);
 	}
-	n = fake_ps_load(ps_file, runs, names);
+	n = fake_ps_load(ps_file, runs, names, NULL);
 	for (i = 0; i < n; i++)
 		if (runs[i].run == msg->u.cancel.run) {
 			r = proto_encode_simple(msg->id, PROTO_CANCEL_OK, &out);

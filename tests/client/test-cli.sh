@@ -150,6 +150,19 @@ else
 	echo "FAIL ps-json-parses" >&2; fails=$((fails + 1))
 fi
 
+# A cut ps list (issue 32): the runs left out are counted on stderr, in
+# both forms; the JSON stays the list of runs.
+printf '17 1000 4321 python running 1500\nmore 300\n' >"$ps"
+expect ps-more 0 -- "$airlock" ps
+line ps-more-row "$tmp/out" "17 +python +running +1\\.5s +4321"
+has ps-more-note "$tmp/err" "airlock: ps: 300 more runs not listed"
+expect ps-more-json 0 -- "$airlock" --json ps
+line ps-more-json-out "$tmp/out" '\[\{"id":17,.*\}\]'
+has ps-more-json-note "$tmp/err" "airlock: ps: 300 more runs not listed"
+printf '17 1000 4321 python running 1500\n' >"$ps"
+expect ps-whole 0 -- "$airlock" ps
+lacks ps-whole-note "$tmp/err" "not listed"
+
 # A run of another uid (as root sees them): the UID column appears.
 printf '17 1000 4321 python running 1500\n19 0 99 exec running 3600000\n' >"$ps"
 expect ps-uid 0 -- "$airlock" ps
@@ -268,7 +281,18 @@ has files-json-out "$tmp/out" '{"kind":"file","size":9,"mtime_ms":1700000000123,
 has files-json-newline "$tmp/out" '"name":"a\nb"'
 expect files-subdir-missing 1 -- "$airlock" files "$sid" nodir
 expect files-extra 2 -- "$airlock" files "$sid" a b
+# --json answers every command, success included (issue 32): put, get to a
+# file and rm print one JSON object; get to stdout prints the bytes.
+expect put-json 0 -- "$airlock" --json put "$sid" "$tmp/local" g.txt
+line put-json-out "$tmp/out" '\{"session":"'"$sid"'","bytes":9,"name":"g.txt"\}'
+expect get-json 0 -- "$airlock" --json get "$sid" g.txt "$tmp/g.out"
+line get-json-out "$tmp/out" '\{"session":"'"$sid"'","bytes":9,"size":9,"truncated":false,"name":"g.txt"\}'
+expect get-json-stdout 0 -- "$airlock" --json get "$sid" g.txt -
+line get-json-stdout-data "$tmp/out" "file data"
+expect rm-json 0 -- "$airlock" --json rm "$sid" g.txt
+line rm-json-out "$tmp/out" '\{"session":"'"$sid"'","deleted":true,"name":"g.txt"\}'
 expect rm 0 -- "$airlock" rm "$sid" f.txt
+[ -s "$tmp/out" ] && { echo "FAIL rm-quiet" >&2; fails=$((fails + 1)); } || echo "ok rm-quiet"
 expect rm-again 1 -- "$airlock" rm "$sid" f.txt
 
 # run --session and --stream.
@@ -316,6 +340,22 @@ expect help-files 0 -- "$airlock" files --help
 has help-files-out "$tmp/out" "files SESSION [DIR]"
 expect help-global 0 -- "$airlock" --help
 has help-global-mcp "$tmp/out" " mcp "
+
+# A usage error prints a short usage (issue 32): the command's synopsis and
+# where the help is, not the whole help.
+expect usage-short-ps 2 -- "$airlock" ps extra
+has usage-short-ps-synopsis "$tmp/err" "usage: airlock [--socket PATH] [--json] ps"
+has usage-short-ps-more "$tmp/err" "Try 'airlock ps --help' for more."
+lacks usage-short-ps-only "$tmp/err" "session close"
+expect usage-short-run 2 -- "$airlock" run --no-such-option -c exit:0
+has usage-short-run-more "$tmp/err" "Try 'airlock run --help' for more."
+lacks usage-short-run-no-help "$tmp/err" "--force"
+expect usage-short-none 2 -- "$airlock"
+has usage-short-none-commands "$tmp/err" "commands: ping info ps cancel run session"
+[ "$(wc -l <"$tmp/err")" -le 5 ] && echo "ok usage-short-none-lines" ||
+	{ echo "FAIL usage-short-none-lines: $(wc -l <"$tmp/err") lines" >&2; cat "$tmp/err" >&2; fails=$((fails + 1)); }
+expect usage-short-unknown 2 -- "$airlock" frob
+has usage-short-unknown-more "$tmp/err" "Try 'airlock --help' for more."
 expect version 0 -- "$airlock" --version
 has version-out "$tmp/out" "(libairlock 0.9"
 # --json errors are JSON on stdout.
@@ -337,7 +377,8 @@ lacks artifacts-force-evil "$tmp/err" "artifact ok.txt"
 expect force-alone 2 -- "$airlock" run --force -c exit:0
 
 # Closing ends it: every later use is not_found, a run 125.
-expect session-close 0 -- "$airlock" session close "$sid"
+expect session-close 0 -- "$airlock" --json session close "$sid"
+line session-close-json-out "$tmp/out" '\{"id":"'"$sid"'","closed":true\}'
 expect session-close-again 1 -- "$airlock" session close "$sid"
 has session-close-again-reason "$tmp/err" "session close: not found: no such session"
 expect session-close-bad 2 -- "$airlock" session close xyz

@@ -101,6 +101,37 @@ def png_is_valid(data: bytes) -> bool:
     return kinds[0] == b"IHDR" and kinds[-1] == b"IEND" and len(zlib.decompress(idat)) == 2 * 7
 
 
+# The client of test_killed_client_leaves_nothing_running: starts `airlock
+# mcp` as its child, opens a session, starts a long run in it, prints the
+# server's pid and the session once the daemon runs it, then waits to be killed.
+KILLED_CLIENT = r"""
+import json, subprocess, sys, time
+cli, sock = sys.argv[1], sys.argv[2]
+p = subprocess.Popen([cli, "--socket", sock, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send(m):
+    p.stdin.write((json.dumps(m) + "\n").encode()); p.stdin.flush()
+def wait(i):
+    while True:
+        m = json.loads(p.stdout.readline())
+        if m.get("id") == i:
+            return m
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "k", "version": "1"}}})
+wait(1)
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "session_open", "arguments": {}}})
+sid = wait(2)["result"]["structuredContent"]["session"]
+send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "run_python", "arguments": {"code": "import time; time.sleep(60)", "session": sid}}})
+send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "run_shell", "arguments": {"command": "sleep 60"}}})
+deadline = time.monotonic() + 30
+while subprocess.run([cli, "--socket", sock, "ps"], capture_output=True).stdout.count(b"running") < 2:
+    if time.monotonic() > deadline:
+        sys.exit("the runs did not start within 30 s")
+    time.sleep(0.05)
+print(p.pid, sid, flush=True)
+time.sleep(120)
+"""
+
+
 class Server:
     """One `airlock mcp` process and a thread reading its stdout."""
 
@@ -668,6 +699,43 @@ class McpTest(unittest.TestCase):
                 self.assertEqual(server.close(), 0)
             one.remove()
 
+    def test_queued_runs_say_waiting_with_place(self) -> None:
+        # Issue 32: runs the daemon holds in its queue (one slot here) were
+        # reported as "running" in progress notes; they say they wait, and
+        # their place in the queue.
+        base, count = uid_range()
+        one = Daemon(os.environ.get("AIRLOCKD") or shutil.which("airlockd"), "[daemon]\nmax_runs = 1\n",
+                     prefix="airlock-mcp1-", uids=(base + count - SMALL_UIDS, SMALL_UIDS))
+        server = None
+        try:
+            one.start()
+            server = Server(one.sock)
+            server.initialize()
+            rids = [
+                server.request("tools/call", {"name": "run_python", "arguments": {"code": f"import time; time.sleep({t}); print({i})"},
+                                              "_meta": {"progressToken": f"q{i}"}})
+                for i, t in enumerate((2.5, 0.1, 0.1))
+            ]
+            notes = []
+            for rid in rids:
+                reply = server.wait(rid, timeout=30, notes=notes)
+                self.assertFalse(reply["result"]["isError"], text_of(reply["result"]) + one.log_tail())
+            said = {}
+            for n in notes:
+                if n["method"] == "notifications/progress":
+                    said.setdefault(n["params"]["progressToken"], []).append(n["params"].get("message", ""))
+            log = f"{said}\ndaemon log:\n{one.log_tail()}"
+            self.assertTrue(any(m.startswith("running for") for m in said.get("q0", [])), log)
+            self.assertFalse(any("waiting" in m for m in said.get("q0", [])), log)
+            self.assertTrue(any(m.startswith("waiting in airlockd's queue: place 1 ") for m in said.get("q1", [])), log)
+            self.assertTrue(any(m.startswith("waiting in airlockd's queue: place 2 ") for m in said.get("q2", [])), log)
+            self.assertFalse(any(m.startswith("running") for m in said.get("q1", []) + said.get("q2", [])), log)
+            print(f"\nprogress notes with one slot: {said}", file=sys.stderr)
+        finally:
+            if server is not None:
+                self.assertEqual(server.close(), 0)
+            one.remove()
+
     def test_session_flow(self) -> None:
         self.server.initialize()
         opened = self.server.tool("session_open", {})
@@ -732,6 +800,86 @@ class McpTest(unittest.TestCase):
         finally:
             self.assertEqual(away.close(), 0)
         self.assertEqual(away.bad, [])
+
+    def test_killed_client_leaves_nothing_running(self) -> None:
+        # Issue 32: an MCP client killed with SIGKILL mid-call (its stdin and
+        # stdout pipes close with it, and it was the server's parent): within
+        # 2 s the server cancels its runs, closes its sessions and exits, so
+        # the user's next run starts at once.
+        errors = tempfile.TemporaryFile()  # the client's and the server's stderr
+        client = subprocess.Popen(
+            [sys.executable, "-c", KILLED_CLIENT, CLI, SOCKET],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+
+        def log() -> str:
+            errors.seek(0)
+            return errors.read().decode(errors="replace")[-4000:] + "\ndaemon log:\n" + _daemon.log_tail(6000)
+
+        try:
+            line = client.stdout.readline()  # "PID SESSION" once the run is running
+            self.assertTrue(line, log())
+            pid, session = line.decode().split()
+            client.kill()
+            client.wait()
+            t0 = time.monotonic()
+            gone = False
+            while time.monotonic() - t0 < 2.0:
+                try:
+                    os.kill(int(pid), 0)
+                except ProcessLookupError:
+                    gone = True
+                    break
+                # Not our child: reaped by init; a zombie still answers kill(0).
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().split(") ")[-1].startswith("Z"):
+                        gone = True
+                        break
+                time.sleep(0.05)
+            took = time.monotonic() - t0
+            self.assertTrue(gone, "airlock mcp still running 2 s after its client was killed\n" + log())
+            ps = subprocess.run([CLI, "--socket", SOCKET, "ps"], capture_output=True, text=True, timeout=10)
+            self.assertNotIn("running", ps.stdout, "a run outlived the client: " + ps.stdout + log())
+            self.assertNotIn("queued", ps.stdout, "a run outlived the client: " + ps.stdout + log())
+            ls = subprocess.run([CLI, "--socket", SOCKET, "session", "ls"], capture_output=True, text=True, timeout=10)
+            self.assertNotIn(session, ls.stdout, "the session outlived the client\n" + log())
+            t1 = time.monotonic()
+            nxt = subprocess.run([CLI, "--socket", SOCKET, "run", "-c", "print(7)"], capture_output=True, text=True, timeout=30)
+            self.assertEqual(nxt.stdout.strip(), "7", nxt.stderr)
+            self.assertLess(time.monotonic() - t1, 10)
+            print(f"\nmcp exited {took:.2f} s after its client's SIGKILL", file=sys.stderr)
+        finally:
+            if client.poll() is None:
+                client.kill()
+                client.wait()
+            client.stdout.close()
+            errors.close()
+
+    def test_eof_bounds_the_runs_in_flight(self) -> None:
+        # Issue 32: stdin's end is the MCP client's "shut down" (the stdio
+        # transport); a run still going 1.5 s later is cancelled and the
+        # server exits within 2 s, its runs stopped on the daemon.
+        self.server.initialize()
+        self.server.request("tools/call", {"name": "run_shell", "arguments": {"command": "sleep 30"}})
+        deadline = time.monotonic() + 30
+        while "running" not in subprocess.run([CLI, "--socket", SOCKET, "ps"], capture_output=True, text=True).stdout:
+            self.assertLess(time.monotonic(), deadline, "the run did not start")
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        self.server.proc.stdin.close()
+        try:
+            rc = self.server.proc.wait(timeout=2.5)
+        except subprocess.TimeoutExpired:
+            rc = None
+        took = time.monotonic() - t0
+        self.assertEqual(rc, 0, f"airlock mcp still running {took:.1f} s after stdin ended\n{self.server.log()}")
+        self.assertLess(took, 2.0, self.server.log())
+        deadline = time.monotonic() + 5
+        while "running" in subprocess.run([CLI, "--socket", SOCKET, "ps"], capture_output=True, text=True).stdout:
+            self.assertLess(time.monotonic(), deadline, "the run outlived the server")
+            time.sleep(0.05)
+        print(f"\nmcp exited {took:.2f} s after its stdin ended with a run in flight", file=sys.stderr)
 
     def test_eof_finishes_queued_work(self) -> None:
         # Like `printf ... | airlock mcp`: stdin ends with a run queued; it is

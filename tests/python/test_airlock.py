@@ -40,7 +40,7 @@ from airlock import (
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import Daemon  # noqa: E402
+from airlock_testlib import Daemon, uid_range  # noqa: E402
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,6 +65,7 @@ def setUpModule() -> None:
         "[sessions]\nmax_per_uid = 16\nmax_interpreters = 16\nmax_interpreters_per_uid = 16\n[profile advised]\nblocked_imports = subprocess, os.path\nhidden_paths = /usr/share/doc\n",
         prefix="airlock-py-",
         debug=True,
+        uids=(uid_range()[0], uid_range()[1] - MANY_UIDS),
     )
     SOCKET = _daemon.sock
     _daemon.start()
@@ -434,6 +435,41 @@ def session_gone(sandbox, sid: str, seconds: float = 10.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+# uids of the many-sessions daemon (SessionListCutTest), the range's last:
+# two daemons never share a uid.
+MANY_UIDS = 256
+
+
+class SessionListCutTest(unittest.TestCase):
+    """A session list the daemon cuts says how many it left out (issue 32)."""
+
+    def test_list_says_how_many_are_left_out(self) -> None:
+        base, count = uid_range()
+        many = Daemon(os.environ.get("AIRLOCKD") or shutil.which("airlockd"), "[sessions]\nmax_per_uid = 80\n",
+                      prefix="airlock-py-many-", uids=(base + count - MANY_UIDS, MANY_UIDS))
+        many.start()
+        sandbox = AirlockSandbox(many.sock)
+        sessions = []
+        try:
+            for _ in range(70):
+                s = sandbox.session_sync(workspace_bytes=1 << 20)
+                s.open()
+                sessions.append(s)
+            listed = sandbox.list_sessions()
+            self.assertEqual(len(listed), 64, many.log_tail())
+            self.assertEqual(listed.more, 6, many.log_tail())
+            self.assertEqual(len({i.id for i in listed} | {s.id for s in sessions}), 70)
+            for s in sessions[:10]:
+                s.close()
+            whole = sandbox.list_sessions()
+            self.assertEqual((len(whole), whole.more), (60, 0))
+        finally:
+            for s in sessions:
+                s.close()
+            sandbox.close()
+            many.remove()
 
 
 class SessionTest(unittest.TestCase):

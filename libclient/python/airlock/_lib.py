@@ -230,6 +230,8 @@ _OPTIONAL = {
     "airlock_info_mount_target": (_str, [_p, _size]),
     "airlock_info_mount_is_package": (_bool, [_p, _size]),
     "airlock_info_capacity": (ctypes.c_uint32, [_p, _int]),
+    # 0.10: lists that say how many they leave out
+    "airlock_session_list_more": (_u64, [_p]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

@@ -800,13 +800,16 @@ class AirlockSandbox:
             self._sessions.add(core)
         return core
 
-    def list_sessions(self) -> List["SessionInfo"]:
-        """The caller's open sessions, on every connection and process (blocking)."""
-        from ._session import SessionInfo
+    def list_sessions(self) -> "SessionList":
+        """The caller's open sessions, on every connection and process (blocking).
+
+        At most 64 are listed; the list's more says how many are left out.
+        """
+        from ._session import SessionInfo, SessionList
 
         _require_sessions(self._lib, "sessions")
         lib = self._lib
-        out: List[SessionInfo] = []
+        out = SessionList()
 
         def interp(lst: ctypes.c_void_p, i: int) -> Optional[str]:
             if not hasattr(lib, "airlock_session_list_interpreter"):
@@ -831,6 +834,8 @@ class AirlockSandbox:
                             interpreter=interp(lst, i),
                         )
                     )
+                if hasattr(lib, "airlock_session_list_more"):  # a library before 0.10 cannot say
+                    out.more = int(lib.airlock_session_list_more(lst))
             finally:
                 lib.airlock_session_list_free(lst)
             return 0

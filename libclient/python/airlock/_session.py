@@ -10,7 +10,7 @@ import os
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, List, Optional, Union
 
 from . import _lib
 from ._request import _Request, _run_method, _RunArgs, _to_bytes
@@ -50,6 +50,18 @@ class SessionInfo:
     runs: int
     state: str
     interpreter: Optional[str] = None
+
+
+class SessionList(List[SessionInfo]):
+    """The list list_sessions() returns, plus more: how many of the caller's
+    sessions it leaves out.
+
+    The daemon lists at most 64 sessions (the oldest first) and, since 0.10,
+    counts the rest; more is 0 when the list holds them all (or when the
+    library or daemon is older and cannot say).
+    """
+
+    more: int = 0
 
 
 def _path(path: object, *, allow_empty: bool = False) -> bytes:

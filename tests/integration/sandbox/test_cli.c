@@ -27,7 +27,9 @@ setup(void **state)
 {
 	static struct sbx s;
 
-	if (sbx_start(&s, NULL) < 0)
+	/* A short grace for sessions whose owner has no connection left
+	 * (test_session_outlives_cli); the other tests keep s.conn open. */
+	if (sbx_start(&s, "[sessions]\norphan_grace_ms = 1000\n") < 0)
 		return -1;
 	*state = &s;
 	return 0;
@@ -219,6 +221,116 @@ test_wall_status(void **state)
 	assert_status(&r, 120);
 	assert_true(sbx_now_ms() - t0 < 5000);
 	cli_free(&r);
+}
+
+/*
+ * --timeout (issue 32): a run still going when it fires is cancelled on the
+ * daemon, and the command exits 124 at once, saying why; without it the
+ * command would wait for the run's 30 s.
+ */
+static void
+test_timeout(void **state)
+{
+	const char *args[] = {"--timeout", "1",	 "run", "--wall",   "60",
+			      "--lang",	   "sh", "-c",	"sleep 30", NULL};
+	const char *ps[] = {"ps", NULL};
+	const char *bad[] = {"--timeout", "soon", "ping", NULL};
+	uint64_t t0 = sbx_now_ms(), took;
+	struct cli_out r = cli(*state, args);
+
+	took = sbx_now_ms() - t0;
+	assert_status(&r, 124);
+	if (strstr(r.err, "--timeout") == NULL)
+		fprintf(stderr, "stderr: %s\n", r.err);
+	assert_non_null(strstr(r.err, "--timeout"));
+	assert_true(took >= 900 && took < 5000);
+	cli_free(&r);
+	/* The daemon stopped the run: ps soon lists nothing running. */
+	t0 = sbx_now_ms();
+	for (;;) {
+		r = cli(*state, ps);
+		assert_status(&r, 0);
+		if (strstr(r.out, "running") == NULL)
+			break;
+		if (sbx_now_ms() - t0 > 5000)
+			fprintf(stderr, "ps 5 s after --timeout fired:\n%s\n", r.out);
+		assert_true(sbx_now_ms() - t0 <= 5000);
+		cli_free(&r);
+		usleep(50 * 1000);
+	}
+	cli_free(&r);
+	r = cli(*state, bad);
+	assert_status(&r, 2);
+	cli_free(&r);
+}
+
+/* Whether session id is listed by `airlock session ls`. */
+static bool
+session_listed(struct sbx *s, const char *id)
+{
+	const char *ls[] = {"session", "ls", NULL};
+	struct cli_out r = cli(s, ls);
+	bool found;
+
+	assert_status(&r, 0);
+	found = strstr(r.out, id) != NULL;
+	cli_free(&r);
+	return found;
+}
+
+/*
+ * A session the CLI opens keeps its --idle after the CLI exits (issue 32):
+ * it used to end when its owner had had no connection for the daemon's
+ * orphan grace (1 s here, 60 s as shipped), whatever --idle said. A session
+ * opened through the library without detached still does, so the grace is
+ * seen to work. The uid holds no connection meanwhile (s->conn closed).
+ */
+static void
+test_session_outlives_cli(void **state)
+{
+	struct sbx *s = *state;
+	const char *open[] = {"session", "open", "--idle", "600", NULL};
+	char id[AIRLOCK_SESSION_ID_LEN + 1], plain[AIRLOCK_SESSION_ID_LEN + 1], line[128];
+	struct airlock_conn *other = NULL;
+	struct cli_out r;
+	uint64_t t0;
+
+	assert_int_equal(airlock_connect(s->f.sock, &other), 0);
+	assert_int_equal(airlock_session_open(other, NULL, plain), 0);
+	airlock_conn_free(other);
+	airlock_conn_free(s->conn);
+	s->conn = NULL;
+	r = cli(s, open);
+	assert_status(&r, 0);
+	snprintf(id, sizeof(id), "%.32s", r.out);
+	cli_free(&r);
+	/* Wait for the grace to end the plain session (the daemon logs it;
+	 * a connection of this uid would stop the grace's timer), then a
+	 * second more for the CLI's, opened just after it. */
+	snprintf(line, sizeof(line), "session %.8s uid 0: ended (its owner has been gone too long)",
+		 plain);
+	t0 = sbx_now_ms();
+	while (!fixture_log_has(&s->f, line)) {
+		if (sbx_now_ms() - t0 > 10000)
+			fprintf(stderr, "no '%s' in the daemon's log within 10 s\n", line);
+		assert_true(sbx_now_ms() - t0 <= 10000);
+		usleep(50 * 1000);
+	}
+	t0 = sbx_now_ms();
+	while (sbx_now_ms() - t0 < 1000)
+		usleep(100 * 1000);
+	assert_int_equal(airlock_connect(s->f.sock, &s->conn), 0);
+	if (!session_listed(s, id))
+		fprintf(stderr, "the CLI's session %s ended with its connection\n", id);
+	assert_true(session_listed(s, id));
+	assert_false(session_listed(s, plain));
+	{
+		const char *close[] = {"session", "close", id, NULL};
+
+		r = cli(s, close);
+		assert_status(&r, 0);
+		cli_free(&r);
+	}
 }
 
 static void
@@ -835,6 +947,8 @@ main(void)
 		cmocka_unit_test(test_signal_status),
 		cmocka_unit_test(test_exec),
 		cmocka_unit_test(test_wall_status),
+		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_session_outlives_cli),
 		cmocka_unit_test(test_cpu_status),
 		cmocka_unit_test(test_memory_status),
 		cmocka_unit_test(test_above_ceiling_status),
