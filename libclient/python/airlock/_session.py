@@ -10,7 +10,7 @@ import os
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, List, Optional, Union
 
 from . import _lib
 from ._request import _Request, _run_method, _RunArgs, _to_bytes
@@ -104,6 +104,7 @@ class _SessionCore:
         self.closed_reason = ""
         self.options = (0, 0, 0)
         self.interpreter: Optional[str] = None  # a session of cells
+        self.cells: List[_Request] = []  # run_cell awaits in flight, oldest first
         self.lock = threading.Lock()
 
     @classmethod
@@ -490,7 +491,37 @@ class AirlockSession:
         if core.interpreter is None and core.is_open:
             await self._blocking(core.learn_interpreter)
         request = core.cell(code, limits)
-        return await core.run_async(request, None)
+        core.cells.append(request)
+        try:
+            return await core.run_async(request, None)
+        finally:
+            core.cells.remove(request)
+
+    async def interrupt(self) -> None:
+        """Interrupt the cell of this session that runs now (the oldest run_cell awaited here).
+
+        As at its wall limit: KeyboardInterrupt in the cell, and the
+        interpreter keeps its state; the run_cell await raises SandboxError
+        with the result (outcome "cancelled", state "kept"), and the cells
+        queued behind it then run. A cell that does not
+        stop within 2 s is killed with its interpreter (state "lost"). Raises
+        SandboxError when no cell of the session is in flight here, or the
+        daemon's not_found when the cell has just ended (its result stands).
+        Cancelling a run_cell task does the same to that cell.
+        """
+        core = self._core
+        core.check_open()
+        rid = next((r.rid for r in core.cells if r.rid != 0), 0)
+        if rid == 0:
+            raise SandboxError(f"no cell of session {core.id} is running")
+        channel = core.sandbox._channel(asyncio.get_running_loop())
+        conn = channel.conn
+        if conn is None:
+            raise SandboxError(f"no cell of session {core.id} is running")
+        rc = conn.lib.airlock_cancel(conn.ptr, rid)  # one round trip to the local daemon
+        channel.drain()  # replies read meanwhile
+        if rc < 0:
+            raise conn.error(rc)
 
     async def write_file(self, path: PathLike, data: BytesLike) -> None:
         """Write data (bytes, or str as UTF-8) as the file path, replacing it; parents are made."""
