@@ -909,9 +909,10 @@ run_cancel_request(struct daemon *d, struct client *c, uint32_t req_id,
 
 	/*
 	 * A cell is cancelled by interrupting it (cells_cancel), never by
-	 * ending its interpreter's run: named by its own request id, or by
-	 * the interpreter's run id (what ps shows), or by the request that
-	 * started the interpreter (run_find then finds that run).
+	 * ending its interpreter's run: named by its own request id (the
+	 * interpreter's run answers no connection, so run_find never finds it
+	 * by one: the session's cells are asked), or by the interpreter's run
+	 * id (what ps shows).
 	 */
 	if (r != NULL)
 		cs = r->cells;

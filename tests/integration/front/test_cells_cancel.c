@@ -408,6 +408,34 @@ test_cancel_deaf_cell_loses_state(void **state)
 	airlock_conn_free(c);
 }
 
+/* The session's first cell, whose request started the interpreter (the
+ * daemon finds its run by that request id): interrupted too, and the
+ * interpreter lives on; a second cancel of it is not_found. */
+static void
+test_cancel_first_cell(void **state)
+{
+	struct airlock_conn *c = cc_connect();
+	struct airlock_result *res;
+	char id[40];
+	uint32_t loop;
+	int rc;
+
+	(void)state;
+	cc_open(c, id);
+	loop = cc_submit(c, id, "u = 5\n" LOOP_CELL);
+	cc_wait_started(c, id);
+	rc = airlock_cancel(c, loop);
+	CHECK(rc == 0, "cancel the first cell: %s", strerror(-rc));
+	res = cc_result(c, loop);
+	cc_expect_cancelled(res, AIRLOCK_CELL_KEPT, true);
+	airlock_result_free(res);
+	rc = airlock_cancel(c, loop);
+	CHECK(rc == -ENOENT, "cancel of the first cell again: %d", rc);
+	cc_expect_value(c, id, "u", "5");
+	CHECK(airlock_session_close(c, id) == 0, "close");
+	airlock_conn_free(c);
+}
+
 /* What another user sees when cancelling our interpreter's run id. */
 static void
 other_cancel(void *arg, void *buf)
@@ -462,6 +490,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cancel_by_ps_run_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_queued_cell, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_deaf_cell_loses_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_first_cell, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_other_users_cell, setup, teardown),
 	};
 
