@@ -1239,6 +1239,45 @@ class CellCancelTest(unittest.TestCase):
         self.assertIn("no cell", str(nothing))
 
 
+    def test_interrupt_sync(self) -> None:
+        import threading
+
+        with self.sandbox.session_sync(interpreter="python") as s:
+            s.run_cell("x = 7")
+            got = {}
+
+            def run():
+                try:
+                    got["result"] = s.run_cell(LOOP_CELL)
+                except airlock.SandboxError as e:
+                    got["error"] = e
+
+            t = threading.Thread(target=run)
+            t.start()
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    s.read_file("started")
+                    break
+                except airlock.SandboxNotFoundError:
+                    self.assertLess(time.monotonic(), deadline, "the cell did not start")
+                    time.sleep(0.005)
+            t0 = time.monotonic()
+            s.interrupt()
+            t.join(30)
+            took = time.monotonic() - t0
+            self.assertFalse(t.is_alive(), "run_cell did not return after interrupt()")
+            self.assertIn("error", got, got)
+            r = got["error"].result
+            self.assertEqual((r.outcome, r.state), ("cancelled", "kept"))
+            self.assertIn("KeyboardInterrupt", r.stderr)
+            self.assertLess(took, 2)
+            self.assertEqual(s.run_cell("x").value, "7")
+            with self.assertRaises(airlock.SandboxError) as cm:
+                s.interrupt()
+            self.assertIn("no cell", str(cm.exception))
+
+
 class CellTest(unittest.TestCase):
     """Interpreter sessions (docs/design-interpreters.md section 4): one
     interpreter per session, through the real daemon; the daemon keeps
