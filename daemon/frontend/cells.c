@@ -345,22 +345,18 @@ cells_answer_lost(const struct cell *cl, const struct proto_result *base, const 
 	}
 }
 
-/*
- * A cancelled cell's outcome (docs/design-interpreters.md §2.7): one taken
- * out of the queue, or interrupted (KeyboardInterrupt) by the cancel, is
- * `cancelled`; one lost (it did not stop within the grace after its
- * SIGINT: the supervisor ended the interpreter) is `cancelled` too, with
- * a note that the state was lost. One that finished before its SIGINT
- * landed, or that a limit interrupted first, keeps its own outcome.
- */
+/* A cancelled cell's outcome (docs/design-interpreters.md §2.7): queued,
+ * interrupted, or lost past the grace (with a note): `cancelled`; done
+ * first, a limit first, or restarted by us (why): its own. */
 static void
-cells_answer_cancelled(const struct cells *cs, const struct cell *cl, bool lost,
+cells_answer_cancelled(const struct cells *cs, const struct cell *cl, bool lost, const char *why,
 		       struct proto_result *res, char *note, size_t len)
 {
 	if (cl->stage == CELL_QUEUED) {
 		res->outcome = PROTO_OUTCOME_CANCELLED;
 		res->error = NULL;
-	} else if (lost) {
+	} else if (lost && why == NULL && res->outcome != PROTO_OUTCOME_MEMORY_LIMIT &&
+		   res->outcome != PROTO_OUTCOME_PROCESS_LIMIT) {
 		res->outcome = PROTO_OUTCOME_CANCELLED;
 		res->error = NULL;
 		snprintf(note, len,
@@ -397,7 +393,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	else
 		cells_answer_done(&cl->done, cl->fd[2], end, &res, disp, dbuf, &value);
 	if (cl->cancelled)
-		cells_answer_cancelled(cs, cl, lost, &res, note_cancel, sizeof(note_cancel));
+		cells_answer_cancelled(cs, cl, lost, why, &res, note_cancel, sizeof(note_cancel));
 	for (k = 0; k < 2; k++)
 		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
 	/* Why the interpreter this cell found is a new one, when a reload
@@ -899,19 +895,24 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	cells_pump(cs);
 }
 
-bool
-cells_has_request(const struct cells *cs, const struct client *c, uint32_t req_id)
+static struct cell *
+cells_find(const struct cells *cs, const struct client *c, uint32_t req_id)
 {
-	const struct cell *cl;
+	struct cell *cl;
 
 	TAILQ_FOREACH(cl, &cs->q, entry)
 	if (cl->c == c && cl->req_id == req_id)
-		return true;
-	return false;
+		return cl;
+	return NULL;
 }
 
-/* Why the cell cl (c's of request cell_req, or the head) cannot be
- * cancelled, into why; NULL if it can. */
+bool
+cells_has_request(const struct cells *cs, const struct client *c, uint32_t req_id)
+{
+	return cells_find(cs, c, req_id) != NULL;
+}
+
+/* Why cl (c's of cell_req, or the head) cannot be cancelled; NULL: it can. */
 static const char *
 cells_cancel_refused(const struct cells *cs, const struct cell *cl, uint32_t cell_req, char *why,
 		     size_t len)
@@ -925,9 +926,14 @@ cells_cancel_refused(const struct cells *cs, const struct cell *cl, uint32_t cel
 	else if (cl == NULL)
 		snprintf(why, len, "no cell runs in session %s: its interpreter is idle",
 			 session_id(cs->s));
-	else if (cl->stage == CELL_FINISHING || cs->state == CELLS_KILLING)
+	else if (cl->stage == CELL_FINISHING)
 		snprintf(why, len, "cell %" PRIu64 " of session %s has already ended", cl->n,
 			 session_id(cs->s));
+	else if (cs->state == CELLS_KILLING)
+		snprintf(why, len,
+			 "cell %" PRIu64
+			 " of session %s is ending: its interpreter is being restarted",
+			 cl->n, session_id(cs->s));
 	else if (cl->cancelled)
 		snprintf(why, len, "cell %" PRIu64 " of session %s is already being cancelled",
 			 cl->n, session_id(cs->s));
@@ -939,15 +945,11 @@ cells_cancel_refused(const struct cells *cs, const struct cell *cl, uint32_t cel
 void
 cells_cancel(struct cells *cs, struct client *c, uint32_t id, uint32_t cell_req)
 {
-	struct cell *cl = TAILQ_FIRST(&cs->q);
+	struct cell *cl = cell_req != 0 ? cells_find(cs, c, cell_req) : TAILQ_FIRST(&cs->q);
 	struct cells_sup in;
 	struct proto_out out;
 	char why[192];
 
-	if (cell_req != 0)
-		TAILQ_FOREACH(cl, &cs->q, entry)
-	if (cl->c == c && cl->req_id == cell_req)
-		break;
 	if (cells_cancel_refused(cs, cl, cell_req, why, sizeof(why)) != NULL) {
 		/* Nothing changes: the cell, if any, runs on. */
 		client_send_error(c, id, PROTO_ERR_NOT_FOUND, "%s", why);
@@ -968,11 +970,8 @@ cells_cancel(struct cells *cs, struct client *c, uint32_t id, uint32_t cell_req)
 			cells_pump_soon(cs);
 		return;
 	}
-	/*
-	 * Running: interrupted as at its wall limit (the supervisor's SIGINT
-	 * and grace), so the interpreter and its state stay; the driver's
-	 * answer (or the interpreter's end past the grace) answers it.
-	 */
+	/* Running: interrupted as at its wall limit (SIGINT, the grace): the
+	 * driver's answer, or the interpreter's end past the grace, answers it. */
 	memset(&in, 0, sizeof(in));
 	in.type = CELLS_SUP_INTERRUPT;
 	in.cell = cl->n;
