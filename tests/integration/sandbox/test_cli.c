@@ -880,7 +880,7 @@ test_cell_cancel(void **state)
 	struct sbx *s = *state;
 	const char *open_args[] = {"session", "open", "--interpreter", "python", NULL};
 	const char *ps_args[] = {"--json", "ps", NULL};
-	char id[64], loop[160], run[32];
+	char id[64], loop[160], deaf[160], run[32];
 	struct cli_out r = cli(s, open_args);
 	json_t *j;
 	pid_t pid;
@@ -895,6 +895,13 @@ test_cell_cancel(void **state)
 		assert_non_null(f);
 		fputs("import time\nopen('started', 'w').close()\nwhile True:\n    "
 		      "time.sleep(0.01)\n",
+		      f);
+		fclose(f);
+		snprintf(deaf, sizeof(deaf), "%s/deaf.py", s->f.dir);
+		f = fopen(deaf, "we");
+		assert_non_null(f);
+		fputs("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+		      "open('started', 'w').close()\nwhile True:\n    time.sleep(0.01)\n",
 		      f);
 		fclose(f);
 	}
@@ -957,6 +964,43 @@ test_cell_cancel(void **state)
 		r = cli(s, c);
 		assert_int_not_equal(r.status, 0);
 		assert_non_null(strstr(r.err, "idle"));
+		cli_free(&r);
+	}
+	/* A second Ctrl-C leaves at once; a cell deaf to SIGINT is then killed
+	 * with its interpreter after the grace, and the next cell says so. */
+	{
+		const char *a[] = {"cell", id, deaf, NULL};
+		const char *b[] = {"run", "--session",	      id,  "--cell",
+				   "-c",  "'x' in globals()", NULL};
+		char errp[160];
+		struct timespec t0, t;
+		char *err;
+
+		pid = cli_spawn(s, a, "cell");
+		wait_started(s, id);
+		assert_int_equal(kill(pid, SIGINT), 0);
+		snprintf(errp, sizeof(errp), "%s/cell.err", s->f.dir);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (;;) {
+			err = slurp(errp);
+			if (strstr(err, "interrupting the cell") != NULL)
+				break;
+			free(err);
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec > 30)
+				fail_msg("no 'interrupting the cell' on stderr");
+			usleep(5000);
+		}
+		free(err);
+		assert_int_equal(kill(pid, SIGINT), 0);
+		r = cli_collect(s, pid, "cell");
+		assert_status(&r, 124);
+		assert_non_null(strstr(r.err, "left; the cell is still being interrupted"));
+		cli_free(&r);
+		r = cli(s, b);
+		assert_status(&r, 0);
+		assert_string_equal(r.out, "False\n");
+		assert_non_null(strstr(r.err, "state of earlier cells is lost"));
 		cli_free(&r);
 	}
 	{
