@@ -445,7 +445,10 @@ int airlock_limit_from_name(const char *name, enum airlock_limit *ret);
  * runs that arrive meanwhile, the cancelled run's own included, are queued).
  * The daemon stops the run, queued or running; its result still arrives, with
  * outcome AIRLOCK_OUTCOME_CANCELLED, and is taken with
- * airlock_conn_next_result() as usual.
+ * airlock_conn_next_result() as usual. A cell (airlock_run_req_set_cell) is
+ * interrupted instead, as at its wall limit: its interpreter keeps its state
+ * (airlock_result_state() AIRLOCK_CELL_KEPT) unless the cell does not stop
+ * within 2 s.
  * Returns 0 when the daemon cancelled it; -ENOENT (daemon code "not_found")
  * when no such run is in progress on this connection, for example because it
  * has just finished (its result is then delivered as usual); -EINVAL for a

@@ -79,7 +79,8 @@ struct cell {
 	struct timespec t_sent;	   /* handed to the driver */
 	struct advisory_list *adv; /* blocked_imports findings, or NULL */
 	struct cells_done done;
-	bool lost_fig; /* SUP_CELL_LOST came: its own figures when its interpreter ended */
+	bool cancelled; /* its owner cancelled it (cells_cancel) */
+	bool lost_fig;	/* SUP_CELL_LOST came: its own figures when its interpreter ended */
 	uint64_t lost_cpu_ns, lost_wall_ns, lost_peak;
 };
 
@@ -220,13 +221,15 @@ cells_slot_unqueue(struct cells *cs)
 	cs->slot_queued = false;
 }
 
-/* Free a cell; only ever the head (the one a run slot is for). */
+/* Free a cell: the head gives its run slot back; one behind it (a queued
+ * cell cancelled) holds none. */
 static void
 cell_free(struct cells *cs, struct cell *cl)
 {
 	int k;
 
-	cells_slot_release(cs);
+	if (TAILQ_FIRST(&cs->q) == cl)
+		cells_slot_release(cs);
 	TAILQ_REMOVE(&cs->q, cl, entry);
 	/* the analyzer cannot see the removal: docs/static-analysis.md */
 	assert(TAILQ_FIRST(&cs->q) != cl);
@@ -342,6 +345,29 @@ cells_answer_lost(const struct cell *cl, const struct proto_result *base, const 
 	}
 }
 
+/* A cancelled cell's outcome (docs/design-interpreters.md §2.7): queued,
+ * interrupted, or lost past the grace (with a note): `cancelled`; done
+ * first, a limit first, or restarted by us (why): its own. */
+static void
+cells_answer_cancelled(const struct cells *cs, const struct cell *cl, bool lost, const char *why,
+		       struct proto_result *res, char *note, size_t len)
+{
+	if (cl->stage == CELL_QUEUED) {
+		res->outcome = PROTO_OUTCOME_CANCELLED;
+		res->error = NULL;
+	} else if (lost && why == NULL && res->outcome != PROTO_OUTCOME_MEMORY_LIMIT &&
+		   res->outcome != PROTO_OUTCOME_PROCESS_LIMIT) {
+		res->outcome = PROTO_OUTCOME_CANCELLED;
+		res->error = NULL;
+		snprintf(note, len,
+			 "the cell did not stop within %d ms of its interrupt: the interpreter "
+			 "was killed and its state was lost (session %s)",
+			 CELLS_GRACE_MS, session_id(cs->s));
+	} else if (res->outcome == PROTO_OUTCOME_EXITED && cl->done.status == CELLS_INTERRUPTED) {
+		res->outcome = PROTO_OUTCOME_CANCELLED;
+	}
+}
+
 /*
  * Answer the head cell. lost: the interpreter it ran in is gone (res then
  * holds the outcome its run ended with); else the driver's done and the
@@ -356,7 +382,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	uint8_t *bufs[2], *value = NULL, *dbuf[CELLS_DISPLAY_MAX];
 	char err[512];
 	struct proto_out out;
-	char note[PROTO_ADVISORY_MAX + 1];
+	char note[PROTO_ADVISORY_MAX + 1], note_cancel[PROTO_ADVISORY_MAX + 1] = "";
 	uint32_t i;
 	int k, rc;
 
@@ -366,6 +392,8 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		cells_answer_lost(cl, base, why, &res, err, sizeof(err));
 	else
 		cells_answer_done(&cl->done, cl->fd[2], end, &res, disp, dbuf, &value);
+	if (cl->cancelled)
+		cells_answer_cancelled(cs, cl, lost, why, &res, note_cancel, sizeof(note_cancel));
 	for (k = 0; k < 2; k++)
 		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
 	/* Why the interpreter this cell found is a new one, when a reload
@@ -375,11 +403,15 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	cs->note[0] = '\0';
 	if (note[0] != '\0')
 		res.advisories[res.nadvisories++] = note;
+	if (note_cancel[0] != '\0')
+		res.advisories[res.nadvisories++] = note_cancel;
 	for (i = 0; cl->adv != NULL && i < cl->adv->n && res.nadvisories < PROTO_ADVISORIES_MAX;
 	     i++)
 		res.advisories[res.nadvisories++] = cl->adv->text[i];
 	res.cell = cl->n;
-	res.state = lost || cs->lost ? "lost" : "kept";
+	/* A queued cell answered (cancelled, or its interpreter failed to
+	 * start: cs->lost is then set) never reached an interpreter. */
+	res.state = (lost && cl->stage != CELL_QUEUED) || cs->lost ? "lost" : "kept";
 	/* Its wait for the cells before it, a run slot and an interpreter
 	 * (to its answer, for one answered unsent). */
 	res.queued_ms = cl->t_sent.tv_sec != 0 || cl->t_sent.tv_nsec != 0
@@ -863,6 +895,91 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	cells_pump(cs);
 }
 
+static struct cell *
+cells_find(const struct cells *cs, const struct client *c, uint32_t req_id)
+{
+	struct cell *cl;
+
+	TAILQ_FOREACH(cl, &cs->q, entry)
+	if (cl->c == c && cl->req_id == req_id)
+		return cl;
+	return NULL;
+}
+
+bool
+cells_has_request(const struct cells *cs, const struct client *c, uint32_t req_id)
+{
+	return cells_find(cs, c, req_id) != NULL;
+}
+
+/* Why cl (c's of cell_req, or the head) cannot be cancelled; NULL: it can. */
+static const char *
+cells_cancel_refused(const struct cells *cs, const struct cell *cl, uint32_t cell_req, char *why,
+		     size_t len)
+{
+	if (cs->state == CELLS_ENDED)
+		snprintf(why, len, "session %s is closed", session_id(cs->s));
+	else if (cl == NULL && cell_req != 0)
+		snprintf(why, len,
+			 "no cell of request %" PRIu32 " waits or runs in session %s: it has ended",
+			 cell_req, session_id(cs->s));
+	else if (cl == NULL)
+		snprintf(why, len, "no cell runs in session %s: its interpreter is idle",
+			 session_id(cs->s));
+	else if (cl->stage == CELL_FINISHING)
+		snprintf(why, len, "cell %" PRIu64 " of session %s has already ended", cl->n,
+			 session_id(cs->s));
+	else if (cs->state == CELLS_KILLING)
+		snprintf(why, len,
+			 "cell %" PRIu64
+			 " of session %s is ending: its interpreter is being restarted",
+			 cl->n, session_id(cs->s));
+	else if (cl->cancelled)
+		snprintf(why, len, "cell %" PRIu64 " of session %s is already being cancelled",
+			 cl->n, session_id(cs->s));
+	else
+		return NULL;
+	return why;
+}
+
+void
+cells_cancel(struct cells *cs, struct client *c, uint32_t id, uint32_t cell_req)
+{
+	struct cell *cl = cell_req != 0 ? cells_find(cs, c, cell_req) : TAILQ_FIRST(&cs->q);
+	struct cells_sup in;
+	struct proto_out out;
+	char why[192];
+
+	if (cells_cancel_refused(cs, cl, cell_req, why, sizeof(why)) != NULL) {
+		/* Nothing changes: the cell, if any, runs on. */
+		client_send_error(c, id, PROTO_ERR_NOT_FOUND, "%s", why);
+		return;
+	}
+	/* Answer first, so that cancel_ok comes before the cell's result. */
+	if (proto_encode_simple(id, PROTO_CANCEL_OK, &out) < 0)
+		fatalx("cannot encode cancel_ok");
+	client_send(c, &out);
+	cl->cancelled = true;
+	log_info("session %s: cell %" PRIu64 ": cancelled (%s)", session_id(cs->s), cl->n,
+		 cl->stage == CELL_QUEUED ? "queued" : "interrupted");
+	if (cl->stage == CELL_QUEUED) {
+		bool head = TAILQ_FIRST(&cs->q) == cl;
+
+		cells_answer(cs, cl, NULL, NULL, true, NULL);
+		if (head)
+			cells_pump_soon(cs);
+		return;
+	}
+	/* Running: interrupted as at its wall limit (SIGINT, the grace): the
+	 * driver's answer, or the interpreter's end past the grace, answers it. */
+	memset(&in, 0, sizeof(in));
+	in.type = CELLS_SUP_INTERRUPT;
+	in.cell = cl->n;
+	if (cs->interp == NULL || run_lifeline_send(cs->interp, &in, sizeof(in)) < 0)
+		cells_restart(cs, "cell %" PRIu64 ": cannot reach the supervisor to interrupt it",
+			      cl->n);
+}
+
 /* What the interpreter's run asks of its cells (run_owner.h). */
 const struct run_cells_ops cells_run_ops = {
 	.driver = cells_driver,
@@ -875,4 +992,5 @@ const struct run_cells_ops cells_run_ops = {
 	.sup_end = cells_sup_end,
 	.sup_lost = cells_sup_lost,
 	.interp_ended = cells_interp_ended,
+	.cancel = cells_cancel,
 };

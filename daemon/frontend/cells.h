@@ -68,6 +68,18 @@ void cells_client_gone(struct cells *cs, struct client *c);
 void cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct proto_run *req,
 		const struct proto_limits *lim, struct advisory_list *adv);
 
+/* Is c's request req_id one of the cells queued or running here? */
+bool cells_has_request(const struct cells *cs, const struct client *c, uint32_t req_id);
+/*
+ * cancel (id: the cancel's own request id) of c's cell of request cell_req,
+ * or (cell_req 0, a cancel by the interpreter's run id) of the cell it runs
+ * now. Answers c: cancel_ok, then, at once for a queued cell, or once an
+ * interrupted one has stopped, its result (outcome cancelled); or
+ * not_found, saying why, when no such cell can be cancelled (ended,
+ * answering, an idle interpreter, a closed session), and nothing changes.
+ */
+void cells_cancel(struct cells *cs, struct client *c, uint32_t id, uint32_t cell_req);
+
 /* ---- run slots (run.c) ---- */
 
 struct runqueue_item;

@@ -904,8 +904,24 @@ run_cancel_request(struct daemon *d, struct client *c, uint32_t req_id,
 		   const struct proto_cancel *what)
 {
 	struct run *r = run_find(d, c, what);
+	struct cells *cs = NULL;
 	struct proto_out out;
 
+	/*
+	 * A cell is cancelled by interrupting it (cells_cancel), never by
+	 * ending its interpreter's run: named by its own request id (the
+	 * interpreter's run answers no connection, so run_find never finds it
+	 * by one: the session's cells are asked), or by the interpreter's run
+	 * id (what ps shows).
+	 */
+	if (r != NULL)
+		cs = r->cells;
+	else if (what->request != 0)
+		cs = d->session_ops->cells_of_request(d, c, what->request);
+	if (cs != NULL) {
+		d->cells_ops->cancel(cs, c, req_id, what->request);
+		return;
+	}
 	if (r == NULL) {
 		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND,
 				  "no such run of uid %u: %s %" PRIu32, (unsigned)client_uid(c),

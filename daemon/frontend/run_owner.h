@@ -38,6 +38,9 @@ struct run_session_ops {
 	struct cells *(*cells)(const struct session *s);
 	/* How many of uid's interpreter sessions have a cell holding a slot. */
 	uint32_t (*cell_slots)(const struct daemon *d, uid_t uid);
+	/* The cells with c's cell of request req_id, or NULL (a cancel). */
+	struct cells *(*cells_of_request)(const struct daemon *d, const struct client *c,
+					  uint32_t req_id);
 	/* A run of it is queued, leaves the queue unstarted, starts, has its
 	 * inputs written and workspace cloned (done), is reaped. */
 	void (*queued)(struct session *s);
@@ -70,6 +73,8 @@ struct run_cells_ops {
 	void (*sup_end)(struct cells *cs, struct run *r, const struct sup_msg *m);
 	void (*sup_lost)(struct cells *cs, struct run *r, const struct sup_msg *m);
 	void (*interp_ended)(struct cells *cs, struct run *r, const struct proto_result *res);
+	/* A cancel of a cell (cells_cancel): answered here, cancel_ok or an error. */
+	void (*cancel)(struct cells *cs, struct client *c, uint32_t id, uint32_t cell_req);
 };
 
 extern const struct run_session_ops session_run_ops;

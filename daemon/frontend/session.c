@@ -732,6 +732,19 @@ session_cell_slots_uid(const struct daemon *d, uid_t uid)
 }
 
 struct cells *
+session_cells_of_request(const struct daemon *d, const struct client *c, uint32_t req_id)
+{
+	const struct session *s;
+
+	/* Request ids are per connection: only c's own cells can match, so
+	 * no other uid's cell is ever found (docs/security.md). */
+	TAILQ_FOREACH(s, &d->sessions, entry)
+	if (s->uid == client_uid(c) && s->cells != NULL && cells_has_request(s->cells, c, req_id))
+		return s->cells;
+	return NULL;
+}
+
+struct cells *
 session_cells(const struct session *s)
 {
 	return s->cells;
@@ -928,6 +941,7 @@ const struct run_session_ops session_run_ops = {
 	.defaults = session_run_defaults,
 	.cells = session_cells,
 	.cell_slots = session_cell_slots_uid,
+	.cells_of_request = session_cells_of_request,
 	.queued = session_run_queued,
 	.unqueued = session_run_unqueued,
 	.begin = session_run_begin,

@@ -54,6 +54,10 @@ void session_stop_all(struct daemon *d);
 uint32_t session_cell_slots_uid(const struct daemon *d, uid_t uid);
 /* An interpreter session's cells (cells.h), or NULL. */
 struct cells *session_cells(const struct session *s);
+/* The interpreter session whose cells include c's request req_id (queued
+ * or running), or NULL: a cancel by request id (run_cancel_request). */
+struct cells *session_cells_of_request(const struct daemon *d, const struct client *c,
+				       uint32_t req_id);
 /* A cell came: the session is not idle. */
 void session_cell_touch(struct session *s);
 /* The session's id (hex). */

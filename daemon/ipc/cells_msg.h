@@ -4,9 +4,10 @@
  *
  * - frontend <-> supervisor, on the interpreter sandbox's lifeline: struct
  *   cells_sup (frontend to supervisor: CELLS_SUP_BEGIN, CELLS_SUP_FINISH,
- *   CELLS_SUP_KILL); the supervisor answers a FINISH with a struct sup_msg
- *   of type SUP_CELL_END, and a cell whose interpreter ended gets
- *   SUP_CELL_LOST (spawn_msg.h). The supervisor never reads the driver.
+ *   CELLS_SUP_KILL, CELLS_SUP_INTERRUPT); the supervisor answers a FINISH
+ *   with a struct sup_msg of type SUP_CELL_END, and a cell whose
+ *   interpreter ended gets SUP_CELL_LOST (spawn_msg.h). The supervisor
+ *   never reads the driver.
  * - frontend <-> driver (daemon/cells/cells.py), on the channel the
  *   supervisor made (the driver's fd 0; the frontend's end came as SUP_CELLS):
  *   struct cells_start with four fds (the code, sealed; stdout, stderr and
@@ -25,6 +26,10 @@ enum cells_sup_type {
 	CELLS_SUP_BEGIN = 1,  /* a cell starts: its clock and cpu baseline */
 	CELLS_SUP_FINISH = 2, /* the driver answered: kill the cell's other processes */
 	CELLS_SUP_KILL = 3,   /* end the interpreter (SUP_CELL_LOST, SUP_EXIT follow) */
+	/* A cancel (cells_cancel): SIGINT now, as at the cell's limit, with
+	 * its grace; ignored unless `cell` is the cell being timed and it
+	 * was not interrupted yet. The reason stays EXITED. */
+	CELLS_SUP_INTERRUPT = 4,
 };
 
 struct cells_sup {

@@ -191,6 +191,21 @@ sandbox_supervise(struct sb_run *r)
 }
 
 /*
+ * Interrupt the cell (its limit, or a cancel): SIGINT to the main thread
+ * only, where the driver runs the cell (and blocks SIGINT between cells). A
+ * process-directed SIGINT that came after the cell's end would go to a
+ * thread the cell left unblocked, and Python raises KeyboardInterrupt in its
+ * main thread wherever it then is: in the driver, or in the next cell.
+ * Returns the end of the grace for its answer.
+ */
+static uint64_t
+sb_cells_interrupt(const struct sb_run *r, uint64_t grace_ms)
+{
+	syscall(SYS_tgkill, (pid_t)r->pid, (pid_t)r->pid, SIGINT);
+	return sandbox_now_ns() + grace_ms * 1000000ULL;
+}
+
+/*
  * An interpreter session's sandbox (PLAN_F_CELLS): the code is the driver,
  * alive for the session; the limits are a cell's, from the frontend's
  * CELLS_SUP_BEGIN to its CELLS_SUP_FINISH (cells_msg.h). At a cell's wall or
@@ -198,7 +213,8 @@ sandbox_supervise(struct sb_run *r)
  * kept); no FINISH within the grace after it, and the run ends here with
  * that limit as its reason (sandbox_end kills everything; the frontend starts a
  * new interpreter: the state is lost). At FINISH every other process dies
- * and SUP_CELL_END follows. CELLS_SUP_KILL ends the run (the frontend gives
+ * and SUP_CELL_END follows. CELLS_SUP_INTERRUPT (a cancel) interrupts the
+ * cell as its limit does. CELLS_SUP_KILL ends the run (the frontend gives
  * the interpreter up); any other message, or EOF, ends it at once. A cell
  * still with the driver when the run ends gets its own figures in
  * SUP_CELL_LOST (sandbox_main).
@@ -231,18 +247,8 @@ sandbox_supervise_cells(struct sb_run *r)
 			used = used > cpu0 ? used - cpu0 : 0;
 			if (!interrupted && (now >= deadline || used >= cpu_max)) {
 				r->reason = now >= deadline ? SUP_REASON_WALL : SUP_REASON_CPU;
-				/*
-				 * To the main thread only, where the driver runs
-				 * the cell (and blocks SIGINT between cells). A
-				 * process-directed SIGINT that came after the
-				 * cell's end would go to a thread the cell left
-				 * unblocked, and Python raises KeyboardInterrupt
-				 * in its main thread wherever it then is: in the
-				 * driver, or in the next cell.
-				 */
-				syscall(SYS_tgkill, (pid_t)r->pid, (pid_t)r->pid, SIGINT);
+				grace_end = sb_cells_interrupt(r, cell.grace_ms);
 				interrupted = true;
-				grace_end = now + cell.grace_ms * 1000000ULL;
 			}
 			if (interrupted && now >= grace_end)
 				return;
@@ -293,6 +299,13 @@ sandbox_supervise_cells(struct sb_run *r)
 				r->reason = SUP_REASON_EXITED;
 			} else if (m.type == CELLS_SUP_KILL) {
 				return;
+			} else if (m.type == CELLS_SUP_INTERRUPT) {
+				/* A cancel: as at a limit, for the cell being timed
+				 * and once; a late one (answered) is dropped. */
+				if (active && m.cell == cell.cell && !interrupted) {
+					grace_end = sb_cells_interrupt(r, cell.grace_ms);
+					interrupted = true;
+				}
 			} else {
 				_exit(0);
 			}

@@ -20,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/random.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,4 +56,77 @@ cli_cell(struct cli *cli, int argc, char **argv)
 	run_argv[4] = argc == 3 ? argv[2] : "-";
 	optind = 0;
 	return cli_run(cli, 5, run_argv);
+}
+
+/*
+ * Wait for the cell id's result on conn; SIGINT (Ctrl-C, fd sfd) cancels
+ * it once (the daemon interrupts it as at its wall limit: its state is
+ * kept) and waits on; a second SIGINT leaves at once. 0 with *ret_res,
+ * -EINTR for the second, or -errno.
+ */
+static int
+cli_cell_wait(struct airlock_conn *conn, int sfd, uint32_t id, struct airlock_result **ret_res)
+{
+	bool asked = false;
+	uint32_t got;
+	int r;
+
+	for (;;) {
+		struct pollfd p[2] = {{.fd = airlock_conn_fd(conn), .events = POLLIN},
+				      {.fd = sfd, .events = POLLIN}};
+
+		r = airlock_conn_next_result(conn, &got, ret_res);
+		if (r != -EAGAIN)
+			return r;
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return -errno;
+		if (p[1].revents != 0) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+				continue;
+			if (asked)
+				return -EINTR;
+			asked = true;
+			fprintf(stderr, "airlock: interrupting the cell (Ctrl-C again to leave)\n");
+			/* -ENOENT: it has just ended; its result is on its way. */
+			r = airlock_cancel(conn, id);
+			if (r < 0 && r != -ENOENT)
+				return r;
+		}
+		if (p[0].revents != 0 && (r = airlock_conn_process(conn)) < 0)
+			return r;
+	}
+}
+
+int
+cli_cell_call(struct airlock_conn *conn, const struct airlock_run_req *req,
+	      struct airlock_result **ret_res)
+{
+	sigset_t mask, old;
+	uint32_t id = 0;
+	int sfd, r;
+
+	/*
+	 * SIGINT blocked and read from a signalfd (close-on-exec) from before
+	 * the cell is sent, so that a Ctrl-C at any moment is the cell's
+	 * cancel, not the end of the command (which left the cell running to
+	 * its limit, every later cell waiting behind it).
+	 */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0)
+		return -errno;
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = airlock_run_submit(conn, req, &id);
+	if (r == 0)
+		r = cli_cell_wait(conn, sfd, id, ret_res);
+	close(sfd);
+out:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
 }

@@ -509,8 +509,14 @@ cli_run_call(const struct cli *cli, struct airlock_conn *conn, struct cli_run *r
 		r = airlock_run_stream(conn, run->req,
 				       cli->json ? cli_stream_json_chunk : cli_stream_chunk, NULL,
 				       ret_res);
+	else if (run->cell)
+		r = cli_cell_call(conn, run->req, ret_res);
 	else
 		r = airlock_run(conn, run->req, ret_res);
+	if (r == -EINTR && run->cell) {
+		fprintf(stderr, "airlock: left; the cell is still being interrupted\n");
+		return CLI_EXIT_CANCELLED;
+	}
 	if (r == -ENOENT && run->in_session) {
 		/* not_found with --session: the session (or the profile, said in the message). */
 		cli_daemon_error(conn, "run --session", r);

@@ -514,7 +514,12 @@ cli_cancel(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, c
 		return status;
 	r = airlock_cancel_run(conn, (uint32_t)id);
 	if (r == -ENOENT) {
-		cli_errorf("cancel %" PRIu64 ": no such run of yours in progress\n", id);
+		const char *code = NULL, *msg = NULL;
+
+		/* The daemon's message says why (a cell: ended, idle, closed). */
+		if (airlock_conn_last_error(conn, &code, &msg) < 0 || msg == NULL)
+			msg = "no such run of yours in progress";
+		cli_errorf("cancel %" PRIu64 ": %s\n", id, msg);
 		status = CLI_EXIT_NOT_FOUND;
 		goto out;
 	}

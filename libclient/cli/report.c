@@ -381,7 +381,10 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 		status = CLI_EXIT_PROCESSES;
 		break;
 	case AIRLOCK_OUTCOME_CANCELLED:
-		fprintf(stderr, "airlock: cancelled\n");
+		fprintf(stderr, "airlock: cancelled%s\n",
+			airlock_result_state(res) == AIRLOCK_CELL_KEPT
+				? "; the interpreter's state is kept"
+				: "");
 		status = CLI_EXIT_CANCELLED;
 		break;
 	default:

@@ -265,7 +265,8 @@ def measure_files(args):
 
 
 def measure_cell(args):
-    """airlock-bench's cell loop: {"cell": fields, "session-run": fields}, and
+    """airlock-bench's cell loop: {"cell": fields, "session-run": fields,
+    "cancel": fields (cellcancel)}, and
     with --base-airlockd "base-cell" (the same cell through the base daemon,
     alternating with ours in the same rounds)."""
     out = {}
@@ -275,6 +276,11 @@ def measure_cell(args):
         kv = parse_kv(line)
         if line.startswith("cell ") and "median" in kv:
             out[kv["kind"]] = kv
+    # The cancel of a running cell (issue 30): cancel sent -> `cancelled`.
+    for line in run_bench(args, "cellcancel", 20 if args.quick else 200).splitlines():
+        kv = parse_kv(line)
+        if line.startswith("cellcancel ") and "median" in kv:
+            out["cancel"] = kv
     # The interpreter's stop between cells alone, no daemon (stopcont).
     for line in run_bench(args, "stopcont", 2000 if args.quick else 20000).splitlines():
         kv = parse_kv(line)
@@ -292,7 +298,8 @@ def report_cell(cell, problems, base=False, nostop=False):
     rows = [("cell", "cell `x += 1`"),
             ("base-cell", "cell `x += 1`, " + ("no stop (airlockd-nostop)" if nostop
                                                else "base daemon")),
-            ("session-run", "session run `pass`")]
+            ("session-run", "session run `pass`"),
+            ("cancel", "cancel of a running cell: airlock_cancel() to its `cancelled` result")]
     ours = cell.get("cell")
     for kind, label in rows:
         kv = cell.get(kind)

@@ -929,6 +929,107 @@ bench_cell(struct bench *b, int iters)
 	return failures;
 }
 
+/* The next result on conn, waiting for it; dies on failure. */
+static struct airlock_result *
+bench_next_result(struct airlock_conn *conn)
+{
+	struct airlock_result *res = NULL;
+	uint32_t id;
+	int r;
+
+	while ((r = airlock_conn_next_result(conn, &id, &res)) == -EAGAIN) {
+		struct pollfd p = {.fd = airlock_conn_fd(conn), .events = POLLIN};
+
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			bench_die("poll", errno);
+		if ((r = airlock_conn_process(conn)) < 0)
+			bench_die("conn process", r);
+	}
+	if (r < 0)
+		bench_die("next result", r);
+	return res;
+}
+
+/*
+ * cellcancel ITERS: the cancel of a running cell (issue 30): a cell that
+ * marks its start in the workspace and then spins (`while True: pass`) is
+ * submitted; once its mark is there (polled, untimed), airlock_cancel() is
+ * called, and the time from that call to the cell's `cancelled` result
+ * (state kept) is one sample. 3 warm-up rounds. Prints the latency (µs).
+ */
+static int
+bench_cellcancel(struct bench *b, int iters)
+{
+	static const char code[] = "open('started', 'w').close()\nwhile True: pass\n";
+	struct airlock_session_opts *opts = NULL;
+	struct airlock_run_req *req;
+	char sid[AIRLOCK_SESSION_ID_LEN + 1];
+	uint64_t *s = calloc((size_t)iters, sizeof(uint64_t));
+	int it, r, failures = 0;
+	size_t n = 0;
+
+	if (s == NULL)
+		bench_die("calloc", ENOMEM);
+	r = airlock_session_opts_new(&opts);
+	if (r == 0)
+		r = airlock_session_opts_set_interpreter(opts, "python");
+	if (r == 0)
+		r = airlock_session_open(b->conn, opts, sid);
+	airlock_session_opts_free(opts);
+	if (r < 0)
+		bench_die("cellcancel session", r);
+	req = bench_session_req(sid, code, true);
+	for (it = -3; it < iters; it++) {
+		struct airlock_result *res;
+		uint32_t id;
+		uint64_t t0;
+
+		r = airlock_run_submit(b->conn, req, &id);
+		if (r < 0)
+			bench_die("cellcancel submit", r);
+		for (;;) {
+			struct airlock_file *f = NULL;
+
+			r = airlock_file_read(b->conn, sid, "started", &f);
+			airlock_file_free(f);
+			if (r == 0)
+				break;
+			if (r != -ENOENT)
+				bench_die("cellcancel started", r);
+			usleep(1000);
+		}
+		(void)airlock_file_delete(b->conn, sid, "started");
+		t0 = bench_now_ns();
+		r = airlock_cancel(b->conn, id);
+		/* Refused: the cell runs on to its limit, and every round after
+		 * it would wait for it; no figure can come. */
+		if (r < 0)
+			bench_die("cellcancel cancel", r);
+		res = bench_next_result(b->conn);
+		if (airlock_result_outcome(res) != AIRLOCK_OUTCOME_CANCELLED ||
+		    airlock_result_state(res) != AIRLOCK_CELL_KEPT) {
+			if (failures++ < 5)
+				fprintf(stderr, "cellcancel: round %d: outcome %d, state %d\n", it,
+					(int)airlock_result_outcome(res),
+					(int)airlock_result_state(res));
+		} else if (it >= 0) {
+			s[n++] = bench_now_ns() - t0;
+		}
+		airlock_result_free(res);
+	}
+	if (n > 0) {
+		qsort(s, n, sizeof(uint64_t), bench_cmp_u64);
+		printf("cellcancel iters=%zu median=%.1f p90=%.1f min=%.1f\n", n,
+		       (double)bench_pct(s, n, 50) / 1e3, (double)bench_pct(s, n, 90) / 1e3,
+		       (double)s[0] / 1e3);
+	}
+	free(s);
+	airlock_run_req_free(req);
+	(void)airlock_session_close(b->conn, sid);
+	fflush(stdout);
+	return failures;
+}
+
 /* One byte on fd, then one awaited on fd (0: none); dies on failure. */
 static void
 bench_msg(int fd, char out, int in_fd)
@@ -1036,6 +1137,7 @@ bench_usage(void)
 		"       | netns ITERS BLOCKS\n"
 		"       | files ITERS N SIZE\n"
 		"       | cell ITERS\n"
+		"       | cellcancel ITERS\n"
 		"       | stopcont ITERS\n"
 		"       | once VARIANT PAYLOAD_INDEX\n"
 		"       | loop VARIANT PAYLOAD_INDEX N PAUSE_MS\n");
@@ -1104,6 +1206,8 @@ main(int argc, char **argv)
 		r = bench_files(&b, atoi(argv[i]), atoi(argv[i + 1]), (size_t)atol(argv[i + 2]));
 	} else if (!strcmp(cmd, "cell") && argc - i == 1) {
 		r = bench_cell(&b, atoi(argv[i]));
+	} else if (!strcmp(cmd, "cellcancel") && argc - i == 1) {
+		r = bench_cellcancel(&b, atoi(argv[i]));
 	} else if (!strcmp(cmd, "stopcont") && argc - i == 1) {
 		r = bench_stopcont(atoi(argv[i]));
 	} else if (!strcmp(cmd, "netns") && argc - i == 2) {

@@ -177,7 +177,7 @@ expect cancel 0 -- "$airlock" cancel 17
 expect cancel-json 0 -- "$airlock" cancel --json 19
 line cancel-json-out "$tmp/out" '\{"id":19,"cancelled":true\}'
 expect cancel-not-found 1 -- "$airlock" cancel 99
-has cancel-not-found-reason "$tmp/err" "cancel 99: no such run of yours in progress"
+has cancel-not-found-reason "$tmp/err" "cancel 99: no run 99 of uid 1000"
 expect cancel-bad-id 2 -- "$airlock" cancel 12x
 has cancel-bad-id-reason "$tmp/err" "cancel 12x: not a run id"
 expect cancel-zero 2 -- "$airlock" cancel 0

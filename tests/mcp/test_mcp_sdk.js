@@ -226,6 +226,38 @@ async function main() {
 	const ps = JSON.parse(cli('--json', 'ps').stdout);
 	assert.equal(ps.filter((p) => p.runtime === 'sh').length, 0, JSON.stringify(ps));
 
+	// Issue 30: notifications/cancelled of a run_python_cell call (the SDK
+	// sends it when the call's signal aborts) interrupts the cell, as its
+	// wall limit does: the interpreter keeps x. Before, the daemon answered
+	// the cancel not_found and the cell ran on to its limit (10 s), the
+	// next cell waiting behind it.
+	const cellc = await connect('sdk-cancel');
+	r = await cellc.callTool({ name: 'run_python_cell', arguments: { code: 'x = 7' } });
+	assert.equal(r.isError, false, text(r));
+	ls = JSON.parse(cli('--json', 'session', 'ls').stdout);
+	const interp = ls.filter((s) => s.interpreter);
+	assert.equal(interp.length, 1, JSON.stringify(ls));
+	const abort = new AbortController();
+	const loopCell = cellc.callTool({ name: 'run_python_cell', arguments: { code:
+		'import time\nopen("started", "w").close()\nwhile True:\n    time.sleep(0.01)' } },
+	undefined, { signal: abort.signal });
+	const startBy = Date.now() + 30000;
+	while (cli('get', interp[0].id, 'started', '-').status !== 0) {
+		assert.ok(Date.now() < startBy, 'the cell did not start');
+		await sleep(5);
+	}
+	const tCancel = Date.now();
+	abort.abort('test');
+	await assert.rejects(loopCell);
+	r = await cellc.callTool({ name: 'run_python_cell', arguments: { code: 'x' } });
+	const cancelSecs = since(tCancel);
+	assert.equal(r.isError, false, text(r));
+	assert.match(text(r), /\b7\b/);
+	assert.ok(cancelSecs < 2, `the next cell came ${cancelSecs} s after the cancel`);
+	assert.match(cellc.stderrText() + fs.readFileSync(path.join(dir, 'airlockd.log'), 'utf8'),
+		/cell 2: cancelled \(interrupted\)/);
+	log(`run_python_cell cancelled: the next cell (x kept) ${cancelSecs} s after the cancel`);
+
 	// The 90 s run.
 	const { r: lr, secs } = await long;
 	assert.equal(lr.isError, false, text(lr));

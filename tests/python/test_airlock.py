@@ -1202,6 +1202,118 @@ for f in os.listdir('/proc/self/fd'):
 """
 
 
+# A cell that marks its start in the workspace, then waits for ever.
+LOOP_CELL = "import time\nopen('started', 'w').close()\nwhile True:\n    time.sleep(0.01)\n"
+
+
+class CellCancelTest(unittest.TestCase):
+    """Issue 30, point 1: cancelling a cell (the run_cell task, or
+    AirlockSession.interrupt()) interrupts it as its wall limit does: the
+    interpreter's state is kept, and the cells behind it run."""
+
+    def setUp(self) -> None:
+        self.sandbox = AirlockSandbox(SOCKET)
+        self.addCleanup(self.sandbox.close)
+
+    async def started(self, s) -> None:
+        """Wait (30 s at most) for the running cell's 'started' file."""
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                await s.read_file("started")
+                break
+            except airlock.SandboxNotFoundError:
+                self.assertLess(time.monotonic(), deadline, "the cell did not start")
+                await asyncio.sleep(0.005)
+        await s.delete_file("started")
+
+    def test_task_cancel_keeps_state(self) -> None:
+        async def main():
+            async with self.sandbox.session(interpreter="python") as s:
+                await s.run_cell("x = 7")
+                task = asyncio.create_task(s.run_cell(LOOP_CELL))
+                await self.started(s)
+                t = time.monotonic()
+                task.cancel()
+                with self.assertRaises(asyncio.CancelledError):
+                    await task
+                after = await s.run_cell("x")
+                return after, time.monotonic() - t
+
+        after, took = asyncio.run(main())
+        # Before issue 30 the daemon answered the cancel not_found and the
+        # cell ran on to its wall limit (60 s), the next cell behind it.
+        self.assertEqual((after.value, after.state), ("7", "kept"))
+        self.assertLess(took, 2)
+
+    def test_interrupt(self) -> None:
+        async def main():
+            async with self.sandbox.session(interpreter="python") as s:
+                await s.run_cell("x = 7")
+                loop = asyncio.create_task(s.run_cell(LOOP_CELL))
+                await self.started(s)
+                behind = asyncio.create_task(s.run_cell("x + 1"))
+                await s.interrupt()
+                with self.assertRaises(airlock.SandboxError) as cm:
+                    await loop
+                after = await behind
+                nothing = None
+                try:
+                    await s.interrupt()
+                except airlock.SandboxError as e:
+                    nothing = e
+                return cm.exception, after, nothing
+
+        err, behind, nothing = asyncio.run(main())
+        r = err.result
+        self.assertEqual((r.outcome, r.state), ("cancelled", "kept"))
+        self.assertIn("KeyboardInterrupt", r.stderr)
+        self.assertIn("state is kept", str(err))
+        self.assertEqual((behind.value, behind.state), ("8", "kept"))
+        # Nothing to interrupt: a clear error.
+        self.assertIsNotNone(nothing)
+        self.assertIn("no cell", str(nothing))
+
+
+    def test_interrupt_sync(self) -> None:
+        import threading
+
+        with self.sandbox.session_sync(interpreter="python") as s:
+            s.run_cell("x = 7")
+            got = {}
+
+            def run():
+                try:
+                    got["result"] = s.run_cell(LOOP_CELL)
+                except airlock.SandboxError as e:
+                    got["error"] = e
+
+            t = threading.Thread(target=run)
+            t.start()
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    s.read_file("started")
+                    break
+                except airlock.SandboxNotFoundError:
+                    self.assertLess(time.monotonic(), deadline, "the cell did not start")
+                    time.sleep(0.005)
+            t0 = time.monotonic()
+            s.interrupt()
+            t.join(30)
+            took = time.monotonic() - t0
+            self.assertFalse(t.is_alive(), "run_cell did not return after interrupt()")
+            self.assertIn("error", got, got)
+            r = got["error"].result
+            self.assertEqual((r.outcome, r.state), ("cancelled", "kept"))
+            self.assertIn("KeyboardInterrupt", r.stderr)
+            self.assertLess(took, 2)
+            self.assertEqual(s.run_cell("x").value, "7")
+            with self.assertRaises(airlock.SandboxError) as cm:
+                s.interrupt()
+            self.assertIn("no cell", str(cm.exception))
+
+
 class CellTest(unittest.TestCase):
     """Interpreter sessions (docs/design-interpreters.md section 4): one
     interpreter per session, through the real daemon; the daemon keeps

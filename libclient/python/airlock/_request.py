@@ -65,6 +65,7 @@ class _Request:
         "cell",
         "stream",
         "tools",
+        "rid",
     )
 
     def __init__(
@@ -81,6 +82,7 @@ class _Request:
         if not isinstance(code, (str, bytes, bytearray, memoryview)):
             raise TypeError(f"code must be str or bytes, not {type(code).__name__}")
         self.code = _to_bytes("code", code)
+        self.rid = 0  # its request id once submitted on a loop's channel (AirlockSession.interrupt)
         self.language = _c_string("language", language)
         if not self.language or len(self.language) > 32:
             raise ValueError("language must be a runtime name of 1 to 32 bytes")

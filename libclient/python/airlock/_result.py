@@ -170,6 +170,9 @@ def _raise_for_outcome(lib: ctypes.CDLL, res: ctypes.c_void_p, outcome: int, res
         raise SandboxMemoryError("the run hit its memory limit", result=result)
     if outcome == _lib.OUTCOME_PROCESS_LIMIT:
         raise SandboxProcessLimitError("the run hit its process limit (a fork was refused)", result=result)
+    if outcome == _lib.OUTCOME_CANCELLED and result.cell:
+        kept = "the interpreter's state is kept" if result.state == "kept" else "the interpreter's state was lost"
+        raise SandboxError(f"cell {result.cell} was interrupted (cancelled): {kept}", result=result)
     if outcome == _lib.OUTCOME_CANCELLED:
         raise SandboxError("the run was cancelled (by its owner or a stopping daemon)", result=result)
     why = lib.airlock_result_error(res)

@@ -192,6 +192,7 @@ class _Channel:
                     raise
                 resent = True
                 continue
+            request.rid = rid
             future = self.loop.create_future()
             self.pending[rid] = future
             if request.tools is not None:

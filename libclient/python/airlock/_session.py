@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import errno
 import functools
 import math
 import os
 import re
+import select
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
 from . import _lib
 from ._request import _Request, _run_method, _RunArgs, _to_bytes
+from ._result import _convert
 from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn
 from ._types import (
     FileContent,
@@ -99,6 +102,20 @@ def _seconds_to_ms(name: str, value: object) -> int:
     return max(1, int(math.ceil(value * 1000)))
 
 
+class _SyncCell:
+    """A blocking run_cell in flight: AirlockSessionSync.interrupt(), from any
+    thread, wakes it through a pipe (os.pipe: close-on-exec), and the thread
+    that runs it sends the cancel on its own connection (a connection is
+    never used by two threads)."""
+
+    def __init__(self) -> None:
+        self.r, self.w = os.pipe()
+
+    def close(self) -> None:
+        os.close(self.r)
+        os.close(self.w)
+
+
 class _SessionCore:
     """The state of one session, shared by its async and blocking faces; thread-safe.
 
@@ -116,6 +133,8 @@ class _SessionCore:
         self.closed_reason = ""
         self.options = (0, 0, 0)
         self.interpreter: Optional[str] = None  # a session of cells
+        self.cells: List[_Request] = []  # run_cell awaits in flight, oldest first
+        self.sync_cells: List["_SyncCell"] = []  # blocking run_cell calls in flight (under lock)
         self.lock = threading.Lock()
 
     @classmethod
@@ -307,6 +326,47 @@ class _SessionCore:
             if e.code == "not_found":  # a run has no path: it is the session that is gone
                 raise self.gone(e.message) from None
             raise
+
+    def cell_blocking(self, request: _Request, cell: _SyncCell) -> SandboxResult:
+        """Run the cell request on a pooled connection, waiting for its result
+        or for cell's pipe: then a cancel (once), and the wait goes on."""
+        sandbox, lib = self.sandbox, self.sandbox._lib
+        conn = sandbox._take_idle() or sandbox._connect()
+        req = request.build(lib)
+        rid, got, res = ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_void_p()
+        try:
+            rc = lib.airlock_run_submit(conn.ptr, req, ctypes.byref(rid))
+        finally:
+            lib.airlock_run_req_free(req)
+        asked = False
+        while rc >= 0:
+            rc = lib.airlock_conn_next_result(conn.ptr, ctypes.byref(got), ctypes.byref(res))
+            if rc != -errno.EAGAIN:
+                break
+            rc = 0
+            p = select.poll()
+            p.register(conn.fd(), select.POLLIN)
+            p.register(cell.r, select.POLLIN)
+            ready = dict(p.poll())
+            if cell.r in ready:
+                os.read(cell.r, 64)
+                if not asked:
+                    asked = True
+                    c = lib.airlock_cancel(conn.ptr, rid.value)
+                    if c < 0 and -c not in _lib.DAEMON_ERRNOS:  # not_found: it just ended
+                        rc = c
+            if rc >= 0 and conn.fd() in ready:
+                rc = lib.airlock_conn_process(conn.ptr)
+        try:
+            sandbox._settle(conn, rc)
+        except SandboxUnavailableError as e:
+            if e.code == "not_found":
+                raise self.gone(e.message) from None
+            raise
+        try:
+            return _convert(lib, res)
+        finally:
+            lib.airlock_result_free(res)
 
     async def run_async(self, request: _Request, on_output: Optional[OutputCallback]) -> SandboxResult:
         try:
@@ -502,7 +562,37 @@ class AirlockSession:
         if core.interpreter is None and core.is_open:
             await self._blocking(core.learn_interpreter)
         request = core.cell(code, limits)
-        return await core.run_async(request, None)
+        core.cells.append(request)
+        try:
+            return await core.run_async(request, None)
+        finally:
+            core.cells.remove(request)
+
+    async def interrupt(self) -> None:
+        """Interrupt the cell of this session that runs now (the oldest run_cell awaited here).
+
+        As at its wall limit: KeyboardInterrupt in the cell, and the
+        interpreter keeps its state; the run_cell await raises SandboxError
+        with the result (outcome "cancelled", state "kept"), and the cells
+        queued behind it then run. A cell that does not
+        stop within 2 s is killed with its interpreter (state "lost"). Raises
+        SandboxError when no cell of the session is in flight here, or the
+        daemon's not_found when the cell has just ended (its result stands).
+        Cancelling a run_cell task does the same to that cell.
+        """
+        core = self._core
+        core.check_open()
+        rid = next((r.rid for r in core.cells if r.rid != 0), 0)
+        if rid == 0:
+            raise SandboxError(f"no cell of session {core.id} is running")
+        channel = core.sandbox._channel(asyncio.get_running_loop())
+        conn = channel.conn
+        if conn is None:
+            raise SandboxError(f"no cell of session {core.id} is running")
+        rc = conn.lib.airlock_cancel(conn.ptr, rid)  # one round trip to the local daemon
+        channel.drain()  # replies read meanwhile
+        if rc < 0:
+            raise conn.error(rc)
 
     async def write_file(self, path: PathLike, data: BytesLike) -> None:
         """Write data (bytes, or str as UTF-8) as the file path, replacing it; parents are made."""
@@ -562,9 +652,29 @@ class AirlockSessionSync:
         return self._core.run_blocking(request, a.on_output)
 
     def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
-        """As AirlockSession.run_cell(), blocking."""
-        request = self._core.cell(code, limits)
-        return self._core.run_blocking(request, None)
+        """As AirlockSession.run_cell(), blocking; interrupt() from another thread interrupts it."""
+        core = self._core
+        request = core.cell(code, limits)
+        cell = _SyncCell()
+        with core.lock:
+            core.sync_cells.append(cell)
+        try:
+            return core.cell_blocking(request, cell)
+        finally:
+            with core.lock:
+                core.sync_cells.remove(cell)
+            cell.close()
+
+    def interrupt(self) -> None:
+        """As AirlockSession.interrupt(), from any thread: the oldest run_cell()
+        in flight on this session object is interrupted (it raises SandboxError
+        with the result, outcome "cancelled", state "kept"). Returns at once;
+        SandboxError when no cell is in flight."""
+        core = self._core
+        with core.lock:
+            if not core.sync_cells:
+                raise SandboxError(f"no cell of session {core.id} is running")
+            os.write(core.sync_cells[0].w, b"i")
 
     def write_file(self, path: PathLike, data: BytesLike) -> None:
         """As AirlockSession.write_file(), blocking."""

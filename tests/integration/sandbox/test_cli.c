@@ -10,11 +10,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -75,20 +77,20 @@ struct cli_out {
 	char *err;
 };
 
-/* Run $AIRLOCK_CLI --socket SOCK args... and collect its output. */
-static struct cli_out
-cli(struct sbx *s, const char *const *args)
+/* Start $AIRLOCK_CLI --socket SOCK args..., its output to DIR/TAG.out and
+ * DIR/TAG.err; its pid (cli_collect). */
+static pid_t
+cli_spawn(struct sbx *s, const char *const *args, const char *tag)
 {
 	const char *bin = getenv("AIRLOCK_CLI");
 	char outp[160], errp[160];
 	const char *argv[64];
-	struct cli_out r;
-	int n = 0, st;
+	int n = 0;
 	pid_t pid;
 
 	assert_non_null(bin);
-	snprintf(outp, sizeof(outp), "%s/cli.out", s->f.dir);
-	snprintf(errp, sizeof(errp), "%s/cli.err", s->f.dir);
+	snprintf(outp, sizeof(outp), "%s/%s.out", s->f.dir, tag);
+	snprintf(errp, sizeof(errp), "%s/%s.err", s->f.dir, tag);
 	argv[n++] = bin;
 	argv[n++] = "--socket";
 	argv[n++] = s->f.sock;
@@ -107,11 +109,31 @@ cli(struct sbx *s, const char *const *args)
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* Wait for the command cli_spawn(..., tag) started and collect its output. */
+static struct cli_out
+cli_collect(struct sbx *s, pid_t pid, const char *tag)
+{
+	char outp[160], errp[160];
+	struct cli_out r;
+	int st;
+
+	snprintf(outp, sizeof(outp), "%s/%s.out", s->f.dir, tag);
+	snprintf(errp, sizeof(errp), "%s/%s.err", s->f.dir, tag);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	r.out = slurp(outp);
 	r.err = slurp(errp);
 	return r;
+}
+
+/* Run $AIRLOCK_CLI --socket SOCK args... and collect its output. */
+static struct cli_out
+cli(struct sbx *s, const char *const *args)
+{
+	return cli_collect(s, cli_spawn(s, args, "cli"), "cli");
 }
 
 static void
@@ -935,6 +957,173 @@ test_cells(void **state)
 	}
 }
 
+/* Wait (30 s at most) for the cell running in session id to make its
+ * 'started' file, then remove it. */
+static void
+wait_started(struct sbx *s, const char *id)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct airlock_file *f = NULL;
+		int rc = airlock_file_read(s->conn, id, "started", &f);
+
+		airlock_file_free(f);
+		if (rc == 0)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 30)
+			fail_msg("the cell did not start: %s", strerror(-rc));
+		usleep(5000);
+	}
+	assert_int_equal(airlock_file_delete(s->conn, id, "started"), 0);
+}
+
+/*
+ * Issue 30: `airlock cancel ID` with the id `airlock ps` shows, and Ctrl-C
+ * (SIGINT) of `airlock cell`, interrupt the cell: KeyboardInterrupt, exit
+ * 124 (cancelled), the state kept. Before, cancel ended the interpreter
+ * (x was lost) and Ctrl-C ended only the command, the cell running on.
+ */
+static void
+test_cell_cancel(void **state)
+{
+	struct sbx *s = *state;
+	const char *open_args[] = {"session", "open", "--interpreter", "python", NULL};
+	const char *ps_args[] = {"--json", "ps", NULL};
+	char id[64], loop[160], deaf[160], run[32];
+	struct cli_out r = cli(s, open_args);
+	json_t *j;
+	pid_t pid;
+
+	assert_status(&r, 0);
+	snprintf(id, sizeof(id), "%.32s", r.out);
+	cli_free(&r);
+	snprintf(loop, sizeof(loop), "%s/loop.py", s->f.dir);
+	{
+		FILE *f = fopen(loop, "we");
+
+		assert_non_null(f);
+		fputs("import time\nopen('started', 'w').close()\nwhile True:\n    "
+		      "time.sleep(0.01)\n",
+		      f);
+		fclose(f);
+		snprintf(deaf, sizeof(deaf), "%s/deaf.py", s->f.dir);
+		f = fopen(deaf, "we");
+		assert_non_null(f);
+		fputs("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+		      "open('started', 'w').close()\nwhile True:\n    time.sleep(0.01)\n",
+		      f);
+		fclose(f);
+	}
+	{
+		const char *a[] = {"run", "--session", id, "--cell", "-c", "x = 41", NULL};
+
+		r = cli(s, a);
+		assert_status(&r, 0);
+		cli_free(&r);
+	}
+	/* airlock cancel, with the id ps shows (the session's interpreter). */
+	{
+		const char *a[] = {"cell", id, loop, NULL};
+		const char *c[] = {"cancel", run, NULL};
+
+		pid = cli_spawn(s, a, "cell");
+		wait_started(s, id);
+		r = cli(s, ps_args);
+		assert_status(&r, 0);
+		j = json_loads(r.out, 0, NULL);
+		assert_non_null(j);
+		assert_int_equal(json_array_size(j), 1);
+		snprintf(
+			run, sizeof(run), "%lld",
+			(long long)json_integer_value(json_object_get(json_array_get(j, 0), "id")));
+		json_decref(j);
+		cli_free(&r);
+		r = cli(s, c);
+		assert_status(&r, 0);
+		cli_free(&r);
+		r = cli_collect(s, pid, "cell");
+		assert_status(&r, 124);
+		assert_non_null(strstr(r.err, "KeyboardInterrupt"));
+		assert_non_null(strstr(r.err, "cancelled; the interpreter's state is kept"));
+		cli_free(&r);
+	}
+	/* Ctrl-C of airlock cell. */
+	{
+		const char *a[] = {"cell", id, loop, NULL};
+
+		pid = cli_spawn(s, a, "cell");
+		wait_started(s, id);
+		assert_int_equal(kill(pid, SIGINT), 0);
+		r = cli_collect(s, pid, "cell");
+		assert_status(&r, 124);
+		assert_non_null(strstr(r.err, "interrupting the cell"));
+		assert_non_null(strstr(r.err, "KeyboardInterrupt"));
+		assert_non_null(strstr(r.err, "cancelled; the interpreter's state is kept"));
+		cli_free(&r);
+	}
+	{
+		const char *a[] = {"run", "--session", id, "--cell", "-c", "x + 1", NULL};
+		const char *c[] = {"cancel", run, NULL};
+
+		r = cli(s, a);
+		assert_status(&r, 0);
+		assert_string_equal(r.out, "42\n");
+		cli_free(&r);
+		/* Bad input: nothing runs in the session: not found, nothing changes. */
+		r = cli(s, c);
+		assert_int_not_equal(r.status, 0);
+		assert_non_null(strstr(r.err, "idle"));
+		cli_free(&r);
+	}
+	/* A second Ctrl-C leaves at once; a cell deaf to SIGINT is then killed
+	 * with its interpreter after the grace, and the next cell says so. */
+	{
+		const char *a[] = {"cell", id, deaf, NULL};
+		const char *b[] = {"run", "--session",	      id,  "--cell",
+				   "-c",  "'x' in globals()", NULL};
+		char errp[160];
+		struct timespec t0, t;
+		char *err;
+
+		pid = cli_spawn(s, a, "cell");
+		wait_started(s, id);
+		assert_int_equal(kill(pid, SIGINT), 0);
+		snprintf(errp, sizeof(errp), "%s/cell.err", s->f.dir);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (;;) {
+			err = slurp(errp);
+			if (strstr(err, "interrupting the cell") != NULL)
+				break;
+			free(err);
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec > 30)
+				fail_msg("no 'interrupting the cell' on stderr");
+			usleep(5000);
+		}
+		free(err);
+		assert_int_equal(kill(pid, SIGINT), 0);
+		r = cli_collect(s, pid, "cell");
+		assert_status(&r, 124);
+		assert_non_null(strstr(r.err, "left; the cell is still being interrupted"));
+		cli_free(&r);
+		r = cli(s, b);
+		assert_status(&r, 0);
+		assert_string_equal(r.out, "False\n");
+		assert_non_null(strstr(r.err, "state of earlier cells is lost"));
+		cli_free(&r);
+	}
+	{
+		const char *a[] = {"session", "close", id, NULL};
+
+		r = cli(s, a);
+		assert_status(&r, 0);
+		cli_free(&r);
+	}
+}
+
 int
 main(void)
 {
@@ -959,6 +1148,7 @@ main(void)
 		cmocka_unit_test(test_files_from_500),
 		cmocka_unit_test(test_tools),
 		cmocka_unit_test(test_cells),
+		cmocka_unit_test(test_cell_cancel),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
