@@ -352,7 +352,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	     const struct sup_msg *end, bool lost, const char *why)
 {
 	struct proto_result res;
-	struct proto_artifact disp[CELLS_DISPLAY_MAX];
+	struct proto_artifact disp[CELLS_DISPLAY_MAX], *arts = NULL;
 	uint8_t *bufs[2], *value = NULL, *dbuf[CELLS_DISPLAY_MAX];
 	char err[512];
 	struct proto_out out;
@@ -366,6 +366,10 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		cells_answer_lost(cl, base, why, &res, err, sizeof(err));
 	else
 		cells_answer_done(&cl->done, cl->fd[2], end, &res, disp, dbuf, &value);
+	/* The files the cell created or changed: the supervisor's walk at its
+	 * end, collected by the interpreter's run (issue 30). */
+	if (!lost && cs->interp != NULL)
+		arts = run_io_cell_artifacts(cs->interp, &res);
 	for (k = 0; k < 2; k++)
 		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
 	/* Why the interpreter this cell found is a new one, when a reload
@@ -396,6 +400,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		rc = proto_encode_result(cl->req_id, &res, &out);
 		client_send_encoded(cl->c, cl->req_id, rc, &out, "the result");
 	}
+	run_io_artifacts_free(arts, res.nartifacts);
 	free(bufs[0]);
 	free(bufs[1]);
 	free(value);

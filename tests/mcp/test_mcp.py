@@ -630,8 +630,11 @@ class McpTest(unittest.TestCase):
             {"code": tiny_png_code() + "class P:\n    def _repr_png_(self):\n        return png\nP()"},
         )
         images = [b for b in png["content"] if b["type"] == "image"]
-        self.assertEqual(len(images), 1, png["content"])
-        self.assertTrue(png_is_valid(base64.b64decode(images[0]["data"], validate=True)))
+        # Two: the file plot.png the cell wrote (a cell's files are its
+        # artifacts, issue 30) and the display of P().
+        self.assertEqual(len(images), 2, png["content"])
+        self.assertIn("files created or changed in the session: plot.png", text_of(png))
+        self.assertTrue(png_is_valid(base64.b64decode(images[1]["data"], validate=True)))
         # A cell runs in the server's interpreter only: no other session.
         bad = self.server.wait(
             self.server.request("tools/call", {"name": "run_python_cell", "arguments": {"code": "1", "session": "0" * 32}})
@@ -678,6 +681,9 @@ class McpTest(unittest.TestCase):
         self.assertIn("display 3 (text/markdown):\n**bold**", text)
         svg = [b for b in wrote["content"] if b["type"] == "resource" and b["resource"]["uri"].endswith("figure-2.svg")]
         self.assertEqual(len(svg), 1, wrote["content"])
+        # The files the cell made: in its text and structuredContent.
+        self.assertIn("files created or changed in the session: made.txt (9 bytes)", text)
+        self.assertEqual(wrote["structuredContent"]["files"], [{"name": "made.txt", "size": 9}])
         read = self.server.tool("read_file", {"session": sid, "path": "made.txt"})
         self.assertIn("by a cell", text_of(read))
         self.assertFalse(self.server.tool("reset_python", {})["isError"])

@@ -214,6 +214,7 @@ async function main() {
 	const cellSid = r.structuredContent.session;
 	assert.match(cellSid, /^[0-9a-f]{32}$/);
 	assert.match(text(r), new RegExp(`cell 1 of session ${cellSid}`));
+	assert.match(text(r), /files created or changed in the session: cell\.txt \(11 bytes\)/);
 	r = await client.callTool({ name: 'read_file', arguments: { session: cellSid, path: 'cell.txt' } });
 	assert.match(text(r), /from a cell/);
 	r = await client.callTool({ name: 'run_python_cell', arguments: {

@@ -1327,6 +1327,28 @@ class CellTest(unittest.TestCase):
         self.assertEqual([d.data for d in r.display], [b"%d" % i for i in range(8)])
         self.assertEqual(r.state, "kept")
 
+    def test_cell_files_are_its_artifacts(self) -> None:
+        # Issue 30, point 2: the files a cell creates or changes come back
+        # as a run's artifacts; the next cell's, only what it changed (the
+        # previous cell's files, written in the same clock tick as its
+        # end, are not reported again).
+        r = self.cell("import os\nopen('a.txt', 'w').write('one')\nos.makedirs('d', exist_ok=True)\n"
+                      "open('d/b.bin', 'wb').write(bytes(10))")
+        self.assertEqual({a.name: a.content for a in r.artifacts}, {"a.txt": b"one", "d/b.bin": bytes(10)},
+                         self.why(r))
+        r = self.cell("open('c.txt', 'w').write('c')")
+        self.assertEqual([a.name for a in r.artifacts], ["c.txt"], self.why(r))
+        self.assertEqual(self.cell("x = 1").artifacts, [] if isinstance(r.artifacts, list) else ())
+        r = self.cell("open('a.txt', 'a').write('two')")
+        self.assertEqual([(a.name, a.content) for a in r.artifacts], [("a.txt", b"onetwo")], self.why(r))
+        # Back to back, each cell writing one new file: each is its own.
+        for i in range(20):
+            r = self.cell(f"open('f{i}', 'w').write('{i}')")
+            self.assertEqual([a.name for a in r.artifacts], [f"f{i}"], self.why(r))
+        # A file written between cells (the file operations) is the next cell's.
+        self.s.write_file("between.txt", "w")
+        self.assertEqual([a.name for a in self.cell("1").artifacts], ["between.txt"])
+
     def test_traceback_shows_the_users_code_only(self) -> None:
         # Issue 30, point 2: no driver frame (the daemon's main.py, exec,
         # ast.parse), and the cell's own lines, as Jupyter shows them: also
