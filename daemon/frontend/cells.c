@@ -694,6 +694,10 @@ cells_send(struct cells *cs, struct cell *cl)
 	beg.wall_ms = cl->lim.v[PROTO_LIMIT_WALL_MS];
 	beg.cpu_ms = cl->lim.v[PROTO_LIMIT_CPU_MS];
 	beg.grace_ms = CELLS_GRACE_MS;
+	/* The files the cell leaves are chosen and cut by its own limits, as a
+	 * run's (run_io_add_artifact reads the run's at each SUP_ARTIFACT). */
+	cs->interp->lim.v[PROTO_LIMIT_ARTIFACTS] = cl->lim.v[PROTO_LIMIT_ARTIFACTS];
+	cs->interp->lim.v[PROTO_LIMIT_ARTIFACT_BYTES] = cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES];
 	clock_gettime(CLOCK_MONOTONIC, &cl->t_sent);
 	rc = run_lifeline_send(cs->interp, &beg, sizeof(beg));
 	if (rc < 0)

@@ -1345,6 +1345,12 @@ class CellTest(unittest.TestCase):
         for i in range(20):
             r = self.cell(f"open('f{i}', 'w').write('{i}')")
             self.assertEqual([a.name for a in r.artifacts], [f"f{i}"], self.why(r))
+        # The cell's own limits choose and cut them, as a run's.
+        r = self.cell("for n in 'xyz':\n    open(n, 'w').write(n * 100)",
+                      limits=SandboxLimits(max_artifacts=2, max_artifact_bytes=10))
+        self.assertEqual((len(r.artifacts), r.artifacts_omitted, r.artifacts_omitted_bytes), (2, 1, 100),
+                         self.why(r))
+        self.assertEqual([(len(a.content), a.truncated, a.size) for a in r.artifacts], [(10, True, 100)] * 2)
         # A file written between cells (the file operations) is the next cell's.
         self.s.write_file("between.txt", "w")
         self.assertEqual([a.name for a in self.cell("1").artifacts], ["between.txt"])
