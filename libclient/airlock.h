@@ -1044,6 +1044,15 @@ int airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, cons
  */
 int airlock_run_req_set_cell(struct airlock_run_req *req, bool cell);
 
+/*
+ * Ask a cell's matplotlib figures (those plt.show() shows, those left open)
+ * as "image/svg+xml" display items instead of "image/png". For cells only:
+ * a run (not a cell) asking it is refused (-EPROTO, code "bad_request"). A
+ * daemon before issue 30 ignores it (its figures stay PNG: check the
+ * display items' mime types). -EINVAL for a NULL req. Since 0.10.
+ */
+int airlock_run_req_set_figures_svg(struct airlock_run_req *req, bool svg);
+
 enum airlock_cell_state {
 	AIRLOCK_CELL_NONE = 0, /* not a cell */
 	AIRLOCK_CELL_KEPT = 1, /* the cell ran with what the cells before it left */

@@ -79,6 +79,7 @@ struct cell {
 	struct timespec t_sent;	   /* handed to the driver */
 	struct advisory_list *adv; /* blocked_imports findings, or NULL */
 	struct cells_done done;
+	bool svg;      /* the request's figures_svg */
 	bool lost_fig; /* SUP_CELL_LOST came: its own figures when its interpreter ended */
 	uint64_t lost_cpu_ns, lost_wall_ns, lost_peak;
 };
@@ -704,6 +705,7 @@ cells_send(struct cells *cs, struct cell *cl)
 		goto out;
 	memset(&st, 0, sizeof(st));
 	st.magic = CELLS_MAGIC;
+	st.flags = cl->svg ? CELLS_START_SVG : 0;
 	st.cell = cl->n;
 	st.value_max = PROTO_VALUE_MAX;
 	st.display_max = (uint32_t)(cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES] > UINT32_MAX
@@ -851,6 +853,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	cl->n = ++cs->next_cell;
 	clock_gettime(CLOCK_MONOTONIC, &cl->t_arrive);
 	cl->lim = *lim;
+	cl->svg = req->figures_svg;
 	cl->adv = adv;
 	cl->fd[0] = cl->fd[1] = cl->fd[2] = -1;
 	cl->code_len = req->code.present ? req->code.len : 0;

@@ -48,6 +48,7 @@ static const struct cli_option {
 	{{"force", no_argument, NULL, OPT_FORCE}, CLI_IN_RUN},
 	{{"tool", required_argument, NULL, OPT_TOOL}, CLI_IN_RUN},
 	{{"cell", no_argument, NULL, OPT_CELL}, CLI_IN_RUN},
+	{{"figures", required_argument, NULL, OPT_FIGURES}, CLI_IN_RUN},
 	{{"interpreter", required_argument, NULL, OPT_INTERPRETER}, CLI_IN_SESSION_OPEN},
 	{{"workspace", required_argument, NULL, OPT_WORKSPACE}, CLI_IN_SESSION_OPEN},
 	{{"idle", required_argument, NULL, OPT_IDLE}, CLI_IN_SESSION_OPEN},
@@ -104,6 +105,7 @@ static const char cli_run_help[] =
 	"                       stays from cell to cell; a trailing expression's repr\n"
 	"                       is printed after the output; without --lang, the\n"
 	"                       session's interpreter's runtime)\n"
+	"  --figures png|svg    with --cell: the type of its matplotlib figures\n"
 	"  --mount NAME         one of the daemon's read-only [mount]s the profile\n"
 	"                       allows (repeatable)\n"
 	"  --stream             print the output as it comes (with --json: JSON lines)\n"

@@ -56,12 +56,19 @@ mcp_cell_session(struct mcp *m, const char *runtime, const char *profile, char *
 void
 mcp_tool_run_python_cell(struct mcp *m, json_t *id, json_t *args, json_t *token)
 {
-	const char *runtime = NULL, *profile = NULL;
+	const char *runtime = NULL, *profile = NULL, *figures = NULL;
 	char why[512];
 
 	if (mcp_arg_string(m, id, "run_python_cell", args, "runtime", false, &runtime) < 0 ||
-	    mcp_arg_string(m, id, "run_python_cell", args, "profile", false, &profile) < 0)
+	    mcp_arg_string(m, id, "run_python_cell", args, "profile", false, &profile) < 0 ||
+	    mcp_arg_string(m, id, "run_python_cell", args, "figure_format", false, &figures) < 0)
 		return;
+	if (figures != NULL && strcmp(figures, "png") != 0 && strcmp(figures, "svg") != 0) {
+		mcp_bad_args(
+			m, id,
+			"run_python_cell: argument 'figure_format' must be \"png\" or \"svg\"");
+		return;
+	}
 	if (runtime == NULL)
 		runtime = m->cell_session[0] != '\0' ? m->cell_runtime : m->python_runtime;
 	if (!mcp_python_runtime_valid(runtime)) {

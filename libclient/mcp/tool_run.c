@@ -523,7 +523,7 @@ mcp_cpu_limit(const struct mcp *m, const char *profile, bool ceiling)
 
 /* The arguments of a run tool, checked. */
 struct mcp_run_args {
-	const char *code, *session, *profile;
+	const char *code, *session, *profile, *figures;
 	uint64_t wall_ms, cpu_ms, memory_mb;
 	json_t *files; /* an object of strings, or NULL */
 };
@@ -537,8 +537,8 @@ mcp_run_args(struct mcp *m, json_t *id, json_t *args, const char *tool, const ch
 	const char *allowed[] = {key,		"files",     "timeout_seconds",
 				 "cpu_seconds", "memory_mb", "session",
 				 "profile",	"runtime",   NULL};
-	const char *const cell_allowed[] = {key,       "timeout_seconds", "cpu_seconds",
-					    "profile", "runtime",	  NULL};
+	const char *const cell_allowed[] = {key,       "timeout_seconds", "cpu_seconds", "profile",
+					    "runtime", "figure_format",	  NULL};
 	bool cell = strcmp(tool, "run_python_cell") == 0;
 	const char *name;
 	json_t *v;
@@ -560,6 +560,9 @@ mcp_run_args(struct mcp *m, json_t *id, json_t *args, const char *tool, const ch
 	/* A cell runs in this server's interpreter session (run_python_cell). */
 	if (cell)
 		ret->session = m->cell_session;
+	/* Checked by mcp_tool_run_python_cell, before its session opened. */
+	if (cell && (mcp_arg_string(m, id, tool, args, "figure_format", false, &ret->figures) < 0))
+		return -1;
 	if (ret->profile != NULL && !rules_profile_name_valid(ret->profile)) {
 		mcp_bad_args(m, id,
 			     "%s: argument 'profile' must be a profile name (1 to 32 of a-z, 0-9, "
@@ -613,6 +616,8 @@ mcp_run_call(struct mcp *m, json_t *id, struct mcp_call *call, const struct mcp_
 	}
 	if (r == 0 && cell)
 		r = airlock_run_req_set_cell(call->req, true);
+	if (r == 0 && a->figures != NULL && strcmp(a->figures, "svg") == 0)
+		r = airlock_run_req_set_figures_svg(call->req, true);
 	/* A cell's output comes with its result (an interpreter session does
 	 * not stream). */
 	if (r == 0 && !cell)

@@ -184,6 +184,9 @@ const struct mcp_tool mcp_tools[] = {
 	 "when it starts (python: the standard library only; python-site: also the system's "
 	 "packages, numpy, matplotlib...). Default: the server's --python-runtime, else "
 	 "python\"},"
+	 "\"figure_format\":{\"type\":\"string\",\"enum\":[\"png\",\"svg\"],"
+	 "\"description\":\"The cell's matplotlib figures as PNG images (the default) or SVG "
+	 "(embedded resources)\"},"
 	 "\"timeout_seconds\":{\"type\":\"number\",\"description\":\"Wall-clock limit of "
 	 "this cell\"},\"cpu_seconds\":{\"type\":\"number\",\"description\":\"CPU-time "
 	 "limit of this cell\"}},\"required\":[\"code\"],\"additionalProperties\":false}",

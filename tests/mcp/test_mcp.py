@@ -687,6 +687,18 @@ class McpTest(unittest.TestCase):
         read = self.server.tool("read_file", {"session": sid, "path": "made.txt"})
         self.assertIn("by a cell", text_of(read))
         self.assertFalse(self.server.tool("reset_python", {})["isError"])
+        # figure_format: svg (matplotlib where the host has it).
+        bad = self.server.wait(self.server.request("tools/call", {"name": "run_python_cell", "arguments": {
+            "code": "1", "figure_format": "gif"}}))
+        self.assertIn("'figure_format' must be", json.dumps(bad))
+        if subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"], capture_output=True).returncode == 0:
+            fig = self.server.tool("run_python_cell", {
+                "code": "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()", "runtime": "python-site",
+                "figure_format": "svg", "timeout_seconds": 60, "cpu_seconds": 30})
+            svg = [b for b in fig["content"] if b["type"] == "resource" and b["resource"]["uri"].endswith("figure-1.svg")]
+            self.assertEqual(len(svg), 1, text_of(fig))
+            self.assertIn("<svg", svg[0]["resource"]["text"])
+            self.assertFalse(self.server.tool("reset_python", {})["isError"])
         plain = self.server.tool("run_python_cell", {"code": code, "runtime": "python"})
         self.assertEqual(plain["structuredContent"]["value"], "1", text_of(plain))
         self.assertNotEqual(plain["structuredContent"]["session"], sid)

@@ -1297,6 +1297,14 @@ class CellTest(unittest.TestCase):
             self.assertTrue(r.display[0].data.startswith(b"\x89PNG\r\n\x1a\n"))
             self.assertIn(b"<svg", r.display[2].data)
             self.assertEqual(s.run_cell("plt.get_fignums()").value, "[]")
+            # SVG when the request asks (figures_svg), for that cell only.
+            code = "plt.plot([1, 2]); plt.show()\nplt.figure(); plt.plot([2, 1])"
+            r = s.run_cell(code, figures="svg", limits=SandboxLimits(wall_seconds=60, cpu_seconds=60))
+            self.assertEqual([d.mime for d in r.display], ["image/svg+xml"] * 2, r.stderr)
+            r = s.run_cell(code, limits=SandboxLimits(wall_seconds=60, cpu_seconds=60))
+            self.assertEqual([d.mime for d in r.display], ["image/png"] * 2, r.stderr)
+            with self.assertRaises(ValueError):
+                s.run_cell("1", figures="gif")
 
     def test_rich_reprs_and_display(self) -> None:
         # Issue 30, point 2: an object's _repr_svg_, _repr_html_ and

@@ -9,7 +9,8 @@
 # (the interpreter is then restarted, and the result says the state was lost).
 #
 # Messages (daemon/ipc/cells_msg.h, little-endian, fixed size):
-#   start: magic, reserved, cell, value_max, display_max   + fds: code (sealed
+#   start: magic, flags (1: figures as SVG), cell, value_max, display_max
+#          + fds: code (sealed
 #          memfd), stdout, stderr, reply (memfds)
 #   done:  magic, status, cell, exit_code, has_value, value_len, ndisplay,
 #          8 x (mime[32], len); value then display bytes written to reply.
@@ -46,7 +47,8 @@ REPRS = (
 )
 # The cell being run: its display() items in order, and the figures its
 # plt.show() calls captured (the driver's only state besides the globals).
-_cell = {"items": [], "name": None}
+_cell = {"items": [], "name": None, "svg": False}
+START_SVG = 0x1
 # Cell sources for tracebacks (linecache), the oldest dropped past this.
 SOURCES_MAX = 16 << 20
 _sources = {}
@@ -116,9 +118,12 @@ _DISPLAY = display  # main() has a local of that name
 
 
 def _figure_format():
-    """PNG, or SVG when the code asks (rcParams["savefig.format"] = "svg")."""
+    """PNG, or SVG when the request asks (figures_svg) or the code does
+    (rcParams["savefig.format"] = "svg")."""
     mpl = sys.modules.get("matplotlib")
-    return "svg" if mpl is not None and mpl.rcParams.get("savefig.format") == "svg" else "png"
+    if _cell["svg"] or (mpl is not None and mpl.rcParams.get("savefig.format") == "svg"):
+        return "svg"
+    return "png"
 
 
 def _figures():
@@ -277,7 +282,8 @@ def main():
         for level, typ, data in anc:
             if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
                 fds += struct.unpack("%di" % (len(data) // fdsize), data[: len(data) - len(data) % fdsize])
-        magic, _, cell, value_max, display_max = START.unpack(msg)
+        magic, flags, cell, value_max, display_max = START.unpack(msg)
+        _cell["svg"] = bool(flags & START_SVG)
         if magic != MAGIC or len(fds) != 4:
             return 70
         code_fd, out_fd, err_fd, reply_fd = fds
