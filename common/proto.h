@@ -421,7 +421,8 @@ struct proto_run {
 	size_t nmounts;
 	struct proto_tool *tools; /* needs the "tools" feature */
 	size_t ntools;
-	bool cell; /* a cell of the session's interpreter (interpreter sessions only) */
+	bool cell;	  /* a cell of the session's interpreter (interpreter sessions only) */
+	bool figures_svg; /* a cell's matplotlib figures as SVG, not PNG (cells only) */
 };
 
 #define PROTO_SESSION_ID_LEN 32 /* hex characters */

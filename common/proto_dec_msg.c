@@ -114,6 +114,7 @@ static const struct dec_field dec_run_fields[] = {
 	{"tools", DEC_TOOLS, DF_NONEMPTY, U(proto_run, tools), U(proto_run, ntools),
 	 PROTO_TOOLS_MAX, 0},
 	{"cell", DEC_BOOL, 0, U(proto_run, cell), 0, 0, 0},
+	{"figures_svg", DEC_BOOL, 0, U(proto_run, figures_svg), 0, 0, 0},
 };
 
 static const struct dec_field dec_tool_fields[] = {

@@ -1069,6 +1069,15 @@ int airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, cons
  */
 int airlock_run_req_set_cell(struct airlock_run_req *req, bool cell);
 
+/*
+ * Ask a cell's matplotlib figures (those plt.show() shows, those left open)
+ * as "image/svg+xml" display items instead of "image/png". For cells only:
+ * a run (not a cell) asking it is refused (-EPROTO, code "bad_request"). A
+ * daemon before issue 30 ignores it (its figures stay PNG: check the
+ * display items' mime types). -EINVAL for a NULL req. Since 0.10.
+ */
+int airlock_run_req_set_figures_svg(struct airlock_run_req *req, bool svg);
+
 enum airlock_cell_state {
 	AIRLOCK_CELL_NONE = 0, /* not a cell */
 	AIRLOCK_CELL_KEPT = 1, /* the cell ran with what the cells before it left */
@@ -1082,9 +1091,11 @@ enum airlock_cell_state airlock_result_state(const struct airlock_result *res);
 /* The repr of the cell's trailing expression (at most 16 KiB, UTF-8), or NULL
  * when it had none or it was None. Valid until airlock_result_free(). Since 0.9. */
 const char *airlock_result_value(const struct airlock_result *res);
-/* Rich outputs of the cell (at most 8): a matplotlib figure, an object with
- * _repr_png_; *ret_mime is "image/png", "image/svg+xml", "text/plain" or
- * "text/html", the bytes are like airlock_result_stdout()'s. -EINVAL when i
+/* Rich outputs of the cell (at most 8), in Jupyter's order: display() calls
+ * and plt.show() figures, the trailing value's _repr_png_, _repr_svg_,
+ * _repr_html_ and _repr_markdown_, the figures left open; *ret_mime is
+ * "image/png", "image/svg+xml", "text/plain", "text/html" or
+ * "text/markdown", the bytes are like airlock_result_stdout()'s. -EINVAL when i
  * is out of range. Since 0.9. */
 size_t airlock_result_display_count(const struct airlock_result *res);
 int airlock_result_display_get(const struct airlock_result *res, size_t i, const char **ret_mime,

@@ -45,7 +45,8 @@ struct airlock_run_req {
 	bool stream;
 	struct proto_tool tools[PROTO_TOOLS_MAX]; /* owned strings */
 	size_t ntools;
-	bool cell; /* a cell of an interpreter session */
+	bool cell;	  /* a cell of an interpreter session */
+	bool figures_svg; /* a cell's figures as SVG */
 };
 
 /* Free the bytes held by b and mark it absent. */
@@ -359,6 +360,9 @@ SETTER(airlock_run_req_set_stream, struct airlock_run_req, bool, stream)
 /* Make the request a cell of its session's interpreter. */
 SETTER(airlock_run_req_set_cell, struct airlock_run_req, bool, cell)
 
+/* Ask a cell's matplotlib figures as SVG. */
+SETTER(airlock_run_req_set_figures_svg, struct airlock_run_req, bool, figures_svg)
+
 /* Declare a tool the run's code may call. */
 AIRLOCK_EXPORT int
 airlock_run_req_add_tool(struct airlock_run_req *req, const char *name, const char *description,
@@ -497,6 +501,7 @@ request_encode_as(const struct airlock_run_req *req, uint32_t id, bool stream, b
 	run.nmounts = req->nmounts;
 	run.stream = stream;
 	run.cell = req->cell;
+	run.figures_svg = req->figures_svg;
 	run.tools = req->ntools > 0 ? (struct proto_tool *)req->tools : NULL;
 	run.ntools = req->ntools;
 	r = proto_encode_run(id, &run, ret);

@@ -133,10 +133,18 @@ admit_session(const struct admit_facts *f, struct admit_decision *ret)
 	return false;
 }
 
-/* 3. The object: the session named, the runtime; a tool call's client. */
+/* 3. The object: the session named, the runtime; a tool call's client; a
+ * run's figures_svg. */
 static bool
 admit_object(const struct admit_facts *f, struct admit_decision *ret)
 {
+	/* Figures are a cell's rich output: a run's are files it saves. (An
+	 * interpreter's start is gathered from its cell's request.) */
+	if (admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)) && f->figures_svg)
+		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,
+				 "figures_svg is for cells (a run saves its figures as files)");
+	if (f->kind == ADMIT_RUN)
+		return false; /* no session: the rest is a session's */
 	if (f->phase == ADMIT_AT_START)
 		return false;
 	if (f->kind == ADMIT_SESSION_OPEN) {
@@ -547,7 +555,8 @@ static const struct admit_row admit_rows[] = {
 	{ADMIT_RULE_STOPPING, RUN_KINDS | KIND(ADMIT_CELL) | KIND(ADMIT_SESSION_OPEN),
 	 admit_stopping},
 	{ADMIT_RULE_ACCESS, ~KIND(ADMIT_EGRESS_CONN), admit_access},
-	{ADMIT_RULE_OBJECT, SESSION_KINDS | KIND(ADMIT_SESSION_OPEN) | KIND(ADMIT_TOOL_CALL),
+	{ADMIT_RULE_OBJECT,
+	 SESSION_KINDS | KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_OPEN) | KIND(ADMIT_TOOL_CALL),
 	 admit_object},
 	{ADMIT_RULE_PROFILE, RUN_KINDS | KIND(ADMIT_CELL) | KIND(ADMIT_SESSION_OPEN),
 	 admit_profile},

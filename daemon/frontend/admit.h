@@ -95,6 +95,7 @@ struct admit_facts {
 	const char *runtime;   /* asked: a cell's runtime, a session's interpreter */
 	bool runtime_ok;       /* a session's interpreter is a python runtime */
 	bool cell_code_only;   /* a cell asks for no argv, env, stdin, files... */
+	bool figures_svg;      /* the request asks a cell's figures as SVG */
 	/* Rule 4: the profile asked (NULL: the default; a session's runs: the
 	 * request's, against session_profile) and the one the config has. */
 	const char *profile;

@@ -80,6 +80,7 @@ struct cell {
 	struct advisory_list *adv; /* blocked_imports findings, or NULL */
 	struct cells_done done;
 	bool cancelled; /* its owner cancelled it (cells_cancel) */
+	bool svg;	/* the request's figures_svg */
 	bool lost_fig;	/* SUP_CELL_LOST came: its own figures when its interpreter ended */
 	uint64_t lost_cpu_ns, lost_wall_ns, lost_peak;
 };
@@ -378,7 +379,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	     const struct sup_msg *end, bool lost, const char *why)
 {
 	struct proto_result res;
-	struct proto_artifact disp[CELLS_DISPLAY_MAX];
+	struct proto_artifact disp[CELLS_DISPLAY_MAX], *arts = NULL;
 	uint8_t *bufs[2], *value = NULL, *dbuf[CELLS_DISPLAY_MAX];
 	char err[512];
 	struct proto_out out;
@@ -394,6 +395,10 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		cells_answer_done(&cl->done, cl->fd[2], end, &res, disp, dbuf, &value);
 	if (cl->cancelled)
 		cells_answer_cancelled(cs, cl, lost, why, &res, note_cancel, sizeof(note_cancel));
+	/* The files the cell created or changed: the supervisor's walk at its
+	 * end, collected by the interpreter's run (issue 30). */
+	if (!lost && cs->interp != NULL)
+		arts = run_io_cell_artifacts(cs->interp, &res);
 	for (k = 0; k < 2; k++)
 		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
 	/* Why the interpreter this cell found is a new one, when a reload
@@ -428,6 +433,7 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		rc = proto_encode_result(cl->req_id, &res, &out);
 		client_send_encoded(cl->c, cl->req_id, rc, &out, "the result");
 	}
+	run_io_artifacts_free(arts, res.nartifacts);
 	free(bufs[0]);
 	free(bufs[1]);
 	free(value);
@@ -721,12 +727,17 @@ cells_send(struct cells *cs, struct cell *cl)
 	beg.wall_ms = cl->lim.v[PROTO_LIMIT_WALL_MS];
 	beg.cpu_ms = cl->lim.v[PROTO_LIMIT_CPU_MS];
 	beg.grace_ms = CELLS_GRACE_MS;
+	/* The files the cell leaves are chosen and cut by its own limits, as a
+	 * run's (run_io_add_artifact reads the run's at each SUP_ARTIFACT). */
+	cs->interp->lim.v[PROTO_LIMIT_ARTIFACTS] = cl->lim.v[PROTO_LIMIT_ARTIFACTS];
+	cs->interp->lim.v[PROTO_LIMIT_ARTIFACT_BYTES] = cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES];
 	clock_gettime(CLOCK_MONOTONIC, &cl->t_sent);
 	rc = run_lifeline_send(cs->interp, &beg, sizeof(beg));
 	if (rc < 0)
 		goto out;
 	memset(&st, 0, sizeof(st));
 	st.magic = CELLS_MAGIC;
+	st.flags = cl->svg ? CELLS_START_SVG : 0;
 	st.cell = cl->n;
 	st.value_max = PROTO_VALUE_MAX;
 	st.display_max = (uint32_t)(cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES] > UINT32_MAX
@@ -874,6 +885,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	cl->n = ++cs->next_cell;
 	clock_gettime(CLOCK_MONOTONIC, &cl->t_arrive);
 	cl->lim = *lim;
+	cl->svg = req->figures_svg;
 	cl->adv = adv;
 	cl->fd[0] = cl->fd[1] = cl->fd[2] = -1;
 	cl->code_len = req->code.present ? req->code.len : 0;

@@ -14,8 +14,8 @@
 
 #include "xalloc.h"
 
-static const char *const cells_mimes[] = {"image/png", "image/svg+xml", "text/plain", "text/html",
-					  NULL};
+static const char *const cells_mimes[] = {"image/png", "image/svg+xml", "text/plain",
+					  "text/html", "text/markdown", NULL};
 
 /* Is s, of len bytes, UTF-8 without NUL (a msgpack str every client decodes)? */
 static bool

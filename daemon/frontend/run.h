@@ -170,6 +170,12 @@ void run_io_close_lifeline(struct run *r);
 void run_io_close(struct run *r);
 /* SUP_ARTIFACT: keep the candidate artifact fd (taken) if it ranks. */
 void run_io_add_artifact(struct run *r, const struct sup_msg *m, int fd);
+/* A cell's artifacts: those its interpreter's run collected at the cell's
+ * end, into res (the array returned: for run_io_artifacts_free()); the run
+ * forgets them. */
+struct proto_artifact *run_io_cell_artifacts(struct run *r, struct proto_result *res);
+/* Close the copies of an answered result's n artifacts and free arts. */
+void run_io_artifacts_free(struct proto_artifact *arts, size_t n);
 /* SUP_EGRESS: serve the sandbox's egress listener fd (taken). */
 void run_io_egress_open(struct run *r, int fd);
 

@@ -370,6 +370,34 @@ run_io_artifacts(struct run *r, struct proto_result *res)
 	return arts;
 }
 
+struct proto_artifact *
+run_io_cell_artifacts(struct run *r, struct proto_result *res)
+{
+	struct proto_artifact *arts = NULL;
+	size_t i;
+
+	if (r->narts > 0)
+		arts = run_io_artifacts(r, res);
+	res->artifacts_omitted = r->arts_omitted;
+	res->artifacts_omitted_bytes = r->arts_omitted_bytes;
+	for (i = 0; i < r->narts; i++)
+		if (r->arts[i].fd >= 0)
+			close(r->arts[i].fd);
+	r->narts = 0;
+	r->arts_omitted = r->arts_omitted_bytes = 0;
+	return arts;
+}
+
+void
+run_io_artifacts_free(struct proto_artifact *arts, size_t n)
+{
+	size_t i;
+
+	for (i = 0; arts != NULL && i < n; i++)
+		close(arts[i].data.fd);
+	free(arts);
+}
+
 /* Build the result, send it, log it. The run is not freed here. */
 void
 run_io_answer(struct run *r)

@@ -45,9 +45,11 @@ struct cells_sup {
 #define CELLS_MIME_MAX 32
 #define CELLS_NFDS 4 /* code, stdout, stderr, reply */
 
+#define CELLS_START_SVG 0x1u /* cells_start.flags: figures as SVG (request figures_svg) */
+
 struct cells_start {
 	uint32_t magic;
-	uint32_t reserved;
+	uint32_t flags; /* CELLS_START_*; other bits 0 */
 	uint64_t cell;
 	uint32_t value_max;   /* bytes of the value's repr */
 	uint32_t display_max; /* bytes of all display items together */

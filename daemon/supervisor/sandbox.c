@@ -218,12 +218,18 @@ sb_time_fence(struct timespec *ret)
 	sb_wait_coarse_past(ret);
 }
 
+/* Is a after b? */
+static bool
+sb_ts_after(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
 /* Was the file changed after the fence? */
 static bool
 sb_changed_since(const struct stat *st, const struct timespec *fence)
 {
-	return st->st_ctim.tv_sec > fence->tv_sec ||
-	       (st->st_ctim.tv_sec == fence->tv_sec && st->st_ctim.tv_nsec > fence->tv_nsec);
+	return sb_ts_after(&st->st_ctim, fence);
 }
 
 /* The input files as written, to tell unchanged inputs from artifacts. */
@@ -231,6 +237,17 @@ struct sb_input {
 	dev_t dev;
 	ino_t ino;
 	struct timespec ctime;
+};
+
+/* What a walk sends: the regular files changed (not the inputs as written)
+ * after fence (NULL: all), or, for a cell (cell != NULL), since the last
+ * cell's end; a cell's walk also fills next with the files of now's tick. */
+struct sb_walk_filter {
+	const struct sb_input *inputs;
+	uint32_t ninputs;
+	const struct timespec *fence;
+	const struct sb_cell_fence *cell;
+	struct sb_cell_fence *next;
 };
 
 static bool
@@ -247,14 +264,97 @@ sb_is_unchanged_input(const struct stat *st, const struct sb_input *inputs, uint
 }
 
 /*
- * Walk the workspace after every process of the run is gone and send each
- * regular file the code created or changed. Nothing is followed: every open
- * is O_NOFOLLOW relative to an already-open directory; FIFOs (O_NONBLOCK) and
- * anything not regular are skipped; depth and entry count are bounded.
+ * A cell's file: changed after the last cell's end (hi), or in the clock
+ * tick of that end (from lo) and not as that end's walk saw it. File times
+ * come from the coarse clock: a write in that tick, before or after the
+ * end, has the tick's time; the cell's own would otherwise be missed or an
+ * older one reported again (docs/design-interpreters.md §2.5).
+ */
+static bool
+sb_cell_changed(const struct sb_cell_fence *cf, const struct stat *st)
+{
+	uint32_t i;
+
+	if (sb_ts_after(&st->st_ctim, &cf->hi))
+		return true; /* after the end */
+	if (sb_ts_after(&cf->lo, &st->st_ctim))
+		return false; /* before the end's tick */
+	if (cf->overflow)
+		return true; /* in it, and not remembered: reported, never missed */
+	for (i = 0; i < cf->nseen; i++) {
+		const struct sb_seen *s = &cf->seen[i];
+
+		if (s->dev == st->st_dev && s->ino == st->st_ino &&
+		    s->ctime.tv_sec == st->st_ctim.tv_sec &&
+		    s->ctime.tv_nsec == st->st_ctim.tv_nsec &&
+		    s->mtime.tv_sec == st->st_mtim.tv_sec &&
+		    s->mtime.tv_nsec == st->st_mtim.tv_nsec && s->size == st->st_size)
+			return false;
+	}
+	return true;
+}
+
+/* Remember a file of the tick of a cell's end for the next cell's walk. */
+static void
+sb_cell_remember(struct sb_cell_fence *next, const struct stat *st)
+{
+	struct sb_seen *s;
+
+	if (sb_ts_after(&next->lo, &st->st_ctim))
+		return;
+	if (next->nseen == SB_CELL_SEEN_MAX) {
+		next->overflow = true;
+		return;
+	}
+	s = &next->seen[next->nseen++];
+	s->dev = st->st_dev;
+	s->ino = st->st_ino;
+	s->ctime = st->st_ctim;
+	s->mtime = st->st_mtim;
+	s->size = st->st_size;
+}
+
+/* Does the walk send this regular file? */
+static bool
+sb_walk_wants(const struct sb_walk_filter *f, const struct stat *st)
+{
+	if (sb_is_unchanged_input(st, f->inputs, f->ninputs))
+		return false;
+	if (f->cell != NULL)
+		return sb_cell_changed(f->cell, st);
+	return f->fence == NULL || sb_changed_since(st, f->fence);
+}
+
+/* Open a regular file the walk chose (st: its fstatat), checked to be the
+ * same file once open; -1 if it is not there as it was. */
+static int
+sb_walk_open(int dfd, const char *name, const struct stat *st)
+{
+	struct stat st2;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) || st2.st_dev != st->st_dev ||
+	    st2.st_ino != st->st_ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Walk the workspace after every process of the run is gone (a cell's end:
+ * all but the stopped interpreter) and send each regular file the code
+ * created or changed. Nothing is followed: every look (fstatat) and open is
+ * O_NOFOLLOW relative to an already-open directory; anything not a directory
+ * or a regular file is never opened; depth and entry count are bounded.
+ * Only a directory, or a file the walk sends, is opened: an unchanged file
+ * costs one system call, not three (a cell's end walks the whole workspace:
+ * issue 30); what is opened is checked to be what was looked at.
  */
 static void
-sb_walk(int dfd, char *rel, size_t rel_len, int depth, int *budget, const struct sb_input *inputs,
-	uint32_t ninputs, const struct timespec *fence)
+sb_walk(int dfd, char *rel, size_t rel_len, int depth, int *budget, const struct sb_walk_filter *f)
 {
 	struct dirents it;
 	const struct dirent64 *d;
@@ -265,33 +365,33 @@ sb_walk(int dfd, char *rel, size_t rel_len, int depth, int *budget, const struct
 	while ((d = dirents_next(&it)) != NULL) {
 		size_t nl = strlen(d->d_name), nrel;
 		struct stat st;
-		int fd;
+		int fd = -1;
 
 		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
 			continue;
 		if (--(*budget) < 0)
 			return;
 		nrel = rel_len + (rel_len ? 1 : 0) + nl;
-		if (nrel > SUP_NAME_MAX)
+		if (nrel > SUP_NAME_MAX ||
+		    fstatat(dfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0)
 			continue;
-		fd = openat(dfd, d->d_name,
-			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) < 0) {
-			close(fd);
-			continue;
-		}
 		if (rel_len)
 			rel[rel_len] = '/';
 		memcpy(rel + rel_len + (rel_len ? 1 : 0), d->d_name, nl + 1);
-		if (S_ISDIR(st.st_mode))
-			sb_walk(fd, rel, nrel, depth + 1, budget, inputs, ninputs, fence);
-		else if (S_ISREG(st.st_mode) && !sb_is_unchanged_input(&st, inputs, ninputs) &&
-			 (fence == NULL || sb_changed_since(&st, fence)))
-			sb_send_artifact(rel, nrel, fd, (uint64_t)st.st_size);
+		if (S_ISDIR(st.st_mode)) {
+			fd = openat(dfd, d->d_name,
+				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+			if (fd >= 0)
+				sb_walk(fd, rel, nrel, depth + 1, budget, f);
+		} else if (S_ISREG(st.st_mode)) {
+			if (f->next != NULL)
+				sb_cell_remember(f->next, &st);
+			if (sb_walk_wants(f, &st) && (fd = sb_walk_open(dfd, d->d_name, &st)) >= 0)
+				sb_send_artifact(rel, nrel, fd, (uint64_t)st.st_size);
+		}
 		rel[rel_len] = '\0';
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 	}
 }
 
@@ -456,12 +556,39 @@ sb_start_code(struct sb_run *r)
 	}
 }
 
+void
+sandbox_cell_artifacts(struct sb_run *r)
+{
+	/* Static: two fences (4.6 KiB each) do not belong on the stack. */
+	static struct sb_cell_fence next;
+	struct sb_walk_filter f = {.cell = &r->cell_fence, .next = &next};
+	char rel[SUP_NAME_MAX + 2];
+	int budget = SB_WALK_ENTRIES;
+	int wfd;
+
+	/* Now's tick and time, before the walk: the next cell's fence. Every
+	 * process but the stopped interpreter is dead, so what the walk sees
+	 * is what the cell left (the file operations of the session may still
+	 * write: such a file is the next cell's too). */
+	memset(&next, 0, sizeof(next));
+	clock_gettime(CLOCK_REALTIME_COARSE, &next.lo);
+	clock_gettime(CLOCK_REALTIME, &next.hi);
+	rel[0] = '\0';
+	wfd = open(PLAN_WORKSPACE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (wfd >= 0) {
+		sb_walk(wfd, rel, 0, 0, &budget, &f);
+		close(wfd);
+	}
+	r->cell_fence = next;
+}
+
 /* Send the artifacts (fence: a session's, only what changed after it) and
  * the final SUP_EXIT. */
 static void
 sb_report(const struct sb_run *r, const struct sb_input *inputs, uint32_t ninputs,
 	  const struct timespec *fence)
 {
+	struct sb_walk_filter f = {.inputs = inputs, .ninputs = ninputs, .fence = fence};
 	char rel[SUP_NAME_MAX + 2];
 	int budget = SB_WALK_ENTRIES;
 	int wfd = open(PLAN_WORKSPACE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -469,7 +596,7 @@ sb_report(const struct sb_run *r, const struct sb_input *inputs, uint32_t ninput
 
 	rel[0] = '\0';
 	if (wfd >= 0) {
-		sb_walk(wfd, rel, 0, 0, &budget, inputs, ninputs, fence);
+		sb_walk(wfd, rel, 0, 0, &budget, &f);
 		close(wfd);
 	}
 	memset(&m, 0, sizeof(m));
@@ -563,6 +690,9 @@ sandbox_main(const struct sandbox_ctx *ctx)
 		session = (pv.hdr->flags & PLAN_F_SESSION) != 0;
 		if (session)
 			sb_time_fence(&fence);
+		/* The first cell's files: those changed after the same fence
+		 * (waited for: nothing of the tick before it is seen). */
+		r.cell_fence.lo = r.cell_fence.hi = fence;
 
 		if (pv.hdr->flags & PLAN_F_CELLS)
 			r.ctx.cell_fd = sandbox_cells_channel(sandbox_lifeline());

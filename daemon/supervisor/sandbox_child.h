@@ -103,6 +103,26 @@ void sandbox_stat_skip(const char **p, const char *end, int n);
 uint64_t sandbox_now_ns(void);
 uint64_t sandbox_stat_u64(const char **p, const char *end);
 
+/*
+ * PLAN_F_CELLS: what a cell's walk (sandbox_cell_artifacts) compares file
+ * times with (docs/design-interpreters.md §2.5, "a cell's files"): the
+ * coarse and the fine clock at the last cell's end (lo, hi), and the files
+ * the walk then saw with a ctime at or after lo, as they were.
+ */
+#define SB_CELL_SEEN_MAX 64
+struct sb_seen {
+	dev_t dev;
+	ino_t ino;
+	struct timespec ctime, mtime;
+	off_t size;
+};
+struct sb_cell_fence {
+	struct timespec lo, hi;
+	struct sb_seen seen[SB_CELL_SEEN_MAX];
+	uint32_t nseen;
+	bool overflow; /* more than SB_CELL_SEEN_MAX: every file of [lo, hi] is new */
+};
+
 /* One run as its supervisor sees it, from its start message to SUP_EXIT. */
 struct sb_run {
 	struct sandbox_ctx ctx; /* the spawner's, with the run's fds */
@@ -121,7 +141,13 @@ struct sb_run {
 	/* PLAN_F_CELLS: the cell with the driver (0: none), and its clock
 	 * and cpu (sandbox_run_cpu_ns from 0) at its CELLS_SUP_BEGIN. */
 	uint64_t cell, cell_t0, cell_cpu0;
+	struct sb_cell_fence cell_fence; /* PLAN_F_CELLS: since the last cell's end */
 };
+
+/* At a cell's end (PLAN_F_CELLS), its other processes dead: send a
+ * SUP_ARTIFACT for each file changed since the previous cell's end, and
+ * move the fence to now (sandbox.c). */
+void sandbox_cell_artifacts(struct sb_run *r);
 
 /*
  * Supervision (sandbox_supervise.c). sandbox_supervise: until the code's

@@ -290,6 +290,8 @@ sandbox_supervise_cells(struct sb_run *r)
 				kill((pid_t)r->pid, SIGSTOP);
 				if (sandbox_cells_kill_others((pid_t)r->pid) < 0)
 					return;
+				/* The files it left, before its end (issue 30). */
+				sandbox_cell_artifacts(r);
 				used = sandbox_run_cpu_ns(ctx, 0);
 				sandbox_cells_end(sandbox_lifeline(), SUP_CELL_END, cell.cell,
 						  r->reason, used > cpu0 ? used - cpu0 : 0,

@@ -64,6 +64,7 @@ enum {
 	OPT_CELL,
 	OPT_INTERPRETER,
 	OPT_TIMEOUT,
+	OPT_FIGURES,
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 

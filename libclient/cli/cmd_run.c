@@ -356,6 +356,12 @@ cli_run_option(void *ctx, int c, const char *arg)
 		run->cell = true;
 		r = airlock_run_req_set_cell(run->req, true);
 		return r < 0 ? cli_fail("--cell", r) : 0;
+	case OPT_FIGURES:
+		/* A cell's figures; the daemon refuses svg for a run. */
+		if (strcmp(arg, "png") != 0 && strcmp(arg, "svg") != 0)
+			return cli_usage_error("--figures: png or svg");
+		r = airlock_run_req_set_figures_svg(run->req, strcmp(arg, "svg") == 0);
+		return r < 0 ? cli_fail("--figures", r) : 0;
 	case OPT_TOOL: {
 		const char *why;
 

@@ -49,6 +49,7 @@ static const struct cli_option {
 	{{"force", no_argument, NULL, OPT_FORCE}, CLI_IN_RUN},
 	{{"tool", required_argument, NULL, OPT_TOOL}, CLI_IN_RUN},
 	{{"cell", no_argument, NULL, OPT_CELL}, CLI_IN_RUN},
+	{{"figures", required_argument, NULL, OPT_FIGURES}, CLI_IN_RUN},
 	{{"interpreter", required_argument, NULL, OPT_INTERPRETER}, CLI_IN_SESSION_OPEN},
 	{{"workspace", required_argument, NULL, OPT_WORKSPACE}, CLI_IN_SESSION_OPEN},
 	{{"idle", required_argument, NULL, OPT_IDLE}, CLI_IN_SESSION_OPEN},
@@ -105,10 +106,12 @@ static const char cli_run_help[] =
 	"                       stays from cell to cell; a trailing expression's repr\n"
 	"                       is printed after the output; without --lang, the\n"
 	"                       session's interpreter's runtime)\n"
+	"  --figures png|svg    with --cell: the type of its matplotlib figures\n"
 	"  --mount NAME         one of the daemon's read-only [mount]s the profile\n"
 	"                       allows (repeatable)\n"
 	"  --stream             print the output as it comes (with --json: JSON lines)\n"
-	"  --artifacts DIR      write the files the code left below DIR\n"
+	"  --artifacts DIR      write the files the code left (a cell: also its display\n"
+	"                       items, display-N.EXT) below DIR\n"
 	"  --force              with --artifacts: replace files that exist in DIR\n"
 	"  --tool NAME=COMMAND  a tool the code may call (import airlock_tools): COMMAND\n"
 	"                       runs here with the call's JSON arguments on stdin, its\n"

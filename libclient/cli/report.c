@@ -219,8 +219,53 @@ fail:
 	return NULL;
 }
 
-/* Write every artifact below dir (replacing files with force); returns 0
- * or CLI_EXIT_CANTCREAT. */
+/* The file name of a cell's display item i of type mime: display-N.EXT. */
+static void
+cli_display_name(size_t i, const char *mime, char *buf, size_t size)
+{
+	static const char *const exts[][2] = {
+		{"image/png", "png"},	 {"image/svg+xml", "svg"}, {"text/html", "html"},
+		{"text/markdown", "md"}, {"text/plain", "txt"},
+	};
+	const char *ext = "bin";
+	size_t k;
+
+	for (k = 0; k < sizeof(exts) / sizeof(exts[0]); k++)
+		if (strcmp(mime, exts[k][0]) == 0)
+			ext = exts[k][1];
+	snprintf(buf, size, "display-%zu.%s", i + 1, ext);
+}
+
+/* Write a cell's display items below dfd as display-N.EXT (a cell's rich
+ * outputs are its files for --artifacts); returns 0 or CLI_EXIT_CANTCREAT. */
+static int
+cli_write_displays(const struct airlock_result *res, int dfd, const char *dir, bool force)
+{
+	const char *mime;
+	const void *data;
+	size_t len, i;
+	char name[32];
+	int r, status = 0;
+
+	for (i = 0; i < airlock_result_display_count(res); i++) {
+		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0)
+			continue;
+		cli_display_name(i, mime, name, sizeof(name));
+		r = cli_artifact_write(dfd, name, data, len, force);
+		if (r < 0) {
+			fprintf(stderr, "airlock: display %s: not written below %s: %s\n", name,
+				dir,
+				r == -ELOOP    ? "a symlink is in the way"
+				: r == -EEXIST ? "a file is there (--force replaces it)"
+					       : strerror(-r));
+			status = CLI_EXIT_CANTCREAT;
+		}
+	}
+	return status;
+}
+
+/* Write every artifact (and a cell's display items) below dir (replacing
+ * files with force); returns 0 or CLI_EXIT_CANTCREAT. */
 static int
 cli_write_artifacts(const struct airlock_result *res, const char *dir, bool force)
 {
@@ -258,6 +303,8 @@ cli_write_artifacts(const struct airlock_result *res, const char *dir, bool forc
 				"airlock: artifact %s: truncated to %zu of %" PRIu64 " bytes\n",
 				name, len, airlock_result_artifact_size(res, i));
 	}
+	if (cli_write_displays(res, dfd, dir, force) != 0)
+		status = CLI_EXIT_CANTCREAT;
 	close(dfd);
 	return status;
 }
@@ -274,10 +321,11 @@ cli_limit_note(const struct airlock_result *res, const char *limit, uint64_t ms)
 		kept ? "; the interpreter's state is kept" : "");
 }
 
-/* A cell's value (after its output, as a REPL prints it), and on stderr
- * what is not text: a lost state, the rich outputs. */
+/* A cell's text display items (display() of a plain object, Markdown),
+ * then its value, after its output, as a console shows them; on stderr what
+ * is not text: a lost state, the other rich outputs. */
 static void
-cli_cell_report(const struct airlock_result *res)
+cli_cell_report(const struct airlock_result *res, const struct cli_run *run)
 {
 	const char *value = airlock_result_value(res), *mime;
 	const void *data;
@@ -285,6 +333,13 @@ cli_cell_report(const struct airlock_result *res)
 
 	if (airlock_result_cell(res) == 0)
 		return;
+	for (i = 0; i < airlock_result_display_count(res); i++)
+		if (airlock_result_display_get(res, i, &mime, &data, &len) == 0 &&
+		    (strcmp(mime, "text/plain") == 0 || strcmp(mime, "text/markdown") == 0)) {
+			fwrite(data, 1, len, stdout);
+			if (len == 0 || ((const char *)data)[len - 1] != '\n')
+				putchar('\n');
+		}
 	if (value != NULL) {
 		printf("%s\n", value);
 		fflush(stdout);
@@ -294,10 +349,18 @@ cli_cell_report(const struct airlock_result *res)
 			"airlock: cell %" PRIu64 ": the interpreter was restarted: the state of "
 			"earlier cells is lost\n",
 			airlock_result_cell(res));
-	for (i = 0; i < airlock_result_display_count(res); i++)
-		if (airlock_result_display_get(res, i, &mime, &data, &len) == 0)
-			fprintf(stderr, "airlock: cell %" PRIu64 ": display %zu: %s, %zu bytes\n",
-				airlock_result_cell(res), i + 1, mime, len);
+	for (i = 0; i < airlock_result_display_count(res); i++) {
+		char name[32];
+
+		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0 ||
+		    strcmp(mime, "text/plain") == 0 || strcmp(mime, "text/markdown") == 0)
+			continue;
+		cli_display_name(i, mime, name, sizeof(name));
+		fprintf(stderr, "airlock: cell %" PRIu64 ": display %zu: %s, %zu bytes%s%s%s\n",
+			airlock_result_cell(res), i + 1, mime, len,
+			run->artifacts != NULL ? " (" : " (--artifacts DIR writes it as ", name,
+			run->artifacts != NULL ? " below --artifacts)" : ")");
+	}
 }
 
 /* Print the result (raw streams or JSON) and return the command's status.
@@ -326,7 +389,7 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 			airlock_result_stderr(res, &data, &len);
 			fwrite(data, 1, len, stderr);
 		}
-		cli_cell_report(res);
+		cli_cell_report(res, run);
 		if (airlock_result_stdout_truncated(res))
 			fprintf(stderr, "airlock: stdout truncated: %" PRIu64 " bytes written\n",
 				airlock_result_stdout_total(res));

@@ -97,6 +97,7 @@ struct mcp {
 	char *env_python, *env_sh; /* what it found, for the tool descriptions */
 	char sessions[MCP_SESSIONS_MAX][AIRLOCK_SESSION_ID_LEN + 1];
 	char cell_session[AIRLOCK_SESSION_ID_LEN + 1]; /* run_python_cell's, or "" */
+	char cell_runtime[64], cell_profile[64];       /* what it was opened with ("": default) */
 };
 
 /* A tool of tools/list and tools/call (the table: tools.c). */

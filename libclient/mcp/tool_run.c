@@ -193,7 +193,10 @@ mcp_labelled_block(json_t *content, const char *label, const char *text)
 	free(block);
 }
 
-/* A cell's value (text) and rich outputs (images, within the budget). */
+/* The most text of one display item (HTML, Markdown, a repr) in an answer. */
+#define MCP_DISPLAY_TEXT_MAX 16384
+
+/* A cell's value (text) and rich outputs (images and text, within the budget). */
 static void
 mcp_cell_content(json_t *content, struct mcp_budget *budget, const struct airlock_result *res)
 {
@@ -205,12 +208,26 @@ mcp_cell_content(json_t *content, struct mcp_budget *budget, const struct airloc
 	if (value != NULL)
 		mcp_labelled_block(content, "value", value);
 	for (i = 0; i < airlock_result_display_count(res) && budget->blocks > 0; i++) {
-		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0 ||
-		    strcmp(mime, "image/png") != 0)
+		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0)
 			continue;
-		snprintf(name, sizeof(name), "figure-%zu.png", i + 1);
-		if (mcp_content_file(content, budget, name, data, len, len, false) < 0)
-			mcp_oom(NULL);
+		/* Images as image content (SVG as an embedded resource, which
+		 * mcp_content_file() makes of it); the text ones (HTML, Markdown,
+		 * a plain repr) as text labelled with their type. */
+		if (strcmp(mime, "image/png") == 0 || strcmp(mime, "image/svg+xml") == 0) {
+			snprintf(name, sizeof(name), "figure-%zu.%s", i + 1,
+				 mime[6] == 'p' ? "png" : "svg");
+			if (mcp_content_file(content, budget, name, data, len, len, false) < 0)
+				mcp_oom(NULL);
+		} else {
+			char *text =
+				mcp_oom(mcp_text_cut(data, len, len, MCP_DISPLAY_TEXT_MAX, NULL));
+			char label[48];
+
+			snprintf(label, sizeof(label), "display %zu (%s)", i + 1, mime);
+			mcp_labelled_block(content, label, text);
+			budget->blocks--;
+			free(text);
+		}
 	}
 }
 
@@ -288,8 +305,12 @@ mcp_run_reply_outcome(struct mcp *m, const struct mcp_call *call, const struct a
 	}
 	if (airlock_result_cell(res) != 0) {
 		slen = strlen(status);
-		snprintf(status + slen, size - slen, "; cell %" PRIu64 ", %s",
-			 airlock_result_cell(res),
+		/* The session's id: the cell's files are read with read_file and
+		 * list_files in it. */
+		snprintf(status + slen, size - slen,
+			 "; cell %" PRIu64 " of session %s (pass it as \"session\" to "
+			 "read_file and list_files for the files the cell wrote), %s",
+			 airlock_result_cell(res), call->session,
 			 airlock_result_state(res) == AIRLOCK_CELL_KEPT
 				 ? "variables kept"
 				 : "the interpreter was restarted: variables of earlier cells "
@@ -502,7 +523,7 @@ mcp_cpu_limit(const struct mcp *m, const char *profile, bool ceiling)
 
 /* The arguments of a run tool, checked. */
 struct mcp_run_args {
-	const char *code, *session, *profile;
+	const char *code, *session, *profile, *figures;
 	uint64_t wall_ms, cpu_ms, memory_mb;
 	json_t *files; /* an object of strings, or NULL */
 };
@@ -516,7 +537,8 @@ mcp_run_args(struct mcp *m, json_t *id, json_t *args, const char *tool, const ch
 	const char *allowed[] = {key,		"files",     "timeout_seconds",
 				 "cpu_seconds", "memory_mb", "session",
 				 "profile",	"runtime",   NULL};
-	const char *const cell_allowed[] = {key, "timeout_seconds", "cpu_seconds", NULL};
+	const char *const cell_allowed[] = {key,       "timeout_seconds", "cpu_seconds", "profile",
+					    "runtime", "figure_format",	  NULL};
 	bool cell = strcmp(tool, "run_python_cell") == 0;
 	const char *name;
 	json_t *v;
@@ -538,6 +560,9 @@ mcp_run_args(struct mcp *m, json_t *id, json_t *args, const char *tool, const ch
 	/* A cell runs in this server's interpreter session (run_python_cell). */
 	if (cell)
 		ret->session = m->cell_session;
+	/* Checked by mcp_tool_run_python_cell, before its session opened. */
+	if (cell && (mcp_arg_string(m, id, tool, args, "figure_format", false, &ret->figures) < 0))
+		return -1;
 	if (ret->profile != NULL && !rules_profile_name_valid(ret->profile)) {
 		mcp_bad_args(m, id,
 			     "%s: argument 'profile' must be a profile name (1 to 32 of a-z, 0-9, "
@@ -591,6 +616,8 @@ mcp_run_call(struct mcp *m, json_t *id, struct mcp_call *call, const struct mcp_
 	}
 	if (r == 0 && cell)
 		r = airlock_run_req_set_cell(call->req, true);
+	if (r == 0 && a->figures != NULL && strcmp(a->figures, "svg") == 0)
+		r = airlock_run_req_set_figures_svg(call->req, true);
 	/* A cell's output comes with its result (an interpreter session does
 	 * not stream). */
 	if (r == 0 && !cell)

@@ -42,15 +42,31 @@ mcp_session_note(struct mcp *m, const char *sid, bool add)
 void
 mcp_tool_session_open(struct mcp *m, json_t *id, json_t *args, json_t *token)
 {
-	static const char *const allowed[] = {NULL};
+	static const char *const allowed[] = {"profile", NULL};
+	struct airlock_session_opts *opts = NULL;
 	char sid[AIRLOCK_SESSION_ID_LEN + 1], why[512], *text;
+	const char *profile;
 	int r;
 
-	if (mcp_args_known(m, id, "session_open", args, allowed) < 0)
+	if (mcp_args_known(m, id, "session_open", args, allowed) < 0 ||
+	    mcp_arg_string(m, id, "session_open", args, "profile", false, &profile) < 0)
 		return;
+	if (profile != NULL && !rules_profile_name_valid(profile)) {
+		mcp_bad_args(m, id,
+			     "session_open: argument 'profile' must be a profile name (1 to 32 of "
+			     "a-z, 0-9, '-', '_'; the schema lists them)");
+		return;
+	}
 	if (mcp_tool_connect(m, id) < 0)
 		return;
-	r = airlock_session_open(m->conn, NULL, sid);
+	/* The session's runs use its profile (its network among the rest):
+	 * the daemon checks that this user may use it. */
+	r = airlock_session_opts_new(&opts);
+	if (r == 0 && profile != NULL)
+		r = airlock_session_opts_set_profile(opts, profile);
+	if (r == 0)
+		r = airlock_session_open(m->conn, opts, sid);
+	airlock_session_opts_free(opts);
 	if (r < 0) {
 		mcp_failure(m, r, why, sizeof(why));
 		mcp_tool_fail(m, id, "session_open: %s", why);
@@ -58,11 +74,12 @@ mcp_tool_session_open(struct mcp *m, json_t *id, json_t *args, json_t *token)
 	}
 	mcp_session_note(m, sid, true);
 	if (asprintf(&text,
-		     "session %s opened. Pass \"session\": \"%s\" to run_python, run_shell, "
-		     "write_file, read_file and list_files: files stay in its workspace "
-		     "between runs. Close it with session_close when done (it also ends "
-		     "after a while without use).",
-		     sid, sid) < 0)
+		     "session %s opened%s%s. Pass \"session\": \"%s\" to run_python, "
+		     "run_shell, write_file, read_file and list_files: files stay in its "
+		     "workspace between runs. Close it with session_close when done (it also "
+		     "ends after a while without use).",
+		     sid, profile != NULL ? " with profile " : "", profile != NULL ? profile : "",
+		     sid) < 0)
 		mcp_oom(NULL);
 	mcp_tool_reply_structured(m, id, mcp_oom(json_pack("[o]", mcp_block_text(text))), false,
 				  json_pack("{s:s}", "session", sid));

@@ -173,10 +173,20 @@ const struct mcp_tool mcp_tools[] = {
 	 "figures left open as images. A cell over its time limit is interrupted "
 	 "(KeyboardInterrupt) and the variables stay; one that does not stop, or runs out of "
 	 "memory, restarts the interpreter empty (the result says so). Calls run one at a "
-	 "time. reset_python starts over.",
+	 "time. The interpreter is a session: the answer names its id, for read_file and "
+	 "list_files on the files cells write. display(obj) and objects with _repr_png_, "
+	 "_repr_svg_, _repr_html_ or _repr_markdown_ show as images or text. reset_python "
+	 "starts over (needed to change the runtime or the profile).",
 	 "{\"type\":\"object\",\"properties\":{"
 	 "\"code\":{\"type\":\"string\",\"description\":\"Python 3 code, run in the "
 	 "interpreter's globals\"},"
+	 "\"runtime\":{\"type\":\"string\",\"description\":\"The interpreter's runtime "
+	 "when it starts (python: the standard library only; python-site: also the system's "
+	 "packages, numpy, matplotlib...). Default: the server's --python-runtime, else "
+	 "python\"},"
+	 "\"figure_format\":{\"type\":\"string\",\"enum\":[\"png\",\"svg\"],"
+	 "\"description\":\"The cell's matplotlib figures as PNG images (the default) or SVG "
+	 "(embedded resources)\"},"
 	 "\"timeout_seconds\":{\"type\":\"number\",\"description\":\"Wall-clock limit of "
 	 "this cell\"},\"cpu_seconds\":{\"type\":\"number\",\"description\":\"CPU-time "
 	 "limit of this cell\"}},\"required\":[\"code\"],\"additionalProperties\":false}",
@@ -188,7 +198,8 @@ const struct mcp_tool mcp_tools[] = {
 	 true, true, mcp_tool_reset_python},
 	{"session_open", "Open a session",
 	 "Open a session: a workspace that keeps its files between runs (each run is still a "
-	 "fresh sandbox). Returns the session id to pass as 'session' to the other tools. "
+	 "fresh sandbox), under a profile (its limits, switches and network) if one is "
+	 "given. Returns the session id to pass as 'session' to the other tools. "
 	 "Close it with session_close when done.",
 	 "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
 	 "{\"type\":\"object\",\"properties\":{\"session\":{\"type\":\"string\"}},"
@@ -373,7 +384,9 @@ mcp_schema_profiles(const struct mcp *m, const struct mcp_tool *t, json_t *schem
 	const char *def = NULL;
 	char *text;
 
-	if (n == 0 || (strcmp(t->name, "run_python") != 0 && strcmp(t->name, "run_shell") != 0))
+	if (n == 0 ||
+	    (strcmp(t->name, "run_python") != 0 && strcmp(t->name, "run_shell") != 0 &&
+	     strcmp(t->name, "run_python_cell") != 0 && strcmp(t->name, "session_open") != 0))
 		return;
 	names = mcp_oom(json_array());
 	for (i = 0; i < n; i++) {

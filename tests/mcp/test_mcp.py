@@ -373,7 +373,8 @@ class McpTest(unittest.TestCase):
         self.server.initialize()
         tools = self.server.wait(self.server.request("tools/list"))["result"]["tools"]
         names = {t["name"]: t for t in tools}
-        for name in ("run_python", "run_shell"):
+        # Issue 30, point 3: run_python_cell and session_open take one too.
+        for name in ("run_python", "run_shell", "run_python_cell", "session_open"):
             prop = names[name]["inputSchema"]["properties"]["profile"]
             self.assertEqual(prop["type"], "string")
             self.assertEqual(set(prop["enum"]), {"minimal", "standard", "generous", "default", "locked"})
@@ -387,7 +388,7 @@ class McpTest(unittest.TestCase):
                 prop["description"],
             )
             self.assertIn("'minimal': 30 s wall, 128 MiB memory, 16 processes; file_write on; subprocess on; no network.", prop["description"])
-        self.assertNotIn("profile", names["session_open"]["inputSchema"]["properties"])
+        self.assertIn("runtime", names["run_python_cell"]["inputSchema"]["properties"])
         # minimal's 128 MiB ends a run allocating 200 MiB; generous lets it finish.
         code = "x = bytearray(200 * 2**20)\nx[::4096] = b'1' * len(x[::4096])\nprint('survived')"
         result = self.run_python(code, profile="minimal")
@@ -642,7 +643,11 @@ class McpTest(unittest.TestCase):
         first = self.server.tool("run_python_cell", {"code": "x = 40\nprint('set')"})
         self.assertFalse(first["isError"], text_of(first))
         self.assertIn("set", text_of(first))
-        self.assertIn("cell 1, variables kept", text_of(first))
+        # Issue 30, point 3: the text names the interpreter's session.
+        sid = first["structuredContent"]["session"]
+        self.assertRegex(sid, SESSION_RE)
+        self.assertIn(f"cell 1 of session {sid} (pass it as \"session\" to read_file", text_of(first))
+        self.assertIn("variables kept", text_of(first))
         second = self.server.tool("run_python_cell", {"code": "x + 2"})
         self.assertIn("value:\n42", text_of(second))
         self.assertEqual(second["structuredContent"]["value"], "42")
@@ -656,8 +661,11 @@ class McpTest(unittest.TestCase):
             {"code": tiny_png_code() + "class P:\n    def _repr_png_(self):\n        return png\nP()"},
         )
         images = [b for b in png["content"] if b["type"] == "image"]
-        self.assertEqual(len(images), 1, png["content"])
-        self.assertTrue(png_is_valid(base64.b64decode(images[0]["data"], validate=True)))
+        # Two: the file plot.png the cell wrote (a cell's files are its
+        # artifacts, issue 30) and the display of P().
+        self.assertEqual(len(images), 2, png["content"])
+        self.assertIn("files created or changed in the session: plot.png", text_of(png))
+        self.assertTrue(png_is_valid(base64.b64decode(images[1]["data"], validate=True)))
         # A cell runs in the server's interpreter only: no other session.
         bad = self.server.wait(
             self.server.request("tools/call", {"name": "run_python_cell", "arguments": {"code": "1", "session": "0" * 32}})
@@ -667,8 +675,83 @@ class McpTest(unittest.TestCase):
         self.assertFalse(reset["isError"], text_of(reset))
         after = self.server.tool("run_python_cell", {"code": "x"})
         self.assertIn("NameError", text_of(after))
-        self.assertIn("cell 1,", text_of(after))
+        self.assertIn("cell 1 of session", text_of(after))
         self.assertEqual(self.run_python("print(6 * 7)")["structuredContent"]["stdout"], "42\n")
+
+    def test_python_cell_runtime_profile_and_display(self) -> None:
+        # Issue 30, points 2 and 3: run_python_cell takes the runtime and
+        # the profile its interpreter starts with (another one asks for
+        # reset_python first: no variables lost silently); the session id
+        # and the cell's files can be read with it; display items come
+        # back as images or labelled text.
+        self.server.initialize()
+        code = "import sys\nsys.flags.no_site"
+        cell = self.server.tool("run_python_cell", {"code": code, "runtime": "python-site", "profile": "minimal"})
+        self.assertFalse(cell["isError"], text_of(cell))
+        self.assertEqual(cell["structuredContent"]["value"], "0", text_of(cell))
+        sid = cell["structuredContent"]["session"]
+        # The profile's 128 MiB (minimal) is the interpreter's.
+        big = self.server.tool("run_python_cell", {"code": "b = bytearray(200 << 20)\nb[::4096] = b'1' * len(b[::4096])"})
+        self.assertEqual(big["structuredContent"]["outcome"], "memory_limit", text_of(big))
+        other = self.server.tool("run_python_cell", {"code": "1", "runtime": "python"})
+        self.assertTrue(other["isError"])
+        self.assertIn(f"the interpreter (session {sid}) runs runtime 'python-site' with profile 'minimal'; "
+                      "call reset_python first", text_of(other))
+        other = self.server.tool("run_python_cell", {"code": "1", "profile": "generous"})
+        self.assertIn("call reset_python first", text_of(other))
+        bad = self.server.wait(self.server.request("tools/call", {"name": "run_python_cell", "arguments": {"code": "1", "runtime": "sh"}}))
+        self.assertIn("runtime 'sh' is not a Python runtime", json.dumps(bad))
+        wrote = self.server.tool("run_python_cell", {"code": (
+            "open('made.txt', 'w').write('by a cell')\n"
+            "class M:\n    def _repr_markdown_(self):\n        return '**bold**'\n"
+            "    def _repr_svg_(self):\n        return '<svg xmlns=\"http://www.w3.org/2000/svg\"/>'\n"
+            "display('shown')\nM()")})
+        self.assertFalse(wrote["isError"], text_of(wrote))
+        text = text_of(wrote)
+        self.assertIn("display 1 (text/plain):\n'shown'", text)
+        self.assertIn("display 3 (text/markdown):\n**bold**", text)
+        svg = [b for b in wrote["content"] if b["type"] == "resource" and b["resource"]["uri"].endswith("figure-2.svg")]
+        self.assertEqual(len(svg), 1, wrote["content"])
+        # The files the cell made: in its text and structuredContent.
+        self.assertIn("files created or changed in the session: made.txt (9 bytes)", text)
+        self.assertEqual(wrote["structuredContent"]["files"], [{"name": "made.txt", "size": 9}])
+        read = self.server.tool("read_file", {"session": sid, "path": "made.txt"})
+        self.assertIn("by a cell", text_of(read))
+        self.assertFalse(self.server.tool("reset_python", {})["isError"])
+        # figure_format: svg (matplotlib where the host has it).
+        bad = self.server.wait(self.server.request("tools/call", {"name": "run_python_cell", "arguments": {
+            "code": "1", "figure_format": "gif"}}))
+        self.assertIn("'figure_format' must be", json.dumps(bad))
+        if subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"], capture_output=True).returncode == 0:
+            fig = self.server.tool("run_python_cell", {
+                "code": "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()", "runtime": "python-site",
+                "figure_format": "svg", "timeout_seconds": 60, "cpu_seconds": 30})
+            svg = [b for b in fig["content"] if b["type"] == "resource" and b["resource"]["uri"].endswith("figure-1.svg")]
+            self.assertEqual(len(svg), 1, text_of(fig))
+            self.assertIn("<svg", svg[0]["resource"]["text"])
+            self.assertFalse(self.server.tool("reset_python", {})["isError"])
+        plain = self.server.tool("run_python_cell", {"code": code, "runtime": "python"})
+        self.assertEqual(plain["structuredContent"]["value"], "1", text_of(plain))
+        self.assertNotEqual(plain["structuredContent"]["session"], sid)
+        self.assertFalse(self.server.tool("reset_python", {})["isError"])
+
+    def test_session_profile(self) -> None:
+        # Issue 30, point 3: session_open takes a profile; the session's
+        # runs are under it (locked: file_write and subprocess off).
+        self.server.initialize()
+        opened = self.server.tool("session_open", {"profile": "locked"})
+        self.assertFalse(opened["isError"], text_of(opened))
+        self.assertIn("opened with profile locked", text_of(opened))
+        sid = opened["structuredContent"]["session"]
+        ran = self.server.tool("run_shell", {"command": "echo hi > x", "session": sid})
+        self.assertNotEqual(ran["structuredContent"]["exit_code"], 0, text_of(ran))
+        self.assertIn("Read-only file system", text_of(ran))
+        bad = self.server.tool("session_open", {"profile": "nope"})
+        self.assertTrue(bad["isError"])
+        self.assertIn("nope", text_of(bad))
+        bad = self.server.wait(self.server.request("tools/call", {"name": "session_open", "arguments": {"profile": "Bad!"}}))
+        self.assertIn("argument 'profile' must be a profile name", json.dumps(bad))
+        self.assertFalse(self.server.tool("session_close", {"session": sid})["isError"])
 
     def test_idle_interpreter_holds_no_slot(self) -> None:
         # Issue 28: the server's interpreter, waiting for its next cell,

@@ -203,6 +203,45 @@ async function main() {
 	assert.deepEqual(r.structuredContent.entries.map((e) => e.name), ['big.bin']);
 	log('resources ok');
 
+	// Cells (issue 30, points 2 and 3): the runtime and the profile the
+	// interpreter starts with; its session named, the cells' files read in
+	// it; rich output as images and labelled text.
+	r = await client.callTool({ name: 'run_python_cell', arguments: { runtime: 'python-site',
+		profile: 'generous', timeout_seconds: 30,
+		code: 'import sys\nopen("cell.txt", "w").write("from a cell")\nsys.flags.no_site' } });
+	assert.equal(r.isError, false, text(r));
+	assert.equal(r.structuredContent.value, '0');
+	const cellSid = r.structuredContent.session;
+	assert.match(cellSid, /^[0-9a-f]{32}$/);
+	assert.match(text(r), new RegExp(`cell 1 of session ${cellSid}`));
+	assert.match(text(r), /files created or changed in the session: cell\.txt \(11 bytes\)/);
+	r = await client.callTool({ name: 'read_file', arguments: { session: cellSid, path: 'cell.txt' } });
+	assert.match(text(r), /from a cell/);
+	r = await client.callTool({ name: 'run_python_cell', arguments: {
+		code: 'class H:\n    def _repr_html_(self):\n        return "<i>h</i>"\nH()' } });
+	assert.match(text(r), /display 1 \(text\/html\):\n<i>h<\/i>/);
+	if (spawnSync('/usr/bin/python3', ['-c', 'import matplotlib']).status === 0) {
+		r = await client.callTool({ name: 'run_python_cell', arguments: { timeout_seconds: 60,
+			cpu_seconds: 30, code: 'import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\n' +
+			'plt.show()\nplt.close("all")' } });
+		const img = r.content.filter((b) => b.type === 'image');
+		assert.equal(img.length, 1, text(r));
+		assert.equal(img[0].mimeType, 'image/png');
+	} else {
+		log('cells: no matplotlib on this host, plt.show() not tried');
+	}
+	r = await client.callTool({ name: 'run_python_cell', arguments: { code: '1', runtime: 'python' } });
+	assert.equal(r.isError, true);
+	assert.match(text(r), /call reset_python first/);
+	r = await client.callTool({ name: 'reset_python', arguments: {} });
+	assert.equal(r.isError, false, text(r));
+	r = await client.callTool({ name: 'session_open', arguments: { profile: 'minimal' } });
+	assert.match(text(r), /opened with profile minimal/);
+	r = await client.callTool({ name: 'run_python', arguments: { session: r.structuredContent.session,
+		code: 'x = bytearray(200 << 20)\nx[::4096] = b"1" * len(x[::4096])' } });
+	assert.equal(r.structuredContent.outcome, 'memory_limit', text(r));
+	log('cells ok');
+
 	// A client that closes during a run leaves no session: the SDK's close()
 	// ends stdin, then sends SIGTERM after 2 s.
 	const other = await connect('sdk-close');

@@ -1427,6 +1427,109 @@ class CellTest(unittest.TestCase):
             self.assertEqual(r.outcome, "exited", r.stderr)
             self.assertEqual([d.mime for d in r.display], ["image/png"])
             self.assertTrue(r.display[0].data.startswith(b"\x89PNG\r\n\x1a\n"))
+            # plt.show() shows the figures at that point (Jupyter's inline
+            # backend): closing them after loses nothing; in order with
+            # display(); SVG when the code asks.
+            r = s.run_cell(
+                "plt.plot([1, 2]); plt.show(); plt.close('all')\n"
+                "display('between')\n"
+                "plt.rcParams['savefig.format'] = 'svg'\n"
+                "plt.figure(); plt.plot([3, 1]); plt.show()\n"
+                "plt.rcParams['savefig.format'] = 'png'\n"
+                "plt.figure(); plt.bar([1], [2])",
+                limits=SandboxLimits(wall_seconds=60, cpu_seconds=60),
+            )
+            self.assertEqual(r.outcome, "exited", r.stderr)
+            self.assertEqual([d.mime for d in r.display],
+                             ["image/png", "text/plain", "image/svg+xml", "image/png"])
+            self.assertTrue(r.display[0].data.startswith(b"\x89PNG\r\n\x1a\n"))
+            self.assertIn(b"<svg", r.display[2].data)
+            self.assertEqual(s.run_cell("plt.get_fignums()").value, "[]")
+            # SVG when the request asks (figures_svg), for that cell only.
+            code = "plt.plot([1, 2]); plt.show()\nplt.figure(); plt.plot([2, 1])"
+            r = s.run_cell(code, figures="svg", limits=SandboxLimits(wall_seconds=60, cpu_seconds=60))
+            self.assertEqual([d.mime for d in r.display], ["image/svg+xml"] * 2, r.stderr)
+            r = s.run_cell(code, limits=SandboxLimits(wall_seconds=60, cpu_seconds=60))
+            self.assertEqual([d.mime for d in r.display], ["image/png"] * 2, r.stderr)
+            with self.assertRaises(ValueError):
+                s.run_cell("1", figures="gif")
+
+    def test_rich_reprs_and_display(self) -> None:
+        # Issue 30, point 2: an object's _repr_svg_, _repr_html_ and
+        # _repr_markdown_ come back as display items (in that order, after
+        # the display() calls, as Jupyter shows them); display() of an
+        # object with no rich representation gives its repr as text/plain.
+        self.cell(
+            "class R:\n"
+            "    def _repr_svg_(self): return '<svg/>'\n"
+            "    def _repr_html_(self): return ('<b>r</b>', {})\n"
+            "    def _repr_markdown_(self): return '**r**'\n"
+            "    def __repr__(self): return 'R()'\n"
+            "class Bad:\n"
+            "    def _repr_html_(self): raise ValueError('no html')\n"
+        )
+        r = self.cell("display(42, Bad())\nprint('p')\nR()")
+        self.assertEqual((r.outcome, r.exit_code, r.value, r.stdout), ("exited", 0, "R()", "p\n"), self.why(r))
+        got = [(d.mime, d.data) for d in r.display]
+        # Bad's _repr_html_ raised: its traceback on stderr, its repr shown.
+        self.assertEqual(got[:1], [("text/plain", b"42")])
+        self.assertEqual(got[1][0], "text/plain")
+        self.assertTrue(got[1][1].startswith(b"<__main__.Bad object at 0x"), got)
+        self.assertEqual(got[2:], [("image/svg+xml", b"<svg/>"), ("text/html", b"<b>r</b>"),
+                                   ("text/markdown", b"**r**")])
+        self.assertIn("ValueError: no html", r.stderr)
+        # At most 8 items (the first that fit), the state kept.
+        r = self.cell("for i in range(12):\n    display(i)")
+        self.assertEqual([d.data for d in r.display], [b"%d" % i for i in range(8)])
+        self.assertEqual(r.state, "kept")
+
+    def test_cell_files_are_its_artifacts(self) -> None:
+        # Issue 30, point 2: the files a cell creates or changes come back
+        # as a run's artifacts; the next cell's, only what it changed (the
+        # previous cell's files, written in the same clock tick as its
+        # end, are not reported again).
+        r = self.cell("import os\nopen('a.txt', 'w').write('one')\nos.makedirs('d', exist_ok=True)\n"
+                      "open('d/b.bin', 'wb').write(bytes(10))")
+        self.assertEqual({a.name: a.content for a in r.artifacts}, {"a.txt": b"one", "d/b.bin": bytes(10)},
+                         self.why(r))
+        r = self.cell("open('c.txt', 'w').write('c')")
+        self.assertEqual([a.name for a in r.artifacts], ["c.txt"], self.why(r))
+        self.assertEqual(self.cell("x = 1").artifacts, [] if isinstance(r.artifacts, list) else ())
+        r = self.cell("open('a.txt', 'a').write('two')")
+        self.assertEqual([(a.name, a.content) for a in r.artifacts], [("a.txt", b"onetwo")], self.why(r))
+        # Back to back, each cell writing one new file: each is its own.
+        for i in range(20):
+            r = self.cell(f"open('f{i}', 'w').write('{i}')")
+            self.assertEqual([a.name for a in r.artifacts], [f"f{i}"], self.why(r))
+        # The cell's own limits choose and cut them, as a run's.
+        r = self.cell("for n in 'xyz':\n    open(n, 'w').write(n * 100)",
+                      limits=SandboxLimits(max_artifacts=2, max_artifact_bytes=10))
+        self.assertEqual((len(r.artifacts), r.artifacts_omitted, r.artifacts_omitted_bytes), (2, 1, 100),
+                         self.why(r))
+        self.assertEqual([(len(a.content), a.truncated, a.size) for a in r.artifacts], [(10, True, 100)] * 2)
+        # A file written between cells (the file operations) is the next cell's.
+        self.s.write_file("between.txt", "w")
+        self.assertEqual([a.name for a in self.cell("1").artifacts], ["between.txt"])
+
+    def test_traceback_shows_the_users_code_only(self) -> None:
+        # Issue 30, point 2: no driver frame (the daemon's main.py, exec,
+        # ast.parse), and the cell's own lines, as Jupyter shows them: also
+        # for a function of an earlier cell raising in a later one.
+        self.cell("def f(x):\n    return 1 / x\n")
+        r = self.cell("y = 2\nf(0)")
+        self.assertEqual((r.outcome, r.exit_code, r.state), ("exited", 1, "kept"), self.why(r))
+        err = r.stderr
+        self.assertTrue(err.startswith("Traceback (most recent call last):\n  File \"<cell "), err)
+        self.assertIn("    f(0)\n", err)
+        self.assertIn("    return 1 / x\n", err)
+        self.assertIn("ZeroDivisionError", err)
+        for driver in ("main.py", "_run", "exec(", "eval("):
+            self.assertNotIn(driver, err)
+        r = self.cell("x = (")
+        self.assertIn("SyntaxError", r.stderr)
+        for driver in ("main.py", "ast.py", "Traceback"):
+            self.assertNotIn(driver, r.stderr)
+        self.assertEqual(self.cell("y").value, "2")
 
     def test_forked_sleeper_ends_with_the_cell(self) -> None:
         t = time.monotonic()

@@ -9,16 +9,24 @@
 # (the interpreter is then restarted, and the result says the state was lost).
 #
 # Messages (daemon/ipc/cells_msg.h, little-endian, fixed size):
-#   start: magic, reserved, cell, value_max, display_max   + fds: code (sealed
+#   start: magic, flags (1: figures as SVG), cell, value_max, display_max
+#          + fds: code (sealed
 #          memfd), stdout, stderr, reply (memfds)
 #   done:  magic, status, cell, exit_code, has_value, value_len, ndisplay,
 #          8 x (mime[32], len); value then display bytes written to reply.
 import ast
+import io
+import linecache
 import os
 import signal
 import socket
 import struct
 import sys
+import traceback
+
+# linecache and traceback (about 4 ms of the interpreter's start) are
+# imported here, not when a cell needs them: a cell may have cleared
+# sys.modules, and an import then may fail in the driver (state lost).
 
 MAGIC = 0x4C4C4543  # "CELL"
 START = struct.Struct("<IIQII")
@@ -28,27 +36,165 @@ DISPLAY_MAX = 8
 OK, EXCEPTION, INTERRUPTED, EXIT = 0, 1, 2, 3
 
 
-def _display_items(g, last, budget):
-    """Rich outputs: open matplotlib figures as PNG (closed after), and a
-    trailing value's _repr_png_."""
-    out = []
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is not None:
-        import io
+# An object's rich representations as Jupyter's formatters read them (the
+# method of its type; bytes for PNG, str for the text ones; a (data, metadata)
+# tuple is taken too), in this order within its item group.
+REPRS = (
+    ("_repr_png_", "image/png"),
+    ("_repr_svg_", "image/svg+xml"),
+    ("_repr_html_", "text/html"),
+    ("_repr_markdown_", "text/markdown"),
+)
+# The cell being run: its display() items in order, and the figures its
+# plt.show() calls captured (the driver's only state besides the globals).
+_cell = {"items": [], "name": None, "svg": False}
+START_SVG = 0x1
+# Cell sources for tracebacks (linecache), the oldest dropped past this.
+SOURCES_MAX = 16 << 20
+_sources = {}
 
-        for num in list(plt.get_fignums()):
-            fig = plt.figure(num)
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png")
-            plt.close(fig)
-            out.append(("image/png", buf.getvalue()))
-    if last is not None and hasattr(type(last), "_repr_png_"):
-        png = last._repr_png_()
-        if isinstance(png, (bytes, bytearray)):
-            out.append(("image/png", bytes(png)))
+
+def _user_tb(tb):
+    """A traceback from the first frame of a cell's code on: the driver's
+    frames (exec, eval; ast.parse's for a SyntaxError) are not the user's."""
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell "):
+        tb = tb.tb_next
+    return tb
+
+
+def _print_exc():
+    """The exception being handled, as the user's code raised it."""
+    etype, e, tb = sys.exc_info()
+    traceback.print_exception(etype, e, _user_tb(tb))
+
+
+def _remember_source(name, code):
+    """The cell's source in linecache, so that a traceback (of this cell, or
+    of a function it defines, raised in a later one) shows its lines, as
+    Jupyter does. Bounded: the interpreter's memory is the session's."""
+    text = code.decode("utf-8", "replace")
+    lines = text.splitlines(True)
+    _sources[name] = len(text)
+    # mtime None: linecache.checkcache() leaves the entry alone.
+    linecache.cache[name] = (len(text), None, lines, name)
+    while sum(_sources.values()) > SOURCES_MAX and len(_sources) > 1:
+        old = next(iter(_sources))
+        del _sources[old]
+        linecache.cache.pop(old, None)
+
+
+def _bundle(obj, plain):
+    """obj's representations (REPRS) as (mime, bytes); text/plain (its repr)
+    only when plain and it has no rich one. A _repr_*_ that raises is
+    skipped with its traceback on stderr, as IPython does."""
+    out = []
+    for meth, mime in REPRS:
+        if getattr(type(obj), meth, None) is None:
+            continue
+        try:
+            data = getattr(obj, meth)()
+        except Exception:
+            _print_exc()
+            continue
+        if isinstance(data, tuple) and len(data) == 2:
+            data = data[0]
+        if isinstance(data, str) and mime != "image/png":
+            out.append((mime, data.encode("utf-8", "backslashreplace")))
+        elif isinstance(data, (bytes, bytearray)) and mime == "image/png":
+            out.append((mime, bytes(data)))
+    if plain and not out:
+        out.append(("text/plain", repr(obj).encode("utf-8", "backslashreplace")))
+    return out
+
+
+def display(*objs):
+    """Show each object in the cell's answer, as Jupyter's display() does:
+    its rich representations, else its repr as text/plain."""
+    for obj in objs:
+        _cell["items"] += _bundle(obj, True)
+
+
+_DISPLAY = display  # main() has a local of that name
+
+
+def _figure_format():
+    """PNG, or SVG when the request asks (figures_svg) or the code does
+    (rcParams["savefig.format"] = "svg")."""
+    mpl = sys.modules.get("matplotlib")
+    if _cell["svg"] or (mpl is not None and mpl.rcParams.get("savefig.format") == "svg"):
+        return "svg"
+    return "png"
+
+
+def _figures():
+    """The open matplotlib figures, each as PNG (or SVG), then closed."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    out = []
+    if plt is None:
+        return out
+    fmt = _figure_format()
+    for num in list(plt.get_fignums()):
+        fig = plt.figure(num)
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt)
+        plt.close(fig)
+        out.append(("image/svg+xml" if fmt == "svg" else "image/png", buf.getvalue()))
+    return out
+
+
+def _hook_show(plt):
+    """plt.show() with a backend that draws on no screen (Agg, the sandbox's:
+    it has no display) shows the open figures in the cell's answer at that
+    point, as Jupyter's inline backend does, instead of doing nothing; so a
+    cell that closes its figures after showing them still shows them."""
+    import matplotlib
+
+    real = plt.show
+    quiet = {b.lower() for b in getattr(matplotlib.rcsetup, "non_interactive_bk", ["agg"])}
+
+    def show(*args, **kwargs):
+        if _cell["name"] is None or plt.get_backend().lower() not in quiet:
+            return real(*args, **kwargs)
+        _cell["items"] += _figures()
+        return None
+
+    show.__doc__ = real.__doc__
+    plt.show = show
+
+
+class _PyplotFinder:
+    """Imports matplotlib.pyplot as usual, then _hook_show() on it."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "matplotlib.pyplot":
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        real = spec.loader.exec_module
+
+        def exec_module(module):
+            real(module)
+            _hook_show(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def _display_items(last, budget):
+    """Rich outputs in Jupyter's order: display() calls and plt.show()
+    figures as they came, the trailing value's rich representations, then
+    the figures left open (closed after); the first DISPLAY_MAX that fit."""
+    out = _cell["items"]
+    _cell["items"] = []
+    if last is not None:
+        out += _bundle(last, False)
+    out += _figures()
     kept, used = [], 0
-    for mime, data in out[:DISPLAY_MAX]:
-        if used + len(data) > budget:
+    for mime, data in out:
+        if len(kept) == DISPLAY_MAX or used + len(data) > budget:
             continue
         kept.append((mime, data))
         used += len(data)
@@ -59,7 +205,9 @@ def _run(code, name, g, value_max, display_max):
     """One cell: everything but a trailing expression exec'd, that one
     eval'd; its repr bounded. Returns (status, exit_code, value, display)."""
     value, display, last = None, [], None
+    _cell["items"], _cell["name"] = [], name
     try:
+        _remember_source(name, code)
         tree = ast.parse(code, name, "exec")
         tail = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -77,7 +225,7 @@ def _run(code, name, g, value_max, display_max):
                     text = text[: len(text) // 2] + "..."
                     raw = text.encode("utf-8", "backslashreplace")
                 value = raw
-        display = _display_items(g, last, display_max)
+        display = _display_items(last, display_max)
         return OK, 0, value, display
     except KeyboardInterrupt:
         sys.stderr.write("KeyboardInterrupt\n")
@@ -90,10 +238,10 @@ def _run(code, name, g, value_max, display_max):
             c = 1  # a message, or more than the answer's int32 holds
         return EXIT, c, None, []
     except BaseException:
-        import traceback
-
-        traceback.print_exc()
+        _print_exc()
         return EXCEPTION, 0, None, []
+    finally:
+        _cell["items"], _cell["name"] = [], None
 
 
 def _streams(keep):
@@ -123,7 +271,8 @@ def main():
     os.dup2(null, 0)
     block = {signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, block)
-    g = {"__name__": "__main__", "__builtins__": __builtins__}
+    g = {"__name__": "__main__", "__builtins__": __builtins__, "display": _DISPLAY}
+    sys.meta_path.insert(0, _PyplotFinder())
     fdsize = struct.calcsize("i")
     while True:
         msg, anc, flags, _ = chan.recvmsg(START.size, socket.CMSG_SPACE(4 * fdsize))
@@ -133,7 +282,8 @@ def main():
         for level, typ, data in anc:
             if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
                 fds += struct.unpack("%di" % (len(data) // fdsize), data[: len(data) - len(data) % fdsize])
-        magic, _, cell, value_max, display_max = START.unpack(msg)
+        magic, flags, cell, value_max, display_max = START.unpack(msg)
+        _cell["svg"] = bool(flags & START_SVG)
         if magic != MAGIC or len(fds) != 4:
             return 70
         code_fd, out_fd, err_fd, reply_fd = fds

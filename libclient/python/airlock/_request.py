@@ -63,6 +63,7 @@ class _Request:
         "mounts",
         "session",
         "cell",
+        "figures_svg",
         "stream",
         "tools",
         "rid",
@@ -139,6 +140,7 @@ class _Request:
         self.stdin = b"" if stdin is None else _to_bytes("stdin", stdin)
         self.session: Optional[bytes] = None  # a session id to run in (set by the session)
         self.cell = False  # a cell of the session's interpreter
+        self.figures_svg = False  # a cell's figures as SVG
         self.stream = False  # whether to ask for stream events
         self.tools: Optional[ToolSet] = None  # the tools the code may call
 
@@ -196,6 +198,11 @@ class _Request:
                 if not hasattr(lib, "airlock_run_req_set_cell"):
                     raise SandboxError("interpreter sessions need libairlock 0.9 or later")
                 rc = lib.airlock_run_req_set_cell(req, True)
+            if rc == 0 and self.figures_svg:
+                step = "set_figures_svg"
+                if not hasattr(lib, "airlock_run_req_set_figures_svg"):
+                    raise SandboxError("figures=\"svg\" needs libairlock 0.10 or later")
+                rc = lib.airlock_run_req_set_figures_svg(req, True)
             if rc == 0 and self.stream:
                 step = "set_stream"
                 rc = lib.airlock_run_req_set_stream(req, True)

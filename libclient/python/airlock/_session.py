@@ -310,13 +310,16 @@ class _SessionCore:
         request.session = self.check_open()
         return request
 
-    def cell(self, code: object, limits: object) -> _Request:
+    def cell(self, code: object, limits: object, figures: str = "png") -> _Request:
+        if figures not in ("png", "svg"):
+            raise ValueError(f"figures must be \"png\" or \"svg\", not {figures!r}")
         if self.interpreter is None and self.is_open:
             self.learn_interpreter()
         if self.interpreter is None:
             raise SandboxError("run_cell needs a session opened with interpreter=\"python\"")
         request = self.code_request(code, self.interpreter, limits)
         request.cell = True
+        request.figures_svg = figures == "svg"
         return request
 
     def run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:
@@ -545,7 +548,9 @@ class AirlockSession:
         a.attach_tools(request, blocking=False)
         return await self._core.run_async(request, a.on_output)
 
-    async def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
+    async def run_cell(
+        self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png"
+    ) -> SandboxResult:
         """Run a cell in the session's interpreter (a session opened with interpreter="python").
 
         Every cell runs in the same globals, so variables, imports and
@@ -557,11 +562,14 @@ class AirlockSession:
         with the result (state "kept"); one that does not stop within 2 s, or
         hits the memory limit, loses the state (SandboxMemoryError for memory).
         A session from attach_session() runs cells as the one that opened it.
+        result.artifacts are the files the cell created or changed. figures:
+        "png" (the default) or "svg", the type of its matplotlib figures
+        (libairlock 0.10 and a daemon that knows it).
         """
         core = self._core
         if core.interpreter is None and core.is_open:
             await self._blocking(core.learn_interpreter)
-        request = core.cell(code, limits)
+        request = core.cell(code, limits, figures)
         core.cells.append(request)
         try:
             return await core.run_async(request, None)
@@ -651,10 +659,12 @@ class AirlockSessionSync:
         a.attach_tools(request, blocking=True)
         return self._core.run_blocking(request, a.on_output)
 
-    def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
+    def run_cell(
+        self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png"
+    ) -> SandboxResult:
         """As AirlockSession.run_cell(), blocking; interrupt() from another thread interrupts it."""
         core = self._core
-        request = core.cell(code, limits)
+        request = core.cell(code, limits, figures)
         cell = _SyncCell()
         with core.lock:
             core.sync_cells.append(cell)

@@ -308,10 +308,13 @@ class SandboxNetwork:
 
 @dataclass(frozen=True)
 class SandboxDisplay:
-    """One rich output of a cell: a matplotlib figure shown or saved, or a
-    value with _repr_png_.
+    """One rich output of a cell, as Jupyter shows it: a matplotlib figure
+    (plt.show(), or left open), a display() call, or one representation of
+    the trailing value (_repr_png_, _repr_svg_, _repr_html_,
+    _repr_markdown_).
 
-    mime: "image/png" (also "image/svg+xml", "text/plain", "text/html").
+    mime: "image/png", "image/svg+xml", "text/plain", "text/html" or
+    "text/markdown".
     data: its bytes.
     """
 

@@ -891,6 +891,62 @@ test_cells(void **state)
 		cli_free(&r);
 	}
 	{
+		/* Issue 30: text display items on stdout before the value, the
+		 * others named on stderr and written by --artifacts DIR. */
+		char dir[160], path[200], buf[16] = {0};
+		const char *a[] = {"run",
+				   "--session",
+				   id,
+				   "--cell",
+				   "--artifacts",
+				   dir,
+				   "-c",
+				   "class S:\n"
+				   "    def _repr_svg_(self): return '<svg/>'\n"
+				   "    def __repr__(self): return 'S()'\n"
+				   "display('hi')\n"
+				   "S()",
+				   NULL};
+		FILE *f;
+
+		snprintf(dir, sizeof(dir), "%s/cell-art", s->f.dir);
+		r = cli(s, a);
+		assert_status(&r, 0);
+		assert_string_equal(r.out, "'hi'\nS()\n");
+		assert_non_null(strstr(r.err, "display 2: image/svg+xml, 6 bytes (display-2.svg"));
+		cli_free(&r);
+		snprintf(path, sizeof(path), "%s/display-2.svg", dir);
+		f = fopen(path, "re");
+		assert_non_null(f);
+		assert_int_equal(fread(buf, 1, sizeof(buf) - 1, f), 6);
+		fclose(f);
+		assert_string_equal(buf, "<svg/>");
+		snprintf(path, sizeof(path), "%s/display-1.txt", dir);
+		assert_int_equal(access(path, F_OK), 0);
+		/* Again: the files are there, and only --force replaces them. */
+		r = cli(s, a);
+		assert_status(&r, 73);
+		assert_non_null(strstr(r.err, "display display-1.txt: not written below"));
+		cli_free(&r);
+	}
+	{
+		/* --figures: svg is for cells (the daemon refuses a run's,
+		 * bad_request: 69); a type other than png or svg is a usage
+		 * error (2). */
+		const char *a[] = {"run", "--figures", "svg", "-c", "1", NULL};
+		const char *b[] = {"run", "--session", id,  "--cell", "--figures",
+				   "gif", "-c",	       "1", NULL};
+
+		r = cli(s, a);
+		assert_status(&r, 69);
+		assert_non_null(strstr(r.err, "figures_svg is for cells"));
+		cli_free(&r);
+		r = cli(s, b);
+		assert_status(&r, 2);
+		assert_non_null(strstr(r.err, "--figures: png or svg"));
+		cli_free(&r);
+	}
+	{
 		const char *a[] = {"run", "--session", id, "-c", "print(1)", NULL};
 
 		r = cli(s, a);
