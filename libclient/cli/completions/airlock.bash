@@ -26,7 +26,7 @@ _airlock() {
 	local commands="ping info ps cancel run session put get files rm cell mcp"
 	local global="--socket --json --timeout --help"
 	local run_opts="-c --lang --arg --file --files-from --stdin --env --session --cell
-		--mount --stream --artifacts --force --tool --profile --limit --wall --cpu
+		--figures --mount --stream --artifacts --force --tool --profile --limit --wall --cpu
 		--memory --processes --output"
 	local open_opts="--workspace --idle --lifetime --profile --interpreter --limit --wall
 		--cpu --memory --processes --output"
