@@ -436,6 +436,7 @@ struct proto_session_open {
 	struct proto_limits limits;
 	const char *profile;	 /* NULL: the caller's default */
 	const char *interpreter; /* a runtime with interpreter sessions: cells; NULL: none */
+	bool background;	 /* keep what cells start between cells (interpreter only) */
 };
 
 struct proto_session_ref {
@@ -449,6 +450,7 @@ struct proto_session_entry {
 	uint64_t runs;
 	const char *state;
 	const char *interpreter; /* an interpreter session's runtime; NULL: none */
+	bool background;	 /* opened with background: its processes outlive cells */
 };
 
 struct proto_session_list {

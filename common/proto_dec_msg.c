@@ -224,6 +224,7 @@ static const struct dec_field dec_session_open_fields[] = {
 	{"profile", DEC_PROFILE, 0, U(proto_session_open, profile), 0, 0, 0},
 	{"interpreter", DEC_STR, DF_NONEMPTY, U(proto_session_open, interpreter), 0,
 	 PROTO_RUNTIME_MAX, 0},
+	{"background", DEC_BOOL, 0, U(proto_session_open, background), 0, 0, 0},
 };
 
 /* session_ok, session_close */
@@ -244,6 +245,7 @@ static const struct dec_field dec_session_entry_fields[] = {
 	{"state", DEC_SESSION_STATE, DF_REQUIRED, U(proto_session_entry, state), 0, 0, 0},
 	{"interpreter", DEC_STR, DF_NONEMPTY, U(proto_session_entry, interpreter), 0,
 	 PROTO_RUNTIME_MAX, 0},
+	{"background", DEC_BOOL, 0, U(proto_session_entry, background), 0, 0, 0},
 };
 
 static const struct dec_field dec_file_write_fields[] = {

@@ -496,7 +496,8 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 
 	if (o == NULL || ret == NULL)
 		return -EINVAL;
-	enc_begin(&e, PROTO_SESSION_OPEN, id, 4 + (o->profile != NULL) + (o->interpreter != NULL));
+	enc_begin(&e, PROTO_SESSION_OPEN, id,
+		  4 + (o->profile != NULL) + (o->interpreter != NULL) + o->background);
 	enc_kv_uint(&e, "workspace_bytes", o->workspace_bytes);
 	enc_kv_uint(&e, "idle_timeout_ms", o->idle_timeout_ms);
 	enc_kv_uint(&e, "lifetime_ms", o->lifetime_ms);
@@ -505,6 +506,8 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 		enc_kv_profile(&e, "profile", o->profile);
 	if (o->interpreter != NULL)
 		enc_kv_str(&e, "interpreter", o->interpreter, PROTO_RUNTIME_MAX, true);
+	if (o->background)
+		enc_kv_bool(&e, "background", true);
 	return enc_finish(&e, ret);
 }
 
@@ -535,7 +538,7 @@ proto_encode_session_list(uint32_t id, const struct proto_session_list *l, struc
 	for (i = 0; e.err == 0 && i < l->nsessions; i++) {
 		const struct proto_session_entry *s = &l->sessions[i];
 
-		enc_map(&e, 5 + (s->interpreter != NULL));
+		enc_map(&e, 5 + (s->interpreter != NULL) + s->background);
 		enc_kv_session(&e, "session", s->session);
 		enc_kv_uint(&e, "age_ms", s->age_ms);
 		enc_kv_uint(&e, "idle_ms", s->idle_ms);
@@ -543,6 +546,8 @@ proto_encode_session_list(uint32_t id, const struct proto_session_list *l, struc
 		enc_kv_oneof(&e, "state", proto_session_states, s->state);
 		if (s->interpreter != NULL)
 			enc_kv_str(&e, "interpreter", s->interpreter, PROTO_RUNTIME_MAX, true);
+		if (s->background)
+			enc_kv_bool(&e, "background", true);
 	}
 	return enc_finish(&e, ret);
 }

@@ -36,6 +36,7 @@ struct run_session_ops {
 	const char *(*id)(const struct session *s);
 	const struct proto_limits *(*defaults)(const struct session *s);
 	struct cells *(*cells)(const struct session *s);
+	bool (*background)(const struct session *s); /* opened with background */
 	/* How many of uid's interpreter sessions have a cell holding a slot. */
 	uint32_t (*cell_slots)(const struct daemon *d, uid_t uid);
 	/* A run of it is queued, leaves the queue unstarted, starts, has its

@@ -67,6 +67,7 @@ struct session {
 	TAILQ_HEAD(, kop) ops;
 	uint32_t next_seq;
 	struct cells *cells; /* an interpreter session's (cells.h), or NULL */
+	bool background;     /* opened with background (admitted: interpreter only) */
 	/* The groups of the connection that opened it: a reload checks its
 	 * uid's access again with them (session_reload_refused). */
 	gid_t gids[SESSION_GROUPS_MAX];
@@ -501,6 +502,7 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	s->lifetime_ms = dec.lifetime_ms;
 	strcpy(s->profile, g.prof->name);
 	s->run_defaults = o->limits;
+	s->background = o->background;
 	if (o->interpreter != NULL)
 		s->cells = cells_new(d, s, client_uid(c), o->interpreter);
 	/* The keeper's key holds the session's uid slot, which its runs use,
@@ -588,7 +590,8 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 			.idle_ms = busy ? 0 : clock_ms_since(&s->t_active),
 			.runs = s->cells != NULL ? cells_count(s->cells) : s->nruns,
 			.state = busy ? "running" : "idle",
-			.interpreter = s->cells != NULL ? cells_runtime(s->cells) : NULL};
+			.interpreter = s->cells != NULL ? cells_runtime(s->cells) : NULL,
+			.background = s->background};
 	}
 	client_send_encoded(c, req_id, proto_encode_session_list(req_id, &l, &out), &out,
 			    "session_list");
@@ -731,6 +734,12 @@ void
 session_cell_touch(struct session *s)
 {
 	session_touch(s);
+}
+
+bool
+session_background(const struct session *s)
+{
+	return s->background;
 }
 
 const char *
@@ -917,6 +926,7 @@ const struct run_session_ops session_run_ops = {
 	.id = session_id,
 	.defaults = session_run_defaults,
 	.cells = session_cells,
+	.background = session_background,
 	.cell_slots = session_cell_slots_uid,
 	.queued = session_run_queued,
 	.unqueued = session_run_unqueued,

@@ -56,6 +56,8 @@ uint32_t session_cell_slots_uid(const struct daemon *d, uid_t uid);
 struct cells *session_cells(const struct session *s);
 /* A cell came: the session is not idle. */
 void session_cell_touch(struct session *s);
+/* Was the session opened with background (its cells' processes live on)? */
+bool session_background(const struct session *s);
 /* The session's id (hex). */
 const char *session_id(const struct session *s);
 

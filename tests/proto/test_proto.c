@@ -584,7 +584,14 @@ test_cells(void **state)
 	assert_int_equal(proto_encode_session_open(3, &so, &o), 0);
 	decode_out(&o, &m);
 	assert_string_equal(m.u.session_open.interpreter, "python");
+	assert_false(m.u.session_open.background);
 	proto_msg_free(&m);
+	so.background = true;
+	assert_int_equal(proto_encode_session_open(3, &so, &o), 0);
+	decode_out(&o, &m);
+	assert_true(m.u.session_open.background);
+	proto_msg_free(&m);
+	so.background = false;
 	so.interpreter = "";
 	assert_int_equal(proto_encode_session_open(3, &so, &o), -EINVAL);
 
@@ -2048,8 +2055,8 @@ test_roundtrip_sessions(void **state)
 {
 	struct proto_session_open so = {
 		.workspace_bytes = 64 << 20, .idle_timeout_ms = 60000, .lifetime_ms = UINT64_MAX};
-	struct proto_session_entry ents[] = {{SID, 10, 5, 3, "idle", NULL},
-					     {SID2, 0, 0, 0, "running", "python"}};
+	struct proto_session_entry ents[] = {{SID, 10, 5, 3, "idle", NULL, false},
+					     {SID2, 0, 0, 0, "running", "python", true}};
 	struct proto_session_list sl = {.sessions = ents, .nsessions = 2};
 	struct proto_out o;
 	struct proto_msg m;
@@ -2099,6 +2106,9 @@ test_roundtrip_sessions(void **state)
 	assert_string_equal(m.u.session_list.sessions[1].state, "running");
 	assert_null(m.u.session_list.sessions[0].interpreter);
 	assert_string_equal(m.u.session_list.sessions[1].interpreter, "python");
+	/* background is on the wire only when true, and read back. */
+	assert_false(m.u.session_list.sessions[0].background);
+	assert_true(m.u.session_list.sessions[1].background);
 	proto_msg_free(&m);
 	/* An empty interpreter name is refused, as in session_open. */
 	ents[1].interpreter = "";
@@ -2118,7 +2128,7 @@ test_roundtrip_sessions(void **state)
 		size_t i;
 
 		for (i = 0; i <= PROTO_SESSIONS_MAX; i++)
-			many[i] = (struct proto_session_entry){SID, i, i, i, "idle", NULL};
+			many[i] = (struct proto_session_entry){SID, i, i, i, "idle", NULL, false};
 		sl.sessions = many;
 		sl.nsessions = PROTO_SESSIONS_MAX;
 		assert_int_equal(proto_encode_session_list(6, &sl, &o), 0);
@@ -2343,7 +2353,7 @@ test_encode_errors_new(void **state)
 	char longpath[PROTO_PATH_MAX + 2];
 	uint8_t *big = pattern(PROTO_INLINE_MAX + 1, 0);
 	struct proto_file_op op = {.session = SID, .path = "a"};
-	struct proto_session_entry se = {SID, 1, 1, 1, "zombie", NULL};
+	struct proto_session_entry se = {SID, 1, 1, 1, "zombie", NULL, false};
 	struct proto_session_list sl = {.sessions = &se, .nsessions = 1};
 	struct proto_file_entry fe = {"x", "socket", 0, 0};
 	struct proto_file_list fl = {.entries = &fe, .nentries = 1};
