@@ -160,8 +160,7 @@ config_hook_switch(struct config_parse *p, const struct config_key *k, const cha
 
 /* background_processes = true|false: stored as written (default false). */
 int
-config_hook_flag(struct config_parse *p, const struct config_key *k, const char *value,
-		 void *field)
+config_hook_flag(struct config_parse *p, const struct config_key *k, const char *value, void *field)
 {
 	if (config_parse_bool(value, (bool *)field) < 0)
 		return config_fail_at(p, -EINVAL, p->line, "%s = %s: expected true or false",

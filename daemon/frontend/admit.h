@@ -95,7 +95,8 @@ struct admit_facts {
 	const char *runtime;   /* asked: a cell's runtime, a session's interpreter */
 	bool runtime_ok;       /* a session's interpreter is a python runtime */
 	bool background;       /* a session's open asks for background processes */
-	bool profile_background; /* its profile allows them (background_processes) */
+	/* ... and its profile allows them (background_processes) */
+	bool profile_background;
 	bool cell_code_only;   /* a cell asks for no argv, env, stdin, files... */
 	/* Rule 4: the profile asked (NULL: the default; a session's runs: the
 	 * request's, against session_profile) and the one the config has. */
