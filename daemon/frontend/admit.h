@@ -94,10 +94,10 @@ struct admit_facts {
 	uint32_t cells_queued; /* cells waiting in the session */
 	const char *runtime;   /* asked: a cell's runtime, a session's interpreter */
 	bool runtime_ok;       /* a session's interpreter is a python runtime */
-	bool background;       /* a session's open asks for background processes */
-	/* ... and its profile allows them (background_processes) */
-	bool profile_background;
 	bool cell_code_only;   /* a cell asks for no argv, env, stdin, files... */
+	/* A session's open asks for background processes; its profile
+	 * allows them (background_processes). */
+	bool background, profile_background;
 	/* Rule 4: the profile asked (NULL: the default; a session's runs: the
 	 * request's, against session_profile) and the one the config has. */
 	const char *profile;

@@ -449,7 +449,7 @@ static const struct admit_row rows[] = {
 	 R(ACCESS), E(UNAUTHORIZED), NOT_ALLOWED},
 	{"session open of an interpreter not python", ADMIT_SESSION_OPEN, REQ, S(RUNTIME), REFUSE,
 	 R(OBJECT), E(BAD_REQUEST), "interpreter 'ruby': not a python runtime of this daemon"},
-	{"session open with background processes", ADMIT_SESSION_OPEN, REQ, S(BG), 0, NOW, R(NONE),
+	{"session open with background processes", ADMIT_SESSION_OPEN, REQ, S(BG), NOW, R(NONE),
 	 E(NONE), ""},
 	{"background processes without an interpreter", ADMIT_SESSION_OPEN, REQ, S(BG_PLAIN),
 	 REFUSE, R(OBJECT), E(BAD_REQUEST),
