@@ -614,6 +614,11 @@ const char *airlock_session_list_state(const struct airlock_session_list *list, 
  * 0.9. Valid until airlock_session_list_free(). Since AIRLOCK_0.9. */
 const char *airlock_session_list_interpreter(const struct airlock_session_list *list, size_t i);
 
+/* Whether session i was opened with airlock_session_opts_set_background();
+ * false when i is out of range or from a daemon before 0.10. Since
+ * AIRLOCK_0.10. */
+bool airlock_session_list_background(const struct airlock_session_list *list, size_t i);
+
 /* ---- Files of a session (since AIRLOCK_0.3) ----------------------------- */
 
 /*
@@ -1033,6 +1038,17 @@ uint64_t airlock_result_tool_calls_omitted(const struct airlock_result *res);
  * NULL opts or an empty or too long name. Since 0.9.
  */
 int airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const char *runtime);
+
+/*
+ * Keep the processes the session's cells start (a server, a long job)
+ * alive between cells, in the interpreter's one sandbox, under the
+ * session's limits, until the session ends; a later cell reaches a server
+ * on 127.0.0.1. Only with an interpreter (else airlock_session_open()
+ * gets bad_request, -EPROTO) and under a profile whose background_processes
+ * is true (else unauthorized, -EACCES). Default false: every process a
+ * cell started dies at its end. -EINVAL for a NULL opts. Since 0.10.
+ */
+int airlock_session_opts_set_background(struct airlock_session_opts *opts, bool on);
 
 /*
  * Make req a cell of its session's interpreter: code and limits only (the

@@ -24,6 +24,7 @@ struct session_entry {
 	uint64_t runs;
 	char *state;
 	char interpreter[PROTO_RUNTIME_MAX + 1]; /* "": not an interpreter session */
+	bool background;			 /* opened with background processes */
 };
 
 struct airlock_session_list {
@@ -88,6 +89,9 @@ airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const ch
 	return 0;
 }
 
+/* Keep what the session's cells start between cells (or not). */
+SETTER(airlock_session_opts_set_background, struct airlock_session_opts, bool, o.background)
+
 /* Set the idle timeout. */
 SETTER(airlock_session_opts_set_idle_timeout_ms, struct airlock_session_opts, uint64_t,
        o.idle_timeout_ms)
@@ -130,6 +134,7 @@ session_entry_from_proto(void *dst, const void *src)
 	/* The decoder bounded it to PROTO_RUNTIME_MAX bytes. */
 	snprintf(e->interpreter, sizeof(e->interpreter), "%s",
 		 p->interpreter != NULL ? p->interpreter : "");
+	e->background = p->background;
 }
 
 static const struct list_type session_list =
@@ -179,6 +184,10 @@ airlock_session_list_interpreter(const struct airlock_session_list *list, size_t
 
 	return e != NULL && e->interpreter[0] != '\0' ? e->interpreter : NULL;
 }
+
+/* Whether session i was opened with background processes. */
+GETTER_AT(bool, airlock_session_list_background, struct airlock_session_list, nsessions, sessions,
+	  background, false)
 
 /* The state of session i. */
 GETTER_AT(const char *, airlock_session_list_state, struct airlock_session_list, nsessions,

@@ -82,6 +82,8 @@ cli_session_open_option(void *ctx, int c, const char *arg)
 				       "--interpreter %s: not a runtime name", arg);
 		return r < 0 ? cli_fail("--interpreter", r) : 0;
 	}
+	case OPT_BACKGROUND:
+		return airlock_session_opts_set_background(opts, true);
 	default: /* not an option of session open's in cli_options */
 		return cli_err(CLI_EXIT_SOFTWARE, "internal", "session open: option %d not handled",
 			       c);
@@ -154,7 +156,8 @@ cli_session_close(const struct cli *cli UNUSED, struct airlock_conn *conn, int n
 }
 
 /* Session i of `airlock session ls --json` (a list of objects, one per
- * session; `interpreter` only for an interpreter session). */
+ * session; `interpreter` only for an interpreter session, `background`
+ * only for one opened with it). */
 static json_t *
 cli_session_row(const void *sessions, size_t i)
 {
@@ -168,6 +171,11 @@ cli_session_row(const void *sessions, size_t i)
 
 	if (o != NULL && interp != NULL &&
 	    json_object_set_new(o, "interpreter", json_string(interp)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	if (o != NULL && airlock_session_list_background(list, i) &&
+	    json_object_set_new(o, "background", json_true()) < 0) {
 		json_decref(o);
 		return NULL;
 	}
@@ -190,15 +198,18 @@ cli_session_ls(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSE
 	if (status >= 0)
 		goto out;
 	status = CLI_EXIT_OK;
-	printf("%-32s %9s %9s %6s %-7s %s\n", "ID", "AGE", "IDLE", "RUNS", "STATE", "INTERPRETER");
+	printf("%-32s %9s %9s %6s %-7s %-11s %s\n", "ID", "AGE", "IDLE", "RUNS", "STATE",
+	       "INTERPRETER", "BACKGROUND");
 	for (i = 0; i < airlock_session_list_count(list); i++) {
 		const char *interp = airlock_session_list_interpreter(list, i);
 
 		cli_format_elapsed(airlock_session_list_age_ms(list, i), age, sizeof(age));
 		cli_format_elapsed(airlock_session_list_idle_ms(list, i), idle, sizeof(idle));
-		printf("%-32s %9s %9s %6" PRIu64 " %-7s %s\n", airlock_session_list_id(list, i),
-		       age, idle, airlock_session_list_runs(list, i),
-		       airlock_session_list_state(list, i), interp != NULL ? interp : "-");
+		printf("%-32s %9s %9s %6" PRIu64 " %-7s %-11s %s\n",
+		       airlock_session_list_id(list, i), age, idle,
+		       airlock_session_list_runs(list, i), airlock_session_list_state(list, i),
+		       interp != NULL ? interp : "-",
+		       airlock_session_list_background(list, i) ? "yes" : "-");
 	}
 	status = cli_flushed(status);
 out:

@@ -53,6 +53,7 @@ struct fake_file {
 static struct fake_state {
 	const char *log_file;
 	bool open;
+	bool background; /* the last session_open asked for it */
 	uint64_t runs;
 	struct fake_file files[FAKE_FILES_MAX];
 } fake_state;
@@ -303,6 +304,7 @@ fake_session_open(int fd, const struct proto_msg *msg)
 		fclose(log);
 	}
 	fake_state.open = true;
+	fake_state.background = o->background;
 	r = proto_encode_session(msg->id, PROTO_SESSION_OK, FAKE_SESSION, &out);
 	return r < 0 ? r : fake_send(fd, &out);
 }
@@ -315,7 +317,8 @@ fake_session_list(int fd, const struct proto_msg *msg)
 					.age_ms = 65000,
 					.idle_ms = 1500,
 					.runs = fake_state.runs,
-					.state = "idle"};
+					.state = "idle",
+					.background = fake_state.background};
 	struct proto_session_list l = {.sessions = &e, .nsessions = fake_state.open ? 1 : 0};
 	struct proto_out out;
 	int r = proto_encode_session_list(msg->id, &l, &out);

@@ -203,10 +203,18 @@ has session-open-bad-reason "$tmp/err" "--idle soon"
 expect session-open-extra 2 -- "$airlock" session open extra
 expect session-bad-sub 2 -- "$airlock" session frob
 expect session-ls 0 -- "$airlock" session ls
-line session-ls-header "$tmp/out" "ID +AGE +IDLE +RUNS +STATE +INTERPRETER"
-line session-ls-row "$tmp/out" "$sid +1m05s +1\\.5s +0 +idle +-"
+line session-ls-header "$tmp/out" "ID +AGE +IDLE +RUNS +STATE +INTERPRETER +BACKGROUND"
+line session-ls-row "$tmp/out" "$sid +1m05s +1\\.5s +0 +idle +- +-"
 expect session-ls-json 0 -- "$airlock" session ls --json
 line session-ls-json-out "$tmp/out" "\\[\\{\"id\":\"$sid\",\"age_ms\":65000,\"idle_ms\":1500,\"runs\":0,\"state\":\"idle\"\\}\\]"
+# --background (issue 30): sent, and shown by session ls and its --json.
+expect session-open-background 0 -- "$airlock" session open --interpreter python --background
+expect session-ls-background 0 -- "$airlock" session ls
+line session-ls-background-row "$tmp/out" "$sid +1m05s +1\\.5s +0 +idle +- +yes"
+expect session-ls-background-json 0 -- "$airlock" session ls --json
+has session-ls-background-json-out "$tmp/out" '"background":true'
+expect session-open-background-bad 2 -- "$airlock" session open --background=yes
+expect session-open-plain 0 -- "$airlock" session open
 
 # put (a file and stdin), get (stdout and an atomic file), files, rm.
 printf 'file data' >"$tmp/local"
