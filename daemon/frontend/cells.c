@@ -695,6 +695,7 @@ cells_send(struct cells *cs, struct cell *cl)
 		goto out;
 	memset(&st, 0, sizeof(st));
 	st.magic = CELLS_MAGIC;
+	st.flags = session_background(cs->s) ? CELLS_START_F_BACKGROUND : 0;
 	st.cell = cl->n;
 	st.value_max = PROTO_VALUE_MAX;
 	st.display_max = (uint32_t)(cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES] > UINT32_MAX

@@ -40,9 +40,14 @@ struct cells_sup {
 #define CELLS_MIME_MAX 32
 #define CELLS_NFDS 4 /* code, stdout, stderr, reply */
 
+/* cells_start.flags: the session keeps its cells' processes (background,
+ * design-interpreters.md §2.7): the driver leaves its children for the
+ * code to wait for, never reaping them itself between cells. */
+#define CELLS_START_F_BACKGROUND 0x1u
+
 struct cells_start {
 	uint32_t magic;
-	uint32_t reserved;
+	uint32_t flags; /* CELLS_START_F_* */
 	uint64_t cell;
 	uint32_t value_max;   /* bytes of the value's repr */
 	uint32_t display_max; /* bytes of all display items together */

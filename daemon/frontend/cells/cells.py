@@ -133,16 +133,18 @@ def main():
         for level, typ, data in anc:
             if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
                 fds += struct.unpack("%di" % (len(data) // fdsize), data[: len(data) - len(data) % fdsize])
-        magic, _, cell, value_max, display_max = START.unpack(msg)
+        magic, flags, cell, value_max, display_max = START.unpack(msg)
         if magic != MAGIC or len(fds) != 4:
             return 70
         code_fd, out_fd, err_fd, reply_fd = fds
         os.lseek(code_fd, 0, os.SEEK_SET)  # written by the frontend: at its end
         with os.fdopen(code_fd, "rb") as f:
             code = f.read()
-        # Children the last cell's processes left (killed at its end).
+        # Children the last cell's processes left (killed at its end). In
+        # a session with background processes (flag 1) they may live on and
+        # are the code's: a Popen waits for its own, and its status is kept.
         try:
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            while not flags & 1 and os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass
         except ChildProcessError:
             pass

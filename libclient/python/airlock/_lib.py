@@ -230,6 +230,9 @@ _OPTIONAL = {
     "airlock_info_mount_target": (_str, [_p, _size]),
     "airlock_info_mount_is_package": (_bool, [_p, _size]),
     "airlock_info_capacity": (ctypes.c_uint32, [_p, _int]),
+    # 0.10: background processes of interpreter sessions
+    "airlock_session_opts_set_background": (_int, [_p, _bool]),
+    "airlock_session_list_background": (_bool, [_p, _size]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

@@ -41,7 +41,8 @@ class SessionInfo:
     id: the session id; age: seconds since it opened; idle: seconds since its
     last run, cell or file operation; runs: runs (or cells) so far; state:
     "idle" or "running"; interpreter: the runtime of its interpreter for a
-    session opened with interpreter=..., else None.
+    session opened with interpreter=..., else None; background: whether it
+    was opened with background=True (its cells' processes live on).
     """
 
     id: str
@@ -50,6 +51,7 @@ class SessionInfo:
     runs: int
     state: str
     interpreter: Optional[str] = None
+    background: bool = False
 
 
 def _path(path: object, *, allow_empty: bool = False) -> bytes:
@@ -104,12 +106,14 @@ class _SessionCore:
         self.closed_reason = ""
         self.options = (0, 0, 0)
         self.interpreter: Optional[str] = None  # a session of cells
+        self.background = False  # its cells' processes live on between cells
         self.lock = threading.Lock()
 
     @classmethod
     def new(
         cls, sandbox: Any, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object,
         interpreter: object = None,
+        background: object = False,
     ) -> "_SessionCore":
         if workspace_bytes is not None:
             if isinstance(workspace_bytes, bool) or not isinstance(workspace_bytes, int):
@@ -120,8 +124,13 @@ class _SessionCore:
             raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
         if interpreter is not None and not isinstance(interpreter, str):
             raise TypeError(f"interpreter must be a str or None, not {type(interpreter).__name__}")
+        if not isinstance(background, bool):
+            raise TypeError(f"background must be a bool, not {type(background).__name__}")
+        if background and interpreter is None:
+            raise ValueError('background=True needs an interpreter (interpreter="python")')
         core = cls(sandbox, None, limits, "new")
         core.interpreter = interpreter
+        core.background = background
         core.options = (
             workspace_bytes or 0,
             _seconds_to_ms("idle_timeout", idle_timeout),
@@ -238,6 +247,10 @@ class _SessionCore:
                         if not hasattr(lib, "airlock_session_opts_set_interpreter"):
                             raise SandboxError("interpreter sessions need libairlock 0.9 or later")
                         rc = rc or lib.airlock_session_opts_set_interpreter(opts, self.interpreter.encode())
+                    if self.background:
+                        if not hasattr(lib, "airlock_session_opts_set_background"):
+                            raise SandboxError("background processes need libairlock 0.10 or later")
+                        rc = rc or lib.airlock_session_opts_set_background(opts, True)
                     if rc < 0:
                         raise ValueError(f"session options refused by libairlock: {os.strerror(-rc)}")
                     return lib.airlock_session_open(conn.ptr, opts, buf)
