@@ -89,6 +89,7 @@ struct mcp {
 	char *env_python, *env_sh; /* what it found, for the tool descriptions */
 	char sessions[MCP_SESSIONS_MAX][AIRLOCK_SESSION_ID_LEN + 1];
 	char cell_session[AIRLOCK_SESSION_ID_LEN + 1]; /* run_python_cell's, or "" */
+	bool cell_background; /* reset_python's background: the next cell session's */
 };
 
 /* A tool of tools/list and tools/call (the table: tools.c). */

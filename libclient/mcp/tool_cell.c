@@ -37,6 +37,8 @@ mcp_cell_session(struct mcp *m, char *why, size_t len)
 	if (r == 0)
 		r = airlock_session_opts_set_interpreter(opts, m->python_runtime);
 	if (r == 0)
+		r = airlock_session_opts_set_background(opts, m->cell_background);
+	if (r == 0)
 		r = airlock_session_open(m->conn, opts, sid);
 	airlock_session_opts_free(opts);
 	if (r < 0) {
@@ -63,12 +65,18 @@ mcp_tool_run_python_cell(struct mcp *m, json_t *id, json_t *args, json_t *token)
 void
 mcp_tool_reset_python(struct mcp *m, json_t *id, json_t *args, json_t *token)
 {
-	static const char *const allowed[] = {NULL};
+	static const char *const allowed[] = {"background", NULL};
+	json_t *bg = json_object_get(args, "background");
+	const char *msg;
 	char why[512];
 	int r = 0;
 
 	if (mcp_args_known(m, id, "reset_python", args, allowed) < 0)
 		return;
+	if (bg != NULL && !json_is_boolean(bg)) {
+		mcp_tool_fail(m, id, "reset_python: argument 'background' must be true or false");
+		return;
+	}
 	if (m->cell_session[0] != '\0') {
 		if (mcp_tool_connect(m, id) < 0)
 			return;
@@ -81,9 +89,12 @@ mcp_tool_reset_python(struct mcp *m, json_t *id, json_t *args, json_t *token)
 		mcp_session_note(m, m->cell_session, false);
 		m->cell_session[0] = '\0';
 	}
-	mcp_tool_reply(m, id,
-		       mcp_oom(json_pack("[o]", mcp_block_text("the Python interpreter was reset: "
-							       "the next run_python_cell starts "
-							       "with no variables"))),
-		       false);
+	m->cell_background = json_is_true(bg);
+	msg = m->cell_background ? "the Python interpreter was reset: the next run_python_cell "
+				   "starts with no variables, and the processes cells start (a "
+				   "server, a long job) keep running between cells until the next "
+				   "reset"
+				 : "the Python interpreter was reset: the next run_python_cell "
+				   "starts with no variables";
+	mcp_tool_reply(m, id, mcp_oom(json_pack("[o]", mcp_block_text(msg))), false);
 }

@@ -183,9 +183,14 @@ const struct mcp_tool mcp_tools[] = {
 	 NULL, false, false, false, mcp_tool_run_python_cell},
 	{"reset_python", "Reset the Python interpreter",
 	 "End run_python_cell's interpreter: every variable is gone, and the next "
-	 "run_python_cell starts a new, empty one.",
-	 "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", NULL, false,
-	 true, true, mcp_tool_reset_python},
+	 "run_python_cell starts a new, empty one. With background true, the processes its "
+	 "cells start (a web server, a long job) keep running between cells, so a later cell "
+	 "can talk to them on 127.0.0.1, until the next reset (if the daemon's profile "
+	 "allows it; else the next run_python_cell says so).",
+	 "{\"type\":\"object\",\"properties\":{\"background\":{\"type\":\"boolean\","
+	 "\"description\":\"Keep the processes cells start running between cells\"}},"
+	 "\"additionalProperties\":false}",
+	 NULL, false, true, true, mcp_tool_reset_python},
 	{"session_open", "Open a session",
 	 "Open a session: a workspace that keeps its files between runs (each run is still a "
 	 "fresh sandbox). Returns the session id to pass as 'session' to the other tools. "
