@@ -3037,6 +3037,70 @@ test_bad_new_fds(void **state)
 	proto_msg_free(&m);
 }
 
+/* Issue 30: session_ps, session_ps_ok and process_stop round-trip; the
+ * bounds (64 processes, a 15-byte name, an empty name, a bad session id)
+ * are refused by the encoder. */
+static void
+test_roundtrip_processes(void **state)
+{
+	struct proto_process procs[PROTO_PROCESSES_MAX + 1] = {{2, "python3", 1500, 12 << 20},
+							       {7, "sleep", 0, 1 << 20}};
+	struct proto_process_list l = {.processes = procs, .nprocesses = 2, .truncated = true};
+	struct proto_process_stop st = {.session = SID, .pid = 7};
+	struct proto_out o;
+	struct proto_msg m;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(proto_encode_session(1, PROTO_SESSION_PS, SID, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_SESSION_PS);
+	assert_string_equal(m.u.session_ps.session, SID);
+	proto_msg_free(&m);
+
+	assert_int_equal(proto_encode_session_ps_ok(2, &l, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_SESSION_PS_OK);
+	assert_int_equal(m.u.processes.nprocesses, 2);
+	assert_true(m.u.processes.truncated);
+	assert_int_equal(m.u.processes.processes[0].pid, 2);
+	assert_string_equal(m.u.processes.processes[0].name, "python3");
+	assert_int_equal(m.u.processes.processes[0].cpu_ms, 1500);
+	assert_int_equal(m.u.processes.processes[0].memory_bytes, 12 << 20);
+	assert_string_equal(m.u.processes.processes[1].name, "sleep");
+	proto_msg_free(&m);
+	l.nprocesses = 0;
+	l.truncated = false;
+	assert_int_equal(proto_encode_session_ps_ok(2, &l, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.processes.nprocesses, 0);
+	assert_false(m.u.processes.truncated);
+	proto_msg_free(&m);
+
+	assert_int_equal(proto_encode_process_stop(3, &st, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_PROCESS_STOP);
+	assert_string_equal(m.u.process_stop.session, SID);
+	assert_int_equal(m.u.process_stop.pid, 7);
+	proto_msg_free(&m);
+
+	/* Bounds. */
+	for (i = 0; i <= PROTO_PROCESSES_MAX; i++)
+		procs[i] = (struct proto_process){(uint32_t)i + 2, "x", 0, 0};
+	l.nprocesses = PROTO_PROCESSES_MAX + 1;
+	assert_int_equal(proto_encode_session_ps_ok(2, &l, &o), -E2BIG);
+	l.nprocesses = PROTO_PROCESSES_MAX;
+	assert_int_equal(proto_encode_session_ps_ok(2, &l, &o), 0);
+	proto_out_free(&o);
+	procs[0].name = "0123456789abcdef"; /* 16 bytes: more than a comm */
+	assert_int_not_equal(proto_encode_session_ps_ok(2, &l, &o), 0);
+	procs[0].name = NULL;
+	assert_int_not_equal(proto_encode_session_ps_ok(2, &l, &o), 0);
+	st.session = "nothex";
+	assert_int_not_equal(proto_encode_process_stop(3, &st, &o), 0);
+	assert_int_equal(proto_encode_process_stop(3, NULL, &o), -EINVAL);
+}
+
 static void
 test_names(void **state)
 {
@@ -3049,9 +3113,10 @@ test_names(void **state)
 	assert_string_equal(proto_type_name(PROTO_FILE_LIST_OK), "file_list_ok");
 	assert_string_equal(proto_type_name(PROTO_STREAM), "stream");
 	assert_string_equal(proto_type_name(PROTO_TOOL_REPLY), "tool_reply");
-	for (i = PROTO_HELLO; i <= PROTO_TOOL_REPLY; i++)
+	assert_string_equal(proto_type_name(PROTO_PROCESS_STOP), "process_stop");
+	for (i = PROTO_HELLO; i <= PROTO_PROCESS_STOP; i++)
 		assert_string_not_equal(proto_type_name((enum proto_type)i), "unknown");
-	assert_string_equal(proto_type_name((enum proto_type)(PROTO_TOOL_REPLY + 1)), "unknown");
+	assert_string_equal(proto_type_name((enum proto_type)(PROTO_PROCESS_STOP + 1)), "unknown");
 	assert_string_equal(proto_type_name((enum proto_type)42), "unknown");
 	for (i = 0; i < PROTO_OUTCOME_COUNT_; i++) {
 		assert_int_equal(
@@ -3586,6 +3651,7 @@ main(void)
 		T(test_encode_errors_new),
 		T(test_bad_new_messages),
 		T(test_bad_new_fds),
+		T(test_roundtrip_processes),
 		T(test_names),
 		T(test_names_out_of_range),
 		T(test_ps_ok),
