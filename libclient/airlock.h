@@ -1051,6 +1051,37 @@ int airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, cons
 int airlock_session_opts_set_background(struct airlock_session_opts *opts, bool on);
 
 /*
+ * The processes a background session keeps (every process of its sandbox
+ * but its interpreter), each with its pid in the sandbox, its name (comm,
+ * at most 15 bytes, printable ASCII), its cpu time so far and its resident
+ * memory. At most 64 (airlock_process_list_truncated() says when the
+ * session had more). *ret is freed with airlock_process_list_free().
+ * -EINVAL for a NULL argument or a malformed id; the daemon's
+ * not_found (-ENOENT) for no such session of the caller's, bad_request
+ * (-EPROTO) for one not opened with background. Since 0.10.
+ */
+struct airlock_process_list;
+int airlock_session_ps(struct airlock_conn *conn, const char *session,
+		       struct airlock_process_list **ret);
+void airlock_process_list_free(struct airlock_process_list *list);
+size_t airlock_process_list_count(const struct airlock_process_list *list);
+bool airlock_process_list_truncated(const struct airlock_process_list *list);
+/* Process i's fields; 0 or NULL when i is out of range. */
+uint32_t airlock_process_list_pid(const struct airlock_process_list *list, size_t i);
+const char *airlock_process_list_name(const struct airlock_process_list *list, size_t i);
+uint64_t airlock_process_list_cpu_ms(const struct airlock_process_list *list, size_t i);
+uint64_t airlock_process_list_memory_bytes(const struct airlock_process_list *list, size_t i);
+
+/*
+ * Stop one of them: SIGKILL to pid (as airlock_session_ps() lists it).
+ * 0 once it was sent; -ENOENT (not_found) when the session has no such
+ * process; -EPROTO (bad_request) for the interpreter itself or a session
+ * not opened with background; -EINVAL for a NULL argument, a malformed id
+ * or pid 0. Since 0.10.
+ */
+int airlock_process_stop(struct airlock_conn *conn, const char *session, uint32_t pid);
+
+/*
  * Make req a cell of its session's interpreter: code and limits only (the
  * runtime must be the session's interpreter). The result's wall and cpu
  * limits are the cell's: at one the cell is interrupted (KeyboardInterrupt)

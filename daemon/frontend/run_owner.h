@@ -71,6 +71,8 @@ struct run_cells_ops {
 	void (*sup_end)(struct cells *cs, struct run *r, const struct sup_msg *m);
 	void (*sup_lost)(struct cells *cs, struct run *r, const struct sup_msg *m);
 	void (*interp_ended)(struct cells *cs, struct run *r, const struct proto_result *res);
+	/* SUP_PROC, SUP_PROCS_END, SUP_PROC_STOPPED (cells_procs.c). */
+	void (*procs)(struct cells *cs, struct run *r, const struct sup_msg *m);
 };
 
 extern const struct run_session_ops session_run_ops;

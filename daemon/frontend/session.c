@@ -598,6 +598,27 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 }
 
 void
+session_processes(struct daemon *d, struct client *c, uint32_t req_id, const char *id, bool stop,
+		  uint32_t pid)
+{
+	struct session *s = session_find(d, client_uid(c), id);
+
+	/* Another uid's session is not_found, as one that never existed. */
+	if (s == NULL || s->state != SESSION_READY) {
+		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
+		return;
+	}
+	if (s->cells == NULL || !s->background) {
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+				  "session %.8s was not opened with background processes: "
+				  "nothing a step starts outlives it",
+				  s->id);
+		return;
+	}
+	cells_processes(s->cells, c, req_id, stop, pid);
+}
+
+void
 session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum proto_type type,
 		const struct proto_file_op *op)
 {

@@ -25,6 +25,11 @@ enum cells_sup_type {
 	CELLS_SUP_BEGIN = 1,  /* a cell starts: its clock and cpu baseline */
 	CELLS_SUP_FINISH = 2, /* the driver answered: kill the cell's other processes */
 	CELLS_SUP_KILL = 3,   /* end the interpreter (SUP_CELL_LOST, SUP_EXIT follow) */
+	/* PLAN_F_BACKGROUND only (else the sandbox ends): list the processes
+	 * but 1 and the interpreter (SUP_PROC..., SUP_PROCS_END); SIGKILL one,
+	 * cell = its pid (SUP_PROC_STOPPED) */
+	CELLS_SUP_PS = 4,
+	CELLS_SUP_STOP = 5,
 };
 
 struct cells_sup {

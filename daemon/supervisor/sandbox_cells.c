@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cells_msg.h"
 #include "fdpass.h"
 #include "spawn_msg.h"
 
@@ -318,4 +320,160 @@ sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, u
 	m.size = cell;
 	m.memory_peak = sb_cells_peak(peak_fd);
 	(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+/*
+ * One process of /proc for sandbox_cells_ps: its comm, state, cpu (utime +
+ * stime, in ns) and resident bytes from /proc/PID/stat. false if it is
+ * gone, dead (Z, X) or the line cannot be read whole.
+ */
+static bool
+sb_cells_proc_read(long pid, struct sup_msg *m)
+{
+	char path[32], buf[1024], *open_p, *close_p, *p;
+	unsigned long long utime = 0, stime = 0, rss = 0;
+	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	size_t len;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the code chose its comm (prctl), so it is
+	 * bounded here (the kernel's 15 bytes) and checked again by the
+	 * frontend; the fields are after the last ')'. */
+	open_p = strchr(buf, '(');
+	close_p = strrchr(buf, ')');
+	if (open_p == NULL || close_p == NULL || close_p < open_p || close_p[1] != ' ' ||
+	    close_p[2] == 'Z' || close_p[2] == 'X')
+		return false;
+	len = (size_t)(close_p - open_p - 1);
+	if (len > 15)
+		len = 15;
+	memcpy(m->name, open_p + 1, len);
+	m->name[len] = '\0';
+	m->name_len = (uint32_t)len;
+	/* utime, stime: fields 14 and 15; rss: 24 (the 12th, 13th and 22nd
+	 * after the state, which is the 3rd). */
+	for (p = close_p + 2, field = 3; *p != '\0' && field < 24; p++) {
+		if (*p != ' ')
+			continue;
+		field++;
+		if (field == 14)
+			utime = strtoull(p + 1, NULL, 10);
+		else if (field == 15)
+			stime = strtoull(p + 1, NULL, 10);
+		else if (field == 24)
+			rss = strtoull(p + 1, NULL, 10);
+	}
+	if (field < 24 || tick <= 0 || page <= 0)
+		return false;
+	m->cpu_ns = (utime + stime) * (1000000000ULL / (unsigned long long)tick);
+	m->memory_peak = rss * (unsigned long long)page;
+	m->size = (uint64_t)pid;
+	return true;
+}
+
+static void
+sb_cells_ps(int lifeline, pid_t keep)
+{
+	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	uint64_t found = 0;
+	struct sup_msg m;
+	char buf[4096];
+	long n = 0;
+
+	/*
+	 * A background session's processes, as the code could list them: pid
+	 * namespace pids, every one but us (1) and the interpreter. At most
+	 * SUP_PROCS_MAX are sent (the walk counts the rest), so a fork bomb
+	 * costs the frontend a bounded reply. No allocation: one message on
+	 * the stack, reused.
+	 */
+	while (dfd >= 0 && (n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		long off = 0;
+
+		while (off < n) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			long pid = 0;
+			const char *c;
+
+			off += d->d_reclen;
+			for (c = d->d_name; *c >= '0' && *c <= '9' && pid < 1L << 30; c++)
+				pid = pid * 10 + (*c - '0');
+			if (*c != '\0' || pid <= 1 || pid == (long)keep)
+				continue;
+			memset(&m, 0, sizeof(m));
+			if (!sb_cells_proc_read(pid, &m))
+				continue;
+			if (found++ < SUP_PROCS_MAX) {
+				m.type = SUP_PROC;
+				(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+			}
+		}
+	}
+	if (dfd >= 0)
+		close(dfd);
+	memset(&m, 0, sizeof(m));
+	m.type = SUP_PROCS_END;
+	m.size = found;
+	(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+static void
+sb_cells_stop(int lifeline, uint64_t pid, pid_t keep)
+{
+	struct sup_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = SUP_PROC_STOPPED;
+	m.size = (uint64_t)pid;
+	/* Our pid namespace's pids only: no host process can be named. Never
+	 * 1 (us) nor the interpreter (reset_python / a session's close end
+	 * it), and never a pid that is not in the namespace now. */
+	if (pid <= 1 || pid == (uint64_t)keep)
+		m.err = -EPERM;
+	else if (pid > (uint64_t)INT32_MAX)
+		m.err = -ESRCH;
+	else if (kill((pid_t)pid, SIGKILL) < 0)
+		m.err = -errno;
+	(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+int
+sandbox_cells_finish(const struct sb_run *r)
+{
+	/*
+	 * A session opened with background, under a profile that allows it
+	 * (PLAN_F_BACKGROUND), keeps its cells' processes: they stay in this
+	 * sandbox, under its limits, and die with it
+	 * (docs/design-interpreters.md §2.7). Every other session's die now.
+	 */
+	if (r->pv->hdr->flags & PLAN_F_BACKGROUND)
+		return 0;
+	return sandbox_cells_kill_others((pid_t)r->pid);
+}
+
+bool
+sandbox_cells_background_msg(const struct sb_run *r, const struct cells_sup *m)
+{
+	/* Only a background session has processes to list or stop: for any
+	 * other, these are not what a sound frontend sends (the caller ends
+	 * the sandbox, as for any unknown message). */
+	if (!(r->pv->hdr->flags & PLAN_F_BACKGROUND))
+		return false;
+	if (m->type == CELLS_SUP_PS)
+		sb_cells_ps(sandbox_lifeline(), (pid_t)r->pid);
+	else if (m->type == CELLS_SUP_STOP)
+		sb_cells_stop(sandbox_lifeline(), m->cell, (pid_t)r->pid);
+	else
+		return false;
+	return true;
 }

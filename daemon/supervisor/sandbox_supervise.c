@@ -282,12 +282,7 @@ sandbox_supervise_cells(struct sb_run *r)
 				 * (sandbox_end kills everything): nothing of a cell
 				 * runs after it. */
 				kill((pid_t)r->pid, SIGSTOP);
-				/* A session opened with background, under a
-				 * profile that allows it, keeps them: they stay
-				 * in this sandbox, under its limits, and die
-				 * with it (design-interpreters.md §2.7). */
-				if (!(r->pv->hdr->flags & PLAN_F_BACKGROUND) &&
-				    sandbox_cells_kill_others((pid_t)r->pid) < 0)
+				if (sandbox_cells_finish(r) < 0)
 					return;
 				used = sandbox_run_cpu_ns(ctx, 0);
 				sandbox_cells_end(sandbox_lifeline(), SUP_CELL_END, cell.cell,
@@ -298,7 +293,7 @@ sandbox_supervise_cells(struct sb_run *r)
 				r->reason = SUP_REASON_EXITED;
 			} else if (m.type == CELLS_SUP_KILL) {
 				return;
-			} else {
+			} else if (!sandbox_cells_background_msg(r, &m)) {
 				_exit(0);
 			}
 		}

@@ -1952,6 +1952,57 @@ class BackgroundTest(unittest.TestCase):
                 self.assertLess(forks, 32)
                 self.assertEqual(s.run_cell("x").value, "1")
 
+    def test_listed_and_stopped_one_by_one(self) -> None:
+        # Listed with their cpu and memory, stopped one by one; the
+        # interpreter is neither listed nor stoppable; bad input changes
+        # nothing.
+        with self.sandbox.session_sync(interpreter="python", background=True, limits=_BG) as s:
+            self.assertEqual(s.processes(), [])
+            r = s.run_cell(
+                "import subprocess, sys\n"
+                "busy = subprocess.Popen([sys.executable, '-c', 'b = bytes(1) * (32 << 20) + bytes(1)\\nwhile True: pass'])\n"
+                "idle = subprocess.Popen(['sleep', '600'])\n"
+                "import os; (os.getpid(), busy.pid, idle.pid)"
+            )
+            me, busy, idle = eval(r.value)
+            # The busy one needs a moment of cpu before it shows some.
+            end = time.monotonic() + 10
+            while True:
+                procs = {p.pid: p for p in s.processes()}
+                if procs.get(busy) is not None and procs[busy].cpu > 0.05 or time.monotonic() > end:
+                    break
+                time.sleep(0.05)
+            self.assertEqual(sorted(procs), sorted([busy, idle]), procs)
+            self.assertNotIn(me, procs)
+            self.assertEqual((procs[busy].name, procs[idle].name), ("python3", "sleep"))
+            self.assertGreater(procs[busy].cpu, 0.05, procs)
+            self.assertGreater(procs[busy].memory, 32 << 20, procs)
+            self.assertLess(procs[idle].memory, 16 << 20, procs)
+            self.assertEqual(procs[idle].cpu, 0.0)
+            # One by one.
+            s.stop_process(busy)
+            self.assertEqual(s.run_cell("busy.wait(timeout=10)").value, "-9")
+            self.assertEqual([p.pid for p in s.processes()], [idle])
+            self.assertEqual(s.run_cell("idle.poll() is None").value, "True")
+            # Bad input: the interpreter, pid 1, one not there, pid 0.
+            for pid, code in ((me, "bad_request"), (1, "bad_request"), (99999, "not_found")):
+                with self.assertRaises(SandboxUnavailableError) as cm:
+                    s.stop_process(pid)
+                self.assertEqual(cm.exception.code, code, (pid, cm.exception.message))
+            with self.assertRaises(ValueError):
+                s.stop_process(0)
+            self.assertEqual(s.run_cell("idle.poll() is None").value, "True")
+            # Another uid's view: the session does not exist (not_found),
+            # and a session without background has nothing to list.
+            with self.sandbox.session_sync(interpreter="python", limits=_BG) as plain:
+                with self.assertRaises(SandboxUnavailableError) as cm:
+                    plain.processes()
+                self.assertEqual(cm.exception.code, "bad_request")
+            sid = s.id
+        with self.assertRaises(SandboxUnavailableError) as cm:
+            self.sandbox.attach_session_sync(sid).processes()
+        self.assertEqual(cm.exception.code, "not_found")
+
     def cell_or_result(self, s, code: str):
         try:
             return s.run_cell(code)

@@ -28,7 +28,7 @@ from ._types import (
     SandboxUnavailableError,
 )
 
-__all__ = ["AirlockSession", "AirlockSessionSync", "SessionInfo"]
+__all__ = ["AirlockSession", "AirlockSessionSync", "ProcessInfo", "SessionInfo"]
 
 _ID_RE = re.compile(r"[0-9a-f]{32}\Z")
 _PATH_MAX = 1024  # bytes of a path, as libairlock checks it
@@ -52,6 +52,21 @@ class SessionInfo:
     state: str
     interpreter: Optional[str] = None
     background: bool = False
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    """A process a background session keeps (AirlockSession.processes()).
+
+    pid: its pid in the session's sandbox (what os.getpid() says there);
+    name: its name (comm, at most 15 characters); cpu: seconds of cpu time
+    so far; memory: its resident memory in bytes.
+    """
+
+    pid: int
+    name: str
+    cpu: float
+    memory: int
 
 
 def _path(path: object, *, allow_empty: bool = False) -> bytes:
@@ -409,6 +424,46 @@ class _SessionCore:
         lib = self.sandbox._lib
         self._file_call(bpath.decode("utf-8"), lambda conn: lib.airlock_file_delete(conn.ptr, sid, bpath))
 
+    def processes_blocking(self) -> list:
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        if not hasattr(lib, "airlock_session_ps"):
+            raise SandboxError("background processes need libairlock 0.10 or later")
+        out: list = []
+
+        def call(conn: _Conn) -> int:
+            lst = ctypes.c_void_p()
+            rc = lib.airlock_session_ps(conn.ptr, sid, ctypes.byref(lst))
+            if rc < 0:
+                return rc
+            try:
+                for i in range(lib.airlock_process_list_count(lst)):
+                    out.append(
+                        ProcessInfo(
+                            pid=int(lib.airlock_process_list_pid(lst, i)),
+                            name=(lib.airlock_process_list_name(lst, i) or b"").decode("ascii", "replace"),
+                            cpu=lib.airlock_process_list_cpu_ms(lst, i) / 1000.0,
+                            memory=int(lib.airlock_process_list_memory_bytes(lst, i)),
+                        )
+                    )
+            finally:
+                lib.airlock_process_list_free(lst)
+            return 0
+
+        self.sandbox._call(call)
+        return out
+
+    def stop_process_blocking(self, pid: object) -> None:
+        if isinstance(pid, bool) or not isinstance(pid, int):
+            raise TypeError(f"pid must be an int, not {type(pid).__name__}")
+        if not 0 < pid < 2**32:
+            raise ValueError(f"pid must be a positive pid, not {pid!r}")
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        if not hasattr(lib, "airlock_process_stop"):
+            raise SandboxError("background processes need libairlock 0.10 or later")
+        self.sandbox._call(lambda conn: lib.airlock_process_stop(conn.ptr, sid, pid))
+
 
 class AirlockSession:
     """A session for async code: one workspace on the daemon that outlives each run.
@@ -521,6 +576,17 @@ class AirlockSession:
         """Delete a file, a link (not its target) or an empty directory."""
         await self._blocking(self._core.delete_blocking, path)
 
+    async def processes(self) -> list:
+        """The processes a session opened with background=True keeps (every
+        process of its sandbox but the interpreter), as ProcessInfo: pid,
+        name, cpu seconds, resident memory. At most 64."""
+        return await self._blocking(self._core.processes_blocking)
+
+    async def stop_process(self, pid: int) -> None:
+        """Stop (SIGKILL) one of them, by the pid processes() shows;
+        SandboxUnavailableError("not_found") when there is none."""
+        await self._blocking(self._core.stop_process_blocking, pid)
+
     def __repr__(self) -> str:
         return f"AirlockSession(id={self.id!r}, state={self._core.state!r})"
 
@@ -582,6 +648,14 @@ class AirlockSessionSync:
     def delete_file(self, path: PathLike) -> None:
         """As AirlockSession.delete_file(), blocking."""
         self._core.delete_blocking(path)
+
+    def processes(self) -> list:
+        """As AirlockSession.processes(), blocking."""
+        return self._core.processes_blocking()
+
+    def stop_process(self, pid: int) -> None:
+        """As AirlockSession.stop_process(), blocking."""
+        self._core.stop_process_blocking(pid)
 
     def __repr__(self) -> str:
         return f"AirlockSessionSync(id={self.id!r}, state={self._core.state!r})"
