@@ -326,6 +326,31 @@ fake_session_list(int fd, const struct proto_msg *msg)
 	return r < 0 ? r : fake_send(fd, &out);
 }
 
+/* Answer session_ps (two processes, "sleep" 7 and "python3" 9) and
+ * process_stop (7 and 9 stop, anything else is not_found) of FAKE_SESSION
+ * opened with background; bad_request for one without. */
+static int
+fake_processes(int fd, const struct proto_msg *msg)
+{
+	struct proto_process p[] = {{7, "sleep", 0, 1 << 20}, {9, "python3", 1500, 40 << 20}};
+	struct proto_process_list l = {.processes = p, .nprocesses = 2};
+	const char *sid = msg->type == PROTO_SESSION_PS ? msg->u.session_ps.session
+							: msg->u.process_stop.session;
+	struct proto_out out;
+	int r;
+
+	if (!fake_state.open || strcmp(sid, FAKE_SESSION) != 0)
+		return fake_error(fd, msg->id, PROTO_ERR_NOT_FOUND, "no such session");
+	if (!fake_state.background)
+		return fake_error(fd, msg->id, PROTO_ERR_BAD_REQUEST, "no background processes");
+	if (msg->type == PROTO_PROCESS_STOP)
+		return msg->u.process_stop.pid == 7 || msg->u.process_stop.pid == 9
+			       ? fake_simple(fd, msg->id, PROTO_OK)
+			       : fake_error(fd, msg->id, PROTO_ERR_NOT_FOUND, "no such process");
+	r = proto_encode_session_ps_ok(msg->id, &l, &out);
+	return r < 0 ? r : fake_send(fd, &out);
+}
+
 /* Answer a file operation on the in-memory workspace. */
 static int
 fake_file_op(int fd, const struct proto_msg *msg)
@@ -443,6 +468,9 @@ fake_answer(int fd, const struct proto_msg *msg, const char *ps_file)
 		return fake_simple(fd, msg->id, PROTO_OK);
 	case PROTO_SESSION_LIST:
 		return fake_session_list(fd, msg);
+	case PROTO_SESSION_PS:
+	case PROTO_PROCESS_STOP:
+		return fake_processes(fd, msg);
 	case PROTO_FILE_WRITE:
 	case PROTO_FILE_READ:
 	case PROTO_FILE_LIST:
