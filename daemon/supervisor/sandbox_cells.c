@@ -427,6 +427,13 @@ sb_cells_ps(int lifeline, pid_t keep)
 	(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
+/* One probe of a stopped process: 0 once it has ended, 1 if not yet. */
+static int
+sb_cells_gone_pass(pid_t pid)
+{
+	return sb_cells_ended(pid) ? 0 : 1;
+}
+
 static void
 sb_cells_stop(int lifeline, uint64_t pid, pid_t keep)
 {
@@ -444,6 +451,13 @@ sb_cells_stop(int lifeline, uint64_t pid, pid_t keep)
 		m.err = -ESRCH;
 	else if (kill((pid_t)pid, SIGKILL) < 0)
 		m.err = -errno;
+	/* Answered once it has ended (a listing right after no longer shows
+	 * it), waiting as for the end-of-cell kill, at most
+	 * SB_CELLS_STOP_MAX_NS: one in an uninterruptible wait is answered
+	 * all the same, its SIGKILL pending. */
+	else
+		(void)sb_cells_poll(SB_CELLS_STOP_MAX_NS, SB_CELLS_STOP_YIELDS,
+				    SB_CELLS_STOP_PAUSE_NS, sb_cells_gone_pass, (pid_t)pid);
 	(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
 }
 

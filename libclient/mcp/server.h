@@ -159,6 +159,8 @@ void mcp_tool_run_shell(struct mcp *m, json_t *id, json_t *args, json_t *token);
 /* tool_cell.c */
 void mcp_tool_run_python_cell(struct mcp *m, json_t *id, json_t *args, json_t *token);
 void mcp_tool_reset_python(struct mcp *m, json_t *id, json_t *args, json_t *token);
+void mcp_tool_list_processes(struct mcp *m, json_t *id, json_t *args, json_t *token);
+void mcp_tool_stop_process(struct mcp *m, json_t *id, json_t *args, json_t *token);
 
 /* tool_session.c */
 void mcp_session_note(struct mcp *m, const char *sid, bool add);

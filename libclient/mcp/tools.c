@@ -191,6 +191,22 @@ const struct mcp_tool mcp_tools[] = {
 	 "\"description\":\"Keep the processes cells start running between cells\"}},"
 	 "\"additionalProperties\":false}",
 	 NULL, false, true, true, mcp_tool_reset_python},
+	{"list_processes", "List the Python interpreter's background processes",
+	 "The processes run_python_cell's cells started that keep running between cells (after "
+	 "reset_python with background true): pid, name, cpu time and memory of each.",
+	 "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+	 "{\"type\":\"object\",\"properties\":{\"processes\":{\"type\":\"array\"}},"
+	 "\"required\":[\"processes\"]}",
+	 true, false, true, mcp_tool_list_processes},
+	{"stop_process", "Stop a background process",
+	 "Stop (kill) one of the Python interpreter's background processes by the pid "
+	 "list_processes gave; returns the processes left.",
+	 "{\"type\":\"object\",\"properties\":{\"pid\":{\"type\":\"integer\","
+	 "\"description\":\"The process to stop\"}},\"required\":[\"pid\"],"
+	 "\"additionalProperties\":false}",
+	 "{\"type\":\"object\",\"properties\":{\"processes\":{\"type\":\"array\"}},"
+	 "\"required\":[\"processes\"]}",
+	 false, true, false, mcp_tool_stop_process},
 	{"session_open", "Open a session",
 	 "Open a session: a workspace that keeps its files between runs (each run is still a "
 	 "fresh sandbox). Returns the session id to pass as 'session' to the other tools. "

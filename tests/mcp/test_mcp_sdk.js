@@ -272,6 +272,27 @@ async function main() {
 	assert.match(text(r), /hi from cell 1/);
 	const bgLs = JSON.parse(cli('--socket', bgSocket, '--json', 'session', 'ls').stdout);
 	assert.equal(bgLs.filter((s) => s.background === true).length, 1, JSON.stringify(bgLs));
+	// Listed with cpu and memory, and stopped one by one.
+	r = await bg.callTool({ name: 'list_processes', arguments: {} });
+	assert.equal(r.isError, false, text(r));
+	const procs = r.structuredContent.processes;
+	assert.equal(procs.length, 1, JSON.stringify(procs));
+	assert.equal(procs[0].name, 'python3');
+	assert.ok(procs[0].memory_bytes > 1 << 20, JSON.stringify(procs));
+	assert.match(text(r), /pid \d+ python3: cpu [\d.]+ s, memory \d+ bytes/);
+	r = await bg.callTool({ name: 'stop_process', arguments: { pid: 1 } });
+	assert.equal(r.isError, true);
+	assert.match(text(r), /interpreter or its supervisor/);
+	r = await bg.callTool({ name: 'stop_process', arguments: { pid: 'x' } });
+	assert.equal(r.isError, true);
+	r = await bg.callTool({ name: 'stop_process', arguments: { pid: procs[0].pid } });
+	assert.equal(r.isError, false, text(r));
+	assert.deepEqual(r.structuredContent.processes, []);
+	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: fetch.replace('+ 8', '+ 1') } });
+	assert.match(text(r), /refused/);
+	r = await client.callTool({ name: 'list_processes', arguments: {} });
+	assert.equal(r.isError, true);
+	assert.match(text(r), /no Python interpreter with background processes/);
 	await bg.callTool({ name: 'reset_python', arguments: {} });
 	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: serve.replace('8000', '8001') } });
 	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: fetch.replace('8000', '8001').replace('+ 8', '+ 1') } });
