@@ -54,7 +54,7 @@ fs.writeFileSync(path.join(dir, 'airlockd.conf'),
 	`[daemon]\nmax_runs = 8\n[sandbox]\nuid_base = ${UID_BASE}\nuid_count = ${HALF}\n`);
 fs.writeFileSync(path.join(dir, 'bg.conf'),
 	`[sandbox]\nuid_base = ${UID_BASE + HALF}\nuid_count = ${HALF}\n` +
-	'[access]\ndefault_profile = bg\n[profile bg]\nbackground_processes = true\n');
+	'[access]\ndefault_profile = bg\n[profile bg]\nbackground_processes = true\nwall_ms = 60000\n');
 const bgSocket = path.join(dir, 'bg.sock');
 const daemonLog = fs.openSync(path.join(dir, 'airlockd.log'), 'w');
 // The daemon dies with this test, even when it is killed (issue 13, finding
@@ -261,7 +261,7 @@ async function main() {
 	const serve = 'import subprocess, sys\nopen("hi.txt", "w").write("hi from cell 1")\n' +
 		'srv = subprocess.Popen([sys.executable, "-m", "http.server", "8000", "--bind", ' +
 		'"127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\nsrv.pid > 0';
-	const fetch = 'import time, urllib.request\nend = time.monotonic() + 8\nwhile True:\n' +
+	const fetch = 'import time, urllib.request\nend = time.monotonic() + 50\nwhile True:\n' +
 		'    try:\n        print(urllib.request.urlopen("http://127.0.0.1:8000/hi.txt", ' +
 		'timeout=5).read().decode())\n        break\n    except OSError as e:\n' +
 		'        if time.monotonic() > end:\n            print("refused", e)\n            break\n' +
@@ -288,14 +288,14 @@ async function main() {
 	r = await bg.callTool({ name: 'stop_process', arguments: { pid: procs[0].pid } });
 	assert.equal(r.isError, false, text(r));
 	assert.deepEqual(r.structuredContent.processes, []);
-	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: fetch.replace('+ 8', '+ 1') } });
+	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: fetch.replace('+ 50', '+ 1') } });
 	assert.match(text(r), /refused/);
 	r = await client.callTool({ name: 'list_processes', arguments: {} });
 	assert.equal(r.isError, true);
 	assert.match(text(r), /no Python interpreter with background processes/);
 	await bg.callTool({ name: 'reset_python', arguments: {} });
 	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: serve.replace('8000', '8001') } });
-	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: fetch.replace('8000', '8001').replace('+ 8', '+ 1') } });
+	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: fetch.replace('8000', '8001').replace('+ 50', '+ 1') } });
 	assert.match(text(r), /refused/);
 	log('background processes ok');
 

@@ -65,7 +65,7 @@ def setUpModule() -> None:
     _daemon = Daemon(
         binary,
         "[sessions]\nmax_per_uid = 16\nmax_interpreters = 16\nmax_interpreters_per_uid = 16\n[profile advised]\nblocked_imports = subprocess, os.path\nhidden_paths = /usr/share/doc\n"
-        "[profile background]\nbackground_processes = true\nmemory_bytes = 256M\nprocesses = 32\n",
+        "[profile background]\nbackground_processes = true\nmemory_bytes = 256M\nprocesses = 32\nwall_ms = 60000\n",
         prefix="airlock-py-",
         debug=True,
     )
@@ -1852,7 +1852,7 @@ class BackgroundTest(unittest.TestCase):
         async def agent() -> List[Any]:
             seen = []
             async with self.sandbox.session(interpreter="python", background=True, limits=_BG) as s:
-                for step in (_SERVE % 8000, _FETCH % (8, 8000)):
+                for step in (_SERVE % 8000, _FETCH % (50, 8000)):
                     seen.append(await s.run_cell(step))
                 listed = [i for i in self.sandbox.list_sessions() if i.id == s.id]
                 self.assertEqual([(i.interpreter, i.background) for i in listed], [("python", True)])
