@@ -850,7 +850,7 @@ class ProfileTest(unittest.TestCase):
 
     def test_info_profiles(self) -> None:
         profiles = self.sandbox.info()["profiles"]
-        self.assertEqual(set(profiles), {"minimal", "standard", "generous", "default", "advised"})
+        self.assertEqual(set(profiles), {"minimal", "standard", "generous", "default", "advised", "background"})
         self.assertTrue(profiles["default"]["default"])
         self.assertFalse(profiles["minimal"]["default"])
         self.assertEqual(profiles["minimal"]["limits"]["memory_bytes"], {"default": 128 << 20, "ceiling": 128 << 20})
