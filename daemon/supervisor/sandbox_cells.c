@@ -73,22 +73,35 @@ sandbox_cells_channel(int lifeline)
  * the kernel's signal->nr_threads, counts every thread not yet released,
  * dying ones included, so a group is ended only once its last thread is.
  */
-static bool
-sb_cells_ended(long pid)
+/* /proc/pid/stat into buf (NUL-terminated): its length, or 0 if the process
+ * is gone or the file cannot be read. */
+static size_t
+sb_cells_stat(long pid, char *buf, size_t len)
 {
-	char path[32], buf[512], *p;
+	char path[32];
 	ssize_t n;
-	int fd, field;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return 0;
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
-		return true;
+		return 0;
 	buf[n] = '\0';
+	return (size_t)n;
+}
+
+static bool
+sb_cells_ended(long pid)
+{
+	char buf[512], *p;
+	int field;
+
+	if (sb_cells_stat(pid, buf, sizeof(buf)) == 0)
+		return true;
 	/* "pid (comm) S ...": comm may hold anything, so the last ')'. */
 	p = strrchr(buf, ')');
 	if (p == NULL || p[1] != ' ')
@@ -330,22 +343,14 @@ sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, u
 static bool
 sb_cells_proc_read(long pid, struct sup_msg *m)
 {
-	char path[32], buf[1024], *open_p, *close_p, *p;
+	char buf[1024], *open_p, *close_p, *p;
 	unsigned long long utime = 0, stime = 0, rss = 0;
 	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
 	size_t len;
-	ssize_t n;
-	int fd, field;
+	int field;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sb_cells_stat(pid, buf, sizeof(buf)) == 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	/* "pid (comm) S ...": the code chose its comm (prctl), so it is
 	 * bounded here (the kernel's 15 bytes) and checked again by the
 	 * frontend; the fields are after the last ')'. */

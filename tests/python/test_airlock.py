@@ -1912,12 +1912,7 @@ class BackgroundTest(unittest.TestCase):
                 "p.pid > 0"
             )
             self.assertEqual(r.value, "True", self.why(r))
-            end = time.monotonic() + 30
-            while True:
-                nxt = self.cell_or_result(s, "repr(p.poll())")
-                if nxt.state == "lost" or nxt.value != "'None'" or time.monotonic() > end:
-                    break
-                time.sleep(0.05)
+            nxt = self.until_ended(s)
             if nxt.state == "lost":
                 # cgroup2 (memory.oom.group): the whole sandbox ended.
                 self.assertEqual(nxt.outcome, "memory_limit", self.why(nxt))
@@ -1938,12 +1933,7 @@ class BackgroundTest(unittest.TestCase):
                 "p.pid > 0"
             )
             self.assertEqual(r.value, "True", self.why(r))
-            end = time.monotonic() + 30
-            while True:
-                nxt = self.cell_or_result(s, "repr(p.poll())")
-                if nxt.state == "lost" or nxt.value != "'None'" or time.monotonic() > end:
-                    break
-                time.sleep(0.05)
+            nxt = self.until_ended(s)
             if nxt.state == "lost":
                 self.assertIn(nxt.outcome, ("process_limit", "memory_limit"), self.why(nxt))
             else:
@@ -2002,6 +1992,16 @@ class BackgroundTest(unittest.TestCase):
         with self.assertRaises(SandboxUnavailableError) as cm:
             self.sandbox.attach_session_sync(sid).processes()
         self.assertEqual(cm.exception.code, "not_found")
+
+    def until_ended(self, s):
+        """The first cell after which the background process p has ended
+        (its status), or the interpreter did (state lost); 30 s at most."""
+        end = time.monotonic() + 30
+        while True:
+            nxt = self.cell_or_result(s, "repr(p.poll())")
+            if nxt.state == "lost" or nxt.value != "'None'" or time.monotonic() > end:
+                return nxt
+            time.sleep(0.05)
 
     def cell_or_result(self, s, code: str):
         try:
