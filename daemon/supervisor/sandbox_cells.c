@@ -198,13 +198,15 @@ sb_cells_wait_stopped(pid_t keep)
 			     sb_cells_stopped_pass, keep) == 0;
 }
 
-/* One SIGKILL pass over the namespace but 1 and keep: 0 if it found
- * nothing left and no pid was given out meanwhile, 1 if not, -errno. */
+/*
+ * Call fn(pid, arg) for every process of our pid namespace but 1 (us) and
+ * keep, from /proc with no allocation: 0 when the walk was whole, -errno
+ * when /proc could not be opened or read to its end.
+ */
 static int
-sb_cells_kill_pass(pid_t keep)
+sb_cells_each_pid(pid_t keep, void (*fn)(long pid, void *arg), void *arg)
 {
-	long last = sb_cells_last_pid();
-	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), alive = 0;
+	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char buf[4096];
 	long n;
 
@@ -223,14 +225,34 @@ sb_cells_kill_pass(pid_t keep)
 				pid = pid * 10 + (*c - '0');
 			if (*c != '\0' || pid <= 1 || pid == (long)keep)
 				continue;
-			(void)kill((pid_t)pid, SIGKILL);
-			if (!sb_cells_ended(pid))
-				alive++;
+			fn(pid, arg);
 		}
 	}
 	close(dfd);
-	if (n < 0)
-		alive++;
+	return n < 0 ? -EIO : 0;
+}
+
+/* sb_cells_kill_pass's step: SIGKILL, and count it if it has not ended. */
+static void
+sb_cells_kill_one(long pid, void *arg)
+{
+	(void)kill((pid_t)pid, SIGKILL);
+	if (!sb_cells_ended(pid))
+		++*(int *)arg;
+}
+
+/* One SIGKILL pass over the namespace but 1 and keep: 0 if it found
+ * nothing left and no pid was given out meanwhile, 1 if not, -errno. */
+static int
+sb_cells_kill_pass(pid_t keep)
+{
+	long last = sb_cells_last_pid();
+	int alive = 0, r = sb_cells_each_pid(keep, sb_cells_kill_one, &alive);
+
+	if (r == -EIO)
+		alive++; /* a walk cut short proves nothing */
+	else if (r < 0)
+		return r;
 	return alive == 0 && last >= 0 && sb_cells_last_pid() == last ? 0 : 1;
 }
 
@@ -386,14 +408,33 @@ sb_cells_proc_read(long pid, struct sup_msg *m)
 	return true;
 }
 
+/* sb_cells_ps's walk: what it sent and found so far. */
+struct sb_cells_ps_walk {
+	int lifeline;
+	uint64_t found;
+};
+
+/* sb_cells_ps's step: one SUP_PROC for a live process, while they fit. */
+static void
+sb_cells_ps_one(long pid, void *arg)
+{
+	struct sb_cells_ps_walk *w = arg;
+	struct sup_msg m;
+
+	memset(&m, 0, sizeof(m));
+	if (!sb_cells_proc_read(pid, &m))
+		return;
+	if (w->found++ < SUP_PROCS_MAX) {
+		m.type = SUP_PROC;
+		(void)send(w->lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+	}
+}
+
 static void
 sb_cells_ps(int lifeline, pid_t keep)
 {
-	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	uint64_t found = 0;
+	struct sb_cells_ps_walk w = {.lifeline = lifeline, .found = 0};
 	struct sup_msg m;
-	char buf[4096];
-	long n = 0;
 
 	/*
 	 * A background session's processes, as the code could list them: pid
@@ -402,33 +443,10 @@ sb_cells_ps(int lifeline, pid_t keep)
 	 * costs the frontend a bounded reply. No allocation: one message on
 	 * the stack, reused.
 	 */
-	while (dfd >= 0 && (n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
-		long off = 0;
-
-		while (off < n) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			long pid = 0;
-			const char *c;
-
-			off += d->d_reclen;
-			for (c = d->d_name; *c >= '0' && *c <= '9' && pid < 1L << 30; c++)
-				pid = pid * 10 + (*c - '0');
-			if (*c != '\0' || pid <= 1 || pid == (long)keep)
-				continue;
-			memset(&m, 0, sizeof(m));
-			if (!sb_cells_proc_read(pid, &m))
-				continue;
-			if (found++ < SUP_PROCS_MAX) {
-				m.type = SUP_PROC;
-				(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
-			}
-		}
-	}
-	if (dfd >= 0)
-		close(dfd);
+	(void)sb_cells_each_pid(keep, sb_cells_ps_one, &w);
 	memset(&m, 0, sizeof(m));
 	m.type = SUP_PROCS_END;
-	m.size = found;
+	m.size = w.found;
 	(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
