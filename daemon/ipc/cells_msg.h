@@ -28,8 +28,8 @@ enum cells_sup_type {
 	/* PLAN_F_BACKGROUND only (else the sandbox ends): list the processes
 	 * but 1 and the interpreter (SUP_PROC..., SUP_PROCS_END); SIGKILL one,
 	 * cell = its pid (SUP_PROC_STOPPED) */
-	CELLS_SUP_PS = 4,
-	CELLS_SUP_STOP = 5,
+	CELLS_SUP_PS = 5, /* 4 is main's CELLS_SUP_INTERRUPT (issue 30, point 1) */
+	CELLS_SUP_STOP = 6,
 };
 
 struct cells_sup {
@@ -48,7 +48,7 @@ struct cells_sup {
 /* cells_start.flags: the session keeps its cells' processes (background,
  * design-interpreters.md §2.7): the driver leaves its children for the
  * code to wait for, never reaping them itself between cells. */
-#define CELLS_START_F_BACKGROUND 0x1u
+#define CELLS_START_F_BACKGROUND 0x2u /* 0x1 is main's CELLS_START_SVG */
 
 struct cells_start {
 	uint32_t magic;

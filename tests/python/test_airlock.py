@@ -1892,7 +1892,11 @@ class BackgroundTest(unittest.TestCase):
                 "p.pid > 0" % tag
             )
             self.assertEqual(r.value, "True", self.why(r))
-            # Alive between cells, and seen by the next cell.
+            # Alive between cells, and seen by the next cell. Its command
+            # line is the parent's until its exec is done: waited for.
+            end = time.monotonic() + 10
+            while not _host_tasks(tag) and time.monotonic() < end:
+                time.sleep(0.02)
             self.assertEqual(len(_host_tasks(tag)), 1)
             self.assertEqual(s.run_cell("p.poll() is None").value, "True")
         end = time.monotonic() + 10

@@ -141,10 +141,10 @@ def main():
         with os.fdopen(code_fd, "rb") as f:
             code = f.read()
         # Children the last cell's processes left (killed at its end). In
-        # a session with background processes (flag 1) they may live on and
+        # a session with background processes (flag 2) they may live on and
         # are the code's: a Popen waits for its own, and its status is kept.
         try:
-            while not flags & 1 and os.waitpid(-1, os.WNOHANG)[0] > 0:
+            while not flags & 2 and os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass
         except ChildProcessError:
             pass
