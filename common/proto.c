@@ -45,6 +45,9 @@ const char *const proto_type_names[PROTO_TYPE_END_] = {
 	[PROTO_STREAM] = "stream",
 	[PROTO_TOOL_CALL] = "tool_call",
 	[PROTO_TOOL_REPLY] = "tool_reply",
+	[PROTO_SESSION_PS] = "session_ps",
+	[PROTO_SESSION_PS_OK] = "session_ps_ok",
+	[PROTO_PROCESS_STOP] = "process_stop",
 };
 
 /* The closed sets of names some string fields take (NULL-terminated). */

@@ -134,6 +134,17 @@ enum proto_type {
 	 *   result?:blob (JSON text, present iff ok), error?:str (present iff not
 	 *   ok), refused?:bool}: the answer to a tool_call; gets no reply. */
 	PROTO_TOOL_REPLY = 28,
+	/* client -> daemon: {type, id, session:str}: the processes an
+	 *   interpreter session opened with background keeps (besides its
+	 *   interpreter); docs/design-interpreters.md §2.7 */
+	PROTO_SESSION_PS = 29,
+	/* daemon -> client: {type, id, processes:[{pid:uint (in the sandbox),
+	 *   name:str (its comm, <= 15 B), cpu_ms:uint, memory_bytes:uint (its
+	 *   resident set)}] (<= PROTO_PROCESSES_MAX), truncated:bool} */
+	PROTO_SESSION_PS_OK = 30,
+	/* client -> daemon: {type, id, session:str, pid:uint}: SIGKILL one of
+	 *   them; answered ok, or not_found */
+	PROTO_PROCESS_STOP = 31,
 };
 
 /* Stable error codes. The wire carries the name (error_code_name()). */
@@ -438,6 +449,7 @@ struct proto_session_open {
 	const char *profile;	 /* NULL: the caller's default */
 	const char *interpreter; /* a runtime with interpreter sessions: cells; NULL: none */
 	bool detached;		 /* it does not end with its owner's last connection */
+	bool background;	 /* keep what cells start between cells (interpreter only) */
 };
 
 struct proto_session_ref {
@@ -451,12 +463,34 @@ struct proto_session_entry {
 	uint64_t runs;
 	const char *state;
 	const char *interpreter; /* an interpreter session's runtime; NULL: none */
+	bool background;	 /* opened with background: its processes outlive cells */
 };
 
 struct proto_session_list {
 	struct proto_session_entry *sessions;
 	size_t nsessions;
 	uint64_t more; /* the caller's sessions not listed (past the cap); 0: none */
+};
+
+#define PROTO_PROCESSES_MAX 64	  /* processes in a session_ps_ok */
+#define PROTO_PROCESS_NAME_MAX 15 /* a comm: TASK_COMM_LEN - 1 */
+
+struct proto_process {
+	uint32_t pid; /* in the sandbox's pid namespace */
+	const char *name;
+	uint64_t cpu_ms;
+	uint64_t memory_bytes;
+};
+
+struct proto_process_list {
+	struct proto_process *processes;
+	size_t nprocesses;
+	bool truncated; /* more than PROTO_PROCESSES_MAX */
+};
+
+struct proto_process_stop {
+	const char *session;
+	uint32_t pid;
 };
 
 struct proto_file_op {
@@ -580,6 +614,9 @@ struct proto_msg {
 		struct proto_session_open session_open;
 		struct proto_session_ref session; /* session_ok, session_close */
 		struct proto_session_list session_list;
+		struct proto_session_ref session_ps; /* session_ps */
+		struct proto_process_list processes; /* session_ps_ok */
+		struct proto_process_stop process_stop;
 		struct proto_file_op file; /* file_write/read/list/delete */
 		struct proto_file_data file_data;
 		struct proto_file_list file_list;
@@ -634,6 +671,10 @@ int proto_encode_session_open(uint32_t id, const struct proto_session_open *o,
 int proto_encode_session(uint32_t id, enum proto_type type, const char *session,
 			 struct proto_out *ret);
 int proto_encode_session_list(uint32_t id, const struct proto_session_list *l,
+			      struct proto_out *ret);
+int proto_encode_session_ps_ok(uint32_t id, const struct proto_process_list *l,
+			       struct proto_out *ret);
+int proto_encode_process_stop(uint32_t id, const struct proto_process_stop *s,
 			      struct proto_out *ret);
 /* file_write (with data), file_read, file_list, file_delete */
 int proto_encode_file_op(uint32_t id, enum proto_type type, const struct proto_file_op *op,

@@ -951,6 +951,7 @@ static dec_kind_fn *const dec_kinds[DEC_KIND_COUNT_] = {
 	[DEC_PROFILE] = dec_k_rule,
 	[DEC_MOUNT_NAME] = dec_k_rule,
 	[DEC_TOOL_NAME] = dec_k_rule,
+	[DEC_PROCESSES] = dec_k_list, /* session_ps_ok */
 };
 
 /* Decode one value of a known field into base + f->off. */

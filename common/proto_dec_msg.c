@@ -227,6 +227,7 @@ static const struct dec_field dec_session_open_fields[] = {
 	{"interpreter", DEC_STR, DF_NONEMPTY, U(proto_session_open, interpreter), 0,
 	 PROTO_RUNTIME_MAX, 0},
 	{"detached", DEC_BOOL, 0, U(proto_session_open, detached), 0, 0, 0},
+	{"background", DEC_BOOL, 0, U(proto_session_open, background), 0, 0, 0},
 };
 
 /* session_ok, session_close */
@@ -248,6 +249,25 @@ static const struct dec_field dec_session_entry_fields[] = {
 	{"state", DEC_SESSION_STATE, DF_REQUIRED, U(proto_session_entry, state), 0, 0, 0},
 	{"interpreter", DEC_STR, DF_NONEMPTY, U(proto_session_entry, interpreter), 0,
 	 PROTO_RUNTIME_MAX, 0},
+	{"background", DEC_BOOL, 0, U(proto_session_entry, background), 0, 0, 0},
+};
+
+static const struct dec_field dec_process_fields[] = {
+	{"pid", DEC_U32, DF_REQUIRED, U(proto_process, pid), 0, 0, 0},
+	{"name", DEC_STR, DF_REQUIRED, U(proto_process, name), 0, PROTO_PROCESS_NAME_MAX, 0},
+	{"cpu_ms", DEC_U64, DF_REQUIRED, U(proto_process, cpu_ms), 0, 0, 0},
+	{"memory_bytes", DEC_U64, DF_REQUIRED, U(proto_process, memory_bytes), 0, 0, 0},
+};
+
+static const struct dec_field dec_session_ps_ok_fields[] = {
+	{"processes", DEC_PROCESSES, DF_REQUIRED, U(proto_process_list, processes),
+	 U(proto_process_list, nprocesses), PROTO_PROCESSES_MAX, 0},
+	{"truncated", DEC_BOOL, 0, U(proto_process_list, truncated), 0, 0, 0},
+};
+
+static const struct dec_field dec_process_stop_fields[] = {
+	{"session", DEC_SESSION_ID, DF_REQUIRED, U(proto_process_stop, session), 0, 0, 0},
+	{"pid", DEC_U32, DF_REQUIRED, U(proto_process_stop, pid), 0, 0, 0},
 };
 
 static const struct dec_field dec_file_write_fields[] = {
@@ -328,6 +348,9 @@ static const struct dec_schema {
 	[PROTO_STREAM] = {dec_stream_fields, NELEM(dec_stream_fields)},
 	[PROTO_TOOL_CALL] = {dec_tool_call_fields, NELEM(dec_tool_call_fields)},
 	[PROTO_TOOL_REPLY] = {dec_tool_reply_fields, NELEM(dec_tool_reply_fields)},
+	[PROTO_SESSION_PS] = {dec_session_ref_fields, NELEM(dec_session_ref_fields)},
+	[PROTO_SESSION_PS_OK] = {dec_session_ps_ok_fields, NELEM(dec_session_ps_ok_fields)},
+	[PROTO_PROCESS_STOP] = {dec_process_stop_fields, NELEM(dec_process_stop_fields)},
 };
 
 /* Every message type has a name and a schema, and nothing else does. */
@@ -343,6 +366,8 @@ const struct dec_elem dec_elems[] = {
 			NELEM(dec_ps_entry_fields), DEC_NO_BLOB},
 	[DEC_SESSIONS] = {sizeof(struct proto_session_entry), dec_session_entry_fields,
 			  NELEM(dec_session_entry_fields), DEC_NO_BLOB},
+	[DEC_PROCESSES] = {sizeof(struct proto_process), dec_process_fields,
+			   NELEM(dec_process_fields), DEC_NO_BLOB},
 	[DEC_ENTRIES] = {sizeof(struct proto_file_entry), dec_file_entry_fields,
 			 NELEM(dec_file_entry_fields), DEC_NO_BLOB},
 	[DEC_PROFILES] = {sizeof(struct proto_profile), dec_profile_fields,

@@ -502,7 +502,7 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 	if (o == NULL || ret == NULL)
 		return -EINVAL;
 	enc_begin(&e, PROTO_SESSION_OPEN, id,
-		  4 + (o->profile != NULL) + (o->interpreter != NULL) + o->detached);
+		  4 + (o->profile != NULL) + (o->interpreter != NULL) + o->detached + o->background);
 	enc_kv_uint(&e, "workspace_bytes", o->workspace_bytes);
 	enc_kv_uint(&e, "idle_timeout_ms", o->idle_timeout_ms);
 	enc_kv_uint(&e, "lifetime_ms", o->lifetime_ms);
@@ -514,6 +514,8 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 	/* Only when asked: a daemon before 0.10 ignores it anyway. */
 	if (o->detached)
 		enc_kv_bool(&e, "detached", true);
+	if (o->background)
+		enc_kv_bool(&e, "background", true);
 	return enc_finish(&e, ret);
 }
 
@@ -522,7 +524,8 @@ proto_encode_session(uint32_t id, enum proto_type type, const char *session, str
 {
 	struct proto_enc e;
 
-	if (ret == NULL || (type != PROTO_SESSION_OK && type != PROTO_SESSION_CLOSE))
+	if (ret == NULL ||
+	    (type != PROTO_SESSION_OK && type != PROTO_SESSION_CLOSE && type != PROTO_SESSION_PS))
 		return -EINVAL;
 	enc_begin(&e, type, id, 1);
 	enc_kv_session(&e, "session", session);
@@ -546,7 +549,7 @@ proto_encode_session_list(uint32_t id, const struct proto_session_list *l, struc
 	for (i = 0; e.err == 0 && i < l->nsessions; i++) {
 		const struct proto_session_entry *s = &l->sessions[i];
 
-		enc_map(&e, 5 + (s->interpreter != NULL));
+		enc_map(&e, 5 + (s->interpreter != NULL) + s->background);
 		enc_kv_session(&e, "session", s->session);
 		enc_kv_uint(&e, "age_ms", s->age_ms);
 		enc_kv_uint(&e, "idle_ms", s->idle_ms);
@@ -554,7 +557,47 @@ proto_encode_session_list(uint32_t id, const struct proto_session_list *l, struc
 		enc_kv_oneof(&e, "state", proto_session_states, s->state);
 		if (s->interpreter != NULL)
 			enc_kv_str(&e, "interpreter", s->interpreter, PROTO_RUNTIME_MAX, true);
+		if (s->background)
+			enc_kv_bool(&e, "background", true);
 	}
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_session_ps_ok(uint32_t id, const struct proto_process_list *l, struct proto_out *ret)
+{
+	struct proto_enc e;
+	size_t i;
+
+	if (l == NULL || ret == NULL || (l->nprocesses > 0 && l->processes == NULL))
+		return -EINVAL;
+	if (l->nprocesses > PROTO_PROCESSES_MAX)
+		return -E2BIG;
+	enc_begin(&e, PROTO_SESSION_PS_OK, id, 2);
+	enc_kv_array(&e, "processes", l->processes, l->nprocesses, PROTO_PROCESSES_MAX);
+	for (i = 0; e.err == 0 && i < l->nprocesses; i++) {
+		const struct proto_process *p = &l->processes[i];
+
+		enc_map(&e, 4);
+		enc_kv_uint(&e, "pid", p->pid);
+		enc_kv_str(&e, "name", p->name, PROTO_PROCESS_NAME_MAX, false);
+		enc_kv_uint(&e, "cpu_ms", p->cpu_ms);
+		enc_kv_uint(&e, "memory_bytes", p->memory_bytes);
+	}
+	enc_kv_bool(&e, "truncated", l->truncated);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_process_stop(uint32_t id, const struct proto_process_stop *s, struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	if (s == NULL || ret == NULL)
+		return -EINVAL;
+	enc_begin(&e, PROTO_PROCESS_STOP, id, 2);
+	enc_kv_session(&e, "session", s->session);
+	enc_kv_uint(&e, "pid", s->pid);
 	return enc_finish(&e, ret);
 }
 

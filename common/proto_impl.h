@@ -12,7 +12,7 @@
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* One past the last message type: the length of the name and schema tables. */
-#define PROTO_TYPE_END_ (PROTO_TOOL_REPLY + 1)
+#define PROTO_TYPE_END_ (PROTO_PROCESS_STOP + 1)
 
 /* Nesting the pre-scan accepts; version 1 needs 5 levels. */
 #define PROTO_DEPTH_MAX 16
@@ -61,6 +61,7 @@ enum dec_kind {
 	DEC_TOOL_NAME,	   /* str: rules_tool_name_check */
 	DEC_TOOL_OUTCOME,  /* str, one of proto_tool_outcome_names */
 	DEC_CELL_STATE,	   /* str, one of proto_cell_states */
+	DEC_PROCESSES,	   /* [{pid, name, cpu_ms, memory_bytes}]: session_ps_ok */
 	DEC_KIND_COUNT_,
 };
 

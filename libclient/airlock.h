@@ -639,6 +639,11 @@ const char *airlock_session_list_state(const struct airlock_session_list *list, 
  * 0.9. Valid until airlock_session_list_free(). Since AIRLOCK_0.9. */
 const char *airlock_session_list_interpreter(const struct airlock_session_list *list, size_t i);
 
+/* Whether session i was opened with airlock_session_opts_set_background();
+ * false when i is out of range or from a daemon before 0.10. Since
+ * AIRLOCK_0.10. */
+bool airlock_session_list_background(const struct airlock_session_list *list, size_t i);
+
 /* ---- Files of a session (since AIRLOCK_0.3) ----------------------------- */
 
 /*
@@ -1058,6 +1063,48 @@ uint64_t airlock_result_tool_calls_omitted(const struct airlock_result *res);
  * NULL opts or an empty or too long name. Since 0.9.
  */
 int airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const char *runtime);
+
+/*
+ * Keep the processes the session's cells start (a server, a long job)
+ * alive between cells, in the interpreter's one sandbox, under the
+ * session's limits, until the session ends; a later cell reaches a server
+ * on 127.0.0.1. Only with an interpreter (else airlock_session_open()
+ * gets bad_request, -EPROTO) and under a profile whose background_processes
+ * is true (else unauthorized, -EACCES). Default false: every process a
+ * cell started dies at its end. -EINVAL for a NULL opts. Since 0.10.
+ */
+int airlock_session_opts_set_background(struct airlock_session_opts *opts, bool on);
+
+/*
+ * The processes a background session keeps (every process of its sandbox
+ * but its interpreter), each with its pid in the sandbox, its name (comm,
+ * at most 15 bytes, printable ASCII), its cpu time so far and its resident
+ * memory. At most 64 (airlock_process_list_truncated() says when the
+ * session had more). *ret is freed with airlock_process_list_free().
+ * -EINVAL for a NULL argument or a malformed id; the daemon's
+ * not_found (-ENOENT) for no such session of the caller's, bad_request
+ * (-EPROTO) for one not opened with background. Since 0.10.
+ */
+struct airlock_process_list;
+int airlock_session_ps(struct airlock_conn *conn, const char *session,
+		       struct airlock_process_list **ret);
+void airlock_process_list_free(struct airlock_process_list *list);
+size_t airlock_process_list_count(const struct airlock_process_list *list);
+bool airlock_process_list_truncated(const struct airlock_process_list *list);
+/* Process i's fields; 0 or NULL when i is out of range. */
+uint32_t airlock_process_list_pid(const struct airlock_process_list *list, size_t i);
+const char *airlock_process_list_name(const struct airlock_process_list *list, size_t i);
+uint64_t airlock_process_list_cpu_ms(const struct airlock_process_list *list, size_t i);
+uint64_t airlock_process_list_memory_bytes(const struct airlock_process_list *list, size_t i);
+
+/*
+ * Stop one of them: SIGKILL to pid (as airlock_session_ps() lists it).
+ * 0 once it was sent; -ENOENT (not_found) when the session has no such
+ * process; -EPROTO (bad_request) for the interpreter itself or a session
+ * not opened with background; -EINVAL for a NULL argument, a malformed id
+ * or pid 0. Since 0.10.
+ */
+int airlock_process_stop(struct airlock_conn *conn, const char *session, uint32_t pid);
 
 /*
  * Make req a cell of its session's interpreter: code and limits only (the

@@ -67,6 +67,7 @@ conn_done_free(struct conn_done *d)
 	airlock_ps_free(d->type == PROTO_PS ? d->p.ps : NULL);
 	free(d->type == PROTO_SESSION_OPEN ? d->p.session : NULL);
 	airlock_session_list_free(d->type == PROTO_SESSION_LIST ? d->p.sessions : NULL);
+	airlock_process_list_free(d->type == PROTO_SESSION_PS ? d->p.procs : NULL);
 	airlock_file_free(d->type == PROTO_FILE_READ ? d->p.file : NULL);
 	airlock_file_list_free(d->type == PROTO_FILE_LIST ? d->p.files : NULL);
 	free(d->message);
@@ -174,6 +175,8 @@ static const struct {
 	{PROTO_SESSION_LIST, PROTO_SESSION_LIST_OK},
 	{PROTO_FILE_READ, PROTO_FILE_DATA},
 	{PROTO_FILE_LIST, PROTO_FILE_LIST_OK},
+	{PROTO_SESSION_PS, PROTO_SESSION_PS_OK},
+	{PROTO_PROCESS_STOP, PROTO_OK},
 };
 
 /* Whether a reply of type may answer a request of type req. */
@@ -330,6 +333,9 @@ conn_accept(struct airlock_conn *conn, const struct proto_msg *msg)
 		break;
 	case PROTO_FILE_LIST_OK:
 		r = file_list_from_proto(&msg->u.file_list, &d->p.files);
+		break;
+	case PROTO_SESSION_PS_OK:
+		r = process_list_from_proto(&msg->u.processes, &d->p.procs);
 		break;
 	default:
 		break;

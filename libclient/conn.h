@@ -31,6 +31,7 @@ struct conn_done {
 		struct airlock_ps *ps;		       /* PS */
 		char *session;			       /* SESSION_OPEN: PROTO_SESSION_ID_LEN hex */
 		struct airlock_session_list *sessions; /* SESSION_LIST */
+		struct airlock_process_list *procs;    /* SESSION_PS */
 		struct airlock_file *file;	       /* FILE_READ */
 		struct airlock_file_list *files;       /* FILE_LIST */
 	} p;

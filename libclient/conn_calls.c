@@ -325,6 +325,35 @@ airlock_session_close(struct airlock_conn *conn, const char *session)
 	return conn_call(conn, &req, NULL, NULL, NULL);
 }
 
+/* List a background session's processes. */
+AIRLOCK_EXPORT int
+airlock_session_ps(struct airlock_conn *conn, const char *session,
+		   struct airlock_process_list **ret)
+{
+	const struct conn_req req = {.type = PROTO_SESSION_PS, .u.session = session};
+	void *payload;
+	int r;
+
+	if (conn == NULL || ret == NULL || !rules_session_id_str_valid(session))
+		return -EINVAL;
+	r = conn_call(conn, &req, NULL, NULL, &payload);
+	if (r == 0)
+		memcpy(ret, &payload, sizeof(payload));
+	return r;
+}
+
+/* Stop (SIGKILL) one of a background session's processes. */
+AIRLOCK_EXPORT int
+airlock_process_stop(struct airlock_conn *conn, const char *session, uint32_t pid)
+{
+	const struct proto_process_stop stop = {.session = session, .pid = pid};
+	const struct conn_req req = {.type = PROTO_PROCESS_STOP, .u.stop = &stop};
+
+	if (conn == NULL || !rules_session_id_str_valid(session) || pid == 0)
+		return -EINVAL;
+	return conn_call(conn, &req, NULL, NULL, NULL);
+}
+
 /* List the caller's sessions. */
 AIRLOCK_EXPORT int
 airlock_session_list(struct airlock_conn *conn, struct airlock_session_list **ret)

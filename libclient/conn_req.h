@@ -19,7 +19,8 @@ struct conn_req {
 		const struct airlock_run_req *run;	       /* RUN */
 		const struct proto_cancel *cancel;	       /* CANCEL */
 		const struct proto_session_open *session_open; /* SESSION_OPEN */
-		const char *session;			       /* SESSION_CLOSE */
+		const char *session;			       /* SESSION_CLOSE, SESSION_PS */
+		const struct proto_process_stop *stop;	       /* PROCESS_STOP */
 		const struct proto_file_op *file_op;	       /* FILE_* */
 	} u;
 };

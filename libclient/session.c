@@ -24,6 +24,7 @@ struct session_entry {
 	uint64_t runs;
 	char *state;
 	char interpreter[PROTO_RUNTIME_MAX + 1]; /* "": not an interpreter session */
+	bool background;			 /* opened with background processes */
 };
 
 struct airlock_session_list {
@@ -89,6 +90,9 @@ airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const ch
 	return 0;
 }
 
+/* Keep what the session's cells start between cells (or not). */
+SETTER(airlock_session_opts_set_background, struct airlock_session_opts, bool, o.background)
+
 /* Set the idle timeout. */
 SETTER(airlock_session_opts_set_idle_timeout_ms, struct airlock_session_opts, uint64_t,
        o.idle_timeout_ms)
@@ -134,6 +138,7 @@ session_entry_from_proto(void *dst, const void *src)
 	/* The decoder bounded it to PROTO_RUNTIME_MAX bytes. */
 	snprintf(e->interpreter, sizeof(e->interpreter), "%s",
 		 p->interpreter != NULL ? p->interpreter : "");
+	e->background = p->background;
 }
 
 static const struct list_type session_list =
@@ -187,6 +192,80 @@ airlock_session_list_interpreter(const struct airlock_session_list *list, size_t
 	return e != NULL && e->interpreter[0] != '\0' ? e->interpreter : NULL;
 }
 
+/* Whether session i was opened with background processes. */
+GETTER_AT(bool, airlock_session_list_background, struct airlock_session_list, nsessions, sessions,
+	  background, false)
+
 /* The state of session i. */
 GETTER_AT(const char *, airlock_session_list_state, struct airlock_session_list, nsessions,
 	  sessions, state, NULL)
+
+/* ---- a background session's processes (session_ps_ok) ---- */
+
+struct process_entry {
+	uint32_t pid;
+	char *name;
+	uint64_t cpu_ms;
+	uint64_t memory_bytes;
+};
+
+struct airlock_process_list {
+	struct process_entry *processes;
+	size_t nprocesses;
+	bool truncated;
+};
+
+/* Entry e from decoded entry p (list_type.conv; the name is owned). */
+static void
+process_entry_from_proto(void *dst, const void *src)
+{
+	const struct proto_process *p = src;
+	struct process_entry *e = dst;
+
+	e->pid = p->pid;
+	e->cpu_ms = p->cpu_ms;
+	e->memory_bytes = p->memory_bytes;
+}
+
+static const struct list_type process_list =
+	LIST_TYPE(struct airlock_process_list, processes, nprocesses, struct proto_process,
+		  process_entry_from_proto,
+		  LIST_OWNED(struct process_entry, name, struct proto_process, name));
+
+/* Free a list of processes. */
+LIST_FREE(airlock_process_list_free, struct airlock_process_list, process_list)
+
+int
+process_list_from_proto(const struct proto_process_list *pl, struct airlock_process_list **ret)
+{
+	struct airlock_process_list *l;
+	int r = list_from_proto(&process_list, pl->processes, pl->nprocesses, &l);
+
+	if (r < 0)
+		return r;
+	l->truncated = pl->truncated;
+	*ret = l;
+	return 0;
+}
+
+/* How many processes the list holds. */
+GETTER(size_t, airlock_process_list_count, struct airlock_process_list, nprocesses, 0)
+
+/* Whether the session had more than the list holds. */
+GETTER(bool, airlock_process_list_truncated, struct airlock_process_list, truncated, false)
+
+/* The pid of process i, in the session's sandbox. */
+GETTER_AT(uint32_t, airlock_process_list_pid, struct airlock_process_list, nprocesses, processes,
+	  pid, 0)
+
+/* The name (comm) of process i. */
+GETTER_AT(const char *, airlock_process_list_name, struct airlock_process_list, nprocesses,
+	  processes, name, NULL)
+
+/* The cpu time of process i so far. */
+GETTER_AT(uint64_t, airlock_process_list_cpu_ms, struct airlock_process_list, nprocesses, processes,
+	  cpu_ms, 0)
+
+/* The resident memory of process i. */
+GETTER_AT(uint64_t, airlock_process_list_memory_bytes, struct airlock_process_list, nprocesses,
+	  processes, memory_bytes, 0)

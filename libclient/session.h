@@ -14,4 +14,8 @@ void session_opts_to_proto(const struct airlock_session_opts *opts, struct proto
  * does not depend on the message. Returns 0 or -ENOMEM. */
 int session_list_from_proto(const struct proto_session_list *pl, struct airlock_session_list **ret);
 
+struct airlock_process_list;
+/* The same for a session_ps_ok reply. */
+int process_list_from_proto(const struct proto_process_list *pl, struct airlock_process_list **ret);
+
 #endif

@@ -96,6 +96,11 @@ struct config_profile {
 	 * built-ins and the implicit "default" do. */
 	bool no_file_write; /* file_write = false: workspace and /tmp read-only */
 	bool no_subprocess; /* subprocess = false: one process, one thread, one exec */
+	/* background_processes = true: an interpreter session opened with
+	 * `background` keeps what its cells start between cells
+	 * (docs/design-interpreters.md §2.7). Default false, so a zeroed
+	 * profile (the built-ins, the implicit "default") refuses it. */
+	bool background_processes;
 	/* hidden_paths = PATH[, ...]: absent in its runs (sandbox_fs_root_hidable:
 	 * beneath /usr or an /etc entry of the root; none beneath another),
 	 * owned */

@@ -160,6 +160,8 @@ const struct config_key config_keys[] = {
 	     "workspace and /tmp writable"),
 	HOOK(CONFIG_SEC_PROFILE, "subprocess", P(no_subprocess), NULL, config_hook_switch, 0,
 	     "the code may start processes"),
+	HOOK(CONFIG_SEC_PROFILE, "background_processes", P(background_processes), NULL,
+	     config_hook_flag, 0, "interpreter sessions may keep processes between cells"),
 	HOOK(CONFIG_SEC_PROFILE, "hidden_paths", 0, NULL, config_hook_hidden, CK_REPEAT,
 	     "paths absent in its runs"),
 	HOOK(CONFIG_SEC_PROFILE, "blocked_imports", 0, NULL, config_hook_profile_list, 0,

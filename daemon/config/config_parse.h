@@ -205,6 +205,7 @@ CONFIG_HOOK(config_hook_port);
 CONFIG_HOOK(config_hook_hidden);
 CONFIG_HOOK(config_hook_profile_list);
 CONFIG_HOOK(config_hook_switch);
+CONFIG_HOOK(config_hook_flag);
 CONFIG_HOOK(config_hook_mount_path);
 CONFIG_HOOK(config_hook_package);
 CONFIG_HOOK(config_hook_argv);

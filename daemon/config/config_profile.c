@@ -158,6 +158,16 @@ config_hook_switch(struct config_parse *p, const struct config_key *k, const cha
 	return 0;
 }
 
+/* background_processes = true|false: stored as written (default false). */
+int
+config_hook_flag(struct config_parse *p, const struct config_key *k, const char *value, void *field)
+{
+	if (config_parse_bool(value, (bool *)field) < 0)
+		return config_fail_at(p, -EINVAL, p->line, "%s = %s: expected true or false",
+				      k->name, value);
+	return 0;
+}
+
 /*
  * A key of [profile NAME] that is no row: a [limits] name sets the profile's
  * value (its default and its ceiling), once.

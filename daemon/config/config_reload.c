@@ -98,6 +98,8 @@ config_sandbox_changed(const struct config *o, const struct config *n, const cha
 			config_why_add(&changed, why, whylen, "file_write");
 		if (op->no_subprocess != np->no_subprocess)
 			config_why_add(&changed, why, whylen, "subprocess");
+		if (op->background_processes != np->background_processes)
+			config_why_add(&changed, why, whylen, "background_processes");
 		if (op->nhidden != np->nhidden)
 			config_why_add(&changed, why, whylen, "hidden_paths");
 		else

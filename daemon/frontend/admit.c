@@ -152,6 +152,13 @@ admit_object(const struct admit_facts *f, struct admit_decision *ret)
 			return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,
 					 "interpreter '%s': not a python runtime of this daemon",
 					 f->runtime);
+		/* Only an interpreter session has one sandbox for all its
+		 * steps; a plain session's runs are separate sandboxes, each
+		 * with its own network namespace (design-interpreters.md §2.7). */
+		if (f->background && f->runtime == NULL)
+			return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,
+					 "background processes need an interpreter session "
+					 "(open it with an interpreter)");
 		return false;
 	}
 	if (f->kind == ADMIT_TOOL_CALL) {
@@ -195,6 +202,14 @@ admit_profile(const struct admit_facts *f, struct admit_decision *ret)
 	if (!f->profile_allowed)
 		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_UNAUTHORIZED,
 				 "profile '%s' is not available to uid %u", name, (unsigned)f->uid);
+	/* Processes that outlive a cell are the administrator's choice, per
+	 * profile (background_processes, default false): they spend the
+	 * session's limits between cells, with no run slot held. */
+	if (f->kind == ADMIT_SESSION_OPEN && f->background && !f->profile_background)
+		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_UNAUTHORIZED,
+				 "profile '%s' does not allow background processes "
+				 "(background_processes = false)",
+				 name);
 	/* Mounts are a run's, an interpreter's included (its profile's and
 	 * runtime's); a cell names none: its object check said so. */
 	if (!admit_is(f, RUN_KINDS))

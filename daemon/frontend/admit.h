@@ -96,6 +96,9 @@ struct admit_facts {
 	bool runtime_ok;       /* a session's interpreter is a python runtime */
 	bool cell_code_only;   /* a cell asks for no argv, env, stdin, files... */
 	bool figures_svg;      /* the request asks a cell's figures as SVG */
+	/* A session's open asks for background processes; its profile
+	 * allows them (background_processes). */
+	bool background, profile_background;
 	/* Rule 4: the profile asked (NULL: the default; a session's runs: the
 	 * request's, against session_profile) and the one the config has. */
 	const char *profile;

@@ -227,7 +227,9 @@ admit_gather_session_open(struct daemon *d, struct client *c, const struct proto
 	admit_gather_common(d, c, ADMIT_SESSION_OPEN, g);
 	g->f.runtime = o->interpreter;
 	g->f.profile = o->profile;
+	g->f.background = o->background;
 	admit_gather_profile(d, c, o->profile, g);
+	g->f.profile_background = g->prof != NULL && g->prof->background_processes;
 	g->f.asked = &o->limits;
 	g->f.workspace_bytes = o->workspace_bytes;
 	g->f.idle_ms = o->idle_timeout_ms;

@@ -40,6 +40,7 @@
 #include "cells_driver.h"
 #include "advisory.h"
 #include "cells_msg.h"
+#include "cells_procs.h"
 #include "clock.h"
 #include "config.h"
 #include "egress.h"
@@ -120,6 +121,8 @@ struct cells {
 	struct runqueue_item slot_q;
 	bool slot_queued, slot_held;
 	uid_t uid; /* the session's, whose slots its cells take */
+	/* A background session's process questions (cells_procs.c). */
+	struct cells_procs *procs;
 };
 
 static void cells_pump_cb(evutil_socket_t fd, short what, void *arg);
@@ -174,6 +177,7 @@ cells_new(struct daemon *d, struct session *s, uid_t uid, const char *runtime)
 	TAILQ_INIT(&cs->q);
 	cs->pump_ev = xevtimer_new(d->base, cells_pump_cb, cs);
 	cs->eof_ev = xevtimer_new(d->base, cells_eof_cb, cs);
+	cs->procs = cells_procs_new();
 	return cs;
 }
 
@@ -274,6 +278,7 @@ cells_free(struct cells *cs)
 	if (cs == NULL)
 		return;
 	cells_end(cs, "ended");
+	cells_procs_free(cs->procs);
 	event_free(cs->pump_ev);
 	event_free(cs->eof_ev);
 	free(cs);
@@ -299,6 +304,7 @@ cells_client_gone(struct cells *cs, struct client *c)
 	TAILQ_FOREACH(cl, &cs->q, entry)
 	if (cl->c == c)
 		cl->c = NULL;
+	cells_procs_client_gone(cs->procs, c);
 }
 
 /*
@@ -668,6 +674,7 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	if (cs->interp != r)
 		return;
 	cs->interp = NULL;
+	cells_procs_ended(cs->procs);
 	evtimer_del(cs->eof_ev);
 	cells_close_chan(cs);
 	if (!cs->lost)
@@ -737,7 +744,8 @@ cells_send(struct cells *cs, struct cell *cl)
 		goto out;
 	memset(&st, 0, sizeof(st));
 	st.magic = CELLS_MAGIC;
-	st.flags = cl->svg ? CELLS_START_SVG : 0;
+	st.flags = (cl->svg ? CELLS_START_SVG : 0) |
+		   (session_background(cs->s) ? CELLS_START_F_BACKGROUND : 0);
 	st.cell = cl->n;
 	st.value_max = PROTO_VALUE_MAX;
 	st.display_max = (uint32_t)(cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES] > UINT32_MAX
@@ -993,6 +1001,23 @@ cells_cancel(struct cells *cs, struct client *c, uint32_t id, uint32_t cell_req)
 }
 
 /* What the interpreter's run asks of its cells (run_owner.h). */
+void
+cells_processes(struct cells *cs, struct client *c, uint32_t req_id, bool stop, uint32_t pid)
+{
+	cells_procs_ask(cs->procs, cs->interp, c, req_id, stop, pid);
+}
+
+/* SUP_PROC, SUP_PROCS_END, SUP_PROC_STOPPED: answers in order, else the
+ * supervisor is not sound and the interpreter is given up. */
+static void
+cells_sup_procs(struct cells *cs, struct run *r, const struct sup_msg *m)
+{
+	if (cs->interp != r)
+		return;
+	if (cells_procs_sup(cs->procs, m) < 0)
+		cells_restart(cs, "a process listing out of order");
+}
+
 const struct run_cells_ops cells_run_ops = {
 	.driver = cells_driver,
 	.runtime = cells_runtime,
@@ -1005,4 +1030,5 @@ const struct run_cells_ops cells_run_ops = {
 	.sup_lost = cells_sup_lost,
 	.interp_ended = cells_interp_ended,
 	.cancel = cells_cancel,
+	.procs = cells_sup_procs,
 };

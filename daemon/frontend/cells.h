@@ -104,6 +104,9 @@ void cells_channel(struct cells *cs, struct run *r, int fd);
 void cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m);
 /* SUP_CELL_LOST: the figures of the cell the interpreter ended in. */
 void cells_sup_lost(struct cells *cs, struct run *r, const struct sup_msg *m);
+/* session_ps (stop false) or process_stop of pid, for a background
+ * session (session.c checked): answered when the supervisor says. */
+void cells_processes(struct cells *cs, struct client *c, uint32_t req_id, bool stop, uint32_t pid);
 /* The interpreter's run was answered (it ended): what it says. */
 void cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *res);
 

@@ -33,6 +33,8 @@ static void client_on_ps(struct client *c, const struct proto_msg *m);
 static void client_on_session_open(struct client *c, const struct proto_msg *m);
 static void client_on_session_close(struct client *c, const struct proto_msg *m);
 static void client_on_session_list(struct client *c, const struct proto_msg *m);
+static void client_on_session_ps(struct client *c, const struct proto_msg *m);
+static void client_on_process_stop(struct client *c, const struct proto_msg *m);
 static void client_on_file(struct client *c, const struct proto_msg *m);
 static void client_on_tool_reply(struct client *c, const struct proto_msg *m);
 
@@ -46,6 +48,8 @@ static const struct client_handler client_handlers[] = {
 	{PROTO_SESSION_OPEN, H_AFTER_HELLO, client_on_session_open},
 	{PROTO_SESSION_CLOSE, H_AFTER_HELLO, client_on_session_close},
 	{PROTO_SESSION_LIST, H_AFTER_HELLO, client_on_session_list},
+	{PROTO_SESSION_PS, H_AFTER_HELLO, client_on_session_ps},
+	{PROTO_PROCESS_STOP, H_AFTER_HELLO, client_on_process_stop},
 	{PROTO_FILE_WRITE, H_AFTER_HELLO, client_on_file},
 	{PROTO_FILE_READ, H_AFTER_HELLO, client_on_file},
 	{PROTO_FILE_LIST, H_AFTER_HELLO, client_on_file},
@@ -154,6 +158,19 @@ static void
 client_on_session_list(struct client *c, const struct proto_msg *m)
 {
 	session_list(client_daemon(c), c, m->id);
+}
+
+static void
+client_on_session_ps(struct client *c, const struct proto_msg *m)
+{
+	session_processes(client_daemon(c), c, m->id, m->u.session_ps.session, false, 0);
+}
+
+static void
+client_on_process_stop(struct client *c, const struct proto_msg *m)
+{
+	session_processes(client_daemon(c), c, m->id, m->u.process_stop.session, true,
+			  m->u.process_stop.pid);
 }
 
 static void

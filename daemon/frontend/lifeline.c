@@ -78,6 +78,12 @@ lifeline_cell_lost(struct run *r, const struct sup_msg *m, int fd UNUSED)
 	r->d->cells_ops->sup_lost(r->cells, r, m);
 }
 
+static void
+lifeline_procs(struct run *r, const struct sup_msg *m, int fd UNUSED)
+{
+	r->d->cells_ops->procs(r->cells, r, m);
+}
+
 /* Who takes a type (fd: its one fd, or -1), and what the run must be;
  * by type, as sup_rows[] (a type of that table without a row here is a
  * broken invariant). */
@@ -95,6 +101,9 @@ static const struct lifeline_row lifeline_rows[SUP_TYPE_END] = {
 	[SUP_CELLS] = {.handle = lifeline_cells, .interp = true},
 	[SUP_CELL_END] = {.handle = lifeline_cell_end, .interp = true},
 	[SUP_CELL_LOST] = {.handle = lifeline_cell_lost, .interp = true},
+	[SUP_PROC] = {.handle = lifeline_procs, .interp = true},
+	[SUP_PROCS_END] = {.handle = lifeline_procs, .interp = true},
+	[SUP_PROC_STOPPED] = {.handle = lifeline_procs, .interp = true},
 };
 
 static void lifeline_refuse(struct run *r, int *fds, size_t nfds, const char *fmt, ...)

@@ -758,7 +758,7 @@ run_start_req(struct daemon *d, struct client *c, uint32_t req_id, const struct 
 				   run_advise(d->cfg, req, a.prof));
 		return NULL;
 	}
-	run_ask_flags(&a, cs);
+	run_ask_flags(&a, cs, cs != NULL && a.s != NULL && d->session_ops->background(a.s));
 	rc = run_make_plan(d, req, a.flags, a.prof, &a.lim, a.mounts, &plan_fd, &code, why,
 			   sizeof(why));
 	if (rc < 0 || plan_fd < 0) {

@@ -252,8 +252,9 @@ struct run_ask {
  * answered (refused). cs: the interpreter's cells for its own run. */
 int run_admit(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_run *req,
 	      struct cells *cs, struct run_ask *a);
-/* The plan's flags of an admitted request (cs: an interpreter's run). */
-void run_ask_flags(struct run_ask *a, const struct cells *cs);
+/* The plan's flags of an admitted request (cs: an interpreter's run;
+ * background: its session was opened with background). */
+void run_ask_flags(struct run_ask *a, const struct cells *cs, bool background);
 /* The profile's blocked_imports findings on the request's code, or NULL. */
 struct advisory_list *run_advise(const struct config *cfg, const struct proto_run *req,
 				 const struct config_profile *prof);

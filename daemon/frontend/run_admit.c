@@ -99,11 +99,16 @@ run_admit(struct daemon *d, struct client *c, uint32_t req_id, const struct prot
  * travel in the plan, enforced by the kernel in the sandbox
  * (docs/security.md, "Profiles"). */
 void
-run_ask_flags(struct run_ask *a, const struct cells *cs)
+run_ask_flags(struct run_ask *a, const struct cells *cs, bool background)
 {
 	a->flags = a->s != NULL ? PLAN_F_SESSION : 0;
 	if (cs != NULL)
 		a->flags |= PLAN_F_CELLS;
+	/* Asked at the open and allowed by the profile in force now: a
+	 * reload that takes background_processes away restarts the
+	 * interpreter (config_sandbox_changed), and the new one has none. */
+	if (cs != NULL && background && a->prof->background_processes)
+		a->flags |= PLAN_F_BACKGROUND;
 	if (a->prof->no_file_write)
 		a->flags |= PLAN_F_READONLY;
 	/* subprocess = false: one process. The processes limit (pids.max, or

@@ -36,6 +36,7 @@ struct run_session_ops {
 	const char *(*id)(const struct session *s);
 	const struct proto_limits *(*defaults)(const struct session *s);
 	struct cells *(*cells)(const struct session *s);
+	bool (*background)(const struct session *s); /* opened with background */
 	/* How many of uid's interpreter sessions have a cell holding a slot. */
 	uint32_t (*cell_slots)(const struct daemon *d, uid_t uid);
 	/* The cells with c's cell of request req_id, or NULL (a cancel). */
@@ -75,6 +76,8 @@ struct run_cells_ops {
 	void (*interp_ended)(struct cells *cs, struct run *r, const struct proto_result *res);
 	/* A cancel of a cell (cells_cancel): answered here, cancel_ok or an error. */
 	void (*cancel)(struct cells *cs, struct client *c, uint32_t id, uint32_t cell_req);
+	/* SUP_PROC, SUP_PROCS_END, SUP_PROC_STOPPED (cells_procs.c). */
+	void (*procs)(struct cells *cs, struct run *r, const struct sup_msg *m);
 };
 
 extern const struct run_session_ops session_run_ops;

@@ -68,6 +68,7 @@ struct session {
 	TAILQ_HEAD(, kop) ops;
 	uint32_t next_seq;
 	struct cells *cells; /* an interpreter session's (cells.h), or NULL */
+	bool background;     /* opened with background (admitted: interpreter only) */
 	/* The groups of the connection that opened it: a reload checks its
 	 * uid's access again with them (session_reload_refused). */
 	gid_t gids[SESSION_GROUPS_MAX];
@@ -507,6 +508,7 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	s->detached = o->detached;
 	strcpy(s->profile, g.prof->name);
 	s->run_defaults = o->limits;
+	s->background = o->background;
 	if (o->interpreter != NULL)
 		s->cells = cells_new(d, s, client_uid(c), o->interpreter);
 	/* The keeper's key holds the session's uid slot, which its runs use,
@@ -598,10 +600,32 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 			.idle_ms = busy ? 0 : clock_ms_since(&s->t_active),
 			.runs = s->cells != NULL ? cells_count(s->cells) : s->nruns,
 			.state = busy ? "running" : "idle",
-			.interpreter = s->cells != NULL ? cells_runtime(s->cells) : NULL};
+			.interpreter = s->cells != NULL ? cells_runtime(s->cells) : NULL,
+			.background = s->background};
 	}
 	client_send_encoded(c, req_id, proto_encode_session_list(req_id, &l, &out), &out,
 			    "session_list");
+}
+
+void
+session_processes(struct daemon *d, struct client *c, uint32_t req_id, const char *id, bool stop,
+		  uint32_t pid)
+{
+	struct session *s = session_find(d, client_uid(c), id);
+
+	/* Another uid's session is not_found, as one that never existed. */
+	if (s == NULL || s->state != SESSION_READY) {
+		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
+		return;
+	}
+	if (s->cells == NULL || !s->background) {
+		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
+				  "session %.8s was not opened with background processes: "
+				  "nothing a step starts outlives it",
+				  s->id);
+		return;
+	}
+	cells_processes(s->cells, c, req_id, stop, pid);
 }
 
 void
@@ -754,6 +778,12 @@ void
 session_cell_touch(struct session *s)
 {
 	session_touch(s);
+}
+
+bool
+session_background(const struct session *s)
+{
+	return s->background;
 }
 
 const char *
@@ -940,6 +970,7 @@ const struct run_session_ops session_run_ops = {
 	.id = session_id,
 	.defaults = session_run_defaults,
 	.cells = session_cells,
+	.background = session_background,
 	.cell_slots = session_cell_slots_uid,
 	.cells_of_request = session_cells_of_request,
 	.queued = session_run_queued,

@@ -28,6 +28,10 @@ void session_list(struct daemon *d, struct client *c, uint32_t req_id);
 void session_file_op(struct daemon *d, struct client *c, uint32_t req_id, enum proto_type type,
 		     const struct proto_file_op *op);
 
+/* session_ps (stop false) or process_stop of pid: a background session's
+ * processes (cells_procs.c); not_found for another uid's session. */
+void session_processes(struct daemon *d, struct client *c, uint32_t req_id, const char *id,
+		       bool stop, uint32_t pid);
 /* The caller's session of this id, or NULL (another uid's is NULL too). */
 struct session *session_find(struct daemon *d, uid_t uid, const char *id);
 
@@ -60,6 +64,8 @@ struct cells *session_cells_of_request(const struct daemon *d, const struct clie
 				       uint32_t req_id);
 /* A cell came: the session is not idle. */
 void session_cell_touch(struct session *s);
+/* Was the session opened with background (its cells' processes live on)? */
+bool session_background(const struct session *s);
 /* The session's id (hex). */
 const char *session_id(const struct session *s);
 

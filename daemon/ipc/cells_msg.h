@@ -30,6 +30,11 @@ enum cells_sup_type {
 	 * its grace; ignored unless `cell` is the cell being timed and it
 	 * was not interrupted yet. The reason stays EXITED. */
 	CELLS_SUP_INTERRUPT = 4,
+	/* PLAN_F_BACKGROUND only (else the sandbox ends): list the processes
+	 * but 1 and the interpreter (SUP_PROC..., SUP_PROCS_END); SIGKILL one,
+	 * cell = its pid (SUP_PROC_STOPPED) */
+	CELLS_SUP_PS = 5,
+	CELLS_SUP_STOP = 6,
 };
 
 struct cells_sup {
@@ -46,6 +51,10 @@ struct cells_sup {
 #define CELLS_NFDS 4 /* code, stdout, stderr, reply */
 
 #define CELLS_START_SVG 0x1u /* cells_start.flags: figures as SVG (request figures_svg) */
+/* cells_start.flags: the session keeps its cells' processes (background,
+ * design-interpreters.md §2.7): the driver leaves its children for the
+ * code to wait for, never reaping them itself between cells. */
+#define CELLS_START_F_BACKGROUND 0x2u
 
 struct cells_start {
 	uint32_t magic;

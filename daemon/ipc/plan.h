@@ -37,6 +37,9 @@
 #define PLAN_F_EGRESS 0x80u
 #define PLAN_F_TOOLS 0x100u  /* the run declares tools: /run/tools (sandbox_tools.c) */
 #define PLAN_F_CELLS 0x1000u /* an interpreter session's sandbox: cells (sandbox_cells.c) */
+/* with PLAN_F_CELLS: a cell's other processes live on after it
+ * (docs/design-interpreters.md §2.7) */
+#define PLAN_F_BACKGROUND 0x2000u
 
 /* Paths inside the sandbox. */
 #define PLAN_WORKSPACE "/workspace"

@@ -32,7 +32,18 @@ enum sup_msg_type {
 	SUP_CELLS = 12,
 	SUP_CELL_END = 13,
 	SUP_CELL_LOST = 14,
+	/* A background session's processes (PLAN_F_BACKGROUND, after
+	 * CELLS_SUP_PS): one SUP_PROC each (size = pid in the sandbox, name =
+	 * comm, cpu_ns = utime + stime, memory_peak = resident bytes), at most
+	 * SUP_PROCS_MAX, then SUP_PROCS_END (size = how many there were, more
+	 * than were sent when over the bound). After CELLS_SUP_STOP:
+	 * SUP_PROC_STOPPED (size = the pid, err = 0 or -errno). */
+	SUP_PROC = 15,
+	SUP_PROCS_END = 16,
+	SUP_PROC_STOPPED = 17,
 };
+
+#define SUP_PROCS_MAX 64 /* = PROTO_PROCESSES_MAX */
 
 enum sup_reason {
 	SUP_REASON_EXITED = 0, /* the code's main process ended by itself */

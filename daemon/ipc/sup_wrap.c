@@ -21,6 +21,9 @@ static const struct sup_row sup_rows[SUP_TYPE_END] = {
 	[SUP_CELLS] = {.name = "cells", .nfds = 1},
 	[SUP_CELL_END] = {.name = "cell_end"},
 	[SUP_CELL_LOST] = {.name = "cell_lost"},
+	[SUP_PROC] = {.name = "proc"},
+	[SUP_PROCS_END] = {.name = "procs_end"},
+	[SUP_PROC_STOPPED] = {.name = "proc_stopped"},
 };
 
 const struct sup_row *

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cells_msg.h"
 #include "fdpass.h"
 #include "spawn_msg.h"
 
@@ -71,22 +73,35 @@ sandbox_cells_channel(int lifeline)
  * the kernel's signal->nr_threads, counts every thread not yet released,
  * dying ones included, so a group is ended only once its last thread is.
  */
-static bool
-sb_cells_ended(long pid)
+/* /proc/pid/stat into buf (NUL-terminated): its length, or 0 if the process
+ * is gone or the file cannot be read. */
+static size_t
+sb_cells_stat(long pid, char *buf, size_t len)
 {
-	char path[32], buf[512], *p;
+	char path[32];
 	ssize_t n;
-	int fd, field;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return 0;
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
-		return true;
+		return 0;
 	buf[n] = '\0';
+	return (size_t)n;
+}
+
+static bool
+sb_cells_ended(long pid)
+{
+	char buf[512], *p;
+	int field;
+
+	if (sb_cells_stat(pid, buf, sizeof(buf)) == 0)
+		return true;
 	/* "pid (comm) S ...": comm may hold anything, so the last ')'. */
 	p = strrchr(buf, ')');
 	if (p == NULL || p[1] != ' ')
@@ -183,13 +198,15 @@ sb_cells_wait_stopped(pid_t keep)
 			     sb_cells_stopped_pass, keep) == 0;
 }
 
-/* One SIGKILL pass over the namespace but 1 and keep: 0 if it found
- * nothing left and no pid was given out meanwhile, 1 if not, -errno. */
+/*
+ * Call fn(pid, arg) for every process of our pid namespace but 1 (us) and
+ * keep, from /proc with no allocation: 0 when the walk was whole, -errno
+ * when /proc could not be opened or read to its end.
+ */
 static int
-sb_cells_kill_pass(pid_t keep)
+sb_cells_each_pid(pid_t keep, void (*fn)(long pid, void *arg), void *arg)
 {
-	long last = sb_cells_last_pid();
-	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), alive = 0;
+	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char buf[4096];
 	long n;
 
@@ -208,14 +225,34 @@ sb_cells_kill_pass(pid_t keep)
 				pid = pid * 10 + (*c - '0');
 			if (*c != '\0' || pid <= 1 || pid == (long)keep)
 				continue;
-			(void)kill((pid_t)pid, SIGKILL);
-			if (!sb_cells_ended(pid))
-				alive++;
+			fn(pid, arg);
 		}
 	}
 	close(dfd);
-	if (n < 0)
-		alive++;
+	return n < 0 ? -EIO : 0;
+}
+
+/* sb_cells_kill_pass's step: SIGKILL, and count it if it has not ended. */
+static void
+sb_cells_kill_one(long pid, void *arg)
+{
+	(void)kill((pid_t)pid, SIGKILL);
+	if (!sb_cells_ended(pid))
+		++*(int *)arg;
+}
+
+/* One SIGKILL pass over the namespace but 1 and keep: 0 if it found
+ * nothing left and no pid was given out meanwhile, 1 if not, -errno. */
+static int
+sb_cells_kill_pass(pid_t keep)
+{
+	long last = sb_cells_last_pid();
+	int alive = 0, r = sb_cells_each_pid(keep, sb_cells_kill_one, &alive);
+
+	if (r == -EIO)
+		alive++; /* a walk cut short proves nothing */
+	else if (r < 0)
+		return r;
 	return alive == 0 && last >= 0 && sb_cells_last_pid() == last ? 0 : 1;
 }
 
@@ -318,4 +355,162 @@ sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, u
 	m.size = cell;
 	m.memory_peak = sb_cells_peak(peak_fd);
 	(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+/*
+ * One process of /proc for sandbox_cells_ps: its comm, state, cpu (utime +
+ * stime, in ns) and resident bytes from /proc/PID/stat. false if it is
+ * gone, dead (Z, X) or the line cannot be read whole.
+ */
+static bool
+sb_cells_proc_read(long pid, struct sup_msg *m)
+{
+	char buf[1024], *open_p, *close_p, *p;
+	unsigned long long utime = 0, stime = 0, rss = 0;
+	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	size_t len;
+	int field;
+
+	if (sb_cells_stat(pid, buf, sizeof(buf)) == 0)
+		return false;
+	/* "pid (comm) S ...": the code chose its comm (prctl), so it is
+	 * bounded here (the kernel's 15 bytes) and checked again by the
+	 * frontend; the fields are after the last ')'. */
+	open_p = strchr(buf, '(');
+	close_p = strrchr(buf, ')');
+	if (open_p == NULL || close_p == NULL || close_p < open_p || close_p[1] != ' ' ||
+	    close_p[2] == 'Z' || close_p[2] == 'X')
+		return false;
+	len = (size_t)(close_p - open_p - 1);
+	if (len > 15)
+		len = 15;
+	memcpy(m->name, open_p + 1, len);
+	m->name[len] = '\0';
+	m->name_len = (uint32_t)len;
+	/* utime, stime: fields 14 and 15; rss: 24 (the 12th, 13th and 22nd
+	 * after the state, which is the 3rd). */
+	for (p = close_p + 2, field = 3; *p != '\0' && field < 24; p++) {
+		if (*p != ' ')
+			continue;
+		field++;
+		if (field == 14)
+			utime = strtoull(p + 1, NULL, 10);
+		else if (field == 15)
+			stime = strtoull(p + 1, NULL, 10);
+		else if (field == 24)
+			rss = strtoull(p + 1, NULL, 10);
+	}
+	if (field < 24 || tick <= 0 || page <= 0)
+		return false;
+	m->cpu_ns = (utime + stime) * (1000000000ULL / (unsigned long long)tick);
+	m->memory_peak = rss * (unsigned long long)page;
+	m->size = (uint64_t)pid;
+	return true;
+}
+
+/* sb_cells_ps's walk: what it sent and found so far. */
+struct sb_cells_ps_walk {
+	int lifeline;
+	uint64_t found;
+};
+
+/* sb_cells_ps's step: one SUP_PROC for a live process, while they fit. */
+static void
+sb_cells_ps_one(long pid, void *arg)
+{
+	struct sb_cells_ps_walk *w = arg;
+	struct sup_msg m;
+
+	memset(&m, 0, sizeof(m));
+	if (!sb_cells_proc_read(pid, &m))
+		return;
+	if (w->found++ < SUP_PROCS_MAX) {
+		m.type = SUP_PROC;
+		(void)send(w->lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+	}
+}
+
+static void
+sb_cells_ps(int lifeline, pid_t keep)
+{
+	struct sb_cells_ps_walk w = {.lifeline = lifeline, .found = 0};
+	struct sup_msg m;
+
+	/*
+	 * A background session's processes, as the code could list them: pid
+	 * namespace pids, every one but us (1) and the interpreter. At most
+	 * SUP_PROCS_MAX are sent (the walk counts the rest), so a fork bomb
+	 * costs the frontend a bounded reply. No allocation: one message on
+	 * the stack, reused.
+	 */
+	(void)sb_cells_each_pid(keep, sb_cells_ps_one, &w);
+	memset(&m, 0, sizeof(m));
+	m.type = SUP_PROCS_END;
+	m.size = w.found;
+	(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+/* One probe of a stopped process: 0 once it has ended, 1 if not yet. */
+static int
+sb_cells_gone_pass(pid_t pid)
+{
+	return sb_cells_ended(pid) ? 0 : 1;
+}
+
+static void
+sb_cells_stop(int lifeline, uint64_t pid, pid_t keep)
+{
+	struct sup_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = SUP_PROC_STOPPED;
+	m.size = (uint64_t)pid;
+	/* Our pid namespace's pids only: no host process can be named. Never
+	 * 1 (us) nor the interpreter (reset_python / a session's close end
+	 * it), and never a pid that is not in the namespace now. */
+	if (pid <= 1 || pid == (uint64_t)keep)
+		m.err = -EPERM;
+	else if (pid > (uint64_t)INT32_MAX)
+		m.err = -ESRCH;
+	else if (kill((pid_t)pid, SIGKILL) < 0)
+		m.err = -errno;
+	/* Answered once it has ended (a listing right after no longer shows
+	 * it), waiting as for the end-of-cell kill, at most
+	 * SB_CELLS_STOP_MAX_NS: one in an uninterruptible wait is answered
+	 * all the same, its SIGKILL pending. */
+	else
+		(void)sb_cells_poll(SB_CELLS_STOP_MAX_NS, SB_CELLS_STOP_YIELDS,
+				    SB_CELLS_STOP_PAUSE_NS, sb_cells_gone_pass, (pid_t)pid);
+	(void)send(lifeline, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+int
+sandbox_cells_finish(const struct sb_run *r)
+{
+	/*
+	 * A session opened with background, under a profile that allows it
+	 * (PLAN_F_BACKGROUND), keeps its cells' processes: they stay in this
+	 * sandbox, under its limits, and die with it
+	 * (docs/design-interpreters.md §2.7). Every other session's die now.
+	 */
+	if (r->pv->hdr->flags & PLAN_F_BACKGROUND)
+		return 0;
+	return sandbox_cells_kill_others((pid_t)r->pid);
+}
+
+bool
+sandbox_cells_background_msg(const struct sb_run *r, const struct cells_sup *m)
+{
+	/* Only a background session has processes to list or stop: for any
+	 * other, these are not what a sound frontend sends (the caller ends
+	 * the sandbox, as for any unknown message). */
+	if (!(r->pv->hdr->flags & PLAN_F_BACKGROUND))
+		return false;
+	if (m->type == CELLS_SUP_PS)
+		sb_cells_ps(sandbox_lifeline(), (pid_t)r->pid);
+	else if (m->type == CELLS_SUP_STOP)
+		sb_cells_stop(sandbox_lifeline(), m->cell, (pid_t)r->pid);
+	else
+		return false;
+	return true;
 }

@@ -203,6 +203,15 @@ void sandbox_tools_setup(int lifeline);
  */
 int sandbox_cells_channel(int lifeline);
 int sandbox_cells_kill_others(pid_t keep);
+/* At a cell's FINISH: sandbox_cells_kill_others(), unless the session keeps
+ * its processes (PLAN_F_BACKGROUND: 0). */
+int sandbox_cells_finish(const struct sb_run *r);
+struct cells_sup;
+/* CELLS_SUP_PS (its processes but 1 and the interpreter to the lifeline:
+ * SUP_PROC..., SUP_PROCS_END) or CELLS_SUP_STOP (SIGKILL to one:
+ * SUP_PROC_STOPPED) of a background session: true once answered, false
+ * for any other message. */
+bool sandbox_cells_background_msg(const struct sb_run *r, const struct cells_sup *m);
 void sandbox_cells_peak_reset(int peak_fd);
 void sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, uint64_t cpu_ns,
 		       uint64_t wall_ns, int peak_fd);

@@ -288,7 +288,7 @@ sandbox_supervise_cells(struct sb_run *r)
 				 * (sandbox_end kills everything): nothing of a cell
 				 * runs after it. */
 				kill((pid_t)r->pid, SIGSTOP);
-				if (sandbox_cells_kill_others((pid_t)r->pid) < 0)
+				if (sandbox_cells_finish(r) < 0)
 					return;
 				/* The files it left, before its end (issue 30). */
 				sandbox_cell_artifacts(r);
@@ -308,7 +308,7 @@ sandbox_supervise_cells(struct sb_run *r)
 					grace_end = sb_cells_interrupt(r, cell.grace_ms);
 					interrupted = true;
 				}
-			} else {
+			} else if (!sandbox_cells_background_msg(r, &m)) {
 				_exit(0);
 			}
 		}

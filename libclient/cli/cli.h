@@ -65,6 +65,7 @@ enum {
 	OPT_INTERPRETER,
 	OPT_TIMEOUT,
 	OPT_FIGURES,
+	OPT_BACKGROUND,
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 

@@ -82,6 +82,8 @@ cli_session_open_option(void *ctx, int c, const char *arg)
 				       "--interpreter %s: not a runtime name", arg);
 		return r < 0 ? cli_fail("--interpreter", r) : 0;
 	}
+	case OPT_BACKGROUND:
+		return airlock_session_opts_set_background(opts, true);
 	default: /* not an option of session open's in cli_options */
 		return cli_err(CLI_EXIT_SOFTWARE, "internal", "session open: option %d not handled",
 			       c);
@@ -164,7 +166,8 @@ cli_session_close(const struct cli *cli, struct airlock_conn *conn, int nargs UN
 }
 
 /* Session i of `airlock session ls --json` (a list of objects, one per
- * session; `interpreter` only for an interpreter session). */
+ * session; `interpreter` only for an interpreter session, `background`
+ * only for one opened with it). */
 static json_t *
 cli_session_row(const void *sessions, size_t i)
 {
@@ -178,6 +181,11 @@ cli_session_row(const void *sessions, size_t i)
 
 	if (o != NULL && interp != NULL &&
 	    json_object_set_new(o, "interpreter", json_string(interp)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	if (o != NULL && airlock_session_list_background(list, i) &&
+	    json_object_set_new(o, "background", json_true()) < 0) {
 		json_decref(o);
 		return NULL;
 	}
@@ -204,15 +212,18 @@ cli_session_ls(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSE
 	if (status >= 0)
 		goto out;
 	status = CLI_EXIT_OK;
-	printf("%-32s %9s %9s %6s %-7s %s\n", "ID", "AGE", "IDLE", "RUNS", "STATE", "INTERPRETER");
+	printf("%-32s %9s %9s %6s %-7s %-11s %s\n", "ID", "AGE", "IDLE", "RUNS", "STATE",
+	       "INTERPRETER", "BACKGROUND");
 	for (i = 0; i < airlock_session_list_count(list); i++) {
 		const char *interp = airlock_session_list_interpreter(list, i);
 
 		cli_format_elapsed(airlock_session_list_age_ms(list, i), age, sizeof(age));
 		cli_format_elapsed(airlock_session_list_idle_ms(list, i), idle, sizeof(idle));
-		printf("%-32s %9s %9s %6" PRIu64 " %-7s %s\n", airlock_session_list_id(list, i),
-		       age, idle, airlock_session_list_runs(list, i),
-		       airlock_session_list_state(list, i), interp != NULL ? interp : "-");
+		printf("%-32s %9s %9s %6" PRIu64 " %-7s %-11s %s\n",
+		       airlock_session_list_id(list, i), age, idle,
+		       airlock_session_list_runs(list, i), airlock_session_list_state(list, i),
+		       interp != NULL ? interp : "-",
+		       airlock_session_list_background(list, i) ? "yes" : "-");
 	}
 	status = cli_flushed(status);
 out:
@@ -220,7 +231,68 @@ out:
 	return status;
 }
 
-/* `airlock session open|close|ls`. */
+/* Process i of `airlock session ps --json`. */
+static json_t *
+cli_process_row(const void *procs, size_t i)
+{
+	const struct airlock_process_list *list = procs;
+
+	return json_pack("{s:I, s:s, s:I, s:I}", "pid",
+			 (json_int_t)airlock_process_list_pid(list, i), "name",
+			 airlock_process_list_name(list, i), "cpu_ms",
+			 (json_int_t)airlock_process_list_cpu_ms(list, i), "memory_bytes",
+			 (json_int_t)airlock_process_list_memory_bytes(list, i));
+}
+
+/* `airlock session ps ID`: a background session's processes, as a table. */
+static int
+cli_session_ps(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args)
+{
+	struct airlock_process_list *list = NULL;
+	char cpu[32];
+	size_t i;
+	int r, status;
+
+	r = airlock_session_ps(conn, args[0], &list);
+	status = cli_list_head(cli, conn, "session ps", r, cli_session_error, list,
+			       airlock_process_list_count(list), cli_process_row);
+	if (status >= 0)
+		goto out;
+	status = CLI_EXIT_OK;
+	printf("%7s %-15s %9s %10s\n", "PID", "NAME", "CPU", "MEMORY");
+	for (i = 0; i < airlock_process_list_count(list); i++) {
+		cli_format_elapsed(airlock_process_list_cpu_ms(list, i), cpu, sizeof(cpu));
+		printf("%7" PRIu32 " %-15s %9s %10" PRIu64 "\n", airlock_process_list_pid(list, i),
+		       airlock_process_list_name(list, i), cpu,
+		       airlock_process_list_memory_bytes(list, i));
+	}
+	if (airlock_process_list_truncated(list))
+		printf("(more processes than listed)\n");
+	status = cli_flushed(status);
+out:
+	airlock_process_list_free(list);
+	return status;
+}
+
+/* `airlock session kill ID PID`: stop one of them. */
+static int
+cli_session_kill(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED,
+		 char **args)
+{
+	char *end;
+	unsigned long pid;
+	int r;
+
+	errno = 0;
+	pid = strtoul(args[1], &end, 10);
+	if (errno != 0 || end == args[1] || *end != '\0' || pid == 0 || pid > UINT32_MAX ||
+	    args[1][0] == '-' || args[1][0] == '+')
+		return cli_err(CLI_EXIT_USAGE, "usage", "%s: not a pid", args[1]);
+	r = airlock_process_stop(conn, args[0], (uint32_t)pid);
+	return r < 0 ? cli_session_error(conn, "session kill", r) : CLI_EXIT_OK;
+}
+
+/* `airlock session open|close|ls|ps|kill`. */
 int
 cli_session(struct cli *cli, int argc, char **argv)
 {
@@ -232,6 +304,16 @@ cli_session(struct cli *cli, int argc, char **argv)
 		 .max_args = 1,
 		 .session_first = true},
 		{.name = "ls", .fn = cli_session_ls},
+		{.name = "ps",
+		 .fn = cli_session_ps,
+		 .min_args = 1,
+		 .max_args = 1,
+		 .session_first = true},
+		{.name = "kill",
+		 .fn = cli_session_kill,
+		 .min_args = 2,
+		 .max_args = 2,
+		 .session_first = true},
 		{.name = NULL},
 	};
 
@@ -239,6 +321,6 @@ cli_session(struct cli *cli, int argc, char **argv)
 		cli_usage_cmd(stdout, "session");
 		return CLI_EXIT_OK;
 	}
-	return cli_dispatch(cli, session_commands, "session", "session: expected open, close or ls",
-			    argc - 1, argv + 1);
+	return cli_dispatch(cli, session_commands, "session",
+			    "session: expected open, close, ls, ps or kill", argc - 1, argv + 1);
 }

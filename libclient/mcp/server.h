@@ -98,6 +98,7 @@ struct mcp {
 	char sessions[MCP_SESSIONS_MAX][AIRLOCK_SESSION_ID_LEN + 1];
 	char cell_session[AIRLOCK_SESSION_ID_LEN + 1]; /* run_python_cell's, or "" */
 	char cell_runtime[64], cell_profile[64];       /* what it was opened with ("": default) */
+	bool cell_background; /* reset_python's background: the next cell session's */
 };
 
 /* A tool of tools/list and tools/call (the table: tools.c). */
@@ -167,6 +168,8 @@ void mcp_tool_run_shell(struct mcp *m, json_t *id, json_t *args, json_t *token);
 /* tool_cell.c */
 void mcp_tool_run_python_cell(struct mcp *m, json_t *id, json_t *args, json_t *token);
 void mcp_tool_reset_python(struct mcp *m, json_t *id, json_t *args, json_t *token);
+void mcp_tool_list_processes(struct mcp *m, json_t *id, json_t *args, json_t *token);
+void mcp_tool_stop_process(struct mcp *m, json_t *id, json_t *args, json_t *token);
 
 /* tool_session.c */
 void mcp_session_note(struct mcp *m, const char *sid, bool add);

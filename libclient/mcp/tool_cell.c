@@ -40,6 +40,8 @@ mcp_cell_session(struct mcp *m, const char *runtime, const char *profile, char *
 	if (r == 0 && profile != NULL)
 		r = airlock_session_opts_set_profile(opts, profile);
 	if (r == 0)
+		r = airlock_session_opts_set_background(opts, m->cell_background);
+	if (r == 0)
 		r = airlock_session_open(m->conn, opts, sid);
 	airlock_session_opts_free(opts);
 	if (r < 0) {
@@ -109,12 +111,18 @@ mcp_tool_run_python_cell(struct mcp *m, json_t *id, json_t *args, json_t *token)
 void
 mcp_tool_reset_python(struct mcp *m, json_t *id, json_t *args, json_t *token)
 {
-	static const char *const allowed[] = {NULL};
+	static const char *const allowed[] = {"background", NULL};
+	json_t *bg = json_object_get(args, "background");
+	const char *msg;
 	char why[512];
 	int r = 0;
 
 	if (mcp_args_known(m, id, "reset_python", args, allowed) < 0)
 		return;
+	if (bg != NULL && !json_is_boolean(bg)) {
+		mcp_tool_fail(m, id, "reset_python: argument 'background' must be true or false");
+		return;
+	}
 	if (m->cell_session[0] != '\0') {
 		if (mcp_tool_connect(m, id) < 0)
 			return;
@@ -127,9 +135,106 @@ mcp_tool_reset_python(struct mcp *m, json_t *id, json_t *args, json_t *token)
 		mcp_session_note(m, m->cell_session, false);
 		m->cell_session[0] = '\0';
 	}
-	mcp_tool_reply(m, id,
-		       mcp_oom(json_pack("[o]", mcp_block_text("the Python interpreter was reset: "
-							       "the next run_python_cell starts "
-							       "with no variables"))),
-		       false);
+	m->cell_background = json_is_true(bg);
+	msg = m->cell_background ? "the Python interpreter was reset: the next run_python_cell "
+				   "starts with no variables, and the processes cells start (a "
+				   "server, a long job) keep running between cells until the next "
+				   "reset"
+				 : "the Python interpreter was reset: the next run_python_cell "
+				   "starts with no variables";
+	mcp_tool_reply(m, id, mcp_oom(json_pack("[o]", mcp_block_text(msg))), false);
+}
+
+/* The processes run_python_cell's interpreter keeps (reset_python with
+ * background), as text and structured content; after a stop, its pid. */
+static void
+mcp_processes_reply(struct mcp *m, json_t *id, const struct airlock_process_list *l,
+		    uint32_t stopped)
+{
+	json_t *rows = mcp_oom(json_array());
+	char *text = NULL, *line;
+	size_t i, n = airlock_process_list_count(l);
+
+	if (asprintf(&text, "%s%zu background process%s of the Python interpreter%s",
+		     stopped != 0 ? "stopped; " : "", n, n == 1 ? "" : "es", n > 0 ? ":" : "") < 0)
+		mcp_oom(NULL);
+	for (i = 0; i < n; i++) {
+		json_array_append_new(
+			rows, mcp_oom(json_pack(
+				      "{s:I, s:s, s:I, s:I}", "pid",
+				      (json_int_t)airlock_process_list_pid(l, i), "name",
+				      airlock_process_list_name(l, i), "cpu_ms",
+				      (json_int_t)airlock_process_list_cpu_ms(l, i), "memory_bytes",
+				      (json_int_t)airlock_process_list_memory_bytes(l, i))));
+		if (asprintf(&line, "%s\npid %" PRIu32 " %s: cpu %.2f s, memory %" PRIu64 " bytes",
+			     text, airlock_process_list_pid(l, i), airlock_process_list_name(l, i),
+			     (double)airlock_process_list_cpu_ms(l, i) / 1000.0,
+			     airlock_process_list_memory_bytes(l, i)) < 0)
+			mcp_oom(NULL);
+		free(text);
+		text = line;
+	}
+	mcp_tool_reply_structured(m, id, mcp_oom(json_pack("[o]", mcp_block_text(text))), false,
+				  json_pack("{s:o}", "processes", rows));
+	free(text);
+}
+
+/* list_processes and stop_process: run_python_cell's interpreter session's
+ * background processes (docs/design-interpreters.md §2.7). */
+static void
+mcp_processes(struct mcp *m, json_t *id, json_t *args, const char *tool, bool stop)
+{
+	static const char *const list_args[] = {NULL};
+	static const char *const stop_args[] = {"pid", NULL};
+	struct airlock_process_list *l = NULL;
+	char why[512];
+	uint64_t pid = 0;
+	int r;
+
+	if (mcp_args_known(m, id, tool, args, stop ? stop_args : list_args) < 0)
+		return;
+	if (stop) {
+		json_t *v = json_object_get(args, "pid");
+
+		if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
+		    json_integer_value(v) > (json_int_t)UINT32_MAX) {
+			mcp_tool_fail(m, id, "%s: argument 'pid' must be a pid list_processes gave",
+				      tool);
+			return;
+		}
+		pid = (uint64_t)json_integer_value(v);
+	}
+	if (m->cell_session[0] == '\0' || !m->cell_background) {
+		mcp_tool_fail(m, id,
+			      "%s: no Python interpreter with background processes yet (call "
+			      "reset_python with background true, then run_python_cell)",
+			      tool);
+		return;
+	}
+	if (mcp_tool_connect(m, id) < 0)
+		return;
+	r = stop ? airlock_process_stop(m->conn, m->cell_session, (uint32_t)pid) : 0;
+	if (r == 0)
+		r = airlock_session_ps(m->conn, m->cell_session, &l);
+	if (r < 0) {
+		mcp_failure(m, r, why, sizeof(why));
+		mcp_tool_fail(m, id, "%s: %s", tool, why);
+		return;
+	}
+	mcp_processes_reply(m, id, l, (uint32_t)pid);
+	airlock_process_list_free(l);
+}
+
+void
+mcp_tool_list_processes(struct mcp *m, json_t *id, json_t *args, json_t *token)
+{
+	(void)token;
+	mcp_processes(m, id, args, "list_processes", false);
+}
+
+void
+mcp_tool_stop_process(struct mcp *m, json_t *id, json_t *args, json_t *token)
+{
+	(void)token;
+	mcp_processes(m, id, args, "stop_process", true);
 }

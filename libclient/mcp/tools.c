@@ -193,9 +193,30 @@ const struct mcp_tool mcp_tools[] = {
 	 NULL, false, false, false, mcp_tool_run_python_cell},
 	{"reset_python", "Reset the Python interpreter",
 	 "End run_python_cell's interpreter: every variable is gone, and the next "
-	 "run_python_cell starts a new, empty one.",
-	 "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", NULL, false,
-	 true, true, mcp_tool_reset_python},
+	 "run_python_cell starts a new, empty one. With background true, the processes its "
+	 "cells start (a web server, a long job) keep running between cells, so a later cell "
+	 "can talk to them on 127.0.0.1, until the next reset (if the daemon's profile "
+	 "allows it; else the next run_python_cell says so).",
+	 "{\"type\":\"object\",\"properties\":{\"background\":{\"type\":\"boolean\","
+	 "\"description\":\"Keep the processes cells start running between cells\"}},"
+	 "\"additionalProperties\":false}",
+	 NULL, false, true, true, mcp_tool_reset_python},
+	{"list_processes", "List the Python interpreter's background processes",
+	 "The processes run_python_cell's cells started that keep running between cells (after "
+	 "reset_python with background true): pid, name, cpu time and memory of each.",
+	 "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+	 "{\"type\":\"object\",\"properties\":{\"processes\":{\"type\":\"array\"}},"
+	 "\"required\":[\"processes\"]}",
+	 true, false, true, mcp_tool_list_processes},
+	{"stop_process", "Stop a background process",
+	 "Stop (kill) one of the Python interpreter's background processes by the pid "
+	 "list_processes gave; returns the processes left.",
+	 "{\"type\":\"object\",\"properties\":{\"pid\":{\"type\":\"integer\","
+	 "\"description\":\"The process to stop\"}},\"required\":[\"pid\"],"
+	 "\"additionalProperties\":false}",
+	 "{\"type\":\"object\",\"properties\":{\"processes\":{\"type\":\"array\"}},"
+	 "\"required\":[\"processes\"]}",
+	 false, true, false, mcp_tool_stop_process},
 	{"session_open", "Open a session",
 	 "Open a session: a workspace that keeps its files between runs (each run is still a "
 	 "fresh sandbox), under a profile (its limits, switches and network) if one is "

@@ -53,6 +53,7 @@ struct fake_file {
 static struct fake_state {
 	const char *log_file;
 	bool open;
+	bool background; /* the last session_open asked for it */
 	uint64_t runs;
 	struct fake_file files[FAKE_FILES_MAX];
 } fake_state;
@@ -308,6 +309,7 @@ fake_session_open(int fd, const struct proto_msg *msg)
 		fclose(log);
 	}
 	fake_state.open = true;
+	fake_state.background = o->background;
 	r = proto_encode_session(msg->id, PROTO_SESSION_OK, FAKE_SESSION, &out);
 	return r < 0 ? r : fake_send(fd, &out);
 }
@@ -320,11 +322,37 @@ fake_session_list(int fd, const struct proto_msg *msg)
 					.age_ms = 65000,
 					.idle_ms = 1500,
 					.runs = fake_state.runs,
-					.state = "idle"};
+					.state = "idle",
+					.background = fake_state.background};
 	struct proto_session_list l = {.sessions = &e, .nsessions = fake_state.open ? 1 : 0};
 	struct proto_out out;
 	int r = proto_encode_session_list(msg->id, &l, &out);
 
+	return r < 0 ? r : fake_send(fd, &out);
+}
+
+/* Answer session_ps (two processes, "sleep" 7 and "python3" 9) and
+ * process_stop (7 and 9 stop, anything else is not_found) of FAKE_SESSION
+ * opened with background; bad_request for one without. */
+static int
+fake_processes(int fd, const struct proto_msg *msg)
+{
+	struct proto_process p[] = {{7, "sleep", 0, 1 << 20}, {9, "python3", 1500, 40 << 20}};
+	struct proto_process_list l = {.processes = p, .nprocesses = 2};
+	const char *sid = msg->type == PROTO_SESSION_PS ? msg->u.session_ps.session
+							: msg->u.process_stop.session;
+	struct proto_out out;
+	int r;
+
+	if (!fake_state.open || strcmp(sid, FAKE_SESSION) != 0)
+		return fake_error(fd, msg->id, PROTO_ERR_NOT_FOUND, "no such session");
+	if (!fake_state.background)
+		return fake_error(fd, msg->id, PROTO_ERR_BAD_REQUEST, "no background processes");
+	if (msg->type == PROTO_PROCESS_STOP)
+		return msg->u.process_stop.pid == 7 || msg->u.process_stop.pid == 9
+			       ? fake_simple(fd, msg->id, PROTO_OK)
+			       : fake_error(fd, msg->id, PROTO_ERR_NOT_FOUND, "no such process");
+	r = proto_encode_session_ps_ok(msg->id, &l, &out);
 	return r < 0 ? r : fake_send(fd, &out);
 }
 
@@ -445,6 +473,9 @@ fake_answer(int fd, const struct proto_msg *msg, const char *ps_file)
 		return fake_simple(fd, msg->id, PROTO_OK);
 	case PROTO_SESSION_LIST:
 		return fake_session_list(fd, msg);
+	case PROTO_SESSION_PS:
+	case PROTO_PROCESS_STOP:
+		return fake_processes(fd, msg);
 	case PROTO_FILE_WRITE:
 	case PROTO_FILE_READ:
 	case PROTO_FILE_LIST:

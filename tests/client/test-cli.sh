@@ -216,10 +216,33 @@ has session-open-bad-reason "$tmp/err" "--idle soon"
 expect session-open-extra 2 -- "$airlock" session open extra
 expect session-bad-sub 2 -- "$airlock" session frob
 expect session-ls 0 -- "$airlock" session ls
-line session-ls-header "$tmp/out" "ID +AGE +IDLE +RUNS +STATE +INTERPRETER"
-line session-ls-row "$tmp/out" "$sid +1m05s +1\\.5s +0 +idle +-"
+line session-ls-header "$tmp/out" "ID +AGE +IDLE +RUNS +STATE +INTERPRETER +BACKGROUND"
+line session-ls-row "$tmp/out" "$sid +1m05s +1\\.5s +0 +idle +- +-"
 expect session-ls-json 0 -- "$airlock" session ls --json
 line session-ls-json-out "$tmp/out" "\\[\\{\"id\":\"$sid\",\"age_ms\":65000,\"idle_ms\":1500,\"runs\":0,\"state\":\"idle\"\\}\\]"
+# --background (issue 30): sent, and shown by session ls and its --json.
+expect session-open-background 0 -- "$airlock" session open --interpreter python --background
+expect session-ls-background 0 -- "$airlock" session ls
+line session-ls-background-row "$tmp/out" "$sid +1m05s +1\\.5s +0 +idle +- +yes"
+expect session-ls-background-json 0 -- "$airlock" session ls --json
+has session-ls-background-json-out "$tmp/out" '"background":true'
+expect session-open-background-bad 2 -- "$airlock" session open --background=yes
+# session ps and session kill of a background session (issue 30).
+expect session-ps 0 -- "$airlock" session ps "$sid"
+line session-ps-header "$tmp/out" " +PID NAME +CPU +MEMORY"
+line session-ps-row "$tmp/out" " +9 python3 +1\\.5s +41943040"
+expect session-ps-json 0 -- "$airlock" --json session ps "$sid"
+has session-ps-json-out "$tmp/out" '{"pid":7,"name":"sleep","cpu_ms":0,"memory_bytes":1048576}'
+expect session-kill 0 -- "$airlock" session kill "$sid" 9
+expect session-kill-gone 1 -- "$airlock" session kill "$sid" 8
+has session-kill-gone-reason "$tmp/err" "no such process"
+expect session-kill-bad-pid 2 -- "$airlock" session kill "$sid" -3
+expect session-kill-zero 2 -- "$airlock" session kill "$sid" 0
+expect session-ps-bad-id 2 -- "$airlock" session ps nothex
+expect session-ps-args 2 -- "$airlock" session ps
+expect session-open-plain 0 -- "$airlock" session open
+expect session-ps-plain 69 -- "$airlock" session ps "$sid"
+has session-ps-plain-reason "$tmp/err" "no background processes"
 
 # put (a file and stdin), get (stdout and an atomic file), files, rm.
 printf 'file data' >"$tmp/local"

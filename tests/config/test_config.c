@@ -577,6 +577,8 @@ static const struct bad_case bad_cases[] = {
 	{"[profile minimal]\nallow_users = no-such-user-xyz\n", 2, "unknown user"},
 	{"[profile ro]\n\nfile_write = maybe\n", 3, "file_write = maybe: expected true or false"},
 	{"[profile one]\nsubprocess = 2\n", 2, "subprocess = 2: expected true or false"},
+	{"[profile bg]\nbackground_processes = sometimes\n", 2,
+	 "background_processes = sometimes: expected true or false"},
 	{"[profile one]\nsubprocess = false\nopen_files = 4096\n", 3,
 	 "[profile one] subprocess = false needs open_files of at most 4095 (it is 4096)"},
 	{"[limits]\nopen_files_max = 8192\n[profile one]\nopen_files = 5000\n\nsubprocess = "
@@ -1072,7 +1074,7 @@ test_profiles(void **state)
 				      "file_write = no\n"
 				      "[profile data-1]\nmemory_bytes = 1G\ncpu_ms = 7000\n"
 				      "allow_groups = 4242\nfile_write = true\nsubprocess = off\n"
-				      "open_files = 4095\n"
+				      "open_files = 4095\nbackground_processes = yes\n"
 				      "[limits]\nmemory_bytes_max = 1G\nwall_ms_max = 100000\n"),
 			 0);
 	p = config_profile_find(&f->cfg, "standard");
@@ -1081,6 +1083,7 @@ test_profiles(void **state)
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_MEMORY_BYTES], 256ULL << 20); /* [limits] */
 	assert_true(p->no_file_write);
 	assert_false(p->no_subprocess);
+	assert_false(p->background_processes); /* default: off */
 	assert_true(config_profile_allowed(p, 1, NULL, 0));
 	assert_true(config_profile_allowed(p, 0, NULL, 0));
 	assert_false(config_profile_allowed(p, 1000, g, 1));
@@ -1090,6 +1093,7 @@ test_profiles(void **state)
 	assert_int_equal(p->ceilings.v[PROTO_LIMIT_CPU_MS], 7000);
 	assert_false(p->no_file_write);
 	assert_true(p->no_subprocess);
+	assert_true(p->background_processes);
 	assert_false(config_profile_allowed(p, 1000, NULL, 0));
 	assert_true(config_profile_allowed(p, 1000, g, 1));
 	p = config_profile_find(&f->cfg, "generous");
@@ -1412,6 +1416,9 @@ test_sandbox_changed(void **state)
 		{SC_TEXT("", "mounts = a\n", "x.test:80, y.test:80", "file_write = false\n",
 			 "/usr/bin/python3"),
 		 "file_write"},
+		{SC_TEXT("", "mounts = a\n", "x.test:80, y.test:80",
+			 "background_processes = true\n", "/usr/bin/python3"),
+		 "background_processes"},
 		{SC_TEXT("", "mounts = a\n", "x.test:80, y.test:80", "memory_bytes = 64M\n",
 			 "/usr/bin/python3"),
 		 "limits"},

@@ -61,6 +61,9 @@ enum spoil {
 	SP_SESSION_BUSY,
 	SP_POOL,
 	SP_ROOT,
+	SP_BG,	      /* a session open asks for background processes */
+	SP_BG_PLAIN,  /* ... without an interpreter */
+	SP_BG_DENIED, /* ... under a profile without background_processes */
 };
 #define S(x) (1ULL << (SP_##x))
 
@@ -165,6 +168,10 @@ test_spoil(struct admit_facts *f, uint64_t spoil)
 		f->runtime_ok = false;
 	}
 	f->cell_code_only = !(spoil & S(NOT_CODE));
+	f->background = (spoil & (S(BG) | S(BG_PLAIN) | S(BG_DENIED))) != 0;
+	f->profile_background = !(spoil & S(BG_DENIED));
+	if (spoil & S(BG_PLAIN))
+		f->runtime = NULL;
 	r->client_gone = spoil & S(CLIENT_GONE);
 	f->profile_found = !(spoil & S(NO_PROFILE));
 	f->profile_allowed = !(spoil & S(PROFILE_DENIED));
@@ -442,6 +449,14 @@ static const struct admit_row rows[] = {
 	 R(ACCESS), E(UNAUTHORIZED), NOT_ALLOWED},
 	{"session open of an interpreter not python", ADMIT_SESSION_OPEN, REQ, S(RUNTIME), REFUSE,
 	 R(OBJECT), E(BAD_REQUEST), "interpreter 'ruby': not a python runtime of this daemon"},
+	{"session open with background processes", ADMIT_SESSION_OPEN, REQ, S(BG), NOW, R(NONE),
+	 E(NONE), ""},
+	{"background processes without an interpreter", ADMIT_SESSION_OPEN, REQ, S(BG_PLAIN),
+	 REFUSE, R(OBJECT), E(BAD_REQUEST),
+	 "background processes need an interpreter session (open it with an interpreter)"},
+	{"background processes the profile does not allow", ADMIT_SESSION_OPEN, REQ, S(BG_DENIED),
+	 REFUSE, R(PROFILE), E(UNAUTHORIZED),
+	 "profile 'default' does not allow background processes (background_processes = false)"},
 	{"session open of a profile that does not exist", ADMIT_SESSION_OPEN, REQ, S(NO_PROFILE),
 	 REFUSE, R(PROFILE), E(NOT_FOUND), "profile 'default' does not exist"},
 	{"session open of a profile the uid may not use", ADMIT_SESSION_OPEN, REQ,

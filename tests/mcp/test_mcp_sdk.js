@@ -47,8 +47,15 @@ if (process.geteuid() !== 0) {
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-mcp-sdk-'));
 fs.chmodSync(dir, 0o755);
 const socket = path.join(dir, 'airlock.sock');
+// Two daemons share the test's uid range, half each: the second's default
+// profile allows background processes (issue 30, point 4).
+const HALF = Math.floor(UID_COUNT / 2);
 fs.writeFileSync(path.join(dir, 'airlockd.conf'),
-	`[daemon]\nmax_runs = 8\n[sandbox]\nuid_base = ${UID_BASE}\nuid_count = ${UID_COUNT}\n`);
+	`[daemon]\nmax_runs = 8\n[sandbox]\nuid_base = ${UID_BASE}\nuid_count = ${HALF}\n`);
+fs.writeFileSync(path.join(dir, 'bg.conf'),
+	`[sandbox]\nuid_base = ${UID_BASE + HALF}\nuid_count = ${HALF}\n` +
+	'[access]\ndefault_profile = bg\n[profile bg]\nbackground_processes = true\nwall_ms = 60000\n');
+const bgSocket = path.join(dir, 'bg.sock');
 const daemonLog = fs.openSync(path.join(dir, 'airlockd.log'), 'w');
 // The daemon dies with this test, even when it is killed (issue 13, finding
 // 8): setpriv sets PR_SET_PDEATHSIG and execs airlockd in the same process
@@ -57,6 +64,10 @@ const daemonLog = fs.openSync(path.join(dir, 'airlockd.log'), 'w');
 const daemon = spawn('setpriv', ['--pdeathsig', 'KILL', AIRLOCKD, '--foreground', '--user',
 	'nobody', '--socket', socket, '--config', path.join(dir, 'airlockd.conf')],
 	{ stdio: ['ignore', daemonLog, daemonLog] });
+const bgLog = fs.openSync(path.join(dir, 'bg.log'), 'w');
+const bgDaemon = spawn('setpriv', ['--pdeathsig', 'KILL', AIRLOCKD, '--foreground', '--user',
+	'nobody', '--socket', bgSocket, '--config', path.join(dir, 'bg.conf')],
+	{ stdio: ['ignore', bgLog, bgLog] });
 
 function cli(...args) {
 	return spawnSync(CLI, ['--socket', socket, ...args], { encoding: 'utf8' });
@@ -68,9 +79,9 @@ function text(result) {
 
 const clients = [];
 
-async function connect(name) {
+async function connect(name, sock = socket) {
 	const stderr = [];
-	const transport = new StdioClientTransport({ command: CLI, args: ['--socket', socket, 'mcp'],
+	const transport = new StdioClientTransport({ command: CLI, args: ['--socket', sock, 'mcp'],
 		stderr: 'pipe' });
 	transport.stderr.on('data', (d) => stderr.push(d.toString()));
 	const client = new Client({ name, version: '1' });
@@ -296,6 +307,67 @@ async function main() {
 	assert.match(cellc.stderrText() + fs.readFileSync(path.join(dir, 'airlockd.log'), 'utf8'),
 		/cell 2: cancelled \(interrupted\)/);
 	log(`run_python_cell cancelled: the next cell (x kept) ${cancelSecs} s after the cancel`);
+	// Background processes (issue 30, point 4): refused by this daemon's
+	// default profile; on the second daemon, whose profile allows them, a
+	// server started in one cell answers the next; reset_python without
+	// background ends it.
+	r = await client.callTool({ name: 'reset_python', arguments: { background: 'yes' } });
+	assert.equal(r.isError, true);
+	assert.match(text(r), /argument 'background' must be true or false/);
+	r = await client.callTool({ name: 'reset_python', arguments: { background: true } });
+	assert.equal(r.isError, false, text(r));
+	r = await client.callTool({ name: 'run_python_cell', arguments: { code: '1' } });
+	assert.equal(r.isError, true);
+	assert.match(text(r), /does not allow background processes/);
+	await client.callTool({ name: 'reset_python', arguments: {} });
+	assert.ok(byName.reset_python.inputSchema.properties.background, 'reset_python takes background');
+	while (cli('--socket', bgSocket, 'ping').status !== 0) {
+		assert.ok(Date.now() < deadline + 60000, 'the second airlockd did not start');
+		await sleep(100);
+	}
+	const bg = await connect('sdk-background', bgSocket);
+	r = await bg.callTool({ name: 'reset_python', arguments: { background: true } });
+	assert.match(text(r), /keep running between cells/);
+	const serve = 'import subprocess, sys\nopen("hi.txt", "w").write("hi from cell 1")\n' +
+		'srv = subprocess.Popen([sys.executable, "-m", "http.server", "8000", "--bind", ' +
+		'"127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\nsrv.pid > 0';
+	const fetch = 'import time, urllib.request\nend = time.monotonic() + 50\nwhile True:\n' +
+		'    try:\n        print(urllib.request.urlopen("http://127.0.0.1:8000/hi.txt", ' +
+		'timeout=5).read().decode())\n        break\n    except OSError as e:\n' +
+		'        if time.monotonic() > end:\n            print("refused", e)\n            break\n' +
+		'        time.sleep(0.05)';
+	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: serve } });
+	assert.equal(r.isError, false, text(r));
+	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: fetch } });
+	assert.match(text(r), /hi from cell 1/);
+	const bgLs = JSON.parse(cli('--socket', bgSocket, '--json', 'session', 'ls').stdout);
+	assert.equal(bgLs.filter((s) => s.background === true).length, 1, JSON.stringify(bgLs));
+	// Listed with cpu and memory, and stopped one by one.
+	r = await bg.callTool({ name: 'list_processes', arguments: {} });
+	assert.equal(r.isError, false, text(r));
+	const procs = r.structuredContent.processes;
+	assert.equal(procs.length, 1, JSON.stringify(procs));
+	assert.equal(procs[0].name, 'python3');
+	assert.ok(procs[0].memory_bytes > 1 << 20, JSON.stringify(procs));
+	assert.match(text(r), /pid \d+ python3: cpu [\d.]+ s, memory \d+ bytes/);
+	r = await bg.callTool({ name: 'stop_process', arguments: { pid: 1 } });
+	assert.equal(r.isError, true);
+	assert.match(text(r), /interpreter or its supervisor/);
+	r = await bg.callTool({ name: 'stop_process', arguments: { pid: 'x' } });
+	assert.equal(r.isError, true);
+	r = await bg.callTool({ name: 'stop_process', arguments: { pid: procs[0].pid } });
+	assert.equal(r.isError, false, text(r));
+	assert.deepEqual(r.structuredContent.processes, []);
+	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: fetch.replace('+ 50', '+ 1') } });
+	assert.match(text(r), /refused/);
+	r = await client.callTool({ name: 'list_processes', arguments: {} });
+	assert.equal(r.isError, true);
+	assert.match(text(r), /no Python interpreter with background processes/);
+	await bg.callTool({ name: 'reset_python', arguments: {} });
+	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: serve.replace('8000', '8001') } });
+	r = await bg.callTool({ name: 'run_python_cell', arguments: { code: fetch.replace('8000', '8001').replace('+ 50', '+ 1') } });
+	assert.match(text(r), /refused/);
+	log('background processes ok');
 
 	// The 90 s run.
 	const { r: lr, secs } = await long;
@@ -315,6 +387,7 @@ main().then(() => {
 	process.exitCode = 1;
 }).finally(async () => {
 	await Promise.all(clients.map((c) => c.close().catch(() => {})));
+	bgDaemon.kill('SIGTERM');
 	daemon.kill('SIGTERM');
 	const timer = setTimeout(() => daemon.kill('SIGKILL'), 10000);
 	daemon.on('exit', () => {
@@ -322,6 +395,7 @@ main().then(() => {
 		if (process.exitCode) {
 			try {
 				console.error(fs.readFileSync(path.join(dir, 'airlockd.log'), 'utf8').slice(-3000));
+				console.error(fs.readFileSync(path.join(dir, 'bg.log'), 'utf8').slice(-3000));
 			} catch (e) { /* nothing */ }
 		}
 		fs.rmSync(dir, { recursive: true, force: true });

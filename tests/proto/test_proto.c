@@ -584,7 +584,14 @@ test_cells(void **state)
 	assert_int_equal(proto_encode_session_open(3, &so, &o), 0);
 	decode_out(&o, &m);
 	assert_string_equal(m.u.session_open.interpreter, "python");
+	assert_false(m.u.session_open.background);
 	proto_msg_free(&m);
+	so.background = true;
+	assert_int_equal(proto_encode_session_open(3, &so, &o), 0);
+	decode_out(&o, &m);
+	assert_true(m.u.session_open.background);
+	proto_msg_free(&m);
+	so.background = false;
 	so.interpreter = "";
 	assert_int_equal(proto_encode_session_open(3, &so, &o), -EINVAL);
 
@@ -2048,8 +2055,8 @@ test_roundtrip_sessions(void **state)
 {
 	struct proto_session_open so = {
 		.workspace_bytes = 64 << 20, .idle_timeout_ms = 60000, .lifetime_ms = UINT64_MAX};
-	struct proto_session_entry ents[] = {{SID, 10, 5, 3, "idle", NULL},
-					     {SID2, 0, 0, 0, "running", "python"}};
+	struct proto_session_entry ents[] = {{SID, 10, 5, 3, "idle", NULL, false},
+					     {SID2, 0, 0, 0, "running", "python", true}};
 	struct proto_session_list sl = {.sessions = ents, .nsessions = 2};
 	struct proto_out o;
 	struct proto_msg m;
@@ -2099,6 +2106,9 @@ test_roundtrip_sessions(void **state)
 	assert_string_equal(m.u.session_list.sessions[1].state, "running");
 	assert_null(m.u.session_list.sessions[0].interpreter);
 	assert_string_equal(m.u.session_list.sessions[1].interpreter, "python");
+	/* background is on the wire only when true, and read back. */
+	assert_false(m.u.session_list.sessions[0].background);
+	assert_true(m.u.session_list.sessions[1].background);
 	proto_msg_free(&m);
 	/* An empty interpreter name is refused, as in session_open. */
 	ents[1].interpreter = "";
@@ -2118,7 +2128,7 @@ test_roundtrip_sessions(void **state)
 		size_t i;
 
 		for (i = 0; i <= PROTO_SESSIONS_MAX; i++)
-			many[i] = (struct proto_session_entry){SID, i, i, i, "idle", NULL};
+			many[i] = (struct proto_session_entry){SID, i, i, i, "idle", NULL, false};
 		sl.sessions = many;
 		sl.nsessions = PROTO_SESSIONS_MAX;
 		assert_int_equal(proto_encode_session_list(6, &sl, &o), 0);
@@ -2343,7 +2353,7 @@ test_encode_errors_new(void **state)
 	char longpath[PROTO_PATH_MAX + 2];
 	uint8_t *big = pattern(PROTO_INLINE_MAX + 1, 0);
 	struct proto_file_op op = {.session = SID, .path = "a"};
-	struct proto_session_entry se = {SID, 1, 1, 1, "zombie", NULL};
+	struct proto_session_entry se = {SID, 1, 1, 1, "zombie", NULL, false};
 	struct proto_session_list sl = {.sessions = &se, .nsessions = 1};
 	struct proto_file_entry fe = {"x", "socket", 0, 0};
 	struct proto_file_list fl = {.entries = &fe, .nentries = 1};
@@ -3027,6 +3037,70 @@ test_bad_new_fds(void **state)
 	proto_msg_free(&m);
 }
 
+/* Issue 30: session_ps, session_ps_ok and process_stop round-trip; the
+ * bounds (64 processes, a 15-byte name, an empty name, a bad session id)
+ * are refused by the encoder. */
+static void
+test_roundtrip_processes(void **state)
+{
+	struct proto_process procs[PROTO_PROCESSES_MAX + 1] = {{2, "python3", 1500, 12 << 20},
+							       {7, "sleep", 0, 1 << 20}};
+	struct proto_process_list l = {.processes = procs, .nprocesses = 2, .truncated = true};
+	struct proto_process_stop st = {.session = SID, .pid = 7};
+	struct proto_out o;
+	struct proto_msg m;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(proto_encode_session(1, PROTO_SESSION_PS, SID, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_SESSION_PS);
+	assert_string_equal(m.u.session_ps.session, SID);
+	proto_msg_free(&m);
+
+	assert_int_equal(proto_encode_session_ps_ok(2, &l, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_SESSION_PS_OK);
+	assert_int_equal(m.u.processes.nprocesses, 2);
+	assert_true(m.u.processes.truncated);
+	assert_int_equal(m.u.processes.processes[0].pid, 2);
+	assert_string_equal(m.u.processes.processes[0].name, "python3");
+	assert_int_equal(m.u.processes.processes[0].cpu_ms, 1500);
+	assert_int_equal(m.u.processes.processes[0].memory_bytes, 12 << 20);
+	assert_string_equal(m.u.processes.processes[1].name, "sleep");
+	proto_msg_free(&m);
+	l.nprocesses = 0;
+	l.truncated = false;
+	assert_int_equal(proto_encode_session_ps_ok(2, &l, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.processes.nprocesses, 0);
+	assert_false(m.u.processes.truncated);
+	proto_msg_free(&m);
+
+	assert_int_equal(proto_encode_process_stop(3, &st, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_PROCESS_STOP);
+	assert_string_equal(m.u.process_stop.session, SID);
+	assert_int_equal(m.u.process_stop.pid, 7);
+	proto_msg_free(&m);
+
+	/* Bounds. */
+	for (i = 0; i <= PROTO_PROCESSES_MAX; i++)
+		procs[i] = (struct proto_process){(uint32_t)i + 2, "x", 0, 0};
+	l.nprocesses = PROTO_PROCESSES_MAX + 1;
+	assert_int_equal(proto_encode_session_ps_ok(2, &l, &o), -E2BIG);
+	l.nprocesses = PROTO_PROCESSES_MAX;
+	assert_int_equal(proto_encode_session_ps_ok(2, &l, &o), 0);
+	proto_out_free(&o);
+	procs[0].name = "0123456789abcdef"; /* 16 bytes: more than a comm */
+	assert_int_not_equal(proto_encode_session_ps_ok(2, &l, &o), 0);
+	procs[0].name = NULL;
+	assert_int_not_equal(proto_encode_session_ps_ok(2, &l, &o), 0);
+	st.session = "nothex";
+	assert_int_not_equal(proto_encode_process_stop(3, &st, &o), 0);
+	assert_int_equal(proto_encode_process_stop(3, NULL, &o), -EINVAL);
+}
+
 static void
 test_names(void **state)
 {
@@ -3039,9 +3113,10 @@ test_names(void **state)
 	assert_string_equal(proto_type_name(PROTO_FILE_LIST_OK), "file_list_ok");
 	assert_string_equal(proto_type_name(PROTO_STREAM), "stream");
 	assert_string_equal(proto_type_name(PROTO_TOOL_REPLY), "tool_reply");
-	for (i = PROTO_HELLO; i <= PROTO_TOOL_REPLY; i++)
+	assert_string_equal(proto_type_name(PROTO_PROCESS_STOP), "process_stop");
+	for (i = PROTO_HELLO; i <= PROTO_PROCESS_STOP; i++)
 		assert_string_not_equal(proto_type_name((enum proto_type)i), "unknown");
-	assert_string_equal(proto_type_name((enum proto_type)(PROTO_TOOL_REPLY + 1)), "unknown");
+	assert_string_equal(proto_type_name((enum proto_type)(PROTO_PROCESS_STOP + 1)), "unknown");
 	assert_string_equal(proto_type_name((enum proto_type)42), "unknown");
 	for (i = 0; i < PROTO_OUTCOME_COUNT_; i++) {
 		assert_int_equal(
@@ -3576,6 +3651,7 @@ main(void)
 		T(test_encode_errors_new),
 		T(test_bad_new_messages),
 		T(test_bad_new_fds),
+		T(test_roundtrip_processes),
 		T(test_names),
 		T(test_names_out_of_range),
 		T(test_ps_ok),

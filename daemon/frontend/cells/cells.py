@@ -49,6 +49,7 @@ REPRS = (
 # plt.show() calls captured (the driver's only state besides the globals).
 _cell = {"items": [], "name": None, "svg": False}
 START_SVG = 0x1
+START_BACKGROUND = 0x2  # cells_start.flags: the session keeps its cells' processes
 # Cell sources for tracebacks (linecache), the oldest dropped past this.
 SOURCES_MAX = 16 << 20
 _sources = {}
@@ -290,9 +291,11 @@ def main():
         os.lseek(code_fd, 0, os.SEEK_SET)  # written by the frontend: at its end
         with os.fdopen(code_fd, "rb") as f:
             code = f.read()
-        # Children the last cell's processes left (killed at its end).
+        # Children the last cell's processes left (killed at its end). In
+        # a session with background processes (START_BACKGROUND) they may live on and
+        # are the code's: a Popen waits for its own, and its status is kept.
         try:
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            while not flags & START_BACKGROUND and os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass
         except ChildProcessError:
             pass

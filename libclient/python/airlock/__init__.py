@@ -13,7 +13,7 @@ libairlock 0.3: `async with sandbox.session() as s: await s.run(...)`.
 
 from ._lib import LibraryNotFoundError, load_library
 from ._sandbox import AirlockSandbox
-from ._session import AirlockSession, AirlockSessionSync, SessionInfo, SessionList
+from ._session import AirlockSession, AirlockSessionSync, ProcessInfo, SessionInfo, SessionList
 from . import _types
 from ._tool import SandboxTool, sandbox_tool
 from ._types import (
@@ -44,6 +44,7 @@ __all__ = [
     "AirlockSandbox",
     "AirlockSession",
     "AirlockSessionSync",
+    "ProcessInfo",
     "SessionInfo",
     "SessionList",
     "SandboxTool",

@@ -233,6 +233,18 @@ _OPTIONAL = {
     "airlock_info_capacity": (ctypes.c_uint32, [_p, _int]),
     # 0.10: lists that say how many they leave out
     "airlock_session_list_more": (_u64, [_p]),
+    # 0.10: background processes of interpreter sessions
+    "airlock_session_opts_set_background": (_int, [_p, _bool]),
+    "airlock_session_list_background": (_bool, [_p, _size]),
+    "airlock_session_ps": (_int, [_p, _str, _pp]),
+    "airlock_process_list_free": (None, [_p]),
+    "airlock_process_list_count": (_size, [_p]),
+    "airlock_process_list_truncated": (_bool, [_p]),
+    "airlock_process_list_pid": (ctypes.c_uint32, [_p, _size]),
+    "airlock_process_list_name": (_str, [_p, _size]),
+    "airlock_process_list_cpu_ms": (_u64, [_p, _size]),
+    "airlock_process_list_memory_bytes": (_u64, [_p, _size]),
+    "airlock_process_stop": (_int, [_p, _str, ctypes.c_uint32]),
 }
 
 # void (*airlock_stream_fn)(void *arg, enum airlock_stream stream, const void *buf, size_t len)

@@ -733,6 +733,7 @@ class AirlockSandbox:
         lifetime: Optional[float] = None,
         limits: Optional[SandboxLimits] = None,
         interpreter: Optional[str] = None,
+        background: bool = False,
     ) -> "AirlockSession":
         """A session: one workspace on the daemon that outlives each run (for async code).
 
@@ -749,10 +750,18 @@ class AirlockSandbox:
         interpreter: "python" keeps one interpreter alive in the session for
         run_cell() (variables stay from cell to cell); such a session runs
         cells and file operations only.
+        background: with an interpreter, the processes a cell starts (a
+        server, a long job) live on between cells until the session ends, so
+        a later cell reaches a server on 127.0.0.1; the daemon's profile must
+        allow it (background_processes), else opening raises
+        SandboxUnavailableError("unauthorized"). Default False: every process
+        a cell started dies at its end.
         """
         from ._session import AirlockSession
 
-        return AirlockSession(self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter))
+        return AirlockSession(
+            self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, background)
+        )
 
     def session_sync(
         self,
@@ -762,11 +771,14 @@ class AirlockSandbox:
         lifetime: Optional[float] = None,
         limits: Optional[SandboxLimits] = None,
         interpreter: Optional[str] = None,
+        background: bool = False,
     ) -> "AirlockSessionSync":
         """Like session(), with blocking methods: `with sandbox.session_sync() as s:`. See AirlockSessionSync."""
         from ._session import AirlockSessionSync
 
-        return AirlockSessionSync(self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter))
+        return AirlockSessionSync(
+            self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, background)
+        )
 
     def attach_session(self, session_id: str, *, limits: Optional[SandboxLimits] = None) -> "AirlockSession":
         """An AirlockSession for a session already open (by another object, process or airlock(1)).
@@ -788,7 +800,13 @@ class AirlockSandbox:
         return AirlockSessionSync(_SessionCore.attached(self, session_id, limits))
 
     def _session_core(
-        self, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object, interpreter: object = None
+        self,
+        workspace_bytes: object,
+        idle_timeout: object,
+        lifetime: object,
+        limits: object,
+        interpreter: object = None,
+        background: object = False,
     ) -> Any:
         from ._session import _SessionCore
 
@@ -796,7 +814,7 @@ class AirlockSandbox:
         with self._lock:
             if self._closed:
                 raise SandboxError("the sandbox is closed")
-        core = _SessionCore.new(self, workspace_bytes, idle_timeout, lifetime, limits, interpreter)
+        core = _SessionCore.new(self, workspace_bytes, idle_timeout, lifetime, limits, interpreter, background)
         with self._lock:
             self._sessions.add(core)
         return core
@@ -818,6 +836,11 @@ class AirlockSandbox:
             name = lib.airlock_session_list_interpreter(lst, i)
             return name.decode("ascii", "replace") if name else None
 
+        def background(lst: ctypes.c_void_p, i: int) -> bool:
+            if not hasattr(lib, "airlock_session_list_background"):
+                return False  # a library before 0.10 cannot say
+            return bool(lib.airlock_session_list_background(lst, i))
+
         def call(conn: _Conn) -> int:
             lst = ctypes.c_void_p()
             rc = lib.airlock_session_list(conn.ptr, ctypes.byref(lst))
@@ -833,6 +856,7 @@ class AirlockSandbox:
                             runs=int(lib.airlock_session_list_runs(lst, i)),
                             state=(lib.airlock_session_list_state(lst, i) or b"").decode("ascii", "replace"),
                             interpreter=interp(lst, i),
+                            background=background(lst, i),
                         )
                     )
                 if hasattr(lib, "airlock_session_list_more"):  # a library before 0.10 cannot say

@@ -31,7 +31,7 @@ from ._types import (
     SandboxUnavailableError,
 )
 
-__all__ = ["AirlockSession", "AirlockSessionSync", "SessionInfo"]
+__all__ = ["AirlockSession", "AirlockSessionSync", "ProcessInfo", "SessionInfo"]
 
 _ID_RE = re.compile(r"[0-9a-f]{32}\Z")
 _PATH_MAX = 1024  # bytes of a path, as libairlock checks it
@@ -44,7 +44,8 @@ class SessionInfo:
     id: the session id; age: seconds since it opened; idle: seconds since its
     last run, cell or file operation; runs: runs (or cells) so far; state:
     "idle" or "running"; interpreter: the runtime of its interpreter for a
-    session opened with interpreter=..., else None.
+    session opened with interpreter=..., else None; background: whether it
+    was opened with background=True (its cells' processes live on).
     """
 
     id: str
@@ -53,6 +54,22 @@ class SessionInfo:
     runs: int
     state: str
     interpreter: Optional[str] = None
+    background: bool = False
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    """A process a background session keeps (AirlockSession.processes()).
+
+    pid: its pid in the session's sandbox (what os.getpid() says there);
+    name: its name (comm, at most 15 characters); cpu: seconds of cpu time
+    so far; memory: its resident memory in bytes.
+    """
+
+    pid: int
+    name: str
+    cpu: float
+    memory: int
 
 
 class SessionList(List[SessionInfo]):
@@ -135,12 +152,14 @@ class _SessionCore:
         self.interpreter: Optional[str] = None  # a session of cells
         self.cells: List[_Request] = []  # run_cell awaits in flight, oldest first
         self.sync_cells: List["_SyncCell"] = []  # blocking run_cell calls in flight (under lock)
+        self.background = False  # its cells' processes live on between cells
         self.lock = threading.Lock()
 
     @classmethod
     def new(
         cls, sandbox: Any, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object,
         interpreter: object = None,
+        background: object = False,
     ) -> "_SessionCore":
         if workspace_bytes is not None:
             if isinstance(workspace_bytes, bool) or not isinstance(workspace_bytes, int):
@@ -151,8 +170,13 @@ class _SessionCore:
             raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
         if interpreter is not None and not isinstance(interpreter, str):
             raise TypeError(f"interpreter must be a str or None, not {type(interpreter).__name__}")
+        if not isinstance(background, bool):
+            raise TypeError(f"background must be a bool, not {type(background).__name__}")
+        if background and interpreter is None:
+            raise ValueError('background=True needs an interpreter (interpreter="python")')
         core = cls(sandbox, None, limits, "new")
         core.interpreter = interpreter
+        core.background = background
         core.options = (
             workspace_bytes or 0,
             _seconds_to_ms("idle_timeout", idle_timeout),
@@ -269,6 +293,10 @@ class _SessionCore:
                         if not hasattr(lib, "airlock_session_opts_set_interpreter"):
                             raise SandboxError("interpreter sessions need libairlock 0.9 or later")
                         rc = rc or lib.airlock_session_opts_set_interpreter(opts, self.interpreter.encode())
+                    if self.background:
+                        if not hasattr(lib, "airlock_session_opts_set_background"):
+                            raise SandboxError("background processes need libairlock 0.10 or later")
+                        rc = rc or lib.airlock_session_opts_set_background(opts, True)
                     if rc < 0:
                         raise ValueError(f"session options refused by libairlock: {os.strerror(-rc)}")
                     return lib.airlock_session_open(conn.ptr, opts, buf)
@@ -471,6 +499,46 @@ class _SessionCore:
         lib = self.sandbox._lib
         self._file_call(bpath.decode("utf-8"), lambda conn: lib.airlock_file_delete(conn.ptr, sid, bpath))
 
+    def processes_blocking(self) -> list:
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        if not hasattr(lib, "airlock_session_ps"):
+            raise SandboxError("background processes need libairlock 0.10 or later")
+        out: list = []
+
+        def call(conn: _Conn) -> int:
+            lst = ctypes.c_void_p()
+            rc = lib.airlock_session_ps(conn.ptr, sid, ctypes.byref(lst))
+            if rc < 0:
+                return rc
+            try:
+                for i in range(lib.airlock_process_list_count(lst)):
+                    out.append(
+                        ProcessInfo(
+                            pid=int(lib.airlock_process_list_pid(lst, i)),
+                            name=(lib.airlock_process_list_name(lst, i) or b"").decode("ascii", "replace"),
+                            cpu=lib.airlock_process_list_cpu_ms(lst, i) / 1000.0,
+                            memory=int(lib.airlock_process_list_memory_bytes(lst, i)),
+                        )
+                    )
+            finally:
+                lib.airlock_process_list_free(lst)
+            return 0
+
+        self.sandbox._call(call)
+        return out
+
+    def stop_process_blocking(self, pid: object) -> None:
+        if isinstance(pid, bool) or not isinstance(pid, int):
+            raise TypeError(f"pid must be an int, not {type(pid).__name__}")
+        if not 0 < pid < 2**32:
+            raise ValueError(f"pid must be a positive pid, not {pid!r}")
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        if not hasattr(lib, "airlock_process_stop"):
+            raise SandboxError("background processes need libairlock 0.10 or later")
+        self.sandbox._call(lambda conn: lib.airlock_process_stop(conn.ptr, sid, pid))
+
 
 class AirlockSession:
     """A session for async code: one workspace on the daemon that outlives each run.
@@ -618,6 +686,17 @@ class AirlockSession:
         """Delete a file, a link (not its target) or an empty directory."""
         await self._blocking(self._core.delete_blocking, path)
 
+    async def processes(self) -> list:
+        """The processes a session opened with background=True keeps (every
+        process of its sandbox but the interpreter), as ProcessInfo: pid,
+        name, cpu seconds, resident memory. At most 64."""
+        return await self._blocking(self._core.processes_blocking)
+
+    async def stop_process(self, pid: int) -> None:
+        """Stop (SIGKILL) one of them, by the pid processes() shows;
+        SandboxUnavailableError("not_found") when there is none."""
+        await self._blocking(self._core.stop_process_blocking, pid)
+
     def __repr__(self) -> str:
         return f"AirlockSession(id={self.id!r}, state={self._core.state!r})"
 
@@ -701,6 +780,14 @@ class AirlockSessionSync:
     def delete_file(self, path: PathLike) -> None:
         """As AirlockSession.delete_file(), blocking."""
         self._core.delete_blocking(path)
+
+    def processes(self) -> list:
+        """As AirlockSession.processes(), blocking."""
+        return self._core.processes_blocking()
+
+    def stop_process(self, pid: int) -> None:
+        """As AirlockSession.stop_process(), blocking."""
+        self._core.stop_process_blocking(pid)
 
     def __repr__(self) -> str:
         return f"AirlockSessionSync(id={self.id!r}, state={self._core.state!r})"
