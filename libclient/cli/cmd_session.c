@@ -255,7 +255,9 @@ cli_session_ps(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSE
 
 	r = airlock_session_ps(conn, args[0], &list);
 	status = cli_list_head(cli, conn, "session ps", r, cli_session_error, list,
-			       airlock_process_list_count(list), cli_process_row);
+			       airlock_process_list_count(list), cli_process_row,
+			       airlock_process_list_truncated(list) ? "more processes than listed"
+								    : NULL);
 	if (status >= 0)
 		goto out;
 	status = CLI_EXIT_OK;
@@ -266,8 +268,6 @@ cli_session_ps(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSE
 		       airlock_process_list_name(list, i), cpu,
 		       airlock_process_list_memory_bytes(list, i));
 	}
-	if (airlock_process_list_truncated(list))
-		printf("(more processes than listed)\n");
 	status = cli_flushed(status);
 out:
 	airlock_process_list_free(list);

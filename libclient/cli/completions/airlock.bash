@@ -28,7 +28,7 @@ _airlock() {
 	local run_opts="-c --lang --arg --file --files-from --stdin --env --session --cell
 		--figures --mount --stream --artifacts --force --tool --profile --limit --wall --cpu
 		--memory --processes --output"
-	local open_opts="--workspace --idle --lifetime --profile --interpreter --limit --wall
+	local open_opts="--workspace --idle --lifetime --profile --interpreter --background --limit --wall
 		--cpu --memory --processes --output"
 	local mcp_opts="--parallel --output-budget --python-runtime --help"
 	COMPREPLY=()
@@ -90,11 +90,11 @@ _airlock() {
 		;;
 	session)
 		if [[ -z $sub ]]; then
-			COMPREPLY=($(compgen -W "open close ls" -- "$cur"))
+			COMPREPLY=($(compgen -W "open close ls ps kill" -- "$cur"))
 		elif [[ $cur == -* ]]; then
 			[[ $sub == open ]] && COMPREPLY=($(compgen -W "$open_opts $global" -- "$cur")) ||
 				COMPREPLY=($(compgen -W "$global" -- "$cur"))
-		elif [[ $sub == close && $nops -eq 0 ]]; then
+		elif [[ $sub =~ ^(close|ps|kill)$ && $nops -eq 0 ]]; then
 			COMPREPLY=($(compgen -W "$(_airlock_sessions)" -- "$cur"))
 		fi
 		;;
