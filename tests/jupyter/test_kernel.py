@@ -145,6 +145,37 @@ class TestKernel(KernelCase):
             self.kc.is_complete(code)
             self.assertEqual(self.kc.get_shell_msg(timeout=30)["content"]["status"], status, code)
 
+    def test_complete_and_inspect_see_the_sandbox_globals(self):
+        self.run_cell("import math\nairlock_value = 3\ndef airlock_fn(a, b=2):\n    'Adds.'\n    return a + b")
+        self.kc.complete("x = airlock_", 12)
+        reply = self.kc.get_shell_msg(timeout=60)["content"]
+        self.assertEqual(sorted(reply["matches"]), ["airlock_fn", "airlock_value"])
+        self.assertEqual((reply["cursor_start"], reply["cursor_end"]), (4, 12))
+        self.kc.complete("math.fl", 7)
+        self.assertIn("math.floor", self.kc.get_shell_msg(timeout=60)["content"]["matches"])
+        self.kc.inspect("airlock_fn(1)", 3)
+        reply = self.kc.get_shell_msg(timeout=60)["content"]
+        self.assertTrue(reply["found"])
+        self.assertIn("airlock_fn(a, b=2)", reply["data"]["text/plain"])
+        self.assertIn("Adds.", reply["data"]["text/plain"])
+        self.kc.inspect("no_such_name", 5)
+        self.assertFalse(self.kc.get_shell_msg(timeout=60)["content"]["found"])
+        # The helper cells left no name and took no execution count.
+        reply, outs = self.run_cell("sorted(n for n in globals() if 'airlock' in n)")
+        self.assertEqual(outs[-1][1]["data"]["text/plain"], "['airlock_fn', 'airlock_value']")
+        self.assertEqual(reply["execution_count"], 2)
+
+    def test_crashed_interpreter_is_a_restart(self):
+        self.run_cell("z = 1")
+        statuses = []
+        reply, outs = self.run_cell("import os\nos._exit(3)")
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "DeadKernelError", outs)
+        self.assertIn("state is lost", reply["evalue"])
+        reply, outs = self.run_cell("z")
+        self.assertEqual(reply["ename"], "NameError")
+        self.assertEqual(reply["execution_count"], 1, "the count starts again after a restart")
+
     def test_bad_signature_is_dropped(self):
         # A request signed with another key: dropped with a log line, and the
         # kernel goes on answering well-signed ones.

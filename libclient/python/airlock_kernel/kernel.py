@@ -88,6 +88,52 @@ class KernelSettings:
         return airlock.SandboxLimits(**kw)
 
 
+# The dotted name before the cursor, and the rest of a name after it.
+_TOKEN = re.compile(r"[A-Za-z_][\w.]*$|$")
+_NAME_TAIL = re.compile(r"\w*")
+
+# Helper cells (AirlockKernel.ask): each defines a function, calls it and
+# deletes it, so the session's globals keep no name of the kernel's; each
+# prints one JSON line. The argument is a dotted name (_TOKEN: letters,
+# digits, "_" and "."), written as a JSON string, which Python reads as the
+# same string: nothing of the request becomes code.
+_COMPLETE = """
+def __airlock_complete(text):
+    import json, rlcompleter
+    completer, found, i = rlcompleter.Completer(globals()), set(), 0
+    while i < 1000:
+        match = completer.complete(text, i)
+        if match is None:
+            break
+        found.add(match.rstrip("("))
+        i += 1
+    print(json.dumps(sorted(found)))
+try:
+    __airlock_complete(%s)
+finally:
+    del __airlock_complete
+"""
+_INSPECT = """
+def __airlock_inspect(name):
+    import inspect, json
+    try:
+        obj = eval(name, globals())
+    except Exception:
+        print(json.dumps(""))
+        return
+    head = name
+    try:
+        head += str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        pass
+    print(json.dumps("%%s\\ntype: %%s\\n%%s" %% (head, type(obj).__name__, inspect.getdoc(obj) or "")))
+try:
+    __airlock_inspect(%s)
+finally:
+    del __airlock_inspect
+"""
+
+
 def pick_runtime(info: Mapping[str, Any]) -> str:
     """The python runtime with the most data-science packages; "python" on a tie."""
     pkgs = info.get("runtime_packages") or {}
@@ -138,6 +184,7 @@ class AirlockKernel:
         self.wake_r, self.wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         self.done_q: "queue.Queue[_Cell]" = queue.Queue()
         self.stopping = False
+        self.fresh_next = False  # the next cell runs in a new interpreter: its "lost" is expected
         self.sandbox: Optional[airlock.AirlockSandbox] = None
         self.asession: Any = None
 
@@ -261,12 +308,9 @@ class AirlockKernel:
             elif kind == "is_complete_request":
                 self.send(sock, "is_complete_reply", self.is_complete(str(content.get("code", ""))), msg, idents)
             elif kind == "complete_request":
-                pos = content.get("cursor_pos")
-                self.send(sock, "complete_reply", {"status": "ok", "matches": [], "cursor_start": pos,
-                                                   "cursor_end": pos, "metadata": {}}, msg, idents)
+                self.send(sock, "complete_reply", self.complete(content), msg, idents)
             elif kind == "inspect_request":
-                self.send(sock, "inspect_reply", {"status": "ok", "found": False, "data": {}, "metadata": {}},
-                          msg, idents)
+                self.send(sock, "inspect_reply", self.inspect(content), msg, idents)
             elif kind == "history_request":
                 self.send(sock, "history_reply", {"status": "ok", "history": []}, msg, idents)
             elif kind == "comm_info_request":
@@ -296,6 +340,50 @@ class AirlockKernel:
             return {"status": "incomplete", "indent": "    " if code.rstrip().endswith(":") else ""}
         return {"status": "complete"}
 
+    def ask(self, code: str) -> Any:
+        """Run a helper cell that prints one JSON line; its answer, or None.
+
+        The question is about the session's globals, which live in the
+        sandbox, so it is asked there: a cell the user does not see (no
+        execution count, no output, nothing bound to _), whose printed JSON
+        is parsed here with json (never evaluated). A cell already running
+        has the interpreter: the shell loop does not read requests then.
+        """
+        try:
+            r = self.asession.run_cell(code)
+        except airlock.SandboxError as e:
+            _log("helper cell: %s" % e)
+            return None
+        if r.state == "lost":
+            self.fresh_next = False  # this helper cell was the new interpreter's first
+        if r.outcome != "exited" or r.exit_code != 0:
+            return None
+        try:
+            return json.loads(r.stdout.strip().split("\n")[-1])
+        except (ValueError, IndexError):
+            return None
+
+    def complete(self, content: Mapping[str, Any]) -> Dict[str, Any]:
+        code = str(content.get("code", ""))
+        pos = content.get("cursor_pos")
+        pos = len(code) if not isinstance(pos, int) or not 0 <= pos <= len(code) else pos
+        token = _TOKEN.search(code[:pos]).group(0)
+        matches = self.ask(_COMPLETE % json.dumps(token)) if token else None
+        if not isinstance(matches, list) or not all(isinstance(m, str) for m in matches):
+            matches = []
+        return {"status": "ok", "matches": matches[:200], "cursor_start": pos - len(token), "cursor_end": pos,
+                "metadata": {}}
+
+    def inspect(self, content: Mapping[str, Any]) -> Dict[str, Any]:
+        code = str(content.get("code", ""))
+        pos = content.get("cursor_pos")
+        pos = len(code) if not isinstance(pos, int) or not 0 <= pos <= len(code) else pos
+        name = _TOKEN.search(code[:pos]).group(0) + _NAME_TAIL.match(code[pos:]).group(0)
+        text = self.ask(_INSPECT % json.dumps(name.strip("."))) if name.strip(".") else None
+        if not isinstance(text, str) or not text:
+            return {"status": "ok", "found": False, "data": {}, "metadata": {}}
+        return {"status": "ok", "found": True, "data": {"text/plain": text}, "metadata": {}}
+
     def execute(self, idents: List[bytes], msg: Dict[str, Any]) -> None:
         content = msg["content"]
         code = str(content.get("code", ""))
@@ -308,6 +396,14 @@ class AirlockKernel:
             self.send(self.iopub, "execute_input", {"code": code, "execution_count": self.count}, msg)
         self.cell = cell
         threading.Thread(target=self._work, args=(cell,), name="airlock-kernel-cell", daemon=True).start()
+
+    def crashed(self, r: Any) -> bool:
+        """Whether a cell answered `lost` ended its interpreter (else it ran in
+        a new one). The daemon says `lost` of both: of the cell whose
+        interpreter ended and of the first cell of the next interpreter. The
+        latter follows a crash this kernel reported (fresh_next) or carries
+        the daemon's note of why it restarted the interpreter."""
+        return not self.fresh_next and not r.advisories
 
     def interrupt(self) -> None:
         """The running cell's interrupt: KeyboardInterrupt in it, its state kept (the binding's interrupt())."""
@@ -343,14 +439,14 @@ class AirlockKernel:
                 if r.stdout:
                     self.send(self.iopub, "stream", {"name": "stdout", "text": r.stdout}, parent)
                 err_text = r.stderr
-                if r.outcome == "exited" and r.exit_code == 1 and r.state == "kept" and \
+                if r.outcome == "exited" and r.exit_code == 1 and (r.state == "kept" or not self.crashed(r)) and \
                         "Traceback (most recent call last):" in err_text:
                     error = split_error(err_text)
                     err_text = err_text[: err_text.rfind("Traceback (most recent call last):")]
                 elif r.outcome in ("wall_limit", "cpu_limit", "cancelled") and r.state == "kept":
                     error = ("KeyboardInterrupt", "", ["KeyboardInterrupt"])
                     err_text = err_text.replace("KeyboardInterrupt\n", "")
-                elif r.state == "lost":
+                elif r.state == "lost" and self.crashed(r):
                     error = ("DeadKernelError", "the interpreter ended (%s): its state is lost" % r.outcome, [])
                 if err_text:
                     self.send(self.iopub, "stream", {"name": "stderr", "text": err_text}, parent)
@@ -360,9 +456,18 @@ class AirlockKernel:
                 if r.value is not None and error is None:
                     self.send(self.iopub, "execute_result", {"execution_count": cell.count,
                                                              "data": {"text/plain": r.value}, "metadata": {}}, parent)
-            if r.state == "lost":
+            if r.state == "lost" and error is not None and error[0] == "DeadKernelError":
                 self.status("restarting", parent)
                 self.count = 0
+                self.fresh_next = True
+            elif r.state == "lost" and not self.fresh_next and not cell.silent:
+                # Restarted before this cell (a reload, a daemon restart): it
+                # ran, in an empty namespace; say so as ipykernel's nanny would.
+                self.status("restarting", parent)
+                self.send(self.iopub, "stream", {"name": "stderr", "text": "[the interpreter was restarted: "
+                                                 "earlier state is lost%s]\n" % _why(r)}, parent)
+            else:
+                self.fresh_next = False
         if error is not None:
             ename, evalue, tb = error
             if not cell.silent:
@@ -403,6 +508,10 @@ class AirlockKernel:
         self.close_session()
         time.sleep(0.1)  # let iopub flush the last status
         return 0
+
+
+def _why(r: Any) -> str:
+    return ": " + "; ".join(r.advisories) if r.advisories else ""
 
 
 def _mime_data(mime: str, data: bytes) -> str:
