@@ -8,6 +8,7 @@ libcap-ng-dev libcmocka-dev libjansson-dev libinih-dev libsystemd-dev python3 ip
 clang-format clang git groff-base bubblewrap python3-setuptools python3-wheel python3-venv
 procps systemd universal-ctags
 python3-numpy python3-pandas python3-matplotlib python3-scipy libpython3.11-testsuite
+python3-zmq python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel
 clang-tools
 mmdebstrap qemu-system-x86 e2fsprogs debian-archive-keyring"
 missing=""

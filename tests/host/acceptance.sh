@@ -456,6 +456,10 @@ score=$(systemd-analyze security airlockd.service --no-pager 2>/dev/null | tail 
 echo "acceptance: systemd-analyze security: $score"
 check "systemd-analyze security gives a score" sh -c "echo '$score' | grep -q 'exposure level'"
 
+# --- the Jupyter kernel (python3-airlock's kernelspec airlock-python)
+check "jupyter: the airlock-python kernel runs cells in the sandbox" \
+	as_agent python3 /usr/local/share/airlock-tests/jupyter/host_check.py
+
 echo "--- journal of airlockd"
 journalctl -u airlockd.service -u airlockd.socket --no-pager -o short-monotonic | grep -v 'audit run=' | tail -n 40
 # --- the hostile suite (tests/hostile, copied in by vm_add_tests) against

@@ -9,7 +9,7 @@
 
 # The packages every VM root has besides the release's minimal base: systemd
 # as pid 1, the release's own cloud kernel, what the acceptance checks use.
-VM_PKGS="systemd,systemd-sysv,udev,dbus,linux-image-cloud-amd64,initramfs-tools,kmod,python3,nodejs,procps,iproute2,psmisc"
+VM_PKGS="systemd,systemd-sysv,udev,dbus,linux-image-cloud-amd64,initramfs-tools,kmod,python3,nodejs,procps,iproute2,psmisc,python3-jupyter-client,python3-zmq"
 
 die() {
 	echo "host test: $*" >&2
@@ -20,7 +20,9 @@ die() {
 # root of RELEASE, made with mmdebstrap if the cache does not hold it.
 cached_root() {
 	rel=$1 kind=$2 cache=$3 pkgs=$4
-	tar_path="$cache/$rel-$kind.tar"
+	# The package list is part of the name: a root cached before a package
+	# was added is not reused without it.
+	tar_path="$cache/$rel-$kind-$(printf '%s' "$pkgs" | md5sum | cut -c1-8).tar"
 	if [ ! -s "$tar_path" ]; then
 		mkdir -p "$cache"
 		echo "host test: making the $rel $kind root (mmdebstrap)" >&2
@@ -81,12 +83,13 @@ UNIT
 }
 
 # vm_add_tests DIR SRC: the hostile suite (tests/hostile, tests/lib of the
-# source tree SRC) in the unpacked root DIR, at /usr/local/share/airlock-tests,
-# for tests/host/hostile.sh and acceptance.sh (no package ships it).
+# source tree SRC) and tests/jupyter (its host_check.py) in the unpacked root
+# DIR, at /usr/local/share/airlock-tests, for tests/host/hostile.sh and
+# acceptance.sh (no package ships them).
 vm_add_tests() {
 	dir=$1 src=$2
 	mkdir -p "$dir/usr/local/share/airlock-tests"
-	tar -C "$src/tests" --exclude=__pycache__ -cf - hostile lib |
+	tar -C "$src/tests" --exclude=__pycache__ -cf - hostile lib jupyter |
 		tar -C "$dir/usr/local/share/airlock-tests" -xf -
 }
 

@@ -1,0 +1,532 @@
+"""The kernel: Jupyter's five channels on one side, one Airlock interpreter session on the other.
+
+All ZMQ traffic is on the main thread (ZMQ sockets are not thread-safe); a
+cell runs on a worker thread, which only calls the binding and then wakes
+the main loop through a pipe. While a cell runs, shell requests wait in
+their queue (as ipykernel serves them, one at a time) and control requests
+(interrupt, shutdown, kernel_info) are answered at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import sys
+import threading
+import time
+import codeop
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+import zmq
+from jupyter_client.session import Session
+
+import airlock
+
+PROTOCOL_VERSION = "5.3"
+
+# The last line of a Python traceback: "Name: value" or "Name".
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?:: (.*))?$")
+
+
+def _log(msg: str) -> None:
+    """One line on stderr: Jupyter keeps a kernel's stderr as its log."""
+    sys.stderr.write("airlock-kernel: %s\n" % msg)
+    sys.stderr.flush()
+
+
+@dataclass
+class KernelSettings:
+    """What the kernel asks the daemon for: from the kernelspec's env or the environment.
+
+    AIRLOCK_KERNEL_RUNTIME: the interpreter runtime (default: the daemon's
+        python runtime that imports the most of numpy, pandas, matplotlib
+        and scipy, "python" on a tie: what a notebook user expects);
+    AIRLOCK_KERNEL_PROFILE: the daemon profile (default: the daemon's);
+    AIRLOCK_KERNEL_WALL_S / _MEMORY_MB: per-cell wall and session memory;
+    AIRLOCK_SOCKET: the daemon's socket (the binding's default otherwise).
+    """
+
+    runtime: Optional[str] = None
+    profile: Optional[str] = None
+    socket: Optional[str] = None
+    wall_s: Optional[float] = None
+    memory_mb: Optional[int] = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> "KernelSettings":
+        def num(name: str, kind: Any) -> Any:
+            raw = env.get(name)
+            if raw in (None, ""):
+                return None
+            try:
+                value = kind(raw)
+            except ValueError:
+                raise SystemExit("airlock-kernel: %s=%r is not a number" % (name, raw))
+            if value <= 0:
+                raise SystemExit("airlock-kernel: %s must be positive" % name)
+            return value
+
+        return cls(
+            runtime=env.get("AIRLOCK_KERNEL_RUNTIME") or None,
+            profile=env.get("AIRLOCK_KERNEL_PROFILE") or None,
+            socket=env.get("AIRLOCK_SOCKET") or None,
+            wall_s=num("AIRLOCK_KERNEL_WALL_S", float),
+            memory_mb=num("AIRLOCK_KERNEL_MEMORY_MB", int),
+        )
+
+    def limits(self) -> airlock.SandboxLimits:
+        kw: Dict[str, Any] = {}
+        if self.wall_s is not None:
+            kw["wall_time_s"] = self.wall_s
+        if self.memory_mb is not None:
+            kw["memory_bytes"] = self.memory_mb << 20
+        if self.profile is not None:
+            kw["profile"] = self.profile
+        return airlock.SandboxLimits(**kw)
+
+
+# The dotted name before the cursor, and the rest of a name after it.
+_TOKEN = re.compile(r"[A-Za-z_][\w.]*$|$")
+_NAME_TAIL = re.compile(r"\w*")
+
+# Helper cells (AirlockKernel.ask): each defines a function, calls it and
+# deletes it, so the session's globals keep no name of the kernel's; each
+# prints one JSON line. The argument is a dotted name (_TOKEN: letters,
+# digits, "_" and "."), written as a JSON string, which Python reads as the
+# same string: nothing of the request becomes code.
+_COMPLETE = """
+def __airlock_complete(text):
+    import json, rlcompleter
+    completer, found, i = rlcompleter.Completer(globals()), set(), 0
+    while i < 1000:
+        match = completer.complete(text, i)
+        if match is None:
+            break
+        found.add(match.rstrip("("))
+        i += 1
+    print(json.dumps(sorted(found)))
+try:
+    __airlock_complete(%s)
+finally:
+    del __airlock_complete
+"""
+_INSPECT = """
+def __airlock_inspect(name):
+    import inspect, json
+    try:
+        obj = eval(name, globals())
+    except Exception:
+        print(json.dumps(""))
+        return
+    head = name
+    try:
+        head += str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        pass
+    print(json.dumps("%%s\\ntype: %%s\\n%%s" %% (head, type(obj).__name__, inspect.getdoc(obj) or "")))
+try:
+    __airlock_inspect(%s)
+finally:
+    del __airlock_inspect
+"""
+
+
+def pick_runtime(info: Mapping[str, Any]) -> str:
+    """The python runtime with the most data-science packages; "python" on a tie."""
+    pkgs = info.get("runtime_packages") or {}
+    best = max(sorted(pkgs), key=lambda name: (len(pkgs[name]), name == "python"), default="python")
+    return best if pkgs.get(best) else "python"
+
+
+def split_error(stderr: str) -> Tuple[str, str, List[str]]:
+    """ename, evalue and traceback lines of a cell that raised, from its stderr
+    (the last "Traceback" block; its last line is "Name: value")."""
+    lines = stderr.rstrip("\n").split("\n")
+    start = max((i for i, l in enumerate(lines) if l.startswith("Traceback (most recent call last):")), default=0)
+    tb = lines[start:]
+    m = _EXC_LINE.match(tb[-1]) if tb else None
+    if m:
+        return m.group(1), m.group(2) or "", tb
+    return "Error", tb[-1] if tb else "", tb
+
+
+@dataclass
+class _Cell:
+    """A cell on its way: the request it answers and what the worker found."""
+
+    parent: Dict[str, Any]
+    idents: List[bytes]
+    code: str
+    silent: bool
+    store_history: bool
+    count: int
+    result: Any = None
+    error: Optional[BaseException] = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class AirlockKernel:
+    """One kernel for one connection file."""
+
+    def __init__(self, connection: Mapping[str, Any], settings: KernelSettings) -> None:
+        self.conn = dict(connection)
+        self.settings = settings
+        scheme = self.conn.get("signature_scheme", "hmac-sha256")
+        key = self.conn.get("key", "")
+        self.session = Session(key=key.encode() if isinstance(key, str) else key, signature_scheme=scheme,
+                               username="airlock")
+        self.ctx = zmq.Context.instance()
+        self.count = 0
+        self.cell: Optional[_Cell] = None
+        self.wake_r, self.wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self.done_q: "queue.Queue[_Cell]" = queue.Queue()
+        self.stopping = False
+        self.fresh_next = False  # the next cell runs in a new interpreter: its "lost" is expected
+        self.sandbox: Optional[airlock.AirlockSandbox] = None
+        self.asession: Any = None
+
+    # -- sockets -----------------------------------------------------------
+
+    def _url(self, port_key: str) -> str:
+        transport = self.conn.get("transport", "tcp")
+        ip = self.conn.get("ip", "127.0.0.1")
+        port = self.conn[port_key]
+        if transport == "ipc":
+            return "ipc://%s-%s" % (ip, port)
+        return "%s://%s:%d" % (transport, ip, int(port))
+
+    def bind(self) -> None:
+        self.shell = self.ctx.socket(zmq.ROUTER)
+        self.control = self.ctx.socket(zmq.ROUTER)
+        self.stdin = self.ctx.socket(zmq.ROUTER)
+        self.iopub = self.ctx.socket(zmq.PUB)
+        for sock, key in ((self.shell, "shell_port"), (self.control, "control_port"),
+                          (self.stdin, "stdin_port"), (self.iopub, "iopub_port")):
+            sock.linger = 1000
+            sock.bind(self._url(key))
+        hb = threading.Thread(target=self._heartbeat, name="airlock-kernel-hb", daemon=True)
+        hb.start()
+
+    def _heartbeat(self) -> None:
+        """Echo every ping while the daemon's session lives; a lost daemon stops it (a dead kernel)."""
+        sock = self.ctx.socket(zmq.REP)
+        sock.linger = 0
+        sock.bind(self._url("hb_port"))
+        while not self.stopping:
+            if sock.poll(200):
+                sock.send(sock.recv())
+
+    # -- the daemon side ---------------------------------------------------
+
+    def open_session(self) -> None:
+        s = self.settings
+        if self.sandbox is None:
+            self.sandbox = airlock.AirlockSandbox(s.socket, limits=s.limits())
+        if s.runtime is None:
+            s.runtime = pick_runtime(self.sandbox.info())
+        self.asession = self.sandbox.session_sync(interpreter=s.runtime, limits=s.limits())
+        self.asession.open()
+        _log("session %s open (runtime %s, profile %s)" % (self.asession.id, s.runtime, s.profile or "default"))
+
+    def close_session(self) -> None:
+        if self.asession is not None:
+            try:
+                self.asession.close()
+            except airlock.SandboxError as e:
+                _log("closing the session: %s" % e)
+            self.asession = None
+
+    def _work(self, cell: _Cell) -> None:
+        try:
+            cell.result = self.asession.run_cell(cell.code)
+        except airlock.SandboxError as e:
+            cell.result = getattr(e, "result", None)
+            cell.error = e
+        except BaseException as e:  # the binding failed: report, never run anything here
+            cell.error = e
+        self.done_q.put(cell)
+        try:
+            os.write(self.wake_w, b"x")
+        except BlockingIOError:
+            pass
+
+    # -- messages ----------------------------------------------------------
+
+    def send(self, sock: zmq.Socket, msg_type: str, content: Dict[str, Any], parent: Optional[Dict[str, Any]],
+             idents: Optional[List[bytes]] = None) -> None:
+        self.session.send(sock, msg_type, content, parent=parent, ident=idents)
+
+    def status(self, state: str, parent: Optional[Dict[str, Any]]) -> None:
+        self.send(self.iopub, "status", {"execution_state": state}, parent)
+
+    def kernel_info(self) -> Dict[str, Any]:
+        return {
+            "status": "ok",
+            "protocol_version": PROTOCOL_VERSION,
+            "implementation": "airlock",
+            "implementation_version": airlock.__version__,
+            "language_info": {
+                "name": "python",
+                "version": "%d.%d.%d" % sys.version_info[:3],
+                "mimetype": "text/x-python",
+                "file_extension": ".py",
+                "pygments_lexer": "ipython3",
+                "codemirror_mode": {"name": "ipython", "version": 3},
+                "nbconvert_exporter": "python",
+            },
+            "banner": "Airlock: cells run in a sandbox of airlockd (runtime %s)" % self.settings.runtime,
+            "help_links": [],
+        }
+
+    def recv(self, sock: zmq.Socket) -> Optional[Tuple[List[bytes], Dict[str, Any]]]:
+        """One message, or None when it is malformed or wrongly signed (dropped, logged)."""
+        frames = sock.recv_multipart(copy=True)
+        try:
+            idents, rest = self.session.feed_identities(frames, copy=True)
+            msg = self.session.deserialize(rest, content=True, copy=True)
+        except Exception as e:  # bad signature, replay, malformed JSON, missing frames
+            _log("dropped a message on %s: %s" % ("control" if sock is self.control else "shell", e))
+            return None
+        if not isinstance(msg.get("content"), dict) or "msg_type" not in msg.get("header", {}):
+            _log("dropped a message without content")
+            return None
+        return idents, msg
+
+    def handle(self, sock: zmq.Socket, idents: List[bytes], msg: Dict[str, Any]) -> None:
+        kind = msg["header"]["msg_type"]
+        content = msg["content"]
+        self.status("busy", msg)
+        if kind == "execute_request":
+            self.execute(idents, msg)  # busy until the cell ends (finish())
+            return
+        try:
+            if kind == "kernel_info_request":
+                self.send(sock, "kernel_info_reply", self.kernel_info(), msg, idents)
+            elif kind == "is_complete_request":
+                self.send(sock, "is_complete_reply", self.is_complete(str(content.get("code", ""))), msg, idents)
+            elif kind == "complete_request":
+                self.send(sock, "complete_reply", self.complete(content), msg, idents)
+            elif kind == "inspect_request":
+                self.send(sock, "inspect_reply", self.inspect(content), msg, idents)
+            elif kind == "history_request":
+                self.send(sock, "history_reply", {"status": "ok", "history": []}, msg, idents)
+            elif kind == "comm_info_request":
+                self.send(sock, "comm_info_reply", {"status": "ok", "comms": {}}, msg, idents)
+            elif kind == "interrupt_request":
+                self.interrupt()
+                self.send(sock, "interrupt_reply", {"status": "ok"}, msg, idents)
+            elif kind == "shutdown_request":
+                restart = bool(content.get("restart", False))
+                self.shutdown(restart)
+                self.send(sock, "shutdown_reply", {"status": "ok", "restart": restart}, msg, idents)
+                if not restart:
+                    self.stopping = True
+            else:
+                _log("unknown request %r: not answered" % kind)
+        finally:
+            self.status("idle", msg)
+
+    @staticmethod
+    def is_complete(code: str) -> Dict[str, Any]:
+        """Compiled on the host, never run: codeop tells complete, incomplete or invalid."""
+        try:
+            compiled = codeop.compile_command(code, "<cell>", "exec")
+        except (SyntaxError, OverflowError, ValueError):
+            return {"status": "invalid"}
+        if compiled is None:
+            return {"status": "incomplete", "indent": "    " if code.rstrip().endswith(":") else ""}
+        return {"status": "complete"}
+
+    def ask(self, code: str) -> Any:
+        """Run a helper cell that prints one JSON line; its answer, or None.
+
+        The question is about the session's globals, which live in the
+        sandbox, so it is asked there: a cell the user does not see (no
+        execution count, no output, nothing bound to _), whose printed JSON
+        is parsed here with json (never evaluated). A cell already running
+        has the interpreter: the shell loop does not read requests then.
+        """
+        try:
+            r = self.asession.run_cell(code)
+        except airlock.SandboxError as e:
+            _log("helper cell: %s" % e)
+            return None
+        if r.state == "lost":
+            self.fresh_next = False  # this helper cell was the new interpreter's first
+        if r.outcome != "exited" or r.exit_code != 0:
+            return None
+        try:
+            return json.loads(r.stdout.strip().split("\n")[-1])
+        except (ValueError, IndexError):
+            return None
+
+    def complete(self, content: Mapping[str, Any]) -> Dict[str, Any]:
+        code = str(content.get("code", ""))
+        pos = content.get("cursor_pos")
+        pos = len(code) if not isinstance(pos, int) or not 0 <= pos <= len(code) else pos
+        token = _TOKEN.search(code[:pos]).group(0)
+        matches = self.ask(_COMPLETE % json.dumps(token)) if token else None
+        if not isinstance(matches, list) or not all(isinstance(m, str) for m in matches):
+            matches = []
+        return {"status": "ok", "matches": matches[:200], "cursor_start": pos - len(token), "cursor_end": pos,
+                "metadata": {}}
+
+    def inspect(self, content: Mapping[str, Any]) -> Dict[str, Any]:
+        code = str(content.get("code", ""))
+        pos = content.get("cursor_pos")
+        pos = len(code) if not isinstance(pos, int) or not 0 <= pos <= len(code) else pos
+        name = _TOKEN.search(code[:pos]).group(0) + _NAME_TAIL.match(code[pos:]).group(0)
+        text = self.ask(_INSPECT % json.dumps(name.strip("."))) if name.strip(".") else None
+        if not isinstance(text, str) or not text:
+            return {"status": "ok", "found": False, "data": {}, "metadata": {}}
+        return {"status": "ok", "found": True, "data": {"text/plain": text}, "metadata": {}}
+
+    def execute(self, idents: List[bytes], msg: Dict[str, Any]) -> None:
+        content = msg["content"]
+        code = str(content.get("code", ""))
+        silent = bool(content.get("silent", False))
+        store = bool(content.get("store_history", not silent)) and not silent
+        if store:
+            self.count += 1
+        cell = _Cell(parent=msg, idents=idents, code=code, silent=silent, store_history=store, count=self.count)
+        if not silent:
+            self.send(self.iopub, "execute_input", {"code": code, "execution_count": self.count}, msg)
+        self.cell = cell
+        threading.Thread(target=self._work, args=(cell,), name="airlock-kernel-cell", daemon=True).start()
+
+    def crashed(self, r: Any) -> bool:
+        """Whether a cell answered `lost` ended its interpreter (else it ran in
+        a new one). The daemon says `lost` of both: of the cell whose
+        interpreter ended and of the first cell of the next interpreter. The
+        latter follows a crash this kernel reported (fresh_next) or carries
+        the daemon's note of why it restarted the interpreter."""
+        return not self.fresh_next and not r.advisories
+
+    def interrupt(self) -> None:
+        """The running cell's interrupt: KeyboardInterrupt in it, its state kept (the binding's interrupt())."""
+        s = self.asession
+        if self.cell is not None and s is not None and hasattr(s, "interrupt"):
+            try:
+                s.interrupt()
+            except airlock.SandboxError as e:
+                _log("interrupt: %s" % e)
+
+    def shutdown(self, restart: bool) -> None:
+        self.close_session()
+        if restart:
+            self.count = 0
+            self.open_session()
+
+    def finish(self, cell: _Cell) -> None:
+        """Publish a cell's outputs and answer its request."""
+        self.cell = None
+        parent = cell.parent
+        r = cell.result
+        reply: Dict[str, Any] = {"status": "ok", "execution_count": cell.count, "user_expressions": {},
+                                 "payload": []}
+        error: Optional[Tuple[str, str, List[str]]] = None
+        if r is None:
+            e = cell.error
+            error = (type(e).__name__ if e else "Error", str(e) if e else "no answer", [])
+            _log("cell %d: %s" % (cell.count, error[1]))
+            if isinstance(e, airlock.SandboxUnavailableError):
+                self.stopping = True  # the daemon is gone: a dead kernel, never code on the host
+        else:
+            if not cell.silent:
+                if r.stdout:
+                    self.send(self.iopub, "stream", {"name": "stdout", "text": r.stdout}, parent)
+                err_text = r.stderr
+                if r.outcome == "exited" and r.exit_code == 1 and (r.state == "kept" or not self.crashed(r)) and \
+                        "Traceback (most recent call last):" in err_text:
+                    error = split_error(err_text)
+                    err_text = err_text[: err_text.rfind("Traceback (most recent call last):")]
+                elif r.outcome in ("wall_limit", "cpu_limit", "cancelled") and r.state == "kept":
+                    error = ("KeyboardInterrupt", "", ["KeyboardInterrupt"])
+                    err_text = err_text.replace("KeyboardInterrupt\n", "")
+                elif r.state == "lost" and self.crashed(r):
+                    error = ("DeadKernelError", "the interpreter ended (%s): its state is lost" % r.outcome, [])
+                if err_text:
+                    self.send(self.iopub, "stream", {"name": "stderr", "text": err_text}, parent)
+                for item in r.display:
+                    self.send(self.iopub, "display_data", {"data": {item.mime: _mime_data(item.mime, item.data)},
+                                                           "metadata": {}, "transient": {}}, parent)
+                if r.value is not None and error is None:
+                    self.send(self.iopub, "execute_result", {"execution_count": cell.count,
+                                                             "data": {"text/plain": r.value}, "metadata": {}}, parent)
+            if r.state == "lost" and error is not None and error[0] == "DeadKernelError":
+                self.status("restarting", parent)
+                self.count = 0
+                self.fresh_next = True
+            elif r.state == "lost" and not self.fresh_next and not cell.silent:
+                # Restarted before this cell (a reload, a daemon restart): it
+                # ran, in an empty namespace; say so as ipykernel's nanny would.
+                self.status("restarting", parent)
+                self.send(self.iopub, "stream", {"name": "stderr", "text": "[the interpreter was restarted: "
+                                                 "earlier state is lost%s]\n" % _why(r)}, parent)
+            else:
+                self.fresh_next = False
+        if error is not None:
+            ename, evalue, tb = error
+            if not cell.silent:
+                self.send(self.iopub, "error", {"ename": ename, "evalue": evalue, "traceback": tb}, parent)
+            reply.update(status="error", ename=ename, evalue=evalue, traceback=tb)
+        self.send(self.shell, "execute_reply", reply, parent, cell.idents)
+        self.status("idle", parent)
+
+    # -- the loop ----------------------------------------------------------
+
+    def serve(self) -> int:
+        poller = zmq.Poller()
+        poller.register(self.control, zmq.POLLIN)
+        poller.register(self.shell, zmq.POLLIN)
+        poller.register(self.wake_r, zmq.POLLIN)
+        self.status("starting", None)
+        while not self.stopping:
+            events = dict(poller.poll(500))
+            if self.wake_r in events:
+                try:
+                    os.read(self.wake_r, 64)
+                except BlockingIOError:
+                    pass
+                while True:
+                    try:
+                        self.finish(self.done_q.get_nowait())
+                    except queue.Empty:
+                        break
+            if self.control in events:
+                got = self.recv(self.control)
+                if got:
+                    self.handle(self.control, *got)
+            # Shell requests wait while a cell runs: one at a time, in order.
+            if self.cell is None and self.shell in events:
+                got = self.recv(self.shell)
+                if got:
+                    self.handle(self.shell, *got)
+        self.close_session()
+        time.sleep(0.1)  # let iopub flush the last status
+        return 0
+
+
+def _why(r: Any) -> str:
+    return ": " + "; ".join(r.advisories) if r.advisories else ""
+
+
+def _mime_data(mime: str, data: bytes) -> str:
+    """Jupyter's JSON form: text as text, images base64."""
+    if mime.startswith("text/") or mime == "image/svg+xml":
+        return data.decode("utf-8", "replace")
+    import base64
+
+    return base64.b64encode(data).decode("ascii")
+
+
+def load_connection(path: str) -> Dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        conn = json.load(f)
+    for key in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
+        if key not in conn:
+            raise SystemExit("airlock-kernel: %s has no %s" % (path, key))
+    return conn

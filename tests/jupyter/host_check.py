@@ -1,0 +1,36 @@
+"""The host test's Jupyter check (tests/host/acceptance.sh, in the VM, as
+the user agent): the installed kernelspec airlock-python, started by
+jupyter_client as Jupyter starts it, runs cells in the installed daemon's
+sandbox. Prints what it saw; exit status 0 only if all held."""
+
+import os
+import sys
+
+from jupyter_client.manager import start_new_kernel
+
+
+def main():
+    km, kc = start_new_kernel(kernel_name="airlock-python", startup_timeout=120)
+    try:
+        outs = []
+
+        def hook(msg):
+            if msg["header"]["msg_type"] in ("stream", "execute_result", "error"):
+                outs.append(msg["content"])
+
+        marker = "/tmp/airlock-host-kernel-%d" % os.getpid()
+        kc.execute_interactive("x = 6 * 7\nimport os\nopen(%r, 'w').write('x')\nprint(os.getuid())" % marker,
+                               output_hook=hook, timeout=120)
+        reply = kc.execute_interactive("x", output_hook=hook, timeout=120)["content"]
+        print(outs, reply["status"])
+        ok = reply["status"] == "ok" and outs[-1].get("data", {}).get("text/plain") == "42"
+        ok = ok and outs[0].get("text", "").strip() != str(os.getuid())  # not the agent's uid
+        ok = ok and not os.path.exists(marker)  # the cell's /tmp is the sandbox's
+        return 0 if ok else 1
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""The Airlock Jupyter kernel (libclient/python/airlock_kernel) driven by
+jupyter_client as Jupyter drives it, against a real airlockd of this test.
+
+Started with the build's library and binding (AIRLOCK_LIBRARY, PYTHONPATH
+from meson). The daemon's log and the kernel's stderr are shown when a test
+fails.
+"""
+
+import json
+import os
+import queue
+import shutil
+import sys
+import tempfile
+import time
+import unittest
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from airlock_testlib import Daemon  # noqa: E402
+
+from jupyter_client import KernelManager  # noqa: E402
+from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
+
+_daemon = None
+_specs = None
+
+
+def setUpModule():
+    global _daemon, _specs
+    if os.geteuid() != 0:
+        raise unittest.SkipTest("airlockd must start as root")
+    _daemon = Daemon(os.environ["AIRLOCKD"], "[sessions]\nmax_interpreters = 8\nmax_interpreters_per_uid = 8\n",
+                     prefix="airlock-jupyter-")
+    _daemon.start()
+    _specs = tempfile.mkdtemp(prefix="airlock-kernels-")
+    d = os.path.join(_specs, "airlock-test")
+    os.mkdir(d)
+    sys.path.insert(0, os.environ["PYTHONPATH"].split(":")[0])
+    from airlock_kernel.cli import spec
+
+    with open(os.path.join(d, "kernel.json"), "w") as f:
+        json.dump(spec(None, None, sys.executable), f)
+
+
+def tearDownModule():
+    if _daemon is not None:
+        _daemon.stop()
+        _daemon.remove()
+    if _specs:
+        shutil.rmtree(_specs, ignore_errors=True)
+
+
+class KernelCase(unittest.TestCase):
+    """One kernel per test, started by jupyter_client's KernelManager."""
+
+    def setUp(self):
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.km = KernelManager(kernel_name="airlock-test",
+                                kernel_spec_manager=KernelSpecManager(kernel_dirs=[_specs]))
+        env = dict(os.environ, AIRLOCK_SOCKET=_daemon.sock)
+        self.km.start_kernel(env=env, stderr=self.stderr)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+
+    def tearDown(self):
+        self.kc.stop_channels()
+        if self.km.is_alive():
+            self.km.shutdown_kernel(now=False)
+        outcome = self._outcome
+        failed = any(e for _, e in getattr(outcome, "errors", []) if e) or \
+            bool(getattr(getattr(outcome, "result", None), "failures", None))
+        if failed:
+            self.stderr.seek(0)
+            print("--- kernel stderr ---\n" + self.stderr.read()[-4000:], file=sys.stderr)
+            _daemon.show_log()
+        self.stderr.close()
+
+    def run_cell(self, code, timeout=60):
+        """execute_interactive: (reply content, [iopub outputs])."""
+        outs = []
+
+        def hook(msg):
+            t = msg["header"]["msg_type"]
+            if t in ("stream", "execute_result", "display_data", "error"):
+                outs.append((t, msg["content"]))
+
+        reply = self.kc.execute_interactive(code, output_hook=hook, timeout=timeout)
+        return reply["content"], outs
+
+    def kernel_log(self):
+        self.stderr.flush()
+        self.stderr.seek(0)
+        return self.stderr.read()
+
+
+class TestKernel(KernelCase):
+    def test_kernel_info(self):
+        self.kc.kernel_info()
+        reply = self.kc.get_shell_msg(timeout=30)["content"]
+        self.assertEqual(reply["implementation"], "airlock")
+        self.assertEqual(reply["language_info"]["name"], "python")
+        self.assertEqual(reply["protocol_version"], "5.3")
+
+    def test_state_streams_and_results(self):
+        reply, outs = self.run_cell("x = 41\nprint('hello')")
+        self.assertEqual(reply["status"], "ok")
+        self.assertEqual(reply["execution_count"], 1)
+        self.assertEqual(outs, [("stream", {"name": "stdout", "text": "hello\n"})])
+        reply, outs = self.run_cell("x + 1")
+        self.assertEqual(reply["execution_count"], 2)
+        self.assertEqual(outs, [("execute_result", {"execution_count": 2, "data": {"text/plain": "42"},
+                                                    "metadata": {}})])
+
+    def test_error(self):
+        reply, outs = self.run_cell("def f():\n    return 1 / 0\nf()")
+        self.assertEqual((reply["status"], reply["ename"], reply["evalue"]),
+                         ("error", "ZeroDivisionError", "division by zero"))
+        errors = [c for t, c in outs if t == "error"]
+        self.assertEqual(len(errors), 1)
+        self.assertEqual(errors[0]["traceback"][-1], "ZeroDivisionError: division by zero")
+        reply, outs = self.run_cell("'still here'")
+        self.assertEqual(outs[0][1]["data"]["text/plain"], "'still here'")
+
+    def test_code_runs_in_the_sandbox_not_on_the_host(self):
+        marker = "/tmp/airlock-kernel-%s" % uuid.uuid4().hex
+        reply, outs = self.run_cell("open(%r, 'w').write('x')\nimport os\nos.getuid()" % marker)
+        self.assertEqual(reply["status"], "ok", outs)
+        self.assertFalse(os.path.exists(marker), "the cell wrote on the host")
+        self.assertNotEqual(outs[-1][1]["data"]["text/plain"], str(os.getuid()))
+
+    def test_figure_is_png(self):
+        reply, outs = self.run_cell("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+                                    "plt.plot([1, 2, 3])\nNone")
+        self.assertEqual(reply["status"], "ok", outs)
+        shown = [c for t, c in outs if t == "display_data"]
+        self.assertEqual(len(shown), 1, outs)
+        import base64
+
+        self.assertTrue(base64.b64decode(shown[0]["data"]["image/png"]).startswith(b"\x89PNG"))
+
+    def test_is_complete(self):
+        for code, status in (("x = 1", "complete"), ("for i in range(3):", "incomplete"), ("1 +* 2", "invalid")):
+            self.kc.is_complete(code)
+            self.assertEqual(self.kc.get_shell_msg(timeout=30)["content"]["status"], status, code)
+
+    def test_complete_and_inspect_see_the_sandbox_globals(self):
+        self.run_cell("import math\nairlock_value = 3\ndef airlock_fn(a, b=2):\n    'Adds.'\n    return a + b")
+        self.kc.complete("x = airlock_", 12)
+        reply = self.kc.get_shell_msg(timeout=60)["content"]
+        self.assertEqual(sorted(reply["matches"]), ["airlock_fn", "airlock_value"])
+        self.assertEqual((reply["cursor_start"], reply["cursor_end"]), (4, 12))
+        self.kc.complete("math.fl", 7)
+        self.assertIn("math.floor", self.kc.get_shell_msg(timeout=60)["content"]["matches"])
+        self.kc.inspect("airlock_fn(1)", 3)
+        reply = self.kc.get_shell_msg(timeout=60)["content"]
+        self.assertTrue(reply["found"])
+        self.assertIn("airlock_fn(a, b=2)", reply["data"]["text/plain"])
+        self.assertIn("Adds.", reply["data"]["text/plain"])
+        self.kc.inspect("no_such_name", 5)
+        self.assertFalse(self.kc.get_shell_msg(timeout=60)["content"]["found"])
+        # The helper cells left no name and took no execution count.
+        reply, outs = self.run_cell("sorted(n for n in globals() if 'airlock' in n)")
+        self.assertEqual(outs[-1][1]["data"]["text/plain"], "['airlock_fn', 'airlock_value']")
+        self.assertEqual(reply["execution_count"], 2)
+
+    def test_crashed_interpreter_is_a_restart(self):
+        self.run_cell("z = 1")
+        statuses = []
+        reply, outs = self.run_cell("import os\nos._exit(3)")
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "DeadKernelError", outs)
+        self.assertIn("state is lost", reply["evalue"])
+        reply, outs = self.run_cell("z")
+        self.assertEqual(reply["ename"], "NameError")
+        self.assertEqual(reply["execution_count"], 1, "the count starts again after a restart")
+
+    def test_bad_signature_is_dropped(self):
+        # A request signed with another key: dropped with a log line, and the
+        # kernel goes on answering well-signed ones.
+        from jupyter_client.session import Session
+
+        forged = Session(key=b"not-the-key", username="mallory")
+        forged.send(self.kc.shell_channel.socket, "execute_request",
+                    {"code": "print('forged')", "silent": False, "store_history": True, "user_expressions": {},
+                     "allow_stdin": False})
+        reply, outs = self.run_cell("print('real')")
+        self.assertEqual(outs, [("stream", {"name": "stdout", "text": "real\n"})])
+        self.assertEqual(reply["execution_count"], 1, "the forged request ran")
+        self.assertIn("dropped a message on shell", self.kernel_log())
+
+    def test_restart_is_a_new_session(self):
+        self.run_cell("y = 5")
+        self.km.restart_kernel(now=False)
+        self.kc.wait_for_ready(timeout=60)
+        reply, outs = self.run_cell("y")
+        self.assertEqual(reply["ename"], "NameError", outs)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
