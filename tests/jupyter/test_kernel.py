@@ -176,6 +176,29 @@ class TestKernel(KernelCase):
         self.assertEqual(reply["ename"], "NameError")
         self.assertEqual(reply["execution_count"], 1, "the count starts again after a restart")
 
+    def test_interrupt_keeps_the_state(self):
+        self.run_cell("x = 7")
+        msg_id = self.kc.execute("import time\nwhile True:\n    time.sleep(0.01)")
+        # execute_input: the kernel has handed the cell to the daemon.
+        deadline = time.monotonic() + 60
+        started = False
+        while not started and time.monotonic() < deadline:
+            try:
+                m = self.kc.get_iopub_msg(timeout=1)
+            except queue.Empty:
+                continue
+            started = m["header"]["msg_type"] == "execute_input" and m["parent_header"].get("msg_id") == msg_id
+        self.assertTrue(started, "the cell did not start")
+        t0 = time.monotonic()
+        self.km.interrupt_kernel()  # interrupt_mode "message": an interrupt_request on control
+        reply = self.kc.get_shell_msg(timeout=30)
+        took = time.monotonic() - t0
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        self.assertEqual(reply["content"]["ename"], "KeyboardInterrupt", reply["content"])
+        self.assertLess(took, 5, "the interrupt took %.1f s" % took)
+        reply, outs = self.run_cell("x")
+        self.assertEqual(outs[-1][1]["data"]["text/plain"], "7", outs)
+
     def test_bad_signature_is_dropped(self):
         # A request signed with another key: dropped with a log line, and the
         # kernel goes on answering well-signed ones.
