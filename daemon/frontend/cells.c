@@ -388,8 +388,14 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	if (!lost)
 		cs->lost = false;
 	session_cell_touch(cs->s); /* idle from the cell's end */
-	audit_run(cs->d, cs->interp_id, cl->uid, cl->pid, cs->runtime, &cl->lim, &res, NULL, false,
-		  res.error);
+	audit_run(cs->d,
+		  &(struct audit_who){.run_id = cs->interp_id,
+				      .uid = cl->uid,
+				      .pid = cl->pid,
+				      .runtime = cs->runtime,
+				      .profile = session_profile(cs->s),
+				      .asked = &cl->lim},
+		  &res, NULL, res.error);
 	log_debug("session %s: cell %" PRIu64 ": %s, state %s, %" PRIu64 " ms", session_id(cs->s),
 		  cl->n, proto_outcome_name(res.outcome), res.state, res.wall_ms);
 	if (cl->c != NULL) {
