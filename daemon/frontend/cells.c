@@ -149,14 +149,13 @@ cells_driver(void)
 bool
 cells_runtime_ok(const struct config_runtime *rt)
 {
-	const char *base, *dot;
+	const char *dot;
 
-	if (rt == NULL || rt->is_exec || rt->argc == 0)
+	/* A Python by what the runtime is (its language), not by its name. */
+	if (rt == NULL || rt->is_exec || rt->argc == 0 || rt->language != RULES_LANG_PYTHON)
 		return false;
-	base = strrchr(rt->argv[0], '/');
-	base = base != NULL ? base + 1 : rt->argv[0];
 	dot = strrchr(rt->code_name, '.');
-	return strncmp(base, "python3", 7) == 0 && dot != NULL && strcmp(dot, ".py") == 0;
+	return dot != NULL && strcmp(dot, ".py") == 0;
 }
 
 struct cells *

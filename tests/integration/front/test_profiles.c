@@ -729,6 +729,103 @@ test_hidden_usr_submount(void **state)
 	assert_int_equal(umount("/usr/local"), 0);
 }
 
+/* A request of runtime under profile (NULL: none named), its code code. */
+static struct airlock_run_req *
+rt_req(const char *runtime, const char *code, const char *profile)
+{
+	struct airlock_run_req *req = py_req(code, profile);
+
+	assert_int_equal(airlock_run_req_set_runtime(req, runtime), 0);
+	return req;
+}
+
+/*
+ * runtimes = (issue 32, point 8): a profile's runs and sessions use only its
+ * runtimes, refused by admit_decide() naming the runtime, the profile and
+ * its list; a runtime is a Python by its program, not its name, in info's
+ * runtime_packages (py3x is one, python-sh is not).
+ */
+#define RT_CFG                                                                                     \
+	"[sandbox]\nuid_base = 1500080\nuid_count = 16\n"                                          \
+	"[profile pyonly]\nruntimes = python, py3x\n"                                              \
+	"[profile shonly]\nruntimes = sh\n"                                                        \
+	"[runtime py3x]\nargv = /usr/bin/python3 -I -B {code}\ncode_name = main.py\n"              \
+	"[runtime python-sh]\nargv = /bin/sh {code}\ncode_name = main.sh\n"
+
+static void
+test_profile_runtimes(void **state)
+{
+	struct fixture f;
+	struct airlock_conn *c;
+	struct airlock_session_opts *opts = NULL;
+	struct airlock_result *res;
+	struct airlock_info *info = NULL;
+	char id[AIRLOCK_SESSION_ID_LEN + 1], code[64], msg[512];
+	const char *ec, *em;
+	bool py3x = false, pysh = false;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, RT_CFG), 0);
+	c = conn_to(&f);
+	assert_int_equal(run_req(c, rt_req("sh", "echo hi", "pyonly"), &res, code, msg), -EACCES);
+	assert_string_equal(code, "unauthorized");
+	assert_string_equal(msg, "runtime 'sh' is not available under profile 'pyonly' (its "
+				 "runtimes: python, py3x)");
+	assert_int_equal(run_req(c, rt_req("py3x", "print(3)", "pyonly"), &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	airlock_result_free(res);
+	/* A profile without the key: every runtime. */
+	assert_int_equal(run_req(c, rt_req("sh", "echo hi", "minimal"), &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	airlock_result_free(res);
+
+	/* A session's interpreter at its open, and a session's run. */
+	assert_int_equal(airlock_session_opts_new(&opts), 0);
+	assert_int_equal(airlock_session_opts_set_profile(opts, "shonly"), 0);
+	assert_int_equal(airlock_session_opts_set_interpreter(opts, "python"), 0);
+	assert_int_equal(airlock_session_open(c, opts, id), -EACCES);
+	assert_int_equal(airlock_conn_last_error(c, &ec, &em), 0);
+	assert_string_equal(em, "runtime 'python' is not available under profile 'shonly' (its "
+				"runtimes: sh)");
+	airlock_session_opts_free(opts);
+	assert_int_equal(airlock_session_opts_new(&opts), 0);
+	assert_int_equal(airlock_session_opts_set_profile(opts, "shonly"), 0);
+	assert_int_equal(airlock_session_open(c, opts, id), 0);
+	airlock_session_opts_free(opts);
+	{
+		struct airlock_run_req *req = rt_req("python", "print(1)", NULL);
+
+		assert_int_equal(airlock_run_req_set_session(req, id), 0);
+		assert_int_equal(run_req(c, req, &res, code, msg), -EACCES);
+		assert_non_null(strstr(msg, "runtime 'python' is not available under profile "
+					    "'shonly'"));
+		req = rt_req("sh", "echo in session", NULL);
+		assert_int_equal(airlock_run_req_set_session(req, id), 0);
+		assert_int_equal(run_req(c, req, &res, code, msg), 0);
+		assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+		airlock_result_free(res);
+	}
+	assert_int_equal(airlock_session_close(c, id), 0);
+
+	assert_int_equal(airlock_info(c, &info), 0);
+	for (i = 0; i < airlock_info_runtime_count(info); i++) {
+		const char *name = airlock_info_runtime_name(info, i);
+		const char *pk = airlock_info_runtime_packages(info, i);
+
+		if (strcmp(name, "py3x") == 0)
+			py3x = pk != NULL;
+		if (strcmp(name, "python-sh") == 0)
+			pysh = pk != NULL;
+	}
+	airlock_info_free(info);
+	if (!py3x || pysh)
+		fail_msg("runtime_packages: py3x %s, python-sh %s (want listed, not listed)",
+			 py3x ? "listed" : "not listed", pysh ? "listed" : "not listed");
+	airlock_conn_free(c);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
 /* ---- The audit line against its documented field list (issue 32, 7) ---- */
 
 #define AUDIT_KEYS_MAX 64
@@ -920,6 +1017,7 @@ main(void)
 		cmocka_unit_test(test_readonly_session),
 		cmocka_unit_test(test_noproc_profile),
 		cmocka_unit_test(test_blocked_imports),
+		cmocka_unit_test(test_profile_runtimes),
 		cmocka_unit_test(test_audit_fields),
 		cmocka_unit_test(test_reload),
 	};
