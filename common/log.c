@@ -130,18 +130,6 @@ fatalx(const char *fmt, ...)
 }
 
 void
-log_whyf(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why != NULL && whylen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-}
-
-void
 log_repeat_at(struct log_repeat *lr, uint64_t now_ms, const char *msg)
 {
 	bool same = lr->any && strncmp(lr->last, msg, sizeof(lr->last) - 1) == 0;

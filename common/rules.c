@@ -30,16 +30,49 @@ rules_env_name_check(const char *s, size_t len)
 	return len > PROTO_ENV_KEY_MAX ? -E2BIG : 0;
 }
 
-bool
-rules_argv0_is_python(const char *argv0)
+enum rules_language
+rules_program_language(const char *path)
 {
-	const char *base;
+	static const char *const shells[] = {"sh", "bash", "dash"};
+	const char *base, *p;
+	size_t i;
 
-	if (argv0 == NULL)
-		return false;
-	base = strrchr(argv0, '/');
-	base = base != NULL ? base + 1 : argv0;
-	return strncmp(base, "python", 6) == 0;
+	if (path == NULL)
+		return RULES_LANG_OTHER;
+	base = strrchr(path, '/');
+	base = base != NULL ? base + 1 : path;
+	/* python, python3, python3.12: not python3-config, pythonista, pypy3 */
+	if (strncmp(base, "python", 6) == 0) {
+		for (p = base + 6; *p != '\0'; p++)
+			if ((*p < '0' || *p > '9') && *p != '.')
+				return RULES_LANG_OTHER;
+		return RULES_LANG_PYTHON;
+	}
+	for (i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
+		if (strcmp(base, shells[i]) == 0)
+			return RULES_LANG_SHELL;
+	return RULES_LANG_OTHER;
+}
+
+const char *
+rules_language_name(enum rules_language lang)
+{
+	static const char *const names[] = {"other", "python", "shell"};
+
+	return (unsigned)lang < sizeof(names) / sizeof(names[0]) ? names[lang] : "other";
+}
+
+int
+rules_language_from_name(const char *name, enum rules_language *ret)
+{
+	enum rules_language l;
+
+	for (l = RULES_LANG_OTHER; l <= RULES_LANG_SHELL; l++)
+		if (name != NULL && strcmp(name, rules_language_name(l)) == 0) {
+			*ret = l;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 bool

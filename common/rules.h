@@ -60,9 +60,23 @@ bool rules_tool_name_check(const char *s, size_t len);
  * bytes ("subprocess", "os.path"; ASCII only: a blocked_imports entry). */
 bool rules_module_name_check(const char *s, size_t len);
 
-/* Whether a runtime's program (argv[0]) is a Python: its base name starts
- * with "python" (python3, python3.12; not pypy). NULL is not. */
-bool rules_argv0_is_python(const char *argv0);
+/* What reads a runtime's code: [runtime] language =, or its program's. */
+enum rules_language {
+	RULES_LANG_OTHER = 0,
+	RULES_LANG_PYTHON = 1,
+	RULES_LANG_SHELL = 2,
+};
+
+/*
+ * The language of a program by its file's base name: python, python3 or
+ * python3.N is a Python (not pypy3, python3-config); sh, bash, dash a
+ * shell; anything else (NULL too) other. The config asks it of argv[0]
+ * and of the file argv[0] resolves to (a venv's bin/python).
+ */
+enum rules_language rules_program_language(const char *path);
+/* "other", "python", "shell"; and back (-EINVAL for another word). */
+const char *rules_language_name(enum rules_language lang);
+int rules_language_from_name(const char *name, enum rules_language *ret);
 
 /* Whether every limit asked is at most its ceiling (0, "the default",
  * always is). If not, *ret_bad names the first one above. */

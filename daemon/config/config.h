@@ -12,6 +12,7 @@
 #include "plan.h"
 #include "proto.h"
 #include "rootspec.h"
+#include "rules.h"
 
 #define CONFIG_DEFAULT_PATH "/etc/airlock/airlockd.conf"
 #define CONFIG_DEFAULT_SOCKET "/run/airlock/airlock.sock"
@@ -54,6 +55,12 @@ struct config_runtime {
 	/* prestart = yes: interpreters started ahead serve its runs that set
 	 * no env, argv or stdin (docs/design-interpreters.md §1; default no) */
 	bool prestart;
+	/* language = python|shell|other; absent: its program's, at load
+	 * (rules_program_language of argv[0], else of what argv[0] resolves
+	 * to). What the runtime is, whatever its name: runtime_packages in
+	 * info, the advisory check, prestart's default, interpreter sessions,
+	 * and a shell is refused under subprocess = false. */
+	enum rules_language language;
 };
 
 /*
@@ -110,6 +117,10 @@ struct config_profile {
 	 * (daemon/frontend/advisory.c). Never a boundary: docs/security.md. */
 	char blocked_imports[PROTO_BLOCKED_IMPORTS_MAX][PROTO_MODULE_NAME_MAX + 1];
 	size_t nblocked_imports;
+	/* runtimes = NAME[, ...]: the runtimes its runs and sessions may use
+	 * (admit.c, rule 4); none listed: every runtime. */
+	char runtimes[CONFIG_RUNTIMES_MAX][PROTO_RUNTIME_MAX + 1];
+	size_t nruntimes;
 };
 
 struct config {
@@ -253,6 +264,10 @@ int config_mounts_resolve(const struct config *cfg, const struct config_profile 
 			  uint32_t *ret, size_t *ret_bad);
 
 /* May this peer (uid, its groups) use the profile? root always may. */
+/* May runs of prof use the runtime named runtime (its runtimes = list)? */
+bool config_profile_runtime_allowed(const struct config_profile *prof, const char *runtime);
+/* "python, sh" of prof's runtimes = list into buf ("" for none: all). */
+void config_profile_runtimes_text(const struct config_profile *prof, char *buf, size_t len);
 bool config_profile_allowed(const struct config_profile *prof, uid_t uid, const gid_t *gids,
 			    size_t ngids);
 

@@ -212,8 +212,8 @@ config_daemon_finish(struct config_parse *p)
 
 /* The checks across keys and sections, in this order, once a file is read. */
 static int (*const config_finishers[])(struct config_parse *) = {
-	config_limits_finish, config_profiles_finish, config_egress_finish,
-	config_mounts_finish, config_daemon_finish,
+	config_limits_finish, config_profiles_finish,	      config_egress_finish,
+	config_mounts_finish, config_profile_runtimes_finish, config_daemon_finish,
 };
 
 /* Run every check across keys; the first failure is the file's error. */
@@ -250,7 +250,8 @@ config_builtin_runtimes_add(struct config *cfg)
 				       CONFIG_RUNTIME_ARGV_MAX, &rt->argc);
 		if (r < 0)
 			return r;
-		rt->prestart = rules_argv0_is_python(rt->argv[0]);
+		rt->language = rules_program_language(rt->argv[0]);
+		rt->prestart = rt->language == RULES_LANG_PYTHON;
 		n++;
 		cfg->nruntimes = n;
 	}

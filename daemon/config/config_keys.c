@@ -166,6 +166,8 @@ const struct config_key config_keys[] = {
 	     "paths absent in its runs"),
 	HOOK(CONFIG_SEC_PROFILE, "blocked_imports", 0, NULL, config_hook_profile_list, 0,
 	     "Python modules the advisory check reports"),
+	HOOK(CONFIG_SEC_PROFILE, "runtimes", 0, NULL, config_hook_profile_runtimes, 0,
+	     "the runtimes its runs may use (default all)"),
 
 	/* [mount NAME] */
 	HOOK(CONFIG_SEC_MOUNT, "source", M(source), NULL, config_hook_mount_path, 0,
@@ -186,6 +188,8 @@ const struct config_key config_keys[] = {
 	HOOK(CONFIG_SEC_RUNTIME, "cwd", 0, NULL, config_hook_cwd, 0, "its working directory"),
 	HOOK(CONFIG_SEC_RUNTIME, "prestart", 0, NULL, config_hook_prestart, 0,
 	     "interpreters started ahead (default yes for a python)"),
+	HOOK(CONFIG_SEC_RUNTIME, "language", 0, NULL, config_hook_language, 0,
+	     "python, shell or other (default: its program's)"),
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);

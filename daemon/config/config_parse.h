@@ -51,6 +51,7 @@ struct config_lines {
 	unsigned profile_network[CONFIG_PROFILES_MAX];			 /* network = */
 	unsigned profile_hosts[CONFIG_PROFILES_MAX]; /* allow_hosts = or allow_private_hosts = */
 	unsigned profile_lists[CONFIG_PROFILES_MAX]; /* mounts, allow_mounts, blocked_imports = */
+	unsigned profile_runtimes[CONFIG_PROFILES_MAX]; /* runtimes = */
 };
 
 /* Rows of config_keys[] at most (config_parse.key_line). */
@@ -118,6 +119,7 @@ struct config_parse {
 	bool rt_from_file[CONFIG_RUNTIMES_MAX];
 	unsigned rt_argv_line[CONFIG_RUNTIMES_MAX]; /* 0: built in */
 	bool rt_prestart_set[CONFIG_RUNTIMES_MAX];  /* prestart = given */
+	bool rt_language_set[CONFIG_RUNTIMES_MAX];  /* language = given */
 	struct config_profile *prof;		    /* the [profile NAME] being read */
 	bool prof_from_file[CONFIG_PROFILES_MAX];
 	struct config_mount *mnt;		     /* the [mount NAME] being read */
@@ -214,7 +216,11 @@ CONFIG_HOOK(config_hook_prestart);
 CONFIG_HOOK(config_hook_runtime_mounts);
 CONFIG_HOOK(config_hook_env);
 CONFIG_HOOK(config_hook_cwd);
+CONFIG_HOOK(config_hook_language);
+CONFIG_HOOK(config_hook_profile_runtimes);
 
+/* The profiles' runtimes = lists once every section is read (config_profile.c). */
+int config_profile_runtimes_finish(struct config_parse *p);
 /* A key of [profile NAME] that is no row: one of the limits (config_profile.c). */
 int config_profile_limit(struct config_parse *p, const char *name, const char *value);
 /* The row of section and name; NULL if there is none (config_keys.c). */

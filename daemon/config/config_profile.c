@@ -142,6 +142,114 @@ config_hook_profile_list(struct config_parse *p, const struct config_key *k, con
 	return config_key_mounts(p, k->name, value, field);
 }
 
+/*
+ * runtimes = NAME[, ...]: kept as names, each given once, at most
+ * CONFIG_RUNTIMES_MAX; whether each names a runtime is asked once every
+ * section is read (config_profile_runtimes_finish: a [runtime] section may
+ * come after the profile).
+ */
+int
+config_hook_profile_runtimes(struct config_parse *p, const struct config_key *k, const char *value,
+			     void *field)
+{
+	struct config_profile *prof = p->prof;
+	char item[PROTO_RUNTIME_MAX + 2];
+	const char *s = value;
+	size_t i;
+	int r;
+
+	prof->nruntimes = 0;
+	p->lines.profile_runtimes[prof - p->cfg->profiles] = p->line;
+	while ((r = config_list_next(p, p->line, "runtimes", &s, item, sizeof(item))) > 0) {
+		if (!rules_runtime_name_valid(item))
+			return config_fail_at(p, -EINVAL, p->line,
+					      "runtimes: '%s' is not a runtime name", item);
+		for (i = 0; i < prof->nruntimes; i++)
+			if (!strcmp(prof->runtimes[i], item))
+				return config_fail_at(p, -EINVAL, p->line,
+						      "runtimes: '%s' given twice", item);
+		if (prof->nruntimes == CONFIG_RUNTIMES_MAX)
+			return config_fail_at(p, -EINVAL, p->line, "runtimes: more than %d names",
+					      CONFIG_RUNTIMES_MAX);
+		strcpy(prof->runtimes[prof->nruntimes++], item);
+	}
+	if (r == 0 && prof->nruntimes == 0)
+		return config_fail_at(p, -EINVAL, p->line,
+				      "runtimes: no name (leave the key out for every runtime)");
+	return r;
+}
+
+/*
+ * Every name of a runtimes = list is a runtime of this config, and a
+ * profile with subprocess = false lists no shell: every command of a
+ * shell is a fork, refused there (docs/design-profiles.md, 3.2), so each
+ * of its runs would fail; better the file at its line.
+ */
+int
+config_profile_runtimes_finish(struct config_parse *p)
+{
+	const struct config *cfg = p->cfg;
+	size_t i, j;
+
+	for (i = 0; i < cfg->nprofiles; i++) {
+		const struct config_profile *prof = &cfg->profiles[i];
+		unsigned line = p->lines.profile_runtimes[i];
+		/* The later of runtimes = and subprocess =: the line that made it wrong. */
+		unsigned both = line > p->lines.profile_subprocess[i]
+					? line
+					: p->lines.profile_subprocess[i];
+
+		for (j = 0; j < prof->nruntimes; j++) {
+			const struct config_runtime *rt =
+				config_runtime_find(cfg, prof->runtimes[j]);
+
+			if (rt == NULL)
+				return config_fail_at(p, -EINVAL, line,
+						      "[profile %s] runtimes: no runtime '%s'",
+						      prof->name, prof->runtimes[j]);
+			if (prof->no_subprocess && rt->language == RULES_LANG_SHELL)
+				return config_fail_at(
+					p, -EINVAL, both,
+					"[profile %s] runtimes: '%s' is a shell, and subprocess = "
+					"false refuses the fork of its every command",
+					prof->name, rt->name);
+		}
+	}
+	return 0;
+}
+
+bool
+config_profile_runtime_allowed(const struct config_profile *prof, const char *runtime)
+{
+	size_t i;
+
+	if (prof == NULL || runtime == NULL)
+		return false;
+	if (prof->nruntimes == 0)
+		return true;
+	for (i = 0; i < prof->nruntimes && i < CONFIG_RUNTIMES_MAX; i++)
+		if (!strcmp(prof->runtimes[i], runtime))
+			return true;
+	return false;
+}
+
+void
+config_profile_runtimes_text(const struct config_profile *prof, char *buf, size_t len)
+{
+	size_t i, off = 0;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (i = 0; prof != NULL && i < prof->nruntimes; i++) {
+		int n = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", prof->runtimes[i]);
+
+		if (n < 0 || (size_t)n >= len - off)
+			break;
+		off += (size_t)n;
+	}
+}
+
 /* file_write, subprocess = true|false: stored inverted (struct config_profile). */
 int
 config_hook_switch(struct config_parse *p, const struct config_key *k, const char *value,

@@ -3,6 +3,7 @@
 #include "config_parse.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ config_runtime_clear(struct config_runtime *rt)
 	rt->nenv = 0;
 	rt->cwd[0] = '\0';
 	rt->prestart = false;
+	rt->language = RULES_LANG_OTHER;
 }
 
 /* Keep a list of [mount] names for mask, resolved once every section is read. */
@@ -204,6 +206,39 @@ config_hook_prestart(struct config_parse *p, const struct config_key *k, const c
 	return 0;
 }
 
+/* [runtime NAME] language = python|shell|other: given, so not guessed at the end. */
+int
+config_hook_language(struct config_parse *p, const struct config_key *k, const char *value,
+		     void *field)
+{
+	if (rules_language_from_name(value, &p->rt->language) < 0)
+		return config_fail_at(p, -EINVAL, p->line,
+				      "language = %s: expected python, shell or other", value);
+	p->rt_language_set[p->rt - p->cfg->runtimes] = true;
+	return 0;
+}
+
+/*
+ * What a runtime is when the file does not say: its program's language, by
+ * argv[0]'s name or else by the name of the file it resolves to (a venv's
+ * bin/python is a link to /usr/bin/python3.N; /usr/bin/py3 may be one
+ * too). Never by the runtime's own name, which is a label the
+ * administrator chose (issue 32: "python-x" running /bin/sh is no Python).
+ */
+static enum rules_language
+config_runtime_guess(const struct config_runtime *rt)
+{
+	char real[PATH_MAX];
+	enum rules_language lang;
+
+	if (rt->is_exec || rt->argc == 0)
+		return RULES_LANG_OTHER;
+	lang = rules_program_language(rt->argv[0]);
+	if (lang == RULES_LANG_OTHER && realpath(rt->argv[0], real) != NULL)
+		lang = rules_program_language(real);
+	return lang;
+}
+
 /* [runtime NAME] mounts = NAME[, ...]: config_key_mounts(). */
 int
 config_hook_runtime_mounts(struct config_parse *p, const struct config_key *k, const char *value,
@@ -303,6 +338,7 @@ config_runtime_begin(struct config_parse *p, const char *name)
 		return r;
 	config_runtime_clear(&cfg->runtimes[i]);
 	p->rt_prestart_set[i] = false;
+	p->rt_language_set[i] = false;
 	p->rt = &cfg->runtimes[i];
 	p->rt_line = p->line;
 	return 0;
@@ -327,11 +363,13 @@ config_runtimes_finish(struct config_parse *p)
 		struct config_runtime *rt = &cfg->runtimes[i];
 		bool inside = false;
 
+		if (!p->rt_language_set[i])
+			rt->language = config_runtime_guess(rt);
 		/* prestart's default: yes for a python (the FIFO hand-off is
 		 * checked for CPython only: docs/design-interpreters.md §1). */
 		if (p->rt_from_file[i] && !p->rt_prestart_set[i])
 			rt->prestart =
-				!rt->is_exec && rt->argc > 0 && rules_argv0_is_python(rt->argv[0]);
+				!rt->is_exec && rt->argc > 0 && rt->language == RULES_LANG_PYTHON;
 		if (rt->is_exec || rt->argc == 0)
 			continue;
 		for (j = 0; j < sizeof(tops) / sizeof(tops[0]) && !inside; j++)

@@ -210,6 +210,19 @@ admit_profile(const struct admit_facts *f, struct admit_decision *ret)
 				 "profile '%s' does not allow background processes "
 				 "(background_processes = false)",
 				 name);
+	/*
+	 * The runtimes = list: a run's, a cell's (a reload may have taken the
+	 * runtime from the session's profile since its open), an interpreter's
+	 * and a session's interpreter at its open. Refused like a mount the
+	 * profile does not allow: the administrator's policy, not a bad request.
+	 */
+	if (f->runtime != NULL && !f->runtime_allowed &&
+	    admit_is(f, RUN_KINDS | KIND(ADMIT_CELL) | KIND(ADMIT_SESSION_OPEN)))
+		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_UNAUTHORIZED,
+				 "runtime '%s' is not available under profile '%s' (its runtimes: "
+				 "%s)",
+				 f->runtime, name,
+				 f->profile_runtimes != NULL ? f->profile_runtimes : "");
 	/* Mounts are a run's, an interpreter's included (its profile's and
 	 * runtime's); a cell names none: its object check said so. */
 	if (!admit_is(f, RUN_KINDS))

@@ -106,6 +106,10 @@ struct admit_facts {
 	bool profile_found, profile_allowed;
 	enum admit_mount mount;
 	const char *mount_name, *mount_target;
+	/* The runtime (runtime above) is in the profile's runtimes = list,
+	 * or it has none; the list's text for the message. */
+	bool runtime_allowed;
+	const char *profile_runtimes;
 	/* Rule 5: asked, and under it the session's defaults (session runs),
 	 * the profile's defaults and ceilings. */
 	const struct proto_limits *asked, *session_defaults, *defaults, *ceilings;

@@ -108,6 +108,12 @@ admit_gather_profile(struct daemon *d, struct client *c, const char *name, struc
 	g->f.profile_allowed = client_may_use_profile(c, prof);
 	g->f.defaults = &prof->defaults;
 	g->f.ceilings = &prof->ceilings;
+	/* The runtime asked (set before: a run's, a cell's, a session's
+	 * interpreter; none for a plain session's open) against its list. */
+	g->f.runtime_allowed =
+		g->f.runtime == NULL || config_profile_runtime_allowed(prof, g->f.runtime);
+	config_profile_runtimes_text(prof, g->runtimes, sizeof(g->runtimes));
+	g->f.profile_runtimes = g->runtimes;
 }
 
 /*

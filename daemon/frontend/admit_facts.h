@@ -35,6 +35,8 @@ struct admit_gather {
 	uint32_t mounts;		   /* the run's [mount]s, bit i: mount i */
 	int mount_bad;			   /* the unavailable mount's index, or -1 */
 	char mount_why[ROOTSPEC_WHY_MAX];  /* why, for the daemon's log */
+	/* The profile's runtimes = list as text, for rule 4's message. */
+	char runtimes[PROTO_RUNTIMES_MAX * (PROTO_RUNTIME_MAX + 2)];
 };
 
 /* The caps of the config in force and the frontend's own bounds. */

@@ -50,12 +50,6 @@ struct adv_scan {
 	size_t found;
 };
 
-bool
-advisory_is_python(const char *argv0)
-{
-	return rules_argv0_is_python(argv0);
-}
-
 static bool
 adv_ident_start(unsigned char c)
 {

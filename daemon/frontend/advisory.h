@@ -26,13 +26,6 @@ struct advisory_list {
 };
 
 /*
- * Is argv0 (a runtime's program) a Python interpreter: its last path component
- * starts with "python" (python, python3, python3.12)? Only the code of such
- * runtimes is read.
- */
-bool advisory_is_python(const char *argv0);
-
-/*
  * Read len bytes of Python source (any bytes: NULs, invalid UTF-8, no final
  * newline) for imports of the n module names in blocked (each valid by
  * rules_module_name_check) or of their submodules: `import a.b`,

@@ -1,17 +1,58 @@
 /*
  * audit.c: one structured line per finished run: who (uid, client pid), what
- * (runtime, limits asked), what came of it (outcome, exit, times, bytes).
- * To the journal, with one field per item, when under systemd; to stderr as
- * key=value pairs in the foreground.
+ * (runtime, profile, limits asked), what came of it (outcome, exit code or
+ * signal, times, bytes). The fields are gathered once into a list, so the
+ * two renderings cannot disagree: to the journal, with one AIRLOCK_* field
+ * per item, when under systemd; to stderr as key=value pairs, with a time
+ * stamp first, in the foreground. docs/security.md ("The audit line") lists
+ * the fields; daemon-profiles checks that list against real lines.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <systemd/sd-journal.h>
+#include <time.h>
 
 #include "egress.h"
 #include "frontend.h"
 #include "log.h"
+
+#define AUDIT_FIELDS_MAX 40
+#define AUDIT_VALUES_BYTES 16384
+
+/* The fields of one line: key, value (escaped) and whether it is quoted. */
+struct audit_fields {
+	const char *key[AUDIT_FIELDS_MAX];
+	const char *val[AUDIT_FIELDS_MAX];
+	bool quoted[AUDIT_FIELDS_MAX];
+	size_t n;
+	char buf[AUDIT_VALUES_BYTES];
+	size_t off;
+};
+
+/* Add key=value (printf); a value that does not fit is cut, never split. */
+__attribute__((format(printf, 4, 5))) static void
+audit_add(struct audit_fields *a, const char *key, bool quoted, const char *fmt, ...)
+{
+	size_t room = sizeof(a->buf) - a->off;
+	va_list ap;
+	int n;
+
+	if (a->n >= AUDIT_FIELDS_MAX || room < 2)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(a->buf + a->off, room, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	a->key[a->n] = key;
+	a->val[a->n] = a->buf + a->off;
+	a->quoted[a->n] = quoted;
+	a->n++;
+	a->off += (size_t)n < room ? (size_t)n + 1 : room;
+}
 
 /* "wall_ms:1000,memory_bytes:67108864" of the limits the request named. */
 static void
@@ -36,21 +77,22 @@ audit_limits(const struct proto_limits *asked, char *buf, size_t len)
 }
 
 /*
- * The proxy's figures of a network = proxy run: " net_up=... net_down=...
- * net_conns=... net_refused=... net_contacted="a:443,..." net_refusals=
- * "b:443/not_listed,..."" ("" for a run without). Destinations are the
- * code's choice: escaped like the error text.
+ * The proxy's figures of a network = proxy run (none for a run without).
+ * Destinations are the code's choice: escaped like the error text.
  */
 static void
-audit_net(const struct egress_stats *net, char *buf, size_t len)
+audit_net(struct audit_fields *a, const struct egress_stats *net)
 {
 	char list[2048], q[4 * 2048];
 	size_t off = 0, i;
 	int n;
 
-	buf[0] = '\0';
 	if (net == NULL)
 		return;
+	audit_add(a, "net_up", false, "%" PRIu64, net->bytes_up);
+	audit_add(a, "net_down", false, "%" PRIu64, net->bytes_down);
+	audit_add(a, "net_conns", false, "%" PRIu32, net->connections);
+	audit_add(a, "net_refused", false, "%" PRIu32, net->refused);
 	list[0] = '\0';
 	for (i = 0; i < net->ncontacted; i++) {
 		n = snprintf(list + off, sizeof(list) - off, "%s%s", i ? "," : "",
@@ -60,86 +102,165 @@ audit_net(const struct egress_stats *net, char *buf, size_t len)
 		off += (size_t)n;
 	}
 	log_escape(q, sizeof(q), list, "\"\\");
-	n = snprintf(buf, len,
-		     " net_up=%" PRIu64 " net_down=%" PRIu64 " net_conns=%" PRIu32
-		     " net_refused=%" PRIu32 " net_contacted=\"%s\"",
-		     net->bytes_up, net->bytes_down, net->connections, net->refused, q);
-	if (n < 0 || (size_t)n >= len)
-		return;
+	audit_add(a, "net_contacted", true, "%s", q);
 	off = 0;
 	list[0] = '\0';
 	for (i = 0; i < net->nrefusals; i++) {
-		int m = snprintf(list + off, sizeof(list) - off, "%s%s/%s", i ? "," : "",
-				 net->refusals[i].host, net->refusals[i].reason);
-
-		if (m < 0 || (size_t)m >= sizeof(list) - off)
+		n = snprintf(list + off, sizeof(list) - off, "%s%s/%s", i ? "," : "",
+			     net->refusals[i].host, net->refusals[i].reason);
+		if (n < 0 || (size_t)n >= sizeof(list) - off)
 			break;
-		off += (size_t)m;
+		off += (size_t)n;
 	}
 	log_escape(q, sizeof(q), list, "\"\\");
-	snprintf(buf + n, len - (size_t)n, " net_refusals=\"%s\"", q);
+	audit_add(a, "net_refusals", true, "%s", q);
 }
 
-void
-audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *runtime,
-	  const struct proto_limits *asked, const struct proto_result *res,
-	  const struct egress_stats *net, bool prestarted, const char *err)
+/*
+ * What came of it. An exit code only for a run that exited (a killed one
+ * has none: exit_code=0 there read as a success), a signal only for one a
+ * signal ended (the limits' kills included, when the result names it).
+ */
+static void
+audit_result(struct audit_fields *a, const struct proto_result *res)
 {
-	char limits[512], line[4096 + 8192], qerr[4 * 512], qrt[4 * 64], qnet[8192], tools[80] = "";
-	char cell[64] = "";
 	uint64_t abytes = 0, tcalls = res->ntool_calls + res->tool_calls_omitted, trefused = 0;
 	size_t i;
 
-	/*
-	 * The error text can hold what a client chose (an input file's name):
-	 * escaped with its quote and backslash, so it can neither end the line
-	 * (a forged "audit ... uid=0" line after a newline) nor the quoted value
-	 * (a forged field after a quote). The runtime is a configured name, but
-	 * escaped anyway with the characters that would split a field.
-	 */
-	log_escape(qerr, sizeof(qerr), err != NULL ? err : "", "\"\\");
-	log_escape(qrt, sizeof(qrt), runtime, "\"\\= ");
-	audit_limits(asked, limits, sizeof(limits));
-	audit_net(net, qnet, sizeof(qnet));
+	audit_add(a, "outcome", false, "%s", proto_outcome_name(res->outcome));
+	if (res->outcome == PROTO_OUTCOME_EXITED)
+		audit_add(a, "exit_code", false, "%d", res->exit_code);
+	if (res->outcome == PROTO_OUTCOME_SIGNALED || res->signal != 0)
+		audit_add(a, "signal", false, "%d", res->signal);
+	audit_add(a, "wall_ms", false, "%" PRIu64, res->wall_ms);
+	audit_add(a, "cpu_ms", false, "%" PRIu64, res->cpu_ms);
+	audit_add(a, "queued_ms", false, "%" PRIu64, res->queued_ms);
+	audit_add(a, "memory_peak_bytes", false, "%" PRIu64, res->memory_peak_bytes);
+	audit_add(a, "stdout_bytes", false, "%" PRIu64, res->out[0].total);
+	audit_add(a, "stderr_bytes", false, "%" PRIu64, res->out[1].total);
 	for (i = 0; i < res->nartifacts; i++)
 		abytes += res->artifacts[i].data.len;
+	audit_add(a, "artifacts", false, "%zu", res->nartifacts);
+	audit_add(a, "artifact_bytes", false, "%" PRIu64, abytes);
 	/* The tool bridge: calls made (listed or not) and the listed ones refused. */
 	for (i = 0; i < res->ntool_calls; i++)
 		trefused += res->tool_calls[i].outcome == PROTO_TOOL_REFUSED;
-	if (tcalls > 0)
-		snprintf(tools, sizeof(tools), " tool_calls=%" PRIu64 " tool_refused=%" PRIu64,
-			 tcalls, trefused);
+	if (tcalls > 0) {
+		audit_add(a, "tool_calls", false, "%" PRIu64, tcalls);
+		audit_add(a, "tool_refused", false, "%" PRIu64, trefused);
+	}
+}
+
+/* Under systemd: one AIRLOCK_<KEY> journal field per item, beside MESSAGE. */
+static void
+audit_journal(const struct audit_fields *a, const char *line)
+{
+	struct iovec iov[AUDIT_FIELDS_MAX + 3];
+	char msg[sizeof(a->buf) + 64], fields[sizeof(a->buf) + AUDIT_FIELDS_MAX * 32];
+	size_t i, k, n = 0, off = 0;
+
+	snprintf(msg, sizeof(msg), "MESSAGE=%s", line);
+	iov[n++] = (struct iovec){msg, strlen(msg)};
+	iov[n++] = (struct iovec){(char *)"PRIORITY=6", 10};
+	iov[n++] = (struct iovec){(char *)"SYSLOG_IDENTIFIER=airlockd", 26};
+	for (i = 0; i < a->n; i++) {
+		/* pid is the client's: its journal name says so. */
+		const char *key = strcmp(a->key[i], "pid") == 0 ? "client_pid" : a->key[i];
+		size_t start = off;
+		int w = snprintf(fields + off, sizeof(fields) - off, "AIRLOCK_");
+
+		if (w < 0 || (size_t)w >= sizeof(fields) - off)
+			break;
+		off += (size_t)w;
+		for (k = 0; key[k] != '\0' && off < sizeof(fields) - 1; k++)
+			fields[off++] =
+				(char)(key[k] >= 'a' && key[k] <= 'z' ? key[k] - 32 : key[k]);
+		w = snprintf(fields + off, sizeof(fields) - off, "=%s", a->val[i]);
+		if (w < 0 || (size_t)w >= sizeof(fields) - off)
+			break;
+		off += (size_t)w;
+		iov[n++] = (struct iovec){fields + start, off - start};
+	}
+	sd_journal_sendv(iov, (int)n);
+}
+
+/*
+ * In the foreground (or under a service manager other than systemd's
+ * journal) nothing else dates the line: a time stamp goes first, UTC to
+ * the millisecond (RFC 3339), by the wall clock an administrator compares
+ * with other logs.
+ */
+static void
+audit_stderr(const char *line)
+{
+	struct timespec now;
+	struct tm tm;
+	char ts[40] = "unknown";
+
+	if (clock_gettime(CLOCK_REALTIME, &now) == 0 && gmtime_r(&now.tv_sec, &tm) != NULL) {
+		size_t n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+
+		snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", now.tv_nsec / 1000000L);
+	}
+	/* line starts with "audit": the time is its first field. */
+	log_info("audit time=%s%s", ts, line + strlen("audit"));
+}
+
+void
+audit_run(struct daemon *d, const struct audit_who *who, const struct proto_result *res,
+	  const struct egress_stats *net, const char *err)
+{
+	struct audit_fields a;
+	char limits[512], q[4 * 512], line[sizeof(a.buf) + 8 * AUDIT_FIELDS_MAX];
+	size_t i, off = 0;
+	int w;
+
+	a.n = a.off = 0;
+	audit_add(&a, "run", false, "%" PRIu32, who->run_id);
+	audit_add(&a, "uid", false, "%u", (unsigned)who->uid);
+	audit_add(&a, "pid", false, "%d", (int)who->pid);
+	/*
+	 * The runtime and profile are configured names, escaped anyway with the
+	 * characters that would split a field. The error text can hold what a
+	 * client chose (an input file's name): escaped with its quote and
+	 * backslash, so it can neither end the line (a forged "audit ... uid=0"
+	 * line after a newline) nor the quoted value (a forged field after a
+	 * quote).
+	 */
+	log_escape(q, sizeof(q), who->runtime, "\"\\= ");
+	audit_add(&a, "runtime", false, "%s", q);
+	log_escape(q, sizeof(q), who->profile != NULL ? who->profile : "default", "\"\\= ");
+	audit_add(&a, "profile", false, "%s", q);
+	audit_limits(who->asked, limits, sizeof(limits));
+	audit_add(&a, "limits", false, "%s", limits);
+	audit_result(&a, res);
+	audit_net(&a, net);
 	/* blocked_imports findings: counted here, the text is in the result. */
 	if (res->nadvisories > 0)
-		snprintf(tools + strlen(tools), sizeof(tools) - strlen(tools), " advisories=%zu",
-			 res->nadvisories);
+		audit_add(&a, "advisories", false, "%zu", res->nadvisories);
 	/* A cell of an interpreter session: run= is its interpreter's. */
-	if (res->cell != 0)
-		snprintf(cell, sizeof(cell), " cell=%" PRIu64 " state=%s", res->cell,
-			 res->state != NULL ? res->state : "lost");
-	snprintf(line, sizeof(line),
-		 "audit run=%" PRIu32 " uid=%u pid=%d runtime=%s limits=%s outcome=%s"
-		 " exit_code=%d signal=%d wall_ms=%" PRIu64 " cpu_ms=%" PRIu64 " queued_ms=%" PRIu64
-		 " memory_peak_bytes=%" PRIu64 " stdout_bytes=%" PRIu64 " stderr_bytes=%" PRIu64
-		 " artifacts=%zu artifact_bytes=%" PRIu64 "%s%s%s%s%s%s%s",
-		 run_id, (unsigned)uid, (int)pid, qrt, limits, proto_outcome_name(res->outcome),
-		 res->exit_code, res->signal, res->wall_ms, res->cpu_ms, res->queued_ms,
-		 res->memory_peak_bytes, res->out[0].total, res->out[1].total, res->nartifacts,
-		 abytes, qnet, tools, cell, prestarted ? " prestarted=1" : "",
-		 qerr[0] ? " error=\"" : "", qerr, qerr[0] ? "\"" : "");
-	if (!d->journal) {
-		log_info("%s", line);
+	if (res->cell != 0) {
+		audit_add(&a, "cell", false, "%" PRIu64, res->cell);
+		audit_add(&a, "state", false, "%s", res->state != NULL ? res->state : "lost");
+	}
+	if (who->prestarted)
+		audit_add(&a, "prestarted", false, "1");
+	if (err != NULL && err[0] != '\0') {
+		log_escape(q, sizeof(q), err, "\"\\");
+		audit_add(&a, "error", true, "%s", q);
+	}
+	w = snprintf(line, sizeof(line), "audit");
+	off = (size_t)w;
+	for (i = 0; i < a.n && off < sizeof(line); i++) {
+		w = snprintf(line + off, sizeof(line) - off, a.quoted[i] ? " %s=\"%s\"" : " %s=%s",
+			     a.key[i], a.val[i]);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+	if (d->journal) {
+		audit_journal(&a, line);
 		return;
 	}
-	sd_journal_send("MESSAGE=%s", line, "PRIORITY=6", "SYSLOG_IDENTIFIER=airlockd",
-			"AIRLOCK_RUN=%" PRIu32, run_id, "AIRLOCK_UID=%u", (unsigned)uid,
-			"AIRLOCK_CLIENT_PID=%d", (int)pid, "AIRLOCK_RUNTIME=%s", qrt,
-			"AIRLOCK_LIMITS=%s", limits, "AIRLOCK_OUTCOME=%s",
-			proto_outcome_name(res->outcome), "AIRLOCK_EXIT_CODE=%d", res->exit_code,
-			"AIRLOCK_SIGNAL=%d", res->signal, "AIRLOCK_WALL_MS=%" PRIu64, res->wall_ms,
-			"AIRLOCK_CPU_MS=%" PRIu64, res->cpu_ms, "AIRLOCK_QUEUED_MS=%" PRIu64,
-			res->queued_ms, "AIRLOCK_STDOUT_BYTES=%" PRIu64, res->out[0].total,
-			"AIRLOCK_STDERR_BYTES=%" PRIu64, res->out[1].total,
-			"AIRLOCK_ARTIFACT_BYTES=%" PRIu64, abytes, "AIRLOCK_NET=%s", qnet,
-			"AIRLOCK_PRESTARTED=%d", prestarted ? 1 : 0, "AIRLOCK_CELL=%s", cell, NULL);
+	audit_stderr(line);
 }

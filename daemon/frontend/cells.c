@@ -154,14 +154,13 @@ cells_driver(void)
 bool
 cells_runtime_ok(const struct config_runtime *rt)
 {
-	const char *base, *dot;
+	const char *dot;
 
-	if (rt == NULL || rt->is_exec || rt->argc == 0)
+	/* A Python by what the runtime is (its language), not by its name. */
+	if (rt == NULL || rt->is_exec || rt->argc == 0 || rt->language != RULES_LANG_PYTHON)
 		return false;
-	base = strrchr(rt->argv[0], '/');
-	base = base != NULL ? base + 1 : rt->argv[0];
 	dot = strrchr(rt->code_name, '.');
-	return strncmp(base, "python3", 7) == 0 && dot != NULL && strcmp(dot, ".py") == 0;
+	return dot != NULL && strcmp(dot, ".py") == 0;
 }
 
 struct cells *
@@ -431,8 +430,14 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	if (!lost)
 		cs->lost = false;
 	session_cell_touch(cs->s); /* idle from the cell's end */
-	audit_run(cs->d, cs->interp_id, cl->uid, cl->pid, cs->runtime, &cl->lim, &res, NULL, false,
-		  res.error);
+	audit_run(cs->d,
+		  &(struct audit_who){.run_id = cs->interp_id,
+				      .uid = cl->uid,
+				      .pid = cl->pid,
+				      .runtime = cs->runtime,
+				      .profile = session_profile(cs->s),
+				      .asked = &cl->lim},
+		  &res, NULL, res.error);
 	log_debug("session %s: cell %" PRIu64 ": %s, state %s, %" PRIu64 " ms", session_id(cs->s),
 		  cl->n, proto_outcome_name(res.outcome), res.state, res.wall_ms);
 	if (cl->c != NULL) {

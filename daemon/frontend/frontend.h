@@ -305,8 +305,18 @@ void run_stop_all(struct daemon *d, bool running_too);
 void run_cancel_session(struct daemon *d, struct session *s);
 
 /* ---- audit.c: one structured line per finished run ---- */
-void audit_run(struct daemon *d, uint32_t run_id, uid_t uid, pid_t pid, const char *runtime,
-	       const struct proto_limits *asked, const struct proto_result *res,
-	       const struct egress_stats *net, bool prestarted, const char *err);
+/* Who asked for what: the run (an interpreter's for a cell), its owner and
+ * client pid, its runtime and profile (NULL: "default"), the limits it named. */
+struct audit_who {
+	uint32_t run_id;
+	uid_t uid;
+	pid_t pid;
+	const char *runtime;
+	const char *profile;
+	const struct proto_limits *asked;
+	bool prestarted;
+};
+void audit_run(struct daemon *d, const struct audit_who *who, const struct proto_result *res,
+	       const struct egress_stats *net, const char *err);
 
 #endif

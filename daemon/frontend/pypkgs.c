@@ -46,7 +46,8 @@ pypkgs_scan(const struct config_runtime *rt, const char *ret_pkgs[PYPKGS_MAX], s
 	size_t i, k, n = 0, ndirs;
 	char *slash;
 
-	if (rt == NULL || rt->is_exec || strncmp(rt->name, "python", 6) != 0 || rt->argc == 0)
+	/* A Python by what it is (config.h, language), whatever its name. */
+	if (rt == NULL || rt->is_exec || rt->language != RULES_LANG_PYTHON || rt->argc == 0)
 		return false;
 	for (i = 1; i < rt->argc && strcmp(rt->argv[i], "{code}") != 0; i++)
 		if (pypkgs_flag_no_site(rt->argv[i]))

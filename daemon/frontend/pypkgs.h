@@ -10,7 +10,7 @@
 #define PYPKGS_MAX 4 /* numpy, pandas, matplotlib, scipy */
 
 /*
- * For a runtime whose name starts with "python": the packages of
+ * For a Python runtime (its language, config.h; not its name): the packages of
  * numpy, pandas, matplotlib, scipy (static strings, in that order) that its
  * interpreter would import, found without running it. False for any other
  * runtime (not looked at).

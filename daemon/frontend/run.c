@@ -727,6 +727,7 @@ run_new(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_
 	r->out[0] = (struct run_out){.r = r, .fd = -1};
 	r->out[1] = (struct run_out){.r = r, .fd = -1};
 	snprintf(r->runtime, sizeof(r->runtime), "%s", req->runtime);
+	snprintf(r->profile, sizeof(r->profile), "%s", a->prof->name);
 	clock_gettime(CLOCK_MONOTONIC, &r->t_request);
 	/* Unbounded here: admit_decide() bounded the queue (rule 6) at the
 	 * request, and nothing was queued since. */

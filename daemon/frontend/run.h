@@ -76,6 +76,7 @@ struct run {
 	uid_t uid;
 	pid_t client_pid;
 	char runtime[PROTO_RUNTIME_MAX + 1];
+	char profile[PROTO_PROFILE_MAX + 1]; /* its profile's name, for the audit line */
 	struct proto_limits lim, asked;
 	int plan_fd;		   /* until handed to the spawner (a pre-started run's: freed) */
 	uint64_t plan_bytes;	   /* charged to the uid's byte budget until freed */

@@ -24,7 +24,7 @@
 
 /*
  * The profile's blocked_imports check on the code of a Python runtime (its
- * argv[0] is python*): the findings for result.advisories, NULL for none.
+ * language, config.h): the findings for result.advisories, NULL for none.
  * Advisory only: the run goes ahead whatever it finds; the check reads the
  * text and any run-time name gets past it (docs/security.md,
  * "blocked_imports"). Bounded: at most ADVISORY_SCAN_MAX bytes are read.
@@ -38,7 +38,7 @@ run_advise(const struct config *cfg, const struct proto_run *req, const struct c
 	size_t i;
 
 	if (prof->nblocked_imports == 0 || rt == NULL || rt->is_exec || rt->argc == 0 ||
-	    !advisory_is_python(rt->argv[0]) || !req->code.present)
+	    rt->language != RULES_LANG_PYTHON || !req->code.present)
 		return NULL;
 	for (i = 0; i < prof->nblocked_imports; i++)
 		names[i] = prof->blocked_imports[i];

@@ -445,8 +445,15 @@ run_io_answer(struct run *r)
 		egress_run_close(r->egress, net);
 		r->egress = NULL;
 	}
-	audit_run(r->d, r->run_id, r->uid, r->client_pid, r->runtime, &r->asked, &res, net,
-		  r->prestarted, err);
+	audit_run(r->d,
+		  &(struct audit_who){.run_id = r->run_id,
+				      .uid = r->uid,
+				      .pid = r->client_pid,
+				      .runtime = r->runtime,
+				      .profile = r->profile,
+				      .asked = &r->asked,
+				      .prestarted = r->prestarted},
+		  &res, net, err);
 	if (r->cells != NULL)
 		r->d->cells_ops->interp_ended(r->cells, r, &res);
 	if (net != NULL && r->c != NULL && client_knows_network(r->c)) {

@@ -627,7 +627,9 @@ mcp_options(struct mcp *m, int argc, char **argv, int *status)
 			m->parallel = (unsigned)n;
 			i++;
 		} else if (strcmp(a, "--python-runtime") == 0 && v != NULL &&
-			   mcp_python_runtime_valid(v)) {
+			   rules_runtime_name_valid(v)) {
+			/* A runtime name; whether the daemon's is a Python, each
+			 * run_python asks (mcp_python_runtime_valid). */
 			m->python_runtime = v;
 			i++;
 		} else if (strcmp(a, "--output-budget") == 0 && v != NULL &&

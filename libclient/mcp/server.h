@@ -161,7 +161,7 @@ void mcp_cancelled(struct mcp *m, json_t *params);
 void mcp_run_reply(struct mcp *m, const struct mcp_call *call, const struct airlock_result *res);
 void mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char *tool,
 		  const char *runtime, const char *key);
-bool mcp_python_runtime_valid(const char *name);
+bool mcp_python_runtime_valid(const struct mcp *m, const char *name);
 void mcp_tool_run_python(struct mcp *m, json_t *id, json_t *args, json_t *token);
 void mcp_tool_run_shell(struct mcp *m, json_t *id, json_t *args, json_t *token);
 

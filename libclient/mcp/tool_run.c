@@ -686,28 +686,49 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 
 /* ---- Tools ----------------------------------------------------------- */
 
-/* A Python runtime's name: "python" or "python-..." (python-site: the
- * system's site-packages); run_python never runs another language. */
+/*
+ * Is name a Python runtime? run_python never runs another language. The
+ * daemon's word when it gave one: info's runtime_packages lists exactly its
+ * Python runtimes, known by what they are, not by their names
+ * (docs/protocol.md), so a "py312" is one and a "python-sh" running /bin/sh
+ * is not. Without it (no info yet, a daemon before 0.5): the name rule,
+ * "python" or "python-..." (python-site: the system's site-packages).
+ */
 bool
-mcp_python_runtime_valid(const char *name)
+mcp_python_runtime_valid(const struct mcp *m, const char *name)
 {
-	return rules_runtime_name_valid(name) && strncmp(name, "python", 6) == 0 &&
-	       (name[6] == '\0' || name[6] == '-');
+	bool said = false;
+	size_t i;
+
+	if (!rules_runtime_name_valid(name))
+		return false;
+	for (i = 0; m != NULL && m->info != NULL && i < airlock_info_runtime_count(m->info); i++) {
+		if (airlock_info_runtime_packages(m->info, i) == NULL)
+			continue;
+		said = true;
+		if (strcmp(airlock_info_runtime_name(m->info, i), name) == 0)
+			return true;
+	}
+	return !said && strncmp(name, "python", 6) == 0 && (name[6] == '\0' || name[6] == '-');
 }
 
 void
 mcp_tool_run_python(struct mcp *m, json_t *id, json_t *args, json_t *token)
 {
 	const char *runtime = m->python_runtime;
+	char why[512];
 
 	if (mcp_arg_string(m, id, "run_python", args, "runtime", false, &runtime) < 0)
 		return;
 	if (runtime == NULL)
 		runtime = m->python_runtime;
-	if (!mcp_python_runtime_valid(runtime)) {
+	/* The daemon's info says which runtimes are Python: connected first (a
+	 * failure is mcp_tool_run's to report). */
+	(void)mcp_connect(m, why, sizeof(why));
+	if (!mcp_python_runtime_valid(m, runtime)) {
 		mcp_bad_args(m, id,
-			     "run_python: runtime '%s' is not a Python runtime (python, "
-			     "python-site, ...)",
+			     "run_python: runtime '%s' is not a Python runtime of this daemon "
+			     "(python, python-site, ...: those airlock info lists packages for)",
 			     runtime);
 		return;
 	}

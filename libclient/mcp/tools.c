@@ -150,8 +150,9 @@ const struct mcp_tool mcp_tools[] = {
 	 "\"code\":{\"type\":\"string\",\"description\":\"Python 3 source to run as a "
 	 "script\"},\"runtime\":{\"type\":\"string\",\"description\":\"python: the standard "
 	 "library only; python-site: also the system's packages (numpy, pandas, matplotlib, "
-	 "scipy where installed; matplotlib draws with Agg, save figures as PNG). Default: the "
-	 "server's --python-runtime, else python\"}," MCP_RUN_FILES MCP_RUN_LIMITS
+	 "scipy where installed; matplotlib draws with Agg, save figures as PNG); or another "
+	 "Python runtime of the daemon's. Default: the server's --python-runtime, else "
+	 "python\"}," MCP_RUN_FILES MCP_RUN_LIMITS
 	 "},\"required\":[\"code\"],\"additionalProperties\":false}",
 	 MCP_RUN_OUTPUT, false, false, false, mcp_tool_run_python},
 	{"run_shell", "Run a shell script in a sandbox",

@@ -1,6 +1,7 @@
 #!/bin/sh
 # check-symbols.sh LIB MAP: fail unless LIB exports exactly the symbols MAP lists,
-# each in the version node MAP lists it in (and the nodes themselves), nothing else.
+# each in the version node MAP lists it in (and the nodes themselves), nothing else,
+# and calls no exit or abort.
 set -eu
 lib=$1
 map=$2
@@ -55,6 +56,16 @@ if ! cmp -s "$tmp/nodes" "$tmp/seen-nodes"; then
 	echo "version nodes differ from $map: want $(tr '\n' ' ' <"$tmp/nodes"), got $(tr '\n' ' ' <"$tmp/seen-nodes")" >&2
 	status=1
 fi
+# libclient returns -errno and never exits (conventions.md): it calls no
+# exit, _exit or abort (lintian's exit-in-shared-library found exit, from
+# log.c's fatal() linked in for log_whyf(); common/log_why.c).
+"$nm" -D --undefined-only "$lib" | awk '{print $NF}' | sed 's/@.*//' >"$tmp/imports"
+for f in exit _exit _Exit abort quick_exit; do
+	if grep -qxF "$f" "$tmp/imports"; then
+		echo "the library calls $f: libclient never exits" >&2
+		status=1
+	fi
+done
 n=$(wc -l <"$tmp/exported")
 [ "$status" -eq 0 ] && echo "ok: $n symbols, each in its node of $(tr '\n' ' ' <"$tmp/nodes")"
 exit $status

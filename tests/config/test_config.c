@@ -699,6 +699,20 @@ static const struct bad_case bad_cases[] = {
 	 "cwd /workspacex: expected"},
 	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\ncwd = /workspace/\n", 4,
 	 "cwd /workspace/: expected"},
+	/* runtimes = (issue 32, point 8) and language = */
+	{"[profile p]\n\nruntimes = python, nope\n", 3, "[profile p] runtimes: no runtime 'nope'"},
+	{"[profile p]\nruntimes = python, python\n", 2, "runtimes: 'python' given twice"},
+	{"[profile p]\nruntimes = Py\n", 2, "runtimes: 'Py' is not a runtime name"},
+	{"[profile p]\nruntimes = python,\n", 2, "runtimes: empty name"},
+	{"[profile p]\nruntimes = ,\n", 2, "runtimes: empty name"},
+	{"[profile p]\nsubprocess = false\nruntimes = python, sh\n", 3,
+	 "[profile p] runtimes: 'sh' is a shell, and subprocess = false refuses"},
+	{"[profile p]\nruntimes = python, bash\n\nsubprocess = false\n", 4, "'bash' is a shell"},
+	{"[profile p]\nsubprocess = false\nruntimes = shx\n[runtime shx]\nargv = /usr/bin/python3 "
+	 "{code}\ncode_name = m\nlanguage = shell\n",
+	 3, "'shx' is a shell"},
+	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\nlanguage = perl\n", 4,
+	 "language = perl: expected python, shell or other"},
 };
 
 /* Every error class names the right file and line and leaves cfg freed. */
@@ -828,6 +842,53 @@ test_interpreter_caps(void **state)
 	assert_non_null(strstr(f->err, "max_interpreters must not be 0"));
 	assert_int_not_equal(load_text(f, "[sessions]\nmax_interpreters_per_uid = x\n"), 0);
 	assert_non_null(strstr(f->err, "max_interpreters_per_uid = x"));
+}
+
+/*
+ * runtimes = kept in order (a [runtime] after the profile is found);
+ * config_profile_runtime_allowed by the list, every runtime without one. A
+ * runtime's language: given, or its program's (argv[0], else what it
+ * resolves to), never its name's.
+ */
+static void
+test_profile_runtimes(void **state)
+{
+	struct fixture *f = *state;
+	const struct config_profile *p;
+	char text[128];
+
+	assert_int_equal(
+		load_text(f, "[profile p]\nruntimes = python , py3\n[profile q]\n"
+			     "[runtime py3]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\n"
+			     "[runtime python-sh]\nargv = /bin/sh {code}\ncode_name = m.sh\n"
+			     "[runtime calc]\nargv = /usr/bin/bc {code}\ncode_name = m\n"
+			     "[runtime told]\nargv = /usr/bin/bc {code}\ncode_name = m\n"
+			     "language = python\n"),
+		0);
+	p = config_profile_find(&f->cfg, "p");
+	assert_non_null(p);
+	assert_int_equal(p->nruntimes, 2);
+	assert_true(config_profile_runtime_allowed(p, "python"));
+	assert_true(config_profile_runtime_allowed(p, "py3"));
+	assert_false(config_profile_runtime_allowed(p, "sh"));
+	assert_false(config_profile_runtime_allowed(p, NULL));
+	config_profile_runtimes_text(p, text, sizeof(text));
+	assert_string_equal(text, "python, py3");
+	p = config_profile_find(&f->cfg, "q");
+	assert_true(config_profile_runtime_allowed(p, "sh"));
+	config_profile_runtimes_text(p, text, sizeof(text));
+	assert_string_equal(text, "");
+	assert_int_equal(config_runtime_find(&f->cfg, "py3")->language, RULES_LANG_PYTHON);
+	assert_int_equal(config_runtime_find(&f->cfg, "python")->language, RULES_LANG_PYTHON);
+	assert_int_equal(config_runtime_find(&f->cfg, "python-sh")->language, RULES_LANG_SHELL);
+	assert_int_equal(config_runtime_find(&f->cfg, "sh")->language, RULES_LANG_SHELL);
+	assert_int_equal(config_runtime_find(&f->cfg, "calc")->language, RULES_LANG_OTHER);
+	assert_int_equal(config_runtime_find(&f->cfg, "told")->language, RULES_LANG_PYTHON);
+	assert_int_equal(config_runtime_find(&f->cfg, "exec")->language, RULES_LANG_OTHER);
+	/* prestart's default follows the language, not the name. */
+	assert_true(config_runtime_find(&f->cfg, "py3")->prestart);
+	assert_false(config_runtime_find(&f->cfg, "python-sh")->prestart);
+	config_free(&f->cfg);
 }
 
 /* blocked_imports: the names kept in order; the lists of all profiles
@@ -1462,6 +1523,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mounts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profile_runtimes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_imports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prestart_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),

@@ -32,6 +32,7 @@ enum spoil {
 	SP_PROFILE_DENIED,
 	SP_MOUNT_MISSING,
 	SP_MOUNT_REFUSED,
+	SP_RUNTIME_DENIED,
 	SP_MOUNT_GONE,
 	SP_OVER_CEILING,
 	SP_WS_OVER,
@@ -130,6 +131,8 @@ test_base(enum admit_kind kind, enum admit_phase phase, struct admit_facts *f)
 	f->session_defaults = kind == ADMIT_SESSION_RUN ? &session_defaults : NULL;
 	f->runtime = kind == ADMIT_CELL || kind == ADMIT_SESSION_OPEN ? "python" : NULL;
 	f->runtime_ok = true;
+	f->runtime_allowed = true;
+	f->profile_runtimes = "";
 	f->cell_code_only = true;
 	f->profile_found = f->profile_allowed = true;
 	f->profile_name = "default";
@@ -183,6 +186,15 @@ test_spoil(struct admit_facts *f, uint64_t spoil)
 		f->mount = ADMIT_MOUNT_REFUSED;
 	if (spoil & S(MOUNT_GONE))
 		f->mount = ADMIT_MOUNT_UNAVAILABLE;
+	/* The profile's runtimes = list leaves out the runtime asked (a run's
+	 * own: the base facts name none for the kinds that carry one but do
+	 * not need it). */
+	if (spoil & S(RUNTIME_DENIED)) {
+		if (f->runtime == NULL)
+			f->runtime = "sh";
+		f->runtime_allowed = false;
+		f->profile_runtimes = "python, python-site";
+	}
 	if (spoil & S(OVER_CEILING))
 		asked.v[PROTO_LIMIT_CPU_MS] = 5000;
 	if (spoil & S(WS_OVER))
@@ -258,6 +270,9 @@ struct admit_row {
 #define NO_SESSION "no such session"
 #define NEEDS_INTERP "a cell needs a session opened with an interpreter"
 #define STOPPING "the daemon is stopping"
+#define RUNTIME_DENIED(rt)                                                                         \
+	"runtime '" rt "' is not available under profile 'default' (its runtimes: python, "        \
+	"python-site)"
 #define HELD_BYTES                                                                                 \
 	"uid 1000: the daemon holds 1047576 bytes for it (queued runs, unread replies, results' "  \
 	"memfds still open); this run needs 70000 more; max_bytes_per_uid is 1048576"
@@ -300,6 +315,25 @@ static const struct admit_row rows[] = {
 	 R(PROFILE), E(UNAUTHORIZED),
 	 "mount 'data' is not available to uid 1000 under profile 'default' (not in its "
 	 "allow_mounts)"},
+	{"run of a runtime the profile does not list", ADMIT_RUN, REQ, S(RUNTIME_DENIED), REFUSE,
+	 R(PROFILE), E(UNAUTHORIZED), RUNTIME_DENIED("sh")},
+	{"a profile the uid may not use is said before its runtimes", ADMIT_RUN, REQ,
+	 S(PROFILE_DENIED) | S(RUNTIME_DENIED), REFUSE, R(PROFILE), E(UNAUTHORIZED),
+	 "profile 'default' is not available to uid 1000"},
+	{"its runtimes before its mounts", ADMIT_RUN, REQ, S(RUNTIME_DENIED) | S(MOUNT_REFUSED),
+	 REFUSE, R(PROFILE), E(UNAUTHORIZED), RUNTIME_DENIED("sh")},
+	{"a run's runtimes are not asked again at its start", ADMIT_RUN, START, S(RUNTIME_DENIED),
+	 NOW, R(NONE), E(NONE), NULL},
+	{"session run of a runtime its profile does not list", ADMIT_SESSION_RUN, REQ,
+	 S(RUNTIME_DENIED), REFUSE, R(PROFILE), E(UNAUTHORIZED), RUNTIME_DENIED("sh")},
+	{"cell of a runtime its profile no longer lists", ADMIT_CELL, REQ, S(RUNTIME_DENIED),
+	 REFUSE, R(PROFILE), E(UNAUTHORIZED), RUNTIME_DENIED("python")},
+	{"interpreter of a runtime its profile does not list", ADMIT_INTERP_START, REQ,
+	 S(RUNTIME_DENIED), REFUSE, R(PROFILE), E(UNAUTHORIZED), RUNTIME_DENIED("sh")},
+	{"session opened with an interpreter its profile does not list", ADMIT_SESSION_OPEN, REQ,
+	 S(RUNTIME_DENIED), REFUSE, R(PROFILE), E(UNAUTHORIZED), RUNTIME_DENIED("python")},
+	{"a file op has no runtime to refuse", ADMIT_FILE_OP, REQ, S(RUNTIME_DENIED), NOW, R(NONE),
+	 E(NONE), NULL},
 	{"run of a mount whose source went", ADMIT_RUN, REQ, S(MOUNT_GONE), REFUSE, R(PROFILE),
 	 E(NOT_FOUND),
 	 "mount 'data' (at /mnt/data) is unavailable: its source is missing on the host"},

@@ -238,26 +238,13 @@ test_scan_limit(void **state)
 	free(code);
 }
 
-static void
-test_is_python(void **state)
-{
-	(void)state;
-	assert_true(advisory_is_python("/usr/bin/python3"));
-	assert_true(advisory_is_python("/opt/venv/bin/python"));
-	assert_true(advisory_is_python("python3.12"));
-	assert_false(advisory_is_python("/bin/sh"));
-	assert_false(advisory_is_python("/usr/bin/node"));
-	assert_false(advisory_is_python("/opt/python3.12/bin/pypy3"));
-	assert_false(advisory_is_python(NULL));
-}
-
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),	   cmocka_unit_test(test_exact_buffer),
 		cmocka_unit_test(test_many),	   cmocka_unit_test(test_long),
-		cmocka_unit_test(test_scan_limit), cmocka_unit_test(test_is_python),
+		cmocka_unit_test(test_scan_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,12 +87,14 @@ teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* A runtime named name with argv interp, then the words of flags, then {code}. */
+/* A Python runtime (its language, as the config found it) named name with
+ * argv interp, then the words of flags, then {code}. */
 static void
 rt_init(struct config_runtime *rt, const char *name, char *interp, char **flags)
 {
 	memset(rt, 0, sizeof(*rt));
 	snprintf(rt->name, sizeof(rt->name), "%s", name);
+	rt->language = RULES_LANG_PYTHON;
 	rt->argv[rt->argc++] = interp;
 	while (*flags != NULL)
 		rt->argv[rt->argc++] = *flags++;
@@ -158,7 +160,8 @@ test_unknown_interpreter(void **state)
 	assert_int_equal(scan(&rt, pkgs), 0);
 }
 
-/* Only runtimes named python... are looked at. */
+/* Only Python runtimes are looked at: by their language, not their name
+ * (issue 32: "py312" is one, "python-sh" running a shell is not). */
 static void
 test_not_python(void **state)
 {
@@ -168,11 +171,19 @@ test_not_python(void **state)
 	const char *pkgs[PYPKGS_MAX];
 	size_t n = 7;
 
-	rt_init(&rt, "sh", f->python, flags);
+	rt_init(&rt, "python-sh", f->python, flags);
+	rt.language = RULES_LANG_SHELL;
 	assert_false(pypkgs_scan(&rt, pkgs, &n));
+	rt_init(&rt, "calc", f->python, flags);
+	rt.language = RULES_LANG_OTHER;
+	assert_false(pypkgs_scan(&rt, pkgs, &n));
+	assert_int_equal(n, 7);
+	rt_init(&rt, "py312", f->python, flags);
+	assert_true(pypkgs_scan(&rt, pkgs, &n));
 	rt_init(&rt, "exec", f->python, flags);
 	rt.is_exec = true;
 	assert_false(pypkgs_scan(&rt, pkgs, &n));
+	n = 7;
 	assert_false(pypkgs_scan(NULL, pkgs, &n));
 	assert_int_equal(n, 7);
 }

@@ -81,6 +81,35 @@ no_leftovers() {
 echo "acceptance: $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r), $(systemctl --version | head -n 1)"
 echo "acceptance: cgroup $(stat -f -c %T /sys/fs/cgroup)"
 
+# Issue 32, point 7: an audit record in the journal has one AIRLOCK_* field
+# per item of the line (docs/security.md, "The audit line"): a killed run of
+# profile minimal names its profile and has no exit code, and its MESSAGE
+# no time (the journal dates it). Waits up to 10 s for the record.
+audit_journal() {
+	as_agent airlock run --profile minimal --wall 1 -c 'while True: pass' >/dev/null 2>&1
+	check "audit: the journal record of a killed minimal run" python3 -c '
+import json, subprocess, sys, time
+deadline, why = time.monotonic() + 10, "no record yet"
+while time.monotonic() < deadline:
+    out = subprocess.run(["journalctl", "-u", "airlockd.service", "-o", "json", "--no-pager"],
+                         capture_output=True, text=True).stdout
+    recs = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    recs = [r for r in recs if str(r.get("MESSAGE", "")).startswith("audit run=")
+            and r.get("AIRLOCK_PROFILE") == "minimal" and r.get("AIRLOCK_OUTCOME") == "wall_limit"]
+    if recs:
+        r = recs[-1]
+        if "AIRLOCK_EXIT_CODE" in r or " exit_code=" in r["MESSAGE"]:
+            sys.exit("an exit code on a killed run: %r" % r)
+        if " profile=minimal " not in r["MESSAGE"] or " time=" in r["MESSAGE"]:
+            sys.exit("MESSAGE " + r["MESSAGE"])
+        if not r.get("AIRLOCK_CLIENT_PID") or not r.get("AIRLOCK_WALL_MS"):
+            sys.exit("fields missing: %r" % sorted(k for k in r if k.startswith("AIRLOCK_")))
+        sys.exit(0)
+    time.sleep(0.2)
+sys.exit(why)
+'
+}
+
 # --- the units, as the packages left them
 check "socket unit is enabled" systemctl -q is-enabled airlockd.socket
 check "socket unit is listening" sh -c 'systemctl -q is-active airlockd.socket && test -S /run/airlock/airlock.sock'
@@ -440,6 +469,7 @@ check "the journal names the resource control and Landlock" sh -c \
 	'journalctl -u airlockd.service --no-pager -o cat | grep -q "resource control: cgroup2" &&
 	 journalctl -u airlockd.service --no-pager -o cat | grep -q "landlock: ABI"'
 check "audit lines in the journal" sh -c 'journalctl -u airlockd.service --no-pager -o cat | grep -q "^audit run="'
+audit_journal
 check "reload (SIGHUP) keeps serving" sh -c "systemctl reload airlockd.service && sleep 1 && cd $tmp && runuser -u agent -- airlock run -c 'print(1)' | grep -qx 1"
 check "restart serves again" sh -c "systemctl restart airlockd.service && cd $tmp && runuser -u agent -- airlock run -c 'print(2)' | grep -qx 2"
 # A run in flight when the service stops is ended, with nothing left behind.

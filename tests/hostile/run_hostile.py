@@ -566,7 +566,7 @@ def main():
                 print("ok %s" % name, flush=True)
     finally:
         ctx.stop()
-        prestarted = len(re.findall(r"^.*audit run=.* prestarted=1", ctx.log_tail(1 << 30), re.M))
+        prestarted = len(re.findall(r"^(.*: )?audit (time=\S+ )?run=.* prestarted=1", ctx.log_tail(1 << 30), re.M))
         if failed:
             print("# the daemon's log, last 8000 characters:\n%s" % ctx.log_tail(8000), flush=True)
         if os.environ.get("AIRLOCK_TEST_KEEP"):

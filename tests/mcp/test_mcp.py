@@ -50,7 +50,10 @@ def setUpModule() -> None:
     base, count = uid_range()
     _daemon = Daemon(
         binary,
-        "[profile locked]\nfile_write = false\nsubprocess = false\nblocked_imports = ctypes\nhidden_paths = /usr/share/doc\n",
+        "[profile locked]\nfile_write = false\nsubprocess = false\nblocked_imports = ctypes\nhidden_paths = /usr/share/doc\n"
+        # A Python by its program and a shell by its: not by their names (issue 32).
+        "[runtime py3x]\nargv = /usr/bin/python3 -I -B {code}\ncode_name = main.py\nprestart = false\n"
+        "[runtime python-sh]\nargv = /bin/sh {code}\ncode_name = main.sh\n",
         prefix="airlock-mcp-",
         debug=True,
         uids=(base, count - SMALL_UIDS),
@@ -488,6 +491,13 @@ class McpTest(unittest.TestCase):
         self.assertFalse(result["isError"], text_of(result))
         self.assertIn("0", text_of(result).split("stdout:")[-1])
         result = self.run_python(code, runtime="sh")
+        self.assertTrue(result["isError"])
+        self.assertIn("not a Python runtime", text_of(result))
+        # What a runtime is, not its name: py3x runs, python-sh is refused.
+        result = self.run_python(code, runtime="py3x")
+        self.assertFalse(result["isError"], text_of(result))
+        self.assertIn("0", text_of(result).split("stdout:")[-1])
+        result = self.run_python(code, runtime="python-sh")
         self.assertTrue(result["isError"])
         self.assertIn("not a Python runtime", text_of(result))
         other = Server(SOCKET, ["--python-runtime", "python-site"])

@@ -26,6 +26,10 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from airlock_testlib import Daemon, uid_range, wait_for  # noqa: E402
 
+# An audit line: "airlockd[frontend]: audit time=... run=..." on stderr (the
+# foreground), "audit run=..." in the journal (docs/security.md).
+AUDIT_RE = re.compile(r"(^|: )audit (time=\S+ )?run=")
+
 
 ARGV = "/usr/bin/python3 -I -S -B {code}"
 # python-site: site loaded (the built-in runtime python-site's argv); its
@@ -171,7 +175,7 @@ def run(code, *opts, lang="python", daemon=None):
 def audit_line(run_id_hint=None):
     """The last audit line of the daemon's log."""
     with open(_daemon.log) as f:
-        lines = [l for l in f if " audit run=" in l]
+        lines = [l for l in f if AUDIT_RE.search(l)]
     return lines[-1] if lines else ""
 
 
@@ -487,7 +491,7 @@ class SmallRangeTest(unittest.TestCase):
             res = run("print('still')", daemon=d)
             self.assertEqual((res["outcome"], res["stdout"]), ("exited", "still\n"), res)
             with open(d.log) as f:
-                self.assertIn(" prestarted=1", [l for l in f if " audit run=" in l][-1])
+                self.assertIn(" prestarted=1", [l for l in f if AUDIT_RE.search(l)][-1])
         finally:
             d.remove()
 

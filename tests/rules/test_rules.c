@@ -189,19 +189,31 @@ test_limits_within(void **state)
 	}
 }
 
-/* A runtime's program is a Python by its base name (config: prestart's default). */
+/* A program's language by its base name (config: a runtime's, absent language =). */
 static void
-test_argv0_is_python(void **state)
+test_program_language(void **state)
 {
+	enum rules_language l = RULES_LANG_OTHER;
+
 	(void)state;
-	assert_true(rules_argv0_is_python("/usr/bin/python3"));
-	assert_true(rules_argv0_is_python("/opt/venv/bin/python"));
-	assert_true(rules_argv0_is_python("python3.12"));
-	assert_false(rules_argv0_is_python("/bin/sh"));
-	assert_false(rules_argv0_is_python("/usr/bin/node"));
-	assert_false(rules_argv0_is_python("/opt/python3.12/bin/pypy3"));
-	assert_false(rules_argv0_is_python("/usr/bin/"));
-	assert_false(rules_argv0_is_python(NULL));
+	assert_int_equal(rules_program_language("/usr/bin/python3"), RULES_LANG_PYTHON);
+	assert_int_equal(rules_program_language("/opt/venv/bin/python"), RULES_LANG_PYTHON);
+	assert_int_equal(rules_program_language("python3.12"), RULES_LANG_PYTHON);
+	assert_int_equal(rules_program_language("/usr/bin/python3-config"), RULES_LANG_OTHER);
+	assert_int_equal(rules_program_language("/usr/bin/pythonista"), RULES_LANG_OTHER);
+	assert_int_equal(rules_program_language("/bin/sh"), RULES_LANG_SHELL);
+	assert_int_equal(rules_program_language("/usr/bin/bash"), RULES_LANG_SHELL);
+	assert_int_equal(rules_program_language("/usr/bin/dash"), RULES_LANG_SHELL);
+	assert_int_equal(rules_program_language("/usr/bin/shellcheck"), RULES_LANG_OTHER);
+	assert_int_equal(rules_program_language("/usr/bin/node"), RULES_LANG_OTHER);
+	assert_int_equal(rules_program_language("/opt/python3.12/bin/pypy3"), RULES_LANG_OTHER);
+	assert_int_equal(rules_program_language("/usr/bin/"), RULES_LANG_OTHER);
+	assert_int_equal(rules_program_language(NULL), RULES_LANG_OTHER);
+	assert_string_equal(rules_language_name(RULES_LANG_PYTHON), "python");
+	assert_int_equal(rules_language_from_name("shell", &l), 0);
+	assert_int_equal(l, RULES_LANG_SHELL);
+	assert_int_equal(rules_language_from_name("Python", &l), -EINVAL);
+	assert_int_equal(rules_language_from_name(NULL, &l), -EINVAL);
 }
 
 int
@@ -211,7 +223,7 @@ main(void)
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_predicates),
 		cmocka_unit_test(test_limits_within),
-		cmocka_unit_test(test_argv0_is_python),
+		cmocka_unit_test(test_program_language),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -729,6 +729,281 @@ test_hidden_usr_submount(void **state)
 	assert_int_equal(umount("/usr/local"), 0);
 }
 
+/* A request of runtime under profile (NULL: none named), its code code. */
+static struct airlock_run_req *
+rt_req(const char *runtime, const char *code, const char *profile)
+{
+	struct airlock_run_req *req = py_req(code, profile);
+
+	assert_int_equal(airlock_run_req_set_runtime(req, runtime), 0);
+	return req;
+}
+
+/*
+ * runtimes = (issue 32, point 8): a profile's runs and sessions use only its
+ * runtimes, refused by admit_decide() naming the runtime, the profile and
+ * its list; a runtime is a Python by its program, not its name, in info's
+ * runtime_packages (py3x is one, python-sh is not).
+ */
+#define RT_CFG                                                                                     \
+	"[sandbox]\nuid_base = 1500080\nuid_count = 16\n"                                          \
+	"[profile pyonly]\nruntimes = python, py3x\n"                                              \
+	"[profile shonly]\nruntimes = sh\n"                                                        \
+	"[runtime py3x]\nargv = /usr/bin/python3 -I -B {code}\ncode_name = main.py\n"              \
+	"[runtime python-sh]\nargv = /bin/sh {code}\ncode_name = main.sh\n"
+
+static void
+test_profile_runtimes(void **state)
+{
+	struct fixture f;
+	struct airlock_conn *c;
+	struct airlock_session_opts *opts = NULL;
+	struct airlock_result *res;
+	struct airlock_info *info = NULL;
+	char id[AIRLOCK_SESSION_ID_LEN + 1], code[64], msg[512];
+	const char *ec, *em;
+	bool py3x = false, pysh = false;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(fixture_start(&f, RT_CFG), 0);
+	c = conn_to(&f);
+	assert_int_equal(run_req(c, rt_req("sh", "echo hi", "pyonly"), &res, code, msg), -EACCES);
+	assert_string_equal(code, "unauthorized");
+	assert_string_equal(msg, "runtime 'sh' is not available under profile 'pyonly' (its "
+				 "runtimes: python, py3x)");
+	assert_int_equal(run_req(c, rt_req("py3x", "print(3)", "pyonly"), &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	airlock_result_free(res);
+	/* A profile without the key: every runtime. */
+	assert_int_equal(run_req(c, rt_req("sh", "echo hi", "minimal"), &res, code, msg), 0);
+	assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+	airlock_result_free(res);
+
+	/* A session's interpreter at its open, and a session's run. */
+	assert_int_equal(airlock_session_opts_new(&opts), 0);
+	assert_int_equal(airlock_session_opts_set_profile(opts, "shonly"), 0);
+	assert_int_equal(airlock_session_opts_set_interpreter(opts, "python"), 0);
+	assert_int_equal(airlock_session_open(c, opts, id), -EACCES);
+	assert_int_equal(airlock_conn_last_error(c, &ec, &em), 0);
+	assert_string_equal(em, "runtime 'python' is not available under profile 'shonly' (its "
+				"runtimes: sh)");
+	airlock_session_opts_free(opts);
+	assert_int_equal(airlock_session_opts_new(&opts), 0);
+	assert_int_equal(airlock_session_opts_set_profile(opts, "shonly"), 0);
+	assert_int_equal(airlock_session_open(c, opts, id), 0);
+	airlock_session_opts_free(opts);
+	{
+		struct airlock_run_req *req = rt_req("python", "print(1)", NULL);
+
+		assert_int_equal(airlock_run_req_set_session(req, id), 0);
+		assert_int_equal(run_req(c, req, &res, code, msg), -EACCES);
+		assert_non_null(strstr(msg, "runtime 'python' is not available under profile "
+					    "'shonly'"));
+		req = rt_req("sh", "echo in session", NULL);
+		assert_int_equal(airlock_run_req_set_session(req, id), 0);
+		assert_int_equal(run_req(c, req, &res, code, msg), 0);
+		assert_int_equal(airlock_result_outcome(res), AIRLOCK_OUTCOME_EXITED);
+		airlock_result_free(res);
+	}
+	assert_int_equal(airlock_session_close(c, id), 0);
+
+	assert_int_equal(airlock_info(c, &info), 0);
+	for (i = 0; i < airlock_info_runtime_count(info); i++) {
+		const char *name = airlock_info_runtime_name(info, i);
+		const char *pk = airlock_info_runtime_packages(info, i);
+
+		if (strcmp(name, "py3x") == 0)
+			py3x = pk != NULL;
+		if (strcmp(name, "python-sh") == 0)
+			pysh = pk != NULL;
+	}
+	airlock_info_free(info);
+	if (!py3x || pysh)
+		fail_msg("runtime_packages: py3x %s, python-sh %s (want listed, not listed)",
+			 py3x ? "listed" : "not listed", pysh ? "listed" : "not listed");
+	airlock_conn_free(c);
+	assert_int_equal(fixture_stop(&f), 0);
+}
+
+/* ---- The audit line against its documented field list (issue 32, 7) ---- */
+
+#define AUDIT_KEYS_MAX 64
+
+/* The keys of docs/security.md's "The audit line" table, and which are
+ * "always" there. */
+struct audit_doc {
+	char key[AUDIT_KEYS_MAX][32];
+	bool always[AUDIT_KEYS_MAX];
+	size_t n;
+};
+
+static void
+audit_doc_read(struct audit_doc *doc)
+{
+	const char *path = getenv("AIRLOCK_SECURITY_MD");
+	char line[1024];
+	bool in = false;
+	FILE *fp;
+
+	memset(doc, 0, sizeof(*doc));
+	assert_non_null(path);
+	fp = fopen(path, "re");
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char *p, *end, *cell2;
+
+		if (strncmp(line, "### The audit line", 18) == 0) {
+			in = true;
+			continue;
+		}
+		if (in && line[0] == '#')
+			break;
+		if (!in || strncmp(line, "| `", 3) != 0)
+			continue;
+		cell2 = strchr(line + 1, '|');
+		assert_non_null(cell2);
+		*cell2++ = '\0';
+		/* "| `a`, `b` | always ..." : every backticked key of the first cell */
+		for (p = line; (p = strchr(p, '`')) != NULL; p = end + 1) {
+			end = strchr(p + 1, '`');
+			assert_non_null(end);
+			assert_true(doc->n < AUDIT_KEYS_MAX && (size_t)(end - p - 1) < 32);
+			memcpy(doc->key[doc->n], p + 1, (size_t)(end - p - 1));
+			doc->always[doc->n++] =
+				strncmp(cell2 + strspn(cell2, " "), "always", 6) == 0;
+		}
+	}
+	fclose(fp);
+	if (doc->n < 20)
+		fail_msg("%s: %zu keys in \"The audit line\"", path, doc->n);
+}
+
+static bool
+audit_doc_has(const struct audit_doc *doc, const char *key, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < doc->n; i++)
+		if (strlen(doc->key[i]) == len && memcmp(doc->key[i], key, len) == 0)
+			return true;
+	return false;
+}
+
+/* Check one line ("... audit time=... run=...") against the table. */
+static void
+audit_check_line(const struct audit_doc *doc, const char *line)
+{
+	const char *p = strstr(line, ": audit ") + 8;
+	bool seen[AUDIT_KEYS_MAX] = {false};
+	size_t i;
+
+	while (*p != '\0' && *p != '\n') {
+		const char *eq = strchr(p, '=');
+		size_t klen;
+
+		if (eq == NULL)
+			fail_msg("no '=' in %s", p);
+		klen = (size_t)(eq - p);
+		if (!audit_doc_has(doc, p, klen))
+			fail_msg("key '%.*s' is not in docs/security.md: %s", (int)klen, p, line);
+		for (i = 0; i < doc->n; i++)
+			if (strlen(doc->key[i]) == klen && memcmp(doc->key[i], p, klen) == 0)
+				seen[i] = true;
+		p = eq + 1;
+		if (*p == '"') /* a quoted value escapes its quotes */
+			p = strchr(p + 1, '"') + 1;
+		else
+			p += strcspn(p, " \n");
+		p += strspn(p, " ");
+	}
+	for (i = 0; i < doc->n; i++)
+		if (doc->always[i] && !seen[i])
+			fail_msg("'always' key %s missing: %s", doc->key[i], line);
+}
+
+/* The value of key on line into buf ("" when absent). */
+static void
+audit_value(const char *line, const char *key, char *buf, size_t len)
+{
+	char pat[40];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	buf[0] = '\0';
+	p = strstr(line, pat);
+	if (p != NULL)
+		snprintf(buf, len, "%.*s", (int)strcspn(p + strlen(pat), " \n"), p + strlen(pat));
+}
+
+/* Run code under profile with a wall limit (0: the profile's), expect outcome. */
+static void
+audit_run_one(struct airlock_conn *c, const char *code, const char *profile, uint64_t wall_ms,
+	      enum airlock_outcome want)
+{
+	struct airlock_run_req *req = py_req(code, profile);
+	struct airlock_result *res;
+	char ec[64], em[512];
+
+	if (wall_ms != 0)
+		assert_int_equal(airlock_run_req_set_limit(req, AIRLOCK_LIMIT_WALL_MS, wall_ms), 0);
+	assert_int_equal(run_req(c, req, &res, ec, em), 0);
+	if (airlock_result_outcome(res) != want)
+		fail_msg("%s: outcome %s", code, airlock_outcome_name(airlock_result_outcome(res)));
+	airlock_result_free(res);
+}
+
+/*
+ * Every audit line the daemon wrote (this test's runs and the tests' before
+ * it) has only documented keys and every "always" one; a minimal run names
+ * its profile, a killed run has no exit code, and each line has a time.
+ */
+static void
+test_audit_fields(void **state)
+{
+	const struct fixture *f = *state;
+	struct airlock_conn *c = conn_to(f);
+	struct audit_doc doc;
+	char line[4096], v[64];
+	size_t nlines = 0, nminimal = 0, nkilled = 0, nsig = 0;
+	FILE *fp;
+
+	audit_doc_read(&doc);
+	audit_run_one(c, "print('audited')", "minimal", 0, AIRLOCK_OUTCOME_EXITED);
+	audit_run_one(c, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", NULL, 0,
+		      AIRLOCK_OUTCOME_SIGNALED);
+	audit_run_one(c, "while True:\n    pass\n", "minimal", 300, AIRLOCK_OUTCOME_WALL_LIMIT);
+	airlock_conn_free(c);
+	fp = fopen(f->log, "re");
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (strstr(line, ": audit ") == NULL)
+			continue;
+		nlines++;
+		audit_check_line(&doc, line);
+		audit_value(line, "time", v, sizeof(v));
+		/* 2026-12-07T13:22:16.123Z */
+		if (strlen(v) != 24 || v[10] != 'T' || v[19] != '.' || v[23] != 'Z')
+			fail_msg("time '%s': %s", v, line);
+		audit_value(line, "profile", v, sizeof(v));
+		nminimal += strcmp(v, "minimal") == 0;
+		audit_value(line, "outcome", v, sizeof(v));
+		if (strcmp(v, "exited") != 0 && strstr(line, " exit_code=") != NULL)
+			fail_msg("an exit code for outcome %s: %s", v, line);
+		nkilled += strcmp(v, "wall_limit") == 0;
+		if (strcmp(v, "signaled") == 0) {
+			audit_value(line, "signal", v, sizeof(v));
+			if (strcmp(v, "9") != 0)
+				fail_msg("signaled without signal=9: %s", line);
+			nsig++;
+		}
+	}
+	fclose(fp);
+	if (nminimal < 2 || nkilled < 1 || nsig < 1)
+		fail_msg("%zu audit lines: %zu of profile minimal, %zu wall_limit, %zu signaled",
+			 nlines, nminimal, nkilled, nsig);
+}
+
 int
 main(void)
 {
@@ -742,6 +1017,8 @@ main(void)
 		cmocka_unit_test(test_readonly_session),
 		cmocka_unit_test(test_noproc_profile),
 		cmocka_unit_test(test_blocked_imports),
+		cmocka_unit_test(test_profile_runtimes),
+		cmocka_unit_test(test_audit_fields),
 		cmocka_unit_test(test_reload),
 	};
 

@@ -432,7 +432,8 @@ test_audit_line(void **state)
 	proto_msg_free(&m);
 	close(fd);
 	snprintf(want, sizeof(want),
-		 "uid=0 pid=%d runtime=sh limits=defaults outcome=exited exit_code=3",
+		 "uid=0 pid=%d runtime=sh profile=default limits=defaults outcome=exited "
+		 "exit_code=3",
 		 (int)getpid());
 	assert_true(fixture_log_has(&f, want));
 	assert_true(fixture_log_has(&f, " wall_ms="));
