@@ -73,10 +73,12 @@ mcp_tool_run_python_cell(struct mcp *m, json_t *id, json_t *args, json_t *token)
 	}
 	if (runtime == NULL)
 		runtime = m->cell_session[0] != '\0' ? m->cell_runtime : m->python_runtime;
-	if (!mcp_python_runtime_valid(runtime)) {
+	/* The daemon's info says which runtimes are Python (as run_python). */
+	(void)mcp_connect(m, why, sizeof(why));
+	if (!mcp_python_runtime_valid(m, runtime)) {
 		mcp_bad_args(m, id,
-			     "run_python_cell: runtime '%s' is not a Python runtime (python, "
-			     "python-site, ...)",
+			     "run_python_cell: runtime '%s' is not a Python runtime of this daemon "
+			     "(python, python-site, ...: those airlock info lists packages for)",
 			     runtime);
 		return;
 	}
