@@ -18,6 +18,7 @@
  * next cell starts a new one: the result says the state was lost.
  */
 #include "cells.h"
+#include "cells_int.h"
 #include "cells_reply.h"
 #include "cells_state.h"
 
@@ -56,74 +57,6 @@
 #include "compiler.h"
 #include "fdio.h"
 #include "xevent.h"
-
-/* Where a cell is. */
-enum cell_stage {
-	CELL_QUEUED = 0, /* waiting for the interpreter or the cell before it */
-	CELL_SENT,	 /* with the driver */
-	CELL_FINISHING,	 /* the driver answered; waiting for SUP_CELL_END */
-};
-
-struct cell {
-	TAILQ_ENTRY(cell) entry;
-	struct client *c; /* NULL once it left */
-	uint32_t req_id;
-	pid_t pid; /* for the audit line */
-	uint64_t n;
-	enum cell_stage stage;
-	uint8_t *code; /* until sent; its bytes are charged to uid's budget */
-	size_t code_len;
-	uid_t uid;
-	struct proto_limits lim;
-	int fd[3];		   /* stdout, stderr, reply memfds; -1 */
-	struct timespec t_arrive;  /* its request came */
-	struct timespec t_sent;	   /* handed to the driver */
-	struct advisory_list *adv; /* blocked_imports findings, or NULL */
-	struct cells_done done;
-	bool cancelled; /* its owner cancelled it (cells_cancel) */
-	bool svg;	/* the request's figures_svg */
-	bool lost_fig;	/* SUP_CELL_LOST came: its own figures when its interpreter ended */
-	uint64_t lost_cpu_ns, lost_wall_ns, lost_peak;
-};
-
-TAILQ_HEAD(cell_list, cell);
-
-struct cells {
-	struct daemon *d;
-	struct session *s;
-	char runtime[PROTO_RUNTIME_MAX + 1];
-	struct run *interp; /* the interpreter's run, or NULL */
-	uint32_t interp_id; /* its run id, for the cells' audit lines */
-	int chan;	    /* the driver's channel, or -1 */
-	struct event *chan_ev;
-	uint64_t next_cell;
-	bool lost; /* an interpreter ended since the last answer: the state is gone */
-	char lost_why[160];
-	struct cell_list q; /* the head is the one running, if any is */
-	uint32_t nq;
-	enum cells_state state; /* changed by cells_transition() only */
-	bool pumping;
-	struct event *pump_ev;
-	bool took;	      /* the interpreter was handed a cell */
-	struct event *eof_ev; /* the channel closed during a cell: restart unless it ends */
-	/* A reload changed what the interpreter's sandbox is made with
-	 * (cells_reload): stale, it was BUSY: restart it once the cell in
-	 * flight is answered; kill_soon, it was given up (KILLING) and its
-	 * kill is sent from the next pump; reload_kill, it is being
-	 * restarted for that (a cell waiting is not the cause: it goes to
-	 * the next one); note, the advisory the next cell's answer carries. */
-	bool stale;
-	bool kill_soon;
-	bool reload_kill;
-	char reload_why[96];
-	char note[PROTO_ADVISORY_MAX + 1];
-	/* The head cell's run slot (cells.h): asked for in the run queue, or held. */
-	struct runqueue_item slot_q;
-	bool slot_queued, slot_held;
-	uid_t uid; /* the session's, whose slots its cells take */
-	/* A background session's process questions (cells_procs.c). */
-	struct cells_procs *procs;
-};
 
 static void cells_pump_cb(evutil_socket_t fd, short what, void *arg);
 
@@ -379,7 +312,7 @@ cells_answer_cancelled(const struct cells *cs, const struct cell *cl, bool lost,
  * holds the outcome its run ended with); else the driver's done and the
  * supervisor's end message decide.
  */
-static void
+void
 cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	     const struct sup_msg *end, bool lost, const char *why)
 {
@@ -453,13 +386,8 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	cell_free(cs, cl);
 }
 
-static void cells_pump_soon(struct cells *cs);
-
 /* The interpreter must go: its run is cancelled, and the cell it runs (if
  * any) is answered when that run ends. */
-static void cells_restart(struct cells *cs, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* Through the supervisor, so that the cell gets its own figures
  * (SUP_CELL_LOST); a supervisor out of reach is cut off. */
 static void
@@ -473,7 +401,7 @@ cells_kill_interp(struct cells *cs)
 		run_kill(cs->interp);
 }
 
-static void
+void
 cells_restart(struct cells *cs, const char *fmt, ...)
 {
 	va_list ap;
@@ -877,7 +805,7 @@ cells_pump_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 }
 
 /* cells_pump from the loop's next turn: for callers inside a run's end. */
-static void
+void
 cells_pump_soon(struct cells *cs)
 {
 	event_active(cs->pump_ev, 0, 0);
@@ -918,91 +846,6 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	cs->nq++;
 	session_cell_touch(cs->s);
 	cells_pump(cs);
-}
-
-static struct cell *
-cells_find(const struct cells *cs, const struct client *c, uint32_t req_id)
-{
-	struct cell *cl;
-
-	TAILQ_FOREACH(cl, &cs->q, entry)
-	if (cl->c == c && cl->req_id == req_id)
-		return cl;
-	return NULL;
-}
-
-bool
-cells_has_request(const struct cells *cs, const struct client *c, uint32_t req_id)
-{
-	return cells_find(cs, c, req_id) != NULL;
-}
-
-/* Why cl (c's of cell_req, or the head) cannot be cancelled; NULL: it can. */
-static const char *
-cells_cancel_refused(const struct cells *cs, const struct cell *cl, uint32_t cell_req, char *why,
-		     size_t len)
-{
-	if (cs->state == CELLS_ENDED)
-		snprintf(why, len, "session %s is closed", session_id(cs->s));
-	else if (cl == NULL && cell_req != 0)
-		snprintf(why, len,
-			 "no cell of request %" PRIu32 " waits or runs in session %s: it has ended",
-			 cell_req, session_id(cs->s));
-	else if (cl == NULL)
-		snprintf(why, len, "no cell runs in session %s: its interpreter is idle",
-			 session_id(cs->s));
-	else if (cl->stage == CELL_FINISHING)
-		snprintf(why, len, "cell %" PRIu64 " of session %s has already ended", cl->n,
-			 session_id(cs->s));
-	else if (cs->state == CELLS_KILLING)
-		snprintf(why, len,
-			 "cell %" PRIu64
-			 " of session %s is ending: its interpreter is being restarted",
-			 cl->n, session_id(cs->s));
-	else if (cl->cancelled)
-		snprintf(why, len, "cell %" PRIu64 " of session %s is already being cancelled",
-			 cl->n, session_id(cs->s));
-	else
-		return NULL;
-	return why;
-}
-
-void
-cells_cancel(struct cells *cs, struct client *c, uint32_t id, uint32_t cell_req)
-{
-	struct cell *cl = cell_req != 0 ? cells_find(cs, c, cell_req) : TAILQ_FIRST(&cs->q);
-	struct cells_sup in;
-	struct proto_out out;
-	char why[192];
-
-	if (cells_cancel_refused(cs, cl, cell_req, why, sizeof(why)) != NULL) {
-		/* Nothing changes: the cell, if any, runs on. */
-		client_send_error(c, id, PROTO_ERR_NOT_FOUND, "%s", why);
-		return;
-	}
-	/* Answer first, so that cancel_ok comes before the cell's result. */
-	if (proto_encode_simple(id, PROTO_CANCEL_OK, &out) < 0)
-		fatalx("cannot encode cancel_ok");
-	client_send(c, &out);
-	cl->cancelled = true;
-	log_info("session %s: cell %" PRIu64 ": cancelled (%s)", session_id(cs->s), cl->n,
-		 cl->stage == CELL_QUEUED ? "queued" : "interrupted");
-	if (cl->stage == CELL_QUEUED) {
-		bool head = TAILQ_FIRST(&cs->q) == cl;
-
-		cells_answer(cs, cl, NULL, NULL, true, NULL);
-		if (head)
-			cells_pump_soon(cs);
-		return;
-	}
-	/* Running: interrupted as at its wall limit (SIGINT, the grace): the
-	 * driver's answer, or the interpreter's end past the grace, answers it. */
-	memset(&in, 0, sizeof(in));
-	in.type = CELLS_SUP_INTERRUPT;
-	in.cell = cl->n;
-	if (cs->interp == NULL || run_lifeline_send(cs->interp, &in, sizeof(in)) < 0)
-		cells_restart(cs, "cell %" PRIu64 ": cannot reach the supervisor to interrupt it",
-			      cl->n);
 }
 
 /* What the interpreter's run asks of its cells (run_owner.h). */
