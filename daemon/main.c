@@ -28,6 +28,7 @@
 #include "sandbox.h"
 #include "seccomp_policy.h"
 #include "spawner.h"
+#include "startcheck.h"
 #include "xalloc.h"
 
 static void
@@ -37,11 +38,12 @@ usage(FILE *f)
 		   "                [--user NAME]\n");
 }
 
-/* Make the socket's directory if it is missing (root-owned, 0755). */
+/* Make the socket's directory if it is missing (root-owned, 0755); refuse
+ * to start, saying so, if the socket cannot be made in it. */
 static void
 main_socket_dir(const char *path)
 {
-	char dir[512];
+	char dir[512], why[512];
 	char *slash;
 
 	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
@@ -50,8 +52,10 @@ main_socket_dir(const char *path)
 	if (slash == NULL || slash == dir)
 		return;
 	*slash = '\0';
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST && errno != EROFS)
 		fatal("mkdir %s", dir);
+	if (startcheck_socket_dir(dir, why, sizeof(why)) < 0)
+		fatalx("%s", why);
 }
 
 /* --user overrides the config's service user. */
@@ -141,6 +145,22 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 	if (r < 0)
 		fatalx("frontend: %s", strerror(-r));
 	_exit(0);
+}
+
+/* The start-up checks (startcheck.h): the capabilities first (cfg NULL),
+ * then, with the config read, user namespaces for the run range's uid. */
+static void
+main_start_checks(const struct config *cfg)
+{
+	char why[512];
+
+	if (cfg == NULL) {
+		if (startcheck_caps(why, sizeof(why)) < 0)
+			fatalx("%s", why);
+		return;
+	}
+	if (startcheck_userns(cfg->uid_base, why, sizeof(why)) < 0)
+		fatalx("%s", why);
 }
 
 /* The command line. */
@@ -310,6 +330,13 @@ main_resources(struct spawner *sp, const struct config *cfg, const struct main_o
 	if ((r = cgroup_init(&sp->cg, CGROUP_ROOT, CGROUP_SELF,
 			     (enum cgroup_kind)cfg->resource_control)) < 0)
 		fatalx("cgroup: %s", strerror(-r));
+	/* Asked for by name (the container image asks for it): no silent
+	 * fallback to rlimits when the hierarchy is not delegated to us. */
+	if (cfg->resource_control == CGROUP_V2 && sp->cg.kind != CGROUP_V2)
+		fatalx("cgroup: resource_control = cgroup2, but the cgroup v2 hierarchy is not "
+		       "delegated to airlockd (a writable /sys/fs/cgroup of its own cgroup "
+		       "namespace, or Delegate=yes): %s",
+		       sp->cg.why);
 	log_info("resource control: %s", sp->cg.why);
 	cgroup_sweep(&sp->cg, cfg->uid_base, cfg->uid_base + cfg->uid_count);
 	sp->layout.memory_cgroup = sp->cg.kind != CGROUP_NONE;
@@ -447,8 +474,10 @@ main(int argc, char **argv)
 		 getenv("JOURNAL_STREAM") != NULL);
 	if (geteuid() != 0)
 		fatalx("airlockd must be started as root (it drops privileges itself)");
+	main_start_checks(NULL);
 	main_seccomp_check();
 	main_config(&o, &cfg, &listen_fd);
+	main_start_checks(&cfg);
 	memset(&sp, 0, sizeof(sp));
 	main_layout(&sp);
 	main_resources(&sp, &cfg, &o, &frontend_filter);
