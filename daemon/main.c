@@ -147,18 +147,17 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 	_exit(0);
 }
 
-/* The start-up checks (startcheck.h): the capabilities first (cfg NULL),
- * then, with the config read, user namespaces for the run range's uid. */
+/* The start-up checks (startcheck.h), with the config read and before
+ * the socket is made: capabilities, user namespaces for the run range's
+ * uid. A socket taken from systemd is not chowned here. */
 static void
-main_start_checks(const struct config *cfg)
+main_start_checks(const struct config *cfg, bool socket_chown)
 {
 	char why[512];
 
-	if (cfg == NULL) {
-		if (startcheck_caps(why, sizeof(why)) < 0)
-			fatalx("%s", why);
-		return;
-	}
+	if (startcheck_caps(socket_chown && (cfg->socket_uid != 0 || cfg->socket_gid != 0), why,
+			    sizeof(why)) < 0)
+		fatalx("%s", why);
 	if (startcheck_userns(cfg->uid_base, why, sizeof(why)) < 0)
 		fatalx("%s", why);
 }
@@ -264,6 +263,7 @@ main_config(const struct main_opts *o, struct config *cfg, int *ret_listen_fd)
 	r = listener_from_systemd(ret_listen_fd);
 	if (r < 0)
 		fatalx("socket activation: %s", strerror(-r));
+	main_start_checks(cfg, r == 0);
 	if (r == 0) {
 		main_socket_dir(cfg->socket_path);
 		r = listener_create(cfg->socket_path, cfg->socket_uid, cfg->socket_gid,
@@ -474,10 +474,8 @@ main(int argc, char **argv)
 		 getenv("JOURNAL_STREAM") != NULL);
 	if (geteuid() != 0)
 		fatalx("airlockd must be started as root (it drops privileges itself)");
-	main_start_checks(NULL);
 	main_seccomp_check();
 	main_config(&o, &cfg, &listen_fd);
-	main_start_checks(&cfg);
 	memset(&sp, 0, sizeof(sp));
 	main_layout(&sp);
 	main_resources(&sp, &cfg, &o, &frontend_filter);

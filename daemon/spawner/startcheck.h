@@ -10,12 +10,16 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <stdbool.h>
+
 /*
  * 0 if this process holds, effective and in its bounding set, every
- * capability the start-up and the split need; else -EPERM with a message
- * naming the first one missing and why it is needed in why.
+ * capability the start-up and the split need (CAP_CHOWN too when
+ * socket_chown: the socket is to be given an owner or group not root's);
+ * else -EPERM with a message naming the first one missing and why it is
+ * needed in why.
  */
-int startcheck_caps(char *why, size_t whylen);
+int startcheck_caps(bool socket_chown, char *why, size_t whylen);
 
 /*
  * 0 if dir (the socket's directory) is a directory this process may create
@@ -25,8 +29,10 @@ int startcheck_socket_dir(const char *dir, char *why, size_t whylen);
 
 /*
  * 0 if a process of uid (the first uid of the run range, as the spawner
- * acts when it clones) may create a user namespace; else -errno with a
- * message in why. Forks a child that tries it and reports.
+ * acts when it clones) may create a user namespace and, in it, what a
+ * sandbox makes first (mount, uts and pid namespaces, its hostname, a
+ * private mount tree, its own /proc); else -errno with a message in why
+ * naming the step refused and what grants it. Forks a child that tries.
  */
 int startcheck_userns(uid_t uid, char *why, size_t whylen);
 

@@ -10,7 +10,12 @@ within a deadline, never serving. Each condition is made here without a VM:
   empty tmpfs over /sys/fs/cgroup, in a mount namespace of its own;
 - no user namespaces for an unprivileged uid: the daemon in a user
   namespace of its own (every uid mapped) whose user.max_user_namespaces
-  is 0.
+  is 0;
+- a masked /proc, as container runtimes make it: a tmpfs over /proc/sys in
+  a mount namespace of its own.
+
+A runtime's seccomp profile (sethostname refused) is not made here: the
+host test's container check meets it (tests/host/container.sh).
 
 A control start with none of these must answer, so that a check that
 fails for an unrelated reason is seen. Run as root with AIRLOCKD set.
@@ -109,6 +114,24 @@ class StartupChecks(unittest.TestCase):
                                   ["missing capability CAP_SETPCAP", "--cap-add=SETPCAP"])
         self.assertNotIn("cannot drop", log)
 
+    def test_missing_chown_for_socket_group(self):
+        # A socket given a group not root's needs CAP_CHOWN; root's does not.
+        self.d.write_config("[daemon]\nsocket_group = daemon\n")
+        self.expect_refusal(["setpriv", "--bounding-set=-chown", "--inh-caps=-all"] + self.argv(),
+                            ["missing capability CAP_CHOWN"])
+        self.d.write_config("[daemon]\nsocket_group = root\n")
+        with open(self.d.log, "ab") as logf:
+            proc = subprocess.Popen(["setpriv", "--bounding-set=-chown", "--inh-caps=-all"] + self.argv(),
+                                    stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, preexec_fn=die_with_runner)
+        try:
+            self.assertTrue(wait_for(lambda: proc.poll() is not None or self.d.ping(), EXIT_DEADLINE_S),
+                            self.d.log_tail())
+            self.assertIsNone(proc.poll(), self.d.log_tail())
+        finally:
+            proc.terminate()
+            proc.wait(20)
+
     def test_socket_dir_not_writable(self):
         sockdir = os.path.join(self.d.dir, "ro")
         os.mkdir(sockdir)
@@ -128,6 +151,16 @@ class StartupChecks(unittest.TestCase):
             _tmpfs("/sys/fs/cgroup")
         self.expect_refusal(self.argv(), ["resource_control = cgroup2",
                                           "not delegated to airlockd"], pre)
+
+    def test_proc_masked(self):
+        # A container's /proc: a mount over a non-empty directory of it
+        # (here a tmpfs over /proc/sys) makes the kernel refuse a new proc
+        # mount in a user namespace (mount_too_revealing).
+        def pre():
+            _own_mounts()
+            _tmpfs("/proc/sys")
+        self.expect_refusal(self.argv(), ["a sandbox cannot mount its own /proc",
+                                          "unmask=/proc/*"], pre)
 
     def test_no_user_namespaces(self):
         # HELPER makes its user namespace and waits; the runner (root in the
