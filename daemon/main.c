@@ -28,6 +28,7 @@
 #include "sandbox.h"
 #include "seccomp_policy.h"
 #include "spawner.h"
+#include "startcheck.h"
 #include "xalloc.h"
 
 static void
@@ -37,11 +38,12 @@ usage(FILE *f)
 		   "                [--user NAME]\n");
 }
 
-/* Make the socket's directory if it is missing (root-owned, 0755). */
+/* Make the socket's directory if it is missing (root-owned, 0755); refuse
+ * to start, saying so, if the socket cannot be made in it. */
 static void
 main_socket_dir(const char *path)
 {
-	char dir[512];
+	char dir[512], why[512];
 	char *slash;
 
 	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
@@ -50,8 +52,10 @@ main_socket_dir(const char *path)
 	if (slash == NULL || slash == dir)
 		return;
 	*slash = '\0';
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST && errno != EROFS)
 		fatal("mkdir %s", dir);
+	if (startcheck_socket_dir(dir, why, sizeof(why)) < 0)
+		fatalx("%s", why);
 }
 
 /* --user overrides the config's service user. */
@@ -141,6 +145,21 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 	if (r < 0)
 		fatalx("frontend: %s", strerror(-r));
 	_exit(0);
+}
+
+/* The start-up checks (startcheck.h), with the config read and before
+ * the socket is made: capabilities, user namespaces for the run range's
+ * uid. A socket taken from systemd is not chowned here. */
+static void
+main_start_checks(const struct config *cfg, bool socket_chown)
+{
+	char why[512];
+
+	if (startcheck_caps(socket_chown && (cfg->socket_uid != 0 || cfg->socket_gid != 0), why,
+			    sizeof(why)) < 0)
+		fatalx("%s", why);
+	if (startcheck_userns(cfg->uid_base, why, sizeof(why)) < 0)
+		fatalx("%s", why);
 }
 
 /* The command line. */
@@ -244,6 +263,7 @@ main_config(const struct main_opts *o, struct config *cfg, int *ret_listen_fd)
 	r = listener_from_systemd(ret_listen_fd);
 	if (r < 0)
 		fatalx("socket activation: %s", strerror(-r));
+	main_start_checks(cfg, r == 0);
 	if (r == 0) {
 		main_socket_dir(cfg->socket_path);
 		r = listener_create(cfg->socket_path, cfg->socket_uid, cfg->socket_gid,
@@ -310,6 +330,13 @@ main_resources(struct spawner *sp, const struct config *cfg, const struct main_o
 	if ((r = cgroup_init(&sp->cg, CGROUP_ROOT, CGROUP_SELF,
 			     (enum cgroup_kind)cfg->resource_control)) < 0)
 		fatalx("cgroup: %s", strerror(-r));
+	/* Asked for by name (the container image asks for it): no silent
+	 * fallback to rlimits when the hierarchy is not delegated to us. */
+	if (cfg->resource_control == CGROUP_V2 && sp->cg.kind != CGROUP_V2)
+		fatalx("cgroup: resource_control = cgroup2, but the cgroup v2 hierarchy is not "
+		       "delegated to airlockd (a writable /sys/fs/cgroup of its own cgroup "
+		       "namespace, or Delegate=yes): %s",
+		       sp->cg.why);
 	log_info("resource control: %s", sp->cg.why);
 	cgroup_sweep(&sp->cg, cfg->uid_base, cfg->uid_base + cfg->uid_count);
 	sp->layout.memory_cgroup = sp->cg.kind != CGROUP_NONE;

@@ -10,7 +10,8 @@ procps systemd universal-ctags
 python3-numpy python3-pandas python3-matplotlib python3-scipy libpython3.11-testsuite
 python3-zmq python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel
 clang-tools
-mmdebstrap qemu-system-x86 e2fsprogs debian-archive-keyring"
+mmdebstrap qemu-system-x86 e2fsprogs debian-archive-keyring
+python3-yaml podman runc"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -45,5 +46,22 @@ if [ ! -f "$node_modules/@modelcontextprotocol/sdk/package.json" ] ||
 			"$mcp_sdk" >/dev/null
 	else
 		echo "npm not found: tests/mcp's SDK test will fail" >&2
+	fi
+fi
+
+# kubernetes-models, pinned, for tests/deploy/test_manifests.py (the
+# manifests of deploy/kubernetes against the Kubernetes API types), in the
+# same place. Its package.json asks for node >= 22 (npm warns EBADENGINE);
+# the node 20 of the development machine runs its validators (Debian 12's
+# node 18 not tried).
+k8s_models=kubernetes-models@5.1.0
+if [ ! -f "$node_modules/kubernetes-models/package.json" ] ||
+	! grep -q '"version": "5.1.0"' "$node_modules/kubernetes-models/package.json"; then
+	if command -v npm >/dev/null; then
+		echo "installing: $k8s_models into $node_modules"
+		npm install --prefix "$(dirname "$node_modules")" --no-audit --no-fund --save-exact \
+			"$k8s_models" >/dev/null 2>&1
+	else
+		echo "npm not found: tests/deploy's manifest test will fail" >&2
 	fi
 fi

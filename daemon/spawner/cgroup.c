@@ -298,15 +298,8 @@ cgroup2_init(struct cgroup *cg, const char *self, char *why, size_t whylen)
 		return 0;
 	}
 	cg->cpu = cgroup_has_word(ctl, "cpu");
-	if (own[0] == '\0') {
-		if (mkdir(svc, 0755) < 0 && errno != EEXIST)
-			goto fail;
-		if ((r = cgroup_write_at(cg->root, "cgroup.subtree_control",
-					 cgroup2_controllers(cg))) < 0) {
-			errno = -r;
-			goto fail;
-		}
-	}
+	if (own[0] == '\0' && mkdir(svc, 0755) < 0 && errno != EEXIST)
+		goto fail;
 	/* Into the leaf first: the node may enable controllers only when empty.
 	 * The caller forks the frontend after this: both halves are in it. */
 	if ((r = cgroup_path(leaf, sizeof(leaf), "%s/daemon", svc)) < 0)
@@ -315,6 +308,17 @@ cgroup2_init(struct cgroup *cg, const char *self, char *why, size_t whylen)
 		goto fail;
 	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
 	if ((r = cgroup_write_at(leaf, "cgroup.procs", pid)) < 0) {
+		errno = -r;
+		goto fail;
+	}
+	/*
+	 * The root's controllers after we left it: the root of a container's
+	 * cgroup namespace is not the host's root cgroup, and refuses them
+	 * (EBUSY) while it holds a process, airlockd itself (issue 34). The
+	 * host's root cgroup takes them either way.
+	 */
+	if (own[0] == '\0' && (r = cgroup_write_at(cg->root, "cgroup.subtree_control",
+						   cgroup2_controllers(cg))) < 0) {
 		errno = -r;
 		goto fail;
 	}

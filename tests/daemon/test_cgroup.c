@@ -69,6 +69,49 @@ static const char *const v2_files[][2] = {
 };
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * open() (-Wl,--wrap=open64: open under _FILE_OFFSET_BITS=64): when ns_root_busy names a fake root,
+ * opening its cgroup.subtree_control for writing fails EBUSY unless our pid is already in its
+ * airlockd/daemon leaf, as a non-root cgroup holding a process refuses to enable domain controllers
+ * (cgroup v2's rule).
+ */
+static char ns_root_busy[600];
+int __real_open64(const char *path, int flags, ...);
+int __wrap_open64(const char *path, int flags, ...);
+
+int
+__wrap_open64(const char *path, int flags, ...)
+{
+	char p[700], want[32];
+	mode_t mode = 0;
+
+	if (flags & O_CREAT) {
+		va_list ap;
+
+		va_start(ap, flags);
+		mode = (mode_t)va_arg(ap, int);
+		va_end(ap);
+	}
+	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", ns_root_busy);
+	if (ns_root_busy[0] != '\0' && (flags & O_ACCMODE) != O_RDONLY && strcmp(path, p) == 0) {
+		char procs[700], got[32] = "";
+		int fd;
+		ssize_t n;
+
+		snprintf(procs, sizeof(procs), "%s/airlockd/daemon/cgroup.procs", ns_root_busy);
+		snprintf(want, sizeof(want), "%ld", (long)getpid());
+		fd = __real_open64(procs, O_RDONLY | O_CLOEXEC);
+		n = fd < 0 ? -1 : read(fd, got, sizeof(got) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0 || strncmp(got, want, strlen(want)) != 0) {
+			errno = EBUSY;
+			return -1;
+		}
+	}
+	return __real_open64(path, flags, mode);
+}
+
 /* mkdir() as cgroupfs would do it: the directory brings its control files. */
 int
 __wrap_mkdir(const char *path, mode_t mode)
@@ -984,6 +1027,25 @@ test_v2_init_not_delegated(void **state)
 	assert_non_null(strstr(f->cg.why, "not delegated"));
 }
 
+/* In the root of a container's cgroup namespace, which is not the host's
+ * root cgroup: its controllers are refused while it holds a process
+ * (ns_root_busy in __wrap_open64). airlockd moves into its leaf first. */
+static void
+test_v2_init_ns_root(void **state)
+{
+	struct v2fix *f = *state;
+	char pid[32], leaf[700];
+
+	put(f->self, "0::/\n");
+	snprintf(ns_root_busy, sizeof(ns_root_busy), "%s", f->root);
+	v2_init(f);
+	ns_root_busy[0] = '\0';
+	snprintf(leaf, sizeof(leaf), "%s/airlockd/daemon", f->root);
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	assert_string_equal(get(leaf, "cgroup.procs"), pid);
+	assert_string_equal(get(f->root, "cgroup.subtree_control"), "+memory +pids +cpu");
+}
+
 /* In the root cgroup (a container, say): a child "airlockd" of our own. */
 static void
 test_v2_init_root(void **state)
@@ -1495,6 +1557,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_v2_init_service, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_init_not_alone, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_init_not_delegated, v2_setup, v2_teardown),
+		cmocka_unit_test_setup_teardown(test_v2_init_ns_root, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_init_root, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_init_want, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_run_create, v2_setup, v2_teardown),

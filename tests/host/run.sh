@@ -19,6 +19,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 . "$here/vm.sh"
+. "$here/container.sh"
 [ "$(id -u)" = 0 ] || die "run as root"
 out=${1:-$src/build/host}
 [ $# -gt 0 ] && shift
@@ -84,6 +85,13 @@ install_vm() {
 		return 1
 	}
 	vm_add_tests "$work/root" "$src"
+	# The container image's check (tests/host/container.sh): podman, the
+	# packages and a base root into the VM, which has no network.
+	container_prepare "$work/root" "$work/debs" "$cache" >"$work/container-prepare.log" 2>&1 || {
+		tail -n 20 "$work/container-prepare.log" >&2
+		echo "host $rel: preparing the container check failed" >&2
+		return 1
+	}
 	vm_prepare "$work/root" "${HOST_CHECK:-$here/acceptance.sh}"
 }
 
