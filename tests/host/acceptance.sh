@@ -495,18 +495,21 @@ journalctl -u airlockd.service -u airlockd.socket --no-pager -o short-monotonic 
 # --- the container image (issue 34): built offline with podman from the
 # packages, run with the documented flags, code run through its socket
 # from here (tests/host/container.sh; run.sh's container_prepare put it in).
-echo "acceptance: container image (tests/host/container.sh)"
-t_ctr=$(date +%s)
-sh /usr/local/share/airlock-tests/container/container.sh check >"$tmp/container.out" 2>&1
-while IFS= read -r line; do
-	case $line in
-	"ok - "*) ok "${line#ok - }" ;;
-	"not ok - "*) fail "$(echo "${line#not ok - }" | cut -d: -f1-2)" "$(echo "${line#not ok - }" | cut -d: -f3- | head -c 600)" ;;
-	esac
-done <"$tmp/container.out"
-check "container check finished" sh -c "grep -q '^container: [0-9]* passed, [0-9]* failed\$' $tmp/container.out || { tail -n 20 $tmp/container.out; false; }"
-echo "acceptance: container check took $(($(date +%s) - t_ctr)) s"
-sed -n '/^--- container log/,$p' "$tmp/container.out" | head -n 25
+# Debian 12 only: run.sh prepares it there (the image's release).
+if [ "$(. /etc/os-release && echo "$VERSION_CODENAME")" = bookworm ]; then
+	echo "acceptance: container image (tests/host/container.sh)"
+	t_ctr=$(date +%s)
+	sh /usr/local/share/airlock-tests/container/container.sh check >"$tmp/container.out" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) fail "$(echo "${line#not ok - }" | cut -d: -f1-2)" "$(echo "${line#not ok - }" | cut -d: -f3- | head -c 600)" ;;
+		esac
+	done <"$tmp/container.out"
+	check "container check finished" sh -c "grep -q '^container: [0-9]* passed, [0-9]* failed\$' $tmp/container.out || { tail -n 20 $tmp/container.out; false; }"
+	echo "acceptance: container check took $(($(date +%s) - t_ctr)) s"
+	sed -n '/^--- container log/,$p' "$tmp/container.out" | head -n 25
+fi
 # --- the hostile suite (tests/hostile, copied in by vm_add_tests) against
 # this unit, prestart as the default has it (tests/host/hostile.sh runs it
 # off too): one check per case. It runs last: the unit carries the runner's
