@@ -317,7 +317,7 @@ has help-files-out "$tmp/out" "files SESSION [DIR]"
 expect help-global 0 -- "$airlock" --help
 has help-global-mcp "$tmp/out" " mcp "
 expect version 0 -- "$airlock" --version
-has version-out "$tmp/out" "(libairlock 0.9"
+has version-out "$tmp/out" "(libairlock 0.10"
 # --json errors are JSON on stdout.
 expect json-error 69 -- "$airlock" --json --socket "$tmp/none" ping
 has json-error-out "$tmp/out" '{"error":{"code":"unreachable","message":"connect to '
