@@ -46,6 +46,7 @@ from ._types import (
     SandboxDisplay,
     SandboxToolCall,
     SandboxUnavailableError,
+    SandboxRequestTimeoutError,
 )
 
 try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import ctypes
 import functools
 import math
@@ -12,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
-from . import _lib
+from . import _lib, _timeout
 from ._request import _Request, _run_method, _RunArgs, _to_bytes
 from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn
 from ._types import (
@@ -439,11 +440,20 @@ class AirlockSession:
         return self._core.state == "closed"
 
     async def _blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, *args))
+        # In a copy of this task's context: the worker thread sees the call's timeout.
+        ctx = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(None, functools.partial(ctx.run, fn, *args))
 
-    async def open(self) -> "AirlockSession":
-        """Open the session on the daemon (a no-op when open); returns self."""
-        await self._blocking(self._core.open_blocking)
+    async def open(self, *, timeout: Optional[float] = None) -> "AirlockSession":
+        """Open the session on the daemon (a no-op when open); returns self.
+
+        timeout, here and in every method: seconds to wait for the daemon
+        (None: the sandbox's timeout; math.inf: no bound); past it
+        SandboxRequestTimeoutError is raised, a run is cancelled on the
+        daemon, and the session stays usable.
+        """
+        with _timeout.given(timeout):
+            await self._blocking(self._core.open_blocking)
         return self
 
     def __await__(self):  # type: ignore[no-untyped-def]
@@ -455,9 +465,10 @@ class AirlockSession:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def close(self) -> None:
+    async def close(self, *, timeout: Optional[float] = None) -> None:
         """End the session: a run in progress is cancelled, the workspace is gone. Idempotent."""
-        await self._blocking(self._core.close_blocking)
+        with _timeout.given(timeout):
+            await self._blocking(self._core.close_blocking)
 
     @_run_method(mounts=False)
     async def run(self, a: _RunArgs) -> SandboxResult:
@@ -471,9 +482,12 @@ class AirlockSession:
         """
         request = self._core.request(a)
         a.attach_tools(request, blocking=False)
-        return await self._core.run_async(request, a.on_output)
+        with _timeout.given(a.timeout):
+            return await self._core.run_async(request, a.on_output)
 
-    async def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
+    async def run_cell(
+        self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, timeout: Optional[float] = None
+    ) -> SandboxResult:
         """Run a cell in the session's interpreter (a session opened with interpreter="python").
 
         Every cell runs in the same globals, so variables, imports and
@@ -487,26 +501,31 @@ class AirlockSession:
         A session from attach_session() runs cells as the one that opened it.
         """
         core = self._core
-        if core.interpreter is None and core.is_open:
-            await self._blocking(core.learn_interpreter)
-        request = core.cell(code, limits)
-        return await core.run_async(request, None)
+        with _timeout.given(timeout):
+            if core.interpreter is None and core.is_open:
+                await self._blocking(core.learn_interpreter)
+            request = core.cell(code, limits)
+            return await core.run_async(request, None)
 
-    async def write_file(self, path: PathLike, data: BytesLike) -> None:
+    async def write_file(self, path: PathLike, data: BytesLike, *, timeout: Optional[float] = None) -> None:
         """Write data (bytes, or str as UTF-8) as the file path, replacing it; parents are made."""
-        await self._blocking(self._core.write_blocking, path, data)
+        with _timeout.given(timeout):
+            await self._blocking(self._core.write_blocking, path, data)
 
-    async def read_file(self, path: PathLike) -> FileContent:
+    async def read_file(self, path: PathLike, *, timeout: Optional[float] = None) -> FileContent:
         """The bytes of the regular file path: a FileContent (bytes with .truncated and .size)."""
-        return await self._blocking(self._core.read_blocking, path)
+        with _timeout.given(timeout):
+            return await self._blocking(self._core.read_blocking, path)
 
-    async def list_files(self, path: PathLike = "") -> FileList:
+    async def list_files(self, path: PathLike = "", *, timeout: Optional[float] = None) -> FileList:
         """The entries of directory path ("" for the workspace): a list of FileInfo with .truncated."""
-        return await self._blocking(self._core.list_blocking, path)
+        with _timeout.given(timeout):
+            return await self._blocking(self._core.list_blocking, path)
 
-    async def delete_file(self, path: PathLike) -> None:
+    async def delete_file(self, path: PathLike, *, timeout: Optional[float] = None) -> None:
         """Delete a file, a link (not its target) or an empty directory."""
-        await self._blocking(self._core.delete_blocking, path)
+        with _timeout.given(timeout):
+            await self._blocking(self._core.delete_blocking, path)
 
     def __repr__(self) -> str:
         return f"AirlockSession(id={self.id!r}, state={self._core.state!r})"
@@ -527,9 +546,10 @@ class AirlockSessionSync:
     limits = AirlockSession.limits
     closed = AirlockSession.closed
 
-    def open(self) -> "AirlockSessionSync":
-        """Open the session on the daemon (a no-op when open); returns self."""
-        self._core.open_blocking()
+    def open(self, *, timeout: Optional[float] = None) -> "AirlockSessionSync":
+        """Open the session on the daemon (a no-op when open); returns self (timeout: as AirlockSession's)."""
+        with _timeout.given(timeout):
+            self._core.open_blocking()
         return self
 
     def __enter__(self) -> "AirlockSessionSync":
@@ -538,37 +558,46 @@ class AirlockSessionSync:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
+    def close(self, *, timeout: Optional[float] = None) -> None:
         """End the session: a run in progress is cancelled, the workspace is gone. Idempotent."""
-        self._core.close_blocking()
+        with _timeout.given(timeout):
+            self._core.close_blocking()
 
     @_run_method(mounts=False)
     def run(self, a: _RunArgs) -> SandboxResult:
         """As AirlockSession.run(), blocking (on_output, tools and approve: as AirlockSandbox.run_sync())."""
         request = self._core.request(a)
         a.attach_tools(request, blocking=True)
-        return self._core.run_blocking(request, a.on_output)
+        with _timeout.given(a.timeout):
+            return self._core.run_blocking(request, a.on_output)
 
-    def run_cell(self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None) -> SandboxResult:
+    def run_cell(
+        self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, timeout: Optional[float] = None
+    ) -> SandboxResult:
         """As AirlockSession.run_cell(), blocking."""
-        request = self._core.cell(code, limits)
-        return self._core.run_blocking(request, None)
+        with _timeout.given(timeout):
+            request = self._core.cell(code, limits)
+            return self._core.run_blocking(request, None)
 
-    def write_file(self, path: PathLike, data: BytesLike) -> None:
+    def write_file(self, path: PathLike, data: BytesLike, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.write_file(), blocking."""
-        self._core.write_blocking(path, data)
+        with _timeout.given(timeout):
+            self._core.write_blocking(path, data)
 
-    def read_file(self, path: PathLike) -> FileContent:
+    def read_file(self, path: PathLike, *, timeout: Optional[float] = None) -> FileContent:
         """As AirlockSession.read_file(), blocking."""
-        return self._core.read_blocking(path)
+        with _timeout.given(timeout):
+            return self._core.read_blocking(path)
 
-    def list_files(self, path: PathLike = "") -> FileList:
+    def list_files(self, path: PathLike = "", *, timeout: Optional[float] = None) -> FileList:
         """As AirlockSession.list_files(), blocking."""
-        return self._core.list_blocking(path)
+        with _timeout.given(timeout):
+            return self._core.list_blocking(path)
 
-    def delete_file(self, path: PathLike) -> None:
+    def delete_file(self, path: PathLike, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.delete_file(), blocking."""
-        self._core.delete_blocking(path)
+        with _timeout.given(timeout):
+            self._core.delete_blocking(path)
 
     def __repr__(self) -> str:
         return f"AirlockSessionSync(id={self.id!r}, state={self._core.state!r})"
