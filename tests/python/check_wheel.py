@@ -10,6 +10,9 @@ into the venv's purelib); then, in that venv:
   - the same package in a Python that says it is 3.8 raises ImportError
     naming the Python it needs (sys.version_info is what the check reads);
   - every module parses with Python 3.9's grammar (__init__.py with 3.4's);
+  - with pyenv's Pythons where the machine has them (not Debian's builds):
+    pip installs it offline into venvs of 3.9 and 3.11, which
+    import it; 3.8's pip refuses it, and forced in, the import says why;
   - the source package directory PKGDIR got nothing from the build
     (no _version.py, no *.egg-info, no build/ beside it).
 
@@ -24,6 +27,7 @@ import tempfile
 import zipfile
 
 python, wheel, version, pkgdir = sys.argv[1:5]
+wheel, pkgdir = os.path.abspath(wheel), os.path.abspath(pkgdir)
 failed = 0
 
 
@@ -93,6 +97,65 @@ with zipfile.ZipFile(wheel) as z:
             check(f"{name} parses as Python {grammar[0]}.{grammar[1]}", True)
         except SyntaxError as e:
             check(f"{name} parses as Python {grammar[0]}.{grammar[1]}", False, str(e))
+
+# Pythons that are not Debian's: pyenv's builds, where this machine has them
+# ($PYENV_ROOT or ~/.pyenv). The oldest supported (3.9) and 3.11 get a venv with pip and `pip install --no-index` of the wheel with the
+# network cut off (a network namespace of its own: unshare -n); 3.8 must be
+# refused, by pip (Requires-Python) and, forced in, at import.
+def pyenv_pythons():
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    found = {}
+    try:
+        names = os.listdir(os.path.join(root, "versions"))
+    except OSError:
+        return found
+    for name in names:
+        exe = os.path.join(root, "versions", name, "bin", "python3")
+        parts = name.split(".")
+        if os.access(exe, os.X_OK) and len(parts) >= 2 and parts[0] == "3" and parts[1].isdigit():
+            found.setdefault((3, int(parts[1])), exe)
+    return found
+
+
+def offline(argv, **kw):
+    return subprocess.run(["unshare", "-n", "--"] + argv, capture_output=True, text=True, **kw)
+
+
+others = pyenv_pythons()
+picked = sorted(v for v in others if v >= (3, 9))
+picked = sorted({picked[0]} | ({(3, 11)} & set(picked))) if picked else []
+if not others:
+    print("ok - # no pyenv Python on this machine: only the system Python was tested")
+with tempfile.TemporaryDirectory() as tmp:
+    # pip with no configuration of this machine's (no find-links): the wheel alone.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "AIRLOCK_LIBRARY", "PYENV_VERSION") and not k.startswith("PIP_")}
+    env["PIP_CONFIG_FILE"] = os.devnull
+    env["PIP_NO_INDEX"] = "1"
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    for ver in picked + ([(3, 8)] if (3, 8) in others else []):
+        exe = others[ver]
+        name = f"pyenv Python {ver[0]}.{ver[1]} ({os.path.realpath(exe)})"
+        venv = os.path.join(tmp, f"venv{ver[0]}{ver[1]}")
+        r = subprocess.run([exe, "-m", "venv", venv], capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            check(f"{name}: a venv with pip", False, r.stderr.strip()[-300:])
+            continue
+        vpy = os.path.join(venv, "bin", "python")
+        r = offline([vpy, "-m", "pip", "install", "--no-index", wheel], env=env, cwd=tmp)
+        if ver < (3, 9):
+            check(f"{name}: pip refuses the wheel (Requires-Python)", r.returncode != 0 and "requires a different Python" in r.stdout + r.stderr,
+                  (r.stdout + r.stderr).strip().splitlines()[-1:][0] if (r.stdout + r.stderr).strip() else "")
+            r = offline([vpy, "-m", "pip", "install", "--no-index", "--ignore-requires-python", wheel], env=env, cwd=tmp)
+            r = subprocess.run([vpy, "-c", "import airlock"], capture_output=True, text=True, env=env, cwd=tmp)
+            said = (r.stderr.strip().splitlines() or [""])[-1]
+            check(f"{name}: forced in, the import says it needs 3.9", r.returncode != 0 and "airlock needs Python 3.9 or later; this is Python 3.8" in said, said)
+            continue
+        check(f"{name}: pip install --no-index of the wheel, network off", r.returncode == 0, (r.stdout + r.stderr).strip()[-300:])
+        r = subprocess.run([vpy, "-c", code], capture_output=True, text=True, env=env, cwd=tmp)
+        out = r.stdout.split()
+        check(f"{name}: imports from its venv with version {version} and py.typed",
+              out == ["True", version, version, "True"], r.stdout.strip() or r.stderr.strip()[-300:])
 
 left = [n for n in os.listdir(pkgdir) if n == "_version.py" or n.endswith(".egg-info")]
 left += [n for n in os.listdir(os.path.dirname(pkgdir.rstrip("/"))) if n == "build" or n.endswith(".egg-info")]
