@@ -104,12 +104,13 @@ check "the session is listed before the upgrade" sh -c "runuser -u agent -- airl
 # --- the upgrade, as an administrator does it: apt with the new packages
 # (no network: their dependencies are those already installed).
 start=$(date +%s)
-if apt-get install -y --no-install-recommends $debs/*.deb >"$tmp/apt.log" 2>&1; then
+if DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $debs/*.deb >"$tmp/apt.log" 2>&1; then
 	ok "apt upgraded the packages ($(($(date +%s) - start)) s)"
 else
 	fail "apt upgraded the packages" "$(tail -n 8 "$tmp/apt.log" | tr '\n' '|')"
 fi
-sed 's/^/upgrade: apt: /' "$tmp/apt.log" | grep -i -e airlock -e conf | head -n 20
+grep -e '^Setting up' -e '^airlockd: ' -e 'onfig' "$tmp/apt.log" | sed 's/^/upgrade: apt: /'
+
 for p in airlockd airlock libairlock0 python3-airlock; do
 	check "$p is $new" sh -c "[ \"\$(dpkg-query -W -f '\${Version}' $p)\" = '$new' ]"
 done

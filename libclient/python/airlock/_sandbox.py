@@ -271,6 +271,9 @@ class _Channel:
         """Send request on conn; its request id."""
         lib = conn.lib
         req = request.build(lib)
+        # The wait for room in the send buffer is bounded by this call's
+        # timeout, not by whatever an earlier call's cancel left on the channel.
+        conn.bound(_timeout.current(self.sandbox.timeout))
         try:
             rid = ctypes.c_uint32()
             rc = lib.airlock_run_submit(conn.ptr, req, ctypes.byref(rid))
