@@ -48,13 +48,14 @@ extern "C" {
  * The version of libairlock this header belongs to, to test at compile time
  * (#if LIBAIRLOCK_CHECK_VERSION(0, 4, 0)); airlock_library_version() says
  * which library a program runs with. pkg-config --modversion libairlock
- * prints the same version. Functions added in a release are named "Since
+ * prints the same version, which is also the release's (airlockd --version,
+ * airlock --version). Functions added in a release are named "Since
  * 0.N" below and live in version node AIRLOCK_0.N of the library.
  */
 #define LIBAIRLOCK_VERSION_MAJOR 0
-#define LIBAIRLOCK_VERSION_MINOR 9
+#define LIBAIRLOCK_VERSION_MINOR 10
 #define LIBAIRLOCK_VERSION_MICRO 0
-#define LIBAIRLOCK_VERSION "0.9.0"
+#define LIBAIRLOCK_VERSION "0.10.0"
 /* True when this header is version major.minor.micro or later. */
 #define LIBAIRLOCK_CHECK_VERSION(major, minor, micro)                                              \
 	(LIBAIRLOCK_VERSION_MAJOR > (major) ||                                                     \

@@ -380,7 +380,7 @@ has usage-short-none-commands "$tmp/err" "commands: ping info ps cancel run sess
 expect usage-short-unknown 2 -- "$airlock" frob
 has usage-short-unknown-more "$tmp/err" "Try 'airlock --help' for more."
 expect version 0 -- "$airlock" --version
-has version-out "$tmp/out" "(libairlock 0.9"
+has version-out "$tmp/out" "(libairlock 0.10"
 # --json errors are JSON on stdout.
 expect json-error 69 -- "$airlock" --json --socket "$tmp/none" ping
 has json-error-out "$tmp/out" '{"error":{"code":"unreachable","message":"connect to '

@@ -15,11 +15,15 @@
 #
 # For a developer's loop: HOST_CHECK=SCRIPT boots SCRIPT instead of the
 # acceptance check, HOST_REUSE_DEBS=1 reuses the packages built last time.
+# After the acceptance boot, a second boot checks the upgrade from the
+# previous release (tests/host/upgrade.sh); HOST_UPGRADE=0 leaves it out,
+# HOST_UPGRADE=only runs it alone.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 . "$here/vm.sh"
 . "$here/container.sh"
+. "$here/upgrade.sh"
 [ "$(id -u)" = 0 ] || die "run as root"
 out=${1:-$src/build/host}
 [ $# -gt 0 ] && shift
@@ -116,6 +120,8 @@ for rel in $releases; do
 	fi
 	if ! $built; then
 		f=1
+	elif [ "${HOST_UPGRADE:-1}" = only ]; then
+		:
 	elif ! install_vm "$rel" "$work"; then
 		f=1
 	else
@@ -134,6 +140,11 @@ for rel in $releases; do
 			tail -n 30 "$work/console.log" >&2
 			f=$((f + 1))
 		fi
+	fi
+	if $built && [ "${HOST_UPGRADE:-1}" != 0 ] && [ -z "${HOST_CHECK:-}" ]; then
+		upgrade_release "$rel" "$work"
+		p=$((p + up_p))
+		f=$((f + up_f))
 	fi
 	echo "host $rel: $p passed, $f failed"
 	total_p=$((total_p + p))

@@ -32,6 +32,7 @@ from airlock import (
     SandboxMemoryError,
     SandboxNotFoundError,
     SandboxPathError,
+    SandboxRequestTimeoutError,
     SandboxResult,
     SandboxSessionClosedError,
     SandboxTimeoutError,
@@ -41,7 +42,7 @@ from airlock import (
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import Daemon, uid_range  # noqa: E402
+from airlock_testlib import Daemon, uid_range, wait_for  # noqa: E402
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -2265,6 +2266,139 @@ class BackgroundTest(unittest.TestCase):
             self.assertIsNotNone(e.result, str(e))
             return e.result
 
+
+class RequestTimeoutTest(unittest.TestCase):
+    """timeout= on blocking calls and awaits (issue 32): past it the call
+    raises SandboxRequestTimeoutError, a run is cancelled on the daemon (its
+    processes are gone long before its own wall limit), and the sandbox and
+    its pooled connection stay usable. A daemon that does not answer at all
+    is a stopped frontend (SIGSTOP), as in the issue."""
+
+    SLEEP = "import time\nprint('started', flush=True)\ntime.sleep(60)"
+    LIMITS = SandboxLimits(wall_seconds=60)
+
+    def setUp(self) -> None:
+        self.sandbox = AirlockSandbox(SOCKET)
+        self.addCleanup(self.sandbox.close)
+        self.cancelled = self.cancelled_runs()
+
+    @staticmethod
+    def cancelled_runs() -> int:
+        return len(re.findall(r"audit run=\d+ .*outcome=cancelled", _daemon.log_text()))
+
+    def assert_run_cancelled(self) -> None:
+        # The daemon's audit line of the run: cancelled, not ended at its 60 s wall.
+        seen = wait_for(lambda: self.cancelled_runs() > self.cancelled, 15)
+        self.assertTrue(seen, "the timed-out run was not cancelled on the daemon:\n" + _daemon.log_tail())
+        self.cancelled = self.cancelled_runs()
+
+    @contextlib.contextmanager
+    def stopped_daemon(self):
+        pid = _daemon.frontend
+        self.assertIsNotNone(pid, "no frontend pid")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+    def test_run_sync_timeout_cancels_the_run(self) -> None:
+        self.sandbox.ping()
+        conn = self.sandbox._idle[-1]
+        t0 = time.monotonic()
+        with self.assertRaises(SandboxRequestTimeoutError) as cm:
+            self.sandbox.run_sync(self.SLEEP, limits=self.LIMITS, timeout=1.5)
+        elapsed = time.monotonic() - t0
+        self.assertGreaterEqual(elapsed, 1.4)
+        self.assertLess(elapsed, 10)
+        self.assertEqual(cm.exception.code, "timeout")
+        self.assertEqual(cm.exception.timeout, 1.5)
+        self.assertIsInstance(cm.exception, TimeoutError)
+        self.assertIsInstance(cm.exception, SandboxUnavailableError)
+        self.assert_run_cancelled()
+        # The same connection went back to the pool and still works.
+        self.assertIn(conn, self.sandbox._idle)
+        self.assertEqual(self.sandbox.run_sync("print(6 * 7)").stdout, "42\n")
+
+    def test_default_timeout_of_the_sandbox(self) -> None:
+        sandbox = AirlockSandbox(SOCKET, timeout=1.5)
+        self.addCleanup(sandbox.close)
+        self.assertEqual(sandbox.timeout, 1.5)
+        with self.assertRaises(SandboxRequestTimeoutError):
+            sandbox.run_sync(self.SLEEP, limits=self.LIMITS)
+        self.assert_run_cancelled()
+        # A call's own timeout overrides the default; math.inf lifts it.
+        result = sandbox.run_sync("import time\ntime.sleep(2)\nprint('done')", timeout=float("inf"))
+        self.assertEqual(result.stdout, "done\n")
+
+    def test_async_run_timeout_cancels_the_run(self) -> None:
+        async def go():
+            t0 = time.monotonic()
+            with self.assertRaises(SandboxRequestTimeoutError):
+                await self.sandbox.run(self.SLEEP, limits=self.LIMITS, timeout=1.5)
+            self.assertLess(time.monotonic() - t0, 10)
+            self.assert_run_cancelled()
+            # The loop's channel is still usable.
+            return await self.sandbox.run("print(6 * 7)")
+
+        self.assertEqual(asyncio.run(go()).stdout, "42\n")
+
+    def test_stopped_daemon_ping_and_info(self) -> None:
+        self.sandbox.ping()
+        conn = self.sandbox._idle[-1]
+        with self.stopped_daemon():
+            for call in (self.sandbox.ping, self.sandbox.info, self.sandbox.list_sessions):
+                t0 = time.monotonic()
+                with self.assertRaises(SandboxRequestTimeoutError, msg=call.__name__):
+                    call(timeout=0.5)
+                self.assertLess(time.monotonic() - t0, 5, call.__name__)
+        self.sandbox.ping(timeout=10)
+        self.assertIn(conn, self.sandbox._idle)
+        self.assertIn("runtimes", self.sandbox.info(timeout=10))
+
+    def test_stopped_daemon_async_run(self) -> None:
+        async def go():
+            await self.sandbox.run("pass")  # the channel connected
+            with self.stopped_daemon():
+                t0 = time.monotonic()
+                with self.assertRaises(SandboxRequestTimeoutError):
+                    await self.sandbox.run("print(1)", timeout=0.5)
+                # The run's submit, its wait and the cancel each bounded.
+                self.assertLess(time.monotonic() - t0, 5)
+            return await self.sandbox.run("print(6 * 7)", timeout=30)
+
+        self.assertEqual(asyncio.run(go()).stdout, "42\n")
+
+    def test_session_calls_take_timeout(self) -> None:
+        with self.sandbox.session_sync() as s:
+            s.write_file("a.txt", b"x", timeout=10)
+            with self.stopped_daemon():
+                with self.assertRaises(SandboxRequestTimeoutError):
+                    s.read_file("a.txt", timeout=0.5)
+                with self.assertRaises(SandboxRequestTimeoutError):
+                    s.run("print(1)", timeout=0.5)
+            self.assertEqual(s.read_file("a.txt", timeout=10), b"x")
+            self.assertEqual(s.run("print(6 * 7)", timeout=30).stdout, "42\n")
+
+        async def go():
+            async with self.sandbox.session() as s:
+                await s.write_file("b.txt", b"y", timeout=10)
+                with self.stopped_daemon():
+                    with self.assertRaises(SandboxRequestTimeoutError):
+                        await s.list_files(timeout=0.5)
+                return await s.read_file("b.txt", timeout=10)
+
+        self.assertEqual(asyncio.run(go()), b"y")
+
+    def test_bad_timeouts(self) -> None:
+        for bad in (0, -1, float("nan")):
+            with self.assertRaises(ValueError):
+                self.sandbox.ping(timeout=bad)
+            with self.assertRaises(ValueError):
+                AirlockSandbox(SOCKET, timeout=bad)
+        for bad in ("1", True):
+            with self.assertRaises(TypeError):
+                self.sandbox.run_sync("pass", timeout=bad)
 
 
 class DocsTest(unittest.TestCase):

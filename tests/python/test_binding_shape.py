@@ -73,7 +73,7 @@ _COMMON = (
 )
 _TAIL = (
     "tools: 'Optional[Mapping[str, Callable[..., Any]]]' = None, "
-    "approve: 'Optional[ApproveHook]' = None) -> 'SandboxResult'"
+    "approve: 'Optional[ApproveHook]' = None, timeout: 'Optional[float]' = None) -> 'SandboxResult'"
 )
 _MOUNTS = "mounts: 'Optional[Sequence[str]]' = None, "
 _ASYNC_OUT = "on_output: 'Optional[OutputCallback]' = None, "

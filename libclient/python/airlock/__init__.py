@@ -11,6 +11,18 @@ Sessions (a workspace that outlives each run) and streamed output need
 libairlock 0.3: `async with sandbox.session() as s: await s.run(...)`.
 """
 
+# Checked before anything else is imported, in syntax every Python 3 parses:
+# the modules use 3.9's typing and asyncio, and a wheel forced into an older
+# Python (pip --ignore-requires-python, a copied directory) should say why it
+# cannot work rather than fail on some later line.
+import sys as _sys
+
+if _sys.version_info < (3, 9):
+    raise ImportError(
+        "airlock needs Python 3.9 or later; this is Python %d.%d (%s)"
+        % (_sys.version_info[0], _sys.version_info[1], _sys.executable)
+    )
+
 from ._lib import LibraryNotFoundError, load_library
 from ._sandbox import AirlockSandbox
 from ._session import AirlockSession, AirlockSessionSync, ProcessInfo, SessionInfo, SessionList
@@ -34,9 +46,14 @@ from ._types import (
     SandboxDisplay,
     SandboxToolCall,
     SandboxUnavailableError,
+    SandboxRequestTimeoutError,
 )
 
-__version__ = "0.9.0"  # the libairlock release it belongs to
+try:
+    # Written by the build (mkwheel.py) from the project version, the release's.
+    from ._version import __version__
+except ImportError:  # the source tree itself, not built: no release number
+    __version__ = "0+unknown"
 
 # The binding's own names, then every public type of _types (its __all__ is
 # the one list of them).

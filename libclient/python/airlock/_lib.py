@@ -169,6 +169,8 @@ _OPTIONAL = {
     # 0.4
     "airlock_info_resource_control": (_str, [_p]),
     "airlock_conn_check": (_int, [_p]),
+    "airlock_connect_timeout": (_int, [_str, _u64, _pp, _str, _size, _str, _size]),
+    "airlock_conn_set_timeout": (_int, [_p, _u64]),
     "airlock_library_version": (_str, []),
     # 0.5
     "airlock_result_artifacts_omitted": (_u64, [_p]),

@@ -250,7 +250,9 @@ class _RunArgs:
     that signature, so a wrong call is the TypeError it always was.
     """
 
-    __slots__ = ("code", "language", "limits", "files", "env", "args", "stdin", "mounts", "on_output", "tools", "approve")
+    __slots__ = (
+        "code", "language", "limits", "files", "env", "args", "stdin", "mounts", "on_output", "tools", "approve", "timeout"
+    )
 
     def __init__(self, bound: inspect.BoundArguments) -> None:
         bound.apply_defaults()
@@ -279,6 +281,7 @@ _RUN_KEYWORDS: Tuple[Tuple[str, Any, str], ...] = (
     ("on_output", None, "Optional[OutputCallback]"),
     ("tools", None, "Optional[Mapping[str, Callable[..., Any]]]"),
     ("approve", None, "Optional[ApproveHook]"),
+    ("timeout", None, "Optional[float]"),
 )
 
 

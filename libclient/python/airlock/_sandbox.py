@@ -13,13 +13,14 @@ import threading
 import weakref
 from typing import Any, Awaitable, Callable, Deque, Dict, List, Optional, Tuple, Union
 
-from . import _lib
+from . import _lib, _timeout
 from ._bridge import ToolSet
 from ._request import _c_string, _Request, _run_method, _RunArgs, _strerror
 from ._result import _bytes_at, _convert, _convert_info
 from ._types import (
     SandboxError,
     SandboxLimits,
+    SandboxRequestTimeoutError,
     SandboxResult,
     SandboxUnavailableError,
 )
@@ -55,12 +56,19 @@ def _require_sessions(lib: ctypes.CDLL, what: str) -> None:
 class _Conn:
     """One libairlock connection. Not thread-safe: each user holds it alone."""
 
-    def __init__(self, lib: ctypes.CDLL, socket: Optional[bytes]) -> None:
+    def __init__(self, lib: ctypes.CDLL, socket: Optional[bytes], timeout: Optional[float] = None) -> None:
         self.lib = lib
+        self.timeout = timeout  # the bound of the blocking calls made now (seconds; None: none)
         ptr = ctypes.c_void_p()
         code = ctypes.create_string_buffer(64)
         message = ctypes.create_string_buffer(512)
-        rc = lib.airlock_connect_error(socket, ctypes.byref(ptr), code, len(code), message, len(message))
+        ms = _timeout.to_ms(timeout)
+        if ms and hasattr(lib, "airlock_connect_timeout"):  # libairlock 0.4
+            rc = lib.airlock_connect_timeout(socket, ms, ctypes.byref(ptr), code, len(code), message, len(message))
+        else:
+            rc = lib.airlock_connect_error(socket, ctypes.byref(ptr), code, len(code), message, len(message))
+        if rc == -_errno.ETIMEDOUT and timeout is not None:
+            raise SandboxRequestTimeoutError(timeout, "the connection's hello", errno=rc)
         if rc < 0:
             where = socket.decode("utf-8", "replace") if socket else "the default socket"
             if code.value:
@@ -77,8 +85,18 @@ class _Conn:
         """The connection's socket."""
         return int(self.lib.airlock_conn_fd(self.ptr))
 
+    def bound(self, timeout: Optional[float]) -> None:
+        """Bound each later blocking call on this connection to timeout seconds
+        (None or math.inf: no bound). libairlock cancels a run whose call timed
+        out and discards the late answer: the connection stays usable."""
+        self.timeout = timeout
+        if self.ptr is not None and hasattr(self.lib, "airlock_conn_set_timeout"):  # libairlock 0.4
+            self.lib.airlock_conn_set_timeout(self.ptr, _timeout.to_ms(timeout))
+
     def error(self, rc: int) -> SandboxUnavailableError:
         """The exception for a failed call that returned rc."""
+        if rc == -_errno.ETIMEDOUT and self.timeout is not None:
+            return SandboxRequestTimeoutError(self.timeout, errno=rc)
         if -rc in _lib.DAEMON_ERRNOS:
             code_p = ctypes.c_char_p()
             msg_p = ctypes.c_char_p()
@@ -160,7 +178,9 @@ class _Channel:
             if self.conn is not None and not self.conn.alive():
                 self.broken(SandboxUnavailableError("unreachable", "connection to airlockd lost"))
             if self.conn is None:
-                conn = await self.loop.run_in_executor(None, self.sandbox._connect)
+                # The call's timeout is read here: the worker thread does not see this task's context.
+                seconds = _timeout.current(self.sandbox.timeout)
+                conn = await self.loop.run_in_executor(None, self.sandbox._connect, seconds)
                 self.conn = conn
                 self.fd = conn.fd()
                 self.loop.add_reader(self.fd, self.readable)
@@ -252,6 +272,9 @@ class _Channel:
         """Send request on conn; its request id."""
         lib = conn.lib
         req = request.build(lib)
+        # The wait for room in the send buffer is bounded by this call's
+        # timeout, not by whatever an earlier call's cancel left on the channel.
+        conn.bound(_timeout.current(self.sandbox.timeout))
         try:
             rid = ctypes.c_uint32()
             rc = lib.airlock_run_submit(conn.ptr, req, ctypes.byref(rid))
@@ -273,10 +296,16 @@ class _Channel:
         conn = self.conn
         if conn is None or self.sandbox._closed or not hasattr(conn.lib, "airlock_cancel"):
             return
+        # Bounded like the call being cancelled: a daemon that does not answer
+        # (stopped) must not hold the cancelling task, and with it the
+        # caller's timeout, for ever.
+        conn.bound(_timeout.current(self.sandbox.timeout))
         rc = conn.lib.airlock_cancel(conn.ptr, rid)
         # Replies read during the blocking call are queued but no longer make the fd readable.
         self.drain()
-        if rc < 0 and -rc not in _lib.DAEMON_ERRNOS and self.conn is conn:
+        # A cancel that timed out leaves the connection usable (libairlock
+        # discards the late answer); anything else but a daemon refusal broke it.
+        if rc < 0 and rc != -_errno.ETIMEDOUT and -rc not in _lib.DAEMON_ERRNOS and self.conn is conn:
             self.broken(conn.error(rc))
 
     def wake(self) -> None:
@@ -431,6 +460,7 @@ class AirlockSandbox:
         library: Optional[PathLike] = None,
         *,
         profile: Optional[str] = None,
+        timeout: Optional[float] = None,
     ) -> None:
         if limits is None:
             limits = SandboxLimits()
@@ -442,6 +472,8 @@ class AirlockSandbox:
             socket = os.fspath(socket)
             if not isinstance(socket, str):
                 raise TypeError("socket must be a str path")
+        # Every blocking call's and await's bound when the call gives none.
+        self.timeout = _timeout.check("timeout", timeout)
         self._lib = _lib.load_library(library)
         self._socket = socket
         self._socket_c = _c_string("socket", socket) if socket is not None else None
@@ -457,11 +489,18 @@ class AirlockSandbox:
         """The socket path given, or None for the library's default."""
         return self._socket
 
-    def _connect(self) -> _Conn:
-        """Open a new connection (blocking: the hello handshake)."""
+    def _connect(self, timeout: Optional[float] = None) -> _Conn:
+        """Open a new connection (blocking: the hello handshake, bounded by timeout seconds)."""
         if self._closed:
             raise SandboxError("the sandbox is closed")
-        return _Conn(self._lib, self._socket_c)
+        return _Conn(self._lib, self._socket_c, timeout)
+
+    def _conn(self) -> _Conn:
+        """A pooled (or new) connection bounded by the running call's timeout."""
+        seconds = _timeout.current(self.timeout)
+        conn = self._take_idle() or self._connect(seconds)
+        conn.bound(seconds)
+        return conn
 
     def _channel(self, loop: asyncio.AbstractEventLoop) -> _Channel:
         """This loop's channel, created on first use; channels of closed loops are dropped."""
@@ -515,14 +554,34 @@ class AirlockSandbox:
         SandboxTimeoutError / SandboxMemoryError when a limit killed the run,
         SandboxUnavailableError when the daemon is unreachable or refuses,
         SandboxError when the sandbox itself failed, TypeError/ValueError for
-        bad arguments (before anything is sent). Cancelling the await
-        abandons the result; the run itself still ends at its limits.
+        bad arguments (before anything is sent). Cancelling the await cancels
+        the run on the daemon.
+        timeout: seconds to wait for the result (None: the sandbox's
+            timeout; math.inf: no bound). When it passes, the run is
+            cancelled on the daemon and SandboxRequestTimeoutError is raised;
+            the sandbox stays usable. A run's own wall limit needs a timeout
+            above it.
         """
         request = a.request(self.limits)
         a.attach_tools(request, blocking=False)
-        return await self._run_async(request, a.on_output)
+        with _timeout.given(a.timeout):
+            return await self._run_async(request, a.on_output)
 
     async def _run_async(self, request: _Request, on_output: Optional[OutputCallback]) -> SandboxResult:
+        """_run_unbounded() within the running call's timeout: past it the run
+        is cancelled (the cancellation of the await sends the daemon a
+        cancel) and SandboxRequestTimeoutError raised."""
+        seconds = _timeout.current(self.timeout)
+        if _timeout.to_ms(seconds) == 0:
+            return await self._run_unbounded(request, on_output)
+        try:
+            return await asyncio.wait_for(self._run_unbounded(request, on_output), seconds)
+        except asyncio.TimeoutError as e:
+            if isinstance(e, SandboxRequestTimeoutError):
+                raise
+            raise SandboxRequestTimeoutError(seconds, "the run") from None
+
+    async def _run_unbounded(self, request: _Request, on_output: Optional[OutputCallback]) -> SandboxResult:
         """Run a checked request on this loop's channel, streamed when on_output is given."""
         _check_on_output(on_output)
         if on_output is not None:
@@ -559,10 +618,14 @@ class AirlockSandbox:
         tools and approve: as for run(); called on this thread, one call at a
         time (a coroutine function is run to completion with asyncio.run); not
         together with on_output.
+        timeout: seconds to wait for the result (None: the sandbox's
+        timeout; math.inf: no bound); past it the run is cancelled on the
+        daemon and SandboxRequestTimeoutError is raised, the sandbox usable.
         """
         request = a.request(self.limits)
         a.attach_tools(request, blocking=True)
-        return self._run_blocking(request, a.on_output)
+        with _timeout.given(a.timeout):
+            return self._run_blocking(request, a.on_output)
 
     def _run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:
         """Run a checked request on a pooled connection, streamed when on_output is given."""
@@ -579,9 +642,7 @@ class AirlockSandbox:
                 request.files = []
                 request.session = s.id.encode()
                 return self._run_blocking(request, on_output)
-        conn = self._take_idle()
-        if conn is None:
-            conn = self._connect()
+        conn = self._conn()
         lib = self._lib
         req = request.build(lib)
         res = ctypes.c_void_p()
@@ -646,18 +707,26 @@ class AirlockSandbox:
         callback = _lib.TOOL_FN(handler)
         return lib.airlock_run_tools(conn.ptr, req, callback, None, ctypes.byref(res))
 
-    def ping(self) -> None:
-        """Check that the daemon answers (blocking); raises SandboxUnavailableError if not."""
-        conn = self._take_idle() or self._connect()
+    def ping(self, *, timeout: Optional[float] = None) -> None:
+        """Check that the daemon answers (blocking); raises SandboxUnavailableError if not
+        (SandboxRequestTimeoutError when it does not answer within timeout seconds)."""
+        with _timeout.given(timeout):
+            self._ping()
+
+    def _ping(self) -> None:
+        conn = self._conn()
         rc = self._lib.airlock_ping(conn.ptr)
         if rc < 0:
             exc = conn.error(rc)
-            conn.close()
+            if isinstance(exc, SandboxRequestTimeoutError):
+                self._give_back(conn)  # usable: the late answer is discarded
+            else:
+                conn.close()
             raise exc
         self._give_back(conn)
 
-    def info(self) -> Dict[str, Any]:
-        """What the daemon offers this user (blocking).
+    def info(self, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """What the daemon offers this user (blocking; timeout: as for ping()).
 
         Returns {"daemon_version": str, "runtimes": [names], "limits":
         {limit name: {"default": int, "ceiling": int}}, "resource_control":
@@ -680,13 +749,20 @@ class AirlockSandbox:
         "max_interpreters_per_uid" (interpreter sessions open at once) to the
         daemon's figures; {} from an older daemon or library.
         """
-        conn = self._take_idle() or self._connect()
+        with _timeout.given(timeout):
+            return self._info()
+
+    def _info(self) -> Dict[str, Any]:
+        conn = self._conn()
         lib = self._lib
         info = ctypes.c_void_p()
         rc = lib.airlock_info(conn.ptr, ctypes.byref(info))
         if rc < 0:
             exc = conn.error(rc)
-            conn.close()
+            if isinstance(exc, SandboxRequestTimeoutError):
+                self._give_back(conn)  # usable: the late answer is discarded
+            else:
+                conn.close()
             raise exc
         self._give_back(conn)
         try:
@@ -701,7 +777,7 @@ class AirlockSandbox:
         (the connection goes back to the pool); a broken connection raises it
         with code "unreachable" (the connection is freed).
         """
-        conn = self._take_idle() or self._connect()
+        conn = self._conn()
         try:
             rc = call(conn)
         except BaseException:
@@ -819,11 +895,15 @@ class AirlockSandbox:
             self._sessions.add(core)
         return core
 
-    def list_sessions(self) -> "SessionList":
-        """The caller's open sessions, on every connection and process (blocking).
+    def list_sessions(self, *, timeout: Optional[float] = None) -> "SessionList":
+        """The caller's open sessions, on every connection and process (blocking; timeout: as for ping()).
 
         At most 64 are listed; the list's more says how many are left out.
         """
+        with _timeout.given(timeout):
+            return self._list_sessions()
+
+    def _list_sessions(self) -> "SessionList":
         from ._session import SessionInfo, SessionList
 
         _require_sessions(self._lib, "sessions")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import ctypes
 import errno
 import functools
@@ -14,7 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
-from . import _lib
+from . import _lib, _timeout
 from ._request import _Request, _run_method, _RunArgs, _to_bytes
 from ._result import _convert
 from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn
@@ -582,11 +583,20 @@ class AirlockSession:
         return self._core.state == "closed"
 
     async def _blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, *args))
+        # In a copy of this task's context: the worker thread sees the call's timeout.
+        ctx = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(None, functools.partial(ctx.run, fn, *args))
 
-    async def open(self) -> "AirlockSession":
-        """Open the session on the daemon (a no-op when open); returns self."""
-        await self._blocking(self._core.open_blocking)
+    async def open(self, *, timeout: Optional[float] = None) -> "AirlockSession":
+        """Open the session on the daemon (a no-op when open); returns self.
+
+        timeout, here and in every method: seconds to wait for the daemon
+        (None: the sandbox's timeout; math.inf: no bound); past it
+        SandboxRequestTimeoutError is raised, a run is cancelled on the
+        daemon, and the session stays usable.
+        """
+        with _timeout.given(timeout):
+            await self._blocking(self._core.open_blocking)
         return self
 
     def __await__(self):  # type: ignore[no-untyped-def]
@@ -598,9 +608,10 @@ class AirlockSession:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def close(self) -> None:
+    async def close(self, *, timeout: Optional[float] = None) -> None:
         """End the session: a run in progress is cancelled, the workspace is gone. Idempotent."""
-        await self._blocking(self._core.close_blocking)
+        with _timeout.given(timeout):
+            await self._blocking(self._core.close_blocking)
 
     @_run_method(mounts=False)
     async def run(self, a: _RunArgs) -> SandboxResult:
@@ -614,10 +625,12 @@ class AirlockSession:
         """
         request = self._core.request(a)
         a.attach_tools(request, blocking=False)
-        return await self._core.run_async(request, a.on_output)
+        with _timeout.given(a.timeout):
+            return await self._core.run_async(request, a.on_output)
 
     async def run_cell(
-        self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png"
+        self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png",
+        timeout: Optional[float] = None
     ) -> SandboxResult:
         """Run a cell in the session's interpreter (a session opened with interpreter="python").
 
@@ -635,14 +648,15 @@ class AirlockSession:
         (libairlock 0.10 and a daemon that knows it).
         """
         core = self._core
-        if core.interpreter is None and core.is_open:
-            await self._blocking(core.learn_interpreter)
-        request = core.cell(code, limits, figures)
-        core.cells.append(request)
-        try:
-            return await core.run_async(request, None)
-        finally:
-            core.cells.remove(request)
+        with _timeout.given(timeout):
+            if core.interpreter is None and core.is_open:
+                await self._blocking(core.learn_interpreter)
+            request = core.cell(code, limits, figures)
+            core.cells.append(request)
+            try:
+                return await core.run_async(request, None)
+            finally:
+                core.cells.remove(request)
 
     async def interrupt(self) -> None:
         """Interrupt the cell of this session that runs now (the oldest run_cell awaited here).
@@ -670,21 +684,25 @@ class AirlockSession:
         if rc < 0:
             raise conn.error(rc)
 
-    async def write_file(self, path: PathLike, data: BytesLike) -> None:
+    async def write_file(self, path: PathLike, data: BytesLike, *, timeout: Optional[float] = None) -> None:
         """Write data (bytes, or str as UTF-8) as the file path, replacing it; parents are made."""
-        await self._blocking(self._core.write_blocking, path, data)
+        with _timeout.given(timeout):
+            await self._blocking(self._core.write_blocking, path, data)
 
-    async def read_file(self, path: PathLike) -> FileContent:
+    async def read_file(self, path: PathLike, *, timeout: Optional[float] = None) -> FileContent:
         """The bytes of the regular file path: a FileContent (bytes with .truncated and .size)."""
-        return await self._blocking(self._core.read_blocking, path)
+        with _timeout.given(timeout):
+            return await self._blocking(self._core.read_blocking, path)
 
-    async def list_files(self, path: PathLike = "") -> FileList:
+    async def list_files(self, path: PathLike = "", *, timeout: Optional[float] = None) -> FileList:
         """The entries of directory path ("" for the workspace): a list of FileInfo with .truncated."""
-        return await self._blocking(self._core.list_blocking, path)
+        with _timeout.given(timeout):
+            return await self._blocking(self._core.list_blocking, path)
 
-    async def delete_file(self, path: PathLike) -> None:
+    async def delete_file(self, path: PathLike, *, timeout: Optional[float] = None) -> None:
         """Delete a file, a link (not its target) or an empty directory."""
-        await self._blocking(self._core.delete_blocking, path)
+        with _timeout.given(timeout):
+            await self._blocking(self._core.delete_blocking, path)
 
     async def processes(self) -> list:
         """The processes a session opened with background=True keeps (every
@@ -716,9 +734,10 @@ class AirlockSessionSync:
     limits = AirlockSession.limits
     closed = AirlockSession.closed
 
-    def open(self) -> "AirlockSessionSync":
-        """Open the session on the daemon (a no-op when open); returns self."""
-        self._core.open_blocking()
+    def open(self, *, timeout: Optional[float] = None) -> "AirlockSessionSync":
+        """Open the session on the daemon (a no-op when open); returns self (timeout: as AirlockSession's)."""
+        with _timeout.given(timeout):
+            self._core.open_blocking()
         return self
 
     def __enter__(self) -> "AirlockSessionSync":
@@ -727,32 +746,36 @@ class AirlockSessionSync:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
+    def close(self, *, timeout: Optional[float] = None) -> None:
         """End the session: a run in progress is cancelled, the workspace is gone. Idempotent."""
-        self._core.close_blocking()
+        with _timeout.given(timeout):
+            self._core.close_blocking()
 
     @_run_method(mounts=False)
     def run(self, a: _RunArgs) -> SandboxResult:
         """As AirlockSession.run(), blocking (on_output, tools and approve: as AirlockSandbox.run_sync())."""
         request = self._core.request(a)
         a.attach_tools(request, blocking=True)
-        return self._core.run_blocking(request, a.on_output)
+        with _timeout.given(a.timeout):
+            return self._core.run_blocking(request, a.on_output)
 
     def run_cell(
-        self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png"
+        self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png",
+        timeout: Optional[float] = None
     ) -> SandboxResult:
         """As AirlockSession.run_cell(), blocking; interrupt() from another thread interrupts it."""
         core = self._core
-        request = core.cell(code, limits, figures)
-        cell = _SyncCell()
-        with core.lock:
-            core.sync_cells.append(cell)
-        try:
-            return core.cell_blocking(request, cell)
-        finally:
+        with _timeout.given(timeout):
+            request = core.cell(code, limits, figures)
+            cell = _SyncCell()
             with core.lock:
-                core.sync_cells.remove(cell)
-            cell.close()
+                core.sync_cells.append(cell)
+            try:
+                return core.cell_blocking(request, cell)
+            finally:
+                with core.lock:
+                    core.sync_cells.remove(cell)
+                cell.close()
 
     def interrupt(self) -> None:
         """As AirlockSession.interrupt(), from any thread: the oldest run_cell()
@@ -765,21 +788,25 @@ class AirlockSessionSync:
                 raise SandboxError(f"no cell of session {core.id} is running")
             os.write(core.sync_cells[0].w, b"i")
 
-    def write_file(self, path: PathLike, data: BytesLike) -> None:
+    def write_file(self, path: PathLike, data: BytesLike, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.write_file(), blocking."""
-        self._core.write_blocking(path, data)
+        with _timeout.given(timeout):
+            self._core.write_blocking(path, data)
 
-    def read_file(self, path: PathLike) -> FileContent:
+    def read_file(self, path: PathLike, *, timeout: Optional[float] = None) -> FileContent:
         """As AirlockSession.read_file(), blocking."""
-        return self._core.read_blocking(path)
+        with _timeout.given(timeout):
+            return self._core.read_blocking(path)
 
-    def list_files(self, path: PathLike = "") -> FileList:
+    def list_files(self, path: PathLike = "", *, timeout: Optional[float] = None) -> FileList:
         """As AirlockSession.list_files(), blocking."""
-        return self._core.list_blocking(path)
+        with _timeout.given(timeout):
+            return self._core.list_blocking(path)
 
-    def delete_file(self, path: PathLike) -> None:
+    def delete_file(self, path: PathLike, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.delete_file(), blocking."""
-        self._core.delete_blocking(path)
+        with _timeout.given(timeout):
+            self._core.delete_blocking(path)
 
     def processes(self) -> list:
         """As AirlockSession.processes(), blocking."""

@@ -23,6 +23,7 @@ __all__ = [
     "SandboxMemoryError",
     "SandboxProcessLimitError",
     "SandboxUnavailableError",
+    "SandboxRequestTimeoutError",
     "SandboxPathError",
     "SandboxNotFoundError",
     "SandboxSessionClosedError",
@@ -466,6 +467,22 @@ class SandboxUnavailableError(SandboxError):
         self.code = code
         self.message = message
         self.errno = errno
+
+
+class SandboxRequestTimeoutError(SandboxUnavailableError, TimeoutError):
+    """The daemon did not answer within the call's timeout (code "timeout").
+
+    Raised by any call given timeout= (or made on a sandbox with a default
+    timeout) when that much time passed without the answer. A run that
+    timed out was cancelled on the daemon; the sandbox stays usable, and an
+    answer that comes later is discarded. Also a TimeoutError. Not to be
+    confused with SandboxTimeoutError, a run killed at its own wall or cpu
+    limit. timeout: the bound, in seconds.
+    """
+
+    def __init__(self, timeout: float, what: str = "the request", *, errno: int = 0) -> None:
+        super().__init__("timeout", f"no answer from airlockd to {what} within {timeout:g} s; it was cancelled", errno=errno)
+        self.timeout = timeout
 
 
 class SandboxPathError(SandboxError):

@@ -77,7 +77,7 @@ test_lib_info(void **state)
 	assert_int_equal(airlock_info(conn, &info), 0);
 	assert_non_null(info);
 	assert_int_equal(airlock_info_protocol_version(info), 1);
-	assert_non_null(strstr(airlock_info_daemon_version(info), "0.1.0"));
+	assert_non_null(strstr(airlock_info_daemon_version(info), AIRLOCK_VERSION));
 	assert_int_equal(airlock_info_uid(info), 0);
 	n = airlock_info_runtime_count(info);
 	assert_true(n >= 3);
