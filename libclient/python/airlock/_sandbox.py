@@ -904,22 +904,11 @@ class AirlockSandbox:
             return self._list_sessions()
 
     def _list_sessions(self) -> "SessionList":
-        from ._session import SessionInfo, SessionList
+        from ._session import SessionList, session_list_read
 
         _require_sessions(self._lib, "sessions")
         lib = self._lib
         out = SessionList()
-
-        def interp(lst: ctypes.c_void_p, i: int) -> Optional[str]:
-            if not hasattr(lib, "airlock_session_list_interpreter"):
-                return None  # a library before 0.9 cannot say
-            name = lib.airlock_session_list_interpreter(lst, i)
-            return name.decode("ascii", "replace") if name else None
-
-        def background(lst: ctypes.c_void_p, i: int) -> bool:
-            if not hasattr(lib, "airlock_session_list_background"):
-                return False  # a library before 0.10 cannot say
-            return bool(lib.airlock_session_list_background(lst, i))
 
         def call(conn: _Conn) -> int:
             lst = ctypes.c_void_p()
@@ -927,20 +916,7 @@ class AirlockSandbox:
             if rc < 0:
                 return rc
             try:
-                for i in range(lib.airlock_session_list_count(lst)):
-                    out.append(
-                        SessionInfo(
-                            id=(lib.airlock_session_list_id(lst, i) or b"").decode("ascii", "replace"),
-                            age=lib.airlock_session_list_age_ms(lst, i) / 1000.0,
-                            idle=lib.airlock_session_list_idle_ms(lst, i) / 1000.0,
-                            runs=int(lib.airlock_session_list_runs(lst, i)),
-                            state=(lib.airlock_session_list_state(lst, i) or b"").decode("ascii", "replace"),
-                            interpreter=interp(lst, i),
-                            background=background(lst, i),
-                        )
-                    )
-                if hasattr(lib, "airlock_session_list_more"):  # a library before 0.10 cannot say
-                    out.more = int(lib.airlock_session_list_more(lst))
+                session_list_read(lib, lst, out)
             finally:
                 lib.airlock_session_list_free(lst)
             return 0

@@ -85,6 +85,27 @@ class SessionList(List[SessionInfo]):
     more: int = 0
 
 
+def session_list_read(lib: ctypes.CDLL, lst: ctypes.c_void_p, out: SessionList) -> None:
+    """Append the sessions of libairlock's list lst to out, and set out.more."""
+    has_interp = hasattr(lib, "airlock_session_list_interpreter")  # a library before 0.9 cannot say
+    has_bg = hasattr(lib, "airlock_session_list_background")  # nor before 0.10
+    for i in range(lib.airlock_session_list_count(lst)):
+        name = lib.airlock_session_list_interpreter(lst, i) if has_interp else None
+        out.append(
+            SessionInfo(
+                id=(lib.airlock_session_list_id(lst, i) or b"").decode("ascii", "replace"),
+                age=lib.airlock_session_list_age_ms(lst, i) / 1000.0,
+                idle=lib.airlock_session_list_idle_ms(lst, i) / 1000.0,
+                runs=int(lib.airlock_session_list_runs(lst, i)),
+                state=(lib.airlock_session_list_state(lst, i) or b"").decode("ascii", "replace"),
+                interpreter=name.decode("ascii", "replace") if name else None,
+                background=bool(lib.airlock_session_list_background(lst, i)) if has_bg else False,
+            )
+        )
+    if hasattr(lib, "airlock_session_list_more"):  # a library before 0.10 cannot say
+        out.more = int(lib.airlock_session_list_more(lst))
+
+
 def _path(path: object, *, allow_empty: bool = False) -> bytes:
     """A session path as libairlock takes it; TypeError/ValueError for what it would refuse.
 
