@@ -157,7 +157,7 @@ except OSError as e:
 	[ "$st" = 0 ] && c_ok "stopped cleanly ($(($(date +%s) - t0)) s)" ||
 		c_fail "stopped cleanly" "exit ${st:-?}; $($podman logs airlockd-test 2>&1 | tail -n 5 | tr '\n' '|')"
 	echo "--- container log"
-	$podman logs airlockd-test 2>&1 | grep -v 'audit run=' | tail -n 20
+	$podman logs airlockd-test 2>&1 | grep -v 'audit .*run=' | tail -n 20
 	$podman rm -f airlockd-test >/dev/null 2>&1
 	rm -rf "$ctmp"
 	echo "container: $cp passed, $cf failed"

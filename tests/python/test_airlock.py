@@ -2284,7 +2284,7 @@ class RequestTimeoutTest(unittest.TestCase):
 
     @staticmethod
     def cancelled_runs() -> int:
-        return len(re.findall(r"audit run=\d+ .*outcome=cancelled", _daemon.log_text()))
+        return len(re.findall(r"audit (?:time=\S+ )?run=\d+ .*outcome=cancelled", _daemon.log_text()))
 
     def assert_run_cancelled(self) -> None:
         # The daemon's audit line of the run: cancelled, not ended at its 60 s wall.
