@@ -974,10 +974,10 @@ test_cells(void **state)
 		cli_free(&r);
 		r = cli(s, b);
 		assert_status(&r, 0);
-		assert_non_null(strstr(r.out, "INTERPRETER\n"));
+		assert_non_null(strstr(r.out, "INTERPRETER BACKGROUND\n"));
 		snprintf(row, sizeof(row), "%s ", id);
 		assert_non_null(strstr(r.out, row));
-		assert_non_null(strstr(r.out, " idle    python\n"));
+		assert_non_null(strstr(r.out, " idle    python      -\n"));
 		cli_free(&r);
 	}
 	{
