@@ -502,7 +502,8 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 	if (o == NULL || ret == NULL)
 		return -EINVAL;
 	enc_begin(&e, PROTO_SESSION_OPEN, id,
-		  4 + (o->profile != NULL) + (o->interpreter != NULL) + o->detached + o->background);
+		  4 + (o->profile != NULL) + (o->interpreter != NULL) + o->detached +
+			  o->background);
 	enc_kv_uint(&e, "workspace_bytes", o->workspace_bytes);
 	enc_kv_uint(&e, "idle_timeout_ms", o->idle_timeout_ms);
 	enc_kv_uint(&e, "lifetime_ms", o->lifetime_ms);

@@ -18,7 +18,7 @@ flags="-std=c17 -D_GNU_SOURCE -DAIRLOCK_VERSION=\"fuzz\" -g -O1 -fno-omit-frame-
  -I$src/daemon/supervisor -I$src/daemon/keeper -I$src/daemon/ipc -I$src/daemon/config
  -I$src/daemon/frontend -I$src/daemon/frontend/egress
  -fsanitize=address,undefined -fno-sanitize-recover=all"
-common="$src/common/log.c $src/common/fdpass.c $src/common/memfd.c $src/common/proto.c
+common="$src/common/log.c $src/common/log_why.c $src/common/fdpass.c $src/common/memfd.c $src/common/proto.c
  $src/common/proto_dec.c $src/common/proto_dec_msg.c $src/common/proto_enc.c $src/common/proto_enc_msg.c
  $src/common/strv.c $src/common/fsm.c
  $src/common/rules.c $src/common/limit.c $src/common/bundle.c $src/common/jsonscan.c"

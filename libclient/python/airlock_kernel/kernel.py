@@ -165,6 +165,7 @@ class _Cell:
     count: int
     result: Any = None
     error: Optional[BaseException] = None
+    interrupted: bool = False  # an interrupt_request reached the daemon for it
     done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -247,6 +248,7 @@ class AirlockKernel:
             cell.error = e
         except BaseException as e:  # the binding failed: report, never run anything here
             cell.error = e
+        cell.done.set()
         self.done_q.put(cell)
         try:
             os.write(self.wake_w, b"x")
@@ -406,13 +408,25 @@ class AirlockKernel:
         return not self.fresh_next and not r.advisories
 
     def interrupt(self) -> None:
-        """The running cell's interrupt: KeyboardInterrupt in it, its state kept (the binding's interrupt())."""
+        """The running cell's interrupt: KeyboardInterrupt in it, its state kept (the binding's interrupt()).
+
+        The worker may not have handed the cell to the binding yet (an
+        interrupt right after execute_request): asked again for up to 1 s.
+        """
         s = self.asession
-        if self.cell is not None and s is not None and hasattr(s, "interrupt"):
+        if self.cell is None or s is None or not hasattr(s, "interrupt"):
+            return
+        deadline = time.monotonic() + 1.0
+        while self.cell is not None and not self.cell.done.is_set():
             try:
                 s.interrupt()
+                self.cell.interrupted = True
+                return
             except airlock.SandboxError as e:
-                _log("interrupt: %s" % e)
+                if time.monotonic() > deadline:
+                    _log("interrupt: %s" % e)
+                    return
+            time.sleep(0.01)
 
     def shutdown(self, restart: bool) -> None:
         self.close_session()
@@ -443,7 +457,8 @@ class AirlockKernel:
                         "Traceback (most recent call last):" in err_text:
                     error = split_error(err_text)
                     err_text = err_text[: err_text.rfind("Traceback (most recent call last):")]
-                elif r.outcome in ("wall_limit", "cpu_limit", "cancelled") and r.state == "kept":
+                elif r.outcome == "cancelled" or (r.outcome in ("wall_limit", "cpu_limit") and r.state == "kept") or \
+                        (cell.interrupted and err_text.rstrip("\n").endswith("KeyboardInterrupt")):
                     error = ("KeyboardInterrupt", "", ["KeyboardInterrupt"])
                     err_text = err_text.replace("KeyboardInterrupt\n", "")
                 elif r.state == "lost" and self.crashed(r):
@@ -456,7 +471,7 @@ class AirlockKernel:
                 if r.value is not None and error is None:
                     self.send(self.iopub, "execute_result", {"execution_count": cell.count,
                                                              "data": {"text/plain": r.value}, "metadata": {}}, parent)
-            if r.state == "lost" and error is not None and error[0] == "DeadKernelError":
+            if r.state == "lost" and error is not None and (error[0] == "DeadKernelError" or r.outcome == "cancelled"):
                 self.status("restarting", parent)
                 self.count = 0
                 self.fresh_next = True
