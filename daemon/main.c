@@ -5,6 +5,7 @@
  * the child the frontend (service user, no capabilities, seccomp).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <event2/event.h>
 #include <getopt.h>
 #include <pwd.h>
@@ -21,6 +22,7 @@
 
 #include "cgroup.h"
 #include "config.h"
+#include "fdio.h"
 #include "frontend.h"
 #include "landlock.h"
 #include "log.h"
@@ -99,7 +101,7 @@ main_raise_nofile(void)
 __attribute__((noreturn)) static void
 main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct sock_fprog *filter,
 	      enum cgroup_kind resource_control, const char *config_path, bool config_given,
-	      pid_t spawner, const char *usr_submount)
+	      pid_t spawner, const char *usr_submount, int store_fd)
 {
 	struct daemon d;
 	int r;
@@ -128,6 +130,7 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 		.journal = getenv("JOURNAL_STREAM") != NULL,
 		.reserve_fd = -1,
 		.rootspec_fd = -1,
+		.store_fd = store_fd,
 	};
 	snprintf(d.usr_submount, sizeof(d.usr_submount), "%s", usr_submount);
 	for (size_t i = 0; i < CONFIG_RUNTIMES_MAX; i++)
@@ -292,6 +295,44 @@ main_layout(struct spawner *sp)
 	}
 }
 
+/*
+ * The sessions' state directory (state_directory, else systemd's
+ * $STATE_DIRECTORY; none: -1), made as root before the split: DIR/sessions,
+ * mode 0700, owned by the service user, which alone writes it (the
+ * frontend keeps this fd; the spawner closes its copy). A sessions/ that is
+ * a link or not a directory is refused: the frontend would write through
+ * it as its own uid wherever it led.
+ */
+static int
+main_state_dir(const struct config *cfg)
+{
+	const char *dir = cfg->session_state_dir;
+	char env[258];
+	int top, fd;
+
+	if (dir == NULL && getenv("STATE_DIRECTORY") != NULL) {
+		/* systemd's list is ':'-separated: the first is ours. */
+		snprintf(env, sizeof(env), "%s", getenv("STATE_DIRECTORY"));
+		env[strcspn(env, ":")] = '\0';
+		dir = env[0] == '/' ? env : NULL;
+	}
+	if (dir == NULL)
+		return -1;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		fatal("state_directory %s", dir);
+	top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (top < 0)
+		fatal("state_directory %s", dir);
+	if (mkdirat(top, "sessions", 0700) < 0 && errno != EEXIST)
+		fatal("state_directory %s/sessions", dir);
+	fd = openat(top, "sessions", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(top);
+	if (fd < 0 || fchown(fd, cfg->service_uid, cfg->service_gid) < 0 || fchmod(fd, 0700) < 0)
+		fatal("state_directory %s/sessions", dir);
+	log_info("sessions are kept in %s/sessions", dir);
+	return fd;
+}
+
 /* The spawner's resources, made as root before the split: the cgroup, the
  * seccomp filters (the frontend's too), the uid slots. */
 static void
@@ -343,7 +384,7 @@ main_resources(struct spawner *sp, const struct config *cfg, const struct main_o
  */
 static pid_t
 main_split(struct spawner *sp, const struct config *cfg, int listen_fd,
-	   struct sock_fprog *frontend_filter, const struct main_opts *o)
+	   struct sock_fprog *frontend_filter, const struct main_opts *o, int store_fd)
 {
 	struct config *cfgp;
 	sigset_t oldmask;
@@ -377,10 +418,11 @@ main_split(struct spawner *sp, const struct config *cfg, int listen_fd,
 			fatal("sigprocmask");
 		close(pair[0]);
 		main_frontend(cfgp, listen_fd, pair[1], frontend_filter, sp->cg.kind,
-			      o->config_path, o->config_given, spawner_pid,
-			      sp->layout.usr_submount);
+			      o->config_path, o->config_given, spawner_pid, sp->layout.usr_submount,
+			      store_fd);
 	}
 	close(pair[1]);
+	fd_close(store_fd); /* the frontend's alone */
 	close(listen_fd);
 	seccomp_policy_free(frontend_filter);
 	free(cfgp); /* the spawner's copy of the pointer block; cfg owns the strings */
@@ -452,7 +494,7 @@ main(int argc, char **argv)
 	memset(&sp, 0, sizeof(sp));
 	main_layout(&sp);
 	main_resources(&sp, &cfg, &o, &frontend_filter);
-	fe = main_split(&sp, &cfg, listen_fd, &frontend_filter, &o);
+	fe = main_split(&sp, &cfg, listen_fd, &frontend_filter, &o, main_state_dir(&cfg));
 	r = main_spawner(&sp, fe);
 	seccomp_policy_free(&sp.seccomp);
 	seccomp_policy_free(&sp.seccomp_noproc);

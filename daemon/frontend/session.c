@@ -9,6 +9,8 @@
 #include "session.h"
 #include "session_reply.h"
 #include "session_state.h"
+#include "session_int.h"
+#include "session_store.h"
 #include "run_owner.h"
 
 #include <errno.h>
@@ -39,39 +41,6 @@
 #include "compiler.h"
 #include "fdio.h"
 #include "xevent.h"
-
-/* The groups kept of the connection that opened a session: as many as a
- * connection keeps (client.c). */
-#define SESSION_GROUPS_MAX 64
-
-struct session {
-	TAILQ_ENTRY(session) entry;
-	struct daemon *d;
-	char id[PROTO_SESSION_ID_LEN + 1];
-	uint32_t key; /* the spawner knows the keeper by it */
-	uid_t uid;
-	uint32_t slot;
-	int keeper;
-	struct event *keeper_ev;
-	struct client *open_c; /* waiting for session_ok */
-	uint32_t open_req;
-	enum session_state state; /* changed by session_transition() only */
-	struct proto_limits run_defaults;
-	char profile[PROTO_PROFILE_MAX + 1]; /* fixed at open for all its runs */
-	uint64_t workspace_bytes, idle_ms, lifetime_ms;
-	struct event *idle_ev, *life_ev, *orphan_ev, *free_ev;
-	struct timespec t_open, t_active;
-	uint64_t nruns;
-	uint32_t queued; /* its runs in the run queue */
-	struct run *active;
-	TAILQ_HEAD(, kop) ops;
-	uint32_t next_seq;
-	struct cells *cells; /* an interpreter session's (cells.h), or NULL */
-	/* The groups of the connection that opened it: a reload checks its
-	 * uid's access again with them (session_reload_refused). */
-	gid_t gids[SESSION_GROUPS_MAX];
-	size_t ngids;
-};
 
 static void session_end(struct session *s, const char *why);
 static void session_end_by(struct session *s, enum session_event ev, const char *why);
@@ -201,6 +170,10 @@ static void
 session_answer(struct session *s, struct kop *k, const struct keep_reply *rep, int fd)
 {
 	switch (k->kind) {
+	case KOP_SAVE:
+	case KOP_RESTORE:
+		session_store_answer(s, k, rep);
+		break;
 	case KOP_FILE:
 		if (k->c == NULL)
 			break; /* its client left */
@@ -217,6 +190,8 @@ session_answer(struct session *s, struct kop *k, const struct keep_reply *rep, i
 					  "the keeper sent no data");
 		else
 			session_reply_ok(k->c, k->req_id);
+		if (k->op == KEEP_WRITE || k->op == KEEP_DELETE)
+			session_store_snapshot(s);
 		break;
 	case KOP_INPUT:
 		if (k->r != NULL && rep->err != 0) {
@@ -261,7 +236,7 @@ session_fail_ops(struct session *s)
 }
 
 /* Send one request to the keeper and remember what its answer is for. */
-static int
+int
 session_send(struct session *s, struct kop *k, const char *path, int fd)
 {
 	int r;
@@ -272,6 +247,21 @@ session_send(struct session *s, struct kop *k, const char *path, int fd)
 		return r;
 	TAILQ_INSERT_TAIL(&s->ops, k, entry);
 	return 0;
+}
+
+void
+session_ready(struct session *s)
+{
+	session_transition(s, SESSION_EV_KEEPER_READY);
+	if (s->open_c != NULL) {
+		struct proto_out out;
+
+		if (proto_encode_session(s->open_req, PROTO_SESSION_OK, s->id, &out) < 0)
+			fatalx("cannot encode session_ok");
+		client_send(s->open_c, &out);
+	}
+	s->open_c = NULL;
+	session_touch(s);
 }
 
 /* The keeper's socket: ready, answers, or its end. */
@@ -306,17 +296,12 @@ session_keeper_cb(evutil_socket_t sock, short what UNUSED, void *arg)
 				session_end(s, "its keeper failed");
 				return;
 			}
-			session_transition(s, SESSION_EV_KEEPER_READY);
-			if (s->open_c != NULL) {
-				struct proto_out out;
-
-				if (proto_encode_session(s->open_req, PROTO_SESSION_OK, s->id,
-							 &out) < 0)
-					fatalx("cannot encode session_ok");
-				client_send(s->open_c, &out);
-			}
-			s->open_c = NULL;
-			session_touch(s);
+			/* A session restored after a restart takes runs
+			 * once its files are back (session_store.c). */
+			if (s->restore != NULL)
+				session_store_restore_start(s);
+			else
+				session_ready(s);
 			continue;
 		}
 		k = TAILQ_FIRST(&s->ops);
@@ -351,6 +336,12 @@ session_end(struct session *s, const char *why)
 	session_end_by(s, SESSION_EV_END, why);
 }
 
+void
+session_end_why(struct session *s, const char *why)
+{
+	session_end(s, why);
+}
+
 /* The end by ev (END, REVOKED): ENDING's entry action. */
 static void
 session_end_by(struct session *s, enum session_event ev, const char *why)
@@ -372,6 +363,8 @@ session_end_by(struct session *s, enum session_event ev, const char *why)
 	s->open_c = NULL;
 	session_close_keeper(s);
 	session_fail_ops(s);
+	/* Only a stopping daemon keeps a session's files for its restart. */
+	session_store_end(s, !s->keep_store);
 	if (s->cells != NULL)
 		cells_end(s->cells, why);
 	run_cancel_session(s->d, s);
@@ -472,15 +465,80 @@ session_spawn_keeper(struct session *s)
 	return r;
 }
 
+struct session *
+session_create(struct daemon *d, const struct session_facts *f)
+{
+	struct session *s = xcalloc(1, sizeof(*s));
+	int r;
+
+	s->workspace_bytes = f->workspace_bytes;
+	s->idle_ms = f->idle_ms;
+	s->lifetime_ms = f->lifetime_ms;
+	s->lease_end_ms = f->lease_end_ms;
+	snprintf(s->profile, sizeof(s->profile), "%s", f->profile);
+	if (f->interpreter[0] != '\0')
+		s->cells = cells_new(d, s, f->uid, f->interpreter);
+	/* The keeper's key holds the session's uid slot, which its runs use,
+	 * until the session is freed. admit_decide() saw one free (rule 8);
+	 * -EBUSY stays the backstop, answered in its words. */
+	r = spawnref_add_slot(&d->refs, SPAWNREF_KEEPER, s, &s->key, &s->slot);
+	if (r == -EBUSY) {
+		cells_free(s->cells);
+		free(s);
+		return NULL;
+	}
+	if (r < 0)
+		fatalx("cannot register a spawn key: %s", strerror(-r));
+	memcpy(s->id, f->id, sizeof(s->id));
+	s->d = d;
+	s->uid = f->uid;
+	s->ngids = f->ngids < SESSION_GROUPS_MAX ? f->ngids : SESSION_GROUPS_MAX;
+	memcpy(s->gids, f->gids, s->ngids * sizeof(s->gids[0]));
+	s->keeper = -1;
+	s->snap_fd = -1;
+	TAILQ_INIT(&s->ops);
+	clock_gettime(CLOCK_MONOTONIC, &s->t_open);
+	s->t_active = s->t_open;
+	s->idle_ev = xevtimer_new(d->base, session_idle_cb, s);
+	s->life_ev = xevtimer_new(d->base, session_life_cb, s);
+	s->orphan_ev = xevtimer_new(d->base, session_orphan_cb, s);
+	s->free_ev = xevtimer_new(d->base, session_free_cb, s);
+	TAILQ_INSERT_TAIL(&d->sessions, s, entry);
+	d->nsessions++;
+	return s;
+}
+
+int
+session_start(struct session *s, uint64_t lease_ms)
+{
+	int r = session_spawn_keeper(s);
+
+	if (r < 0) {
+		if (s->open_c != NULL)
+			client_send_error(s->open_c, s->open_req, PROTO_ERR_INTERNAL,
+					  "cannot open a session: %s", strerror(-r));
+		s->open_c = NULL;
+		session_keeper_gone(s, "set-up failed");
+		return r;
+	}
+	session_timer(s->life_ev, lease_ms);
+	log_info("session %.8s uid %u: %s, workspace %" PRIu64 " bytes, idle %" PRIu64
+		 " ms, lifetime %" PRIu64 " ms",
+		 s->id, (unsigned)s->uid, s->restore != NULL ? "restored" : "opened",
+		 s->workspace_bytes, s->idle_ms, lease_ms);
+	return 0;
+}
+
 void
 session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	     const struct proto_session_open *o)
 {
 	struct admit_decision dec;
 	struct admit_gather g;
+	struct session_facts f;
 	struct session *s;
 	uint8_t rnd[PROTO_SESSION_ID_LEN / 2];
-	int i, r;
+	int i;
 
 	/* What only the sessions know: the uid's sessions and interpreters
 	 * open, and whether the interpreter asked is a python runtime. */
@@ -495,59 +553,31 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 		client_send_error(c, req_id, dec.code, "%s", dec.why);
 		return;
 	}
-	s = xcalloc(1, sizeof(*s));
-	s->workspace_bytes = dec.workspace_bytes;
-	s->idle_ms = dec.idle_ms;
-	s->lifetime_ms = dec.lifetime_ms;
-	strcpy(s->profile, g.prof->name);
-	s->run_defaults = o->limits;
-	if (o->interpreter != NULL)
-		s->cells = cells_new(d, s, client_uid(c), o->interpreter);
-	/* The keeper's key holds the session's uid slot, which its runs use,
-	 * until the session is freed. admit_decide() saw one free (rule 8);
-	 * -EBUSY stays the backstop, answered in its words. */
-	r = spawnref_add_slot(&d->refs, SPAWNREF_KEEPER, s, &s->key, &s->slot);
-	if (r == -EBUSY) {
-		cells_free(s->cells);
-		free(s);
-		client_send_error(c, req_id, PROTO_ERR_BUSY, "no free sandbox uid");
-		return;
-	}
-	if (r < 0)
-		fatalx("cannot register a spawn key: %s", strerror(-r));
+	memset(&f, 0, sizeof(f));
 	/* 128 bits from the kernel's CSPRNG: ids are capabilities of a kind,
 	 * though every lookup also checks the owner's uid. */
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		fatal("getrandom");
 	for (i = 0; i < (int)sizeof(rnd); i++)
-		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
-	s->d = d;
-	s->uid = client_uid(c);
-	s->ngids = client_gids(c, s->gids, SESSION_GROUPS_MAX);
+		snprintf(f.id + 2 * i, 3, "%02x", rnd[i]);
+	f.uid = client_uid(c);
+	f.ngids = client_gids(c, f.gids, SESSION_GROUPS_MAX);
+	snprintf(f.profile, sizeof(f.profile), "%s", g.prof->name);
+	snprintf(f.interpreter, sizeof(f.interpreter), "%s", o->interpreter ? o->interpreter : "");
+	f.workspace_bytes = dec.workspace_bytes;
+	f.idle_ms = dec.idle_ms;
+	f.lifetime_ms = dec.lifetime_ms;
+	f.lease_end_ms = clock_realtime_ms() + dec.lifetime_ms;
+	s = session_create(d, &f);
+	if (s == NULL) {
+		client_send_error(c, req_id, PROTO_ERR_BUSY, "no free sandbox uid");
+		return;
+	}
+	s->run_defaults = o->limits;
 	s->open_c = c;
 	s->open_req = req_id;
-	s->keeper = -1;
-	TAILQ_INIT(&s->ops);
-	clock_gettime(CLOCK_MONOTONIC, &s->t_open);
-	s->t_active = s->t_open;
-	s->idle_ev = xevtimer_new(d->base, session_idle_cb, s);
-	s->life_ev = xevtimer_new(d->base, session_life_cb, s);
-	s->orphan_ev = xevtimer_new(d->base, session_orphan_cb, s);
-	s->free_ev = xevtimer_new(d->base, session_free_cb, s);
-	TAILQ_INSERT_TAIL(&d->sessions, s, entry);
-	d->nsessions++;
-	r = session_spawn_keeper(s);
-	if (r < 0)
-		goto fail;
-	session_timer(s->life_ev, s->lifetime_ms);
-	log_info("session %.8s uid %u: opened, workspace %" PRIu64 " bytes, idle %" PRIu64
-		 " ms, lifetime %" PRIu64 " ms",
-		 s->id, (unsigned)s->uid, s->workspace_bytes, s->idle_ms, s->lifetime_ms);
-	return;
-fail:
-	client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot open a session: %s", strerror(-r));
-	s->open_c = NULL;
-	session_keeper_gone(s, "set-up failed");
+	if (session_start(s, s->lifetime_ms) == 0)
+		session_store_record(s);
 }
 
 void
@@ -703,6 +733,7 @@ session_stop_all(struct daemon *d)
 
 	for (s = TAILQ_FIRST(&d->sessions); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, entry);
+		s->keep_store = true;
 		session_end(s, "the daemon is stopping");
 	}
 }
@@ -731,6 +762,7 @@ void
 session_cell_touch(struct session *s)
 {
 	session_touch(s);
+	session_store_snapshot(s);
 }
 
 const char *
@@ -758,26 +790,24 @@ session_run_defaults(const struct session *s)
 }
 
 /*
- * Does the config in force refuse the session (why into why)? Its profile
- * gone, or its uid not allowed by [access] or by its profile, judged with
- * the groups of the connection that opened it: what a new request of that
+ * Does cfg refuse a session of uid (with gids, the groups of the connection
+ * that opened it) and profile (why into why)? Its profile gone, or its uid
+ * not allowed by [access] or by its profile: what a new request of that
  * connection would be refused for (client_access(), the profile check of
- * session_open()).
+ * session_open()). A reload and a restart (session_store.c) ask it.
  */
-static bool
-session_reload_refused(const struct session *s, char *why, size_t len)
+bool
+session_policy_refuses(const struct config *cfg, uid_t uid, const gid_t *gids, size_t ngids,
+		       const char *profile, char *why, size_t len)
 {
-	const struct config *cfg = s->d->cfg;
-	const struct config_profile *prof = config_profile_find(cfg, s->profile);
+	const struct config_profile *prof = config_profile_find(cfg, profile);
 
-	if (!config_peer_allowed(cfg, s->uid, s->gids, s->ngids))
-		snprintf(why, len, "uid %u is no longer allowed to use this daemon",
-			 (unsigned)s->uid);
+	if (!config_peer_allowed(cfg, uid, gids, ngids))
+		snprintf(why, len, "uid %u is no longer allowed to use this daemon", (unsigned)uid);
 	else if (prof == NULL)
-		snprintf(why, len, "its profile %s is gone", s->profile);
-	else if (!config_profile_allowed(prof, s->uid, s->gids, s->ngids))
-		snprintf(why, len, "profile %s no longer allows uid %u", s->profile,
-			 (unsigned)s->uid);
+		snprintf(why, len, "its profile %s is gone", profile);
+	else if (!config_profile_allowed(prof, uid, gids, ngids))
+		snprintf(why, len, "profile %s no longer allows uid %u", profile, (unsigned)uid);
 	else
 		return false;
 	return true;
@@ -799,7 +829,8 @@ session_reload(struct session *s, const struct config *old)
 	/* A one-shot run of that uid or profile is refused now: a session
 	 * must not keep its keeper, workspace and interpreter, nor take
 	 * runs, under a policy that no longer allows it (docs/security.md). */
-	if (session_reload_refused(s, refused, sizeof(refused))) {
+	if (session_policy_refuses(cfg, s->uid, s->gids, s->ngids, s->profile, refused,
+				   sizeof(refused))) {
 		session_end_by(s, SESSION_EV_REVOKED, refused);
 		return;
 	}
@@ -905,6 +936,7 @@ session_run_end(struct session *s, struct run *r)
 	if (s->active == r)
 		s->active = NULL;
 	session_touch(s);
+	session_store_snapshot(s);
 	session_maybe_free(s);
 }
 

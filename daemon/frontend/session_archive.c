@@ -14,18 +14,8 @@
 
 #include "ustar.h"
 
-/* Where the walk is, for the messages. */
-struct walk {
-	const uint8_t *buf;
-	size_t len, off;
-	uint64_t quota, used;
-	size_t n;
-	char *why;
-	size_t whylen;
-};
-
 static int
-walk_refuse(struct walk *w, int err, const char *fmt, ...)
+walk_refuse(struct session_archive_iter *w, int err, const char *fmt, ...)
 {
 	va_list ap;
 	int k;
@@ -83,7 +73,7 @@ archive_field_len(const char *f, size_t len)
  * through one; the keeper's openat2 walk checks again).
  */
 static int
-archive_name(struct walk *w, const struct ustar_header *h, bool posix, bool dir,
+archive_name(struct session_archive_iter *w, const struct ustar_header *h, bool posix, bool dir,
 	     struct session_archive_entry *e)
 {
 	size_t plen = posix ? archive_field_len(h->prefix, sizeof(h->prefix)) : 0;
@@ -132,7 +122,7 @@ archive_name(struct walk *w, const struct ustar_header *h, bool posix, bool dir,
 
 /* The type: a plain file or a directory, and nothing else. */
 static int
-archive_type(struct walk *w, char type, bool *ret_dir)
+archive_type(struct session_archive_iter *w, char type, bool *ret_dir)
 {
 	switch (type) {
 	case USTAR_TYPE_FILE:
@@ -169,7 +159,8 @@ archive_zero(const uint8_t *b, size_t len)
 
 /* One header at w->off, checked, into e (its data located, not copied). */
 static int
-archive_entry(struct walk *w, const struct ustar_header *h, struct session_archive_entry *e)
+archive_entry(struct session_archive_iter *w, const struct ustar_header *h,
+	      struct session_archive_entry *e)
 {
 	uint64_t sum, size, blocks;
 	bool posix, dir = false;
@@ -204,39 +195,63 @@ archive_entry(struct walk *w, const struct ustar_header *h, struct session_archi
 	return 0;
 }
 
+void
+session_archive_iter_init(struct session_archive_iter *it, const void *buf, size_t len,
+			  uint64_t quota, char *why, size_t whylen)
+{
+	*it = (struct session_archive_iter){
+		.buf = buf, .len = len, .quota = quota, .why = why, .whylen = whylen};
+	if (whylen > 0)
+		why[0] = '\0';
+}
+
+int
+session_archive_next(struct session_archive_iter *w, struct session_archive_entry *e)
+{
+	int r;
+
+	if (w->done)
+		return 0;
+	if (w->len % USTAR_BLOCK != 0)
+		return walk_refuse(w, -EBADMSG, "a length that is not whole blocks");
+	if (w->len - w->off < 2 * USTAR_BLOCK)
+		return walk_refuse(w, -EBADMSG, "no end (two zero blocks)");
+	if (archive_zero(w->buf + w->off, USTAR_BLOCK)) {
+		/* The end: two zero blocks, then nothing but zeros (tar
+		 * pads to its record size). */
+		if (!archive_zero(w->buf + w->off, w->len - w->off))
+			return walk_refuse(w, -EBADMSG, "data after the end");
+		w->done = true;
+		return 0;
+	}
+	if (w->n == SESSION_ARCHIVE_ENTRIES_MAX)
+		return walk_refuse(w, -EFBIG, "more than %d entries", SESSION_ARCHIVE_ENTRIES_MAX);
+	r = archive_entry(w, (const struct ustar_header *)(w->buf + w->off), e);
+	if (r < 0)
+		return r;
+	w->n++;
+	return 1;
+}
+
 int
 session_archive_walk(const void *buf, size_t len, uint64_t quota,
 		     int (*each)(const struct session_archive_entry *e, void *arg), void *arg,
 		     char *why, size_t whylen, size_t *ret_entries)
 {
-	struct walk w = {.buf = buf, .len = len, .quota = quota, .why = why, .whylen = whylen};
+	struct session_archive_iter it;
 	struct session_archive_entry e;
 	int r;
 
-	if (whylen > 0)
-		why[0] = '\0';
-	if (len % USTAR_BLOCK != 0)
-		return walk_refuse(&w, -EBADMSG, "a length that is not whole blocks");
-	for (;;) {
-		if (len - w.off < 2 * USTAR_BLOCK)
-			return walk_refuse(&w, -EBADMSG, "no end (two zero blocks)");
-		if (archive_zero(w.buf + w.off, USTAR_BLOCK)) {
-			/* The end: two zero blocks, then nothing but zeros
-			 * (tar pads to its record size). */
-			if (!archive_zero(w.buf + w.off, len - w.off))
-				return walk_refuse(&w, -EBADMSG, "data after the end");
-			break;
+	session_archive_iter_init(&it, buf, len, quota, why, whylen);
+	while ((r = session_archive_next(&it, &e)) > 0) {
+		if (each != NULL && (r = each(&e, arg)) < 0) {
+			it.n--;
+			return walk_refuse(&it, r, "%s: %s", e.path[0] ? e.path : ".",
+					   strerror(-r));
 		}
-		if (w.n == SESSION_ARCHIVE_ENTRIES_MAX)
-			return walk_refuse(&w, -EFBIG, "more than %d entries",
-					   SESSION_ARCHIVE_ENTRIES_MAX);
-		r = archive_entry(&w, (const struct ustar_header *)(w.buf + w.off), &e);
-		if (r < 0)
-			return r;
-		if (each != NULL && (r = each(&e, arg)) < 0)
-			return walk_refuse(&w, r, "%s: %s", e.path[0] ? e.path : ".", strerror(-r));
-		w.n++;
 	}
-	*ret_entries = w.n;
+	if (r < 0)
+		return r;
+	*ret_entries = it.n;
 	return 0;
 }

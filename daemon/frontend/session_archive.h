@@ -24,6 +24,26 @@ struct session_archive_entry {
 	uint64_t size;
 };
 
+/* A walk through an archive, one entry at a time. */
+struct session_archive_iter {
+	const uint8_t *buf;
+	size_t len, off;
+	uint64_t quota, used;
+	size_t n; /* entries handed out */
+	bool done;
+	char *why;
+	size_t whylen;
+};
+
+/* Start a walk of buf (len bytes), whose files add up to at most quota;
+ * why (whylen bytes) gets the reason of a refusal. */
+void session_archive_iter_init(struct session_archive_iter *it, const void *buf, size_t len,
+			       uint64_t quota, char *why, size_t whylen);
+
+/* The next entry, checked, into e: 1, or 0 at the archive's well-formed
+ * end, or a -errno of session_archive_walk()'s (the walk is over). */
+int session_archive_next(struct session_archive_iter *it, struct session_archive_entry *e);
+
 /*
  * Check the whole archive buf (len bytes) and, if each is not NULL, call
  * each(entry, arg) for every entry in order, each one checked before it is

@@ -17,9 +17,11 @@ struct client;
 struct run;
 
 enum kop_kind {
-	KOP_FILE,  /* a client's file operation: reply to (c, req_id) */
-	KOP_INPUT, /* a run's input file */
-	KOP_MOUNT, /* a run's workspace mount */
+	KOP_FILE,    /* a client's file operation: reply to (c, req_id) */
+	KOP_INPUT,   /* a run's input file */
+	KOP_MOUNT,   /* a run's workspace mount */
+	KOP_SAVE,    /* the session's snapshot for its restart (session_store.c) */
+	KOP_RESTORE, /* one entry of the archive a session is restored from */
 };
 
 /* One request sent to the keeper, waiting for its answer. */

@@ -1,0 +1,460 @@
+/*
+ * session_store.c: sessions kept across a restart (session_store.h,
+ * docs/design-sessions.md "Sessions outlive the daemon").
+ *
+ * The state directory's sessions/ (d->store_fd, opened as root before the
+ * split, owned by the service user, mode 0700) holds ID.rec and ID.tar per
+ * session, each written as NAME.tmp, fsync'd, renamed, the directory
+ * fsync'd. Only this process writes them, but a restarted daemon reads them
+ * as input: sizes capped, files opened O_NOFOLLOW and checked (regular,
+ * ours, 0600), records parsed strictly, archives read by the strict reader
+ * (session_archive.c) before one entry reaches a keeper.
+ */
+#include "session_store.h"
+#include "session_int.h"
+#include "session_archive.h"
+#include "session_record.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cells.h"
+#include "clock.h"
+#include "config.h"
+#include "fdio.h"
+#include "frontend.h"
+#include "log.h"
+#include "memfd.h"
+#include "xalloc.h"
+
+/* The archive a session is being restored from, one entry at a time: a
+ * keeper's socket takes a bounded number of requests and fds in flight. */
+struct session_restore {
+	void *map;
+	size_t len;
+	struct session_archive_iter it;
+	char why[256];
+};
+
+#define STORE_NAME_MAX (PROTO_SESSION_ID_LEN + 16)
+
+/* ---- files ------------------------------------------------------------------- */
+
+/* Write len bytes of buf as name, atomically: name.tmp, fsync, rename,
+ * fsync of the directory. 0 or -errno. */
+static int
+store_write(int dir, const char *name, const void *buf, size_t len)
+{
+	char tmp[STORE_NAME_MAX];
+	int fd, r;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	r = fd_write_all(fd, buf, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (r == 0 && renameat(dir, tmp, dir, name) < 0)
+		r = -errno;
+	if (r != 0)
+		(void)unlinkat(dir, tmp, 0);
+	else
+		(void)fsync(dir);
+	return r;
+}
+
+/* Open name for reading, as a kept file must be: a regular file of ours,
+ * mode 0600 at most, at most max bytes. The fd, or -errno. */
+static int
+store_open(int dir, const char *name, uint64_t max, struct stat *st)
+{
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_uid != geteuid() ||
+	    (st->st_mode & 077) != 0 || (uint64_t)st->st_size > max) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+static void
+store_unlink(int dir, const char *id, const char *suffix)
+{
+	char name[STORE_NAME_MAX];
+
+	snprintf(name, sizeof(name), "%s%s", id, suffix);
+	(void)unlinkat(dir, name, 0);
+}
+
+/* A kept session that cannot come back: its files to lost/ for the
+ * administrator, and one line that names it and says why. */
+static void
+store_lost(struct daemon *d, const char *id, const char *why)
+{
+	static const char *const sfx[] = {".rec", ".tar"};
+	char name[STORE_NAME_MAX];
+	int lost;
+	size_t i;
+
+	log_warnx("session %s: cannot be restored: %s (its files are in lost/)", id, why);
+	if (mkdirat(d->store_fd, "lost", 0700) < 0 && errno != EEXIST)
+		return;
+	lost = openat(d->store_fd, "lost", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "%s%s", id, sfx[i]);
+		if (lost < 0 || renameat(d->store_fd, name, lost, name) < 0)
+			(void)unlinkat(d->store_fd, name, 0);
+	}
+	fd_close(lost);
+}
+
+/* ---- a live session's files -------------------------------------------------- */
+
+static void
+store_facts(const struct session *s, struct session_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	memcpy(f->id, s->id, sizeof(f->id));
+	f->uid = s->uid;
+	f->ngids = s->ngids;
+	memcpy(f->gids, s->gids, s->ngids * sizeof(f->gids[0]));
+	snprintf(f->profile, sizeof(f->profile), "%s", s->profile);
+	snprintf(f->interpreter, sizeof(f->interpreter), "%s",
+		 s->cells != NULL ? cells_runtime(s->cells) : "");
+	f->workspace_bytes = s->workspace_bytes;
+	f->idle_ms = s->idle_ms;
+	f->lifetime_ms = s->lifetime_ms;
+	f->lease_end_ms = s->lease_end_ms;
+}
+
+void
+session_store_record(struct session *s)
+{
+	char buf[SESSION_RECORD_MAX], name[STORE_NAME_MAX];
+	struct session_facts f;
+	int n;
+
+	if (s->d->store_fd < 0)
+		return;
+	store_facts(s, &f);
+	n = session_record_format(&f, buf, sizeof(buf));
+	snprintf(name, sizeof(name), "%s.rec", s->id);
+	if (n < 0 || (n = store_write(s->d->store_fd, name, buf, (size_t)n)) < 0)
+		log_warnx("session %.8s: cannot keep its record: %s", s->id, strerror(-n));
+}
+
+void
+session_store_snapshot(struct session *s)
+{
+	char name[STORE_NAME_MAX];
+	struct kop *k;
+	int r;
+
+	if (s->d->store_fd < 0 || s->state != SESSION_READY || s->keeper < 0)
+		return;
+	if (s->snap_fd >= 0) {
+		s->snap_dirty = true; /* one more after this one */
+		return;
+	}
+	s->snap_dirty = false;
+	snprintf(name, sizeof(name), "%s.tar.tmp", s->id);
+	s->snap_fd = openat(s->d->store_fd, name,
+			    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (s->snap_fd < 0) {
+		log_warn("session %.8s: cannot snapshot its workspace", s->id);
+		return;
+	}
+	k = xcalloc(1, sizeof(*k));
+	k->kind = KOP_SAVE;
+	k->op = KEEP_SAVE;
+	snprintf(k->what, sizeof(k->what), "snapshot");
+	r = session_send(s, k, "", s->snap_fd);
+	if (r < 0) {
+		free(k);
+		log_warnx("session %.8s: cannot snapshot its workspace: %s", s->id, strerror(-r));
+		session_store_end(s, false);
+	}
+}
+
+/* The keeper wrote the snapshot (or failed): it replaces the last one. */
+static void
+store_snapshot_done(struct session *s, const struct keep_reply *rep)
+{
+	char tmp[STORE_NAME_MAX], name[STORE_NAME_MAX];
+	int r = rep->err;
+
+	snprintf(name, sizeof(name), "%s.tar", s->id);
+	snprintf(tmp, sizeof(tmp), "%s.tar.tmp", s->id);
+	if (r == 0 && fsync(s->snap_fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat(s->d->store_fd, tmp, s->d->store_fd, name) < 0)
+		r = -errno;
+	if (r != 0) {
+		log_warnx("session %.8s: its snapshot failed: %s", s->id, strerror(-r));
+		(void)unlinkat(s->d->store_fd, tmp, 0);
+	} else {
+		(void)fsync(s->d->store_fd);
+		if (rep->count > 0)
+			log_info("session %.8s: snapshot of %" PRIu64 " bytes left out %u links, "
+				 "devices or long names",
+				 s->id, rep->size, rep->count);
+	}
+	s->snap_fd = fd_close(s->snap_fd);
+	if (s->snap_dirty)
+		session_store_snapshot(s);
+}
+
+/* The next entry of the archive to the keeper, or the end of the restore. */
+static void
+store_restore_next(struct session *s)
+{
+	struct session_restore *rs = s->restore;
+	struct session_archive_entry e;
+	struct kop *k;
+	int r, fd = -1;
+
+	do
+		r = session_archive_next(&rs->it, &e);
+	while (r > 0 && e.dir && e.path[0] == '\0'); /* the workspace itself */
+	if (r <= 0) {
+		if (r < 0) {
+			store_lost(s->d, s->id, rs->why);
+			session_end_why(s, "its workspace could not be restored");
+			return;
+		}
+		munmap(rs->map, rs->len);
+		free(rs);
+		s->restore = NULL;
+		session_ready(s);
+		return;
+	}
+	if (!e.dir && memfd_sealed_create("airlock-restore", e.data, (size_t)e.size, &fd) < 0) {
+		store_lost(s->d, s->id, "no memory for a file");
+		session_end_why(s, "its workspace could not be restored");
+		return;
+	}
+	k = xcalloc(1, sizeof(*k));
+	k->kind = KOP_RESTORE;
+	k->op = e.dir ? KEEP_MKDIR : KEEP_WRITE;
+	snprintf(k->what, sizeof(k->what), "%s", e.path);
+	r = session_send(s, k, e.path, fd);
+	fd_close(fd);
+	if (r < 0) {
+		free(k);
+		store_lost(s->d, s->id, "its keeper refused a request");
+		session_end_why(s, "its workspace could not be restored");
+	}
+}
+
+void
+session_store_restore_start(struct session *s)
+{
+	store_restore_next(s);
+}
+
+void
+session_store_answer(struct session *s, struct kop *k, const struct keep_reply *rep)
+{
+	char why[PROTO_NAME_MAX + 64];
+
+	if (k->kind == KOP_SAVE) {
+		store_snapshot_done(s, rep);
+		return;
+	}
+	if (s->restore == NULL)
+		return;
+	if (rep->err != 0) {
+		snprintf(why, sizeof(why), "%s: %s", k->what, strerror(-rep->err));
+		store_lost(s->d, s->id, why);
+		session_end_why(s, "its workspace could not be restored");
+		return;
+	}
+	store_restore_next(s);
+}
+
+void
+session_store_end(struct session *s, bool forget)
+{
+	if (s->snap_fd >= 0) {
+		store_unlink(s->d->store_fd, s->id, ".tar.tmp");
+		s->snap_fd = fd_close(s->snap_fd);
+	}
+	if (s->restore != NULL) {
+		munmap(s->restore->map, s->restore->len);
+		free(s->restore);
+		s->restore = NULL;
+	}
+	if (forget && s->d->store_fd >= 0) {
+		store_unlink(s->d->store_fd, s->id, ".rec");
+		store_unlink(s->d->store_fd, s->id, ".tar");
+	}
+}
+
+/* ---- a restart ----------------------------------------------------------------- */
+
+/* The checks a record's facts must pass to come back; why if not. */
+static bool
+store_refuses(struct daemon *d, const struct session_facts *f, char *why, size_t len)
+{
+	const struct config *cfg = d->cfg;
+
+	if (f->uid >= cfg->uid_base && f->uid < cfg->uid_base + cfg->uid_count)
+		snprintf(why, len, "its owner %u is a sandbox uid", (unsigned)f->uid);
+	else if (session_policy_refuses(cfg, f->uid, f->gids, f->ngids, f->profile, why, len))
+		return true;
+	else if (f->interpreter[0] != '\0' &&
+		 !cells_runtime_ok(config_runtime_find(cfg, f->interpreter)))
+		snprintf(why, len, "its interpreter %s is gone", f->interpreter);
+	else if (f->workspace_bytes == 0 || f->workspace_bytes > PROTO_BLOB_MAX * 64ULL)
+		snprintf(why, len, "a workspace of %" PRIu64 " bytes", f->workspace_bytes);
+	else
+		return false;
+	return true;
+}
+
+/* The archive of id, checked whole (absent: an empty workspace) into
+ * *ret; 0, or -errno with why. */
+static int
+store_archive(struct daemon *d, const struct session_facts *f, struct session_restore **ret,
+	      char *why, size_t len)
+{
+	char name[STORE_NAME_MAX];
+	struct session_restore *rs;
+	struct stat st;
+	size_t n;
+	int fd, r;
+
+	snprintf(name, sizeof(name), "%s.tar", f->id);
+	/* Its contents at most the quota, plus a header per entry and tar's padding. */
+	fd = store_open(d->store_fd, name,
+			f->workspace_bytes + (SESSION_ARCHIVE_ENTRIES_MAX + 22) * 1024ULL, &st);
+	if (fd == -ENOENT) {
+		*ret = NULL;
+		return 0;
+	}
+	if (fd < 0) {
+		snprintf(why, len, "%s: %s", name, strerror(-fd));
+		return fd;
+	}
+	rs = xcalloc(1, sizeof(*rs));
+	rs->len = (size_t)st.st_size;
+	rs->map = rs->len > 0 ? mmap(NULL, rs->len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	close(fd);
+	if (rs->map == MAP_FAILED || rs->len == 0) {
+		if (rs->map != MAP_FAILED && rs->map != NULL)
+			munmap(rs->map, rs->len);
+		free(rs);
+		snprintf(why, len, "%s: empty or cannot be mapped", name);
+		return -EBADMSG;
+	}
+	/* Checked whole before one entry goes to a keeper. */
+	r = session_archive_walk(rs->map, rs->len, f->workspace_bytes, NULL, NULL, why, len, &n);
+	if (r < 0) {
+		munmap(rs->map, rs->len);
+		free(rs);
+		return r;
+	}
+	session_archive_iter_init(&rs->it, rs->map, rs->len, f->workspace_bytes, rs->why,
+				  sizeof(rs->why));
+	*ret = rs;
+	return 0;
+}
+
+/* One kept session, named by its record name (ID.rec). */
+static void
+store_recover_one(struct daemon *d, const char *name)
+{
+	char text[SESSION_RECORD_MAX + 1], why[320], id[PROTO_SESSION_ID_LEN + 1];
+	struct session_restore *rs = NULL;
+	struct session_facts f;
+	struct session *s;
+	struct stat st;
+	uint64_t now = clock_realtime_ms();
+	ssize_t n;
+	int fd;
+
+	snprintf(id, sizeof(id), "%.*s", PROTO_SESSION_ID_LEN, name);
+	fd = store_open(d->store_fd, name, SESSION_RECORD_MAX, &st);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "its record: %s", strerror(-fd));
+		store_lost(d, id, why);
+		return;
+	}
+	n = read(fd, text, sizeof(text));
+	close(fd);
+	if (n < 0 || session_record_parse(text, (size_t)n, name, &f, why, sizeof(why)) < 0) {
+		if (n < 0)
+			snprintf(why, sizeof(why), "its record: %s", strerror(errno));
+		store_lost(d, id, why);
+		return;
+	}
+	if (f.lease_end_ms <= now) {
+		log_info("session %.8s: its lease ended while the daemon was down", f.id);
+		store_unlink(d->store_fd, f.id, ".rec");
+		store_unlink(d->store_fd, f.id, ".tar");
+		return;
+	}
+	if (store_refuses(d, &f, why, sizeof(why)) ||
+	    store_archive(d, &f, &rs, why, sizeof(why)) < 0) {
+		store_lost(d, f.id, why);
+		return;
+	}
+	s = session_create(d, &f);
+	if (s == NULL) {
+		if (rs != NULL)
+			munmap(rs->map, rs->len);
+		free(rs);
+		store_lost(d, f.id, "no free sandbox uid");
+		return;
+	}
+	s->restore = rs != NULL ? rs : NULL;
+	if (s->cells != NULL)
+		cells_mark_lost(s->cells, "the daemon was restarted: the interpreter is a new one "
+					  "(variables are gone; files are kept)");
+	/* Files absent (never snapshotted): restored empty, as it began. */
+	if (session_start(s, f.lease_end_ms - now) < 0)
+		return;
+	s->keep_store = false;
+}
+
+void
+session_store_recover(struct daemon *d)
+{
+	struct dirent *e;
+	DIR *dir;
+	int fd;
+
+	if (d->store_fd < 0)
+		return;
+	fd = fcntl(d->store_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
+		log_warn("the sessions' state directory");
+		fd_close(fd);
+		return;
+	}
+	while ((e = readdir(dir)) != NULL) {
+		size_t len = strlen(e->d_name);
+
+		/* Left by a snapshot or a record the daemon was stopped in. */
+		if (len > 4 && strcmp(e->d_name + len - 4, ".tmp") == 0) {
+			(void)unlinkat(d->store_fd, e->d_name, 0);
+			continue;
+		}
+		if (len == PROTO_SESSION_ID_LEN + 4 && strcmp(e->d_name + len - 4, ".rec") == 0)
+			store_recover_one(d, e->d_name);
+	}
+	closedir(dir);
+}

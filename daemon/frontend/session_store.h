@@ -1,0 +1,40 @@
+/*
+ * session_store.h: sessions kept across a restart of the daemon
+ * (docs/design-sessions.md "Sessions outlive the daemon"): each session's
+ * record and a snapshot of its workspace in the state directory, written
+ * by the frontend alone; read back, and checked, by the next daemon.
+ */
+#ifndef AIRLOCKD_SESSION_STORE_H
+#define AIRLOCKD_SESSION_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "keep_msg.h"
+#include "proto.h"
+#include "session_record.h"
+
+struct daemon;
+struct kop;
+struct session;
+
+/* Write the session's record (at open, at a lease change); failures are
+ * logged: the session goes on, without surviving a restart. */
+void session_store_record(struct session *s);
+/* The workspace may have changed: snapshot it (one at a time; a change
+ * during one asks for another after it). */
+void session_store_snapshot(struct session *s);
+/* The keeper answered a KOP_SAVE or KOP_RESTORE. */
+void session_store_answer(struct session *s, struct kop *k, const struct keep_reply *rep);
+/* The keeper of a restored session is ready: its files go back first. */
+void session_store_restore_start(struct session *s);
+/* The session ends: its snapshot in flight is dropped and, with forget
+ * (anything but a daemon stop), its files are deleted. */
+void session_store_end(struct session *s, bool forget);
+/* At start: every kept session that can be is restored; each that cannot
+ * is logged with why and its files moved to lost/. */
+void session_store_recover(struct daemon *d);
+
+#endif
