@@ -604,7 +604,9 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 
 	TAILQ_FOREACH(s, &d->sessions, entry)
 	{
-		if (s->state != SESSION_READY || s->uid != client_uid(c))
+		/* One being restored after a restart is listed: its owner
+		 * sees it is coming back (it takes requests once idle). */
+		if ((s->state != SESSION_READY && s->restore == NULL) || s->uid != client_uid(c))
 			continue;
 		if (l.nsessions == PROTO_SESSIONS_MAX)
 			break;
@@ -612,6 +614,9 @@ session_list(struct daemon *d, struct client *c, uint32_t req_id)
 		 * between cells: busy while a cell runs or waits, and its
 		 * runs are its cells. */
 		busy = s->cells != NULL ? cells_busy(s->cells) : s->active != NULL;
+		/* Restoring is busy: "running" (the wire's states are
+		 * fixed; an older client refuses another). */
+		busy = busy || s->restore != NULL;
 		e[l.nsessions++] = (struct proto_session_entry){
 			.session = s->id,
 			.age_ms = clock_ms_since(&s->t_open),

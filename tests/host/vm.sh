@@ -81,12 +81,13 @@ UNIT
 }
 
 # vm_add_tests DIR SRC: the hostile suite (tests/hostile, tests/lib of the
-# source tree SRC) in the unpacked root DIR, at /usr/local/share/airlock-tests,
+# source tree SRC) and the sessions' restart check (tests/host/persist.sh)
+# in the unpacked root DIR, at /usr/local/share/airlock-tests,
 # for tests/host/hostile.sh and acceptance.sh (no package ships it).
 vm_add_tests() {
 	dir=$1 src=$2
 	mkdir -p "$dir/usr/local/share/airlock-tests"
-	tar -C "$src/tests" --exclude=__pycache__ -cf - hostile lib |
+	tar -C "$src/tests" --exclude=__pycache__ -cf - hostile lib host/persist.sh |
 		tar -C "$dir/usr/local/share/airlock-tests" -xf -
 }
 

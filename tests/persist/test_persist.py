@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Sessions outlive the daemon (issue 30, point 5; docs/design-sessions.md).
+
+Through a real airlockd (its state_directory in the test's directory) and
+the real airlock command:
+- a SIGTERM restart keeps a session's id, files (put, and written by a
+  run) and lease, and the session takes runs again;
+- a SIGKILL of the daemon while a cell runs: the files of the steps before
+  come back, and the next cell says state "lost" with the note;
+- of several kept sessions, a hostile archive (a symlink to a host file,
+  a "../" name, a device, more than the quota) or a bad record stops only
+  its own: the others come back, the log names each that could not and
+  why, its files go to lost/, and nothing is written outside;
+- a lease that ended while the daemon was down: the session is gone.
+On a failure the daemon's log is shown.
+"""
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from airlock_testlib import Daemon, wait_for  # noqa: E402
+
+AIRLOCKD = os.environ["AIRLOCKD"]
+AIRLOCK = os.environ["AIRLOCK"]
+
+
+class Persist(unittest.TestCase):
+    def setUp(self):
+        self.d = Daemon(AIRLOCKD, prefix="airlock-persist-")
+        self.state = os.path.join(self.d.dir, "state")
+        self.store = os.path.join(self.state, "sessions")
+        self.d.write_config("[sessions]\nstate_directory = %s\nmax_per_uid = 8\n"
+                            % self.state)
+        self.d.start()
+
+    def tearDown(self):
+        # remove() shows the log's tail on stderr: meson shows it on a failure.
+        self.d.remove()
+
+    def cli(self, *args, stdin=None, check=True):
+        p = subprocess.run([AIRLOCK, "--socket", self.d.sock, "--json"] + list(args),
+                           input=stdin, capture_output=True, timeout=60)
+        if check and p.returncode != 0:
+            self.fail("airlock %s: %d %s %s\n%s" % (" ".join(args), p.returncode, p.stdout,
+                                                   p.stderr, self.d.log_tail()))
+        return p
+
+    def open(self, *extra):
+        return json.loads(self.cli("session", "open", *extra).stdout)["id"]
+
+    def ids(self):
+        return [s.get("session", s.get("id"))
+                for s in json.loads(self.cli("session", "ls").stdout)]
+
+    def back(self, sid):
+        """Wait until sid is listed idle again after a restart (its files
+        go back to a new keeper first: listed "running" meanwhile)."""
+        def idle():
+            ls = json.loads(self.cli("session", "ls").stdout)
+            return any(s.get("session", s.get("id")) == sid and s["state"] == "idle" for s in ls)
+        self.assertTrue(wait_for(idle, 20), "session %s not back\n%s" % (sid, self.d.log_tail()))
+
+    def get(self, sid, path):
+        return self.cli("get", sid, path, "-").stdout
+
+    def restart(self, kill=False):
+        if kill:
+            # The main pid is the spawner: the frontend and every keeper
+            # die with it (PR_SET_PDEATHSIG), as under systemctl kill -s KILL.
+            os.kill(self.d.proc.pid, signal.SIGKILL)
+            self.d.proc.wait()
+        else:
+            self.d.stop()
+        self.d.start()
+
+    def wait_snapshot(self, sid, member):
+        """Until the kept archive holds member (snapshots follow steps)."""
+        def has():
+            try:
+                with tarfile.open(os.path.join(self.store, sid + ".tar")) as t:
+                    return member in t.getnames()
+            except (OSError, tarfile.TarError):
+                return False
+        self.assertTrue(wait_for(has, 10), "no snapshot with %s\n%s" % (member, self.d.log_tail()))
+
+    def test_restart_keeps_session(self):
+        sid = self.open("--lifetime", "600")
+        self.cli("put", sid, "-", "d/a.txt", stdin=b"hello")
+        self.cli("run", "--session", sid, "-c", "open('/workspace/b', 'w').write('bee')")
+        self.wait_snapshot(sid, "b")
+        st = os.stat(self.store)
+        self.assertEqual(st.st_mode & 0o777, 0o700)
+        for name in os.listdir(self.store):
+            self.assertEqual(os.stat(os.path.join(self.store, name)).st_mode & 0o777, 0o600)
+        self.restart()
+        self.back(sid)
+        self.assertEqual(self.get(sid, "d/a.txt"), b"hello")
+        self.assertEqual(self.get(sid, "b"), b"bee")
+        out = json.loads(self.cli("run", "--session", sid, "-c",
+                                  "print(open('/workspace/b').read())").stdout)
+        self.assertEqual(out["stdout"], "bee\n")
+        self.assertIn("restored", self.d.log_text())
+        # Closed: its files are gone, and it does not come back.
+        self.cli("session", "close", sid)
+        self.assertFalse(os.path.exists(os.path.join(self.store, sid + ".rec")))
+        self.restart()
+        self.assertNotIn(sid, self.ids())
+
+    def test_sigkill_mid_cell(self):
+        sid = self.open("--interpreter", "python")
+        out = json.loads(self.cli("cell", sid, "-",
+                                  stdin=b"x = 41\nopen('/workspace/f', 'w').write('kept')\n").stdout)
+        self.assertEqual(out["state"], "kept")
+        self.wait_snapshot(sid, "f")
+        cell = subprocess.Popen([AIRLOCK, "--socket", self.d.sock, "cell", sid, "-"],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        cell.stdin.write(b"import time\ntime.sleep(60)\n")
+        cell.stdin.close()
+        self.assertTrue(wait_for(lambda: "running" in self.cli("session", "ls").stdout.decode(), 10))
+        self.restart(kill=True)
+        cell.wait(10)
+        self.back(sid)
+        self.assertEqual(self.get(sid, "f"), b"kept")
+        out = json.loads(self.cli("cell", sid, "-", stdin=b"print(x)\n", check=False).stdout)
+        self.assertEqual(out["state"], "lost")
+        self.assertIn("NameError", out["stderr"])
+        self.assertTrue(any("restarted" in a for a in out.get("advisories", [])), out)
+        out = json.loads(self.cli("cell", sid, "-", stdin=b"y = 1\ny + 1\n").stdout)
+        self.assertEqual(out["state"], "kept")
+
+    def hostile(self, sid, build):
+        """Replace sid's kept archive by one build(tarfile) makes."""
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+            build(t)
+        path = os.path.join(self.store, sid + ".tar")
+        with open(path, "wb") as f:
+            f.write(buf.getvalue())
+        os.chown(path, os.stat(self.store).st_uid, -1)
+        os.chmod(path, 0o600)
+
+    def test_hostile_archives_refused(self):
+        outside = os.path.join(self.d.dir, "escaped")
+
+        def link(t):
+            i = tarfile.TarInfo("passwd")
+            i.type = tarfile.SYMTYPE
+            i.linkname = "/etc/passwd"
+            t.addfile(i)
+
+        def dotdot(t):
+            i = tarfile.TarInfo("../../../../../../" + outside.lstrip("/"))
+            i.size = 3
+            t.addfile(i, io.BytesIO(b"bad"))
+
+        def absolute(t):
+            i = tarfile.TarInfo(outside)
+            i.size = 3
+            t.addfile(i, io.BytesIO(b"bad"))
+
+        def device(t):
+            i = tarfile.TarInfo("null")
+            i.type = tarfile.CHRTYPE
+            i.devmajor, i.devminor = 1, 3
+            t.addfile(i)
+
+        def big(t):
+            i = tarfile.TarInfo("big")
+            i.size = (1 << 20) + 1
+            t.addfile(i, io.BytesIO(b"\0" * i.size))
+
+        cases = {"a link": link, '"..\"': dotdot, "absolute": absolute, "a device": device,
+                 "past the workspace": big}
+        good = self.open("--workspace", "1M")
+        self.cli("put", good, "-", "g", stdin=b"good")
+        self.wait_snapshot(good, "g")
+        bad = {}
+        for why, build in cases.items():
+            sid = self.open("--workspace", "1M")
+            self.cli("put", sid, "-", "x", stdin=b"x")
+            self.wait_snapshot(sid, "x")
+            bad[sid] = (why, build)
+        self.d.stop()
+        for sid, (why, build) in bad.items():
+            self.hostile(sid, build)
+        # A record that is not the daemon's, beside them.
+        rec = "f" * 32
+        with open(os.path.join(self.store, rec + ".rec"), "w") as f:
+            f.write("version=1\nid=%s\nuid=0\ncolor=red\n" % rec)
+        os.chown(os.path.join(self.store, rec + ".rec"), os.stat(self.store).st_uid, -1)
+        os.chmod(os.path.join(self.store, rec + ".rec"), 0o600)
+        self.d.start()
+        self.back(good)
+        ids = self.ids()
+        self.assertEqual(self.get(good, "g"), b"good")
+        log = self.d.log_text()
+        for sid, (why, _) in bad.items():
+            self.assertNotIn(sid, ids)
+            self.assertRegex(log, "session %s: cannot be restored: .*%s" % (sid, why))
+            self.assertTrue(os.path.exists(os.path.join(self.store, "lost", sid + ".tar")))
+        self.assertIn("session %s: cannot be restored: line 4" % rec, log)
+        self.assertFalse(os.path.exists(outside))
+
+    def test_lease_ended_while_down(self):
+        sid = self.open()
+        self.d.stop()
+        path = os.path.join(self.store, sid + ".rec")
+        with open(path) as f:
+            text = f.read()
+        text = "\n".join("lease_end_ms=1" if line.startswith("lease_end_ms=") else line
+                         for line in text.split("\n"))
+        with open(path, "w") as f:
+            f.write(text)
+        self.d.start()
+        self.assertNotIn(sid, self.ids())
+        self.assertIn("its lease ended while the daemon was down", self.d.log_text())
+        self.assertFalse(os.path.exists(path))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
