@@ -45,6 +45,8 @@ const char *const proto_type_names[PROTO_TYPE_END_] = {
 	[PROTO_STREAM] = "stream",
 	[PROTO_TOOL_CALL] = "tool_call",
 	[PROTO_TOOL_REPLY] = "tool_reply",
+	[PROTO_SESSION_EXTEND] = "session_extend",
+	[PROTO_SESSION_SAVE] = "session_save",
 };
 
 /* The closed sets of names some string fields take (NULL-terminated). */

@@ -134,6 +134,13 @@ enum proto_type {
 	 *   result?:blob (JSON text, present iff ok), error?:str (present iff not
 	 *   ok), refused?:bool}: the answer to a tool_call; gets no reply. */
 	PROTO_TOOL_REPLY = 28,
+	/* client -> daemon: {type, id, session:str, lifetime_ms:uint (>= 1)}:
+	 *   the session's lease ends lifetime_ms from now (at most the
+	 *   daemon's lifetime_ms_max); answered ok */
+	PROTO_SESSION_EXTEND = 29,
+	/* client -> daemon: {type, id, session:str}: the session's workspace as
+	 *   a ustar archive (docs/design-sessions.md); answered file_data */
+	PROTO_SESSION_SAVE = 30,
 };
 
 /* Stable error codes. The wire carries the name (error_code_name()). */
@@ -442,6 +449,11 @@ struct proto_session_ref {
 	const char *session;
 };
 
+struct proto_session_extend {
+	const char *session;
+	uint64_t lifetime_ms;
+};
+
 struct proto_session_entry {
 	const char *session;
 	uint64_t age_ms;
@@ -574,7 +586,8 @@ struct proto_msg {
 		struct proto_cancel cancel;
 		struct proto_ps ps;
 		struct proto_session_open session_open;
-		struct proto_session_ref session; /* session_ok, session_close */
+		struct proto_session_ref session; /* session_ok, session_close, session_save */
+		struct proto_session_extend session_extend;
 		struct proto_session_list session_list;
 		struct proto_file_op file; /* file_write/read/list/delete */
 		struct proto_file_data file_data;
@@ -626,9 +639,11 @@ int proto_encode_cancel(uint32_t id, const struct proto_cancel *c, struct proto_
 int proto_encode_ps(uint32_t id, const struct proto_ps *ps, struct proto_out *ret);
 int proto_encode_session_open(uint32_t id, const struct proto_session_open *o,
 			      struct proto_out *ret);
-/* session_ok and session_close: {session} */
+/* session_ok, session_close and session_save: {session} */
 int proto_encode_session(uint32_t id, enum proto_type type, const char *session,
 			 struct proto_out *ret);
+int proto_encode_session_extend(uint32_t id, const struct proto_session_extend *x,
+				struct proto_out *ret);
 int proto_encode_session_list(uint32_t id, const struct proto_session_list *l,
 			      struct proto_out *ret);
 /* file_write (with data), file_read, file_list, file_delete */

@@ -231,6 +231,11 @@ static const struct dec_field dec_session_ref_fields[] = {
 	{"session", DEC_SESSION_ID, DF_REQUIRED, U(proto_session_ref, session), 0, 0, 0},
 };
 
+static const struct dec_field dec_session_extend_fields[] = {
+	{"session", DEC_SESSION_ID, DF_REQUIRED, U(proto_session_extend, session), 0, 0, 0},
+	{"lifetime_ms", DEC_U64, DF_REQUIRED, U(proto_session_extend, lifetime_ms), 0, 0, 0},
+};
+
 static const struct dec_field dec_session_list_ok_fields[] = {
 	{"sessions", DEC_SESSIONS, DF_REQUIRED, U(proto_session_list, sessions),
 	 U(proto_session_list, nsessions), PROTO_SESSIONS_MAX, 0},
@@ -324,6 +329,8 @@ static const struct dec_schema {
 	[PROTO_STREAM] = {dec_stream_fields, NELEM(dec_stream_fields)},
 	[PROTO_TOOL_CALL] = {dec_tool_call_fields, NELEM(dec_tool_call_fields)},
 	[PROTO_TOOL_REPLY] = {dec_tool_reply_fields, NELEM(dec_tool_reply_fields)},
+	[PROTO_SESSION_EXTEND] = {dec_session_extend_fields, NELEM(dec_session_extend_fields)},
+	[PROTO_SESSION_SAVE] = {dec_session_ref_fields, NELEM(dec_session_ref_fields)},
 };
 
 /* Every message type has a name and a schema, and nothing else does. */
@@ -518,6 +525,8 @@ dec_tools_check(struct proto_dec *d, const struct proto_msg *m)
 			return dec_at(d, ".call", PROTO_ERR_BAD_REQUEST, "0 is not a call");
 		return 0;
 	}
+	if (m->type == PROTO_SESSION_EXTEND && m->u.session_extend.lifetime_ms == 0)
+		return dec_at(d, ".lifetime_ms", PROTO_ERR_BAD_REQUEST, "must not be 0");
 	if (m->type == PROTO_TOOL_REPLY) {
 		const struct proto_tool_reply *r = &m->u.tool_reply;
 

@@ -513,10 +513,25 @@ proto_encode_session(uint32_t id, enum proto_type type, const char *session, str
 {
 	struct proto_enc e;
 
-	if (ret == NULL || (type != PROTO_SESSION_OK && type != PROTO_SESSION_CLOSE))
+	if (ret == NULL ||
+	    (type != PROTO_SESSION_OK && type != PROTO_SESSION_CLOSE && type != PROTO_SESSION_SAVE))
 		return -EINVAL;
 	enc_begin(&e, type, id, 1);
 	enc_kv_session(&e, "session", session);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_session_extend(uint32_t id, const struct proto_session_extend *x,
+			    struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	if (x == NULL || ret == NULL || x->lifetime_ms == 0)
+		return -EINVAL;
+	enc_begin(&e, PROTO_SESSION_EXTEND, id, 2);
+	enc_kv_session(&e, "session", x->session);
+	enc_kv_uint(&e, "lifetime_ms", x->lifetime_ms);
 	return enc_finish(&e, ret);
 }
 

@@ -174,6 +174,8 @@ static const struct {
 	{PROTO_SESSION_LIST, PROTO_SESSION_LIST_OK},
 	{PROTO_FILE_READ, PROTO_FILE_DATA},
 	{PROTO_FILE_LIST, PROTO_FILE_LIST_OK},
+	{PROTO_SESSION_EXTEND, PROTO_OK},
+	{PROTO_SESSION_SAVE, PROTO_FILE_DATA},
 };
 
 /* Whether a reply of type may answer a request of type req. */

@@ -16,7 +16,10 @@ conn_encode(uint32_t id, const struct conn_req *req, bool file_bundle, struct pr
 	case PROTO_SESSION_OPEN:
 		return proto_encode_session_open(id, req->u.session_open, ret);
 	case PROTO_SESSION_CLOSE:
+	case PROTO_SESSION_SAVE:
 		return proto_encode_session(id, req->type, req->u.session, ret);
+	case PROTO_SESSION_EXTEND:
+		return proto_encode_session_extend(id, req->u.session_extend, ret);
 	case PROTO_FILE_WRITE:
 	case PROTO_FILE_READ:
 	case PROTO_FILE_LIST:

@@ -226,11 +226,13 @@ session_fail_ops(struct session *s)
 
 	while ((k = TAILQ_FIRST(&s->ops)) != NULL) {
 		TAILQ_REMOVE(&s->ops, k, entry);
-		if (k->kind == KOP_FILE && k->c != NULL)
+		if ((k->kind == KOP_FILE || k->kind == KOP_SAVE) && k->c != NULL)
 			client_send_error(k->c, k->req_id, PROTO_ERR_NOT_FOUND, "session %s ended",
 					  s->id);
 		else if (k->kind != KOP_FILE && k->r != NULL)
 			k->done(k->r, -1, -ESHUTDOWN, "session");
+		if (k->kind == KOP_SAVE && k->c != NULL)
+			fd_close(k->fd);
 		free(k);
 	}
 }
@@ -524,7 +526,7 @@ session_start(struct session *s, uint64_t lease_ms)
 	session_timer(s->life_ev, lease_ms);
 	log_info("session %.8s uid %u: %s, workspace %" PRIu64 " bytes, idle %" PRIu64
 		 " ms, lifetime %" PRIu64 " ms",
-		 s->id, (unsigned)s->uid, s->restore != NULL ? "restored" : "opened",
+		 s->id, (unsigned)s->uid, s->open_c == NULL ? "restored" : "opened",
 		 s->workspace_bytes, s->idle_ms, lease_ms);
 	return 0;
 }

@@ -12,10 +12,12 @@
  */
 #include "session_store.h"
 #include "session_int.h"
+#include "session.h"
 #include "session_archive.h"
 #include "session_record.h"
 
 #include <dirent.h>
+#include <event2/event.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,6 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "admit.h"
+#include "admit_facts.h"
 #include "cells.h"
 #include "clock.h"
 #include "config.h"
@@ -33,6 +37,7 @@
 #include "frontend.h"
 #include "log.h"
 #include "memfd.h"
+#include "session_reply.h"
 #include "xalloc.h"
 
 /* The archive a session is being restored from, one entry at a time: a
@@ -217,6 +222,8 @@ store_snapshot_done(struct session *s, const struct keep_reply *rep)
 		session_store_snapshot(s);
 }
 
+static void store_save_done(struct session *s, struct kop *k, const struct keep_reply *rep);
+
 /* The next entry of the archive to the keeper, or the end of the restore. */
 static void
 store_restore_next(struct session *s)
@@ -270,6 +277,10 @@ session_store_answer(struct session *s, struct kop *k, const struct keep_reply *
 {
 	char why[PROTO_NAME_MAX + 64];
 
+	if (k->kind == KOP_SAVE && k->c != NULL) {
+		store_save_done(s, k, rep);
+		return;
+	}
 	if (k->kind == KOP_SAVE) {
 		store_snapshot_done(s, rep);
 		return;
@@ -301,6 +312,108 @@ session_store_end(struct session *s, bool forget)
 		store_unlink(s->d->store_fd, s->id, ".rec");
 		store_unlink(s->d->store_fd, s->id, ".tar");
 	}
+}
+
+/* ---- the owner's requests ------------------------------------------------------ */
+
+/* The session uid asks for by id, admitted as a file operation of type on
+ * it (found, ready, the uid allowed); NULL when refused (answered). */
+static struct session *
+store_admit(struct daemon *d, struct client *c, uint32_t req_id, enum proto_type type,
+	    const char *id)
+{
+	struct session *s = session_find(d, client_uid(c), id);
+	struct proto_file_op op = {.session = id, .path = ""};
+	struct admit_decision dec;
+	struct admit_gather g;
+
+	admit_gather_file_op(d, c, type, &op, s != NULL, s != NULL && s->state == SESSION_READY,
+			     &g);
+	admit_decide(&g.f, &dec);
+	if (dec.verdict == ADMIT_REFUSE) {
+		client_send_error(c, req_id, dec.code, "%s", dec.why);
+		return NULL;
+	}
+	if (s == NULL) /* refused above (rule 3): said here where s is used */
+		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no session %s", id);
+	return s;
+}
+
+void
+session_store_extend(struct daemon *d, struct client *c, uint32_t req_id,
+		     const struct proto_session_extend *x)
+{
+	struct session *s = store_admit(d, c, req_id, PROTO_SESSION_EXTEND, x->session);
+	uint64_t max = d->cfg->session_lifetime_ms_max;
+	struct timeval tv;
+
+	if (s == NULL)
+		return;
+	/* The same bound as at open: a lease is never longer than a session
+	 * may ask for, counted from now. */
+	if (x->lifetime_ms > max) {
+		client_send_error(c, req_id, PROTO_ERR_TOO_LARGE, "lifetime_ms: at most %" PRIu64,
+				  max);
+		return;
+	}
+	s->lifetime_ms = x->lifetime_ms;
+	s->lease_end_ms = clock_realtime_ms() + x->lifetime_ms;
+	tv.tv_sec = (time_t)(x->lifetime_ms / 1000);
+	tv.tv_usec = (suseconds_t)((x->lifetime_ms % 1000) * 1000);
+	event_add(s->life_ev, &tv);
+	session_store_record(s);
+	log_info("session %.8s uid %u: lease extended by %" PRIu64 " ms", s->id, (unsigned)s->uid,
+		 x->lifetime_ms);
+	session_reply_ok(c, req_id);
+}
+
+void
+session_store_save(struct daemon *d, struct client *c, uint32_t req_id, const char *id)
+{
+	struct session *s = store_admit(d, c, req_id, PROTO_SESSION_SAVE, id);
+	struct kop *k;
+	int fd, r;
+
+	if (s == NULL)
+		return;
+	fd = memfd_create("airlock-save", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot save: %s",
+				  strerror(errno));
+		return;
+	}
+	k = xcalloc(1, sizeof(*k));
+	k->kind = KOP_SAVE;
+	k->op = KEEP_SAVE;
+	k->c = c;
+	k->req_id = req_id;
+	k->fd = fd;
+	snprintf(k->what, sizeof(k->what), "the workspace");
+	r = session_send(s, k, "", fd);
+	if (r < 0) {
+		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot save: %s", strerror(-r));
+		close(fd);
+		free(k);
+	}
+}
+
+/* The keeper wrote a client's archive into k->fd: sent as file_data
+ * within the uid's byte budget, or refused past file_max_bytes (a cut
+ * archive would be a broken one). */
+static void
+store_save_done(struct session *s, struct kop *k, const struct keep_reply *rep)
+{
+	if (rep->err != 0)
+		session_reply_errno(k->c, k->req_id, "the workspace", rep->err);
+	else if (rep->size > s->d->cfg->session_file_max)
+		client_send_error(k->c, k->req_id, PROTO_ERR_TOO_LARGE,
+				  "the archive is %" PRIu64 " bytes, past file_max_bytes",
+				  rep->size);
+	else if (lseek(k->fd, 0, SEEK_SET) < 0)
+		client_send_error(k->c, k->req_id, PROTO_ERR_INTERNAL, "cannot read the archive");
+	else
+		session_reply_read(s->d, s->uid, k, k->fd);
+	k->fd = fd_close(k->fd);
 }
 
 /* ---- a restart ----------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include "proto.h"
 #include "session_record.h"
 
+struct client;
 struct daemon;
 struct kop;
 struct session;
@@ -33,6 +34,11 @@ void session_store_restore_start(struct session *s);
 /* The session ends: its snapshot in flight is dropped and, with forget
  * (anything but a daemon stop), its files are deleted. */
 void session_store_end(struct session *s, bool forget);
+/* Client requests (each gets one reply): session_extend, the lease to end
+ * lifetime_ms from now; session_save, the workspace as a ustar archive. */
+void session_store_extend(struct daemon *d, struct client *c, uint32_t req_id,
+			  const struct proto_session_extend *x);
+void session_store_save(struct daemon *d, struct client *c, uint32_t req_id, const char *id);
 /* At start: every kept session that can be is restored; each that cannot
  * is logged with why and its files moved to lost/. */
 void session_store_recover(struct daemon *d);

@@ -35,6 +35,7 @@ struct kop {
 	struct run *r;
 	void (*done)(struct run *r, int fd, int err, const char *what);
 	char what[PROTO_NAME_MAX + 1];
+	int fd; /* KOP_SAVE for a client: the memfd the keeper writes, or -1 */
 };
 
 /* Send request op with seq for path (a workspace path; -ENAMETOOLONG past

@@ -1,4 +1,4 @@
-/* cli/cmd_session.c: `airlock session open|close|ls`. */
+/* cli/cmd_session.c: `airlock session open|close|ls|extend|save`. */
 #include "airlock.h"
 #include "cli.h"
 #include "net.h"
@@ -153,6 +153,54 @@ cli_session_close(const struct cli *cli UNUSED, struct airlock_conn *conn, int n
 	return r < 0 ? cli_session_error(conn, "session close", r) : CLI_EXIT_OK;
 }
 
+/* `airlock session extend ID SECONDS`: the lease ends SECONDS from now. */
+static int
+cli_session_extend(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED,
+		   char **args)
+{
+	char *end;
+	unsigned long long s;
+	int r;
+
+	errno = 0;
+	s = strtoull(args[1], &end, 10);
+	if (errno != 0 || end == args[1] || *end != '\0' || s == 0 || s > UINT64_MAX / 1000 ||
+	    args[1][0] == '-') {
+		cli_errorf("session extend: %s: not a number of seconds (1 or more)\n", args[1]);
+		return CLI_EXIT_USAGE;
+	}
+	r = airlock_session_extend(conn, args[0], (uint64_t)s * 1000);
+	return r < 0 ? cli_session_error(conn, "session extend", r) : CLI_EXIT_OK;
+}
+
+/* `airlock session save ID FILE|-`: the workspace as a tar archive. */
+static int
+cli_session_save(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED,
+		 char **args)
+{
+	struct airlock_file *file = NULL;
+	const void *data;
+	size_t len;
+	int r, status = CLI_EXIT_OK;
+
+	r = airlock_session_save(conn, args[0], &file);
+	if (r < 0) {
+		status = cli_session_error(conn, "session save", r);
+		goto out;
+	}
+	airlock_file_data(file, &data, &len);
+	if (strcmp(args[1], "-") == 0) {
+		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) == EOF)
+			status = cli_fail("session save: write stdout", -EIO);
+	} else if ((r = cli_write_atomic(args[1], data, len)) < 0) {
+		cli_errorf("session save: write %s: %s\n", args[1], strerror(-r));
+		status = CLI_EXIT_CANTCREAT;
+	}
+out:
+	airlock_file_free(file);
+	return status;
+}
+
 /* Session i of `airlock session ls --json` (a list of objects, one per
  * session; `interpreter` only for an interpreter session). */
 static json_t *
@@ -218,6 +266,16 @@ cli_session(struct cli *cli, int argc, char **argv)
 		 .max_args = 1,
 		 .session_first = true},
 		{.name = "ls", .fn = cli_session_ls},
+		{.name = "extend",
+		 .fn = cli_session_extend,
+		 .min_args = 2,
+		 .max_args = 2,
+		 .session_first = true},
+		{.name = "save",
+		 .fn = cli_session_save,
+		 .min_args = 2,
+		 .max_args = 2,
+		 .session_first = true},
 		{.name = NULL},
 	};
 
@@ -225,6 +283,7 @@ cli_session(struct cli *cli, int argc, char **argv)
 		cli_usage_cmd(stdout, "session");
 		return CLI_EXIT_OK;
 	}
-	return cli_dispatch(cli, session_commands, "session", "session: expected open, close or ls",
-			    argc - 1, argv + 1);
+	return cli_dispatch(cli, session_commands, "session",
+			    "session: expected open, close, ls, extend or save", argc - 1,
+			    argv + 1);
 }

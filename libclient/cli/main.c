@@ -76,7 +76,9 @@ static const struct cli_synopsis {
 		    "               [--interpreter RUNTIME]\n"
 		    "               [LIMIT OPTION]...\n"
 		    "       airlock [--socket PATH] [--json] session close ID\n"
-		    "       airlock [--socket PATH] [--json] session ls\n"},
+		    "       airlock [--socket PATH] [--json] session ls\n"
+		    "       airlock [--socket PATH] [--json] session extend ID SECONDS\n"
+		    "       airlock [--socket PATH] [--json] session save ID FILE|-\n"},
 	{"put", "airlock [--socket PATH] [--json] put SESSION LOCAL|- REMOTE\n"},
 	{"get", "airlock [--socket PATH] [--json] get SESSION REMOTE LOCAL|-\n"},
 	{"files", "airlock [--socket PATH] [--json] files SESSION [DIR]\n"},

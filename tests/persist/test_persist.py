@@ -11,7 +11,11 @@ the real airlock command:
   a "../" name, a device, more than the quota) or a bad record stops only
   its own: the others come back, the log names each that could not and
   why, its files go to lost/, and nothing is written outside;
-- a lease that ended while the daemon was down: the session is gone.
+- a lease that ended while the daemon was down: the session is gone;
+- a lease extended (CLI and Python binding) outlives a twin's that was
+  not, and comes back with a restart; past lifetime_ms_max, or 0, refused;
+- a workspace saved (CLI and Python binding) is a tar of its files and
+  directories, a link the code made left out.
 On a failure the daemon's log is shown.
 """
 import io
@@ -223,6 +227,58 @@ class Persist(unittest.TestCase):
         self.assertNotIn(sid, self.ids())
         self.assertIn("its lease ended while the daemon was down", self.d.log_text())
         self.assertFalse(os.path.exists(path))
+
+    def binding(self):
+        sys.path.insert(0, os.environ["AIRLOCK_PYTHON"])
+        import airlock  # noqa: E402
+        return airlock.AirlockSandbox(socket=self.d.sock)
+
+    def test_lease_extend(self):
+        short = self.open("--lifetime", "2")
+        kept = self.open("--lifetime", "2")
+        self.cli("session", "extend", kept, "600")
+        # The twin not extended ends at its lease: by then the other must not.
+        self.assertTrue(wait_for(lambda: short not in self.ids(), 20), self.d.log_tail())
+        self.assertIn(kept, self.ids())
+        with open(os.path.join(self.store, kept + ".rec")) as f:
+            end = int([l for l in f.read().split("\n") if l.startswith("lease_end_ms=")][0][13:])
+        self.assertGreater(end, (time.time() + 500) * 1000)
+        # Refused: past lifetime_ms_max (a day by default), and 0.
+        p = self.cli("session", "extend", kept, str(2 * 86400), check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn(b"too_large", p.stdout + p.stderr)
+        self.assertEqual(self.cli("session", "extend", kept, "0", check=False).returncode, 2)
+        p = self.cli("session", "extend", "f" * 32, "60", check=False)
+        self.assertIn(b"not_found", p.stdout + p.stderr)
+        # The binding's, on a session of its own; the lease survives a restart.
+        sb = self.binding()
+        with sb.session_sync(lifetime=2) as s:
+            s.extend(300)
+            sid = s.id
+            self.restart()
+            self.back(sid)
+            self.assertRegex(self.d.log_text(), r"session %s uid \d+: restored, .* lifetime (2\d\d|300)\d\d\d ms" % sid[:8])
+
+    def test_save(self):
+        sid = self.open()
+        self.cli("put", sid, "-", "d/e/f.txt", stdin=b"deep")
+        self.cli("run", "--session", sid, "-c",
+                 "import os; os.symlink('/etc/passwd', '/workspace/lnk'); open('/workspace/r', 'w').write('run')")
+        out = os.path.join(self.d.dir, "ws.tar")
+        self.cli("session", "save", sid, out)
+        with tarfile.open(out) as t:
+            names = t.getnames()
+            self.assertEqual(t.extractfile("d/e/f.txt").read(), b"deep")
+            self.assertEqual(t.extractfile("r").read(), b"run")
+            self.assertTrue(t.getmember("d/e").isdir())
+        self.assertNotIn("lnk", names)
+        sb = self.binding()
+        with sb.session_sync() as s:
+            s.write_file("x/y", "binding")
+            with tarfile.open(fileobj=io.BytesIO(s.save())) as t:
+                self.assertEqual(t.extractfile("x/y").read(), b"binding")
+        p = self.cli("session", "save", "f" * 32, "-", check=False)
+        self.assertIn(b"not_found", p.stdout + p.stderr)
 
 
 if __name__ == "__main__":

@@ -390,6 +390,30 @@ class _SessionCore:
             read,
         )
 
+    def extend_blocking(self, seconds: object) -> None:
+        ms = _seconds_to_ms("seconds", seconds)
+        if ms == 0:
+            raise TypeError("seconds must be a number of seconds, not None")
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        if not hasattr(lib, "airlock_session_extend"):
+            raise NotImplementedError("this libairlock has no session leases (AIRLOCK_0.10)")
+        self._file_call(".", lambda conn: lib.airlock_session_extend(conn.ptr, sid, ms))
+
+    def save_blocking(self) -> bytes:
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        if not hasattr(lib, "airlock_session_save"):
+            raise NotImplementedError("this libairlock cannot save a workspace (AIRLOCK_0.10)")
+
+        def read(f: Any) -> bytes:
+            data = ctypes.c_void_p()
+            size = ctypes.c_size_t()
+            lib.airlock_file_data(f, ctypes.byref(data), ctypes.byref(size))
+            return ctypes.string_at(data.value, size.value) if size.value else b""
+
+        return self._file_fetch(".", lambda conn, ref: lib.airlock_session_save(conn.ptr, sid, ref), lib.airlock_file_free, read)
+
     def delete_blocking(self, path: PathLike) -> None:
         bpath = _path(path)
         sid = self.check_open()
@@ -508,6 +532,17 @@ class AirlockSession:
         """Delete a file, a link (not its target) or an empty directory."""
         await self._blocking(self._core.delete_blocking, path)
 
+    async def extend(self, seconds: float) -> None:
+        """Extend the session's lease: it now ends `seconds` from now (at most
+        the daemon's lifetime_ms_max). A session kept across a daemon restart
+        keeps its lease."""
+        await self._blocking(self._core.extend_blocking, seconds)
+
+    async def save(self) -> bytes:
+        """The workspace as a tar (POSIX ustar) archive: its directories and
+        regular files; links and special files are left out."""
+        return await self._blocking(self._core.save_blocking)
+
     def __repr__(self) -> str:
         return f"AirlockSession(id={self.id!r}, state={self._core.state!r})"
 
@@ -569,6 +604,14 @@ class AirlockSessionSync:
     def delete_file(self, path: PathLike) -> None:
         """As AirlockSession.delete_file(), blocking."""
         self._core.delete_blocking(path)
+
+    def extend(self, seconds: float) -> None:
+        """As AirlockSession.extend(), blocking."""
+        self._core.extend_blocking(seconds)
+
+    def save(self) -> bytes:
+        """As AirlockSession.save(), blocking."""
+        return self._core.save_blocking()
 
     def __repr__(self) -> str:
         return f"AirlockSessionSync(id={self.id!r}, state={self._core.state!r})"
