@@ -95,7 +95,8 @@ enum proto_type {
 	PROTO_PS_OK = 13,
 	/* client -> daemon: {type, id, workspace_bytes?:uint, idle_timeout_ms?:uint,
 	 *   lifetime_ms?:uint, limits?:limits (defaults for the session's runs),
-	 *   profile?:str (fixed for the session's runs)} */
+	 *   profile?:str (fixed for the session's runs), archive?:blob (a ustar
+	 *   archive the workspace starts as; docs/design-sessions.md)} */
 	PROTO_SESSION_OPEN = 14,
 	/* daemon -> client: {type, id, session:str} (an unguessable id) */
 	PROTO_SESSION_OK = 15,
@@ -441,8 +442,9 @@ struct proto_session_open {
 	uint64_t idle_timeout_ms; /* 0 = default */
 	uint64_t lifetime_ms;	  /* 0 = default */
 	struct proto_limits limits;
-	const char *profile;	 /* NULL: the caller's default */
-	const char *interpreter; /* a runtime with interpreter sessions: cells; NULL: none */
+	const char *profile;	   /* NULL: the caller's default */
+	const char *interpreter;   /* a runtime with interpreter sessions: cells; NULL: none */
+	struct proto_blob archive; /* present: the workspace starts as this ustar archive */
 };
 
 struct proto_session_ref {

@@ -224,6 +224,7 @@ static const struct dec_field dec_session_open_fields[] = {
 	{"profile", DEC_PROFILE, 0, U(proto_session_open, profile), 0, 0, 0},
 	{"interpreter", DEC_STR, DF_NONEMPTY, U(proto_session_open, interpreter), 0,
 	 PROTO_RUNTIME_MAX, 0},
+	{"archive", DEC_BLOB, 0, U(proto_session_open, archive), 0, 0, 0},
 };
 
 /* session_ok, session_close */
@@ -411,6 +412,9 @@ dec_init_blobs(struct proto_msg *m)
 		m->u.run.code.fd = -1;
 		m->u.run.stdin_data.fd = -1;
 		m->u.run.file_bundle.fd = -1;
+		break;
+	case PROTO_SESSION_OPEN:
+		m->u.session_open.archive.fd = -1;
 		break;
 	case PROTO_RESULT:
 		m->u.result.out[0].data.fd = -1;

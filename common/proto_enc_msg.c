@@ -496,7 +496,8 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 
 	if (o == NULL || ret == NULL)
 		return -EINVAL;
-	enc_begin(&e, PROTO_SESSION_OPEN, id, 4 + (o->profile != NULL) + (o->interpreter != NULL));
+	enc_begin(&e, PROTO_SESSION_OPEN, id,
+		  4 + (o->profile != NULL) + (o->interpreter != NULL) + o->archive.present);
 	enc_kv_uint(&e, "workspace_bytes", o->workspace_bytes);
 	enc_kv_uint(&e, "idle_timeout_ms", o->idle_timeout_ms);
 	enc_kv_uint(&e, "lifetime_ms", o->lifetime_ms);
@@ -505,6 +506,8 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 		enc_kv_profile(&e, "profile", o->profile);
 	if (o->interpreter != NULL)
 		enc_kv_str(&e, "interpreter", o->interpreter, PROTO_RUNTIME_MAX, true);
+	if (o->archive.present)
+		enc_kv_blob(&e, "archive", &o->archive);
 	return enc_finish(&e, ret);
 }
 

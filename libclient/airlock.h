@@ -1056,6 +1056,19 @@ uint64_t airlock_result_tool_calls_omitted(const struct airlock_result *res);
 int airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const char *runtime);
 
 /*
+ * Start the session's workspace as the POSIX ustar archive buf (len bytes;
+ * as airlock_session_save() returns one), which must stay valid until
+ * airlock_session_open() returns; NULL: an empty workspace (the default).
+ * The daemon refuses the whole archive, and opens no session (-EPROTO, code
+ * bad_request, naming the entry), for anything but plain files and
+ * directories, an absolute or ".." name, or contents past the session's
+ * workspace size (code too_large). -EINVAL for a NULL opts, a NULL buf with
+ * len > 0, or more than 256 MiB. Since 0.10.
+ */
+int airlock_session_opts_set_archive(struct airlock_session_opts *opts, const void *buf,
+				     size_t len);
+
+/*
  * Make req a cell of its session's interpreter: code and limits only (the
  * runtime must be the session's interpreter). The result's wall and cpu
  * limits are the cell's: at one the cell is interrupted (KeyboardInterrupt)

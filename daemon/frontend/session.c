@@ -537,6 +537,7 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 {
 	struct admit_decision dec;
 	struct admit_gather g;
+	struct session_restore *rs = NULL;
 	struct session_facts f;
 	struct session *s;
 	uint8_t rnd[PROTO_SESSION_ID_LEN / 2];
@@ -555,6 +556,11 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 		client_send_error(c, req_id, dec.code, "%s", dec.why);
 		return;
 	}
+	/* An archive to start from is checked whole first (session_store.c):
+	 * a refused one opens nothing. */
+	if (o->archive.present &&
+	    session_store_archive_check(c, req_id, &o->archive, dec.workspace_bytes, &rs) < 0)
+		return;
 	memset(&f, 0, sizeof(f));
 	/* 128 bits from the kernel's CSPRNG: ids are capabilities of a kind,
 	 * though every lookup also checks the owner's uid. */
@@ -572,9 +578,11 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	f.lease_end_ms = clock_realtime_ms() + dec.lifetime_ms;
 	s = session_create(d, &f);
 	if (s == NULL) {
+		session_store_restore_free(rs);
 		client_send_error(c, req_id, PROTO_ERR_BUSY, "no free sandbox uid");
 		return;
 	}
+	s->restore = rs;
 	s->run_defaults = o->limits;
 	s->open_c = c;
 	s->open_req = req_id;

@@ -224,6 +224,31 @@ store_snapshot_done(struct session *s, const struct keep_reply *rep)
 
 static void store_save_done(struct session *s, struct kop *k, const struct keep_reply *rep);
 
+void
+session_store_restore_free(struct session_restore *rs)
+{
+	if (rs == NULL)
+		return;
+	if (rs->map != NULL && rs->map != MAP_FAILED)
+		munmap(rs->map, rs->len);
+	free(rs);
+}
+
+/* The restore failed at why: a client's archive (its opener waits) is
+ * refused to it; a kept session goes to lost/. Either way it ends. */
+static void
+store_restore_failed(struct session *s, const char *why)
+{
+	if (s->open_c != NULL) {
+		client_send_error(s->open_c, s->open_req, PROTO_ERR_BAD_REQUEST, "archive: %s",
+				  why);
+		s->open_c = NULL;
+	} else {
+		store_lost(s->d, s->id, why);
+	}
+	session_end_why(s, "its workspace could not be restored");
+}
+
 /* The next entry of the archive to the keeper, or the end of the restore. */
 static void
 store_restore_next(struct session *s)
@@ -238,19 +263,16 @@ store_restore_next(struct session *s)
 	while (r > 0 && e.dir && e.path[0] == '\0'); /* the workspace itself */
 	if (r <= 0) {
 		if (r < 0) {
-			store_lost(s->d, s->id, rs->why);
-			session_end_why(s, "its workspace could not be restored");
+			store_restore_failed(s, rs->why);
 			return;
 		}
-		munmap(rs->map, rs->len);
-		free(rs);
+		session_store_restore_free(rs);
 		s->restore = NULL;
 		session_ready(s);
 		return;
 	}
 	if (!e.dir && memfd_sealed_create("airlock-restore", e.data, (size_t)e.size, &fd) < 0) {
-		store_lost(s->d, s->id, "no memory for a file");
-		session_end_why(s, "its workspace could not be restored");
+		store_restore_failed(s, "no memory for a file");
 		return;
 	}
 	k = xcalloc(1, sizeof(*k));
@@ -261,8 +283,7 @@ store_restore_next(struct session *s)
 	fd_close(fd);
 	if (r < 0) {
 		free(k);
-		store_lost(s->d, s->id, "its keeper refused a request");
-		session_end_why(s, "its workspace could not be restored");
+		store_restore_failed(s, "its keeper refused a request");
 	}
 }
 
@@ -289,8 +310,7 @@ session_store_answer(struct session *s, struct kop *k, const struct keep_reply *
 		return;
 	if (rep->err != 0) {
 		snprintf(why, sizeof(why), "%s: %s", k->what, strerror(-rep->err));
-		store_lost(s->d, s->id, why);
-		session_end_why(s, "its workspace could not be restored");
+		store_restore_failed(s, why);
 		return;
 	}
 	store_restore_next(s);
@@ -303,11 +323,8 @@ session_store_end(struct session *s, bool forget)
 		store_unlink(s->d->store_fd, s->id, ".tar.tmp");
 		s->snap_fd = fd_close(s->snap_fd);
 	}
-	if (s->restore != NULL) {
-		munmap(s->restore->map, s->restore->len);
-		free(s->restore);
-		s->restore = NULL;
-	}
+	session_store_restore_free(s->restore);
+	s->restore = NULL;
 	if (forget && s->d->store_fd >= 0) {
 		store_unlink(s->d->store_fd, s->id, ".rec");
 		store_unlink(s->d->store_fd, s->id, ".tar");
@@ -414,6 +431,47 @@ store_save_done(struct session *s, struct kop *k, const struct keep_reply *rep)
 	else
 		session_reply_read(s->d, s->uid, k, k->fd);
 	k->fd = fd_close(k->fd);
+}
+
+int
+session_store_archive_check(struct client *c, uint32_t req_id, const struct proto_blob *blob,
+			    uint64_t quota, struct session_restore **ret)
+{
+	struct session_restore *rs = xcalloc(1, sizeof(*rs));
+	char why[256];
+	size_t n;
+	int fd = -1, r;
+
+	/* Our own read-only mapping of a sealed memfd (the client's, or one
+	 * made of inline bytes): it outlives the message, and nobody can
+	 * change it between the check and the restore. */
+	if (blob->fd >= 0)
+		fd = fcntl(blob->fd, F_DUPFD_CLOEXEC, 0);
+	else if (memfd_sealed_create("airlock-archive", blob->data ? (const void *)blob->data : "",
+				     blob->len, &fd) < 0)
+		fd = -1;
+	rs->len = blob->len;
+	rs->map = fd >= 0 && rs->len > 0 ? mmap(NULL, rs->len, PROT_READ, MAP_PRIVATE, fd, 0)
+					 : MAP_FAILED;
+	fd_close(fd);
+	if (rs->map == MAP_FAILED) {
+		client_send_error(c, req_id,
+				  rs->len == 0 ? PROTO_ERR_BAD_REQUEST : PROTO_ERR_INTERNAL,
+				  "archive: %s", rs->len == 0 ? "empty" : "cannot be mapped");
+		session_store_restore_free(rs);
+		return -EBADMSG;
+	}
+	r = session_archive_walk(rs->map, rs->len, quota, NULL, NULL, why, sizeof(why), &n);
+	if (r < 0) {
+		client_send_error(c, req_id,
+				  r == -EFBIG ? PROTO_ERR_TOO_LARGE : PROTO_ERR_BAD_REQUEST,
+				  "archive: %s", why);
+		session_store_restore_free(rs);
+		return r;
+	}
+	session_archive_iter_init(&rs->it, rs->map, rs->len, quota, rs->why, sizeof(rs->why));
+	*ret = rs;
+	return 0;
 }
 
 /* ---- a restart ----------------------------------------------------------------- */

@@ -39,6 +39,15 @@ void session_store_end(struct session *s, bool forget);
 void session_store_extend(struct daemon *d, struct client *c, uint32_t req_id,
 			  const struct proto_session_extend *x);
 void session_store_save(struct daemon *d, struct client *c, uint32_t req_id, const char *id);
+/* session_open's archive (blob) checked whole against quota: 0 with
+ * *ret (the restore it starts, for the session), or -errno answered to
+ * (c, req_id) with the entry and the reason. */
+struct proto_blob;
+struct session_restore;
+int session_store_archive_check(struct client *c, uint32_t req_id, const struct proto_blob *blob,
+				uint64_t quota, struct session_restore **ret);
+/* A restore not started (NULL is fine). */
+void session_store_restore_free(struct session_restore *rs);
 /* At start: every kept session that can be is restored; each that cannot
  * is logged with why and its files moved to lost/. */
 void session_store_recover(struct daemon *d);

@@ -62,6 +62,7 @@ enum {
 	OPT_TOOL,
 	OPT_CELL,
 	OPT_INTERPRETER,
+	OPT_ARCHIVE,
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 

@@ -54,15 +54,38 @@ cli_check_session_id(const char *id)
 	return CLI_EXIT_USAGE;
 }
 
+/* What `session open` collects: its options, and the archive (read whole;
+ * the options point at it until the open returns). */
+struct cli_session_open_ctx {
+	struct airlock_session_opts *opts;
+	char *archive;
+	size_t archive_len;
+};
+
 /* Apply one option of `session open` of its own to opts; 0 or an exit status. */
 static int
 cli_session_open_option(void *ctx, int c, const char *arg)
 {
-	struct airlock_session_opts *opts = ctx;
+	struct cli_session_open_ctx *x = ctx;
+	struct airlock_session_opts *opts = x->opts;
 	uint64_t v;
 	int status;
 
 	switch (c) {
+	case OPT_ARCHIVE: {
+		int r;
+
+		free(x->archive);
+		x->archive = NULL;
+		r = cli_read_file(arg, &x->archive, &x->archive_len);
+		if (r < 0)
+			return cli_err(CLI_EXIT_NOINPUT, "noinput", "--archive %s: %s", arg,
+				       strerror(-r));
+		r = airlock_session_opts_set_archive(opts, x->archive, x->archive_len);
+		return r < 0 ? cli_err(CLI_EXIT_USAGE, "usage", "--archive %s: %s", arg,
+				       strerror(-r))
+			     : 0;
+	}
 	case OPT_WORKSPACE:
 		status = cli_value("--workspace", arg, arg, LIMIT_KIND_BYTES, &v);
 		return status != 0 ? status : airlock_session_opts_set_workspace_bytes(opts, v);
@@ -93,6 +116,7 @@ static int
 cli_session_open(struct cli *cli, int argc, char **argv)
 {
 	char id[AIRLOCK_SESSION_ID_LEN + 1];
+	struct cli_session_open_ctx x = {0};
 	struct airlock_session_opts *opts = NULL;
 	struct airlock_conn *conn = NULL;
 	struct cli_limits lim = {0};
@@ -104,7 +128,8 @@ cli_session_open(struct cli *cli, int argc, char **argv)
 	r = airlock_session_opts_new(&opts);
 	if (r < 0)
 		return cli_fail("session options", r);
-	parse.ctx = opts;
+	x.opts = opts;
+	parse.ctx = &x;
 	status = cli_parse_options(cli, &parse, &lim, argc, argv);
 	if (status != 0) {
 		if (status < 0)
@@ -139,6 +164,7 @@ cli_session_open(struct cli *cli, int argc, char **argv)
 out:
 	airlock_conn_free(conn);
 	airlock_session_opts_free(opts);
+	free(x.archive);
 	return status;
 }
 

@@ -49,6 +49,7 @@ static const struct cli_option {
 	{{"tool", required_argument, NULL, OPT_TOOL}, CLI_IN_RUN},
 	{{"cell", no_argument, NULL, OPT_CELL}, CLI_IN_RUN},
 	{{"interpreter", required_argument, NULL, OPT_INTERPRETER}, CLI_IN_SESSION_OPEN},
+	{{"archive", required_argument, NULL, OPT_ARCHIVE}, CLI_IN_SESSION_OPEN},
 	{{"workspace", required_argument, NULL, OPT_WORKSPACE}, CLI_IN_SESSION_OPEN},
 	{{"idle", required_argument, NULL, OPT_IDLE}, CLI_IN_SESSION_OPEN},
 	{{"lifetime", required_argument, NULL, OPT_LIFETIME}, CLI_IN_SESSION_OPEN},
@@ -73,7 +74,7 @@ static const struct cli_synopsis {
 		"[ARG]...\n"},
 	{"session", "airlock [--socket PATH] [--json] session open [--workspace SIZE]\n"
 		    "               [--idle SECONDS] [--lifetime SECONDS] [--profile NAME]\n"
-		    "               [--interpreter RUNTIME]\n"
+		    "               [--interpreter RUNTIME] [--archive FILE]\n"
 		    "               [LIMIT OPTION]...\n"
 		    "       airlock [--socket PATH] [--json] session close ID\n"
 		    "       airlock [--socket PATH] [--json] session ls\n"

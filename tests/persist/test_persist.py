@@ -15,7 +15,10 @@ the real airlock command:
 - a lease extended (CLI and Python binding) outlives a twin's that was
   not, and comes back with a restart; past lifetime_ms_max, or 0, refused;
 - a workspace saved (CLI and Python binding) is a tar of its files and
-  directories, a link the code made left out.
+  directories, a link the code made left out; a session opened from it
+  (CLI --archive, binding archive=) has those files; a hostile archive at
+  open (a link, "..", absolute, a device, past the quota, garbage) opens
+  nothing, says which entry and why, and writes nothing outside.
 On a failure the daemon's log is shown.
 """
 import io
@@ -279,6 +282,69 @@ class Persist(unittest.TestCase):
                 self.assertEqual(t.extractfile("x/y").read(), b"binding")
         p = self.cli("session", "save", "f" * 32, "-", check=False)
         self.assertIn(b"not_found", p.stdout + p.stderr)
+
+    def test_open_from_archive(self):
+        sid = self.open()
+        self.cli("put", sid, "-", "d/e/f.txt", stdin=b"deep")
+        out = os.path.join(self.d.dir, "ws.tar")
+        self.cli("session", "save", sid, out)
+        self.cli("session", "close", sid)
+        copy = self.open("--archive", out)
+        self.assertEqual(self.get(copy, "d/e/f.txt"), b"deep")
+        self.cli("put", copy, "-", "g", stdin=b"more")
+        self.cli("session", "close", copy)
+        sb = self.binding()
+        with open(out, "rb") as f:
+            data = f.read()
+        with sb.session_sync(archive=data) as s:
+            self.assertEqual(bytes(s.read_file("d/e/f.txt")), b"deep")
+            round_trip = s.save()
+        with sb.session_sync(archive=round_trip) as s:
+            self.assertEqual(bytes(s.read_file("d/e/f.txt")), b"deep")
+
+    def test_open_from_hostile_archive(self):
+        outside = os.path.join(self.d.dir, "escaped")
+
+        def one(build):
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+                build(t)
+            return buf.getvalue()
+
+        def entry(name, type_=tarfile.REGTYPE, data=b"", **kw):
+            def build(t):
+                i = tarfile.TarInfo(name)
+                i.type = type_
+                for k, v in kw.items():
+                    setattr(i, k, v)
+                i.size = len(data) if type_ == tarfile.REGTYPE else 0
+                t.addfile(i, io.BytesIO(data) if i.size else None)
+            return build
+
+        cases = [
+            ("a link", one(entry("passwd", tarfile.SYMTYPE, linkname="/etc/passwd"))),
+            ("a link", one(entry("hard", tarfile.LNKTYPE, linkname="/etc/shadow"))),
+            ("component", one(entry("../../../../../../" + outside.lstrip("/"), data=b"bad"))),
+            ("absolute", one(entry(outside, data=b"bad"))),
+            ("a device", one(entry("sda", tarfile.BLKTYPE, devmajor=8, devminor=0))),
+            ("FIFO", one(entry("fifo", tarfile.FIFOTYPE))),
+            ("past the workspace", one(entry("big", data=b"x" * ((1 << 20) + 1)))),
+            ("not a ustar header", b"garbage" * 200 + b"\0" * (1024 - 1400 % 1024) + b"\0" * 1024),
+        ]
+        sb = self.binding()
+        before = self.ids()
+        for why, data in cases:
+            path = os.path.join(self.d.dir, "bad.tar")
+            with open(path, "wb") as f:
+                f.write(data)
+            p = self.cli("session", "open", "--workspace", "1M", "--archive", path, check=False)
+            self.assertNotEqual(p.returncode, 0, why)
+            self.assertIn(why, (p.stdout + p.stderr).decode(), why)
+            with self.assertRaises(Exception) as cm:
+                sb.session_sync(workspace_bytes=1 << 20, archive=data).open()
+            self.assertIn(why, str(cm.exception), why)
+        self.assertEqual(self.ids(), before)
+        self.assertFalse(os.path.exists(outside))
 
 
 if __name__ == "__main__":

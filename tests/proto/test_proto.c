@@ -3280,8 +3280,8 @@ test_bad_run_tools(void **state)
 	}
 }
 
-/* session_extend and session_save round trips; a lease of 0 ms and a bad
- * session id refused on both sides. */
+/* session_extend, session_save and session_open's archive round trips; a
+ * lease of 0 ms and a bad session id refused on both sides. */
 static void
 test_roundtrip_session_lease_save(void **state)
 {
@@ -3304,6 +3304,23 @@ test_roundtrip_session_lease_save(void **state)
 	assert_int_equal(m.type, PROTO_SESSION_SAVE);
 	assert_string_equal(m.u.session.session, id);
 	proto_msg_free(&m);
+	/* session_open's archive: a blob, absent by default. */
+	{
+		struct proto_session_open so = {.archive = inline_blob("tar")};
+
+		assert_int_equal(proto_encode_session_open(5, &so, &o), 0);
+		decode_out(&o, &m);
+		assert_true(m.u.session_open.archive.present);
+		assert_int_equal(m.u.session_open.archive.len, 3);
+		assert_memory_equal(m.u.session_open.archive.data, "tar", 3);
+		proto_msg_free(&m);
+		so.archive = (struct proto_blob){.fd = -1};
+		assert_int_equal(proto_encode_session_open(5, &so, &o), 0);
+		decode_out(&o, &m);
+		assert_false(m.u.session_open.archive.present);
+		assert_int_equal(m.u.session_open.archive.fd, -1);
+		proto_msg_free(&m);
+	}
 	x.lifetime_ms = 0;
 	assert_int_equal(proto_encode_session_extend(3, &x, &o), -EINVAL);
 	mb_head(&b, 2, PROTO_SESSION_EXTEND, 7);

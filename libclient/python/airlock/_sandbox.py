@@ -732,6 +732,7 @@ class AirlockSandbox:
         lifetime: Optional[float] = None,
         limits: Optional[SandboxLimits] = None,
         interpreter: Optional[str] = None,
+        archive: Optional[bytes] = None,
     ) -> "AirlockSession":
         """A session: one workspace on the daemon that outlives each run (for async code).
 
@@ -748,10 +749,14 @@ class AirlockSandbox:
         interpreter: "python" keeps one interpreter alive in the session for
         run_cell() (variables stay from cell to cell); such a session runs
         cells and file operations only.
+        archive: bytes of a tar (POSIX ustar) archive, as save() returns one,
+        that the workspace starts as; the daemon refuses the whole archive
+        (SandboxError, nothing opened) for links, devices, absolute or ".."
+        names, or contents past the workspace size.
         """
         from ._session import AirlockSession
 
-        return AirlockSession(self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter))
+        return AirlockSession(self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, archive))
 
     def session_sync(
         self,
@@ -761,11 +766,12 @@ class AirlockSandbox:
         lifetime: Optional[float] = None,
         limits: Optional[SandboxLimits] = None,
         interpreter: Optional[str] = None,
+        archive: Optional[bytes] = None,
     ) -> "AirlockSessionSync":
         """Like session(), with blocking methods: `with sandbox.session_sync() as s:`. See AirlockSessionSync."""
         from ._session import AirlockSessionSync
 
-        return AirlockSessionSync(self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter))
+        return AirlockSessionSync(self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, archive))
 
     def attach_session(self, session_id: str, *, limits: Optional[SandboxLimits] = None) -> "AirlockSession":
         """An AirlockSession for a session already open (by another object, process or airlock(1)).
@@ -787,7 +793,8 @@ class AirlockSandbox:
         return AirlockSessionSync(_SessionCore.attached(self, session_id, limits))
 
     def _session_core(
-        self, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object, interpreter: object = None
+        self, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object, interpreter: object = None,
+        archive: object = None,
     ) -> Any:
         from ._session import _SessionCore
 
@@ -795,7 +802,7 @@ class AirlockSandbox:
         with self._lock:
             if self._closed:
                 raise SandboxError("the sandbox is closed")
-        core = _SessionCore.new(self, workspace_bytes, idle_timeout, lifetime, limits, interpreter)
+        core = _SessionCore.new(self, workspace_bytes, idle_timeout, lifetime, limits, interpreter, archive)
         with self._lock:
             self._sessions.add(core)
         return core

@@ -104,12 +104,13 @@ class _SessionCore:
         self.closed_reason = ""
         self.options = (0, 0, 0)
         self.interpreter: Optional[str] = None  # a session of cells
+        self.archive: Optional[bytes] = None  # what its workspace starts as
         self.lock = threading.Lock()
 
     @classmethod
     def new(
         cls, sandbox: Any, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object,
-        interpreter: object = None,
+        interpreter: object = None, archive: object = None,
     ) -> "_SessionCore":
         if workspace_bytes is not None:
             if isinstance(workspace_bytes, bool) or not isinstance(workspace_bytes, int):
@@ -120,8 +121,11 @@ class _SessionCore:
             raise TypeError(f"limits must be SandboxLimits or None, not {type(limits).__name__}")
         if interpreter is not None and not isinstance(interpreter, str):
             raise TypeError(f"interpreter must be a str or None, not {type(interpreter).__name__}")
+        if archive is not None and not isinstance(archive, (bytes, bytearray, memoryview)):
+            raise TypeError(f"archive must be bytes or None, not {type(archive).__name__}")
         core = cls(sandbox, None, limits, "new")
         core.interpreter = interpreter
+        core.archive = bytes(archive) if archive is not None else None
         core.options = (
             workspace_bytes or 0,
             _seconds_to_ms("idle_timeout", idle_timeout),
@@ -238,6 +242,11 @@ class _SessionCore:
                         if not hasattr(lib, "airlock_session_opts_set_interpreter"):
                             raise SandboxError("interpreter sessions need libairlock 0.9 or later")
                         rc = rc or lib.airlock_session_opts_set_interpreter(opts, self.interpreter.encode())
+                    if self.archive is not None:
+                        if not hasattr(lib, "airlock_session_opts_set_archive"):
+                            raise SandboxError("a session from an archive needs libairlock 0.10 or later")
+                        # The bytes object lives until the open returns (self.archive).
+                        rc = rc or lib.airlock_session_opts_set_archive(opts, self.archive, len(self.archive))
                     if rc < 0:
                         raise ValueError(f"session options refused by libairlock: {os.strerror(-rc)}")
                     return lib.airlock_session_open(conn.ptr, opts, buf)
