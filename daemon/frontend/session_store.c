@@ -269,6 +269,9 @@ store_restore_next(struct session *s)
 		session_store_restore_free(rs);
 		s->restore = NULL;
 		session_ready(s);
+		/* A session opened from a client's archive has no copy kept
+		 * yet (a restored one's is the same files: kept again). */
+		session_store_snapshot(s);
 		return;
 	}
 	if (!e.dir && memfd_sealed_create("airlock-restore", e.data, (size_t)e.size, &fd) < 0) {

@@ -291,7 +291,11 @@ class Persist(unittest.TestCase):
         self.cli("session", "close", sid)
         copy = self.open("--archive", out)
         self.assertEqual(self.get(copy, "d/e/f.txt"), b"deep")
-        self.cli("put", copy, "-", "g", stdin=b"more")
+        # Kept across a restart like any session: its archive's files too.
+        self.wait_snapshot(copy, "d/e/f.txt")
+        self.restart()
+        self.back(copy)
+        self.assertEqual(self.get(copy, "d/e/f.txt"), b"deep")
         self.cli("session", "close", copy)
         sb = self.binding()
         with open(out, "rb") as f:
