@@ -146,7 +146,7 @@ session_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 	/* The uid slot (its key's) is free only now: the keeper was reaped
 	 * and no run of the session is left in a sandbox. */
 	spawnref_del(&d->refs, s->key);
-	XEVENTS_FREE(s->idle_ev, s->life_ev, s->orphan_ev, s->free_ev);
+	XEVENTS_FREE(s->idle_ev, s->life_ev, s->orphan_ev, s->free_ev, s->snap_ev);
 	cells_free(s->cells);
 	free(s);
 	frontend_status(d);
@@ -749,7 +749,10 @@ session_stop_all(struct daemon *d)
 	for (s = TAILQ_FIRST(&d->sessions); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, entry);
 		s->keep_store = true;
-		session_end(s, "the daemon is stopping");
+		/* Its last changes are written first; the stop waits for it
+		 * (bounded by the stop's grace) as for a run. */
+		if (!session_store_flush(s))
+			session_end(s, "the daemon is stopping");
 	}
 }
 

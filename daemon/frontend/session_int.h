@@ -54,6 +54,12 @@ struct session {
 	uint64_t lease_end_ms;
 	int snap_fd;
 	bool snap_dirty, keep_store;
+	/* Snapshots are at most one per SESSION_SNAP_INTERVAL_MS: the next
+	 * waits on snap_ev; a stopping daemon takes a last one first
+	 * (stop_after_snap: the session ends once it is written). */
+	struct event *snap_ev;
+	uint64_t snap_done_ms;
+	bool stop_after_snap;
 	struct session_restore *restore;
 };
 

@@ -4,8 +4,10 @@
  *
  * The state directory's sessions/ (d->store_fd, opened as root before the
  * split, owned by the service user, mode 0700) holds ID.rec and ID.tar per
- * session, each written as NAME.tmp, fsync'd, renamed, the directory
- * fsync'd. Only this process writes them, but a restarted daemon reads them
+ * session, each written as NAME.tmp and renamed over NAME (never fsync'd:
+ * that would stall the event loop for every client, and a daemon that is
+ * killed loses nothing the kernel holds; a host crash may cost the last
+ * snapshot). Only this process writes them, but a restarted daemon reads them
  * as input: sizes capped, files opened O_NOFOLLOW and checked (regular,
  * ours, 0600), records parsed strictly, archives read by the strict reader
  * (session_archive.c) before one entry reaches a keeper.
@@ -39,6 +41,7 @@
 #include "memfd.h"
 #include "session_reply.h"
 #include "xalloc.h"
+#include "xevent.h"
 
 /* The archive a session is being restored from, one entry at a time: a
  * keeper's socket takes a bounded number of requests and fds in flight. */
@@ -50,11 +53,14 @@ struct session_restore {
 };
 
 #define STORE_NAME_MAX (PROTO_SESSION_ID_LEN + 16)
+/* At most one snapshot of a session per this many ms (its changes in
+ * between are written by the next, or by the stop). */
+#define SESSION_SNAP_INTERVAL_MS 1000
 
 /* ---- files ------------------------------------------------------------------- */
 
-/* Write len bytes of buf as name, atomically: name.tmp, fsync, rename,
- * fsync of the directory. 0 or -errno. */
+/* Write len bytes of buf as name, atomically for a reader: name.tmp,
+ * then renamed over name. 0 or -errno. */
 static int
 store_write(int dir, const char *name, const void *buf, size_t len)
 {
@@ -66,15 +72,11 @@ store_write(int dir, const char *name, const void *buf, size_t len)
 	if (fd < 0)
 		return -errno;
 	r = fd_write_all(fd, buf, len);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
 	close(fd);
 	if (r == 0 && renameat(dir, tmp, dir, name) < 0)
 		r = -errno;
 	if (r != 0)
 		(void)unlinkat(dir, tmp, 0);
-	else
-		(void)fsync(dir);
 	return r;
 }
 
@@ -161,10 +163,28 @@ session_store_record(struct session *s)
 		log_warnx("session %.8s: cannot keep its record: %s", s->id, strerror(-n));
 }
 
+/* The debounce's timer: the snapshot that waited is due. */
+static void
+store_snap_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	session_store_snapshot(arg);
+}
+
+/* A snapshot could not start: a stopping daemon ends the session anyway. */
+static void
+store_snap_failed(struct session *s)
+{
+	if (s->stop_after_snap)
+		session_end_why(s, "the daemon is stopping");
+}
+
 void
 session_store_snapshot(struct session *s)
 {
 	char name[STORE_NAME_MAX];
+	uint64_t now = clock_now_ms();
 	struct kop *k;
 	int r;
 
@@ -174,24 +194,66 @@ session_store_snapshot(struct session *s)
 		s->snap_dirty = true; /* one more after this one */
 		return;
 	}
+	/*
+	 * At most one per interval: each copies the whole workspace through
+	 * the keeper, whose other requests (a client's file operations, a
+	 * run's mount) wait behind it. A crash loses at most the interval's
+	 * changes; a stop writes them first (session_store_flush).
+	 */
+	if (!s->stop_after_snap && s->snap_done_ms != 0 &&
+	    now - s->snap_done_ms < SESSION_SNAP_INTERVAL_MS) {
+		struct timeval tv;
+		uint64_t left = SESSION_SNAP_INTERVAL_MS - (now - s->snap_done_ms);
+
+		if (s->snap_ev == NULL)
+			s->snap_ev = xevtimer_new(s->d->base, store_snap_cb, s);
+		if (!event_pending(s->snap_ev, EV_TIMEOUT, NULL)) {
+			tv.tv_sec = (time_t)(left / 1000);
+			tv.tv_usec = (suseconds_t)((left % 1000) * 1000);
+			event_add(s->snap_ev, &tv);
+		}
+		return;
+	}
+	if (s->snap_ev != NULL)
+		event_del(s->snap_ev);
 	s->snap_dirty = false;
 	snprintf(name, sizeof(name), "%s.tar.tmp", s->id);
 	s->snap_fd = openat(s->d->store_fd, name,
 			    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->snap_fd < 0) {
 		log_warn("session %.8s: cannot snapshot its workspace", s->id);
+		store_snap_failed(s);
 		return;
 	}
 	k = xcalloc(1, sizeof(*k));
 	k->kind = KOP_SAVE;
 	k->op = KEEP_SAVE;
+	k->fd = -1;
 	snprintf(k->what, sizeof(k->what), "snapshot");
 	r = session_send(s, k, "", s->snap_fd);
 	if (r < 0) {
 		free(k);
 		log_warnx("session %.8s: cannot snapshot its workspace: %s", s->id, strerror(-r));
-		session_store_end(s, false);
+		store_unlink(s->d->store_fd, s->id, ".tar.tmp");
+		s->snap_fd = fd_close(s->snap_fd);
+		store_snap_failed(s);
 	}
+}
+
+bool
+session_store_flush(struct session *s)
+{
+	bool due = s->snap_fd >= 0 || s->snap_dirty ||
+		   (s->snap_ev != NULL && event_pending(s->snap_ev, EV_TIMEOUT, NULL));
+
+	if (s->d->store_fd < 0 || s->state != SESSION_READY || s->keeper < 0 || !due)
+		return false;
+	s->stop_after_snap = true;
+	if (s->snap_fd >= 0)
+		s->snap_dirty = true; /* the changes since it began: one more, at once */
+	else
+		session_store_snapshot(s);
+	return true;
 }
 
 /* The keeper wrote the snapshot (or failed): it replaces the last one. */
@@ -203,23 +265,23 @@ store_snapshot_done(struct session *s, const struct keep_reply *rep)
 
 	snprintf(name, sizeof(name), "%s.tar", s->id);
 	snprintf(tmp, sizeof(tmp), "%s.tar.tmp", s->id);
-	if (r == 0 && fsync(s->snap_fd) < 0)
-		r = -errno;
 	if (r == 0 && renameat(s->d->store_fd, tmp, s->d->store_fd, name) < 0)
 		r = -errno;
 	if (r != 0) {
 		log_warnx("session %.8s: its snapshot failed: %s", s->id, strerror(-r));
 		(void)unlinkat(s->d->store_fd, tmp, 0);
 	} else {
-		(void)fsync(s->d->store_fd);
 		if (rep->count > 0)
 			log_info("session %.8s: snapshot of %" PRIu64 " bytes left out %u links, "
 				 "devices or long names",
 				 s->id, rep->size, rep->count);
 	}
 	s->snap_fd = fd_close(s->snap_fd);
+	s->snap_done_ms = clock_now_ms();
 	if (s->snap_dirty)
 		session_store_snapshot(s);
+	else if (s->stop_after_snap)
+		session_end_why(s, "the daemon is stopping");
 }
 
 static void store_save_done(struct session *s, struct kop *k, const struct keep_reply *rep);
@@ -322,6 +384,8 @@ session_store_answer(struct session *s, struct kop *k, const struct keep_reply *
 void
 session_store_end(struct session *s, bool forget)
 {
+	if (s->snap_ev != NULL)
+		event_del(s->snap_ev);
 	if (s->snap_fd >= 0) {
 		store_unlink(s->d->store_fd, s->id, ".tar.tmp");
 		s->snap_fd = fd_close(s->snap_fd);

@@ -27,6 +27,9 @@ void session_store_record(struct session *s);
 /* The workspace may have changed: snapshot it (one at a time; a change
  * during one asks for another after it). */
 void session_store_snapshot(struct session *s);
+/* The daemon stops: if a snapshot is due or being written, write it and end
+ * the session after it (true); false: nothing to write, end it now. */
+bool session_store_flush(struct session *s);
 /* The keeper answered a KOP_SAVE or KOP_RESTORE. */
 void session_store_answer(struct session *s, struct kop *k, const struct keep_reply *rep);
 /* The keeper of a restored session is ready: its files go back first. */

@@ -114,6 +114,14 @@ class Persist(unittest.TestCase):
                                   "print(open('/workspace/b').read())").stdout)
         self.assertEqual(out["stdout"], "bee\n")
         self.assertIn("restored", self.d.log_text())
+        # Changes a moment before a stop (snapshots wait up to a second
+        # after the last one) are written by the stop itself.
+        for i in range(3):
+            self.cli("put", sid, "-", "late%d" % i, stdin=b"late")
+        self.restart()
+        self.back(sid)
+        for i in range(3):
+            self.assertEqual(self.get(sid, "late%d" % i), b"late")
         # Closed: its files are gone, and it does not come back.
         self.cli("session", "close", sid)
         self.assertFalse(os.path.exists(os.path.join(self.store, sid + ".rec")))
