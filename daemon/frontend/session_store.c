@@ -500,45 +500,68 @@ store_save_done(struct session *s, struct kop *k, const struct keep_reply *rep)
 	k->fd = fd_close(k->fd);
 }
 
-int
-session_store_archive_check(struct client *c, uint32_t req_id, const struct proto_blob *blob,
-			    uint64_t quota, struct session_restore **ret)
+/* A restore of the archive in fd (len bytes; the caller keeps fd), from
+ * our own read-only mapping, checked whole against quota before one entry
+ * goes to a keeper: 0 with *ret, or -errno with why. */
+static int
+store_restore_new(int fd, size_t len, uint64_t quota, char *why, size_t whylen,
+		  struct session_restore **ret)
 {
-	struct session_restore *rs = xcalloc(1, sizeof(*rs));
-	char why[256];
+	struct session_restore *rs;
 	size_t n;
-	int fd = -1, r;
+	int r;
 
-	/* Our own read-only mapping of a sealed memfd (the client's, or one
-	 * made of inline bytes): it outlives the message, and nobody can
-	 * change it between the check and the restore. */
-	if (blob->fd >= 0)
-		fd = fcntl(blob->fd, F_DUPFD_CLOEXEC, 0);
-	else if (memfd_sealed_create("airlock-archive", blob->data ? (const void *)blob->data : "",
-				     blob->len, &fd) < 0)
-		fd = -1;
-	rs->len = blob->len;
-	rs->map = fd >= 0 && rs->len > 0 ? mmap(NULL, rs->len, PROT_READ, MAP_PRIVATE, fd, 0)
-					 : MAP_FAILED;
-	fd_close(fd);
-	if (rs->map == MAP_FAILED) {
-		client_send_error(c, req_id,
-				  rs->len == 0 ? PROTO_ERR_BAD_REQUEST : PROTO_ERR_INTERNAL,
-				  "archive: %s", rs->len == 0 ? "empty" : "cannot be mapped");
-		session_store_restore_free(rs);
+	if (len == 0) {
+		snprintf(why, whylen, "an empty archive");
 		return -EBADMSG;
 	}
-	r = session_archive_walk(rs->map, rs->len, quota, NULL, NULL, why, sizeof(why), &n);
+	rs = xcalloc(1, sizeof(*rs));
+	rs->len = len;
+	rs->map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (rs->map == MAP_FAILED) {
+		r = -errno;
+		snprintf(why, whylen, "cannot map the archive: %s", strerror(-r));
+		session_store_restore_free(rs);
+		return r;
+	}
+	r = session_archive_walk(rs->map, rs->len, quota, NULL, NULL, why, whylen, &n);
 	if (r < 0) {
-		client_send_error(c, req_id,
-				  r == -EFBIG ? PROTO_ERR_TOO_LARGE : PROTO_ERR_BAD_REQUEST,
-				  "archive: %s", why);
 		session_store_restore_free(rs);
 		return r;
 	}
 	session_archive_iter_init(&rs->it, rs->map, rs->len, quota, rs->why, sizeof(rs->why));
 	*ret = rs;
 	return 0;
+}
+
+int
+session_store_archive_check(struct client *c, uint32_t req_id, const struct proto_blob *blob,
+			    uint64_t quota, struct session_restore **ret)
+{
+	char why[256];
+	int fd = -1, r;
+
+	/* Our own mapping of a sealed memfd (the client's, or one made of
+	 * inline bytes): it outlives the message, and nobody can change it
+	 * between the check and the restore. */
+	if (blob->fd >= 0)
+		fd = fcntl(blob->fd, F_DUPFD_CLOEXEC, 0);
+	else if (memfd_sealed_create("airlock-archive", blob->data ? (const void *)blob->data : "",
+				     blob->len, &fd) < 0)
+		fd = -1;
+	if (fd < 0) {
+		client_send_error(c, req_id, PROTO_ERR_INTERNAL, "archive: cannot be passed on");
+		return -ENOMEM;
+	}
+	r = store_restore_new(fd, blob->len, quota, why, sizeof(why), ret);
+	close(fd);
+	if (r < 0)
+		client_send_error(c, req_id,
+				  r == -EFBIG			 ? PROTO_ERR_TOO_LARGE
+				  : r == -EBADMSG || r == -EPERM ? PROTO_ERR_BAD_REQUEST
+								 : PROTO_ERR_INTERNAL,
+				  "archive: %s", why);
+	return r;
 }
 
 /* ---- a restart ----------------------------------------------------------------- */
@@ -570,9 +593,7 @@ store_archive(struct daemon *d, const struct session_facts *f, struct session_re
 	      char *why, size_t len)
 {
 	char name[STORE_NAME_MAX];
-	struct session_restore *rs;
 	struct stat st;
-	size_t n;
 	int fd, r;
 
 	snprintf(name, sizeof(name), "%s.tar", f->id);
@@ -587,28 +608,9 @@ store_archive(struct daemon *d, const struct session_facts *f, struct session_re
 		snprintf(why, len, "%s: %s", name, strerror(-fd));
 		return fd;
 	}
-	rs = xcalloc(1, sizeof(*rs));
-	rs->len = (size_t)st.st_size;
-	rs->map = rs->len > 0 ? mmap(NULL, rs->len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	r = store_restore_new(fd, (size_t)st.st_size, f->workspace_bytes, why, len, ret);
 	close(fd);
-	if (rs->map == MAP_FAILED || rs->len == 0) {
-		if (rs->map != MAP_FAILED && rs->map != NULL)
-			munmap(rs->map, rs->len);
-		free(rs);
-		snprintf(why, len, "%s: empty or cannot be mapped", name);
-		return -EBADMSG;
-	}
-	/* Checked whole before one entry goes to a keeper. */
-	r = session_archive_walk(rs->map, rs->len, f->workspace_bytes, NULL, NULL, why, len, &n);
-	if (r < 0) {
-		munmap(rs->map, rs->len);
-		free(rs);
-		return r;
-	}
-	session_archive_iter_init(&rs->it, rs->map, rs->len, f->workspace_bytes, rs->why,
-				  sizeof(rs->why));
-	*ret = rs;
-	return 0;
+	return r;
 }
 
 /* One kept session, named by its record name (ID.rec). */
@@ -652,20 +654,18 @@ store_recover_one(struct daemon *d, const char *name)
 	}
 	s = session_create(d, &f);
 	if (s == NULL) {
-		if (rs != NULL)
-			munmap(rs->map, rs->len);
-		free(rs);
+		session_store_restore_free(rs);
 		store_lost(d, f.id, "no free sandbox uid");
 		return;
 	}
-	s->restore = rs != NULL ? rs : NULL;
+	s->restore = rs; /* NULL: never snapshotted, restored empty as it began */
 	if (s->cells != NULL)
 		cells_mark_lost(s->cells, "the daemon was restarted: the interpreter is a new one "
 					  "(variables are gone; files are kept)");
-	/* Files absent (never snapshotted): restored empty, as it began. */
-	if (session_start(s, f.lease_end_ms - now) < 0)
-		return;
-	s->keep_store = false;
+	/* A start that fails (logged) leaves its files for the next start. */
+	s->keep_store = true;
+	if (session_start(s, f.lease_end_ms - now) == 0)
+		s->keep_store = false;
 }
 
 void
