@@ -101,7 +101,7 @@ main_raise_nofile(void)
 __attribute__((noreturn)) static void
 main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct sock_fprog *filter,
 	      enum cgroup_kind resource_control, const char *config_path, bool config_given,
-	      pid_t spawner, const char *usr_submount, int store_fd)
+	      pid_t spawner, const char *usr_submount)
 {
 	struct daemon d;
 	int r;
@@ -130,7 +130,7 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 		.journal = getenv("JOURNAL_STREAM") != NULL,
 		.reserve_fd = -1,
 		.rootspec_fd = -1,
-		.store_fd = store_fd,
+		.store_fd = -1,
 	};
 	snprintf(d.usr_submount, sizeof(d.usr_submount), "%s", usr_submount);
 	for (size_t i = 0; i < CONFIG_RUNTIMES_MAX; i++)
@@ -297,40 +297,38 @@ main_layout(struct spawner *sp)
 
 /*
  * The sessions' state directory (state_directory, else systemd's
- * $STATE_DIRECTORY; none: -1), made as root before the split: DIR/sessions,
- * mode 0700, owned by the service user, which alone writes it (the
- * frontend keeps this fd; the spawner closes its copy). A sessions/ that is
- * a link or not a directory is refused: the frontend would write through
- * it as its own uid wherever it led.
+ * $STATE_DIRECTORY; none: cfg->session_state_dir stays NULL), made as root
+ * before the split and given to the service user, mode 0700: the frontend
+ * opens it after its drop (session_store_open()) and alone writes it.
+ * Root here holds no CAP_DAC_OVERRIDE or CAP_FOWNER under the unit: it can
+ * make, chmod (while it owns it) and chown the directory, never open one
+ * the service user owns, so the frontend does that itself.
  */
-static int
-main_state_dir(const struct config *cfg)
+static void
+main_state_dir(struct config *cfg)
 {
-	const char *dir = cfg->session_state_dir;
 	char env[258];
-	int top, fd;
 
-	if (dir == NULL && getenv("STATE_DIRECTORY") != NULL) {
+	if (cfg->session_state_dir == NULL && getenv("STATE_DIRECTORY") != NULL) {
 		/* systemd's list is ':'-separated: the first is ours. */
 		snprintf(env, sizeof(env), "%s", getenv("STATE_DIRECTORY"));
 		env[strcspn(env, ":")] = '\0';
-		dir = env[0] == '/' ? env : NULL;
+		if (env[0] == '/')
+			cfg->session_state_dir = xstrdup(env);
 	}
-	if (dir == NULL)
-		return -1;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		fatal("state_directory %s", dir);
-	top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (top < 0)
-		fatal("state_directory %s", dir);
-	if (mkdirat(top, "sessions", 0700) < 0 && errno != EEXIST)
-		fatal("state_directory %s/sessions", dir);
-	fd = openat(top, "sessions", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(top);
-	if (fd < 0 || fchown(fd, cfg->service_uid, cfg->service_gid) < 0 || fchmod(fd, 0700) < 0)
-		fatal("state_directory %s/sessions", dir);
-	log_info("sessions are kept in %s/sessions", dir);
-	return fd;
+	if (cfg->session_state_dir == NULL)
+		return;
+	if (mkdir(cfg->session_state_dir, 0700) < 0 && errno != EEXIST)
+		fatal("state_directory %s", cfg->session_state_dir);
+	/* EPERM: the service user owns it already (it sets the mode itself). */
+	if (chmod(cfg->session_state_dir, 0700) < 0 && errno != EPERM)
+		fatal("state_directory %s", cfg->session_state_dir);
+	/* A link in its place is given, not its target, and then refused by
+	 * the frontend's O_NOFOLLOW open. */
+	if (fchownat(AT_FDCWD, cfg->session_state_dir, cfg->service_uid, cfg->service_gid,
+		     AT_SYMLINK_NOFOLLOW) < 0)
+		fatal("state_directory %s", cfg->session_state_dir);
+	log_info("sessions are kept in %s/sessions", cfg->session_state_dir);
 }
 
 /* The spawner's resources, made as root before the split: the cgroup, the
@@ -384,7 +382,7 @@ main_resources(struct spawner *sp, const struct config *cfg, const struct main_o
  */
 static pid_t
 main_split(struct spawner *sp, const struct config *cfg, int listen_fd,
-	   struct sock_fprog *frontend_filter, const struct main_opts *o, int store_fd)
+	   struct sock_fprog *frontend_filter, const struct main_opts *o)
 {
 	struct config *cfgp;
 	sigset_t oldmask;
@@ -418,11 +416,10 @@ main_split(struct spawner *sp, const struct config *cfg, int listen_fd,
 			fatal("sigprocmask");
 		close(pair[0]);
 		main_frontend(cfgp, listen_fd, pair[1], frontend_filter, sp->cg.kind,
-			      o->config_path, o->config_given, spawner_pid, sp->layout.usr_submount,
-			      store_fd);
+			      o->config_path, o->config_given, spawner_pid,
+			      sp->layout.usr_submount);
 	}
 	close(pair[1]);
-	fd_close(store_fd); /* the frontend's alone */
 	close(listen_fd);
 	seccomp_policy_free(frontend_filter);
 	free(cfgp); /* the spawner's copy of the pointer block; cfg owns the strings */
@@ -494,7 +491,8 @@ main(int argc, char **argv)
 	memset(&sp, 0, sizeof(sp));
 	main_layout(&sp);
 	main_resources(&sp, &cfg, &o, &frontend_filter);
-	fe = main_split(&sp, &cfg, listen_fd, &frontend_filter, &o, main_state_dir(&cfg));
+	main_state_dir(&cfg);
+	fe = main_split(&sp, &cfg, listen_fd, &frontend_filter, &o);
 	r = main_spawner(&sp, fe);
 	seccomp_policy_free(&sp.seccomp);
 	seccomp_policy_free(&sp.seccomp_noproc);

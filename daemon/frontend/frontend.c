@@ -444,6 +444,7 @@ frontend_main(struct daemon *d)
 		return -ENOMEM;
 	frontend_warn_hidden_usr(d);
 	/* Sessions kept by the daemon before us come back first. */
+	d->store_fd = session_store_open(d->cfg->session_state_dir);
 	session_store_recover(d);
 	run_pool_fill(d);
 	log_info("ready: listening, %u runs at most, limits by %s", d->cfg->max_runs,

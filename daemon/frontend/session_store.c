@@ -564,6 +564,33 @@ session_store_archive_check(struct client *c, uint32_t req_id, const struct prot
 	return r;
 }
 
+int
+session_store_open(const char *dir)
+{
+	struct stat st;
+	int top, fd = -1;
+
+	if (dir == NULL)
+		return -1;
+	/* Ours (main_state_dir() gave it to us), not a link, 0700; the same
+	 * for sessions/ in it, which we make. */
+	top = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (top < 0 || fstat(top, &st) < 0 || st.st_uid != geteuid() || fchmod(top, 0700) < 0)
+		goto fail;
+	if (mkdirat(top, "sessions", 0700) < 0 && errno != EEXIST)
+		goto fail;
+	fd = openat(top, "sessions", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || fchmod(fd, 0700) < 0)
+		goto fail;
+	close(top);
+	return fd;
+fail:
+	log_warn("state_directory %s: sessions will not outlive the daemon", dir);
+	fd_close(fd);
+	fd_close(top);
+	return -1;
+}
+
 /* ---- a restart ----------------------------------------------------------------- */
 
 /* The checks a record's facts must pass to come back; why if not. */

@@ -51,6 +51,9 @@ int session_store_archive_check(struct client *c, uint32_t req_id, const struct 
 				uint64_t quota, struct session_restore **ret);
 /* A restore not started (NULL is fine). */
 void session_store_restore_free(struct session_restore *rs);
+/* The state directory's sessions/ (made if missing), opened by the service
+ * user: its fd, or -1 (none configured, or logged why not). */
+int session_store_open(const char *dir);
 /* At start: every kept session that can be is restored; each that cannot
  * is logged with why and its files moved to lost/. */
 void session_store_recover(struct daemon *d);
