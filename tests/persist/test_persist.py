@@ -12,6 +12,8 @@ the real airlock command:
   its own: the others come back, the log names each that could not and
   why, its files go to lost/, and nothing is written outside;
 - a lease that ended while the daemon was down: the session is gone;
+- with only the unit's capabilities (no CAP_DAC_OVERRIDE, CAP_FOWNER), two
+  restarts keep a session (root cannot open what the service user owns);
 - a lease extended (CLI and Python binding) outlives a twin's that was
   not, and comes back with a restart; past lifetime_ms_max, or 0, refused;
 - a workspace saved (CLI and Python binding) is a tar of its files and
@@ -24,6 +26,7 @@ On a failure the daemon's log is shown.
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -357,6 +360,33 @@ class Persist(unittest.TestCase):
             self.assertIn(why, str(cm.exception), why)
         self.assertEqual(self.ids(), before)
         self.assertFalse(os.path.exists(outside))
+
+    def start_as_unit(self):
+        """Start the daemon with the unit's bounding set (systemd/airlockd.service:
+        CapabilityBoundingSet=CAP_SETUID CAP_SETGID CAP_SETPCAP CAP_CHOWN)."""
+        argv = ["setpriv", "--bounding-set", "-all,+setuid,+setgid,+setpcap,+chown",
+                AIRLOCKD, "--foreground", "--user", "nobody", "--socket", self.d.sock,
+                "--config", self.d.config]
+        with open(self.d.log, "ab") as logf:
+            self.d.proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT,
+                                           stdin=subprocess.DEVNULL, start_new_session=True,
+                                           preexec_fn=self.d._preexec)
+        self.assertTrue(wait_for(lambda: self.d.proc.poll() is not None or self.d.ping(), 10))
+        self.assertIsNone(self.d.proc.poll(), self.d.log_tail())
+        self.d.started(time.time())
+
+    def test_unit_capabilities(self):
+        self.d.stop()
+        shutil.rmtree(self.state)
+        self.start_as_unit()
+        sid = self.open()
+        self.cli("put", sid, "-", "x", stdin=b"unit")
+        for _ in range(2):
+            self.d.stop()
+            self.start_as_unit()
+            self.back(sid)
+            self.assertEqual(self.get(sid, "x"), b"unit")
+        self.assertNotIn("Permission denied", self.d.log_text())
 
 
 if __name__ == "__main__":
