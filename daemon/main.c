@@ -4,6 +4,7 @@
  * Then split: the parent becomes the spawner (CAP_SETUID/CAP_SETGID only),
  * the child the frontend (service user, no capabilities, seccomp).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <event2/event.h>
@@ -304,6 +305,40 @@ main_layout(struct spawner *sp)
  * make, chmod (while it owns it) and chown the directory, never open one
  * the service user owns, so the frontend does that itself.
  */
+/*
+ * Give back to the service user what systemd took: at each start it chowns
+ * a StateDirectory it finds owned by another user, recursively, to User=
+ * (root here). Root owns them then, so it may open them without
+ * CAP_DAC_OVERRIDE: dir (relative to at) and its entries, and one level of
+ * subdirectories (lost/), nothing followed; left as they are when it does
+ * not own them (already the service user's).
+ */
+static void
+main_state_give(int at, const char *dir, const struct config *cfg, int depth)
+{
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int fd;
+
+	fd = openat(at, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (depth > 0 && e->d_type == DT_DIR)
+			main_state_give(dirfd(d), e->d_name, cfg, depth - 1);
+		(void)fchownat(dirfd(d), e->d_name, cfg->service_uid, cfg->service_gid,
+			       AT_SYMLINK_NOFOLLOW);
+	}
+	closedir(d);
+}
+
 static void
 main_state_dir(struct config *cfg)
 {
@@ -323,6 +358,7 @@ main_state_dir(struct config *cfg)
 	/* EPERM: the service user owns it already (it sets the mode itself). */
 	if (chmod(cfg->session_state_dir, 0700) < 0 && errno != EPERM)
 		fatal("state_directory %s", cfg->session_state_dir);
+	main_state_give(AT_FDCWD, cfg->session_state_dir, cfg, 2);
 	/* A link in its place is given, not its target, and then refused by
 	 * the frontend's O_NOFOLLOW open. */
 	if (fchownat(AT_FDCWD, cfg->session_state_dir, cfg->service_uid, cfg->service_gid,
