@@ -478,6 +478,8 @@ session_create(struct daemon *d, const struct session_facts *f)
 	s->lifetime_ms = f->lifetime_ms;
 	s->lease_end_ms = f->lease_end_ms;
 	snprintf(s->profile, sizeof(s->profile), "%s", f->profile);
+	s->detached = f->detached;
+	s->background = f->background;
 	if (f->interpreter[0] != '\0')
 		s->cells = cells_new(d, s, f->uid, f->interpreter);
 	/* The keeper's key holds the session's uid slot, which its runs use,
@@ -575,6 +577,12 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	f.workspace_bytes = dec.workspace_bytes;
 	f.idle_ms = dec.idle_ms;
 	f.lifetime_ms = dec.lifetime_ms;
+	/* Safe to grant: a detached session is still bounded by max_per_uid,
+	 * its idle timeout and its lifetime (and their ceilings); only the
+	 * orphan grace, a convenience for clients that crash, does not apply
+	 * (docs/security.md "Sessions"). */
+	f.detached = o->detached;
+	f.background = o->background;
 	f.lease_end_ms = clock_realtime_ms() + dec.lifetime_ms;
 	s = session_create(d, &f);
 	if (s == NULL) {
@@ -584,12 +592,6 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	}
 	s->restore = rs;
 	s->run_defaults = o->limits;
-	/* Safe to grant: a detached session is still bounded by max_per_uid,
-	 * its idle timeout and its lifetime (and their ceilings); only the
-	 * orphan grace, a convenience for clients that crash, does not apply
-	 * (docs/security.md "Sessions"). */
-	s->detached = o->detached;
-	s->background = o->background;
 	s->open_c = c;
 	s->open_req = req_id;
 	if (session_start(s, s->lifetime_ms) == 0)

@@ -20,9 +20,10 @@ session_record_format(const struct session_facts *f, char *buf, size_t len)
 	n = snprintf(buf, len,
 		     "version=1\nid=%s\nuid=%u\nprofile=%s\ninterpreter=%s\n"
 		     "workspace_bytes=%" PRIu64 "\nidle_ms=%" PRIu64 "\nlifetime_ms=%" PRIu64
-		     "\nlease_end_ms=%" PRIu64 "\ngids=",
+		     "\nlease_end_ms=%" PRIu64 "\ndetached=%d\nbackground=%d\ngids=",
 		     f->id, (unsigned)f->uid, f->profile, f->interpreter, f->workspace_bytes,
-		     f->idle_ms, f->lifetime_ms, f->lease_end_ms);
+		     f->idle_ms, f->lifetime_ms, f->lease_end_ms, f->detached ? 1 : 0,
+		     f->background ? 1 : 0);
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
 	off = (size_t)n;
@@ -100,9 +101,10 @@ store_gids(const char *v, struct session_facts *f)
 static int
 store_line(char *line, struct session_facts *f, unsigned *seen)
 {
-	static const char *const keys[] = {
-		"version",	   "id",      "uid",	     "profile",	     "interpreter",
-		"workspace_bytes", "idle_ms", "lifetime_ms", "lease_end_ms", "gids"};
+	static const char *const keys[] = {"version", "id",	     "uid",
+					   "profile", "interpreter", "workspace_bytes",
+					   "idle_ms", "lifetime_ms", "lease_end_ms",
+					   "gids",    "detached",    "background"};
 	char *v = strchr(line, '=');
 	uint64_t n;
 	unsigned i;
@@ -135,6 +137,13 @@ store_line(char *line, struct session_facts *f, unsigned *seen)
 		return store_name(v, f->interpreter, sizeof(f->interpreter), true);
 	case 9:
 		return store_gids(v, f);
+	case 10:
+	case 11:
+		/* A flag: exactly 0 or 1. */
+		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+			return -EBADMSG;
+		*(i == 10 ? &f->detached : &f->background) = v[0] == '1';
+		return 0;
 	default:
 		break;
 	}
@@ -176,7 +185,7 @@ session_record_parse(const char *text, size_t len, const char *name, struct sess
 			return -EBADMSG;
 		}
 	}
-	if (seen != (1u << 10) - 1) {
+	if (seen != (1u << 12) - 1) {
 		snprintf(why, whylen, "a key missing");
 		return -EBADMSG;
 	}

@@ -6,6 +6,7 @@
 #ifndef AIRLOCKD_SESSION_RECORD_H
 #define AIRLOCKD_SESSION_RECORD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,6 +29,8 @@ struct session_facts {
 	char interpreter[PROTO_RUNTIME_MAX + 1]; /* "" for none */
 	uint64_t workspace_bytes, idle_ms, lifetime_ms;
 	uint64_t lease_end_ms; /* CLOCK_REALTIME, ms */
+	bool detached;	       /* no end with its owner's last connection */
+	bool background;       /* keeps what its cells start (interpreter only) */
 };
 
 /* The record's text of f into buf (len bytes): its length, or -ENOSPC. */

@@ -145,6 +145,8 @@ store_facts(const struct session *s, struct session_facts *f)
 	f->idle_ms = s->idle_ms;
 	f->lifetime_ms = s->lifetime_ms;
 	f->lease_end_ms = s->lease_end_ms;
+	f->detached = s->detached;
+	f->background = s->background;
 }
 
 void
@@ -606,6 +608,11 @@ store_refuses(struct daemon *d, const struct session_facts *f, char *why, size_t
 	else if (f->interpreter[0] != '\0' &&
 		 !cells_runtime_ok(config_runtime_find(cfg, f->interpreter)))
 		snprintf(why, len, "its interpreter %s is gone", f->interpreter);
+	/* As admission refuses it (admit.c): background is for interpreter
+	 * sessions only; the profile's background_processes is checked again
+	 * at every interpreter's start (run_ask_flags). */
+	else if (f->background && f->interpreter[0] == '\0')
+		snprintf(why, len, "background processes without an interpreter");
 	else if (f->workspace_bytes == 0 || f->workspace_bytes > PROTO_BLOB_MAX * 64ULL)
 		snprintf(why, len, "a workspace of %" PRIu64 " bytes", f->workspace_bytes);
 	else

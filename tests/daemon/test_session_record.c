@@ -6,6 +6,7 @@
  * an id that is not the file's name, too long, a NUL, no last newline).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +35,8 @@ facts(struct session_facts *f)
 	f->idle_ms = 600000;
 	f->lifetime_ms = 3600000;
 	f->lease_end_ms = 1796653927461ULL;
+	f->detached = true;
+	f->background = true;
 }
 
 static void
@@ -56,6 +59,20 @@ test_round_trip(void **state)
 	assert_int_equal(session_record_parse(buf, (size_t)n, ID ".rec", &g, why, sizeof(why)), 0);
 	assert_int_equal(g.ngids, 0);
 	assert_string_equal(g.interpreter, "");
+	/* Each flag alone: detached (client-habits) and background (bg-procs)
+	 * come back as they were, so a restart keeps them. */
+	f.background = false;
+	n = session_record_format(&f, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\ndetached=1\nbackground=0\n"));
+	assert_int_equal(session_record_parse(buf, (size_t)n, ID ".rec", &g, why, sizeof(why)), 0);
+	assert_true(g.detached);
+	assert_false(g.background);
+	f.detached = false;
+	f.background = true;
+	n = session_record_format(&f, buf, sizeof(buf));
+	assert_int_equal(session_record_parse(buf, (size_t)n, ID ".rec", &g, why, sizeof(why)), 0);
+	assert_false(g.detached);
+	assert_true(g.background);
 	/* Too small a buffer. */
 	assert_int_equal(session_record_format(&f, buf, 40), -ENOSPC);
 }
@@ -97,7 +114,7 @@ test_refused(void **state)
 	(void)state;
 	assert_int_equal(parse_with("uid", "1000", ID ".rec", why), 0);
 	assert_int_equal(parse_with("color", "red", ID ".rec", why), -EBADMSG);
-	assert_non_null(strstr(why, "line 11"));
+	assert_non_null(strstr(why, "line 13"));
 	assert_int_equal(parse_with("uid", NULL, ID ".rec", why), -EBADMSG);
 	assert_non_null(strstr(why, "missing"));
 	assert_int_equal(parse_with("version", "2", ID ".rec", why), -EBADMSG);
@@ -115,6 +132,17 @@ test_refused(void **state)
 	assert_int_equal(parse_with("id", "0123", ID ".rec", why), -EBADMSG);
 	assert_int_equal(parse_with("gids", "1,,2", ID ".rec", why), -EBADMSG);
 	assert_int_equal(parse_with("gids", "1,", ID ".rec", why), -EBADMSG);
+	/* The flags: exactly 0 or 1, and never missing. */
+	assert_int_equal(parse_with("detached", "0", ID ".rec", why), 0);
+	assert_int_equal(parse_with("detached", "2", ID ".rec", why), -EBADMSG);
+	assert_int_equal(parse_with("detached", "", ID ".rec", why), -EBADMSG);
+	assert_int_equal(parse_with("detached", "yes", ID ".rec", why), -EBADMSG);
+	assert_int_equal(parse_with("background", "01", ID ".rec", why), -EBADMSG);
+	assert_int_equal(parse_with("background", "true", ID ".rec", why), -EBADMSG);
+	assert_int_equal(parse_with("detached", NULL, ID ".rec", why), -EBADMSG);
+	assert_non_null(strstr(why, "missing"));
+	assert_int_equal(parse_with("background", NULL, ID ".rec", why), -EBADMSG);
+	assert_non_null(strstr(why, "missing"));
 	/* Another session's name. */
 	assert_int_equal(parse_with("uid", "1000", "ffffffffffffffffffffffffffffffff.rec", why),
 			 -EBADMSG);

@@ -20,12 +20,18 @@ the real airlock command:
   directories, a link the code made left out; a session opened from it
   (CLI --archive, binding archive=) has those files; a hostile archive at
   open (a link, "..", absolute, a device, past the quota, garbage) opens
-  nothing, says which entry and why, and writes nothing outside.
+  nothing, says which entry and why, and writes nothing outside;
+- a detached session (airlock session open's) and a background one come
+  back with the flag: the detached one outlives its owner's connections
+  after the restart (an attached twin ends after the grace), the
+  background one keeps a process a cell starts (session ps lists it); a
+  record that says background without an interpreter is not restored.
 On a failure the daemon's log is shown.
 """
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -360,6 +366,84 @@ class Persist(unittest.TestCase):
             self.assertIn(why, str(cm.exception), why)
         self.assertEqual(self.ids(), before)
         self.assertFalse(os.path.exists(outside))
+
+    def reconfigure(self, extra):
+        """Restart the daemon with extra config besides the state directory."""
+        self.d.stop()
+        self.d.write_config("[sessions]\nstate_directory = %s\nmax_per_uid = 8\n%s"
+                            % (self.state, extra))
+        self.d.start()
+
+    def record(self, sid):
+        """The kept record of sid as a dict."""
+        with open(os.path.join(self.store, sid + ".rec")) as f:
+            return dict(line.split("=", 1) for line in f.read().split("\n") if line)
+
+    def test_detached_kept(self):
+        """A detached session (airlock session open's) comes back detached:
+        after a restart its owner's connections ending do not end it, while
+        one the binding opened (not detached) ends after the grace, as
+        before the restart."""
+        self.reconfigure("orphan_grace_ms = 1000\n")
+        detached = self.open("--lifetime", "600")
+        attached = self.binding().session_sync(lifetime=600)
+        attached.open()
+        self.assertEqual(self.record(detached)["detached"], "1")
+        self.assertEqual(self.record(attached.id)["detached"], "0")
+        self.restart()
+        self.back(detached)
+        self.back(attached.id)
+        self.assertRegex(self.d.log_text(), r"session %s uid \d+: restored, .*, detached" % detached[:8])
+        # The last connection of the owner (the CLI's above) has gone: the
+        # grace runs for the attached one alone. The log says when it ends
+        # (a connection now would stop the grace).
+        gone = "session %s uid \\d+: .*its owner has been gone too long" % attached.id[:8]
+        self.assertTrue(wait_for(lambda: re.search(gone, self.d.log_text()), 20), self.d.log_tail())
+        ids = self.ids()
+        self.assertIn(detached, ids)
+        self.assertNotIn(attached.id, ids)
+        self.assertNotRegex(self.d.log_text(), "session %s uid \\d+: .*gone too long" % detached[:8])
+
+    def test_background_kept(self):
+        """A background session comes back a background session: listed so,
+        and a process a cell starts after the restart lives on between cells
+        (session ps lists it; a session without background is refused)."""
+        self.reconfigure("[profile bg]\nbackground_processes = true\nprocesses = 32\n")
+        sid = self.open("--interpreter", "python", "--background", "--profile", "bg")
+        plain = self.open("--interpreter", "python", "--profile", "bg")
+        self.assertEqual(self.record(sid)["background"], "1")
+        self.assertEqual(self.record(plain)["background"], "0")
+        self.restart()
+        self.back(sid)
+        self.back(plain)
+        ls = {e.get("session", e.get("id")): e for e in json.loads(self.cli("session", "ls").stdout)}
+        self.assertTrue(ls[sid].get("background"), ls)
+        self.assertFalse(ls[plain].get("background"), ls)
+        self.cli("cell", sid, "-", stdin=b"import subprocess\n"
+                 b"p = subprocess.Popen(['sleep', '300'])\n", check=False)
+        ps = json.loads(self.cli("session", "ps", sid).stdout)
+        procs = ps["processes"] if isinstance(ps, dict) else ps
+        self.assertTrue(any(p["name"] == "sleep" for p in procs), ps)
+        p = self.cli("session", "ps", plain, check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn(b"background", p.stdout + p.stderr)
+
+    def test_background_record_without_interpreter(self):
+        """A record that says background for a session without an
+        interpreter (admission never opens one) is not restored."""
+        sid = self.open()
+        self.d.stop()
+        path = os.path.join(self.store, sid + ".rec")
+        with open(path) as f:
+            text = f.read()
+        self.assertIn("\nbackground=0\n", text)
+        with open(path, "w") as f:
+            f.write(text.replace("\nbackground=0\n", "\nbackground=1\n"))
+        self.d.start()
+        self.assertNotIn(sid, self.ids())
+        self.assertIn("session %s: cannot be restored: background processes without an "
+                      "interpreter" % sid, self.d.log_text())
+        self.assertTrue(os.path.exists(os.path.join(self.store, "lost", sid + ".rec")))
 
     def start_as_unit(self):
         """Start the daemon with the unit's bounding set (systemd/airlockd.service:
