@@ -770,16 +770,18 @@ class AirlockSession:
         SandboxUnavailableError("not_found") when there is none."""
         await self._blocking(self._core.stop_process_blocking, pid)
 
-    async def extend(self, seconds: float) -> None:
+    async def extend(self, seconds: float, *, timeout: Optional[float] = None) -> None:
         """Extend the session's lease: it now ends `seconds` from now (at most
         the daemon's lifetime_ms_max). A session kept across a daemon restart
         keeps its lease."""
-        await self._blocking(self._core.extend_blocking, seconds)
+        with _timeout.given(timeout):
+            await self._blocking(self._core.extend_blocking, seconds)
 
-    async def save(self) -> bytes:
+    async def save(self, *, timeout: Optional[float] = None) -> bytes:
         """The workspace as a tar (POSIX ustar) archive: its directories and
         regular files; links and special files are left out."""
-        return await self._blocking(self._core.save_blocking)
+        with _timeout.given(timeout):
+            return await self._blocking(self._core.save_blocking)
 
     def __repr__(self) -> str:
         return f"AirlockSession(id={self.id!r}, state={self._core.state!r})"
@@ -882,13 +884,15 @@ class AirlockSessionSync:
         """As AirlockSession.stop_process(), blocking."""
         self._core.stop_process_blocking(pid)
 
-    def extend(self, seconds: float) -> None:
+    def extend(self, seconds: float, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.extend(), blocking."""
-        self._core.extend_blocking(seconds)
+        with _timeout.given(timeout):
+            self._core.extend_blocking(seconds)
 
-    def save(self) -> bytes:
+    def save(self, *, timeout: Optional[float] = None) -> bytes:
         """As AirlockSession.save(), blocking."""
-        return self._core.save_blocking()
+        with _timeout.given(timeout):
+            return self._core.save_blocking()
 
     def __repr__(self) -> str:
         return f"AirlockSessionSync(id={self.id!r}, state={self._core.state!r})"
