@@ -75,7 +75,7 @@ b=io.BytesIO(); t=tarfile.open(fileobj=b,mode="w",format=tarfile.USTAR_FORMAT)
 d=tarfile.TarInfo("d"); d.type=tarfile.DIRTYPE; t.addfile(d)
 f=tarfile.TarInfo("d/f.txt"); f.size=5; t.addfile(f, io.BytesIO(b"hello")); t.close()
 sys.stdout.buffer.write(b.getvalue())' >"$work/seeds/archive/files"
-printf 'version=1\nid=0123456789abcdef0123456789abcdef\nuid=1000\nprofile=default\ninterpreter=python\nworkspace_bytes=67108864\nidle_ms=600000\nlifetime_ms=3600000\nlease_end_ms=1796653927461\ngids=1000,27\n' \
+printf 'version=1\nid=0123456789abcdef0123456789abcdef\nuid=1000\nprofile=default\ninterpreter=python\nworkspace_bytes=67108864\nidle_ms=600000\nlifetime_ms=3600000\nlease_end_ms=1796653927461\ndetached=1\nbackground=0\ngids=1000,27\n' \
 	>"$work/seeds/record/good"
 
 for h in proto config plan egress bundle jsonscan advisory archive record; do
