@@ -4,7 +4,8 @@
 // airlockd with a state_directory (issue 30, point 5):
 // - session_save returns the workspace as a tar (an embedded resource,
 //   application/x-tar, base64) with the file written, a planted link left out;
-// - session_open with that archive starts a session whose read_file has it;
+// - session_open with that archive starts a session whose read_file has it,
+//   with a profile too (and none under a profile the daemon lacks);
 // - a hostile archive (a symbolic link to /etc/passwd) or bad base64 is an
 //   error, and no session is opened;
 // - session_extend keeps a 2 s session past a twin's end, and a restart of
@@ -122,6 +123,24 @@ async function main() {
 	const copy = r.structuredContent.session;
 	r = await client.callTool({ name: 'read_file', arguments: { session: copy, path: 'notes.txt' } });
 	assert.match(text(r), /kept by mcp/);
+	// With a profile too (main's session_open took profile, this branch
+	// archive): both apply; a profile the daemon does not have opens nothing.
+	r = await client.callTool({ name: 'session_open', arguments: { archive: res.blob,
+		profile: 'default' } });
+	assert.equal(r.isError, false, text(r));
+	assert.match(text(r), /with profile default/);
+	const profiled = r.structuredContent.session;
+	r = await client.callTool({ name: 'read_file', arguments: { session: profiled,
+		path: 'notes.txt' } });
+	assert.match(text(r), /kept by mcp/);
+	// Closed: the daemon's sessions per uid (4 as shipped) are needed below.
+	r = await client.callTool({ name: 'session_close', arguments: { session: profiled } });
+	assert.equal(r.isError, false, text(r));
+	const opened = listed().length;
+	r = await client.callTool({ name: 'session_open', arguments: { archive: res.blob,
+		profile: 'nope' } });
+	assert.equal(r.isError, true, text(r));
+	assert.equal(listed().length, opened, 'no session opened under a missing profile');
 
 	// hostile: a symlink entry (made by python's tarfile), and bad base64.
 	const before = listed().length;
