@@ -15,6 +15,17 @@ clock_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Milliseconds of CLOCK_REALTIME: for what must count the time the daemon
+ * was down too (a session's lease, kept across a restart). */
+static inline uint64_t
+clock_realtime_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec > 0 ? (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 : 0;
+}
+
 /* Whole milliseconds from instant a to instant b; 0 if b is not later. */
 static inline uint64_t
 clock_ms_between(const struct timespec *a, const struct timespec *b)

@@ -48,6 +48,8 @@ const char *const proto_type_names[PROTO_TYPE_END_] = {
 	[PROTO_SESSION_PS] = "session_ps",
 	[PROTO_SESSION_PS_OK] = "session_ps_ok",
 	[PROTO_PROCESS_STOP] = "process_stop",
+	[PROTO_SESSION_EXTEND] = "session_extend",
+	[PROTO_SESSION_SAVE] = "session_save",
 };
 
 /* The closed sets of names some string fields take (NULL-terminated). */

@@ -95,7 +95,8 @@ enum proto_type {
 	PROTO_PS_OK = 13,
 	/* client -> daemon: {type, id, workspace_bytes?:uint, idle_timeout_ms?:uint,
 	 *   lifetime_ms?:uint, limits?:limits (defaults for the session's runs),
-	 *   profile?:str (fixed for the session's runs)} */
+	 *   profile?:str (fixed for the session's runs), archive?:blob (a ustar
+	 *   archive the workspace starts as; docs/design-sessions.md)} */
 	PROTO_SESSION_OPEN = 14,
 	/* daemon -> client: {type, id, session:str} (an unguessable id) */
 	PROTO_SESSION_OK = 15,
@@ -145,6 +146,13 @@ enum proto_type {
 	/* client -> daemon: {type, id, session:str, pid:uint}: SIGKILL one of
 	 *   them; answered ok, or not_found */
 	PROTO_PROCESS_STOP = 31,
+	/* client -> daemon: {type, id, session:str, lifetime_ms:uint (>= 1)}:
+	 *   the session's lease ends lifetime_ms from now (at most the
+	 *   daemon's lifetime_ms_max); answered ok */
+	PROTO_SESSION_EXTEND = 32,
+	/* client -> daemon: {type, id, session:str}: the session's workspace as
+	 *   a ustar archive (docs/design-sessions.md); answered file_data */
+	PROTO_SESSION_SAVE = 33,
 };
 
 /* Stable error codes. The wire carries the name (error_code_name()). */
@@ -446,14 +454,20 @@ struct proto_session_open {
 	uint64_t idle_timeout_ms; /* 0 = default */
 	uint64_t lifetime_ms;	  /* 0 = default */
 	struct proto_limits limits;
-	const char *profile;	 /* NULL: the caller's default */
-	const char *interpreter; /* a runtime with interpreter sessions: cells; NULL: none */
-	bool detached;		 /* it does not end with its owner's last connection */
-	bool background;	 /* keep what cells start between cells (interpreter only) */
+	const char *profile;	   /* NULL: the caller's default */
+	const char *interpreter;   /* a runtime with interpreter sessions: cells; NULL: none */
+	bool detached;		   /* it does not end with its owner's last connection */
+	bool background;	   /* keep what cells start between cells (interpreter only) */
+	struct proto_blob archive; /* present: the workspace starts as this ustar archive */
 };
 
 struct proto_session_ref {
 	const char *session;
+};
+
+struct proto_session_extend {
+	const char *session;
+	uint64_t lifetime_ms;
 };
 
 struct proto_session_entry {
@@ -612,7 +626,8 @@ struct proto_msg {
 		struct proto_cancel cancel;
 		struct proto_ps ps;
 		struct proto_session_open session_open;
-		struct proto_session_ref session; /* session_ok, session_close */
+		struct proto_session_ref session; /* session_ok, session_close, session_save */
+		struct proto_session_extend session_extend;
 		struct proto_session_list session_list;
 		struct proto_session_ref session_ps; /* session_ps */
 		struct proto_process_list processes; /* session_ps_ok */
@@ -667,9 +682,11 @@ int proto_encode_cancel(uint32_t id, const struct proto_cancel *c, struct proto_
 int proto_encode_ps(uint32_t id, const struct proto_ps *ps, struct proto_out *ret);
 int proto_encode_session_open(uint32_t id, const struct proto_session_open *o,
 			      struct proto_out *ret);
-/* session_ok and session_close: {session} */
+/* session_ok, session_close and session_save: {session} */
 int proto_encode_session(uint32_t id, enum proto_type type, const char *session,
 			 struct proto_out *ret);
+int proto_encode_session_extend(uint32_t id, const struct proto_session_extend *x,
+				struct proto_out *ret);
 int proto_encode_session_list(uint32_t id, const struct proto_session_list *l,
 			      struct proto_out *ret);
 int proto_encode_session_ps_ok(uint32_t id, const struct proto_process_list *l,

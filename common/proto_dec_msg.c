@@ -228,11 +228,17 @@ static const struct dec_field dec_session_open_fields[] = {
 	 PROTO_RUNTIME_MAX, 0},
 	{"detached", DEC_BOOL, 0, U(proto_session_open, detached), 0, 0, 0},
 	{"background", DEC_BOOL, 0, U(proto_session_open, background), 0, 0, 0},
+	{"archive", DEC_BLOB, 0, U(proto_session_open, archive), 0, 0, 0},
 };
 
 /* session_ok, session_close */
 static const struct dec_field dec_session_ref_fields[] = {
 	{"session", DEC_SESSION_ID, DF_REQUIRED, U(proto_session_ref, session), 0, 0, 0},
+};
+
+static const struct dec_field dec_session_extend_fields[] = {
+	{"session", DEC_SESSION_ID, DF_REQUIRED, U(proto_session_extend, session), 0, 0, 0},
+	{"lifetime_ms", DEC_U64, DF_REQUIRED, U(proto_session_extend, lifetime_ms), 0, 0, 0},
 };
 
 static const struct dec_field dec_session_list_ok_fields[] = {
@@ -351,6 +357,8 @@ static const struct dec_schema {
 	[PROTO_SESSION_PS] = {dec_session_ref_fields, NELEM(dec_session_ref_fields)},
 	[PROTO_SESSION_PS_OK] = {dec_session_ps_ok_fields, NELEM(dec_session_ps_ok_fields)},
 	[PROTO_PROCESS_STOP] = {dec_process_stop_fields, NELEM(dec_process_stop_fields)},
+	[PROTO_SESSION_EXTEND] = {dec_session_extend_fields, NELEM(dec_session_extend_fields)},
+	[PROTO_SESSION_SAVE] = {dec_session_ref_fields, NELEM(dec_session_ref_fields)},
 };
 
 /* Every message type has a name and a schema, and nothing else does. */
@@ -433,6 +441,9 @@ dec_init_blobs(struct proto_msg *m)
 		m->u.run.code.fd = -1;
 		m->u.run.stdin_data.fd = -1;
 		m->u.run.file_bundle.fd = -1;
+		break;
+	case PROTO_SESSION_OPEN:
+		m->u.session_open.archive.fd = -1;
 		break;
 	case PROTO_RESULT:
 		m->u.result.out[0].data.fd = -1;
@@ -547,6 +558,8 @@ dec_tools_check(struct proto_dec *d, const struct proto_msg *m)
 			return dec_at(d, ".call", PROTO_ERR_BAD_REQUEST, "0 is not a call");
 		return 0;
 	}
+	if (m->type == PROTO_SESSION_EXTEND && m->u.session_extend.lifetime_ms == 0)
+		return dec_at(d, ".lifetime_ms", PROTO_ERR_BAD_REQUEST, "must not be 0");
 	if (m->type == PROTO_TOOL_REPLY) {
 		const struct proto_tool_reply *r = &m->u.tool_reply;
 

@@ -503,7 +503,7 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 		return -EINVAL;
 	enc_begin(&e, PROTO_SESSION_OPEN, id,
 		  4 + (o->profile != NULL) + (o->interpreter != NULL) + o->detached +
-			  o->background);
+			  o->background + o->archive.present);
 	enc_kv_uint(&e, "workspace_bytes", o->workspace_bytes);
 	enc_kv_uint(&e, "idle_timeout_ms", o->idle_timeout_ms);
 	enc_kv_uint(&e, "lifetime_ms", o->lifetime_ms);
@@ -517,6 +517,8 @@ proto_encode_session_open(uint32_t id, const struct proto_session_open *o, struc
 		enc_kv_bool(&e, "detached", true);
 	if (o->background)
 		enc_kv_bool(&e, "background", true);
+	if (o->archive.present)
+		enc_kv_blob(&e, "archive", &o->archive);
 	return enc_finish(&e, ret);
 }
 
@@ -525,11 +527,25 @@ proto_encode_session(uint32_t id, enum proto_type type, const char *session, str
 {
 	struct proto_enc e;
 
-	if (ret == NULL ||
-	    (type != PROTO_SESSION_OK && type != PROTO_SESSION_CLOSE && type != PROTO_SESSION_PS))
+	if (ret == NULL || (type != PROTO_SESSION_OK && type != PROTO_SESSION_CLOSE &&
+			    type != PROTO_SESSION_PS && type != PROTO_SESSION_SAVE))
 		return -EINVAL;
 	enc_begin(&e, type, id, 1);
 	enc_kv_session(&e, "session", session);
+	return enc_finish(&e, ret);
+}
+
+int
+proto_encode_session_extend(uint32_t id, const struct proto_session_extend *x,
+			    struct proto_out *ret)
+{
+	struct proto_enc e;
+
+	if (x == NULL || ret == NULL || x->lifetime_ms == 0)
+		return -EINVAL;
+	enc_begin(&e, PROTO_SESSION_EXTEND, id, 2);
+	enc_kv_session(&e, "session", x->session);
+	enc_kv_uint(&e, "lifetime_ms", x->lifetime_ms);
 	return enc_finish(&e, ret);
 }
 

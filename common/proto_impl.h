@@ -12,7 +12,7 @@
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* One past the last message type: the length of the name and schema tables. */
-#define PROTO_TYPE_END_ (PROTO_PROCESS_STOP + 1)
+#define PROTO_TYPE_END_ (PROTO_SESSION_SAVE + 1)
 
 /* Nesting the pre-scan accepts; version 1 needs 5 levels. */
 #define PROTO_DEPTH_MAX 16

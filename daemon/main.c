@@ -4,7 +4,9 @@
  * Then split: the parent becomes the spawner (CAP_SETUID/CAP_SETGID only),
  * the child the frontend (service user, no capabilities, seccomp).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <event2/event.h>
 #include <getopt.h>
 #include <pwd.h>
@@ -21,6 +23,7 @@
 
 #include "cgroup.h"
 #include "config.h"
+#include "fdio.h"
 #include "frontend.h"
 #include "landlock.h"
 #include "log.h"
@@ -132,6 +135,7 @@ main_frontend(struct config *cfg, int listen_fd, int spawner_fd, const struct so
 		.journal = getenv("JOURNAL_STREAM") != NULL,
 		.reserve_fd = -1,
 		.rootspec_fd = -1,
+		.store_fd = -1,
 	};
 	snprintf(d.usr_submount, sizeof(d.usr_submount), "%s", usr_submount);
 	for (size_t i = 0; i < CONFIG_RUNTIMES_MAX; i++)
@@ -312,6 +316,77 @@ main_layout(struct spawner *sp)
 	}
 }
 
+/*
+ * The sessions' state directory (state_directory, else systemd's
+ * $STATE_DIRECTORY; none: cfg->session_state_dir stays NULL), made as root
+ * before the split and given to the service user, mode 0700: the frontend
+ * opens it after its drop (session_store_open()) and alone writes it.
+ * Root here holds no CAP_DAC_OVERRIDE or CAP_FOWNER under the unit: it can
+ * make, chmod (while it owns it) and chown the directory, never open one
+ * the service user owns, so the frontend does that itself.
+ */
+/*
+ * Give back to the service user what systemd took: at each start it chowns
+ * a StateDirectory it finds owned by another user, recursively, to User=
+ * (root here). Root owns them then, so it may open them without
+ * CAP_DAC_OVERRIDE: dir (relative to at) and its entries, and one level of
+ * subdirectories (lost/), nothing followed; left as they are when it does
+ * not own them (already the service user's).
+ */
+static void
+main_state_give(int at, const char *dir, const struct config *cfg, int depth)
+{
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int fd;
+
+	fd = openat(at, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (depth > 0 && e->d_type == DT_DIR)
+			main_state_give(dirfd(d), e->d_name, cfg, depth - 1);
+		(void)fchownat(dirfd(d), e->d_name, cfg->service_uid, cfg->service_gid,
+			       AT_SYMLINK_NOFOLLOW);
+	}
+	closedir(d);
+}
+
+static void
+main_state_dir(struct config *cfg)
+{
+	char env[258];
+
+	if (cfg->session_state_dir == NULL && getenv("STATE_DIRECTORY") != NULL) {
+		/* systemd's list is ':'-separated: the first is ours. */
+		snprintf(env, sizeof(env), "%s", getenv("STATE_DIRECTORY"));
+		env[strcspn(env, ":")] = '\0';
+		if (env[0] == '/')
+			cfg->session_state_dir = xstrdup(env);
+	}
+	if (cfg->session_state_dir == NULL)
+		return;
+	if (mkdir(cfg->session_state_dir, 0700) < 0 && errno != EEXIST)
+		fatal("state_directory %s", cfg->session_state_dir);
+	/* EPERM: the service user owns it already (it sets the mode itself). */
+	if (chmod(cfg->session_state_dir, 0700) < 0 && errno != EPERM)
+		fatal("state_directory %s", cfg->session_state_dir);
+	main_state_give(AT_FDCWD, cfg->session_state_dir, cfg, 2);
+	/* A link in its place is given, not its target, and then refused by
+	 * the frontend's O_NOFOLLOW open. */
+	if (fchownat(AT_FDCWD, cfg->session_state_dir, cfg->service_uid, cfg->service_gid,
+		     AT_SYMLINK_NOFOLLOW) < 0)
+		fatal("state_directory %s", cfg->session_state_dir);
+	log_info("sessions are kept in %s/sessions", cfg->session_state_dir);
+}
+
 /* The spawner's resources, made as root before the split: the cgroup, the
  * seccomp filters (the frontend's too), the uid slots. */
 static void
@@ -479,6 +554,7 @@ main(int argc, char **argv)
 	memset(&sp, 0, sizeof(sp));
 	main_layout(&sp);
 	main_resources(&sp, &cfg, &o, &frontend_filter);
+	main_state_dir(&cfg);
 	fe = main_split(&sp, &cfg, listen_fd, &frontend_filter, &o);
 	r = main_spawner(&sp, fe);
 	seccomp_policy_free(&sp.seccomp);

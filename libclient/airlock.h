@@ -596,6 +596,27 @@ int airlock_session_open(struct airlock_conn *conn, const struct airlock_session
 int airlock_session_close(struct airlock_conn *conn, const char *id);
 
 /*
+ * Extend the lease of session id (since AIRLOCK_0.10): it now ends
+ * lifetime_ms from now, whatever was left (a session kept across a daemon
+ * restart keeps its lease; docs/design-sessions.md). Returns 0; -EINVAL
+ * for a NULL conn, a bad id or 0 ms (nothing is sent); -E2BIG (code
+ * too_large) past the daemon's lifetime_ms_max; -ENOENT as for
+ * airlock_session_close(); or another error as for airlock_ping().
+ */
+int airlock_session_extend(struct airlock_conn *conn, const char *id, uint64_t lifetime_ms);
+
+/*
+ * The workspace of session id as a POSIX ustar archive (since
+ * AIRLOCK_0.10): its directories and regular files (links and special
+ * files are left out), for the caller to keep. Returns 0 and *ret (free it
+ * with airlock_file_free(); airlock_file_data() and airlock_file_size() as
+ * for a file read); -E2BIG (code too_large) when the archive is larger
+ * than the daemon's file_max_bytes; errors as for airlock_file_read().
+ */
+struct airlock_file;
+int airlock_session_save(struct airlock_conn *conn, const char *id, struct airlock_file **ret);
+
+/*
  * List the caller's sessions (blocking). Returns 0 and *ret (free it with
  * airlock_session_list_free(); no sessions is a list of count 0), -EINVAL
  * for NULL arguments, or another error as for airlock_ping(). The list is
@@ -1106,6 +1127,19 @@ uint64_t airlock_process_list_memory_bytes(const struct airlock_process_list *li
  * or pid 0. Since 0.10.
  */
 int airlock_process_stop(struct airlock_conn *conn, const char *session, uint32_t pid);
+
+/*
+ * Start the session's workspace as the POSIX ustar archive buf (len bytes;
+ * as airlock_session_save() returns one), which must stay valid until
+ * airlock_session_open() returns; NULL: an empty workspace (the default).
+ * The daemon refuses the whole archive, and opens no session (-EPROTO, code
+ * bad_request, naming the entry), for anything but plain files and
+ * directories, an absolute or ".." name, or contents past the session's
+ * workspace size (code too_large). -EINVAL for a NULL opts, a NULL buf with
+ * len > 0, or more than 256 MiB. Since 0.10.
+ */
+int airlock_session_opts_set_archive(struct airlock_session_opts *opts, const void *buf,
+				     size_t len);
 
 /*
  * Make req a cell of its session's interpreter: code and limits only (the

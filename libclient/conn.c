@@ -177,6 +177,8 @@ static const struct {
 	{PROTO_FILE_LIST, PROTO_FILE_LIST_OK},
 	{PROTO_SESSION_PS, PROTO_SESSION_PS_OK},
 	{PROTO_PROCESS_STOP, PROTO_OK},
+	{PROTO_SESSION_EXTEND, PROTO_OK},
+	{PROTO_SESSION_SAVE, PROTO_FILE_DATA},
 };
 
 /* Whether a reply of type may answer a request of type req. */

@@ -325,6 +325,34 @@ airlock_session_close(struct airlock_conn *conn, const char *session)
 	return conn_call(conn, &req, NULL, NULL, NULL);
 }
 
+/* Extend a session's lease. */
+AIRLOCK_EXPORT int
+airlock_session_extend(struct airlock_conn *conn, const char *session, uint64_t lifetime_ms)
+{
+	const struct proto_session_extend x = {.session = session, .lifetime_ms = lifetime_ms};
+	const struct conn_req req = {.type = PROTO_SESSION_EXTEND, .u.session_extend = &x};
+
+	if (conn == NULL || !rules_session_id_str_valid(session) || lifetime_ms == 0)
+		return -EINVAL;
+	return conn_call(conn, &req, NULL, NULL, NULL);
+}
+
+/* A session's workspace as a ustar archive. */
+AIRLOCK_EXPORT int
+airlock_session_save(struct airlock_conn *conn, const char *session, struct airlock_file **ret)
+{
+	const struct conn_req req = {.type = PROTO_SESSION_SAVE, .u.session = session};
+	void *payload;
+	int r;
+
+	if (conn == NULL || ret == NULL || !rules_session_id_str_valid(session))
+		return -EINVAL;
+	r = conn_call(conn, &req, NULL, NULL, &payload);
+	if (r == 0)
+		*ret = payload;
+	return r;
+}
+
 /* List a background session's processes. */
 AIRLOCK_EXPORT int
 airlock_session_ps(struct airlock_conn *conn, const char *session,

@@ -17,9 +17,12 @@ conn_encode(uint32_t id, const struct conn_req *req, bool file_bundle, struct pr
 		return proto_encode_session_open(id, req->u.session_open, ret);
 	case PROTO_SESSION_CLOSE:
 	case PROTO_SESSION_PS:
+	case PROTO_SESSION_SAVE:
 		return proto_encode_session(id, req->type, req->u.session, ret);
 	case PROTO_PROCESS_STOP:
 		return proto_encode_process_stop(id, req->u.stop, ret);
+	case PROTO_SESSION_EXTEND:
+		return proto_encode_session_extend(id, req->u.session_extend, ret);
 	case PROTO_FILE_WRITE:
 	case PROTO_FILE_READ:
 	case PROTO_FILE_LIST:

@@ -15,13 +15,14 @@ struct conn_req {
 	bool stream; /* RUN: ask for stream events */
 	bool tools;  /* RUN: it declares tools */
 	union {
-		const struct proto_hello *hello;	       /* HELLO */
-		const struct airlock_run_req *run;	       /* RUN */
-		const struct proto_cancel *cancel;	       /* CANCEL */
-		const struct proto_session_open *session_open; /* SESSION_OPEN */
-		const char *session;			       /* SESSION_CLOSE, SESSION_PS */
-		const struct proto_process_stop *stop;	       /* PROCESS_STOP */
-		const struct proto_file_op *file_op;	       /* FILE_* */
+		const struct proto_hello *hello;		   /* HELLO */
+		const struct airlock_run_req *run;		   /* RUN */
+		const struct proto_cancel *cancel;		   /* CANCEL */
+		const struct proto_session_open *session_open;	   /* SESSION_OPEN */
+		const char *session;				   /* SESSION_CLOSE, _PS, _SAVE */
+		const struct proto_process_stop *stop;		   /* PROCESS_STOP */
+		const struct proto_session_extend *session_extend; /* SESSION_EXTEND */
+		const struct proto_file_op *file_op;		   /* FILE_* */
 	} u;
 };
 

@@ -93,6 +93,24 @@ airlock_session_opts_set_interpreter(struct airlock_session_opts *opts, const ch
 /* Keep what the session's cells start between cells (or not). */
 SETTER(airlock_session_opts_set_background, struct airlock_session_opts, bool, o.background)
 
+/* Start the session's workspace as this ustar archive (buf must live
+ * until airlock_session_open() returns), or as an empty one (NULL). */
+AIRLOCK_EXPORT int
+airlock_session_opts_set_archive(struct airlock_session_opts *opts, const void *buf, size_t len)
+{
+	static const uint8_t empty[1];
+
+	if (opts == NULL || (buf == NULL && len > 0) || (uint64_t)len > PROTO_BLOB_MAX)
+		return -EINVAL;
+	if (buf == NULL) {
+		opts->o.archive = (struct proto_blob){.fd = -1};
+		return 0;
+	}
+	opts->o.archive = (struct proto_blob){
+		.data = len > 0 ? buf : empty, .len = len, .fd = -1, .present = true};
+	return 0;
+}
+
 /* Set the idle timeout. */
 SETTER(airlock_session_opts_set_idle_timeout_ms, struct airlock_session_opts, uint64_t,
        o.idle_timeout_ms)

@@ -175,6 +175,7 @@ struct config {
 	uint32_t session_lifetime_ms;	  /* lifetime_ms = (default 3600000) */
 	uint32_t session_lifetime_ms_max; /* lifetime_ms_max = (default 86400000) */
 	uint32_t session_orphan_grace_ms; /* orphan_grace_ms = (default 60000) */
+	char *session_state_dir;	  /* state_directory = (NULL: none) */
 	uint64_t session_file_max;	  /* file_max_bytes = read/write size (default 64M) */
 	/* Live interpreters (interpreter sessions open), all uids and one uid:
 	 * max_interpreters = (default 2 * max_runs), max_interpreters_per_uid =

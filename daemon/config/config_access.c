@@ -74,6 +74,23 @@ config_hook_socket(struct config_parse *p, const struct config_key *k, const cha
 	return 0;
 }
 
+/* state_directory: an absolute path, short enough for a file's name in it. */
+int
+config_hook_state_dir(struct config_parse *p, const struct config_key *k, const char *value,
+		      void *field)
+{
+	int r;
+
+	(void)k;
+	if (value[0] != '/' || strlen(value) > 256)
+		return config_fail_at(p, -EINVAL, p->line,
+				      "state_directory: not an absolute path of at most 256 bytes");
+	r = config_set_string(field, value);
+	if (r < 0)
+		return config_fail_at(p, r, p->line, "out of memory");
+	return 0;
+}
+
 /* socket_user, socket_group: a name or number that must exist. */
 int
 config_hook_owner(struct config_parse *p, const struct config_key *k, const char *value,

@@ -122,6 +122,9 @@ const struct config_key config_keys[] = {
 	    "the most lifetime a session may ask"),
 	U32(CONFIG_SEC_SESSIONS, "orphan_grace_ms", session_orphan_grace_ms, "60000",
 	    "how long a session outlives its connection"),
+	HOOK(CONFIG_SEC_SESSIONS, "state_directory", D(session_state_dir), NULL,
+	     config_hook_state_dir, 0,
+	     "where sessions are kept across a restart (default $STATE_DIRECTORY, else none)"),
 	SIZE(CONFIG_SEC_SESSIONS, "file_max_bytes", session_file_max, "64M", 1, PROTO_BLOB_MAX,
 	     "must be between 1 and 256M", "bytes of one file read or write"),
 

@@ -366,6 +366,7 @@ config_free(struct config *cfg)
 	if (cfg == NULL)
 		return;
 	free(cfg->socket_path);
+	free(cfg->session_state_dir);
 	free(cfg->service_user);
 	free(cfg->hostname);
 	for (i = 0; i < CONFIG_RUNTIMES_MAX; i++)

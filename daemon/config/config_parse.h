@@ -191,6 +191,7 @@ int config_defaults(struct config_parse *p);
 #define CONFIG_HOOK(name)                                                                          \
 	int name(struct config_parse *p, const struct config_key *k, const char *value, void *field)
 CONFIG_HOOK(config_hook_socket);
+CONFIG_HOOK(config_hook_state_dir);
 CONFIG_HOOK(config_hook_owner);
 CONFIG_HOOK(config_hook_user);
 CONFIG_HOOK(config_hook_allow);

@@ -419,6 +419,13 @@ cells_restart(struct cells *cs, const char *fmt, ...)
 	cells_kill_interp(cs);
 }
 
+void
+cells_mark_lost(struct cells *cs, const char *note)
+{
+	cs->lost = true;
+	snprintf(cs->note, sizeof(cs->note), "%s", note);
+}
+
 /* The advisory the next cell's answer carries, and the reason its
  * interpreter ended, for a restart by a reload that changed its sandbox. */
 static void

@@ -60,6 +60,10 @@ uint64_t cells_count(const struct cells *cs);
  * saying so.
  */
 void cells_reload(struct cells *cs, const char *why, const struct egress_policy *pol);
+/* The session came back after a daemon restart (session_store.c): its
+ * interpreter is a new one, so the next cell's answer has state "lost"
+ * and note among its advisories. */
+void cells_mark_lost(struct cells *cs, const char *note);
 /* A client left: its cells are no one's (they still run, unanswered). */
 void cells_client_gone(struct cells *cs, struct client *c);
 

@@ -12,6 +12,7 @@
 #include "admit_facts.h"
 #include "frontend.h"
 #include "session.h"
+#include "session_store.h"
 #include "log.h"
 
 /* Handler flags, in the table rather than in each handler. */
@@ -37,6 +38,8 @@ static void client_on_session_ps(struct client *c, const struct proto_msg *m);
 static void client_on_process_stop(struct client *c, const struct proto_msg *m);
 static void client_on_file(struct client *c, const struct proto_msg *m);
 static void client_on_tool_reply(struct client *c, const struct proto_msg *m);
+static void client_on_session_extend(struct client *c, const struct proto_msg *m);
+static void client_on_session_save(struct client *c, const struct proto_msg *m);
 
 static const struct client_handler client_handlers[] = {
 	{PROTO_HELLO, H_BEFORE_HELLO, client_on_hello},
@@ -55,6 +58,8 @@ static const struct client_handler client_handlers[] = {
 	{PROTO_FILE_LIST, H_AFTER_HELLO, client_on_file},
 	{PROTO_FILE_DELETE, H_AFTER_HELLO, client_on_file},
 	{PROTO_TOOL_REPLY, H_AFTER_HELLO, client_on_tool_reply},
+	{PROTO_SESSION_EXTEND, H_AFTER_HELLO, client_on_session_extend},
+	{PROTO_SESSION_SAVE, H_AFTER_HELLO, client_on_session_save},
 };
 
 static void
@@ -152,6 +157,18 @@ static void
 client_on_session_close(struct client *c, const struct proto_msg *m)
 {
 	session_close(client_daemon(c), c, m->id, m->u.session.session);
+}
+
+static void
+client_on_session_extend(struct client *c, const struct proto_msg *m)
+{
+	session_store_extend(client_daemon(c), c, m->id, &m->u.session_extend);
+}
+
+static void
+client_on_session_save(struct client *c, const struct proto_msg *m)
+{
+	session_store_save(client_daemon(c), c, m->id, m->u.session.session);
 }
 
 static void

@@ -16,6 +16,7 @@
 #include "spawn_wrap.h"
 #include "run_owner.h"
 #include "session.h"
+#include "session_store.h"
 #include "log.h"
 #include "xalloc.h"
 #include "compiler.h"
@@ -442,6 +443,9 @@ frontend_main(struct daemon *d)
 	if (frontend_rootspec_update(d) < 0 || run_pool_init(d) < 0)
 		return -ENOMEM;
 	frontend_warn_hidden_usr(d);
+	/* Sessions kept by the daemon before us come back first. */
+	d->store_fd = session_store_open(d->cfg->session_state_dir);
+	session_store_recover(d);
 	run_pool_fill(d);
 	log_info("ready: listening, %u runs at most, limits by %s", d->cfg->max_runs,
 		 cgroup_kind_name(d->resource_control));

@@ -89,6 +89,7 @@ struct daemon {
 	const struct client_hooks *client_hooks;     /* dispatch_init()'s */
 	int reserve_fd;				     /* an fd kept to shed a connection on EMFILE */
 	int spawner_fd;
+	int store_fd; /* the sessions' state directory (session_store.c), or -1 */
 	struct event *spawner_ev;
 	struct event *sigterm_ev, *sigint_ev, *sighup_ev;
 	struct uidpool uids;

@@ -9,6 +9,8 @@
 #include "session.h"
 #include "session_reply.h"
 #include "session_state.h"
+#include "session_int.h"
+#include "session_store.h"
 #include "run_owner.h"
 
 #include <errno.h>
@@ -39,41 +41,6 @@
 #include "compiler.h"
 #include "fdio.h"
 #include "xevent.h"
-
-/* The groups kept of the connection that opened a session: as many as a
- * connection keeps (client.c). */
-#define SESSION_GROUPS_MAX 64
-
-struct session {
-	TAILQ_ENTRY(session) entry;
-	struct daemon *d;
-	char id[PROTO_SESSION_ID_LEN + 1];
-	uint32_t key; /* the spawner knows the keeper by it */
-	uid_t uid;
-	uint32_t slot;
-	int keeper;
-	struct event *keeper_ev;
-	struct client *open_c; /* waiting for session_ok */
-	uint32_t open_req;
-	enum session_state state; /* changed by session_transition() only */
-	struct proto_limits run_defaults;
-	char profile[PROTO_PROFILE_MAX + 1]; /* fixed at open for all its runs */
-	uint64_t workspace_bytes, idle_ms, lifetime_ms;
-	bool detached; /* session_open's detached: no end with the owner's connections */
-	struct event *idle_ev, *life_ev, *orphan_ev, *free_ev;
-	struct timespec t_open, t_active;
-	uint64_t nruns;
-	uint32_t queued; /* its runs in the run queue */
-	struct run *active;
-	TAILQ_HEAD(, kop) ops;
-	uint32_t next_seq;
-	struct cells *cells; /* an interpreter session's (cells.h), or NULL */
-	bool background;     /* opened with background (admitted: interpreter only) */
-	/* The groups of the connection that opened it: a reload checks its
-	 * uid's access again with them (session_reload_refused). */
-	gid_t gids[SESSION_GROUPS_MAX];
-	size_t ngids;
-};
 
 static void session_end(struct session *s, const char *why);
 static void session_end_by(struct session *s, enum session_event ev, const char *why);
@@ -179,7 +146,7 @@ session_free_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 	/* The uid slot (its key's) is free only now: the keeper was reaped
 	 * and no run of the session is left in a sandbox. */
 	spawnref_del(&d->refs, s->key);
-	XEVENTS_FREE(s->idle_ev, s->life_ev, s->orphan_ev, s->free_ev);
+	XEVENTS_FREE(s->idle_ev, s->life_ev, s->orphan_ev, s->free_ev, s->snap_ev);
 	cells_free(s->cells);
 	free(s);
 	frontend_status(d);
@@ -203,6 +170,10 @@ static void
 session_answer(struct session *s, struct kop *k, const struct keep_reply *rep, int fd)
 {
 	switch (k->kind) {
+	case KOP_SAVE:
+	case KOP_RESTORE:
+		session_store_answer(s, k, rep);
+		break;
 	case KOP_FILE:
 		if (k->c == NULL)
 			break; /* its client left */
@@ -219,6 +190,8 @@ session_answer(struct session *s, struct kop *k, const struct keep_reply *rep, i
 					  "the keeper sent no data");
 		else
 			session_reply_ok(k->c, k->req_id);
+		if (k->op == KEEP_WRITE || k->op == KEEP_DELETE)
+			session_store_snapshot(s);
 		break;
 	case KOP_INPUT:
 		if (k->r != NULL && rep->err != 0) {
@@ -253,17 +226,19 @@ session_fail_ops(struct session *s)
 
 	while ((k = TAILQ_FIRST(&s->ops)) != NULL) {
 		TAILQ_REMOVE(&s->ops, k, entry);
-		if (k->kind == KOP_FILE && k->c != NULL)
+		if ((k->kind == KOP_FILE || k->kind == KOP_SAVE) && k->c != NULL)
 			client_send_error(k->c, k->req_id, PROTO_ERR_NOT_FOUND, "session %s ended",
 					  s->id);
 		else if (k->kind != KOP_FILE && k->r != NULL)
 			k->done(k->r, -1, -ESHUTDOWN, "session");
+		if (k->kind == KOP_SAVE && k->c != NULL)
+			fd_close(k->fd);
 		free(k);
 	}
 }
 
 /* Send one request to the keeper and remember what its answer is for. */
-static int
+int
 session_send(struct session *s, struct kop *k, const char *path, int fd)
 {
 	int r;
@@ -274,6 +249,21 @@ session_send(struct session *s, struct kop *k, const char *path, int fd)
 		return r;
 	TAILQ_INSERT_TAIL(&s->ops, k, entry);
 	return 0;
+}
+
+void
+session_ready(struct session *s)
+{
+	session_transition(s, SESSION_EV_KEEPER_READY);
+	if (s->open_c != NULL) {
+		struct proto_out out;
+
+		if (proto_encode_session(s->open_req, PROTO_SESSION_OK, s->id, &out) < 0)
+			fatalx("cannot encode session_ok");
+		client_send(s->open_c, &out);
+	}
+	s->open_c = NULL;
+	session_touch(s);
 }
 
 /* The keeper's socket: ready, answers, or its end. */
@@ -308,17 +298,12 @@ session_keeper_cb(evutil_socket_t sock, short what UNUSED, void *arg)
 				session_end(s, "its keeper failed");
 				return;
 			}
-			session_transition(s, SESSION_EV_KEEPER_READY);
-			if (s->open_c != NULL) {
-				struct proto_out out;
-
-				if (proto_encode_session(s->open_req, PROTO_SESSION_OK, s->id,
-							 &out) < 0)
-					fatalx("cannot encode session_ok");
-				client_send(s->open_c, &out);
-			}
-			s->open_c = NULL;
-			session_touch(s);
+			/* A session restored after a restart takes runs
+			 * once its files are back (session_store.c). */
+			if (s->restore != NULL)
+				session_store_restore_start(s);
+			else
+				session_ready(s);
 			continue;
 		}
 		k = TAILQ_FIRST(&s->ops);
@@ -353,6 +338,12 @@ session_end(struct session *s, const char *why)
 	session_end_by(s, SESSION_EV_END, why);
 }
 
+void
+session_end_why(struct session *s, const char *why)
+{
+	session_end(s, why);
+}
+
 /* The end by ev (END, REVOKED): ENDING's entry action. */
 static void
 session_end_by(struct session *s, enum session_event ev, const char *why)
@@ -374,6 +365,8 @@ session_end_by(struct session *s, enum session_event ev, const char *why)
 	s->open_c = NULL;
 	session_close_keeper(s);
 	session_fail_ops(s);
+	/* Only a stopping daemon keeps a session's files for its restart. */
+	session_store_end(s, !s->keep_store);
 	if (s->cells != NULL)
 		cells_end(s->cells, why);
 	run_cancel_session(s->d, s);
@@ -474,15 +467,83 @@ session_spawn_keeper(struct session *s)
 	return r;
 }
 
+struct session *
+session_create(struct daemon *d, const struct session_facts *f)
+{
+	struct session *s = xcalloc(1, sizeof(*s));
+	int r;
+
+	s->workspace_bytes = f->workspace_bytes;
+	s->idle_ms = f->idle_ms;
+	s->lifetime_ms = f->lifetime_ms;
+	s->lease_end_ms = f->lease_end_ms;
+	snprintf(s->profile, sizeof(s->profile), "%s", f->profile);
+	s->detached = f->detached;
+	s->background = f->background;
+	if (f->interpreter[0] != '\0')
+		s->cells = cells_new(d, s, f->uid, f->interpreter);
+	/* The keeper's key holds the session's uid slot, which its runs use,
+	 * until the session is freed. admit_decide() saw one free (rule 8);
+	 * -EBUSY stays the backstop, answered in its words. */
+	r = spawnref_add_slot(&d->refs, SPAWNREF_KEEPER, s, &s->key, &s->slot);
+	if (r == -EBUSY) {
+		cells_free(s->cells);
+		free(s);
+		return NULL;
+	}
+	if (r < 0)
+		fatalx("cannot register a spawn key: %s", strerror(-r));
+	memcpy(s->id, f->id, sizeof(s->id));
+	s->d = d;
+	s->uid = f->uid;
+	s->ngids = f->ngids < SESSION_GROUPS_MAX ? f->ngids : SESSION_GROUPS_MAX;
+	memcpy(s->gids, f->gids, s->ngids * sizeof(s->gids[0]));
+	s->keeper = -1;
+	s->snap_fd = -1;
+	TAILQ_INIT(&s->ops);
+	clock_gettime(CLOCK_MONOTONIC, &s->t_open);
+	s->t_active = s->t_open;
+	s->idle_ev = xevtimer_new(d->base, session_idle_cb, s);
+	s->life_ev = xevtimer_new(d->base, session_life_cb, s);
+	s->orphan_ev = xevtimer_new(d->base, session_orphan_cb, s);
+	s->free_ev = xevtimer_new(d->base, session_free_cb, s);
+	TAILQ_INSERT_TAIL(&d->sessions, s, entry);
+	d->nsessions++;
+	return s;
+}
+
+int
+session_start(struct session *s, uint64_t lease_ms)
+{
+	int r = session_spawn_keeper(s);
+
+	if (r < 0) {
+		if (s->open_c != NULL)
+			client_send_error(s->open_c, s->open_req, PROTO_ERR_INTERNAL,
+					  "cannot open a session: %s", strerror(-r));
+		s->open_c = NULL;
+		session_keeper_gone(s, "set-up failed");
+		return r;
+	}
+	session_timer(s->life_ev, lease_ms);
+	log_info("session %.8s uid %u: %s, workspace %" PRIu64 " bytes, idle %" PRIu64
+		 " ms, lifetime %" PRIu64 " ms%s",
+		 s->id, (unsigned)s->uid, s->open_c == NULL ? "restored" : "opened",
+		 s->workspace_bytes, s->idle_ms, lease_ms, s->detached ? ", detached" : "");
+	return 0;
+}
+
 void
 session_open(struct daemon *d, struct client *c, uint32_t req_id,
 	     const struct proto_session_open *o)
 {
 	struct admit_decision dec;
 	struct admit_gather g;
+	struct session_restore *rs = NULL;
+	struct session_facts f;
 	struct session *s;
 	uint8_t rnd[PROTO_SESSION_ID_LEN / 2];
-	int i, r;
+	int i;
 
 	/* What only the sessions know: the uid's sessions and interpreters
 	 * open, and whether the interpreter asked is a python runtime. */
@@ -497,66 +558,44 @@ session_open(struct daemon *d, struct client *c, uint32_t req_id,
 		client_send_error(c, req_id, dec.code, "%s", dec.why);
 		return;
 	}
-	s = xcalloc(1, sizeof(*s));
-	s->workspace_bytes = dec.workspace_bytes;
-	s->idle_ms = dec.idle_ms;
-	s->lifetime_ms = dec.lifetime_ms;
-	/* Safe to grant: a detached session is still bounded by max_per_uid,
-	 * its idle timeout and its lifetime (and their ceilings); only the
-	 * orphan grace, a convenience for clients that crash, does not apply
-	 * (docs/security.md "Sessions"). */
-	s->detached = o->detached;
-	strcpy(s->profile, g.prof->name);
-	s->run_defaults = o->limits;
-	s->background = o->background;
-	if (o->interpreter != NULL)
-		s->cells = cells_new(d, s, client_uid(c), o->interpreter);
-	/* The keeper's key holds the session's uid slot, which its runs use,
-	 * until the session is freed. admit_decide() saw one free (rule 8);
-	 * -EBUSY stays the backstop, answered in its words. */
-	r = spawnref_add_slot(&d->refs, SPAWNREF_KEEPER, s, &s->key, &s->slot);
-	if (r == -EBUSY) {
-		cells_free(s->cells);
-		free(s);
-		client_send_error(c, req_id, PROTO_ERR_BUSY, "no free sandbox uid");
+	/* An archive to start from is checked whole first (session_store.c):
+	 * a refused one opens nothing. */
+	if (o->archive.present &&
+	    session_store_archive_check(c, req_id, &o->archive, dec.workspace_bytes, &rs) < 0)
 		return;
-	}
-	if (r < 0)
-		fatalx("cannot register a spawn key: %s", strerror(-r));
+	memset(&f, 0, sizeof(f));
 	/* 128 bits from the kernel's CSPRNG: ids are capabilities of a kind,
 	 * though every lookup also checks the owner's uid. */
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		fatal("getrandom");
 	for (i = 0; i < (int)sizeof(rnd); i++)
-		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
-	s->d = d;
-	s->uid = client_uid(c);
-	s->ngids = client_gids(c, s->gids, SESSION_GROUPS_MAX);
+		snprintf(f.id + 2 * i, 3, "%02x", rnd[i]);
+	f.uid = client_uid(c);
+	f.ngids = client_gids(c, f.gids, SESSION_GROUPS_MAX);
+	snprintf(f.profile, sizeof(f.profile), "%s", g.prof->name);
+	snprintf(f.interpreter, sizeof(f.interpreter), "%s", o->interpreter ? o->interpreter : "");
+	f.workspace_bytes = dec.workspace_bytes;
+	f.idle_ms = dec.idle_ms;
+	f.lifetime_ms = dec.lifetime_ms;
+	/* Safe to grant: a detached session is still bounded by max_per_uid,
+	 * its idle timeout and its lifetime (and their ceilings); only the
+	 * orphan grace, a convenience for clients that crash, does not apply
+	 * (docs/security.md "Sessions"). */
+	f.detached = o->detached;
+	f.background = o->background;
+	f.lease_end_ms = clock_realtime_ms() + dec.lifetime_ms;
+	s = session_create(d, &f);
+	if (s == NULL) {
+		session_store_restore_free(rs);
+		client_send_error(c, req_id, PROTO_ERR_BUSY, "no free sandbox uid");
+		return;
+	}
+	s->restore = rs;
+	s->run_defaults = o->limits;
 	s->open_c = c;
 	s->open_req = req_id;
-	s->keeper = -1;
-	TAILQ_INIT(&s->ops);
-	clock_gettime(CLOCK_MONOTONIC, &s->t_open);
-	s->t_active = s->t_open;
-	s->idle_ev = xevtimer_new(d->base, session_idle_cb, s);
-	s->life_ev = xevtimer_new(d->base, session_life_cb, s);
-	s->orphan_ev = xevtimer_new(d->base, session_orphan_cb, s);
-	s->free_ev = xevtimer_new(d->base, session_free_cb, s);
-	TAILQ_INSERT_TAIL(&d->sessions, s, entry);
-	d->nsessions++;
-	r = session_spawn_keeper(s);
-	if (r < 0)
-		goto fail;
-	session_timer(s->life_ev, s->lifetime_ms);
-	log_info("session %.8s uid %u: opened, workspace %" PRIu64 " bytes, idle %" PRIu64
-		 " ms, lifetime %" PRIu64 " ms%s",
-		 s->id, (unsigned)s->uid, s->workspace_bytes, s->idle_ms, s->lifetime_ms,
-		 s->detached ? ", detached" : "");
-	return;
-fail:
-	client_send_error(c, req_id, PROTO_ERR_INTERNAL, "cannot open a session: %s", strerror(-r));
-	s->open_c = NULL;
-	session_keeper_gone(s, "set-up failed");
+	if (session_start(s, s->lifetime_ms) == 0)
+		session_store_record(s);
 }
 
 void
@@ -570,62 +609,6 @@ session_close(struct daemon *d, struct client *c, uint32_t req_id, const char *i
 	}
 	session_end(s, "closed by its owner");
 	session_reply_ok(c, req_id);
-}
-
-void
-session_list(struct daemon *d, struct client *c, uint32_t req_id)
-{
-	struct proto_session_entry e[PROTO_SESSIONS_MAX];
-	struct proto_session_list l = {.sessions = e, .nsessions = 0};
-	struct proto_out out;
-	struct session *s;
-	bool busy;
-
-	TAILQ_FOREACH(s, &d->sessions, entry)
-	{
-		if (s->state != SESSION_READY || s->uid != client_uid(c))
-			continue;
-		/* Past the cap, count what is left out: a cut list says so. */
-		if (l.nsessions == PROTO_SESSIONS_MAX) {
-			l.more++;
-			continue;
-		}
-		/* An interpreter session's run is its interpreter, alive
-		 * between cells: busy while a cell runs or waits, and its
-		 * runs are its cells. */
-		busy = s->cells != NULL ? cells_busy(s->cells) : s->active != NULL;
-		e[l.nsessions++] = (struct proto_session_entry){
-			.session = s->id,
-			.age_ms = clock_ms_since(&s->t_open),
-			.idle_ms = busy ? 0 : clock_ms_since(&s->t_active),
-			.runs = s->cells != NULL ? cells_count(s->cells) : s->nruns,
-			.state = busy ? "running" : "idle",
-			.interpreter = s->cells != NULL ? cells_runtime(s->cells) : NULL,
-			.background = s->background};
-	}
-	client_send_encoded(c, req_id, proto_encode_session_list(req_id, &l, &out), &out,
-			    "session_list");
-}
-
-void
-session_processes(struct daemon *d, struct client *c, uint32_t req_id, const char *id, bool stop,
-		  uint32_t pid)
-{
-	struct session *s = session_find(d, client_uid(c), id);
-
-	/* Another uid's session is not_found, as one that never existed. */
-	if (s == NULL || s->state != SESSION_READY) {
-		client_send_error(c, req_id, PROTO_ERR_NOT_FOUND, "no such session");
-		return;
-	}
-	if (s->cells == NULL || !s->background) {
-		client_send_error(c, req_id, PROTO_ERR_BAD_REQUEST,
-				  "session %.8s was not opened with background processes: "
-				  "nothing a step starts outlives it",
-				  s->id);
-		return;
-	}
-	cells_processes(s->cells, c, req_id, stop, pid);
 }
 
 void
@@ -737,7 +720,11 @@ session_stop_all(struct daemon *d)
 
 	for (s = TAILQ_FIRST(&d->sessions); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, entry);
-		session_end(s, "the daemon is stopping");
+		s->keep_store = true;
+		/* Its last changes are written first; the stop waits for it
+		 * (bounded by the stop's grace) as for a run. */
+		if (!session_store_flush(s))
+			session_end(s, "the daemon is stopping");
 	}
 }
 
@@ -778,6 +765,7 @@ void
 session_cell_touch(struct session *s)
 {
 	session_touch(s);
+	session_store_snapshot(s);
 }
 
 bool
@@ -811,26 +799,24 @@ session_run_defaults(const struct session *s)
 }
 
 /*
- * Does the config in force refuse the session (why into why)? Its profile
- * gone, or its uid not allowed by [access] or by its profile, judged with
- * the groups of the connection that opened it: what a new request of that
+ * Does cfg refuse a session of uid (with gids, the groups of the connection
+ * that opened it) and profile (why into why)? Its profile gone, or its uid
+ * not allowed by [access] or by its profile: what a new request of that
  * connection would be refused for (client_access(), the profile check of
- * session_open()).
+ * session_open()). A reload and a restart (session_store.c) ask it.
  */
-static bool
-session_reload_refused(const struct session *s, char *why, size_t len)
+bool
+session_policy_refuses(const struct config *cfg, uid_t uid, const gid_t *gids, size_t ngids,
+		       const char *profile, char *why, size_t len)
 {
-	const struct config *cfg = s->d->cfg;
-	const struct config_profile *prof = config_profile_find(cfg, s->profile);
+	const struct config_profile *prof = config_profile_find(cfg, profile);
 
-	if (!config_peer_allowed(cfg, s->uid, s->gids, s->ngids))
-		snprintf(why, len, "uid %u is no longer allowed to use this daemon",
-			 (unsigned)s->uid);
+	if (!config_peer_allowed(cfg, uid, gids, ngids))
+		snprintf(why, len, "uid %u is no longer allowed to use this daemon", (unsigned)uid);
 	else if (prof == NULL)
-		snprintf(why, len, "its profile %s is gone", s->profile);
-	else if (!config_profile_allowed(prof, s->uid, s->gids, s->ngids))
-		snprintf(why, len, "profile %s no longer allows uid %u", s->profile,
-			 (unsigned)s->uid);
+		snprintf(why, len, "its profile %s is gone", profile);
+	else if (!config_profile_allowed(prof, uid, gids, ngids))
+		snprintf(why, len, "profile %s no longer allows uid %u", profile, (unsigned)uid);
 	else
 		return false;
 	return true;
@@ -852,7 +838,8 @@ session_reload(struct session *s, const struct config *old)
 	/* A one-shot run of that uid or profile is refused now: a session
 	 * must not keep its keeper, workspace and interpreter, nor take
 	 * runs, under a policy that no longer allows it (docs/security.md). */
-	if (session_reload_refused(s, refused, sizeof(refused))) {
+	if (session_policy_refuses(cfg, s->uid, s->gids, s->ngids, s->profile, refused,
+				   sizeof(refused))) {
 		session_end_by(s, SESSION_EV_REVOKED, refused);
 		return;
 	}
@@ -958,6 +945,7 @@ session_run_end(struct session *s, struct run *r)
 	if (s->active == r)
 		s->active = NULL;
 	session_touch(s);
+	session_store_snapshot(s);
 	session_maybe_free(s);
 }
 

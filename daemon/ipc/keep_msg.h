@@ -19,6 +19,10 @@ enum keep_op {
 	KEEP_LIST = 5,	 /* reply fd: a memfd of struct keep_entry, count entries */
 	KEEP_DELETE = 6, /* a file, a link or an empty directory */
 	KEEP_REPLY = 7,	 /* keeper -> frontend: the answer to one request */
+	/* request fd: where to write the workspace as ustar (keeper_tar.h);
+	 * reply size: the archive's bytes, count: entries left out */
+	KEEP_SAVE = 8,
+	KEEP_MKDIR = 9, /* a directory (and its parents), owned by the code's uid */
 };
 
 enum keep_kind {

@@ -17,9 +17,11 @@ struct client;
 struct run;
 
 enum kop_kind {
-	KOP_FILE,  /* a client's file operation: reply to (c, req_id) */
-	KOP_INPUT, /* a run's input file */
-	KOP_MOUNT, /* a run's workspace mount */
+	KOP_FILE,    /* a client's file operation: reply to (c, req_id) */
+	KOP_INPUT,   /* a run's input file */
+	KOP_MOUNT,   /* a run's workspace mount */
+	KOP_SAVE,    /* the session's snapshot for its restart (session_store.c) */
+	KOP_RESTORE, /* one entry of the archive a session is restored from */
 };
 
 /* One request sent to the keeper, waiting for its answer. */
@@ -33,6 +35,7 @@ struct kop {
 	struct run *r;
 	void (*done)(struct run *r, int fd, int err, const char *what);
 	char what[PROTO_NAME_MAX + 1];
+	int fd; /* KOP_SAVE for a client: the memfd the keeper writes, or -1 */
 };
 
 /* Send request op with seq for path (a workspace path; -ENAMETOOLONG past

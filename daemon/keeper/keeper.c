@@ -33,6 +33,7 @@
 #include "fdpass.h"
 #include "keep_msg.h"
 #include "keeper_path.h"
+#include "keeper_tar.h"
 #include "plan.h"
 #include "fdio.h"
 
@@ -211,6 +212,40 @@ keep_delete(int root, const char *path)
 	return r;
 }
 
+/* Make a directory (its parents too), owned by the code's uid; one that
+ * is there already is fine, anything else at its name is not. */
+static int
+keep_mkdir(int root, const char *path)
+{
+	char leaf[PROTO_NAME_MAX + 1];
+	struct stat st;
+	int dir, r = 0;
+
+	dir = keeper_path_parent(root, path, true, leaf, sizeof(leaf));
+	if (dir < 0)
+		return dir;
+	if (mkdirat(dir, leaf, 0755) == 0)
+		(void)fchownat(dir, leaf, PLAN_SANDBOX_UID, PLAN_SANDBOX_GID, AT_SYMLINK_NOFOLLOW);
+	else if (errno != EEXIST)
+		r = -errno;
+	else if (fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		r = -EEXIST;
+	close(dir);
+	return r;
+}
+
+/* The workspace as one archive, written to out (a file or memfd of the
+ * frontend's; never read back here). */
+static int
+keep_save(int root, int out, uint64_t *ret_bytes, uint32_t *ret_skipped)
+{
+	struct stat st;
+
+	if (out < 0 || fstat(out, &st) < 0 || !S_ISREG(st.st_mode))
+		return -EINVAL;
+	return keeper_tar_write(root, out, ret_bytes, ret_skipped);
+}
+
 /* A detached copy of the workspace mount, for one run's /workspace. */
 static int
 keep_mount(int *ret_fd)
@@ -245,6 +280,12 @@ keep_serve(int sock, int root, const struct keep_req *req, int in_fd)
 		break;
 	case KEEP_DELETE:
 		rep.err = keep_delete(root, req->path);
+		break;
+	case KEEP_MKDIR:
+		rep.err = keep_mkdir(root, req->path);
+		break;
+	case KEEP_SAVE:
+		rep.err = keep_save(root, in_fd, &rep.size, &rep.count);
 		break;
 	default:
 		rep.err = -EINVAL;

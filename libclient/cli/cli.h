@@ -66,6 +66,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_FIGURES,
 	OPT_BACKGROUND,
+	OPT_ARCHIVE,
 	OPT_LIMIT_FIRST = 512, /* + enum proto_limit: a limit's own option */
 };
 
@@ -172,6 +173,8 @@ int cli_run_report(const struct cli *cli, const struct cli_run *run,
 
 /* cmd_session.c */
 int cli_session_error(struct airlock_conn *conn, const char *what, int err);
+/* Write len bytes to path atomically (cmd_file.c): 0 or -errno. */
+int cli_write_atomic(const char *path, const void *data, size_t len);
 int cli_check_session_id(const char *id);
 int cli_session(struct cli *cli, int argc, char **argv);
 

@@ -78,7 +78,7 @@ out:
  * over path. A reader never sees a partial file, and a symbolic link at path
  * is replaced, not followed. Returns 0 or -errno.
  */
-static int
+int
 cli_write_atomic(const char *path, const void *data, size_t len)
 {
 	char *dcopy = NULL, *bcopy = NULL, tmp[300];

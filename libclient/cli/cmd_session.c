@@ -1,4 +1,4 @@
-/* cli/cmd_session.c: `airlock session open|close|ls`. */
+/* cli/cmd_session.c: `airlock session open|close|ls|ps|kill|extend|save`. */
 #include "airlock.h"
 #include "cli.h"
 #include "net.h"
@@ -54,15 +54,38 @@ cli_check_session_id(const char *id)
 	return CLI_EXIT_USAGE;
 }
 
+/* What `session open` collects: its options, and the archive (read whole;
+ * the options point at it until the open returns). */
+struct cli_session_open_ctx {
+	struct airlock_session_opts *opts;
+	char *archive;
+	size_t archive_len;
+};
+
 /* Apply one option of `session open` of its own to opts; 0 or an exit status. */
 static int
 cli_session_open_option(void *ctx, int c, const char *arg)
 {
-	struct airlock_session_opts *opts = ctx;
+	struct cli_session_open_ctx *x = ctx;
+	struct airlock_session_opts *opts = x->opts;
 	uint64_t v;
 	int status;
 
 	switch (c) {
+	case OPT_ARCHIVE: {
+		int r;
+
+		free(x->archive);
+		x->archive = NULL;
+		r = cli_read_file(arg, &x->archive, &x->archive_len);
+		if (r < 0)
+			return cli_err(CLI_EXIT_NOINPUT, "noinput", "--archive %s: %s", arg,
+				       strerror(-r));
+		r = airlock_session_opts_set_archive(opts, x->archive, x->archive_len);
+		return r < 0 ? cli_err(CLI_EXIT_USAGE, "usage", "--archive %s: %s", arg,
+				       strerror(-r))
+			     : 0;
+	}
 	case OPT_WORKSPACE:
 		status = cli_value("--workspace", arg, arg, LIMIT_KIND_BYTES, &v);
 		return status != 0 ? status : airlock_session_opts_set_workspace_bytes(opts, v);
@@ -95,6 +118,7 @@ static int
 cli_session_open(struct cli *cli, int argc, char **argv)
 {
 	char id[AIRLOCK_SESSION_ID_LEN + 1];
+	struct cli_session_open_ctx x = {0};
 	struct airlock_session_opts *opts = NULL;
 	struct airlock_conn *conn = NULL;
 	struct cli_limits lim = {0};
@@ -106,7 +130,8 @@ cli_session_open(struct cli *cli, int argc, char **argv)
 	r = airlock_session_opts_new(&opts);
 	if (r < 0)
 		return cli_fail("session options", r);
-	parse.ctx = opts;
+	x.opts = opts;
+	parse.ctx = &x;
 	status = cli_parse_options(cli, &parse, &lim, argc, argv);
 	if (status != 0) {
 		if (status < 0)
@@ -148,6 +173,7 @@ cli_session_open(struct cli *cli, int argc, char **argv)
 out:
 	airlock_conn_free(conn);
 	airlock_session_opts_free(opts);
+	free(x.archive);
 	return status;
 }
 
@@ -163,6 +189,53 @@ cli_session_close(const struct cli *cli, struct airlock_conn *conn, int nargs UN
 	if (cli->json)
 		return cli_json_print(json_pack("{s:s, s:b}", "id", args[0], "closed", 1));
 	return CLI_EXIT_OK;
+}
+
+/* `airlock session extend ID SECONDS`: the lease ends SECONDS from now. */
+static int
+cli_session_extend(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED,
+		   char **args)
+{
+	char *end;
+	unsigned long long s;
+	int r;
+
+	errno = 0;
+	s = strtoull(args[1], &end, 10);
+	if (errno != 0 || end == args[1] || *end != '\0' || s == 0 || s > UINT64_MAX / 1000 ||
+	    args[1][0] == '-' || args[1][0] == '+')
+		return cli_err(CLI_EXIT_USAGE, "usage",
+			       "session extend: %s: not a number of seconds (1 or more)", args[1]);
+	r = airlock_session_extend(conn, args[0], (uint64_t)s * 1000);
+	return r < 0 ? cli_session_error(conn, "session extend", r) : CLI_EXIT_OK;
+}
+
+/* `airlock session save ID FILE|-`: the workspace as a tar archive. */
+static int
+cli_session_save(const struct cli *cli UNUSED, struct airlock_conn *conn, int nargs UNUSED,
+		 char **args)
+{
+	struct airlock_file *file = NULL;
+	const void *data;
+	size_t len;
+	int r, status = CLI_EXIT_OK;
+
+	r = airlock_session_save(conn, args[0], &file);
+	if (r < 0) {
+		status = cli_session_error(conn, "session save", r);
+		goto out;
+	}
+	airlock_file_data(file, &data, &len);
+	if (strcmp(args[1], "-") == 0) {
+		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) == EOF)
+			status = cli_fail("session save: write stdout", -EIO);
+	} else if ((r = cli_write_atomic(args[1], data, len)) < 0) {
+		status = cli_err(CLI_EXIT_CANTCREAT, "cantcreat", "session save: write %s: %s",
+				 args[1], strerror(-r));
+	}
+out:
+	airlock_file_free(file);
+	return status;
 }
 
 /* Session i of `airlock session ls --json` (a list of objects, one per
@@ -292,7 +365,7 @@ cli_session_kill(const struct cli *cli UNUSED, struct airlock_conn *conn, int na
 	return r < 0 ? cli_session_error(conn, "session kill", r) : CLI_EXIT_OK;
 }
 
-/* `airlock session open|close|ls|ps|kill`. */
+/* `airlock session open|close|ls|ps|kill|extend|save`. */
 int
 cli_session(struct cli *cli, int argc, char **argv)
 {
@@ -314,6 +387,16 @@ cli_session(struct cli *cli, int argc, char **argv)
 		 .min_args = 2,
 		 .max_args = 2,
 		 .session_first = true},
+		{.name = "extend",
+		 .fn = cli_session_extend,
+		 .min_args = 2,
+		 .max_args = 2,
+		 .session_first = true},
+		{.name = "save",
+		 .fn = cli_session_save,
+		 .min_args = 2,
+		 .max_args = 2,
+		 .session_first = true},
 		{.name = NULL},
 	};
 
@@ -322,5 +405,6 @@ cli_session(struct cli *cli, int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	return cli_dispatch(cli, session_commands, "session",
-			    "session: expected open, close, ls, ps or kill", argc - 1, argv + 1);
+			    "session: expected open, close, ls, ps, kill, extend or save", argc - 1,
+			    argv + 1);
 }

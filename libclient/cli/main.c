@@ -52,6 +52,7 @@ static const struct cli_option {
 	{{"figures", required_argument, NULL, OPT_FIGURES}, CLI_IN_RUN},
 	{{"interpreter", required_argument, NULL, OPT_INTERPRETER}, CLI_IN_SESSION_OPEN},
 	{{"background", no_argument, NULL, OPT_BACKGROUND}, CLI_IN_SESSION_OPEN},
+	{{"archive", required_argument, NULL, OPT_ARCHIVE}, CLI_IN_SESSION_OPEN},
 	{{"workspace", required_argument, NULL, OPT_WORKSPACE}, CLI_IN_SESSION_OPEN},
 	{{"idle", required_argument, NULL, OPT_IDLE}, CLI_IN_SESSION_OPEN},
 	{{"lifetime", required_argument, NULL, OPT_LIFETIME}, CLI_IN_SESSION_OPEN},
@@ -76,12 +77,14 @@ static const struct cli_synopsis {
 		"[ARG]...\n"},
 	{"session", "airlock [--socket PATH] [--json] session open [--workspace SIZE]\n"
 		    "               [--idle SECONDS] [--lifetime SECONDS] [--profile NAME]\n"
-		    "               [--interpreter RUNTIME [--background]]\n"
+		    "               [--interpreter RUNTIME [--background]] [--archive FILE]\n"
 		    "               [LIMIT OPTION]...\n"
 		    "       airlock [--socket PATH] [--json] session close ID\n"
 		    "       airlock [--socket PATH] [--json] session ls\n"
 		    "       airlock [--socket PATH] [--json] session ps ID\n"
-		    "       airlock [--socket PATH] [--json] session kill ID PID\n"},
+		    "       airlock [--socket PATH] [--json] session kill ID PID\n"
+		    "       airlock [--socket PATH] [--json] session extend ID SECONDS\n"
+		    "       airlock [--socket PATH] [--json] session save ID FILE|-\n"},
 	{"put", "airlock [--socket PATH] [--json] put SESSION LOCAL|- REMOTE\n"},
 	{"get", "airlock [--socket PATH] [--json] get SESSION REMOTE LOCAL|-\n"},
 	{"files", "airlock [--socket PATH] [--json] files SESSION [DIR]\n"},

@@ -177,6 +177,8 @@ void mcp_tool_session_open(struct mcp *m, json_t *id, json_t *args, json_t *toke
 void mcp_session_fail(struct mcp *m, json_t *id, const char *tool, const char *sid,
 		      const char *path, int r);
 void mcp_tool_session_close(struct mcp *m, json_t *id, json_t *args, json_t *token);
+void mcp_tool_session_extend(struct mcp *m, json_t *id, json_t *args, json_t *token);
+void mcp_tool_session_save(struct mcp *m, json_t *id, json_t *args, json_t *token);
 
 /* tool_file.c */
 void mcp_tool_write_file(struct mcp *m, json_t *id, json_t *args, json_t *token);

@@ -222,11 +222,27 @@ const struct mcp_tool mcp_tools[] = {
 	 "Open a session: a workspace that keeps its files between runs (each run is still a "
 	 "fresh sandbox), under a profile (its limits, switches and network) if one is "
 	 "given. Returns the session id to pass as 'session' to the other tools. "
-	 "Close it with session_close when done.",
-	 "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+	 "Close it with session_close when done. With 'archive' (what session_save returned) "
+	 "the workspace starts with those files.",
+	 "{\"type\":\"object\",\"properties\":{\"archive\":{\"type\":\"string\","
+	 "\"description\":\"base64 of a tar archive (session_save's)\"}},"
+	 "\"additionalProperties\":false}",
 	 "{\"type\":\"object\",\"properties\":{\"session\":{\"type\":\"string\"}},"
 	 "\"required\":[\"session\"]}",
 	 false, false, false, mcp_tool_session_open},
+	{"session_extend", "Extend a session's lease",
+	 "Keep a session longer: it now ends 'seconds' from now (at most the daemon's "
+	 "maximum lifetime). Sessions also survive a restart of the daemon.",
+	 "{\"type\":\"object\",\"properties\":{" MCP_SESSION_ARG ","
+	 "\"seconds\":{\"type\":\"number\",\"description\":\"From now\"}},"
+	 "\"required\":[\"session\",\"seconds\"],\"additionalProperties\":false}",
+	 NULL, false, false, true, mcp_tool_session_extend},
+	{"session_save", "Save a session's workspace",
+	 "The session's workspace as a tar archive (an embedded resource, base64): keep it, "
+	 "and pass it as 'archive' to session_open to start a new session from it.",
+	 "{\"type\":\"object\",\"properties\":{" MCP_SESSION_ARG "},"
+	 "\"required\":[\"session\"],\"additionalProperties\":false}",
+	 NULL, true, false, true, mcp_tool_session_save},
 	{"session_close", "Close a session",
 	 "Close a session: its files are deleted and a run in it is stopped.",
 	 "{\"type\":\"object\",\"properties\":{" MCP_SESSION_ARG "},"

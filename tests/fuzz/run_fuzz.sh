@@ -41,6 +41,8 @@ build fuzz_egress "$src/tests/fuzz/fuzz_egress.c" "$src/daemon/frontend/egress/e
 build fuzz_bundle "$src/tests/fuzz/fuzz_bundle.c"
 build fuzz_jsonscan "$src/tests/fuzz/fuzz_jsonscan.c"
 build fuzz_advisory "$src/tests/fuzz/fuzz_advisory.c" "$src/daemon/frontend/advisory.c"
+build fuzz_archive "$src/tests/fuzz/fuzz_archive.c" "$src/daemon/frontend/session_archive.c"
+build fuzz_record "$src/tests/fuzz/fuzz_record.c" "$src/daemon/frontend/session_record.c"
 # shellcheck disable=SC2086
 $cc $flags -o "$work/gen_seeds" "$src/tests/fuzz/gen_seeds.c" "$src/daemon/ipc/plan_build.c" "$src/daemon/ipc/plan_parse.c" $root_rule $common $libs
 rm -rf "$work/seeds"
@@ -66,7 +68,17 @@ printf 's = """import os\n"""  # import ctypes\nif x: import importlib; importli
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
-for h in proto config plan egress bundle jsonscan advisory; do
+# A workspace archive (python's tarfile, ustar) and a kept session's record.
+mkdir -p "$work/seeds/archive" "$work/seeds/record"
+python3 -c 'import io,tarfile,sys
+b=io.BytesIO(); t=tarfile.open(fileobj=b,mode="w",format=tarfile.USTAR_FORMAT)
+d=tarfile.TarInfo("d"); d.type=tarfile.DIRTYPE; t.addfile(d)
+f=tarfile.TarInfo("d/f.txt"); f.size=5; t.addfile(f, io.BytesIO(b"hello")); t.close()
+sys.stdout.buffer.write(b.getvalue())' >"$work/seeds/archive/files"
+printf 'version=1\nid=0123456789abcdef0123456789abcdef\nuid=1000\nprofile=default\ninterpreter=python\nworkspace_bytes=67108864\nidle_ms=600000\nlifetime_ms=3600000\nlease_end_ms=1796653927461\ndetached=1\nbackground=0\ngids=1000,27\n' \
+	>"$work/seeds/record/good"
+
+for h in proto config plan egress bundle jsonscan advisory archive record; do
 	corpus="$work/corpus-$h"
 	mkdir -p "$corpus"
 	# Regressions first: each committed input runs once and must pass.

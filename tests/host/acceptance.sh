@@ -481,6 +481,12 @@ no_leftovers "nothing left running after stop"
 check "socket still listening after stop" systemctl -q is-active airlockd.socket
 check "the next connection starts it again" sh -c "cd $tmp && runuser -u agent -- airlock run -c 'print(3)' | grep -qx 3"
 
+# --- sessions outlive a restart (tests/host/persist.sh, copied in by vm_add_tests)
+echo "acceptance: sessions across systemctl restart airlockd"
+PERSIST_SOURCED=1
+. /usr/local/share/airlock-tests/host/persist.sh
+persist_checks
+
 # --- hardening, as systemd sees it
 score=$(systemd-analyze security airlockd.service --no-pager 2>/dev/null | tail -n 1)
 echo "acceptance: systemd-analyze security: $score"

@@ -83,13 +83,14 @@ UNIT
 }
 
 # vm_add_tests DIR SRC: the hostile suite (tests/hostile, tests/lib of the
-# source tree SRC) and tests/jupyter (its host_check.py) in the unpacked root
-# DIR, at /usr/local/share/airlock-tests, for tests/host/hostile.sh and
+# source tree SRC), tests/jupyter (its host_check.py) and the sessions'
+# restart check (tests/host/persist.sh) in the unpacked root DIR, at
+# /usr/local/share/airlock-tests, for tests/host/hostile.sh and
 # acceptance.sh (no package ships them).
 vm_add_tests() {
 	dir=$1 src=$2
 	mkdir -p "$dir/usr/local/share/airlock-tests"
-	tar -C "$src/tests" --exclude=__pycache__ -cf - hostile lib jupyter |
+	tar -C "$src/tests" --exclude=__pycache__ -cf - hostile lib jupyter host/persist.sh |
 		tar -C "$dir/usr/local/share/airlock-tests" -xf -
 }
 

@@ -3114,9 +3114,18 @@ test_names(void **state)
 	assert_string_equal(proto_type_name(PROTO_STREAM), "stream");
 	assert_string_equal(proto_type_name(PROTO_TOOL_REPLY), "tool_reply");
 	assert_string_equal(proto_type_name(PROTO_PROCESS_STOP), "process_stop");
-	for (i = PROTO_HELLO; i <= PROTO_PROCESS_STOP; i++)
+	assert_string_equal(proto_type_name(PROTO_SESSION_EXTEND), "session_extend");
+	assert_string_equal(proto_type_name(PROTO_SESSION_SAVE), "session_save");
+	/* The numbers are the wire's: bg-procs took 29 to 31 first, and a
+	 * number once given is never given again. */
+	assert_int_equal(PROTO_SESSION_PS, 29);
+	assert_int_equal(PROTO_SESSION_PS_OK, 30);
+	assert_int_equal(PROTO_PROCESS_STOP, 31);
+	assert_int_equal(PROTO_SESSION_EXTEND, 32);
+	assert_int_equal(PROTO_SESSION_SAVE, 33);
+	for (i = PROTO_HELLO; i <= PROTO_SESSION_SAVE; i++)
 		assert_string_not_equal(proto_type_name((enum proto_type)i), "unknown");
-	assert_string_equal(proto_type_name((enum proto_type)(PROTO_PROCESS_STOP + 1)), "unknown");
+	assert_string_equal(proto_type_name((enum proto_type)(PROTO_SESSION_SAVE + 1)), "unknown");
 	assert_string_equal(proto_type_name((enum proto_type)42), "unknown");
 	for (i = 0; i < PROTO_OUTCOME_COUNT_; i++) {
 		assert_int_equal(
@@ -3351,6 +3360,77 @@ test_bad_run_tools(void **state)
 		assert_int_equal(m.u.run.ntools, PROTO_TOOLS_MAX);
 		proto_msg_free(&m);
 	}
+}
+
+/* session_extend, session_save and session_open's archive round trips; a
+ * lease of 0 ms and a bad session id refused on both sides. */
+static void
+test_roundtrip_session_lease_save(void **state)
+{
+	static const char id[] = "0123456789abcdef0123456789abcdef";
+	struct proto_session_extend x = {.session = id, .lifetime_ms = 90000};
+	struct proto_out o;
+	struct proto_msg m;
+	struct mb b;
+
+	(void)state;
+	assert_int_equal(proto_encode_session_extend(3, &x, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_SESSION_EXTEND);
+	assert_int_equal(m.id, 3);
+	assert_string_equal(m.u.session_extend.session, id);
+	assert_int_equal(m.u.session_extend.lifetime_ms, 90000);
+	proto_msg_free(&m);
+	assert_int_equal(proto_encode_session(4, PROTO_SESSION_SAVE, id, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.type, PROTO_SESSION_SAVE);
+	assert_string_equal(m.u.session.session, id);
+	proto_msg_free(&m);
+	/* session_open's archive: a blob, absent by default. */
+	{
+		struct proto_session_open so = {.archive = inline_blob("tar")};
+
+		assert_int_equal(proto_encode_session_open(5, &so, &o), 0);
+		decode_out(&o, &m);
+		assert_true(m.u.session_open.archive.present);
+		assert_int_equal(m.u.session_open.archive.len, 3);
+		assert_memory_equal(m.u.session_open.archive.data, "tar", 3);
+		proto_msg_free(&m);
+		so.archive = (struct proto_blob){.fd = -1};
+		assert_int_equal(proto_encode_session_open(5, &so, &o), 0);
+		decode_out(&o, &m);
+		assert_false(m.u.session_open.archive.present);
+		assert_int_equal(m.u.session_open.archive.fd, -1);
+		proto_msg_free(&m);
+		/* With detached and background too: every field counted. */
+		so = (struct proto_session_open){.interpreter = "python",
+						 .detached = true,
+						 .background = true,
+						 .archive = inline_blob("tar")};
+		assert_int_equal(proto_encode_session_open(6, &so, &o), 0);
+		decode_out(&o, &m);
+		assert_true(m.u.session_open.detached);
+		assert_true(m.u.session_open.background);
+		assert_true(m.u.session_open.archive.present);
+		assert_string_equal(m.u.session_open.interpreter, "python");
+		proto_msg_free(&m);
+	}
+	x.lifetime_ms = 0;
+	assert_int_equal(proto_encode_session_extend(3, &x, &o), -EINVAL);
+	mb_head(&b, 2, PROTO_SESSION_EXTEND, 7);
+	mb_str(&b, "session");
+	mb_str(&b, id);
+	mb_str(&b, "lifetime_ms");
+	mb_uint(&b, 0);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "must not be 0", 7);
+	mb_head(&b, 1, PROTO_SESSION_EXTEND, 8);
+	mb_str(&b, "session");
+	mb_str(&b, id);
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, "lifetime_ms", 8);
+	mb_head(&b, 1, PROTO_SESSION_SAVE, 9);
+	mb_str(&b, "session");
+	mb_str(&b, "../../etc");
+	check_fail(&b, PROTO_ERR_BAD_REQUEST, NULL, 9);
 }
 
 /* tool_call and tool_reply round trips, inline and as a memfd. */
@@ -3658,6 +3738,7 @@ main(void)
 		T(test_roundtrip_run_tools),
 		T(test_bad_run_tools),
 		T(test_roundtrip_tool_messages),
+		T(test_roundtrip_session_lease_save),
 		T(test_bad_tool_reply),
 		T(test_roundtrip_result_tool_calls),
 		T(test_roundtrip_info_mounts),

@@ -2377,6 +2377,14 @@ class RequestTimeoutTest(unittest.TestCase):
                     s.read_file("a.txt", timeout=0.5)
                 with self.assertRaises(SandboxRequestTimeoutError):
                     s.run("print(1)", timeout=0.5)
+            # extend() and save() (session-persist) take it too.
+            s.extend(600, timeout=10)
+            self.assertGreater(len(s.save(timeout=10)), 0)
+            with self.stopped_daemon():
+                with self.assertRaises(SandboxRequestTimeoutError):
+                    s.save(timeout=0.5)
+                with self.assertRaises(SandboxRequestTimeoutError):
+                    s.extend(600, timeout=0.5)
             self.assertEqual(s.read_file("a.txt", timeout=10), b"x")
             self.assertEqual(s.run("print(6 * 7)", timeout=30).stdout, "42\n")
 
@@ -2386,6 +2394,11 @@ class RequestTimeoutTest(unittest.TestCase):
                 with self.stopped_daemon():
                     with self.assertRaises(SandboxRequestTimeoutError):
                         await s.list_files(timeout=0.5)
+                    with self.assertRaises(SandboxRequestTimeoutError):
+                        await s.extend(600, timeout=0.5)
+                    with self.assertRaises(SandboxRequestTimeoutError):
+                        await s.save(timeout=0.5)
+                await s.extend(600, timeout=10)
                 return await s.read_file("b.txt", timeout=10)
 
         self.assertEqual(asyncio.run(go()), b"y")

@@ -28,7 +28,7 @@ _airlock() {
 	local run_opts="-c --lang --arg --file --files-from --stdin --env --session --cell
 		--figures --mount --stream --artifacts --force --tool --profile --limit --wall --cpu
 		--memory --processes --output"
-	local open_opts="--workspace --idle --lifetime --profile --interpreter --background --limit --wall
+	local open_opts="--workspace --idle --lifetime --profile --interpreter --background --archive --limit --wall
 		--cpu --memory --processes --output"
 	local mcp_opts="--parallel --output-budget --python-runtime --help"
 	COMPREPLY=()
@@ -53,7 +53,7 @@ _airlock() {
 	done
 
 	case $prev in
-	--socket | --artifacts | --files-from | --stdin)
+	--socket | --artifacts | --files-from | --stdin | --archive)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
@@ -90,12 +90,14 @@ _airlock() {
 		;;
 	session)
 		if [[ -z $sub ]]; then
-			COMPREPLY=($(compgen -W "open close ls ps kill" -- "$cur"))
+			COMPREPLY=($(compgen -W "open close ls ps kill extend save" -- "$cur"))
 		elif [[ $cur == -* ]]; then
 			[[ $sub == open ]] && COMPREPLY=($(compgen -W "$open_opts $global" -- "$cur")) ||
 				COMPREPLY=($(compgen -W "$global" -- "$cur"))
-		elif [[ $sub =~ ^(close|ps|kill)$ && $nops -eq 0 ]]; then
+		elif [[ $sub =~ ^(close|ps|kill|extend|save)$ && $nops -eq 0 ]]; then
 			COMPREPLY=($(compgen -W "$(_airlock_sessions)" -- "$cur"))
+		elif [[ $sub == save && $nops -eq 1 ]]; then
+			COMPREPLY=($(compgen -f -- "$cur")) # the archive to write
 		fi
 		;;
 	cancel)

@@ -134,6 +134,10 @@ _OPTIONAL = {
     "airlock_session_opts_set_lifetime_ms": (_int, [_p, _u64]),
     "airlock_session_opts_set_limit": (_int, [_p, _int, _u64]),
     "airlock_session_open": (_int, [_p, _p, ctypes.c_char_p]),
+    # 0.10: a session's lease, its workspace as an archive.
+    "airlock_session_extend": (_int, [_p, _str, _u64]),
+    "airlock_session_save": (_int, [_p, _str, _pp]),
+    "airlock_session_opts_set_archive": (_int, [_p, ctypes.c_char_p, _size]),
     "airlock_session_close": (_int, [_p, _str]),
     "airlock_session_list": (_int, [_p, _pp]),
     "airlock_session_list_free": (None, [_p]),

@@ -810,6 +810,7 @@ class AirlockSandbox:
         limits: Optional[SandboxLimits] = None,
         interpreter: Optional[str] = None,
         background: bool = False,
+        archive: Optional[bytes] = None,
     ) -> "AirlockSession":
         """A session: one workspace on the daemon that outlives each run (for async code).
 
@@ -832,11 +833,15 @@ class AirlockSandbox:
         allow it (background_processes), else opening raises
         SandboxUnavailableError("unauthorized"). Default False: every process
         a cell started dies at its end.
+        archive: bytes of a tar (POSIX ustar) archive, as save() returns one,
+        that the workspace starts as; the daemon refuses the whole archive
+        (SandboxError, nothing opened) for links, devices, absolute or ".."
+        names, or contents past the workspace size.
         """
         from ._session import AirlockSession
 
         return AirlockSession(
-            self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, background)
+            self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, background, archive)
         )
 
     def session_sync(
@@ -848,12 +853,13 @@ class AirlockSandbox:
         limits: Optional[SandboxLimits] = None,
         interpreter: Optional[str] = None,
         background: bool = False,
+        archive: Optional[bytes] = None,
     ) -> "AirlockSessionSync":
         """Like session(), with blocking methods: `with sandbox.session_sync() as s:`. See AirlockSessionSync."""
         from ._session import AirlockSessionSync
 
         return AirlockSessionSync(
-            self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, background)
+            self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, background, archive)
         )
 
     def attach_session(self, session_id: str, *, limits: Optional[SandboxLimits] = None) -> "AirlockSession":
@@ -876,13 +882,8 @@ class AirlockSandbox:
         return AirlockSessionSync(_SessionCore.attached(self, session_id, limits))
 
     def _session_core(
-        self,
-        workspace_bytes: object,
-        idle_timeout: object,
-        lifetime: object,
-        limits: object,
-        interpreter: object = None,
-        background: object = False,
+        self, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object,
+        interpreter: object = None, background: object = False, archive: object = None,
     ) -> Any:
         from ._session import _SessionCore
 
@@ -890,7 +891,7 @@ class AirlockSandbox:
         with self._lock:
             if self._closed:
                 raise SandboxError("the sandbox is closed")
-        core = _SessionCore.new(self, workspace_bytes, idle_timeout, lifetime, limits, interpreter, background)
+        core = _SessionCore.new(self, workspace_bytes, idle_timeout, lifetime, limits, interpreter, background, archive)
         with self._lock:
             self._sessions.add(core)
         return core

@@ -175,6 +175,7 @@ class _SessionCore:
         self.cells: List[_Request] = []  # run_cell awaits in flight, oldest first
         self.sync_cells: List["_SyncCell"] = []  # blocking run_cell calls in flight (under lock)
         self.background = False  # its cells' processes live on between cells
+        self.archive: Optional[bytes] = None  # what its workspace starts as
         self.lock = threading.Lock()
 
     @classmethod
@@ -182,6 +183,7 @@ class _SessionCore:
         cls, sandbox: Any, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object,
         interpreter: object = None,
         background: object = False,
+        archive: object = None,
     ) -> "_SessionCore":
         if workspace_bytes is not None:
             if isinstance(workspace_bytes, bool) or not isinstance(workspace_bytes, int):
@@ -199,6 +201,9 @@ class _SessionCore:
         core = cls(sandbox, None, limits, "new")
         core.interpreter = interpreter
         core.background = background
+        if archive is not None and not isinstance(archive, (bytes, bytearray, memoryview)):
+            raise TypeError(f"archive must be bytes or None, not {type(archive).__name__}")
+        core.archive = bytes(archive) if archive is not None else None
         core.options = (
             workspace_bytes or 0,
             _seconds_to_ms("idle_timeout", idle_timeout),
@@ -319,6 +324,11 @@ class _SessionCore:
                         if not hasattr(lib, "airlock_session_opts_set_background"):
                             raise SandboxError("background processes need libairlock 0.10 or later")
                         rc = rc or lib.airlock_session_opts_set_background(opts, True)
+                    if self.archive is not None:
+                        if not hasattr(lib, "airlock_session_opts_set_archive"):
+                            raise SandboxError("a session from an archive needs libairlock 0.10 or later")
+                        # The bytes object lives until the open returns (self.archive).
+                        rc = rc or lib.airlock_session_opts_set_archive(opts, self.archive, len(self.archive))
                     if rc < 0:
                         raise ValueError(f"session options refused by libairlock: {os.strerror(-rc)}")
                     return lib.airlock_session_open(conn.ptr, opts, buf)
@@ -514,6 +524,30 @@ class _SessionCore:
             lib.airlock_file_list_free,
             read,
         )
+
+    def extend_blocking(self, seconds: object) -> None:
+        ms = _seconds_to_ms("seconds", seconds)
+        if ms == 0:
+            raise TypeError("seconds must be a number of seconds, not None")
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        if not hasattr(lib, "airlock_session_extend"):
+            raise NotImplementedError("this libairlock has no session leases (AIRLOCK_0.10)")
+        self._file_call(".", lambda conn: lib.airlock_session_extend(conn.ptr, sid, ms))
+
+    def save_blocking(self) -> bytes:
+        sid = self.check_open()
+        lib = self.sandbox._lib
+        if not hasattr(lib, "airlock_session_save"):
+            raise NotImplementedError("this libairlock cannot save a workspace (AIRLOCK_0.10)")
+
+        def read(f: Any) -> bytes:
+            data = ctypes.c_void_p()
+            size = ctypes.c_size_t()
+            lib.airlock_file_data(f, ctypes.byref(data), ctypes.byref(size))
+            return ctypes.string_at(data.value, size.value) if size.value else b""
+
+        return self._file_fetch(".", lambda conn, ref: lib.airlock_session_save(conn.ptr, sid, ref), lib.airlock_file_free, read)
 
     def delete_blocking(self, path: PathLike) -> None:
         bpath = _path(path)
@@ -736,6 +770,19 @@ class AirlockSession:
         SandboxUnavailableError("not_found") when there is none."""
         await self._blocking(self._core.stop_process_blocking, pid)
 
+    async def extend(self, seconds: float, *, timeout: Optional[float] = None) -> None:
+        """Extend the session's lease: it now ends `seconds` from now (at most
+        the daemon's lifetime_ms_max). A session kept across a daemon restart
+        keeps its lease."""
+        with _timeout.given(timeout):
+            await self._blocking(self._core.extend_blocking, seconds)
+
+    async def save(self, *, timeout: Optional[float] = None) -> bytes:
+        """The workspace as a tar (POSIX ustar) archive: its directories and
+        regular files; links and special files are left out."""
+        with _timeout.given(timeout):
+            return await self._blocking(self._core.save_blocking)
+
     def __repr__(self) -> str:
         return f"AirlockSession(id={self.id!r}, state={self._core.state!r})"
 
@@ -836,6 +883,16 @@ class AirlockSessionSync:
     def stop_process(self, pid: int) -> None:
         """As AirlockSession.stop_process(), blocking."""
         self._core.stop_process_blocking(pid)
+
+    def extend(self, seconds: float, *, timeout: Optional[float] = None) -> None:
+        """As AirlockSession.extend(), blocking."""
+        with _timeout.given(timeout):
+            self._core.extend_blocking(seconds)
+
+    def save(self, *, timeout: Optional[float] = None) -> bytes:
+        """As AirlockSession.save(), blocking."""
+        with _timeout.given(timeout):
+            return self._core.save_blocking()
 
     def __repr__(self) -> str:
         return f"AirlockSessionSync(id={self.id!r}, state={self._core.state!r})"
