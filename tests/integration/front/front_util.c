@@ -6,7 +6,11 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "fdpass.h"
 
@@ -331,6 +337,42 @@ front_wait_eof(int fd, int timeout_ms)
 		if (r == 0)
 			proto_msg_free(&m);
 	}
+}
+
+void
+front_fail_log(const char *log, const char *fmt, ...)
+{
+	char msg[512], buf[6144];
+	va_list ap;
+	FILE *fp;
+	long size;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fp = fopen(log, "re");
+	if (fp != NULL) {
+		fseek(fp, 0, SEEK_END);
+		size = ftell(fp);
+		fseek(fp, size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0,
+		      SEEK_SET);
+		n = fread(buf, 1, sizeof(buf) - 1, fp);
+		buf[n] = '\0';
+		fclose(fp);
+		fprintf(stderr, "---- the daemon's log (tail) ----\n%s\n----\n", buf);
+	}
+	fail_msg("%s", msg);
+	abort(); /* not reached */
+}
+
+uint64_t
+front_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 void

@@ -6,6 +6,7 @@
 #define AIRLOCK_TEST_FRONT_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "proto.h"
@@ -78,6 +79,24 @@ int front_call(int fd, struct proto_out *out, uint32_t id, struct proto_msg *ret
 
 /* Wait up to timeout_ms for EOF on fd, discarding packets. 0 at EOF. */
 int front_wait_eof(int fd, int timeout_ms);
+
+/*
+ * Print the tail of the daemon's log (its stderr file, log) and fail the
+ * running cmocka test with the message: what every front test shows on a
+ * failure.
+ */
+void front_fail_log(const char *log, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/* Fail with the log of the daemon that logs to log unless cond holds. */
+#define FRONT_CHECK(log, cond, ...)                                                                \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			front_fail_log((log), __VA_ARGS__);                                        \
+	} while (0)
+
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t front_now_ms(void);
 
 /* Sleep for ms milliseconds. */
 void front_sleep_ms(long ms);
