@@ -8,33 +8,10 @@
 # cannot run fails.
 set -u
 export LC_ALL=C.UTF-8
-passed=0
-failed=0
-tmp=$(mktemp -d)
-chmod 0755 "$tmp"
-
-ok() {
-	passed=$((passed + 1))
-	echo "ok - $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "not ok - $1: $2"
-}
-# check NAME CMD...: CMD's exit status decides.
-check() {
-	name=$1
-	shift
-	if out=$("$@" 2>&1); then
-		ok "$name"
-	else
-		fail "$name" "$(printf '%s' "$out" | tail -n 5 | tr '\n' '|')"
-	fi
-}
-# As the user agent (in group airlock), in a directory it may write.
-as_agent() {
-	(cd "$tmp" && runuser -u agent -- "$@")
-}
+# ok, fail, check, as_agent, wait_for ($tmp, the counters): tests/host/checklib.sh.
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "${CHECKLIB:-/usr/local/share/airlock-tests/host/checklib.sh}"
+checklib_init acceptance
 # json_get FILE EXPR: a field of a JSON document (python3 is in the root).
 json_get() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$1" "$2"
@@ -532,4 +509,4 @@ while IFS= read -r line; do
 done <"$tmp/hostile.out"
 check "hostile suite finished" sh -c "grep -q '^[0-9]* passed, [0-9]* failed\$' $tmp/hostile.out || { tail -n 5 $tmp/hostile.out; false; }"
 rm -rf "$tmp"
-echo "acceptance: $passed passed, $failed failed"
+checklib_summary
