@@ -22,7 +22,9 @@
 
 #include <cmocka.h>
 
+#include "airlock.h"
 #include "fdpass.h"
+#include "fixture.h"
 
 /* Drop to uid/gid for good, and check that it stuck. */
 static int
@@ -373,6 +375,79 @@ front_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct airlock_conn *
+front_conn(const char *sock)
+{
+	struct airlock_conn *c = NULL;
+
+	assert_int_equal(airlock_connect(sock, &c), 0);
+	return c;
+}
+
+struct airlock_run_req *
+front_py_req(const char *code, const char *profile)
+{
+	struct airlock_run_req *req = NULL;
+
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_runtime(req, "python"), 0);
+	assert_int_equal(airlock_run_req_set_code(req, code, strlen(code)), 0);
+	assert_int_equal(airlock_run_req_set_profile(req, profile), 0);
+	return req;
+}
+
+int
+front_run_req(struct airlock_conn *c, struct airlock_run_req *req, struct airlock_result **ret,
+	      char *code, char *msg)
+{
+	const char *ec, *em;
+	int r;
+
+	*ret = NULL;
+	r = airlock_run(c, req, ret);
+	code[0] = msg[0] = '\0';
+	if (r < 0 && airlock_conn_last_error(c, &ec, &em) == 0) {
+		snprintf(code, 64, "%s", ec);
+		snprintf(msg, 512, "%s", em);
+	}
+	airlock_run_req_free(req);
+	return r;
+}
+
+void
+front_send_sh(int fd, uint32_t id, const char *code)
+{
+	struct proto_run run;
+	struct proto_out out;
+
+	front_run_init(&run, "sh", code);
+	assert_int_equal(proto_encode_run(id, &run, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+}
+
+void
+front_recv_id(int fd, uint32_t id, struct proto_msg *m)
+{
+	assert_int_equal(front_recv(fd, 20000, m), 0);
+	if (m->id != id)
+		print_message("expected id %u, got %u (%s)\n", id, m->id, proto_type_name(m->type));
+	assert_int_equal(m->id, id);
+}
+
+bool
+front_no_procs_left(unsigned lo, unsigned hi, int ms)
+{
+	uint64_t end = front_now_ms() + (uint64_t)ms;
+
+	for (;;) {
+		if (fixture_count_uid_procs(lo, hi) == 0)
+			return true;
+		if (front_now_ms() >= end)
+			return false;
+		front_sleep_ms(10);
+	}
 }
 
 void
