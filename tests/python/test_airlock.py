@@ -2065,6 +2065,18 @@ _FETCH = (
 )
 
 
+def wait_until(probe, done, seconds: float, every: float = 0.02):
+    """probe() polled every `every` s until done(its value) holds or seconds
+    have passed: its last value, for the caller's assertion (a deadline for
+    an event, never a fixed wait)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = probe()
+        if done(value) or time.monotonic() >= deadline:
+            return value
+        time.sleep(every)
+
+
 def _host_tasks(tag: str) -> List[str]:
     """Live host processes whose command line holds tag."""
     found = []
@@ -2146,29 +2158,18 @@ class BackgroundTest(unittest.TestCase):
             self.assertEqual(r.value, "True", self.why(r))
             # Alive between cells, and seen by the next cell. Its command
             # line is the parent's until its exec is done: waited for.
-            end = time.monotonic() + 10
-            while not _host_tasks(tag) and time.monotonic() < end:
-                time.sleep(0.02)
-            self.assertEqual(len(_host_tasks(tag)), 1)
+            self.assertEqual(len(wait_until(lambda: _host_tasks(tag), len, 10)), 1)
             self.assertEqual(s.run_cell("p.poll() is None").value, "True")
-        end = time.monotonic() + 10
-        while _host_tasks(tag) and time.monotonic() < end:
-            time.sleep(0.02)
-        self.assertEqual(_host_tasks(tag), [])
+        self.assertEqual(wait_until(lambda: _host_tasks(tag), lambda v: not v, 10), [])
 
     def test_memory_filler_ends_as_the_limit_says(self) -> None:
         # A background process that fills the session's memory: it ends
         # under the session's memory limit, whatever the back end does
         # with the rest; the session reports it in the next cell and lives.
         with self.sandbox.session_sync(interpreter="python", background=True, limits=_BG) as s:
-            s.run_cell("x = 1")
-            r = s.run_cell(
-                "import subprocess, sys\n"
-                "p = subprocess.Popen([sys.executable, '-c', 'b = []\\nwhile True: b.append(bytearray(1 << 20))'])\n"
-                "p.pid > 0"
+            nxt = self.start_until_ended(
+                s, "p = subprocess.Popen([sys.executable, '-c', 'b = []\\nwhile True: b.append(bytearray(1 << 20))'])"
             )
-            self.assertEqual(r.value, "True", self.why(r))
-            nxt = self.until_ended(s)
             if nxt.state == "lost":
                 # cgroup2 (memory.oom.group): the whole sandbox ended.
                 self.assertEqual(nxt.outcome, "memory_limit", self.why(nxt))
@@ -2181,15 +2182,11 @@ class BackgroundTest(unittest.TestCase):
         # A background process forking without end: the session's process
         # limit stops it (a fork refused), the session goes on.
         with self.sandbox.session_sync(interpreter="python", background=True, limits=_BG) as s:
-            s.run_cell("x = 1")
-            r = s.run_cell(
-                "import subprocess, sys\n"
+            nxt = self.start_until_ended(
+                s,
                 "code = 'import os, time\\nn = 0\\nwhile True:\\n    try:\\n        os.fork() or time.sleep(600)\\n        n += 1\\n    except OSError:\\n        print(n, flush=True)\\n        break'\n"
-                "p = subprocess.Popen([sys.executable, '-c', code], stdout=open('forks.txt', 'w'))\n"
-                "p.pid > 0"
+                "p = subprocess.Popen([sys.executable, '-c', code], stdout=open('forks.txt', 'w'))",
             )
-            self.assertEqual(r.value, "True", self.why(r))
-            nxt = self.until_ended(s)
             if nxt.state == "lost":
                 self.assertIn(nxt.outcome, ("process_limit", "memory_limit"), self.why(nxt))
             else:
@@ -2248,6 +2245,15 @@ class BackgroundTest(unittest.TestCase):
         with self.assertRaises(SandboxUnavailableError) as cm:
             self.sandbox.attach_session_sync(sid).processes()
         self.assertEqual(cm.exception.code, "not_found")
+
+    def start_until_ended(self, s, popen: str):
+        """Set x = 1, then start the background process p in a cell
+        (popen: the code that makes it, after import subprocess, sys) and
+        return the first cell after it ended (until_ended)."""
+        s.run_cell("x = 1")
+        r = s.run_cell("import subprocess, sys\n" + popen + "\np.pid > 0")
+        self.assertEqual(r.value, "True", self.why(r))
+        return self.until_ended(s)
 
     def until_ended(self, s):
         """The first cell after which the background process p has ended
