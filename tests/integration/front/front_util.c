@@ -428,6 +428,15 @@ front_send_sh(int fd, uint32_t id, const char *code)
 }
 
 void
+front_send_ps(int fd, uint32_t id)
+{
+	struct proto_out out;
+
+	assert_int_equal(proto_encode_simple(id, PROTO_PS, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+}
+
+void
 front_recv_id(int fd, uint32_t id, struct proto_msg *m)
 {
 	assert_int_equal(front_recv(fd, 20000, m), 0);
@@ -443,6 +452,63 @@ front_no_procs_left(unsigned lo, unsigned hi, int ms)
 
 	for (;;) {
 		if (fixture_count_uid_procs(lo, hi) == 0)
+			return true;
+		if (front_now_ms() >= end)
+			return false;
+		front_sleep_ms(10);
+	}
+}
+
+/* Is pid's real uid in [lo, hi] and its comm comm? */
+static bool
+front_proc_is(const char *pid, unsigned lo, unsigned hi, const char *comm)
+{
+	char path[300], line[256];
+	unsigned uid;
+	bool uid_ok = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false; /* gone meanwhile */
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Uid:\t%u", &uid) == 1) {
+			uid_ok = uid >= lo && uid <= hi;
+			break;
+		}
+	fclose(f);
+	if (!uid_ok)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%s/comm", pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	line[0] = '\0';
+	if (fgets(line, sizeof(line), f) != NULL)
+		line[strcspn(line, "\n")] = '\0';
+	fclose(f);
+	return strcmp(line, comm) == 0;
+}
+
+bool
+front_wait_named(unsigned lo, unsigned hi, const char *comm, int ms)
+{
+	uint64_t end = front_now_ms() + (uint64_t)ms;
+
+	lo = fixture_uid(lo);
+	hi = fixture_uid(hi);
+	for (;;) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		bool found = false;
+
+		assert_non_null(d);
+		while (!found && (e = readdir(d)) != NULL)
+			if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+				found = front_proc_is(e->d_name, lo, hi, comm);
+		closedir(d);
+		if (found)
 			return true;
 		if (front_now_ms() >= end)
 			return false;

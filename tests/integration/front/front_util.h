@@ -118,12 +118,20 @@ int front_run_req(struct airlock_conn *c, struct airlock_run_req *req, struct ai
 /* Send a run of sh code with request id over a raw connection. */
 void front_send_sh(int fd, uint32_t id, const char *code);
 
+/* Send a ps request with id over a raw connection. */
+void front_send_ps(int fd, uint32_t id);
+
 /* Receive the next packet, which must answer id, within 20 s. */
 void front_recv_id(int fd, uint32_t id, struct proto_msg *m);
 
 /* Wait up to ms for no process of a uid in [lo, hi] (fixture_uid() moves
  * them into the build's band): true once there is none. */
 bool front_no_procs_left(unsigned lo, unsigned hi, int ms);
+
+/* Wait up to ms for a process named comm (its /proc comm) of a uid in
+ * [lo, hi] (moved by fixture_uid()): true once there is one. What a test
+ * waits for to know that a run got as far as that program. */
+bool front_wait_named(unsigned lo, unsigned hi, const char *comm, int ms);
 
 /* Sleep for ms milliseconds. */
 void front_sleep_ms(long ms);

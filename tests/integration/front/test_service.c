@@ -48,15 +48,6 @@ send_cancel(int fd, uint32_t id, uint32_t request, uint32_t run)
 	assert_int_equal(front_send_out(fd, &out), 0);
 }
 
-static void
-send_ps(int fd, uint32_t id)
-{
-	struct proto_out out;
-
-	assert_int_equal(proto_encode_simple(id, PROTO_PS, &out), 0);
-	assert_int_equal(front_send_out(fd, &out), 0);
-}
-
 /* No sandbox of this file's range left, within ms. */
 static bool
 no_sandbox_left(int ms)
@@ -300,10 +291,9 @@ test_cancel_and_ps(void **state)
 	a = front_hello(f.sock);
 	assert_true(a >= 0);
 	front_send_sh(a, 5, "echo started; sleep 30");
-	/* Wait until it runs (its output is there), then cancel it. */
-	while (fixture_count_uid_procs(UID_LO, UID_HI) < 2)
-		front_sleep_ms(10);
-	front_sleep_ms(200);
+	/* Wait until it runs (its sleep is there, so its output is too), then
+	 * cancel it. */
+	assert_true(front_wait_named(UID_LO, UID_HI, "sleep", 20000));
 	t = front_now_ms();
 	send_cancel(a, 6, 5, 0);
 	front_recv_id(a, 6, &m);
@@ -328,7 +318,7 @@ test_cancel_and_ps(void **state)
 	front_send_sh(a, 8, "sleep 30");
 	b = front_hello(f.sock);
 	assert_true(b >= 0);
-	send_ps(b, 2);
+	front_send_ps(b, 2);
 	front_recv_id(b, 2, &m);
 	assert_int_equal(m.type, PROTO_PS_OK);
 	assert_int_equal(m.u.ps.nruns, 1);

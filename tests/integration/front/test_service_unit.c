@@ -66,6 +66,7 @@ test_graceful_stop(void **state)
 {
 	struct fixture f;
 	struct proto_msg m;
+	uint64_t t, waited;
 	int fd;
 
 	(void)state;
@@ -74,12 +75,23 @@ test_graceful_stop(void **state)
 	assert_true(fd >= 0);
 	front_send_sh(fd, 2, "sleep 0.8; echo finished");
 	front_send_sh(fd, 3, "echo never");
-	front_sleep_ms(300);
+	/* Events, not a fixed wait: the ps answer follows run 3's receipt (one
+	 * connection's messages are read in order), so from t run 3 is in
+	 * the queue; then run 2's sleep runs. */
+	front_send_ps(fd, 4);
+	front_recv_id(fd, 4, &m);
+	assert_int_equal(m.type, PROTO_PS_OK);
+	proto_msg_free(&m);
+	t = front_now_ms();
+	assert_true(front_wait_named(UID_LO, UID_HI, "sleep", 20000));
+	waited = front_now_ms() - t;
 	assert_int_equal(kill(f.pid, SIGTERM), 0);
 	front_recv_id(fd, 3, &m);
 	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_CANCELLED);
 	assert_int_equal(m.u.result.wall_ms, 0);
-	assert_true(m.u.result.queued_ms >= 250 && m.u.result.queued_ms < 60000);
+	if (m.u.result.queued_ms < waited || m.u.result.queued_ms >= 60000)
+		fail_msg("queued_ms %llu: not its time in the queue (at least %llu ms)",
+			 (unsigned long long)m.u.result.queued_ms, (unsigned long long)waited);
 	proto_msg_free(&m);
 	front_recv_id(fd, 2, &m);
 	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
@@ -102,8 +114,7 @@ test_stop_after_grace(void **state)
 	fd = front_hello(f.sock);
 	assert_true(fd >= 0);
 	front_send_sh(fd, 2, "sleep 30");
-	while (fixture_count_uid_procs(UID_LO, UID_HI) < 2)
-		front_sleep_ms(10);
+	assert_true(front_wait_named(UID_LO, UID_HI, "sleep", 20000));
 	t = front_now_ms();
 	assert_int_equal(kill(f.pid, SIGTERM), 0);
 	front_recv_id(fd, 2, &m);
