@@ -1858,7 +1858,11 @@ class CellTest(unittest.TestCase):
             "asyncio.run(main())\n"
         )
         subprocess.run([sys.executable, "-c", child, SOCKET, self.s.id], check=True, timeout=30)
-        time.sleep(2)
+        # Until the daemon is done with both (the session no longer listed
+        # running), 30 s at most: the event, not a fixed 2 s.
+        state = wait_until(lambda: {i.id: i.state for i in self.sandbox.list_sessions()}.get(self.s.id),
+                           lambda st: st != "running", 30, 0.05)
+        self.assertNotEqual(state, "running", self.daemon_log()[-3000:])
         r = self.cell("'x' in globals()")
         self.assertEqual((r.value, r.state), ("False", "lost"))
 
@@ -1897,6 +1901,14 @@ class CellTest(unittest.TestCase):
             finally:
                 other.close()
 
+        def listed_running(sid):
+            # On a connection of its own: this one's loop is busy with s.
+            other = AirlockSandbox(SOCKET)
+            try:
+                return session_running(other, sid)
+            finally:
+                other.close()
+
         async def main():
             s = await self.sandbox.session(interpreter="python", limits=SandboxLimits(wall_seconds=120))
             try:
@@ -1904,7 +1916,10 @@ class CellTest(unittest.TestCase):
                 # while the cells below are sent, however loaded the machine
                 # (under ASan on two busy cores the sends took more than 15 s).
                 first = asyncio.ensure_future(s.run_cell("import time\ntime.sleep(600)"))
-                await asyncio.sleep(1.5)
+                # The daemon has it (the session is listed running): an
+                # event with a deadline rather than 1.5 s.
+                running = await asyncio.get_running_loop().run_in_executor(None, listed_running, s.id)
+                self.assertTrue(running, "the first cell never reached the daemon")
                 waiting = []
                 for _ in range(4):
                     waiting.append(asyncio.ensure_future(s.run_cell(big)))
