@@ -420,25 +420,20 @@ async def run_reached_daemon(sandbox) -> int:
     return await asyncio.get_running_loop().run_in_executor(None, runs_listed, sandbox, lambda n: n >= 1)
 
 
+def session_state(sandbox, sid: str):
+    """The state the daemon lists session sid in ("idle", "running"), None when not listed."""
+    return {i.id: i.state for i in sandbox.list_sessions()}.get(sid)
+
+
 def session_running(sandbox, sid: str, seconds: float = 30.0) -> bool:
     """Whether the daemon lists session sid as "running" (a run, or a cell
     sent or waiting) within seconds."""
-    deadline = time.monotonic() + seconds
-    while {i.id: i.state for i in sandbox.list_sessions()}.get(sid) != "running":
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    return wait_until(lambda: session_state(sandbox, sid), lambda st: st == "running", seconds, 0.05) == "running"
 
 
 def session_gone(sandbox, sid: str, seconds: float = 10.0) -> bool:
     """Whether the daemon stops listing session sid (it lists no ended session) within seconds."""
-    deadline = time.monotonic() + seconds
-    while sid in [i.id for i in sandbox.list_sessions()]:
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    return wait_until(lambda: session_state(sandbox, sid), lambda st: st is None, seconds, 0.05) is None
 
 
 # uids of the many-sessions daemon (SessionListCutTest), the range's last:
@@ -1858,10 +1853,8 @@ class CellTest(unittest.TestCase):
             "asyncio.run(main())\n"
         )
         subprocess.run([sys.executable, "-c", child, SOCKET, self.s.id], check=True, timeout=30)
-        # Until the daemon is done with both (the session no longer listed
-        # running), 30 s at most: the event, not a fixed 2 s.
-        state = wait_until(lambda: {i.id: i.state for i in self.sandbox.list_sessions()}.get(self.s.id),
-                           lambda st: st != "running", 30, 0.05)
+        # Until the daemon is done with both (not listed running), 30 s at most: not a fixed 2 s.
+        state = wait_until(lambda: session_state(self.sandbox, self.s.id), lambda st: st != "running", 30, 0.05)
         self.assertNotEqual(state, "running", self.daemon_log()[-3000:])
         r = self.cell("'x' in globals()")
         self.assertEqual((r.value, r.state), ("False", "lost"))
@@ -1901,13 +1894,9 @@ class CellTest(unittest.TestCase):
             finally:
                 other.close()
 
-        def listed_running(sid):
-            # On a connection of its own: this one's loop is busy with s.
-            other = AirlockSandbox(SOCKET)
-            try:
+        def listed_running(sid):  # on a connection of its own: the loop's is busy with s
+            with contextlib.closing(AirlockSandbox(SOCKET)) as other:
                 return session_running(other, sid)
-            finally:
-                other.close()
 
         async def main():
             s = await self.sandbox.session(interpreter="python", limits=SandboxLimits(wall_seconds=120))
@@ -1916,8 +1905,7 @@ class CellTest(unittest.TestCase):
                 # while the cells below are sent, however loaded the machine
                 # (under ASan on two busy cores the sends took more than 15 s).
                 first = asyncio.ensure_future(s.run_cell("import time\ntime.sleep(600)"))
-                # The daemon has it (the session is listed running): an
-                # event with a deadline rather than 1.5 s.
+                # The daemon has it (the session is listed running), not a fixed 1.5 s.
                 running = await asyncio.get_running_loop().run_in_executor(None, listed_running, s.id)
                 self.assertTrue(running, "the first cell never reached the daemon")
                 waiting = []
@@ -2081,9 +2069,8 @@ _FETCH = (
 
 
 def wait_until(probe, done, seconds: float, every: float = 0.02):
-    """probe() polled every `every` s until done(its value) holds or seconds
-    have passed: its last value, for the caller's assertion (a deadline for
-    an event, never a fixed wait)."""
+    """probe() polled every `every` s until done(its value) or seconds have passed: its
+    last value, for the caller's assertion (a deadline for an event, not a fixed wait)."""
     deadline = time.monotonic() + seconds
     while True:
         value = probe()
@@ -2224,12 +2211,8 @@ class BackgroundTest(unittest.TestCase):
             )
             me, busy, idle = eval(r.value)
             # The busy one needs a moment of cpu before it shows some.
-            end = time.monotonic() + 10
-            while True:
-                procs = {p.pid: p for p in s.processes()}
-                if procs.get(busy) is not None and procs[busy].cpu > 0.05 or time.monotonic() > end:
-                    break
-                time.sleep(0.05)
+            procs = wait_until(lambda: {p.pid: p for p in s.processes()},
+                               lambda ps: ps.get(busy) is not None and ps[busy].cpu > 0.05, 10, 0.05)
             self.assertEqual(sorted(procs), sorted([busy, idle]), procs)
             self.assertNotIn(me, procs)
             self.assertEqual((procs[busy].name, procs[idle].name), ("python3", "sleep"))
@@ -2273,12 +2256,8 @@ class BackgroundTest(unittest.TestCase):
     def until_ended(self, s):
         """The first cell after which the background process p has ended
         (its status), or the interpreter did (state lost); 30 s at most."""
-        end = time.monotonic() + 30
-        while True:
-            nxt = self.cell_or_result(s, "repr(p.poll())")
-            if nxt.state == "lost" or nxt.value != "'None'" or time.monotonic() > end:
-                return nxt
-            time.sleep(0.05)
+        return wait_until(lambda: self.cell_or_result(s, "repr(p.poll())"),
+                          lambda nxt: nxt.state == "lost" or nxt.value != "'None'", 30, 0.05)
 
     def cell_or_result(self, s, code: str):
         try:
