@@ -442,6 +442,7 @@ struct proto_run {
 	size_t ntools;
 	bool cell;	  /* a cell of the session's interpreter (interpreter sessions only) */
 	bool figures_svg; /* a cell's matplotlib figures as SVG, not PNG (cells only) */
+	bool ipython;	  /* run the cell through IPython when the runtime has it (cells only) */
 };
 
 #define PROTO_SESSION_ID_LEN 32 /* hex characters */

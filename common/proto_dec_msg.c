@@ -115,6 +115,7 @@ static const struct dec_field dec_run_fields[] = {
 	 PROTO_TOOLS_MAX, 0},
 	{"cell", DEC_BOOL, 0, U(proto_run, cell), 0, 0, 0},
 	{"figures_svg", DEC_BOOL, 0, U(proto_run, figures_svg), 0, 0, 0},
+	{"ipython", DEC_BOOL, 0, U(proto_run, ipython), 0, 0, 0},
 };
 
 static const struct dec_field dec_tool_fields[] = {

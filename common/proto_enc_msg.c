@@ -278,7 +278,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
 			  run->stdin_data.present + (run->nfiles > 0) + run->file_bundle.present +
 			  (run->session != NULL) + run->stream + (run->profile != NULL) +
-			  (run->nmounts > 0) + (run->ntools > 0) + run->cell + run->figures_svg);
+			  (run->nmounts > 0) + (run->ntools > 0) + run->cell + run->figures_svg +
+			  run->ipython);
 	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
 	if (run->code.present)
 		enc_kv_blob(&e, "code", &run->code);
@@ -324,6 +325,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		enc_kv_bool(&e, "cell", true);
 	if (run->figures_svg)
 		enc_kv_bool(&e, "figures_svg", true);
+	if (run->ipython)
+		enc_kv_bool(&e, "ipython", true);
 	return enc_finish(&e, ret);
 }
 

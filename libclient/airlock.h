@@ -1160,6 +1160,16 @@ int airlock_run_req_set_cell(struct airlock_run_req *req, bool cell);
  */
 int airlock_run_req_set_figures_svg(struct airlock_run_req *req, bool svg);
 
+/*
+ * Ask a cell run through IPython's InteractiveShell (magics such as %timeit,
+ * `!cmd` as a process of the sandbox, IPython's display()) when the
+ * session's runtime can import IPython; otherwise the cell runs as without
+ * it and its stderr starts with a line saying so. For cells only: a run
+ * asking it is refused (-EPROTO, code "bad_request"); a daemon before 0.10
+ * ignores it. -EINVAL for a NULL req. Since 0.10.
+ */
+int airlock_run_req_set_ipython(struct airlock_run_req *req, bool ipython);
+
 enum airlock_cell_state {
 	AIRLOCK_CELL_NONE = 0, /* not a cell */
 	AIRLOCK_CELL_KEPT = 1, /* the cell ran with what the cells before it left */

@@ -55,6 +55,9 @@ struct cells_sup {
  * design-interpreters.md §2.7): the driver leaves its children for the
  * code to wait for, never reaping them itself between cells. */
 #define CELLS_START_F_BACKGROUND 0x2u
+/* cells_start.flags: run the cell through IPython's InteractiveShell when
+ * the runtime can import it (request ipython; design-jupyter.md §5). */
+#define CELLS_START_IPYTHON 0x4u
 
 struct cells_start {
 	uint32_t magic;

@@ -1458,6 +1458,67 @@ class CellTest(unittest.TestCase):
             with self.assertRaises(ValueError):
                 s.run_cell("1", figures="gif")
 
+    def test_ipython_cells(self) -> None:
+        # Issue 31 point 2: run_cell(ipython=True) runs the cell through
+        # IPython's InteractiveShell when the runtime has it (python-site
+        # reaches Debian's python3-ipython): magics, `!cmd` as a process of
+        # the sandbox (not the host: another pid namespace and hostname),
+        # IPython's display(), the value pretty-printed, errors through
+        # the driver's path (the user's frames only). Plain cells of the
+        # same session share the variables.
+        if subprocess.run(["/usr/bin/python3", "-c", "import IPython"], capture_output=True).returncode != 0:
+            self.skipTest("no python3-ipython on this host")
+        lim = SandboxLimits(wall_seconds=60, cpu_seconds=60)
+        with self.sandbox.session_sync(interpreter="python-site") as s:
+            r = s.run_cell("x = 6 * 7\n%pwd", ipython=True, limits=lim)
+            self.assertEqual((r.outcome, r.value), ("exited", "'/workspace'"), r.stderr)
+            self.assertEqual(s.run_cell("x + 1", limits=lim).value, "43")  # a plain cell: same globals
+            r = s.run_cell("!readlink /proc/self/ns/pid; hostname\nprint(_exit_code)", ipython=True, limits=lim)
+            self.assertEqual(r.outcome, "exited", r.stderr)
+            ns, host, code = r.stdout.split()
+            self.assertNotEqual(ns, os.readlink("/proc/self/ns/pid"))
+            self.assertEqual((host, code), ("airlock", "0"))
+            self.assertNotEqual(host, os.uname().nodename)
+            r = s.run_cell("%timeit -n 2 -r 1 sum(range(10))", ipython=True, limits=lim)
+            self.assertIn("per loop", r.stdout, r.stderr)
+            if os.path.exists("/bin/bash"):
+                r = s.run_cell("%%bash\necho from $0", ipython=True, limits=lim)
+                self.assertEqual(r.stdout, "from bash\n", r.stderr)
+            r = s.run_cell("from IPython.display import HTML\ndisplay(HTML('<b>b</b>'))\n{'k': list(range(3))}",
+                           ipython=True, limits=lim)
+            self.assertEqual(r.value, "{'k': [0, 1, 2]}", r.stderr)
+            self.assertEqual([(d.mime, d.data) for d in r.display], [("text/html", b"<b>b</b>")])
+            r = s.run_cell("1;", ipython=True, limits=lim)  # a trailing ";" shows no value
+            self.assertIsNone(r.value)
+            # The cell's exception: the error outcome, the user's frames
+            # only, the state kept; a syntax error and a magic's too.
+            r = s.run_cell("def f():\n    return 1 / 0\nf()", ipython=True, limits=lim)
+            self.assertEqual(r.exit_code, 1)
+            self.assertTrue(r.stderr.startswith("Traceback (most recent call last):\n  File \"<cell"), r.stderr)
+            self.assertIn("return 1 / 0", r.stderr)
+            self.assertNotIn("IPython", r.stderr)
+            self.assertTrue(r.stderr.endswith("ZeroDivisionError: division by zero\n"), r.stderr)
+            r = s.run_cell("def g(:", ipython=True, limits=lim)
+            self.assertEqual(r.exit_code, 1)
+            self.assertIn("SyntaxError", r.stderr)
+            r = s.run_cell("%no_such_magic", ipython=True, limits=lim)
+            self.assertEqual(r.exit_code, 1)
+            self.assertIn("UsageError", r.stderr)
+            # A _repr_html_ that raises is skipped, its traceback on stderr.
+            r = s.run_cell("class B:\n    def _repr_html_(self): raise ValueError('no')\nB()", ipython=True, limits=lim)
+            self.assertEqual(r.exit_code, 0, r.stderr)
+            self.assertIn("ValueError: no", r.stderr)
+            self.assertRegex(r.value or "", r"^<__main__\.B at 0x")  # IPython's pretty repr
+            self.assertEqual(s.run_cell("x", ipython=True, limits=lim).value, "42")
+            self.assertEqual(r.state, "kept")
+        # Without IPython (the python runtime is -I -S: no dist-packages):
+        # the cell runs plain, its stderr's first line says so.
+        with self.sandbox.session_sync(interpreter="python") as s:
+            r = s.run_cell("print(1)\n2", ipython=True, limits=lim)
+            self.assertEqual((r.stdout, r.value), ("1\n", "2"))
+            self.assertEqual(r.stderr, "airlock: IPython is not importable in this runtime; plain Python\n")
+            self.assertEqual(s.run_cell("3", limits=lim).stderr, "")  # not asked: nothing said
+
     def test_rich_reprs_and_display(self) -> None:
         # Issue 30, point 2: an object's _repr_svg_, _repr_html_ and
         # _repr_markdown_ come back as display items (in that order, after

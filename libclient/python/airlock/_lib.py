@@ -221,6 +221,7 @@ _OPTIONAL = {
     "airlock_session_opts_set_interpreter": (_int, [_p, _str]),
     "airlock_run_req_set_cell": (_int, [_p, _bool]),
     "airlock_run_req_set_figures_svg": (_int, [_p, _bool]),
+    "airlock_run_req_set_ipython": (_int, [_p, _bool]),
     "airlock_session_list_interpreter": (_str, [_p, _size]),
     "airlock_result_cell": (_u64, [_p]),
     "airlock_result_state": (_int, [_p]),
