@@ -242,7 +242,9 @@ class AirlockKernel:
 
     def _work(self, cell: _Cell) -> None:
         try:
-            cell.result = self.asession.run_cell(cell.code)
+            # Through IPython (magics, !cmd in the sandbox) when the runtime
+            # has it; the driver says so in stderr and runs plain otherwise.
+            cell.result = self.asession.run_cell(cell.code, ipython=True)
         except airlock.SandboxError as e:
             cell.result = getattr(e, "result", None)
             cell.error = e
