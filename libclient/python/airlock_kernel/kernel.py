@@ -134,6 +134,11 @@ finally:
 """
 
 
+# The first line of a cell's stderr when the driver was asked for IPython
+# and the runtime cannot import it (daemon/frontend/cells/cells.py).
+NO_IPYTHON = "airlock: IPython is not importable in this runtime; plain Python\n"
+
+
 def pick_runtime(info: Mapping[str, Any]) -> str:
     """The python runtime with the most data-science packages; "python" on a tie."""
     pkgs = info.get("runtime_packages") or {}
@@ -186,6 +191,7 @@ class AirlockKernel:
         self.done_q: "queue.Queue[_Cell]" = queue.Queue()
         self.stopping = False
         self.fresh_next = False  # the next cell runs in a new interpreter: its "lost" is expected
+        self.ipython = True  # ask cells through IPython until the driver says the runtime has none
         self.sandbox: Optional[airlock.AirlockSandbox] = None
         self.asession: Any = None
 
@@ -229,6 +235,7 @@ class AirlockKernel:
         if s.runtime is None:
             s.runtime = pick_runtime(self.sandbox.info())
         self.asession = self.sandbox.session_sync(interpreter=s.runtime, limits=s.limits())
+        self.ipython = True
         self.asession.open()
         _log("session %s open (runtime %s, profile %s)" % (self.asession.id, s.runtime, s.profile or "default"))
 
@@ -243,8 +250,11 @@ class AirlockKernel:
     def _work(self, cell: _Cell) -> None:
         try:
             # Through IPython (magics, !cmd in the sandbox) when the runtime
-            # has it; the driver says so in stderr and runs plain otherwise.
-            cell.result = self.asession.run_cell(cell.code, ipython=True)
+            # has it; otherwise the driver runs it plain and its stderr says
+            # so: said once, then the session's cells are asked plain.
+            cell.result = self.asession.run_cell(cell.code, ipython=self.ipython)
+            if cell.result.stderr.startswith(NO_IPYTHON):
+                self.ipython = False
         except airlock.SandboxError as e:
             cell.result = getattr(e, "result", None)
             cell.error = e
