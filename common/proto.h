@@ -580,6 +580,9 @@ struct proto_result {
 	const char *value;
 	struct proto_artifact *display;
 	size_t ndisplay;
+	/* Bit i: display[i] is one of the value's representations (its
+	 * execute_result bundle, design-jupyter.md §2). Optional: 0. */
+	uint32_t value_display;
 	/* What the daemon's advisory checks found (the profile's
 	 * blocked_imports), never a refusal: at most PROTO_ADVISORIES_MAX of
 	 * at most PROTO_ADVISORY_MAX bytes. Optional on the wire. */

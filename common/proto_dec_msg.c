@@ -177,6 +177,7 @@ static const struct dec_field dec_result_fields[] = {
 	{"value", DEC_STR, 0, U(proto_result, value), 0, PROTO_VALUE_MAX, 0},
 	{"display", DEC_ARTIFACTS, 0, U(proto_result, display), U(proto_result, ndisplay),
 	 PROTO_DISPLAY_MAX, 0},
+	{"value_display", DEC_U32, 0, U(proto_result, value_display), 0, 0, 0},
 	{"advisories", DEC_STRA, 0, U(proto_result, advisories), U(proto_result, nadvisories),
 	 PROTO_ADVISORIES_MAX, PROTO_ADVISORY_MAX},
 };

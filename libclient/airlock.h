@@ -1192,6 +1192,11 @@ const char *airlock_result_value(const struct airlock_result *res);
 size_t airlock_result_display_count(const struct airlock_result *res);
 int airlock_result_display_get(const struct airlock_result *res, size_t i, const char **ret_mime,
 			       const void **ret_data, size_t *ret_len);
+/* Whether rich output i is one of the trailing value's representations
+ * (with airlock_result_value() as its text/plain, the value's one mime
+ * bundle, Jupyter's execute_result); false for a display() call or a
+ * figure, for i out of range and from a daemon before 0.10. Since 0.10. */
+bool airlock_result_display_is_value(const struct airlock_result *res, size_t i);
 
 /* ---- Advisories, mounts, profile lists (since AIRLOCK_0.9) --------------- */
 

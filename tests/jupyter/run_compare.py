@@ -2,9 +2,8 @@
 compared cell by cell (issue 31's Done-when): the same cells complete, their
 streams and text results agree, figures come back as PNG on both.
 
-What differs by design and is not compared: ipykernel's rich extras of a
-value (a DataFrame's text/html), the colours of IPython's tracebacks (only
-ename and evalue are), object addresses in reprs, the text/plain that
+What differs by design and is not compared: the colours of IPython's
+tracebacks (only ename and evalue are), object addresses in reprs, the text/plain that
 ipykernel adds beside a display's rich representation (the driver sends the
 richest one), timings (%timeit's figures), and how a dead interpreter is
 said: ipykernel's process dies (nbclient raises DeadKernelError), the Airlock
@@ -45,6 +44,7 @@ CELLS = [
     "from IPython.display import HTML, display\ndisplay(HTML('<b>bold</b>'))\n{'k': list(range(3))}",
     "%who_ls int",
     "a.shape;",
+    "df",
     # Interrupted (nbclient's timeout interrupts it): the state is kept.
     "import time\ntime.sleep(60)",
     "x",
@@ -67,7 +67,8 @@ def summary(cell):
             # ipykernel runs !cmd on a pty (pexpect): its lines end "\r\n".
             out.append(("stream", o["name"], _TIMES.sub("T", o["text"].replace("\r\n", "\n"))))
         elif t == "execute_result":
-            out.append(("result", _ADDR.sub(" at ADDR", o["data"].get("text/plain", ""))))
+            # The whole bundle's mime types: a DataFrame's text/html too.
+            out.append(("result", _ADDR.sub(" at ADDR", o["data"].get("text/plain", "")), sorted(o["data"])))
         elif t == "display_data":
             png = o["data"].get("image/png")
             rich = sorted(m for m in o["data"] if m != "text/plain") or ["text/plain"]

@@ -1188,9 +1188,9 @@ for f in os.listdir('/proc/self/fd'):
 # what it sends and restart the interpreter at once.
 _FORGE = """import os, socket, struct, sys, time
 n = int(sys._getframe().f_code.co_filename[6:-1])
-def done(magic=0x4C4C4543, status=0, cell=None, code=0, has=0, vlen=0, disp=(), nd=None):
-    head = struct.pack('<IIQiIII', magic, status, n if cell is None else cell, code, has, vlen,
-                       len(disp) if nd is None else nd)
+def done(magic=0x4C4C4543, status=0, cell=None, code=0, has=0, vlen=0, disp=(), nd=None, vd=0, rsv=0):
+    head = struct.pack('<IIQiIIIII', magic, status, n if cell is None else cell, code, has, vlen,
+                       len(disp) if nd is None else nd, vd, rsv)
     body = b''.join(struct.pack('<32sQ', m, l) for m, l in disp)
     return head + body + struct.pack('<32sQ', b'', 0) * (8 - len(disp))
 for f in os.listdir('/proc/self/fd'):
@@ -1487,7 +1487,18 @@ class CellTest(unittest.TestCase):
             r = s.run_cell("from IPython.display import HTML\ndisplay(HTML('<b>b</b>'))\n{'k': list(range(3))}",
                            ipython=True, limits=lim)
             self.assertEqual(r.value, "{'k': [0, 1, 2]}", r.stderr)
-            self.assertEqual([(d.mime, d.data) for d in r.display], [("text/html", b"<b>b</b>")])
+            self.assertEqual([(d.mime, d.data, d.value) for d in r.display], [("text/html", b"<b>b</b>", False)])
+            # The value's rich representations: display items flagged value
+            # (one bundle with its text/plain), after display()'s.
+            r = s.run_cell("class T:\n    def _repr_html_(self): return '<i>t</i>'\n"
+                           "    def _repr_markdown_(self): return '*t*'\n    def __repr__(self): return 'T()'\n"
+                           "display('first')\nT()", ipython=True, limits=lim)
+            self.assertEqual(r.value, "T()", r.stderr)
+            self.assertEqual([(d.mime, d.data, d.value) for d in r.display],
+                             [("text/plain", b"'first'", False), ("text/html", b"<i>t</i>", True),
+                              ("text/markdown", b"*t*", True)])
+            r = s.run_cell("T()", limits=lim)  # the plain driver flags them too
+            self.assertEqual([(d.mime, d.value) for d in r.display], [("text/html", True), ("text/markdown", True)])
             r = s.run_cell("1;", ipython=True, limits=lim)  # a trailing ";" shows no value
             self.assertIsNone(r.value)
             # The cell's exception: the error outcome, the user's frames
@@ -1782,9 +1793,13 @@ class CellTest(unittest.TestCase):
             ("chan.send(done(disp=[(b'image/png', 1 << 40)]))", "display larger than its bound"),
             ("chan.send(done(disp=[(b'image/png', 0)], nd=0))", "data past the display items"),
             ("chan.send(done(has=1, vlen=100))", "lengths past the reply"),
-            ("chan.send(done()[:-1])", "malformed message (351 bytes, 0 fds)"),
+            # value_display: the value's items, only with a value, none past the items.
+            ("chan.send(done(vd=1, disp=[(b'text/html', 0)]))", "bad value display items"),
+            ("chan.send(done(has=1, vd=2, disp=[(b'text/html', 0)]))", "bad value display items"),
+            ("chan.send(done(rsv=1))", "bad value display items"),
+            ("chan.send(done()[:-1])", "malformed message (359 bytes, 0 fds)"),
             ("chan.send(done() + b'x')", "malformed message (-90 bytes"),
-            ("socket.send_fds(chan, [done()], [reply])", "malformed message (352 bytes, 1 fds)"),
+            ("socket.send_fds(chan, [done()], [reply])", "malformed message (360 bytes, 1 fds)"),
         ]
         for code, why in cases:
             with self.subTest(why=why, code=code):

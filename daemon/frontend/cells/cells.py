@@ -13,6 +13,7 @@
 #          + fds: code (sealed
 #          memfd), stdout, stderr, reply (memfds)
 #   done:  magic, status, cell, exit_code, has_value, value_len, ndisplay,
+#          value_display (bit i: item i is the value's), reserved,
 #          8 x (mime[32], len); value then display bytes written to reply.
 import ast
 import io
@@ -30,7 +31,7 @@ import traceback
 
 MAGIC = 0x4C4C4543  # "CELL"
 START = struct.Struct("<IIQII")
-DONE_HEAD = struct.Struct("<IIQiIII")
+DONE_HEAD = struct.Struct("<IIQiIIIII")
 DONE_DISPLAY = struct.Struct("<32sQ")
 DISPLAY_MAX = 8
 OK, EXCEPTION, INTERRUPTED, EXIT = 0, 1, 2, 3
@@ -48,7 +49,7 @@ REPRS = (
 # The cell being run: its display() items in order, and the figures its
 # plt.show() calls captured (the driver's only state besides the globals).
 _cell = {"items": [], "name": None, "svg": False, "ipython": False, "ip_value": None, "ip_exc": None,
-         "ip_fmt": 0}
+         "ip_fmt": 0, "value_span": (0, 0), "value_mask": 0}
 START_SVG = 0x1
 START_BACKGROUND = 0x2  # cells_start.flags: the session keeps its cells' processes
 # Cell sources for tracebacks (linecache), the oldest dropped past this.
@@ -337,13 +338,20 @@ def _display_items(last, budget):
     the figures left open (closed after); the first DISPLAY_MAX that fit."""
     out = _cell["items"]
     _cell["items"] = []
+    start, end = _cell["value_span"]
     if last is not None:
+        start = len(out)
         out += _bundle(last, False)
+        end = len(out)
     out += _figures()
     kept, used = [], 0
-    for mime, data in out:
+    for i, (mime, data) in enumerate(out):
         if len(kept) == DISPLAY_MAX or used + len(data) > budget:
             continue
+        # The value's representations, marked: with its text/plain they
+        # are one bundle, Jupyter's execute_result.
+        if start <= i < end:
+            _cell["value_mask"] |= 1 << len(kept)
         kept.append((mime, data))
         used += len(data)
     return kept
@@ -365,11 +373,13 @@ def _ipython_value(fmt, value_max):
     representations become display items, as _bundle() makes them."""
     if not fmt:
         return None
+    start = len(_cell["items"])
     for mime in IPYTHON_MIMES[:-1]:
         if mime in fmt:
             item = _ipython_item({mime: fmt[mime]})
             if item is not None:
                 _cell["items"].append(item)
+    _cell["value_span"] = (start, len(_cell["items"]))
     return _bounded(fmt.get("text/plain", ""), value_max)
 
 
@@ -378,6 +388,7 @@ def _run(code, name, g, value_max, display_max):
     eval'd; its repr bounded. Returns (status, exit_code, value, display)."""
     value, display, last = None, [], None
     _cell["items"], _cell["name"] = [], name
+    _cell["value_span"], _cell["value_mask"] = (0, 0), 0
     try:
         _remember_source(name, code)
         shell = _ipython_shell(g) if _cell["ipython"] else None
@@ -491,8 +502,9 @@ def main():
         _flush()
         os.dup2(null, 1)
         os.dup2(null, 2)
+        mask = _cell["value_mask"] if value is not None and display else 0
         head = DONE_HEAD.pack(MAGIC, status, cell, code_, value is not None,
-                              len(value) if value is not None else 0, len(display))
+                              len(value) if value is not None else 0, len(display), mask, 0)
         body = b"".join(DONE_DISPLAY.pack(m.encode()[:32], len(d)) for m, d in display)
         body += DONE_DISPLAY.pack(b"", 0) * (DISPLAY_MAX - len(display))
         with os.fdopen(reply_fd, "wb") as f:

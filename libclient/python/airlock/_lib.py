@@ -228,6 +228,7 @@ _OPTIONAL = {
     "airlock_result_value": (_str, [_p]),
     "airlock_result_display_count": (_size, [_p]),
     "airlock_result_display_get": (_int, [_p, _size, ctypes.POINTER(ctypes.c_char_p), _pp, ctypes.POINTER(_size)]),
+    "airlock_result_display_is_value": (_bool, [_p, _size]),
     # 0.9: advisories, mounts, profile lists
     "airlock_result_advisory_count": (_size, [_p]),
     "airlock_result_advisory": (_str, [_p, _size]),

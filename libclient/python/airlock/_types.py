@@ -317,10 +317,15 @@ class SandboxDisplay:
     mime: "image/png", "image/svg+xml", "text/plain", "text/html" or
     "text/markdown".
     data: its bytes.
+    value: one of the trailing value's representations (with result.value
+        as its text/plain, the value's one mime bundle: Jupyter's
+        execute_result); False for a display() call or a figure, and with
+        libairlock or a daemon before 0.10.
     """
 
     mime: str
     data: bytes = field(repr=False)
+    value: bool = False
 
 
 @dataclass(frozen=True)

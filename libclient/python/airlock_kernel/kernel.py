@@ -477,12 +477,18 @@ class AirlockKernel:
                     error = ("DeadKernelError", "the interpreter ended (%s): its state is lost" % r.outcome, [])
                 if err_text:
                     self.send(self.iopub, "stream", {"name": "stderr", "text": err_text}, parent)
+                # The value's representations (display items flagged value)
+                # join its text/plain in one execute_result, as ipykernel's.
+                bundle = {"text/plain": r.value} if r.value is not None else {}
                 for item in r.display:
+                    if getattr(item, "value", False) and r.value is not None:
+                        bundle[item.mime] = _mime_data(item.mime, item.data)
+                        continue
                     self.send(self.iopub, "display_data", {"data": {item.mime: _mime_data(item.mime, item.data)},
                                                            "metadata": {}, "transient": {}}, parent)
                 if r.value is not None and error is None:
                     self.send(self.iopub, "execute_result", {"execution_count": cell.count,
-                                                             "data": {"text/plain": r.value}, "metadata": {}}, parent)
+                                                             "data": bundle, "metadata": {}}, parent)
             if r.state == "lost" and error is not None and (error[0] == "DeadKernelError" or r.outcome == "cancelled"):
                 self.status("restarting", parent)
                 self.count = 0
