@@ -1186,8 +1186,9 @@ const char *airlock_result_value(const struct airlock_result *res);
 /* Rich outputs of the cell (at most 8), in Jupyter's order: display() calls
  * and plt.show() figures, the trailing value's _repr_png_, _repr_svg_,
  * _repr_html_ and _repr_markdown_, the figures left open; *ret_mime is
- * "image/png", "image/svg+xml", "text/plain", "text/html" or
- * "text/markdown", the bytes are like airlock_result_stdout()'s. -EINVAL when i
+ * "image/png", "image/svg+xml", "text/plain", "text/html",
+ * "text/markdown", or (a cell through IPython, 0.10) "text/latex" or
+ * "application/json" (JSON text), the bytes are like airlock_result_stdout()'s. -EINVAL when i
  * is out of range. Since 0.9. */
 size_t airlock_result_display_count(const struct airlock_result *res);
 int airlock_result_display_get(const struct airlock_result *res, size_t i, const char **ret_mime,

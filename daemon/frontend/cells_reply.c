@@ -14,8 +14,11 @@
 
 #include "xalloc.h"
 
-static const char *const cells_mimes[] = {"image/png", "image/svg+xml", "text/plain",
-					  "text/html", "text/markdown", NULL};
+/* Issue 31 added text/latex and application/json (IPython's formats of a
+ * value): text like text/plain, read as data (docs/security.md). */
+static const char *const cells_mimes[] = {
+	"image/png",	 "image/svg+xml", "text/plain",	      "text/html",
+	"text/markdown", "text/latex",	  "application/json", NULL};
 
 /* Is s, of len bytes, UTF-8 without NUL (a msgpack str every client decodes)? */
 static bool

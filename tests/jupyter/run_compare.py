@@ -45,6 +45,8 @@ CELLS = [
     "%who_ls int",
     "a.shape;",
     "df",
+    "from IPython.display import Math, JSON\nMath('x^2')",
+    "JSON({'a': [1, 2]})",
     # Interrupted (nbclient's timeout interrupts it): the state is kept.
     "import time\ntime.sleep(60)",
     "x",

@@ -1497,6 +1497,10 @@ class CellTest(unittest.TestCase):
             self.assertEqual([(d.mime, d.data, d.value) for d in r.display],
                              [("text/plain", b"'first'", False), ("text/html", b"<i>t</i>", True),
                               ("text/markdown", b"*t*", True)])
+            r = s.run_cell("class L:\n    def _repr_latex_(self): return '$x^2$'\n"
+                           "    def _repr_json_(self): return {'a': [1, 2]}\nL()", ipython=True, limits=lim)
+            self.assertEqual([(d.mime, d.data, d.value) for d in r.display],
+                             [("text/latex", b"$x^2$", True), ("application/json", b'{"a": [1, 2]}', True)], r.stderr)
             r = s.run_cell("T()", limits=lim)  # the plain driver flags them too
             self.assertEqual([(d.mime, d.value) for d in r.display], [("text/html", True), ("text/markdown", True)])
             r = s.run_cell("1;", ipython=True, limits=lim)  # a trailing ";" shows no value

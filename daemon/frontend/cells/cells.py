@@ -193,7 +193,8 @@ class _PyplotFinder:
 START_IPYTHON = 0x4
 IPYTHON_MISSING = "airlock: IPython is not importable in this runtime; plain Python\n"
 # The richest first: one display item per display(), as the plain driver's.
-IPYTHON_MIMES = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/plain")
+IPYTHON_MIMES = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/latex", "application/json",
+                 "text/plain")
 _ipython = {"shell": None, "tried": False}
 
 
@@ -207,6 +208,13 @@ def _ipython_item(data):
             continue
         if mime == "image/png":
             return mime, bytes(v) if isinstance(v, (bytes, bytearray)) else base64.b64decode(v)
+        if mime == "application/json":
+            import json  # IPython's own import: never the first
+
+            try:
+                return mime, json.dumps(v).encode("utf-8")
+            except (TypeError, ValueError):
+                continue
         if isinstance(v, str):
             return mime, v.encode("utf-8", "backslashreplace")
     return None

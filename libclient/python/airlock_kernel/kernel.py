@@ -547,8 +547,13 @@ def _why(r: Any) -> str:
     return ": " + "; ".join(r.advisories) if r.advisories else ""
 
 
-def _mime_data(mime: str, data: bytes) -> str:
-    """Jupyter's JSON form: text as text, images base64."""
+def _mime_data(mime: str, data: bytes) -> Any:
+    """Jupyter's JSON form: text as text, JSON as JSON, images base64."""
+    if mime == "application/json":
+        try:
+            return json.loads(data)
+        except ValueError:
+            return {}
     if mime.startswith("text/") or mime == "image/svg+xml":
         return data.decode("utf-8", "replace")
     import base64
