@@ -57,7 +57,7 @@ struct cells_sup {
 #define CELLS_START_F_BACKGROUND 0x2u
 /* cells_start.flags: run the cell through IPython's InteractiveShell when
  * the runtime can import it (request ipython; design-jupyter.md §5). */
-#define CELLS_START_IPYTHON 0x4u
+#define CELLS_START_IPYTHON 0x8u
 
 struct cells_start {
 	uint32_t magic;

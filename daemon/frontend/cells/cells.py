@@ -190,7 +190,7 @@ class _PyplotFinder:
 # (START_IPYTHON) runs through IPython's InteractiveShell when the runtime can
 # import it, on the same globals as the plain cells. Only the display
 # publisher, the displayhook, the tracebacks and `!cmd` are the driver's.
-START_IPYTHON = 0x4
+START_IPYTHON = 0x8
 IPYTHON_MISSING = "airlock: IPython is not importable in this runtime; plain Python\n"
 # The richest first: one display item per display(), as the plain driver's.
 IPYTHON_MIMES = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/latex", "application/json",
