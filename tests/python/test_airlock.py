@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import unittest
 import unittest.mock
@@ -1526,6 +1527,25 @@ class CellTest(unittest.TestCase):
             self.assertRegex(r.value or "", r"^<__main__\.B at 0x")  # IPython's pretty repr
             self.assertEqual(s.run_cell("x", ipython=True, limits=lim).value, "42")
             self.assertEqual(r.state, "kept")
+        # An interrupt during IPython's import (the first cell asking):
+        # that cell is interrupted, the next one asking gets IPython.
+        with self.sandbox.session_sync(interpreter="python-site") as s:
+            got = []
+
+            def first():
+                try:
+                    got.append(s.run_cell("1", ipython=True, limits=lim))
+                except airlock.SandboxError as e:
+                    got.append(e.result)
+
+            t = threading.Thread(target=first)
+            t.start()
+            time.sleep(0.1)  # the import takes 250 ms or more
+            s.interrupt()
+            t.join(60)
+            self.assertEqual(got[0].outcome, "cancelled", got[0].stderr)
+            r = s.run_cell("%pwd", ipython=True, limits=lim)
+            self.assertEqual((r.value, r.stderr), ("'/workspace'", ""))
         # Without IPython (the python runtime is -I -S: no dist-packages):
         # the cell runs plain, its stderr's first line says so.
         with self.sandbox.session_sync(interpreter="python") as s:

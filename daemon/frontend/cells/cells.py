@@ -195,7 +195,7 @@ IPYTHON_MISSING = "airlock: IPython is not importable in this runtime; plain Pyt
 # The richest first: one display item per display(), as the plain driver's.
 IPYTHON_MIMES = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/latex", "application/json",
                  "text/plain")
-_ipython = {"shell": None, "tried": False}
+_ipython = {"shell": None, "tried": False, "classes": None}
 
 
 def _ipython_item(data):
@@ -289,20 +289,32 @@ def _ipython_shell(g):
         if _ipython["shell"] is None:
             sys.stderr.write(IPYTHON_MISSING)
         return _ipython["shell"]
-    _ipython["tried"] = True
     # IPython keeps a profile directory: a private one in /tmp, not in the
     # workspace (whose new files would be the cell's artifacts).
     if "IPYTHONDIR" not in os.environ:
         import tempfile
 
         os.environ["IPYTHONDIR"] = tempfile.mkdtemp(prefix="ipython-")
+    before = set(sys.modules)
     try:
         from traitlets.config import Config
 
-        shell_cls, pub, hook = _ipython_classes()
+        # Made once: an interrupted set-up's shell may exist already, and
+        # instance() gives it only to the class that made it.
+        _ipython["classes"] = _ipython["classes"] or _ipython_classes()
+        shell_cls, pub, hook = _ipython["classes"]
     except ImportError:
+        # Said for every cell that asks, tried once.
+        _ipython["tried"] = True
         sys.stderr.write(IPYTHON_MISSING)
         return None
+    except BaseException:
+        # An interrupt in the middle of the import leaves modules half
+        # made, which the next cell's import would take as they are (an
+        # ImportError): dropped, so that it imports them afresh.
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+        raise
     cfg = Config()
     cfg.HistoryManager.hist_file = ":memory:"  # no sqlite file
     cfg.InteractiveShell.colors = "NoColor"
