@@ -442,6 +442,7 @@ struct proto_run {
 	size_t ntools;
 	bool cell;	  /* a cell of the session's interpreter (interpreter sessions only) */
 	bool figures_svg; /* a cell's matplotlib figures as SVG, not PNG (cells only) */
+	bool ipython;	  /* run the cell through IPython when the runtime has it (cells only) */
 };
 
 #define PROTO_SESSION_ID_LEN 32 /* hex characters */
@@ -579,6 +580,9 @@ struct proto_result {
 	const char *value;
 	struct proto_artifact *display;
 	size_t ndisplay;
+	/* Bit i: display[i] is one of the value's representations (its
+	 * execute_result bundle, design-jupyter.md §2). Optional: 0. */
+	uint32_t value_display;
 	/* What the daemon's advisory checks found (the profile's
 	 * blocked_imports), never a refusal: at most PROTO_ADVISORIES_MAX of
 	 * at most PROTO_ADVISORY_MAX bytes. Optional on the wire. */

@@ -115,6 +115,7 @@ static const struct dec_field dec_run_fields[] = {
 	 PROTO_TOOLS_MAX, 0},
 	{"cell", DEC_BOOL, 0, U(proto_run, cell), 0, 0, 0},
 	{"figures_svg", DEC_BOOL, 0, U(proto_run, figures_svg), 0, 0, 0},
+	{"ipython", DEC_BOOL, 0, U(proto_run, ipython), 0, 0, 0},
 };
 
 static const struct dec_field dec_tool_fields[] = {
@@ -176,6 +177,7 @@ static const struct dec_field dec_result_fields[] = {
 	{"value", DEC_STR, 0, U(proto_result, value), 0, PROTO_VALUE_MAX, 0},
 	{"display", DEC_ARTIFACTS, 0, U(proto_result, display), U(proto_result, ndisplay),
 	 PROTO_DISPLAY_MAX, 0},
+	{"value_display", DEC_U32, 0, U(proto_result, value_display), 0, 0, 0},
 	{"advisories", DEC_STRA, 0, U(proto_result, advisories), U(proto_result, nadvisories),
 	 PROTO_ADVISORIES_MAX, PROTO_ADVISORY_MAX},
 };

@@ -278,7 +278,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
 			  run->stdin_data.present + (run->nfiles > 0) + run->file_bundle.present +
 			  (run->session != NULL) + run->stream + (run->profile != NULL) +
-			  (run->nmounts > 0) + (run->ntools > 0) + run->cell + run->figures_svg);
+			  (run->nmounts > 0) + (run->ntools > 0) + run->cell + run->figures_svg +
+			  run->ipython);
 	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
 	if (run->code.present)
 		enc_kv_blob(&e, "code", &run->code);
@@ -324,6 +325,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		enc_kv_bool(&e, "cell", true);
 	if (run->figures_svg)
 		enc_kv_bool(&e, "figures_svg", true);
+	if (run->ipython)
+		enc_kv_bool(&e, "ipython", true);
 	return enc_finish(&e, ret);
 }
 
@@ -401,7 +404,9 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		return -EINVAL;
 	enc_begin(&e, PROTO_RESULT, id,
 		  14 + 2 * has_tools + (res->nadvisories > 0) +
-			  (res->cell != 0 ? 2 + (res->value != NULL) + (res->ndisplay > 0) : 0) +
+			  (res->cell != 0 ? 2 + (res->value != NULL) + (res->ndisplay > 0) +
+						    (res->value_display != 0)
+					  : 0) +
 			  (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
 			   oc == PROTO_OUTCOME_ERROR) +
 			  (res->network != NULL));
@@ -443,6 +448,11 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		if (res->ndisplay > 0)
 			enc_artifacts(&e, "display", res->display, res->ndisplay,
 				      PROTO_DISPLAY_MAX);
+		/* Bits name display items: none past them. */
+		if (res->ndisplay < 32 && (res->value_display >> res->ndisplay) != 0)
+			enc_fail(&e, -EINVAL);
+		if (res->value_display != 0)
+			enc_kv_uint(&e, "value_display", res->value_display);
 	}
 	if (res->nadvisories > 0)
 		enc_strlist(&e, "advisories", res->advisories, res->nadvisories,

@@ -1160,6 +1160,16 @@ int airlock_run_req_set_cell(struct airlock_run_req *req, bool cell);
  */
 int airlock_run_req_set_figures_svg(struct airlock_run_req *req, bool svg);
 
+/*
+ * Ask a cell run through IPython's InteractiveShell (magics such as %timeit,
+ * `!cmd` as a process of the sandbox, IPython's display()) when the
+ * session's runtime can import IPython; otherwise the cell runs as without
+ * it and its stderr starts with a line saying so. For cells only: a run
+ * asking it is refused (-EPROTO, code "bad_request"); a daemon before 0.10
+ * ignores it. -EINVAL for a NULL req. Since 0.10.
+ */
+int airlock_run_req_set_ipython(struct airlock_run_req *req, bool ipython);
+
 enum airlock_cell_state {
 	AIRLOCK_CELL_NONE = 0, /* not a cell */
 	AIRLOCK_CELL_KEPT = 1, /* the cell ran with what the cells before it left */
@@ -1176,12 +1186,18 @@ const char *airlock_result_value(const struct airlock_result *res);
 /* Rich outputs of the cell (at most 8), in Jupyter's order: display() calls
  * and plt.show() figures, the trailing value's _repr_png_, _repr_svg_,
  * _repr_html_ and _repr_markdown_, the figures left open; *ret_mime is
- * "image/png", "image/svg+xml", "text/plain", "text/html" or
- * "text/markdown", the bytes are like airlock_result_stdout()'s. -EINVAL when i
+ * "image/png", "image/svg+xml", "text/plain", "text/html",
+ * "text/markdown", or (a cell through IPython, 0.10) "text/latex" or
+ * "application/json" (JSON text), the bytes are like airlock_result_stdout()'s. -EINVAL when i
  * is out of range. Since 0.9. */
 size_t airlock_result_display_count(const struct airlock_result *res);
 int airlock_result_display_get(const struct airlock_result *res, size_t i, const char **ret_mime,
 			       const void **ret_data, size_t *ret_len);
+/* Whether rich output i is one of the trailing value's representations
+ * (with airlock_result_value() as its text/plain, the value's one mime
+ * bundle, Jupyter's execute_result); false for a display() call or a
+ * figure, for i out of range and from a daemon before 0.10. Since 0.10. */
+bool airlock_result_display_is_value(const struct airlock_result *res, size_t i);
 
 /* ---- Advisories, mounts, profile lists (since AIRLOCK_0.9) --------------- */
 

@@ -339,6 +339,15 @@ airlock_result_display_get(const struct airlock_result *res, size_t i, const cha
 	return r;
 }
 
+/* Whether rich output i is one of the trailing value's representations. */
+AIRLOCK_EXPORT bool
+airlock_result_display_is_value(const struct airlock_result *res, size_t i)
+{
+	if (res == NULL || i >= res->ndisplay || i >= 32)
+		return false;
+	return (res->value_display >> i) & 1u;
+}
+
 /* Free an info object. */
 AIRLOCK_EXPORT void
 airlock_info_free(struct airlock_info *info)

@@ -193,6 +193,10 @@ result_outputs_from_proto(const struct proto_result *pr, struct airlock_result *
 	r = result_strdup(pr->value, &res->value);
 	if (r < 0)
 		return r;
+	/* The value's items are display items: a bit past them is a bad reply. */
+	if (pr->ndisplay < 32 && (pr->value_display >> pr->ndisplay) != 0)
+		return -EPROTO;
+	res->value_display = pr->value_display;
 	return result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
 }
 

@@ -9,6 +9,7 @@ clang-format clang git groff-base bubblewrap python3-setuptools python3-wheel py
 procps systemd universal-ctags
 python3-numpy python3-pandas python3-matplotlib python3-scipy libpython3.11-testsuite
 python3-zmq python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel
+python3-ipython python3-matplotlib-inline
 clang-tools
 mmdebstrap qemu-system-x86 e2fsprogs debian-archive-keyring
 python3-yaml podman runc"

@@ -134,7 +134,7 @@ admit_session(const struct admit_facts *f, struct admit_decision *ret)
 }
 
 /* 3. The object: the session named, the runtime; a tool call's client; a
- * run's figures_svg. */
+ * run's figures_svg and ipython. */
 static bool
 admit_object(const struct admit_facts *f, struct admit_decision *ret)
 {
@@ -143,6 +143,10 @@ admit_object(const struct admit_facts *f, struct admit_decision *ret)
 	if (admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)) && f->figures_svg)
 		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,
 				 "figures_svg is for cells (a run saves its figures as files)");
+	/* IPython is a driver of the session's interpreter: a run has none. */
+	if (admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)) && f->ipython)
+		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,
+				 "ipython is for cells (a run has no interpreter driver)");
 	if (f->kind == ADMIT_RUN)
 		return false; /* no session: the rest is a session's */
 	if (f->phase == ADMIT_AT_START)

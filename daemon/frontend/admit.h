@@ -96,6 +96,7 @@ struct admit_facts {
 	bool runtime_ok;       /* a session's interpreter is a python runtime */
 	bool cell_code_only;   /* a cell asks for no argv, env, stdin, files... */
 	bool figures_svg;      /* the request asks a cell's figures as SVG */
+	bool ipython;	       /* the request asks a cell run through IPython */
 	/* A session's open asks for background processes; its profile
 	 * allows them (background_processes). */
 	bool background, profile_background;

@@ -208,6 +208,7 @@ admit_gather_run(struct daemon *d, struct client *c, const struct proto_run *req
 	admit_gather_session(d, req, g);
 	g->f.runtime = req->runtime;
 	g->f.figures_svg = req->figures_svg;
+	g->f.ipython = req->ipython;
 	g->f.cell_code_only = req->argc == 0 && req->nenv == 0 && !req->stdin_data.present &&
 			      req->nfiles == 0 && !req->file_bundle.present && req->ntools == 0 &&
 			      !req->stream && req->nmounts == 0;

@@ -689,7 +689,7 @@ cells_send(struct cells *cs, struct cell *cl)
 		goto out;
 	memset(&st, 0, sizeof(st));
 	st.magic = CELLS_MAGIC;
-	st.flags = (cl->svg ? CELLS_START_SVG : 0) |
+	st.flags = (cl->svg ? CELLS_START_SVG : 0) | (cl->ipython ? CELLS_START_IPYTHON : 0) |
 		   (session_background(cs->s) ? CELLS_START_F_BACKGROUND : 0) |
 		   (cs->drain_sigint ? CELLS_START_F_DRAIN_SIGINT : 0);
 	st.cell = cl->n;
@@ -841,6 +841,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	clock_gettime(CLOCK_MONOTONIC, &cl->t_arrive);
 	cl->lim = *lim;
 	cl->svg = req->figures_svg;
+	cl->ipython = req->ipython;
 	cl->adv = adv;
 	cl->fd[0] = cl->fd[1] = cl->fd[2] = -1;
 	cl->code_len = req->code.present ? req->code.len : 0;

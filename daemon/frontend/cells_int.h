@@ -51,6 +51,7 @@ struct cell {
 	struct cells_done done;
 	bool cancelled; /* its owner cancelled it (cells_cancel) */
 	bool svg;	/* the request's figures_svg */
+	bool ipython;	/* the request's ipython */
 	bool lost_fig;	/* SUP_CELL_LOST came: its own figures when its interpreter ended */
 	uint64_t lost_cpu_ns, lost_wall_ns, lost_peak;
 };

@@ -14,8 +14,11 @@
 
 #include "xalloc.h"
 
-static const char *const cells_mimes[] = {"image/png", "image/svg+xml", "text/plain",
-					  "text/html", "text/markdown", NULL};
+/* Issue 31 added text/latex and application/json (IPython's formats of a
+ * value): text like text/plain, read as data (docs/security.md). */
+static const char *const cells_mimes[] = {
+	"image/png",	 "image/svg+xml", "text/plain",	      "text/html",
+	"text/markdown", "text/latex",	  "application/json", NULL};
 
 /* Is s, of len bytes, UTF-8 without NUL (a msgpack str every client decodes)? */
 static bool
@@ -139,6 +142,8 @@ cells_answer_done(const struct cells_done *dn, int reply_fd, const struct sup_ms
 			disp[nd].data.len = len;
 			disp[nd].data.fd = -1;
 			disp[nd].data.present = true;
+			if (dn->value_display & (1u << i))
+				res->value_display |= 1u << nd;
 			nd++;
 		}
 		off += len;
@@ -178,6 +183,9 @@ cells_check_done(uint64_t cell, uint64_t max, int reply_fd, const struct cells_d
 		return "bad value length";
 	if (dn->ndisplay > CELLS_DISPLAY_MAX)
 		return "too many display items";
+	if ((dn->value_display >> dn->ndisplay) != 0 ||
+	    (dn->value_display != 0 && !dn->has_value) || dn->reserved != 0)
+		return "bad value display items";
 	total = dn->value_len;
 	for (i = 0; i < CELLS_DISPLAY_MAX; i++) {
 		const char *mime = dn->display[i].mime;

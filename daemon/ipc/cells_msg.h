@@ -60,6 +60,9 @@ struct cells_sup {
  * cell's, and the driver drops it. Without the flag a pending SIGINT is
  * this cell's own cancel, come before its first line. */
 #define CELLS_START_F_DRAIN_SIGINT 0x4u
+/* cells_start.flags: run the cell through IPython's InteractiveShell when
+ * the runtime can import it (request ipython; design-jupyter.md §5). */
+#define CELLS_START_IPYTHON 0x8u
 
 struct cells_start {
 	uint32_t magic;
@@ -85,6 +88,11 @@ struct cells_done {
 	uint32_t has_value;
 	uint32_t value_len; /* at offset 0 of reply */
 	uint32_t ndisplay;  /* then each item's bytes, in order */
+	/* Bit i: display item i is one of the trailing value's representations
+	 * (design-jupyter.md §2: one execute_result); only with has_value,
+	 * no bit at or past ndisplay. */
+	uint32_t value_display;
+	uint32_t reserved; /* 0 */
 	struct {
 		char mime[CELLS_MIME_MAX]; /* NUL-padded */
 		uint64_t len;
@@ -92,7 +100,7 @@ struct cells_done {
 };
 
 _Static_assert(sizeof(struct cells_start) == 24, "cells.py packs <IIQII");
-_Static_assert(sizeof(struct cells_done) == 32 + CELLS_DISPLAY_MAX * 40,
-	       "cells.py packs <IIQiIII then 8 x <32sQ");
+_Static_assert(sizeof(struct cells_done) == 40 + CELLS_DISPLAY_MAX * 40,
+	       "cells.py packs <IIQiIIIII then 8 x <32sQ");
 
 #endif

@@ -224,8 +224,9 @@ static void
 cli_display_name(size_t i, const char *mime, char *buf, size_t size)
 {
 	static const char *const exts[][2] = {
-		{"image/png", "png"},	 {"image/svg+xml", "svg"}, {"text/html", "html"},
-		{"text/markdown", "md"}, {"text/plain", "txt"},
+		{"image/png", "png"},	      {"image/svg+xml", "svg"}, {"text/html", "html"},
+		{"text/markdown", "md"},      {"text/plain", "txt"},	{"text/latex", "tex"},
+		{"application/json", "json"},
 	};
 	const char *ext = "bin";
 	size_t k;

@@ -65,6 +65,7 @@ enum spoil {
 	SP_BG,	      /* a session open asks for background processes */
 	SP_BG_PLAIN,  /* ... without an interpreter */
 	SP_BG_DENIED, /* ... under a profile without background_processes */
+	SP_IPYTHON,   /* the request asks for IPython (cells only) */
 };
 #define S(x) (1ULL << (SP_##x))
 
@@ -243,6 +244,7 @@ test_spoil(struct admit_facts *f, uint64_t spoil)
 	if (spoil & S(RUNS_UID))
 		f->held.n[LEDGER_RUNNING] = f->all.n[LEDGER_RUNNING] = 2;
 	f->session_busy = spoil & S(SESSION_BUSY);
+	f->ipython = spoil & S(IPYTHON);
 	f->pool_blocks = spoil & S(POOL);
 	if (spoil & S(ROOT))
 		f->uid = 0;
@@ -270,6 +272,7 @@ struct admit_row {
 #define NO_SESSION "no such session"
 #define NEEDS_INTERP "a cell needs a session opened with an interpreter"
 #define STOPPING "the daemon is stopping"
+#define IPYTHON_CELLS "ipython is for cells (a run has no interpreter driver)"
 #define RUNTIME_DENIED(rt)                                                                         \
 	"runtime '" rt "' is not available under profile 'default' (its runtimes: python, "        \
 	"python-site)"
@@ -410,6 +413,12 @@ static const struct admit_row rows[] = {
 
 	/* A cell. */
 	{"cell admitted is queued", ADMIT_CELL, REQ, 0, QUEUE, R(START), E(NONE), NULL},
+	{"cell through IPython is queued", ADMIT_CELL, REQ, S(IPYTHON), QUEUE, R(START), E(NONE),
+	 NULL},
+	{"run asking IPython", ADMIT_RUN, REQ, S(IPYTHON), REFUSE, R(OBJECT), E(BAD_REQUEST),
+	 IPYTHON_CELLS},
+	{"session run asking IPython", ADMIT_SESSION_RUN, REQ, S(IPYTHON), REFUSE, R(OBJECT),
+	 E(BAD_REQUEST), IPYTHON_CELLS},
 	{"cell while stopping", ADMIT_CELL, REQ, S(STOPPING), REFUSE, R(STOPPING), E(BUSY),
 	 STOPPING},
 	{"cell of a uid no longer allowed (revoked by a reload)", ADMIT_CELL, REQ, S(DENIED),

@@ -54,11 +54,13 @@ def tearDownModule():
 class KernelCase(unittest.TestCase):
     """One kernel per test, started by jupyter_client's KernelManager."""
 
+    extra_env = {}  # more of the kernel's environment
+
     def setUp(self):
         self.stderr = tempfile.TemporaryFile(mode="w+")
         self.km = KernelManager(kernel_name="airlock-test",
                                 kernel_spec_manager=KernelSpecManager(kernel_dirs=[_specs]))
-        env = dict(os.environ, AIRLOCK_SOCKET=_daemon.sock)
+        env = dict(os.environ, AIRLOCK_SOCKET=_daemon.sock, **self.extra_env)
         self.km.start_kernel(env=env, stderr=self.stderr)
         self.kc = self.km.client()
         self.kc.start_channels()
@@ -122,6 +124,23 @@ class TestKernel(KernelCase):
         self.assertEqual(errors[0]["traceback"][-1], "ZeroDivisionError: division by zero")
         reply, outs = self.run_cell("'still here'")
         self.assertEqual(outs[0][1]["data"]["text/plain"], "'still here'")
+
+    def test_ipython_magics_and_shell_in_the_sandbox(self):
+        # IPython in the sandbox (the kernel's runtime, python-site here,
+        # has Debian's python3-ipython): magics; `!cmd` a process of the
+        # sandbox: another pid namespace and hostname than the host's.
+        reply, outs = self.run_cell("y = 5\n%pwd")
+        self.assertEqual(reply["status"], "ok", outs)
+        self.assertEqual(outs[-1][1]["data"]["text/plain"], "'/workspace'")
+        reply, outs = self.run_cell("!readlink /proc/self/ns/pid; hostname")
+        self.assertEqual(reply["status"], "ok", outs)
+        ns, host = "".join(c["text"] for t, c in outs if t == "stream").split()
+        self.assertNotEqual(ns, os.readlink("/proc/self/ns/pid"))
+        self.assertEqual(host, "airlock")
+        self.assertNotEqual(host, os.uname().nodename)
+        reply, outs = self.run_cell("%no_such_magic")
+        self.assertEqual(reply["status"], "error", outs)
+        self.assertTrue(reply["ename"].endswith("UsageError"), reply)  # its module path, from the traceback
 
     def test_code_runs_in_the_sandbox_not_on_the_host(self):
         marker = "/tmp/airlock-kernel-%s" % uuid.uuid4().hex
@@ -220,6 +239,24 @@ class TestKernel(KernelCase):
         reply, outs = self.run_cell("y")
         self.assertEqual(reply["ename"], "NameError", outs)
 
+
+
+class TestKernelWithoutIPython(KernelCase):
+    """A runtime without IPython (python: -I -S, no dist-packages)."""
+
+    extra_env = {"AIRLOCK_KERNEL_RUNTIME": "python"}
+
+    def test_said_once_then_plain(self):
+        reply, outs = self.run_cell("print(1)")
+        self.assertEqual(reply["status"], "ok", outs)
+        self.assertEqual(outs, [("stream", {"name": "stdout", "text": "1\n"}),
+                                ("stream", {"name": "stderr", "text": "airlock: IPython is not importable in "
+                                            "this runtime; plain Python\n"})])
+        reply, outs = self.run_cell("2")
+        self.assertEqual(outs, [("execute_result", {"execution_count": 2, "data": {"text/plain": "2"},
+                                                    "metadata": {}})])
+        reply, outs = self.run_cell("%pwd")  # no magics: Python's syntax error
+        self.assertIn("SyntaxError: invalid syntax", json.dumps(outs), outs)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -627,7 +627,20 @@ test_cells(void **state)
 	assert_string_equal(m.u.result.display[0].name, "image/png");
 	assert_int_equal(m.u.result.display[0].data.len, sizeof(png));
 	assert_memory_equal(m.u.result.display[0].data.data, png, sizeof(png));
+	assert_int_equal(m.u.result.value_display, 0);
 	proto_msg_free(&m);
+	/* value_display: the value's items, a bit per display item; none past them. */
+	res.ndisplay = 3;
+	res.value_display = 0x6;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.ndisplay, 3);
+	assert_int_equal(m.u.result.value_display, 0x6);
+	proto_msg_free(&m);
+	res.value_display = 0x8;
+	assert_int_equal(proto_encode_result(5, &res, &o), -EINVAL);
+	res.value_display = 0;
+	res.ndisplay = 1;
 	/* Not a cell: none of the keys. */
 	res.cell = 0;
 	assert_int_equal(proto_encode_result(5, &res, &o), 0);

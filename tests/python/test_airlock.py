@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import unittest
 import unittest.mock
@@ -1183,9 +1184,9 @@ for f in os.listdir('/proc/self/fd'):
 # what it sends and restart the interpreter at once.
 _FORGE = """import os, socket, struct, sys, time
 n = int(sys._getframe().f_code.co_filename[6:-1])
-def done(magic=0x4C4C4543, status=0, cell=None, code=0, has=0, vlen=0, disp=(), nd=None):
-    head = struct.pack('<IIQiIII', magic, status, n if cell is None else cell, code, has, vlen,
-                       len(disp) if nd is None else nd)
+def done(magic=0x4C4C4543, status=0, cell=None, code=0, has=0, vlen=0, disp=(), nd=None, vd=0, rsv=0):
+    head = struct.pack('<IIQiIIIII', magic, status, n if cell is None else cell, code, has, vlen,
+                       len(disp) if nd is None else nd, vd, rsv)
     body = b''.join(struct.pack('<32sQ', m, l) for m, l in disp)
     return head + body + struct.pack('<32sQ', b'', 0) * (8 - len(disp))
 for f in os.listdir('/proc/self/fd'):
@@ -1453,6 +1454,101 @@ class CellTest(unittest.TestCase):
             with self.assertRaises(ValueError):
                 s.run_cell("1", figures="gif")
 
+    def test_ipython_cells(self) -> None:
+        # Issue 31 point 2: run_cell(ipython=True) runs the cell through
+        # IPython's InteractiveShell when the runtime has it (python-site
+        # reaches Debian's python3-ipython): magics, `!cmd` as a process of
+        # the sandbox (not the host: another pid namespace and hostname),
+        # IPython's display(), the value pretty-printed, errors through
+        # the driver's path (the user's frames only). Plain cells of the
+        # same session share the variables.
+        if subprocess.run(["/usr/bin/python3", "-c", "import IPython"], capture_output=True).returncode != 0:
+            self.skipTest("no python3-ipython on this host")
+        lim = SandboxLimits(wall_seconds=60, cpu_seconds=60)
+        with self.sandbox.session_sync(interpreter="python-site") as s:
+            r = s.run_cell("x = 6 * 7\n%pwd", ipython=True, limits=lim)
+            self.assertEqual((r.outcome, r.value), ("exited", "'/workspace'"), r.stderr)
+            self.assertEqual(s.run_cell("x + 1", limits=lim).value, "43")  # a plain cell: same globals
+            r = s.run_cell("!readlink /proc/self/ns/pid; hostname\nprint(_exit_code)", ipython=True, limits=lim)
+            self.assertEqual(r.outcome, "exited", r.stderr)
+            ns, host, code = r.stdout.split()
+            self.assertNotEqual(ns, os.readlink("/proc/self/ns/pid"))
+            self.assertEqual((host, code), ("airlock", "0"))
+            self.assertNotEqual(host, os.uname().nodename)
+            r = s.run_cell("%timeit -n 2 -r 1 sum(range(10))", ipython=True, limits=lim)
+            self.assertIn("per loop", r.stdout, r.stderr)
+            if os.path.exists("/bin/bash"):
+                r = s.run_cell("%%bash\necho from $0", ipython=True, limits=lim)
+                self.assertEqual(r.stdout, "from bash\n", r.stderr)
+            r = s.run_cell("from IPython.display import HTML\ndisplay(HTML('<b>b</b>'))\n{'k': list(range(3))}",
+                           ipython=True, limits=lim)
+            self.assertEqual(r.value, "{'k': [0, 1, 2]}", r.stderr)
+            self.assertEqual([(d.mime, d.data, d.value) for d in r.display], [("text/html", b"<b>b</b>", False)])
+            # The value's rich representations: display items flagged value
+            # (one bundle with its text/plain), after display()'s.
+            r = s.run_cell("class T:\n    def _repr_html_(self): return '<i>t</i>'\n"
+                           "    def _repr_markdown_(self): return '*t*'\n    def __repr__(self): return 'T()'\n"
+                           "display('first')\nT()", ipython=True, limits=lim)
+            self.assertEqual(r.value, "T()", r.stderr)
+            self.assertEqual([(d.mime, d.data, d.value) for d in r.display],
+                             [("text/plain", b"'first'", False), ("text/html", b"<i>t</i>", True),
+                              ("text/markdown", b"*t*", True)])
+            r = s.run_cell("class L:\n    def _repr_latex_(self): return '$x^2$'\n"
+                           "    def _repr_json_(self): return {'a': [1, 2]}\nL()", ipython=True, limits=lim)
+            self.assertEqual([(d.mime, d.data, d.value) for d in r.display],
+                             [("text/latex", b"$x^2$", True), ("application/json", b'{"a": [1, 2]}', True)], r.stderr)
+            r = s.run_cell("T()", limits=lim)  # the plain driver flags them too
+            self.assertEqual([(d.mime, d.value) for d in r.display], [("text/html", True), ("text/markdown", True)])
+            r = s.run_cell("1;", ipython=True, limits=lim)  # a trailing ";" shows no value
+            self.assertIsNone(r.value)
+            # The cell's exception: the error outcome, the user's frames
+            # only, the state kept; a syntax error and a magic's too.
+            r = s.run_cell("def f():\n    return 1 / 0\nf()", ipython=True, limits=lim)
+            self.assertEqual(r.exit_code, 1)
+            self.assertTrue(r.stderr.startswith("Traceback (most recent call last):\n  File \"<cell"), r.stderr)
+            self.assertIn("return 1 / 0", r.stderr)
+            self.assertNotIn("IPython", r.stderr)
+            self.assertTrue(r.stderr.endswith("ZeroDivisionError: division by zero\n"), r.stderr)
+            r = s.run_cell("def g(:", ipython=True, limits=lim)
+            self.assertEqual(r.exit_code, 1)
+            self.assertIn("SyntaxError", r.stderr)
+            r = s.run_cell("%no_such_magic", ipython=True, limits=lim)
+            self.assertEqual(r.exit_code, 1)
+            self.assertIn("UsageError", r.stderr)
+            # A _repr_html_ that raises is skipped, its traceback on stderr.
+            r = s.run_cell("class B:\n    def _repr_html_(self): raise ValueError('no')\nB()", ipython=True, limits=lim)
+            self.assertEqual(r.exit_code, 0, r.stderr)
+            self.assertIn("ValueError: no", r.stderr)
+            self.assertRegex(r.value or "", r"^<__main__\.B at 0x")  # IPython's pretty repr
+            self.assertEqual(s.run_cell("x", ipython=True, limits=lim).value, "42")
+            self.assertEqual(r.state, "kept")
+        # An interrupt during IPython's import (the first cell asking):
+        # that cell is interrupted, the next one asking gets IPython.
+        with self.sandbox.session_sync(interpreter="python-site") as s:
+            got = []
+
+            def first():
+                try:
+                    got.append(s.run_cell("1", ipython=True, limits=lim))
+                except airlock.SandboxError as e:
+                    got.append(e.result)
+
+            t = threading.Thread(target=first)
+            t.start()
+            time.sleep(0.1)  # the import takes 250 ms or more
+            s.interrupt()
+            t.join(60)
+            self.assertEqual(got[0].outcome, "cancelled", got[0].stderr)
+            r = s.run_cell("%pwd", ipython=True, limits=lim)
+            self.assertEqual((r.value, r.stderr), ("'/workspace'", ""))
+        # Without IPython (the python runtime is -I -S: no dist-packages):
+        # the cell runs plain, its stderr's first line says so.
+        with self.sandbox.session_sync(interpreter="python") as s:
+            r = s.run_cell("print(1)\n2", ipython=True, limits=lim)
+            self.assertEqual((r.stdout, r.value), ("1\n", "2"))
+            self.assertEqual(r.stderr, "airlock: IPython is not importable in this runtime; plain Python\n")
+            self.assertEqual(s.run_cell("3", limits=lim).stderr, "")  # not asked: nothing said
+
     def test_rich_reprs_and_display(self) -> None:
         # Issue 30, point 2: an object's _repr_svg_, _repr_html_ and
         # _repr_markdown_ come back as display items (in that order, after
@@ -1716,9 +1812,13 @@ class CellTest(unittest.TestCase):
             ("chan.send(done(disp=[(b'image/png', 1 << 40)]))", "display larger than its bound"),
             ("chan.send(done(disp=[(b'image/png', 0)], nd=0))", "data past the display items"),
             ("chan.send(done(has=1, vlen=100))", "lengths past the reply"),
-            ("chan.send(done()[:-1])", "malformed message (351 bytes, 0 fds)"),
+            # value_display: the value's items, only with a value, none past the items.
+            ("chan.send(done(vd=1, disp=[(b'text/html', 0)]))", "bad value display items"),
+            ("chan.send(done(has=1, vd=2, disp=[(b'text/html', 0)]))", "bad value display items"),
+            ("chan.send(done(rsv=1))", "bad value display items"),
+            ("chan.send(done()[:-1])", "malformed message (359 bytes, 0 fds)"),
             ("chan.send(done() + b'x')", "malformed message (-90 bytes"),
-            ("socket.send_fds(chan, [done()], [reply])", "malformed message (352 bytes, 1 fds)"),
+            ("socket.send_fds(chan, [done()], [reply])", "malformed message (360 bytes, 1 fds)"),
         ]
         for code, why in cases:
             with self.subTest(why=why, code=code):

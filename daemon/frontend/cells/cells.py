@@ -13,6 +13,7 @@
 #          + fds: code (sealed
 #          memfd), stdout, stderr, reply (memfds)
 #   done:  magic, status, cell, exit_code, has_value, value_len, ndisplay,
+#          value_display (bit i: item i is the value's), reserved,
 #          8 x (mime[32], len); value then display bytes written to reply.
 import ast
 import io
@@ -30,7 +31,7 @@ import traceback
 
 MAGIC = 0x4C4C4543  # "CELL"
 START = struct.Struct("<IIQII")
-DONE_HEAD = struct.Struct("<IIQiIII")
+DONE_HEAD = struct.Struct("<IIQiIIIII")
 DONE_DISPLAY = struct.Struct("<32sQ")
 DISPLAY_MAX = 8
 OK, EXCEPTION, INTERRUPTED, EXIT = 0, 1, 2, 3
@@ -47,7 +48,8 @@ REPRS = (
 )
 # The cell being run: its display() items in order, and the figures its
 # plt.show() calls captured (the driver's only state besides the globals).
-_cell = {"items": [], "name": None, "svg": False}
+_cell = {"items": [], "name": None, "svg": False, "ipython": False, "ip_value": None, "ip_exc": None,
+         "ip_fmt": 0, "value_span": (0, 0), "value_mask": 0}
 START_SVG = 0x1
 START_BACKGROUND = 0x2  # cells_start.flags: the session keeps its cells' processes
 START_DRAIN_SIGINT = 0x4  # cells_start.flags: a SIGINT pending now is the last cell's
@@ -185,22 +187,221 @@ class _PyplotFinder:
         return spec
 
 
+# IPython (docs/design-jupyter.md section 5): a cell whose request asks for it
+# (START_IPYTHON) runs through IPython's InteractiveShell when the runtime can
+# import it, on the same globals as the plain cells. Only the display
+# publisher, the displayhook, the tracebacks and `!cmd` are the driver's.
+START_IPYTHON = 0x8
+IPYTHON_MISSING = "airlock: IPython is not importable in this runtime; plain Python\n"
+# The richest first: one display item per display(), as the plain driver's.
+IPYTHON_MIMES = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/latex", "application/json",
+                 "text/plain")
+_ipython = {"shell": None, "tried": False, "classes": None}
+
+
+def _ipython_item(data):
+    """The richest (mime, bytes) of a mime bundle IPython formatted, or None."""
+    import base64
+
+    for mime in IPYTHON_MIMES:
+        v = data.get(mime)
+        if v is None:
+            continue
+        if mime == "image/png":
+            return mime, bytes(v) if isinstance(v, (bytes, bytearray)) else base64.b64decode(v)
+        if mime == "application/json":
+            import json  # IPython's own import: never the first
+
+            try:
+                return mime, json.dumps(v).encode("utf-8")
+            except (TypeError, ValueError):
+                continue
+        if isinstance(v, str):
+            return mime, v.encode("utf-8", "backslashreplace")
+    return None
+
+
+def _ipython_classes():
+    """The shell's display publisher, displayhook and shell, the driver's way."""
+    from IPython.core.displayhook import DisplayHook
+    from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    class Publisher(DisplayPublisher):
+        def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kw):
+            item = _ipython_item(data)
+            if item is not None:
+                _cell["items"].append(item)
+
+    class Hook(DisplayHook):
+        # The value goes in the cell's answer, never to stdout as Out[n].
+        def write_output_prompt(self):
+            pass
+
+        def write_format_data(self, format_dict, md_dict=None):
+            _cell["ip_value"] = format_dict
+
+        def finish_displayhook(self):
+            pass
+
+    class Shell(InteractiveShell):
+        def showtraceback(self, exc_tuple=None, filename=None, tb_offset=None, exception_only=False,
+                          running_compiled_code=False):
+            # A _repr_*_ that raised: skipped, its traceback on stderr, as in
+            # the plain driver. Any other is the cell's: kept, and raised by
+            # _ipython_exec into the driver's one exception path.
+            try:
+                info = self._get_exc_info(exc_tuple)
+            except ValueError:
+                return  # no exception to show
+            if _cell["ip_fmt"]:
+                traceback.print_exception(info[0], info[1], _user_tb(info[2]))
+            elif _cell["ip_exc"] is None:
+                _cell["ip_exc"] = info
+
+        def showsyntaxerror(self, filename=None, running_compiled_code=False):
+            if _cell["ip_exc"] is None:
+                _cell["ip_exc"] = self._get_exc_info()
+
+        def showindentationerror(self):
+            self.showsyntaxerror()
+
+        def enable_gui(self, gui=None):
+            # %matplotlib inline asks no event loop; a GUI one has no
+            # display to draw on in the sandbox (as ipykernel without one).
+            if gui not in (None, "inline"):
+                raise NotImplementedError("no GUI event loop in the sandbox: %%matplotlib inline")
+
+        def system(self, cmd):
+            # `!cmd`: a child of this interpreter (subprocess, /bin/sh), so
+            # inside the sandbox, in the session's namespaces and limits, a
+            # process of the cell killed at its end like any other; never
+            # IPython's pexpect path, which needs a pty.
+            _flush()
+            self.system_raw(cmd)
+
+    return Shell, Publisher, Hook
+
+
+def _ipython_shell(g):
+    """The session's InteractiveShell on the globals g; None (and a line on
+    the cell's stderr saying so) when the runtime cannot import IPython."""
+    if _ipython["shell"] is not None or _ipython["tried"]:
+        if _ipython["shell"] is None:
+            sys.stderr.write(IPYTHON_MISSING)
+        return _ipython["shell"]
+    # IPython keeps a profile directory: a private one in /tmp, not in the
+    # workspace (whose new files would be the cell's artifacts).
+    if "IPYTHONDIR" not in os.environ:
+        import tempfile
+
+        os.environ["IPYTHONDIR"] = tempfile.mkdtemp(prefix="ipython-")
+    before = set(sys.modules)
+    try:
+        from traitlets.config import Config
+
+        # Made once: an interrupted set-up's shell may exist already, and
+        # instance() gives it only to the class that made it.
+        _ipython["classes"] = _ipython["classes"] or _ipython_classes()
+        shell_cls, pub, hook = _ipython["classes"]
+    except ImportError:
+        # Said for every cell that asks, tried once.
+        _ipython["tried"] = True
+        sys.stderr.write(IPYTHON_MISSING)
+        return None
+    except BaseException:
+        # An interrupt in the middle of the import leaves modules half
+        # made, which the next cell's import would take as they are (an
+        # ImportError): dropped, so that it imports them afresh.
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+        raise
+    cfg = Config()
+    cfg.HistoryManager.hist_file = ":memory:"  # no sqlite file
+    cfg.InteractiveShell.colors = "NoColor"
+    shell = shell_cls.instance(config=cfg, user_ns=g, display_pub_class=pub, displayhook_class=hook)
+    # Tracebacks and linecache name the cell as the plain driver does.
+    shell.compile.get_code_name = lambda raw, transformed, number: _cell["name"]
+    fmt = shell.display_formatter.format
+
+    def format(*args, **kwargs):
+        _cell["ip_fmt"] += 1
+        try:
+            return fmt(*args, **kwargs)
+        finally:
+            _cell["ip_fmt"] -= 1
+
+    shell.display_formatter.format = format
+    if g.get("display") is _DISPLAY:
+        from IPython.display import display as ip_display
+
+        g["display"] = ip_display
+    _ipython["shell"] = shell
+    return shell
+
+
+def _ipython_exec(shell, code):
+    """Run one cell through the shell. Returns the value's format bundle (or
+    None); an exception of the cell is raised here, with its traceback."""
+    _cell["ip_value"], _cell["ip_exc"], _cell["ip_fmt"] = None, None, 0
+    shell.run_cell(code.decode("utf-8", "replace"), store_history=True)
+    exc = _cell["ip_exc"]
+    _cell["ip_exc"] = None
+    if exc is not None and exc[1] is not None:
+        raise exc[1].with_traceback(exc[2])
+    value, _cell["ip_value"] = _cell["ip_value"], None
+    return value
+
+
 def _display_items(last, budget):
     """Rich outputs in Jupyter's order: display() calls and plt.show()
     figures as they came, the trailing value's rich representations, then
     the figures left open (closed after); the first DISPLAY_MAX that fit."""
     out = _cell["items"]
     _cell["items"] = []
+    start, end = _cell["value_span"]
     if last is not None:
+        start = len(out)
         out += _bundle(last, False)
+        end = len(out)
     out += _figures()
     kept, used = [], 0
-    for mime, data in out:
+    for i, (mime, data) in enumerate(out):
         if len(kept) == DISPLAY_MAX or used + len(data) > budget:
             continue
+        # The value's representations, marked: with its text/plain they
+        # are one bundle, Jupyter's execute_result.
+        if start <= i < end:
+            _cell["value_mask"] |= 1 << len(kept)
         kept.append((mime, data))
         used += len(data)
     return kept
+
+
+def _bounded(text, value_max):
+    """A value's text as at most value_max bytes of UTF-8."""
+    if len(text) > value_max:
+        text = text[: value_max - 3] + "..."
+    raw = text.encode("utf-8", "backslashreplace")
+    while len(raw) > value_max:
+        text = text[: len(text) // 2] + "..."
+        raw = text.encode("utf-8", "backslashreplace")
+    return raw
+
+
+def _ipython_value(fmt, value_max):
+    """The value's text/plain (bounded) of IPython's format bundle; its rich
+    representations become display items, as _bundle() makes them."""
+    if not fmt:
+        return None
+    start = len(_cell["items"])
+    for mime in IPYTHON_MIMES[:-1]:
+        if mime in fmt:
+            item = _ipython_item({mime: fmt[mime]})
+            if item is not None:
+                _cell["items"].append(item)
+    _cell["value_span"] = (start, len(_cell["items"]))
+    return _bounded(fmt.get("text/plain", ""), value_max)
 
 
 def _run(code, name, g, value_max, display_max):
@@ -208,25 +409,23 @@ def _run(code, name, g, value_max, display_max):
     eval'd; its repr bounded. Returns (status, exit_code, value, display)."""
     value, display, last = None, [], None
     _cell["items"], _cell["name"] = [], name
+    _cell["value_span"], _cell["value_mask"] = (0, 0), 0
     try:
         _remember_source(name, code)
-        tree = ast.parse(code, name, "exec")
-        tail = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            tail = ast.Expression(tree.body.pop().value)
-        exec(compile(tree, name, "exec"), g)
-        if tail is not None:
-            last = eval(compile(tail, name, "eval"), g)
-            if last is not None:
-                g["_"] = last
-                text = repr(last)
-                if len(text) > value_max:
-                    text = text[: value_max - 3] + "..."
-                raw = text.encode("utf-8", "backslashreplace")
-                while len(raw) > value_max:
-                    text = text[: len(text) // 2] + "..."
-                    raw = text.encode("utf-8", "backslashreplace")
-                value = raw
+        shell = _ipython_shell(g) if _cell["ipython"] else None
+        if shell is not None:
+            value = _ipython_value(_ipython_exec(shell, code), value_max)
+        else:
+            tree = ast.parse(code, name, "exec")
+            tail = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                tail = ast.Expression(tree.body.pop().value)
+            exec(compile(tree, name, "exec"), g)
+            if tail is not None:
+                last = eval(compile(tail, name, "eval"), g)
+                if last is not None:
+                    g["_"] = last
+                    value = _bounded(repr(last), value_max)
         display = _display_items(last, display_max)
         return OK, 0, value, display
     except KeyboardInterrupt:
@@ -286,6 +485,7 @@ def main():
                 fds += struct.unpack("%di" % (len(data) // fdsize), data[: len(data) - len(data) % fdsize])
         magic, flags, cell, value_max, display_max = START.unpack(msg)
         _cell["svg"] = bool(flags & START_SVG)
+        _cell["ipython"] = bool(flags & START_IPYTHON)
         if magic != MAGIC or len(fds) != 4:
             return 70
         code_fd, out_fd, err_fd, reply_fd = fds
@@ -330,8 +530,9 @@ def main():
         _flush()
         os.dup2(null, 1)
         os.dup2(null, 2)
+        mask = _cell["value_mask"] if value is not None and display else 0
         head = DONE_HEAD.pack(MAGIC, status, cell, code_, value is not None,
-                              len(value) if value is not None else 0, len(display))
+                              len(value) if value is not None else 0, len(display), mask, 0)
         body = b"".join(DONE_DISPLAY.pack(m.encode()[:32], len(d)) for m, d in display)
         body += DONE_DISPLAY.pack(b"", 0) * (DISPLAY_MAX - len(display))
         with os.fdopen(reply_fd, "wb") as f:

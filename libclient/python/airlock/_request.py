@@ -64,6 +64,7 @@ class _Request:
         "session",
         "cell",
         "figures_svg",
+        "ipython",
         "stream",
         "tools",
         "rid",
@@ -141,6 +142,7 @@ class _Request:
         self.session: Optional[bytes] = None  # a session id to run in (set by the session)
         self.cell = False  # a cell of the session's interpreter
         self.figures_svg = False  # a cell's figures as SVG
+        self.ipython = False  # a cell through IPython
         self.stream = False  # whether to ask for stream events
         self.tools: Optional[ToolSet] = None  # the tools the code may call
 
@@ -203,6 +205,11 @@ class _Request:
                 if not hasattr(lib, "airlock_run_req_set_figures_svg"):
                     raise SandboxError("figures=\"svg\" needs libairlock 0.10 or later")
                 rc = lib.airlock_run_req_set_figures_svg(req, True)
+            if rc == 0 and self.ipython:
+                step = "set_ipython"
+                if not hasattr(lib, "airlock_run_req_set_ipython"):
+                    raise SandboxError("ipython=True needs libairlock 0.10 or later")
+                rc = lib.airlock_run_req_set_ipython(req, True)
             if rc == 0 and self.stream:
                 step = "set_stream"
                 rc = lib.airlock_run_req_set_stream(req, True)

@@ -143,13 +143,15 @@ def _cell(lib: ctypes.CDLL, res: ctypes.c_void_p) -> Dict[str, Any]:
         state = "kept" if lib.airlock_result_state(res) == 1 else "lost"
         raw = lib.airlock_result_value(res)
         value = raw.decode("utf-8", "replace") if raw is not None else None
+        is_value = getattr(lib, "airlock_result_display_is_value", None)  # libairlock 0.10
         for i in range(lib.airlock_result_display_count(res)):
             mime = ctypes.c_char_p()
             data = ctypes.c_void_p()
             size = ctypes.c_size_t()
             if lib.airlock_result_display_get(res, i, ctypes.byref(mime), ctypes.byref(data), ctypes.byref(size)) == 0:
                 display.append(
-                    SandboxDisplay(mime=(mime.value or b"").decode(), data=ctypes.string_at(data, size.value) if size.value else b"")
+                    SandboxDisplay(mime=(mime.value or b"").decode(), data=ctypes.string_at(data, size.value) if size.value else b"",
+                                   value=bool(is_value(res, i)) if is_value is not None else False)
                 )
     return dict(cell=cell, state=state, value=value, display=tuple(display))
 

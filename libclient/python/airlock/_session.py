@@ -370,7 +370,7 @@ class _SessionCore:
         request.session = self.check_open()
         return request
 
-    def cell(self, code: object, limits: object, figures: str = "png") -> _Request:
+    def cell(self, code: object, limits: object, figures: str = "png", ipython: bool = False) -> _Request:
         if figures not in ("png", "svg"):
             raise ValueError(f"figures must be \"png\" or \"svg\", not {figures!r}")
         if self.interpreter is None and self.is_open:
@@ -380,6 +380,7 @@ class _SessionCore:
         request = self.code_request(code, self.interpreter, limits)
         request.cell = True
         request.figures_svg = figures == "svg"
+        request.ipython = bool(ipython)
         return request
 
     def run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:
@@ -685,7 +686,7 @@ class AirlockSession:
 
     async def run_cell(
         self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png",
-        timeout: Optional[float] = None
+        ipython: bool = False, timeout: Optional[float] = None
     ) -> SandboxResult:
         """Run a cell in the session's interpreter (a session opened with interpreter="python").
 
@@ -700,13 +701,17 @@ class AirlockSession:
         A session from attach_session() runs cells as the one that opened it.
         result.artifacts are the files the cell created or changed. figures:
         "png" (the default) or "svg", the type of its matplotlib figures
-        (libairlock 0.10 and a daemon that knows it).
+        (libairlock 0.10 and a daemon that knows it). ipython: run the cell
+        through IPython's InteractiveShell (magics such as %timeit, `!cmd`
+        as a process of the sandbox) when the session's runtime can import
+        IPython ("python-site" on Debian with python3-ipython); without it
+        the cell runs plain and its stderr's first line says so.
         """
         core = self._core
         with _timeout.given(timeout):
             if core.interpreter is None and core.is_open:
                 await self._blocking(core.learn_interpreter)
-            request = core.cell(code, limits, figures)
+            request = core.cell(code, limits, figures, ipython)
             core.cells.append(request)
             try:
                 return await core.run_async(request, None)
@@ -829,12 +834,12 @@ class AirlockSessionSync:
 
     def run_cell(
         self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png",
-        timeout: Optional[float] = None
+        ipython: bool = False, timeout: Optional[float] = None
     ) -> SandboxResult:
         """As AirlockSession.run_cell(), blocking; interrupt() from another thread interrupts it."""
         core = self._core
         with _timeout.given(timeout):
-            request = core.cell(code, limits, figures)
+            request = core.cell(code, limits, figures, ipython)
             cell = _SyncCell()
             with core.lock:
                 core.sync_cells.append(cell)

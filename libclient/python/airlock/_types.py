@@ -314,13 +314,19 @@ class SandboxDisplay:
     the trailing value (_repr_png_, _repr_svg_, _repr_html_,
     _repr_markdown_).
 
-    mime: "image/png", "image/svg+xml", "text/plain", "text/html" or
-    "text/markdown".
+    mime: "image/png", "image/svg+xml", "text/plain", "text/html",
+    "text/markdown", or from a cell run with ipython=True "text/latex" or
+    "application/json" (JSON text).
     data: its bytes.
+    value: one of the trailing value's representations (with result.value
+        as its text/plain, the value's one mime bundle: Jupyter's
+        execute_result); False for a display() call or a figure, and with
+        libairlock or a daemon before 0.10.
     """
 
     mime: str
     data: bytes = field(repr=False)
+    value: bool = False
 
 
 @dataclass(frozen=True)

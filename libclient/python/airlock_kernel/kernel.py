@@ -134,6 +134,11 @@ finally:
 """
 
 
+# The first line of a cell's stderr when the driver was asked for IPython
+# and the runtime cannot import it (daemon/frontend/cells/cells.py).
+NO_IPYTHON = "airlock: IPython is not importable in this runtime; plain Python\n"
+
+
 def pick_runtime(info: Mapping[str, Any]) -> str:
     """The python runtime with the most data-science packages; "python" on a tie."""
     pkgs = info.get("runtime_packages") or {}
@@ -186,6 +191,7 @@ class AirlockKernel:
         self.done_q: "queue.Queue[_Cell]" = queue.Queue()
         self.stopping = False
         self.fresh_next = False  # the next cell runs in a new interpreter: its "lost" is expected
+        self.ipython = True  # ask cells through IPython until the driver says the runtime has none
         self.sandbox: Optional[airlock.AirlockSandbox] = None
         self.asession: Any = None
 
@@ -229,6 +235,7 @@ class AirlockKernel:
         if s.runtime is None:
             s.runtime = pick_runtime(self.sandbox.info())
         self.asession = self.sandbox.session_sync(interpreter=s.runtime, limits=s.limits())
+        self.ipython = True
         self.asession.open()
         _log("session %s open (runtime %s, profile %s)" % (self.asession.id, s.runtime, s.profile or "default"))
 
@@ -242,7 +249,12 @@ class AirlockKernel:
 
     def _work(self, cell: _Cell) -> None:
         try:
-            cell.result = self.asession.run_cell(cell.code)
+            # Through IPython (magics, !cmd in the sandbox) when the runtime
+            # has it; otherwise the driver runs it plain and its stderr says
+            # so: said once, then the session's cells are asked plain.
+            cell.result = self.asession.run_cell(cell.code, ipython=self.ipython)
+            if cell.result.stderr.startswith(NO_IPYTHON):
+                self.ipython = False
         except airlock.SandboxError as e:
             cell.result = getattr(e, "result", None)
             cell.error = e
@@ -465,12 +477,18 @@ class AirlockKernel:
                     error = ("DeadKernelError", "the interpreter ended (%s): its state is lost" % r.outcome, [])
                 if err_text:
                     self.send(self.iopub, "stream", {"name": "stderr", "text": err_text}, parent)
+                # The value's representations (display items flagged value)
+                # join its text/plain in one execute_result, as ipykernel's.
+                bundle = {"text/plain": r.value} if r.value is not None else {}
                 for item in r.display:
+                    if getattr(item, "value", False) and r.value is not None:
+                        bundle[item.mime] = _mime_data(item.mime, item.data)
+                        continue
                     self.send(self.iopub, "display_data", {"data": {item.mime: _mime_data(item.mime, item.data)},
                                                            "metadata": {}, "transient": {}}, parent)
                 if r.value is not None and error is None:
                     self.send(self.iopub, "execute_result", {"execution_count": cell.count,
-                                                             "data": {"text/plain": r.value}, "metadata": {}}, parent)
+                                                             "data": bundle, "metadata": {}}, parent)
             if r.state == "lost" and error is not None and (error[0] == "DeadKernelError" or r.outcome == "cancelled"):
                 self.status("restarting", parent)
                 self.count = 0
@@ -529,8 +547,13 @@ def _why(r: Any) -> str:
     return ": " + "; ".join(r.advisories) if r.advisories else ""
 
 
-def _mime_data(mime: str, data: bytes) -> str:
-    """Jupyter's JSON form: text as text, images base64."""
+def _mime_data(mime: str, data: bytes) -> Any:
+    """Jupyter's JSON form: text as text, JSON as JSON, images base64."""
+    if mime == "application/json":
+        try:
+            return json.loads(data)
+        except ValueError:
+            return {}
     if mime.startswith("text/") or mime == "image/svg+xml":
         return data.decode("utf-8", "replace")
     import base64
