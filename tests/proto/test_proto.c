@@ -20,251 +20,7 @@
 #include "fdpass.h"
 #include "memfd.h"
 #include "proto.h"
-
-/* ------------------------------------------------------------ helpers */
-
-/* Count the open fds of this process. */
-static int
-count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1; /* the directory's own fd */
-}
-
-/* Remember the fd count before each test. */
-static int
-fd_setup(void **state)
-{
-	*state = (void *)(intptr_t)count_fds();
-	return 0;
-}
-
-/* Fail the test when it leaked an fd. */
-static int
-fd_teardown(void **state)
-{
-	assert_int_equal(count_fds(), (int)(intptr_t)*state);
-	return 0;
-}
-
-/* A raw msgpack builder for hand-made (and malformed) packets. */
-struct mb {
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
-};
-
-static void
-mb_init(struct mb *b)
-{
-	msgpack_sbuffer_init(&b->sb);
-	msgpack_packer_init(&b->pk, &b->sb, msgpack_sbuffer_write);
-}
-
-static void
-mb_free(struct mb *b)
-{
-	msgpack_sbuffer_destroy(&b->sb);
-}
-
-static void
-mb_str(struct mb *b, const char *s)
-{
-	size_t n = strlen(s);
-
-	assert_int_equal(msgpack_pack_str(&b->pk, n), 0);
-	assert_int_equal(msgpack_pack_str_body(&b->pk, s, n), 0);
-}
-
-/* A string of n copies of c. */
-static void
-mb_strn(struct mb *b, char c, size_t n)
-{
-	char *s = malloc(n + 1);
-
-	assert_non_null(s);
-	memset(s, c, n);
-	s[n] = '\0';
-	mb_str(b, s);
-	free(s);
-}
-
-static void
-mb_uint(struct mb *b, uint64_t v)
-{
-	assert_int_equal(msgpack_pack_uint64(&b->pk, v), 0);
-}
-
-static void
-mb_int(struct mb *b, int64_t v)
-{
-	assert_int_equal(msgpack_pack_int64(&b->pk, v), 0);
-}
-
-static void
-mb_map(struct mb *b, size_t n)
-{
-	assert_int_equal(msgpack_pack_map(&b->pk, n), 0);
-}
-
-static void
-mb_array(struct mb *b, size_t n)
-{
-	assert_int_equal(msgpack_pack_array(&b->pk, n), 0);
-}
-
-static void
-mb_bin(struct mb *b, const void *p, size_t n)
-{
-	assert_int_equal(msgpack_pack_bin(&b->pk, n), 0);
-	if (n > 0)
-		assert_int_equal(msgpack_pack_bin_body(&b->pk, p, n), 0);
-}
-
-/* key: {"fd": idx, "size": size} */
-static void
-mb_fdref(struct mb *b, const char *key, uint64_t idx, uint64_t size)
-{
-	mb_str(b, key);
-	mb_map(b, 2);
-	mb_str(b, "fd");
-	mb_uint(b, idx);
-	mb_str(b, "size");
-	mb_uint(b, size);
-}
-
-/* The top map with type and id plus nfields more entries. */
-static void
-mb_head(struct mb *b, size_t nfields, uint64_t type, uint64_t id)
-{
-	mb_init(b);
-	mb_map(b, nfields + 2);
-	mb_str(b, "type");
-	mb_uint(b, type);
-	mb_str(b, "id");
-	mb_uint(b, id);
-}
-
-/* An info_ok head with its required fields (one runtime) plus extra more. */
-static void
-mb_info_ok(struct mb *b, size_t extra, uint64_t id, const char *runtime)
-{
-	mb_head(b, 6 + extra, PROTO_INFO_OK, id);
-	mb_str(b, "daemon");
-	mb_str(b, "d");
-	mb_str(b, "version");
-	mb_uint(b, 1);
-	mb_str(b, "uid");
-	mb_uint(b, 1);
-	mb_str(b, "runtimes");
-	mb_array(b, 1);
-	mb_str(b, runtime);
-	mb_str(b, "defaults");
-	mb_map(b, 0);
-	mb_str(b, "ceilings");
-	mb_map(b, 0);
-}
-
-/* Decode and expect failure with this code, a reason containing why, and this id. */
-static void
-check_fail_fds(const void *buf, size_t len, int *fds, size_t nfds, enum proto_error want,
-	       const char *why_part, uint32_t want_id)
-{
-	struct proto_msg m;
-	enum proto_error code = PROTO_ERR_NONE;
-	uint32_t id = 12345;
-	char why[256] = "";
-	int r;
-
-	memset(&m, 0x5a, sizeof(m));
-	r = proto_decode(buf, len, fds, nfds, &m, &code, &id, why, sizeof(why));
-	if (why_part != NULL && strstr(why, why_part) == NULL)
-		fail_msg("why \"%s\" lacks \"%s\"", why, why_part);
-	assert_int_equal(r, want == PROTO_ERR_TOO_LARGE ? -E2BIG : -EBADMSG);
-	assert_int_equal(code, want);
-	assert_int_equal(id, want_id);
-	assert_true(why[0] != '\0');
-	/* The message is untouched on failure. */
-	assert_int_equal(((unsigned char *)&m)[0], 0x5a);
-}
-
-static void
-check_fail(struct mb *b, enum proto_error want, const char *why_part, uint32_t want_id)
-{
-	check_fail_fds(b->sb.data, b->sb.size, NULL, 0, want, why_part, want_id);
-	mb_free(b);
-}
-
-/* Decode an encoded packet (consuming its fds) and expect success. */
-static void
-decode_out(struct proto_out *o, struct proto_msg *m)
-{
-	enum proto_error code = PROTO_ERR_INTERNAL;
-	char why[256] = "";
-	uint32_t id = 0;
-	int r;
-
-	r = proto_decode(o->buf, o->len, o->fds, o->nfds, m, &code, &id, why, sizeof(why));
-	if (r != 0)
-		fail_msg("decode failed: %d %s", r, why);
-	assert_int_equal(code, PROTO_ERR_NONE);
-	assert_int_equal(id, m->id);
-	o->nfds = 0; /* the decoder owns them now */
-	proto_out_free(o);
-}
-
-/* Decode a hand-built packet and expect success. */
-static void
-decode_mb(struct mb *b, int *fds, size_t nfds, struct proto_msg *m)
-{
-	char why[256] = "";
-	int r;
-
-	r = proto_decode(b->sb.data, b->sb.size, fds, nfds, m, NULL, NULL, why, sizeof(why));
-	if (r != 0)
-		fail_msg("decode failed: %d %s", r, why);
-	mb_free(b);
-}
-
-static struct proto_blob
-inline_blob(const char *s)
-{
-	return (struct proto_blob){
-		.data = (const uint8_t *)s, .len = strlen(s), .fd = -1, .present = true};
-}
-
-/* A buffer of n bytes with a recognisable pattern. */
-static uint8_t *
-pattern(size_t n, unsigned seed)
-{
-	uint8_t *p = malloc(n);
-	size_t i;
-
-	assert_non_null(p);
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(i * 31 + seed);
-	return p;
-}
-
-/* An unsealed memfd holding n bytes. */
-static int
-unsealed_memfd(size_t n)
-{
-	uint8_t *p = pattern(n, 1);
-	int fd;
-
-	assert_int_equal(memfd_new("test", &fd), 0);
-	assert_int_equal(write(fd, p, n), (ssize_t)n);
-	free(p);
-	return fd;
-}
+#include "proto_testlib.h"
 
 /* ------------------------------------------------------ round trips */
 
@@ -565,20 +321,15 @@ test_profiles(void **state)
 	proto_msg_free(&m);
 }
 
-/* Interpreter sessions: session_open.interpreter, run.cell and a cell's
- * result (cell, state, value, display): round trip and the bounds. */
+/* Interpreter sessions' requests: session_open.interpreter and
+ * .background, run.cell: round trip and the bounds. */
 static void
-test_cells(void **state)
+test_cells_requests(void **state)
 {
-	static const uint8_t png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-	struct proto_artifact disp[PROTO_DISPLAY_MAX + 1];
-	struct proto_result res = {.outcome = PROTO_OUTCOME_WALL_LIMIT};
 	struct proto_session_open so = {.interpreter = "python"};
 	struct proto_run run = {.runtime = "python", .code = inline_blob("x"), .cell = true};
 	struct proto_out o;
 	struct proto_msg m;
-	char big[PROTO_VALUE_MAX + 2];
-	size_t i;
 
 	(void)state;
 	assert_int_equal(proto_encode_session_open(3, &so, &o), 0);
@@ -604,7 +355,22 @@ test_cells(void **state)
 	decode_out(&o, &m);
 	assert_false(m.u.run.cell);
 	proto_msg_free(&m);
+}
 
+/* A cell's result (cell, state, value, display, value_display): round
+ * trip and the bounds. */
+static void
+test_cells(void **state)
+{
+	static const uint8_t png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+	struct proto_artifact disp[PROTO_DISPLAY_MAX + 1];
+	struct proto_result res = {.outcome = PROTO_OUTCOME_WALL_LIMIT};
+	struct proto_out o;
+	struct proto_msg m;
+	char big[PROTO_VALUE_MAX + 2];
+	size_t i;
+
+	(void)state;
 	memset(disp, 0, sizeof(disp));
 	for (i = 0; i <= PROTO_DISPLAY_MAX; i++) {
 		disp[i].name = "image/png";
@@ -3221,160 +2987,6 @@ test_names_out_of_range(void **state)
 	assert_string_equal(proto_tool_outcome_name((enum proto_tool_outcome) - 1), "error");
 }
 
-/* ------------------------------------------------------- tool bridge */
-
-/* run.tools: names, descriptions and schemas survive; absent is none. */
-static void
-test_roundtrip_run_tools(void **state)
-{
-	struct proto_tool tools[2] = {
-		{"search", "Search the index", "{\"type\":\"object\"}"},
-		{"_fetch2", NULL, NULL},
-	};
-	struct proto_run run = {.runtime = "python", .tools = tools, .ntools = 2};
-	struct proto_out o;
-	struct proto_msg m;
-
-	(void)state;
-	run.code.fd = run.stdin_data.fd = -1;
-	assert_int_equal(proto_encode_run(3, &run, &o), 0);
-	decode_out(&o, &m);
-	assert_int_equal(m.u.run.ntools, 2);
-	assert_string_equal(m.u.run.tools[0].name, "search");
-	assert_string_equal(m.u.run.tools[0].description, "Search the index");
-	assert_string_equal(m.u.run.tools[0].schema, "{\"type\":\"object\"}");
-	assert_string_equal(m.u.run.tools[1].name, "_fetch2");
-	assert_null(m.u.run.tools[1].description);
-	assert_null(m.u.run.tools[1].schema);
-	proto_msg_free(&m);
-
-	/* The encoder refuses what the decoder would. */
-	tools[1].name = "1bad";
-	assert_int_equal(proto_encode_run(3, &run, &o), -EINVAL);
-	tools[1].name = "ok";
-	tools[1].schema = "[]";
-	assert_int_equal(proto_encode_run(3, &run, &o), -EINVAL);
-	tools[1].schema = NULL;
-	run.ntools = PROTO_TOOLS_MAX + 1;
-	assert_int_equal(proto_encode_run(3, &run, &o), -E2BIG);
-}
-
-/* A run whose tools field is built by fn. */
-static void
-run_tools_with(struct mb *b, size_t ntools, void (*fn)(struct mb *, size_t))
-{
-	size_t i;
-
-	mb_head(b, 2, PROTO_RUN, 9);
-	mb_str(b, "runtime");
-	mb_str(b, "python");
-	mb_str(b, "tools");
-	mb_array(b, ntools);
-	for (i = 0; i < ntools; i++)
-		fn(b, i);
-}
-
-static void
-t_named(struct mb *b, const char *name, const char *schema)
-{
-	mb_map(b, schema != NULL ? 2 : 1);
-	mb_str(b, "name");
-	mb_str(b, name);
-	if (schema != NULL) {
-		mb_str(b, "schema");
-		mb_str(b, schema);
-	}
-}
-
-static void
-t_same(struct mb *b, size_t i)
-{
-	(void)i;
-	t_named(b, "x", NULL);
-}
-
-static void
-t_badname(struct mb *b, size_t i)
-{
-	(void)i;
-	t_named(b, "a-b", NULL);
-}
-
-static void
-t_badschema(struct mb *b, size_t i)
-{
-	(void)i;
-	t_named(b, "a", "{\"a\":}");
-}
-
-static void
-t_many(struct mb *b, size_t i)
-{
-	char name[16];
-
-	snprintf(name, sizeof(name), "t%zu", i);
-	t_named(b, name, NULL);
-}
-
-static void
-t_longname(struct mb *b, size_t i)
-{
-	(void)i;
-	mb_map(b, 1);
-	mb_str(b, "name");
-	mb_strn(b, 'a', PROTO_TOOL_NAME_MAX + 1);
-}
-
-static void
-t_longschema(struct mb *b, size_t i)
-{
-	(void)i;
-	mb_map(b, 2);
-	mb_str(b, "name");
-	mb_str(b, "a");
-	mb_str(b, "schema");
-	mb_strn(b, ' ', PROTO_TOOL_SCHEMA_MAX + 1);
-}
-
-static void
-t_nothing(struct mb *b, size_t i)
-{
-	(void)b;
-	(void)i;
-}
-
-/* run.tools: every bound and rule refused by the decoder, naming the field. */
-static void
-test_bad_run_tools(void **state)
-{
-	struct mb b;
-
-	(void)state;
-	run_tools_with(&b, 2, t_same);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "declared twice", 9);
-	run_tools_with(&b, 1, t_badname);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "run.tools[0].name", 9);
-	run_tools_with(&b, 1, t_badschema);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "not a JSON object", 9);
-	run_tools_with(&b, PROTO_TOOLS_MAX + 1, t_many);
-	check_fail(&b, PROTO_ERR_TOO_LARGE, "run.tools", 9);
-	run_tools_with(&b, 1, t_longname);
-	check_fail(&b, PROTO_ERR_TOO_LARGE, "run.tools[0].name", 9);
-	run_tools_with(&b, 1, t_longschema);
-	check_fail(&b, PROTO_ERR_TOO_LARGE, "run.tools[0].schema", 9);
-	run_tools_with(&b, 0, t_nothing);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "empty", 9);
-	/* PROTO_TOOLS_MAX is fine. */
-	{
-		struct proto_msg m;
-
-		run_tools_with(&b, PROTO_TOOLS_MAX, t_many);
-		decode_mb(&b, NULL, 0, &m);
-		assert_int_equal(m.u.run.ntools, PROTO_TOOLS_MAX);
-		proto_msg_free(&m);
-	}
-}
-
 /* session_extend, session_save and session_open's archive round trips; a
  * lease of 0 ms and a bad session id refused on both sides. */
 static void
@@ -3446,124 +3058,6 @@ test_roundtrip_session_lease_save(void **state)
 	check_fail(&b, PROTO_ERR_BAD_REQUEST, NULL, 9);
 }
 
-/* tool_call and tool_reply round trips, inline and as a memfd. */
-static void
-test_roundtrip_tool_messages(void **state)
-{
-	struct proto_tool_call c = {.call = 1, .tool = "search", .args = inline_blob("{\"q\":1}")};
-	struct proto_tool_reply r = {.call = 1, .ok = true, .result = inline_blob("[1,2]")};
-	uint8_t *big = pattern(PROTO_TOOL_BYTES_MAX, 3);
-	struct proto_out o;
-	struct proto_msg m;
-
-	(void)state;
-	assert_int_equal(proto_encode_tool_call(5, &c, &o), 0);
-	decode_out(&o, &m);
-	assert_int_equal(m.type, PROTO_TOOL_CALL);
-	assert_int_equal(m.id, 5);
-	assert_int_equal(m.u.tool_call.call, 1);
-	assert_string_equal(m.u.tool_call.tool, "search");
-	assert_int_equal(m.u.tool_call.args.len, 7);
-	assert_memory_equal(m.u.tool_call.args.data, "{\"q\":1}", 7);
-	proto_msg_free(&m);
-
-	assert_int_equal(proto_encode_tool_reply(5, &r, &o), 0);
-	decode_out(&o, &m);
-	assert_int_equal(m.type, PROTO_TOOL_REPLY);
-	assert_true(m.u.tool_reply.ok);
-	assert_false(m.u.tool_reply.refused);
-	assert_null(m.u.tool_reply.error);
-	assert_memory_equal(m.u.tool_reply.result.data, "[1,2]", 5);
-	proto_msg_free(&m);
-
-	/* The largest result travels as a memfd. */
-	r.result = (struct proto_blob){
-		.data = big, .len = PROTO_TOOL_BYTES_MAX, .fd = -1, .present = true};
-	assert_int_equal(proto_encode_tool_reply(5, &r, &o), 0);
-	assert_int_equal(o.nfds, 1);
-	decode_out(&o, &m);
-	assert_int_equal(m.u.tool_reply.result.len, PROTO_TOOL_BYTES_MAX);
-	assert_memory_equal(m.u.tool_reply.result.data, big, PROTO_TOOL_BYTES_MAX);
-	proto_msg_free(&m);
-	r.result.len = PROTO_TOOL_BYTES_MAX + 1;
-	assert_int_equal(proto_encode_tool_reply(5, &r, &o), -E2BIG);
-	c.args = r.result;
-	assert_int_equal(proto_encode_tool_call(5, &c, &o), -E2BIG);
-	free(big);
-
-	/* A refusal: no result, an error, refused. */
-	r = (struct proto_tool_reply){.call = 2, .ok = false, .error = "no", .refused = true};
-	r.result.fd = -1;
-	assert_int_equal(proto_encode_tool_reply(6, &r, &o), 0);
-	decode_out(&o, &m);
-	assert_false(m.u.tool_reply.ok);
-	assert_true(m.u.tool_reply.refused);
-	assert_string_equal(m.u.tool_reply.error, "no");
-	assert_false(m.u.tool_reply.result.present);
-	proto_msg_free(&m);
-
-	/* The encoder refuses inconsistent replies and calls. */
-	r.ok = true;
-	assert_int_equal(proto_encode_tool_reply(6, &r, &o), -EINVAL);
-	r = (struct proto_tool_reply){.call = 0, .ok = false, .error = "x"};
-	assert_int_equal(proto_encode_tool_reply(6, &r, &o), -EINVAL);
-	c = (struct proto_tool_call){.call = 1, .tool = "a b", .args = inline_blob("{}")};
-	assert_int_equal(proto_encode_tool_call(6, &c, &o), -EINVAL);
-	c.tool = "a";
-	c.call = 0;
-	assert_int_equal(proto_encode_tool_call(6, &c, &o), -EINVAL);
-}
-
-/* A tool_reply with these fields (a bitmask of which to include). */
-static void
-b_reply(struct mb *b, unsigned what, bool ok, uint64_t call)
-{
-	mb_head(b, 2 + !!(what & 1) + !!(what & 2) + !!(what & 4), PROTO_TOOL_REPLY, 4);
-	mb_str(b, "call");
-	mb_uint(b, call);
-	mb_str(b, "ok");
-	assert_int_equal(ok ? msgpack_pack_true(&b->pk) : msgpack_pack_false(&b->pk), 0);
-	if (what & 1) {
-		mb_str(b, "result");
-		mb_bin(b, "1", 1);
-	}
-	if (what & 2) {
-		mb_str(b, "error");
-		mb_str(b, "bad");
-	}
-	if (what & 4) {
-		mb_str(b, "refused");
-		assert_int_equal(msgpack_pack_true(&b->pk), 0);
-	}
-}
-
-/* tool_reply: ok with a result, not ok with an error, refused only when not ok. */
-static void
-test_bad_tool_reply(void **state)
-{
-	struct proto_msg m;
-	struct mb b;
-
-	(void)state;
-	b_reply(&b, 0, true, 1);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "tool_reply.result: missing", 4);
-	b_reply(&b, 1 | 2, true, 1);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "tool_reply.error: not allowed", 4);
-	b_reply(&b, 1 | 4, true, 1);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "tool_reply.refused", 4);
-	b_reply(&b, 0, false, 1);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "tool_reply.error: missing", 4);
-	b_reply(&b, 1 | 2, false, 1);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "tool_reply.result: not allowed", 4);
-	b_reply(&b, 1, true, 0);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "tool_reply.call", 4);
-	b_reply(&b, 2 | 4, false, 7);
-	decode_mb(&b, NULL, 0, &m);
-	assert_true(m.u.tool_reply.refused);
-	assert_int_equal(m.u.tool_reply.call, 7);
-	proto_msg_free(&m);
-}
-
 /* info_ok.mounts and the profile entry's lists: round trip, absent when
  * empty, names checked, every bound. */
 static void
@@ -3628,83 +3122,6 @@ test_roundtrip_info_mounts(void **state)
 	assert_int_equal(proto_encode_info(5, &in, &o), -E2BIG);
 }
 
-/* result.tool_calls and result.advisories: they round trip; absent when
- * there is none. */
-static void
-test_roundtrip_result_tool_calls(void **state)
-{
-	struct proto_tool_record rec[2] = {
-		{"search", PROTO_TOOL_OK, 12, 15, 30},
-		{"", PROTO_TOOL_UNDECLARED, 0, 2, 0},
-	};
-	struct proto_result res = {.outcome = PROTO_OUTCOME_EXITED};
-	struct proto_out o;
-	struct proto_msg m;
-	size_t i;
-
-	(void)state;
-	res.out[0].data.fd = res.out[1].data.fd = -1;
-	assert_int_equal(proto_encode_result(2, &res, &o), 0);
-	decode_out(&o, &m);
-	assert_int_equal(m.u.result.ntool_calls, 0);
-	assert_int_equal(m.u.result.tool_calls_omitted, 0);
-	assert_int_equal(m.u.result.nadvisories, 0);
-	proto_msg_free(&m);
-
-	/* result.advisories, the same way: absent when none, every bound. */
-	res.advisories[0] = "blocked import: subprocess (line 3)";
-	res.advisories[1] = "blocked import: 4 more not listed";
-	res.nadvisories = 2;
-	assert_int_equal(proto_encode_result(2, &res, &o), 0);
-	decode_out(&o, &m);
-	assert_int_equal(m.u.result.nadvisories, 2);
-	assert_string_equal(m.u.result.advisories[0], "blocked import: subprocess (line 3)");
-	assert_string_equal(m.u.result.advisories[1], res.advisories[1]);
-	proto_msg_free(&m);
-	res.nadvisories = PROTO_ADVISORIES_MAX + 1;
-	assert_int_equal(proto_encode_result(2, &res, &o), -E2BIG);
-	res.nadvisories = 1;
-	res.advisories[0] = "";
-	assert_int_equal(proto_encode_result(2, &res, &o), -EINVAL);
-	res.nadvisories = 0;
-
-	res.tool_calls = rec;
-	res.ntool_calls = 2;
-	res.tool_calls_omitted = 5;
-	assert_int_equal(proto_encode_result(2, &res, &o), 0);
-	decode_out(&o, &m);
-	assert_int_equal(m.u.result.ntool_calls, 2);
-	for (i = 0; i < 2; i++) {
-		assert_string_equal(m.u.result.tool_calls[i].tool, rec[i].tool);
-		assert_int_equal(m.u.result.tool_calls[i].outcome, rec[i].outcome);
-		assert_int_equal(m.u.result.tool_calls[i].ms, rec[i].ms);
-		assert_int_equal(m.u.result.tool_calls[i].args_bytes, rec[i].args_bytes);
-		assert_int_equal(m.u.result.tool_calls[i].result_bytes, rec[i].result_bytes);
-	}
-	assert_int_equal(m.u.result.tool_calls_omitted, 5);
-	proto_msg_free(&m);
-
-	rec[1].outcome = PROTO_TOOL_OUTCOME_COUNT_;
-	assert_int_equal(proto_encode_result(2, &res, &o), -EINVAL);
-	res.ntool_calls = PROTO_TOOL_CALLS_LISTED_MAX + 1;
-	assert_int_equal(proto_encode_result(2, &res, &o), -E2BIG);
-
-	/* Every outcome has a name that reads back. */
-	for (i = 0; i < PROTO_TOOL_OUTCOME_COUNT_; i++) {
-		enum proto_tool_outcome oc;
-
-		assert_int_equal(proto_tool_outcome_from_name(
-					 proto_tool_outcome_name((enum proto_tool_outcome)i), &oc),
-				 0);
-		assert_int_equal(oc, i);
-	}
-	{
-		enum proto_tool_outcome oc;
-
-		assert_int_equal(proto_tool_outcome_from_name("nope", &oc), -ENOENT);
-	}
-}
-
 #define T(f) cmocka_unit_test_setup_teardown(f, fd_setup, fd_teardown)
 
 int
@@ -3717,6 +3134,7 @@ main(void)
 		T(test_profiles),
 		T(test_mounts),
 		T(test_network),
+		T(test_cells_requests),
 		T(test_cells),
 		T(test_roundtrip_run_inline),
 		T(test_roundtrip_run_minimal),
@@ -3748,12 +3166,7 @@ main(void)
 		T(test_names),
 		T(test_names_out_of_range),
 		T(test_ps_ok),
-		T(test_roundtrip_run_tools),
-		T(test_bad_run_tools),
-		T(test_roundtrip_tool_messages),
 		T(test_roundtrip_session_lease_save),
-		T(test_bad_tool_reply),
-		T(test_roundtrip_result_tool_calls),
 		T(test_roundtrip_info_mounts),
 	};
 
