@@ -5,6 +5,7 @@ with its four memfds, the done message back (daemon/ipc/cells_msg.h). What
 it checks is the driver's side of an interrupt, which no daemon test can
 time: a SIGINT already pending when a cell starts is that cell's cancel
 unless the start says it is the last cell's (CELLS_START_F_DRAIN_SIGINT)."""
+import importlib.util
 import os
 import signal
 import socket
@@ -16,12 +17,22 @@ import unittest
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "daemon", "frontend",
                       "cells", "cells.py")
-MAGIC = 0x4C4C4543
-START = struct.Struct("<IIQII")
-DONE_HEAD = struct.Struct("<IIQiIII")
-DONE_SIZE = DONE_HEAD.size + 8 * struct.calcsize("<32sQ")
-OK, EXCEPTION, INTERRUPTED = 0, 1, 2
-DRAIN_SIGINT = 0x4
+
+
+def _driver_module():
+    """The driver's own message layouts (its main() is not run): the test
+    speaks whatever the driver packs, as cells.c checks it."""
+    spec = importlib.util.spec_from_file_location("airlock_cells_driver", DRIVER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+D = _driver_module()
+MAGIC, START, DONE_HEAD = D.MAGIC, D.START, D.DONE_HEAD
+DONE_SIZE = DONE_HEAD.size + D.DISPLAY_MAX * D.DONE_DISPLAY.size
+OK, INTERRUPTED = D.OK, D.INTERRUPTED
+DRAIN_SIGINT = D.START_DRAIN_SIGINT
 DEADLINE = 30.0
 
 
