@@ -193,6 +193,15 @@ result_outputs_from_proto(const struct proto_result *pr, struct airlock_result *
 	r = result_strdup(pr->value, &res->value);
 	if (r < 0)
 		return r;
+	/* The exception's three come together (a daemon sends evalue and
+	 * traceback with ename), so that a client reads all or none. */
+	res->restarted = pr->restarted;
+	if (pr->ename != NULL) {
+		if (result_strdup(pr->ename, &res->ename) < 0 ||
+		    result_strdup(pr->evalue != NULL ? pr->evalue : "", &res->evalue) < 0 ||
+		    result_strdup(pr->traceback != NULL ? pr->traceback : "", &res->traceback) < 0)
+			return -ENOMEM;
+	}
 	return result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
 }
 
