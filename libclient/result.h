@@ -77,12 +77,13 @@ struct airlock_result {
 	uint64_t cell;			 /* 0: not a cell */
 	enum airlock_cell_state state;	 /* a cell's */
 	char *value;			 /* a cell's trailing expression, or NULL */
-	bool restarted;			 /* a cell's interpreter ended during it */
-	char *ename, *evalue, *traceback; /* a cell's exception, or NULL */
 	struct result_artifact *display; /* name: the mime type */
 	size_t ndisplay;
 	char (*advisories)[PROTO_ADVISORY_MAX + 1];
 	size_t nadvisories;
+	/* A cell's: its interpreter ended during it; its exception, or NULL. */
+	bool restarted;
+	char *ename, *evalue, *traceback;
 };
 
 /* One call of the run's tools, from result.tool_calls. */

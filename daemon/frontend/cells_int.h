@@ -51,11 +51,14 @@ struct cell {
 	struct cells_done done;
 	bool cancelled; /* its owner cancelled it (cells_cancel) */
 	bool svg;	/* the request's figures_svg */
-	bool stream;	/* the request's stream: its output sent as it comes */
-	uint64_t streamed[2]; /* bytes of stdout, stderr sent so far (cells_stream.c) */
-	char *err; /* the driver's exception fields (cells_read_error), or NULL */
 	bool lost_fig;	/* SUP_CELL_LOST came: its own figures when its interpreter ended */
 	uint64_t lost_cpu_ns, lost_wall_ns, lost_peak;
+	/* The request's stream: its output sent as it comes, and the bytes
+	 * of stdout, stderr sent so far (cells_stream.c). */
+	bool stream;
+	uint64_t streamed[2];
+	/* The driver's exception fields (cells_read_error), or NULL. */
+	char *err;
 };
 
 TAILQ_HEAD(cell_list, cell);
@@ -78,7 +81,8 @@ struct cells {
 	struct event *pump_ev;
 	bool took;	      /* the interpreter was handed a cell */
 	struct event *eof_ev; /* the channel closed during a cell: restart unless it ends */
-	struct event *stream_ev; /* a streaming cell's next look at its output */
+	/* A streaming cell's next look at its output (cells_stream.c). */
+	struct event *stream_ev;
 	/* A reload changed what the interpreter's sandbox is made with
 	 * (cells_reload): stale, it was BUSY: restart it once the cell in
 	 * flight is answered; kill_soon, it was given up (KILLING) and its
