@@ -205,6 +205,10 @@ cells_check_done(uint64_t cell, uint64_t max, int reply_fd, const struct cells_d
 		return "error fields larger than their bounds";
 	if (dn->ename_len == 0 && (dn->evalue_len != 0 || dn->tb_len != 0))
 		return "an error without a name";
+	/* A cell that raised has no value: the two never share a result,
+	 * which keeps its inline strings within one packet (64 KiB). */
+	if (dn->ename_len != 0 && dn->has_value)
+		return "an error with a value";
 	if (dn->ename_len != 0 && dn->status != CELLS_EXCEPTION && dn->status != CELLS_INTERRUPTED)
 		return "error fields for a cell that raised nothing";
 	total += (uint64_t)dn->ename_len + dn->evalue_len + dn->tb_len;

@@ -15,7 +15,8 @@
 
 #include "cells_reply.h"
 
-/* A reply memfd holding value "42", then the error's bytes; dn to match. */
+/* A reply memfd holding value "42" (when there is no error), then the
+ * error's bytes; dn to match. */
 static int
 reply(struct cells_done *dn, uint32_t status, const char *ename, size_t elen, const char *evalue,
       const char *tb)
@@ -27,12 +28,13 @@ reply(struct cells_done *dn, uint32_t status, const char *ename, size_t elen, co
 	dn->magic = CELLS_MAGIC;
 	dn->status = status;
 	dn->cell = 7;
-	dn->has_value = 1;
-	dn->value_len = 2;
+	dn->has_value = elen == 0;
+	dn->value_len = elen == 0 ? 2 : 0;
 	dn->ename_len = (uint32_t)elen;
 	dn->evalue_len = (uint32_t)strlen(evalue);
 	dn->tb_len = (uint32_t)strlen(tb);
-	assert_int_equal(write(fd, "42", 2), 2);
+	if (dn->has_value)
+		assert_int_equal(write(fd, "42", 2), 2);
 	assert_int_equal(write(fd, ename, elen), (ssize_t)elen);
 	assert_int_equal(write(fd, evalue, strlen(evalue)), (ssize_t)strlen(evalue));
 	assert_int_equal(write(fd, tb, strlen(tb)), (ssize_t)strlen(tb));
@@ -123,6 +125,13 @@ test_error_fields_refused(void **state)
 	fd = reply(&dn, CELLS_EXCEPTION, "E", 1, "", "");
 	dn.reserved = 1;
 	assert_string_equal(check(&dn, fd, &err), "error fields larger than their bounds");
+	close(fd);
+	/* an error and a value together */
+	fd = reply(&dn, CELLS_EXCEPTION, "E", 1, "", "");
+	dn.has_value = 1;
+	assert_int_equal(write(fd, "42", 2), 2);
+	dn.value_len = 2;
+	assert_string_equal(check(&dn, fd, &err), "an error with a value");
 	close(fd);
 	/* lengths past what the reply holds */
 	fd = reply(&dn, CELLS_EXCEPTION, "E", 1, "", "tb");
