@@ -1188,11 +1188,11 @@ for f in os.listdir('/proc/self/fd'):
 # what it sends and restart the interpreter at once.
 _FORGE = """import os, socket, struct, sys, time
 n = int(sys._getframe().f_code.co_filename[6:-1])
-def done(magic=0x4C4C4543, status=0, cell=None, code=0, has=0, vlen=0, disp=(), nd=None):
+def done(magic=0x4C4C4543, status=0, cell=None, code=0, has=0, vlen=0, disp=(), nd=None, err=(0, 0, 0, 0)):
     head = struct.pack('<IIQiIII', magic, status, n if cell is None else cell, code, has, vlen,
                        len(disp) if nd is None else nd)
     body = b''.join(struct.pack('<32sQ', m, l) for m, l in disp)
-    return head + body + struct.pack('<32sQ', b'', 0) * (8 - len(disp))
+    return head + body + struct.pack('<32sQ', b'', 0) * (8 - len(disp)) + struct.pack('<IIII', *err)
 for f in os.listdir('/proc/self/fd'):
     try:
         link = os.readlink('/proc/self/fd/' + f)
@@ -1803,9 +1803,22 @@ class CellTest(unittest.TestCase):
             ("chan.send(done(disp=[(b'image/png', 1 << 40)]))", "display larger than its bound"),
             ("chan.send(done(disp=[(b'image/png', 0)], nd=0))", "data past the display items"),
             ("chan.send(done(has=1, vlen=100))", "lengths past the reply"),
-            ("chan.send(done()[:-1])", "malformed message (351 bytes, 0 fds)"),
+            ("chan.send(done()[:-1])", "malformed message (367 bytes, 0 fds)"),
             ("chan.send(done() + b'x')", "malformed message (-90 bytes"),
-            ("socket.send_fds(chan, [done()], [reply])", "malformed message (352 bytes, 1 fds)"),
+            ("socket.send_fds(chan, [done()], [reply])", "malformed message (368 bytes, 1 fds)"),
+            # Issue 31: the exception's fields (design-jupyter.md section 5.2).
+            ("chan.send(done(status=1, err=(257, 0, 0, 0)))", "error fields larger than their bounds"),
+            ("chan.send(done(status=1, err=(1, 0, 16385, 0)))", "error fields larger than their bounds"),
+            ("chan.send(done(status=1, err=(1, 0, 0, 1)))", "error fields larger than their bounds"),
+            ("chan.send(done(status=1, err=(0, 1, 0, 0)))", "an error without a name"),
+            ("chan.send(done(err=(1, 0, 0, 0)))", "error fields for a cell that raised nothing"),
+            ("chan.send(done(status=1, err=(1, 0, 0, 0)))", "lengths past the reply"),
+            ("os.pwrite(reply, b'E 1', 0)\nchan.send(done(status=1, err=(3, 0, 0, 0)))",
+             "an error name with a space or a control character"),
+            ("os.pwrite(reply, b'E\\xff', 0)\nchan.send(done(status=1, err=(1, 1, 0, 0)))",
+             "error fields that are not UTF-8"),
+            ("os.pwrite(reply, b'42E', 0)\nchan.send(done(status=1, has=1, vlen=2, err=(1, 0, 0, 0)))",
+             "an error with a value"),
         ]
         for code, why in cases:
             with self.subTest(why=why, code=code):
