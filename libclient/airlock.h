@@ -788,7 +788,11 @@ int airlock_run_req_set_session(struct airlock_run_req *req, const char *id);
  * streamed, and the result still carries the same kept bytes as without
  * streaming. Submitted with airlock_run_submit(), the events are taken with
  * airlock_conn_next_event(); with the blocking airlock_run() they are
- * discarded (use airlock_run_stream() to see them). -EINVAL for NULL req.
+ * discarded (use airlock_run_stream() to see them). Since 0.10 a cell
+ * (airlock_run_req_set_cell) may stream too: the daemon reads its output
+ * every 50 ms while it runs, and its exception is then in
+ * airlock_result_error_name() and the others only, not on stderr (a
+ * daemon before 0.10 refuses it, -EPROTO). -EINVAL for NULL req.
  */
 int airlock_run_req_set_stream(struct airlock_run_req *req, bool stream);
 
@@ -1142,8 +1146,9 @@ int airlock_session_opts_set_archive(struct airlock_session_opts *opts, const vo
 				     size_t len);
 
 /*
- * Make req a cell of its session's interpreter: code and limits only (the
- * runtime must be the session's interpreter). The result's wall and cpu
+ * Make req a cell of its session's interpreter: code, limits and (since
+ * 0.10) stream only (the runtime must be the session's interpreter). The
+ * result's wall and cpu
  * limits are the cell's: at one the cell is interrupted (KeyboardInterrupt)
  * and the state is kept; if it does not stop within 2 s, or the memory limit
  * is hit, the interpreter is restarted empty (state lost). Run it with
