@@ -1250,6 +1250,33 @@ class CellCancelTest(unittest.TestCase):
         self.assertEqual((after.value, after.state), ("7", "kept"))
         self.assertLess(took, 2)
 
+    def test_streamed_cell(self) -> None:
+        # Issue 31: run_cell(on_output=...) of the async session: the first
+        # chunk comes while the cell runs (the cell waits 60 s for the
+        # file the callback's task writes), then the rest, in order.
+        async def main():
+            async with self.sandbox.session(interpreter="python") as s:
+                chunks, got = [], asyncio.Event()
+
+                async def out(stream: str, data: bytes) -> None:
+                    chunks.append((stream, data))
+                    got.set()
+
+                cell = asyncio.create_task(s.run_cell(
+                    "import os, time\nprint('first')\nt = time.monotonic()\n"
+                    "while not os.path.exists('go') and time.monotonic() < t + 60:\n"
+                    "    time.sleep(0.02)\nprint('second')", on_output=out,
+                    limits=SandboxLimits(wall_seconds=120)))
+                await asyncio.wait_for(got.wait(), 60)
+                self.assertFalse(cell.done())
+                await s.write_file("go", b"")
+                return chunks, await cell
+
+        chunks, r = asyncio.run(main())
+        self.assertEqual(chunks[0], ("stdout", b"first\n"))
+        self.assertEqual(b"".join(d for _, d in chunks), b"first\nsecond\n")
+        self.assertEqual((r.stdout, r.state), ("first\nsecond\n", "kept"))
+
     def test_interrupt(self) -> None:
         async def main():
             async with self.sandbox.session(interpreter="python") as s:
