@@ -417,6 +417,10 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 			fflush(stdout);
 			airlock_result_stderr(res, &data, &len);
 			fwrite(data, 1, len, stderr);
+		} else if (airlock_result_traceback(res) != NULL) {
+			/* A streamed cell's traceback is not on its stderr
+			 * (docs/protocol.md, "stream"): printed where it was. */
+			fputs(airlock_result_traceback(res), stderr);
 		}
 		cli_cell_report(res, run);
 		if (airlock_result_stdout_truncated(res))

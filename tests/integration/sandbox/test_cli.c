@@ -1063,6 +1063,24 @@ test_cell_restarted(void **state)
 		cli_free(&r);
 	}
 	{
+		/* --stream: through airlock_run_stream; the traceback, which a
+		 * streamed cell keeps out of stderr, is printed from the result. */
+		const char *a[] = {"run",
+				   "--session",
+				   id,
+				   "--cell",
+				   "--stream",
+				   "-c",
+				   "print(1)\nraise ValueError('s')",
+				   NULL};
+
+		r = cli(s, a);
+		assert_string_equal(r.out, "1\n");
+		assert_non_null(strstr(r.err, "Traceback (most recent call last):"));
+		assert_non_null(strstr(r.err, "ValueError: s\n"));
+		cli_free(&r);
+	}
+	{
 		const char *a[] = {
 			"--json", "run", "--session", id, "--cell", "-c", "import os\nos._exit(3)",
 			NULL};
