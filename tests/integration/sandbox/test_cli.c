@@ -1209,6 +1209,21 @@ test_cell_cancel(void **state)
 		assert_non_null(strstr(r.err, "cancelled; the interpreter's state is kept"));
 		cli_free(&r);
 	}
+	/* Ctrl-C of a streamed cell (issue 31): interrupted the same way (its
+	 * traceback printed from the result), not the command ended alone. */
+	{
+		const char *a[] = {"run", "--session", id, "--cell", "--stream", loop, NULL};
+
+		pid = cli_spawn(s, a, "cell");
+		wait_started(s, id);
+		assert_int_equal(kill(pid, SIGINT), 0);
+		r = cli_collect(s, pid, "cell");
+		assert_status(&r, 124);
+		assert_non_null(strstr(r.err, "interrupting the cell"));
+		assert_non_null(strstr(r.err, "KeyboardInterrupt"));
+		assert_non_null(strstr(r.err, "cancelled; the interpreter's state is kept"));
+		cli_free(&r);
+	}
 	{
 		const char *a[] = {"run", "--session", id, "--cell", "-c", "x + 1", NULL};
 		const char *c[] = {"cancel", run, NULL};
