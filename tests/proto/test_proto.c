@@ -1872,85 +1872,6 @@ test_bad_result(void **state)
 	check_fail(&b, PROTO_ERR_BAD_REQUEST, "result.stderr: truncated flag", 3);
 }
 
-/* A cell's restarted flag and exception fields (design-jupyter.md §5):
- * round trip, absent when unset, every bound on both sides. */
-static void
-test_cell_errors(void **state)
-{
-	struct proto_result res = {.outcome = PROTO_OUTCOME_EXITED, .exit_code = 1};
-	static char tb[PROTO_TRACEBACK_MAX + 2], name[PROTO_ENAME_MAX + 2];
-	struct proto_out o;
-	struct proto_msg m;
-	struct mb b;
-
-	(void)state;
-	res.out[0] = (struct proto_stream_out){inline_blob(""), 0, false};
-	res.out[1] = res.out[0];
-	res.cell = 2;
-	res.state = "lost";
-	res.restarted = true;
-	res.ename = "ValueError";
-	res.evalue = "x";
-	res.traceback = "Traceback (most recent call last):\nValueError: x\n";
-	assert_int_equal(proto_encode_result(5, &res, &o), 0);
-	decode_out(&o, &m);
-	assert_true(m.u.result.restarted);
-	assert_string_equal(m.u.result.ename, "ValueError");
-	assert_string_equal(m.u.result.evalue, "x");
-	assert_string_equal(m.u.result.traceback, res.traceback);
-	proto_msg_free(&m);
-	/* Unset: none of the keys (an older client sees what it saw). */
-	res.restarted = false;
-	res.ename = NULL;
-	assert_int_equal(proto_encode_result(5, &res, &o), 0);
-	decode_out(&o, &m);
-	assert_false(m.u.result.restarted);
-	assert_null(m.u.result.ename);
-	assert_null(m.u.result.evalue);
-	assert_null(m.u.result.traceback);
-	proto_msg_free(&m);
-	/* A run's result never carries them. */
-	res.cell = 0;
-	res.restarted = true;
-	res.ename = "ValueError";
-	assert_int_equal(proto_encode_result(5, &res, &o), 0);
-	decode_out(&o, &m);
-	assert_false(m.u.result.restarted);
-	assert_null(m.u.result.ename);
-	proto_msg_free(&m);
-	/* The encoder's bounds: a name not empty, each length. */
-	res.cell = 2;
-	res.ename = "";
-	assert_int_equal(proto_encode_result(5, &res, &o), -EINVAL);
-	memset(name, 'E', sizeof(name) - 1);
-	res.ename = name;
-	assert_int_equal(proto_encode_result(5, &res, &o), -E2BIG);
-	name[PROTO_ENAME_MAX] = '\0';
-	memset(tb, 't', sizeof(tb) - 1);
-	res.traceback = tb;
-	assert_int_equal(proto_encode_result(5, &res, &o), -E2BIG);
-	tb[PROTO_TRACEBACK_MAX] = '\0';
-	assert_int_equal(proto_encode_result(5, &res, &o), 0);
-	decode_out(&o, &m);
-	assert_int_equal(strlen(m.u.result.ename), PROTO_ENAME_MAX);
-	assert_int_equal(strlen(m.u.result.traceback), PROTO_TRACEBACK_MAX);
-	proto_msg_free(&m);
-	/* The decoder's: an empty name, a long one, a flag of another type. */
-	result_head(&b, 3, "exited", 1, 1);
-	mb_str(&b, "ename");
-	mb_str(&b, "");
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "result.ename", 3);
-	name[PROTO_ENAME_MAX] = 'E';
-	result_head(&b, 3, "exited", 1, 1);
-	mb_str(&b, "ename");
-	mb_str(&b, name);
-	check_fail(&b, PROTO_ERR_TOO_LARGE, "result.ename", 3);
-	result_head(&b, 3, "exited", 1, 1);
-	mb_str(&b, "restarted");
-	mb_uint(&b, 1);
-	check_fail(&b, PROTO_ERR_BAD_REQUEST, "result.restarted: not a boolean", 3);
-}
-
 /* ----------------------------------------------------------- fds */
 
 /* A run carrying its code as fd index idx of size size. */
@@ -3784,7 +3705,6 @@ main(void)
 		T(test_mounts),
 		T(test_network),
 		T(test_cells),
-		T(test_cell_errors),
 		T(test_roundtrip_run_inline),
 		T(test_roundtrip_run_minimal),
 		T(test_roundtrip_run_memfd),

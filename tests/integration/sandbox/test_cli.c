@@ -887,24 +887,6 @@ test_cells(void **state)
 		assert_string_equal(json_string_value(json_object_get(j, "value")), "42");
 		assert_string_equal(json_string_value(json_object_get(j, "state")), "kept");
 		assert_int_equal(json_integer_value(json_object_get(j, "cell")), 4);
-		assert_true(json_is_false(json_object_get(j, "restarted")));
-		assert_null(json_object_get(j, "ename"));
-		json_decref(j);
-		cli_free(&r);
-	}
-	{
-		/* Issue 31: the exception as fields in --json. */
-		const char *a[] = {
-			"--json", "run", "--session", id, "--cell", "-c", "raise ValueError('v')",
-			NULL};
-
-		r = cli(s, a);
-		j = json_loads(r.out, 0, NULL);
-		assert_non_null(j);
-		assert_string_equal(json_string_value(json_object_get(j, "ename")), "ValueError");
-		assert_string_equal(json_string_value(json_object_get(j, "evalue")), "v");
-		assert_non_null(strstr(json_string_value(json_object_get(j, "traceback")),
-				       "ValueError: v\n"));
 		json_decref(j);
 		cli_free(&r);
 	}
@@ -1031,77 +1013,6 @@ test_cells(void **state)
 	}
 }
 
-/* Issue 31: a cell that ends its interpreter says so (restarted, in the
- * text and --json); the next cell's note says it ran in a new one. */
-static void
-test_cell_restarted(void **state)
-{
-	struct sbx *s = *state;
-	const char *open_args[] = {"session", "open", "--interpreter", "python", NULL};
-	char id[64];
-	struct cli_out r = cli(s, open_args);
-	json_t *j;
-
-	assert_status(&r, 0);
-	snprintf(id, sizeof(id), "%.32s", r.out);
-	cli_free(&r);
-	{
-		const char *a[] = {"run", "--session", id, "--cell", "-c", "import os\nos._exit(3)",
-				   NULL};
-
-		r = cli(s, a);
-		assert_non_null(strstr(r.err, "the interpreter ended during this cell"));
-		cli_free(&r);
-	}
-	{
-		const char *a[] = {"run", "--session", id, "--cell", "-c", "1", NULL};
-
-		r = cli(s, a);
-		assert_status(&r, 0);
-		assert_null(strstr(r.err, "ended during this cell"));
-		assert_non_null(strstr(r.err, "the interpreter was restarted"));
-		cli_free(&r);
-	}
-	{
-		/* --stream: through airlock_run_stream; the traceback, which a
-		 * streamed cell keeps out of stderr, is printed from the result. */
-		const char *a[] = {"run",
-				   "--session",
-				   id,
-				   "--cell",
-				   "--stream",
-				   "-c",
-				   "print(1)\nraise ValueError('s')",
-				   NULL};
-
-		r = cli(s, a);
-		assert_string_equal(r.out, "1\n");
-		assert_non_null(strstr(r.err, "Traceback (most recent call last):"));
-		assert_non_null(strstr(r.err, "ValueError: s\n"));
-		cli_free(&r);
-	}
-	{
-		const char *a[] = {
-			"--json", "run", "--session", id, "--cell", "-c", "import os\nos._exit(3)",
-			NULL};
-
-		r = cli(s, a);
-		j = json_loads(r.out, 0, NULL);
-		assert_non_null(j);
-		assert_true(json_is_true(json_object_get(j, "restarted")));
-		assert_string_equal(json_string_value(json_object_get(j, "state")), "lost");
-		json_decref(j);
-		cli_free(&r);
-	}
-	{
-		const char *a[] = {"session", "close", id, NULL};
-
-		r = cli(s, a);
-		assert_status(&r, 0);
-		cli_free(&r);
-	}
-}
-
 /* Wait (30 s at most) for the cell running in session id to make its
  * 'started' file, then remove it. */
 static void
@@ -1209,21 +1120,6 @@ test_cell_cancel(void **state)
 		assert_non_null(strstr(r.err, "cancelled; the interpreter's state is kept"));
 		cli_free(&r);
 	}
-	/* Ctrl-C of a streamed cell (issue 31): interrupted the same way (its
-	 * traceback printed from the result), not the command ended alone. */
-	{
-		const char *a[] = {"run", "--session", id, "--cell", "--stream", loop, NULL};
-
-		pid = cli_spawn(s, a, "cell");
-		wait_started(s, id);
-		assert_int_equal(kill(pid, SIGINT), 0);
-		r = cli_collect(s, pid, "cell");
-		assert_status(&r, 124);
-		assert_non_null(strstr(r.err, "interrupting the cell"));
-		assert_non_null(strstr(r.err, "KeyboardInterrupt"));
-		assert_non_null(strstr(r.err, "cancelled; the interpreter's state is kept"));
-		cli_free(&r);
-	}
 	{
 		const char *a[] = {"run", "--session", id, "--cell", "-c", "x + 1", NULL};
 		const char *c[] = {"cancel", run, NULL};
@@ -1308,7 +1204,6 @@ main(void)
 		cmocka_unit_test(test_files_from_500),
 		cmocka_unit_test(test_tools),
 		cmocka_unit_test(test_cells),
-		cmocka_unit_test(test_cell_restarted),
 		cmocka_unit_test(test_cell_cancel),
 	};
 
