@@ -55,11 +55,16 @@ struct cells_sup {
  * design-interpreters.md §2.7): the driver leaves its children for the
  * code to wait for, never reaping them itself between cells. */
 #define CELLS_START_F_BACKGROUND 0x2u
+/* cells_start.flags: the supervisor sent the last cell a SIGINT that it did
+ * not take (its answer was not CELLS_INTERRUPTED): one pending now is that
+ * cell's, and the driver drops it. Without the flag a pending SIGINT is
+ * this cell's own cancel, come before its first line. */
+#define CELLS_START_F_DRAIN_SIGINT 0x4u
 /* cells_start.flags: the client streams the cell's output (request
- * `stream`, design-jupyter.md §5.3): the driver line-buffers stdout and
- * stderr, and leaves an exception's traceback to the done message's
- * error fields instead of stderr (streamed bytes cannot be taken back). */
-#define CELLS_START_F_STREAM 0x4u
+ * `stream`, design-jupyter.md §5.3): the driver line-buffers stdout, and
+ * leaves an exception's traceback to the done message's error fields
+ * instead of stderr (streamed bytes cannot be taken back). */
+#define CELLS_START_F_STREAM 0x8u
 
 struct cells_start {
 	uint32_t magic;

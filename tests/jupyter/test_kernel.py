@@ -215,7 +215,7 @@ class TestKernel(KernelCase):
         self.assertEqual(reply["content"].get("ename"), "KeyboardInterrupt", reply["content"])
         self.assertLess(took, 5, "the interrupt took %.1f s" % took)
         reply, outs = self.run_cell("x")
-        self.assertEqual(outs[-1][1]["data"]["text/plain"], "7", outs)
+        self.assertEqual(outs[-1][1].get("data", {}).get("text/plain"), "7", outs)
 
     def test_error_fields_not_stderr(self):
         msg_id = self.kc.execute('import sys\nprint("to err", file=sys.stderr)\nraise ValueError("x")')
