@@ -39,6 +39,9 @@
 	60			     /* artifacts per result: each may be a memfd, and a           \
 				      * packet has 64 fds (two for stdout, stderr) */
 #define PROTO_VALUE_MAX (16 * 1024)  /* result.value: a cell's repr, bytes */
+#define PROTO_ENAME_MAX 256	     /* result.ename: a cell's exception name, bytes */
+#define PROTO_EVALUE_MAX 4096	     /* result.evalue, bytes */
+#define PROTO_TRACEBACK_MAX 16384    /* result.traceback, bytes */
 #define PROTO_DISPLAY_MAX 8	     /* result.display entries (fds, with the artifacts) */
 #define PROTO_RUNTIMES_MAX 32	     /* runtimes in an info reply */
 #define PROTO_PACKAGES_MAX 16	     /* packages per runtime in info_ok.runtime_packages */
@@ -577,6 +580,12 @@ struct proto_result {
 	 * outputs, each shaped like an artifact whose name is its mime type. */
 	uint64_t cell;
 	const char *state;
+	/* the interpreter ended during this cell (design-jupyter.md §5.1) */
+	bool restarted;
+	/* the exception it raised (NULL: none; design-jupyter.md §6.2): name, str(), traceback */
+	const char *ename;
+	const char *evalue;
+	const char *traceback;
 	const char *value;
 	struct proto_artifact *display;
 	size_t ndisplay;

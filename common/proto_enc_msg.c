@@ -404,7 +404,8 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		return -EINVAL;
 	enc_begin(&e, PROTO_RESULT, id,
 		  14 + 2 * has_tools + (res->nadvisories > 0) +
-			  (res->cell != 0 ? 2 + (res->value != NULL) + (res->ndisplay > 0) +
+			  (res->cell != 0 ? 2 + res->restarted + 3 * (res->ename != NULL) +
+						    (res->value != NULL) + (res->ndisplay > 0) +
 						    (res->value_display != 0)
 					  : 0) +
 			  (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
@@ -443,6 +444,15 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 	if (res->cell != 0) {
 		enc_kv_uint(&e, "cell", res->cell);
 		enc_kv_oneof(&e, "state", proto_cell_states, res->state);
+		if (res->restarted)
+			enc_kv_bool(&e, "restarted", true);
+		if (res->ename != NULL) {
+			enc_kv_str(&e, "ename", res->ename, PROTO_ENAME_MAX, true);
+			enc_kv_str(&e, "evalue", res->evalue != NULL ? res->evalue : "",
+				   PROTO_EVALUE_MAX, false);
+			enc_kv_str(&e, "traceback", res->traceback != NULL ? res->traceback : "",
+				   PROTO_TRACEBACK_MAX, false);
+		}
 		if (res->value != NULL)
 			enc_kv_str(&e, "value", res->value, PROTO_VALUE_MAX, false);
 		if (res->ndisplay > 0)

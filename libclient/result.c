@@ -112,6 +112,9 @@ airlock_result_free(struct airlock_result *res)
 	result_artifacts_free(res->artifacts, res->nartifacts);
 	result_artifacts_free(res->display, res->ndisplay);
 	free(res->value);
+	free(res->ename);
+	free(res->evalue);
+	free(res->traceback);
 	free(res->error);
 	free(res->network);
 	free(res->tool_calls);
@@ -320,6 +323,14 @@ airlock_result_state(const struct airlock_result *res)
 
 /* The repr of a cell's trailing expression, or NULL. */
 GETTER(const char *, airlock_result_value, struct airlock_result, value, NULL)
+
+/* Whether a cell's interpreter ended during it (since 0.10). */
+GETTER(bool, airlock_result_restarted, struct airlock_result, restarted, false)
+
+/* The exception a cell raised: its name, str() and traceback, or NULL. */
+GETTER(const char *, airlock_result_error_name, struct airlock_result, ename, NULL)
+GETTER(const char *, airlock_result_error_value, struct airlock_result, evalue, NULL)
+GETTER(const char *, airlock_result_traceback, struct airlock_result, traceback, NULL)
 
 /* How many rich outputs a cell gave. */
 GETTER(size_t, airlock_result_display_count, struct airlock_result, ndisplay, 0)

@@ -82,6 +82,9 @@ struct airlock_result {
 	uint32_t value_display; /* bit i: display[i] is the value's */
 	char (*advisories)[PROTO_ADVISORY_MAX + 1];
 	size_t nadvisories;
+	/* A cell's: its interpreter ended during it; its exception, or NULL. */
+	bool restarted;
+	char *ename, *evalue, *traceback;
 };
 
 /* One call of the run's tools, from result.tool_calls. */

@@ -197,6 +197,15 @@ result_outputs_from_proto(const struct proto_result *pr, struct airlock_result *
 	if (pr->ndisplay < 32 && (pr->value_display >> pr->ndisplay) != 0)
 		return -EPROTO;
 	res->value_display = pr->value_display;
+	/* The exception's three come together (a daemon sends evalue and
+	 * traceback with ename), so that a client reads all or none. */
+	res->restarted = pr->restarted;
+	if (pr->ename != NULL) {
+		if (result_strdup(pr->ename, &res->ename) < 0 ||
+		    result_strdup(pr->evalue != NULL ? pr->evalue : "", &res->evalue) < 0 ||
+		    result_strdup(pr->traceback != NULL ? pr->traceback : "", &res->traceback) < 0)
+			return -ENOMEM;
+	}
 	return result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
 }
 

@@ -183,8 +183,8 @@ admit_object(const struct admit_facts *f, struct admit_decision *ret)
 				 f->session_runtime != NULL ? f->session_runtime : "");
 	if (!f->cell_code_only)
 		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,
-				 "a cell takes code and limits only (argv, env, stdin, files, "
-				 "mounts, tools and stream are for runs)");
+				 "a cell takes code, limits and stream only (argv, env, stdin, "
+				 "files, mounts and tools are for runs)");
 	return false;
 }
 

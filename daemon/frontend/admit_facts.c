@@ -211,7 +211,7 @@ admit_gather_run(struct daemon *d, struct client *c, const struct proto_run *req
 	g->f.ipython = req->ipython;
 	g->f.cell_code_only = req->argc == 0 && req->nenv == 0 && !req->stdin_data.present &&
 			      req->nfiles == 0 && !req->file_bundle.present && req->ntools == 0 &&
-			      !req->stream && req->nmounts == 0;
+			      req->nmounts == 0; /* stream: a cell's too (design-jupyter.md §6.3) */
 	/* A session's runs look up the profile it was opened with. */
 	g->f.profile = req->profile;
 	admit_gather_profile(d, c,

@@ -63,6 +63,11 @@ struct cells_sup {
 /* cells_start.flags: run the cell through IPython's InteractiveShell when
  * the runtime can import it (request ipython; design-jupyter.md §5). */
 #define CELLS_START_IPYTHON 0x8u
+/* cells_start.flags: the client streams the cell's output (request
+ * `stream`, design-jupyter.md §6.3): the driver line-buffers stdout, and
+ * leaves an exception's traceback to the done message's error fields
+ * instead of stderr (streamed bytes cannot be taken back). */
+#define CELLS_START_F_STREAM 0x10u
 
 struct cells_start {
 	uint32_t magic;
@@ -74,7 +79,7 @@ struct cells_start {
 
 enum cells_status {
 	CELLS_OK = 0,
-	CELLS_EXCEPTION = 1,   /* traceback on stderr */
+	CELLS_EXCEPTION = 1,   /* traceback on stderr (unless streaming), and the error fields */
 	CELLS_INTERRUPTED = 2, /* KeyboardInterrupt */
 	CELLS_EXIT = 3,	       /* SystemExit: exit_code */
 	CELLS_STATUS_COUNT_
@@ -97,10 +102,17 @@ struct cells_done {
 		char mime[CELLS_MIME_MAX]; /* NUL-padded */
 		uint64_t len;
 	} display[CELLS_DISPLAY_MAX];
+	/* The exception (CELLS_EXCEPTION, CELLS_INTERRUPTED; else all 0): its
+	 * type's name, str() and the user's traceback, their bytes after the
+	 * display items' in reply (design-jupyter.md §6.2). */
+	uint32_t ename_len;  /* <= PROTO_ENAME_MAX; 0 only with the others 0 */
+	uint32_t evalue_len; /* <= PROTO_EVALUE_MAX */
+	uint32_t tb_len;     /* <= PROTO_TRACEBACK_MAX */
+	uint32_t reserved;   /* 0 */
 };
 
 _Static_assert(sizeof(struct cells_start) == 24, "cells.py packs <IIQII");
-_Static_assert(sizeof(struct cells_done) == 40 + CELLS_DISPLAY_MAX * 40,
-	       "cells.py packs <IIQiIIIII then 8 x <32sQ");
+_Static_assert(sizeof(struct cells_done) == 40 + CELLS_DISPLAY_MAX * 40 + 16,
+	       "cells.py packs <IIQiIIIII, 8 x <32sQ, then <IIII");
 
 #endif

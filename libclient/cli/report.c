@@ -102,8 +102,29 @@ cli_artifact_row(const void *list, size_t i)
 	return a;
 }
 
-/* A cell's fields of the JSON result: cell, state, value, display
- * [{mime, size, data_base64}]. 0 or -1. */
+/* A cell's exception (ename, evalue, traceback) and restarted, as JSON
+ * keys of obj: the exception's only when it raised one. 0 or -1. */
+static int
+cli_cell_error_json(json_t *obj, const struct airlock_result *res)
+{
+	const char *ename = airlock_result_error_name(res);
+
+	if (json_object_set_new(obj, "restarted", json_boolean(airlock_result_restarted(res))) < 0)
+		return -1;
+	if (ename == NULL)
+		return 0;
+	return json_object_set_new(obj, "ename", json_string(ename)) < 0 ||
+			       json_object_set_new(obj, "evalue",
+						   json_string(airlock_result_error_value(res))) <
+				       0 ||
+			       json_object_set_new(obj, "traceback",
+						   json_string(airlock_result_traceback(res))) < 0
+		       ? -1
+		       : 0;
+}
+
+/* A cell's fields of the JSON result: cell, state, restarted, value,
+ * display [{mime, size, data_base64}], ename, evalue, traceback. 0 or -1. */
 static int
 cli_cell_json(json_t *obj, const struct airlock_result *res)
 {
@@ -123,7 +144,8 @@ cli_cell_json(json_t *obj, const struct airlock_result *res)
 		    json_string(airlock_result_state(res) == AIRLOCK_CELL_KEPT ? "kept" : "lost")) <
 		    0 ||
 	    json_object_set_new(obj, "value", value != NULL ? json_string(value) : json_null()) <
-		    0) {
+		    0 ||
+	    cli_cell_error_json(obj, res) < 0) {
 		json_decref(disp);
 		return -1;
 	}
@@ -345,7 +367,14 @@ cli_cell_report(const struct airlock_result *res, const struct cli_run *run)
 		printf("%s\n", value);
 		fflush(stdout);
 	}
-	if (airlock_result_state(res) == AIRLOCK_CELL_LOST)
+	/* Which interpreter ended (docs/design-jupyter.md §5.1): this cell's,
+	 * or one before it (the note then says it ran in a new one). */
+	if (airlock_result_restarted(res))
+		fprintf(stderr,
+			"airlock: cell %" PRIu64 ": the interpreter ended during this cell: "
+			"its state is lost, the next cell starts in a new one\n",
+			airlock_result_cell(res));
+	else if (airlock_result_state(res) == AIRLOCK_CELL_LOST)
 		fprintf(stderr,
 			"airlock: cell %" PRIu64 ": the interpreter was restarted: the state of "
 			"earlier cells is lost\n",
@@ -389,6 +418,10 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 			fflush(stdout);
 			airlock_result_stderr(res, &data, &len);
 			fwrite(data, 1, len, stderr);
+		} else if (airlock_result_traceback(res) != NULL) {
+			/* A streamed cell's traceback is not on its stderr
+			 * (docs/protocol.md, "stream"): printed where it was. */
+			fputs(airlock_result_traceback(res), stderr);
 		}
 		cli_cell_report(res, run);
 		if (airlock_result_stdout_truncated(res))

@@ -176,7 +176,9 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 	     json_object_set_new(obj, "value",
 				 airlock_result_value(res) != NULL
 					 ? json_string(airlock_result_value(res))
-					 : json_null()) < 0))
+					 : json_null()) < 0 ||
+	     json_object_set_new(obj, "restarted", json_boolean(airlock_result_restarted(res))) <
+		     0))
 		mcp_oom(NULL);
 	return obj;
 }
@@ -311,7 +313,10 @@ mcp_run_reply_outcome(struct mcp *m, const struct mcp_call *call, const struct a
 			 "; cell %" PRIu64 " of session %s (pass it as \"session\" to "
 			 "read_file and list_files for the files the cell wrote), %s",
 			 airlock_result_cell(res), call->session,
-			 airlock_result_state(res) == AIRLOCK_CELL_KEPT
+			 airlock_result_restarted(res)
+				 ? "the interpreter ended during this cell: its variables are "
+				   "gone, the next cell starts in a new one"
+			 : airlock_result_state(res) == AIRLOCK_CELL_KEPT
 				 ? "variables kept"
 				 : "the interpreter was restarted: variables of earlier cells "
 				   "are gone");

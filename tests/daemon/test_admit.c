@@ -433,7 +433,7 @@ static const struct admit_row rows[] = {
 	 "runtime 'ruby': the session's interpreter is 'python'"},
 	{"cell asking more than code and limits", ADMIT_CELL, REQ, S(NOT_CODE), REFUSE, R(OBJECT),
 	 E(BAD_REQUEST),
-	 "a cell takes code and limits only (argv, env, stdin, files, mounts, tools and stream "
+	 "a cell takes code, limits and stream only (argv, env, stdin, files, mounts and tools "
 	 "are for runs)"},
 	{"cell whose profile the uid may no longer use", ADMIT_CELL, REQ, S(PROFILE_DENIED), REFUSE,
 	 R(PROFILE), E(UNAUTHORIZED), "profile 'default' is not available to uid 1000"},

@@ -33,6 +33,9 @@ MAGIC, START, DONE_HEAD = D.MAGIC, D.START, D.DONE_HEAD
 DONE_SIZE = DONE_HEAD.size + D.DISPLAY_MAX * D.DONE_DISPLAY.size
 OK, INTERRUPTED = D.OK, D.INTERRUPTED
 DRAIN_SIGINT = D.START_DRAIN_SIGINT
+DONE_ERROR = D.DONE_ERROR  # the exception's lengths (issue 31)
+DONE_SIZE += DONE_ERROR.size
+EXCEPTION, STREAM = D.EXCEPTION, D.START_STREAM
 DEADLINE = 30.0
 
 
@@ -67,8 +70,9 @@ class DriverTest(unittest.TestCase):
             time.sleep(0.005)  # a poll step inside a deadline, not a wait for a time
         self.fail("the driver never blocked SIGINT")
 
-    def cell(self, code, flags=0):
-        """Send one cell; its (status, stderr)."""
+    def cell(self, code, flags=0, fields=False):
+        """Send one cell; its (status, stderr), and with fields its
+        exception's (ename, evalue, traceback) from the reply."""
         self.n += 1
         fds = [os.memfd_create(name, os.MFD_CLOEXEC) for name in ("code", "out", "err", "reply")]
         try:
@@ -80,7 +84,11 @@ class DriverTest(unittest.TestCase):
             magic, status, cell = DONE_HEAD.unpack(done[: DONE_HEAD.size])[:3]
             self.assertEqual((magic, cell), (MAGIC, self.n))
             err = os.pread(fds[2], 65536, 0).decode()
-            return status, err
+            if not fields:
+                return status, err
+            lens = DONE_ERROR.unpack(done[-DONE_ERROR.size:])[:3]
+            raw = os.pread(fds[3], sum(lens), 0)  # no value or display: at 0
+            return status, err, (raw[: lens[0]], raw[lens[0]: lens[0] + lens[1]], raw[lens[0] + lens[1]:])
         finally:
             for fd in fds:
                 os.close(fd)
@@ -111,6 +119,18 @@ class DriverTest(unittest.TestCase):
         self.wait_blocked()
         self.assertEqual(self.cell("z = 2", DRAIN_SIGINT), (OK, ""))
         self.assertEqual(self.cell("assert z == 2"), (OK, ""))
+
+    def test_exception_fields(self):
+        # Issue 31: the exception as fields; on stderr too unless streamed.
+        self.wait_blocked()
+        status, err, (name, value, tb) = self.cell("raise ValueError('v')", fields=True)
+        self.assertEqual((status, name, value), (EXCEPTION, b"ValueError", b"v"))
+        self.assertTrue(tb.endswith(b"ValueError: v\n"), tb)
+        self.assertEqual(err, tb.decode())
+        status, err, (name, _, tb) = self.cell("raise ValueError('v')", STREAM, fields=True)
+        self.assertEqual((status, err, name), (EXCEPTION, "", b"ValueError"))
+        self.assertTrue(tb.endswith(b"ValueError: v\n"), tb)
+        self.assertEqual(self.cell("1", fields=True), (OK, "", (b"", b"", b"")))
 
 
 if __name__ == "__main__":

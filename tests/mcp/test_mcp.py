@@ -687,6 +687,14 @@ class McpTest(unittest.TestCase):
             self.server.request("tools/call", {"name": "run_python_cell", "arguments": {"code": "1", "session": "0" * 32}})
         )
         self.assertIn("unknown argument 'session'", bad["error"]["message"])
+        # Issue 31: a cell that ends its interpreter says so; the next
+        # one ran in a new interpreter, no second crash.
+        crash = self.server.tool("run_python_cell", {"code": "import os\nos._exit(3)"})
+        self.assertIn("the interpreter ended during this cell", text_of(crash))
+        self.assertTrue(crash["structuredContent"]["restarted"])
+        fresh = self.server.tool("run_python_cell", {"code": "1"})
+        self.assertFalse(fresh["structuredContent"]["restarted"])
+        self.assertIn("the interpreter was restarted: variables of earlier cells", text_of(fresh))
         reset = self.server.tool("reset_python", {})
         self.assertFalse(reset["isError"], text_of(reset))
         after = self.server.tool("run_python_cell", {"code": "x"})

@@ -1184,11 +1184,12 @@ for f in os.listdir('/proc/self/fd'):
 # what it sends and restart the interpreter at once.
 _FORGE = """import os, socket, struct, sys, time
 n = int(sys._getframe().f_code.co_filename[6:-1])
-def done(magic=0x4C4C4543, status=0, cell=None, code=0, has=0, vlen=0, disp=(), nd=None, vd=0, rsv=0):
+def done(magic=0x4C4C4543, status=0, cell=None, code=0, has=0, vlen=0, disp=(), nd=None, vd=0, rsv=0,
+         err=(0, 0, 0, 0)):
     head = struct.pack('<IIQiIIIII', magic, status, n if cell is None else cell, code, has, vlen,
                        len(disp) if nd is None else nd, vd, rsv)
     body = b''.join(struct.pack('<32sQ', m, l) for m, l in disp)
-    return head + body + struct.pack('<32sQ', b'', 0) * (8 - len(disp))
+    return head + body + struct.pack('<32sQ', b'', 0) * (8 - len(disp)) + struct.pack('<IIII', *err)
 for f in os.listdir('/proc/self/fd'):
     try:
         link = os.readlink('/proc/self/fd/' + f)
@@ -1816,9 +1817,9 @@ class CellTest(unittest.TestCase):
             ("chan.send(done(vd=1, disp=[(b'text/html', 0)]))", "bad value display items"),
             ("chan.send(done(has=1, vd=2, disp=[(b'text/html', 0)]))", "bad value display items"),
             ("chan.send(done(rsv=1))", "bad value display items"),
-            ("chan.send(done()[:-1])", "malformed message (359 bytes, 0 fds)"),
+            ("chan.send(done()[:-1])", "malformed message (375 bytes, 0 fds)"),
             ("chan.send(done() + b'x')", "malformed message (-90 bytes"),
-            ("socket.send_fds(chan, [done()], [reply])", "malformed message (360 bytes, 1 fds)"),
+            ("socket.send_fds(chan, [done()], [reply])", "malformed message (376 bytes, 1 fds)"),
         ]
         for code, why in cases:
             with self.subTest(why=why, code=code):

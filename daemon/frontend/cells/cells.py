@@ -14,7 +14,8 @@
 #          memfd), stdout, stderr, reply (memfds)
 #   done:  magic, status, cell, exit_code, has_value, value_len, ndisplay,
 #          value_display (bit i: item i is the value's), reserved,
-#          8 x (mime[32], len); value then display bytes written to reply.
+#          8 x (mime[32], len), ename_len, evalue_len, tb_len, 0; value,
+#          display, then the exception's bytes written to reply.
 import ast
 import io
 import linecache
@@ -33,6 +34,10 @@ MAGIC = 0x4C4C4543  # "CELL"
 START = struct.Struct("<IIQII")
 DONE_HEAD = struct.Struct("<IIQiIIIII")
 DONE_DISPLAY = struct.Struct("<32sQ")
+DONE_ERROR = struct.Struct("<IIII")
+# The exception's fields' bounds (common/proto.h PROTO_ENAME_MAX, ...):
+# the frontend refuses more, and restarts the interpreter.
+ENAME_MAX, EVALUE_MAX, TB_MAX = 256, 4096, 16 << 10
 DISPLAY_MAX = 8
 OK, EXCEPTION, INTERRUPTED, EXIT = 0, 1, 2, 3
 
@@ -49,10 +54,11 @@ REPRS = (
 # The cell being run: its display() items in order, and the figures its
 # plt.show() calls captured (the driver's only state besides the globals).
 _cell = {"items": [], "name": None, "svg": False, "ipython": False, "ip_value": None, "ip_exc": None,
-         "ip_fmt": 0, "value_span": (0, 0), "value_mask": 0}
+         "ip_fmt": 0, "value_span": (0, 0), "value_mask": 0, "stream": False, "error": None}
 START_SVG = 0x1
 START_BACKGROUND = 0x2  # cells_start.flags: the session keeps its cells' processes
 START_DRAIN_SIGINT = 0x4  # cells_start.flags: a SIGINT pending now is the last cell's
+START_STREAM = 0x10  # cells_start.flags: the output is streamed (design-jupyter.md section 6.3)
 # Cell sources for tracebacks (linecache), the oldest dropped past this.
 SOURCES_MAX = 16 << 20
 _sources = {}
@@ -70,6 +76,40 @@ def _print_exc():
     """The exception being handled, as the user's code raised it."""
     etype, e, tb = sys.exc_info()
     traceback.print_exception(etype, e, _user_tb(tb))
+
+
+def _utf8(text, limit, front=False):
+    """text as UTF-8 without NUL, at most limit bytes: cut at its end (at
+    its front after a "...\\n" line, front), never inside a character."""
+    raw = text.replace("\0", "\\x00").encode("utf-8", "backslashreplace")
+    if len(raw) <= limit:
+        return raw
+    if front:
+        return b"...\n" + raw[len(raw) - limit + 4 :].decode("utf-8", "ignore").encode()
+    return raw[:limit].decode("utf-8", "ignore").encode()
+
+
+def _cell_error(quiet=False):
+    """The exception being handled as the done message's fields
+    (design-jupyter.md section 6.2): its type's name (as ipykernel gives it, a
+    single word: the frontend refuses a space or a control character),
+    str() of it and the traceback from the user's first frame; printed on
+    stderr too unless quiet or the output is streamed. Never raises: a cell's
+    exception may have a __str__ that does."""
+    etype, e, tb = sys.exc_info()
+    if not quiet and not _cell["stream"]:
+        _print_exc()
+    try:
+        name = "".join(c if c.isprintable() and not c.isspace() else "_" for c in etype.__name__)
+        try:
+            value = str(e)
+        except Exception:
+            value = "<unprintable %s object>" % name
+        text = "".join(traceback.format_exception(etype, e, _user_tb(tb)))
+    except Exception:
+        name, value, text = "Exception", "", ""
+    _cell["error"] = (_utf8(name or "Exception", ENAME_MAX), _utf8(value, EVALUE_MAX),
+                      _utf8(text, TB_MAX, front=True))
 
 
 def _remember_source(name, code):
@@ -429,7 +469,9 @@ def _run(code, name, g, value_max, display_max):
         display = _display_items(last, display_max)
         return OK, 0, value, display
     except KeyboardInterrupt:
-        sys.stderr.write("KeyboardInterrupt\n")
+        if not _cell["stream"]:
+            sys.stderr.write("KeyboardInterrupt\n")
+        _cell_error(quiet=True)
         return INTERRUPTED, 0, None, []
     except SystemExit as e:
         c = e.code
@@ -439,7 +481,7 @@ def _run(code, name, g, value_max, display_max):
             c = 1  # a message, or more than the answer's int32 holds
         return EXIT, c, None, []
     except BaseException:
-        _print_exc()
+        _cell_error()
         return EXCEPTION, 0, None, []
     finally:
         _cell["items"], _cell["name"] = [], None
@@ -455,6 +497,16 @@ def _streams(keep):
             f = keep[name] = open(fd, "w", encoding=keep["encoding"], errors="backslashreplace",
                                   closefd=False)
         setattr(sys, name, f)
+
+
+def _line_buffered(on):
+    """A streamed cell's print reaches its memfd when written (the frontend
+    reads the memfds' growth, design-jupyter.md section 6.3); else block-buffered.
+    (stderr is line-buffered always, since Python 3.9.)"""
+    try:
+        sys.stdout.reconfigure(line_buffering=on)
+    except Exception:
+        pass
 
 
 def _flush():
@@ -486,6 +538,7 @@ def main():
         magic, flags, cell, value_max, display_max = START.unpack(msg)
         _cell["svg"] = bool(flags & START_SVG)
         _cell["ipython"] = bool(flags & START_IPYTHON)
+        _cell["stream"], _cell["error"] = bool(flags & START_STREAM), None
         if magic != MAGIC or len(fds) != 4:
             return 70
         code_fd, out_fd, err_fd, reply_fd = fds
@@ -502,6 +555,7 @@ def main():
             pass
         _flush()
         _streams(keep)
+        _line_buffered(_cell["stream"])
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
         os.close(out_fd)
@@ -525,8 +579,10 @@ def main():
             signal.pthread_sigmask(signal.SIG_BLOCK, block)
         except KeyboardInterrupt:
             signal.pthread_sigmask(signal.SIG_BLOCK, block)
-            sys.stderr.write("KeyboardInterrupt\n")
+            if not _cell["stream"]:
+                sys.stderr.write("KeyboardInterrupt\n")
             status, code_, value, display = INTERRUPTED, 0, None, []
+            _cell["error"] = (b"KeyboardInterrupt", b"", b"KeyboardInterrupt\n")
         _flush()
         os.dup2(null, 1)
         os.dup2(null, 2)
@@ -535,11 +591,15 @@ def main():
                               len(value) if value is not None else 0, len(display), mask, 0)
         body = b"".join(DONE_DISPLAY.pack(m.encode()[:32], len(d)) for m, d in display)
         body += DONE_DISPLAY.pack(b"", 0) * (DISPLAY_MAX - len(display))
+        err = _cell["error"] or (b"", b"", b"")
+        body += DONE_ERROR.pack(len(err[0]), len(err[1]), len(err[2]), 0)
         with os.fdopen(reply_fd, "wb") as f:
             if value is not None:
                 f.write(value)
             for _, d in display:
                 f.write(d)
+            for part in err:
+                f.write(part)
         chan.send(head + body)
 
 

@@ -226,6 +226,11 @@ _OPTIONAL = {
     "airlock_result_cell": (_u64, [_p]),
     "airlock_result_state": (_int, [_p]),
     "airlock_result_value": (_str, [_p]),
+    # 0.10: a cell's restart and exception (docs/design-jupyter.md §5)
+    "airlock_result_restarted": (_bool, [_p]),
+    "airlock_result_error_name": (_str, [_p]),
+    "airlock_result_error_value": (_str, [_p]),
+    "airlock_result_traceback": (_str, [_p]),
     "airlock_result_display_count": (_size, [_p]),
     "airlock_result_display_get": (_int, [_p, _size, ctypes.POINTER(ctypes.c_char_p), _pp, ctypes.POINTER(_size)]),
     "airlock_result_display_is_value": (_bool, [_p, _size]),

@@ -153,7 +153,21 @@ def _cell(lib: ctypes.CDLL, res: ctypes.c_void_p) -> Dict[str, Any]:
                     SandboxDisplay(mime=(mime.value or b"").decode(), data=ctypes.string_at(data, size.value) if size.value else b"",
                                    value=bool(is_value(res, i)) if is_value is not None else False)
                 )
-    return dict(cell=cell, state=state, value=value, display=tuple(display))
+    return dict(cell=cell, state=state, value=value, display=tuple(display), **_cell_error(lib, res))
+
+
+def _cell_error(lib: ctypes.CDLL, res: ctypes.c_void_p) -> Dict[str, Any]:
+    """A cell's restarted flag and exception (libairlock 0.10): False and Nones otherwise."""
+    out: Dict[str, Any] = dict(restarted=False, ename=None, evalue=None, traceback=None)
+    if not hasattr(lib, "airlock_result_restarted") or not lib.airlock_result_cell(res):
+        return out
+    out["restarted"] = bool(lib.airlock_result_restarted(res))
+    name = lib.airlock_result_error_name(res)
+    if name is not None:
+        out["ename"] = name.decode("utf-8", "replace")
+        out["evalue"] = (lib.airlock_result_error_value(res) or b"").decode("utf-8", "replace")
+        out["traceback"] = tuple((lib.airlock_result_traceback(res) or b"").decode("utf-8", "replace").splitlines())
+    return out
 
 
 def _raise_for_outcome(lib: ctypes.CDLL, res: ctypes.c_void_p, outcome: int, result: SandboxResult) -> None:

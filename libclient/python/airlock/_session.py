@@ -17,8 +17,8 @@ from typing import Any, Callable, List, Optional, Union
 
 from . import _lib, _timeout
 from ._request import _Request, _run_method, _RunArgs, _to_bytes
-from ._result import _convert
-from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn
+from ._result import _bytes_at, _convert
+from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn, _stream_name
 from ._types import (
     FileContent,
     FileInfo,
@@ -147,8 +147,29 @@ class _SyncCell:
     that runs it sends the cancel on its own connection (a connection is
     never used by two threads)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_output: Optional[Callable[[str, bytes], None]] = None) -> None:
         self.r, self.w = os.pipe()
+        self.on_output = on_output
+        self.failure: Optional[BaseException] = None
+
+    def take_events(self, lib: Any, conn: Any) -> None:
+        """Hand the cell's queued stream events to on_output, in order; the
+        first exception it raises is kept (raised after the cell's end) and
+        it is not called again. Before each result taken: taking a result
+        drops its run's events."""
+        while self.on_output is not None:
+            ev = ctypes.c_void_p()
+            if lib.airlock_conn_next_event(conn.ptr, ctypes.byref(ev)) < 0:
+                return
+            try:
+                data = _bytes_at(lib.airlock_event_data, ev)
+                if self.failure is None:
+                    try:
+                        self.on_output(_stream_name(lib.airlock_event_stream(ev)), data)
+                    except BaseException as e:  # raised once the cell has ended
+                        self.failure = e
+            finally:
+                lib.airlock_event_free(ev)
 
     def close(self) -> None:
         os.close(self.r)
@@ -404,6 +425,7 @@ class _SessionCore:
             lib.airlock_run_req_free(req)
         asked = False
         while rc >= 0:
+            cell.take_events(lib, conn)
             rc = lib.airlock_conn_next_result(conn.ptr, ctypes.byref(got), ctypes.byref(res))
             if rc != -errno.EAGAIN:
                 break
@@ -428,6 +450,8 @@ class _SessionCore:
                 raise self.gone(e.message) from None
             raise
         try:
+            if cell.failure is not None:
+                raise cell.failure
             return _convert(lib, res)
         finally:
             lib.airlock_result_free(res)
@@ -686,7 +710,7 @@ class AirlockSession:
 
     async def run_cell(
         self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png",
-        ipython: bool = False, timeout: Optional[float] = None
+        ipython: bool = False, on_output: Optional[OutputCallback] = None, timeout: Optional[float] = None
     ) -> SandboxResult:
         """Run a cell in the session's interpreter (a session opened with interpreter="python").
 
@@ -705,7 +729,12 @@ class AirlockSession:
         through IPython's InteractiveShell (magics such as %timeit, `!cmd`
         as a process of the sandbox) when the session's runtime can import
         IPython ("python-site" on Debian with python3-ipython); without it
-        the cell runs plain and its stderr's first line says so.
+        the cell runs plain and its stderr's first line says so. on_output: as
+        run()'s, called with each chunk the cell writes while it runs (the
+        daemon looks every 50 ms; libairlock and a daemon of 0.10); the result
+        still carries the whole output, and the exception's traceback is
+        then in result.traceback only, not on stderr. result.restarted,
+        .ename, .evalue, .traceback: SandboxResult.
         """
         core = self._core
         with _timeout.given(timeout):
@@ -714,7 +743,7 @@ class AirlockSession:
             request = core.cell(code, limits, figures, ipython)
             core.cells.append(request)
             try:
-                return await core.run_async(request, None)
+                return await core.run_async(request, on_output)
             finally:
                 core.cells.remove(request)
 
@@ -834,13 +863,21 @@ class AirlockSessionSync:
 
     def run_cell(
         self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png",
-        ipython: bool = False, timeout: Optional[float] = None
+        ipython: bool = False, on_output: Optional[Callable[[str, bytes], None]] = None,
+        timeout: Optional[float] = None
     ) -> SandboxResult:
-        """As AirlockSession.run_cell(), blocking; interrupt() from another thread interrupts it."""
+        """As AirlockSession.run_cell(), blocking; interrupt() from another
+        thread interrupts it. on_output: a plain function, called on this
+        thread with each chunk as it comes; if it raises, it is not called
+        again and its exception is raised once the cell has ended."""
         core = self._core
         with _timeout.given(timeout):
             request = core.cell(code, limits, figures, ipython)
-            cell = _SyncCell()
+            if on_output is not None:
+                if not callable(on_output):
+                    raise TypeError(f"on_output must be callable or None, not {type(on_output).__name__}")
+                request.stream = True
+            cell = _SyncCell(on_output)
             with core.lock:
                 core.sync_cells.append(cell)
             try:

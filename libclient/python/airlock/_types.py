@@ -374,6 +374,16 @@ class SandboxResult:
         restarted empty: the variables of earlier cells are gone), the repr
         of its trailing expression (None: none, or None), its rich outputs
         (SandboxDisplay). 0, None, None, () for a run.
+    restarted: a cell's interpreter ended during it (the cell killed it, the
+        memory limit, no stop after an interrupt): state is "lost" and the
+        next cell runs in a new one, its own state "lost" but restarted
+        False. False for a run, and with a daemon or libairlock before 0.10.
+    ename, evalue, traceback: the exception a cell raised (a SyntaxError of
+        its code too; "KeyboardInterrupt" when interrupted): its type's name,
+        str() of it, and the traceback's lines from the first frame of the
+        cell's code (a tuple of str). None when it raised none, for a run,
+        and with a daemon or libairlock before 0.10. The traceback is on
+        stderr too, unless the cell was streamed (run_cell's on_output).
     tool_calls: the SandboxToolCall of each call the code made of the run's
         tools, in order (at most 256), () for a run without tools.
     advisories: what the daemon's advisory checks found in the code, e.g.
@@ -406,6 +416,10 @@ class SandboxResult:
     value: Optional[str] = None
     display: Tuple[SandboxDisplay, ...] = ()
     advisories: Tuple[str, ...] = ()
+    restarted: bool = False
+    ename: Optional[str] = None
+    evalue: Optional[str] = None
+    traceback: Optional[Tuple[str, ...]] = None
 
     @property
     def ok(self) -> bool:
