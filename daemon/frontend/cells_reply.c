@@ -209,7 +209,7 @@ cells_check_done(uint64_t cell, uint64_t max, int reply_fd, const struct cells_d
 	/* The exception (design-jupyter.md §6.2): for a cell that raised or
 	 * was interrupted only; bounded here before anything is read. */
 	if (dn->ename_len > PROTO_ENAME_MAX || dn->evalue_len > PROTO_EVALUE_MAX ||
-	    dn->tb_len > PROTO_TRACEBACK_MAX || dn->reserved != 0)
+	    dn->tb_len > PROTO_TRACEBACK_MAX || dn->err_reserved != 0)
 		return "error fields larger than their bounds";
 	if (dn->ename_len == 0 && (dn->evalue_len != 0 || dn->tb_len != 0))
 		return "an error without a name";

@@ -105,10 +105,10 @@ struct cells_done {
 	/* The exception (CELLS_EXCEPTION, CELLS_INTERRUPTED; else all 0): its
 	 * type's name, str() and the user's traceback, their bytes after the
 	 * display items' in reply (design-jupyter.md §6.2). */
-	uint32_t ename_len;  /* <= PROTO_ENAME_MAX; 0 only with the others 0 */
-	uint32_t evalue_len; /* <= PROTO_EVALUE_MAX */
-	uint32_t tb_len;     /* <= PROTO_TRACEBACK_MAX */
-	uint32_t reserved;   /* 0 */
+	uint32_t ename_len;    /* <= PROTO_ENAME_MAX; 0 only with the others 0 */
+	uint32_t evalue_len;   /* <= PROTO_EVALUE_MAX */
+	uint32_t tb_len;       /* <= PROTO_TRACEBACK_MAX */
+	uint32_t err_reserved; /* 0 */
 };
 
 _Static_assert(sizeof(struct cells_start) == 24, "cells.py packs <IIQII");

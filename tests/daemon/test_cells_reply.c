@@ -123,7 +123,7 @@ test_error_fields_refused(void **state)
 	assert_string_equal(check(&dn, fd, &err), "an error without a name");
 	close(fd);
 	fd = reply(&dn, CELLS_EXCEPTION, "E", 1, "", "");
-	dn.reserved = 1;
+	dn.err_reserved = 1;
 	assert_string_equal(check(&dn, fd, &err), "error fields larger than their bounds");
 	close(fd);
 	/* an error and a value together */
