@@ -258,7 +258,8 @@ def report_throughput(tput, variants, clients, title, problems, base):
     measured)."""
     print(title + "\n")
     refs = [r for r in ("bare", "ns", "bwrap") if r in variants]
-    cols = ["lib / " + r for r in refs] + (["lib / base", "base / bwrap"] if base else [])
+    cols = ["lib / " + r for r in refs] + (["lib / base"] if base else []) + (
+        ["base / bwrap"] if base and "bwrap" in variants else [])
     print("| clients | " + " | ".join(variants) + " | " + " | ".join(cols) + " |")
     print("|---" * (len(variants) + len(cols) + 1) + "|")
     for c in clients:
@@ -272,8 +273,9 @@ def report_throughput(tput, variants, clients, title, problems, base):
                 problems.append("%s %s %d clients: %s errors" % (title, v, c, kv["errors"]))
         vals = [ratio(rates["lib"], rates[r]) for r in refs]
         if base:
-            vals += [ratio(rates["lib"], rates["base"]),
-                     ratio(rates["base"], rates.get("bwrap", 0.0))]
+            vals += [ratio(rates["lib"], rates["base"])]
+            if "bwrap" in variants:
+                vals += [ratio(rates["base"], rates["bwrap"])]
         print("| %d | %s | %s |" % (c, " | ".join("%.0f" % rates[v] for v in variants),
                                     " | ".join(vals)))
     print()
