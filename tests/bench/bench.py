@@ -72,10 +72,11 @@ def find_bwrap(allow_install):
     return path
 
 
-def run_bench(args, *cmd):
-    full = [args.lib_bench, "--socket", args.daemon.sock, "--cli", args.airlock,
+def run_bench(args, *cmd, daemon=None):
+    """airlock-bench CMD against our daemon (or daemon: the base's, alone)."""
+    full = [args.lib_bench, "--socket", (daemon or args.daemon).sock, "--cli", args.airlock,
             "--bwrap", args.bwrap]
-    if args.base_daemon is not None:
+    if args.base_daemon is not None and daemon is None:
         full += ["--base-socket", args.base_daemon.sock]
     for i in range(args.ask_mounts):
         full += ["--mount", "m%d" % i]
@@ -421,6 +422,17 @@ def report_only(files, problems, args, t_start, cell=None, lat=None, tput=None):
     return 1 if problems and args.smoke else 0
 
 
+def measure_memory(args, daemon):
+    """airlock-bench memory of one daemon: {"idle"|"8"|"32"|"after": fields}."""
+    mem = {}
+    for line in run_bench(args, "memory", daemon.proc.pid, 65534, 8, 32,
+                          daemon=daemon).splitlines():
+        kv = parse_kv(line)
+        key = "idle" if " idle " in line else "after" if " after " in line else kv.get("runs")
+        mem[key] = kv
+    return mem
+
+
 def measure_tputs(args, tput_variants, secs, rounds):
     """Both throughput tables: /bin/true at CLIENTS (tput_variants), python
     print(1) at PY_CLIENTS (lib, bare: python with that many workers, base)."""
@@ -562,7 +574,7 @@ def main():
         variants, tput_variants = VARIANTS + ["base"], TPUT_VARIANTS + ["base"]
         print("base: %s\n" % args.base_airlockd)
     try:
-        mem, lat, tput, netns = {}, {}, {}, {}
+        mem, mem_base, lat, tput, netns = {}, {}, {}, {}, {}
         if args.only == "files":
             files = measure_files(args)
             return report_only(files, problems, args, t_start)
@@ -575,11 +587,8 @@ def main():
         if args.only == "throughput":
             return report_only(None, problems, args, t_start,
                                tput=measure_tputs(args, tput_variants, secs, rounds))
-        mem_out = run_bench(args, "memory", args.daemon.proc.pid, 65534, 8, 32)
-        for line in mem_out.splitlines():
-            kv = parse_kv(line)
-            key = "idle" if " idle " in line else "after" if " after " in line else kv.get("runs")
-            mem[key] = kv
+        mem = measure_memory(args, args.daemon)
+        mem_base = measure_memory(args, args.base_daemon) if args.base_daemon else {}
 
         lats = [(c, measure_latency(args, variants, iters, c)) for c in modes(args)]
         tputs = measure_tputs(args, tput_variants, secs, rounds)
@@ -629,6 +638,12 @@ def main():
             print("| idle (after) | %s | %s | %d | | |" % (
                 a["frontend_kib"], a["spawner_kib"],
                 int(a["frontend_kib"]) + int(a["spawner_kib"])))
+        for key, name in (("idle", "base: idle (fresh)"), ("after", "base: idle (after)")):
+            b = mem_base.get(key)
+            if b:
+                print("| %s | %s | %s | %d | | |" % (
+                    name, b["frontend_kib"], b["spawner_kib"],
+                    int(b["frontend_kib"]) + int(b["spawner_kib"])))
     print()
     print("## Network namespace (ns program, exec /bin/true)\n")
     if 0 in netns and 1 in netns:
