@@ -14,21 +14,13 @@
  * left pending by another child only costs one more probe.
  */
 #include "childstop.h"
+#include "sandbox_child.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
-
-static uint64_t
-childstop_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* 0 if pid is stopped or ended, 1 if not yet, -errno. */
 static int
@@ -46,7 +38,7 @@ childstop_probe(pid_t pid)
 int
 childstop_wait(pid_t pid, uint64_t max_ns)
 {
-	uint64_t end = childstop_now_ns() + max_ns;
+	uint64_t end = sandbox_now_ns() + max_ns;
 	sigset_t chld, old;
 	int r;
 
@@ -63,7 +55,7 @@ childstop_wait(pid_t pid, uint64_t max_ns)
 		r = childstop_probe(pid);
 		if (r <= 0)
 			break;
-		now = childstop_now_ns();
+		now = sandbox_now_ns();
 		if (now >= end) {
 			r = -EBUSY;
 			break;
