@@ -227,6 +227,85 @@ def parse_strace(path, spawner, frontend):
         "total: request received to reply sent", []))
 
 
+# ---- where the CPU goes (perf record -a -g during lib throughput) ----------
+
+PERF_CLONE = ("copy_net_ns", "dup_mmap", "copy_mnt_ns", "copy_ipcs", "create_user_ns")
+
+
+def perf_samples(path):
+    """[(pid, [frame symbol, innermost first])] of the samples of processes
+    named airlockd in `perf script` of path."""
+    res = subprocess.run(["perf", "script", "-i", path, "--comms", "airlockd", "-F",
+                          "comm,pid,ip,sym"], capture_output=True, text=True)
+    out, cur = [], None
+    for line in res.stdout.splitlines():
+        if not line.strip():
+            cur = None
+            continue
+        if not line[0].isspace():
+            f = line.split()
+            cur = (int(f[1]) if len(f) > 1 and f[1].isdigit() else 0, [])
+            out.append(cur)
+        elif cur is not None:
+            f = line.split(None, 1)
+            cur[1].append(f[1].split("+")[0].strip() if len(f) > 1 else "?")
+    return out
+
+
+def perf_profile(args, seconds):
+    """perf record -a -g for `seconds` while 8 lib clients run /bin/true:
+    shares of the airlockd-named samples by syscall (outermost), page faults
+    and user space; the clone's parts; the spawner's and frontend's shares.
+    Other airlockd processes on the host are counted too (named alike)."""
+    if shutil.which("perf") is None:
+        return None
+    data = os.path.join(args.daemon.dir, "perf.data")
+    load = subprocess.Popen([args.lib_bench, "--socket", args.daemon.sock, "--variants", "lib",
+                             "throughput", str(seconds + 3), "1", "8"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    time.sleep(1.5)
+    subprocess.run(["perf", "record", "-a", "-g", "-o", data, "--", "sleep", str(seconds)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    load.wait()
+    samples = perf_samples(data)
+    if not samples:
+        return None
+    rows, clone = {}, {}
+    for _, frames in samples:
+        calls = [f for f in frames if f.startswith(("__x64_sys_", "__do_sys_"))]
+        if calls:
+            key = calls[-1].replace("__x64_sys_", "").replace("__do_sys_", "")
+        elif "exc_page_fault" in frames:
+            key = "page faults"
+        else:
+            key = "user space and the rest"
+        rows[key] = rows.get(key, 0) + 1
+        if key == "clone":
+            part = next((c for c in PERF_CLONE if c in frames), "the rest of clone")
+            clone[part] = clone.get(part, 0) + 1
+    by_pid = {}
+    for pid, _ in samples:
+        by_pid[pid] = by_pid.get(pid, 0) + 1
+    return {"n": len(samples), "rows": rows, "clone": clone,
+            "spawner": by_pid.get(args.daemon.proc.pid, 0),
+            "frontend": by_pid.get(args.daemon.frontend, 0)}
+
+
+def report_perf(prof, seconds):
+    n = prof["n"]
+    print("## Where the CPU goes (perf record -a -g, %d s of 8 lib clients running /bin/true; "
+          "%d samples of processes named airlockd)\n" % (seconds, n))
+    print("| where (outermost syscall, or) | share |")
+    print("|---|---|")
+    for k, v in sorted(prof["rows"].items(), key=lambda kv: -kv[1])[:14]:
+        print("| %s | %.1f%% |" % (k, 100.0 * v / n))
+    for k, v in sorted(prof["clone"].items(), key=lambda kv: -kv[1]):
+        print("| clone: %s | %.1f%% |" % (k, 100.0 * v / n))
+    print("| the spawner (all its syscalls) | %.1f%% |" % (100.0 * prof["spawner"] / n))
+    print("| the frontend | %.1f%% |" % (100.0 * prof["frontend"] / n))
+    print()
+
+
 # ---- main ------------------------------------------------------------------
 
 def measure_latency(args, variants, iters, chunk=1):
@@ -486,6 +565,8 @@ def main():
     ap.add_argument("--iters", type=int, default=None, help="latency rounds")
     ap.add_argument("--seconds", type=float, default=None, help="throughput time per point")
     ap.add_argument("--phases", type=int, default=0, help="strace N runs for a breakdown")
+    ap.add_argument("--perf", type=int, default=0,
+                    help="perf record -a -g for N s of 8 lib clients: where the CPU goes")
     ap.add_argument("--mounts", type=int, default=0,
                     help="configure N [mount] sections (directories of /usr/share, read-only)")
     ap.add_argument("--ask-mounts", type=int, default=0,
@@ -500,7 +581,7 @@ def main():
                     default="interleaved",
                     help="latency: each pair once per round, %d times in a row, or both"
                     % B2B_CHUNK)
-    ap.add_argument("--only", choices=["files", "cell", "latency", "throughput"], default=None,
+    ap.add_argument("--only", choices=["files", "cell", "latency", "throughput", "perf"], default=None,
                     help="measure and print only this section (files: 500 input files vs 1)")
     args = ap.parse_args()
     if args.nostop:
@@ -584,6 +665,13 @@ def main():
             return report_only(None, problems, args, t_start, lat=(
                 [(c, measure_latency(args, variants, iters, c)) for c in modes(args)],
                 variants))
+        if args.only == "perf":
+            prof = perf_profile(args, args.perf or 5)
+            if prof:
+                report_perf(prof, args.perf or 5)
+            else:
+                problems.append("perf: no samples (is perf installed?)")
+            return report_only(None, problems, args, t_start, lat=([], variants))
         if args.only == "throughput":
             return report_only(None, problems, args, t_start,
                                tput=measure_tputs(args, tput_variants, secs, rounds))
@@ -604,6 +692,7 @@ def main():
         cell = measure_cell(args)
 
         phases = trace_phases(args, args.phases) if args.phases else None
+        prof = perf_profile(args, args.perf) if args.perf else None
     finally:
         args.daemon.remove()
         if args.base_daemon is not None:
@@ -663,6 +752,10 @@ def main():
     print()
     report_files(files, problems)
     report_cell(cell, problems, args.base_daemon is not None, args.nostop)
+    if prof:
+        report_perf(prof, args.perf)
+    elif args.perf:
+        problems.append("perf: no samples (is perf installed?)")
     if phases:
         ph, nr = phases
         print("## Phases of one run of exec /bin/true (ms, median of %d traced runs; "
