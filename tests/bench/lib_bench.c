@@ -2,7 +2,9 @@
  * lib_bench.c: the measuring loops of the Airlock benchmark (tests/bench/).
  *
  * One executable, several subcommands; tests/bench/bench.py drives it:
- *   latency    one run at a time, round-robin over variants and payloads
+ *   latency    one run at a time, round-robin over variants and payloads;
+ *              with CHUNK > 1 each pair runs CHUNK times back to back (no
+ *              think time) before the next pair of the round
  *   throughput C concurrent clients for a fixed time, round-robin over variants
  *   memory     VmRSS of the daemon's two processes, idle and with N runs live
  *   netns      the clone program with and without CLONE_NEWNET: wall and CPU
@@ -75,6 +77,7 @@ struct bench {
 	bool newnet;	       /* ns variant: CLONE_NEWNET or not */
 	const char *mounts[8]; /* --mount NAME: lib and cli requests ask for it */
 	int nmounts;
+	size_t tput_payload; /* --payload N: what throughput clients run */
 };
 
 static uint64_t
@@ -363,16 +366,23 @@ bench_summary(const char *what, enum bench_variant v, size_t p, uint64_t *s, siz
 	       (double)s[0] / 1e3, (double)s[n - 1] / 1e3);
 }
 
-/* latency: ITERS rounds; each round runs every (variant, payload) once, in an
- * order rotated by the round. Prints one summary line per pair (µs). */
+/* latency: ITERS rounds; each round runs every (variant, payload) CHUNK
+ * times in a row (1: once), in an order shuffled each round. CHUNK > 1 is the
+ * back-to-back mode: no think time between the runs of a pair, so a pool the
+ * daemon refills between runs has to keep up. Prints one summary line per
+ * pair (µs). */
 static int
-bench_latency(struct bench *b, unsigned mask, int iters, int warmup)
+bench_latency(struct bench *b, unsigned mask, int iters, int warmup, int chunk)
 {
-	size_t npairs = V_COUNT * BENCH_NPAYLOADS, k, p;
-	uint64_t *samples = calloc(npairs * (size_t)iters, sizeof(uint64_t));
+	size_t npairs = V_COUNT * BENCH_NPAYLOADS, k, p, per;
+	uint64_t *samples;
 	size_t nsamples[V_COUNT * BENCH_NPAYLOADS] = {0};
-	int it, failures = 0;
+	int it, c, failures = 0;
 
+	if (iters < 1 || chunk < 1 || iters > 100000 || chunk > 1000)
+		return -EINVAL;
+	per = (size_t)iters * (size_t)chunk;
+	samples = calloc(npairs * per, sizeof(uint64_t));
 	if (samples == NULL)
 		bench_die("calloc", ENOMEM);
 	size_t order[V_COUNT * BENCH_NPAYLOADS];
@@ -391,28 +401,29 @@ bench_latency(struct bench *b, unsigned mask, int iters, int warmup)
 		for (k = 0; k < npairs; k++) {
 			size_t pair = order[k];
 			enum bench_variant v = (enum bench_variant)(pair / BENCH_NPAYLOADS);
-			uint64_t t0;
-			int r;
 
 			p = pair % BENCH_NPAYLOADS;
 			if (!(mask & (1u << v)))
 				continue;
-			t0 = bench_now_ns();
-			r = bench_one(b, v, p);
-			if (r < 0) {
-				if (failures++ < 5)
-					fprintf(stderr, "latency %s %s: %s\n",
-						bench_variant_names[v], bench_payloads[p].name,
-						strerror(-r));
-				continue;
+			for (c = 0; c < chunk; c++) {
+				uint64_t t0 = bench_now_ns();
+				int r = bench_one(b, v, p);
+
+				if (r < 0) {
+					if (failures++ < 5)
+						fprintf(stderr, "latency %s %s: %s\n",
+							bench_variant_names[v],
+							bench_payloads[p].name, strerror(-r));
+					continue;
+				}
+				if (it >= 0)
+					samples[pair * per + nsamples[pair]++] =
+						bench_now_ns() - t0;
 			}
-			if (it >= 0)
-				samples[pair * (size_t)iters + nsamples[pair]++] =
-					bench_now_ns() - t0;
 		}
 	}
 	for (k = 0; k < npairs; k++) {
-		uint64_t *s = samples + k * (size_t)iters;
+		uint64_t *s = samples + k * per;
 		size_t n = nsamples[k];
 
 		if (!(mask & (1u << (k / BENCH_NPAYLOADS))))
@@ -430,7 +441,7 @@ bench_latency(struct bench *b, unsigned mask, int iters, int warmup)
 	return failures;
 }
 
-/* One throughput slice: `clients` processes run payload 0 through v until
+/* One throughput slice: `clients` processes run b->tput_payload through v until
  * `ns` nanoseconds have passed. Adds completed runs and elapsed time. */
 static void
 bench_slice(struct bench *b, enum bench_variant v, int clients, uint64_t dur_ns, uint64_t *runs,
@@ -464,7 +475,7 @@ bench_slice(struct bench *b, enum bench_variant v, int clients, uint64_t dur_ns,
 			if (read(go[0], &end, sizeof(end)) != sizeof(end))
 				_exit(1);
 			while (bench_now_ns() < end) {
-				if (bench_one(b, v, 0) == 0)
+				if (bench_one(b, v, b->tput_payload) == 0)
 					cnt[0]++;
 				else
 					cnt[1]++;
@@ -525,10 +536,10 @@ bench_throughput(struct bench *b, unsigned mask, const int *clients, int nclient
 			}
 		for (k = 0; k < V_COUNT; k++)
 			if (mask & (1u << k))
-				printf("throughput %s clients=%d runs=%llu errors=%llu "
-				       "seconds=%.3f "
-				       "rate=%.1f\n",
+				printf("throughput %s clients=%d payload=%s runs=%llu "
+				       "errors=%llu seconds=%.3f rate=%.1f\n",
 				       bench_variant_names[k], clients[ci],
+				       bench_payloads[b->tput_payload].name,
 				       (unsigned long long)runs[k], (unsigned long long)errs[k],
 				       (double)el[k] / 1e9,
 				       el[k] ? (double)runs[k] / ((double)el[k] / 1e9) : 0.0);
@@ -1131,7 +1142,8 @@ bench_usage(void)
 		"usage: airlock-bench [--socket S] [--base-socket S] [--cli PATH] [--bwrap PATH]\n"
 		"                     [--variants LIST]\n"
 		"                     [--mount NAME]... (lib requests ask for these [mount]s)\n"
-		"         latency ITERS WARMUP\n"
+		"                     [--payload INDEX] (what throughput runs; 0: /bin/true)\n"
+		"         latency ITERS WARMUP [CHUNK]\n"
 		"       | throughput SECONDS ROUNDS CLIENTS...\n"
 		"       | memory DAEMON_PID FRONTEND_UID COUNT...\n"
 		"       | netns ITERS BLOCKS\n"
@@ -1166,6 +1178,9 @@ main(int argc, char **argv)
 			mask = bench_parse_variants(argv[i + 1]);
 		else if (!strcmp(argv[i], "--mount") && b.nmounts < 8)
 			b.mounts[b.nmounts++] = argv[i + 1];
+		else if (!strcmp(argv[i], "--payload") &&
+			 strtoul(argv[i + 1], NULL, 10) < BENCH_NPAYLOADS)
+			b.tput_payload = strtoul(argv[i + 1], NULL, 10);
 		else
 			bench_usage();
 	}
@@ -1188,8 +1203,9 @@ main(int argc, char **argv)
 		if (r < 0)
 			bench_die("connect base", r);
 	}
-	if (!strcmp(cmd, "latency") && argc - i == 2) {
-		r = bench_latency(&b, mask, atoi(argv[i]), atoi(argv[i + 1]));
+	if (!strcmp(cmd, "latency") && (argc - i == 2 || argc - i == 3)) {
+		r = bench_latency(&b, mask, atoi(argv[i]), atoi(argv[i + 1]),
+				  argc - i == 3 ? atoi(argv[i + 2]) : 1);
 	} else if (!strcmp(cmd, "throughput") && argc - i >= 3) {
 		int cl[16], n = 0;
 
