@@ -401,7 +401,7 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		return -EINVAL;
 	enc_begin(&e, PROTO_RESULT, id,
 		  14 + 2 * has_tools + (res->nadvisories > 0) +
-			  (res->cell != 0 ? 2 + (res->value != NULL) + (res->ndisplay > 0) : 0) +
+			  (res->cell != 0 ? 2 + (res->value != NULL) : 0) + (res->ndisplay > 0) +
 			  (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
 			   oc == PROTO_OUTCOME_ERROR) +
 			  (res->network != NULL));
@@ -440,10 +440,10 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		enc_kv_oneof(&e, "state", proto_cell_states, res->state);
 		if (res->value != NULL)
 			enc_kv_str(&e, "value", res->value, PROTO_VALUE_MAX, false);
-		if (res->ndisplay > 0)
-			enc_artifacts(&e, "display", res->display, res->ndisplay,
-				      PROTO_DISPLAY_MAX);
 	}
+	/* A cell's rich outputs, or a python run's figures (issue 30). */
+	if (res->ndisplay > 0)
+		enc_artifacts(&e, "display", res->display, res->ndisplay, PROTO_DISPLAY_MAX);
 	if (res->nadvisories > 0)
 		enc_strlist(&e, "advisories", res->advisories, res->nadvisories,
 			    PROTO_ADVISORIES_MAX, PROTO_ADVISORY_MAX);

@@ -185,15 +185,16 @@ result_outputs_from_proto(const struct proto_result *pr, struct airlock_result *
 	r = result_artifacts_take(pr->artifacts, pr->nartifacts, &res->artifacts, &res->nartifacts);
 	if (r < 0)
 		return r;
+	/* A cell's rich outputs, or a python run's figures (issue 30). */
+	r = result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
+	if (r < 0)
+		return r;
 	res->cell = pr->cell;
 	if (pr->cell == 0)
 		return 0;
 	res->state = pr->state != NULL && strcmp(pr->state, "kept") == 0 ? AIRLOCK_CELL_KEPT
 									 : AIRLOCK_CELL_LOST;
-	r = result_strdup(pr->value, &res->value);
-	if (r < 0)
-		return r;
-	return result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
+	return result_strdup(pr->value, &res->value);
 }
 
 /* Build a result that outlives the decoded message. */

@@ -403,7 +403,7 @@ void
 run_io_answer(struct run *r)
 {
 	struct proto_result res;
-	struct proto_artifact *arts = NULL;
+	struct proto_artifact *arts = NULL, *disp = NULL;
 	struct egress_stats *net = NULL;
 	struct proto_refusal refusals[EGRESS_REPORT_MAX];
 	struct proto_network pnet;
@@ -430,6 +430,8 @@ run_io_answer(struct run *r)
 		arts = run_io_artifacts(r, &res);
 	res.artifacts_omitted = r->arts_omitted;
 	res.artifacts_omitted_bytes = r->arts_omitted_bytes;
+	if (r->c != NULL && r->cells == NULL)
+		disp = run_display_result(r, &res);
 	if (r->t_start.tv_sec != 0)
 		res.queued_ms = clock_ms_between(&r->t_request, &r->t_start);
 	else
@@ -472,6 +474,7 @@ run_io_answer(struct run *r)
 	for (i = 0; arts != NULL && i < res.nartifacts; i++)
 		close(arts[i].data.fd);
 	free(arts);
+	run_io_artifacts_free(disp, res.ndisplay);
 	free(net);
 	for (i = 0; i < r->narts; i++)
 		if (r->arts[i].fd >= 0) {
@@ -570,6 +573,7 @@ run_io_reset(struct run *r)
 	r->narts = 0;
 	r->arts_omitted = 0;
 	r->arts_omitted_bytes = 0;
+	run_display_reset(r);
 }
 
 void

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
 from . import _lib, _timeout
-from ._request import _Request, _run_method, _RunArgs, _to_bytes
+from ._request import _Request, _run_method, _RunArgs, _to_bytes, figures_svg
 from ._result import _convert
 from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn
 from ._types import (
@@ -371,15 +371,14 @@ class _SessionCore:
         return request
 
     def cell(self, code: object, limits: object, figures: str = "png") -> _Request:
-        if figures not in ("png", "svg"):
-            raise ValueError(f"figures must be \"png\" or \"svg\", not {figures!r}")
+        svg = figures_svg(figures)
         if self.interpreter is None and self.is_open:
             self.learn_interpreter()
         if self.interpreter is None:
             raise SandboxError("run_cell needs a session opened with interpreter=\"python\"")
         request = self.code_request(code, self.interpreter, limits)
         request.cell = True
-        request.figures_svg = figures == "svg"
+        request.figures_svg = svg
         return request
 
     def run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:

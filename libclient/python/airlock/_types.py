@@ -312,7 +312,8 @@ class SandboxDisplay:
     """One rich output of a cell, as Jupyter shows it: a matplotlib figure
     (plt.show(), or left open), a display() call, or one representation of
     the trailing value (_repr_png_, _repr_svg_, _repr_html_,
-    _repr_markdown_).
+    _repr_markdown_); or a figure of a python run (plt.show(), or left open
+    at its end).
 
     mime: "image/png", "image/svg+xml", "text/plain", "text/html" or
     "text/markdown".
@@ -367,7 +368,9 @@ class SandboxResult:
         number in the session, "kept" or "lost" (the interpreter was
         restarted empty: the variables of earlier cells are gone), the repr
         of its trailing expression (None: none, or None), its rich outputs
-        (SandboxDisplay). 0, None, None, () for a run.
+        (SandboxDisplay). 0, None, None for a run; a python run's display
+        holds its matplotlib figures (image/png, or image/svg+xml with
+        run(..., figures="svg")).
     tool_calls: the SandboxToolCall of each call the code made of the run's
         tools, in order (at most 256), () for a run without tools.
     advisories: what the daemon's advisory checks found in the code, e.g.
