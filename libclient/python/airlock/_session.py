@@ -175,6 +175,7 @@ class _SessionCore:
         self.cells: List[_Request] = []  # run_cell awaits in flight, oldest first
         self.sync_cells: List["_SyncCell"] = []  # blocking run_cell calls in flight (under lock)
         self.background = False  # its cells' processes live on between cells
+        self.detached = False  # it outlives its opener's connections
         self.archive: Optional[bytes] = None  # what its workspace starts as
         self.lock = threading.Lock()
 
@@ -184,6 +185,7 @@ class _SessionCore:
         interpreter: object = None,
         background: object = False,
         archive: object = None,
+        detached: object = False,
     ) -> "_SessionCore":
         if workspace_bytes is not None:
             if isinstance(workspace_bytes, bool) or not isinstance(workspace_bytes, int):
@@ -198,9 +200,12 @@ class _SessionCore:
             raise TypeError(f"background must be a bool, not {type(background).__name__}")
         if background and interpreter is None:
             raise ValueError('background=True needs an interpreter (interpreter="python")')
+        if not isinstance(detached, bool):
+            raise TypeError(f"detached must be a bool, not {type(detached).__name__}")
         core = cls(sandbox, None, limits, "new")
         core.interpreter = interpreter
         core.background = background
+        core.detached = detached
         if archive is not None and not isinstance(archive, (bytes, bytearray, memoryview)):
             raise TypeError(f"archive must be bytes or None, not {type(archive).__name__}")
         core.archive = bytes(archive) if archive is not None else None
@@ -324,6 +329,10 @@ class _SessionCore:
                         if not hasattr(lib, "airlock_session_opts_set_background"):
                             raise SandboxError("background processes need libairlock 0.10 or later")
                         rc = rc or lib.airlock_session_opts_set_background(opts, True)
+                    if self.detached:
+                        if not hasattr(lib, "airlock_session_opts_set_detached"):
+                            raise SandboxError("a detached session needs libairlock 0.10 or later")
+                        rc = rc or lib.airlock_session_opts_set_detached(opts, True)
                     if self.archive is not None:
                         if not hasattr(lib, "airlock_session_opts_set_archive"):
                             raise SandboxError("a session from an archive needs libairlock 0.10 or later")
@@ -758,16 +767,18 @@ class AirlockSession:
         with _timeout.given(timeout):
             await self._blocking(self._core.delete_blocking, path)
 
-    async def processes(self) -> list:
+    async def processes(self, *, timeout: Optional[float] = None) -> list:
         """The processes a session opened with background=True keeps (every
         process of its sandbox but the interpreter), as ProcessInfo: pid,
         name, cpu seconds, resident memory. At most 64."""
-        return await self._blocking(self._core.processes_blocking)
+        with _timeout.given(timeout):
+            return await self._blocking(self._core.processes_blocking)
 
-    async def stop_process(self, pid: int) -> None:
+    async def stop_process(self, pid: int, *, timeout: Optional[float] = None) -> None:
         """Stop (SIGKILL) one of them, by the pid processes() shows;
         SandboxUnavailableError("not_found") when there is none."""
-        await self._blocking(self._core.stop_process_blocking, pid)
+        with _timeout.given(timeout):
+            await self._blocking(self._core.stop_process_blocking, pid)
 
     async def extend(self, seconds: float, *, timeout: Optional[float] = None) -> None:
         """Extend the session's lease: it now ends `seconds` from now (at most
@@ -875,13 +886,15 @@ class AirlockSessionSync:
         with _timeout.given(timeout):
             self._core.delete_blocking(path)
 
-    def processes(self) -> list:
+    def processes(self, *, timeout: Optional[float] = None) -> list:
         """As AirlockSession.processes(), blocking."""
-        return self._core.processes_blocking()
+        with _timeout.given(timeout):
+            return self._core.processes_blocking()
 
-    def stop_process(self, pid: int) -> None:
+    def stop_process(self, pid: int, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.stop_process(), blocking."""
-        self._core.stop_process_blocking(pid)
+        with _timeout.given(timeout):
+            self._core.stop_process_blocking(pid)
 
     def extend(self, seconds: float, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.extend(), blocking."""

@@ -1,0 +1,98 @@
+"""The daemon's lists of the caller's things, blocking on a pooled
+connection of an AirlockSandbox: its open sessions (list_sessions()) and its
+runs in progress and queued (ps(), as `airlock ps`)."""
+
+import ctypes
+from dataclasses import dataclass
+from typing import Any, List
+
+from ._types import SandboxError
+
+__all__ = ["RunInfo", "RunList"]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One of the caller's runs in progress or queued, as AirlockSandbox.ps()
+    reports it (`airlock ps`).
+
+    run_id: the daemon-wide run id (what `airlock cancel` takes); uid: its
+    owner; pid: the client process that asked for it; runtime: its runtime
+    (a cell's: its interpreter's); state: "queued" or "running" (a newer
+    daemon may say more); elapsed: seconds since the daemon got the request.
+    """
+
+    run_id: int
+    uid: int
+    pid: int
+    runtime: str
+    state: str
+    elapsed: float
+
+
+class RunList(List[RunInfo]):
+    """The list ps() returns, plus more: how many of the caller's runs it
+    leaves out (the daemon lists at most 256; 0 when it holds them all, or
+    when the library or daemon is older and cannot say)."""
+
+    more: int = 0
+
+
+def _text(raw: Any) -> str:
+    return (raw or b"").decode("utf-8", "replace")
+
+
+def ps_blocking(sandbox: Any) -> RunList:
+    """The caller's runs (sandbox._call: the pooled connection, its errors)."""
+    lib = sandbox._lib
+    if not hasattr(lib, "airlock_ps"):
+        raise SandboxError("ps needs libairlock 0.2 or later")
+    out = RunList()
+
+    def call(conn: Any) -> int:
+        lst = ctypes.c_void_p()
+        rc = lib.airlock_ps(conn.ptr, ctypes.byref(lst))
+        if rc < 0:
+            return rc
+        try:
+            for i in range(lib.airlock_ps_count(lst)):
+                out.append(
+                    RunInfo(
+                        run_id=int(lib.airlock_ps_run_id(lst, i)),
+                        uid=int(lib.airlock_ps_uid(lst, i)),
+                        pid=int(lib.airlock_ps_pid(lst, i)),
+                        runtime=_text(lib.airlock_ps_runtime(lst, i)),
+                        state=_text(lib.airlock_ps_state(lst, i)),
+                        elapsed=lib.airlock_ps_elapsed_ms(lst, i) / 1000.0,
+                    )
+                )
+            if hasattr(lib, "airlock_ps_more"):  # a library before 0.10 cannot say
+                out.more = int(lib.airlock_ps_more(lst))
+        finally:
+            lib.airlock_ps_free(lst)
+        return 0
+
+    sandbox._call(call)
+    return out
+
+
+def session_list_blocking(sandbox: Any) -> Any:
+    """The caller's open sessions, a SessionList (sandbox._call as ps_blocking)."""
+    from ._session import SessionList, session_list_read
+
+    lib = sandbox._lib
+    out = SessionList()
+
+    def call(conn: Any) -> int:
+        lst = ctypes.c_void_p()
+        rc = lib.airlock_session_list(conn.ptr, ctypes.byref(lst))
+        if rc < 0:
+            return rc
+        try:
+            session_list_read(lib, lst, out)
+        finally:
+            lib.airlock_session_list_free(lst)
+        return 0
+
+    sandbox._call(call)
+    return out
