@@ -183,6 +183,9 @@ void run_io_add_artifact(struct run *r, const struct sup_msg *m, int fd);
  * end, into res (the array returned: for run_io_artifacts_free()); the run
  * forgets them. */
 struct proto_artifact *run_io_cell_artifacts(struct run *r, struct proto_result *res);
+/* What the uid's byte budget leaves for a result's copies (artifacts,
+ * figures), less a packet for the result itself. */
+uint64_t run_io_copy_room(struct run *r);
 /* Close the copies of an answered result's n artifacts and free arts. */
 void run_io_artifacts_free(struct proto_artifact *arts, size_t n);
 /* SUP_EGRESS: serve the sandbox's egress listener fd (taken). */

@@ -64,9 +64,7 @@ run_display_result(struct run *r, struct proto_result *res)
 	if (r->ndisp == 0)
 		return NULL;
 	/* Within the uid's byte budget, as the artifacts (copied before). */
-	(void)budget_sweep(&r->d->budget, r->uid, false);
-	left = budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
-	left = left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
+	left = run_io_copy_room(r);
 	disp = xcalloc(r->ndisp, sizeof(*disp));
 	qsort(r->disp, r->ndisp, sizeof(*r->disp), run_display_cmp);
 	for (i = 0; i < r->ndisp; i++) {

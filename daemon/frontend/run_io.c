@@ -338,17 +338,23 @@ run_io_memory_early(struct run *r)
  * the result itself. Past it an artifact is truncated (an unread result
  * must not pin memory no limit covers).
  */
+uint64_t
+run_io_copy_room(struct run *r)
+{
+	uint64_t left;
+
+	(void)budget_sweep(&r->d->budget, r->uid, false);
+	left = budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
+	return left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
+}
+
 static struct proto_artifact *
 run_io_artifacts(struct run *r, struct proto_result *res)
 {
 	struct proto_artifact *arts;
-	uint64_t left;
+	uint64_t left = run_io_copy_room(r);
 	size_t i;
 
-	(void)budget_sweep(&r->d->budget, r->uid, false);
-	left = budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
-
-	left = left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
 	arts = xcalloc(r->narts, sizeof(*arts));
 	/* Chosen best first; the result lists them by name. */
 	qsort(r->arts, r->narts, sizeof(*r->arts), run_io_artifact_name_cmp);

@@ -4,7 +4,7 @@ runs in progress and queued (ps(), as `airlock ps`)."""
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, List
+from typing import Any, Callable, List
 
 from ._types import SandboxError
 
@@ -42,6 +42,25 @@ def _text(raw: Any) -> str:
     return (raw or b"").decode("utf-8", "replace")
 
 
+def list_call(sandbox: Any, get: Callable[[Any, Any], int], free: Callable[[Any], None],
+              read: Callable[[Any], None]) -> None:
+    """get(conn, byref(list)) on a pooled connection of sandbox, read(list)
+    and free(list); the errors of sandbox._call()."""
+
+    def call(conn: Any) -> int:
+        lst = ctypes.c_void_p()
+        rc = get(conn, ctypes.byref(lst))
+        if rc < 0:
+            return rc
+        try:
+            read(lst)
+        finally:
+            free(lst)
+        return 0
+
+    sandbox._call(call)
+
+
 def ps_blocking(sandbox: Any) -> RunList:
     """The caller's runs (sandbox._call: the pooled connection, its errors)."""
     lib = sandbox._lib
@@ -49,30 +68,22 @@ def ps_blocking(sandbox: Any) -> RunList:
         raise SandboxError("ps needs libairlock 0.2 or later")
     out = RunList()
 
-    def call(conn: Any) -> int:
-        lst = ctypes.c_void_p()
-        rc = lib.airlock_ps(conn.ptr, ctypes.byref(lst))
-        if rc < 0:
-            return rc
-        try:
-            for i in range(lib.airlock_ps_count(lst)):
-                out.append(
-                    RunInfo(
-                        run_id=int(lib.airlock_ps_run_id(lst, i)),
-                        uid=int(lib.airlock_ps_uid(lst, i)),
-                        pid=int(lib.airlock_ps_pid(lst, i)),
-                        runtime=_text(lib.airlock_ps_runtime(lst, i)),
-                        state=_text(lib.airlock_ps_state(lst, i)),
-                        elapsed=lib.airlock_ps_elapsed_ms(lst, i) / 1000.0,
-                    )
+    def read(lst: Any) -> None:
+        for i in range(lib.airlock_ps_count(lst)):
+            out.append(
+                RunInfo(
+                    run_id=int(lib.airlock_ps_run_id(lst, i)),
+                    uid=int(lib.airlock_ps_uid(lst, i)),
+                    pid=int(lib.airlock_ps_pid(lst, i)),
+                    runtime=_text(lib.airlock_ps_runtime(lst, i)),
+                    state=_text(lib.airlock_ps_state(lst, i)),
+                    elapsed=lib.airlock_ps_elapsed_ms(lst, i) / 1000.0,
                 )
-            if hasattr(lib, "airlock_ps_more"):  # a library before 0.10 cannot say
-                out.more = int(lib.airlock_ps_more(lst))
-        finally:
-            lib.airlock_ps_free(lst)
-        return 0
+            )
+        if hasattr(lib, "airlock_ps_more"):  # a library before 0.10 cannot say
+            out.more = int(lib.airlock_ps_more(lst))
 
-    sandbox._call(call)
+    list_call(sandbox, lambda conn, ref: lib.airlock_ps(conn.ptr, ref), lib.airlock_ps_free, read)
     return out
 
 
@@ -82,17 +93,6 @@ def session_list_blocking(sandbox: Any) -> Any:
 
     lib = sandbox._lib
     out = SessionList()
-
-    def call(conn: Any) -> int:
-        lst = ctypes.c_void_p()
-        rc = lib.airlock_session_list(conn.ptr, ctypes.byref(lst))
-        if rc < 0:
-            return rc
-        try:
-            session_list_read(lib, lst, out)
-        finally:
-            lib.airlock_session_list_free(lst)
-        return 0
-
-    sandbox._call(call)
+    list_call(sandbox, lambda conn, ref: lib.airlock_session_list(conn.ptr, ref), lib.airlock_session_list_free,
+              lambda lst: session_list_read(lib, lst, out))
     return out

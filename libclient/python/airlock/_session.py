@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
 from . import _lib, _timeout
+from ._lists import list_call
 from ._request import _Request, _run_method, _RunArgs, _to_bytes, figures_svg
 from ._result import _convert
 from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn
@@ -570,26 +571,19 @@ class _SessionCore:
             raise SandboxError("background processes need libairlock 0.10 or later")
         out: list = []
 
-        def call(conn: _Conn) -> int:
-            lst = ctypes.c_void_p()
-            rc = lib.airlock_session_ps(conn.ptr, sid, ctypes.byref(lst))
-            if rc < 0:
-                return rc
-            try:
-                for i in range(lib.airlock_process_list_count(lst)):
-                    out.append(
-                        ProcessInfo(
-                            pid=int(lib.airlock_process_list_pid(lst, i)),
-                            name=(lib.airlock_process_list_name(lst, i) or b"").decode("ascii", "replace"),
-                            cpu=lib.airlock_process_list_cpu_ms(lst, i) / 1000.0,
-                            memory=int(lib.airlock_process_list_memory_bytes(lst, i)),
-                        )
+        def read(lst: ctypes.c_void_p) -> None:
+            for i in range(lib.airlock_process_list_count(lst)):
+                out.append(
+                    ProcessInfo(
+                        pid=int(lib.airlock_process_list_pid(lst, i)),
+                        name=(lib.airlock_process_list_name(lst, i) or b"").decode("ascii", "replace"),
+                        cpu=lib.airlock_process_list_cpu_ms(lst, i) / 1000.0,
+                        memory=int(lib.airlock_process_list_memory_bytes(lst, i)),
                     )
-            finally:
-                lib.airlock_process_list_free(lst)
-            return 0
+                )
 
-        self.sandbox._call(call)
+        list_call(self.sandbox, lambda conn, ref: lib.airlock_session_ps(conn.ptr, sid, ref),
+                  lib.airlock_process_list_free, read)
         return out
 
     def stop_process_blocking(self, pid: object) -> None:
