@@ -108,7 +108,7 @@ cli_artifact_row(const void *list, size_t i)
 static int
 cli_cell_json(json_t *obj, const struct airlock_result *res)
 {
-	const char *value = airlock_result_value(res), *mime;
+	const char *mime;
 	const void *data;
 	size_t i, len;
 	json_t *disp;
@@ -118,15 +118,7 @@ cli_cell_json(json_t *obj, const struct airlock_result *res)
 	disp = json_array();
 	if (disp == NULL)
 		return -1;
-	if (airlock_result_cell(res) != 0 &&
-	    (json_object_set_new(obj, "cell", json_integer((json_int_t)airlock_result_cell(res))) <
-		     0 ||
-	     json_object_set_new(obj, "state",
-				 json_string(airlock_result_state(res) == AIRLOCK_CELL_KEPT
-						     ? "kept"
-						     : "lost")) < 0 ||
-	     json_object_set_new(obj, "value", value != NULL ? json_string(value) : json_null()) <
-		     0)) {
+	if (cli_cell_keys_json(obj, res) < 0) {
 		json_decref(disp);
 		return -1;
 	}

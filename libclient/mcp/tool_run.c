@@ -166,17 +166,7 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 				adv, mcp_oom(json_string(airlock_result_advisory(res, i))));
 		json_object_set_new(obj, "advisories", adv);
 	}
-	if (airlock_result_cell(res) != 0 &&
-	    (json_object_set_new(obj, "cell", json_integer((json_int_t)airlock_result_cell(res))) <
-		     0 ||
-	     json_object_set_new(obj, "state",
-				 json_string(airlock_result_state(res) == AIRLOCK_CELL_KEPT
-						     ? "kept"
-						     : "lost")) < 0 ||
-	     json_object_set_new(obj, "value",
-				 airlock_result_value(res) != NULL
-					 ? json_string(airlock_result_value(res))
-					 : json_null()) < 0))
+	if (cli_cell_keys_json(obj, res) < 0)
 		mcp_oom(NULL);
 	return obj;
 }

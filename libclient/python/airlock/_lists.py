@@ -42,23 +42,24 @@ def _text(raw: Any) -> str:
     return (raw or b"").decode("utf-8", "replace")
 
 
-def list_call(sandbox: Any, get: Callable[[Any, Any], int], free: Callable[[Any], None],
-              read: Callable[[Any], None]) -> None:
-    """get(conn, byref(list)) on a pooled connection of sandbox, read(list)
-    and free(list); the errors of sandbox._call()."""
+def fetch_call(run: Callable[[Callable[[Any], int]], None], get: Callable[[Any, Any], int],
+               free: Callable[[Any], None], read: Callable[[Any], None]) -> None:
+    """run(call) (sandbox._call, or a session's _file_call) with a call that
+    gets a library object (get(conn, byref(obj))), read(obj)s it and
+    free(obj)s it whatever read() does."""
 
     def call(conn: Any) -> int:
-        lst = ctypes.c_void_p()
-        rc = get(conn, ctypes.byref(lst))
+        obj = ctypes.c_void_p()
+        rc = get(conn, ctypes.byref(obj))
         if rc < 0:
             return rc
         try:
-            read(lst)
+            read(obj)
         finally:
-            free(lst)
+            free(obj)
         return 0
 
-    sandbox._call(call)
+    run(call)
 
 
 def ps_blocking(sandbox: Any) -> RunList:
@@ -83,7 +84,7 @@ def ps_blocking(sandbox: Any) -> RunList:
         if hasattr(lib, "airlock_ps_more"):  # a library before 0.10 cannot say
             out.more = int(lib.airlock_ps_more(lst))
 
-    list_call(sandbox, lambda conn, ref: lib.airlock_ps(conn.ptr, ref), lib.airlock_ps_free, read)
+    fetch_call(sandbox._call, lambda conn, ref: lib.airlock_ps(conn.ptr, ref), lib.airlock_ps_free, read)
     return out
 
 
@@ -93,6 +94,7 @@ def session_list_blocking(sandbox: Any) -> Any:
 
     lib = sandbox._lib
     out = SessionList()
-    list_call(sandbox, lambda conn, ref: lib.airlock_session_list(conn.ptr, ref), lib.airlock_session_list_free,
-              lambda lst: session_list_read(lib, lst, out))
+    fetch_call(sandbox._call, lambda conn, ref: lib.airlock_session_list(conn.ptr, ref),
+               lib.airlock_session_list_free,
+               lambda lst: session_list_read(lib, lst, out))
     return out

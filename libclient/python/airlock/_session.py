@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
 from . import _lib, _timeout
-from ._lists import list_call
+from ._lists import fetch_call
 from ._request import _Request, _run_method, _RunArgs, _to_bytes, figures_svg
 from ._result import _convert
 from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn
@@ -467,20 +467,8 @@ class _SessionCore:
         """A file operation whose answer is a library object: fetch(conn,
         byref(obj)) gets it, read(obj) makes the Python value, free(obj)
         frees it whatever read() does."""
-        out = []
-
-        def call(conn: _Conn) -> int:
-            obj = ctypes.c_void_p()
-            rc = fetch(conn, ctypes.byref(obj))
-            if rc < 0:
-                return rc
-            try:
-                out.append(read(obj))
-            finally:
-                free(obj)
-            return 0
-
-        self._file_call(path, call)
+        out: list = []
+        fetch_call(lambda call: self._file_call(path, call), fetch, free, lambda obj: out.append(read(obj)))
         return out[0]
 
     def read_blocking(self, path: PathLike) -> FileContent:
@@ -582,8 +570,8 @@ class _SessionCore:
                     )
                 )
 
-        list_call(self.sandbox, lambda conn, ref: lib.airlock_session_ps(conn.ptr, sid, ref),
-                  lib.airlock_process_list_free, read)
+        fetch_call(self.sandbox._call, lambda conn, ref: lib.airlock_session_ps(conn.ptr, sid, ref),
+                   lib.airlock_process_list_free, read)
         return out
 
     def stop_process_blocking(self, pid: object) -> None:
