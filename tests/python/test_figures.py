@@ -29,8 +29,11 @@ def setUpModule() -> None:
     if not binary:
         raise unittest.SkipTest("no airlockd (set AIRLOCKD)")
     # readonly: file_write = false, so /tmp is read-only: no figure can be kept.
-    _daemon = Daemon(binary, "[profile readonly]\nfile_write = false\n", prefix="airlock-fig-",
-                     debug=True, uids=uid_range())
+    # pyx: a python runtime whose argv has an option with an argument
+    # (-X utf8): not of the shape PROGRAM [-FLAGS] {code}, so run as it is.
+    _daemon = Daemon(binary, "[profile readonly]\nfile_write = false\n"
+                     "[runtime pyx]\nargv = /usr/bin/python3 -X utf8 -I {code}\ncode_name = main.py\n",
+                     prefix="airlock-fig-", debug=True, uids=uid_range())
     _daemon.start()
 
 
@@ -107,7 +110,23 @@ class FigureTest(unittest.TestCase):
         with self.assertRaisesRegex(Exception, "figures_svg is for cells and python runs"):
             self.sandbox.run_sync("true", language="sh", figures="svg")
 
-    def test_at_most_eight_in_order(self) -> None:
+    def test_session_run(self) -> None:
+        # A run in a session (not a cell) returns its figures as well.
+        self.need_matplotlib()
+        with self.sandbox.session_sync() as s:
+            r = s.run("import matplotlib.pyplot as plt\nplt.plot([1])\n", language="python-site", limits=LIMITS)
+        self.assertEqual(r.exit_code, 0, r.stderr)
+        self.assertEqual([d.mime for d in r.display], ["image/png"])
+
+    def test_other_argv_shape_runs_unchanged(self) -> None:
+        # pyx's argv has "-X utf8": no start-up (its argv is the runtime's),
+        # no figures, and figures_svg is refused as for a shell.
+        r = self.sandbox.run_sync("import sys\nprint(sys.orig_argv[1:4])\n", language="pyx")
+        self.assertEqual(r.stdout, "['-X', 'utf8', '-I']\n", r.stderr)
+        with self.assertRaisesRegex(Exception, "figures_svg is for cells and python runs"):
+            self.sandbox.run_sync("1", language="pyx", figures="svg")
+
+    def test_at_most_eight(self) -> None:
         self.need_matplotlib()
         r = self.sandbox.run_sync(
             "import matplotlib.pyplot as plt\n"
