@@ -59,12 +59,12 @@ run_plan_boots(const struct config_runtime *rt)
 }
 
 /* The argv of the run's code: exec's own, or the runtime's with {code}
- * replaced by the code's path (a python run's preceded by -c BOOT:
+ * replaced by the code's path (preceded by -c BOOT when boot:
  * run_plan_boots). argv has PLAN_ARGV_MAX + 1 entries. */
 static int
-run_plan_argv(const struct config_runtime *rt, const struct proto_run *req, const char **argv,
-	      size_t *ret_argc, char *code_path, size_t code_len, char *exec_path, size_t exec_len,
-	      char *why, size_t whylen)
+run_plan_argv(const struct config_runtime *rt, const struct proto_run *req, bool boot,
+	      const char **argv, size_t *ret_argc, char *code_path, size_t code_len,
+	      char *exec_path, size_t exec_len, char *why, size_t whylen)
 {
 	size_t argc = 0, i;
 
@@ -87,8 +87,6 @@ run_plan_argv(const struct config_runtime *rt, const struct proto_run *req, cons
 			snprintf(why, whylen, "runtime %s needs code", rt->name);
 			return -EINVAL;
 		}
-		bool boot = run_plan_boots(rt);
-
 		snprintf(code_path, code_len, PLAN_CODE_DIR "/%s", rt->code_name);
 		for (i = 0; i < rt->argc; i++) {
 			bool code = strcmp(rt->argv[i], "{code}") == 0;
@@ -167,8 +165,10 @@ run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 		snprintf(why, whylen, "no runtime named \"%s\"", req->runtime);
 		return -ENOENT;
 	}
-	r = run_plan_argv(rt, req, argv, &argc, code_path, sizeof(code_path), exec_path,
-			  sizeof(exec_path), why, whylen);
+	/* An interpreter session's driver (PLAN_F_CELLS) hooks pyplot itself:
+	 * its interpreter starts without the run start-up. */
+	r = run_plan_argv(rt, req, run_plan_boots(rt) && !(flags & PLAN_F_CELLS), argv, &argc,
+			  code_path, sizeof(code_path), exec_path, sizeof(exec_path), why, whylen);
 	if (r < 0)
 		return r;
 
