@@ -401,20 +401,26 @@ sb_walk(int dfd, char *rel, size_t rel_len, int depth, int *budget, const struct
  * PROTO_DISPLAY_MAX, as SUP_DISPLAY. The directory and its files are the
  * code's (it is dead now): nothing is followed (O_NOFOLLOW from /tmp, the
  * walk's fstatat and open), only regular files are opened, names are only
- * passed on (the frontend keeps NNN.png and NNN.svg). One open() that fails
- * (ENOENT) for a run that made no figure.
+ * passed on (the frontend keeps NNN.png and NNN.svg); at most
+ * SB_DISPLAY_ENTRIES entries are looked at (the start-up writes at most 8
+ * files: more is the code's doing, and costs it its figures, not us a walk
+ * of /tmp's 16384 inodes). One open() that fails (ENOENT) for a run that
+ * made no figure.
  */
+#define SB_DISPLAY_ENTRIES 64
+
 static void
 sb_send_display(void)
 {
 	struct dirents it;
 	const struct dirent64 *d;
 	int dfd = open(SUP_DISPLAY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), n = 0;
+	int budget = SB_DISPLAY_ENTRIES;
 
 	if (dfd < 0)
 		return;
 	dirents_init(&it, dfd);
-	while (n < PROTO_DISPLAY_MAX && (d = dirents_next(&it)) != NULL) {
+	while (n < PROTO_DISPLAY_MAX && budget-- > 0 && (d = dirents_next(&it)) != NULL) {
 		size_t nl = strlen(d->d_name);
 		struct stat st;
 		int fd;
