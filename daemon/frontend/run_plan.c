@@ -42,7 +42,8 @@ run_resolve_exec(const char *name, char *buf, size_t len)
  * only clusters of CPython's options that take no argument, then {code}:
  * `-c BOOT` can go before {code} and the run is what it would have been
  * (BOOT runs the file as __main__). Any other shape (-m, -X opt, a wrapper
- * script) is left as it is, without figures.
+ * script) is left as it is, without figures; so is -x (skip the script's
+ * first line), which BOOT's own read of the file would not honour.
  */
 bool
 run_plan_boots(const struct config_runtime *rt)
@@ -53,7 +54,7 @@ run_plan_boots(const struct config_runtime *rt)
 		return false;
 	for (i = 1; i < rt->argc && strcmp(rt->argv[i], "{code}") != 0; i++)
 		if (rt->argv[i][0] != '-' || rt->argv[i][1] == '\0' ||
-		    strspn(rt->argv[i] + 1, "bBdEhiIOqsSuvVxRP") != strlen(rt->argv[i] + 1))
+		    strspn(rt->argv[i] + 1, "bBdEhiIOqsSuvVRP") != strlen(rt->argv[i] + 1))
 			return false;
 	return i < rt->argc;
 }

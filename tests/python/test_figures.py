@@ -32,7 +32,11 @@ def setUpModule() -> None:
     # pyx: a python runtime whose argv has an option with an argument
     # (-X utf8): not of the shape PROGRAM [-FLAGS] {code}, so run as it is.
     _daemon = Daemon(binary, "[profile readonly]\nfile_write = false\n"
-                     "[runtime pyx]\nargv = /usr/bin/python3 -X utf8 -I {code}\ncode_name = main.py\n",
+                     "[runtime pyx]\nargv = /usr/bin/python3 -X utf8 -I {code}\ncode_name = main.py\n"
+                     # -x skips the script's first line: the start-up would not.
+                     "[runtime pyskip]\nargv = /usr/bin/python3 -x -I {code}\ncode_name = main.py\n"
+                     # a cluster of argument-less options: started through it.
+                     "[runtime pyclust]\nargv = /usr/bin/python3 -IBs {code}\ncode_name = main.py\n",
                      prefix="airlock-fig-", debug=True, uids=uid_range())
     _daemon.start()
 
@@ -125,6 +129,10 @@ class FigureTest(unittest.TestCase):
         self.assertEqual(r.stdout, "['-X', 'utf8', '-I']\n", r.stderr)
         with self.assertRaisesRegex(Exception, "figures_svg is for cells and python runs"):
             self.sandbox.run_sync("1", language="pyx", figures="svg")
+        r = self.sandbox.run_sync("skipped\nimport sys\nprint('-c' in sys.orig_argv)\n", language="pyskip")
+        self.assertEqual(r.stdout, "False\n", r.stderr)
+        r = self.sandbox.run_sync("import sys\nprint('-c' in sys.orig_argv, sys.argv)\n", language="pyclust")
+        self.assertEqual(r.stdout, "True ['/run/airlock/main.py']\n", r.stderr)
 
     def test_at_most_eight(self) -> None:
         self.need_matplotlib()
