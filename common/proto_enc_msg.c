@@ -405,9 +405,9 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 	enc_begin(&e, PROTO_RESULT, id,
 		  14 + 2 * has_tools + (res->nadvisories > 0) +
 			  (res->cell != 0 ? 2 + res->restarted + 3 * (res->ename != NULL) +
-						    (res->value != NULL) + (res->ndisplay > 0) +
-						    (res->value_display != 0)
+						    (res->value != NULL) + (res->value_display != 0)
 					  : 0) +
+			  (res->ndisplay > 0) +
 			  (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
 			   oc == PROTO_OUTCOME_ERROR) +
 			  (res->network != NULL));
@@ -455,15 +455,15 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		}
 		if (res->value != NULL)
 			enc_kv_str(&e, "value", res->value, PROTO_VALUE_MAX, false);
-		if (res->ndisplay > 0)
-			enc_artifacts(&e, "display", res->display, res->ndisplay,
-				      PROTO_DISPLAY_MAX);
 		/* Bits name display items: none past them. */
 		if (res->ndisplay < 32 && (res->value_display >> res->ndisplay) != 0)
 			enc_fail(&e, -EINVAL);
 		if (res->value_display != 0)
 			enc_kv_uint(&e, "value_display", res->value_display);
 	}
+	/* A cell's rich outputs, or a python run's figures (issue 30). */
+	if (res->ndisplay > 0)
+		enc_artifacts(&e, "display", res->display, res->ndisplay, PROTO_DISPLAY_MAX);
 	if (res->nadvisories > 0)
 		enc_strlist(&e, "advisories", res->advisories, res->nadvisories,
 			    PROTO_ADVISORIES_MAX, PROTO_ADVISORY_MAX);

@@ -1157,11 +1157,12 @@ int airlock_session_opts_set_archive(struct airlock_session_opts *opts, const vo
 int airlock_run_req_set_cell(struct airlock_run_req *req, bool cell);
 
 /*
- * Ask a cell's matplotlib figures (those plt.show() shows, those left open)
- * as "image/svg+xml" display items instead of "image/png". For cells only:
- * a run (not a cell) asking it is refused (-EPROTO, code "bad_request"). A
- * daemon before issue 30 ignores it (its figures stay PNG: check the
- * display items' mime types). -EINVAL for a NULL req. Since 0.10.
+ * Ask a cell's or a python run's matplotlib figures (those plt.show()
+ * shows, those left open) as "image/svg+xml" display items instead of
+ * "image/png". A run of another runtime asking it is refused (-EPROTO, code
+ * "bad_request"), and so is a python run by a daemon before run figures. A
+ * daemon before issue 30 ignores it on a cell (its figures stay PNG: check
+ * the display items' mime types). -EINVAL for a NULL req. Since 0.10.
  */
 int airlock_run_req_set_figures_svg(struct airlock_run_req *req, bool svg);
 
@@ -1216,8 +1217,11 @@ const char *airlock_result_value(const struct airlock_result *res);
  * _repr_html_ and _repr_markdown_, the figures left open; *ret_mime is
  * "image/png", "image/svg+xml", "text/plain", "text/html",
  * "text/markdown", or (a cell through IPython, 0.10) "text/latex" or
- * "application/json" (JSON text), the bytes are like airlock_result_stdout()'s. -EINVAL when i
- * is out of range. Since 0.9. */
+ * "application/json" (JSON text), the bytes are like
+ * airlock_result_stdout()'s. A python run's (not a cell's) are its
+ * matplotlib figures, those plt.show() showed then those left open at its
+ * end (image/png or image/svg+xml; since 0.10, with a daemon that sends
+ * them). -EINVAL when i is out of range. Since 0.9. */
 size_t airlock_result_display_count(const struct airlock_result *res);
 int airlock_result_display_get(const struct airlock_result *res, size_t i, const char **ret_mime,
 			       const void **ret_data, size_t *ret_len);

@@ -185,6 +185,10 @@ result_outputs_from_proto(const struct proto_result *pr, struct airlock_result *
 	r = result_artifacts_take(pr->artifacts, pr->nartifacts, &res->artifacts, &res->nartifacts);
 	if (r < 0)
 		return r;
+	/* A cell's rich outputs, or a python run's figures (issue 30). */
+	r = result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
+	if (r < 0)
+		return r;
 	res->cell = pr->cell;
 	if (pr->cell == 0)
 		return 0;
@@ -206,7 +210,7 @@ result_outputs_from_proto(const struct proto_result *pr, struct airlock_result *
 		    result_strdup(pr->traceback != NULL ? pr->traceback : "", &res->traceback) < 0)
 			return -ENOMEM;
 	}
-	return result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
+	return 0;
 }
 
 /* Build a result that outlives the decoded message. */

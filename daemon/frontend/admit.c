@@ -138,11 +138,14 @@ admit_session(const struct admit_facts *f, struct admit_decision *ret)
 static bool
 admit_object(const struct admit_facts *f, struct admit_decision *ret)
 {
-	/* Figures are a cell's rich output: a run's are files it saves. (An
-	 * interpreter's start is gathered from its cell's request.) */
-	if (admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)) && f->figures_svg)
+	/* Figures come back from a cell, and from a run whose runtime starts
+	 * through the figure hook (a python one); another run's are files it
+	 * saves. (An interpreter's start is gathered from its cell's request.) */
+	if (admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)) && f->figures_svg &&
+	    !f->runtime_figures)
 		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,
-				 "figures_svg is for cells (a run saves its figures as files)");
+				 "figures_svg is for cells and python runs (this runtime's figures "
+				 "are files it saves)");
 	/* IPython is a driver of the session's interpreter: a run has none. */
 	if (admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)) && f->ipython)
 		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,

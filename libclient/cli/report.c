@@ -102,15 +102,13 @@ cli_artifact_row(const void *list, size_t i)
 	return a;
 }
 
-/* A cell's exception (ename, evalue, traceback) and restarted, as JSON
- * keys of obj: the exception's only when it raised one. 0 or -1. */
+/* A cell's exception (ename, evalue, traceback), as JSON keys of obj:
+ * only when it raised one. 0 or -1. */
 static int
 cli_cell_error_json(json_t *obj, const struct airlock_result *res)
 {
 	const char *ename = airlock_result_error_name(res);
 
-	if (json_object_set_new(obj, "restarted", json_boolean(airlock_result_restarted(res))) < 0)
-		return -1;
 	if (ename == NULL)
 		return 0;
 	return json_object_set_new(obj, "ename", json_string(ename)) < 0 ||
@@ -124,28 +122,22 @@ cli_cell_error_json(json_t *obj, const struct airlock_result *res)
 }
 
 /* A cell's fields of the JSON result: cell, state, restarted, value,
- * display [{mime, size, data_base64}], ename, evalue, traceback. 0 or -1. */
+ * display [{mime, size, data_base64}], ename, evalue, traceback; a run's
+ * display (a python run's figures, issue 30) when it has any. 0 or -1. */
 static int
 cli_cell_json(json_t *obj, const struct airlock_result *res)
 {
-	const char *value = airlock_result_value(res), *mime;
+	const char *mime;
 	const void *data;
 	size_t i, len;
 	json_t *disp;
 
-	if (airlock_result_cell(res) == 0)
+	if (airlock_result_cell(res) == 0 && airlock_result_display_count(res) == 0)
 		return 0;
 	disp = json_array();
-	if (disp == NULL ||
-	    json_object_set_new(obj, "cell", json_integer((json_int_t)airlock_result_cell(res))) <
-		    0 ||
-	    json_object_set_new(
-		    obj, "state",
-		    json_string(airlock_result_state(res) == AIRLOCK_CELL_KEPT ? "kept" : "lost")) <
-		    0 ||
-	    json_object_set_new(obj, "value", value != NULL ? json_string(value) : json_null()) <
-		    0 ||
-	    cli_cell_error_json(obj, res) < 0) {
+	if (disp == NULL)
+		return -1;
+	if (cli_cell_keys_json(obj, res) < 0 || cli_cell_error_json(obj, res) < 0) {
 		json_decref(disp);
 		return -1;
 	}
@@ -344,18 +336,45 @@ cli_limit_note(const struct airlock_result *res, const char *limit, uint64_t ms)
 		kept ? "; the interpreter's state is kept" : "");
 }
 
+/* On stderr, each display item that is not text, who ("cell N: " or "")
+ * before it: its type and size, and where --artifacts writes it. */
+static void
+cli_display_notes(const struct airlock_result *res, const struct cli_run *run, const char *who)
+{
+	const char *mime;
+	const void *data;
+	size_t i, len;
+
+	for (i = 0; i < airlock_result_display_count(res); i++) {
+		char name[32];
+
+		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0 ||
+		    strcmp(mime, "text/plain") == 0 || strcmp(mime, "text/markdown") == 0)
+			continue;
+		cli_display_name(i, mime, name, sizeof(name));
+		fprintf(stderr, "airlock: %sdisplay %zu: %s, %zu bytes%s%s%s\n", who, i + 1, mime,
+			len, run->artifacts != NULL ? " (" : " (--artifacts DIR writes it as ",
+			name, run->artifacts != NULL ? " below --artifacts)" : ")");
+	}
+}
+
 /* A cell's text display items (display() of a plain object, Markdown),
  * then its value, after its output, as a console shows them; on stderr what
- * is not text: a lost state, the other rich outputs. */
+ * is not text: a lost state, the other rich outputs (a python run's
+ * figures too: "airlock: display N: ..."). */
 static void
 cli_cell_report(const struct airlock_result *res, const struct cli_run *run)
 {
 	const char *value = airlock_result_value(res), *mime;
 	const void *data;
 	size_t i, len;
+	char who[32] = "";
 
-	if (airlock_result_cell(res) == 0)
+	if (airlock_result_cell(res) == 0) {
+		cli_display_notes(res, run, who);
 		return;
+	}
+	snprintf(who, sizeof(who), "cell %" PRIu64 ": ", airlock_result_cell(res));
 	for (i = 0; i < airlock_result_display_count(res); i++)
 		if (airlock_result_display_get(res, i, &mime, &data, &len) == 0 &&
 		    (strcmp(mime, "text/plain") == 0 || strcmp(mime, "text/markdown") == 0)) {
@@ -379,18 +398,7 @@ cli_cell_report(const struct airlock_result *res, const struct cli_run *run)
 			"airlock: cell %" PRIu64 ": the interpreter was restarted: the state of "
 			"earlier cells is lost\n",
 			airlock_result_cell(res));
-	for (i = 0; i < airlock_result_display_count(res); i++) {
-		char name[32];
-
-		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0 ||
-		    strcmp(mime, "text/plain") == 0 || strcmp(mime, "text/markdown") == 0)
-			continue;
-		cli_display_name(i, mime, name, sizeof(name));
-		fprintf(stderr, "airlock: cell %" PRIu64 ": display %zu: %s, %zu bytes%s%s%s\n",
-			airlock_result_cell(res), i + 1, mime, len,
-			run->artifacts != NULL ? " (" : " (--artifacts DIR writes it as ", name,
-			run->artifacts != NULL ? " below --artifacts)" : ")");
-	}
+	cli_display_notes(res, run, who);
 }
 
 /* Print the result (raw streams or JSON) and return the command's status.

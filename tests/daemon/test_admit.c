@@ -676,6 +676,34 @@ test_limits_filled(void **state)
 			    "limits.wall_ms = 5000 is above the ceiling 1000 of profile 'default'");
 }
 
+/* figures_svg: a cell's, or a run's of a runtime whose figures come back
+ * (a python one, runtime_figures); another run's is bad_request (issue 30). */
+static void
+test_figures_svg(void **state)
+{
+	static const enum admit_kind kinds[] = {ADMIT_RUN, ADMIT_SESSION_RUN};
+	struct admit_facts f;
+	struct admit_decision dec;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		test_base(kinds[i], REQ, &f);
+		f.figures_svg = true;
+		admit_decide(&f, &dec);
+		assert_int_equal(dec.rule, ADMIT_RULE_OBJECT);
+		assert_int_equal(dec.code, PROTO_ERR_BAD_REQUEST);
+		assert_non_null(strstr(dec.why, "figures_svg is for cells and python runs"));
+		f.runtime_figures = true;
+		admit_decide(&f, &dec);
+		assert_int_equal(dec.verdict, ADMIT_QUEUE);
+	}
+	test_base(ADMIT_CELL, REQ, &f);
+	f.figures_svg = true;
+	admit_decide(&f, &dec);
+	assert_int_not_equal(dec.rule, ADMIT_RULE_OBJECT);
+}
+
 /* An interpreter's wall and cpu limits are the profile's ceilings. */
 static void
 test_limits_interp(void **state)
@@ -758,7 +786,7 @@ main(void)
 		cmocka_unit_test(test_rows),	      cmocka_unit_test(test_rows_cover_kinds),
 		cmocka_unit_test(test_limits_filled), cmocka_unit_test(test_limits_interp),
 		cmocka_unit_test(test_session_picks), cmocka_unit_test(test_tool_outcomes),
-		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_names),	      cmocka_unit_test(test_figures_svg),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

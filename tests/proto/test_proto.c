@@ -407,15 +407,23 @@ test_cells(void **state)
 	assert_int_equal(proto_encode_result(5, &res, &o), -EINVAL);
 	res.value_display = 0;
 	res.ndisplay = 1;
-	/* Not a cell: none of the keys. */
+	/* Not a cell: none of the cell's keys; a python run's figures
+	 * (display) still (issue 30). */
 	res.cell = 0;
 	assert_int_equal(proto_encode_result(5, &res, &o), 0);
 	decode_out(&o, &m);
 	assert_int_equal(m.u.result.cell, 0);
 	assert_null(m.u.result.state);
 	assert_null(m.u.result.value);
+	assert_int_equal(m.u.result.ndisplay, 1);
+	assert_string_equal(m.u.result.display[0].name, "image/png");
+	proto_msg_free(&m);
+	res.ndisplay = 0;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
 	assert_int_equal(m.u.result.ndisplay, 0);
 	proto_msg_free(&m);
+	res.ndisplay = 1;
 	/* The encoder's bounds: a state from the set, the value's size, 8 items. */
 	res.cell = 3;
 	res.state = "maybe";

@@ -1,6 +1,7 @@
 # cells.py: the driver of an interpreter session (docs/design-interpreters.md, section 2).
 #
-# Sent by airlockd as the code of the session's interpreter sandbox and run
+# Sent by airlockd as the code of the session's interpreter sandbox (after
+# pyplot_hook.py and figures.py, which the build puts in front of it) and run
 # there as `python3 -I -S -B main.py`: standard library only. It runs each
 # cell in one dict of globals and answers on the channel it finds at fd 0
 # (a SOCK_SEQPACKET socket from the supervisor). It runs in the code's own
@@ -17,7 +18,6 @@
 #          8 x (mime[32], len), ename_len, evalue_len, tb_len, 0; value,
 #          display, then the exception's bytes written to reply.
 import ast
-import io
 import linecache
 import os
 import signal
@@ -52,8 +52,10 @@ REPRS = (
     ("_repr_markdown_", "text/markdown"),
 )
 # The cell being run: its display() items in order, and the figures its
-# plt.show() calls captured (the driver's only state besides the globals).
-_cell = {"items": [], "name": None, "svg": False, "ipython": False, "ip_value": None, "ip_exc": None,
+# plt.show() calls captured (the driver's only state besides the globals;
+# the figure code, _fig and _figures, is figures.py's, put in front of this
+# file by the build with pyplot_hook.py's _PyplotFinder).
+_cell = {"items": [], "name": None, "ipython": False, "ip_value": None, "ip_exc": None,
          "ip_fmt": 0, "value_span": (0, 0), "value_mask": 0, "stream": False, "error": None}
 START_SVG = 0x1
 START_BACKGROUND = 0x2  # cells_start.flags: the session keeps its cells' processes
@@ -161,70 +163,9 @@ def display(*objs):
 _DISPLAY = display  # main() has a local of that name
 
 
-def _figure_format():
-    """PNG, or SVG when the request asks (figures_svg) or the code does
-    (rcParams["savefig.format"] = "svg")."""
-    mpl = sys.modules.get("matplotlib")
-    if _cell["svg"] or (mpl is not None and mpl.rcParams.get("savefig.format") == "svg"):
-        return "svg"
-    return "png"
-
-
-def _figures():
-    """The open matplotlib figures, each as PNG (or SVG), then closed."""
-    plt = sys.modules.get("matplotlib.pyplot")
-    out = []
-    if plt is None:
-        return out
-    fmt = _figure_format()
-    for num in list(plt.get_fignums()):
-        fig = plt.figure(num)
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt)
-        plt.close(fig)
-        out.append(("image/svg+xml" if fmt == "svg" else "image/png", buf.getvalue()))
-    return out
-
-
-def _hook_show(plt):
-    """plt.show() with a backend that draws on no screen (Agg, the sandbox's:
-    it has no display) shows the open figures in the cell's answer at that
-    point, as Jupyter's inline backend does, instead of doing nothing; so a
-    cell that closes its figures after showing them still shows them."""
-    import matplotlib
-
-    real = plt.show
-    quiet = {b.lower() for b in getattr(matplotlib.rcsetup, "non_interactive_bk", ["agg"])}
-
-    def show(*args, **kwargs):
-        if _cell["name"] is None or plt.get_backend().lower() not in quiet:
-            return real(*args, **kwargs)
-        _cell["items"] += _figures()
-        return None
-
-    show.__doc__ = real.__doc__
-    plt.show = show
-
-
-class _PyplotFinder:
-    """Imports matplotlib.pyplot as usual, then _hook_show() on it."""
-
-    def find_spec(self, name, path, target=None):
-        if name != "matplotlib.pyplot":
-            return None
-        import importlib.machinery
-
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        real = spec.loader.exec_module
-
-        def exec_module(module):
-            real(module)
-            _hook_show(module)
-
-        spec.loader.exec_module = exec_module
-        return spec
+def _show_sink(items):
+    """plt.show() in a cell: its figures are the cell's items at that point."""
+    _cell["items"] += items
 
 
 # IPython (docs/design-jupyter.md section 5): a cell whose request asks for it
@@ -448,7 +389,7 @@ def _run(code, name, g, value_max, display_max):
     """One cell: everything but a trailing expression exec'd, that one
     eval'd; its repr bounded. Returns (status, exit_code, value, display)."""
     value, display, last = None, [], None
-    _cell["items"], _cell["name"] = [], name
+    _cell["items"], _cell["name"], _fig["sink"] = [], name, _show_sink
     _cell["value_span"], _cell["value_mask"] = (0, 0), 0
     try:
         _remember_source(name, code)
@@ -484,7 +425,7 @@ def _run(code, name, g, value_max, display_max):
         _cell_error()
         return EXCEPTION, 0, None, []
     finally:
-        _cell["items"], _cell["name"] = [], None
+        _cell["items"], _cell["name"], _fig["sink"] = [], None, None
 
 
 def _streams(keep):
@@ -525,7 +466,7 @@ def main():
     block = {signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, block)
     g = {"__name__": "__main__", "__builtins__": __builtins__, "display": _DISPLAY}
-    sys.meta_path.insert(0, _PyplotFinder())
+    sys.meta_path.insert(0, _PyplotFinder(_hook_show))
     fdsize = struct.calcsize("i")
     while True:
         msg, anc, flags, _ = chan.recvmsg(START.size, socket.CMSG_SPACE(4 * fdsize))
@@ -536,7 +477,7 @@ def main():
             if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
                 fds += struct.unpack("%di" % (len(data) // fdsize), data[: len(data) - len(data) % fdsize])
         magic, flags, cell, value_max, display_max = START.unpack(msg)
-        _cell["svg"] = bool(flags & START_SVG)
+        _fig["svg"] = bool(flags & START_SVG)
         _cell["ipython"] = bool(flags & START_IPYTHON)
         _cell["stream"], _cell["error"] = bool(flags & START_STREAM), None
         if magic != MAGIC or len(fds) != 4:

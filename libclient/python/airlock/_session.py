@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
 from . import _lib, _timeout
-from ._request import _Request, _run_method, _RunArgs, _to_bytes
+from ._lists import fetch_call
+from ._request import _Request, _run_method, _RunArgs, _to_bytes, figures_svg
 from ._result import _bytes_at, _convert
 from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn, _stream_name
 from ._types import (
@@ -196,6 +197,7 @@ class _SessionCore:
         self.cells: List[_Request] = []  # run_cell awaits in flight, oldest first
         self.sync_cells: List["_SyncCell"] = []  # blocking run_cell calls in flight (under lock)
         self.background = False  # its cells' processes live on between cells
+        self.detached = False  # it outlives its opener's connections
         self.archive: Optional[bytes] = None  # what its workspace starts as
         self.lock = threading.Lock()
 
@@ -205,6 +207,7 @@ class _SessionCore:
         interpreter: object = None,
         background: object = False,
         archive: object = None,
+        detached: object = False,
     ) -> "_SessionCore":
         if workspace_bytes is not None:
             if isinstance(workspace_bytes, bool) or not isinstance(workspace_bytes, int):
@@ -219,9 +222,12 @@ class _SessionCore:
             raise TypeError(f"background must be a bool, not {type(background).__name__}")
         if background and interpreter is None:
             raise ValueError('background=True needs an interpreter (interpreter="python")')
+        if not isinstance(detached, bool):
+            raise TypeError(f"detached must be a bool, not {type(detached).__name__}")
         core = cls(sandbox, None, limits, "new")
         core.interpreter = interpreter
         core.background = background
+        core.detached = detached
         if archive is not None and not isinstance(archive, (bytes, bytearray, memoryview)):
             raise TypeError(f"archive must be bytes or None, not {type(archive).__name__}")
         core.archive = bytes(archive) if archive is not None else None
@@ -345,6 +351,10 @@ class _SessionCore:
                         if not hasattr(lib, "airlock_session_opts_set_background"):
                             raise SandboxError("background processes need libairlock 0.10 or later")
                         rc = rc or lib.airlock_session_opts_set_background(opts, True)
+                    if self.detached:
+                        if not hasattr(lib, "airlock_session_opts_set_detached"):
+                            raise SandboxError("a detached session needs libairlock 0.10 or later")
+                        rc = rc or lib.airlock_session_opts_set_detached(opts, True)
                     if self.archive is not None:
                         if not hasattr(lib, "airlock_session_opts_set_archive"):
                             raise SandboxError("a session from an archive needs libairlock 0.10 or later")
@@ -392,15 +402,14 @@ class _SessionCore:
         return request
 
     def cell(self, code: object, limits: object, figures: str = "png", ipython: bool = False) -> _Request:
-        if figures not in ("png", "svg"):
-            raise ValueError(f"figures must be \"png\" or \"svg\", not {figures!r}")
+        svg = figures_svg(figures)
         if self.interpreter is None and self.is_open:
             self.learn_interpreter()
         if self.interpreter is None:
             raise SandboxError("run_cell needs a session opened with interpreter=\"python\"")
         request = self.code_request(code, self.interpreter, limits)
         request.cell = True
-        request.figures_svg = figures == "svg"
+        request.figures_svg = svg
         request.ipython = bool(ipython)
         return request
 
@@ -483,20 +492,8 @@ class _SessionCore:
         """A file operation whose answer is a library object: fetch(conn,
         byref(obj)) gets it, read(obj) makes the Python value, free(obj)
         frees it whatever read() does."""
-        out = []
-
-        def call(conn: _Conn) -> int:
-            obj = ctypes.c_void_p()
-            rc = fetch(conn, ctypes.byref(obj))
-            if rc < 0:
-                return rc
-            try:
-                out.append(read(obj))
-            finally:
-                free(obj)
-            return 0
-
-        self._file_call(path, call)
+        out: list = []
+        fetch_call(lambda call: self._file_call(path, call), fetch, free, lambda obj: out.append(read(obj)))
         return out[0]
 
     def read_blocking(self, path: PathLike) -> FileContent:
@@ -587,26 +584,19 @@ class _SessionCore:
             raise SandboxError("background processes need libairlock 0.10 or later")
         out: list = []
 
-        def call(conn: _Conn) -> int:
-            lst = ctypes.c_void_p()
-            rc = lib.airlock_session_ps(conn.ptr, sid, ctypes.byref(lst))
-            if rc < 0:
-                return rc
-            try:
-                for i in range(lib.airlock_process_list_count(lst)):
-                    out.append(
-                        ProcessInfo(
-                            pid=int(lib.airlock_process_list_pid(lst, i)),
-                            name=(lib.airlock_process_list_name(lst, i) or b"").decode("ascii", "replace"),
-                            cpu=lib.airlock_process_list_cpu_ms(lst, i) / 1000.0,
-                            memory=int(lib.airlock_process_list_memory_bytes(lst, i)),
-                        )
+        def read(lst: ctypes.c_void_p) -> None:
+            for i in range(lib.airlock_process_list_count(lst)):
+                out.append(
+                    ProcessInfo(
+                        pid=int(lib.airlock_process_list_pid(lst, i)),
+                        name=(lib.airlock_process_list_name(lst, i) or b"").decode("ascii", "replace"),
+                        cpu=lib.airlock_process_list_cpu_ms(lst, i) / 1000.0,
+                        memory=int(lib.airlock_process_list_memory_bytes(lst, i)),
                     )
-            finally:
-                lib.airlock_process_list_free(lst)
-            return 0
+                )
 
-        self.sandbox._call(call)
+        fetch_call(self.sandbox._call, lambda conn, ref: lib.airlock_session_ps(conn.ptr, sid, ref),
+                   lib.airlock_process_list_free, read)
         return out
 
     def stop_process_blocking(self, pid: object) -> None:
@@ -793,16 +783,18 @@ class AirlockSession:
         with _timeout.given(timeout):
             await self._blocking(self._core.delete_blocking, path)
 
-    async def processes(self) -> list:
+    async def processes(self, *, timeout: Optional[float] = None) -> list:
         """The processes a session opened with background=True keeps (every
         process of its sandbox but the interpreter), as ProcessInfo: pid,
         name, cpu seconds, resident memory. At most 64."""
-        return await self._blocking(self._core.processes_blocking)
+        with _timeout.given(timeout):
+            return await self._blocking(self._core.processes_blocking)
 
-    async def stop_process(self, pid: int) -> None:
+    async def stop_process(self, pid: int, *, timeout: Optional[float] = None) -> None:
         """Stop (SIGKILL) one of them, by the pid processes() shows;
         SandboxUnavailableError("not_found") when there is none."""
-        await self._blocking(self._core.stop_process_blocking, pid)
+        with _timeout.given(timeout):
+            await self._blocking(self._core.stop_process_blocking, pid)
 
     async def extend(self, seconds: float, *, timeout: Optional[float] = None) -> None:
         """Extend the session's lease: it now ends `seconds` from now (at most
@@ -918,13 +910,15 @@ class AirlockSessionSync:
         with _timeout.given(timeout):
             self._core.delete_blocking(path)
 
-    def processes(self) -> list:
+    def processes(self, *, timeout: Optional[float] = None) -> list:
         """As AirlockSession.processes(), blocking."""
-        return self._core.processes_blocking()
+        with _timeout.given(timeout):
+            return self._core.processes_blocking()
 
-    def stop_process(self, pid: int) -> None:
+    def stop_process(self, pid: int, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.stop_process(), blocking."""
-        self._core.stop_process_blocking(pid)
+        with _timeout.given(timeout):
+            self._core.stop_process_blocking(pid)
 
     def extend(self, seconds: float, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.extend(), blocking."""

@@ -312,7 +312,8 @@ class SandboxDisplay:
     """One rich output of a cell, as Jupyter shows it: a matplotlib figure
     (plt.show(), or left open), a display() call, or one representation of
     the trailing value (_repr_png_, _repr_svg_, _repr_html_,
-    _repr_markdown_).
+    _repr_markdown_); or a figure of a python run (plt.show(), or left open
+    at its end).
 
     mime: "image/png", "image/svg+xml", "text/plain", "text/html",
     "text/markdown", or from a cell run with ipython=True "text/latex" or
@@ -373,7 +374,9 @@ class SandboxResult:
         number in the session, "kept" or "lost" (the interpreter was
         restarted empty: the variables of earlier cells are gone), the repr
         of its trailing expression (None: none, or None), its rich outputs
-        (SandboxDisplay). 0, None, None, () for a run.
+        (SandboxDisplay). 0, None, None for a run; a python run's display
+        holds its matplotlib figures (image/png, or image/svg+xml with
+        run(..., figures="svg")).
     restarted: a cell's interpreter ended during it (the cell killed it, the
         memory limit, no stop after an interrupt): state is "lost" and the
         next cell runs in a new one, its own state "lost" but restarted
