@@ -123,7 +123,8 @@ cli_cell_keys_json(json_t *obj, const struct airlock_result *res)
 	if (json_object_set_new(obj, "cell", json_integer((json_int_t)airlock_result_cell(res))) <
 		    0 ||
 	    json_object_set_new(obj, "state", json_string(kept ? "kept" : "lost")) < 0 ||
-	    json_object_set_new(obj, "value", value != NULL ? json_string(value) : json_null()) < 0 ||
+	    json_object_set_new(obj, "value", value != NULL ? json_string(value) : json_null()) <
+		    0 ||
 	    json_object_set_new(obj, "restarted", json_boolean(airlock_result_restarted(res))) < 0)
 		return -1;
 	return 0;
