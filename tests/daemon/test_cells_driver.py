@@ -7,16 +7,30 @@ time: a SIGINT already pending when a cell starts is that cell's cancel
 unless the start says it is the last cell's (CELLS_START_F_DRAIN_SIGINT)."""
 import importlib.util
 import os
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
-DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "daemon", "frontend",
-                      "cells", "cells.py")
+CELLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "daemon", "frontend", "cells")
+
+
+def _assemble():
+    """The driver as the build makes it (cells/assemble.py: the pyplot hook
+    and the figure code in front of cells.py), in a directory of its own."""
+    out = os.path.join(tempfile.mkdtemp(prefix="airlock-driver-"), "cells_driver.py")
+    subprocess.run([sys.executable, os.path.join(CELLS, "assemble.py"), "driver", out,
+                    os.path.join(CELLS, "pyplot_hook.py"), os.path.join(CELLS, "figures.py"),
+                    os.path.join(CELLS, "cells.py")], check=True)
+    return out
+
+
+DRIVER = _assemble()
 
 
 def _driver_module():
@@ -131,6 +145,10 @@ class DriverTest(unittest.TestCase):
         self.assertEqual((status, err, name), (EXCEPTION, "", b"ValueError"))
         self.assertTrue(tb.endswith(b"ValueError: v\n"), tb)
         self.assertEqual(self.cell("1", fields=True), (OK, "", (b"", b"", b"")))
+
+
+def tearDownModule():
+    shutil.rmtree(os.path.dirname(DRIVER), ignore_errors=True)
 
 
 if __name__ == "__main__":

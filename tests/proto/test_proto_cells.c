@@ -1,7 +1,8 @@
-/* test_proto_cells.c: unit tests of the proto module's cell result fields
- * for the Jupyter kernel (docs/design-jupyter.md §5): restarted and the
- * exception's ename, evalue and traceback, round trip and every bound on
- * both sides. Beside test_proto.c (which is at its size), same module. */
+/* test_proto_cells.c: unit tests of the proto module's interpreter
+ * sessions: session_open.interpreter, run.cell, a cell's result (cell,
+ * state, value, display, value_display), and the fields for the Jupyter
+ * kernel (docs/design-jupyter.md §6): restarted and the exception's ename,
+ * evalue and traceback, round trip and every bound on both sides. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,13 +15,7 @@
 #include <msgpack.h>
 
 #include "proto.h"
-
-static struct proto_blob
-blob(const char *s)
-{
-	return (struct proto_blob){
-		.data = (const uint8_t *)s, .len = strlen(s), .fd = -1, .present = true};
-}
+#include "proto_testlib.h"
 
 /* Encode res, decode it into *m (free with proto_msg_free). */
 static void
@@ -47,6 +42,131 @@ pk_str(msgpack_packer *pk, const char *s, size_t n)
 }
 
 #define PK_KEY(pk, k) pk_str(pk, k, strlen(k))
+
+/* Interpreter sessions' requests: session_open.interpreter and
+ * .background, run.cell: round trip and the bounds. */
+static void
+test_cells_requests(void **state)
+{
+	struct proto_session_open so = {.interpreter = "python"};
+	struct proto_run run = {.runtime = "python", .code = inline_blob("x"), .cell = true};
+	struct proto_out o;
+	struct proto_msg m;
+
+	(void)state;
+	assert_int_equal(proto_encode_session_open(3, &so, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.session_open.interpreter, "python");
+	assert_false(m.u.session_open.background);
+	proto_msg_free(&m);
+	so.background = true;
+	assert_int_equal(proto_encode_session_open(3, &so, &o), 0);
+	decode_out(&o, &m);
+	assert_true(m.u.session_open.background);
+	proto_msg_free(&m);
+	so.background = false;
+	so.interpreter = "";
+	assert_int_equal(proto_encode_session_open(3, &so, &o), -EINVAL);
+
+	assert_int_equal(proto_encode_run(4, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_true(m.u.run.cell);
+	proto_msg_free(&m);
+	run.cell = false;
+	assert_int_equal(proto_encode_run(4, &run, &o), 0);
+	decode_out(&o, &m);
+	assert_false(m.u.run.cell);
+	proto_msg_free(&m);
+}
+
+/* A cell's result (cell, state, value, display, value_display): round
+ * trip and the bounds. */
+static void
+test_cells(void **state)
+{
+	static const uint8_t png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+	struct proto_artifact disp[PROTO_DISPLAY_MAX + 1];
+	struct proto_result res = {.outcome = PROTO_OUTCOME_WALL_LIMIT};
+	struct proto_out o;
+	struct proto_msg m;
+	char big[PROTO_VALUE_MAX + 2];
+	size_t i;
+
+	(void)state;
+	memset(disp, 0, sizeof(disp));
+	for (i = 0; i <= PROTO_DISPLAY_MAX; i++) {
+		disp[i].name = "image/png";
+		disp[i].size = sizeof(png);
+		disp[i].data = (struct proto_blob){png, sizeof(png), -1, true};
+	}
+	res.out[0] = (struct proto_stream_out){inline_blob(""), 0, false};
+	res.out[1] = res.out[0];
+	res.cell = 3;
+	res.state = "kept";
+	res.value = "2";
+	res.display = disp;
+	res.ndisplay = 1;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.cell, 3);
+	assert_string_equal(m.u.result.state, "kept");
+	assert_string_equal(m.u.result.value, "2");
+	assert_int_equal(m.u.result.ndisplay, 1);
+	assert_string_equal(m.u.result.display[0].name, "image/png");
+	assert_int_equal(m.u.result.display[0].data.len, sizeof(png));
+	assert_memory_equal(m.u.result.display[0].data.data, png, sizeof(png));
+	assert_int_equal(m.u.result.value_display, 0);
+	proto_msg_free(&m);
+	/* value_display: the value's items, a bit per display item; none past them. */
+	res.ndisplay = 3;
+	res.value_display = 0x6;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.ndisplay, 3);
+	assert_int_equal(m.u.result.value_display, 0x6);
+	proto_msg_free(&m);
+	res.value_display = 0x8;
+	assert_int_equal(proto_encode_result(5, &res, &o), -EINVAL);
+	res.value_display = 0;
+	res.ndisplay = 1;
+	/* Not a cell: none of the cell's keys; a python run's figures
+	 * (display) still (issue 30). */
+	res.cell = 0;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.cell, 0);
+	assert_null(m.u.result.state);
+	assert_null(m.u.result.value);
+	assert_int_equal(m.u.result.ndisplay, 1);
+	assert_string_equal(m.u.result.display[0].name, "image/png");
+	proto_msg_free(&m);
+	res.ndisplay = 0;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_int_equal(m.u.result.ndisplay, 0);
+	proto_msg_free(&m);
+	res.ndisplay = 1;
+	/* The encoder's bounds: a state from the set, the value's size, 8 items. */
+	res.cell = 3;
+	res.state = "maybe";
+	assert_int_equal(proto_encode_result(5, &res, &o), -EINVAL);
+	res.state = NULL;
+	assert_int_equal(proto_encode_result(5, &res, &o), -EINVAL);
+	res.state = "lost";
+	memset(big, 'v', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	res.value = big;
+	assert_int_equal(proto_encode_result(5, &res, &o), -E2BIG);
+	res.value = NULL;
+	res.ndisplay = PROTO_DISPLAY_MAX + 1;
+	assert_int_equal(proto_encode_result(5, &res, &o), -E2BIG);
+	res.ndisplay = PROTO_DISPLAY_MAX;
+	assert_int_equal(proto_encode_result(5, &res, &o), 0);
+	decode_out(&o, &m);
+	assert_string_equal(m.u.result.state, "lost");
+	assert_int_equal(m.u.result.ndisplay, PROTO_DISPLAY_MAX);
+	proto_msg_free(&m);
+}
 
 /* A cell's result by hand, with key and a value (a str of len bytes of
  * val, or the uint 1 when val is NULL) added: decoded, the code and reason. */
@@ -108,7 +228,7 @@ test_round_trip(void **state)
 	struct proto_msg m;
 
 	(void)state;
-	res.out[0] = (struct proto_stream_out){blob(""), 0, false};
+	res.out[0] = (struct proto_stream_out){inline_blob(""), 0, false};
 	res.out[1] = res.out[0];
 	res.cell = 2;
 	res.state = "lost";
@@ -151,7 +271,7 @@ test_encoder_bounds(void **state)
 	struct proto_msg m;
 
 	(void)state;
-	res.out[0] = (struct proto_stream_out){blob(""), 0, false};
+	res.out[0] = (struct proto_stream_out){inline_blob(""), 0, false};
 	res.out[1] = res.out[0];
 	res.ename = "";
 	assert_int_equal(proto_encode_result(5, &res, &o), -EINVAL);
@@ -201,8 +321,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_encoder_bounds),
+		cmocka_unit_test(test_cells_requests), cmocka_unit_test(test_cells),
+		cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_encoder_bounds),
 		cmocka_unit_test(test_decoder_bounds),
 	};
 
