@@ -53,7 +53,6 @@ KEPT_WHOLE = {
 KNOWN_FUNCTIONS = {
     # Drivers that parse their options and run their phases in one body.
     "tests/bench/bench.py:main": 254,
-    "tests/bench/lib_bench.c:main": 107,
     "tests/hostile/run_hostile.py:main": 118,
     # Tests that walk one long scenario (every key, every field) in order.
     "tests/config/test_config.c:test_defaults": 112,
@@ -72,7 +71,6 @@ KNOWN_FILES = {
     "tests/config/test_config.c": 1550,
     "tests/daemon/test_plan.c": 1299,
     "tests/seccomp/test_seccomp.c": 1270,
-    "tests/bench/lib_bench.c": 1254,
     # The binding's suite and the CLI's: one file per surface, not split
     # by subject yet.
     "tests/python/test_airlock.py": 1296,
