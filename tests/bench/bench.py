@@ -552,7 +552,9 @@ def report_files(files, problems):
     print()
 
 
-def main():
+def parse_args():
+    """The command line, checked, with the defaults that depend on --quick
+    filled in (iters, seconds, rounds) and bwrap found."""
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--airlockd", required=True)
@@ -593,11 +595,14 @@ def main():
     args.bwrap = args.bwrap or find_bwrap(True)
     if args.bwrap is None:
         raise SystemExit("bench: no bwrap (apt-get install -y bubblewrap)")
-    iters = args.iters or (8 if args.quick else 200)
-    secs = args.seconds or (1.0 if args.quick else 5.0)
-    rounds = 1 if args.quick else 2
-    problems = []
+    args.iters = args.iters or (8 if args.quick else 200)
+    args.seconds = args.seconds or (1.0 if args.quick else 5.0)
+    args.rounds = 1 if args.quick else 2
+    return args
 
+
+def report_machine(args):
+    """The report's title and the machine it ran on."""
     cpu = "?"
     with open("/proc/cpuinfo") as f:
         for line in f:
@@ -609,7 +614,10 @@ def main():
         (os.cpu_count(), os.uname().release, cpu, "quick" if args.quick else "full")
         + os.getloadavg()))
 
-    t_start = time.time()
+
+def make_config(args):
+    """The daemons' config: CONFIG, with --prestart's runtime and --mounts'
+    sections; each addition is named in the report."""
     config = CONFIG
     if args.prestart:
         # The python runtime as built in, with its interpreters started ahead
@@ -630,110 +638,122 @@ def main():
         for i in range(args.mounts):
             config += "[mount m%d]\nsource = /usr/share/%s\ntarget = /data/m%d\n" % (i, dirs[i], i)
         print("config: %d [mount] sections, the lib requests ask for %d\n" % (args.mounts, args.ask_mounts))
+    return config
+
+
+def start_daemons(args, config):
+    """Start our daemon (args.daemon) and with --base-airlockd the base
+    (args.base_daemon, else None); the latency and throughput variants."""
     # With --base-airlockd two daemons run at once: each gets half of the
     # uid range (sharing uids, their sandboxes would share cgroups too).
     ubase, ucount = uid_range()
     half = (ubase, ucount // 2) if args.base_airlockd else None
     args.daemon = Daemon(args.airlockd, config, prefix="airlock-bench-", uids=half)
     args.base_daemon = None
-    variants, tput_variants = VARIANTS, TPUT_VARIANTS
     try:
         args.daemon.start()
     except RuntimeError as e:
         args.daemon.remove()
         raise SystemExit("bench: %s" % e)
-    if args.base_airlockd:
-        # Its own half of the uid range, its own directory, the same config.
-        args.base_daemon = Daemon(args.base_airlockd, config, prefix="airlock-bench-base-",
-                                  uids=(ubase + ucount // 2, ucount // 2))
-        try:
-            args.base_daemon.start()
-        except RuntimeError as e:
-            args.daemon.remove()
-            args.base_daemon.remove()
-            raise SystemExit("bench: base: %s" % e)
-        variants, tput_variants = VARIANTS + ["base"], TPUT_VARIANTS + ["base"]
-        print("base: %s\n" % args.base_airlockd)
+    if not args.base_airlockd:
+        return VARIANTS, TPUT_VARIANTS
+    # Its own half of the uid range, its own directory, the same config.
+    args.base_daemon = Daemon(args.base_airlockd, config, prefix="airlock-bench-base-",
+                              uids=(ubase + ucount // 2, ucount // 2))
     try:
-        mem, mem_base, lat, tput, netns = {}, {}, {}, {}, {}
-        if args.only == "files":
-            files = measure_files(args)
-            return report_only(files, problems, args, t_start)
-        if args.only == "cell":
-            return report_only(None, problems, args, t_start, measure_cell(args))
-        if args.only == "latency":
-            return report_only(None, problems, args, t_start, lat=(
-                [(c, measure_latency(args, variants, iters, c)) for c in modes(args)],
-                variants))
-        if args.only == "perf":
-            prof = perf_profile(args, args.perf or 5)
-            if prof:
-                report_perf(prof, args.perf or 5)
-            else:
-                problems.append("perf: no samples (is perf installed?)")
-            return report_only(None, problems, args, t_start, lat=([], variants))
-        if args.only == "throughput":
-            return report_only(None, problems, args, t_start,
-                               tput=measure_tputs(args, tput_variants, secs, rounds))
-        mem = measure_memory(args, args.daemon)
-        mem_base = measure_memory(args, args.base_daemon) if args.base_daemon else {}
-
-        lats = [(c, measure_latency(args, variants, iters, c)) for c in modes(args)]
-        tputs = measure_tputs(args, tput_variants, secs, rounds)
-
-        netns = {}
-        for line in run_bench(args, "netns", 30 if args.quick else 200,
-                              1 if args.quick else 3).splitlines():
-            kv = parse_kv(line)
-            if "newnet" in kv:
-                netns[int(kv["newnet"])] = kv
-
-        files = measure_files(args)
-        cell = measure_cell(args)
-
-        phases = trace_phases(args, args.phases) if args.phases else None
-        prof = perf_profile(args, args.perf) if args.perf else None
-    finally:
+        args.base_daemon.start()
+    except RuntimeError as e:
         args.daemon.remove()
-        if args.base_daemon is not None:
-            args.base_daemon.remove()
+        args.base_daemon.remove()
+        raise SystemExit("bench: base: %s" % e)
+    print("base: %s\n" % args.base_airlockd)
+    return VARIANTS + ["base"], TPUT_VARIANTS + ["base"]
 
-    # ---- report ----
-    for chunk, table in lats:
-        report_latency(table, variants, problems, chunk)
-    lat = dict(lats).get(1, {})
-    b2b = dict(lats).get(B2B_CHUNK, {})
-    tput, pyt = tputs["true"][0], tputs["py"][0]
-    report_tputs(tputs, args, problems)
+
+def run_only(args, variants, tput_variants, problems, t_start):
+    """--only SECTION: measure and print that section alone; the exit code."""
+    if args.only == "files":
+        files = measure_files(args)
+        return report_only(files, problems, args, t_start)
+    if args.only == "cell":
+        return report_only(None, problems, args, t_start, measure_cell(args))
+    if args.only == "latency":
+        return report_only(None, problems, args, t_start, lat=(
+            [(c, measure_latency(args, variants, args.iters, c)) for c in modes(args)],
+            variants))
+    if args.only == "perf":
+        prof = perf_profile(args, args.perf or 5)
+        if prof:
+            report_perf(prof, args.perf or 5)
+        else:
+            problems.append("perf: no samples (is perf installed?)")
+        return report_only(None, problems, args, t_start, lat=([], variants))
+    return report_only(None, problems, args, t_start,
+                       tput=measure_tputs(args, tput_variants, args.seconds, args.rounds))
+
+
+def measure_netns(args):
+    """airlock-bench's netns loop: {0 (without CLONE_NEWNET), 1 (with): fields}."""
+    netns = {}
+    for line in run_bench(args, "netns", 30 if args.quick else 200,
+                          1 if args.quick else 3).splitlines():
+        kv = parse_kv(line)
+        if "newnet" in kv:
+            netns[int(kv["newnet"])] = kv
+    return netns
+
+
+def measure_all(args, variants, tput_variants):
+    """The full run, every section in turn: what report_all prints."""
+    res = {"mem": measure_memory(args, args.daemon)}
+    res["mem_base"] = measure_memory(args, args.base_daemon) if args.base_daemon else {}
+    res["lats"] = [(c, measure_latency(args, variants, args.iters, c)) for c in modes(args)]
+    res["tputs"] = measure_tputs(args, tput_variants, args.seconds, args.rounds)
+    res["netns"] = measure_netns(args)
+    res["files"] = measure_files(args)
+    res["cell"] = measure_cell(args)
+    res["phases"] = trace_phases(args, args.phases) if args.phases else None
+    res["prof"] = perf_profile(args, args.perf) if args.perf else None
+    return res
+
+
+def report_memory(mem, mem_base, problems):
+    """The daemon memory table: idle, with 8 and 32 runs live, idle after
+    (and the base daemon's idle rows)."""
     print("## Daemon memory (VmRSS, KiB)\n")
     idle = mem.get("idle")
     if not idle:
         problems.append("memory: no numbers")
-    else:
-        fi, si = int(idle["frontend_kib"]), int(idle["spawner_kib"])
-        print("| state | frontend | spawner | total | per run (daemon) | sandboxes (sum) |")
-        print("|---|---|---|---|---|---|")
-        print("| idle (fresh) | %d | %d | %d | | |" % (fi, si, fi + si))
-        for n in ("8", "32"):
-            kv = mem.get(n)
-            if not kv:
-                problems.append("memory at %s runs: no numbers" % n)
-                continue
-            f, s = int(kv["frontend_kib"]), int(kv["spawner_kib"])
-            print("| %s runs of sleep 1 | %d | %d | %d | %.1f | %s |" % (
-                n, f, s, f + s, ((f + s) - (fi + si)) / int(n), kv["sandboxes_kib"]))
-        if mem.get("after"):
-            a = mem["after"]
-            print("| idle (after) | %s | %s | %d | | |" % (
-                a["frontend_kib"], a["spawner_kib"],
-                int(a["frontend_kib"]) + int(a["spawner_kib"])))
-        for key, name in (("idle", "base: idle (fresh)"), ("after", "base: idle (after)")):
-            b = mem_base.get(key)
-            if b:
-                print("| %s | %s | %s | %d | | |" % (
-                    name, b["frontend_kib"], b["spawner_kib"],
-                    int(b["frontend_kib"]) + int(b["spawner_kib"])))
+        print()
+        return
+    fi, si = int(idle["frontend_kib"]), int(idle["spawner_kib"])
+    print("| state | frontend | spawner | total | per run (daemon) | sandboxes (sum) |")
+    print("|---|---|---|---|---|---|")
+    print("| idle (fresh) | %d | %d | %d | | |" % (fi, si, fi + si))
+    for n in ("8", "32"):
+        kv = mem.get(n)
+        if not kv:
+            problems.append("memory at %s runs: no numbers" % n)
+            continue
+        f, s = int(kv["frontend_kib"]), int(kv["spawner_kib"])
+        print("| %s runs of sleep 1 | %d | %d | %d | %.1f | %s |" % (
+            n, f, s, f + s, ((f + s) - (fi + si)) / int(n), kv["sandboxes_kib"]))
+    if mem.get("after"):
+        a = mem["after"]
+        print("| idle (after) | %s | %s | %d | | |" % (
+            a["frontend_kib"], a["spawner_kib"],
+            int(a["frontend_kib"]) + int(a["spawner_kib"])))
+    for key, name in (("idle", "base: idle (fresh)"), ("after", "base: idle (after)")):
+        b = mem_base.get(key)
+        if b:
+            print("| %s | %s | %s | %d | | |" % (
+                name, b["frontend_kib"], b["spawner_kib"],
+                int(b["frontend_kib"]) + int(b["spawner_kib"])))
     print()
+
+
+def report_netns(netns, problems):
+    """The network namespace table: the ns program with and without it."""
     print("## Network namespace (ns program, exec /bin/true)\n")
     if 0 in netns and 1 in netns:
         f = {k: [float(netns[w][k]) for w in (0, 1)] for k in
@@ -750,21 +770,27 @@ def main():
     else:
         problems.append("netns: no numbers")
     print()
-    report_files(files, problems)
-    report_cell(cell, problems, args.base_daemon is not None, args.nostop)
-    if prof:
-        report_perf(prof, args.perf)
-    elif args.perf:
-        problems.append("perf: no samples (is perf installed?)")
-    if phases:
-        ph, nr = phases
-        print("## Phases of one run of exec /bin/true (ms, median of %d traced runs; "
-              "strace inflates every syscall)\n" % nr)
-        print("| phase | ms |")
-        print("|---|---|")
-        for k in ph:
-            print("| %s | %.3f |" % (k, ph[k]))
-        print()
+
+
+def report_phases(phases):
+    """The per-phase breakdown of the traced runs (--phases)."""
+    ph, nr = phases
+    print("## Phases of one run of exec /bin/true (ms, median of %d traced runs; "
+          "strace inflates every syscall)\n" % nr)
+    print("| phase | ms |")
+    print("|---|---|")
+    for k in ph:
+        print("| %s | %.3f |" % (k, ph[k]))
+    print()
+
+
+def report_targets(res):
+    """The targets table (docs/performance.md): each target whose numbers
+    were measured, its figure and whether it is met."""
+    lat = dict(res["lats"]).get(1, {})
+    b2b = dict(res["lats"]).get(B2B_CHUNK, {})
+    tput, pyt = res["tputs"]["true"][0], res["tputs"]["py"][0]
+    cell, idle = res["cell"], res["mem"].get("idle")
 
     def med(v, pl, table=None):
         return ((lat if table is None else table).get((v, pl)) or {}).get("median")
@@ -808,6 +834,25 @@ def main():
     for name, val, ok in rows:
         print("| %s | %s | %s |" % (name, val, "yes" if ok else "NO"))
     print()
+
+
+def report_all(res, args, variants, problems, t_start):
+    """The full run's report, every table in the order measured, then the
+    targets; the exit code (1 with --smoke when a table missed numbers)."""
+    for chunk, table in res["lats"]:
+        report_latency(table, variants, problems, chunk)
+    report_tputs(res["tputs"], args, problems)
+    report_memory(res["mem"], res["mem_base"], problems)
+    report_netns(res["netns"], problems)
+    report_files(res["files"], problems)
+    report_cell(res["cell"], problems, args.base_daemon is not None, args.nostop)
+    if res["prof"]:
+        report_perf(res["prof"], args.perf)
+    elif args.perf:
+        problems.append("perf: no samples (is perf installed?)")
+    if res["phases"]:
+        report_phases(res["phases"])
+    report_targets(res)
     print("(total time %.0f s)" % (time.time() - t_start))
     sys.stdout.flush()
     if problems:
@@ -816,6 +861,24 @@ def main():
         if args.smoke:
             return 1
     return 0
+
+
+def main():
+    args = parse_args()
+    problems = []
+    report_machine(args)
+    t_start = time.time()
+    config = make_config(args)
+    variants, tput_variants = start_daemons(args, config)
+    try:
+        if args.only is not None:
+            return run_only(args, variants, tput_variants, problems, t_start)
+        res = measure_all(args, variants, tput_variants)
+    finally:
+        args.daemon.remove()
+        if args.base_daemon is not None:
+            args.base_daemon.remove()
+    return report_all(res, args, variants, problems, t_start)
 
 
 if __name__ == "__main__":
