@@ -54,6 +54,7 @@ bench_files(struct bench *b, int iters, int n, size_t size)
 	for (it = -2; it < iters; it++)
 		for (k = 0; k < 2; k++) {
 			t0 = bench_now_ns();
+			res = NULL; /* airlock_run leaves it unset when it fails */
 			r = airlock_run(b->conn, req[(k + it + 2) % 2 == 0 ? 0 : 1], &res);
 			if (r == 0 && airlock_result_outcome(res) != AIRLOCK_OUTCOME_EXITED)
 				r = -EIO;
