@@ -26,6 +26,7 @@
 
 #include "fixture.h"
 #include "front_util.h"
+#include "session_cg.h"
 #include "proto.h"
 
 #define UID_BASE 780000 /* CFG's uid_base and uid_count */
@@ -627,165 +628,6 @@ test_refused_input_with_pool(void **state)
 }
 
 /*
- * The daemon's run cgroups' directory (cgroup2 runs/, cgroup1 the memory
- * controller's airlock/), from its log: 2 cgroup2, 1 cgroup1, 0 neither.
- */
-static int
-runs_cgroup(const struct fixture *f, char *buf, size_t len)
-{
-	char log[16384];
-	const char *p;
-	ssize_t n;
-	int lfd = open(f->log, O_RDONLY | O_CLOEXEC);
-
-	assert_true(lfd >= 0);
-	n = read(lfd, log, sizeof(log) - 1);
-	close(lfd);
-	assert_true(n >= 0);
-	log[n] = '\0';
-	if ((p = strstr(log, "resource control: cgroup2 at ")) != NULL) {
-		p += strlen("resource control: cgroup2 at ");
-		snprintf(buf, len, "%.*s/runs", (int)strcspn(p, ":"), p);
-		return 2;
-	}
-	if ((p = strstr(log, "resource control: cgroup1 memory controller at ")) != NULL) {
-		p += strlen("resource control: cgroup1 memory controller at ");
-		snprintf(buf, len, "%.*s", (int)strcspn(p, " "), p);
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * Memory cgroups the daemon's runs left behind, dying: pages of the session's
- * workspace written by a run stay charged to the cgroup the run had, which
- * lives on, removed but not freed, while they do. cgroup2:
- * nr_dying_descendants of the daemon's runs/ node (runs), its own alone.
- */
-static long
-memcg_dying(const char *runs)
-{
-	char path[640], line[256];
-	long n = -1;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/cgroup.stat", runs);
-	fp = fopen(path, "re");
-	assert_non_null(fp);
-	while (fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "nr_dying_descendants %ld", &n) == 1)
-			break;
-	fclose(fp);
-	assert_true(n >= 0);
-	return n;
-}
-
-/*
- * cgroup1 has no count of dying cgroups but the host's (/proc/cgroups, which
- * every other test's daemon moves too: this test failed beside other suites).
- * What keeps them from piling up is the session's one run cgroup for its
- * life: the daemon's run nodes (airlock/u<uid>, base: airlock/) of this
- * test's uid range alone, their number and the inode of the last, which
- * changes when a node is removed and made again.
- */
-static int
-memcg_own_nodes(const char *base, ino_t *ret_ino)
-{
-	unsigned lo = fixture_uid(UID_BASE), uid;
-	char path[700];
-	struct dirent *e;
-	struct stat st;
-	int n = 0;
-	DIR *d;
-
-	d = opendir(base);
-	assert_non_null(d);
-	while ((e = readdir(d)) != NULL) {
-		if (sscanf(e->d_name, "u%u", &uid) != 1 || uid < lo || uid - lo >= UID_COUNT)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", base, e->d_name);
-		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-			*ret_ino = st.st_ino;
-			n++;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
-/* A cgroup file's number (0: not there). */
-static uint64_t
-cg_value(const char *path)
-{
-	unsigned long long v = 0;
-	FILE *fp = fopen(path, "re");
-
-	if (fp == NULL)
-		return 0;
-	if (fscanf(fp, "%llu", &v) != 1)
-		v = 0;
-	fclose(fp);
-	return v;
-}
-
-/* Read key's value from a cgroup's flat-keyed file (0: not there). */
-static uint64_t
-cg_key(const char *path, const char *key)
-{
-	char line[256], name[64];
-	unsigned long long v;
-	uint64_t ret = 0;
-	FILE *fp = fopen(path, "re");
-
-	if (fp == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "%63s %llu", name, &v) == 2 && strcmp(name, key) == 0) {
-			ret = v;
-			break;
-		}
-	fclose(fp);
-	return ret;
-}
-
-/*
- * The most memory other than shmem (file cache, mostly) charged to one of
- * the daemon's run cgroups: cgroup2 u<uid>/code, cgroup1 u<uid>; usage less
- * shmem (cgroup2 memory.current and "shmem", cgroup1 memory.usage_in_bytes
- * and "total_shmem" of memory.stat). With one session and its runs done,
- * that is what the session's runs left (prepared sandboxes hold a little).
- */
-static uint64_t
-run_cgroup_cache(const struct fixture *f, uint64_t *ret_shmem)
-{
-	char base[600], dir[900], path[1000];
-	struct dirent *de;
-	uint64_t best = 0, usage, shmem;
-	int v = runs_cgroup(f, base, sizeof(base));
-	DIR *d = opendir(base);
-
-	assert_true(v > 0);
-	assert_non_null(d);
-	*ret_shmem = 0;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] != 'u')
-			continue;
-		snprintf(dir, sizeof(dir), "%s/%s%s", base, de->d_name, v == 2 ? "/code" : "");
-		snprintf(path, sizeof(path), "%s/%s", dir,
-			 v == 2 ? "memory.current" : "memory.usage_in_bytes");
-		usage = cg_value(path);
-		snprintf(path, sizeof(path), "%s/memory.stat", dir);
-		shmem = cg_key(path, v == 2 ? "shmem" : "total_shmem");
-		if (usage > shmem && usage - shmem > best) {
-			best = usage - shmem;
-			*ret_shmem = shmem;
-		}
-	}
-	closedir(d);
-	return best;
-}
-
-/*
  * A session's runs cannot raise their own memory limit with file cache
  * (review of 0f20866). Pages of files a run reads stay charged to the
  * session's kept cgroup after it, reclaimable; when the next run's limit was
@@ -927,14 +769,16 @@ test_no_dying_cgroups(void **state)
 		assert_int_equal(fixture_stop(&f), 0);
 		skip();
 	}
-	before = v == 2 ? memcg_dying(runs) : memcg_own_nodes(runs, &ino0);
+	before = v == 2 ? memcg_dying(runs)
+			: memcg_own_nodes(runs, fixture_uid(UID_BASE), UID_COUNT, &ino0);
 	for (i = 1; i <= N; i++) {
 		snprintf(code, sizeof(code), "head -c 65536 /dev/zero > f%d", i);
 		run_sh(fd, sid, code, false, NULL, 0, &m);
 		assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
 		proto_msg_free(&m);
 		/* cgroup1: still the session's one node, never made again. */
-		if (v == 1 && (memcg_own_nodes(runs, &ino) != 1 || ino != ino0))
+		if (v == 1 && (memcg_own_nodes(runs, fixture_uid(UID_BASE), UID_COUNT, &ino) != 1 ||
+			       ino != ino0))
 			remade++;
 	}
 	if (v == 2) {
