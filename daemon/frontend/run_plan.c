@@ -207,9 +207,6 @@ run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 		return r;
 
 	r = plan_env_build(&env, (const char *const *)rt->env, rt->nenv, req->env, req->nenv);
-	/* After the request's env: the daemon's start-up, whatever that says. */
-	if (r == 0 && boot)
-		r = plan_env_set(&env, (boot_kv = run_boot_env()));
 	/* A run's SVG figures: read by run_boot_py (a cell's go in cell_start). */
 	if (r == 0 && req->figures_svg && !req->cell)
 		r = plan_env_set(&env, "AIRLOCK_FIGURES=svg");
@@ -223,6 +220,15 @@ run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 
 	if (prof->network_proxy && plan_env_proxy(&env, d->cfg->egress_port) < 0)
 		fatalx("out of memory");
+	/* Last: after the request's env (the daemon's start-up, whatever that
+	 * says) and after every other variable, so that its 7 KB end the
+	 * environment block and a reader of the block's start (a tool, a
+	 * test reading /proc/PID/environ) finds the others first. */
+	if (boot && (r = plan_env_set(&env, (boot_kv = run_boot_env()))) < 0) {
+		*ret_code = PROTO_ERR_INTERNAL;
+		snprintf(why, whylen, "cannot build the environment: %s", strerror(-r));
+		goto out;
+	}
 
 	r = run_files_collect(req, session, lim->v[PROTO_LIMIT_WORKSPACE_BYTES], &files, ret_code,
 			      why, whylen);
