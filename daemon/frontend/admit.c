@@ -270,6 +270,26 @@ admit_pick(struct admit_decision *ret, const char *name, uint64_t asked, uint64_
 }
 
 /*
+ * A wall limit asked (or a session's default) without a CPU limit says the
+ * code is expected to work that long: above the profile's CPU default, the
+ * CPU limit is the wall, at most the profile's CPU ceiling, so that it is
+ * not stopped by the CPU default first (docs/design-profiles.md 7b; once
+ * the rule of the MCP server's timeout_seconds and the Jupyter kernel's
+ * wall). It grants nothing a request could not ask: the ceiling bounds it.
+ */
+static void
+admit_wall_raises_cpu(const struct proto_limits *asked, const struct proto_limits *defaults,
+		      const struct proto_limits *ceilings, struct proto_limits *limits)
+{
+	uint64_t wall = asked->v[PROTO_LIMIT_WALL_MS];
+
+	if (asked->v[PROTO_LIMIT_CPU_MS] != 0 || wall <= defaults->v[PROTO_LIMIT_CPU_MS])
+		return;
+	limits->v[PROTO_LIMIT_CPU_MS] =
+		wall < ceilings->v[PROTO_LIMIT_CPU_MS] ? wall : ceilings->v[PROTO_LIMIT_CPU_MS];
+}
+
+/*
  * 5. Limits: asked (a session's run: its session's defaults first) within
  * the profile's ceilings, the profile's defaults filled; a session's
  * workspace, idle and lifetime within theirs.
@@ -296,6 +316,8 @@ admit_limits(const struct admit_facts *f, struct admit_decision *ret)
 				 f->profile_name != NULL ? f->profile_name : "");
 	for (k = 0; k < PROTO_LIMIT_COUNT_; k++)
 		ret->limits.v[k] = asked.v[k] != 0 ? asked.v[k] : f->defaults->v[k];
+	if (f->kind == ADMIT_RUN || f->kind == ADMIT_SESSION_RUN || f->kind == ADMIT_CELL)
+		admit_wall_raises_cpu(&asked, f->defaults, f->ceilings, &ret->limits);
 	/* The interpreter lives for the session: the wall and cpu limits are
 	 * each cell's, counted by its supervisor; RLIMIT_CPU (at the ceiling)
 	 * bounds the interpreter's whole life. */

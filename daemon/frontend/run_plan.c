@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,8 +15,38 @@
 #include "run.h"
 #include "run_files.h"
 #include "run_tools.h"
+#include "xalloc.h"
 
 #include "run_boot.h"
+
+/*
+ * How a booted python run gets run_boot_py: in its environment
+ * (AIRLOCK_BOOT, set by run_make_plan) and, as its `-c`, this line that
+ * takes it out and runs it, so that the run's /proc/PID/cmdline (what ps
+ * in the sandbox shows) is this line, not 7 KB of start-up. It removes the
+ * variable from the C environment (the code's children) and from
+ * posix.environ, which os.environ shares (when site has imported os: the
+ * same dict); posix, always loaded, costs no import; it binds no name in
+ * __main__ (the code's globals stay its own, as with BOOT itself as the
+ * -c). The interpreter's initial environment block
+ * (/proc/PID/environ) keeps the text: no secret, the daemon's own code.
+ */
+static const char run_boot_exec[] =
+	"(lambda p:(p.unsetenv('AIRLOCK_BOOT'),exec(p.environ.pop(b'AIRLOCK_BOOT'))))"
+	"(__import__('posix'))";
+
+/* "AIRLOCK_BOOT=" and run_boot_py, for the run's environment (freed by the
+ * caller). */
+static char *
+run_boot_env(void)
+{
+	static const char key[] = "AIRLOCK_BOOT=";
+	char *kv = xmalloc(sizeof(key) - 1 + sizeof(run_boot_py));
+
+	memcpy(kv, key, sizeof(key) - 1);
+	memcpy(kv + sizeof(key) - 1, run_boot_py, sizeof(run_boot_py));
+	return kv;
+}
 
 /* Find an executable for a bare argv[0] the way a shell would, in /usr. */
 static int
@@ -94,7 +125,7 @@ run_plan_argv(const struct config_runtime *rt, const struct proto_run *req, bool
 
 			if (code && boot) {
 				argv[argc++] = "-c";
-				argv[argc++] = run_boot_py;
+				argv[argc++] = run_boot_exec;
 			}
 			argv[argc++] = code ? code_path : rt->argv[i];
 		}
@@ -155,9 +186,10 @@ run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 	const char *argv[PLAN_ARGV_MAX + 1];
 	struct plan_env env = {0};
 	struct run_files files = {0};
-	char code_path[128], exec_path[PROTO_STR_MAX + 16];
+	char code_path[128], exec_path[PROTO_STR_MAX + 16], *boot_kv = NULL;
 	struct plan_input in;
 	size_t argc = 0;
+	bool boot;
 	int r;
 
 	*ret_code = PROTO_ERR_BAD_REQUEST;
@@ -168,8 +200,9 @@ run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 	}
 	/* An interpreter session's driver (PLAN_F_CELLS) hooks pyplot itself:
 	 * its interpreter starts without the run start-up. */
-	r = run_plan_argv(rt, req, run_plan_boots(rt) && !(flags & PLAN_F_CELLS), argv, &argc,
-			  code_path, sizeof(code_path), exec_path, sizeof(exec_path), why, whylen);
+	boot = run_plan_boots(rt) && !(flags & PLAN_F_CELLS);
+	r = run_plan_argv(rt, req, boot, argv, &argc, code_path, sizeof(code_path), exec_path,
+			  sizeof(exec_path), why, whylen);
 	if (r < 0)
 		return r;
 
@@ -187,6 +220,15 @@ run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 
 	if (prof->network_proxy && plan_env_proxy(&env, d->cfg->egress_port) < 0)
 		fatalx("out of memory");
+	/* Last: after the request's env (the daemon's start-up, whatever that
+	 * says) and after every other variable, so that its 7 KB end the
+	 * environment block and a reader of the block's start (a tool, a
+	 * test reading /proc/PID/environ) finds the others first. */
+	if (boot && (r = plan_env_set(&env, (boot_kv = run_boot_env()))) < 0) {
+		*ret_code = PROTO_ERR_INTERNAL;
+		snprintf(why, whylen, "cannot build the environment: %s", strerror(-r));
+		goto out;
+	}
 
 	r = run_files_collect(req, session, lim->v[PROTO_LIMIT_WORKSPACE_BYTES], &files, ret_code,
 			      why, whylen);
@@ -205,6 +247,7 @@ run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 out:
 	run_files_free(&files);
 	plan_env_free(&env);
+	free(boot_kv);
 	return r;
 }
 

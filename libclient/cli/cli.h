@@ -175,6 +175,10 @@ int cli_run_report(const struct cli *cli, const struct cli_run *run,
 int cli_session_error(struct airlock_conn *conn, const char *what, int err);
 /* Write len bytes to path atomically (cmd_file.c): 0 or -errno. */
 int cli_write_atomic(const char *path, const void *data, size_t len);
+/* What `get` and `session save` fetched, to dest: "-" is stdout, else a
+ * file written atomically; errors named by what. CLI_EXIT_OK, or the
+ * status reported (CLI_EXIT_CANTCREAT for a file that cannot be written). */
+int cli_write_out(const char *what, const char *dest, const void *data, size_t len);
 int cli_check_session_id(const char *id);
 int cli_session(struct cli *cli, int argc, char **argv);
 

@@ -142,6 +142,23 @@ out:
 	return r;
 }
 
+int
+cli_write_out(const char *what, const char *dest, const void *data, size_t len)
+{
+	int r;
+
+	if (strcmp(dest, "-") == 0) {
+		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) == EOF)
+			return cli_err(CLI_EXIT_SOFTWARE, "internal", "%s: write stdout: %s", what,
+				       strerror(EIO)); /* cli_fail's words */
+		return CLI_EXIT_OK;
+	}
+	if ((r = cli_write_atomic(dest, data, len)) < 0)
+		return cli_err(CLI_EXIT_CANTCREAT, "cantcreat", "%s: write %s: %s", what, dest,
+			       strerror(-r));
+	return CLI_EXIT_OK;
+}
+
 /* `airlock get SESSION REMOTE LOCAL`: a file of the session into LOCAL (- = stdout). */
 int
 cli_get(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char **args)
@@ -162,17 +179,8 @@ cli_get(const struct cli *cli, struct airlock_conn *conn, int nargs UNUSED, char
 		goto out;
 	}
 	airlock_file_data(file, &data, &len);
-	if (strcmp(args[2], "-") == 0) {
-		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) == EOF)
-			status = cli_fail("get: write stdout", -EIO);
-	} else {
-		r = cli_write_atomic(args[2], data, len);
-		if (r < 0) {
-			cli_errorf("get: write %s: %s\n", args[2], strerror(-r));
-			status = CLI_EXIT_CANTCREAT;
-			goto out;
-		}
-	}
+	if ((status = cli_write_out("get", args[2], data, len)) != CLI_EXIT_OK)
+		goto out;
 	if (airlock_file_truncated(file))
 		fprintf(stderr, "airlock: get: %s: truncated to %zu of %" PRIu64 " bytes\n",
 			args[1], len, airlock_file_size(file));

@@ -226,13 +226,7 @@ cli_session_save(const struct cli *cli UNUSED, struct airlock_conn *conn, int na
 		goto out;
 	}
 	airlock_file_data(file, &data, &len);
-	if (strcmp(args[1], "-") == 0) {
-		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) == EOF)
-			status = cli_fail("session save: write stdout", -EIO);
-	} else if ((r = cli_write_atomic(args[1], data, len)) < 0) {
-		status = cli_err(CLI_EXIT_CANTCREAT, "cantcreat", "session save: write %s: %s",
-				 args[1], strerror(-r));
-	}
+	status = cli_write_out("session save", args[1], data, len);
 out:
 	airlock_file_free(file);
 	return status;

@@ -41,6 +41,7 @@ mcp_limit_words(const struct mcp *m, const struct mcp_call *call, enum airlock_o
 	const char *what = "memory";
 	char value[48] = "";
 	uint64_t v = call->memory_bytes;
+	bool known = true;
 
 	if (outcome == AIRLOCK_OUTCOME_WALL_LIMIT) {
 		limit = AIRLOCK_LIMIT_WALL_MS;
@@ -50,8 +51,11 @@ mcp_limit_words(const struct mcp *m, const struct mcp_call *call, enum airlock_o
 		limit = AIRLOCK_LIMIT_CPU_MS;
 		what = "CPU-time";
 		v = call->cpu_ms;
+		/* Not asked but a timeout was: the daemon may have raised it
+		 * to the timeout (its admission), a value not known here. */
+		known = v != 0 || call->wall_ms == 0;
 	}
-	if (v == 0)
+	if (v == 0 && known)
 		v = airlock_info_limit_default(m->info, limit);
 	if (v != 0 && limit != AIRLOCK_LIMIT_MEMORY_BYTES)
 		mcp_format_seconds(v, value, sizeof(value));
@@ -497,23 +501,6 @@ mcp_run_reply(struct mcp *m, const struct mcp_call *call, const struct airlock_r
 	free(err_text);
 }
 
-/* The CPU limit's default (or ceiling) of the run: its profile's when info
- * lists it, else the daemon's. */
-static uint64_t
-mcp_cpu_limit(const struct mcp *m, const char *profile, bool ceiling)
-{
-	size_t i;
-
-	for (i = 0; profile != NULL && i < airlock_info_profile_count(m->info); i++)
-		if (strcmp(airlock_info_profile_name(m->info, i), profile) == 0)
-			return ceiling ? airlock_info_profile_ceiling(m->info, i,
-								      AIRLOCK_LIMIT_CPU_MS)
-				       : airlock_info_profile_limit(m->info, i,
-								    AIRLOCK_LIMIT_CPU_MS);
-	return ceiling ? airlock_info_limit_ceiling(m->info, AIRLOCK_LIMIT_CPU_MS)
-		       : airlock_info_limit_default(m->info, AIRLOCK_LIMIT_CPU_MS);
-}
-
 /* The arguments of a run tool, checked. */
 struct mcp_run_args {
 	const char *code, *session, *profile, *figures;
@@ -658,7 +645,6 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 	bool cell = strcmp(tool, "run_python_cell") == 0;
 	struct mcp_run_args a = {0};
 	struct mcp_call *call;
-	uint64_t ceiling;
 
 	if (mcp_run_args(m, id, args, tool, key, &a) < 0)
 		return;
@@ -667,14 +653,9 @@ mcp_tool_run(struct mcp *m, json_t *id, json_t *args, json_t *token, const char 
 	call->wall_ms = a.wall_ms;
 	call->cpu_ms = a.cpu_ms;
 	call->memory_bytes = a.memory_mb * 1024 * 1024;
-	/* A longer timeout says the code is expected to work longer: let it use
-	 * the CPU for as long (within the daemon's, or the profile's, ceiling)
-	 * unless told. */
-	if (a.cpu_ms == 0 && a.wall_ms != 0 && m->info != NULL &&
-	    a.wall_ms > mcp_cpu_limit(m, a.profile, false)) {
-		ceiling = mcp_cpu_limit(m, a.profile, true);
-		call->cpu_ms = ceiling != 0 && a.wall_ms > ceiling ? ceiling : a.wall_ms;
-	}
+	/* A timeout without cpu_seconds also raises the CPU limit to it, up
+	 * to the profile's ceiling: the daemon's admission does that, for
+	 * every client (docs/design-profiles.md 7b). */
 	if (mcp_run_call(m, id, call, &a, runtime, cell) < 0) {
 		mcp_call_free(call);
 		return;

@@ -43,6 +43,7 @@ struct bench {
 	struct airlock_conn *base_conn; /* to it */
 	struct airlock_run_req *req[BENCH_NPAYLOADS];
 	bool newnet;	       /* ns variant: CLONE_NEWNET or not */
+	unsigned ns_uid;       /* ns variant: the host uid its root maps to */
 	const char *mounts[8]; /* --mount NAME: lib and cli requests ask for it */
 	int nmounts;
 	size_t tput_payload; /* --payload N: what throughput clients run */

@@ -41,7 +41,7 @@ import time
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import Daemon, uid_range  # noqa: E402
+from airlock_testlib import Daemon, children, uid_range  # noqa: E402
 
 
 VARIANTS = ["lib", "cli", "bare", "ns", "bwrap"]
@@ -75,7 +75,7 @@ def find_bwrap(allow_install):
 def run_bench(args, *cmd, daemon=None):
     """airlock-bench CMD against our daemon (or daemon: the base's, alone)."""
     full = [args.lib_bench, "--socket", (daemon or args.daemon).sock, "--cli", args.airlock,
-            "--bwrap", args.bwrap]
+            "--bwrap", args.bwrap, "--ns-uid", str(args.ns_uid)]
     if args.base_daemon is not None and daemon is None:
         full += ["--base-socket", args.base_daemon.sock]
     for i in range(args.ask_mounts):
@@ -644,11 +644,18 @@ def make_config(args):
 def start_daemons(args, config):
     """Start our daemon (args.daemon) and with --base-airlockd the base
     (args.base_daemon, else None); the latency and throughput variants."""
-    # With --base-airlockd two daemons run at once: each gets half of the
-    # uid range (sharing uids, their sandboxes would share cgroups too).
+    # The ns program's root gets the last uid of this test's range (meson's
+    # test_uid_env, moved by test_uid_offset), never a uid of the host's or
+    # another worktree's suites; the daemons the uids before it, an even
+    # count (two per run). With --base-airlockd two daemons run at once:
+    # each gets half (sharing uids, their sandboxes would share cgroups too).
     ubase, ucount = uid_range()
-    half = (ubase, ucount // 2) if args.base_airlockd else None
-    args.daemon = Daemon(args.airlockd, config, prefix="airlock-bench-", uids=half)
+    args.ns_uid = ubase + ucount - 1
+    ucount = (ucount - 1) // 4 * 4 if args.base_airlockd else (ucount - 1) // 2 * 2
+    args.daemon = Daemon(args.airlockd, config, prefix="airlock-bench-",
+                         uids=(ubase, ucount // 2 if args.base_airlockd else ucount))
+    print("uids: daemon %d..%d, the ns program's root %d\n"
+          % (ubase, ubase + (ucount // 2 if args.base_airlockd else ucount) - 1, args.ns_uid))
     args.base_daemon = None
     try:
         args.daemon.start()
@@ -863,6 +870,33 @@ def report_all(res, args, variants, problems, t_start):
     return 0
 
 
+def check_ns_uid(args, problems):
+    """--smoke: the ns program's root runs as the host uid it was given, of
+    this test's range (a fixed uid was the same in every worktree's suite
+    and every test_uid_offset): the first uid other than root seen among
+    airlock-bench's children while it loops python runs in the ns program."""
+    loop = subprocess.Popen([args.lib_bench, "--variants", "ns", "--ns-uid", str(args.ns_uid),
+                             "loop", "ns", "3", "200", "0"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen, deadline = None, time.monotonic() + 20
+    try:
+        while seen is None and loop.poll() is None and time.monotonic() < deadline:
+            for kid in children(loop.pid):
+                try:
+                    with open("/proc/%d/status" % kid) as f:
+                        uid = int(next(ln for ln in f if ln.startswith("Uid:")).split()[1])
+                except (OSError, StopIteration, ValueError):
+                    continue
+                if uid != 0:  # root until its setresuid in the namespace
+                    seen = uid
+    finally:
+        loop.kill()
+        loop.wait()
+    print("ns program's root: host uid %s (given %d)\n" % (seen, args.ns_uid))
+    if seen != args.ns_uid:
+        problems.append("the ns program ran as host uid %s, not %d" % (seen, args.ns_uid))
+
+
 def main():
     args = parse_args()
     problems = []
@@ -874,6 +908,8 @@ def main():
         if args.only is not None:
             return run_only(args, variants, tput_variants, problems, t_start)
         res = measure_all(args, variants, tput_variants)
+        if args.smoke:
+            check_ns_uid(args, problems)
     finally:
         args.daemon.remove()
         if args.base_daemon is not None:

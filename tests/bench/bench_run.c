@@ -16,8 +16,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define BENCH_NS_UID 2000000 /* host uid of root in the ns program's userns */
-
 const char *const bench_variant_names[V_COUNT] = {"lib", "cli", "bare", "ns", "bwrap", "base"};
 
 const struct bench_payload bench_payloads[] = {
@@ -63,7 +61,7 @@ static void __attribute__((noreturn)) bench_ns_child(int syncfd, int outfd, cons
 	if (read(syncfd, &c, 1) != 1)
 		_exit(120);
 	close(syncfd);
-	/* Become the mapped root of the new user namespace (host uid BENCH_NS_UID). */
+	/* Become the mapped root of the new user namespace (bench_spawn maps it). */
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		_exit(130);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -90,9 +88,10 @@ static void __attribute__((noreturn)) bench_ns_child(int syncfd, int outfd, cons
 	_exit(129);
 }
 
-/* Fork (or clone into new namespaces) and exec argv; drain its output. */
+/* Fork (or clone into new namespaces, root mapped to host uid ns_uid) and
+ * exec argv; drain its output. */
 static int
-bench_spawn(const char *const *argv, bool ns, bool newnet)
+bench_spawn(const char *const *argv, bool ns, unsigned ns_uid, bool newnet)
 {
 	int out[2], sync[2] = {-1, -1};
 	char path[64], map[64];
@@ -127,7 +126,7 @@ bench_spawn(const char *const *argv, bool ns, bool newnet)
 	close(out[1]);
 	if (ns) {
 		close(sync[0]);
-		snprintf(map, sizeof(map), "0 %d 1\n", BENCH_NS_UID);
+		snprintf(map, sizeof(map), "0 %u 1\n", ns_uid);
 		snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
 		r = bench_write_file(path, map);
 		snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
@@ -188,11 +187,11 @@ bench_one(struct bench *b, enum bench_variant v, size_t p)
 				av[n++] = pl->argv[i];
 		}
 		av[n] = NULL;
-		return bench_spawn(av, false, false);
+		return bench_spawn(av, false, 0, false);
 	case V_BARE:
-		return bench_spawn(pl->argv, false, false);
+		return bench_spawn(pl->argv, false, 0, false);
 	case V_NS:
-		return bench_spawn(pl->argv, true, b->newnet);
+		return bench_spawn(pl->argv, true, b->ns_uid, b->newnet);
 	case V_BWRAP: {
 		static const char *const pre[] = {
 			"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc",
@@ -208,7 +207,7 @@ bench_one(struct bench *b, enum bench_variant v, size_t p)
 		for (i = 0; pl->argv[i] != NULL; i++)
 			av[n++] = pl->argv[i];
 		av[n] = NULL;
-		return bench_spawn(av, false, false);
+		return bench_spawn(av, false, 0, false);
 	}
 	default:
 		return -EINVAL;

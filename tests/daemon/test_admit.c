@@ -676,6 +676,69 @@ test_limits_filled(void **state)
 			    "limits.wall_ms = 5000 is above the ceiling 1000 of profile 'default'");
 }
 
+/*
+ * Rule 5: a wall limit asked without a CPU limit, above the profile's CPU
+ * default, raises the CPU limit to it, at most to the CPU ceiling (the rule
+ * of MCP's timeout_seconds and the kernel's AIRLOCK_KERNEL_WALL_S, issue
+ * 33); never lowered, never over a CPU limit asked or a session's default.
+ * Here the CPU default is 11 and its ceiling 1001.
+ */
+static void
+test_limits_wall_raises_cpu(void **state)
+{
+	static const enum admit_kind kinds[] = {ADMIT_RUN, ADMIT_SESSION_RUN, ADMIT_CELL};
+	static const struct {
+		uint64_t wall, cpu, session_cpu, want_cpu;
+	} walls[] = {
+		{500, 0, 0, 500},   /* raised to the wall */
+		{1000, 0, 0, 1000}, /* the wall's ceiling is 1000, the cpu's 1001 */
+		{5, 0, 0, 11},	    /* below the default: the default */
+		{11, 0, 0, 11},	    /* at it */
+		{500, 7, 0, 7},	    /* asked: kept */
+		{0, 0, 0, 11},	    /* no wall asked: the default */
+		{500, 0, 9, 9},	    /* a session's CPU default: kept */
+	};
+	struct admit_facts f;
+	struct admit_decision dec;
+	size_t i, k;
+
+	(void)state;
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		for (i = 0; i < sizeof(walls) / sizeof(walls[0]); i++) {
+			if (walls[i].session_cpu != 0 && kinds[k] != ADMIT_SESSION_RUN)
+				continue;
+			test_base(kinds[k], REQ, &f);
+			asked.v[PROTO_LIMIT_WALL_MS] = walls[i].wall;
+			asked.v[PROTO_LIMIT_CPU_MS] = walls[i].cpu;
+			session_defaults.v[PROTO_LIMIT_CPU_MS] = walls[i].session_cpu;
+			admit_decide(&f, &dec);
+			assert_int_equal(dec.verdict, ADMIT_QUEUE);
+			assert_int_equal(dec.limits.v[PROTO_LIMIT_CPU_MS], walls[i].want_cpu);
+		}
+	/* Capped at the CPU ceiling when it is below the wall asked. */
+	test_base(ADMIT_RUN, REQ, &f);
+	ceilings.v[PROTO_LIMIT_CPU_MS] = 300;
+	asked.v[PROTO_LIMIT_WALL_MS] = 900;
+	admit_decide(&f, &dec);
+	assert_int_equal(dec.limits.v[PROTO_LIMIT_CPU_MS], 300);
+	/* A session's wall default counts as asked. */
+	test_base(ADMIT_SESSION_RUN, REQ, &f);
+	session_defaults.v[PROTO_LIMIT_WALL_MS] = 400;
+	admit_decide(&f, &dec);
+	assert_int_equal(dec.limits.v[PROTO_LIMIT_CPU_MS], 400);
+	/* An interpreter's start keeps the ceilings; a session's open its
+	 * profile's defaults (its asked limits are its runs' defaults). */
+	test_base(ADMIT_INTERP_START, REQ, &f);
+	asked.v[PROTO_LIMIT_WALL_MS] = 500;
+	admit_decide(&f, &dec);
+	assert_int_equal(dec.limits.v[PROTO_LIMIT_CPU_MS], ceilings.v[PROTO_LIMIT_CPU_MS]);
+	test_base(ADMIT_SESSION_OPEN, REQ, &f);
+	asked.v[PROTO_LIMIT_WALL_MS] = 500;
+	admit_decide(&f, &dec);
+	assert_int_equal(dec.verdict, ADMIT_NOW);
+	assert_int_equal(dec.limits.v[PROTO_LIMIT_CPU_MS], defaults.v[PROTO_LIMIT_CPU_MS]);
+}
+
 /* figures_svg: a cell's, or a run's of a runtime whose figures come back
  * (a python one, runtime_figures); another run's is bad_request (issue 30). */
 static void
@@ -783,10 +846,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows),	      cmocka_unit_test(test_rows_cover_kinds),
-		cmocka_unit_test(test_limits_filled), cmocka_unit_test(test_limits_interp),
-		cmocka_unit_test(test_session_picks), cmocka_unit_test(test_tool_outcomes),
-		cmocka_unit_test(test_names),	      cmocka_unit_test(test_figures_svg),
+		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_rows_cover_kinds),
+		cmocka_unit_test(test_limits_filled),
+		cmocka_unit_test(test_limits_interp),
+		cmocka_unit_test(test_limits_wall_raises_cpu),
+		cmocka_unit_test(test_session_picks),
+		cmocka_unit_test(test_tool_outcomes),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_figures_svg),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,7 +74,6 @@ KNOWN_FILES = {
     # by subject yet.
     "tests/python/test_airlock.py": 1296,
     "tests/integration/sandbox/test_cli.c": 1211,
-    "tests/integration/front/test_sessions.c": 1025,
 }
 
 

@@ -784,16 +784,29 @@ class McpTest(unittest.TestCase):
                 time.sleep(0.05)
             took = time.monotonic() - t0
             self.assertTrue(gone, "airlock mcp still running 2 s after its client was killed\n" + log())
-            ps = subprocess.run([CLI, "--socket", SOCKET, "ps"], capture_output=True, text=True, timeout=10)
+            # The server's exit closes its connection; the daemon cancels its
+            # runs and closes its session when it reads that, a moment later
+            # (under load, after our first look): wait for that, with a
+            # deadline, rather than read ps once.
+            deadline = time.monotonic() + 10
+            while True:
+                ps = subprocess.run([CLI, "--socket", SOCKET, "ps"], capture_output=True, text=True, timeout=10)
+                ls = subprocess.run([CLI, "--socket", SOCKET, "session", "ls"],
+                                    capture_output=True, text=True, timeout=10)
+                left = "running" in ps.stdout or "queued" in ps.stdout or session in ls.stdout
+                if not left or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
             self.assertNotIn("running", ps.stdout, "a run outlived the client: " + ps.stdout + log())
             self.assertNotIn("queued", ps.stdout, "a run outlived the client: " + ps.stdout + log())
-            ls = subprocess.run([CLI, "--socket", SOCKET, "session", "ls"], capture_output=True, text=True, timeout=10)
             self.assertNotIn(session, ls.stdout, "the session outlived the client\n" + log())
+            cleared = time.monotonic() - t0
             t1 = time.monotonic()
             nxt = subprocess.run([CLI, "--socket", SOCKET, "run", "-c", "print(7)"], capture_output=True, text=True, timeout=30)
             self.assertEqual(nxt.stdout.strip(), "7", nxt.stderr)
             self.assertLess(time.monotonic() - t1, 10)
-            print(f"\nmcp exited {took:.2f} s after its client's SIGKILL", file=sys.stderr)
+            print(f"\nmcp exited {took:.2f} s after its client's SIGKILL, its runs and session "
+                  f"gone {cleared:.2f} s after", file=sys.stderr)
         finally:
             if client.poll() is None:
                 client.kill()

@@ -299,6 +299,12 @@ class Persist(unittest.TestCase):
                 self.assertEqual(t.extractfile("x/y").read(), b"binding")
         p = self.cli("session", "save", "f" * 32, "-", check=False)
         self.assertIn(b"not_found", p.stdout + p.stderr)
+        # Where nothing can be written: exit 73 and, with --json, the error
+        # as JSON, for `session save` and `get` alike (one writer, cli_write_out).
+        for args in (("session", "save", sid), ("get", sid, "d/e/f.txt")):
+            p = self.cli(*args, os.path.join(self.d.dir, "no", "such", "dir"), check=False)
+            self.assertEqual(p.returncode, 73, p)
+            self.assertEqual(json.loads(p.stdout)["error"]["code"], "cantcreat", p)
 
     def test_open_from_archive(self):
         sid = self.open()

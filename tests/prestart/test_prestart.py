@@ -234,7 +234,7 @@ def waiting_interpreters(daemon=None, argv=ARGV):
         try:
             with open("/proc/%s/cmdline" % pid, "rb") as f:
                 cmd = f.read().split(b"\0")
-            # A python run starts through `-c BOOT` before its code file
+            # A python run starts through `-c LINE` (BOOT's runner) before its code file
             # (the figures' start-up, issue 30): the runtime's argv around it.
             if b"-c" in cmd[:-2]:
                 i = cmd.index(b"-c")
@@ -457,6 +457,27 @@ class PrestartTest(unittest.TestCase):
             res = run(probe)
             self.assertEqual(res["stdout"], fresh["stdout"], (i, res))
             self.assertIn(" prestarted=1", audit_line())
+
+    def test_cmdline_is_short(self):
+        # A python run's start-up (run_boot_py, 7 KB) reaches the interpreter
+        # through its environment, not its argv: /proc/PID/cmdline (what ps
+        # in the sandbox shows) is the runtime's argv with a one-line -c,
+        # and the variable is gone from the code's os.environ and from its
+        # children's environment. Pre-started or fresh, site loaded or not.
+        probe = ("import os, subprocess\n"
+                 "cmd = open('/proc/self/cmdline', 'rb').read()\n"
+                 "env = subprocess.run(['/usr/bin/env'], capture_output=True).stdout\n"
+                 "print(len(cmd), 'AIRLOCK_BOOT' in os.environ, b'AIRLOCK_BOOT' in env)\n")
+        for lang, pre in (("python", True), ("python-fresh", False), ("python-site", True)):
+            with self.subTest(lang=lang):
+                self.assertTrue(wait_for(lambda: len(waiting_interpreters()) >= 2, 10))
+                res = run(probe, lang=lang)
+                self.assertEqual(res["outcome"], "exited", res)
+                length, in_env, in_child = res["stdout"].split()
+                print("\n%s: cmdline %s bytes" % (lang, length), file=sys.stderr)
+                self.assertLess(int(length), 400, res)
+                self.assertEqual((in_env, in_child), ("False", "False"), res)
+                self.assertEqual(" prestarted=1" in audit_line(), pre)
 
     def test_output_is_the_runs(self):
         res = run("import sys\nsys.stdout.write('o' * 100000)\nsys.stderr.write('e')\n")

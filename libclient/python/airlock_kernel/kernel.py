@@ -76,31 +76,18 @@ class KernelSettings:
             memory_mb=num("AIRLOCK_KERNEL_MEMORY_MB", int),
         )
 
-    def limits(self, cpu_ceiling_s: Optional[float] = None) -> airlock.SandboxLimits:
-        """The session's limits; cpu_ceiling_s: the daemon's CPU ceiling for
-        this profile (info()), when known."""
+    def limits(self) -> airlock.SandboxLimits:
+        """The session's limits. A wall alone also raises each cell's CPU
+        limit to it, up to the profile's ceiling: the daemon's admission
+        does that (docs/design-profiles.md 7b), for MCP's timeout_seconds too."""
         kw: Dict[str, Any] = {}
         if self.wall_s is not None:
             kw["wall_seconds"] = self.wall_s  # SandboxLimits names it so (was wall_time_s: a TypeError)
-            # As MCP's timeout_seconds: a cell allowed to run longer is not
-            # stopped by the CPU default first, up to the daemon's ceiling.
-            if cpu_ceiling_s is not None:
-                kw["cpu_seconds"] = min(self.wall_s, cpu_ceiling_s)
         if self.memory_mb is not None:
             kw["memory_bytes"] = self.memory_mb << 20
         if self.profile is not None:
             kw["profile"] = self.profile
         return airlock.SandboxLimits(**kw)
-
-
-def _cpu_ceiling_s(info: Mapping[str, Any], profile: Optional[str]) -> Optional[float]:
-    """The CPU-time ceiling of the profile (or the daemon's) from info(), in
-    seconds; None when the daemon does not say."""
-    limits = info.get("limits", {})
-    if profile is not None:
-        limits = info.get("profiles", {}).get(profile, {}).get("limits", limits)
-    ceiling = limits.get("cpu_ms", {}).get("ceiling")
-    return ceiling / 1000.0 if ceiling else None
 
 
 # The dotted name before the cursor, and the rest of a name after it.
@@ -242,8 +229,8 @@ class AirlockKernel:
     def open_session(self) -> None:
         s = self.settings
         if self.sandbox is None:
-            info = self.sandbox_info() if s.runtime is None or s.wall_s is not None else {}
-            self.limits = s.limits(_cpu_ceiling_s(info, s.profile))
+            info = self.sandbox_info() if s.runtime is None else {}
+            self.limits = s.limits()
             self.sandbox = airlock.AirlockSandbox(s.socket, limits=self.limits)
             if s.runtime is None:
                 s.runtime = pick_runtime(info)

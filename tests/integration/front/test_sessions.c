@@ -26,8 +26,11 @@
 
 #include "fixture.h"
 #include "front_util.h"
+#include "session_cg.h"
 #include "proto.h"
 
+#define UID_BASE 780000 /* CFG's uid_base and uid_count */
+#define UID_COUNT 64
 #define CFG(extra) "[sandbox]\nuid_base = 780000\nuid_count = 64\n" extra
 #define UID_LO 780000
 #define UID_HI (780000 + 63)
@@ -625,145 +628,6 @@ test_refused_input_with_pool(void **state)
 }
 
 /*
- * Memory cgroups the daemon's runs left behind, dying: pages of the session's
- * workspace written by a run stay charged to the cgroup the run had, which
- * lives on, removed but not freed, while they do. cgroup2: nr_dying_descendants
- * of the daemon's runs/ node. cgroup1 has no cgroup.stat: the number of memory
- * cgroups of the host (/proc/cgroups), dying ones included (other processes'
- * live ones too: callers compare with a margin). -1 on rlimit.
- */
-/*
- * The daemon's run cgroups' directory (cgroup2 runs/, cgroup1 the memory
- * controller's airlock/), from its log: 2 cgroup2, 1 cgroup1, 0 neither.
- */
-static int
-runs_cgroup(const struct fixture *f, char *buf, size_t len)
-{
-	char log[16384];
-	const char *p;
-	ssize_t n;
-	int lfd = open(f->log, O_RDONLY | O_CLOEXEC);
-
-	assert_true(lfd >= 0);
-	n = read(lfd, log, sizeof(log) - 1);
-	close(lfd);
-	assert_true(n >= 0);
-	log[n] = '\0';
-	if ((p = strstr(log, "resource control: cgroup2 at ")) != NULL) {
-		p += strlen("resource control: cgroup2 at ");
-		snprintf(buf, len, "%.*s/runs", (int)strcspn(p, ":"), p);
-		return 2;
-	}
-	if ((p = strstr(log, "resource control: cgroup1 memory controller at ")) != NULL) {
-		p += strlen("resource control: cgroup1 memory controller at ");
-		snprintf(buf, len, "%.*s", (int)strcspn(p, " "), p);
-		return 1;
-	}
-	return 0;
-}
-
-static long
-memcg_count(const struct fixture *f)
-{
-	char path[600], line[256];
-	long n = -1;
-	FILE *fp;
-	int v = runs_cgroup(f, path, sizeof(path) - 16);
-
-	if (v == 2) {
-		strcat(path, "/cgroup.stat");
-		fp = fopen(path, "re");
-		assert_non_null(fp);
-		while (fgets(line, sizeof(line), fp) != NULL)
-			if (sscanf(line, "nr_dying_descendants %ld", &n) == 1)
-				break;
-	} else if (v == 1) {
-		fp = fopen("/proc/cgroups", "re");
-		assert_non_null(fp);
-		while (fgets(line, sizeof(line), fp) != NULL)
-			if (sscanf(line, "memory %*d %ld", &n) == 1)
-				break;
-	} else {
-		return -1;
-	}
-	fclose(fp);
-	assert_true(n >= 0);
-	return n;
-}
-
-/* A cgroup file's number (0: not there). */
-static uint64_t
-cg_value(const char *path)
-{
-	unsigned long long v = 0;
-	FILE *fp = fopen(path, "re");
-
-	if (fp == NULL)
-		return 0;
-	if (fscanf(fp, "%llu", &v) != 1)
-		v = 0;
-	fclose(fp);
-	return v;
-}
-
-/* Read key's value from a cgroup's flat-keyed file (0: not there). */
-static uint64_t
-cg_key(const char *path, const char *key)
-{
-	char line[256], name[64];
-	unsigned long long v;
-	uint64_t ret = 0;
-	FILE *fp = fopen(path, "re");
-
-	if (fp == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), fp) != NULL)
-		if (sscanf(line, "%63s %llu", name, &v) == 2 && strcmp(name, key) == 0) {
-			ret = v;
-			break;
-		}
-	fclose(fp);
-	return ret;
-}
-
-/*
- * The most memory other than shmem (file cache, mostly) charged to one of
- * the daemon's run cgroups: cgroup2 u<uid>/code, cgroup1 u<uid>; usage less
- * shmem (cgroup2 memory.current and "shmem", cgroup1 memory.usage_in_bytes
- * and "total_shmem" of memory.stat). With one session and its runs done,
- * that is what the session's runs left (prepared sandboxes hold a little).
- */
-static uint64_t
-run_cgroup_cache(const struct fixture *f, uint64_t *ret_shmem)
-{
-	char base[600], dir[900], path[1000];
-	struct dirent *de;
-	uint64_t best = 0, usage, shmem;
-	int v = runs_cgroup(f, base, sizeof(base));
-	DIR *d = opendir(base);
-
-	assert_true(v > 0);
-	assert_non_null(d);
-	*ret_shmem = 0;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] != 'u')
-			continue;
-		snprintf(dir, sizeof(dir), "%s/%s%s", base, de->d_name, v == 2 ? "/code" : "");
-		snprintf(path, sizeof(path), "%s/%s", dir,
-			 v == 2 ? "memory.current" : "memory.usage_in_bytes");
-		usage = cg_value(path);
-		snprintf(path, sizeof(path), "%s/memory.stat", dir);
-		shmem = cg_key(path, v == 2 ? "shmem" : "total_shmem");
-		if (usage > shmem && usage - shmem > best) {
-			best = usage - shmem;
-			*ret_shmem = shmem;
-		}
-	}
-	closedir(d);
-	return best;
-}
-
-/*
  * A session's runs cannot raise their own memory limit with file cache
  * (review of 0f20866). Pages of files a run reads stay charged to the
  * session's kept cgroup after it, reclaimable; when the next run's limit was
@@ -885,9 +749,10 @@ test_no_dying_cgroups(void **state)
 	struct proto_limits lim;
 	struct fixture f;
 	struct proto_msg m;
-	char sid[64], code[128];
+	char sid[64], code[128], runs[600];
+	int fd, i, v, remade = 0;
 	long before, after;
-	int fd, i;
+	ino_t ino0 = 0, ino = 0;
 
 	(void)state;
 	assert_int_equal(fixture_start(&f, CFG("")), 0);
@@ -897,23 +762,37 @@ test_no_dying_cgroups(void **state)
 	run_sh(fd, sid, "head -c 65536 /dev/zero > f0", false, NULL, 0, &m);
 	assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
 	proto_msg_free(&m);
-	before = memcg_count(&f);
-	if (before < 0) {
+	v = runs_cgroup(&f, runs, sizeof(runs));
+	if (v == 0) {
 		print_message("resource control rlimit: no memory cgroups to count\n");
 		close(fd);
 		assert_int_equal(fixture_stop(&f), 0);
 		skip();
 	}
+	before = v == 2 ? memcg_dying(runs)
+			: memcg_own_nodes(runs, fixture_uid(UID_BASE), UID_COUNT, &ino0);
 	for (i = 1; i <= N; i++) {
 		snprintf(code, sizeof(code), "head -c 65536 /dev/zero > f%d", i);
 		run_sh(fd, sid, code, false, NULL, 0, &m);
 		assert_int_equal(m.u.result.outcome, PROTO_OUTCOME_EXITED);
 		proto_msg_free(&m);
+		/* cgroup1: still the session's one node, never made again. */
+		if (v == 1 && (memcg_own_nodes(runs, fixture_uid(UID_BASE), UID_COUNT, &ino) != 1 ||
+			       ino != ino0))
+			remade++;
 	}
-	after = memcg_count(&f);
-	print_message("memory cgroups before %ld, after %d session runs %ld\n", before, N, after);
-	/* One each before the fix; a margin for other processes' cgroups. */
-	assert_true(after - before < N / 3);
+	if (v == 2) {
+		after = memcg_dying(runs);
+		print_message("dying memory cgroups before %ld, after %d session runs %ld\n",
+			      before, N, after);
+		/* One each before the fix; a margin for a run's own. */
+		assert_true(after - before < N / 3);
+	} else {
+		print_message("cgroup1: %ld run node(s) of ours, remade in %d of %d session runs\n",
+			      before, remade, N);
+		assert_int_equal(before, 1);
+		assert_int_equal(remade, 0);
+	}
 
 	/*
 	 * Over its memory limit: memory_limit, in a session too; the next run

@@ -392,6 +392,64 @@ test_above_ceiling(void **state)
 	assert_int_equal(airlock_ping(s->conn), 0);
 }
 
+/* The second group's daemon: a CPU default of 0.3 s, a CPU ceiling of 0.7 s. */
+static int
+setup_low_cpu(void **state)
+{
+	static struct sbx s;
+
+	if (sbx_start(&s, "[limits]\ncpu_ms = 300\ncpu_ms_max = 700\n") < 0)
+		return -1;
+	*state = &s;
+	return 0;
+}
+
+/*
+ * A wall limit asked without a CPU limit raises the CPU limit to it, up to
+ * the profile's ceiling (admission, docs/design-profiles.md 7b): the rule
+ * the MCP server's timeout_seconds and the Jupyter kernel's wall had each
+ * written for themselves, now the daemon's for every client. A CPU limit
+ * asked is kept.
+ */
+static void
+test_wall_raises_cpu(void **state)
+{
+	static const char spin[] = "import sys, time\n"
+				   "while time.process_time() < float(sys.argv[1]): pass\n"
+				   "print('spun')\n";
+	struct airlock_run_req *req;
+	struct airlock_result *res;
+	char *out;
+
+	/* 0.5 s of CPU under a 10 s wall: above the 0.3 s default, fine. */
+	req = sbx_req("python", spin);
+	assert_int_equal(airlock_run_req_add_arg(req, "0.5"), 0);
+	sbx_limit(req, AIRLOCK_LIMIT_WALL_MS, 10000);
+	res = sbx_run(*state, req);
+	out = sbx_stdout(res);
+	assert_outcome(res, AIRLOCK_OUTCOME_EXITED);
+	assert_string_equal(out, "spun\n");
+	free(out);
+	airlock_result_free(res);
+	/* 2 s asked of it: stopped at the 0.7 s ceiling, not the default. */
+	req = sbx_req("python", spin);
+	assert_int_equal(airlock_run_req_add_arg(req, "2"), 0);
+	sbx_limit(req, AIRLOCK_LIMIT_WALL_MS, 10000);
+	res = sbx_run(*state, req);
+	assert_outcome(res, AIRLOCK_OUTCOME_CPU_LIMIT);
+	assert_true(airlock_result_cpu_ms(res) >= 600);
+	airlock_result_free(res);
+	/* A CPU limit asked is the run's: 0.3 s. */
+	req = sbx_req("python", spin);
+	assert_int_equal(airlock_run_req_add_arg(req, "0.5"), 0);
+	sbx_limit(req, AIRLOCK_LIMIT_WALL_MS, 10000);
+	sbx_limit(req, AIRLOCK_LIMIT_CPU_MS, 300);
+	res = sbx_run(*state, req);
+	assert_outcome(res, AIRLOCK_OUTCOME_CPU_LIMIT);
+	assert_true(airlock_result_cpu_ms(res) < 600);
+	airlock_result_free(res);
+}
+
 int
 main(void)
 {
@@ -412,5 +470,11 @@ main(void)
 		cmocka_unit_test(test_above_ceiling),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	const struct CMUnitTest low_cpu[] = {
+		cmocka_unit_test(test_wall_raises_cpu),
+	};
+	int failed = cmocka_run_group_tests(tests, setup, teardown);
+
+	/* One daemon at a time: the first group's is stopped (its uid range). */
+	return failed + cmocka_run_group_tests_name("low_cpu", low_cpu, setup_low_cpu, teardown);
 }
