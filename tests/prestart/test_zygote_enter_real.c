@@ -1,0 +1,349 @@
+/*
+ * test_zygote_enter_real.c: zygote_enter() for real (docs/design-bursts.md
+ * §3.1-3.2). As root, a sandbox is made the way the spawner makes one (new
+ * user, mount, pid, net, ipc and uts namespaces owned by a test uid U, the
+ * maps 0 -> U and 1000 -> U+1, a tmpfs root, pivot_root, a pid 1 that
+ * reports what it reaps); a "zygote" that dropped to uid U, with no group
+ * and no capability, forks a child that enters it. The entered process
+ * checks what the code would see, and the sandbox's pid 1 must be the one
+ * that reaps it. Then an order whose user namespace fd is not one fails at
+ * setns_user. Exit 77 (skip) without root or user namespaces.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <grp.h>
+#include <sys/fsuid.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "landlock.h"
+#include "zygote_enter.h"
+
+static char top[64];
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+#define DIE(what)                                                                                  \
+	do {                                                                                       \
+		fprintf(stderr, "%s: %s\n", what, strerror(errno));                                \
+		_exit(99);                                                                         \
+	} while (0)
+
+/* Write one /proc/PID file. */
+static void
+put_proc(pid_t pid, const char *file, const char *val)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		DIE(path);
+	close(fd);
+}
+
+/* The sandbox's pid 1: set up the root, say ready, report the first
+ * child it reaps as "PID STATUS" on out, then exit. */
+__attribute__((noreturn)) static void
+sandbox_pid1(int sync_fd, int out)
+{
+	static const char *const dirs[] = {"usr", "proc", "old", "dev", "tmp"};
+	struct timespec deadline = {30, 0};
+	char path[128], c, line[64];
+	sigset_t chld;
+	int st, n;
+	size_t i;
+	pid_t p;
+
+	if (read(sync_fd, &c, 1) != 1 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		DIE("sync");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", top, "tmpfs", 0, "size=1m,mode=0755") < 0)
+		DIE("root");
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", top, dirs[i]);
+		if (mkdir(path, i == 4 ? 01777 : 0755) < 0 ||
+		    chmod(path, i == 4 ? 01777 : 0755) < 0)
+			DIE(path);
+	}
+	snprintf(path, sizeof(path), "%s/usr", top);
+	if (mount("/usr", path, NULL, MS_BIND | MS_REC, NULL) < 0)
+		DIE("usr");
+	snprintf(path, sizeof(path), "%s/proc", top);
+	/* /proc before the old root goes: a new proc needs one visible. */
+	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		DIE("proc");
+	snprintf(path, sizeof(path), "%s/old", top);
+	if (syscall(SYS_pivot_root, top, path) < 0 || chdir("/") < 0 ||
+	    umount2("/old", MNT_DETACH) < 0 || sethostname("zyg-sbx", 7) < 0)
+		DIE("pivot_root");
+	if (write(out, "R", 1) != 1)
+		DIE("ready");
+	/* An adopted child is not ours until it is reparented: wait for
+	 * SIGCHLD (its exit), with a deadline, not for a child to exist. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		p = waitpid(-1, &st, WNOHANG);
+		if (p > 0 || (p < 0 && errno != ECHILD && errno != EINTR))
+			break;
+		if (sigtimedwait(&chld, NULL, &deadline) < 0 && errno == EAGAIN) {
+			p = -1;
+			errno = ETIMEDOUT;
+			break;
+		}
+	}
+	n = snprintf(line, sizeof(line), "%d %d", (int)p,
+		     p < 0	     ? -errno
+		     : WIFEXITED(st) ? WEXITSTATUS(st)
+				     : 128 + WTERMSIG(st));
+	(void)!write(out, line, (size_t)n);
+	_exit(0);
+}
+
+/* Make the sandbox, owned by uid u as the spawner does (effective uid
+ * only, permitted capabilities raised again). Returns its pid 1's pid. */
+static pid_t
+sandbox_make(unsigned u, int *ret_out)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+	int syncp[2], outp[2];
+	char map[64], c;
+	pid_t pid;
+
+	if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0)
+		DIE("pipe");
+	if (setresuid((uid_t)-1, u, (uid_t)-1) < 0)
+		DIE("owner");
+	(void)setfsuid(0);
+	if (syscall(SYS_capget, &h, d) < 0)
+		DIE("capget");
+	d[0].effective = d[0].permitted;
+	d[1].effective = d[1].permitted;
+	if (syscall(SYS_capset, &h, d) < 0)
+		DIE("capset");
+	pid = (pid_t)syscall(SYS_clone,
+			     CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+				     CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
+			     0, NULL, NULL, 0);
+	if (pid < 0)
+		DIE("clone");
+	if (pid == 0) {
+		close(syncp[1]);
+		close(outp[0]);
+		sandbox_pid1(syncp[0], outp[1]);
+	}
+	snprintf(map, sizeof(map), "0 %u 1\n1000 %u 1\n", u, u + 1);
+	put_proc(pid, "uid_map", map);
+	put_proc(pid, "setgroups", "deny");
+	put_proc(pid, "gid_map", map);
+	if (setresuid((uid_t)-1, 0, (uid_t)-1) < 0 || write(syncp[1], "g", 1) != 1)
+		DIE("release");
+	close(syncp[0]);
+	close(syncp[1]);
+	close(outp[1]);
+	if (read(outp[0], &c, 1) != 1 || c != 'R')
+		DIE("sandbox not ready");
+	*ret_out = outp[0];
+	return pid;
+}
+
+/* In the entered process: what the code would see, as one line on fd 1. */
+__attribute__((noreturn)) static void
+code_checks(void)
+{
+	char buf[4096], host[64] = "", line[512];
+	struct timespec ms = {0, 1000000};
+	int fd, nfd = 0, i, bad_write;
+	ssize_t n;
+
+	/* pid 2, our parent, exits at once: adopted by the sandbox's pid 1 */
+	for (i = 0; i < 5000 && getppid() != 1; i++)
+		nanosleep(&ms, NULL);
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	(void)gethostname(host, sizeof(host));
+	for (i = 0; i < 64; i++)
+		nfd += fcntl(i, F_GETFD) >= 0;
+	fd = open("/usr/zygote-test", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	bad_write = fd >= 0 ? 0 : errno;
+	fd = open("/tmp/ok", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	n = snprintf(line, sizeof(line),
+		     "pid=%d ppid=%d uid=%d gid=%d host=%s fds=%d usr_write=%d tmp_write=%d "
+		     "caps0=%d nnp=%d seccomp=%d groups=%d sigblk=%d\n",
+		     (int)getpid(), (int)getppid(), (int)getuid(), (int)getgid(), host, nfd,
+		     bad_write, fd >= 0,
+		     strstr(buf, "CapPrm:\t0000000000000000") &&
+			     strstr(buf, "CapEff:\t0000000000000000") &&
+			     strstr(buf, "CapBnd:\t0000000000000000") &&
+			     strstr(buf, "CapAmb:\t0000000000000000"),
+		     strstr(buf, "NoNewPrivs:\t1") != NULL, strstr(buf, "Seccomp:\t2") != NULL,
+		     getgroups(0, NULL), strstr(buf, "SigBlk:\t0000000000000000") == NULL);
+	(void)!write(1, line, (size_t)n);
+	_exit(42);
+}
+
+/* Fork a zygote as uid u (no group, no capability) that forks a child
+ * entering per order; the child runs code_checks(). Returns the report. */
+static struct zygote_report
+zygote_run(unsigned u, struct zygote_order *o, int report_rd)
+{
+	struct zygote_report rep = {.step = -1, .err = 0};
+	pid_t z = fork();
+	int st;
+
+	if (z < 0)
+		DIE("fork");
+	if (z == 0) {
+		pid_t c;
+
+		if (setgroups(0, NULL) < 0 || setresgid(u, u, u) < 0 || setresuid(u, u, u) < 0)
+			DIE("zygote drop");
+		c = fork();
+		if (c == 0) {
+			zygote_enter(o);
+			code_checks();
+		}
+		while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+			;
+		_exit(c > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 98);
+	}
+	close(o->report_fd);
+	o->report_fd = -1;
+	if (read(report_rd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+		rep.step = -2;
+	while (waitpid(z, &st, 0) < 0 && errno == EINTR)
+		;
+	return rep;
+}
+
+int
+main(void)
+{
+	static const char *const ns[] = {"user", "mnt", "net", "ipc", "uts", NULL, "pid"};
+	static struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	static struct sock_fprog prog = {.len = 1, .filter = &allow};
+	const char *base = getenv("AIRLOCK_TEST_UID_BASE");
+	struct zygote_order o;
+	struct zygote_report rep;
+	struct landlock_rules ll;
+	char path[128], out[512] = "", said[64] = "";
+	int rp[2], op[2], sup_out, i, abi;
+	const char *rw[2] = {path, NULL};
+	unsigned u;
+	pid_t sup;
+	ssize_t n;
+
+	if (geteuid() != 0 || base == NULL || access("/proc/self/ns/user", F_OK) < 0) {
+		fprintf(stderr, "skip: needs root and AIRLOCK_TEST_UID_BASE\n");
+		return 77;
+	}
+	u = (unsigned)strtoul(base, NULL, 10) + 16;
+	{
+		sigset_t chld;
+
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		sigprocmask(SIG_BLOCK, &chld, NULL);
+	}
+	snprintf(top, sizeof(top), "/tmp/airlock-zygote-XXXXXX");
+	if (mkdtemp(top) == NULL)
+		DIE("mkdtemp");
+	sup = sandbox_make(u, &sup_out);
+
+	memset(&o, 0, sizeof(o));
+	for (i = 0; i < ZYGOTE_NS_COUNT_; i++) {
+		o.ns_fd[i] = -1;
+		if (ns[i] == NULL)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)sup, ns[i]);
+		o.ns_fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (o.ns_fd[i] < 0)
+			DIE(path);
+	}
+	if (pipe2(rp, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0)
+		DIE("pipe");
+	o.cgroup_procs_fd = -1;
+	o.stdio_fd[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	o.stdio_fd[1] = op[1];
+	o.stdio_fd[2] = op[1];
+	o.report_fd = rp[1];
+	o.uid = 1000;
+	o.gid = 1000;
+	o.nrlimits = 1;
+	o.rlimit_res[0] = RLIMIT_NOFILE;
+	o.rlimit[0].rlim_cur = o.rlimit[0].rlim_max = 32;
+	o.seccomp = &prog;
+	/* The ruleset is built on the sandbox's own inodes, through its root. */
+	abi = landlock_usable_abi(landlock_abi());
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp", (int)sup);
+	{
+		char root[64];
+
+		snprintf(root, sizeof(root), "/proc/%d/root/.", (int)sup);
+		if (landlock_prepare(abi, root, rw, NULL, &ll) < 0)
+			DIE("landlock_prepare");
+	}
+	o.landlock = &ll;
+
+	rep = zygote_run(u, &o, rp[0]);
+	CHECK(rep.step == ZYGOTE_STEP_NONE && rep.err == 0, "report: step %s errno %d",
+	      zygote_step_name(rep.step), rep.err);
+	close(op[1]);
+	n = read(op[0], out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = '\0';
+	n = read(sup_out, said, sizeof(said) - 1);
+	said[n > 0 ? n : 0] = '\0';
+	fprintf(stderr, "entered: %sreaped by the sandbox's pid 1: %s\n", out, said);
+	CHECK(strstr(out, "pid=3 ppid=1 uid=1000 gid=1000 host=zyg-sbx fds=3 ") != NULL,
+	      "what the code saw: %s", out);
+	CHECK(strstr(out, abi > 0 ? "usr_write=13 " : "usr_write=") != NULL, "a write in /usr: %s",
+	      out);
+	CHECK(strstr(out, "tmp_write=1 caps0=1 nnp=1 seccomp=1 groups=0 sigblk=0") != NULL,
+	      "privileges: %s", out);
+	CHECK(strcmp(said, "3 42") == 0, "the sandbox's pid 1 reaped \"%s\", not pid 3 status 42",
+	      said);
+
+	/* A wrong fd in the user namespace's place: refused at that step. */
+	if (pipe2(rp, O_CLOEXEC) < 0)
+		DIE("pipe");
+	o.report_fd = rp[1];
+	o.landlock = NULL;
+	o.ns_fd[ZYGOTE_NS_USER] = o.ns_fd[ZYGOTE_NS_MNT];
+	rep = zygote_run(u, &o, rp[0]);
+	CHECK(rep.step == ZYGOTE_STEP_SETNS_USER && rep.err == EINVAL,
+	      "wrong user namespace fd: step %s errno %d", zygote_step_name(rep.step), rep.err);
+
+	kill(sup, SIGKILL);
+	waitpid(sup, NULL, 0);
+	rmdir(top);
+	fprintf(stderr, "%s\n", failures == 0 ? "ok" : "FAILED");
+	return failures == 0 ? 0 : 1;
+}
