@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -21,6 +22,9 @@
 
 #include "landlock.h"
 #include "nametab.h"
+
+/* How long pid 2's exit may take before the code gives up its adoption. */
+#define ZYGOTE_ADOPT_S 5
 
 static const char *const zygote_step_names[ZYGOTE_STEP_COUNT_] = {
 	[ZYGOTE_STEP_NONE] = "none",
@@ -34,6 +38,7 @@ static const char *const zygote_step_names[ZYGOTE_STEP_COUNT_] = {
 	[ZYGOTE_STEP_SETNS_PID] = "setns_pid",
 	[ZYGOTE_STEP_FORK_PID] = "fork_pid",
 	[ZYGOTE_STEP_FORK_ORPHAN] = "fork_orphan",
+	[ZYGOTE_STEP_ADOPT] = "adopt",
 	[ZYGOTE_STEP_CGROUP] = "cgroup",
 	[ZYGOTE_STEP_GROUPS] = "groups",
 	[ZYGOTE_STEP_CAPBSET] = "capbset",
@@ -129,10 +134,18 @@ zygote_join(const struct zygote_order *o)
  * that parent's exit the kernel gives it to the namespace's pid 1, the
  * supervisor, which waits for it as for its own child. The first child
  * waits for pid 2 so that no zombie is left to the host.
+ *
+ * The code goes on only once it is adopted: the supervisor must be its
+ * parent before anything of the run can happen. The kernel sends the
+ * parent-death signal after the reparenting, so: SIGUSR2 blocked from
+ * before the fork (inherited), the signal asked for, then either the
+ * parent is already pid 1 or the signal is waited for, with a deadline.
  */
 static void
 zygote_fork_in(const struct zygote_order *o)
 {
+	struct timespec deadline = {ZYGOTE_ADOPT_S, 0};
+	sigset_t usr2;
 	pid_t p = fork();
 	int st;
 
@@ -143,11 +156,19 @@ zygote_fork_in(const struct zygote_order *o)
 			;
 		_exit(0);
 	}
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	ZYGOTE_CHECK(sigprocmask(SIG_BLOCK, &usr2, NULL), o->report_fd, ZYGOTE_STEP_FORK_ORPHAN);
 	p = fork();
 	if (p < 0)
 		zygote_fail(o->report_fd, ZYGOTE_STEP_FORK_ORPHAN, errno);
 	if (p > 0)
 		_exit(0);
+	ZYGOTE_CHECK(prctl(PR_SET_PDEATHSIG, SIGUSR2, 0, 0, 0), o->report_fd, ZYGOTE_STEP_ADOPT);
+	while (getppid() != 1)
+		if (sigtimedwait(&usr2, NULL, &deadline) < 0 && errno != EINTR)
+			zygote_fail(o->report_fd, ZYGOTE_STEP_ADOPT, errno);
+	ZYGOTE_CHECK(prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0), o->report_fd, ZYGOTE_STEP_ADOPT);
 }
 
 /* Read back what the drop must have left: the uids and gids the order's,

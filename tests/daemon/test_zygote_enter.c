@@ -44,6 +44,7 @@ static struct {
 	int groups;	/* getgroups() count */
 	bool caps_left; /* capget reports a capability left */
 	bool dropped;	/* the bounding set was dropped */
+	int orphan;	/* getppid() answers 0 this many times, then 1 */
 	uid_t uid;
 	gid_t gid;
 	struct zygote_report rep;
@@ -153,6 +154,8 @@ __wrap_prctl(int option, ...)
 		return 0;
 	case PR_CAP_AMBIENT:
 		return a == PR_CAP_AMBIENT_IS_SET ? 0 : seam("ambient_clear");
+	case PR_SET_PDEATHSIG:
+		return seam(a == SIGUSR2 ? "pdeathsig" : a == 0 ? "pdeathsig_clear" : "pdeathsig?");
 	case PR_SET_DUMPABLE:
 		return seam("dumpable");
 	case PR_SET_NO_NEW_PRIVS:
@@ -263,10 +266,38 @@ int __wrap_sigprocmask(int how, const sigset_t *set, sigset_t *old);
 int
 __wrap_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	(void)set;
 	(void)old;
+	if (how == SIG_BLOCK) {
+		assert_true(sigismember(set, SIGUSR2) == 1);
+		return seam("sigblock_usr2");
+	}
 	assert_int_equal(how, SIG_SETMASK);
+	assert_int_equal(sigisemptyset(set), 1);
 	return seam("sigmask");
+}
+
+pid_t __wrap_getppid(void);
+pid_t
+__wrap_getppid(void)
+{
+	seam("getppid");
+	if (s.orphan > 0) {
+		s.orphan--;
+		return 0;
+	}
+	return 1;
+}
+
+int __wrap_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *t);
+int
+__wrap_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *t)
+{
+	(void)info;
+	assert_true(sigismember(set, SIGUSR2) == 1);
+	/* a deadline, never an endless wait */
+	assert_non_null(t);
+	assert_true(t->tv_sec > 0 && t->tv_sec <= 10);
+	return seam("sigtimedwait") < 0 ? -1 : SIGUSR2;
 }
 
 pid_t __wrap_setsid(void);
@@ -382,18 +413,14 @@ static void
 test_order_of_steps(void **state)
 {
 	static const char *const want[] = {
-		"setns:11:10000000",
-		"setns:12:20000",
-		"setns:13:40000000",
-		"setns:14:8000000",
-		"setns:15:4000000",
-		"setns:16:2000000",
-		"setns:17:20000000",
-		"fork",
-		"fork",
-		"cgroup",
-		"getgroups",
-		"capbset_drop",
+		"setns:11:10000000", "setns:12:20000",
+		"setns:13:40000000", "setns:14:8000000",
+		"setns:15:4000000",  "setns:16:2000000",
+		"setns:17:20000000", "fork",
+		"sigblock_usr2",     "fork",
+		"pdeathsig",	     "getppid",
+		"pdeathsig_clear",   "cgroup",
+		"getgroups",	     "capbset_drop",
 	};
 	static const char *const tail[] = {
 		"setresgid",   "setresuid",   "capset",	      "ambient_clear", "getgroups",
@@ -457,6 +484,34 @@ test_fork_parents_exit(void **state)
 	assert_int_equal(s.nrep, 0);
 }
 
+/* Not adopted yet: the parent-death signal is waited for, then the parent
+ * checked again; no signal before the deadline is the adopt step's error. */
+static void
+test_adoption_waited_for(void **state)
+{
+	struct zygote_order o;
+
+	(void)state;
+	order_init(&o);
+	s.orphan = 2;
+	assert_int_equal(enter(&o), 0);
+	assert_int_equal(at("sigtimedwait"), at("getppid") + 1);
+	assert_string_equal(s.log[at("sigtimedwait") + 2], "sigtimedwait");
+	assert_string_equal(s.log[at("sigtimedwait") + 4], "pdeathsig_clear");
+	assert_int_equal(s.rep.step, ZYGOTE_STEP_NONE);
+
+	reset(NULL);
+	order_init(&o);
+	s.orphan = 1000;
+	s.fail = "sigtimedwait";
+	s.fail_nth = 1;
+	s.fail_errno = EAGAIN;
+	assert_int_equal(enter(&o), 1127);
+	assert_int_equal(s.rep.step, ZYGOTE_STEP_ADOPT);
+	assert_int_equal(s.rep.err, EAGAIN);
+	assert_int_equal(at("cgroup"), -1);
+}
+
 /* A bad order: refused before any namespace is joined. */
 static void
 test_bad_orders(void **state)
@@ -503,7 +558,10 @@ test_each_failure(void **state)
 		{"setns:16:2000000", 1, ZYGOTE_STEP_SETNS_CGROUP},
 		{"setns:17:20000000", 1, ZYGOTE_STEP_SETNS_PID},
 		{"fork", 1, ZYGOTE_STEP_FORK_PID},
+		{"sigblock_usr2", 1, ZYGOTE_STEP_FORK_ORPHAN},
 		{"fork", 2, ZYGOTE_STEP_FORK_ORPHAN},
+		{"pdeathsig", 1, ZYGOTE_STEP_ADOPT},
+		{"pdeathsig_clear", 1, ZYGOTE_STEP_ADOPT},
 		{"cgroup", 1, ZYGOTE_STEP_CGROUP},
 		{"capbset_drop", 7, ZYGOTE_STEP_CAPBSET},
 		{"setresgid", 1, ZYGOTE_STEP_SETGID},
@@ -603,6 +661,7 @@ main(void)
 		cmocka_unit_test_setup(test_order_of_steps, reset),
 		cmocka_unit_test_setup(test_optional_parts, reset),
 		cmocka_unit_test_setup(test_fork_parents_exit, reset),
+		cmocka_unit_test_setup(test_adoption_waited_for, reset),
 		cmocka_unit_test_setup(test_bad_orders, reset),
 		cmocka_unit_test_setup(test_each_failure, reset),
 		cmocka_unit_test_setup(test_verify_refuses, reset),

@@ -177,13 +177,10 @@ __attribute__((noreturn)) static void
 code_checks(void)
 {
 	char buf[4096], host[64] = "", line[512];
-	struct timespec ms = {0, 1000000};
 	int fd, nfd = 0, i, bad_write;
 	ssize_t n;
 
-	/* pid 2, our parent, exits at once: adopted by the sandbox's pid 1 */
-	for (i = 0; i < 5000 && getppid() != 1; i++)
-		nanosleep(&ms, NULL);
+	/* No wait here: zygote_enter() returns only once pid 1 adopted us. */
 	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	buf[n > 0 ? n : 0] = '\0';
@@ -244,19 +241,125 @@ zygote_run(unsigned u, struct zygote_order *o, int report_rd)
 	return rep;
 }
 
+/* The order's namespace fds: the sandbox's pid 1's (no cgroup ns). */
+static void
+order_ns(struct zygote_order *o, pid_t sup)
+{
+	static const char *const ns[] = {"user", "mnt", "net", "ipc", "uts", NULL, "pid"};
+	char path[64];
+	int i;
+
+	for (i = 0; i < ZYGOTE_NS_COUNT_; i++) {
+		o->ns_fd[i] = -1;
+		if (ns[i] == NULL)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)sup, ns[i]);
+		o->ns_fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (o->ns_fd[i] < 0)
+			DIE(path);
+	}
+}
+
+/* A Landlock ruleset on the sandbox's own inodes, through its root:
+ * read beneath /, write beneath /tmp. */
+static void
+order_landlock(pid_t sup, struct landlock_rules *ll)
+{
+	char root[64], tmp[64];
+	const char *rw[2] = {tmp, NULL};
+
+	snprintf(root, sizeof(root), "/proc/%d/root/.", (int)sup);
+	snprintf(tmp, sizeof(tmp), "/proc/%d/root/tmp", (int)sup);
+	if (landlock_prepare(landlock_usable_abi(landlock_abi()), root, rw, NULL, ll) < 0)
+		DIE("landlock_prepare");
+}
+
+/* Let fd cross an exec. */
+static void
+inherit(int fd)
+{
+	if (fd >= 0 && fcntl(fd, F_SETFD, 0) < 0)
+		DIE("fcntl");
+}
+
+/*
+ * The same through the extension module: a test zygote, python3 -I -S -B
+ * as uid u, prepares the order and fork_enter()s a child that runs Python
+ * code in a second sandbox. The code's line and pid 1's word are checked.
+ */
+static void
+python_zygote(unsigned u, const char *ext, const char *script)
+{
+	struct zygote_order o;
+	struct zygote_report rep = {.step = -1, .err = 0};
+	struct landlock_rules ll;
+	char a[6][96], out[512] = "", said[64] = "";
+	int rp[2], op[2], dn, sup_out, st, i;
+	pid_t sup = sandbox_make(u, &sup_out), z;
+	ssize_t n;
+
+	order_ns(&o, sup);
+	order_landlock(sup, &ll);
+	if (pipe2(rp, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0)
+		DIE("pipe");
+	dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	snprintf(a[0], sizeof(a[0]), "%s", ext);
+	snprintf(a[1], sizeof(a[1]), "%d,%d,%d,%d,%d,%d,%d", o.ns_fd[0], o.ns_fd[1], o.ns_fd[2],
+		 o.ns_fd[3], o.ns_fd[4], o.ns_fd[5], o.ns_fd[6]);
+	snprintf(a[2], sizeof(a[2]), "-1");
+	snprintf(a[3], sizeof(a[3]), "%d,%d,%d", dn, op[1], op[1]);
+	snprintf(a[4], sizeof(a[4]), "%d", rp[1]);
+	snprintf(a[5], sizeof(a[5]), "%d", ll.fd);
+	z = fork();
+	if (z < 0)
+		DIE("fork");
+	if (z == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(u, u, u) < 0 || setresuid(u, u, u) < 0)
+			DIE("zygote drop");
+		for (i = 0; i < ZYGOTE_NS_COUNT_; i++)
+			inherit(o.ns_fd[i]);
+		inherit(dn);
+		inherit(op[1]);
+		inherit(rp[1]);
+		inherit(ll.fd);
+		execl("/usr/bin/python3", "python3", "-I", "-S", "-B", script, a[0], a[1], a[2],
+		      a[3], a[4], a[5], (char *)NULL);
+		DIE("exec python3");
+	}
+	close(rp[1]);
+	close(op[1]);
+	if (read(rp[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+		rep.step = -2;
+	n = read(op[0], out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = '\0';
+	n = read(sup_out, said, sizeof(said) - 1);
+	said[n > 0 ? n : 0] = '\0';
+	while (waitpid(z, &st, 0) < 0 && errno == EINTR)
+		;
+	fprintf(stderr, "python zygote: %sreaped by the sandbox's pid 1: %s\n", out, said);
+	CHECK(rep.step == ZYGOTE_STEP_NONE, "python zygote's report: step %s errno %d",
+	      zygote_step_name(rep.step), rep.err);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the test zygote exited %d", st);
+	CHECK(strstr(out, "pid=3 ppid=1 uid=1000 host=zyg-sbx fds=3 isolated=1 ") != NULL,
+	      "what the python code saw: %s", out);
+	CHECK(strstr(out, "main=__main__") != NULL && strstr(out, "usr=written") == NULL,
+	      "python code's module or /usr write: %s", out);
+	CHECK(strcmp(said, "3 5") == 0, "pid 1 reaped \"%s\", not pid 3 status 5", said);
+	kill(sup, SIGKILL);
+	waitpid(sup, NULL, 0);
+}
+
 int
 main(void)
 {
-	static const char *const ns[] = {"user", "mnt", "net", "ipc", "uts", NULL, "pid"};
 	static struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	static struct sock_fprog prog = {.len = 1, .filter = &allow};
 	const char *base = getenv("AIRLOCK_TEST_UID_BASE");
 	struct zygote_order o;
 	struct zygote_report rep;
 	struct landlock_rules ll;
-	char path[128], out[512] = "", said[64] = "";
-	int rp[2], op[2], sup_out, i, abi;
-	const char *rw[2] = {path, NULL};
+	char out[512] = "", said[64] = "";
+	int rp[2], op[2], sup_out;
 	unsigned u;
 	pid_t sup;
 	ssize_t n;
@@ -279,15 +382,7 @@ main(void)
 	sup = sandbox_make(u, &sup_out);
 
 	memset(&o, 0, sizeof(o));
-	for (i = 0; i < ZYGOTE_NS_COUNT_; i++) {
-		o.ns_fd[i] = -1;
-		if (ns[i] == NULL)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)sup, ns[i]);
-		o.ns_fd[i] = open(path, O_RDONLY | O_CLOEXEC);
-		if (o.ns_fd[i] < 0)
-			DIE(path);
-	}
+	order_ns(&o, sup);
 	if (pipe2(rp, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0)
 		DIE("pipe");
 	o.cgroup_procs_fd = -1;
@@ -301,16 +396,7 @@ main(void)
 	o.rlimit_res[0] = RLIMIT_NOFILE;
 	o.rlimit[0].rlim_cur = o.rlimit[0].rlim_max = 32;
 	o.seccomp = &prog;
-	/* The ruleset is built on the sandbox's own inodes, through its root. */
-	abi = landlock_usable_abi(landlock_abi());
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp", (int)sup);
-	{
-		char root[64];
-
-		snprintf(root, sizeof(root), "/proc/%d/root/.", (int)sup);
-		if (landlock_prepare(abi, root, rw, NULL, &ll) < 0)
-			DIE("landlock_prepare");
-	}
+	order_landlock(sup, &ll);
 	o.landlock = &ll;
 
 	rep = zygote_run(u, &o, rp[0]);
@@ -324,8 +410,8 @@ main(void)
 	fprintf(stderr, "entered: %sreaped by the sandbox's pid 1: %s\n", out, said);
 	CHECK(strstr(out, "pid=3 ppid=1 uid=1000 gid=1000 host=zyg-sbx fds=3 ") != NULL,
 	      "what the code saw: %s", out);
-	CHECK(strstr(out, abi > 0 ? "usr_write=13 " : "usr_write=") != NULL, "a write in /usr: %s",
-	      out);
+	CHECK(strstr(out, ll.abi > 0 ? "usr_write=13 " : "usr_write=") != NULL,
+	      "a write in /usr: %s", out);
 	CHECK(strstr(out, "tmp_write=1 caps0=1 nnp=1 seccomp=1 groups=0 sigblk=0") != NULL,
 	      "privileges: %s", out);
 	CHECK(strcmp(said, "3 42") == 0, "the sandbox's pid 1 reaped \"%s\", not pid 3 status 42",
@@ -343,6 +429,10 @@ main(void)
 
 	kill(sup, SIGKILL);
 	waitpid(sup, NULL, 0);
+	if (getenv("ZYGOTE_PY_EXT") != NULL && getenv("ZYGOTE_PY_SCRIPT") != NULL)
+		python_zygote(u, getenv("ZYGOTE_PY_EXT"), getenv("ZYGOTE_PY_SCRIPT"));
+	else
+		fprintf(stderr, "no extension module built: the python zygote is not tried\n");
 	rmdir(top);
 	fprintf(stderr, "%s\n", failures == 0 ? "ok" : "FAILED");
 	return failures == 0 ? 0 : 1;
