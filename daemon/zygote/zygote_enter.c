@@ -234,9 +234,10 @@ zygote_drop(const struct zygote_order *o)
 }
 
 /*
- * The code's fds: stdio on 0-2, the report pipe on 3 and Landlock's
- * ruleset on 4, nothing else. Everything of the zygote (its order socket,
- * the namespaces' fds of this and other runs) is closed: without an exec,
+ * The code's fds: stdio on 0-2, the report pipe on 3, Landlock's ruleset
+ * on 4 and the code on 5 (ZYGOTE_FD_*; an absent one's number closed),
+ * nothing else. Everything of the zygote (its order socket, the
+ * namespaces' fds of this and other runs) is closed: without an exec,
  * close-on-exec closes nothing. Lifted above 9 first, as any may sit
  * where another goes. The signal mask is emptied (an exec keeps it, and
  * the zygote's was its starter's); the dispositions are the interpreter's
@@ -245,26 +246,28 @@ zygote_drop(const struct zygote_order *o)
 static int
 zygote_stdio(const struct zygote_order *o, int *ll_fd)
 {
-	int hi[5] = {o->stdio_fd[0], o->stdio_fd[1], o->stdio_fd[2], o->report_fd, *ll_fd};
-	int n = *ll_fd >= 0 ? 5 : 4, k;
+	int fd[ZYGOTE_FD_COUNT_] = {o->stdio_fd[0], o->stdio_fd[1], o->stdio_fd[2],
+				    o->report_fd,   *ll_fd,	    o->code_fd};
 	sigset_t none;
+	int k;
 
-	for (k = 0; k < n; k++) {
-		hi[k] = fcntl(hi[k], F_DUPFD_CLOEXEC, 10);
-		if (hi[k] < 0)
+	for (k = 0; k < ZYGOTE_FD_COUNT_; k++)
+		if (fd[k] >= 0 && (fd[k] = fcntl(fd[k], F_DUPFD_CLOEXEC, 10)) < 0)
 			zygote_fail(o->report_fd, ZYGOTE_STEP_STDIO, errno);
+	for (k = 0; k < ZYGOTE_FD_COUNT_; k++) {
+		if (fd[k] < 0)
+			(void)close(k);
+		else if (dup3(fd[k], k, k < 3 ? 0 : O_CLOEXEC) < 0)
+			zygote_fail(fd[ZYGOTE_FD_REPORT], ZYGOTE_STEP_STDIO, errno);
 	}
-	for (k = 0; k < n; k++)
-		if (dup3(hi[k], k, k < 3 ? 0 : O_CLOEXEC) < 0)
-			zygote_fail(hi[3], ZYGOTE_STEP_STDIO, errno);
-	if (syscall(SYS_close_range, (unsigned)n, ~0U, 0) < 0)
-		zygote_fail(3, ZYGOTE_STEP_STDIO, errno);
-	if (n == 5)
-		*ll_fd = 4;
+	if (syscall(SYS_close_range, (unsigned)ZYGOTE_FD_COUNT_, ~0U, 0) < 0)
+		zygote_fail(ZYGOTE_FD_REPORT, ZYGOTE_STEP_STDIO, errno);
+	if (*ll_fd >= 0)
+		*ll_fd = ZYGOTE_FD_LANDLOCK;
 	sigemptyset(&none);
-	ZYGOTE_CHECK(sigprocmask(SIG_SETMASK, &none, NULL), 3, ZYGOTE_STEP_STDIO);
-	ZYGOTE_CHECK(setsid(), 3, ZYGOTE_STEP_STDIO);
-	return 3;
+	ZYGOTE_CHECK(sigprocmask(SIG_SETMASK, &none, NULL), ZYGOTE_FD_REPORT, ZYGOTE_STEP_STDIO);
+	ZYGOTE_CHECK(setsid(), ZYGOTE_FD_REPORT, ZYGOTE_STEP_STDIO);
+	return ZYGOTE_FD_REPORT;
 }
 
 int

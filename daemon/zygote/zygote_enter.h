@@ -68,6 +68,15 @@ enum zygote_step {
 
 #define ZYGOTE_RLIMITS_MAX 8
 
+/* The fds of the process zygote_enter() returns in; no other is open. */
+enum zygote_fd {
+	ZYGOTE_FD_REPORT = 3,	/* closed after the report */
+	ZYGOTE_FD_LANDLOCK = 4, /* closed once enforced */
+	ZYGOTE_FD_CODE = 5,	/* the order's code_fd (close-on-exec), for the
+				 * interpreter to read and close; absent: closed */
+	ZYGOTE_FD_COUNT_ = 6
+};
+
 /* What the child reports on the order's report pipe: once, then EOF. */
 struct zygote_report {
 	int32_t step; /* enum zygote_step; ZYGOTE_STEP_NONE: ready */
@@ -84,6 +93,7 @@ struct zygote_order {
 				      * spawner (write judged on its credentials); -1 */
 	int stdio_fd[3];	     /* become the code's fds 0, 1, 2 */
 	int report_fd;		     /* a pipe's write end: struct zygote_report */
+	int code_fd;		     /* becomes ZYGOTE_FD_CODE; -1: none */
 	uid_t uid;		     /* the code's uid and gid in the run's namespace */
 	gid_t gid;
 	unsigned nrlimits;
@@ -96,7 +106,8 @@ struct zygote_order {
 /*
  * Enter the run's sandbox per order and return 0 in the process that is to
  * run the code (pid 3 of the run's pid namespace, adopted by its
- * supervisor), with fds 0-2 its stdio and no other fd open, after
+ * supervisor), with fds 0-2 its stdio, ZYGOTE_FD_CODE the order's code_fd
+ * (if any) and no other fd open, after
  * {ZYGOTE_STEP_NONE, 0} went on the report pipe. The two processes forked
  * on the way _exit(0) at once. A failed step writes {step, errno} on the
  * report pipe and _exit(127)s: it never returns an error, as nothing of

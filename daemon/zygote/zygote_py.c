@@ -91,24 +91,26 @@ zygote_py_rlimits(PyObject *seq, struct zygote_order *o)
 }
 
 PyDoc_STRVAR(zygote_py_prepare_doc,
-	     "prepare(ns, cgroup_procs, stdio, report, uid, gid, rlimits, seccomp, landlock=-1)\n"
+	     "prepare(ns, cgroup_procs, stdio, report, uid, gid, rlimits, seccomp, landlock=-1,\n"
+	     "        code=-1)\n"
 	     "Keep one run's order: ns is 7 fds (user, mnt, net, ipc, uts, cgroup or -1, pid),\n"
-	     "stdio 3 fds, seccomp the compiled program's bytes.");
+	     "stdio 3 fds, seccomp the compiled program's bytes, code an fd the child finds\n"
+	     "on fd 5.");
 
 static PyObject *
 zygote_py_prepare(PyObject *m, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"ns",	"cgroup_procs", "stdio",   "report",   "uid",
-				 "gid", "rlimits",	"seccomp", "landlock", NULL};
+	static char *kwlist[] = {"ns",	    "cgroup_procs", "stdio",	"report", "uid", "gid",
+				 "rlimits", "seccomp",	    "landlock", "code",	  NULL};
 	struct zygote_py_state *st = zygote_py_state(m);
 	struct zygote_order *o = &st->order;
 	PyObject *ns, *stdio, *rlimits;
 	Py_buffer bpf;
 	unsigned int uid, gid;
-	int cg, report, ll = -1;
+	int cg, report, ll = -1, code = -1;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OiOiIIOy*|i", kwlist, &ns, &cg, &stdio, &report,
-					 &uid, &gid, &rlimits, &bpf, &ll))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OiOiIIOy*|ii", kwlist, &ns, &cg, &stdio,
+					 &report, &uid, &gid, &rlimits, &bpf, &ll, &code))
 		return NULL;
 	st->ready = false;
 	memset(o, 0, sizeof(*o));
@@ -127,6 +129,7 @@ zygote_py_prepare(PyObject *m, PyObject *args, PyObject *kw)
 		return NULL;
 	o->cgroup_procs_fd = cg;
 	o->report_fd = report;
+	o->code_fd = code;
 	o->uid = (uid_t)uid;
 	o->gid = (gid_t)gid;
 	o->seccomp = &st->prog;

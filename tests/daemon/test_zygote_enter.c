@@ -365,6 +365,7 @@ order_init(struct zygote_order *o)
 		o->stdio_fd[i] = 18 + i;
 	o->cgroup_procs_fd = CGROUP_FD;
 	o->report_fd = REPORT_FD;
+	o->code_fd = -1;
 	o->uid = 1000;
 	o->gid = 1000;
 	o->nrlimits = 2;
@@ -423,12 +424,12 @@ test_order_of_steps(void **state)
 		"getgroups",	     "capbset_drop",
 	};
 	static const char *const tail[] = {
-		"setresgid",   "setresuid",   "capset",	      "ambient_clear", "getgroups",
-		"capget",      "dumpable",    "dupfd",	      "dupfd",	       "dupfd",
-		"dupfd",       "dupfd",	      "dup3:18:0",    "dup3:19:1",     "dup3:20:2",
-		"dup3:21:3",   "dup3:23:4",   "close_range",  "sigmask",       "setsid",
-		"rlimit:7:64", "rlimit:0:10", "no_new_privs", "landlock",      "seccomp",
-		"report",      "close:3",
+		"setresgid", "setresuid",   "capset",	   "ambient_clear", "getgroups",
+		"capget",    "dumpable",    "dupfd",	   "dupfd",	    "dupfd",
+		"dupfd",     "dupfd",	    "dup3:18:0",   "dup3:19:1",	    "dup3:20:2",
+		"dup3:21:3", "dup3:23:4",   "close:5",	   "close_range",   "sigmask",
+		"setsid",    "rlimit:7:64", "rlimit:0:10", "no_new_privs",  "landlock",
+		"seccomp",   "report",	    "close:3",
 	};
 	struct zygote_order o;
 	size_t i;
@@ -466,7 +467,18 @@ test_optional_parts(void **state)
 	assert_int_equal(at("setns:16:2000000"), -1);
 	assert_int_equal(at("cgroup"), -1);
 	assert_int_equal(at("dup3:23:4"), -1);
+	/* an absent fd's number is closed, not left to a zygote's fd */
+	assert_int_equal(at("close:4"), at("dup3:21:3") + 1);
 	assert_int_not_equal(at("close_range"), -1);
+	assert_int_equal(s.rep.step, ZYGOTE_STEP_NONE);
+
+	/* the code's fd onto 5, close-on-exec (the dup3 seam checks that) */
+	reset(NULL);
+	order_init(&o);
+	o.code_fd = 24;
+	assert_int_equal(enter(&o), 0);
+	assert_int_equal(at("dup3:24:5"), at("dup3:23:4") + 1);
+	assert_int_equal(at("close:5"), -1);
 	assert_int_equal(s.rep.step, ZYGOTE_STEP_NONE);
 }
 

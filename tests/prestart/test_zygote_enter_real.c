@@ -390,6 +390,7 @@ main(void)
 	o.stdio_fd[1] = op[1];
 	o.stdio_fd[2] = op[1];
 	o.report_fd = rp[1];
+	o.code_fd = -1;
 	o.uid = 1000;
 	o.gid = 1000;
 	o.nrlimits = 1;
