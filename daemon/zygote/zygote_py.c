@@ -3,9 +3,9 @@
  * (docs/design-bursts.md §3.3). The zygote, a started `python3 -I -S -B`
  * that never runs user code, keeps one run's order (prepare()) and forks a
  * child that enters the run's sandbox (fork_enter()): everything from the
- * fork to seccomp is zygote_enter() in C, no Python runs in between. The
- * spawner's side (the orders on a socket) is not built yet: prepare()
- * takes the order's fields as arguments.
+ * fork to seccomp is zygote_enter() in C, no Python runs in between. An
+ * order comes from the spawner's socket (recv_order(): ipc/zygote_msg.h,
+ * decoded by zygote_order.c) or, for tests, from prepare()'s arguments.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -14,10 +14,12 @@
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <linux/filter.h>
 
 #include "landlock.h"
 #include "zygote_enter.h"
+#include "zygote_order.h"
 
 /* The largest seccomp program taken (BPF_MAXINSNS). */
 #define ZYGOTE_PY_BPF_MAX 4096
@@ -28,8 +30,37 @@ struct zygote_py_state {
 	struct landlock_rules landlock;
 	struct sock_filter filter[ZYGOTE_PY_BPF_MAX];
 	struct sock_fprog prog;
+	int fds[ZYGOTE_MSG_FDS_MAX]; /* a received order's fds, closed after its fork */
+	size_t nfds;
 	bool ready;
 };
+
+/* Close a received order's fds (the zygote keeps none of a run's). */
+static void
+zygote_py_drop(struct zygote_py_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nfds; i++)
+		(void)close(st->fds[i]);
+	st->nfds = 0;
+	st->ready = false;
+}
+
+/* The seccomp program from bytes: whole instructions, at most BPF_MAXINSNS. */
+static int
+zygote_py_bpf(struct zygote_py_state *st, const Py_buffer *bpf)
+{
+	if (bpf->len <= 0 || bpf->len % (Py_ssize_t)sizeof(struct sock_filter) != 0 ||
+	    bpf->len > (Py_ssize_t)sizeof(st->filter)) {
+		PyErr_SetString(PyExc_ValueError, "seccomp: whole sock_filter instructions");
+		return -1;
+	}
+	memcpy(st->filter, bpf->buf, (size_t)bpf->len);
+	st->prog.len = (unsigned short)(bpf->len / (Py_ssize_t)sizeof(struct sock_filter));
+	st->prog.filter = st->filter;
+	return 0;
+}
 
 static struct zygote_py_state *
 zygote_py_state(PyObject *m)
@@ -112,17 +143,12 @@ zygote_py_prepare(PyObject *m, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OiOiIIOy*|ii", kwlist, &ns, &cg, &stdio,
 					 &report, &uid, &gid, &rlimits, &bpf, &ll, &code))
 		return NULL;
-	st->ready = false;
+	zygote_py_drop(st);
 	memset(o, 0, sizeof(*o));
-	if (bpf.len <= 0 || bpf.len % (Py_ssize_t)sizeof(struct sock_filter) != 0 ||
-	    bpf.len > (Py_ssize_t)sizeof(st->filter)) {
+	if (zygote_py_bpf(st, &bpf) < 0) {
 		PyBuffer_Release(&bpf);
-		PyErr_SetString(PyExc_ValueError, "seccomp: whole sock_filter instructions");
 		return NULL;
 	}
-	memcpy(st->filter, bpf.buf, (size_t)bpf.len);
-	st->prog.len = (unsigned short)(bpf.len / (Py_ssize_t)sizeof(struct sock_filter));
-	st->prog.filter = st->filter;
 	PyBuffer_Release(&bpf);
 	if (zygote_py_ints(ns, o->ns_fd, ZYGOTE_NS_COUNT_, "ns") < 0 ||
 	    zygote_py_ints(stdio, o->stdio_fd, 3, "stdio") < 0 || zygote_py_rlimits(rlimits, o) < 0)
@@ -137,6 +163,123 @@ zygote_py_prepare(PyObject *m, PyObject *args, PyObject *kw)
 	o->landlock = ll >= 0 ? &st->landlock : NULL;
 	st->ready = true;
 	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(zygote_py_set_seccomp_doc,
+	     "set_seccomp(program)\n"
+	     "The compiled seccomp program (bytes of struct sock_filter) for the orders\n"
+	     "recv_order() takes.");
+
+static PyObject *
+zygote_py_set_seccomp(PyObject *m, PyObject *args)
+{
+	struct zygote_py_state *st = zygote_py_state(m);
+	Py_buffer bpf;
+	int r;
+
+	if (!PyArg_ParseTuple(args, "y*", &bpf))
+		return NULL;
+	r = zygote_py_bpf(st, &bpf);
+	PyBuffer_Release(&bpf);
+	if (r < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+/* Receive one packet and its fds (close-on-exec), at most
+ * ZYGOTE_MSG_FDS_MAX; -errno, 0 at EOF, else the packet's length. A
+ * packet cut short, or with more fds than that, is refused (its fds
+ * closed). */
+static ssize_t
+zygote_py_recv(int sock, struct zygote_msg_order *m, int *fds, size_t *ret_nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * ZYGOTE_MSG_FDS_MAX)];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m) + 1};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = c.buf,
+			    .msg_controllen = sizeof(c.buf)};
+	char over[sizeof(*m) + 1];
+	struct cmsghdr *cm;
+	ssize_t n;
+	size_t i;
+
+	iov.iov_base = over;
+	*ret_nfds = 0;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t k;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (*ret_nfds < ZYGOTE_MSG_FDS_MAX)
+				fds[(*ret_nfds)++] = fd;
+			else
+				(void)close(fd);
+		}
+	}
+	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || (size_t)n > sizeof(*m)) {
+		for (i = 0; i < *ret_nfds; i++)
+			(void)close(fds[i]);
+		*ret_nfds = 0;
+		return -EBADMSG;
+	}
+	memcpy(m, over, (size_t)n);
+	return n;
+}
+
+PyDoc_STRVAR(zygote_py_recv_order_doc,
+	     "recv_order(sock) -> bool\n"
+	     "Receive and check one order (ipc/zygote_msg.h) on the socket fd; False at EOF.\n"
+	     "A bad order raises ValueError, its fds closed.");
+
+static PyObject *
+zygote_py_recv_order(PyObject *m, PyObject *args)
+{
+	struct zygote_py_state *st = zygote_py_state(m);
+	struct zygote_msg_order msg;
+	struct zygote_order o;
+	ssize_t n;
+	int sock, ll, r;
+
+	if (!PyArg_ParseTuple(args, "i", &sock))
+		return NULL;
+	if (st->prog.len == 0) {
+		PyErr_SetString(PyExc_RuntimeError, "no seccomp program set");
+		return NULL;
+	}
+	zygote_py_drop(st);
+	n = zygote_py_recv(sock, &msg, st->fds, &st->nfds);
+	if (n < 0) {
+		errno = (int)-n;
+		return PyErr_SetFromErrno(n == -EBADMSG ? PyExc_ValueError : PyExc_OSError);
+	}
+	if (n == 0 && st->nfds == 0)
+		Py_RETURN_FALSE;
+	r = zygote_order_decode(&msg, (size_t)n, st->fds, st->nfds, &o, &ll);
+	if (r < 0) {
+		zygote_py_drop(st);
+		PyErr_SetString(PyExc_ValueError, "a bad order");
+		return NULL;
+	}
+	st->order = o;
+	st->order.seccomp = &st->prog;
+	st->landlock.fd = ll;
+	st->order.landlock = ll >= 0 ? &st->landlock : NULL;
+	st->ready = true;
+	Py_RETURN_TRUE;
 }
 
 PyDoc_STRVAR(zygote_py_fork_enter_doc,
@@ -163,11 +306,13 @@ zygote_py_fork_enter(PyObject *m, PyObject *unused)
 		int err = errno;
 
 		PyOS_AfterFork_Parent();
+		zygote_py_drop(st);
 		errno = err;
 		return PyErr_SetFromErrno(PyExc_OSError);
 	}
 	if (pid > 0) {
 		PyOS_AfterFork_Parent();
+		zygote_py_drop(st);
 		return PyLong_FromLong((long)pid);
 	}
 	/* The child: no Python until the sandbox is entered; a failure
@@ -180,6 +325,8 @@ zygote_py_fork_enter(PyObject *m, PyObject *unused)
 static PyMethodDef zygote_py_methods[] = {
 	{"prepare", (PyCFunction)(void (*)(void))zygote_py_prepare, METH_VARARGS | METH_KEYWORDS,
 	 zygote_py_prepare_doc},
+	{"set_seccomp", zygote_py_set_seccomp, METH_VARARGS, zygote_py_set_seccomp_doc},
+	{"recv_order", zygote_py_recv_order, METH_VARARGS, zygote_py_recv_order_doc},
 	{"fork_enter", zygote_py_fork_enter, METH_NOARGS, zygote_py_fork_enter_doc},
 	{NULL, NULL, 0, NULL},
 };

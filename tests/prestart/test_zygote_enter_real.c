@@ -29,8 +29,12 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
+#include <sys/mman.h>
+#include <sys/socket.h>
+
 #include "landlock.h"
 #include "zygote_enter.h"
+#include "zygote_msg.h"
 
 static char top[64];
 static int failures;
@@ -349,6 +353,151 @@ python_zygote(unsigned u, const char *ext, const char *script)
 	waitpid(sup, NULL, 0);
 }
 
+/* A memfd holding len bytes of data, at offset 0. */
+static int
+memfd_with(const char *name, const void *data, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+
+	if (fd < 0 || write(fd, data, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0)
+		DIE("memfd");
+	return fd;
+}
+
+/* Read fd to EOF into buf (NUL-terminated, cut at size - 1). */
+static void
+read_all(int fd, char *buf, size_t size)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off + 1 < size && (n = read(fd, buf + off, size - 1 - off)) > 0)
+		off += (size_t)n;
+	buf[off] = '\0';
+}
+
+/* Send an order packet with nfds fds. */
+static void
+send_order(int sock, const struct zygote_msg_order *m, const int *fds, size_t nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * ZYGOTE_MSG_FDS_MAX)];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cm;
+
+	if (nfds > 0) {
+		memset(&c, 0, sizeof(c));
+		mh.msg_control = c.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	if (sendmsg(sock, &mh, 0) != (ssize_t)sizeof(*m))
+		DIE("sendmsg");
+}
+
+/*
+ * daemon/zygote/zygote.py itself, as uid u, taking orders on a socket:
+ * one run whose code (a memfd, read by the child after it entered) raises
+ * after an atexit registration, then a bad order, which ends the zygote.
+ */
+static void
+zygote_py_orders(unsigned u, const char *ext, const char *zygote)
+{
+	static const char code[] =
+		"import atexit, os, sys\n"
+		"atexit.register(lambda: print('atexit ran', flush=True))\n"
+		"print('pid=%d ppid=%d uid=%d argv=%s file=%s fds=%d' % (os.getpid(), "
+		"os.getppid(), os.getuid(), sys.argv, __file__, "
+		"len(os.listdir('/proc/self/fd')) - 1), flush=True)\n"
+		"raise ValueError('from the run')\n";
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct zygote_msg_order m;
+	struct zygote_order o;
+	struct zygote_report rep = {.step = -1, .err = 0};
+	struct landlock_rules ll;
+	char a[3][96], out[1024], err[2048], said[64];
+	int sv[2], rp[2], op[2], ep[2], fds[ZYGOTE_MSG_FDS_MAX], sup_out, bpf, st, i;
+	pid_t sup = sandbox_make(u, &sup_out), z;
+
+	order_ns(&o, sup);
+	order_landlock(sup, &ll);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    pipe2(rp, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
+		DIE("pipes");
+	bpf = memfd_with("bpf", &allow, sizeof(allow));
+	snprintf(a[0], sizeof(a[0]), "%s", ext);
+	snprintf(a[1], sizeof(a[1]), "%d", sv[1]);
+	snprintf(a[2], sizeof(a[2]), "%d", bpf);
+	z = fork();
+	if (z < 0)
+		DIE("fork");
+	if (z == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(u, u, u) < 0 || setresuid(u, u, u) < 0)
+			DIE("zygote drop");
+		inherit(sv[1]);
+		inherit(bpf);
+		execl("/usr/bin/python3", "python3", "-I", "-S", "-B", zygote, a[0], a[1], a[2],
+		      (char *)NULL);
+		DIE("exec python3");
+	}
+	close(sv[1]);
+	close(bpf);
+	memset(&m, 0, sizeof(m));
+	m.magic = ZYGOTE_MSG_MAGIC;
+	m.flags = ll.fd >= 0 ? ZYGOTE_MSG_F_LANDLOCK : 0;
+	m.uid = 1000;
+	m.gid = 1000;
+	m.nrlimits = 1;
+	m.rlimit[0].resource = RLIMIT_NOFILE;
+	m.rlimit[0].cur = m.rlimit[0].max = 32;
+	fds[ZYGOTE_MSG_FD_USER] = o.ns_fd[ZYGOTE_NS_USER];
+	fds[ZYGOTE_MSG_FD_MNT] = o.ns_fd[ZYGOTE_NS_MNT];
+	fds[ZYGOTE_MSG_FD_NET] = o.ns_fd[ZYGOTE_NS_NET];
+	fds[ZYGOTE_MSG_FD_IPC] = o.ns_fd[ZYGOTE_NS_IPC];
+	fds[ZYGOTE_MSG_FD_UTS] = o.ns_fd[ZYGOTE_NS_UTS];
+	fds[ZYGOTE_MSG_FD_PID] = o.ns_fd[ZYGOTE_NS_PID];
+	fds[ZYGOTE_MSG_FD_STDIN] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fds[ZYGOTE_MSG_FD_STDOUT] = op[1];
+	fds[ZYGOTE_MSG_FD_STDERR] = ep[1];
+	fds[ZYGOTE_MSG_FD_REPORT] = rp[1];
+	fds[ZYGOTE_MSG_FD_CODE] = memfd_with("code", code, sizeof(code) - 1);
+	fds[ZYGOTE_MSG_FDS_FIXED_] = ll.fd;
+	send_order(sv[0], &m, fds, ZYGOTE_MSG_FDS_FIXED_ + (ll.fd >= 0));
+	for (i = 0; i < ZYGOTE_MSG_FDS_FIXED_ + (ll.fd >= 0); i++)
+		close(fds[i]);
+	if (read(rp[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+		rep.step = -2;
+	read_all(op[0], out, sizeof(out));
+	read_all(ep[0], err, sizeof(err));
+	read_all(sup_out, said, sizeof(said));
+	m.magic++;
+	send_order(sv[0], &m, NULL, 0);
+	while (waitpid(z, &st, 0) < 0 && errno == EINTR)
+		;
+	fprintf(stderr, "zygote.py run: %sits stderr's last line: %s; reaped by pid 1: %s\n", out,
+		strrchr(err, '\n') != NULL && strlen(err) > 1 ? err : "(none)", said);
+	CHECK(rep.step == ZYGOTE_STEP_NONE, "zygote.py's report: step %s errno %d",
+	      zygote_step_name(rep.step), rep.err);
+	CHECK(strstr(out, "pid=3 ppid=1 uid=1000 argv=['/run/airlock/main.py'] "
+			  "file=/run/airlock/main.py fds=3\natexit ran\n") != NULL,
+	      "zygote.py's code printed: %s", out);
+	CHECK(strstr(err,
+		     "Traceback (most recent call last):\n  File \"/run/airlock/main.py\", line "
+		     "4, in <module>\nValueError: from the run\n") != NULL,
+	      "the traceback, as a fresh run's: %s", err);
+	CHECK(strcmp(said, "3 1") == 0, "pid 1 reaped \"%s\", not pid 3 status 1", said);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1, "a bad order ends the zygote (1): %d", st);
+	kill(sup, SIGKILL);
+	waitpid(sup, NULL, 0);
+}
+
 int
 main(void)
 {
@@ -430,9 +579,10 @@ main(void)
 
 	kill(sup, SIGKILL);
 	waitpid(sup, NULL, 0);
-	if (getenv("ZYGOTE_PY_EXT") != NULL && getenv("ZYGOTE_PY_SCRIPT") != NULL)
+	if (getenv("ZYGOTE_PY_EXT") != NULL && getenv("ZYGOTE_PY_SCRIPT") != NULL) {
 		python_zygote(u, getenv("ZYGOTE_PY_EXT"), getenv("ZYGOTE_PY_SCRIPT"));
-	else
+		zygote_py_orders(u, getenv("ZYGOTE_PY_EXT"), getenv("ZYGOTE_PY"));
+	} else
 		fprintf(stderr, "no extension module built: the python zygote is not tried\n");
 	rmdir(top);
 	fprintf(stderr, "%s\n", failures == 0 ? "ok" : "FAILED");

@@ -1,0 +1,102 @@
+"""airlockd's zygote (docs/design-bursts.md section 3): a started
+`python3 -I -S -B` that never runs user code. It takes one order at a time
+from the spawner's socket and forks; the child enters the run's sandbox in
+C (_airlock_zygote.fork_enter, zygote_enter.c) and only then reads the
+run's code (fd 5) and runs it as __main__, ending the way a forked worker
+does (atexit, thread shutdown, flush, os._exit): the interpreter's own
+finalisation would copy most of the zygote's pages (section 3.1).
+
+argv: the extension module's path, the order socket's fd, the seccomp
+program's fd. Imports nothing but the extension (no `random`: its state
+would be every run's). Not started by airlockd yet (section 3.4)."""
+import os
+import sys
+
+CODE_FD = 5
+SCRIPT = "/run/airlock/main.py"
+
+
+def load(path):
+    import _imp
+
+    class Spec:
+        name = "_airlock_zygote"
+        origin = path
+
+    return _imp.create_dynamic(Spec)
+
+
+def read_all(fd):
+    chunks = []
+    while True:
+        b = os.read(fd, 1 << 16)
+        if not b:
+            return b"".join(chunks)
+        chunks.append(b)
+
+
+def exit_status(e):
+    """The status the interpreter gives for SystemExit(e.code)."""
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except Exception:
+        pass
+    return 1
+
+
+def run_code():
+    """In the entered child: the run's code as __main__, then the end."""
+    source = read_all(CODE_FD)
+    os.close(CODE_FD)
+    main = type(sys)("__main__")
+    main.__file__ = SCRIPT
+    main.__builtins__ = __builtins__
+    sys.modules["__main__"] = main
+    sys.argv[:] = [SCRIPT]
+    status = 0
+    try:
+        exec(compile(source, SCRIPT, "exec"), main.__dict__)
+    except SystemExit as e:
+        status = exit_status(e)
+    except BaseException:
+        # Without this frame (zygote.py's): a fresh run's traceback starts
+        # at the code.
+        t, v, tb = sys.exc_info()
+        sys.excepthook(t, v.with_traceback(tb.tb_next), tb.tb_next)
+        status = 1
+    # What Py_FinalizeEx does first, in its order: wait for the threads,
+    # run the atexit functions, flush the streams.
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._shutdown()
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            status = status or 120
+    os._exit(status)
+
+
+def main():
+    z = load(sys.argv[1])
+    sock, bpf = int(sys.argv[2]), int(sys.argv[3])
+    z.set_seccomp(read_all(bpf))
+    os.close(bpf)
+    while z.recv_order(sock):
+        pid = z.fork_enter()
+        if pid == 0:
+            run_code()
+        # The child exits once its own child (the sandbox's pid 2) has.
+        os.waitpid(pid, 0)
+
+
+if __name__ == "__main__":
+    main()
