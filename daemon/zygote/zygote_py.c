@@ -14,9 +14,9 @@
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/socket.h>
 #include <linux/filter.h>
 
+#include "fdpass.h"
 #include "landlock.h"
 #include "zygote_enter.h"
 #include "zygote_order.h"
@@ -45,6 +45,17 @@ zygote_py_drop(struct zygote_py_state *st)
 		(void)close(st->fds[i]);
 	st->nfds = 0;
 	st->ready = false;
+}
+
+/* Keep order o, its Landlock ruleset fd ll (-1: none), for fork_enter(). */
+static void
+zygote_py_keep(struct zygote_py_state *st, const struct zygote_order *o, int ll)
+{
+	st->order = *o;
+	st->order.seccomp = &st->prog;
+	st->landlock.fd = ll;
+	st->order.landlock = ll >= 0 ? &st->landlock : NULL;
+	st->ready = true;
 }
 
 /* The seccomp program from bytes: whole instructions, at most BPF_MAXINSNS. */
@@ -134,7 +145,7 @@ zygote_py_prepare(PyObject *m, PyObject *args, PyObject *kw)
 	static char *kwlist[] = {"ns",	    "cgroup_procs", "stdio",	"report", "uid", "gid",
 				 "rlimits", "seccomp",	    "landlock", "code",	  NULL};
 	struct zygote_py_state *st = zygote_py_state(m);
-	struct zygote_order *o = &st->order;
+	struct zygote_order ord, *o = &ord;
 	PyObject *ns, *stdio, *rlimits;
 	Py_buffer bpf;
 	unsigned int uid, gid;
@@ -158,10 +169,7 @@ zygote_py_prepare(PyObject *m, PyObject *args, PyObject *kw)
 	o->code_fd = code;
 	o->uid = (uid_t)uid;
 	o->gid = (gid_t)gid;
-	o->seccomp = &st->prog;
-	st->landlock.fd = ll;
-	o->landlock = ll >= 0 ? &st->landlock : NULL;
-	st->ready = true;
+	zygote_py_keep(st, o, ll);
 	Py_RETURN_NONE;
 }
 
@@ -186,60 +194,6 @@ zygote_py_set_seccomp(PyObject *m, PyObject *args)
 	Py_RETURN_NONE;
 }
 
-/* Receive one packet and its fds (close-on-exec), at most
- * ZYGOTE_MSG_FDS_MAX; -errno, 0 at EOF, else the packet's length. A
- * packet cut short, or with more fds than that, is refused (its fds
- * closed). */
-static ssize_t
-zygote_py_recv(int sock, struct zygote_msg_order *m, int *fds, size_t *ret_nfds)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * ZYGOTE_MSG_FDS_MAX)];
-		struct cmsghdr align;
-	} c;
-	struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m) + 1};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = c.buf,
-			    .msg_controllen = sizeof(c.buf)};
-	char over[sizeof(*m) + 1];
-	struct cmsghdr *cm;
-	ssize_t n;
-	size_t i;
-
-	iov.iov_base = over;
-	*ret_nfds = 0;
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t k;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (*ret_nfds < ZYGOTE_MSG_FDS_MAX)
-				fds[(*ret_nfds)++] = fd;
-			else
-				(void)close(fd);
-		}
-	}
-	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || (size_t)n > sizeof(*m)) {
-		for (i = 0; i < *ret_nfds; i++)
-			(void)close(fds[i]);
-		*ret_nfds = 0;
-		return -EBADMSG;
-	}
-	memcpy(m, over, (size_t)n);
-	return n;
-}
-
 PyDoc_STRVAR(zygote_py_recv_order_doc,
 	     "recv_order(sock) -> bool\n"
 	     "Receive and check one order (ipc/zygote_msg.h) on the socket fd; False at EOF.\n"
@@ -261,10 +215,15 @@ zygote_py_recv_order(PyObject *m, PyObject *args)
 		return NULL;
 	}
 	zygote_py_drop(st);
-	n = zygote_py_recv(sock, &msg, st->fds, &st->nfds);
+	/* A packet longer than an order, or with more fds, is -EMSGSIZE
+	 * (its fds closed): a bad order. */
+	do
+		n = fdpass_recv(sock, &msg, sizeof(msg), st->fds, ZYGOTE_MSG_FDS_MAX, &st->nfds);
+	while (n == -EINTR);
 	if (n < 0) {
+		st->nfds = 0;
 		errno = (int)-n;
-		return PyErr_SetFromErrno(n == -EBADMSG ? PyExc_ValueError : PyExc_OSError);
+		return PyErr_SetFromErrno(n == -EMSGSIZE ? PyExc_ValueError : PyExc_OSError);
 	}
 	if (n == 0 && st->nfds == 0)
 		Py_RETURN_FALSE;
@@ -274,11 +233,7 @@ zygote_py_recv_order(PyObject *m, PyObject *args)
 		PyErr_SetString(PyExc_ValueError, "a bad order");
 		return NULL;
 	}
-	st->order = o;
-	st->order.seccomp = &st->prog;
-	st->landlock.fd = ll;
-	st->order.landlock = ll >= 0 ? &st->landlock : NULL;
-	st->ready = true;
+	zygote_py_keep(st, &o, ll);
 	Py_RETURN_TRUE;
 }
 

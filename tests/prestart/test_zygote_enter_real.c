@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include "fdpass.h"
 #include "landlock.h"
 #include "zygote_enter.h"
 #include "zygote_msg.h"
@@ -376,32 +377,6 @@ read_all(int fd, char *buf, size_t size)
 	buf[off] = '\0';
 }
 
-/* Send an order packet with nfds fds. */
-static void
-send_order(int sock, const struct zygote_msg_order *m, const int *fds, size_t nfds)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * ZYGOTE_MSG_FDS_MAX)];
-		struct cmsghdr align;
-	} c;
-	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct cmsghdr *cm;
-
-	if (nfds > 0) {
-		memset(&c, 0, sizeof(c));
-		mh.msg_control = c.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	if (sendmsg(sock, &mh, 0) != (ssize_t)sizeof(*m))
-		DIE("sendmsg");
-}
-
 /*
  * daemon/zygote/zygote.py itself, as uid u, taking orders on a socket:
  * one run whose code (a memfd, read by the child after it entered) raises
@@ -469,7 +444,8 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 	fds[ZYGOTE_MSG_FD_REPORT] = rp[1];
 	fds[ZYGOTE_MSG_FD_CODE] = memfd_with("code", code, sizeof(code) - 1);
 	fds[ZYGOTE_MSG_FDS_FIXED_] = ll.fd;
-	send_order(sv[0], &m, fds, ZYGOTE_MSG_FDS_FIXED_ + (ll.fd >= 0));
+	if (fdpass_send(sv[0], &m, sizeof(m), fds, ZYGOTE_MSG_FDS_FIXED_ + (ll.fd >= 0)) < 0)
+		DIE("send the order");
 	for (i = 0; i < ZYGOTE_MSG_FDS_FIXED_ + (ll.fd >= 0); i++)
 		close(fds[i]);
 	if (read(rp[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
@@ -478,7 +454,8 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 	read_all(ep[0], err, sizeof(err));
 	read_all(sup_out, said, sizeof(said));
 	m.magic++;
-	send_order(sv[0], &m, NULL, 0);
+	if (fdpass_send(sv[0], &m, sizeof(m), NULL, 0) < 0)
+		DIE("send a bad order");
 	while (waitpid(z, &st, 0) < 0 && errno == EINTR)
 		;
 	fprintf(stderr, "zygote.py run: %sits stderr's last line: %s; reaped by pid 1: %s\n", out,
