@@ -12,6 +12,7 @@
 
 #define ZYGOTE_MSG_MAGIC 0x7a79676fU /* "zygo" */
 #define ZYGOTE_MSG_RLIMITS 8
+#define ZYGOTE_MSG_CWD_MAX 128
 
 /* Which optional fds follow the fixed ones, in this order. */
 enum zygote_msg_flag {
@@ -54,6 +55,7 @@ struct zygote_msg_order {
 	uint32_t nrlimits; /* <= ZYGOTE_MSG_RLIMITS */
 	uint32_t pad;	   /* 0 */
 	struct zygote_msg_rlimit rlimit[ZYGOTE_MSG_RLIMITS];
+	char cwd[ZYGOTE_MSG_CWD_MAX]; /* absolute, NUL-terminated, zero-filled after */
 };
 
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
@@ -47,6 +48,8 @@ static const char *const zygote_step_names[ZYGOTE_STEP_COUNT_] = {
 	[ZYGOTE_STEP_CAPS] = "caps",
 	[ZYGOTE_STEP_VERIFY] = "verify",
 	[ZYGOTE_STEP_DUMPABLE] = "dumpable",
+	[ZYGOTE_STEP_OOM_SCORE] = "oom_score_adj",
+	[ZYGOTE_STEP_CHDIR] = "chdir",
 	[ZYGOTE_STEP_RLIMIT] = "rlimit",
 	[ZYGOTE_STEP_STDIO] = "stdio",
 	[ZYGOTE_STEP_NO_NEW_PRIVS] = "no_new_privs",
@@ -102,7 +105,8 @@ zygote_order_ok(const struct zygote_order *o)
 	/* The code never runs as root of its namespace. */
 	if (o->uid == 0 || o->gid == 0)
 		return -EPERM;
-	if (o->nrlimits > ZYGOTE_RLIMITS_MAX || o->seccomp == NULL)
+	if (o->nrlimits > ZYGOTE_RLIMITS_MAX || o->seccomp == NULL || o->cwd == NULL ||
+	    o->cwd[0] != '/')
 		return -EINVAL;
 	return 0;
 }
@@ -234,6 +238,29 @@ zygote_drop(const struct zygote_order *o)
 }
 
 /*
+ * What a fresh run's code gets between clone and exec besides the drop
+ * (sandbox_code.c): the oom killer takes it before its supervisor (raising
+ * one's own score needs no privilege; its /proc file is its own now that
+ * it is dumpable), the runtime's working directory entered as the code's
+ * uid (the mount namespace's join left it at the root), umask 022.
+ */
+static void
+zygote_code_env(const struct zygote_order *o)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		zygote_fail(o->report_fd, ZYGOTE_STEP_OOM_SCORE, errno);
+	n = write(fd, "1000", 4);
+	if (n != 4)
+		zygote_fail(o->report_fd, ZYGOTE_STEP_OOM_SCORE, n < 0 ? errno : EIO);
+	(void)close(fd);
+	ZYGOTE_CHECK(chdir(o->cwd), o->report_fd, ZYGOTE_STEP_CHDIR);
+	umask(022);
+}
+
+/*
  * The code's fds: stdio on 0-2, the report pipe on 3, Landlock's ruleset
  * on 4 and the code on 5 (ZYGOTE_FD_*; an absent one's number closed),
  * nothing else. Everything of the zygote (its order socket, the
@@ -291,6 +318,7 @@ zygote_enter(const struct zygote_order *o)
 	if (o->cgroup_procs_fd >= 0)
 		ZYGOTE_CHECK(write(o->cgroup_procs_fd, "0", 1), o->report_fd, ZYGOTE_STEP_CGROUP);
 	zygote_drop(o);
+	zygote_code_env(o);
 	rep = zygote_stdio(o, &ll.fd);
 	for (i = 0; i < o->nrlimits; i++)
 		ZYGOTE_CHECK(setrlimit((__rlimit_resource_t)o->rlimit_res[i], &o->rlimit[i]), rep,

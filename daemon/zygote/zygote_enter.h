@@ -57,6 +57,8 @@ enum zygote_step {
 	ZYGOTE_STEP_CAPS,
 	ZYGOTE_STEP_VERIFY,
 	ZYGOTE_STEP_DUMPABLE,
+	ZYGOTE_STEP_OOM_SCORE,
+	ZYGOTE_STEP_CHDIR,
 	ZYGOTE_STEP_RLIMIT,
 	ZYGOTE_STEP_STDIO,
 	ZYGOTE_STEP_NO_NEW_PRIVS,
@@ -94,6 +96,7 @@ struct zygote_order {
 	int stdio_fd[3];	     /* become the code's fds 0, 1, 2 */
 	int report_fd;		     /* a pipe's write end: struct zygote_report */
 	int code_fd;		     /* becomes ZYGOTE_FD_CODE; -1: none */
+	const char *cwd;	     /* the code's working directory (absolute) */
 	uid_t uid;		     /* the code's uid and gid in the run's namespace */
 	gid_t gid;
 	unsigned nrlimits;

@@ -22,7 +22,7 @@ zygote_order_optional(uint32_t flags)
 
 int
 zygote_order_decode(const void *msg, size_t len, const int *fds, size_t nfds,
-		    struct zygote_order *ret, int *ret_landlock_fd)
+		    struct zygote_order *ret, int *ret_landlock_fd, char *cwd, size_t cwd_size)
 {
 	static const enum zygote_ns ns_of[] = {
 		[ZYGOTE_MSG_FD_USER] = ZYGOTE_NS_USER, [ZYGOTE_MSG_FD_MNT] = ZYGOTE_NS_MNT,
@@ -49,6 +49,9 @@ zygote_order_decode(const void *msg, size_t len, const int *fds, size_t nfds,
 		if (m.rlimit[i].pad != 0 || m.rlimit[i].resource < 0 ||
 		    m.rlimit[i].cur > m.rlimit[i].max)
 			return -EBADMSG;
+	k = strnlen(m.cwd, sizeof(m.cwd));
+	if (k == sizeof(m.cwd) || k >= cwd_size || m.cwd[0] != '/')
+		return -EBADMSG;
 
 	memset(&o, 0, sizeof(o));
 	for (i = 0; i < ZYGOTE_NS_COUNT_; i++)
@@ -70,6 +73,8 @@ zygote_order_decode(const void *msg, size_t len, const int *fds, size_t nfds,
 		*ret_landlock_fd = fds[k++];
 	o.uid = m.uid;
 	o.gid = m.gid;
+	memcpy(cwd, m.cwd, strnlen(m.cwd, sizeof(m.cwd)) + 1);
+	o.cwd = cwd;
 	o.nrlimits = m.nrlimits;
 	for (i = 0; i < m.nrlimits; i++) {
 		o.rlimit_res[i] = m.rlimit[i].resource;

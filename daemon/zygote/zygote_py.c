@@ -30,6 +30,7 @@ struct zygote_py_state {
 	struct landlock_rules landlock;
 	struct sock_filter filter[ZYGOTE_PY_BPF_MAX];
 	struct sock_fprog prog;
+	char cwd[ZYGOTE_MSG_CWD_MAX];
 	int fds[ZYGOTE_MSG_FDS_MAX]; /* a received order's fds, closed after its fork */
 	size_t nfds;
 	bool ready;
@@ -134,7 +135,7 @@ zygote_py_rlimits(PyObject *seq, struct zygote_order *o)
 
 PyDoc_STRVAR(zygote_py_prepare_doc,
 	     "prepare(ns, cgroup_procs, stdio, report, uid, gid, rlimits, seccomp, landlock=-1,\n"
-	     "        code=-1)\n"
+	     "        code=-1, cwd='/workspace')\n"
 	     "Keep one run's order: ns is 7 fds (user, mnt, net, ipc, uts, cgroup or -1, pid),\n"
 	     "stdio 3 fds, seccomp the compiled program's bytes, code an fd the child finds\n"
 	     "on fd 5.");
@@ -143,17 +144,23 @@ static PyObject *
 zygote_py_prepare(PyObject *m, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"ns",	    "cgroup_procs", "stdio",	"report", "uid", "gid",
-				 "rlimits", "seccomp",	    "landlock", "code",	  NULL};
+				 "rlimits", "seccomp",	    "landlock", "code",	  "cwd", NULL};
 	struct zygote_py_state *st = zygote_py_state(m);
 	struct zygote_order ord, *o = &ord;
 	PyObject *ns, *stdio, *rlimits;
 	Py_buffer bpf;
 	unsigned int uid, gid;
+	const char *cwd = "/workspace";
 	int cg, report, ll = -1, code = -1;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OiOiIIOy*|ii", kwlist, &ns, &cg, &stdio,
-					 &report, &uid, &gid, &rlimits, &bpf, &ll, &code))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OiOiIIOy*|iis", kwlist, &ns, &cg, &stdio,
+					 &report, &uid, &gid, &rlimits, &bpf, &ll, &code, &cwd))
 		return NULL;
+	if (strlen(cwd) >= sizeof(st->cwd) || cwd[0] != '/') {
+		PyBuffer_Release(&bpf);
+		PyErr_SetString(PyExc_ValueError, "cwd: an absolute path, shorter than 128");
+		return NULL;
+	}
 	zygote_py_drop(st);
 	memset(o, 0, sizeof(*o));
 	if (zygote_py_bpf(st, &bpf) < 0) {
@@ -169,6 +176,8 @@ zygote_py_prepare(PyObject *m, PyObject *args, PyObject *kw)
 	o->code_fd = code;
 	o->uid = (uid_t)uid;
 	o->gid = (gid_t)gid;
+	memcpy(st->cwd, cwd, strlen(cwd) + 1);
+	o->cwd = st->cwd;
 	zygote_py_keep(st, o, ll);
 	Py_RETURN_NONE;
 }
@@ -227,7 +236,8 @@ zygote_py_recv_order(PyObject *m, PyObject *args)
 	}
 	if (n == 0 && st->nfds == 0)
 		Py_RETURN_FALSE;
-	r = zygote_order_decode(&msg, (size_t)n, st->fds, st->nfds, &o, &ll);
+	r = zygote_order_decode(&msg, (size_t)n, st->fds, st->nfds, &o, &ll, st->cwd,
+				sizeof(st->cwd));
 	if (r < 0) {
 		zygote_py_drop(st);
 		PyErr_SetString(PyExc_ValueError, "a bad order");

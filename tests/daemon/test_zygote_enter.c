@@ -30,6 +30,7 @@
 #define REPORT_FD 21
 #define CGROUP_FD 22
 #define LANDLOCK_FD 23
+#define OOM_FD 50
 #define LOG_MAX 128
 
 /* What the seams saw and how they answer. */
@@ -104,6 +105,11 @@ ssize_t __wrap_write(int fd, const void *buf, size_t len);
 ssize_t
 __wrap_write(int fd, const void *buf, size_t len)
 {
+	if (fd == OOM_FD) {
+		assert_int_equal(len, 4);
+		assert_memory_equal(buf, "1000", 4);
+		return seam("oom_write") < 0 ? -1 : 4;
+	}
 	if (fd == CGROUP_FD) {
 		assert_int_equal(len, 1);
 		assert_memory_equal(buf, "0", 1);
@@ -276,6 +282,41 @@ __wrap_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return seam("sigmask");
 }
 
+int __wrap_open64(const char *path, int flags, ...);
+int
+__wrap_open64(const char *path, int flags, ...)
+{
+	assert_string_equal(path, "/proc/self/oom_score_adj");
+	assert_int_equal(flags, O_WRONLY | O_CLOEXEC);
+	return seam("oom_open") < 0 ? -1 : OOM_FD;
+}
+
+int __wrap_open(const char *path, int flags, ...);
+int
+__wrap_open(const char *path, int flags, ...)
+{
+	return __wrap_open64(path, flags);
+}
+
+int __wrap_chdir(const char *path);
+int
+__wrap_chdir(const char *path)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "chdir:%s", path);
+	return seam(name);
+}
+
+mode_t __wrap_umask(mode_t mask);
+mode_t
+__wrap_umask(mode_t mask)
+{
+	assert_int_equal(mask, 022);
+	seam("umask");
+	return 077;
+}
+
 pid_t __wrap_getppid(void);
 pid_t
 __wrap_getppid(void)
@@ -366,6 +407,7 @@ order_init(struct zygote_order *o)
 	o->cgroup_procs_fd = CGROUP_FD;
 	o->report_fd = REPORT_FD;
 	o->code_fd = -1;
+	o->cwd = "/workspace";
 	o->uid = 1000;
 	o->gid = 1000;
 	o->nrlimits = 2;
@@ -424,12 +466,39 @@ test_order_of_steps(void **state)
 		"getgroups",	     "capbset_drop",
 	};
 	static const char *const tail[] = {
-		"setresgid", "setresuid",   "capset",	   "ambient_clear", "getgroups",
-		"capget",    "dumpable",    "dupfd",	   "dupfd",	    "dupfd",
-		"dupfd",     "dupfd",	    "dup3:18:0",   "dup3:19:1",	    "dup3:20:2",
-		"dup3:21:3", "dup3:23:4",   "close:5",	   "close_range",   "sigmask",
-		"setsid",    "rlimit:7:64", "rlimit:0:10", "no_new_privs",  "landlock",
-		"seccomp",   "report",	    "close:3",
+		"setresgid",
+		"setresuid",
+		"capset",
+		"ambient_clear",
+		"getgroups",
+		"capget",
+		"dumpable",
+		"oom_open",
+		"oom_write",
+		"close:50",
+		"chdir:/workspace",
+		"umask",
+		"dupfd",
+		"dupfd",
+		"dupfd",
+		"dupfd",
+		"dupfd",
+		"dup3:18:0",
+		"dup3:19:1",
+		"dup3:20:2",
+		"dup3:21:3",
+		"dup3:23:4",
+		"close:5",
+		"close_range",
+		"sigmask",
+		"setsid",
+		"rlimit:7:64",
+		"rlimit:0:10",
+		"no_new_privs",
+		"landlock",
+		"seccomp",
+		"report",
+		"close:3",
 	};
 	struct zygote_order o;
 	size_t i;
@@ -532,7 +601,7 @@ test_bad_orders(void **state)
 	int k;
 
 	(void)state;
-	for (k = 0; k < 5; k++) {
+	for (k = 0; k < 7; k++) {
 		reset(NULL);
 		order_init(&o);
 		if (k == 0)
@@ -543,6 +612,10 @@ test_bad_orders(void **state)
 			o.uid = 0;
 		else if (k == 3)
 			o.seccomp = NULL;
+		else if (k == 5)
+			o.cwd = NULL;
+		else if (k == 6)
+			o.cwd = "workspace";
 		else
 			o.nrlimits = ZYGOTE_RLIMITS_MAX + 1;
 		assert_int_equal(enter(&o), 1127);
@@ -582,6 +655,9 @@ test_each_failure(void **state)
 		{"ambient_clear", 1, ZYGOTE_STEP_CAPS},
 		{"capget", 1, ZYGOTE_STEP_VERIFY},
 		{"dumpable", 1, ZYGOTE_STEP_DUMPABLE},
+		{"oom_open", 1, ZYGOTE_STEP_OOM_SCORE},
+		{"oom_write", 1, ZYGOTE_STEP_OOM_SCORE},
+		{"chdir:/workspace", 1, ZYGOTE_STEP_CHDIR},
 		{"dupfd", 3, ZYGOTE_STEP_STDIO},
 		{"dup3:19:1", 1, ZYGOTE_STEP_STDIO},
 		{"close_range", 1, ZYGOTE_STEP_STDIO},

@@ -16,6 +16,7 @@
 #include "zygote_order.h"
 
 static struct zygote_msg_order m;
+static char cwd[ZYGOTE_MSG_CWD_MAX];
 static int fds[ZYGOTE_MSG_FDS_MAX];
 
 static int
@@ -34,6 +35,7 @@ good(void **state)
 	m.rlimit[1].resource = RLIMIT_CPU;
 	m.rlimit[1].cur = 5;
 	m.rlimit[1].max = 6;
+	strcpy(m.cwd, "/workspace");
 	for (i = 0; i < ZYGOTE_MSG_FDS_MAX; i++)
 		fds[i] = 30 + (int)i;
 	return 0;
@@ -47,7 +49,8 @@ test_good_order(void **state)
 	int ll = 99;
 
 	(void)state;
-	assert_int_equal(zygote_order_decode(&m, sizeof(m), fds, ZYGOTE_MSG_FDS_FIXED_, &o, &ll),
+	assert_int_equal(zygote_order_decode(&m, sizeof(m), fds, ZYGOTE_MSG_FDS_FIXED_, &o, &ll,
+					     cwd, sizeof(cwd)),
 			 0);
 	assert_int_equal(o.ns_fd[ZYGOTE_NS_USER], 30);
 	assert_int_equal(o.ns_fd[ZYGOTE_NS_MNT], 31);
@@ -68,6 +71,8 @@ test_good_order(void **state)
 	assert_int_equal(o.rlimit[1].rlim_cur, 5);
 	assert_int_equal(o.rlimit[1].rlim_max, 6);
 	assert_null(o.seccomp);
+	assert_ptr_equal(o.cwd, cwd);
+	assert_string_equal(o.cwd, "/workspace");
 }
 
 /* The optional fds follow the fixed ones in flag order. */
@@ -79,14 +84,17 @@ test_optional_fds(void **state)
 
 	(void)state;
 	m.flags = ZYGOTE_MSG_F_CGROUP_NS | ZYGOTE_MSG_F_CGROUP_PROCS | ZYGOTE_MSG_F_LANDLOCK;
-	assert_int_equal(zygote_order_decode(&m, sizeof(m), fds, ZYGOTE_MSG_FDS_MAX, &o, &ll), 0);
+	assert_int_equal(zygote_order_decode(&m, sizeof(m), fds, ZYGOTE_MSG_FDS_MAX, &o, &ll, cwd,
+					     sizeof(cwd)),
+			 0);
 	assert_int_equal(o.ns_fd[ZYGOTE_NS_CGROUP], 41);
 	assert_int_equal(o.cgroup_procs_fd, 42);
 	assert_int_equal(ll, 43);
 
 	m.flags = ZYGOTE_MSG_F_LANDLOCK;
-	assert_int_equal(
-		zygote_order_decode(&m, sizeof(m), fds, ZYGOTE_MSG_FDS_FIXED_ + 1, &o, &ll), 0);
+	assert_int_equal(zygote_order_decode(&m, sizeof(m), fds, ZYGOTE_MSG_FDS_FIXED_ + 1, &o, &ll,
+					     cwd, sizeof(cwd)),
+			 0);
 	assert_int_equal(o.ns_fd[ZYGOTE_NS_CGROUP], -1);
 	assert_int_equal(o.cgroup_procs_fd, -1);
 	assert_int_equal(ll, 41);
@@ -99,7 +107,7 @@ test_bad_orders(void **state)
 	struct zygote_order o;
 	int k, ll;
 
-	for (k = 0; k < 13; k++) {
+	for (k = 0; k < 16; k++) {
 		size_t len = sizeof(m), n = ZYGOTE_MSG_FDS_FIXED_;
 
 		good(state);
@@ -146,13 +154,18 @@ test_bad_orders(void **state)
 		}
 		memset(&o, 0xa5, sizeof(o));
 		ll = 77;
-		if (zygote_order_decode(&m, len, fds, n, &o, &ll) != -EBADMSG)
+		if (zygote_order_decode(&m, len, fds, n, &o, &ll, cwd, sizeof(cwd)) != -EBADMSG)
 			fail_msg("bad order %d accepted", k);
 		assert_int_equal(ll, 77);
 		assert_int_equal(o.uid, 0xa5a5a5a5);
 	}
-	assert_int_equal(zygote_order_decode(NULL, sizeof(m), fds, 11, &o, &ll), -EBADMSG);
-	assert_int_equal(zygote_order_decode(&m, sizeof(m), NULL, 11, &o, &ll), -EBADMSG);
+	assert_int_equal(zygote_order_decode(NULL, sizeof(m), fds, 11, &o, &ll, cwd, sizeof(cwd)),
+			 -EBADMSG);
+	assert_int_equal(zygote_order_decode(&m, sizeof(m), NULL, 11, &o, &ll, cwd, sizeof(cwd)),
+			 -EBADMSG);
+	/* a cwd longer than the caller's buffer */
+	good(state);
+	assert_int_equal(zygote_order_decode(&m, sizeof(m), fds, 11, &o, &ll, cwd, 4), -EBADMSG);
 }
 
 int

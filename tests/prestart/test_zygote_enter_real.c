@@ -391,6 +391,8 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 		"print('pid=%d ppid=%d uid=%d argv=%s file=%s fds=%d' % (os.getpid(), "
 		"os.getppid(), os.getuid(), sys.argv, __file__, "
 		"len(os.listdir('/proc/self/fd')) - 1), flush=True)\n"
+		"print('cwd=%s umask=%o oom=%s' % (os.getcwd(), os.umask(0o22), "
+		"open('/proc/self/oom_score_adj').read().strip()), flush=True)\n"
 		"raise ValueError('from the run')\n";
 	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	struct zygote_msg_order m;
@@ -429,6 +431,7 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 	m.flags = ll.fd >= 0 ? ZYGOTE_MSG_F_LANDLOCK : 0;
 	m.uid = 1000;
 	m.gid = 1000;
+	strcpy(m.cwd, "/tmp");
 	m.nrlimits = 1;
 	m.rlimit[0].resource = RLIMIT_NOFILE;
 	m.rlimit[0].cur = m.rlimit[0].max = 32;
@@ -462,12 +465,14 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 		strrchr(err, '\n') != NULL && strlen(err) > 1 ? err : "(none)", said);
 	CHECK(rep.step == ZYGOTE_STEP_NONE, "zygote.py's report: step %s errno %d",
 	      zygote_step_name(rep.step), rep.err);
-	CHECK(strstr(out, "pid=3 ppid=1 uid=1000 argv=['/run/airlock/main.py'] "
-			  "file=/run/airlock/main.py fds=3\natexit ran\n") != NULL,
+	CHECK(strstr(out,
+		     "pid=3 ppid=1 uid=1000 argv=['/run/airlock/main.py'] "
+		     "file=/run/airlock/main.py fds=3\ncwd=/tmp umask=22 oom=1000\natexit ran\n") !=
+		      NULL,
 	      "zygote.py's code printed: %s", out);
 	CHECK(strstr(err,
 		     "Traceback (most recent call last):\n  File \"/run/airlock/main.py\", line "
-		     "4, in <module>\nValueError: from the run\n") != NULL,
+		     "5, in <module>\nValueError: from the run\n") != NULL,
 	      "the traceback, as a fresh run's: %s", err);
 	CHECK(strcmp(said, "3 1") == 0, "pid 1 reaped \"%s\", not pid 3 status 1", said);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1, "a bad order ends the zygote (1): %d", st);
@@ -517,6 +522,7 @@ main(void)
 	o.stdio_fd[2] = op[1];
 	o.report_fd = rp[1];
 	o.code_fd = -1;
+	o.cwd = "/tmp";
 	o.uid = 1000;
 	o.gid = 1000;
 	o.nrlimits = 1;

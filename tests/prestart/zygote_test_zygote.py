@@ -24,7 +24,7 @@ z = load(ext)
 # struct sock_filter {u16 code; u8 jt, jf; u32 k}: BPF_RET|BPF_K ALLOW
 allow = (6).to_bytes(2, "little") + bytes(2) + (0x7FFF0000).to_bytes(4, "little")
 z.prepare(ints(ns), int(cg), ints(stdio), int(report), 1000, 1000, [(7, 32, 32)], allow,
-          landlock=int(landlock))
+          landlock=int(landlock), cwd="/tmp")
 CODE = r'''
 import os, sys
 try:
