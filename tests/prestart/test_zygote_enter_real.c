@@ -377,55 +377,26 @@ read_all(int fd, char *buf, size_t size)
 	buf[off] = '\0';
 }
 
-/*
- * daemon/zygote/zygote.py itself, as uid u, taking orders on a socket:
- * one run whose code (a memfd, read by the child after it entered) raises
- * after an atexit registration, then a bad order, which ends the zygote.
- */
+/* What one run through zygote.py gave. */
+struct zy_run {
+	struct zygote_report rep;
+	char out[1024], err[2048], said[64];
+};
+
+/* One run of code through the zygote on sock, in a new sandbox of uid u. */
 static void
-zygote_py_orders(unsigned u, const char *ext, const char *zygote)
+zygote_py_run(int sock, unsigned u, const char *code, struct zy_run *ret)
 {
-	static const char code[] =
-		"import atexit, os, sys\n"
-		"atexit.register(lambda: print('atexit ran', flush=True))\n"
-		"print('pid=%d ppid=%d uid=%d argv=%s file=%s fds=%d' % (os.getpid(), "
-		"os.getppid(), os.getuid(), sys.argv, __file__, "
-		"len(os.listdir('/proc/self/fd')) - 1), flush=True)\n"
-		"print('cwd=%s umask=%o oom=%s' % (os.getcwd(), os.umask(0o22), "
-		"open('/proc/self/oom_score_adj').read().strip()), flush=True)\n"
-		"raise ValueError('from the run')\n";
-	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	struct zygote_msg_order m;
 	struct zygote_order o;
-	struct zygote_report rep = {.step = -1, .err = 0};
 	struct landlock_rules ll;
-	char a[3][96], out[1024], err[2048], said[64];
-	int sv[2], rp[2], op[2], ep[2], fds[ZYGOTE_MSG_FDS_MAX], sup_out, bpf, st, i;
-	pid_t sup = sandbox_make(u, &sup_out), z;
+	int rp[2], op[2], ep[2], fds[ZYGOTE_MSG_FDS_MAX], sup_out, i, n;
+	pid_t sup = sandbox_make(u, &sup_out);
 
 	order_ns(&o, sup);
 	order_landlock(sup, &ll);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
-	    pipe2(rp, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
+	if (pipe2(rp, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
 		DIE("pipes");
-	bpf = memfd_with("bpf", &allow, sizeof(allow));
-	snprintf(a[0], sizeof(a[0]), "%s", ext);
-	snprintf(a[1], sizeof(a[1]), "%d", sv[1]);
-	snprintf(a[2], sizeof(a[2]), "%d", bpf);
-	z = fork();
-	if (z < 0)
-		DIE("fork");
-	if (z == 0) {
-		if (setgroups(0, NULL) < 0 || setresgid(u, u, u) < 0 || setresuid(u, u, u) < 0)
-			DIE("zygote drop");
-		inherit(sv[1]);
-		inherit(bpf);
-		execl("/usr/bin/python3", "python3", "-I", "-S", "-B", zygote, a[0], a[1], a[2],
-		      (char *)NULL);
-		DIE("exec python3");
-	}
-	close(sv[1]);
-	close(bpf);
 	memset(&m, 0, sizeof(m));
 	m.magic = ZYGOTE_MSG_MAGIC;
 	m.flags = ll.fd >= 0 ? ZYGOTE_MSG_F_LANDLOCK : 0;
@@ -445,39 +416,110 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 	fds[ZYGOTE_MSG_FD_STDOUT] = op[1];
 	fds[ZYGOTE_MSG_FD_STDERR] = ep[1];
 	fds[ZYGOTE_MSG_FD_REPORT] = rp[1];
-	fds[ZYGOTE_MSG_FD_CODE] = memfd_with("code", code, sizeof(code) - 1);
+	fds[ZYGOTE_MSG_FD_CODE] = memfd_with("code", code, strlen(code));
 	fds[ZYGOTE_MSG_FDS_FIXED_] = ll.fd;
-	if (fdpass_send(sv[0], &m, sizeof(m), fds, ZYGOTE_MSG_FDS_FIXED_ + (ll.fd >= 0)) < 0)
+	n = ZYGOTE_MSG_FDS_FIXED_ + (ll.fd >= 0);
+	if (fdpass_send(sock, &m, sizeof(m), fds, (size_t)n) < 0)
 		DIE("send the order");
-	for (i = 0; i < ZYGOTE_MSG_FDS_FIXED_ + (ll.fd >= 0); i++)
+	for (i = 0; i < n; i++)
 		close(fds[i]);
-	if (read(rp[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
-		rep.step = -2;
-	read_all(op[0], out, sizeof(out));
-	read_all(ep[0], err, sizeof(err));
-	read_all(sup_out, said, sizeof(said));
-	m.magic++;
-	if (fdpass_send(sv[0], &m, sizeof(m), NULL, 0) < 0)
+	ret->rep.step = -2;
+	if (read(rp[0], &ret->rep, sizeof(ret->rep)) != (ssize_t)sizeof(ret->rep))
+		ret->rep.step = -2;
+	read_all(op[0], ret->out, sizeof(ret->out));
+	read_all(ep[0], ret->err, sizeof(ret->err));
+	read_all(sup_out, ret->said, sizeof(ret->said));
+	close(rp[0]);
+	close(op[0]);
+	close(ep[0]);
+	close(sup_out);
+	for (i = 0; i < ZYGOTE_NS_COUNT_; i++)
+		if (o.ns_fd[i] >= 0)
+			close(o.ns_fd[i]);
+	kill(sup, SIGKILL);
+	waitpid(sup, NULL, 0);
+}
+
+/*
+ * daemon/zygote/zygote.py itself, as uid u, taking orders on a socket: a
+ * run whose code (a memfd, read by the child after it entered) leaves
+ * marks in its interpreter and raises after an atexit registration; a
+ * second run of the same zygote, which must see none of those marks (the
+ * fork copied the zygote, not the first run); then a bad order, which
+ * ends the zygote.
+ */
+static void
+zygote_py_orders(unsigned u, const char *ext, const char *zygote)
+{
+	static const char first[] =
+		"import atexit, builtins, json, os, sys\n"
+		"atexit.register(lambda: print('atexit ran', flush=True))\n"
+		"print('pid=%d ppid=%d uid=%d argv=%s file=%s fds=%d' % (os.getpid(), "
+		"os.getppid(), os.getuid(), sys.argv, __file__, "
+		"len(os.listdir('/proc/self/fd')) - 1), flush=True)\n"
+		"print('cwd=%s umask=%o oom=%s' % (os.getcwd(), os.umask(0o22), "
+		"open('/proc/self/oom_score_adj').read().strip()), flush=True)\n"
+		"builtins.LEAK = 1; os.environ['LEAK'] = '1'; os.sep = '!'; sys.path.append('/x')\n"
+		"raise ValueError('from the run')\n";
+	static const char second[] =
+		"import builtins, os, sys\n"
+		"print('leak=%s env=%s sep=%s path=%s json=%s' % (hasattr(builtins, 'LEAK'), "
+		"'LEAK' in os.environ, os.sep, '/x' in sys.path, 'json' in sys.modules))\n";
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct zygote_msg_order bad;
+	struct zy_run r1, r2;
+	char a[3][96];
+	int sv[2], bpf, st;
+	pid_t z;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		DIE("socketpair");
+	bpf = memfd_with("bpf", &allow, sizeof(allow));
+	snprintf(a[0], sizeof(a[0]), "%s", ext);
+	snprintf(a[1], sizeof(a[1]), "%d", sv[1]);
+	snprintf(a[2], sizeof(a[2]), "%d", bpf);
+	z = fork();
+	if (z < 0)
+		DIE("fork");
+	if (z == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(u, u, u) < 0 || setresuid(u, u, u) < 0)
+			DIE("zygote drop");
+		inherit(sv[1]);
+		inherit(bpf);
+		execl("/usr/bin/python3", "python3", "-I", "-S", "-B", zygote, a[0], a[1], a[2],
+		      (char *)NULL);
+		DIE("exec python3");
+	}
+	close(sv[1]);
+	close(bpf);
+	zygote_py_run(sv[0], u, first, &r1);
+	zygote_py_run(sv[0], u, second, &r2);
+	memset(&bad, 0, sizeof(bad));
+	if (fdpass_send(sv[0], &bad, sizeof(bad), NULL, 0) < 0)
 		DIE("send a bad order");
 	while (waitpid(z, &st, 0) < 0 && errno == EINTR)
 		;
-	fprintf(stderr, "zygote.py run: %sits stderr's last line: %s; reaped by pid 1: %s\n", out,
-		strrchr(err, '\n') != NULL && strlen(err) > 1 ? err : "(none)", said);
-	CHECK(rep.step == ZYGOTE_STEP_NONE, "zygote.py's report: step %s errno %d",
-	      zygote_step_name(rep.step), rep.err);
-	CHECK(strstr(out,
+	fprintf(stderr, "zygote.py run 1: %sits stderr: %sreaped by pid 1: %s\n", r1.out, r1.err,
+		r1.said);
+	fprintf(stderr, "zygote.py run 2: %sreaped by pid 1: %s\n", r2.out, r2.said);
+	CHECK(r1.rep.step == ZYGOTE_STEP_NONE && r2.rep.step == ZYGOTE_STEP_NONE,
+	      "zygote.py's reports: steps %s, %s", zygote_step_name(r1.rep.step),
+	      zygote_step_name(r2.rep.step));
+	CHECK(strstr(r1.out,
 		     "pid=3 ppid=1 uid=1000 argv=['/run/airlock/main.py'] "
 		     "file=/run/airlock/main.py fds=3\ncwd=/tmp umask=22 oom=1000\natexit ran\n") !=
 		      NULL,
-	      "zygote.py's code printed: %s", out);
-	CHECK(strstr(err,
+	      "zygote.py's code printed: %s", r1.out);
+	CHECK(strstr(r1.err,
 		     "Traceback (most recent call last):\n  File \"/run/airlock/main.py\", line "
-		     "5, in <module>\nValueError: from the run\n") != NULL,
-	      "the traceback, as a fresh run's: %s", err);
-	CHECK(strcmp(said, "3 1") == 0, "pid 1 reaped \"%s\", not pid 3 status 1", said);
+		     "6, in <module>\nValueError: from the run\n") != NULL,
+	      "the traceback, as a fresh run's: %s", r1.err);
+	CHECK(strcmp(r1.said, "3 1") == 0, "pid 1 reaped \"%s\", not pid 3 status 1", r1.said);
+	CHECK(strcmp(r2.out, "leak=False env=False sep=/ path=False json=False\n") == 0,
+	      "the second run saw the first's marks: %s", r2.out);
+	CHECK(strcmp(r2.said, "3 0") == 0, "pid 1 reaped \"%s\", not pid 3 status 0", r2.said);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1, "a bad order ends the zygote (1): %d", st);
-	kill(sup, SIGKILL);
-	waitpid(sup, NULL, 0);
+	close(sv[0]);
 }
 
 int
