@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -140,18 +140,20 @@ zygote_join(const struct zygote_order *o)
  * waits for pid 2 so that no zombie is left to the host.
  *
  * The code goes on only once it is adopted: the supervisor must be its
- * parent before anything of the run can happen. The kernel sends the
- * parent-death signal after the reparenting, so: SIGUSR2 blocked from
- * before the fork (inherited), the signal asked for, then either the
- * parent is already pid 1 or the signal is waited for, with a deadline.
+ * parent before anything of the run can happen. pid 2's pidfd becomes
+ * readable when the kernel notifies its exit, which comes after it gave
+ * its children to the namespace's pid 1; so: either the parent is pid 1
+ * already, or pid 2 is waited for through its pidfd, with a deadline. (A
+ * parent-death signal was tried first: one sent in the instant between
+ * the reparenting and the check would stay pending and kill the code at
+ * the unblocking of the mask.)
  */
 static void
 zygote_fork_in(const struct zygote_order *o)
 {
-	struct timespec deadline = {ZYGOTE_ADOPT_S, 0};
-	sigset_t usr2;
+	struct pollfd pp;
 	pid_t p = fork();
-	int st;
+	int st, r;
 
 	if (p < 0)
 		zygote_fail(o->report_fd, ZYGOTE_STEP_FORK_PID, errno);
@@ -160,19 +162,29 @@ zygote_fork_in(const struct zygote_order *o)
 			;
 		_exit(0);
 	}
-	sigemptyset(&usr2);
-	sigaddset(&usr2, SIGUSR2);
-	ZYGOTE_CHECK(sigprocmask(SIG_BLOCK, &usr2, NULL), o->report_fd, ZYGOTE_STEP_FORK_ORPHAN);
 	p = fork();
 	if (p < 0)
 		zygote_fail(o->report_fd, ZYGOTE_STEP_FORK_ORPHAN, errno);
 	if (p > 0)
 		_exit(0);
-	ZYGOTE_CHECK(prctl(PR_SET_PDEATHSIG, SIGUSR2, 0, 0, 0), o->report_fd, ZYGOTE_STEP_ADOPT);
-	while (getppid() != 1)
-		if (sigtimedwait(&usr2, NULL, &deadline) < 0 && errno != EINTR)
-			zygote_fail(o->report_fd, ZYGOTE_STEP_ADOPT, errno);
-	ZYGOTE_CHECK(prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0), o->report_fd, ZYGOTE_STEP_ADOPT);
+	p = getppid();
+	if (p == 1)
+		return;
+	pp.fd = (int)syscall(SYS_pidfd_open, p, 0);
+	pp.events = POLLIN;
+	/* ESRCH: pid 2 is gone (reaped), so its exit and our adoption were. */
+	if (pp.fd < 0 && errno != ESRCH)
+		zygote_fail(o->report_fd, ZYGOTE_STEP_ADOPT, errno);
+	if (pp.fd >= 0) {
+		do
+			r = poll(&pp, 1, ZYGOTE_ADOPT_S * 1000);
+		while (r < 0 && errno == EINTR);
+		if (r <= 0)
+			zygote_fail(o->report_fd, ZYGOTE_STEP_ADOPT, r == 0 ? ETIMEDOUT : errno);
+		(void)close(pp.fd);
+	}
+	if (getppid() != 1)
+		zygote_fail(o->report_fd, ZYGOTE_STEP_ADOPT, ESRCH);
 }
 
 /* Read back what the drop must have left: the uids and gids the order's,

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -31,6 +32,7 @@
 #define CGROUP_FD 22
 #define LANDLOCK_FD 23
 #define OOM_FD 50
+#define PIDFD 51
 #define LOG_MAX 128
 
 /* What the seams saw and how they answer. */
@@ -41,11 +43,12 @@ static struct {
 	int fail_nth;	  /* ... at its nth occurrence (1-based) */
 	int fail_errno;
 	int seen;
-	pid_t fork_ret; /* what fork() returns (0: be the child) */
-	int groups;	/* getgroups() count */
-	bool caps_left; /* capget reports a capability left */
-	bool dropped;	/* the bounding set was dropped */
-	int orphan;	/* getppid() answers 0 this many times, then 1 */
+	pid_t fork_ret;	   /* what fork() returns (0: be the child) */
+	int groups;	   /* getgroups() count */
+	bool caps_left;	   /* capget reports a capability left */
+	bool dropped;	   /* the bounding set was dropped */
+	int orphan;	   /* getppid() answers 0 this many times, then 1 */
+	bool poll_timeout; /* poll() on pid 2's pidfd times out */
 	uid_t uid;
 	gid_t gid;
 	struct zygote_report rep;
@@ -160,8 +163,6 @@ __wrap_prctl(int option, ...)
 		return 0;
 	case PR_CAP_AMBIENT:
 		return a == PR_CAP_AMBIENT_IS_SET ? 0 : seam("ambient_clear");
-	case PR_SET_PDEATHSIG:
-		return seam(a == SIGUSR2 ? "pdeathsig" : a == 0 ? "pdeathsig_clear" : "pdeathsig?");
 	case PR_SET_DUMPABLE:
 		return seam("dumpable");
 	case PR_SET_NO_NEW_PRIVS:
@@ -234,6 +235,8 @@ __wrap_syscall(long nr, ...)
 		return seam("capget");
 	case SYS_close_range:
 		return seam("close_range");
+	case SYS_pidfd_open:
+		return seam("pidfd_open") < 0 ? -1 : PIDFD;
 	default:
 		fail_msg("syscall %ld", nr);
 	}
@@ -273,10 +276,6 @@ int
 __wrap_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	(void)old;
-	if (how == SIG_BLOCK) {
-		assert_true(sigismember(set, SIGUSR2) == 1);
-		return seam("sigblock_usr2");
-	}
 	assert_int_equal(how, SIG_SETMASK);
 	assert_int_equal(sigisemptyset(set), 1);
 	return seam("sigmask");
@@ -329,16 +328,22 @@ __wrap_getppid(void)
 	return 1;
 }
 
-int __wrap_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *t);
+int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
 int
-__wrap_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *t)
+__wrap_poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-	(void)info;
-	assert_true(sigismember(set, SIGUSR2) == 1);
+	assert_int_equal(n, 1);
+	assert_int_equal(fds[0].fd, PIDFD);
+	assert_int_equal(fds[0].events, POLLIN);
 	/* a deadline, never an endless wait */
-	assert_non_null(t);
-	assert_true(t->tv_sec > 0 && t->tv_sec <= 10);
-	return seam("sigtimedwait") < 0 ? -1 : SIGUSR2;
+	assert_true(timeout > 0 && timeout <= 10000);
+	if (seam("poll") < 0)
+		return -1;
+	if (s.poll_timeout)
+		return 0;
+	s.orphan = 0; /* pid 2 exited: we were given to pid 1 */
+	fds[0].revents = POLLIN;
+	return 1;
 }
 
 pid_t __wrap_setsid(void);
@@ -456,14 +461,19 @@ static void
 test_order_of_steps(void **state)
 {
 	static const char *const want[] = {
-		"setns:11:10000000", "setns:12:20000",
-		"setns:13:40000000", "setns:14:8000000",
-		"setns:15:4000000",  "setns:16:2000000",
-		"setns:17:20000000", "fork",
-		"sigblock_usr2",     "fork",
-		"pdeathsig",	     "getppid",
-		"pdeathsig_clear",   "cgroup",
-		"getgroups",	     "capbset_drop",
+		"setns:11:10000000",
+		"setns:12:20000",
+		"setns:13:40000000",
+		"setns:14:8000000",
+		"setns:15:4000000",
+		"setns:16:2000000",
+		"setns:17:20000000",
+		"fork",
+		"fork",
+		"getppid",
+		"cgroup",
+		"getgroups",
+		"capbset_drop",
 	};
 	static const char *const tail[] = {
 		"setresgid",
@@ -565,8 +575,10 @@ test_fork_parents_exit(void **state)
 	assert_int_equal(s.nrep, 0);
 }
 
-/* Not adopted yet: the parent-death signal is waited for, then the parent
- * checked again; no signal before the deadline is the adopt step's error. */
+/* Not adopted yet: pid 2's pidfd is polled (with a deadline), then the
+ * parent checked again; a timeout, a failed pidfd_open or a parent still
+ * not pid 1 is the adopt step's error. pid 2 already reaped (ESRCH) is
+ * an adoption done. */
 static void
 test_adoption_waited_for(void **state)
 {
@@ -574,23 +586,51 @@ test_adoption_waited_for(void **state)
 
 	(void)state;
 	order_init(&o);
-	s.orphan = 2;
+	s.orphan = 1;
 	assert_int_equal(enter(&o), 0);
-	assert_int_equal(at("sigtimedwait"), at("getppid") + 1);
-	assert_string_equal(s.log[at("sigtimedwait") + 2], "sigtimedwait");
-	assert_string_equal(s.log[at("sigtimedwait") + 4], "pdeathsig_clear");
+	assert_int_equal(at("pidfd_open"), at("getppid") + 1);
+	assert_string_equal(s.log[at("pidfd_open") + 1], "poll");
+	assert_string_equal(s.log[at("pidfd_open") + 2], "close:51");
+	assert_string_equal(s.log[at("pidfd_open") + 3], "getppid");
 	assert_int_equal(s.rep.step, ZYGOTE_STEP_NONE);
 
 	reset(NULL);
 	order_init(&o);
 	s.orphan = 1000;
-	s.fail = "sigtimedwait";
-	s.fail_nth = 1;
-	s.fail_errno = EAGAIN;
+	s.poll_timeout = true;
 	assert_int_equal(enter(&o), 1127);
 	assert_int_equal(s.rep.step, ZYGOTE_STEP_ADOPT);
-	assert_int_equal(s.rep.err, EAGAIN);
+	assert_int_equal(s.rep.err, ETIMEDOUT);
 	assert_int_equal(at("cgroup"), -1);
+
+	reset(NULL);
+	order_init(&o);
+	s.orphan = 1;
+	s.fail = "pidfd_open";
+	s.fail_nth = 1;
+	s.fail_errno = ESRCH; /* reaped already: adopted */
+	assert_int_equal(enter(&o), 0);
+	assert_int_equal(at("poll"), -1);
+
+	reset(NULL);
+	order_init(&o);
+	s.orphan = 2; /* gone, yet the parent is not pid 1 */
+	s.fail = "pidfd_open";
+	s.fail_nth = 1;
+	s.fail_errno = ESRCH;
+	assert_int_equal(enter(&o), 1127);
+	assert_int_equal(s.rep.step, ZYGOTE_STEP_ADOPT);
+	assert_int_equal(s.rep.err, ESRCH);
+
+	reset(NULL);
+	order_init(&o);
+	s.orphan = 1;
+	s.fail = "pidfd_open";
+	s.fail_nth = 1;
+	s.fail_errno = EMFILE;
+	assert_int_equal(enter(&o), 1127);
+	assert_int_equal(s.rep.step, ZYGOTE_STEP_ADOPT);
+	assert_int_equal(s.rep.err, EMFILE);
 }
 
 /* A bad order: refused before any namespace is joined. */
@@ -643,10 +683,7 @@ test_each_failure(void **state)
 		{"setns:16:2000000", 1, ZYGOTE_STEP_SETNS_CGROUP},
 		{"setns:17:20000000", 1, ZYGOTE_STEP_SETNS_PID},
 		{"fork", 1, ZYGOTE_STEP_FORK_PID},
-		{"sigblock_usr2", 1, ZYGOTE_STEP_FORK_ORPHAN},
 		{"fork", 2, ZYGOTE_STEP_FORK_ORPHAN},
-		{"pdeathsig", 1, ZYGOTE_STEP_ADOPT},
-		{"pdeathsig_clear", 1, ZYGOTE_STEP_ADOPT},
 		{"cgroup", 1, ZYGOTE_STEP_CGROUP},
 		{"capbset_drop", 7, ZYGOTE_STEP_CAPBSET},
 		{"setresgid", 1, ZYGOTE_STEP_SETGID},
