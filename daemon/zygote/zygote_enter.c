@@ -77,7 +77,7 @@ static const int zygote_ns_flag[ZYGOTE_NS_COUNT_] = {
 __attribute__((noreturn)) static void
 zygote_fail(int report_fd, enum zygote_step step, int err)
 {
-	struct zygote_report rep = {.step = (int32_t)step, .err = (int32_t)err};
+	struct zygote_report rep = {.step = (int32_t)step, .err = (int32_t)err, .pid = 0};
 
 	if (report_fd >= 0)
 		(void)!write(report_fd, &rep, sizeof(rep));
@@ -312,7 +312,7 @@ zygote_stdio(const struct zygote_order *o, int *ll_fd)
 int
 zygote_enter(const struct zygote_order *o)
 {
-	struct zygote_report ok = {.step = ZYGOTE_STEP_NONE, .err = 0};
+	struct zygote_report ok = {.step = ZYGOTE_STEP_NONE, .err = 0, .pid = 0};
 	struct landlock_rules ll = {.fd = -1, .abi = 0, .fs = 0};
 	unsigned i;
 	int r, rep;
@@ -339,6 +339,7 @@ zygote_enter(const struct zygote_order *o)
 	r = landlock_enforce(&ll);
 	if (r < 0)
 		zygote_fail(rep, ZYGOTE_STEP_LANDLOCK, -r);
+	ok.pid = (int32_t)getpid();
 	/* Seccomp last; after it only the report, then the code. */
 	ZYGOTE_CHECK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, o->seccomp, 0, 0), rep,
 		     ZYGOTE_STEP_SECCOMP);

@@ -83,6 +83,8 @@ enum zygote_fd {
 struct zygote_report {
 	int32_t step; /* enum zygote_step; ZYGOTE_STEP_NONE: ready */
 	int32_t err;  /* errno of the failed step; 0 when ready */
+	int32_t pid;  /* when ready: the code's pid in the run's namespace, for its
+		       * supervisor to hold (pidfd_open); 0 on failure */
 };
 
 /*

@@ -528,6 +528,7 @@ test_order_of_steps(void **state)
 	assert_int_equal(s.nrep, 1);
 	assert_int_equal(s.rep.step, ZYGOTE_STEP_NONE);
 	assert_int_equal(s.rep.err, 0);
+	assert_int_equal(s.rep.pid, getpid());
 	assert_int_equal(s.uid, 1000);
 }
 
@@ -725,6 +726,7 @@ test_each_failure(void **state)
 				 zygote_step_name(s.rep.step),
 				 zygote_step_name((int)cases[i].step));
 		assert_int_equal(s.rep.err, EACCES);
+		assert_int_equal(s.rep.pid, 0);
 	}
 }
 

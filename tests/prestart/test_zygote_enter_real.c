@@ -502,7 +502,8 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 	fprintf(stderr, "zygote.py run 1: %sits stderr: %sreaped by pid 1: %s\n", r1.out, r1.err,
 		r1.said);
 	fprintf(stderr, "zygote.py run 2: %sreaped by pid 1: %s\n", r2.out, r2.said);
-	CHECK(r1.rep.step == ZYGOTE_STEP_NONE && r2.rep.step == ZYGOTE_STEP_NONE,
+	CHECK(r1.rep.step == ZYGOTE_STEP_NONE && r2.rep.step == ZYGOTE_STEP_NONE &&
+		      r1.rep.pid == 3 && r2.rep.pid == 3,
 	      "zygote.py's reports: steps %s, %s", zygote_step_name(r1.rep.step),
 	      zygote_step_name(r2.rep.step));
 	CHECK(strstr(r1.out,
@@ -575,8 +576,8 @@ main(void)
 	o.landlock = &ll;
 
 	rep = zygote_run(u, &o, rp[0]);
-	CHECK(rep.step == ZYGOTE_STEP_NONE && rep.err == 0, "report: step %s errno %d",
-	      zygote_step_name(rep.step), rep.err);
+	CHECK(rep.step == ZYGOTE_STEP_NONE && rep.err == 0 && rep.pid == 3,
+	      "report: step %s errno %d pid %d", zygote_step_name(rep.step), rep.err, rep.pid);
 	close(op[1]);
 	n = read(op[0], out, sizeof(out) - 1);
 	out[n > 0 ? n : 0] = '\0';
