@@ -586,6 +586,11 @@ cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m)
 		cells_restart(cs, "a cell's end that is not this cell's");
 		return;
 	}
+	/* A SIGINT the supervisor sent that the cell did not take (it came
+	 * after the driver blocked it) is pending in the interpreter: the
+	 * next cell's driver drops it, and only then. Any other SIGINT
+	 * pending at a start is that cell's cancel, come early. */
+	cs->drain_sigint = m->status != 0 && cl->done.status != CELLS_INTERRUPTED;
 	cells_answer(cs, cl, NULL, m, false, NULL);
 	cells_transition(cs, CELLS_EV_DONE);
 	cells_pump_soon(cs);
@@ -685,7 +690,8 @@ cells_send(struct cells *cs, struct cell *cl)
 	memset(&st, 0, sizeof(st));
 	st.magic = CELLS_MAGIC;
 	st.flags = (cl->svg ? CELLS_START_SVG : 0) |
-		   (session_background(cs->s) ? CELLS_START_F_BACKGROUND : 0);
+		   (session_background(cs->s) ? CELLS_START_F_BACKGROUND : 0) |
+		   (cs->drain_sigint ? CELLS_START_F_DRAIN_SIGINT : 0);
 	st.cell = cl->n;
 	st.value_max = PROTO_VALUE_MAX;
 	st.display_max = (uint32_t)(cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES] > UINT32_MAX
@@ -707,6 +713,7 @@ cells_interp_set(struct cells *cs, struct run *r)
 	cs->interp_id = r->run_id;
 	cells_transition(cs, CELLS_EV_START);
 	cs->took = false;
+	cs->drain_sigint = false;
 }
 
 /* Move on: start an interpreter if a cell waits and none is there; send

@@ -73,7 +73,10 @@ struct cells {
 	enum cells_state state; /* changed by cells_transition() only */
 	bool pumping;
 	struct event *pump_ev;
-	bool took;	      /* the interpreter was handed a cell */
+	bool took; /* the interpreter was handed a cell */
+	/* The last cell was sent SIGINT and did not take it: the next start
+	 * tells the driver to drop a pending one (CELLS_START_F_DRAIN_SIGINT). */
+	bool drain_sigint;
 	struct event *eof_ev; /* the channel closed during a cell: restart unless it ends */
 	/* A reload changed what the interpreter's sandbox is made with
 	 * (cells_reload): stale, it was BUSY: restart it once the cell in

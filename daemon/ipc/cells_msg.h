@@ -55,6 +55,11 @@ struct cells_sup {
  * design-interpreters.md §2.7): the driver leaves its children for the
  * code to wait for, never reaping them itself between cells. */
 #define CELLS_START_F_BACKGROUND 0x2u
+/* cells_start.flags: the supervisor sent the last cell a SIGINT that it did
+ * not take (its answer was not CELLS_INTERRUPTED): one pending now is that
+ * cell's, and the driver drops it. Without the flag a pending SIGINT is
+ * this cell's own cancel, come before its first line. */
+#define CELLS_START_F_DRAIN_SIGINT 0x4u
 
 struct cells_start {
 	uint32_t magic;

@@ -58,7 +58,8 @@ struct sup_msg {
 	uint32_t type;
 	int32_t step;	 /* SETUP_FAILED: enum sandbox_step */
 	int32_t err;	 /* SETUP_FAILED: -errno */
-	int32_t status;	 /* EXIT: wait status of the code's main process */
+	int32_t status;	 /* EXIT: wait status of the code's main process;
+			  * CELL_END: 1 if the cell was sent SIGINT, else 0 */
 	uint32_t reason; /* EXIT: enum sup_reason */
 	uint32_t name_len;
 	uint64_t cpu_ns;	     /* EXIT: cpu time of every process of the run */

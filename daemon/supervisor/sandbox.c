@@ -708,7 +708,7 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	/* The interpreter's figures are its whole life; the cell it ended in
 	 * gets its own, from its CELLS_SUP_BEGIN, once everything is reaped. */
 	if (r.cell != 0)
-		sandbox_cells_end(sandbox_lifeline(), SUP_CELL_LOST, r.cell, r.reason,
+		sandbox_cells_end(sandbox_lifeline(), SUP_CELL_LOST, r.cell, r.reason, false,
 				  sandbox_run_cpu_ns(&r.ctx, r.cell_cpu0), r.end_ns - r.cell_t0,
 				  r.ctx.peak_fd);
 	sb_report(&r, inputs, ninputs, session ? &fence : NULL);

@@ -342,14 +342,15 @@ sb_cells_peak(int peak_fd)
 }
 
 void
-sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, uint64_t cpu_ns,
-		  uint64_t wall_ns, int peak_fd)
+sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, bool sigint,
+		  uint64_t cpu_ns, uint64_t wall_ns, int peak_fd)
 {
 	struct sup_msg m;
 
 	memset(&m, 0, sizeof(m));
 	m.type = type;
 	m.reason = reason;
+	m.status = sigint ? 1 : 0;
 	m.cpu_ns = cpu_ns;
 	m.wall_ns = wall_ns;
 	m.size = cell;

@@ -213,8 +213,11 @@ struct cells_sup;
  * for any other message. */
 bool sandbox_cells_background_msg(const struct sb_run *r, const struct cells_sup *m);
 void sandbox_cells_peak_reset(int peak_fd);
-void sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, uint64_t cpu_ns,
-		       uint64_t wall_ns, int peak_fd);
+/* SUP_CELL_END or SUP_CELL_LOST of cell; sigint: the cell was sent SIGINT
+ * (a limit or a cancel), so the frontend can tell the driver whether a
+ * SIGINT still pending is the last cell's (CELLS_START_F_DRAIN_SIGINT). */
+void sandbox_cells_end(int lifeline, uint32_t type, uint64_t cell, uint32_t reason, bool sigint,
+		       uint64_t cpu_ns, uint64_t wall_ns, int peak_fd);
 
 /*
  * Start the code's process (*pidfd: its pidfd), into the code's cgroup where

@@ -294,7 +294,8 @@ sandbox_supervise_cells(struct sb_run *r)
 				sandbox_cell_artifacts(r);
 				used = sandbox_run_cpu_ns(ctx, 0);
 				sandbox_cells_end(sandbox_lifeline(), SUP_CELL_END, cell.cell,
-						  r->reason, used > cpu0 ? used - cpu0 : 0,
+						  r->reason, interrupted,
+						  used > cpu0 ? used - cpu0 : 0,
 						  sandbox_now_ns() - t0, ctx->peak_fd);
 				active = false;
 				r->cell = 0;

@@ -8,33 +8,10 @@
 # cannot run fails.
 set -u
 export LC_ALL=C.UTF-8
-passed=0
-failed=0
-tmp=$(mktemp -d)
-chmod 0755 "$tmp"
-
-ok() {
-	passed=$((passed + 1))
-	echo "ok - $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "not ok - $1: $2"
-}
-# check NAME CMD...: CMD's exit status decides.
-check() {
-	name=$1
-	shift
-	if out=$("$@" 2>&1); then
-		ok "$name"
-	else
-		fail "$name" "$(printf '%s' "$out" | tail -n 5 | tr '\n' '|')"
-	fi
-}
-# As the user agent (in group airlock), in a directory it may write.
-as_agent() {
-	(cd "$tmp" && runuser -u agent -- "$@")
-}
+# ok, fail, check, as_agent, wait_for ($tmp, the counters): tests/host/checklib.sh.
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "${CHECKLIB:-/usr/local/share/airlock-tests/host/checklib.sh}"
+checklib_init acceptance
 # json_get FILE EXPR: a field of a JSON document (python3 is in the root).
 json_get() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$1" "$2"
@@ -470,13 +447,26 @@ check "the journal names the resource control and Landlock" sh -c \
 	 journalctl -u airlockd.service --no-pager -o cat | grep -q "landlock: ABI"'
 check "audit lines in the journal" sh -c 'journalctl -u airlockd.service --no-pager -o cat | grep -q "^audit run="'
 audit_journal
-check "reload (SIGHUP) keeps serving" sh -c "systemctl reload airlockd.service && sleep 1 && cd $tmp && runuser -u agent -- airlock run -c 'print(1)' | grep -qx 1"
+# The reload's end is its journal line ("reloaded: ..."), waited for with
+# a deadline rather than a fixed second.
+reloads() { journalctl -u airlockd.service --no-pager -o cat | grep -c 'reloaded: '; }
+reloaded_since() { [ "$(reloads)" -gt "$1" ]; }
+n_reloads=$(reloads)
+if systemctl reload airlockd.service && wait_for 30 reloaded_since "$n_reloads"; then
+	ok "reload (SIGHUP) is done"
+else
+	fail "reload (SIGHUP) is done" "no new 'reloaded:' line in the journal within 30 s"
+fi
+check "reload (SIGHUP) keeps serving" sh -c "cd $tmp && runuser -u agent -- airlock run -c 'print(1)' | grep -qx 1"
 check "restart serves again" sh -c "systemctl restart airlockd.service && cd $tmp && runuser -u agent -- airlock run -c 'print(2)' | grep -qx 2"
 # A run in flight when the service stops is ended, with nothing left behind.
 (cd "$tmp" && runuser -u agent -- airlock run --wall 60 -c 'import time; time.sleep(60)' >/dev/null 2>&1 &)
-sleep 2
+# In flight: the agent's ps lists it running (a deadline, not 2 s).
+wait_for 30 sh -c "cd $tmp && runuser -u agent -- airlock ps | grep -q running" ||
+	fail "a run in flight before the stop" "airlock ps did not list it running within 30 s"
 check "stop with a run in flight" systemctl stop airlockd.service
-sleep 1
+# Until no process of the runs' uids is left (10 s at most), then the check.
+wait_for 10 sh -c "! ps -e -o uid= | awk '\$1 >= 600000 && \$1 < 602048' | grep -q ."
 no_leftovers "nothing left running after stop"
 check "socket still listening after stop" systemctl -q is-active airlockd.socket
 check "the next connection starts it again" sh -c "cd $tmp && runuser -u agent -- airlock run -c 'print(3)' | grep -qx 3"
@@ -532,4 +522,4 @@ while IFS= read -r line; do
 done <"$tmp/hostile.out"
 check "hostile suite finished" sh -c "grep -q '^[0-9]* passed, [0-9]* failed\$' $tmp/hostile.out || { tail -n 5 $tmp/hostile.out; false; }"
 rm -rf "$tmp"
-echo "acceptance: $passed passed, $failed failed"
+checklib_summary

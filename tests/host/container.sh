@@ -45,18 +45,11 @@ container_prepare() {
 # --- inside the VM
 container_check() {
 	set -u
-	cp=0
-	cf=0
-	ctmp=$(mktemp -d)
-	chmod 0755 "$ctmp"
-	c_ok() {
-		cp=$((cp + 1))
-		echo "ok - container: $1"
-	}
-	c_fail() {
-		cf=$((cf + 1))
-		echo "not ok - container: $1: $2"
-	}
+	# ok, fail ($tmp, the counters): tests/host/checklib.sh, sourced here
+	# and not at the top: run.sh sources this file on the host too.
+	# shellcheck source-path=SCRIPTDIR source=checklib.sh
+	. "${CHECKLIB:-/usr/local/share/airlock-tests/host/checklib.sh}"
+	checklib_init container "container: "
 	sockdir=/run/airlock-container
 	sock=$sockdir/airlock.sock
 	tag=localhost/airlockd:test
@@ -64,17 +57,17 @@ container_check() {
 
 	t0=$(date +%s)
 	if PODMAN=$podman sh "$CONTAINER_SHARE/deploy/build-image.sh" "$CONTAINER_SHARE/debs" "$tag" \
-		"$CONTAINER_SHARE/base.tar" >"$ctmp/build.log" 2>&1; then
-		c_ok "image built offline ($(($(date +%s) - t0)) s)"
+		"$CONTAINER_SHARE/base.tar" >"$tmp/build.log" 2>&1; then
+		ok "image built offline ($(($(date +%s) - t0)) s)"
 	else
-		c_fail "image built offline" "$(tail -n 8 "$ctmp/build.log" | tr '\n' '|')"
-		echo "container: $cp passed, $cf failed"
+		fail "image built offline" "$(tail -n 8 "$tmp/build.log" | tr '\n' '|')"
+		checklib_summary
 		return 1
 	fi
 	# The image's config, moved to a uid range of its own: the host's
 	# airlockd (600000-602047) runs beside it in this VM.
 	sed 's/^resource_control = cgroup2$/resource_control = cgroup2\nuid_base = 700000\nuid_count = 256/' \
-		"$CONTAINER_SHARE/deploy/airlockd.conf" >"$ctmp/airlockd.conf"
+		"$CONTAINER_SHARE/deploy/airlockd.conf" >"$tmp/airlockd.conf"
 	mkdir -p "$sockdir"
 	# The documented flags (docs/scale-out.md, "The privileges it needs").
 	# The unmask as two options: podman 4.3 left /sys/fs/cgroup read-only
@@ -85,8 +78,8 @@ container_check() {
 		$podman rm -f airlockd-test >/dev/null 2>&1
 		# shellcheck disable=SC2086
 		$podman run -d --name airlockd-test $flags_common $unmask \
-			-v "$sockdir:/run/airlock" -v "$ctmp/airlockd.conf:/etc/airlock/airlockd.conf:ro" \
-			"$tag" >"$ctmp/run.log" 2>&1
+			-v "$sockdir:/run/airlock" -v "$tmp/airlockd.conf:/etc/airlock/airlockd.conf:ro" \
+			"$tag" >"$tmp/run.log" 2>&1
 		i=0
 		until airlock --socket "$sock" ping >/dev/null 2>&1 || [ $i -ge 90 ]; do
 			sleep 1
@@ -101,25 +94,25 @@ container_check() {
 		$podman stop -t 5 airlockd-test >/dev/null 2>&1
 	done
 	if [ -n "$answered" ]; then
-		c_ok "the daemon in the container answers on the shared socket ($i s; $answered)"
+		ok "the daemon in the container answers on the shared socket ($i s; $answered)"
 	else
-		c_fail "the daemon in the container answers" "$($podman logs airlockd-test 2>&1 | tail -n 8 | tr '\n' '|')"
+		fail "the daemon in the container answers" "$($podman logs airlockd-test 2>&1 | tail -n 8 | tr '\n' '|')"
 	fi
 	# Runs from outside the container, as root (always admitted).
 	cmp_outcome() {
 		name=$1 want=$2
 		shift 2
-		got=$(airlock --socket "$sock" run --json "$@" 2>"$ctmp/err" |
+		got=$(airlock --socket "$sock" run --json "$@" 2>"$tmp/err" |
 			python3 -c 'import json,sys; print(json.load(sys.stdin)["outcome"])' 2>/dev/null)
 		if [ "$got" = "$want" ]; then
-			c_ok "$name: $want"
+			ok "$name: $want"
 		else
-			c_fail "$name" "outcome ${got:-none}, want $want; $(head -c 300 "$ctmp/err" | tr '\n' '|')"
+			fail "$name" "outcome ${got:-none}, want $want; $(head -c 300 "$tmp/err" | tr '\n' '|')"
 		fi
 	}
 	cmp_outcome "exit code" exited --lang sh -c 'echo hi; exit 0'
 	out=$(airlock --socket "$sock" run --lang python -c 'print(6*7)' 2>&1)
-	[ "$out" = 42 ] && c_ok "python output" || c_fail "python output" "$out"
+	[ "$out" = 42 ] && ok "python output" || fail "python output" "$out"
 	cmp_outcome "memory limit" memory_limit --memory 64M --lang python -c 'x = bytearray(512 << 20)'
 	cmp_outcome "wall limit" wall_limit --wall 2 --lang sh -c 'sleep 30'
 	cmp_outcome "cpu limit" cpu_limit --cpu 1 --lang sh -c 'while :; do :; done'
@@ -129,39 +122,39 @@ try:
     socket.create_connection(("10.0.2.2", 80), timeout=2); print("connected")
 except OSError as e:
     print("refused", e.errno)' 2>&1)
-	case $out in "refused"*) c_ok "no network ($out)" ;; *) c_fail "no network" "$out" ;; esac
+	case $out in "refused"*) ok "no network ($out)" ;; *) fail "no network" "$out" ;; esac
 	rc=$(airlock --socket "$sock" --json info 2>/dev/null |
 		python3 -c 'import json,sys; print(json.load(sys.stdin).get("resource_control"))' 2>/dev/null)
-	[ "$rc" = cgroup2 ] && c_ok "resource control cgroup2" || c_fail "resource control cgroup2" "info says ${rc:-nothing}"
+	[ "$rc" = cgroup2 ] && ok "resource control cgroup2" || fail "resource control cgroup2" "info says ${rc:-nothing}"
 	# The same on the host's own daemon, for the comparison.
 	hout=$(airlock run --json --memory 64M --lang python -c 'x = bytearray(512 << 20)' 2>/dev/null |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["outcome"])' 2>/dev/null)
-	[ "$hout" = memory_limit ] && c_ok "the host's daemon agrees (memory_limit)" ||
-		c_fail "the host's daemon agrees" "host outcome ${hout:-none}"
+	[ "$hout" = memory_limit ] && ok "the host's daemon agrees (memory_limit)" ||
+		fail "the host's daemon agrees" "host outcome ${hout:-none}"
 	# Missing a capability: the container says which and stops.
 	$podman run --name airlockd-nocap --network=none --cap-drop=all --cap-add=SETUID,SETGID \
 		--security-opt seccomp=unconfined --security-opt apparmor=unconfined \
 		--security-opt 'unmask=/proc/*' --security-opt unmask=/sys/fs/cgroup \
-		-v "$ctmp:/run/airlock" "$tag" >"$ctmp/nocap.log" 2>&1
+		-v "$tmp:/run/airlock" "$tag" >"$tmp/nocap.log" 2>&1
 	nrc=$?
-	if [ $nrc -ne 0 ] && grep -q "missing capability CAP_SETPCAP" "$ctmp/nocap.log"; then
-		c_ok "without CAP_SETPCAP: exit $nrc, named"
+	if [ $nrc -ne 0 ] && grep -q "missing capability CAP_SETPCAP" "$tmp/nocap.log"; then
+		ok "without CAP_SETPCAP: exit $nrc, named"
 	else
-		c_fail "without CAP_SETPCAP" "exit $nrc; $(tail -n 3 "$ctmp/nocap.log" | tr '\n' '|')"
+		fail "without CAP_SETPCAP" "exit $nrc; $(tail -n 3 "$tmp/nocap.log" | tr '\n' '|')"
 	fi
 	$podman rm -f airlockd-nocap >/dev/null 2>&1
 	# SIGTERM: a clean stop within the grace.
 	t0=$(date +%s)
 	$podman stop -t 75 airlockd-test >/dev/null 2>&1
 	st=$($podman inspect -f '{{.State.ExitCode}}' airlockd-test 2>/dev/null)
-	[ "$st" = 0 ] && c_ok "stopped cleanly ($(($(date +%s) - t0)) s)" ||
-		c_fail "stopped cleanly" "exit ${st:-?}; $($podman logs airlockd-test 2>&1 | tail -n 5 | tr '\n' '|')"
+	[ "$st" = 0 ] && ok "stopped cleanly ($(($(date +%s) - t0)) s)" ||
+		fail "stopped cleanly" "exit ${st:-?}; $($podman logs airlockd-test 2>&1 | tail -n 5 | tr '\n' '|')"
 	echo "--- container log"
 	$podman logs airlockd-test 2>&1 | grep -v 'audit .*run=' | tail -n 20
 	$podman rm -f airlockd-test >/dev/null 2>&1
-	rm -rf "$ctmp"
-	echo "container: $cp passed, $cf failed"
-	[ "$cf" -eq 0 ]
+	rm -rf "$tmp"
+	checklib_summary
+	[ "$failed" -eq 0 ]
 }
 
 # Run (not sourced): sh container.sh check

@@ -2,20 +2,19 @@
 # persist.sh: sessions outlive `systemctl restart airlockd` (issue 30,
 # point 5; docs/design-sessions.md), in the host-test VM under the packaged
 # unit (StateDirectory=airlock). acceptance.sh sources it and calls
-# persist_checks with its own helpers; booted alone (HOST_CHECK=
-# tests/host/persist.sh in run.sh) it brings the same helpers and prints
-# the same summary line.
+# persist_checks; booted alone (HOST_CHECK=tests/host/persist.sh in run.sh)
+# it sources the same helpers (tests/host/checklib.sh) and prints the same
+# summary line.
 store=/var/lib/airlock/sessions
 
 # persist_wait_idle SID: until `airlock session ls` lists SID idle (a
 # restored session is listed running while its files go back), at most 30 s.
 persist_wait_idle() {
-	i=0
-	while [ $i -lt 60 ] && ! as_agent airlock --json session ls 2>/dev/null |
-		python3 -c 'import json,sys; sys.exit(not any(s["id"] == sys.argv[1] and s["state"] == "idle" for s in json.load(sys.stdin)))' "$1"; do
-		sleep 0.5
-		i=$((i + 1))
-	done
+	wait_for 30 persist_is_idle "$1"
+}
+persist_is_idle() {
+	as_agent airlock --json session ls 2>/dev/null |
+		python3 -c 'import json,sys; sys.exit(not any(s["id"] == sys.argv[1] and s["state"] == "idle" for s in json.load(sys.stdin)))' "$1"
 }
 
 persist_checks() {
@@ -29,11 +28,7 @@ persist_checks() {
 	printf 'kept across a restart\n' | as_agent airlock put "$sid" - notes/kept.txt >/dev/null
 	as_agent airlock run --session "$sid" -c "open('/workspace/by_run', 'w').write('run\n')" >/dev/null
 	# Its snapshot follows each step: wait until the kept archive has the run's file.
-	i=0
-	while [ $i -lt 60 ] && ! tar -tf "$store/$sid.tar" 2>/dev/null | grep -qx by_run; do
-		sleep 0.5
-		i=$((i + 1))
-	done
+	wait_for 30 sh -c "tar -tf '$store/$sid.tar' | grep -qx by_run"
 	check "the kept archive has the session's files" sh -c "tar -tf $store/$sid.tar | grep -qx notes/kept.txt"
 	check "sessions/ is 0700, the service user's" sh -c "[ \"\$(stat -c '%a %U' $store)\" = '700 airlock' ]"
 	check "systemctl restart airlockd" systemctl restart airlockd.service
@@ -50,32 +45,11 @@ persist_checks() {
 if [ -z "${PERSIST_SOURCED:-}" ]; then
 	set -u
 	export LC_ALL=C.UTF-8
-	passed=0
-	failed=0
-	tmp=$(mktemp -d)
-	chmod 0755 "$tmp"
-	ok() {
-		passed=$((passed + 1))
-		echo "ok - $1"
-	}
-	fail() {
-		failed=$((failed + 1))
-		echo "not ok - $1: $2"
-	}
-	check() {
-		name=$1
-		shift
-		if out=$("$@" 2>&1); then
-			ok "$name"
-		else
-			fail "$name" "$(printf '%s' "$out" | tail -n 5 | tr '\n' '|')"
-		fi
-	}
-	as_agent() {
-		(cd "$tmp" && runuser -u agent -- "$@")
-	}
+	# shellcheck source-path=SCRIPTDIR source=checklib.sh
+	. "${CHECKLIB:-/usr/local/share/airlock-tests/host/checklib.sh}"
+	checklib_init acceptance
 	persist_checks
 	journalctl -u airlockd.service --no-pager | grep -e session -e 'kept in' | tail -n 20
 	rm -rf "$tmp"
-	echo "acceptance: $passed passed, $failed failed"
+	checklib_summary
 fi

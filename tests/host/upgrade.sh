@@ -83,6 +83,8 @@ upgrade_release() {
 		rm -rf "$root"
 		return 0
 	}
+	# upgrade_check.sh sources tests/host/checklib.sh from the root.
+	vm_add_checklib "$root" "$src"
 	vm_prepare "$root" "$here/upgrade_check.sh"
 	echo "host $rel: upgrade: booting (console: $work/upgrade-console.log)" >&2
 	vm_boot "$root" "$work/upgrade-disk.img" "$work/upgrade-console.log" 900

@@ -15,44 +15,13 @@
 # not a hang), its id is no longer listed, and a new session works.
 set -u
 export LC_ALL=C.UTF-8
-passed=0
-failed=0
-tmp=$(mktemp -d)
-chmod 0755 "$tmp"
+# ok, fail, check, as_agent, wait_for: tests/host/checklib.sh (upgrade.sh
+# puts it into this root).
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "${CHECKLIB:-/usr/local/share/airlock-tests/host/checklib.sh}"
+checklib_init upgrade "upgrade: "
 debs=/var/cache/airlock-upgrade
 conf=/etc/airlock/airlockd.conf
-
-ok() {
-	passed=$((passed + 1))
-	echo "ok - upgrade: $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "not ok - upgrade: $1: $2"
-}
-check() {
-	name=$1
-	shift
-	if out=$("$@" 2>&1); then
-		ok "$name"
-	else
-		fail "$name" "$(printf '%s' "$out" | tail -n 5 | tr '\n' '|')"
-	fi
-}
-as_agent() {
-	(cd "$tmp" && runuser -u agent -- "$@")
-}
-# wait_for SECONDS CMD...: until CMD succeeds, at most SECONDS (an event
-# with a deadline: the holder's output, the service's start).
-wait_for() {
-	limit=$1
-	shift
-	end=$(($(date +%s) + limit))
-	until "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -ge "$end" ] && return 1
-		sleep 0.2
-	done
-}
 
 old=$(dpkg-query -W -f '${Version}' airlockd)
 new=$(dpkg-deb -f "$(ls $debs/airlockd_*.deb | head -n 1)" Version)
@@ -153,4 +122,4 @@ check "a new session works after the upgrade" sh -c \
 as_agent airlock session close "$nsid" >/dev/null 2>&1
 
 rm -f "$conf"
-echo "upgrade: $passed passed, $failed failed"
+checklib_summary

@@ -82,16 +82,28 @@ UNIT
 	rm -f "$dir/etc/resolv.conf"
 }
 
+# vm_add_checklib DIR SRC: the check scripts' shared helpers
+# (tests/host/checklib.sh of the source tree SRC) in the unpacked root DIR,
+# at /usr/local/share/airlock-tests/host/checklib.sh, where acceptance.sh,
+# persist.sh, upgrade_check.sh and container.sh source them.
+vm_add_checklib() {
+	dir=$1 src=$2
+	mkdir -p "$dir/usr/local/share/airlock-tests/host"
+	install -m 0644 "$src/tests/host/checklib.sh" "$dir/usr/local/share/airlock-tests/host/checklib.sh"
+}
+
 # vm_add_tests DIR SRC: the hostile suite (tests/hostile, tests/lib of the
-# source tree SRC), tests/jupyter (its host_check.py) and the sessions'
-# restart check (tests/host/persist.sh) in the unpacked root DIR, at
+# source tree SRC), tests/jupyter (its host_check.py), the sessions'
+# restart check (tests/host/persist.sh) and the checks' helpers
+# (vm_add_checklib) in the unpacked root DIR, at
 # /usr/local/share/airlock-tests, for tests/host/hostile.sh and
 # acceptance.sh (no package ships them).
 vm_add_tests() {
 	dir=$1 src=$2
 	mkdir -p "$dir/usr/local/share/airlock-tests"
 	tar -C "$src/tests" --exclude=__pycache__ -cf - hostile lib jupyter host/persist.sh |
-		tar -C "$dir/usr/local/share/airlock-tests" -xf -
+		tar -C "$dir/usr/local/share/airlock-tests" -xf - || return 1
+	vm_add_checklib "$dir" "$src"
 }
 
 # vm_boot DIR IMAGE CONSOLE_LOG TIMEOUT_S: make an ext4 image of DIR and boot

@@ -197,7 +197,7 @@ class TestKernel(KernelCase):
         self.assertEqual(reply["content"].get("ename"), "KeyboardInterrupt", reply["content"])
         self.assertLess(took, 5, "the interrupt took %.1f s" % took)
         reply, outs = self.run_cell("x")
-        self.assertEqual(outs[-1][1]["data"]["text/plain"], "7", outs)
+        self.assertEqual(outs[-1][1].get("data", {}).get("text/plain"), "7", outs)
 
     def test_bad_signature_is_dropped(self):
         # A request signed with another key: dropped with a log line, and the

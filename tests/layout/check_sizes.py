@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """check_sizes.py SRCDIR [options]: no function over 100 lines and no
-source file (.c, .h, .py) over 1,000 lines in SRCDIR's daemon/, common/
-and libclient/ (docs/design-reshape.md, issue 29's Done-when; suite
+source file (.c, .h, .py) over 1,000 lines in SRCDIR's daemon/, common/,
+libclient/ (docs/design-reshape.md, issue 29's Done-when) and tests/
+(issue 31's review: the tests are read as often as the code; suite
 layout).
 
 Function lengths come from universal-ctags, which knows where a function
 ends (the plan's command, section 1.3):
 
     ctags -x --_xformat='%N %F %n %e %K' --kinds-C=f --kinds-Python=fm \\
-      --fields=+ne -R daemon common libclient
+      --fields=+ne -R daemon common libclient tests
 
 Known exceptions (KNOWN_FUNCTIONS, KNOWN_FILES below) are over the limit
 today, in files being split; each is listed with its size today. The list
@@ -29,7 +30,10 @@ import shutil
 import subprocess
 import sys
 
-TREES = ("daemon", "common", "libclient")
+TREES = ("daemon", "common", "libclient", "tests")
+# Not measured: the negative test's own oversize tree (its files are over
+# on purpose, checked with small limits by size-check-negative).
+EXCLUDED = ("tests/layout/oversize",)
 EXTENSIONS = (".c", ".h", ".py")
 MAX_FUNCTION = 100
 MAX_FILE = 1000
@@ -43,9 +47,37 @@ KEPT_WHOLE = {
 }
 
 # Debt, each with its size on main at 2026-12-07 (track F splits them).
+# The tests' entries came with the check's extension to tests/ (issue 31's
+# review): none is over by design, each is a file or function that grew
+# test by test and is not split yet; whoever splits one deletes its line.
 KNOWN_FUNCTIONS = {
+    # Drivers that parse their options and run their phases in one body.
+    "tests/bench/bench.py:main": 254,
+    "tests/bench/lib_bench.c:main": 107,
+    "tests/hostile/run_hostile.py:main": 118,
+    # Tests that walk one long scenario (every key, every field) in order.
+    "tests/config/test_config.c:test_defaults": 112,
+    "tests/config/test_config.c:test_every_key": 139,
+    "tests/proto/test_proto.c:test_profiles": 164,
+    "tests/integration/sandbox/test_cli.c:test_cells": 185,
+    "tests/integration/sandbox/test_cli.c:test_cell_cancel": 136,
+    "tests/integration/sandbox/test_cli.c:test_tools": 109,
 }
 KNOWN_FILES = {
+    # One cmocka executable per module (docs/conventions), each grown with
+    # its module; to become several sources of the same executable.
+    "tests/proto/test_proto.c": 3748,
+    "tests/client/test_client.c": 2261,
+    "tests/daemon/test_cgroup.c": 1585,
+    "tests/config/test_config.c": 1550,
+    "tests/daemon/test_plan.c": 1299,
+    "tests/seccomp/test_seccomp.c": 1270,
+    "tests/bench/lib_bench.c": 1254,
+    # The binding's suite and the CLI's: one file per surface, not split
+    # by subject yet.
+    "tests/python/test_airlock.py": 2457,
+    "tests/integration/sandbox/test_cli.c": 1211,
+    "tests/integration/front/test_sessions.c": 1025,
 }
 
 
@@ -76,7 +108,7 @@ def functions(ctags, src, trees):
     """(path, name, first, last) of every C function and Python function or
     method under trees."""
     cmd = [ctags, "-x", "--_xformat=%N %F %n %e %K", "--kinds-C=f", "--kinds-Python=fm",
-           "--fields=+ne", "-R"] + list(trees)
+           "--fields=+ne", "-R"] + [f"--exclude={e}" for e in EXCLUDED] + list(trees)
     res = subprocess.run(cmd, cwd=src, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         print(f"FAIL: {' '.join(cmd)} exited {res.returncode}: {res.stderr.strip()}")
@@ -98,7 +130,8 @@ def functions(ctags, src, trees):
 def source_files(src, trees):
     for tree in trees:
         for root, dirs, files in os.walk(os.path.join(src, tree)):
-            dirs.sort()
+            dirs[:] = sorted(d for d in dirs
+                             if os.path.relpath(os.path.join(root, d), src) not in EXCLUDED)
             for fn in sorted(files):
                 if fn.endswith(EXTENSIONS):
                     full = os.path.join(root, fn)

@@ -10,6 +10,7 @@ Python 3 standard library only.
 """
 
 import base64
+import contextlib
 import json
 import os
 import sys
@@ -631,8 +632,13 @@ class McpTest(unittest.TestCase):
                 break
             time.sleep(0.05)
         self.assertNotIn("running", ps.stdout, "%s\ndaemon log:\n%s" % (ps.stdout, _daemon.log_tail(20000)))
-        time.sleep(0.5)
-        self.assertTrue(self.server.messages.empty(), "something came after the next call's answer")
+        # Nothing comes for the cancelled call: a ping's answer is the
+        # barrier, not a fixed wait. The daemon sent the run's end to the
+        # server before it answered the ps above, so an answer to rid (or a
+        # note of it) would reach us before the pong; wait() raises on one.
+        late = []
+        self.server.wait(self.server.request("ping"), timeout=10, notes=late)
+        self.assertEqual(late, [], "something came after the next call's answer")
 
     def test_cancel_queued(self) -> None:
         # A request cancelled while it waits behind a run is dropped unanswered.
@@ -763,10 +769,11 @@ class McpTest(unittest.TestCase):
         self.assertIn("argument 'profile' must be a profile name", json.dumps(bad))
         self.assertFalse(self.server.tool("session_close", {"session": sid})["isError"])
 
-    def test_idle_interpreter_holds_no_slot(self) -> None:
-        # Issue 28: the server's interpreter, waiting for its next cell,
-        # held a run slot until the server exited; with one slot, a
-        # run_python after a run_python_cell waited for ever.
+    @contextlib.contextmanager
+    def one_slot_server(self):
+        """A daemon of its own with one run slot (on the test's last
+        SMALL_UIDS uids) and an initialized server on it, as (daemon,
+        server); the server must close cleanly, and the daemon goes."""
         base, count = uid_range()
         one = Daemon(os.environ.get("AIRLOCKD") or shutil.which("airlockd"), "[daemon]\nmax_runs = 1\n",
                      prefix="airlock-mcp1-", uids=(base + count - SMALL_UIDS, SMALL_UIDS))
@@ -775,6 +782,17 @@ class McpTest(unittest.TestCase):
             one.start()
             server = Server(one.sock)
             server.initialize()
+            yield one, server
+        finally:
+            if server is not None:
+                self.assertEqual(server.close(), 0)
+            one.remove()
+
+    def test_idle_interpreter_holds_no_slot(self) -> None:
+        # Issue 28: the server's interpreter, waiting for its next cell,
+        # held a run slot until the server exited; with one slot, a
+        # run_python after a run_python_cell waited for ever.
+        with self.one_slot_server() as (one, server):
             cell = server.tool("run_python_cell", {"code": "x = 6 * 7\nx"})
             self.assertEqual(cell["structuredContent"]["value"], "42", text_of(cell))
             t0 = time.monotonic()
@@ -787,23 +805,12 @@ class McpTest(unittest.TestCase):
                   file=sys.stderr)
             again = server.tool("run_python_cell", {"code": "x"})
             self.assertEqual(again["structuredContent"]["value"], "42", text_of(again))
-        finally:
-            if server is not None:
-                self.assertEqual(server.close(), 0)
-            one.remove()
 
     def test_queued_runs_say_waiting_with_place(self) -> None:
         # Issue 32: runs the daemon holds in its queue (one slot here) were
         # reported as "running" in progress notes; they say they wait, and
         # their place in the queue.
-        base, count = uid_range()
-        one = Daemon(os.environ.get("AIRLOCKD") or shutil.which("airlockd"), "[daemon]\nmax_runs = 1\n",
-                     prefix="airlock-mcp1-", uids=(base + count - SMALL_UIDS, SMALL_UIDS))
-        server = None
-        try:
-            one.start()
-            server = Server(one.sock)
-            server.initialize()
+        with self.one_slot_server() as (one, server):
             rids = [
                 server.request("tools/call", {"name": "run_python", "arguments": {"code": f"import time; time.sleep({t}); print({i})"},
                                               "_meta": {"progressToken": f"q{i}"}})
@@ -824,10 +831,6 @@ class McpTest(unittest.TestCase):
             self.assertTrue(any(m.startswith("waiting in airlockd's queue: place 2 ") for m in said.get("q2", [])), log)
             self.assertFalse(any(m.startswith("running") for m in said.get("q1", []) + said.get("q2", [])), log)
             print(f"\nprogress notes with one slot: {said}", file=sys.stderr)
-        finally:
-            if server is not None:
-                self.assertEqual(server.close(), 0)
-            one.remove()
 
     def test_session_flow(self) -> None:
         self.server.initialize()

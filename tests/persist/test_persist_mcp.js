@@ -15,30 +15,14 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { spawn, spawnSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+// The SDK, the root check, the daemon's start, cli, waitFor, text, connect.
+const sdk = require('../lib/mcp_sdk.js');
 
-let Client, StdioClientTransport;
-try {
-	({ Client } = require('@modelcontextprotocol/sdk/client/index.js'));
-	({ StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js'));
-} catch (e) {
-	console.error('the MCP SDK is not installed (run scripts/deps.sh): ' + e.message);
-	process.exit(1);
-}
-
-const UID_BASE = Number(process.env.AIRLOCK_TEST_UID_BASE || 2000000);
-const UID_COUNT = Number(process.env.AIRLOCK_TEST_UID_COUNT || 2048);
-const CLI = process.env.AIRLOCK_CLI;
-const AIRLOCKD = process.env.AIRLOCKD;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-if (process.geteuid() !== 0) {
-	console.log('skipped: airlockd must start as root');
-	process.exit(77);
-}
+const { UID_BASE, UID_COUNT, waitFor, text } = sdk;
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-persist-mcp-'));
 fs.chmodSync(dir, 0o755);
@@ -49,11 +33,7 @@ fs.writeFileSync(path.join(dir, 'airlockd.conf'),
 let daemon = null;
 
 function startDaemon() {
-	const daemonLog = fs.openSync(path.join(dir, 'airlockd.log'), 'a');
-	// setpriv: the daemon dies with this test (as test_mcp_sdk.js).
-	daemon = spawn('setpriv', ['--pdeathsig', 'KILL', AIRLOCKD, '--foreground', '--user',
-		'nobody', '--socket', socket, '--config', path.join(dir, 'airlockd.conf')],
-	{ stdio: ['ignore', daemonLog, daemonLog] });
+	daemon = sdk.startDaemon(socket, path.join(dir, 'airlockd.conf'), path.join(dir, 'airlockd.log'));
 }
 
 async function stopDaemon() {
@@ -63,27 +43,11 @@ async function stopDaemon() {
 }
 
 function cli(...args) {
-	return spawnSync(CLI, ['--socket', socket, ...args], { encoding: 'utf8' });
+	return sdk.cli(socket, ...args);
 }
 
-async function waitFor(pred, ms, what) {
-	const deadline = Date.now() + ms;
-	while (!(await pred())) {
-		assert.ok(Date.now() < deadline, what);
-		await sleep(100);
-	}
-}
-
-function text(result) {
-	return result.content.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
-}
-
-async function connect() {
-	const transport = new StdioClientTransport({ command: CLI, args: ['--socket', socket, 'mcp'],
-		stderr: 'pipe' });
-	const client = new Client({ name: 'persist-test', version: '1' });
-	await client.connect(transport);
-	return client;
+function connect() {
+	return sdk.connect('persist-test', socket);
 }
 
 function listed() {

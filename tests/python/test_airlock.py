@@ -420,25 +420,20 @@ async def run_reached_daemon(sandbox) -> int:
     return await asyncio.get_running_loop().run_in_executor(None, runs_listed, sandbox, lambda n: n >= 1)
 
 
+def session_state(sandbox, sid: str):
+    """The state the daemon lists session sid in ("idle", "running"), None when not listed."""
+    return {i.id: i.state for i in sandbox.list_sessions()}.get(sid)
+
+
 def session_running(sandbox, sid: str, seconds: float = 30.0) -> bool:
     """Whether the daemon lists session sid as "running" (a run, or a cell
     sent or waiting) within seconds."""
-    deadline = time.monotonic() + seconds
-    while {i.id: i.state for i in sandbox.list_sessions()}.get(sid) != "running":
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    return wait_until(lambda: session_state(sandbox, sid), lambda st: st == "running", seconds, 0.05) == "running"
 
 
 def session_gone(sandbox, sid: str, seconds: float = 10.0) -> bool:
     """Whether the daemon stops listing session sid (it lists no ended session) within seconds."""
-    deadline = time.monotonic() + seconds
-    while sid in [i.id for i in sandbox.list_sessions()]:
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    return wait_until(lambda: session_state(sandbox, sid), lambda st: st is None, seconds, 0.05) is None
 
 
 # uids of the many-sessions daemon (SessionListCutTest), the range's last:
@@ -1858,7 +1853,9 @@ class CellTest(unittest.TestCase):
             "asyncio.run(main())\n"
         )
         subprocess.run([sys.executable, "-c", child, SOCKET, self.s.id], check=True, timeout=30)
-        time.sleep(2)
+        # Until the daemon is done with both (not listed running), 30 s at most: not a fixed 2 s.
+        state = wait_until(lambda: session_state(self.sandbox, self.s.id), lambda st: st != "running", 30, 0.05)
+        self.assertNotEqual(state, "running", self.daemon_log()[-3000:])
         r = self.cell("'x' in globals()")
         self.assertEqual((r.value, r.state), ("False", "lost"))
 
@@ -1897,6 +1894,10 @@ class CellTest(unittest.TestCase):
             finally:
                 other.close()
 
+        def listed_running(sid):  # on a connection of its own: the loop's is busy with s
+            with contextlib.closing(AirlockSandbox(SOCKET)) as other:
+                return session_running(other, sid)
+
         async def main():
             s = await self.sandbox.session(interpreter="python", limits=SandboxLimits(wall_seconds=120))
             try:
@@ -1904,7 +1905,9 @@ class CellTest(unittest.TestCase):
                 # while the cells below are sent, however loaded the machine
                 # (under ASan on two busy cores the sends took more than 15 s).
                 first = asyncio.ensure_future(s.run_cell("import time\ntime.sleep(600)"))
-                await asyncio.sleep(1.5)
+                # The daemon has it (the session is listed running), not a fixed 1.5 s.
+                running = await asyncio.get_running_loop().run_in_executor(None, listed_running, s.id)
+                self.assertTrue(running, "the first cell never reached the daemon")
                 waiting = []
                 for _ in range(4):
                     waiting.append(asyncio.ensure_future(s.run_cell(big)))
@@ -2065,6 +2068,17 @@ _FETCH = (
 )
 
 
+def wait_until(probe, done, seconds: float, every: float = 0.02):
+    """probe() polled every `every` s until done(its value) or seconds have passed: its
+    last value, for the caller's assertion (a deadline for an event, not a fixed wait)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = probe()
+        if done(value) or time.monotonic() >= deadline:
+            return value
+        time.sleep(every)
+
+
 def _host_tasks(tag: str) -> List[str]:
     """Live host processes whose command line holds tag."""
     found = []
@@ -2146,29 +2160,18 @@ class BackgroundTest(unittest.TestCase):
             self.assertEqual(r.value, "True", self.why(r))
             # Alive between cells, and seen by the next cell. Its command
             # line is the parent's until its exec is done: waited for.
-            end = time.monotonic() + 10
-            while not _host_tasks(tag) and time.monotonic() < end:
-                time.sleep(0.02)
-            self.assertEqual(len(_host_tasks(tag)), 1)
+            self.assertEqual(len(wait_until(lambda: _host_tasks(tag), len, 10)), 1)
             self.assertEqual(s.run_cell("p.poll() is None").value, "True")
-        end = time.monotonic() + 10
-        while _host_tasks(tag) and time.monotonic() < end:
-            time.sleep(0.02)
-        self.assertEqual(_host_tasks(tag), [])
+        self.assertEqual(wait_until(lambda: _host_tasks(tag), lambda v: not v, 10), [])
 
     def test_memory_filler_ends_as_the_limit_says(self) -> None:
         # A background process that fills the session's memory: it ends
         # under the session's memory limit, whatever the back end does
         # with the rest; the session reports it in the next cell and lives.
         with self.sandbox.session_sync(interpreter="python", background=True, limits=_BG) as s:
-            s.run_cell("x = 1")
-            r = s.run_cell(
-                "import subprocess, sys\n"
-                "p = subprocess.Popen([sys.executable, '-c', 'b = []\\nwhile True: b.append(bytearray(1 << 20))'])\n"
-                "p.pid > 0"
+            nxt = self.start_until_ended(
+                s, "p = subprocess.Popen([sys.executable, '-c', 'b = []\\nwhile True: b.append(bytearray(1 << 20))'])"
             )
-            self.assertEqual(r.value, "True", self.why(r))
-            nxt = self.until_ended(s)
             if nxt.state == "lost":
                 # cgroup2 (memory.oom.group): the whole sandbox ended.
                 self.assertEqual(nxt.outcome, "memory_limit", self.why(nxt))
@@ -2181,15 +2184,11 @@ class BackgroundTest(unittest.TestCase):
         # A background process forking without end: the session's process
         # limit stops it (a fork refused), the session goes on.
         with self.sandbox.session_sync(interpreter="python", background=True, limits=_BG) as s:
-            s.run_cell("x = 1")
-            r = s.run_cell(
-                "import subprocess, sys\n"
+            nxt = self.start_until_ended(
+                s,
                 "code = 'import os, time\\nn = 0\\nwhile True:\\n    try:\\n        os.fork() or time.sleep(600)\\n        n += 1\\n    except OSError:\\n        print(n, flush=True)\\n        break'\n"
-                "p = subprocess.Popen([sys.executable, '-c', code], stdout=open('forks.txt', 'w'))\n"
-                "p.pid > 0"
+                "p = subprocess.Popen([sys.executable, '-c', code], stdout=open('forks.txt', 'w'))",
             )
-            self.assertEqual(r.value, "True", self.why(r))
-            nxt = self.until_ended(s)
             if nxt.state == "lost":
                 self.assertIn(nxt.outcome, ("process_limit", "memory_limit"), self.why(nxt))
             else:
@@ -2212,12 +2211,8 @@ class BackgroundTest(unittest.TestCase):
             )
             me, busy, idle = eval(r.value)
             # The busy one needs a moment of cpu before it shows some.
-            end = time.monotonic() + 10
-            while True:
-                procs = {p.pid: p for p in s.processes()}
-                if procs.get(busy) is not None and procs[busy].cpu > 0.05 or time.monotonic() > end:
-                    break
-                time.sleep(0.05)
+            procs = wait_until(lambda: {p.pid: p for p in s.processes()},
+                               lambda ps: ps.get(busy) is not None and ps[busy].cpu > 0.05, 10, 0.05)
             self.assertEqual(sorted(procs), sorted([busy, idle]), procs)
             self.assertNotIn(me, procs)
             self.assertEqual((procs[busy].name, procs[idle].name), ("python3", "sleep"))
@@ -2249,15 +2244,20 @@ class BackgroundTest(unittest.TestCase):
             self.sandbox.attach_session_sync(sid).processes()
         self.assertEqual(cm.exception.code, "not_found")
 
+    def start_until_ended(self, s, popen: str):
+        """Set x = 1, then start the background process p in a cell
+        (popen: the code that makes it, after import subprocess, sys) and
+        return the first cell after it ended (until_ended)."""
+        s.run_cell("x = 1")
+        r = s.run_cell("import subprocess, sys\n" + popen + "\np.pid > 0")
+        self.assertEqual(r.value, "True", self.why(r))
+        return self.until_ended(s)
+
     def until_ended(self, s):
         """The first cell after which the background process p has ended
         (its status), or the interpreter did (state lost); 30 s at most."""
-        end = time.monotonic() + 30
-        while True:
-            nxt = self.cell_or_result(s, "repr(p.poll())")
-            if nxt.state == "lost" or nxt.value != "'None'" or time.monotonic() > end:
-                return nxt
-            time.sleep(0.05)
+        return wait_until(lambda: self.cell_or_result(s, "repr(p.poll())"),
+                          lambda nxt: nxt.state == "lost" or nxt.value != "'None'", 30, 0.05)
 
     def cell_or_result(self, s, code: str):
         try:

@@ -50,6 +50,7 @@ REPRS = (
 _cell = {"items": [], "name": None, "svg": False}
 START_SVG = 0x1
 START_BACKGROUND = 0x2  # cells_start.flags: the session keeps its cells' processes
+START_DRAIN_SIGINT = 0x4  # cells_start.flags: a SIGINT pending now is the last cell's
 # Cell sources for tracebacks (linecache), the oldest dropped past this.
 SOURCES_MAX = 16 << 20
 _sources = {}
@@ -305,19 +306,26 @@ def main():
         os.dup2(err_fd, 2)
         os.close(out_fd)
         os.close(err_fd)
-        # A SIGINT left over from the last cell's end is not this cell's.
-        # The supervisor sends it to this (the main) thread only, so it
-        # waits here, blocked, whatever threads the cells started.
-        if signal.SIGINT in signal.sigpending():
+        # A SIGINT left over from the last cell's end (sent after that
+        # cell blocked it) is not this cell's: the frontend says so
+        # (START_DRAIN_SIGINT) when the supervisor sent the last cell one it
+        # did not take. Without the flag a pending SIGINT is this cell's:
+        # a cancel that came before it started (it is raised at once). The
+        # supervisor sends it to this (the main) thread only, so it waits
+        # here, blocked, whatever threads the cells started.
+        if flags & START_DRAIN_SIGINT and signal.SIGINT in signal.sigpending():
             signal.sigwait(block)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, block)
         try:
+            # Unblocked inside the try: a cancel already pending is raised
+            # by this call, before the cell's first line, and is the cell's.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, block)
             status, code_, value, display = _run(code, "<cell %d>" % cell, g, value_max, display_max)
             # Blocked again inside the try: an interrupt that came just
             # after the cell is raised by this call, and is the cell's.
             signal.pthread_sigmask(signal.SIG_BLOCK, block)
         except KeyboardInterrupt:
             signal.pthread_sigmask(signal.SIG_BLOCK, block)
+            sys.stderr.write("KeyboardInterrupt\n")
             status, code_, value, display = INTERRUPTED, 0, None, []
         _flush()
         os.dup2(null, 1)

@@ -6,7 +6,11 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cmocka.h>
+
+#include "airlock.h"
 #include "fdpass.h"
+#include "fixture.h"
 
 /* Drop to uid/gid for good, and check that it stuck. */
 static int
@@ -330,6 +338,181 @@ front_wait_eof(int fd, int timeout_ms)
 			return r;
 		if (r == 0)
 			proto_msg_free(&m);
+	}
+}
+
+void
+front_fail_log(const char *log, const char *fmt, ...)
+{
+	char msg[512], buf[6144];
+	va_list ap;
+	FILE *fp;
+	long size;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fp = fopen(log, "re");
+	if (fp != NULL) {
+		fseek(fp, 0, SEEK_END);
+		size = ftell(fp);
+		fseek(fp, size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0,
+		      SEEK_SET);
+		n = fread(buf, 1, sizeof(buf) - 1, fp);
+		buf[n] = '\0';
+		fclose(fp);
+		fprintf(stderr, "---- the daemon's log (tail) ----\n%s\n----\n", buf);
+	}
+	fail_msg("%s", msg);
+	abort(); /* not reached */
+}
+
+uint64_t
+front_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct airlock_conn *
+front_conn(const char *sock)
+{
+	struct airlock_conn *c = NULL;
+
+	assert_int_equal(airlock_connect(sock, &c), 0);
+	return c;
+}
+
+struct airlock_run_req *
+front_py_req(const char *code, const char *profile)
+{
+	struct airlock_run_req *req = NULL;
+
+	assert_int_equal(airlock_run_req_new(&req), 0);
+	assert_int_equal(airlock_run_req_set_runtime(req, "python"), 0);
+	assert_int_equal(airlock_run_req_set_code(req, code, strlen(code)), 0);
+	assert_int_equal(airlock_run_req_set_profile(req, profile), 0);
+	return req;
+}
+
+int
+front_run_req(struct airlock_conn *c, struct airlock_run_req *req, struct airlock_result **ret,
+	      char *code, char *msg)
+{
+	const char *ec, *em;
+	int r;
+
+	*ret = NULL;
+	r = airlock_run(c, req, ret);
+	code[0] = msg[0] = '\0';
+	if (r < 0 && airlock_conn_last_error(c, &ec, &em) == 0) {
+		snprintf(code, 64, "%s", ec);
+		snprintf(msg, 512, "%s", em);
+	}
+	airlock_run_req_free(req);
+	return r;
+}
+
+void
+front_send_sh(int fd, uint32_t id, const char *code)
+{
+	struct proto_run run;
+	struct proto_out out;
+
+	front_run_init(&run, "sh", code);
+	assert_int_equal(proto_encode_run(id, &run, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+}
+
+void
+front_send_ps(int fd, uint32_t id)
+{
+	struct proto_out out;
+
+	assert_int_equal(proto_encode_simple(id, PROTO_PS, &out), 0);
+	assert_int_equal(front_send_out(fd, &out), 0);
+}
+
+void
+front_recv_id(int fd, uint32_t id, struct proto_msg *m)
+{
+	assert_int_equal(front_recv(fd, 20000, m), 0);
+	if (m->id != id)
+		print_message("expected id %u, got %u (%s)\n", id, m->id, proto_type_name(m->type));
+	assert_int_equal(m->id, id);
+}
+
+bool
+front_no_procs_left(unsigned lo, unsigned hi, int ms)
+{
+	uint64_t end = front_now_ms() + (uint64_t)ms;
+
+	for (;;) {
+		if (fixture_count_uid_procs(lo, hi) == 0)
+			return true;
+		if (front_now_ms() >= end)
+			return false;
+		front_sleep_ms(10);
+	}
+}
+
+/* Is pid's real uid in [lo, hi] and its comm comm? */
+static bool
+front_proc_is(const char *pid, unsigned lo, unsigned hi, const char *comm)
+{
+	char path[300], line[256];
+	unsigned uid;
+	bool uid_ok = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false; /* gone meanwhile */
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Uid:\t%u", &uid) == 1) {
+			uid_ok = uid >= lo && uid <= hi;
+			break;
+		}
+	fclose(f);
+	if (!uid_ok)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%s/comm", pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	line[0] = '\0';
+	if (fgets(line, sizeof(line), f) != NULL)
+		line[strcspn(line, "\n")] = '\0';
+	fclose(f);
+	return strcmp(line, comm) == 0;
+}
+
+bool
+front_wait_named(unsigned lo, unsigned hi, const char *comm, int ms)
+{
+	uint64_t end = front_now_ms() + (uint64_t)ms;
+
+	lo = fixture_uid(lo);
+	hi = fixture_uid(hi);
+	for (;;) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		bool found = false;
+
+		assert_non_null(d);
+		while (!found && (e = readdir(d)) != NULL)
+			if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+				found = front_proc_is(e->d_name, lo, hi, comm);
+		closedir(d);
+		if (found)
+			return true;
+		if (front_now_ms() >= end)
+			return false;
+		front_sleep_ms(10);
 	}
 }
 

@@ -5,7 +5,9 @@
 #ifndef AIRLOCK_TEST_FRONT_UTIL_H
 #define AIRLOCK_TEST_FRONT_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "proto.h"
@@ -78,6 +80,58 @@ int front_call(int fd, struct proto_out *out, uint32_t id, struct proto_msg *ret
 
 /* Wait up to timeout_ms for EOF on fd, discarding packets. 0 at EOF. */
 int front_wait_eof(int fd, int timeout_ms);
+
+/*
+ * Print the tail of the daemon's log (its stderr file, log) and fail the
+ * running cmocka test with the message: what every front test shows on a
+ * failure.
+ */
+void front_fail_log(const char *log, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/* Fail with the log of the daemon that logs to log unless cond holds. */
+#define FRONT_CHECK(log, cond, ...)                                                                \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			front_fail_log((log), __VA_ARGS__);                                        \
+	} while (0)
+
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t front_now_ms(void);
+
+struct airlock_conn;
+struct airlock_run_req;
+struct airlock_result;
+
+/* Connect to the daemon at sock through libairlock (a failure fails the
+ * test). */
+struct airlock_conn *front_conn(const char *sock);
+
+/* A python run request of code under profile (NULL: none named). */
+struct airlock_run_req *front_py_req(const char *code, const char *profile);
+
+/* Run req (freed) into *ret; on a refusal the daemon's error code (64
+ * bytes) and message (512) into code and msg. airlock_run()'s return. */
+int front_run_req(struct airlock_conn *c, struct airlock_run_req *req, struct airlock_result **ret,
+		  char *code, char *msg);
+
+/* Send a run of sh code with request id over a raw connection. */
+void front_send_sh(int fd, uint32_t id, const char *code);
+
+/* Send a ps request with id over a raw connection. */
+void front_send_ps(int fd, uint32_t id);
+
+/* Receive the next packet, which must answer id, within 20 s. */
+void front_recv_id(int fd, uint32_t id, struct proto_msg *m);
+
+/* Wait up to ms for no process of a uid in [lo, hi] (fixture_uid() moves
+ * them into the build's band): true once there is none. */
+bool front_no_procs_left(unsigned lo, unsigned hi, int ms);
+
+/* Wait up to ms for a process named comm (its /proc comm) of a uid in
+ * [lo, hi] (moved by fixture_uid()): true once there is one. What a test
+ * waits for to know that a run got as far as that program. */
+bool front_wait_named(unsigned lo, unsigned hi, const char *comm, int ms);
 
 /* Sleep for ms milliseconds. */
 void front_sleep_ms(long ms);

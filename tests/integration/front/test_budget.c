@@ -423,7 +423,13 @@ attack_sparse_plans(void *arg)
 		_exit(5);
 	if (send_run(fd, 2, "sleep 3\n", NULL) < 0)
 		_exit(6);
-	front_sleep_ms(300);
+	/* The sleeper is in before the plans (the ps answer comes after the
+	 * daemon read it: one connection's messages are read in order), an
+	 * event rather than a fixed wait. */
+	if (proto_encode_simple(3, PROTO_PS, &out) < 0 || front_send_out(fd, &out) < 0 ||
+	    front_recv_reply(fd, 3, WAIT_MS, &m) < 0 || m.type != PROTO_PS_OK || m.u.ps.nruns != 1)
+		_exit(6);
+	proto_msg_free(&m);
 	code = sparse_memfd("exit 0\n", 32ULL << 20);
 	if (code < 0)
 		_exit(7);

@@ -18,7 +18,6 @@
  * failure prints the daemon's log.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,50 +54,7 @@
 
 static struct fixture fx;
 
-static void cc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-/* Print the daemon's log tail, then fail the test with the message. */
-static void
-cc_fail(const char *fmt, ...)
-{
-	char msg[512], buf[6144];
-	va_list ap;
-	FILE *fp;
-	long size;
-	size_t n;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fp = fopen(fx.log, "re");
-	if (fp != NULL) {
-		fseek(fp, 0, SEEK_END);
-		size = ftell(fp);
-		fseek(fp, size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0,
-		      SEEK_SET);
-		n = fread(buf, 1, sizeof(buf) - 1, fp);
-		buf[n] = '\0';
-		fclose(fp);
-		fprintf(stderr, "---- the daemon's log (tail) ----\n%s\n----\n", buf);
-	}
-	fail_msg("%s", msg);
-	abort(); /* not reached */
-}
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			cc_fail(__VA_ARGS__);                                                      \
-	} while (0)
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+#define CHECK(cond, ...) FRONT_CHECK(fx.log, cond, __VA_ARGS__)
 
 static struct airlock_conn *
 cc_connect(void)
@@ -144,13 +100,13 @@ cc_result(struct airlock_conn *c, uint32_t rid)
 {
 	struct airlock_result *res = NULL;
 	uint32_t got = 0;
-	uint64_t end = now_ms() + WAIT_MS;
+	uint64_t end = front_now_ms() + WAIT_MS;
 	int rc;
 
-	while ((rc = airlock_conn_next_result(c, &got, &res)) == -EAGAIN && now_ms() < end) {
+	while ((rc = airlock_conn_next_result(c, &got, &res)) == -EAGAIN && front_now_ms() < end) {
 		struct pollfd p = {.fd = airlock_conn_fd(c), .events = POLLIN};
 
-		if (poll(&p, 1, (int)(end - now_ms())) > 0 && airlock_conn_process(c) < 0)
+		if (poll(&p, 1, (int)(end - front_now_ms())) > 0 && airlock_conn_process(c) < 0)
 			break;
 	}
 	CHECK(rc == 0, "result of request %u: %s", rid, strerror(-rc));
@@ -184,7 +140,7 @@ cc_expect_value(struct airlock_conn *c, const char *id, const char *code, const 
 static void
 cc_wait_started(struct airlock_conn *c, const char *id)
 {
-	uint64_t end = now_ms() + WAIT_MS;
+	uint64_t end = front_now_ms() + WAIT_MS;
 
 	for (;;) {
 		struct airlock_file *f = NULL;
@@ -193,7 +149,7 @@ cc_wait_started(struct airlock_conn *c, const char *id)
 		airlock_file_free(f);
 		if (rc == 0)
 			break;
-		CHECK(now_ms() < end, "the cell did not start within %d ms: %s", WAIT_MS,
+		CHECK(front_now_ms() < end, "the cell did not start within %d ms: %s", WAIT_MS,
 		      strerror(-rc));
 		front_sleep_ms(5);
 	}
@@ -270,11 +226,11 @@ test_cancel_by_request_keeps_state(void **state)
 	loop = cc_submit(c, id, LOOP_CELL);
 	next = cc_submit(c, id, "x + 1");
 	cc_wait_started(c, id);
-	t0 = now_ms();
+	t0 = front_now_ms();
 	rc = airlock_cancel(c, loop);
 	CHECK(rc == 0, "cancel request %u: %s", loop, strerror(-rc));
 	res = cc_result(c, loop);
-	ms = now_ms() - t0;
+	ms = front_now_ms() - t0;
 	cc_expect_cancelled(res, AIRLOCK_CELL_KEPT, true);
 	airlock_result_free(res);
 	CHECK(ms < GRACE_MS, "the cancelled answer took %llu ms", (unsigned long long)ms);
@@ -384,11 +340,11 @@ test_cancel_deaf_cell_loses_state(void **state)
 	cc_expect_value(c, id, "w = 1\nw", "1");
 	deaf = cc_submit(c, id, DEAF_CELL);
 	cc_wait_started(c, id);
-	t0 = now_ms();
+	t0 = front_now_ms();
 	rc = airlock_cancel(c, deaf);
 	CHECK(rc == 0, "cancel: %s", strerror(-rc));
 	res = cc_result(c, deaf);
-	ms = now_ms() - t0;
+	ms = front_now_ms() - t0;
 	cc_expect_cancelled(res, AIRLOCK_CELL_LOST, false);
 	n = airlock_result_advisory_count(res);
 	for (i = 0; i < n; i++)

@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,50 +63,7 @@
 
 static struct fixture fx;
 
-/* Print the daemon's log tail, then fail the test with the message. */
-static void slots_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void
-slots_fail(const char *fmt, ...)
-{
-	char msg[512], buf[4096];
-	va_list ap;
-	FILE *fp;
-	long size;
-	size_t n;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fp = fopen(fx.log, "re");
-	if (fp != NULL) {
-		fseek(fp, 0, SEEK_END);
-		size = ftell(fp);
-		fseek(fp, size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0,
-		      SEEK_SET);
-		n = fread(buf, 1, sizeof(buf) - 1, fp);
-		buf[n] = '\0';
-		fclose(fp);
-		fprintf(stderr, "---- the daemon's log (tail) ----\n%s\n----\n", buf);
-	}
-	fail_msg("%s", msg);
-	abort(); /* not reached */
-}
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			slots_fail(__VA_ARGS__);                                                   \
-	} while (0)
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+#define CHECK(cond, ...) FRONT_CHECK(fx.log, cond, __VA_ARGS__)
 
 /* What a child acting as one user sends back (front_as_user). */
 struct user_out {
@@ -168,15 +124,15 @@ user_cell(struct airlock_conn *c, const char *id, const char *code, struct user_
 		rc = airlock_run_req_set_session(req, id);
 	if (rc == 0)
 		rc = airlock_run_req_set_cell(req, true);
-	t0 = o->start_ms = now_ms();
+	t0 = o->start_ms = front_now_ms();
 	if (rc == 0)
 		rc = airlock_run(c, req, &res);
-	o->ms = now_ms() - t0;
+	o->ms = front_now_ms() - t0;
 	if (rc < 0) {
 		user_err(o, c, "cell", rc);
 		goto out;
 	}
-	o->end_ms = now_ms();
+	o->end_ms = front_now_ms();
 	o->queued_ms = airlock_result_queued_ms(res);
 	v = airlock_result_value(res);
 	if (airlock_result_outcome(res) != AIRLOCK_OUTCOME_EXITED || v == NULL ||
@@ -212,10 +168,10 @@ user_echo(struct airlock_conn *c, bool slow, struct user_out *o)
 		rc = airlock_run_req_set_runtime(req, "exec");
 	for (i = 0; rc == 0 && argv[i] != NULL; i++)
 		rc = airlock_run_req_add_arg(req, argv[i]);
-	t0 = now_ms();
+	t0 = front_now_ms();
 	if (rc == 0)
 		rc = airlock_run(c, req, &res);
-	o->end_ms = now_ms();
+	o->end_ms = front_now_ms();
 	o->ms = o->end_ms - t0;
 	if (rc < 0) {
 		user_err(o, c, "echo", rc);
@@ -428,8 +384,8 @@ test_cell_waits_for_a_slot(void **state)
 		_exit(write(p[1], &ob, sizeof(ob)) == (ssize_t)sizeof(ob) ? 0 : 1);
 	}
 	close(p[1]);
-	t0 = now_ms();
-	while (!uid_running(UID_B) && now_ms() - t0 < PROMPT_MS)
+	t0 = front_now_ms();
+	while (!uid_running(UID_B) && front_now_ms() - t0 < PROMPT_MS)
 		usleep(20 * 1000);
 	CHECK(uid_running(UID_B), "uid B's run did not start within %d ms", PROMPT_MS);
 	one = (struct user_in){.sock = fx.sock, .cell_id = id};
