@@ -10,6 +10,7 @@
  * setns_user. Exit 77 (skip) without root or user namespaces.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -35,6 +36,7 @@
 #include "fdpass.h"
 #include "landlock.h"
 #include "zygote_enter.h"
+#include "spawner_zygote.h"
 #include "zygote_msg.h"
 
 static char top[64];
@@ -442,13 +444,104 @@ zygote_py_run(int sock, unsigned u, const char *code, struct zy_run *ret)
 	waitpid(sup, NULL, 0);
 }
 
+/* /proc/PID/status's line key, its value (tabs as spaces) in buf. */
+static void
+status_line(pid_t pid, const char *key, char *buf, size_t size)
+{
+	char path[64], all[4096], *p, *e;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		DIE("open status");
+	read_all(fd, all, sizeof(all));
+	close(fd);
+	buf[0] = '\0';
+	p = strstr(all, key);
+	if (p == NULL)
+		return;
+	p += strlen(key);
+	while (*p == '\t' || *p == ' ')
+		p++;
+	e = strchr(p, '\n');
+	snprintf(buf, size, "%.*s", e != NULL ? (int)(e - p) : (int)strlen(p), p);
+	for (p = buf; *p != '\0'; p++)
+		if (*p == '\t')
+			*p = ' ';
+}
+
 /*
- * daemon/zygote/zygote.py itself, as uid u, taking orders on a socket: a
- * run whose code (a memfd, read by the child after it entered) leaves
- * marks in its interpreter and raises after an atexit registration; a
- * second run of the same zygote, which must see none of those marks (the
- * fork copied the zygote, not the first run); then a bad order, which
- * ends the zygote.
+ * The zygote as the spawner starts it (spawner_zygote_start): uid, gid
+ * and no group of u's, no capability, no_new_privs, fds 0-5 only.
+ */
+static void
+zygote_creds(pid_t z, unsigned u)
+{
+	static const char *const zero[] = {"CapInh:", "CapPrm:", "CapEff:", "CapAmb:"};
+	char want[64], got[128], path[64], link[PATH_MAX];
+	unsigned i;
+	int fd;
+
+	snprintf(want, sizeof(want), "%u %u %u %u", u, u, u, u);
+	status_line(z, "\nUid:", got, sizeof(got));
+	CHECK(strcmp(got, want) == 0, "the zygote's uids: %s, not %s", got, want);
+	status_line(z, "\nGid:", got, sizeof(got));
+	CHECK(strcmp(got, want) == 0, "the zygote's gids: %s, not %s", got, want);
+	status_line(z, "\nGroups:", got, sizeof(got));
+	CHECK(got[0] == '\0', "the zygote's groups: %s", got);
+	for (i = 0; i < sizeof(zero) / sizeof(zero[0]); i++) {
+		status_line(z, zero[i], got, sizeof(got));
+		CHECK(strcmp(got, "0000000000000000") == 0, "the zygote's %s %s", zero[i], got);
+	}
+	status_line(z, "\nNoNewPrivs:", got, sizeof(got));
+	CHECK(strcmp(got, "1") == 0, "the zygote's NoNewPrivs: %s", got);
+	for (fd = 0; fd < 64; fd++) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)z, fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		/* 0-2 the spawner's, 3 the socket, 4 the seccomp program, 5
+		 * zygote.py; python may hold one more while it reads a file. */
+		CHECK(fd <= 5, "the zygote holds fd %d: %s", fd, link);
+	}
+}
+
+/*
+ * spawner_zygote_start()'s refusals and failures, each before anything
+ * runs as the zygote: uid 0, and a python that is not there (the exec's
+ * errno comes back by the report pipe, named).
+ */
+static void
+zygote_start_errors(const struct spawner_zygote *good)
+{
+	struct spawner_zygote z = *good;
+	const char *step = "";
+	pid_t pid = -1;
+	int r;
+
+	z.uid = 0;
+	r = spawner_zygote_start(&z, &pid, &step);
+	CHECK(r == -EINVAL && strcmp(step, "args") == 0 && pid == -1, "a zygote as uid 0: %d at %s",
+	      r, step);
+	z = *good;
+	z.python = "/nonexistent/python3";
+	r = spawner_zygote_start(&z, &pid, &step);
+	CHECK(r == -ENOENT && strcmp(step, "exec") == 0 && pid == -1,
+	      "a zygote with no python: %d at %s", r, step);
+}
+
+/*
+ * daemon/zygote/zygote.py itself, started as the spawner starts it
+ * (spawner_zygote_start: uid u, no capability), taking orders on a
+ * socket: a run whose code (a memfd, read by the child after it entered)
+ * leaves marks in its interpreter and raises after an atexit
+ * registration; a second run of the same zygote, which must see none of
+ * those marks (the fork copied the zygote, not the first run); then a bad
+ * order, which ends the zygote.
  */
 static void
 zygote_py_orders(unsigned u, const char *ext, const char *zygote)
@@ -468,34 +561,45 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 		"print('leak=%s env=%s sep=%s path=%s json=%s' % (hasattr(builtins, 'LEAK'), "
 		"'LEAK' in os.environ, os.sep, '/x' in sys.path, 'json' in sys.modules))\n"
 		"print('pids=%s' % sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n";
+	static char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL};
 	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct spawner_zygote sz;
 	struct zygote_msg_order bad;
 	struct zy_run r1, r2;
-	char a[3][96];
-	int sv[2], bpf, st;
-	pid_t z;
+	const char *step = "";
+	int sv[2], st, r, leak;
+	pid_t z = -1;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		DIE("socketpair");
-	bpf = memfd_with("bpf", &allow, sizeof(allow));
-	snprintf(a[0], sizeof(a[0]), "%s", ext);
-	snprintf(a[1], sizeof(a[1]), "%d", sv[1]);
-	snprintf(a[2], sizeof(a[2]), "%d", bpf);
-	z = fork();
-	if (z < 0)
-		DIE("fork");
-	if (z == 0) {
-		if (setgroups(0, NULL) < 0 || setresgid(u, u, u) < 0 || setresuid(u, u, u) < 0)
-			DIE("zygote drop");
-		inherit(sv[1]);
-		inherit(bpf);
-		execl("/usr/bin/python3", "python3", "-I", "-S", "-B", zygote, a[0], a[1], a[2],
-		      (char *)NULL);
-		DIE("exec python3");
+	memset(&sz, 0, sizeof(sz));
+	sz.python = "/usr/bin/python3";
+	sz.ext = ext;
+	sz.script_fd = open(zygote, O_RDONLY | O_CLOEXEC);
+	sz.sock_fd = sv[1];
+	sz.bpf_fd = memfd_with("bpf", &allow, sizeof(allow));
+	sz.envp = envp;
+	sz.uid = u;
+	sz.gid = u;
+	if (sz.script_fd < 0)
+		DIE("open zygote.py");
+	zygote_start_errors(&sz);
+	/* Not close-on-exec, as a library's stray fd in the spawner would
+	 * be: the zygote must not have it (zygote_creds). */
+	leak = open("/dev/null", O_RDONLY);
+	r = spawner_zygote_start(&sz, &z, &step);
+	close(leak);
+	if (r < 0) {
+		errno = -r;
+		fprintf(stderr, "spawner_zygote_start: step %s\n", step);
+		DIE("spawner_zygote_start");
 	}
 	close(sv[1]);
-	close(bpf);
+	close(sz.bpf_fd);
+	close(sz.script_fd);
 	zygote_py_run(sv[0], u, first, &r1);
+	/* After a run: the zygote is in its loop, waiting for the next. */
+	zygote_creds(z, u);
 	zygote_py_run(sv[0], u, second, &r2);
 	memset(&bad, 0, sizeof(bad));
 	if (fdpass_send(sv[0], &bad, sizeof(bad), NULL, 0) < 0)
