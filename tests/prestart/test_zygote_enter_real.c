@@ -391,40 +391,58 @@ struct zy_run {
 static void
 zygote_py_run(int sock, unsigned u, const char *code, struct zy_run *ret)
 {
-	struct zygote_msg_order m;
+	static const int ns_of[6] = {ZYGOTE_NS_USER, ZYGOTE_NS_MNT, ZYGOTE_NS_NET,
+				     ZYGOTE_NS_IPC,  ZYGOTE_NS_UTS, ZYGOTE_NS_PID};
+	static const int nofile = RLIMIT_NOFILE;
+	static const struct rlimit lim = {32, 32};
+	struct spawner_zygote_run zr, bad;
 	struct zygote_order o;
 	struct landlock_rules ll;
-	int rp[2], op[2], ep[2], fds[ZYGOTE_MSG_FDS_MAX], sup_out, i, n;
+	int rp[2], op[2], ep[2], fds[6], sup_out, i, n;
 	pid_t sup = sandbox_make(u, &sup_out);
 
 	order_ns(&o, sup);
 	order_landlock(sup, &ll);
 	if (pipe2(rp, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
 		DIE("pipes");
-	memset(&m, 0, sizeof(m));
-	m.magic = ZYGOTE_MSG_MAGIC;
-	m.flags = ll.fd >= 0 ? ZYGOTE_MSG_F_LANDLOCK : 0;
-	m.uid = 1000;
-	m.gid = 1000;
-	strcpy(m.cwd, "/tmp");
-	m.nrlimits = 1;
-	m.rlimit[0].resource = RLIMIT_NOFILE;
-	m.rlimit[0].cur = m.rlimit[0].max = 32;
-	fds[ZYGOTE_MSG_FD_USER] = o.ns_fd[ZYGOTE_NS_USER];
-	fds[ZYGOTE_MSG_FD_MNT] = o.ns_fd[ZYGOTE_NS_MNT];
-	fds[ZYGOTE_MSG_FD_NET] = o.ns_fd[ZYGOTE_NS_NET];
-	fds[ZYGOTE_MSG_FD_IPC] = o.ns_fd[ZYGOTE_NS_IPC];
-	fds[ZYGOTE_MSG_FD_UTS] = o.ns_fd[ZYGOTE_NS_UTS];
-	fds[ZYGOTE_MSG_FD_PID] = o.ns_fd[ZYGOTE_NS_PID];
-	fds[ZYGOTE_MSG_FD_STDIN] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	fds[ZYGOTE_MSG_FD_STDOUT] = op[1];
-	fds[ZYGOTE_MSG_FD_STDERR] = ep[1];
-	fds[ZYGOTE_MSG_FD_REPORT] = rp[1];
-	fds[ZYGOTE_MSG_FD_CODE] = memfd_with("code", code, strlen(code));
-	fds[ZYGOTE_MSG_FDS_FIXED_] = ll.fd;
-	n = ZYGOTE_MSG_FDS_FIXED_ + (ll.fd >= 0);
-	if (fdpass_send(sock, &m, sizeof(m), fds, (size_t)n) < 0)
+	memset(&zr, 0, sizeof(zr));
+	for (i = 0; i < 6; i++)
+		zr.ns_fd[i] = o.ns_fd[ns_of[i]];
+	zr.cgroup_procs_fd = -1;
+	zr.landlock_fd = ll.fd;
+	zr.stdio_fd[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	zr.stdio_fd[1] = op[1];
+	zr.stdio_fd[2] = ep[1];
+	zr.report_fd = rp[1];
+	zr.code_fd = memfd_with("code", code, strlen(code));
+	zr.uid = 1000;
+	zr.gid = 1000;
+	zr.cwd = "/tmp";
+	zr.nrlimits = 1;
+	zr.rlimit_res = &nofile;
+	zr.rlimit = &lim;
+	/* What the zygote would refuse is refused before it is sent. */
+	bad = zr;
+	bad.uid = 0;
+	CHECK(spawner_zygote_order(sock, &bad) == -EINVAL, "an order for uid 0 was sent");
+	bad = zr;
+	bad.cwd = "tmp";
+	CHECK(spawner_zygote_order(sock, &bad) == -EINVAL, "a relative cwd was sent");
+	bad = zr;
+	bad.nrlimits = ZYGOTE_MSG_RLIMITS + 1;
+	CHECK(spawner_zygote_order(sock, &bad) == -EINVAL, "too many rlimits were sent");
+	bad = zr;
+	bad.code_fd = -1;
+	CHECK(spawner_zygote_order(sock, &bad) == -EINVAL, "an order without code was sent");
+	if (spawner_zygote_order(sock, &zr) < 0)
 		DIE("send the order");
+	fds[0] = zr.stdio_fd[0];
+	fds[1] = op[1];
+	fds[2] = ep[1];
+	fds[3] = rp[1];
+	fds[4] = zr.code_fd;
+	fds[5] = ll.fd;
+	n = 5 + (ll.fd >= 0);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	ret->rep.step = -2;
