@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include "fdpass.h"
 #include "landlock.h"
 #include "zygote_enter.h"
+#include "sandbox_zygote.h"
 #include "spawner_zygote.h"
 #include "zygote_msg.h"
 
@@ -74,10 +76,46 @@ put_proc(pid_t pid, const char *file, const char *val)
 	close(fd);
 }
 
-/* The sandbox's pid 1: set up the root, say ready, report the first
- * child it reaps as "PID STATUS" on out, then exit. */
+/*
+ * As a supervisor of a zygote run does (sandbox_zygote.c): send its own
+ * namespace fds and a report pipe's write end on ctl, adopt the code the
+ * report names and reap it: "PID STATUS" on out, or "adopt -ERR STEP".
+ */
 __attribute__((noreturn)) static void
-sandbox_pid1(int sync_fd, int out)
+sandbox_pid1_zygote(int ctl, int out)
+{
+	int fds[SANDBOX_ZYGOTE_NS + 1], rp[2], pidfd = -1, step = -1, r, n;
+	char line[64];
+	siginfo_t si;
+	pid_t pid = 0;
+
+	if (sandbox_zygote_ns(fds) < 0 || pipe2(rp, O_CLOEXEC) < 0)
+		DIE("zygote ns");
+	fds[SANDBOX_ZYGOTE_NS] = rp[1];
+	if (fdpass_send(ctl, "N", 1, fds, SANDBOX_ZYGOTE_NS + 1) < 0)
+		DIE("send ns");
+	for (n = 0; n <= SANDBOX_ZYGOTE_NS; n++)
+		close(fds[n]);
+	r = sandbox_zygote_adopt(rp[0], 10000, &pidfd, &pid, &step);
+	if (r < 0) {
+		n = snprintf(line, sizeof(line), "adopt %d %d", r, step);
+		(void)!write(out, line, (size_t)n);
+		_exit(0);
+	}
+	memset(&si, 0, sizeof(si));
+	while (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 && errno == EINTR)
+		;
+	n = snprintf(line, sizeof(line), "%d %d", (int)si.si_pid,
+		     si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status);
+	(void)!write(out, line, (size_t)n);
+	_exit(0);
+}
+
+/* The sandbox's pid 1: set up the root, say ready, report the first
+ * child it reaps as "PID STATUS" on out, then exit; with a ctl socket,
+ * the zygote run's supervisor (sandbox_pid1_zygote). */
+__attribute__((noreturn)) static void
+sandbox_pid1(int sync_fd, int out, int ctl)
 {
 	static const char *const dirs[] = {"usr", "proc", "old", "dev", "tmp"};
 	struct timespec deadline = {30, 0};
@@ -111,6 +149,8 @@ sandbox_pid1(int sync_fd, int out)
 		DIE("pivot_root");
 	if (write(out, "R", 1) != 1)
 		DIE("ready");
+	if (ctl >= 0)
+		sandbox_pid1_zygote(ctl, out);
 	/* An adopted child is not ours until it is reparented: wait for
 	 * SIGCHLD (its exit), with a deadline, not for a child to exist. */
 	sigemptyset(&chld);
@@ -134,9 +174,10 @@ sandbox_pid1(int sync_fd, int out)
 }
 
 /* Make the sandbox, owned by uid u as the spawner does (effective uid
- * only, permitted capabilities raised again). Returns its pid 1's pid. */
+ * only, permitted capabilities raised again). Returns its pid 1's pid.
+ * ctl >= 0: its pid 1 is a zygote run's supervisor on that socket. */
 static pid_t
-sandbox_make(unsigned u, int *ret_out)
+sandbox_make_ctl(unsigned u, int *ret_out, int ctl)
 {
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct d[2];
@@ -164,7 +205,7 @@ sandbox_make(unsigned u, int *ret_out)
 	if (pid == 0) {
 		close(syncp[1]);
 		close(outp[0]);
-		sandbox_pid1(syncp[0], outp[1]);
+		sandbox_pid1(syncp[0], outp[1], ctl);
 	}
 	snprintf(map, sizeof(map), "0 %u 1\n1000 %u 1\n", u, u + 1);
 	put_proc(pid, "uid_map", map);
@@ -179,6 +220,12 @@ sandbox_make(unsigned u, int *ret_out)
 		DIE("sandbox not ready");
 	*ret_out = outp[0];
 	return pid;
+}
+
+static pid_t
+sandbox_make(unsigned u, int *ret_out)
+{
+	return sandbox_make_ctl(u, ret_out, -1);
 }
 
 /* In the entered process: what the code would see, as one line on fd 1. */
@@ -391,29 +438,37 @@ struct zy_run {
 static void
 zygote_py_run(int sock, unsigned u, const char *code, struct zy_run *ret)
 {
-	static const int ns_of[6] = {ZYGOTE_NS_USER, ZYGOTE_NS_MNT, ZYGOTE_NS_NET,
-				     ZYGOTE_NS_IPC,  ZYGOTE_NS_UTS, ZYGOTE_NS_PID};
 	static const int nofile = RLIMIT_NOFILE;
 	static const struct rlimit lim = {32, 32};
 	struct spawner_zygote_run zr, bad;
-	struct zygote_order o;
 	struct landlock_rules ll;
-	int rp[2], op[2], ep[2], fds[6], sup_out, i, n;
-	pid_t sup = sandbox_make(u, &sup_out);
+	int op[2], ep[2], cv[2], fds[SANDBOX_ZYGOTE_NS + 1], sup_out, i;
+	size_t got = 0;
+	char c;
+	pid_t sup;
 
-	order_ns(&o, sup);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cv) < 0)
+		DIE("socketpair");
+	sup = sandbox_make_ctl(u, &sup_out, cv[1]);
+	close(cv[1]);
+	/* The supervisor's own namespaces and its report pipe: what the
+	 * spawner will be sent (design-bursts.md §3.3), not /proc/SUP/ns. */
+	if (fdpass_recv(cv[0], &c, 1, fds, SANDBOX_ZYGOTE_NS + 1, &got) != 1 ||
+	    got != SANDBOX_ZYGOTE_NS + 1)
+		DIE("the supervisor's fds");
+	close(cv[0]);
 	order_landlock(sup, &ll);
-	if (pipe2(rp, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
+	if (pipe2(op, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
 		DIE("pipes");
 	memset(&zr, 0, sizeof(zr));
-	for (i = 0; i < 6; i++)
-		zr.ns_fd[i] = o.ns_fd[ns_of[i]];
+	for (i = 0; i < SANDBOX_ZYGOTE_NS; i++)
+		zr.ns_fd[i] = fds[i];
 	zr.cgroup_procs_fd = -1;
 	zr.landlock_fd = ll.fd;
 	zr.stdio_fd[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	zr.stdio_fd[1] = op[1];
 	zr.stdio_fd[2] = ep[1];
-	zr.report_fd = rp[1];
+	zr.report_fd = fds[SANDBOX_ZYGOTE_NS];
 	zr.code_fd = memfd_with("code", code, strlen(code));
 	zr.uid = 1000;
 	zr.gid = 1000;
@@ -436,28 +491,26 @@ zygote_py_run(int sock, unsigned u, const char *code, struct zy_run *ret)
 	CHECK(spawner_zygote_order(sock, &bad) == -EINVAL, "an order without code was sent");
 	if (spawner_zygote_order(sock, &zr) < 0)
 		DIE("send the order");
-	fds[0] = zr.stdio_fd[0];
-	fds[1] = op[1];
-	fds[2] = ep[1];
-	fds[3] = rp[1];
-	fds[4] = zr.code_fd;
-	fds[5] = ll.fd;
-	n = 5 + (ll.fd >= 0);
-	for (i = 0; i < n; i++)
+	close(zr.stdio_fd[0]);
+	close(op[1]);
+	close(ep[1]);
+	close(zr.code_fd);
+	if (ll.fd >= 0)
+		close(ll.fd);
+	for (i = 0; i <= SANDBOX_ZYGOTE_NS; i++)
 		close(fds[i]);
-	ret->rep.step = -2;
-	if (read(rp[0], &ret->rep, sizeof(ret->rep)) != (ssize_t)sizeof(ret->rep))
-		ret->rep.step = -2;
 	read_all(op[0], ret->out, sizeof(ret->out));
 	read_all(ep[0], ret->err, sizeof(ret->err));
 	read_all(sup_out, ret->said, sizeof(ret->said));
-	close(rp[0]);
+	/* The report went to the supervisor, which adopted the code. */
+	memset(&ret->rep, 0, sizeof(ret->rep));
+	ret->rep.step = -2;
+	if (sscanf(ret->said, "adopt %d %d", &ret->rep.err, &ret->rep.step) != 2 &&
+	    sscanf(ret->said, "%d", &ret->rep.pid) == 1)
+		ret->rep.step = ZYGOTE_STEP_NONE;
 	close(op[0]);
 	close(ep[0]);
 	close(sup_out);
-	for (i = 0; i < ZYGOTE_NS_COUNT_; i++)
-		if (o.ns_fd[i] >= 0)
-			close(o.ns_fd[i]);
 	kill(sup, SIGKILL);
 	waitpid(sup, NULL, 0);
 }
@@ -651,6 +704,68 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 	close(sv[0]);
 }
 
+/* sandbox_zygote_adopt() on one report (len bytes of rep; 0: none). */
+static int
+adopt_one(const struct zygote_report *rep, size_t len, bool eof, pid_t *ret_pid, int *ret_step)
+{
+	int p[2], pidfd = -1, r;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		DIE("pipe");
+	if (len > 0 && write(p[1], rep, len) != (ssize_t)len)
+		DIE("write report");
+	if (eof)
+		close(p[1]);
+	r = sandbox_zygote_adopt(p[0], 50, &pidfd, ret_pid, ret_step);
+	if (!eof)
+		close(p[1]);
+	close(p[0]);
+	if (pidfd >= 0)
+		close(pidfd);
+	return r;
+}
+
+/*
+ * The supervisor's adoption refuses what a zygote (less trusted than it)
+ * could say wrongly: a pid that is not its child, a failed step (its
+ * errno and step come back), a short report, EOF, silence.
+ */
+static void
+adopt_checks(void)
+{
+	struct zygote_report rep = {.step = ZYGOTE_STEP_NONE, .err = 0, .pid = 0};
+	pid_t child, pid = 0;
+	int r, step;
+
+	child = fork();
+	if (child < 0)
+		DIE("fork");
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	rep.pid = child;
+	r = adopt_one(&rep, sizeof(rep), false, &pid, &step);
+	CHECK(r == 0 && pid == child, "our own child not adopted: %d", r);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	rep.pid = getppid();
+	r = adopt_one(&rep, sizeof(rep), false, &pid, &step);
+	CHECK(r == -ECHILD, "a pid not ours was adopted: %d", r);
+	rep.pid = 1;
+	r = adopt_one(&rep, sizeof(rep), false, &pid, &step);
+	CHECK(r == -EPROTO, "pid 1 was adopted: %d", r);
+	rep = (struct zygote_report){.step = ZYGOTE_STEP_SETNS_USER, .err = EPERM, .pid = 0};
+	r = adopt_one(&rep, sizeof(rep), false, &pid, &step);
+	CHECK(r == -EPERM && step == ZYGOTE_STEP_SETNS_USER, "a failed step: %d at %d", r, step);
+	r = adopt_one(&rep, 4, true, &pid, &step);
+	CHECK(r == -EPROTO, "a short report: %d", r);
+	r = adopt_one(&rep, 0, true, &pid, &step);
+	CHECK(r == -EPIPE, "EOF: %d", r);
+	r = adopt_one(&rep, 0, false, &pid, &step);
+	CHECK(r == -ETIMEDOUT, "silence: %d", r);
+}
+
 int
 main(void)
 {
@@ -681,6 +796,7 @@ main(void)
 	snprintf(top, sizeof(top), "/tmp/airlock-zygote-XXXXXX");
 	if (mkdtemp(top) == NULL)
 		DIE("mkdtemp");
+	adopt_checks();
 	sup = sandbox_make(u, &sup_out);
 
 	memset(&o, 0, sizeof(o));
