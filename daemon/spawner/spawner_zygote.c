@@ -96,24 +96,29 @@ spawner_zygote_nocaps(uid_t uid, gid_t gid)
 
 /*
  * Put the fds at 3, 4 and 5 and close every other but the report pipe
- * (close-on-exec: it closes at the exec). Through copies above them first,
- * so that a source already at 3-5 is neither overwritten nor left
- * close-on-exec (dup2 of an fd onto itself keeps the flag).
+ * (close-on-exec: it closes at the exec), which moves above them first
+ * (*report is its new number). Through copies above them, so that a
+ * source already at 3-5 is neither overwritten nor left close-on-exec
+ * (dup2 of an fd onto itself keeps the flag), nor is the report pipe.
  */
 static int
-spawner_zygote_fds(const struct spawner_zygote *z, int report)
+spawner_zygote_fds(const struct spawner_zygote *z, int *report)
 {
 	const int src[3] = {z->sock_fd, z->bpf_fd, z->script_fd};
-	int hi[3], keep[7] = {0, 1, 2, 3, 4, 5, report}, i;
+	int hi[3], keep[7] = {0, 1, 2, 3, 4, 5, -1}, rep, i, r;
 
+	if ((rep = fcntl(*report, F_DUPFD_CLOEXEC, 16)) < 0)
+		return -1;
+	*report = rep;
+	keep[6] = rep;
 	for (i = 0; i < 3; i++)
 		if ((hi[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
 			return -1;
 	for (i = 0; i < 3; i++)
 		if (dup2(hi[i], SPAWNER_ZYGOTE_FD_SOCK + i) < 0)
 			return -1;
-	if (closefds_except(keep, 7) < 0) {
-		errno = EBADF;
+	if ((r = closefds_except(keep, 7)) < 0) {
+		errno = -r;
 		return -1;
 	}
 	return 0;
@@ -143,7 +148,7 @@ spawner_zygote_child(const struct spawner_zygote *z, int report)
 		spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_CAPS);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_NO_NEW_PRIVS);
-	if (spawner_zygote_fds(z, report) < 0)
+	if (spawner_zygote_fds(z, &report) < 0)
 		spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_FDS);
 	(void)sigprocmask(SIG_SETMASK, &(sigset_t){0}, NULL);
 	execve(z->python, argv, z->envp);

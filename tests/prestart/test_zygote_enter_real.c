@@ -592,7 +592,7 @@ zygote_start_errors(const struct spawner_zygote *good)
 	struct spawner_zygote z = *good;
 	const char *step = "";
 	pid_t pid = -1;
-	int r;
+	int r, saved[2], i;
 
 	z.uid = 0;
 	r = spawner_zygote_start(&z, &pid, &step);
@@ -603,6 +603,21 @@ zygote_start_errors(const struct spawner_zygote *good)
 	r = spawner_zygote_start(&z, &pid, &step);
 	CHECK(r == -ENOENT && strcmp(step, "exec") == 0 && pid == -1,
 	      "a zygote with no python: %d at %s", r, step);
+	/* The same with fds 3 and 4 free, so that the report pipe is made
+	 * there, where the order socket and the seccomp program go: the
+	 * report must still come back. */
+	saved[0] = fcntl(3, F_DUPFD_CLOEXEC, 200);
+	saved[1] = fcntl(4, F_DUPFD_CLOEXEC, 200);
+	close(3);
+	close(4);
+	r = spawner_zygote_start(&z, &pid, &step);
+	CHECK(r == -ENOENT && strcmp(step, "exec") == 0 && pid == -1,
+	      "a zygote with no python, its report pipe at fds 3 and 4: %d at %s", r, step);
+	for (i = 0; i < 2; i++)
+		if (saved[i] >= 0) {
+			(void)dup3(saved[i], 3 + i, O_CLOEXEC);
+			close(saved[i]);
+		}
 }
 
 /*
