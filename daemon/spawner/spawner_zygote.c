@@ -14,6 +14,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,28 +97,32 @@ spawner_zygote_nocaps(uid_t uid, gid_t gid)
 
 /*
  * Put the fds at 3, 4 and 5 and close every other but the report pipe
- * (close-on-exec: it closes at the exec), which moves above them first
- * (*report is its new number). Through copies above them, so that a
+ * and python's (close-on-exec: they close at the exec), which move above
+ * them first (*report and *exe are their new numbers). Through copies above them, so that a
  * source already at 3-5 is neither overwritten nor left close-on-exec
  * (dup2 of an fd onto itself keeps the flag), nor is the report pipe.
  */
 static int
-spawner_zygote_fds(const struct spawner_zygote *z, int *report)
+spawner_zygote_fds(const struct spawner_zygote *z, int *report, int *exe)
 {
 	const int src[3] = {z->sock_fd, z->bpf_fd, z->script_fd};
-	int hi[3], keep[7] = {0, 1, 2, 3, 4, 5, -1}, rep, i, r;
+	int hi[3], keep[8] = {0, 1, 2, 3, 4, 5, -1, -1}, rep, i, r;
 
 	if ((rep = fcntl(*report, F_DUPFD_CLOEXEC, 16)) < 0)
 		return -1;
 	*report = rep;
 	keep[6] = rep;
+	if ((rep = fcntl(*exe, F_DUPFD_CLOEXEC, 16)) < 0)
+		return -1;
+	*exe = rep;
+	keep[7] = rep;
 	for (i = 0; i < 3; i++)
 		if ((hi[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
 			return -1;
 	for (i = 0; i < 3; i++)
 		if (dup2(hi[i], SPAWNER_ZYGOTE_FD_SOCK + i) < 0)
 			return -1;
-	if ((r = closefds_except(keep, 7)) < 0) {
+	if ((r = closefds_except(keep, 8)) < 0) {
 		errno = -r;
 		return -1;
 	}
@@ -130,7 +135,7 @@ spawner_zygote_fds(const struct spawner_zygote *z, int *report)
  * give up); no capability, read back; no_new_privs; fds; exec.
  */
 static _Noreturn void
-spawner_zygote_child(const struct spawner_zygote *z, int report)
+spawner_zygote_child(const struct spawner_zygote *z, int report, int exe)
 {
 	char *const argv[] = {(char *)z->python, "-I", "-S", "-B", "/proc/self/fd/5",
 			      (char *)z->ext,	 "3",  "4",  NULL};
@@ -148,18 +153,44 @@ spawner_zygote_child(const struct spawner_zygote *z, int report)
 		spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_CAPS);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_NO_NEW_PRIVS);
-	if (spawner_zygote_fds(z, &report) < 0)
+	if (spawner_zygote_fds(z, &report, &exe) < 0)
 		spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_FDS);
 	(void)sigprocmask(SIG_SETMASK, &(sigset_t){0}, NULL);
-	execve(z->python, argv, z->envp);
+	/* The file checked by spawner_zygote_exe(), not what the path names
+	 * now. */
+	(void)syscall(SYS_execveat, exe, "", argv, z->envp, AT_EMPTY_PATH);
 	spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_EXEC);
+}
+
+/*
+ * Open the zygote's python and check it. The path comes from the
+ * frontend (the spawner parses no config), and unlike a sandbox's argv it
+ * is exec'd outside any sandbox: only a regular file that only root can
+ * change is taken (as [mount] sources are held), and that open file is
+ * what the child execs (execveat), so a later change of the path does
+ * not count. Returns the fd or -errno (-EPERM: not such a file).
+ */
+static int
+spawner_zygote_exe(const char *python)
+{
+	struct stat st;
+	int fd = open(python, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || (st.st_mode & S_IXOTH) == 0) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
 }
 
 int
 spawner_zygote_start(const struct spawner_zygote *z, pid_t *ret_pid, const char **ret_step)
 {
 	struct spawner_zygote_report rep;
-	int p[2], r = 0;
+	int p[2], exe, r = 0;
 	ssize_t n;
 	pid_t pid;
 
@@ -171,9 +202,15 @@ spawner_zygote_start(const struct spawner_zygote *z, pid_t *ret_pid, const char 
 	    z->ext == NULL || z->envp == NULL || z->sock_fd < 0 || z->bpf_fd < 0 ||
 	    z->script_fd < 0)
 		return -EINVAL;
+	*ret_step = "python";
+	if ((exe = spawner_zygote_exe(z->python)) < 0)
+		return exe;
 	*ret_step = "pipe";
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(exe);
+		return r;
+	}
 	*ret_step = "fork";
 	pid = fork();
 	if (pid < 0) {
@@ -182,7 +219,7 @@ spawner_zygote_start(const struct spawner_zygote *z, pid_t *ret_pid, const char 
 	}
 	if (pid == 0) {
 		close(p[0]);
-		spawner_zygote_child(z, p[1]);
+		spawner_zygote_child(z, p[1], exe);
 	}
 	close(p[1]);
 	p[1] = -1;
@@ -198,6 +235,7 @@ spawner_zygote_start(const struct spawner_zygote *z, pid_t *ret_pid, const char 
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 out:
+	close(exe);
 	close(p[0]);
 	if (p[1] >= 0)
 		close(p[1]);

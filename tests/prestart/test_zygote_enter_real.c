@@ -587,12 +587,13 @@ zygote_creds(pid_t z, unsigned u)
  * errno comes back by the report pipe, named).
  */
 static void
-zygote_start_errors(const struct spawner_zygote *good)
+zygote_start_errors(const struct spawner_zygote *good, unsigned u)
 {
 	struct spawner_zygote z = *good;
 	const char *step = "";
+	char path[3][96];
 	pid_t pid = -1;
-	int r, saved[2], i;
+	int r, saved[2], i, fd;
 
 	z.uid = 0;
 	r = spawner_zygote_start(&z, &pid, &step);
@@ -601,8 +602,30 @@ zygote_start_errors(const struct spawner_zygote *good)
 	z = *good;
 	z.python = "/nonexistent/python3";
 	r = spawner_zygote_start(&z, &pid, &step);
-	CHECK(r == -ENOENT && strcmp(step, "exec") == 0 && pid == -1,
+	CHECK(r == -ENOENT && strcmp(step, "python") == 0 && pid == -1,
 	      "a zygote with no python: %d at %s", r, step);
+	/* Files in the test's directory: one others may write, one of uid
+	 * u's (both refused before the fork), and one root's, 0755, that is
+	 * not a program (its exec fails in the child). */
+	for (i = 0; i < 3; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/python-%d", top, i);
+		fd = open(path[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+		if (fd < 0 || write(fd, "not a program\n", 14) != 14)
+			DIE("fake python");
+		close(fd);
+	}
+	if (chmod(path[0], 0757) < 0 || chown(path[1], u, u) < 0)
+		DIE("fake python's owner or mode");
+	for (i = 0; i < 2; i++) {
+		z.python = path[i];
+		r = spawner_zygote_start(&z, &pid, &step);
+		CHECK(r == -EPERM && strcmp(step, "python") == 0 && pid == -1,
+		      "a python %s: %d at %s", i == 0 ? "others may write" : "not root's", r, step);
+	}
+	z.python = path[2];
+	r = spawner_zygote_start(&z, &pid, &step);
+	CHECK(r == -ENOEXEC && strcmp(step, "exec") == 0 && pid == -1,
+	      "a python that is no program: %d at %s", r, step);
 	/* The same with fds 3 and 4 free, so that the report pipe is made
 	 * there, where the order socket and the seccomp program go: the
 	 * report must still come back. */
@@ -611,13 +634,15 @@ zygote_start_errors(const struct spawner_zygote *good)
 	close(3);
 	close(4);
 	r = spawner_zygote_start(&z, &pid, &step);
-	CHECK(r == -ENOENT && strcmp(step, "exec") == 0 && pid == -1,
-	      "a zygote with no python, its report pipe at fds 3 and 4: %d at %s", r, step);
+	CHECK(r == -ENOEXEC && strcmp(step, "exec") == 0 && pid == -1,
+	      "no python, its report pipe at fds 3 and 4: %d at %s", r, step);
 	for (i = 0; i < 2; i++)
 		if (saved[i] >= 0) {
 			(void)dup3(saved[i], 3 + i, O_CLOEXEC);
 			close(saved[i]);
 		}
+	for (i = 0; i < 3; i++)
+		unlink(path[i]);
 }
 
 /*
@@ -669,7 +694,7 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 	sz.gid = u;
 	if (sz.script_fd < 0)
 		DIE("open zygote.py");
-	zygote_start_errors(&sz);
+	zygote_start_errors(&sz, u);
 	/* Not close-on-exec, as a library's stray fd in the spawner would
 	 * be: the zygote must not have it (zygote_creds). */
 	leak = open("/dev/null", O_RDONLY);
