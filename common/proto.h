@@ -39,6 +39,9 @@
 	60			     /* artifacts per result: each may be a memfd, and a           \
 				      * packet has 64 fds (two for stdout, stderr) */
 #define PROTO_VALUE_MAX (16 * 1024)  /* result.value: a cell's repr, bytes */
+#define PROTO_ENAME_MAX 256	     /* result.ename: a cell's exception name, bytes */
+#define PROTO_EVALUE_MAX 4096	     /* result.evalue, bytes */
+#define PROTO_TRACEBACK_MAX 16384    /* result.traceback, bytes */
 #define PROTO_DISPLAY_MAX 8	     /* result.display entries (fds, with the artifacts) */
 #define PROTO_RUNTIMES_MAX 32	     /* runtimes in an info reply */
 #define PROTO_PACKAGES_MAX 16	     /* packages per runtime in info_ok.runtime_packages */
@@ -442,6 +445,7 @@ struct proto_run {
 	size_t ntools;
 	bool cell;	  /* a cell of the session's interpreter (interpreter sessions only) */
 	bool figures_svg; /* a cell's matplotlib figures as SVG, not PNG (cells only) */
+	bool ipython;	  /* run the cell through IPython when the runtime has it (cells only) */
 };
 
 #define PROTO_SESSION_ID_LEN 32 /* hex characters */
@@ -576,9 +580,18 @@ struct proto_result {
 	 * outputs, each shaped like an artifact whose name is its mime type. */
 	uint64_t cell;
 	const char *state;
+	/* the interpreter ended during this cell (design-jupyter.md §5.1) */
+	bool restarted;
+	/* the exception it raised (NULL: none; design-jupyter.md §6.2): name, str(), traceback */
+	const char *ename;
+	const char *evalue;
+	const char *traceback;
 	const char *value;
 	struct proto_artifact *display;
 	size_t ndisplay;
+	/* Bit i: display[i] is one of the value's representations (its
+	 * execute_result bundle, design-jupyter.md §2). Optional: 0. */
+	uint32_t value_display;
 	/* What the daemon's advisory checks found (the profile's
 	 * blocked_imports), never a refusal: at most PROTO_ADVISORIES_MAX of
 	 * at most PROTO_ADVISORY_MAX bytes. Optional on the wire. */

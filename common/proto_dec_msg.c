@@ -115,6 +115,7 @@ static const struct dec_field dec_run_fields[] = {
 	 PROTO_TOOLS_MAX, 0},
 	{"cell", DEC_BOOL, 0, U(proto_run, cell), 0, 0, 0},
 	{"figures_svg", DEC_BOOL, 0, U(proto_run, figures_svg), 0, 0, 0},
+	{"ipython", DEC_BOOL, 0, U(proto_run, ipython), 0, 0, 0},
 };
 
 static const struct dec_field dec_tool_fields[] = {
@@ -173,9 +174,14 @@ static const struct dec_field dec_result_fields[] = {
 	{"tool_calls_omitted", DEC_U64, 0, U(proto_result, tool_calls_omitted), 0, 0, 0},
 	{"cell", DEC_U64, 0, U(proto_result, cell), 0, 0, 0},
 	{"state", DEC_CELL_STATE, 0, U(proto_result, state), 0, 0, 0},
+	{"restarted", DEC_BOOL, 0, U(proto_result, restarted), 0, 0, 0},
+	{"ename", DEC_STR, DF_NONEMPTY, U(proto_result, ename), 0, PROTO_ENAME_MAX, 0},
+	{"evalue", DEC_STR, 0, U(proto_result, evalue), 0, PROTO_EVALUE_MAX, 0},
+	{"traceback", DEC_STR, 0, U(proto_result, traceback), 0, PROTO_TRACEBACK_MAX, 0},
 	{"value", DEC_STR, 0, U(proto_result, value), 0, PROTO_VALUE_MAX, 0},
 	{"display", DEC_ARTIFACTS, 0, U(proto_result, display), U(proto_result, ndisplay),
 	 PROTO_DISPLAY_MAX, 0},
+	{"value_display", DEC_U32, 0, U(proto_result, value_display), 0, 0, 0},
 	{"advisories", DEC_STRA, 0, U(proto_result, advisories), U(proto_result, nadvisories),
 	 PROTO_ADVISORIES_MAX, PROTO_ADVISORY_MAX},
 };

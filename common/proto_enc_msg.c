@@ -278,7 +278,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		  2 + run->code.present + (run->argc > 0) + (run->nenv > 0) +
 			  run->stdin_data.present + (run->nfiles > 0) + run->file_bundle.present +
 			  (run->session != NULL) + run->stream + (run->profile != NULL) +
-			  (run->nmounts > 0) + (run->ntools > 0) + run->cell + run->figures_svg);
+			  (run->nmounts > 0) + (run->ntools > 0) + run->cell + run->figures_svg +
+			  run->ipython);
 	enc_kv_str(&e, "runtime", run->runtime, PROTO_RUNTIME_MAX, true);
 	if (run->code.present)
 		enc_kv_blob(&e, "code", &run->code);
@@ -324,6 +325,8 @@ proto_encode_run(uint32_t id, const struct proto_run *run, struct proto_out *ret
 		enc_kv_bool(&e, "cell", true);
 	if (run->figures_svg)
 		enc_kv_bool(&e, "figures_svg", true);
+	if (run->ipython)
+		enc_kv_bool(&e, "ipython", true);
 	return enc_finish(&e, ret);
 }
 
@@ -401,7 +404,10 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 		return -EINVAL;
 	enc_begin(&e, PROTO_RESULT, id,
 		  14 + 2 * has_tools + (res->nadvisories > 0) +
-			  (res->cell != 0 ? 2 + (res->value != NULL) + (res->ndisplay > 0) : 0) +
+			  (res->cell != 0 ? 2 + res->restarted + 3 * (res->ename != NULL) +
+						    (res->value != NULL) + (res->value_display != 0)
+					  : 0) +
+			  (res->ndisplay > 0) +
 			  (oc == PROTO_OUTCOME_EXITED || oc == PROTO_OUTCOME_SIGNALED ||
 			   oc == PROTO_OUTCOME_ERROR) +
 			  (res->network != NULL));
@@ -438,12 +444,26 @@ proto_encode_result(uint32_t id, const struct proto_result *res, struct proto_ou
 	if (res->cell != 0) {
 		enc_kv_uint(&e, "cell", res->cell);
 		enc_kv_oneof(&e, "state", proto_cell_states, res->state);
+		if (res->restarted)
+			enc_kv_bool(&e, "restarted", true);
+		if (res->ename != NULL) {
+			enc_kv_str(&e, "ename", res->ename, PROTO_ENAME_MAX, true);
+			enc_kv_str(&e, "evalue", res->evalue != NULL ? res->evalue : "",
+				   PROTO_EVALUE_MAX, false);
+			enc_kv_str(&e, "traceback", res->traceback != NULL ? res->traceback : "",
+				   PROTO_TRACEBACK_MAX, false);
+		}
 		if (res->value != NULL)
 			enc_kv_str(&e, "value", res->value, PROTO_VALUE_MAX, false);
-		if (res->ndisplay > 0)
-			enc_artifacts(&e, "display", res->display, res->ndisplay,
-				      PROTO_DISPLAY_MAX);
+		/* Bits name display items: none past them. */
+		if (res->ndisplay < 32 && (res->value_display >> res->ndisplay) != 0)
+			enc_fail(&e, -EINVAL);
+		if (res->value_display != 0)
+			enc_kv_uint(&e, "value_display", res->value_display);
 	}
+	/* A cell's rich outputs, or a python run's figures (issue 30). */
+	if (res->ndisplay > 0)
+		enc_artifacts(&e, "display", res->display, res->ndisplay, PROTO_DISPLAY_MAX);
 	if (res->nadvisories > 0)
 		enc_strlist(&e, "advisories", res->advisories, res->nadvisories,
 			    PROTO_ADVISORIES_MAX, PROTO_ADVISORY_MAX);

@@ -788,7 +788,11 @@ int airlock_run_req_set_session(struct airlock_run_req *req, const char *id);
  * streamed, and the result still carries the same kept bytes as without
  * streaming. Submitted with airlock_run_submit(), the events are taken with
  * airlock_conn_next_event(); with the blocking airlock_run() they are
- * discarded (use airlock_run_stream() to see them). -EINVAL for NULL req.
+ * discarded (use airlock_run_stream() to see them). Since 0.10 a cell
+ * (airlock_run_req_set_cell) may stream too: the daemon reads its output
+ * every 50 ms while it runs, and its exception is then in
+ * airlock_result_error_name() and the others only, not on stderr (a
+ * daemon before 0.10 refuses it, -EPROTO). -EINVAL for NULL req.
  */
 int airlock_run_req_set_stream(struct airlock_run_req *req, bool stream);
 
@@ -1142,8 +1146,9 @@ int airlock_session_opts_set_archive(struct airlock_session_opts *opts, const vo
 				     size_t len);
 
 /*
- * Make req a cell of its session's interpreter: code and limits only (the
- * runtime must be the session's interpreter). The result's wall and cpu
+ * Make req a cell of its session's interpreter: code, limits and (since
+ * 0.10) stream only (the runtime must be the session's interpreter). The
+ * result's wall and cpu
  * limits are the cell's: at one the cell is interrupted (KeyboardInterrupt)
  * and the state is kept; if it does not stop within 2 s, or the memory limit
  * is hit, the interpreter is restarted empty (state lost). Run it with
@@ -1152,13 +1157,24 @@ int airlock_session_opts_set_archive(struct airlock_session_opts *opts, const vo
 int airlock_run_req_set_cell(struct airlock_run_req *req, bool cell);
 
 /*
- * Ask a cell's matplotlib figures (those plt.show() shows, those left open)
- * as "image/svg+xml" display items instead of "image/png". For cells only:
- * a run (not a cell) asking it is refused (-EPROTO, code "bad_request"). A
- * daemon before issue 30 ignores it (its figures stay PNG: check the
- * display items' mime types). -EINVAL for a NULL req. Since 0.10.
+ * Ask a cell's or a python run's matplotlib figures (those plt.show()
+ * shows, those left open) as "image/svg+xml" display items instead of
+ * "image/png". A run of another runtime asking it is refused (-EPROTO, code
+ * "bad_request"), and so is a python run by a daemon before run figures. A
+ * daemon before issue 30 ignores it on a cell (its figures stay PNG: check
+ * the display items' mime types). -EINVAL for a NULL req. Since 0.10.
  */
 int airlock_run_req_set_figures_svg(struct airlock_run_req *req, bool svg);
+
+/*
+ * Ask a cell run through IPython's InteractiveShell (magics such as %timeit,
+ * `!cmd` as a process of the sandbox, IPython's display()) when the
+ * session's runtime can import IPython; otherwise the cell runs as without
+ * it and its stderr starts with a line saying so. For cells only: a run
+ * asking it is refused (-EPROTO, code "bad_request"); a daemon before 0.10
+ * ignores it. -EINVAL for a NULL req. Since 0.10.
+ */
+int airlock_run_req_set_ipython(struct airlock_run_req *req, bool ipython);
 
 enum airlock_cell_state {
 	AIRLOCK_CELL_NONE = 0, /* not a cell */
@@ -1170,18 +1186,50 @@ enum airlock_cell_state {
 uint64_t airlock_result_cell(const struct airlock_result *res);
 /* Whether the cell kept the interpreter's state. Since 0.9. */
 enum airlock_cell_state airlock_result_state(const struct airlock_result *res);
+/*
+ * Whether the cell's interpreter ended during it (the cell killed it, the
+ * memory limit, no stop within 2 s of an interrupt, a broken driver): the
+ * next cell runs in a new, empty one. Its state is then AIRLOCK_CELL_LOST
+ * too; a LOST cell for which this is false ran in an interpreter that was
+ * new before it began (the cell after a restarted one, or after a reload
+ * or a daemon restart). false for a run, or from a daemon before 0.10.
+ * Since 0.10.
+ */
+bool airlock_result_restarted(const struct airlock_result *res);
+/*
+ * The exception the cell raised (a SyntaxError of its code included;
+ * "KeyboardInterrupt" for an interrupted one): its type's name (1..256 B,
+ * no space), str() of it (at most 4 KiB) and the traceback's text from the
+ * first frame of the cell's code (at most 16 KiB, cut at its front), all
+ * UTF-8. NULL when it raised none, for a run, or from a daemon before 0.10;
+ * all three or none. The traceback is on stderr too, unless the cell was
+ * streamed (airlock_run_req_set_stream). Valid until airlock_result_free().
+ * Since 0.10.
+ */
+const char *airlock_result_error_name(const struct airlock_result *res);
+const char *airlock_result_error_value(const struct airlock_result *res);
+const char *airlock_result_traceback(const struct airlock_result *res);
 /* The repr of the cell's trailing expression (at most 16 KiB, UTF-8), or NULL
  * when it had none or it was None. Valid until airlock_result_free(). Since 0.9. */
 const char *airlock_result_value(const struct airlock_result *res);
 /* Rich outputs of the cell (at most 8), in Jupyter's order: display() calls
  * and plt.show() figures, the trailing value's _repr_png_, _repr_svg_,
  * _repr_html_ and _repr_markdown_, the figures left open; *ret_mime is
- * "image/png", "image/svg+xml", "text/plain", "text/html" or
- * "text/markdown", the bytes are like airlock_result_stdout()'s. -EINVAL when i
- * is out of range. Since 0.9. */
+ * "image/png", "image/svg+xml", "text/plain", "text/html",
+ * "text/markdown", or (a cell through IPython, 0.10) "text/latex" or
+ * "application/json" (JSON text), the bytes are like
+ * airlock_result_stdout()'s. A python run's (not a cell's) are its
+ * matplotlib figures, those plt.show() showed then those left open at its
+ * end (image/png or image/svg+xml; since 0.10, with a daemon that sends
+ * them). -EINVAL when i is out of range. Since 0.9. */
 size_t airlock_result_display_count(const struct airlock_result *res);
 int airlock_result_display_get(const struct airlock_result *res, size_t i, const char **ret_mime,
 			       const void **ret_data, size_t *ret_len);
+/* Whether rich output i is one of the trailing value's representations
+ * (with airlock_result_value() as its text/plain, the value's one mime
+ * bundle, Jupyter's execute_result); false for a display() call or a
+ * figure, for i out of range and from a daemon before 0.10. Since 0.10. */
+bool airlock_result_display_is_value(const struct airlock_result *res, size_t i);
 
 /* ---- Advisories, mounts, profile lists (since AIRLOCK_0.9) --------------- */
 

@@ -47,6 +47,7 @@ struct airlock_run_req {
 	size_t ntools;
 	bool cell;	  /* a cell of an interpreter session */
 	bool figures_svg; /* a cell's figures as SVG */
+	bool ipython;	  /* a cell through IPython */
 };
 
 /* Free the bytes held by b and mark it absent. */
@@ -363,6 +364,9 @@ SETTER(airlock_run_req_set_cell, struct airlock_run_req, bool, cell)
 /* Ask a cell's matplotlib figures as SVG. */
 SETTER(airlock_run_req_set_figures_svg, struct airlock_run_req, bool, figures_svg)
 
+/* Ask a cell run through IPython (magics, !cmd) when the runtime has it. */
+SETTER(airlock_run_req_set_ipython, struct airlock_run_req, bool, ipython)
+
 /* Declare a tool the run's code may call. */
 AIRLOCK_EXPORT int
 airlock_run_req_add_tool(struct airlock_run_req *req, const char *name, const char *description,
@@ -502,6 +506,7 @@ request_encode_as(const struct airlock_run_req *req, uint32_t id, bool stream, b
 	run.stream = stream;
 	run.cell = req->cell;
 	run.figures_svg = req->figures_svg;
+	run.ipython = req->ipython;
 	run.tools = req->ntools > 0 ? (struct proto_tool *)req->tools : NULL;
 	run.ntools = req->ntools;
 	r = proto_encode_run(id, &run, ret);

@@ -112,6 +112,9 @@ airlock_result_free(struct airlock_result *res)
 	result_artifacts_free(res->artifacts, res->nartifacts);
 	result_artifacts_free(res->display, res->ndisplay);
 	free(res->value);
+	free(res->ename);
+	free(res->evalue);
+	free(res->traceback);
 	free(res->error);
 	free(res->network);
 	free(res->tool_calls);
@@ -321,6 +324,14 @@ airlock_result_state(const struct airlock_result *res)
 /* The repr of a cell's trailing expression, or NULL. */
 GETTER(const char *, airlock_result_value, struct airlock_result, value, NULL)
 
+/* Whether a cell's interpreter ended during it (since 0.10). */
+GETTER(bool, airlock_result_restarted, struct airlock_result, restarted, false)
+
+/* The exception a cell raised: its name, str() and traceback, or NULL. */
+GETTER(const char *, airlock_result_error_name, struct airlock_result, ename, NULL)
+GETTER(const char *, airlock_result_error_value, struct airlock_result, evalue, NULL)
+GETTER(const char *, airlock_result_traceback, struct airlock_result, traceback, NULL)
+
 /* How many rich outputs a cell gave. */
 GETTER(size_t, airlock_result_display_count, struct airlock_result, ndisplay, 0)
 
@@ -337,6 +348,15 @@ airlock_result_display_get(const struct airlock_result *res, size_t i, const cha
 	if (r == 0)
 		*ret_mime = res->display[i].name;
 	return r;
+}
+
+/* Whether rich output i is one of the trailing value's representations. */
+AIRLOCK_EXPORT bool
+airlock_result_display_is_value(const struct airlock_result *res, size_t i)
+{
+	if (res == NULL || i >= res->ndisplay || i >= 32)
+		return false;
+	return (res->value_display >> i) & 1u;
 }
 
 /* Free an info object. */

@@ -79,8 +79,12 @@ struct airlock_result {
 	char *value;			 /* a cell's trailing expression, or NULL */
 	struct result_artifact *display; /* name: the mime type */
 	size_t ndisplay;
+	uint32_t value_display; /* bit i: display[i] is the value's */
 	char (*advisories)[PROTO_ADVISORY_MAX + 1];
 	size_t nadvisories;
+	/* A cell's: its interpreter ended during it; its exception, or NULL. */
+	bool restarted;
+	char *ename, *evalue, *traceback;
 };
 
 /* One call of the run's tools, from result.tool_calls. */

@@ -185,6 +185,10 @@ result_outputs_from_proto(const struct proto_result *pr, struct airlock_result *
 	r = result_artifacts_take(pr->artifacts, pr->nartifacts, &res->artifacts, &res->nartifacts);
 	if (r < 0)
 		return r;
+	/* A cell's rich outputs, or a python run's figures (issue 30). */
+	r = result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
+	if (r < 0)
+		return r;
 	res->cell = pr->cell;
 	if (pr->cell == 0)
 		return 0;
@@ -193,7 +197,20 @@ result_outputs_from_proto(const struct proto_result *pr, struct airlock_result *
 	r = result_strdup(pr->value, &res->value);
 	if (r < 0)
 		return r;
-	return result_artifacts_take(pr->display, pr->ndisplay, &res->display, &res->ndisplay);
+	/* The value's items are display items: a bit past them is a bad reply. */
+	if (pr->ndisplay < 32 && (pr->value_display >> pr->ndisplay) != 0)
+		return -EPROTO;
+	res->value_display = pr->value_display;
+	/* The exception's three come together (a daemon sends evalue and
+	 * traceback with ename), so that a client reads all or none. */
+	res->restarted = pr->restarted;
+	if (pr->ename != NULL) {
+		if (result_strdup(pr->ename, &res->ename) < 0 ||
+		    result_strdup(pr->evalue != NULL ? pr->evalue : "", &res->evalue) < 0 ||
+		    result_strdup(pr->traceback != NULL ? pr->traceback : "", &res->traceback) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* Build a result that outlives the decoded message. */

@@ -4,11 +4,12 @@
 # scan-build, for tests/lint/scan_build.sh).
 set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libevent-dev libmsgpack-dev libseccomp-dev
-libcap-ng-dev libcmocka-dev libjansson-dev libinih-dev libsystemd-dev python3 iproute2
+libcap-ng-dev libcmocka-dev libjansson-dev libinih-dev python3 iproute2
 clang-format clang git groff-base bubblewrap python3-setuptools python3-wheel python3-venv
 procps systemd universal-ctags
 python3-numpy python3-pandas python3-matplotlib python3-scipy libpython3.11-testsuite
 python3-zmq python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel
+python3-ipython python3-matplotlib-inline
 clang-tools
 mmdebstrap qemu-system-x86 e2fsprogs debian-archive-keyring
 python3-yaml podman runc"

@@ -134,15 +134,22 @@ admit_session(const struct admit_facts *f, struct admit_decision *ret)
 }
 
 /* 3. The object: the session named, the runtime; a tool call's client; a
- * run's figures_svg. */
+ * run's figures_svg and ipython. */
 static bool
 admit_object(const struct admit_facts *f, struct admit_decision *ret)
 {
-	/* Figures are a cell's rich output: a run's are files it saves. (An
-	 * interpreter's start is gathered from its cell's request.) */
-	if (admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)) && f->figures_svg)
+	/* Figures come back from a cell, and from a run whose runtime starts
+	 * through the figure hook (a python one); another run's are files it
+	 * saves. (An interpreter's start is gathered from its cell's request.) */
+	if (admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)) && f->figures_svg &&
+	    !f->runtime_figures)
 		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,
-				 "figures_svg is for cells (a run saves its figures as files)");
+				 "figures_svg is for cells and python runs (this runtime's figures "
+				 "are files it saves)");
+	/* IPython is a driver of the session's interpreter: a run has none. */
+	if (admit_is(f, KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_RUN)) && f->ipython)
+		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,
+				 "ipython is for cells (a run has no interpreter driver)");
 	if (f->kind == ADMIT_RUN)
 		return false; /* no session: the rest is a session's */
 	if (f->phase == ADMIT_AT_START)
@@ -179,8 +186,8 @@ admit_object(const struct admit_facts *f, struct admit_decision *ret)
 				 f->session_runtime != NULL ? f->session_runtime : "");
 	if (!f->cell_code_only)
 		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BAD_REQUEST,
-				 "a cell takes code and limits only (argv, env, stdin, files, "
-				 "mounts, tools and stream are for runs)");
+				 "a cell takes code, limits and stream only (argv, env, stdin, "
+				 "files, mounts and tools are for runs)");
 	return false;
 }
 

@@ -95,7 +95,9 @@ struct admit_facts {
 	const char *runtime;   /* asked: a cell's runtime, a session's interpreter */
 	bool runtime_ok;       /* a session's interpreter is a python runtime */
 	bool cell_code_only;   /* a cell asks for no argv, env, stdin, files... */
-	bool figures_svg;      /* the request asks a cell's figures as SVG */
+	bool figures_svg;      /* the request asks a cell's or a run's figures as SVG */
+	bool runtime_figures;  /* a run's runtime returns figures (run_plan_boots) */
+	bool ipython;	       /* the request asks a cell run through IPython */
 	/* A session's open asks for background processes; its profile
 	 * allows them (background_processes). */
 	bool background, profile_background;

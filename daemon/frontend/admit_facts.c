@@ -12,6 +12,7 @@
 #include "cells.h"
 #include "config.h"
 #include "frontend.h"
+#include "run.h"
 #include "run_owner.h"
 #include "run_tools.h"
 #include "runqueue.h"
@@ -208,9 +209,15 @@ admit_gather_run(struct daemon *d, struct client *c, const struct proto_run *req
 	admit_gather_session(d, req, g);
 	g->f.runtime = req->runtime;
 	g->f.figures_svg = req->figures_svg;
+	g->f.ipython = req->ipython;
+	{
+		const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
+
+		g->f.runtime_figures = rt != NULL && run_plan_boots(rt);
+	}
 	g->f.cell_code_only = req->argc == 0 && req->nenv == 0 && !req->stdin_data.present &&
 			      req->nfiles == 0 && !req->file_bundle.present && req->ntools == 0 &&
-			      !req->stream && req->nmounts == 0;
+			      req->nmounts == 0; /* stream: a cell's too (design-jupyter.md §6.3) */
 	/* A session's runs look up the profile it was opened with. */
 	g->f.profile = req->profile;
 	admit_gather_profile(d, c,

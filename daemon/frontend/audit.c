@@ -12,12 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <systemd/sd-journal.h>
 #include <time.h>
 
 #include "egress.h"
 #include "frontend.h"
 #include "log.h"
+#include "svcmgr.h"
 
 #define AUDIT_FIELDS_MAX 40
 #define AUDIT_VALUES_BYTES 16384
@@ -181,7 +181,7 @@ audit_journal(const struct audit_fields *a, const char *line)
 		off += (size_t)w;
 		iov[n++] = (struct iovec){fields + start, off - start};
 	}
-	sd_journal_sendv(iov, (int)n);
+	(void)svcmgr_journal_sendv(iov, n);
 }
 
 /*

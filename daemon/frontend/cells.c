@@ -109,6 +109,7 @@ cells_new(struct daemon *d, struct session *s, uid_t uid, const char *runtime)
 	TAILQ_INIT(&cs->q);
 	cs->pump_ev = xevtimer_new(d->base, cells_pump_cb, cs);
 	cs->eof_ev = xevtimer_new(d->base, cells_eof_cb, cs);
+	cs->stream_ev = xevtimer_new(d->base, cells_stream_cb, cs);
 	cs->procs = cells_procs_new();
 	return cs;
 }
@@ -177,6 +178,7 @@ cell_free(struct cells *cs, struct cell *cl)
 		fd_close(cl->fd[k]);
 	cell_code_free(cs, cl);
 	free(cl->adv);
+	free(cl->err);
 	free(cl);
 }
 
@@ -213,6 +215,7 @@ cells_free(struct cells *cs)
 	cells_procs_free(cs->procs);
 	event_free(cs->pump_ev);
 	event_free(cs->eof_ev);
+	event_free(cs->stream_ev);
 	free(cs);
 }
 
@@ -337,6 +340,15 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	 * end, collected by the interpreter's run (issue 30). */
 	if (!lost && cs->interp != NULL)
 		arts = run_io_cell_artifacts(cs->interp, &res);
+	/* Its exception (checked, cells_read_error): "ename\0evalue\0tb\0". */
+	if (!lost && cl->err != NULL) {
+		res.ename = cl->err;
+		res.evalue = res.ename + strlen(res.ename) + 1;
+		res.traceback = res.evalue + strlen(res.evalue) + 1;
+	}
+	/* What a streaming cell wrote since the last tick goes before its
+	 * result (every stream event does). */
+	cells_stream_flush(cl);
 	for (k = 0; k < 2; k++)
 		cells_output(cl->fd[k], cl->lim.v[PROTO_LIMIT_OUTPUT_BYTES], &res.out[k], &bufs[k]);
 	/* Why the interpreter this cell found is a new one, when a reload
@@ -355,6 +367,9 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 	/* A queued cell answered (cancelled, or its interpreter failed to
 	 * start: cs->lost is then set) never reached an interpreter. */
 	res.state = (lost && cl->stage != CELL_QUEUED) || cs->lost ? "lost" : "kept";
+	/* Its interpreter ended during it (design-jupyter.md §5.1): the one
+	 * answer that says so; the next cell's is lost, not restarted. */
+	res.restarted = lost && cl->stage != CELL_QUEUED;
 	/* Its wait for the cells before it, a run slot and an interpreter
 	 * (to its answer, for one answered unsent). */
 	res.queued_ms = cl->t_sent.tv_sec != 0 || cl->t_sent.tv_nsec != 0
@@ -547,6 +562,8 @@ cells_chan_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 		return;
 	}
 	bad = cells_check_done(cl->n, cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES], cl->fd[2], &dn);
+	if (bad == NULL)
+		bad = cells_read_error(&dn, cl->fd[2], &cl->err);
 	if (bad != NULL) {
 		cells_restart(cs, "cell %" PRIu64 ": the interpreter's answer is refused: %s",
 			      cl->n, bad);
@@ -689,9 +706,10 @@ cells_send(struct cells *cs, struct cell *cl)
 		goto out;
 	memset(&st, 0, sizeof(st));
 	st.magic = CELLS_MAGIC;
-	st.flags = (cl->svg ? CELLS_START_SVG : 0) |
+	st.flags = (cl->svg ? CELLS_START_SVG : 0) | (cl->ipython ? CELLS_START_IPYTHON : 0) |
 		   (session_background(cs->s) ? CELLS_START_F_BACKGROUND : 0) |
-		   (cs->drain_sigint ? CELLS_START_F_DRAIN_SIGINT : 0);
+		   (cs->drain_sigint ? CELLS_START_F_DRAIN_SIGINT : 0) |
+		   (cl->stream ? CELLS_START_F_STREAM : 0);
 	st.cell = cl->n;
 	st.value_max = PROTO_VALUE_MAX;
 	st.display_max = (uint32_t)(cl->lim.v[PROTO_LIMIT_ARTIFACT_BYTES] > UINT32_MAX
@@ -700,6 +718,8 @@ cells_send(struct cells *cs, struct cell *cl)
 	rc = fdpass_send(cs->chan, &st, sizeof(st), fds, CELLS_NFDS);
 	if (rc >= 0)
 		rc = 0;
+	if (rc == 0 && cl->stream)
+		cells_stream_arm(cs);
 out:
 	fd_close(fds[0]);
 	cell_code_free(cs, cl);
@@ -841,6 +861,8 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 	clock_gettime(CLOCK_MONOTONIC, &cl->t_arrive);
 	cl->lim = *lim;
 	cl->svg = req->figures_svg;
+	cl->ipython = req->ipython;
+	cl->stream = req->stream;
 	cl->adv = adv;
 	cl->fd[0] = cl->fd[1] = cl->fd[2] = -1;
 	cl->code_len = req->code.present ? req->code.len : 0;

@@ -51,8 +51,15 @@ struct cell {
 	struct cells_done done;
 	bool cancelled; /* its owner cancelled it (cells_cancel) */
 	bool svg;	/* the request's figures_svg */
+	bool ipython;	/* the request's ipython */
 	bool lost_fig;	/* SUP_CELL_LOST came: its own figures when its interpreter ended */
 	uint64_t lost_cpu_ns, lost_wall_ns, lost_peak;
+	/* The request's stream: its output sent as it comes, and the bytes
+	 * of stdout, stderr sent so far (cells_stream.c). */
+	bool stream;
+	uint64_t streamed[2];
+	/* The driver's exception fields (cells_read_error), or NULL. */
+	char *err;
 };
 
 TAILQ_HEAD(cell_list, cell);
@@ -78,6 +85,8 @@ struct cells {
 	 * tells the driver to drop a pending one (CELLS_START_F_DRAIN_SIGINT). */
 	bool drain_sigint;
 	struct event *eof_ev; /* the channel closed during a cell: restart unless it ends */
+	/* A streaming cell's next look at its output (cells_stream.c). */
+	struct event *stream_ev;
 	/* A reload changed what the interpreter's sandbox is made with
 	 * (cells_reload): stale, it was BUSY: restart it once the cell in
 	 * flight is answered; kill_soon, it was given up (KILLING) and its
@@ -103,6 +112,13 @@ void cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *
 		  const struct sup_msg *end, bool lost, const char *why);
 /* Look at the queue from the event loop's next turn (cells.c). */
 void cells_pump_soon(struct cells *cs);
+/* The head cell's output read and streamed every CELLS_STREAM_MS while it
+ * is with the driver (cells_stream.c, design-jupyter.md §6.3): the event's
+ * callback (arg: the cells), the timer armed, and what is new sent now. */
+#define CELLS_STREAM_MS 50
+void cells_stream_cb(int fd, short what, void *arg);
+void cells_stream_arm(struct cells *cs);
+void cells_stream_flush(struct cell *cl);
 /* Give the interpreter up and start a new one for the next cell (cells.c). */
 void cells_restart(struct cells *cs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -14,8 +14,11 @@
 
 #include "xalloc.h"
 
-static const char *const cells_mimes[] = {"image/png", "image/svg+xml", "text/plain",
-					  "text/html", "text/markdown", NULL};
+/* Issue 31 added text/latex and application/json (IPython's formats of a
+ * value): text like text/plain, read as data (docs/security.md). */
+static const char *const cells_mimes[] = {
+	"image/png",	 "image/svg+xml", "text/plain",	      "text/html",
+	"text/markdown", "text/latex",	  "application/json", NULL};
 
 /* Is s, of len bytes, UTF-8 without NUL (a msgpack str every client decodes)? */
 static bool
@@ -139,6 +142,8 @@ cells_answer_done(const struct cells_done *dn, int reply_fd, const struct sup_ms
 			disp[nd].data.len = len;
 			disp[nd].data.fd = -1;
 			disp[nd].data.present = true;
+			if (dn->value_display & (1u << i))
+				res->value_display |= 1u << nd;
 			nd++;
 		}
 		off += len;
@@ -178,6 +183,9 @@ cells_check_done(uint64_t cell, uint64_t max, int reply_fd, const struct cells_d
 		return "bad value length";
 	if (dn->ndisplay > CELLS_DISPLAY_MAX)
 		return "too many display items";
+	if ((dn->value_display >> dn->ndisplay) != 0 ||
+	    (dn->value_display != 0 && !dn->has_value) || dn->reserved != 0)
+		return "bad value display items";
 	total = dn->value_len;
 	for (i = 0; i < CELLS_DISPLAY_MAX; i++) {
 		const char *mime = dn->display[i].mime;
@@ -198,7 +206,69 @@ cells_check_done(uint64_t cell, uint64_t max, int reply_fd, const struct cells_d
 			return "display larger than its bound";
 		total += dn->display[i].len;
 	}
+	/* The exception (design-jupyter.md §6.2): for a cell that raised or
+	 * was interrupted only; bounded here before anything is read. */
+	if (dn->ename_len > PROTO_ENAME_MAX || dn->evalue_len > PROTO_EVALUE_MAX ||
+	    dn->tb_len > PROTO_TRACEBACK_MAX || dn->err_reserved != 0)
+		return "error fields larger than their bounds";
+	if (dn->ename_len == 0 && (dn->evalue_len != 0 || dn->tb_len != 0))
+		return "an error without a name";
+	/* A cell that raised has no value: the two never share a result,
+	 * which keeps its inline strings within one packet (64 KiB). */
+	if (dn->ename_len != 0 && dn->has_value)
+		return "an error with a value";
+	if (dn->ename_len != 0 && dn->status != CELLS_EXCEPTION && dn->status != CELLS_INTERRUPTED)
+		return "error fields for a cell that raised nothing";
+	total += (uint64_t)dn->ename_len + dn->evalue_len + dn->tb_len;
 	if (fstat(reply_fd, &st) < 0 || (uint64_t)st.st_size < total)
 		return "lengths past the reply";
+	return NULL;
+}
+
+/*
+ * The exception's fields of a checked done message (cells_check_done),
+ * read from the reply after the value and the display items into one
+ * buffer, "ename\0evalue\0traceback\0", for the caller to free (NULL
+ * when there is none). Each must be UTF-8 without NUL (a msgpack str every
+ * client decodes and prints), and the name a single word of visible
+ * characters (a Jupyter client shows it as the error's title): the driver
+ * runs in the code's process, so these are the code's bytes. NULL if they
+ * are good, else what is wrong (the caller restarts the interpreter).
+ */
+const char *
+cells_read_error(const struct cells_done *dn, int reply_fd, char **ret)
+{
+	uint64_t off = dn->has_value ? dn->value_len : 0;
+	size_t lens[3] = {dn->ename_len, dn->evalue_len, dn->tb_len};
+	size_t total = lens[0] + lens[1] + lens[2], pos = 0, i;
+	uint8_t *raw;
+	char *b;
+
+	*ret = NULL;
+	if (dn->ename_len == 0)
+		return NULL;
+	for (i = 0; i < dn->ndisplay; i++)
+		off += dn->display[i].len;
+	if (cells_pread(reply_fd, off, total, &raw) < 0)
+		return "cannot read the error fields";
+	for (i = 0; i < lens[0]; i++) {
+		if (raw[i] <= 0x20 || raw[i] == 0x7f) {
+			free(raw);
+			return "an error name with a space or a control character";
+		}
+	}
+	b = xmalloc(total + 3);
+	for (i = 0; i < 3; i++) {
+		if (!cells_utf8(raw + pos, lens[i])) {
+			free(raw);
+			free(b);
+			return "error fields that are not UTF-8";
+		}
+		memcpy(b + pos + i, raw + pos, lens[i]);
+		b[pos + i + lens[i]] = '\0';
+		pos += lens[i];
+	}
+	free(raw);
+	*ret = b;
 	return NULL;
 }

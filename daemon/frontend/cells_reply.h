@@ -29,5 +29,9 @@ void cells_answer_done(const struct cells_done *dn, int reply_fd, const struct s
  * wrong. */
 const char *cells_check_done(uint64_t cell, uint64_t max, int reply_fd,
 			     const struct cells_done *dn);
+/* The exception's name, value and traceback of a checked dn, from
+ * reply_fd into *ret as "ename\0evalue\0traceback\0" (NULL: none; the
+ * caller frees it); NULL if they are good, else what is wrong. */
+const char *cells_read_error(const struct cells_done *dn, int reply_fd, char **ret);
 
 #endif

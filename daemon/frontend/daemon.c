@@ -6,11 +6,11 @@
  * frontend.c (docs/design-reshape.md section 1.5).
  */
 #include <event2/event.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "frontend.h"
 #include "spawn_wrap.h"
+#include "svcmgr.h"
 
 void
 frontend_unwatch(struct event **ev, int *fd)
@@ -34,9 +34,9 @@ frontend_spawn_fds(struct daemon *d, const struct spawn_req *req, int *fds, size
 void
 frontend_status(struct daemon *d)
 {
-	sd_notifyf(0, "STATUS=%s%u running, %u queued, %u sessions, %u clients",
-		   d->stopping ? "stopping: " : "", d->nrunning, d->queue.n, d->nsessions,
-		   d->nclients);
+	svcmgr_notifyf("STATUS=%s%u running, %u queued, %u sessions, %u clients",
+		       d->stopping ? "stopping: " : "", d->nrunning, d->queue.n, d->nsessions,
+		       d->nclients);
 }
 
 void

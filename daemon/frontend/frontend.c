@@ -1,13 +1,13 @@
 /* frontend.c: the frontend process: event loop, the spawner's events to their
  * owners (spawn_wrap.c receives them), signals, reload. */
 #include <errno.h>
+#include <inttypes.h>
 #include <event2/event.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "fdpass.h"
@@ -22,6 +22,7 @@
 #include "compiler.h"
 #include "fdio.h"
 #include "xevent.h"
+#include "svcmgr.h"
 
 /* SPAWN_STOP: SIGTERM/SIGINT came to the main pid. */
 static void
@@ -158,7 +159,7 @@ frontend_stop(struct daemon *d)
 	if (d->stopping)
 		return;
 	d->stopping = true;
-	sd_notify(0, "STOPPING=1");
+	svcmgr_notify("STOPPING=1");
 	event_del(d->listen_ev);
 	event_del(d->accept_retry_ev);
 	if (d->pool_retry_ev != NULL)
@@ -241,7 +242,7 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	char err[512];
 	int r, rs_fd;
 
-	sd_notify(0, "RELOADING=1");
+	svcmgr_notify("RELOADING=1");
 	if (ev->err != 0) {
 		/* The spawner logged the reason (file, owner, mode). */
 		log_warnx("reload refused, the old configuration stays: %s: %s", path,
@@ -319,7 +320,7 @@ out:
 	if (map != NULL)
 		munmap(map, (size_t)size);
 	fd_close(fd);
-	sd_notify(0, "READY=1");
+	svcmgr_notify("READY=1");
 }
 
 /*
@@ -450,9 +451,9 @@ frontend_main(struct daemon *d)
 	log_info("ready: listening, %u runs at most, limits by %s", d->cfg->max_runs,
 		 cgroup_kind_name(d->resource_control));
 	/* NotifyAccess=all: the main pid is the spawner, readiness is ours. */
-	sd_notifyf(0, "READY=1\nSTATUS=listening; %u runs at most", d->cfg->max_runs);
+	svcmgr_notifyf("READY=1\nSTATUS=listening; %u runs at most", d->cfg->max_runs);
 	event_base_dispatch(d->base);
-	sd_notify(0, "STOPPING=1");
+	svcmgr_notify("STOPPING=1");
 	/* Every answer queued for a client gets its chance to leave. */
 	client_flush_all(d, 1000);
 	/* Leaving closes the spawner channel: the spawner kills every sandbox. */

@@ -49,6 +49,12 @@ lifeline_artifact(struct run *r, const struct sup_msg *m, int fd)
 }
 
 static void
+lifeline_display(struct run *r, const struct sup_msg *m, int fd)
+{
+	run_display_add(r, m, fd);
+}
+
+static void
 lifeline_egress(struct run *r, const struct sup_msg *m UNUSED, int fd)
 {
 	run_io_egress_open(r, fd);
@@ -104,6 +110,7 @@ static const struct lifeline_row lifeline_rows[SUP_TYPE_END] = {
 	[SUP_PROC] = {.handle = lifeline_procs, .interp = true},
 	[SUP_PROCS_END] = {.handle = lifeline_procs, .interp = true},
 	[SUP_PROC_STOPPED] = {.handle = lifeline_procs, .interp = true},
+	[SUP_DISPLAY] = {.handle = lifeline_display},
 };
 
 static void lifeline_refuse(struct run *r, int *fds, size_t nfds, const char *fmt, ...)

@@ -9,7 +9,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "listener.h"
@@ -19,6 +18,7 @@
 #include "log.h"
 #include "compiler.h"
 #include "fdio.h"
+#include "svcmgr.h"
 
 #define LISTENER_BACKOFF_MS 200
 
@@ -65,7 +65,7 @@ fail:
 int
 listener_from_systemd(int *ret_fd)
 {
-	int n = sd_listen_fds(1), fd;
+	int n = svcmgr_listen_fds(), fd;
 
 	if (n < 0)
 		return n;
@@ -73,8 +73,8 @@ listener_from_systemd(int *ret_fd)
 		return 0;
 	if (n > 1)
 		return -E2BIG;
-	fd = SD_LISTEN_FDS_START;
-	if (sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) <= 0)
+	fd = SVCMGR_LISTEN_FDS_START;
+	if (svcmgr_is_seqpacket_listener(fd) <= 0)
 		return -ENOTSOCK;
 	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
 		return -errno;

@@ -50,6 +50,12 @@ struct run_artifact {
 	bool hidden; /* a component of its path starts with '.' */
 };
 
+/* A python run's figure the supervisor sent (SUP_DISPLAY, run_display.c). */
+struct run_figure {
+	char name[8]; /* NNN.png or NNN.svg */
+	int fd;
+};
+
 /*
  * A run's class in the run queue (runqueue.h): it waits only behind runs of
  * its own class. A one-shot run needs a uid slot or a sandbox prepared
@@ -95,9 +101,11 @@ struct run {
 	struct run_artifact *arts; /* best first (run_io_artifact_before), at most lim[ARTIFACTS] */
 	size_t narts;
 	uint64_t arts_omitted, arts_omitted_bytes; /* candidates left out, their sizes */
-	int stat_fd[2];				   /* the run's cgroup peak and oom files, or -1 */
-	uint32_t prep_key;			   /* its sandbox's spawn key (spawnref.h), or 0 */
-	uint32_t mounts; /* the [mount]s it names (bit i: mount i), for run_pool_take */
+	struct run_figure disp[PROTO_DISPLAY_MAX]; /* a python run's figures (run_display.c) */
+	size_t ndisp;
+	int stat_fd[2];	   /* the run's cgroup peak and oom files, or -1 */
+	uint32_t prep_key; /* its sandbox's spawn key (spawnref.h), or 0 */
+	uint32_t mounts;   /* the [mount]s it names (bit i: mount i), for run_pool_take */
 	struct egress_policy *egress_pol; /* network = proxy: its profile's, copied; else NULL */
 	struct egress_run *egress;	  /* served by the proxy since SUP_EGRESS, or NULL */
 	struct run_tools *tools;	  /* the tool bridge (run_tools.h), or NULL */
@@ -175,10 +183,24 @@ void run_io_add_artifact(struct run *r, const struct sup_msg *m, int fd);
  * end, into res (the array returned: for run_io_artifacts_free()); the run
  * forgets them. */
 struct proto_artifact *run_io_cell_artifacts(struct run *r, struct proto_result *res);
+/* What the uid's byte budget leaves for a result's copies (artifacts,
+ * figures), less a packet for the result itself. */
+uint64_t run_io_copy_room(struct run *r);
 /* Close the copies of an answered result's n artifacts and free arts. */
 void run_io_artifacts_free(struct proto_artifact *arts, size_t n);
 /* SUP_EGRESS: serve the sandbox's egress listener fd (taken). */
 void run_io_egress_open(struct run *r, int fd);
+
+/* ---- run_display.c ---- */
+
+/* SUP_DISPLAY: keep a python run's figure fd (taken) if its name is one. */
+void run_display_add(struct run *r, const struct sup_msg *m, int fd);
+/* The figures as res->display (by name, whole, within artifact_bytes and
+ * the uid's byte budget); the array returned for run_io_artifacts_free(),
+ * NULL with none. */
+struct proto_artifact *run_display_result(struct run *r, struct proto_result *res);
+/* Close the figures kept. */
+void run_display_reset(struct run *r);
 
 /* ---- lifeline.c ---- */
 
@@ -274,5 +296,8 @@ int run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 /* The pre-start plan of runtime rt: the plan of a run of it with empty
  * code, nothing else asked, at the [limits] ceilings. */
 int run_prestart_plan(struct daemon *d, const struct config_runtime *rt, int *ret_fd);
+/* Whether a run of rt starts through the figure hook (a python runtime of
+ * the shape `PROGRAM [-FLAGS...] {code}`: its figures come back). */
+bool run_plan_boots(const struct config_runtime *rt);
 
 #endif

@@ -338,17 +338,23 @@ run_io_memory_early(struct run *r)
  * the result itself. Past it an artifact is truncated (an unread result
  * must not pin memory no limit covers).
  */
+uint64_t
+run_io_copy_room(struct run *r)
+{
+	uint64_t left;
+
+	(void)budget_sweep(&r->d->budget, r->uid, false);
+	left = budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
+	return left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
+}
+
 static struct proto_artifact *
 run_io_artifacts(struct run *r, struct proto_result *res)
 {
 	struct proto_artifact *arts;
-	uint64_t left;
+	uint64_t left = run_io_copy_room(r);
 	size_t i;
 
-	(void)budget_sweep(&r->d->budget, r->uid, false);
-	left = budget_bytes_left(&r->d->budget, r->uid, r->d->cfg->max_bytes_per_uid);
-
-	left = left > PROTO_MSG_MAX ? left - PROTO_MSG_MAX : 0;
 	arts = xcalloc(r->narts, sizeof(*arts));
 	/* Chosen best first; the result lists them by name. */
 	qsort(r->arts, r->narts, sizeof(*r->arts), run_io_artifact_name_cmp);
@@ -403,7 +409,7 @@ void
 run_io_answer(struct run *r)
 {
 	struct proto_result res;
-	struct proto_artifact *arts = NULL;
+	struct proto_artifact *arts = NULL, *disp = NULL;
 	struct egress_stats *net = NULL;
 	struct proto_refusal refusals[EGRESS_REPORT_MAX];
 	struct proto_network pnet;
@@ -430,6 +436,8 @@ run_io_answer(struct run *r)
 		arts = run_io_artifacts(r, &res);
 	res.artifacts_omitted = r->arts_omitted;
 	res.artifacts_omitted_bytes = r->arts_omitted_bytes;
+	if (r->c != NULL && r->cells == NULL)
+		disp = run_display_result(r, &res);
 	if (r->t_start.tv_sec != 0)
 		res.queued_ms = clock_ms_between(&r->t_request, &r->t_start);
 	else
@@ -472,6 +480,7 @@ run_io_answer(struct run *r)
 	for (i = 0; arts != NULL && i < res.nartifacts; i++)
 		close(arts[i].data.fd);
 	free(arts);
+	run_io_artifacts_free(disp, res.ndisplay);
 	free(net);
 	for (i = 0; i < r->narts; i++)
 		if (r->arts[i].fd >= 0) {
@@ -570,6 +579,7 @@ run_io_reset(struct run *r)
 	r->narts = 0;
 	r->arts_omitted = 0;
 	r->arts_omitted_bytes = 0;
+	run_display_reset(r);
 }
 
 void

@@ -15,6 +15,8 @@
 #include "run_files.h"
 #include "run_tools.h"
 
+#include "run_boot.h"
+
 /* Find an executable for a bare argv[0] the way a shell would, in /usr. */
 static int
 run_resolve_exec(const char *name, char *buf, size_t len)
@@ -34,12 +36,36 @@ run_resolve_exec(const char *name, char *buf, size_t len)
 	return -ENOENT;
 }
 
+/*
+ * Does a run of rt start through run_boot_py (docs/design-interpreters.md,
+ * "figures of a plain run")? A python runtime whose argv is PROGRAM, then
+ * only clusters of CPython's options that take no argument, then {code}:
+ * `-c BOOT` can go before {code} and the run is what it would have been
+ * (BOOT runs the file as __main__). Any other shape (-m, -X opt, a wrapper
+ * script) is left as it is, without figures; so is -x (skip the script's
+ * first line), which BOOT's own read of the file would not honour.
+ */
+bool
+run_plan_boots(const struct config_runtime *rt)
+{
+	size_t i;
+
+	if (rt->is_exec || rt->language != RULES_LANG_PYTHON)
+		return false;
+	for (i = 1; i < rt->argc && strcmp(rt->argv[i], "{code}") != 0; i++)
+		if (rt->argv[i][0] != '-' || rt->argv[i][1] == '\0' ||
+		    strspn(rt->argv[i] + 1, "bBdEhiIOqsSuvVRP") != strlen(rt->argv[i] + 1))
+			return false;
+	return i < rt->argc;
+}
+
 /* The argv of the run's code: exec's own, or the runtime's with {code}
- * replaced by the code's path. argv has PLAN_ARGV_MAX + 1 entries. */
+ * replaced by the code's path (preceded by -c BOOT when boot:
+ * run_plan_boots). argv has PLAN_ARGV_MAX + 1 entries. */
 static int
-run_plan_argv(const struct config_runtime *rt, const struct proto_run *req, const char **argv,
-	      size_t *ret_argc, char *code_path, size_t code_len, char *exec_path, size_t exec_len,
-	      char *why, size_t whylen)
+run_plan_argv(const struct config_runtime *rt, const struct proto_run *req, bool boot,
+	      const char **argv, size_t *ret_argc, char *code_path, size_t code_len,
+	      char *exec_path, size_t exec_len, char *why, size_t whylen)
 {
 	size_t argc = 0, i;
 
@@ -63,8 +89,15 @@ run_plan_argv(const struct config_runtime *rt, const struct proto_run *req, cons
 			return -EINVAL;
 		}
 		snprintf(code_path, code_len, PLAN_CODE_DIR "/%s", rt->code_name);
-		for (i = 0; i < rt->argc; i++)
-			argv[argc++] = strcmp(rt->argv[i], "{code}") == 0 ? code_path : rt->argv[i];
+		for (i = 0; i < rt->argc; i++) {
+			bool code = strcmp(rt->argv[i], "{code}") == 0;
+
+			if (code && boot) {
+				argv[argc++] = "-c";
+				argv[argc++] = run_boot_py;
+			}
+			argv[argc++] = code ? code_path : rt->argv[i];
+		}
 		for (i = 0; i < req->argc && argc < PLAN_ARGV_MAX; i++)
 			argv[argc++] = req->argv[i];
 	}
@@ -133,12 +166,17 @@ run_make_plan(struct daemon *d, const struct proto_run *req, uint32_t flags,
 		snprintf(why, whylen, "no runtime named \"%s\"", req->runtime);
 		return -ENOENT;
 	}
-	r = run_plan_argv(rt, req, argv, &argc, code_path, sizeof(code_path), exec_path,
-			  sizeof(exec_path), why, whylen);
+	/* An interpreter session's driver (PLAN_F_CELLS) hooks pyplot itself:
+	 * its interpreter starts without the run start-up. */
+	r = run_plan_argv(rt, req, run_plan_boots(rt) && !(flags & PLAN_F_CELLS), argv, &argc,
+			  code_path, sizeof(code_path), exec_path, sizeof(exec_path), why, whylen);
 	if (r < 0)
 		return r;
 
 	r = plan_env_build(&env, (const char *const *)rt->env, rt->nenv, req->env, req->nenv);
+	/* A run's SVG figures: read by run_boot_py (a cell's go in cell_start). */
+	if (r == 0 && req->figures_svg && !req->cell)
+		r = plan_env_set(&env, "AIRLOCK_FIGURES=svg");
 	if (r == 0 && req->ntools > 0)
 		r = run_tools_env(req, &env);
 	if (r < 0) {

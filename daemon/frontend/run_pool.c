@@ -498,9 +498,10 @@ run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
 
 	if (rt == NULL || !rt->prestart || rt->is_exec || d->cfg->prestarted_interpreters == 0)
 		return -1;
+	/* figures_svg sets an environment variable: not the interpreter's. */
 	if (req->nenv > 0 || req->argc > 0 || req->stdin_data.present || req->ntools > 0 ||
-	    req->session != NULL || prof->network_proxy || prof->nhidden > 0 || flags != 0 ||
-	    mounts != 0)
+	    req->figures_svg || req->session != NULL || prof->network_proxy || prof->nhidden > 0 ||
+	    flags != 0 || mounts != 0)
 		return -1;
 	/* Limits are rlimits lowered at the hand-off: never above the
 	 * ceilings the interpreter started with. */

@@ -60,6 +60,14 @@ struct cells_sup {
  * cell's, and the driver drops it. Without the flag a pending SIGINT is
  * this cell's own cancel, come before its first line. */
 #define CELLS_START_F_DRAIN_SIGINT 0x4u
+/* cells_start.flags: run the cell through IPython's InteractiveShell when
+ * the runtime can import it (request ipython; design-jupyter.md §5). */
+#define CELLS_START_IPYTHON 0x8u
+/* cells_start.flags: the client streams the cell's output (request
+ * `stream`, design-jupyter.md §6.3): the driver line-buffers stdout, and
+ * leaves an exception's traceback to the done message's error fields
+ * instead of stderr (streamed bytes cannot be taken back). */
+#define CELLS_START_F_STREAM 0x10u
 
 struct cells_start {
 	uint32_t magic;
@@ -71,7 +79,7 @@ struct cells_start {
 
 enum cells_status {
 	CELLS_OK = 0,
-	CELLS_EXCEPTION = 1,   /* traceback on stderr */
+	CELLS_EXCEPTION = 1,   /* traceback on stderr (unless streaming), and the error fields */
 	CELLS_INTERRUPTED = 2, /* KeyboardInterrupt */
 	CELLS_EXIT = 3,	       /* SystemExit: exit_code */
 	CELLS_STATUS_COUNT_
@@ -85,14 +93,26 @@ struct cells_done {
 	uint32_t has_value;
 	uint32_t value_len; /* at offset 0 of reply */
 	uint32_t ndisplay;  /* then each item's bytes, in order */
+	/* Bit i: display item i is one of the trailing value's representations
+	 * (design-jupyter.md §2: one execute_result); only with has_value,
+	 * no bit at or past ndisplay. */
+	uint32_t value_display;
+	uint32_t reserved; /* 0 */
 	struct {
 		char mime[CELLS_MIME_MAX]; /* NUL-padded */
 		uint64_t len;
 	} display[CELLS_DISPLAY_MAX];
+	/* The exception (CELLS_EXCEPTION, CELLS_INTERRUPTED; else all 0): its
+	 * type's name, str() and the user's traceback, their bytes after the
+	 * display items' in reply (design-jupyter.md §6.2). */
+	uint32_t ename_len;    /* <= PROTO_ENAME_MAX; 0 only with the others 0 */
+	uint32_t evalue_len;   /* <= PROTO_EVALUE_MAX */
+	uint32_t tb_len;       /* <= PROTO_TRACEBACK_MAX */
+	uint32_t err_reserved; /* 0 */
 };
 
 _Static_assert(sizeof(struct cells_start) == 24, "cells.py packs <IIQII");
-_Static_assert(sizeof(struct cells_done) == 32 + CELLS_DISPLAY_MAX * 40,
-	       "cells.py packs <IIQiIII then 8 x <32sQ");
+_Static_assert(sizeof(struct cells_done) == 40 + CELLS_DISPLAY_MAX * 40 + 16,
+	       "cells.py packs <IIQiIIIII, 8 x <32sQ, then <IIII");
 
 #endif

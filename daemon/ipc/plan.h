@@ -144,6 +144,10 @@ struct plan_env {
 int plan_env_build(struct plan_env *ret, const char *const *rt_env, size_t nrt,
 		   const struct proto_env *env, size_t nenv);
 
+/* Set kv ("KEY=VALUE", not copied: it must outlive env) in an environment
+ * built by plan_env_build(), replacing the same key. 0, -EINVAL or -E2BIG. */
+int plan_env_set(struct plan_env *env, const char *kv);
+
 /*
  * Add the proxy variables of a network = proxy run (HTTP_PROXY, HTTPS_PROXY,
  * ALL_PROXY = http://127.0.0.1:port, NO_PROXY = localhost,127.0.0.1,::1, and

@@ -224,6 +224,20 @@ plan_env_build(struct plan_env *ret, const char *const *rt_env, size_t nrt,
 }
 
 int
+plan_env_set(struct plan_env *env, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+
+	if (eq == NULL || eq == kv)
+		return -EINVAL;
+	if (env->envc >= PLAN_ENV_MAX)
+		return -E2BIG;
+	plan_env_put(env, kv, (size_t)(eq - kv));
+	env->envp[env->envc] = NULL;
+	return 0;
+}
+
+int
 plan_env_proxy(struct plan_env *env, uint16_t port)
 {
 	static const char *const names[PLAN_PROXY_ENV_MAX] = {

@@ -41,7 +41,15 @@ enum sup_msg_type {
 	SUP_PROC = 15,
 	SUP_PROCS_END = 16,
 	SUP_PROC_STOPPED = 17,
+	/* A python run's figure (docs/design-interpreters.md, "figures of a
+	 * plain run"), its fd attached, before the artifacts: name = its file
+	 * name in SUP_DISPLAY_DIR (the code's: NNN.png or NNN.svg, checked by
+	 * the frontend), size = its size; at most PROTO_DISPLAY_MAX. */
+	SUP_DISPLAY = 18,
 };
+
+/* Where a python run's start-up (cells/runboot.py) leaves its figures. */
+#define SUP_DISPLAY_DIR "/tmp/.airlock-display"
 
 #define SUP_PROCS_MAX 64 /* = PROTO_PROCESSES_MAX */
 

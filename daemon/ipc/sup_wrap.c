@@ -24,6 +24,7 @@ static const struct sup_row sup_rows[SUP_TYPE_END] = {
 	[SUP_PROC] = {.name = "proc"},
 	[SUP_PROCS_END] = {.name = "procs_end"},
 	[SUP_PROC_STOPPED] = {.name = "proc_stopped"},
+	[SUP_DISPLAY] = {.name = "display", .nfds = 1},
 };
 
 const struct sup_row *

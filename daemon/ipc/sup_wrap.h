@@ -15,8 +15,8 @@
 #define SUP_FDS_MAX 1
 
 /* One past the highest type of enum sup_msg_type (spawn_msg.h): the
- * tables' size; a new type past SUP_PROC_STOPPED moves it. */
-#define SUP_TYPE_END (SUP_PROC_STOPPED + 1)
+ * tables' size; a new type past SUP_DISPLAY moves it. */
+#define SUP_TYPE_END (SUP_DISPLAY + 1)
 
 /* One type the supervisor may send: its name for the log, its fds, exactly. */
 struct sup_row {

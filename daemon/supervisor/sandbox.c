@@ -176,14 +176,15 @@ sb_scrub_cmdline(void)
 						   : (size_t)(arg_end - arg_start - 1));
 }
 
-/* Send one candidate artifact: a regular file, opened without following links. */
+/* Send one candidate artifact (type SUP_ARTIFACT) or figure (SUP_DISPLAY):
+ * a regular file, opened without following links. */
 static void
-sb_send_artifact(const char *rel, size_t rel_len, int fd, uint64_t size)
+sb_send_file(uint32_t type, const char *rel, size_t rel_len, int fd, uint64_t size)
 {
 	struct sup_msg m;
 
 	memset(&m, 0, sizeof(m));
-	m.type = SUP_ARTIFACT;
+	m.type = type;
 	m.size = size;
 	m.name_len = (uint32_t)rel_len;
 	memcpy(m.name, rel, rel_len);
@@ -387,12 +388,55 @@ sb_walk(int dfd, char *rel, size_t rel_len, int depth, int *budget, const struct
 			if (f->next != NULL)
 				sb_cell_remember(f->next, &st);
 			if (sb_walk_wants(f, &st) && (fd = sb_walk_open(dfd, d->d_name, &st)) >= 0)
-				sb_send_artifact(rel, nrel, fd, (uint64_t)st.st_size);
+				sb_send_file(SUP_ARTIFACT, rel, nrel, fd, (uint64_t)st.st_size);
 		}
 		rel[rel_len] = '\0';
 		if (fd >= 0)
 			close(fd);
 	}
+}
+
+/*
+ * A python run's figures: the regular files of SUP_DISPLAY_DIR, at most
+ * PROTO_DISPLAY_MAX, as SUP_DISPLAY. The directory and its files are the
+ * code's (it is dead now): nothing is followed (O_NOFOLLOW from /tmp, the
+ * walk's fstatat and open), only regular files are opened, names are only
+ * passed on (the frontend keeps NNN.png and NNN.svg); at most
+ * SB_DISPLAY_ENTRIES entries are looked at (the start-up writes at most 8
+ * files: more is the code's doing, and costs it its figures, not us a walk
+ * of /tmp's 16384 inodes). One open() that fails (ENOENT) for a run that
+ * made no figure.
+ */
+#define SB_DISPLAY_ENTRIES 64
+
+static void
+sb_send_display(void)
+{
+	struct dirents it;
+	const struct dirent64 *d;
+	int dfd = open(SUP_DISPLAY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), n = 0;
+	int budget = SB_DISPLAY_ENTRIES;
+
+	if (dfd < 0)
+		return;
+	dirents_init(&it, dfd);
+	while (n < PROTO_DISPLAY_MAX && budget-- > 0 && (d = dirents_next(&it)) != NULL) {
+		size_t nl = strlen(d->d_name);
+		struct stat st;
+		int fd;
+
+		if (d->d_name[0] == '.' || nl > SUP_NAME_MAX ||
+		    fstatat(dfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		fd = sb_walk_open(dfd, d->d_name, &st);
+		if (fd < 0)
+			continue;
+		sb_send_file(SUP_DISPLAY, d->d_name, nl, fd, (uint64_t)st.st_size);
+		close(fd);
+		n++;
+	}
+	close(dfd);
 }
 
 /* Record the inputs, and make sure any later change gets a newer ctime. */
@@ -594,6 +638,7 @@ sb_report(const struct sb_run *r, const struct sb_input *inputs, uint32_t ninput
 	int wfd = open(PLAN_WORKSPACE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct sup_msg m;
 
+	sb_send_display();
 	rel[0] = '\0';
 	if (wfd >= 0) {
 		sb_walk(wfd, rel, 0, 0, &budget, &f);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cells_msg.h"
+#include "childstop.h"
 #include "fdpass.h"
 #include "spawn_msg.h"
 
@@ -35,8 +36,10 @@
  * (interpreter lost, signaled 9, seen in python-binding under load). The
  * usual cell pays nothing for the width: its interpreter stops within
  * microseconds and its leftovers, if any, die within a pass or two. The
- * stop is polled 100 times a yield apart, then every 20 us, for at most
- * 2 s; the passes are 1 ms apart, for at most 5 s.
+ * interpreter's stop is waited for asleep (childstop.c), for at most 2 s;
+ * a background process's end (process_stop) is polled 100 times a yield
+ * apart, then every 20 us, for at most 2 s; the passes are 1 ms apart,
+ * for at most 5 s.
  */
 #define SB_CELLS_STOP_MAX_NS 2000000000ULL
 #define SB_CELLS_STOP_YIELDS 100
@@ -170,21 +173,6 @@ sb_cells_poll(uint64_t max_ns, int yields, long pause_ns, int (*step)(pid_t), pi
 	return -EBUSY;
 }
 
-/* One probe of keep: 0 if stopped (every thread in the group stop) or
- * ended, 1 if not yet. */
-static int
-sb_cells_stopped_pass(pid_t keep)
-{
-	siginfo_t si;
-
-	/* WNOWAIT: a probe of the state now, nothing consumed. */
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)keep, &si, WSTOPPED | WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
-	    si.si_pid != 0)
-		return 0;
-	return 1;
-}
-
 /*
  * Whether keep is stopped or has ended, waiting at most
  * SB_CELLS_STOP_MAX_NS: a thread in an uninterruptible wait may not stop
@@ -194,8 +182,9 @@ sb_cells_stopped_pass(pid_t keep)
 static bool
 sb_cells_wait_stopped(pid_t keep)
 {
-	return sb_cells_poll(SB_CELLS_STOP_MAX_NS, SB_CELLS_STOP_YIELDS, SB_CELLS_STOP_PAUSE_NS,
-			     sb_cells_stopped_pass, keep) == 0;
+	/* Asleep until the stop's SIGCHLD, not polling: the interpreter needs
+	 * a core to complete its own stop (childstop.c). */
+	return childstop_wait(keep, SB_CELLS_STOP_MAX_NS) == 0;
 }
 
 /*

@@ -186,9 +186,10 @@ int cli_rm(const struct cli *cli, struct airlock_conn *conn, int nargs, char **a
 
 /* cmd_cell.c */
 int cli_cell(struct cli *cli, int argc, char **argv);
-/* Run the cell req on conn, Ctrl-C interrupting it (a cancel): 0 with
+/* Run the cell req on conn, Ctrl-C interrupting it (a cancel), its output
+ * to cb as it comes when cb is not NULL (req asks stream): 0 with
  * *ret_res, -EINTR at a second Ctrl-C, or -errno as airlock_run(). */
 int cli_cell_call(struct airlock_conn *conn, const struct airlock_run_req *req,
-		  struct airlock_result **ret_res);
+		  airlock_stream_fn cb, struct airlock_result **ret_res);
 
 #endif

@@ -58,14 +58,34 @@ cli_cell(struct cli *cli, int argc, char **argv)
 	return cli_run(cli, 5, run_argv);
 }
 
+/* Hand the cell id's queued stream events to cb (NULL: not streamed), in
+ * order: before its result is taken, which drops them. */
+static void
+cli_cell_events(struct airlock_conn *conn, uint32_t id, airlock_stream_fn cb)
+{
+	struct airlock_event *ev;
+	const void *data;
+	size_t len;
+
+	while (cb != NULL && airlock_conn_next_event(conn, &ev) == 0) {
+		if (airlock_event_request_id(ev) == id &&
+		    airlock_event_kind(ev) == AIRLOCK_EVENT_STREAM &&
+		    airlock_event_data(ev, &data, &len) == 0)
+			cb(NULL, airlock_event_stream(ev), data, len);
+		airlock_event_free(ev);
+	}
+}
+
 /*
- * Wait for the cell id's result on conn; SIGINT (Ctrl-C, fd sfd) cancels
+ * Wait for the cell id's result on conn (its output to cb as it comes,
+ * when streamed); SIGINT (Ctrl-C, fd sfd) cancels
  * it once (the daemon interrupts it as at its wall limit: its state is
  * kept) and waits on; a second SIGINT leaves at once. 0 with *ret_res,
  * -EINTR for the second, or -errno.
  */
 static int
-cli_cell_wait(struct airlock_conn *conn, int sfd, uint32_t id, struct airlock_result **ret_res)
+cli_cell_wait(struct airlock_conn *conn, int sfd, uint32_t id, airlock_stream_fn cb,
+	      struct airlock_result **ret_res)
 {
 	bool asked = false;
 	uint32_t got;
@@ -75,6 +95,7 @@ cli_cell_wait(struct airlock_conn *conn, int sfd, uint32_t id, struct airlock_re
 		struct pollfd p[2] = {{.fd = airlock_conn_fd(conn), .events = POLLIN},
 				      {.fd = sfd, .events = POLLIN}};
 
+		cli_cell_events(conn, id, cb);
 		r = airlock_conn_next_result(conn, &got, ret_res);
 		if (r != -EAGAIN)
 			return r;
@@ -100,7 +121,7 @@ cli_cell_wait(struct airlock_conn *conn, int sfd, uint32_t id, struct airlock_re
 }
 
 int
-cli_cell_call(struct airlock_conn *conn, const struct airlock_run_req *req,
+cli_cell_call(struct airlock_conn *conn, const struct airlock_run_req *req, airlock_stream_fn cb,
 	      struct airlock_result **ret_res)
 {
 	sigset_t mask, old;
@@ -124,7 +145,7 @@ cli_cell_call(struct airlock_conn *conn, const struct airlock_run_req *req,
 	}
 	r = airlock_run_submit(conn, req, &id);
 	if (r == 0)
-		r = cli_cell_wait(conn, sfd, id, ret_res);
+		r = cli_cell_wait(conn, sfd, id, cb, ret_res);
 	close(sfd);
 out:
 	sigprocmask(SIG_SETMASK, &old, NULL);

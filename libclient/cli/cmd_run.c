@@ -511,12 +511,18 @@ cli_run_call(const struct cli *cli, struct airlock_conn *conn, struct cli_run *r
 
 	if (run->tools.n > 0)
 		r = airlock_run_tools(conn, run->req, cli_tools_call, &run->tools, ret_res);
-	else if (run->stream)
+	else if (run->cell) { /* Ctrl-C interrupts it, streamed or not */
+		r = airlock_run_req_set_stream(run->req, run->stream);
+		if (r == 0)
+			r = cli_cell_call(conn, run->req,
+					  !run->stream ? NULL
+					  : cli->json  ? cli_stream_json_chunk
+						       : cli_stream_chunk,
+					  ret_res);
+	} else if (run->stream)
 		r = airlock_run_stream(conn, run->req,
 				       cli->json ? cli_stream_json_chunk : cli_stream_chunk, NULL,
 				       ret_res);
-	else if (run->cell)
-		r = cli_cell_call(conn, run->req, ret_res);
 	else
 		r = airlock_run(conn, run->req, ret_res);
 	if (r == -EINTR && run->cell) {

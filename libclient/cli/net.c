@@ -1,4 +1,5 @@
-/* cli/net.c: the network figures of a result, as text and as JSON. */
+/* cli/net.c: the network figures of a result, as text and as JSON; a
+ * cell's JSON keys. */
 #include "net.h"
 
 #include <inttypes.h>
@@ -109,4 +110,22 @@ cli_network_json(const struct airlock_result *res)
 fail:
 	json_decref(obj);
 	return NULL;
+}
+
+int
+cli_cell_keys_json(json_t *obj, const struct airlock_result *res)
+{
+	const char *value = airlock_result_value(res);
+	bool kept = airlock_result_state(res) == AIRLOCK_CELL_KEPT;
+
+	if (airlock_result_cell(res) == 0)
+		return 0;
+	if (json_object_set_new(obj, "cell", json_integer((json_int_t)airlock_result_cell(res))) <
+		    0 ||
+	    json_object_set_new(obj, "state", json_string(kept ? "kept" : "lost")) < 0 ||
+	    json_object_set_new(obj, "value", value != NULL ? json_string(value) : json_null()) <
+		    0 ||
+	    json_object_set_new(obj, "restarted", json_boolean(airlock_result_restarted(res))) < 0)
+		return -1;
+	return 0;
 }

@@ -1,4 +1,5 @@
-/* cli/net.h: what a network = proxy run did, as the command and the MCP server show it. */
+/* cli/net.h: what a network = proxy run did, and a cell's keys, as the
+ * command and the MCP server show them in JSON. */
 #ifndef AIRLOCK_CLI_NET_H
 #define AIRLOCK_CLI_NET_H
 
@@ -20,5 +21,11 @@ char *cli_network_text(const struct airlock_result *res, bool *ret_oom);
  * NULL only when out of memory.
  */
 json_t *cli_network_json(const struct airlock_result *res);
+
+/* A cell's keys into obj: "cell", "state" ("kept" or "lost"), "value" (a
+ * string or null), "restarted" (its interpreter ended during it); nothing
+ * for a result that is no cell. 0, or -1 when
+ * out of memory. */
+int cli_cell_keys_json(json_t *obj, const struct airlock_result *res);
 
 #endif

@@ -102,28 +102,42 @@ cli_artifact_row(const void *list, size_t i)
 	return a;
 }
 
-/* A cell's fields of the JSON result: cell, state, value, display
- * [{mime, size, data_base64}]. 0 or -1. */
+/* A cell's exception (ename, evalue, traceback), as JSON keys of obj:
+ * only when it raised one. 0 or -1. */
+static int
+cli_cell_error_json(json_t *obj, const struct airlock_result *res)
+{
+	const char *ename = airlock_result_error_name(res);
+
+	if (ename == NULL)
+		return 0;
+	return json_object_set_new(obj, "ename", json_string(ename)) < 0 ||
+			       json_object_set_new(obj, "evalue",
+						   json_string(airlock_result_error_value(res))) <
+				       0 ||
+			       json_object_set_new(obj, "traceback",
+						   json_string(airlock_result_traceback(res))) < 0
+		       ? -1
+		       : 0;
+}
+
+/* A cell's fields of the JSON result: cell, state, restarted, value,
+ * display [{mime, size, data_base64}], ename, evalue, traceback; a run's
+ * display (a python run's figures, issue 30) when it has any. 0 or -1. */
 static int
 cli_cell_json(json_t *obj, const struct airlock_result *res)
 {
-	const char *value = airlock_result_value(res), *mime;
+	const char *mime;
 	const void *data;
 	size_t i, len;
 	json_t *disp;
 
-	if (airlock_result_cell(res) == 0)
+	if (airlock_result_cell(res) == 0 && airlock_result_display_count(res) == 0)
 		return 0;
 	disp = json_array();
-	if (disp == NULL ||
-	    json_object_set_new(obj, "cell", json_integer((json_int_t)airlock_result_cell(res))) <
-		    0 ||
-	    json_object_set_new(
-		    obj, "state",
-		    json_string(airlock_result_state(res) == AIRLOCK_CELL_KEPT ? "kept" : "lost")) <
-		    0 ||
-	    json_object_set_new(obj, "value", value != NULL ? json_string(value) : json_null()) <
-		    0) {
+	if (disp == NULL)
+		return -1;
+	if (cli_cell_keys_json(obj, res) < 0 || cli_cell_error_json(obj, res) < 0) {
 		json_decref(disp);
 		return -1;
 	}
@@ -224,8 +238,9 @@ static void
 cli_display_name(size_t i, const char *mime, char *buf, size_t size)
 {
 	static const char *const exts[][2] = {
-		{"image/png", "png"},	 {"image/svg+xml", "svg"}, {"text/html", "html"},
-		{"text/markdown", "md"}, {"text/plain", "txt"},
+		{"image/png", "png"},	      {"image/svg+xml", "svg"}, {"text/html", "html"},
+		{"text/markdown", "md"},      {"text/plain", "txt"},	{"text/latex", "tex"},
+		{"application/json", "json"},
 	};
 	const char *ext = "bin";
 	size_t k;
@@ -321,18 +336,45 @@ cli_limit_note(const struct airlock_result *res, const char *limit, uint64_t ms)
 		kept ? "; the interpreter's state is kept" : "");
 }
 
+/* On stderr, each display item that is not text, who ("cell N: " or "")
+ * before it: its type and size, and where --artifacts writes it. */
+static void
+cli_display_notes(const struct airlock_result *res, const struct cli_run *run, const char *who)
+{
+	const char *mime;
+	const void *data;
+	size_t i, len;
+
+	for (i = 0; i < airlock_result_display_count(res); i++) {
+		char name[32];
+
+		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0 ||
+		    strcmp(mime, "text/plain") == 0 || strcmp(mime, "text/markdown") == 0)
+			continue;
+		cli_display_name(i, mime, name, sizeof(name));
+		fprintf(stderr, "airlock: %sdisplay %zu: %s, %zu bytes%s%s%s\n", who, i + 1, mime,
+			len, run->artifacts != NULL ? " (" : " (--artifacts DIR writes it as ",
+			name, run->artifacts != NULL ? " below --artifacts)" : ")");
+	}
+}
+
 /* A cell's text display items (display() of a plain object, Markdown),
  * then its value, after its output, as a console shows them; on stderr what
- * is not text: a lost state, the other rich outputs. */
+ * is not text: a lost state, the other rich outputs (a python run's
+ * figures too: "airlock: display N: ..."). */
 static void
 cli_cell_report(const struct airlock_result *res, const struct cli_run *run)
 {
 	const char *value = airlock_result_value(res), *mime;
 	const void *data;
 	size_t i, len;
+	char who[32] = "";
 
-	if (airlock_result_cell(res) == 0)
+	if (airlock_result_cell(res) == 0) {
+		cli_display_notes(res, run, who);
 		return;
+	}
+	snprintf(who, sizeof(who), "cell %" PRIu64 ": ", airlock_result_cell(res));
 	for (i = 0; i < airlock_result_display_count(res); i++)
 		if (airlock_result_display_get(res, i, &mime, &data, &len) == 0 &&
 		    (strcmp(mime, "text/plain") == 0 || strcmp(mime, "text/markdown") == 0)) {
@@ -344,23 +386,19 @@ cli_cell_report(const struct airlock_result *res, const struct cli_run *run)
 		printf("%s\n", value);
 		fflush(stdout);
 	}
-	if (airlock_result_state(res) == AIRLOCK_CELL_LOST)
+	/* Which interpreter ended (docs/design-jupyter.md §5.1): this cell's,
+	 * or one before it (the note then says it ran in a new one). */
+	if (airlock_result_restarted(res))
+		fprintf(stderr,
+			"airlock: cell %" PRIu64 ": the interpreter ended during this cell: "
+			"its state is lost, the next cell starts in a new one\n",
+			airlock_result_cell(res));
+	else if (airlock_result_state(res) == AIRLOCK_CELL_LOST)
 		fprintf(stderr,
 			"airlock: cell %" PRIu64 ": the interpreter was restarted: the state of "
 			"earlier cells is lost\n",
 			airlock_result_cell(res));
-	for (i = 0; i < airlock_result_display_count(res); i++) {
-		char name[32];
-
-		if (airlock_result_display_get(res, i, &mime, &data, &len) < 0 ||
-		    strcmp(mime, "text/plain") == 0 || strcmp(mime, "text/markdown") == 0)
-			continue;
-		cli_display_name(i, mime, name, sizeof(name));
-		fprintf(stderr, "airlock: cell %" PRIu64 ": display %zu: %s, %zu bytes%s%s%s\n",
-			airlock_result_cell(res), i + 1, mime, len,
-			run->artifacts != NULL ? " (" : " (--artifacts DIR writes it as ", name,
-			run->artifacts != NULL ? " below --artifacts)" : ")");
-	}
+	cli_display_notes(res, run, who);
 }
 
 /* Print the result (raw streams or JSON) and return the command's status.
@@ -388,6 +426,10 @@ cli_run_report(const struct cli *cli, const struct cli_run *run, const struct ai
 			fflush(stdout);
 			airlock_result_stderr(res, &data, &len);
 			fwrite(data, 1, len, stderr);
+		} else if (airlock_result_traceback(res) != NULL) {
+			/* A streamed cell's traceback is not on its stderr
+			 * (docs/protocol.md, "stream"): printed where it was. */
+			fputs(airlock_result_traceback(res), stderr);
 		}
 		cli_cell_report(res, run);
 		if (airlock_result_stdout_truncated(res))

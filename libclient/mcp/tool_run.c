@@ -166,17 +166,7 @@ mcp_run_structured(const struct mcp_call *call, const struct airlock_result *res
 				adv, mcp_oom(json_string(airlock_result_advisory(res, i))));
 		json_object_set_new(obj, "advisories", adv);
 	}
-	if (airlock_result_cell(res) != 0 &&
-	    (json_object_set_new(obj, "cell", json_integer((json_int_t)airlock_result_cell(res))) <
-		     0 ||
-	     json_object_set_new(obj, "state",
-				 json_string(airlock_result_state(res) == AIRLOCK_CELL_KEPT
-						     ? "kept"
-						     : "lost")) < 0 ||
-	     json_object_set_new(obj, "value",
-				 airlock_result_value(res) != NULL
-					 ? json_string(airlock_result_value(res))
-					 : json_null()) < 0))
+	if (cli_cell_keys_json(obj, res) < 0)
 		mcp_oom(NULL);
 	return obj;
 }
@@ -311,7 +301,10 @@ mcp_run_reply_outcome(struct mcp *m, const struct mcp_call *call, const struct a
 			 "; cell %" PRIu64 " of session %s (pass it as \"session\" to "
 			 "read_file and list_files for the files the cell wrote), %s",
 			 airlock_result_cell(res), call->session,
-			 airlock_result_state(res) == AIRLOCK_CELL_KEPT
+			 airlock_result_restarted(res)
+				 ? "the interpreter ended during this cell: its variables are "
+				   "gone, the next cell starts in a new one"
+			 : airlock_result_state(res) == AIRLOCK_CELL_KEPT
 				 ? "variables kept"
 				 : "the interpreter was restarted: variables of earlier cells "
 				   "are gone");
@@ -534,17 +527,19 @@ static int
 mcp_run_args(struct mcp *m, json_t *id, json_t *args, const char *tool, const char *key,
 	     struct mcp_run_args *ret)
 {
-	const char *allowed[] = {key,		"files",     "timeout_seconds",
-				 "cpu_seconds", "memory_mb", "session",
-				 "profile",	"runtime",   NULL};
+	const char *allowed[] = {
+		key,	   "files",   "timeout_seconds", "cpu_seconds",	  "memory_mb",
+		"session", "profile", "runtime",	 "figure_format", NULL};
 	const char *const cell_allowed[] = {key,       "timeout_seconds", "cpu_seconds", "profile",
 					    "runtime", "figure_format",	  NULL};
 	bool cell = strcmp(tool, "run_python_cell") == 0;
+	bool python = strcmp(tool, "run_python") == 0;
 	const char *name;
 	json_t *v;
 
-	/* Only run_python chooses a runtime (mcp_tool_run_python read it). */
-	if (strcmp(tool, "run_python") != 0)
+	/* Only run_python chooses a runtime (mcp_tool_run_python read it)
+	 * and, as a cell does, its figures' format. */
+	if (!python)
 		allowed[7] = NULL;
 	if (mcp_args_known(m, id, tool, args, cell ? cell_allowed : allowed) < 0 ||
 	    mcp_arg_string(m, id, tool, args, key, true, &ret->code) < 0 ||
@@ -561,8 +556,15 @@ mcp_run_args(struct mcp *m, json_t *id, json_t *args, const char *tool, const ch
 	if (cell)
 		ret->session = m->cell_session;
 	/* Checked by mcp_tool_run_python_cell, before its session opened. */
-	if (cell && (mcp_arg_string(m, id, tool, args, "figure_format", false, &ret->figures) < 0))
+	if ((cell || python) &&
+	    (mcp_arg_string(m, id, tool, args, "figure_format", false, &ret->figures) < 0))
 		return -1;
+	if (python && ret->figures != NULL && strcmp(ret->figures, "png") != 0 &&
+	    strcmp(ret->figures, "svg") != 0) {
+		mcp_bad_args(m, id,
+			     "run_python: argument 'figure_format' must be \"png\" or \"svg\"");
+		return -1;
+	}
 	if (ret->profile != NULL && !rules_profile_name_valid(ret->profile)) {
 		mcp_bad_args(m, id,
 			     "%s: argument 'profile' must be a profile name (1 to 32 of a-z, 0-9, "

@@ -142,7 +142,8 @@ const struct mcp_tool mcp_tools[] = {
 	 "Run Python 3 code as a script in a fresh, single-use sandbox: no network, no access to "
 	 "the host, time, CPU and memory limited. Returns the exit code, stdout and stderr (cut "
 	 "to fit, saying what was cut) and the files the code created: images (PNG, JPEG, GIF, "
-	 "WebP) as image content, other files as embedded resources. A limit that fires is an "
+	 "WebP) as image content, other files as embedded resources; matplotlib figures "
+	 "(plt.show(), or left open at the end) as images too. A limit that fires is an "
 	 "error naming the limit. Print what you want to see. Calls run in parallel. With "
 	 "'session' the code runs in that session's workspace, whose files persist between "
 	 "runs (variables do not).",
@@ -150,10 +151,12 @@ const struct mcp_tool mcp_tools[] = {
 	 "\"code\":{\"type\":\"string\",\"description\":\"Python 3 source to run as a "
 	 "script\"},\"runtime\":{\"type\":\"string\",\"description\":\"python: the standard "
 	 "library only; python-site: also the system's packages (numpy, pandas, matplotlib, "
-	 "scipy where installed; matplotlib draws with Agg, save figures as PNG); or another "
-	 "Python runtime of the daemon's. Default: the server's --python-runtime, else "
-	 "python\"}," MCP_RUN_FILES MCP_RUN_LIMITS
-	 "},\"required\":[\"code\"],\"additionalProperties\":false}",
+	 "scipy where installed); or another Python runtime of the daemon's. Default: the "
+	 "server's --python-runtime, else python\"},"
+	 "\"figure_format\":{\"type\":\"string\",\"enum\":[\"png\",\"svg\"],"
+	 "\"description\":\"The run's matplotlib figures (plt.show(), or left open at its "
+	 "end) as PNG images (the default) or SVG (embedded resources)\"}," MCP_RUN_FILES
+		 MCP_RUN_LIMITS "},\"required\":[\"code\"],\"additionalProperties\":false}",
 	 MCP_RUN_OUTPUT, false, false, false, mcp_tool_run_python},
 	{"run_shell", "Run a shell script in a sandbox",
 	 "Run a POSIX shell script (/bin/sh) in a fresh, single-use sandbox: no network, no "

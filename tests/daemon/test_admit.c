@@ -65,6 +65,7 @@ enum spoil {
 	SP_BG,	      /* a session open asks for background processes */
 	SP_BG_PLAIN,  /* ... without an interpreter */
 	SP_BG_DENIED, /* ... under a profile without background_processes */
+	SP_IPYTHON,   /* the request asks for IPython (cells only) */
 };
 #define S(x) (1ULL << (SP_##x))
 
@@ -243,6 +244,7 @@ test_spoil(struct admit_facts *f, uint64_t spoil)
 	if (spoil & S(RUNS_UID))
 		f->held.n[LEDGER_RUNNING] = f->all.n[LEDGER_RUNNING] = 2;
 	f->session_busy = spoil & S(SESSION_BUSY);
+	f->ipython = spoil & S(IPYTHON);
 	f->pool_blocks = spoil & S(POOL);
 	if (spoil & S(ROOT))
 		f->uid = 0;
@@ -270,6 +272,7 @@ struct admit_row {
 #define NO_SESSION "no such session"
 #define NEEDS_INTERP "a cell needs a session opened with an interpreter"
 #define STOPPING "the daemon is stopping"
+#define IPYTHON_CELLS "ipython is for cells (a run has no interpreter driver)"
 #define RUNTIME_DENIED(rt)                                                                         \
 	"runtime '" rt "' is not available under profile 'default' (its runtimes: python, "        \
 	"python-site)"
@@ -410,6 +413,12 @@ static const struct admit_row rows[] = {
 
 	/* A cell. */
 	{"cell admitted is queued", ADMIT_CELL, REQ, 0, QUEUE, R(START), E(NONE), NULL},
+	{"cell through IPython is queued", ADMIT_CELL, REQ, S(IPYTHON), QUEUE, R(START), E(NONE),
+	 NULL},
+	{"run asking IPython", ADMIT_RUN, REQ, S(IPYTHON), REFUSE, R(OBJECT), E(BAD_REQUEST),
+	 IPYTHON_CELLS},
+	{"session run asking IPython", ADMIT_SESSION_RUN, REQ, S(IPYTHON), REFUSE, R(OBJECT),
+	 E(BAD_REQUEST), IPYTHON_CELLS},
 	{"cell while stopping", ADMIT_CELL, REQ, S(STOPPING), REFUSE, R(STOPPING), E(BUSY),
 	 STOPPING},
 	{"cell of a uid no longer allowed (revoked by a reload)", ADMIT_CELL, REQ, S(DENIED),
@@ -424,7 +433,7 @@ static const struct admit_row rows[] = {
 	 "runtime 'ruby': the session's interpreter is 'python'"},
 	{"cell asking more than code and limits", ADMIT_CELL, REQ, S(NOT_CODE), REFUSE, R(OBJECT),
 	 E(BAD_REQUEST),
-	 "a cell takes code and limits only (argv, env, stdin, files, mounts, tools and stream "
+	 "a cell takes code, limits and stream only (argv, env, stdin, files, mounts and tools "
 	 "are for runs)"},
 	{"cell whose profile the uid may no longer use", ADMIT_CELL, REQ, S(PROFILE_DENIED), REFUSE,
 	 R(PROFILE), E(UNAUTHORIZED), "profile 'default' is not available to uid 1000"},
@@ -667,6 +676,34 @@ test_limits_filled(void **state)
 			    "limits.wall_ms = 5000 is above the ceiling 1000 of profile 'default'");
 }
 
+/* figures_svg: a cell's, or a run's of a runtime whose figures come back
+ * (a python one, runtime_figures); another run's is bad_request (issue 30). */
+static void
+test_figures_svg(void **state)
+{
+	static const enum admit_kind kinds[] = {ADMIT_RUN, ADMIT_SESSION_RUN};
+	struct admit_facts f;
+	struct admit_decision dec;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		test_base(kinds[i], REQ, &f);
+		f.figures_svg = true;
+		admit_decide(&f, &dec);
+		assert_int_equal(dec.rule, ADMIT_RULE_OBJECT);
+		assert_int_equal(dec.code, PROTO_ERR_BAD_REQUEST);
+		assert_non_null(strstr(dec.why, "figures_svg is for cells and python runs"));
+		f.runtime_figures = true;
+		admit_decide(&f, &dec);
+		assert_int_equal(dec.verdict, ADMIT_QUEUE);
+	}
+	test_base(ADMIT_CELL, REQ, &f);
+	f.figures_svg = true;
+	admit_decide(&f, &dec);
+	assert_int_not_equal(dec.rule, ADMIT_RULE_OBJECT);
+}
+
 /* An interpreter's wall and cpu limits are the profile's ceilings. */
 static void
 test_limits_interp(void **state)
@@ -749,7 +786,7 @@ main(void)
 		cmocka_unit_test(test_rows),	      cmocka_unit_test(test_rows_cover_kinds),
 		cmocka_unit_test(test_limits_filled), cmocka_unit_test(test_limits_interp),
 		cmocka_unit_test(test_session_picks), cmocka_unit_test(test_tool_outcomes),
-		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_names),	      cmocka_unit_test(test_figures_svg),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,23 +5,51 @@ with its four memfds, the done message back (daemon/ipc/cells_msg.h). What
 it checks is the driver's side of an interrupt, which no daemon test can
 time: a SIGINT already pending when a cell starts is that cell's cancel
 unless the start says it is the last cell's (CELLS_START_F_DRAIN_SIGINT)."""
+import importlib.util
 import os
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
-DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "daemon", "frontend",
-                      "cells", "cells.py")
-MAGIC = 0x4C4C4543
-START = struct.Struct("<IIQII")
-DONE_HEAD = struct.Struct("<IIQiIII")
-DONE_SIZE = DONE_HEAD.size + 8 * struct.calcsize("<32sQ")
-OK, EXCEPTION, INTERRUPTED = 0, 1, 2
-DRAIN_SIGINT = 0x4
+CELLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "daemon", "frontend", "cells")
+
+
+def _assemble():
+    """The driver as the build makes it (cells/assemble.py: the pyplot hook
+    and the figure code in front of cells.py), in a directory of its own."""
+    out = os.path.join(tempfile.mkdtemp(prefix="airlock-driver-"), "cells_driver.py")
+    subprocess.run([sys.executable, os.path.join(CELLS, "assemble.py"), "driver", out,
+                    os.path.join(CELLS, "pyplot_hook.py"), os.path.join(CELLS, "figures.py"),
+                    os.path.join(CELLS, "cells.py")], check=True)
+    return out
+
+
+DRIVER = _assemble()
+
+
+def _driver_module():
+    """The driver's own message layouts (its main() is not run): the test
+    speaks whatever the driver packs, as cells.c checks it."""
+    spec = importlib.util.spec_from_file_location("airlock_cells_driver", DRIVER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+D = _driver_module()
+MAGIC, START, DONE_HEAD = D.MAGIC, D.START, D.DONE_HEAD
+DONE_SIZE = DONE_HEAD.size + D.DISPLAY_MAX * D.DONE_DISPLAY.size
+OK, INTERRUPTED = D.OK, D.INTERRUPTED
+DRAIN_SIGINT = D.START_DRAIN_SIGINT
+DONE_ERROR = D.DONE_ERROR  # the exception's lengths (issue 31)
+DONE_SIZE += DONE_ERROR.size
+EXCEPTION, STREAM = D.EXCEPTION, D.START_STREAM
 DEADLINE = 30.0
 
 
@@ -56,8 +84,9 @@ class DriverTest(unittest.TestCase):
             time.sleep(0.005)  # a poll step inside a deadline, not a wait for a time
         self.fail("the driver never blocked SIGINT")
 
-    def cell(self, code, flags=0):
-        """Send one cell; its (status, stderr)."""
+    def cell(self, code, flags=0, fields=False):
+        """Send one cell; its (status, stderr), and with fields its
+        exception's (ename, evalue, traceback) from the reply."""
         self.n += 1
         fds = [os.memfd_create(name, os.MFD_CLOEXEC) for name in ("code", "out", "err", "reply")]
         try:
@@ -69,7 +98,11 @@ class DriverTest(unittest.TestCase):
             magic, status, cell = DONE_HEAD.unpack(done[: DONE_HEAD.size])[:3]
             self.assertEqual((magic, cell), (MAGIC, self.n))
             err = os.pread(fds[2], 65536, 0).decode()
-            return status, err
+            if not fields:
+                return status, err
+            lens = DONE_ERROR.unpack(done[-DONE_ERROR.size:])[:3]
+            raw = os.pread(fds[3], sum(lens), 0)  # no value or display: at 0
+            return status, err, (raw[: lens[0]], raw[lens[0]: lens[0] + lens[1]], raw[lens[0] + lens[1]:])
         finally:
             for fd in fds:
                 os.close(fd)
@@ -100,6 +133,22 @@ class DriverTest(unittest.TestCase):
         self.wait_blocked()
         self.assertEqual(self.cell("z = 2", DRAIN_SIGINT), (OK, ""))
         self.assertEqual(self.cell("assert z == 2"), (OK, ""))
+
+    def test_exception_fields(self):
+        # Issue 31: the exception as fields; on stderr too unless streamed.
+        self.wait_blocked()
+        status, err, (name, value, tb) = self.cell("raise ValueError('v')", fields=True)
+        self.assertEqual((status, name, value), (EXCEPTION, b"ValueError", b"v"))
+        self.assertTrue(tb.endswith(b"ValueError: v\n"), tb)
+        self.assertEqual(err, tb.decode())
+        status, err, (name, _, tb) = self.cell("raise ValueError('v')", STREAM, fields=True)
+        self.assertEqual((status, err, name), (EXCEPTION, "", b"ValueError"))
+        self.assertTrue(tb.endswith(b"ValueError: v\n"), tb)
+        self.assertEqual(self.cell("1", fields=True), (OK, "", (b"", b"", b"")))
+
+
+def tearDownModule():
+    shutil.rmtree(os.path.dirname(DRIVER), ignore_errors=True)
 
 
 if __name__ == "__main__":

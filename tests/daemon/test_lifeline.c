@@ -22,7 +22,7 @@
 #include "run_owner.h"
 #include "run_tools.h"
 
-static int artifacts, egresses, tools, channels, cell_ends, cell_losts;
+static int artifacts, figures, egresses, tools, channels, cell_ends, cell_losts;
 
 void
 run_io_add_artifact(struct run *r, const struct sup_msg *m, int fd)
@@ -31,6 +31,15 @@ run_io_add_artifact(struct run *r, const struct sup_msg *m, int fd)
 	(void)m;
 	close(fd);
 	artifacts++;
+}
+
+void
+run_display_add(struct run *r, const struct sup_msg *m, int fd)
+{
+	(void)r;
+	(void)m;
+	close(fd);
+	figures++;
 }
 
 void
@@ -105,7 +114,7 @@ setup(void **state)
 	d.cells_ops = &t_cells_ops;
 	r.d = &d;
 	r.run_id = 7;
-	artifacts = egresses = tools = channels = cell_ends = cell_losts = 0;
+	artifacts = figures = egresses = tools = channels = cell_ends = cell_losts = 0;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
 		return -1;
 	r.lifeline = sv[0];
@@ -176,6 +185,7 @@ test_rows_handled(void **state)
 	(void)state;
 	r.cells = (struct cells *)&d; /* an interpreter's run: any non-NULL */
 	say(SUP_ARTIFACT, sizeof(struct sup_msg), 1);
+	say(SUP_DISPLAY, sizeof(struct sup_msg), 1);
 	say(SUP_EGRESS, sizeof(struct sup_msg), 1);
 	say(SUP_TOOLS, sizeof(struct sup_msg), 1);
 	say(SUP_CELLS, sizeof(struct sup_msg), 1);
@@ -184,6 +194,7 @@ test_rows_handled(void **state)
 	say(SUP_EXIT, sizeof(struct sup_msg), 0);
 	assert_false(lifeline_read(&r, 64));
 	assert_int_equal(artifacts, 1);
+	assert_int_equal(figures, 1);
 	assert_int_equal(egresses, 1);
 	assert_int_equal(tools, 1);
 	assert_int_equal(channels, 1);

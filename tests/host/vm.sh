@@ -9,7 +9,7 @@
 
 # The packages every VM root has besides the release's minimal base: systemd
 # as pid 1, the release's own cloud kernel, what the acceptance checks use.
-VM_PKGS="systemd,systemd-sysv,udev,dbus,linux-image-cloud-amd64,initramfs-tools,kmod,python3,nodejs,procps,iproute2,psmisc,python3-jupyter-client,python3-zmq"
+VM_PKGS="systemd,systemd-sysv,udev,dbus,linux-image-cloud-amd64,initramfs-tools,kmod,python3,nodejs,procps,iproute2,psmisc,python3-jupyter-client,python3-zmq,python3-ipython"
 
 die() {
 	echo "host test: $*" >&2

@@ -10,7 +10,10 @@ from jupyter_client.manager import start_new_kernel
 
 
 def main():
-    km, kc = start_new_kernel(kernel_name="airlock-python", startup_timeout=120)
+    # python-site: the runtime that reaches Debian's python3-ipython (the
+    # VM has no numpy, which the kernel's own pick of a runtime counts).
+    km, kc = start_new_kernel(kernel_name="airlock-python", startup_timeout=120,
+                              env=dict(os.environ, AIRLOCK_KERNEL_RUNTIME="python-site"))
     try:
         outs = []
 
@@ -29,6 +32,16 @@ def main():
         # 1000, as the agent's is here: not a difference to test).
         ok = ok and outs[0].get("text", "").strip() != str(os.stat("/proc/self/ns/user").st_ino)
         ok = ok and not os.path.exists(marker)  # the cell's /tmp is the sandbox's
+        # IPython in the sandbox: `!cmd` runs there (its hostname and pid
+        # namespace the sandbox's), a magic works.
+        outs.clear()
+        reply = kc.execute_interactive("!hostname; readlink /proc/self/ns/pid\n%pwd", output_hook=hook,
+                                       timeout=120)["content"]
+        print(outs, reply["status"])
+        text = "".join(o.get("text", "") for o in outs).split()
+        ok = ok and reply["status"] == "ok" and len(text) == 2 and text[0] == "airlock"
+        ok = ok and text[-1] != os.readlink("/proc/self/ns/pid")
+        ok = ok and outs[-1].get("data", {}).get("text/plain") == "'/workspace'"
         return 0 if ok else 1
     finally:
         kc.stop_channels()

@@ -30,7 +30,8 @@ def setUpModule():
     global _daemon, _specs
     if os.geteuid() != 0:
         raise unittest.SkipTest("airlockd must start as root")
-    _daemon = Daemon(os.environ["AIRLOCKD"], "[sessions]\nmax_interpreters = 8\nmax_interpreters_per_uid = 8\n",
+    _daemon = Daemon(os.environ["AIRLOCKD"], "[sessions]\nmax_interpreters = 8\nmax_interpreters_per_uid = 8\n"
+                     "[profile advised]\nblocked_imports = subprocess\n",
                      prefix="airlock-jupyter-")
     _daemon.start()
     _specs = tempfile.mkdtemp(prefix="airlock-kernels-")
@@ -54,11 +55,13 @@ def tearDownModule():
 class KernelCase(unittest.TestCase):
     """One kernel per test, started by jupyter_client's KernelManager."""
 
+    kernel_env = {}  # the kernel's settings (AIRLOCK_KERNEL_...)
+
     def setUp(self):
         self.stderr = tempfile.TemporaryFile(mode="w+")
         self.km = KernelManager(kernel_name="airlock-test",
                                 kernel_spec_manager=KernelSpecManager(kernel_dirs=[_specs]))
-        env = dict(os.environ, AIRLOCK_SOCKET=_daemon.sock)
+        env = dict(os.environ, AIRLOCK_SOCKET=_daemon.sock, **self.kernel_env)
         self.km.start_kernel(env=env, stderr=self.stderr)
         self.kc = self.km.client()
         self.kc.start_channels()
@@ -88,6 +91,21 @@ class KernelCase(unittest.TestCase):
 
         reply = self.kc.execute_interactive(code, output_hook=hook, timeout=timeout)
         return reply["content"], outs
+
+    def iopub_until_reply(self, msg_id, timeout=60):
+        """The iopub messages of request msg_id, in order, until its status idle."""
+        got, deadline = [], time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                m = self.kc.get_iopub_msg(timeout=1)
+            except queue.Empty:
+                continue
+            if m["parent_header"].get("msg_id") != msg_id:
+                continue
+            got.append((m["header"]["msg_type"], m["content"]))
+            if got[-1] == ("status", {"execution_state": "idle"}):
+                return got
+        self.fail("no idle status for %s within %s s: %r" % (msg_id, timeout, got))
 
     def kernel_log(self):
         self.stderr.flush()
@@ -122,6 +140,23 @@ class TestKernel(KernelCase):
         self.assertEqual(errors[0]["traceback"][-1], "ZeroDivisionError: division by zero")
         reply, outs = self.run_cell("'still here'")
         self.assertEqual(outs[0][1]["data"]["text/plain"], "'still here'")
+
+    def test_ipython_magics_and_shell_in_the_sandbox(self):
+        # IPython in the sandbox (the kernel's runtime, python-site here,
+        # has Debian's python3-ipython): magics; `!cmd` a process of the
+        # sandbox: another pid namespace and hostname than the host's.
+        reply, outs = self.run_cell("y = 5\n%pwd")
+        self.assertEqual(reply["status"], "ok", outs)
+        self.assertEqual(outs[-1][1]["data"]["text/plain"], "'/workspace'")
+        reply, outs = self.run_cell("!readlink /proc/self/ns/pid; hostname")
+        self.assertEqual(reply["status"], "ok", outs)
+        ns, host = "".join(c["text"] for t, c in outs if t == "stream").split()
+        self.assertNotEqual(ns, os.readlink("/proc/self/ns/pid"))
+        self.assertEqual(host, "airlock")
+        self.assertNotEqual(host, os.uname().nodename)
+        reply, outs = self.run_cell("%no_such_magic")
+        self.assertEqual(reply["status"], "error", outs)
+        self.assertTrue(reply["ename"].endswith("UsageError"), reply)  # its module path, from the traceback
 
     def test_code_runs_in_the_sandbox_not_on_the_host(self):
         marker = "/tmp/airlock-kernel-%s" % uuid.uuid4().hex
@@ -199,6 +234,39 @@ class TestKernel(KernelCase):
         reply, outs = self.run_cell("x")
         self.assertEqual(outs[-1][1].get("data", {}).get("text/plain"), "7", outs)
 
+    def test_error_fields_not_stderr(self):
+        msg_id = self.kc.execute('import sys\nprint("to err", file=sys.stderr)\nraise ValueError("x")')
+        got = self.iopub_until_reply(msg_id)
+        streams = [c for t, c in got if t == "stream"]
+        self.assertEqual(streams, [{"name": "stderr", "text": "to err\n"}], got)
+        errors = [c for t, c in got if t == "error"]
+        self.assertEqual((errors[0]["ename"], errors[0]["evalue"]), ("ValueError", "x"))
+        self.assertEqual(errors[0]["traceback"][-1], "ValueError: x")
+        reply, outs = self.run_cell("x = (")
+        self.assertEqual(reply["ename"], "SyntaxError", outs)
+        self.assertEqual([t for t, _ in outs], ["error"], outs)
+
+    def test_fresh_session_first_cell_is_no_restart(self):
+        msg_id = self.kc.execute("1 + 1")
+        got = self.iopub_until_reply(msg_id)
+        self.assertNotIn(("status", {"execution_state": "restarting"}), got)
+        self.assertEqual([t for t, _ in got if t in ("stream", "error")], [], got)
+
+    def test_crash_is_one_restart(self):
+        # os._exit and a SIGKILL of itself: each a dead kernel, restarting,
+        # its state lost; the next cell is no second crash.
+        for n, code in enumerate(("import os\nos._exit(3)", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")):
+            self.run_cell("z = 1")
+            msg_id = self.kc.execute(code)
+            got = self.iopub_until_reply(msg_id)
+            self.assertIn(("status", {"execution_state": "restarting"}), got)
+            self.assertEqual([c["ename"] for t, c in got if t == "error"], ["DeadKernelError"], got)
+            msg_id = self.kc.execute("z")
+            got = self.iopub_until_reply(msg_id)
+            self.assertNotIn(("status", {"execution_state": "restarting"}), got)
+            self.assertEqual([c["ename"] for t, c in got if t == "error"], ["NameError"], got)
+            self.assertEqual([c for t, c in got if t == "stream"], [], got)
+
     def test_bad_signature_is_dropped(self):
         # A request signed with another key: dropped with a log line, and the
         # kernel goes on answering well-signed ones.
@@ -219,6 +287,71 @@ class TestKernel(KernelCase):
         self.kc.wait_for_ready(timeout=60)
         reply, outs = self.run_cell("y")
         self.assertEqual(reply["ename"], "NameError", outs)
+
+
+
+class TestKernelWithoutIPython(KernelCase):
+    """A runtime without IPython (python: -I -S, no dist-packages)."""
+
+    kernel_env = {"AIRLOCK_KERNEL_RUNTIME": "python"}
+
+    def test_said_once_then_plain(self):
+        reply, outs = self.run_cell("print(1)")
+        self.assertEqual(reply["status"], "ok", outs)
+        self.assertEqual(outs, [("stream", {"name": "stdout", "text": "1\n"}),
+                                ("stream", {"name": "stderr", "text": "airlock: IPython is not importable in "
+                                            "this runtime; plain Python\n"})])
+        reply, outs = self.run_cell("2")
+        self.assertEqual(outs, [("execute_result", {"execution_count": 2, "data": {"text/plain": "2"},
+                                                    "metadata": {}})])
+        reply, outs = self.run_cell("%pwd")  # no magics: Python's syntax error
+        self.assertIn("SyntaxError: invalid syntax", json.dumps(outs), outs)
+
+class TestKernelLongCells(KernelCase):
+    """A kernel whose cells may run 120 s."""
+
+    kernel_env = {"AIRLOCK_KERNEL_WALL_S": "120"}
+
+    def test_stream_comes_while_the_cell_runs(self):
+        # The cell runs 90 s (under a 120 s wall limit) unless its first
+        # stream message reaches the client while it runs, within 60 s:
+        # then it is interrupted (the message is waited for, no sleep).
+        msg_id = self.kc.execute("import time\nprint('first')\nt = time.monotonic()\n"
+                                 "while time.monotonic() < t + 90:\n    time.sleep(0.05)\nprint('never')")
+        deadline, first = time.monotonic() + 60, None
+        while first is None and time.monotonic() < deadline:
+            try:
+                m = self.kc.get_iopub_msg(timeout=1)
+            except queue.Empty:
+                continue
+            if m["parent_header"].get("msg_id") == msg_id and m["header"]["msg_type"] in ("stream", "error"):
+                first = (m["header"]["msg_type"], m["content"])
+        self.assertEqual(first, ("stream", {"name": "stdout", "text": "first\n"}))
+        self.km.interrupt_kernel()
+        reply = self.kc.get_shell_msg(timeout=30)["content"]
+        self.assertEqual(reply.get("ename"), "KeyboardInterrupt", reply)
+        rest = self.iopub_until_reply(msg_id)
+        # Sent once: the answer's stdout is not sent again, and the
+        # interrupt's traceback is the error message, not stderr.
+        self.assertEqual([c for t, c in rest if t == "stream"], [])
+
+
+
+class TestKernelAdvised(KernelCase):
+    """A kernel of a profile whose blocked_imports give cells advisories."""
+
+    kernel_env = {"AIRLOCK_KERNEL_PROFILE": "advised"}
+
+    def test_crash_with_advisories_is_a_restart(self):
+        # A crashed cell's advisories do not hide its crash (the kernel
+        # read them as a restart between cells before issue 31's field).
+        self.run_cell("z = 1")
+        msg_id = self.kc.execute("import subprocess, os\nos._exit(3)")
+        got = self.iopub_until_reply(msg_id)
+        self.assertIn(("status", {"execution_state": "restarting"}), got)
+        self.assertEqual([c["ename"] for t, c in got if t == "error"], ["DeadKernelError"], got)
+        reply, outs = self.run_cell("z")
+        self.assertEqual((reply["ename"], reply["execution_count"]), ("NameError", 1), outs)
 
 
 if __name__ == "__main__":

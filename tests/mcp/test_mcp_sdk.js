@@ -199,6 +199,30 @@ async function main() {
 	} else {
 		log('cells: no matplotlib on this host, plt.show() not tried');
 	}
+	// A plain run's figures (issue 30): shown and left open, as images;
+	// figure_format svg as an embedded SVG; another word refused.
+	if (spawnSync('/usr/bin/python3', ['-c', 'import matplotlib']).status === 0) {
+		r = await client.callTool({ name: 'run_python', arguments: { timeout_seconds: 60,
+			cpu_seconds: 30, runtime: 'python-site', code: 'import matplotlib.pyplot as plt\n' +
+			'plt.plot([1, 3, 2]); plt.show(); plt.close("all")\nplt.figure(); plt.bar([1], [2])\n' } });
+		assert.equal(r.isError, false, text(r));
+		const img = r.content.filter((b) => b.type === 'image');
+		assert.equal(img.length, 2, text(r));
+		assert.ok(img.every((b) => b.mimeType === 'image/png'));
+		assert.ok(Buffer.from(img[0].data, 'base64').subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47])));
+		r = await client.callTool({ name: 'run_python', arguments: { timeout_seconds: 60,
+			cpu_seconds: 30, runtime: 'python-site', figure_format: 'svg',
+			code: 'import matplotlib.pyplot as plt\nplt.plot([1])\n' } });
+		assert.equal(r.isError, false, text(r));
+		const svg = r.content.filter((b) => b.type === 'resource');
+		assert.equal(svg.length, 1, text(r));
+		assert.equal(svg[0].resource.mimeType, 'image/svg+xml');
+	} else {
+		log('runs: no matplotlib on this host, figures not tried');
+	}
+	r = await client.callTool({ name: 'run_python', arguments: { code: '1', figure_format: 'gif' } });
+	assert.equal(r.isError, true);
+	assert.match(text(r), /figure_format' must be "png" or "svg"/);
 	r = await client.callTool({ name: 'run_python_cell', arguments: { code: '1', runtime: 'python' } });
 	assert.equal(r.isError, true);
 	assert.match(text(r), /call reset_python first/);

@@ -234,6 +234,11 @@ def waiting_interpreters(daemon=None, argv=ARGV):
         try:
             with open("/proc/%s/cmdline" % pid, "rb") as f:
                 cmd = f.read().split(b"\0")
+            # A python run starts through `-c BOOT` before its code file
+            # (the figures' start-up, issue 30): the runtime's argv around it.
+            if b"-c" in cmd[:-2]:
+                i = cmd.index(b"-c")
+                del cmd[i:i + 2]
             with open("/proc/%s/status" % pid) as f:
                 uid = int(re.search(r"^Uid:\s+(\d+)", f.read(), re.M).group(1))
         except (OSError, AttributeError):

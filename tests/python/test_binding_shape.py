@@ -73,7 +73,8 @@ _COMMON = (
 )
 _TAIL = (
     "tools: 'Optional[Mapping[str, Callable[..., Any]]]' = None, "
-    "approve: 'Optional[ApproveHook]' = None, timeout: 'Optional[float]' = None) -> 'SandboxResult'"
+    "approve: 'Optional[ApproveHook]' = None, timeout: 'Optional[float]' = None, "
+    "figures: 'str' = 'png') -> 'SandboxResult'"
 )
 _MOUNTS = "mounts: 'Optional[Sequence[str]]' = None, "
 _ASYNC_OUT = "on_output: 'Optional[OutputCallback]' = None, "
@@ -81,7 +82,8 @@ _SYNC_OUT = "on_output: 'Optional[Callable[[str, bytes], None]]' = None, "
 
 
 class RunSignatureTest(unittest.TestCase):
-    """The signatures as they were before run()'s keywords had one definition (_RunArgs)."""
+    """The signatures as they were before run()'s keywords had one definition
+    (_RunArgs), and figures= (a python run's figures as SVG, issue 30) since."""
 
     def test_signatures(self) -> None:
         expect = [

@@ -1,6 +1,7 @@
 # cells.py: the driver of an interpreter session (docs/design-interpreters.md, section 2).
 #
-# Sent by airlockd as the code of the session's interpreter sandbox and run
+# Sent by airlockd as the code of the session's interpreter sandbox (after
+# pyplot_hook.py and figures.py, which the build puts in front of it) and run
 # there as `python3 -I -S -B main.py`: standard library only. It runs each
 # cell in one dict of globals and answers on the channel it finds at fd 0
 # (a SOCK_SEQPACKET socket from the supervisor). It runs in the code's own
@@ -13,9 +14,10 @@
 #          + fds: code (sealed
 #          memfd), stdout, stderr, reply (memfds)
 #   done:  magic, status, cell, exit_code, has_value, value_len, ndisplay,
-#          8 x (mime[32], len); value then display bytes written to reply.
+#          value_display (bit i: item i is the value's), reserved,
+#          8 x (mime[32], len), ename_len, evalue_len, tb_len, 0; value,
+#          display, then the exception's bytes written to reply.
 import ast
-import io
 import linecache
 import os
 import signal
@@ -30,8 +32,12 @@ import traceback
 
 MAGIC = 0x4C4C4543  # "CELL"
 START = struct.Struct("<IIQII")
-DONE_HEAD = struct.Struct("<IIQiIII")
+DONE_HEAD = struct.Struct("<IIQiIIIII")
 DONE_DISPLAY = struct.Struct("<32sQ")
+DONE_ERROR = struct.Struct("<IIII")
+# The exception's fields' bounds (common/proto.h PROTO_ENAME_MAX, ...):
+# the frontend refuses more, and restarts the interpreter.
+ENAME_MAX, EVALUE_MAX, TB_MAX = 256, 4096, 16 << 10
 DISPLAY_MAX = 8
 OK, EXCEPTION, INTERRUPTED, EXIT = 0, 1, 2, 3
 
@@ -46,11 +52,15 @@ REPRS = (
     ("_repr_markdown_", "text/markdown"),
 )
 # The cell being run: its display() items in order, and the figures its
-# plt.show() calls captured (the driver's only state besides the globals).
-_cell = {"items": [], "name": None, "svg": False}
+# plt.show() calls captured (the driver's only state besides the globals;
+# the figure code, _fig and _figures, is figures.py's, put in front of this
+# file by the build with pyplot_hook.py's _PyplotFinder).
+_cell = {"items": [], "name": None, "ipython": False, "ip_value": None, "ip_exc": None,
+         "ip_fmt": 0, "value_span": (0, 0), "value_mask": 0, "stream": False, "error": None}
 START_SVG = 0x1
 START_BACKGROUND = 0x2  # cells_start.flags: the session keeps its cells' processes
 START_DRAIN_SIGINT = 0x4  # cells_start.flags: a SIGINT pending now is the last cell's
+START_STREAM = 0x10  # cells_start.flags: the output is streamed (design-jupyter.md section 6.3)
 # Cell sources for tracebacks (linecache), the oldest dropped past this.
 SOURCES_MAX = 16 << 20
 _sources = {}
@@ -68,6 +78,40 @@ def _print_exc():
     """The exception being handled, as the user's code raised it."""
     etype, e, tb = sys.exc_info()
     traceback.print_exception(etype, e, _user_tb(tb))
+
+
+def _utf8(text, limit, front=False):
+    """text as UTF-8 without NUL, at most limit bytes: cut at its end (at
+    its front after a "...\\n" line, front), never inside a character."""
+    raw = text.replace("\0", "\\x00").encode("utf-8", "backslashreplace")
+    if len(raw) <= limit:
+        return raw
+    if front:
+        return b"...\n" + raw[len(raw) - limit + 4 :].decode("utf-8", "ignore").encode()
+    return raw[:limit].decode("utf-8", "ignore").encode()
+
+
+def _cell_error(quiet=False):
+    """The exception being handled as the done message's fields
+    (design-jupyter.md section 6.2): its type's name (as ipykernel gives it, a
+    single word: the frontend refuses a space or a control character),
+    str() of it and the traceback from the user's first frame; printed on
+    stderr too unless quiet or the output is streamed. Never raises: a cell's
+    exception may have a __str__ that does."""
+    etype, e, tb = sys.exc_info()
+    if not quiet and not _cell["stream"]:
+        _print_exc()
+    try:
+        name = "".join(c if c.isprintable() and not c.isspace() else "_" for c in etype.__name__)
+        try:
+            value = str(e)
+        except Exception:
+            value = "<unprintable %s object>" % name
+        text = "".join(traceback.format_exception(etype, e, _user_tb(tb)))
+    except Exception:
+        name, value, text = "Exception", "", ""
+    _cell["error"] = (_utf8(name or "Exception", ENAME_MAX), _utf8(value, EVALUE_MAX),
+                      _utf8(text, TB_MAX, front=True))
 
 
 def _remember_source(name, code):
@@ -119,70 +163,175 @@ def display(*objs):
 _DISPLAY = display  # main() has a local of that name
 
 
-def _figure_format():
-    """PNG, or SVG when the request asks (figures_svg) or the code does
-    (rcParams["savefig.format"] = "svg")."""
-    mpl = sys.modules.get("matplotlib")
-    if _cell["svg"] or (mpl is not None and mpl.rcParams.get("savefig.format") == "svg"):
-        return "svg"
-    return "png"
+def _show_sink(items):
+    """plt.show() in a cell: its figures are the cell's items at that point."""
+    _cell["items"] += items
 
 
-def _figures():
-    """The open matplotlib figures, each as PNG (or SVG), then closed."""
-    plt = sys.modules.get("matplotlib.pyplot")
-    out = []
-    if plt is None:
-        return out
-    fmt = _figure_format()
-    for num in list(plt.get_fignums()):
-        fig = plt.figure(num)
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt)
-        plt.close(fig)
-        out.append(("image/svg+xml" if fmt == "svg" else "image/png", buf.getvalue()))
-    return out
+# IPython (docs/design-jupyter.md section 5): a cell whose request asks for it
+# (START_IPYTHON) runs through IPython's InteractiveShell when the runtime can
+# import it, on the same globals as the plain cells. Only the display
+# publisher, the displayhook, the tracebacks and `!cmd` are the driver's.
+START_IPYTHON = 0x8
+IPYTHON_MISSING = "airlock: IPython is not importable in this runtime; plain Python\n"
+# The richest first: one display item per display(), as the plain driver's.
+IPYTHON_MIMES = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/latex", "application/json",
+                 "text/plain")
+_ipython = {"shell": None, "tried": False, "classes": None}
 
 
-def _hook_show(plt):
-    """plt.show() with a backend that draws on no screen (Agg, the sandbox's:
-    it has no display) shows the open figures in the cell's answer at that
-    point, as Jupyter's inline backend does, instead of doing nothing; so a
-    cell that closes its figures after showing them still shows them."""
-    import matplotlib
+def _ipython_item(data):
+    """The richest (mime, bytes) of a mime bundle IPython formatted, or None."""
+    import base64
 
-    real = plt.show
-    quiet = {b.lower() for b in getattr(matplotlib.rcsetup, "non_interactive_bk", ["agg"])}
+    for mime in IPYTHON_MIMES:
+        v = data.get(mime)
+        if v is None:
+            continue
+        if mime == "image/png":
+            return mime, bytes(v) if isinstance(v, (bytes, bytearray)) else base64.b64decode(v)
+        if mime == "application/json":
+            import json  # IPython's own import: never the first
 
-    def show(*args, **kwargs):
-        if _cell["name"] is None or plt.get_backend().lower() not in quiet:
-            return real(*args, **kwargs)
-        _cell["items"] += _figures()
+            try:
+                return mime, json.dumps(v).encode("utf-8")
+            except (TypeError, ValueError):
+                continue
+        if isinstance(v, str):
+            return mime, v.encode("utf-8", "backslashreplace")
+    return None
+
+
+def _ipython_classes():
+    """The shell's display publisher, displayhook and shell, the driver's way."""
+    from IPython.core.displayhook import DisplayHook
+    from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    class Publisher(DisplayPublisher):
+        def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kw):
+            item = _ipython_item(data)
+            if item is not None:
+                _cell["items"].append(item)
+
+    class Hook(DisplayHook):
+        # The value goes in the cell's answer, never to stdout as Out[n].
+        def write_output_prompt(self):
+            pass
+
+        def write_format_data(self, format_dict, md_dict=None):
+            _cell["ip_value"] = format_dict
+
+        def finish_displayhook(self):
+            pass
+
+    class Shell(InteractiveShell):
+        def showtraceback(self, exc_tuple=None, filename=None, tb_offset=None, exception_only=False,
+                          running_compiled_code=False):
+            # A _repr_*_ that raised: skipped, its traceback on stderr, as in
+            # the plain driver. Any other is the cell's: kept, and raised by
+            # _ipython_exec into the driver's one exception path.
+            try:
+                info = self._get_exc_info(exc_tuple)
+            except ValueError:
+                return  # no exception to show
+            if _cell["ip_fmt"]:
+                traceback.print_exception(info[0], info[1], _user_tb(info[2]))
+            elif _cell["ip_exc"] is None:
+                _cell["ip_exc"] = info
+
+        def showsyntaxerror(self, filename=None, running_compiled_code=False):
+            if _cell["ip_exc"] is None:
+                _cell["ip_exc"] = self._get_exc_info()
+
+        def showindentationerror(self):
+            self.showsyntaxerror()
+
+        def enable_gui(self, gui=None):
+            # %matplotlib inline asks no event loop; a GUI one has no
+            # display to draw on in the sandbox (as ipykernel without one).
+            if gui not in (None, "inline"):
+                raise NotImplementedError("no GUI event loop in the sandbox: %%matplotlib inline")
+
+        def system(self, cmd):
+            # `!cmd`: a child of this interpreter (subprocess, /bin/sh), so
+            # inside the sandbox, in the session's namespaces and limits, a
+            # process of the cell killed at its end like any other; never
+            # IPython's pexpect path, which needs a pty.
+            _flush()
+            self.system_raw(cmd)
+
+    return Shell, Publisher, Hook
+
+
+def _ipython_shell(g):
+    """The session's InteractiveShell on the globals g; None (and a line on
+    the cell's stderr saying so) when the runtime cannot import IPython."""
+    if _ipython["shell"] is not None or _ipython["tried"]:
+        if _ipython["shell"] is None:
+            sys.stderr.write(IPYTHON_MISSING)
+        return _ipython["shell"]
+    # IPython keeps a profile directory: a private one in /tmp, not in the
+    # workspace (whose new files would be the cell's artifacts).
+    if "IPYTHONDIR" not in os.environ:
+        import tempfile
+
+        os.environ["IPYTHONDIR"] = tempfile.mkdtemp(prefix="ipython-")
+    before = set(sys.modules)
+    try:
+        from traitlets.config import Config
+
+        # Made once: an interrupted set-up's shell may exist already, and
+        # instance() gives it only to the class that made it.
+        _ipython["classes"] = _ipython["classes"] or _ipython_classes()
+        shell_cls, pub, hook = _ipython["classes"]
+    except ImportError:
+        # Said for every cell that asks, tried once.
+        _ipython["tried"] = True
+        sys.stderr.write(IPYTHON_MISSING)
         return None
+    except BaseException:
+        # An interrupt in the middle of the import leaves modules half
+        # made, which the next cell's import would take as they are (an
+        # ImportError): dropped, so that it imports them afresh.
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+        raise
+    cfg = Config()
+    cfg.HistoryManager.hist_file = ":memory:"  # no sqlite file
+    cfg.InteractiveShell.colors = "NoColor"
+    shell = shell_cls.instance(config=cfg, user_ns=g, display_pub_class=pub, displayhook_class=hook)
+    # Tracebacks and linecache name the cell as the plain driver does.
+    shell.compile.get_code_name = lambda raw, transformed, number: _cell["name"]
+    fmt = shell.display_formatter.format
 
-    show.__doc__ = real.__doc__
-    plt.show = show
+    def format(*args, **kwargs):
+        _cell["ip_fmt"] += 1
+        try:
+            return fmt(*args, **kwargs)
+        finally:
+            _cell["ip_fmt"] -= 1
+
+    shell.display_formatter.format = format
+    if g.get("display") is _DISPLAY:
+        from IPython.display import display as ip_display
+
+        g["display"] = ip_display
+    _ipython["shell"] = shell
+    return shell
 
 
-class _PyplotFinder:
-    """Imports matplotlib.pyplot as usual, then _hook_show() on it."""
-
-    def find_spec(self, name, path, target=None):
-        if name != "matplotlib.pyplot":
-            return None
-        import importlib.machinery
-
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        real = spec.loader.exec_module
-
-        def exec_module(module):
-            real(module)
-            _hook_show(module)
-
-        spec.loader.exec_module = exec_module
-        return spec
+def _ipython_exec(shell, code):
+    """Run one cell through the shell. Returns the value's format bundle (or
+    None); an exception of the cell is raised here, with its traceback."""
+    _cell["ip_value"], _cell["ip_exc"], _cell["ip_fmt"] = None, None, 0
+    shell.run_cell(code.decode("utf-8", "replace"), store_history=True)
+    exc = _cell["ip_exc"]
+    _cell["ip_exc"] = None
+    if exc is not None and exc[1] is not None:
+        raise exc[1].with_traceback(exc[2])
+    value, _cell["ip_value"] = _cell["ip_value"], None
+    return value
 
 
 def _display_items(last, budget):
@@ -191,46 +340,79 @@ def _display_items(last, budget):
     the figures left open (closed after); the first DISPLAY_MAX that fit."""
     out = _cell["items"]
     _cell["items"] = []
+    start, end = _cell["value_span"]
     if last is not None:
+        start = len(out)
         out += _bundle(last, False)
+        end = len(out)
     out += _figures()
     kept, used = [], 0
-    for mime, data in out:
+    for i, (mime, data) in enumerate(out):
         if len(kept) == DISPLAY_MAX or used + len(data) > budget:
             continue
+        # The value's representations, marked: with its text/plain they
+        # are one bundle, Jupyter's execute_result.
+        if start <= i < end:
+            _cell["value_mask"] |= 1 << len(kept)
         kept.append((mime, data))
         used += len(data)
     return kept
+
+
+def _bounded(text, value_max):
+    """A value's text as at most value_max bytes of UTF-8."""
+    if len(text) > value_max:
+        text = text[: value_max - 3] + "..."
+    raw = text.encode("utf-8", "backslashreplace")
+    while len(raw) > value_max:
+        text = text[: len(text) // 2] + "..."
+        raw = text.encode("utf-8", "backslashreplace")
+    return raw
+
+
+def _ipython_value(fmt, value_max):
+    """The value's text/plain (bounded) of IPython's format bundle; its rich
+    representations become display items, as _bundle() makes them."""
+    if not fmt:
+        return None
+    start = len(_cell["items"])
+    for mime in IPYTHON_MIMES[:-1]:
+        if mime in fmt:
+            item = _ipython_item({mime: fmt[mime]})
+            if item is not None:
+                _cell["items"].append(item)
+    _cell["value_span"] = (start, len(_cell["items"]))
+    return _bounded(fmt.get("text/plain", ""), value_max)
 
 
 def _run(code, name, g, value_max, display_max):
     """One cell: everything but a trailing expression exec'd, that one
     eval'd; its repr bounded. Returns (status, exit_code, value, display)."""
     value, display, last = None, [], None
-    _cell["items"], _cell["name"] = [], name
+    _cell["items"], _cell["name"], _fig["sink"] = [], name, _show_sink
+    _cell["value_span"], _cell["value_mask"] = (0, 0), 0
     try:
         _remember_source(name, code)
-        tree = ast.parse(code, name, "exec")
-        tail = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            tail = ast.Expression(tree.body.pop().value)
-        exec(compile(tree, name, "exec"), g)
-        if tail is not None:
-            last = eval(compile(tail, name, "eval"), g)
-            if last is not None:
-                g["_"] = last
-                text = repr(last)
-                if len(text) > value_max:
-                    text = text[: value_max - 3] + "..."
-                raw = text.encode("utf-8", "backslashreplace")
-                while len(raw) > value_max:
-                    text = text[: len(text) // 2] + "..."
-                    raw = text.encode("utf-8", "backslashreplace")
-                value = raw
+        shell = _ipython_shell(g) if _cell["ipython"] else None
+        if shell is not None:
+            value = _ipython_value(_ipython_exec(shell, code), value_max)
+        else:
+            tree = ast.parse(code, name, "exec")
+            tail = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                tail = ast.Expression(tree.body.pop().value)
+            exec(compile(tree, name, "exec"), g)
+            if tail is not None:
+                last = eval(compile(tail, name, "eval"), g)
+                if last is not None:
+                    g["_"] = last
+                    value = _bounded(repr(last), value_max)
         display = _display_items(last, display_max)
         return OK, 0, value, display
     except KeyboardInterrupt:
-        sys.stderr.write("KeyboardInterrupt\n")
+        if not _cell["stream"]:
+            sys.stderr.write("KeyboardInterrupt\n")
+        _cell_error(quiet=True)
         return INTERRUPTED, 0, None, []
     except SystemExit as e:
         c = e.code
@@ -240,10 +422,10 @@ def _run(code, name, g, value_max, display_max):
             c = 1  # a message, or more than the answer's int32 holds
         return EXIT, c, None, []
     except BaseException:
-        _print_exc()
+        _cell_error()
         return EXCEPTION, 0, None, []
     finally:
-        _cell["items"], _cell["name"] = [], None
+        _cell["items"], _cell["name"], _fig["sink"] = [], None, None
 
 
 def _streams(keep):
@@ -256,6 +438,16 @@ def _streams(keep):
             f = keep[name] = open(fd, "w", encoding=keep["encoding"], errors="backslashreplace",
                                   closefd=False)
         setattr(sys, name, f)
+
+
+def _line_buffered(on):
+    """A streamed cell's print reaches its memfd when written (the frontend
+    reads the memfds' growth, design-jupyter.md section 6.3); else block-buffered.
+    (stderr is line-buffered always, since Python 3.9.)"""
+    try:
+        sys.stdout.reconfigure(line_buffering=on)
+    except Exception:
+        pass
 
 
 def _flush():
@@ -274,7 +466,7 @@ def main():
     block = {signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, block)
     g = {"__name__": "__main__", "__builtins__": __builtins__, "display": _DISPLAY}
-    sys.meta_path.insert(0, _PyplotFinder())
+    sys.meta_path.insert(0, _PyplotFinder(_hook_show))
     fdsize = struct.calcsize("i")
     while True:
         msg, anc, flags, _ = chan.recvmsg(START.size, socket.CMSG_SPACE(4 * fdsize))
@@ -285,7 +477,9 @@ def main():
             if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
                 fds += struct.unpack("%di" % (len(data) // fdsize), data[: len(data) - len(data) % fdsize])
         magic, flags, cell, value_max, display_max = START.unpack(msg)
-        _cell["svg"] = bool(flags & START_SVG)
+        _fig["svg"] = bool(flags & START_SVG)
+        _cell["ipython"] = bool(flags & START_IPYTHON)
+        _cell["stream"], _cell["error"] = bool(flags & START_STREAM), None
         if magic != MAGIC or len(fds) != 4:
             return 70
         code_fd, out_fd, err_fd, reply_fd = fds
@@ -302,6 +496,7 @@ def main():
             pass
         _flush()
         _streams(keep)
+        _line_buffered(_cell["stream"])
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
         os.close(out_fd)
@@ -325,20 +520,27 @@ def main():
             signal.pthread_sigmask(signal.SIG_BLOCK, block)
         except KeyboardInterrupt:
             signal.pthread_sigmask(signal.SIG_BLOCK, block)
-            sys.stderr.write("KeyboardInterrupt\n")
+            if not _cell["stream"]:
+                sys.stderr.write("KeyboardInterrupt\n")
             status, code_, value, display = INTERRUPTED, 0, None, []
+            _cell["error"] = (b"KeyboardInterrupt", b"", b"KeyboardInterrupt\n")
         _flush()
         os.dup2(null, 1)
         os.dup2(null, 2)
+        mask = _cell["value_mask"] if value is not None and display else 0
         head = DONE_HEAD.pack(MAGIC, status, cell, code_, value is not None,
-                              len(value) if value is not None else 0, len(display))
+                              len(value) if value is not None else 0, len(display), mask, 0)
         body = b"".join(DONE_DISPLAY.pack(m.encode()[:32], len(d)) for m, d in display)
         body += DONE_DISPLAY.pack(b"", 0) * (DISPLAY_MAX - len(display))
+        err = _cell["error"] or (b"", b"", b"")
+        body += DONE_ERROR.pack(len(err[0]), len(err[1]), len(err[2]), 0)
         with os.fdopen(reply_fd, "wb") as f:
             if value is not None:
                 f.write(value)
             for _, d in display:
                 f.write(d)
+            for part in err:
+                f.write(part)
         chan.send(head + body)
 
 

@@ -24,6 +24,7 @@ if _sys.version_info < (3, 9):
     )
 
 from ._lib import LibraryNotFoundError, load_library
+from ._lists import RunInfo, RunList
 from ._sandbox import AirlockSandbox
 from ._session import AirlockSession, AirlockSessionSync, ProcessInfo, SessionInfo, SessionList
 from . import _types
@@ -62,6 +63,8 @@ __all__ = [
     "AirlockSession",
     "AirlockSessionSync",
     "ProcessInfo",
+    "RunInfo",
+    "RunList",
     "SessionInfo",
     "SessionList",
     "SandboxTool",

@@ -126,6 +126,16 @@ _u32 = ctypes.c_uint32
 # Since AIRLOCK_0.2 and AIRLOCK_0.3; declared when the library has them.
 _OPTIONAL = {
     "airlock_cancel": (_int, [_p, _u32]),
+    # 0.2: the caller's runs (AirlockSandbox.ps())
+    "airlock_ps": (_int, [_p, _pp]),
+    "airlock_ps_free": (None, [_p]),
+    "airlock_ps_count": (_size, [_p]),
+    "airlock_ps_run_id": (_u32, [_p, _size]),
+    "airlock_ps_uid": (_u32, [_p, _size]),
+    "airlock_ps_pid": (ctypes.c_int32, [_p, _size]),
+    "airlock_ps_runtime": (_str, [_p, _size]),
+    "airlock_ps_state": (_str, [_p, _size]),
+    "airlock_ps_elapsed_ms": (_u64, [_p, _size]),
     # 0.3: sessions, file operations, streaming.
     "airlock_session_opts_new": (_int, [_pp]),
     "airlock_session_opts_free": (None, [_p]),
@@ -221,12 +231,19 @@ _OPTIONAL = {
     "airlock_session_opts_set_interpreter": (_int, [_p, _str]),
     "airlock_run_req_set_cell": (_int, [_p, _bool]),
     "airlock_run_req_set_figures_svg": (_int, [_p, _bool]),
+    "airlock_run_req_set_ipython": (_int, [_p, _bool]),
     "airlock_session_list_interpreter": (_str, [_p, _size]),
     "airlock_result_cell": (_u64, [_p]),
     "airlock_result_state": (_int, [_p]),
     "airlock_result_value": (_str, [_p]),
+    # 0.10: a cell's restart and exception (docs/design-jupyter.md §5)
+    "airlock_result_restarted": (_bool, [_p]),
+    "airlock_result_error_name": (_str, [_p]),
+    "airlock_result_error_value": (_str, [_p]),
+    "airlock_result_traceback": (_str, [_p]),
     "airlock_result_display_count": (_size, [_p]),
     "airlock_result_display_get": (_int, [_p, _size, ctypes.POINTER(ctypes.c_char_p), _pp, ctypes.POINTER(_size)]),
+    "airlock_result_display_is_value": (_bool, [_p, _size]),
     # 0.9: advisories, mounts, profile lists
     "airlock_result_advisory_count": (_size, [_p]),
     "airlock_result_advisory": (_str, [_p, _size]),
@@ -239,6 +256,9 @@ _OPTIONAL = {
     "airlock_info_capacity": (ctypes.c_uint32, [_p, _int]),
     # 0.10: lists that say how many they leave out
     "airlock_session_list_more": (_u64, [_p]),
+    "airlock_ps_more": (_u64, [_p]),
+    # 0.10: a session that outlives its opener's connections
+    "airlock_session_opts_set_detached": (_int, [_p, _bool]),
     # 0.10: background processes of interpreter sessions
     "airlock_session_opts_set_background": (_int, [_p, _bool]),
     "airlock_session_list_background": (_bool, [_p, _size]),

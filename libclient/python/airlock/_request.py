@@ -64,6 +64,7 @@ class _Request:
         "session",
         "cell",
         "figures_svg",
+        "ipython",
         "stream",
         "tools",
         "rid",
@@ -140,7 +141,8 @@ class _Request:
         self.stdin = b"" if stdin is None else _to_bytes("stdin", stdin)
         self.session: Optional[bytes] = None  # a session id to run in (set by the session)
         self.cell = False  # a cell of the session's interpreter
-        self.figures_svg = False  # a cell's figures as SVG
+        self.figures_svg = False  # a cell's or a python run's figures as SVG
+        self.ipython = False  # a cell through IPython
         self.stream = False  # whether to ask for stream events
         self.tools: Optional[ToolSet] = None  # the tools the code may call
 
@@ -203,6 +205,11 @@ class _Request:
                 if not hasattr(lib, "airlock_run_req_set_figures_svg"):
                     raise SandboxError("figures=\"svg\" needs libairlock 0.10 or later")
                 rc = lib.airlock_run_req_set_figures_svg(req, True)
+            if rc == 0 and self.ipython:
+                step = "set_ipython"
+                if not hasattr(lib, "airlock_run_req_set_ipython"):
+                    raise SandboxError("ipython=True needs libairlock 0.10 or later")
+                rc = lib.airlock_run_req_set_ipython(req, True)
             if rc == 0 and self.stream:
                 step = "set_stream"
                 rc = lib.airlock_run_req_set_stream(req, True)
@@ -251,7 +258,8 @@ class _RunArgs:
     """
 
     __slots__ = (
-        "code", "language", "limits", "files", "env", "args", "stdin", "mounts", "on_output", "tools", "approve", "timeout"
+        "code", "language", "limits", "files", "env", "args", "stdin", "mounts", "on_output", "tools", "approve", "timeout",
+        "figures",
     )
 
     def __init__(self, bound: inspect.BoundArguments) -> None:
@@ -262,7 +270,10 @@ class _RunArgs:
     def request(self, default_limits: SandboxLimits) -> _Request:
         """The checked _Request (limits None: default_limits)."""
         limits = default_limits if self.limits is None else self.limits
-        return _Request(self.code, self.language, limits, self.files, self.env, self.args, self.stdin, self.mounts)
+        svg = figures_svg(self.figures)
+        request = _Request(self.code, self.language, limits, self.files, self.env, self.args, self.stdin, self.mounts)
+        request.figures_svg = svg
+        return request
 
     def attach_tools(self, request: _Request, blocking: bool) -> None:
         """_attach_tools() with this call's tools and approve."""
@@ -282,7 +293,15 @@ _RUN_KEYWORDS: Tuple[Tuple[str, Any, str], ...] = (
     ("tools", None, "Optional[Mapping[str, Callable[..., Any]]]"),
     ("approve", None, "Optional[ApproveHook]"),
     ("timeout", None, "Optional[float]"),
+    ("figures", "png", "str"),
 )
+
+
+def figures_svg(figures: object) -> bool:
+    """Whether figures= ("png" or "svg") asks SVG: a cell's, a python run's."""
+    if figures not in ("png", "svg"):
+        raise ValueError(f"figures must be \"png\" or \"svg\", not {figures!r}")
+    return figures == "svg"
 
 
 def _run_signature(mounts: bool, blocking: bool) -> inspect.Signature:

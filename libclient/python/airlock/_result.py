@@ -136,22 +136,40 @@ def _calls(lib: ctypes.CDLL, res: ctypes.c_void_p) -> Dict[str, Any]:
 
 
 def _cell(lib: ctypes.CDLL, res: ctypes.c_void_p) -> Dict[str, Any]:
-    """A cell's number, state, value and rich outputs (libairlock 0.9); zeros for a run."""
+    """A cell's number, state and value (libairlock 0.9); zeros for a run. Its
+    rich outputs, or a python run's figures (issue 30)."""
     cell, state, value, display = 0, None, None, []
-    if hasattr(lib, "airlock_result_cell") and lib.airlock_result_cell(res):  # libairlock 0.9
+    if not hasattr(lib, "airlock_result_cell"):  # libairlock 0.9
+        return dict(cell=cell, state=state, value=value, display=())
+    if lib.airlock_result_cell(res):
         cell = int(lib.airlock_result_cell(res))
         state = "kept" if lib.airlock_result_state(res) == 1 else "lost"
         raw = lib.airlock_result_value(res)
         value = raw.decode("utf-8", "replace") if raw is not None else None
-        for i in range(lib.airlock_result_display_count(res)):
-            mime = ctypes.c_char_p()
-            data = ctypes.c_void_p()
-            size = ctypes.c_size_t()
-            if lib.airlock_result_display_get(res, i, ctypes.byref(mime), ctypes.byref(data), ctypes.byref(size)) == 0:
-                display.append(
-                    SandboxDisplay(mime=(mime.value or b"").decode(), data=ctypes.string_at(data, size.value) if size.value else b"")
-                )
-    return dict(cell=cell, state=state, value=value, display=tuple(display))
+    is_value = getattr(lib, "airlock_result_display_is_value", None)  # libairlock 0.10
+    for i in range(lib.airlock_result_display_count(res)):
+        mime = ctypes.c_char_p()
+        data = ctypes.c_void_p()
+        size = ctypes.c_size_t()
+        if lib.airlock_result_display_get(res, i, ctypes.byref(mime), ctypes.byref(data), ctypes.byref(size)) == 0:
+            display.append(
+                SandboxDisplay(mime=(mime.value or b"").decode(), data=ctypes.string_at(data, size.value) if size.value else b"",
+                               value=bool(is_value(res, i)) if is_value is not None else False)
+            )
+    return dict(cell=cell, state=state, value=value, display=tuple(display), **_cell_error(lib, res))
+
+def _cell_error(lib: ctypes.CDLL, res: ctypes.c_void_p) -> Dict[str, Any]:
+    """A cell's restarted flag and exception (libairlock 0.10): False and Nones otherwise."""
+    out: Dict[str, Any] = dict(restarted=False, ename=None, evalue=None, traceback=None)
+    if not hasattr(lib, "airlock_result_restarted") or not lib.airlock_result_cell(res):
+        return out
+    out["restarted"] = bool(lib.airlock_result_restarted(res))
+    name = lib.airlock_result_error_name(res)
+    if name is not None:
+        out["ename"] = name.decode("utf-8", "replace")
+        out["evalue"] = (lib.airlock_result_error_value(res) or b"").decode("utf-8", "replace")
+        out["traceback"] = tuple((lib.airlock_result_traceback(res) or b"").decode("utf-8", "replace").splitlines())
+    return out
 
 
 def _raise_for_outcome(lib: ctypes.CDLL, res: ctypes.c_void_p, outcome: int, result: SandboxResult) -> None:

@@ -13,7 +13,7 @@ import threading
 import weakref
 from typing import Any, Awaitable, Callable, Deque, Dict, List, Optional, Tuple, Union
 
-from . import _lib, _timeout
+from . import _lib, _lists, _timeout
 from ._bridge import ToolSet
 from ._request import _c_string, _Request, _run_method, _RunArgs, _strerror
 from ._result import _bytes_at, _convert, _convert_info
@@ -811,6 +811,7 @@ class AirlockSandbox:
         interpreter: Optional[str] = None,
         background: bool = False,
         archive: Optional[bytes] = None,
+        detached: bool = False,
     ) -> "AirlockSession":
         """A session: one workspace on the daemon that outlives each run (for async code).
 
@@ -837,11 +838,16 @@ class AirlockSandbox:
         that the workspace starts as; the daemon refuses the whole archive
         (SandboxError, nothing opened) for links, devices, absolute or ".."
         names, or contents past the workspace size.
+        detached: the session does not end when this process's connections
+        have been gone for the daemon's grace period (as `airlock session
+        open` opens them): only close(), its idle timeout and its lifetime
+        end it; another process attaches to it by id (libairlock 0.10).
         """
         from ._session import AirlockSession
 
         return AirlockSession(
-            self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, background, archive)
+            self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, background, archive,
+                               detached)
         )
 
     def session_sync(
@@ -854,12 +860,14 @@ class AirlockSandbox:
         interpreter: Optional[str] = None,
         background: bool = False,
         archive: Optional[bytes] = None,
+        detached: bool = False,
     ) -> "AirlockSessionSync":
         """Like session(), with blocking methods: `with sandbox.session_sync() as s:`. See AirlockSessionSync."""
         from ._session import AirlockSessionSync
 
         return AirlockSessionSync(
-            self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, background, archive)
+            self._session_core(workspace_bytes, idle_timeout, lifetime, limits, interpreter, background, archive,
+                               detached)
         )
 
     def attach_session(self, session_id: str, *, limits: Optional[SandboxLimits] = None) -> "AirlockSession":
@@ -884,6 +892,7 @@ class AirlockSandbox:
     def _session_core(
         self, workspace_bytes: object, idle_timeout: object, lifetime: object, limits: object,
         interpreter: object = None, background: object = False, archive: object = None,
+        detached: object = False,
     ) -> Any:
         from ._session import _SessionCore
 
@@ -891,7 +900,9 @@ class AirlockSandbox:
         with self._lock:
             if self._closed:
                 raise SandboxError("the sandbox is closed")
-        core = _SessionCore.new(self, workspace_bytes, idle_timeout, lifetime, limits, interpreter, background, archive)
+        core = _SessionCore.new(
+            self, workspace_bytes, idle_timeout, lifetime, limits, interpreter, background, archive, detached
+        )
         with self._lock:
             self._sessions.add(core)
         return core
@@ -901,29 +912,18 @@ class AirlockSandbox:
 
         At most 64 are listed; the list's more says how many are left out.
         """
-        with _timeout.given(timeout):
-            return self._list_sessions()
-
-    def _list_sessions(self) -> "SessionList":
-        from ._session import SessionList, session_list_read
-
         _require_sessions(self._lib, "sessions")
-        lib = self._lib
-        out = SessionList()
+        with _timeout.given(timeout):
+            return _lists.session_list_blocking(self)
 
-        def call(conn: _Conn) -> int:
-            lst = ctypes.c_void_p()
-            rc = lib.airlock_session_list(conn.ptr, ctypes.byref(lst))
-            if rc < 0:
-                return rc
-            try:
-                session_list_read(lib, lst, out)
-            finally:
-                lib.airlock_session_list_free(lst)
-            return 0
-
-        self._call(call)
-        return out
+    def ps(self, *, timeout: Optional[float] = None) -> "_lists.RunList":
+        """The caller's runs in progress and queued, on every connection and
+        process, as `airlock ps` lists them: a RunList of RunInfo (run_id,
+        uid, pid, runtime, state, elapsed seconds) with .more (blocking;
+        timeout: as for ping()). An administrator such as root sees every
+        user's."""
+        with _timeout.given(timeout):
+            return _lists.ps_blocking(self)
 
     def _take_idle(self) -> Optional[_Conn]:
         """An idle pooled connection that is still alive, or None."""

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Union
 
 from . import _lib, _timeout
-from ._request import _Request, _run_method, _RunArgs, _to_bytes
-from ._result import _convert
-from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn
+from ._lists import fetch_call
+from ._request import _Request, _run_method, _RunArgs, _to_bytes, figures_svg
+from ._result import _bytes_at, _convert
+from ._sandbox import BytesLike, OutputCallback, PathLike, _Conn, _stream_name
 from ._types import (
     FileContent,
     FileInfo,
@@ -147,8 +148,29 @@ class _SyncCell:
     that runs it sends the cancel on its own connection (a connection is
     never used by two threads)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_output: Optional[Callable[[str, bytes], None]] = None) -> None:
         self.r, self.w = os.pipe()
+        self.on_output = on_output
+        self.failure: Optional[BaseException] = None
+
+    def take_events(self, lib: Any, conn: Any) -> None:
+        """Hand the cell's queued stream events to on_output, in order; the
+        first exception it raises is kept (raised after the cell's end) and
+        it is not called again. Before each result taken: taking a result
+        drops its run's events."""
+        while self.on_output is not None:
+            ev = ctypes.c_void_p()
+            if lib.airlock_conn_next_event(conn.ptr, ctypes.byref(ev)) < 0:
+                return
+            try:
+                data = _bytes_at(lib.airlock_event_data, ev)
+                if self.failure is None:
+                    try:
+                        self.on_output(_stream_name(lib.airlock_event_stream(ev)), data)
+                    except BaseException as e:  # raised once the cell has ended
+                        self.failure = e
+            finally:
+                lib.airlock_event_free(ev)
 
     def close(self) -> None:
         os.close(self.r)
@@ -175,6 +197,7 @@ class _SessionCore:
         self.cells: List[_Request] = []  # run_cell awaits in flight, oldest first
         self.sync_cells: List["_SyncCell"] = []  # blocking run_cell calls in flight (under lock)
         self.background = False  # its cells' processes live on between cells
+        self.detached = False  # it outlives its opener's connections
         self.archive: Optional[bytes] = None  # what its workspace starts as
         self.lock = threading.Lock()
 
@@ -184,6 +207,7 @@ class _SessionCore:
         interpreter: object = None,
         background: object = False,
         archive: object = None,
+        detached: object = False,
     ) -> "_SessionCore":
         if workspace_bytes is not None:
             if isinstance(workspace_bytes, bool) or not isinstance(workspace_bytes, int):
@@ -198,9 +222,12 @@ class _SessionCore:
             raise TypeError(f"background must be a bool, not {type(background).__name__}")
         if background and interpreter is None:
             raise ValueError('background=True needs an interpreter (interpreter="python")')
+        if not isinstance(detached, bool):
+            raise TypeError(f"detached must be a bool, not {type(detached).__name__}")
         core = cls(sandbox, None, limits, "new")
         core.interpreter = interpreter
         core.background = background
+        core.detached = detached
         if archive is not None and not isinstance(archive, (bytes, bytearray, memoryview)):
             raise TypeError(f"archive must be bytes or None, not {type(archive).__name__}")
         core.archive = bytes(archive) if archive is not None else None
@@ -324,6 +351,10 @@ class _SessionCore:
                         if not hasattr(lib, "airlock_session_opts_set_background"):
                             raise SandboxError("background processes need libairlock 0.10 or later")
                         rc = rc or lib.airlock_session_opts_set_background(opts, True)
+                    if self.detached:
+                        if not hasattr(lib, "airlock_session_opts_set_detached"):
+                            raise SandboxError("a detached session needs libairlock 0.10 or later")
+                        rc = rc or lib.airlock_session_opts_set_detached(opts, True)
                     if self.archive is not None:
                         if not hasattr(lib, "airlock_session_opts_set_archive"):
                             raise SandboxError("a session from an archive needs libairlock 0.10 or later")
@@ -370,16 +401,16 @@ class _SessionCore:
         request.session = self.check_open()
         return request
 
-    def cell(self, code: object, limits: object, figures: str = "png") -> _Request:
-        if figures not in ("png", "svg"):
-            raise ValueError(f"figures must be \"png\" or \"svg\", not {figures!r}")
+    def cell(self, code: object, limits: object, figures: str = "png", ipython: bool = False) -> _Request:
+        svg = figures_svg(figures)
         if self.interpreter is None and self.is_open:
             self.learn_interpreter()
         if self.interpreter is None:
             raise SandboxError("run_cell needs a session opened with interpreter=\"python\"")
         request = self.code_request(code, self.interpreter, limits)
         request.cell = True
-        request.figures_svg = figures == "svg"
+        request.figures_svg = svg
+        request.ipython = bool(ipython)
         return request
 
     def run_blocking(self, request: _Request, on_output: Optional[Callable[[str, bytes], None]]) -> SandboxResult:
@@ -403,6 +434,7 @@ class _SessionCore:
             lib.airlock_run_req_free(req)
         asked = False
         while rc >= 0:
+            cell.take_events(lib, conn)
             rc = lib.airlock_conn_next_result(conn.ptr, ctypes.byref(got), ctypes.byref(res))
             if rc != -errno.EAGAIN:
                 break
@@ -427,6 +459,8 @@ class _SessionCore:
                 raise self.gone(e.message) from None
             raise
         try:
+            if cell.failure is not None:
+                raise cell.failure
             return _convert(lib, res)
         finally:
             lib.airlock_result_free(res)
@@ -458,20 +492,8 @@ class _SessionCore:
         """A file operation whose answer is a library object: fetch(conn,
         byref(obj)) gets it, read(obj) makes the Python value, free(obj)
         frees it whatever read() does."""
-        out = []
-
-        def call(conn: _Conn) -> int:
-            obj = ctypes.c_void_p()
-            rc = fetch(conn, ctypes.byref(obj))
-            if rc < 0:
-                return rc
-            try:
-                out.append(read(obj))
-            finally:
-                free(obj)
-            return 0
-
-        self._file_call(path, call)
+        out: list = []
+        fetch_call(lambda call: self._file_call(path, call), fetch, free, lambda obj: out.append(read(obj)))
         return out[0]
 
     def read_blocking(self, path: PathLike) -> FileContent:
@@ -562,26 +584,19 @@ class _SessionCore:
             raise SandboxError("background processes need libairlock 0.10 or later")
         out: list = []
 
-        def call(conn: _Conn) -> int:
-            lst = ctypes.c_void_p()
-            rc = lib.airlock_session_ps(conn.ptr, sid, ctypes.byref(lst))
-            if rc < 0:
-                return rc
-            try:
-                for i in range(lib.airlock_process_list_count(lst)):
-                    out.append(
-                        ProcessInfo(
-                            pid=int(lib.airlock_process_list_pid(lst, i)),
-                            name=(lib.airlock_process_list_name(lst, i) or b"").decode("ascii", "replace"),
-                            cpu=lib.airlock_process_list_cpu_ms(lst, i) / 1000.0,
-                            memory=int(lib.airlock_process_list_memory_bytes(lst, i)),
-                        )
+        def read(lst: ctypes.c_void_p) -> None:
+            for i in range(lib.airlock_process_list_count(lst)):
+                out.append(
+                    ProcessInfo(
+                        pid=int(lib.airlock_process_list_pid(lst, i)),
+                        name=(lib.airlock_process_list_name(lst, i) or b"").decode("ascii", "replace"),
+                        cpu=lib.airlock_process_list_cpu_ms(lst, i) / 1000.0,
+                        memory=int(lib.airlock_process_list_memory_bytes(lst, i)),
                     )
-            finally:
-                lib.airlock_process_list_free(lst)
-            return 0
+                )
 
-        self.sandbox._call(call)
+        fetch_call(self.sandbox._call, lambda conn, ref: lib.airlock_session_ps(conn.ptr, sid, ref),
+                   lib.airlock_process_list_free, read)
         return out
 
     def stop_process_blocking(self, pid: object) -> None:
@@ -685,7 +700,7 @@ class AirlockSession:
 
     async def run_cell(
         self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png",
-        timeout: Optional[float] = None
+        ipython: bool = False, on_output: Optional[OutputCallback] = None, timeout: Optional[float] = None
     ) -> SandboxResult:
         """Run a cell in the session's interpreter (a session opened with interpreter="python").
 
@@ -700,16 +715,25 @@ class AirlockSession:
         A session from attach_session() runs cells as the one that opened it.
         result.artifacts are the files the cell created or changed. figures:
         "png" (the default) or "svg", the type of its matplotlib figures
-        (libairlock 0.10 and a daemon that knows it).
+        (libairlock 0.10 and a daemon that knows it). ipython: run the cell
+        through IPython's InteractiveShell (magics such as %timeit, `!cmd`
+        as a process of the sandbox) when the session's runtime can import
+        IPython ("python-site" on Debian with python3-ipython); without it
+        the cell runs plain and its stderr's first line says so. on_output: as
+        run()'s, called with each chunk the cell writes while it runs (the
+        daemon looks every 50 ms; libairlock and a daemon of 0.10); the result
+        still carries the whole output, and the exception's traceback is
+        then in result.traceback only, not on stderr. result.restarted,
+        .ename, .evalue, .traceback: SandboxResult.
         """
         core = self._core
         with _timeout.given(timeout):
             if core.interpreter is None and core.is_open:
                 await self._blocking(core.learn_interpreter)
-            request = core.cell(code, limits, figures)
+            request = core.cell(code, limits, figures, ipython)
             core.cells.append(request)
             try:
-                return await core.run_async(request, None)
+                return await core.run_async(request, on_output)
             finally:
                 core.cells.remove(request)
 
@@ -759,16 +783,18 @@ class AirlockSession:
         with _timeout.given(timeout):
             await self._blocking(self._core.delete_blocking, path)
 
-    async def processes(self) -> list:
+    async def processes(self, *, timeout: Optional[float] = None) -> list:
         """The processes a session opened with background=True keeps (every
         process of its sandbox but the interpreter), as ProcessInfo: pid,
         name, cpu seconds, resident memory. At most 64."""
-        return await self._blocking(self._core.processes_blocking)
+        with _timeout.given(timeout):
+            return await self._blocking(self._core.processes_blocking)
 
-    async def stop_process(self, pid: int) -> None:
+    async def stop_process(self, pid: int, *, timeout: Optional[float] = None) -> None:
         """Stop (SIGKILL) one of them, by the pid processes() shows;
         SandboxUnavailableError("not_found") when there is none."""
-        await self._blocking(self._core.stop_process_blocking, pid)
+        with _timeout.given(timeout):
+            await self._blocking(self._core.stop_process_blocking, pid)
 
     async def extend(self, seconds: float, *, timeout: Optional[float] = None) -> None:
         """Extend the session's lease: it now ends `seconds` from now (at most
@@ -829,13 +855,21 @@ class AirlockSessionSync:
 
     def run_cell(
         self, code: Union[str, bytes], *, limits: Optional[SandboxLimits] = None, figures: str = "png",
+        ipython: bool = False, on_output: Optional[Callable[[str, bytes], None]] = None,
         timeout: Optional[float] = None
     ) -> SandboxResult:
-        """As AirlockSession.run_cell(), blocking; interrupt() from another thread interrupts it."""
+        """As AirlockSession.run_cell(), blocking; interrupt() from another
+        thread interrupts it. on_output: a plain function, called on this
+        thread with each chunk as it comes; if it raises, it is not called
+        again and its exception is raised once the cell has ended."""
         core = self._core
         with _timeout.given(timeout):
-            request = core.cell(code, limits, figures)
-            cell = _SyncCell()
+            request = core.cell(code, limits, figures, ipython)
+            if on_output is not None:
+                if not callable(on_output):
+                    raise TypeError(f"on_output must be callable or None, not {type(on_output).__name__}")
+                request.stream = True
+            cell = _SyncCell(on_output)
             with core.lock:
                 core.sync_cells.append(cell)
             try:
@@ -876,13 +910,15 @@ class AirlockSessionSync:
         with _timeout.given(timeout):
             self._core.delete_blocking(path)
 
-    def processes(self) -> list:
+    def processes(self, *, timeout: Optional[float] = None) -> list:
         """As AirlockSession.processes(), blocking."""
-        return self._core.processes_blocking()
+        with _timeout.given(timeout):
+            return self._core.processes_blocking()
 
-    def stop_process(self, pid: int) -> None:
+    def stop_process(self, pid: int, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.stop_process(), blocking."""
-        self._core.stop_process_blocking(pid)
+        with _timeout.given(timeout):
+            self._core.stop_process_blocking(pid)
 
     def extend(self, seconds: float, *, timeout: Optional[float] = None) -> None:
         """As AirlockSession.extend(), blocking."""

@@ -312,15 +312,22 @@ class SandboxDisplay:
     """One rich output of a cell, as Jupyter shows it: a matplotlib figure
     (plt.show(), or left open), a display() call, or one representation of
     the trailing value (_repr_png_, _repr_svg_, _repr_html_,
-    _repr_markdown_).
+    _repr_markdown_); or a figure of a python run (plt.show(), or left open
+    at its end).
 
-    mime: "image/png", "image/svg+xml", "text/plain", "text/html" or
-    "text/markdown".
+    mime: "image/png", "image/svg+xml", "text/plain", "text/html",
+    "text/markdown", or from a cell run with ipython=True "text/latex" or
+    "application/json" (JSON text).
     data: its bytes.
+    value: one of the trailing value's representations (with result.value
+        as its text/plain, the value's one mime bundle: Jupyter's
+        execute_result); False for a display() call or a figure, and with
+        libairlock or a daemon before 0.10.
     """
 
     mime: str
     data: bytes = field(repr=False)
+    value: bool = False
 
 
 @dataclass(frozen=True)
@@ -367,7 +374,19 @@ class SandboxResult:
         number in the session, "kept" or "lost" (the interpreter was
         restarted empty: the variables of earlier cells are gone), the repr
         of its trailing expression (None: none, or None), its rich outputs
-        (SandboxDisplay). 0, None, None, () for a run.
+        (SandboxDisplay). 0, None, None for a run; a python run's display
+        holds its matplotlib figures (image/png, or image/svg+xml with
+        run(..., figures="svg")).
+    restarted: a cell's interpreter ended during it (the cell killed it, the
+        memory limit, no stop after an interrupt): state is "lost" and the
+        next cell runs in a new one, its own state "lost" but restarted
+        False. False for a run, and with a daemon or libairlock before 0.10.
+    ename, evalue, traceback: the exception a cell raised (a SyntaxError of
+        its code too; "KeyboardInterrupt" when interrupted): its type's name,
+        str() of it, and the traceback's lines from the first frame of the
+        cell's code (a tuple of str). None when it raised none, for a run,
+        and with a daemon or libairlock before 0.10. The traceback is on
+        stderr too, unless the cell was streamed (run_cell's on_output).
     tool_calls: the SandboxToolCall of each call the code made of the run's
         tools, in order (at most 256), () for a run without tools.
     advisories: what the daemon's advisory checks found in the code, e.g.
@@ -400,6 +419,10 @@ class SandboxResult:
     value: Optional[str] = None
     display: Tuple[SandboxDisplay, ...] = ()
     advisories: Tuple[str, ...] = ()
+    restarted: bool = False
+    ename: Optional[str] = None
+    evalue: Optional[str] = None
+    traceback: Optional[Tuple[str, ...]] = None
 
     @property
     def ok(self) -> bool:

@@ -2,7 +2,8 @@
 
 All ZMQ traffic is on the main thread (ZMQ sockets are not thread-safe); a
 cell runs on a worker thread, which only calls the binding and then wakes
-the main loop through a pipe. While a cell runs, shell requests wait in
+the main loop through a pipe, as it does for each chunk of output the cell
+streams (docs/design-jupyter.md section 6.3). While a cell runs, shell requests wait in
 their queue (as ipykernel serves them, one at a time) and control requests
 (interrupt, shutdown, kernel_info) are answered at once.
 """
@@ -16,6 +17,7 @@ import re
 import sys
 import threading
 import time
+import codecs
 import codeop
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -26,9 +28,6 @@ from jupyter_client.session import Session
 import airlock
 
 PROTOCOL_VERSION = "5.3"
-
-# The last line of a Python traceback: "Name: value" or "Name".
-_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?:: (.*))?$")
 
 
 def _log(msg: str) -> None:
@@ -80,7 +79,7 @@ class KernelSettings:
     def limits(self) -> airlock.SandboxLimits:
         kw: Dict[str, Any] = {}
         if self.wall_s is not None:
-            kw["wall_time_s"] = self.wall_s
+            kw["wall_seconds"] = self.wall_s  # SandboxLimits names it so (was wall_time_s: a TypeError)
         if self.memory_mb is not None:
             kw["memory_bytes"] = self.memory_mb << 20
         if self.profile is not None:
@@ -134,23 +133,16 @@ finally:
 """
 
 
+# The first line of a cell's stderr when the driver was asked for IPython
+# and the runtime cannot import it (daemon/frontend/cells/cells.py).
+NO_IPYTHON = "airlock: IPython is not importable in this runtime; plain Python\n"
+
+
 def pick_runtime(info: Mapping[str, Any]) -> str:
     """The python runtime with the most data-science packages; "python" on a tie."""
     pkgs = info.get("runtime_packages") or {}
     best = max(sorted(pkgs), key=lambda name: (len(pkgs[name]), name == "python"), default="python")
     return best if pkgs.get(best) else "python"
-
-
-def split_error(stderr: str) -> Tuple[str, str, List[str]]:
-    """ename, evalue and traceback lines of a cell that raised, from its stderr
-    (the last "Traceback" block; its last line is "Name: value")."""
-    lines = stderr.rstrip("\n").split("\n")
-    start = max((i for i, l in enumerate(lines) if l.startswith("Traceback (most recent call last):")), default=0)
-    tb = lines[start:]
-    m = _EXC_LINE.match(tb[-1]) if tb else None
-    if m:
-        return m.group(1), m.group(2) or "", tb
-    return "Error", tb[-1] if tb else "", tb
 
 
 @dataclass
@@ -165,8 +157,12 @@ class _Cell:
     count: int
     result: Any = None
     error: Optional[BaseException] = None
-    interrupted: bool = False  # an interrupt_request reached the daemon for it
     done: threading.Event = field(default_factory=threading.Event)
+    # Streamed output: bytes of each stream sent to iopub, and a decoder
+    # each (a chunk may end inside a UTF-8 character).
+    sent: Dict[str, int] = field(default_factory=lambda: {"stdout": 0, "stderr": 0})
+    decoders: Dict[str, Any] = field(default_factory=lambda: {
+        name: codecs.getincrementaldecoder("utf-8")("replace") for name in ("stdout", "stderr")})
 
 
 class AirlockKernel:
@@ -184,8 +180,12 @@ class AirlockKernel:
         self.cell: Optional[_Cell] = None
         self.wake_r, self.wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         self.done_q: "queue.Queue[_Cell]" = queue.Queue()
+        self.out_q: "queue.Queue[Tuple[_Cell, str, bytes]]" = queue.Queue()  # streamed chunks
         self.stopping = False
-        self.fresh_next = False  # the next cell runs in a new interpreter: its "lost" is expected
+        self.ipython = True  # ask cells through IPython until the driver says the runtime has none
+        # The last cell's answer said its interpreter ended (restarted): the
+        # next one's "lost" state is that restart, already reported.
+        self.restart_told = False
         self.sandbox: Optional[airlock.AirlockSandbox] = None
         self.asession: Any = None
 
@@ -229,6 +229,7 @@ class AirlockKernel:
         if s.runtime is None:
             s.runtime = pick_runtime(self.sandbox.info())
         self.asession = self.sandbox.session_sync(interpreter=s.runtime, limits=s.limits())
+        self.ipython = True
         self.asession.open()
         _log("session %s open (runtime %s, profile %s)" % (self.asession.id, s.runtime, s.profile or "default"))
 
@@ -240,9 +241,25 @@ class AirlockKernel:
                 _log("closing the session: %s" % e)
             self.asession = None
 
-    def _work(self, cell: _Cell) -> None:
+    def _wake(self) -> None:
         try:
-            cell.result = self.asession.run_cell(cell.code)
+            os.write(self.wake_w, b"x")
+        except BlockingIOError:
+            pass
+
+    def _work(self, cell: _Cell) -> None:
+        def chunk(stream: str, data: bytes) -> None:
+            self.out_q.put((cell, stream, data))
+            self._wake()
+
+        try:
+            # Through IPython (magics, !cmd in the sandbox) when the runtime
+            # has it; otherwise the driver runs it plain and its stderr says
+            # so: said once, then the session's cells are asked plain.
+            cell.result = self.asession.run_cell(cell.code, ipython=self.ipython,
+                                                 on_output=None if cell.silent else chunk)
+            if cell.result.stderr.startswith(NO_IPYTHON):
+                self.ipython = False
         except airlock.SandboxError as e:
             cell.result = getattr(e, "result", None)
             cell.error = e
@@ -250,10 +267,15 @@ class AirlockKernel:
             cell.error = e
         cell.done.set()
         self.done_q.put(cell)
-        try:
-            os.write(self.wake_w, b"x")
-        except BlockingIOError:
-            pass
+        self._wake()
+
+    def stream(self, cell: _Cell, name: str, data: bytes, final: bool = False) -> None:
+        """Output of cell on iopub as a Jupyter stream message (as ipykernel
+        sends one while a cell runs); data is what was not sent yet."""
+        cell.sent[name] += len(data)
+        text = cell.decoders[name].decode(data, final)
+        if text:
+            self.send(self.iopub, "stream", {"name": name, "text": text}, cell.parent)
 
     # -- messages ----------------------------------------------------------
 
@@ -356,8 +378,7 @@ class AirlockKernel:
         except airlock.SandboxError as e:
             _log("helper cell: %s" % e)
             return None
-        if r.state == "lost":
-            self.fresh_next = False  # this helper cell was the new interpreter's first
+        self.restart_told = r.restarted  # a helper's answer is the last one too
         if r.outcome != "exited" or r.exit_code != 0:
             return None
         try:
@@ -399,14 +420,6 @@ class AirlockKernel:
         self.cell = cell
         threading.Thread(target=self._work, args=(cell,), name="airlock-kernel-cell", daemon=True).start()
 
-    def crashed(self, r: Any) -> bool:
-        """Whether a cell answered `lost` ended its interpreter (else it ran in
-        a new one). The daemon says `lost` of both: of the cell whose
-        interpreter ended and of the first cell of the next interpreter. The
-        latter follows a crash this kernel reported (fresh_next) or carries
-        the daemon's note of why it restarted the interpreter."""
-        return not self.fresh_next and not r.advisories
-
     def interrupt(self) -> None:
         """The running cell's interrupt: KeyboardInterrupt in it, its state kept (the binding's interrupt()).
 
@@ -420,7 +433,6 @@ class AirlockKernel:
         while self.cell is not None and not self.cell.done.is_set():
             try:
                 s.interrupt()
-                self.cell.interrupted = True
                 return
             except airlock.SandboxError as e:
                 if time.monotonic() > deadline:
@@ -434,8 +446,18 @@ class AirlockKernel:
             self.count = 0
             self.open_session()
 
+    def drain_output(self) -> None:
+        """Send the chunks the worker queued. Before any cell's end: the
+        worker queues every chunk of a cell before the cell itself."""
+        while True:
+            try:
+                self.stream(*self.out_q.get_nowait())
+            except queue.Empty:
+                return
+
     def finish(self, cell: _Cell) -> None:
         """Publish a cell's outputs and answer its request."""
+        self.drain_output()
         self.cell = None
         parent = cell.parent
         r = cell.result
@@ -449,40 +471,27 @@ class AirlockKernel:
             if isinstance(e, airlock.SandboxUnavailableError):
                 self.stopping = True  # the daemon is gone: a dead kernel, never code on the host
         else:
+            # What the daemon says (docs/design-jupyter.md section 5): the
+            # exception as fields, and whether the interpreter ended in
+            # this cell (restarted) or before it (lost, not restarted).
+            if r.ename is not None:
+                error = (r.ename, r.evalue or "", list(r.traceback or ()))
+            elif r.restarted:
+                error = ("DeadKernelError", "the interpreter ended (%s): its state is lost" % r.outcome, [])
+            elif r.outcome in ("cancelled", "wall_limit", "cpu_limit"):
+                error = ("KeyboardInterrupt", "", ["KeyboardInterrupt"])
             if not cell.silent:
-                if r.stdout:
-                    self.send(self.iopub, "stream", {"name": "stdout", "text": r.stdout}, parent)
-                err_text = r.stderr
-                if r.outcome == "exited" and r.exit_code == 1 and (r.state == "kept" or not self.crashed(r)) and \
-                        "Traceback (most recent call last):" in err_text:
-                    error = split_error(err_text)
-                    err_text = err_text[: err_text.rfind("Traceback (most recent call last):")]
-                elif r.outcome == "cancelled" or (r.outcome in ("wall_limit", "cpu_limit") and r.state == "kept") or \
-                        (cell.interrupted and err_text.rstrip("\n").endswith("KeyboardInterrupt")):
-                    error = ("KeyboardInterrupt", "", ["KeyboardInterrupt"])
-                    err_text = err_text.replace("KeyboardInterrupt\n", "")
-                elif r.state == "lost" and self.crashed(r):
-                    error = ("DeadKernelError", "the interpreter ended (%s): its state is lost" % r.outcome, [])
-                if err_text:
-                    self.send(self.iopub, "stream", {"name": "stderr", "text": err_text}, parent)
-                for item in r.display:
-                    self.send(self.iopub, "display_data", {"data": {item.mime: _mime_data(item.mime, item.data)},
-                                                           "metadata": {}, "transient": {}}, parent)
-                if r.value is not None and error is None:
-                    self.send(self.iopub, "execute_result", {"execution_count": cell.count,
-                                                             "data": {"text/plain": r.value}, "metadata": {}}, parent)
-            if r.state == "lost" and error is not None and (error[0] == "DeadKernelError" or r.outcome == "cancelled"):
-                self.status("restarting", parent)
+                self.publish(cell, r, error is None)
+            if r.restarted:
+                self.status("restarting", parent)  # as ipykernel's nanny after a dead kernel
                 self.count = 0
-                self.fresh_next = True
-            elif r.state == "lost" and not self.fresh_next and not cell.silent:
-                # Restarted before this cell (a reload, a daemon restart): it
-                # ran, in an empty namespace; say so as ipykernel's nanny would.
+            elif r.state == "lost" and not self.restart_told and not cell.silent:
+                # Restarted between cells (a reload, a daemon restart, an
+                # end while idle): it ran, in an empty namespace; say so.
                 self.status("restarting", parent)
                 self.send(self.iopub, "stream", {"name": "stderr", "text": "[the interpreter was restarted: "
                                                  "earlier state is lost%s]\n" % _why(r)}, parent)
-            else:
-                self.fresh_next = False
+            self.restart_told = r.restarted
         if error is not None:
             ename, evalue, tb = error
             if not cell.silent:
@@ -490,6 +499,24 @@ class AirlockKernel:
             reply.update(status="error", ename=ename, evalue=evalue, traceback=tb)
         self.send(self.shell, "execute_reply", reply, parent, cell.idents)
         self.status("idle", parent)
+
+    def publish(self, cell: _Cell, r: Any, with_result: bool) -> None:
+        """A cell's output on iopub: the tail of each stream not streamed
+        yet, its displays, and its value as execute_result."""
+        for name, raw in (("stdout", r.stdout_bytes), ("stderr", r.stderr_bytes)):
+            self.stream(cell, name, raw[cell.sent[name]:], final=True)
+        # The value's representations (display items flagged value) join
+        # its text/plain in one execute_result, as ipykernel's.
+        bundle = {"text/plain": r.value} if r.value is not None else {}
+        for item in r.display:
+            if getattr(item, "value", False) and r.value is not None:
+                bundle[item.mime] = _mime_data(item.mime, item.data)
+                continue
+            self.send(self.iopub, "display_data", {"data": {item.mime: _mime_data(item.mime, item.data)},
+                                                   "metadata": {}, "transient": {}}, cell.parent)
+        if r.value is not None and with_result:
+            self.send(self.iopub, "execute_result", {"execution_count": cell.count,
+                                                     "data": bundle, "metadata": {}}, cell.parent)
 
     # -- the loop ----------------------------------------------------------
 
@@ -506,6 +533,7 @@ class AirlockKernel:
                     os.read(self.wake_r, 64)
                 except BlockingIOError:
                     pass
+                self.drain_output()
                 while True:
                     try:
                         self.finish(self.done_q.get_nowait())
@@ -529,8 +557,13 @@ def _why(r: Any) -> str:
     return ": " + "; ".join(r.advisories) if r.advisories else ""
 
 
-def _mime_data(mime: str, data: bytes) -> str:
-    """Jupyter's JSON form: text as text, images base64."""
+def _mime_data(mime: str, data: bytes) -> Any:
+    """Jupyter's JSON form: text as text, JSON as JSON, images base64."""
+    if mime == "application/json":
+        try:
+            return json.loads(data)
+        except ValueError:
+            return {}
     if mime.startswith("text/") or mime == "image/svg+xml":
         return data.decode("utf-8", "replace")
     import base64

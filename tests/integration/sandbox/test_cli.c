@@ -930,16 +930,16 @@ test_cells(void **state)
 		cli_free(&r);
 	}
 	{
-		/* --figures: svg is for cells (the daemon refuses a run's,
-		 * bad_request: 69); a type other than png or svg is a usage
-		 * error (2). */
-		const char *a[] = {"run", "--figures", "svg", "-c", "1", NULL};
+		/* --figures: svg is for cells and python runs (the daemon
+		 * refuses a shell run's, bad_request: 69); a type other than
+		 * png or svg is a usage error (2). */
+		const char *a[] = {"run", "--lang", "sh", "--figures", "svg", "-c", "1", NULL};
 		const char *b[] = {"run", "--session", id,  "--cell", "--figures",
 				   "gif", "-c",	       "1", NULL};
 
 		r = cli(s, a);
 		assert_status(&r, 69);
-		assert_non_null(strstr(r.err, "figures_svg is for cells"));
+		assert_non_null(strstr(r.err, "figures_svg is for cells and python runs"));
 		cli_free(&r);
 		r = cli(s, b);
 		assert_status(&r, 2);
