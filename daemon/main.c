@@ -432,7 +432,9 @@ main_resources(struct spawner *sp, const struct config *cfg, const struct main_o
 	sp->fds_warn = (struct log_repeat)LOG_REPEAT_INIT(SPAWNER_MOUNT_WARN_MS);
 	sp->slots = xcalloc(sp->nslots, sizeof(*sp->slots));
 	sp->keepers = xcalloc(sp->nslots, sizeof(*sp->keepers));
+	sp->zygotes = xcalloc(sp->nslots, sizeof(*sp->zygotes));
 	for (i = 0; i < sp->nslots; i++) {
+		sp->zygotes[i].sock = -1;
 		sp->slots[i].ctl = -1;
 		sp->slots[i].cg_base.peak_fd = -1;
 	}
@@ -561,6 +563,7 @@ main(int argc, char **argv)
 	seccomp_policy_free(&sp.seccomp_noproc);
 	free(sp.slots);
 	free(sp.keepers);
+	free(sp.zygotes);
 	config_free(&cfg);
 	log_info("stopped");
 	return r < 0 ? 1 : 0;

@@ -58,6 +58,18 @@ enum spawn_msg_type {
 	 * session's keeper (memory_bytes = its workspace size). Its events come
 	 * back as SPAWN_STARTED/FAILED/DONE with the session's key as run_id. */
 	SPAWN_KEEPER = 7,
+	/* frontend -> spawner: struct spawn_req + fd {spec}: start a zygote
+	 * (docs/design-bursts.md §3.3) as the first uid of uid_slot, which
+	 * stays the zygote's until its reap. spec: a sealed memfd of at most
+	 * SPAWN_ZYGOTE_SPEC_MAX bytes, NUL-terminated strings: the runtime's
+	 * python (an absolute path), then its base environment (NAME=value,
+	 * at most SPAWN_ZYGOTE_ENV_MAX). With SPAWN_F_NOPROC the runs'
+	 * seccomp program is subprocess = no's. Answers SPAWN_STARTED (pid)
+	 * or SPAWN_FAILED under run_id. */
+	SPAWN_ZYGOTE_START = 10,
+	/* spawner -> frontend: struct spawn_ev: the zygote started under
+	 * run_id was reaped (pid, status). */
+	SPAWN_ZYGOTE_GONE = 11,
 };
 
 #define SPAWN_REQ_NFDS 4
@@ -66,6 +78,9 @@ enum spawn_msg_type {
 #define SPAWN_KEEPER_NFDS 1
 #define SPAWN_PREPARE_NFDS 1	      /* the root spec (rootspec.h) */
 #define SPAWN_PREPARE_NFDS_PRESTART 4 /* with SPAWN_F_PRESTART: + plan, stdout, stderr */
+#define SPAWN_ZYGOTE_START_NFDS 1     /* the spec */
+#define SPAWN_ZYGOTE_SPEC_MAX 65536U  /* bytes of a zygote's spec */
+#define SPAWN_ZYGOTE_ENV_MAX 256U     /* entries of its environment */
 /* spawn_req.cpu_percent: cpu.max takes any quota; 4096 CPUs at the most */
 #define SPAWN_CPU_PERCENT_MAX (100U * 4096U)
 
@@ -73,6 +88,7 @@ enum spawn_msg_type {
 #define SPAWN_F_WORKSPACE 0x1u	/* SPAWN_REQ: a fifth fd: the session's workspace mount */
 #define SPAWN_F_PRESTART 0x2u	/* SPAWN_PREPARE: start the interpreter ahead */
 #define SPAWN_F_PRESTARTED 0x4u /* SPAWN_REQ: for a pre-started one: plan, lifeline only */
+#define SPAWN_F_NOPROC 0x8u	/* SPAWN_ZYGOTE_START: the runs' seccomp: subprocess = no */
 
 struct spawn_req {
 	uint32_t type;

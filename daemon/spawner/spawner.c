@@ -112,7 +112,10 @@ spawner_prepare_check(struct spawner *sp, const struct spawn_req *req, int *fds,
 {
 	int r;
 
-	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0) {
+	/* A zygote's slot is its uid's (U_z) for its life: a sandbox whose
+	 * user namespace root is U_z would be the zygote's to enter. */
+	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0 ||
+	    sp->zygotes[req->uid_slot].pid != 0) {
 		*ret_step = "uid_slot";
 		return -EINVAL;
 	}
@@ -400,7 +403,9 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds, size_t
 	bool into, cg_made = false;
 	long pid;
 
-	if (req->uid_slot >= sp->nslots || sp->keepers[req->uid_slot].pid != 0)
+	/* Not a zygote's slot either: the keeper would be the zygote's uid. */
+	if (req->uid_slot >= sp->nslots || sp->keepers[req->uid_slot].pid != 0 ||
+	    sp->zygotes[req->uid_slot].pid != 0)
 		goto fail;
 	step = "cgroup";
 	r = cgroup_keeper_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes);
@@ -527,6 +532,8 @@ spawner_reap(struct spawner *sp)
 			sp->frontend_reaped = true;
 			continue;
 		}
+		if (spawner_zygote_reaped(sp, pid, status))
+			continue;
 
 		for (i = 0; i < sp->nslots; i++)
 			if (sp->keepers[i].pid == pid)
@@ -598,6 +605,10 @@ static const struct spawner_cmd spawner_cmds[] = {
 	{SPAWN_DISCARD, 0, {{0, 0}, {0, 0}}, spawner_discard},
 	{SPAWN_RELOAD, 0, {{0, 0}, {0, 0}}, spawner_reload_req},
 	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, {{0, 0}, {0, 0}}, spawner_keeper},
+	{SPAWN_ZYGOTE_START,
+	 SPAWN_ZYGOTE_START_NFDS,
+	 {{SPAWN_F_NOPROC, SPAWN_ZYGOTE_START_NFDS}, {0, 0}},
+	 spawner_zygote_cmd},
 };
 
 /* The fixed struct of a request: its size, reserved field, bounds, type
@@ -797,7 +808,8 @@ spawner_serve(struct spawner *sp)
 				break;
 		}
 	}
-	/* The frontend is gone: no sandbox or keeper may outlive it. */
+	/* The frontend is gone: no sandbox, keeper or zygote may outlive it. */
+	spawner_zygote_stop_all(sp);
 	for (i = 0; i < sp->nslots; i++) {
 		if (sp->slots[i].pid > 0)
 			spawner_kill(sp, i, sp->slots[i].pid);

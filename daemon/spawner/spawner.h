@@ -25,14 +25,28 @@ struct spawner_slot {
 	uint64_t ws_bytes;		/* a keeper's: its session's workspace size */
 };
 
+/* A zygote of a uid slot (docs/design-bursts.md §3.3): our child until
+ * its reap, so its pid is not reused before we wait for it. */
+struct spawner_zygote_slot {
+	pid_t pid; /* 0 = none */
+	uint32_t run_id;
+	int sock; /* our end of its order socket (non-blocking), or -1 */
+};
+
 #define SPAWNER_MOUNT_WARN_MS 60000 /* a missing mount's warning: at most once a minute */
 
 struct spawner {
 	int sock; /* to the frontend */
 	uid_t uid_base;
-	uint32_t nslots;	      /* uid_count / 2 */
-	struct spawner_slot *slots;   /* the run sandbox of each uid slot */
-	struct spawner_slot *keepers; /* the session keeper of each uid slot */
+	uint32_t nslots;		     /* uid_count / 2 */
+	struct spawner_slot *slots;	     /* the run sandbox of each uid slot */
+	struct spawner_slot *keepers;	     /* the session keeper of each uid slot */
+	struct spawner_zygote_slot *zygotes; /* the zygote of each uid slot */
+	/* zygote.py and the _airlock_zygote extension: the spawner's own,
+	 * never the frontend's (NULL: SPAWN_ZYGOTE_START fails; airlockd
+	 * sets none until the zygote is wired, docs/design-bursts.md §3.4) */
+	const char *zygote_script;
+	const char *zygote_ext;
 	struct sandbox_layout layout;
 	struct sock_fprog seccomp;
 	struct rootspec rootspec; /* the last SPAWN_PREPARE's, checked; its clone's copy */

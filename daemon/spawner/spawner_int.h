@@ -1,11 +1,12 @@
 /*
- * spawner_int.h: what spawner.c and spawner_clone.c share; no other file
+ * spawner_int.h: what spawner.c, spawner_clone.c and spawner_zygote_cmd.c share; no other file
  * includes it.
  */
 #ifndef AIRLOCKD_SPAWNER_INT_H
 #define AIRLOCKD_SPAWNER_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -38,5 +39,13 @@ int spawner_write_maps(const struct spawner *sp, uint32_t slot, pid_t pid, const
 /* The maps, then one byte on the child's sync pipe: it may go on. */
 int spawner_release(const struct spawner *sp, uint32_t slot, pid_t pid, int sync_fd,
 		    const char **ret_step);
+
+/* SPAWN_ZYGOTE_START (spawner_zygote_cmd.c). */
+void spawner_zygote_cmd(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds);
+/* pid was reaped: if it was a zygote, its slot is freed and
+ * SPAWN_ZYGOTE_GONE sent; returns whether it was. */
+bool spawner_zygote_reaped(struct spawner *sp, pid_t pid, int status);
+/* The frontend is gone: kill and reap every zygote. */
+void spawner_zygote_stop_all(struct spawner *sp);
 
 #endif

@@ -14,12 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "fdpass.h"
+#include "memfd.h"
 #include "spawn_msg.h"
 #include "spawner.h"
 
@@ -74,6 +82,10 @@ test_every_row_exact_fds(void **state)
 		{.type = SPAWN_DISCARD, .flags = 0, .nfds = 0},
 		{.type = SPAWN_RELOAD, .flags = 0, .nfds = 0},
 		{.type = SPAWN_KEEPER, .flags = 0, .nfds = SPAWN_KEEPER_NFDS},
+		{.type = SPAWN_ZYGOTE_START, .flags = 0, .nfds = SPAWN_ZYGOTE_START_NFDS},
+		{.type = SPAWN_ZYGOTE_START,
+		 .flags = SPAWN_F_NOPROC,
+		 .nfds = SPAWN_ZYGOTE_START_NFDS},
 	};
 	size_t i;
 
@@ -139,20 +151,27 @@ test_workspace_fd_count(void **state)
 static void
 test_stray_flags(void **state)
 {
-	static const uint32_t types[] = {SPAWN_PREPARE, SPAWN_DISCARD, SPAWN_RELOAD, SPAWN_KEEPER};
+	static const uint32_t types[] = {SPAWN_PREPARE, SPAWN_DISCARD, SPAWN_RELOAD, SPAWN_KEEPER,
+					 SPAWN_ZYGOTE_START};
 	struct spawn_req r;
 	size_t i;
 	unsigned bit;
 
 	(void)state;
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		size_t nfds = types[i] == SPAWN_KEEPER	  ? SPAWN_KEEPER_NFDS
-			      : types[i] == SPAWN_PREPARE ? SPAWN_PREPARE_NFDS
-							  : 0;
+		size_t nfds = types[i] == SPAWN_KEEPER	       ? SPAWN_KEEPER_NFDS
+			      : types[i] == SPAWN_PREPARE      ? SPAWN_PREPARE_NFDS
+			      : types[i] == SPAWN_ZYGOTE_START ? SPAWN_ZYGOTE_START_NFDS
+							       : 0;
 
 		r = req_of(types[i], SPAWN_F_WORKSPACE);
 		assert_false(check(&r, sizeof(r), nfds));
 		assert_false(check(&r, sizeof(r), nfds + 1));
+		/* The zygote's flag on no other type, nor with another flag. */
+		r = req_of(types[i], types[i] == SPAWN_ZYGOTE_START
+					     ? SPAWN_F_NOPROC | SPAWN_F_WORKSPACE
+					     : SPAWN_F_NOPROC);
+		assert_false(check(&r, sizeof(r), nfds));
 	}
 	for (bit = 1; bit < 32; bit++) {
 		r = req_of(SPAWN_REQ, 1U << bit);
@@ -169,8 +188,9 @@ test_stray_flags(void **state)
 static void
 test_unknown_types(void **state)
 {
-	static const uint32_t types[] = {0,  SPAWN_STARTED, SPAWN_FAILED, SPAWN_DONE, SPAWN_STOP,
-					 10, 0x100,	    UINT32_MAX};
+	static const uint32_t types[] = {0,	     SPAWN_STARTED, SPAWN_FAILED,
+					 SPAWN_DONE, SPAWN_STOP,    SPAWN_ZYGOTE_GONE,
+					 12,	     0x100,	    UINT32_MAX};
 	size_t i, nfds;
 
 	(void)state;
@@ -234,6 +254,8 @@ oracle(uint32_t type, uint32_t flags, size_t nfds)
 		return (flags == 0 && nfds == 1) || (flags == SPAWN_F_PRESTART && nfds == 4);
 	case SPAWN_KEEPER:
 		return flags == 0 && nfds == 1;
+	case SPAWN_ZYGOTE_START:
+		return (flags == 0 || flags == SPAWN_F_NOPROC) && nfds == 1;
 	default:
 		return false;
 	}
@@ -286,9 +308,9 @@ test_every_combination(void **state)
 				 r.flags, nfds, r.reserved, r.cpu_percent, dlen);
 		accepted += want;
 	}
-	/* eight rows (three of SPAWN_REQ, two of SPAWN_PREPARE), each with
-	 * cpu 0 and at the bound */
-	assert_int_equal(accepted, 16);
+	/* ten rows (three of SPAWN_REQ, two of SPAWN_PREPARE, two of
+	 * SPAWN_ZYGOTE_START), each with cpu 0 and at the bound */
+	assert_int_equal(accepted, 20);
 }
 
 /*
@@ -297,30 +319,51 @@ test_every_combination(void **state)
  * (none alive) and RLIMIT_NOFILE's soft limit at nofile (0: unchanged,
  * restored after). Returns what it did.
  */
+/* The zygote's files and programs the next spawner is given (NULL: none). */
+static const char *fix_script, *fix_ext;
+static const struct sock_filter fix_allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+
+/* A spawner on sock with nslots (at most 2) free uid slots from uid 100000,
+ * in the caller's arrays. */
+static void
+fixture(struct spawner *sp, int sock, uint32_t nslots, struct spawner_slot *slots,
+	struct spawner_slot *keepers, struct spawner_zygote_slot *zygotes)
+{
+	uint32_t i;
+
+	assert_true(nslots <= 2);
+	memset(sp, 0, sizeof(*sp));
+	memset(slots, 0, 2 * sizeof(*slots));
+	memset(keepers, 0, 2 * sizeof(*keepers));
+	memset(zygotes, 0, 2 * sizeof(*zygotes));
+	for (i = 0; i < 2; i++)
+		slots[i].ctl = keepers[i].ctl = zygotes[i].sock = -1;
+	sp->sock = sock;
+	sp->uid_base = 100000;
+	sp->nslots = nslots;
+	sp->slots = slots;
+	sp->keepers = keepers;
+	sp->zygotes = zygotes;
+	sp->frontend = -1;
+	sp->config_path = "/nonexistent/airlock-test/airlockd.conf";
+	sp->config_given = false;
+	sp->zygote_script = fix_script;
+	sp->zygote_ext = fix_ext;
+	/* The runs' program: allow all; subprocess = no's: none (empty). */
+	sp->seccomp = (struct sock_fprog){.len = 1, .filter = (struct sock_filter *)fix_allow};
+}
+
 static int
 serve_with(int peer, int sock, uint32_t nslots, rlim_t nofile)
 {
 	struct spawner_slot slots[2], keepers[2];
+	struct spawner_zygote_slot zygotes[2];
 	struct spawner sp;
 	struct rlimit old, rl;
 	sigset_t mask;
-	uint32_t i;
 	int r;
 
-	assert_true(nslots <= 2);
-	memset(&sp, 0, sizeof(sp));
-	memset(slots, 0, sizeof(slots));
-	memset(keepers, 0, sizeof(keepers));
-	for (i = 0; i < 2; i++)
-		slots[i].ctl = keepers[i].ctl = -1;
-	sp.sock = sock;
-	sp.uid_base = 100000;
-	sp.nslots = nslots;
-	sp.slots = slots;
-	sp.keepers = keepers;
-	sp.frontend = -1;
-	sp.config_path = "/nonexistent/airlock-test/airlockd.conf";
-	sp.config_given = false;
+	fixture(&sp, sock, nslots, slots, keepers, zygotes);
 	assert_int_equal(shutdown(peer, SHUT_WR), 0);
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
 	rl = old;
@@ -532,6 +575,272 @@ test_check_lost(void **state)
 	assert_int_equal(spawner_check_lost(&r, sizeof(r), 0, 1), -EPROTO);
 }
 
+/* A spec memfd of len bytes, sealed or not. */
+static int
+spec_fd(const char *bytes, size_t len, bool sealed)
+{
+	int fd = -1;
+
+	if (sealed) {
+		assert_int_equal(memfd_sealed_create("spec", bytes, len, &fd), 0);
+		return fd;
+	}
+	assert_int_equal(memfd_new("spec", &fd), 0);
+	assert_int_equal(write(fd, bytes, len), (ssize_t)len);
+	return fd;
+}
+
+/* Queue SPAWN_ZYGOTE_START for slot under run_id with its spec fd (closed). */
+static void
+send_zygote(int sock, uint32_t slot, uint32_t run_id, uint32_t flags, int fd)
+{
+	struct spawn_req r = req_of(SPAWN_ZYGOTE_START, flags);
+
+	r.uid_slot = slot;
+	r.run_id = run_id;
+	assert_int_equal(fdpass_send(sock, &r, sizeof(r), &fd, 1), 0);
+	close(fd);
+}
+
+/* The next event on sock within 10 s (the spawner answers as it reads). */
+static void
+next_ev(int sock, struct spawn_ev *ev)
+{
+	struct pollfd p = {.fd = sock, .events = POLLIN};
+	int fds[2];
+	size_t n = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(fdpass_recv(sock, ev, sizeof(*ev), fds, 2, &n), (ssize_t)sizeof(*ev));
+	fdpass_close_all(fds, n);
+}
+
+/* The next event is SPAWN_FAILED of run_id at step with err. */
+static void
+expect_failed(int sock, uint32_t run_id, const char *step, int err)
+{
+	struct spawn_ev ev;
+
+	next_ev(sock, &ev);
+	assert_int_equal(ev.type, SPAWN_FAILED);
+	assert_int_equal(ev.run_id, run_id);
+	assert_string_equal(ev.step, step);
+	assert_int_equal(ev.err, err);
+	assert_int_equal(ev.pid, 0);
+}
+
+static const char good_spec[] = "/usr/bin/python3\0AIRLOCK_T=1\0PATH=/usr/bin";
+
+/*
+ * SPAWN_ZYGOTE_START's refusals, each answered SPAWN_FAILED under its
+ * run_id before anything is started: a slot not ours; no zygote.py of the
+ * spawner's own (what airlockd has today); then every bad spec; the
+ * subprocess = no program asked for and empty; zygote.py missing.
+ */
+static void
+test_zygote_refusals(void **state)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+		bool sealed;
+		int err;
+	} specs[] = {
+		{good_spec, sizeof(good_spec), false, -EPERM},	  /* not sealed */
+		{"/usr/bin/python3", 16, true, -EINVAL},	  /* no NUL at the end */
+		{"python3", 8, true, -EINVAL},			  /* a relative python */
+		{"/\0", 2, true, -EINVAL},			  /* no file */
+		{"/usr/bin/python3\0FOO", 21, true, -EINVAL},	  /* no '=' */
+		{"/usr/bin/python3\0=x", 20, true, -EINVAL},	  /* no name */
+		{"/usr/bin/python3\0A=1\0\0", 23, true, -EINVAL}, /* an empty entry */
+		{"", 0, true, -EINVAL},				  /* nothing */
+	};
+	static char many[16 + 1 + 4 * (SPAWN_ZYGOTE_ENV_MAX + 1)];
+	static char big[SPAWN_ZYGOTE_SPEC_MAX + 1];
+	size_t i;
+	int sv[2];
+
+	(void)state;
+	/* airlockd's spawner today: no zygote.py, so nothing starts. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	send_zygote(sv[0], 2, 40, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	send_zygote(sv[0], 0, 41, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	assert_int_equal(serve_with(sv[0], sv[1], 2, 0), 0);
+	expect_failed(sv[0], 40, "uid_slot", -EINVAL);
+	expect_failed(sv[0], 41, "zygote", -EOPNOTSUPP);
+	close(sv[0]);
+	close(sv[1]);
+
+	fix_script = "/nonexistent/airlock-test/zygote.py";
+	fix_ext = "/nonexistent/airlock-test/ext.so";
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+		send_zygote(sv[0], 0, 50 + (uint32_t)i, 0,
+			    spec_fd(specs[i].bytes, specs[i].len, specs[i].sealed));
+	/* 257 entries; one byte over the bound */
+	memcpy(many, "/usr/bin/python3", 17);
+	for (i = 0; i <= SPAWN_ZYGOTE_ENV_MAX; i++)
+		memcpy(many + 17 + 4 * i, "A=1", 4);
+	send_zygote(sv[0], 0, 60, 0, spec_fd(many, sizeof(many), true));
+	memset(big, 'x', sizeof(big));
+	big[0] = '/';
+	big[sizeof(big) - 1] = '\0';
+	send_zygote(sv[0], 0, 61, 0, spec_fd(big, sizeof(big), true));
+	send_zygote(sv[0], 0, 62, SPAWN_F_NOPROC, spec_fd(good_spec, sizeof(good_spec), true));
+	send_zygote(sv[0], 0, 63, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	assert_int_equal(serve_with(sv[0], sv[1], 2, 0), 0);
+	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+		expect_failed(sv[0], 50 + (uint32_t)i, "spec", specs[i].err);
+	expect_failed(sv[0], 60, "spec", -E2BIG);
+	expect_failed(sv[0], 61, "spec", -E2BIG);
+	expect_failed(sv[0], 62, "bpf", -EINVAL);
+	expect_failed(sv[0], 63, "script", -ENOENT);
+	fix_script = fix_ext = NULL;
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* A spawner serving sock (its peer closed) in a child of ours, with the zygote's files;
+ * it exits 0 when it served to EOF and has no child left. */
+static pid_t
+serve_child(int peer, int sock)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct spawner_slot slots[2], keepers[2];
+		struct spawner_zygote_slot zygotes[2];
+		struct spawner sp;
+		int r;
+
+		/* Not beyond the test, whatever it asserts; the test's end
+		 * is the frontend's. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		close(peer);
+		fixture(&sp, sock, 2, slots, keepers, zygotes);
+		r = spawner_serve(&sp);
+		if (r != 0)
+			_exit(2);
+		_exit(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD ? 0 : 3);
+	}
+	return pid;
+}
+
+/* The uid in /proc/PID/status's "Uid:" line (its real one). */
+static long
+proc_uid(pid_t pid)
+{
+	char path[64], buf[4096], *u;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	u = strstr(buf, "\nUid:\t");
+	assert_non_null(u);
+	return strtol(u + 6, NULL, 10);
+}
+
+/*
+ * As root: a zygote started by the table, as uid 100000 (slot 0's first)
+ * with the spec's environment, the spawner's extension path and fds 3 and
+ * 4 (the program: one instruction) in its argv, which the script checks;
+ * its slot refused to SPAWN_ZYGOTE_START, SPAWN_PREPARE and SPAWN_KEEPER
+ * while it lives; its exit reported as SPAWN_ZYGOTE_GONE with its status.
+ * A second one, alive when the frontend goes: the spawner kills and reaps
+ * it before it returns (its child exits 0 only with no child left).
+ */
+static void
+test_zygote_start_real(void **state)
+{
+	char dir[] = "/tmp/airlock-zygote-XXXXXX", script[128], go[128], text[1024];
+	struct spawn_req r;
+	struct spawn_ev ev;
+	pid_t child, zpid;
+	int sv[2], fd, st;
+
+	(void)state;
+	if (geteuid() != 0 || access("/usr/bin/python3", X_OK) != 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(script, sizeof(script), "%s/zygote.py", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(text, sizeof(text),
+		 "import os, sys, time\n"
+		 "ok = (os.getuid() == 100000 and os.getgid() == 100000\n"
+		 "      and os.environ.get('AIRLOCK_T') == '1' and sys.argv[1:] == ['/x/ext.so', "
+		 "'3', '4']\n"
+		 "      and len(os.read(4, 4096)) == 8)\n"
+		 "end = time.monotonic() + 10\n"
+		 "while not os.path.exists('%s') and time.monotonic() < end:\n"
+		 "    time.sleep(0.01)\n"
+		 "sys.exit(7 if ok else 1)\n",
+		 go);
+	fd = open(script, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	fix_script = script;
+	fix_ext = "/x/ext.so";
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	child = serve_child(sv[0], sv[1]);
+	send_zygote(sv[0], 0, 70, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_STARTED);
+	assert_int_equal(ev.run_id, 70);
+	assert_true(ev.pid > 0);
+	zpid = ev.pid;
+	assert_int_equal(proc_uid(zpid), 100000);
+	/* The slot is the zygote's while it lives. */
+	send_zygote(sv[0], 0, 71, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	expect_failed(sv[0], 71, "uid_slot", -EINVAL);
+	r = req_of(SPAWN_PREPARE, 0);
+	r.run_id = 72;
+	fd = spec_fd("x", 1, true);
+	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), &fd, 1), 0);
+	close(fd);
+	expect_failed(sv[0], 72, "uid_slot", -EINVAL);
+	r = req_of(SPAWN_KEEPER, 0);
+	r.run_id = 73;
+	fd = spec_fd("x", 1, true);
+	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), &fd, 1), 0);
+	close(fd);
+	expect_failed(sv[0], 73, "keeper uid_slot", -EINVAL);
+	/* Its end, reported. */
+	fd = open(go, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_ZYGOTE_GONE);
+	assert_int_equal(ev.run_id, 70);
+	assert_int_equal(ev.pid, zpid);
+	assert_true(WIFEXITED(ev.status));
+	assert_int_equal(WEXITSTATUS(ev.status), 7);
+	/* The slot is free again; this one waits (no go file) for the end. */
+	assert_int_equal(unlink(go), 0);
+	send_zygote(sv[0], 0, 74, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_STARTED);
+	assert_int_equal(ev.run_id, 74);
+	close(sv[0]);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(sv[1]);
+	fix_script = fix_ext = NULL;
+	assert_int_equal(unlink(script), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int
 main(void)
 {
@@ -550,6 +859,8 @@ main(void)
 		cmocka_unit_test(test_serve_fds_lost_fails_one),
 		cmocka_unit_test(test_serve_fds_lost_malformed),
 		cmocka_unit_test(test_check_lost),
+		cmocka_unit_test(test_zygote_refusals),
+		cmocka_unit_test(test_zygote_start_real),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,256 @@
+/*
+ * spawner_zygote_cmd.c: SPAWN_ZYGOTE_START in the spawner's table and the
+ * zygotes' lives (docs/design-bursts.md §3.3): the frontend's spec split
+ * and checked, zygote.py and the extension from the spawner's own paths,
+ * the order socket made here, spawner_zygote_start(); at the reap
+ * SPAWN_ZYGOTE_GONE; with the frontend gone, every zygote killed.
+ */
+#include "spawner_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fdio.h"
+#include "fdpass.h"
+#include "log.h"
+#include "memfd.h"
+#include "spawn_msg.h"
+#include "spawner_zygote.h"
+
+/* A spec split in place: python, then the environment, NULL-terminated. */
+struct spawner_zygote_spec {
+	char buf[SPAWN_ZYGOTE_SPEC_MAX];
+	const char *python;
+	char *envp[SPAWN_ZYGOTE_ENV_MAX + 1];
+};
+
+/*
+ * Read and split the frontend's spec (spawn_msg.h). The frontend is less
+ * trusted than we are: sealed (it cannot change under us), bounded, every
+ * string NUL-terminated and none empty, python absolute, each environment
+ * entry NAME=value. Splitting at NULs is all: the spawner parses nothing
+ * (link-check). 0, -EPERM (not sealed), -E2BIG, -EINVAL or read's -errno.
+ */
+static int
+spawner_zygote_spec(int fd, struct spawner_zygote_spec *spec)
+{
+	uint64_t size;
+	size_t off, n = 0;
+	ssize_t got;
+	int r = memfd_check_sealed(fd, SPAWN_ZYGOTE_SPEC_MAX, &size);
+
+	if (r < 0)
+		return r;
+	if (size == 0)
+		return -EINVAL;
+	for (off = 0; off < size; off += (size_t)got) {
+		got = pread(fd, spec->buf + off, (size_t)size - off, (off_t)off);
+		if (got < 0 && errno == EINTR) {
+			got = 0;
+			continue;
+		}
+		if (got <= 0)
+			return got < 0 ? -errno : -EIO;
+	}
+	if (spec->buf[size - 1] != '\0')
+		return -EINVAL;
+	spec->python = spec->buf;
+	if (spec->python[0] != '/' || spec->python[1] == '\0')
+		return -EINVAL;
+	for (off = strlen(spec->buf) + 1; off < size; off += strlen(spec->buf + off) + 1) {
+		char *e = spec->buf + off;
+
+		if (e[0] == '\0' || e[0] == '=' || strchr(e, '=') == NULL)
+			return -EINVAL;
+		if (n == SPAWN_ZYGOTE_ENV_MAX)
+			return -E2BIG;
+		spec->envp[n++] = e;
+	}
+	spec->envp[n] = NULL;
+	return 0;
+}
+
+/*
+ * Open zygote.py. Python runs it outside any sandbox as U_z, the owner of
+ * the caller's runs' user namespaces: only a regular file that only root
+ * can change (as the zygote's python is held), and the open file is what
+ * the zygote reads (/proc/self/fd/5), not what the path names later.
+ */
+static int
+spawner_zygote_script(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* The runs' seccomp program in a sealed memfd (the zygote copies it). */
+static int
+spawner_zygote_bpf(const struct sock_fprog *prog, int *ret_fd)
+{
+	/* An empty program would leave the runs with none at all. */
+	if (prog->len == 0 || prog->filter == NULL)
+		return -EINVAL;
+	int r = memfd_sealed_create("airlock-zygote-bpf", prog->filter,
+				    (size_t)prog->len * sizeof(prog->filter[0]), ret_fd);
+
+	/* zygote.py reads it from the file offset, which the write left at
+	 * the end (the zygote would see an empty program). */
+	if (r == 0 && lseek(*ret_fd, 0, SEEK_SET) < 0) {
+		r = -errno;
+		*ret_fd = fd_close(*ret_fd);
+	}
+	return r;
+}
+
+/*
+ * The slot may take a zygote: ours, with no sandbox, keeper or zygote in
+ * it. A slot's uids are one run's or one zygote's, never both: the zygote
+ * owns the user namespaces its uid creates.
+ */
+static bool
+spawner_zygote_slot_free(const struct spawner *sp, uint32_t slot)
+{
+	return slot < sp->nslots && sp->slots[slot].pid == 0 && sp->keepers[slot].pid == 0 &&
+	       sp->zygotes[slot].pid == 0;
+}
+
+/* Start the zygote of req's slot; its pid in *ret_pid, our socket end in *ret_sock. */
+static int
+spawner_zygote_launch(struct spawner *sp, const struct spawn_req *req, int spec_fd, pid_t *ret_pid,
+		      int *ret_sock, const char **ret_step)
+{
+	static struct spawner_zygote_spec spec; /* 64 KiB: not on the stack */
+	struct spawner_zygote z;
+	int script = -1, bpf = -1, sv[2] = {-1, -1}, r;
+
+	*ret_step = "spec";
+	r = spawner_zygote_spec(spec_fd, &spec);
+	if (r < 0)
+		return r;
+	*ret_step = "bpf";
+	r = spawner_zygote_bpf((req->flags & SPAWN_F_NOPROC) ? &sp->seccomp_noproc : &sp->seccomp,
+			       &bpf);
+	if (r < 0)
+		goto out;
+	*ret_step = "script";
+	r = script = spawner_zygote_script(sp->zygote_script);
+	if (r < 0)
+		goto out;
+	*ret_step = "socket";
+	/* Ours non-blocking: a zygote that does not read its orders costs a
+	 * run -EAGAIN (it goes the ordinary way), never the spawner a wait. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0) {
+		r = -errno;
+		goto out;
+	}
+	z = (struct spawner_zygote){.python = spec.python,
+				    .ext = sp->zygote_ext,
+				    .script_fd = script,
+				    .sock_fd = sv[1],
+				    .bpf_fd = bpf,
+				    .envp = spec.envp,
+				    .uid = spawner_uid(sp, req->uid_slot),
+				    .gid = spawner_uid(sp, req->uid_slot)};
+	r = spawner_zygote_start(&z, ret_pid, ret_step);
+	if (r < 0)
+		goto out;
+	*ret_sock = sv[0];
+	sv[0] = -1;
+out:
+	fd_close_pair(sv);
+	fd_close(script);
+	fd_close(bpf);
+	return r;
+}
+
+void
+spawner_zygote_cmd(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds)
+{
+	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->run_id};
+	const char *step = "uid_slot";
+	pid_t pid = 0;
+	int sock = -1, r = -EINVAL;
+
+	if (!spawner_zygote_slot_free(sp, req->uid_slot))
+		goto fail;
+	/* Never the frontend's files: the zygote runs them outside a sandbox. */
+	step = "zygote";
+	r = -EOPNOTSUPP;
+	if (sp->zygote_script == NULL || sp->zygote_ext == NULL)
+		goto fail;
+	r = spawner_zygote_launch(sp, req, fds[0], &pid, &sock, &step);
+	if (r < 0)
+		goto fail;
+	sp->zygotes[req->uid_slot] =
+		(struct spawner_zygote_slot){.pid = pid, .run_id = req->run_id, .sock = sock};
+	ev.type = SPAWN_STARTED;
+	ev.pid = (int32_t)pid;
+	r = fdpass_send(sp->sock, &ev, sizeof(ev), NULL, 0);
+	if (r < 0)
+		log_warnx("spawner: send to frontend: %s", strerror(-r));
+	goto out;
+fail:
+	ev.err = r;
+	snprintf(ev.step, sizeof(ev.step), "%s", step);
+	log_warnx("spawner: zygote %" PRIu32 ": %s: %s", req->run_id, step, strerror(-r));
+	r = fdpass_send(sp->sock, &ev, sizeof(ev), NULL, 0);
+	if (r < 0)
+		log_warnx("spawner: send to frontend: %s", strerror(-r));
+out:
+	fdpass_close_all(fds, nfds);
+}
+
+bool
+spawner_zygote_reaped(struct spawner *sp, pid_t pid, int status)
+{
+	struct spawn_ev ev = {.type = SPAWN_ZYGOTE_GONE, .pid = pid, .status = status};
+	uint32_t i;
+	int r;
+
+	for (i = 0; i < sp->nslots; i++)
+		if (sp->zygotes[i].pid == pid)
+			break;
+	if (i == sp->nslots)
+		return false;
+	ev.run_id = sp->zygotes[i].run_id;
+	fd_close(sp->zygotes[i].sock);
+	sp->zygotes[i] = (struct spawner_zygote_slot){.pid = 0, .sock = -1};
+	r = fdpass_send(sp->sock, &ev, sizeof(ev), NULL, 0);
+	if (r < 0)
+		log_warnx("spawner: send to frontend: %s", strerror(-r));
+	return true;
+}
+
+void
+spawner_zygote_stop_all(struct spawner *sp)
+{
+	uint32_t i;
+
+	for (i = 0; i < sp->nslots; i++) {
+		if (sp->zygotes[i].pid <= 0)
+			continue;
+		/* As its uid, like a sandbox's kill (spawner_kill). */
+		spawner_kill(sp, i, sp->zygotes[i].pid);
+		while (waitpid(sp->zygotes[i].pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+		fd_close(sp->zygotes[i].sock);
+		sp->zygotes[i] = (struct spawner_zygote_slot){.pid = 0, .sock = -1};
+	}
+}
