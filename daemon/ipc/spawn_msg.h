@@ -47,7 +47,12 @@ enum spawn_msg_type {
 	 * stderr}: the sandbox also starts the runtime's interpreter from the
 	 * pre-start plan (plan.h; its argv, environment, limits as ceilings),
 	 * blocked on its code file, with the run's output pipes already at
-	 * fds 1 and 2 (docs/design-interpreters.md §1). */
+	 * fds 1 and 2 (docs/design-interpreters.md §1).
+	 * With SPAWN_F_ZYGOTE: fds as without a flag; the sandbox's user
+	 * namespace is owned by the zygote of uid slot prep_key (alive:
+	 * else SPAWN_FAILED "zygote"), its maps stay uid_slot's, and its
+	 * supervisor sends its namespaces up after phase one
+	 * (struct sb_zygote_ns; docs/design-bursts.md §3.3). */
 	SPAWN_PREPARE = 8,
 	/* frontend -> spawner: struct spawn_req, no fd: the prepared sandbox of
 	 * uid_slot (prepared under prep_key) will get no run: end it. Its reap
@@ -89,6 +94,7 @@ enum spawn_msg_type {
 #define SPAWN_F_PRESTART 0x2u	/* SPAWN_PREPARE: start the interpreter ahead */
 #define SPAWN_F_PRESTARTED 0x4u /* SPAWN_REQ: for a pre-started one: plan, lifeline only */
 #define SPAWN_F_NOPROC 0x8u	/* SPAWN_ZYGOTE_START: the runs' seccomp: subprocess = no */
+#define SPAWN_F_ZYGOTE 0x10u	/* SPAWN_PREPARE: owned by the zygote of slot prep_key */
 
 struct spawn_req {
 	uint32_t type;
@@ -125,6 +131,20 @@ struct spawn_ev {
 struct sb_start {
 	uint32_t magic;
 	uint32_t flags; /* SPAWN_F_WORKSPACE: a fifth fd; SPAWN_F_PRESTARTED: two fds */
+};
+
+/*
+ * A zygote-owned prepared supervisor (SPAWN_F_ZYGOTE) -> the spawner, once,
+ * on its control socket, when phase one is done: its own namespaces {user,
+ * mnt, net, ipc, uts, pid}, which only it can open (docs/design-bursts.md
+ * §3.3). They wait in the socket until the spawner's run order takes them.
+ */
+#define SB_ZYGOTE_NS_MAGIC 0x534e595aU /* "ZYNS" */
+#define SB_ZYGOTE_NS_NFDS 6
+
+struct sb_zygote_ns {
+	uint32_t magic;
+	uint32_t reserved; /* 0 */
 };
 
 #endif

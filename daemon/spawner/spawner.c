@@ -119,6 +119,13 @@ spawner_prepare_check(struct spawner *sp, const struct spawn_req *req, int *fds,
 		*ret_step = "uid_slot";
 		return -EINVAL;
 	}
+	/* A zygote-owned sandbox: its zygote must be alive (its uid owns
+	 * the namespace from the clone on). */
+	if ((req->flags & SPAWN_F_ZYGOTE) &&
+	    (req->prep_key >= sp->nslots || sp->zygotes[req->prep_key].pid == 0)) {
+		*ret_step = "zygote";
+		return -ESRCH;
+	}
 	*ret_step = "rootspec";
 	r = spawner_rootspec(sp, fds[0]);
 	if (r < 0)
@@ -183,7 +190,7 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 {
 	struct sandbox_ctx ctx;
 	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, r;
-	bool into;
+	bool into, zygote = (req->flags & SPAWN_F_ZYGOTE) != 0;
 	long pid;
 
 	*ret_step = "pipe";
@@ -207,11 +214,16 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 				   .cpu_stat_fd = cgfds->cpu_stat,
 				   .pids_events_fd = cgfds->pids_events,
 				   .peak_fd = peak_fd,
-				   .workspace_fd = -1};
+				   .workspace_fd = -1,
+				   .zygote = zygote};
 	/* The run's user namespace is owned by its slot's uid, not root:
-	 * from the clone to the maps. The child runs on its copy of this stack
-	 * and never returns from sandbox_main(). */
-	pid = spawner_clone_owned(sp, req->uid_slot, SPAWN_NS_FLAGS, cgfds->into, &into, ret_step);
+	 * from the clone to the maps; a zygote run's by its zygote's uid
+	 * (U_z), so the zygote's child can join it with no host capability
+	 * (docs/design-bursts.md §3.1); the maps are the run slot's either
+	 * way. The child runs on its copy of this stack and never returns
+	 * from sandbox_main(). */
+	pid = spawner_clone_owned(sp, zygote ? req->prep_key : req->uid_slot, SPAWN_NS_FLAGS,
+				  cgfds->into, &into, ret_step);
 	if (pid < 0) {
 		r = (int)pid;
 		goto out;
@@ -230,6 +242,7 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 	ctl[1] = -1;
 	sp->slots[req->uid_slot].pid = (pid_t)pid;
 	sp->slots[req->uid_slot].run_id = req->run_id;
+	sp->slots[req->uid_slot].owner = zygote ? req->prep_key + 1 : 0;
 	sp->slots[req->uid_slot].ctl = ctl[0];
 	ctl[0] = -1;
 	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], ret_step);
@@ -564,6 +577,7 @@ spawner_reap(struct spawner *sp)
 			log_warnx("spawner: run %" PRIu32 ": cgroup: %s", ev.run_id, strerror(-r));
 		ev.oom = oom;
 		sp->slots[i].pid = 0;
+		sp->slots[i].owner = 0;
 		spawner_send(sp, &ev);
 	}
 }
@@ -600,7 +614,7 @@ static const struct spawner_cmd spawner_cmds[] = {
 	 spawner_start},
 	{SPAWN_PREPARE,
 	 SPAWN_PREPARE_NFDS,
-	 {{SPAWN_F_PRESTART, SPAWN_PREPARE_NFDS_PRESTART}, {0, 0}},
+	 {{SPAWN_F_PRESTART, SPAWN_PREPARE_NFDS_PRESTART}, {SPAWN_F_ZYGOTE, SPAWN_PREPARE_NFDS}},
 	 spawner_prepare},
 	{SPAWN_DISCARD, 0, {{0, 0}, {0, 0}}, spawner_discard},
 	{SPAWN_RELOAD, 0, {{0, 0}, {0, 0}}, spawner_reload_req},

@@ -23,6 +23,7 @@ struct spawner_slot {
 	int ctl; /* a prepared sandbox's control socket, until its start; or -1 */
 	struct cgroup_run_base cg_base; /* a run's: its cgroup before the run */
 	uint64_t ws_bytes;		/* a keeper's: its session's workspace size */
+	uint32_t owner; /* a zygote-owned sandbox's: its zygote's slot + 1; else 0 */
 };
 
 /* A zygote of a uid slot (docs/design-bursts.md §3.3): our child until

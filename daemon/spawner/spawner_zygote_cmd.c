@@ -130,6 +130,23 @@ spawner_zygote_slot_free(const struct spawner *sp, uint32_t slot)
 	       sp->zygotes[slot].pid == 0;
 }
 
+/*
+ * A sandbox of an earlier zygote of slot is alive: its user namespace is
+ * owned by the slot's uid, and a new zygote there (maybe another
+ * caller's) would own it too. The slot waits until every such sandbox is
+ * reaped.
+ */
+static bool
+spawner_zygote_slot_owns(const struct spawner *sp, uint32_t slot)
+{
+	uint32_t i;
+
+	for (i = 0; i < sp->nslots; i++)
+		if (sp->slots[i].pid != 0 && sp->slots[i].owner == slot + 1)
+			return true;
+	return false;
+}
+
 /* Start the zygote of req's slot; its pid in *ret_pid, our socket end in *ret_sock. */
 static int
 spawner_zygote_launch(struct spawner *sp, const struct spawn_req *req, int spec_fd, pid_t *ret_pid,
@@ -189,6 +206,10 @@ spawner_zygote_cmd(struct spawner *sp, const struct spawn_req *req, int *fds, si
 	int sock = -1, r = -EINVAL;
 
 	if (!spawner_zygote_slot_free(sp, req->uid_slot))
+		goto fail;
+	step = "owned";
+	r = -EBUSY;
+	if (spawner_zygote_slot_owns(sp, req->uid_slot))
 		goto fail;
 	/* Never the frontend's files: the zygote runs them outside a sandbox. */
 	step = "zygote";

@@ -65,6 +65,7 @@ enum sandbox_step {
 	SANDBOX_STEP_PRESTART, /* the pre-started interpreter: gone, or the run not its own */
 	/* the code's oom_score_adj (the oom killer takes it first) */
 	SANDBOX_STEP_OOM_SCORE,
+	SANDBOX_STEP_ZYGOTE_NS, /* a zygote-owned sandbox's namespaces sent up */
 	SANDBOX_STEP_COUNT_
 };
 
@@ -183,6 +184,7 @@ struct sandbox_ctx {
 	int peak_fd;	    /* a session's: its memory peak, read-write, or -1 */
 	int workspace_fd;   /* a session's workspace mount (open_tree), or -1 */
 	int cell_fd; /* PLAN_F_CELLS: the driver's channel, its fd 0 (set by the supervisor) */
+	bool zygote; /* SPAWN_F_ZYGOTE: send our namespaces up after phase one */
 };
 
 /* Become the supervisor. Never returns. */

@@ -79,6 +79,7 @@ test_every_row_exact_fds(void **state)
 		{.type = SPAWN_PREPARE,
 		 .flags = SPAWN_F_PRESTART,
 		 .nfds = SPAWN_PREPARE_NFDS_PRESTART},
+		{.type = SPAWN_PREPARE, .flags = SPAWN_F_ZYGOTE, .nfds = SPAWN_PREPARE_NFDS},
 		{.type = SPAWN_DISCARD, .flags = 0, .nfds = 0},
 		{.type = SPAWN_RELOAD, .flags = 0, .nfds = 0},
 		{.type = SPAWN_KEEPER, .flags = 0, .nfds = SPAWN_KEEPER_NFDS},
@@ -251,7 +252,8 @@ oracle(uint32_t type, uint32_t flags, size_t nfds)
 	case SPAWN_RELOAD:
 		return flags == 0 && nfds == 0;
 	case SPAWN_PREPARE:
-		return (flags == 0 && nfds == 1) || (flags == SPAWN_F_PRESTART && nfds == 4);
+		return ((flags == 0 || flags == SPAWN_F_ZYGOTE) && nfds == 1) ||
+		       (flags == SPAWN_F_PRESTART && nfds == 4);
 	case SPAWN_KEEPER:
 		return flags == 0 && nfds == 1;
 	case SPAWN_ZYGOTE_START:
@@ -275,7 +277,10 @@ test_every_combination(void **state)
 					    SPAWN_F_PRESTART,
 					    SPAWN_F_PRESTARTED,
 					    SPAWN_F_WORKSPACE | SPAWN_F_PRESTARTED,
-					    0x8,
+					    SPAWN_F_NOPROC,
+					    SPAWN_F_ZYGOTE,
+					    SPAWN_F_ZYGOTE | SPAWN_F_PRESTART,
+					    0x20,
 					    0x80000000U};
 	static const uint32_t cpus[] = {0, SPAWN_CPU_PERCENT_MAX, SPAWN_CPU_PERCENT_MAX + 1};
 	const size_t nflags = sizeof(flagsets) / sizeof(flagsets[0]);
@@ -308,9 +313,9 @@ test_every_combination(void **state)
 				 r.flags, nfds, r.reserved, r.cpu_percent, dlen);
 		accepted += want;
 	}
-	/* ten rows (three of SPAWN_REQ, two of SPAWN_PREPARE, two of
+	/* eleven rows (three of SPAWN_REQ, three of SPAWN_PREPARE, two of
 	 * SPAWN_ZYGOTE_START), each with cpu 0 and at the bound */
-	assert_int_equal(accepted, 20);
+	assert_int_equal(accepted, 22);
 }
 
 /*
@@ -321,6 +326,7 @@ test_every_combination(void **state)
  */
 /* The zygote's files and programs the next spawner is given (NULL: none). */
 static const char *fix_script, *fix_ext;
+static bool fix_owned; /* serve_child: slot 1 holds a sandbox of slot 0's zygote */
 static const struct sock_filter fix_allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
 
 /* A spawner on sock with nslots (at most 2) free uid slots from uid 100000,
@@ -602,6 +608,21 @@ send_zygote(int sock, uint32_t slot, uint32_t run_id, uint32_t flags, int fd)
 	close(fd);
 }
 
+/* Queue SPAWN_PREPARE of slot for the zygote of zslot, under run_id,
+ * its root spec one byte (no rootspec: it fails there if it gets there). */
+static void
+send_prepare_zygote(int sock, uint32_t slot, uint32_t run_id, uint32_t zslot)
+{
+	struct spawn_req r = req_of(SPAWN_PREPARE, SPAWN_F_ZYGOTE);
+	int fd = spec_fd("x", 1, true);
+
+	r.uid_slot = slot;
+	r.run_id = run_id;
+	r.prep_key = zslot;
+	assert_int_equal(fdpass_send(sock, &r, sizeof(r), &fd, 1), 0);
+	close(fd);
+}
+
 /* The next event on sock within 10 s (the spawner answers as it reads). */
 static void
 next_ev(int sock, struct spawn_ev *ev)
@@ -666,9 +687,14 @@ test_zygote_refusals(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	send_zygote(sv[0], 2, 40, 0, spec_fd(good_spec, sizeof(good_spec), true));
 	send_zygote(sv[0], 0, 41, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	/* A sandbox for a zygote that is not there (slot 1), or not a slot. */
+	send_prepare_zygote(sv[0], 0, 42, 1);
+	send_prepare_zygote(sv[0], 0, 43, 2);
 	assert_int_equal(serve_with(sv[0], sv[1], 2, 0), 0);
 	expect_failed(sv[0], 40, "uid_slot", -EINVAL);
 	expect_failed(sv[0], 41, "zygote", -EOPNOTSUPP);
+	expect_failed(sv[0], 42, "zygote", -ESRCH);
+	expect_failed(sv[0], 43, "zygote", -ESRCH);
 	close(sv[0]);
 	close(sv[1]);
 
@@ -720,6 +746,21 @@ serve_child(int peer, int sock)
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		close(peer);
 		fixture(&sp, sock, 2, slots, keepers, zygotes);
+		if (fix_owned) {
+			/* Slot 1's sandbox, owned by slot 0's (gone) zygote:
+			 * a child of ours the spawner kills at the end. */
+			pid_t sb = fork();
+
+			if (sb < 0)
+				_exit(4);
+			if (sb == 0) {
+				pause();
+				_exit(0);
+			}
+			slots[1] = (struct spawner_slot){
+				.pid = sb, .run_id = 80, .ctl = -1, .owner = 1};
+			slots[1].cg_base.peak_fd = -1;
+		}
 		r = spawner_serve(&sp);
 		if (r != 0)
 			_exit(2);
@@ -815,6 +856,13 @@ test_zygote_start_real(void **state)
 	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), &fd, 1), 0);
 	close(fd);
 	expect_failed(sv[0], 73, "keeper uid_slot", -EINVAL);
+	/* A sandbox of slot 1 for it passes the zygote's check (and fails
+	 * at the next, the one-byte root spec). */
+	send_prepare_zygote(sv[0], 1, 75, 0);
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_FAILED);
+	assert_int_equal(ev.run_id, 75);
+	assert_string_equal(ev.step, "rootspec");
 	/* Its end, reported. */
 	fd = open(go, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	assert_true(fd >= 0);
@@ -841,6 +889,39 @@ test_zygote_start_real(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/*
+ * As root: a slot whose earlier zygote still owns a live sandbox (slot 1's,
+ * owner slot 0) takes no new zygote, which would own that sandbox too:
+ * SPAWN_FAILED "owned", -EBUSY; slot 1 itself is taken. At the frontend's
+ * EOF the sandbox is killed and reaped as any.
+ */
+static void
+test_zygote_owned_slot(void **state)
+{
+	pid_t child;
+	int sv[2], st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	fix_script = "/nonexistent/airlock-test/zygote.py";
+	fix_ext = "/nonexistent/airlock-test/ext.so";
+	fix_owned = true;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	child = serve_child(sv[0], sv[1]);
+	send_zygote(sv[0], 0, 81, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	expect_failed(sv[0], 81, "owned", -EBUSY);
+	send_zygote(sv[0], 1, 82, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	expect_failed(sv[0], 82, "uid_slot", -EINVAL);
+	close(sv[0]);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(sv[1]);
+	fix_owned = false;
+	fix_script = fix_ext = NULL;
+}
+
 int
 main(void)
 {
@@ -861,6 +942,7 @@ main(void)
 		cmocka_unit_test(test_check_lost),
 		cmocka_unit_test(test_zygote_refusals),
 		cmocka_unit_test(test_zygote_start_real),
+		cmocka_unit_test(test_zygote_owned_slot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
