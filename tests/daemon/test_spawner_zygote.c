@@ -1,0 +1,455 @@
+/*
+ * test_spawner_zygote.c: unit tests of the spawner's zygote requests
+ * (daemon/spawner/spawner_zygote_cmd.c, docs/design-bursts.md §3.3):
+ * SPAWN_ZYGOTE_START's refusals, SPAWN_PREPARE with SPAWN_F_ZYGOTE's, and
+ * as root a zygote started, its slot held, its end reported, killed with
+ * the frontend's end; the namespaces a zygote-owned supervisor sends, as
+ * the spawner takes them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <linux/nsfs.h>
+
+#include "fdpass.h"
+#include "memfd.h"
+#include "sandbox_zygote.h"
+#include "spawn_msg.h"
+#include "spawner.h"
+#include "spawner_fixture.h"
+
+/* A spec memfd of len bytes, sealed or not. */
+static int
+spec_fd(const char *bytes, size_t len, bool sealed)
+{
+	int fd = -1;
+
+	if (sealed) {
+		assert_int_equal(memfd_sealed_create("spec", bytes, len, &fd), 0);
+		return fd;
+	}
+	assert_int_equal(memfd_new("spec", &fd), 0);
+	assert_int_equal(write(fd, bytes, len), (ssize_t)len);
+	return fd;
+}
+
+/* Queue SPAWN_ZYGOTE_START for slot under run_id with its spec fd (closed). */
+static void
+send_zygote(int sock, uint32_t slot, uint32_t run_id, uint32_t flags, int fd)
+{
+	struct spawn_req r = req_of(SPAWN_ZYGOTE_START, flags);
+
+	r.uid_slot = slot;
+	r.run_id = run_id;
+	assert_int_equal(fdpass_send(sock, &r, sizeof(r), &fd, 1), 0);
+	close(fd);
+}
+
+/* Queue SPAWN_PREPARE of slot for the zygote of zslot, under run_id,
+ * its root spec one byte (no rootspec: it fails there if it gets there). */
+static void
+send_prepare_zygote(int sock, uint32_t slot, uint32_t run_id, uint32_t zslot)
+{
+	struct spawn_req r = req_of(SPAWN_PREPARE, SPAWN_F_ZYGOTE);
+	int fd = spec_fd("x", 1, true);
+
+	r.uid_slot = slot;
+	r.run_id = run_id;
+	r.prep_key = zslot;
+	assert_int_equal(fdpass_send(sock, &r, sizeof(r), &fd, 1), 0);
+	close(fd);
+}
+
+/* The next event on sock within 10 s (the spawner answers as it reads). */
+static void
+next_ev(int sock, struct spawn_ev *ev)
+{
+	struct pollfd p = {.fd = sock, .events = POLLIN};
+	int fds[2];
+	size_t n = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(fdpass_recv(sock, ev, sizeof(*ev), fds, 2, &n), (ssize_t)sizeof(*ev));
+	fdpass_close_all(fds, n);
+}
+
+/* The next event is SPAWN_FAILED of run_id at step with err. */
+static void
+expect_failed(int sock, uint32_t run_id, const char *step, int err)
+{
+	struct spawn_ev ev;
+
+	next_ev(sock, &ev);
+	assert_int_equal(ev.type, SPAWN_FAILED);
+	assert_int_equal(ev.run_id, run_id);
+	assert_string_equal(ev.step, step);
+	assert_int_equal(ev.err, err);
+	assert_int_equal(ev.pid, 0);
+}
+
+static const char good_spec[] = "/usr/bin/python3\0AIRLOCK_T=1\0PATH=/usr/bin";
+
+/*
+ * SPAWN_ZYGOTE_START's refusals, each answered SPAWN_FAILED under its
+ * run_id before anything is started: a slot not ours; no zygote.py of the
+ * spawner's own (what airlockd has today); then every bad spec; the
+ * subprocess = no program asked for and empty; zygote.py missing.
+ */
+static void
+test_zygote_refusals(void **state)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+		bool sealed;
+		int err;
+	} specs[] = {
+		{good_spec, sizeof(good_spec), false, -EPERM},	  /* not sealed */
+		{"/usr/bin/python3", 16, true, -EINVAL},	  /* no NUL at the end */
+		{"python3", 8, true, -EINVAL},			  /* a relative python */
+		{"/\0", 2, true, -EINVAL},			  /* no file */
+		{"/usr/bin/python3\0FOO", 21, true, -EINVAL},	  /* no '=' */
+		{"/usr/bin/python3\0=x", 20, true, -EINVAL},	  /* no name */
+		{"/usr/bin/python3\0A=1\0\0", 23, true, -EINVAL}, /* an empty entry */
+		{"", 0, true, -EINVAL},				  /* nothing */
+	};
+	static char many[16 + 1 + 4 * (SPAWN_ZYGOTE_ENV_MAX + 1)];
+	static char big[SPAWN_ZYGOTE_SPEC_MAX + 1];
+	size_t i;
+	int sv[2];
+
+	(void)state;
+	/* airlockd's spawner today: no zygote.py, so nothing starts. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	send_zygote(sv[0], 2, 40, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	send_zygote(sv[0], 0, 41, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	/* A sandbox for a zygote that is not there (slot 1), or not a slot. */
+	send_prepare_zygote(sv[0], 0, 42, 1);
+	send_prepare_zygote(sv[0], 0, 43, 2);
+	assert_int_equal(serve_with(sv[0], sv[1], 2, 0), 0);
+	expect_failed(sv[0], 40, "uid_slot", -EINVAL);
+	expect_failed(sv[0], 41, "zygote", -EOPNOTSUPP);
+	expect_failed(sv[0], 42, "zygote", -ESRCH);
+	expect_failed(sv[0], 43, "zygote", -ESRCH);
+	close(sv[0]);
+	close(sv[1]);
+
+	fix_script = "/nonexistent/airlock-test/zygote.py";
+	fix_ext = "/nonexistent/airlock-test/ext.so";
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+		send_zygote(sv[0], 0, 50 + (uint32_t)i, 0,
+			    spec_fd(specs[i].bytes, specs[i].len, specs[i].sealed));
+	/* 257 entries; one byte over the bound */
+	memcpy(many, "/usr/bin/python3", 17);
+	for (i = 0; i <= SPAWN_ZYGOTE_ENV_MAX; i++)
+		memcpy(many + 17 + 4 * i, "A=1", 4);
+	send_zygote(sv[0], 0, 60, 0, spec_fd(many, sizeof(many), true));
+	memset(big, 'x', sizeof(big));
+	big[0] = '/';
+	big[sizeof(big) - 1] = '\0';
+	send_zygote(sv[0], 0, 61, 0, spec_fd(big, sizeof(big), true));
+	send_zygote(sv[0], 0, 62, SPAWN_F_NOPROC, spec_fd(good_spec, sizeof(good_spec), true));
+	send_zygote(sv[0], 0, 63, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	assert_int_equal(serve_with(sv[0], sv[1], 2, 0), 0);
+	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+		expect_failed(sv[0], 50 + (uint32_t)i, "spec", specs[i].err);
+	expect_failed(sv[0], 60, "spec", -E2BIG);
+	expect_failed(sv[0], 61, "spec", -E2BIG);
+	expect_failed(sv[0], 62, "bpf", -EINVAL);
+	expect_failed(sv[0], 63, "script", -ENOENT);
+	fix_script = fix_ext = NULL;
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* A spawner serving sock (its peer closed) in a child of ours, with the zygote's files;
+ * it exits 0 when it served to EOF and has no child left. */
+static pid_t
+serve_child(int peer, int sock)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct spawner_slot slots[2], keepers[2];
+		struct spawner_zygote_slot zygotes[2];
+		struct spawner sp;
+		int r;
+
+		/* Not beyond the test, whatever it asserts; the test's end
+		 * is the frontend's. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		close(peer);
+		fixture(&sp, sock, 2, slots, keepers, zygotes);
+		if (fix_owned) {
+			/* Slot 1's sandbox, owned by slot 0's (gone) zygote:
+			 * a child of ours the spawner kills at the end. */
+			pid_t sb = fork();
+
+			if (sb < 0)
+				_exit(4);
+			if (sb == 0) {
+				pause();
+				_exit(0);
+			}
+			slots[1] = (struct spawner_slot){
+				.pid = sb, .run_id = 80, .ctl = -1, .owner = 1};
+			slots[1].cg_base.peak_fd = -1;
+		}
+		r = spawner_serve(&sp);
+		if (r != 0)
+			_exit(2);
+		_exit(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD ? 0 : 3);
+	}
+	return pid;
+}
+
+/* The uid in /proc/PID/status's "Uid:" line (its real one). */
+static long
+proc_uid(pid_t pid)
+{
+	char path[64], buf[4096], *u;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	u = strstr(buf, "\nUid:\t");
+	assert_non_null(u);
+	return strtol(u + 6, NULL, 10);
+}
+
+/*
+ * As root: a zygote started by the table, as uid 100000 (slot 0's first)
+ * with the spec's environment, the spawner's extension path and fds 3 and
+ * 4 (the program: one instruction) in its argv, which the script checks;
+ * its slot refused to SPAWN_ZYGOTE_START, SPAWN_PREPARE and SPAWN_KEEPER
+ * while it lives; its exit reported as SPAWN_ZYGOTE_GONE with its status.
+ * A second one, alive when the frontend goes: the spawner kills and reaps
+ * it before it returns (its child exits 0 only with no child left).
+ */
+static void
+test_zygote_start_real(void **state)
+{
+	char dir[] = "/tmp/airlock-zygote-XXXXXX", script[128], go[128], text[1024];
+	struct spawn_req r;
+	struct spawn_ev ev;
+	pid_t child, zpid;
+	int sv[2], fd, st;
+
+	(void)state;
+	if (geteuid() != 0 || access("/usr/bin/python3", X_OK) != 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(script, sizeof(script), "%s/zygote.py", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(text, sizeof(text),
+		 "import os, sys, time\n"
+		 "ok = (os.getuid() == 100000 and os.getgid() == 100000\n"
+		 "      and os.environ.get('AIRLOCK_T') == '1' and sys.argv[1:] == ['/x/ext.so', "
+		 "'3', '4']\n"
+		 "      and len(os.read(4, 4096)) == 8)\n"
+		 "end = time.monotonic() + 10\n"
+		 "while not os.path.exists('%s') and time.monotonic() < end:\n"
+		 "    time.sleep(0.01)\n"
+		 "sys.exit(7 if ok else 1)\n",
+		 go);
+	fd = open(script, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	fix_script = script;
+	fix_ext = "/x/ext.so";
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	child = serve_child(sv[0], sv[1]);
+	send_zygote(sv[0], 0, 70, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_STARTED);
+	assert_int_equal(ev.run_id, 70);
+	assert_true(ev.pid > 0);
+	zpid = ev.pid;
+	assert_int_equal(proc_uid(zpid), 100000);
+	/* The slot is the zygote's while it lives. */
+	send_zygote(sv[0], 0, 71, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	expect_failed(sv[0], 71, "uid_slot", -EINVAL);
+	r = req_of(SPAWN_PREPARE, 0);
+	r.run_id = 72;
+	fd = spec_fd("x", 1, true);
+	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), &fd, 1), 0);
+	close(fd);
+	expect_failed(sv[0], 72, "uid_slot", -EINVAL);
+	r = req_of(SPAWN_KEEPER, 0);
+	r.run_id = 73;
+	fd = spec_fd("x", 1, true);
+	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), &fd, 1), 0);
+	close(fd);
+	expect_failed(sv[0], 73, "keeper uid_slot", -EINVAL);
+	/* A sandbox of slot 1 for it passes the zygote's check (and fails
+	 * at the next, the one-byte root spec). */
+	send_prepare_zygote(sv[0], 1, 75, 0);
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_FAILED);
+	assert_int_equal(ev.run_id, 75);
+	assert_string_equal(ev.step, "rootspec");
+	/* Its end, reported. */
+	fd = open(go, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_ZYGOTE_GONE);
+	assert_int_equal(ev.run_id, 70);
+	assert_int_equal(ev.pid, zpid);
+	assert_true(WIFEXITED(ev.status));
+	assert_int_equal(WEXITSTATUS(ev.status), 7);
+	/* The slot is free again; this one waits (no go file) for the end. */
+	assert_int_equal(unlink(go), 0);
+	send_zygote(sv[0], 0, 74, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_STARTED);
+	assert_int_equal(ev.run_id, 74);
+	close(sv[0]);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(sv[1]);
+	fix_script = fix_ext = NULL;
+	assert_int_equal(unlink(script), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/*
+ * As root: a slot whose earlier zygote still owns a live sandbox (slot 1's,
+ * owner slot 0) takes no new zygote, which would own that sandbox too:
+ * SPAWN_FAILED "owned", -EBUSY; slot 1 itself is taken. At the frontend's
+ * EOF the sandbox is killed and reaped as any.
+ */
+static void
+test_zygote_owned_slot(void **state)
+{
+	pid_t child;
+	int sv[2], st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	fix_script = "/nonexistent/airlock-test/zygote.py";
+	fix_ext = "/nonexistent/airlock-test/ext.so";
+	fix_owned = true;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	child = serve_child(sv[0], sv[1]);
+	send_zygote(sv[0], 0, 81, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	expect_failed(sv[0], 81, "owned", -EBUSY);
+	send_zygote(sv[0], 1, 82, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	expect_failed(sv[0], 82, "uid_slot", -EINVAL);
+	close(sv[0]);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(sv[1]);
+	fix_owned = false;
+	fix_script = fix_ext = NULL;
+}
+
+/* The lowest fd number free now (a leak of any fd below it changes it). */
+static int
+lowest_free(int any)
+{
+	int fd = fcntl(any, F_DUPFD_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	close(fd);
+	return fd;
+}
+
+/*
+ * spawner_zygote_take_ns(): what a zygote-owned supervisor sends
+ * (sandbox_zygote_send_ns) is taken whole, each fd its namespace; nothing
+ * yet is -EAGAIN at once; EOF -EPIPE; a wrong magic, reserved field, size
+ * or fd count, two namespaces swapped or a pipe in one's place -EPROTO,
+ * with nothing kept.
+ */
+static void
+test_zygote_take_ns(void **state)
+{
+	struct sb_zygote_ns m = {.magic = SB_ZYGOTE_NS_MAGIC, .reserved = 0};
+	int sv[2], ns[6], got[6], p[2], wrong[6], low, i;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(spawner_zygote_take_ns(sv[0], got), -EAGAIN);
+	assert_int_equal(sandbox_zygote_send_ns(sv[1]), 0);
+	assert_int_equal(spawner_zygote_take_ns(sv[0], ns), 0);
+	assert_int_equal(ioctl(ns[0], NS_GET_NSTYPE), CLONE_NEWUSER);
+	assert_int_equal(ioctl(ns[5], NS_GET_NSTYPE), CLONE_NEWPID);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	low = lowest_free(sv[0]);
+	for (i = 0; i < 7; i++) {
+		struct sb_zygote_ns w = m;
+		size_t len = sizeof(w), n = 6;
+
+		memcpy(wrong, ns, sizeof(ns));
+		if (i == 0)
+			w.magic = SB_START_MAGIC;
+		else if (i == 1)
+			w.reserved = 1;
+		else if (i == 2)
+			len = 4;
+		else if (i == 3)
+			n = 5;
+		else if (i == 4)
+			wrong[0] = ns[1], wrong[1] = ns[0];
+		else if (i == 5)
+			wrong[5] = p[0];
+		else
+			wrong[2] = ns[4];
+		assert_int_equal(fdpass_send(sv[1], &w, len, wrong, n), 0);
+		if (spawner_zygote_take_ns(sv[0], got) != -EPROTO)
+			fail_msg("wrong message %d taken", i);
+		assert_int_equal(lowest_free(sv[0]), low);
+	}
+	fdpass_close_all(ns, 6);
+	close(p[0]);
+	close(p[1]);
+	close(sv[1]);
+	assert_int_equal(spawner_zygote_take_ns(sv[0], got), -EPIPE);
+	close(sv[0]);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_zygote_refusals),
+		cmocka_unit_test(test_zygote_start_real),
+		cmocka_unit_test(test_zygote_owned_slot),
+		cmocka_unit_test(test_zygote_take_ns),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
