@@ -168,13 +168,16 @@ spawner_zygote_child(const struct spawner_zygote *z, int report, int exe)
  * is exec'd outside any sandbox: only a regular file that only root can
  * change is taken (as [mount] sources are held), and that open file is
  * what the child execs (execveat), so a later change of the path does
- * not count. Returns the fd or -errno (-EPERM: not such a file).
+ * not count. Opened O_PATH: the frontend may name any path, and an open
+ * for reading as root would block the spawner on a FIFO, or act on a
+ * device, before the check; an O_PATH fd only names the file, and
+ * execveat() runs it. Returns the fd or -errno (-EPERM: not such a file).
  */
 static int
 spawner_zygote_exe(const char *python)
 {
 	struct stat st;
-	int fd = open(python, O_RDONLY | O_CLOEXEC);
+	int fd = open(python, O_PATH | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;

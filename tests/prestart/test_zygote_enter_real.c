@@ -593,7 +593,7 @@ zygote_start_errors(const struct spawner_zygote *good, unsigned u)
 {
 	struct spawner_zygote z = *good;
 	const char *step = "";
-	char path[3][96];
+	char path[3][96], fifo[96];
 	pid_t pid = -1;
 	int r, saved[2], i, fd;
 
@@ -628,6 +628,20 @@ zygote_start_errors(const struct spawner_zygote *good, unsigned u)
 	r = spawner_zygote_start(&z, &pid, &step);
 	CHECK(r == -ENOEXEC && strcmp(step, "exec") == 0 && pid == -1,
 	      "a python that is no program: %d at %s", r, step);
+	/* A FIFO (root's, 0755) named as python, as a frontend may name any
+	 * path: refused without the spawner blocking in its open (SIGALRM
+	 * ends the test if it does). */
+	snprintf(fifo, sizeof(fifo), "%s/python-fifo", top);
+	if (mkfifo(fifo, 0755) < 0)
+		DIE("mkfifo");
+	z.python = fifo;
+	alarm(10);
+	r = spawner_zygote_start(&z, &pid, &step);
+	alarm(0);
+	CHECK(r == -EPERM && strcmp(step, "python") == 0 && pid == -1, "a FIFO as python: %d at %s",
+	      r, step);
+	unlink(fifo);
+	z.python = path[2];
 	/* The same with fds 3 and 4 free, so that the report pipe is made
 	 * there, where the order socket and the seccomp program go: the
 	 * report must still come back. */
