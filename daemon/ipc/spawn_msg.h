@@ -68,9 +68,10 @@ enum spawn_msg_type {
 	 * stays the zygote's until its reap. spec: a sealed memfd of at most
 	 * SPAWN_ZYGOTE_SPEC_MAX bytes, NUL-terminated strings: the runtime's
 	 * python (an absolute path), then its base environment (NAME=value,
-	 * at most SPAWN_ZYGOTE_ENV_MAX). With SPAWN_F_NOPROC the runs'
-	 * seccomp program is subprocess = no's. Answers SPAWN_STARTED (pid)
-	 * or SPAWN_FAILED under run_id. */
+	 * at most SPAWN_ZYGOTE_ENV_MAX; no loader variable: LD_*,
+	 * GCONV_PATH...). With SPAWN_F_NOPROC the runs' seccomp program is
+	 * subprocess = no's. Answers SPAWN_STARTED (pid) or SPAWN_FAILED
+	 * under run_id. */
 	SPAWN_ZYGOTE_START = 10,
 	/* spawner -> frontend: struct spawn_ev: the zygote started under
 	 * run_id was reaped (pid, status). */

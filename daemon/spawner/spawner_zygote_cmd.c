@@ -36,11 +36,39 @@ struct spawner_zygote_spec {
 };
 
 /*
+ * Whether the environment entry e (NAME=value) would have the dynamic
+ * loader or glibc load code or act on files the frontend names: the
+ * LD_ variables and glibc's other unsecure ones (those it drops for a
+ * setuid program, AT_SECURE). The zygote runs outside any sandbox as the
+ * owner of its caller's runs' namespaces, and no AT_SECURE protects it:
+ * the frontend names its python and environment, never code it loads
+ * (as it never names zygote.py). A runtime that needs one of these for
+ * its runs takes no zygote.
+ */
+static bool
+spawner_zygote_env_loads(const char *e)
+{
+	static const char *const names[] = {"GCONV_PATH",	"GETCONF_DIR", "GLIBC_TUNABLES",
+					    "HOSTALIASES",	"LOCALDOMAIN", "LOCPATH",
+					    "MALLOC_TRACE",	"NIS_PATH",    "NLSPATH",
+					    "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR"};
+	size_t i, k = (size_t)(strchr(e, '=') - e);
+
+	if (strncmp(e, "LD_", 3) == 0)
+		return true;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == k && strncmp(e, names[i], k) == 0)
+			return true;
+	return false;
+}
+
+/*
  * Read and split the frontend's spec (spawn_msg.h). The frontend is less
  * trusted than we are: sealed (it cannot change under us), bounded, every
  * string NUL-terminated and none empty, python absolute, each environment
  * entry NAME=value. Splitting at NULs is all: the spawner parses nothing
- * (link-check). 0, -EPERM (not sealed), -E2BIG, -EINVAL or read's -errno.
+ * (link-check). 0, -EPERM (not sealed, or an entry that loads code:
+ * spawner_zygote_env_loads), -E2BIG, -EINVAL or read's -errno.
  */
 static int
 spawner_zygote_spec(int fd, struct spawner_zygote_spec *spec)
@@ -73,6 +101,8 @@ spawner_zygote_spec(int fd, struct spawner_zygote_spec *spec)
 
 		if (e[0] == '\0' || e[0] == '=' || strchr(e, '=') == NULL)
 			return -EINVAL;
+		if (spawner_zygote_env_loads(e))
+			return -EPERM;
 		if (n == SPAWN_ZYGOTE_ENV_MAX)
 			return -E2BIG;
 		spec->envp[n++] = e;

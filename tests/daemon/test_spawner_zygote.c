@@ -116,6 +116,7 @@ static const char good_spec[] = "/usr/bin/python3\0AIRLOCK_T=1\0PATH=/usr/bin";
 static void
 test_zygote_refusals(void **state)
 {
+#define LOADER(env) "/usr/bin/python3\0" env, sizeof("/usr/bin/python3\0" env), true, -EPERM
 	static const struct {
 		const char *bytes;
 		size_t len;
@@ -130,6 +131,13 @@ test_zygote_refusals(void **state)
 		{"/usr/bin/python3\0=x", 20, true, -EINVAL},	  /* no name */
 		{"/usr/bin/python3\0A=1\0\0", 23, true, -EINVAL}, /* an empty entry */
 		{"", 0, true, -EINVAL},				  /* nothing */
+		/* what would load code into the zygote, outside any sandbox */
+		{LOADER("LD_PRELOAD=/tmp/x.so")},
+		{LOADER("PATH=/usr/bin\0LD_LIBRARY_PATH=/tmp")},
+		{LOADER("LD_AUDIT=/tmp/x.so")},
+		{LOADER("GCONV_PATH=/tmp")},
+		{LOADER("GLIBC_TUNABLES=glibc.malloc.check=3")},
+		{LOADER("NLSPATH=/tmp/%N")},
 	};
 	static char many[16 + 1 + 4 * (SPAWN_ZYGOTE_ENV_MAX + 1)];
 	static char big[SPAWN_ZYGOTE_SPEC_MAX + 1];
@@ -162,23 +170,24 @@ test_zygote_refusals(void **state)
 	memcpy(many, "/usr/bin/python3", 17);
 	for (i = 0; i <= SPAWN_ZYGOTE_ENV_MAX; i++)
 		memcpy(many + 17 + 4 * i, "A=1", 4);
-	send_zygote(sv[0], 0, 60, 0, spec_fd(many, sizeof(many), true));
+	send_zygote(sv[0], 0, 90, 0, spec_fd(many, sizeof(many), true));
 	memset(big, 'x', sizeof(big));
 	big[0] = '/';
 	big[sizeof(big) - 1] = '\0';
-	send_zygote(sv[0], 0, 61, 0, spec_fd(big, sizeof(big), true));
-	send_zygote(sv[0], 0, 62, SPAWN_F_NOPROC, spec_fd(good_spec, sizeof(good_spec), true));
-	send_zygote(sv[0], 0, 63, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	send_zygote(sv[0], 0, 91, 0, spec_fd(big, sizeof(big), true));
+	send_zygote(sv[0], 0, 92, SPAWN_F_NOPROC, spec_fd(good_spec, sizeof(good_spec), true));
+	send_zygote(sv[0], 0, 93, 0, spec_fd(good_spec, sizeof(good_spec), true));
 	assert_int_equal(serve_with(sv[0], sv[1], 2, 0), 0);
 	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
 		expect_failed(sv[0], 50 + (uint32_t)i, "spec", specs[i].err);
-	expect_failed(sv[0], 60, "spec", -E2BIG);
-	expect_failed(sv[0], 61, "spec", -E2BIG);
-	expect_failed(sv[0], 62, "bpf", -EINVAL);
-	expect_failed(sv[0], 63, "script", -ENOENT);
+	expect_failed(sv[0], 90, "spec", -E2BIG);
+	expect_failed(sv[0], 91, "spec", -E2BIG);
+	expect_failed(sv[0], 92, "bpf", -EINVAL);
+	expect_failed(sv[0], 93, "script", -ENOENT);
 	fix_script = fix_ext = NULL;
 	close(sv[0]);
 	close(sv[1]);
+#undef LOADER
 }
 
 /* A spawner serving sock (its peer closed) in a child of ours, with the zygote's files;
