@@ -112,10 +112,11 @@ spawner_prepare_check(struct spawner *sp, const struct spawn_req *req, int *fds,
 {
 	int r;
 
-	/* A zygote's slot is its uid's (U_z) for its life: a sandbox whose
-	 * user namespace root is U_z would be the zygote's to enter. */
+	/* A zygote's slot is its uid's (U_z) for its life and its sandboxes':
+	 * a sandbox whose user namespace root is U_z would be the zygote's
+	 * to enter, and its supervisor would own the zygote's runs. */
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0 ||
-	    sp->zygotes[req->uid_slot].pid != 0) {
+	    sp->zygotes[req->uid_slot].pid != 0 || sp->zygotes[req->uid_slot].owned != 0) {
 		*ret_step = "uid_slot";
 		return -EINVAL;
 	}
@@ -243,6 +244,8 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 	sp->slots[req->uid_slot].pid = (pid_t)pid;
 	sp->slots[req->uid_slot].run_id = req->run_id;
 	sp->slots[req->uid_slot].owner = zygote ? req->prep_key + 1 : 0;
+	if (zygote)
+		sp->zygotes[req->prep_key].owned++;
 	sp->slots[req->uid_slot].ctl = ctl[0];
 	ctl[0] = -1;
 	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], ret_step);
@@ -418,7 +421,7 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds, size_t
 
 	/* Not a zygote's slot either: the keeper would be the zygote's uid. */
 	if (req->uid_slot >= sp->nslots || sp->keepers[req->uid_slot].pid != 0 ||
-	    sp->zygotes[req->uid_slot].pid != 0)
+	    sp->zygotes[req->uid_slot].pid != 0 || sp->zygotes[req->uid_slot].owned != 0)
 		goto fail;
 	step = "cgroup";
 	r = cgroup_keeper_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes);
@@ -577,6 +580,8 @@ spawner_reap(struct spawner *sp)
 			log_warnx("spawner: run %" PRIu32 ": cgroup: %s", ev.run_id, strerror(-r));
 		ev.oom = oom;
 		sp->slots[i].pid = 0;
+		if (sp->slots[i].owner != 0)
+			sp->zygotes[sp->slots[i].owner - 1].owned--;
 		sp->slots[i].owner = 0;
 		spawner_send(sp, &ev);
 	}

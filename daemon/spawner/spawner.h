@@ -32,6 +32,9 @@ struct spawner_zygote_slot {
 	pid_t pid; /* 0 = none */
 	uint32_t run_id;
 	int sock; /* our end of its order socket (non-blocking), or -1 */
+	/* live sandboxes this slot's zygote (alive or gone) owns: while any
+	 * is, the slot takes no zygote, sandbox or keeper (its uid owns them) */
+	uint32_t owned;
 };
 
 #define SPAWNER_MOUNT_WARN_MS 60000 /* a missing mount's warning: at most once a minute */

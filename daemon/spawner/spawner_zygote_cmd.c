@@ -164,23 +164,6 @@ spawner_zygote_slot_free(const struct spawner *sp, uint32_t slot)
 	       sp->zygotes[slot].pid == 0;
 }
 
-/*
- * A sandbox of an earlier zygote of slot is alive: its user namespace is
- * owned by the slot's uid, and a new zygote there (maybe another
- * caller's) would own it too. The slot waits until every such sandbox is
- * reaped.
- */
-static bool
-spawner_zygote_slot_owns(const struct spawner *sp, uint32_t slot)
-{
-	uint32_t i;
-
-	for (i = 0; i < sp->nslots; i++)
-		if (sp->slots[i].pid != 0 && sp->slots[i].owner == slot + 1)
-			return true;
-	return false;
-}
-
 /* Start the zygote of req's slot; its pid in *ret_pid, our socket end in *ret_sock. */
 static int
 spawner_zygote_launch(struct spawner *sp, const struct spawn_req *req, int spec_fd, pid_t *ret_pid,
@@ -241,9 +224,11 @@ spawner_zygote_cmd(struct spawner *sp, const struct spawn_req *req, int *fds, si
 
 	if (!spawner_zygote_slot_free(sp, req->uid_slot))
 		goto fail;
+	/* A sandbox an earlier zygote of the slot owns is alive: a new
+	 * zygote there (maybe another caller's) would own it too. */
 	step = "owned";
 	r = -EBUSY;
-	if (spawner_zygote_slot_owns(sp, req->uid_slot))
+	if (sp->zygotes[req->uid_slot].owned != 0)
 		goto fail;
 	/* Never the frontend's files: the zygote runs them outside a sandbox. */
 	step = "zygote";
@@ -331,8 +316,9 @@ spawner_zygote_reaped(struct spawner *sp, pid_t pid, int status)
 	if (i == sp->nslots)
 		return false;
 	ev.run_id = sp->zygotes[i].run_id;
-	fd_close(sp->zygotes[i].sock);
-	sp->zygotes[i] = (struct spawner_zygote_slot){.pid = 0, .sock = -1};
+	/* Its sandboxes (owned) outlive it: the count stays. */
+	sp->zygotes[i].sock = fd_close(sp->zygotes[i].sock);
+	sp->zygotes[i].pid = 0;
 	r = fdpass_send(sp->sock, &ev, sizeof(ev), NULL, 0);
 	if (r < 0)
 		log_warnx("spawner: send to frontend: %s", strerror(-r));
@@ -351,7 +337,7 @@ spawner_zygote_stop_all(struct spawner *sp)
 		spawner_kill(sp, i, sp->zygotes[i].pid);
 		while (waitpid(sp->zygotes[i].pid, NULL, __WALL) < 0 && errno == EINTR)
 			;
-		fd_close(sp->zygotes[i].sock);
-		sp->zygotes[i] = (struct spawner_zygote_slot){.pid = 0, .sock = -1};
+		sp->zygotes[i].sock = fd_close(sp->zygotes[i].sock);
+		sp->zygotes[i].pid = 0;
 	}
 }

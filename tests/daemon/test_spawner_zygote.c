@@ -190,6 +190,9 @@ test_zygote_refusals(void **state)
 #undef LOADER
 }
 
+/* fix_owned's stand-in sandbox ends when a byte comes on this pipe. */
+static int owned_go = -1;
+
 /* A spawner serving sock (its peer closed) in a child of ours, with the zygote's files;
  * it exits 0 when it served to EOF and has no child left. */
 static pid_t
@@ -217,12 +220,16 @@ serve_child(int peer, int sock)
 			if (sb < 0)
 				_exit(4);
 			if (sb == 0) {
-				pause();
+				char c;
+
+				/* It ends when the test says, or is killed. */
+				(void)!read(owned_go, &c, 1);
 				_exit(0);
 			}
 			slots[1] = (struct spawner_slot){
 				.pid = sb, .run_id = 80, .ctl = -1, .owner = 1};
 			slots[1].cg_base.peak_fd = -1;
+			zygotes[0].owned = 1;
 		}
 		r = spawner_serve(&sp);
 		if (r != 0)
@@ -354,15 +361,20 @@ test_zygote_start_real(void **state)
 
 /*
  * As root: a slot whose earlier zygote still owns a live sandbox (slot 1's,
- * owner slot 0) takes no new zygote, which would own that sandbox too:
- * SPAWN_FAILED "owned", -EBUSY; slot 1 itself is taken. At the frontend's
- * EOF the sandbox is killed and reaped as any.
+ * owner slot 0) takes no new zygote, which would own that sandbox too
+ * (SPAWN_FAILED "owned", -EBUSY), nor a sandbox or keeper of its own,
+ * which would run as that owner uid; slot 1 itself is taken. Once that
+ * sandbox is reaped, slot 0 takes a zygote again (here it fails further
+ * on, at the missing zygote.py). At the frontend's EOF the spawner exits
+ * with no child left.
  */
 static void
 test_zygote_owned_slot(void **state)
 {
+	struct spawn_req r;
+	struct spawn_ev ev;
 	pid_t child;
-	int sv[2], st;
+	int sv[2], go[2], st, fd;
 
 	(void)state;
 	if (geteuid() != 0)
@@ -370,12 +382,35 @@ test_zygote_owned_slot(void **state)
 	fix_script = "/nonexistent/airlock-test/zygote.py";
 	fix_ext = "/nonexistent/airlock-test/ext.so";
 	fix_owned = true;
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	owned_go = go[0];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	child = serve_child(sv[0], sv[1]);
+	close(go[0]);
 	send_zygote(sv[0], 0, 81, 0, spec_fd(good_spec, sizeof(good_spec), true));
 	expect_failed(sv[0], 81, "owned", -EBUSY);
 	send_zygote(sv[0], 1, 82, 0, spec_fd(good_spec, sizeof(good_spec), true));
 	expect_failed(sv[0], 82, "uid_slot", -EINVAL);
+	r = req_of(SPAWN_PREPARE, 0);
+	r.run_id = 83;
+	fd = spec_fd("x", 1, true);
+	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), &fd, 1), 0);
+	close(fd);
+	expect_failed(sv[0], 83, "uid_slot", -EINVAL);
+	r = req_of(SPAWN_KEEPER, 0);
+	r.run_id = 84;
+	fd = spec_fd("x", 1, true);
+	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), &fd, 1), 0);
+	close(fd);
+	expect_failed(sv[0], 84, "keeper uid_slot", -EINVAL);
+	/* The owned sandbox ends: its reap frees slot 0 of its old zygote. */
+	assert_int_equal(write(go[1], "g", 1), 1);
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_DONE);
+	assert_int_equal(ev.run_id, 80);
+	send_zygote(sv[0], 0, 85, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	expect_failed(sv[0], 85, "script", -ENOENT);
+	close(go[1]);
 	close(sv[0]);
 	assert_int_equal(waitpid(child, &st, 0), child);
 	assert_true(WIFEXITED(st));
