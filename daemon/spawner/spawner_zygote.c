@@ -156,33 +156,33 @@ spawner_zygote_child(const struct spawner_zygote *z, int report, int exe)
 	if (spawner_zygote_fds(z, &report, &exe) < 0)
 		spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_FDS);
 	(void)sigprocmask(SIG_SETMASK, &(sigset_t){0}, NULL);
-	/* The file checked by spawner_zygote_exe(), not what the path names
+	/* The file checked by spawner_zygote_open_root(), not what the path names
 	 * now. */
 	(void)syscall(SYS_execveat, exe, "", argv, z->envp, AT_EMPTY_PATH);
 	spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_EXEC);
 }
 
 /*
- * Open the zygote's python and check it. The path comes from the
- * frontend (the spawner parses no config), and unlike a sandbox's argv it
- * is exec'd outside any sandbox: only a regular file that only root can
- * change is taken (as [mount] sources are held), and that open file is
- * what the child execs (execveat), so a later change of the path does
- * not count. Opened O_PATH: the frontend may name any path, and an open
- * for reading as root would block the spawner on a FIFO, or act on a
- * device, before the check; an O_PATH fd only names the file, and
- * execveat() runs it. Returns the fd or -errno (-EPERM: not such a file).
+ * Open a file the zygote runs and check it. The zygote's python comes
+ * from the frontend (the spawner parses no config), and unlike a
+ * sandbox's argv it is exec'd outside any sandbox: only a regular file
+ * that only root can change is taken (as [mount] sources are held), and
+ * that open file is what the child execs (execveat), so a later change
+ * of the path does not count. Opened O_PATH: the frontend may name any
+ * path, and an open for reading as root would block the spawner on a
+ * FIFO, or act on a device, before the check; an O_PATH fd only names
+ * the file, and execveat() runs it.
  */
-static int
-spawner_zygote_exe(const char *python)
+int
+spawner_zygote_open_root(const char *path, int flags, mode_t need)
 {
 	struct stat st;
-	int fd = open(python, O_PATH | O_CLOEXEC);
+	int fd = open(path, O_PATH | O_CLOEXEC | flags);
 
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || (st.st_mode & S_IXOTH) == 0) {
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || (st.st_mode & need) != need) {
 		close(fd);
 		return -EPERM;
 	}
@@ -206,7 +206,7 @@ spawner_zygote_start(const struct spawner_zygote *z, pid_t *ret_pid, const char 
 	    z->script_fd < 0)
 		return -EINVAL;
 	*ret_step = "python";
-	if ((exe = spawner_zygote_exe(z->python)) < 0)
+	if ((exe = spawner_zygote_open_root(z->python, 0, S_IXOTH)) < 0)
 		return exe;
 	*ret_step = "pipe";
 	if (pipe2(p, O_CLOEXEC) < 0) {

@@ -78,6 +78,14 @@ struct spawner_zygote_run {
  */
 int spawner_zygote_order(int sock, const struct spawner_zygote_run *run);
 
+/*
+ * Open path O_PATH (with flags, such as O_NOFOLLOW), close-on-exec, and
+ * take it only if it is a regular file owned by root, writable by no one
+ * else, with every mode bit of need. Returns the fd, -errno, or -EPERM
+ * for another file.
+ */
+int spawner_zygote_open_root(const char *path, int flags, mode_t need);
+
 /* The name of a step ("unknown" for a value no step has). */
 const char *spawner_zygote_step_name(int step);
 

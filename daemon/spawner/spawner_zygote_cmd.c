@@ -112,25 +112,15 @@ spawner_zygote_spec(int fd, struct spawner_zygote_spec *spec)
 }
 
 /*
- * Open zygote.py. Python runs it outside any sandbox as U_z, the owner of
- * the caller's runs' user namespaces: only a regular file that only root
- * can change (as the zygote's python is held), and the open file is what
- * the zygote reads (/proc/self/fd/5), not what the path names later.
+ * zygote.py: python runs it outside any sandbox as U_z, the owner of the
+ * caller's runs' user namespaces, so only a regular file that only root
+ * can change, and not through a symlink; the open file is what the
+ * zygote reads (/proc/self/fd/5), not what the path names later.
  */
 static int
 spawner_zygote_script(const char *path)
 {
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
+	return spawner_zygote_open_root(path, O_NOFOLLOW, 0);
 }
 
 /* The runs' seccomp program in a sealed memfd (the zygote copies it). */

@@ -108,6 +108,41 @@ expect_failed(int sock, uint32_t run_id, const char *step, int err)
 static const char good_spec[] = "/usr/bin/python3\0AIRLOCK_T=1\0PATH=/usr/bin";
 
 /*
+ * zygote.py taken only as a regular file root owns and no one else may
+ * write, not through a symlink: one others may write, a symlink to a
+ * root file, a directory (each "script", -EPERM).
+ */
+static void
+script_refusals(void)
+{
+	char dir[] = "/tmp/airlock-zygote-XXXXXX", path[3][128];
+	int sv[2], fd;
+	uint32_t i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path[0], sizeof(path[0]), "%s/writable.py", dir);
+	snprintf(path[1], sizeof(path[1]), "%s/link.py", dir);
+	snprintf(path[2], sizeof(path[2]), "%s", dir);
+	fd = open(path[0], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(chmod(path[0], 0666), 0);
+	assert_int_equal(symlink("/usr/bin/python3", path[1]), 0);
+	for (i = 0; i < 3; i++) {
+		fix_script = path[i];
+		assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+		send_zygote(sv[0], 0, 94 + i, 0, spec_fd(good_spec, sizeof(good_spec), true));
+		assert_int_equal(serve_with(sv[0], sv[1], 2, 0), 0);
+		expect_failed(sv[0], 94 + i, "script", -EPERM);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	assert_int_equal(unlink(path[0]), 0);
+	assert_int_equal(unlink(path[1]), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/*
  * SPAWN_ZYGOTE_START's refusals, each answered SPAWN_FAILED under its
  * run_id before anything is started: a slot not ours; no zygote.py of the
  * spawner's own (what airlockd has today); then every bad spec; the
@@ -184,9 +219,10 @@ test_zygote_refusals(void **state)
 	expect_failed(sv[0], 91, "spec", -E2BIG);
 	expect_failed(sv[0], 92, "bpf", -EINVAL);
 	expect_failed(sv[0], 93, "script", -ENOENT);
-	fix_script = fix_ext = NULL;
 	close(sv[0]);
 	close(sv[1]);
+	script_refusals();
+	fix_script = fix_ext = NULL;
 #undef LOADER
 }
 
