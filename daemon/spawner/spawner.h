@@ -37,7 +37,8 @@ struct spawner_zygote_slot {
 	uint32_t owned;
 };
 
-#define SPAWNER_MOUNT_WARN_MS 60000 /* a missing mount's warning: at most once a minute */
+#define SPAWNER_ZYGOTE_PYTHONS_MAX 16 /* as many as runtimes (CONFIG_RUNTIMES_MAX) */
+#define SPAWNER_MOUNT_WARN_MS 60000   /* a missing mount's warning: at most once a minute */
 
 struct spawner {
 	int sock; /* to the frontend */
@@ -51,6 +52,11 @@ struct spawner {
 	 * sets none until the zygote is wired, docs/design-bursts.md §3.4) */
 	const char *zygote_script;
 	const char *zygote_ext;
+	/* The pythons a zygote may exec: the start-up configuration's python
+	 * runtimes' absolute argv[0], fixed before the split (the frontend
+	 * names one; a reload adds none). */
+	const char *zygote_pythons[SPAWNER_ZYGOTE_PYTHONS_MAX];
+	size_t nzygote_pythons;
 	struct sandbox_layout layout;
 	struct sock_fprog seccomp;
 	struct rootspec rootspec; /* the last SPAWN_PREPARE's, checked; its clone's copy */

@@ -123,6 +123,22 @@ spawner_zygote_script(const char *path)
 	return spawner_zygote_open_root(path, O_NOFOLLOW, 0);
 }
 
+/*
+ * python is one the start-up configuration runs (struct spawner's
+ * zygote_pythons): any root-owned program would pass the file check, and
+ * the zygote runs it outside any sandbox as U_z.
+ */
+static bool
+spawner_zygote_python_known(const struct spawner *sp, const char *python)
+{
+	size_t i;
+
+	for (i = 0; i < sp->nzygote_pythons; i++)
+		if (strcmp(sp->zygote_pythons[i], python) == 0)
+			return true;
+	return false;
+}
+
 /* The runs' seccomp program in a sealed memfd (the zygote copies it). */
 static int
 spawner_zygote_bpf(const struct sock_fprog *prog, int *ret_fd)
@@ -165,6 +181,10 @@ spawner_zygote_launch(struct spawner *sp, const struct spawn_req *req, int spec_
 
 	*ret_step = "spec";
 	r = spawner_zygote_spec(spec_fd, &spec);
+	if (r < 0)
+		return r;
+	*ret_step = "python";
+	r = spawner_zygote_python_known(sp, spec.python) ? 0 : -EPERM;
 	if (r < 0)
 		return r;
 	*ret_step = "bpf";

@@ -52,6 +52,8 @@ fixture(struct spawner *sp, int sock, uint32_t nslots, struct spawner_slot *slot
 	sp->config_given = false;
 	sp->zygote_script = fix_script;
 	sp->zygote_ext = fix_ext;
+	sp->zygote_pythons[0] = "/usr/bin/python3";
+	sp->nzygote_pythons = 1;
 	/* The runs' program: allow all; subprocess = no's: none (empty). */
 	sp->seccomp = (struct sock_fprog){.len = 1, .filter = (struct sock_filter *)fix_allow};
 }

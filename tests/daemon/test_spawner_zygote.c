@@ -106,6 +106,7 @@ expect_failed(int sock, uint32_t run_id, const char *step, int err)
 }
 
 static const char good_spec[] = "/usr/bin/python3\0AIRLOCK_T=1\0PATH=/usr/bin";
+static const char other_python[] = "/bin/sh\0PATH=/usr/bin";
 
 /*
  * zygote.py taken only as a regular file root owns and no one else may
@@ -212,6 +213,8 @@ test_zygote_refusals(void **state)
 	send_zygote(sv[0], 0, 91, 0, spec_fd(big, sizeof(big), true));
 	send_zygote(sv[0], 0, 92, SPAWN_F_NOPROC, spec_fd(good_spec, sizeof(good_spec), true));
 	send_zygote(sv[0], 0, 93, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	/* A root program the configuration runs no python runtime with. */
+	send_zygote(sv[0], 0, 97, 0, spec_fd(other_python, sizeof(other_python), true));
 	assert_int_equal(serve_with(sv[0], sv[1], 2, 0), 0);
 	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
 		expect_failed(sv[0], 50 + (uint32_t)i, "spec", specs[i].err);
@@ -219,6 +222,7 @@ test_zygote_refusals(void **state)
 	expect_failed(sv[0], 91, "spec", -E2BIG);
 	expect_failed(sv[0], 92, "bpf", -EINVAL);
 	expect_failed(sv[0], 93, "script", -ENOENT);
+	expect_failed(sv[0], 97, "python", -EPERM);
 	close(sv[0]);
 	close(sv[1]);
 	script_refusals();
