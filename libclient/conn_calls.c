@@ -146,6 +146,24 @@ conn_calls_get(struct airlock_conn *conn, enum proto_type type, void *ret)
 	return r;
 }
 
+/* A request naming one session whose answer is an object, into *ret (a
+ * pointer to the object's pointer, of the type the caller names). */
+static int
+conn_calls_session_get(struct airlock_conn *conn, enum proto_type type, const char *session,
+		       void *ret)
+{
+	const struct conn_req req = {.type = type, .u.session = session};
+	void *payload;
+	int r;
+
+	if (conn == NULL || ret == NULL || !rules_session_id_str_valid(session))
+		return -EINVAL;
+	r = conn_call(conn, &req, NULL, NULL, &payload);
+	if (r == 0)
+		memcpy(ret, &payload, sizeof(payload));
+	return r;
+}
+
 /* Ask the daemon what it offers. */
 AIRLOCK_EXPORT int
 airlock_info(struct airlock_conn *conn, struct airlock_info **ret)
@@ -341,16 +359,7 @@ airlock_session_extend(struct airlock_conn *conn, const char *session, uint64_t 
 AIRLOCK_EXPORT int
 airlock_session_save(struct airlock_conn *conn, const char *session, struct airlock_file **ret)
 {
-	const struct conn_req req = {.type = PROTO_SESSION_SAVE, .u.session = session};
-	void *payload;
-	int r;
-
-	if (conn == NULL || ret == NULL || !rules_session_id_str_valid(session))
-		return -EINVAL;
-	r = conn_call(conn, &req, NULL, NULL, &payload);
-	if (r == 0)
-		*ret = payload;
-	return r;
+	return conn_calls_session_get(conn, PROTO_SESSION_SAVE, session, ret);
 }
 
 /* List a background session's processes. */
@@ -358,16 +367,7 @@ AIRLOCK_EXPORT int
 airlock_session_ps(struct airlock_conn *conn, const char *session,
 		   struct airlock_process_list **ret)
 {
-	const struct conn_req req = {.type = PROTO_SESSION_PS, .u.session = session};
-	void *payload;
-	int r;
-
-	if (conn == NULL || ret == NULL || !rules_session_id_str_valid(session))
-		return -EINVAL;
-	r = conn_call(conn, &req, NULL, NULL, &payload);
-	if (r == 0)
-		memcpy(ret, &payload, sizeof(payload));
-	return r;
+	return conn_calls_session_get(conn, PROTO_SESSION_PS, session, ret);
 }
 
 /* Stop (SIGKILL) one of a background session's processes. */

@@ -241,7 +241,7 @@ cells_read_error(const struct cells_done *dn, int reply_fd, char **ret)
 	uint64_t off = dn->has_value ? dn->value_len : 0;
 	size_t lens[3] = {dn->ename_len, dn->evalue_len, dn->tb_len};
 	size_t total = lens[0] + lens[1] + lens[2], pos = 0, i;
-	uint8_t *raw;
+	uint8_t *raw = NULL;
 	char *b;
 
 	*ret = NULL;
@@ -249,7 +249,8 @@ cells_read_error(const struct cells_done *dn, int reply_fd, char **ret)
 		return NULL;
 	for (i = 0; i < dn->ndisplay; i++)
 		off += dn->display[i].len;
-	if (cells_pread(reply_fd, off, total, &raw) < 0)
+	/* raw checked too: the analyzer cannot tell -errno from 0. */
+	if (cells_pread(reply_fd, off, total, &raw) < 0 || raw == NULL)
 		return "cannot read the error fields";
 	for (i = 0; i < lens[0]; i++) {
 		if (raw[i] <= 0x20 || raw[i] == 0x7f) {

@@ -87,6 +87,7 @@ store_open(int dir, const char *name, uint64_t max, struct stat *st)
 {
 	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
+	memset(st, 0, sizeof(*st)); /* defined on every path, for the analyzer */
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_uid != geteuid() ||

@@ -50,7 +50,7 @@ struct bench {
 
 /* bench_util.c */
 uint64_t bench_now_ns(void);
-void bench_die(const char *what, int err);
+__attribute__((noreturn)) void bench_die(const char *what, int err);
 int bench_wait(pid_t pid);
 int bench_cmp_u64(const void *a, const void *b);
 uint64_t bench_pct(const uint64_t *s, size_t n, double pct);

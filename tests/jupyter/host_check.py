@@ -12,8 +12,12 @@ from jupyter_client.manager import start_new_kernel
 def main():
     # python-site: the runtime that reaches Debian's python3-ipython (the
     # VM has no numpy, which the kernel's own pick of a runtime counts).
+    # 120 s a cell: the VM is emulated (TCG) on a shared host, where
+    # IPython's import in the first cell once took past the 10 s default
+    # and every cell came back KeyboardInterrupt (CI of 1fe0973).
     km, kc = start_new_kernel(kernel_name="airlock-python", startup_timeout=120,
-                              env=dict(os.environ, AIRLOCK_KERNEL_RUNTIME="python-site"))
+                              env=dict(os.environ, AIRLOCK_KERNEL_RUNTIME="python-site",
+                                       AIRLOCK_KERNEL_WALL_S="120"))
     try:
         outs = []
 

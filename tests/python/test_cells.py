@@ -322,7 +322,10 @@ class CellTest(unittest.TestCase):
 
             t = threading.Thread(target=first)
             t.start()
-            time.sleep(0.1)  # the import takes 250 ms or more
+            # Once the daemon lists the cell as running it is with the
+            # driver, whose IPython import takes 250 ms or more: the
+            # interrupt lands in it (an event, not a fixed wait).
+            self.assertTrue(session_running(self.sandbox, s.id))
             s.interrupt()
             t.join(60)
             self.assertEqual(got[0].outcome, "cancelled", got[0].stderr)

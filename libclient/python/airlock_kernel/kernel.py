@@ -76,15 +76,31 @@ class KernelSettings:
             memory_mb=num("AIRLOCK_KERNEL_MEMORY_MB", int),
         )
 
-    def limits(self) -> airlock.SandboxLimits:
+    def limits(self, cpu_ceiling_s: Optional[float] = None) -> airlock.SandboxLimits:
+        """The session's limits; cpu_ceiling_s: the daemon's CPU ceiling for
+        this profile (info()), when known."""
         kw: Dict[str, Any] = {}
         if self.wall_s is not None:
             kw["wall_seconds"] = self.wall_s  # SandboxLimits names it so (was wall_time_s: a TypeError)
+            # As MCP's timeout_seconds: a cell allowed to run longer is not
+            # stopped by the CPU default first, up to the daemon's ceiling.
+            if cpu_ceiling_s is not None:
+                kw["cpu_seconds"] = min(self.wall_s, cpu_ceiling_s)
         if self.memory_mb is not None:
             kw["memory_bytes"] = self.memory_mb << 20
         if self.profile is not None:
             kw["profile"] = self.profile
         return airlock.SandboxLimits(**kw)
+
+
+def _cpu_ceiling_s(info: Mapping[str, Any], profile: Optional[str]) -> Optional[float]:
+    """The CPU-time ceiling of the profile (or the daemon's) from info(), in
+    seconds; None when the daemon does not say."""
+    limits = info.get("limits", {})
+    if profile is not None:
+        limits = info.get("profiles", {}).get(profile, {}).get("limits", limits)
+    ceiling = limits.get("cpu_ms", {}).get("ceiling")
+    return ceiling / 1000.0 if ceiling else None
 
 
 # The dotted name before the cursor, and the rest of a name after it.
@@ -187,6 +203,7 @@ class AirlockKernel:
         # next one's "lost" state is that restart, already reported.
         self.restart_told = False
         self.sandbox: Optional[airlock.AirlockSandbox] = None
+        self.limits: Optional[airlock.SandboxLimits] = None  # the session's, set with the sandbox
         self.asession: Any = None
 
     # -- sockets -----------------------------------------------------------
@@ -225,13 +242,20 @@ class AirlockKernel:
     def open_session(self) -> None:
         s = self.settings
         if self.sandbox is None:
-            self.sandbox = airlock.AirlockSandbox(s.socket, limits=s.limits())
-        if s.runtime is None:
-            s.runtime = pick_runtime(self.sandbox.info())
-        self.asession = self.sandbox.session_sync(interpreter=s.runtime, limits=s.limits())
+            info = self.sandbox_info() if s.runtime is None or s.wall_s is not None else {}
+            self.limits = s.limits(_cpu_ceiling_s(info, s.profile))
+            self.sandbox = airlock.AirlockSandbox(s.socket, limits=self.limits)
+            if s.runtime is None:
+                s.runtime = pick_runtime(info)
+        self.asession = self.sandbox.session_sync(interpreter=s.runtime, limits=self.limits)
         self.ipython = True
         self.asession.open()
         _log("session %s open (runtime %s, profile %s)" % (self.asession.id, s.runtime, s.profile or "default"))
+
+    def sandbox_info(self) -> Dict[str, Any]:
+        """What the daemon offers (runtimes, ceilings), before the sandbox
+        with the session's limits exists."""
+        return airlock.AirlockSandbox(self.settings.socket).info()
 
     def close_session(self) -> None:
         if self.asession is not None:
