@@ -57,7 +57,10 @@ enum spawn_msg_type {
 	/* frontend -> spawner: struct spawn_req, no fd: the prepared sandbox of
 	 * uid_slot (prepared under prep_key) will get no run: end it. Its reap
 	 * comes back as SPAWN_DONE under prep_key (or SPAWN_FAILED with pid 0 if
-	 * there is no such sandbox). */
+	 * there is no such sandbox).
+	 * With SPAWN_F_ZYGOTE: stop the zygote of uid_slot started under
+	 * run_id (its key); its reap answers SPAWN_ZYGOTE_GONE; a key that is
+	 * not the slot's live zygote's is ignored (no answer). */
 	SPAWN_DISCARD = 9,
 	/* frontend -> spawner: struct spawn_req + fd {keeper socket}: clone a
 	 * session's keeper (memory_bytes = its workspace size). Its events come
@@ -95,7 +98,8 @@ enum spawn_msg_type {
 #define SPAWN_F_PRESTART 0x2u	/* SPAWN_PREPARE: start the interpreter ahead */
 #define SPAWN_F_PRESTARTED 0x4u /* SPAWN_REQ: for a pre-started one: plan, lifeline only */
 #define SPAWN_F_NOPROC 0x8u	/* SPAWN_ZYGOTE_START: the runs' seccomp: subprocess = no */
-#define SPAWN_F_ZYGOTE 0x10u	/* SPAWN_PREPARE: owned by the zygote of slot prep_key */
+/* SPAWN_PREPARE: owned by the zygote of slot prep_key; SPAWN_DISCARD: stop it */
+#define SPAWN_F_ZYGOTE 0x10u
 
 struct spawn_req {
 	uint32_t type;

@@ -393,6 +393,10 @@ spawner_discard(struct spawner *sp, const struct spawn_req *req, int *fds UNUSED
 	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->prep_key, .err = -ENOENT};
 	struct spawner_slot *slot;
 
+	if (req->flags & SPAWN_F_ZYGOTE) {
+		spawner_zygote_stop(sp, req);
+		return;
+	}
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid == 0 ||
 	    sp->slots[req->uid_slot].run_id != req->prep_key) {
 		/* Nothing of that key is alive: the frontend may free the slot. */
@@ -621,7 +625,7 @@ static const struct spawner_cmd spawner_cmds[] = {
 	 SPAWN_PREPARE_NFDS,
 	 {{SPAWN_F_PRESTART, SPAWN_PREPARE_NFDS_PRESTART}, {SPAWN_F_ZYGOTE, SPAWN_PREPARE_NFDS}},
 	 spawner_prepare},
-	{SPAWN_DISCARD, 0, {{0, 0}, {0, 0}}, spawner_discard},
+	{SPAWN_DISCARD, 0, {{SPAWN_F_ZYGOTE, 0}, {0, 0}}, spawner_discard},
 	{SPAWN_RELOAD, 0, {{0, 0}, {0, 0}}, spawner_reload_req},
 	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, {{0, 0}, {0, 0}}, spawner_keeper},
 	{SPAWN_ZYGOTE_START,

@@ -45,6 +45,10 @@ void spawner_zygote_cmd(struct spawner *sp, const struct spawn_req *req, int *fd
 /* pid was reaped: if it was a zygote, its slot is freed and
  * SPAWN_ZYGOTE_GONE sent; returns whether it was. */
 bool spawner_zygote_reaped(struct spawner *sp, pid_t pid, int status);
+/* SPAWN_DISCARD with SPAWN_F_ZYGOTE: kill the zygote of req's slot if
+ * its key is req's run_id (its reap answers SPAWN_ZYGOTE_GONE); a stale
+ * key is ignored. */
+void spawner_zygote_stop(struct spawner *sp, const struct spawn_req *req);
 /* The frontend is gone: kill and reap every zygote. */
 void spawner_zygote_stop_all(struct spawner *sp);
 

@@ -336,6 +336,25 @@ spawner_zygote_reaped(struct spawner *sp, pid_t pid, int status)
 }
 
 void
+spawner_zygote_stop(struct spawner *sp, const struct spawn_req *req)
+{
+	/*
+	 * Only the zygote started under that key: one the frontend asks to
+	 * stop may have died and its slot taken a new zygote (another
+	 * caller's, maybe) before the request was read. Nothing is answered
+	 * but the reap, which the frontend waits for before it frees the
+	 * slot.
+	 */
+	if (req->uid_slot >= sp->nslots || sp->zygotes[req->uid_slot].pid <= 0 ||
+	    sp->zygotes[req->uid_slot].run_id != req->run_id) {
+		log_debug("spawner: zygote %" PRIu32 ": stop of no live zygote", req->run_id);
+		return;
+	}
+	/* As its uid, like a sandbox's kill (spawner_kill). */
+	spawner_kill(sp, req->uid_slot, sp->zygotes[req->uid_slot].pid);
+}
+
+void
 spawner_zygote_stop_all(struct spawner *sp)
 {
 	uint32_t i;

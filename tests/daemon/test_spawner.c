@@ -229,6 +229,7 @@ oracle(uint32_t type, uint32_t flags, size_t nfds)
 		return (flags == 0 && nfds == 4) || (flags == SPAWN_F_WORKSPACE && nfds == 5) ||
 		       (flags == SPAWN_F_PRESTARTED && nfds == 2);
 	case SPAWN_DISCARD:
+		return (flags == 0 || flags == SPAWN_F_ZYGOTE) && nfds == 0;
 	case SPAWN_RELOAD:
 		return flags == 0 && nfds == 0;
 	case SPAWN_PREPARE:
@@ -293,9 +294,10 @@ test_every_combination(void **state)
 				 r.flags, nfds, r.reserved, r.cpu_percent, dlen);
 		accepted += want;
 	}
-	/* eleven rows (three of SPAWN_REQ, three of SPAWN_PREPARE, two of
-	 * SPAWN_ZYGOTE_START), each with cpu 0 and at the bound */
-	assert_int_equal(accepted, 22);
+	/* twelve rows (three of SPAWN_REQ, three of SPAWN_PREPARE, two of
+	 * SPAWN_DISCARD, two of SPAWN_ZYGOTE_START), each with cpu 0 and at
+	 * the bound */
+	assert_int_equal(accepted, 24);
 }
 
 static int

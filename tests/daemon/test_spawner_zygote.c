@@ -389,6 +389,28 @@ test_zygote_start_real(void **state)
 	next_ev(sv[0], &ev);
 	assert_int_equal(ev.type, SPAWN_STARTED);
 	assert_int_equal(ev.run_id, 74);
+	zpid = ev.pid;
+	/* Its stop (SPAWN_DISCARD with SPAWN_F_ZYGOTE): a stale key (70, the
+	 * slot's earlier zygote) and another slot do nothing; its own key
+	 * kills it, and its reap is the answer. */
+	r = req_of(SPAWN_DISCARD, SPAWN_F_ZYGOTE);
+	r.run_id = 70;
+	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), NULL, 0), 0);
+	r.run_id = 74;
+	r.uid_slot = 1;
+	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), NULL, 0), 0);
+	r.uid_slot = 0;
+	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), NULL, 0), 0);
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_ZYGOTE_GONE);
+	assert_int_equal(ev.run_id, 74);
+	assert_int_equal(ev.pid, zpid);
+	assert_true(WIFSIGNALED(ev.status));
+	assert_int_equal(WTERMSIG(ev.status), SIGKILL);
+	send_zygote(sv[0], 0, 76, 0, spec_fd(good_spec, sizeof(good_spec), true));
+	next_ev(sv[0], &ev);
+	assert_int_equal(ev.type, SPAWN_STARTED);
+	assert_int_equal(ev.run_id, 76);
 	close(sv[0]);
 	assert_int_equal(waitpid(child, &st, 0), child);
 	assert_true(WIFEXITED(st));
