@@ -17,7 +17,15 @@
 #include "sup_msg.h"
 
 enum spawn_msg_type {
-	/* frontend -> spawner: struct spawn_req + fds {plan, lifeline, stdout, stderr} */
+	/* frontend -> spawner: struct spawn_req + fds {plan, lifeline, stdout, stderr}.
+	 * With SPAWN_F_ZYGOTE_RUN (the same four fds): the run's code is
+	 * forked by the zygote that owns the prepared sandbox (its
+	 * SPAWN_PREPARE had SPAWN_F_ZYGOTE), which must be alive: else
+	 * SPAWN_FAILED, step "zygote", -ESRCH, and the sandbox stays
+	 * prepared (nothing killed): send the request again without the
+	 * flag, or SPAWN_DISCARD it. The supervisor falls back to the
+	 * ordinary way itself when the zygote fails it; SUP_EXIT says which
+	 * (sup_msg.h, enum sup_zygote; docs/design-bursts.md §3.5). */
 	SPAWN_REQ = 1,
 	/* spawner -> frontend: struct spawn_ev, the sandbox started (pid) or failed (err) */
 	SPAWN_STARTED = 2,
@@ -50,9 +58,9 @@ enum spawn_msg_type {
 	 * fds 1 and 2 (docs/design-interpreters.md §1).
 	 * With SPAWN_F_ZYGOTE: fds as without a flag; the sandbox's user
 	 * namespace is owned by the zygote of uid slot prep_key (alive:
-	 * else SPAWN_FAILED "zygote"), its maps stay uid_slot's, and its
-	 * supervisor sends its namespaces up after phase one
-	 * (struct sb_zygote_ns; docs/design-bursts.md §3.3). */
+	 * else SPAWN_FAILED "zygote"), its maps stay uid_slot's; its run
+	 * may be a zygote's (SPAWN_F_ZYGOTE_RUN) or an ordinary one
+	 * (docs/design-bursts.md §3.5). */
 	SPAWN_PREPARE = 8,
 	/* frontend -> spawner: struct spawn_req, no fd: the prepared sandbox of
 	 * uid_slot (prepared under prep_key) will get no run: end it. Its reap
@@ -94,12 +102,13 @@ enum spawn_msg_type {
 #define SPAWN_CPU_PERCENT_MAX (100U * 4096U)
 
 /* spawn_req.flags */
-#define SPAWN_F_WORKSPACE 0x1u	/* SPAWN_REQ: a fifth fd: the session's workspace mount */
-#define SPAWN_F_PRESTART 0x2u	/* SPAWN_PREPARE: start the interpreter ahead */
-#define SPAWN_F_PRESTARTED 0x4u /* SPAWN_REQ: for a pre-started one: plan, lifeline only */
-#define SPAWN_F_NOPROC 0x8u	/* SPAWN_ZYGOTE_START: the runs' seccomp: subprocess = no */
-/* SPAWN_PREPARE: owned by the zygote of slot prep_key; SPAWN_DISCARD: stop it */
-#define SPAWN_F_ZYGOTE 0x10u
+#define SPAWN_F_WORKSPACE 0x1u	 /* SPAWN_REQ: a fifth fd: the session's workspace mount */
+#define SPAWN_F_PRESTART 0x2u	 /* SPAWN_PREPARE: start the interpreter ahead */
+#define SPAWN_F_PRESTARTED 0x4u	 /* SPAWN_REQ: for a pre-started one: plan, lifeline only */
+#define SPAWN_F_NOPROC 0x8u	 /* SPAWN_ZYGOTE_START: the runs' seccomp: subprocess = no */
+#define SPAWN_F_ZYGOTE 0x10u	 /* SPAWN_PREPARE: owned by the zygote of slot prep_key */
+#define SPAWN_F_ZYGOTE_RUN 0x20u /* SPAWN_REQ: the code forked by that zygote */
+/* SPAWN_F_ZYGOTE on SPAWN_DISCARD: stop the zygote of uid_slot (run_id its key) */
 
 struct spawn_req {
 	uint32_t type;
@@ -129,27 +138,19 @@ struct spawn_ev {
  * spawner -> a prepared supervisor, once, on its control socket: the run's
  * fds {plan, lifeline, stdout, stderr[, workspace]} (docs/performance.md);
  * to a pre-started one (SPAWN_F_PRESTARTED) {plan, lifeline}: its output
- * pipes came with its SPAWN_PREPARE.
+ * pipes came with its SPAWN_PREPARE. With SPAWN_F_ZYGOTE_RUN {plan,
+ * lifeline, stdout, stderr, order}: order is a close-on-exec copy of the
+ * spawner's end of the owning zygote's order socket (SOCK_SEQPACKET,
+ * non-blocking); the supervisor sends the run's order on it itself
+ * (ipc/zygote_msg.h) and closes it (docs/design-bursts.md §3.5).
  */
 #define SB_START_MAGIC 0x54525453U /* "STRT" */
+#define SB_START_NFDS_ZYGOTE 5	   /* with SPAWN_F_ZYGOTE_RUN */
 
 struct sb_start {
 	uint32_t magic;
-	uint32_t flags; /* SPAWN_F_WORKSPACE: a fifth fd; SPAWN_F_PRESTARTED: two fds */
-};
-
-/*
- * A zygote-owned prepared supervisor (SPAWN_F_ZYGOTE) -> the spawner, once,
- * on its control socket, when phase one is done: its own namespaces {user,
- * mnt, net, ipc, uts, pid}, which only it can open (docs/design-bursts.md
- * §3.3). They wait in the socket until the spawner's run order takes them.
- */
-#define SB_ZYGOTE_NS_MAGIC 0x534e595aU /* "ZYNS" */
-#define SB_ZYGOTE_NS_NFDS 6
-
-struct sb_zygote_ns {
-	uint32_t magic;
-	uint32_t reserved; /* 0 */
+	uint32_t flags; /* SPAWN_F_WORKSPACE: a fifth fd; SPAWN_F_PRESTARTED: two fds;
+			 * SPAWN_F_ZYGOTE_RUN: a fifth fd, the zygote's order socket */
 };
 
 #endif

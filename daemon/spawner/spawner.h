@@ -98,16 +98,6 @@ int spawner_check_req(const struct spawn_req *req, size_t len, size_t nfds,
 int spawner_check_lost(const struct spawn_req *req, size_t len, size_t nfds, uint32_t nslots);
 
 /*
- * Take a zygote-owned sandbox's namespaces (struct sb_zygote_ns, its six
- * fds in zygote_msg.h's order) from its control socket ctl, without
- * waiting: 0 and the fds in ret_fds; -EAGAIN when none came yet; -EPIPE
- * at EOF; -EPROTO (nothing kept) for a wrong size, magic, reserved field,
- * fd count or an fd that is not that namespace. Not called yet: the run
- * order's (docs/design-bursts.md §3.4).
- */
-int spawner_zygote_take_ns(int ctl, int ret_fds[6]);
-
-/*
  * The signals the spawner takes from its signalfd (SIGCHLD, SIGTERM, SIGINT,
  * SIGHUP): main() blocks them before the frontend is forked, so one that
  * comes before spawner_serve() is pending, not lost or fatal.

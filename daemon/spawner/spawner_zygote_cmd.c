@@ -267,52 +267,6 @@ out:
 	fdpass_close_all(fds, nfds);
 }
 
-/* fd is a namespace of type nstype (CLONE_NEW*): NS_GET_NSTYPE says. */
-static bool
-spawner_zygote_is_ns(int fd, int nstype)
-{
-	return ioctl(fd, NS_GET_NSTYPE) == nstype;
-}
-
-int
-spawner_zygote_take_ns(int ctl, int ret_fds[SB_ZYGOTE_NS_NFDS])
-{
-	static const int types[SB_ZYGOTE_NS_NFDS] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWNET,
-						     CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWPID};
-	struct pollfd p = {.fd = ctl, .events = POLLIN};
-	struct sb_zygote_ns m;
-	int fds[SB_ZYGOTE_NS_NFDS];
-	size_t nfds = 0, i;
-	ssize_t n;
-
-	/* Not there yet: the supervisor is still in phase one, and the run
-	 * goes the ordinary way rather than the spawner wait for it. */
-	if (poll(&p, 1, 0) == 0)
-		return -EAGAIN;
-	n = fdpass_recv(ctl, &m, sizeof(m), fds, SB_ZYGOTE_NS_NFDS, &nfds);
-	if (n == 0)
-		return -EPIPE;
-	if (n < 0)
-		return (int)n;
-	/*
-	 * The supervisor sent this before any request, but it is a process
-	 * in the run's namespaces: every field and every fd's kind checked,
-	 * so that an order never carries what the zygote's setns would
-	 * refuse at a later step, or something that is no namespace at all.
-	 */
-	if ((size_t)n != sizeof(m) || m.magic != SB_ZYGOTE_NS_MAGIC || m.reserved != 0 ||
-	    nfds != SB_ZYGOTE_NS_NFDS)
-		goto bad;
-	for (i = 0; i < SB_ZYGOTE_NS_NFDS; i++)
-		if (!spawner_zygote_is_ns(fds[i], types[i]))
-			goto bad;
-	memcpy(ret_fds, fds, sizeof(fds));
-	return 0;
-bad:
-	fdpass_close_all(fds, nfds);
-	return -EPROTO;
-}
-
 bool
 spawner_zygote_reaped(struct spawner *sp, pid_t pid, int status)
 {

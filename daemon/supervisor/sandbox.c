@@ -712,15 +712,6 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	/* Phase one: what does not depend on a request, done ahead. */
 	sandbox_fs_base(ctx->layout, ctx->rootspec);
 	sb_loopback();
-	/* A zygote's run: our namespaces, which only we can open, up to the
-	 * spawner for the order (docs/design-bursts.md §3.3). Once, before
-	 * any request: nothing of a run is in them yet. */
-	if (ctx->zygote) {
-		int err = sandbox_zygote_send_ns(sandbox_ctl());
-
-		if (err < 0)
-			sandbox_fail(SANDBOX_STEP_ZYGOTE_NS, -err);
-	}
 
 	memset(&r, 0, sizeof(r));
 	r.ctx = *ctx;

@@ -184,7 +184,6 @@ struct sandbox_ctx {
 	int peak_fd;	    /* a session's: its memory peak, read-write, or -1 */
 	int workspace_fd;   /* a session's workspace mount (open_tree), or -1 */
 	int cell_fd; /* PLAN_F_CELLS: the driver's channel, its fd 0 (set by the supervisor) */
-	bool zygote; /* SPAWN_F_ZYGOTE: send our namespaces up after phase one */
 };
 
 /* Become the supervisor. Never returns. */

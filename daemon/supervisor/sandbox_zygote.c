@@ -44,21 +44,6 @@ sandbox_zygote_ns(int ret_fds[SANDBOX_ZYGOTE_NS])
 	return 0;
 }
 
-int
-sandbox_zygote_send_ns(int ctl)
-{
-	struct sb_zygote_ns m = {.magic = SB_ZYGOTE_NS_MAGIC, .reserved = 0};
-	int fds[SANDBOX_ZYGOTE_NS], r;
-
-	_Static_assert(SANDBOX_ZYGOTE_NS == SB_ZYGOTE_NS_NFDS, "the namespaces sent");
-	r = sandbox_zygote_ns(fds);
-	if (r < 0)
-		return r;
-	r = fdpass_send(ctl, &m, sizeof(m), fds, SANDBOX_ZYGOTE_NS);
-	fdpass_close_all(fds, SANDBOX_ZYGOTE_NS);
-	return r;
-}
-
 /* The parent pid in /proc/PID/stat (after the command's last ')'), or -1. */
 static pid_t
 sandbox_zygote_ppid(pid_t pid)

@@ -19,12 +19,6 @@
 int sandbox_zygote_ns(int ret_fds[SANDBOX_ZYGOTE_NS]);
 
 /*
- * Send them (sandbox_zygote_ns) on ctl, the spawner's control socket, as
- * struct sb_zygote_ns (ipc/spawn_msg.h); ours closed after. 0 or -errno.
- */
-int sandbox_zygote_send_ns(int ctl);
-
-/*
  * Read the zygote child's report (struct zygote_report) on rd, waiting at
  * most timeout_ms. Ready: the code's pid must be our child (its parent in
  * /proc/PID/stat is us), and a pidfd of it comes back in *ret_pidfd, its

@@ -482,71 +482,6 @@ test_zygote_owned_slot(void **state)
 	fix_script = fix_ext = NULL;
 }
 
-/* The lowest fd number free now (a leak of any fd below it changes it). */
-static int
-lowest_free(int any)
-{
-	int fd = fcntl(any, F_DUPFD_CLOEXEC, 0);
-
-	assert_true(fd >= 0);
-	close(fd);
-	return fd;
-}
-
-/*
- * spawner_zygote_take_ns(): what a zygote-owned supervisor sends
- * (sandbox_zygote_send_ns) is taken whole, each fd its namespace; nothing
- * yet is -EAGAIN at once; EOF -EPIPE; a wrong magic, reserved field, size
- * or fd count, two namespaces swapped or a pipe in one's place -EPROTO,
- * with nothing kept.
- */
-static void
-test_zygote_take_ns(void **state)
-{
-	struct sb_zygote_ns m = {.magic = SB_ZYGOTE_NS_MAGIC, .reserved = 0};
-	int sv[2], ns[6], got[6], p[2], wrong[6], low, i;
-
-	(void)state;
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-	assert_int_equal(spawner_zygote_take_ns(sv[0], got), -EAGAIN);
-	assert_int_equal(sandbox_zygote_send_ns(sv[1]), 0);
-	assert_int_equal(spawner_zygote_take_ns(sv[0], ns), 0);
-	assert_int_equal(ioctl(ns[0], NS_GET_NSTYPE), CLONE_NEWUSER);
-	assert_int_equal(ioctl(ns[5], NS_GET_NSTYPE), CLONE_NEWPID);
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	low = lowest_free(sv[0]);
-	for (i = 0; i < 7; i++) {
-		struct sb_zygote_ns w = m;
-		size_t len = sizeof(w), n = 6;
-
-		memcpy(wrong, ns, sizeof(ns));
-		if (i == 0)
-			w.magic = SB_START_MAGIC;
-		else if (i == 1)
-			w.reserved = 1;
-		else if (i == 2)
-			len = 4;
-		else if (i == 3)
-			n = 5;
-		else if (i == 4)
-			wrong[0] = ns[1], wrong[1] = ns[0];
-		else if (i == 5)
-			wrong[5] = p[0];
-		else
-			wrong[2] = ns[4];
-		assert_int_equal(fdpass_send(sv[1], &w, len, wrong, n), 0);
-		if (spawner_zygote_take_ns(sv[0], got) != -EPROTO)
-			fail_msg("wrong message %d taken", i);
-		assert_int_equal(lowest_free(sv[0]), low);
-	}
-	fdpass_close_all(ns, 6);
-	close(p[0]);
-	close(p[1]);
-	close(sv[1]);
-	assert_int_equal(spawner_zygote_take_ns(sv[0], got), -EPIPE);
-	close(sv[0]);
-}
-
 int
 main(void)
 {
@@ -554,7 +489,6 @@ main(void)
 		cmocka_unit_test(test_zygote_refusals),
 		cmocka_unit_test(test_zygote_start_real),
 		cmocka_unit_test(test_zygote_owned_slot),
-		cmocka_unit_test(test_zygote_take_ns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

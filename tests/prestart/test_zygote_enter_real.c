@@ -822,68 +822,6 @@ adopt_checks(void)
 	CHECK(r == -ETIMEDOUT, "silence: %d", r);
 }
 
-/* How many fds we hold (/proc/self/fd, less the listing's own). */
-static int
-count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (d == NULL)
-		DIE("opendir");
-	while (readdir(d) != NULL)
-		n++;
-	closedir(d);
-	return n - 3; /* ".", ".." and the listing */
-}
-
-/*
- * sandbox_zygote_send_ns(), what a zygote-owned supervisor sends the
- * spawner after phase one: one struct sb_zygote_ns and our six namespaces
- * in zygote_msg.h's order (each the very namespace: its inode is the one
- * /proc/self/ns names), none of ours left open; on a socket that cannot
- * take it, its -errno and still none left open.
- */
-static void
-send_ns_checks(void)
-{
-	static const char *const ns[SANDBOX_ZYGOTE_NS] = {"user", "mnt", "net",
-							  "ipc",  "uts", "pid"};
-	struct sb_zygote_ns m = {0, 0};
-	struct stat a, b;
-	char path[32];
-	int sv[2], fds[SANDBOX_ZYGOTE_NS + 2], before, r;
-	size_t n = 0, i;
-	ssize_t got;
-
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		DIE("socketpair");
-	before = count_fds();
-	r = sandbox_zygote_send_ns(sv[1]);
-	CHECK(r == 0, "the namespaces not sent: %d", r);
-	CHECK(count_fds() == before, "the sender kept %d fds", count_fds() - before);
-	got = fdpass_recv(sv[0], &m, sizeof(m), fds, SANDBOX_ZYGOTE_NS + 2, &n);
-	CHECK(got == (ssize_t)sizeof(m) && m.magic == SB_ZYGOTE_NS_MAGIC && m.reserved == 0 &&
-		      n == SANDBOX_ZYGOTE_NS,
-	      "the namespaces' message: %zd bytes, magic %#x, %zu fds", got, m.magic, n);
-	for (i = 0; i < n && i < SANDBOX_ZYGOTE_NS; i++) {
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns[i]);
-		CHECK(fstat(fds[i], &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
-			      a.st_dev == b.st_dev,
-		      "fd %zu is not our %s namespace", i, ns[i]);
-	}
-	fdpass_close_all(fds, n);
-	close(sv[0]);
-	before = count_fds();
-	r = sandbox_zygote_send_ns(sv[1]);
-	CHECK(r == -EPIPE, "sent to a closed peer: %d", r);
-	CHECK(count_fds() == before, "a failed send kept %d fds", count_fds() - before);
-	close(sv[1]);
-	r = sandbox_zygote_send_ns(-1);
-	CHECK(r == -EBADF, "sent on no socket: %d", r);
-	CHECK(count_fds() == before - 1, "a failed send kept fds");
-}
-
 int
 main(void)
 {
@@ -915,7 +853,6 @@ main(void)
 	if (mkdtemp(top) == NULL)
 		DIE("mkdtemp");
 	adopt_checks();
-	send_ns_checks();
 	sup = sandbox_make(u, &sup_out);
 
 	memset(&o, 0, sizeof(o));
