@@ -691,15 +691,6 @@ static const struct bad_case bad_cases[] = {
 	 "prestart = maybe: expected true or false"},
 	{"[daemon]\nprestarted_interpreters = 65\n", 2,
 	 "prestarted_interpreters = 65: out of range"},
-	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\nzygote = maybe\n", 4,
-	 "zygote = maybe: expected true or false"},
-	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\nprestart = no\n"
-	 "zygote = yes\n",
-	 5, "[runtime r] zygote = yes needs prestart = yes and a python"},
-	{"[runtime r]\nargv = /bin/sh {code}\ncode_name = m.sh\nzygote = yes\nprestart = yes\n", 4,
-	 "[runtime r] zygote = yes needs prestart = yes and a python"},
-	{"[daemon]\nzygote_forks = 0\n", 2, "zygote_forks = 0: out of range"},
-	{"[daemon]\nzygote_idle_s = 86401\n", 2, "zygote_idle_s = 86401: out of range"},
 	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\ncwd = /tmp\n", 4,
 	 "cwd /tmp: expected /workspace or"},
 	{"[runtime r]\nargv = /usr/bin/python3 {code}\ncode_name = m.py\ncwd = /workspace/../etc\n",
@@ -820,34 +811,6 @@ test_prestart_default(void **state)
 	assert_false(config_runtime_find(&f->cfg, "python-site")->prestart);
 	assert_false(config_runtime_find(&f->cfg, "sh")->prestart);
 	assert_false(config_runtime_find(&f->cfg, "exec")->prestart);
-}
-
-/* zygote: no by default, built in or from the file; yes where given, with
- * prestart (its default for a python or given); the [daemon] keys' defaults
- * and values. */
-static void
-test_zygote_keys(void **state)
-{
-	struct fixture *f = *state;
-
-	assert_int_equal(load_text(f, "[runtime p]\nargv = /usr/bin/python3 {code}\n"
-				      "code_name = m.py\n"),
-			 0);
-	assert_false(config_runtime_find(&f->cfg, "p")->zygote);
-	assert_false(config_runtime_find(&f->cfg, "python")->zygote);
-	assert_int_equal(f->cfg.zygote_forks, 1000);
-	assert_int_equal(f->cfg.zygote_idle_s, 30);
-	config_free(&f->cfg);
-	assert_int_equal(load_text(f, "[daemon]\nzygote_forks = 7\nzygote_idle_s = 2\n"
-				      "[runtime p]\nargv = /usr/bin/python3 {code}\n"
-				      "code_name = m.py\nzygote = yes\n"
-				      "[runtime q]\nargv = /usr/bin/python3 {code}\n"
-				      "code_name = m.py\nprestart = yes\nzygote = no\n"),
-			 0);
-	assert_true(config_runtime_find(&f->cfg, "p")->zygote);
-	assert_false(config_runtime_find(&f->cfg, "q")->zygote);
-	assert_int_equal(f->cfg.zygote_forks, 7);
-	assert_int_equal(f->cfg.zygote_idle_s, 2);
 }
 
 /* The interpreter caps (issue 28): derived from max_runs unless set; the
@@ -1562,7 +1525,6 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_mounts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile_runtimes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_imports, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zygote_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prestart_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_defaults, setup, teardown),
