@@ -300,6 +300,33 @@ proc_uid(pid_t pid)
 }
 
 /*
+ * The stop of the zygote of slot started under key, pid zpid (SPAWN_DISCARD
+ * with SPAWN_F_ZYGOTE): a stale key (the slot's earlier zygote's) and
+ * another slot do nothing; its own key kills it, and its reap is the answer.
+ */
+static void
+stop_zygote(int sock, uint32_t slot, uint32_t key, uint32_t stale, pid_t zpid)
+{
+	struct spawn_req r = req_of(SPAWN_DISCARD, SPAWN_F_ZYGOTE);
+	struct spawn_ev ev;
+
+	r.uid_slot = slot;
+	r.run_id = stale;
+	assert_int_equal(fdpass_send(sock, &r, sizeof(r), NULL, 0), 0);
+	r.run_id = key;
+	r.uid_slot = slot + 1;
+	assert_int_equal(fdpass_send(sock, &r, sizeof(r), NULL, 0), 0);
+	r.uid_slot = slot;
+	assert_int_equal(fdpass_send(sock, &r, sizeof(r), NULL, 0), 0);
+	next_ev(sock, &ev);
+	assert_int_equal(ev.type, SPAWN_ZYGOTE_GONE);
+	assert_int_equal(ev.run_id, key);
+	assert_int_equal(ev.pid, zpid);
+	assert_true(WIFSIGNALED(ev.status));
+	assert_int_equal(WTERMSIG(ev.status), SIGKILL);
+}
+
+/*
  * As root: a zygote started by the table, as uid 100000 (slot 0's first)
  * with the spec's environment, the spawner's extension path and fds 3 and
  * 4 (the program: one instruction) in its argv, which the script checks;
@@ -389,24 +416,7 @@ test_zygote_start_real(void **state)
 	next_ev(sv[0], &ev);
 	assert_int_equal(ev.type, SPAWN_STARTED);
 	assert_int_equal(ev.run_id, 74);
-	zpid = ev.pid;
-	/* Its stop (SPAWN_DISCARD with SPAWN_F_ZYGOTE): a stale key (70, the
-	 * slot's earlier zygote) and another slot do nothing; its own key
-	 * kills it, and its reap is the answer. */
-	r = req_of(SPAWN_DISCARD, SPAWN_F_ZYGOTE);
-	r.run_id = 70;
-	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), NULL, 0), 0);
-	r.run_id = 74;
-	r.uid_slot = 1;
-	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), NULL, 0), 0);
-	r.uid_slot = 0;
-	assert_int_equal(fdpass_send(sv[0], &r, sizeof(r), NULL, 0), 0);
-	next_ev(sv[0], &ev);
-	assert_int_equal(ev.type, SPAWN_ZYGOTE_GONE);
-	assert_int_equal(ev.run_id, 74);
-	assert_int_equal(ev.pid, zpid);
-	assert_true(WIFSIGNALED(ev.status));
-	assert_int_equal(WTERMSIG(ev.status), SIGKILL);
+	stop_zygote(sv[0], 0, 74, 70, ev.pid);
 	send_zygote(sv[0], 0, 76, 0, spec_fd(good_spec, sizeof(good_spec), true));
 	next_ev(sv[0], &ev);
 	assert_int_equal(ev.type, SPAWN_STARTED);
