@@ -215,7 +215,9 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 				   .cpu_stat_fd = cgfds->cpu_stat,
 				   .pids_events_fd = cgfds->pids_events,
 				   .peak_fd = peak_fd,
-				   .workspace_fd = -1};
+				   .workspace_fd = -1,
+				   .zygote = zygote,
+				   .zygote_fd = -1};
 	/* The run's user namespace is owned by its slot's uid, not root:
 	 * from the clone to the maps; a zygote run's by its zygote's uid
 	 * (U_z), so the zygote's child can join it with no host capability
