@@ -8,7 +8,8 @@ finalisation would copy most of the zygote's pages (section 3.1).
 
 argv: the extension module's path, the order socket's fd, the seccomp
 program's fd. Imports nothing but the extension (no `random`: its state
-would be every run's). Not started by airlockd yet (section 3.4)."""
+would be every run's). Installed in $libexecdir/airlock; started by the
+spawner (spawner_zygote.c) when the frontend asks."""
 import os
 import sys
 
