@@ -454,6 +454,13 @@ main_resources(struct spawner *sp, const struct config *cfg, const struct main_o
 	sp->keepers = xcalloc(sp->nslots, sizeof(*sp->keepers));
 	sp->zygotes = xcalloc(sp->nslots, sizeof(*sp->zygotes));
 	main_zygote_pythons(sp, cfg);
+	/* zygote.py and the extension where the build installed them: the
+	 * spawner's own, never the frontend's (spawner_zygote_cmd.c checks
+	 * zygote.py is root's; docs/design-bursts.md §3.3). */
+#if defined(AIRLOCK_ZYGOTE_SCRIPT) && defined(AIRLOCK_ZYGOTE_EXT)
+	sp->zygote_script = AIRLOCK_ZYGOTE_SCRIPT;
+	sp->zygote_ext = AIRLOCK_ZYGOTE_EXT;
+#endif
 	for (i = 0; i < sp->nslots; i++) {
 		sp->zygotes[i].sock = -1;
 		sp->slots[i].ctl = -1;

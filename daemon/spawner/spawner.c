@@ -215,7 +215,9 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 				   .cpu_stat_fd = cgfds->cpu_stat,
 				   .pids_events_fd = cgfds->pids_events,
 				   .peak_fd = peak_fd,
-				   .workspace_fd = -1};
+				   .workspace_fd = -1,
+				   .zygote = zygote,
+				   .zygote_fd = -1};
 	/* The run's user namespace is owned by its slot's uid, not root:
 	 * from the clone to the maps; a zygote run's by its zygote's uid
 	 * (U_z), so the zygote's child can join it with no host capability
@@ -346,6 +348,8 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	struct sb_start st = {.magic = SB_START_MAGIC, .flags = req->flags};
 	struct spawner_slot *slot;
 	const char *step = "uid_slot";
+	int run_fds[SB_START_NFDS_ZYGOTE];
+	size_t nsend = 0;
 	uint64_t plan_size;
 	int r = -EINVAL;
 
@@ -355,6 +359,14 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 		goto fail;
 	slot = &sp->slots[req->uid_slot];
 	ev.pid = slot->pid;
+	/* A zygote run needs the zygote that owns this sandbox, alive: else
+	 * the sandbox stays prepared for the frontend's ordinary request
+	 * (docs/design-bursts.md §3.5). */
+	step = "zygote";
+	r = spawner_zygote_run_fds(sp, req, fds, nfds, run_fds);
+	if (r < 0)
+		goto fail;
+	nsend = (size_t)r;
 	step = "plan";
 	r = memfd_check_sealed(fds[0], PLAN_SIZE_MAX, &plan_size);
 	if (r < 0)
@@ -365,7 +377,7 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	if (r < 0)
 		goto kill;
 	step = "start";
-	r = fdpass_send(slot->ctl, &st, sizeof(st), fds, nfds);
+	r = fdpass_send(slot->ctl, &st, sizeof(st), run_fds, nsend);
 	if (r < 0)
 		goto kill;
 	close(slot->ctl);
@@ -382,6 +394,9 @@ fail:
 	spawner_send(sp, &ev);
 out:
 	fdpass_close_all(fds, nfds);
+	/* The order socket's copy, if one was made: the supervisor has its own now. */
+	if (nsend > nfds)
+		close(run_fds[nfds]);
 }
 
 /* Handle one SPAWN_DISCARD: end a prepared sandbox that will get no run (no fds: spawner_cmds). */
@@ -611,25 +626,29 @@ struct spawner_cmd {
 	struct {
 		uint32_t flag;
 		size_t nfds;
-	} with[2]; /* flag 0: unused */
+	} with[3]; /* flag 0: unused */
 	void (*handler)(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds);
 };
 
 static const struct spawner_cmd spawner_cmds[] = {
 	{SPAWN_REQ,
 	 SPAWN_REQ_NFDS,
-	 {{SPAWN_F_WORKSPACE, SPAWN_REQ_NFDS_MAX}, {SPAWN_F_PRESTARTED, SPAWN_REQ_NFDS_PRESTARTED}},
+	 {{SPAWN_F_WORKSPACE, SPAWN_REQ_NFDS_MAX},
+	  {SPAWN_F_PRESTARTED, SPAWN_REQ_NFDS_PRESTARTED},
+	  {SPAWN_F_ZYGOTE_RUN, SPAWN_REQ_NFDS}},
 	 spawner_start},
 	{SPAWN_PREPARE,
 	 SPAWN_PREPARE_NFDS,
-	 {{SPAWN_F_PRESTART, SPAWN_PREPARE_NFDS_PRESTART}, {SPAWN_F_ZYGOTE, SPAWN_PREPARE_NFDS}},
+	 {{SPAWN_F_PRESTART, SPAWN_PREPARE_NFDS_PRESTART},
+	  {SPAWN_F_ZYGOTE, SPAWN_PREPARE_NFDS},
+	  {0, 0}},
 	 spawner_prepare},
-	{SPAWN_DISCARD, 0, {{SPAWN_F_ZYGOTE, 0}, {0, 0}}, spawner_discard},
-	{SPAWN_RELOAD, 0, {{0, 0}, {0, 0}}, spawner_reload_req},
-	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, {{0, 0}, {0, 0}}, spawner_keeper},
+	{SPAWN_DISCARD, 0, {{SPAWN_F_ZYGOTE, 0}, {0, 0}, {0, 0}}, spawner_discard},
+	{SPAWN_RELOAD, 0, {{0, 0}, {0, 0}, {0, 0}}, spawner_reload_req},
+	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, {{0, 0}, {0, 0}, {0, 0}}, spawner_keeper},
 	{SPAWN_ZYGOTE_START,
 	 SPAWN_ZYGOTE_START_NFDS,
-	 {{SPAWN_F_NOPROC, SPAWN_ZYGOTE_START_NFDS}, {0, 0}},
+	 {{SPAWN_F_NOPROC, SPAWN_ZYGOTE_START_NFDS}, {0, 0}, {0, 0}},
 	 spawner_zygote_cmd},
 };
 
@@ -655,10 +674,10 @@ spawner_check_fixed(const struct spawn_req *req, size_t len, const struct spawne
 	want = cmd->nfds;
 	if (req->flags != 0) {
 		/* One flag of the row's, which says how many fds come. */
-		for (i = 0; i < 2 && (cmd->with[i].flag == 0 || cmd->with[i].flag != req->flags);
+		for (i = 0; i < 3 && (cmd->with[i].flag == 0 || cmd->with[i].flag != req->flags);
 		     i++)
 			;
-		if (i == 2)
+		if (i == 3)
 			return -EPROTO;
 		want = cmd->with[i].nfds;
 	}

@@ -49,7 +49,7 @@ struct spawner {
 	struct spawner_zygote_slot *zygotes; /* the zygote of each uid slot */
 	/* zygote.py and the _airlock_zygote extension: the spawner's own,
 	 * never the frontend's (NULL: SPAWN_ZYGOTE_START fails; airlockd
-	 * sets none until the zygote is wired, docs/design-bursts.md §3.4) */
+	 * sets the installed ones, docs/design-bursts.md §3.3) */
 	const char *zygote_script;
 	const char *zygote_ext;
 	/* The pythons a zygote may exec: the start-up configuration's python

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "spawn_msg.h"
 #include "spawner.h"
 
 /* The first host uid of a slot; the cgroup is named for it. */
@@ -42,6 +43,12 @@ int spawner_release(const struct spawner *sp, uint32_t slot, pid_t pid, int sync
 
 /* SPAWN_ZYGOTE_START (spawner_zygote_cmd.c). */
 void spawner_zygote_cmd(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds);
+/* The fds a SPAWN_REQ's supervisor gets: fds, and with SPAWN_F_ZYGOTE_RUN a
+ * close-on-exec copy of the order socket of the zygote that owns the
+ * slot's sandbox (ours to close). Returns how many, or -ESRCH (no such
+ * zygote alive: nothing made) or -errno. */
+int spawner_zygote_run_fds(struct spawner *sp, const struct spawn_req *req, const int *fds,
+			   size_t nfds, int run_fds[SB_START_NFDS_ZYGOTE]);
 /* pid was reaped: if it was a zygote, its slot is freed and
  * SPAWN_ZYGOTE_GONE sent; returns whether it was. */
 bool spawner_zygote_reaped(struct spawner *sp, pid_t pid, int status);

@@ -54,30 +54,6 @@ struct spawner_zygote {
  */
 int spawner_zygote_start(const struct spawner_zygote *z, pid_t *ret_pid, const char **ret_step);
 
-/* One run's order as the spawner sends it (ipc/zygote_msg.h). */
-struct spawner_zygote_run {
-	int ns_fd[6];	     /* the supervisor's own user, mnt, net, ipc, uts, pid */
-	int cgroup_procs_fd; /* the code cgroup's cgroup.procs; -1: none */
-	int landlock_fd;     /* a Landlock ruleset; -1: none */
-	int stdio_fd[3];     /* the code's stdin, stdout, stderr */
-	int report_fd;	     /* the report pipe's write end (the supervisor's) */
-	int code_fd;	     /* the code, a sealed memfd */
-	uint32_t uid, gid;   /* the code's, in the run's namespace: not 0 */
-	const char *cwd;     /* absolute, shorter than ZYGOTE_MSG_CWD_MAX */
-	unsigned nrlimits;   /* at most ZYGOTE_MSG_RLIMITS */
-	const int *rlimit_res;
-	const struct rlimit *rlimit;
-};
-
-/*
- * Send run's order on sock, the spawner's end of a zygote's order socket
- * (the spawner makes it non-blocking: a zygote that does not read costs
- * it -EAGAIN and the run goes the ordinary way, not a wait). The fds stay
- * the caller's. Returns 0, -EINVAL for an order
- * the zygote would refuse (checked here first), or fdpass_send's -errno.
- */
-int spawner_zygote_order(int sock, const struct spawner_zygote_run *run);
-
 /*
  * Open path O_PATH (with flags, such as O_NOFOLLOW), close-on-exec, and
  * take it only if it is a regular file owned by root, writable by no one

@@ -267,6 +267,45 @@ out:
 	fdpass_close_all(fds, nfds);
 }
 
+int
+spawner_zygote_run_fds(struct spawner *sp, const struct spawn_req *req, const int *fds, size_t nfds,
+		       int run_fds[SB_START_NFDS_ZYGOTE])
+{
+	const struct spawner_slot *slot = &sp->slots[req->uid_slot];
+	const struct spawner_zygote_slot *z;
+	int fd;
+
+	if (nfds > SB_START_NFDS_ZYGOTE ||
+	    ((req->flags & SPAWN_F_ZYGOTE_RUN) && nfds >= SB_START_NFDS_ZYGOTE))
+		return -EINVAL;
+	memcpy(run_fds, fds, nfds * sizeof(*fds));
+	if (!(req->flags & SPAWN_F_ZYGOTE_RUN))
+		return (int)nfds;
+	/* Only the zygote that owns the sandbox's user namespace can enter
+	 * it (its uid is that namespace's owner); a sandbox owned by none,
+	 * or whose zygote was reaped (its socket closed), gets no order. */
+	if (slot->owner == 0 || slot->owner > sp->nslots)
+		return -ESRCH;
+	z = &sp->zygotes[slot->owner - 1];
+	if (z->pid <= 0 || z->sock < 0)
+		return -ESRCH;
+	/*
+	 * The supervisor gets a copy of our end (the lead's decision,
+	 * docs/design-bursts.md §3.5): it sends the order itself, so we wait
+	 * for nothing. What that gives a supervisor the code subverted:
+	 * orders to its own caller's zygote carrying only fds it holds, and
+	 * nothing to read (the zygote sends nothing on this socket: its
+	 * reports go on each order's own pipe). Close-on-exec: the code the
+	 * supervisor clones never holds it. Non-blocking, as ours (one open
+	 * file): a full queue is the supervisor's EAGAIN, not a wait.
+	 */
+	fd = fcntl(z->sock, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	run_fds[nfds] = fd;
+	return (int)nfds + 1;
+}
+
 bool
 spawner_zygote_reaped(struct spawner *sp, pid_t pid, int status)
 {

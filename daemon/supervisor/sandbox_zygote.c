@@ -1,6 +1,7 @@
 /*
  * sandbox_zygote.c: a supervisor's part in a zygote run: its namespace
- * fds, and the adoption of the code (docs/design-bursts.md §3.3).
+ * fds, and the adoption of the code (docs/design-bursts.md §3.3); the run
+ * itself is sandbox_zygote_run.c's.
  */
 #include "sandbox_zygote.h"
 

@@ -8,12 +8,12 @@ finalisation would copy most of the zygote's pages (section 3.1).
 
 argv: the extension module's path, the order socket's fd, the seccomp
 program's fd. Imports nothing but the extension (no `random`: its state
-would be every run's). Not started by airlockd yet (section 3.4)."""
+would be every run's). Installed in $libexecdir/airlock; started by the
+spawner (spawner_zygote.c) when the frontend asks."""
 import os
 import sys
 
 CODE_FD = 5
-SCRIPT = "/run/airlock/main.py"
 
 
 def load(path):
@@ -50,17 +50,35 @@ def exit_status(e):
 
 
 def run_code():
-    """In the entered child: the run's code as __main__, then the end."""
-    source = read_all(CODE_FD)
+    """In the entered child: the run's code as __main__, then the end.
+
+    fd 5 holds what the run's argv runs after the interpreter and its
+    flags, NUL-terminated (docs/design-bursts.md section 3.5): `-c TEXT
+    ARGS` (a python run's start-up, whose own ARGS name the code file) or
+    `FILE ARGS`, run as CPython runs them. Nothing there (the supervisor
+    emptied it: this child came too late) runs nothing."""
+    raw = read_all(CODE_FD)
     os.close(CODE_FD)
+    args = [a.decode("utf-8", "surrogateescape") for a in raw.split(b"\0")[:-1]]
+    if not args or (args[0] == "-c" and len(args) < 2):
+        os._exit(127)
     main = type(sys)("__main__")
-    main.__file__ = SCRIPT
     main.__builtins__ = __builtins__
+    if args[0] == "-c":
+        source, name = args[1], "<string>"
+        sys.argv[:] = ["-c"] + args[2:]
+        sys.path.insert(0, "")
+    else:
+        name = args[0]
+        with open(name, "rb") as f:
+            source = f.read()
+        main.__file__ = name
+        sys.argv[:] = args
+        sys.path.insert(0, name.rpartition("/")[0] or "/")
     sys.modules["__main__"] = main
-    sys.argv[:] = [SCRIPT]
     status = 0
     try:
-        exec(compile(source, SCRIPT, "exec"), main.__dict__)
+        exec(compile(source, name, "exec"), main.__dict__)
     except SystemExit as e:
         status = exit_status(e)
     except BaseException:

@@ -55,6 +55,7 @@ test_every_row_exact_fds(void **state)
 		{.type = SPAWN_REQ, .flags = 0, .nfds = SPAWN_REQ_NFDS},
 		{.type = SPAWN_REQ, .flags = SPAWN_F_WORKSPACE, .nfds = SPAWN_REQ_NFDS_MAX},
 		{.type = SPAWN_REQ, .flags = SPAWN_F_PRESTARTED, .nfds = SPAWN_REQ_NFDS_PRESTARTED},
+		{.type = SPAWN_REQ, .flags = SPAWN_F_ZYGOTE_RUN, .nfds = SPAWN_REQ_NFDS},
 		{.type = SPAWN_PREPARE, .flags = 0, .nfds = SPAWN_PREPARE_NFDS},
 		{.type = SPAWN_PREPARE,
 		 .flags = SPAWN_F_PRESTART,
@@ -156,6 +157,8 @@ test_stray_flags(void **state)
 	}
 	for (bit = 1; bit < 32; bit++) {
 		r = req_of(SPAWN_REQ, 1U << bit);
+		if ((1U << bit) == SPAWN_F_ZYGOTE_RUN)
+			continue;
 		assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS));
 		if ((1U << bit) != SPAWN_F_PRESTARTED)
 			assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_PRESTARTED));
@@ -163,6 +166,15 @@ test_stray_flags(void **state)
 		r.flags |= SPAWN_F_WORKSPACE;
 		assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_MAX));
 	}
+	/* A zygote run: the ordinary four fds only, no workspace, on SPAWN_REQ only. */
+	r = req_of(SPAWN_REQ, SPAWN_F_ZYGOTE_RUN);
+	assert_true(check(&r, sizeof(r), SPAWN_REQ_NFDS));
+	assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_MAX));
+	assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_PRESTARTED));
+	r.flags |= SPAWN_F_WORKSPACE;
+	assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_MAX));
+	r = req_of(SPAWN_PREPARE, SPAWN_F_ZYGOTE_RUN);
+	assert_false(check(&r, sizeof(r), SPAWN_PREPARE_NFDS));
 }
 
 /* Types not in the table: events (spawner -> frontend), retired, unknown. */
@@ -226,7 +238,8 @@ oracle(uint32_t type, uint32_t flags, size_t nfds)
 {
 	switch (type) {
 	case SPAWN_REQ:
-		return (flags == 0 && nfds == 4) || (flags == SPAWN_F_WORKSPACE && nfds == 5) ||
+		return ((flags == 0 || flags == SPAWN_F_ZYGOTE_RUN) && nfds == 4) ||
+		       (flags == SPAWN_F_WORKSPACE && nfds == 5) ||
 		       (flags == SPAWN_F_PRESTARTED && nfds == 2);
 	case SPAWN_DISCARD:
 		return (flags == 0 || flags == SPAWN_F_ZYGOTE) && nfds == 0;
@@ -261,7 +274,9 @@ test_every_combination(void **state)
 					    SPAWN_F_NOPROC,
 					    SPAWN_F_ZYGOTE,
 					    SPAWN_F_ZYGOTE | SPAWN_F_PRESTART,
-					    0x20,
+					    SPAWN_F_ZYGOTE_RUN,
+					    SPAWN_F_ZYGOTE_RUN | SPAWN_F_WORKSPACE,
+					    0x40,
 					    0x80000000U};
 	static const uint32_t cpus[] = {0, SPAWN_CPU_PERCENT_MAX, SPAWN_CPU_PERCENT_MAX + 1};
 	const size_t nflags = sizeof(flagsets) / sizeof(flagsets[0]);
@@ -294,10 +309,10 @@ test_every_combination(void **state)
 				 r.flags, nfds, r.reserved, r.cpu_percent, dlen);
 		accepted += want;
 	}
-	/* twelve rows (three of SPAWN_REQ, three of SPAWN_PREPARE, two of
-	 * SPAWN_DISCARD, two of SPAWN_ZYGOTE_START), each with cpu 0 and at
-	 * the bound */
-	assert_int_equal(accepted, 24);
+	/* thirteen rows (four of SPAWN_REQ, three of SPAWN_PREPARE, two of
+	 * SPAWN_DISCARD, two of SPAWN_ZYGOTE_START, one of SPAWN_RELOAD and
+	 * of SPAWN_KEEPER), each with cpu 0 and at the bound */
+	assert_int_equal(accepted, 26);
 }
 
 static int

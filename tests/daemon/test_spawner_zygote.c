@@ -232,6 +232,37 @@ test_zygote_refusals(void **state)
 
 /* fix_owned's stand-in sandbox ends when a byte comes on this pipe. */
 static int owned_go = -1;
+/* With fix_owned: the stand-in sandbox's control socket (its spawner's end;
+ * -1: none), the zygote of slot 0 alive (a stand-in child) with this end of
+ * its order socket, and the sandbox owned by none (not prepared for one). */
+static int run_ctl = -1, run_zsock = -1;
+static bool run_alive, run_unowned;
+
+#define FDS_SEEN 256
+
+/* Which of the first FDS_SEEN fds are open now. */
+static void
+fds_open(bool open_now[FDS_SEEN])
+{
+	int fd;
+
+	for (fd = 0; fd < FDS_SEEN; fd++)
+		open_now[fd] = fcntl(fd, F_GETFD) >= 0;
+}
+
+/* No fd open now that was not in before (what a leak of ours would be). */
+static bool
+none_new(const bool before[FDS_SEEN])
+{
+	bool now[FDS_SEEN];
+	int fd;
+
+	fds_open(now);
+	for (fd = 0; fd < FDS_SEEN; fd++)
+		if (now[fd] && !before[fd])
+			return false;
+	return true;
+}
 
 /* A spawner serving sock (its peer closed) in a child of ours, with the zygote's files;
  * it exits 0 when it served to EOF and has no child left. */
@@ -245,6 +276,7 @@ serve_child(int peer, int sock)
 		struct spawner_slot slots[2], keepers[2];
 		struct spawner_zygote_slot zygotes[2];
 		struct spawner sp;
+		bool before[FDS_SEEN];
 		int r;
 
 		/* Not beyond the test, whatever it asserts; the test's end
@@ -267,13 +299,36 @@ serve_child(int peer, int sock)
 				_exit(0);
 			}
 			slots[1] = (struct spawner_slot){
-				.pid = sb, .run_id = 80, .ctl = -1, .owner = 1};
+				.pid = sb, .run_id = 80, .ctl = run_ctl, .owner = 1};
 			slots[1].cg_base.peak_fd = -1;
 			zygotes[0].owned = 1;
+			if (run_unowned) {
+				slots[1].owner = 0;
+				zygotes[0].owned = 0;
+			}
+			if (run_alive) {
+				pid_t z = fork();
+
+				if (z < 0)
+					_exit(4);
+				if (z == 0) {
+					char c;
+
+					(void)!read(owned_go, &c, 1);
+					_exit(0);
+				}
+				zygotes[0].pid = z;
+				zygotes[0].sock = run_zsock;
+			}
 		}
+		fds_open(before);
 		r = spawner_serve(&sp);
 		if (r != 0)
 			_exit(2);
+		/* Every fd of a request and every copy made closed: none of
+		 * ours above what it was given. */
+		if (!none_new(before))
+			_exit(5);
 		_exit(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD ? 0 : 3);
 	}
 	return pid;
@@ -492,6 +547,152 @@ test_zygote_owned_slot(void **state)
 	fix_script = fix_ext = NULL;
 }
 
+/* Queue SPAWN_REQ of slot 1 (prepared under 80) with flags and four fds:
+ * a sealed plan, a lifeline, stdout and stderr (pipes'). */
+static void
+send_run(int sock, uint32_t flags)
+{
+	struct spawn_req r = req_of(SPAWN_REQ, flags);
+	int fds[4], p[2], q[2], l[2];
+
+	r.uid_slot = 1;
+	r.prep_key = 80;
+	assert_int_equal(memfd_sealed_create("plan", "p", 1, &fds[0]), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l), 0);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(q, O_CLOEXEC), 0);
+	fds[1] = l[0];
+	fds[2] = p[1];
+	fds[3] = q[1];
+	assert_int_equal(fdpass_send(sock, &r, sizeof(r), fds, 4), 0);
+	fdpass_close_all(fds, 4);
+	close(l[1]);
+	close(p[0]);
+	close(q[0]);
+}
+
+/* The sb_start on the stand-in supervisor's end sup: its flags and fds. */
+static size_t
+recv_start(int sup, struct sb_start *st, int fds[6])
+{
+	struct pollfd p = {.fd = sup, .events = POLLIN};
+	size_t n = 0;
+
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(fdpass_recv(sup, st, sizeof(*st), fds, 6, &n), (ssize_t)sizeof(*st));
+	assert_int_equal(st->magic, SB_START_MAGIC);
+	return n;
+}
+
+/* Serve one scenario of slot 1's prepared sandbox (zygote of slot 0 alive
+ * or not, the sandbox its or no one's), sup and zygote our ends. */
+static pid_t
+serve_run(int sv[2], int *sup, int *zyg, int go[2], bool alive, bool unowned)
+{
+	int s[2], z[2];
+	pid_t child;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, z), 0);
+	assert_int_equal(fcntl(z[0], F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	fix_owned = true;
+	owned_go = go[0];
+	run_ctl = s[0];
+	run_zsock = z[0];
+	run_alive = alive;
+	run_unowned = unowned;
+	child = serve_child(sv[0], sv[1]);
+	close(go[0]);
+	close(s[0]);
+	close(z[0]);
+	*sup = s[1];
+	*zyg = z[1];
+	return child;
+}
+
+/* The end of a scenario: the frontend's EOF; the spawner exits 0 (no
+ * child, no fd of ours left). */
+static void
+serve_end(int sv[2], pid_t child, int sup, int zyg, int go[2])
+{
+	int st;
+
+	close(go[1]);
+	close(sv[0]);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(sv[1]);
+	close(sup);
+	close(zyg);
+	fix_owned = run_alive = run_unowned = false;
+	run_ctl = run_zsock = -1;
+}
+
+/* A SPAWN_FAILED "zygote" -ESRCH of run 80 with the sandbox's pid, and the
+ * sandbox left prepared: nothing on its control socket, not closed. */
+static void
+expect_refused_kept(int sock, int sup)
+{
+	struct pollfd p = {.fd = sup, .events = POLLIN};
+	struct spawn_ev ev;
+
+	next_ev(sock, &ev);
+	assert_int_equal(ev.type, SPAWN_FAILED);
+	assert_int_equal(ev.run_id, 80);
+	assert_string_equal(ev.step, "zygote");
+	assert_int_equal(ev.err, -ESRCH);
+	assert_true(ev.pid > 0);
+	assert_int_equal(poll(&p, 1, 0), 0);
+}
+
+/*
+ * As root: SPAWN_REQ with SPAWN_F_ZYGOTE_RUN (docs/design-bursts.md §3.5).
+ * The owning zygote gone, or a sandbox no zygote owns: "zygote", -ESRCH,
+ * and the sandbox stays prepared: the same request without the flag then
+ * starts it the ordinary way (four fds). The zygote alive: the supervisor
+ * gets the four fds and a fifth, a non-blocking copy of the zygote's order
+ * socket (what it sends there reaches the zygote); the spawner keeps no
+ * fd of the run (its child checks) and answers nothing.
+ */
+static void
+test_zygote_run(void **state)
+{
+	struct sb_start st;
+	int sv[2], go[2], fds[6], sup, zyg, i;
+	size_t n;
+	pid_t child;
+	char c = 0;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	for (i = 0; i < 2; i++) {
+		child = serve_run(sv, &sup, &zyg, go, i == 1, i == 1);
+		send_run(sv[0], SPAWN_F_ZYGOTE_RUN);
+		expect_refused_kept(sv[0], sup);
+		send_run(sv[0], 0);
+		n = recv_start(sup, &st, fds);
+		assert_int_equal(st.flags, 0);
+		assert_int_equal(n, SPAWN_REQ_NFDS);
+		fdpass_close_all(fds, n);
+		serve_end(sv, child, sup, zyg, go);
+	}
+	child = serve_run(sv, &sup, &zyg, go, true, false);
+	send_run(sv[0], SPAWN_F_ZYGOTE_RUN);
+	n = recv_start(sup, &st, fds);
+	assert_int_equal(st.flags, SPAWN_F_ZYGOTE_RUN);
+	assert_int_equal(n, SB_START_NFDS_ZYGOTE);
+	assert_true((fcntl(fds[4], F_GETFL) & O_NONBLOCK) != 0);
+	assert_int_equal(send(fds[4], "o", 1, MSG_DONTWAIT), 1);
+	assert_int_equal(recv(zyg, &c, 1, MSG_DONTWAIT), 1);
+	assert_int_equal(c, 'o');
+	fdpass_close_all(fds, n);
+	serve_end(sv, child, sup, zyg, go);
+}
+
 int
 main(void)
 {
@@ -499,6 +700,7 @@ main(void)
 		cmocka_unit_test(test_zygote_refusals),
 		cmocka_unit_test(test_zygote_start_real),
 		cmocka_unit_test(test_zygote_owned_slot),
+		cmocka_unit_test(test_zygote_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

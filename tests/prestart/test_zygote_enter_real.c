@@ -42,6 +42,7 @@
 #include "sandbox_zygote.h"
 #include "spawner_zygote.h"
 #include "zygote_msg.h"
+#include "zygote_send.h"
 
 static char top[64];
 static int failures;
@@ -442,7 +443,7 @@ zygote_py_run(int sock, unsigned u, const char *code, struct zy_run *ret)
 {
 	static const int nofile = RLIMIT_NOFILE;
 	static const struct rlimit lim = {32, 32};
-	struct spawner_zygote_run zr, bad;
+	struct zygote_send_run zr, bad;
 	struct landlock_rules ll;
 	int op[2], ep[2], cv[2], fds[SANDBOX_ZYGOTE_NS + 1], sup_out, i;
 	size_t got = 0;
@@ -471,7 +472,19 @@ zygote_py_run(int sock, unsigned u, const char *code, struct zy_run *ret)
 	zr.stdio_fd[1] = op[1];
 	zr.stdio_fd[2] = ep[1];
 	zr.report_fd = fds[SANDBOX_ZYGOTE_NS];
-	zr.code_fd = memfd_with("code", code, strlen(code));
+	/* What the run's argv runs after the interpreter's flags
+	 * (design-bursts.md §3.5): -c, the text, the code file's name. */
+	{
+		static char argv[4096];
+		size_t n = strlen(code);
+
+		if (n + 32 > sizeof(argv))
+			DIE("code too long");
+		memcpy(argv, "-c", 3);
+		memcpy(argv + 3, code, n + 1);
+		memcpy(argv + 3 + n + 1, "/run/airlock/main.py", 21);
+		zr.code_fd = memfd_with("code", argv, 3 + n + 1 + 21);
+	}
 	zr.uid = 1000;
 	zr.gid = 1000;
 	zr.cwd = "/tmp";
@@ -481,17 +494,17 @@ zygote_py_run(int sock, unsigned u, const char *code, struct zy_run *ret)
 	/* What the zygote would refuse is refused before it is sent. */
 	bad = zr;
 	bad.uid = 0;
-	CHECK(spawner_zygote_order(sock, &bad) == -EINVAL, "an order for uid 0 was sent");
+	CHECK(zygote_order_send(sock, &bad) == -EINVAL, "an order for uid 0 was sent");
 	bad = zr;
 	bad.cwd = "tmp";
-	CHECK(spawner_zygote_order(sock, &bad) == -EINVAL, "a relative cwd was sent");
+	CHECK(zygote_order_send(sock, &bad) == -EINVAL, "a relative cwd was sent");
 	bad = zr;
 	bad.nrlimits = ZYGOTE_MSG_RLIMITS + 1;
-	CHECK(spawner_zygote_order(sock, &bad) == -EINVAL, "too many rlimits were sent");
+	CHECK(zygote_order_send(sock, &bad) == -EINVAL, "too many rlimits were sent");
 	bad = zr;
 	bad.code_fd = -1;
-	CHECK(spawner_zygote_order(sock, &bad) == -EINVAL, "an order without code was sent");
-	if (spawner_zygote_order(sock, &zr) < 0)
+	CHECK(zygote_order_send(sock, &bad) == -EINVAL, "an order without code was sent");
+	if (zygote_order_send(sock, &zr) < 0)
 		DIE("send the order");
 	close(zr.stdio_fd[0]);
 	close(op[1]);
@@ -677,7 +690,7 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 		"import atexit, builtins, json, os, sys\n"
 		"atexit.register(lambda: print('atexit ran', flush=True))\n"
 		"print('pid=%d ppid=%d uid=%d argv=%s file=%s fds=%d' % (os.getpid(), "
-		"os.getppid(), os.getuid(), sys.argv, __file__, "
+		"os.getppid(), os.getuid(), sys.argv, globals().get('__file__'), "
 		"len(os.listdir('/proc/self/fd')) - 1), flush=True)\n"
 		"print('cwd=%s umask=%o oom=%s' % (os.getcwd(), os.umask(0o22), "
 		"open('/proc/self/oom_score_adj').read().strip()), flush=True)\n"
@@ -740,14 +753,11 @@ zygote_py_orders(unsigned u, const char *ext, const char *zygote)
 		      r1.rep.pid == 3 && r2.rep.pid == 3,
 	      "zygote.py's reports: steps %s, %s", zygote_step_name(r1.rep.step),
 	      zygote_step_name(r2.rep.step));
-	CHECK(strstr(r1.out,
-		     "pid=3 ppid=1 uid=1000 argv=['/run/airlock/main.py'] "
-		     "file=/run/airlock/main.py fds=3\ncwd=/tmp umask=22 oom=1000\natexit ran\n") !=
-		      NULL,
+	CHECK(strstr(r1.out, "pid=3 ppid=1 uid=1000 argv=['-c', '/run/airlock/main.py'] "
+			     "file=None fds=3\ncwd=/tmp umask=22 oom=1000\natexit ran\n") != NULL,
 	      "zygote.py's code printed: %s", r1.out);
-	CHECK(strstr(r1.err,
-		     "Traceback (most recent call last):\n  File \"/run/airlock/main.py\", line "
-		     "6, in <module>\nValueError: from the run\n") != NULL,
+	CHECK(strstr(r1.err, "Traceback (most recent call last):\n  File \"<string>\", line "
+			     "6, in <module>\nValueError: from the run\n") != NULL,
 	      "the traceback, as a fresh run's: %s", r1.err);
 	CHECK(strcmp(r1.said, "3 1") == 0, "pid 1 reaped \"%s\", not pid 3 status 1", r1.said);
 	/* The zygote, its other children and the host are not in sight:
