@@ -325,6 +325,9 @@ struct audit_who {
 	const char *profile;
 	const struct proto_limits *asked;
 	bool prestarted;
+	/* A zygote's run: "ran" (its child ran the code) or "fell_back"
+	 * (the supervisor ran it the ordinary way); NULL: not one. */
+	const char *zygote;
 };
 void audit_run(struct daemon *d, const struct audit_who *who, const struct proto_result *res,
 	       const struct egress_stats *net, const char *err);

@@ -523,7 +523,7 @@ run_pool_zygote_pick(struct daemon *d, const struct run *r)
 	    !d->cfg->runtimes[r->prestart_rt].zygote)
 		return NULL;
 	TAILQ_FOREACH(p, &d->pool, entry)
-	if (p->rt == RUN_POOL_ZYGOTE && p->state == PREP_READY && p->zuid == r->uid &&
+	if (p->rt == RUN_POOL_ZYGOTE && p->state != PREP_DEAD && p->zuid == r->uid &&
 	    p->gen == d->rootspec.generation && (p->missing & r->mounts) == 0 &&
 	    zygotes_live(d, p->zkey) != NULL &&
 	    !strcmp(zygotes_live(d, p->zkey)->runtime, d->cfg->runtimes[r->prestart_rt].name))
