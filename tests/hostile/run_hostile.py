@@ -115,8 +115,9 @@ prestart = %s
 # caller's zygote (docs/design-bursts.md §3.6). Its idle end is 1 s, so that
 # the zygote and the sandbox it keeps prepared are gone within the
 # invariants' 10 s wait (they would count as leftovers: nothing tells them
-# apart by what the kernel shows yet); runs of a case within 1 s of the
-# last go through it, the first of each burst goes the ordinary way.
+# apart by what the kernel shows yet). The first run of a burst goes the
+# ordinary way and asks for the zygote: a python case is preceded by a
+# warm-up run (zygote_warm), so that the case's own runs go through it.
 ZYGOTE_RUNTIMES = """[daemon]
 zygote_idle_s = 1
 [runtime python]
@@ -307,6 +308,17 @@ def subst(ctx, text):
     for k, v in ctx.subst.items():
         text = text.replace("@%s@" % k, v)
     return text
+
+
+def zygote_warm(ctx):
+    """--zygote: one run of runtime python, then the caller's zygote live
+    (the log says so) within 5 s; a failure to warm is the case's."""
+    pos = len(ctx.log_text())
+    subprocess.run([ctx.airlock, "--socket", ctx.sock, "--json", "run", "--lang", "python",
+                    "-c", "pass"], capture_output=True, timeout=30, env=ctx.env)
+    if wait_for(lambda: re.search(r" zygote=ran|-> live \(started\)", ctx.log_text()[pos:]), 5):
+        return []
+    return ["zygote warm-up: no live zygote within 5 s"]
 
 
 def run_one(ctx, path, text, meta, role=None):
@@ -542,6 +554,8 @@ def main():
                 print("FAIL %s: before: %r" % (name, e), flush=True)
                 failed += 1
                 continue
+            if args.zygote == "yes" and path.endswith(".py"):
+                why += zygote_warm(ctx)
             if meta["pair"]:
                 results = [None] * len(meta["pair"])
 
