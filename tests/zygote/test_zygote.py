@@ -21,7 +21,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from airlock_testlib import Daemon, wait_for  # noqa: E402
+from airlock_testlib import Daemon, uid_range, wait_for  # noqa: E402
 
 ARGV = "/usr/bin/python3 -I -S -B {code}"
 CONFIG = """[daemon]
@@ -55,7 +55,8 @@ def setUpModule():
     if not script or not os.path.exists(script):
         raise unittest.SkipTest("no installed zygote.py (%r): build with an installed prefix"
                                 % script)
-    _daemon = Daemon(os.environ["AIRLOCKD"], config=CONFIG, debug=True)
+    base, count = uid_range()
+    _daemon = Daemon(os.environ["AIRLOCKD"], config=CONFIG, debug=True, uids=(base, count // 2))
     # A second caller (nobody) reaches the socket.
     os.chmod(_daemon.dir, 0o755)
     _daemon.start()
@@ -222,6 +223,86 @@ class ZygoteTest(unittest.TestCase):
             r"zygote uid 0 python: started, pid (\d+)", _daemon.log_text())) > len(m), 15),
             _daemon.log_tail())
         warm()
+
+
+LIFE_CONFIG = """[daemon]
+prepared_sandboxes = 0
+prestarted_interpreters = 1
+max_runs = 8
+max_runs_per_uid = 4
+zygote_forks = 3
+zygote_idle_s = 1
+[runtime python]
+argv = %s
+code_name = main.py
+prestart = true
+zygote = yes
+""" % ARGV
+
+
+class ZygoteLifeTest(unittest.TestCase):
+    """A daemon of its own: replaced after zygote_forks runs, ended when
+    idle, stopped by a reload that drops the key. Uses the upper half of
+    the module's uid range (the module's daemon holds the lower)."""
+
+    def setUp(self):
+        base, count = uid_range()
+        self.d = Daemon(os.environ["AIRLOCKD"], config=LIFE_CONFIG, debug=True,
+                        uids=(base + count // 2, count // 2))
+        self.addCleanup(self.d.remove)
+        self.d.start()
+
+    def run_here(self, code):
+        p = subprocess.run([os.environ["AIRLOCK"], "--socket", self.d.sock, "--json", "run",
+                            "--lang", "python", "-c", code], capture_output=True, text=True,
+                           timeout=60)
+        res = json.loads(p.stdout)
+        self.assertEqual(res.get("exit_code"), 0, self.d.log_tail())
+        return res
+
+    def count(self, pattern):
+        return len(re.findall(pattern, self.d.log_text()))
+
+    def burst_until(self, pattern, n, runs=40):
+        """Runs back to back until pattern is in the log n times."""
+        for _ in range(runs):
+            if self.count(pattern) >= n:
+                return True
+            self.run_here("print(1)")
+        return self.count(pattern) >= n
+
+    def test_replaced_after_forks(self):
+        # Idle for a minute here: the stop is the forks', not the idle end's.
+        self.d.stop()
+        self.d.write_config(LIFE_CONFIG.replace("zygote_idle_s = 1", "zygote_idle_s = 60"))
+        self.d.start()
+        # three runs through one zygote, then it is replaced
+        self.assertTrue(self.burst_until(r" zygote=ran", 3), self.d.log_tail())
+        self.assertTrue(wait_for(lambda: self.count(
+            r"stopping: its runs are done \(zygote_forks\), replaced"), 5), self.d.log_tail())
+        self.assertTrue(self.burst_until(r"zygote uid 0 python: started, pid", 2),
+                        self.d.log_tail())
+        self.assertTrue(self.burst_until(r" zygote=ran", 4), self.d.log_tail())
+
+    def test_idle_end(self):
+        self.assertTrue(self.burst_until(r" zygote=ran", 1), self.d.log_tail())
+        self.assertTrue(wait_for(lambda: self.count(r"zygote uid 0 python: stopping: idle") and
+                                 self.count(r"zygote uid 0 python: pid \d+ ended"), 10),
+                        self.d.log_tail())
+
+    def test_reload_drops_key(self):
+        self.assertTrue(self.burst_until(r"-> live \(started\)", 1), self.d.log_tail())
+        self.d.write_config(LIFE_CONFIG.replace("zygote = yes", "zygote = no")
+                            .replace("zygote_idle_s = 1", "zygote_idle_s = 60"))
+        os.kill(self.d.proc.pid, signal.SIGHUP)
+        self.assertTrue(wait_for(lambda: self.count(
+            r"stopping: the reload dropped its zygote = yes"), 10), self.d.log_tail())
+        self.assertTrue(wait_for(lambda: self.count(r"zygote uid 0 python: pid \d+ ended"), 10),
+                        self.d.log_tail())
+        n = self.count(r" zygote=ran")
+        for _ in range(3):
+            self.run_here("print(1)")
+        self.assertEqual(self.count(r" zygote=ran"), n)
 
 
 if __name__ == "__main__":
