@@ -310,6 +310,14 @@ def subst(ctx, text):
     return text
 
 
+def audit_tally(ctx):
+    """How many runs took a pre-started interpreter, went through a zygote."""
+    log = ctx.log_tail(1 << 30)
+    n = [len(re.findall(r"^(.*: )?audit (time=\S+ )?run=.* %s" % w, log, re.M))
+         for w in ("prestarted=1", "zygote=ran")]
+    return "%d runs took a pre-started interpreter, %d went through a zygote" % tuple(n)
+
+
 def zygote_warm(ctx):
     """--zygote: one run of runtime python, then the caller's zygote live
     (the log says so) within 5 s; a failure to warm is the case's."""
@@ -492,15 +500,15 @@ def leftover_check_self_test(ctx):
     return why
 
 
-def main():
+def parse_args():
+    """The runner's arguments."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--airlockd", required=True)
     ap.add_argument("--airlock", required=True)
     ap.add_argument("--cases", default=os.path.join(HERE, "cases"))
     ap.add_argument("--prestart", choices=("default", "yes", "no"), default="default",
                     help="the python runtimes' prestart (default: the daemon's, which is on)")
-    ap.add_argument("--zygote", choices=("no", "yes"), default="no",
-                    help="the python runtimes fork their runs from the caller's zygote")
+    ap.add_argument("--zygote", choices=("no", "yes"), default="no", help="zygote = yes")
     ap.add_argument("--slow", type=float, default=1, metavar="FACTOR",
                     help="a machine FACTOR times slower than the ones the cases were written on "
                     "(software emulation): the default cpu and wall limits and each case's "
@@ -515,6 +523,11 @@ def main():
     args = ap.parse_args()
     if not 1 <= args.slow <= 12:
         ap.error("--slow: from 1 to 12 (the cpu_ms ceiling is 60 s)")
+    return args
+
+
+def main():
+    args = parse_args()
     ctx = Ctx(args)
     os.environ[SECRET_VAR] = ctx.secret  # the client's environment holds it too
     names = sorted(n for n in os.listdir(args.cases) if n.endswith((".py", ".sh")))
@@ -554,8 +567,7 @@ def main():
                 print("FAIL %s: before: %r" % (name, e), flush=True)
                 failed += 1
                 continue
-            if args.zygote == "yes" and path.endswith(".py"):
-                why += zygote_warm(ctx)
+            why += zygote_warm(ctx) if args.zygote == "yes" and path.endswith(".py") else []
             if meta["pair"]:
                 results = [None] * len(meta["pair"])
 
@@ -604,16 +616,14 @@ def main():
                 print("ok %s" % name, flush=True)
     finally:
         ctx.stop()
-        prestarted = len(re.findall(r"^(.*: )?audit (time=\S+ )?run=.* prestarted=1", ctx.log_tail(1 << 30), re.M))
-        zygote = len(re.findall(r"^(.*: )?audit (time=\S+ )?run=.* zygote=ran", ctx.log_tail(1 << 30), re.M))
+        tally = audit_tally(ctx)
         if failed:
             print("# the daemon's log, last 8000 characters:\n%s" % ctx.log_tail(8000), flush=True)
         if os.environ.get("AIRLOCK_TEST_KEEP"):
             print("# kept %s" % ctx.dir)
         else:
             shutil.rmtree(ctx.dir, ignore_errors=True)
-    print("# %.1f s; %d runs took a pre-started interpreter, %d went through a zygote"
-          % (time.time() - t_start, prestarted, zygote))
+    print("# %.1f s; %s" % (time.time() - t_start, tally))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed or passed == 0 else 0
 
