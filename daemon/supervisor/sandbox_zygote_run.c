@@ -218,10 +218,14 @@ sandbox_zygote_run(struct sb_run *r)
 	}
 	/*
 	 * Never run twice: the code did not enter, and whatever the zygote
-	 * forked for it must not run it later. The code is emptied (a late
-	 * child reads nothing, and zygote.py runs nothing), and every process
-	 * in our pid namespace but us is killed (a child that entered after
-	 * the deadline is one); the fall-back's own code is cloned after.
+	 * forked for it must not run it later. Three locks, in this order:
+	 * the report pipe's read end is closed above (a child that reports
+	 * from now on fails its write and exits before the code:
+	 * zygote_enter's "report" step); every process in our pid namespace
+	 * but us is killed (a child that reported before that close is one);
+	 * and the code is emptied first (a child that slipped through both
+	 * reads nothing, and zygote.py runs nothing). The fall-back's own
+	 * code is cloned after.
 	 */
 	if (code >= 0) {
 		(void)ftruncate(code, 0);
