@@ -37,6 +37,7 @@
 #include "log.h"
 #include "memfd.h"
 #include "plan.h"
+#include "run_boot.h"
 #include "rootspec.h"
 #include "seccomp_policy.h"
 #include "spawn_msg.h"
@@ -71,6 +72,17 @@ static const char code[] =
 	"('user', 'mnt', 'net', 'pid', 'uts', 'ipc')))\n"
 	"print('fds=%s' % sorted(int(f) for f in os.listdir('/proc/self/fd')), flush=True)\n"
 	"raise SystemExit(7)\n";
+
+/* A python run's start-up (run_boot.h, as run_plan.c puts it before the
+ * code file): the code runs as `python CODE_FILE` would. */
+static const char boot_code[] =
+	"import sys\n"
+	"print('argv=%s name=%s file=%s hook=%s' % (sys.argv, __name__, __file__, "
+	"type(sys.meta_path[0]).__name__))\n";
+
+/* The next plan's: with the start-up (-c BOOT), and its code. */
+static bool plan_boot;
+static const char *plan_code = code;
 
 /* The spawner, as main.c makes it (main_resources, main_zygote_pythons),
  * without a cgroup; it serves sock in a child of ours until its EOF. */
@@ -214,7 +226,9 @@ prepare(int sock, uint32_t slot, uint32_t run_id)
 static int
 plan(void)
 {
-	static const char *const argv[] = {"/usr/bin/python3", PLAN_CODE_DIR "/main.py", NULL};
+	static const char *const plain[] = {"/usr/bin/python3", PLAN_CODE_DIR "/main.py", NULL};
+	static const char *const boot[] = {"/usr/bin/python3", "-c", run_boot_py,
+					   PLAN_CODE_DIR "/main.py", NULL};
 	static const char *const envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL};
 	struct proto_limits lim;
 	struct plan_input in;
@@ -224,13 +238,13 @@ plan(void)
 	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
 		lim.v[i] = limit_table[i].def;
 	memset(&in, 0, sizeof(in));
-	in.argv = argv;
-	in.argc = 2;
+	in.argv = plan_boot ? boot : plain;
+	in.argc = plan_boot ? 4 : 2;
 	in.envp = envp;
 	in.envc = 2;
 	in.code_name = "main.py";
-	in.code = code;
-	in.code_len = strlen(code);
+	in.code = plan_code;
+	in.code_len = strlen(plan_code);
 	in.hostname = "zygrun";
 	in.limits = &lim;
 	in.rootspec_gen = 1;
@@ -372,6 +386,20 @@ main(void)
 	snprintf(want, sizeof(want),
 		 "uid=1000 gid=1000 pid=2 ppid=1 host=zygrun\n%s\nfds=[0, 1, 2, 3]\n", ns);
 	CHECK(strcmp(r.out, want) == 0, "the code printed (once)\n%swanted\n%s", r.out, want);
+
+	/* 3. A python run with its start-up (BOOT), run by a zygote again. */
+	plan_boot = true;
+	plan_code = boot_code;
+	(void)prepare(sv[0], 3, 23);
+	run(sv[0], 3, 23, &r, NULL);
+	fprintf(stderr, "start-up run: step %d err %d status %#x\n%s", r.exit.step, r.exit.err,
+		r.exit.status, r.out);
+	CHECK(r.exit.type == SUP_EXIT && r.exit.step == SUP_ZYGOTE_RAN && r.exit.status == 0,
+	      "the start-up run: type %u step %d status %#x", r.exit.type, r.exit.step,
+	      r.exit.status);
+	CHECK(strcmp(r.out, "argv=['/run/airlock/main.py'] name=__main__ "
+			    "file=/run/airlock/main.py hook=_PyplotFinder\n") == 0,
+	      "the start-up run printed %s", r.out);
 
 	/* The frontend goes: the spawner kills and reaps the zygote and
 	 * every sandbox, and exits 0. */
