@@ -71,6 +71,8 @@ static const char code[] =
 	"print('ns=%s' % ','.join(os.readlink('/proc/self/ns/' + n) for n in "
 	"('user', 'mnt', 'net', 'pid', 'uts', 'ipc')))\n"
 	"print('fds=%s' % sorted(int(f) for f in os.listdir('/proc/self/fd')), flush=True)\n"
+	"import sys\n"
+	"print('path=%s' % sys.path, flush=True)\n"
 	"raise SystemExit(7)\n";
 
 /* A python run's start-up (run_boot.h, as run_plan.c puts it before the
@@ -321,6 +323,18 @@ ns_of(pid_t sup, char *buf, size_t len)
 	}
 }
 
+/* Cut buf at its "path=" line; that line (a fresh run's sys.path, or the
+ * zygote child's) into path. */
+static void
+cut_path(char *buf, char *path, size_t len)
+{
+	char *p = strstr(buf, "path=");
+
+	snprintf(path, len, "%s", p != NULL ? p : "(none)");
+	if (p != NULL)
+		*p = '\0';
+}
+
 static pid_t zygote_pid;
 
 static void
@@ -334,7 +348,7 @@ main(void)
 {
 	const char *base = getenv("AIRLOCK_TEST_UID_BASE"), *ext = getenv("ZYGOTE_PY_EXT"),
 		   *script = getenv("ZYGOTE_PY");
-	char want[512], ns[400];
+	char want[512], ns[400], path1[1024], path2[1024];
 	struct spawn_ev ev;
 	struct run r;
 	pid_t child, sup;
@@ -364,6 +378,7 @@ main(void)
 	      r.exit.err);
 	CHECK(WIFEXITED(r.exit.status) && WEXITSTATUS(r.exit.status) == 7, "status %#x",
 	      r.exit.status);
+	cut_path(r.out, path1, sizeof(path1));
 	snprintf(want, sizeof(want),
 		 "uid=1000 gid=1000 pid=3 ppid=1 host=zygrun\n%s\nfds=[0, 1, 2, 3]\n", ns);
 	CHECK(strcmp(r.out, want) == 0, "the code printed\n%swanted\n%s", r.out, want);
@@ -383,6 +398,10 @@ main(void)
 	      "no fall-back: type %u step %d err %d", r.exit.type, r.exit.step, r.exit.err);
 	CHECK(WIFEXITED(r.exit.status) && WEXITSTATUS(r.exit.status) == 7, "status %#x",
 	      r.exit.status);
+	cut_path(r.out, path2, sizeof(path2));
+	/* The zygote's child (python -S) sets up site as a fresh run does. */
+	CHECK(strcmp(path1, path2) == 0, "sys.path: the zygote's run %s, a fresh run's %s", path1,
+	      path2);
 	snprintf(want, sizeof(want),
 		 "uid=1000 gid=1000 pid=2 ppid=1 host=zygrun\n%s\nfds=[0, 1, 2, 3]\n", ns);
 	CHECK(strcmp(r.out, want) == 0, "the code printed (once)\n%swanted\n%s", r.out, want);
