@@ -53,7 +53,6 @@ static const char *const sandbox_step_names[SANDBOX_STEP_COUNT_] = {
 	[SANDBOX_STEP_HIDDEN] = "hidden_paths",
 	[SANDBOX_STEP_PRESTART] = "prestart",
 	[SANDBOX_STEP_OOM_SCORE] = "oom_score_adj",
-	[SANDBOX_STEP_ZYGOTE_NS] = "zygote_ns",
 };
 
 /* The name of a step; "unknown" for a value no step has. */

@@ -65,7 +65,6 @@ enum sandbox_step {
 	SANDBOX_STEP_PRESTART, /* the pre-started interpreter: gone, or the run not its own */
 	/* the code's oom_score_adj (the oom killer takes it first) */
 	SANDBOX_STEP_OOM_SCORE,
-	SANDBOX_STEP_ZYGOTE_NS, /* a zygote-owned sandbox's namespaces sent up */
 	SANDBOX_STEP_COUNT_
 };
 

@@ -33,12 +33,27 @@
  * set-up, its adoption); past it, the run goes the ordinary way. */
 #define SB_ZYGOTE_ENTER_MS 5000
 
+/* The interpreter flags zygote.py honours (its FLAGS): the zygote runs
+ * isolated, without bytecode files, and sets up site unless -S. */
+static bool
+sb_zy_flag(const char *a)
+{
+	static const char *const ok[] = {"-I", "-S", "-s", "-E", "-B", "-P"};
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (strcmp(a, ok[i]) == 0)
+			return true;
+	return false;
+}
+
 /*
- * The code memfd: what the plan's argv runs after the interpreter and its
- * flags, NUL-terminated strings: `-c BOOT CODE_FILE ARGS` for a python run
- * with its start-up, else `CODE_FILE ARGS` (zygote.py runs them as CPython
- * would). Sealed against growth and writes; the zygote gets a read-only
- * open of it. Returns the memfd (ours) or -errno.
+ * The code memfd: the plan's argv after the interpreter, NUL-terminated
+ * strings: its flags, then `-c BOOT CODE_FILE ARGS` for a python run with
+ * its start-up, else `CODE_FILE ARGS` (zygote.py runs them as CPython
+ * would). A flag zygote.py cannot honour: -EOPNOTSUPP, the ordinary way.
+ * Sealed against growth and writes; the zygote gets a read-only open of
+ * it. Returns the memfd (ours) or -errno.
  */
 static int
 sb_zy_code(const struct plan_view *pv)
@@ -48,17 +63,19 @@ sb_zy_code(const struct plan_view *pv)
 	int fd, r;
 
 	r = snprintf(path, sizeof(path), PLAN_CODE_DIR "/%s", pv->code_name);
-	if (r < 0 || (size_t)r >= sizeof(path) || pv->code_name[0] == '\0')
+	if (r < 0 || (size_t)r >= sizeof(path) || pv->code_name[0] == '\0' || pv->argv[0] == NULL)
 		return -EINVAL;
 	for (k = 1; pv->argv[k] != NULL; k++)
 		if (strcmp(pv->argv[k], "-c") == 0 || strcmp(pv->argv[k], path) == 0)
 			break;
-	if (pv->argv[0] == NULL || pv->argv[k] == NULL)
+		else if (!sb_zy_flag(pv->argv[k]))
+			return -EOPNOTSUPP;
+	if (pv->argv[k] == NULL)
 		return -EINVAL;
 	fd = memfd_create("airlock-zygote-code", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	for (i = k; pv->argv[i] != NULL; i++) {
+	for (i = 1; pv->argv[i] != NULL; i++) {
 		size_t len = strlen(pv->argv[i]) + 1;
 
 		if (write(fd, pv->argv[i], len) != (ssize_t)len) {
@@ -218,10 +235,14 @@ sandbox_zygote_run(struct sb_run *r)
 	}
 	/*
 	 * Never run twice: the code did not enter, and whatever the zygote
-	 * forked for it must not run it later. The code is emptied (a late
-	 * child reads nothing, and zygote.py runs nothing), and every process
-	 * in our pid namespace but us is killed (a child that entered after
-	 * the deadline is one); the fall-back's own code is cloned after.
+	 * forked for it must not run it later. Three locks, in this order:
+	 * the report pipe's read end is closed above (a child that reports
+	 * from now on fails its write and exits before the code:
+	 * zygote_enter's "report" step); every process in our pid namespace
+	 * but us is killed (a child that reported before that close is one);
+	 * and the code is emptied first (a child that slipped through both
+	 * reads nothing, and zygote.py runs nothing). The fall-back's own
+	 * code is cloned after.
 	 */
 	if (code >= 0) {
 		(void)ftruncate(code, 0);

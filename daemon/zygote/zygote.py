@@ -14,6 +14,10 @@ import os
 import sys
 
 CODE_FD = 5
+# The interpreter flags a run may have that the zygote's child can honour
+# (it already runs isolated, without bytecode files): -S skips the site
+# module, which a fresh run imports otherwise.
+FLAGS = ("-I", "-S", "-s", "-E", "-B", "-P")
 
 
 def load(path):
@@ -52,16 +56,26 @@ def exit_status(e):
 def run_code():
     """In the entered child: the run's code as __main__, then the end.
 
-    fd 5 holds what the run's argv runs after the interpreter and its
-    flags, NUL-terminated (docs/design-bursts.md section 3.5): `-c TEXT
-    ARGS` (a python run's start-up, whose own ARGS name the code file) or
-    `FILE ARGS`, run as CPython runs them. Nothing there (the supervisor
-    emptied it: this child came too late) runs nothing."""
+    fd 5 holds the run's argv after the interpreter, NUL-terminated
+    (docs/design-bursts.md section 3.5): the interpreter's flags (only
+    those in FLAGS: the supervisor sends no other), then `-c TEXT ARGS` (a
+    python run's start-up, whose own ARGS name the code file) or `FILE
+    ARGS`, run as CPython runs them: the site module's path set-up first
+    (the zygote runs with -S; a fresh run has it unless -S), then
+    sys.path[0]. Nothing there (the supervisor emptied it: this child
+    came too late) runs nothing."""
     raw = read_all(CODE_FD)
     os.close(CODE_FD)
     args = [a.decode("utf-8", "surrogateescape") for a in raw.split(b"\0")[:-1]]
+    flags = set()
+    while args and args[0] in FLAGS:
+        flags.add(args.pop(0))
     if not args or (args[0] == "-c" and len(args) < 2):
         os._exit(127)
+    if "-S" not in flags:
+        import site
+
+        site.main()
     main = type(sys)("__main__")
     main.__builtins__ = __builtins__
     if args[0] == "-c":

@@ -45,7 +45,6 @@ test_names(void **state)
 	assert_string_equal(sandbox_step_name(SANDBOX_STEP_LANDLOCK), "landlock");
 	assert_string_equal(sandbox_step_name(SANDBOX_STEP_INPUT_FILES), "input_files");
 	assert_string_equal(sandbox_step_name(SANDBOX_STEP_OOM_SCORE), "oom_score_adj");
-	assert_string_equal(sandbox_step_name(SANDBOX_STEP_ZYGOTE_NS), "zygote_ns");
 }
 
 /* Out of range, either side. */
