@@ -387,6 +387,26 @@ main_state_dir(struct config *cfg)
 	log_info("sessions are kept in %s/sessions", cfg->session_state_dir);
 }
 
+/*
+ * The pythons a zygote may exec (spawner_zygote_cmd.c): the python
+ * runtimes' argv[0] of the configuration read now, as root, before the
+ * split. The frontend names a zygote's python, and the zygote runs
+ * outside any sandbox: any other root-owned program in its place is
+ * refused. Pointers into cfg, which the spawner keeps until it exits.
+ */
+static void
+main_zygote_pythons(struct spawner *sp, const struct config *cfg)
+{
+	size_t i;
+
+	_Static_assert(SPAWNER_ZYGOTE_PYTHONS_MAX >= CONFIG_RUNTIMES_MAX, "one per runtime");
+	sp->nzygote_pythons = 0;
+	for (i = 0; i < cfg->nruntimes; i++)
+		if (cfg->runtimes[i].language == RULES_LANG_PYTHON &&
+		    cfg->runtimes[i].argv[0] != NULL && cfg->runtimes[i].argv[0][0] == '/')
+			sp->zygote_pythons[sp->nzygote_pythons++] = cfg->runtimes[i].argv[0];
+}
+
 /* The spawner's resources, made as root before the split: the cgroup, the
  * seccomp filters (the frontend's too), the uid slots. */
 static void
@@ -432,7 +452,17 @@ main_resources(struct spawner *sp, const struct config *cfg, const struct main_o
 	sp->fds_warn = (struct log_repeat)LOG_REPEAT_INIT(SPAWNER_MOUNT_WARN_MS);
 	sp->slots = xcalloc(sp->nslots, sizeof(*sp->slots));
 	sp->keepers = xcalloc(sp->nslots, sizeof(*sp->keepers));
+	sp->zygotes = xcalloc(sp->nslots, sizeof(*sp->zygotes));
+	main_zygote_pythons(sp, cfg);
+	/* zygote.py and the extension where the build installed them: the
+	 * spawner's own, never the frontend's (spawner_zygote_cmd.c checks
+	 * zygote.py is root's; docs/design-bursts.md §3.3). */
+#if defined(AIRLOCK_ZYGOTE_SCRIPT) && defined(AIRLOCK_ZYGOTE_EXT)
+	sp->zygote_script = AIRLOCK_ZYGOTE_SCRIPT;
+	sp->zygote_ext = AIRLOCK_ZYGOTE_EXT;
+#endif
 	for (i = 0; i < sp->nslots; i++) {
+		sp->zygotes[i].sock = -1;
 		sp->slots[i].ctl = -1;
 		sp->slots[i].cg_base.peak_fd = -1;
 	}
@@ -561,6 +591,7 @@ main(int argc, char **argv)
 	seccomp_policy_free(&sp.seccomp_noproc);
 	free(sp.slots);
 	free(sp.keepers);
+	free(sp.zygotes);
 	config_free(&cfg);
 	log_info("stopped");
 	return r < 0 ? 1 : 0;

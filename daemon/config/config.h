@@ -55,6 +55,10 @@ struct config_runtime {
 	/* prestart = yes: interpreters started ahead serve its runs that set
 	 * no env, argv or stdin (docs/design-interpreters.md §1; default no) */
 	bool prestart;
+	/* zygote = yes: its eligible runs fork from a started python, one
+	 * zygote per caller uid (docs/design-bursts.md §3; default no; only
+	 * with prestart = yes) */
+	bool zygote;
 	/* language = python|shell|other; absent: its program's, at load
 	 * (rules_program_language of argv[0], else of what argv[0] resolves
 	 * to). What the runtime is, whatever its name: runtime_packages in
@@ -138,6 +142,8 @@ struct config {
 	uint32_t prepared_sandboxes; /* prepared_sandboxes = made ahead (default 2) */
 	/* prestarted_interpreters = per runtime with prestart = yes (default 2) */
 	uint32_t prestarted_interpreters;
+	uint32_t zygote_forks;	     /* zygote_forks = runs before a zygote is replaced (1000) */
+	uint32_t zygote_idle_s;	     /* zygote_idle_s = an idle zygote's life (default 30) */
 	uint32_t max_queued;	     /* max_queued = runs waiting, all uids (default 64) */
 	uint32_t max_queued_per_uid; /* max_queued_per_uid = (default 16) */
 	uint32_t stop_grace_ms;	     /* stop_grace_ms = runs may finish (default 10000) */

@@ -120,7 +120,10 @@ struct config_parse {
 	unsigned rt_argv_line[CONFIG_RUNTIMES_MAX]; /* 0: built in */
 	bool rt_prestart_set[CONFIG_RUNTIMES_MAX];  /* prestart = given */
 	bool rt_language_set[CONFIG_RUNTIMES_MAX];  /* language = given */
-	struct config_profile *prof;		    /* the [profile NAME] being read */
+
+	/* zygote = yes: its line; 0: not given or no */
+	unsigned rt_zygote_line[CONFIG_RUNTIMES_MAX];
+	struct config_profile *prof; /* the [profile NAME] being read */
 	bool prof_from_file[CONFIG_PROFILES_MAX];
 	struct config_mount *mnt;		     /* the [mount NAME] being read */
 	unsigned mnt_line[CONFIG_MOUNTS_MAX];	     /* its header */
@@ -214,6 +217,7 @@ CONFIG_HOOK(config_hook_package);
 CONFIG_HOOK(config_hook_argv);
 CONFIG_HOOK(config_hook_code_name);
 CONFIG_HOOK(config_hook_prestart);
+CONFIG_HOOK(config_hook_zygote);
 CONFIG_HOOK(config_hook_runtime_mounts);
 CONFIG_HOOK(config_hook_env);
 CONFIG_HOOK(config_hook_cwd);

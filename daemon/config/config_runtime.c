@@ -58,6 +58,7 @@ config_runtime_clear(struct config_runtime *rt)
 	rt->nenv = 0;
 	rt->cwd[0] = '\0';
 	rt->prestart = false;
+	rt->zygote = false;
 	rt->language = RULES_LANG_OTHER;
 }
 
@@ -206,6 +207,19 @@ config_hook_prestart(struct config_parse *p, const struct config_key *k, const c
 	return 0;
 }
 
+/* [runtime NAME] zygote = true|false: its line kept for the check that
+ * the runtime pre-starts (config_runtimes_finish). */
+int
+config_hook_zygote(struct config_parse *p, const struct config_key *k, const char *value,
+		   void *field)
+{
+	if (config_parse_bool(value, &p->rt->zygote) < 0)
+		return config_fail_at(p, -EINVAL, p->line, "zygote = %s: expected true or false",
+				      value);
+	p->rt_zygote_line[p->rt - p->cfg->runtimes] = p->rt->zygote ? p->line : 0;
+	return 0;
+}
+
 /* [runtime NAME] language = python|shell|other: given, so not guessed at the end. */
 int
 config_hook_language(struct config_parse *p, const struct config_key *k, const char *value,
@@ -339,6 +353,7 @@ config_runtime_begin(struct config_parse *p, const char *name)
 	config_runtime_clear(&cfg->runtimes[i]);
 	p->rt_prestart_set[i] = false;
 	p->rt_language_set[i] = false;
+	p->rt_zygote_line[i] = 0;
 	p->rt = &cfg->runtimes[i];
 	p->rt_line = p->line;
 	return 0;
@@ -370,6 +385,14 @@ config_runtimes_finish(struct config_parse *p)
 		if (p->rt_from_file[i] && !p->rt_prestart_set[i])
 			rt->prestart =
 				!rt->is_exec && rt->argc > 0 && rt->language == RULES_LANG_PYTHON;
+		/* A zygote serves the runs a pre-started interpreter would (the
+		 * same eligibility, the same base environment): without prestart
+		 * its runs would be unlike the runtime's other runs. */
+		if (rt->zygote && (!rt->prestart || rt->language != RULES_LANG_PYTHON))
+			return config_fail_at(p, -EINVAL, p->rt_zygote_line[i],
+					      "[runtime %s] zygote = yes needs prestart = yes "
+					      "and a python",
+					      rt->name);
 		if (rt->is_exec || rt->argc == 0)
 			continue;
 		for (j = 0; j < sizeof(tops) / sizeof(tops[0]) && !inside; j++)

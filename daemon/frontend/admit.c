@@ -24,8 +24,9 @@ static const char *const admit_rule_names[ADMIT_RULE_COUNT_] = {
 };
 
 static const char *const admit_kind_names[ADMIT_KIND_COUNT_] = {
-	"connection", "run",	   "session run",	"cell", "interpreter start", "session open",
-	"file op",    "tool call", "egress connection",
+	"connection",	     "run",	     "session run", "cell",
+	"interpreter start", "session open", "file op",	    "tool call",
+	"egress connection", "zygote",
 };
 
 const char *
@@ -572,6 +573,23 @@ admit_run_slot_free(const struct admit_facts *f)
 static bool
 admit_start(const struct admit_facts *f, struct admit_decision *ret)
 {
+	const struct ledger_caps *cap = f->caps;
+
+	/*
+	 * A zygote holds one of its caller's run slots for its life
+	 * (docs/design-bursts.md §3.6), so that one caller's zygotes and
+	 * runs together stay within max_runs_per_uid and max_runs: asked for
+	 * by a run, it needs room for itself and that run, or the caller's
+	 * own zygote would keep its runs waiting until its idle end. Never
+	 * queued: refused, the run goes the ordinary way.
+	 */
+	if (f->kind == ADMIT_ZYGOTE) {
+		if (cap != NULL && f->all.n[LEDGER_RUNNING] + 2 <= cap->max_runs &&
+		    (f->uid == 0 || f->held.n[LEDGER_RUNNING] + 2 <= cap->max_runs_per_uid))
+			return false;
+		return admit_set(ret, ADMIT_REFUSE, PROTO_ERR_BUSY,
+				 "no run slot free for a zygote");
+	}
 	if (f->kind == ADMIT_SESSION_OPEN) {
 		if (f->slot_free)
 			return false;
@@ -609,9 +627,10 @@ struct admit_row {
  * the phase (most rows apply at the request only).
  */
 static const struct admit_row admit_rows[] = {
-	{ADMIT_RULE_STOPPING, RUN_KINDS | KIND(ADMIT_CELL) | KIND(ADMIT_SESSION_OPEN),
+	{ADMIT_RULE_STOPPING,
+	 RUN_KINDS | KIND(ADMIT_CELL) | KIND(ADMIT_SESSION_OPEN) | KIND(ADMIT_ZYGOTE),
 	 admit_stopping},
-	{ADMIT_RULE_ACCESS, ~KIND(ADMIT_EGRESS_CONN), admit_access},
+	{ADMIT_RULE_ACCESS, ~(KIND(ADMIT_EGRESS_CONN) | KIND(ADMIT_ZYGOTE)), admit_access},
 	{ADMIT_RULE_OBJECT,
 	 SESSION_KINDS | KIND(ADMIT_RUN) | KIND(ADMIT_SESSION_OPEN) | KIND(ADMIT_TOOL_CALL),
 	 admit_object},
@@ -623,7 +642,8 @@ static const struct admit_row admit_rows[] = {
 		 KIND(ADMIT_TOOL_CALL) | KIND(ADMIT_EGRESS_CONN),
 	 admit_counts},
 	{ADMIT_RULE_BYTES, RUN_KINDS | KIND(ADMIT_CELL) | KIND(ADMIT_FILE_OP), admit_bytes},
-	{ADMIT_RULE_START, RUN_KINDS | KIND(ADMIT_CELL) | KIND(ADMIT_SESSION_OPEN), admit_start},
+	{ADMIT_RULE_START,
+	 RUN_KINDS | KIND(ADMIT_CELL) | KIND(ADMIT_SESSION_OPEN) | KIND(ADMIT_ZYGOTE), admit_start},
 };
 
 void

@@ -25,6 +25,7 @@ enum admit_kind {
 	ADMIT_FILE_OP,	   /* file_write, _read, _list, _delete in a session */
 	ADMIT_TOOL_CALL,   /* a call of the run's code to a tool of its client */
 	ADMIT_EGRESS_CONN, /* a connection of the run's code to the egress proxy */
+	ADMIT_ZYGOTE,	   /* a caller's zygote (docs/design-bursts.md §3.6), for its life */
 	ADMIT_KIND_COUNT_
 };
 

@@ -245,6 +245,8 @@ audit_run(struct daemon *d, const struct audit_who *who, const struct proto_resu
 	}
 	if (who->prestarted)
 		audit_add(&a, "prestarted", false, "1");
+	if (who->zygote != NULL)
+		audit_add(&a, "zygote", false, "%s", who->zygote);
 	if (err != NULL && err[0] != '\0') {
 		log_escape(q, sizeof(q), err, "\"\\");
 		audit_add(&a, "error", true, "%s", q);

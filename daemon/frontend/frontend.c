@@ -65,6 +65,9 @@ frontend_spawner_keyed(struct daemon *d, const struct spawn_ev *ev, int *fds, si
 	case SPAWNREF_KEEPER:
 		session_spawner_event(ref->owner, ev);
 		break;
+	case SPAWNREF_ZYGOTE:
+		zygotes_event(ref->owner, ev);
+		break;
 	}
 }
 
@@ -75,7 +78,7 @@ static const struct {
 } frontend_spawner_events[] = {
 	{SPAWN_STARTED, frontend_spawner_keyed}, {SPAWN_FAILED, frontend_spawner_keyed},
 	{SPAWN_DONE, frontend_spawner_keyed},	 {SPAWN_STOP, frontend_spawner_stop},
-	{SPAWN_RELOAD, frontend_spawner_reload},
+	{SPAWN_RELOAD, frontend_spawner_reload}, {SPAWN_ZYGOTE_GONE, frontend_spawner_keyed},
 };
 
 /* Events from the spawner; its end is the frontend's end. */
@@ -312,6 +315,7 @@ frontend_reload(struct daemon *d, const struct spawn_ev *ev, int fd)
 	free(o);
 	/* Pre-started interpreters run the old runtimes' commands. */
 	run_pool_reloaded(d);
+	zygotes_reloaded(d);
 	frontend_rootspec_set(d, &rs, rs_fd);
 	log_info("reloaded: %u runs at most, %zu runtimes", n->max_runs, n->nruntimes);
 	frontend_warn_hidden_usr(d);
@@ -441,7 +445,7 @@ frontend_main(struct daemon *d)
 	dispatch_init(d);
 	if (listener_start(d, client_new) < 0)
 		return -EIO;
-	if (frontend_rootspec_update(d) < 0 || run_pool_init(d) < 0)
+	if (frontend_rootspec_update(d) < 0 || run_pool_init(d) < 0 || zygotes_init(d) < 0)
 		return -ENOMEM;
 	frontend_warn_hidden_usr(d);
 	/* Sessions kept by the daemon before us come back first. */

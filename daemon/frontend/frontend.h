@@ -21,6 +21,7 @@
 #include "runqueue.h"
 #include "spawnref.h"
 #include "uidpool.h"
+#include "zygotes.h"
 
 struct event_base;
 struct event;
@@ -53,6 +54,11 @@ struct prep {
 	int rt;
 	uint32_t pgen;
 	int out_fd[2];
+	/* A zygote's sandbox (rt RUN_POOL_ZYGOTE): its zygote's key and
+	 * caller; only that caller's runs may take it (its user namespace is
+	 * that zygote's uid's). */
+	uint32_t zkey;
+	uid_t zuid;
 	/* The [mount]s whose source failed the frontend's check when it was
 	 * asked for (bit i: mount i): its supervisor will not have them, so
 	 * a run that names one takes another sandbox (issue 28). */
@@ -145,6 +151,9 @@ struct daemon {
 	 * made); prestart_gen grows at each reload, which discards them. */
 	int prestart_plan[CONFIG_RUNTIMES_MAX];
 	uint32_t prestart_gen;
+	/* Callers' zygotes (zygotes.h); nzygotes: those holding a run slot. */
+	struct zygote_list zygotes;
+	uint32_t nzygotes;
 };
 
 /* ---- frontend.c: the process ---- */
@@ -316,6 +325,9 @@ struct audit_who {
 	const char *profile;
 	const struct proto_limits *asked;
 	bool prestarted;
+	/* A zygote's run: "ran" (its child ran the code) or "fell_back"
+	 * (the supervisor ran it the ordinary way); NULL: not one. */
+	const char *zygote;
 };
 void audit_run(struct daemon *d, const struct audit_who *who, const struct proto_result *res,
 	       const struct egress_stats *net, const char *err);

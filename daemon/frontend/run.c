@@ -176,8 +176,8 @@ run_retry_fresh(struct run *r)
 	struct daemon *d = r->d;
 	char why[128];
 
-	if (!r->prestarted || r->c == NULL || d->stopping || r->plan_fd < 0 ||
-	    r->state >= RUN_EXITED || !run_outcome_retry_fresh(&r->f))
+	if ((!r->prestarted && r->zygote_key == 0) || r->c == NULL || d->stopping ||
+	    r->plan_fd < 0 || r->state >= RUN_EXITED || !run_outcome_retry_fresh(&r->f))
 		return false;
 	if (r->f.setup_failed)
 		snprintf(why, sizeof(why), "step %s: %s", sandbox_step_name(r->f.fail_step),
@@ -197,6 +197,7 @@ run_retry_fresh(struct run *r)
 		  "(%s); discarded, the run goes to a fresh sandbox",
 		  r->run_id, (unsigned)r->uid, why);
 	r->prestart_rt = -1;
+	r->no_zygote = true;
 	run_transition(r, RUN_EV_RETRY);
 	if (runqueue_push_head(&d->queue, &r->q, r->uid) < 0)
 		fatalx("out of memory");
@@ -241,6 +242,10 @@ run_maybe_finish(struct run *r)
 	}
 	if (run_retry_fresh(r))
 		return;
+	/* The supervisor ran a zygote's run the ordinary way itself
+	 * (docs/design-bursts.md §3.5): that zygote is not used again. */
+	if (r->zygote_key != 0 && r->f.sup_exit && r->f.exit_msg.step == SUP_ZYGOTE_FELL_BACK)
+		zygotes_fell_back(r->d, r->zygote_key, r->f.exit_msg.err);
 	run_transition(r, RUN_EV_REAP);
 }
 
@@ -260,6 +265,15 @@ run_spawner_event(struct run *r, const struct spawn_ev *ev, int *fds, size_t *nf
 			run_transition(r, RUN_EV_STARTED);
 		return;
 	case SPAWN_FAILED:
+		/* Its zygote was gone when the spawner read the run: the sandbox
+		 * stays prepared (spawn_msg.h); ended here, its reap sends the
+		 * run to a fresh sandbox, once (run_retry_fresh). */
+		if (r->zygote_key != 0 && !strcmp(ev->step, "zygote") && !r->f.spawn_failed) {
+			log_warnx("run %" PRIu32 " uid %u: its zygote was gone; the run goes the "
+				  "ordinary way",
+				  r->run_id, (unsigned)r->uid);
+			run_pool_discard(r);
+		}
 		/* A prepare and its start may both fail: keep the first reason,
 		 * and wait for a reap if either had a child. */
 		if (!r->f.spawn_failed)
@@ -384,7 +398,10 @@ run_spawn(struct run *r, int ws_fd)
 				 ? UINT32_MAX
 				 : (uint32_t)r->lim.v[PROTO_LIMIT_PROCESSES];
 	sreq.cpu_percent = r->d->cfg->cpu_max_percent;
-	sreq.flags = ws_fd >= 0 ? SPAWN_F_WORKSPACE : r->prestarted ? SPAWN_F_PRESTARTED : 0;
+	sreq.flags = ws_fd >= 0		  ? SPAWN_F_WORKSPACE
+		     : r->prestarted	  ? SPAWN_F_PRESTARTED
+		     : r->zygote_key != 0 ? SPAWN_F_ZYGOTE_RUN
+					  : 0;
 	sreq.prep_key = r->prep_key;
 	fds[0] = r->plan_fd;
 	fds[1] = child[0];
@@ -397,8 +414,9 @@ run_spawn(struct run *r, int ws_fd)
 				: r->prestarted ? SPAWN_REQ_NFDS_PRESTARTED
 						: SPAWN_REQ_NFDS);
 	/* A pre-started run keeps its plan: should its interpreter turn out
-	 * to be gone, it runs again in a fresh sandbox (run_retry_fresh). */
-	if (!r->prestarted) {
+	 * to be gone, it runs again in a fresh sandbox (run_retry_fresh); so
+	 * does a zygote's run, should its zygote be gone. */
+	if (!r->prestarted && r->zygote_key == 0) {
 		close(r->plan_fd);
 		r->plan_fd = -1;
 	}
@@ -541,8 +559,9 @@ run_start_facts(struct daemon *d, const struct runqueue_item *it, struct admit_g
 					       : ADMIT_RUN,
 			  ADMIT_AT_START, it->uid, g);
 	g->f.peer_allowed = true;
-	g->f.held.n[LEDGER_RUNNING] = run_count_uid(d, it->uid);
-	g->f.all.n[LEDGER_RUNNING] = d->nrunning;
+	/* A caller's zygote holds one of its run slots (ADMIT_ZYGOTE). */
+	g->f.held.n[LEDGER_RUNNING] = run_count_uid(d, it->uid) + zygotes_count_uid(d, it->uid);
+	g->f.all.n[LEDGER_RUNNING] = d->nrunning + d->nzygotes;
 	if (r == NULL)
 		return;
 	/* A queued run of a uid a reload no longer allows was answered at the
@@ -717,6 +736,10 @@ run_new(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_
 	r->stat_fd[0] = r->stat_fd[1] = -1;
 	r->prestart_rt = run_pool_eligible(d, req, a->flags, a->prof, &a->lim, a->mounts);
 	r->prestart_gen = d->prestart_gen;
+	/* Its caller's zygote, asked for now if it has none: this run goes
+	 * the ordinary way, the next ones find it live. */
+	if (r->prestart_rt >= 0)
+		(void)zygotes_get(d, r->uid, r->prestart_rt);
 	r->stream = req->stream;
 	if (a->s != NULL && run_keep_inputs(r, req) < 0) {
 		run_new_undo(r);

@@ -120,6 +120,11 @@ struct run {
 	int prestart_rt;
 	uint32_t prestart_gen;
 	bool prestarted;
+	/* A zygote's sandbox was taken: the zygote's key, the run goes
+	 * SPAWN_F_ZYGOTE_RUN (docs/design-bursts.md §3.6); 0: none.
+	 * no_zygote: it failed one before its code ran (run_retry_fresh). */
+	uint32_t zygote_key;
+	bool no_zygote;
 };
 
 /* ---- run.c ---- */
@@ -223,6 +228,7 @@ void run_io_free(struct run *r);
 #define RUN_POOL_BACKOFF_MIN_MS 50    /* the refill's first wait after a failure */
 #define RUN_POOL_BACKOFF_MAX_MS 10000 /* its longest, after failures in a row */
 #define RUN_POOL_WARN_MS 60000	      /* a repeated pool or mount warning: once a minute */
+#define RUN_POOL_ZYGOTE (-2)	      /* struct prep.rt of a zygote's sandbox */
 
 /* Ask the spawner to prepare a sandbox in a uid slot, events keyed by key.
  * Returns 0 or -errno (nothing sent; logged). */
@@ -260,6 +266,9 @@ int run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t fl
  * one the pool holds, a waiting pre-started interpreter first (its reap
  * frees its slot). Returns whether one was ended or is being ended. */
 bool run_pool_give_way(struct daemon *d);
+/* The zygote of key is gone or stopping: its prepared sandboxes are ended
+ * (they are its uid's: no other zygote or process may serve from them). */
+void run_pool_zygote_gone(struct daemon *d, uint32_t key);
 
 /* ---- run_admit.c ---- */
 

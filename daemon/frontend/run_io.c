@@ -460,7 +460,11 @@ run_io_answer(struct run *r)
 				      .runtime = r->runtime,
 				      .profile = r->profile,
 				      .asked = &r->asked,
-				      .prestarted = r->prestarted},
+				      .prestarted = r->prestarted,
+				      .zygote = r->zygote_key == 0 ? NULL
+						: r->f.exit_msg.step == SUP_ZYGOTE_RAN
+							? "ran"
+							: "fell_back"},
 		  &res, net, err);
 	if (r->cells != NULL)
 		r->d->cells_ops->interp_ended(r->cells, r, &res);

@@ -332,6 +332,69 @@ run_pool_count_alive(struct daemon *d, int rt)
 	return n;
 }
 
+/*
+ * One sandbox for the live zygote z, prepared ahead with SPAWN_F_ZYGOTE
+ * (owned by z's uid, prep_key its slot), for a run of z's caller only.
+ * false when no uid slot is free or the request could not be sent.
+ */
+static bool
+run_pool_add_zygote(struct daemon *d, const struct zygote *z)
+{
+	struct prep *p = xcalloc(1, sizeof(*p));
+	struct spawn_req req;
+	int r;
+
+	r = spawnref_add_slot(&d->refs, SPAWNREF_POOL, p, &p->key, &p->slot);
+	if (r == -EBUSY) {
+		free(p);
+		return false;
+	}
+	if (r < 0)
+		fatalx("cannot register a spawn key: %s", strerror(-r));
+	p->gen = d->rootspec.generation;
+	p->pgen = d->prestart_gen;
+	p->rt = RUN_POOL_ZYGOTE;
+	p->zkey = z->key;
+	p->zuid = z->uid;
+	p->stat_fd[0] = p->stat_fd[1] = -1;
+	p->out_fd[0] = p->out_fd[1] = -1;
+	p->missing = run_pool_mounts_missing(d);
+	TAILQ_INSERT_TAIL(&d->pool, p, entry);
+	d->npool++;
+	run_pool_req(&req, SPAWN_PREPARE, p->key, p->slot);
+	req.flags = SPAWN_F_ZYGOTE;
+	req.prep_key = z->slot;
+	req.memory_bytes = d->cfg->defaults.v[PROTO_LIMIT_MEMORY_BYTES];
+	if (run_pool_send(d, &req, &d->rootspec_fd, 1) < 0) {
+		run_pool_forget(d, p);
+		run_pool_back_off(d);
+		return false;
+	}
+	return true;
+}
+
+/* Does the pool hold a live sandbox of the zygote of key? */
+static bool
+run_pool_has_zygote(struct daemon *d, uint32_t key)
+{
+	struct prep *p;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->rt == RUN_POOL_ZYGOTE && p->zkey == key && p->state != PREP_DEAD)
+		return true;
+	return false;
+}
+
+void
+run_pool_zygote_gone(struct daemon *d, uint32_t key)
+{
+	struct prep *p;
+
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->rt == RUN_POOL_ZYGOTE && p->zkey == key && p->state != PREP_DEAD)
+		run_pool_end(d, p);
+}
+
 /* Is a run that took a pre-started interpreter between its start and its
  * answer? */
 static bool
@@ -348,6 +411,7 @@ run_pool_prestarted_busy(struct daemon *d)
 void
 run_pool_fill(struct daemon *d)
 {
+	struct zygote *z;
 	size_t i;
 
 	run_pool_recheck(d);
@@ -374,6 +438,12 @@ run_pool_fill(struct daemon *d)
 			if (!run_pool_add(d, (int)i))
 				return;
 	}
+	/* One sandbox ahead per live zygote: a back-to-back run of its
+	 * caller finds one ready. */
+	TAILQ_FOREACH(z, &d->zygotes, entry)
+	if (!d->stopping && z->state == ZYGOTE_LIVE && !run_pool_has_zygote(d, z->key) &&
+	    !run_pool_add_zygote(d, z))
+		return;
 }
 
 /* Remove p from the pool and free it; its key goes, and with it its slot. */
@@ -442,12 +512,33 @@ run_pool_first_alive(struct daemon *d, int rt, uint32_t mounts)
 	return NULL;
 }
 
+/* A ready sandbox of the live zygote of r's caller and runtime, or NULL:
+ * never another caller's (its namespaces are that caller's zygote's). */
+static struct prep *
+run_pool_zygote_pick(struct daemon *d, const struct run *r)
+{
+	struct prep *p;
+
+	if (r->prestart_rt < 0 || r->no_zygote || r->prestart_gen != d->prestart_gen ||
+	    !d->cfg->runtimes[r->prestart_rt].zygote)
+		return NULL;
+	TAILQ_FOREACH(p, &d->pool, entry)
+	if (p->rt == RUN_POOL_ZYGOTE && p->state != PREP_DEAD && p->zuid == r->uid &&
+	    p->gen == d->rootspec.generation && (p->missing & r->mounts) == 0 &&
+	    zygotes_live(d, p->zkey) != NULL &&
+	    !strcmp(zygotes_live(d, p->zkey)->runtime, d->cfg->runtimes[r->prestart_rt].name))
+		return p;
+	return NULL;
+}
+
 /* The sandbox run_pool_take() would give r, or NULL. */
 static struct prep *
 run_pool_pick(struct daemon *d, const struct run *r)
 {
-	struct prep *p = NULL;
+	struct prep *p = run_pool_zygote_pick(d, r);
 
+	if (p != NULL)
+		return p;
 	if (r->prestart_rt >= 0 && r->prestart_gen == d->prestart_gen)
 		p = run_pool_first_alive(d, r->prestart_rt, r->mounts);
 	if (p == NULL)
@@ -482,6 +573,10 @@ run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
 		r->prestarted = true;
 		r->out[0].fd = p->out_fd[0];
 		r->out[1].fd = p->out_fd[1];
+	}
+	if (p->rt == RUN_POOL_ZYGOTE) {
+		r->zygote_key = p->zkey;
+		zygotes_ran(zygotes_live(d, p->zkey));
 	}
 	*ret_ready = p->state == PREP_READY;
 	free(p);

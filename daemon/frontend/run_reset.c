@@ -48,5 +48,6 @@ run_reset_for_queue(struct run *r)
 	r->t_start = (struct timespec){0, 0};
 	memset(&r->f, 0, sizeof(r->f));
 	r->prestarted = false;
+	r->zygote_key = 0;
 	return 0;
 }

@@ -25,6 +25,7 @@ enum spawnref_kind {
 	SPAWNREF_POOL = 0,   /* a prepared sandbox no run took yet: owner is a struct prep */
 	SPAWNREF_RUN = 1,    /* a run's sandbox: owner is a struct run */
 	SPAWNREF_KEEPER = 2, /* a session's keeper: owner is a struct session */
+	SPAWNREF_ZYGOTE = 3, /* a caller's zygote (zygotes.h): owner is a struct zygote */
 };
 
 struct spawnref {

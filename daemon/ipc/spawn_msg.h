@@ -17,7 +17,15 @@
 #include "sup_msg.h"
 
 enum spawn_msg_type {
-	/* frontend -> spawner: struct spawn_req + fds {plan, lifeline, stdout, stderr} */
+	/* frontend -> spawner: struct spawn_req + fds {plan, lifeline, stdout, stderr}.
+	 * With SPAWN_F_ZYGOTE_RUN (the same four fds): the run's code is
+	 * forked by the zygote that owns the prepared sandbox (its
+	 * SPAWN_PREPARE had SPAWN_F_ZYGOTE), which must be alive: else
+	 * SPAWN_FAILED, step "zygote", -ESRCH, and the sandbox stays
+	 * prepared (nothing killed): send the request again without the
+	 * flag, or SPAWN_DISCARD it. The supervisor falls back to the
+	 * ordinary way itself when the zygote fails it; SUP_EXIT says which
+	 * (sup_msg.h, enum sup_zygote; docs/design-bursts.md §3.5). */
 	SPAWN_REQ = 1,
 	/* spawner -> frontend: struct spawn_ev, the sandbox started (pid) or failed (err) */
 	SPAWN_STARTED = 2,
@@ -47,17 +55,38 @@ enum spawn_msg_type {
 	 * stderr}: the sandbox also starts the runtime's interpreter from the
 	 * pre-start plan (plan.h; its argv, environment, limits as ceilings),
 	 * blocked on its code file, with the run's output pipes already at
-	 * fds 1 and 2 (docs/design-interpreters.md §1). */
+	 * fds 1 and 2 (docs/design-interpreters.md §1).
+	 * With SPAWN_F_ZYGOTE: fds as without a flag; the sandbox's user
+	 * namespace is owned by the zygote of uid slot prep_key (alive:
+	 * else SPAWN_FAILED "zygote"), its maps stay uid_slot's; its run
+	 * may be a zygote's (SPAWN_F_ZYGOTE_RUN) or an ordinary one
+	 * (docs/design-bursts.md §3.5). */
 	SPAWN_PREPARE = 8,
 	/* frontend -> spawner: struct spawn_req, no fd: the prepared sandbox of
 	 * uid_slot (prepared under prep_key) will get no run: end it. Its reap
 	 * comes back as SPAWN_DONE under prep_key (or SPAWN_FAILED with pid 0 if
-	 * there is no such sandbox). */
+	 * there is no such sandbox).
+	 * With SPAWN_F_ZYGOTE: stop the zygote of uid_slot started under
+	 * run_id (its key); its reap answers SPAWN_ZYGOTE_GONE; a key that is
+	 * not the slot's live zygote's is ignored (no answer). */
 	SPAWN_DISCARD = 9,
 	/* frontend -> spawner: struct spawn_req + fd {keeper socket}: clone a
 	 * session's keeper (memory_bytes = its workspace size). Its events come
 	 * back as SPAWN_STARTED/FAILED/DONE with the session's key as run_id. */
 	SPAWN_KEEPER = 7,
+	/* frontend -> spawner: struct spawn_req + fd {spec}: start a zygote
+	 * (docs/design-bursts.md §3.3) as the first uid of uid_slot, which
+	 * stays the zygote's until its reap. spec: a sealed memfd of at most
+	 * SPAWN_ZYGOTE_SPEC_MAX bytes, NUL-terminated strings: the runtime's
+	 * python (an absolute path), then its base environment (NAME=value,
+	 * at most SPAWN_ZYGOTE_ENV_MAX; no loader variable: LD_*,
+	 * GCONV_PATH...). With SPAWN_F_NOPROC the runs' seccomp program is
+	 * subprocess = no's. Answers SPAWN_STARTED (pid) or SPAWN_FAILED
+	 * under run_id. */
+	SPAWN_ZYGOTE_START = 10,
+	/* spawner -> frontend: struct spawn_ev: the zygote started under
+	 * run_id was reaped (pid, status). */
+	SPAWN_ZYGOTE_GONE = 11,
 };
 
 #define SPAWN_REQ_NFDS 4
@@ -66,13 +95,20 @@ enum spawn_msg_type {
 #define SPAWN_KEEPER_NFDS 1
 #define SPAWN_PREPARE_NFDS 1	      /* the root spec (rootspec.h) */
 #define SPAWN_PREPARE_NFDS_PRESTART 4 /* with SPAWN_F_PRESTART: + plan, stdout, stderr */
+#define SPAWN_ZYGOTE_START_NFDS 1     /* the spec */
+#define SPAWN_ZYGOTE_SPEC_MAX 65536U  /* bytes of a zygote's spec */
+#define SPAWN_ZYGOTE_ENV_MAX 256U     /* entries of its environment */
 /* spawn_req.cpu_percent: cpu.max takes any quota; 4096 CPUs at the most */
 #define SPAWN_CPU_PERCENT_MAX (100U * 4096U)
 
 /* spawn_req.flags */
-#define SPAWN_F_WORKSPACE 0x1u	/* SPAWN_REQ: a fifth fd: the session's workspace mount */
-#define SPAWN_F_PRESTART 0x2u	/* SPAWN_PREPARE: start the interpreter ahead */
-#define SPAWN_F_PRESTARTED 0x4u /* SPAWN_REQ: for a pre-started one: plan, lifeline only */
+#define SPAWN_F_WORKSPACE 0x1u	 /* SPAWN_REQ: a fifth fd: the session's workspace mount */
+#define SPAWN_F_PRESTART 0x2u	 /* SPAWN_PREPARE: start the interpreter ahead */
+#define SPAWN_F_PRESTARTED 0x4u	 /* SPAWN_REQ: for a pre-started one: plan, lifeline only */
+#define SPAWN_F_NOPROC 0x8u	 /* SPAWN_ZYGOTE_START: the runs' seccomp: subprocess = no */
+#define SPAWN_F_ZYGOTE 0x10u	 /* SPAWN_PREPARE: owned by the zygote of slot prep_key */
+#define SPAWN_F_ZYGOTE_RUN 0x20u /* SPAWN_REQ: the code forked by that zygote */
+/* SPAWN_F_ZYGOTE on SPAWN_DISCARD: stop the zygote of uid_slot (run_id its key) */
 
 struct spawn_req {
 	uint32_t type;
@@ -102,13 +138,19 @@ struct spawn_ev {
  * spawner -> a prepared supervisor, once, on its control socket: the run's
  * fds {plan, lifeline, stdout, stderr[, workspace]} (docs/performance.md);
  * to a pre-started one (SPAWN_F_PRESTARTED) {plan, lifeline}: its output
- * pipes came with its SPAWN_PREPARE.
+ * pipes came with its SPAWN_PREPARE. With SPAWN_F_ZYGOTE_RUN {plan,
+ * lifeline, stdout, stderr, order}: order is a close-on-exec copy of the
+ * spawner's end of the owning zygote's order socket (SOCK_SEQPACKET,
+ * non-blocking); the supervisor sends the run's order on it itself
+ * (ipc/zygote_msg.h) and closes it (docs/design-bursts.md §3.5).
  */
 #define SB_START_MAGIC 0x54525453U /* "STRT" */
+#define SB_START_NFDS_ZYGOTE 5	   /* with SPAWN_F_ZYGOTE_RUN */
 
 struct sb_start {
 	uint32_t magic;
-	uint32_t flags; /* SPAWN_F_WORKSPACE: a fifth fd; SPAWN_F_PRESTARTED: two fds */
+	uint32_t flags; /* SPAWN_F_WORKSPACE: a fifth fd; SPAWN_F_PRESTARTED: two fds;
+			 * SPAWN_F_ZYGOTE_RUN: a fifth fd, the zygote's order socket */
 };
 
 #endif

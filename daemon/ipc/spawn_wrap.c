@@ -13,8 +13,9 @@ static const struct {
 	size_t nfds_max;
 } spawn_wrap_events[] = {
 	{SPAWN_STARTED, 2}, /* a sandbox's memory figure fds */
-	{SPAWN_FAILED, 0},  {SPAWN_DONE, 0},
-	{SPAWN_STOP, 0},    {SPAWN_RELOAD, 1}, /* a sealed memfd of the config file */
+	{SPAWN_FAILED, 0},	{SPAWN_DONE, 0},
+	{SPAWN_STOP, 0},	{SPAWN_RELOAD, 1}, /* a sealed memfd of the config file */
+	{SPAWN_ZYGOTE_GONE, 0},			   /* a zygote's end (no handler yet) */
 };
 
 int

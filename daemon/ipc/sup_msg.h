@@ -60,12 +60,26 @@ enum sup_reason {
 	SUP_REASON_PROCS = 3,  /* cgroup2: a fork or thread was refused at pids.max */
 };
 
+/*
+ * SUP_EXIT's step field: who ran the code of a SPAWN_F_ZYGOTE_RUN run
+ * (docs/design-bursts.md §3.5). FELL_BACK: the order could not be sent or
+ * the code never reported entering; the supervisor ran it the ordinary
+ * way, and err is why (-EAGAIN, -EPIPE: the order; -ETIMEDOUT, -ECHILD,
+ * -EPROTO or the failed step's -errno: the report). The frontend counts
+ * these to back the zygote off. 0 for every other run.
+ */
+enum sup_zygote {
+	SUP_ZYGOTE_NONE = 0,	  /* not a zygote run */
+	SUP_ZYGOTE_RAN = 1,	  /* the zygote's child ran the code */
+	SUP_ZYGOTE_FELL_BACK = 2, /* the supervisor ran it the ordinary way */
+};
+
 #define SUP_NAME_MAX 255
 
 struct sup_msg {
 	uint32_t type;
-	int32_t step;	 /* SETUP_FAILED: enum sandbox_step */
-	int32_t err;	 /* SETUP_FAILED: -errno */
+	int32_t step;	 /* SETUP_FAILED: enum sandbox_step; EXIT: enum sup_zygote */
+	int32_t err;	 /* SETUP_FAILED: -errno; EXIT with SUP_ZYGOTE_FELL_BACK: why */
 	int32_t status;	 /* EXIT: wait status of the code's main process;
 			  * CELL_END: 1 if the cell was sent SIGINT, else 0 */
 	uint32_t reason; /* EXIT: enum sup_reason */

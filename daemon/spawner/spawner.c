@@ -112,9 +112,20 @@ spawner_prepare_check(struct spawner *sp, const struct spawn_req *req, int *fds,
 {
 	int r;
 
-	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0) {
+	/* A zygote's slot is its uid's (U_z) for its life and its sandboxes':
+	 * a sandbox whose user namespace root is U_z would be the zygote's
+	 * to enter, and its supervisor would own the zygote's runs. */
+	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid != 0 ||
+	    sp->zygotes[req->uid_slot].pid != 0 || sp->zygotes[req->uid_slot].owned != 0) {
 		*ret_step = "uid_slot";
 		return -EINVAL;
+	}
+	/* A zygote-owned sandbox: its zygote must be alive (its uid owns
+	 * the namespace from the clone on). */
+	if ((req->flags & SPAWN_F_ZYGOTE) &&
+	    (req->prep_key >= sp->nslots || sp->zygotes[req->prep_key].pid == 0)) {
+		*ret_step = "zygote";
+		return -ESRCH;
 	}
 	*ret_step = "rootspec";
 	r = spawner_rootspec(sp, fds[0]);
@@ -180,7 +191,7 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 {
 	struct sandbox_ctx ctx;
 	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, r;
-	bool into;
+	bool into, zygote = (req->flags & SPAWN_F_ZYGOTE) != 0;
 	long pid;
 
 	*ret_step = "pipe";
@@ -204,11 +215,17 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 				   .cpu_stat_fd = cgfds->cpu_stat,
 				   .pids_events_fd = cgfds->pids_events,
 				   .peak_fd = peak_fd,
-				   .workspace_fd = -1};
+				   .workspace_fd = -1,
+				   .zygote = zygote,
+				   .zygote_fd = -1};
 	/* The run's user namespace is owned by its slot's uid, not root:
-	 * from the clone to the maps. The child runs on its copy of this stack
-	 * and never returns from sandbox_main(). */
-	pid = spawner_clone_owned(sp, req->uid_slot, SPAWN_NS_FLAGS, cgfds->into, &into, ret_step);
+	 * from the clone to the maps; a zygote run's by its zygote's uid
+	 * (U_z), so the zygote's child can join it with no host capability
+	 * (docs/design-bursts.md §3.1); the maps are the run slot's either
+	 * way. The child runs on its copy of this stack and never returns
+	 * from sandbox_main(). */
+	pid = spawner_clone_owned(sp, zygote ? req->prep_key : req->uid_slot, SPAWN_NS_FLAGS,
+				  cgfds->into, &into, ret_step);
 	if (pid < 0) {
 		r = (int)pid;
 		goto out;
@@ -227,6 +244,9 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 	ctl[1] = -1;
 	sp->slots[req->uid_slot].pid = (pid_t)pid;
 	sp->slots[req->uid_slot].run_id = req->run_id;
+	sp->slots[req->uid_slot].owner = zygote ? req->prep_key + 1 : 0;
+	if (zygote)
+		sp->zygotes[req->prep_key].owned++;
 	sp->slots[req->uid_slot].ctl = ctl[0];
 	ctl[0] = -1;
 	r = spawner_release(sp, req->uid_slot, (pid_t)pid, sync[1], ret_step);
@@ -328,6 +348,8 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	struct sb_start st = {.magic = SB_START_MAGIC, .flags = req->flags};
 	struct spawner_slot *slot;
 	const char *step = "uid_slot";
+	int run_fds[SB_START_NFDS_ZYGOTE];
+	size_t nsend = 0;
 	uint64_t plan_size;
 	int r = -EINVAL;
 
@@ -337,6 +359,14 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 		goto fail;
 	slot = &sp->slots[req->uid_slot];
 	ev.pid = slot->pid;
+	/* A zygote run needs the zygote that owns this sandbox, alive: else
+	 * the sandbox stays prepared for the frontend's ordinary request
+	 * (docs/design-bursts.md §3.5). */
+	step = "zygote";
+	r = spawner_zygote_run_fds(sp, req, fds, nfds, run_fds);
+	if (r < 0)
+		goto fail;
+	nsend = (size_t)r;
 	step = "plan";
 	r = memfd_check_sealed(fds[0], PLAN_SIZE_MAX, &plan_size);
 	if (r < 0)
@@ -347,7 +377,7 @@ spawner_start(struct spawner *sp, const struct spawn_req *req, int *fds, size_t 
 	if (r < 0)
 		goto kill;
 	step = "start";
-	r = fdpass_send(slot->ctl, &st, sizeof(st), fds, nfds);
+	r = fdpass_send(slot->ctl, &st, sizeof(st), run_fds, nsend);
 	if (r < 0)
 		goto kill;
 	close(slot->ctl);
@@ -364,6 +394,9 @@ fail:
 	spawner_send(sp, &ev);
 out:
 	fdpass_close_all(fds, nfds);
+	/* The order socket's copy, if one was made: the supervisor has its own now. */
+	if (nsend > nfds)
+		close(run_fds[nfds]);
 }
 
 /* Handle one SPAWN_DISCARD: end a prepared sandbox that will get no run (no fds: spawner_cmds). */
@@ -374,6 +407,10 @@ spawner_discard(struct spawner *sp, const struct spawn_req *req, int *fds UNUSED
 	struct spawn_ev ev = {.type = SPAWN_FAILED, .run_id = req->prep_key, .err = -ENOENT};
 	struct spawner_slot *slot;
 
+	if (req->flags & SPAWN_F_ZYGOTE) {
+		spawner_zygote_stop(sp, req);
+		return;
+	}
 	if (req->uid_slot >= sp->nslots || sp->slots[req->uid_slot].pid == 0 ||
 	    sp->slots[req->uid_slot].run_id != req->prep_key) {
 		/* Nothing of that key is alive: the frontend may free the slot. */
@@ -400,7 +437,9 @@ spawner_keeper(struct spawner *sp, const struct spawn_req *req, int *fds, size_t
 	bool into, cg_made = false;
 	long pid;
 
-	if (req->uid_slot >= sp->nslots || sp->keepers[req->uid_slot].pid != 0)
+	/* Not a zygote's slot either: the keeper would be the zygote's uid. */
+	if (req->uid_slot >= sp->nslots || sp->keepers[req->uid_slot].pid != 0 ||
+	    sp->zygotes[req->uid_slot].pid != 0 || sp->zygotes[req->uid_slot].owned != 0)
 		goto fail;
 	step = "cgroup";
 	r = cgroup_keeper_create(&sp->cg, spawner_uid(sp, req->uid_slot), req->memory_bytes);
@@ -527,6 +566,8 @@ spawner_reap(struct spawner *sp)
 			sp->frontend_reaped = true;
 			continue;
 		}
+		if (spawner_zygote_reaped(sp, pid, status))
+			continue;
 
 		for (i = 0; i < sp->nslots; i++)
 			if (sp->keepers[i].pid == pid)
@@ -557,6 +598,9 @@ spawner_reap(struct spawner *sp)
 			log_warnx("spawner: run %" PRIu32 ": cgroup: %s", ev.run_id, strerror(-r));
 		ev.oom = oom;
 		sp->slots[i].pid = 0;
+		if (sp->slots[i].owner != 0)
+			sp->zygotes[sp->slots[i].owner - 1].owned--;
+		sp->slots[i].owner = 0;
 		spawner_send(sp, &ev);
 	}
 }
@@ -582,22 +626,30 @@ struct spawner_cmd {
 	struct {
 		uint32_t flag;
 		size_t nfds;
-	} with[2]; /* flag 0: unused */
+	} with[3]; /* flag 0: unused */
 	void (*handler)(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds);
 };
 
 static const struct spawner_cmd spawner_cmds[] = {
 	{SPAWN_REQ,
 	 SPAWN_REQ_NFDS,
-	 {{SPAWN_F_WORKSPACE, SPAWN_REQ_NFDS_MAX}, {SPAWN_F_PRESTARTED, SPAWN_REQ_NFDS_PRESTARTED}},
+	 {{SPAWN_F_WORKSPACE, SPAWN_REQ_NFDS_MAX},
+	  {SPAWN_F_PRESTARTED, SPAWN_REQ_NFDS_PRESTARTED},
+	  {SPAWN_F_ZYGOTE_RUN, SPAWN_REQ_NFDS}},
 	 spawner_start},
 	{SPAWN_PREPARE,
 	 SPAWN_PREPARE_NFDS,
-	 {{SPAWN_F_PRESTART, SPAWN_PREPARE_NFDS_PRESTART}, {0, 0}},
+	 {{SPAWN_F_PRESTART, SPAWN_PREPARE_NFDS_PRESTART},
+	  {SPAWN_F_ZYGOTE, SPAWN_PREPARE_NFDS},
+	  {0, 0}},
 	 spawner_prepare},
-	{SPAWN_DISCARD, 0, {{0, 0}, {0, 0}}, spawner_discard},
-	{SPAWN_RELOAD, 0, {{0, 0}, {0, 0}}, spawner_reload_req},
-	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, {{0, 0}, {0, 0}}, spawner_keeper},
+	{SPAWN_DISCARD, 0, {{SPAWN_F_ZYGOTE, 0}, {0, 0}, {0, 0}}, spawner_discard},
+	{SPAWN_RELOAD, 0, {{0, 0}, {0, 0}, {0, 0}}, spawner_reload_req},
+	{SPAWN_KEEPER, SPAWN_KEEPER_NFDS, {{0, 0}, {0, 0}, {0, 0}}, spawner_keeper},
+	{SPAWN_ZYGOTE_START,
+	 SPAWN_ZYGOTE_START_NFDS,
+	 {{SPAWN_F_NOPROC, SPAWN_ZYGOTE_START_NFDS}, {0, 0}, {0, 0}},
+	 spawner_zygote_cmd},
 };
 
 /* The fixed struct of a request: its size, reserved field, bounds, type
@@ -622,10 +674,10 @@ spawner_check_fixed(const struct spawn_req *req, size_t len, const struct spawne
 	want = cmd->nfds;
 	if (req->flags != 0) {
 		/* One flag of the row's, which says how many fds come. */
-		for (i = 0; i < 2 && (cmd->with[i].flag == 0 || cmd->with[i].flag != req->flags);
+		for (i = 0; i < 3 && (cmd->with[i].flag == 0 || cmd->with[i].flag != req->flags);
 		     i++)
 			;
-		if (i == 2)
+		if (i == 3)
 			return -EPROTO;
 		want = cmd->with[i].nfds;
 	}
@@ -797,7 +849,8 @@ spawner_serve(struct spawner *sp)
 				break;
 		}
 	}
-	/* The frontend is gone: no sandbox or keeper may outlive it. */
+	/* The frontend is gone: no sandbox, keeper or zygote may outlive it. */
+	spawner_zygote_stop_all(sp);
 	for (i = 0; i < sp->nslots; i++) {
 		if (sp->slots[i].pid > 0)
 			spawner_kill(sp, i, sp->slots[i].pid);

@@ -23,16 +23,40 @@ struct spawner_slot {
 	int ctl; /* a prepared sandbox's control socket, until its start; or -1 */
 	struct cgroup_run_base cg_base; /* a run's: its cgroup before the run */
 	uint64_t ws_bytes;		/* a keeper's: its session's workspace size */
+	uint32_t owner; /* a zygote-owned sandbox's: its zygote's slot + 1; else 0 */
 };
 
-#define SPAWNER_MOUNT_WARN_MS 60000 /* a missing mount's warning: at most once a minute */
+/* A zygote of a uid slot (docs/design-bursts.md §3.3): our child until
+ * its reap, so its pid is not reused before we wait for it. */
+struct spawner_zygote_slot {
+	pid_t pid; /* 0 = none */
+	uint32_t run_id;
+	int sock; /* our end of its order socket (non-blocking), or -1 */
+	/* live sandboxes this slot's zygote (alive or gone) owns: while any
+	 * is, the slot takes no zygote, sandbox or keeper (its uid owns them) */
+	uint32_t owned;
+};
+
+#define SPAWNER_ZYGOTE_PYTHONS_MAX 16 /* as many as runtimes (CONFIG_RUNTIMES_MAX) */
+#define SPAWNER_MOUNT_WARN_MS 60000   /* a missing mount's warning: at most once a minute */
 
 struct spawner {
 	int sock; /* to the frontend */
 	uid_t uid_base;
-	uint32_t nslots;	      /* uid_count / 2 */
-	struct spawner_slot *slots;   /* the run sandbox of each uid slot */
-	struct spawner_slot *keepers; /* the session keeper of each uid slot */
+	uint32_t nslots;		     /* uid_count / 2 */
+	struct spawner_slot *slots;	     /* the run sandbox of each uid slot */
+	struct spawner_slot *keepers;	     /* the session keeper of each uid slot */
+	struct spawner_zygote_slot *zygotes; /* the zygote of each uid slot */
+	/* zygote.py and the _airlock_zygote extension: the spawner's own,
+	 * never the frontend's (NULL: SPAWN_ZYGOTE_START fails; airlockd
+	 * sets the installed ones, docs/design-bursts.md §3.3) */
+	const char *zygote_script;
+	const char *zygote_ext;
+	/* The pythons a zygote may exec: the start-up configuration's python
+	 * runtimes' absolute argv[0], fixed before the split (the frontend
+	 * names one; a reload adds none). */
+	const char *zygote_pythons[SPAWNER_ZYGOTE_PYTHONS_MAX];
+	size_t nzygote_pythons;
 	struct sandbox_layout layout;
 	struct sock_fprog seccomp;
 	struct rootspec rootspec; /* the last SPAWN_PREPARE's, checked; its clone's copy */

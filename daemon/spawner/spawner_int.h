@@ -1,14 +1,16 @@
 /*
- * spawner_int.h: what spawner.c and spawner_clone.c share; no other file
+ * spawner_int.h: what spawner.c, spawner_clone.c and spawner_zygote_cmd.c share; no other file
  * includes it.
  */
 #ifndef AIRLOCKD_SPAWNER_INT_H
 #define AIRLOCKD_SPAWNER_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "spawn_msg.h"
 #include "spawner.h"
 
 /* The first host uid of a slot; the cgroup is named for it. */
@@ -38,5 +40,23 @@ int spawner_write_maps(const struct spawner *sp, uint32_t slot, pid_t pid, const
 /* The maps, then one byte on the child's sync pipe: it may go on. */
 int spawner_release(const struct spawner *sp, uint32_t slot, pid_t pid, int sync_fd,
 		    const char **ret_step);
+
+/* SPAWN_ZYGOTE_START (spawner_zygote_cmd.c). */
+void spawner_zygote_cmd(struct spawner *sp, const struct spawn_req *req, int *fds, size_t nfds);
+/* The fds a SPAWN_REQ's supervisor gets: fds, and with SPAWN_F_ZYGOTE_RUN a
+ * close-on-exec copy of the order socket of the zygote that owns the
+ * slot's sandbox (ours to close). Returns how many, or -ESRCH (no such
+ * zygote alive: nothing made) or -errno. */
+int spawner_zygote_run_fds(struct spawner *sp, const struct spawn_req *req, const int *fds,
+			   size_t nfds, int run_fds[SB_START_NFDS_ZYGOTE]);
+/* pid was reaped: if it was a zygote, its slot is freed and
+ * SPAWN_ZYGOTE_GONE sent; returns whether it was. */
+bool spawner_zygote_reaped(struct spawner *sp, pid_t pid, int status);
+/* SPAWN_DISCARD with SPAWN_F_ZYGOTE: kill the zygote of req's slot if
+ * its key is req's run_id (its reap answers SPAWN_ZYGOTE_GONE); a stale
+ * key is ignored. */
+void spawner_zygote_stop(struct spawner *sp, const struct spawn_req *req);
+/* The frontend is gone: kill and reap every zygote. */
+void spawner_zygote_stop_all(struct spawner *sp);
 
 #endif

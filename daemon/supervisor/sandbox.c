@@ -41,6 +41,7 @@
 #include "landlock.h"
 #include "mountinfo.h"
 #include "sandbox_egress.h"
+#include "sandbox_zygote.h"
 #include "spawn_msg.h"
 
 #define SB_WALK_DEPTH 16
@@ -500,7 +501,11 @@ sb_start_up(const struct sandbox_ctx *ctx)
 	if (ctx->cgroup_fd >= 0) {
 		if (write(ctx->cgroup_fd, "0", 1) != 1)
 			sandbox_fail(SANDBOX_STEP_CGROUP, errno);
-		close(ctx->cgroup_fd);
+		/* A zygote's child is born in the zygote's cgroup: on v1
+		 * (no code cgroup) it moves itself into ours through this
+		 * fd (sandbox_zygote_run). */
+		if (!ctx->zygote || ctx->code_cgroup_fd >= 0)
+			close(ctx->cgroup_fd);
 	}
 	if (read(ctx->sync_fd, &c, 1) != 1)
 		sandbox_fail(SANDBOX_STEP_SYNC, EPIPE);
@@ -539,16 +544,18 @@ sb_map_plan(int fd, struct plan_view *pv)
 static void
 sb_take_run(struct sandbox_ctx *run, struct plan_view *pv)
 {
-	int fds[SPAWN_REQ_NFDS_MAX];
+	int fds[SB_START_NFDS_ZYGOTE];
 	uint32_t flags;
 
-	(void)sandbox_wait_start(fds, SPAWN_REQ_NFDS_MAX, &flags);
+	_Static_assert(SB_START_NFDS_ZYGOTE >= SPAWN_REQ_NFDS_MAX, "the most fds a start brings");
+	(void)sandbox_wait_start(fds, SB_START_NFDS_ZYGOTE, &flags);
 	run->plan_fd = fds[0];
 	run->lifeline_fd = fds[1];
 	/* A pre-started interpreter has its pipes since its exec. */
 	run->out_fd = sandbox_prestarted() ? -1 : fds[2];
 	run->err_fd = sandbox_prestarted() ? -1 : fds[3];
 	run->workspace_fd = (flags & SPAWN_F_WORKSPACE) ? fds[4] : -1;
+	run->zygote_fd = (flags & SPAWN_F_ZYGOTE_RUN) ? fds[4] : -1;
 	sandbox_set_lifeline(run->lifeline_fd);
 	sb_map_plan(run->plan_fd, pv);
 }
@@ -598,6 +605,36 @@ sb_start_code(struct sb_run *r)
 		}
 		close(exec_pipe[0]);
 	}
+}
+
+/*
+ * The run's code: forked by the zygote that owns this sandbox when the
+ * spawner gave us its order socket (docs/design-bursts.md §3.5), else
+ * ours. A zygote that fails us before the code entered is a fall-back:
+ * the code runs the ordinary way, once, and SUP_EXIT says so; once it
+ * entered, every failure is the run's.
+ */
+static void
+sb_start_run(struct sb_run *r)
+{
+	int err;
+
+	if (r->ctx.zygote_fd < 0) {
+		sb_start_code(r);
+		return;
+	}
+	sb_run_baseline(r);
+	err = sandbox_zygote_run(r);
+	if (err == 0) {
+		r->zygote = SUP_ZYGOTE_RAN;
+		/* Only the code holds the output pipes now, as after a clone. */
+		close(r->ctx.out_fd);
+		close(r->ctx.err_fd);
+		return;
+	}
+	r->zygote = SUP_ZYGOTE_FELL_BACK;
+	r->zygote_err = err;
+	sb_start_code(r);
 }
 
 void
@@ -650,6 +687,8 @@ sb_report(const struct sb_run *r, const struct sb_input *inputs, uint32_t ninput
 	m.reason = r->reason;
 	m.cpu_ns = r->cpu_ns;
 	m.wall_ns = r->end_ns - r->start_ns;
+	m.step = r->zygote;
+	m.err = r->zygote_err;
 	(void)send(sandbox_lifeline(), &m, sizeof(m), MSG_NOSIGNAL);
 	/*
 	 * Our last word. Asleep until the frontend closes the lifeline on it
@@ -741,7 +780,7 @@ sandbox_main(const struct sandbox_ctx *ctx)
 
 		if (pv.hdr->flags & PLAN_F_CELLS)
 			r.ctx.cell_fd = sandbox_cells_channel(sandbox_lifeline());
-		sb_start_code(&r);
+		sb_start_run(&r);
 	}
 	if (pv.hdr->flags & PLAN_F_CELLS) {
 		close(r.ctx.cell_fd);

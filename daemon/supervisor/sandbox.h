@@ -183,6 +183,10 @@ struct sandbox_ctx {
 	int peak_fd;	    /* a session's: its memory peak, read-write, or -1 */
 	int workspace_fd;   /* a session's workspace mount (open_tree), or -1 */
 	int cell_fd; /* PLAN_F_CELLS: the driver's channel, its fd 0 (set by the supervisor) */
+	/* SPAWN_F_ZYGOTE: owned by a zygote; v1's cgroup_fd is then kept for
+	 * the zygote's child to move itself into the run's cgroup */
+	bool zygote;
+	int zygote_fd; /* SPAWN_F_ZYGOTE_RUN: the zygote's order socket, or -1 (supervisor's) */
 };
 
 /* Become the supervisor. Never returns. */

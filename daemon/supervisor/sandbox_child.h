@@ -142,6 +142,8 @@ struct sb_run {
 	 * and cpu (sandbox_run_cpu_ns from 0) at its CELLS_SUP_BEGIN. */
 	uint64_t cell, cell_t0, cell_cpu0;
 	struct sb_cell_fence cell_fence; /* PLAN_F_CELLS: since the last cell's end */
+	int32_t zygote;			 /* SUP_EXIT's step: enum sup_zygote */
+	int32_t zygote_err;		 /* with SUP_ZYGOTE_FELL_BACK: why (-errno) */
 };
 
 /* At a cell's end (PLAN_F_CELLS), its other processes dead: send a

@@ -74,9 +74,10 @@ sandbox_wait_start(int *fds, size_t max, uint32_t *ret_flags)
 	 * comes without output pipes (they came with the prepare). */
 	if (n != (ssize_t)sizeof(st) || st.magic != SB_START_MAGIC ||
 	    ((st.flags & SPAWN_F_PRESTARTED) != 0) != sb_prestarted ||
-	    nfds != (sb_prestarted		      ? SPAWN_REQ_NFDS_PRESTARTED
-		     : (st.flags & SPAWN_F_WORKSPACE) ? SPAWN_REQ_NFDS_MAX
-						      : SPAWN_REQ_NFDS)) {
+	    nfds != (sb_prestarted		       ? SPAWN_REQ_NFDS_PRESTARTED
+		     : (st.flags & SPAWN_F_WORKSPACE)  ? SPAWN_REQ_NFDS_MAX
+		     : (st.flags & SPAWN_F_ZYGOTE_RUN) ? SB_START_NFDS_ZYGOTE
+						       : SPAWN_REQ_NFDS)) {
 		if (n > 0)
 			fdpass_close_all(fds, nfds);
 		_exit(0);

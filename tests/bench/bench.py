@@ -20,6 +20,9 @@ wrapped so that no interpreter is stopped between cells (tests/bench/nostop.c):
 with --only cell, what the stop costs a cell, in one run
 (docs/performance.md).
 --prestart configures runtime python with prestart = yes (on both daemons).
+--zygote adds zygote = yes to it on our daemon only (implies --prestart): with
+--base-airlockd (the same build will do) "lib / base" is the key on against
+off in one run (docs/performance.md, issue 33).
 --mode back-to-back runs each (variant, payload) of a latency round CHUNK
 (10) times in a row with no pause, instead of once (interleaved, the
 default); --mode both measures and prints both tables. The full run also
@@ -577,6 +580,9 @@ def parse_args():
                     help="a second airlockd (another build): variant base, side by side with lib")
     ap.add_argument("--nostop", action="store_true",
                     help="the base is airlockd-nostop beside --lib-bench (no stop between cells)")
+    ap.add_argument("--zygote", action="store_true",
+                    help="our daemon's runtime python with zygote = yes (implies --prestart; "
+                    "the base daemon's without)")
     ap.add_argument("--prestart", action="store_true",
                     help="runtime python with prestart = yes (both daemons, with --base-airlockd)")
     ap.add_argument("--mode", choices=["interleaved", "back-to-back", "both"],
@@ -615,11 +621,18 @@ def report_machine(args):
         + os.getloadavg()))
 
 
-def make_config(args):
+def make_config(args, zygote=False):
     """The daemons' config: CONFIG, with --prestart's runtime and --mounts'
-    sections; each addition is named in the report."""
+    sections; each addition is named in the report. zygote: our daemon's,
+    with --zygote's key."""
     config = CONFIG
-    if args.prestart:
+    if zygote:
+        # The key on: its burst runs fork from the caller's zygote (the
+        # bench's runs are all root's: one zygote).
+        config += ("[runtime python]\nargv = /usr/bin/python3 -I -S -B {code}\n"
+                   "code_name = main.py\nprestart = yes\nzygote = yes\n")
+        print("config (ours): runtime python with prestart = yes, zygote = yes\n")
+    elif args.prestart:
         # The python runtime as built in, with its interpreters started ahead
         # (docs/performance.md, "Pre-started interpreters").
         config += ("[runtime python]\nargv = /usr/bin/python3 -I -S -B {code}\n"
@@ -641,9 +654,10 @@ def make_config(args):
     return config
 
 
-def start_daemons(args, config):
-    """Start our daemon (args.daemon) and with --base-airlockd the base
-    (args.base_daemon, else None); the latency and throughput variants."""
+def start_daemons(args, config, base_config):
+    """Start our daemon (args.daemon, with config) and with --base-airlockd
+    the base (args.base_daemon, else None, with base_config); the latency and
+    throughput variants."""
     # The ns program's root gets the last uid of this test's range (meson's
     # test_uid_env, moved by test_uid_offset), never a uid of the host's or
     # another worktree's suites; the daemons the uids before it, an even
@@ -665,7 +679,7 @@ def start_daemons(args, config):
     if not args.base_airlockd:
         return VARIANTS, TPUT_VARIANTS
     # Its own half of the uid range, its own directory, the same config.
-    args.base_daemon = Daemon(args.base_airlockd, config, prefix="airlock-bench-base-",
+    args.base_daemon = Daemon(args.base_airlockd, base_config, prefix="airlock-bench-base-",
                               uids=(ubase + ucount // 2, ucount // 2))
     try:
         args.base_daemon.start()
@@ -902,8 +916,11 @@ def main():
     problems = []
     report_machine(args)
     t_start = time.time()
+    if args.zygote:
+        args.prestart = True
     config = make_config(args)
-    variants, tput_variants = start_daemons(args, config)
+    variants, tput_variants = start_daemons(args, make_config(args, True) if args.zygote else config,
+                                            config)
     try:
         if args.only is not None:
             return run_only(args, variants, tput_variants, problems, t_start)

@@ -59,6 +59,7 @@ enum spoil {
 	SP_NO_SLOT,
 	SP_RUNS_ALL,
 	SP_RUNS_UID,
+	SP_RUNS_UID_ONE, /* one run of the uid's running: room for one more */
 	SP_SESSION_BUSY,
 	SP_POOL,
 	SP_ROOT,
@@ -243,6 +244,8 @@ test_spoil(struct admit_facts *f, uint64_t spoil)
 		f->all.n[LEDGER_RUNNING] = 8;
 	if (spoil & S(RUNS_UID))
 		f->held.n[LEDGER_RUNNING] = f->all.n[LEDGER_RUNNING] = 2;
+	if (spoil & S(RUNS_UID_ONE))
+		f->held.n[LEDGER_RUNNING] = f->all.n[LEDGER_RUNNING] = 1;
 	f->session_busy = spoil & S(SESSION_BUSY);
 	f->ipython = spoil & S(IPYTHON);
 	f->pool_blocks = spoil & S(POOL);
@@ -363,6 +366,22 @@ static const struct admit_row rows[] = {
 	{"queued run of a uid no longer allowed is dropped", ADMIT_RUN, START, S(DENIED), REFUSE,
 	 R(ACCESS), E(UNAUTHORIZED), NOT_ALLOWED},
 	{"run waits for max_runs", ADMIT_RUN, START, S(RUNS_ALL), QUEUE, R(START), E(NONE), NULL},
+	{"zygote: room for it and its run", ADMIT_ZYGOTE, REQ, 0, NOW, R(NONE), E(NONE), NULL},
+	{"zygote: only rules 1 and 8 apply", ADMIT_ZYGOTE, REQ,
+	 S(DENIED) | S(NO_PROFILE) | S(OVER_CEILING) | S(QUEUE_ALL) | S(TOO_LARGE) | S(NO_SLOT),
+	 NOW, R(NONE), E(NONE), NULL},
+	{"zygote: not while stopping", ADMIT_ZYGOTE, REQ, S(STOPPING), REFUSE, R(STOPPING), E(BUSY),
+	 "the daemon is stopping"},
+	{"zygote: one run slot of the uid left is the run's", ADMIT_ZYGOTE, REQ, S(RUNS_UID_ONE),
+	 REFUSE, R(START), E(BUSY), "no run slot free for a zygote"},
+	{"zygote: the uid's run slots full", ADMIT_ZYGOTE, REQ, S(RUNS_UID), REFUSE, R(START),
+	 E(BUSY), "no run slot free for a zygote"},
+	{"zygote: all run slots full", ADMIT_ZYGOTE, REQ, S(RUNS_ALL), REFUSE, R(START), E(BUSY),
+	 "no run slot free for a zygote"},
+	{"zygote: root is held to max_runs only", ADMIT_ZYGOTE, REQ, S(RUNS_UID) | S(ROOT), NOW,
+	 R(NONE), E(NONE), NULL},
+	{"run starts with one run of its uid running", ADMIT_RUN, START, S(RUNS_UID_ONE), NOW,
+	 R(NONE), E(NONE), NULL},
 	{"run waits for max_runs_per_uid", ADMIT_RUN, START, S(RUNS_UID), QUEUE, R(START), E(NONE),
 	 NULL},
 	{"root is not held to max_runs_per_uid", ADMIT_RUN, START, S(RUNS_UID) | S(ROOT), NOW,

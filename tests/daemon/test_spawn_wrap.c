@@ -155,6 +155,31 @@ test_recv_malformed(void **state)
 	assert_int_equal(lowest_free_fd(), before);
 }
 
+/* A zygote's end (SPAWN_ZYGOTE_GONE) is an event with no fd: with its
+ * pid and status; with an fd, malformed. */
+static void
+test_recv_zygote_gone(void **state)
+{
+	struct spawn_ev ev = {.type = SPAWN_ZYGOTE_GONE, .run_id = 9, .pid = 77, .status = 256},
+			got;
+	int fds[SPAWN_WRAP_FDS_MAX], before = lowest_free_fd();
+	size_t nfds = 9;
+	bool lost = true;
+
+	(void)state;
+	spawner_send(&ev, sizeof(ev), 0);
+	assert_int_equal(spawn_wrap_recv(sv[0], &got, fds, &nfds, &lost), 1);
+	assert_false(lost);
+	assert_int_equal(nfds, 0);
+	assert_int_equal(got.type, SPAWN_ZYGOTE_GONE);
+	assert_int_equal(got.run_id, 9);
+	assert_int_equal(got.pid, 77);
+	assert_int_equal(got.status, 256);
+	spawner_send(&ev, sizeof(ev), 1);
+	assert_int_equal(spawn_wrap_recv(sv[0], &got, fds, &nfds, &lost), -EPROTO);
+	assert_int_equal(lowest_free_fd(), before);
+}
+
 /*
  * At RLIMIT_NOFILE the kernel installs none of an event's fds: STARTED is
  * still an event, its fds lost; a type that carries none cannot have lost
@@ -193,6 +218,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_recv_nothing_then_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recv_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recv_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recv_zygote_gone, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,19 +22,7 @@
 #include "fdpass.h"
 #include "spawn_msg.h"
 #include "spawner.h"
-
-/* A well-formed request of type with flags. */
-static struct spawn_req
-req_of(uint32_t type, uint32_t flags)
-{
-	struct spawn_req r;
-
-	memset(&r, 0, sizeof(r));
-	r.type = type;
-	r.flags = flags;
-	r.run_id = 7;
-	return r;
-}
+#include "spawner_fixture.h"
 
 /* Whether the check takes req of len bytes with nfds fds; ret_cmd is
  * written exactly when it does. */
@@ -67,13 +55,19 @@ test_every_row_exact_fds(void **state)
 		{.type = SPAWN_REQ, .flags = 0, .nfds = SPAWN_REQ_NFDS},
 		{.type = SPAWN_REQ, .flags = SPAWN_F_WORKSPACE, .nfds = SPAWN_REQ_NFDS_MAX},
 		{.type = SPAWN_REQ, .flags = SPAWN_F_PRESTARTED, .nfds = SPAWN_REQ_NFDS_PRESTARTED},
+		{.type = SPAWN_REQ, .flags = SPAWN_F_ZYGOTE_RUN, .nfds = SPAWN_REQ_NFDS},
 		{.type = SPAWN_PREPARE, .flags = 0, .nfds = SPAWN_PREPARE_NFDS},
 		{.type = SPAWN_PREPARE,
 		 .flags = SPAWN_F_PRESTART,
 		 .nfds = SPAWN_PREPARE_NFDS_PRESTART},
+		{.type = SPAWN_PREPARE, .flags = SPAWN_F_ZYGOTE, .nfds = SPAWN_PREPARE_NFDS},
 		{.type = SPAWN_DISCARD, .flags = 0, .nfds = 0},
 		{.type = SPAWN_RELOAD, .flags = 0, .nfds = 0},
 		{.type = SPAWN_KEEPER, .flags = 0, .nfds = SPAWN_KEEPER_NFDS},
+		{.type = SPAWN_ZYGOTE_START, .flags = 0, .nfds = SPAWN_ZYGOTE_START_NFDS},
+		{.type = SPAWN_ZYGOTE_START,
+		 .flags = SPAWN_F_NOPROC,
+		 .nfds = SPAWN_ZYGOTE_START_NFDS},
 	};
 	size_t i;
 
@@ -139,23 +133,32 @@ test_workspace_fd_count(void **state)
 static void
 test_stray_flags(void **state)
 {
-	static const uint32_t types[] = {SPAWN_PREPARE, SPAWN_DISCARD, SPAWN_RELOAD, SPAWN_KEEPER};
+	static const uint32_t types[] = {SPAWN_PREPARE, SPAWN_DISCARD, SPAWN_RELOAD, SPAWN_KEEPER,
+					 SPAWN_ZYGOTE_START};
 	struct spawn_req r;
 	size_t i;
 	unsigned bit;
 
 	(void)state;
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		size_t nfds = types[i] == SPAWN_KEEPER	  ? SPAWN_KEEPER_NFDS
-			      : types[i] == SPAWN_PREPARE ? SPAWN_PREPARE_NFDS
-							  : 0;
+		size_t nfds = types[i] == SPAWN_KEEPER	       ? SPAWN_KEEPER_NFDS
+			      : types[i] == SPAWN_PREPARE      ? SPAWN_PREPARE_NFDS
+			      : types[i] == SPAWN_ZYGOTE_START ? SPAWN_ZYGOTE_START_NFDS
+							       : 0;
 
 		r = req_of(types[i], SPAWN_F_WORKSPACE);
 		assert_false(check(&r, sizeof(r), nfds));
 		assert_false(check(&r, sizeof(r), nfds + 1));
+		/* The zygote's flag on no other type, nor with another flag. */
+		r = req_of(types[i], types[i] == SPAWN_ZYGOTE_START
+					     ? SPAWN_F_NOPROC | SPAWN_F_WORKSPACE
+					     : SPAWN_F_NOPROC);
+		assert_false(check(&r, sizeof(r), nfds));
 	}
 	for (bit = 1; bit < 32; bit++) {
 		r = req_of(SPAWN_REQ, 1U << bit);
+		if ((1U << bit) == SPAWN_F_ZYGOTE_RUN)
+			continue;
 		assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS));
 		if ((1U << bit) != SPAWN_F_PRESTARTED)
 			assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_PRESTARTED));
@@ -163,14 +166,24 @@ test_stray_flags(void **state)
 		r.flags |= SPAWN_F_WORKSPACE;
 		assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_MAX));
 	}
+	/* A zygote run: the ordinary four fds only, no workspace, on SPAWN_REQ only. */
+	r = req_of(SPAWN_REQ, SPAWN_F_ZYGOTE_RUN);
+	assert_true(check(&r, sizeof(r), SPAWN_REQ_NFDS));
+	assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_MAX));
+	assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_PRESTARTED));
+	r.flags |= SPAWN_F_WORKSPACE;
+	assert_false(check(&r, sizeof(r), SPAWN_REQ_NFDS_MAX));
+	r = req_of(SPAWN_PREPARE, SPAWN_F_ZYGOTE_RUN);
+	assert_false(check(&r, sizeof(r), SPAWN_PREPARE_NFDS));
 }
 
 /* Types not in the table: events (spawner -> frontend), retired, unknown. */
 static void
 test_unknown_types(void **state)
 {
-	static const uint32_t types[] = {0,  SPAWN_STARTED, SPAWN_FAILED, SPAWN_DONE, SPAWN_STOP,
-					 10, 0x100,	    UINT32_MAX};
+	static const uint32_t types[] = {0,	     SPAWN_STARTED, SPAWN_FAILED,
+					 SPAWN_DONE, SPAWN_STOP,    SPAWN_ZYGOTE_GONE,
+					 12,	     0x100,	    UINT32_MAX};
 	size_t i, nfds;
 
 	(void)state;
@@ -225,15 +238,20 @@ oracle(uint32_t type, uint32_t flags, size_t nfds)
 {
 	switch (type) {
 	case SPAWN_REQ:
-		return (flags == 0 && nfds == 4) || (flags == SPAWN_F_WORKSPACE && nfds == 5) ||
+		return ((flags == 0 || flags == SPAWN_F_ZYGOTE_RUN) && nfds == 4) ||
+		       (flags == SPAWN_F_WORKSPACE && nfds == 5) ||
 		       (flags == SPAWN_F_PRESTARTED && nfds == 2);
 	case SPAWN_DISCARD:
+		return (flags == 0 || flags == SPAWN_F_ZYGOTE) && nfds == 0;
 	case SPAWN_RELOAD:
 		return flags == 0 && nfds == 0;
 	case SPAWN_PREPARE:
-		return (flags == 0 && nfds == 1) || (flags == SPAWN_F_PRESTART && nfds == 4);
+		return ((flags == 0 || flags == SPAWN_F_ZYGOTE) && nfds == 1) ||
+		       (flags == SPAWN_F_PRESTART && nfds == 4);
 	case SPAWN_KEEPER:
 		return flags == 0 && nfds == 1;
+	case SPAWN_ZYGOTE_START:
+		return (flags == 0 || flags == SPAWN_F_NOPROC) && nfds == 1;
 	default:
 		return false;
 	}
@@ -253,7 +271,12 @@ test_every_combination(void **state)
 					    SPAWN_F_PRESTART,
 					    SPAWN_F_PRESTARTED,
 					    SPAWN_F_WORKSPACE | SPAWN_F_PRESTARTED,
-					    0x8,
+					    SPAWN_F_NOPROC,
+					    SPAWN_F_ZYGOTE,
+					    SPAWN_F_ZYGOTE | SPAWN_F_PRESTART,
+					    SPAWN_F_ZYGOTE_RUN,
+					    SPAWN_F_ZYGOTE_RUN | SPAWN_F_WORKSPACE,
+					    0x40,
 					    0x80000000U};
 	static const uint32_t cpus[] = {0, SPAWN_CPU_PERCENT_MAX, SPAWN_CPU_PERCENT_MAX + 1};
 	const size_t nflags = sizeof(flagsets) / sizeof(flagsets[0]);
@@ -286,58 +309,10 @@ test_every_combination(void **state)
 				 r.flags, nfds, r.reserved, r.cpu_percent, dlen);
 		accepted += want;
 	}
-	/* eight rows (three of SPAWN_REQ, two of SPAWN_PREPARE), each with
-	 * cpu 0 and at the bound */
-	assert_int_equal(accepted, 16);
-}
-
-/*
- * spawner_serve() on a socketpair, the packets queued before it runs and
- * our end shut for writing (its EOF ends the loop), with nslots uid slots
- * (none alive) and RLIMIT_NOFILE's soft limit at nofile (0: unchanged,
- * restored after). Returns what it did.
- */
-static int
-serve_with(int peer, int sock, uint32_t nslots, rlim_t nofile)
-{
-	struct spawner_slot slots[2], keepers[2];
-	struct spawner sp;
-	struct rlimit old, rl;
-	sigset_t mask;
-	uint32_t i;
-	int r;
-
-	assert_true(nslots <= 2);
-	memset(&sp, 0, sizeof(sp));
-	memset(slots, 0, sizeof(slots));
-	memset(keepers, 0, sizeof(keepers));
-	for (i = 0; i < 2; i++)
-		slots[i].ctl = keepers[i].ctl = -1;
-	sp.sock = sock;
-	sp.uid_base = 100000;
-	sp.nslots = nslots;
-	sp.slots = slots;
-	sp.keepers = keepers;
-	sp.frontend = -1;
-	sp.config_path = "/nonexistent/airlock-test/airlockd.conf";
-	sp.config_given = false;
-	assert_int_equal(shutdown(peer, SHUT_WR), 0);
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-	rl = old;
-	if (nofile != 0) {
-		rl.rlim_cur = nofile;
-		assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
-	}
-	r = spawner_serve(&sp);
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
-	/* spawner_serve() blocks the signals it reads; give them back. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_UNBLOCK, &mask, NULL);
-	return r;
+	/* thirteen rows (four of SPAWN_REQ, three of SPAWN_PREPARE, two of
+	 * SPAWN_DISCARD, two of SPAWN_ZYGOTE_START, one of SPAWN_RELOAD and
+	 * of SPAWN_KEEPER), each with cpu 0 and at the bound */
+	assert_int_equal(accepted, 26);
 }
 
 static int
@@ -531,7 +506,6 @@ test_check_lost(void **state)
 	r = req_of(999, 0);
 	assert_int_equal(spawner_check_lost(&r, sizeof(r), 0, 1), -EPROTO);
 }
-
 int
 main(void)
 {

@@ -111,6 +111,27 @@ code_name = main.py
 prestart = %s
 """
 
+# --zygote yes: the python runtimes pre-start and fork their runs from the
+# caller's zygote (docs/design-bursts.md §3.6). Its idle end is 1 s, so that
+# the zygote and the sandbox it keeps prepared are gone within the
+# invariants' 10 s wait (they would count as leftovers: nothing tells them
+# apart by what the kernel shows yet). The first run of a burst goes the
+# ordinary way and asks for the zygote: a python case is preceded by a
+# warm-up run (zygote_warm), so that the case's own runs go through it.
+ZYGOTE_RUNTIMES = """[daemon]
+zygote_idle_s = 1
+[runtime python]
+argv = /usr/bin/python3 -I -S -B {code}
+code_name = main.py
+prestart = yes
+zygote = yes
+[runtime python-site]
+argv = /usr/bin/python3 -I -B {code}
+code_name = main.py
+prestart = yes
+zygote = yes
+"""
+
 
 class Ctx(Daemon):
     """The daemon (its environment and config hold the host secret), the
@@ -127,6 +148,8 @@ class Ctx(Daemon):
         # prestarted_waiting()). The profiles whose kernel-enforced switches
         # the pol_* cases try to get around (issue 17).
         runtimes = "" if args.prestart == "default" else PRESTART_RUNTIMES % (args.prestart, args.prestart)
+        if args.zygote == "yes":
+            runtimes = ZYGOTE_RUNTIMES
         # --slow: the default cpu and wall limits (5 s, 10 s) scaled, so that
         # a case that needs neither still fits on an emulated machine.
         if args.slow != 1:
@@ -285,6 +308,25 @@ def subst(ctx, text):
     for k, v in ctx.subst.items():
         text = text.replace("@%s@" % k, v)
     return text
+
+
+def audit_tally(ctx):
+    """How many runs took a pre-started interpreter, went through a zygote."""
+    log = ctx.log_tail(1 << 30)
+    n = [len(re.findall(r"^(.*: )?audit (time=\S+ )?run=.* %s" % w, log, re.M))
+         for w in ("prestarted=1", "zygote=ran")]
+    return "%d runs took a pre-started interpreter, %d went through a zygote" % tuple(n)
+
+
+def zygote_warm(ctx):
+    """--zygote: one run of runtime python, then the caller's zygote live
+    (the log says so) within 5 s; a failure to warm is the case's."""
+    pos = len(ctx.log_text())
+    subprocess.run([ctx.airlock, "--socket", ctx.sock, "--json", "run", "--lang", "python",
+                    "-c", "pass"], capture_output=True, timeout=30, env=ctx.env)
+    if wait_for(lambda: re.search(r" zygote=ran|-> live \(started\)", ctx.log_text()[pos:]), 5):
+        return []
+    return ["zygote warm-up: no live zygote within 5 s"]
 
 
 def run_one(ctx, path, text, meta, role=None):
@@ -458,13 +500,15 @@ def leftover_check_self_test(ctx):
     return why
 
 
-def main():
+def parse_args():
+    """The runner's arguments."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--airlockd", required=True)
     ap.add_argument("--airlock", required=True)
     ap.add_argument("--cases", default=os.path.join(HERE, "cases"))
     ap.add_argument("--prestart", choices=("default", "yes", "no"), default="default",
                     help="the python runtimes' prestart (default: the daemon's, which is on)")
+    ap.add_argument("--zygote", choices=("no", "yes"), default="no", help="zygote = yes")
     ap.add_argument("--slow", type=float, default=1, metavar="FACTOR",
                     help="a machine FACTOR times slower than the ones the cases were written on "
                     "(software emulation): the default cpu and wall limits and each case's "
@@ -479,6 +523,11 @@ def main():
     args = ap.parse_args()
     if not 1 <= args.slow <= 12:
         ap.error("--slow: from 1 to 12 (the cpu_ms ceiling is 60 s)")
+    return args
+
+
+def main():
+    args = parse_args()
     ctx = Ctx(args)
     os.environ[SECRET_VAR] = ctx.secret  # the client's environment holds it too
     names = sorted(n for n in os.listdir(args.cases) if n.endswith((".py", ".sh")))
@@ -518,6 +567,7 @@ def main():
                 print("FAIL %s: before: %r" % (name, e), flush=True)
                 failed += 1
                 continue
+            why += zygote_warm(ctx) if args.zygote == "yes" and path.endswith(".py") else []
             if meta["pair"]:
                 results = [None] * len(meta["pair"])
 
@@ -566,14 +616,14 @@ def main():
                 print("ok %s" % name, flush=True)
     finally:
         ctx.stop()
-        prestarted = len(re.findall(r"^(.*: )?audit (time=\S+ )?run=.* prestarted=1", ctx.log_tail(1 << 30), re.M))
+        tally = audit_tally(ctx)
         if failed:
             print("# the daemon's log, last 8000 characters:\n%s" % ctx.log_tail(8000), flush=True)
         if os.environ.get("AIRLOCK_TEST_KEEP"):
             print("# kept %s" % ctx.dir)
         else:
             shutil.rmtree(ctx.dir, ignore_errors=True)
-    print("# %.1f s; %d runs took a pre-started interpreter" % (time.time() - t_start, prestarted))
+    print("# %.1f s; %s" % (time.time() - t_start, tally))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed or passed == 0 else 0
 

@@ -1,0 +1,309 @@
+"""Python runs through a caller's zygote (issue 33 point 1,
+docs/design-bursts.md §3.6), against a real airlockd started as root.
+
+Run by meson (suite "zygote") with AIRLOCKD and AIRLOCK (the built daemon
+and CLI). The daemon must be built with an installed zygote (its
+zygote.py and extension at the paths it was compiled with: the meson
+test installs nothing, so it is skipped (77) where they are absent).
+
+One daemon whose runtime `python` has zygote = yes and whose runtime
+`python-plain` runs the same argv with prestart only. Every run of a
+zygote runtime is checked in the audit line (zygote=ran).
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from airlock_testlib import Daemon, uid_range, wait_for  # noqa: E402
+
+ARGV = "/usr/bin/python3 -I -S -B {code}"
+CONFIG = """[daemon]
+socket_mode = 0666
+prepared_sandboxes = 1
+prestarted_interpreters = 1
+max_runs = 8
+max_runs_per_uid = 4
+zygote_idle_s = 60
+[access]
+allow_all = yes
+[runtime python]
+argv = %s
+code_name = main.py
+prestart = true
+zygote = yes
+[runtime python-plain]
+argv = %s
+code_name = main.py
+prestart = true
+""" % (ARGV, ARGV)
+
+_daemon = None
+
+
+def setUpModule():
+    global _daemon
+    if os.geteuid() != 0:
+        raise unittest.SkipTest("needs root")
+    script = os.environ.get("AIRLOCK_ZYGOTE_SCRIPT", "")
+    if not script or not os.path.exists(script):
+        raise unittest.SkipTest("no installed zygote.py (%r): build with an installed prefix"
+                                % script)
+    base, count = uid_range()
+    _daemon = Daemon(os.environ["AIRLOCKD"], config=CONFIG, debug=True, uids=(base, count // 2))
+    # A second caller (nobody) reaches the socket.
+    os.chmod(_daemon.dir, 0o755)
+    _daemon.start()
+
+
+def tearDownModule():
+    global _daemon
+    if _daemon is not None:
+        _daemon.remove()
+        _daemon = None
+
+
+def run(code, *opts, lang="python", user=None):
+    """One run through the CLI (--json): the result as a dict; as user (a
+    uid) if given."""
+    pre = None
+    if user is not None:
+        def pre():
+            os.setgroups([])
+            os.setgid(user)
+            os.setuid(user)
+    p = subprocess.run([os.environ["AIRLOCK"], "--socket", _daemon.sock, "--json", "run",
+                        "--lang", lang] + list(opts) + ["-c", code],
+                       capture_output=True, text=True, timeout=60, preexec_fn=pre)
+    try:
+        res = json.loads(p.stdout)
+        if p.returncode not in (0, 1) and not res.get("outcome"):
+            raise ValueError
+        return res
+    except ValueError:
+        raise AssertionError("airlock run: rc %d, stdout %r, stderr %r\n%s" % (
+            p.returncode, p.stdout, p.stderr, _daemon.log_tail()))
+
+
+def audits():
+    with open(_daemon.log) as f:
+        return [l for l in f if re.search(r"(^|: )audit (time=\S+ )?run=", l)]
+
+
+def zygote_runs():
+    return sum(1 for l in audits() if " zygote=ran" in l)
+
+
+def warm(lang="python", user=None):
+    """Runs until one went through the zygote (the first of a caller asks for
+    its zygote and goes the ordinary way); the last result."""
+    n0 = zygote_runs()
+    for _ in range(40):
+        res = run("print(1)", lang=lang, user=user)
+        if zygote_runs() > n0:
+            return res
+        time.sleep(0.05)
+    raise AssertionError("no run went through a zygote:\n" + _daemon.log_tail())
+
+
+class ZygoteTest(unittest.TestCase):
+    def setUp(self):
+        self.addCleanup(self.dump_on_failure)
+
+    def dump_on_failure(self):
+        outcome = getattr(self, "_outcome", None)
+        errors = getattr(getattr(outcome, "result", None), "errors", []) + \
+            getattr(getattr(outcome, "result", None), "failures", [])
+        if any(t is self for t, _ in errors):
+            sys.stderr.write(_daemon.log_tail(6000))
+
+    def same(self, code, *opts):
+        """code run through the zygote and through python-plain: the parts
+        of the result that must agree."""
+        warm()
+        n0 = zygote_runs()
+        a = run(code, *opts)
+        self.assertEqual(zygote_runs(), n0 + 1, _daemon.log_tail())
+        b = run(code, *opts, lang="python-plain")
+        keys = ("outcome", "exit_code", "signal", "stdout", "stderr", "error")
+        self.assertEqual({k: a.get(k) for k in keys}, {k: b.get(k) for k in keys})
+        return a
+
+    def test_result_output_exit(self):
+        a = self.same("import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(3)")
+        self.assertEqual((a["exit_code"], a["stdout"], a["stderr"]), (3, "out\n", "err\n"))
+        a = self.same("raise ValueError('boom')")
+        self.assertEqual(a["exit_code"], 1)
+        self.assertIn("ValueError: boom", a["stderr"])
+
+    def test_limits(self):
+        # memory: a 400 MiB allocation under a 64 MiB limit
+        a = self.same("b = bytearray(400 << 20)\nprint('no')", "--memory", "64M")
+        self.assertNotEqual(a["outcome"], "exited")
+        # wall
+        a = self.same("import time\ntime.sleep(30)", "--wall", "0.5")
+        self.assertEqual(a["outcome"], "wall_limit")
+        # processes: a fork refused beyond the limit
+        a = self.same("import os, time\n"
+                      "out = 'forked'\n"
+                      "for _ in range(8):\n"
+                      "    try:\n"
+                      "        if os.fork() == 0:\n"
+                      "            time.sleep(2)\n"
+                      "            os._exit(0)\n"
+                      "    except OSError:\n"
+                      "        out = 'refused'\n"
+                      "        break\n"
+                      "print(out)", "--processes", "2")
+        self.assertIn("refused", a["stdout"])
+
+    def test_no_network(self):
+        a = self.same("import socket\n"
+                      "s = socket.socket()\n"
+                      "s.settimeout(2)\n"
+                      "try:\n"
+                      "    s.connect(('1.1.1.1', 53))\n"
+                      "    print('connected')\n"
+                      "except OSError as e:\n"
+                      "    print('refused')\n"
+                      "print(sorted(n for _, n in socket.if_nameindex()))")
+        self.assertEqual(a["stdout"], "refused\n['lo']\n")
+
+    def test_runs_isolated(self):
+        warm()
+        n0 = zygote_runs()
+        a = run("import os, builtins\n"
+                "open('/tmp/mark', 'w').write('x')\n"
+                "os.environ['MARK'] = '1'\n"
+                "builtins.MARK = 1\n"
+                "print(os.readlink('/proc/self/ns/pid'))")
+        b = run("import os, builtins\n"
+                "print(os.path.exists('/tmp/mark'), 'MARK' in os.environ,\n"
+                "      hasattr(builtins, 'MARK'))\n"
+                "print(os.readlink('/proc/self/ns/pid'))")
+        self.assertEqual(zygote_runs(), n0 + 2, _daemon.log_tail())
+        self.assertEqual(b["stdout"].splitlines()[0], "False False False")
+        self.assertNotEqual(a["stdout"].strip(), b["stdout"].splitlines()[1])
+
+    def test_two_callers_two_zygotes(self):
+        warm()
+        warm(user=65534)
+        starts = re.findall(r"zygote uid (\d+) python: started, pid (\d+)", _daemon.log_text())
+        uids = {u for u, _ in starts}
+        self.assertIn("0", uids)
+        self.assertIn("65534", uids)
+        pids = {}
+        for u, p in starts:
+            pids[u] = p
+        self.assertNotEqual(pids["0"], pids["65534"])
+
+    def test_zygote_killed_mid_burst(self):
+        warm()
+        m = re.findall(r"zygote uid 0 python: started, pid (\d+)", _daemon.log_text())
+        pid = int(m[-1])
+        results = []
+        for i in range(12):
+            if i == 3:
+                os.kill(pid, signal.SIGKILL)
+            results.append(run("print(%d)" % i))
+        self.assertEqual([r["stdout"] for r in results], ["%d\n" % i for i in range(12)])
+        self.assertTrue(all(r["exit_code"] == 0 for r in results))
+        self.assertTrue(wait_for(lambda: re.search(r"zygote uid 0 python: pid %d died of signal 9"
+                                                   % pid, _daemon.log_text()), 10),
+                        _daemon.log_tail())
+        self.assertIn("zygote uid 0 python: next start in", _daemon.log_text())
+        # a new one after the back-off, and runs through it again
+        self.assertTrue(wait_for(lambda: len(re.findall(
+            r"zygote uid 0 python: started, pid (\d+)", _daemon.log_text())) > len(m), 15),
+            _daemon.log_tail())
+        warm()
+
+
+LIFE_CONFIG = """[daemon]
+prepared_sandboxes = 0
+prestarted_interpreters = 1
+max_runs = 8
+max_runs_per_uid = 4
+zygote_forks = 3
+zygote_idle_s = 1
+[runtime python]
+argv = %s
+code_name = main.py
+prestart = true
+zygote = yes
+""" % ARGV
+
+
+class ZygoteLifeTest(unittest.TestCase):
+    """A daemon of its own: replaced after zygote_forks runs, ended when
+    idle, stopped by a reload that drops the key. Uses the upper half of
+    the module's uid range (the module's daemon holds the lower)."""
+
+    def setUp(self):
+        base, count = uid_range()
+        self.d = Daemon(os.environ["AIRLOCKD"], config=LIFE_CONFIG, debug=True,
+                        uids=(base + count // 2, count // 2))
+        self.addCleanup(self.d.remove)
+        self.d.start()
+
+    def run_here(self, code):
+        p = subprocess.run([os.environ["AIRLOCK"], "--socket", self.d.sock, "--json", "run",
+                            "--lang", "python", "-c", code], capture_output=True, text=True,
+                           timeout=60)
+        res = json.loads(p.stdout)
+        self.assertEqual(res.get("exit_code"), 0, self.d.log_tail())
+        return res
+
+    def count(self, pattern):
+        return len(re.findall(pattern, self.d.log_text()))
+
+    def burst_until(self, pattern, n, runs=40):
+        """Runs back to back until pattern is in the log n times."""
+        for _ in range(runs):
+            if self.count(pattern) >= n:
+                return True
+            self.run_here("print(1)")
+        return self.count(pattern) >= n
+
+    def test_replaced_after_forks(self):
+        # Idle for a minute here: the stop is the forks', not the idle end's.
+        self.d.stop()
+        self.d.write_config(LIFE_CONFIG.replace("zygote_idle_s = 1", "zygote_idle_s = 60"))
+        self.d.start()
+        # three runs through one zygote, then it is replaced
+        self.assertTrue(self.burst_until(r" zygote=ran", 3), self.d.log_tail())
+        self.assertTrue(wait_for(lambda: self.count(
+            r"stopping: its runs are done \(zygote_forks\), replaced"), 5), self.d.log_tail())
+        self.assertTrue(self.burst_until(r"zygote uid 0 python: started, pid", 2),
+                        self.d.log_tail())
+        self.assertTrue(self.burst_until(r" zygote=ran", 4), self.d.log_tail())
+
+    def test_idle_end(self):
+        self.assertTrue(self.burst_until(r" zygote=ran", 1), self.d.log_tail())
+        self.assertTrue(wait_for(lambda: self.count(r"zygote uid 0 python: stopping: idle") and
+                                 self.count(r"zygote uid 0 python: pid \d+ ended"), 10),
+                        self.d.log_tail())
+
+    def test_reload_drops_key(self):
+        self.assertTrue(self.burst_until(r"-> live \(started\)", 1), self.d.log_tail())
+        self.d.write_config(LIFE_CONFIG.replace("zygote = yes", "zygote = no")
+                            .replace("zygote_idle_s = 1", "zygote_idle_s = 60"))
+        os.kill(self.d.proc.pid, signal.SIGHUP)
+        self.assertTrue(wait_for(lambda: self.count(
+            r"stopping: the reload dropped its zygote = yes"), 10), self.d.log_tail())
+        self.assertTrue(wait_for(lambda: self.count(r"zygote uid 0 python: pid \d+ ended"), 10),
+                        self.d.log_tail())
+        n = self.count(r" zygote=ran")
+        for _ in range(3):
+            self.run_here("print(1)")
+        self.assertEqual(self.count(r" zygote=ran"), n)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
