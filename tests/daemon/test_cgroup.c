@@ -76,34 +76,8 @@ static const char *const v2_files[][2] = {
  * (cgroup v2's rule).
  */
 static char ns_root_busy[600];
-/* Counts the opens by a full path under opens_under (when set), by open()
- * or by openat() (-Wl,--wrap=openat64) of an absolute path: a run's calls
- * open its node once each and its files relative to it (cgroup.c's
- * cgroup_node_open), which the counter does not see. */
-static char opens_under[600];
-static unsigned opens_counted;
 int __real_open64(const char *path, int flags, ...);
 int __wrap_open64(const char *path, int flags, ...);
-int __real_openat64(int dfd, const char *path, int flags, ...);
-int __wrap_openat64(int dfd, const char *path, int flags, ...);
-
-int
-__wrap_openat64(int dfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-
-	if (flags & O_CREAT) {
-		va_list ap;
-
-		va_start(ap, flags);
-		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
-	}
-	if (path[0] == '/' && opens_under[0] != '\0' &&
-	    strncmp(path, opens_under, strlen(opens_under)) == 0)
-		opens_counted++;
-	return __real_openat64(dfd, path, flags, mode);
-}
 
 int
 __wrap_open64(const char *path, int flags, ...)
@@ -118,8 +92,6 @@ __wrap_open64(const char *path, int flags, ...)
 		mode = (mode_t)va_arg(ap, int);
 		va_end(ap);
 	}
-	if (opens_under[0] != '\0' && strncmp(path, opens_under, strlen(opens_under)) == 0)
-		opens_counted++;
 	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", ns_root_busy);
 	if (ns_root_busy[0] != '\0' && (flags & O_ACCMODE) != O_RDONLY && strcmp(path, p) == 0) {
 		char procs[700], got[32] = "";
@@ -157,8 +129,7 @@ __wrap_mkdir(const char *path, mode_t mode)
 		if (no_memsw && strstr(name, "memsw") != NULL)
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", path, name);
-		/* Not counted as the code's (opens_under). */
-		fd = __real_open64(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0)
 			return -1;
 		(void)!write(fd, content, strlen(content));
@@ -197,7 +168,7 @@ __wrap_rmdir(const char *path)
 		ssize_t n;
 
 		snprintf(p, sizeof(p), "%s/cgroup.kill", path);
-		fd = __real_open64(p, O_RDONLY | O_CLOEXEC);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
 		killed[0] = '\0';
 		if (fd >= 0) {
 			n = read(fd, killed, sizeof(killed) - 1);
@@ -802,35 +773,6 @@ test_lifecycle(void **state)
 	assert_false(exists(f->dir));
 }
 
-/*
- * A run's control files are opened relative to its node's directory: one
- * lookup of the full path per call (the node's), not one per file (seen
- * failing before cgroup_node_open: 13 opens by full path for these 5 calls).
- */
-static void
-test_lifecycle_opens_relative(void **state)
-{
-	struct fixture *f = *state;
-	uint64_t peak = 0;
-	bool oom = true;
-	int fds[2], fd = -1;
-
-	fake_cgroupfs = true;
-	snprintf(opens_under, sizeof(opens_under), "%s/", f->cg.base);
-	opens_counted = 0;
-	assert_int_equal(cgroup_run_create(&f->cg, UID, 65536, false, 0, NULL), 0);
-	assert_int_equal(cgroup_run_set_limit(&f->cg, UID, NULL, 1 << 20, 0, 0), 0);
-	assert_int_equal(open_self(&f->cg, UID, &fd), 0);
-	close(fd);
-	assert_int_equal(cgroup_run_open_stats(&f->cg, UID, fds), 0);
-	close(fds[0]);
-	close(fds[1]);
-	assert_int_equal(finish(f, 0, &peak, &oom), 0);
-	opens_under[0] = '\0';
-	assert_int_equal(opens_counted, 5);
-	assert_false(exists(f->dir));
-}
-
 /* ---- sweep ---- */
 
 /* Make the directory of run uid with a control file. */
@@ -1338,34 +1280,6 @@ test_v2_finish(void **state)
 	assert_false(exists(f->node));
 }
 
-/* v2: the run's calls open its node once each, the files relative to it;
- * one more by path: cgroup.kill in the removal (seen failing before
- * cgroup_node_open: 19 opens by full path for these 5 calls). */
-static void
-test_v2_opens_relative(void **state)
-{
-	struct v2fix *f = *state;
-	struct cgroup_run_fds fds;
-	uint64_t peak = 0;
-	bool oom = true;
-	int sfds[2];
-
-	v2_init(f);
-	snprintf(opens_under, sizeof(opens_under), "%s/", f->cg.base);
-	opens_counted = 0;
-	assert_int_equal(cgroup_run_create(&f->cg, V2UID, 1 << 20, false, 0, NULL), 0);
-	assert_int_equal(cgroup_run_set_limit(&f->cg, V2UID, NULL, 64 << 20, 16, 50), 0);
-	assert_int_equal(cgroup_run_open(&f->cg, V2UID, &fds), 0);
-	cgroup_run_fds_close(&fds);
-	assert_int_equal(cgroup_run_open_stats(&f->cg, V2UID, sfds), 0);
-	close(sfds[0]);
-	close(sfds[1]);
-	assert_int_equal(cgroup_run_finish(&f->cg, V2UID, NULL, false, &peak, &oom), 0);
-	opens_under[0] = '\0';
-	assert_int_equal(opens_counted, 6);
-	assert_false(exists(f->node));
-}
-
 /* A node that cannot go (a cgroup made below it): -EBUSY, and the run's
  * figures all the same (an oom kill must not become "signaled" for it). */
 static void
@@ -1636,7 +1550,6 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_finish_missing_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_rmdir_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lifecycle_opens_relative, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_noop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disabled_noop, setup, teardown),
@@ -1663,7 +1576,6 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_v2_kept_finish_removes, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_kept_reset_refused, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_keeper, v2_setup, v2_teardown),
-		cmocka_unit_test_setup_teardown(test_v2_opens_relative, v2_setup, v2_teardown),
 		cmocka_unit_test_setup_teardown(test_v2_sweep, v2_setup, v2_teardown),
 		cmocka_unit_test(test_parse_key),
 		cmocka_unit_test(test_kind_names),
