@@ -10,7 +10,9 @@ latency (lib, cli, bare, ns, bwrap) of four payloads, throughput at 1/2/8/32
 clients (lib, bare, ns, bwrap), the daemon's RSS idle and per concurrent run,
 what a network namespace costs, and a run with 500 input files against one
 with 1. --phases N also straces the daemon
-during N runs of /bin/true and prints a per-phase breakdown (medians).
+during N runs of /bin/true and prints a per-phase breakdown (medians): the
+request's path through a sandbox prepared ahead, and beside it the
+preparation and the teardown (--only phases: that table alone).
 --base-airlockd PATH starts a second airlockd (another build, the one a
 change is measured against) and adds its lib runs as variant "base" to the
 latency and throughput rounds, interleaved with the others, and its cells
@@ -99,9 +101,14 @@ def ratio(a, b):
 
 
 
+PREPARED = 2                     # prepared_sandboxes' default: made before the trace
+
+
 def trace_phases(args, nruns):
     """strace -f both daemon processes during nruns of /bin/true (lib, one at a
-    time, 100 ms apart) and cut each run at syscalls that mark phase edges."""
+    time, 100 ms apart) and cut each run at syscalls that mark phase edges.
+    The first PREPARED runs go to sandboxes prepared before strace attached
+    (not traced): PREPARED more runs are made, so that nruns are cut."""
     if shutil.which("strace") is None:
         return None
     d = args.daemon
@@ -110,7 +117,7 @@ def trace_phases(args, nruns):
                            "-p", str(d.frontend)],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.0)
-    run_bench(args, "--variants", "lib", "loop", "lib", 0, nruns, 100)
+    run_bench(args, "--variants", "lib", "loop", "lib", 0, nruns + PREPARED, 100)
     time.sleep(0.5)
     st.send_signal(signal.SIGINT)
     st.wait()
@@ -140,90 +147,125 @@ def read_strace(path):
     return events
 
 
+def _first(events, pred, after=None, before=None):
+    """The first event matching pred in [after, before) (start times)."""
+    for e in events:
+        if (after is None or e[0] >= after) and (before is None or e[0] < before) and pred(e):
+            return e
+    return None
+
+
+def _last(events, pred, before):
+    """The last event matching pred that ended before `before`."""
+    found = None
+    for e in events:
+        if e[0] + e[3] > before:
+            break
+        if pred(e):
+            found = e
+    return found
+
+
+def _end(e):
+    return e[0] + e[3]
+
+
+# Message heads as strace prints them (the first bytes of the iov): the
+# spawner channel's SPAWN_REQ (1), SPAWN_DONE (4), SPAWN_PREPARE (8)
+# (daemon/ipc/spawn_msg.h), the supervisor's hand-off "STRT" and its
+# SUP_EXIT (3, daemon/ipc/sup_msg.h).
+_SPAWN_REQ, _SPAWN_DONE, _SPAWN_PREPARE = r'"\1\0\0\0', r'"\4\0\0\0', r'"\10\0\0\0'
+_STRT, _SUP_EXIT = '"STRT', r'"\3\0\0\0'
+
+
 def parse_strace(path, spawner, frontend):
+    """Cut each traced run at the syscalls that mark its phases. A run is
+    handed to a sandbox prepared ahead (SPAWN_PREPARE, docs/design-bursts.md):
+    the request's path is the hand-off ("STRT" from the spawner to the
+    waiting supervisor) to the reply; the preparation (the supervisor's
+    clone to its wait for a run) and the teardown are off that path, in
+    the table's second part."""
     events = read_strace(path)
-    runs = [i for i, e in enumerate(events) if e[1] == spawner and
-            e[2].startswith("clone") and "CLONE_NEWUSER" in e[2]]
+    F = [e for e in events if e[1] == frontend]
+    S = [e for e in events if e[1] == spawner]
+    by_pid = {}
+    for e in events:
+        by_pid.setdefault(e[1], []).append(e)
     phases = {}
 
     def add(name, v):
         if v is not None and v >= 0:
             phases.setdefault(name, []).append(v * 1e3)
 
-    for ri, ci in enumerate(runs):
-        tclone, _, ccall, cdur = events[ci]
-        m = re.search(r"= (\d+)", ccall)
-        if not m:
+    # The spawner's clones of prepared sandboxes: pid -> (clone event, the
+    # SPAWN_PREPARE it answered).
+    prepared = {}
+    for e in S:
+        m = re.match(r"clone3?\(.*CLONE_NEWUSER.*= (\d+)", e[2])
+        if m:
+            prep = _last(S, lambda x: x[2].startswith("recvmsg(") and _SPAWN_PREPARE in x[2],
+                         e[0])
+            prepared[int(m.group(1))] = (e, prep)
+    for handoff in (e for e in S if e[2].startswith("sendmsg(") and _STRT in e[2]):
+        t_strt = handoff[0]
+        # The waiting supervisor's recvmsg that returned the hand-off.
+        got = next((e for e in events if e[1] not in (spawner, frontend) and
+                    e[2].startswith("recvmsg(") and _STRT in e[2] and
+                    abs(_end(e) - _end(handoff)) < 0.05), None)
+        if got is None:
             continue
-        sup = int(m.group(1))
-        lo = runs[ri - 1] + 1 if ri else 0
-        hi = runs[ri + 1] if ri + 1 < len(runs) else len(events)
-        ev = events[lo:hi]
-        F = [e for e in ev if e[1] == frontend]
-        S = [e for e in ev if e[1] == spawner]
-        f_send = [e for e in F if e[0] < tclone and e[2].startswith("sendmsg(5")]
-        if not f_send:
+        sup = got[1]
+        supev = by_pid.get(sup, [])
+        f_req = _last(F, lambda x: x[2].startswith("recvmsg(") and "type\\7" in x[2], t_strt)
+        f_send = _last(F, lambda x: x[2].startswith("sendmsg(") and _SPAWN_REQ in x[2], t_strt)
+        s_recv = _last(S, lambda x: x[2].startswith("recvmsg(") and _SPAWN_REQ in x[2], t_strt)
+        code_clone = _first(supev, lambda x: re.match(r"clone3?\(", x[2]), after=_end(got))
+        if not (f_req and f_send and s_recv and code_clone):
             continue
-        f_req = [e for e in F if e[0] < f_send[-1][0] and e[2].startswith("recvmsg(") and
-                 "type\\7" in e[2]]
-        f_memfd = [e for e in F if e[0] < tclone and e[2].startswith("memfd_create(")]
-        s_recv = [e for e in S if e[0] < tclone and e[2].startswith("recvmsg(")]
-        supev = [e for e in ev if e[1] == sup]
-        sup_code = [e for e in supev if re.match(r"clone3?\(", e[2])]
-        if not (f_req and f_memfd and s_recv and sup_code):
+        execve = _first(events, lambda x: x[1] not in (spawner, frontend, sup) and
+                        x[2].startswith("execve("), after=code_clone[0])
+        if execve is None:
             continue
-        known = {spawner, frontend, sup}
-        code = next((e[1] for e in ev if e[0] > sup_code[0][0] and e[1] not in known), None)
-        codeev = [e for e in ev if e[1] == code]
-        cg = [e for i, e in enumerate(S) if e[0] > tclone and e[2].startswith("write(") and
-              i > 0 and "cgroup.procs" in S[i - 1][2]]
-        maps = [e for e in S if e[0] > tclone and "_map" in e[2]]
-        release = [e for e in S if e[0] > tclone and re.match(r'write\(\d+, "g"', e[2])]
-        mounts = [e for e in supev if re.match(r"(mount|pivot_root|umount2)\(", e[2])]
-        execve = [e for e in codeev if e[2].startswith("execve(")]
-        cexit = [e for e in codeev if e[2].startswith("exit_group(")]
-        walk = [e for e in supev if cexit and e[0] > cexit[0][0] and
-                e[2].startswith("openat(AT_FDCWD, \"/workspace\"")]
-        s_lifeline = [e for e in supev if e[2].startswith("sendto(")]
-        sexit = [e for e in supev if e[2].startswith("exit_group(")]
-        if not (mounts and execve and cexit and sexit and s_lifeline and release):
+        codeev = by_pid.get(execve[1], [])
+        cexit = _first(codeev, lambda x: x[2].startswith("exit_group("))
+        sup_exit_msg = cexit and _first(supev, lambda x: x[2].startswith("sendto(") and
+                                        _SUP_EXIT in x[2], after=cexit[0])
+        if not sup_exit_msg:
             continue
-        s_done = [e for e in S if e[0] > sexit[0][0] and e[2].startswith("sendmsg(")]
-        f_reply = [e for e in F if e[0] > sexit[0][0] and e[2].startswith("sendmsg(") and
-                   "type\\10" in e[2]]
-        if not (s_done and f_reply):
+        f_reply = _first(F, lambda x: x[2].startswith("sendmsg(") and "type\\10" in x[2],
+                         after=sup_exit_msg[0])
+        if f_reply is None:
             continue
-        t_req = f_req[-1][0] + f_req[-1][3]
-        t_code_exec = execve[0][0] + execve[0][3]
-        add("01 request decode + checks (frontend)", f_memfd[-1][0] - t_req)
-        add("02 plan memfd + pipes + sendmsg (frontend)", f_send[-1][0] + f_send[-1][3] -
-            f_memfd[-1][0])
-        add("03 spawner: receive, seals, cgroup mkdir + limits", tclone - f_send[-1][0])
-        add("04 clone(NEWUSER|NS|PID|NET|IPC|UTS) syscall", cdur)
-        if maps:
-            add("05 uid/gid maps", maps[-1][0] - (tclone + cdur))
-        if cg:
-            add("06 cgroup attach: write to cgroup.procs", cg[0][3])
-        add("07 clone end to release of the child (maps + cgroup + sync)",
-            release[0][0] - (tclone + cdur))
-        add("08 supervisor: plan map to first mount", mounts[0][0] - release[0][0])
-        add("09 mounts, /etc, /dev, pivot_root, remount ro",
-            mounts[-1][0] + mounts[-1][3] - mounts[0][0])
-        add("10 lo up + clone of the code", sup_code[0][0] + sup_code[0][3] -
-            (mounts[-1][0] + mounts[-1][3]))
-        add("11 code: limits, caps, seccomp, execve", t_code_exec - codeev[0][0])
-        add("12 code runs /bin/true (execve end to exit_group)", cexit[0][0] - t_code_exec)
-        add("13 reap + kill + artifact walk + SUP_EXIT", s_lifeline[0][0] + s_lifeline[0][3] -
-            cexit[0][0])
-        if walk:
-            add("    of which artifact collection (workspace walk to SUP_EXIT)",
-                s_lifeline[0][0] + s_lifeline[0][3] - walk[0][0])
-        add("14 supervisor exit (exit_group to SPAWN_DONE sent; pid-ns teardown, reap, "
-            "cgroup rmdir)", s_done[0][0] + s_done[0][3] - sexit[0][0])
-        add("15 frontend: result built and sent", f_reply[-1][0] + f_reply[-1][3] -
-            (s_done[0][0] + s_done[0][3]))
-        add("total: request received to reply sent", f_reply[-1][0] + f_reply[-1][3] - t_req)
-    return {k: statistics.median(v) for k, v in phases.items()}, len(phases.get(
+        t_req = _end(f_req)
+        add("01 frontend: request received to SPAWN_REQ sent (decode, checks, plan)",
+            _end(f_send) - t_req)
+        add("02 spawner: SPAWN_REQ received to the hand-off sent (limits, fds)",
+            _end(handoff) - _end(s_recv))
+        add("03 supervisor: hand-off received to the code's clone (plan, the run's mounts)",
+            code_clone[0] - _end(got))
+        add("04 code: clone to execve returned (fds, signals, limits, seccomp, exec)",
+            _end(execve) - code_clone[0])
+        add("05 code runs /bin/true (execve end to exit_group)", cexit[0] - _end(execve))
+        add("06 supervisor: code exit to SUP_EXIT sent (reap, /proc and workspace walks)",
+            _end(sup_exit_msg) - cexit[0])
+        add("07 frontend: SUP_EXIT to the reply sent", _end(f_reply) - _end(sup_exit_msg))
+        add("total: request received to reply sent", _end(f_reply) - t_req)
+        # Off the request's path: the supervisor's end and its preparation.
+        sexit = _first(supev, lambda x: x[2].startswith("exit_group("), after=sup_exit_msg[0])
+        s_done = sexit and _first(S, lambda x: x[2].startswith("sendmsg(") and
+                                  _SPAWN_DONE in x[2], after=sexit[0])
+        if s_done:
+            add("off 1 supervisor exit to SPAWN_DONE sent (teardown, reap, cgroup)",
+                _end(s_done) - sexit[0])
+        clone, prep = prepared.get(sup, (None, None))
+        if clone is not None:
+            if prep is not None:
+                add("off 2 prepare: SPAWN_PREPARE received to clone (cgroup, seals)",
+                    clone[0] - _end(prep))
+            add("off 3 prepare: clone(NEWUSER|NS|PID|NET|IPC|UTS) syscall", clone[3])
+            add("off 4 prepare: clone end to waiting for a run (maps, root, lo)",
+                got[0] - _end(clone))
+    return {k: statistics.median(v) for k, v in sorted(phases.items())}, len(phases.get(
         "total: request received to reply sent", []))
 
 
@@ -583,7 +625,8 @@ def parse_args():
                     default="interleaved",
                     help="latency: each pair once per round, %d times in a row, or both"
                     % B2B_CHUNK)
-    ap.add_argument("--only", choices=["files", "cell", "latency", "throughput", "perf"], default=None,
+    ap.add_argument("--only", choices=["files", "cell", "latency", "throughput", "perf", "phases"],
+                    default=None,
                     help="measure and print only this section (files: 500 input files vs 1)")
     args = ap.parse_args()
     if args.nostop:
@@ -681,6 +724,16 @@ def run_only(args, variants, tput_variants, problems, t_start):
         return report_only(None, problems, args, t_start, lat=(
             [(c, measure_latency(args, variants, args.iters, c)) for c in modes(args)],
             variants))
+    if args.only == "phases":
+        phases = trace_phases(args, args.phases or 20)
+        if phases is None:
+            log("bench: no strace: no phases (skipped)")
+            return 77
+        if phases[1]:
+            report_phases(phases)
+        else:
+            problems.append("phases: no traced run was cut into phases")
+        return report_only(None, problems, args, t_start, lat=([], variants))
     if args.only == "perf":
         prof = perf_profile(args, args.perf or 5)
         if prof:
@@ -777,6 +830,9 @@ def report_phases(phases):
     ph, nr = phases
     print("## Phases of one run of exec /bin/true (ms, median of %d traced runs; "
           "strace inflates every syscall)\n" % nr)
+    print("Each run goes to a sandbox prepared ahead: 01-07 are the request's path, "
+          "the \"off\" rows happen beside it (the supervisor's end, the next "
+          "sandbox's preparation).\n")
     print("| phase | ms |")
     print("|---|---|")
     for k in ph:
@@ -850,8 +906,10 @@ def report_all(res, args, variants, problems, t_start):
         report_perf(res["prof"], args.perf)
     elif args.perf:
         problems.append("perf: no samples (is perf installed?)")
-    if res["phases"]:
+    if res["phases"] and res["phases"][1]:
         report_phases(res["phases"])
+    elif args.phases:
+        problems.append("phases: no traced run was cut into phases (is strace installed?)")
     report_targets(res)
     print("(total time %.0f s)" % (time.time() - t_start))
     sys.stdout.flush()
