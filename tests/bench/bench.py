@@ -12,7 +12,9 @@ what a network namespace costs, and a run with 500 input files against one
 with 1. --phases N also straces the daemon
 during N runs of /bin/true and prints a per-phase breakdown (medians): the
 request's path through a sandbox prepared ahead, and beside it the
-preparation and the teardown (--only phases: that table alone).
+preparation and the teardown (--only phases: that table alone). --only
+cpu (with --base-airlockd) measures the CPU per run of both daemons in 3 s
+slices of 8 clients, alternating, 6 each (--quick: 3 of 1 s).
 --base-airlockd PATH starts a second airlockd (another build, the one a
 change is measured against) and adds its lib runs as variant "base" to the
 latency and throughput rounds, interleaved with the others, and its cells
@@ -575,6 +577,54 @@ def report_tputs(tputs, args, problems):
                       "clients)" % (secs, rounds), problems, base)
 
 
+CPU_CLIENTS = 8                  # --only cpu: clients of exec /bin/true per slice
+
+
+def daemon_cpu_s(daemon):
+    """CPU s of a daemon (/proc/PID/stat): the spawner with its reaped
+    children (supervisors, their code) and the frontend; no kernel workers."""
+    total = 0
+    for pid, kids in ((daemon.proc.pid, True), (daemon.frontend, False)):
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += sum(int(x) for x in fields[11:15 if kids else 13])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def measure_cpu(args, slices, secs):
+    """[(variant, runs, cpu_s, rate)] of slices of secs of exec /bin/true,
+    alternating between our daemon and the base (steadier than rates)."""
+    out = []
+    for _ in range(slices):
+        for name, d in (("lib", args.daemon), ("base", args.base_daemon)):
+            c0 = daemon_cpu_s(d)
+            res = run_bench(args, "--variants", "lib", "throughput", secs, 1, CPU_CLIENTS,
+                            daemon=d)
+            kv = next((parse_kv(l) for l in res.splitlines() if l.startswith("throughput")), {})
+            time.sleep(0.3)   # the last supervisors reaped: their CPU in cutime
+            out.append((name, int(kv.get("runs", 0)), daemon_cpu_s(d) - c0,
+                        float(kv.get("rate", 0))))
+    return out
+
+
+def report_cpu(cpu, problems):
+    print("## CPU per run (exec /bin/true, %d clients, slices alternating; ms of "
+          "spawner + supervisors + code + frontend)\n" % CPU_CLIENTS)
+    print("| variant | ms per run, median (min-max) | runs/s median |")
+    print("|---|---|---|")
+    med = {}
+    for v in ("lib", "base"):
+        per = [(1e3 * c / r, rt) for n, r, c, rt in cpu if n == v and r]
+        if per:
+            med[v] = statistics.median(p[0] for p in per)
+            print("| %s | %.2f (%.2f-%.2f) | %.0f |" % (v, med[v], min(per)[0], max(per)[0],
+                                                       statistics.median(p[1] for p in per)))
+    if len(med) < 2:
+        problems.append("cpu: no runs")
+    else:
+        print("\nlib / base: %.2fx CPU per run\n" % (med["lib"] / med["base"]))
+
+
 def report_files(files, problems):
     """The table of the files section: 1 input file against MANY_FILES."""
     print("## Many input files (exec /bin/true; ms from the call to the result)\n")
@@ -625,7 +675,8 @@ def parse_args():
                     default="interleaved",
                     help="latency: each pair once per round, %d times in a row, or both"
                     % B2B_CHUNK)
-    ap.add_argument("--only", choices=["files", "cell", "latency", "throughput", "perf", "phases"],
+    ap.add_argument("--only", choices=["files", "cell", "latency", "throughput", "perf", "phases",
+                                       "cpu"],
                     default=None,
                     help="measure and print only this section (files: 500 input files vs 1)")
     args = ap.parse_args()
@@ -724,6 +775,11 @@ def run_only(args, variants, tput_variants, problems, t_start):
         return report_only(None, problems, args, t_start, lat=(
             [(c, measure_latency(args, variants, args.iters, c)) for c in modes(args)],
             variants))
+    if args.only == "cpu":
+        if args.base_daemon is None:
+            raise SystemExit("bench: --only cpu compares with --base-airlockd")
+        report_cpu(measure_cpu(args, args.rounds * 3, 1.0 if args.quick else 3.0), problems)
+        return report_only(None, problems, args, t_start, lat=([], variants))
     if args.only == "phases":
         phases = trace_phases(args, args.phases or 20)
         if phases is None:
