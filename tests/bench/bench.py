@@ -42,10 +42,11 @@ import subprocess
 import sys
 import time
 
+from bench_phases import report_phases, trace_phases
+
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from airlock_testlib import Daemon, uid_range  # noqa: E402
-from bench_phases import report_phases, trace_phases  # noqa: E402
 
 
 VARIANTS = ["lib", "cli", "bare", "ns", "bwrap"]
