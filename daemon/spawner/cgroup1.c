@@ -121,15 +121,15 @@ cgroup1_run_mkdir(const char *path, bool keep)
  * last (a kept cgroup's limits go up and down from run to run).
  */
 int
-cgroup1_set_memory(const char *node, uint64_t memory_bytes)
+cgroup1_set_memory(int nfd, uint64_t memory_bytes)
 {
 	char val[32];
 	int r;
 
 	snprintf(val, sizeof(val), "%" PRIu64, memory_bytes);
-	(void)cgroup_write_at(node, "memory.memsw.limit_in_bytes", val);
-	if ((r = cgroup_write_at(node, "memory.limit_in_bytes", val)) < 0)
+	(void)cgroup_write_in(nfd, "memory.memsw.limit_in_bytes", val);
+	if ((r = cgroup_write_in(nfd, "memory.limit_in_bytes", val)) < 0)
 		return r;
-	(void)cgroup_write_at(node, "memory.memsw.limit_in_bytes", val);
+	(void)cgroup_write_in(nfd, "memory.memsw.limit_in_bytes", val);
 	return 0;
 }

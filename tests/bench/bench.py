@@ -10,7 +10,11 @@ latency (lib, cli, bare, ns, bwrap) of four payloads, throughput at 1/2/8/32
 clients (lib, bare, ns, bwrap), the daemon's RSS idle and per concurrent run,
 what a network namespace costs, and a run with 500 input files against one
 with 1. --phases N also straces the daemon
-during N runs of /bin/true and prints a per-phase breakdown (medians).
+during N runs of /bin/true and prints a per-phase breakdown (medians): the
+request's path through a sandbox prepared ahead, and beside it the
+preparation and the teardown (--only phases: that table alone). --only
+cpu (with --base-airlockd) measures the CPU per run of both daemons in 3 s
+slices of 8 clients, alternating, 6 each (--quick: 3 of 1 s).
 --base-airlockd PATH starts a second airlockd (another build, the one a
 change is measured against) and adds its lib runs as variant "base" to the
 latency and throughput rounds, interleaved with the others, and its cells
@@ -36,11 +40,12 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import time
+
+from bench_phases import report_phases, trace_phases
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -96,138 +101,6 @@ def parse_kv(line):
 
 def ratio(a, b):
     return "%.2f" % (a / b) if a and b else "n/a"
-
-
-# ---- phase breakdown (strace of both daemon processes) ---------------------
-
-
-
-def trace_phases(args, nruns):
-    """strace -f both daemon processes during nruns of /bin/true (lib, one at a
-    time, 100 ms apart) and cut each run at syscalls that mark phase edges."""
-    if shutil.which("strace") is None:
-        return None
-    d = args.daemon
-    out = os.path.join(d.dir, "strace.txt")
-    st = subprocess.Popen(["strace", "-f", "-ttt", "-T", "-o", out, "-p", str(d.proc.pid),
-                           "-p", str(d.frontend)],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
-    run_bench(args, "--variants", "lib", "loop", "lib", 0, nruns, 100)
-    time.sleep(0.5)
-    st.send_signal(signal.SIGINT)
-    st.wait()
-    shutil.copy(out, "/tmp/airlock-bench-strace.txt")
-    return parse_strace(out, d.proc.pid, d.frontend)
-
-
-def read_strace(path):
-    """(t, pid, call, dur) per syscall, <unfinished ...> and resumed merged."""
-    events, pending = [], {}
-    with open(path) as f:
-        for raw in f:
-            m = re.match(r"^(\d+)\s+(\d+\.\d+)\s+(.*)$", raw.rstrip())
-            if not m:
-                continue
-            pid, t, rest = int(m.group(1)), float(m.group(2)), m.group(3)
-            if rest.endswith("<unfinished ...>"):
-                pending[pid] = (t, rest[:-len("<unfinished ...>")])
-                continue
-            r = re.match(r"<\.\.\. \w+ resumed>(.*)$", rest)
-            if r and pid in pending:
-                t, head = pending.pop(pid)
-                rest = head + r.group(1)
-            d = re.search(r"<(\d+\.\d+)>$", rest)
-            events.append((t, pid, rest, float(d.group(1)) if d else 0.0))
-    events.sort(key=lambda e: e[0])
-    return events
-
-
-def parse_strace(path, spawner, frontend):
-    events = read_strace(path)
-    runs = [i for i, e in enumerate(events) if e[1] == spawner and
-            e[2].startswith("clone") and "CLONE_NEWUSER" in e[2]]
-    phases = {}
-
-    def add(name, v):
-        if v is not None and v >= 0:
-            phases.setdefault(name, []).append(v * 1e3)
-
-    for ri, ci in enumerate(runs):
-        tclone, _, ccall, cdur = events[ci]
-        m = re.search(r"= (\d+)", ccall)
-        if not m:
-            continue
-        sup = int(m.group(1))
-        lo = runs[ri - 1] + 1 if ri else 0
-        hi = runs[ri + 1] if ri + 1 < len(runs) else len(events)
-        ev = events[lo:hi]
-        F = [e for e in ev if e[1] == frontend]
-        S = [e for e in ev if e[1] == spawner]
-        f_send = [e for e in F if e[0] < tclone and e[2].startswith("sendmsg(5")]
-        if not f_send:
-            continue
-        f_req = [e for e in F if e[0] < f_send[-1][0] and e[2].startswith("recvmsg(") and
-                 "type\\7" in e[2]]
-        f_memfd = [e for e in F if e[0] < tclone and e[2].startswith("memfd_create(")]
-        s_recv = [e for e in S if e[0] < tclone and e[2].startswith("recvmsg(")]
-        supev = [e for e in ev if e[1] == sup]
-        sup_code = [e for e in supev if re.match(r"clone3?\(", e[2])]
-        if not (f_req and f_memfd and s_recv and sup_code):
-            continue
-        known = {spawner, frontend, sup}
-        code = next((e[1] for e in ev if e[0] > sup_code[0][0] and e[1] not in known), None)
-        codeev = [e for e in ev if e[1] == code]
-        cg = [e for i, e in enumerate(S) if e[0] > tclone and e[2].startswith("write(") and
-              i > 0 and "cgroup.procs" in S[i - 1][2]]
-        maps = [e for e in S if e[0] > tclone and "_map" in e[2]]
-        release = [e for e in S if e[0] > tclone and re.match(r'write\(\d+, "g"', e[2])]
-        mounts = [e for e in supev if re.match(r"(mount|pivot_root|umount2)\(", e[2])]
-        execve = [e for e in codeev if e[2].startswith("execve(")]
-        cexit = [e for e in codeev if e[2].startswith("exit_group(")]
-        walk = [e for e in supev if cexit and e[0] > cexit[0][0] and
-                e[2].startswith("openat(AT_FDCWD, \"/workspace\"")]
-        s_lifeline = [e for e in supev if e[2].startswith("sendto(")]
-        sexit = [e for e in supev if e[2].startswith("exit_group(")]
-        if not (mounts and execve and cexit and sexit and s_lifeline and release):
-            continue
-        s_done = [e for e in S if e[0] > sexit[0][0] and e[2].startswith("sendmsg(")]
-        f_reply = [e for e in F if e[0] > sexit[0][0] and e[2].startswith("sendmsg(") and
-                   "type\\10" in e[2]]
-        if not (s_done and f_reply):
-            continue
-        t_req = f_req[-1][0] + f_req[-1][3]
-        t_code_exec = execve[0][0] + execve[0][3]
-        add("01 request decode + checks (frontend)", f_memfd[-1][0] - t_req)
-        add("02 plan memfd + pipes + sendmsg (frontend)", f_send[-1][0] + f_send[-1][3] -
-            f_memfd[-1][0])
-        add("03 spawner: receive, seals, cgroup mkdir + limits", tclone - f_send[-1][0])
-        add("04 clone(NEWUSER|NS|PID|NET|IPC|UTS) syscall", cdur)
-        if maps:
-            add("05 uid/gid maps", maps[-1][0] - (tclone + cdur))
-        if cg:
-            add("06 cgroup attach: write to cgroup.procs", cg[0][3])
-        add("07 clone end to release of the child (maps + cgroup + sync)",
-            release[0][0] - (tclone + cdur))
-        add("08 supervisor: plan map to first mount", mounts[0][0] - release[0][0])
-        add("09 mounts, /etc, /dev, pivot_root, remount ro",
-            mounts[-1][0] + mounts[-1][3] - mounts[0][0])
-        add("10 lo up + clone of the code", sup_code[0][0] + sup_code[0][3] -
-            (mounts[-1][0] + mounts[-1][3]))
-        add("11 code: limits, caps, seccomp, execve", t_code_exec - codeev[0][0])
-        add("12 code runs /bin/true (execve end to exit_group)", cexit[0][0] - t_code_exec)
-        add("13 reap + kill + artifact walk + SUP_EXIT", s_lifeline[0][0] + s_lifeline[0][3] -
-            cexit[0][0])
-        if walk:
-            add("    of which artifact collection (workspace walk to SUP_EXIT)",
-                s_lifeline[0][0] + s_lifeline[0][3] - walk[0][0])
-        add("14 supervisor exit (exit_group to SPAWN_DONE sent; pid-ns teardown, reap, "
-            "cgroup rmdir)", s_done[0][0] + s_done[0][3] - sexit[0][0])
-        add("15 frontend: result built and sent", f_reply[-1][0] + f_reply[-1][3] -
-            (s_done[0][0] + s_done[0][3]))
-        add("total: request received to reply sent", f_reply[-1][0] + f_reply[-1][3] - t_req)
-    return {k: statistics.median(v) for k, v in phases.items()}, len(phases.get(
-        "total: request received to reply sent", []))
 
 
 # ---- where the CPU goes (perf record -a -g during lib throughput) ----------
@@ -536,6 +409,54 @@ def report_tputs(tputs, args, problems):
                       "clients)" % (secs, rounds), problems, base)
 
 
+CPU_CLIENTS = 8                  # --only cpu: clients of exec /bin/true per slice
+
+
+def daemon_cpu_s(daemon):
+    """CPU s of a daemon (/proc/PID/stat): the spawner with its reaped
+    children (supervisors, their code) and the frontend; no kernel workers."""
+    total = 0
+    for pid, kids in ((daemon.proc.pid, True), (daemon.frontend, False)):
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += sum(int(x) for x in fields[11:15 if kids else 13])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def measure_cpu(args, slices, secs):
+    """[(variant, runs, cpu_s, rate)] of slices of secs of exec /bin/true,
+    alternating between our daemon and the base (steadier than rates)."""
+    out = []
+    for _ in range(slices):
+        for name, d in (("lib", args.daemon), ("base", args.base_daemon)):
+            c0 = daemon_cpu_s(d)
+            res = run_bench(args, "--variants", "lib", "throughput", secs, 1, CPU_CLIENTS,
+                            daemon=d)
+            kv = next((parse_kv(l) for l in res.splitlines() if l.startswith("throughput")), {})
+            time.sleep(0.3)   # the last supervisors reaped: their CPU in cutime
+            out.append((name, int(kv.get("runs", 0)), daemon_cpu_s(d) - c0,
+                        float(kv.get("rate", 0))))
+    return out
+
+
+def report_cpu(cpu, problems):
+    print("## CPU per run (exec /bin/true, %d clients, slices alternating; ms of "
+          "spawner + supervisors + code + frontend)\n" % CPU_CLIENTS)
+    print("| variant | ms per run, median (min-max) | runs/s median |")
+    print("|---|---|---|")
+    med = {}
+    for v in ("lib", "base"):
+        per = [(1e3 * c / r, rt) for n, r, c, rt in cpu if n == v and r]
+        if per:
+            med[v] = statistics.median(p[0] for p in per)
+            print("| %s | %.2f (%.2f-%.2f) | %.0f |" % (v, med[v], min(per)[0], max(per)[0],
+                                                       statistics.median(p[1] for p in per)))
+    if len(med) < 2:
+        problems.append("cpu: no runs")
+    else:
+        print("\nlib / base: %.2fx CPU per run\n" % (med["lib"] / med["base"]))
+
+
 def report_files(files, problems):
     """The table of the files section: 1 input file against MANY_FILES."""
     print("## Many input files (exec /bin/true; ms from the call to the result)\n")
@@ -589,7 +510,9 @@ def parse_args():
                     default="interleaved",
                     help="latency: each pair once per round, %d times in a row, or both"
                     % B2B_CHUNK)
-    ap.add_argument("--only", choices=["files", "cell", "latency", "throughput", "perf"], default=None,
+    ap.add_argument("--only", choices=["files", "cell", "latency", "throughput", "perf", "phases",
+                                       "cpu"],
+                    default=None,
                     help="measure and print only this section (files: 500 input files vs 1)")
     args = ap.parse_args()
     if args.nostop:
@@ -702,6 +625,21 @@ def run_only(args, variants, tput_variants, problems, t_start):
         return report_only(None, problems, args, t_start, lat=(
             [(c, measure_latency(args, variants, args.iters, c)) for c in modes(args)],
             variants))
+    if args.only == "cpu":
+        if args.base_daemon is None:
+            raise SystemExit("bench: --only cpu compares with --base-airlockd")
+        report_cpu(measure_cpu(args, args.rounds * 3, 1.0 if args.quick else 3.0), problems)
+        return report_only(None, problems, args, t_start, lat=([], variants))
+    if args.only == "phases":
+        phases = trace_phases(args, args.phases or 20, run_bench)
+        if phases is None:
+            log("bench: no strace: no phases (skipped)")
+            return 77
+        if phases[1]:
+            report_phases(phases)
+        else:
+            problems.append("phases: no traced run was cut into phases")
+        return report_only(None, problems, args, t_start, lat=([], variants))
     if args.only == "perf":
         prof = perf_profile(args, args.perf or 5)
         if prof:
@@ -733,7 +671,7 @@ def measure_all(args, variants, tput_variants):
     res["netns"] = measure_netns(args)
     res["files"] = measure_files(args)
     res["cell"] = measure_cell(args)
-    res["phases"] = trace_phases(args, args.phases) if args.phases else None
+    res["phases"] = trace_phases(args, args.phases, run_bench) if args.phases else None
     res["prof"] = perf_profile(args, args.perf) if args.perf else None
     return res
 
@@ -790,18 +728,6 @@ def report_netns(netns, problems):
                                         "kworker_cpu_us_per_run")))
     else:
         problems.append("netns: no numbers")
-    print()
-
-
-def report_phases(phases):
-    """The per-phase breakdown of the traced runs (--phases)."""
-    ph, nr = phases
-    print("## Phases of one run of exec /bin/true (ms, median of %d traced runs; "
-          "strace inflates every syscall)\n" % nr)
-    print("| phase | ms |")
-    print("|---|---|")
-    for k in ph:
-        print("| %s | %.3f |" % (k, ph[k]))
     print()
 
 
@@ -871,8 +797,10 @@ def report_all(res, args, variants, problems, t_start):
         report_perf(res["prof"], args.perf)
     elif args.perf:
         problems.append("perf: no samples (is perf installed?)")
-    if res["phases"]:
+    if res["phases"] and res["phases"][1]:
         report_phases(res["phases"])
+    elif args.phases:
+        problems.append("phases: no traced run was cut into phases (is strace installed?)")
     report_targets(res)
     print("(total time %.0f s)" % (time.time() - t_start))
     sys.stdout.flush()
