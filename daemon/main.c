@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <event2/event.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: airlockd [--foreground] [--debug] [--config FILE] [--socket PATH]\n"
-		   "                [--user NAME]\n");
+		   "                [--user NAME] [--zygote-dir DIR]\n");
 }
 
 /* Make the socket's directory if it is missing (root-owned, 0755); refuse
@@ -168,7 +169,7 @@ main_start_checks(const struct config *cfg, bool socket_chown)
 
 /* The command line. */
 struct main_opts {
-	const char *config_path, *socket_path, *user;
+	const char *config_path, *socket_path, *user, *zygote_dir;
 	bool debug, config_given;
 };
 
@@ -176,15 +177,19 @@ struct main_opts {
 static int
 main_options(int argc, char **argv, struct main_opts *o)
 {
-	static const struct option opts[] = {
-		{"foreground", no_argument, NULL, 'f'},	  {"debug", no_argument, NULL, 'd'},
-		{"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
-		{"user", required_argument, NULL, 'u'},	  {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},	  {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"foreground", no_argument, NULL, 'f'},
+					     {"debug", no_argument, NULL, 'd'},
+					     {"config", required_argument, NULL, 'c'},
+					     {"socket", required_argument, NULL, 's'},
+					     {"user", required_argument, NULL, 'u'},
+					     {"help", no_argument, NULL, 'h'},
+					     {"version", no_argument, NULL, 'V'},
+					     {"zygote-dir", required_argument, NULL, 'z'},
+					     {NULL, 0, NULL, 0}};
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "fdc:s:u:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fdc:s:u:hVz:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			break; /* airlockd never forks into the background itself */
@@ -200,6 +205,9 @@ main_options(int argc, char **argv, struct main_opts *o)
 			break;
 		case 'u':
 			o->user = optarg;
+			break;
+		case 'z':
+			o->zygote_dir = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -407,6 +415,64 @@ main_zygote_pythons(struct spawner *sp, const struct config *cfg)
 			sp->zygote_pythons[sp->nzygote_pythons++] = cfg->runtimes[i].argv[0];
 }
 
+/* path, lstat'd: owned by root, writable by no one else, of the given type
+ * (no symlink); else a message in why. */
+static bool
+main_root_only(const char *path, mode_t type, char *why, size_t len)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		snprintf(why, len, "%s: %s", path, strerror(errno));
+	else if ((st.st_mode & S_IFMT) != type)
+		snprintf(why, len, "%s: not a %s", path,
+			 type == S_IFDIR ? "directory" : "regular file");
+	else if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+		snprintf(why, len, "%s: not root's alone (owner %u, mode %04o)", path,
+			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	else
+		return true;
+	return false;
+}
+
+/*
+ * zygote.py and the extension: the spawner's own, never the frontend's
+ * (docs/design-bursts.md §3.3), from where the build installed them or,
+ * with --zygote-dir (the tests' build tree), from that directory. Both run
+ * in the zygote outside any sandbox as the owner of the caller's runs'
+ * user namespaces: the directory and both files must be root's alone (a
+ * file another user could change would put their code there), checked
+ * here and zygote.py again by the spawner at each start. A --zygote-dir
+ * that fails the check stops the start (it was asked for); the built-in
+ * one not installed leaves zygote runs failing at their start, so runs go
+ * the ordinary way.
+ */
+static void
+main_zygote_files(struct spawner *sp, const char *dir)
+{
+#if defined(AIRLOCK_ZYGOTE_DIR) && defined(AIRLOCK_ZYGOTE_EXT_NAME)
+	static char script[PATH_MAX], ext[PATH_MAX];
+	char why[PATH_MAX + 64];
+	bool given = dir != NULL;
+
+	if (!given)
+		dir = AIRLOCK_ZYGOTE_DIR;
+	if (snprintf(script, sizeof(script), "%s/zygote.py", dir) >= (int)sizeof(script) ||
+	    snprintf(ext, sizeof(ext), "%s/%s", dir, AIRLOCK_ZYGOTE_EXT_NAME) >= (int)sizeof(ext))
+		fatalx("--zygote-dir: path too long");
+	if (given && (!main_root_only(dir, S_IFDIR, why, sizeof(why)) ||
+		      !main_root_only(script, S_IFREG, why, sizeof(why)) ||
+		      !main_root_only(ext, S_IFREG, why, sizeof(why))))
+		fatalx("--zygote-dir: %s", why);
+	sp->zygote_script = script;
+	sp->zygote_ext = ext;
+#else
+	if (dir != NULL)
+		fatalx("--zygote-dir: this airlockd was built without the zygote (no Python "
+		       "headers)");
+#endif
+}
+
 /* The spawner's resources, made as root before the split: the cgroup, the
  * seccomp filters (the frontend's too), the uid slots. */
 static void
@@ -454,13 +520,7 @@ main_resources(struct spawner *sp, const struct config *cfg, const struct main_o
 	sp->keepers = xcalloc(sp->nslots, sizeof(*sp->keepers));
 	sp->zygotes = xcalloc(sp->nslots, sizeof(*sp->zygotes));
 	main_zygote_pythons(sp, cfg);
-	/* zygote.py and the extension where the build installed them: the
-	 * spawner's own, never the frontend's (spawner_zygote_cmd.c checks
-	 * zygote.py is root's; docs/design-bursts.md §3.3). */
-#if defined(AIRLOCK_ZYGOTE_SCRIPT) && defined(AIRLOCK_ZYGOTE_EXT)
-	sp->zygote_script = AIRLOCK_ZYGOTE_SCRIPT;
-	sp->zygote_ext = AIRLOCK_ZYGOTE_EXT;
-#endif
+	main_zygote_files(sp, o->zygote_dir);
 	for (i = 0; i < sp->nslots; i++) {
 		sp->zygotes[i].sock = -1;
 		sp->slots[i].ctl = -1;

@@ -47,13 +47,29 @@ sb_zy_flag(const char *a)
 	return false;
 }
 
+/* One NUL-terminated string into fd; -1 (errno set) on a short write. */
+static int
+sb_zy_put(int fd, const char *s)
+{
+	size_t len = strlen(s) + 1;
+
+	if (write(fd, s, len) != (ssize_t)len) {
+		if (errno == 0)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
 /*
- * The code memfd: the plan's argv after the interpreter, NUL-terminated
- * strings: its flags, then `-c BOOT CODE_FILE ARGS` for a python run with
- * its start-up, else `CODE_FILE ARGS` (zygote.py runs them as CPython
- * would). A flag zygote.py cannot honour: -EOPNOTSUPP, the ordinary way.
- * Sealed against growth and writes; the zygote gets a read-only open of
- * it. Returns the memfd (ours) or -errno.
+ * The code memfd, NUL-terminated strings: how many argv strings follow (in
+ * decimal), the plan's argv after the interpreter (its flags, then `-c
+ * BOOT ARGS` for a python run with its start-up, else `CODE_FILE ARGS`:
+ * zygote.py runs them as CPython would), then the plan's environment, which
+ * the child takes as its own (the run's, never the zygote's: a pre-started
+ * python run's start-up text comes in it, AIRLOCK_BOOT). A flag zygote.py cannot honour:
+ * -EOPNOTSUPP, the ordinary way. Sealed against growth and writes; the zygote gets a read-only open
+ * of it. Returns the memfd (ours) or -errno.
  */
 static int
 sb_zy_code(const struct plan_view *pv)
@@ -75,14 +91,17 @@ sb_zy_code(const struct plan_view *pv)
 	fd = memfd_create("airlock-zygote-code", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	for (i = 1; pv->argv[i] != NULL; i++) {
-		size_t len = strlen(pv->argv[i]) + 1;
-
-		if (write(fd, pv->argv[i], len) != (ssize_t)len) {
-			r = errno != 0 ? -errno : -EIO;
-			close(fd);
-			return r;
-		}
+	for (i = 1; pv->argv[i] != NULL; i++)
+		;
+	r = dprintf(fd, "%zu%c", i - 1, '\0');
+	for (i = 1; r >= 0 && pv->argv[i] != NULL; i++)
+		r = sb_zy_put(fd, pv->argv[i]);
+	for (i = 0; r >= 0 && pv->envp[i] != NULL; i++)
+		r = sb_zy_put(fd, pv->envp[i]);
+	if (r < 0) {
+		r = errno != 0 ? -errno : -EIO;
+		close(fd);
+		return r;
 	}
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_WRITE) < 0) {
 		r = -errno;

@@ -56,8 +56,10 @@ def exit_status(e):
 def run_code():
     """In the entered child: the run's code as __main__, then the end.
 
-    fd 5 holds the run's argv after the interpreter, NUL-terminated
-    (docs/design-bursts.md section 3.5): the interpreter's flags (only
+    fd 5 holds NUL-terminated strings (docs/design-bursts.md section
+    3.5): how many argv strings follow, then the run's argv after the
+    interpreter, then the run's environment. The argv: the interpreter's
+    flags (only
     those in FLAGS: the supervisor sends no other), then `-c TEXT ARGS` (a
     python run's start-up, whose own ARGS name the code file) or `FILE
     ARGS`, run as CPython runs them: the site module's path set-up first
@@ -66,7 +68,18 @@ def run_code():
     came too late) runs nothing."""
     raw = read_all(CODE_FD)
     os.close(CODE_FD)
-    args = [a.decode("utf-8", "surrogateescape") for a in raw.split(b"\0")[:-1]]
+    items = [a.decode("utf-8", "surrogateescape") for a in raw.split(b"\0")[:-1]]
+    if not items or not items[0].isdigit() or int(items[0]) > len(items) - 1:
+        os._exit(127)
+    nargs = int(items[0])
+    args, env = items[1 : 1 + nargs], items[1 + nargs :]
+    # The run's environment, not the zygote's: os.environ's changes reach
+    # the C environment too (putenv), so the code's children get it.
+    os.environ.clear()
+    for kv in env:
+        k, sep, v = kv.partition("=")
+        if sep and k:
+            os.environ[k] = v
     flags = set()
     while args and args[0] in FLAGS:
         flags.add(args.pop(0))

@@ -398,6 +398,9 @@ class Daemon:
                 "--config", self.config]
         if self.debug:
             argv.insert(2, "--debug")
+        # The build tree's zygote.py and extension (tests/meson.build).
+        if env.get("AIRLOCK_TEST_ZYGOTE_DIR"):
+            argv += ["--zygote-dir", env["AIRLOCK_TEST_ZYGOTE_DIR"]]
         t0 = time.time()
         with open(self.log, "ab") as logf:
             self.proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT,

@@ -472,18 +472,20 @@ zygote_py_run(int sock, unsigned u, const char *code, struct zy_run *ret)
 	zr.stdio_fd[1] = op[1];
 	zr.stdio_fd[2] = ep[1];
 	zr.report_fd = fds[SANDBOX_ZYGOTE_NS];
-	/* What the run's argv runs after the interpreter's flags
-	 * (design-bursts.md §3.5): -c, the text, the code file's name. */
+	/* How many argv strings, the run's argv after the interpreter's flags
+	 * (design-bursts.md §3.5): -c, the text, the code file's name; then
+	 * the run's environment: one variable. */
 	{
 		static char argv[4096];
 		size_t n = strlen(code);
 
-		if (n + 32 > sizeof(argv))
+		if (n + 64 > sizeof(argv))
 			DIE("code too long");
-		memcpy(argv, "-c", 3);
-		memcpy(argv + 3, code, n + 1);
-		memcpy(argv + 3 + n + 1, "/run/airlock/main.py", 21);
-		zr.code_fd = memfd_with("code", argv, 3 + n + 1 + 21);
+		memcpy(argv, "3\0-c", 5);
+		memcpy(argv + 5, code, n + 1);
+		memcpy(argv + 5 + n + 1, "/run/airlock/main.py", 21);
+		memcpy(argv + 5 + n + 1 + 21, "LANG=C.UTF-8", 13);
+		zr.code_fd = memfd_with("code", argv, 5 + n + 1 + 21 + 13);
 	}
 	zr.uid = 1000;
 	zr.gid = 1000;

@@ -2,9 +2,8 @@
 docs/design-bursts.md §3.6), against a real airlockd started as root.
 
 Run by meson (suite "zygote") with AIRLOCKD and AIRLOCK (the built daemon
-and CLI). The daemon must be built with an installed zygote (its
-zygote.py and extension at the paths it was compiled with: the meson
-test installs nothing, so it is skipped (77) where they are absent).
+and CLI) and AIRLOCK_TEST_ZYGOTE_DIR (the build tree's zygote.py and
+extension, given to the daemon as --zygote-dir).
 
 One daemon whose runtime `python` has zygote = yes and whose runtime
 `python-plain` runs the same argv with prestart only. Every run of a
@@ -51,10 +50,12 @@ def setUpModule():
     global _daemon
     if os.geteuid() != 0:
         raise unittest.SkipTest("needs root")
-    script = os.environ.get("AIRLOCK_ZYGOTE_SCRIPT", "")
-    if not script or not os.path.exists(script):
-        raise unittest.SkipTest("no installed zygote.py (%r): build with an installed prefix"
-                                % script)
+    # The build tree's zygote.py and extension, given to the daemon by
+    # Daemon (--zygote-dir): without them every run would go the ordinary
+    # way and the checks of zygote=ran would fail, so say why first.
+    zdir = os.environ.get("AIRLOCK_TEST_ZYGOTE_DIR", "")
+    if not os.path.exists(os.path.join(zdir, "zygote.py")):
+        raise RuntimeError("no zygote.py in AIRLOCK_TEST_ZYGOTE_DIR (%r)" % zdir)
     base, count = uid_range()
     _daemon = Daemon(os.environ["AIRLOCKD"], config=CONFIG, debug=True, uids=(base, count // 2))
     # A second caller (nobody) reaches the socket.
@@ -141,6 +142,18 @@ class ZygoteTest(unittest.TestCase):
         a = self.same("raise ValueError('boom')")
         self.assertEqual(a["exit_code"], 1)
         self.assertIn("ValueError: boom", a["stderr"])
+
+    def test_environment_is_the_runs(self):
+        # The run's environment, not the zygote's: the same names as
+        # without the key, none of the start-up's own (AIRLOCK_BOOT, which
+        # the start-up takes out), in the code and in its child.
+        code = ("import os, subprocess\n"
+                "print(sorted(os.environ))\n"
+                "print(subprocess.run(['/usr/bin/env'], capture_output=True, text=True)"
+                ".stdout.count('AIRLOCK_BOOT'), os.environ.get('PATH'))")
+        a = self.same(code)
+        self.assertNotIn("AIRLOCK_BOOT", a["stdout"].splitlines()[0])
+        self.assertTrue(a["stdout"].splitlines()[1].startswith("0 /"), a["stdout"])
 
     def test_limits(self):
         # memory: a 400 MiB allocation under a 64 MiB limit
