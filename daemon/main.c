@@ -520,7 +520,6 @@ main_resources(struct spawner *sp, const struct config *cfg, const struct main_o
 	sp->keepers = xcalloc(sp->nslots, sizeof(*sp->keepers));
 	sp->zygotes = xcalloc(sp->nslots, sizeof(*sp->zygotes));
 	main_zygote_pythons(sp, cfg);
-	main_zygote_files(sp, o->zygote_dir);
 	for (i = 0; i < sp->nslots; i++) {
 		sp->zygotes[i].sock = -1;
 		sp->slots[i].ctl = -1;
@@ -643,6 +642,8 @@ main(int argc, char **argv)
 	main_config(&o, &cfg, &listen_fd);
 	memset(&sp, 0, sizeof(sp));
 	main_layout(&sp);
+	/* Before anything is made: a --zygote-dir refused stops the start. */
+	main_zygote_files(&sp, o.zygote_dir);
 	main_resources(&sp, &cfg, &o, &frontend_filter);
 	main_state_dir(&cfg);
 	fe = main_split(&sp, &cfg, listen_fd, &frontend_filter, &o);

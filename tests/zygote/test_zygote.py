@@ -318,5 +318,51 @@ class ZygoteLifeTest(unittest.TestCase):
         self.assertEqual(self.count(r" zygote=ran"), n)
 
 
+
+class ZygoteDirTest(unittest.TestCase):
+    """airlockd --zygote-dir: a directory or file another user could change
+    stops the start with a message naming it (daemon/main.c)."""
+
+    def start_with(self, zdir):
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="airlock-zydir-") as home:
+            conf = os.path.join(home, "airlockd.conf")
+            base, count = uid_range()
+            with open(conf, "w") as f:
+                f.write("[sandbox]\nuid_base = %d\nuid_count = %d\n"
+                        % (base + count // 2, count // 2))
+            p = subprocess.run([os.environ["AIRLOCKD"], "--foreground", "--socket",
+                                os.path.join(home, "s"), "--config", conf,
+                                "--zygote-dir", zdir],
+                               capture_output=True, text=True, timeout=30)
+        return p.returncode, p.stderr
+
+    def copy_of_build_dir(self, root, mode):
+        import shutil
+        src = os.environ["AIRLOCK_TEST_ZYGOTE_DIR"]
+        d = os.path.join(root, "z")
+        os.mkdir(d)
+        for n in os.listdir(src):
+            if n == "zygote.py" or n.endswith(".so"):
+                shutil.copy(os.path.join(src, n), d)
+        os.chmod(d, mode)
+        return d
+
+    def test_refused_when_not_roots_alone(self):
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="airlock-zydir-") as root:
+            d = self.copy_of_build_dir(root, 0o777)
+            rc, err = self.start_with(d)
+            self.assertNotEqual(rc, 0, err)
+            self.assertIn("--zygote-dir: %s: not root's alone" % d, err)
+            os.chmod(d, 0o755)
+            os.chmod(os.path.join(d, "zygote.py"), 0o666)
+            rc, err = self.start_with(d)
+            self.assertNotEqual(rc, 0, err)
+            self.assertIn("zygote.py: not root's alone", err)
+            rc, err = self.start_with(os.path.join(root, "missing"))
+            self.assertNotEqual(rc, 0, err)
+            self.assertIn("No such file or directory", err)
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
