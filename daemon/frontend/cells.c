@@ -639,7 +639,10 @@ cells_interp_ended(struct cells *cs, struct run *r, const struct proto_result *r
 	cells_procs_ended(cs->procs);
 	evtimer_del(cs->eof_ev);
 	cells_close_chan(cs);
-	if (!cs->lost)
+	/* A restart of ours (cells_restart, a reload) said why already: that
+	 * reason is the cell's error, not how the interpreter we killed ended
+	 * (it would always read "signaled"). */
+	if (cs->lost_why[0] == '\0')
 		snprintf(cs->lost_why, sizeof(cs->lost_why), "the interpreter ended (%s)",
 			 proto_outcome_name(res->outcome));
 	cs->lost = true;

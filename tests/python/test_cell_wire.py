@@ -76,10 +76,12 @@ class CellWireCase(unittest.TestCase):
             _daemon.show_log()
 
     def cell(self, code, **kw):
+        self.last_error = None
         try:
             return self.s.run_cell(code, **kw)
         except airlock.SandboxError as e:
             self.assertIsNotNone(e.result, str(e))
+            self.last_error = str(e)
             return e.result
 
     def daemon_log(self):
@@ -151,6 +153,10 @@ class TestRestartedAndErrors(CellWireCase):
                 self.assertLess(time.monotonic() - t, 10)
                 self.assertEqual((r.outcome, r.state, r.restarted, r.ename), ("error", "lost", True, None))
                 self.assertIn("the interpreter's answer is refused: " + why, self.daemon_log())
+                # The cell's own error says why, not how the interpreter
+                # we killed for it ended ("the interpreter ended (signaled)").
+                self.assertIn("the interpreter's answer is refused: " + why, self.last_error or "")
+                self.assertNotIn("the interpreter ended", self.last_error or "")
                 after = self.cell("'x' in globals()")
                 self.assertEqual((after.value, after.state, after.restarted), ("False", "lost", False))
 
