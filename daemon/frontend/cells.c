@@ -517,10 +517,15 @@ cells_reload(struct cells *cs, const char *why, const struct egress_policy *pol)
 	cells_pump_soon(cs);
 }
 
+/*
+ * One message of the driver's. ended: the supervisor ended the cell
+ * already (its SUP_CELL_END came first, the driver's number on the done
+ * pipe: design-interpreters.md §2.9), so the answer, sent before that
+ * number, must be here now, and no FINISH is sent.
+ */
 static void
-cells_chan_cb(evutil_socket_t fd, short what UNUSED, void *arg)
+cells_chan_take(struct cells *cs, bool ended)
 {
-	struct cells *cs = arg;
 	struct cell *cl = TAILQ_FIRST(&cs->q);
 	struct cells_done dn;
 	struct cells_sup fin;
@@ -529,10 +534,20 @@ cells_chan_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 	ssize_t n;
 	const char *bad;
 
-	n = fdpass_recv(fd, &dn, sizeof(dn), fds, CELLS_NFDS, &nfds);
-	if (n == -EAGAIN || n == -EINTR)
+	n = fdpass_recv(cs->chan, &dn, sizeof(dn), fds, CELLS_NFDS, &nfds);
+	if ((n == -EAGAIN || n == -EINTR) && !ended)
 		return;
+	if (n == -EAGAIN || n == -EINTR) {
+		cells_restart(cs,
+			      "cell %" PRIu64 ": the cell ended without the interpreter's answer",
+			      cl->n);
+		return;
+	}
 	fdpass_close_all(fds, nfds);
+	if (ended && (n == 0 || n == -ECONNRESET)) {
+		cells_restart(cs, "cell %" PRIu64 ": the interpreter closed its channel", cl->n);
+		return;
+	}
 	if (n == 0 || n == -ECONNRESET) {
 		/* The channel closed: the driver is gone or broken. If it is
 		 * gone, its run's end answers the cell with the true outcome
@@ -571,11 +586,19 @@ cells_chan_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 	}
 	cl->done = dn;
 	cl->stage = CELL_FINISHING;
+	if (ended)
+		return;
 	memset(&fin, 0, sizeof(fin));
 	fin.type = CELLS_SUP_FINISH;
 	fin.cell = cl->n;
 	if (cs->interp == NULL || run_lifeline_send(cs->interp, &fin, sizeof(fin)) < 0)
 		cells_restart(cs, "cell %" PRIu64 ": cannot reach the supervisor", cl->n);
+}
+
+static void
+cells_chan_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
+{
+	cells_chan_take(arg, false);
 }
 
 void
@@ -599,6 +622,13 @@ cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m)
 
 	if (cs->interp != r)
 		return; /* an interpreter already given up */
+	/* The driver's number ended the cell before its answer was read
+	 * here: read it now (design-interpreters.md §2.9). */
+	if (cl != NULL && cl->stage == CELL_SENT && m->size == cl->n && cs->chan >= 0) {
+		cells_chan_take(cs, true);
+		if (cs->state == CELLS_KILLING)
+			return;
+	}
 	if (cl == NULL || cl->stage != CELL_FINISHING || m->size != cl->n) {
 		cells_restart(cs, "a cell's end that is not this cell's");
 		return;

@@ -142,6 +142,7 @@ struct sb_run {
 	 * and cpu (sandbox_run_cpu_ns from 0) at its CELLS_SUP_BEGIN. */
 	uint64_t cell, cell_t0, cell_cpu0;
 	struct sb_cell_fence cell_fence; /* PLAN_F_CELLS: since the last cell's end */
+	int cell_done_rd; /* PLAN_F_CELLS: the done pipe's read end (non-blocking), or -1 */
 };
 
 /* At a cell's end (PLAN_F_CELLS), its other processes dead: send a
@@ -202,6 +203,12 @@ void sandbox_tools_setup(int lifeline);
  * the lifeline, with the peak read through peak_fd.
  */
 int sandbox_cells_channel(int lifeline);
+/* The done pipe (design-interpreters.md §2.9): a packet pipe, the read end
+ * non-blocking, both close-on-exec; 0 or -errno. */
+int sandbox_cells_done_pipe(int *ret_rd, int *ret_wr);
+/* Whether the done pipe holds the number of cell (0: none is timed), a
+ * packet of exactly 8 bytes; reads at most 64 packets, dropping the others. */
+bool sandbox_cells_done_read(int rd, uint64_t cell);
 int sandbox_cells_kill_others(pid_t keep);
 /* At a cell's FINISH: sandbox_cells_kill_others(), unless the session keeps
  * its processes (PLAN_F_BACKGROUND: 0). */

@@ -26,6 +26,7 @@
 #include "cells_msg.h"
 #include "cgroup_read.h"
 #include "dirents.h"
+#include "fdio.h"
 #include "spawn_msg.h"
 
 #define SB_TICK_MS 50
@@ -212,12 +213,13 @@ sb_cells_interrupt(const struct sb_run *r, uint64_t grace_ms)
  * cpu limit the interpreter gets SIGINT (KeyboardInterrupt: its state is
  * kept); no FINISH within the grace after it, and the run ends here with
  * that limit as its reason (sandbox_end kills everything; the frontend starts a
- * new interpreter: the state is lost). At FINISH every other process dies
- * and SUP_CELL_END follows. CELLS_SUP_INTERRUPT (a cancel) interrupts the
- * cell as its limit does. CELLS_SUP_KILL ends the run (the frontend gives
- * the interpreter up); any other message, or EOF, ends it at once. A cell
- * still with the driver when the run ends gets its own figures in
- * SUP_CELL_LOST (sandbox_main).
+ * new interpreter: the state is lost). At FINISH, or at the driver's
+ * number on the done pipe if it comes first (design-interpreters.md 2.9),
+ * every other process dies and SUP_CELL_END follows. CELLS_SUP_INTERRUPT
+ * (a cancel) interrupts the cell as its limit does. CELLS_SUP_KILL ends
+ * the run (the frontend gives the interpreter up); any other message, or
+ * EOF, ends it at once. A cell still with the driver when the run ends
+ * gets its own figures in SUP_CELL_LOST (sandbox_main).
  *
  * Between two cells the interpreter is stopped (SIGSTOP at FINISH, SIGCONT
  * at BEGIN): the threads a cell left running spend nothing, and fork
@@ -244,41 +246,131 @@ sb_cells_used(const struct sandbox_ctx *ctx, uint64_t cpu0, uint64_t now, uint64
 	return *last;
 }
 
+/* A cell being timed (sandbox_supervise_cells). */
+struct sb_cell {
+	struct cells_sup m; /* its BEGIN */
+	bool active, interrupted;
+	uint64_t t0, cpu0, deadline, grace_end, cpu_max, cpu_at, cpu_last;
+	uint64_t ended; /* the last cell ended: a late FINISH or number for it is dropped */
+};
+
+static void
+sb_cells_begin(struct sb_run *r, struct sb_cell *c, const struct cells_sup *m)
+{
+	c->m = *m;
+	c->active = true;
+	c->interrupted = false;
+	r->reason = SUP_REASON_EXITED;
+	c->t0 = sandbox_now_ns();
+	c->cpu0 = sandbox_run_cpu_ns(&r->ctx, 0);
+	c->cpu_at = c->t0;
+	c->cpu_last = 0;
+	c->deadline = c->t0 + m->wall_ms * 1000000ULL;
+	c->cpu_max = m->cpu_ms * 1000000ULL;
+	r->cell = m->cell;
+	r->cell_t0 = c->t0;
+	r->cell_cpu0 = c->cpu0;
+	sandbox_cells_peak_reset(r->ctx.peak_fd);
+	kill((pid_t)r->pid, SIGCONT);
+}
+
+/*
+ * The cell is done (the frontend's FINISH, or the driver's number on the
+ * done pipe, whichever came first: design-interpreters.md §2.9). Stopped
+ * first: a thread of the cell's forks no more while the others die. What
+ * cannot be shown dead ends the run (-EBUSY), the interpreter with it
+ * (sandbox_end kills everything): nothing of a cell runs after it.
+ */
+static int
+sb_cells_done(struct sb_run *r, struct sb_cell *c)
+{
+	uint64_t used;
+
+	kill((pid_t)r->pid, SIGSTOP);
+	if (sandbox_cells_finish(r) < 0)
+		return -EBUSY;
+	/* The files it left, before its end (issue 30). */
+	sandbox_cell_artifacts(r);
+	used = sandbox_run_cpu_ns(&r->ctx, 0);
+	sandbox_cells_end(sandbox_lifeline(), SUP_CELL_END, c->m.cell, r->reason, c->interrupted,
+			  used > c->cpu0 ? used - c->cpu0 : 0, sandbox_now_ns() - c->t0,
+			  r->ctx.peak_fd);
+	c->active = false;
+	c->ended = c->m.cell;
+	r->cell = 0;
+	r->reason = SUP_REASON_EXITED;
+	return 0;
+}
+
+/* One message of the frontend's: 0, or -1 when the run must end. */
+static int
+sb_cells_msg(struct sb_run *r, struct sb_cell *c, const struct cells_sup *m)
+{
+	if (m->type == CELLS_SUP_BEGIN && !c->active) {
+		sb_cells_begin(r, c, m);
+	} else if (m->type == CELLS_SUP_FINISH && c->active && m->cell == c->m.cell) {
+		return sb_cells_done(r, c) < 0 ? -1 : 0;
+	} else if (m->type == CELLS_SUP_FINISH && !c->active && m->cell == c->ended) {
+		/* The driver's number ended it first. */
+	} else if (m->type == CELLS_SUP_KILL) {
+		return -1;
+	} else if (m->type == CELLS_SUP_INTERRUPT) {
+		/* A cancel: as at a limit, for the cell being timed and once;
+		 * a late one (answered) is dropped. */
+		if (c->active && m->cell == c->m.cell && !c->interrupted) {
+			c->grace_end = sb_cells_interrupt(r, c->m.grace_ms);
+			c->interrupted = true;
+		}
+	} else if (!sandbox_cells_background_msg(r, m)) {
+		_exit(0);
+	}
+	return 0;
+}
+
 void
 sandbox_supervise_cells(struct sb_run *r)
 {
 	const struct sandbox_ctx *ctx = &r->ctx;
-	struct cells_sup cell;
-	bool active = false, interrupted = false;
-	uint64_t t0 = 0, cpu0 = 0, deadline = 0, grace_end = 0, cpu_max = 0, cpu_at = 0,
-		 cpu_last = 0;
+	struct sb_cell c;
 
 	/* The interpreter's own total is RLIMIT_CPU's (sandbox_code.c). */
 	r->cpu_limit_ns = UINT64_MAX;
-	memset(&cell, 0, sizeof(cell));
+	memset(&c, 0, sizeof(c));
 	while (!r->code_done) {
-		struct pollfd p[3] = {{.fd = sandbox_lifeline(), .events = POLLIN},
+		struct pollfd p[4] = {{.fd = sandbox_lifeline(), .events = POLLIN},
 				      {.fd = r->pidfd, .events = POLLIN},
-				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
+				      {.fd = ctx->pids_events_fd, .events = POLLPRI},
+				      {.fd = r->cell_done_rd, .events = POLLIN}};
 		uint64_t now = sandbox_now_ns(), used;
 		int timeout = -1;
 
-		if (active) {
-			used = sb_cells_used(ctx, cpu0, now, &cpu_at, &cpu_last);
-			if (!interrupted && (now >= deadline || used >= cpu_max)) {
-				r->reason = now >= deadline ? SUP_REASON_WALL : SUP_REASON_CPU;
-				grace_end = sb_cells_interrupt(r, cell.grace_ms);
-				interrupted = true;
+		if (c.active) {
+			used = sb_cells_used(ctx, c.cpu0, now, &c.cpu_at, &c.cpu_last);
+			if (!c.interrupted && (now >= c.deadline || used >= c.cpu_max)) {
+				r->reason = now >= c.deadline ? SUP_REASON_WALL : SUP_REASON_CPU;
+				c.grace_end = sb_cells_interrupt(r, c.m.grace_ms);
+				c.interrupted = true;
 			}
-			if (interrupted && now >= grace_end)
+			if (c.interrupted && now >= c.grace_end)
 				return;
-			timeout = (int)(((interrupted ? grace_end : deadline) - now) / 1000000ULL +
+			timeout = (int)(((c.interrupted ? c.grace_end : c.deadline) - now) /
+						1000000ULL +
 					1);
-			if (!interrupted && timeout > SB_TICK_MS)
+			if (!c.interrupted && timeout > SB_TICK_MS)
 				timeout = SB_TICK_MS;
 		}
-		if (poll(p, 3, timeout) < 0 && errno != EINTR)
+		if (poll(p, 4, timeout) < 0 && errno != EINTR)
 			return;
+		/* The driver's own word that the cell is done: no wait for
+		 * the frontend's FINISH (one wake-up less in series). */
+		if (p[3].revents != 0 &&
+		    sandbox_cells_done_read(r->cell_done_rd, c.active ? c.m.cell : 0) &&
+		    sb_cells_done(r, &c) < 0)
+			return;
+		/* Every writer gone (the code closed the driver's copy): poll
+		 * it no more, or its hang-up wakes the loop without end. */
+		if (p[3].revents & (POLLHUP | POLLERR | POLLNVAL))
+			r->cell_done_rd = fd_close(r->cell_done_rd);
 		if (p[0].revents != 0) {
 			struct cells_sup m;
 			ssize_t n = recv(sandbox_lifeline(), &m, sizeof(m), MSG_DONTWAIT);
@@ -287,53 +379,8 @@ sandbox_supervise_cells(struct sb_run *r)
 				continue;
 			if (n != (ssize_t)sizeof(m))
 				_exit(0);
-			if (m.type == CELLS_SUP_BEGIN && !active) {
-				cell = m;
-				active = true;
-				interrupted = false;
-				r->reason = SUP_REASON_EXITED;
-				t0 = sandbox_now_ns();
-				cpu0 = sandbox_run_cpu_ns(ctx, 0);
-				cpu_at = t0;
-				cpu_last = 0;
-				deadline = t0 + m.wall_ms * 1000000ULL;
-				cpu_max = m.cpu_ms * 1000000ULL;
-				r->cell = m.cell;
-				r->cell_t0 = t0;
-				r->cell_cpu0 = cpu0;
-				sandbox_cells_peak_reset(ctx->peak_fd);
-				kill((pid_t)r->pid, SIGCONT);
-			} else if (m.type == CELLS_SUP_FINISH && active && m.cell == cell.cell) {
-				/* Stopped first: a thread of the cell's forks no
-				 * more while the others die. What cannot be shown
-				 * dead ends the run, the interpreter with it
-				 * (sandbox_end kills everything): nothing of a cell
-				 * runs after it. */
-				kill((pid_t)r->pid, SIGSTOP);
-				if (sandbox_cells_finish(r) < 0)
-					return;
-				/* The files it left, before its end (issue 30). */
-				sandbox_cell_artifacts(r);
-				used = sandbox_run_cpu_ns(ctx, 0);
-				sandbox_cells_end(sandbox_lifeline(), SUP_CELL_END, cell.cell,
-						  r->reason, interrupted,
-						  used > cpu0 ? used - cpu0 : 0,
-						  sandbox_now_ns() - t0, ctx->peak_fd);
-				active = false;
-				r->cell = 0;
-				r->reason = SUP_REASON_EXITED;
-			} else if (m.type == CELLS_SUP_KILL) {
+			if (sb_cells_msg(r, &c, &m) < 0)
 				return;
-			} else if (m.type == CELLS_SUP_INTERRUPT) {
-				/* A cancel: as at a limit, for the cell being timed
-				 * and once; a late one (answered) is dropped. */
-				if (active && m.cell == cell.cell && !interrupted) {
-					grace_end = sb_cells_interrupt(r, cell.grace_ms);
-					interrupted = true;
-				}
-			} else if (!sandbox_cells_background_msg(r, &m)) {
-				_exit(0);
-			}
 		}
 		sb_reap((pid_t)r->pid, &r->status, &r->code_done);
 		if (p[2].revents != 0 && cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {

@@ -161,6 +161,43 @@ class TestRestartedAndErrors(CellWireCase):
                 self.assertEqual((after.value, after.state, after.restarted), ("False", "lost", False))
 
 
+# A cell that finds the driver's done pipe (the only pipe it holds open
+# for writing; docs/design-interpreters.md section 2.9) and writes to it.
+_DONE = """import os, struct, sys, time
+n = int(sys._getframe().f_code.co_filename[6:-1])
+done = [int(f) for f in os.listdir('/proc/self/fd') if os.path.islink('/proc/self/fd/' + f)
+        and os.readlink('/proc/self/fd/' + f).startswith('pipe:')
+        and os.get_blocking(int(f)) and (__import__('fcntl').fcntl(int(f), 3) & 3) == 1][0]
+%s
+"""
+
+
+class TestDonePipe(CellWireCase):
+    def test_own_number_ends_the_cell(self):
+        # The cell writes its own number before any answer and sleeps: the
+        # supervisor ends it at once, the frontend finds no answer, and
+        # restarts the interpreter (state lost), long before the sleep.
+        self.cell("x = 1")
+        t = time.monotonic()
+        r = self.cell(_DONE % "os.write(done, struct.pack('<Q', n))\ntime.sleep(20)")
+        self.assertLess(time.monotonic() - t, 10)
+        self.assertEqual((r.outcome, r.state), ("error", "lost"), self.last_error)
+        self.assertIn("the cell ended without the interpreter's answer", self.last_error or "")
+        after = self.cell("'x' in globals()")
+        self.assertEqual((after.value, after.state), ("False", "lost"))
+
+    def test_other_numbers_and_a_flood_are_dropped(self):
+        # Numbers of other cells, odd sizes and a flood of them change
+        # nothing: the cell runs to its end and keeps the state.
+        self.cell("x = 1")
+        r = self.cell(_DONE % ("os.write(done, struct.pack('<Q', n + 1))\nos.write(done, b'abc')\n"
+                               "os.write(done, struct.pack('<Q', n) + b'x')\n"
+                               "for i in range(5000):\n    os.write(done, struct.pack('<Q', n - 1))\n"
+                               "time.sleep(0.2)\nx += 1\nx"))
+        self.assertEqual((r.outcome, r.exit_code, r.value, r.state), ("exited", 0, "2", "kept"), self.last_error)
+        self.assertEqual(self.cell("x").value, "2")
+
+
 class TestStream(CellWireCase):
     def test_stream_reaches_the_client_while_the_cell_runs(self):
         # The first chunk is waited for: the cell runs 60 s unless the
