@@ -251,7 +251,8 @@ struct sb_cell {
 	struct cells_sup m; /* its BEGIN */
 	bool active, interrupted;
 	uint64_t t0, cpu0, deadline, grace_end, cpu_max, cpu_at, cpu_last;
-	uint64_t ended; /* the last cell ended: a late FINISH or number for it is dropped */
+	uint64_t ended;	  /* the last cell ended: a late FINISH or number for it is dropped */
+	uint64_t cpu_end; /* the run's cpu at that cell's end (0: none yet) */
 };
 
 static void
@@ -262,7 +263,18 @@ sb_cells_begin(struct sb_run *r, struct sb_cell *c, const struct cells_sup *m)
 	c->interrupted = false;
 	r->reason = SUP_REASON_EXITED;
 	c->t0 = sandbox_now_ns();
-	c->cpu0 = sandbox_run_cpu_ns(&r->ctx, 0);
+	/*
+	 * The baseline is the last cell's end's figure when nothing could
+	 * run since: the interpreter stopped, every other process dead (a
+	 * killed child's time moves to its reaper's, the sum stays). The
+	 * /proc walk then leaves the path between BEGIN and SIGCONT, which
+	 * the driver waits on (issue 33). A background session's processes
+	 * run between cells: walked, as is the first cell.
+	 */
+	if (c->cpu_end != 0 && !(r->pv->hdr->flags & PLAN_F_BACKGROUND))
+		c->cpu0 = c->cpu_end;
+	else
+		c->cpu0 = sandbox_run_cpu_ns(&r->ctx, 0);
 	c->cpu_at = c->t0;
 	c->cpu_last = 0;
 	c->deadline = c->t0 + m->wall_ms * 1000000ULL;
@@ -297,6 +309,7 @@ sb_cells_done(struct sb_run *r, struct sb_cell *c)
 			  r->ctx.peak_fd);
 	c->active = false;
 	c->ended = c->m.cell;
+	c->cpu_end = used;
 	r->cell = 0;
 	r->reason = SUP_REASON_EXITED;
 	return 0;

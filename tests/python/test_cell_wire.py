@@ -197,6 +197,17 @@ class TestDonePipe(CellWireCase):
         self.assertEqual((r.outcome, r.exit_code, r.value, r.state), ("exited", 0, "2", "kept"), self.last_error)
         self.assertEqual(self.cell("x").value, "2")
 
+    def test_cpu_is_each_cells_own(self):
+        # Each cell's cpu is counted from its own start: the supervisor's
+        # baseline is the last cell's end (nothing runs between cells),
+        # so a spin is the spinning cell's and not the next one's.
+        spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+        for _ in range(2):
+            r = self.cell(spin)
+            self.assertGreaterEqual(r.cpu_time, 0.25, self.last_error)
+            r = self.cell("x = 1")
+            self.assertLess(r.cpu_time, 0.2, self.last_error)
+
 
 class TestStream(CellWireCase):
     def test_stream_reaches_the_client_while_the_cell_runs(self):
