@@ -51,7 +51,6 @@
 #include "memfd.h"
 #include "run.h"
 #include "runqueue.h"
-#include "session.h"
 #include "run_owner.h"
 #include "xalloc.h"
 #include "compiler.h"
@@ -68,10 +67,10 @@ cells_transition(struct cells *cs, enum cells_event ev)
 	int to = fsm_next(&cells_fsm, (int)cs->state, (int)ev);
 
 	if (to < 0)
-		fatalx("session %s: interpreter: event %s in state %s", session_id(cs->s),
+		fatalx("session %s: interpreter: event %s in state %s", cells_sid(cs),
 		       fsm_event_name(&cells_fsm, (int)ev),
 		       fsm_state_name(&cells_fsm, (int)cs->state));
-	log_debug("session %s: interpreter: %s -> %s (%s)", session_id(cs->s),
+	log_debug("session %s: interpreter: %s -> %s (%s)", cells_sid(cs),
 		  fsm_state_name(&cells_fsm, (int)cs->state), fsm_state_name(&cells_fsm, to),
 		  fsm_event_name(&cells_fsm, (int)ev));
 	cs->state = (enum cells_state)to;
@@ -97,12 +96,14 @@ cells_runtime_ok(const struct config_runtime *rt)
 }
 
 struct cells *
-cells_new(struct daemon *d, struct session *s, uid_t uid, const char *runtime)
+cells_new(struct daemon *d, struct session *s, const struct cells_session_ops *ops, uid_t uid,
+	  const char *runtime)
 {
 	struct cells *cs = xcalloc(1, sizeof(*cs));
 
 	cs->d = d;
 	cs->s = s;
+	cs->sops = ops;
 	cs->uid = uid;
 	cs->chan = -1;
 	snprintf(cs->runtime, sizeof(cs->runtime), "%s", runtime);
@@ -304,7 +305,7 @@ cells_answer_cancelled(const struct cells *cs, const struct cell *cl, bool lost,
 		snprintf(note, len,
 			 "the cell did not stop within %d ms of its interrupt: the interpreter "
 			 "was killed and its state was lost (session %s)",
-			 CELLS_GRACE_MS, session_id(cs->s));
+			 CELLS_GRACE_MS, cells_sid(cs));
 	} else if (res->outcome == PROTO_OUTCOME_EXITED && cl->done.status == CELLS_INTERRUPTED) {
 		res->outcome = PROTO_OUTCOME_CANCELLED;
 	}
@@ -377,16 +378,16 @@ cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 				: clock_ms_since(&cl->t_arrive);
 	if (!lost)
 		cs->lost = false;
-	session_cell_touch(cs->s); /* idle from the cell's end */
+	cs->sops->touch(cs->s); /* idle from the cell's end */
 	audit_run(cs->d,
 		  &(struct audit_who){.run_id = cs->interp_id,
 				      .uid = cl->uid,
 				      .pid = cl->pid,
 				      .runtime = cs->runtime,
-				      .profile = session_profile(cs->s),
+				      .profile = cs->sops->profile(cs->s),
 				      .asked = &cl->lim},
 		  &res, NULL, res.error);
-	log_debug("session %s: cell %" PRIu64 ": %s, state %s, %" PRIu64 " ms", session_id(cs->s),
+	log_debug("session %s: cell %" PRIu64 ": %s, state %s, %" PRIu64 " ms", cells_sid(cs),
 		  cl->n, proto_outcome_name(res.outcome), res.state, res.wall_ms);
 	if (cl->c != NULL) {
 		rc = proto_encode_result(cl->req_id, &res, &out);
@@ -426,7 +427,7 @@ cells_restart(struct cells *cs, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(cs->lost_why, sizeof(cs->lost_why), fmt, ap);
 	va_end(ap);
-	log_warnx("session %s: %s: restarting the interpreter", session_id(cs->s), cs->lost_why);
+	log_warnx("session %s: %s: restarting the interpreter", cells_sid(cs), cs->lost_why);
 	cells_close_chan(cs);
 	if (cs->interp == NULL)
 		return;
@@ -511,7 +512,7 @@ cells_reload(struct cells *cs, const char *why, const struct egress_policy *pol)
 	cells_reload_note(cs);
 	snprintf(cs->lost_why, sizeof(cs->lost_why), "the configuration was reloaded (%s)",
 		 cs->reload_why);
-	log_warnx("session %s: %s: restarting the interpreter", session_id(cs->s), cs->lost_why);
+	log_warnx("session %s: %s: restarting the interpreter", cells_sid(cs), cs->lost_why);
 	cells_close_chan(cs);
 	cs->kill_soon = true;
 	cells_pump_soon(cs);
@@ -555,7 +556,7 @@ cells_chan_take(struct cells *cs, bool ended)
 		 * ended a moment later, the code closed or overwrote the
 		 * channel and goes on: nothing can answer, so restart now
 		 * rather than at the cell's wall limit. */
-		log_warnx("session %s: the interpreter closed its channel", session_id(cs->s));
+		log_warnx("session %s: the interpreter closed its channel", cells_sid(cs));
 		cells_close_chan(cs);
 		if (cl == NULL || cl->stage != CELL_SENT) {
 			cells_restart(cs, "the interpreter closed its channel");
@@ -740,7 +741,7 @@ cells_send(struct cells *cs, struct cell *cl)
 	memset(&st, 0, sizeof(st));
 	st.magic = CELLS_MAGIC;
 	st.flags = (cl->svg ? CELLS_START_SVG : 0) | (cl->ipython ? CELLS_START_IPYTHON : 0) |
-		   (session_background(cs->s) ? CELLS_START_F_BACKGROUND : 0) |
+		   (cs->sops->background(cs->s) ? CELLS_START_F_BACKGROUND : 0) |
 		   (cs->drain_sigint ? CELLS_START_F_DRAIN_SIGINT : 0) |
 		   (cl->stream ? CELLS_START_F_STREAM : 0);
 	st.cell = cl->n;
@@ -817,7 +818,7 @@ cells_pump(struct cells *cs)
 			 * a cell whose client left is dropped. */
 			if (cl->c == NULL) {
 				log_debug("session %s: cell %" PRIu64 " dropped: its client left",
-					  session_id(cs->s), cl->n);
+					  cells_sid(cs), cl->n);
 				cell_free(cs, cl);
 				continue;
 			}
@@ -913,7 +914,7 @@ cells_cell(struct cells *cs, struct client *c, uint32_t req_id, const struct pro
 		memcpy(cl->code, req->code.data, cl->code_len);
 	TAILQ_INSERT_TAIL(&cs->q, cl, entry);
 	cs->nq++;
-	session_cell_touch(cs->s);
+	cs->sops->touch(cs->s);
 	cells_pump(cs);
 }
 

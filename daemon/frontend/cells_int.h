@@ -67,6 +67,7 @@ TAILQ_HEAD(cell_list, cell);
 struct cells {
 	struct daemon *d;
 	struct session *s;
+	const struct cells_session_ops *sops; /* what is asked of s (cells.h) */
 	char runtime[PROTO_RUNTIME_MAX + 1];
 	struct run *interp; /* the interpreter's run, or NULL */
 	uint32_t interp_id; /* its run id, for the cells' audit lines */
@@ -105,6 +106,13 @@ struct cells {
 	/* A background session's process questions (cells_procs.c). */
 	struct cells_procs *procs;
 };
+
+/* The session's id, for log lines. */
+static inline const char *
+cells_sid(const struct cells *cs)
+{
+	return cs->sops->id(cs->s);
+}
 
 /* Answer cell cl (cells.c): lost, its interpreter is gone (base: how its
  * run ended); why, a restart of ours (the error). */
