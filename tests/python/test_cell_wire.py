@@ -43,6 +43,41 @@ time.sleep(20)
 """
 
 
+def _cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime
+
+
+def _supervisor_of_interpreter(daemon_pid):
+    """The supervisor (a descendant of daemon_pid) whose child runs the
+    cells driver (/run/airlock/main.py)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                pass
+    for pid, ppid in parent.items():
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                argv = f.read().split(b"\0")[:-1]
+            # The driver runs as the code file; a pre-started python
+            # waits in its start-up's -c for a one-shot run's.
+            if argv[-1:] != [b"/run/airlock/main.py"] or b"-c" in argv:
+                continue
+        except OSError:
+            continue
+        up = ppid
+        while up > 1 and up != daemon_pid:
+            up = parent.get(up, 0)
+        if up == daemon_pid:
+            return ppid
+    raise AssertionError("no interpreter of the daemon found")
+
+
 def setUpModule():
     global _daemon
     if os.geteuid() != 0:
@@ -207,6 +242,31 @@ class TestDonePipe(CellWireCase):
             self.assertGreaterEqual(r.cpu_time, 0.25, self.last_error)
             r = self.cell("x = 1")
             self.assertLess(r.cpu_time, 0.2, self.last_error)
+
+    def test_pipe_closed_by_the_code(self):
+        # The code closes the driver's copy of the pipe (no writer is left):
+        # the cells go on (the frontend's FINISH ends them) and the
+        # supervisor stops polling the pipe, whose hang-up would wake its
+        # loop without end: its cpu stays still while the session idles.
+        self.cell("x = 1")
+        self.cell(_DONE % "os.close(done)")
+        for _ in range(3):
+            r = self.cell("x += 1\nx")
+            self.assertEqual((r.value, r.state), (str(int(r.value)), "kept"), self.last_error)
+        self.assertEqual(self.cell("x").value, "4")
+        sup = _supervisor_of_interpreter(_daemon.proc.pid)
+        before = _cpu_ticks(sup)
+        time.sleep(1)
+        self.assertLessEqual(_cpu_ticks(sup) - before, 5)  # ticks of 10 ms; a spin takes ~100
+
+    def test_pipe_number_reused_by_the_code(self):
+        # The code closes the pipe and opens a file that takes its fd
+        # number: the driver writes no cell number into that file.
+        self.cell(_DONE % "os.close(done)\nf = open('/tmp/keep', 'wb', buffering=0)\nassert f.fileno() == done")
+        for _ in range(3):
+            self.assertEqual(self.cell("1").state, "kept")
+        r = self.cell("os.fstat(f.fileno()).st_size")
+        self.assertEqual((r.value, r.state), ("0", "kept"), self.last_error)
 
 
 class TestStream(CellWireCase):

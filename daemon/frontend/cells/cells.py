@@ -467,17 +467,34 @@ def _done_pipe():
     # so a cell's subprocess does not get it. None without one (the
     # driver's own tests): the frontend's FINISH ends each cell then.
     try:
-        if not stat.S_ISFIFO(os.fstat(4).st_mode):
+        st = os.fstat(4)
+        if not stat.S_ISFIFO(st.st_mode):
             return None
         fd = os.dup(4)
         os.close(4)
-        return fd
+        return fd, (st.st_dev, st.st_ino)
     except OSError:
         return None
 
 
+def _done_write(done, cell):
+    # Still the pipe: a cell that closed it may have a file of its own at
+    # that number now, which must not get the number (the check costs an
+    # fstat a cell). None from then on if not.
+    if done is None:
+        return None
+    try:
+        st = os.fstat(done[0])
+        if (st.st_dev, st.st_ino) != done[1]:
+            return None
+        os.write(done[0], struct.pack("<Q", cell))
+    except OSError:
+        return None
+    return done
+
+
 def main():
-    done_fd = _done_pipe()
+    done = _done_pipe()
     chan = socket.socket(fileno=os.dup(0))
     keep = {"stdout": sys.stdout, "stderr": sys.stderr, "encoding": sys.stdout.encoding}
     null = os.open("/dev/null", os.O_RDWR)
@@ -563,11 +580,7 @@ def main():
         chan.send(head + body)
         # After the answer, never before: the supervisor stops this
         # process when it reads the number.
-        if done_fd is not None:
-            try:
-                os.write(done_fd, struct.pack("<Q", cell))
-            except OSError:
-                pass
+        done = _done_write(done, cell)
 
 
 if __name__ == "__main__":
