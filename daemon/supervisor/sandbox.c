@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cells_done.h"
 #include "cells_msg.h"
 #include "cgroup_read.h"
 #include "closefds.h"
@@ -742,7 +743,7 @@ sandbox_main(const struct sandbox_ctx *ctx)
 
 		if (pv.hdr->flags & PLAN_F_CELLS) {
 			r.ctx.cell_fd = sandbox_cells_channel(sandbox_lifeline());
-			SB_CHECK(sandbox_cells_done_pipe(&r.cell_done_rd, &r.ctx.cell_done_fd),
+			SB_CHECK(cells_done_pipe(&r.cell_done_rd, &r.ctx.cell_done_fd),
 				 SANDBOX_STEP_CELLS);
 		}
 		sb_start_code(&r);

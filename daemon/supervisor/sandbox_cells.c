@@ -68,59 +68,6 @@ sandbox_cells_channel(int lifeline)
 	return pair[1];
 }
 
-int
-sandbox_cells_done_pipe(int *ret_rd, int *ret_wr)
-{
-	int p[2];
-
-	/*
-	 * Packet mode (O_DIRECT): each write of the driver is one read here,
-	 * so a cell that writes odd sizes cannot shift the numbers after it.
-	 * Only the driver writes (the code's fd 4): the supervisor never
-	 * reads more than 8 bytes of it, compared with the cell it times.
-	 */
-	if (pipe2(p, O_CLOEXEC | O_DIRECT) < 0)
-		return -errno;
-	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0) {
-		int e = errno;
-
-		close(p[0]);
-		close(p[1]);
-		errno = e;
-		return -e;
-	}
-	*ret_rd = p[0];
-	*ret_wr = p[1];
-	return 0;
-}
-
-/* At most this many packets a wake-up: a cell that floods the pipe still
- * leaves the loop to its limits. */
-#define SB_CELLS_DONE_READS 64
-
-bool
-sandbox_cells_done_read(int rd, uint64_t cell)
-{
-	bool hit = false;
-	int k;
-
-	for (k = 0; k < SB_CELLS_DONE_READS; k++) {
-		/* Room for more than a number: a longer packet is read
-		 * whole (its length seen, not cut to 8 bytes) and dropped. */
-		uint64_t n[2];
-		ssize_t len = read(rd, n, sizeof(n));
-
-		if (len < 0 && errno == EINTR)
-			continue;
-		if (len <= 0)
-			break;
-		/* Little-endian, as the driver packs it (<Q); the hosts are. */
-		if (len == (ssize_t)sizeof(n[0]) && cell != 0 && n[0] == cell)
-			hit = true;
-	}
-	return hit;
-}
-
 /*
  * Whether pid's thread group has ended: gone, or its leader a zombie (Z, X)
  * with no thread left. The leader's state alone says nothing of the group:

@@ -203,12 +203,6 @@ void sandbox_tools_setup(int lifeline);
  * the lifeline, with the peak read through peak_fd.
  */
 int sandbox_cells_channel(int lifeline);
-/* The done pipe (design-interpreters.md §2.9): a packet pipe, the read end
- * non-blocking, both close-on-exec; 0 or -errno. */
-int sandbox_cells_done_pipe(int *ret_rd, int *ret_wr);
-/* Whether the done pipe holds the number of cell (0: none is timed), a
- * packet of exactly 8 bytes; reads at most 64 packets, dropping the others. */
-bool sandbox_cells_done_read(int rd, uint64_t cell);
 int sandbox_cells_kill_others(pid_t keep);
 /* At a cell's FINISH: sandbox_cells_kill_others(), unless the session keeps
  * its processes (PLAN_F_BACKGROUND: 0). */

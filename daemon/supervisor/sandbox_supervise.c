@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cells_done.h"
 #include "cells_msg.h"
 #include "cgroup_read.h"
 #include "dirents.h"
@@ -377,7 +378,7 @@ sandbox_supervise_cells(struct sb_run *r)
 		/* The driver's own word that the cell is done: no wait for
 		 * the frontend's FINISH (one wake-up less in series). */
 		if (p[3].revents != 0 &&
-		    sandbox_cells_done_read(r->cell_done_rd, c.active ? c.m.cell : 0) &&
+		    cells_done_read(r->cell_done_rd, c.active ? c.m.cell : 0) &&
 		    sb_cells_done(r, &c) < 0)
 			return;
 		/* Every writer gone (the code closed the driver's copy): poll
