@@ -3,18 +3,17 @@
  * frontend (cells_msg.h, docs/design-interpreters.md §2): a cell handed
  * over (cells_send: BEGIN to the supervisor, the code and the output
  * memfds to the driver), the driver's answer read and checked
- * (cells_chan_take), and the cell's end from the supervisor
- * (cells_sup_end, which reads the answer first when the driver's number
- * on the done pipe ended the cell before it was read: §2.9). The queue is
- * cells.c, the interpreter's lifecycle cells_interp.c.
+ * (cells_chan_cb), and the cell's end from the supervisor
+ * (cells_sup_end). The queue is cells.c, the interpreter's lifecycle
+ * cells_interp.c.
  *
  * One cell at a time: the frontend makes its code memfd (sealed) and three
  * plain memfds (stdout, stderr, reply), tells the supervisor the cell
  * begins (CELLS_SUP_BEGIN: its clock), hands the four fds to the driver
  * (struct cells_start), and waits for the driver's struct cells_done. It
  * then asks the supervisor to end the cell (CELLS_SUP_FINISH: the cell's
- * other processes die; the driver's number on the done pipe may have ended
- * it first), and at SUP_CELL_END reads what the cell wrote and answers.
+ * other processes die), and at SUP_CELL_END reads what the cell wrote and
+ * answers.
  * Outputs are memfds, not pipes: nothing the cell leaves behind can hold
  * the answer up, and a lingering writer only fills its own copy.
  *
@@ -53,15 +52,10 @@ cells_close_chan(struct cells *cs)
 	frontend_unwatch(&cs->chan_ev, &cs->chan);
 }
 
-/*
- * One message of the driver's. ended: the supervisor ended the cell
- * already (its SUP_CELL_END came first, the driver's number on the done
- * pipe: design-interpreters.md §2.9), so the answer, sent before that
- * number, must be here now, and no FINISH is sent.
- */
 static void
-cells_chan_take(struct cells *cs, bool ended)
+cells_chan_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 {
+	struct cells *cs = arg;
 	struct cell *cl = TAILQ_FIRST(&cs->q);
 	struct cells_done dn;
 	struct cells_sup fin;
@@ -70,20 +64,10 @@ cells_chan_take(struct cells *cs, bool ended)
 	ssize_t n;
 	const char *bad;
 
-	n = fdpass_recv(cs->chan, &dn, sizeof(dn), fds, CELLS_NFDS, &nfds);
-	if ((n == -EAGAIN || n == -EINTR) && !ended)
+	n = fdpass_recv(fd, &dn, sizeof(dn), fds, CELLS_NFDS, &nfds);
+	if (n == -EAGAIN || n == -EINTR)
 		return;
-	if (n == -EAGAIN || n == -EINTR) {
-		cells_restart(cs,
-			      "cell %" PRIu64 ": the cell ended without the interpreter's answer",
-			      cl->n);
-		return;
-	}
 	fdpass_close_all(fds, nfds);
-	if (ended && (n == 0 || n == -ECONNRESET)) {
-		cells_restart(cs, "cell %" PRIu64 ": the interpreter closed its channel", cl->n);
-		return;
-	}
 	if (n == 0 || n == -ECONNRESET) {
 		/* The channel closed: the driver is gone or broken. If it is
 		 * gone, its run's end answers the cell with the true outcome
@@ -122,19 +106,11 @@ cells_chan_take(struct cells *cs, bool ended)
 	}
 	cl->done = dn;
 	cl->stage = CELL_FINISHING;
-	if (ended)
-		return;
 	memset(&fin, 0, sizeof(fin));
 	fin.type = CELLS_SUP_FINISH;
 	fin.cell = cl->n;
 	if (cs->interp == NULL || run_lifeline_send(cs->interp, &fin, sizeof(fin)) < 0)
 		cells_restart(cs, "cell %" PRIu64 ": cannot reach the supervisor", cl->n);
-}
-
-static void
-cells_chan_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
-{
-	cells_chan_take(arg, false);
 }
 
 void
@@ -158,13 +134,6 @@ cells_sup_end(struct cells *cs, struct run *r, const struct sup_msg *m)
 
 	if (cs->interp != r)
 		return; /* an interpreter already given up */
-	/* The driver's number ended the cell before its answer was read
-	 * here: read it now (design-interpreters.md §2.9). */
-	if (cl != NULL && cl->stage == CELL_SENT && m->size == cl->n && cs->chan >= 0) {
-		cells_chan_take(cs, true);
-		if (cs->state == CELLS_KILLING)
-			return;
-	}
 	if (cl == NULL || cl->stage != CELL_FINISHING || m->size != cl->n) {
 		cells_restart(cs, "a cell's end that is not this cell's");
 		return;

@@ -7,9 +7,7 @@
  *   CELLS_SUP_KILL, CELLS_SUP_INTERRUPT); the supervisor answers a FINISH
  *   with a struct sup_msg of type SUP_CELL_END, and a cell whose
  *   interpreter ended gets SUP_CELL_LOST (spawn_msg.h). The supervisor
- *   never reads the driver's channel; the driver writes the cell's number
- *   (8 bytes, <Q) on the done pipe after its cell_done, which ends the cell
- *   as FINISH does, whichever comes first (design-interpreters.md §2.9).
+ *   never reads the driver.
  * - frontend <-> driver (daemon/cells/cells.py), on the channel the
  *   supervisor made (the driver's fd 0; the frontend's end came as SUP_CELLS):
  *   struct cells_start with four fds (the code, sealed; stdout, stderr and

@@ -33,7 +33,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cells_done.h"
 #include "cells_msg.h"
 #include "cgroup_read.h"
 #include "closefds.h"
@@ -717,7 +716,6 @@ sandbox_main(const struct sandbox_ctx *ctx)
 	r.ctx = *ctx;
 	r.pv = &pv;
 	r.pidfd = -1;
-	r.cell_done_rd = -1;
 	r.reason = SUP_REASON_EXITED;
 	if (sandbox_prestarted()) {
 		sb_prestart(&r, inputs, &ninputs);
@@ -741,17 +739,12 @@ sandbox_main(const struct sandbox_ctx *ctx)
 		 * (waited for: nothing of the tick before it is seen). */
 		r.cell_fence.lo = r.cell_fence.hi = fence;
 
-		if (pv.hdr->flags & PLAN_F_CELLS) {
+		if (pv.hdr->flags & PLAN_F_CELLS)
 			r.ctx.cell_fd = sandbox_cells_channel(sandbox_lifeline());
-			SB_CHECK(cells_done_pipe(&r.cell_done_rd, &r.ctx.cell_done_fd),
-				 SANDBOX_STEP_CELLS);
-		}
 		sb_start_code(&r);
 	}
 	if (pv.hdr->flags & PLAN_F_CELLS) {
 		close(r.ctx.cell_fd);
-		/* Ours closed: a hang-up then means no writer is left. */
-		close(r.ctx.cell_done_fd);
 		sandbox_supervise_cells(&r);
 	} else {
 		sandbox_supervise(&r);

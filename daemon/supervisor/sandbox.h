@@ -182,8 +182,7 @@ struct sandbox_ctx {
 	int pids_events_fd; /* v2: the code's pids.events, or -1 */
 	int peak_fd;	    /* a session's: its memory peak, read-write, or -1 */
 	int workspace_fd;   /* a session's workspace mount (open_tree), or -1 */
-	int cell_fd;	  /* PLAN_F_CELLS: the driver's channel, its fd 0 (set by the supervisor) */
-	int cell_done_fd; /* PLAN_F_CELLS: the done pipe's write end, its fd 4 (the supervisor's) */
+	int cell_fd; /* PLAN_F_CELLS: the driver's channel, its fd 0 (set by the supervisor) */
 };
 
 /* Become the supervisor. Never returns. */

@@ -142,7 +142,6 @@ struct sb_run {
 	 * and cpu (sandbox_run_cpu_ns from 0) at its CELLS_SUP_BEGIN. */
 	uint64_t cell, cell_t0, cell_cpu0;
 	struct sb_cell_fence cell_fence; /* PLAN_F_CELLS: since the last cell's end */
-	int cell_done_rd; /* PLAN_F_CELLS: the done pipe's read end (non-blocking), or -1 */
 };
 
 /* At a cell's end (PLAN_F_CELLS), its other processes dead: send a

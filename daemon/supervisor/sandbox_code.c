@@ -266,9 +266,8 @@ sb_code_cgroup(const struct sandbox_ctx *ctx, int pipefd, bool move)
 }
 
 /* fds 0-2 (the code's stdin: an interpreter's cell channel, the stdin file
- * or /dev/null; the output pipes), the exec pipe as fd 3, close-on-exec,
- * and an interpreter's done pipe as fd 4; nothing else. Returns the exec
- * pipe's new number. */
+ * or /dev/null; the output pipes) and the exec pipe as fd 3, close-on-exec;
+ * nothing else. Returns the exec pipe's new number. */
 static int
 sb_code_stdio(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pipefd)
 {
@@ -285,26 +284,21 @@ sb_code_stdio(const struct sandbox_ctx *ctx, const struct plan_view *pv, int pip
 	/* The supervisor closed 0-2, so any of these may sit there: lift them
 	 * all above 2 first, then dup2 (which clears close-on-exec) into place. */
 	{
-		/* An interpreter session's driver says at fd 4 that a cell
-		 * is done (design-interpreters.md §2.9): the done pipe. */
-		bool cells = (pv->hdr->flags & PLAN_F_CELLS) != 0;
-		int hi[5] = {in, ctx->out_fd, ctx->err_fd, pipefd, cells ? ctx->cell_done_fd : -1},
-		    k;
+		int hi[4] = {in, ctx->out_fd, ctx->err_fd, pipefd}, k;
 
-		for (k = 0; k < (cells ? 5 : 4); k++) {
+		for (k = 0; k < 4; k++) {
 			hi[k] = fcntl(hi[k], F_DUPFD_CLOEXEC, 10);
 			if (hi[k] < 0)
 				sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
 		}
 		pipefd = hi[3];
 		if (dup2(hi[0], 0) < 0 || dup2(hi[1], 1) < 0 || dup2(hi[2], 2) < 0 ||
-		    dup3(hi[3], 3, O_CLOEXEC) < 0 || (cells && dup2(hi[4], 4) < 0))
+		    dup3(hi[3], 3, O_CLOEXEC) < 0)
 			sb_code_fail(pipefd, SANDBOX_STEP_STDIO, errno);
 		pipefd = 3;
 	}
-	/* Keep only stdio, the exec pipe (close-on-exec) and the done pipe. */
-	SB_CODE_CHECK(syscall(SYS_close_range, (pv->hdr->flags & PLAN_F_CELLS) ? 5 : 4, ~0U, 0),
-		      SANDBOX_STEP_STDIO);
+	/* Keep only stdio and the exec pipe (close-on-exec). */
+	SB_CODE_CHECK(syscall(SYS_close_range, 4, ~0U, 0), SANDBOX_STEP_STDIO);
 	return pipefd;
 }
 

@@ -23,11 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cells_done.h"
 #include "cells_msg.h"
 #include "cgroup_read.h"
 #include "dirents.h"
-#include "fdio.h"
 #include "spawn_msg.h"
 
 #define SB_TICK_MS 50
@@ -214,13 +212,12 @@ sb_cells_interrupt(const struct sb_run *r, uint64_t grace_ms)
  * cpu limit the interpreter gets SIGINT (KeyboardInterrupt: its state is
  * kept); no FINISH within the grace after it, and the run ends here with
  * that limit as its reason (sandbox_end kills everything; the frontend starts a
- * new interpreter: the state is lost). At FINISH, or at the driver's
- * number on the done pipe if it comes first (design-interpreters.md 2.9),
- * every other process dies and SUP_CELL_END follows. CELLS_SUP_INTERRUPT
- * (a cancel) interrupts the cell as its limit does. CELLS_SUP_KILL ends
- * the run (the frontend gives the interpreter up); any other message, or
- * EOF, ends it at once. A cell still with the driver when the run ends
- * gets its own figures in SUP_CELL_LOST (sandbox_main).
+ * new interpreter: the state is lost). At FINISH every other process dies
+ * and SUP_CELL_END follows. CELLS_SUP_INTERRUPT (a cancel) interrupts the
+ * cell as its limit does. CELLS_SUP_KILL ends the run (the frontend gives
+ * the interpreter up); any other message, or EOF, ends it at once. A cell
+ * still with the driver when the run ends gets its own figures in
+ * SUP_CELL_LOST (sandbox_main).
  *
  * Between two cells the interpreter is stopped (SIGSTOP at FINISH, SIGCONT
  * at BEGIN): the threads a cell left running spend nothing, and fork
@@ -252,8 +249,7 @@ struct sb_cell {
 	struct cells_sup m; /* its BEGIN */
 	bool active, interrupted;
 	uint64_t t0, cpu0, deadline, grace_end, cpu_max, cpu_at, cpu_last;
-	uint64_t ended;	  /* the last cell ended: a late FINISH or number for it is dropped */
-	uint64_t cpu_end; /* the run's cpu at that cell's end (0: none yet) */
+	uint64_t cpu_end; /* the run's cpu at the last cell's end (0: none yet) */
 };
 
 static void
@@ -288,14 +284,13 @@ sb_cells_begin(struct sb_run *r, struct sb_cell *c, const struct cells_sup *m)
 }
 
 /*
- * The cell is done (the frontend's FINISH, or the driver's number on the
- * done pipe, whichever came first: design-interpreters.md §2.9). Stopped
- * first: a thread of the cell's forks no more while the others die. What
- * cannot be shown dead ends the run (-EBUSY), the interpreter with it
- * (sandbox_end kills everything): nothing of a cell runs after it.
+ * The cell is done (the frontend's FINISH). Stopped first: a thread of the
+ * cell's forks no more while the others die. What cannot be shown dead ends
+ * the run (-EBUSY), the interpreter with it (sandbox_end kills everything):
+ * nothing of a cell runs after it.
  */
 static int
-sb_cells_done(struct sb_run *r, struct sb_cell *c)
+sb_cells_finished(struct sb_run *r, struct sb_cell *c)
 {
 	uint64_t used;
 
@@ -309,7 +304,6 @@ sb_cells_done(struct sb_run *r, struct sb_cell *c)
 			  used > c->cpu0 ? used - c->cpu0 : 0, sandbox_now_ns() - c->t0,
 			  r->ctx.peak_fd);
 	c->active = false;
-	c->ended = c->m.cell;
 	c->cpu_end = used;
 	r->cell = 0;
 	r->reason = SUP_REASON_EXITED;
@@ -323,9 +317,7 @@ sb_cells_msg(struct sb_run *r, struct sb_cell *c, const struct cells_sup *m)
 	if (m->type == CELLS_SUP_BEGIN && !c->active) {
 		sb_cells_begin(r, c, m);
 	} else if (m->type == CELLS_SUP_FINISH && c->active && m->cell == c->m.cell) {
-		return sb_cells_done(r, c) < 0 ? -1 : 0;
-	} else if (m->type == CELLS_SUP_FINISH && !c->active && m->cell == c->ended) {
-		/* The driver's number ended it first. */
+		return sb_cells_finished(r, c) < 0 ? -1 : 0;
 	} else if (m->type == CELLS_SUP_KILL) {
 		return -1;
 	} else if (m->type == CELLS_SUP_INTERRUPT) {
@@ -351,10 +343,9 @@ sandbox_supervise_cells(struct sb_run *r)
 	r->cpu_limit_ns = UINT64_MAX;
 	memset(&c, 0, sizeof(c));
 	while (!r->code_done) {
-		struct pollfd p[4] = {{.fd = sandbox_lifeline(), .events = POLLIN},
+		struct pollfd p[3] = {{.fd = sandbox_lifeline(), .events = POLLIN},
 				      {.fd = r->pidfd, .events = POLLIN},
-				      {.fd = ctx->pids_events_fd, .events = POLLPRI},
-				      {.fd = r->cell_done_rd, .events = POLLIN}};
+				      {.fd = ctx->pids_events_fd, .events = POLLPRI}};
 		uint64_t now = sandbox_now_ns(), used;
 		int timeout = -1;
 
@@ -373,18 +364,8 @@ sandbox_supervise_cells(struct sb_run *r)
 			if (!c.interrupted && timeout > SB_TICK_MS)
 				timeout = SB_TICK_MS;
 		}
-		if (poll(p, 4, timeout) < 0 && errno != EINTR)
+		if (poll(p, 3, timeout) < 0 && errno != EINTR)
 			return;
-		/* The driver's own word that the cell is done: no wait for
-		 * the frontend's FINISH (one wake-up less in series). */
-		if (p[3].revents != 0 &&
-		    cells_done_read(r->cell_done_rd, c.active ? c.m.cell : 0) &&
-		    sb_cells_done(r, &c) < 0)
-			return;
-		/* Every writer gone (the code closed the driver's copy): poll
-		 * it no more, or its hang-up wakes the loop without end. */
-		if (p[3].revents & (POLLHUP | POLLERR | POLLNVAL))
-			r->cell_done_rd = fd_close(r->cell_done_rd);
 		if (p[0].revents != 0) {
 			struct cells_sup m;
 			ssize_t n = recv(sandbox_lifeline(), &m, sizeof(m), MSG_DONTWAIT);

@@ -22,7 +22,6 @@ import linecache
 import os
 import signal
 import socket
-import stat
 import struct
 import sys
 import traceback
@@ -459,42 +458,7 @@ def _flush():
             pass
 
 
-def _done_pipe():
-    # The done pipe (design-interpreters.md section 2.9): the cell's number
-    # written after each answer tells the supervisor the cell is done,
-    # without waiting for the frontend. Taken first, before this opens
-    # anything that could land on fd 4; a close-on-exec copy, fd 4 closed,
-    # so a cell's subprocess does not get it. None without one (the
-    # driver's own tests): the frontend's FINISH ends each cell then.
-    try:
-        st = os.fstat(4)
-        if not stat.S_ISFIFO(st.st_mode):
-            return None
-        fd = os.dup(4)
-        os.close(4)
-        return fd, (st.st_dev, st.st_ino)
-    except OSError:
-        return None
-
-
-def _done_write(done, cell):
-    # Still the pipe: a cell that closed it may have a file of its own at
-    # that number now, which must not get the number (the check costs an
-    # fstat a cell). None from then on if not.
-    if done is None:
-        return None
-    try:
-        st = os.fstat(done[0])
-        if (st.st_dev, st.st_ino) != done[1]:
-            return None
-        os.write(done[0], struct.pack("<Q", cell))
-    except OSError:
-        return None
-    return done
-
-
 def main():
-    done = _done_pipe()
     chan = socket.socket(fileno=os.dup(0))
     keep = {"stdout": sys.stdout, "stderr": sys.stderr, "encoding": sys.stdout.encoding}
     null = os.open("/dev/null", os.O_RDWR)
@@ -578,9 +542,6 @@ def main():
             for part in err:
                 f.write(part)
         chan.send(head + body)
-        # After the answer, never before: the supervisor stops this
-        # process when it reads the number.
-        done = _done_write(done, cell)
 
 
 if __name__ == "__main__":
