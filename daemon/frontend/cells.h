@@ -38,8 +38,23 @@ bool cells_runtime_ok(const struct config_runtime *rt);
 /* The driver's source, sent as the interpreter sandbox's code. */
 const char *cells_driver(void);
 
-/* The cells of session s, of uid, whose interpreter is runtime's. */
-struct cells *cells_new(struct daemon *d, struct session *s, uid_t uid, const char *runtime);
+/*
+ * What the cells ask of their session, by a table of function pointers as
+ * run_owner.h's: so that cells*.c call no function of session.c, and the
+ * session's files and the cells' are not one circle of calls
+ * (cycle-check). session.c gives its own.
+ */
+struct cells_session_ops {
+	const char *(*id)(const struct session *s);	 /* for log lines */
+	const char *(*profile)(const struct session *s); /* for the audit line */
+	bool (*background)(const struct session *s);	 /* it keeps its cells' processes */
+	void (*touch)(struct session *s);		 /* a cell came or ended: idle from now */
+};
+
+/* The cells of session s (ops: its own, kept), of uid, whose interpreter is
+ * runtime's. */
+struct cells *cells_new(struct daemon *d, struct session *s, const struct cells_session_ops *ops,
+			uid_t uid, const char *runtime);
 const char *cells_runtime(const struct cells *cs);
 /* The session ends: every cell not answered gets an error. */
 void cells_end(struct cells *cs, const char *why);

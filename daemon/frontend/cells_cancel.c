@@ -17,7 +17,6 @@
 #include "frontend.h"
 #include "log.h"
 #include "run.h"
-#include "session.h"
 
 static struct cell *
 cells_find(const struct cells *cs, const struct client *c, uint32_t req_id)
@@ -42,25 +41,25 @@ cells_cancel_refused(const struct cells *cs, const struct cell *cl, uint32_t cel
 		     size_t len)
 {
 	if (cs->state == CELLS_ENDED)
-		snprintf(why, len, "session %s is closed", session_id(cs->s));
+		snprintf(why, len, "session %s is closed", cells_sid(cs));
 	else if (cl == NULL && cell_req != 0)
 		snprintf(why, len,
 			 "no cell of request %" PRIu32 " waits or runs in session %s: it has ended",
-			 cell_req, session_id(cs->s));
+			 cell_req, cells_sid(cs));
 	else if (cl == NULL)
 		snprintf(why, len, "no cell runs in session %s: its interpreter is idle",
-			 session_id(cs->s));
+			 cells_sid(cs));
 	else if (cl->stage == CELL_FINISHING)
 		snprintf(why, len, "cell %" PRIu64 " of session %s has already ended", cl->n,
-			 session_id(cs->s));
+			 cells_sid(cs));
 	else if (cs->state == CELLS_KILLING)
 		snprintf(why, len,
 			 "cell %" PRIu64
 			 " of session %s is ending: its interpreter is being restarted",
-			 cl->n, session_id(cs->s));
+			 cl->n, cells_sid(cs));
 	else if (cl->cancelled)
 		snprintf(why, len, "cell %" PRIu64 " of session %s is already being cancelled",
-			 cl->n, session_id(cs->s));
+			 cl->n, cells_sid(cs));
 	else
 		return NULL;
 	return why;
@@ -84,7 +83,7 @@ cells_cancel(struct cells *cs, struct client *c, uint32_t id, uint32_t cell_req)
 		fatalx("cannot encode cancel_ok");
 	client_send(c, &out);
 	cl->cancelled = true;
-	log_info("session %s: cell %" PRIu64 ": cancelled (%s)", session_id(cs->s), cl->n,
+	log_info("session %s: cell %" PRIu64 ": cancelled (%s)", cells_sid(cs), cl->n,
 		 cl->stage == CELL_QUEUED ? "queued" : "interrupted");
 	if (cl->stage == CELL_QUEUED) {
 		bool head = TAILQ_FIRST(&cs->q) == cl;

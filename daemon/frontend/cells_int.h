@@ -1,7 +1,8 @@
 /*
  * cells_int.h: what the files of an interpreter session's cells share
- * (cells.c, cells_cancel.c): a cell, the cells of a session, and the
- * calls between them. Nothing outside those files includes it.
+ * (cells.c, cells_chan.c, cells_interp.c, cells_cancel.c, cells_stream.c):
+ * a cell, the cells of a session, and the calls between them. Nothing
+ * outside those files includes it.
  */
 #ifndef AIRLOCK_CELLS_INT_H
 #define AIRLOCK_CELLS_INT_H
@@ -67,6 +68,7 @@ TAILQ_HEAD(cell_list, cell);
 struct cells {
 	struct daemon *d;
 	struct session *s;
+	const struct cells_session_ops *sops; /* what is asked of s (cells.h) */
 	char runtime[PROTO_RUNTIME_MAX + 1];
 	struct run *interp; /* the interpreter's run, or NULL */
 	uint32_t interp_id; /* its run id, for the cells' audit lines */
@@ -106,12 +108,35 @@ struct cells {
 	struct cells_procs *procs;
 };
 
+/* The session's id, for log lines. */
+static inline const char *
+cells_sid(const struct cells *cs)
+{
+	return cs->sops->id(cs->s);
+}
+
 /* Answer cell cl (cells.c): lost, its interpreter is gone (base: how its
  * run ended); why, a restart of ours (the error). */
 void cells_answer(struct cells *cs, struct cell *cl, const struct proto_result *base,
 		  const struct sup_msg *end, bool lost, const char *why);
 /* Look at the queue from the event loop's next turn (cells.c). */
 void cells_pump_soon(struct cells *cs);
+/* The cell's code copy freed and given back to the uid's budget (cells.c). */
+void cell_code_free(struct cells *cs, struct cell *cl);
+/* The interpreter changes state by its table, or fatalx (cells_interp.c). */
+void cells_transition(struct cells *cs, enum cells_event ev);
+/* The interpreter given up on the lifeline (CELLS_SUP_KILL), and a stale
+ * one restarted once no cell is with it (cells_interp.c). */
+void cells_kill_interp(struct cells *cs);
+void cells_reload_restart(struct cells *cs);
+/* SUP_PROC, SUP_PROCS_END, SUP_PROC_STOPPED (cells_interp.c). */
+void cells_sup_procs(struct cells *cs, struct run *r, const struct sup_msg *m);
+/* The driver's channel (cells_chan.c): closed and unwatched; the head cell
+ * handed over (0 or -errno); the timer's callback when it closed during a
+ * cell (arg: the cells). */
+void cells_close_chan(struct cells *cs);
+int cells_send(struct cells *cs, struct cell *cl);
+void cells_eof_cb(int fd, short what, void *arg);
 /* The head cell's output read and streamed every CELLS_STREAM_MS while it
  * is with the driver (cells_stream.c, design-jupyter.md §6.3): the event's
  * callback (arg: the cells), the timer armed, and what is new sent now. */

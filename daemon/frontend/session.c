@@ -467,6 +467,14 @@ session_spawn_keeper(struct session *s)
 	return r;
 }
 
+/* What an interpreter session's cells ask of it (cells.h). */
+static const struct cells_session_ops session_cells_ops = {
+	.id = session_id,
+	.profile = session_profile,
+	.background = session_background,
+	.touch = session_cell_touch,
+};
+
 struct session *
 session_create(struct daemon *d, const struct session_facts *f)
 {
@@ -481,7 +489,7 @@ session_create(struct daemon *d, const struct session_facts *f)
 	s->detached = f->detached;
 	s->background = f->background;
 	if (f->interpreter[0] != '\0')
-		s->cells = cells_new(d, s, f->uid, f->interpreter);
+		s->cells = cells_new(d, s, &session_cells_ops, f->uid, f->interpreter);
 	/* The keeper's key holds the session's uid slot, which its runs use,
 	 * until the session is freed. admit_decide() saw one free (rule 8);
 	 * -EBUSY stays the backstop, answered in its words. */

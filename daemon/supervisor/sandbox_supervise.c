@@ -244,18 +244,104 @@ sb_cells_used(const struct sandbox_ctx *ctx, uint64_t cpu0, uint64_t now, uint64
 	return *last;
 }
 
+/* A cell being timed (sandbox_supervise_cells). */
+struct sb_cell {
+	struct cells_sup m; /* its BEGIN */
+	bool active, interrupted;
+	uint64_t t0, cpu0, deadline, grace_end, cpu_max, cpu_at, cpu_last;
+	uint64_t cpu_end; /* the run's cpu at the last cell's end (0: none yet) */
+};
+
+static void
+sb_cells_begin(struct sb_run *r, struct sb_cell *c, const struct cells_sup *m)
+{
+	c->m = *m;
+	c->active = true;
+	c->interrupted = false;
+	r->reason = SUP_REASON_EXITED;
+	c->t0 = sandbox_now_ns();
+	/*
+	 * The baseline is the last cell's end's figure when nothing could
+	 * run since: the interpreter stopped, every other process dead (a
+	 * killed child's time moves to its reaper's, the sum stays). The
+	 * /proc walk then leaves the path between BEGIN and SIGCONT, which
+	 * the driver waits on (issue 33). A background session's processes
+	 * run between cells: walked, as is the first cell.
+	 */
+	if (c->cpu_end != 0 && !(r->pv->hdr->flags & PLAN_F_BACKGROUND))
+		c->cpu0 = c->cpu_end;
+	else
+		c->cpu0 = sandbox_run_cpu_ns(&r->ctx, 0);
+	c->cpu_at = c->t0;
+	c->cpu_last = 0;
+	c->deadline = c->t0 + m->wall_ms * 1000000ULL;
+	c->cpu_max = m->cpu_ms * 1000000ULL;
+	r->cell = m->cell;
+	r->cell_t0 = c->t0;
+	r->cell_cpu0 = c->cpu0;
+	sandbox_cells_peak_reset(r->ctx.peak_fd);
+	kill((pid_t)r->pid, SIGCONT);
+}
+
+/*
+ * The cell is done (the frontend's FINISH). Stopped first: a thread of the
+ * cell's forks no more while the others die. What cannot be shown dead ends
+ * the run (-EBUSY), the interpreter with it (sandbox_end kills everything):
+ * nothing of a cell runs after it.
+ */
+static int
+sb_cells_finished(struct sb_run *r, struct sb_cell *c)
+{
+	uint64_t used;
+
+	kill((pid_t)r->pid, SIGSTOP);
+	if (sandbox_cells_finish(r) < 0)
+		return -EBUSY;
+	/* The files it left, before its end (issue 30). */
+	sandbox_cell_artifacts(r);
+	used = sandbox_run_cpu_ns(&r->ctx, 0);
+	sandbox_cells_end(sandbox_lifeline(), SUP_CELL_END, c->m.cell, r->reason, c->interrupted,
+			  used > c->cpu0 ? used - c->cpu0 : 0, sandbox_now_ns() - c->t0,
+			  r->ctx.peak_fd);
+	c->active = false;
+	c->cpu_end = used;
+	r->cell = 0;
+	r->reason = SUP_REASON_EXITED;
+	return 0;
+}
+
+/* One message of the frontend's: 0, or -1 when the run must end. */
+static int
+sb_cells_msg(struct sb_run *r, struct sb_cell *c, const struct cells_sup *m)
+{
+	if (m->type == CELLS_SUP_BEGIN && !c->active) {
+		sb_cells_begin(r, c, m);
+	} else if (m->type == CELLS_SUP_FINISH && c->active && m->cell == c->m.cell) {
+		return sb_cells_finished(r, c) < 0 ? -1 : 0;
+	} else if (m->type == CELLS_SUP_KILL) {
+		return -1;
+	} else if (m->type == CELLS_SUP_INTERRUPT) {
+		/* A cancel: as at a limit, for the cell being timed and once;
+		 * a late one (answered) is dropped. */
+		if (c->active && m->cell == c->m.cell && !c->interrupted) {
+			c->grace_end = sb_cells_interrupt(r, c->m.grace_ms);
+			c->interrupted = true;
+		}
+	} else if (!sandbox_cells_background_msg(r, m)) {
+		_exit(0);
+	}
+	return 0;
+}
+
 void
 sandbox_supervise_cells(struct sb_run *r)
 {
 	const struct sandbox_ctx *ctx = &r->ctx;
-	struct cells_sup cell;
-	bool active = false, interrupted = false;
-	uint64_t t0 = 0, cpu0 = 0, deadline = 0, grace_end = 0, cpu_max = 0, cpu_at = 0,
-		 cpu_last = 0;
+	struct sb_cell c;
 
 	/* The interpreter's own total is RLIMIT_CPU's (sandbox_code.c). */
 	r->cpu_limit_ns = UINT64_MAX;
-	memset(&cell, 0, sizeof(cell));
+	memset(&c, 0, sizeof(c));
 	while (!r->code_done) {
 		struct pollfd p[3] = {{.fd = sandbox_lifeline(), .events = POLLIN},
 				      {.fd = r->pidfd, .events = POLLIN},
@@ -263,18 +349,19 @@ sandbox_supervise_cells(struct sb_run *r)
 		uint64_t now = sandbox_now_ns(), used;
 		int timeout = -1;
 
-		if (active) {
-			used = sb_cells_used(ctx, cpu0, now, &cpu_at, &cpu_last);
-			if (!interrupted && (now >= deadline || used >= cpu_max)) {
-				r->reason = now >= deadline ? SUP_REASON_WALL : SUP_REASON_CPU;
-				grace_end = sb_cells_interrupt(r, cell.grace_ms);
-				interrupted = true;
+		if (c.active) {
+			used = sb_cells_used(ctx, c.cpu0, now, &c.cpu_at, &c.cpu_last);
+			if (!c.interrupted && (now >= c.deadline || used >= c.cpu_max)) {
+				r->reason = now >= c.deadline ? SUP_REASON_WALL : SUP_REASON_CPU;
+				c.grace_end = sb_cells_interrupt(r, c.m.grace_ms);
+				c.interrupted = true;
 			}
-			if (interrupted && now >= grace_end)
+			if (c.interrupted && now >= c.grace_end)
 				return;
-			timeout = (int)(((interrupted ? grace_end : deadline) - now) / 1000000ULL +
+			timeout = (int)(((c.interrupted ? c.grace_end : c.deadline) - now) /
+						1000000ULL +
 					1);
-			if (!interrupted && timeout > SB_TICK_MS)
+			if (!c.interrupted && timeout > SB_TICK_MS)
 				timeout = SB_TICK_MS;
 		}
 		if (poll(p, 3, timeout) < 0 && errno != EINTR)
@@ -287,53 +374,8 @@ sandbox_supervise_cells(struct sb_run *r)
 				continue;
 			if (n != (ssize_t)sizeof(m))
 				_exit(0);
-			if (m.type == CELLS_SUP_BEGIN && !active) {
-				cell = m;
-				active = true;
-				interrupted = false;
-				r->reason = SUP_REASON_EXITED;
-				t0 = sandbox_now_ns();
-				cpu0 = sandbox_run_cpu_ns(ctx, 0);
-				cpu_at = t0;
-				cpu_last = 0;
-				deadline = t0 + m.wall_ms * 1000000ULL;
-				cpu_max = m.cpu_ms * 1000000ULL;
-				r->cell = m.cell;
-				r->cell_t0 = t0;
-				r->cell_cpu0 = cpu0;
-				sandbox_cells_peak_reset(ctx->peak_fd);
-				kill((pid_t)r->pid, SIGCONT);
-			} else if (m.type == CELLS_SUP_FINISH && active && m.cell == cell.cell) {
-				/* Stopped first: a thread of the cell's forks no
-				 * more while the others die. What cannot be shown
-				 * dead ends the run, the interpreter with it
-				 * (sandbox_end kills everything): nothing of a cell
-				 * runs after it. */
-				kill((pid_t)r->pid, SIGSTOP);
-				if (sandbox_cells_finish(r) < 0)
-					return;
-				/* The files it left, before its end (issue 30). */
-				sandbox_cell_artifacts(r);
-				used = sandbox_run_cpu_ns(ctx, 0);
-				sandbox_cells_end(sandbox_lifeline(), SUP_CELL_END, cell.cell,
-						  r->reason, interrupted,
-						  used > cpu0 ? used - cpu0 : 0,
-						  sandbox_now_ns() - t0, ctx->peak_fd);
-				active = false;
-				r->cell = 0;
-				r->reason = SUP_REASON_EXITED;
-			} else if (m.type == CELLS_SUP_KILL) {
+			if (sb_cells_msg(r, &c, &m) < 0)
 				return;
-			} else if (m.type == CELLS_SUP_INTERRUPT) {
-				/* A cancel: as at a limit, for the cell being timed
-				 * and once; a late one (answered) is dropped. */
-				if (active && m.cell == cell.cell && !interrupted) {
-					grace_end = sb_cells_interrupt(r, cell.grace_ms);
-					interrupted = true;
-				}
-			} else if (!sandbox_cells_background_msg(r, &m)) {
-				_exit(0);
-			}
 		}
 		sb_reap((pid_t)r->pid, &r->status, &r->code_done);
 		if (p[2].revents != 0 && cgroup_key(ctx->pids_events_fd, "max") > r->pids_max0) {
