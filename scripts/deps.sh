@@ -4,7 +4,7 @@
 # scan-build, for tests/lint/scan_build.sh).
 set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libevent-dev libmsgpack-dev libseccomp-dev
-libcap-ng-dev libcmocka-dev libjansson-dev libinih-dev python3 iproute2
+libcap-ng-dev libcmocka-dev libjansson-dev libinih-dev python3 python3-dev iproute2
 clang-format clang git groff-base bubblewrap python3-setuptools python3-wheel python3-venv
 procps systemd universal-ctags
 python3-numpy python3-pandas python3-matplotlib python3-scipy libpython3.11-testsuite
