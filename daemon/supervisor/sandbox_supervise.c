@@ -226,8 +226,9 @@ sb_cells_interrupt(const struct sb_run *r, uint64_t grace_ms)
  */
 /*
  * The cell's cpu so far, walking /proc (cgroup1, rlimit) at most once a
- * half tick: the loop wakes for every message, and right after BEGIN the
- * walk for cpu0 has just been made (issue 33: one walk less per cell). A
+ * half tick: the loop wakes for every message (issue 33: one walk less per
+ * cell). cpu0, the cell's baseline, is the last cell's end figure, or a
+ * walk at BEGIN for a session's first cell and a background session's. A
  * limit passed is still seen within a tick, as when every wake-up walked.
  */
 static uint64_t
