@@ -44,6 +44,22 @@ prestart = true
 """ % (ARGV, ARGV)
 
 _daemon = None
+IGNORED_AT_START = (signal.SIGINT, signal.SIGQUIT)
+
+# What a run's code sees of its own process that it did not choose: the
+# zygote's child must show what a fresh interpreter shows.
+PROCESS_STATE = r"""import os
+st = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines())
+for k in ('SigIgn', 'SigBlk', 'SigCgt', 'SigPnd', 'ShdPnd', 'CapInh', 'CapPrm', 'CapEff',
+          'CapBnd', 'CapAmb', 'NoNewPrivs', 'Seccomp', 'Threads', 'Umask', 'Uid', 'Gid',
+          'Groups'):
+    print(k, st.get(k, '-').strip())
+print('cwd', os.getcwd())
+print('fds', sorted(os.listdir('/proc/self/fd')))
+print('oom', open('/proc/self/oom_score_adj').read().strip())
+print('session', os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid())
+print(open('/proc/self/limits').read())
+"""
 
 
 def setUpModule():
@@ -60,7 +76,15 @@ def setUpModule():
     _daemon = Daemon(os.environ["AIRLOCKD"], config=CONFIG, debug=True, uids=(base, count // 2))
     # A second caller (nobody) reaches the socket.
     os.chmod(_daemon.dir, 0o755)
-    _daemon.start()
+    # Started as `airlockd &` from a script starts it: SIGINT and SIGQUIT
+    # ignored, which an exec keeps (sandbox_code.c resets them for a fresh
+    # run's code; test_process_state checks a zygote run's are the same).
+    old = [signal.signal(s, signal.SIG_IGN) for s in IGNORED_AT_START]
+    try:
+        _daemon.start()
+    finally:
+        for s, h in zip(IGNORED_AT_START, old):
+            signal.signal(s, h)
 
 
 def tearDownModule():
@@ -114,6 +138,8 @@ def warm(lang="python", user=None):
 
 
 class ZygoteTest(unittest.TestCase):
+    maxDiff = None
+
     def setUp(self):
         self.addCleanup(self.dump_on_failure)
 
@@ -175,6 +201,13 @@ class ZygoteTest(unittest.TestCase):
                       "        break\n"
                       "print(out)", "--processes", "2")
         self.assertIn("refused", a["stdout"])
+
+    def test_process_state(self):
+        # signal dispositions (the daemon's start ignored SIGINT and
+        # SIGQUIT), mask, pending, capabilities, rlimits, umask, cwd, fds,
+        # session: as a fresh interpreter's
+        a = self.same(PROCESS_STATE)
+        self.assertIn("SigBlk 0000000000000000", a["stdout"])
 
     def test_no_network(self):
         a = self.same("import socket\n"
