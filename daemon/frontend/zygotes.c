@@ -361,9 +361,19 @@ zygotes_reloaded(struct daemon *d)
 {
 	struct zygote *z, *next;
 
+	/*
+	 * Every zygote goes, not only those whose key the reload dropped: one
+	 * runs the old runtime's python with its old environment, and a run
+	 * after the reload must be the new config's, as run_pool_reloaded()
+	 * ends the pre-started interpreters for (a reload that named another
+	 * python had runs forked from the old one until its idle end). A
+	 * run's SPAWN_REQ sent before the stop is served (the spawner reads
+	 * in order); a queued one is of the old prestart_gen, never a zygote's.
+	 */
 	for (z = TAILQ_FIRST(&d->zygotes); z != NULL; z = next) {
 		next = TAILQ_NEXT(z, entry);
-		if (zygotes_runtime(z) == NULL)
-			zygotes_stop(z, "the reload dropped its zygote = yes");
+		zygotes_stop(z, zygotes_runtime(z) == NULL
+					? "the reload dropped its zygote = yes"
+					: "reloaded: its runtime may have changed");
 	}
 }

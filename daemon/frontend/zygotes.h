@@ -57,8 +57,8 @@ void zygotes_ran(struct zygote *z);
 void zygotes_fell_back(struct daemon *d, uint32_t key, int err);
 /* STARTED, FAILED, ZYGOTE_GONE of z's key (frontend_spawner_keyed). */
 void zygotes_event(struct zygote *z, const struct spawn_ev *ev);
-/* After a reload: the zygotes whose runtime no longer has zygote = yes
- * are stopped. */
+/* After a reload: every zygote is stopped (its python and environment are
+ * the old config's); the next run of a zygote runtime asks for a new one. */
 void zygotes_reloaded(struct daemon *d);
 
 #endif

@@ -350,6 +350,29 @@ class ZygoteLifeTest(unittest.TestCase):
             self.run_here("print(1)")
         self.assertEqual(self.count(r" zygote=ran"), n)
 
+    def test_reload_changes_python(self):
+        # A reload that names another python for the runtime: its runs are
+        # the new python's, as a pre-started interpreter's are (run_pool
+        # ends those at every reload), not forks of the old zygote. The
+        # other python is a start-up runtime's, so that the spawner may
+        # start a zygote of it (spawner_zygote.c).
+        other = "/usr/bin/python3.11"
+        if not os.path.exists(other):
+            self.skipTest("no %s" % other)
+        conf = LIFE_CONFIG.replace("zygote_idle_s = 1", "zygote_idle_s = 60") + \
+            "[runtime python-other]\nargv = %s -I -S -B {code}\ncode_name = main.py\n" % other
+        self.d.stop()
+        self.d.write_config(conf)
+        self.d.start()
+        self.assertTrue(self.burst_until(r" zygote=ran", 1), self.d.log_tail())
+        self.d.write_config(conf.replace("argv = /usr/bin/python3 ", "argv = %s " % other, 1))
+        n = self.count(r"reloaded: ")
+        os.kill(self.d.proc.pid, signal.SIGHUP)
+        self.assertTrue(wait_for(lambda: self.count(r"reloaded: ") > n, 10),
+                        self.d.log_tail())
+        exes = {self.run_here("import sys\nprint(sys.executable)")["stdout"].strip()
+                for _ in range(6)}
+        self.assertEqual(exes, {other}, self.d.log_tail())
 
 
 class ZygoteDirTest(unittest.TestCase):
