@@ -18,6 +18,7 @@
 
 #include "admit.h"
 #include "admit_facts.h"
+#include "clock.h"
 #include "compiler.h"
 #include "log.h"
 #include "memfd.h"
@@ -240,7 +241,13 @@ zygotes_timer_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 	}
 	if (z->state != ZYGOTE_WAITING)
 		return;
-	if (zygotes_runtime(z) == NULL || z->d->stopping || !zygotes_admitted(z->d, z->uid)) {
+	/* Retried only while its caller asks for it: one that cannot start
+	 * (an LD_ variable in its runtime's env, a python the spawner does
+	 * not take) was otherwise asked of the spawner every 10 s for ever,
+	 * for every caller that once ran the runtime. */
+	if (zygotes_runtime(z) == NULL || z->d->stopping ||
+	    clock_now_ms() - z->asked_ms >= z->d->cfg->zygote_idle_s * 1000ULL ||
+	    !zygotes_admitted(z->d, z->uid)) {
 		zygotes_transition(z, ZYGOTE_EV_STOP);
 		return;
 	}
@@ -258,14 +265,17 @@ zygotes_get(struct daemon *d, uid_t uid, int rt)
 	if (!crt->zygote)
 		return NULL;
 	TAILQ_FOREACH(z, &d->zygotes, entry)
-	if (z->uid == uid && !strcmp(z->runtime, crt->name) && z->state != ZYGOTE_STOPPING)
+	if (z->uid == uid && !strcmp(z->runtime, crt->name) && z->state != ZYGOTE_STOPPING) {
+		z->asked_ms = clock_now_ms();
 		return z->state == ZYGOTE_LIVE ? z : NULL;
+	}
 	if (d->stopping || !zygotes_admitted(d, uid))
 		return NULL;
 	z = xcalloc(1, sizeof(*z));
 	z->d = d;
 	z->uid = uid;
 	z->state = ZYGOTE_STARTING;
+	z->asked_ms = clock_now_ms();
 	snprintf(z->runtime, sizeof(z->runtime), "%s", crt->name);
 	z->timer = evtimer_new(d->base, zygotes_timer_cb, z);
 	if (z->timer == NULL)

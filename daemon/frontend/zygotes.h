@@ -5,7 +5,8 @@
  * and one of its caller's run slots (admit_decide, ADMIT_ZYGOTE) for its
  * life, its lifecycle the table of zygote_state.h. Stopped when idle for
  * zygote_idle_s, after zygote_forks runs, at a reload that drops its key;
- * started again after a death or a failed start with a back-off.
+ * started again after a death or a failed start with a back-off, while
+ * its caller asked for it during zygote_idle_s.
  */
 #ifndef AIRLOCKD_ZYGOTES_H
 #define AIRLOCKD_ZYGOTES_H
@@ -33,6 +34,7 @@ struct zygote {
 	uint32_t forks;	     /* runs handed to this process */
 	uint32_t backoff_ms; /* the last wait; 0 after a run served */
 	struct event *timer; /* idle (live) or back-off (waiting) */
+	uint64_t asked_ms;   /* clock_now_ms() of the last zygotes_get() for it */
 };
 TAILQ_HEAD(zygote_list, zygote);
 

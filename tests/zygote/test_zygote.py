@@ -376,6 +376,27 @@ class ZygoteLifeTest(unittest.TestCase):
                 for _ in range(6)}
         self.assertEqual(exes, {other}, self.d.log_tail())
 
+    def test_unstartable_zygote_ends(self):
+        # A zygote that cannot start (here: an LD_ variable in the
+        # runtime's env, which the spawner refuses for a zygote) is
+        # retried after its back-off while its caller asks for it, and
+        # ends once not asked for during zygote_idle_s: the registry
+        # keeps nothing for a caller gone, and asks the spawner nothing.
+        self.d.stop()
+        self.d.write_config(LIFE_CONFIG.replace("zygote = yes",
+                                                "zygote = yes\nenv = LD_LIBRARY_PATH=/nonexistent"))
+        self.d.start()
+        self.run_here("print(1)")
+        self.assertTrue(wait_for(lambda: self.count(r"zygote uid 0 python: waiting -> ended"),
+                                 10), self.d.log_tail())
+        n = self.count(r"-> starting \(retry\)")
+        time.sleep(1)
+        self.assertEqual(self.count(r"-> starting \(retry\)"), n, self.d.log_tail())
+        # asked for again by the next run
+        self.run_here("print(1)")
+        self.assertTrue(wait_for(lambda: self.count(r"zygote uid 0 python: waiting -> ended") == 2,
+                                 10), self.d.log_tail())
+
 
 class ZygoteDirTest(unittest.TestCase):
     """airlockd --zygote-dir: a directory or file another user could change
