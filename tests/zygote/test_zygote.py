@@ -272,6 +272,45 @@ class ZygoteTest(unittest.TestCase):
             _daemon.log_tail())
         warm()
 
+    def test_stopped_zygote_runs_once(self):
+        # A zygote that does not fork in time (stopped here) has its run
+        # go the ordinary way after the supervisor's deadline
+        # (SB_ZYGOTE_ENTER_MS, 5 s), and the order it takes once let go
+        # runs nothing: its child's report finds the pipe closed and the
+        # code emptied (sandbox_zygote_run.c), while the run's fall-back is
+        # still running in the very sandbox it enters.
+        warm()
+        pid = int(re.findall(r"zygote uid 0 python: started, pid (\d+)",
+                             _daemon.log_text())[-1])
+        os.kill(pid, signal.SIGSTOP)
+        def cont():
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass  # stopped by the daemon since: it failed a run
+        self.addCleanup(cont)
+        p = subprocess.Popen([os.environ["AIRLOCK"], "--socket", _daemon.sock, "run", "--stream",
+                              "--lang", "python", "-c",
+                              "import time\nprint('ran', flush=True)\ntime.sleep(3)\n"
+                              "print('end')"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            first = p.stdout.readline()  # the fall-back's code started
+            os.kill(pid, signal.SIGCONT)
+            rest, err = p.communicate(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertEqual((first + rest, p.returncode), ("ran\nend\n", 0),
+                         err + _daemon.log_tail())
+        self.assertTrue(wait_for(lambda: re.search(
+            r"a run went the ordinary way: Connection timed out", _daemon.log_text()), 10),
+            _daemon.log_tail())
+        self.assertTrue(wait_for(lambda: re.search(
+            r"zygote uid 0 python: stopping: it failed a run", _daemon.log_text()), 10),
+            _daemon.log_tail())
+
 
 LIFE_CONFIG = """[daemon]
 prepared_sandboxes = 0
