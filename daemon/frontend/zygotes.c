@@ -66,6 +66,8 @@ zygotes_forget_key(struct zygote *z)
 	z->d->nzygotes--;
 	/* Its prepared sandboxes are its uid's: no other process may use them. */
 	run_pool_zygote_gone(z->d, z->key);
+	/* Its run slot is free: a queued run may take it (zygotes_give_way). */
+	run_dispatch_soon(z->d);
 }
 
 /* Move z by ev (a pair the table leaves out is a broken invariant) and do
@@ -309,6 +311,45 @@ zygotes_count_uid(const struct daemon *d, uid_t uid)
 	TAILQ_FOREACH(z, &d->zygotes, entry)
 	n += z->has_key && (uid == (uid_t)-1 || z->uid == uid);
 	return n;
+}
+
+/* Is z live with no run of its in flight (between its hand-off and its
+ * reap)? */
+static bool
+zygotes_idle(const struct zygote *z)
+{
+	const struct run *r;
+
+	if (z->state != ZYGOTE_LIVE)
+		return false;
+	TAILQ_FOREACH(r, &z->d->runs, entry)
+	if (r->zygote_key == z->key && r->state != RUN_QUEUED && r->state < RUN_REAPED)
+		return false;
+	return true;
+}
+
+uint32_t
+zygotes_idle_count(const struct daemon *d, uid_t uid)
+{
+	const struct zygote *z;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(z, &d->zygotes, entry)
+	n += (uid == (uid_t)-1 || z->uid == uid) && zygotes_idle(z);
+	return n;
+}
+
+void
+zygotes_give_way(struct daemon *d, uid_t uid)
+{
+	struct zygote *z, *oldest = NULL;
+
+	TAILQ_FOREACH(z, &d->zygotes, entry)
+	if ((uid == (uid_t)-1 || z->uid == uid) && zygotes_idle(z) &&
+	    (oldest == NULL || z->asked_ms < oldest->asked_ms))
+		oldest = z;
+	if (oldest != NULL)
+		zygotes_stop(oldest, "a queued run waits for the run slot it holds");
 }
 
 void

@@ -50,6 +50,12 @@ struct zygote *zygotes_get(struct daemon *d, uid_t uid, int rt);
 struct zygote *zygotes_live(struct daemon *d, uint32_t key);
 /* Zygotes of uid that hold a run slot (not waiting); all uids' with uid -1. */
 uint32_t zygotes_count_uid(const struct daemon *d, uid_t uid);
+/* Live zygotes with no run in flight, of uid (all uids' with -1). */
+uint32_t zygotes_idle_count(const struct daemon *d, uid_t uid);
+/* A queued run waits for a run slot a zygote no run uses holds: the one of
+ * uid (any with -1) asked for longest ago is stopped; its reap frees the
+ * slot and dispatches again. */
+void zygotes_give_way(struct daemon *d, uid_t uid);
 /* A run was handed to z: its idle time starts again; after zygote_forks
  * runs it is replaced (stopped; the next run asks for a new one). */
 void zygotes_ran(struct zygote *z);

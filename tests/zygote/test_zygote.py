@@ -436,6 +436,40 @@ class ZygoteLifeTest(unittest.TestCase):
         self.assertTrue(wait_for(lambda: self.count(r"zygote uid 0 python: waiting -> ended") == 2,
                                  10), self.d.log_tail())
 
+    def test_idle_zygotes_give_way(self):
+        # Two other callers' zygotes, idle, hold two of max_runs = 4 run
+        # slots (ADMIT_ZYGOTE) for zygote_idle_s: four runs of one second
+        # sent at once must not wait behind them (they did: queued 0, 1.0,
+        # 2.0 and 3.0 s); a waiting run has an idle zygote stopped
+        # instead. The caller's own zygote, asked for by the first of the
+        # four and serving the next, keeps its slot: one of the four may
+        # wait for another's end.
+        self.d.stop()
+        self.d.write_config(LIFE_CONFIG.replace("zygote_idle_s = 1", "zygote_idle_s = 60")
+                            .replace("max_runs = 8\nmax_runs_per_uid = 4",
+                                     "max_runs = 4\nmax_runs_per_uid = 4\nsocket_mode = 0666")
+                            + "[access]\nallow_all = yes\n")
+        self.d.start()
+        os.chmod(self.d.dir, 0o755)
+        for user in (65534, 1):
+            pre = (lambda u: lambda: (os.setgroups([]), os.setgid(u), os.setuid(u)))(user)
+            for _ in range(2):
+                subprocess.run([os.environ["AIRLOCK"], "--socket", self.d.sock, "run", "--lang",
+                                "python", "-c", "print(1)"], capture_output=True, timeout=60,
+                               preexec_fn=pre, check=True)
+        self.assertTrue(wait_for(lambda: self.count(r"-> live \(started\)") >= 2, 10),
+                        self.d.log_tail())
+        ps = [subprocess.Popen([os.environ["AIRLOCK"], "--socket", self.d.sock, "--json", "run",
+                                "--lang", "python", "-c", "import time\ntime.sleep(1)"],
+                               stdout=subprocess.PIPE, text=True) for _ in range(4)]
+        res = [json.loads(p.communicate(timeout=60)[0]) for p in ps]
+        self.assertEqual([r.get("exit_code") for r in res], [0] * 4, self.d.log_tail())
+        queued = [int(m) for m in re.findall(r"uid=0 .* queued_ms=(\d+)", self.d.log_text())]
+        for user in (65534, 1):
+            self.assertTrue(self.count(r"zygote uid %d python: stopping: a queued run waits for "
+                                       r"the run slot it holds" % user), self.d.log_tail())
+        self.assertLess(max(sorted(queued[-4:])[:3]), 1000, queued)
+
 
 class ZygoteDirTest(unittest.TestCase):
     """airlockd --zygote-dir: a directory or file another user could change
