@@ -603,8 +603,17 @@ admit_start(const struct admit_facts *f, struct admit_decision *ret)
 		return admit_set(ret, ADMIT_QUEUE, PROTO_ERR_NONE, "its session is busy");
 	if (f->kind == ADMIT_INTERP_START)
 		return false;
-	if (f->caps == NULL || !admit_run_slot_free(f))
+	if (f->caps == NULL || !admit_run_slot_free(f)) {
+		/* A zygote no run uses holds a slot this run could have: under
+		 * max_runs any caller's, under max_runs_per_uid its own; the
+		 * frontend stops one (zygotes_give_way) rather than have the
+		 * run wait for the zygote's idle end (zygote_idle_s). */
+		ret->want_zygote_slot =
+			f->caps != NULL &&
+			(f->all.n[LEDGER_RUNNING] >= f->caps->max_runs ? f->zygotes_idle_all > 0
+								       : f->zygotes_idle_uid > 0);
 		return admit_set(ret, ADMIT_QUEUE, PROTO_ERR_NONE, "no run slot free");
+	}
 	if (f->kind == ADMIT_RUN && f->pool_blocks) {
 		/* run_dispatch has the pool give one up. */
 		ret->want_slot = true;

@@ -126,6 +126,9 @@ struct admit_facts {
 	bool file_write;     /* a file op that carries data */
 	bool slot_free;	     /* a sandbox uid is free (session open) */
 	bool pool_blocks;    /* every sandbox uid is in the pool's, none this run can take */
+	/* Live zygotes no run uses, all uids' and this uid's (each holds a
+	 * run slot: ADMIT_ZYGOTE). */
+	uint32_t zygotes_idle_all, zygotes_idle_uid;
 };
 
 struct admit_decision {
@@ -135,6 +138,7 @@ struct admit_decision {
 	enum proto_tool_outcome tool; /* a tool call's refusal, as its record shows */
 	bool silent;		      /* a connection closed without a reply */
 	bool want_slot;		      /* queued for a sandbox uid only the pool's sandboxes hold */
+	bool want_zygote_slot;	      /* queued for a run slot an idle zygote holds */
 	struct proto_limits limits;   /* rule 5's result */
 	uint64_t workspace_bytes, idle_ms, lifetime_ms; /* a session's, rule 5 */
 	char why[512]; /* the reply's message, the daemon's words */

@@ -125,6 +125,10 @@ struct daemon {
 	/* run_dispatch: a queued run waits for a uid slot that the pool's
 	 * sandboxes hold, none of which it can take (run_can_start). */
 	bool want_slot;
+	/* run_dispatch: a queued run waits for a run slot that a zygote no
+	 * run uses holds (of want_zygote_uid, or any: -1). */
+	bool want_zygote;
+	uid_t want_zygote_uid;
 	struct log_repeat pool_warn;  /* the pool's failures, rate-limited */
 	struct log_repeat mount_warn; /* a missing mount a run named */
 	struct runqueue queue;

@@ -562,6 +562,8 @@ run_start_facts(struct daemon *d, const struct runqueue_item *it, struct admit_g
 	/* A caller's zygote holds one of its run slots (ADMIT_ZYGOTE). */
 	g->f.held.n[LEDGER_RUNNING] = run_count_uid(d, it->uid) + zygotes_count_uid(d, it->uid);
 	g->f.all.n[LEDGER_RUNNING] = d->nrunning + d->nzygotes;
+	g->f.zygotes_idle_all = zygotes_idle_count(d, (uid_t)-1);
+	g->f.zygotes_idle_uid = zygotes_idle_count(d, it->uid);
 	if (r == NULL)
 		return;
 	/* A queued run of a uid a reload no longer allows was answered at the
@@ -598,6 +600,12 @@ run_can_start(void *ctx, const struct runqueue_item *it)
 	/* One held up for a slot alone has run_dispatch make the pool give one. */
 	if (dec.want_slot)
 		d->want_slot = true;
+	/* One held up for a run slot an idle zygote holds: the first such
+	 * item's uid (-1: any caller's zygote would do). */
+	if (dec.want_zygote_slot && !d->want_zygote)
+		d->want_zygote_uid =
+			g.f.all.n[LEDGER_RUNNING] >= d->cfg->max_runs ? (uid_t)-1 : it->uid;
+	d->want_zygote = d->want_zygote || dec.want_zygote_slot;
 	return dec.verdict == ADMIT_NOW;
 }
 
@@ -609,6 +617,7 @@ run_dispatch(struct daemon *d)
 	 * none). */
 	run_pool_recheck(d);
 	d->want_slot = false;
+	d->want_zygote = false;
 	while (!d->stopping) {
 		struct runqueue_item *it = runqueue_pop(&d->queue, run_can_start, d);
 		struct run *r;
@@ -643,6 +652,10 @@ run_dispatch(struct daemon *d)
 	 * take hold: one of them gives it up (its reap dispatches again). */
 	if (d->want_slot && !d->stopping)
 		(void)run_pool_give_way(d);
+	/* A run waits for a run slot an idle zygote holds: it is stopped (its
+	 * reap dispatches again). */
+	if (d->want_zygote && !d->stopping)
+		zygotes_give_way(d, d->want_zygote_uid);
 	/* Nothing waits for a slot: the pool gets back what died in it (a
 	 * pre-started interpreter that ended before its run). */
 	if (d->queue.n == 0)

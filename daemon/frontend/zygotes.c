@@ -18,6 +18,7 @@
 
 #include "admit.h"
 #include "admit_facts.h"
+#include "clock.h"
 #include "compiler.h"
 #include "log.h"
 #include "memfd.h"
@@ -65,6 +66,8 @@ zygotes_forget_key(struct zygote *z)
 	z->d->nzygotes--;
 	/* Its prepared sandboxes are its uid's: no other process may use them. */
 	run_pool_zygote_gone(z->d, z->key);
+	/* Its run slot is free: a queued run may take it (zygotes_give_way). */
+	run_dispatch_soon(z->d);
 }
 
 /* Move z by ev (a pair the table leaves out is a broken invariant) and do
@@ -240,7 +243,13 @@ zygotes_timer_cb(evutil_socket_t fd UNUSED, short what UNUSED, void *arg)
 	}
 	if (z->state != ZYGOTE_WAITING)
 		return;
-	if (zygotes_runtime(z) == NULL || z->d->stopping || !zygotes_admitted(z->d, z->uid)) {
+	/* Retried only while its caller asks for it: one that cannot start
+	 * (an LD_ variable in its runtime's env, a python the spawner does
+	 * not take) was otherwise asked of the spawner every 10 s for ever,
+	 * for every caller that once ran the runtime. */
+	if (zygotes_runtime(z) == NULL || z->d->stopping ||
+	    clock_now_ms() - z->asked_ms >= z->d->cfg->zygote_idle_s * 1000ULL ||
+	    !zygotes_admitted(z->d, z->uid)) {
 		zygotes_transition(z, ZYGOTE_EV_STOP);
 		return;
 	}
@@ -258,14 +267,17 @@ zygotes_get(struct daemon *d, uid_t uid, int rt)
 	if (!crt->zygote)
 		return NULL;
 	TAILQ_FOREACH(z, &d->zygotes, entry)
-	if (z->uid == uid && !strcmp(z->runtime, crt->name) && z->state != ZYGOTE_STOPPING)
+	if (z->uid == uid && !strcmp(z->runtime, crt->name) && z->state != ZYGOTE_STOPPING) {
+		z->asked_ms = clock_now_ms();
 		return z->state == ZYGOTE_LIVE ? z : NULL;
+	}
 	if (d->stopping || !zygotes_admitted(d, uid))
 		return NULL;
 	z = xcalloc(1, sizeof(*z));
 	z->d = d;
 	z->uid = uid;
 	z->state = ZYGOTE_STARTING;
+	z->asked_ms = clock_now_ms();
 	snprintf(z->runtime, sizeof(z->runtime), "%s", crt->name);
 	z->timer = evtimer_new(d->base, zygotes_timer_cb, z);
 	if (z->timer == NULL)
@@ -299,6 +311,45 @@ zygotes_count_uid(const struct daemon *d, uid_t uid)
 	TAILQ_FOREACH(z, &d->zygotes, entry)
 	n += z->has_key && (uid == (uid_t)-1 || z->uid == uid);
 	return n;
+}
+
+/* Is z live with no run of its in flight (between its hand-off and its
+ * reap)? */
+static bool
+zygotes_idle(const struct zygote *z)
+{
+	const struct run *r;
+
+	if (z->state != ZYGOTE_LIVE)
+		return false;
+	TAILQ_FOREACH(r, &z->d->runs, entry)
+	if (r->zygote_key == z->key && r->state != RUN_QUEUED && r->state < RUN_REAPED)
+		return false;
+	return true;
+}
+
+uint32_t
+zygotes_idle_count(const struct daemon *d, uid_t uid)
+{
+	const struct zygote *z;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(z, &d->zygotes, entry)
+	n += (uid == (uid_t)-1 || z->uid == uid) && zygotes_idle(z);
+	return n;
+}
+
+void
+zygotes_give_way(struct daemon *d, uid_t uid)
+{
+	struct zygote *z, *oldest = NULL;
+
+	TAILQ_FOREACH(z, &d->zygotes, entry)
+	if ((uid == (uid_t)-1 || z->uid == uid) && zygotes_idle(z) &&
+	    (oldest == NULL || z->asked_ms < oldest->asked_ms))
+		oldest = z;
+	if (oldest != NULL)
+		zygotes_stop(oldest, "a queued run waits for the run slot it holds");
 }
 
 void
@@ -361,9 +412,19 @@ zygotes_reloaded(struct daemon *d)
 {
 	struct zygote *z, *next;
 
+	/*
+	 * Every zygote goes, not only those whose key the reload dropped: one
+	 * runs the old runtime's python with its old environment, and a run
+	 * after the reload must be the new config's, as run_pool_reloaded()
+	 * ends the pre-started interpreters for (a reload that named another
+	 * python had runs forked from the old one until its idle end). A
+	 * run's SPAWN_REQ sent before the stop is served (the spawner reads
+	 * in order); a queued one is of the old prestart_gen, never a zygote's.
+	 */
 	for (z = TAILQ_FIRST(&d->zygotes); z != NULL; z = next) {
 		next = TAILQ_NEXT(z, entry);
-		if (zygotes_runtime(z) == NULL)
-			zygotes_stop(z, "the reload dropped its zygote = yes");
+		zygotes_stop(z, zygotes_runtime(z) == NULL
+					? "the reload dropped its zygote = yes"
+					: "reloaded: its runtime may have changed");
 	}
 }

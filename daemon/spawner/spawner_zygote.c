@@ -22,6 +22,7 @@
 
 #include "closefds.h"
 #include "fdpass.h"
+#include "sigdefaults.h"
 #include "zygote_msg.h"
 
 static const char *const spawner_zygote_steps[SPAWNER_ZYGOTE_STEP_COUNT_] = {
@@ -155,7 +156,12 @@ spawner_zygote_child(const struct spawner_zygote *z, int report, int exe)
 		spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_NO_NEW_PRIVS);
 	if (spawner_zygote_fds(z, &report, &exe) < 0)
 		spawner_zygote_fail(report, SPAWNER_ZYGOTE_STEP_FDS);
-	(void)sigprocmask(SIG_SETMASK, &(sigset_t){0}, NULL);
+	/* A fresh run's code starts with every disposition at its default
+	 * (sandbox_code.c); the zygote's runs must too, and its child has no
+	 * exec of its own: an ignored SIGINT or SIGQUIT the daemon was started
+	 * with would reach every run's code (and Python installs no SIGINT
+	 * handler then). The mask emptied too. */
+	sigdefaults_all();
 	/* The file checked by spawner_zygote_open_root(), not what the path names
 	 * now. */
 	(void)syscall(SYS_execveat, exe, "", argv, z->envp, AT_EMPTY_PATH);

@@ -25,6 +25,7 @@
 #include "landlock.h"
 #include "limit.h"
 #include "seccomp_policy.h"
+#include "sigdefaults.h"
 
 /* The code's stack while it shares our memory (sb_code_start_vm): its
  * set-up's frames are small (no arrays but a few fds); the pages never
@@ -198,23 +199,13 @@ sb_setrlimit(int pipefd, int res, uint64_t v)
  * Start the code from a known signal state, not the one the daemon was given:
  * a service manager ignores SIGPIPE (systemd's IgnoreSIGPIPE=yes), a shell's
  * "&" ignores SIGINT and SIGQUIT, and the spawner blocks the signals it reads
- * through its signalfd; execve() keeps ignored dispositions and the mask. No
- * error is possible here but EINVAL for the signals no one may change
- * (SIGKILL, SIGSTOP, the C library's own), which stay as they are.
+ * through its signalfd; execve() keeps ignored dispositions and the mask
+ * (sigdefaults.h; a zygote's start does the same, spawner_zygote.c).
  */
 static void
 sb_reset_signals(void)
 {
-	struct sigaction sa;
-	sigset_t none;
-	int sig;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	sigdefaults_all();
 }
 
 /*

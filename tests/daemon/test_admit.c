@@ -850,6 +850,37 @@ test_tool_outcomes(void **state)
 	assert_false(dec.silent);
 }
 
+/* A run waiting for a run slot wants an idle zygote stopped only when that
+ * would free one for it: under max_runs any caller's, under
+ * max_runs_per_uid its own caller's (max_runs 8, max_runs_per_uid 2). */
+static void
+test_want_zygote_slot(void **state)
+{
+	static const struct {
+		uint32_t all, held, idle_all, idle_uid;
+		bool want;
+	} want_rows[] = {
+		{8, 0, 1, 0, true}, {8, 0, 0, 0, false}, {2, 2, 1, 0, false},
+		{2, 2, 1, 1, true}, {1, 1, 1, 0, false}, {8, 2, 0, 0, false},
+	};
+	struct admit_facts f;
+	struct admit_decision dec;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(want_rows) / sizeof(want_rows[0]); i++) {
+		test_base(ADMIT_RUN, START, &f);
+		f.all.n[LEDGER_RUNNING] = want_rows[i].all;
+		f.held.n[LEDGER_RUNNING] = want_rows[i].held;
+		f.zygotes_idle_all = want_rows[i].idle_all;
+		f.zygotes_idle_uid = want_rows[i].idle_uid;
+		memset(&dec, 0, sizeof(dec));
+		admit_decide(&f, &dec);
+		if (dec.want_zygote_slot != want_rows[i].want)
+			fail_msg("row %zu: want_zygote_slot %d", i, dec.want_zygote_slot);
+	}
+}
+
 static void
 test_names(void **state)
 {
@@ -873,6 +904,7 @@ main(void)
 		cmocka_unit_test(test_session_picks),
 		cmocka_unit_test(test_tool_outcomes),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_want_zygote_slot),
 		cmocka_unit_test(test_figures_svg),
 	};
 

@@ -44,6 +44,24 @@ prestart = true
 """ % (ARGV, ARGV)
 
 _daemon = None
+IGNORED_AT_START = (signal.SIGINT, signal.SIGQUIT)
+
+# What a run's code sees of its own process that it did not choose: the
+# zygote's child must show what a fresh interpreter shows.
+PROCESS_STATE = r"""import os
+st = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines())
+for k in ('SigIgn', 'SigBlk', 'SigCgt', 'SigPnd', 'ShdPnd', 'CapInh', 'CapPrm', 'CapEff',
+          'CapBnd', 'CapAmb', 'NoNewPrivs', 'Seccomp', 'Threads', 'Umask', 'Uid', 'Gid',
+          'Groups'):
+    print(k, st.get(k, '-').strip())
+print('cwd', os.getcwd())
+print('fds', sorted(os.listdir('/proc/self/fd')))
+print('oom', open('/proc/self/oom_score_adj').read().strip())
+print('session', os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid())
+# (not the cpu time: a pre-started interpreter's is raised by what its
+# start-up used, a whole second more at times)
+print([l for l in open('/proc/self/limits') if not l.startswith('Max cpu time')])
+"""
 
 
 def setUpModule():
@@ -60,7 +78,15 @@ def setUpModule():
     _daemon = Daemon(os.environ["AIRLOCKD"], config=CONFIG, debug=True, uids=(base, count // 2))
     # A second caller (nobody) reaches the socket.
     os.chmod(_daemon.dir, 0o755)
-    _daemon.start()
+    # Started as `airlockd &` from a script starts it: SIGINT and SIGQUIT
+    # ignored, which an exec keeps (sandbox_code.c resets them for a fresh
+    # run's code; test_process_state checks a zygote run's are the same).
+    old = [signal.signal(s, signal.SIG_IGN) for s in IGNORED_AT_START]
+    try:
+        _daemon.start()
+    finally:
+        for s, h in zip(IGNORED_AT_START, old):
+            signal.signal(s, h)
 
 
 def tearDownModule():
@@ -114,6 +140,8 @@ def warm(lang="python", user=None):
 
 
 class ZygoteTest(unittest.TestCase):
+    maxDiff = None
+
     def setUp(self):
         self.addCleanup(self.dump_on_failure)
 
@@ -176,6 +204,13 @@ class ZygoteTest(unittest.TestCase):
                       "print(out)", "--processes", "2")
         self.assertIn("refused", a["stdout"])
 
+    def test_process_state(self):
+        # signal dispositions (the daemon's start ignored SIGINT and
+        # SIGQUIT), mask, pending, capabilities, rlimits, umask, cwd, fds,
+        # session: as a fresh interpreter's
+        a = self.same(PROCESS_STATE)
+        self.assertIn("SigBlk 0000000000000000", a["stdout"])
+
     def test_no_network(self):
         a = self.same("import socket\n"
                       "s = socket.socket()\n"
@@ -236,6 +271,45 @@ class ZygoteTest(unittest.TestCase):
             r"zygote uid 0 python: started, pid (\d+)", _daemon.log_text())) > len(m), 15),
             _daemon.log_tail())
         warm()
+
+    def test_stopped_zygote_runs_once(self):
+        # A zygote that does not fork in time (stopped here) has its run
+        # go the ordinary way after the supervisor's deadline
+        # (SB_ZYGOTE_ENTER_MS, 5 s), and the order it takes once let go
+        # runs nothing: its child's report finds the pipe closed and the
+        # code emptied (sandbox_zygote_run.c), while the run's fall-back is
+        # still running in the very sandbox it enters.
+        warm()
+        pid = int(re.findall(r"zygote uid 0 python: started, pid (\d+)",
+                             _daemon.log_text())[-1])
+        os.kill(pid, signal.SIGSTOP)
+        def cont():
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass  # stopped by the daemon since: it failed a run
+        self.addCleanup(cont)
+        p = subprocess.Popen([os.environ["AIRLOCK"], "--socket", _daemon.sock, "run", "--stream",
+                              "--lang", "python", "-c",
+                              "import time\nprint('ran', flush=True)\ntime.sleep(3)\n"
+                              "print('end')"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            first = p.stdout.readline()  # the fall-back's code started
+            os.kill(pid, signal.SIGCONT)
+            rest, err = p.communicate(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertEqual((first + rest, p.returncode), ("ran\nend\n", 0),
+                         err + _daemon.log_tail())
+        self.assertTrue(wait_for(lambda: re.search(
+            r"a run went the ordinary way: Connection timed out", _daemon.log_text()), 10),
+            _daemon.log_tail())
+        self.assertTrue(wait_for(lambda: re.search(
+            r"zygote uid 0 python: stopping: it failed a run", _daemon.log_text()), 10),
+            _daemon.log_tail())
 
 
 LIFE_CONFIG = """[daemon]
@@ -317,6 +391,84 @@ class ZygoteLifeTest(unittest.TestCase):
             self.run_here("print(1)")
         self.assertEqual(self.count(r" zygote=ran"), n)
 
+    def test_reload_changes_python(self):
+        # A reload that names another python for the runtime: its runs are
+        # the new python's, as a pre-started interpreter's are (run_pool
+        # ends those at every reload), not forks of the old zygote. The
+        # other python is a start-up runtime's, so that the spawner may
+        # start a zygote of it (spawner_zygote.c).
+        other = "/usr/bin/python3.11"
+        if not os.path.exists(other):
+            self.skipTest("no %s" % other)
+        conf = LIFE_CONFIG.replace("zygote_idle_s = 1", "zygote_idle_s = 60") + \
+            "[runtime python-other]\nargv = %s -I -S -B {code}\ncode_name = main.py\n" % other
+        self.d.stop()
+        self.d.write_config(conf)
+        self.d.start()
+        self.assertTrue(self.burst_until(r" zygote=ran", 1), self.d.log_tail())
+        self.d.write_config(conf.replace("argv = /usr/bin/python3 ", "argv = %s " % other, 1))
+        n = self.count(r"reloaded: ")
+        os.kill(self.d.proc.pid, signal.SIGHUP)
+        self.assertTrue(wait_for(lambda: self.count(r"reloaded: ") > n, 10),
+                        self.d.log_tail())
+        exes = {self.run_here("import sys\nprint(sys.executable)")["stdout"].strip()
+                for _ in range(6)}
+        self.assertEqual(exes, {other}, self.d.log_tail())
+
+    def test_unstartable_zygote_ends(self):
+        # A zygote that cannot start (here: an LD_ variable in the
+        # runtime's env, which the spawner refuses for a zygote) is
+        # retried after its back-off while its caller asks for it, and
+        # ends once not asked for during zygote_idle_s: the registry
+        # keeps nothing for a caller gone, and asks the spawner nothing.
+        self.d.stop()
+        self.d.write_config(LIFE_CONFIG.replace("zygote = yes",
+                                                "zygote = yes\nenv = LD_LIBRARY_PATH=/nonexistent"))
+        self.d.start()
+        self.run_here("print(1)")
+        self.assertTrue(wait_for(lambda: self.count(r"zygote uid 0 python: waiting -> ended"),
+                                 10), self.d.log_tail())
+        n = self.count(r"-> starting \(retry\)")
+        time.sleep(1)
+        self.assertEqual(self.count(r"-> starting \(retry\)"), n, self.d.log_tail())
+        # asked for again by the next run
+        self.run_here("print(1)")
+        self.assertTrue(wait_for(lambda: self.count(r"zygote uid 0 python: waiting -> ended") == 2,
+                                 10), self.d.log_tail())
+
+    def test_idle_zygotes_give_way(self):
+        # Two other callers' zygotes, idle, hold two of max_runs = 4 run
+        # slots (ADMIT_ZYGOTE) for zygote_idle_s: four runs of one second
+        # sent at once must not wait behind them (they did: queued 0, 1.0,
+        # 2.0 and 3.0 s); a waiting run has an idle zygote stopped
+        # instead. The caller's own zygote, asked for by the first of the
+        # four and serving the next, keeps its slot: one of the four may
+        # wait for another's end.
+        self.d.stop()
+        self.d.write_config(LIFE_CONFIG.replace("zygote_idle_s = 1", "zygote_idle_s = 60")
+                            .replace("max_runs = 8\nmax_runs_per_uid = 4",
+                                     "max_runs = 4\nmax_runs_per_uid = 4\nsocket_mode = 0666")
+                            + "[access]\nallow_all = yes\n")
+        self.d.start()
+        os.chmod(self.d.dir, 0o755)
+        for user in (65534, 1):
+            pre = (lambda u: lambda: (os.setgroups([]), os.setgid(u), os.setuid(u)))(user)
+            for _ in range(2):
+                subprocess.run([os.environ["AIRLOCK"], "--socket", self.d.sock, "run", "--lang",
+                                "python", "-c", "print(1)"], capture_output=True, timeout=60,
+                               preexec_fn=pre, check=True)
+        self.assertTrue(wait_for(lambda: self.count(r"-> live \(started\)") >= 2, 10),
+                        self.d.log_tail())
+        ps = [subprocess.Popen([os.environ["AIRLOCK"], "--socket", self.d.sock, "--json", "run",
+                                "--lang", "python", "-c", "import time\ntime.sleep(1)"],
+                               stdout=subprocess.PIPE, text=True) for _ in range(4)]
+        res = [json.loads(p.communicate(timeout=60)[0]) for p in ps]
+        self.assertEqual([r.get("exit_code") for r in res], [0] * 4, self.d.log_tail())
+        queued = [int(m) for m in re.findall(r"uid=0 .* queued_ms=(\d+)", self.d.log_text())]
+        for user in (65534, 1):
+            self.assertTrue(self.count(r"zygote uid %d python: stopping: a queued run waits for "
+                                       r"the run slot it holds" % user), self.d.log_tail())
+        self.assertLess(max(sorted(queued[-4:])[:3]), 1000, queued)
 
 
 class ZygoteDirTest(unittest.TestCase):
