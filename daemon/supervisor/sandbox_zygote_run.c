@@ -244,6 +244,19 @@ sandbox_zygote_run(struct sb_run *r)
 	}
 	if (err == 0)
 		err = sandbox_zygote_adopt(rep[0], SB_ZYGOTE_ENTER_MS, &pidfd, &pid, &step);
+	/*
+	 * Past the deadline, the code is emptied before the last look at the
+	 * pipe: a child that reported in the instant since then may have read
+	 * the code, and so is adopted (the run is its own, never run again);
+	 * one that reports after this look reads nothing (zygote.py runs
+	 * nothing) and is killed below. Closing the pipe first instead left a
+	 * window where a child reported, read the code and ran it before the
+	 * kill, and the fall-back ran it again.
+	 */
+	if (err == -ETIMEDOUT && code >= 0) {
+		(void)ftruncate(code, 0);
+		err = sandbox_zygote_adopt(rep[0], 0, &pidfd, &pid, &step);
+	}
 	if (rep[0] >= 0)
 		close(rep[0]);
 	if (err == 0) {
@@ -254,14 +267,15 @@ sandbox_zygote_run(struct sb_run *r)
 	}
 	/*
 	 * Never run twice: the code did not enter, and whatever the zygote
-	 * forked for it must not run it later. Three locks, in this order:
-	 * the report pipe's read end is closed above (a child that reports
-	 * from now on fails its write and exits before the code:
-	 * zygote_enter's "report" step); every process in our pid namespace
-	 * but us is killed (a child that reported before that close is one);
-	 * and the code is emptied first (a child that slipped through both
-	 * reads nothing, and zygote.py runs nothing). The fall-back's own
-	 * code is cloned after.
+	 * forked for it must not run it later. Three locks: the code is
+	 * emptied (above, past the deadline; here for the other failures: a
+	 * child that reads it from now on runs nothing); the report pipe's
+	 * read end is closed above (a child that reports from now on fails
+	 * its write and exits before the code: zygote_enter's "report"
+	 * step); every process in our pid namespace but us is killed. The
+	 * fall-back's own code is cloned after. A report that came but
+	 * failed its checks (-EPROTO, -ECHILD) is a zygote that lies, not the
+	 * code's doing (docs/security.md).
 	 */
 	if (code >= 0) {
 		(void)ftruncate(code, 0);
