@@ -197,6 +197,7 @@ run_retry_fresh(struct run *r)
 		  "(%s); discarded, the run goes to a fresh sandbox",
 		  r->run_id, (unsigned)r->uid, why);
 	r->prestart_rt = -1;
+	r->zygote_rt = -1;
 	r->no_zygote = true;
 	run_transition(r, RUN_EV_RETRY);
 	if (runqueue_push_head(&d->queue, &r->q, r->uid) < 0)
@@ -748,11 +749,12 @@ run_new(struct daemon *d, struct client *c, uint32_t req_id, const struct proto_
 		fatalx("out of memory");
 	r->stat_fd[0] = r->stat_fd[1] = -1;
 	r->prestart_rt = run_pool_eligible(d, req, a->flags, a->prof, &a->lim, a->mounts);
+	r->zygote_rt = run_pool_zygote_eligible(d, req, a->flags, a->prof, &a->lim, a->mounts);
 	r->prestart_gen = d->prestart_gen;
 	/* Its caller's zygote, asked for now if it has none: this run goes
 	 * the ordinary way, the next ones find it live. */
-	if (r->prestart_rt >= 0)
-		(void)zygotes_get(d, r->uid, r->prestart_rt);
+	if (r->zygote_rt >= 0)
+		(void)zygotes_get(d, r->uid, r->zygote_rt);
 	r->stream = req->stream;
 	if (a->s != NULL && run_keep_inputs(r, req) < 0) {
 		run_new_undo(r);

@@ -118,6 +118,9 @@ struct run {
 	/* The runtime (index in cfg) whose pre-started interpreter may serve
 	 * it (run_pool_eligible), or -1; prestarted: one did (run_pool_take). */
 	int prestart_rt;
+	/* The runtime whose zygote may serve it (run_pool_zygote_eligible: a
+	 * wider rule than prestart_rt's), or -1. */
+	int zygote_rt;
 	uint32_t prestart_gen;
 	bool prestarted;
 	/* A zygote's sandbox was taken: the zygote's key, the run goes
@@ -262,6 +265,14 @@ int run_pool_take(struct daemon *d, struct run *r, bool *ret_ready);
 int run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
 		      const struct config_profile *prof, const struct proto_limits *lim,
 		      uint32_t mounts);
+/* The runtime index whose zygote may serve this request, or -1: its own
+ * rule (docs/design-bursts.md §3.6), wider than run_pool_eligible()'s: the
+ * request's env, argv, stdin and figures_svg are the zygote's child's to
+ * honour; not tools, a session, a network proxy, hidden paths, [mount]
+ * trees, plan flags or limits above the ceilings. */
+int run_pool_zygote_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
+			     const struct config_profile *prof, const struct proto_limits *lim,
+			     uint32_t mounts);
 /* No uid slot is free for a run that can take no sandbox of the pool: end
  * one the pool holds, a waiting pre-started interpreter first (its reap
  * frees its slot). Returns whether one was ended or is being ended. */

@@ -519,14 +519,14 @@ run_pool_zygote_pick(struct daemon *d, const struct run *r)
 {
 	struct prep *p;
 
-	if (r->prestart_rt < 0 || r->no_zygote || r->prestart_gen != d->prestart_gen ||
-	    !d->cfg->runtimes[r->prestart_rt].zygote)
+	if (r->zygote_rt < 0 || r->no_zygote || r->prestart_gen != d->prestart_gen ||
+	    !d->cfg->runtimes[r->zygote_rt].zygote)
 		return NULL;
 	TAILQ_FOREACH(p, &d->pool, entry)
 	if (p->rt == RUN_POOL_ZYGOTE && p->state != PREP_DEAD && p->zuid == r->uid &&
 	    p->gen == d->rootspec.generation && (p->missing & r->mounts) == 0 &&
 	    zygotes_live(d, p->zkey) != NULL &&
-	    !strcmp(zygotes_live(d, p->zkey)->runtime, d->cfg->runtimes[r->prestart_rt].name))
+	    !strcmp(zygotes_live(d, p->zkey)->runtime, d->cfg->runtimes[r->zygote_rt].name))
 		return p;
 	return NULL;
 }
@@ -583,13 +583,26 @@ run_pool_take(struct daemon *d, struct run *r, bool *ret_ready)
 	return 0;
 }
 
+/* Limits are rlimits lowered at the hand-off (a pre-started interpreter's)
+ * or set by the zygote's child: never above the ceilings the interpreter or
+ * the zygote started with. */
+static bool
+run_pool_limits_fit(struct daemon *d, const struct proto_limits *lim)
+{
+	size_t i;
+
+	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
+		if (limit_table[i].prestart_lower && lim->v[i] > d->cfg->ceilings.v[i])
+			return false;
+	return true;
+}
+
 int
 run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
 		  const struct config_profile *prof, const struct proto_limits *lim,
 		  uint32_t mounts)
 {
 	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
-	size_t i;
 
 	if (rt == NULL || !rt->prestart || rt->is_exec || d->cfg->prestarted_interpreters == 0)
 		return -1;
@@ -598,12 +611,60 @@ run_pool_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
 	    req->figures_svg || req->session != NULL || prof->network_proxy || prof->nhidden > 0 ||
 	    flags != 0 || mounts != 0)
 		return -1;
-	/* Limits are rlimits lowered at the hand-off: never above the
-	 * ceilings the interpreter started with. */
-	for (i = 0; i < PROTO_LIMIT_COUNT_; i++)
-		if (limit_table[i].prestart_lower && lim->v[i] > d->cfg->ceilings.v[i])
+	return run_pool_limits_fit(d, lim) ? (int)(rt - d->cfg->runtimes) : -1;
+}
+
+/*
+ * Is env's name one the zygote's child cannot honour? The interpreter, the
+ * loader and the C library read these once, at the start: the zygote's,
+ * long before the run's environment replaces it in the child (zygote.py),
+ * so a fork would silently ignore what a fresh run's exec obeys. Such
+ * runs go the ordinary way.
+ */
+static bool
+run_pool_env_at_start(const char *name)
+{
+	static const char *const prefix[] = {"PYTHON", "LD_", "LC_", "MALLOC_"};
+	static const char *const exact[] = {"LANG", "LANGUAGE", "GLIBC_TUNABLES", "TZ"};
+	size_t i;
+
+	for (i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
+			return true;
+	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (strcmp(name, exact[i]) == 0)
+			return true;
+	return false;
+}
+
+int
+run_pool_zygote_eligible(struct daemon *d, const struct proto_run *req, uint32_t flags,
+			 const struct config_profile *prof, const struct proto_limits *lim,
+			 uint32_t mounts)
+{
+	const struct config_runtime *rt = config_runtime_find(d->cfg, req->runtime);
+	size_t i;
+
+	if (rt == NULL || !rt->zygote || !rt->prestart || rt->is_exec ||
+	    d->cfg->prestarted_interpreters == 0)
+		return -1;
+	/*
+	 * Unlike a pre-started interpreter's, the zygote's child takes the
+	 * plan's argv and environment (zygote.py: the request's env and args,
+	 * figures_svg's variable) and the order carries the run's stdin
+	 * (sandbox_zygote_run.c), so those are its to honour, but for the
+	 * variables read only at an interpreter's start (run_pool_env_at_start).
+	 * What it cannot either:
+	 * tools, a session, the egress proxy, hidden paths and mounts (the
+	 * supervisor's SB_ZYGOTE_REFUSED, or our own clone's set-up).
+	 */
+	if (req->ntools > 0 || req->session != NULL || prof->network_proxy || prof->nhidden > 0 ||
+	    flags != 0 || mounts != 0)
+		return -1;
+	for (i = 0; i < req->nenv; i++)
+		if (run_pool_env_at_start(req->env[i].key))
 			return -1;
-	return (int)(rt - d->cfg->runtimes);
+	return run_pool_limits_fit(d, lim) ? (int)(rt - d->cfg->runtimes) : -1;
 }
 
 bool

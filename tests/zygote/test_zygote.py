@@ -183,6 +183,36 @@ class ZygoteTest(unittest.TestCase):
         self.assertNotIn("AIRLOCK_BOOT", a["stdout"].splitlines()[0])
         self.assertTrue(a["stdout"].splitlines()[1].startswith("0 /"), a["stdout"])
 
+    def test_request_env_args_stdin_figures(self):
+        # A request's env, args, stdin and figures_svg (an environment
+        # variable) are the child's to honour (zygote.py takes the plan's
+        # argv and environment, the order carries stdin): such runs go
+        # through the zygote too, with a plain run's results.
+        code = ("import os, sys\n"
+                "print(sys.argv[1:], os.environ.get('GREETING'))\n"
+                "print(repr(sys.stdin.read()))\n"
+                "print(sorted(k for k in os.environ if k.startswith('AIRLOCK')))")
+        path = os.path.join(_daemon.dir, "stdin.txt")
+        with open(path, "w") as f:
+            f.write("line one\nline two\n")
+        a = self.same(code, "--env", "GREETING=hello", "--arg", "x y", "--arg", "-z",
+                      "--stdin", path)
+        self.assertEqual(a["stdout"].splitlines()[:2],
+                         ["['x y', '-z'] hello", repr("line one\nline two\n")])
+        self.same("import os\nprint(sorted(os.environ))", "--figures", "svg")
+        self.same("import sys\nprint(sys.argv)", "--arg", "only")
+
+    def test_request_env_read_at_start(self):
+        # Variables the interpreter, the loader or the C library read only
+        # at the start: a fork would ignore them, so the run goes the
+        # ordinary way (no zygote=ran) with a plain run's results.
+        warm()
+        for kv in ("LC_ALL=C", "PYTHONHASHSEED=7", "LD_BIND_NOW=1", "TZ=UTC"):
+            n0 = zygote_runs()
+            a = run("import os\nprint(os.environ.get(%r))" % kv.split("=")[0], "--env", kv)
+            self.assertEqual(zygote_runs(), n0, kv + "\n" + _daemon.log_tail())
+            self.assertEqual((a["exit_code"], a["stdout"]), (0, kv.split("=")[1] + "\n"))
+
     def test_limits(self):
         # memory: a 400 MiB allocation under a 64 MiB limit
         a = self.same("b = bytearray(400 << 20)\nprint('no')", "--memory", "64M")
