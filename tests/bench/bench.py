@@ -26,7 +26,8 @@ with --only cell, what the stop costs a cell, in one run
 --prestart configures runtime python with prestart = yes (on both daemons).
 --zygote adds zygote = yes to it on our daemon only (implies --prestart): with
 --base-airlockd (the same build will do) "lib / base" is the key on against
-off in one run (docs/performance.md, issue 33).
+off in one run (docs/performance.md, issue 33); it also prints how many of
+our daemon's python runs went through the zygote (its audit's zygote=ran).
 --mode back-to-back runs each (variant, payload) of a latency round CHUNK
 (10) times in a row with no pause, instead of once (interleaved, the
 default); --mode both measures and prints both tables. The full run also
@@ -407,6 +408,21 @@ def report_tputs(tputs, args, problems):
     report_throughput(t, v, PY_CLIENTS, "## Python throughput (runs/s of python print(1), "
                       "%.1f s per point, %d round(s); bare: python with as many workers as "
                       "clients)" % (secs, rounds), problems, base)
+    if args.zygote:
+        zygote, python = zygote_counts(args.daemon)
+        print("runs through the zygote (ours, audit zygote=ran): %d of %d python runs so far\n"
+              % (zygote, python))
+
+
+def zygote_counts(daemon):
+    """(runs through the zygote, python runs) in daemon's audit lines."""
+    zygote = python = 0
+    with open(daemon.log, errors="replace") as f:
+        for line in f:
+            if " audit " in line and " runtime=python " in line:
+                python += 1
+                zygote += " zygote=ran" in line
+    return zygote, python
 
 
 CPU_CLIENTS = 8                  # --only cpu: clients of exec /bin/true per slice
