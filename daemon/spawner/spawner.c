@@ -190,7 +190,7 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 		      const char **ret_step)
 {
 	struct sandbox_ctx ctx;
-	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, r;
+	int sync[2] = {-1, -1}, ctl[2] = {-1, -1}, zprocs = -1, r;
 	bool into, zygote = (req->flags & SPAWN_F_ZYGOTE) != 0;
 	long pid;
 
@@ -198,6 +198,21 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 	if (pipe2(sync, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0) {
 		r = -errno;
+		goto out;
+	}
+	/*
+	 * A zygote's child starts in the zygote's cgroup (our daemon/ leaf)
+	 * and moves itself into code/ by a write to its cgroup.procs. cgroup
+	 * v2 judges that write on the opener's credentials, who must be able
+	 * to write the cgroup.procs of the common ancestor of both: the
+	 * service's cgroup, root's. Opened here, as root, as the sup/ and v1
+	 * tasks fds are; the supervisor gives it up in the order
+	 * (docs/design-bursts.md §3.5, "The move into code/").
+	 */
+	if (zygote && cgfds->code >= 0 &&
+	    (zprocs = openat(cgfds->code, "cgroup.procs", O_WRONLY | O_CLOEXEC)) < 0) {
+		r = -errno;
+		*ret_step = "cgroup";
 		goto out;
 	}
 	ctx = (struct sandbox_ctx){.layout = &sp->layout,
@@ -217,6 +232,7 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 				   .peak_fd = peak_fd,
 				   .workspace_fd = -1,
 				   .zygote = zygote,
+				   .zygote_procs_fd = zprocs,
 				   .zygote_fd = -1};
 	/* The run's user namespace is owned by its slot's uid, not root:
 	 * from the clone to the maps; a zygote run's by its zygote's uid
@@ -262,6 +278,7 @@ spawner_prepare_clone(struct spawner *sp, const struct spawn_req *req, int *fds,
 out:
 	fd_close_pair(sync);
 	fd_close_pair(ctl);
+	fd_close(zprocs);
 	return r;
 }
 

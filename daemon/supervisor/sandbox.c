@@ -478,14 +478,15 @@ sb_record_inputs(const struct plan_view *pv, struct sb_input *inputs)
 static void
 sb_start_up(const struct sandbox_ctx *ctx)
 {
-	int keep[10] = {ctx->sync_fd,	  ctx->ctl_fd,	       ctx->cgroup_fd, ctx->code_cgroup_fd,
-			ctx->cpu_stat_fd, ctx->pids_events_fd, ctx->peak_fd,   ctx->plan_fd,
-			ctx->out_fd,	  ctx->err_fd};
+	int keep[11] = {ctx->sync_fd,	     ctx->ctl_fd,	  ctx->cgroup_fd,
+			ctx->code_cgroup_fd, ctx->cpu_stat_fd,	  ctx->pids_events_fd,
+			ctx->peak_fd,	     ctx->plan_fd,	  ctx->out_fd,
+			ctx->err_fd,	     ctx->zygote_procs_fd};
 	char c;
 	int r;
 
 	sandbox_self_init(ctx->ctl_fd, ctx->plan_fd >= 0);
-	r = closefds_except(keep, 10);
+	r = closefds_except(keep, 11);
 	if (r < 0)
 		sandbox_fail(SANDBOX_STEP_FDS, -r);
 	/*

@@ -186,6 +186,9 @@ struct sandbox_ctx {
 	/* SPAWN_F_ZYGOTE: owned by a zygote; v1's cgroup_fd is then kept for
 	 * the zygote's child to move itself into the run's cgroup */
 	bool zygote;
+	/* SPAWN_F_ZYGOTE on cgroup v2: code/cgroup.procs, opened by the
+	 * spawner as root (the zygote's child moves itself through it), or -1 */
+	int zygote_procs_fd;
 	int zygote_fd; /* SPAWN_F_ZYGOTE_RUN: the zygote's order socket, or -1 (supervisor's) */
 };
 

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "landlock.h"
 #include "limit.h"
 #include "sandbox_child.h"
@@ -161,13 +162,18 @@ sb_zy_open(const struct sb_run *r, struct zygote_send_run *o, int rep[2], int *c
 		return -errno;
 	/* The zygote's child is born in the zygote's cgroup, not ours: it
 	 * moves itself into the code's (v2) or the run's (v1: our kept
-	 * `tasks` fd) before anything of the run is charged. */
-	if (r->ctx.code_cgroup_fd >= 0)
-		o->cgroup_procs_fd =
-			openat(r->ctx.code_cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	 * `tasks` fd) before anything of the run is charged. Both opened by
+	 * the spawner, as root: an open of ours would not do on v2, where
+	 * the move is judged on the opener's right to write the cgroup.procs
+	 * of the service's cgroup (docs/design-bursts.md §3.5). A copy for
+	 * the order; sandbox_zygote_run() closes ours once it is sent or not. */
+	if (r->ctx.zygote_procs_fd >= 0)
+		o->cgroup_procs_fd = fcntl(r->ctx.zygote_procs_fd, F_DUPFD_CLOEXEC, 0);
+	else if (r->ctx.code_cgroup_fd >= 0)
+		return -EACCES;
 	else if (r->ctx.cgroup_fd >= 0)
 		o->cgroup_procs_fd = fcntl(r->ctx.cgroup_fd, F_DUPFD_CLOEXEC, 0);
-	if ((r->ctx.code_cgroup_fd >= 0 || r->ctx.cgroup_fd >= 0) && o->cgroup_procs_fd < 0)
+	if ((r->ctx.zygote_procs_fd >= 0 || r->ctx.cgroup_fd >= 0) && o->cgroup_procs_fd < 0)
 		return -errno;
 	/* Landlock's rules, as sandbox_code.c builds them for a fresh run. */
 	err = landlock_prepare(r->ctx.layout->landlock_abi, "/",
@@ -242,6 +248,7 @@ sandbox_zygote_run(struct sb_run *r)
 		close(r->ctx.cgroup_fd);
 		r->ctx.cgroup_fd = -1;
 	}
+	r->ctx.zygote_procs_fd = fd_close(r->ctx.zygote_procs_fd);
 	if (err == 0)
 		err = sandbox_zygote_adopt(rep[0], SB_ZYGOTE_ENTER_MS, &pidfd, &pid, &step);
 	/*

@@ -439,6 +439,15 @@ check "prestart: argv, __file__, __name__, sys.path, modules, cwd, environ, sign
 rm -f /etc/airlock/airlockd.conf
 systemctl restart airlockd.service
 
+# --- zygote runs (issue 33; tests/host/zygote.sh, copied in by vm_add_tests):
+# zygote = yes for python, runs through agent's zygote into cgroup v2 code
+# cgroups, its memory limit, its process, nothing left after a stop; the
+# file taken out again at its end.
+echo "acceptance: zygote runs (zygote = yes for python)"
+ZYGOTE_SOURCED=1
+. /usr/local/share/airlock-tests/host/zygote.sh
+zygote_checks
+
 # --- the service's life: reload, restart, stop
 check "the journal says where airlock_tools is importable" sh -c \
 	'journalctl -u airlockd.service --no-pager -o cat | grep -q "tool bridge: airlock_tools importable by python 3\."'

@@ -94,14 +94,15 @@ vm_add_checklib() {
 
 # vm_add_tests DIR SRC: the hostile suite (tests/hostile, tests/lib of the
 # source tree SRC), tests/jupyter (its host_check.py), the sessions'
-# restart check (tests/host/persist.sh) and the checks' helpers
+# restart check (tests/host/persist.sh), the zygote's check
+# (tests/host/zygote.sh) and the checks' helpers
 # (vm_add_checklib) in the unpacked root DIR, at
 # /usr/local/share/airlock-tests, for tests/host/hostile.sh and
 # acceptance.sh (no package ships them).
 vm_add_tests() {
 	dir=$1 src=$2
 	mkdir -p "$dir/usr/local/share/airlock-tests"
-	tar -C "$src/tests" --exclude=__pycache__ -cf - hostile lib jupyter host/persist.sh |
+	tar -C "$src/tests" --exclude=__pycache__ -cf - hostile lib jupyter host/persist.sh host/zygote.sh |
 		tar -C "$dir/usr/local/share/airlock-tests" -xf - || return 1
 	vm_add_checklib "$dir" "$src"
 }

@@ -5,7 +5,9 @@
 # (run.sh and upgrade.sh count "ok - " and "not ok - " lines), and every
 # script that sources the helpers finds them in the VM: the path each names
 # is the one vm_add_checklib (vm.sh) writes, which both the acceptance boot
-# (vm_add_tests) and the upgrade boot (upgrade_release) call. Suite layout.
+# (vm_add_tests) and the upgrade boot (upgrade_release) call; and every
+# check script a host script sources from the tests' tree in the VM
+# (persist.sh, zygote.sh) is where vm_add_tests puts it. Suite layout.
 set -u
 src=$1
 host=$src/tests/host
@@ -54,6 +56,13 @@ for f in "$host"/*.sh; do
 	path=$(sed -n 's/^[[:space:]]*\. "\${CHECKLIB:-\(.*\)}"$/\1/p' "$f")
 	[ -n "$path" ] || continue
 	for p in $path; do
+		[ -f "$root$p" ] || say_bad "${f#"$src"/} sources $p, which vm_add_tests does not put there"
+	done
+done
+# And every check script a host script sources from the tests' tree in the
+# VM (persist.sh, zygote.sh: ". /usr/local/share/airlock-tests/...").
+for f in "$host"/*.sh; do
+	for p in $(sed -n 's|^[[:space:]]*\. \(/usr/local/share/airlock-tests/[^[:space:]]*\)$|\1|p' "$f"); do
 		[ -f "$root$p" ] || say_bad "${f#"$src"/} sources $p, which vm_add_tests does not put there"
 	done
 done
