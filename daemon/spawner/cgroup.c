@@ -172,10 +172,11 @@ cgroup_node_open(const struct cgroup *cg, uint32_t uid, int *ret_fd)
 	char node[600];
 	int fd, r;
 
+	*ret_fd = -1;
 	if ((r = cgroup_path(node, sizeof(node), "%s/u%" PRIu32, cg->base, uid)) < 0)
 		return r;
 	if ((fd = open(node, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -errno;
+		return errno != 0 ? -errno : -EIO;
 	*ret_fd = fd;
 	return 0;
 }

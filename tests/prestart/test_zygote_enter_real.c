@@ -917,7 +917,8 @@ main(void)
 
 	kill(sup, SIGKILL);
 	waitpid(sup, NULL, 0);
-	if (getenv("ZYGOTE_PY_EXT") != NULL && getenv("ZYGOTE_PY_SCRIPT") != NULL) {
+	if (getenv("ZYGOTE_PY_EXT") != NULL && getenv("ZYGOTE_PY_SCRIPT") != NULL &&
+	    getenv("ZYGOTE_PY") != NULL) {
 		python_zygote(u, getenv("ZYGOTE_PY_EXT"), getenv("ZYGOTE_PY_SCRIPT"));
 		zygote_py_orders(u, getenv("ZYGOTE_PY_EXT"), getenv("ZYGOTE_PY"));
 	} else

@@ -33,6 +33,7 @@ bpf_run(const struct sock_fprog *prog, const struct seccomp_data *data, unsigned
 	uint32_t a = 0;
 	unsigned pc = 0, steps = 0;
 
+	*ret_steps = 0;
 	while (pc < prog->len) {
 		const struct sock_filter *f = &prog->filter[pc];
 		uint32_t k = f->k;
