@@ -36,6 +36,7 @@ struct run_out {
 	int fd;
 	struct event *ev;
 	uint8_t *buf;
+	size_t cap;	/* bytes allocated at buf (grown as kept, up to the limit) */
 	size_t len;	/* kept */
 	uint64_t total; /* produced */
 	bool eof;

@@ -37,6 +37,8 @@
 /* The frontend's own wall backstop, beyond the supervisor's clock. */
 #define RUN_BACKSTOP_MS 3000
 #define RUN_READ_CHUNK 65536
+/* The first allocation of a run's kept output; doubled as it grows. */
+#define RUN_OUT_FIRST 4096
 
 static void
 run_io_close_out(struct run_out *o)
@@ -101,8 +103,19 @@ run_io_out_cb(evutil_socket_t fd, short what UNUSED, void *arg)
 			if (r->stream && r->c != NULL)
 				run_io_stream(r, o == &r->out[0] ? "stdout" : "stderr", chunk,
 					      take);
-			if (o->buf == NULL) {
-				o->buf = xmalloc((size_t)cap);
+			/* Grown to what is kept, doubling, never past the limit: a
+			 * buffer of the whole limit per run (1 MiB by default) made
+			 * glibc raise its mmap threshold and keep 32 MiB of heap
+			 * after a burst of 32 runs (tests/load's RSS check). */
+			if (o->len + take > o->cap) {
+				size_t want = o->cap == 0 ? RUN_OUT_FIRST : o->cap;
+
+				while (want < o->len + take)
+					want *= 2;
+				if (want > cap)
+					want = (size_t)cap;
+				o->buf = xrealloc(o->buf, want);
+				o->cap = want;
 			}
 			memcpy(o->buf + o->len, chunk, take);
 			o->len += take;
@@ -569,6 +582,7 @@ run_io_reset(struct run *r)
 	for (k = 0; k < 2; k++) {
 		free(r->out[k].buf);
 		r->out[k].buf = NULL;
+		r->out[k].cap = 0;
 		r->out[k].len = 0;
 		r->out[k].total = 0;
 		r->out[k].eof = false;
