@@ -840,6 +840,7 @@ main(void)
 	static struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	static struct sock_fprog prog = {.len = 1, .filter = &allow};
 	const char *base = getenv("AIRLOCK_TEST_UID_BASE");
+	const char *py_ext, *py_script, *py_zygote;
 	struct zygote_order o;
 	struct zygote_report rep;
 	struct landlock_rules ll;
@@ -917,10 +918,13 @@ main(void)
 
 	kill(sup, SIGKILL);
 	waitpid(sup, NULL, 0);
-	if (getenv("ZYGOTE_PY_EXT") != NULL && getenv("ZYGOTE_PY_SCRIPT") != NULL &&
-	    getenv("ZYGOTE_PY") != NULL) {
-		python_zygote(u, getenv("ZYGOTE_PY_EXT"), getenv("ZYGOTE_PY_SCRIPT"));
-		zygote_py_orders(u, getenv("ZYGOTE_PY_EXT"), getenv("ZYGOTE_PY"));
+	/* Read once each: two getenv calls may differ, to the analyzer. */
+	py_ext = getenv("ZYGOTE_PY_EXT");
+	py_script = getenv("ZYGOTE_PY_SCRIPT");
+	py_zygote = getenv("ZYGOTE_PY");
+	if (py_ext != NULL && py_script != NULL && py_zygote != NULL) {
+		python_zygote(u, py_ext, py_script);
+		zygote_py_orders(u, py_ext, py_zygote);
 	} else
 		fprintf(stderr, "no extension module built: the python zygote is not tried\n");
 	rmdir(top);
